@@ -1,0 +1,274 @@
+package task
+
+import "time"
+
+// Conn is the contract between the runtime and a ZooKeeper client: the
+// asynchronous operations of one session at a time plus one ordered stream
+// of session and watch events. zkadapter implements it over
+// github.com/go-zookeeper/zk; fakezk implements it in memory. Conn speaks
+// only this package's types.
+//
+// Rules every implementation keeps:
+//
+//   - Start is called once, before Do. After it, the Conn reports every
+//     session-state change to events: StateConnected (with SessionID and
+//     Timeout) when a session is usable, StateSuspended when the connection
+//     drops while the session may live, StateExpired when the session is
+//     gone (a following StateConnected then carries the new session's id),
+//     StateClosed once after Close, and nothing after that.
+//   - Do starts req and returns at once; it never blocks on the network.
+//     done is called exactly once with the outcome: the Response's Err is
+//     nil, a Code, ErrConnectionLoss (sent, outcome unknown), ErrNotSent
+//     (certainly not applied), ErrSessionExpired or ErrClosed.
+//   - watch, when req asks for a watch (ExistsRequest, GetDataRequest and
+//     GetChildrenRequest with Watch set), is called at most once: exactly
+//     once if the watch was set, which is when the request succeeded or, for
+//     exists, failed with ErrNoNode; never otherwise. It receives the node
+//     event that triggered it, or EventNotWatching (State Expired or Closed)
+//     when the session ends first.
+//   - events, done and watch may be called from any goroutine but never
+//     concurrently with each other, and in the order the session observed
+//     them (for a server: zxid order, responses before the notifications
+//     they caused). They must not block and must not call back into the
+//     Conn. An implementation that cannot keep the order of some pair says
+//     so in its documentation.
+//   - Close ends the session (its ephemerals go), completes every pending
+//     request with ErrClosed and every watch with EventNotWatching, then
+//     reports StateClosed. It is safe to call more than once.
+type Conn interface {
+	Start(events func(Event)) error
+	Do(req Request, done func(Response), watch func(Event))
+	Close() error
+}
+
+// Request is one ZooKeeper operation: *CreateRequest, *DeleteRequest,
+// *ExistsRequest, *GetDataRequest, *SetDataRequest, *GetChildrenRequest,
+// *SyncRequest or *MultiRequest. The set is closed.
+type Request interface {
+	// OpName is the operation's name as errors report it.
+	OpName() string
+	// NodePath is the path the operation is about ("" for multi).
+	NodePath() string
+	isRequest()
+}
+
+// MultiOp is one operation of a multi: *CreateRequest, *DeleteRequest,
+// *SetDataRequest or *CheckRequest. The set is closed.
+type MultiOp interface {
+	Request
+	isMultiOp()
+}
+
+// CreateRequest creates a node. For TTL modes, TTL is the time to live.
+type CreateRequest struct {
+	Path string
+	Data []byte
+	Mode CreateMode
+	ACL  []ACL
+	TTL  time.Duration
+}
+
+// DeleteRequest deletes a node whose version matches (AnyVersion: any).
+type DeleteRequest struct {
+	Path    string
+	Version int32
+}
+
+// ExistsRequest reads a node's Stat; Watch sets a data watch, also on a
+// missing node (it then fires on creation).
+type ExistsRequest struct {
+	Path  string
+	Watch bool
+}
+
+// GetDataRequest reads a node's data and Stat; Watch sets a data watch if
+// the node exists.
+type GetDataRequest struct {
+	Path  string
+	Watch bool
+}
+
+// SetDataRequest writes a node's data if its version matches.
+type SetDataRequest struct {
+	Path    string
+	Data    []byte
+	Version int32
+}
+
+// GetChildrenRequest lists a node's children (in no particular order) and
+// returns its Stat; Watch sets a child watch if the node exists.
+type GetChildrenRequest struct {
+	Path  string
+	Watch bool
+}
+
+// SyncRequest waits until the server the session talks to has caught up
+// with the leader.
+type SyncRequest struct {
+	Path string
+}
+
+// CheckRequest, in a multi, fails the multi unless the node's version matches.
+type CheckRequest struct {
+	Path    string
+	Version int32
+}
+
+// MultiRequest applies Ops atomically: all or none.
+type MultiRequest struct {
+	Ops []MultiOp
+}
+
+// Response is the outcome of a Request. Which fields are set depends on the
+// operation: Path (create: the name created, with any sequence number;
+// sync: the path), Stat (create, exists, get, set, children), Data (get),
+// Children (children), Results (multi: one per op, also when it failed).
+type Response struct {
+	Path     string
+	Stat     Stat
+	Data     []byte
+	Children []string
+	Results  []MultiResult
+	Err      error
+}
+
+// MultiResult is the outcome of one operation of a multi. When the multi
+// failed, the failing op has its error, the ops before it ErrOK-then-rolled
+// back (reported as a nil Err with RolledBack set) and the ops after it
+// ErrRuntimeInconsistency, as ZooKeeper reports them.
+type MultiResult struct {
+	Path       string // create: the name created
+	Stat       Stat   // create, set: the node's Stat
+	Err        error
+	RolledBack bool
+}
+
+func (*CreateRequest) OpName() string      { return "create" }
+func (*DeleteRequest) OpName() string      { return "delete" }
+func (*ExistsRequest) OpName() string      { return "exists" }
+func (*GetDataRequest) OpName() string     { return "get" }
+func (*SetDataRequest) OpName() string     { return "set" }
+func (*GetChildrenRequest) OpName() string { return "children" }
+func (*SyncRequest) OpName() string        { return "sync" }
+func (*CheckRequest) OpName() string       { return "check" }
+func (*MultiRequest) OpName() string       { return "multi" }
+
+func (r *CreateRequest) NodePath() string      { return r.Path }
+func (r *DeleteRequest) NodePath() string      { return r.Path }
+func (r *ExistsRequest) NodePath() string      { return r.Path }
+func (r *GetDataRequest) NodePath() string     { return r.Path }
+func (r *SetDataRequest) NodePath() string     { return r.Path }
+func (r *GetChildrenRequest) NodePath() string { return r.Path }
+func (r *SyncRequest) NodePath() string        { return r.Path }
+func (r *CheckRequest) NodePath() string       { return r.Path }
+func (r *MultiRequest) NodePath() string       { return "" }
+
+func (*CreateRequest) isRequest()      {}
+func (*DeleteRequest) isRequest()      {}
+func (*ExistsRequest) isRequest()      {}
+func (*GetDataRequest) isRequest()     {}
+func (*SetDataRequest) isRequest()     {}
+func (*GetChildrenRequest) isRequest() {}
+func (*SyncRequest) isRequest()        {}
+func (*CheckRequest) isRequest()       {}
+func (*MultiRequest) isRequest()       {}
+
+func (*CreateRequest) isMultiOp()  {}
+func (*DeleteRequest) isMultiOp()  {}
+func (*SetDataRequest) isMultiOp() {}
+func (*CheckRequest) isMultiOp()   {}
+
+// WatchRequested reports whether req asks for a watch.
+func WatchRequested(req Request) bool {
+	switch r := req.(type) {
+	case *ExistsRequest:
+		return r.Watch
+	case *GetDataRequest:
+		return r.Watch
+	case *GetChildrenRequest:
+		return r.Watch
+	}
+	return false
+}
+
+// Validate checks req on the client side, before it is sent: paths,
+// create modes, TTLs, data size (limit <= 0 means MaxDataSize) and multi
+// contents. The error wraps ErrInvalidPath, ErrDataTooLarge or
+// ErrInvalidArgument; both Conn implementations call it so that bad input
+// gets the same typed error from each.
+func Validate(req Request, limit int) error {
+	if limit <= 0 {
+		limit = MaxDataSize
+	}
+	switch r := req.(type) {
+	case nil:
+		return ErrInvalidArgument
+	case *CreateRequest:
+		if r == nil {
+			return ErrInvalidArgument
+		}
+		if !r.Mode.Valid() {
+			return ErrInvalidArgument
+		}
+		if r.Mode.IsTTL() && r.TTL <= 0 {
+			return ErrInvalidArgument
+		}
+		if len(r.Data) > limit {
+			return ErrDataTooLarge
+		}
+		return ValidatePath(r.Path, r.Mode.IsSequential())
+	case *SetDataRequest:
+		if r == nil {
+			return ErrInvalidArgument
+		}
+		if len(r.Data) > limit {
+			return ErrDataTooLarge
+		}
+		return ValidatePath(r.Path, false)
+	case *MultiRequest:
+		if r == nil {
+			return ErrInvalidArgument
+		}
+		total := 0
+		for _, op := range r.Ops {
+			if op == nil {
+				return ErrInvalidArgument
+			}
+			if err := Validate(op, limit); err != nil {
+				return err
+			}
+			switch o := op.(type) {
+			case *CreateRequest:
+				total += len(o.Data)
+			case *SetDataRequest:
+				total += len(o.Data)
+			}
+		}
+		if total > limit {
+			return ErrDataTooLarge
+		}
+		return nil
+	}
+	if isNilRequest(req) {
+		return ErrInvalidArgument
+	}
+	return ValidatePath(req.NodePath(), false)
+}
+
+func isNilRequest(req Request) bool {
+	switch r := req.(type) {
+	case *DeleteRequest:
+		return r == nil
+	case *ExistsRequest:
+		return r == nil
+	case *GetDataRequest:
+		return r == nil
+	case *GetChildrenRequest:
+		return r == nil
+	case *SyncRequest:
+		return r == nil
+	case *CheckRequest:
+		return r == nil
+	}
+	return false
+}

@@ -1,0 +1,148 @@
+package task
+
+// ZooKeeper operations as tasks. Each sends one request when run (so a
+// retried task sends it again), completes on the executor goroutine, and
+// fails with an *OpError that names the operation and path and wraps the
+// sentinel (errors.Is(err, ErrNoNode), ...).
+
+// Data is a node's data with its Stat.
+type Data struct {
+	Data []byte
+	Stat Stat
+}
+
+// ChildList is a node's children, in no particular order, with its Stat.
+type ChildList struct {
+	Names []string
+	Stat  Stat
+}
+
+// Created is the outcome of a create: the name the server gave the node
+// (with its sequence number, for sequential modes) and its Stat.
+type Created struct {
+	Path string
+	Stat Stat
+}
+
+// Send returns a task that sends req and succeeds with the server's
+// response, or fails with the response's error wrapped in an *OpError. It
+// is the building block of the typed operations below.
+func Send(req Request) Task[Response] {
+	return func(s *Scope, k Cont[Response]) { send(s, req, nil, k) }
+}
+
+func send(s *Scope, req Request, watch func(Event), k Cont[Response]) {
+	Suspend(s, k, func(resume Cont[Response]) func() {
+		s.rt.Send(req, func(r Response) {
+			resume(r, wrapResponseErr(req, r))
+		}, watch)
+		return nil
+	})
+}
+
+func wrapResponseErr(req Request, r Response) error {
+	if r.Err == nil {
+		return nil
+	}
+	if m, ok := req.(*MultiRequest); ok {
+		for i, res := range r.Results {
+			if res.Err != nil && res.Err != ErrRuntimeInconsistency && !res.RolledBack {
+				path := ""
+				if i < len(m.Ops) {
+					path = m.Ops[i].NodePath()
+				}
+				return &OpError{Op: "multi", Path: path, Err: &MultiError{Index: i, Err: res.Err}}
+			}
+		}
+	}
+	return opErr(req.OpName(), req.NodePath(), r.Err)
+}
+
+// Create creates a node with the open ACL and succeeds with its name.
+func Create(path string, data []byte, mode CreateMode) Task[string] {
+	return Map(CreateWith(&CreateRequest{Path: path, Data: data, Mode: mode, ACL: OpenACL}),
+		func(c Created) string { return c.Path })
+}
+
+// CreateWith creates a node as r describes (ACL, TTL); a nil ACL means OpenACL.
+func CreateWith(r *CreateRequest) Task[Created] {
+	if r != nil && r.ACL == nil {
+		c := *r
+		c.ACL = OpenACL
+		r = &c
+	}
+	return Map(Send(r), func(resp Response) Created { return Created{Path: resp.Path, Stat: resp.Stat} })
+}
+
+// Delete deletes a node if its version matches (AnyVersion: any).
+func Delete(path string, version int32) Task[Unit] {
+	return Map(Send(&DeleteRequest{Path: path, Version: version}), func(Response) Unit { return Unit{} })
+}
+
+// Exists returns the node's Stat, or nil if there is no such node.
+func Exists(path string) Task[*Stat] {
+	return func(s *Scope, k Cont[*Stat]) {
+		send(s, &ExistsRequest{Path: path}, nil, func(r Response, err error) {
+			k(existsResult(r, err))
+		})
+	}
+}
+
+func existsResult(r Response, err error) (*Stat, error) {
+	if err != nil {
+		if isNoNode(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	st := r.Stat
+	return &st, nil
+}
+
+func isNoNode(err error) bool {
+	oe, ok := err.(*OpError)
+	return ok && oe.Err == ErrNoNode
+}
+
+// Set writes a node's data if its version matches and returns the new Stat.
+func Set(path string, data []byte, version int32) Task[Stat] {
+	return Map(Send(&SetDataRequest{Path: path, Data: data, Version: version}),
+		func(r Response) Stat { return r.Stat })
+}
+
+// Get reads a node's data and Stat.
+func Get(path string) Task[Data] {
+	return Map(Send(&GetDataRequest{Path: path}), func(r Response) Data { return Data{r.Data, r.Stat} })
+}
+
+// Children lists a node's children, in no particular order.
+func Children(path string) Task[ChildList] {
+	return Map(Send(&GetChildrenRequest{Path: path}),
+		func(r Response) ChildList { return ChildList{r.Children, r.Stat} })
+}
+
+// Sync waits until the session's server has caught up with the leader.
+func Sync(path string) Task[Unit] {
+	return Map(Send(&SyncRequest{Path: path}), func(Response) Unit { return Unit{} })
+}
+
+// Multi applies ops atomically. On failure the error is an *OpError
+// wrapping a *MultiError that says which op failed and why.
+func Multi(ops ...MultiOp) Task[[]MultiResult] {
+	return Map(Send(&MultiRequest{Ops: ops}), func(r Response) []MultiResult { return r.Results })
+}
+
+// Map returns a task that runs t and transforms its value with f. (The
+// combinators package has the full set; ops need only this one.)
+func Map[A, B any](t Task[A], f func(A) B) Task[B] {
+	return func(s *Scope, k Cont[B]) {
+		Run(s, t, func(v A, err error) {
+			if err != nil {
+				var zero B
+				k(zero, err)
+				return
+			}
+			k(f(v), nil)
+		})
+	}
+}

@@ -1,0 +1,90 @@
+package task
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxDataSize is ZooKeeper's default limit on a node's data (jute.maxbuffer,
+// 1 MiB); connections may be configured with another.
+const MaxDataSize = 1 << 20
+
+// ValidatePath checks path against ZooKeeper's rules (PathUtils.validatePath):
+// absolute; no empty, "." or ".." component; no trailing slash except for
+// the root; no NUL and none of the characters ZooKeeper forbids
+// (U+0001-U+001F, U+007F-U+009F, U+D800-U+F8FF, U+FFF0-U+FFFF, and every
+// rune above U+FFFF, which Java encodes as forbidden surrogates).
+// sequential says the server will append a sequence number, so a trailing
+// slash is allowed. The error wraps ErrInvalidPath and says what is wrong.
+func ValidatePath(path string, sequential bool) error {
+	if sequential {
+		path += "1"
+	}
+	if path == "" {
+		return pathErr(path, "empty")
+	}
+	if path[0] != '/' {
+		return pathErr(path, "must start with /")
+	}
+	if len(path) == 1 {
+		return nil
+	}
+	if path[len(path)-1] == '/' {
+		return pathErr(path, "must not end with /")
+	}
+	if !utf8.ValidString(path) {
+		return pathErr(path, "not valid UTF-8")
+	}
+	for i, r := range path {
+		switch {
+		case r == 0:
+			return pathErr(path, fmt.Sprintf("null character at %d", i))
+		case r > 0 && r < 0x20, r >= 0x7f && r <= 0x9f,
+			r >= 0xd800 && r <= 0xf8ff, r >= 0xfff0:
+			// Above U+FFFF too: Java sees such a rune as a surrogate pair,
+			// and surrogates (U+D800-U+DFFF) are in the forbidden range.
+			return pathErr(path, fmt.Sprintf("invalid character %U at %d", r, i))
+		}
+	}
+	for comp := range strings.SplitSeq(path[1:], "/") {
+		switch comp {
+		case "":
+			return pathErr(path, "empty node name")
+		case ".", "..":
+			return pathErr(path, "relative paths not allowed")
+		}
+	}
+	return nil
+}
+
+type pathError struct {
+	path, why string
+}
+
+func (e *pathError) Error() string { return fmt.Sprintf("invalid path %q: %s", e.path, e.why) }
+func (e *pathError) Unwrap() error { return ErrInvalidPath }
+
+func pathErr(path, why string) error { return &pathError{path, why} }
+
+// Join joins a parent path and a child name.
+func Join(parent, name string) string {
+	if parent == "/" {
+		return "/" + name
+	}
+	return parent + "/" + name
+}
+
+// Parent returns the parent of an absolute path ("/" for top-level nodes).
+func Parent(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return path[:i]
+}
+
+// Base returns the last component of a path.
+func Base(path string) string {
+	return path[strings.LastIndexByte(path, '/')+1:]
+}

@@ -1,0 +1,325 @@
+package task
+
+import (
+	"time"
+)
+
+// Runtime is what a Scope needs from the executor that runs it. The executor
+// package implements it; users do not, and call it only through Scope.
+// Every method is called on the executor goroutine.
+type Runtime interface {
+	// Clock is the executor's time source.
+	Clock() Clock
+	// Schedule queues fn on the task queue: it runs later, on the executor
+	// goroutine, while the session is connected.
+	Schedule(fn func())
+	// AfterFunc runs fn on the executor goroutine once the clock reaches at,
+	// from the event queue (so also while the session is suspended).
+	AfterFunc(at time.Time, fn func()) Timer
+	// Send passes req to the connection. done, and watch if a watch was
+	// set, run on the executor goroutine from the task queue.
+	Send(req Request, done func(Response), watch func(Event))
+	// Current returns the current session and its state.
+	Current() (Session, State)
+	// Depth is the counter Run and Resume use to trampoline.
+	Depth() *int
+	// SessionScope returns the scope of the current session: every flow is
+	// a child of one, so that expiry and Close end the flows bound to it.
+	SessionScope() *Scope
+	// Subscribe calls fn, on the executor goroutine, with every session
+	// event from now until the returned cancel is called.
+	Subscribe(fn func(Event)) (cancel func())
+	// Rand returns a pseudo-random number from the executor's seeded source.
+	Rand() uint64
+	// Report receives the errors of flows nobody waits for (detached
+	// cleanups, forks without a handler).
+	Report(err error)
+}
+
+// Scope is what a running step may use: the connection's operations (through
+// the operation tasks of this package), the clock, the session the flow is
+// bound to, cancellation and deadlines, registered cleanup, and starting
+// flows of its own. A flow's steps share its Scope; combinators such as
+// Deadline and All give the steps they run a child scope.
+//
+// A Scope is used only on the executor goroutine.
+type Scope struct {
+	rt      Runtime
+	depth   *int
+	parent  *Scope
+	session *Session // shared by every scope of one session
+
+	err      error // why the scope is done, once it is
+	closed   bool
+	deadline time.Time
+	timer    Timer
+	onDone   []func(error)
+
+	children scopeList
+	sibling  scopeLink
+	waits    waitList
+	defers   []*deferred
+}
+
+// NewSessionScope returns the scope under which every flow bound to
+// session sess runs: canceling it (with ErrSessionExpired or ErrClosed)
+// ends them all. It is for the executor; flows start with Go or through
+// a combinator.
+// The executor keeps *sess up to date (the id is filled in when the session
+// is established); scopes read it, never write it.
+func NewSessionScope(rt Runtime, sess *Session) *Scope {
+	return &Scope{rt: rt, depth: rt.Depth(), session: sess}
+}
+
+// Clock returns the executor's clock.
+func (s *Scope) Clock() Clock { return s.rt.Clock() }
+
+// Now is Clock().Now().
+func (s *Scope) Now() time.Time { return s.rt.Clock().Now() }
+
+// Session is the session this flow is bound to: when it expires, the flow
+// fails with ErrSessionExpired.
+func (s *Scope) Session() Session { return *s.session }
+
+// Current returns the executor's current session and its state.
+func (s *Scope) Current() (Session, State) { return s.rt.Current() }
+
+// IsCurrent reports whether sess is the executor's current session and it
+// is connected (not suspended, expired or closed). A handle (a lock, a
+// leadership) is trustworthy only while this holds.
+func (s *Scope) IsCurrent(sess Session) bool {
+	cur, st := s.rt.Current()
+	return st == StateConnected && cur.Epoch == sess.Epoch
+}
+
+// Err returns nil while the scope is live, and afterwards why it ended:
+// ErrDeadlineExceeded, ErrCanceled, ErrSessionExpired, ErrClosed, or an
+// error passed to Cancel.
+func (s *Scope) Err() error { return s.err }
+
+// Deadline returns the scope's absolute deadline, if it has one.
+func (s *Scope) Deadline() (time.Time, bool) { return s.deadline, !s.deadline.IsZero() }
+
+// Runtime returns the executor running the scope.
+func (s *Scope) Runtime() Runtime { return s.rt }
+
+// Schedule queues fn on the executor's task queue.
+func (s *Scope) Schedule(fn func()) { s.rt.Schedule(fn) }
+
+// Rand returns a pseudo-random number from the executor's seeded source.
+func (s *Scope) Rand() uint64 { return s.rt.Rand() }
+
+// Child returns a new scope under s: it ends when s does (with s's error),
+// and can be canceled, or given an earlier deadline, on its own. The caller
+// must Close it.
+func (s *Scope) Child() *Scope {
+	c := &Scope{rt: s.rt, depth: s.depth, parent: s, session: s.session, deadline: s.deadline}
+	if s.err != nil {
+		c.err = s.err
+		return c
+	}
+	s.children.push(c)
+	return c
+}
+
+// WithDeadline returns a child scope that ends with ErrDeadlineExceeded at
+// the absolute time at, or earlier if s's own deadline is earlier (deadlines
+// only shrink through nesting). The timer fires from the event queue, so a
+// deadline ends a flow even while the session is suspended.
+func (s *Scope) WithDeadline(at time.Time) *Scope {
+	c := s.Child()
+	if c.err != nil || at.IsZero() || (!c.deadline.IsZero() && !at.Before(c.deadline)) {
+		return c
+	}
+	c.deadline = at
+	if !s.rt.Clock().Now().Before(at) {
+		c.Cancel(ErrDeadlineExceeded)
+		return c
+	}
+	c.timer = s.rt.AfterFunc(at, func() { c.Cancel(ErrDeadlineExceeded) })
+	return c
+}
+
+// OnDone registers fn to run, on the executor goroutine, when the scope is
+// canceled (not when it is closed normally). fn runs at once if it already was.
+func (s *Scope) OnDone(fn func(err error)) {
+	if s.err != nil {
+		fn(s.err)
+		return
+	}
+	s.onDone = append(s.onDone, fn)
+}
+
+// Cancel ends the scope with err (ErrCanceled if nil) unless it has already
+// ended: every wait in it and in its children is abandoned, so the chains
+// waiting there receive err at once; their late results are dropped.
+func (s *Scope) Cancel(err error) {
+	if s.err != nil {
+		return
+	}
+	if err == nil {
+		err = ErrCanceled
+	}
+	s.err = err
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	for c := s.children.head; c != nil; {
+		next := c.sibling.next
+		c.Cancel(err)
+		c = next
+	}
+	for w := s.waits.pop(); w != nil; w = s.waits.pop() {
+		w.abandon(err)
+	}
+	fns := s.onDone
+	s.onDone = nil
+	for _, fn := range fns {
+		fn(err)
+	}
+}
+
+// Close ends the scope's life: it is detached from its parent, anything
+// still waiting in it is abandoned with ErrCanceled, and its deferred
+// cleanups start as flows of their own. The owner of a scope (whoever made
+// it with Child, WithDeadline or NewRoot) closes it once, when the work it
+// ran has delivered its outcome.
+func (s *Scope) Close() {
+	if s.closed {
+		return
+	}
+	if s.err == nil && (s.waits.head != nil || s.children.head != nil) {
+		s.Cancel(ErrCanceled)
+	}
+	if s.err == nil {
+		s.err = ErrCanceled // nothing may start in a closed scope
+	}
+	s.closed = true
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	if s.parent != nil {
+		s.parent.children.remove(s)
+	}
+	for i := len(s.defers) - 1; i >= 0; i-- {
+		if d := s.defers[i]; !d.canceled {
+			Go(s, d.t, func(_ Unit, err error) {
+				if err != nil {
+					s.rt.Report(err)
+				}
+			})
+		}
+	}
+	s.defers = nil
+}
+
+// Defer registers cleanup to run when the scope closes, whatever its outcome
+// (the returned function withdraws it, e.g. once a lock is acquired).
+// Cleanups run last-registered first, each as a flow of its own: bound to
+// the session current at that time, with no deadline (a cleanup is not
+// bound by the deadline of the chain that registered it). Their errors go
+// to the executor's error report.
+func (s *Scope) Defer(cleanup Task[Unit]) (cancel func()) {
+	d := &deferred{t: cleanup}
+	s.defers = append(s.defers, d)
+	return func() { d.canceled = true }
+}
+
+type deferred struct {
+	t        Task[Unit]
+	canceled bool
+}
+
+// Go starts t as a new flow of its own, bound to the current session and
+// with no deadline, and returns at once; done receives its outcome on the
+// executor goroutine. The new flow is queued on the task queue, so it starts
+// after the current step.
+func Go[T any](s *Scope, t Task[T], done Cont[T]) {
+	root := s.rt.SessionScope().Child()
+	s.rt.Schedule(func() {
+		Run(root, t, func(v T, err error) {
+			root.Close()
+			if done != nil {
+				done(v, err)
+			}
+		})
+	})
+}
+
+// Subscribe calls fn with every session event until cancel is called.
+func (s *Scope) Subscribe(fn func(Event)) (cancel func()) { return s.rt.Subscribe(fn) }
+
+// intrusive lists
+
+type scopeLink struct{ prev, next *Scope }
+
+type scopeList struct{ head *Scope }
+
+func (l *scopeList) push(s *Scope) {
+	s.sibling.next = l.head
+	if l.head != nil {
+		l.head.sibling.prev = s
+	}
+	l.head = s
+}
+
+func (l *scopeList) remove(s *Scope) {
+	if s.sibling.prev != nil {
+		s.sibling.prev.sibling.next = s.sibling.next
+	} else if l.head == s {
+		l.head = s.sibling.next
+	}
+	if s.sibling.next != nil {
+		s.sibling.next.sibling.prev = s.sibling.prev
+	}
+	s.sibling = scopeLink{}
+}
+
+type waiter interface {
+	link() *waitLink
+	abandon(err error)
+}
+
+type waitLink struct {
+	owner      *Scope
+	prev, next waiter
+}
+
+func (l *waitLink) link() *waitLink { return l }
+
+type waitList struct{ head waiter }
+
+func (s *Scope) addWait(w waiter) {
+	l := w.link()
+	l.owner = s
+	l.next = s.waits.head
+	if s.waits.head != nil {
+		s.waits.head.link().prev = w
+	}
+	s.waits.head = w
+}
+
+func (s *Scope) removeWait(w waiter) {
+	l := w.link()
+	if l.prev != nil {
+		l.prev.link().next = l.next
+	} else {
+		s.waits.head = l.next
+	}
+	if l.next != nil {
+		l.next.link().prev = l.prev
+	}
+	l.owner, l.prev, l.next = nil, nil, nil
+}
+
+func (l *waitList) pop() waiter {
+	w := l.head
+	if w == nil {
+		return nil
+	}
+	wl := w.link()
+	wl.owner.removeWait(w)
+	return w
+}

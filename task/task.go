@@ -1,0 +1,129 @@
+package task
+
+import "fmt"
+
+// Task is a description of a step of work that produces a T. Running it
+// starts the work in Scope s; when the work ends, the task calls k exactly
+// once, with a value or an error. Running a task twice does the work twice:
+// a Task is a recipe, not a running computation (that is what lets Retry
+// run it again).
+//
+// A task body must not block: it starts asynchronous work (through the
+// Scope) and returns. It runs on the executor goroutine, and so does k.
+// Combinators start tasks with Run and call continuations with Resume, which
+// check the scope and trampoline through the executor so that a long chain
+// of synchronous steps does not grow the stack.
+type Task[T any] func(s *Scope, k Cont[T])
+
+// Cont is a continuation: it receives a task's outcome. It is called exactly
+// once, on the executor goroutine.
+type Cont[T any] func(v T, err error)
+
+// maxDepth bounds how deeply synchronous steps may nest on the stack before
+// the next one is bounced through the executor's task queue.
+const maxDepth = 64
+
+// ErrNilTask is the error of running a nil Task.
+var ErrNilTask error = fmt.Errorf("%w: nil task", ErrInvalidArgument)
+
+// Run starts t in s with continuation k, at a step boundary: if s is already
+// done (deadline passed, canceled, session expired) t does not start and k
+// receives s.Err(); a nil t gives ErrNilTask. Run calls t directly while the
+// stack is shallow and otherwise schedules it on the executor's task queue
+// (trampolining), so it never grows the stack without bound.
+func Run[T any](s *Scope, t Task[T], k Cont[T]) {
+	if s.err != nil || t == nil {
+		err := s.err
+		if err == nil {
+			err = ErrNilTask
+		}
+		var zero T
+		Resume(s, k, zero, err)
+		return
+	}
+	d := s.depth
+	if *d < maxDepth {
+		*d++
+		t(s, k)
+		*d--
+		return
+	}
+	s.rt.Schedule(func() { Run(s, t, k) })
+}
+
+// Resume calls k(v, err), trampolined like Run. Resume does not look at the
+// scope: an outcome is delivered as it is, and the next Run decides.
+func Resume[T any](s *Scope, k Cont[T], v T, err error) {
+	d := s.depth
+	if *d < maxDepth {
+		*d++
+		k(v, err)
+		*d--
+		return
+	}
+	s.rt.Schedule(func() { k(v, err) })
+}
+
+// Value returns a task that succeeds with v.
+func Value[T any](v T) Task[T] {
+	return func(s *Scope, k Cont[T]) { k(v, nil) }
+}
+
+// Fail returns a task that fails with err.
+func Fail[T any](err error) Task[T] {
+	return func(s *Scope, k Cont[T]) {
+		var zero T
+		k(zero, err)
+	}
+}
+
+// Func returns a task that computes its value synchronously with f.
+func Func[T any](f func(s *Scope) (T, error)) Task[T] {
+	return func(s *Scope, k Cont[T]) { k(f(s)) }
+}
+
+// Done is the task that succeeds at once with no value.
+var Done Task[Unit] = Value(Unit{})
+
+// Suspend parks the chain until the asynchronous work begun by start calls
+// resume, or until the scope is done (its error then goes to k at once, and
+// a later resume is dropped: a late result is discarded). start may return
+// a stop function, called when the wait is abandoned, to release what it
+// holds (a timer, say). resume must be called on the executor goroutine, at
+// most once; calls after the first or after abandonment do nothing.
+func Suspend[T any](s *Scope, k Cont[T], start func(resume Cont[T]) (stop func())) {
+	if s.err != nil {
+		var zero T
+		k(zero, s.err)
+		return
+	}
+	w := &wait[T]{k: k}
+	s.addWait(w)
+	w.stop = start(func(v T, err error) {
+		if w.owner == nil {
+			return // abandoned or already resumed
+		}
+		w.owner.removeWait(w)
+		w.stop = nil
+		Resume(s, k, v, err)
+	})
+	if w.owner == nil && w.stop != nil { // canceled during start
+		w.stop()
+		w.stop = nil
+	}
+}
+
+type wait[T any] struct {
+	waitLink
+	k    Cont[T]
+	stop func()
+}
+
+func (w *wait[T]) abandon(err error) {
+	if w.stop != nil {
+		w.stop()
+		w.stop = nil
+	}
+	var zero T
+	w.k(zero, err)
+}

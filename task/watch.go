@@ -1,0 +1,127 @@
+package task
+
+// Watch is a one-time ZooKeeper watch set by ExistsW, GetW or ChildrenW. It
+// fires once: with the node event that triggered it, or, if its session
+// ends first, with EventNotWatching. A Watch is used on the executor
+// goroutine only.
+type Watch struct {
+	path    string
+	fired   bool
+	ev      Event
+	waiters []func(Event)
+}
+
+// Path is the watched path.
+func (w *Watch) Path() string { return w.path }
+
+// Fired reports whether the watch has fired, and with what.
+func (w *Watch) Fired() (Event, bool) { return w.ev, w.fired }
+
+// Wait returns a task that completes when the watch fires (at once if it
+// already has). A node event is its value; EventNotWatching is an error
+// wrapping ErrSessionExpired or ErrClosed. Waiting does not consume the
+// event: every Wait sees it.
+func (w *Watch) Wait() Task[Event] {
+	return func(s *Scope, k Cont[Event]) {
+		if w.fired {
+			k(w.ev, watchErr(w.ev))
+			return
+		}
+		Suspend(s, k, func(resume Cont[Event]) func() {
+			w.waiters = append(w.waiters, func(ev Event) { resume(ev, watchErr(ev)) })
+			return nil
+		})
+	}
+}
+
+func (w *Watch) fire(ev Event) {
+	if w.fired {
+		return
+	}
+	w.fired, w.ev = true, ev
+	ws := w.waiters
+	w.waiters = nil
+	for _, f := range ws {
+		f(ev)
+	}
+}
+
+func watchErr(ev Event) error {
+	if ev.Type != EventNotWatching {
+		return nil
+	}
+	err := ErrSessionExpired
+	if ev.State == StateClosed {
+		err = ErrClosed
+	}
+	return &OpError{Op: "watch", Path: ev.Path, Err: err}
+}
+
+// StatWatch is the outcome of ExistsW: the Stat (nil if the node does not
+// exist) and the watch, which fires on creation, deletion or data change.
+type StatWatch struct {
+	Stat  *Stat
+	Watch *Watch
+}
+
+// DataWatch is the outcome of GetW: the data and a watch that fires on
+// deletion or data change.
+type DataWatch struct {
+	Data
+	Watch *Watch
+}
+
+// ChildrenWatch is the outcome of ChildrenW: the children and a watch that
+// fires when a child is created or deleted, or the node is deleted.
+type ChildrenWatch struct {
+	ChildList
+	Watch *Watch
+}
+
+func sendWatch(s *Scope, req Request, path string, k func(Response, *Watch, error)) {
+	w := &Watch{path: path}
+	send(s, req, w.fire, func(r Response, err error) { k(r, w, err) })
+}
+
+// ExistsW is Exists that also sets a data watch, on a missing node too (it
+// then fires on the node's creation).
+func ExistsW(path string) Task[StatWatch] {
+	return func(s *Scope, k Cont[StatWatch]) {
+		sendWatch(s, &ExistsRequest{Path: path, Watch: true}, path, func(r Response, w *Watch, err error) {
+			st, err := existsResult(r, err)
+			if err != nil {
+				k(StatWatch{}, err)
+				return
+			}
+			k(StatWatch{Stat: st, Watch: w}, nil)
+		})
+	}
+}
+
+// GetW is Get that also sets a data watch. On a missing node it fails with
+// ErrNoNode and sets no watch.
+func GetW(path string) Task[DataWatch] {
+	return func(s *Scope, k Cont[DataWatch]) {
+		sendWatch(s, &GetDataRequest{Path: path, Watch: true}, path, func(r Response, w *Watch, err error) {
+			if err != nil {
+				k(DataWatch{}, err)
+				return
+			}
+			k(DataWatch{Data: Data{r.Data, r.Stat}, Watch: w}, nil)
+		})
+	}
+}
+
+// ChildrenW is Children that also sets a child watch. On a missing node it
+// fails with ErrNoNode and sets no watch.
+func ChildrenW(path string) Task[ChildrenWatch] {
+	return func(s *Scope, k Cont[ChildrenWatch]) {
+		sendWatch(s, &GetChildrenRequest{Path: path, Watch: true}, path, func(r Response, w *Watch, err error) {
+			if err != nil {
+				k(ChildrenWatch{}, err)
+				return
+			}
+			k(ChildrenWatch{ChildList: ChildList{r.Children, r.Stat}, Watch: w}, nil)
+		})
+	}
+}

@@ -1,0 +1,275 @@
+package zkserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// JarDir is where Debian's zookeeper package puts the server jars.
+const JarDir = "/usr/share/java"
+
+// Main classes of the two server kinds.
+const (
+	standaloneMain = "org.apache.zookeeper.server.ZooKeeperServerMain"
+	quorumMain     = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+)
+
+// ErrUnavailable says java or the zookeeper jars are not installed.
+var ErrUnavailable = errors.New("zkserver: ZooKeeper is not installed (java and " +
+	JarDir + "/zookeeper.jar); run `make test`, which installs it with .ci/install-deps")
+
+// Options shape the servers. The zero value is a fast test configuration.
+type Options struct {
+	// TickTime is ZooKeeper's basic time unit (default 100ms). Sessions
+	// expire with a granularity of one tick.
+	TickTime time.Duration
+	// MinSessionTimeout and MaxSessionTimeout bound the negotiated session
+	// timeout (defaults 2 and 20 ticks, as ZooKeeper's).
+	MinSessionTimeout, MaxSessionTimeout time.Duration
+	// StartTimeout bounds the wait for a server to serve (default 30s).
+	StartTimeout time.Duration
+	// Extra lines for zoo.cfg, "key=value".
+	Extra []string
+}
+
+func (o *Options) defaults() {
+	if o.TickTime <= 0 {
+		o.TickTime = 100 * time.Millisecond
+	}
+	if o.MinSessionTimeout <= 0 {
+		o.MinSessionTimeout = 2 * o.TickTime
+	}
+	if o.MaxSessionTimeout <= 0 {
+		o.MaxSessionTimeout = 20 * o.TickTime
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 30 * time.Second
+	}
+}
+
+// Available reports whether a server can be started: java on PATH and the
+// jars in JarDir. The error wraps ErrUnavailable.
+func Available() error {
+	if _, err := exec.LookPath("java"); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	for _, j := range []string{"zookeeper.jar", "zookeeper-jute.jar"} {
+		if _, err := os.Stat(filepath.Join(JarDir, j)); err != nil {
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+	return nil
+}
+
+// Require skips t when no server can be started, or fails it when the
+// environment has ZK_REQUIRED=1.
+func Require(t testing.TB) {
+	t.Helper()
+	if err := Available(); err != nil {
+		if os.Getenv("ZK_REQUIRED") == "1" {
+			t.Fatalf("ZK_REQUIRED=1 but %v", err)
+		}
+		t.Skipf("skipping real-server test: %v", err)
+	}
+}
+
+// classpath is zookeeper.jar (its manifest's Class-Path names netty, slf4j,
+// metrics, snappy, commons-* and zookeeper-jute) plus slf4j-simple, when
+// present, so the server's log reaches its log file instead of a no-op.
+func classpath() string {
+	cp := []string{filepath.Join(JarDir, "zookeeper.jar"), filepath.Join(JarDir, "zookeeper-jute.jar")}
+	if _, err := os.Stat(filepath.Join(JarDir, "slf4j-simple.jar")); err == nil {
+		cp = append(cp, filepath.Join(JarDir, "slf4j-simple.jar"))
+	}
+	return strings.Join(cp, ":")
+}
+
+// Server is one ZooKeeper process (standalone or a quorum peer).
+type Server struct {
+	ID         int // myid, 1-based; 0 for a standalone server
+	ClientPort int
+	peerPort   int
+	electPort  int
+	dir        string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has been waited for
+	log  *os.File
+}
+
+// Addr is the server's client address, "127.0.0.1:port".
+func (s *Server) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.ClientPort) }
+
+// Running reports whether the process is running.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (s *Server) start(main string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		select {
+		case <-s.done:
+		default:
+			return fmt.Errorf("zkserver: server %d already running", s.ID)
+		}
+	}
+	logf, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("java",
+		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+		"-Dzookeeper.admin.enableServer=false",
+		"-Dzookeeper.extendedTypesEnabled=true",
+		"-Dzookeeper.cnxTimeout=500",
+		"-Dzookeeper.jmx.log4j.disable=true",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+		"-Dorg.slf4j.simpleLogger.showDateTime=true",
+		"-cp", classpath(), main, filepath.Join(s.dir, "zoo.cfg"))
+	cmd.Dir = s.dir
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	fmt.Fprintf(logf, "=== zkserver: starting %s\n", main)
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("zkserver: start java: %w", err)
+	}
+	done := make(chan struct{})
+	s.cmd, s.done, s.log = cmd, done, logf
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		close(done)
+	}()
+	return nil
+}
+
+// signal sends sig and waits for the process to exit (up to wait; after it
+// SIGKILL). It is a no-op for a server that is not running.
+func (s *Server) signal(sig syscall.Signal, wait time.Duration) {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	select {
+	case <-done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, sig)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+// Srvr sends the four-letter word srvr and returns the answer.
+func (s *Server) Srvr(ctx context.Context) (string, error) {
+	return fourLetter(ctx, s.Addr(), "srvr")
+}
+
+// Mode returns the server's mode ("standalone", "leader", "follower") or
+// an error when it does not serve.
+func (s *Server) Mode(ctx context.Context) (string, error) {
+	out, err := s.Srvr(ctx)
+	if err != nil {
+		return "", err
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if m, ok := strings.CutPrefix(sc.Text(), "Mode: "); ok {
+			return strings.TrimSpace(m), nil
+		}
+	}
+	return "", fmt.Errorf("zkserver: %s not serving: %q", s.Addr(), strings.TrimSpace(out))
+}
+
+// LogTail returns the last n lines of the server's log.
+func (s *Server) LogTail(n int) string {
+	b, err := os.ReadFile(filepath.Join(s.dir, "server.log"))
+	if err != nil {
+		return err.Error()
+	}
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+func fourLetter(ctx context.Context, addr, word string) (string, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	} else {
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	}
+	if _, err := c.Write([]byte(word)); err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	_, err = buf.ReadFrom(c)
+	if err != nil && buf.Len() == 0 {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// freePorts returns n distinct free TCP ports on 127.0.0.1. The listeners
+// are held until all are chosen, so the ports differ; another process may
+// still take one before the server binds it (then the start fails loudly).
+func freePorts(n int) ([]int, error) {
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -1,0 +1,60 @@
+package zkserver
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestStandaloneStopRestart(t *testing.T) {
+	c := Standalone(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if m, err := c.Servers[0].Mode(ctx); err != nil || m != "standalone" {
+		t.Fatalf("mode = %q, %v; want standalone", m, err)
+	}
+	c.Stop(0)
+	if c.Servers[0].Running() {
+		t.Fatal("running after Stop")
+	}
+	if err := c.Restart(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	c.Kill(0)
+	if err := c.Restart(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEnsembleQuorum(t *testing.T) {
+	c := Ensemble(t, 3, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	leader := c.Leader(ctx)
+	if leader < 0 {
+		t.Fatal("no leader")
+	}
+	a, b := (leader+1)%3, (leader+2)%3
+	c.Kill(a)
+	c.Kill(b)
+	if err := c.WaitNotServing(ctx, leader); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitServing(ctx, leader); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRequireSkipsOrFails(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Logf("not installed: %v", err)
+	}
+	Require(t)
+}

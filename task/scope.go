@@ -183,7 +183,7 @@ func (s *Scope) Cancel(err error) {
 // Close ends the scope's life: it is detached from its parent, anything
 // still waiting in it is abandoned with ErrCanceled, and its deferred
 // cleanups start as flows of their own. The owner of a scope (whoever made
-// it with Child, WithDeadline or NewRoot) closes it once, when the work it
+// it with Child or WithDeadline) closes it once, when the work it
 // ran has delivered its outcome.
 func (s *Scope) Close() {
 	if s.closed {
@@ -233,19 +233,42 @@ type deferred struct {
 }
 
 // Go starts t as a new flow of its own, bound to the current session and
-// with no deadline, and returns at once; done receives its outcome on the
-// executor goroutine. The new flow is queued on the task queue, so it starts
-// after the current step.
+// with no deadline, and returns at once; done (which may be nil) receives
+// its outcome on the executor goroutine. The new flow is queued on the task
+// queue, so it starts after the current step.
 func Go[T any](s *Scope, t Task[T], done Cont[T]) {
-	root := s.rt.SessionScope().Child()
+	c := s.rt.SessionScope().Child()
 	s.rt.Schedule(func() {
-		Run(root, t, func(v T, err error) {
-			root.Close()
+		RunIn(c, t, func(v T, err error) {
 			if done != nil {
 				done(v, err)
+			} else if err != nil {
+				s.rt.Report(err)
 			}
 		})
 	})
+}
+
+// RunIn runs t in scope c, which the caller made (with Child or
+// WithDeadline) and hands over, and delivers to k the first of t's outcome
+// and c's cancellation: a deadline or cancel reaches k at once, even if t is
+// parked on a queue that is paused, and t's late outcome is then dropped.
+// RunIn closes c just before calling k, so c's deferred cleanups start.
+func RunIn[T any](c *Scope, t Task[T], k Cont[T]) {
+	done := false
+	finish := func(v T, err error) {
+		if done {
+			return
+		}
+		done = true
+		c.Close()
+		k(v, err)
+	}
+	c.OnDone(func(err error) {
+		var zero T
+		finish(zero, err)
+	})
+	Run(c, t, finish)
 }
 
 // Subscribe calls fn with every session event until cancel is called.

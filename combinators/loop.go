@@ -1,0 +1,65 @@
+package combinators
+
+import "github.com/zkflow/zkflow/task"
+
+// Loop runs body while cond holds, threading a state through it:
+//
+//	st := init; for cond(st) { st = <run body(st)> }; return st
+//
+// An error of body ends the loop with that error. Every iteration starts
+// at a step boundary (a deadline or cancel stops the loop). Iterations that
+// complete synchronously run in a plain for loop, and asynchronous ones
+// re-enter it from their continuation, so an endless loop neither grows the
+// stack nor allocates per iteration beyond what body allocates.
+func Loop[S any](init S, cond func(S) bool, body func(S) task.Task[S]) task.Task[S] {
+	return func(s *task.Scope, k task.Cont[S]) {
+		d := &loopDriver[S]{s: s, k: k, st: init, cond: cond, body: body}
+		d.cb = d.done
+		d.drive()
+	}
+}
+
+type loopDriver[S any] struct {
+	s        *task.Scope
+	k        task.Cont[S]
+	st       S
+	cond     func(S) bool
+	body     func(S) task.Task[S]
+	cb       task.Cont[S]
+	inCall   bool
+	syncDone bool
+}
+
+func (d *loopDriver[S]) done(v S, err error) {
+	if err != nil {
+		var zero S
+		task.Resume(d.s, d.k, zero, err)
+		return
+	}
+	d.st = v
+	if d.inCall {
+		d.syncDone = true
+		return
+	}
+	d.drive()
+}
+
+func (d *loopDriver[S]) drive() {
+	for {
+		if err := d.s.Err(); err != nil {
+			var zero S
+			task.Resume(d.s, d.k, zero, err)
+			return
+		}
+		if !d.cond(d.st) {
+			task.Resume(d.s, d.k, d.st, nil)
+			return
+		}
+		d.inCall, d.syncDone = true, false
+		task.Run(d.s, d.body(d.st), d.cb)
+		d.inCall = false
+		if !d.syncDone {
+			return // body went asynchronous (or failed): done re-enters
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package combinators
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// Policy says when and how Retry repeats a task.
+type Policy struct {
+	// Attempts is the most attempts in all, the first included; 0 means
+	// no limit (until success, another error, or the scope's deadline).
+	Attempts int
+	// On lists the errors to retry (matched with errors.Is). Empty means
+	// task.ErrConnectionLoss and task.ErrNotSent, the errors whose outcome
+	// a retry settles.
+	On []error
+	// Backoff is the wait before each retry; the zero value retries at once.
+	Backoff Backoff
+}
+
+// Backoff is an exponential backoff with jitter: the wait before retry n
+// (n = 1, 2, ...) is min(Max, Initial * Multiplier^(n-1)), scaled by a
+// factor drawn uniformly from [1-Jitter, 1+Jitter] with the executor's
+// seeded source, so a simulation replays the same waits.
+type Backoff struct {
+	Initial    time.Duration
+	Max        time.Duration // 0: no cap
+	Multiplier float64       // < 1 is taken as 1 (constant backoff)
+	Jitter     float64       // in [0, 1]
+}
+
+// Delay returns the wait before retry n, with the jitter factor drawn from u
+// in [0, 1).
+func (b Backoff) Delay(n int, u float64) time.Duration {
+	if b.Initial <= 0 || n < 1 {
+		return 0
+	}
+	m := max(b.Multiplier, 1)
+	d := float64(b.Initial) * math.Pow(m, float64(n-1))
+	if b.Max > 0 && d > float64(b.Max) {
+		d = float64(b.Max)
+	}
+	if j := min(max(b.Jitter, 0), 1); j > 0 {
+		d *= 1 - j + 2*j*u
+	}
+	if d > math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(d)
+}
+
+// Validate reports a policy that cannot work.
+func (p Policy) Validate() error {
+	switch {
+	case p.Attempts < 0:
+		return fmt.Errorf("%w: retry attempts %d < 0", task.ErrInvalidArgument, p.Attempts)
+	case p.Backoff.Initial < 0 || p.Backoff.Max < 0:
+		return fmt.Errorf("%w: negative backoff", task.ErrInvalidArgument)
+	case p.Backoff.Jitter < 0 || p.Backoff.Jitter > 1 || math.IsNaN(p.Backoff.Jitter):
+		return fmt.Errorf("%w: jitter %v not in [0, 1]", task.ErrInvalidArgument, p.Backoff.Jitter)
+	}
+	return nil
+}
+
+// Retry runs t and runs it again while it fails with one of the policy's
+// errors, up to the policy's attempts, waiting the backoff between
+// attempts on the executor's clock. The outcome is that of the last attempt.
+//
+// A retry after connection loss waits for the reconnect rather than
+// spinning: the failed attempt's continuation, like every completion, is
+// queued on the executor's task queue, which is paused while the session is
+// suspended. A deadline or cancel stops the retries at the next attempt or
+// during the wait. Retries that fail synchronously loop without growing the
+// stack. An invalid policy fails the task with the error of Validate; a
+// policy of one attempt returns t itself.
+func Retry[T any](t task.Task[T], p Policy) task.Task[T] {
+	if err := p.Validate(); err != nil {
+		return task.Fail[T](err)
+	}
+	if p.Attempts == 1 {
+		return t
+	}
+	on := p.On
+	if len(on) == 0 {
+		on = []error{task.ErrConnectionLoss, task.ErrNotSent}
+	}
+	return func(s *task.Scope, k task.Cont[T]) {
+		r := &retrier[T]{s: s, k: k, t: t, p: p, on: on}
+		r.cb = r.done
+		r.drive()
+	}
+}
+
+type retrier[T any] struct {
+	s        *task.Scope
+	k        task.Cont[T]
+	t        task.Task[T]
+	p        Policy
+	on       []error
+	cb       task.Cont[T]
+	attempt  int
+	inCall   bool
+	syncNext bool
+}
+
+func (r *retrier[T]) done(v T, err error) {
+	if err == nil || !matchAny(err, r.on) || (r.p.Attempts > 0 && r.attempt >= r.p.Attempts) {
+		task.Resume(r.s, r.k, v, err)
+		return
+	}
+	wait := r.p.Backoff.Delay(r.attempt, float64(r.s.Rand()>>11)/(1<<53))
+	if wait > 0 {
+		task.Run(r.s, Sleep(wait), func(_ task.Unit, err error) {
+			if err != nil {
+				var zero T
+				task.Resume(r.s, r.k, zero, err)
+				return
+			}
+			r.drive()
+		})
+		return
+	}
+	if r.inCall {
+		r.syncNext = true
+		return
+	}
+	r.drive()
+}
+
+func (r *retrier[T]) drive() {
+	for {
+		r.attempt++
+		r.inCall, r.syncNext = true, false
+		task.Run(r.s, r.t, r.cb)
+		r.inCall = false
+		if !r.syncNext {
+			return
+		}
+	}
+}

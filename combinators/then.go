@@ -1,0 +1,57 @@
+package combinators
+
+import "github.com/zkflow/zkflow/task"
+
+// Then runs a, then the task f makes from a's value. An error of a skips f
+// and is Then's error. The step into f is a step boundary: if the scope has
+// ended meanwhile (deadline, cancel, expiry), f's task does not start.
+func Then[A, B any](a task.Task[A], f func(A) task.Task[B]) task.Task[B] {
+	return func(s *task.Scope, k task.Cont[B]) {
+		task.Run(s, a, func(v A, err error) {
+			if err != nil {
+				var zero B
+				task.Resume(s, k, zero, err)
+				return
+			}
+			task.Run(s, f(v), k)
+		})
+	}
+}
+
+// Map runs a and transforms its value with f.
+func Map[A, B any](a task.Task[A], f func(A) B) task.Task[B] { return task.Map(a, f) }
+
+// Seq runs a, drops its value, then runs b.
+func Seq[A, B any](a task.Task[A], b task.Task[B]) task.Task[B] {
+	return Then(a, func(A) task.Task[B] { return b })
+}
+
+// OnError runs a; if it fails with one of errs (errors.Is), it runs the
+// task handler makes from that error instead, and that is the outcome. Other
+// errors pass through. With no errs there is nothing to handle and OnError
+// returns a itself.
+func OnError[T any](a task.Task[T], handler func(error) task.Task[T], errs ...error) task.Task[T] {
+	if len(errs) == 0 || handler == nil {
+		return a
+	}
+	return Catch(a, func(err error) task.Task[T] {
+		if matchAny(err, errs) {
+			return handler(err)
+		}
+		return task.Fail[T](err)
+	})
+}
+
+// Catch runs a; if it fails with any error, it runs the task handler makes
+// from that error instead.
+func Catch[T any](a task.Task[T], handler func(error) task.Task[T]) task.Task[T] {
+	return func(s *task.Scope, k task.Cont[T]) {
+		task.Run(s, a, func(v T, err error) {
+			if err == nil {
+				task.Resume(s, k, v, nil)
+				return
+			}
+			task.Run(s, handler(err), k)
+		})
+	}
+}

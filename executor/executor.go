@@ -1,0 +1,348 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// Config configures an Executor. The zero Config is valid: no connection
+// (operations fail with task.ErrClosed, nothing pauses), the wall clock, a
+// random seed, errors of detached flows logged with slog.
+type Config struct {
+	// Conn is the ZooKeeper connection whose session the executor follows.
+	// The executor calls Conn.Start on its first Step and Conn.Close when it
+	// stops.
+	Conn task.Conn
+	// Clock is the time source; nil means task.RealClock().
+	Clock task.Clock
+	// Seed seeds the source behind Scope.Rand (retry jitter, ...); 0 picks
+	// a random seed. Simulations set it.
+	Seed uint64
+	// OnError receives the errors of flows nobody waits for: deferred
+	// cleanups and forks without a handler. It runs on the executor
+	// goroutine and must not block. nil logs them with slog.Default().
+	OnError func(error)
+	// OnSession receives every session event after the executor has applied
+	// it. It runs on the executor goroutine and must not block.
+	OnSession func(task.Event, task.Session)
+}
+
+// Executor runs every step of every flow on one goroutine. See the package
+// documentation for its queues and guarantees.
+type Executor struct {
+	conn    task.Conn
+	clock   task.Clock
+	onError func(error)
+	onSess  func(task.Event, task.Session)
+	rng     *rand.Rand
+
+	// Shared with other goroutines.
+	mu          sync.Mutex
+	inboxClosed bool
+	inbox       []item
+	spare       []item
+	pending     atomic.Int32
+	stopped     atomic.Bool
+	closeReq    atomic.Bool
+	wake        chan struct{}
+
+	// Executor goroutine only.
+	events    ring
+	tasks     ring
+	depth     int
+	started   bool
+	state     task.State
+	session   *task.Session
+	sessScope *task.Scope
+	subs      []*subscription
+	stepCount uint64
+}
+
+type item struct {
+	fn   func()
+	task bool // true: task queue (paused while suspended); false: event queue
+}
+
+// New returns an executor for cfg. It starts no goroutine: call Run, or
+// drive it with Step and RunUntilIdle.
+func New(cfg Config) (*Executor, error) {
+	e := &Executor{
+		conn:    cfg.Conn,
+		clock:   cfg.Clock,
+		onError: cfg.OnError,
+		onSess:  cfg.OnSession,
+		wake:    make(chan struct{}, 1),
+	}
+	if e.clock == nil {
+		e.clock = task.RealClock()
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	e.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	e.session = &task.Session{Epoch: 1}
+	e.sessScope = task.NewSessionScope(e, e.session)
+	if e.conn == nil {
+		e.state = task.StateConnected
+	}
+	return e, nil
+}
+
+// post hands an item to the executor from any goroutine. It never blocks
+// and never drops: the inbox is unbounded. It reports false only after the
+// executor has stopped for good.
+func (e *Executor) post(it item) bool {
+	e.mu.Lock()
+	if e.inboxClosed {
+		e.mu.Unlock()
+		return false
+	}
+	e.inbox = append(e.inbox, it)
+	e.mu.Unlock()
+	e.pending.Add(1)
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+func (e *Executor) drain() {
+	if e.pending.Load() == 0 {
+		return
+	}
+	e.mu.Lock()
+	in := e.inbox
+	e.inbox = e.spare[:0]
+	e.pending.Store(0)
+	e.mu.Unlock()
+	for i := range in {
+		if in[i].task {
+			e.tasks.push(in[i].fn)
+		} else {
+			e.events.push(in[i].fn)
+		}
+		in[i] = item{}
+	}
+	e.spare = in[:0]
+}
+
+// Step runs at most one job and reports whether it ran one. Events (session
+// changes, timers, cancellations) run before tasks; tasks (submitted flows
+// and ready continuations) run only while the session is connected, or
+// after the executor was closed, so that every flow can finish. Step must
+// be called on the executor goroutine: one goroutine at a time, the same
+// one that calls RunUntilIdle.
+func (e *Executor) Step() bool {
+	if !e.started {
+		e.start()
+	}
+	e.drain()
+	fn := e.events.pop()
+	if fn == nil && e.runnable() {
+		fn = e.tasks.pop()
+	}
+	if fn == nil {
+		return false
+	}
+	e.depth = 0
+	e.stepCount++
+	fn()
+	return true
+}
+
+func (e *Executor) runnable() bool {
+	return e.state == task.StateConnected || e.state == task.StateClosed
+}
+
+// RunUntilIdle runs jobs until none is runnable and returns how many ran.
+// A simulation drives executors with it; tasks left waiting for a
+// reconnect do not count as runnable.
+func (e *Executor) RunUntilIdle() int {
+	n := 0
+	for e.Step() {
+		n++
+	}
+	return n
+}
+
+// Paused reports whether the task queue is paused (no connected session).
+func (e *Executor) Paused() bool { return !e.runnable() }
+
+// Steps is the number of jobs run so far.
+func (e *Executor) Steps() uint64 { return e.stepCount }
+
+func (e *Executor) start() {
+	e.started = true
+	if e.conn == nil {
+		return
+	}
+	if err := e.conn.Start(func(ev task.Event) {
+		e.post(item{fn: func() { e.onEvent(ev) }})
+	}); err != nil {
+		e.report(fmt.Errorf("executor: starting connection: %w", err))
+		e.onEvent(task.Event{Type: task.EventNone, State: task.StateClosed})
+	}
+}
+
+// onEvent applies a session event: the state machine of the package doc.
+func (e *Executor) onEvent(ev task.Event) {
+	if ev.Type != task.EventNone || e.state == task.StateClosed {
+		return
+	}
+	switch ev.State {
+	case task.StateConnected:
+		if e.session.ID != 0 && ev.SessionID != e.session.ID {
+			// A new session without an Expired event first: treat it as
+			// expiry, never as a silent switch.
+			e.expire()
+		}
+		e.session.ID = ev.SessionID
+		e.session.Timeout = ev.Timeout
+		e.state = task.StateConnected
+	case task.StateSuspended:
+		if e.state == task.StateConnected {
+			e.state = task.StateSuspended
+		}
+	case task.StateExpired:
+		if e.state != task.StateExpired {
+			e.expire()
+		}
+		e.state = task.StateExpired
+	case task.StateClosed:
+		e.state = task.StateClosed
+		e.sessScope.Cancel(task.ErrClosed)
+	default:
+		return
+	}
+	sess := *e.session
+	if e.onSess != nil {
+		e.onSess(ev, sess)
+	}
+	for _, s := range e.subs {
+		if !s.canceled {
+			s.fn(ev)
+		}
+	}
+	e.compactSubs()
+}
+
+// expire ends the current session: every flow bound to it fails with
+// ErrSessionExpired, and later flows bind to the next session.
+func (e *Executor) expire() {
+	old := e.sessScope
+	e.session = &task.Session{Epoch: e.session.Epoch + 1}
+	e.sessScope = task.NewSessionScope(e, e.session)
+	old.Cancel(task.ErrSessionExpired)
+}
+
+type subscription struct {
+	fn       func(task.Event)
+	canceled bool
+}
+
+func (e *Executor) compactSubs() {
+	j := 0
+	for _, s := range e.subs {
+		if !s.canceled {
+			e.subs[j] = s
+			j++
+		}
+	}
+	clear(e.subs[j:])
+	e.subs = e.subs[:j]
+}
+
+func (e *Executor) report(err error) {
+	if e.onError != nil {
+		e.onError(err)
+		return
+	}
+	slog.Default().Warn("zkflow: detached flow failed", "err", err)
+}
+
+// Runtime implementation (executor goroutine only).
+
+// Clock implements task.Runtime.
+func (e *Executor) Clock() task.Clock { return e.clock }
+
+// Schedule implements task.Runtime: fn joins the task queue.
+func (e *Executor) Schedule(fn func()) { e.tasks.push(fn) }
+
+// AfterFunc implements task.Runtime: fn runs from the event queue once the
+// clock reaches at.
+func (e *Executor) AfterFunc(at time.Time, fn func()) task.Timer {
+	t := &timer{}
+	t.t = e.clock.AfterFunc(at.Sub(e.clock.Now()), func() {
+		e.post(item{fn: func() {
+			if !t.stopped {
+				t.stopped = true
+				fn()
+			}
+		}})
+	})
+	return t
+}
+
+type timer struct {
+	t       task.Timer
+	stopped bool // executor goroutine only
+}
+
+func (t *timer) Stop() bool {
+	if t.stopped {
+		return false
+	}
+	t.stopped = true
+	t.t.Stop()
+	return true
+}
+
+// Send implements task.Runtime: completions and watch events join the task
+// queue in the order the connection delivers them.
+func (e *Executor) Send(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if e.conn == nil || e.state == task.StateClosed {
+		e.Schedule(func() { done(task.Response{Err: task.ErrClosed}) })
+		return
+	}
+	var w func(task.Event)
+	if watch != nil {
+		w = func(ev task.Event) { e.post(item{task: true, fn: func() { watch(ev) }}) }
+	}
+	e.conn.Do(req, func(r task.Response) {
+		e.post(item{task: true, fn: func() { done(r) }})
+	}, w)
+}
+
+// Current implements task.Runtime.
+func (e *Executor) Current() (task.Session, task.State) { return *e.session, e.state }
+
+// Depth implements task.Runtime.
+func (e *Executor) Depth() *int { return &e.depth }
+
+// SessionScope implements task.Runtime.
+func (e *Executor) SessionScope() *task.Scope { return e.sessScope }
+
+// Subscribe implements task.Runtime.
+func (e *Executor) Subscribe(fn func(task.Event)) func() {
+	s := &subscription{fn: fn}
+	e.subs = append(e.subs, s)
+	return func() { s.canceled = true }
+}
+
+// Rand implements task.Runtime.
+func (e *Executor) Rand() uint64 { return e.rng.Uint64() }
+
+// Report implements task.Runtime.
+func (e *Executor) Report(err error) { e.report(err) }
+
+// ErrStopped is returned by Run when the executor was already stopped.
+var ErrStopped = errors.New("executor: stopped")

@@ -1,0 +1,171 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// Flow is a handle on a submitted chain. Its methods are safe to call from
+// any goroutine.
+type Flow struct {
+	e        *Executor
+	mu       sync.Mutex
+	scope    *task.Scope // executor goroutine writes it once, before it runs
+	canceled error
+}
+
+// Cancel ends the flow with task.ErrCanceled: it receives the error at its
+// next step boundary (at once if it is waiting), and its deferred cleanups
+// run. Canceling a finished flow does nothing.
+func (f *Flow) Cancel() { f.cancel(task.ErrCanceled) }
+
+func (f *Flow) cancel(err error) {
+	f.mu.Lock()
+	if f.canceled == nil {
+		f.canceled = err
+	}
+	f.mu.Unlock()
+	f.e.post(item{fn: func() {
+		if f.scope != nil {
+			f.scope.Cancel(err)
+		}
+	}})
+}
+
+// Options are per-flow settings for SubmitWith.
+type Options struct {
+	// Deadline, if not zero, is the flow's absolute deadline on the
+	// executor's clock: past it the flow fails with task.ErrDeadlineExceeded.
+	Deadline time.Time
+}
+
+// Submit queues t as a new flow, bound to the session current when it
+// starts, and returns at once. k, if not nil, receives the outcome on the
+// executor goroutine, exactly once; a failed flow without k is reported to
+// Config.OnError. Submit is safe to call from any goroutine; it is the only
+// method of the package that is, with Flow.Cancel, Await and Close. After
+// the executor has stopped, k receives task.ErrClosed on the calling
+// goroutine.
+func Submit[T any](e *Executor, t task.Task[T], k task.Cont[T]) *Flow {
+	return SubmitWith(e, t, Options{}, k)
+}
+
+// SubmitWith is Submit with per-flow options.
+func SubmitWith[T any](e *Executor, t task.Task[T], opts Options, k task.Cont[T]) *Flow {
+	f := &Flow{e: e}
+	ok := e.post(item{task: true, fn: func() {
+		c := e.sessScope.WithDeadline(opts.Deadline)
+		f.mu.Lock()
+		f.scope = c
+		canceled := f.canceled
+		f.mu.Unlock()
+		if canceled != nil {
+			c.Cancel(canceled)
+		}
+		task.RunIn(c, t, func(v T, err error) {
+			if k != nil {
+				k(v, err)
+			} else if err != nil {
+				e.report(err)
+			}
+		})
+	}})
+	if !ok && k != nil {
+		var zero T
+		k(zero, task.ErrClosed)
+	}
+	return f
+}
+
+// Await submits t and waits for its outcome or for ctx to end. When ctx
+// ends first, the flow is canceled (its cleanups run on the executor) and
+// Await returns task.ErrCanceled or task.ErrDeadlineExceeded, which match
+// context.Canceled and context.DeadlineExceeded under errors.Is. Someone
+// must be running the executor (Run) for Await to return before ctx ends.
+func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	f := Submit(e, t, func(v T, err error) { ch <- result{v, err} })
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		err := error(task.ErrCanceled)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = task.ErrDeadlineExceeded
+		}
+		f.cancel(err)
+		var zero T
+		return zero, err
+	}
+}
+
+// Run runs the executor on the calling goroutine until ctx ends or Close is
+// called, then stops: every flow still running fails with task.ErrClosed
+// (their continuations and cleanups run), the connection is closed and its
+// last events applied. Run returns nil after Close, ctx's error otherwise.
+func (e *Executor) Run(ctx context.Context) error {
+	if e.stopped.Load() {
+		return ErrStopped
+	}
+	for {
+		for e.Step() {
+		}
+		if e.closeReq.Load() {
+			e.shutdown()
+			return nil
+		}
+		select {
+		case <-e.wake:
+		case <-ctx.Done():
+			e.shutdown()
+			return ctx.Err()
+		}
+	}
+}
+
+// Close asks a running executor to stop (Run then returns nil); for an
+// executor driven by Step, Close stops it directly and must then be called
+// on the executor goroutine. Safe to call more than once.
+func (e *Executor) Close() {
+	e.closeReq.Store(true)
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Shutdown stops an executor driven by Step, on the executor goroutine:
+// what Run does when it returns.
+func (e *Executor) Shutdown() { e.shutdown() }
+
+func (e *Executor) shutdown() {
+	if e.stopped.Swap(true) {
+		return
+	}
+	if !e.started {
+		e.started = true
+	}
+	e.state = task.StateClosed
+	e.sessScope.Cancel(task.ErrClosed)
+	e.RunUntilIdle()
+	if e.conn != nil {
+		if err := e.conn.Close(); err != nil {
+			e.report(err)
+		}
+	}
+	// Apply what the connection delivered while closing, and fail what
+	// was submitted meanwhile; then refuse anything more.
+	e.RunUntilIdle()
+	e.mu.Lock()
+	e.inboxClosed = true
+	e.mu.Unlock()
+	e.RunUntilIdle()
+}

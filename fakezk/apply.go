@@ -1,0 +1,164 @@
+package fakezk
+
+import (
+	"slices"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// pending is a request the client has sent and the server not yet applied.
+type pending struct {
+	id    uint64
+	req   task.Request
+	done  func(task.Response)
+	watch func(task.Event)
+}
+
+func isWrite(req task.Request) bool {
+	switch req.(type) {
+	case *task.CreateRequest, *task.DeleteRequest, *task.SetDataRequest, *task.MultiRequest:
+		return true
+	}
+	return false
+}
+
+// apply runs p on the server for c's session and queues the response. lost
+// says the response never reaches the client: it gets ErrConnectionLoss and,
+// since a client registers a watch only on a reply, no watch is set.
+func (s *Server) apply(c *Conn, p *pending, lost bool) {
+	sess := c.sess
+	var resp task.Response
+	var tx *txn
+	if isWrite(p.req) {
+		// Every write takes a zxid, also when it fails (an error txn).
+		s.zxid++
+		tx = &txn{zxid: s.zxid, now: s.nowMillis()}
+	}
+	var w *watch
+	switch r := p.req.(type) {
+	case *task.CreateRequest:
+		resp.Path, resp.Stat, resp.Err = s.create(tx, sess, r)
+	case *task.DeleteRequest:
+		resp.Err = s.delete(tx, r)
+	case *task.SetDataRequest:
+		resp.Stat, resp.Err = s.setData(tx, r)
+	case *task.MultiRequest:
+		resp.Results, resp.Err = s.multi(tx, sess, r)
+	case *task.ExistsRequest:
+		n := s.tree.nodes[r.Path]
+		if n == nil {
+			resp.Err = task.ErrNoNode
+			if r.Watch {
+				w = &watch{path: r.Path, kind: kindExist}
+			}
+		} else {
+			resp.Stat = n.stat
+			if r.Watch {
+				w = &watch{path: r.Path, kind: kindData}
+			}
+		}
+	case *task.GetDataRequest:
+		n := s.tree.nodes[r.Path]
+		switch {
+		case n == nil:
+			resp.Err = task.ErrNoNode
+		case checkACL(n, task.PermRead) != nil:
+			resp.Err = task.ErrNoAuth
+		default:
+			resp.Data = append([]byte(nil), n.data...)
+			resp.Stat = n.stat
+			if r.Watch {
+				w = &watch{path: r.Path, kind: kindData}
+			}
+		}
+	case *task.GetChildrenRequest:
+		n := s.tree.nodes[r.Path]
+		switch {
+		case n == nil:
+			resp.Err = task.ErrNoNode
+		case checkACL(n, task.PermRead) != nil:
+			resp.Err = task.ErrNoAuth
+		default:
+			resp.Children = s.childNames(n)
+			resp.Stat = n.stat
+			if r.Watch {
+				w = &watch{path: r.Path, kind: kindChild}
+			}
+		}
+	case *task.SyncRequest:
+		resp.Path = r.Path
+	case *task.CheckRequest:
+		// ZooKeeper 3.8 knows check only inside a multi.
+		resp.Err = task.ErrUnimplemented
+	default:
+		resp.Err = task.ErrBadArguments
+	}
+	ok := resp.Err == nil
+	if lost {
+		s.tracef("c%d apply #%d %s %s -> %s (reply lost)", c.num, p.id, p.req.OpName(), p.req.NodePath(), errString(resp.Err))
+		resp = task.Response{Err: task.ErrConnectionLoss}
+		w = nil
+	} else {
+		c.lastZxid = s.zxid
+		s.traceApply(c, p, &resp)
+	}
+	if w != nil && p.watch != nil {
+		s.addWatch(sess, w.path, w.kind, p.watch)
+		compactWatches(sess)
+	}
+	s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, resp: resp})
+	if tx != nil && ok {
+		s.commit(tx)
+	}
+}
+
+// childNames lists n's children in an order drawn from the seed: ZooKeeper
+// promises no order, so neither does the fake (a missing sort in a caller
+// shows up in simulation, not in production).
+func (s *Server) childNames(n *node) []string {
+	names := make([]string, 0, len(n.children))
+	for name := range n.children {
+		names = append(names, name)
+	}
+	// Map order is random per process; sort first so the seed alone decides.
+	slices.Sort(names)
+	s.rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+	return names
+}
+
+// multi applies ops in order on the live tree, undoing everything if one
+// fails. Results: the failing op's error, RolledBack for the ops before it,
+// ErrRuntimeInconsistency for the ops after it (PrepRequestProcessor).
+func (s *Server) multi(tx *txn, sess *session, r *task.MultiRequest) ([]task.MultiResult, error) {
+	res := make([]task.MultiResult, len(r.Ops))
+	for i, op := range r.Ops {
+		var err error
+		switch o := op.(type) {
+		case *task.CreateRequest:
+			res[i].Path, res[i].Stat, err = s.create(tx, sess, o)
+		case *task.DeleteRequest:
+			err = s.delete(tx, o)
+		case *task.SetDataRequest:
+			res[i].Stat, err = s.setData(tx, o)
+		case *task.CheckRequest:
+			err = s.check(o)
+		default:
+			err = task.ErrBadArguments
+		}
+		if err != nil {
+			tx.rollback()
+			for j := range res {
+				switch {
+				case j < i:
+					res[j] = task.MultiResult{RolledBack: true}
+				case j == i:
+					res[j] = task.MultiResult{Err: err}
+				default:
+					res[j] = task.MultiResult{Err: task.ErrRuntimeInconsistency}
+				}
+			}
+			return res, err
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,84 @@
+package fakezk
+
+import (
+	"errors"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// Config describes a Server. The zero value is a usable automatic-mode
+// server on a fresh simulated clock.
+type Config struct {
+	// Seed drives every random choice: children order, the interleaving of
+	// sessions in deterministic mode and drawn faults.
+	Seed uint64
+	// Clock is the server's time source (ctime/mtime, session expiry,
+	// partitions, delays). Nil means NewClock(Epoch).
+	Clock task.Clock
+	// Deterministic holds every request and delivery until Step or
+	// RunUntilIdle runs it. Otherwise requests are applied inside Do and
+	// deliveries happen at once on the goroutine that caused them.
+	Deterministic bool
+	// TickTime is the server's tick (default 2s). Session timeouts are
+	// negotiated into [2*TickTime, 20*TickTime], as ZooKeeper does.
+	TickTime time.Duration
+	// MaxDataSize is the data limit (jute.maxbuffer); <= 0 means 1 MiB.
+	MaxDataSize int
+	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled). When
+	// false, as on a default 3.8 server, TTL creates fail with ErrUnimplemented.
+	ExtendedTypes bool
+	// Trace records every request, response, notification and fault.
+	Trace bool
+	// FaultRate is, in deterministic mode, the chance per Step of injecting a
+	// fault drawn from the seed (0 = none). See Faults.
+	FaultRate float64
+	// Faults bounds drawn faults.
+	Faults FaultConfig
+}
+
+// FaultConfig bounds the faults drawn when Config.FaultRate > 0.
+type FaultConfig struct {
+	MaxPartition time.Duration // longest drawn partition (default 3 * session timeout)
+	MaxDelay     time.Duration // longest drawn delivery delay (default 1s)
+	NoExpire     bool          // never draw an outright session expiry
+}
+
+// Validate reports a configuration error.
+func (c *Config) Validate() error {
+	if c.TickTime < 0 {
+		return errors.New("fakezk: negative TickTime")
+	}
+	if c.FaultRate < 0 || c.FaultRate > 1 {
+		return errors.New("fakezk: FaultRate outside [0, 1]")
+	}
+	return nil
+}
+
+func (c *Config) ensureDefaults() {
+	if c.Clock == nil {
+		c.Clock = NewClock(Epoch)
+	}
+	if c.TickTime == 0 {
+		c.TickTime = 2 * time.Second
+	}
+	if c.MaxDataSize <= 0 {
+		c.MaxDataSize = task.MaxDataSize
+	}
+	if c.Faults.MaxDelay <= 0 {
+		c.Faults.MaxDelay = time.Second
+	}
+}
+
+// NegotiateTimeout clamps a requested session timeout as a ZooKeeper server
+// with this tick does: at least 2 ticks, at most 20 (0 asks for the minimum).
+func NegotiateTimeout(requested, tick time.Duration) time.Duration {
+	lo, hi := 2*tick, 20*tick
+	if requested < lo {
+		return lo
+	}
+	if requested > hi {
+		return hi
+	}
+	return requested
+}

@@ -1,0 +1,237 @@
+package fakezk
+
+import (
+	"errors"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// Conn is one client's connection to a Server: a task.Conn. Its callbacks
+// (events, done, watch) are never called concurrently with each other or
+// with the server's lock held. In automatic mode they run on the goroutine
+// that caused them (inside Do, Close, a fault method or a clock timer, or
+// on another goroutine that is already delivering); in deterministic mode
+// on the goroutine that calls Server.Step. Per session they arrive in zxid
+// order, each response before the notifications its transaction caused.
+// (A real server sends a session its own notifications before the response
+// of the write that triggered them; the task.Conn contract orders them the
+// other way, and the fake follows the contract.)
+//
+// After an expiry the Conn opens a new session by itself, as go-zookeeper
+// does: the client sees EventNotWatching on every watch, StateExpired, then
+// StateConnected with the new session's id.
+type Conn struct {
+	srv *Server
+	num int
+	cfg ConnConfig
+
+	// Guarded by srv.mu.
+	events    func(task.Event)
+	started   bool
+	closed    bool
+	connected bool // transport up and session usable
+	netDown   bool // partitioned from the server
+	heal      task.Timer
+	sess      *session
+	lastZxid  int64
+	nextID    uint64
+	outbox    []*pending // sent, not applied (deterministic mode)
+	inbox     []item     // applied, not delivered
+	head      int
+	inReady   bool
+	held      bool
+	holdTimer task.Timer
+}
+
+var errStarted = errors.New("fakezk: Start called twice")
+
+// Start opens the session and reports StateConnected to events.
+func (c *Conn) Start(events func(task.Event)) error {
+	s := c.srv
+	s.mu.Lock()
+	if c.started {
+		s.mu.Unlock()
+		return errStarted
+	}
+	c.started = true
+	c.events = events
+	if c.closed {
+		s.mu.Unlock()
+		return task.ErrClosed
+	}
+	if !s.down {
+		c.establish()
+	}
+	s.mu.Unlock()
+	s.pump()
+	return nil
+}
+
+// establish opens a new session for c and reports it. Lock held.
+func (c *Conn) establish() {
+	s := c.srv
+	c.sess = s.createSession(c)
+	c.connected = true
+	c.lastZxid = s.zxid
+	s.enqueue(c, item{kind: itemEvent, fn: c.events, ev: task.Event{
+		Type: task.EventNone, State: task.StateConnected, SessionID: c.sess.id, Timeout: c.sess.timeout,
+	}})
+}
+
+func (c *Conn) sessionEvent(st task.State) {
+	c.srv.enqueue(c, item{kind: itemEvent, fn: c.events, ev: task.Event{Type: task.EventNone, State: st}})
+}
+
+// Do sends req. In automatic mode the server applies it before Do returns;
+// in deterministic mode a later Step does.
+func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	s := c.srv
+	s.mu.Lock()
+	c.nextID++
+	p := &pending{id: c.nextID, req: req, done: done, watch: watch}
+	if err := task.Validate(req, s.cfg.MaxDataSize); err != nil {
+		s.tracef("c%d send #%d rejected: %v", c.num, p.id, err)
+		s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: err}})
+	} else {
+		s.traceSend(c, p)
+		switch {
+		case c.closed:
+			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: task.ErrClosed}})
+		case !c.connected:
+			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: task.ErrNotSent}})
+		case s.cfg.Deterministic:
+			c.outbox = append(c.outbox, p)
+		default:
+			s.apply(c, p, false)
+		}
+	}
+	s.mu.Unlock()
+	s.pump()
+}
+
+// Close ends the session (when the server can be reached; otherwise it
+// expires later, as with a real server), completes pending requests with
+// ErrClosed and watches with EventNotWatching, then reports StateClosed.
+func (c *Conn) Close() error {
+	s := c.srv
+	s.mu.Lock()
+	if c.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	s.tracef("c%d close", c.num)
+	for _, p := range c.outbox {
+		s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, resp: task.Response{Err: task.ErrClosed}})
+	}
+	c.outbox = nil
+	if c.heal != nil {
+		c.heal.Stop()
+		c.heal = nil
+	}
+	if sess := c.sess; sess != nil {
+		if c.connected {
+			s.closeSession(sess, "closed")
+		}
+		sess.conn = nil
+		s.notWatching(c, sess, task.StateClosed)
+	}
+	c.connected = false
+	if c.started {
+		c.sessionEvent(task.StateClosed)
+	}
+	s.mu.Unlock()
+	s.pump()
+	return nil
+}
+
+// SessionID returns the id of c's current session (0 before Start).
+func (c *Conn) SessionID() int64 {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if c.sess == nil {
+		return 0
+	}
+	return c.sess.id
+}
+
+// Connected reports whether c currently has a usable session.
+func (c *Conn) Connected() bool {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	return c.connected
+}
+
+// disconnect cuts c from the server: requests in flight are applied (if
+// applyInFlight) or not, and fail with ErrConnectionLoss either way; the
+// client sees StateSuspended; the server starts the session's expiry
+// countdown. Lock held.
+func (s *Server) disconnect(c *Conn, applyInFlight bool) {
+	if !c.connected {
+		return
+	}
+	c.connected = false
+	out := c.outbox
+	c.outbox = nil
+	for _, p := range out {
+		if applyInFlight && c.sess.alive {
+			s.apply(c, p, true)
+		} else {
+			s.tracef("c%d lost #%d unapplied", c.num, p.id)
+			s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, resp: task.Response{Err: task.ErrConnectionLoss}})
+		}
+	}
+	c.sessionEvent(task.StateSuspended)
+	if c.sess.alive {
+		s.armExpiry(c.sess)
+	}
+}
+
+// reconnect brings c back if the network and the server allow: the same
+// session if it lives (its watches re-checked as SetWatches does), else the
+// expiry is reported and a new session opened. Lock held.
+func (s *Server) reconnect(c *Conn) {
+	if c.closed || c.connected || c.netDown || s.down || !c.started {
+		return
+	}
+	sess := c.sess
+	if sess != nil && sess.alive {
+		s.stopExpiry(sess)
+		c.connected = true
+		s.tracef("c%d reconnected id=%#x", c.num, sess.id)
+		s.enqueue(c, item{kind: itemEvent, fn: c.events, ev: task.Event{
+			Type: task.EventNone, State: task.StateConnected, SessionID: sess.id, Timeout: sess.timeout,
+		}})
+		s.setWatches(c, sess)
+		return
+	}
+	if sess != nil {
+		sess.conn = nil
+		s.notWatching(c, sess, task.StateExpired)
+		c.sessionEvent(task.StateExpired)
+	}
+	c.establish()
+}
+
+// partition cuts c off for d (0: reconnect at once). Lock held.
+func (s *Server) partition(c *Conn, d time.Duration, applyInFlight bool) {
+	if c.closed || !c.started {
+		return
+	}
+	s.disconnect(c, applyInFlight)
+	if d <= 0 {
+		s.reconnect(c)
+		return
+	}
+	c.netDown = true
+	if c.heal != nil {
+		c.heal.Stop()
+	}
+	c.heal = s.afterFunc(d, func() {
+		c.heal = nil
+		c.netDown = false
+		s.tracef("c%d partition healed", c.num)
+		s.reconnect(c)
+	})
+}

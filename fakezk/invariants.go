@@ -1,0 +1,85 @@
+package fakezk
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// CheckInvariants verifies the server's own consistency: every ephemeral
+// has a live owner that lists it, no node has a child under an ephemeral,
+// and every Stat agrees with the node (numChildren, dataLength, zxids not
+// ahead of the server). It returns the first violation found.
+func (s *Server) CheckInvariants() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var err error
+	count := 0
+	s.tree.walk(func(n *node) {
+		count++
+		if err != nil {
+			return
+		}
+		st := n.stat
+		switch {
+		case int(st.NumChildren) != len(n.children):
+			err = fmt.Errorf("%s: numChildren %d, has %d", n.path, st.NumChildren, len(n.children))
+		case int(st.DataLength) != len(n.data):
+			err = fmt.Errorf("%s: dataLength %d, has %d", n.path, st.DataLength, len(n.data))
+		case st.Czxid > s.zxid || st.Mzxid > s.zxid || st.Pzxid > s.zxid:
+			err = fmt.Errorf("%s: zxid ahead of server (%d)", n.path, s.zxid)
+		case st.Mzxid < st.Czxid || st.Pzxid < st.Czxid:
+			err = fmt.Errorf("%s: mzxid/pzxid before czxid", n.path)
+		case n.isEphemeral() && len(n.children) > 0:
+			err = fmt.Errorf("%s: ephemeral with children", n.path)
+		case n.isEphemeral():
+			o := s.sessions[st.EphemeralOwner]
+			if o == nil || !o.alive {
+				err = fmt.Errorf("%s: ephemeral owner %#x is not a live session", n.path, st.EphemeralOwner)
+			} else if _, ok := o.ephemerals[n.path]; !ok {
+				err = fmt.Errorf("%s: owner does not list it", n.path)
+			}
+		}
+		if n.parent != nil && s.tree.nodes[n.path] != n {
+			err = fmt.Errorf("%s: not indexed", n.path)
+		}
+	})
+	if err == nil && count != len(s.tree.nodes) {
+		err = fmt.Errorf("index has %d nodes, tree %d", len(s.tree.nodes), count)
+	}
+	if err == nil {
+		for _, id := range s.sessionIDs() {
+			for p := range s.sessions[id].ephemerals {
+				if n := s.tree.nodes[p]; n == nil || n.stat.EphemeralOwner != id {
+					return fmt.Errorf("session %#x lists %s, which it does not own", id, p)
+				}
+			}
+		}
+	}
+	return err
+}
+
+// NodeStat returns path's Stat straight from the tree (for tests and
+// invariant checks; clients use ExistsRequest).
+func (s *Server) NodeStat(path string) (task.Stat, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.tree.nodes[path]
+	if n == nil {
+		return task.Stat{}, false
+	}
+	return n.stat, true
+}
+
+// Paths returns every node's path, sorted.
+func (s *Server) Paths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.tree.nodes))
+	for p := range s.tree.nodes {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,174 @@
+package fakezk
+
+import (
+	"github.com/zkflow/zkflow/task"
+)
+
+type itemKind uint8
+
+const (
+	itemResp  itemKind = iota // a response to done
+	itemWatch                 // a watch notification to a request's watch
+	itemEvent                 // a session event to Start's events
+)
+
+// item is one delivery to a client, queued in the order the session
+// observed it.
+type item struct {
+	kind itemKind
+	id   uint64
+	done func(task.Response)
+	resp task.Response
+	fn   func(task.Event)
+	ev   task.Event
+}
+
+// enqueue queues it for c. Called with the lock held.
+func (s *Server) enqueue(c *Conn, it item) {
+	if c == nil {
+		return
+	}
+	c.inbox = append(c.inbox, it)
+	s.markReady(c)
+}
+
+func (s *Server) markReady(c *Conn) {
+	if !c.inReady && !c.held && c.head < len(c.inbox) {
+		c.inReady = true
+		s.ready = append(s.ready, c)
+	}
+}
+
+func (s *Server) unready(i int) {
+	c := s.ready[i]
+	c.inReady = false
+	last := len(s.ready) - 1
+	s.ready[i] = s.ready[last]
+	s.ready[last] = nil
+	s.ready = s.ready[:last]
+}
+
+// pop takes c's next item. Called with the lock held.
+func (s *Server) pop(c *Conn) item {
+	it := c.inbox[c.head]
+	c.inbox[c.head] = item{}
+	c.head++
+	if c.head == len(c.inbox) {
+		c.inbox, c.head = c.inbox[:0], 0
+	}
+	s.traceDeliver(c, &it)
+	return it
+}
+
+func (it *item) call() {
+	switch it.kind {
+	case itemResp:
+		if it.done != nil {
+			it.done(it.resp)
+		}
+	default:
+		if it.fn != nil {
+			it.fn(it.ev)
+		}
+	}
+}
+
+// pump delivers, in automatic mode, everything deliverable. Only one
+// goroutine pumps at a time: a caller that finds another pumping leaves its
+// items to it, so callbacks never run concurrently and never with the lock.
+func (s *Server) pump() {
+	if s.cfg.Deterministic {
+		return
+	}
+	s.mu.Lock()
+	if s.pumping {
+		s.mu.Unlock()
+		return
+	}
+	s.pumping = true
+	for len(s.ready) > 0 {
+		c := s.ready[0]
+		it := s.pop(c)
+		if c.head >= len(c.inbox) {
+			s.unready(0)
+		}
+		s.mu.Unlock()
+		it.call()
+		s.mu.Lock()
+	}
+	s.pumping = false
+	s.mu.Unlock()
+}
+
+// Step runs one scheduling decision in deterministic mode: the seed picks
+// either a session whose oldest sent request the server applies next, or a
+// session whose oldest queued delivery the client receives next (each
+// session's order is kept), and, at Config.FaultRate, injects a drawn fault
+// first. The delivery's callback runs on the caller's goroutine. Step
+// reports false when nothing was left to do. Step and RunUntilIdle must not
+// be called from a Conn callback or concurrently with each other.
+func (s *Server) Step() bool {
+	s.stepMu.Lock()
+	defer s.stepMu.Unlock()
+	s.mu.Lock()
+	if s.cfg.FaultRate > 0 && s.rng.Float64() < s.cfg.FaultRate {
+		s.drawFault()
+	}
+	var appliers []*Conn
+	for _, c := range s.conns {
+		if len(c.outbox) > 0 && c.connected {
+			appliers = append(appliers, c)
+		}
+	}
+	n := len(appliers) + len(s.ready)
+	if n == 0 {
+		s.mu.Unlock()
+		return false
+	}
+	k := s.rng.IntN(n)
+	if k < len(appliers) {
+		c := appliers[k]
+		p := c.outbox[0]
+		c.outbox[0] = nil
+		c.outbox = c.outbox[1:]
+		s.apply(c, p, false)
+		s.mu.Unlock()
+		return true
+	}
+	k -= len(appliers)
+	c := s.ready[k]
+	it := s.pop(c)
+	if c.head >= len(c.inbox) {
+		s.unready(k)
+	}
+	s.mu.Unlock()
+	it.call()
+	return true
+}
+
+// RunUntilIdle steps until nothing is left to apply or deliver (timers not
+// yet due are not run: advance the clock for those). It returns the number
+// of steps taken. With FaultRate > 0 a drawn partition can leave requests
+// waiting for the clock.
+func (s *Server) RunUntilIdle() int {
+	n := 0
+	for s.Step() {
+		n++
+	}
+	return n
+}
+
+// Idle reports whether nothing is waiting to be applied or delivered.
+func (s *Server) Idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ready) > 0 {
+		return false
+	}
+	for _, c := range s.conns {
+		if len(c.outbox) > 0 && c.connected {
+			return false
+		}
+	}
+	return true
+}

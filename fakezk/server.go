@@ -1,0 +1,106 @@
+package fakezk
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// Server is an in-memory ZooKeeper 3.8 server: one znode tree, one zxid
+// counter, many sessions. All of its state sits behind one lock; no
+// callback is ever called with the lock held.
+type Server struct {
+	cfg   Config
+	clock task.Clock
+
+	mu       sync.Mutex
+	tree     *tree
+	zxid     int64
+	rng      *rand.Rand
+	sessions map[int64]*session
+	nextSess int64
+	conns    []*Conn
+	down     bool
+	dataW    map[string][]*watch // exists and getData watches
+	childW   map[string][]*watch // getChildren watches
+	trace    tracer
+
+	ready   []*Conn // conns with deliverable items
+	pumping bool    // automatic mode: a goroutine is delivering
+	stepMu  sync.Mutex
+}
+
+// New returns a server configured by cfg (see Config for defaults). It
+// panics if cfg does not validate: configuration is a programmer's choice.
+func New(cfg Config) *Server {
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	cfg.ensureDefaults()
+	s := &Server{
+		cfg:      cfg,
+		clock:    cfg.Clock,
+		tree:     newTree(),
+		rng:      rand.New(rand.NewPCG(cfg.Seed, 0x7a6b666c6f77)),
+		sessions: map[int64]*session{},
+		nextSess: 0x0100000000000000,
+		dataW:    map[string][]*watch{},
+		childW:   map[string][]*watch{},
+	}
+	s.trace.on = cfg.Trace
+	return s
+}
+
+// Clock returns the server's clock.
+func (s *Server) Clock() task.Clock { return s.clock }
+
+// Zxid returns the last zxid the server assigned.
+func (s *Server) Zxid() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.zxid
+}
+
+func (s *Server) nowMillis() int64 { return s.clock.Now().UnixMilli() }
+
+// afterFunc arms a clock timer whose f runs under the server lock and then
+// lets automatic mode deliver what it produced.
+func (s *Server) afterFunc(d time.Duration, f func()) task.Timer {
+	return s.clock.AfterFunc(d, func() {
+		s.mu.Lock()
+		f()
+		s.mu.Unlock()
+		s.pump()
+	})
+}
+
+// Connect returns a client connection. Its session is opened by Start.
+func (s *Server) Connect(cfg ConnConfig) *Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := &Conn{srv: s, num: len(s.conns) + 1, cfg: cfg}
+	s.conns = append(s.conns, c)
+	return c
+}
+
+// ConnConfig describes one client connection.
+type ConnConfig struct {
+	// Timeout is the session timeout the client asks for; the server
+	// negotiates it (see NegotiateTimeout). 0 asks for the minimum.
+	Timeout time.Duration
+}
+
+// Sessions returns the ids of the live sessions, in creation order.
+func (s *Server) Sessions() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []int64
+	for id := int64(0x0100000000000000); id < s.nextSess; id++ {
+		if _, ok := s.sessions[id]; ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}

@@ -1,0 +1,97 @@
+package fakezk
+
+import (
+	"slices"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// session is the server's side of a ZooKeeper session. It outlives
+// connections: a Conn that drops and comes back within the timeout finds it,
+// with its ephemerals and watches.
+type session struct {
+	id         int64
+	timeout    time.Duration
+	conn       *Conn
+	alive      bool
+	ephemerals map[string]struct{}
+	watches    []*watch // registration order; fired ones are dropped lazily
+	expiry     task.Timer
+}
+
+// createSession is ZooKeeper's createSession transaction: it takes a zxid.
+func (s *Server) createSession(c *Conn) *session {
+	s.zxid++
+	sess := &session{
+		id:         s.nextSess,
+		timeout:    NegotiateTimeout(c.cfg.Timeout, s.cfg.TickTime),
+		conn:       c,
+		alive:      true,
+		ephemerals: map[string]struct{}{},
+	}
+	s.nextSess++
+	s.sessions[sess.id] = sess
+	s.tracef("session open c%d id=%#x timeout=%s zxid=%d", c.num, sess.id, sess.timeout, s.zxid)
+	return sess
+}
+
+// closeSession is ZooKeeper's closeSession transaction, used for Close and
+// for expiry: one zxid; the ephemerals go (in path order, firing watches of
+// other sessions); the session's own watches leave the watch tables.
+func (s *Server) closeSession(sess *session, why string) {
+	if !sess.alive {
+		return
+	}
+	s.zxid++
+	tx := &txn{zxid: s.zxid, now: s.nowMillis()}
+	paths := make([]string, 0, len(sess.ephemerals))
+	for p := range sess.ephemerals {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	s.tracef("session %s id=%#x zxid=%d ephemerals=%v", why, sess.id, s.zxid, paths)
+	for _, p := range paths {
+		if n := s.tree.nodes[p]; n != nil {
+			s.removeNode(tx, n)
+		}
+	}
+	sess.alive = false
+	delete(s.sessions, sess.id)
+	s.stopExpiry(sess)
+	s.unregisterWatches(sess)
+	s.commit(tx)
+}
+
+// armExpiry starts the session's expiry countdown: the server stops hearing
+// from a session when its connection drops.
+func (s *Server) armExpiry(sess *session) {
+	if !sess.alive || sess.expiry != nil || s.down {
+		return
+	}
+	sess.expiry = s.afterFunc(sess.timeout, func() {
+		sess.expiry = nil
+		if sess.alive && !s.down {
+			s.expire(sess)
+		}
+	})
+}
+
+func (s *Server) stopExpiry(sess *session) {
+	if sess.expiry != nil {
+		sess.expiry.Stop()
+		sess.expiry = nil
+	}
+}
+
+// expire ends sess as the session tracker does. A connected client is cut
+// off and, reconnecting, learns of the expiry; a disconnected one learns it
+// when it comes back.
+func (s *Server) expire(sess *session) {
+	c := sess.conn
+	s.closeSession(sess, "expired")
+	if c != nil && c.sess == sess && c.connected {
+		s.disconnect(c, false)
+		s.reconnect(c)
+	}
+}

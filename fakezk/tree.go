@@ -1,0 +1,138 @@
+package fakezk
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// Ephemeral owners ZooKeeper reserves for containers and TTL nodes
+// (EphemeralType.CONTAINER and TTL): they show in Stat.EphemeralOwner.
+const (
+	containerOwner int64 = math.MinInt64
+	ttlOwnerMask   int64 = -0x100000000000000 // 0xFF00000000000000
+)
+
+type node struct {
+	path     string
+	data     []byte
+	acl      []task.ACL
+	stat     task.Stat
+	children map[string]*node
+	parent   *node
+	ttl      int64 // ms, TTL nodes only
+}
+
+func (n *node) isEphemeral() bool {
+	o := n.stat.EphemeralOwner
+	return o != 0 && o != containerOwner && o&ttlOwnerMask != ttlOwnerMask
+}
+
+func (n *node) isContainer() bool { return n.stat.EphemeralOwner == containerOwner }
+
+// tree is the znode namespace. It is owned by Server and guarded by its lock.
+type tree struct {
+	nodes map[string]*node
+}
+
+func newTree() *tree {
+	t := &tree{nodes: map[string]*node{}}
+	root := &node{path: "/", acl: task.OpenACL, children: map[string]*node{}}
+	t.nodes["/"] = root
+	// The nodes a fresh 3.8 server has (DataTree's constructor).
+	zk := t.addRaw(root, "zookeeper")
+	t.addRaw(zk, "quota")
+	t.addRaw(zk, "config")
+	return t
+}
+
+func (t *tree) addRaw(parent *node, name string) *node {
+	n := &node{path: task.Join(parent.path, name), acl: task.OpenACL, children: map[string]*node{}, parent: parent}
+	parent.children[name] = n
+	parent.stat.NumChildren = int32(len(parent.children))
+	t.nodes[n.path] = n
+	return n
+}
+
+// isSpecial reports the paths ZooKeeper refuses to delete (isSpecialPath).
+func isSpecial(path string) bool {
+	switch path {
+	case "/", "/zookeeper", "/zookeeper/quota", "/zookeeper/config":
+		return true
+	}
+	return false
+}
+
+// sortedChildren lists n's children in name order (for deterministic walks).
+func (n *node) sortedChildren() []*node {
+	names := make([]string, 0, len(n.children))
+	for name := range n.children {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	out := make([]*node, len(names))
+	for i, name := range names {
+		out[i] = n.children[name]
+	}
+	return out
+}
+
+// walk visits every node depth-first in name order.
+func (t *tree) walk(f func(*node)) {
+	var rec func(*node)
+	rec = func(n *node) {
+		f(n)
+		for _, c := range n.sortedChildren() {
+			rec(c)
+		}
+	}
+	rec(t.nodes["/"])
+}
+
+// worldPerms returns what world:anyone may do on n. Only the world scheme is
+// understood; entries of other schemes grant nothing to our sessions.
+func worldPerms(acl []task.ACL) int32 {
+	var p int32
+	for _, a := range acl {
+		if a.Scheme == "world" && a.ID == "anyone" {
+			p |= a.Perms
+		}
+	}
+	return p
+}
+
+// checkACL reports ErrNoAuth unless world:anyone holds perm on n.
+func checkACL(n *node, perm int32) error {
+	if worldPerms(n.acl)&perm == 0 {
+		return task.ErrNoAuth
+	}
+	return nil
+}
+
+// validACL mirrors PrepRequestProcessor.fixupACL for the schemes a session
+// without auth can use: an empty list or world with an id other than
+// anyone is ErrInvalidACL; "auth" needs authenticated ids, which our
+// sessions never have.
+func validACL(acl []task.ACL) error {
+	if len(acl) == 0 {
+		return task.ErrInvalidACL
+	}
+	for _, a := range acl {
+		switch a.Scheme {
+		case "world":
+			if a.ID != "anyone" {
+				return task.ErrInvalidACL
+			}
+		case "digest":
+			if !strings.Contains(a.ID, ":") {
+				return task.ErrInvalidACL
+			}
+		case "ip", "sasl", "x509":
+		default:
+			return task.ErrInvalidACL
+		}
+	}
+	return nil
+}

@@ -1,0 +1,249 @@
+package fakezk
+
+import (
+	"fmt"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// txn collects one transaction's watch triggers and, for multi, how to undo
+// its changes. Triggers fire only when the transaction commits.
+type txn struct {
+	zxid  int64
+	now   int64 // ms since the epoch
+	fires []fired
+	undo  []func()
+}
+
+type fired struct {
+	path string
+	typ  task.EventType
+}
+
+func (tx *txn) fire(path string, typ task.EventType) { tx.fires = append(tx.fires, fired{path, typ}) }
+
+func (tx *txn) rollback() {
+	for i := len(tx.undo) - 1; i >= 0; i-- {
+		tx.undo[i]()
+	}
+	tx.undo, tx.fires = nil, nil
+}
+
+// commit fires the transaction's watches, then removes containers it left
+// empty (ZooKeeper's ContainerManager does that on a timer; here it happens
+// at once, each removal its own transaction).
+func (s *Server) commit(tx *txn) {
+	var parents []string
+	for _, f := range tx.fires {
+		s.trigger(f.path, f.typ)
+		if f.typ == task.EventNodeChildrenChanged {
+			parents = append(parents, f.path)
+		}
+	}
+	for _, p := range parents {
+		n := s.tree.nodes[p]
+		if n != nil && n.isContainer() && len(n.children) == 0 && n.stat.Cversion > 0 {
+			s.zxid++
+			ctx := &txn{zxid: s.zxid, now: s.nowMillis()}
+			s.tracef("container removed %s zxid=%d", p, s.zxid)
+			s.removeNode(ctx, n)
+			s.commit(ctx)
+		}
+	}
+}
+
+func parentOf(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			if i == 0 {
+				return "/"
+			}
+			return path[:i]
+		}
+	}
+	return "/"
+}
+
+func versionOK(have, want int32) bool { return want == task.AnyVersion || have == want }
+
+// create follows PrepRequestProcessor.pRequest2TxnCreate: TTL support,
+// ACL validity, parent exists, create permission, the sequence suffix from
+// the parent's cversion, node exists, ephemeral parent; then
+// DataTree.createNode, which moves the parent's cversion and pzxid only if
+// the new cversion is larger (so at int32's maximum they stay put).
+func (s *Server) create(tx *txn, sess *session, r *task.CreateRequest) (string, task.Stat, error) {
+	if r.Mode.IsTTL() && !s.cfg.ExtendedTypes {
+		return "", task.Stat{}, task.ErrUnimplemented
+	}
+	if err := validACL(r.ACL); err != nil {
+		return "", task.Stat{}, err
+	}
+	path := r.Path
+	parent := s.tree.nodes[parentOf(path)]
+	if parent == nil {
+		return "", task.Stat{}, task.ErrNoNode
+	}
+	if err := checkACL(parent, task.PermCreate); err != nil {
+		return "", task.Stat{}, err
+	}
+	cv := parent.stat.Cversion
+	if r.Mode.IsSequential() {
+		path += fmt.Sprintf("%010d", cv)
+	}
+	if s.tree.nodes[path] != nil {
+		return "", task.Stat{}, task.ErrNodeExists
+	}
+	if parent.isEphemeral() {
+		return "", task.Stat{}, task.ErrNoChildrenForEphemerals
+	}
+	var owner int64
+	var ttl int64
+	switch {
+	case r.Mode.IsEphemeral():
+		owner = sess.id
+	case r.Mode == task.Container:
+		owner = containerOwner
+	case r.Mode.IsTTL():
+		ttl = r.TTL.Milliseconds()
+		owner = ttlOwnerMask | ttl
+	}
+	n := &node{
+		path:     path,
+		data:     append([]byte(nil), r.Data...),
+		acl:      r.ACL,
+		children: map[string]*node{},
+		parent:   parent,
+		ttl:      ttl,
+		stat: task.Stat{
+			Czxid: tx.zxid, Mzxid: tx.zxid, Pzxid: tx.zxid,
+			Ctime: tx.now, Mtime: tx.now,
+			EphemeralOwner: owner, DataLength: int32(len(r.Data)),
+		},
+	}
+	oldCv, oldPz := parent.stat.Cversion, parent.stat.Pzxid
+	if newCv := cv + 1; newCv > cv {
+		parent.stat.Cversion = newCv
+		parent.stat.Pzxid = tx.zxid
+	}
+	name := path[len(parent.path):]
+	if parent.path != "/" {
+		name = name[1:]
+	} else {
+		name = path[1:]
+	}
+	parent.children[name] = n
+	parent.stat.NumChildren++
+	s.tree.nodes[path] = n
+	if r.Mode.IsEphemeral() {
+		sess.ephemerals[path] = struct{}{}
+	}
+	tx.undo = append(tx.undo, func() {
+		delete(parent.children, name)
+		parent.stat.NumChildren--
+		parent.stat.Cversion, parent.stat.Pzxid = oldCv, oldPz
+		delete(s.tree.nodes, path)
+		delete(sess.ephemerals, path)
+	})
+	tx.fire(path, task.EventNodeCreated)
+	tx.fire(parent.path, task.EventNodeChildrenChanged)
+	return path, n.stat, nil
+}
+
+// delete follows pRequest2TxnDelete: special paths are bad arguments, then
+// parent and node must exist, delete permission on the parent, the version,
+// and only then children (a bad version on a node with children is
+// BADVERSION). Deleting does not change the parent's cversion, only its pzxid.
+func (s *Server) delete(tx *txn, r *task.DeleteRequest) error {
+	if isSpecial(r.Path) {
+		return task.ErrBadArguments
+	}
+	parent := s.tree.nodes[parentOf(r.Path)]
+	if parent == nil {
+		return task.ErrNoNode
+	}
+	n := s.tree.nodes[r.Path]
+	if n == nil {
+		return task.ErrNoNode
+	}
+	if err := checkACL(parent, task.PermDelete); err != nil {
+		return err
+	}
+	if !versionOK(n.stat.Version, r.Version) {
+		return task.ErrBadVersion
+	}
+	if len(n.children) > 0 {
+		return task.ErrNotEmpty
+	}
+	s.removeNode(tx, n)
+	return nil
+}
+
+// removeNode is DataTree.deleteNode: it unlinks n and fires its triggers.
+func (s *Server) removeNode(tx *txn, n *node) {
+	parent := n.parent
+	name := task.Base(n.path)
+	oldPz := parent.stat.Pzxid
+	delete(parent.children, name)
+	parent.stat.NumChildren--
+	if tx.zxid > parent.stat.Pzxid {
+		parent.stat.Pzxid = tx.zxid
+	}
+	delete(s.tree.nodes, n.path)
+	var owner *session
+	if n.isEphemeral() {
+		if o := s.sessions[n.stat.EphemeralOwner]; o != nil {
+			owner = o
+			delete(o.ephemerals, n.path)
+		}
+	}
+	tx.undo = append(tx.undo, func() {
+		parent.children[name] = n
+		parent.stat.NumChildren++
+		parent.stat.Pzxid = oldPz
+		s.tree.nodes[n.path] = n
+		if owner != nil {
+			owner.ephemerals[n.path] = struct{}{}
+		}
+	})
+	tx.fire(n.path, task.EventNodeDeleted)
+	tx.fire(parent.path, task.EventNodeChildrenChanged)
+}
+
+// setData follows pRequest2TxnSetData: node exists, write permission,
+// version. The version wraps past int32's maximum as Java's int does.
+func (s *Server) setData(tx *txn, r *task.SetDataRequest) (task.Stat, error) {
+	n := s.tree.nodes[r.Path]
+	if n == nil {
+		return task.Stat{}, task.ErrNoNode
+	}
+	if err := checkACL(n, task.PermWrite); err != nil {
+		return task.Stat{}, err
+	}
+	if !versionOK(n.stat.Version, r.Version) {
+		return task.Stat{}, task.ErrBadVersion
+	}
+	old, oldData := n.stat, n.data
+	n.data = append([]byte(nil), r.Data...)
+	n.stat.Version++
+	n.stat.Mzxid = tx.zxid
+	n.stat.Mtime = tx.now
+	n.stat.DataLength = int32(len(r.Data))
+	tx.undo = append(tx.undo, func() { n.stat, n.data = old, oldData })
+	tx.fire(r.Path, task.EventNodeDataChanged)
+	return n.stat, nil
+}
+
+// check is the multi's version check: node exists, read permission, version.
+func (s *Server) check(r *task.CheckRequest) error {
+	n := s.tree.nodes[r.Path]
+	if n == nil {
+		return task.ErrNoNode
+	}
+	if err := checkACL(n, task.PermRead); err != nil {
+		return err
+	}
+	if !versionOK(n.stat.Version, r.Version) {
+		return task.ErrBadVersion
+	}
+	return nil
+}

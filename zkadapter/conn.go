@@ -1,0 +1,228 @@
+package zkadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Conn is a task.Conn over one go-zookeeper client: one session at a time,
+// one serialized stream of callbacks. Create it with New or Dial.
+type Conn struct {
+	cfg Config
+	log *slog.Logger
+	q   *queue
+
+	startOnce sync.Once
+	startErr  error
+	dialCtx   context.Context // canceled by Close: ends dials in progress
+	cancel    context.CancelFunc
+	zkEvents  <-chan zk.Event // go-zookeeper's own channel, drained only to see it closed
+
+	wg sync.WaitGroup // request and watch goroutines
+
+	mu        sync.Mutex
+	zc        *zk.Conn
+	events    func(task.Event)
+	began     bool // Start was called
+	closing   bool
+	closed    chan struct{} // closed when Close has finished
+	state     task.State
+	sessionID int64
+	timeout   time.Duration
+	gen       uint64 // session generation: bumped on every expiry
+	pending   map[*call]struct{}
+	watches   map[*watchEntry]struct{}
+	first     chan struct{} // closed at the first session
+	hs        handshake     // the last connect response seen on the wire
+	lastErr   error         // the last dial or handshake failure, for Connect's error
+}
+
+var _ task.Conn = (*Conn)(nil)
+
+// New validates cfg and returns a Conn that has not touched the network
+// yet: Connect or Start opens it.
+func New(cfg Config) (*Conn, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Conn{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		q:       newQueue(),
+		closed:  make(chan struct{}),
+		pending: make(map[*call]struct{}),
+		watches: make(map[*watchEntry]struct{}),
+		first:   make(chan struct{}),
+		state:   task.StateConnecting,
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.dialCtx, c.cancel = context.WithCancel(context.Background())
+	return c, nil
+}
+
+// Dial is New followed by Connect: it returns once a session is
+// established, or closes the Conn and returns an error wrapping
+// ErrNoSession and ctx's error (with the last dial or handshake failure)
+// when ctx ends first. Start must still be called to receive events; the
+// events that happened before it (the first StateConnected) are kept.
+func Dial(ctx context.Context, cfg Config) (*Conn, error) {
+	c, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Connect(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Connect opens the connection if it is not open and waits until the
+// first session is established or ctx ends. It does not close the Conn
+// when ctx ends: go-zookeeper keeps trying in the background.
+func (c *Conn) Connect(ctx context.Context) error {
+	if err := c.open(); err != nil {
+		return err
+	}
+	select {
+	case <-c.first:
+		return nil
+	case <-c.closed:
+		return task.ErrClosed
+	case <-ctx.Done():
+		c.mu.Lock()
+		last := c.lastErr
+		c.mu.Unlock()
+		if last == nil {
+			last = errors.New("none seen")
+		}
+		return fmt.Errorf("%w with %v: %w (last error: %v)", ErrNoSession, c.cfg.Servers, ctx.Err(), last)
+	}
+}
+
+// open starts the go-zookeeper client once.
+func (c *Conn) open() error {
+	c.startOnce.Do(func() {
+		c.mu.Lock()
+		closing := c.closing
+		c.mu.Unlock()
+		if closing {
+			c.startErr = task.ErrClosed
+			return
+		}
+		zc, ev, err := zk.Connect(c.cfg.Servers, c.cfg.SessionTimeout,
+			zk.WithDialer(c.dial),
+			zk.WithLogger(zkLogger{c}),
+			zk.WithLogInfo(true),
+			zk.WithEventCallback(c.onZKEvent),
+			zk.WithMaxBufferSize(2*c.cfg.MaxDataSize+64*1024),
+		)
+		if err != nil {
+			c.startErr = fmt.Errorf("zkadapter: %w", err)
+			return
+		}
+		c.mu.Lock()
+		c.zc, c.zkEvents = zc, ev
+		c.mu.Unlock()
+	})
+	return c.startErr
+}
+
+// Start implements task.Conn: it opens the connection if Connect did not,
+// and starts delivering events (including those that happened before it,
+// such as the first StateConnected) to events, on the Conn's delivery
+// goroutine.
+func (c *Conn) Start(events func(task.Event)) error {
+	if events == nil {
+		return fmt.Errorf("zkadapter: Start: %w: nil events function", task.ErrInvalidArgument)
+	}
+	c.mu.Lock()
+	if c.began {
+		c.mu.Unlock()
+		return errors.New("zkadapter: Start called twice")
+	}
+	if c.closing {
+		c.mu.Unlock()
+		return task.ErrClosed
+	}
+	c.began = true
+	c.events = events
+	c.mu.Unlock()
+	if err := c.open(); err != nil {
+		return err
+	}
+	c.q.start()
+	return nil
+}
+
+// emit queues a session event. c.mu must be held.
+func (c *Conn) emit(ev task.Event) {
+	c.q.push(func() {
+		// events is set before the queue is started, and never changes.
+		if fn := c.events; fn != nil {
+			fn(ev)
+		}
+	})
+}
+
+// SessionID returns the current session's id (0 before the first one).
+func (c *Conn) SessionID() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+// Close implements task.Conn: it closes the session (its ephemerals go),
+// completes every pending request with task.ErrClosed and every watch with
+// EventNotWatching (State Closed), reports StateClosed, and returns once
+// every goroutine of the Conn and of its go-zookeeper client has returned
+// and every callback has run. go-zookeeper waits up to about a second for
+// the server to acknowledge the close; with the server down, Close takes
+// that long. Safe to call more than once and from any goroutine except
+// the delivery goroutine (a callback must not call back into the Conn).
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		<-c.closed
+		return nil
+	}
+	c.closing = true
+	for cl := range c.pending {
+		c.finish(cl, task.Response{Err: task.ErrClosed})
+	}
+	for w := range c.watches {
+		c.fire(w, task.Event{Type: task.EventNotWatching, State: task.StateClosed, Path: w.path})
+	}
+	c.state = task.StateClosed
+	c.mu.Unlock()
+
+	// No client after Close; and if open is running, wait for it.
+	c.startOnce.Do(func() { c.startErr = task.ErrClosed })
+	c.mu.Lock()
+	zc, ev := c.zc, c.zkEvents
+	c.mu.Unlock()
+	c.cancel()
+	if zc != nil {
+		zc.Close()
+		for range ev { // go-zookeeper closes it when its loop goroutine returns
+		}
+	}
+	c.wg.Wait()
+
+	c.mu.Lock()
+	c.emit(task.Event{Type: task.EventNone, State: task.StateClosed})
+	c.mu.Unlock()
+	c.q.close()
+	close(c.closed)
+	return nil
+}

@@ -42,6 +42,9 @@ type Options struct {
 	StartTimeout time.Duration
 	// Extra lines for zoo.cfg, "key=value".
 	Extra []string
+	// Throughput starts the JVM for speed of serving (full JIT) instead of
+	// speed of starting (C1 only, serial GC): for benchmarks.
+	Throughput bool
 }
 
 func (o *Options) defaults() {
@@ -128,7 +131,7 @@ func (s *Server) Running() bool {
 	}
 }
 
-func (s *Server) start(main string) error {
+func (s *Server) start(main string, throughput bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd != nil {
@@ -142,8 +145,11 @@ func (s *Server) start(main string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("java",
-		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+	jvm := []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"}
+	if throughput {
+		jvm = []string{"-Xmx512m", "-Xms512m", "-Xshare:auto"}
+	}
+	args := append(jvm,
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dzookeeper.extendedTypesEnabled=true",
 		"-Dzookeeper.cnxTimeout=500",
@@ -151,6 +157,7 @@ func (s *Server) start(main string) error {
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-cp", classpath(), main, filepath.Join(s.dir, "zoo.cfg"))
+	cmd := exec.Command("java", args...)
 	cmd.Dir = s.dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf

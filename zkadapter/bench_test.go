@@ -1,0 +1,186 @@
+package zkadapter
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/zkserver"
+	"github.com/zkflow/zkflow/task"
+)
+
+// outstanding is how many operations each contender keeps in flight on its
+// one session.
+const outstanding = 64
+
+// BenchmarkPipelined: one server, one session per contender, 64 getData
+// (or setData) operations outstanding at all times; ns/op is per
+// operation. raw is go-zookeeper with 64 goroutines; conn is this Conn
+// driven by a goroutine that reissues on every done; executor is 64
+// executor flows, each a loop of task.Get (task.Set) over this Conn.
+func BenchmarkPipelined(b *testing.B) {
+	opts := serverOpts
+	opts.Throughput = true
+	srv := zkserver.Standalone(b, opts)
+	cfg := Config{Servers: srv.Addrs(), SessionTimeout: 10 * time.Second}
+	setup, err := Dial(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan task.Response, 1)
+	setup.Start(func(task.Event) {})
+	setup.Do(&task.CreateRequest{Path: "/bench", Data: make([]byte, 64), Mode: task.Persistent, ACL: task.OpenACL},
+		func(r task.Response) { done <- r }, nil)
+	if r := <-done; r.Err != nil {
+		b.Fatal(r.Err)
+	}
+	// Warm the server's JIT up before measuring anything.
+	for range 40 {
+		for range outstanding * 50 {
+			setup.Do(&task.GetDataRequest{Path: "/bench"}, func(task.Response) {}, nil)
+		}
+		setup.Do(&task.SyncRequest{Path: "/bench"}, func(r task.Response) { done <- r }, nil)
+		<-done
+	}
+	setup.Close()
+
+	// Contenders alternate, so that drifts of the server (JIT, GC, the
+	// machine's other load) spread over all of them.
+	for _, op := range []string{"get", "set"} {
+		for range 3 {
+			b.Run(op+"/raw", func(b *testing.B) { benchRaw(b, cfg, op) })
+			b.Run(op+"/conn", func(b *testing.B) { benchConn(b, cfg, op) })
+			b.Run(op+"/executor", func(b *testing.B) { benchExecutor(b, cfg, op) })
+		}
+	}
+}
+
+func benchRequest(op string) task.Request {
+	if op == "get" {
+		return &task.GetDataRequest{Path: "/bench"}
+	}
+	return &task.SetDataRequest{Path: "/bench", Data: make([]byte, 64), Version: task.AnyVersion}
+}
+
+func benchRaw(b *testing.B, cfg Config, op string) {
+	zc, _, err := zk.Connect(cfg.Servers, cfg.SessionTimeout, zk.WithLogInfo(false))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer zc.Close()
+	data := make([]byte, 64)
+	var left atomic.Int64
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	left.Store(int64(b.N))
+	b.ResetTimer()
+	for range outstanding {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for left.Add(-1) >= 0 {
+				var err error
+				if op == "get" {
+					_, _, err = zc.Get("/bench")
+				} else {
+					_, err = zc.Set("/bench", data, -1)
+				}
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	if err := failed.Load(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func benchConn(b *testing.B, cfg Config, op string) {
+	c, err := Dial(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	c.Start(func(task.Event) {})
+	req := benchRequest(op)
+	results := make(chan error, outstanding)
+	doneFn := func(r task.Response) { results <- r.Err }
+	b.ResetTimer()
+	issued := 0
+	for ; issued < outstanding && issued < b.N; issued++ {
+		c.Do(req, doneFn, nil)
+	}
+	for completed := 0; completed < b.N; completed++ {
+		if err := <-results; err != nil {
+			b.Fatal(err)
+		}
+		if issued < b.N {
+			issued++
+			c.Do(req, doneFn, nil)
+		}
+	}
+	b.StopTimer()
+}
+
+func benchExecutor(b *testing.B, cfg Config, op string) {
+	c, err := Dial(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ex, err := executor.New(executor.Config{Conn: c})
+	if err != nil {
+		c.Close()
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- ex.Run(ctx) }()
+	defer func() {
+		ex.Close()
+		<-ran
+		cancel()
+		c.Close()
+	}()
+	var one task.Task[task.Unit]
+	if op == "get" {
+		one = task.Map(task.Get("/bench"), func(task.Data) task.Unit { return task.Unit{} })
+	} else {
+		one = task.Map(task.Set("/bench", make([]byte, 64), task.AnyVersion), func(task.Stat) task.Unit { return task.Unit{} })
+	}
+	// Each of the 64 workers is a flow that runs one op and resubmits
+	// itself from its continuation (on the executor goroutine) while ops
+	// are left.
+	var left atomic.Int64
+	left.Store(int64(b.N))
+	finished := make(chan error, outstanding)
+	var worker func(task.Unit, error)
+	worker = func(_ task.Unit, err error) {
+		if err != nil {
+			finished <- err
+			return
+		}
+		if left.Add(-1) < 0 {
+			finished <- nil
+			return
+		}
+		executor.Submit(ex, one, worker)
+	}
+	b.ResetTimer()
+	for range outstanding {
+		worker(task.Unit{}, nil)
+	}
+	for range outstanding {
+		if err := <-finished; err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+}

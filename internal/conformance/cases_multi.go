@@ -11,7 +11,7 @@ func multi(e *Env, ops ...task.MultiOp) task.Response {
 func setOp(p string, v int32) *task.SetDataRequest {
 	return &task.SetDataRequest{Path: p, Data: []byte("m"), Version: v}
 }
-func delOp(p string, v int32) *task.DeleteRequest { return &task.DeleteRequest{Path: p, Version: v} }
+func delOp(p string, v int32) *task.DeleteRequest  { return &task.DeleteRequest{Path: p, Version: v} }
 func checkOp(p string, v int32) *task.CheckRequest { return &task.CheckRequest{Path: p, Version: v} }
 
 // failedAt checks a failed multi's results: RolledBack before i, err at i,

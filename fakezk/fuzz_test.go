@@ -83,10 +83,20 @@ func FuzzOps(f *testing.F) {
 				}
 			}
 		}
-		for srv.RunUntilIdle() > 0 || clk.AdvanceToNext() {
-		}
+		settle(t, srv, clk)
 		if err := srv.CheckInvariants(); err != nil {
 			t.Fatal(err)
 		}
 	})
+}
+
+// settle runs the server and its clock until nothing is pending, failing
+// if that does not happen in a bounded number of rounds.
+func settle(t testing.TB, srv *fakezk.Server, clk *fakezk.Clock) {
+	for range 100000 {
+		if srv.RunUntilIdle() == 0 && !clk.AdvanceToNext() {
+			return
+		}
+	}
+	t.Fatalf("server did not settle: %d timers pending", clk.Pending())
 }

@@ -1,0 +1,21 @@
+// Package conformance is a table of ZooKeeper behaviours (path rules, error
+// precedence, Stat fields after each operation, sequential naming and its
+// wrap, ephemeral rules, every watch trigger, multi results, session
+// expiry) written against task.Conn only, so that the same cases check
+// fakezk and, through zkadapter, a real ZooKeeper 3.8 server.
+//
+// A target provides connections (Target) and, optionally, the powers some
+// cases need (Expirer, Dropper, InFlight, Partitioner, CounterSetter,
+// ContainerReaper); a case that needs a power the target lacks is skipped.
+// Run(t, newTarget) runs every case as a subtest under its own fresh node
+// (/zkflow-conformance/<case>), so a shared real server can be used.
+//
+// Clients record what their callbacks receive and never block in them;
+// the harness waits by settling the target (a deterministic fake runs its
+// scheduler) and then, for a real server, on the callbacks, bounded by a
+// generous limit. Negative checks ("no event") rely on ZooKeeper's
+// guarantee that a client sees a watch event before any later response
+// that reflects the change: a Barrier round trip after the write.
+//
+// Start reading at cases.go; each case names the behaviour it checks.
+package conformance

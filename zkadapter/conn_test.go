@@ -147,7 +147,9 @@ func TestNoSession(t *testing.T) {
 }
 
 func TestOperations(t *testing.T) {
-	srv := zkserver.Standalone(t, serverOpts)
+	opts := serverOpts
+	opts.ExtendedTypes = true
+	srv := zkserver.Standalone(t, opts)
 	c, r := open(t, Config{Servers: srv.Addrs(), SessionTimeout: 4 * time.Second})
 	ev, _ := r.waitState(t, 0, task.StateConnected, 10*time.Second)
 	if ev.SessionID == 0 || ev.Timeout != 4*time.Second || ev.SessionID != c.SessionID() {
@@ -155,8 +157,8 @@ func TestOperations(t *testing.T) {
 	}
 
 	resp := mustOK(t, do(t, c, r, &task.CreateRequest{Path: "/ops", Data: []byte("x"), Mode: task.Persistent, ACL: task.OpenACL}, nil))
-	if resp.Path != "/ops" {
-		t.Fatalf("create path = %q", resp.Path)
+	if resp.Path != "/ops" || resp.Stat.Czxid == 0 || resp.Stat.Czxid != resp.Stat.Mzxid || resp.Stat.DataLength != 1 {
+		t.Fatalf("create = %q %+v", resp.Path, resp.Stat)
 	}
 	mustErr(t, do(t, c, r, &task.CreateRequest{Path: "/ops", Mode: task.Persistent, ACL: task.OpenACL}, nil), task.ErrNodeExists)
 	mustErr(t, do(t, c, r, &task.CreateRequest{Path: "/nope/x", Mode: task.Persistent, ACL: task.OpenACL}, nil), task.ErrNoNode)
@@ -189,8 +191,20 @@ func TestOperations(t *testing.T) {
 	if p := mustOK(t, do(t, c, r, &task.SyncRequest{Path: "/ops"}, nil)).Path; p != "/ops" {
 		t.Fatalf("sync path = %q", p)
 	}
-	mustOK(t, do(t, c, r, &task.CreateRequest{Path: "/ttl", Mode: task.PersistentWithTTL, TTL: time.Hour, ACL: task.OpenACL}, nil))
-	mustOK(t, do(t, c, r, &task.CreateRequest{Path: "/container", Mode: task.Container, ACL: task.OpenACL}, nil))
+	if st := mustOK(t, do(t, c, r, &task.CreateRequest{Path: "/ttl", Mode: task.PersistentWithTTL, TTL: time.Hour, ACL: task.OpenACL}, nil)).Stat; st.Czxid == 0 {
+		t.Fatalf("ttl create stat %+v", st)
+	}
+	if st := mustOK(t, do(t, c, r, &task.CreateRequest{Path: "/container", Mode: task.Container, ACL: task.OpenACL}, nil)).Stat; st.EphemeralOwner != -1<<63 {
+		t.Fatalf("container create stat %+v", st)
+	}
+	// Container and TTL creates inside a multi, with their Stats.
+	m0 := mustOK(t, do(t, c, r, &task.MultiRequest{Ops: []task.MultiOp{
+		&task.CreateRequest{Path: "/container/m", Mode: task.Container, ACL: task.OpenACL},
+		&task.CreateRequest{Path: "/ttl2", Mode: task.PersistentSequentialWithTTL, TTL: time.Hour, ACL: task.OpenACL},
+	}}, nil))
+	if len(m0.Results) != 2 || m0.Results[0].Stat.Czxid == 0 || m0.Results[1].Path != "/ttl20000000006" {
+		t.Fatalf("multi of container and ttl = %+v", m0.Results)
+	}
 
 	// A multi that succeeds: per-op results.
 	m := mustOK(t, do(t, c, r, &task.MultiRequest{Ops: []task.MultiOp{
@@ -199,7 +213,7 @@ func TestOperations(t *testing.T) {
 		&task.SetDataRequest{Path: "/ops/m", Data: []byte("mm"), Version: 0},
 		&task.DeleteRequest{Path: seq.Path, Version: 0},
 	}}, nil))
-	if len(m.Results) != 4 || m.Results[1].Path != "/ops/m" || m.Results[2].Stat.Version != 1 {
+	if len(m.Results) != 4 || m.Results[1].Path != "/ops/m" || m.Results[1].Stat.DataLength != 1 || m.Results[2].Stat.Version != 1 {
 		t.Fatalf("multi results = %+v", m.Results)
 	}
 	// A multi that fails at op 1: op 0 rolled back, op 2 never tried.

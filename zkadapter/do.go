@@ -77,7 +77,9 @@ func (c *Conn) complete(cl *call, resp task.Response, zerr error, ch <-chan zk.E
 		c.finish(cl, task.Response{Err: task.ErrSessionExpired})
 		return
 	}
-	resp.Err = mapErr(zerr)
+	if zerr != nil {
+		resp = task.Response{Err: mapErr(zerr)}
+	}
 	if ch != nil && cl.watch != nil {
 		c.addWatch(cl, ch)
 	}

@@ -15,7 +15,7 @@ func run(zc *zk.Conn, req task.Request) (task.Response, error, <-chan zk.Event) 
 	switch r := req.(type) {
 	case *task.CreateRequest:
 		var err error
-		resp.Path, err = create(zc, r)
+		resp.Path, resp.Stat, err = create(zc, r)
 		return resp, err, nil
 	case *task.DeleteRequest:
 		return resp, zc.Delete(r.Path, r.Version), nil
@@ -84,64 +84,11 @@ func run(zc *zk.Conn, req task.Request) (task.Response, error, <-chan zk.Event) 
 		resp.Path = p
 		return resp, err, nil
 	case *task.MultiRequest:
-		return multi(zc, r)
+		resp, err := multi(zc, r)
+		return resp, err, nil
 	}
 	// Unreachable: task.Validate rejects every other request.
 	return resp, fmt.Errorf("zkadapter: unknown request %T: %w", req, task.ErrInvalidArgument), nil
-}
-
-// create sends a create with the opcode go-zookeeper has for the mode:
-// create (no Stat in the reply: go-zookeeper v1.0.4 has no create2),
-// createContainer or createTTL.
-func create(zc *zk.Conn, r *task.CreateRequest) (string, error) {
-	acl := acls(r.ACL)
-	switch {
-	case r.Mode == task.Container:
-		return zc.CreateContainer(r.Path, r.Data, zk.FlagContainer, acl)
-	case r.Mode.IsTTL():
-		return zc.CreateTTL(r.Path, r.Data, int32(r.Mode), acl, r.TTL)
-	}
-	return zc.Create(r.Path, r.Data, int32(r.Mode), acl)
-}
-
-func multi(zc *zk.Conn, r *task.MultiRequest) (task.Response, error, <-chan zk.Event) {
-	ops := make([]any, len(r.Ops))
-	for i, op := range r.Ops {
-		switch o := op.(type) {
-		case *task.CreateRequest:
-			// go-zookeeper sends every create of a multi as opCreate with
-			// the mode's flags; the server decides what a container or TTL
-			// mode means there.
-			ops[i] = &zk.CreateRequest{Path: o.Path, Data: o.Data, Acl: acls(o.ACL), Flags: int32(o.Mode)}
-		case *task.DeleteRequest:
-			ops[i] = &zk.DeleteRequest{Path: o.Path, Version: o.Version}
-		case *task.SetDataRequest:
-			ops[i] = &zk.SetDataRequest{Path: o.Path, Data: o.Data, Version: o.Version}
-		case *task.CheckRequest:
-			ops[i] = &zk.CheckVersionRequest{Path: o.Path, Version: o.Version}
-		}
-	}
-	res, err := zc.Multi(ops...)
-	var resp task.Response
-	if len(res) == 0 {
-		return resp, err, nil
-	}
-	resp.Results = make([]task.MultiResult, len(res))
-	for i, mr := range res {
-		out := &resp.Results[i]
-		out.Path = mr.String
-		if mr.Stat != nil {
-			out.Stat = stat(mr.Stat)
-		}
-		switch {
-		case err != nil && mr.Error == nil:
-			// The multi failed: this op succeeded and was rolled back.
-			out.RolledBack = true
-		default:
-			out.Err = mapErr(mr.Error)
-		}
-	}
-	return resp, err, nil
 }
 
 func stat(s *zk.Stat) task.Stat {

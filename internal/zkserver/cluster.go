@@ -93,7 +93,7 @@ func newCluster(t testing.TB, n int, opts Options) (*Cluster, error) {
 		}
 	}
 	for _, s := range c.Servers {
-		if err := s.start(c.main, c.opts.Throughput); err != nil {
+		if err := s.start(c.main, c.opts); err != nil {
 			return nil, err
 		}
 	}
@@ -156,7 +156,7 @@ func (c *Cluster) Kill(i int) { c.Servers[i].signal(syscall.SIGKILL, 10*time.Sec
 
 // Start starts server i again, on the same ports and data, and returns at
 // once; WaitServing waits for it to serve.
-func (c *Cluster) Start(i int) error { return c.Servers[i].start(c.main, c.opts.Throughput) }
+func (c *Cluster) Start(i int) error { return c.Servers[i].start(c.main, c.opts) }
 
 // Restart starts server i again and waits until it serves or ctx ends.
 func (c *Cluster) Restart(ctx context.Context, i int) error {

@@ -45,6 +45,10 @@ type Options struct {
 	// Throughput starts the JVM for speed of serving (full JIT) instead of
 	// speed of starting (C1 only, serial GC): for benchmarks.
 	Throughput bool
+	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled),
+	// which ZooKeeper disables by default (creates then fail with
+	// UNIMPLEMENTED).
+	ExtendedTypes bool
 }
 
 func (o *Options) defaults() {
@@ -131,7 +135,7 @@ func (s *Server) Running() bool {
 	}
 }
 
-func (s *Server) start(main string, throughput bool) error {
+func (s *Server) start(main string, o Options) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd != nil {
@@ -146,12 +150,12 @@ func (s *Server) start(main string, throughput bool) error {
 		return err
 	}
 	jvm := []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"}
-	if throughput {
+	if o.Throughput {
 		jvm = []string{"-Xmx512m", "-Xms512m", "-Xshare:auto"}
 	}
 	args := append(jvm,
 		"-Dzookeeper.admin.enableServer=false",
-		"-Dzookeeper.extendedTypesEnabled=true",
+		fmt.Sprintf("-Dzookeeper.extendedTypesEnabled=%t", o.ExtendedTypes),
 		"-Dzookeeper.cnxTimeout=500",
 		"-Dzookeeper.jmx.log4j.disable=true",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",

@@ -1,0 +1,343 @@
+package zkadapter
+
+import (
+	"encoding/binary"
+	"errors"
+	"unsafe"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkflow/zkflow/task"
+)
+
+// go-zookeeper v1.0.4 sends every create as opCreate, whose reply has no
+// Stat, and every create of a multi as opCreate too. ZooKeeper's create2,
+// createContainer and createTTL replies carry the new node's Stat (and a
+// multi may hold container and TTL creates), so the Conn sends those
+// opcodes itself through go-zookeeper's own request path: (*zk.Conn).request
+// queues a request with its xid, sends it on the session's connection,
+// matches the reply, decodes it by reflection (or a Decode method) and
+// fails it with ErrConnectionClosed, ErrNoServer or ErrSessionExpired like
+// every public call. The function is unexported, so it is reached with
+// go:linkname; go.mod pins v1.0.4, whose signature this declares (the last
+// parameter is a func(*request, *responseHeader, error), always nil here,
+// hence a pointer-sized placeholder). Callers must not read res when the
+// error is zk.ErrConnectionClosed: go-zookeeper's receive loop may still
+// write it.
+//
+//go:linkname zkRequest github.com/go-zookeeper/zk.(*Conn).request
+func zkRequest(c *zk.Conn, opcode int32, req any, res any, recvFunc unsafe.Pointer) (int64, error)
+
+// ZooKeeper opcodes (ZooDefs.OpCode) the Conn sends itself.
+const (
+	opError           = -1
+	opCreate          = 1
+	opDelete          = 2
+	opSetData         = 5
+	opCheck           = 13
+	opMulti           = 14
+	opCreate2         = 15
+	opCreateContainer = 19
+	opCreateTTL       = 21
+)
+
+type create2Request struct {
+	Path  string
+	Data  []byte
+	Acl   []zk.ACL
+	Flags int32
+}
+
+type createTTLRequest struct {
+	Path  string
+	Data  []byte
+	Acl   []zk.ACL
+	Flags int32
+	TTL   int64
+}
+
+type create2Response struct {
+	Path string
+	Stat zk.Stat
+}
+
+// createOp returns the opcode and request body of a create.
+func createOp(r *task.CreateRequest) (int32, any) {
+	acl := acls(r.ACL)
+	switch {
+	case r.Mode == task.Container:
+		return opCreateContainer, &create2Request{r.Path, r.Data, acl, int32(r.Mode)}
+	case r.Mode.IsTTL():
+		return opCreateTTL, &createTTLRequest{r.Path, r.Data, acl, int32(r.Mode), r.TTL.Milliseconds()}
+	}
+	return opCreate2, &create2Request{r.Path, r.Data, acl, int32(r.Mode)}
+}
+
+// create sends a create and returns the created name and Stat.
+func create(zc *zk.Conn, r *task.CreateRequest) (string, task.Stat, error) {
+	op, body := createOp(r)
+	var res create2Response
+	if _, err := zkRequest(zc, op, body, &res, nil); err != nil {
+		return "", task.Stat{}, err
+	}
+	return res.Path, stat(&res.Stat), nil
+}
+
+// multiRequest is a multi on the wire: each op with its header, then the
+// done header.
+type multiRequest struct {
+	ops []multiOp
+}
+
+type multiOp struct {
+	code int32
+	body any
+}
+
+// Encode implements go-zookeeper's encoder interface. It checks every
+// bound itself: go-zookeeper turns only slice-bounds panics into
+// ErrShortBuffer.
+func (m *multiRequest) Encode(buf []byte) (int, error) {
+	w := wbuf{buf: buf}
+	for _, op := range m.ops {
+		w.header(op.code, false)
+		switch b := op.body.(type) {
+		case *create2Request:
+			w.str(b.Path)
+			w.bytes(b.Data)
+			w.acls(b.Acl)
+			w.i32(b.Flags)
+		case *createTTLRequest:
+			w.str(b.Path)
+			w.bytes(b.Data)
+			w.acls(b.Acl)
+			w.i32(b.Flags)
+			w.i64(b.TTL)
+		case *zk.DeleteRequest:
+			w.str(b.Path)
+			w.i32(b.Version)
+		case *zk.SetDataRequest:
+			w.str(b.Path)
+			w.bytes(b.Data)
+			w.i32(b.Version)
+		case *zk.CheckVersionRequest:
+			w.str(b.Path)
+			w.i32(b.Version)
+		}
+	}
+	w.header(-1, true)
+	if w.short {
+		return 0, zk.ErrShortBuffer
+	}
+	return w.n, nil
+}
+
+// wbuf writes jute encodings into buf, remembering overflow.
+type wbuf struct {
+	buf   []byte
+	n     int
+	short bool
+}
+
+func (w *wbuf) room(k int) bool {
+	if w.short || len(w.buf)-w.n < k {
+		w.short = true
+		return false
+	}
+	return true
+}
+
+func (w *wbuf) i32(v int32) {
+	if w.room(4) {
+		binary.BigEndian.PutUint32(w.buf[w.n:], uint32(v))
+		w.n += 4
+	}
+}
+
+func (w *wbuf) i64(v int64) {
+	if w.room(8) {
+		binary.BigEndian.PutUint64(w.buf[w.n:], uint64(v))
+		w.n += 8
+	}
+}
+
+func (w *wbuf) bool(v bool) {
+	if w.room(1) {
+		w.buf[w.n] = 0
+		if v {
+			w.buf[w.n] = 1
+		}
+		w.n++
+	}
+}
+
+func (w *wbuf) str(s string) {
+	w.i32(int32(len(s)))
+	if w.room(len(s)) {
+		w.n += copy(w.buf[w.n:], s)
+	}
+}
+
+// bytes writes b; nil is written as -1, as go-zookeeper does.
+func (w *wbuf) bytes(b []byte) {
+	if b == nil {
+		w.i32(-1)
+		return
+	}
+	w.i32(int32(len(b)))
+	if w.room(len(b)) {
+		w.n += copy(w.buf[w.n:], b)
+	}
+}
+
+func (w *wbuf) acls(a []zk.ACL) {
+	w.i32(int32(len(a)))
+	for _, x := range a {
+		w.i32(x.Perms)
+		w.str(x.Scheme)
+		w.str(x.ID)
+	}
+}
+
+func (w *wbuf) header(typ int32, done bool) {
+	w.i32(typ)
+	w.bool(done)
+	w.i32(-1)
+}
+
+// multiResponse is a multi's reply: one result per op.
+type multiResponse struct {
+	results []task.MultiResult
+	codes   []int32 // the error code of each op (0 for success)
+}
+
+var errShortMulti = errors.New("zkadapter: truncated multi response")
+
+// Decode implements go-zookeeper's decoder interface.
+func (m *multiResponse) Decode(buf []byte) (int, error) {
+	n := 0
+	need := func(k int) bool { return len(buf)-n >= k }
+	str := func() (string, bool) {
+		if !need(4) {
+			return "", false
+		}
+		l := int(int32(binary.BigEndian.Uint32(buf[n:])))
+		n += 4
+		if l < 0 {
+			return "", true
+		}
+		if !need(l) {
+			return "", false
+		}
+		s := string(buf[n : n+l])
+		n += l
+		return s, true
+	}
+	for {
+		if !need(9) {
+			return n, errShortMulti
+		}
+		typ := int32(binary.BigEndian.Uint32(buf[n:]))
+		done := buf[n+4] != 0
+		n += 9
+		if done {
+			return n, nil
+		}
+		var res task.MultiResult
+		var code int32
+		switch typ {
+		case opError:
+			if !need(4) {
+				return n, errShortMulti
+			}
+			code = int32(binary.BigEndian.Uint32(buf[n:]))
+			n += 4
+		case opCreate:
+			p, ok := str()
+			if !ok {
+				return n, errShortMulti
+			}
+			res.Path = p
+		case opCreate2, opCreateContainer, opCreateTTL:
+			p, ok := str()
+			if !ok || !need(statSize) {
+				return n, errShortMulti
+			}
+			res.Path = p
+			res.Stat = decodeStat(buf[n:])
+			n += statSize
+		case opSetData:
+			if !need(statSize) {
+				return n, errShortMulti
+			}
+			res.Stat = decodeStat(buf[n:])
+			n += statSize
+		case opDelete, opCheck:
+		default:
+			return n, errShortMulti
+		}
+		m.results = append(m.results, res)
+		m.codes = append(m.codes, code)
+	}
+}
+
+// statSize is a Stat on the wire: 6 int64 and 5 int32.
+const statSize = 6*8 + 5*4
+
+func decodeStat(b []byte) task.Stat {
+	u64 := func(i int) int64 { return int64(binary.BigEndian.Uint64(b[i:])) }
+	u32 := func(i int) int32 { return int32(binary.BigEndian.Uint32(b[i:])) }
+	return task.Stat{
+		Czxid: u64(0), Mzxid: u64(8), Ctime: u64(16), Mtime: u64(24),
+		Version: u32(32), Cversion: u32(36), Aversion: u32(40),
+		EphemeralOwner: u64(44), DataLength: u32(52), NumChildren: u32(56),
+		Pzxid: u64(60),
+	}
+}
+
+// multi sends r as one multi and returns its per-op results. Response.Err
+// is the failing op's error when the multi failed; the ops before it are
+// RolledBack and the ops after it have ErrRuntimeInconsistency, as the
+// server reports them.
+func multi(zc *zk.Conn, r *task.MultiRequest) (task.Response, error) {
+	req := &multiRequest{ops: make([]multiOp, len(r.Ops))}
+	for i, op := range r.Ops {
+		switch o := op.(type) {
+		case *task.CreateRequest:
+			req.ops[i].code, req.ops[i].body = createOp(o)
+		case *task.DeleteRequest:
+			req.ops[i] = multiOp{opDelete, &zk.DeleteRequest{Path: o.Path, Version: o.Version}}
+		case *task.SetDataRequest:
+			req.ops[i] = multiOp{opSetData, &zk.SetDataRequest{Path: o.Path, Data: o.Data, Version: o.Version}}
+		case *task.CheckRequest:
+			req.ops[i] = multiOp{opCheck, &zk.CheckVersionRequest{Path: o.Path, Version: o.Version}}
+		}
+	}
+	var res multiResponse
+	var resp task.Response
+	if _, err := zkRequest(zc, opMulti, req, &res, nil); err != nil {
+		return resp, err
+	}
+	failed := false
+	for _, c := range res.codes {
+		if c != 0 {
+			failed = true
+			break
+		}
+	}
+	resp.Results = res.results
+	for i, c := range res.codes {
+		switch {
+		case c != 0:
+			resp.Results[i].Err = task.Code(c)
+			if resp.Err == nil && c != int32(task.CodeRuntimeInconsistency) {
+				resp.Err = task.Code(c)
+			}
+		case failed:
+			resp.Results[i].RolledBack = true
+		}
+	}
+	if failed && resp.Err == nil {
+		resp.Err = task.ErrRuntimeInconsistency
+	}
+	return resp, nil
+}

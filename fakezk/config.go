@@ -20,6 +20,11 @@ type Config struct {
 	// RunUntilIdle runs it. Otherwise requests are applied inside Do and
 	// deliveries happen at once on the goroutine that caused them.
 	Deterministic bool
+	// Async, in automatic mode, delivers from one goroutine of the server
+	// instead of the goroutine that caused the delivery, so that Do never
+	// calls back before it returns. The goroutine starts with New and stops
+	// with Server.Close, which the user must call.
+	Async bool
 	// TickTime is the server's tick (default 2s). Session timeouts are
 	// negotiated into [2*TickTime, 20*TickTime], as ZooKeeper does.
 	TickTime time.Duration
@@ -48,6 +53,9 @@ type FaultConfig struct {
 func (c *Config) Validate() error {
 	if c.TickTime < 0 {
 		return errors.New("fakezk: negative TickTime")
+	}
+	if c.Async && c.Deterministic {
+		return errors.New("fakezk: Async and Deterministic exclude each other")
 	}
 	if c.FaultRate < 0 || c.FaultRate > 1 {
 		return errors.New("fakezk: FaultRate outside [0, 1]")

@@ -80,7 +80,7 @@ func (s *Server) Restart(down time.Duration) {
 			s.startServer()
 			return
 		}
-		s.afterFunc(down, s.startServer)
+		s.timers = append(s.timers, s.afterFunc(down, s.startServer))
 	})
 }
 

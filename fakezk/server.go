@@ -30,6 +30,12 @@ type Server struct {
 	ready   []*Conn // conns with deliverable items
 	pumping bool    // automatic mode: a goroutine is delivering
 	stepMu  sync.Mutex
+	closed  bool
+	timers  []task.Timer // server-wide timers (restart), stopped by Close
+
+	kick    chan struct{} // Async: wakes the delivery goroutine
+	stop    chan struct{} // Async: closed by Close
+	stopped chan struct{} // Async: closed when the goroutine is gone
 }
 
 // New returns a server configured by cfg (see Config for defaults). It
@@ -50,6 +56,12 @@ func New(cfg Config) *Server {
 		childW:   map[string][]*watch{},
 	}
 	s.trace.on = cfg.Trace
+	if cfg.Async {
+		s.kick = make(chan struct{}, 1)
+		s.stop = make(chan struct{})
+		s.stopped = make(chan struct{})
+		go s.deliverLoop()
+	}
 	return s
 }
 
@@ -70,7 +82,9 @@ func (s *Server) nowMillis() int64 { return s.clock.Now().UnixMilli() }
 func (s *Server) afterFunc(d time.Duration, f func()) task.Timer {
 	return s.clock.AfterFunc(d, func() {
 		s.mu.Lock()
-		f()
+		if !s.closed {
+			f()
+		}
 		s.mu.Unlock()
 		s.pump()
 	})

@@ -17,6 +17,7 @@ type session struct {
 	alive      bool
 	ephemerals map[string]struct{}
 	watches    []*watch // registration order; fired ones are dropped lazily
+	compactAt  int      // compact watches when the list reaches this length
 	expiry     task.Timer
 }
 

@@ -164,8 +164,9 @@ func (s *Server) setWatches(c *Conn, sess *session) {
 }
 
 // compactWatches drops fired watches from the session's list now and then.
+// The threshold doubles with the live count, so the cost is amortised.
 func compactWatches(sess *session) {
-	if len(sess.watches) < 64 {
+	if len(sess.watches) < max(64, sess.compactAt) {
 		return
 	}
 	live := sess.watches[:0]
@@ -176,4 +177,5 @@ func compactWatches(sess *session) {
 	}
 	clear(sess.watches[len(live):])
 	sess.watches = live
+	sess.compactAt = 2 * len(live)
 }

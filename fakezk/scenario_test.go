@@ -19,7 +19,7 @@ type recorder struct {
 	log []string
 }
 
-func (r *recorder) add(s string) { r.mu.Lock(); r.log = append(r.log, s); r.mu.Unlock() }
+func (r *recorder) add(s string)         { r.mu.Lock(); r.log = append(r.log, s); r.mu.Unlock() }
 func (r *recorder) events(ev task.Event) { r.add("event " + ev.String()) }
 func (r *recorder) done(tag string) func(task.Response) {
 	return func(resp task.Response) { r.add(fmt.Sprintf("%s %v", tag, errText(resp.Err))) }

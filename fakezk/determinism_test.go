@@ -100,6 +100,9 @@ func TestDeterminism(t *testing.T) {
 			srv.WriteTrace(tWriter{t})
 		}
 		distinct[h1] = true
+		if *seedFlag != 0 {
+			t.Logf("seed %d: history %s, %d trace lines", seed, h1, len(srv.Trace()))
+		}
 	}
 	if len(seeds) > 1 && len(distinct) < len(seeds)/2 {
 		t.Errorf("only %d distinct histories for %d seeds", len(distinct), len(seeds))

@@ -1,6 +1,7 @@
 package fakezk
 
 import (
+	"slices"
 	"time"
 
 	"github.com/zkflow/zkflow/task"
@@ -49,21 +50,26 @@ func (s *Server) Expire(c *Conn) {
 func (s *Server) Delay(c *Conn, d time.Duration) {
 	s.locked(func() {
 		s.tracef("fault delay c%d for %s", c.num, d)
-		if c.holdTimer != nil {
-			c.holdTimer.Stop()
+		s.delay(c, d)
+	})
+}
+
+// delay holds c's deliveries for d. Lock held.
+func (s *Server) delay(c *Conn, d time.Duration) {
+	if c.holdTimer != nil {
+		c.holdTimer.Stop()
+	}
+	c.held = true
+	for i, r := range s.ready {
+		if r == c {
+			s.unready(i)
+			break
 		}
-		c.held = true
-		for i, r := range s.ready {
-			if r == c {
-				s.unready(i)
-				break
-			}
-		}
-		c.holdTimer = s.afterFunc(d, func() {
-			c.holdTimer = nil
-			c.held = false
-			s.markReady(c)
-		})
+	}
+	c.holdTimer = s.afterFunc(d, func() {
+		c.holdTimer = nil
+		c.held = false
+		s.markReady(c)
 	})
 }
 
@@ -163,7 +169,7 @@ func (s *Server) sessionIDs() []int64 {
 	for id := range s.sessions {
 		ids = append(ids, id)
 	}
-	sortInt64(ids)
+	slices.Sort(ids)
 	return ids
 }
 
@@ -203,20 +209,7 @@ func (s *Server) drawFault() {
 	case 2:
 		d := time.Duration(s.rng.Int64N(int64(s.cfg.Faults.MaxDelay))) + time.Millisecond
 		s.tracef("fault delay c%d for %s (drawn)", c.num, d)
-		if !c.held {
-			c.held = true
-			for i, r := range s.ready {
-				if r == c {
-					s.unready(i)
-					break
-				}
-			}
-			c.holdTimer = s.afterFunc(d, func() {
-				c.holdTimer = nil
-				c.held = false
-				s.markReady(c)
-			})
-		}
+		s.delay(c, d)
 	case 3:
 		if c.sess != nil && c.sess.alive {
 			s.tracef("fault expire c%d id=%#x (drawn)", c.num, c.sess.id)

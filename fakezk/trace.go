@@ -133,5 +133,3 @@ func (s *Server) WriteTrace(w io.Writer) error {
 	}
 	return nil
 }
-
-func sortInt64(x []int64) { slices.Sort(x) }

@@ -52,7 +52,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 				w = &watch{path: r.Path, kind: kindExist}
 			}
 		} else {
-			resp.Stat = n.stat
+			resp.Stat = n.clientStat()
 			if r.Watch {
 				w = &watch{path: r.Path, kind: kindData}
 			}
@@ -66,7 +66,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 			resp.Err = task.ErrNoAuth
 		default:
 			resp.Data = append([]byte(nil), n.data...)
-			resp.Stat = n.stat
+			resp.Stat = n.clientStat()
 			if r.Watch {
 				w = &watch{path: r.Path, kind: kindData}
 			}
@@ -80,7 +80,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 			resp.Err = task.ErrNoAuth
 		default:
 			resp.Children = s.childNames(n)
-			resp.Stat = n.stat
+			resp.Stat = n.clientStat()
 			if r.Watch {
 				w = &watch{path: r.Path, kind: kindChild}
 			}

@@ -16,7 +16,12 @@
 //
 // # What it reproduces
 //
-// Checked against ZooKeeper 3.8's PrepRequestProcessor and DataTree:
+// Taken from ZooKeeper 3.8's PrepRequestProcessor, DataTree and DataNode, and
+// checked differentially: the internal/conformance cases that a real
+// server can run (212 of 230; the rest need a controlled clock, counters
+// or requests held in flight) pass unchanged against ZooKeeper 3.8.0
+// through zkadapter (go test -run TestConformance ./zkadapter).
+//
 //   - paths: task.Validate (PathUtils.validatePath) on the client side;
 //     delete of "/", "/zookeeper", "/zookeeper/quota" and
 //     "/zookeeper/config" is BadArguments; the /zookeeper nodes exist.
@@ -28,20 +33,25 @@
 //     (a bad version on a node with children is BadVersion).
 //   - setData: exists, version; version -1 matches any; versions wrap as
 //     Java ints.
-//   - cversion counts creates only: delete moves the parent's pzxid, not its
-//     cversion. DataTree raises cversion (and pzxid) only when the new value
-//     is larger, so at int32's maximum a create leaves both unchanged and
-//     the next sequential create under that parent clashes (NodeExists): a
-//     server applying requests one by one never hands out a negative
-//     sequence number. (A real server can, if two creates are in its
-//     pipeline at once; the fake applies one request at a time.)
+//   - the stored cversion counts child creates only and names sequential
+//     children; delete moves the parent's pzxid, not the stored cversion.
+//     Clients are shown 2*cversion - numChildren (DataNode.copyStat), that
+//     is creates plus deletes, so a delete does raise the reported
+//     cversion. DataTree raises the stored cversion (and pzxid) only when
+//     the new value is larger, so at int32's maximum a create leaves both
+//     unchanged and the next sequential create under that parent clashes
+//     (NodeExists): a server applying requests one by one never hands out
+//     a negative sequence number. (A real server can, if two creates are in
+//     its pipeline at once; the fake applies one request at a time.)
+//   - Stat.EphemeralOwner shows session owners only: containers and TTL
+//     nodes are stored with their special owners but report 0.
 //   - every write takes a zxid, also a failed one (it is logged as an error
 //     txn), and so do session creation and closing; reads take none.
 //   - ephemerals belong to a session and go with it (one closeSession txn);
-//     containers have EphemeralOwner math.MinInt64 and are removed when
-//     their last child goes (at once, in a txn of their own, where a real
-//     server waits for its container check interval); TTL nodes are stored
-//     with their TTL owner encoding but never expire.
+//     containers are removed when their last child goes (at once, in a
+//     txn of their own, where a real server waits for its container check
+//     interval); TTL nodes are stored with their TTL owner encoding but
+//     never expire.
 //   - getChildren returns names in an order drawn from the seed.
 //   - multi: ops see earlier ops; on failure every change is undone, the
 //     failing op carries its error, earlier ops RolledBack, later ones

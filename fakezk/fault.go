@@ -139,8 +139,10 @@ func (s *Server) Wipe() {
 	})
 }
 
-// SetCounters sets path's data version and cversion, as if that many
-// changes had happened: the way to start counters near int32's maximum.
+// SetCounters sets path's data version and its stored cversion (the count
+// of child creates that names sequential children; clients see
+// 2*cversion - numChildren), as if that many changes had happened: the way
+// to start counters near int32's maximum.
 // It takes no zxid and fires no watch. It reports ErrNoNode for a missing
 // node.
 func (s *Server) SetCounters(path string, version, cversion int32) error {

@@ -60,8 +60,8 @@ func (s *Server) CheckInvariants() error {
 	return err
 }
 
-// NodeStat returns path's Stat straight from the tree (for tests and
-// invariant checks; clients use ExistsRequest).
+// NodeStat returns path's Stat as a client would see it, straight from
+// the tree, without a request or a zxid (for tests and invariant checks).
 func (s *Server) NodeStat(path string) (task.Stat, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -69,7 +69,7 @@ func (s *Server) NodeStat(path string) (task.Stat, bool) {
 	if n == nil {
 		return task.Stat{}, false
 	}
-	return n.stat, true
+	return n.clientStat(), true
 }
 
 // Paths returns every node's path, sorted.

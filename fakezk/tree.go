@@ -30,6 +30,20 @@ func (n *node) isEphemeral() bool {
 	return o != 0 && o != containerOwner && o&ttlOwnerMask != ttlOwnerMask
 }
 
+// clientStat is the Stat a client sees, as DataNode.copyStat makes it from
+// the stored one: the stored cversion counts creates only (it names
+// sequential children), and the client is shown creates plus deletes,
+// 2*cversion - numChildren, in int32 arithmetic; ephemeralOwner is shown
+// only for session ephemerals (0 for containers and TTL nodes).
+func (n *node) clientStat() task.Stat {
+	st := n.stat
+	st.Cversion = st.Cversion*2 - st.NumChildren
+	if !n.isEphemeral() {
+		st.EphemeralOwner = 0
+	}
+	return st
+}
+
 func (n *node) isContainer() bool { return n.stat.EphemeralOwner == containerOwner }
 
 // tree is the znode namespace. It is owned by Server and guarded by its lock.

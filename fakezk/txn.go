@@ -146,7 +146,7 @@ func (s *Server) create(tx *txn, sess *session, r *task.CreateRequest) (string, 
 	})
 	tx.fire(path, task.EventNodeCreated)
 	tx.fire(parent.path, task.EventNodeChildrenChanged)
-	return path, n.stat, nil
+	return path, n.clientStat(), nil
 }
 
 // delete follows pRequest2TxnDelete: special paths are bad arguments, then
@@ -230,7 +230,7 @@ func (s *Server) setData(tx *txn, r *task.SetDataRequest) (task.Stat, error) {
 	n.stat.DataLength = int32(len(r.Data))
 	tx.undo = append(tx.undo, func() { n.stat, n.data = old, oldData })
 	tx.fire(r.Path, task.EventNodeDataChanged)
-	return n.stat, nil
+	return n.clientStat(), nil
 }
 
 // check is the multi's version check: node exists, read permission, version.

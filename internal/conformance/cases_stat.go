@@ -102,14 +102,21 @@ func statCases() []Case {
 			after := e.Stat(e.Base)
 			e.Eq([2]int64{int64(after.Version), after.Mzxid}, [2]int64{int64(before.Version), before.Mzxid}, "version, mzxid")
 		}},
-		{"stat/child-delete-parent", "deleting a child moves the parent's pzxid and numChildren but not its cversion (only creates count)", func(e *Env) {
+		{"stat/child-delete-parent", "deleting a child increments the parent's cversion too (DataNode.copyStat reports 2*creates - numChildren) and moves its pzxid and numChildren", func(e *Env) {
 			_, ch := e.Create(e.P("c"), "", task.Persistent)
 			before := e.Stat(e.Base)
 			e.Delete(e.P("c"))
 			after := e.Stat(e.Base)
-			e.Eq(after.Cversion, before.Cversion, "cversion")
+			e.Eq(after.Cversion, before.Cversion+1, "cversion")
 			e.Eq(after.NumChildren, before.NumChildren-1, "numChildren")
 			e.True(after.Pzxid > ch.Czxid, "pzxid %d not after child czxid %d", after.Pzxid, ch.Czxid)
+		}},
+		{"stat/cversion-counts-changes", "after n creates and m deletes of children the parent's cversion is n+m", func(e *Env) {
+			e.Mk("a", "b", "c")
+			e.Delete(e.P("a"))
+			e.Delete(e.P("b"))
+			e.Mk("d")
+			e.Eq(e.Stat(e.Base).Cversion, int32(6), "cversion")
 		}},
 		{"stat/grandchild-not-counted", "a grandchild does not change the grandparent's cversion or numChildren", func(e *Env) {
 			e.Mk("a")
@@ -153,9 +160,10 @@ func statCases() []Case {
 			e.Mk("a")
 			e.Eq(len(e.C.Do(&task.GetChildrenRequest{Path: e.P("a")}).Children), 0, "children")
 		}},
-		{"stat/container-owner", "a container node's ephemeralOwner is Long.MIN_VALUE (EphemeralType.CONTAINER)", func(e *Env) {
+		{"stat/container-owner", "a container node reports ephemeralOwner 0 (its stored owner marks EphemeralType.CONTAINER; copyStat shows only session owners)", func(e *Env) {
 			_, st := e.Create(e.P("k"), "", task.Container)
-			e.Eq(st.EphemeralOwner, int64(-1<<63), "ephemeralOwner")
+			e.Eq(st.EphemeralOwner, int64(0), "ephemeralOwner")
+			e.Eq(e.Stat(e.P("k")).EphemeralOwner, int64(0), "ephemeralOwner via exists")
 		}},
 		{"stat/container-keeps-children", "a container node may have children", func(e *Env) {
 			e.Create(e.P("k"), "", task.Container)

@@ -25,7 +25,9 @@ type Conn struct {
 	cancel    context.CancelFunc
 	zkEvents  <-chan zk.Event // go-zookeeper's own channel, drained only to see it closed
 
-	wg sync.WaitGroup // request and watch goroutines
+	wg    sync.WaitGroup // the sender and receiver goroutines
+	sendQ *fifo          // calls between Do and go-zookeeper's queue
+	recvQ *fifo          // calls queued with go-zookeeper, in send order
 
 	mu        sync.Mutex
 	zc        *zk.Conn
@@ -38,7 +40,7 @@ type Conn struct {
 	timeout   time.Duration
 	gen       uint64 // session generation: bumped on every expiry
 	pending   map[*call]struct{}
-	watches   map[*watchEntry]struct{}
+	watches   map[watchKey][]*watchEntry
 	first     chan struct{} // closed at the first session
 	hs        handshake     // the last connect response seen on the wire
 	lastErr   error         // the last dial or handshake failure, for Connect's error
@@ -58,7 +60,9 @@ func New(cfg Config) (*Conn, error) {
 		q:       newQueue(),
 		closed:  make(chan struct{}),
 		pending: make(map[*call]struct{}),
-		watches: make(map[*watchEntry]struct{}),
+		watches: make(map[watchKey][]*watchEntry),
+		sendQ:   newFifo(),
+		recvQ:   newFifo(),
 		first:   make(chan struct{}),
 		state:   task.StateConnecting,
 	}
@@ -133,6 +137,9 @@ func (c *Conn) open() error {
 		c.mu.Lock()
 		c.zc, c.zkEvents = zc, ev
 		c.mu.Unlock()
+		c.wg.Add(2)
+		go c.sender(zc)
+		go c.receiver()
 	})
 	return c.startErr
 }
@@ -200,9 +207,7 @@ func (c *Conn) Close() error {
 	for cl := range c.pending {
 		c.finish(cl, task.Response{Err: task.ErrClosed})
 	}
-	for w := range c.watches {
-		c.fire(w, task.Event{Type: task.EventNotWatching, State: task.StateClosed, Path: w.path})
-	}
+	c.endWatches(task.StateClosed)
 	c.state = task.StateClosed
 	c.mu.Unlock()
 

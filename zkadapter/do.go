@@ -1,6 +1,9 @@
 package zkadapter
 
 import (
+	"sync"
+	"unsafe"
+
 	"github.com/go-zookeeper/zk"
 	"github.com/zkflow/zkflow/task"
 )
@@ -10,7 +13,9 @@ type call struct {
 	req   task.Request
 	done  func(task.Response)
 	watch func(task.Event)
-	gen   uint64 // the session generation it was sent in
+	gen   uint64 // the session generation it was issued in
+	op    wireOp
+	ch    <-chan zkResponse // go-zookeeper's outcome channel, once queued
 }
 
 // Do implements task.Conn. It validates req (task.Validate, with the
@@ -21,13 +26,13 @@ type call struct {
 //     suspended, after an expiry until the next session), completes it with
 //     task.ErrNotSent without handing it to go-zookeeper, which would queue
 //     it and might send it on a session opened after an expiry;
-//   - otherwise runs the blocking go-zookeeper call on a goroutine of its
-//     own and completes with its outcome, unless the session expired in the
-//     meantime: then with task.ErrSessionExpired, at the moment the expiry
-//     is seen (before the next StateConnected).
+//   - otherwise appends it to the Conn's send queue, from which one sender
+//     goroutine hands requests to go-zookeeper in Do order (checking the
+//     session again first), so the server sees them in Do order.
 //
 // done is always called exactly once, on the delivery goroutine (after
-// Close has returned: on the caller's goroutine).
+// Close has returned: on the caller's goroutine). Do never blocks on the
+// network.
 func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
 	if done == nil {
 		done = func(task.Response) {}
@@ -36,7 +41,7 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 		c.q.push(func() { done(task.Response{Err: err}) })
 		return
 	}
-	if !task.WatchRequested(req) {
+	if !task.WatchRequested(req) || watch == nil {
 		watch = nil
 	}
 	c.mu.Lock()
@@ -52,38 +57,107 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 		c.q.push(func() { done(task.Response{Err: err}) })
 		return
 	}
-	defer c.mu.Unlock()
 	cl := &call{req: req, done: done, watch: watch, gen: c.gen}
 	c.pending[cl] = struct{}{}
-	zc := c.zc
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		resp, zerr, ch := run(zc, req)
-		c.complete(cl, resp, zerr, ch)
-	}()
+	c.mu.Unlock()
+	c.sendQ.put(cl)
 }
 
-// complete delivers the outcome of cl unless Close or an expiry already
-// did. ch is the watch channel go-zookeeper returned, if any.
-func (c *Conn) complete(cl *call, resp task.Response, zerr error, ch <-chan zk.Event) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.pending[cl]; !ok {
-		return // already completed by Close or expiry; the watch is dropped
+// sender hands queued calls to go-zookeeper one by one, in Do order. It
+// may block in go-zookeeper's queue (16 deep) while the connection is
+// slow or down, never holding c.mu.
+func (c *Conn) sender(zc *zk.Conn) {
+	defer c.wg.Done()
+	for {
+		cl, ok := c.sendQ.get(c.dialCtx.Done())
+		if !ok {
+			return
+		}
+		c.mu.Lock()
+		_, live := c.pending[cl]
+		switch {
+		case !live: // completed by an expiry or Close meanwhile
+		case cl.gen != c.gen:
+			c.finish(cl, task.Response{Err: task.ErrSessionExpired})
+			live = false
+		case c.state != task.StateConnected:
+			c.finish(cl, task.Response{Err: task.ErrNotSent})
+			live = false
+		}
+		c.mu.Unlock()
+		if !live {
+			continue
+		}
+		cl.op = prepare(cl.req)
+		cl.ch = zkQueueRequest(zc, cl.op.code, cl.op.req, cl.op.res, c.recvFunc(zc, cl))
+		c.recvQ.put(cl)
 	}
-	if cl.gen != c.gen {
-		// Unreachable while expire fails pending calls, kept as the gate.
-		c.finish(cl, task.Response{Err: task.ErrSessionExpired})
-		return
+}
+
+// recvFunc returns the function go-zookeeper's receive loop calls with
+// cl's reply, decoded into cl.op.res (err is the server's error or a decode
+// error). It completes cl and registers its watch right there, so that
+// replies and notifications reach the delivery queue in the order they
+// arrived from the server.
+func (c *Conn) recvFunc(zc *zk.Conn, cl *call) func(unsafe.Pointer, unsafe.Pointer, error) {
+	return func(_, _ unsafe.Pointer, err error) {
+		resp := cl.op.reply(err)
+		set := cl.watch != nil && (err == nil || (err == zk.ErrNoNode && cl.op.watchOnNoNode))
+		kind := cl.op.watch
+		if err == zk.ErrNoNode {
+			kind = watchExist
+		}
+		c.mu.Lock()
+		if _, live := c.pending[cl]; !live || cl.gen != c.gen {
+			c.mu.Unlock()
+			return // the session expired or the Conn closed first
+		}
+		if set {
+			c.addWatch(watchKey{cl.req.NodePath(), kind}, cl.watch)
+		}
+		c.finish(cl, resp)
+		c.mu.Unlock()
+		if set {
+			// Let go-zookeeper re-send it after a reconnect. Its channel
+			// is buffered and closed by go-zookeeper; nobody reads it.
+			zkAddWatcher(zc, cl.req.NodePath(), kind)
+		}
 	}
-	if zerr != nil {
-		resp = task.Response{Err: mapErr(zerr)}
+}
+
+// receiver waits, in send order, for the outcomes go-zookeeper sends on
+// the calls' channels. A reply was handled by recvFunc already; what is
+// left are the outcomes decided without a reply: connection loss
+// (zk.ErrConnectionClosed or a network error: maybe applied), a request
+// flushed from the queue (zk.ErrNoServer: not applied), an expired session,
+// an encoding failure, Close.
+func (c *Conn) receiver() {
+	defer c.wg.Done()
+	quit := c.dialCtx.Done()
+	for {
+		cl, ok := c.recvQ.get(quit)
+		if !ok {
+			return
+		}
+		var r zkResponse
+		select {
+		case r = <-cl.ch:
+		case <-quit:
+			return
+		}
+		c.mu.Lock()
+		if _, live := c.pending[cl]; live {
+			err := mapErr(r.err)
+			if r.err == nil {
+				err = task.ErrConnectionLoss // unreachable: a reply always has recvFunc
+			}
+			if cl.gen != c.gen {
+				err = task.ErrSessionExpired
+			}
+			c.finish(cl, task.Response{Err: err})
+		}
+		c.mu.Unlock()
 	}
-	if ch != nil && cl.watch != nil {
-		c.addWatch(cl, ch)
-	}
-	c.finish(cl, resp)
 }
 
 // finish removes cl from pending and queues its done. c.mu must be held.
@@ -91,4 +165,43 @@ func (c *Conn) finish(cl *call, resp task.Response) {
 	delete(c.pending, cl)
 	done := cl.done
 	c.q.push(func() { done(resp) })
+}
+
+// fifo is an unbounded queue of calls for one consumer goroutine.
+type fifo struct {
+	mu    sync.Mutex
+	items []*call
+	wake  chan struct{}
+}
+
+func newFifo() *fifo { return &fifo{wake: make(chan struct{}, 1)} }
+
+func (f *fifo) put(cl *call) {
+	f.mu.Lock()
+	f.items = append(f.items, cl)
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// get takes the oldest call, waiting for one until quit is closed.
+func (f *fifo) get(quit <-chan struct{}) (*call, bool) {
+	for {
+		f.mu.Lock()
+		if len(f.items) > 0 {
+			cl := f.items[0]
+			f.items[0] = nil
+			f.items = f.items[1:]
+			f.mu.Unlock()
+			return cl, true
+		}
+		f.mu.Unlock()
+		select {
+		case <-f.wake:
+		case <-quit:
+			return nil, false
+		}
+	}
 }

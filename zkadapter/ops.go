@@ -1,94 +1,127 @@
 package zkadapter
 
 import (
-	"fmt"
-
 	"github.com/go-zookeeper/zk"
 	"github.com/zkflow/zkflow/task"
 )
 
-// run performs req with go-zookeeper's blocking API. It returns the
-// response without its error, go-zookeeper's error, and the watch channel
-// when a watch was set.
-func run(zc *zk.Conn, req task.Request) (task.Response, error, <-chan zk.Event) {
-	var resp task.Response
+// Request and reply bodies, laid out as ZooKeeper's jute records so that
+// go-zookeeper's reflection codec writes and reads them.
+type (
+	pathRequest      struct{ Path string }
+	pathWatchRequest struct {
+		Path  string
+		Watch bool
+	}
+	statResponse    struct{ Stat zk.Stat }
+	getDataResponse struct {
+		Data []byte
+		Stat zk.Stat
+	}
+	childrenResponse struct {
+		Children []string
+		Stat     zk.Stat
+	}
+	pathResponse  struct{ Path string }
+	emptyResponse struct{}
+)
+
+// wireOp is one request ready for go-zookeeper's queue: its opcode and
+// bodies, how to read its reply into a task.Response, and the watch it
+// sets when it succeeds (watchNone if none).
+type wireOp struct {
+	code  int32
+	req   any
+	res   any
+	reply func(err error) task.Response
+	watch watchKind // set on success
+	// watchOnNoNode: exists with a watch also sets one (an exist watch)
+	// when it fails with NoNode.
+	watchOnNoNode bool
+}
+
+// prepare turns a validated request into its wire form.
+func prepare(req task.Request) wireOp {
 	switch r := req.(type) {
 	case *task.CreateRequest:
-		var err error
-		resp.Path, resp.Stat, err = create(zc, r)
-		return resp, err, nil
-	case *task.DeleteRequest:
-		return resp, zc.Delete(r.Path, r.Version), nil
-	case *task.ExistsRequest:
-		var (
-			ok  bool
-			st  *zk.Stat
-			err error
-			ch  <-chan zk.Event
-		)
-		if r.Watch {
-			ok, st, ch, err = zc.ExistsW(r.Path)
-		} else {
-			ok, st, err = zc.Exists(r.Path)
-		}
-		if err == nil && !ok {
-			err = zk.ErrNoNode // the watch (ch) is set: it fires on creation
-		}
-		if err == nil {
-			resp.Stat = stat(st)
-		}
-		return resp, err, ch
-	case *task.GetDataRequest:
-		var (
-			data []byte
-			st   *zk.Stat
-			err  error
-			ch   <-chan zk.Event
-		)
-		if r.Watch {
-			data, st, ch, err = zc.GetW(r.Path)
-		} else {
-			data, st, err = zc.Get(r.Path)
-		}
-		if err == nil {
-			resp.Data, resp.Stat = data, stat(st)
-		}
-		return resp, err, ch
-	case *task.SetDataRequest:
-		st, err := zc.Set(r.Path, r.Data, r.Version)
-		if err == nil {
-			resp.Stat = stat(st)
-		}
-		return resp, err, nil
-	case *task.GetChildrenRequest:
-		var (
-			names []string
-			st    *zk.Stat
-			err   error
-			ch    <-chan zk.Event
-		)
-		if r.Watch {
-			names, st, ch, err = zc.ChildrenW(r.Path)
-		} else {
-			names, st, err = zc.Children(r.Path)
-		}
-		if err == nil {
-			resp.Children, resp.Stat = names, stat(st)
-			if resp.Children == nil {
-				resp.Children = []string{}
+		code, body := createOp(r)
+		res := &create2Response{}
+		return wireOp{code: code, req: body, res: res, reply: func(err error) task.Response {
+			if err != nil {
+				return task.Response{Err: mapErr(err)}
 			}
+			return task.Response{Path: res.Path, Stat: stat(&res.Stat)}
+		}}
+	case *task.DeleteRequest:
+		return wireOp{code: opDelete, req: &zk.DeleteRequest{Path: r.Path, Version: r.Version}, res: &emptyResponse{},
+			reply: func(err error) task.Response { return task.Response{Err: mapErr(err)} }}
+	case *task.ExistsRequest:
+		res := &statResponse{}
+		op := wireOp{code: opExists, req: &pathWatchRequest{r.Path, r.Watch}, res: res, reply: func(err error) task.Response {
+			if err != nil {
+				return task.Response{Err: mapErr(err)}
+			}
+			return task.Response{Stat: stat(&res.Stat)}
+		}}
+		if r.Watch {
+			op.watch, op.watchOnNoNode = watchData, true
 		}
-		return resp, err, ch
+		return op
+	case *task.GetDataRequest:
+		res := &getDataResponse{}
+		op := wireOp{code: opGetData, req: &pathWatchRequest{r.Path, r.Watch}, res: res, reply: func(err error) task.Response {
+			if err != nil {
+				return task.Response{Err: mapErr(err)}
+			}
+			return task.Response{Data: res.Data, Stat: stat(&res.Stat)}
+		}}
+		if r.Watch {
+			op.watch = watchData
+		}
+		return op
+	case *task.SetDataRequest:
+		res := &statResponse{}
+		return wireOp{code: opSetData, req: &zk.SetDataRequest{Path: r.Path, Data: r.Data, Version: r.Version}, res: res,
+			reply: func(err error) task.Response {
+				if err != nil {
+					return task.Response{Err: mapErr(err)}
+				}
+				return task.Response{Stat: stat(&res.Stat)}
+			}}
+	case *task.GetChildrenRequest:
+		res := &childrenResponse{}
+		op := wireOp{code: opGetChildren2, req: &pathWatchRequest{r.Path, r.Watch}, res: res, reply: func(err error) task.Response {
+			if err != nil {
+				return task.Response{Err: mapErr(err)}
+			}
+			names := res.Children
+			if names == nil {
+				names = []string{}
+			}
+			return task.Response{Children: names, Stat: stat(&res.Stat)}
+		}}
+		if r.Watch {
+			op.watch = watchChild
+		}
+		return op
 	case *task.SyncRequest:
-		p, err := zc.Sync(r.Path)
-		resp.Path = p
-		return resp, err, nil
+		res := &pathResponse{}
+		return wireOp{code: opSync, req: &pathRequest{r.Path}, res: res, reply: func(err error) task.Response {
+			if err != nil {
+				return task.Response{Err: mapErr(err)}
+			}
+			return task.Response{Path: res.Path}
+		}}
 	case *task.MultiRequest:
-		resp, err := multi(zc, r)
-		return resp, err, nil
+		body, res := multiOps(r), &multiResponse{}
+		return wireOp{code: opMulti, req: body, res: res, reply: func(err error) task.Response {
+			if err != nil {
+				return task.Response{Err: mapErr(err)}
+			}
+			return res.response()
+		}}
 	}
-	// Unreachable: task.Validate rejects every other request.
-	return resp, fmt.Errorf("zkadapter: unknown request %T: %w", req, task.ErrInvalidArgument), nil
+	panic("zkadapter: unreachable: task.Validate accepted an unknown request")
 }
 
 func stat(s *zk.Stat) task.Stat {

@@ -20,10 +20,23 @@ import (
 //
 // go-zookeeper emits five session states: Connecting and Connected (a TCP
 // connection, no session yet: ignored), HasSession (usable), Disconnected
-// and Expired. Node events are ignored here: each watch has its own
-// channel (see watch.go).
+// and Expired. Node events come from its receive loop, in the order they
+// arrive, interleaved with the replies recvFunc handles: they fire the
+// Conn's own watches (watch.go).
 func (c *Conn) onZKEvent(ev zk.Event) {
-	if ev.Type != zk.EventSession {
+	switch ev.Type {
+	case zk.EventSession:
+	case zk.EventNodeCreated, zk.EventNodeDeleted, zk.EventNodeDataChanged, zk.EventNodeChildrenChanged:
+		c.mu.Lock()
+		if !c.closing {
+			c.notify(ev)
+		}
+		c.mu.Unlock()
+		return
+	default:
+		// EventNotWatching: go-zookeeper ending its own watch channels
+		// (with its watchers lock held: do not take c.mu). The Conn ends
+		// its watches itself, in expire and Close.
 		return
 	}
 	c.mu.Lock()
@@ -76,9 +89,7 @@ func (c *Conn) expire() {
 			c.finish(cl, task.Response{Err: task.ErrSessionExpired})
 		}
 	}
-	for w := range c.watches {
-		c.fire(w, task.Event{Type: task.EventNotWatching, State: task.StateExpired, Path: w.path})
-	}
+	c.endWatches(task.StateExpired)
 }
 
 // handshake is what the server answered to the last connect request.
@@ -109,7 +120,7 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 		c.mu.Unlock()
 		return nil, err
 	}
-	return &sniffConn{Conn: nc, c: c}, nil
+	return &sniffConn{Conn: nc, c: c, addr: addr}, nil
 }
 
 // sniffConn copies the first frame read from the server (the connect
@@ -119,9 +130,15 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 type sniffConn struct {
 	net.Conn
 	c    *Conn
+	addr string
 	buf  []byte
 	done bool
 }
+
+// maxConnectResponse bounds the first frame: a connect response is 37
+// bytes. Anything much longer is not ZooKeeper talking, and go-zookeeper
+// would allocate whatever length the first four bytes claim.
+const maxConnectResponse = 1 << 12
 
 func (s *sniffConn) Read(p []byte) (int, error) {
 	n, err := s.Conn.Read(p)
@@ -129,6 +146,15 @@ func (s *sniffConn) Read(p []byte) (int, error) {
 		s.buf = append(s.buf, p[:n]...)
 		if len(s.buf) >= 4 {
 			blen := int(binary.BigEndian.Uint32(s.buf))
+			if blen > maxConnectResponse {
+				s.done = true
+				herr := fmt.Errorf("handshake with %s: not a ZooKeeper server (it answered %q)", s.addr, s.buf[:min(len(s.buf), 16)])
+				s.c.mu.Lock()
+				s.c.lastErr = herr
+				s.c.mu.Unlock()
+				s.Conn.Close()
+				return 0, herr
+			}
 			if len(s.buf) >= 4+blen {
 				s.done = true
 				s.c.sawHandshake(s.buf[4 : 4+blen])

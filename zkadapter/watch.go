@@ -5,51 +5,76 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// watchEntry is one watch set by a successful request: go-zookeeper's
-// channel for it (it receives one event and is closed) and the Conn's
-// callback, which runs once.
+// watchKind is go-zookeeper's watchType: which list of the server's
+// SetWatches a watch belongs to, and which events trigger it.
+type watchKind int
+
+const (
+	watchNone  watchKind = -1
+	watchData  watchKind = 0 // getData, or exists on an existing node
+	watchExist watchKind = 1 // exists on a missing node
+	watchChild watchKind = 2 // getChildren
+)
+
+type watchKey struct {
+	path string
+	kind watchKind
+}
+
+// watchEntry is one watch of one request; its callback runs once.
 type watchEntry struct {
 	path string
 	fn   func(task.Event)
 }
 
-// addWatch registers the watch of cl and starts the goroutine that waits
-// on its channel. c.mu must be held.
-//
-// go-zookeeper closes every watch channel in the end: after a node event,
-// on expiry (EventNotWatching, Err ErrSessionExpired) and when its loop
-// returns after Close (EventNotWatching, Err ErrClosing). So the goroutine
-// always returns, and Close waits for it.
-func (c *Conn) addWatch(cl *call, ch <-chan zk.Event) {
-	w := &watchEntry{path: cl.req.NodePath(), fn: cl.watch}
-	c.watches[w] = struct{}{}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		ev, ok := <-ch
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if _, live := c.watches[w]; !live {
-			return // expire or Close delivered it already
-		}
-		c.fire(w, watchEvent(w.path, ev, ok))
-	}()
+// addWatch registers a watch set by a reply. It runs on go-zookeeper's
+// receive goroutine, in reply order, before any notification that follows
+// the reply. c.mu must be held.
+func (c *Conn) addWatch(key watchKey, fn func(task.Event)) {
+	c.watches[key] = append(c.watches[key], &watchEntry{path: key.path, fn: fn})
 }
 
-// fire removes w and queues its one call. c.mu must be held.
+// triggered lists the watch kinds a node event fires, as ZooKeeper's
+// client does (ZKWatchManager.materialize).
+func triggered(t zk.EventType) []watchKind {
+	switch t {
+	case zk.EventNodeCreated:
+		return []watchKind{watchExist}
+	case zk.EventNodeDataChanged:
+		return []watchKind{watchData, watchExist}
+	case zk.EventNodeChildrenChanged:
+		return []watchKind{watchChild}
+	case zk.EventNodeDeleted:
+		return []watchKind{watchData, watchExist, watchChild}
+	}
+	return nil
+}
+
+// notify fires the watches a node event triggers. It runs on go-zookeeper's
+// receive goroutine, in the order notifications arrive. c.mu must be held.
+func (c *Conn) notify(ev zk.Event) {
+	for _, kind := range triggered(ev.Type) {
+		key := watchKey{ev.Path, kind}
+		for _, w := range c.watches[key] {
+			c.fire(w, task.Event{Type: task.EventType(ev.Type), State: task.StateConnected, Path: ev.Path})
+		}
+		delete(c.watches, key)
+	}
+}
+
+// endWatches ends every watch with EventNotWatching in state st. c.mu
+// must be held.
+func (c *Conn) endWatches(st task.State) {
+	for key, ws := range c.watches {
+		for _, w := range ws {
+			c.fire(w, task.Event{Type: task.EventNotWatching, State: st, Path: w.path})
+		}
+		delete(c.watches, key)
+	}
+}
+
+// fire queues w's one call. c.mu must be held.
 func (c *Conn) fire(w *watchEntry, ev task.Event) {
-	delete(c.watches, w)
 	fn := w.fn
 	c.q.push(func() { fn(ev) })
-}
-
-func watchEvent(path string, ev zk.Event, ok bool) task.Event {
-	if !ok || ev.Type == zk.EventNotWatching {
-		st := task.StateClosed
-		if ev.Err == zk.ErrSessionExpired {
-			st = task.StateExpired
-		}
-		return task.Event{Type: task.EventNotWatching, State: st, Path: path}
-	}
-	return task.Event{Type: task.EventType(ev.Type), Path: path, State: task.StateConnected}
 }

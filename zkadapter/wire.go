@@ -9,30 +9,47 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// go-zookeeper v1.0.4 sends every create as opCreate, whose reply has no
-// Stat, and every create of a multi as opCreate too. ZooKeeper's create2,
-// createContainer and createTTL replies carry the new node's Stat (and a
-// multi may hold container and TTL creates), so the Conn sends those
-// opcodes itself through go-zookeeper's own request path: (*zk.Conn).request
-// queues a request with its xid, sends it on the session's connection,
-// matches the reply, decodes it by reflection (or a Decode method) and
-// fails it with ErrConnectionClosed, ErrNoServer or ErrSessionExpired like
-// every public call. The function is unexported, so it is reached with
-// go:linkname; go.mod pins v1.0.4, whose signature this declares (the last
-// parameter is a func(*request, *responseHeader, error), always nil here,
-// hence a pointer-sized placeholder). Callers must not read res when the
-// error is zk.ErrConnectionClosed: go-zookeeper's receive loop may still
-// write it.
+// go-zookeeper v1.0.4 has only blocking calls, sends every create as
+// opCreate (whose reply has no Stat) and every create of a multi too. The
+// Conn therefore puts its requests on go-zookeeper's queue itself, with
+// the opcodes ZooKeeper has for them (create2, createContainer, createTTL,
+// getChildren2, multi with typed ops), through go-zookeeper's own request
+// path: (*zk.Conn).queueRequest gives the request its xid, queues it for
+// the send loop and returns the channel its outcome arrives on; the
+// receive loop decodes the reply (by reflection, or a Decode method) and
+// calls recvFunc with it, in the order replies arrive, on the receive
+// goroutine, before the channel; connection loss, a failed connect and
+// Close reach only the channel. addWatcher registers a watch with
+// go-zookeeper so that it re-sends it after a reconnect (SetWatches).
 //
-//go:linkname zkRequest github.com/go-zookeeper/zk.(*Conn).request
-func zkRequest(c *zk.Conn, opcode int32, req any, res any, recvFunc unsafe.Pointer) (int64, error)
+// Both methods are unexported and reached with go:linkname; go.mod pins
+// v1.0.4, whose signatures these declarations mirror: recvFunc is a
+// func(*request, *responseHeader, error) (two pointers and an error, the
+// same layout as below), the channel's element is response{zxid int64;
+// err error} (zkResponse has the same layout), and watchType is an int.
+
+//go:linkname zkQueueRequest github.com/go-zookeeper/zk.(*Conn).queueRequest
+func zkQueueRequest(c *zk.Conn, opcode int32, req any, res any, recvFunc func(unsafe.Pointer, unsafe.Pointer, error)) <-chan zkResponse
+
+//go:linkname zkAddWatcher github.com/go-zookeeper/zk.(*Conn).addWatcher
+func zkAddWatcher(c *zk.Conn, path string, kind watchKind) <-chan zk.Event
+
+// zkResponse mirrors go-zookeeper's response.
+type zkResponse struct {
+	zxid int64
+	err  error
+}
 
 // ZooKeeper opcodes (ZooDefs.OpCode) the Conn sends itself.
 const (
 	opError           = -1
 	opCreate          = 1
 	opDelete          = 2
+	opExists          = 3
+	opGetData         = 4
 	opSetData         = 5
+	opSync            = 9
+	opGetChildren2    = 12
 	opCheck           = 13
 	opMulti           = 14
 	opCreate2         = 15
@@ -70,16 +87,6 @@ func createOp(r *task.CreateRequest) (int32, any) {
 		return opCreateTTL, &createTTLRequest{r.Path, r.Data, acl, int32(r.Mode), r.TTL.Milliseconds()}
 	}
 	return opCreate2, &create2Request{r.Path, r.Data, acl, int32(r.Mode)}
-}
-
-// create sends a create and returns the created name and Stat.
-func create(zc *zk.Conn, r *task.CreateRequest) (string, task.Stat, error) {
-	op, body := createOp(r)
-	var res create2Response
-	if _, err := zkRequest(zc, op, body, &res, nil); err != nil {
-		return "", task.Stat{}, err
-	}
-	return res.Path, stat(&res.Stat), nil
 }
 
 // multiRequest is a multi on the wire: each op with its header, then the
@@ -294,11 +301,8 @@ func decodeStat(b []byte) task.Stat {
 	}
 }
 
-// multi sends r as one multi and returns its per-op results. Response.Err
-// is the failing op's error when the multi failed; the ops before it are
-// RolledBack and the ops after it have ErrRuntimeInconsistency, as the
-// server reports them.
-func multi(zc *zk.Conn, r *task.MultiRequest) (task.Response, error) {
+// multiOps returns r's ops in wire form.
+func multiOps(r *task.MultiRequest) *multiRequest {
 	req := &multiRequest{ops: make([]multiOp, len(r.Ops))}
 	for i, op := range r.Ops {
 		switch o := op.(type) {
@@ -312,20 +316,23 @@ func multi(zc *zk.Conn, r *task.MultiRequest) (task.Response, error) {
 			req.ops[i] = multiOp{opCheck, &zk.CheckVersionRequest{Path: o.Path, Version: o.Version}}
 		}
 	}
-	var res multiResponse
-	var resp task.Response
-	if _, err := zkRequest(zc, opMulti, req, &res, nil); err != nil {
-		return resp, err
-	}
+	return req
+}
+
+// response returns the multi's outcome: per-op results, and when it
+// failed, Err is the failing op's error, the ops before it are RolledBack
+// and the ops after it have ErrRuntimeInconsistency, as the server reports
+// them.
+func (m *multiResponse) response() task.Response {
 	failed := false
-	for _, c := range res.codes {
+	for _, c := range m.codes {
 		if c != 0 {
 			failed = true
 			break
 		}
 	}
-	resp.Results = res.results
-	for i, c := range res.codes {
+	resp := task.Response{Results: m.results}
+	for i, c := range m.codes {
 		switch {
 		case c != 0:
 			resp.Results[i].Err = task.Code(c)
@@ -339,5 +346,5 @@ func multi(zc *zk.Conn, r *task.MultiRequest) (task.Response, error) {
 	if failed && resp.Err == nil {
 		resp.Err = task.ErrRuntimeInconsistency
 	}
-	return resp, nil
+	return resp
 }

@@ -32,27 +32,27 @@
 // # Sessions and the gate on session id
 //
 // The Conn counts sessions (a generation bumped on every expiry). A request
-// is handed to go-zookeeper only while a session is usable; otherwise it
-// completes with task.ErrNotSent and is certainly not applied: go-zookeeper
-// would queue it and, after an expiry, send it on the new session. When a
+// is handed to go-zookeeper only while a session is usable (checked in Do
+// and again by the sender); otherwise it completes with task.ErrNotSent
+// and is certainly not applied: go-zookeeper would queue it and, after an
+// expiry, send it on the new session. When a
 // session expires, every request still pending from it completes with
 // task.ErrSessionExpired at once (between StateExpired and the next
 // StateConnected), and whatever go-zookeeper later says about it is
-// dropped. The one window left: a request handed over in the instant
-// between the connection breaking and go-zookeeper noticing, if the next
-// connection then finds the session expired, may be applied by the server
-// on the new session although it completes with ErrSessionExpired. This
-// needs a dead connection that go-zookeeper notices later than the server
-// expires the session, which its receive timeout (2/3 of the session
-// timeout) makes unlikely, but not impossible; go-zookeeper has no hook to
-// close it.
+// dropped. The one window left: a request handed to go-zookeeper just as
+// the connection breaks waits in its queue; if the next connection finds
+// the session expired, go-zookeeper sends it on the new session, where the
+// server may apply it although it completed with ErrSessionExpired. This
+// needs a session that expires while go-zookeeper still holds the request
+// (it flushes its queue with ErrNoServer each time it has tried every
+// server), so it is rare, but go-zookeeper has no hook to close it.
 //
 // # Errors
 //
 // Response.Err is nil or a bare task sentinel (compare with ==, as the task
-// package does): go-zookeeper's server-code errors become task's Codes
-// (unknown codes, which it formats as "unknown error: N", keep N as a
-// task.Code); zk.ErrConnectionClosed or a raw network error for a request
+// package does): server codes become task's Codes, which keep unknown
+// codes' numbers (go-zookeeper's own error values, and its "unknown
+// error: N", are mapped back to codes too); zk.ErrConnectionClosed or a raw network error for a request
 // in flight becomes task.ErrConnectionLoss (outcome unknown); zk.ErrNoServer
 // (still queued when every server failed) becomes task.ErrNotSent;
 // zk.ErrSessionExpired becomes task.ErrSessionExpired; requests pending at
@@ -60,41 +60,48 @@
 // so bad paths, modes and sizes get task.ErrInvalidPath,
 // task.ErrInvalidArgument or task.ErrDataTooLarge and are never sent.
 //
-// # Concurrency model, and the orders go-zookeeper cannot keep
+// # How requests travel, and the orders kept
 //
-// go-zookeeper has no asynchronous call, so each Do runs its blocking call
-// on a goroutine of its own. This is the choice over a bounded worker pool:
-// go-zookeeper pipelines concurrent calls internally (a send queue of 16
-// and a map of requests in flight), so a pool would only cap the pipeline
-// depth and add a queue whose wait is invisible to deadlines; the
-// goroutines cost ~4 KiB each while a request is in flight, and the
-// executor bounds how many flows are in flight anyway. Close waits for all
-// of them (go-zookeeper fails every pending call when it closes).
+// go-zookeeper v1.0.4 exports only blocking calls, which would need a
+// goroutine per request and lose every order (the goroutines reach its
+// send queue, and wake up with their replies, in any order), and it sends
+// creates without asking for their Stat. So the Conn uses go-zookeeper's
+// own request path underneath its blocking calls (wire.go, reached with
+// go:linkname; go.mod pins v1.0.4): Do appends the request to an unbounded
+// send queue; one sender goroutine hands requests to go-zookeeper's queue
+// in Do order (it may wait there while the connection is slow or down;
+// Do never does); go-zookeeper writes them in that order; the server
+// answers one session in order; go-zookeeper's receive goroutine decodes
+// each reply and calls the Conn back synchronously, and also calls the
+// event callback synchronously for each notification, so the Conn queues
+// completions and watch notifications in exactly the order they arrived on
+// the wire (zxid order, a notification before the reply of the write that
+// caused it, as ZooKeeper sends them). A second goroutine waits, in send
+// order, for the outcomes decided without a reply (connection loss, not
+// sent, expiry). Two goroutines per Conn, whatever the load; this was
+// chosen over a goroutine or a bounded pool of workers per request, which
+// would give up the order and, for a pool, cap the pipeline depth.
 //
-// Because the calls run on separate goroutines, go-zookeeper does not keep
-// these orders, and the runtime and recipes must not depend on them:
+// The Conn keeps its own registry of watches, filled from the replies on
+// the receive goroutine and fired from the notifications that follow,
+// with ZooKeeper's client rules (NodeCreated fires exist watches,
+// NodeDataChanged data and exist watches, NodeChildrenChanged child
+// watches, NodeDeleted all three); it also registers each watch with
+// go-zookeeper so that go-zookeeper re-sends it after a reconnect
+// (SetWatches, whose failure go-zookeeper only logs; the Conn logs it at
+// Error level: such watches would never fire until the session ends).
 //
-//   - two Do calls issued back to back may be sent to the server in either
-//     order; a chain that needs A applied before B waits for A's done (as
-//     every task chain does), or uses a multi;
-//   - completions of different requests, and watch notifications of
-//     different watches, are delivered in the order their goroutines wake
-//     up, not in zxid order; only "a watch's notification comes after the
-//     done of the request that set it" is kept (the watch goroutine starts
-//     from that done);
-//   - session events are in order among themselves (they come from
-//     go-zookeeper's single connection loop), but a completion or
-//     notification that the server sent before a disconnect can be
-//     delivered after StateSuspended.
+// What is left unordered: outcomes decided without a reply (connection
+// loss after StateSuspended, in send order), and session events relative
+// to replies only as go-zookeeper emits them (StateSuspended after every
+// reply read before the connection broke).
 //
-// Other limits of go-zookeeper v1.0.4 the Conn passes on: a create returns
-// no Stat (it sends create, not create2), so Response.Stat of a create and
-// MultiResult.Stat of a create op are zero; creates inside a multi are sent
-// as plain creates with the mode's flags (no createContainer or createTTL
-// op in a multi); watches are restored after a reconnect by go-zookeeper's
-// SetWatches, which only logs a failure (the Conn logs it at Error level);
-// go-zookeeper has no per-request timeout (deadlines belong to the
-// executor, which drops late results).
+// Other facts of ZooKeeper 3.8 the Conn passes on as they are: a plain
+// create inside a multi is answered as a create (its name, no Stat), while
+// container and TTL creates in a multi carry their Stat; a container's or
+// TTL node's ephemeralOwner is shown to clients as 0. go-zookeeper has no
+// per-request timeout (deadlines belong to the executor, which drops late
+// results).
 //
 // # Benchmark
 //

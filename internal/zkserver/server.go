@@ -20,6 +20,9 @@ import (
 // JarDir is where Debian's zookeeper package puts the server jars.
 const JarDir = "/usr/share/java"
 
+// jarDir is JarDir, except in this package's tests.
+var jarDir = JarDir
+
 // Main classes of the two server kinds.
 const (
 	standaloneMain = "org.apache.zookeeper.server.ZooKeeperServerMain"
@@ -73,7 +76,7 @@ func Available() error {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	for _, j := range []string{"zookeeper.jar", "zookeeper-jute.jar"} {
-		if _, err := os.Stat(filepath.Join(JarDir, j)); err != nil {
+		if _, err := os.Stat(filepath.Join(jarDir, j)); err != nil {
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
@@ -87,6 +90,7 @@ func Require(t testing.TB) {
 	if err := Available(); err != nil {
 		if os.Getenv("ZK_REQUIRED") == "1" {
 			t.Fatalf("ZK_REQUIRED=1 but %v", err)
+			return
 		}
 		t.Skipf("skipping real-server test: %v", err)
 	}
@@ -96,9 +100,9 @@ func Require(t testing.TB) {
 // metrics, snappy, commons-* and zookeeper-jute) plus slf4j-simple, when
 // present, so the server's log reaches its log file instead of a no-op.
 func classpath() string {
-	cp := []string{filepath.Join(JarDir, "zookeeper.jar"), filepath.Join(JarDir, "zookeeper-jute.jar")}
-	if _, err := os.Stat(filepath.Join(JarDir, "slf4j-simple.jar")); err == nil {
-		cp = append(cp, filepath.Join(JarDir, "slf4j-simple.jar"))
+	cp := []string{filepath.Join(jarDir, "zookeeper.jar"), filepath.Join(jarDir, "zookeeper-jute.jar")}
+	if _, err := os.Stat(filepath.Join(jarDir, "slf4j-simple.jar")); err == nil {
+		cp = append(cp, filepath.Join(jarDir, "slf4j-simple.jar"))
 	}
 	return strings.Join(cp, ":")
 }

@@ -2,6 +2,8 @@ package zkserver
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,9 +54,31 @@ func TestEnsembleQuorum(t *testing.T) {
 	}
 }
 
+// recordTB records what Require does instead of doing it.
+type recordTB struct {
+	testing.TB
+	skipped, failed string
+}
+
+func (r *recordTB) Helper()                           {}
+func (r *recordTB) Skipf(format string, args ...any)  { r.skipped = fmt.Sprintf(format, args...) }
+func (r *recordTB) Fatalf(format string, args ...any) { r.failed = fmt.Sprintf(format, args...) }
+
 func TestRequireSkipsOrFails(t *testing.T) {
-	if err := Available(); err != nil {
-		t.Logf("not installed: %v", err)
+	defer func(d string) { jarDir = d }(jarDir)
+	jarDir = t.TempDir() // no jars here
+
+	t.Setenv("ZK_REQUIRED", "")
+	r := &recordTB{TB: t}
+	Require(r)
+	if r.failed != "" || !strings.Contains(r.skipped, "make test") {
+		t.Errorf("without ZK_REQUIRED: skipped %q, failed %q; want a skip saying how to run", r.skipped, r.failed)
 	}
-	Require(t)
+	t.Setenv("ZK_REQUIRED", "1")
+	r = &recordTB{TB: t}
+	Require(r)
+	if r.skipped != "" || !strings.Contains(r.failed, "ZK_REQUIRED=1") {
+		t.Errorf("with ZK_REQUIRED=1: skipped %q, failed %q; want a failure", r.skipped, r.failed)
+	}
+	t.Log(r.failed)
 }

@@ -29,10 +29,13 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 	sess := c.sess
 	var resp task.Response
 	var tx *txn
+	var txv txn
 	if isWrite(p.req) {
 		// Every write takes a zxid, also when it fails (an error txn).
 		s.zxid++
-		tx = &txn{zxid: s.zxid, now: s.nowMillis()}
+		txv = txn{zxid: s.zxid, now: s.nowMillis()}
+		_, txv.multi = p.req.(*task.MultiRequest)
+		tx = &txv
 	}
 	var w *watch
 	switch r := p.req.(type) {

@@ -89,21 +89,23 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 	s := c.srv
 	s.mu.Lock()
 	c.nextID++
-	p := &pending{id: c.nextID, req: req, done: done, watch: watch}
+	// On the stack unless it has to wait in the outbox.
+	p := pending{id: c.nextID, req: req, done: done, watch: watch}
 	if err := task.Validate(req, s.cfg.MaxDataSize); err != nil {
 		s.tracef("c%d send #%d rejected: %v", c.num, p.id, err)
 		s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: err}})
 	} else {
-		s.traceSend(c, p)
+		s.traceSend(c, &p)
 		switch {
 		case c.closed:
 			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: task.ErrClosed}})
 		case !c.connected:
 			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: task.ErrNotSent}})
 		case s.cfg.Deterministic:
-			c.outbox = append(c.outbox, p)
+			heap := p
+			c.outbox = append(c.outbox, &heap)
 		default:
-			s.apply(c, p, false)
+			s.apply(c, &p, false)
 		}
 	}
 	s.mu.Unlock()

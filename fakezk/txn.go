@@ -11,6 +11,7 @@ import (
 type txn struct {
 	zxid  int64
 	now   int64 // ms since the epoch
+	multi bool  // record undo steps (only a multi can fail after a change)
 	fires []fired
 	undo  []func()
 }
@@ -20,7 +21,18 @@ type fired struct {
 	typ  task.EventType
 }
 
-func (tx *txn) fire(path string, typ task.EventType) { tx.fires = append(tx.fires, fired{path, typ}) }
+func (tx *txn) fire(path string, typ task.EventType) {
+	if tx.fires == nil {
+		tx.fires = make([]fired, 0, 2)
+	}
+	tx.fires = append(tx.fires, fired{path, typ})
+}
+
+func (tx *txn) onUndo(f func()) {
+	if tx.multi {
+		tx.undo = append(tx.undo, f)
+	}
+}
 
 func (tx *txn) rollback() {
 	for i := len(tx.undo) - 1; i >= 0; i-- {
@@ -137,7 +149,7 @@ func (s *Server) create(tx *txn, sess *session, r *task.CreateRequest) (string, 
 	if r.Mode.IsEphemeral() {
 		sess.ephemerals[path] = struct{}{}
 	}
-	tx.undo = append(tx.undo, func() {
+	tx.onUndo(func() {
 		delete(parent.children, name)
 		parent.stat.NumChildren--
 		parent.stat.Cversion, parent.stat.Pzxid = oldCv, oldPz
@@ -196,7 +208,7 @@ func (s *Server) removeNode(tx *txn, n *node) {
 			delete(o.ephemerals, n.path)
 		}
 	}
-	tx.undo = append(tx.undo, func() {
+	tx.onUndo(func() {
 		parent.children[name] = n
 		parent.stat.NumChildren++
 		parent.stat.Pzxid = oldPz
@@ -228,7 +240,7 @@ func (s *Server) setData(tx *txn, r *task.SetDataRequest) (task.Stat, error) {
 	n.stat.Mzxid = tx.zxid
 	n.stat.Mtime = tx.now
 	n.stat.DataLength = int32(len(r.Data))
-	tx.undo = append(tx.undo, func() { n.stat, n.data = old, oldData })
+	tx.onUndo(func() { n.stat, n.data = old, oldData })
 	tx.fire(r.Path, task.EventNodeDataChanged)
 	return n.clientStat(), nil
 }

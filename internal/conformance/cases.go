@@ -5,7 +5,7 @@ func Cases() []Case {
 	var all []Case
 	for _, group := range [][]Case{
 		pathCases(), errorCases(), statCases(), sequentialCases(),
-		ephemeralCases(), watchCases(), multiCases(), sessionCases(),
+		ephemeralCases(), watchCases(), multiCases(), sessionCases(), moreCases(),
 	} {
 		all = append(all, group...)
 	}

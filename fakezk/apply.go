@@ -109,10 +109,13 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 		s.addWatch(sess, w.path, w.kind, p.watch)
 		compactWatches(sess)
 	}
-	s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, resp: resp})
+	// ZooKeeper's FinalRequestProcessor applies the txn (sending the
+	// notifications it triggers, to this session too) before it sends the
+	// reply: a session sees its own write's notifications first.
 	if tx != nil && ok {
 		s.commit(tx)
 	}
+	s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, resp: resp})
 }
 
 // childNames lists n's children in an order drawn from the seed: ZooKeeper

@@ -13,10 +13,10 @@ import (
 // that caused them (inside Do, Close, a fault method or a clock timer, or
 // on another goroutine that is already delivering); in deterministic mode
 // on the goroutine that calls Server.Step. Per session they arrive in zxid
-// order, each response before the notifications its transaction caused.
-// (A real server sends a session its own notifications before the response
-// of the write that triggered them; the task.Conn contract orders them the
-// other way, and the fake follows the contract.)
+// order, and, as a real server sends them, the notifications a write
+// triggers for its own session arrive before that write's response. (The
+// task.Conn contract says the opposite; ZooKeeper and zkadapter do this,
+// and the fake reproduces ZooKeeper.)
 //
 // After an expiry the Conn opens a new session by itself, as go-zookeeper
 // does: the client sees EventNotWatching on every watch, StateExpired, then

@@ -69,10 +69,11 @@
 // # Delivery: which goroutine, what order, how many times
 //
 // Every response, watch notification and session event for a Conn goes
-// through that Conn's queue, in the order the session observed it (zxid
-// order; a response before the notifications its own transaction caused,
-// as task.Conn requires, where a real server sends those notifications
-// first). done runs exactly once per Do; a watch at most once; no
+// through that Conn's queue, in the order the session observed it: zxid
+// order, and the notifications a write triggers for its own session before
+// that write's response, as ZooKeeper's FinalRequestProcessor sends them
+// and zkadapter delivers them. (task.Conn's contract says responses come
+// first; it is the contract that disagrees with ZooKeeper here.) done runs exactly once per Do; a watch at most once; no
 // callback runs concurrently with another callback of any Conn of the same
 // Server, and none runs with the server's lock held.
 //

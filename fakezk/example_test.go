@@ -32,8 +32,8 @@ func Example() {
 	// session: Connected
 	// ok /app version=0
 	// ok  version=0
-	// ok  version=1
 	// watch: NodeDataChanged /app
+	// ok  version=1
 	// error: version conflict
 	// ok /app/job-0000000000 version=0
 	// session: Closed

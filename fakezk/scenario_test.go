@@ -74,7 +74,9 @@ func TestTimeoutNegotiation(t *testing.T) {
 	}
 }
 
-func TestResponseBeforeOwnNotification(t *testing.T) {
+// As on a real server, a session gets the notifications its own write
+// triggered before the write's response.
+func TestOwnNotificationBeforeResponse(t *testing.T) {
 	srv, _ := detServer(1)
 	c, r := start(t, srv, 0)
 	c.Do(mk("/a"), r.done("create"), nil)
@@ -82,7 +84,7 @@ func TestResponseBeforeOwnNotification(t *testing.T) {
 	c.Do(&task.SetDataRequest{Path: "/a", Version: -1}, r.done("set"), nil)
 	c.Do(&task.ExistsRequest{Path: "/a"}, r.done("exists"), nil)
 	srv.RunUntilIdle()
-	check(t, r.get()[1:], "create ok", "get ok", "set ok", "watch NodeDataChanged Connected", "exists ok")
+	check(t, r.get()[1:], "create ok", "get ok", "watch NodeDataChanged Connected", "set ok", "exists ok")
 }
 
 func TestExpiryExactlyAtTimeout(t *testing.T) {

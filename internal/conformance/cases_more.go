@@ -57,6 +57,23 @@ func moreCases() []Case {
 			e.Err(r.Err, nil, "sync")
 			e.Eq(r.Path, "/", "path")
 		}},
+		{"watch/own-notification-before-reply", "a session receives the notification its own write triggered before that write's reply (FinalRequestProcessor applies, notifying, then replies)", func(e *Env) {
+			e.Mk("a")
+			_, w := getW(e.C, e.P("a"))
+			p := e.C.Send(&task.SetDataRequest{Path: e.P("a"), Version: -1})
+			p.Wait()
+			w.Wait()
+			e.True(w.FiredAt() < p.At(), "watch at %d, reply at %d", w.FiredAt(), p.At())
+		}},
+		{"watch/others-notified-before-later-reply", "a watching session gets the notification before the reply to any later request of its own", func(e *Env) {
+			e.Mk("a")
+			_, w := getW(e.C, e.P("a"))
+			c2 := e.NewClient()
+			c2.Do(&task.SetDataRequest{Path: e.P("a"), Version: -1})
+			p := e.C.Send(&task.ExistsRequest{Path: e.P("a")})
+			p.Wait()
+			e.True(w.FiredAt() != 0 && w.FiredAt() < p.At(), "watch at %d, later reply at %d", w.FiredAt(), p.At())
+		}},
 		{"watch/exists-existing-then-recreated", "an exists watch fires NodeDeleted on delete; a recreate later is not seen by that spent watch", func(e *Env) {
 			e.Mk("a")
 			_, w := existsW(e.C, e.P("a"))

@@ -22,6 +22,7 @@ type Client struct {
 
 	mu     sync.Mutex
 	states []task.Event
+	seq    int // callbacks so far: orders responses and watch events
 	notify chan struct{}
 }
 
@@ -116,19 +117,30 @@ type Pending struct {
 	c    *Client
 	resp task.Response
 	n    int
+	at   int // the client's callback count when the response arrived
 }
 
 // Send sends req without waiting.
 func (c *Client) Send(req task.Request) *Pending {
 	p := &Pending{c: c}
-	c.Conn.Do(req, func(r task.Response) {
-		c.mu.Lock()
-		p.resp = r
-		p.n++
-		c.mu.Unlock()
-		c.poke()
-	}, nil)
+	c.Conn.Do(req, p.done, nil)
 	return p
+}
+
+func (p *Pending) done(r task.Response) {
+	p.c.mu.Lock()
+	p.c.seq++
+	p.resp, p.at = r, p.c.seq
+	p.n++
+	p.c.mu.Unlock()
+	p.c.poke()
+}
+
+// At is the position of the response among the client's callbacks.
+func (p *Pending) At() int {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	return p.at
 }
 
 // Wait waits for the response.
@@ -157,6 +169,7 @@ func (c *Client) Do(req task.Request) task.Response {
 type Watch struct {
 	c   *Client
 	evs []task.Event
+	at  []int // positions among the client's callbacks
 }
 
 // DoW sends req with a watch callback and waits for the response.
@@ -164,15 +177,11 @@ func (c *Client) DoW(req task.Request) (task.Response, *Watch) {
 	c.t.Helper()
 	w := &Watch{c: c}
 	p := &Pending{c: c}
-	c.Conn.Do(req, func(r task.Response) {
+	c.Conn.Do(req, p.done, func(ev task.Event) {
 		c.mu.Lock()
-		p.resp = r
-		p.n++
-		c.mu.Unlock()
-		c.poke()
-	}, func(ev task.Event) {
-		c.mu.Lock()
+		c.seq++
 		w.evs = append(w.evs, ev)
+		w.at = append(w.at, c.seq)
 		c.mu.Unlock()
 		c.poke()
 	})
@@ -184,6 +193,17 @@ func (w *Watch) Events() []task.Event {
 	w.c.mu.Lock()
 	defer w.c.mu.Unlock()
 	return append([]task.Event(nil), w.evs...)
+}
+
+// FiredAt is the position of the watch's first event among the client's
+// callbacks (0 if it has not fired).
+func (w *Watch) FiredAt() int {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	if len(w.at) == 0 {
+		return 0
+	}
+	return w.at[0]
 }
 
 // Wait waits for the watch to fire and returns the event.

@@ -50,8 +50,10 @@
 //   - ephemerals belong to a session and go with it (one closeSession txn);
 //     containers are removed when their last child goes (at once, in a
 //     txn of their own, where a real server waits for its container check
-//     interval); TTL nodes are stored with their TTL owner encoding but
-//     never expire.
+//     interval); TTL nodes (Config.ExtendedTypes) are removed once they
+//     have no children and more than their TTL has passed since their
+//     mtime, at that instant (ttl.go), where a real server also waits for
+//     its check interval.
 //   - getChildren returns names in an order drawn from the seed.
 //   - multi: ops see earlier ops; on failure every change is undone, the
 //     failing op carries its error, earlier ops RolledBack, later ones

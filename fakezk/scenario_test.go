@@ -296,3 +296,50 @@ func TestTracePrintable(t *testing.T) {
 		}
 	}
 }
+
+func TestTTLNodes(t *testing.T) {
+	clk := fakezk.NewClock(time.Time{})
+	srv := fakezk.New(fakezk.Config{Clock: clk, ExtendedTypes: true})
+	c := srv.Connect(fakezk.ConnConfig{})
+	c.Start(func(task.Event) {})
+	var last task.Response
+	do := func(req task.Request) task.Response {
+		c.Do(req, func(r task.Response) { last = r }, nil)
+		return last
+	}
+	ttl := &task.CreateRequest{Path: "/t", ACL: task.OpenACL, Mode: task.PersistentWithTTL, TTL: 10 * time.Second}
+	if r := do(ttl); r.Err != nil || r.Stat.EphemeralOwner != 0 {
+		t.Fatalf("create ttl: %+v", r)
+	}
+	exists := func(p string) bool { _, ok := srv.NodeStat(p); return ok }
+	clk.Advance(8 * time.Second)
+	do(&task.SetDataRequest{Path: "/t", Version: -1}) // mtime moves: the TTL counts from here
+	clk.Advance(8 * time.Second)
+	if !exists("/t") {
+		t.Fatal("expired 8s after a write with a 10s TTL")
+	}
+	do(&task.CreateRequest{Path: "/t/child", ACL: task.OpenACL})
+	clk.Advance(time.Minute)
+	if !exists("/t") {
+		t.Fatal("a TTL node with children expired")
+	}
+	do(&task.DeleteRequest{Path: "/t/child", Version: -1})
+	if exists("/t") {
+		t.Fatal("an expired TTL node outlived its last child")
+	}
+	// Sequential TTL, never written again: gone just after its TTL.
+	do(&task.CreateRequest{Path: "/s-", ACL: task.OpenACL, Mode: task.PersistentSequentialWithTTL, TTL: time.Second})
+	name := last.Path
+	clk.Advance(time.Second)
+	if !exists(name) {
+		t.Fatal("expired at exactly its TTL (ZooKeeper needs more than the TTL)")
+	}
+	clk.Advance(time.Millisecond)
+	if exists(name) {
+		t.Fatal("sequential TTL node did not expire")
+	}
+	if err := srv.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+}

@@ -54,6 +54,15 @@ func (s *Server) commit(tx *txn) {
 	}
 	for _, p := range parents {
 		n := s.tree.nodes[p]
+		if n != nil && n.ttl > 0 {
+			if len(n.children) == 0 {
+				s.reapTTL(n)
+				if s.tree.nodes[p] == n {
+					s.armTTL(n)
+				}
+			}
+			continue
+		}
 		if n != nil && n.isContainer() && len(n.children) == 0 && n.stat.Cversion > 0 {
 			s.zxid++
 			ctx := &txn{zxid: s.zxid, now: s.nowMillis()}
@@ -158,6 +167,9 @@ func (s *Server) create(tx *txn, sess *session, r *task.CreateRequest) (string, 
 	})
 	tx.fire(path, task.EventNodeCreated)
 	tx.fire(parent.path, task.EventNodeChildrenChanged)
+	if ttl > 0 {
+		s.armTTL(n)
+	}
 	return path, n.clientStat(), nil
 }
 

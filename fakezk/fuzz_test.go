@@ -19,7 +19,7 @@ func FuzzOps(f *testing.F) {
 	f.Add([]byte("create the world, then expire it"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		clk := fakezk.NewClock(time.Time{})
-		srv := fakezk.New(fakezk.Config{Clock: clk, Deterministic: true})
+		srv := fakezk.New(fakezk.Config{Clock: clk, Deterministic: true, ExtendedTypes: true})
 		var conns []*fakezk.Conn
 		for range 3 {
 			c := srv.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second})
@@ -36,7 +36,8 @@ func FuzzOps(f *testing.F) {
 			p := paths[int(arg&0x0f)%len(paths)]
 			switch op % 16 {
 			case 0:
-				c.Do(&task.CreateRequest{Path: p, ACL: task.OpenACL, Mode: task.CreateMode(op / 16 % 5)}, done, nil)
+				c.Do(&task.CreateRequest{Path: p, ACL: task.OpenACL, Mode: task.CreateMode(op / 16 % 7),
+					TTL: time.Duration(1+op%3) * time.Second}, done, nil)
 			case 1:
 				c.Do(&task.DeleteRequest{Path: p, Version: int32(op/16%3) - 1}, done, nil)
 			case 2:

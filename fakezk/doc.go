@@ -18,7 +18,7 @@
 //
 // Taken from ZooKeeper 3.8's PrepRequestProcessor, DataTree and DataNode, and
 // checked differentially: the internal/conformance cases that a real
-// server can run (212 of 230; the rest need a controlled clock, counters
+// server can run (224 of 242; the rest need a controlled clock, counters
 // or requests held in flight) pass unchanged against ZooKeeper 3.8.0
 // through zkadapter (go test -run TestConformance ./zkadapter).
 //

@@ -294,3 +294,14 @@ func TestWatchEventTypes(t *testing.T) {
 		t.Fatalf("last event %v", last)
 	}
 }
+
+// A host name that does not resolve fails at once, naming the cause.
+func TestDialUnresolvable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := Dial(ctx, Config{Servers: []string{"no-such-host.invalid:2181"}, Logger: testLogger(t)})
+	if err == nil || errors.Is(err, ErrNoSession) {
+		t.Fatalf("Dial = %v, want a lookup error", err)
+	}
+	t.Log(err)
+}

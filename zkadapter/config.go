@@ -42,8 +42,14 @@ type Config struct {
 	// discards them.
 	Logger *slog.Logger
 	// MaxDataSize is the data limit task.Validate checks before sending
-	// (default task.MaxDataSize, the server's default jute.maxbuffer).
+	// (default task.MaxDataSize).
 	MaxDataSize int
+	// MaxPacketSize is the server's jute.maxbuffer (default
+	// DefaultMaxPacketSize): a request longer than this on the wire fails
+	// with task.ErrDataTooLarge without being sent, where the server
+	// would close the connection. Data near task.MaxDataSize (1 MiB) is
+	// over it once the path, ACL and headers are counted.
+	MaxPacketSize int
 }
 
 // ErrInvalidConfig is wrapped by every error Config.Validate returns.
@@ -84,6 +90,12 @@ func (c *Config) Validate() error {
 		c.ConnectTimeout = DefaultConnectTimeout
 	case c.ConnectTimeout < 0:
 		return &ConfigError{"ConnectTimeout", fmt.Sprintf("%s is negative", c.ConnectTimeout)}
+	}
+	switch {
+	case c.MaxPacketSize == 0:
+		c.MaxPacketSize = DefaultMaxPacketSize
+	case c.MaxPacketSize < 0:
+		return &ConfigError{"MaxPacketSize", fmt.Sprintf("%d is negative", c.MaxPacketSize)}
 	}
 	switch {
 	case c.MaxDataSize == 0:

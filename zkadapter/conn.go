@@ -128,7 +128,13 @@ func (c *Conn) open() error {
 			zk.WithLogger(zkLogger{c}),
 			zk.WithLogInfo(true),
 			zk.WithEventCallback(c.onZKEvent),
-			zk.WithMaxBufferSize(2*c.cfg.MaxDataSize+64*1024),
+			// go-zookeeper encodes each request into one buffer of this
+			// size (1.5 MiB by default): room for the data limit plus
+			// paths and ACLs. What does not fit fails with ErrDataTooLarge,
+			// unsent. Replies are read without a limit (go-zookeeper's
+			// default): a limit would turn a large children list into a
+			// connection that fails forever.
+			zk.WithMaxConnBufferSize(max(1536*1024, c.cfg.MaxDataSize+512*1024)),
 		)
 		if err != nil {
 			c.startErr = fmt.Errorf("zkadapter: %w", err)

@@ -305,3 +305,30 @@ func TestDialUnresolvable(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// Requests longer on the wire than the server's jute.maxbuffer would make
+// it close the connection (connection loss, again on every retry): they
+// fail with ErrDataTooLarge, unsent. The exact boundary is the server's.
+func TestPacketLimit(t *testing.T) {
+	srv := zkserver.Standalone(t, serverOpts)
+	c, r := open(t, Config{Servers: srv.Addrs(), SessionTimeout: 4 * time.Second})
+	create := func(n int) *task.CreateRequest {
+		return &task.CreateRequest{Path: "/big", Data: make([]byte, n), Mode: task.Persistent, ACL: task.OpenACL}
+	}
+	fits := DefaultMaxPacketSize - packetSize(create(0))
+	if n := packetSize(create(fits)); n != DefaultMaxPacketSize {
+		t.Fatalf("packet of %d bytes of data is %d", fits, n)
+	}
+	mustErr(t, do(t, c, r, create(fits+1), nil), task.ErrDataTooLarge)
+	mustOK(t, do(t, c, r, create(fits), nil))
+	set := &task.SetDataRequest{Path: "/big", Version: -1}
+	set.Data = make([]byte, DefaultMaxPacketSize-packetSize(set))
+	mustOK(t, do(t, c, r, set, nil))
+	set.Data = append(set.Data, 0)
+	mustErr(t, do(t, c, r, set, nil), task.ErrDataTooLarge)
+	for _, ev := range r.sessionEvents() {
+		if ev.State != task.StateConnected {
+			t.Fatalf("session event %v: the server dropped the connection", ev)
+		}
+	}
+}

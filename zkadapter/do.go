@@ -19,7 +19,8 @@ type call struct {
 }
 
 // Do implements task.Conn. It validates req (task.Validate, with the
-// configured data limit), and then:
+// configured data limit, and the length on the wire against the server's
+// packet limit: task.ErrDataTooLarge), and then:
 //
 //   - when the Conn is closed or closing, completes it with task.ErrClosed;
 //   - when there is no usable session (before the first one, while
@@ -37,7 +38,11 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 	if done == nil {
 		done = func(task.Response) {}
 	}
-	if err := task.Validate(req, c.cfg.MaxDataSize); err != nil {
+	err := task.Validate(req, c.cfg.MaxDataSize)
+	if err == nil && packetSize(req) > c.cfg.MaxPacketSize {
+		err = task.ErrDataTooLarge
+	}
+	if err != nil {
 		c.q.push(func() { done(task.Response{Err: err}) })
 		return
 	}
@@ -45,7 +50,6 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 		watch = nil
 	}
 	c.mu.Lock()
-	var err error
 	switch {
 	case c.closing:
 		err = task.ErrClosed

@@ -58,7 +58,11 @@
 // zk.ErrSessionExpired becomes task.ErrSessionExpired; requests pending at
 // Close get task.ErrClosed. Requests are checked with task.Validate first,
 // so bad paths, modes and sizes get task.ErrInvalidPath,
-// task.ErrInvalidArgument or task.ErrDataTooLarge and are never sent.
+// task.ErrInvalidArgument or task.ErrDataTooLarge and are never sent; so
+// are requests longer on the wire than the server's jute.maxbuffer
+// (Config.MaxPacketSize, 0xfffff bytes by default), which a server answers
+// by closing the connection: data of task.MaxDataSize (1 MiB) is over it
+// once the path and ACL are counted.
 //
 // # How requests travel, and the orders kept
 //

@@ -252,3 +252,52 @@ func TestInFlightAtServerKill(t *testing.T) {
 		t.Fatalf("last event %v", evs[len(evs)-1])
 	}
 }
+
+// Changes made while the client is cut off fire its watches when it
+// reconnects to the same session: go-zookeeper re-sends them (SetWatches)
+// and the server fires those whose node changed meanwhile.
+func TestWatchesAcrossReconnect(t *testing.T) {
+	srv := zkserver.Standalone(t, serverOpts)
+	var p partitioner
+	c, r := open(t, Config{Servers: srv.Addrs(), SessionTimeout: 6 * time.Second, Dialer: p.dial})
+	first, _ := r.waitState(t, 0, task.StateConnected, 10*time.Second)
+	other, or := open(t, Config{Servers: srv.Addrs(), SessionTimeout: 6 * time.Second})
+	mustOK(t, do(t, other, or, &task.CreateRequest{Path: "/x", Mode: task.Persistent, ACL: task.OpenACL}, nil))
+
+	created, changed, children, quiet := r.watcher(), r.watcher(), r.watcher(), r.watcher()
+	mustErr(t, do(t, c, r, &task.ExistsRequest{Path: "/y", Watch: true}, created), task.ErrNoNode)
+	mustOK(t, do(t, c, r, &task.GetDataRequest{Path: "/x", Watch: true}, changed))
+	mustOK(t, do(t, c, r, &task.GetChildrenRequest{Path: "/x", Watch: true}, children))
+	mustOK(t, do(t, c, r, &task.ExistsRequest{Path: "/", Watch: true}, quiet))
+
+	p.partition()
+	_, si := r.waitState(t, 0, task.StateSuspended, 10*time.Second)
+	mustOK(t, do(t, other, or, &task.CreateRequest{Path: "/y", Mode: task.Persistent, ACL: task.OpenACL}, nil))
+	mustOK(t, do(t, other, or, &task.SetDataRequest{Path: "/x", Data: []byte("1"), Version: -1}, nil))
+	mustOK(t, do(t, other, or, &task.CreateRequest{Path: "/x/c", Mode: task.Persistent, ACL: task.OpenACL}, nil))
+	p.heal()
+
+	again, _ := r.waitState(t, si, task.StateConnected, 15*time.Second)
+	if again.SessionID != first.SessionID {
+		t.Fatalf("session %#x after reconnect, want %#x", again.SessionID, first.SessionID)
+	}
+	for _, tc := range []struct {
+		w    *watcher
+		typ  task.EventType
+		path string
+	}{
+		{created, task.EventNodeCreated, "/y"},
+		{changed, task.EventNodeDataChanged, "/x"},
+		{children, task.EventNodeChildrenChanged, "/x"},
+	} {
+		if ev := tc.w.wait(t, 10*time.Second); ev.Type != tc.typ || ev.Path != tc.path {
+			t.Fatalf("watch = %v, want %s %s", ev, tc.typ, tc.path)
+		}
+	}
+	quiet.none(t)
+	// Still live: it fires on the next change of "/".
+	mustOK(t, do(t, other, or, &task.SetDataRequest{Path: "/", Data: []byte("r"), Version: -1}, nil))
+	if ev := quiet.wait(t, 10*time.Second); ev.Type != task.EventNodeDataChanged || ev.Path != "/" {
+		t.Fatalf("watch on / = %v", ev)
+	}
+}

@@ -3,7 +3,7 @@ module github.com/zkflow/zkflow
 go 1.26.8
 
 require (
-	github.com/benbjohnson/clock v1.3.5 // indirect
-	github.com/go-zookeeper/zk v1.0.4 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
+	github.com/benbjohnson/clock v1.3.5
+	github.com/go-zookeeper/zk v1.0.4
+	go.uber.org/goleak v1.3.0
 )

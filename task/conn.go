@@ -28,13 +28,15 @@ import "time"
 //     when the session ends first.
 //   - events, done and watch may be called from any goroutine but never
 //     concurrently with each other, and in the order the session observed
-//     them (for a server: zxid order, responses before the notifications
-//     they caused). They must not block and must not call back into the
-//     Conn. An implementation that cannot keep the order of some pair says
+//     them (for a server: zxid order; ZooKeeper sends a session the
+//     notifications its own write triggered before that write's
+//     response). They may run before Do returns. They must not block and
+//     must not call back into the Conn. An implementation that cannot keep the order of some pair says
 //     so in its documentation.
 //   - Close ends the session (its ephemerals go), completes every pending
 //     request with ErrClosed and every watch with EventNotWatching, then
-//     reports StateClosed. It is safe to call more than once.
+//     reports StateClosed; when it returns, every callback has been made.
+//     It is safe to call more than once.
 type Conn interface {
 	Start(events func(Event)) error
 	Do(req Request, done func(Response), watch func(Event))
@@ -108,7 +110,9 @@ type SyncRequest struct {
 	Path string
 }
 
-// CheckRequest, in a multi, fails the multi unless the node's version matches.
+// CheckRequest, in a multi, fails the multi unless the node's version
+// matches. ZooKeeper 3.8 has no standalone check: sent alone it fails with
+// ErrUnimplemented.
 type CheckRequest struct {
 	Path    string
 	Version int32
@@ -138,7 +142,7 @@ type Response struct {
 // ErrRuntimeInconsistency, as ZooKeeper reports them.
 type MultiResult struct {
 	Path       string // create: the name created
-	Stat       Stat   // create, set: the node's Stat
+	Stat       Stat   // set: the node's Stat (a 3.8 multi create returns only the name)
 	Err        error
 	RolledBack bool
 }

@@ -164,7 +164,7 @@ func (s State) String() string {
 // state change (Type EventNone) or a watch notification.
 type Event struct {
 	Type  EventType
-	State State  // for session events, the new state; for EventNotWatching, Expired or Closed
+	State State  // session events: the new state; EventNotWatching: Expired or Closed; node events: Connected
 	Path  string // for node events, the watched path
 	// For StateConnected: the session's id and negotiated timeout.
 	SessionID int64

@@ -1,0 +1,53 @@
+// Package executor runs task chains on one goroutine.
+//
+// # Queues
+//
+// The executor has an inbox that other goroutines push into (Submit, the
+// connection's callbacks, timers): pushing never blocks and nothing is
+// dropped, the inbox grows as needed. Each Step moves the inbox into two
+// queues and runs one job:
+//
+//   - the event queue (session-state changes, timer firings such as
+//     deadlines, cancellations) is always taken from, and first;
+//   - the task queue (submitted flows, completions of operations, watch
+//     notifications, wake-ups from sleeps, trampolined continuations) is
+//     taken from only while the session is connected. On Suspended the
+//     executor stops taking from it; on reconnect it resumes. So a Retry
+//     after connection loss waits for the reconnect instead of spinning,
+//     and no step of any flow runs while the session is suspended.
+//
+// The job that runs is the one Step picked; jobs run one at a time, to
+// completion, so recipe state needs no locks.
+//
+// # Core and goroutine
+//
+// Step and RunUntilIdle form a steppable core with no goroutine of its own:
+// a simulation drives executors with them on one goroutine. Run(ctx) wraps
+// the core for production. Only Submit, SubmitWith, Await, Flow.Cancel and
+// Close are safe from other goroutines; every other method, and every
+// task.Runtime method, must be called on the executor goroutine.
+//
+// # Sessions
+//
+// The executor follows its connection's session: Connecting ->
+// Connected(id, epoch) -> Suspended -> Connected (same session: resume) or
+// Expired (every flow bound to the old session fails with
+// task.ErrSessionExpired at once; later flows bind to the next session,
+// whose epoch is one more). A Connected event with a new session id and no
+// Expired before it is treated as expiry, never as a silent switch. Each
+// flow is bound to the session current when it starts (Scope.Session);
+// handles ask Scope.IsCurrent.
+//
+// # Deadlines and cleanup
+//
+// Deadlines are absolute times on the injected clock. A deadline fires from
+// the event queue, so it ends a flow even while the session is suspended;
+// late completions are dropped; cleanups registered with Scope.Defer run as
+// flows of their own, not bound by the deadline.
+//
+// # Performance
+//
+// See the combinators package documentation for the measured figures:
+// one executor job is about 6.5 ns with 0 allocations, a no-op step of a
+// running chain about 8.3 ns with 0 allocations.
+package executor

@@ -1,0 +1,39 @@
+// Package task defines the step of a coordination algorithm and everything
+// a step needs: Task, the Scope it runs in, the error model, the Conn
+// contract that zkadapter and fakezk implement, and the ZooKeeper
+// operations as tasks.
+//
+// Start reading at Task (task.go), then Scope (scope.go), then the
+// operations (ops.go, watch.go). The Conn contract is in conn.go.
+//
+// # The contract of a Task
+//
+// A Task[T] is a function func(*Scope, Cont[T]): a description of work.
+// Running it starts the work; running it twice does the work twice, which is
+// what lets combinators.Retry repeat it.
+//
+//   - A task body never blocks. It starts asynchronous work through its
+//     Scope (an operation, a timer) and returns.
+//   - Its continuation is called exactly once, with a value or an error, on
+//     the executor goroutine. Tests of every combinator and of every way a
+//     flow ends (success, error, deadline, cancel, expiry, close) check it.
+//   - Continuations are trampolined: Run and Resume call directly while the
+//     stack is shallow and bounce through the executor's task queue past a
+//     small depth, so a chain of a million synchronous steps, or a Retry
+//     that loops forever, does not grow the stack.
+//   - Every Run is a step boundary: a scope that has ended (deadline passed,
+//     canceled, session expired, executor closed) starts no further step and
+//     hands its error down the chain.
+//   - A panic in a step is a programmer error. It is not turned into an
+//     error value; it crashes the executor goroutine.
+//
+// # Errors
+//
+// Operations fail with an *OpError naming the operation and path and
+// wrapping a sentinel, tested with errors.Is: ErrConnectionLoss (sent,
+// outcome unknown), ErrNotSent (certainly not applied), ErrSessionExpired,
+// ErrClosed, ErrDeadlineExceeded, ErrNoNode, ErrNodeExists, ErrBadVersion,
+// ErrNotEmpty, ErrNoChildrenForEphemerals, ErrInvalidPath, ErrDataTooLarge,
+// ErrBadArguments, ErrNoAuth. Server codes are of type Code, so a code this
+// package does not name keeps its number.
+package task

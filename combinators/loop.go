@@ -20,14 +20,13 @@ func Loop[S any](init S, cond func(S) bool, body func(S) task.Task[S]) task.Task
 }
 
 type loopDriver[S any] struct {
-	s        *task.Scope
-	k        task.Cont[S]
-	st       S
-	cond     func(S) bool
-	body     func(S) task.Task[S]
-	cb       task.Cont[S]
-	inCall   bool
-	syncDone bool
+	spin
+	s    *task.Scope
+	k    task.Cont[S]
+	st   S
+	cond func(S) bool
+	body func(S) task.Task[S]
+	cb   task.Cont[S]
 }
 
 func (d *loopDriver[S]) done(v S, err error) {
@@ -37,29 +36,21 @@ func (d *loopDriver[S]) done(v S, err error) {
 		return
 	}
 	d.st = v
-	if d.inCall {
-		d.syncDone = true
-		return
-	}
-	d.drive()
+	d.next(d.drive)
 }
 
-func (d *loopDriver[S]) drive() {
-	for {
-		if err := d.s.Err(); err != nil {
-			var zero S
-			task.Resume(d.s, d.k, zero, err)
-			return
-		}
-		if !d.cond(d.st) {
-			task.Resume(d.s, d.k, d.st, nil)
-			return
-		}
-		d.inCall, d.syncDone = true, false
-		task.Run(d.s, d.body(d.st), d.cb)
-		d.inCall = false
-		if !d.syncDone {
-			return // body went asynchronous (or failed): done re-enters
-		}
+func (d *loopDriver[S]) drive() { d.run(d.iterate) }
+
+func (d *loopDriver[S]) iterate() bool {
+	if err := d.s.Err(); err != nil {
+		var zero S
+		task.Resume(d.s, d.k, zero, err)
+		return false
 	}
+	if !d.cond(d.st) {
+		task.Resume(d.s, d.k, d.st, nil)
+		return false
+	}
+	task.Run(d.s, d.body(d.st), d.cb)
+	return true
 }

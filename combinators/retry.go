@@ -95,15 +95,14 @@ func Retry[T any](t task.Task[T], p Policy) task.Task[T] {
 }
 
 type retrier[T any] struct {
-	s        *task.Scope
-	k        task.Cont[T]
-	t        task.Task[T]
-	p        Policy
-	on       []error
-	cb       task.Cont[T]
-	attempt  int
-	inCall   bool
-	syncNext bool
+	spin
+	s       *task.Scope
+	k       task.Cont[T]
+	t       task.Task[T]
+	p       Policy
+	on      []error
+	cb      task.Cont[T]
+	attempt int
 }
 
 func (r *retrier[T]) done(v T, err error) {
@@ -123,21 +122,13 @@ func (r *retrier[T]) done(v T, err error) {
 		})
 		return
 	}
-	if r.inCall {
-		r.syncNext = true
-		return
-	}
-	r.drive()
+	r.next(r.drive)
 }
 
-func (r *retrier[T]) drive() {
-	for {
-		r.attempt++
-		r.inCall, r.syncNext = true, false
-		task.Run(r.s, r.t, r.cb)
-		r.inCall = false
-		if !r.syncNext {
-			return
-		}
-	}
+func (r *retrier[T]) drive() { r.run(r.iterate) }
+
+func (r *retrier[T]) iterate() bool {
+	r.attempt++
+	task.Run(r.s, r.t, r.cb)
+	return true
 }

@@ -1,0 +1,68 @@
+// Package seqid hands out unique int64 IDs from a counter kept in a
+// ZooKeeper znode, by compare-and-set on the node's data version.
+//
+// Start reading at Next and Reserve (seqid.go), then Allocator (alloc.go)
+// and Generator (generator.go); the node format is in codec.go.
+//
+// # What it guarantees
+//
+// Safety: no ID is handed out twice, across any number of processes and
+// sessions on the same node, through connection losses whose writes were
+// applied or not, session expiry and crashes. Gaps are possible: an ID (or a
+// whole block) whose write may have been applied but whose reply was lost,
+// or that a process reserved and then crashed holding, is never handed out.
+// IDs handed out by one generator increase; IDs of different generators
+// interleave in no promised order.
+//
+// The node's value is always the largest ID reserved so far: every ID
+// handed out is at most the value in the node.
+//
+// # Protocol
+//
+// One round of Reserve(path, n) (Next is Reserve(path, 1)):
+//
+//  1. get path, reading the value v and the data version ver. A missing
+//     node is created holding 0 (NodeExists there means another client
+//     created it: fine) and read again, so the first ID of a new sequence
+//     is 1.
+//  2. If ver is -1 the round fails with ErrVersionWrapped: -1 means "any
+//     version" to ZooKeeper and would turn the write into a blind one.
+//     If v + n overflows int64 it fails with ErrOverflow. Data shorter than
+//     8 bytes fails with ErrShortData.
+//  3. set path to v + n, expecting version ver. Success hands out
+//     v+1 .. v+n.
+//
+// On errors: BadVersion (another client won the round), NoNode (the node
+// was deleted meanwhile), connection loss (the write may or may not have
+// been applied) and not sent go back to step 1. After connection loss the
+// round never assumes the write failed (that would hand out its IDs twice)
+// nor that it succeeded (the reply is lost, so it does not know which
+// version it wrote): it reads again, and the IDs of a lost write that was
+// applied are skipped. The rounds repeat without a count limit, until
+// success, another error, or the end of the scope (its deadline, a cancel,
+// session expiry). A retry after connection loss waits for the reconnect
+// (the executor pauses its task queue), it does not spin.
+//
+// Deleting the node resets the sequence to 0: do not. (The reserved-ID
+// persistence service of this project is what survives the loss of every
+// server's data.) A node whose version has reached -1 stays unusable by
+// this recipe: a person must move the sequence to a fresh node (a version
+// of -1 is reached after 2^32-1 writes).
+//
+// # Interoperation with the Java node format
+//
+// The data is the 8-byte big-endian two's-complement long that Java's
+// ByteBuffer.putLong writes and getLong reads: the format of the legacy
+// services that use the same node, so they and this package can draw from
+// one sequence at once (they too must write with the version they read).
+// Bytes after the first 8 are ignored when reading and kept as they are
+// when writing. Hex formats an ID as the legacy code does (16 lower-case hex
+// digits, negative values as their two's complement).
+//
+// # Goroutines
+//
+// Next and Reserve return tasks: they run on an executor goroutine and
+// hold no state between runs. An Allocator's state is touched only by its
+// tasks, on the one executor that runs them. Generator is the blocking API,
+// safe for concurrent use from any goroutine.
+package seqid

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/zkflow/zkflow/internal/zkserver"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func check(t *testing.T, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(context.Background(), args, &out); err != nil {
+		t.Fatalf("quickstart %v: %v\n%s", args, err, out.String())
+	}
+	s := out.String()
+	if !strings.Contains(s, "all distinct: yes") || !strings.HasSuffix(s, "OK\n") {
+		t.Fatalf("no verified summary:\n%s", s)
+	}
+	return s
+}
+
+func TestQuickstartOnFake(t *testing.T) {
+	for _, seed := range []string{"1", "2", "3"} {
+		s := check(t, "-seed", seed)
+		if !strings.Contains(s, "faults injected: 3") {
+			t.Fatalf("seed %s: faults not injected:\n%s", seed, s)
+		}
+	}
+}
+
+func TestQuickstartOnRealServer(t *testing.T) {
+	zkserver.Require(t)
+	c := zkserver.Standalone(t, zkserver.Options{})
+	check(t, "-zk", strings.Join(c.Addrs(), ","), "-workers", "3", "-ids", "40")
+}
+
+func TestQuickstartBadFlags(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"-workers", "0"}, &out); err == nil {
+		t.Fatal("-workers 0 accepted")
+	}
+}

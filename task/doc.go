@@ -16,7 +16,9 @@
 //     Scope (an operation, a timer) and returns.
 //   - Its continuation is called exactly once, with a value or an error, on
 //     the executor goroutine. Tests of every combinator and of every way a
-//     flow ends (success, error, deadline, cancel, expiry, close) check it.
+//     flow ends (success, error, deadline, cancel, expiry, close) check it;
+//     in race builds (make test) and with -tags zkflow_invariants, Run
+//     panics with ErrContinuationReused when a task calls k a second time.
 //   - Continuations are trampolined: Run and Resume call directly while the
 //     stack is shallow and bounce through the executor's task queue past a
 //     small depth, so a chain of a million synchronous steps, or a Retry

@@ -41,6 +41,9 @@ func Run[T any](s *Scope, t Task[T], k Cont[T]) {
 		Resume(s, k, zero, err)
 		return
 	}
+	if invariants {
+		k = once(k)
+	}
 	d := s.depth
 	if *d < maxDepth {
 		*d++
@@ -49,6 +52,21 @@ func Run[T any](s *Scope, t Task[T], k Cont[T]) {
 		return
 	}
 	s.rt.Schedule(func() { Run(s, t, k) })
+}
+
+// ErrContinuationReused is the panic value when a task calls its
+// continuation a second time (checked in race and invariants builds).
+var ErrContinuationReused = ClientError("task: continuation called more than once (a task must call k exactly once)")
+
+func once[T any](k Cont[T]) Cont[T] {
+	called := false
+	return func(v T, err error) {
+		if called {
+			panic(ErrContinuationReused)
+		}
+		called = true
+		k(v, err)
+	}
 }
 
 // Resume calls k(v, err), trampolined like Run. Resume does not look at the

@@ -1,0 +1,5 @@
+//go:build !race && !zkflow_invariants
+
+package task
+
+const invariants = false

@@ -254,3 +254,38 @@ func TestVersionWrap(t *testing.T) {
 		})
 	}
 }
+
+// The node is deleted while a round's set is in flight. Whichever the
+// server applies first, the draw ends with an ID: the set's (6), or, when
+// the delete came first, the set fails with NoNode and the round starts
+// again on a recreated node (1: deleting the node resets the sequence).
+func TestNodeDeletedDuringRound(t *testing.T) {
+	outcomes := map[int64]int{}
+	for seed := uint64(1); seed <= 30; seed++ {
+		w := newWorld(t, seed, 2, fakezk.Config{})
+		w.create(path, seqid.Encode(5))
+		var id int64
+		var err error
+		done, deleted := false, false
+		executor.Submit(w.exs[0], seqid.Next(path), func(v int64, e error) { id, err, done = v, e, true })
+		w.exs[0].RunUntilIdle() // sends the get
+		w.srv.RunUntilIdle()
+		w.exs[0].RunUntilIdle() // sends the set
+		executor.Submit(w.exs[1], task.Delete(path, task.AnyVersion), func(_ task.Unit, e error) {
+			if e != nil {
+				t.Errorf("seed %d: delete: %v", seed, e)
+			}
+			deleted = true
+		})
+		if !w.settle(func() bool { return done && deleted }) || err != nil {
+			t.Fatalf("seed %d: id %d, err %v", seed, id, err)
+		}
+		if id != 6 && id != 1 {
+			t.Fatalf("seed %d: id %d, want 6 or 1", seed, id)
+		}
+		outcomes[id]++
+	}
+	if outcomes[1] == 0 || outcomes[6] == 0 {
+		t.Fatalf("outcomes %v: both orders should occur over 30 seeds", outcomes)
+	}
+}

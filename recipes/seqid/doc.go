@@ -11,8 +11,9 @@
 // applied or not, session expiry and crashes. Gaps are possible: an ID (or a
 // whole block) whose write may have been applied but whose reply was lost,
 // or that a process reserved and then crashed holding, is never handed out.
-// IDs handed out by one generator increase; IDs of different generators
-// interleave in no promised order.
+// IDs returned to calls of one Generator (or one Allocator) that do not
+// overlap in time increase; IDs of different generators interleave in no
+// promised order.
 //
 // The node's value is always the largest ID reserved so far: every ID
 // handed out is at most the value in the node.

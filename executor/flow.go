@@ -131,9 +131,9 @@ func (e *Executor) Run(ctx context.Context) error {
 	}
 }
 
-// Close asks a running executor to stop (Run then returns nil); for an
-// executor driven by Step, Close stops it directly and must then be called
-// on the executor goroutine. Safe to call more than once.
+// Close asks Run to stop (Run then returns nil). It is safe from any
+// goroutine and more than once. An executor driven by Step is stopped with
+// Shutdown instead.
 func (e *Executor) Close() {
 	e.closeReq.Store(true)
 	select {

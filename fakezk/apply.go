@@ -141,7 +141,9 @@ func (s *Server) multi(tx *txn, sess *session, r *task.MultiRequest) ([]task.Mul
 		var err error
 		switch o := op.(type) {
 		case *task.CreateRequest:
-			res[i].Path, res[i].Stat, err = s.create(tx, sess, o)
+			// A 3.8 multi create (opCreate inside the multi, as zkadapter
+			// sends it) returns only the name, no Stat.
+			res[i].Path, _, err = s.create(tx, sess, o)
 		case *task.DeleteRequest:
 			err = s.delete(tx, o)
 		case *task.SetDataRequest:

@@ -30,6 +30,12 @@ type Config struct {
 	TickTime time.Duration
 	// MaxDataSize is the data limit (jute.maxbuffer); <= 0 means 1 MiB.
 	MaxDataSize int
+	// MaxPacketSize is the server's packet limit (jute.maxbuffer): a
+	// request longer than this on the wire (as zkadapter encodes it) fails
+	// with task.ErrDataTooLarge and is not applied, as zkadapter rejects it
+	// before sending where a real server would close the connection. 0
+	// means DefaultMaxPacketSize (0xfffff); < 0 means no limit.
+	MaxPacketSize int
 	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled). When
 	// false, as on a default 3.8 server, TTL creates fail with ErrUnimplemented.
 	ExtendedTypes bool
@@ -72,6 +78,9 @@ func (c *Config) ensureDefaults() {
 	}
 	if c.MaxDataSize <= 0 {
 		c.MaxDataSize = task.MaxDataSize
+	}
+	if c.MaxPacketSize == 0 {
+		c.MaxPacketSize = DefaultMaxPacketSize
 	}
 	if c.Faults.MaxDelay <= 0 {
 		c.Faults.MaxDelay = time.Second

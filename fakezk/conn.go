@@ -91,7 +91,11 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 	c.nextID++
 	// On the stack unless it has to wait in the outbox.
 	p := pending{id: c.nextID, req: req, done: done, watch: watch}
-	if err := task.Validate(req, s.cfg.MaxDataSize); err != nil {
+	err := task.Validate(req, s.cfg.MaxDataSize)
+	if err == nil && s.cfg.MaxPacketSize > 0 && packetSize(req) > s.cfg.MaxPacketSize {
+		err = task.ErrDataTooLarge
+	}
+	if err != nil {
 		s.tracef("c%d send #%d rejected: %v", c.num, p.id, err)
 		s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: err}})
 	} else {

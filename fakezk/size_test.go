@@ -1,0 +1,76 @@
+package fakezk_test
+
+import (
+	"testing"
+
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Requests longer than the packet limit on the wire (jute.maxbuffer,
+// 0xfffff by default) fail with ErrDataTooLarge and are not applied, as
+// zkadapter rejects them before sending; one byte less is fine.
+func TestPacketLimit(t *testing.T) {
+	const p = "/big"
+	// set: header 8, path 4+len, data 4+n, version 4.
+	atLimit := fakezk.DefaultMaxPacketSize - (8 + 4 + len(p) + 4 + 4)
+	acl := 4 + 4 + 4 + len("world") + 4 + len("anyone") // create: acl count and entry, flags; no version
+	cases := []struct {
+		name  string
+		limit int
+		req   task.Request
+		want  error
+	}{
+		{"set at limit", 0, &task.SetDataRequest{Path: p, Data: make([]byte, atLimit), Version: -1}, nil},
+		{"set over limit", 0, &task.SetDataRequest{Path: p, Data: make([]byte, atLimit+1), Version: -1}, task.ErrDataTooLarge},
+		{"create over limit", 0, &task.CreateRequest{Path: p + "/c", Data: make([]byte, atLimit+1-acl-len("/c")), ACL: task.OpenACL}, task.ErrDataTooLarge},
+		{"create at limit", 0, &task.CreateRequest{Path: p + "/c", Data: make([]byte, atLimit-acl-len("/c")), ACL: task.OpenACL}, nil},
+		{"multi over limit", 0, &task.MultiRequest{Ops: []task.MultiOp{
+			&task.SetDataRequest{Path: p, Data: make([]byte, atLimit/2), Version: -1},
+			&task.SetDataRequest{Path: p, Data: make([]byte, atLimit/2), Version: -1},
+		}}, task.ErrDataTooLarge},
+		{"small limit", 100, &task.SetDataRequest{Path: p, Data: make([]byte, 100), Version: -1}, task.ErrDataTooLarge},
+		{"no limit", -1, &task.SetDataRequest{Path: p, Data: make([]byte, task.MaxDataSize), Version: -1}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakezk.New(fakezk.Config{MaxPacketSize: tc.limit})
+			c := srv.Connect(fakezk.ConnConfig{})
+			c.Start(func(task.Event) {})
+			defer c.Close()
+			var got task.Response
+			c.Do(&task.CreateRequest{Path: p, ACL: task.OpenACL}, func(r task.Response) { got = r }, nil)
+			if got.Err != nil {
+				t.Fatal(got.Err)
+			}
+			c.Do(tc.req, func(r task.Response) { got = r }, nil)
+			if got.Err != tc.want {
+				t.Fatalf("error = %v, want %v", got.Err, tc.want)
+			}
+			st, _ := srv.NodeStat(p)
+			if applied := st.Version > 0 || st.NumChildren > 0; applied != (tc.want == nil) {
+				t.Fatalf("applied = %v with error %v", applied, got.Err)
+			}
+		})
+	}
+}
+
+// A multi's create result carries the name only, no Stat, as ZooKeeper
+// 3.8 answers the opCreate zkadapter sends inside a multi (found by the
+// differential test, internal/difftest).
+func TestMultiCreateHasNoStat(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{})
+	c := srv.Connect(fakezk.ConnConfig{})
+	c.Start(func(task.Event) {})
+	defer c.Close()
+	var got task.Response
+	c.Do(&task.MultiRequest{Ops: []task.MultiOp{
+		&task.CreateRequest{Path: "/a", Data: []byte("x"), ACL: task.OpenACL, Mode: task.Ephemeral},
+	}}, func(r task.Response) { got = r }, nil)
+	if got.Err != nil || len(got.Results) != 1 {
+		t.Fatalf("multi: %+v", got)
+	}
+	if r := got.Results[0]; r.Path != "/a" || r.Stat != (task.Stat{}) {
+		t.Fatalf("result = %+v, want path /a and a zero Stat", r)
+	}
+}

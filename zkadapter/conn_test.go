@@ -124,6 +124,7 @@ func TestNoSession(t *testing.T) {
 		{nil, task.ErrInvalidArgument},
 		{(*task.DeleteRequest)(nil), task.ErrInvalidArgument},
 		{&task.MultiRequest{Ops: []task.MultiOp{nil}}, task.ErrInvalidArgument},
+		{&task.CheckRequest{Path: "/a", Version: 1}, task.ErrUnimplemented},
 		{&task.GetDataRequest{Path: "/a"}, task.ErrNotSent},
 	} {
 		ch := make(chan task.Response, 2)

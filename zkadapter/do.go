@@ -42,6 +42,10 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 	if err == nil && packetSize(req) > c.cfg.MaxPacketSize {
 		err = task.ErrDataTooLarge
 	}
+	if _, ok := req.(*task.CheckRequest); ok && err == nil {
+		// ZooKeeper 3.8 has check only inside a multi.
+		err = task.ErrUnimplemented
+	}
 	if err != nil {
 		c.q.push(func() { done(task.Response{Err: err}) })
 		return

@@ -3,10 +3,12 @@
 # and every test under the race detector.
 
 GO ?= go
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 
-.PHONY: test deps vet unit bench
+.PHONY: test deps vet unit fidelity bench
 
-test: deps vet unit
+test: deps vet unit fidelity
 
 deps:
 	./.ci/install-deps
@@ -17,6 +19,11 @@ vet:
 
 unit:
 	ZK_REQUIRED=1 $(GO) test -race -count=1 ./...
+
+# fakezk against a real ZooKeeper: the conformance cases and the random
+# operation sequences, with their counts (the same tests unit ran, shown).
+fidelity:
+	ZK_REQUIRED=1 $(GO) test -count=1 -v -run 'TestConformance$$|TestDiff' ./zkadapter | grep -E '^(ok|FAIL|---)|conformance:|sequences' | grep -v -- '--- PASS: TestConformance/' | grep -v -- '--- SKIP'
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -31,14 +31,26 @@ type Env struct {
 const DefaultTimeout = 10 * time.Second
 
 // Run runs every case as a subtest against a target made by newTarget
-// (called once per case).
+// (called once per case), and logs how many passed, failed and were
+// skipped (a target lacking a capability skips the cases that need it).
 func Run(t *testing.T, newTarget func(t testing.TB) Target) {
+	var passed, failed, skipped int
 	for _, c := range Cases() {
-		t.Run(c.Name, func(t *testing.T) {
+		ok := t.Run(c.Name, func(t *testing.T) {
+			defer func() {
+				if t.Skipped() {
+					skipped++
+				}
+			}()
 			e := NewEnv(t, newTarget(t), c.Name)
 			c.Run(e)
 		})
+		if !ok {
+			failed++
+		}
 	}
+	passed = len(Cases()) - failed - skipped
+	t.Logf("conformance: %d cases, %d passed, %d failed, %d skipped", len(Cases()), passed, failed, skipped)
 }
 
 // NewEnv connects a first client and prepares Base for the named case.

@@ -1,0 +1,92 @@
+package idpersist
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// Config names the nodes of one persisted sequence and how far ahead the
+// leader reserves.
+type Config struct {
+	// Sequence is the sequence node (seqid's format: an 8-byte big-endian
+	// long, the largest ID reserved so far).
+	Sequence string
+	// Limit is the reserved-limit node, same format: generators never take
+	// an ID above it, and the leader makes every value it writes there
+	// durable in Store first.
+	Limit string
+	// Election is the parent of the leader candidates.
+	Election string
+	// Store is the durable high-water mark, shared by every replica (the
+	// leader only; generators do not use it).
+	Store Store
+	// Chunk is how far above the sequence's value the leader sets a new
+	// limit (default 1000). One Store per Chunk IDs.
+	Chunk int64
+	// LowWater: the leader raises the limit once value + LowWater passes
+	// it (default Chunk/2, at least 1), so generators rarely wait.
+	LowWater int64
+}
+
+// ErrConfig: a Config that cannot work. It matches task.ErrInvalidArgument.
+var ErrConfig = fmt.Errorf("%w: idpersist config", task.ErrInvalidArgument)
+
+func (c Config) withDefaults(leader bool) (Config, error) {
+	for _, p := range []string{c.Sequence, c.Limit} {
+		if !validPath(p) {
+			return c, fmt.Errorf("%w: path %q", ErrConfig, p)
+		}
+	}
+	if c.Sequence == c.Limit {
+		return c, fmt.Errorf("%w: Sequence and Limit are the same node", ErrConfig)
+	}
+	if !leader {
+		return c, nil
+	}
+	if !validPath(c.Election) {
+		return c, fmt.Errorf("%w: path %q", ErrConfig, c.Election)
+	}
+	if c.Store == nil {
+		return c, fmt.Errorf("%w: nil Store", ErrConfig)
+	}
+	if c.Chunk == 0 {
+		c.Chunk = 1000
+	}
+	if c.Chunk < 1 {
+		return c, fmt.Errorf("%w: Chunk %d", ErrConfig, c.Chunk)
+	}
+	if c.LowWater == 0 {
+		c.LowWater = max(c.Chunk/2, 1)
+	}
+	if c.LowWater < 1 || c.LowWater > c.Chunk {
+		return c, fmt.Errorf("%w: LowWater %d not in [1, Chunk]", ErrConfig, c.LowWater)
+	}
+	return c, nil
+}
+
+func validPath(p string) bool {
+	return len(p) > 1 && p[0] == '/' && !strings.HasSuffix(p, "/") && !strings.Contains(p, "//")
+}
+
+// ancestors of p, outermost first ("/a/b/c" -> "/a", "/a/b").
+func ancestors(p string) []string {
+	var out []string
+	for i := 1; i < len(p); i++ {
+		if p[i] == '/' {
+			out = append(out, p[:i])
+		}
+	}
+	return out
+}
+
+// Errors of the service.
+var (
+	// ErrDeposed: the leader's candidate node is gone (its write was fenced
+	// off). The replica runs for election again.
+	ErrDeposed = errors.New("idpersist: leadership lost")
+	// errSuspended ends the leader's turn when the session is suspended.
+	errSuspended = errors.New("idpersist: session suspended")
+)

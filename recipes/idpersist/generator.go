@@ -1,0 +1,122 @@
+package idpersist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/seqid"
+	"github.com/zkflow/zkflow/task"
+)
+
+// errAgain: the round waited for a node or a raised limit; it starts over.
+// It never leaves the package.
+var errAgain = errors.New("idpersist: round again")
+
+var genRetryOn = []error{task.ErrBadVersion, task.ErrConnectionLoss, task.ErrNotSent, task.ErrNoNode, errAgain}
+
+// Reserve returns a task that takes at least 1 and at most n IDs from the
+// sequence of cfg (cfg.Sequence and cfg.Limit are used), never passing the
+// reserved limit: when the sequence has reached it, the task waits (on a
+// watch of the limit node) until the leader raises it. It also waits while
+// either node is missing (the leader creates them; after a data loss it
+// seeds the sequence from the durable mark first). n < 1 fails with
+// seqid.ErrBadCount.
+func Reserve(cfg Config, n int64) task.Task[seqid.Block] {
+	cfg, err := cfg.withDefaults(false)
+	if err != nil {
+		return task.Fail[seqid.Block](err)
+	}
+	if n < 1 {
+		return task.Fail[seqid.Block](fmt.Errorf("%w: %d", seqid.ErrBadCount, n))
+	}
+	round := c.Then(readValue(cfg.Limit), func(lim task.Data) task.Task[seqid.Block] {
+		limit, err := seqid.Decode(lim.Data)
+		if err != nil {
+			return task.Fail[seqid.Block](err)
+		}
+		return c.Then(readValue(cfg.Sequence), func(d task.Data) task.Task[seqid.Block] {
+			v, err := seqid.Decode(d.Data)
+			if err != nil {
+				return task.Fail[seqid.Block](err)
+			}
+			if d.Stat.Version == task.AnyVersion {
+				return task.Fail[seqid.Block](seqid.ErrVersionWrapped)
+			}
+			if v >= limit {
+				return waitRaised(cfg.Limit, v)
+			}
+			take := min(n, limit-v)
+			if v > math.MaxInt64-take {
+				return task.Fail[seqid.Block](seqid.ErrOverflow)
+			}
+			data := append(seqid.Encode(v+take), d.Data[seqid.Size:]...)
+			return c.Map(task.Set(cfg.Sequence, data, d.Stat.Version),
+				func(task.Stat) seqid.Block { return seqid.Block{First: v + 1, Last: v + take} })
+		})
+	})
+	return c.Retry(round, c.Policy{On: genRetryOn})
+}
+
+// Next is Reserve(cfg, 1) that succeeds with the one ID.
+func Next(cfg Config) task.Task[int64] {
+	return c.Map(Reserve(cfg, 1), func(b seqid.Block) int64 { return b.Last })
+}
+
+// readValue gets path; a missing node is waited for (exists watch), then
+// the round starts over.
+func readValue(path string) task.Task[task.Data] {
+	return c.OnError(task.Get(path), func(error) task.Task[task.Data] {
+		return c.Then(task.ExistsW(path), func(sw task.StatWatch) task.Task[task.Data] {
+			if sw.Stat != nil {
+				return task.Fail[task.Data](errAgain)
+			}
+			return c.Then(sw.Watch.Wait(), func(task.Event) task.Task[task.Data] { return task.Fail[task.Data](errAgain) })
+		})
+	}, task.ErrNoNode)
+}
+
+// waitRaised waits until the limit node changes from a value at most v,
+// then fails with errAgain so the round starts over.
+func waitRaised(limitPath string, v int64) task.Task[seqid.Block] {
+	return c.Then(task.GetW(limitPath), func(dw task.DataWatch) task.Task[seqid.Block] {
+		if l, err := seqid.Decode(dw.Data.Data); err == nil && l > v {
+			return task.Fail[seqid.Block](errAgain)
+		}
+		return c.Then(dw.Watch.Wait(), func(task.Event) task.Task[seqid.Block] { return task.Fail[seqid.Block](errAgain) })
+	})
+}
+
+// Generator is the blocking API over Next, run on an executor someone
+// runs. Safe for concurrent use.
+type Generator struct {
+	ex   *executor.Executor
+	next task.Task[int64]
+}
+
+// NewGenerator returns a generator of cfg's sequence run by ex.
+func NewGenerator(ex *executor.Executor, cfg Config) (*Generator, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("%w: nil executor", task.ErrInvalidArgument)
+	}
+	if _, err := cfg.withDefaults(false); err != nil {
+		return nil, err
+	}
+	return &Generator{ex: ex, next: Next(cfg)}, nil
+}
+
+// Next returns a new ID, waiting while the limit is reached or the nodes
+// are missing, until ctx ends. A session expiry during a call starts it
+// again on the next session.
+func (g *Generator) Next(ctx context.Context) (int64, error) {
+	for {
+		id, err := executor.Await(ctx, g.ex, g.next)
+		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+			continue
+		}
+		return id, err
+	}
+}

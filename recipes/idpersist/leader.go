@@ -1,0 +1,308 @@
+package idpersist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/seqid"
+	"github.com/zkflow/zkflow/task"
+)
+
+// candidatePrefix starts every candidate's name; the session id and a
+// random token follow, so a create whose reply was lost is found again by
+// listing.
+const candidatePrefix = "c-"
+
+// Replica is one persister replica: it runs for election and, while it
+// leads, keeps the limit reserved and durable. Run it with Run (blocking)
+// or its task with Task.
+type Replica struct {
+	cfg     Config
+	leading atomic.Bool
+	turns   atomic.Int64
+}
+
+// NewReplica checks cfg and returns a replica.
+func NewReplica(cfg Config) (*Replica, error) {
+	cfg, err := cfg.withDefaults(true)
+	if err != nil {
+		return nil, err
+	}
+	return &Replica{cfg: cfg}, nil
+}
+
+// Leading reports whether the replica is leading now (safe from any
+// goroutine; for monitoring and tests).
+func (r *Replica) Leading() bool { return r.leading.Load() }
+
+// Turns counts the times the replica became leader.
+func (r *Replica) Turns() int64 { return r.turns.Load() }
+
+// Run runs the replica on ex until ctx ends; after a session expiry it
+// runs for election again with a new candidate on the new session. It
+// returns ctx's error as task.ErrCanceled/ErrDeadlineExceeded, or the
+// first error that is neither expiry nor a lost leadership.
+func (r *Replica) Run(ctx context.Context, ex *executor.Executor) error {
+	for {
+		_, err := executor.Await(ctx, ex, r.Task())
+		if ctx.Err() != nil {
+			return err
+		}
+		if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, ErrDeposed) {
+			continue
+		}
+		return err
+	}
+}
+
+// Task returns the replica's flow on the current session: create a
+// candidate, wait to be the lowest, lead; after a suspension, check again
+// and lead again. It ends only with an error: ErrSessionExpired (run it
+// again on the new session), ErrDeposed (candidate deleted: run again), or
+// a failure of the Store or of the nodes' data.
+func (r *Replica) Task() task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		token := fmt.Sprintf("%s%016x-%016x-", candidatePrefix, uint64(s.Session().ID), s.Rand())
+		task.Run(s, c.Then(r.ensureParents(), func(task.Unit) task.Task[task.Unit] {
+			return c.Then(createCandidate(r.cfg.Election, token), func(me string) task.Task[task.Unit] {
+				return c.Loop(task.Unit{}, func(task.Unit) bool { return true }, func(task.Unit) task.Task[task.Unit] {
+					return c.Then(r.awaitTurn(me), func(task.Unit) task.Task[task.Unit] {
+						return c.OnError(r.lead(me), func(error) task.Task[task.Unit] { return task.Done }, errSuspended)
+					})
+				})
+			})
+		}), k)
+	}
+}
+
+// ensureParents creates the ancestors of the configured nodes and the
+// election node (all are gone after a total data loss).
+func (r *Replica) ensureParents() task.Task[task.Unit] {
+	var paths []string
+	for _, p := range []string{r.cfg.Sequence, r.cfg.Limit, r.cfg.Election + "/x"} {
+		for _, a := range ancestors(p) {
+			if !slices.Contains(paths, a) {
+				paths = append(paths, a)
+			}
+		}
+	}
+	t := task.Done
+	for _, p := range paths {
+		create := c.OnError(c.Map(task.Create(p, nil, task.Persistent), func(string) task.Unit { return task.Unit{} }),
+			func(error) task.Task[task.Unit] { return task.Done }, task.ErrNodeExists)
+		t = c.Seq(t, c.Retry(create, c.Policy{}))
+	}
+	return t
+}
+
+// createCandidate creates the ephemeral-sequential candidate named token;
+// after connection loss it lists the children and takes the node with
+// the token if the create was applied.
+func createCandidate(election, token string) task.Task[string] {
+	find := c.Then(task.Children(election), func(cl task.ChildList) task.Task[string] {
+		for _, n := range cl.Names {
+			if strings.HasPrefix(n, token) {
+				return task.Value(election + "/" + n)
+			}
+		}
+		return task.Fail[string](task.ErrNotSent) // not applied: create again
+	})
+	var attempt task.Task[string]
+	attempt = c.OnError(task.Create(election+"/"+token, nil, task.EphemeralSequential),
+		func(error) task.Task[string] { return c.Retry(find, c.Policy{On: []error{task.ErrConnectionLoss}}) },
+		task.ErrConnectionLoss)
+	return c.Retry(attempt, c.Policy{On: []error{task.ErrNotSent}})
+}
+
+// seqNo is the 10-digit suffix of a candidate name.
+func seqNo(name string) string {
+	if len(name) < 10 {
+		return name
+	}
+	return name[len(name)-10:]
+}
+
+// awaitTurn waits until me is the lowest candidate and belongs to the
+// current session. Each candidate watches only the next lower one.
+func (r *Replica) awaitTurn(me string) task.Task[task.Unit] {
+	name := me[strings.LastIndexByte(me, '/')+1:]
+	check := c.Then(task.Children(r.cfg.Election), func(cl task.ChildList) task.Task[task.Unit] {
+		names := slices.Clone(cl.Names)
+		slices.SortFunc(names, func(a, b string) int { return strings.Compare(seqNo(a), seqNo(b)) })
+		i := slices.Index(names, name)
+		if i < 0 {
+			return task.Fail[task.Unit](ErrDeposed)
+		}
+		if i == 0 {
+			return c.Then(task.Exists(me), func(st *task.Stat) task.Task[task.Unit] {
+				return func(s *task.Scope, k task.Cont[task.Unit]) {
+					if st == nil || st.EphemeralOwner != s.Session().ID {
+						k(task.Unit{}, ErrDeposed)
+						return
+					}
+					k(task.Unit{}, nil)
+				}
+			})
+		}
+		prev := r.cfg.Election + "/" + names[i-1]
+		return c.Then(task.ExistsW(prev), func(sw task.StatWatch) task.Task[task.Unit] {
+			if sw.Stat == nil {
+				return task.Fail[task.Unit](errAgain)
+			}
+			return c.Then(sw.Watch.Wait(), func(task.Event) task.Task[task.Unit] { return task.Fail[task.Unit](errAgain) })
+		})
+	})
+	return c.Retry(check, c.Policy{On: []error{errAgain, task.ErrConnectionLoss, task.ErrNotSent}})
+}
+
+// lead runs the leader's loop in a scope of its own that ends, with
+// errSuspended, as soon as the session is suspended.
+func (r *Replica) lead(me string) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		ls := s.Child()
+		if _, st := s.Current(); st != task.StateConnected {
+			ls.Cancel(errSuspended)
+		}
+		unsub := s.Subscribe(func(ev task.Event) {
+			if ev.Type == task.EventNone && ev.State != task.StateConnected {
+				ls.Cancel(errSuspended)
+			}
+		})
+		r.leading.Store(true)
+		r.turns.Add(1)
+		ls.OnDone(func(error) { r.leading.Store(false) })
+		task.RunIn(ls, r.leaderLoop(me), func(v task.Unit, err error) {
+			r.leading.Store(false)
+			unsub()
+			k(v, err)
+		})
+	}
+}
+
+// leaderState is what the leader knows between rounds.
+type leaderState struct {
+	mark int64 // the durable mark, as last loaded or stored: never goes down
+}
+
+var leadRetryOn = []error{task.ErrConnectionLoss, task.ErrNotSent, task.ErrBadVersion, task.ErrNodeExists, task.ErrNoNode}
+
+func (r *Replica) leaderLoop(me string) task.Task[task.Unit] {
+	load := task.Func(func(*task.Scope) (*leaderState, error) {
+		m, err := r.cfg.Store.Load()
+		return &leaderState{mark: m}, err
+	})
+	return c.Then(load, func(st *leaderState) task.Task[task.Unit] {
+		round := c.Retry(r.round(me, st), c.Policy{On: leadRetryOn})
+		return c.Loop(task.Unit{}, func(task.Unit) bool { return true }, func(task.Unit) task.Task[task.Unit] { return round })
+	})
+}
+
+// raiseMark makes v durable unless the mark already is at or above it.
+func (r *Replica) raiseMark(st *leaderState, v int64) task.Task[task.Unit] {
+	return task.Func(func(*task.Scope) (task.Unit, error) {
+		if v <= st.mark {
+			return task.Unit{}, nil
+		}
+		if err := r.cfg.Store.Store(v); err != nil {
+			return task.Unit{}, err
+		}
+		st.mark = v
+		return task.Unit{}, nil
+	})
+}
+
+// fenced applies op in a multi that first checks the leader's own
+// candidate node: a leader whose session has lost the node writes nothing.
+func fenced(me string, op task.MultiOp) task.Task[task.Unit] {
+	return c.OnError(c.Map(task.Multi(&task.CheckRequest{Path: me, Version: 0}, op), func([]task.MultiResult) task.Unit { return task.Unit{} }),
+		func(err error) task.Task[task.Unit] {
+			var me *task.MultiError
+			if errors.As(err, &me) && me.Index == 0 {
+				return task.Fail[task.Unit](fmt.Errorf("%w: %w", ErrDeposed, err))
+			}
+			return task.Fail[task.Unit](err)
+		})
+}
+
+// round reads the limit and the sequence (setting watches), restores a
+// missing sequence from the mark, raises the limit when needed (durably
+// first), and otherwise waits for a change of either node.
+func (r *Replica) round(me string, st *leaderState) task.Task[task.Unit] {
+	cfg := r.cfg
+	limitRead := c.OnError(c.Map(task.GetW(cfg.Limit), func(dw task.DataWatch) *task.DataWatch { return &dw }),
+		func(error) task.Task[*task.DataWatch] { return task.Value[*task.DataWatch](nil) }, task.ErrNoNode)
+	return c.Then(limitRead, func(lim *task.DataWatch) task.Task[task.Unit] {
+		limit := int64(0)
+		if lim != nil {
+			l, err := seqid.Decode(lim.Data.Data)
+			if err != nil {
+				return task.Fail[task.Unit](fmt.Errorf("idpersist: limit node %s: %w", cfg.Limit, err))
+			}
+			limit = l
+		}
+		// A limit above the mark (a store that lags): adopt it first.
+		adopt := r.raiseMark(st, limit)
+		return c.Then(adopt, func(task.Unit) task.Task[task.Unit] {
+			seqRead := c.OnError(c.Map(task.GetW(cfg.Sequence), func(dw task.DataWatch) *task.DataWatch { return &dw }),
+				func(error) task.Task[*task.DataWatch] { return task.Value[*task.DataWatch](nil) }, task.ErrNoNode)
+			return c.Then(seqRead, func(sq *task.DataWatch) task.Task[task.Unit] {
+				if sq == nil { // lost (total data loss): restore from the mark before any ID is taken
+					seed := max(st.mark, limit)
+					return fenced(me, &task.CreateRequest{Path: cfg.Sequence, Data: seqid.Encode(seed), Mode: task.Persistent, ACL: task.OpenACL})
+				}
+				v, err := seqid.Decode(sq.Data.Data)
+				if err != nil {
+					return task.Fail[task.Unit](fmt.Errorf("idpersist: sequence node %s: %w", cfg.Sequence, err))
+				}
+				if lim != nil && v+cfg.LowWater <= limit {
+					return waitAny(sq.Watch, lim.Watch)
+				}
+				base := max(v, limit)
+				if base > math.MaxInt64-cfg.Chunk {
+					return task.Fail[task.Unit](seqid.ErrOverflow)
+				}
+				newLimit := base + cfg.Chunk
+				var write task.MultiOp
+				if lim == nil {
+					write = &task.CreateRequest{Path: cfg.Limit, Data: seqid.Encode(newLimit), Mode: task.Persistent, ACL: task.OpenACL}
+				} else {
+					if lim.Stat.Version == task.AnyVersion {
+						return task.Fail[task.Unit](seqid.ErrVersionWrapped)
+					}
+					write = &task.SetDataRequest{Path: cfg.Limit, Data: seqid.Encode(newLimit), Version: lim.Stat.Version}
+				}
+				// Durable first, then visible to generators.
+				return c.Seq(r.raiseMark(st, newLimit), fenced(me, write))
+			})
+		})
+	})
+}
+
+// waitAny waits until one of the watches fires (a node event, or the end
+// of the session as an error).
+func waitAny(ws ...*task.Watch) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Suspend(s, k, func(resume task.Cont[task.Unit]) func() {
+			cs := s.Child()
+			done := false
+			for _, w := range ws {
+				task.Run(cs, w.Wait(), func(_ task.Event, err error) {
+					if done {
+						return
+					}
+					done = true
+					cs.Close()
+					resume(task.Unit{}, err)
+				})
+			}
+			return cs.Close
+		})
+	}
+}

@@ -1,0 +1,82 @@
+package idpersist_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/zkflow/zkflow/recipes/idpersist"
+)
+
+func newFileStore(t *testing.T) *idpersist.FileStore {
+	t.Helper()
+	fs, err := idpersist.NewFileStore(filepath.Join(t.TempDir(), "mark"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+func TestFileStoreRoundTrip(t *testing.T) {
+	fs := newFileStore(t)
+	if v, err := fs.Load(); err != nil || v != 0 {
+		t.Fatalf("missing file: %d, %v; want 0, nil", v, err)
+	}
+	for _, v := range []int64{0, 1, 1000, 1<<63 - 1} {
+		if err := fs.Store(v); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := fs.Load(); err != nil || got != v {
+			t.Fatalf("load after store %d: %d, %v", v, got, err)
+		}
+	}
+}
+
+func TestFileStoreAtomicReplace(t *testing.T) {
+	fs := newFileStore(t)
+	for v := range int64(20) {
+		if err := fs.Store(v * 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ents, err := os.ReadDir(filepath.Dir(fs.Path()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || ents[0].Name() != "mark" {
+		t.Fatalf("directory holds %v, want only the mark (no temp files left)", ents)
+	}
+	b, _ := os.ReadFile(fs.Path())
+	if string(b) != "133\n" {
+		t.Fatalf("file holds %q", b)
+	}
+	// A store that fails (negative) leaves the old mark.
+	if err := fs.Store(-1); !errors.Is(err, idpersist.ErrNegative) {
+		t.Fatalf("store -1: %v, want ErrNegative", err)
+	}
+	if v, _ := fs.Load(); v != 133 {
+		t.Fatalf("mark %d after a failed store, want 133", v)
+	}
+}
+
+func TestFileStoreCorrupt(t *testing.T) {
+	for _, data := range []string{"", "12", "abc\n", "-5\n", "1 2\n", "99999999999999999999\n", "\x00\x00\x00\x00\x00\x00\x00\x01"} {
+		fs := newFileStore(t)
+		if err := os.WriteFile(fs.Path(), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := fs.Load(); !errors.Is(err, idpersist.ErrCorrupt) {
+			t.Errorf("load of %q: %d, %v; want ErrCorrupt", data, v, err)
+		}
+	}
+}
+
+func TestFileStoreBadPath(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"", dir, dir + "/", filepath.Join(dir, "no", "such", "mark")} {
+		if _, err := idpersist.NewFileStore(p); !errors.Is(err, idpersist.ErrBadPath) {
+			t.Errorf("NewFileStore(%q): %v, want ErrBadPath", p, err)
+		}
+	}
+}

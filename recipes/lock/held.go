@@ -1,0 +1,213 @@
+package lock
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Held is a lock that was acquired: its node, its session and its fencing
+// token. Its accessors (Path, Token, Seq, Session, Done, Err, IsHeld) are
+// safe from any goroutine; its tasks (Fenced, Release) run on the executor.
+//
+// The lock ends once: when it is released (Err is ErrUnlocked) or lost
+// (Err wraps ErrLockLost and the cause: task.ErrSessionExpired,
+// task.ErrClosed, or the node deleted or changed by someone else). Done is
+// closed at that moment.
+type Held struct {
+	path    string
+	seq     int64
+	token   int64
+	version int32
+	sess    task.Session
+	ex      *executor.Executor // set by Mutex.Lock, for Unlock
+
+	mu        sync.Mutex
+	uncertain bool
+	err       error
+	done      chan struct{}
+
+	// executor goroutine only
+	mon   *task.Scope
+	unsub func()
+}
+
+// Path is the lock node's path.
+func (h *Held) Path() string { return h.path }
+
+// Seq is the sequence number the server gave the lock node.
+func (h *Held) Seq() int64 { return h.seq }
+
+// Token is the fencing token: the zxid that created the lock node
+// (czxid). See the package documentation for why it only grows.
+func (h *Held) Token() int64 { return h.token }
+
+// Session is the session the lock node belongs to.
+func (h *Held) Session() task.Session { return h.sess }
+
+// Done is closed when the lock ends, released or lost.
+func (h *Held) Done() <-chan struct{} { return h.done }
+
+// Err is nil while the lock has not ended; then ErrUnlocked after a
+// release, or an error wrapping ErrLockLost and its cause.
+func (h *Held) Err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+// IsHeld reports whether the lock is held for certain: it has not ended
+// and the session is connected. While the session is suspended it is
+// false (the lock is uncertain: the session may expire on the server
+// without us hearing of it), and true again on reconnect to the same
+// session. Act on it only as a hint; writes that must not happen after a
+// loss go through Fenced.
+func (h *Held) IsHeld() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err == nil && !h.uncertain
+}
+
+// start follows the session and watches the node. Executor goroutine.
+func (h *Held) start(s *task.Scope) {
+	h.unsub = s.Subscribe(h.onSession)
+	h.mon = s.Runtime().SessionScope().Child()
+	mon := h.mon
+	s.Schedule(func() {
+		task.RunIn(mon, h.watchNode(), func(_ task.Unit, err error) {
+			if !errors.Is(err, task.ErrCanceled) {
+				h.lose(err)
+			}
+		})
+	})
+}
+
+func (h *Held) onSession(ev task.Event) {
+	if ev.Type != task.EventNone {
+		return
+	}
+	switch ev.State {
+	case task.StateSuspended:
+		h.mu.Lock()
+		h.uncertain = true
+		h.mu.Unlock()
+	case task.StateConnected:
+		if ev.SessionID != h.sess.ID {
+			h.lose(task.ErrSessionExpired)
+			return
+		}
+		h.mu.Lock()
+		h.uncertain = false
+		h.mu.Unlock()
+	case task.StateExpired:
+		h.lose(task.ErrSessionExpired)
+	case task.StateClosed:
+		h.lose(task.ErrClosed)
+	}
+}
+
+// watchNode ends with an error when the lock node is deleted or the
+// session ends; other changes of the node re-arm the watch.
+func (h *Held) watchNode() task.Task[task.Unit] {
+	gone := fmt.Errorf("node %s deleted", h.path)
+	round := c.Then(c.Retry(task.ExistsW(h.path), retry), func(sw task.StatWatch) task.Task[bool] {
+		if sw.Stat == nil {
+			return task.Fail[bool](gone)
+		}
+		if sw.Stat.Version != h.version {
+			return task.Fail[bool](fmt.Errorf("node %s changed by someone else", h.path))
+		}
+		return c.Then(sw.Watch.Wait(), func(ev task.Event) task.Task[bool] {
+			if ev.Type == task.EventNodeDeleted {
+				return task.Fail[bool](gone)
+			}
+			return task.Value(true)
+		})
+	})
+	loop := c.Loop(true, func(b bool) bool { return b }, func(bool) task.Task[bool] { return round })
+	return c.Map(loop, func(bool) task.Unit { return task.Unit{} })
+}
+
+// end ends the lock with err unless it already ended, and stops following
+// it. Executor goroutine.
+func (h *Held) end(err error) {
+	h.mu.Lock()
+	first := h.err == nil
+	if first {
+		h.err = err
+		close(h.done)
+	}
+	h.mu.Unlock()
+	if h.unsub != nil {
+		h.unsub()
+		h.unsub = nil
+	}
+	if h.mon != nil {
+		mon := h.mon
+		h.mon = nil
+		mon.Cancel(task.ErrCanceled)
+	}
+}
+
+func (h *Held) lose(cause error) {
+	if cause == nil {
+		cause = errors.New("unknown cause")
+	}
+	h.end(fmt.Errorf("%w: %s: %w", ErrLockLost, h.path, cause))
+}
+
+// Fenced returns a task that applies ops in one multi together with a check
+// that the lock node still exists at the version we acquired it with. So
+// ZooKeeper itself rejects the writes of a holder that has lost the lock
+// (its session expired and the node went, or someone deleted it), however
+// late the request arrives. Then Fenced fails with an error wrapping
+// ErrLockLost and the server's error, and the lock is marked lost. On
+// success the results are those of ops (without the check's). Another
+// failing op gives the usual *task.OpError wrapping a *task.MultiError
+// whose Index counts within ops. Connection loss leaves the outcome
+// unknown, as for any multi: it is not retried here.
+func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
+	all := make([]task.MultiOp, 0, len(ops)+1)
+	all = append(all, &task.CheckRequest{Path: h.path, Version: h.version})
+	all = append(all, ops...)
+	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
+		task.Run(s, task.Multi(all...), func(rs []task.MultiResult, err error) {
+			var me *task.MultiError
+			switch {
+			case err == nil:
+				k(rs[1:], nil)
+			case errors.As(err, &me) && me.Index == 0:
+				h.lose(me.Err)
+				k(nil, fmt.Errorf("lock: fenced write: %w: %w", ErrLockLost, err))
+			case errors.As(err, &me):
+				k(nil, &task.OpError{Op: "multi", Path: all[me.Index].NodePath(), Err: &task.MultiError{Index: me.Index - 1, Err: me.Err}})
+			default:
+				k(nil, err)
+			}
+		})
+	}
+}
+
+// Release returns a task that releases the lock: it deletes the node,
+// retrying past connection loss. It is idempotent: a node already gone,
+// or a session that ended, is success. If the caller's scope ends first
+// (deadline, cancel), the delete goes on as a flow of its own. Done is
+// closed and Err becomes ErrUnlocked at once, before the delete.
+func (h *Held) Release() task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		h.end(ErrUnlocked)
+		sc := s.Child()
+		del := deleteNode(h.path)
+		undo := sc.Defer(del)
+		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+			task.Run(s, del, func(v task.Unit, err error) {
+				undo()
+				k(v, err)
+			})
+		}), k)
+	}
+}

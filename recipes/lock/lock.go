@@ -1,0 +1,342 @@
+package lock
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Errors of the lock, tested with errors.Is.
+var (
+	// ErrLockLost: the lock (or, while acquiring, the contender node) is
+	// no longer ours: the session expired or was closed, or someone else
+	// deleted or changed the node. A fenced write that ZooKeeper rejected
+	// because the lock node's check failed wraps it, together with the
+	// server's error (task.ErrNoNode, task.ErrBadVersion).
+	ErrLockLost = errors.New("lock: lost")
+	// ErrUnlocked is Held.Err after Release or Unlock.
+	ErrUnlocked = errors.New("lock: unlocked")
+)
+
+// retry repeats an operation whose outcome a retry settles (connection
+// loss, not sent). After connection loss the retry waits for the reconnect
+// (the executor's task queue is paused); the backoff only spaces retries
+// of a connection that keeps failing. Scope deadlines still apply.
+var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.5}}
+
+// Lock is a mutual-exclusion lock on one ZooKeeper directory. A Lock holds
+// no state of its own: every Acquire is a new contender, so one Lock may
+// be shared by any number of flows and executors.
+type Lock struct {
+	dir string
+}
+
+// New returns the lock whose contenders live under dir. The directory and
+// its ancestors are created (persistent) on first use.
+func New(dir string) (*Lock, error) {
+	if err := task.ValidatePath(dir, false); err != nil {
+		return nil, fmt.Errorf("lock: directory %q: %w", dir, err)
+	}
+	if dir == "/" {
+		return nil, fmt.Errorf("lock: directory %q: %w", dir, task.ErrInvalidPath)
+	}
+	return &Lock{dir: dir}, nil
+}
+
+// Dir is the lock's directory.
+func (l *Lock) Dir() string { return l.dir }
+
+func (l *Lock) child(name string) string { return l.dir + "/" + name }
+
+// Acquire returns a task that waits for the lock and succeeds with the
+// held lock. See the package documentation for the protocol. It fails with
+// the scope's error when the scope's deadline passes or it is canceled,
+// with task.ErrSessionExpired when the session ends (the contender node
+// went with it), with ErrLockLost when someone else deleted the contender
+// node, or with an operation's error that a retry cannot settle. In every
+// failure the contender node, if it was created, is deleted by a cleanup
+// flow of its own that outlives the deadline and retries past connection
+// loss.
+func (l *Lock) Acquire() task.Task[*Held] {
+	return func(s *task.Scope, k task.Cont[*Held]) {
+		sc := s.Child()
+		a := &attempt{l: l, s: sc, sess: s.Session()}
+		a.prefix = prefix(newID(s.Rand(), s.Rand()))
+		a.undo = sc.Defer(a.cleanup())
+		task.RunIn(sc, task.Task[*Held](a.run), k)
+	}
+}
+
+// attempt is one contender: its unique prefix, and once known the node's
+// name and Stat. It lives on the executor goroutine.
+type attempt struct {
+	l      *Lock
+	s      *task.Scope
+	sess   task.Session // the session the contender node belongs to
+	prefix string
+	undo   func() // withdraws the cleanup once the lock is held
+	k      task.Cont[*Held]
+
+	name string
+	seq  int64
+	stat task.Stat
+}
+
+func (a *attempt) run(s *task.Scope, k task.Cont[*Held]) {
+	a.k = k
+	a.create()
+}
+
+func (a *attempt) fail(err error) { task.Resume(a.s, a.k, nil, err) }
+
+// create makes the contender node. A lost reply (connection loss) is
+// settled by looking for our prefix; a missing directory is created.
+func (a *attempt) create() {
+	req := &task.CreateRequest{Path: a.l.child(a.prefix), Mode: task.EphemeralSequential}
+	task.Run(a.s, task.CreateWith(req), func(cr task.Created, err error) {
+		switch {
+		case err == nil:
+			a.found(cr.Path[len(a.l.dir)+1:], cr.Stat)
+		case errors.Is(err, task.ErrNoNode):
+			task.Run(a.s, ensurePath(a.l.dir), func(_ task.Unit, err error) {
+				if err != nil {
+					a.fail(err)
+					return
+				}
+				a.create()
+			})
+		case errors.Is(err, task.ErrConnectionLoss):
+			a.recover()
+		case errors.Is(err, task.ErrNotSent):
+			a.create()
+		default:
+			a.fail(err)
+		}
+	})
+}
+
+// recover settles a create whose reply was lost: if a child with our
+// prefix exists and belongs to our session, the create was applied and
+// that is our node; otherwise it was not, and we create again.
+func (a *attempt) recover() {
+	task.Run(a.s, ours(a.l, a.prefix, a.sess.ID), func(m []match, err error) {
+		switch {
+		case err != nil:
+			a.fail(err)
+		case len(m) == 0:
+			a.create()
+		default:
+			a.found(m[0].name, m[0].stat)
+		}
+	})
+}
+
+// found records our node and starts waiting in the queue.
+func (a *attempt) found(name string, st task.Stat) {
+	seq, ok := seqOf(name)
+	if !ok {
+		a.fail(fmt.Errorf("lock: server named the contender %q: no sequence after %q", name, lockTag))
+		return
+	}
+	a.name, a.seq, a.stat = name, seq, st
+	if st.Czxid != 0 {
+		a.check()
+		return
+	}
+	// A Conn that answers create without a Stat: read it.
+	task.Run(a.s, c.Retry(task.Exists(a.l.child(name)), retry), func(st *task.Stat, err error) {
+		switch {
+		case err != nil:
+			a.fail(err)
+		case st == nil:
+			a.fail(fmt.Errorf("%w: contender %s deleted", ErrLockLost, a.l.child(name)))
+		default:
+			a.stat = *st
+			a.check()
+		}
+	})
+}
+
+// check lists the children without a watch: lowest holds the lock;
+// otherwise wait for the next lower contender only.
+func (a *attempt) check() {
+	task.Run(a.s, c.Retry(task.Children(a.l.dir), retry), func(cl task.ChildList, err error) {
+		if err != nil {
+			if errors.Is(err, task.ErrNoNode) {
+				err = fmt.Errorf("%w: directory %s deleted", ErrLockLost, a.l.dir)
+			}
+			a.fail(err)
+			return
+		}
+		q := queue(cl.Names)
+		i := -1
+		for j, ct := range q {
+			if ct.name == a.name {
+				i = j
+				break
+			}
+		}
+		switch {
+		case i < 0:
+			a.fail(fmt.Errorf("%w: contender %s deleted while waiting", ErrLockLost, a.l.child(a.name)))
+		case i == 0:
+			a.acquired()
+		default:
+			a.waitFor(a.l.child(q[i-1].name))
+		}
+	})
+}
+
+// waitFor watches pred with exists; when it is gone (already, or later),
+// list again.
+func (a *attempt) waitFor(pred string) {
+	task.Run(a.s, c.Retry(task.ExistsW(pred), retry), func(sw task.StatWatch, err error) {
+		if err != nil {
+			a.fail(err)
+			return
+		}
+		if sw.Stat == nil {
+			a.check()
+			return
+		}
+		task.Run(a.s, sw.Watch.Wait(), func(_ task.Event, err error) {
+			if err != nil {
+				a.fail(err)
+				return
+			}
+			a.check()
+		})
+	})
+}
+
+func (a *attempt) acquired() {
+	a.undo()
+	h := &Held{
+		path:    a.l.child(a.name),
+		seq:     a.seq,
+		token:   a.stat.Czxid,
+		version: a.stat.Version,
+		sess:    a.sess,
+		done:    make(chan struct{}),
+	}
+	h.start(a.s)
+	task.Resume(a.s, a.k, h, nil)
+}
+
+// cleanup deletes the contender node of a failed attempt. It runs as a
+// flow of its own (Scope.Defer), without the caller's deadline. If the
+// node's name is not known (the create's reply was lost), it deletes the
+// children with our prefix that belong to the attempt's session. If that
+// session has ended, its ephemeral nodes went with it: nothing to do.
+func (a *attempt) cleanup() task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if s.Session().Epoch != a.sess.Epoch {
+			k(task.Unit{}, nil)
+			return
+		}
+		if a.name != "" {
+			task.Run(s, deleteNode(a.l.child(a.name)), k)
+			return
+		}
+		task.Run(s, ours(a.l, a.prefix, a.sess.ID), func(m []match, err error) {
+			if err != nil {
+				k(task.Unit{}, err)
+				return
+			}
+			paths := make([]string, len(m))
+			for i, x := range m {
+				paths[i] = a.l.child(x.name)
+			}
+			task.Run(s, deleteAll(paths), k)
+		})
+	}
+}
+
+type match struct {
+	name string
+	stat task.Stat
+}
+
+// ours lists l's children and returns those named with prefix whose
+// ephemeral owner is session id. A missing directory has none.
+func ours(l *Lock, prefix string, id int64) task.Task[[]match] {
+	return func(s *task.Scope, k task.Cont[[]match]) {
+		task.Run(s, c.Retry(task.Children(l.dir), retry), func(cl task.ChildList, err error) {
+			if errors.Is(err, task.ErrNoNode) {
+				k(nil, nil)
+				return
+			}
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			var names []string
+			for _, n := range cl.Names {
+				if strings.HasPrefix(n, prefix) {
+					names = append(names, n)
+				}
+			}
+			var out []match
+			var next func(i int)
+			next = func(i int) {
+				if i == len(names) {
+					k(out, nil)
+					return
+				}
+				task.Run(s, c.Retry(task.Exists(l.child(names[i])), retry), func(st *task.Stat, err error) {
+					if err != nil {
+						k(nil, err)
+						return
+					}
+					if st != nil && st.EphemeralOwner == id {
+						out = append(out, match{names[i], *st})
+					}
+					next(i + 1)
+				})
+			}
+			next(0)
+		})
+	}
+}
+
+// deleteNode deletes path, retrying past connection loss. A node already
+// gone, or a session that ended (taking its ephemeral nodes), is success.
+func deleteNode(path string) task.Task[task.Unit] {
+	return c.Catch(c.Retry(task.Delete(path, task.AnyVersion), retry), func(err error) task.Task[task.Unit] {
+		if errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
+			return task.Done
+		}
+		return task.Fail[task.Unit](err)
+	})
+}
+
+func deleteAll(paths []string) task.Task[task.Unit] {
+	loop := c.Loop(0, func(i int) bool { return i < len(paths) }, func(i int) task.Task[int] {
+		return c.Map(deleteNode(paths[i]), func(task.Unit) int { return i + 1 })
+	})
+	return c.Map(loop, func(int) task.Unit { return task.Unit{} })
+}
+
+// ensurePath creates path and its missing ancestors as persistent nodes;
+// nodes already there (someone else made them) are fine.
+func ensurePath(path string) task.Task[task.Unit] {
+	if path == "/" || path == "" {
+		return task.Done
+	}
+	create := c.Catch(c.Retry(task.Create(path, nil, task.Persistent), retry), func(err error) task.Task[string] {
+		if errors.Is(err, task.ErrNodeExists) {
+			return task.Value(path)
+		}
+		return task.Fail[string](err)
+	})
+	return c.Catch(c.Map(create, func(string) task.Unit { return task.Unit{} }), func(err error) task.Task[task.Unit] {
+		if !errors.Is(err, task.ErrNoNode) {
+			return task.Fail[task.Unit](err)
+		}
+		return c.Seq(ensurePath(task.Parent(path)), c.Map(create, func(string) task.Unit { return task.Unit{} }))
+	})
+}

@@ -1,0 +1,372 @@
+package lock_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/recipes/lock"
+	"github.com/zkflow/zkflow/task"
+)
+
+func mustLock(t *testing.T, dir string) *lock.Lock {
+	t.Helper()
+	l, err := lock.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func noReportedErrors(t *testing.T, w *world) {
+	t.Helper()
+	for _, err := range w.errs {
+		t.Errorf("detached flow failed: %v", err)
+	}
+}
+
+func TestNewRejectsBadDirectories(t *testing.T) {
+	for _, dir := range []string{"", "/", "rel", "/a/", "/a//b"} {
+		if _, err := lock.New(dir); !errors.Is(err, task.ErrInvalidPath) {
+			t.Errorf("New(%q) = %v, want ErrInvalidPath", dir, err)
+		}
+	}
+}
+
+// Acquire creates the directory, names the node _c_<uuid>-lock-<seq>, and
+// Release deletes it; releasing twice is fine.
+func TestAcquireRelease(t *testing.T) {
+	w := newWorld(t, 1, 1, fakezk.Config{})
+	l := mustLock(t, "/app/locks/a")
+	h, err := run(w, 0, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := h.Path()[len("/app/locks/a/"):]
+	if !strings.HasPrefix(name, "_c_") || !strings.HasSuffix(name, "-lock-0000000000") || len(name) != len("_c_")+36+len("-lock-0000000000") {
+		t.Errorf("node name %q", name)
+	}
+	st, ok := w.srv.NodeStat(h.Path())
+	if !ok || st.EphemeralOwner != h.Session().ID || st.Czxid != h.Token() || h.Token() <= 0 {
+		t.Fatalf("node %v %+v, token %d, session %v", ok, st, h.Token(), h.Session())
+	}
+	if !h.IsHeld() || h.Err() != nil || isClosed(h.Done()) {
+		t.Fatal("fresh lock not held")
+	}
+	for range 2 {
+		if _, err := run(w, 0, h.Release()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h.IsHeld() || !errors.Is(h.Err(), lock.ErrUnlocked) || !isClosed(h.Done()) {
+		t.Fatalf("after release: held=%v err=%v", h.IsHeld(), h.Err())
+	}
+	if got := w.children("/app/locks/a"); len(got) != 0 {
+		t.Fatalf("children after release: %v", got)
+	}
+	noReportedErrors(t, w)
+}
+
+// Waiters queue in creation order, and one release wakes one waiter only:
+// the next one re-lists, no other client sends a request.
+func TestNoHerd(t *testing.T) {
+	const n = 6
+	w := newWorld(t, 2, n, fakezk.Config{})
+	l := mustLock(t, "/locks/herd")
+	held := make([]*outcome[*lock.Held], n)
+	for i := range n {
+		held[i] = submit(w, i, l.Acquire())
+		w.drive()
+	}
+	if !held[0].done || held[0].err != nil {
+		t.Fatalf("first client: %+v", held[0])
+	}
+	for i := 1; i < n; i++ {
+		if held[i].done {
+			t.Fatalf("client %d acquired while client 0 holds", i)
+		}
+	}
+	var last int64
+	for i := range n {
+		h := held[i].v
+		if h.Token() <= last {
+			t.Fatalf("token %d after %d", h.Token(), last)
+		}
+		last = h.Token()
+		lists := make([]int, n)
+		for j := range n {
+			lists[j] = w.cnts[j].lists
+		}
+		if _, err := run(w, i, h.Release()); err != nil {
+			t.Fatal(err)
+		}
+		w.drive()
+		for j := range n {
+			woke := w.cnts[j].lists - lists[j]
+			want := 0
+			if j == i+1 {
+				want = 1
+			}
+			if woke != want {
+				t.Errorf("release by client %d: client %d listed %d times, want %d", i, j, woke, want)
+			}
+		}
+		if i+1 < n && (!held[i+1].done || held[i+1].err != nil) {
+			t.Fatalf("client %d did not get the lock after client %d released: %+v", i+1, i, held[i+1])
+		}
+		for j := i + 2; j < n; j++ {
+			if held[j].done {
+				t.Fatalf("client %d acquired out of turn", j)
+			}
+		}
+	}
+	noReportedErrors(t, w)
+}
+
+// A deadline that passes while waiting ends the attempt, and its node is
+// deleted by the cleanup, not left behind.
+func TestDeadlineWhileWaitingLeavesNoNode(t *testing.T) {
+	w := newWorld(t, 3, 2, fakezk.Config{})
+	l := mustLock(t, "/locks/d")
+	h, err := run(w, 0, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = run(w, 1, c.Timeout(l.Acquire(), time.Second))
+	if !errors.Is(err, task.ErrDeadlineExceeded) {
+		t.Fatalf("acquire past its deadline: %v", err)
+	}
+	w.drive()
+	if got := w.children("/locks/d"); len(got) != 1 || "/locks/d/"+got[0] != h.Path() {
+		t.Fatalf("children %v, want only the holder's %s", got, h.Path())
+	}
+	// Canceled the same way: Flow.Cancel.
+	var canceled error
+	f := executor.Submit(w.exs[1], l.Acquire(), func(_ *lock.Held, err error) { canceled = err })
+	w.drive()
+	if len(w.children("/locks/d")) != 2 {
+		t.Fatal("second contender not queued")
+	}
+	f.Cancel()
+	w.drive()
+	if !errors.Is(canceled, task.ErrCanceled) {
+		t.Fatalf("canceled acquire: %v", canceled)
+	}
+	if got := w.children("/locks/d"); len(got) != 1 || "/locks/d/"+got[0] != h.Path() {
+		t.Fatalf("children after cancel %v, want only the holder's %s", got, h.Path())
+	}
+	noReportedErrors(t, w)
+}
+
+// A create whose reply is lost to connection loss, applied or not: the
+// attempt finds its node by prefix and owner (or creates again), and ends
+// up holding exactly one node.
+func TestLostCreateReply(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		w := newWorld(t, 4, 1, fakezk.Config{})
+		l := mustLock(t, "/locks/c")
+		if _, err := run(w, 0, task.Create("/locks", nil, task.Persistent)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := run(w, 0, task.Create("/locks/c", nil, task.Persistent)); err != nil {
+			t.Fatal(err)
+		}
+		o := submit(w, 0, l.Acquire())
+		w.exs[0].RunUntilIdle() // the create is in flight
+		w.srv.Drop(w.conns[0], applied)
+		if !w.settle(func() bool { return o.done }) || o.err != nil {
+			t.Fatalf("applied=%v: %+v", applied, o)
+		}
+		got := w.children("/locks/c")
+		if len(got) != 1 || "/locks/c/"+got[0] != o.v.Path() {
+			t.Fatalf("applied=%v: children %v, held %s", applied, got, o.v.Path())
+		}
+		noReportedErrors(t, w)
+	}
+}
+
+// A create whose reply is lost while the client is cut off, and the
+// deadline passes before it reconnects: the cleanup finds the node by its
+// prefix after the reconnect and deletes it.
+func TestLostCreateReplyThenDeadline(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		w := newWorld(t, 5, 2, fakezk.Config{})
+		l := mustLock(t, "/locks/p")
+		h, err := run(w, 0, l.Acquire())
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := submit(w, 1, c.Timeout(l.Acquire(), time.Second))
+		w.exs[1].RunUntilIdle() // the create is in flight
+		w.srv.Partition(w.conns[1], 3*time.Second, applied)
+		w.drive()
+		if n := len(w.children("/locks/p")); n != map[bool]int{true: 2, false: 1}[applied] {
+			t.Fatalf("applied=%v: %d children after the partition", applied, n)
+		}
+		if !w.settle(func() bool { return o.done && w.conns[1].Connected() && len(w.children("/locks/p")) == 1 }) {
+			t.Fatalf("applied=%v: outcome %+v, children %v", applied, o, w.children("/locks/p"))
+		}
+		if !errors.Is(o.err, task.ErrDeadlineExceeded) {
+			t.Fatalf("applied=%v: %v", applied, o.err)
+		}
+		if got := w.children("/locks/p"); "/locks/p/"+got[0] != h.Path() {
+			t.Fatalf("applied=%v: children %v", applied, got)
+		}
+		if w.srv.Sessions() == nil || !h.IsHeld() {
+			t.Fatal("holder lost its lock")
+		}
+		noReportedErrors(t, w)
+	}
+}
+
+// Session expiry: the holder is told (Done, Err), its fenced writes are
+// rejected, and another client gets the lock with a larger token.
+func TestLossOnExpiry(t *testing.T) {
+	w := newWorld(t, 6, 2, fakezk.Config{})
+	l := mustLock(t, "/locks/e")
+	h, err := run(w, 0, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := submit(w, 1, l.Acquire())
+	w.drive()
+	w.srv.Expire(w.conns[0])
+	if !w.settle(func() bool { return isClosed(h.Done()) && o.done }) {
+		t.Fatal("loss not signalled")
+	}
+	if !errors.Is(h.Err(), lock.ErrLockLost) || !errors.Is(h.Err(), task.ErrSessionExpired) || h.IsHeld() {
+		t.Fatalf("err %v held %v", h.Err(), h.IsHeld())
+	}
+	if o.err != nil || o.v.Token() <= h.Token() {
+		t.Fatalf("next holder: %+v (old token %d)", o, h.Token())
+	}
+	_, err = run(w, 0, h.Fenced(&task.CreateRequest{Path: "/data", Mode: task.Persistent, ACL: task.OpenACL}))
+	if !errors.Is(err, lock.ErrLockLost) || !errors.Is(err, task.ErrNoNode) {
+		t.Fatalf("fenced write after loss: %v", err)
+	}
+	if _, ok := w.srv.NodeStat("/data"); ok {
+		t.Fatal("fenced write applied after loss")
+	}
+	if _, err := run(w, 0, h.Release()); err != nil {
+		t.Fatalf("release of a lost lock: %v", err)
+	}
+	if !errors.Is(h.Err(), lock.ErrLockLost) {
+		t.Fatalf("release rewrote the loss: %v", h.Err())
+	}
+	noReportedErrors(t, w)
+}
+
+// Someone else deletes the node while the holder has not heard of it yet:
+// the fenced write is rejected by the server, and the loss is signalled.
+func TestFencedWriteRejectedByServer(t *testing.T) {
+	w := newWorld(t, 7, 2, fakezk.Config{})
+	l := mustLock(t, "/locks/f")
+	h, err := run(w, 0, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := run(w, 0, h.Fenced(&task.CreateRequest{Path: "/data", Mode: task.Persistent, ACL: task.OpenACL})); err != nil || len(res) != 1 || res[0].Path != "/data" {
+		t.Fatalf("fenced write while held: %v %+v", err, res)
+	}
+	w.srv.Delay(w.conns[0], time.Second) // the holder hears nothing for a second
+	if _, err := run(w, 1, task.Delete(h.Path(), task.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	if !h.IsHeld() {
+		t.Fatal("holder heard of the delete through a delay")
+	}
+	_, err = run(w, 0, h.Fenced(&task.SetDataRequest{Path: "/data", Data: []byte("late"), Version: task.AnyVersion}))
+	if !errors.Is(err, lock.ErrLockLost) || !errors.Is(err, task.ErrNoNode) {
+		t.Fatalf("late fenced write: %v", err)
+	}
+	if st, _ := w.srv.NodeStat("/data"); st.Version != 0 {
+		t.Fatal("late fenced write applied")
+	}
+	if !isClosed(h.Done()) || !errors.Is(h.Err(), lock.ErrLockLost) {
+		t.Fatalf("loss not signalled: %v", h.Err())
+	}
+	// An op of the caller's that fails is reported with its own index.
+	h2, err := run(w, 1, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = run(w, 1, h2.Fenced(&task.SetDataRequest{Path: "/data", Version: 7}))
+	var me *task.MultiError
+	if !errors.As(err, &me) || me.Index != 0 || !errors.Is(err, task.ErrBadVersion) || errors.Is(err, lock.ErrLockLost) {
+		t.Fatalf("failing user op: %v", err)
+	}
+	if !h2.IsHeld() {
+		t.Fatal("a failing user op cost the lock")
+	}
+	noReportedErrors(t, w)
+}
+
+// While the session is suspended the lock is uncertain (IsHeld false,
+// not lost); on reconnect to the same session it is held again.
+func TestSuspendedIsUncertain(t *testing.T) {
+	w := newWorld(t, 8, 1, fakezk.Config{})
+	l := mustLock(t, "/locks/s")
+	h, err := run(w, 0, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.srv.Partition(w.conns[0], 2*time.Second, false)
+	w.drive()
+	if h.IsHeld() || h.Err() != nil {
+		t.Fatalf("suspended: held=%v err=%v", h.IsHeld(), h.Err())
+	}
+	if !w.settle(h.IsHeld) {
+		t.Fatal("not held again after reconnect")
+	}
+	if h.Err() != nil || isClosed(h.Done()) {
+		t.Fatalf("reconnect ended the lock: %v", h.Err())
+	}
+}
+
+// Children that are not contenders (kazoo's, stray names) are ignored;
+// a Curator-style contender of another client is waited for.
+func TestForeignChildren(t *testing.T) {
+	w := newWorld(t, 9, 2, fakezk.Config{})
+	l := mustLock(t, "/locks/x")
+	for _, p := range []string{"/locks", "/locks/x", "/locks/x/stray", "/locks/x/lock-", "/locks/x/a-lock-12x",
+		"/locks/x/b-lock-12345678901", "/locks/x/0123456789abcdef__lock__0000000000"} {
+		if _, err := run(w, 0, task.Create(p, nil, task.Persistent)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	curator, err := run(w, 1, task.Create("/locks/x/_c_0bad0bad-0000-0000-0000-000000000000-lock-", nil, task.EphemeralSequential))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := submit(w, 0, l.Acquire())
+	w.drive()
+	if o.done {
+		t.Fatalf("acquired past a lower Curator contender: %+v", o)
+	}
+	if _, err := run(w, 1, task.Delete(curator, task.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	if !w.settle(func() bool { return o.done }) || o.err != nil {
+		t.Fatalf("after the Curator node went: %+v", o)
+	}
+	if _, err := run(w, 0, o.v.Release()); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.children("/locks/x"); len(got) != 5 {
+		t.Fatalf("foreign children touched: %v", got)
+	}
+	noReportedErrors(t, w)
+}

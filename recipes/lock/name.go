@@ -1,0 +1,75 @@
+package lock
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// lockTag separates a contender's prefix from the sequence number the
+// server appends. Apache Curator's InterProcessMutex uses the same tag and
+// orders by what follows its last occurrence, so both recipes see the same
+// queue on one directory.
+const lockTag = "lock-"
+
+// prefix is the name of a contender node before the server appends its
+// sequence number: "_c_" + id + "-lock-", as Curator's protected mode names
+// it.
+func prefix(id string) string { return "_c_" + id + "-" + lockTag }
+
+// newID returns a 128-bit identifier in UUID text form from two draws of
+// the executor's seeded source.
+func newID(hi, lo uint64) string {
+	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, (hi>>16)&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
+}
+
+// seqOf parses the sequence number of a contender name: the digits after
+// the last "lock-". A name without that tag, or with anything but digits
+// after it (kazoo's "__lock__" nodes, stray names), is not a contender:
+// ok is false.
+func seqOf(name string) (seq int64, ok bool) {
+	i := strings.LastIndex(name, lockTag)
+	if i < 0 {
+		return 0, false
+	}
+	digits := name[i+len(lockTag):]
+	if digits == "" || len(digits) > 10 {
+		return 0, false
+	}
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil
+}
+
+// contender is a child of the lock directory that takes part in the queue.
+type contender struct {
+	name string
+	seq  int64
+}
+
+// queue returns the contenders among names, lowest sequence first (ties,
+// which one directory cannot produce, broken by name). Other names are
+// left out.
+func queue(names []string) []contender {
+	q := make([]contender, 0, len(names))
+	for _, n := range names {
+		if seq, ok := seqOf(n); ok {
+			q = append(q, contender{n, seq})
+		}
+	}
+	slices.SortFunc(q, func(a, b contender) int {
+		if a.seq != b.seq {
+			if a.seq < b.seq {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return q
+}

@@ -1,0 +1,111 @@
+// Package idpersist is the reserved-ID persistence service: it keeps a
+// durable high-water mark for a sequence of IDs (recipes/seqid's node
+// format) so that, after every ZooKeeper server loses its data, IDs resume
+// above every ID ever handed out and none repeats.
+//
+// Start reading at Reserve/Next (generator.go), then Replica (leader.go);
+// the durable mark is a Store (store.go), by default a FileStore.
+//
+// # The safety property
+//
+// The durable mark is always at or above every ID any generator has
+// handed out. It holds because IDs are handed out only up to a limit that
+// was made durable before any generator could see it:
+//
+//	every ID handed out <= some value of the limit node <= durable mark
+//
+// The leader stores a new limit in the Store (and Store returns only once
+// it is durable) before it writes the limit node; generators never take
+// an ID above the limit node's value. The mark never goes down.
+//
+// Persisting "when value % 100 == 0, from a watch" is not safe and is not
+// what this package does: watches are one-time triggers, so several
+// increments can happen between two notifications and a multiple of 100 is
+// missed. Here the watch only wakes the leader, which reads both nodes
+// again after every notification and after every connection loss; the
+// generators are stopped at the limit, whether or not the leader saw them
+// come near it.
+//
+// # Nodes
+//
+//	Config.Sequence  the sequence: 8-byte big-endian long, the largest ID
+//	                 reserved (as seqid, so seqid.Decode/Hex apply)
+//	Config.Limit     the reserved limit, same format: no ID above it is
+//	                 handed out; only the leader writes it
+//	Config.Election  parent of the candidates, ephemeral-sequential nodes
+//	                 "c-<session id>-<random>-<10-digit sequence>"
+//
+// # Generator (Reserve, Next, Generator)
+//
+// One round: get the limit L; get the sequence (value v, version ver). If
+// ver is -1 it fails with seqid.ErrVersionWrapped. If v >= L it reads the
+// limit again with a watch and, unless it has risen, waits for the watch,
+// then starts over. Otherwise it sets the sequence to v+k (k = min(n,
+// L-v)) expecting ver, and hands out v+1..v+k. A missing node (no leader
+// yet, or a data loss not yet repaired) is waited for with an exists
+// watch: the generator never creates the sequence. BadVersion, NoNode,
+// connection loss and not sent start the round over (after connection
+// loss an applied write's IDs are skipped, never repeated). Session expiry
+// ends the task; Generator.Next runs it again on the next session.
+//
+// Limits only rise, and every value ever written to the limit node is at
+// or below the mark, so a stale read of the limit is safe.
+//
+// # Leader election (Replica)
+//
+// Each replica creates an ephemeral-sequential candidate under Election
+// (after connection loss on the create, it finds its node by the unique
+// prefix instead of creating a second one). It lists the candidates,
+// sorted by sequence number: if it is not the lowest it sets an exists
+// watch on the next lower candidate only (no herd) and, when that watch
+// fires or the node is already gone, lists again. If it is the lowest it
+// checks that its node's ephemeralOwner is its current session id; only
+// then does it lead. Its node gone means ErrDeposed: Replica.Run creates a
+// new candidate.
+//
+// While leading, any session event other than Connected (Suspended,
+// Expired, Closed) cancels the leader's work at once; after a suspension
+// the replica checks again that it is the lowest candidate of its session
+// before leading again; after expiry Replica.Run runs for election again
+// with a new node on the new session. Every leader write is a multi whose
+// first op checks the leader's own candidate node (version 0), so a
+// deposed leader's writes fail.
+//
+// # Leader round
+//
+// On becoming leader it loads the mark M from the Store. Each round:
+//
+//  1. get the limit L with a watch (missing: none). If L > M (a store that
+//     lags behind), store L first.
+//  2. get the sequence v with a watch. Missing (total data loss, or first
+//     start): create it holding max(M, L), fenced, and start the round
+//     again. This restores the sequence before any generator can proceed
+//     (generators wait for both nodes).
+//  3. If the limit exists and v + LowWater <= L: wait until either watch
+//     fires, then go to 1.
+//  4. Otherwise newLimit = max(v, L) + Chunk. If newLimit > M: Store it
+//     (durable) and M = newLimit. Only then write the limit node (create
+//     it, or set it expecting the version read in 1), fenced.
+//
+// Connection loss, not sent, BadVersion, NodeExists and NoNode start the
+// round again from 1. A leader killed between 4's Store and its write
+// leaves the mark above the limit: harmless, the next leader starts from
+// the nodes and the shared Store.
+//
+// # Requirements and limits
+//
+// All replicas must share one Store: the mark of a replica that never
+// led would not cover the IDs of another's limits. Clients that draw from
+// the sequence without the limit (seqid.Next, the legacy services) break
+// the property: they may pass the limit, and after a data loss seqid.Next
+// would recreate the sequence at 0 if it ran before the leader. Across a
+// data loss the protocol relies on every session ending (a wipe expires
+// them), so no round begun before the loss writes after it.
+//
+// # Goroutines
+//
+// Reserve, Next and Replica.Task return tasks for an executor. Store.Store
+// runs on the executor goroutine (it blocks it for an fsync, once per
+// Chunk IDs). Generator, Replica.Run and the stores are safe to use from
+// any goroutine.
+package idpersist

@@ -194,7 +194,7 @@ func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 
 // Release returns a task that releases the lock: it deletes the node,
 // retrying past connection loss. It is idempotent: a node already gone,
-// or a session that ended, is success. If the caller's scope ends first
+// or a session that ended (the node went with it), is success. If the caller's scope ends first
 // (deadline, cancel), the delete goes on as a flow of its own. Done is
 // closed and Err becomes ErrUnlocked at once, before the delete.
 func (h *Held) Release() task.Task[task.Unit] {
@@ -208,6 +208,11 @@ func (h *Held) Release() task.Task[task.Unit] {
 				undo()
 				k(v, err)
 			})
-		}), k)
+		}), func(v task.Unit, err error) {
+			if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
+				err = nil // the node went with the session
+			}
+			k(v, err)
+		})
 	}
 }

@@ -1,0 +1,193 @@
+package idpersist_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/zkserver"
+	"github.com/zkflow/zkflow/recipes/idpersist"
+	"github.com/zkflow/zkflow/recipes/seqid"
+	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter"
+)
+
+// realClient dials addrs and runs an executor on the session; closing the
+// executor (close, also called at the end of the test) closes the
+// connection and waits for Run to return.
+func realClient(t *testing.T, ctx context.Context, addrs []string) (ex *executor.Executor, stop func()) {
+	t.Helper()
+	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("dial %v: %v", addrs, err)
+	}
+	ex, err = executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
+	if err != nil {
+		conn.Close()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); ex.Run(context.Background()) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { ex.Close(); <-done }) }
+	t.Cleanup(stop)
+	return ex, stop
+}
+
+// realReplica runs a replica on ex until the test ends; wait returns its
+// Run's result once Run has returned.
+func realReplica(t *testing.T, ex *executor.Executor, cfg idpersist.Config) (r *idpersist.Replica, wait func() error) {
+	t.Helper()
+	r, err := idpersist.NewReplica(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var res error
+	go func() { defer close(done); res = r.Run(ctx, ex) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return r, func() error { <-done; return res }
+}
+
+// waitFor polls cond (every 20ms) until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		tk := time.NewTimer(20 * time.Millisecond)
+		<-tk.C
+	}
+}
+
+// A leader replica and a backup, generators on sessions of their own, on
+// a real server. Mid-run the leader's connection is closed: the backup
+// takes over, the generators finish, no ID repeats, and every ID was at or
+// below the durable mark when it was handed out.
+func TestRealLeaderClosedBackupTakesOver(t *testing.T) {
+	zkserver.Require(t)
+	srv := zkserver.Standalone(t, zkserver.Options{MaxSessionTimeout: 10 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	store := newFileStore(t)
+	cfg := idpersist.Config{Sequence: "/real/ids/seq", Limit: "/real/ids/limit", Election: "/real/ids/election",
+		Store: store, Chunk: 20, LowWater: 5}
+
+	var reps []*idpersist.Replica
+	var closes []func()
+	var results []func() error
+	for range 2 {
+		ex, cl := realClient(t, ctx, srv.Addrs())
+		r, res := realReplica(t, ex, cfg)
+		reps, closes, results = append(reps, r), append(closes, cl), append(results, res)
+	}
+	waitFor(t, 20*time.Second, "a leader", func() bool { return reps[0].Leading() || reps[1].Leading() })
+	first := 0
+	if reps[1].Leading() {
+		first = 1
+	}
+
+	const workers, n = 3, 100
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		seen    = map[int64]int{}
+		hi      int64
+		total   atomic.Int64
+		errs    = make([]error, workers)
+		once    sync.Once
+		closedC = make(chan struct{})
+	)
+	record := func(w int, id int64) error {
+		mark, err := store.Load()
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if prev, dup := seen[id]; dup {
+			t.Errorf("id %d handed out twice (workers %d and %d)", id, prev, w)
+		}
+		if id > mark {
+			t.Errorf("id %d handed out above the durable mark %d", id, mark)
+		}
+		seen[id] = w
+		hi = max(hi, id)
+		return nil
+	}
+	for w := range workers {
+		ex, _ := realClient(t, ctx, srv.Addrs())
+		g, err := idpersist.NewGenerator(ex, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range n {
+				id, err := g.Next(ctx)
+				if err == nil {
+					err = record(w, id)
+				}
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				if total.Add(1) >= workers*n/3 {
+					once.Do(func() { closes[first](); close(closedC) })
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	<-closedC
+	if err := results[first](); !errors.Is(err, task.ErrClosed) {
+		t.Errorf("closed leader's Run returned %v, want ErrClosed", err)
+	}
+	backup := reps[1-first]
+	waitFor(t, 20*time.Second, "the backup to lead", backup.Leading)
+	if backup.Turns() < 1 {
+		t.Fatalf("backup never led")
+	}
+	if len(seen) != workers*n {
+		t.Fatalf("%d ids, want %d", len(seen), workers*n)
+	}
+
+	mark, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := realClient(t, ctx, srv.Addrs())
+	for _, p := range []string{cfg.Sequence, cfg.Limit} {
+		d, err := executor.Await(ctx, ex, task.Get(p))
+		if err != nil {
+			t.Fatalf("get %s: %v", p, err)
+		}
+		v, err := seqid.Decode(d.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v > mark {
+			t.Errorf("%s at %d, above the durable mark %d", p, v, mark)
+		}
+		if p == cfg.Sequence && v < hi {
+			t.Errorf("sequence at %d, below the highest id %d", v, hi)
+		}
+	}
+	if hi > mark {
+		t.Errorf("highest id %d above the durable mark %d", hi, mark)
+	}
+}

@@ -169,11 +169,19 @@ func (h *Held) lose(cause error) {
 // success the results are those of ops (without the check's). Another
 // failing op gives the usual *task.OpError wrapping a *task.MultiError
 // whose Index counts within ops. Connection loss leaves the outcome
-// unknown, as for any multi: it is not retried here.
+// unknown, as for any multi: it is not retried here. A create among ops
+// with a nil ACL gets task.OpenACL, as task.CreateWith does.
 func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 	all := make([]task.MultiOp, 0, len(ops)+1)
 	all = append(all, &task.CheckRequest{Path: h.path, Version: h.version})
-	all = append(all, ops...)
+	for _, op := range ops {
+		if cr, ok := op.(*task.CreateRequest); ok && cr != nil && cr.ACL == nil {
+			cp := *cr
+			cp.ACL = task.OpenACL
+			op = &cp
+		}
+		all = append(all, op)
+	}
 	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
 		task.Run(s, task.Multi(all...), func(rs []task.MultiResult, err error) {
 			var me *task.MultiError

@@ -70,3 +70,6 @@ func (h *Held) Unlock(ctx context.Context) error {
 	_, err := executor.Await(ctx, h.ex, h.Release())
 	return err
 }
+
+// Executor is the executor the Mutex runs its flows on.
+func (m *Mutex) Executor() *executor.Executor { return m.ex }

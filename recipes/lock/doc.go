@@ -1,0 +1,89 @@
+// Package lock is ZooKeeper's lock recipe as task chains, with a
+// context-first blocking API on top (Mutex).
+//
+// Start reading at Lock.Acquire (lock.go), then Held (held.go), then Mutex
+// (mutex.go).
+//
+// # Safety
+//
+// At most one contender at a time sees its node as the lowest of the
+// directory; and every write made through Held.Fenced is applied only while
+// the writer's lock node exists with the version it was acquired with, so
+// ZooKeeper itself rejects the writes of a holder that has lost the lock
+// (session expired, node deleted), however late they arrive. The fencing
+// tokens of successive holders strictly increase. What a holder does
+// outside Fenced is its own business: after a loss it is told (Done, Err),
+// but not before the client hears of it.
+//
+// # Protocol
+//
+//  1. Draw a 128-bit id from the executor's seeded source (Scope.Rand):
+//     deterministic in simulation (a seed replays the same names), random
+//     in production (an executor whose Seed is 0 seeds itself at random).
+//     Uniqueness is backed by the owner check of step 3, so two executors
+//     given the same seed still never take each other's node.
+//  2. Create DIR/_c_<id>-lock- as ephemeral-sequential; the server appends
+//     a 10-digit sequence number. ErrNoNode: create DIR and its ancestors
+//     (persistent), then create again. ErrNotSent: create again.
+//  3. ErrConnectionLoss (the reply was lost; the create may or may not
+//     have been applied): after the reconnect, list DIR and look for
+//     children named with our prefix; one whose EphemeralOwner (exists) is
+//     our session is our node; if there is none the create was not applied
+//     (a session's requests are applied in order, so the listing comes
+//     after it), and we create again.
+//  4. List DIR's children without a watch. Contenders are the children
+//     whose name ends in "lock-" followed by digits; they are ordered by
+//     that number (parsed: the listing's order is unspecified). Other
+//     children (kazoo's "<hex>__lock__<seq>" nodes, stray names) are
+//     ignored, never an error, so this lock does not exclude kazoo's. The
+//     naming is Apache Curator's InterProcessMutex's, which orders by the
+//     same number, so Curator's mutex and this lock exclude each other on
+//     one path. If our node is missing the attempt fails with ErrLockLost.
+//  5. If ours is the lowest, we hold the lock. Otherwise exists-with-watch
+//     on the next lower contender only: if it is already gone, go to 4; when
+//     its watch fires, go to 4. A release therefore wakes at most one
+//     waiter (the next one), and no herd re-lists the directory.
+//
+// Operations of steps 3-5 are retried past connection loss (after the
+// reconnect: the executor pauses while suspended).
+//
+// # Failure during acquire: no orphan node
+//
+// Acquire runs in a scope of its own and registers a cleanup (Scope.Defer)
+// before the create. If the attempt ends in any way but success (deadline,
+// cancel, an operation error), the cleanup runs as a flow of its own, bound
+// to no deadline, and deletes our node, retrying past connection loss; if
+// the create's outcome was unknown it finds the node as in step 3. If the
+// session ended, the node went with it and there is nothing to do.
+//
+// # Holding
+//
+// Held records the session and the node's path, sequence and Stat. Its
+// fencing token is the node's czxid, the zxid of the create. Tokens only
+// grow from one holder to the next: a contender holds only once every
+// contender created before it (lower zxid, lower sequence) is gone, and
+// its own listing is read after its create; zxids are totally ordered
+// across the whole ensemble, so unlike the sequence number the czxid keeps
+// growing when the directory is deleted and recreated or the sequence
+// wraps, and tokens of different locks on one ensemble compare.
+//
+// The lock ends once, closing Done: by Release (Err is ErrUnlocked) or by
+// loss (Err wraps ErrLockLost and the cause): the session expired or was
+// closed, the node was deleted, or its data was changed by someone else
+// (the node is watched with exists for as long as the lock is held). While
+// the session is suspended the lock is uncertain: IsHeld is false, Err is
+// still nil; on reconnect to the same session IsHeld is true again.
+//
+// # Release
+//
+// Release deletes the node, retrying past connection loss; a node already
+// gone or a session that ended is success, so it is idempotent. It is not
+// bound by the caller's deadline: if the caller's scope ends first, the
+// delete goes on as a flow of its own.
+//
+// # Not done here
+//
+// A wrap of the sequence after 2^31 creates under one directory (contenders
+// would then be ordered wrongly) is not handled; nor is the leader
+// election recipe.
+package lock

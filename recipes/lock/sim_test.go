@@ -86,7 +86,7 @@ func simulate(t *testing.T, seed uint64) simStats {
 		}
 		executor.Submit(w.exs[i], l.Acquire(), func(h *lock.Held, err error) {
 			if err != nil {
-				if !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, lock.ErrLockLost) {
+				if !halt && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, lock.ErrLockLost) {
 					t.Errorf("seed %d: client %d: acquire: %v", seed, i, err)
 				}
 				st.failed++
@@ -111,12 +111,12 @@ func simulate(t *testing.T, seed uint64) simStats {
 					lostHandles = append(lostHandles, h)
 				}
 				if err != nil && !errors.Is(err, lock.ErrLockLost) {
-					if !task.IsRetryable(err) && !errors.Is(err, task.ErrSessionExpired) {
+					if !halt && !task.IsRetryable(err) && !errors.Is(err, task.ErrSessionExpired) {
 						t.Errorf("seed %d: client %d: section: %v", seed, i, err)
 					}
 				}
 				executor.Submit(w.exs[i], h.Release(), func(_ task.Unit, err error) {
-					if err != nil {
+					if err != nil && !halt {
 						t.Errorf("seed %d: client %d: release: %v", seed, i, err)
 					}
 					next(i)

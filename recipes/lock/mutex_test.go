@@ -1,0 +1,89 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/recipes/lock"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Lock(ctx) whose ctx ends while waiting returns the context's error and
+// leaves no node behind; the holder is untouched.
+func TestMutexContextEndsWhileWaiting(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	run, stop := context.WithCancel(context.Background())
+	var running []chan struct{}
+	defer func() {
+		stop()
+		for _, d := range running {
+			<-d
+		}
+	}()
+	mutex := func(seed uint64) *lock.Mutex {
+		ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { defer close(done); _ = ex.Run(run) }()
+		running = append(running, done)
+		m, err := lock.NewMutex(ex, "/m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	a, b := mutex(1), mutex(2)
+	ha, err := a.Lock(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contenders := func() int {
+		n := 0
+		for _, p := range srv.Paths() {
+			if strings.HasPrefix(p, "/m/") {
+				n++
+			}
+		}
+		return n
+	}
+	ctx, cancel := context.WithCancel(run)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := b.Lock(ctx)
+		errc <- err
+	}()
+	for contenders() != 2 {
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) || !errors.Is(err, task.ErrCanceled) {
+		t.Fatalf("Lock after cancel: %v", err)
+	}
+	for contenders() != 1 {
+		runtime.Gosched()
+	}
+	if _, ok := srv.NodeStat(ha.Path()); !ok || !ha.IsHeld() {
+		t.Fatal("holder lost its lock")
+	}
+	if err := ha.Unlock(run); err != nil {
+		t.Fatal(err)
+	}
+	if contenders() != 0 {
+		t.Fatal("node left after Unlock")
+	}
+	// A Held from the task API has no executor to block on.
+	if err := (&lock.Held{}).Unlock(run); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("Unlock without executor: %v", err)
+	}
+	if _, err := lock.NewMutex(nil, "/m"); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("NewMutex(nil): %v", err)
+	}
+}

@@ -23,8 +23,9 @@ import (
 // applied them, carry fencing tokens that never go down, so the critical
 // sections never interleave and come in strictly increasing token order.
 // Also: at each acquire, no other client holds a lock it thinks it holds
-// whose node is still on the server; and when all is done no contender
-// node is left. The seed is in every failure message.
+// whose node is still on the server; a holder whose session expired and
+// that writes once more regardless is refused by ZooKeeper; and when all
+// is done no contender node is left. The seed is in every failure message.
 func TestSeededFaults(t *testing.T) {
 	seeds := uint64(100)
 	if testing.Short() {
@@ -39,15 +40,16 @@ func TestSeededFaults(t *testing.T) {
 		total.sections += st.sections
 		total.lost += st.lost
 		total.failed += st.failed
+		total.rejected += st.rejected
 	}
-	t.Logf("%d seeds: %d critical sections logged, %d locks lost, %d acquires failed and retried",
-		seeds, total.sections, total.lost, total.failed)
-	if total.lost == 0 || total.failed == 0 {
+	t.Logf("%d seeds: %d critical sections logged, %d locks lost, %d fenced writes rejected, %d acquires failed and retried",
+		seeds, total.sections, total.lost, total.rejected, total.failed)
+	if total.lost == 0 || total.failed == 0 || total.rejected == 0 {
 		t.Fatal("the drawn faults never bit: the test checks nothing")
 	}
 }
 
-type simStats struct{ sections, lost, failed int }
+type simStats struct{ sections, lost, failed, rejected int }
 
 func simulate(t *testing.T, seed uint64) simStats {
 	const clients, rounds, dir = 4, 4, "/locks/sim"
@@ -110,12 +112,30 @@ func simulate(t *testing.T, seed uint64) simStats {
 					st.lost++
 					lostHandles = append(lostHandles, h)
 				}
+				if errors.Is(err, lock.ErrLockLost) {
+					st.rejected++ // a fenced write ZooKeeper refused
+				}
 				if err != nil && !errors.Is(err, lock.ErrLockLost) {
 					if !halt && !task.IsRetryable(err) && !errors.Is(err, task.ErrSessionExpired) {
 						t.Errorf("seed %d: client %d: section: %v", seed, i, err)
 					}
 				}
-				executor.Submit(w.exs[i], h.Release(), func(_ task.Unit, err error) {
+				// A holder that lost its lock and ignores it writes once
+				// more, on the next session: ZooKeeper must refuse.
+				var late task.Task[[]task.MultiResult]
+				if errors.Is(err, task.ErrSessionExpired) {
+					late = c.Catch(h.Fenced(entry(h, "late")), func(err error) task.Task[[]task.MultiResult] {
+						if errors.Is(err, lock.ErrLockLost) {
+							st.rejected++
+						} else if !halt && !task.IsRetryable(err) && !errors.Is(err, task.ErrSessionExpired) {
+							t.Errorf("seed %d: client %d: late write: %v", seed, i, err)
+						}
+						return task.Value[[]task.MultiResult](nil)
+					})
+				} else {
+					late = task.Value[[]task.MultiResult](nil)
+				}
+				executor.Submit(w.exs[i], c.Seq(late, h.Release()), func(_ task.Unit, err error) {
 					if err != nil && !halt {
 						t.Errorf("seed %d: client %d: release: %v", seed, i, err)
 					}
@@ -150,6 +170,9 @@ func simulate(t *testing.T, seed uint64) simStats {
 		seq, err2 := strconv.ParseInt(parts[2], 10, 64)
 		if len(parts) != 3 || err1 != nil || err2 != nil {
 			t.Fatalf("seed %d: log entry %s", seed, p)
+		}
+		if parts[1] == "late" {
+			t.Fatalf("seed %d: a fenced write after the loss of the lock was applied: %s", seed, p)
 		}
 		log = append(log, entryT{seq, tok, parts[1]})
 	}

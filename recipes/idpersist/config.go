@@ -23,6 +23,18 @@ type Config struct {
 	// Store is the durable high-water mark, shared by every replica (the
 	// leader only; generators do not use it).
 	Store Store
+	// Parent, when set, makes the leader serve every child of Parent as a
+	// sequence, picking up children added or removed while it runs
+	// (Sequence, Limit and Store are then left empty). The limit of
+	// Parent/<name> is Limits/<name>, and its mark is Stores' mark of
+	// name. Generators use Named(name).
+	Parent string
+	// Limits is the parent of the limit nodes of the sequences under
+	// Parent (required with Parent; not under Parent).
+	Limits string
+	// Stores keeps one durable mark per sequence name and the names of
+	// the live sequences (required with Parent), shared by every replica.
+	Stores Stores
 	// Chunk is how far above the sequence's value the leader sets a new
 	// limit (default 1000). One Store per Chunk IDs.
 	Chunk int64
@@ -34,7 +46,34 @@ type Config struct {
 // ErrConfig: a Config that cannot work. It matches task.ErrInvalidArgument.
 var ErrConfig = fmt.Errorf("%w: idpersist config", task.ErrInvalidArgument)
 
+// Named returns the config of the sequence Parent/name, served by a leader
+// with Parent set: Sequence is Parent/name and Limit is Limits/name. Use it
+// with Reserve, Next and NewGenerator.
+func (c Config) Named(name string) Config {
+	c.Sequence, c.Limit = c.Parent+"/"+name, c.Limits+"/"+name
+	c.Parent, c.Limits, c.Stores = "", "", nil
+	return c
+}
+
 func (c Config) withDefaults(leader bool) (Config, error) {
+	if c.Parent != "" {
+		if !leader {
+			return c, fmt.Errorf("%w: Parent is for the leader; generators use Named(name)", ErrConfig)
+		}
+		if !validPath(c.Parent) || !validPath(c.Limits) {
+			return c, fmt.Errorf("%w: paths %q, %q", ErrConfig, c.Parent, c.Limits)
+		}
+		if c.Limits == c.Parent || strings.HasPrefix(c.Limits, c.Parent+"/") || strings.HasPrefix(c.Parent, c.Limits+"/") {
+			return c, fmt.Errorf("%w: Limits %q and Parent %q overlap", ErrConfig, c.Limits, c.Parent)
+		}
+		if c.Sequence != "" || c.Limit != "" || c.Store != nil {
+			return c, fmt.Errorf("%w: Sequence, Limit and Store must be empty with Parent", ErrConfig)
+		}
+		if c.Stores == nil {
+			return c, fmt.Errorf("%w: nil Stores", ErrConfig)
+		}
+		return c.leaderDefaults()
+	}
 	for _, p := range []string{c.Sequence, c.Limit} {
 		if !validPath(p) {
 			return c, fmt.Errorf("%w: path %q", ErrConfig, p)
@@ -51,6 +90,13 @@ func (c Config) withDefaults(leader bool) (Config, error) {
 	}
 	if c.Store == nil {
 		return c, fmt.Errorf("%w: nil Store", ErrConfig)
+	}
+	return c.leaderDefaults()
+}
+
+func (c Config) leaderDefaults() (Config, error) {
+	if !validPath(c.Election) {
+		return c, fmt.Errorf("%w: path %q", ErrConfig, c.Election)
 	}
 	if c.Chunk == 0 {
 		c.Chunk = 1000
@@ -89,4 +135,7 @@ var (
 	ErrDeposed = errors.New("idpersist: leadership lost")
 	// errSuspended ends the leader's turn when the session is suspended.
 	errSuspended = errors.New("idpersist: session suspended")
+	// errRemoved ends the serving of a sequence under Parent whose node
+	// was deleted.
+	errRemoved = errors.New("idpersist: sequence removed")
 )

@@ -92,6 +92,39 @@
 // leaves the mark above the limit: harmless, the next leader starts from
 // the nodes and the shared Store.
 //
+// # Many sequences (Config.Parent)
+//
+// With Parent set, the leader serves every child of Parent as a sequence
+// and picks up children added or removed while it leads, with no restart.
+// The limit of Parent/<name> is Limits/<name>; its mark is the Store
+// Stores.Mark(name) (DirStores: one FileStore per name in a directory).
+// Generators use cfg.Named(name) with Reserve, Next and NewGenerator.
+//
+// The leader lists Parent with a children watch; each listing:
+//
+//  1. Every child not yet served gets a flow of its own: the name is
+//     registered live in Stores (durable), its mark loaded, then the
+//     leader rounds above run for it, each with its own mark and limit.
+//     A name that was not live (new, or added again after removal) whose
+//     node holds less than its kept mark is first raised to the mark,
+//     fenced, before its limit node exists, so a name reused after removal
+//     never repeats an ID of its earlier life.
+//  2. A served name no longer listed: its flow stops. (A flow that itself
+//     sees the node gone while its limit node remains stops too.)
+//  3. Every live name with no node: if its limit node exists, the
+//     sequence was removed: the limit node is deleted (fenced), then the
+//     name is retired in Stores (its mark is kept). With neither node,
+//     ZooKeeper lost its data: the name is served, which restores the
+//     sequence from its mark before any generator proceeds.
+//  4. Wait for the children watch, then list again.
+//
+// A removed sequence is no longer served: its limit node is gone, so its
+// generators wait. A leader that stops between deleting a limit node and
+// retiring the name leaves a live name with neither node; the next leader
+// restores it (a removed sequence comes back, holding its mark; no ID
+// repeats). A failure of one sequence's flow (Store error, bad data, lost
+// leadership) ends the leader's turn.
+//
 // # Requirements and limits
 //
 // All replicas must share one Store: the mark of a replica that never

@@ -86,7 +86,11 @@ func (r *Replica) Task() task.Task[task.Unit] {
 // election node (all are gone after a total data loss).
 func (r *Replica) ensureParents() task.Task[task.Unit] {
 	var paths []string
-	for _, p := range []string{r.cfg.Sequence, r.cfg.Limit, r.cfg.Election + "/x"} {
+	nodes := []string{r.cfg.Sequence, r.cfg.Limit, r.cfg.Election + "/x"}
+	if r.cfg.Parent != "" {
+		nodes = []string{r.cfg.Parent + "/x", r.cfg.Limits + "/x", r.cfg.Election + "/x"}
+	}
+	for _, p := range nodes {
 		for _, a := range ancestors(p) {
 			if !slices.Contains(paths, a) {
 				paths = append(paths, a)
@@ -186,18 +190,30 @@ func (r *Replica) lead(me string) task.Task[task.Unit] {
 	}
 }
 
-// leaderState is what the leader knows between rounds.
+// leaderState is what the leader knows between rounds of one sequence.
 type leaderState struct {
-	mark int64 // the durable mark, as last loaded or stored: never goes down
+	cfg   Config // Sequence, Limit, Store of this sequence
+	mark  int64  // the durable mark, as last loaded or stored: never goes down
+	multi bool   // one of the sequences under Config.Parent
+	floor int64  // before the first limit, raise the sequence to this
 }
 
 var leadRetryOn = []error{task.ErrConnectionLoss, task.ErrNotSent, task.ErrBadVersion, task.ErrNodeExists, task.ErrNoNode}
 
 func (r *Replica) leaderLoop(me string) task.Task[task.Unit] {
+	if r.cfg.Parent != "" {
+		return r.multiLoop(me)
+	}
 	load := task.Func(func(*task.Scope) (*leaderState, error) {
 		m, err := r.cfg.Store.Load()
-		return &leaderState{mark: m}, err
+		return &leaderState{cfg: r.cfg, mark: m}, err
 	})
+	return r.serve(me, load)
+}
+
+// serve loads a sequence's state, then keeps its limit ahead until it
+// fails (or, for a sequence under Parent, it is removed: errRemoved).
+func (r *Replica) serve(me string, load task.Task[*leaderState]) task.Task[task.Unit] {
 	return c.Then(load, func(st *leaderState) task.Task[task.Unit] {
 		round := c.Retry(r.round(me, st), c.Policy{On: leadRetryOn})
 		return c.Loop(task.Unit{}, func(task.Unit) bool { return true }, func(task.Unit) task.Task[task.Unit] { return round })
@@ -210,7 +226,7 @@ func (r *Replica) raiseMark(st *leaderState, v int64) task.Task[task.Unit] {
 		if v <= st.mark {
 			return task.Unit{}, nil
 		}
-		if err := r.cfg.Store.Store(v); err != nil {
+		if err := st.cfg.Store.Store(v); err != nil {
 			return task.Unit{}, err
 		}
 		st.mark = v
@@ -235,7 +251,7 @@ func fenced(me string, op task.MultiOp) task.Task[task.Unit] {
 // missing sequence from the mark, raises the limit when needed (durably
 // first), and otherwise waits for a change of either node.
 func (r *Replica) round(me string, st *leaderState) task.Task[task.Unit] {
-	cfg := r.cfg
+	cfg := st.cfg
 	limitRead := c.OnError(c.Map(task.GetW(cfg.Limit), func(dw task.DataWatch) *task.DataWatch { return &dw }),
 		func(error) task.Task[*task.DataWatch] { return task.Value[*task.DataWatch](nil) }, task.ErrNoNode)
 	return c.Then(limitRead, func(lim *task.DataWatch) task.Task[task.Unit] {
@@ -253,6 +269,11 @@ func (r *Replica) round(me string, st *leaderState) task.Task[task.Unit] {
 			seqRead := c.OnError(c.Map(task.GetW(cfg.Sequence), func(dw task.DataWatch) *task.DataWatch { return &dw }),
 				func(error) task.Task[*task.DataWatch] { return task.Value[*task.DataWatch](nil) }, task.ErrNoNode)
 			return c.Then(seqRead, func(sq *task.DataWatch) task.Task[task.Unit] {
+				if sq == nil && st.multi && lim != nil {
+					// Under Parent, a sequence node deleted while its
+					// limit remains was removed: stop serving it.
+					return task.Fail[task.Unit](errRemoved)
+				}
 				if sq == nil { // lost (total data loss): restore from the mark before any ID is taken
 					seed := max(st.mark, limit)
 					return fenced(me, &task.CreateRequest{Path: cfg.Sequence, Data: seqid.Encode(seed), Mode: task.Persistent, ACL: task.OpenACL})
@@ -260,6 +281,20 @@ func (r *Replica) round(me string, st *leaderState) task.Task[task.Unit] {
 				v, err := seqid.Decode(sq.Data.Data)
 				if err != nil {
 					return task.Fail[task.Unit](fmt.Errorf("idpersist: sequence node %s: %w", cfg.Sequence, err))
+				}
+				if st.floor > 0 {
+					if v >= st.floor {
+						st.floor = 0
+					} else if lim == nil {
+						// A name added again, below the mark of its
+						// earlier life: raise it before any generator
+						// can draw (they wait for the limit node).
+						if sq.Data.Stat.Version == task.AnyVersion {
+							return task.Fail[task.Unit](seqid.ErrVersionWrapped)
+						}
+						data := append(seqid.Encode(st.floor), sq.Data.Data[seqid.Size:]...)
+						return fenced(me, &task.SetDataRequest{Path: cfg.Sequence, Data: data, Version: sq.Data.Stat.Version})
+					}
 				}
 				if lim != nil && v+cfg.LowWater <= limit {
 					return waitAny(sq.Watch, lim.Watch)

@@ -122,3 +122,119 @@ func (f *FileStore) Store(v int64) (err error) {
 	}
 	return nil
 }
+
+// Stores keeps the durable marks of the sequences under Config.Parent,
+// one Store per sequence name, and which sequences are live: a name is
+// registered before the leader writes anything for it and retired once
+// its node is removed. After ZooKeeper loses its data the leader restores
+// every live sequence from its mark. Every method returns only once its
+// effect is durable.
+type Stores interface {
+	// Mark returns the Store of the named sequence.
+	Mark(name string) (Store, error)
+	// Register records name as live.
+	Register(name string) error
+	// Retire records that name was removed; its mark is kept.
+	Retire(name string) error
+	// Names lists the live names.
+	Names() ([]string, error)
+}
+
+// DirStores keeps each sequence's mark in a FileStore "<name>.mark" in one
+// directory, and a live sequence as an empty file "<name>.live" there.
+type DirStores struct {
+	dir string
+}
+
+// NewDirStores returns the stores in dir, which must exist.
+func NewDirStores(dir string) (*DirStores, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %q is not a directory", ErrBadPath, dir)
+	}
+	return &DirStores{dir: dir}, nil
+}
+
+const liveSuffix = ".live"
+
+func (d *DirStores) file(name, suffix string) (string, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return "", fmt.Errorf("%w: sequence name %q", ErrBadPath, name)
+	}
+	return filepath.Join(d.dir, name+suffix), nil
+}
+
+// Mark implements Stores.
+func (d *DirStores) Mark(name string) (Store, error) {
+	p, err := d.file(name, ".mark")
+	if err != nil {
+		return nil, err
+	}
+	return NewFileStore(p)
+}
+
+// Register implements Stores: it creates name's live file and syncs it and
+// the directory (nothing to do if it exists).
+func (d *DirStores) Register(name string) error {
+	p, err := d.file(name, liveSuffix)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(p); err == nil {
+		return nil
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		return fmt.Errorf("idpersist: register %s: %w", name, err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("idpersist: register %s: %w", name, err)
+	}
+	return syncDir(d.dir)
+}
+
+// Retire implements Stores: it removes name's live file and syncs the
+// directory.
+func (d *DirStores) Retire(name string) error {
+	p, err := d.file(name, liveSuffix)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("idpersist: retire %s: %w", name, err)
+	}
+	return syncDir(d.dir)
+}
+
+// Names implements Stores.
+func (d *DirStores) Names() ([]string, error) {
+	es, err := os.ReadDir(d.dir)
+	if err != nil {
+		return nil, fmt.Errorf("idpersist: list %s: %w", d.dir, err)
+	}
+	var out []string
+	for _, e := range es {
+		if n, ok := strings.CutSuffix(e.Name(), liveSuffix); ok && n != "" && !e.IsDir() {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("idpersist: open dir %s: %w", dir, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("idpersist: sync dir %s: %w", dir, err)
+	}
+	return nil
+}

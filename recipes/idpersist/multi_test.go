@@ -267,3 +267,48 @@ func TestDynamicConfig(t *testing.T) {
 		t.Errorf("Mark(a/b): %v", err)
 	}
 }
+
+func TestDirStores(t *testing.T) {
+	dir := t.TempDir()
+	st, err := idpersist.NewDirStores(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"b", "a", "b"} {
+		if err := st.Register(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := st.Mark("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Store(42); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Retire("a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Retire("never"); err != nil {
+		t.Fatalf("retire of a name never registered: %v", err)
+	}
+	again, err := idpersist.NewDirStores(dir) // as another replica, or after a restart
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names, err := again.Names(); err != nil || !slices.Equal(names, []string{"b"}) {
+		t.Fatalf("names %v, %v; want [b]", names, err)
+	}
+	a2, _ := again.Mark("a")
+	if v, err := a2.Load(); err != nil || v != 42 {
+		t.Fatalf("retired mark %d, %v; want 42 kept", v, err)
+	}
+	for _, bad := range []string{"", ".", "..", "x/y"} {
+		if err := st.Register(bad); !errors.Is(err, idpersist.ErrBadPath) {
+			t.Errorf("Register(%q): %v", bad, err)
+		}
+	}
+	if _, err := idpersist.NewDirStores(dir + "/missing"); !errors.Is(err, idpersist.ErrBadPath) {
+		t.Errorf("missing dir: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package idpersist_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -189,5 +190,71 @@ func TestRealLeaderClosedBackupTakesOver(t *testing.T) {
 	}
 	if hi > mark {
 		t.Errorf("highest id %d above the durable mark %d", hi, mark)
+	}
+}
+
+// Dynamic sequences on a real server: a sequence added while the leader
+// runs is served with IDs bounded by its own mark; a removed one has its
+// limit node deleted and is retired.
+func TestRealDynamicSequences(t *testing.T) {
+	zkserver.Require(t)
+	srv := zkserver.Standalone(t, zkserver.Options{MaxSessionTimeout: 10 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	stores, err := idpersist.NewDirStores(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := idpersist.Config{Parent: "/real/all-sequences", Limits: "/real/all-limits", Election: "/real/election",
+		Stores: stores, Chunk: 15, LowWater: 5}
+	lex, _ := realClient(t, ctx, srv.Addrs())
+	r, _ := realReplica(t, lex, cfg)
+	waitFor(t, 20*time.Second, "a leader", r.Leading)
+
+	ex, _ := realClient(t, ctx, srv.Addrs())
+	live := func(name string) bool {
+		names, err := stores.Names()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(names, name)
+	}
+	for _, name := range []string{"a", "b"} {
+		if _, err := executor.Await(ctx, ex, task.Create(cfg.Parent+"/"+name, seqid.Encode(0), task.Persistent)); err != nil {
+			t.Fatal(err)
+		}
+		g, err := idpersist.NewGenerator(ex, cfg.Named(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mark, err := stores.Mark(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev int64
+		for range 40 {
+			id, err := g.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := mark.Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id <= prev || id > m {
+				t.Fatalf("%s: id %d after %d, durable mark %d", name, id, prev, m)
+			}
+			prev = id
+		}
+	}
+	if _, err := executor.Await(ctx, ex, task.Delete(cfg.Parent+"/a", task.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "a retired", func() bool { return !live("a") })
+	if st, err := executor.Await(ctx, ex, task.Exists(cfg.Limits+"/a")); err != nil || st != nil {
+		t.Fatalf("limit of the removed sequence: %v, %v", st, err)
+	}
+	if !live("b") || r.Turns() != 1 {
+		t.Fatalf("b live %v, leader turns %d", live("b"), r.Turns())
 	}
 }

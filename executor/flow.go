@@ -91,6 +91,13 @@ func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 		v   T
 		err error
 	}
+	if err := ctx.Err(); err != nil { // ended already: submit nothing
+		var zero T
+		if errors.Is(err, context.DeadlineExceeded) {
+			return zero, task.ErrDeadlineExceeded
+		}
+		return zero, task.ErrCanceled
+	}
 	ch := make(chan result, 1)
 	f := Submit(e, t, func(v T, err error) { ch <- result{v, err} })
 	select {

@@ -49,5 +49,5 @@
 //
 // See the combinators package documentation for the measured figures:
 // one executor job is about 6.5 ns with 0 allocations, a no-op step of a
-// running chain about 8.3 ns with 0 allocations.
+// running chain about 9.2 ns with 0 allocations.
 package executor

@@ -21,7 +21,7 @@ var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
 
 // realClient dials addrs and runs an executor on the session until the
 // test ends (closing the executor closes the connection).
-func realClient(t *testing.T, ctx context.Context, addrs []string) *executor.Executor {
+func realClient(t testing.TB, ctx context.Context, addrs []string) *executor.Executor {
 	t.Helper()
 	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: 10 * time.Second})
 	if err != nil {

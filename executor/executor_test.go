@@ -438,3 +438,44 @@ func TestRunClose(t *testing.T) {
 		t.Fatal("connection not closed")
 	}
 }
+
+// AwaitAcrossExpiry runs the task again on the next session when the
+// session expires under it, and returns other errors as they are.
+func TestAwaitAcrossExpiry(t *testing.T) {
+	r := rig.New(t)
+	type res struct {
+		d   task.Data
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		d, err := executor.AwaitAcrossExpiry(context.Background(), r.Ex, task.Get("/a"))
+		ch <- res{d, err}
+	}()
+	for len(r.Conn.Pending()) == 0 {
+		r.Idle()
+		runtime.Gosched()
+	}
+	r.Conn.Expire()
+	r.Conn.Connect(2)
+	for len(r.Conn.Pending()) != 2 { // the old call, and the retry on session 2
+		r.Idle()
+		runtime.Gosched()
+	}
+	r.Conn.Pending()[1].Reply(task.Response{Data: []byte("v")})
+	for {
+		r.Idle()
+		select {
+		case got := <-ch:
+			if got.err != nil || string(got.d.Data) != "v" {
+				t.Fatalf("got %q, %v", got.d.Data, got.err)
+			}
+			if n := len(r.Conn.Calls()); n != 2 {
+				t.Fatalf("%d calls, want 2", n)
+			}
+			return
+		default:
+			runtime.Gosched()
+		}
+	}
+}

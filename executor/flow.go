@@ -114,6 +114,20 @@ func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 	}
 }
 
+// AwaitAcrossExpiry is Await that, when the session expires while t runs,
+// runs t again on the next session, until t ends otherwise or ctx does.
+// It is for tasks whose work an expiry undoes or leaves harmless (drawing
+// an ID, say): the caller sees one outcome, not the expiry.
+func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
+	for {
+		v, err := Await(ctx, e, t)
+		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+			continue
+		}
+		return v, err
+	}
+}
+
 // Run runs the executor on the calling goroutine until ctx ends or Close is
 // called, then stops: every flow still running fails with task.ErrClosed
 // (their continuations and cleanups run), the connection is closed and its

@@ -112,29 +112,5 @@ func NewGenerator(ex *executor.Executor, cfg Config) (*Generator, error) {
 // are missing, until ctx ends. A session expiry during a call starts it
 // again on the next session.
 func (g *Generator) Next(ctx context.Context) (int64, error) {
-	for {
-		if err := ctxErr(ctx); err != nil {
-			// Checked first: Await with an ended ctx may still run the
-			// task when its result comes before it notices the ctx.
-			return 0, err
-		}
-		id, err := executor.Await(ctx, g.ex, g.next)
-		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
-			continue
-		}
-		return id, err
-	}
-}
-
-// ctxErr is ctx's error as the task error Await would return for it
-// (matching ctx's error under errors.Is), or nil while ctx is live.
-func ctxErr(ctx context.Context) error {
-	switch err := ctx.Err(); {
-	case err == nil:
-		return nil
-	case errors.Is(err, context.DeadlineExceeded):
-		return task.ErrDeadlineExceeded
-	default:
-		return task.ErrCanceled
-	}
+	return executor.AwaitAcrossExpiry(ctx, g.ex, g.next)
 }

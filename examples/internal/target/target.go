@@ -1,0 +1,91 @@
+// Package target gives every example the same -zk flag: empty runs on an
+// embedded fakezk, otherwise the example connects to the real servers
+// named, under a root node of its own so runs on a shared server do not mix.
+package target
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter"
+)
+
+// Target is where an example's sessions go.
+type Target struct {
+	// Servers is the -zk flag: host:port[,host:port...], or empty.
+	Servers string
+	// Seed seeds the embedded server (-seed).
+	Seed uint64
+	// SessionTimeout is each session's timeout.
+	SessionTimeout time.Duration
+
+	srv  *fakezk.Server
+	root string
+}
+
+// Register adds -zk and -seed to fs.
+func (t *Target) Register(fs *flag.FlagSet) {
+	fs.StringVar(&t.Servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs on an embedded fakezk")
+	fs.Uint64Var(&t.Seed, "seed", 1, "seed of the embedded server")
+}
+
+// Embedded returns the embedded server (starting it on first use), or nil
+// when the target is a real server.
+func (t *Target) Embedded() *fakezk.Server {
+	if t.Servers != "" {
+		return nil
+	}
+	if t.srv == nil {
+		t.srv = fakezk.New(fakezk.Config{Seed: t.Seed})
+	}
+	return t.srv
+}
+
+// Describe says where the sessions go.
+func (t *Target) Describe() string {
+	if t.Servers == "" {
+		return fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", t.Seed)
+	}
+	return "ZooKeeper at " + t.Servers
+}
+
+// Root returns the node under which the example keeps its nodes: /name on
+// the embedded server, /name-<random> on a real one.
+func (t *Target) Root(name string) string {
+	if t.root == "" {
+		t.root = "/" + name
+		if t.Servers != "" {
+			t.root = fmt.Sprintf("/%s-%016x", name, rand.Uint64())
+		}
+	}
+	return t.root
+}
+
+// Connect opens a new session.
+func (t *Target) Connect(ctx context.Context) (task.Conn, error) {
+	timeout := t.SessionTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	if srv := t.Embedded(); srv != nil {
+		return srv.Connect(fakezk.ConnConfig{Timeout: timeout}), nil
+	}
+	c, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(t.Servers, ","), SessionTimeout: timeout})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", t.Servers, err)
+	}
+	return c, nil
+}
+
+// Close closes the embedded server, if any.
+func (t *Target) Close() {
+	if t.srv != nil {
+		t.srv.Close()
+	}
+}

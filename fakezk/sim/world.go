@@ -1,0 +1,192 @@
+// Package sim runs coordination code under simulation: one deterministic
+// fakezk server and N clients, each an executor on a session of its own,
+// all driven from the caller's goroutine on one simulated clock. Every
+// choice comes from the seed, so a run is one exact, replayable history.
+package sim
+
+import (
+	"errors"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
+)
+
+// ErrStuck is returned by Run when the flow has not ended and nothing is
+// left to run: no work at the current instant and no timer pending, or the
+// step bound was reached.
+var ErrStuck = errors.New("sim: flow never ended")
+
+// Config describes a world.
+type Config struct {
+	// Seed seeds the server's scheduler and every executor's randomness.
+	Seed uint64
+	// Clients is the number of clients (executors, each with a session).
+	Clients int
+	// Server configures the fake server; its Seed, Clock and Deterministic
+	// fields are set by the world.
+	Server fakezk.Config
+	// SessionTimeout is every client's requested session timeout
+	// (default 4s).
+	SessionTimeout time.Duration
+	// Wrap, if set, wraps client i's connection before its executor uses
+	// it (to count or alter requests).
+	Wrap func(i int, c *fakezk.Conn) task.Conn
+	// MaxSteps bounds Settle's clock advances (default 200000).
+	MaxSteps int
+}
+
+// World is a fake server with clients. It is not safe for concurrent use:
+// everything runs on the goroutine that calls its methods.
+type World struct {
+	Seed   uint64
+	Clock  *fakezk.Clock
+	Server *fakezk.Server
+	// Conns[i] and Execs[i] are client i's connection and executor.
+	Conns []*fakezk.Conn
+	Execs []*executor.Executor
+	// Errs collects what the executors reported through OnError
+	// (failed cleanups and unhandled forks), tagged with the client.
+	Errs []error
+
+	maxSteps int
+}
+
+// New builds a world and runs it until idle, so every client is connected.
+func New(cfg Config) (*World, error) {
+	if cfg.Clients < 0 {
+		return nil, errors.New("sim: negative number of clients")
+	}
+	w := &World{Seed: cfg.Seed, Clock: fakezk.NewClock(fakezk.Epoch), maxSteps: cfg.MaxSteps}
+	if w.maxSteps <= 0 {
+		w.maxSteps = 200000
+	}
+	timeout := cfg.SessionTimeout
+	if timeout <= 0 {
+		timeout = 4 * time.Second
+	}
+	sc := cfg.Server
+	sc.Seed, sc.Clock, sc.Deterministic = cfg.Seed, w.Clock, true
+	w.Server = fakezk.New(sc)
+	for i := range cfg.Clients {
+		conn := w.Server.Connect(fakezk.ConnConfig{Timeout: timeout})
+		var tc task.Conn = conn
+		if cfg.Wrap != nil {
+			tc = cfg.Wrap(i, conn)
+		}
+		ex, err := executor.New(executor.Config{Conn: tc, Clock: w.Clock, Seed: cfg.Seed*31 + uint64(i) + 1,
+			OnError: func(err error) { w.Errs = append(w.Errs, &ClientError{Client: i, Err: err}) }})
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		w.Conns = append(w.Conns, conn)
+		w.Execs = append(w.Execs, ex)
+	}
+	w.Drive()
+	return w, nil
+}
+
+// ClientError is an error reported by client Client's executor.
+type ClientError struct {
+	Client int
+	Err    error
+}
+
+func (e *ClientError) Error() string {
+	return "client " + strconv.Itoa(e.Client) + ": " + e.Err.Error()
+}
+func (e *ClientError) Unwrap() error { return e.Err }
+
+// Close shuts every executor down and closes the server.
+func (w *World) Close() {
+	for _, ex := range w.Execs {
+		ex.Shutdown()
+	}
+	w.Server.Close()
+}
+
+// Step runs every executor and the server until each is idle once and
+// says how much ran.
+func (w *World) Step() int {
+	n := 0
+	for _, ex := range w.Execs {
+		n += ex.RunUntilIdle()
+	}
+	return n + w.Server.RunUntilIdle()
+}
+
+// Drive runs until nothing is left to run at the current instant.
+func (w *World) Drive() {
+	for w.Step() > 0 {
+	}
+}
+
+// Settle drives, advancing the clock to the next timer whenever idle,
+// until done holds (true) or no timer is left or the step bound is reached
+// (false).
+func (w *World) Settle(done func() bool) bool {
+	for range w.maxSteps {
+		w.Drive()
+		if done() {
+			return true
+		}
+		if !w.Clock.AdvanceToNext() {
+			return false
+		}
+	}
+	return false
+}
+
+// Outcome is where a flow's result lands once it has ended.
+type Outcome[T any] struct {
+	V    T
+	Err  error
+	Done bool
+}
+
+// Submit starts t on client i.
+func Submit[T any](w *World, i int, t task.Task[T]) *Outcome[T] {
+	o := &Outcome[T]{}
+	executor.Submit(w.Execs[i], t, func(v T, err error) { o.V, o.Err, o.Done = v, err, true })
+	return o
+}
+
+// Run runs t on client i to its end; ErrStuck if it never ends.
+func Run[T any](w *World, i int, t task.Task[T]) (T, error) {
+	o := Submit(w, i, t)
+	if !w.Settle(func() bool { return o.Done }) {
+		var zero T
+		return zero, ErrStuck
+	}
+	return o.V, o.Err
+}
+
+// All reports whether every func reports true.
+func All(fs ...func() bool) func() bool {
+	return func() bool {
+		for _, f := range fs {
+			if !f() {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// Children lists dir's children on the server, sorted, read directly from
+// the server's tree (no session, no watches).
+func (w *World) Children(dir string) []string {
+	var out []string
+	for _, p := range w.Server.Paths() {
+		if strings.HasPrefix(p, dir+"/") && !strings.Contains(p[len(dir)+1:], "/") {
+			out = append(out, p[len(dir)+1:])
+		}
+	}
+	sort.Strings(out)
+	return out
+}

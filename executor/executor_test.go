@@ -194,6 +194,38 @@ func TestDeadlineWhilePausedAndCleanup(t *testing.T) {
 	}
 }
 
+// A flow submitted while the session is suspended waits in the task
+// queue, but its deadline and a Cancel end it at once, and it never starts
+// once the session is back.
+func TestNotStartedFlowDeadlineAndCancel(t *testing.T) {
+	r := rig.New(t)
+	r.Conn.Suspend()
+	r.Idle()
+	started := 0
+	body := task.Func(func(*task.Scope) (task.Unit, error) { started++; return task.Unit{}, nil })
+	byDeadline := &rig.Outcome[task.Unit]{}
+	executor.SubmitWith(r.Ex, body, executor.Options{Deadline: r.Clock.Now().Add(time.Second)}, byDeadline.K)
+	byCancel := &rig.Outcome[task.Unit]{}
+	f := executor.Submit(r.Ex, body, byCancel.K)
+	untouched := rig.Submit(r, body)
+	r.Idle()
+	byDeadline.Want(t, 0, nil)
+	r.Advance(time.Second)
+	byDeadline.Want(t, 1, task.ErrDeadlineExceeded)
+	f.Cancel()
+	r.Idle()
+	byCancel.Want(t, 1, task.ErrCanceled)
+	untouched.Want(t, 0, nil)
+	r.Conn.Connect(1)
+	r.Idle()
+	byDeadline.Want(t, 1, task.ErrDeadlineExceeded)
+	byCancel.Want(t, 1, task.ErrCanceled)
+	untouched.Want(t, 1, nil)
+	if started != 1 {
+		t.Fatalf("bodies started %d times, want 1 (only the flow that was neither canceled nor past its deadline)", started)
+	}
+}
+
 // A late completion after the deadline is discarded: the chain's next step
 // never runs.
 func TestLateCompletionDiscarded(t *testing.T) {

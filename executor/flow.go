@@ -16,6 +16,14 @@ type Flow struct {
 	mu       sync.Mutex
 	scope    *task.Scope // executor goroutine writes it once, before it runs
 	canceled error
+	// abort ends the flow before it has started (executor goroutine only;
+	// set before the flow is posted). A flow submitted while the session
+	// is disconnected waits in the task queue, but its cancellation and
+	// its deadline still end it at once, from the event queue.
+	abort func(error)
+	// Executor goroutine only.
+	started, ended bool
+	deadline       task.Timer
 }
 
 // Cancel ends the flow with task.ErrCanceled: it receives the error at its
@@ -32,6 +40,8 @@ func (f *Flow) cancel(err error) {
 	f.e.post(item{fn: func() {
 		if f.scope != nil {
 			f.scope.Cancel(err)
+		} else {
+			f.abort(err)
 		}
 	}})
 }
@@ -57,7 +67,41 @@ func Submit[T any](e *Executor, t task.Task[T], k task.Cont[T]) *Flow {
 // SubmitWith is Submit with per-flow options.
 func SubmitWith[T any](e *Executor, t task.Task[T], opts Options, k task.Cont[T]) *Flow {
 	f := &Flow{e: e}
+	finish := func(v T, err error) {
+		if f.ended {
+			return
+		}
+		f.ended = true
+		if k != nil {
+			k(v, err)
+		} else if err != nil {
+			e.report(err)
+		}
+	}
+	f.abort = func(err error) {
+		if !f.started {
+			f.started = true
+			var zero T
+			finish(zero, err)
+		}
+	}
+	if !opts.Deadline.IsZero() {
+		// Armed from the event queue, which runs while the task queue is
+		// paused, so the deadline holds for a flow that has not started.
+		e.post(item{fn: func() {
+			if !f.started {
+				f.deadline = e.AfterFunc(opts.Deadline, func() { f.abort(task.ErrDeadlineExceeded) })
+			}
+		}})
+	}
 	ok := e.post(item{task: true, fn: func() {
+		if f.started {
+			return
+		}
+		f.started = true
+		if f.deadline != nil {
+			f.deadline.Stop()
+		}
 		c := e.sessScope.WithDeadline(opts.Deadline)
 		f.mu.Lock()
 		f.scope = c
@@ -66,13 +110,7 @@ func SubmitWith[T any](e *Executor, t task.Task[T], opts Options, k task.Cont[T]
 		if canceled != nil {
 			c.Cancel(canceled)
 		}
-		task.RunIn(c, t, func(v T, err error) {
-			if k != nil {
-				k(v, err)
-			} else if err != nil {
-				e.report(err)
-			}
-		})
+		task.RunIn(c, t, finish)
 	}})
 	if !ok && k != nil {
 		var zero T

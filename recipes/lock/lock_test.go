@@ -9,6 +9,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
 )
@@ -31,9 +32,9 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-func noReportedErrors(t *testing.T, w *world) {
+func noReportedErrors(t *testing.T, w *sim.World) {
 	t.Helper()
-	for _, err := range w.errs {
+	for _, err := range w.Errs {
 		t.Errorf("detached flow failed: %v", err)
 	}
 }
@@ -49,9 +50,9 @@ func TestNewRejectsBadDirectories(t *testing.T) {
 // Acquire creates the directory, names the node _c_<uuid>-lock-<seq>, and
 // Release deletes it; releasing twice is fine.
 func TestAcquireRelease(t *testing.T) {
-	w := newWorld(t, 1, 1, fakezk.Config{})
+	w, _ := newWorld(t, 1, 1, fakezk.Config{})
 	l := mustLock(t, "/app/locks/a")
-	h, err := run(w, 0, l.Acquire())
+	h, err := mustRun(t, w, 0, l.Acquire())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestAcquireRelease(t *testing.T) {
 	if !strings.HasPrefix(name, "_c_") || !strings.HasSuffix(name, "-lock-0000000000") || len(name) != len("_c_")+36+len("-lock-0000000000") {
 		t.Errorf("node name %q", name)
 	}
-	st, ok := w.srv.NodeStat(h.Path())
+	st, ok := w.Server.NodeStat(h.Path())
 	if !ok || st.EphemeralOwner != h.Session().ID || st.Czxid != h.Token() || h.Token() <= 0 {
 		t.Fatalf("node %v %+v, token %d, session %v", ok, st, h.Token(), h.Session())
 	}
@@ -67,14 +68,14 @@ func TestAcquireRelease(t *testing.T) {
 		t.Fatal("fresh lock not held")
 	}
 	for range 2 {
-		if _, err := run(w, 0, h.Release()); err != nil {
+		if _, err := mustRun(t, w, 0, h.Release()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if h.IsHeld() || !errors.Is(h.Err(), lock.ErrUnlocked) || !isClosed(h.Done()) {
 		t.Fatalf("after release: held=%v err=%v", h.IsHeld(), h.Err())
 	}
-	if got := w.children("/app/locks/a"); len(got) != 0 {
+	if got := w.Children("/app/locks/a"); len(got) != 0 {
 		t.Fatalf("children after release: %v", got)
 	}
 	noReportedErrors(t, w)
@@ -84,38 +85,38 @@ func TestAcquireRelease(t *testing.T) {
 // the next one re-lists, no other client sends a request.
 func TestNoHerd(t *testing.T) {
 	const n = 6
-	w := newWorld(t, 2, n, fakezk.Config{})
+	w, cnts := newWorld(t, 2, n, fakezk.Config{})
 	l := mustLock(t, "/locks/herd")
-	held := make([]*outcome[*lock.Held], n)
+	held := make([]*sim.Outcome[*lock.Held], n)
 	for i := range n {
-		held[i] = submit(w, i, l.Acquire())
-		w.drive()
+		held[i] = sim.Submit(w, i, l.Acquire())
+		w.Drive()
 	}
-	if !held[0].done || held[0].err != nil {
+	if !held[0].Done || held[0].Err != nil {
 		t.Fatalf("first client: %+v", held[0])
 	}
 	for i := 1; i < n; i++ {
-		if held[i].done {
+		if held[i].Done {
 			t.Fatalf("client %d acquired while client 0 holds", i)
 		}
 	}
 	var last int64
 	for i := range n {
-		h := held[i].v
+		h := held[i].V
 		if h.Token() <= last {
 			t.Fatalf("token %d after %d", h.Token(), last)
 		}
 		last = h.Token()
 		lists := make([]int, n)
 		for j := range n {
-			lists[j] = w.cnts[j].lists
+			lists[j] = cnts[j].lists
 		}
-		if _, err := run(w, i, h.Release()); err != nil {
+		if _, err := mustRun(t, w, i, h.Release()); err != nil {
 			t.Fatal(err)
 		}
-		w.drive()
+		w.Drive()
 		for j := range n {
-			woke := w.cnts[j].lists - lists[j]
+			woke := cnts[j].lists - lists[j]
 			want := 0
 			if j == i+1 {
 				want = 1
@@ -124,11 +125,11 @@ func TestNoHerd(t *testing.T) {
 				t.Errorf("release by client %d: client %d listed %d times, want %d", i, j, woke, want)
 			}
 		}
-		if i+1 < n && (!held[i+1].done || held[i+1].err != nil) {
+		if i+1 < n && (!held[i+1].Done || held[i+1].Err != nil) {
 			t.Fatalf("client %d did not get the lock after client %d released: %+v", i+1, i, held[i+1])
 		}
 		for j := i + 2; j < n; j++ {
-			if held[j].done {
+			if held[j].Done {
 				t.Fatalf("client %d acquired out of turn", j)
 			}
 		}
@@ -139,33 +140,33 @@ func TestNoHerd(t *testing.T) {
 // A deadline that passes while waiting ends the attempt, and its node is
 // deleted by the cleanup, not left behind.
 func TestDeadlineWhileWaitingLeavesNoNode(t *testing.T) {
-	w := newWorld(t, 3, 2, fakezk.Config{})
+	w, _ := newWorld(t, 3, 2, fakezk.Config{})
 	l := mustLock(t, "/locks/d")
-	h, err := run(w, 0, l.Acquire())
+	h, err := mustRun(t, w, 0, l.Acquire())
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = run(w, 1, c.Timeout(l.Acquire(), time.Second))
+	_, err = mustRun(t, w, 1, c.Timeout(l.Acquire(), time.Second))
 	if !errors.Is(err, task.ErrDeadlineExceeded) {
 		t.Fatalf("acquire past its deadline: %v", err)
 	}
-	w.drive()
-	if got := w.children("/locks/d"); len(got) != 1 || "/locks/d/"+got[0] != h.Path() {
+	w.Drive()
+	if got := w.Children("/locks/d"); len(got) != 1 || "/locks/d/"+got[0] != h.Path() {
 		t.Fatalf("children %v, want only the holder's %s", got, h.Path())
 	}
 	// Canceled the same way: Flow.Cancel.
 	var canceled error
-	f := executor.Submit(w.exs[1], l.Acquire(), func(_ *lock.Held, err error) { canceled = err })
-	w.drive()
-	if len(w.children("/locks/d")) != 2 {
+	f := executor.Submit(w.Execs[1], l.Acquire(), func(_ *lock.Held, err error) { canceled = err })
+	w.Drive()
+	if len(w.Children("/locks/d")) != 2 {
 		t.Fatal("second contender not queued")
 	}
 	f.Cancel()
-	w.drive()
+	w.Drive()
 	if !errors.Is(canceled, task.ErrCanceled) {
 		t.Fatalf("canceled acquire: %v", canceled)
 	}
-	if got := w.children("/locks/d"); len(got) != 1 || "/locks/d/"+got[0] != h.Path() {
+	if got := w.Children("/locks/d"); len(got) != 1 || "/locks/d/"+got[0] != h.Path() {
 		t.Fatalf("children after cancel %v, want only the holder's %s", got, h.Path())
 	}
 	noReportedErrors(t, w)
@@ -176,23 +177,23 @@ func TestDeadlineWhileWaitingLeavesNoNode(t *testing.T) {
 // up holding exactly one node.
 func TestLostCreateReply(t *testing.T) {
 	for _, applied := range []bool{true, false} {
-		w := newWorld(t, 4, 1, fakezk.Config{})
+		w, _ := newWorld(t, 4, 1, fakezk.Config{})
 		l := mustLock(t, "/locks/c")
-		if _, err := run(w, 0, task.Create("/locks", nil, task.Persistent)); err != nil {
+		if _, err := mustRun(t, w, 0, task.Create("/locks", nil, task.Persistent)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := run(w, 0, task.Create("/locks/c", nil, task.Persistent)); err != nil {
+		if _, err := mustRun(t, w, 0, task.Create("/locks/c", nil, task.Persistent)); err != nil {
 			t.Fatal(err)
 		}
-		o := submit(w, 0, l.Acquire())
-		w.exs[0].RunUntilIdle() // the create is in flight
-		w.srv.Drop(w.conns[0], applied)
-		if !w.settle(func() bool { return o.done }) || o.err != nil {
+		o := sim.Submit(w, 0, l.Acquire())
+		w.Execs[0].RunUntilIdle() // the create is in flight
+		w.Server.Drop(w.Conns[0], applied)
+		if !w.Settle(func() bool { return o.Done }) || o.Err != nil {
 			t.Fatalf("applied=%v: %+v", applied, o)
 		}
-		got := w.children("/locks/c")
-		if len(got) != 1 || "/locks/c/"+got[0] != o.v.Path() {
-			t.Fatalf("applied=%v: children %v, held %s", applied, got, o.v.Path())
+		got := w.Children("/locks/c")
+		if len(got) != 1 || "/locks/c/"+got[0] != o.V.Path() {
+			t.Fatalf("applied=%v: children %v, held %s", applied, got, o.V.Path())
 		}
 		noReportedErrors(t, w)
 	}
@@ -203,29 +204,29 @@ func TestLostCreateReply(t *testing.T) {
 // prefix after the reconnect and deletes it.
 func TestLostCreateReplyThenDeadline(t *testing.T) {
 	for _, applied := range []bool{true, false} {
-		w := newWorld(t, 5, 2, fakezk.Config{})
+		w, _ := newWorld(t, 5, 2, fakezk.Config{})
 		l := mustLock(t, "/locks/p")
-		h, err := run(w, 0, l.Acquire())
+		h, err := mustRun(t, w, 0, l.Acquire())
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := submit(w, 1, c.Timeout(l.Acquire(), time.Second))
-		w.exs[1].RunUntilIdle() // the create is in flight
-		w.srv.Partition(w.conns[1], 3*time.Second, applied)
-		w.drive()
-		if n := len(w.children("/locks/p")); n != map[bool]int{true: 2, false: 1}[applied] {
+		o := sim.Submit(w, 1, c.Timeout(l.Acquire(), time.Second))
+		w.Execs[1].RunUntilIdle() // the create is in flight
+		w.Server.Partition(w.Conns[1], 3*time.Second, applied)
+		w.Drive()
+		if n := len(w.Children("/locks/p")); n != map[bool]int{true: 2, false: 1}[applied] {
 			t.Fatalf("applied=%v: %d children after the partition", applied, n)
 		}
-		if !w.settle(func() bool { return o.done && w.conns[1].Connected() && len(w.children("/locks/p")) == 1 }) {
-			t.Fatalf("applied=%v: outcome %+v, children %v", applied, o, w.children("/locks/p"))
+		if !w.Settle(func() bool { return o.Done && w.Conns[1].Connected() && len(w.Children("/locks/p")) == 1 }) {
+			t.Fatalf("applied=%v: outcome %+v, children %v", applied, o, w.Children("/locks/p"))
 		}
-		if !errors.Is(o.err, task.ErrDeadlineExceeded) {
-			t.Fatalf("applied=%v: %v", applied, o.err)
+		if !errors.Is(o.Err, task.ErrDeadlineExceeded) {
+			t.Fatalf("applied=%v: %v", applied, o.Err)
 		}
-		if got := w.children("/locks/p"); "/locks/p/"+got[0] != h.Path() {
+		if got := w.Children("/locks/p"); "/locks/p/"+got[0] != h.Path() {
 			t.Fatalf("applied=%v: children %v", applied, got)
 		}
-		if w.srv.Sessions() == nil || !h.IsHeld() {
+		if w.Server.Sessions() == nil || !h.IsHeld() {
 			t.Fatal("holder lost its lock")
 		}
 		noReportedErrors(t, w)
@@ -235,32 +236,32 @@ func TestLostCreateReplyThenDeadline(t *testing.T) {
 // Session expiry: the holder is told (Done, Err), its fenced writes are
 // rejected, and another client gets the lock with a larger token.
 func TestLossOnExpiry(t *testing.T) {
-	w := newWorld(t, 6, 2, fakezk.Config{})
+	w, _ := newWorld(t, 6, 2, fakezk.Config{})
 	l := mustLock(t, "/locks/e")
-	h, err := run(w, 0, l.Acquire())
+	h, err := mustRun(t, w, 0, l.Acquire())
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := submit(w, 1, l.Acquire())
-	w.drive()
-	w.srv.Expire(w.conns[0])
-	if !w.settle(func() bool { return isClosed(h.Done()) && o.done }) {
+	o := sim.Submit(w, 1, l.Acquire())
+	w.Drive()
+	w.Server.Expire(w.Conns[0])
+	if !w.Settle(func() bool { return isClosed(h.Done()) && o.Done }) {
 		t.Fatal("loss not signalled")
 	}
 	if !errors.Is(h.Err(), lock.ErrLockLost) || !errors.Is(h.Err(), task.ErrSessionExpired) || h.IsHeld() {
 		t.Fatalf("err %v held %v", h.Err(), h.IsHeld())
 	}
-	if o.err != nil || o.v.Token() <= h.Token() {
+	if o.Err != nil || o.V.Token() <= h.Token() {
 		t.Fatalf("next holder: %+v (old token %d)", o, h.Token())
 	}
-	_, err = run(w, 0, h.Fenced(&task.CreateRequest{Path: "/data", Mode: task.Persistent, ACL: task.OpenACL}))
+	_, err = mustRun(t, w, 0, h.Fenced(&task.CreateRequest{Path: "/data", Mode: task.Persistent, ACL: task.OpenACL}))
 	if !errors.Is(err, lock.ErrLockLost) || !errors.Is(err, task.ErrNoNode) {
 		t.Fatalf("fenced write after loss: %v", err)
 	}
-	if _, ok := w.srv.NodeStat("/data"); ok {
+	if _, ok := w.Server.NodeStat("/data"); ok {
 		t.Fatal("fenced write applied after loss")
 	}
-	if _, err := run(w, 0, h.Release()); err != nil {
+	if _, err := mustRun(t, w, 0, h.Release()); err != nil {
 		t.Fatalf("release of a lost lock: %v", err)
 	}
 	if !errors.Is(h.Err(), lock.ErrLockLost) {
@@ -272,38 +273,38 @@ func TestLossOnExpiry(t *testing.T) {
 // Someone else deletes the node while the holder has not heard of it yet:
 // the fenced write is rejected by the server, and the loss is signalled.
 func TestFencedWriteRejectedByServer(t *testing.T) {
-	w := newWorld(t, 7, 2, fakezk.Config{})
+	w, _ := newWorld(t, 7, 2, fakezk.Config{})
 	l := mustLock(t, "/locks/f")
-	h, err := run(w, 0, l.Acquire())
+	h, err := mustRun(t, w, 0, l.Acquire())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := run(w, 0, h.Fenced(&task.CreateRequest{Path: "/data", Mode: task.Persistent, ACL: task.OpenACL})); err != nil || len(res) != 1 || res[0].Path != "/data" {
+	if res, err := mustRun(t, w, 0, h.Fenced(&task.CreateRequest{Path: "/data", Mode: task.Persistent, ACL: task.OpenACL})); err != nil || len(res) != 1 || res[0].Path != "/data" {
 		t.Fatalf("fenced write while held: %v %+v", err, res)
 	}
-	w.srv.Delay(w.conns[0], time.Second) // the holder hears nothing for a second
-	if _, err := run(w, 1, task.Delete(h.Path(), task.AnyVersion)); err != nil {
+	w.Server.Delay(w.Conns[0], time.Second) // the holder hears nothing for a second
+	if _, err := mustRun(t, w, 1, task.Delete(h.Path(), task.AnyVersion)); err != nil {
 		t.Fatal(err)
 	}
 	if !h.IsHeld() {
 		t.Fatal("holder heard of the delete through a delay")
 	}
-	_, err = run(w, 0, h.Fenced(&task.SetDataRequest{Path: "/data", Data: []byte("late"), Version: task.AnyVersion}))
+	_, err = mustRun(t, w, 0, h.Fenced(&task.SetDataRequest{Path: "/data", Data: []byte("late"), Version: task.AnyVersion}))
 	if !errors.Is(err, lock.ErrLockLost) || !errors.Is(err, task.ErrNoNode) {
 		t.Fatalf("late fenced write: %v", err)
 	}
-	if st, _ := w.srv.NodeStat("/data"); st.Version != 0 {
+	if st, _ := w.Server.NodeStat("/data"); st.Version != 0 {
 		t.Fatal("late fenced write applied")
 	}
 	if !isClosed(h.Done()) || !errors.Is(h.Err(), lock.ErrLockLost) {
 		t.Fatalf("loss not signalled: %v", h.Err())
 	}
 	// An op of the caller's that fails is reported with its own index.
-	h2, err := run(w, 1, l.Acquire())
+	h2, err := mustRun(t, w, 1, l.Acquire())
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = run(w, 1, h2.Fenced(&task.SetDataRequest{Path: "/data", Version: 7}))
+	_, err = mustRun(t, w, 1, h2.Fenced(&task.SetDataRequest{Path: "/data", Version: 7}))
 	var me *task.MultiError
 	if !errors.As(err, &me) || me.Index != 0 || !errors.Is(err, task.ErrBadVersion) || errors.Is(err, lock.ErrLockLost) {
 		t.Fatalf("failing user op: %v", err)
@@ -317,18 +318,18 @@ func TestFencedWriteRejectedByServer(t *testing.T) {
 // While the session is suspended the lock is uncertain (IsHeld false,
 // not lost); on reconnect to the same session it is held again.
 func TestSuspendedIsUncertain(t *testing.T) {
-	w := newWorld(t, 8, 1, fakezk.Config{})
+	w, _ := newWorld(t, 8, 1, fakezk.Config{})
 	l := mustLock(t, "/locks/s")
-	h, err := run(w, 0, l.Acquire())
+	h, err := mustRun(t, w, 0, l.Acquire())
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.srv.Partition(w.conns[0], 2*time.Second, false)
-	w.drive()
+	w.Server.Partition(w.Conns[0], 2*time.Second, false)
+	w.Drive()
 	if h.IsHeld() || h.Err() != nil {
 		t.Fatalf("suspended: held=%v err=%v", h.IsHeld(), h.Err())
 	}
-	if !w.settle(h.IsHeld) {
+	if !w.Settle(h.IsHeld) {
 		t.Fatal("not held again after reconnect")
 	}
 	if h.Err() != nil || isClosed(h.Done()) {
@@ -339,33 +340,33 @@ func TestSuspendedIsUncertain(t *testing.T) {
 // Children that are not contenders (kazoo's, stray names) are ignored;
 // a Curator-style contender of another client is waited for.
 func TestForeignChildren(t *testing.T) {
-	w := newWorld(t, 9, 2, fakezk.Config{})
+	w, _ := newWorld(t, 9, 2, fakezk.Config{})
 	l := mustLock(t, "/locks/x")
 	for _, p := range []string{"/locks", "/locks/x", "/locks/x/stray", "/locks/x/lock-", "/locks/x/a-lock-12x",
 		"/locks/x/b-lock-12345678901", "/locks/x/0123456789abcdef__lock__0000000000"} {
-		if _, err := run(w, 0, task.Create(p, nil, task.Persistent)); err != nil {
+		if _, err := mustRun(t, w, 0, task.Create(p, nil, task.Persistent)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	curator, err := run(w, 1, task.Create("/locks/x/_c_0bad0bad-0000-0000-0000-000000000000-lock-", nil, task.EphemeralSequential))
+	curator, err := mustRun(t, w, 1, task.Create("/locks/x/_c_0bad0bad-0000-0000-0000-000000000000-lock-", nil, task.EphemeralSequential))
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := submit(w, 0, l.Acquire())
-	w.drive()
-	if o.done {
+	o := sim.Submit(w, 0, l.Acquire())
+	w.Drive()
+	if o.Done {
 		t.Fatalf("acquired past a lower Curator contender: %+v", o)
 	}
-	if _, err := run(w, 1, task.Delete(curator, task.AnyVersion)); err != nil {
+	if _, err := mustRun(t, w, 1, task.Delete(curator, task.AnyVersion)); err != nil {
 		t.Fatal(err)
 	}
-	if !w.settle(func() bool { return o.done }) || o.err != nil {
+	if !w.Settle(func() bool { return o.Done }) || o.Err != nil {
 		t.Fatalf("after the Curator node went: %+v", o)
 	}
-	if _, err := run(w, 0, o.v.Release()); err != nil {
+	if _, err := mustRun(t, w, 0, o.V.Release()); err != nil {
 		t.Fatal(err)
 	}
-	if got := w.children("/locks/x"); len(got) != 5 {
+	if got := w.Children("/locks/x"); len(got) != 5 {
 		t.Fatalf("foreign children touched: %v", got)
 	}
 	noReportedErrors(t, w)

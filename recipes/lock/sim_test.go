@@ -53,13 +53,13 @@ type simStats struct{ sections, lost, failed, rejected int }
 
 func simulate(t *testing.T, seed uint64) simStats {
 	const clients, rounds, dir = 4, 4, "/locks/sim"
-	w := newWorld(t, seed, clients, fakezk.Config{
+	w, _ := newWorld(t, seed, clients, fakezk.Config{
 		FaultRate: 0.03, Trace: true,
 		Faults: fakezk.FaultConfig{MaxPartition: 10 * time.Second, MaxDelay: time.Second},
 	})
-	if _, err := run(w, 0, task.Create("/log", nil, task.Persistent)); err != nil {
+	if _, err := mustRun(t, w, 0, task.Create("/log", nil, task.Persistent)); err != nil {
 		// a drawn fault may hit this first request: retry it
-		if _, err := run(w, 0, c.Retry(task.Create("/log", nil, task.Persistent), c.Policy{On: []error{task.ErrConnectionLoss, task.ErrNotSent, task.ErrSessionExpired}})); err != nil && !errors.Is(err, task.ErrNodeExists) {
+		if _, err := mustRun(t, w, 0, c.Retry(task.Create("/log", nil, task.Persistent), c.Policy{On: []error{task.ErrConnectionLoss, task.ErrNotSent, task.ErrSessionExpired}})); err != nil && !errors.Is(err, task.ErrNodeExists) {
 			t.Fatalf("seed %d: create /log: %v", seed, err)
 		}
 	}
@@ -86,7 +86,7 @@ func simulate(t *testing.T, seed uint64) simStats {
 		if halt {
 			return
 		}
-		executor.Submit(w.exs[i], l.Acquire(), func(h *lock.Held, err error) {
+		executor.Submit(w.Execs[i], l.Acquire(), func(h *lock.Held, err error) {
 			if err != nil {
 				if !halt && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, lock.ErrLockLost) {
 					t.Errorf("seed %d: client %d: acquire: %v", seed, i, err)
@@ -99,7 +99,7 @@ func simulate(t *testing.T, seed uint64) simStats {
 				if o == nil || j == i || !o.IsHeld() {
 					continue
 				}
-				if _, ok := w.srv.NodeStat(o.Path()); ok {
+				if _, ok := w.Server.NodeStat(o.Path()); ok {
 					t.Errorf("seed %d: client %d acquired %s while client %d holds %s", seed, i, h.Path(), j, o.Path())
 				}
 			}
@@ -107,7 +107,7 @@ func simulate(t *testing.T, seed uint64) simStats {
 			// The section lasts a while (on the simulated clock), so that
 			// faults hit holders too.
 			section := c.Seq(h.Fenced(entry(h, "enter")), c.Seq(c.Sleep(2*time.Second), h.Fenced(entry(h, "exit"))))
-			executor.Submit(w.exs[i], section, func(_ []task.MultiResult, err error) {
+			executor.Submit(w.Execs[i], section, func(_ []task.MultiResult, err error) {
 				if errors.Is(h.Err(), lock.ErrLockLost) || errors.Is(err, task.ErrSessionExpired) {
 					st.lost++
 					lostHandles = append(lostHandles, h)
@@ -135,7 +135,7 @@ func simulate(t *testing.T, seed uint64) simStats {
 				} else {
 					late = task.Value[[]task.MultiResult](nil)
 				}
-				executor.Submit(w.exs[i], c.Seq(late, h.Release()), func(_ task.Unit, err error) {
+				executor.Submit(w.Execs[i], c.Seq(late, h.Release()), func(_ task.Unit, err error) {
 					if err != nil && !halt {
 						t.Errorf("seed %d: client %d: release: %v", seed, i, err)
 					}
@@ -148,7 +148,7 @@ func simulate(t *testing.T, seed uint64) simStats {
 		left[i] = rounds
 		start(i)
 	}
-	ok := w.settle(func() bool { return ended == clients || t.Failed() })
+	ok := w.Settle(func() bool { return ended == clients || t.Failed() })
 	halt = true
 	if !ok || t.Failed() {
 		t.Fatalf("seed %d: stuck with %v rounds left", seed, left)
@@ -160,7 +160,7 @@ func simulate(t *testing.T, seed uint64) simStats {
 		kind  string
 	}
 	var log []entryT
-	for _, p := range w.srv.Paths() {
+	for _, p := range w.Server.Paths() {
 		name, ok := strings.CutPrefix(p, "/log/t")
 		if !ok {
 			continue
@@ -200,10 +200,10 @@ func simulate(t *testing.T, seed uint64) simStats {
 		}
 	}
 	// No contender node outlives the run.
-	if !w.settle(func() bool { return len(w.children(dir)) == 0 }) {
-		t.Fatalf("seed %d: contender nodes left: %v", seed, w.children(dir))
+	if !w.Settle(func() bool { return len(w.Children(dir)) == 0 }) {
+		t.Fatalf("seed %d: contender nodes left: %v", seed, w.Children(dir))
 	}
-	for _, err := range w.errs {
+	for _, err := range w.Errs {
 		if !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
 			t.Errorf("seed %d: cleanup failed: %v", seed, err)
 		}

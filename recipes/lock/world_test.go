@@ -1,124 +1,73 @@
 package lock_test
 
 import (
-	"sort"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/task"
 )
 
-// world is a deterministic fake server with n clients, each an executor on
-// a session of its own, all driven from the test goroutine.
-type world struct {
-	t     testing.TB
-	clk   *fakezk.Clock
-	srv   *fakezk.Server
-	conns []*fakezk.Conn
-	cnts  []*counting
-	exs   []*executor.Executor
-	errs  []error // errors reported by detached flows (cleanups)
-}
-
-// counting is a Conn that counts the children listings a client sends.
+// counting is a Conn that counts the children listings a client sends and
+// remembers its exists-with-watch requests whose watch has not fired (for
+// the herd check of the simulation).
 type counting struct {
 	*fakezk.Conn
-	lists int
+	client  int
+	lists   int
+	watches map[*pending]bool
+}
+
+// pending is an exists watch a client registered on path during session
+// sess, not fired yet.
+type pending struct {
+	client int
+	path   string
+	sess   int64
 }
 
 func (c *counting) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	if _, ok := req.(*task.GetChildrenRequest); ok {
+	switch r := req.(type) {
+	case *task.GetChildrenRequest:
 		c.lists++
+	case *task.ExistsRequest:
+		if watch != nil {
+			p := &pending{client: c.client, path: r.Path, sess: c.SessionID()}
+			c.watches[p] = true
+			inner := watch
+			watch = func(ev task.Event) {
+				delete(c.watches, p)
+				inner(ev)
+			}
+		}
 	}
 	c.Conn.Do(req, done, watch)
 }
 
-func newWorld(t testing.TB, seed uint64, n int, cfg fakezk.Config) *world {
+// newWorld is a sim.World of n clients whose connections count requests
+// (cnts[i] is client i's); it is closed when the test ends.
+func newWorld(t testing.TB, seed uint64, n int, cfg fakezk.Config) (*sim.World, []*counting) {
 	t.Helper()
-	w := &world{t: t, clk: fakezk.NewClock(fakezk.Epoch)}
-	cfg.Seed, cfg.Clock, cfg.Deterministic = seed, w.clk, true
-	w.srv = fakezk.New(cfg)
-	for i := range n {
-		conn := w.srv.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second})
-		cnt := &counting{Conn: conn}
-		ex, err := executor.New(executor.Config{Conn: cnt, Clock: w.clk, Seed: seed*31 + uint64(i) + 1,
-			OnError: func(err error) { w.errs = append(w.errs, err) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.conns = append(w.conns, conn)
-		w.cnts = append(w.cnts, cnt)
-		w.exs = append(w.exs, ex)
-		t.Cleanup(ex.Shutdown)
+	cnts := make([]*counting, n)
+	w, err := sim.New(sim.Config{Seed: seed, Clients: n, Server: cfg,
+		Wrap: func(i int, conn *fakezk.Conn) task.Conn {
+			cnts[i] = &counting{Conn: conn, client: i, watches: map[*pending]bool{}}
+			return cnts[i]
+		}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	w.drive()
-	return w
+	t.Cleanup(w.Close)
+	return w, cnts
 }
 
-func (w *world) step() int {
-	n := 0
-	for _, ex := range w.exs {
-		n += ex.RunUntilIdle()
+// mustRun runs t on client i to its end; a flow that never ends fails the
+// test.
+func mustRun[T any](tb testing.TB, w *sim.World, i int, t task.Task[T]) (T, error) {
+	tb.Helper()
+	v, err := sim.Run(w, i, t)
+	if err == sim.ErrStuck {
+		tb.Fatalf("task on client %d never ended", i)
 	}
-	return n + w.srv.RunUntilIdle()
-}
-
-// drive runs until nothing is left to run at the current time.
-func (w *world) drive() {
-	for w.step() > 0 {
-	}
-}
-
-// settle drives, advancing the clock to the next timer whenever idle,
-// until done holds or no timer is left (false).
-func (w *world) settle(done func() bool) bool {
-	for range 100000 {
-		w.drive()
-		if done() {
-			return true
-		}
-		if !w.clk.AdvanceToNext() {
-			return false
-		}
-	}
-	return false
-}
-
-// outcome is the result of a flow, once it has ended.
-type outcome[T any] struct {
-	v    T
-	err  error
-	done bool
-}
-
-// submit starts t on client i and returns where its outcome will be.
-func submit[T any](w *world, i int, t task.Task[T]) *outcome[T] {
-	o := &outcome[T]{}
-	executor.Submit(w.exs[i], t, func(v T, err error) { o.v, o.err, o.done = v, err, true })
-	return o
-}
-
-// run runs t on client i to its end.
-func run[T any](w *world, i int, t task.Task[T]) (T, error) {
-	w.t.Helper()
-	o := submit(w, i, t)
-	if !w.settle(func() bool { return o.done }) {
-		w.t.Fatalf("task on client %d never ended", i)
-	}
-	return o.v, o.err
-}
-
-// children lists dir on the server, sorted.
-func (w *world) children(dir string) []string {
-	var out []string
-	for _, p := range w.srv.Paths() {
-		if strings.HasPrefix(p, dir+"/") && !strings.Contains(p[len(dir)+1:], "/") {
-			out = append(out, p[len(dir)+1:])
-		}
-	}
-	sort.Strings(out)
-	return out
+	return v, err
 }

@@ -1,0 +1,107 @@
+package election
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// Errors of the recipe, tested with errors.Is.
+var (
+	// ErrLost: leadership (or, while campaigning, the candidate node) is no
+	// longer ours. It wraps the cause: task.ErrSessionExpired or
+	// task.ErrClosed (the session ended), ErrGaveUp (disconnected for too
+	// long), or the node deleted or changed by someone else. A fenced write
+	// that ZooKeeper rejected wraps it too, with the server's error.
+	ErrLost = errors.New("election: leadership lost")
+	// ErrGaveUp is the cause of a loss by the disconnect rule: the session
+	// stayed suspended for Config.GiveUp of its negotiated timeout, so the
+	// leader stepped down before the server could expire the session and
+	// elect someone else.
+	ErrGaveUp = errors.New("election: gave up while disconnected")
+	// ErrResigned is Leadership.Err after Resign or StepDown.
+	ErrResigned = errors.New("election: resigned")
+	// ErrNoLeader is the error of Leader when nobody leads.
+	ErrNoLeader = errors.New("election: no leader")
+)
+
+// DefaultGiveUp is the default Config.GiveUp: a third of the session
+// timeout.
+const DefaultGiveUp = 1.0 / 3
+
+// Config tunes an Election or a Master. The zero value is ready to use.
+type Config struct {
+	// Data is written into the candidate node (the /master node for a
+	// Master): the candidate's identity, say, for Leader to report.
+	Data []byte
+	// GiveUp is the fraction of the negotiated session timeout that a
+	// leader whose session is suspended waits, on the executor's clock,
+	// before it gives up leadership (ErrGaveUp). In (0, 1); 0 means
+	// DefaultGiveUp. See the package documentation for how to choose it.
+	GiveUp float64
+	// OnState, if set, is called on the executor goroutine at every change
+	// of a Leadership's state (Leading, Uncertain, Ended), in order, once
+	// per change. It must not block.
+	OnState func(l *Leadership, s State)
+}
+
+// Validate reports a configuration error, wrapping task.ErrInvalidArgument.
+func (c *Config) Validate() error {
+	if math.IsNaN(c.GiveUp) || c.GiveUp < 0 || c.GiveUp >= 1 {
+		return fmt.Errorf("election: GiveUp %v outside [0, 1): %w", c.GiveUp, task.ErrInvalidArgument)
+	}
+	if len(c.Data) > task.MaxDataSize {
+		return fmt.Errorf("election: Data of %d bytes: %w", len(c.Data), task.ErrDataTooLarge)
+	}
+	return nil
+}
+
+func (c *Config) giveUp() float64 {
+	if c.GiveUp == 0 {
+		return DefaultGiveUp
+	}
+	return c.GiveUp
+}
+
+// State is the state of a Leadership.
+type State int
+
+const (
+	// Leading: the session is connected and the candidate node is ours.
+	Leading State = iota
+	// Uncertain: the session is suspended. The leader may finish what it
+	// is doing but must be ready to stop when Done closes, which it does
+	// at the latest GiveUp of the session timeout after the suspension.
+	Uncertain
+	// Ended: leadership ended (resigned or lost); Done is closed.
+	Ended
+)
+
+func (s State) String() string {
+	switch s {
+	case Leading:
+		return "leading"
+	case Uncertain:
+		return "uncertain"
+	case Ended:
+		return "ended"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// Candidate is what runs for leadership: an *Election or a *Master.
+type Candidate interface {
+	// Campaign returns a task that waits until this candidate leads and
+	// succeeds with its leadership.
+	Campaign() task.Task[*Leadership]
+	// Leader returns a task that reads the current leader's data
+	// (ErrNoLeader if nobody leads).
+	Leader() task.Task[[]byte]
+}
+
+var (
+	_ Candidate = (*Election)(nil)
+	_ Candidate = (*Master)(nil)
+)

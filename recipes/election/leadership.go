@@ -1,0 +1,329 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Leadership is won leadership: the candidate node, its session and the
+// fencing token. Its accessors (Path, Token, Session, Done, Err, State,
+// IsLeader) are safe from any goroutine; its tasks (Fenced, Resign) run on
+// the executor.
+//
+// Leadership ends once: when it is resigned (Err is ErrResigned) or lost
+// (Err wraps ErrLost and the cause: task.ErrSessionExpired, task.ErrClosed,
+// ErrGaveUp, or the node deleted or changed by someone else). Done is
+// closed at that moment, and OnState called with Ended.
+type Leadership struct {
+	path    string
+	token   int64
+	version int32
+	sess    task.Session
+	giveUp  float64
+	onState func(*Leadership, State)
+	ex      *executor.Executor // set by the blocking Campaign, for StepDown
+	// cleanup deletes the candidate node once leadership ended (resign,
+	// or given up while the session may still live).
+	cleanup func() task.Task[task.Unit]
+
+	mu    sync.Mutex
+	state State
+	err   error
+	done  chan struct{}
+
+	// executor goroutine only
+	rt    task.Runtime
+	mon   *task.Scope
+	unsub func()
+	timer task.Timer
+}
+
+// Path is the candidate node's path (for a Master, the master node's).
+func (l *Leadership) Path() string { return l.path }
+
+// Token is the fencing token: the zxid that created the candidate node
+// (czxid). Every later leader's token is larger: its node was created, or
+// found to be the lowest, after ours was deleted.
+func (l *Leadership) Token() int64 { return l.token }
+
+// Session is the session the candidate node belongs to.
+func (l *Leadership) Session() task.Session { return l.sess }
+
+// Done is closed when leadership ends, resigned or lost.
+func (l *Leadership) Done() <-chan struct{} { return l.done }
+
+// Err is nil while leadership has not ended; then ErrResigned, or an error
+// wrapping ErrLost and its cause.
+func (l *Leadership) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// State is the current state: Leading, Uncertain or Ended.
+func (l *Leadership) State() State {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.state
+}
+
+// IsLeader reports whether the state is Leading: not ended and the session
+// connected. While the session is suspended it is false (Uncertain), and
+// true again on reconnect to the same session within the give-up time.
+func (l *Leadership) IsLeader() bool { return l.State() == Leading }
+
+// setState moves to s (not past Ended) and reports the change. Executor
+// goroutine.
+func (l *Leadership) setState(s State, err error) bool {
+	l.mu.Lock()
+	if l.state == Ended || l.state == s {
+		l.mu.Unlock()
+		return false
+	}
+	l.state = s
+	if s == Ended {
+		l.err = err
+		close(l.done)
+	}
+	l.mu.Unlock()
+	if l.onState != nil {
+		l.onState(l, s)
+	}
+	return true
+}
+
+// start follows the session and watches the node. Executor goroutine.
+func (l *Leadership) start(s *task.Scope) {
+	l.rt = s.Runtime()
+	l.unsub = s.Subscribe(l.onSession)
+	l.mon = s.Runtime().SessionScope().Child()
+	mon := l.mon
+	if l.onState != nil {
+		l.onState(l, Leading)
+	}
+	s.Schedule(func() {
+		task.RunIn(mon, l.watchNode(), func(_ task.Unit, err error) {
+			if !errors.Is(err, task.ErrCanceled) {
+				l.lose(err)
+			}
+		})
+	})
+}
+
+func (l *Leadership) onSession(ev task.Event) {
+	if ev.Type != task.EventNone {
+		return
+	}
+	switch ev.State {
+	case task.StateSuspended:
+		if l.setState(Uncertain, nil) {
+			l.armGiveUp()
+		}
+	case task.StateConnected:
+		if ev.SessionID != l.sess.ID {
+			l.lose(task.ErrSessionExpired)
+			return
+		}
+		l.stopGiveUp()
+		// The node is re-checked by the watch: a deletion while we were
+		// away arrives as its event after this one, so resume only once an
+		// exists read after the reconnect has seen the node.
+		l.recheck()
+	case task.StateExpired:
+		l.lose(task.ErrSessionExpired)
+	case task.StateClosed:
+		l.lose(task.ErrClosed)
+	}
+}
+
+// armGiveUp starts the give-up timer on the executor's clock: it fires
+// from the event queue, so also while the session is suspended.
+func (l *Leadership) armGiveUp() {
+	l.stopGiveUp()
+	d := time.Duration(float64(l.sess.Timeout) * l.giveUp)
+	l.timer = l.rt.AfterFunc(l.rt.Clock().Now().Add(d), func() {
+		l.timer = nil
+		if l.State() == Uncertain {
+			l.lose(fmt.Errorf("%w: suspended for %s of a %s session", ErrGaveUp, d, l.sess.Timeout))
+		}
+	})
+}
+
+func (l *Leadership) stopGiveUp() {
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+}
+
+// recheck reads the node after a reconnect to the same session and
+// resumes leading if it is still ours.
+func (l *Leadership) recheck() {
+	mon := l.mon
+	if mon == nil {
+		return
+	}
+	task.Go(mon, c.Retry(task.Exists(l.path), retry), func(st *task.Stat, err error) {
+		switch {
+		case l.State() == Ended:
+		case err != nil:
+			if !errors.Is(err, task.ErrCanceled) {
+				l.lose(err)
+			}
+		case st == nil || st.EphemeralOwner != l.sess.ID:
+			l.lose(fmt.Errorf("node %s deleted", l.path))
+		case l.timer == nil:
+			// still connected (no suspension since): lead again
+			if _, state := mon.Current(); state == task.StateConnected {
+				l.setState(Leading, nil)
+			}
+		}
+	})
+}
+
+// watchNode ends with an error when the candidate node is deleted or
+// changed; other events re-arm the watch.
+func (l *Leadership) watchNode() task.Task[task.Unit] {
+	gone := fmt.Errorf("node %s deleted", l.path)
+	round := c.Then(c.Retry(task.ExistsW(l.path), retry), func(sw task.StatWatch) task.Task[bool] {
+		if sw.Stat == nil || sw.Stat.EphemeralOwner != l.sess.ID {
+			return task.Fail[bool](gone)
+		}
+		if sw.Stat.Version != l.version {
+			return task.Fail[bool](fmt.Errorf("node %s changed by someone else", l.path))
+		}
+		return c.Then(sw.Watch.Wait(), func(ev task.Event) task.Task[bool] {
+			if ev.Type == task.EventNodeDeleted {
+				return task.Fail[bool](gone)
+			}
+			return task.Value(true)
+		})
+	})
+	loop := c.Loop(true, func(b bool) bool { return b }, func(bool) task.Task[bool] { return round })
+	return c.Map(loop, func(bool) task.Unit { return task.Unit{} })
+}
+
+// end ends leadership with err unless it already ended, and stops
+// following it. Executor goroutine.
+func (l *Leadership) end(err error) bool {
+	first := l.setState(Ended, err)
+	l.stopGiveUp()
+	if l.unsub != nil {
+		l.unsub()
+		l.unsub = nil
+	}
+	if l.mon != nil {
+		mon := l.mon
+		l.mon = nil
+		mon.Cancel(task.ErrCanceled)
+	}
+	return first
+}
+
+func (l *Leadership) lose(cause error) {
+	if cause == nil {
+		cause = errors.New("unknown cause")
+	}
+	if !l.end(fmt.Errorf("%w: %s: %w", ErrLost, l.path, cause)) {
+		return
+	}
+	// Given up while the session may live on: the node must go, or the
+	// others wait for it until the session ends. The delete runs as a flow
+	// of its own on the session it belongs to; it is a no-op if the
+	// session ended (its ephemerals went with it).
+	if errors.Is(cause, ErrGaveUp) && l.rt != nil && l.cleanup != nil {
+		del := l.cleanup()
+		scope := l.rt.SessionScope()
+		if scope.IsCurrent(l.sess) {
+			task.Go(scope, del, func(_ task.Unit, err error) {
+				if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
+					l.rt.Report(fmt.Errorf("election: delete %s after giving up: %w", l.path, err))
+				}
+			})
+		}
+	}
+}
+
+// Fenced returns a task that applies ops in one multi together with a
+// check that the candidate node still exists at the version it was
+// created with. So ZooKeeper itself rejects the writes of a leader that
+// has lost leadership (its session expired and the node went, or it gave
+// up and deleted it), however late they arrive. Then Fenced fails with an
+// error wrapping ErrLost and the server's error, and leadership is marked
+// lost. On success the results are those of ops (without
+// the check's). Another failing op gives the usual *task.OpError wrapping
+// a *task.MultiError whose Index counts within ops. Connection loss leaves
+// the outcome unknown, as for any multi: it is not retried here. A create
+// among ops with a nil ACL gets task.OpenACL.
+func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
+	all := make([]task.MultiOp, 0, len(ops)+1)
+	all = append(all, &task.CheckRequest{Path: l.path, Version: l.version})
+	for _, op := range ops {
+		if cr, ok := op.(*task.CreateRequest); ok && cr != nil && cr.ACL == nil {
+			cp := *cr
+			cp.ACL = task.OpenACL
+			op = &cp
+		}
+		all = append(all, op)
+	}
+	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
+		task.Run(s, task.Multi(all...), func(rs []task.MultiResult, err error) {
+			var me *task.MultiError
+			switch {
+			case err == nil:
+				k(rs[1:], nil)
+			case errors.As(err, &me) && me.Index == 0:
+				l.lose(me.Err)
+				k(nil, fmt.Errorf("election: fenced write: %w: %w", ErrLost, err))
+			case errors.As(err, &me):
+				k(nil, &task.OpError{Op: "multi", Path: all[me.Index].NodePath(), Err: &task.MultiError{Index: me.Index - 1, Err: me.Err}})
+			default:
+				k(nil, err)
+			}
+		})
+	}
+}
+
+// Resign returns a task that gives leadership up: Done is closed and Err
+// becomes ErrResigned at once, then the candidate node is deleted,
+// retrying past connection loss. It is idempotent: a node already gone, or
+// a session that ended (the node went with it), is success. If the
+// caller's scope ends first (deadline, cancel), the delete goes on as a
+// flow of its own.
+func (l *Leadership) Resign() task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		l.end(ErrResigned)
+		sc := s.Child()
+		del := deleteNode(l.path, l.sess.ID)
+		undo := sc.Defer(del)
+		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+			task.Run(s, del, func(v task.Unit, err error) {
+				undo()
+				k(v, err)
+			})
+		}), func(v task.Unit, err error) {
+			if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
+				err = nil // the node went with the session
+			}
+			k(v, err)
+		})
+	}
+}
+
+// StepDown is the blocking Resign for leadership won with the blocking
+// Campaign. If ctx ends first, StepDown returns its error and the delete
+// goes on in the background.
+func (l *Leadership) StepDown(ctx context.Context) error {
+	if l.ex == nil {
+		return fmt.Errorf("election: StepDown of leadership not won with the blocking Campaign (run Resign instead): %w", task.ErrInvalidArgument)
+	}
+	_, err := executor.Await(ctx, l.ex, l.Resign())
+	return err
+}

@@ -1,0 +1,125 @@
+"""The benchmark harness's kazoo peer: the same scenarios as the library's,
+written the way a kazoo user would write them.
+
+  lock: kazoo's Lock acquire + release, each client its own KazooClient
+        (its own session), all on one path.
+  cas:  kazoo's Counter (counter += 1: get, then set with the version,
+        retried on conflict by the client's retry policy, with no sleep).
+
+Each client runs on a thread of its own (kazoo's threading handler). Flags
+as internal/peers.Params.Args writes them. Prints one result line
+(internal/peers.Format): latencies in microseconds, nearest-rank quantiles.
+"""
+import argparse
+import math
+import sys
+import threading
+import time
+
+from kazoo.client import KazooClient
+from kazoo.retry import KazooRetry
+
+QUANTILES = [0, 10, 25, 50, 75, 90, 99, 99.9, 100]
+KEYS = ["min", "p10", "p25", "p50", "p75", "p90", "p99", "p999", "max"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--scenario", required=True)
+    ap.add_argument("--clients", type=int, default=1)
+    ap.add_argument("--duration-ms", type=int, default=0)
+    ap.add_argument("--warmup-ms", type=int, default=0)
+    ap.add_argument("--ops", type=int, default=0)
+    ap.add_argument("--path", required=True)
+    ap.add_argument("--marker", default="")
+    ap.add_argument("--outstanding", type=int, default=64)
+    ap.add_argument("--session-timeout-ms", type=int, default=10000)
+    a = ap.parse_args()
+    if a.clients < 1 or (a.duration_ms <= 0 and a.ops <= 0):
+        print("kazoo: need --clients >= 1 and --duration-ms or --ops", file=sys.stderr)
+        sys.exit(2)
+
+    # Conflicts and connection losses are retried at once: no sleep.
+    no_sleep = dict(max_tries=-1, delay=0.0, backoff=1, max_jitter=0.0)
+    clients = []
+    for _ in range(a.clients):
+        c = KazooClient(hosts=a.server, timeout=a.session_timeout_ms / 1000.0,
+                        command_retry=no_sleep, connection_retry=dict(max_tries=-1, delay=0.01, backoff=2))
+        c.start(timeout=a.session_timeout_ms / 1000.0)
+        clients.append(c)
+
+    if a.scenario == "lock":
+        locks = [c.Lock(a.path) for c in clients]
+
+        def op(i):
+            locks[i].acquire()
+            locks[i].release()
+    elif a.scenario == "cas":
+        counters = [c.Counter(a.path) for c in clients]
+
+        def op(i):
+            counters[i].__add__(1)
+    else:
+        print("kazoo: unknown scenario " + a.scenario, file=sys.stderr)
+        sys.exit(2)
+
+    start = time.perf_counter()
+    t0 = start + a.warmup_ms / 1000.0
+    end = t0 + a.duration_ms / 1000.0 if a.duration_ms > 0 else math.inf
+    lat = [[] for _ in clients]
+    errors = [0] * len(clients)
+    every_op = [0] * len(clients)
+    failed = [None] * len(clients)
+
+    def worker(i):
+        fails = 0
+        while True:
+            s = time.perf_counter()
+            if s >= end:
+                return
+            try:
+                op(i)
+            except Exception as e:  # counted, and fatal after 100 in a row
+                errors[i] += 1
+                fails += 1
+                if fails >= 100:
+                    failed[i] = e
+                    return
+                continue
+            fails = 0
+            every_op[i] += 1
+            e = time.perf_counter()
+            if s < t0:
+                continue
+            lat[i].append(e - s)
+            if a.ops > 0 and len(lat[i]) >= a.ops:
+                return
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(clients))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop = time.perf_counter()
+    for i, f in enumerate(failed):
+        if f is not None:
+            print("kazoo: client %d: operations keep failing: %r" % (i, f), file=sys.stderr)
+            sys.exit(1)
+    for c in clients:
+        c.stop()
+        c.close()
+    everything = sorted(x for l in lat for x in l)
+    n = len(everything)
+    line = "ZKBENCH impl=kazoo scenario=%s clients=%d ops=%d errors=%d secs=%.6f" % (
+        a.scenario, a.clients, n, sum(errors), max(0.0, stop - t0))
+    line += " total=%d" % sum(every_op)
+    if n:
+        for q, k in zip(QUANTILES, KEYS):
+            r = min(max(int(math.ceil(q / 100.0 * n)) - 1, 0), n - 1)
+            line += " %s=%.1f" % (k, everything[r] * 1e6)
+    print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -54,7 +54,14 @@ type World struct {
 	Errs []error
 
 	maxSteps int
+	timeout  time.Duration // every client's requested session timeout
+	inj      *injector     // the fault plan of a Scenario run, or nil
+	stalled  bool          // Drive hit its bound at one instant
 }
+
+// maxDrive bounds the steps Drive takes at one instant of the clock: a
+// workload that loops without ever waiting for time is a livelock.
+const maxDrive = 1 << 20
 
 // New builds a world and runs it until idle, so every client is connected.
 func New(cfg Config) (*World, error) {
@@ -62,6 +69,9 @@ func New(cfg Config) (*World, error) {
 		return nil, errors.New("sim: negative number of clients")
 	}
 	w := &World{Seed: cfg.Seed, Clock: fakezk.NewClock(fakezk.Epoch), maxSteps: cfg.MaxSteps}
+	if cfg.SessionTimeout < 0 {
+		return nil, errors.New("sim: negative session timeout")
+	}
 	if w.maxSteps <= 0 {
 		w.maxSteps = 200000
 	}
@@ -69,6 +79,7 @@ func New(cfg Config) (*World, error) {
 	if timeout <= 0 {
 		timeout = 4 * time.Second
 	}
+	w.timeout = timeout
 	sc := cfg.Server
 	sc.Seed, sc.Clock, sc.Deterministic = cfg.Seed, w.Clock, true
 	w.Server = fakezk.New(sc)
@@ -111,20 +122,48 @@ func (w *World) Close() {
 }
 
 // Step runs every executor and the server until each is idle once and
-// says how much ran.
+// says how much ran. Under a Scenario's fault plan, a fault may be
+// injected before each of the server's scheduling steps.
 func (w *World) Step() int {
 	n := 0
 	for _, ex := range w.Execs {
 		n += ex.RunUntilIdle()
 	}
-	return n + w.Server.RunUntilIdle()
-}
-
-// Drive runs until nothing is left to run at the current instant.
-func (w *World) Drive() {
-	for w.Step() > 0 {
+	if w.inj == nil || !w.inj.active {
+		return n + w.Server.RunUntilIdle()
+	}
+	for {
+		w.inj.maybe()
+		if !w.Server.Step() {
+			return n
+		}
+		n++
 	}
 }
+
+// Drive runs until nothing is left to run at the current instant, or
+// until it has taken 1<<20 steps at this instant (a flow that loops
+// without waiting for time); Stalled then reports true.
+func (w *World) Drive() {
+	total := 0
+	for {
+		n := w.Step()
+		if n == 0 {
+			return
+		}
+		if total += n; total > maxDrive {
+			w.stalled = true
+			return
+		}
+	}
+}
+
+// Stalled reports whether Drive ever gave up at one instant because the
+// flows kept running without time passing.
+func (w *World) Stalled() bool { return w.stalled }
+
+// Timeout returns the session timeout every client asks for.
+func (w *World) Timeout() time.Duration { return w.timeout }
 
 // Settle drives, advancing the clock to the next timer whenever idle,
 // until done holds (true) or no timer is left or the step bound is reached
@@ -134,6 +173,12 @@ func (w *World) Settle(done func() bool) bool {
 		w.Drive()
 		if done() {
 			return true
+		}
+		if w.stalled {
+			return false
+		}
+		if w.inj != nil && w.inj.maybe() {
+			continue // run what the fault caused before time moves
 		}
 		if !w.Clock.AdvanceToNext() {
 			return false

@@ -1,0 +1,243 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk"
+)
+
+// FaultClass is one kind of fault the simulation injects.
+type FaultClass uint8
+
+// The fault classes. Each injection picks a class among those the seed's
+// plan switched on, and a client for the per-client ones.
+const (
+	// DropUnapplied breaks a client's connection; requests in flight are
+	// not applied (the client sees connection loss and reconnects at once).
+	DropUnapplied FaultClass = iota
+	// DropApplied breaks a client's connection after the server applied
+	// its requests in flight: the client sees connection loss for writes
+	// that did happen (ZooKeeper's CONNECTIONLOSS ambiguity).
+	DropApplied
+	// PartitionShort cuts a client off for less than its session timeout:
+	// it resumes the same session.
+	PartitionShort
+	// PartitionLong cuts a client off for longer than its session timeout:
+	// the server expires the session and the client learns it on return.
+	PartitionLong
+	// Expire expires a client's session at once.
+	Expire
+	// Delay holds a client's deliveries for up to a second.
+	Delay
+	// Restart stops the server for a while and starts it with its data and
+	// sessions: every client loses its connection.
+	Restart
+	// Wipe loses every server and its data (total ensemble loss). Only on
+	// when the scenario allows it (Faults.Allow includes it).
+	Wipe
+	// ClockJump moves the clock forward at once by up to twice the session
+	// timeout: every timer that falls due fires.
+	ClockJump
+
+	numClasses
+)
+
+var classNames = [numClasses]string{"drop-unapplied", "drop-applied", "partition-short", "partition-long",
+	"expire", "delay", "restart", "wipe", "clock-jump"}
+
+func (c FaultClass) String() string {
+	if c < numClasses {
+		return classNames[c]
+	}
+	return fmt.Sprintf("FaultClass(%d)", c)
+}
+
+// Classes lists every fault class, in order.
+func Classes() []FaultClass {
+	out := make([]FaultClass, numClasses)
+	for i := range out {
+		out[i] = FaultClass(i)
+	}
+	return out
+}
+
+// FaultSet is a set of fault classes.
+type FaultSet uint16
+
+// Of returns the set of the given classes.
+func Of(cs ...FaultClass) FaultSet {
+	var s FaultSet
+	for _, c := range cs {
+		s |= 1 << c
+	}
+	return s
+}
+
+// AllFaults is every class but Wipe, which destroys what most recipes
+// promise to keep; a scenario that survives it adds it: AllFaults|Of(Wipe).
+var AllFaults = Of(DropUnapplied, DropApplied, PartitionShort, PartitionLong, Expire, Delay, Restart, ClockJump)
+
+// Has reports whether c is in s.
+func (s FaultSet) Has(c FaultClass) bool { return s&(1<<c) != 0 }
+
+func (s FaultSet) String() string {
+	var parts []string
+	for _, c := range Classes() {
+		if s.Has(c) {
+			parts = append(parts, c.String())
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ",")
+}
+
+// Faults says which fault classes a scenario allows; the seed picks which
+// of them are on and at what rate (Plan).
+type Faults struct {
+	// Allow is the set the seed draws from. The zero value allows none: a
+	// scenario without faults.
+	Allow FaultSet
+	// MaxRate bounds the chance, per scheduling step of the server and per
+	// clock advance, that a fault is injected (default 0.02). The seed
+	// draws the rate from [MaxRate/16, MaxRate].
+	MaxRate float64
+	// MaxWipes bounds the Wipe faults of one run (default 1).
+	MaxWipes int
+}
+
+// Plan is what the seed chose: the classes on and the injection rate.
+type Plan struct {
+	On   FaultSet
+	Rate float64
+}
+
+func (p Plan) String() string { return fmt.Sprintf("faults %s at rate %.4f", p.On, p.Rate) }
+
+// drawPlan picks the plan of one seed: one seed in sixteen runs with no
+// fault (a baseline the workload must pass too); the others switch each
+// allowed class on with probability one half, at least one.
+func drawPlan(f Faults, rng *rand.Rand) Plan {
+	if f.Allow == 0 || rng.IntN(16) == 0 {
+		return Plan{}
+	}
+	maxRate := f.MaxRate
+	if maxRate <= 0 {
+		maxRate = 0.02
+	}
+	var allowed []FaultClass
+	for _, c := range Classes() {
+		if f.Allow.Has(c) {
+			allowed = append(allowed, c)
+		}
+	}
+	var on FaultSet
+	for _, c := range allowed {
+		if rng.IntN(2) == 0 {
+			on |= Of(c)
+		}
+	}
+	if on == 0 {
+		on = Of(allowed[rng.IntN(len(allowed))])
+	}
+	rate := maxRate / float64(int(1)<<rng.IntN(5))
+	return Plan{On: on, Rate: rate}
+}
+
+// injector injects the faults of a plan into a world while active.
+type injector struct {
+	w        *World
+	plan     Plan
+	classes  []FaultClass
+	rng      *rand.Rand
+	active   bool
+	maxWipes int
+	upAt     time.Time // the server is down until then (Restart)
+	fired    [numClasses]int
+	log      []string // the faults injected, with the simulated time
+}
+
+func newInjector(w *World, plan Plan, maxWipes int, rng *rand.Rand) *injector {
+	in := &injector{w: w, plan: plan, rng: rng, maxWipes: maxWipes}
+	for _, c := range Classes() {
+		if plan.On.Has(c) {
+			in.classes = append(in.classes, c)
+		}
+	}
+	return in
+}
+
+// maybe injects one fault with the plan's probability and reports
+// whether it drew one.
+func (in *injector) maybe() bool {
+	if !in.active || len(in.classes) == 0 || in.rng.Float64() >= in.plan.Rate {
+		return false
+	}
+	in.inject(in.classes[in.rng.IntN(len(in.classes))])
+	return true
+}
+
+func (in *injector) inject(c FaultClass) {
+	w := in.w
+	if len(w.Conns) == 0 && c != Restart && c != Wipe && c != ClockJump {
+		return
+	}
+	client := in.rng.IntN(max(len(w.Conns), 1))
+	tmo := w.timeout
+	span := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(in.rng.Int64N(int64(hi-lo)+1)) }
+	var what string
+	switch c {
+	case DropUnapplied, DropApplied:
+		w.Server.Drop(w.Conns[client], c == DropApplied)
+		what = fmt.Sprintf("client %d", client)
+	case PartitionShort, PartitionLong:
+		d := span(time.Millisecond, tmo*7/10)
+		if c == PartitionLong {
+			d = span(tmo*6/5, 3*tmo)
+		}
+		applied := in.rng.IntN(2) == 0
+		w.Server.Partition(w.Conns[client], d, applied)
+		what = fmt.Sprintf("client %d for %s applied=%v", client, d, applied)
+	case Expire:
+		w.Server.Expire(w.Conns[client])
+		what = fmt.Sprintf("client %d", client)
+	case Delay:
+		d := span(time.Millisecond, time.Second)
+		w.Server.Delay(w.Conns[client], d)
+		what = fmt.Sprintf("client %d for %s", client, d)
+	case Restart:
+		if w.Clock.Now().Before(in.upAt) {
+			return // already down
+		}
+		d := span(0, 2*tmo)
+		in.upAt = w.Clock.Now().Add(d)
+		w.Server.Restart(d)
+		what = fmt.Sprintf("down %s", d)
+	case Wipe:
+		if in.fired[Wipe] >= in.maxWipes {
+			return
+		}
+		w.Server.Wipe()
+	case ClockJump:
+		d := span(100*time.Millisecond, 2*tmo)
+		what = fmt.Sprintf("by %s", d)
+		in.note(c, what) // before: the jump fires timers that may log
+		in.fired[c]++
+		w.Clock.Advance(d)
+		return
+	}
+	in.fired[c]++
+	in.note(c, what)
+}
+
+func (in *injector) note(c FaultClass, what string) {
+	line := fmt.Sprintf("%d fault %s", in.w.Clock.Now().Sub(fakezk.Epoch).Milliseconds(), c)
+	if what != "" {
+		line += " " + what
+	}
+	in.log = append(in.log, line)
+}

@@ -1,0 +1,129 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// IDs checks IDs handed out by a generator: no ID twice (at once, in Add),
+// and, for a generator whose IDs grow in real-time order (a
+// compare-and-set counter drawing one at a time), that the history of
+// calls is linearizable (Linearizable, with porcupine).
+//
+// Times are a logical clock ticked at every Call and every return, in
+// the order the deterministic world runs them. Use it from the goroutine
+// that drives the world.
+type IDs struct {
+	who  map[int64]int
+	max  int64
+	now  int64
+	hist []porcupine.Operation
+	open map[int]int // client -> index in hist of its call in progress
+}
+
+// NewIDs returns an empty checker.
+func NewIDs() *IDs { return &IDs{who: map[int64]int{}, open: map[int]int{}} }
+
+// Add records that client handed out id; it fails if id was handed out
+// before.
+func (s *IDs) Add(client int, id int64) error {
+	if prev, ok := s.who[id]; ok {
+		return fmt.Errorf("id %d handed out twice (clients %d and %d)", id, prev, client)
+	}
+	s.who[id] = client
+	s.max = max(s.max, id)
+	return nil
+}
+
+// Len is the number of distinct IDs handed out.
+func (s *IDs) Len() int { return len(s.who) }
+
+// Max is the largest ID handed out (0 if none).
+func (s *IDs) Max() int64 { return s.max }
+
+// Call records that client starts a call for one ID. A client has at
+// most one call in progress.
+func (s *IDs) Call(client int) {
+	s.now++
+	s.open[client] = len(s.hist)
+	s.hist = append(s.hist, porcupine.Operation{ClientId: client, Input: struct{}{}, Call: s.now, Return: -1})
+}
+
+// Return records that client's call in progress returned id, and checks
+// it with Add.
+func (s *IDs) Return(client int, id int64) error {
+	s.now++
+	if i, ok := s.open[client]; ok {
+		s.hist[i].Output, s.hist[i].Return = idOut{id: id}, s.now
+		delete(s.open, client)
+	}
+	return s.Add(client, id)
+}
+
+// Unknown records that client's call in progress failed in a way that
+// leaves its effect unknown (it may have taken an ID, which was never
+// handed out): porcupine's convention for such a call is a return after
+// everything.
+func (s *IDs) Unknown(client int) {
+	if i, ok := s.open[client]; ok {
+		s.hist[i].Output = idOut{unknown: true}
+		delete(s.open, client)
+	}
+}
+
+// Linearizable checks the history of Call/Return/Unknown against a
+// counter with gaps: every ID is above every ID returned by a call that
+// ended before it began. Calls still in progress count as unknown.
+func (s *IDs) Linearizable() error {
+	h := make([]porcupine.Operation, len(s.hist))
+	copy(h, s.hist)
+	for i := range h {
+		if h[i].Return < 0 || h[i].Output == nil {
+			h[i].Output, h[i].Return = idOut{unknown: true}, s.now+1
+		}
+	}
+	res, _ := porcupine.CheckOperationsVerbose(CounterModel, h, 30*time.Second)
+	switch res {
+	case porcupine.Ok:
+		return nil
+	case porcupine.Illegal:
+		return fmt.Errorf("history of %d id calls is not linearizable", len(h))
+	}
+	return fmt.Errorf("linearizability of %d id calls not decided in time", len(h))
+}
+
+// Calls is the number of calls recorded.
+func (s *IDs) Calls() int { return len(s.hist) }
+
+// Invariant is Linearizable as an end-of-run invariant.
+func (s *IDs) Invariant() Invariant {
+	return InvariantFunc(func(*Trial) error { return s.Linearizable() })
+}
+
+type idOut struct {
+	id      int64
+	unknown bool
+}
+
+// CounterModel is porcupine's sequential specification of an ID counter
+// with gaps: the state is the last ID handed out, and a call returning v
+// is legal iff v is above it. An unknown outcome hands out nothing.
+var CounterModel = porcupine.Model{
+	Init: func() any { return int64(0) },
+	Step: func(state, _, output any) (bool, any) {
+		st, out := state.(int64), output.(idOut)
+		if out.unknown {
+			return true, st
+		}
+		return out.id > st, out.id
+	},
+	DescribeOperation: func(_, output any) string {
+		if out := output.(idOut); !out.unknown {
+			return fmt.Sprintf("next() -> %d", out.id)
+		}
+		return "next() -> ?"
+	},
+	DescribeState: func(state any) string { return fmt.Sprint(state.(int64)) },
+}

@@ -1,0 +1,326 @@
+package sim
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The flags every test binary that imports sim has.
+var (
+	seedFlag  = flag.Uint64("sim.seed", 0, "run only this seed in every sim.Check, traced, and print its history (replay)")
+	seedsFlag = flag.Int("sim.seeds", 0, "run this many seeds in every sim.Check (0: as many as the test asks)")
+	tailFlag  = flag.Int("sim.tail", 40, "trace lines printed for a failing or replayed seed (0: all)")
+)
+
+// Stats sums the results of many seeds.
+type Stats struct {
+	Scenario string
+	Seeds    int
+	// Safety, Liveness and Setup count the seeds that failed, by kind.
+	Safety, Liveness, Setup int
+	// Fired counts the faults injected per class; PlansWith the seeds
+	// whose plan had the class on.
+	Fired     [numClasses]int
+	PlansWith [numClasses]int
+	SimTime   time.Duration
+	// Wall is the real time the seeds took (for the report only: nothing
+	// in a run reads the wall clock).
+	Wall time.Duration
+}
+
+// Add counts one result.
+func (s *Stats) Add(res Result) {
+	s.Seeds++
+	switch res.Kind {
+	case Safety:
+		s.Safety++
+	case Liveness:
+		s.Liveness++
+	case SetupFailed:
+		s.Setup++
+	}
+	for c := range s.Fired {
+		s.Fired[c] += res.Fired[c]
+		if res.Plan.On.Has(FaultClass(c)) {
+			s.PlansWith[c]++
+		}
+	}
+	s.SimTime += res.SimTime
+}
+
+// Merge adds o's counts to s (walls add up: runs one after the other).
+func (s *Stats) Merge(o Stats) {
+	s.Seeds += o.Seeds
+	s.Safety += o.Safety
+	s.Liveness += o.Liveness
+	s.Setup += o.Setup
+	for c := range s.Fired {
+		s.Fired[c] += o.Fired[c]
+		s.PlansWith[c] += o.PlansWith[c]
+	}
+	s.SimTime += o.SimTime
+	s.Wall += o.Wall
+}
+
+// Failures is the number of seeds that failed.
+func (s Stats) Failures() int { return s.Safety + s.Liveness + s.Setup }
+
+// SeedsPerSecond is Seeds over Wall.
+func (s Stats) SeedsPerSecond() float64 {
+	if s.Wall <= 0 {
+		return 0
+	}
+	return float64(s.Seeds) / s.Wall.Seconds()
+}
+
+// FiredString lists the faults fired per class, "class=n" separated by
+// spaces, every class included.
+func (s Stats) FiredString() string {
+	parts := make([]string, 0, numClasses)
+	for _, c := range Classes() {
+		parts = append(parts, fmt.Sprintf("%s=%d", c, s.Fired[c]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (s Stats) String() string {
+	return fmt.Sprintf("%s: %d seeds in %s (%.1f seeds/s), %d safety violations, %d liveness failures, %d setup failures, %s simulated; faults fired: %s",
+		s.Scenario, s.Seeds, s.Wall.Round(time.Millisecond), s.SeedsPerSecond(), s.Safety, s.Liveness, s.Setup,
+		s.SimTime.Round(time.Second), s.FiredString())
+}
+
+// Line is s in one machine-readable line ("SIM key=value ..."), which
+// the Makefile's sim target sums across packages.
+func (s Stats) Line() string {
+	fired := make([]string, 0, numClasses)
+	for _, c := range Classes() {
+		fired = append(fired, fmt.Sprintf("%s:%d", c, s.Fired[c]))
+	}
+	return fmt.Sprintf("SIM scenario=%s seeds=%d wall_ms=%d safety=%d liveness=%d setup=%d fired=%s",
+		s.Scenario, s.Seeds, s.Wall.Milliseconds(), s.Safety, s.Liveness, s.Setup, strings.Join(fired, ","))
+}
+
+// Check runs seeds 1..n of sc (n from -sim.seeds if set; only the seed
+// of -sim.seed if set) and fails t at the first failing seed, printing
+// the command that replays it, the fault plan, the faults injected and
+// the end of the run's trace. It logs and returns the stats.
+func Check(t testing.TB, sc Scenario, n int) Stats {
+	t.Helper()
+	if *seedFlag != 0 {
+		res := RunSeed(sc, *seedFlag, true)
+		var st Stats
+		st.Scenario = sc.Name
+		st.Add(res)
+		if res.Err != nil {
+			t.Error(Report(t, sc, res))
+		} else {
+			t.Log(describe(t, res, "passed"))
+		}
+		return st
+	}
+	if *seedsFlag > 0 {
+		n = *seedsFlag
+	}
+	if n < 0 {
+		t.Fatalf("sim.Check: negative seed count %d", n)
+	}
+	st := Stats{Scenario: sc.Name}
+	start := time.Now()
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		res := RunSeed(sc, seed, false)
+		st.Add(res)
+		if res.Err != nil {
+			st.Wall = time.Since(start)
+			t.Error(Report(t, sc, res))
+			return st
+		}
+	}
+	st.Wall = time.Since(start)
+	t.Log(st.String())
+	return st
+}
+
+// Report describes a failed seed: what failed, the command that replays
+// it, the plan, the faults injected and the end of the trace (the seed is
+// run again with tracing on to get it; the history is the same).
+func Report(t testing.TB, sc Scenario, res Result) string {
+	if res.Trace == nil {
+		traced := RunSeed(sc, res.Seed, true)
+		if (traced.Err == nil) != (res.Err == nil) {
+			return fmt.Sprintf("sim: %s seed %d: NOT DETERMINISTIC: failed with %v untraced, %v traced\nreplay: %s",
+				sc.Name, res.Seed, res.Err, traced.Err, ReplayCommand(t, res.Seed))
+		}
+		res = traced
+	}
+	return describe(t, res, "FAILED ("+res.Kind.String()+")")
+}
+
+func describe(t testing.TB, res Result, verdict string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "sim: %s seed %d %s", res.Scenario, res.Seed, verdict)
+	if res.Err != nil {
+		fmt.Fprintf(&b, ": %v", res.Err)
+	}
+	fmt.Fprintf(&b, "\nreplay: %s\n%s; %s simulated\n", ReplayCommand(t, res.Seed), res.Plan, res.SimTime)
+	fmt.Fprintf(&b, "faults injected (%d):\n", len(res.Faults))
+	for _, l := range tail(res.Faults, *tailFlag) {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	if len(res.Notes) > 0 {
+		fmt.Fprintf(&b, "workload notes (last %d of %d):\n", min(len(res.Notes), tailLen(len(res.Notes))), len(res.Notes))
+		for _, l := range tail(res.Notes, *tailFlag) {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	fmt.Fprintf(&b, "trace (last %d of %d events, hash %s; -sim.tail=0 prints all):\n",
+		min(len(res.Trace), tailLen(len(res.Trace))), len(res.Trace), res.TraceHash)
+	for _, l := range tail(res.Trace, *tailFlag) {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	return b.String()
+}
+
+func tailLen(n int) int {
+	if *tailFlag <= 0 {
+		return n
+	}
+	return *tailFlag
+}
+
+func tail(lines []string, k int) []string {
+	if k <= 0 || len(lines) <= k {
+		return lines
+	}
+	return lines[len(lines)-k:]
+}
+
+// ReplayCommand is the command that runs only this seed of the running
+// test, traced: go test ./<package> -run '^<Test>$' -sim.seed=N -v.
+func ReplayCommand(t testing.TB, seed uint64) string {
+	parts := strings.Split(t.Name(), "/")
+	for i, p := range parts {
+		parts[i] = "^" + p + "$"
+	}
+	return fmt.Sprintf("go test %s -run '%s' -sim.seed=%d -v", testPackage(), strings.Join(parts, "/"), seed)
+}
+
+// testPackage finds the package of the calling test: the directory of
+// the first _test.go file on the stack, relative to the module root.
+func testPackage() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.File, "_test.go") {
+			dir := filepath.Dir(f.File)
+			for root := dir; ; {
+				if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+					if rel, err := filepath.Rel(root, dir); err == nil {
+						return "./" + filepath.ToSlash(rel)
+					}
+					break
+				}
+				up := filepath.Dir(root)
+				if up == root {
+					break
+				}
+				root = up
+			}
+			return dir
+		}
+		if !more {
+			return "."
+		}
+	}
+}
+
+// FirstFailure runs seeds from, from+1, ... up to max seeds and returns
+// how many it ran up to and including the first that failed, with its
+// result; found is false if none failed.
+func FirstFailure(sc Scenario, from uint64, max int) (n int, res Result, found bool) {
+	for i := range max {
+		res = RunSeed(sc, from+uint64(i), false)
+		if res.Err != nil {
+			return i + 1, res, true
+		}
+	}
+	return max, Result{}, false
+}
+
+// Catch shows that the simulation catches a known bug (switched on by
+// the caller, e.g. with internal/canary): it hunts for a failing seed
+// `hunts` times, over disjoint seed ranges, each within bound seeds, and
+// fails t if a hunt comes back empty. It logs the seeds each hunt needed,
+// the median and the worst, and returns them in hunt order.
+func Catch(t testing.TB, sc Scenario, name string, hunts, bound int) []int {
+	t.Helper()
+	if hunts < 1 || bound < 1 {
+		t.Fatalf("sim.Catch: hunts %d and bound %d must be at least 1", hunts, bound)
+	}
+	var needed []int
+	for h := range hunts {
+		from := uint64(h)*1_000_000 + 1
+		n, res, found := FirstFailure(sc, from, bound)
+		if !found {
+			t.Errorf("canary %s: not caught in seeds %d..%d", name, from, from+uint64(bound)-1)
+			return needed
+		}
+		if h == 0 {
+			t.Logf("canary %s: first catch, seed %d (%s): %v", name, res.Seed, res.Kind, firstLine(res.Err))
+		}
+		needed = append(needed, n)
+	}
+	sorted := slices.Clone(needed)
+	slices.Sort(sorted)
+	t.Logf("canary %s: seeds to catch over %d hunts: median %d, worst %d (each: %v; bound %d)",
+		name, hunts, sorted[len(sorted)/2], sorted[len(sorted)-1], needed, bound)
+	return needed
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Determinism runs each seed twice with tracing on and fails t for every
+// seed whose two runs differ (server trace hash, faults injected,
+// workload notes or outcome). It logs and returns the pairs compared.
+func Determinism(t testing.TB, sc Scenario, seeds []uint64) int {
+	t.Helper()
+	mismatches := 0
+	for _, seed := range seeds {
+		a, b := RunSeed(sc, seed, true), RunSeed(sc, seed, true)
+		if a.TraceHash != b.TraceHash || !slices.Equal(a.Faults, b.Faults) || !slices.Equal(a.Notes, b.Notes) ||
+			fmt.Sprint(a.Err) != fmt.Sprint(b.Err) {
+			mismatches++
+			t.Errorf("sim: %s seed %d: two runs differ (trace %s vs %s, %d vs %d faults, outcome %v vs %v)\nreplay: %s",
+				sc.Name, seed, a.TraceHash, b.TraceHash, len(a.Faults), len(b.Faults), a.Err, b.Err, ReplayCommand(t, seed))
+		}
+	}
+	t.Logf("determinism: %s: %d pairs compared, %d mismatches", sc.Name, len(seeds), mismatches)
+	return len(seeds)
+}
+
+// Sample returns n seeds spread over 1..span (every span/n-th), for
+// Determinism.
+func Sample(n int, span uint64) []uint64 {
+	if n <= 0 {
+		return nil
+	}
+	step := max(span/uint64(n), 1)
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = 1 + uint64(i)*step
+	}
+	return out
+}

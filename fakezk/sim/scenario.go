@@ -1,0 +1,355 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Scenario is a simulated test: a world of clients, a workload that runs
+// for a bounded simulated time under the faults the seed picks, a
+// liveness condition to reach once the faults stop, and invariants.
+//
+// One run of a seed goes through these phases, all on the calling
+// goroutine and the world's simulated clock:
+//
+//  1. build the world (Clients, SessionTimeout, Server, Wrap) and run
+//     Setup with no fault;
+//  2. switch the seed's fault plan on, call Workload (which starts flows
+//     with Submit) and run until Duration of simulated time has passed;
+//  3. switch the faults off (partitions and restarts already under way
+//     heal on their own) and run until Live holds, within Recovery;
+//  4. set Stopping, and run until Quiesce holds (if set), within Recovery;
+//  5. check every Invariant, then close the world.
+//
+// A violation reported with Trial.Errorf or Trial.Check during the run, a
+// failed Invariant, Live or Quiesce not reached in time, or a world that
+// runs without time passing ends the seed as a failure.
+type Scenario struct {
+	// Name labels the scenario in reports.
+	Name string
+	// Clients is the number of clients (each an executor with a session).
+	Clients int
+	// SessionTimeout is every client's requested timeout (default 4s).
+	SessionTimeout time.Duration
+	// Server configures the fake server (Seed, Clock, Deterministic and
+	// Trace are set by the run).
+	Server fakezk.Config
+	// Wrap, if set, wraps client i's connection (see Config.Wrap).
+	Wrap func(i int, c *fakezk.Conn) task.Conn
+	// Faults says which fault classes the seed may switch on.
+	Faults Faults
+	// Duration is the simulated time the workload runs under faults
+	// (default 20s).
+	Duration time.Duration
+	// Recovery bounds the simulated time to reach Live, and then
+	// Quiesce, after the faults stop (default 2 minutes).
+	Recovery time.Duration
+	// Setup prepares the world before the faults start (nodes, stores).
+	// An error fails the seed.
+	Setup func(r *Trial) error
+	// Workload starts the flows. It runs once, on the calling goroutine;
+	// the flows run as the world is driven.
+	Workload func(r *Trial)
+	// Live is the progress the workload must make once the faults have
+	// stopped. Nil means: every client called Trial.Progress after the
+	// faults stopped.
+	Live func(r *Trial) bool
+	// Quiesce, if set, is the state the workload must wind down to once
+	// Stopping is set (flows ended, nodes cleaned up), before the
+	// invariants are checked.
+	Quiesce func(r *Trial) bool
+	// Invariants are checked at the end of every seed.
+	Invariants []Invariant
+	// MaxSteps bounds the clock advances of each phase (default 200000).
+	MaxSteps int
+}
+
+// Invariant is a property checked at the end of a seed's run. Checkers
+// that judge events as they happen (IDs, Leaders, Tasks) also report
+// through Trial.Check at once.
+type Invariant interface {
+	Check(r *Trial) error
+}
+
+// InvariantFunc makes a func an Invariant.
+type InvariantFunc func(r *Trial) error
+
+// Check calls f.
+func (f InvariantFunc) Check(r *Trial) error { return f(r) }
+
+// Trial is one seed's run of a scenario: the world plus what the workload
+// needs to judge and report. Everything on it runs on the goroutine
+// driving the world.
+type Trial struct {
+	*World
+	// Rand is the workload's randomness, drawn from the seed.
+	Rand *rand.Rand
+	// Plan is the fault plan the seed chose.
+	Plan Plan
+
+	sc         *Scenario
+	violations []error
+	kind       FailureKind
+	faultsOff  bool
+	stopping   bool
+	closed     bool
+	progress   []int
+	after      []bool
+	notes      []string
+}
+
+// Errorf records a safety violation; the seed fails and the run stops at
+// the next point it checks. Reports made once the world is closing
+// (executors shutting down fail every flow) are ignored.
+func (r *Trial) Errorf(format string, args ...any) {
+	if r.closed {
+		return
+	}
+	r.violations = append(r.violations, fmt.Errorf(format, args...))
+	if r.kind == 0 {
+		r.kind = Safety
+	}
+}
+
+// Check records err, if not nil, as a safety violation.
+func (r *Trial) Check(err error) {
+	if err != nil {
+		r.Errorf("%w", err)
+	}
+}
+
+// Failed reports whether a violation was recorded.
+func (r *Trial) Failed() bool { return len(r.violations) > 0 }
+
+// Logf adds a line to the run's notes, printed with the trace when the
+// seed fails (the workload's view of what happened, with the simulated
+// time).
+func (r *Trial) Logf(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf("%d ", r.Elapsed().Milliseconds())+fmt.Sprintf(format, args...))
+}
+
+// Progress records that client i completed a unit of work (what counts
+// is the workload's to say). The default liveness condition asks every
+// client for one after the faults stop.
+func (r *Trial) Progress(i int) {
+	r.progress[i]++
+	if r.faultsOff {
+		r.after[i] = true
+	}
+}
+
+// Progressed returns how many units of work client i completed.
+func (r *Trial) Progressed(i int) int { return r.progress[i] }
+
+// ProgressedSinceFaults reports whether client i made progress after the
+// faults stopped.
+func (r *Trial) ProgressedSinceFaults(i int) bool { return r.after[i] }
+
+// FaultsOn reports whether the fault plan is still active.
+func (r *Trial) FaultsOn() bool { return !r.faultsOff }
+
+// Stopping reports whether the workload should wind down: liveness was
+// shown and no new rounds should start.
+func (r *Trial) Stopping() bool { return r.stopping }
+
+// Closing reports whether the world is being closed: executors fail every
+// flow with task.ErrClosed, and the workload must not restart them.
+func (r *Trial) Closing() bool { return r.closed }
+
+// Elapsed is the simulated time since the world was built.
+func (r *Trial) Elapsed() time.Duration { return r.Clock.Now().Sub(fakezk.Epoch) }
+
+// FailureKind says why a seed failed.
+type FailureKind uint8
+
+const (
+	// Safety: an invariant or a check of the workload failed.
+	Safety FailureKind = iota + 1
+	// Liveness: no progress within Recovery once the faults stopped, or
+	// the world ran without time passing.
+	Liveness
+	// SetupFailed: Setup failed or the world could not be built.
+	SetupFailed
+)
+
+func (k FailureKind) String() string {
+	switch k {
+	case Safety:
+		return "safety"
+	case Liveness:
+		return "liveness"
+	case SetupFailed:
+		return "setup"
+	}
+	return "ok"
+}
+
+// Result is the outcome of one seed.
+type Result struct {
+	Scenario string
+	Seed     uint64
+	Plan     Plan
+	// Err is the first violation (nil if the seed passed), Kind its kind.
+	Err  error
+	Kind FailureKind
+	// Fired counts the faults injected, per class.
+	Fired [numClasses]int
+	// SimTime is the simulated time the run took.
+	SimTime time.Duration
+	// Faults lists the injected faults with their simulated times (ms).
+	Faults []string
+	// Notes are the workload's Logf lines.
+	Notes []string
+	// Trace and TraceHash are the server's event log and its hash, when
+	// the run was traced.
+	Trace     []string
+	TraceHash string
+}
+
+// FiredOf returns how many faults of class c were injected.
+func (res *Result) FiredOf(c FaultClass) int { return res.Fired[c] }
+
+// RunSeed runs one seed of sc and returns its result. With trace set the
+// server records its event log (slower; the history is the same).
+func RunSeed(sc Scenario, seed uint64, trace bool) Result {
+	res := Result{Scenario: sc.Name, Seed: seed}
+	rng := rand.New(rand.NewPCG(seed, 0x5349_4d46_4155_4c54))
+	res.Plan = drawPlan(sc.Faults, rng)
+	srvCfg := sc.Server
+	srvCfg.Trace = trace
+	w, err := New(Config{Seed: seed, Clients: sc.Clients, Server: srvCfg, SessionTimeout: sc.SessionTimeout,
+		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps})
+	if err != nil {
+		res.Err, res.Kind = err, SetupFailed
+		return res
+	}
+	r := &Trial{World: w, Rand: rand.New(rand.NewPCG(seed, 0x574f_524b_4c4f_4144)), Plan: res.Plan, sc: &sc,
+		progress: make([]int, sc.Clients), after: make([]bool, sc.Clients)}
+	maxWipes := sc.Faults.MaxWipes
+	if maxWipes <= 0 {
+		maxWipes = 1
+	}
+	inj := newInjector(w, res.Plan, maxWipes, rng)
+	w.inj = inj
+	r.run(inj)
+	r.closed = true
+	w.Close()
+	if len(r.violations) > 0 {
+		res.Err, res.Kind = errors.Join(r.violations...), r.kind
+	}
+	res.Fired = inj.fired
+	res.SimTime = r.Elapsed()
+	res.Faults = inj.log
+	res.Notes = r.notes
+	if trace {
+		res.Trace = w.Server.Trace()
+		res.TraceHash = w.Server.TraceHash()
+	}
+	return res
+}
+
+func (r *Trial) fail(kind FailureKind, format string, args ...any) {
+	r.violations = append(r.violations, fmt.Errorf(format, args...))
+	if r.kind == 0 {
+		r.kind = kind
+	}
+}
+
+func (r *Trial) run(inj *injector) {
+	sc := r.sc
+	duration, recovery := sc.Duration, sc.Recovery
+	if duration <= 0 {
+		duration = 20 * time.Second
+	}
+	if recovery <= 0 {
+		recovery = 2 * time.Minute
+	}
+	if sc.Setup != nil {
+		if err := sc.Setup(r); err != nil {
+			r.fail(SetupFailed, "setup: %w", err)
+			return
+		}
+	}
+	// Phase 2: the workload under faults.
+	inj.active = true
+	if sc.Workload != nil {
+		sc.Workload(r)
+	}
+	end := r.Clock.Now().Add(duration)
+	r.Settle(func() bool { return r.Failed() || !r.Clock.Now().Before(end) })
+	inj.active = false
+	r.faultsOff = true
+	if r.Failed() {
+		return
+	}
+	if r.Stalled() {
+		r.fail(Liveness, "flows ran at one instant without end (time never passed) at %s", r.Elapsed())
+		return
+	}
+	// Phase 3: progress once the faults stop.
+	live := sc.Live
+	if live == nil {
+		live = func(r *Trial) bool {
+			for i := range r.after {
+				if !r.after[i] {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	if !r.within(recovery, func() bool { return live(r) }) {
+		if !r.Failed() {
+			r.fail(Liveness, "no progress within %s after the faults stopped at %s (progress per client %v, since: %v)",
+				recovery, r.Elapsed(), r.progress, r.after)
+		}
+		return
+	}
+	// Phase 4: wind down.
+	r.stopping = true
+	if sc.Quiesce != nil && !r.within(recovery, func() bool { return sc.Quiesce(r) }) {
+		if !r.Failed() {
+			r.fail(Liveness, "did not quiesce within %s after liveness was shown", recovery)
+		}
+		return
+	}
+	// Phase 5: invariants.
+	for _, inv := range sc.Invariants {
+		if err := inv.Check(r); err != nil {
+			r.fail(Safety, "invariant: %w", err)
+		}
+	}
+}
+
+// within settles until done holds, a violation is recorded, or d of
+// simulated time has passed; it reports whether done held.
+func (r *Trial) within(d time.Duration, done func() bool) bool {
+	limit := r.Clock.Now().Add(d)
+	ok := r.Settle(func() bool { return r.Failed() || done() || r.Clock.Now().After(limit) })
+	return ok && !r.Failed() && !r.Clock.Now().After(limit) && done()
+}
+
+// NoClientErrors fails if an executor reported an error (a failed
+// cleanup, an unhandled fork: World.Errs) that matches none of allowed.
+func NoClientErrors(allowed ...error) Invariant {
+	return InvariantFunc(func(r *Trial) error {
+		for _, err := range r.Errs {
+			ok := false
+			for _, a := range allowed {
+				if errors.Is(err, a) {
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				return fmt.Errorf("reported by an executor: %w", err)
+			}
+		}
+		return nil
+	})
+}

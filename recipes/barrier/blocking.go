@@ -1,0 +1,137 @@
+package barrier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Gate is the blocking, context-first API over a Barrier: its methods are
+// safe from any goroutine and need someone running the executor
+// (executor.Run). Each call runs one flow on the executor and returns its
+// outcome; when ctx ends first the flow is canceled and the call returns
+// task.ErrCanceled or task.ErrDeadlineExceeded (matching context.Canceled
+// and context.DeadlineExceeded under errors.Is).
+type Gate struct {
+	ex *executor.Executor
+	b  *Barrier
+}
+
+// NewGate returns a Gate on the barrier node path whose flows run on ex.
+func NewGate(ex *executor.Executor, path string) (*Gate, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("barrier: nil executor: %w", task.ErrInvalidArgument)
+	}
+	b, err := New(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Gate{ex: ex, b: b}, nil
+}
+
+// Barrier is the barrier the Gate runs.
+func (g *Gate) Barrier() *Barrier { return g.b }
+
+// Set raises the barrier (Barrier.Set), again on the next session if the
+// session expires meanwhile.
+func (g *Gate) Set(ctx context.Context, data []byte) error {
+	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Set(data))
+	return err
+}
+
+// Remove lifts the barrier (Barrier.Remove), again on the next session if
+// the session expires meanwhile.
+func (g *Gate) Remove(ctx context.Context) error {
+	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Remove())
+	return err
+}
+
+// Wait blocks until the barrier's node does not exist (Barrier.Wait). A
+// session expiry does not end the wait: it goes on on the next session.
+func (g *Gate) Wait(ctx context.Context) error {
+	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Wait())
+	return err
+}
+
+// Double is the blocking, context-first API over a DoubleBarrier, with the
+// same rules as Gate.
+type Double struct {
+	ex *executor.Executor
+	d  *DoubleBarrier
+}
+
+// NewDoubleGate returns a Double for n participants under dir whose flows run
+// on ex.
+func NewDoubleGate(ex *executor.Executor, dir string, n int) (*Double, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("barrier: nil executor: %w", task.ErrInvalidArgument)
+	}
+	d, err := NewDouble(dir, n)
+	if err != nil {
+		return nil, err
+	}
+	return &Double{ex: ex, d: d}, nil
+}
+
+// Barrier is the double barrier the Double runs.
+func (d *Double) Barrier() *DoubleBarrier { return d.d }
+
+// Enter registers a participant and blocks until Size have arrived
+// (DoubleBarrier.Enter). If the session expires meanwhile (the node went
+// with it) it enters again on the next session. When ctx ends first, the
+// node is deleted by a cleanup that outlives ctx.
+// If the participant entered just as ctx ended, its node is deleted.
+func (d *Double) Enter(ctx context.Context) (*Participant, error) {
+	for {
+		p, err := d.enterOnce(ctx)
+		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+			continue
+		}
+		return p, err
+	}
+}
+
+func (d *Double) enterOnce(ctx context.Context) (*Participant, error) {
+	if ctx.Err() != nil {
+		return nil, ctxErr(ctx)
+	}
+	type result struct {
+		p   *Participant
+		err error
+	}
+	ch := make(chan result, 1)
+	f := executor.Submit(d.ex, d.d.Enter(), func(p *Participant, err error) { ch <- result{p, err} })
+	select {
+	case r := <-ch:
+		return r.p, r.err
+	case <-ctx.Done():
+	}
+	f.Cancel()
+	r := <-ch // the flow ends promptly once canceled
+	if r.err == nil {
+		executor.Submit(d.ex, r.p.deleteOwn(), nil)
+	}
+	return nil, ctxErr(ctx)
+}
+
+func ctxErr(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return task.ErrDeadlineExceeded
+	}
+	return task.ErrCanceled
+}
+
+// Leave removes p and blocks until every participant has left
+// (Participant.Leave). If the session expires meanwhile, it goes on
+// waiting on the next session. When ctx ends first, p's node is still
+// deleted, by a cleanup that outlives ctx.
+func (d *Double) Leave(ctx context.Context, p *Participant) error {
+	if p == nil || p.d.dir != d.d.dir {
+		return fmt.Errorf("barrier: Leave of a participant not entered through this Double: %w", task.ErrInvalidArgument)
+	}
+	_, err := executor.AwaitAcrossExpiry(ctx, d.ex, p.Leave())
+	return err
+}

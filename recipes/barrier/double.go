@@ -1,0 +1,468 @@
+package barrier
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Known bugs of the double barrier (see internal/canary).
+const (
+	// bugBlindCreate: Enter creates its node again after connection loss
+	// on the create, without looking for the node the lost create may have
+	// made: one participant can then count twice.
+	bugBlindCreate canary.Name = "barrier/double-blind-create"
+	// bugLeaveTrustsEvent: Leave ends when the node it watches is deleted,
+	// without listing again.
+	bugLeaveTrustsEvent canary.Name = "barrier/double-leave-trusts-event"
+)
+
+// ErrParticipantLost: a participant's node was deleted by someone else
+// while it waited to enter.
+var ErrParticipantLost = errors.New("barrier: participant node deleted")
+
+// ReadyNode is the name of the node the last participant to arrive
+// creates in the barrier's directory.
+const ReadyNode = "ready"
+
+// partPrefix starts the name of every participant node:
+// "_p_<id>-<sequence>".
+const partPrefix = "_p_"
+
+// DoubleBarrier is ZooKeeper's double barrier: Enter blocks until Size
+// participants have arrived, Leave blocks until every participant has
+// left. A DoubleBarrier holds no state of its own: every Enter is a new
+// participant, so one value may be shared by any number of flows and
+// executors. A directory serves one round (see the package documentation).
+type DoubleBarrier struct {
+	dir string
+	n   int
+}
+
+// NewDouble returns the double barrier for n participants whose nodes live
+// under dir. n < 1 fails with an error wrapping task.ErrInvalidArgument; an
+// invalid dir (or the root, or under /zookeeper) with one wrapping
+// task.ErrInvalidPath.
+func NewDouble(dir string, n int) (*DoubleBarrier, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("barrier: %d participants: %w", n, task.ErrInvalidArgument)
+	}
+	if err := validDir("directory", dir); err != nil {
+		return nil, err
+	}
+	return &DoubleBarrier{dir: dir, n: n}, nil
+}
+
+// Dir is the barrier's directory.
+func (d *DoubleBarrier) Dir() string { return d.dir }
+
+// Size is the number of participants Enter waits for.
+func (d *DoubleBarrier) Size() int { return d.n }
+
+func (d *DoubleBarrier) child(name string) string { return d.dir + "/" + name }
+
+// Participant is one participant that has entered: its node and the
+// session the node belongs to. Its accessors are safe from any goroutine.
+type Participant struct {
+	d    *DoubleBarrier
+	name string
+	sess task.Session
+}
+
+// Path is the participant's node.
+func (p *Participant) Path() string { return p.d.child(p.name) }
+
+// Session is the session the participant's node belongs to.
+func (p *Participant) Session() task.Session { return p.sess }
+
+// part is a participant node seen in a listing.
+type part struct {
+	name string
+	seq  int64
+}
+
+// seqOf parses a participant node's name, "_p_<id>-" and 10 digits. Other
+// names (the ready node, foreign children) are not participants.
+func seqOf(name string) (int64, bool) {
+	if !strings.HasPrefix(name, partPrefix) || len(name) < len(partPrefix)+11 {
+		return 0, false
+	}
+	digits := name[len(name)-10:]
+	if name[len(name)-11] != '-' {
+		return 0, false
+	}
+	for _, ch := range []byte(digits) {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil
+}
+
+// participants returns the participant nodes among names, lowest sequence
+// first.
+func participants(names []string) []part {
+	q := make([]part, 0, len(names))
+	for _, n := range names {
+		if seq, ok := seqOf(n); ok {
+			q = append(q, part{n, seq})
+		}
+	}
+	slices.SortFunc(q, func(a, b part) int {
+		if a.seq != b.seq {
+			if a.seq < b.seq {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return q
+}
+
+func indexOf(q []part, name string) int {
+	return slices.IndexFunc(q, func(p part) bool { return p.name == name })
+}
+
+// Enter returns a task that registers a participant and waits until Size
+// participants have arrived; see the package documentation for the
+// protocol. It fails with the scope's error (deadline, cancel),
+// task.ErrSessionExpired or task.ErrClosed when the session ends (the node
+// went with it), ErrParticipantLost if someone else deleted the node, or
+// an operation error a retry cannot settle. On every failure the node, if
+// it was made, is deleted by a cleanup flow that outlives the caller's
+// deadline and retries past connection loss.
+func (d *DoubleBarrier) Enter() task.Task[*Participant] {
+	return func(s *task.Scope, k task.Cont[*Participant]) {
+		sc := s.Child()
+		e := &entry{d: d, s: sc, sess: s.Session(), prefix: partPrefix + newID(s.Rand(), s.Rand()) + "-"}
+		e.undo = sc.Defer(e.cleanup())
+		task.RunIn(sc, task.Task[*Participant](e.run), k)
+	}
+}
+
+// entry is one participant on its way in. Executor goroutine only.
+type entry struct {
+	d      *DoubleBarrier
+	s      *task.Scope
+	sess   task.Session
+	prefix string
+	undo   func()
+	k      task.Cont[*Participant]
+
+	name    string
+	readyW  *task.Watch // set before our create
+	readyOK bool        // the ready node existed before our create
+}
+
+func (e *entry) fail(err error) { task.Resume(e.s, e.k, nil, err) }
+
+func (e *entry) ready() string { return e.d.child(ReadyNode) }
+
+func (e *entry) run(s *task.Scope, k task.Cont[*Participant]) {
+	e.k = k
+	task.Run(e.s, c.Retry(task.ExistsW(e.ready()), retry), func(sw task.StatWatch, err error) {
+		if err != nil {
+			e.fail(err)
+			return
+		}
+		e.readyW, e.readyOK = sw.Watch, sw.Stat != nil
+		e.create()
+	})
+}
+
+// create makes the participant node. A lost reply (connection loss) is
+// settled by looking for our prefix; a missing directory is created.
+func (e *entry) create() {
+	req := &task.CreateRequest{Path: e.d.child(e.prefix), Mode: task.EphemeralSequential}
+	task.Run(e.s, task.CreateWith(req), func(cr task.Created, err error) {
+		switch {
+		case err == nil:
+			e.found(task.Base(cr.Path))
+		case errors.Is(err, task.ErrNoNode):
+			task.Run(e.s, ensurePath(e.d.dir), func(_ task.Unit, err error) {
+				if err != nil {
+					e.fail(err)
+					return
+				}
+				e.create()
+			})
+		case errors.Is(err, task.ErrConnectionLoss):
+			if canary.On(bugBlindCreate) {
+				e.create()
+				return
+			}
+			e.recover()
+		case errors.Is(err, task.ErrNotSent):
+			e.create()
+		default:
+			e.fail(err)
+		}
+	})
+}
+
+// recover settles a create whose reply was lost: a child with our prefix
+// owned by our session is our node; if there is none the create was not
+// applied (the listing comes after it in the session's order), so create
+// again.
+func (e *entry) recover() {
+	task.Run(e.s, ours(e.d, e.prefix, e.sess.ID), func(names []string, err error) {
+		switch {
+		case err != nil:
+			e.fail(err)
+		case len(names) == 0:
+			e.create()
+		default:
+			e.found(names[0])
+		}
+	})
+}
+
+func (e *entry) found(name string) {
+	e.name = name
+	if e.readyOK {
+		e.pass()
+		return
+	}
+	e.check()
+}
+
+// check lists the directory: with Size participants or more, create the
+// ready node and pass; otherwise wait for the ready node's watch.
+func (e *entry) check() {
+	task.Run(e.s, c.Retry(task.Children(e.d.dir), retry), func(cl task.ChildList, err error) {
+		if err != nil {
+			if errors.Is(err, task.ErrNoNode) {
+				err = fmt.Errorf("%w: directory %s deleted", ErrParticipantLost, e.d.dir)
+			}
+			e.fail(err)
+			return
+		}
+		q := participants(cl.Names)
+		if indexOf(q, e.name) < 0 {
+			e.fail(fmt.Errorf("%w: %s", ErrParticipantLost, e.d.child(e.name)))
+			return
+		}
+		if len(q) >= e.d.n {
+			e.makeReady()
+			return
+		}
+		e.await()
+	})
+}
+
+// await waits for the ready node's watch; after the wake-up it checks
+// again, with a new watch: the ready node there means pass, else list.
+func (e *entry) await() {
+	task.Run(e.s, e.readyW.Wait(), func(_ task.Event, err error) {
+		if err != nil {
+			e.fail(err)
+			return
+		}
+		task.Run(e.s, c.Retry(task.ExistsW(e.ready()), retry), func(sw task.StatWatch, err error) {
+			switch {
+			case err != nil:
+				e.fail(err)
+			case sw.Stat != nil:
+				e.pass()
+			default:
+				e.readyW = sw.Watch
+				e.check()
+			}
+		})
+	})
+}
+
+func (e *entry) makeReady() {
+	create := c.Retry(task.Create(e.ready(), nil, task.Persistent), retry)
+	task.Run(e.s, create, func(_ string, err error) {
+		if err != nil && !errors.Is(err, task.ErrNodeExists) {
+			e.fail(err)
+			return
+		}
+		e.pass()
+	})
+}
+
+func (e *entry) pass() {
+	e.undo()
+	task.Resume(e.s, e.k, &Participant{d: e.d, name: e.name, sess: e.sess}, nil)
+}
+
+// cleanup deletes the node of a failed entry. It runs as a flow of its own
+// (Scope.Defer), without the caller's deadline. If the node's name is not
+// known (the create's reply was lost), it deletes the children with our
+// prefix that belong to the entry's session. If that session has ended,
+// its ephemeral nodes went with it: nothing to do.
+func (e *entry) cleanup() task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if s.Session().Epoch != e.sess.Epoch {
+			k(task.Unit{}, nil)
+			return
+		}
+		if e.name != "" {
+			task.Run(s, deleteNode(e.d.child(e.name)), k)
+			return
+		}
+		task.Run(s, ours(e.d, e.prefix, e.sess.ID), func(names []string, err error) {
+			if err != nil {
+				k(task.Unit{}, err)
+				return
+			}
+			loop := c.Loop(0, func(i int) bool { return i < len(names) }, func(i int) task.Task[int] {
+				return c.Map(deleteNode(e.d.child(names[i])), func(task.Unit) int { return i + 1 })
+			})
+			task.Run(s, c.Map(loop, func(int) task.Unit { return task.Unit{} }), k)
+		})
+	}
+}
+
+// ours lists d's children and returns those named with prefix whose
+// ephemeral owner is session id. A missing directory has none.
+func ours(d *DoubleBarrier, prefix string, id int64) task.Task[[]string] {
+	return func(s *task.Scope, k task.Cont[[]string]) {
+		task.Run(s, c.Retry(task.Children(d.dir), retry), func(cl task.ChildList, err error) {
+			if errors.Is(err, task.ErrNoNode) {
+				k(nil, nil)
+				return
+			}
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			var names, out []string
+			for _, n := range cl.Names {
+				if strings.HasPrefix(n, prefix) {
+					names = append(names, n)
+				}
+			}
+			var next func(i int)
+			next = func(i int) {
+				if i == len(names) {
+					k(out, nil)
+					return
+				}
+				task.Run(s, c.Retry(task.Exists(d.child(names[i])), retry), func(st *task.Stat, err error) {
+					if err != nil {
+						k(nil, err)
+						return
+					}
+					if st != nil && st.EphemeralOwner == id {
+						out = append(out, names[i])
+					}
+					next(i + 1)
+				})
+			}
+			next(0)
+		})
+	}
+}
+
+// Leave returns a task that removes the participant and waits until every
+// participant has left; see the package documentation for the protocol.
+// Leave may be run again after a failure, also on a new session (the node
+// went with the old one): it then only waits. If the caller's scope ends
+// first, the participant's node is still deleted, by a cleanup flow of its
+// own. It fails with the scope's error, task.ErrSessionExpired or
+// task.ErrClosed, or an operation error a retry cannot settle.
+func (p *Participant) Leave() task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		sc := s.Child()
+		undo := sc.Defer(p.deleteOwn())
+		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+			l := &leaving{p: p, s: s, k: func(v task.Unit, err error) {
+				if err == nil {
+					undo()
+				}
+				k(v, err)
+			}}
+			l.check()
+		}), k)
+	}
+}
+
+// deleteOwn deletes the participant's node unless its session has ended
+// (the node went with it).
+func (p *Participant) deleteOwn() task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if s.Session().Epoch != p.sess.Epoch {
+			k(task.Unit{}, nil)
+			return
+		}
+		task.Run(s, deleteNode(p.Path()), k)
+	}
+}
+
+type leaving struct {
+	p *Participant
+	s *task.Scope
+	k task.Cont[task.Unit]
+}
+
+func (l *leaving) done(err error) { task.Resume(l.s, l.k, task.Unit{}, err) }
+
+func (l *leaving) check() {
+	d := l.p.d
+	task.Run(l.s, c.Retry(task.Children(d.dir), retry), func(cl task.ChildList, err error) {
+		if errors.Is(err, task.ErrNoNode) {
+			l.done(nil)
+			return
+		}
+		if err != nil {
+			l.done(err)
+			return
+		}
+		q := participants(cl.Names)
+		i := indexOf(q, l.p.name)
+		switch {
+		case len(q) == 0:
+			l.done(nil)
+		case len(q) == 1 && i == 0:
+			task.Run(l.s, deleteNode(l.p.Path()), func(_ task.Unit, err error) { l.done(err) })
+		case i == 0:
+			l.watch(d.child(q[len(q)-1].name))
+		case i > 0:
+			task.Run(l.s, deleteNode(l.p.Path()), func(_ task.Unit, err error) {
+				if err != nil {
+					l.done(err)
+					return
+				}
+				l.watch(d.child(q[0].name))
+			})
+		default:
+			l.watch(d.child(q[0].name))
+		}
+	})
+}
+
+// watch waits for path to be gone, then lists again.
+func (l *leaving) watch(path string) {
+	task.Run(l.s, c.Retry(task.ExistsW(path), retry), func(sw task.StatWatch, err error) {
+		if err != nil {
+			l.done(err)
+			return
+		}
+		if sw.Stat == nil {
+			l.check()
+			return
+		}
+		task.Run(l.s, sw.Watch.Wait(), func(_ task.Event, err error) {
+			if err != nil {
+				l.done(err)
+				return
+			}
+			if canary.On(bugLeaveTrustsEvent) {
+				l.done(nil)
+				return
+			}
+			l.check()
+		})
+	})
+}

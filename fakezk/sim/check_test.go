@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,4 +43,28 @@ func TestCatchesBlindWrite(t *testing.T) {
 		t.Fatalf("caught for another reason: %v", res.Err)
 	}
 	t.Logf("caught after %d seeds: %v", n, res.Err)
+}
+
+// A failing seed's report names the command that replays it and shows
+// the faults and the end of the trace, from a traced re-run.
+func TestReportReplays(t *testing.T) {
+	sc := counterScenario()
+	incrTask = blindIncr
+	defer func() { incrTask = incr }()
+	_, res, found := sim.FirstFailure(sc, 1, 100)
+	if !found {
+		t.Fatal("not caught")
+	}
+	msg := sim.Report(t, sc, res)
+	want := "go test ./fakezk/sim -run '^TestReportReplays$' -sim.seed=" + strconv.FormatUint(res.Seed, 10) + " -v"
+	for _, s := range []string{want, "FAILED (safety)", "faults injected", "trace (last", " apply #"} {
+		if !strings.Contains(msg, s) {
+			t.Errorf("report lacks %q:\n%s", s, msg)
+		}
+	}
+	// The traced re-run is the same history as the first run.
+	a, b := sim.RunSeed(sc, res.Seed, true), sim.RunSeed(sc, res.Seed, false)
+	if a.Err == nil || b.Err == nil || a.Err.Error() != b.Err.Error() || len(a.Trace) == 0 {
+		t.Errorf("traced and untraced runs differ: %v / %v", a.Err, b.Err)
+	}
 }

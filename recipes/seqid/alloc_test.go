@@ -41,14 +41,14 @@ func TestAllocatorsUnique(t *testing.T) {
 				last = id
 				got.add(i, id)
 			}
-			executor.Submit(w.exs[i], drawLoop(a.Next(), each, record), func(_ int, err error) {
+			executor.Submit(w.Execs[i], drawLoop(a.Next(), each, record), func(_ int, err error) {
 				if err != nil {
 					t.Errorf("seed %d: client %d: %v", seed, i, err)
 				}
 				ended++
 			})
 		}
-		if !w.settle(func() bool { return ended == clients }) {
+		if !w.Settle(func() bool { return ended == clients }) {
 			t.Fatalf("seed %d: flows did not end", seed)
 		}
 		v := w.value(path)
@@ -73,7 +73,7 @@ func TestAllocatorConcurrentFlows(t *testing.T) {
 	got := newIDs(t, 1)
 	ended := 0
 	for i := range 3 {
-		executor.Submit(w.exs[0], a.Next(), func(id int64, err error) {
+		executor.Submit(w.Execs[0], a.Next(), func(id int64, err error) {
 			if err != nil {
 				t.Errorf("flow %d: %v", i, err)
 			}
@@ -81,7 +81,7 @@ func TestAllocatorConcurrentFlows(t *testing.T) {
 			ended++
 		})
 	}
-	if !w.settle(func() bool { return ended == 3 }) {
+	if !w.Settle(func() bool { return ended == 3 }) {
 		t.Fatal("flows did not end")
 	}
 	if v := w.value(path); v != 15 || a.Remaining() != 12 {

@@ -107,7 +107,7 @@ func nextHistory(t *testing.T, seed uint64) []porcupine.Operation {
 	call = func(i int) {
 		now++
 		op := porcupine.Operation{ClientId: i, Input: struct{}{}, Call: now}
-		executor.Submit(w.exs[i], seqid.Next(path), func(id int64, err error) {
+		executor.Submit(w.Execs[i], seqid.Next(path), func(id int64, err error) {
 			now++
 			switch {
 			case err == nil:
@@ -133,7 +133,7 @@ func nextHistory(t *testing.T, seed uint64) []porcupine.Operation {
 		left[i] = each
 		call(i)
 	}
-	if !w.settle(func() bool { return ended == clients }) {
+	if !w.Settle(func() bool { return ended == clients }) {
 		t.Fatalf("seed %d: stuck with %v left to draw", seed, left)
 	}
 	if t.Failed() {

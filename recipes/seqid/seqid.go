@@ -6,6 +6,7 @@ import (
 	"math"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -52,6 +53,18 @@ func (b Block) Len() int64 { return b.Last - b.First + 1 }
 // never leaves the package: the round starts again (and recreates it).
 var errNodeGone = errors.New("node deleted during the round")
 
+// Known bugs the simulation must catch, switched on only by tests
+// (internal/canary).
+const (
+	// bugBlindWrite writes with version -1 (any) instead of the version
+	// read: the compare-and-set becomes a blind write.
+	bugBlindWrite canary.Name = "seqid/blind-write"
+	// bugLossNotApplied treats connection loss on the compare-and-set as
+	// "not applied": it writes the same value again, unconditionally,
+	// and hands the IDs out.
+	bugLossNotApplied canary.Name = "seqid/loss-not-applied"
+)
+
 // retryOn are the errors after which a round starts again from the read.
 // NoNode is not among them: a create whose parent is missing fails with it
 // and must not spin; only the write's NoNode is turned into errNodeGone.
@@ -79,7 +92,18 @@ func reserve(op, path string, n int64) task.Task[Block] {
 		if err != nil {
 			return task.Fail[Block](&Error{Op: op, Path: path, Err: err})
 		}
-		set := c.Map(task.Set(path, data, d.Stat.Version), func(task.Stat) Block { return b })
+		version := d.Stat.Version
+		if canary.On(bugBlindWrite) {
+			version = task.AnyVersion
+		}
+		set := c.Map(task.Set(path, data, version), func(task.Stat) Block { return b })
+		if canary.On(bugLossNotApplied) {
+			// Takes the lost write for one never applied and writes the
+			// same value again unconditionally, handing out the block.
+			set = c.OnError(set, func(error) task.Task[Block] {
+				return c.Map(task.Set(path, data, task.AnyVersion), func(task.Stat) Block { return b })
+			}, task.ErrConnectionLoss)
+		}
 		return c.OnError(set, func(err error) task.Task[Block] {
 			return task.Fail[Block](fmt.Errorf("%w: %w", errNodeGone, err))
 		}, task.ErrNoNode)

@@ -144,14 +144,14 @@ func TestContention(t *testing.T) {
 				last[i] = id
 				got.add(i, id)
 			}
-			executor.Submit(w.exs[i], drawLoop(seqid.Next(path), each, record), func(_ int, err error) {
+			executor.Submit(w.Execs[i], drawLoop(seqid.Next(path), each, record), func(_ int, err error) {
 				if err != nil {
 					t.Errorf("seed %d: client %d: %v", seed, i, err)
 				}
 				ended++
 			})
 		}
-		if !w.settle(func() bool { return ended == clients }) {
+		if !w.Settle(func() bool { return ended == clients }) {
 			t.Fatalf("seed %d: flows did not end", seed)
 		}
 		if len(got.who) != clients*each || got.max != clients*each {
@@ -160,7 +160,7 @@ func TestContention(t *testing.T) {
 		if v := w.value(path); v != got.max {
 			t.Fatalf("seed %d: node %d, max id %d", seed, v, got.max)
 		}
-		conflicts += strings.Count(strings.Join(w.srv.Trace(), "\n"), "version conflict")
+		conflicts += strings.Count(strings.Join(w.Server.Trace(), "\n"), "version conflict")
 	}
 	if conflicts == 0 {
 		t.Fatal("no BadVersion in any seed: the test does not exercise contention")
@@ -185,19 +185,19 @@ func TestConnectionLossOnSet(t *testing.T) {
 		var id int64
 		var err error
 		done := false
-		executor.Submit(w.exs[0], seqid.Next(path), func(v int64, e error) { id, err, done = v, e, true })
-		w.exs[0].RunUntilIdle() // sends the get
-		w.srv.RunUntilIdle()    // applies it, delivers the reply
-		w.exs[0].RunUntilIdle() // sends the set
-		if st, _ := w.srv.NodeStat(path); st.Version != 0 {
+		executor.Submit(w.Execs[0], seqid.Next(path), func(v int64, e error) { id, err, done = v, e, true })
+		w.Execs[0].RunUntilIdle() // sends the get
+		w.Server.RunUntilIdle()   // applies it, delivers the reply
+		w.Execs[0].RunUntilIdle() // sends the set
+		if st, _ := w.Server.NodeStat(path); st.Version != 0 {
 			t.Fatalf("applied=%v: set applied before the drop", tc.applied)
 		}
-		w.srv.Drop(w.conns[0], tc.applied)
-		if st, _ := w.srv.NodeStat(path); st.Version != tc.wantVersion {
+		w.Server.Drop(w.Conns[0], tc.applied)
+		if st, _ := w.Server.NodeStat(path); st.Version != tc.wantVersion {
 			t.Fatalf("applied=%v: version %d after the drop, want %d (was the set in flight?)",
 				tc.applied, st.Version, tc.wantVersion)
 		}
-		if !w.settle(func() bool { return done }) || err != nil || id != tc.want {
+		if !w.Settle(func() bool { return done }) || err != nil || id != tc.want {
 			t.Fatalf("applied=%v: id %d, err %v, done %v; want %d", tc.applied, id, err, done, tc.want)
 		}
 		if v := w.value(path); v != tc.want {
@@ -222,7 +222,7 @@ func TestVersionWrap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, 1, 1, fakezk.Config{})
 			w.create(path, seqid.Encode(100))
-			if err := w.srv.SetCounters(path, tc.version, 0); err != nil {
+			if err := w.Server.SetCounters(path, tc.version, 0); err != nil {
 				t.Fatal(err)
 			}
 			for i := range 4 {
@@ -237,7 +237,7 @@ func TestVersionWrap(t *testing.T) {
 					t.Fatalf("draw %d: %d, %v, want %d", i, id, err, 101+i)
 				}
 			}
-			st, _ := w.srv.NodeStat(path)
+			st, _ := w.Server.NodeStat(path)
 			if tc.ok >= 0 && st.Version != -1 {
 				t.Fatalf("version %d, want -1", st.Version)
 			}
@@ -267,17 +267,17 @@ func TestNodeDeletedDuringRound(t *testing.T) {
 		var id int64
 		var err error
 		done, deleted := false, false
-		executor.Submit(w.exs[0], seqid.Next(path), func(v int64, e error) { id, err, done = v, e, true })
-		w.exs[0].RunUntilIdle() // sends the get
-		w.srv.RunUntilIdle()
-		w.exs[0].RunUntilIdle() // sends the set
-		executor.Submit(w.exs[1], task.Delete(path, task.AnyVersion), func(_ task.Unit, e error) {
+		executor.Submit(w.Execs[0], seqid.Next(path), func(v int64, e error) { id, err, done = v, e, true })
+		w.Execs[0].RunUntilIdle() // sends the get
+		w.Server.RunUntilIdle()
+		w.Execs[0].RunUntilIdle() // sends the set
+		executor.Submit(w.Execs[1], task.Delete(path, task.AnyVersion), func(_ task.Unit, e error) {
 			if e != nil {
 				t.Errorf("seed %d: delete: %v", seed, e)
 			}
 			deleted = true
 		})
-		if !w.settle(func() bool { return done && deleted }) || err != nil {
+		if !w.Settle(func() bool { return done && deleted }) || err != nil {
 			t.Fatalf("seed %d: id %d, err %v", seed, id, err)
 		}
 		if id != 6 && id != 1 {

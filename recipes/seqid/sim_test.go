@@ -57,7 +57,7 @@ func simulate(t *testing.T, seed uint64) stats {
 	var start func(i int)
 	start = func(i int) {
 		record := func(id int64) { got.add(i, id); left[i]-- }
-		executor.Submit(w.exs[i], drawLoop(nexts[i], left[i], record), func(_ int, err error) {
+		executor.Submit(w.Execs[i], drawLoop(nexts[i], left[i], record), func(_ int, err error) {
 			switch {
 			case errors.Is(err, task.ErrSessionExpired):
 				expiries++
@@ -74,11 +74,11 @@ func simulate(t *testing.T, seed uint64) stats {
 		start(i)
 	}
 	for n := 0; ended < clients; n++ {
-		w.drive()
+		w.Drive()
 		if ended == clients {
 			break
 		}
-		if n > 100000 || !w.clk.AdvanceToNext() {
+		if n > 100000 || !w.Clock.AdvanceToNext() {
 			t.Fatalf("seed %d: stuck with %v left to draw", seed, left)
 		}
 	}
@@ -90,7 +90,7 @@ func simulate(t *testing.T, seed uint64) stats {
 		t.Fatalf("seed %d: id %d above the node's value %d", seed, got.max, v)
 	}
 	faults := 0
-	for _, line := range w.srv.Trace() {
+	for _, line := range w.Server.Trace() {
 		if strings.Contains(line, "fault drop") && strings.Contains(line, "drawn") {
 			faults++
 		}

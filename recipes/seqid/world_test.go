@@ -1,84 +1,38 @@
 package seqid_test
 
 import (
+	"errors"
 	"testing"
-	"time"
 
-	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
 )
 
-// world is a deterministic fake server with n clients, each an executor on
-// a session of its own, all driven from the test goroutine.
+// world is the simulation world (fakezk/sim) with the test it reports
+// to: a deterministic fake server with n clients, each an executor on a
+// session of its own, all driven from the test goroutine.
 type world struct {
-	t     testing.TB
-	clk   *fakezk.Clock
-	srv   *fakezk.Server
-	conns []*fakezk.Conn
-	exs   []*executor.Executor
+	*sim.World
+	t testing.TB
 }
 
 func newWorld(t testing.TB, seed uint64, n int, cfg fakezk.Config) *world {
 	t.Helper()
-	w := &world{t: t, clk: fakezk.NewClock(fakezk.Epoch)}
-	cfg.Seed, cfg.Clock, cfg.Deterministic = seed, w.clk, true
-	w.srv = fakezk.New(cfg)
-	for i := range n {
-		conn := w.srv.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second})
-		ex, err := executor.New(executor.Config{Conn: conn, Clock: w.clk, Seed: seed*31 + uint64(i) + 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.conns = append(w.conns, conn)
-		w.exs = append(w.exs, ex)
-		t.Cleanup(ex.Shutdown)
+	sw, err := sim.New(sim.Config{Seed: seed, Clients: n, Server: cfg})
+	if err != nil {
+		t.Fatal(err)
 	}
-	w.drive()
-	return w
-}
-
-// step runs every executor and the server until each is idle once, and
-// says how much ran.
-func (w *world) step() int {
-	n := 0
-	for _, ex := range w.exs {
-		n += ex.RunUntilIdle()
-	}
-	return n + w.srv.RunUntilIdle()
-}
-
-// drive runs until nothing is left to run at the current time.
-func (w *world) drive() {
-	for w.step() > 0 {
-	}
-}
-
-// settle drives, advancing the clock to the next timer whenever idle,
-// until done holds or no timer is left (false).
-func (w *world) settle(done func() bool) bool {
-	for {
-		w.drive()
-		if done() {
-			return true
-		}
-		if !w.clk.AdvanceToNext() {
-			return false
-		}
-	}
+	t.Cleanup(sw.Close)
+	return &world{World: sw, t: t}
 }
 
 // run runs t on client i to its end.
 func run[T any](w *world, i int, t task.Task[T]) (T, error) {
 	w.t.Helper()
-	var (
-		v    T
-		err  error
-		done bool
-	)
-	executor.Submit(w.exs[i], t, func(x T, e error) { v, err, done = x, e, true })
-	if !w.settle(func() bool { return done }) {
+	v, err := sim.Run(w.World, i, t)
+	if errors.Is(err, sim.ErrStuck) {
 		w.t.Fatalf("task on client %d never ended", i)
 	}
 	return v, err

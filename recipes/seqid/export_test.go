@@ -1,0 +1,6 @@
+package seqid
+
+import "github.com/zkflow/zkflow/internal/canary"
+
+// Canaries are the known bugs of the package, for the canary test.
+var Canaries = []canary.Name{bugBlindWrite, bugLossNotApplied}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
@@ -47,7 +48,7 @@ func TestReserveStopsAtLimit(t *testing.T) {
 	var errs []error
 	take := func(n int64) {
 		done := false
-		executor.Submit(w.exs[1], idpersist.Reserve(w.cfg, n), func(b seqid.Block, err error) {
+		executor.Submit(w.Execs[1], idpersist.Reserve(w.cfg, n), func(b seqid.Block, err error) {
 			got, errs, done = append(got, b), append(errs, err), true
 		})
 		w.settle(func() bool { return done })
@@ -72,12 +73,12 @@ func TestLeaderStopsOnSuspend(t *testing.T) {
 	w := newWorld(t, 6, 2, fakezk.Config{})
 	r := w.replica(0)
 	w.settle(func() bool { return r.Leading() })
-	w.srv.Partition(w.conns[0], time.Second, false)
-	w.drive()
+	w.Server.Partition(w.Conns[0], time.Second, false)
+	w.Drive()
 	if r.Leading() {
 		t.Fatal("still leading while suspended")
 	}
-	w.settle(all(w.draw(1, 25), func() bool { return r.Leading() }))
+	w.settle(sim.All(w.draw(1, 25), func() bool { return r.Leading() }))
 	if r.Turns() != 2 {
 		t.Fatalf("turns %d, want 2 (the same candidate leads again)", r.Turns())
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
@@ -59,7 +60,7 @@ func (m *multiWorld) drawNamed(i int, name string, n int) func() bool {
 		if left == 0 {
 			return
 		}
-		executor.Submit(m.exs[i], idpersist.Next(cfg), func(id int64, err error) {
+		executor.Submit(m.Execs[i], idpersist.Next(cfg), func(id int64, err error) {
 			switch {
 			case err == nil:
 				if m.ids[name][id] {
@@ -93,7 +94,7 @@ func (m *multiWorld) create(i int, name string, v int64) {
 		err  error
 		done bool
 	)
-	executor.Submit(m.exs[i], task.Create("/all-sequences/"+name, seqid.Encode(v), task.Persistent), func(_ string, e error) { err, done = e, true })
+	executor.Submit(m.Execs[i], task.Create("/all-sequences/"+name, seqid.Encode(v), task.Persistent), func(_ string, e error) { err, done = e, true })
 	m.settle(func() bool { return done })
 	if err != nil {
 		m.t.Fatalf("create %s: %v", name, err)
@@ -106,7 +107,7 @@ func (m *multiWorld) remove(i int, name string) {
 		err  error
 		done bool
 	)
-	executor.Submit(m.exs[i], task.Delete("/all-sequences/"+name, task.AnyVersion), func(_ task.Unit, e error) { err, done = e, true })
+	executor.Submit(m.Execs[i], task.Delete("/all-sequences/"+name, task.AnyVersion), func(_ task.Unit, e error) { err, done = e, true })
 	m.settle(func() bool { return done })
 	if err != nil {
 		m.t.Fatalf("delete %s: %v", name, err)
@@ -149,7 +150,7 @@ func TestDynamicSequencesAddedAndRemoved(t *testing.T) {
 		m.settle(m.drawNamed(2, "a", 15))
 
 		m.create(3, "b", 100) // added while the leader runs
-		m.settle(all(m.drawNamed(2, "a", 15), m.drawNamed(3, "b", 25)))
+		m.settle(sim.All(m.drawNamed(2, "a", 15), m.drawNamed(3, "b", 25)))
 		for id := range m.ids["b"] {
 			if id <= 100 {
 				t.Fatalf("seed %d: b handed out %d, not above its starting value 100", seed, id)
@@ -173,8 +174,8 @@ func TestDynamicSequencesAddedAndRemoved(t *testing.T) {
 		// Not served any more: a draw on it waits.
 		stuck := m.drawNamed(2, "a", 1)
 		for range 50 {
-			m.drive()
-			m.clk.AdvanceToNext()
+			m.Drive()
+			m.Clock.AdvanceToNext()
 		}
 		if stuck() {
 			t.Fatalf("seed %d: an id was drawn from the removed sequence", seed)
@@ -210,15 +211,15 @@ func TestDynamicWipeRestoresEverySequence(t *testing.T) {
 		m.create(2, "a", 0)
 		m.create(2, "b", 500)
 		m.create(2, "gone", 0)
-		m.settle(all(m.drawNamed(2, "a", 13), m.drawNamed(3, "b", 17), m.drawNamed(2, "gone", 3)))
+		m.settle(sim.All(m.drawNamed(2, "a", 13), m.drawNamed(3, "b", 17), m.drawNamed(2, "gone", 3)))
 		m.remove(3, "gone")
 		m.settle(func() bool { return !m.live("gone") })
 		before := map[string]int64{"a": m.max["a"], "b": m.max["b"]}
 		marks := map[string]int64{"a": m.mark("a"), "b": m.mark("b")}
 		n := map[string]int{"a": len(m.order["a"]), "b": len(m.order["b"])}
 
-		m.srv.Wipe()
-		m.settle(all(m.drawNamed(2, "a", 13), m.drawNamed(3, "b", 17)))
+		m.Server.Wipe()
+		m.settle(sim.All(m.drawNamed(2, "a", 13), m.drawNamed(3, "b", 17)))
 		for _, name := range []string{"a", "b"} {
 			after := m.order[name][n[name]:]
 			if after[0] != marks[name]+1 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 )
 
 // One leader, one generator: the limit moves ahead of the sequence in
@@ -12,7 +13,7 @@ import (
 func TestSingleLeaderAdvancesLimit(t *testing.T) {
 	w := newWorld(t, 1, 2, fakezk.Config{})
 	r := w.replica(0)
-	w.settle(all(w.draw(1, 35)))
+	w.settle(sim.All(w.draw(1, 35)))
 	if !r.Leading() || r.Turns() != 1 {
 		t.Fatalf("leading %v, turns %d", r.Leading(), r.Turns())
 	}
@@ -21,7 +22,7 @@ func TestSingleLeaderAdvancesLimit(t *testing.T) {
 			t.Fatalf("ids %v, want 1, 2, 3, ...", w.order)
 		}
 	}
-	w.drive()
+	w.Drive()
 	w.checkMark()
 	limit, seq := w.node(0, w.cfg.Limit), w.node(0, w.cfg.Sequence)
 	if seq != 35 || limit < seq+w.cfg.LowWater || limit > seq+w.cfg.Chunk {
@@ -37,8 +38,8 @@ func TestNoLeaderNoIDs(t *testing.T) {
 	w := newWorld(t, 2, 2, fakezk.Config{})
 	done := w.draw(1, 3)
 	for range 50 {
-		w.drive()
-		w.clk.AdvanceToNext()
+		w.Drive()
+		w.Clock.AdvanceToNext()
 	}
 	if done() || len(w.ids) != 0 {
 		t.Fatalf("ids %v drawn with no leader", w.order)
@@ -51,7 +52,7 @@ func TestNoLeaderNoIDs(t *testing.T) {
 // leaders lists the replicas that lead now.
 func (w *world) leaders() []int {
 	var out []int
-	for i := range w.exs {
+	for i := range w.Execs {
 		if r := w.reps[i]; r != nil && r.Leading() {
 			out = append(out, i)
 		}
@@ -74,13 +75,13 @@ func TestBackupTakesOver(t *testing.T) {
 	w.replica(0)
 	w.replica(1)
 	w.replica(2)
-	w.settle(all(w.draw(3, 15), w.oneLeaderOtherThan()))
+	w.settle(sim.All(w.draw(3, 15), w.oneLeaderOtherThan()))
 	first := w.leaders()[0]
-	w.srv.Expire(w.conns[first])
-	w.settle(all(w.draw(3, 15), w.oneLeaderOtherThan(first)))
+	w.Server.Expire(w.Conns[first])
+	w.settle(sim.All(w.draw(3, 15), w.oneLeaderOtherThan(first)))
 	second := w.leaders()[0]
-	w.conns[second].Close()
-	w.settle(all(w.draw(3, 15), w.oneLeaderOtherThan(second)))
+	w.Conns[second].Close()
+	w.settle(sim.All(w.draw(3, 15), w.oneLeaderOtherThan(second)))
 	if len(w.ids) != 45 {
 		t.Fatalf("%d ids, want 45", len(w.ids))
 	}
@@ -99,11 +100,11 @@ func TestWipeResumesAboveMark(t *testing.T) {
 	w := newWorld(t, 4, 3, fakezk.Config{})
 	w.replica(0)
 	w.replica(1)
-	w.settle(all(w.draw(2, 23)))
+	w.settle(sim.All(w.draw(2, 23)))
 	before := w.max
 	mark, _ := w.store.Load()
-	w.srv.Wipe()
-	w.settle(all(w.draw(2, 23)))
+	w.Server.Wipe()
+	w.settle(sim.All(w.draw(2, 23)))
 	for _, id := range w.order[23:] {
 		if id <= before || id <= mark {
 			t.Fatalf("id %d after the wipe, not above the ids before (%d) and the mark then (%d)", id, before, mark)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 )
 
@@ -43,15 +44,15 @@ func simulate(t *testing.T, seed uint64) (drops int, turns int64) {
 	for i := range 3 {
 		w.replica(i)
 	}
-	w.settle(all(w.draw(3, 12), w.draw(4, 12)))
+	w.settle(sim.All(w.draw(3, 12), w.draw(4, 12)))
 	if l := w.leaders(); len(l) == 1 {
-		w.srv.Expire(w.conns[l[0]])
+		w.Server.Expire(w.Conns[l[0]])
 	}
-	w.settle(all(w.draw(3, 12), w.draw(4, 12)))
+	w.settle(sim.All(w.draw(3, 12), w.draw(4, 12)))
 	before := w.max
-	w.srv.Wipe()
+	w.Server.Wipe()
 	n := len(w.order)
-	w.settle(all(w.draw(3, 12), w.draw(4, 12)))
+	w.settle(sim.All(w.draw(3, 12), w.draw(4, 12)))
 	for _, id := range w.order[n:] {
 		if id <= before {
 			t.Errorf("seed %d: id %d after the wipe, at or below %d drawn before it", seed, id, before)
@@ -61,7 +62,7 @@ func simulate(t *testing.T, seed uint64) (drops int, turns int64) {
 		t.Errorf("seed %d: %d distinct ids, want 72", seed, len(w.ids))
 	}
 	w.checkMark()
-	for _, line := range w.srv.Trace() {
+	for _, line := range w.Server.Trace() {
 		if strings.Contains(line, "fault drop") || strings.Contains(line, "fault partition") {
 			drops++
 		}
@@ -98,17 +99,17 @@ func TestLeaderKilledBetweenStoreAndLimit(t *testing.T) {
 	hs := &hookStore{inner: w.store}
 	w.cfg.Store = hs
 	w.replica(0)
-	w.settle(all(w.draw(2, 15), w.oneLeaderOtherThan()))
+	w.settle(sim.All(w.draw(2, 15), w.oneLeaderOtherThan()))
 	w.replica(1)
-	w.drive()
+	w.Drive()
 	killed := -1
 	hs.after = func(int64) {
 		if killed < 0 {
 			killed = w.leaders()[0]
-			w.srv.Expire(w.conns[killed])
+			w.Server.Expire(w.Conns[killed])
 		}
 	}
-	w.settle(all(w.draw(2, 30), func() bool { return killed >= 0 }))
+	w.settle(sim.All(w.draw(2, 30), func() bool { return killed >= 0 }))
 	if len(w.ids) != 45 {
 		t.Fatalf("%d ids, want 45", len(w.ids))
 	}

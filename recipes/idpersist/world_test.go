@@ -3,25 +3,24 @@ package idpersist_test
 import (
 	"errors"
 	"testing"
-	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
 )
 
-// world is a deterministic fake server with n clients, each an executor on
-// a session of its own, all driven from the test goroutine.
+// world is the simulation world (fakezk/sim) with what the tests judge:
+// a deterministic fake server with n clients, each an executor on a
+// session of its own, all driven from the test goroutine, and the IDs
+// drawn, the replicas and the durable store.
 type world struct {
+	*sim.World
 	t     testing.TB
 	seed  uint64
-	clk   *fakezk.Clock
-	srv   *fakezk.Server
-	conns []*fakezk.Conn
-	exs   []*executor.Executor
 	cfg   idpersist.Config
 	store *idpersist.FileStore
 	reps  map[int]*idpersist.Replica
@@ -32,50 +31,23 @@ type world struct {
 
 func newWorld(t *testing.T, seed uint64, n int, fc fakezk.Config) *world {
 	t.Helper()
-	w := &world{t: t, seed: seed, clk: fakezk.NewClock(fakezk.Epoch), reps: map[int]*idpersist.Replica{}, ids: map[int64]int{}}
-	fc.Seed, fc.Clock, fc.Deterministic = seed, w.clk, true
-	w.srv = fakezk.New(fc)
-	for i := range n {
-		conn := w.srv.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second})
-		ex, err := executor.New(executor.Config{Conn: conn, Clock: w.clk, Seed: seed*31 + uint64(i) + 1, OnError: func(error) {}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.conns = append(w.conns, conn)
-		w.exs = append(w.exs, ex)
-		t.Cleanup(ex.Shutdown)
+	sw, err := sim.New(sim.Config{Seed: seed, Clients: n, Server: fc})
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(sw.Close)
+	w := &world{World: sw, t: t, seed: seed, reps: map[int]*idpersist.Replica{}, ids: map[int64]int{}}
 	w.store = newFileStore(t)
 	w.cfg = idpersist.Config{Sequence: "/ids/seq", Limit: "/ids/limit", Election: "/ids/election",
 		Store: w.store, Chunk: 10, LowWater: 3}
-	w.drive()
 	return w
-}
-
-func (w *world) step() int {
-	n := 0
-	for _, ex := range w.exs {
-		n += ex.RunUntilIdle()
-	}
-	return n + w.srv.RunUntilIdle()
-}
-
-func (w *world) drive() {
-	for w.step() > 0 {
-	}
 }
 
 // settle drives, advancing the clock whenever idle, until done holds.
 func (w *world) settle(done func() bool) {
 	w.t.Helper()
-	for n := 0; ; n++ {
-		w.drive()
-		if done() {
-			return
-		}
-		if n > 200000 || !w.clk.AdvanceToNext() {
-			w.t.Fatalf("seed %d: stuck", w.seed)
-		}
+	if !w.Settle(done) {
+		w.t.Fatalf("seed %d: stuck", w.seed)
 	}
 }
 
@@ -89,7 +61,7 @@ func (w *world) replica(i int) *idpersist.Replica {
 	w.reps[i] = r
 	var start func()
 	start = func() {
-		executor.Submit(w.exs[i], r.Task(), func(_ task.Unit, err error) {
+		executor.Submit(w.Execs[i], r.Task(), func(_ task.Unit, err error) {
 			switch {
 			case errors.Is(err, task.ErrSessionExpired), errors.Is(err, idpersist.ErrDeposed):
 				start()
@@ -131,7 +103,7 @@ func (w *world) draw(i, n int) func() bool {
 		if left == 0 {
 			return
 		}
-		executor.Submit(w.exs[i], idpersist.Next(w.cfg), func(id int64, err error) {
+		executor.Submit(w.Execs[i], idpersist.Next(w.cfg), func(id int64, err error) {
 			switch {
 			case err == nil:
 				w.record(i, id)
@@ -150,18 +122,6 @@ func (w *world) draw(i, n int) func() bool {
 	return func() bool { return left == 0 }
 }
 
-// all reports whether every func reports done.
-func all(fs ...func() bool) func() bool {
-	return func() bool {
-		for _, f := range fs {
-			if !f() {
-				return false
-			}
-		}
-		return true
-	}
-}
-
 // node reads a node's value through client i (-1: missing), retrying
 // connection loss and session expiry.
 func (w *world) node(i int, path string) int64 {
@@ -172,7 +132,7 @@ func (w *world) node(i int, path string) int64 {
 			err  error
 			done bool
 		)
-		executor.Submit(w.exs[i], c.Retry(task.Get(path), c.Policy{}), func(x task.Data, e error) { d, err, done = x, e, true })
+		executor.Submit(w.Execs[i], c.Retry(task.Get(path), c.Policy{}), func(x task.Data, e error) { d, err, done = x, e, true })
 		w.settle(func() bool { return done })
 		switch {
 		case errors.Is(err, task.ErrSessionExpired):
@@ -199,7 +159,7 @@ func (w *world) checkMark() {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if l := w.node(len(w.exs)-1, w.cfg.Limit); l > mark {
+	if l := w.node(len(w.Execs)-1, w.cfg.Limit); l > mark {
 		w.t.Errorf("seed %d: limit %d above the durable mark %d", w.seed, l, mark)
 	}
 	if w.max > mark {

@@ -24,3 +24,30 @@ func deleteNode(path string, owner int64) task.Task[task.Unit] {
 		return task.Fail[task.Unit](err)
 	})
 }
+
+func deleteAll(paths []string, owner int64) task.Task[task.Unit] {
+	loop := c.Loop(0, func(i int) bool { return i < len(paths) }, func(i int) task.Task[int] {
+		return c.Map(deleteNode(paths[i], owner), func(task.Unit) int { return i + 1 })
+	})
+	return c.Map(loop, func(int) task.Unit { return task.Unit{} })
+}
+
+// ensurePath creates path and its missing ancestors as persistent nodes;
+// nodes already there (someone else made them) are fine.
+func ensurePath(path string) task.Task[task.Unit] {
+	if path == "/" || path == "" {
+		return task.Done
+	}
+	create := c.Catch(c.Retry(task.Create(path, nil, task.Persistent), retry), func(err error) task.Task[string] {
+		if errors.Is(err, task.ErrNodeExists) {
+			return task.Value(path)
+		}
+		return task.Fail[string](err)
+	})
+	return c.Catch(c.Map(create, func(string) task.Unit { return task.Unit{} }), func(err error) task.Task[task.Unit] {
+		if !errors.Is(err, task.ErrNoNode) {
+			return task.Fail[task.Unit](err)
+		}
+		return c.Seq(ensurePath(task.Parent(path)), c.Map(create, func(string) task.Unit { return task.Unit{} }))
+	})
+}

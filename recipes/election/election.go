@@ -1,10 +1,13 @@
 package election
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -53,11 +56,269 @@ func (e *Election) child(name string) string { return e.dir + "/" + name }
 // is deleted by a cleanup flow of its own that outlives the deadline and
 // retries past connection loss.
 func (e *Election) Campaign() task.Task[*Leadership] {
-	return task.Fail[*Leadership](fmt.Errorf("election: Campaign not implemented yet: %w", task.ErrUnimplemented))
+	return func(s *task.Scope, k task.Cont[*Leadership]) {
+		sc := s.Child()
+		a := &attempt{e: e, s: sc, sess: s.Session()}
+		a.prefix = prefix(newID(s.Rand(), s.Rand()))
+		a.undo = sc.Defer(a.cleanup())
+		task.RunIn(sc, task.Task[*Leadership](a.run), k)
+	}
+}
+
+// attempt is one candidate: its unique prefix, and once known the node's
+// name. It lives on the executor goroutine.
+type attempt struct {
+	e      *Election
+	s      *task.Scope
+	sess   task.Session // the session the candidate node belongs to
+	prefix string
+	undo   func() // withdraws the cleanup once leadership is granted
+	k      task.Cont[*Leadership]
+	name   string
+}
+
+func (a *attempt) run(s *task.Scope, k task.Cont[*Leadership]) {
+	a.k = k
+	a.create()
+}
+
+func (a *attempt) fail(err error) { task.Resume(a.s, a.k, nil, err) }
+
+func (a *attempt) lost(what string) {
+	a.fail(fmt.Errorf("%w: %s", ErrLost, what))
+}
+
+// create makes the candidate node. A lost reply (connection loss) is
+// settled by looking for our prefix; a missing directory is created.
+func (a *attempt) create() {
+	req := &task.CreateRequest{Path: a.e.child(a.prefix), Data: a.e.cfg.Data, Mode: task.EphemeralSequential}
+	task.Run(a.s, task.CreateWith(req), func(cr task.Created, err error) {
+		switch {
+		case err == nil:
+			a.found(cr.Path[len(a.e.dir)+1:])
+		case errors.Is(err, task.ErrNoNode):
+			task.Run(a.s, ensurePath(a.e.dir), func(_ task.Unit, err error) {
+				if err != nil {
+					a.fail(err)
+					return
+				}
+				a.create()
+			})
+		case errors.Is(err, task.ErrConnectionLoss):
+			a.recover()
+		case errors.Is(err, task.ErrNotSent):
+			a.create()
+		default:
+			a.fail(err)
+		}
+	})
+}
+
+// recover settles a create whose reply was lost: if a child with our
+// prefix exists and belongs to our session, the create was applied and
+// that is our node; otherwise it was not, and we create again.
+func (a *attempt) recover() {
+	task.Run(a.s, ours(a.e, a.prefix, a.sess.ID), func(names []string, err error) {
+		switch {
+		case err != nil:
+			a.fail(err)
+		case len(names) == 0:
+			a.create()
+		default:
+			a.found(names[0])
+		}
+	})
+}
+
+func (a *attempt) found(name string) {
+	if _, ok := seqOf(name); !ok {
+		a.fail(fmt.Errorf("election: server named the candidate %q: no sequence after %q", name, tag))
+		return
+	}
+	a.name = name
+	a.check()
+}
+
+// check lists the children without a watch: the lowest candidate leads
+// (once its owner is checked); every other waits for the next lower one
+// only.
+func (a *attempt) check() {
+	task.Run(a.s, c.Retry(task.Children(a.e.dir), retry), func(cl task.ChildList, err error) {
+		if err != nil {
+			if errors.Is(err, task.ErrNoNode) {
+				err = fmt.Errorf("%w: directory %s deleted", ErrLost, a.e.dir)
+			}
+			a.fail(err)
+			return
+		}
+		q := queue(cl.Names)
+		i := -1
+		for j, ct := range q {
+			if ct.name == a.name {
+				i = j
+				break
+			}
+		}
+		switch {
+		case i < 0:
+			a.lost(fmt.Sprintf("candidate %s deleted while waiting", a.e.child(a.name)))
+		case i == 0:
+			a.grant()
+		case canary.On(bugWatchLowest):
+			a.waitFor(a.e.child(q[0].name))
+		default:
+			a.waitFor(a.e.child(q[i-1].name))
+		}
+	})
+}
+
+// waitFor watches pred with exists; when it is gone (already, or later),
+// list again.
+func (a *attempt) waitFor(pred string) {
+	task.Run(a.s, c.Retry(task.ExistsW(pred), retry), func(sw task.StatWatch, err error) {
+		if err != nil {
+			a.fail(err)
+			return
+		}
+		if sw.Stat == nil {
+			a.check()
+			return
+		}
+		task.Run(a.s, sw.Watch.Wait(), func(_ task.Event, err error) {
+			if err != nil {
+				a.fail(err)
+				return
+			}
+			a.check()
+		})
+	})
+}
+
+// grant reads our node and grants leadership only if it exists and its
+// ephemeral owner is the session we are running on, which is still the
+// executor's current one.
+func (a *attempt) grant() {
+	path := a.e.child(a.name)
+	task.Run(a.s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
+		switch {
+		case err != nil:
+			a.fail(err)
+		case st == nil:
+			a.lost(fmt.Sprintf("candidate %s deleted", path))
+		case !canary.On(bugSkipOwnerCheck) && (st.EphemeralOwner != a.sess.ID || !a.s.IsCurrent(a.sess)):
+			a.lost(fmt.Sprintf("candidate %s owned by session %#x, not ours (%#x)", path, st.EphemeralOwner, a.sess.ID))
+		default:
+			a.undo()
+			l := a.e.cfg.newLeadership(path, *st, a.sess)
+			l.start(a.s)
+			task.Resume(a.s, a.k, l, nil)
+		}
+	})
+}
+
+// cleanup deletes the candidate node of a failed attempt. It runs as a
+// flow of its own (Scope.Defer), without the caller's deadline. If the
+// node's name is not known (the create's reply was lost), it deletes the
+// children with our prefix that belong to the attempt's session. If that
+// session has ended, its ephemeral nodes went with it: nothing to do.
+func (a *attempt) cleanup() task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if s.Session().Epoch != a.sess.Epoch {
+			k(task.Unit{}, nil)
+			return
+		}
+		if a.name != "" {
+			task.Run(s, deleteNode(a.e.child(a.name), a.sess.ID), k)
+			return
+		}
+		task.Run(s, ours(a.e, a.prefix, a.sess.ID), func(names []string, err error) {
+			if err != nil {
+				k(task.Unit{}, err)
+				return
+			}
+			paths := make([]string, len(names))
+			for i, n := range names {
+				paths[i] = a.e.child(n)
+			}
+			task.Run(s, deleteAll(paths, a.sess.ID), k)
+		})
+	}
+}
+
+// ours lists e's children and returns those named with prefix whose
+// ephemeral owner is session id. A missing directory has none.
+func ours(e *Election, prefix string, id int64) task.Task[[]string] {
+	return func(s *task.Scope, k task.Cont[[]string]) {
+		task.Run(s, c.Retry(task.Children(e.dir), retry), func(cl task.ChildList, err error) {
+			if errors.Is(err, task.ErrNoNode) {
+				k(nil, nil)
+				return
+			}
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			var names []string
+			for _, n := range cl.Names {
+				if strings.HasPrefix(n, prefix) {
+					names = append(names, n)
+				}
+			}
+			if canary.On(bugSkipOwnerCheck) {
+				k(names, nil)
+				return
+			}
+			var out []string
+			var next func(i int)
+			next = func(i int) {
+				if i == len(names) {
+					k(out, nil)
+					return
+				}
+				task.Run(s, c.Retry(task.Exists(e.child(names[i])), retry), func(st *task.Stat, err error) {
+					if err != nil {
+						k(nil, err)
+						return
+					}
+					if st != nil && st.EphemeralOwner == id {
+						out = append(out, names[i])
+					}
+					next(i + 1)
+				})
+			}
+			next(0)
+		})
+	}
 }
 
 // Leader returns a task that reads the data of the current leader (the
-// lowest candidate), or fails with ErrNoLeader.
+// lowest candidate), or fails with ErrNoLeader. A candidate that goes
+// between the listing and the read is skipped by listing again.
 func (e *Election) Leader() task.Task[[]byte] {
-	return task.Fail[[]byte](fmt.Errorf("election: Leader not implemented yet: %w", task.ErrUnimplemented))
+	var try task.Task[[]byte]
+	try = func(s *task.Scope, k task.Cont[[]byte]) {
+		task.Run(s, c.Retry(task.Children(e.dir), retry), func(cl task.ChildList, err error) {
+			if errors.Is(err, task.ErrNoNode) {
+				k(nil, fmt.Errorf("election: %s: %w", e.dir, ErrNoLeader))
+				return
+			}
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			q := queue(cl.Names)
+			if len(q) == 0 {
+				k(nil, fmt.Errorf("election: %s: %w", e.dir, ErrNoLeader))
+				return
+			}
+			task.Run(s, c.Retry(task.Get(e.child(q[0].name)), retry), func(d task.Data, err error) {
+				if errors.Is(err, task.ErrNoNode) {
+					task.Run(s, try, k)
+					return
+				}
+				k(d.Data, err)
+			})
+		})
+	}
+	return try
 }

@@ -9,6 +9,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -29,9 +30,6 @@ type Leadership struct {
 	giveUp  float64
 	onState func(*Leadership, State)
 	ex      *executor.Executor // set by the blocking Campaign, for StepDown
-	// cleanup deletes the candidate node once leadership ended (resign,
-	// or given up while the session may still live).
-	cleanup func() task.Task[task.Unit]
 
 	mu    sync.Mutex
 	state State
@@ -99,6 +97,20 @@ func (l *Leadership) setState(s State, err error) bool {
 	return true
 }
 
+// newLeadership returns the leadership of node path, read as st, on
+// session sess.
+func (c *Config) newLeadership(path string, st task.Stat, sess task.Session) *Leadership {
+	return &Leadership{
+		path:    path,
+		token:   st.Czxid,
+		version: st.Version,
+		sess:    sess,
+		giveUp:  c.giveUp(),
+		onState: c.OnState,
+		done:    make(chan struct{}),
+	}
+}
+
 // start follows the session and watches the node. Executor goroutine.
 func (l *Leadership) start(s *task.Scope) {
 	l.rt = s.Runtime()
@@ -123,7 +135,7 @@ func (l *Leadership) onSession(ev task.Event) {
 	}
 	switch ev.State {
 	case task.StateSuspended:
-		if l.setState(Uncertain, nil) {
+		if l.setState(Uncertain, nil) && !canary.On(bugNoGiveUp) {
 			l.armGiveUp()
 		}
 	case task.StateConnected:
@@ -177,7 +189,7 @@ func (l *Leadership) recheck() {
 			if !errors.Is(err, task.ErrCanceled) {
 				l.lose(err)
 			}
-		case st == nil || st.EphemeralOwner != l.sess.ID:
+		case st == nil || (st.EphemeralOwner != l.sess.ID && !canary.On(bugSkipOwnerCheck)):
 			l.lose(fmt.Errorf("node %s deleted", l.path))
 		case l.timer == nil:
 			// still connected (no suspension since): lead again
@@ -193,7 +205,7 @@ func (l *Leadership) recheck() {
 func (l *Leadership) watchNode() task.Task[task.Unit] {
 	gone := fmt.Errorf("node %s deleted", l.path)
 	round := c.Then(c.Retry(task.ExistsW(l.path), retry), func(sw task.StatWatch) task.Task[bool] {
-		if sw.Stat == nil || sw.Stat.EphemeralOwner != l.sess.ID {
+		if sw.Stat == nil || (sw.Stat.EphemeralOwner != l.sess.ID && !canary.On(bugSkipOwnerCheck)) {
 			return task.Fail[bool](gone)
 		}
 		if sw.Stat.Version != l.version {
@@ -238,16 +250,14 @@ func (l *Leadership) lose(cause error) {
 	// others wait for it until the session ends. The delete runs as a flow
 	// of its own on the session it belongs to; it is a no-op if the
 	// session ended (its ephemerals went with it).
-	if errors.Is(cause, ErrGaveUp) && l.rt != nil && l.cleanup != nil {
-		del := l.cleanup()
-		scope := l.rt.SessionScope()
-		if scope.IsCurrent(l.sess) {
-			task.Go(scope, del, func(_ task.Unit, err error) {
-				if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
-					l.rt.Report(fmt.Errorf("election: delete %s after giving up: %w", l.path, err))
-				}
-			})
-		}
+	// (deleteNode checks the owner: on a later session it does nothing.)
+	if errors.Is(cause, ErrGaveUp) && l.rt != nil {
+		rt := l.rt
+		task.Go(rt.SessionScope(), deleteNode(l.path, l.sess.ID), func(_ task.Unit, err error) {
+			if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
+				rt.Report(fmt.Errorf("election: delete %s after giving up: %w", l.path, err))
+			}
+		})
 	}
 }
 

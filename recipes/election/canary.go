@@ -1,0 +1,18 @@
+package election
+
+import "github.com/zkflow/zkflow/internal/canary"
+
+// Known bugs the simulation must catch (see internal/canary). Each is
+// switched on only by tests.
+const (
+	// bugSkipOwnerCheck: grant leadership (and settle a lost create reply)
+	// on the name alone, without checking that the node's ephemeral owner
+	// is the current session.
+	bugSkipOwnerCheck canary.Name = "election/skip-owner-check"
+	// bugNoGiveUp: keep leading while disconnected until the expiry is
+	// observed, instead of giving up after Config.GiveUp of the timeout.
+	bugNoGiveUp canary.Name = "election/no-give-up"
+	// bugWatchLowest: every waiting candidate watches the lowest node
+	// instead of its predecessor (a herd on every change of leader).
+	bugWatchLowest canary.Name = "election/watch-lowest"
+)

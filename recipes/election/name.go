@@ -1,0 +1,74 @@
+package election
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// tag separates a candidate's prefix from the sequence number the server
+// appends. Apache Curator's LeaderLatch names its nodes "latch-<seq>" (with
+// a "_c_<uuid>-" prefix in protected mode) and orders by what follows the
+// tag, so the two see the same queue on one directory.
+const tag = "latch-"
+
+// prefix is the name of a candidate node before the server appends its
+// sequence number: "_c_" + id + "-latch-".
+func prefix(id string) string { return "_c_" + id + "-" + tag }
+
+// newID returns a 128-bit identifier in UUID text form from two draws of
+// the executor's seeded source.
+func newID(hi, lo uint64) string {
+	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, (hi>>16)&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
+}
+
+// seqOf parses the sequence number of a candidate name: the digits after
+// the last "latch-". A name without that tag, or with anything but 1 to
+// 10 digits after it, is not a candidate: ok is false.
+func seqOf(name string) (seq int64, ok bool) {
+	i := strings.LastIndex(name, tag)
+	if i < 0 {
+		return 0, false
+	}
+	digits := name[i+len(tag):]
+	if digits == "" || len(digits) > 10 {
+		return 0, false
+	}
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil
+}
+
+// candidate is a child of the election directory that takes part in the
+// queue.
+type candidate struct {
+	name string
+	seq  int64
+}
+
+// queue returns the candidates among names, lowest sequence first (ties,
+// which one directory cannot produce, broken by name). Other names are
+// left out.
+func queue(names []string) []candidate {
+	q := make([]candidate, 0, len(names))
+	for _, n := range names {
+		if seq, ok := seqOf(n); ok {
+			q = append(q, candidate{n, seq})
+		}
+	}
+	slices.SortFunc(q, func(a, b candidate) int {
+		if a.seq != b.seq {
+			if a.seq < b.seq {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return q
+}

@@ -3,37 +3,36 @@ package barrier_test
 import (
 	"testing"
 
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/canary"
 )
 
 // canaryBound is the most seeds a canary may survive: each known bug must
-// be caught by the simulation within this many seeds.
-const canaryBound = 500
+// be caught by the simulation within this many seeds, in each of
+// canaryHunts disjoint seed ranges.
+const (
+	canaryBound = 500
+	canaryHunts = 3
+)
 
 // Each known bug, switched back on, is caught by the simulation. The
-// canary names are the package's own (barrier.go, double.go); the number
-// of seeds to the first catch is logged.
+// canary names are the package's own (barrier.go, double.go); sim.Catch
+// logs the seeds each hunt needed for the first catch.
 func TestCanaries(t *testing.T) {
 	cases := []struct {
 		name canary.Name
-		sim  func(seed uint64) error
+		sc   func() sim.Scenario
 	}{
-		{"barrier/trust-event", func(s uint64) error { _, err := simBarrier(s); return err }},
-		{"barrier/loss-as-gone", func(s uint64) error { _, err := simBarrier(s); return err }},
-		{"barrier/double-blind-create", func(s uint64) error { _, err := simDouble(s); return err }},
-		{"barrier/double-leave-trusts-event", func(s uint64) error { _, err := simDouble(s); return err }},
+		{"barrier/trust-event", func() sim.Scenario { _, sc := newBarrierSim(); return sc }},
+		{"barrier/loss-as-gone", func() sim.Scenario { _, sc := newBarrierSim(); return sc }},
+		{"barrier/double-blind-create", func() sim.Scenario { _, sc := newDoubleSim(); return sc }},
+		{"barrier/double-leave-trusts-event", func() sim.Scenario { _, sc := newDoubleSim(); return sc }},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.name), func(t *testing.T) {
 			restore := canary.Enable(tc.name)
 			defer restore()
-			for seed := uint64(1); seed <= canaryBound; seed++ {
-				if err := tc.sim(seed); err != nil {
-					t.Logf("caught after %d seeds: %v", seed, err)
-					return
-				}
-			}
-			t.Fatalf("canary %s not caught in %d seeds", tc.name, canaryBound)
+			sim.Catch(t, tc.sc(), string(tc.name), canaryHunts, canaryBound)
 		})
 	}
 }

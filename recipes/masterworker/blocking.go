@@ -1,0 +1,93 @@
+package masterworker
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Serve runs the master on ex until ctx ends, running it again on each new
+// session after an expiry. It returns task.ErrCanceled or
+// task.ErrDeadlineExceeded when ctx ends (matching context.Canceled and
+// context.DeadlineExceeded), or the error a retry could not settle.
+// Someone must be running ex (executor.Run).
+func (m *Master) Serve(ctx context.Context, ex *executor.Executor) error {
+	if ex == nil {
+		return fmt.Errorf("masterworker: nil executor: %w", task.ErrInvalidArgument)
+	}
+	_, err := executor.AwaitAcrossExpiry(ctx, ex, m.Run())
+	return err
+}
+
+// Serve runs the worker on ex until ctx ends, registering again on each
+// new session after an expiry. It returns as Master.Serve does.
+func (w *Worker) Serve(ctx context.Context, ex *executor.Executor) error {
+	if ex == nil {
+		return fmt.Errorf("masterworker: nil executor: %w", task.ErrInvalidArgument)
+	}
+	_, err := executor.AwaitAcrossExpiry(ctx, ex, w.Run())
+	return err
+}
+
+// Client is the blocking, context-first API for submitting tasks and
+// waiting for their status. Its methods are safe from any goroutine and
+// need someone running the executor (executor.Run).
+type Client struct {
+	sys *System
+	ex  *executor.Executor
+	id  string
+	n   atomic.Uint64
+}
+
+// NewClient returns a client of sys whose flows run on ex. id names the
+// client; it must be unique among the system's clients (a host name and
+// process id, say): every submission's id is the client's id and a
+// counter.
+func (sys *System) NewClient(ex *executor.Executor, id string) (*Client, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("masterworker: nil executor: %w", task.ErrInvalidArgument)
+	}
+	if err := checkName("client id", id); err != nil {
+		return nil, err
+	}
+	return &Client{sys: sys, ex: ex, id: id}, nil
+}
+
+// Submit submits data and returns the task's name. A submission that an
+// expiry interrupted is looked for on the next session before it is
+// made again, so a task is never submitted twice. When ctx ends first,
+// Submit returns its error; the task may or may not have been submitted.
+func (cl *Client) Submit(ctx context.Context, data []byte) (string, error) {
+	id := cl.id + "_" + strconv.FormatUint(cl.n.Add(1), 10)
+	first := true
+	t := func(s *task.Scope, k task.Cont[string]) {
+		sub := cl.sys.Resubmit(id, data)
+		if first {
+			first = false
+			sub = cl.sys.Submit(id, data)
+		}
+		task.Run(s, sub, k)
+	}
+	return executor.AwaitAcrossExpiry(ctx, cl.ex, task.Task[string](t))
+}
+
+// Wait waits for the status of the named task, across session expiries,
+// until ctx ends.
+func (cl *Client) Wait(ctx context.Context, name string) (Result, error) {
+	return executor.AwaitAcrossExpiry(ctx, cl.ex, cl.sys.Wait(name))
+}
+
+// Do submits data and waits for its status. A failed handler is reported
+// as a Result with Failed set and a nil error.
+func (cl *Client) Do(ctx context.Context, data []byte) (Result, error) {
+	name, err := cl.Submit(ctx, data)
+	if err != nil {
+		return Result{}, err
+	}
+	return cl.Wait(ctx, name)
+}
+

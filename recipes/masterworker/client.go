@@ -1,0 +1,253 @@
+package masterworker
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/task"
+)
+
+// taskPrefix is the start of the names of the task submitted with id: the
+// server appends a sequence number.
+func taskPrefix(id string) string { return "task-" + id + "-" }
+
+// Submit returns a task that submits data as a new task under the
+// submitter's unique id (unique per submission: a client's own id and a
+// counter, say) and succeeds with the task's name, which Wait takes.
+//
+// The task node is persistent-sequential, named task-<id>-<sequence>.
+// When the create's reply is lost (connection loss), the task is looked
+// for by its id in /tasks, /assign/* and /status, where the master and a
+// worker may already have moved it, and created again only if it is in
+// none of them; so a lost reply never submits twice. After any other
+// failure whose outcome is unknown (the session expired or the scope
+// ended while the create was in flight), run Resubmit with the same id.
+//
+// Errors: task.ErrInvalidArgument for a bad id, task.ErrDataTooLarge for
+// data over the server's limit, the scope's error, task.ErrSessionExpired.
+func (sys *System) Submit(id string, data []byte) task.Task[string] {
+	return sys.submit(id, data, false)
+}
+
+// Resubmit is Submit for a submission that may have been made already
+// (an earlier Submit or Resubmit with this id ended in an error): it
+// looks for the id first and creates the task only if it is not found.
+func (sys *System) Resubmit(id string, data []byte) task.Task[string] {
+	return sys.submit(id, data, true)
+}
+
+func (sys *System) submit(id string, data []byte, lookFirst bool) task.Task[string] {
+	if err := checkName("submission id", id); err != nil {
+		return task.Fail[string](err)
+	}
+	prefix := taskPrefix(id)
+	if canary.On(bugSubmitNoID) {
+		prefix = "task-"
+	}
+	return func(s *task.Scope, k task.Cont[string]) {
+		var create, find func()
+		create = func() {
+			task.Run(s, task.Create(sys.TasksPath()+"/"+prefix, data, task.PersistentSequential), func(p string, err error) {
+				switch {
+				case err == nil:
+					k(task.Base(p), nil)
+				case errors.Is(err, task.ErrConnectionLoss):
+					if canary.On(bugSubmitNoID) {
+						create() // no id to look for: create again
+						return
+					}
+					find()
+				case errors.Is(err, task.ErrNotSent):
+					create()
+				case errors.Is(err, task.ErrNoNode):
+					task.Run(s, sys.Setup(), func(_ task.Unit, err error) {
+						if err != nil {
+							k("", err)
+							return
+						}
+						create()
+					})
+				default:
+					k("", err)
+				}
+			})
+		}
+		find = func() {
+			task.Run(s, sys.Find(id), func(name string, err error) {
+				switch {
+				case err != nil && !errors.Is(err, task.ErrNoNode):
+					k("", err)
+				case name != "":
+					k(name, nil)
+				default:
+					create()
+				}
+			})
+		}
+		if lookFirst {
+			find()
+		} else {
+			create()
+		}
+	}
+}
+
+// Find returns a task that looks for the task submitted with id in
+// /tasks, /assign/* and /status and succeeds with its name, or with ""
+// if it is in none of them. A task only leaves /tasks by a change to
+// /tasks, so Find reads /tasks first and, after the other directories,
+// checks that /tasks did not change in between (its pzxid); if it did,
+// it reads again.
+func (sys *System) Find(id string) task.Task[string] {
+	if err := checkName("submission id", id); err != nil {
+		return task.Fail[string](err)
+	}
+	prefix := taskPrefix(id)
+	match := func(names []string) string {
+		for _, n := range names {
+			if strings.HasPrefix(n, prefix) && len(n) == len(prefix)+10 {
+				return n
+			}
+		}
+		return ""
+	}
+	return func(s *task.Scope, k task.Cont[string]) {
+		var look func()
+		look = func() {
+			task.Run(s, c.Retry(task.Children(sys.TasksPath()), retry), func(tl task.ChildList, err error) {
+				if err != nil {
+					k("", err)
+					return
+				}
+				if n := match(tl.Names); n != "" {
+					k(n, nil)
+					return
+				}
+				task.Run(s, sys.findAssigned(match), func(n string, err error) {
+					if err != nil || n != "" {
+						k(n, err)
+						return
+					}
+					task.Run(s, c.Retry(task.Children(sys.StatusRoot()), retry), func(sl task.ChildList, err error) {
+						if err != nil {
+							k("", err)
+							return
+						}
+						if n := match(sl.Names); n != "" {
+							k(n, nil)
+							return
+						}
+						task.Run(s, c.Retry(task.Exists(sys.TasksPath()), retry), func(st *task.Stat, err error) {
+							switch {
+							case err != nil:
+								k("", err)
+							case st == nil:
+								k("", &task.OpError{Op: "exists", Path: sys.TasksPath(), Err: task.ErrNoNode})
+							case st.Pzxid != tl.Stat.Pzxid:
+								look() // /tasks changed meanwhile: the task may have moved back
+							default:
+								k("", nil)
+							}
+						})
+					})
+				})
+			})
+		}
+		look()
+	}
+}
+
+// findAssigned looks through every assignment directory.
+func (sys *System) findAssigned(match func([]string) string) task.Task[string] {
+	return c.Then(c.Retry(task.Children(sys.AssignRoot()), retry), func(cl task.ChildList) task.Task[string] {
+		dirs := slices.Clone(cl.Names)
+		slices.Sort(dirs)
+		return c.Map(c.Loop(loopState{}, func(st loopState) bool { return st.found == "" && st.i < len(dirs) },
+			func(st loopState) task.Task[loopState] {
+				read := c.Catch(c.Retry(task.Children(sys.AssignPath(dirs[st.i])), retry), func(err error) task.Task[task.ChildList] {
+					if errors.Is(err, task.ErrNoNode) {
+						return task.Value(task.ChildList{})
+					}
+					return task.Fail[task.ChildList](err)
+				})
+				return c.Map(read, func(l task.ChildList) loopState { return loopState{i: st.i + 1, found: match(l.Names)} })
+			}), func(st loopState) string { return st.found })
+	})
+}
+
+type loopState struct {
+	i     int
+	found string
+}
+
+// Wait returns a task that waits for the status of the named task and
+// succeeds with it. It sets an exists watch on /status/<name> and reads
+// the status if it is there already, or when the watch fires; connection
+// loss is retried. It fails with ErrBadStatus for a status not in the
+// recipe's format, and with the scope's error or task.ErrSessionExpired
+// (run it again: waiting has no side effect).
+func (sys *System) Wait(name string) task.Task[Result] {
+	if err := checkName("task name", name); err != nil {
+		return task.Fail[Result](err)
+	}
+	p := sys.StatusPath(name)
+	return func(s *task.Scope, k task.Cont[Result]) {
+		var look func()
+		look = func() {
+			task.Run(s, c.Retry(task.ExistsW(p), retry), func(sw task.StatWatch, err error) {
+				switch {
+				case err != nil:
+					k(Result{}, err)
+				case sw.Stat != nil:
+					task.Run(s, c.Retry(task.Get(p), retry), func(d task.Data, err error) {
+						if err != nil {
+							k(Result{}, err)
+							return
+						}
+						res, err := decodeResult(p, d.Data)
+						k(res, err)
+					})
+				default:
+					task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
+						if err != nil {
+							k(Result{}, err)
+							return
+						}
+						look()
+					})
+				}
+			})
+		}
+		look()
+	}
+}
+
+// Status returns a task that reads the status of the named task, if it
+// has one: ok is false when it has none yet.
+func (sys *System) Status(name string) task.Task[StatusRead] {
+	if err := checkName("task name", name); err != nil {
+		return task.Fail[StatusRead](err)
+	}
+	p := sys.StatusPath(name)
+	return c.Catch(c.Then(c.Retry(task.Get(p), retry), func(d task.Data) task.Task[StatusRead] {
+		res, err := decodeResult(p, d.Data)
+		if err != nil {
+			return task.Fail[StatusRead](err)
+		}
+		return task.Value(StatusRead{Result: res, OK: true})
+	}), func(err error) task.Task[StatusRead] {
+		if errors.Is(err, task.ErrNoNode) {
+			return task.Value(StatusRead{})
+		}
+		return task.Fail[StatusRead](err)
+	})
+}
+
+// StatusRead is the outcome of Status.
+type StatusRead struct {
+	Result
+	OK bool // the task has a status
+}

@@ -1,0 +1,8 @@
+package masterworker
+
+// The canary names, for the external tests.
+var (
+	BugAssignTwoOps   = bugAssignTwoOps
+	BugSubmitNoID     = bugSubmitNoID
+	BugNoRearmWorkers = bugNoRearmWorkers
+)

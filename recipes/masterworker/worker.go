@@ -1,0 +1,223 @@
+package masterworker
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Worker registers under /workers, executes the tasks assigned to it and
+// writes their status.
+type Worker struct {
+	sys *System
+	id  string
+	h   Handler
+
+	registered atomic.Bool
+	done       atomic.Int64
+}
+
+// Worker returns a worker named id that runs h for every task assigned to
+// it. The id is the worker's registration (/workers/<id>) and assignment
+// directory (/assign/<id>); two live workers may not share it.
+func (sys *System) Worker(id string, h Handler) (*Worker, error) {
+	if err := checkName("worker id", id); err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, fmt.Errorf("masterworker: nil handler: %w", task.ErrInvalidArgument)
+	}
+	return &Worker{sys: sys, id: id, h: h}, nil
+}
+
+// ID is the worker's id.
+func (w *Worker) ID() string { return w.id }
+
+// Registered reports whether the worker's registration is in place on its
+// current session (safe from any goroutine).
+func (w *Worker) Registered() bool { return w.registered.Load() }
+
+// Completed is how many statuses this worker wrote (safe from any
+// goroutine).
+func (w *Worker) Completed() int64 { return w.done.Load() }
+
+// Run returns a task that sets up the layout, creates /assign/<id>,
+// registers /workers/<id> and then executes assigned tasks, one at a
+// time, until the scope ends. It fails with the scope's error, with
+// task.ErrSessionExpired when the session ends (the registration went
+// with it; run it again on the new session, as Serve does), with the
+// error of a handler that failed with task.ErrSessionExpired, ErrClosed
+// or ErrCanceled, or with an error a retry cannot settle.
+func (w *Worker) Run() task.Task[task.Unit] {
+	return c.Seq(w.sys.Setup(), task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+		r := &wrun{w: w, s: s, k: k, sess: s.Session()}
+		s.OnDone(func(error) { w.registered.Store(false) })
+		r.start()
+	}))
+}
+
+type wrun struct {
+	w    *Worker
+	s    *task.Scope
+	k    task.Cont[task.Unit]
+	sess task.Session
+}
+
+func (r *wrun) fail(err error) {
+	r.w.registered.Store(false)
+	task.Resume(r.s, r.k, task.Unit{}, err)
+}
+
+// start creates the assignment directory first, so that the master never
+// sees a registered worker without one.
+func (r *wrun) start() {
+	task.Run(r.s, mkdir(r.w.sys.AssignPath(r.w.id)), func(_ task.Unit, err error) {
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		r.register()
+	})
+}
+
+// register creates the ephemeral /workers/<id>. Node-exists and a lost
+// reply are settled by reading the node: ours (a create whose reply was
+// lost) means registered; another session's means wait for it to go
+// (a previous incarnation whose session has not yet expired).
+func (r *wrun) register() {
+	p := r.w.sys.WorkersPath() + "/" + r.w.id
+	task.Run(r.s, task.Create(p, nil, task.Ephemeral), func(_ string, err error) {
+		switch {
+		case err == nil:
+			r.registeredNow()
+		case errors.Is(err, task.ErrNodeExists), errors.Is(err, task.ErrConnectionLoss):
+			task.Run(r.s, c.Retry(task.ExistsW(p), retry), func(sw task.StatWatch, err error) {
+				switch {
+				case err != nil:
+					r.fail(err)
+				case sw.Stat == nil:
+					r.register()
+				case sw.Stat.EphemeralOwner == r.sess.ID:
+					r.registeredNow()
+				default:
+					task.Run(r.s, sw.Watch.Wait(), func(_ task.Event, err error) {
+						if err != nil {
+							r.fail(fmt.Errorf("%w: %s: %w", ErrWorkerTaken, p, err))
+							return
+						}
+						r.register()
+					})
+				}
+			})
+		case errors.Is(err, task.ErrNotSent):
+			r.register()
+		default:
+			r.fail(err)
+		}
+	})
+}
+
+func (r *wrun) registeredNow() {
+	r.w.registered.Store(true)
+	r.list()
+}
+
+// list reads the assignments with a child watch, executes them in name
+// order, then waits for the watch and lists again.
+func (r *wrun) list() {
+	task.Run(r.s, c.Retry(task.ChildrenW(r.w.sys.AssignPath(r.w.id)), retry), func(cw task.ChildrenWatch, err error) {
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		names := slices.Clone(cw.Names)
+		slices.Sort(names)
+		ts := make([]task.Task[task.Unit], len(names))
+		for i, n := range names {
+			ts[i] = r.execute(n)
+		}
+		task.Run(r.s, seqAll(ts), func(_ task.Unit, err error) {
+			if err != nil {
+				r.fail(err)
+				return
+			}
+			task.Run(r.s, cw.Watch.Wait(), func(_ task.Event, err error) {
+				if err != nil {
+					r.fail(err)
+					return
+				}
+				r.list()
+			})
+		})
+	})
+}
+
+// execute reads one assignment, runs the handler and writes the status
+// with one multi that also deletes the assignment. See the package
+// documentation for what happens on each error.
+func (r *wrun) execute(name string) task.Task[task.Unit] {
+	assigned := r.w.sys.AssignPath(r.w.id) + "/" + name
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, c.Retry(task.Get(assigned), retry), func(d task.Data, err error) {
+			if errors.Is(err, task.ErrNoNode) {
+				k(task.Unit{}, nil) // moved away (we were thought dead) or done
+				return
+			}
+			if err != nil {
+				k(task.Unit{}, err)
+				return
+			}
+			task.Run(s, r.w.h(Job{Name: name, Data: d.Data}), func(v []byte, err error) {
+				res := Result{Data: v}
+				if err != nil {
+					if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrCanceled) || s.Err() != nil {
+						k(task.Unit{}, err)
+						return
+					}
+					res = Result{Data: []byte(err.Error()), Failed: true}
+				}
+				task.Run(s, r.writeStatus(assigned, name, res), k)
+			})
+		})
+	}
+}
+
+// writeStatus creates /status/<name> and deletes the assignment in one
+// multi, retried after connection loss: the retry of an applied multi
+// fails on the missing assignment (or the existing status), which says
+// it was done. A multi that fails because the assignment is gone (the
+// master moved the task back) writes nothing: the task runs again
+// elsewhere and that run writes the one status.
+func (r *wrun) writeStatus(assigned, name string, res Result) task.Task[task.Unit] {
+	multi := task.Multi(
+		&task.CreateRequest{Path: r.w.sys.StatusPath(name), Data: encodeResult(res), Mode: task.Persistent, ACL: task.OpenACL},
+		&task.DeleteRequest{Path: assigned, Version: task.AnyVersion},
+	)
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, c.Retry(multi, retry), func(_ []task.MultiResult, err error) {
+			var me *task.MultiError
+			switch {
+			case err == nil:
+				r.w.done.Add(1)
+				k(task.Unit{}, nil)
+			case errors.As(err, &me) && me.Index == 1 && errors.Is(err, task.ErrNoNode):
+				k(task.Unit{}, nil) // moved away, or our own multi applied before a lost reply
+			case errors.As(err, &me) && me.Index == 0 && errors.Is(err, task.ErrNodeExists):
+				// A status exists already: the assignment is stale. Drop it.
+				del := c.Catch(c.Retry(task.Delete(assigned, task.AnyVersion), retry), func(err error) task.Task[task.Unit] {
+					if errors.Is(err, task.ErrNoNode) {
+						return task.Done
+					}
+					return task.Fail[task.Unit](err)
+				})
+				task.Run(s, del, k)
+			default:
+				k(task.Unit{}, err)
+			}
+		})
+	}
+}

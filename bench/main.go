@@ -1,0 +1,202 @@
+// Command bench is the benchmark harness: it measures the library's
+// recipes and runtime on a real ZooKeeper server and, in the same run on
+// the same server, the same work done with Apache Curator, kazoo and plain
+// go-zookeeper, alternating the library's runs with the peers' (A B C D
+// A B C D ...), and reports throughput, latency quantiles, round trips per
+// operation and the ratios ours/peer, as a table, JSON, SVG plots and the
+// results section of bench/README.md.
+//
+//	go run ./bench                       # starts its own server (tmpfs, forceSync=no)
+//	go run ./bench -server-defaults      # the same with ZooKeeper's default durability
+//	go run ./bench -zk 127.0.0.1:2181    # an existing server
+//	go run ./bench -scenarios lock,cas -pairs 5 -duration 3s
+//	go run ./bench -setup                # install the peers first (apt-get)
+//
+// Scenarios are registered in scenario.go; see bench/README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zkflow/zkflow/internal/peers"
+)
+
+type config struct {
+	ZK             string
+	ServerDefaults bool
+	Scenarios      string
+	Peers          string
+	Pairs          int
+	Warmup         time.Duration
+	Duration       time.Duration
+	Out            string
+	Readme         string
+	Cache          string
+	Setup          bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cache, _ := os.UserCacheDir()
+	if cache == "" {
+		cache = os.TempDir()
+	}
+	fs.StringVar(&c.ZK, "zk", "", "an existing ZooKeeper server, host:port; empty starts a standalone server from Debian's jars")
+	fs.BoolVar(&c.ServerDefaults, "server-defaults", false, "start the server with ZooKeeper's default settings (forceSync=yes, data on disk) instead of tmpfs and forceSync=no")
+	fs.StringVar(&c.Scenarios, "scenarios", "all", "comma-separated scenarios to run: lock, cas, blocks, pipeline, sim (or all)")
+	fs.StringVar(&c.Peers, "peers", "curator,kazoo,gozk", "comma-separated peers to run alongside (empty: none)")
+	fs.IntVar(&c.Pairs, "pairs", 3, "pairs: how many times each run of ours and of each peer alternates")
+	fs.DurationVar(&c.Warmup, "warmup", time.Second, "warm-up before measuring, in each run")
+	fs.DurationVar(&c.Duration, "duration", 3*time.Second, "measuring time of each run")
+	fs.StringVar(&c.Out, "out", "bench/results", "directory for results.json, results.md and the SVG plots")
+	fs.StringVar(&c.Readme, "readme", "", "also replace the results section of this README (make bench: bench/README.md)")
+	fs.StringVar(&c.Cache, "cache", filepath.Join(cache, "zkflow-bench"), "directory where the peer programs are built")
+	fs.BoolVar(&c.Setup, "setup", false, "install the peers and ZooKeeper with apt-get first (as root, or with sudo)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	switch {
+	case c.Pairs < 1:
+		return c, fmt.Errorf("-pairs %d: need at least 1", c.Pairs)
+	case c.Duration <= 0:
+		return c, fmt.Errorf("-duration %v: need more than 0", c.Duration)
+	case c.Warmup < 0:
+		return c, fmt.Errorf("-warmup %v: negative", c.Warmup)
+	case c.Out == "":
+		return c, errors.New("-out: empty")
+	}
+	return c, nil
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args[1:], stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.Setup {
+		if err := setup(ctx, stderr); err != nil {
+			return err
+		}
+	}
+	scens, err := selectScenarios(cfg.Scenarios)
+	if err != nil {
+		return err
+	}
+	wanted, err := parsePeers(cfg.Peers)
+	if err != nil {
+		return err
+	}
+
+	addr, settings := cfg.ZK, "existing server at "+cfg.ZK+" (its settings are its own)"
+	if needsServer(scens) && addr == "" {
+		s := serverSettings{Defaults: cfg.ServerDefaults}
+		fmt.Fprintf(stderr, "starting ZooKeeper: %s\n", s.Describe())
+		srv, err := startServer(ctx, s)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		addr, settings = srv.Addr, s.Describe()
+	}
+
+	p := &plan{Addr: addr, Scenarios: scens, Pairs: cfg.Pairs, Warmup: cfg.Warmup, Duration: cfg.Duration,
+		SessionTimeout: 10 * time.Second, Programs: map[peers.Kind]*peers.Program{}, Skipped: map[peers.Kind]string{},
+		Root: fmt.Sprintf("/zkbench-%08x", rand.Uint32())}
+	for _, k := range usedPeers(scens, wanted) {
+		prog, err := peers.Build(k, cfg.Cache)
+		if err != nil {
+			p.Skipped[k] = err.Error()
+			fmt.Fprintf(stderr, "skipping peer %s: %v\n", k, err)
+			continue
+		}
+		p.Programs[k] = prog
+	}
+
+	rep := &report{Command: "go run ./bench " + strings.Join(args[1:], " "), Date: time.Now(), Server: settings,
+		Pairs: cfg.Pairs, Warmup: cfg.Warmup, Duration: cfg.Duration, Skipped: p.Skipped, scenarios: scens}
+	rep.Machine = describeMachine(ctx, addr)
+	pr := newProgress(stderr, p.runs())
+	rep.Samples = execute(ctx, p, pr)
+	pr.close()
+	rep.Machine.LoadAfter = loadavg()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := rep.write(cfg.Out, cfg.Readme); err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, rep.markdown(cfg.Out))
+	return nil
+}
+
+func needsServer(scens []*scenario) bool {
+	for _, s := range scens {
+		if !s.Sim {
+			return true
+		}
+	}
+	return false
+}
+
+func parsePeers(list string) ([]peers.Kind, error) {
+	var out []peers.Kind
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		k := peers.Kind(name)
+		if !contains(peers.Kinds, k) {
+			return nil, fmt.Errorf("unknown peer %q (have curator, kazoo, gozk)", name)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// usedPeers are the wanted peers some scenario runs.
+func usedPeers(scens []*scenario, wanted []peers.Kind) []peers.Kind {
+	var out []peers.Kind
+	for _, k := range wanted {
+		for _, s := range scens {
+			if contains(s.Peers, k) && !contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+func contains[T comparable](xs []T, x T) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/zkflow/zkflow/internal/peers"
+)
+
+// ours is the Impl of the library's results.
+const ours = "ours"
+
+// sample is one run of one implementation in one pair.
+type sample struct {
+	Scenario string       `json:"scenario"`
+	Clients  int          `json:"clients"`
+	Impl     string       `json:"impl"`
+	Pair     int          `json:"pair"`
+	Result   peers.Result `json:"result"`
+	// RoundTrips is requests per operation counted at the library's Conn
+	// (ours only; 0 otherwise).
+	RoundTrips float64 `json:"round_trips,omitempty"`
+	// ServerPackets is the server's packets received during the run per
+	// operation (mntr zk_packets_received; it includes connecting and
+	// session pings), for every implementation.
+	ServerPackets float64 `json:"server_packets,omitempty"`
+	Err           string  `json:"error,omitempty"`
+}
+
+// plan is what a harness run does.
+type plan struct {
+	Addr           string
+	Scenarios      []*scenario
+	Pairs          int
+	Warmup         time.Duration
+	Duration       time.Duration
+	SessionTimeout time.Duration
+	// Programs are the peers that could be built; the others are left out
+	// (the report says why: Skipped).
+	Programs map[peers.Kind]*peers.Program
+	Skipped  map[peers.Kind]string
+	// Root is the node under which every run gets a path of its own.
+	Root string
+}
+
+// runs counts the runs of p, for the progress display.
+func (p *plan) runs() int {
+	n := 0
+	for _, s := range p.Scenarios {
+		per := 1
+		for _, k := range s.Peers {
+			if p.Programs[k] != nil {
+				per++
+			}
+		}
+		n += per * len(s.Clients) * p.Pairs
+	}
+	return n
+}
+
+// execute runs the plan: for each scenario and client count, Pairs rounds
+// of the library's run followed by each peer's (A B C D A B C D ...), so
+// each pair's ratio compares runs made close together in time. A run that
+// fails is recorded with its error and the harness goes on.
+func execute(ctx context.Context, p *plan, prog *progress) []sample {
+	var out []sample
+	for _, s := range p.Scenarios {
+		for _, n := range s.Clients {
+			for pair := range p.Pairs {
+				out = append(out, runOurs(ctx, p, prog, s, n, pair))
+				for _, k := range s.Peers {
+					if peer := p.Programs[k]; peer != nil {
+						out = append(out, runPeer(ctx, p, prog, peer, s, n, pair))
+					}
+				}
+				if ctx.Err() != nil {
+					return out
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (p *plan) path(s *scenario, n, pair int, impl string) string {
+	return fmt.Sprintf("%s/%s-%d-%s-%d", p.Root, s.Name, n, impl, pair)
+}
+
+func runOurs(ctx context.Context, p *plan, pr *progress, s *scenario, n, pair int) sample {
+	sm := sample{Scenario: s.Name, Clients: n, Impl: ours, Pair: pair}
+	pr.begin(fmt.Sprintf("%s clients=%d pair %d: %s", s.Name, n, pair+1, ours), p.Warmup+p.Duration)
+	r := runSpec{Addr: p.Addr, Clients: n, Path: p.path(s, n, pair, ours), Warmup: p.Warmup, Duration: p.Duration,
+		SessionTimeout: p.SessionTimeout, Outstanding: 64, Done: pr.setOps}
+	before := packets(ctx, p.Addr, s)
+	m, err := s.Run(ctx, r)
+	if err != nil {
+		sm.Err = err.Error()
+		pr.end("FAILED: " + sm.Err)
+		return sm
+	}
+	m.Impl, m.Scenario, m.Clients = ours, s.Name, n
+	sm.Result, sm.RoundTrips = m.Result, m.RoundTrips()
+	sm.ServerPackets = perOp(packets(ctx, p.Addr, s)-before, m.Total)
+	pr.end(summary(sm))
+	return sm
+}
+
+func runPeer(ctx context.Context, p *plan, pr *progress, prog *peers.Program, s *scenario, n, pair int) sample {
+	k := prog.Kind
+	sm := sample{Scenario: s.Name, Clients: n, Impl: string(k), Pair: pair}
+	pr.begin(fmt.Sprintf("%s clients=%d pair %d: %s", s.Name, n, pair+1, k), p.Warmup+p.Duration)
+	params := peers.Params{Server: p.Addr, Scenario: s.Name, Clients: n, Duration: p.Duration, Warmup: p.Warmup,
+		Path: p.path(s, n, pair, string(k)), Outstanding: 64, SessionTimeout: p.SessionTimeout}
+	before := packets(ctx, p.Addr, s)
+	res, err := prog.Run(ctx, params, nil)
+	if err != nil {
+		sm.Err = err.Error()
+		pr.end("FAILED: " + sm.Err)
+		return sm
+	}
+	sm.Result = res
+	sm.ServerPackets = perOp(packets(ctx, p.Addr, s)-before, res.Total)
+	pr.end(summary(sm))
+	return sm
+}
+
+func summary(s sample) string {
+	r := s.Result
+	out := fmt.Sprintf("%s/s, p50 %v, p99 %v", human(r.Throughput()), r.Quantile(50), r.Quantile(99))
+	if s.RoundTrips > 0 {
+		out += fmt.Sprintf(", %.2f round trips/op", s.RoundTrips)
+	}
+	if r.Errors > 0 {
+		out += fmt.Sprintf(", %d errors", r.Errors)
+	}
+	return out
+}
+
+// packets is the server's count of packets received (NaN when unknown or
+// for a simulation).
+func packets(ctx context.Context, addr string, s *scenario) float64 {
+	if s.Sim {
+		return math.NaN()
+	}
+	n, err := mntrValue(ctx, addr, "zk_packets_received")
+	if err != nil {
+		return math.NaN()
+	}
+	return float64(n)
+}
+
+func perOp(n float64, ops int64) float64 {
+	if math.IsNaN(n) || ops <= 0 {
+		return 0
+	}
+	return n / float64(ops)
+}

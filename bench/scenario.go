@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/zkflow/zkflow/internal/peers"
+)
+
+// A scenario is one kind of coordination work, measured for the library
+// and, where they implement it, for the peers, with each number of clients
+// in Clients. New scenarios (master-worker tasks/s once recipes/masterworker
+// exists, config write-to-handler latency once recipes/config exists)
+// register themselves in an init function with register; the runner, the
+// report, the README and the plots pick them up.
+type scenario struct {
+	// Name is the -scenarios name and the peer programs' --scenario.
+	Name string
+	// Title and Unit label the report ("lock acquire+release",
+	// "handoffs/s").
+	Title, Unit string
+	// Clients are the client counts to run (each a session of its own).
+	Clients []int
+	// Peers are the peers that run the same scenario (the same Name).
+	Peers []peers.Kind
+	// Baseline, if set, names another scenario whose peer figures this
+	// one's targets compare against (IDs from blocks against Curator's
+	// compare-and-set), for the same number of clients.
+	Baseline string
+	// Sim marks a scenario that needs no server.
+	Sim bool
+	// Run measures the library's side once.
+	Run func(ctx context.Context, r runSpec) (measured, error)
+	// Targets are the ratios ours/peer this scenario must reach.
+	Targets []target
+}
+
+// target is a goal: the median ratio ours/Peer over the pairs, at every
+// client count, at least Min. Peer's figures come from scenario From
+// (empty: the scenario itself).
+type target struct {
+	Peer peers.Kind
+	Min  float64
+	From string
+}
+
+var registry []*scenario
+
+func register(s *scenario) {
+	if lookup(s.Name) != nil {
+		panic("bench: scenario " + s.Name + " registered twice")
+	}
+	registry = append(registry, s)
+}
+
+func lookup(name string) *scenario {
+	for _, s := range registry {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// selectScenarios parses the -scenarios flag: "all" or a comma-separated
+// list of names.
+func selectScenarios(list string) ([]*scenario, error) {
+	if list == "" || list == "all" {
+		return registry, nil
+	}
+	var out []*scenario
+	for _, name := range strings.Split(list, ",") {
+		s := lookup(strings.TrimSpace(name))
+		if s == nil {
+			var names []string
+			for _, r := range registry {
+				names = append(names, r.Name)
+			}
+			return nil, fmt.Errorf("unknown scenario %q (have %s)", name, strings.Join(names, ", "))
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+var allPeers = []peers.Kind{peers.Curator, peers.Kazoo, peers.GoZK}
+
+func init() {
+	register(&scenario{
+		Name: "lock", Title: "lock acquire+release (recipes/lock Mutex)", Unit: "handoffs/s",
+		Clients: []int{1, 4, 16}, Peers: allPeers, Run: lockRun,
+		Targets: []target{{Peer: peers.Curator, Min: 1.5}, {Peer: peers.Kazoo, Min: 2}},
+	})
+	register(&scenario{
+		Name: "cas", Title: "sequence IDs by compare-and-set (recipes/seqid.Next)", Unit: "IDs/s",
+		Clients: []int{1, 4, 16}, Peers: allPeers, Run: idRun(1),
+		Targets: []target{{Peer: peers.Curator, Min: 1.5}, {Peer: peers.Kazoo, Min: 2}},
+	})
+	register(&scenario{
+		Name: "blocks", Title: "IDs from blocks of 1000 (recipes/seqid Generator, Allocator)", Unit: "IDs/s",
+		Clients: []int{1, 4, 16}, Run: idRun(1000), Baseline: "cas",
+		Targets: []target{{Peer: peers.Curator, Min: 1000, From: "cas"}},
+	})
+	register(&scenario{
+		Name: "pipeline", Title: "pipelined reads, 64 outstanding on one session (task.Get through the executor)", Unit: "reads/s",
+		Clients: []int{1}, Peers: []peers.Kind{peers.GoZK}, Run: pipelineRun,
+		Targets: []target{{Peer: peers.GoZK, Min: 0.9}},
+	})
+	register(&scenario{
+		Name: "sim", Title: "simulated seeds (fakezk/sim, 4 clients: lock + CAS ID under faults, 5 rounds each)", Unit: "seeds/s",
+		Clients: []int{4}, Sim: true, Run: simRun,
+	})
+}

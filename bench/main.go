@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -44,6 +45,7 @@ type config struct {
 	Readme         string
 	Cache          string
 	Setup          bool
+	Clients        []int
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -64,9 +66,19 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.Out, "out", "bench/results", "directory for results.json, results.md and the SVG plots")
 	fs.StringVar(&c.Readme, "readme", "", "also replace the results section of this README (make bench: bench/README.md)")
 	fs.StringVar(&c.Cache, "cache", filepath.Join(cache, "zkflow-bench"), "directory where the peer programs are built")
+	clients := fs.String("clients", "", "comma-separated client counts replacing those of the scenarios that vary them (lock, cas, blocks); empty: 1,4,16")
 	fs.BoolVar(&c.Setup, "setup", false, "install the peers and ZooKeeper with apt-get first (as root, or with sudo)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if *clients != "" {
+		for _, f := range strings.Split(*clients, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > 1000 {
+				return c, fmt.Errorf("-clients %q: want counts from 1 to 1000", *clients)
+			}
+			c.Clients = append(c.Clients, n)
+		}
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %q", fs.Args())
@@ -107,6 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	scens = withClients(scens, cfg.Clients)
 	wanted, err := parsePeers(cfg.Peers)
 	if err != nil {
 		return err

@@ -111,7 +111,7 @@ func (r *report) markdown(plotDir string) string {
 	if quiet(m.LoadBefore) {
 		w("The machine looked quiet when the run started (1-minute load average below 0.5).\n\n")
 	} else {
-		w("**The machine was not quiet**: other processes were using the CPU when the run started (1-minute load average %s on %s cores), so absolute figures are lower and noisier than on a quiet machine; the ratios compare runs made close together in time, which is what the A/B alternation is for.\n\n", strings.Fields(m.LoadBefore+" ?")[0], m.Cores)
+		w("**The machine was not quiet**: other processes were using the CPU when the run started (1-minute load average %s on %s cores), so absolute figures are lower and noisier than on a quiet machine; the ratios compare runs made close together in time, which is what the A/B alternation is for.\n\n", strings.Fields(m.LoadBefore + " ?")[0], m.Cores)
 	}
 	for k, why := range r.Skipped {
 		w("Peer %s skipped: %s\n\n", k, why)

@@ -87,6 +87,25 @@ func selectScenarios(list string) ([]*scenario, error) {
 	return out, nil
 }
 
+// withClients returns scens with the client counts of those that vary
+// them (more than one count) replaced by counts, when counts is not empty.
+// The registry is not changed.
+func withClients(scens []*scenario, counts []int) []*scenario {
+	if len(counts) == 0 {
+		return scens
+	}
+	out := make([]*scenario, len(scens))
+	for i, s := range scens {
+		if len(s.Clients) > 1 {
+			c := *s
+			c.Clients = counts
+			s = &c
+		}
+		out[i] = s
+	}
+	return out
+}
+
 var allPeers = []peers.Kind{peers.Curator, peers.Kazoo, peers.GoZK}
 
 func init() {

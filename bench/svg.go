@@ -29,7 +29,7 @@ type series struct {
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"}
 
 const (
-	svgW, svgH                      = 640, 400
+	svgW, svgH             = 640, 400
 	padL, padR, padT, padB = 80, 150, 40, 56
 )
 

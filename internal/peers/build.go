@@ -236,3 +236,15 @@ func hashedDir(cacheDir, name, ext string, srcs ...string) (string, error) {
 	}
 	return filepath.Join(cacheDir, name+"-"+hex.EncodeToString(h.Sum(nil))[:16]), nil
 }
+
+// DefaultCacheDir is where Build keeps the built programs unless told
+// otherwise: the user's cache directory (os.UserCacheDir) or, failing
+// that, the temporary directory, under zkflow-peers. Programs are kept by
+// source hash, so a stale build is never used.
+func DefaultCacheDir() string {
+	base, err := os.UserCacheDir()
+	if err != nil || base == "" {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "zkflow-peers")
+}

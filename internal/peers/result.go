@@ -84,9 +84,12 @@ func Summarize(lat []time.Duration) []time.Duration {
 }
 
 // Rank is the index, in n sorted samples, of the nearest-rank quantile q
-// (percent): ceil(q/100*n)-1, clamped to [0, n-1].
+// (percent): ceil(q*n/100)-1, clamped to [0, n-1]. A hair (1e-9) is taken
+// off before rounding up, so that floating-point error in q*n/100 (99.9%
+// of 1000) does not push the rank one up; the Java and Python programs do
+// the same.
 func Rank(q float64, n int) int {
-	r := int(math.Ceil(q/100*float64(n))) - 1
+	r := int(math.Ceil(q*float64(n)/100-1e-9)) - 1
 	return min(max(r, 0), n-1)
 }
 

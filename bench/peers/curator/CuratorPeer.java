@@ -193,7 +193,7 @@ public final class CuratorPeer {
         if (scenario.equals("interop")) b.append(" holds=").append(total);
         if (total > 0) {
             for (int i = 0; i < QUANTILES.length; i++) {
-                int r = (int) Math.ceil(QUANTILES[i] / 100 * total) - 1;
+                int r = (int) Math.ceil(QUANTILES[i] * total / 100 - 1e-9) - 1;
                 r = Math.min(Math.max(r, 0), total - 1);
                 b.append(String.format(Locale.ROOT, " %s=%.1f", KEYS[i], all[r] / 1e3));
             }

@@ -116,7 +116,7 @@ def main():
     line += " total=%d" % sum(every_op)
     if n:
         for q, k in zip(QUANTILES, KEYS):
-            r = min(max(int(math.ceil(q / 100.0 * n)) - 1, 0), n - 1)
+            r = min(max(int(math.ceil(q * n / 100.0 - 1e-9)) - 1, 0), n - 1)
             line += " %s=%.1f" % (k, everything[r] * 1e6)
     print(line, flush=True)
 

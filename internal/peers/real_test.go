@@ -1,0 +1,111 @@
+package peers
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkflow/zkflow/internal/zkserver"
+)
+
+// buildOrSkip builds peer k, skipping when it is not installed, except
+// Curator under ZK_REQUIRED=1: make test installs it (.ci/install-deps)
+// for the lock interop test, so its absence is a failure there.
+func buildOrSkip(t *testing.T, k Kind) *Program {
+	t.Helper()
+	p, err := Build(k, DefaultCacheDir())
+	if errors.Is(err, ErrUnavailable) && !(k == Curator && os.Getenv("ZK_REQUIRED") == "1") {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// readNode reads path's data on the server with a plain client.
+func readNode(t *testing.T, addr, path string) []byte {
+	t.Helper()
+	c, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogger(log.New(io.Discard, "", 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	data, _, err := c.Get(path)
+	if err != nil {
+		t.Fatalf("get %s: %v", path, err)
+	}
+	return data
+}
+
+// Every peer does the work it reports: 2 clients x 15 acquire+release,
+// 2 x 15 increments that leave the counter at 30, 4 x 10 pipelined reads.
+func TestPeersOnRealServer(t *testing.T) {
+	zkserver.Require(t)
+	cl := zkserver.Standalone(t, zkserver.Options{MaxSessionTimeout: 10 * time.Second})
+	addr := cl.Addrs()[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, k := range Kinds {
+		t.Run(string(k), func(t *testing.T) {
+			prog := buildOrSkip(t, k)
+			for _, sc := range prog.Scenarios {
+				if sc == "interop" {
+					continue
+				}
+				p := Params{Server: addr, Scenario: sc, Clients: 2, Ops: 15, Path: fmt.Sprintf("/peers-%s-%s", k, sc)}
+				want := int64(30)
+				if sc == "pipeline" {
+					p.Clients, p.Outstanding, p.Ops, want = 1, 4, 10, 40
+				}
+				r, err := prog.Run(ctx, p, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", sc, err)
+				}
+				if r.Impl != string(k) || r.Scenario != sc || r.Ops != want || r.Errors != 0 || len(r.Latency) != len(Quantiles) {
+					t.Fatalf("%s: %s, want %d ops, no errors, latencies", sc, Format(r), want)
+				}
+				if sc == "cas" {
+					data := readNode(t, addr, p.Path)
+					var v int64
+					if k == Kazoo { // kazoo's Counter keeps the value as text
+						v, _ = strconv.ParseInt(string(data), 10, 64)
+					} else if len(data) == 8 {
+						v = int64(binary.BigEndian.Uint64(data))
+					}
+					if v != 30 {
+						t.Fatalf("cas: counter %q after 30 increments", data)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The interop mode: Curator clients contend for one InterProcessMutex and
+// mark each hold with an ephemeral node; every hold is counted, and none
+// overlapped (the program exits with status 3 if one did).
+func TestCuratorInterop(t *testing.T) {
+	zkserver.Require(t)
+	prog := buildOrSkip(t, Curator)
+	cl := zkserver.Standalone(t, zkserver.Options{MaxSessionTimeout: 10 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, err := prog.Run(ctx, Params{Server: cl.Addrs()[0], Scenario: "interop", Clients: 3, Ops: 20,
+		Path: "/interop/lock", Marker: "/interop-marker"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Holds != 60 || r.Errors != 0 {
+		t.Fatalf("%s: want 60 holds and no errors", Format(r))
+	}
+}

@@ -1,12 +1,22 @@
-// Command quickstart shows the library's main job in one run: a pool of
-// workers, each with its own ZooKeeper session and executor, draws unique
-// IDs concurrently from one sequence node by compare-and-set, while faults
-// are injected (connection losses with the write applied or not, a session
-// expiry). At the end it checks that no ID was handed out twice and that
-// the node is at or above every ID issued, prints a summary, and exits 1 if
-// a check failed.
+// Command quickstart tells the library's story in one run, on an embedded
+// in-memory ZooKeeper (fakezk) by default or on a real server or ensemble
+// with -zk:
 //
-//	go run ./examples/quickstart                  # embedded in-memory ZooKeeper (fakezk)
+//  1. IDs: a pool of workers, each with its own session and executor,
+//     draws unique IDs concurrently, while a replicated persistence service
+//     elects a leader that keeps the reserved high-water mark durable; the
+//     leader is killed mid-run and a backup takes over.
+//  2. Lock: the workers take a lock around a critical section and write
+//     with fencing tokens, so a holder that lost the lock cannot write.
+//  3. Tasks: a master assigns tasks to the workers; one worker dies and
+//     its tasks are reassigned.
+//  4. Config: the configuration changes and the workers reload themselves.
+//
+// On the embedded server, faults are injected as it runs (connection
+// losses, session expiries). At the end it prints a verified summary and
+// exits 1 if any check failed.
+//
+//	go run ./examples/quickstart                  # embedded ZooKeeper (fakezk)
 //	go run ./examples/quickstart -zk host:2181    # a real server or ensemble
 package main
 
@@ -16,17 +26,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
-	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter"
 )
 
 func main() {
@@ -37,37 +45,122 @@ func main() {
 }
 
 type options struct {
-	zk      string
-	workers int
-	ids     int
-	seed    uint64
-	timeout time.Duration
+	tg       target.Target
+	workers  int
+	ids      int
+	sections int
+	tasks    int
+	timeout  time.Duration
 }
 
-func parse(args []string, out io.Writer) (options, error) {
-	var o options
+func parse(args []string, out io.Writer) (*options, error) {
+	o := &options{}
 	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&o.zk, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs on an embedded fakezk")
+	o.tg.Register(fs)
 	fs.IntVar(&o.workers, "workers", 4, "concurrent workers, each with its own session")
 	fs.IntVar(&o.ids, "ids", 250, "IDs each worker draws")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded server's scheduling and of the fault schedule")
-	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
+	fs.IntVar(&o.sections, "sections", 25, "critical sections each worker runs under the lock")
+	fs.IntVar(&o.tasks, "tasks", 40, "tasks submitted to the master")
+	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
-		return o, err
+		return nil, err
 	}
-	if o.workers < 1 || o.ids < 1 {
-		return o, fmt.Errorf("-workers and -ids must be at least 1")
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.workers < 2 || o.ids < 1 || o.sections < 1 || o.tasks < 1 {
+		return nil, errors.New("-workers must be at least 2, -ids, -sections and -tasks at least 1")
 	}
 	return o, nil
 }
 
-// worker is one client: a session, the executor that runs its chains, and
-// the IDs it drew.
-type worker struct {
+// client is one process of the story: a session and the executor that runs
+// its chains on a goroutine of its own.
+type client struct {
+	name string
 	conn task.Conn
 	ex   *executor.Executor
-	ids  []int64
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// kill stops the client at once: its flows fail with task.ErrClosed and
+// its session is closed, so its ephemeral nodes go.
+func (c *client) kill() {
+	c.stop()
+	<-c.done
+}
+
+// story holds what every chapter shares.
+type story struct {
+	o       *options
+	out     io.Writer
+	srv     *fakezk.Server // nil on a real server
+	root    string
+	admin   *client   // setup and final reads
+	workers []*client // the worker pool every chapter uses
+	mu      sync.Mutex
+	clients []*client
+	faults  []string
+	checks  []string
+	failed  []string
+}
+
+func (s *story) connect(ctx context.Context, name string) (*client, error) {
+	conn, err := s.o.tg.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg := executor.Config{Conn: conn, Seed: s.o.tg.Seed + uint64(len(s.clients)) + 1, OnError: func(error) {}}
+	if s.srv != nil {
+		cfg.Clock = s.srv.Clock()
+	}
+	ex, err := executor.New(cfg)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	cctx, stop := context.WithCancel(ctx)
+	c := &client{name: name, conn: conn, ex: ex, stop: stop, done: make(chan struct{})}
+	go func() { defer close(c.done); ex.Run(cctx) }()
+	s.mu.Lock()
+	s.clients = append(s.clients, c)
+	s.mu.Unlock()
+	return c, nil
+}
+
+// fault injects a fault on c when the server is embedded (a real server
+// gets none) and says so.
+func (s *story) fault(c *client, name string, do func(*fakezk.Server, *fakezk.Conn)) {
+	if s.srv == nil {
+		return
+	}
+	do(s.srv, c.conn.(*fakezk.Conn))
+	s.mu.Lock()
+	s.faults = append(s.faults, name+" ("+c.name+")")
+	s.mu.Unlock()
+	fmt.Fprintf(s.out, "  fault: %s on %s\n", name, c.name)
+}
+
+func drop(applied bool) func(*fakezk.Server, *fakezk.Conn) {
+	return func(srv *fakezk.Server, c *fakezk.Conn) { srv.Drop(c, applied) }
+}
+
+func expire(srv *fakezk.Server, c *fakezk.Conn) { srv.Expire(c) }
+
+// check records a verified fact, or a failure.
+func (s *story) check(ok bool, format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	if ok {
+		s.checks = append(s.checks, line)
+	} else {
+		s.failed = append(s.failed, line)
+	}
+}
+
+func (s *story) progress(format string, args ...any) {
+	fmt.Fprintf(s.out, "  "+format+"\n", args...)
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -77,159 +170,87 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-
-	var srv *fakezk.Server
-	path := "/quickstart/ids"
-	if o.zk == "" {
-		srv = fakezk.New(fakezk.Config{Seed: o.seed})
-		fmt.Fprintf(out, "embedded ZooKeeper (fakezk), seed %d, %d workers x %d IDs\n", o.seed, o.workers, o.ids)
-	} else {
-		// A fresh node per run, so runs against a shared server do not mix.
-		path = fmt.Sprintf("/quickstart/ids-%016x", rand.Uint64())
-		fmt.Fprintf(out, "ZooKeeper at %s, %d workers x %d IDs, node %s\n", o.zk, o.workers, o.ids, path)
-	}
-
-	workers := make([]*worker, o.workers)
-	var runs sync.WaitGroup
+	defer o.tg.Close()
+	s := &story{o: o, out: out, srv: o.tg.Embedded(), root: o.tg.Root("quickstart")}
 	defer func() {
-		for _, w := range workers {
-			if w != nil {
-				w.ex.Close()
-			}
+		for _, c := range s.clients {
+			c.kill()
 		}
-		runs.Wait()
 	}()
-	for i := range workers {
-		w := &worker{}
-		if srv != nil {
-			w.conn = srv.Connect(fakezk.ConnConfig{})
-		} else {
-			c, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(o.zk, ","), SessionTimeout: 10 * time.Second})
-			if err != nil {
-				return fmt.Errorf("connecting to %s: %w", o.zk, err)
-			}
-			w.conn = c
-		}
-		ex, err := executor.New(executor.Config{Conn: w.conn, Seed: o.seed + uint64(i)})
+	fmt.Fprintf(out, "%s, %d workers, root %s\n", o.tg.Describe(), o.workers, s.root)
+
+	if s.admin, err = s.connect(ctx, "admin"); err != nil {
+		return err
+	}
+	if err := s.mkdir(ctx, s.root); err != nil {
+		return err
+	}
+	for i := range o.workers {
+		w, err := s.connect(ctx, fmt.Sprintf("worker-%d", i+1))
 		if err != nil {
 			return err
 		}
-		w.ex = ex
-		workers[i] = w
-		runs.Add(1)
-		go func() { defer runs.Done(); ex.Run(ctx) }()
+		s.workers = append(s.workers, w)
 	}
-
-	// The parent of the sequence node; the node itself is created by the
-	// first draw.
-	if _, err := executor.Await(ctx, workers[0].ex, task.Create("/quickstart", nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
-		return err
+	chapters := []struct {
+		title string
+		run   func(context.Context, *story) error
+	}{
+		{"unique IDs, with a replicated persistence service", idsChapter},
+		{"a lock with fencing tokens", lockChapter},
 	}
-
-	total := o.workers * o.ids
-	var mu sync.Mutex
-	drawn, faults := 0, []string{}
-	// On the embedded server, three faults spread over the run: two
-	// connection drops (the first applying whatever is in flight, the
-	// second not; the embedded server answers at once, so there is rarely
-	// anything in flight) and a session expiry. Each fires once the run
-	// passes its share of IDs.
-	type fault struct {
-		at   int
-		name string
-		do   func(*fakezk.Conn)
-	}
-	var plan []fault
-	if srv != nil {
-		plan = []fault{
-			{total / 5, "connection drop", func(c *fakezk.Conn) { srv.Drop(c, true) }},
-			{2 * total / 5, "connection drop", func(c *fakezk.Conn) { srv.Drop(c, false) }},
-			{3 * total / 5, "session expiry", srv.Expire},
+	for i, ch := range chapters {
+		fmt.Fprintf(out, "%d. %s\n", i+1, ch.title)
+		if err := ch.run(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", ch.title, err)
 		}
 	}
-	inject := func(n int) {
-		mu.Lock()
-		defer mu.Unlock()
-		for len(plan) > 0 && n >= plan[0].at {
-			c := workers[len(faults)%len(workers)].conn.(*fakezk.Conn)
-			plan[0].do(c)
-			faults = append(faults, plan[0].name)
-			plan = plan[1:]
-		}
-	}
+	return s.summarize()
+}
 
+// mkdir creates a persistent node if it is missing.
+func (s *story) mkdir(ctx context.Context, path string) error {
+	_, err := executor.Await(ctx, s.admin.ex, task.Create(path, nil, task.Persistent))
+	if errors.Is(err, task.ErrNodeExists) {
+		err = nil
+	}
+	return err
+}
+
+// eachWorker runs f for every live worker concurrently and joins their
+// errors.
+func (s *story) eachWorker(f func(i int, w *client) error) error {
+	errs := make([]error, len(s.workers))
 	var wg sync.WaitGroup
-	errs := make([]error, len(workers))
-	for i, w := range workers {
+	for i, w := range s.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for len(w.ids) < o.ids {
-				id, err := executor.Await(ctx, w.ex, seqid.Next(path))
-				if errors.Is(err, task.ErrSessionExpired) {
-					continue // the session was replaced; draw again on the new one
-				}
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				w.ids = append(w.ids, id)
-				mu.Lock()
-				drawn++
-				n := drawn
-				mu.Unlock()
-				if n%(total/4+1) == 0 {
-					fmt.Fprintf(out, "  progress: %d/%d IDs\n", n, total)
-				}
-				inject(n)
+			if err := f(i, w); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", w.name, err)
 			}
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	final, err := executor.Await(ctx, workers[0].ex, task.Get(path))
-	if err != nil {
-		return err
-	}
-	last, err := seqid.Decode(final.Data)
-	if err != nil {
-		return err
-	}
-	return summarize(out, workers, last, faults)
+	return errors.Join(errs...)
 }
 
-func summarize(out io.Writer, workers []*worker, last int64, faults []string) error {
-	seen := map[int64]int{}
-	var lo, hi int64
-	n := 0
-	for wi, w := range workers {
-		for _, id := range w.ids {
-			if n == 0 || id < lo {
-				lo = id
-			}
-			if n == 0 || id > hi {
-				hi = id
-			}
-			n++
-			if prev, dup := seen[id]; dup {
-				return fmt.Errorf("FAILED: ID %d handed out twice (workers %d and %d)", id, prev, wi)
-			}
-			seen[id] = wi
-		}
+func (s *story) summarize() error {
+	fmt.Fprintln(s.out, "summary")
+	if len(s.faults) > 0 {
+		fmt.Fprintf(s.out, "  faults injected: %d (%s)\n", len(s.faults), strings.Join(s.faults, ", "))
+	} else {
+		fmt.Fprintln(s.out, "  faults injected: 0 (real server)")
 	}
-	fmt.Fprintf(out, "faults injected: %d", len(faults))
-	if len(faults) > 0 {
-		fmt.Fprintf(out, " (%s)", strings.Join(faults, ", "))
+	for _, c := range s.checks {
+		fmt.Fprintln(s.out, "  ok:", c)
 	}
-	fmt.Fprintln(out)
-	fmt.Fprintf(out, "IDs issued: %d, all distinct: yes, range %d..%d (%s..%s), gaps: %d\n",
-		n, lo, hi, seqid.Hex(lo), seqid.Hex(hi), (hi-lo+1)-int64(n))
-	if last < hi {
-		return fmt.Errorf("FAILED: the sequence node is at %d, below the highest ID issued %d", last, hi)
+	for _, f := range s.failed {
+		fmt.Fprintln(s.out, "  FAILED:", f)
 	}
-	fmt.Fprintf(out, "sequence node at %d >= highest ID issued: yes\n", last)
-	fmt.Fprintln(out, "OK")
+	if len(s.failed) > 0 {
+		return fmt.Errorf("%d check(s) failed", len(s.failed))
+	}
+	fmt.Fprintln(s.out, "OK")
 	return nil
 }

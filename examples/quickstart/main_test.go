@@ -20,7 +20,7 @@ func check(t *testing.T, args ...string) string {
 		t.Fatalf("quickstart %v: %v\n%s", args, err, out.String())
 	}
 	s := out.String()
-	if !strings.Contains(s, "all distinct: yes") || !strings.HasSuffix(s, "OK\n") {
+	if !strings.Contains(s, "none repeated") || strings.Contains(s, "FAILED") || !strings.HasSuffix(s, "OK\n") {
 		t.Fatalf("no verified summary:\n%s", s)
 	}
 	return s
@@ -29,7 +29,7 @@ func check(t *testing.T, args ...string) string {
 func TestQuickstartOnFake(t *testing.T) {
 	for _, seed := range []string{"1", "2", "3"} {
 		s := check(t, "-seed", seed)
-		if !strings.Contains(s, "faults injected: 3") {
+		if strings.Contains(s, "faults injected: 0") || !strings.Contains(s, "backup took over") {
 			t.Fatalf("seed %s: faults not injected:\n%s", seed, s)
 		}
 	}
@@ -38,7 +38,7 @@ func TestQuickstartOnFake(t *testing.T) {
 func TestQuickstartOnRealServer(t *testing.T) {
 	zkserver.Require(t)
 	c := zkserver.Standalone(t, zkserver.Options{})
-	check(t, "-zk", strings.Join(c.Addrs(), ","), "-workers", "3", "-ids", "40")
+	check(t, "-zk", strings.Join(c.Addrs(), ","), "-workers", "3", "-ids", "40", "-sections", "5", "-tasks", "10")
 }
 
 func TestQuickstartBadFlags(t *testing.T) {

@@ -126,6 +126,11 @@ func runPeer(ctx context.Context, p *plan, pr *progress, prog *peers.Program, s 
 	return sm
 }
 
+func (s sample) isSim() bool {
+	sc := lookup(s.Scenario)
+	return sc != nil && sc.Sim
+}
+
 func summary(s sample) string {
 	r := s.Result
 	out := fmt.Sprintf("%s/s, p50 %v, p99 %v", human(r.Throughput()), r.Quantile(50), r.Quantile(99))

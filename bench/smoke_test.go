@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/internal/peers"
+	"github.com/zkflow/zkflow/internal/zkserver"
+)
+
+// The harness end to end on a real server, sized to seconds: every
+// scenario with one client count, one pair, every peer that is installed;
+// every run must succeed and measure something, and the README's results
+// section must be replaced.
+func TestSmoke(t *testing.T) {
+	zkserver.Require(t)
+	cl := zkserver.Standalone(t, zkserver.Options{MaxSessionTimeout: 10 * time.Second, Throughput: true})
+	dir := t.TempDir()
+	readme := filepath.Join(dir, "README.md")
+	if err := os.WriteFile(readme, []byte("# bench\n"+beginMarker+"\n"+endMarker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "results")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, []string{"bench", "-zk", cl.Addrs()[0], "-pairs", "1", "-duration", "300ms", "-warmup", "0s",
+		"-clients", "2", "-out", out, "-readme", readme, "-cache", peers.DefaultCacheDir()}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]bool{}
+	for _, s := range rep.Samples {
+		if s.Err != "" || s.Result.Ops == 0 || s.Result.Throughput() <= 0 {
+			t.Errorf("%s clients=%d %s: ops %d, error %q", s.Scenario, s.Clients, s.Impl, s.Result.Ops, s.Err)
+		}
+		if s.Impl == ours && !s.isSim() && (s.RoundTrips <= 0 || s.ServerPackets <= 0) && s.Scenario != "blocks" {
+			t.Errorf("%s: round trips not counted: %v, %v", s.Scenario, s.RoundTrips, s.ServerPackets)
+		}
+		ran[s.Scenario+"/"+s.Impl] = true
+	}
+	for _, s := range registry {
+		if !ran[s.Name+"/"+ours] {
+			t.Errorf("scenario %s did not run", s.Name)
+		}
+		for _, k := range s.Peers {
+			if peers.Available(k) == nil && !ran[s.Name+"/"+string(k)] {
+				t.Errorf("scenario %s: peer %s is installed but did not run", s.Name, k)
+			}
+		}
+	}
+	md, _ := os.ReadFile(readme)
+	if !strings.Contains(string(md), "| lock | 2 | ours |") || !strings.Contains(string(md), "](results/throughput-lock.svg)") {
+		t.Fatalf("README not regenerated:\n%s", md)
+	}
+	t.Logf("stderr:\n%s", stderr.String())
+}
+
+// A simulated seed is deterministic (the same seed, the same count of
+// failed rounds) and passes its checks.
+func TestSimSeed(t *testing.T) {
+	faults := 0
+	for seed := uint64(1); seed <= 30; seed++ {
+		a, err := simSeed(seed, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := simSeed(seed, 4)
+		if err != nil || a != b {
+			t.Fatalf("seed %d: %d then %d failed rounds (%v): not deterministic", seed, a, b, err)
+		}
+		faults += a
+	}
+	if faults == 0 {
+		t.Fatal("no round failed in 30 seeds: the drawn faults never bit")
+	}
+}

@@ -1,0 +1,177 @@
+package group
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Client is the blocking, context-first API over a Group: its methods are
+// safe from any goroutine and need someone running the executor
+// (executor.Run). When ctx ends first, a call's flow is canceled and the
+// call returns task.ErrCanceled or task.ErrDeadlineExceeded (matching
+// context.Canceled and context.DeadlineExceeded under errors.Is).
+type Client struct {
+	ex *executor.Executor
+	g  *Group
+}
+
+// NewClient returns a Client of the group under dir whose flows run on ex.
+func NewClient(ex *executor.Executor, dir string) (*Client, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("group: nil executor: %w", task.ErrInvalidArgument)
+	}
+	g, err := New(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{ex: ex, g: g}, nil
+}
+
+// Group is the group the Client runs.
+func (c *Client) Group() *Group { return c.g }
+
+// Join registers a member (Group.Join). If the session expires meanwhile
+// it joins again on the next session. If ctx ends first, a node the flow
+// made is deleted; if the member joined just as ctx ended, it leaves.
+func (c *Client) Join(ctx context.Context, id string, data []byte) (*Member, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	for {
+		m, err := c.joinOnce(ctx, id, data)
+		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+			continue
+		}
+		return m, err
+	}
+}
+
+func (c *Client) joinOnce(ctx context.Context, id string, data []byte) (*Member, error) {
+	if ctx.Err() != nil {
+		return nil, ctxErr(ctx)
+	}
+	type result struct {
+		m   *Member
+		err error
+	}
+	ch := make(chan result, 1)
+	f := executor.Submit(c.ex, c.g.Join(id, data), func(m *Member, err error) { ch <- result{m, err} })
+	select {
+	case r := <-ch:
+		return r.m, r.err
+	case <-ctx.Done():
+	}
+	f.Cancel()
+	r := <-ch // the flow ends promptly once canceled
+	if r.err == nil {
+		executor.Submit(c.ex, r.m.Leave(), nil)
+	}
+	return nil, ctxErr(ctx)
+}
+
+// Leave ends m's membership (Member.Leave). If ctx ends first, the delete
+// goes on in the background.
+func (c *Client) Leave(ctx context.Context, m *Member) error {
+	if m == nil {
+		return fmt.Errorf("group: Leave of a nil member: %w", task.ErrInvalidArgument)
+	}
+	_, err := executor.AwaitAcrossExpiry(ctx, c.ex, m.Leave())
+	return err
+}
+
+// Watch starts following the group's members (Group.Watch) and returns
+// once the first listing is known; read the changes with Watcher.Next.
+func (c *Client) Watch(ctx context.Context) (*Watcher, error) {
+	w := &Watcher{ex: c.ex, notify: make(chan struct{}, 1)}
+	v, err := executor.AwaitAcrossExpiry(ctx, c.ex, c.g.Watch(w.update))
+	if err != nil {
+		return nil, err
+	}
+	w.v = v
+	return w, nil
+}
+
+// Watcher is the blocking side of a View. Next coalesces: it returns the
+// difference between the members it returned last and the latest report,
+// so a slow reader never blocks the executor and nothing is queued
+// without bound; a member that joined and left between two calls of Next
+// is not seen. Safe from any goroutine.
+type Watcher struct {
+	ex     *executor.Executor
+	v      *View
+	notify chan struct{}
+
+	mu     sync.Mutex
+	latest []string
+	seen   []string
+	first  bool // the first Next has returned
+}
+
+// update is the View's report function (executor goroutine).
+func (w *Watcher) update(ch Change) {
+	w.mu.Lock()
+	w.latest = ch.Members
+	w.mu.Unlock()
+	select {
+	case w.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Next returns the members and who joined and left since the previous
+// Next (for the first call, since nothing: everyone is in Added). It
+// blocks until there is a difference, the view ends (its error), or ctx
+// ends.
+func (w *Watcher) Next(ctx context.Context) (Change, error) {
+	for {
+		w.mu.Lock()
+		added, removed := diff(w.seen, w.latest)
+		if !w.first || len(added) > 0 || len(removed) > 0 {
+			w.first = true
+			w.seen = w.latest
+			ch := Change{Members: slices.Clone(w.latest), Added: added, Removed: removed}
+			w.mu.Unlock()
+			return ch, nil
+		}
+		w.mu.Unlock()
+		select {
+		case <-w.notify:
+		case <-w.v.Done():
+			// deliver what arrived before the end, then the error
+			w.mu.Lock()
+			added, removed := diff(w.seen, w.latest)
+			w.mu.Unlock()
+			if len(added) == 0 && len(removed) == 0 {
+				return Change{}, w.v.Err()
+			}
+		case <-ctx.Done():
+			return Change{}, ctxErr(ctx)
+		}
+	}
+}
+
+// Members returns the members as last reported.
+func (w *Watcher) Members() []string { return w.v.Members() }
+
+// Close stops the view. It returns once the view has stopped, or ctx's
+// error.
+func (w *Watcher) Close(ctx context.Context) error {
+	_, err := executor.Await(ctx, w.ex, w.v.Stop())
+	if errors.Is(err, task.ErrClosed) {
+		return nil // the executor stopped: so did the view
+	}
+	return err
+}
+
+func ctxErr(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return task.ErrDeadlineExceeded
+	}
+	return task.ErrCanceled
+}

@@ -1,0 +1,299 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/task"
+)
+
+// bugNoReregister: after a session expiry the member is not registered
+// again on the new session (its node went with the old one).
+const bugNoReregister canary.Name = "group/member-no-reregister"
+
+// ErrLeft is Member.Err after Leave.
+var ErrLeft = errors.New("group: member left")
+
+// Group is a set of members registered as ephemeral nodes under one
+// directory. A Group holds no state: one value may be shared by any
+// number of flows and executors.
+type Group struct {
+	dir string
+}
+
+// New returns the group whose members live under dir. The directory and
+// its ancestors are created (persistent) on first use. An invalid dir (or
+// the root, or under /zookeeper) fails with an error wrapping
+// task.ErrInvalidPath.
+func New(dir string) (*Group, error) {
+	if err := task.ValidatePath(dir, false); err != nil {
+		return nil, fmt.Errorf("group: directory %q: %w", dir, err)
+	}
+	if dir == "/" || dir == "/zookeeper" || len(dir) > 11 && dir[:11] == "/zookeeper/" {
+		return nil, fmt.Errorf("group: directory %q: reserved: %w", dir, task.ErrInvalidPath)
+	}
+	return &Group{dir: dir}, nil
+}
+
+// Dir is the group's directory.
+func (g *Group) Dir() string { return g.dir }
+
+func (g *Group) path(id string) string { return g.dir + "/" + id }
+
+// Member is a registration in a group. While it has not left, it keeps
+// its node registered: on every new session (after an expiry) it creates
+// the node again, and if someone deletes the node it creates it again.
+// Its accessors are safe from any goroutine; Leave runs on the executor.
+type Member struct {
+	g    *Group
+	id   string
+	data []byte
+
+	mu         sync.Mutex
+	sess       task.Session // the session of the latest registration
+	registered bool
+	err        error
+	done       chan struct{}
+
+	// executor goroutine only
+	rt     task.Runtime
+	unsub  func()
+	keeper *task.Scope
+}
+
+// ID is the member's id, the name of its node.
+func (m *Member) ID() string { return m.id }
+
+// Path is the member's node.
+func (m *Member) Path() string { return m.g.path(m.id) }
+
+// Session is the session of the member's latest registration.
+func (m *Member) Session() task.Session {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sess
+}
+
+// Registered reports whether the member's node is known to exist on the
+// current session: false from an expiry until the registration on the
+// new session is made, and after the member ended.
+func (m *Member) Registered() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.registered && m.err == nil
+}
+
+// Done is closed when the membership ends: Leave (Err is ErrLeft), the
+// executor closed (task.ErrClosed), or an error no retry settles.
+func (m *Member) Done() <-chan struct{} { return m.done }
+
+// Err is nil while the membership lasts, then why it ended.
+func (m *Member) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// Join returns a task that registers a member with id and data: an
+// ephemeral node DIR/id. It succeeds once the node exists and belongs to
+// the flow's session; the Member then keeps it registered (see Member)
+// until Leave. See the package documentation for the protocol and errors.
+// An invalid id fails with an error wrapping task.ErrInvalidPath.
+func (g *Group) Join(id string, data []byte) task.Task[*Member] {
+	if err := ValidateID(id); err != nil {
+		return task.Fail[*Member](err)
+	}
+	return func(s *task.Scope, k task.Cont[*Member]) {
+		sc := s.Child()
+		path := g.path(id)
+		undo := sc.Defer(deleteIfOurs(path))
+		task.RunIn(sc, register(path, data), func(st task.Stat, err error) {
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			undo()
+			m := &Member{g: g, id: id, data: data, sess: s.Session(), registered: true, done: make(chan struct{}), rt: s.Runtime()}
+			m.start()
+			k(m, nil)
+		})
+	}
+}
+
+// register creates path (ephemeral, with data) for the flow's session and
+// succeeds with its Stat once the node is ours. A lost create reply is
+// settled by the node's ephemeralOwner; a node of another session is
+// waited out (watched until it goes), then created again.
+func register(path string, data []byte) task.Task[task.Stat] {
+	return func(s *task.Scope, k task.Cont[task.Stat]) {
+		var create, settle func()
+		create = func() {
+			req := &task.CreateRequest{Path: path, Data: data, Mode: task.Ephemeral}
+			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
+				switch {
+				case err == nil:
+					k(cr.Stat, nil)
+				case errors.Is(err, task.ErrNoNode):
+					task.Run(s, ensurePath(task.Parent(path)), func(_ task.Unit, err error) {
+						if err != nil {
+							k(task.Stat{}, err)
+							return
+						}
+						create()
+					})
+				case errors.Is(err, task.ErrNotSent):
+					create()
+				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNodeExists):
+					settle()
+				default:
+					k(task.Stat{}, err)
+				}
+			})
+		}
+		// settle looks at the node: ours (a create whose reply was lost),
+		// none (create again) or another session's (wait until it goes).
+		settle = func() {
+			task.Run(s, c.Retry(task.ExistsW(path), retry), func(sw task.StatWatch, err error) {
+				switch {
+				case err != nil:
+					k(task.Stat{}, err)
+				case sw.Stat == nil:
+					create()
+				case sw.Stat.EphemeralOwner == s.Session().ID:
+					k(*sw.Stat, nil)
+				default:
+					task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
+						if err != nil {
+							k(task.Stat{}, err)
+							return
+						}
+						settle()
+					})
+				}
+			})
+		}
+		create()
+	}
+}
+
+// start follows the session and keeps the node. Executor goroutine.
+func (m *Member) start() {
+	m.unsub = m.rt.Subscribe(m.onSession)
+	m.keep()
+}
+
+// keep starts the keeper flow on the current session: it watches the node
+// and registers it again whenever it is gone.
+func (m *Member) keep() {
+	mon := m.rt.SessionScope().Child()
+	m.keeper = mon
+	path := m.Path()
+	round := func(s *task.Scope, k task.Cont[bool]) {
+		task.Run(s, c.Retry(task.ExistsW(path), retry), func(sw task.StatWatch, err error) {
+			switch {
+			case err != nil:
+				k(false, err)
+			case sw.Stat != nil && sw.Stat.EphemeralOwner == s.Session().ID:
+				m.mark(s.Session(), true)
+				task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
+			default:
+				m.mark(s.Session(), false)
+				task.Run(s, register(path, m.data), func(_ task.Stat, err error) { k(true, err) })
+			}
+		})
+	}
+	loop := c.Loop(true, func(b bool) bool { return b }, func(bool) task.Task[bool] { return round })
+	m.rt.Schedule(func() {
+		task.RunIn(mon, loop, func(_ bool, err error) {
+			if m.keeper == mon {
+				m.keeper = nil
+			}
+			switch {
+			case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrSessionExpired):
+				// stopped by Leave, or the next session's keeper takes over
+			case errors.Is(err, task.ErrClosed):
+				m.end(task.ErrClosed)
+			case err != nil:
+				m.end(fmt.Errorf("group: member %s: %w", path, err))
+			}
+		})
+	})
+}
+
+func (m *Member) mark(sess task.Session, registered bool) {
+	m.mu.Lock()
+	m.sess, m.registered = sess, registered
+	m.mu.Unlock()
+}
+
+func (m *Member) onSession(ev task.Event) {
+	if ev.Type != task.EventNone {
+		return
+	}
+	switch ev.State {
+	case task.StateExpired:
+		m.mu.Lock()
+		m.registered = false
+		m.mu.Unlock()
+	case task.StateConnected:
+		m.mu.Lock()
+		same := ev.SessionID == m.sess.ID
+		if !same {
+			m.registered = false
+		}
+		m.mu.Unlock()
+		if same || canary.On(bugNoReregister) {
+			return
+		}
+		if k := m.keeper; k != nil { // not yet ended by the expiry
+			m.keeper = nil
+			k.Cancel(task.ErrSessionExpired)
+		}
+		m.keep()
+	case task.StateClosed:
+		m.end(task.ErrClosed)
+	}
+}
+
+// end ends the membership with err unless it already ended, and stops
+// keeping the node. Executor goroutine.
+func (m *Member) end(err error) {
+	m.mu.Lock()
+	if m.err == nil {
+		m.err = err
+		close(m.done)
+	}
+	m.mu.Unlock()
+	if m.unsub != nil {
+		m.unsub()
+		m.unsub = nil
+	}
+	if k := m.keeper; k != nil {
+		m.keeper = nil
+		k.Cancel(task.ErrCanceled)
+	}
+}
+
+// Leave returns a task that ends the membership: it stops keeping the
+// node and deletes it if it belongs to the flow's session, retrying past
+// connection loss. If the caller's scope ends first, the delete goes on
+// as a flow of its own. Leave is idempotent; a node already gone, or a
+// session that ended (the node went with it), is success. Done is closed
+// and Err becomes ErrLeft at once, before the delete.
+func (m *Member) Leave() task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		m.end(ErrLeft)
+		sc := s.Child()
+		del := deleteIfOurs(m.Path())
+		undo := sc.Defer(del)
+		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+			task.Run(s, del, func(v task.Unit, err error) {
+				undo()
+				k(v, err)
+			})
+		}), func(v task.Unit, err error) { k(v, endedOK(err)) })
+	}
+}

@@ -1,0 +1,271 @@
+package group_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/group"
+	"github.com/zkflow/zkflow/task"
+)
+
+// dropCreate is the chance that a create's reply is lost (the connection
+// drops just after it is sent, the create applied or not), on top of the
+// faults the seed draws.
+const dropCreate = 0.1
+
+// simSeeds is the number of seeds the simulation runs (fewer with -short;
+// -sim.seeds and -sim.seed override it).
+func simSeeds() int {
+	if testing.Short() {
+		return 50
+	}
+	return 500
+}
+
+const groupDir = "/svc/members"
+
+// groupSim is the membership scenario: 4 clients, each a member "m<i>"
+// and each following the group with a View, under the faults the seed
+// draws. Client 0's member joins at the start and stays (through
+// expiries, so it must register again on each new session); the others
+// join and leave in a loop (drawn pauses). Judged by:
+//
+//   - every report of every view is consistent: Added were not members
+//     before, Removed were, and the members before plus Added minus
+//     Removed are the reported members;
+//   - once the faults stop and the loops end with every client joined,
+//     every member's node is on the server, owned by its client's current
+//     session, the member says it is registered, and every view reports
+//     exactly the server's children (read directly, World.Children);
+//   - then every member leaves, and every view converges to no member,
+//     with no member node left on the server;
+//   - no view ends with an error, no cleanup fails but by the end of its
+//     session.
+type groupSim struct {
+	clients int
+	lost    lostReplies
+	cnt     counts
+	// summed over seeds
+	reports, joinsSeen, leavesSeen int
+	reregistered                   int // new sessions client 0's member registered on
+
+	g       *group.Group
+	views   []*group.View
+	members []*group.Member
+	final   int    // clients joined for good
+	epoch0  uint64 // the session epoch client 0's member joined on
+}
+
+func newGroupSim() (*groupSim, sim.Scenario) {
+	s := &groupSim{clients: 4}
+	s.lost = lostReplies{rate: dropCreate, cnt: &s.cnt}
+	return s, sim.Scenario{
+		Name:     "group",
+		Clients:  s.clients,
+		Faults:   sim.Faults{Allow: sim.AllFaults},
+		Duration: 20 * time.Second,
+		Wrap:     s.lost.wrap,
+		Setup: func(r *sim.Trial) error {
+			s.lost.w, s.lost.rng = r.World, r.Rand
+			g, err := group.New(groupDir)
+			s.g = g
+			s.views = make([]*group.View, s.clients)
+			s.members = make([]*group.Member, s.clients)
+			s.final = 0
+			return err
+		},
+		Workload: func(r *sim.Trial) {
+			for i := range s.clients {
+				s.watch(r, i)
+				s.churn(r, i)
+			}
+		},
+		// The churning members progress again once the faults stop
+		// (client 0's member stays joined: quiesce judges it).
+		Live: func(r *sim.Trial) bool {
+			for i := 1; i < s.clients; i++ {
+				if !r.ProgressedSinceFaults(i) {
+					return false
+				}
+			}
+			return true
+		},
+		Quiesce: s.quiesce,
+		Invariants: []sim.Invariant{
+			sim.InvariantFunc(s.leaveAll),
+			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed),
+		},
+	}
+}
+
+// watch starts client i's view; each attempt (a Watch that failed with
+// session expiry runs again) checks its own reports.
+func (s *groupSim) watch(r *sim.Trial, i int) {
+	var prev []string
+	first := true
+	report := func(ch group.Change) {
+		s.reports++
+		s.joinsSeen += len(ch.Added)
+		s.leavesSeen += len(ch.Removed)
+		if err := consistent(prev, ch, first); err != nil {
+			r.Errorf("client %d: view report %+v after %v: %v", i, ch, prev, err)
+		}
+		prev, first = ch.Members, false
+	}
+	executor.Submit(r.Execs[i], s.g.Watch(report), func(v *group.View, err error) {
+		switch {
+		case r.Closing():
+		case err == nil:
+			s.views[i] = v
+		default: // session expired before the first report: watch again
+			s.cnt.expiries++
+			s.watch(r, i)
+		}
+	})
+}
+
+// consistent checks one report against the previous one.
+func consistent(prev []string, ch group.Change, first bool) error {
+	if !slices.IsSorted(ch.Members) || !slices.IsSorted(ch.Added) || !slices.IsSorted(ch.Removed) {
+		return fmt.Errorf("not sorted")
+	}
+	if !first && len(ch.Added) == 0 && len(ch.Removed) == 0 {
+		return fmt.Errorf("a report with no change")
+	}
+	want := map[string]bool{}
+	for _, m := range prev {
+		want[m] = true
+	}
+	for _, a := range ch.Added {
+		if want[a] {
+			return fmt.Errorf("%s added but already a member", a)
+		}
+		want[a] = true
+	}
+	for _, x := range ch.Removed {
+		if !want[x] {
+			return fmt.Errorf("%s removed but not a member", x)
+		}
+		delete(want, x)
+	}
+	if len(want) != len(ch.Members) {
+		return fmt.Errorf("members %v, but the previous ones with the changes are %v", ch.Members, want)
+	}
+	for _, m := range ch.Members {
+		if !want[m] {
+			return fmt.Errorf("members %v, but the previous ones with the changes are %v", ch.Members, want)
+		}
+	}
+	return nil
+}
+
+// churn is client i's loop: join, stay a while, leave, pause; once the
+// run is stopping, join for good.
+func (s *groupSim) churn(r *sim.Trial, i int) {
+	ex, id := r.Execs[i], fmt.Sprintf("m%d", i)
+	join := func(k func(m *group.Member)) {
+		across(r, ex, s.g.Join(id, []byte(id)), &s.cnt, func(m *group.Member, err error) {
+			if err != nil {
+				r.Errorf("client %d: join: %v", i, err)
+				return
+			}
+			s.members[i] = m
+			if i == 0 {
+				s.epoch0 = m.Session().Epoch
+			}
+			k(m)
+		})
+	}
+	if r.Stopping() || i == 0 {
+		join(func(*group.Member) { s.final++ })
+		return
+	}
+	after(r, ex, draw(r.Rand, 3*time.Second), func() {
+		join(func(m *group.Member) {
+			after(r, ex, draw(r.Rand, 4*time.Second), func() {
+				across(r, ex, m.Leave(), &s.cnt, func(_ task.Unit, err error) {
+					if err != nil {
+						r.Errorf("client %d: leave: %v", i, err)
+						return
+					}
+					s.members[i] = nil
+					r.Progress(i)
+					s.churn(r, i)
+				})
+			})
+		})
+	})
+}
+
+// quiesce is the end of the run: every client joined for good, every
+// member registered on its client's current session, and every view
+// agrees with the server.
+func (s *groupSim) quiesce(r *sim.Trial) bool {
+	for i, v := range s.views {
+		if v != nil && v.Err() != nil {
+			r.Errorf("client %d: view ended: %v", i, v.Err())
+			return false
+		}
+	}
+	if s.final < s.clients || !s.converged(r) {
+		return false
+	}
+	for i, m := range s.members {
+		st, ok := r.Server.NodeStat(m.Path())
+		if !ok || st.EphemeralOwner != r.Conns[i].SessionID() || !m.Registered() {
+			return false
+		}
+	}
+	s.reregistered += int(s.members[0].Session().Epoch - s.epoch0)
+	return true
+}
+
+// leaveAll is the last check: every member leaves, and every view
+// converges to no member, with no member node left on the server.
+func (s *groupSim) leaveAll(r *sim.Trial) error {
+	left := 0
+	for i, m := range s.members {
+		across(r, r.Execs[i], m.Leave(), &s.cnt, func(_ task.Unit, err error) {
+			if err != nil {
+				r.Errorf("client %d: final leave: %v", i, err)
+			}
+			left++
+		})
+	}
+	if !r.Settle(func() bool { return r.Failed() || left == s.clients && s.converged(r) }) || r.Failed() {
+		views := make([][]string, len(s.views))
+		for i, v := range s.views {
+			views[i] = v.Members()
+		}
+		return fmt.Errorf("after every member left: %d of %d leaves done, server has %v, views have %v",
+			left, s.clients, r.Children(groupDir), views)
+	}
+	if n := len(r.Children(groupDir)); n != 0 {
+		return fmt.Errorf("member nodes left: %v", r.Children(groupDir))
+	}
+	return nil
+}
+
+// converged reports whether every view reports the server's children.
+func (s *groupSim) converged(r *sim.Trial) bool {
+	for _, v := range s.views {
+		if v == nil || sim.ChildrenEqual(r.World, groupDir, v.Members()) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func TestGroupSimulation(t *testing.T) {
+	s, sc := newGroupSim()
+	st := sim.Check(t, sc, simSeeds())
+	t.Logf("%d view reports (%d joins and %d leaves seen), %d connection-loss responses, %d flows run again after expiry, %d registrations of the staying member on a new session",
+		s.reports, s.joinsSeen, s.leavesSeen, s.cnt.losses, s.cnt.expiries, s.reregistered)
+	if st.Failures() == 0 && (s.joinsSeen == 0 || s.leavesSeen == 0 || s.cnt.losses == 0 || s.cnt.expiries == 0 || s.reregistered == 0) {
+		t.Fatal("no join or leave was seen, or the faults never bit: the test checks nothing")
+	}
+}

@@ -1,0 +1,91 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/task"
+)
+
+// retry repeats an operation whose outcome a retry settles (connection
+// loss, not sent). After connection loss the retry waits for the reconnect
+// (the executor's task queue is paused); the backoff only spaces retries
+// of a connection that keeps failing. Scope deadlines still apply.
+var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.5}}
+
+// ensurePath creates path and its missing ancestors as persistent nodes;
+// nodes already there are fine.
+func ensurePath(path string) task.Task[task.Unit] {
+	if path == "/" || path == "" {
+		return task.Done
+	}
+	create := c.Map(c.Catch(c.Retry(task.Create(path, nil, task.Persistent), retry), func(err error) task.Task[string] {
+		if errors.Is(err, task.ErrNodeExists) {
+			return task.Value(path)
+		}
+		return task.Fail[string](err)
+	}), func(string) task.Unit { return task.Unit{} })
+	return c.Catch(create, func(err error) task.Task[task.Unit] {
+		if !errors.Is(err, task.ErrNoNode) {
+			return task.Fail[task.Unit](err)
+		}
+		return c.Seq(ensurePath(task.Parent(path)), create)
+	})
+}
+
+// ValidateID checks a member id: it becomes the name of the member's node,
+// so it must be one valid path component (no "/", not "." or ".."). The
+// error wraps task.ErrInvalidPath.
+func ValidateID(id string) error {
+	if id == "" || strings.Contains(id, "/") {
+		return fmt.Errorf("group: member id %q: %w", id, task.ErrInvalidPath)
+	}
+	if err := task.ValidatePath("/"+id, false); err != nil {
+		return fmt.Errorf("group: member id %q: %w", id, err)
+	}
+	return nil
+}
+
+// deleteIfOurs deletes path if it is an ephemeral node of the session the
+// flow runs on, retrying past connection loss. A node that is gone, or
+// owned by another session, is left alone; a session that ended took its
+// ephemerals with it.
+func deleteIfOurs(path string) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		var attempt func()
+		attempt = func() {
+			task.Run(s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
+				switch {
+				case err != nil:
+					k(task.Unit{}, endedOK(err))
+				case st == nil || st.EphemeralOwner != s.Session().ID:
+					k(task.Unit{}, nil)
+				default:
+					task.Run(s, c.Retry(task.Delete(path, st.Version), retry), func(_ task.Unit, err error) {
+						switch {
+						case err == nil, errors.Is(err, task.ErrNoNode):
+							k(task.Unit{}, nil)
+						case errors.Is(err, task.ErrBadVersion):
+							attempt() // changed meanwhile: look again
+						default:
+							k(task.Unit{}, endedOK(err))
+						}
+					})
+				}
+			})
+		}
+		attempt()
+	}
+}
+
+// endedOK turns the end of the session into success for a cleanup: the
+// session's ephemeral nodes went with it.
+func endedOK(err error) error {
+	if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
+		return nil
+	}
+	return err
+}

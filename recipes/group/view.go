@@ -1,0 +1,265 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Known bugs of the member view (see internal/canary).
+const (
+	// bugViewNoRearm: after a session expiry (which ends every watch) the
+	// view does not list and watch again on the new session.
+	bugViewNoRearm canary.Name = "group/view-no-rearm-after-expiry"
+	// bugStaleList: the view lists the children, then sets the watch with
+	// a second listing, and reports the first: a change between the two is
+	// missed until the next one.
+	bugStaleList canary.Name = "group/view-stale-list"
+)
+
+// ErrStopped is View.Err after Stop.
+var ErrStopped = errors.New("group: view stopped")
+
+// Change is one report of a View: the members (ids, sorted) as of a
+// listing of the directory, and who joined and who left since the
+// previous report (sorted). The first report has every member in Added.
+type Change struct {
+	Members        []string
+	Added, Removed []string
+}
+
+// View follows a group's members on one executor, across session
+// expiries, until Stop. Its accessors are safe from any goroutine.
+type View struct {
+	g      *Group
+	report func(Change)
+
+	mu   sync.Mutex
+	cur  []string // as last reported
+	err  error
+	done chan struct{}
+
+	// executor goroutine only
+	rt       task.Runtime
+	sessID   int64
+	reported bool
+	first    task.Cont[*View] // resumes the Watch task at the first report
+	unsub    func()
+	follower *task.Scope
+}
+
+// Members returns the members as last reported (sorted).
+func (v *View) Members() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.cur)
+}
+
+// Done is closed when the view ends: Stop (Err is ErrStopped), the
+// executor closed (task.ErrClosed), or an error no retry settles.
+func (v *View) Done() <-chan struct{} { return v.done }
+
+// Err is nil while the view runs, then why it ended.
+func (v *View) Err() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.err
+}
+
+// Watch returns a task that starts a View of the group's members and
+// succeeds with it once the first listing has been reported. report is
+// called on the executor goroutine, once per change, in order: first with
+// the members at the start, then whenever a listing differs from the
+// previous report. It must not block. The view lists the directory with a
+// watch, and after every notification, and on every new session after an
+// expiry, lists and watches again, so it converges to the server's state
+// after every fault. A missing directory has no members (the view waits
+// for it to be created). If the caller's scope ends before the first
+// report, the view is stopped and Watch fails with the scope's error.
+func (g *Group) Watch(report func(Change)) task.Task[*View] {
+	if report == nil {
+		return task.Fail[*View](fmt.Errorf("group: nil report function: %w", task.ErrInvalidArgument))
+	}
+	return func(s *task.Scope, k task.Cont[*View]) {
+		v := &View{g: g, report: report, done: make(chan struct{}), rt: s.Runtime()}
+		task.Suspend(s, k, func(resume task.Cont[*View]) func() {
+			v.first = resume
+			v.unsub = v.rt.Subscribe(v.onSession)
+			v.follow()
+			return func() { v.end(s.Err()) } // abandoned before the first report
+		})
+	}
+}
+
+// Stop returns a task that stops the view. It is idempotent.
+func (v *View) Stop() task.Task[task.Unit] {
+	return task.Func(func(*task.Scope) (task.Unit, error) {
+		v.end(ErrStopped)
+		return task.Unit{}, nil
+	})
+}
+
+func (v *View) onSession(ev task.Event) {
+	if ev.Type != task.EventNone {
+		return
+	}
+	switch ev.State {
+	case task.StateConnected:
+		if ev.SessionID == v.sessID || canary.On(bugViewNoRearm) {
+			return
+		}
+		if f := v.follower; f != nil { // not yet ended by the expiry
+			v.follower = nil
+			f.Cancel(task.ErrSessionExpired)
+		}
+		v.follow()
+	case task.StateClosed:
+		v.end(task.ErrClosed)
+	}
+}
+
+// follow starts the follower flow on the current session.
+func (v *View) follow() {
+	sess, _ := v.rt.Current()
+	v.sessID = sess.ID
+	f := v.rt.SessionScope().Child()
+	v.follower = f
+	loop := c.Loop(true, func(b bool) bool { return b }, func(bool) task.Task[bool] { return v.round() })
+	v.rt.Schedule(func() {
+		task.RunIn(f, loop, func(_ bool, err error) {
+			if v.follower == f {
+				v.follower = nil
+			}
+			switch {
+			case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrSessionExpired):
+				// stopped, or the next session's follower takes over
+			case errors.Is(err, task.ErrClosed):
+				v.end(task.ErrClosed)
+			case err != nil:
+				v.end(fmt.Errorf("group: view of %s: %w", v.g.dir, err))
+			}
+		})
+	})
+}
+
+// round lists the directory with a watch, reports, and waits for the
+// watch. A missing directory is reported as empty and watched with exists
+// until it is created.
+func (v *View) round() task.Task[bool] {
+	dir := v.g.dir
+	return func(s *task.Scope, k task.Cont[bool]) {
+		list := func(prev []string, stale bool) {
+			task.Run(s, c.Retry(task.ChildrenW(dir), retry), func(cw task.ChildrenWatch, err error) {
+				switch {
+				case errors.Is(err, task.ErrNoNode):
+					task.Run(s, c.Retry(task.ExistsW(dir), retry), func(sw task.StatWatch, err error) {
+						if err != nil {
+							k(false, err)
+							return
+						}
+						if sw.Stat != nil {
+							k(true, nil) // created meanwhile: list again
+							return
+						}
+						v.publish(nil)
+						task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
+					})
+				case err != nil:
+					k(false, err)
+				default:
+					names := cw.Names
+					if stale {
+						names = prev
+					}
+					v.publish(names)
+					task.Run(s, cw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
+				}
+			})
+		}
+		if !canary.On(bugStaleList) {
+			list(nil, false)
+			return
+		}
+		task.Run(s, c.Retry(task.Children(dir), retry), func(cl task.ChildList, err error) {
+			if err != nil && !errors.Is(err, task.ErrNoNode) {
+				k(false, err)
+				return
+			}
+			list(cl.Names, err == nil)
+		})
+	}
+}
+
+// publish reports names if they differ from the last report (or if there
+// was none yet). Executor goroutine.
+func (v *View) publish(names []string) {
+	next := slices.Clone(names)
+	slices.Sort(next)
+	next = slices.Compact(next)
+	v.mu.Lock()
+	if v.err != nil {
+		v.mu.Unlock()
+		return
+	}
+	prev := v.cur
+	v.mu.Unlock()
+	added, removed := diff(prev, next)
+	if v.reported && len(added) == 0 && len(removed) == 0 {
+		return
+	}
+	v.mu.Lock()
+	v.cur = next
+	v.mu.Unlock()
+	v.reported = true
+	v.report(Change{Members: slices.Clone(next), Added: added, Removed: removed})
+	if f := v.first; f != nil {
+		v.first = nil
+		f(v, nil)
+	}
+}
+
+// diff returns what is in b and not in a, and what is in a and not in b;
+// both are sorted.
+func diff(a, b []string) (added, removed []string) {
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i] < b[j]):
+			removed = append(removed, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			added = append(added, b[j])
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	return added, removed
+}
+
+// end ends the view with err unless it already ended. Executor goroutine.
+func (v *View) end(err error) {
+	if err == nil {
+		err = ErrStopped
+	}
+	v.mu.Lock()
+	if v.err == nil {
+		v.err = err
+		close(v.done)
+	}
+	v.mu.Unlock()
+	if v.unsub != nil {
+		v.unsub()
+		v.unsub = nil
+	}
+	if f := v.follower; f != nil {
+		v.follower = nil
+		f.Cancel(task.ErrCanceled)
+	}
+}

@@ -86,15 +86,44 @@ func (c *Client) Leave(ctx context.Context, m *Member) error {
 }
 
 // Watch starts following the group's members (Group.Watch) and returns
-// once the first listing is known; read the changes with Watcher.Next.
+// once the first listing is known; read the changes with Watcher.Next and
+// stop with Watcher.Close. If the session expires before the first
+// listing, it starts again on the next session.
 func (c *Client) Watch(ctx context.Context) (*Watcher, error) {
-	w := &Watcher{ex: c.ex, notify: make(chan struct{}, 1)}
-	v, err := executor.AwaitAcrossExpiry(ctx, c.ex, c.g.Watch(w.update))
-	if err != nil {
-		return nil, err
+	for {
+		w, err := c.watchOnce(ctx)
+		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+			continue
+		}
+		return w, err
 	}
-	w.v = v
-	return w, nil
+}
+
+func (c *Client) watchOnce(ctx context.Context) (*Watcher, error) {
+	if ctx.Err() != nil {
+		return nil, ctxErr(ctx)
+	}
+	w := &Watcher{ex: c.ex, notify: make(chan struct{}, 1)}
+	type result struct {
+		v   *View
+		err error
+	}
+	ch := make(chan result, 1)
+	f := executor.Submit(c.ex, c.g.Watch(w.update), func(v *View, err error) { ch <- result{v, err} })
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		w.v = r.v
+		return w, nil
+	case <-ctx.Done():
+	}
+	f.Cancel()
+	if r := <-ch; r.err == nil { // started just as ctx ended
+		executor.Submit(c.ex, r.v.Stop(), nil)
+	}
+	return nil, ctxErr(ctx)
 }
 
 // Watcher is the blocking side of a View. Next coalesces: it returns the

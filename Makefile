@@ -25,5 +25,17 @@ unit:
 fidelity:
 	ZK_REQUIRED=1 $(GO) test -count=1 -v -run 'TestConformance$$|TestDiff' ./zkadapter | grep -E '^(ok|FAIL|---)|conformance:|sequences' | grep -v -- '--- PASS: TestConformance/' | grep -v -- '--- SKIP'
 
-bench:
+# The Go benchmarks of the hot paths, then the harness (bench/README.md):
+# the main run on a server with its data on tmpfs and forceSync=no, and a
+# second run with ZooKeeper's default settings (forceSync=yes, data on
+# disk). Installs the server and the peers first when missing.
+bench: bench-deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./bench -readme bench/README.md -out bench/results
+	$(GO) run ./bench -server-defaults -scenarios lock,cas,blocks -readme bench/README.md -out bench/results-defaults
+
+.PHONY: bench-deps
+
+# ZooKeeper, a JDK, Apache Curator and kazoo, for the harness and its peers.
+bench-deps:
+	BENCH_PEERS=1 ./.ci/install-deps

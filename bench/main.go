@@ -43,6 +43,7 @@ type config struct {
 	Duration       time.Duration
 	Out            string
 	Readme         string
+	Section        string
 	Cache          string
 	Setup          bool
 	Clients        []int
@@ -65,11 +66,18 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.Duration, "duration", 3*time.Second, "measuring time of each run")
 	fs.StringVar(&c.Out, "out", "bench/results", "directory for results.json, results.md and the SVG plots")
 	fs.StringVar(&c.Readme, "readme", "", "also replace the results section of this README (make bench: bench/README.md)")
+	fs.StringVar(&c.Section, "section", "", "the README section to replace (default: defaults with -server-defaults, main otherwise)")
 	fs.StringVar(&c.Cache, "cache", filepath.Join(cache, "zkflow-bench"), "directory where the peer programs are built")
 	clients := fs.String("clients", "", "comma-separated client counts replacing those of the scenarios that vary them (lock, cas, blocks); empty: 1,4,16")
 	fs.BoolVar(&c.Setup, "setup", false, "install the peers and ZooKeeper with apt-get first (as root, or with sudo)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.Section == "" {
+		c.Section = "main"
+		if c.ServerDefaults {
+			c.Section = "defaults"
+		}
 	}
 	if *clients != "" {
 		for _, f := range strings.Split(*clients, ",") {
@@ -160,7 +168,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := rep.write(cfg.Out, cfg.Readme); err != nil {
+	if err := rep.write(cfg.Out, cfg.Readme, cfg.Section); err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, rep.markdown(cfg.Out))

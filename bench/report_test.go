@@ -89,12 +89,12 @@ func TestReportWrite(t *testing.T) {
 	dir := t.TempDir()
 	readme := filepath.Join(dir, "README.md")
 	head, tail := "# Bench\n\nhand-written\n\n", "\n## After\n\nalso hand-written\n"
-	if err := os.WriteFile(readme, []byte(head+beginMarker+"\nold figures\n"+endMarker+tail), 0o644); err != nil {
+	if err := os.WriteFile(readme, []byte(head+beginMarker("main")+"\nold figures\n"+endMarker("main")+tail), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r := testReport()
 	out := filepath.Join(dir, "results")
-	if err := r.write(out, readme); err != nil {
+	if err := r.write(out, readme, "main"); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"results.json", "results.md", "throughput-lock.svg", "latency-lock-4.svg", "throughput-blocks.svg"} {
@@ -104,14 +104,14 @@ func TestReportWrite(t *testing.T) {
 	}
 	b, _ := os.ReadFile(readme)
 	s := string(b)
-	if !strings.HasPrefix(s, head+beginMarker) || !strings.HasSuffix(s, endMarker+tail) || strings.Contains(s, "old figures") ||
+	if !strings.HasPrefix(s, head+beginMarker("main")) || !strings.HasSuffix(s, endMarker("main")+tail) || strings.Contains(s, "old figures") ||
 		!strings.Contains(s, "](results/throughput-lock.svg)") {
 		t.Fatalf("README after write:\n%s", s)
 	}
 	// Without markers nothing is overwritten.
 	plain := filepath.Join(dir, "PLAIN.md")
 	os.WriteFile(plain, []byte("# nothing to replace\n"), 0o644)
-	if err := r.write(out, plain); !errors.Is(err, errNoMarkers) {
+	if err := r.write(out, plain, "main"); !errors.Is(err, errNoMarkers) {
 		t.Fatalf("README without markers: %v", err)
 	}
 }

@@ -23,7 +23,7 @@ func TestSmoke(t *testing.T) {
 	cl := zkserver.Standalone(t, zkserver.Options{MaxSessionTimeout: 10 * time.Second, Throughput: true})
 	dir := t.TempDir()
 	readme := filepath.Join(dir, "README.md")
-	if err := os.WriteFile(readme, []byte("# bench\n"+beginMarker+"\n"+endMarker+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(readme, []byte("# bench\n"+beginMarker("main")+"\n"+endMarker("main")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "results")

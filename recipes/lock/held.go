@@ -7,6 +7,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -19,6 +20,7 @@ import (
 // task.ErrClosed, or the node deleted or changed by someone else). Done is
 // closed at that moment.
 type Held struct {
+	dir     string
 	path    string
 	seq     int64
 	token   int64
@@ -39,7 +41,9 @@ type Held struct {
 // Path is the lock node's path.
 func (h *Held) Path() string { return h.path }
 
-// Seq is the sequence number the server gave the lock node.
+// Seq is the sequence number the server gave the lock node. It is not a
+// fencing token: it starts again from zero when the directory is
+// recreated (see the package documentation on wrap-around).
 func (h *Held) Seq() int64 { return h.seq }
 
 // Token is the fencing token: the zxid that created the lock node
@@ -79,6 +83,9 @@ func (h *Held) start(s *task.Scope) {
 	mon := h.mon
 	s.Schedule(func() {
 		task.RunIn(mon, h.watchNode(), func(_ task.Unit, err error) {
+			if canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired) {
+				return
+			}
 			if !errors.Is(err, task.ErrCanceled) {
 				h.lose(err)
 			}
@@ -96,6 +103,12 @@ func (h *Held) onSession(ev task.Event) {
 		h.uncertain = true
 		h.mu.Unlock()
 	case task.StateConnected:
+		if ev.SessionID != h.sess.ID && canary.On(bugStaleSession) {
+			h.mu.Lock()
+			h.uncertain = false
+			h.mu.Unlock()
+			return
+		}
 		if ev.SessionID != h.sess.ID {
 			h.lose(task.ErrSessionExpired)
 			return
@@ -104,6 +117,9 @@ func (h *Held) onSession(ev task.Event) {
 		h.uncertain = false
 		h.mu.Unlock()
 	case task.StateExpired:
+		if canary.On(bugStaleSession) {
+			return
+		}
 		h.lose(task.ErrSessionExpired)
 	case task.StateClosed:
 		h.lose(task.ErrClosed)
@@ -201,7 +217,9 @@ func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 }
 
 // Release returns a task that releases the lock: it deletes the node,
-// retrying past connection loss. It is idempotent: a node already gone,
+// retrying past connection loss. A holder whose sequence number is near
+// the end of the counter also deletes the directory if it is then empty,
+// so the counter restarts (see the package documentation on wrap-around). It is idempotent: a node already gone,
 // or a session that ended (the node went with it), is success. If the caller's scope ends first
 // (deadline, cancel), the delete goes on as a flow of its own. Done is
 // closed and Err becomes ErrUnlocked at once, before the delete.
@@ -210,6 +228,10 @@ func (h *Held) Release() task.Task[task.Unit] {
 		h.end(ErrUnlocked)
 		sc := s.Child()
 		del := deleteNode(h.path)
+		if h.seq >= resetAbove {
+			del = c.Seq(del, c.Map(c.Catch(removeDir(h.dir), func(error) task.Task[bool] { return task.Value(false) }),
+				func(bool) task.Unit { return task.Unit{} }))
+		}
 		undo := sc.Defer(del)
 		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 			task.Run(s, del, func(v task.Unit, err error) {

@@ -7,7 +7,29 @@ import (
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
+)
+
+// Known lock bugs that tests switch back on (internal/canary), to show the
+// simulation catches each one. Each is checked at the spot where the bug
+// would be.
+const (
+	// bugNoPrefix: contender nodes are named "lock-<seq>" with no unique
+	// part, so a create whose reply was lost cannot be found again and is
+	// created a second time: the first node is an orphan of a live session
+	// that blocks the queue.
+	bugNoPrefix canary.Name = "lock/no-unique-prefix"
+	// bugWatchLowest: every waiter watches the lowest contender instead of
+	// its predecessor: one release wakes the whole queue (herd).
+	bugWatchLowest canary.Name = "lock/watch-lowest"
+	// bugLossIsFailure: connection loss on the create is taken for a
+	// create that was not applied: the attempt fails with no cleanup and
+	// a node that was applied stays behind, an orphan.
+	bugLossIsFailure canary.Name = "lock/connection-loss-is-failure"
+	// bugStaleSession: the holder trusts the lock across a session
+	// expiry: reconnecting on a new session is taken for a resume.
+	bugStaleSession canary.Name = "lock/trust-stale-session"
 )
 
 // Errors of the lock, tested with errors.Is.
@@ -66,6 +88,9 @@ func (l *Lock) Acquire() task.Task[*Held] {
 		sc := s.Child()
 		a := &attempt{l: l, s: sc, sess: s.Session()}
 		a.prefix = prefix(newID(s.Rand(), s.Rand()))
+		if canary.On(bugNoPrefix) {
+			a.prefix = lockTag
+		}
 		a.undo = sc.Defer(a.cleanup())
 		task.RunIn(sc, task.Task[*Held](a.run), k)
 	}
@@ -110,6 +135,15 @@ func (a *attempt) create() {
 				a.create()
 			})
 		case errors.Is(err, task.ErrConnectionLoss):
+			if canary.On(bugLossIsFailure) {
+				a.undo()
+				a.fail(err)
+				return
+			}
+			if canary.On(bugNoPrefix) {
+				a.create() // nothing to look for
+				return
+			}
 			a.recover()
 		case errors.Is(err, task.ErrNotSent):
 			a.create()
@@ -143,6 +177,10 @@ func (a *attempt) found(name string, st task.Stat) {
 		return
 	}
 	a.name, a.seq, a.stat = name, seq, st
+	if exhausted(seq) {
+		a.restart()
+		return
+	}
 	if st.Czxid != 0 {
 		a.check()
 		return
@@ -185,6 +223,8 @@ func (a *attempt) check() {
 			a.fail(fmt.Errorf("%w: contender %s deleted while waiting", ErrLockLost, a.l.child(a.name)))
 		case i == 0:
 			a.acquired()
+		case canary.On(bugWatchLowest):
+			a.waitFor(a.l.child(q[0].name))
 		default:
 			a.waitFor(a.l.child(q[i-1].name))
 		}
@@ -216,6 +256,7 @@ func (a *attempt) waitFor(pred string) {
 func (a *attempt) acquired() {
 	a.undo()
 	h := &Held{
+		dir:     a.l.dir,
 		path:    a.l.child(a.name),
 		seq:     a.seq,
 		token:   a.stat.Czxid,

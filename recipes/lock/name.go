@@ -24,17 +24,19 @@ func newID(hi, lo uint64) string {
 	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, (hi>>16)&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
 }
 
-// seqOf parses the sequence number of a contender name: the digits after
-// the last "lock-". A name without that tag, or with anything but digits
-// after it (kazoo's "__lock__" nodes, stray names), is not a contender:
-// ok is false.
+// seqOf parses the sequence number of a contender name: what follows the
+// last "lock-", as ZooKeeper formats a Java int with %010d: ten digits, or
+// a minus sign and nine or ten digits once the counter has wrapped (see
+// wrap.go). A name without that tag, or with anything else after it
+// (kazoo's "__lock__" nodes, stray names), is not a contender: ok is false.
 func seqOf(name string) (seq int64, ok bool) {
 	i := strings.LastIndex(name, lockTag)
 	if i < 0 {
 		return 0, false
 	}
-	digits := name[i+len(lockTag):]
-	if digits == "" || len(digits) > 10 {
+	text := name[i+len(lockTag):]
+	digits := strings.TrimPrefix(text, "-")
+	if digits == "" || len(text) > 11 || (len(text) == 11 && digits == text) {
 		return 0, false
 	}
 	for _, c := range []byte(digits) {
@@ -42,8 +44,11 @@ func seqOf(name string) (seq int64, ok bool) {
 			return 0, false
 		}
 	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	return n, err == nil
+	n, err := strconv.ParseInt(text, 10, 32)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
 }
 
 // contender is a child of the lock directory that takes part in the queue.

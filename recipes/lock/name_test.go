@@ -19,7 +19,11 @@ func TestSeqOf(t *testing.T) {
 		{"stray", 0, false},
 		{"lock-", 0, false},
 		{"a-lock-12x", 0, false},
-		{"a-lock--000000001", 0, false},
+		{"a-lock--000000001", -1, true}, // a wrapped counter
+		{"a-lock--2147483648", -2147483648, true},
+		{"a-lock-2147483648", 0, false}, // not a Java int
+		{"a-lock--", 0, false},
+		{"a-lock---00000001", 0, false},
 		{"b-lock-12345678901", 0, false},
 		{"", 0, false},
 	} {

@@ -3,6 +3,7 @@ package lock_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
 )
@@ -22,55 +24,120 @@ import (
 // release. The judge is the server's log: entries, in the order the server
 // applied them, carry fencing tokens that never go down, so the critical
 // sections never interleave and come in strictly increasing token order.
-// Also: at each acquire, no other client holds a lock it thinks it holds
-// whose node is still on the server; a holder whose session expired and
-// that writes once more regardless is refused by ZooKeeper; and when all
-// is done no contender node is left. The seed is in every failure message.
+// Checked after every step of the simulation: no live session owns two
+// contender nodes (an orphan of a lost create), no contender node is
+// watched by two waiters (a herd), and a holder whose client is on a new
+// session has been told its lock is lost. Also: at each acquire, no other
+// client holds a lock it thinks it holds whose node is still on the
+// server; a holder whose session expired and that writes once more
+// regardless is refused by ZooKeeper; and when all is done no contender
+// node is left. The seed is in every failure message.
 func TestSeededFaults(t *testing.T) {
 	seeds := uint64(100)
 	if testing.Short() {
 		seeds = 20
 	}
-	var total simStats
-	for seed := uint64(1); seed <= seeds; seed++ {
-		st := simulate(t, seed)
-		if t.Failed() {
-			t.Fatalf("seed %d failed (rerun with this seed)", seed)
-		}
-		total.sections += st.sections
-		total.lost += st.lost
-		total.failed += st.failed
-		total.rejected += st.rejected
-	}
-	t.Logf("%d seeds: %d critical sections logged, %d locks lost, %d fenced writes rejected, %d acquires failed and retried",
-		seeds, total.sections, total.lost, total.rejected, total.failed)
+	total := runSeeds(t, seeds, simOpts{})
 	if total.lost == 0 || total.failed == 0 || total.rejected == 0 {
 		t.Fatal("the drawn faults never bit: the test checks nothing")
 	}
 }
 
-type simStats struct{ sections, lost, failed, rejected int }
+// The same simulation with the directory's counter started 3 short of
+// int32's maximum: the sequence runs out within the first rounds, and the
+// lock must keep its guarantees through it (no holder with an exhausted
+// number, the directory recreated so the counter restarts).
+func TestSeededFaultsAcrossSequenceWrap(t *testing.T) {
+	seeds := uint64(100)
+	if testing.Short() {
+		seeds = 20
+	}
+	total := runSeeds(t, seeds, simOpts{cversion: math.MaxInt32 - 3})
+	if total.resets == 0 || total.exhausted == 0 {
+		t.Fatalf("the counter never ran out (%d resets, %d exhausted names): the test checks nothing", total.resets, total.exhausted)
+	}
+	if total.lost == 0 || total.rejected == 0 {
+		t.Fatal("the drawn faults never bit")
+	}
+}
 
-func simulate(t *testing.T, seed uint64) simStats {
+func runSeeds(t *testing.T, seeds uint64, o simOpts) simStats {
+	t.Helper()
+	var total simStats
+	for seed := uint64(1); seed <= seeds; seed++ {
+		st, err := simulate(seed, o)
+		if err != nil {
+			t.Fatalf("seed %d: %v (rerun with this seed)", seed, err)
+		}
+		total.add(st)
+	}
+	t.Logf("%d seeds: %d critical sections logged, %d locks lost, %d fenced writes rejected, %d acquires failed and retried, %d exhausted contender names seen, %d directory resets",
+		seeds, total.sections, total.lost, total.rejected, total.failed, total.exhausted, total.resets)
+	return total
+}
+
+type simOpts struct {
+	// cversion, if not 0, is where the lock directory's counter starts.
+	cversion int32
+}
+
+type simStats struct{ sections, lost, failed, rejected, exhausted, resets int }
+
+func (s *simStats) add(o simStats) {
+	s.sections += o.sections
+	s.lost += o.lost
+	s.failed += o.failed
+	s.rejected += o.rejected
+	s.exhausted += o.exhausted
+	s.resets += o.resets
+}
+
+// simulate runs one seed and returns the first violation it saw.
+func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 	const clients, rounds, dir = 4, 4, "/locks/sim"
-	w, _ := newWorld(t, seed, clients, fakezk.Config{
+	w, cnts, err := newCounted(seed, clients, fakezk.Config{
 		FaultRate: 0.03, Trace: true,
 		Faults: fakezk.FaultConfig{MaxPartition: 10 * time.Second, MaxDelay: time.Second},
 	})
-	if _, err := mustRun(t, w, 0, task.Create("/log", nil, task.Persistent)); err != nil {
-		// a drawn fault may hit this first request: retry it
-		if _, err := mustRun(t, w, 0, c.Retry(task.Create("/log", nil, task.Persistent), c.Policy{On: []error{task.ErrConnectionLoss, task.ErrNotSent, task.ErrSessionExpired}})); err != nil && !errors.Is(err, task.ErrNodeExists) {
-			t.Fatalf("seed %d: create /log: %v", seed, err)
+	if err != nil {
+		return st, err
+	}
+	defer w.Close()
+	fail := func(format string, args ...any) {
+		if violation == nil {
+			violation = fmt.Errorf(format, args...)
 		}
 	}
-	l := mustLock(t, dir)
-	var st simStats
+	// Setup; a drawn fault may hit these requests: try again (a new flow,
+	// on the current session).
+	for _, p := range []string{"/log", "/locks", dir} {
+		var err error
+		for range 20 {
+			if _, err = sim.Run(w, 0, task.Create(p, nil, task.Persistent)); err == nil || errors.Is(err, task.ErrNodeExists) {
+				err = nil
+				break
+			}
+		}
+		if err != nil {
+			return st, fmt.Errorf("create %s: %w", p, err)
+		}
+	}
+	if o.cversion != 0 {
+		if err := w.Server.SetCounters(dir, 0, o.cversion); err != nil {
+			return st, err
+		}
+	}
+	l, err := lock.New(dir)
+	if err != nil {
+		return st, err
+	}
 	cur := make([]*lock.Held, clients)
 	left := make([]int, clients)
 	ended := 0
 	entry := func(h *lock.Held, kind string) task.MultiOp {
 		return &task.CreateRequest{Path: fmt.Sprintf("/log/t%d-%s-", h.Token(), kind), Mode: task.PersistentSequential, ACL: task.OpenACL}
 	}
+	dirs := map[int64]bool{} // czxids of the lock directory seen at acquires
 	var lostHandles []*lock.Held
 	var start func(i int)
 	next := func(i int) {
@@ -81,15 +148,18 @@ func simulate(t *testing.T, seed uint64) simStats {
 		}
 		start(i)
 	}
-	halt := false // no new rounds once the run is judged (Shutdown fails every flow)
+	halt := false // no new rounds once the run is judged (Close fails every flow)
 	start = func(i int) {
 		if halt {
 			return
 		}
 		executor.Submit(w.Execs[i], l.Acquire(), func(h *lock.Held, err error) {
 			if err != nil {
-				if !halt && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, lock.ErrLockLost) {
-					t.Errorf("seed %d: client %d: acquire: %v", seed, i, err)
+				// A retryable error should not come out of Acquire, but a
+				// caller would retry it: what it left behind is judged by
+				// the orphan check.
+				if !halt && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, lock.ErrLockLost) && !task.IsRetryable(err) {
+					fail("client %d: acquire: %v", i, err)
 				}
 				st.failed++
 				start(i)
@@ -100,8 +170,14 @@ func simulate(t *testing.T, seed uint64) simStats {
 					continue
 				}
 				if _, ok := w.Server.NodeStat(o.Path()); ok {
-					t.Errorf("seed %d: client %d acquired %s while client %d holds %s", seed, i, h.Path(), j, o.Path())
+					fail("client %d acquired %s while client %d holds %s", i, h.Path(), j, o.Path())
 				}
+			}
+			if h.Seq() < 0 || h.Seq() >= math.MaxInt32 {
+				fail("client %d holds %s with an exhausted sequence number", i, h.Path())
+			}
+			if ds, ok := w.Server.NodeStat(dir); ok {
+				dirs[ds.Czxid] = true
 			}
 			cur[i] = h
 			// The section lasts a while (on the simulated clock), so that
@@ -117,7 +193,19 @@ func simulate(t *testing.T, seed uint64) simStats {
 				}
 				if err != nil && !errors.Is(err, lock.ErrLockLost) {
 					if !halt && !task.IsRetryable(err) && !errors.Is(err, task.ErrSessionExpired) {
-						t.Errorf("seed %d: client %d: section: %v", seed, i, err)
+						fail("client %d: section: %v", i, err)
+					}
+				}
+				// The section failed because the session ended: by the
+				// time the client runs anything on its next session the
+				// holder must have been told, before it writes again.
+				told := task.Task[task.Unit](task.Done)
+				if errors.Is(err, task.ErrSessionExpired) {
+					told = func(s *task.Scope, k task.Cont[task.Unit]) {
+						if h.Err() == nil && !halt {
+							fail("client %d: lock %s of an ended session not signalled lost", i, h.Path())
+						}
+						k(task.Unit{}, nil)
 					}
 				}
 				// A holder that lost its lock and ignores it writes once
@@ -128,16 +216,18 @@ func simulate(t *testing.T, seed uint64) simStats {
 						if errors.Is(err, lock.ErrLockLost) {
 							st.rejected++
 						} else if !halt && !task.IsRetryable(err) && !errors.Is(err, task.ErrSessionExpired) {
-							t.Errorf("seed %d: client %d: late write: %v", seed, i, err)
+							fail("client %d: late write: %v", i, err)
 						}
 						return task.Value[[]task.MultiResult](nil)
 					})
 				} else {
 					late = task.Value[[]task.MultiResult](nil)
 				}
-				executor.Submit(w.Execs[i], c.Seq(late, h.Release()), func(_ task.Unit, err error) {
-					if err != nil && !halt {
-						t.Errorf("seed %d: client %d: release: %v", seed, i, err)
+				executor.Submit(w.Execs[i], c.Seq(told, c.Seq(late, h.Release())), func(_ task.Unit, err error) {
+					// Expired: the session ended before Release ran, taking
+					// the node.
+					if err != nil && !halt && !errors.Is(err, task.ErrSessionExpired) {
+						fail("client %d: release: %v", i, err)
 					}
 					next(i)
 				})
@@ -148,11 +238,23 @@ func simulate(t *testing.T, seed uint64) simStats {
 		left[i] = rounds
 		start(i)
 	}
-	ok := w.Settle(func() bool { return ended == clients || t.Failed() })
-	halt = true
-	if !ok || t.Failed() {
-		t.Fatalf("seed %d: stuck with %v rounds left", seed, left)
+	deadline := w.Clock.Now().Add(time.Hour)
+	check := func() bool {
+		st.exhausted += checkStep(w, cnts, dir, cur, fail)
+		if w.Clock.Now().After(deadline) {
+			fail("no progress: %v rounds left after a simulated hour", left)
+		}
+		return ended == clients || violation != nil
 	}
+	ok := w.Settle(check)
+	halt = true
+	if violation != nil {
+		return st, violation
+	}
+	if !ok {
+		return st, fmt.Errorf("stuck with %v rounds left", left)
+	}
+	st.resets = len(dirs) - 1
 	// Judge the log.
 	type entryT struct {
 		seq   int64
@@ -169,21 +271,21 @@ func simulate(t *testing.T, seed uint64) simStats {
 		tok, err1 := strconv.ParseInt(parts[0], 10, 64)
 		seq, err2 := strconv.ParseInt(parts[2], 10, 64)
 		if len(parts) != 3 || err1 != nil || err2 != nil {
-			t.Fatalf("seed %d: log entry %s", seed, p)
+			return st, fmt.Errorf("log entry %s", p)
 		}
 		if parts[1] == "late" {
-			t.Fatalf("seed %d: a fenced write after the loss of the lock was applied: %s", seed, p)
+			return st, fmt.Errorf("a fenced write after the loss of the lock was applied: %s", p)
 		}
 		log = append(log, entryT{seq, tok, parts[1]})
 	}
 	slices.SortFunc(log, func(a, b entryT) int { return int(a.seq - b.seq) })
 	for i := 1; i < len(log); i++ {
 		if log[i].token < log[i-1].token {
-			t.Fatalf("seed %d: critical sections interleave: entry %d (token %d %s) after entry %d (token %d %s)",
-				seed, log[i].seq, log[i].token, log[i].kind, log[i-1].seq, log[i-1].token, log[i-1].kind)
+			return st, fmt.Errorf("critical sections interleave: entry %d (token %d %s) after entry %d (token %d %s)",
+				log[i].seq, log[i].token, log[i].kind, log[i-1].seq, log[i-1].token, log[i-1].kind)
 		}
 		if log[i].token == log[i-1].token && log[i].kind == log[i-1].kind {
-			t.Fatalf("seed %d: token %d logged %q twice", seed, log[i].token, log[i].kind)
+			return st, fmt.Errorf("token %d logged %q twice", log[i].token, log[i].kind)
 		}
 		if log[i].kind == "enter" {
 			st.sections++
@@ -196,17 +298,83 @@ func simulate(t *testing.T, seed uint64) simStats {
 	// hide it.
 	for _, h := range lostHandles {
 		if !isClosed(h.Done()) || !errors.Is(h.Err(), lock.ErrLockLost) {
-			t.Fatalf("seed %d: lock %s lost but Err is %v", seed, h.Path(), h.Err())
+			return st, fmt.Errorf("lock %s lost but Err is %v", h.Path(), h.Err())
 		}
 	}
 	// No contender node outlives the run.
-	if !w.Settle(func() bool { return len(w.Children(dir)) == 0 }) {
-		t.Fatalf("seed %d: contender nodes left: %v", seed, w.Children(dir))
+	if !w.Settle(func() bool { return len(contenders(w, dir)) == 0 }) {
+		return st, fmt.Errorf("contender nodes left: %v", contenders(w, dir))
 	}
 	for _, err := range w.Errs {
 		if !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
-			t.Errorf("seed %d: cleanup failed: %v", seed, err)
+			return st, fmt.Errorf("cleanup failed: %v", err)
 		}
 	}
-	return st
+	return st, nil
+}
+
+// contenders are dir's children named as contenders ("...lock-<seq>").
+func contenders(w *sim.World, dir string) []string {
+	var out []string
+	for _, n := range w.Children(dir) {
+		if i := strings.LastIndex(n, "lock-"); i >= 0 && len(n) > i+5 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// checkStep checks what must hold at every step and reports how many
+// contender nodes carry an exhausted sequence number (a wrapped or
+// saturated counter).
+func checkStep(w *sim.World, cnts []*counting, dir string, cur []*lock.Held, fail func(string, ...any)) (exhausted int) {
+	live := map[int64]bool{}
+	for _, id := range w.Server.Sessions() {
+		live[id] = true
+	}
+	owned := map[int64]int{}
+	owner := map[string]int64{}
+	for _, n := range contenders(w, dir) {
+		p := dir + "/" + n
+		st, ok := w.Server.NodeStat(p)
+		if !ok {
+			continue
+		}
+		owner[p] = st.EphemeralOwner
+		if owned[st.EphemeralOwner]++; owned[st.EphemeralOwner] == 2 && live[st.EphemeralOwner] {
+			fail("session %#x owns two contender nodes (an orphan): %v", st.EphemeralOwner, contenders(w, dir))
+		}
+		seq := n[strings.LastIndex(n, "lock-")+5:]
+		if strings.HasPrefix(seq, "-") || seq == "2147483647" {
+			exhausted++
+		}
+	}
+	// Waiters (exists watches of live sessions, not the holder's own) per
+	// contender node.
+	watchers := map[string]map[int]bool{}
+	for _, cn := range cnts {
+		for p := range cn.watches {
+			if o, ok := owner[p.path]; !ok || !live[p.sess] || o == p.sess {
+				continue
+			}
+			if watchers[p.path] == nil {
+				watchers[p.path] = map[int]bool{}
+			}
+			watchers[p.path][p.client] = true
+		}
+	}
+	for p, ws := range watchers {
+		if len(ws) > 1 {
+			fail("contender %s watched by %d waiters at once (a herd)", p, len(ws))
+		}
+	}
+	for i, h := range cur {
+		if h == nil || h.Err() != nil {
+			continue
+		}
+		if sess, state := w.Execs[i].Current(); state == task.StateConnected && sess.ID != h.Session().ID {
+			fail("client %d is on session %#x but its lock %s of session %#x is not lost", i, sess.ID, h.Path(), h.Session().ID)
+		}
+	}
+	return exhausted
 }

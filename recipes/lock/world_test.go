@@ -48,17 +48,23 @@ func (c *counting) Do(req task.Request, done func(task.Response), watch func(tas
 // (cnts[i] is client i's); it is closed when the test ends.
 func newWorld(t testing.TB, seed uint64, n int, cfg fakezk.Config) (*sim.World, []*counting) {
 	t.Helper()
+	w, cnts, err := newCounted(seed, n, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return w, cnts
+}
+
+// newCounted is newWorld for the caller to close.
+func newCounted(seed uint64, n int, cfg fakezk.Config) (*sim.World, []*counting, error) {
 	cnts := make([]*counting, n)
 	w, err := sim.New(sim.Config{Seed: seed, Clients: n, Server: cfg,
 		Wrap: func(i int, conn *fakezk.Conn) task.Conn {
 			cnts[i] = &counting{Conn: conn, client: i, watches: map[*pending]bool{}}
 			return cnts[i]
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Close)
-	return w, cnts
+	return w, cnts, err
 }
 
 // mustRun runs t on client i to its end; a flow that never ends fails the

@@ -1,0 +1,7 @@
+package lock
+
+import "github.com/zkflow/zkflow/internal/canary"
+
+// Canaries are the package's known bugs (lock.go), for the simulation's
+// canary test in package lock_test.
+var Canaries = []canary.Name{bugNoPrefix, bugWatchLowest, bugLossIsFailure, bugStaleSession}

@@ -21,6 +21,7 @@ const (
 func TestCanaries(t *testing.T) {
 	for _, name := range []canary.Name{
 		"group/member-no-reregister",
+		"group/join-cleanup-after-success",
 		"group/view-no-rearm-after-expiry",
 		"group/view-stale-list",
 	} {

@@ -10,9 +10,15 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// bugNoReregister: after a session expiry the member is not registered
-// again on the new session (its node went with the old one).
-const bugNoReregister canary.Name = "group/member-no-reregister"
+// Known bugs of members (see internal/canary).
+const (
+	// bugNoReregister: after a session expiry the member is not registered
+	// again on the new session (its node went with the old one).
+	bugNoReregister canary.Name = "group/member-no-reregister"
+	// bugCleanupAfterJoin: Join withdraws its cleanup after its scope has
+	// closed, so the cleanup deletes the node Join just made.
+	bugCleanupAfterJoin canary.Name = "group/join-cleanup-after-success"
+)
 
 // ErrLeft is Member.Err after Leave.
 var ErrLeft = errors.New("group: member left")
@@ -108,15 +114,26 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 	}
 	return func(s *task.Scope, k task.Cont[*Member]) {
 		sc := s.Child()
-		path := g.path(id)
-		undo := sc.Defer(deleteIfOurs(path))
-		task.RunIn(sc, register(path, data), func(st task.Stat, err error) {
+		path, sess := g.path(id), s.Session()
+		undo := sc.Defer(deleteIfOurs(path, sess))
+		// undo runs inside the scope, before RunIn closes it (and would
+		// start the cleanup).
+		late := canary.On(bugCleanupAfterJoin)
+		reg := c.Map(register(path, data), func(task.Stat) task.Unit {
+			if !late {
+				undo()
+			}
+			return task.Unit{}
+		})
+		task.RunIn(sc, reg, func(_ task.Unit, err error) {
 			if err != nil {
 				k(nil, err)
 				return
 			}
-			undo()
-			m := &Member{g: g, id: id, data: data, sess: s.Session(), registered: true, done: make(chan struct{}), rt: s.Runtime()}
+			if late {
+				undo()
+			}
+			m := &Member{g: g, id: id, data: data, sess: sess, registered: true, done: make(chan struct{}), rt: s.Runtime()}
 			m.start()
 			k(m, nil)
 		})
@@ -278,7 +295,9 @@ func (m *Member) end(err error) {
 }
 
 // Leave returns a task that ends the membership: it stops keeping the
-// node and deletes it if it belongs to the flow's session, retrying past
+// node and deletes it if it belongs to the flow's session (the keeper is
+// stopped, so a node of this session at the member's path is the
+// member's), retrying past
 // connection loss. If the caller's scope ends first, the delete goes on
 // as a flow of its own. Leave is idempotent; a node already gone, or a
 // session that ended (the node went with it), is success. Done is closed
@@ -287,7 +306,7 @@ func (m *Member) Leave() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		m.end(ErrLeft)
 		sc := s.Child()
-		del := deleteIfOurs(m.Path())
+		del := deleteIfOurs(m.Path(), s.Session())
 		undo := sc.Defer(del)
 		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 			task.Run(s, del, func(v task.Unit, err error) {

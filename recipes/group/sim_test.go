@@ -43,6 +43,8 @@ const groupDir = "/svc/members"
 //     exactly the server's children (read directly, World.Children);
 //   - then every member leaves, and every view converges to no member,
 //     with no member node left on the server;
+//   - a client deletes its member node only while it is leaving (so a
+//     join never deletes the node it made, and nothing else does);
 //   - no view ends with an error, no cleanup fails but by the end of its
 //     session.
 type groupSim struct {
@@ -56,6 +58,7 @@ type groupSim struct {
 	g       *group.Group
 	views   []*group.View
 	members []*group.Member
+	leaving []bool // client i is in Leave
 	final   int    // clients joined for good
 	epoch0  uint64 // the session epoch client 0's member joined on
 }
@@ -75,6 +78,12 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 			s.g = g
 			s.views = make([]*group.View, s.clients)
 			s.members = make([]*group.Member, s.clients)
+			s.leaving = make([]bool, s.clients)
+			s.lost.sent = func(i int, req task.Request) {
+				if d, ok := req.(*task.DeleteRequest); ok && d.Path == fmt.Sprintf("%s/m%d", groupDir, i) && !s.leaving[i] {
+					r.Errorf("client %d deleted its member node while not leaving", i)
+				}
+			}
 			s.final = 0
 			return err
 		},
@@ -187,11 +196,13 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 	after(r, ex, draw(r.Rand, 3*time.Second), func() {
 		join(func(m *group.Member) {
 			after(r, ex, draw(r.Rand, 4*time.Second), func() {
+				s.leaving[i] = true
 				across(r, ex, m.Leave(), &s.cnt, func(_ task.Unit, err error) {
 					if err != nil {
 						r.Errorf("client %d: leave: %v", i, err)
 						return
 					}
+					s.leaving[i] = false
 					s.members[i] = nil
 					r.Progress(i)
 					s.churn(r, i)
@@ -229,6 +240,7 @@ func (s *groupSim) quiesce(r *sim.Trial) bool {
 func (s *groupSim) leaveAll(r *sim.Trial) error {
 	left := 0
 	for i, m := range s.members {
+		s.leaving[i] = true
 		across(r, r.Execs[i], m.Leave(), &s.cnt, func(_ task.Unit, err error) {
 			if err != nil {
 				r.Errorf("client %d: final leave: %v", i, err)

@@ -49,19 +49,23 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// deleteIfOurs deletes path if it is an ephemeral node of the session the
-// flow runs on, retrying past connection loss. A node that is gone, or
-// owned by another session, is left alone; a session that ended took its
-// ephemerals with it.
-func deleteIfOurs(path string) task.Task[task.Unit] {
+// deleteIfOurs deletes path if it is an ephemeral node of session sess,
+// retrying past connection loss. If the flow runs on another session than
+// sess, sess has ended and its ephemerals went with it: nothing to do. A
+// node that is gone, or owned by another session, is left alone.
+func deleteIfOurs(path string, sess task.Session) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if s.Session().Epoch != sess.Epoch {
+			k(task.Unit{}, nil)
+			return
+		}
 		var attempt func()
 		attempt = func() {
 			task.Run(s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
 				switch {
 				case err != nil:
 					k(task.Unit{}, endedOK(err))
-				case st == nil || st.EphemeralOwner != s.Session().ID:
+				case st == nil || st.EphemeralOwner != sess.ID:
 					k(task.Unit{}, nil)
 				default:
 					task.Run(s, c.Retry(task.Delete(path, st.Version), retry), func(_ task.Unit, err error) {

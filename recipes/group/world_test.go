@@ -28,16 +28,24 @@ type lostReplies struct {
 	w    *sim.World
 	rng  *rand.Rand
 	cnt  *counts
+	// sent, if set, is told of every request client i sends.
+	sent func(i int, req task.Request)
 }
 
-func (l *lostReplies) wrap(_ int, conn *fakezk.Conn) task.Conn { return &lossConn{Conn: conn, l: l} }
+func (l *lostReplies) wrap(i int, conn *fakezk.Conn) task.Conn {
+	return &lossConn{Conn: conn, l: l, i: i}
+}
 
 type lossConn struct {
 	*fakezk.Conn
 	l *lostReplies
+	i int
 }
 
 func (c *lossConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if c.l.sent != nil {
+		c.l.sent(c.i, req)
+	}
 	c.Conn.Do(req, func(r task.Response) {
 		if errors.Is(r.Err, task.ErrConnectionLoss) {
 			c.l.cnt.losses++

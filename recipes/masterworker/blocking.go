@@ -90,4 +90,3 @@ func (cl *Client) Do(ctx context.Context, data []byte) (Result, error) {
 	}
 	return cl.Wait(ctx, name)
 }
-

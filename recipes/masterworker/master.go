@@ -9,27 +9,49 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/task"
 )
 
 // Master runs for mastership and, while primary, assigns tasks to workers
-// and moves the tasks of dead workers back to /tasks.
+// and moves the tasks of dead workers back to /tasks. Mastership is
+// recipes/election's Master on the /master node.
+//
+// A Master runs on one executor at a time (its Run flows must not
+// overlap).
 type Master struct {
 	sys *System
 	id  string
+	el  *election.Master
+	cur *term // the current primary term; executor goroutine only
 
 	primary    atomic.Bool
+	terms      atomic.Int64
 	assigned   atomic.Int64
 	reassigned atomic.Int64
 }
 
-// Master returns a master named id (written into the /master node, for
-// people reading the tree).
+// Master returns a master named id (written into the /master node, which
+// election's Leader reads).
 func (sys *System) Master(id string) (*Master, error) {
 	if err := checkName("master id", id); err != nil {
 		return nil, err
 	}
-	return &Master{sys: sys, id: id}, nil
+	m := &Master{sys: sys, id: id}
+	el, err := election.NewMaster(sys.MasterPath(), election.Config{Data: []byte(id), OnState: m.onState})
+	if err != nil {
+		return nil, err
+	}
+	m.el = el
+	return m, nil
+}
+
+// onState ends the primary term when its leadership ends (lost, given up
+// while disconnected, or resigned). Executor goroutine.
+func (m *Master) onState(l *election.Leadership, st election.State) {
+	if st == election.Ended && m.cur != nil && m.cur.l == l {
+		m.cur.ps.Cancel(l.Err())
+	}
 }
 
 // ID is the master's id.
@@ -39,24 +61,45 @@ func (m *Master) ID() string { return m.id }
 // from any goroutine.
 func (m *Master) Primary() bool { return m.primary.Load() }
 
-// Stats returns how many assignments, and how many moves of a dead
-// worker's task back to /tasks, this master's multis made (counted when
-// the server confirmed them). Safe from any goroutine.
-func (m *Master) Stats() (assigned, reassigned int64) {
-	return m.assigned.Load(), m.reassigned.Load()
+// Stats returns how many terms as primary this master began, and how many
+// assignments and moves of a dead worker's task back to /tasks its
+// multis made (counted when the server confirmed them). Safe from any
+// goroutine.
+func (m *Master) Stats() (terms, assigned, reassigned int64) {
+	return m.terms.Load(), m.assigned.Load(), m.reassigned.Load()
 }
 
 // Run returns a task that sets up the layout, runs for mastership and
-// serves as primary once elected. It does not end on its own: it fails
-// with the scope's error (canceled, deadline) or with
-// task.ErrSessionExpired when the session ends (the /master node went
-// with it; run it again on the new session, as Serve does), or with an
-// error that a retry cannot settle.
+// serves as primary once elected, running for mastership again whenever
+// a term ends while the session lives (leadership given up during a long
+// disconnection, or lost). It does not end on its own: it fails with the
+// scope's error (canceled, deadline), with task.ErrSessionExpired when
+// the session ends (run it again on the new session, as Serve does), or
+// with an error that a retry cannot settle.
 func (m *Master) Run() task.Task[task.Unit] {
 	return c.Seq(m.sys.Setup(), task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
-		r := &mrun{m: m, s: s, k: k, sess: s.Session()}
-		s.OnDone(func(error) { r.stepDown() })
-		r.elect()
+		var campaign func()
+		campaign = func() {
+			task.Run(s, m.el.Campaign(), func(l *election.Leadership, err error) {
+				if err != nil {
+					k(task.Unit{}, err)
+					return
+				}
+				m.serve(s, l, func(err error) {
+					switch {
+					case errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed):
+						// The session ended (its events may still be on
+						// their way): nothing more runs on it.
+						k(task.Unit{}, err)
+					case s.Err() != nil || !errors.Is(err, election.ErrLost) && !errors.Is(err, election.ErrResigned):
+						task.Run(s, l.Resign(), func(task.Unit, error) { k(task.Unit{}, err) })
+					default:
+						campaign() // the term ended, the session lives: run again
+					}
+				})
+			})
+		}
+		campaign()
 	}))
 }
 
@@ -67,15 +110,15 @@ type dir struct {
 	stale bool // the watch fired (or none is set): read again
 }
 
-// mrun is one run of a master on one session. It lives on the executor
-// goroutine.
-type mrun struct {
-	m    *Master
-	s    *task.Scope
-	k    task.Cont[task.Unit]
-	sess task.Session
+// term is one term as primary: it lives on the executor goroutine, in a
+// scope of its own that ends when the leadership does.
+type term struct {
+	m     *Master
+	l     *election.Leadership
+	ps    *task.Scope
+	ended bool
+	done  func(error)
 
-	ended   bool
 	workers dir
 	tasks   dir
 	wake    task.Cont[task.Unit] // the parked round, if any
@@ -83,71 +126,42 @@ type mrun struct {
 	next    int                  // round-robin position among live workers
 }
 
-func (r *mrun) fail(err error) {
-	if r.ended {
+// serve runs a term as primary until it fails; done gets why (an error
+// wrapping election.ErrLost when the leadership ended).
+func (m *Master) serve(s *task.Scope, l *election.Leadership, done func(error)) {
+	r := &term{m: m, l: l, ps: s.Child(), done: done}
+	m.cur = r
+	m.terms.Add(1)
+	if err := l.Err(); err != nil {
+		r.fail(err)
 		return
 	}
-	r.ended = true
-	r.stepDown()
-	task.Resume(r.s, r.k, task.Unit{}, err)
-}
-
-func (r *mrun) stepDown() { r.m.primary.Store(false) }
-
-// elect creates the ephemeral /master node. Connection loss is settled by
-// reading the node: if it exists and our session owns it, we are primary.
-func (r *mrun) elect() {
-	task.Run(r.s, task.Create(r.m.sys.MasterPath(), []byte(r.m.id), task.Ephemeral), func(_ string, err error) {
-		switch {
-		case err == nil:
-			r.lead()
-		case errors.Is(err, task.ErrNodeExists), errors.Is(err, task.ErrConnectionLoss):
-			r.watchMaster()
-		case errors.Is(err, task.ErrNotSent):
-			r.elect()
-		default:
-			r.fail(err)
-		}
-	})
-}
-
-// watchMaster looks at /master with an exists watch: ours means we are
-// primary (a create whose reply was lost); missing means run again;
-// another session's means wait for it to go.
-func (r *mrun) watchMaster() {
-	task.Run(r.s, c.Retry(task.ExistsW(r.m.sys.MasterPath()), retry), func(sw task.StatWatch, err error) {
-		switch {
-		case err != nil:
-			r.fail(err)
-		case sw.Stat == nil:
-			r.elect()
-		case sw.Stat.EphemeralOwner == r.sess.ID:
-			r.lead()
-		default:
-			task.Run(r.s, sw.Watch.Wait(), func(_ task.Event, err error) {
-				if err != nil {
-					r.fail(err)
-					return
-				}
-				r.elect()
-			})
-		}
-	})
-}
-
-// lead serves as primary until the session ends: rounds of reconcile,
-// each followed by a wait for a watch to fire.
-func (r *mrun) lead() {
-	r.m.primary.Store(true)
+	m.primary.Store(true)
 	r.workers.stale, r.tasks.stale = true, true
 	r.round()
 }
 
+func (r *term) fail(err error) {
+	if r.ended {
+		return
+	}
+	r.ended = true
+	r.m.primary.Store(false)
+	if r.m.cur == r {
+		r.m.cur = nil
+	}
+	if perr := r.ps.Err(); perr != nil {
+		err = perr // the leadership ended: say so, not how a step noticed
+	}
+	r.ps.Close()
+	r.done(err)
+}
+
 // arm records a new watch on d and, when it fires, marks d stale and
 // wakes the parked round. Exactly one waiter per watch.
-func (r *mrun) arm(d *dir, w *task.Watch) {
+func (r *term) arm(d *dir, w *task.Watch) {
 	d.watch, d.stale = w, false
-	task.Run(r.s, w.Wait(), func(_ task.Event, _ error) {
+	task.Run(r.ps, w.Wait(), func(_ task.Event, _ error) {
 		if d.watch == w {
 			d.stale = true
 		}
@@ -155,7 +169,7 @@ func (r *mrun) arm(d *dir, w *task.Watch) {
 	})
 }
 
-func (r *mrun) kick() {
+func (r *term) kick() {
 	if w := r.wake; w != nil {
 		r.wake = nil
 		w(task.Unit{}, nil)
@@ -164,7 +178,7 @@ func (r *mrun) kick() {
 
 // round re-reads what changed (setting new watches), reassigns the tasks
 // of dead workers, assigns the tasks in /tasks, then waits.
-func (r *mrun) round() {
+func (r *term) round() {
 	r.again = false
 	steps := []func(func()){r.readWorkers, r.readTasks, r.reassignDead, r.assignTasks}
 	var run func(i int)
@@ -180,7 +194,7 @@ func (r *mrun) round() {
 
 // park waits until a watch fires (or, if an outcome was left open,
 // a short while) and starts the next round.
-func (r *mrun) park() {
+func (r *term) park() {
 	if r.ended {
 		return
 	}
@@ -201,7 +215,7 @@ func (r *mrun) park() {
 			})
 		}
 	}
-	task.Run(r.s, wait, func(_ task.Unit, err error) {
+	task.Run(r.ps, wait, func(_ task.Unit, err error) {
 		if err != nil {
 			r.fail(err)
 			return
@@ -213,7 +227,7 @@ func (r *mrun) park() {
 // readWorkers re-reads /workers with a watch when the last watch fired.
 // A read that fails with connection loss sets no watch, so it is
 // retried until it succeeds (after the reconnect).
-func (r *mrun) readWorkers(next func()) {
+func (r *term) readWorkers(next func()) {
 	if !r.workers.stale {
 		next()
 		return
@@ -222,7 +236,7 @@ func (r *mrun) readWorkers(next func()) {
 	if canary.On(bugNoRearmWorkers) && r.workers.names != nil {
 		read = task.ChildrenW(r.m.sys.WorkersPath())
 	}
-	task.Run(r.s, read, func(cw task.ChildrenWatch, err error) {
+	task.Run(r.ps, read, func(cw task.ChildrenWatch, err error) {
 		if err != nil {
 			if canary.On(bugNoRearmWorkers) && task.IsRetryable(err) {
 				r.workers.stale, r.workers.watch = false, nil // keeps the old list, no watch
@@ -240,12 +254,12 @@ func (r *mrun) readWorkers(next func()) {
 }
 
 // readTasks re-reads /tasks with a watch when the last watch fired.
-func (r *mrun) readTasks(next func()) {
+func (r *term) readTasks(next func()) {
 	if !r.tasks.stale {
 		next()
 		return
 	}
-	task.Run(r.s, c.Retry(task.ChildrenW(r.m.sys.TasksPath()), retry), func(cw task.ChildrenWatch, err error) {
+	task.Run(r.ps, c.Retry(task.ChildrenW(r.m.sys.TasksPath()), retry), func(cw task.ChildrenWatch, err error) {
 		if err != nil {
 			r.fail(err)
 			return
@@ -259,8 +273,8 @@ func (r *mrun) readTasks(next func()) {
 
 // reassignDead lists /assign and, for every directory whose worker is not
 // in /workers, moves each of its tasks back to /tasks with one multi.
-func (r *mrun) reassignDead(next func()) {
-	task.Run(r.s, c.Retry(task.Children(r.m.sys.AssignRoot()), retry), func(cl task.ChildList, err error) {
+func (r *term) reassignDead(next func()) {
+	task.Run(r.ps, c.Retry(task.Children(r.m.sys.AssignRoot()), retry), func(cl task.ChildList, err error) {
 		if err != nil {
 			r.fail(err)
 			return
@@ -283,12 +297,12 @@ func (r *mrun) reassignDead(next func()) {
 // all runs ts together and then next; ts report their own failures
 // through r.fail or r.again and never fail themselves unless the scope
 // ended.
-func (r *mrun) all(ts []task.Task[task.Unit], next func()) {
+func (r *term) all(ts []task.Task[task.Unit], next func()) {
 	if len(ts) == 0 {
 		next()
 		return
 	}
-	task.Run(r.s, c.All(ts...), func(_ []task.Unit, err error) {
+	task.Run(r.ps, c.All(ts...), func(_ []task.Unit, err error) {
 		if err != nil {
 			r.fail(err)
 			return
@@ -298,22 +312,32 @@ func (r *mrun) all(ts []task.Task[task.Unit], next func()) {
 }
 
 // reassignWorker moves every task of dead worker w back to /tasks.
-func (r *mrun) reassignWorker(w string) task.Task[task.Unit] {
+func (r *term) reassignWorker(w string) task.Task[task.Unit] {
 	dirPath := r.m.sys.AssignPath(w)
 	return c.Then(c.Retry(task.Children(dirPath), retry), func(cl task.ChildList) task.Task[task.Unit] {
 		slices.Sort(cl.Names)
-		ts := make([]task.Task[task.Unit], len(cl.Names))
+		ts := make([]task.Task[task.Unit], len(cl.Names), len(cl.Names)+1)
 		for i, name := range cl.Names {
 			ts[i] = r.moveBack(dirPath+"/"+name, name)
 		}
-		return seqAll(ts)
+		// Then the empty directory goes, so dead workers do not pile up.
+		// One that is not empty (a task assigned meanwhile) stays for the
+		// next round; one whose worker registered meanwhile (our list of
+		// workers is older) is made again by that worker.
+		rmdir := c.Catch(c.Retry(task.Delete(dirPath, task.AnyVersion), retry), func(err error) task.Task[task.Unit] {
+			if errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrNotEmpty) {
+				return task.Done
+			}
+			return task.Fail[task.Unit](err)
+		})
+		return seqAll(append(ts, rmdir))
 	})
 }
 
 // moveBack is one multi: delete the assignment and recreate the task
 // (same name, same data) in /tasks. A task someone else moved already is
 // left alone; a lost reply is settled by the next round's reads.
-func (r *mrun) moveBack(assigned, name string) task.Task[task.Unit] {
+func (r *term) moveBack(assigned, name string) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		task.Run(s, c.Retry(task.Get(assigned), retry), func(d task.Data, err error) {
 			if errors.Is(err, task.ErrNoNode) {
@@ -324,7 +348,7 @@ func (r *mrun) moveBack(assigned, name string) task.Task[task.Unit] {
 				k(task.Unit{}, err)
 				return
 			}
-			multi := task.Multi(
+			multi := r.l.Fenced(
 				&task.DeleteRequest{Path: assigned, Version: d.Stat.Version},
 				&task.CreateRequest{Path: r.m.sys.TasksPath() + "/" + name, Data: d.Data, Mode: task.Persistent, ACL: task.OpenACL},
 			)
@@ -339,10 +363,13 @@ func (r *mrun) moveBack(assigned, name string) task.Task[task.Unit] {
 // a lost reply or a node moved by someone else (no node, node exists, bad
 // version) is left to the next round's reads; session and scope errors
 // end the run.
-func (r *mrun) settle(err error, count *atomic.Int64, k task.Cont[task.Unit]) {
+func (r *term) settle(err error, count *atomic.Int64, k task.Cont[task.Unit]) {
 	switch {
 	case err == nil:
 		count.Add(1)
+	case errors.Is(err, election.ErrLost):
+		k(task.Unit{}, err) // the master node is not ours: the term ends
+		return
 	case task.IsRetryable(err):
 		r.again = true
 	case errors.Is(err, task.ErrNoNode), errors.Is(err, task.ErrNodeExists), errors.Is(err, task.ErrBadVersion):
@@ -356,7 +383,7 @@ func (r *mrun) settle(err error, count *atomic.Int64, k task.Cont[task.Unit]) {
 
 // assignTasks gives every task in /tasks to a live worker, round robin,
 // each with one multi that creates the assignment and deletes the task.
-func (r *mrun) assignTasks(next func()) {
+func (r *term) assignTasks(next func()) {
 	live := r.workers.names
 	if len(live) == 0 || len(r.tasks.names) == 0 {
 		next()
@@ -374,7 +401,7 @@ func (r *mrun) assignTasks(next func()) {
 	r.all(ts, next)
 }
 
-func (r *mrun) assign(name, w string) task.Task[task.Unit] {
+func (r *term) assign(name, w string) task.Task[task.Unit] {
 	taskPath := r.m.sys.TasksPath() + "/" + name
 	assigned := r.m.sys.AssignPath(w) + "/" + name
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
@@ -390,18 +417,18 @@ func (r *mrun) assign(name, w string) task.Task[task.Unit] {
 			create := &task.CreateRequest{Path: assigned, Data: d.Data, Mode: task.Persistent, ACL: task.OpenACL}
 			del := &task.DeleteRequest{Path: taskPath, Version: d.Stat.Version}
 			if canary.On(bugAssignTwoOps) {
-				task.Run(s, task.Multi(create), func(_ []task.MultiResult, err error) {
+				task.Run(s, r.l.Fenced(create), func(_ []task.MultiResult, err error) {
 					if err != nil {
 						r.settle(err, &r.m.assigned, k)
 						return
 					}
-					task.Run(s, task.Multi(del), func(_ []task.MultiResult, err error) {
+					task.Run(s, r.l.Fenced(del), func(_ []task.MultiResult, err error) {
 						r.settle(err, &r.m.assigned, k)
 					})
 				})
 				return
 			}
-			task.Run(s, task.Multi(create, del), func(_ []task.MultiResult, err error) {
+			task.Run(s, r.l.Fenced(create, del), func(_ []task.MultiResult, err error) {
 				r.settle(err, &r.m.assigned, k)
 			})
 		})

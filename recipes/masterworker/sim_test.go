@@ -25,6 +25,7 @@ const (
 	simSubmitters = 2
 	simClients    = simMasters + simWorkers + simSubmitters
 	simRoot       = "/mw"
+	simDuration   = 30 * time.Second
 )
 
 // mwSim is the state of one seed's run, judged as it goes and at the end.
@@ -32,12 +33,17 @@ type mwSim struct {
 	sys *masterworker.System
 	r   *sim.Trial
 
+	masters   []*masterworker.Master
+	where     map[string]string // scratch for instant: task name -> /tasks or /assign/<w>
+	done      map[string]bool   // scratch for instant: task names with a status
 	names     map[string]string // submission id -> task name, once Submit returned
 	results   map[string]int    // submission id -> statuses seen by Wait
 	waiting   []int             // per submitter: submissions not yet answered
 	executed  map[string]int    // task name -> handler runs
 	failovers int               // master runs that ended with the session
-	crashes   int               // worker runs that ended with the session
+	crashed   int               // worker runs that ended with the session
+	killed    int               // sessions the workload expired
+	targeted  int               // connections dropped under a request
 	checks    int               // instants checked
 	skipped   int64             // zxids passed without a check in between
 	lastZxid  int64
@@ -47,8 +53,8 @@ type mwSim struct {
 }
 
 type simTotals struct {
-	seeds, submitted, reruns, failovers, crashes, checks int
-	moves, zxids, skipped                                 int64
+	seeds, submitted, reruns, failovers, crashes, killed, targeted, checks int
+	moves, terms, zxids, skipped                                           int64
 }
 
 func newMWScenario(tot *simTotals) sim.Scenario {
@@ -58,10 +64,10 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 		Clients:        simClients,
 		SessionTimeout: 4 * time.Second,
 		Faults:         sim.Faults{Allow: sim.AllFaults, MaxRate: 0.02},
-		Duration:       30 * time.Second,
+		Duration:       simDuration,
 		Recovery:       2 * time.Minute,
 		Wrap: func(i int, conn *fakezk.Conn) task.Conn {
-			return &checkedConn{Conn: conn, check: func() { s.instant() }}
+			return &checkedConn{Conn: conn, check: func() { s.instant() }, sent: func(req task.Request) { s.target(conn, req) }}
 		},
 		Setup: func(r *sim.Trial) error {
 			sys, err := masterworker.New(simRoot)
@@ -69,7 +75,7 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 				return err
 			}
 			*s = mwSim{sys: sys, r: r, stats: tot, names: map[string]string{}, results: map[string]int{},
-				waiting: make([]int, simSubmitters), executed: map[string]int{}}
+				waiting: make([]int, simSubmitters), executed: map[string]int{}, masters: make([]*masterworker.Master, simMasters)}
 			_, err = sim.Run(r.World, 0, sys.Setup())
 			return err
 		},
@@ -102,6 +108,7 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 type checkedConn struct {
 	*fakezk.Conn
 	check func()
+	sent  func(task.Request)
 }
 
 func (c *checkedConn) Start(events func(task.Event)) error {
@@ -115,6 +122,31 @@ func (c *checkedConn) Do(req task.Request, done func(task.Response), watch func(
 		w = func(ev task.Event) { c.check(); watch(ev) }
 	}
 	c.Conn.Do(req, func(r task.Response) { c.check(); done(r) }, w)
+	c.sent(req)
+}
+
+// target drops, while the faults are on and with a chance drawn from the
+// seed, the connection of a client that has just sent one of the
+// requests whose lost reply the recipe must settle: a submission's
+// create, a multi (assignment, move back, status), a re-read of /workers
+// with a watch. Half the drops apply the request first.
+func (s *mwSim) target(conn *fakezk.Conn, req task.Request) {
+	if s.r == nil || !s.r.FaultsOn() || s.r.Closing() {
+		return
+	}
+	hit := false
+	switch q := req.(type) {
+	case *task.CreateRequest:
+		hit = strings.HasPrefix(q.Path, simRoot+"/tasks/")
+	case *task.MultiRequest:
+		hit = true
+	case *task.GetChildrenRequest:
+		hit = q.Watch && q.Path == simRoot+"/workers"
+	}
+	if hit && s.r.Rand.Float64() < 0.05 {
+		s.targeted++
+		s.r.Server.Drop(conn, s.r.Rand.IntN(2) == 0)
+	}
 }
 
 // instant checks the server's tree: no task is in /tasks and an
@@ -134,35 +166,57 @@ func (s *mwSim) instant() {
 	}
 	s.lastZxid = z
 	s.checks++
-	where := map[string][]string{}
+	if s.where == nil {
+		s.where, s.done = map[string]string{}, map[string]bool{}
+	}
+	clear(s.where)
+	clear(s.done)
 	for _, p := range s.r.Server.Paths() {
 		rest, ok := strings.CutPrefix(p, simRoot+"/")
 		if !ok {
 			continue
 		}
-		parts := strings.Split(rest, "/")
-		switch {
-		case len(parts) == 2 && (parts[0] == "tasks" || parts[0] == "status"):
-			where[parts[1]] = append(where[parts[1]], parts[0])
-		case len(parts) == 3 && parts[0] == "assign":
-			where[parts[2]] = append(where[parts[2]], "assign/"+parts[1])
+		kind, rest, _ := strings.Cut(rest, "/")
+		var name, place string
+		switch kind {
+		case "status":
+			s.done[rest] = true
+			continue
+		case "tasks":
+			name, place = rest, "tasks"
+		case "assign":
+			w, n, ok := strings.Cut(rest, "/")
+			if !ok {
+				continue
+			}
+			name, place = n, "assign/"+w
+		default:
+			continue
 		}
-	}
-	for name, places := range where {
-		if len(places) > 1 {
-			s.r.Errorf("zxid %d: task %s is in %v at once", z, name, places)
+		if name == "" {
+			continue
+		}
+		if other, dup := s.where[name]; dup {
+			s.r.Errorf("zxid %d: task %s is in %s and %s at once", z, name, other, place)
 			return
 		}
+		s.where[name] = place
 	}
 	for id, name := range s.names {
-		if len(where[name]) == 0 {
+		_, queued := s.where[name]
+		if !queued && !s.done[name] {
 			s.r.Errorf("zxid %d: task %s (submission %s) lost: in none of /tasks, /assign/*, /status", z, name, id)
+			return
+		}
+		if queued && s.done[name] {
+			s.r.Errorf("zxid %d: task %s (submission %s) has a status and is still in %s", z, name, id, s.where[name])
 			return
 		}
 	}
 }
 
 func (s *mwSim) workload(r *sim.Trial) {
+	s.crashes(r)
 	for i := range simMasters {
 		s.master(i)
 	}
@@ -174,6 +228,33 @@ func (s *mwSim) workload(r *sim.Trial) {
 	}
 }
 
+// crashes expires, every 1 to 3 simulated seconds while the faults are
+// on, the session of a worker (a crashed worker machine, replaced by a
+// new worker), and once, at a random time in the first half of the run,
+// the session of the acting primary (a failover), in every seed whatever
+// its fault plan.
+func (s *mwSim) crashes(r *sim.Trial) {
+	var tick func()
+	tick = func() {
+		if !r.FaultsOn() || r.Closing() {
+			return
+		}
+		s.killed++
+		r.Server.Expire(r.Conns[simMasters+r.Rand.IntN(simWorkers)])
+		r.Clock.AfterFunc(time.Second+time.Duration(r.Rand.Int64N(int64(2*time.Second))), tick)
+	}
+	r.Clock.AfterFunc(time.Second+time.Duration(r.Rand.Int64N(int64(2*time.Second))), tick)
+	r.Clock.AfterFunc(time.Duration(r.Rand.Int64N(int64(simDuration/2))), func() {
+		for i, m := range s.masters {
+			if m != nil && m.Primary() && !r.Closing() {
+				s.killed++
+				r.Server.Expire(r.Conns[i])
+				return
+			}
+		}
+	})
+}
+
 // master runs a master on client i, again after each session expiry.
 func (s *mwSim) master(i int) {
 	m, err := s.sys.Master(fmt.Sprintf("m%d", i))
@@ -183,9 +264,11 @@ func (s *mwSim) master(i int) {
 	}
 	var run func()
 	run = func() {
+		s.masters[i] = m
 		executor.Submit(s.r.Execs[i], m.Run(), func(_ task.Unit, err error) {
-			_, moved := m.Stats()
+			terms, _, moved := m.Stats()
 			s.stats.moves += moved
+			s.stats.terms += terms
 			switch {
 			case s.r.Closing():
 			case errors.Is(err, task.ErrSessionExpired):
@@ -220,7 +303,7 @@ func (s *mwSim) worker(i, n int) {
 		switch {
 		case s.r.Closing():
 		case errors.Is(err, task.ErrSessionExpired):
-			s.crashes++
+			s.crashed++
 			s.worker(i, n+1)
 		default:
 			s.r.Errorf("client %d: worker %s ended: %v", i, id, err)
@@ -292,7 +375,9 @@ func (s *mwSim) wait(i, si, j int, id, name string) {
 func (s *mwSim) final() error {
 	s.stats.seeds++
 	s.stats.failovers += s.failovers
-	s.stats.crashes += s.crashes
+	s.stats.crashes += s.crashed
+	s.stats.killed += s.killed
+	s.stats.targeted += s.targeted
 	s.stats.checks += s.checks
 	s.stats.zxids += s.lastZxid
 	s.stats.skipped += s.skipped
@@ -347,8 +432,8 @@ func TestSimSafety(t *testing.T) {
 	}
 	var tot simTotals
 	sim.Check(t, newMWScenario(&tot), seeds)
-	t.Logf("%d seeds: %d submissions (%d resubmitted after expiry), %d master runs ended by expiry, %d workers replaced, %d tasks moved back from dead workers; tree checked at %d of %d zxids (%d changes were followed by another before any client acted)",
-		tot.seeds, tot.submitted, tot.reruns, tot.failovers, tot.crashes, tot.moves, tot.checks, tot.zxids, tot.skipped)
+	t.Logf("%d seeds: %d submissions (%d resubmitted after expiry), %d terms as primary, %d sessions expired and %d connections dropped under a request by the workload, %d master runs ended by expiry, %d workers replaced, %d tasks moved back from dead workers; tree checked at %d of %d zxids (%d changes were followed by another before any client acted)",
+		tot.seeds, tot.submitted, tot.reruns, tot.terms, tot.killed, tot.targeted, tot.failovers, tot.crashes, tot.moves, tot.checks, tot.zxids, tot.skipped)
 	if tot.failovers == 0 || tot.crashes == 0 || tot.moves == 0 {
 		t.Fatal("the drawn faults never made a master fail over or a worker's tasks move: the test checks less than it says")
 	}

@@ -130,6 +130,18 @@ func (r *wrun) registeredNow() {
 // order, then waits for the watch and lists again.
 func (r *wrun) list() {
 	task.Run(r.s, c.Retry(task.ChildrenW(r.w.sys.AssignPath(r.w.id)), retry), func(cw task.ChildrenWatch, err error) {
+		if errors.Is(err, task.ErrNoNode) {
+			// A primary whose list of workers predates our registration
+			// took the directory for a dead worker's and deleted it.
+			task.Run(r.s, mkdir(r.w.sys.AssignPath(r.w.id)), func(_ task.Unit, err error) {
+				if err != nil {
+					r.fail(err)
+					return
+				}
+				r.list()
+			})
+			return
+		}
 		if err != nil {
 			r.fail(err)
 			return

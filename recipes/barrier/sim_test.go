@@ -61,7 +61,7 @@ func newDoubleSim() (*doubleSim, sim.Scenario) {
 	return s, sim.Scenario{
 		Name:     "double-barrier",
 		Clients:  s.clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults},
+		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.05},
 		Duration: 20 * time.Second,
 		Wrap:     s.lost.wrap,
 		Setup:    s.setup,
@@ -158,7 +158,7 @@ func newBarrierSim() (*barrierSim, sim.Scenario) {
 	return s, sim.Scenario{
 		Name:     "barrier",
 		Clients:  s.clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults},
+		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.05},
 		Duration: 20 * time.Second,
 		Wrap:     s.lost.wrap,
 		Setup: func(r *sim.Trial) error {

@@ -1,6 +1,7 @@
 package lock_test
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -256,43 +257,14 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 	}
 	st.resets = len(dirs) - 1
 	// Judge the log.
-	type entryT struct {
-		seq   int64
-		token int64
-		kind  string
-	}
-	var log []entryT
+	var names []string
 	for _, p := range w.Server.Paths() {
-		name, ok := strings.CutPrefix(p, "/log/t")
-		if !ok {
-			continue
-		}
-		parts := strings.Split(name, "-")
-		tok, err1 := strconv.ParseInt(parts[0], 10, 64)
-		seq, err2 := strconv.ParseInt(parts[2], 10, 64)
-		if len(parts) != 3 || err1 != nil || err2 != nil {
-			return st, fmt.Errorf("log entry %s", p)
-		}
-		if parts[1] == "late" {
-			return st, fmt.Errorf("a fenced write after the loss of the lock was applied: %s", p)
-		}
-		log = append(log, entryT{seq, tok, parts[1]})
-	}
-	slices.SortFunc(log, func(a, b entryT) int { return int(a.seq - b.seq) })
-	for i := 1; i < len(log); i++ {
-		if log[i].token < log[i-1].token {
-			return st, fmt.Errorf("critical sections interleave: entry %d (token %d %s) after entry %d (token %d %s)",
-				log[i].seq, log[i].token, log[i].kind, log[i-1].seq, log[i-1].token, log[i-1].kind)
-		}
-		if log[i].token == log[i-1].token && log[i].kind == log[i-1].kind {
-			return st, fmt.Errorf("token %d logged %q twice", log[i].token, log[i].kind)
-		}
-		if log[i].kind == "enter" {
-			st.sections++
+		if name, ok := strings.CutPrefix(p, "/log/"); ok {
+			names = append(names, name)
 		}
 	}
-	if len(log) > 0 && log[0].kind == "enter" {
-		st.sections++
+	if st.sections, err = judgeLog(names); err != nil {
+		return st, err
 	}
 	// A holder whose session expired was told so, and a release did not
 	// hide it.
@@ -377,4 +349,52 @@ func checkStep(w *sim.World, cnts []*counting, dir string, cur []*lock.Held, fai
 		}
 	}
 	return exhausted
+}
+
+// judgeLog judges a log of fenced writes: children named
+// "t<token>-<kind>-<seq>" (kind enter, exit or late) created by holders
+// with Held.Fenced. In the server's order (the sequence), tokens never go
+// down and no token logs one kind twice: critical sections never
+// interleave and come in increasing token order; and no "late" entry (a
+// write made after the lock was known lost) was applied. It returns the
+// number of sections entered.
+func judgeLog(names []string) (sections int, err error) {
+	type entryT struct {
+		seq   int64
+		token int64
+		kind  string
+	}
+	var log []entryT
+	for _, name := range names {
+		parts := strings.Split(strings.TrimPrefix(name, "t"), "-")
+		if len(parts) != 3 || !strings.HasPrefix(name, "t") {
+			return 0, fmt.Errorf("log entry %s", name)
+		}
+		tok, err1 := strconv.ParseInt(parts[0], 10, 64)
+		seq, err2 := strconv.ParseInt(parts[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return 0, fmt.Errorf("log entry %s", name)
+		}
+		if parts[1] == "late" {
+			return 0, fmt.Errorf("a fenced write after the loss of the lock was applied: %s", name)
+		}
+		log = append(log, entryT{seq, tok, parts[1]})
+	}
+	slices.SortFunc(log, func(a, b entryT) int { return cmp.Compare(a.seq, b.seq) })
+	for i := range log {
+		if log[i].kind == "enter" {
+			sections++
+		}
+		if i == 0 {
+			continue
+		}
+		if log[i].token < log[i-1].token {
+			return 0, fmt.Errorf("critical sections interleave: entry %d (token %d %s) after entry %d (token %d %s)",
+				log[i].seq, log[i].token, log[i].kind, log[i-1].seq, log[i-1].token, log[i-1].kind)
+		}
+		if log[i].token == log[i-1].token && log[i].kind == log[i-1].kind {
+			return 0, fmt.Errorf("token %d logged %q twice", log[i].token, log[i].kind)
+		}
+	}
+	return sections, nil
 }

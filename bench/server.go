@@ -104,7 +104,7 @@ func startServer(ctx context.Context, s serverSettings) (*server, error) {
 	}
 	srv := &server{Addr: fmt.Sprintf("127.0.0.1:%d", port), dir: dir, cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); logf.Close(); close(srv.done) }()
-	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for {
 		if _, err := srvr(wctx, srv.Addr); err == nil {
@@ -119,8 +119,10 @@ func startServer(ctx context.Context, s serverSettings) (*server, error) {
 			return nil, fmt.Errorf("zookeeper exited while starting:\n%s", lastLines(string(b), 20))
 		case <-wctx.Done():
 			t.Stop()
+			_, last := srvr(ctx, srv.Addr)
+			b, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 			srv.Close()
-			return nil, fmt.Errorf("zookeeper not serving at %s: %w", srv.Addr, wctx.Err())
+			return nil, fmt.Errorf("zookeeper not serving at %s: %w (last answer: %v)\n%s", srv.Addr, wctx.Err(), last, lastLines(string(b), 20))
 		case <-t.C:
 		}
 	}

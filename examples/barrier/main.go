@@ -1,0 +1,326 @@
+// Command barrier shows the barrier recipes: workers, each with its own
+// ZooKeeper session, wait at a start gate (a barrier) that a coordinator
+// lifts, then go through rounds of a double barrier: all enter together,
+// work, and all leave together. On the embedded server, faults are
+// injected along the way (a connection drop with the create applied, a
+// session expiry between enter and leave). It checks that nobody passed
+// the gate before it was lifted, that in every round nobody entered before
+// every worker had arrived and nobody finished leaving before every
+// worker had started to leave, and that no participant node is left; it
+// prints a summary and exits 1 if a check failed.
+//
+//	go run ./examples/barrier                 # embedded in-memory ZooKeeper (fakezk)
+//	go run ./examples/barrier -zk host:2181   # a real server or ensemble
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkflow/zkflow/examples/internal/target"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/recipes/barrier"
+	"github.com/zkflow/zkflow/task"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "barrier:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	tg      target.Target
+	workers int
+	rounds  int
+	timeout time.Duration
+}
+
+func parse(args []string, out io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("barrier", flag.ContinueOnError)
+	fs.SetOutput(out)
+	o.tg.Register(fs)
+	fs.IntVar(&o.workers, "workers", 4, "workers, each with its own session (at least 2)")
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds of the double barrier")
+	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.workers < 2 || o.rounds < 1 {
+		return o, fmt.Errorf("-workers must be at least 2 and -rounds at least 1")
+	}
+	return o, nil
+}
+
+// client is one session and the executor running on it.
+type client struct {
+	name  string
+	conn  task.Conn
+	lossy *lossy // embedded server only
+	ex    *executor.Executor
+	done  chan struct{}
+}
+
+func connect(ctx context.Context, tg *target.Target, name string) (*client, error) {
+	conn, err := tg.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &client{name: name, conn: conn, done: make(chan struct{})}
+	var tc task.Conn = conn
+	if srv := tg.Embedded(); srv != nil {
+		c.lossy = &lossy{Conn: conn.(*fakezk.Conn), srv: srv}
+		tc = c.lossy
+	}
+	ex, err := executor.New(executor.Config{Conn: tc, Clock: clockOf(tg)})
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	c.ex = ex
+	go func() { defer close(c.done); _ = ex.Run(context.Background()) }()
+	return c, nil
+}
+
+// lossy is an embedded connection that can lose the reply of its next
+// participant create: armed, it drops the connection just after the
+// create was applied, so the client sees connection loss for a create
+// that happened.
+type lossy struct {
+	*fakezk.Conn
+	srv   *fakezk.Server
+	armed atomic.Bool
+	lost  atomic.Int32 // replies lost
+}
+
+func (l *lossy) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	l.Conn.Do(req, done, watch)
+	if cr, ok := req.(*task.CreateRequest); ok && cr.Mode == task.EphemeralSequential && l.armed.CompareAndSwap(true, false) {
+		l.srv.Drop(l.Conn, true)
+		l.lost.Add(1)
+	}
+}
+
+// clockOf is the embedded server's clock (nil: real time).
+func clockOf(tg *target.Target) task.Clock {
+	if srv := tg.Embedded(); srv != nil {
+		return srv.Clock()
+	}
+	return nil
+}
+
+func (c *client) close() { c.ex.Close(); <-c.done }
+
+// report collects checks and faults.
+type report struct {
+	mu             sync.Mutex
+	out            io.Writer
+	checks, failed []string
+	faults         int
+}
+
+func (r *report) check(ok bool, format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ok {
+		r.checks = append(r.checks, line)
+	} else {
+		r.failed = append(r.failed, line)
+	}
+}
+
+func (r *report) printf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.out, format, args...)
+}
+
+// fault runs do on the embedded server (a real server gets none).
+func (r *report) fault(tg *target.Target, c *client, what string, do func(*fakezk.Server, *fakezk.Conn)) {
+	srv := tg.Embedded()
+	if srv == nil {
+		return
+	}
+	do(srv, c.conn.(*fakezk.Conn))
+	r.mu.Lock()
+	r.faults++
+	r.mu.Unlock()
+	r.printf("  fault: %s on %s\n", what, c.name)
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	o, err := parse(args, out)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	defer o.tg.Close()
+	root := o.tg.Root("barrier-example")
+	r := &report{out: out}
+	fmt.Fprintf(out, "%s, %d workers, %d rounds, root %s\n", o.tg.Describe(), o.workers, o.rounds, root)
+
+	var clients []*client
+	defer func() {
+		for _, c := range clients {
+			c.close()
+		}
+	}()
+	coord, err := connect(ctx, &o.tg, "coordinator")
+	if err != nil {
+		return err
+	}
+	clients = append(clients, coord)
+	workers := make([]*client, o.workers)
+	for i := range workers {
+		if workers[i], err = connect(ctx, &o.tg, fmt.Sprintf("worker-%d", i+1)); err != nil {
+			return err
+		}
+		clients = append(clients, workers[i])
+	}
+
+	if err := startGate(ctx, r, coord, workers, root+"/start"); err != nil {
+		return err
+	}
+	for round := 1; round <= o.rounds; round++ {
+		if err := doubleRound(ctx, r, &o.tg, workers, fmt.Sprintf("%s/round-%d", root, round), round); err != nil {
+			return err
+		}
+	}
+
+	// No participant node is left in any round.
+	for round := 1; round <= o.rounds; round++ {
+		dir := fmt.Sprintf("%s/round-%d", root, round)
+		cl, err := executor.Await(ctx, coord.ex, task.Children(dir))
+		if err != nil {
+			return err
+		}
+		r.check(len(cl.Names) == 1 && cl.Names[0] == barrier.ReadyNode,
+			"round %d: no participant node left (children %v)", round, cl.Names)
+	}
+	if workers[0].lossy != nil {
+		r.check(workers[0].lossy.lost.Load() == 1, "%s's lost create reply was settled: it entered with one node (found by its owner)", workers[0].name)
+	}
+	fmt.Fprintf(out, "faults injected: %d\n", r.faults)
+	for _, c := range r.checks {
+		fmt.Fprintf(out, "  ok: %s\n", c)
+	}
+	if len(r.failed) > 0 {
+		for _, f := range r.failed {
+			fmt.Fprintf(out, "  FAILED: %s\n", f)
+		}
+		return fmt.Errorf("%d checks failed", len(r.failed))
+	}
+	fmt.Fprintln(out, "OK")
+	return nil
+}
+
+// startGate: the coordinator sets a barrier, the workers wait for it, the
+// coordinator removes it, every worker passes.
+func startGate(ctx context.Context, r *report, coord *client, workers []*client, path string) error {
+	fmt.Fprintln(r.out, "1. a start gate (barrier)")
+	gate, err := barrier.NewGate(coord.ex, path)
+	if err != nil {
+		return err
+	}
+	if err := gate.Set(ctx, []byte("closed")); err != nil {
+		return err
+	}
+	var lifted atomic.Bool
+	var early atomic.Int32
+	errs := make([]error, len(workers))
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		g, err := barrier.NewGate(w.ex, path)
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = g.Wait(ctx)
+			if errs[i] == nil && !lifted.Load() {
+				early.Add(1)
+			}
+		}()
+	}
+	lifted.Store(true)
+	if err := gate.Remove(ctx); err != nil {
+		return err
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	r.printf("  gate lifted: %d workers passed\n", len(workers))
+	r.check(early.Load() == 0, "nobody passed the start gate before it was lifted")
+	return nil
+}
+
+// doubleRound: every worker enters the double barrier, works, leaves.
+func doubleRound(ctx context.Context, r *report, tg *target.Target, workers []*client, dir string, round int) error {
+	fmt.Fprintf(r.out, "%d. double barrier, round %d\n", round+1, round)
+	n := len(workers)
+	var arrived, entered, leaving, left atomic.Int32
+	var earlyEnter, earlyLeave atomic.Int32
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		d, err := barrier.NewDoubleGate(w.ex, dir, n)
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == 0 && round == 1 {
+				r.fault(tg, w, "the reply of its participant create is lost (the create applied)", func(*fakezk.Server, *fakezk.Conn) {
+					w.lossy.armed.Store(true)
+				})
+			}
+			arrived.Add(1)
+			p, err := d.Enter(ctx)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: enter: %w", w.name, err)
+				return
+			}
+			if arrived.Load() < int32(n) {
+				earlyEnter.Add(1)
+			}
+			entered.Add(1)
+			leaving.Add(1)
+			if i == 1 && round == 2 {
+				// The participant's node goes with its session (it has
+				// left); Leave goes on waiting on its new session.
+				r.fault(tg, w, "session expiry between enter and leave", func(s *fakezk.Server, c *fakezk.Conn) { s.Expire(c) })
+			}
+			if err := d.Leave(ctx, p); err != nil {
+				errs[i] = fmt.Errorf("%s: leave: %w", w.name, err)
+				return
+			}
+			if leaving.Load() < int32(n) {
+				earlyLeave.Add(1)
+			}
+			left.Add(1)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	r.printf("  %d entered together, %d left together\n", entered.Load(), left.Load())
+	r.check(earlyEnter.Load() == 0, "round %d: nobody entered before all %d had arrived", round, n)
+	r.check(earlyLeave.Load() == 0, "round %d: nobody finished leaving before all %d had started to leave", round, n)
+	return nil
+}

@@ -1,0 +1,71 @@
+package cache
+
+import (
+	"fmt"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// ChildrenCache follows the children of one directory (and, with
+// Options.Data, their data) on one executor, across reconnects and
+// session expiries, until Stop. Start, Next and Stop are tasks run on the
+// executor; Current, Done and Err are safe from any goroutine.
+type ChildrenCache struct{ e *engine }
+
+// NewChildren returns a cache of dir's children; it does nothing until
+// Start. An invalid path fails with an error wrapping task.ErrInvalidPath;
+// a nil OnEvent or OnSynced is allowed.
+func NewChildren(dir string, opts Options) (*ChildrenCache, error) {
+	if err := task.ValidatePath(dir, false); err != nil {
+		return nil, fmt.Errorf("cache: directory: %w", err)
+	}
+	return &ChildrenCache{e: newEngine(dir, "", opts)}, nil
+}
+
+// Dir is the directory the cache follows.
+func (c *ChildrenCache) Dir() string { return c.e.dir }
+
+// Start returns a task that starts the cache and succeeds with it once the
+// first listing and every child have been read (a consistent snapshot).
+// The cache then runs on its own flows (bound to the executor's session,
+// restarted on each new session), not in the caller's scope: it runs until
+// Stop, the executor's close, or an error no retry settles. If the
+// caller's scope ends before the first snapshot, the cache is stopped and
+// Start fails with the scope's error. A missing directory has no children;
+// the cache waits for it to be created. A second Start fails with
+// ErrStarted.
+func (c *ChildrenCache) Start() task.Task[*ChildrenCache] {
+	return task.Map(c.e.start(), func(task.Unit) *ChildrenCache { return c })
+}
+
+// Next returns a task that waits until the cache's consistent snapshot
+// differs from the one the previous Next returned (for the first Next: from
+// an empty directory, so every child is Added) and yields the difference:
+// what was added, removed, changed and re-created since the last read.
+// Changes coalesce: a child added and removed between two Nexts is not
+// seen; nothing is queued without bound. Next is meant for one reader at a
+// time; concurrent Nexts are served in turn, each with what changed since
+// the one before. It fails with the cache's error once the cache has
+// ended, and with task.ErrInvalidArgument before Start.
+func (c *ChildrenCache) Next() task.Task[Change] { return c.e.next() }
+
+// Current returns the cached children, sorted by path. It may be an
+// intermediate state between two consistent snapshots; use Next or
+// Options.OnSynced for consistent ones.
+func (c *ChildrenCache) Current() []Node {
+	c.e.mu.Lock()
+	defer c.e.mu.Unlock()
+	return sortedNodes(c.e.cur)
+}
+
+// Stop returns a task that stops the cache: its flows end, waiting Nexts
+// fail with ErrStopped. It is idempotent.
+func (c *ChildrenCache) Stop() task.Task[task.Unit] { return c.e.stop() }
+
+// Done is closed when the cache ends.
+func (c *ChildrenCache) Done() <-chan struct{} { return c.e.done }
+
+// Err is nil while the cache runs, then why it ended: ErrStopped after
+// Stop, task.ErrClosed once the executor's connection closed, or the
+// error no retry settles.
+func (c *ChildrenCache) Err() error { return c.e.Err() }

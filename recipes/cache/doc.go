@@ -1,0 +1,65 @@
+// Package cache keeps local copies of ZooKeeper nodes up to date with
+// watches: a NodeCache follows one node, a ChildrenCache a directory's
+// children (with their data if asked). Both report what was added,
+// removed, changed and re-created, tell a node deleted and created again
+// from a node that merely changed (by czxid, not by version), and
+// converge to the server's state after every fault.
+//
+// # Protocol
+//
+// A cache runs one flow per session, the follower, which keeps two kinds
+// of work: the directory must be listed (ChildrenCache), and a set of
+// nodes must be read. It does one read at a time, in path order, until
+// nothing is left:
+//
+//  1. List the directory with a child watch (getChildren with watch).
+//     Cached children missing from the listing are Removed; listed names
+//     not cached are marked to be read. When the watch fires, the
+//     directory is marked to be listed again. A missing directory is
+//     watched with exists until it is created; its cached children are
+//     Removed.
+//  2. Read each marked node with a data watch (getData with watch) and
+//     compare it with the cached one: not cached is Added; another czxid
+//     is Recreated (the node was deleted and created again between the two
+//     reads, whatever its version says); another mzxid or version is
+//     Changed. When the watch fires (data changed, node deleted) the node
+//     is marked to be read again. A child found missing is Removed (the
+//     directory's watch tells when it comes back); the followed node of a
+//     NodeCache found missing is Removed and watched with exists until it
+//     is created.
+//  3. When nothing is marked, the cache is quiescent: it calls OnSynced,
+//     resumes Start the first time, and answers a waiting Next.
+//
+// A watch is a one-time trigger, so every read that could miss a change
+// sets the watch that reports the next one; and since ZooKeeper delivers a
+// session's notifications before any reply of a later change, a
+// quiescent cache, whose every watch is set and none has fired, is a
+// consistent snapshot: every node as of the instant of the last reply.
+// Next and OnSynced only ever show such snapshots; OnEvent shows each
+// change as it is read.
+//
+// # Errors
+//
+//   - Connection loss or not sent on a read: the read is tried again after
+//     the reconnect (a failed call sets no watch, so it must be). Watches
+//     already set survive a reconnect of the same session.
+//   - Session expiry: every watch is gone. The follower of the old session
+//     ends; on the new session a new follower lists the directory and reads
+//     every cached node again, so changes made meanwhile, including
+//     deletes and re-creations, are reported.
+//   - The executor closed: the cache ends with task.ErrClosed.
+//   - Any other error (no auth, ...): the cache ends with it (Err, Done);
+//     waiting Nexts fail with it.
+//
+// # Guarantees
+//
+// OnEvent and OnSynced run on the executor goroutine, in order, once per
+// change and once per snapshot; they must not block. After the last write
+// to the followed nodes and once faults stop, the cache holds exactly the
+// server's nodes (paths, Stats, data). Next coalesces: it returns the
+// difference between two consistent snapshots, so a slow reader never
+// holds up the executor and nothing is queued without bound.
+//
+// Start with NodeCache or ChildrenCache in a task chain, or with
+// WatchChildren and WatchNode for the blocking API.
+package cache

@@ -1,0 +1,500 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Known bugs of the caches, switched on by tests only (internal/canary).
+const (
+	// bugVersionOnly: a re-read node is compared by version alone, so a
+	// node deleted and re-created with the same version is taken for the
+	// old one (the cache keeps the old node's Stat and data).
+	bugVersionOnly canary.Name = "cache/version-only"
+	// bugNoRearmAfterLoss: a read that fails with connection loss is not
+	// tried again, so it sets no watch and the node is never read again
+	// (a failed call sets no watch).
+	bugNoRearmAfterLoss canary.Name = "cache/no-rearm-after-loss"
+	// bugNoResync: after a session expiry (which ends every watch) the
+	// cache does not read and watch again on the new session.
+	bugNoResync canary.Name = "cache/no-resync-after-expiry"
+)
+
+// ErrStopped is a cache's Err after Stop.
+var ErrStopped = errors.New("cache: stopped")
+
+// ErrStarted is returned by Start on a cache already started.
+var ErrStarted = fmt.Errorf("cache: already started: %w", task.ErrInvalidArgument)
+
+// retry repeats a read whose outcome a retry settles (connection loss, not
+// sent). The retry waits for the reconnect (the executor's task queue is
+// paused while suspended); the backoff only spaces retries of a connection
+// that keeps failing.
+var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.5}}
+
+// Options configure a cache.
+type Options struct {
+	// Data keeps each node's data in the cache (a ChildrenCache without it
+	// keeps only names and Stats; a NodeCache always keeps the data).
+	Data bool
+	// OnEvent, if set, is called for every change the cache sees, on the
+	// executor goroutine, in the order the cache saw them, once per
+	// change. It must not block. It may see intermediate states; the
+	// snapshots of Next and OnSynced are consistent.
+	OnEvent func(Event)
+	// OnSynced, if set, is called on the executor goroutine whenever the
+	// cache has read every change it was notified of: the cache then holds
+	// a consistent snapshot (every node as of one instant of the server's
+	// history). It must not block.
+	OnSynced func()
+}
+
+// engine follows one directory's children (dir set) or one node (node
+// set) on one executor, across reconnects and session expiries.
+type engine struct {
+	dir, node string
+	opts      Options
+
+	mu   sync.Mutex
+	cur  map[string]Node
+	err  error
+	done chan struct{}
+
+	// executor goroutine only
+	rt        task.Runtime
+	started   bool
+	sessID    int64
+	gen       int // one per follower; completions of older ones are ignored
+	follower  *task.Scope
+	listDirty bool
+	dirty     map[string]bool
+	running   bool
+	synced    bool
+	first     func(error)
+	seen      map[string]Node // as of the last Next
+	waiters   []*waiter
+	unsub     func()
+}
+
+func newEngine(dir, node string, opts Options) *engine {
+	return &engine{dir: dir, node: node, opts: opts, cur: map[string]Node{}, done: make(chan struct{}),
+		dirty: map[string]bool{}, seen: map[string]Node{}}
+}
+
+// start subscribes to session events and starts the first follower; the
+// task succeeds at the first consistent snapshot.
+func (e *engine) start() task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if e.started {
+			k(task.Unit{}, ErrStarted)
+			return
+		}
+		e.started = true
+		e.rt = s.Runtime()
+		task.Suspend(s, k, func(resume task.Cont[task.Unit]) func() {
+			e.first = func(err error) { resume(task.Unit{}, err) }
+			e.unsub = e.rt.Subscribe(e.onSession)
+			e.follow()
+			return func() { e.end(s.Err()) } // abandoned before the first snapshot
+		})
+	}
+}
+
+func (e *engine) onSession(ev task.Event) {
+	if ev.Type != task.EventNone {
+		return
+	}
+	switch ev.State {
+	case task.StateConnected:
+		if ev.SessionID == e.sessID || canary.On(bugNoResync) {
+			return
+		}
+		e.follow()
+	case task.StateClosed:
+		e.end(task.ErrClosed)
+	}
+}
+
+// follow starts reading and watching everything again on the current
+// session: after an expiry every watch is gone and the cache may be stale.
+func (e *engine) follow() {
+	if f := e.follower; f != nil {
+		e.follower = nil
+		f.Cancel(task.ErrSessionExpired)
+	}
+	sess, _ := e.rt.Current()
+	e.sessID = sess.ID
+	e.gen++
+	e.follower = e.rt.SessionScope().Child()
+	e.running = false
+	e.listDirty = e.dir != ""
+	if e.node != "" {
+		e.dirty[e.node] = true
+	}
+	for p := range e.cur {
+		e.dirty[p] = true
+	}
+	gen := e.gen
+	e.rt.Schedule(func() {
+		if gen == e.gen {
+			e.kick()
+		}
+	})
+}
+
+// kick starts a pass unless one is running.
+func (e *engine) kick() {
+	if e.running || e.follower == nil || e.stopped() {
+		return
+	}
+	e.running = true
+	e.pass(e.gen)
+}
+
+// pass reads what is dirty, one read at a time, until nothing is, then
+// reports a consistent snapshot.
+func (e *engine) pass(gen int) {
+	f := e.follower
+	next := func(err error) {
+		if gen != e.gen {
+			return // an older session's follower
+		}
+		if err != nil {
+			e.running = false
+			e.fail(err)
+			return
+		}
+		e.pass(gen)
+	}
+	switch {
+	case e.listDirty:
+		e.listDirty = false
+		e.list(f, gen, next)
+	case len(e.dirty) > 0:
+		keys := make([]string, 0, len(e.dirty))
+		for p := range e.dirty {
+			keys = append(keys, p)
+		}
+		slices.Sort(keys)
+		p := keys[0]
+		delete(e.dirty, p)
+		e.read(f, gen, p, next)
+	default:
+		e.running = false
+		e.quiescent()
+	}
+}
+
+// read runs t with the retry policy (or, under the canary, without it:
+// a read lost to connection loss then sets no watch and is dropped).
+func read[T any](t task.Task[T]) task.Task[T] {
+	if canary.On(bugNoRearmAfterLoss) {
+		return t
+	}
+	return c.Retry(t, retry)
+}
+
+// lost reports an error after which the canary drops the read.
+func lost(err error) bool {
+	return canary.On(bugNoRearmAfterLoss) && (errors.Is(err, task.ErrConnectionLoss) || errors.Is(err, task.ErrNotSent))
+}
+
+// arm waits for w in the follower and marks what must be read again.
+func (e *engine) arm(f *task.Scope, gen int, w *task.Watch, mark func()) {
+	task.Run(f, w.Wait(), func(_ task.Event, err error) {
+		if err != nil || gen != e.gen {
+			return // expiry or stop: the next follower reads everything
+		}
+		mark()
+		e.kick()
+	})
+}
+
+// list lists the directory with a watch; children not listed are removed,
+// children not cached are read.
+func (e *engine) list(f *task.Scope, gen int, next func(error)) {
+	relist := func() { e.listDirty = true }
+	task.Run(f, read(task.ChildrenW(e.dir)), func(cw task.ChildrenWatch, err error) {
+		if gen != e.gen {
+			return
+		}
+		switch {
+		case lost(err):
+			next(nil)
+		case errors.Is(err, task.ErrNoNode):
+			task.Run(f, read(task.ExistsW(e.dir)), func(sw task.StatWatch, err error) {
+				switch {
+				case gen != e.gen:
+				case lost(err):
+					next(nil)
+				case err != nil:
+					next(err)
+				case sw.Stat != nil: // created meanwhile
+					e.listDirty = true
+					next(nil)
+				default:
+					e.arm(f, gen, sw.Watch, relist)
+					for _, p := range sortedPaths(e.snapshot()) {
+						e.remove(p)
+					}
+					next(nil)
+				}
+			})
+		case err != nil:
+			next(err)
+		default:
+			e.arm(f, gen, cw.Watch, relist)
+			names := make(map[string]bool, len(cw.Names))
+			for _, n := range cw.Names {
+				p := task.Join(e.dir, n)
+				names[p] = true
+				if _, ok := e.get(p); !ok {
+					e.dirty[p] = true
+				}
+			}
+			for _, p := range sortedPaths(e.snapshot()) {
+				if !names[p] {
+					e.remove(p)
+					delete(e.dirty, p)
+				}
+			}
+			next(nil)
+		}
+	})
+}
+
+// read reads node p with a data watch. A missing child is removed (the
+// directory's watch tells when it comes back); a missing watched node is
+// watched with exists until it is created.
+func (e *engine) read(f *task.Scope, gen int, p string, next func(error)) {
+	mark := func() { e.dirty[p] = true }
+	task.Run(f, read(task.GetW(p)), func(dw task.DataWatch, err error) {
+		if gen != e.gen {
+			return
+		}
+		switch {
+		case lost(err):
+			next(nil)
+		case errors.Is(err, task.ErrNoNode) && p == e.node:
+			task.Run(f, read(task.ExistsW(p)), func(sw task.StatWatch, err error) {
+				switch {
+				case gen != e.gen:
+				case lost(err):
+					next(nil)
+				case err != nil:
+					next(err)
+				case sw.Stat != nil:
+					e.dirty[p] = true // created meanwhile: read it
+					next(nil)
+				default:
+					e.arm(f, gen, sw.Watch, mark)
+					e.remove(p)
+					next(nil)
+				}
+			})
+		case errors.Is(err, task.ErrNoNode):
+			e.remove(p)
+			next(nil)
+		case err != nil:
+			next(err)
+		default:
+			e.arm(f, gen, dw.Watch, mark)
+			n := Node{Path: p, Stat: dw.Stat}
+			if e.opts.Data || e.dir == "" {
+				n.Data = dw.Data.Data
+			}
+			e.put(n)
+			next(nil)
+		}
+	})
+}
+
+func (e *engine) get(p string) (Node, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n, ok := e.cur[p]
+	return n, ok
+}
+
+func (e *engine) snapshot() map[string]Node {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := make(map[string]Node, len(e.cur))
+	for p, n := range e.cur {
+		m[p] = n
+	}
+	return m
+}
+
+// put records n and reports how it differs from the cached node.
+func (e *engine) put(n Node) {
+	old, ok := e.get(n.Path)
+	var typ EventType
+	if !ok {
+		typ = Added
+	} else if typ = classify(old, n, canary.On(bugVersionOnly)); typ == 0 {
+		return
+	}
+	e.mu.Lock()
+	e.cur[n.Path] = n
+	e.mu.Unlock()
+	ev := Event{Type: typ, Path: n.Path, Node: n}
+	if ok {
+		ev.Prev = old
+	}
+	e.emit(ev)
+}
+
+func (e *engine) remove(p string) {
+	old, ok := e.get(p)
+	if !ok {
+		return
+	}
+	e.mu.Lock()
+	delete(e.cur, p)
+	e.mu.Unlock()
+	e.emit(Event{Type: Removed, Path: p, Prev: old})
+}
+
+func (e *engine) emit(ev Event) {
+	if e.opts.OnEvent != nil && !e.stopped() {
+		e.opts.OnEvent(ev)
+	}
+}
+
+// quiescent runs when every notified change has been read: the cache is
+// a consistent snapshot. It resumes Start and the waiting Nexts.
+func (e *engine) quiescent() {
+	if e.stopped() {
+		return
+	}
+	e.synced = true
+	if f := e.first; f != nil {
+		e.first = nil
+		f(nil)
+	}
+	if e.opts.OnSynced != nil {
+		e.opts.OnSynced()
+	}
+	e.wake()
+}
+
+// wake resumes the first waiting Next if the snapshot differs from the
+// one it returned last.
+func (e *engine) wake() {
+	if len(e.waiters) == 0 || !e.synced || e.running {
+		return
+	}
+	cur := e.snapshot()
+	ch := diff(e.seen, cur)
+	if ch.Empty() {
+		return
+	}
+	w := e.waiters[0]
+	e.waiters = e.waiters[1:]
+	e.seen = cur
+	w.k(ch, nil)
+}
+
+// next is the Next task of both caches.
+func (e *engine) next() task.Task[Change] {
+	return func(s *task.Scope, k task.Cont[Change]) {
+		if err := e.Err(); err != nil {
+			k(Change{}, err)
+			return
+		}
+		if !e.started {
+			k(Change{}, fmt.Errorf("cache: Next before Start: %w", task.ErrInvalidArgument))
+			return
+		}
+		task.Suspend(s, k, func(resume task.Cont[Change]) func() {
+			w := &waiter{k: resume}
+			e.waiters = append(e.waiters, w)
+			e.wake()
+			return func() { // abandoned: forget the waiter
+				if i := slices.Index(e.waiters, w); i >= 0 {
+					e.waiters = slices.Delete(e.waiters, i, i+1)
+				}
+			}
+		})
+	}
+}
+
+func (e *engine) stopped() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err != nil
+}
+
+// Err is nil while the cache runs, then why it ended.
+func (e *engine) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+func (e *engine) stop() task.Task[task.Unit] {
+	return task.Func(func(*task.Scope) (task.Unit, error) {
+		e.end(ErrStopped)
+		return task.Unit{}, nil
+	})
+}
+
+// fail ends the cache on an error no retry settles. Session expiry and
+// cancellation of a follower are not failures: the next session's
+// follower takes over.
+func (e *engine) fail(err error) {
+	switch {
+	case errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrCanceled):
+	case errors.Is(err, task.ErrClosed):
+		e.end(task.ErrClosed)
+	default:
+		what := e.dir
+		if what == "" {
+			what = e.node
+		}
+		e.end(fmt.Errorf("cache: %s: %w", what, err))
+	}
+}
+
+// end ends the cache with err unless it already ended. Executor goroutine.
+func (e *engine) end(err error) {
+	if err == nil {
+		err = ErrStopped
+	}
+	e.mu.Lock()
+	if e.err != nil {
+		e.mu.Unlock()
+		return
+	}
+	e.err = err
+	close(e.done)
+	e.mu.Unlock()
+	if e.unsub != nil {
+		e.unsub()
+		e.unsub = nil
+	}
+	e.gen++
+	if f := e.follower; f != nil {
+		e.follower = nil
+		f.Cancel(task.ErrCanceled)
+	}
+	if f := e.first; f != nil {
+		e.first = nil
+		f(err)
+	}
+	ws := e.waiters
+	e.waiters = nil
+	for _, w := range ws {
+		w.k(Change{}, err)
+	}
+}
+
+type waiter struct{ k task.Cont[Change] }

@@ -1,0 +1,253 @@
+// Command group shows group membership: services, each with its own
+// ZooKeeper session, join a group with their address as data, and a
+// watcher on another session follows the member list. On the embedded
+// server, one member's session is expired: its node goes with the
+// session, and the member registers again on its new session. Then one
+// member leaves and another one's session is closed (its node goes); the
+// watcher sees each change. It checks that the watcher's view ends equal
+// to the server's member list, prints a summary, and exits 1 if a check
+// failed.
+//
+//	go run ./examples/group                 # embedded in-memory ZooKeeper (fakezk)
+//	go run ./examples/group -zk host:2181   # a real server or ensemble
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/zkflow/zkflow/examples/internal/target"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/recipes/group"
+	"github.com/zkflow/zkflow/task"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "group:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	tg      target.Target
+	members int
+	timeout time.Duration
+}
+
+func parse(args []string, out io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("group", flag.ContinueOnError)
+	fs.SetOutput(out)
+	o.tg.Register(fs)
+	fs.IntVar(&o.members, "members", 3, "members, each with its own session (at least 3)")
+	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.members < 3 {
+		return o, fmt.Errorf("-members must be at least 3")
+	}
+	return o, nil
+}
+
+// session is one session and the executor running on it.
+type session struct {
+	conn task.Conn
+	ex   *executor.Executor
+	done chan struct{}
+}
+
+func connect(ctx context.Context, tg *target.Target) (*session, error) {
+	conn, err := tg.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var clk task.Clock
+	if srv := tg.Embedded(); srv != nil {
+		clk = srv.Clock()
+	}
+	ex, err := executor.New(executor.Config{Conn: conn, Clock: clk})
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	s := &session{conn: conn, ex: ex, done: make(chan struct{})}
+	go func() { defer close(s.done); _ = ex.Run(context.Background()) }()
+	return s, nil
+}
+
+// close ends the session (its ephemeral nodes go) and waits for the
+// executor. It is safe to call twice.
+func (s *session) close() { s.ex.Close(); <-s.done }
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	o, err := parse(args, out)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	defer o.tg.Close()
+	dir := o.tg.Root("group-example") + "/members"
+	fmt.Fprintf(out, "%s, %d members, group %s\n", o.tg.Describe(), o.members, dir)
+
+	var sessions []*session
+	defer func() {
+		for _, s := range sessions {
+			s.close()
+		}
+	}()
+	open := func() (*session, *group.Client, error) {
+		s, err := connect(ctx, &o.tg)
+		if err != nil {
+			return nil, nil, err
+		}
+		sessions = append(sessions, s)
+		c, err := group.NewClient(s.ex, dir)
+		return s, c, err
+	}
+
+	// The watcher.
+	ws, wc, err := open()
+	if err != nil {
+		return err
+	}
+	w, err := wc.Watch(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.Close(ctx)
+	var checks, failed []string
+	check := func(ok bool, format string, args ...any) {
+		if ok {
+			checks = append(checks, fmt.Sprintf(format, args...))
+		} else {
+			failed = append(failed, fmt.Sprintf(format, args...))
+		}
+	}
+	// await prints the watcher's changes until its members are want.
+	expired, stop := context.WithCancel(ctx)
+	stop()
+	await := func(want ...string) error {
+		for {
+			// Once the view has the members wanted, print what is left
+			// without waiting.
+			nctx := ctx
+			if slices.Equal(w.Members(), want) {
+				nctx = expired
+			}
+			ch, err := w.Next(nctx)
+			if err != nil {
+				if nctx == expired && ctx.Err() == nil {
+					return nil
+				}
+				return fmt.Errorf("watching for %v: %w", want, err)
+			}
+			fmt.Fprintf(out, "  watcher: members %v (joined %v, left %v)\n", ch.Members, ch.Added, ch.Removed)
+		}
+	}
+	if err := await(); err != nil {
+		return err
+	}
+
+	// The members join.
+	fmt.Fprintln(out, "1. members join")
+	ids := make([]string, o.members)
+	sess := make([]*session, o.members)
+	clients := make([]*group.Client, o.members)
+	members := make([]*group.Member, o.members)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("api-%d", i+1)
+		if sess[i], clients[i], err = open(); err != nil {
+			return err
+		}
+		addr := fmt.Sprintf("10.0.0.%d:8080", i+1)
+		if members[i], err = clients[i].Join(ctx, ids[i], []byte(addr)); err != nil {
+			return err
+		}
+	}
+	if err := await(ids...); err != nil {
+		return err
+	}
+	d, err := executor.Await(ctx, ws.ex, task.Get(dir+"/"+ids[0]))
+	if err != nil {
+		return err
+	}
+	check(string(d.Data) == "10.0.0.1:8080", "%s's data read back: %s", ids[0], d.Data)
+
+	// A session expiry (embedded server only): the member registers again.
+	if srv := o.tg.Embedded(); srv != nil {
+		fmt.Fprintf(out, "2. %s's session expires\n", ids[1])
+		conn := sess[1].conn.(*fakezk.Conn)
+		old := conn.SessionID()
+		srv.Expire(conn)
+		if err := awaitOwned(ctx, sess[1].ex, members[1].Path(), conn); err != nil {
+			return err
+		}
+		check(conn.SessionID() != old, "%s registered again on its new session (%#x, was %#x)", ids[1], conn.SessionID(), old)
+		if err := await(ids...); err != nil {
+			return err
+		}
+	}
+
+	// A member leaves; another one's session is closed.
+	fmt.Fprintf(out, "3. %s leaves\n", ids[0])
+	if err := clients[0].Leave(ctx, members[0]); err != nil {
+		return err
+	}
+	if err := await(ids[1:]...); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "4. %s's session is closed\n", ids[2])
+	sess[2].close()
+	rest := append([]string{ids[1]}, ids[3:]...)
+	if err := await(rest...); err != nil {
+		return err
+	}
+
+	// The view agrees with the server.
+	cl, err := executor.Await(ctx, ws.ex, task.Children(dir))
+	if err != nil {
+		return err
+	}
+	server := slices.Sorted(slices.Values(cl.Names))
+	check(slices.Equal(w.Members(), server), "the watcher's view %v is the server's member list %v", w.Members(), server)
+	check(errors.Is(members[2].Err(), task.ErrClosed), "%s's member ended when its session was closed: %v", ids[2], members[2].Err())
+
+	for _, c := range checks {
+		fmt.Fprintf(out, "  ok: %s\n", c)
+	}
+	if len(failed) > 0 {
+		for _, f := range failed {
+			fmt.Fprintf(out, "  FAILED: %s\n", f)
+		}
+		return fmt.Errorf("%d checks failed", len(failed))
+	}
+	fmt.Fprintln(out, "OK")
+	return nil
+}
+
+// awaitOwned waits, with exists watches on ex's session, until path is an
+// ephemeral node of conn's current session.
+func awaitOwned(ctx context.Context, ex *executor.Executor, path string, conn *fakezk.Conn) error {
+	for {
+		sw, err := executor.AwaitAcrossExpiry(ctx, ex, task.ExistsW(path))
+		if err != nil {
+			return err
+		}
+		if sw.Stat != nil && sw.Stat.EphemeralOwner == conn.SessionID() {
+			return nil
+		}
+		if _, err := executor.AwaitAcrossExpiry(ctx, ex, sw.Watch.Wait()); err != nil {
+			return err
+		}
+	}
+}

@@ -47,6 +47,9 @@ func (b *Barrier) Path() string { return b.path }
 // was lost is simply retried). Errors: task.ErrDataTooLarge for data over
 // the limit, and operation errors a retry cannot settle.
 func (b *Barrier) Set(data []byte) task.Task[task.Unit] {
+	if b == nil {
+		return task.Fail[task.Unit](errNil("Barrier"))
+	}
 	create := c.Map(c.Retry(task.Create(b.path, data, task.Persistent), retry), func(string) task.Unit { return task.Unit{} })
 	return c.Catch(create, func(err error) task.Task[task.Unit] {
 		switch {
@@ -64,6 +67,9 @@ func (b *Barrier) Set(data []byte) task.Task[task.Unit] {
 // are woken by their watches. A node with children fails with an error
 // wrapping task.ErrNotEmpty.
 func (b *Barrier) Remove() task.Task[task.Unit] {
+	if b == nil {
+		return task.Fail[task.Unit](errNil("Barrier"))
+	}
 	return c.Catch(c.Retry(task.Delete(b.path, task.AnyVersion), retry), func(err error) task.Task[task.Unit] {
 		if errors.Is(err, task.ErrNoNode) {
 			return task.Done
@@ -81,6 +87,9 @@ func (b *Barrier) Remove() task.Task[task.Unit] {
 // task.ErrClosed when the session ends; waiting again on the next session
 // is safe (Gate.Wait does so).
 func (b *Barrier) Wait() task.Task[task.Unit] {
+	if b == nil {
+		return task.Fail[task.Unit](errNil("Barrier"))
+	}
 	exists := c.Catch(task.ExistsW(b.path), func(err error) task.Task[task.StatWatch] {
 		if canary.On(bugLossAsGone) && errors.Is(err, task.ErrConnectionLoss) {
 			return task.Value(task.StatWatch{})

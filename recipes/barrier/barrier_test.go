@@ -45,6 +45,30 @@ func TestBadInput(t *testing.T) {
 	if err := d.Leave(context.Background(), nil); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("Leave(nil) = %v", err)
 	}
+	// Nil values give typed errors, not panics.
+	var nb *barrier.Barrier
+	var nd *barrier.DoubleBarrier
+	var np *barrier.Participant
+	var ng *barrier.Gate
+	var ndg *barrier.Double
+	for name, tk := range map[string]task.Task[task.Unit]{"Set": nb.Set(nil), "Remove": nb.Remove(), "Wait": nb.Wait(), "Leave": np.Leave()} {
+		if _, err := sim.Run(w, 0, tk); !errors.Is(err, task.ErrInvalidArgument) {
+			t.Errorf("nil %s = %v, want ErrInvalidArgument", name, err)
+		}
+	}
+	if _, err := sim.Run(w, 0, nd.Enter()); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("nil Enter = %v", err)
+	}
+	ctx := context.Background()
+	if err := ng.Wait(ctx); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("nil Gate.Wait = %v", err)
+	}
+	if _, err := ndg.Enter(ctx); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("nil Double.Enter = %v", err)
+	}
+	if err := d.Leave(ctx, &barrier.Participant{}); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("Leave of a zero participant = %v", err)
+	}
 	b, _ := barrier.New("/big")
 	if _, err := sim.Run(w, 0, b.Set(make([]byte, task.MaxDataSize+1))); !errors.Is(err, task.ErrDataTooLarge) {
 		t.Errorf("Set of too much data = %v, want ErrDataTooLarge", err)

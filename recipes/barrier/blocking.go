@@ -38,6 +38,9 @@ func (g *Gate) Barrier() *Barrier { return g.b }
 // Set raises the barrier (Barrier.Set), again on the next session if the
 // session expires meanwhile.
 func (g *Gate) Set(ctx context.Context, data []byte) error {
+	if g == nil {
+		return errNil("Gate")
+	}
 	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Set(data))
 	return err
 }
@@ -45,6 +48,9 @@ func (g *Gate) Set(ctx context.Context, data []byte) error {
 // Remove lifts the barrier (Barrier.Remove), again on the next session if
 // the session expires meanwhile.
 func (g *Gate) Remove(ctx context.Context) error {
+	if g == nil {
+		return errNil("Gate")
+	}
 	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Remove())
 	return err
 }
@@ -52,6 +58,9 @@ func (g *Gate) Remove(ctx context.Context) error {
 // Wait blocks until the barrier's node does not exist (Barrier.Wait). A
 // session expiry does not end the wait: it goes on on the next session.
 func (g *Gate) Wait(ctx context.Context) error {
+	if g == nil {
+		return errNil("Gate")
+	}
 	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Wait())
 	return err
 }
@@ -85,6 +94,9 @@ func (d *Double) Barrier() *DoubleBarrier { return d.d }
 // node is deleted by a cleanup that outlives ctx.
 // If the participant entered just as ctx ended, its node is deleted.
 func (d *Double) Enter(ctx context.Context) (*Participant, error) {
+	if d == nil {
+		return nil, errNil("Double")
+	}
 	for {
 		p, err := d.enterOnce(ctx)
 		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
@@ -129,7 +141,10 @@ func ctxErr(ctx context.Context) error {
 // waiting on the next session. When ctx ends first, p's node is still
 // deleted, by a cleanup that outlives ctx.
 func (d *Double) Leave(ctx context.Context, p *Participant) error {
-	if p == nil || p.d.dir != d.d.dir {
+	if d == nil {
+		return errNil("Double")
+	}
+	if p == nil || p.d == nil || p.d.dir != d.d.dir {
 		return fmt.Errorf("barrier: Leave of a participant not entered through this Double: %w", task.ErrInvalidArgument)
 	}
 	_, err := executor.AwaitAcrossExpiry(ctx, d.ex, p.Leave())

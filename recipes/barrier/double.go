@@ -140,6 +140,9 @@ func indexOf(q []part, name string) int {
 // it was made, is deleted by a cleanup flow that outlives the caller's
 // deadline and retries past connection loss.
 func (d *DoubleBarrier) Enter() task.Task[*Participant] {
+	if d == nil {
+		return task.Fail[*Participant](errNil("DoubleBarrier"))
+	}
 	return func(s *task.Scope, k task.Cont[*Participant]) {
 		sc := s.Child()
 		e := &entry{d: d, s: sc, sess: s.Session(), prefix: partPrefix + newID(s.Rand(), s.Rand()) + "-"}
@@ -373,6 +376,9 @@ func ours(d *DoubleBarrier, prefix string, id int64) task.Task[[]string] {
 // own. It fails with the scope's error, task.ErrSessionExpired or
 // task.ErrClosed, or an operation error a retry cannot settle.
 func (p *Participant) Leave() task.Task[task.Unit] {
+	if p == nil || p.d == nil {
+		return task.Fail[task.Unit](errNil("Participant"))
+	}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		sc := s.Child()
 		undo := sc.Defer(p.deleteOwn())

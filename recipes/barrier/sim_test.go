@@ -263,3 +263,12 @@ func TestBarrierSimulation(t *testing.T) {
 		t.Fatal("the simulation never held a waiter or the faults never bit: the test checks nothing")
 	}
 }
+
+// The same seed replays the same history (server trace, faults, workload
+// notes, outcome), so a failing seed printed by sim.Check replays.
+func TestDeterminism(t *testing.T) {
+	_, dsc := newDoubleSim()
+	sim.Determinism(t, dsc, sim.Sample(10, 500))
+	_, bsc := newBarrierSim()
+	sim.Determinism(t, bsc, sim.Sample(10, 500))
+}

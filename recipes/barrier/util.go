@@ -26,6 +26,11 @@ func validDir(what, p string) error {
 	return nil
 }
 
+// errNil is the error of a method called on a nil value.
+func errNil(what string) error {
+	return fmt.Errorf("barrier: nil %s: %w", what, task.ErrInvalidArgument)
+}
+
 // ensurePath creates path and its missing ancestors as persistent nodes;
 // nodes already there are fine.
 func ensurePath(path string) task.Task[task.Unit] {

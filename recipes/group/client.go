@@ -40,6 +40,9 @@ func (c *Client) Group() *Group { return c.g }
 // it joins again on the next session. If ctx ends first, a node the flow
 // made is deleted; if the member joined just as ctx ended, it leaves.
 func (c *Client) Join(ctx context.Context, id string, data []byte) (*Member, error) {
+	if c == nil {
+		return nil, errNil("Client")
+	}
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
@@ -78,8 +81,11 @@ func (c *Client) joinOnce(ctx context.Context, id string, data []byte) (*Member,
 // Leave ends m's membership (Member.Leave). If ctx ends first, the delete
 // goes on in the background.
 func (c *Client) Leave(ctx context.Context, m *Member) error {
-	if m == nil {
-		return fmt.Errorf("group: Leave of a nil member: %w", task.ErrInvalidArgument)
+	if c == nil {
+		return errNil("Client")
+	}
+	if m == nil || m.g == nil {
+		return errNil("Member")
 	}
 	_, err := executor.AwaitAcrossExpiry(ctx, c.ex, m.Leave())
 	return err
@@ -90,6 +96,9 @@ func (c *Client) Leave(ctx context.Context, m *Member) error {
 // stop with Watcher.Close. If the session expires before the first
 // listing, it starts again on the next session.
 func (c *Client) Watch(ctx context.Context) (*Watcher, error) {
+	if c == nil {
+		return nil, errNil("Client")
+	}
 	for {
 		w, err := c.watchOnce(ctx)
 		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {

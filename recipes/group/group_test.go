@@ -56,6 +56,29 @@ func TestBadInput(t *testing.T) {
 	if _, err := cl.Join(context.Background(), "", nil); !errors.Is(err, task.ErrInvalidPath) {
 		t.Errorf("Client.Join(empty id) = %v", err)
 	}
+	// Nil values give typed errors, not panics.
+	var ng *group.Group
+	var nm *group.Member
+	var nv *group.View
+	var nc *group.Client
+	if _, err := sim.Run(w, 0, ng.Join("a", nil)); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("nil Join = %v", err)
+	}
+	if _, err := sim.Run(w, 0, ng.Watch(func(group.Change) {})); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("nil Watch = %v", err)
+	}
+	if _, err := sim.Run(w, 0, nm.Leave()); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("nil Member.Leave = %v", err)
+	}
+	if _, err := sim.Run(w, 0, nv.Stop()); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("nil View.Stop = %v", err)
+	}
+	if _, err := nc.Join(context.Background(), "a", nil); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("nil Client.Join = %v", err)
+	}
+	if err := cl.Leave(context.Background(), &group.Member{}); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("Leave of a zero member = %v", err)
+	}
 	if got := w.Children("/g"); len(got) != 0 {
 		t.Fatalf("bad input left nodes: %v", got)
 	}

@@ -109,6 +109,9 @@ func (m *Member) Err() error {
 // until Leave. See the package documentation for the protocol and errors.
 // An invalid id fails with an error wrapping task.ErrInvalidPath.
 func (g *Group) Join(id string, data []byte) task.Task[*Member] {
+	if g == nil {
+		return task.Fail[*Member](errNil("Group"))
+	}
 	if err := ValidateID(id); err != nil {
 		return task.Fail[*Member](err)
 	}
@@ -303,6 +306,9 @@ func (m *Member) end(err error) {
 // session that ended (the node went with it), is success. Done is closed
 // and Err becomes ErrLeft at once, before the delete.
 func (m *Member) Leave() task.Task[task.Unit] {
+	if m == nil || m.g == nil {
+		return task.Fail[task.Unit](errNil("Member"))
+	}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		m.end(ErrLeft)
 		sc := s.Child()

@@ -281,3 +281,10 @@ func TestGroupSimulation(t *testing.T) {
 		t.Fatal("no join or leave was seen, or the faults never bit: the test checks nothing")
 	}
 }
+
+// The same seed replays the same history (server trace, faults, workload
+// notes, outcome), so a failing seed printed by sim.Check replays.
+func TestDeterminism(t *testing.T) {
+	_, sc := newGroupSim()
+	sim.Determinism(t, sc, sim.Sample(10, 500))
+}

@@ -16,6 +16,11 @@ import (
 // of a connection that keeps failing. Scope deadlines still apply.
 var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.5}}
 
+// errNil is the error of a method called on a nil value.
+func errNil(what string) error {
+	return fmt.Errorf("group: nil %s: %w", what, task.ErrInvalidArgument)
+}
+
 // ensurePath creates path and its missing ancestors as persistent nodes;
 // nodes already there are fine.
 func ensurePath(path string) task.Task[task.Unit] {

@@ -82,6 +82,9 @@ func (v *View) Err() error {
 // for it to be created). If the caller's scope ends before the first
 // report, the view is stopped and Watch fails with the scope's error.
 func (g *Group) Watch(report func(Change)) task.Task[*View] {
+	if g == nil {
+		return task.Fail[*View](errNil("Group"))
+	}
 	if report == nil {
 		return task.Fail[*View](fmt.Errorf("group: nil report function: %w", task.ErrInvalidArgument))
 	}
@@ -98,6 +101,9 @@ func (g *Group) Watch(report func(Change)) task.Task[*View] {
 
 // Stop returns a task that stops the view. It is idempotent.
 func (v *View) Stop() task.Task[task.Unit] {
+	if v == nil || v.done == nil {
+		return task.Fail[task.Unit](errNil("View"))
+	}
 	return task.Func(func(*task.Scope) (task.Unit, error) {
 		v.end(ErrStopped)
 		return task.Unit{}, nil

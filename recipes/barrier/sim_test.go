@@ -22,7 +22,7 @@ func simSeeds() int {
 	if testing.Short() {
 		return 50
 	}
-	return 500
+	return 300
 }
 
 // doubleSim is the double-barrier scenario: rounds of a double barrier

@@ -23,7 +23,7 @@ func simSeeds() int {
 	if testing.Short() {
 		return 50
 	}
-	return 500
+	return 300
 }
 
 const groupDir = "/svc/members"

@@ -1,0 +1,249 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/task"
+)
+
+// simSeeds is the number of seeds the simulation runs (fewer with -short;
+// -sim.seeds and -sim.seed override it).
+func simSeeds() int {
+	if testing.Short() {
+		return 40
+	}
+	return 200
+}
+
+const (
+	simDir  = "/cache/dir"
+	simNode = "/cache/node"
+)
+
+// cacheSim is the cache scenario: client 0 follows simDir with a
+// ChildrenCache (with data) and simNode with a NodeCache, and reads both
+// with Next in a loop; clients 1 and 2 write: create, set, delete, and
+// delete-then-create (often with the same data, so the re-created node
+// has the same version as the old one) the children k0..k3 and the node,
+// under the faults the seed draws. Judged by:
+//
+//   - every OnEvent is consistent with the events before it: Added was not
+//     cached, Removed and Changed were (Changed with the same czxid),
+//     Recreated was, with another czxid;
+//   - every Next's difference is consistent with the previous Next's
+//     snapshot, and the snapshot plus the difference is the new snapshot;
+//   - once the faults stop and the writers end, both caches, the nodes
+//     rebuilt from their OnEvent streams, and the last Next snapshots hold
+//     exactly the server's nodes (paths, czxid, mzxid, version, data), read
+//     directly from the server (World.Server.NodeStat, World.Children);
+//   - no cache ends with an error.
+type cacheSim struct {
+	cc        *ChildrenCache
+	nc        *NodeCache
+	evModel   map[string]Node // rebuilt from OnEvent
+	nextDir   map[string]Node // as of the last ChildrenCache Next
+	nextNode  map[string]Node
+	writers   int           // writers still running
+	stoppedAt time.Duration // when the last writer ended
+	// counted over seeds
+	recreated, nexts, events int
+}
+
+func newCacheSim() (*cacheSim, sim.Scenario) {
+	s := &cacheSim{}
+	return s, sim.Scenario{
+		Name:     "cache",
+		Clients:  3,
+		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.05},
+		Duration: 15 * time.Second,
+		Setup: func(r *sim.Trial) error {
+			s.evModel, s.nextDir, s.nextNode = map[string]Node{}, map[string]Node{}, map[string]Node{}
+			s.stoppedAt = 0
+			_, err := sim.Run(r.World, 1, c.Seq(task.Create("/cache", nil, task.Persistent),
+				task.Create(simDir, nil, task.Persistent)))
+			if err != nil {
+				return err
+			}
+			onEvent := func(ev Event) {
+				s.events++
+				r.Check(applyEvent(s.evModel, ev))
+			}
+			s.cc, err = NewChildren(simDir, Options{Data: true, OnEvent: onEvent})
+			if err != nil {
+				return err
+			}
+			s.nc, err = NewNode(simNode, Options{OnEvent: onEvent})
+			if err != nil {
+				return err
+			}
+			if _, err := sim.Run(r.World, 0, s.cc.Start()); err != nil {
+				return fmt.Errorf("start children cache: %w", err)
+			}
+			if _, err := sim.Run(r.World, 0, s.nc.Start()); err != nil {
+				return fmt.Errorf("start node cache: %w", err)
+			}
+			return nil
+		},
+		Workload: func(r *sim.Trial) {
+			s.read(r, s.cc.Next, s.nextDir)
+			s.read(r, s.nc.Next, s.nextNode)
+			s.writers = 2
+			for i := 1; i <= 2; i++ {
+				s.write(r, i)
+			}
+		},
+		Live: func(r *sim.Trial) bool { return r.ProgressedSinceFaults(1) && r.ProgressedSinceFaults(2) },
+		// The writers end; then the caches converge, or, once nothing is
+		// left to happen (no timer pending) or 30s of simulated time later,
+		// the invariant reports how they differ.
+		Quiesce: func(r *sim.Trial) bool {
+			if s.writers > 0 {
+				return false
+			}
+			if s.stoppedAt == 0 {
+				s.stoppedAt = r.Elapsed()
+			}
+			return s.converged(r) == nil || r.Clock.Pending() == 0 || r.Elapsed()-s.stoppedAt > 30*time.Second
+		},
+		Invariants: []sim.Invariant{
+			sim.InvariantFunc(s.converged),
+			sim.InvariantFunc(func(*sim.Trial) error {
+				if err := s.cc.Err(); err != nil {
+					return fmt.Errorf("children cache ended: %w", err)
+				}
+				if err := s.nc.Err(); err != nil {
+					return fmt.Errorf("node cache ended: %w", err)
+				}
+				return nil
+			}),
+		},
+	}
+}
+
+// read calls next in a loop on client 0 (each call a flow of its own, so
+// an expiry ends only the call in flight) and checks each difference
+// against its model.
+func (s *cacheSim) read(r *sim.Trial, next func() task.Task[Change], model map[string]Node) {
+	var again func()
+	again = func() {
+		executor.Submit(r.Execs[0], next(), func(ch Change, err error) {
+			switch {
+			case err == nil:
+				s.nexts++
+				s.recreated += len(ch.Recreated)
+				r.Check(applyChange(model, ch))
+				again()
+			case errors.Is(err, task.ErrSessionExpired):
+				again()
+			case !r.Closing():
+				r.Errorf("Next: %v", err)
+			}
+		})
+	}
+	again()
+}
+
+// write runs client i's writer loop until Stopping.
+func (s *cacheSim) write(r *sim.Trial, i int) {
+	rng := r.Rand
+	paths := []string{simDir + "/k0", simDir + "/k1", simDir + "/k2", simDir + "/k3", simNode}
+	expected := func(err error) error {
+		if err == nil || errors.Is(err, task.ErrNodeExists) || errors.Is(err, task.ErrNoNode) ||
+			errors.Is(err, task.ErrSessionExpired) {
+			return nil
+		}
+		return err
+	}
+	unit := func(any) task.Unit { return task.Unit{} }
+	step := func() task.Task[task.Unit] {
+		p := paths[rng.IntN(len(paths))]
+		data := []byte(fmt.Sprintf("v%d", rng.IntN(3)))
+		create := task.Map(c.Retry(task.Create(p, data, task.Persistent), retry), func(string) task.Unit { return task.Unit{} })
+		del := c.Retry(task.Delete(p, task.AnyVersion), retry)
+		tolerate := func(t task.Task[task.Unit]) task.Task[task.Unit] {
+			return c.Catch(t, func(err error) task.Task[task.Unit] {
+				if err := expected(err); err != nil {
+					return task.Fail[task.Unit](err)
+				}
+				return task.Done
+			})
+		}
+		var op task.Task[task.Unit]
+		switch rng.IntN(4) {
+		case 0:
+			op = create
+		case 1:
+			op = task.Map(c.Retry(task.Set(p, data, task.AnyVersion), retry), func(st task.Stat) task.Unit { return unit(st) })
+		case 2:
+			op = del
+		default: // delete and create again at once (same data: same version)
+			op = c.Seq(tolerate(del), create)
+		}
+		return c.Seq(tolerate(op), c.Sleep(time.Duration(rng.IntN(300))*time.Millisecond))
+	}
+	var again func()
+	again = func() {
+		if r.Stopping() {
+			s.writers--
+			return
+		}
+		executor.Submit(r.Execs[i], step(), func(_ task.Unit, err error) {
+			switch {
+			case err == nil:
+				r.Progress(i)
+			case errors.Is(err, task.ErrSessionExpired):
+			case r.Closing():
+				return
+			default:
+				r.Errorf("writer %d: %v", i, err)
+			}
+			again()
+		})
+	}
+	again()
+}
+
+// converged compares the caches, the OnEvent model and the last Next
+// snapshots with the server's nodes.
+func (s *cacheSim) converged(r *sim.Trial) error {
+	want := map[string]Node{}
+	dir := map[string]Node{}
+	for _, name := range r.Children(simDir) {
+		p := simDir + "/" + name
+		n, ok := serverNode(r, p)
+		if ok {
+			want[p], dir[p] = n, n
+		}
+	}
+	node := map[string]Node{}
+	if n, ok := serverNode(r, simNode); ok {
+		want[simNode], node[simNode] = n, n
+	}
+	cached := map[string]Node{}
+	for _, n := range s.cc.Current() {
+		cached[n.Path] = n
+	}
+	if n, ok := s.nc.Current(); ok {
+		cached[n.Path] = n
+	}
+	for _, cmp := range []struct {
+		what      string
+		got, want map[string]Node
+	}{
+		{"cache", cached, want},
+		{"OnEvent model", s.evModel, want},
+		{"children Next snapshot", s.nextDir, dir},
+		{"node Next snapshot", s.nextNode, node},
+	} {
+		if err := sameNodes(cmp.got, cmp.want); err != nil {
+			return fmt.Errorf("%s differs from the server: %w", cmp.what, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package cache
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/zkflow/zkflow/fakezk/sim"
+)
+
+// serverNode reads path directly from the server's tree: its Stat from
+// NodeStat; its data through a read on client 1's session is avoided, so
+// the data is compared through the Stat (mzxid) and the data length.
+func serverNode(w *sim.Trial, path string) (Node, bool) {
+	st, ok := w.Server.NodeStat(path)
+	if !ok {
+		return Node{}, false
+	}
+	return Node{Path: path, Stat: st}, true
+}
+
+// sameNodes compares two node sets by path and Stat (czxid, mzxid,
+// version, data length); data bytes are compared when both have them.
+func sameNodes(got, want map[string]Node) error {
+	for _, p := range sortedPaths(want) {
+		g, ok := got[p]
+		w := want[p]
+		switch {
+		case !ok:
+			return fmt.Errorf("%s: missing (server has czxid %d version %d)", p, w.Stat.Czxid, w.Stat.Version)
+		case g.Stat.Czxid != w.Stat.Czxid || g.Stat.Mzxid != w.Stat.Mzxid || g.Stat.Version != w.Stat.Version:
+			return fmt.Errorf("%s: czxid/mzxid/version %d/%d/%d, server %d/%d/%d", p,
+				g.Stat.Czxid, g.Stat.Mzxid, g.Stat.Version, w.Stat.Czxid, w.Stat.Mzxid, w.Stat.Version)
+		case g.Data != nil && int(w.Stat.DataLength) != len(g.Data):
+			return fmt.Errorf("%s: data %q, server has %d bytes", p, g.Data, w.Stat.DataLength)
+		case g.Data != nil && w.Data != nil && !bytes.Equal(g.Data, w.Data):
+			return fmt.Errorf("%s: data %q, server %q", p, g.Data, w.Data)
+		}
+	}
+	for _, p := range sortedPaths(got) {
+		if _, ok := want[p]; !ok {
+			return fmt.Errorf("%s: cached, but not on the server", p)
+		}
+	}
+	return nil
+}
+
+// applyEvent applies one OnEvent to m, checking it is consistent with m.
+func applyEvent(m map[string]Node, ev Event) error {
+	old, ok := m[ev.Path]
+	switch ev.Type {
+	case Added:
+		if ok {
+			return fmt.Errorf("event %s: already cached", ev)
+		}
+	case Removed, Changed, Recreated:
+		if !ok {
+			return fmt.Errorf("event %s: not cached", ev)
+		}
+		if ev.Prev.Stat != old.Stat {
+			return fmt.Errorf("event %s: Prev is not the cached node", ev)
+		}
+		if ev.Type == Changed && ev.Node.Stat.Czxid != old.Stat.Czxid {
+			return fmt.Errorf("event %s: czxid %d, was %d: a re-created node reported as changed", ev, ev.Node.Stat.Czxid, old.Stat.Czxid)
+		}
+		if ev.Type == Recreated && ev.Node.Stat.Czxid == old.Stat.Czxid {
+			return fmt.Errorf("event %s: same czxid %d", ev, old.Stat.Czxid)
+		}
+	default:
+		return fmt.Errorf("event %s: unknown type", ev)
+	}
+	if ev.Type == Removed {
+		delete(m, ev.Path)
+	} else {
+		m[ev.Path] = ev.Node
+	}
+	return nil
+}
+
+// applyChange applies a Next's difference to m (the previous snapshot),
+// checking it against m, and that the result is the reported snapshot.
+func applyChange(m map[string]Node, ch Change) error {
+	if ch.Empty() {
+		return fmt.Errorf("Next returned no change")
+	}
+	for _, ev := range ch.Events() {
+		old, ok := m[ev.Path]
+		switch ev.Type {
+		case Added:
+			if ok {
+				return fmt.Errorf("Next: %s: was already there", ev)
+			}
+		case Removed:
+			if !ok || old.Stat != ev.Prev.Stat {
+				return fmt.Errorf("Next: %s: was not there as reported", ev)
+			}
+		case Changed, Recreated:
+			if !ok {
+				return fmt.Errorf("Next: %s: was not there", ev)
+			}
+			if (ev.Node.Stat.Czxid == old.Stat.Czxid) != (ev.Type == Changed) {
+				return fmt.Errorf("Next: %s: czxid %d, was %d", ev, ev.Node.Stat.Czxid, old.Stat.Czxid)
+			}
+		}
+		if ev.Type == Removed {
+			delete(m, ev.Path)
+		} else {
+			m[ev.Path] = ev.Node
+		}
+	}
+	if len(m) != len(ch.Nodes) {
+		return fmt.Errorf("Next: snapshot has %d nodes, previous plus difference %d", len(ch.Nodes), len(m))
+	}
+	for _, n := range ch.Nodes {
+		if o, ok := m[n.Path]; !ok || o.Stat != n.Stat {
+			return fmt.Errorf("Next: snapshot node %s is not the previous plus difference", n.Path)
+		}
+	}
+	return nil
+}

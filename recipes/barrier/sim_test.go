@@ -32,7 +32,8 @@ func simSeeds() int {
 // again on the next session. Judged by:
 //
 //   - when anyone passes Enter, at least n distinct clients have started
-//     Enter in that round;
+//     Enter in that round, and no session has two participant nodes (one
+//     participant never counts twice);
 //   - when anyone returns from Leave, the node of every participant that
 //     had passed Enter before that Leave started is gone from the server
 //     (each of them has left, or its session has ended);
@@ -113,6 +114,18 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 			s.entered++
 			if len(rd.started) < s.n {
 				r.Errorf("client %d passed Enter of round %d when only %d of %d had arrived", i, round, len(rd.started), s.n)
+			}
+			owners := map[int64]string{}
+			for _, name := range participantNodes(r.World, rd.d.Dir()) {
+				path := rd.d.Dir() + "/" + name
+				st, ok := r.Server.NodeStat(path)
+				if !ok {
+					continue
+				}
+				if other, dup := owners[st.EphemeralOwner]; dup {
+					r.Errorf("round %d: session %#x has two participant nodes, %s and %s: it counts twice", round, st.EphemeralOwner, other, path)
+				}
+				owners[st.EphemeralOwner] = path
 			}
 			rd.passed = append(rd.passed, p.Path())
 			r.Logf("client %d entered round %d as %s", i, round, p.Path())

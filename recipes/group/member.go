@@ -3,6 +3,7 @@ package group
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	c "github.com/zkflow/zkflow/combinators"
@@ -136,7 +137,7 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 			if late {
 				undo()
 			}
-			m := &Member{g: g, id: id, data: data, sess: sess, registered: true, done: make(chan struct{}), rt: s.Runtime()}
+			m := &Member{g: g, id: id, data: slices.Clone(data), sess: sess, registered: true, done: make(chan struct{}), rt: s.Runtime()}
 			m.start()
 			k(m, nil)
 		})

@@ -335,3 +335,55 @@ func TestBlocking(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A view keeps following after its own connection drops with its listing
+// in flight (applied or not), and after its own session expires (every
+// watch ends with it): it lists and watches again, and sees the joins and
+// leaves made meanwhile.
+func TestViewAfterLossAndExpiry(t *testing.T) {
+	for _, applied := range []bool{false, true} {
+		w := newTestWorld(t, 6, 2)
+		g, _ := group.New("/g")
+		var last group.Change
+		v, err := sim.Run(w, 1, g.Watch(func(ch group.Change) { last = ch }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := sim.Run(w, 0, g.Join("a", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The join fires the view's watch; its new listing is in flight
+		// when the connection drops.
+		w.Server.RunUntilIdle()
+		w.Execs[1].RunUntilIdle()
+		w.Server.Drop(w.Conns[1], applied)
+		w.Settle(func() bool { return slices.Equal(v.Members(), []string{"a"}) })
+		if !slices.Equal(v.Members(), []string{"a"}) {
+			t.Fatalf("applied=%v: after the drop the view has %v", applied, v.Members())
+		}
+		// The view's session expires; a join and a leave happen meanwhile.
+		w.Server.Expire(w.Conns[1])
+		b, err := sim.Run(w, 0, g.Join("b", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sim.Run(w, 0, a.Leave()); err != nil {
+			t.Fatal(err)
+		}
+		w.Settle(func() bool { return slices.Equal(v.Members(), []string{"b"}) })
+		if !slices.Equal(v.Members(), []string{"b"}) || v.Err() != nil {
+			t.Fatalf("applied=%v: after the expiry the view has %v (err %v), want [b]", applied, v.Members(), v.Err())
+		}
+		if !slices.Equal(last.Members, []string{"b"}) {
+			t.Fatalf("last report %+v", last)
+		}
+		if _, err := sim.Run(w, 0, b.Leave()); err != nil {
+			t.Fatal(err)
+		}
+		w.Settle(func() bool { return len(v.Members()) == 0 })
+		if len(v.Members()) != 0 {
+			t.Fatalf("view %v after everyone left", v.Members())
+		}
+	}
+}

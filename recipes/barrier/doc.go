@@ -78,8 +78,8 @@
 //     on the lowest; when it is gone go to 1.
 //
 // The lowest participant deletes its node last: the others wait on it, and
-// it waits on the highest, so each deletion before the last wakes only the
-// lowest, and the lowest's deletion wakes the rest.
+// it waits on the highest, so a deletion wakes at most the lowest until the
+// lowest leaves, which wakes the rest.
 // Guarantee: Leave returns only after a listing with no participant node
 // but perhaps its own, which it then deletes: every participant that had
 // entered has left (deleted its node) or lost its session. Leave may be

@@ -15,4 +15,8 @@ const (
 	// bugWatchLowest: every waiting candidate watches the lowest node
 	// instead of its predecessor (a herd on every change of leader).
 	bugWatchLowest canary.Name = "election/watch-lowest"
+	// bugArmOnChange: arm the give-up timer only when the state changes
+	// to Uncertain, so a suspension that comes after a reconnect but
+	// before the recheck has restored Leading never gives up.
+	bugArmOnChange canary.Name = "election/arm-on-change"
 )

@@ -243,8 +243,10 @@ func TestGaveUpDeletesNodeOnReconnect(t *testing.T) {
 	noReportedErrors(t, w)
 }
 
-// Someone deletes the leader's node: leadership is lost, and a fenced
-// write after that is refused by the server.
+// Someone deletes the leader's node while the leader has not heard of it
+// yet (its deliveries are delayed): its fenced write is refused by
+// ZooKeeper, leadership is lost, and a later fenced write is refused
+// without being sent.
 func TestNodeDeletedIsLost(t *testing.T) {
 	w, _ := newWorld(t, 1, 2, fakezk.Config{})
 	l0, err := mustRun(t, w, 0, mustElection(t, "/e", election.Config{}).Campaign())
@@ -254,16 +256,24 @@ func TestNodeDeletedIsLost(t *testing.T) {
 	if _, err := mustRun(t, w, 0, l0.Fenced(&task.CreateRequest{Path: "/out", Data: []byte("1"), Mode: task.Persistent})); err != nil {
 		t.Fatalf("fenced write while leading: %v", err)
 	}
+	w.Server.Delay(w.Conns[0], time.Second)
 	if _, err := mustRun(t, w, 1, task.Delete(l0.Path(), task.AnyVersion)); err != nil {
 		t.Fatal(err)
+	}
+	if l0.Err() != nil {
+		t.Fatal("the leader heard of the delete through a delay")
+	}
+	_, err = mustRun(t, w, 0, l0.Fenced(&task.SetDataRequest{Path: "/out", Data: []byte("2"), Version: task.AnyVersion}))
+	if !errors.Is(err, election.ErrLost) || !errors.Is(err, task.ErrNoNode) {
+		t.Fatalf("fenced write in flight at the loss: %v", err)
 	}
 	w.Drive()
 	if !errors.Is(l0.Err(), election.ErrLost) || !isClosed(l0.Done()) || l0.IsLeader() {
 		t.Fatalf("after the delete: %v", l0.Err())
 	}
-	_, err = mustRun(t, w, 0, l0.Fenced(&task.SetDataRequest{Path: "/out", Data: []byte("2"), Version: task.AnyVersion}))
-	if !errors.Is(err, election.ErrLost) || !errors.Is(err, task.ErrNoNode) {
-		t.Fatalf("fenced write after the loss: %v", err)
+	_, err = mustRun(t, w, 0, l0.Fenced(&task.SetDataRequest{Path: "/out", Data: []byte("3"), Version: task.AnyVersion}))
+	if !errors.Is(err, election.ErrLost) || errors.Is(err, task.ErrNoNode) {
+		t.Fatalf("fenced write after the loss is known: %v", err)
 	}
 	if st, _ := w.Server.NodeStat("/out"); st.Version != 0 {
 		t.Fatalf("/out written after the loss: %+v", st)
@@ -349,5 +359,31 @@ func TestLostCreateReply(t *testing.T) {
 		if got := w.Children("/e"); len(got) != 1 || "/e/"+got[0] != o.V.Path() {
 			t.Fatalf("applied=%v: children %v, leader %s", applied, got, o.V.Path())
 		}
+	}
+}
+
+// A drop followed at once by a long partition: the second suspension
+// comes before the recheck after the reconnect has confirmed the node, and
+// must still arm the give-up timer (the simulation found this).
+func TestSuspendAgainBeforeRecheck(t *testing.T) {
+	w, _ := newWorld(t, 1, 2, fakezk.Config{})
+	sl := &stateLog{w: w}
+	l0, err := mustRun(t, w, 0, mustElection(t, "/e", sl.cfg()).Campaign())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o1 := sim.Submit(w, 1, mustElection(t, "/e", election.Config{}).Campaign())
+	w.Drive()
+	cut := w.Clock.Now()
+	w.Server.Drop(w.Conns[0], true)
+	w.Server.Partition(w.Conns[0], 10*time.Second, true)
+	if !w.Settle(func() bool { return o1.Done }) || o1.Err != nil {
+		t.Fatalf("1 not elected: %v", o1.Err)
+	}
+	if !errors.Is(l0.Err(), election.ErrGaveUp) {
+		t.Fatalf("Err = %v", l0.Err())
+	}
+	if d := sl.at[len(sl.at)-1].Sub(cut); d != l0.Session().Timeout/3 {
+		t.Errorf("gave up %s after the cut, want %s", d, l0.Session().Timeout/3)
 	}
 }

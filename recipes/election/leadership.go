@@ -135,7 +135,17 @@ func (l *Leadership) onSession(ev task.Event) {
 	}
 	switch ev.State {
 	case task.StateSuspended:
-		if l.setState(Uncertain, nil) && !canary.On(bugNoGiveUp) {
+		if l.State() == Ended {
+			return
+		}
+		changed := l.setState(Uncertain, nil)
+		// Armed at every suspension, also one that comes before the
+		// recheck after the last reconnect has set the state back to
+		// Leading: the server's countdown restarts at each disconnect.
+		if canary.On(bugArmOnChange) && !changed {
+			return
+		}
+		if l.timer == nil && !canary.On(bugNoGiveUp) {
 			l.armGiveUp()
 		}
 	case task.StateConnected:
@@ -264,14 +274,17 @@ func (l *Leadership) lose(cause error) {
 // Fenced returns a task that applies ops in one multi together with a
 // check that the candidate node still exists at the version it was
 // created with. So ZooKeeper itself rejects the writes of a leader that
-// has lost leadership (its session expired and the node went, or it gave
-// up and deleted it), however late they arrive. Then Fenced fails with an
-// error wrapping ErrLost and the server's error, and leadership is marked
-// lost. On success the results are those of ops (without
-// the check's). Another failing op gives the usual *task.OpError wrapping
-// a *task.MultiError whose Index counts within ops. Connection loss leaves
-// the outcome unknown, as for any multi: it is not retried here. A create
-// among ops with a nil ACL gets task.OpenACL.
+// has lost leadership (its session expired and the node went, or someone
+// deleted it), however late they arrive: then Fenced fails with an error
+// wrapping ErrLost and the server's error (task.ErrNoNode,
+// task.ErrBadVersion), and leadership is marked lost. Once leadership is
+// known to have ended (Err is not nil), Fenced refuses at once without
+// sending anything, with an error wrapping Err: after giving up, the node
+// may live until the reconnect deletes it. On success the results are
+// those of ops (without the check's). Another failing op gives the usual
+// *task.OpError wrapping a *task.MultiError whose Index counts within ops.
+// Connection loss leaves the outcome unknown, as for any multi: it is not
+// retried here. A create among ops with a nil ACL gets task.OpenACL.
 func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 	all := make([]task.MultiOp, 0, len(ops)+1)
 	all = append(all, &task.CheckRequest{Path: l.path, Version: l.version})
@@ -284,6 +297,12 @@ func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 		all = append(all, op)
 	}
 	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
+		if err := l.Err(); err != nil {
+			// Known lost (or given up, the node perhaps not yet deleted):
+			// refuse without sending.
+			task.Resume(s, k, nil, fmt.Errorf("election: fenced write: %w", err))
+			return
+		}
 		task.Run(s, task.Multi(all...), func(rs []task.MultiResult, err error) {
 			var me *task.MultiError
 			switch {

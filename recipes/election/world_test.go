@@ -1,8 +1,12 @@
 package election_test
 
 import (
+	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
 
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -22,13 +26,16 @@ type watcher struct {
 // goroutine; the mutex only keeps the race detector's view simple).
 type wakeLog struct {
 	mu    sync.Mutex
-	owner map[string]int          // candidate node -> client that created it
 	woken map[string]map[int]bool // deleted node -> clients (not its owner) its exists watch woke
 	lists []int                   // children listings per client
+
+	srv   *fakezk.Server
+	rng   *rand.Rand
+	dropP float64
 }
 
 func newWakeLog(n int) *wakeLog {
-	return &wakeLog{owner: map[string]int{}, woken: map[string]map[int]bool{}, lists: make([]int, n)}
+	return &wakeLog{woken: map[string]map[int]bool{}, lists: make([]int, n)}
 }
 
 func (c *watcher) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
@@ -38,36 +45,34 @@ func (c *watcher) Do(req task.Request, done func(task.Response), watch func(task
 		l.mu.Lock()
 		l.lists[c.client]++
 		l.mu.Unlock()
-	case *task.CreateRequest:
-		inner := done
-		done = func(resp task.Response) {
-			if resp.Err == nil {
-				l.mu.Lock()
-				l.owner[resp.Path] = c.client
-				l.mu.Unlock()
-			}
-			inner(resp)
-		}
 	case *task.ExistsRequest:
 		if watch != nil {
-			inner := watch
+			// A watch on a node of our own session (a leader following its
+			// own node) is not a waiter's.
+			self := false
+			innerDone, innerWatch := done, watch
 			path := r.Path
+			done = func(resp task.Response) {
+				self = resp.Err == nil && resp.Stat.EphemeralOwner != 0 && resp.Stat.EphemeralOwner == c.Conn.SessionID()
+				innerDone(resp)
+			}
 			watch = func(ev task.Event) {
-				if ev.Type == task.EventNodeDeleted {
+				if ev.Type == task.EventNodeDeleted && !self {
 					l.mu.Lock()
-					if o, ok := l.owner[path]; !ok || o != c.client {
-						if l.woken[path] == nil {
-							l.woken[path] = map[int]bool{}
-						}
-						l.woken[path][c.client] = true
+					if l.woken[path] == nil {
+						l.woken[path] = map[int]bool{}
 					}
+					l.woken[path][c.client] = true
 					l.mu.Unlock()
 				}
-				inner(ev)
+				innerWatch(ev)
 			}
 		}
 	}
 	c.Conn.Do(req, done, watch)
+	if cr, ok := req.(*task.CreateRequest); ok && cr.Mode.IsEphemeral() && l.srv != nil && l.rng.Float64() < l.dropP {
+		l.srv.Drop(c.Conn, l.rng.IntN(2) == 0)
+	}
 }
 
 func newWorld(tb testing.TB, seed uint64, n int, cfg fakezk.Config) (*sim.World, *wakeLog) {
@@ -120,4 +125,28 @@ func noReportedErrors(tb testing.TB, w *sim.World) {
 	for _, err := range w.Errs {
 		tb.Errorf("detached flow failed: %v", err)
 	}
+}
+
+// addTwin adds a client whose executor has the same seed as client i's,
+// so it draws the same random numbers (candidate names among them).
+func addTwin(w *sim.World, log *wakeLog, i int) error {
+	k := len(w.Execs)
+	conn := w.Server.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second})
+	log.lists = append(log.lists, 0)
+	ex, err := executor.New(executor.Config{Conn: &watcher{Conn: conn, client: k, log: log}, Clock: w.Clock,
+		Seed: w.Seed*31 + uint64(i) + 1,
+		OnError: func(err error) { w.Errs = append(w.Errs, &sim.ClientError{Client: k, Err: err}) }})
+	if err != nil {
+		return err
+	}
+	w.Conns = append(w.Conns, conn)
+	w.Execs = append(w.Execs, ex)
+	w.Drive()
+	return nil
+}
+
+// dropCreates makes every client lose the reply of a create of an
+// ephemeral node with probability p, the create applied or not (drawn).
+func (l *wakeLog) dropCreates(srv *fakezk.Server, rng *rand.Rand, p float64) {
+	l.srv, l.rng, l.dropP = srv, rng, p
 }

@@ -376,12 +376,12 @@ func (e *engine) quiescent() {
 		return
 	}
 	e.synced = true
-	if f := e.first; f != nil {
-		e.first = nil
-		f(nil)
-	}
 	if e.opts.OnSynced != nil {
 		e.opts.OnSynced()
+	}
+	if f := e.first; f != nil && !e.stopped() {
+		e.first = nil
+		f(nil)
 	}
 	e.wake()
 }

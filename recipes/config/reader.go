@@ -1,0 +1,115 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Reader is the blocking, context-first side of a Watcher: its methods
+// are safe from any goroutine and need someone running the executor
+// (executor.Run).
+type Reader struct {
+	ex     *executor.Executor
+	w      *Watcher
+	notify chan struct{}
+
+	mu       sync.Mutex
+	latest   Snapshot
+	seq      uint64 // deliveries so far
+	returned uint64 // seq as of the last Next
+}
+
+// Open starts following root's configuration on ex (WatchDir with opts)
+// and returns once the first snapshot has been read. If the session
+// expires before that, it starts again on the next session. When ctx ends
+// first it returns task.ErrCanceled or task.ErrDeadlineExceeded.
+func Open(ctx context.Context, ex *executor.Executor, root string, opts DirOptions) (*Reader, error) {
+	return open(ctx, ex, func(h func(Snapshot)) task.Task[*Watcher] { return WatchDir(root, opts, h) })
+}
+
+// OpenNode is Open for one node (Watch).
+func OpenNode(ctx context.Context, ex *executor.Executor, path string) (*Reader, error) {
+	return open(ctx, ex, func(h func(Snapshot)) task.Task[*Watcher] { return Watch(path, h) })
+}
+
+func open(ctx context.Context, ex *executor.Executor, mk func(func(Snapshot)) task.Task[*Watcher]) (*Reader, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("config: nil executor: %w", task.ErrInvalidArgument)
+	}
+	for {
+		r := &Reader{ex: ex, notify: make(chan struct{}, 1)}
+		w, err := executor.Await(ctx, ex, mk(r.update))
+		switch {
+		case err == nil:
+			r.w = w
+			return r, nil
+		case errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil:
+			continue
+		default:
+			return nil, err
+		}
+	}
+}
+
+// update is the Watcher's handler (executor goroutine).
+func (r *Reader) update(s Snapshot) {
+	r.mu.Lock()
+	r.latest = s
+	r.seq++
+	r.mu.Unlock()
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Next returns the latest configuration once it is newer than the one the
+// previous Next returned (the first Next returns the first one delivered).
+// Versions coalesce: a slow reader gets the latest, never a queue. It
+// fails with the watcher's error once it has ended, or with ctx's.
+func (r *Reader) Next(ctx context.Context) (Snapshot, error) {
+	for {
+		r.mu.Lock()
+		if r.seq > r.returned {
+			r.returned = r.seq
+			s := r.latest
+			r.mu.Unlock()
+			return s, nil
+		}
+		r.mu.Unlock()
+		select {
+		case <-r.notify:
+		case <-r.w.Done():
+			r.mu.Lock()
+			more := r.seq > r.returned
+			r.mu.Unlock()
+			if !more {
+				return Snapshot{}, r.w.Err()
+			}
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return Snapshot{}, task.ErrDeadlineExceeded
+			}
+			return Snapshot{}, task.ErrCanceled
+		}
+	}
+}
+
+// Latest returns the configuration last delivered, and false before the
+// first delivery.
+func (r *Reader) Latest() (Snapshot, bool) { return r.w.Latest() }
+
+// Close stops following the configuration and returns once stopped, or
+// ctx's error.
+func (r *Reader) Close(ctx context.Context) error {
+	_, err := executor.Await(ctx, r.ex, r.w.Stop())
+	if errors.Is(err, task.ErrClosed) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,154 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/task"
+)
+
+// ErrReloaded is the error a run's scope is canceled with when a new
+// configuration replaces the one it runs with.
+var ErrReloaded = errors.New("config: reloaded with a new configuration")
+
+// Reloader keeps one run of a component going with the latest
+// configuration: on each new version it cancels the running run's scope
+// (with ErrReloaded), waits for that run to end, and starts a new run with
+// the new configuration. Runs, Done and Err are safe from any goroutine.
+type Reloader struct {
+	w     *Watcher
+	apply func(Snapshot) task.Task[task.Unit]
+	rt    task.Runtime
+
+	mu   sync.Mutex
+	runs int
+
+	// executor only
+	run     *task.Scope // the run going, or nil
+	pending *Snapshot   // the configuration to start next
+	active  int         // runs started and not ended (at most 1)
+	lost    bool        // the last run was ended by a session expiry
+}
+
+// Reload returns a task that watches root's configuration (WatchDir with
+// opts) and runs apply(snapshot) as a flow of its own for each version,
+// one run at a time. It succeeds with the Reloader once the first run has
+// started.
+//
+// A run is the component running with one configuration: apply's task
+// runs until it ends by itself (the component is then idle until the next
+// version) or its scope is canceled: with ErrReloaded when a newer
+// version arrives, task.ErrSessionExpired when the session expires (a new
+// run with the latest version starts on the next session), or ErrStopped
+// on Stop. Cleanups it registers with Scope.Defer run when it ends. The
+// run for a new version starts only after the previous run's task has
+// ended, so two runs never overlap; versions that arrive while a run is
+// ending coalesce to the latest. apply is called on the executor
+// goroutine and must not block; a run that fails with an error other than
+// its scope's is reported to the executor's error handler.
+func Reload(root string, opts DirOptions, apply func(Snapshot) task.Task[task.Unit]) task.Task[*Reloader] {
+	if apply == nil {
+		return task.Fail[*Reloader](fmt.Errorf("config: nil apply: %w", task.ErrInvalidArgument))
+	}
+	r := &Reloader{apply: apply}
+	watch := WatchDir(root, opts, func(snap Snapshot) {
+		r.pending = &snap
+		r.next()
+	})
+	return func(s *task.Scope, k task.Cont[*Reloader]) {
+		r.rt = s.Runtime()
+		task.Run(s, watch, func(w *Watcher, err error) {
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			r.w = w
+			w.onSnapshot = r.resume
+			r.next()
+			k(r, nil)
+		})
+	}
+}
+
+// resume restarts the component after a session expiry ended its run:
+// the watcher's first snapshot on the new session brings it back.
+func (r *Reloader) resume() {
+	if r.lost && r.run == nil && r.pending == nil && r.active == 0 {
+		if snap, ok := r.w.Latest(); ok {
+			r.pending = &snap
+			r.next()
+		}
+	}
+}
+
+// next moves towards running the pending configuration: cancel the
+// current run (its end calls next again), or start the pending one.
+func (r *Reloader) next() {
+	if r.pending == nil || r.rt == nil || r.w == nil || r.w.Err() != nil {
+		return
+	}
+	if r.run != nil {
+		r.run.Cancel(ErrReloaded)
+		if !canary.On(bugReloadOverlap) {
+			return // the run's end starts the next
+		}
+	}
+	snap := *r.pending
+	r.pending = nil
+	r.lost = false
+	run := r.rt.SessionScope().Child()
+	r.run = run
+	r.active++
+	r.mu.Lock()
+	r.runs++
+	r.mu.Unlock()
+	r.rt.Schedule(func() {
+		task.RunIn(run, r.apply(snap), func(_ task.Unit, err error) {
+			r.active--
+			if r.run == run {
+				r.run = nil
+			}
+			r.lost = errors.Is(err, task.ErrSessionExpired)
+			if err != nil && !errors.Is(err, run.Err()) && !errors.Is(err, task.ErrSessionExpired) &&
+				!errors.Is(err, task.ErrClosed) {
+				r.rt.Report(fmt.Errorf("config: run with version %d: %w", snap.Version(), err))
+			}
+			r.next()
+		})
+	})
+}
+
+// Active returns how many runs are going (0 or 1). Executor goroutine.
+func (r *Reloader) Active() int { return r.active }
+
+// Runs returns how many runs were started.
+func (r *Reloader) Runs() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.runs
+}
+
+// Stop returns a task that stops watching and cancels the running run
+// (with ErrStopped). It is idempotent.
+func (r *Reloader) Stop() task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, r.w.Stop(), func(_ task.Unit, err error) {
+			r.pending = nil
+			if r.run != nil {
+				r.run.Cancel(ErrStopped)
+			}
+			k(task.Unit{}, err)
+		})
+	}
+}
+
+// Done is closed when the reloader's watcher ends.
+func (r *Reloader) Done() <-chan struct{} { return r.w.Done() }
+
+// Err is nil while the reloader runs, then why it ended.
+func (r *Reloader) Err() error { return r.w.Err() }
+
+// Watcher is the watcher the reloader follows its configuration with.
+func (r *Reloader) Watcher() *Watcher { return r.w }

@@ -1,0 +1,229 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/task"
+)
+
+// retry repeats an operation whose outcome a retry settles (connection
+// loss, not sent); the retry waits for the reconnect.
+var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.5}}
+
+// validate checks root and the entry names of an update.
+func validate(root string, values map[string][]byte) error {
+	if err := task.ValidatePath(root, false); err != nil {
+		return fmt.Errorf("config: root: %w", err)
+	}
+	if len(values) == 0 {
+		return fmt.Errorf("config: update of %s with no values: %w", root, task.ErrInvalidArgument)
+	}
+	for name := range values {
+		if name == "" || strings.Contains(name, "/") || name == MarkerName {
+			return fmt.Errorf("config: entry name %q: %w", name, task.ErrInvalidPath)
+		}
+		if err := task.ValidatePath(task.Join(root, name), false); err != nil {
+			return fmt.Errorf("config: entry name %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Update returns a task that sets root's entries to values in one multi:
+// every entry is written, or none. Entries that do not exist are created
+// (root must exist); entries not in values are left alone. The multi also
+// creates and deletes root/invalid, so it fails at once if an update made
+// one write at a time (UpdateMarked) holds the marker; Update then waits
+// for the marker to go and tries again.
+//
+// Errors: connection loss (the multi may or may not have been applied):
+// Update lists and writes again, which leaves the same values. An entry
+// created or deleted by someone else meanwhile (node exists, no node): it
+// lists and writes again. No root: task.ErrNoNode. Invalid names or no
+// values: task.ErrInvalidPath or task.ErrInvalidArgument, before anything
+// is sent. Other errors end the task.
+func Update(root string, values map[string][]byte) task.Task[task.Unit] {
+	if err := validate(root, values); err != nil {
+		return task.Fail[task.Unit](err)
+	}
+	values = maps.Clone(values)
+	marker := task.Join(root, MarkerName)
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		var attempt func()
+		attempt = func() {
+			task.Run(s, c.Retry(task.Children(root), retry), func(cl task.ChildList, err error) {
+				if err != nil {
+					k(task.Unit{}, err)
+					return
+				}
+				if slices.Contains(cl.Names, MarkerName) {
+					waitGone(s, marker, attempt, k)
+					return
+				}
+				ops := []task.MultiOp{&task.CreateRequest{Path: marker, ACL: task.OpenACL}}
+				for _, name := range slices.Sorted(maps.Keys(values)) {
+					p := task.Join(root, name)
+					if slices.Contains(cl.Names, name) {
+						ops = append(ops, &task.SetDataRequest{Path: p, Data: values[name], Version: task.AnyVersion})
+					} else {
+						ops = append(ops, &task.CreateRequest{Path: p, Data: values[name], ACL: task.OpenACL})
+					}
+				}
+				ops = append(ops, &task.DeleteRequest{Path: marker, Version: task.AnyVersion})
+				task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+					var me *task.MultiError
+					switch {
+					case err == nil:
+						k(task.Unit{}, nil)
+					case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
+						attempt() // applied or not: writing again leaves the same values
+					case errors.As(err, &me) && me.Index == 0 && errors.Is(err, task.ErrNodeExists):
+						waitGone(s, marker, attempt, k) // a marked update is under way
+					case errors.Is(err, task.ErrNodeExists), errors.Is(err, task.ErrNoNode) && errors.As(err, &me) && me.Index > 0:
+						attempt() // an entry came or went meanwhile
+					default:
+						k(task.Unit{}, err)
+					}
+				})
+			})
+		}
+		attempt()
+	}
+}
+
+// waitGone waits until path does not exist, then calls then.
+func waitGone(s *task.Scope, path string, then func(), k task.Cont[task.Unit]) {
+	task.Run(s, c.Retry(task.ExistsW(path), retry), func(sw task.StatWatch, err error) {
+		switch {
+		case err != nil:
+			k(task.Unit{}, err)
+		case sw.Stat == nil:
+			then()
+		default:
+			task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
+				if err != nil {
+					k(task.Unit{}, err)
+					return
+				}
+				waitGone(s, path, then, k)
+			})
+		}
+	})
+}
+
+// UpdateMarked returns a task that writes root's entries one at a time
+// under the invalid-marker protocol, for writers that cannot use one
+// multi (too many entries for one request, or writes spread over time):
+//
+//  1. create root/invalid (persistent, holding a token of this update);
+//     if it exists with another token, wait until it is deleted and try
+//     again: one marked update at a time;
+//  2. write each entry (set, or create if missing), in name order;
+//  3. delete root/invalid.
+//
+// Readers that honour the marker (DirOptions.Marker) deliver nothing
+// between 1 and 3, so they never see the update half applied. The marker
+// is persistent on purpose: if the writer dies between 1 and 3, readers
+// keep the last complete configuration instead of a half-written one,
+// until an update completes (running the same task again resumes: it
+// recognises its own marker by the token) or an operator deletes the
+// marker.
+//
+// Errors: connection loss on any step: the step is retried (a create of
+// the marker whose reply was lost is recognised by its token). Session
+// expiry: the task fails with task.ErrSessionExpired, leaving the marker;
+// run the same task again (executor.AwaitAcrossExpiry) to finish. No
+// root: task.ErrNoNode (before the marker is created).
+func UpdateMarked(root string, values map[string][]byte) task.Task[task.Unit] {
+	if err := validate(root, values); err != nil {
+		return task.Fail[task.Unit](err)
+	}
+	values = maps.Clone(values)
+	marker := task.Join(root, MarkerName)
+	var token []byte // drawn at the first run; later runs resume with it
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if token == nil {
+			token = fmt.Appendf(nil, "update-%016x", s.Rand())
+		}
+		var lock func()
+		write := func() {
+			names := slices.Sorted(maps.Keys(values))
+			var step func(i int)
+			step = func(i int) {
+				if i == len(names) {
+					del := c.Retry(task.Delete(marker, task.AnyVersion), retry)
+					task.Run(s, del, func(_ task.Unit, err error) {
+						if errors.Is(err, task.ErrNoNode) {
+							err = nil // deleted by a lost reply's delete
+						}
+						k(task.Unit{}, err)
+					})
+					return
+				}
+				task.Run(s, put(task.Join(root, names[i]), values[names[i]]), func(_ task.Unit, err error) {
+					if err != nil {
+						k(task.Unit{}, err)
+						return
+					}
+					step(i + 1)
+				})
+			}
+			step(0)
+		}
+		lock = func() {
+			create := c.Retry(task.Create(marker, token, task.Persistent), retry)
+			task.Run(s, create, func(_ string, err error) {
+				switch {
+				case err == nil:
+					write()
+				case errors.Is(err, task.ErrNodeExists):
+					task.Run(s, c.Retry(task.Get(marker), retry), func(d task.Data, err error) {
+						switch {
+						case errors.Is(err, task.ErrNoNode):
+							lock()
+						case err != nil:
+							k(task.Unit{}, err)
+						case bytes.Equal(d.Data, token):
+							write() // ours: a lost reply, or a run resumed
+						default:
+							waitGone(s, marker, lock, k)
+						}
+					})
+				default:
+					k(task.Unit{}, err)
+				}
+			})
+		}
+		lock()
+	}
+}
+
+// put sets path to data, creating it if missing.
+func put(path string, data []byte) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		var attempt func()
+		attempt = func() {
+			task.Run(s, c.Retry(task.Set(path, data, task.AnyVersion), retry), func(_ task.Stat, err error) {
+				if !errors.Is(err, task.ErrNoNode) {
+					k(task.Unit{}, err)
+					return
+				}
+				task.Run(s, c.Retry(task.Create(path, data, task.Persistent), retry), func(_ string, err error) {
+					if errors.Is(err, task.ErrNodeExists) {
+						attempt()
+						return
+					}
+					k(task.Unit{}, err)
+				})
+			})
+		}
+		attempt()
+	}
+}

@@ -1,0 +1,241 @@
+package config
+
+import (
+		"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/cache"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Known bugs of the configuration readers, switched on by tests only
+// (internal/canary).
+const (
+	// bugIgnoreMarker: a reader delivers while the invalid marker exists,
+	// so it can see an update made one write at a time half applied.
+	bugIgnoreMarker canary.Name = "config/ignore-invalid-marker"
+	// bugDeliverEvents: a reader delivers on every change it reads, not at
+	// consistent snapshots, so it can see a multi-node update half applied
+	// (some nodes read after the multi, others before).
+	bugDeliverEvents canary.Name = "config/deliver-intermediate"
+	// bugReloadOverlap: the Reloader starts the run for a new version
+	// without waiting for the previous run to end.
+	bugReloadOverlap canary.Name = "config/reload-overlap"
+)
+
+// MarkerName is the name of the invalid marker under a configuration
+// directory: while <root>/invalid exists, readers of the directory wait.
+const MarkerName = "invalid"
+
+// ErrStopped is a Watcher's (and a Reloader's) Err after Stop.
+var ErrStopped = cache.ErrStopped
+
+// Snapshot is a configuration as of one instant of the server's history:
+// for a node (Watch), the node's data; for a directory (WatchDir), its
+// children's data by name (the invalid marker left out).
+type Snapshot struct {
+	// Path is the node or directory watched.
+	Path string
+	// Exists says whether the node exists (Watch), or whether the
+	// directory has any child (WatchDir).
+	Exists bool
+	// Data is the node's data (Watch only).
+	Data []byte
+	// Values are the children's data by name (WatchDir only).
+	Values map[string][]byte
+	// Stats are the Stats as read: the node's under "" (Watch), each
+	// child's under its name (WatchDir).
+	Stats map[string]task.Stat
+}
+
+// Version identifies a snapshot: the highest mzxid among its nodes (the
+// zxid of the last change it reflects), and 0 for an empty one. A later
+// snapshot of the same path has a version at least as high.
+func (s Snapshot) Version() int64 {
+	var v int64
+	for _, st := range s.Stats {
+		v = max(v, st.Mzxid, st.Czxid)
+	}
+	return v
+}
+
+// same reports whether a and b hold the same nodes (by Stat).
+func same(a, b Snapshot) bool {
+	return a.Exists == b.Exists && maps.Equal(a.Stats, b.Stats)
+}
+
+// DirOptions configure WatchDir.
+type DirOptions struct {
+	// Marker makes the reader honour the invalid-marker protocol: no
+	// snapshot is delivered while <root>/invalid exists.
+	Marker bool
+}
+
+// Watcher delivers a configuration to a handler on the executor. Done,
+// Err and Latest are safe from any goroutine.
+type Watcher struct {
+	path    string
+	dir     bool
+	opts    DirOptions
+	handler func(Snapshot)
+
+	nc *cache.NodeCache
+	cc *cache.ChildrenCache
+
+	mu     sync.Mutex
+	latest Snapshot
+	has    bool
+
+	// executor only
+	onSnapshot func() // after every consistent snapshot, delivered or not
+}
+
+// Watch returns a task that follows the node at path and calls handler
+// with its configuration, on the executor goroutine, in order: first with
+// the configuration at the start (Exists false if the node is missing),
+// then with each new version. It re-reads the node after every
+// notification and on every new session, so the last state is always
+// delivered, including a change made while the client was disconnected
+// or its session expired (delivered after the reconnect). Versions may be
+// skipped (only the latest is delivered), never delivered out of order.
+// handler must not block. The task succeeds with the Watcher once the
+// first consistent snapshot has been read (and delivered, unless marked
+// invalid: see WatchDir); the Watcher runs until Stop.
+func Watch(path string, handler func(Snapshot)) task.Task[*Watcher] {
+	if handler == nil {
+		return task.Fail[*Watcher](fmt.Errorf("config: nil handler: %w", task.ErrInvalidArgument))
+	}
+	w := &Watcher{path: path, handler: handler}
+	nc, err := cache.NewNode(path, cache.Options{OnSynced: w.synced, OnEvent: w.event})
+	if err != nil {
+		return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
+	}
+	w.nc = nc
+	return w.start(task.Map(nc.Start(), func(*cache.NodeCache) task.Unit { return task.Unit{} }))
+}
+
+// WatchDir returns a task that follows the children of root (one level:
+// each child is one configuration entry) and calls handler with a
+// snapshot of all of them, on the executor goroutine. Snapshots are
+// consistent: every entry as of one instant, so an update made in one
+// multi (Update) is seen entirely or not at all. With opts.Marker, no
+// snapshot is delivered while root/invalid exists (see UpdateMarked). The
+// rest is as for Watch.
+func WatchDir(root string, opts DirOptions, handler func(Snapshot)) task.Task[*Watcher] {
+	if handler == nil {
+		return task.Fail[*Watcher](fmt.Errorf("config: nil handler: %w", task.ErrInvalidArgument))
+	}
+	w := &Watcher{path: root, dir: true, opts: opts, handler: handler}
+	cc, err := cache.NewChildren(root, cache.Options{Data: true, OnSynced: w.synced, OnEvent: w.event})
+	if err != nil {
+		return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
+	}
+	w.cc = cc
+	return w.start(task.Map(cc.Start(), func(*cache.ChildrenCache) task.Unit { return task.Unit{} }))
+}
+
+func (w *Watcher) start(t task.Task[task.Unit]) task.Task[*Watcher] {
+	return task.Map(t, func(task.Unit) *Watcher { return w })
+}
+
+// event is the cache's OnEvent: under the canary, delivery on every
+// change read.
+func (w *Watcher) event(cache.Event) {
+	if canary.On(bugDeliverEvents) {
+		w.synced()
+	}
+}
+
+// synced is the cache's OnSynced: deliver the snapshot if it is new and
+// not marked invalid.
+func (w *Watcher) synced() {
+	if w.Err() != nil {
+		return
+	}
+	snap, marked := w.snapshot()
+	if !marked || canary.On(bugIgnoreMarker) {
+		w.deliver(snap)
+	}
+	if w.onSnapshot != nil {
+		w.onSnapshot()
+	}
+}
+
+// deliver hands snap to the handler unless it was the last delivered.
+func (w *Watcher) deliver(snap Snapshot) {
+	w.mu.Lock()
+	if w.has && same(w.latest, snap) {
+		w.mu.Unlock()
+		return
+	}
+	w.latest, w.has = snap, true
+	w.mu.Unlock()
+	w.handler(snap)
+}
+
+// snapshot builds the current snapshot from the cache, and says whether
+// the directory is marked invalid.
+func (w *Watcher) snapshot() (Snapshot, bool) {
+	snap := Snapshot{Path: w.path, Stats: map[string]task.Stat{}}
+	if !w.dir {
+		if n, ok := w.nc.Current(); ok {
+			snap.Exists, snap.Data, snap.Stats[""] = true, n.Data, n.Stat
+		}
+		return snap, false
+	}
+	marked := false
+	snap.Values = map[string][]byte{}
+	for _, n := range w.cc.Current() {
+		name := n.Name()
+		if name == MarkerName && w.opts.Marker {
+			marked = true
+			continue
+		}
+		snap.Values[name], snap.Stats[name] = n.Data, n.Stat
+	}
+	snap.Exists = len(snap.Values) > 0 || marked
+	return snap, marked
+}
+
+// Latest returns the configuration last delivered, and false before the
+// first delivery.
+func (w *Watcher) Latest() (Snapshot, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.latest, w.has
+}
+
+// Stop returns a task that stops the watcher (no more deliveries). It is
+// idempotent.
+func (w *Watcher) Stop() task.Task[task.Unit] {
+	if w.nc != nil {
+		return w.nc.Stop()
+	}
+	return w.cc.Stop()
+}
+
+// Done is closed when the watcher ends.
+func (w *Watcher) Done() <-chan struct{} {
+	if w.nc != nil {
+		return w.nc.Done()
+	}
+	return w.cc.Done()
+}
+
+// Err is nil while the watcher runs, then why it ended: ErrStopped after
+// Stop, task.ErrClosed once the executor's connection closed, or the
+// error no retry settles.
+func (w *Watcher) Err() error {
+	if w.nc != nil {
+		return w.nc.Err()
+	}
+	return w.cc.Err()
+}
+
+// names returns the sorted names of a snapshot's values.
+func (s Snapshot) names() []string {
+	return slices.Sorted(maps.Keys(s.Values))
+}

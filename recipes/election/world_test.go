@@ -134,7 +134,7 @@ func addTwin(w *sim.World, log *wakeLog, i int) error {
 	conn := w.Server.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second})
 	log.lists = append(log.lists, 0)
 	ex, err := executor.New(executor.Config{Conn: &watcher{Conn: conn, client: k, log: log}, Clock: w.Clock,
-		Seed: w.Seed*31 + uint64(i) + 1,
+		Seed:    w.Seed*31 + uint64(i) + 1,
 		OnError: func(err error) { w.Errs = append(w.Errs, &sim.ClientError{Client: k, Err: err}) }})
 	if err != nil {
 		return err

@@ -37,9 +37,9 @@
 //     whose name ends in "lock-" followed by a number as the server
 //     formats it (digits, or a minus sign and digits once wrapped); they
 //     are ordered by that number (parsed: the listing's order is
-//     unspecified). Other
-//     children (kazoo's "<hex>__lock__<seq>" nodes, stray names) are
-//     ignored, never an error, so this lock does not exclude kazoo's. The
+//     unspecified). Other children (kazoo's "<hex>__lock__<seq>" nodes,
+//     stray names) are ignored, never an error, so this lock does not
+//     exclude kazoo's. The
 //     naming is Apache Curator's InterProcessMutex's, which orders by the
 //     same number, so Curator's mutex and this lock exclude each other on
 //     one path. If our node is missing the attempt fails with ErrLockLost.

@@ -347,3 +347,75 @@ func TestBlocking(t *testing.T) {
 		}
 	}
 }
+
+// listCounter counts the children listings a client sends.
+type listCounter struct {
+	*fakezk.Conn
+	lists *int
+}
+
+func (c *listCounter) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if _, ok := req.(*task.GetChildrenRequest); ok {
+		*c.lists++
+	}
+	c.Conn.Do(req, done, watch)
+}
+
+// No herd in Leave: with five participants, the lowest starting to leave
+// first and the others one by one, each participant but the lowest lists
+// the directory twice (once to find its place, once when the lowest is
+// gone); the lowest lists once per participant.
+func TestLeaveWakesNoHerd(t *testing.T) {
+	const n = 5
+	lists := make([]int, n)
+	w, err := sim.New(sim.Config{Seed: 8, Clients: n, Wrap: func(i int, c *fakezk.Conn) task.Conn {
+		return &listCounter{Conn: c, lists: &lists[i]}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	d, _ := barrier.NewDouble("/herd", n)
+	ps := make([]*sim.Outcome[*barrier.Participant], n)
+	for i := range ps {
+		ps[i] = sim.Submit(w, i, d.Enter())
+	}
+	w.Drive()
+	// The lowest is the one with the lowest sequence number (the last 10
+	// digits of its name), as the recipe orders.
+	seq := func(p *barrier.Participant) string { s := p.Path(); return s[len(s)-10:] }
+	lowest := 0
+	for i, p := range ps {
+		if !p.Done || p.Err != nil {
+			t.Fatalf("enter %d: %+v", i, p)
+		}
+		if seq(p.V) < seq(ps[lowest].V) {
+			lowest = i
+		}
+	}
+	clear(lists)
+	leaves := make([]*sim.Outcome[task.Unit], n)
+	leaves[lowest] = sim.Submit(w, lowest, ps[lowest].V.Leave())
+	w.Drive()
+	for i := range ps {
+		if i != lowest {
+			leaves[i] = sim.Submit(w, i, ps[i].V.Leave())
+			w.Drive()
+		}
+	}
+	for i, l := range leaves {
+		if !l.Done || l.Err != nil {
+			t.Fatalf("leave %d: %+v", i, l)
+		}
+	}
+	for i, got := range lists {
+		want := 2
+		if i == lowest {
+			want = n
+		}
+		if got > want {
+			t.Errorf("participant %d (lowest %v) listed %d times, want at most %d", i, i == lowest, got, want)
+		}
+	}
+	t.Logf("listings per participant during Leave: %v (lowest: %d)", lists, lowest)
+}

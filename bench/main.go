@@ -12,7 +12,9 @@
 //	go run ./bench -scenarios lock,cas -pairs 5 -duration 3s
 //	go run ./bench -setup                # install the peers first (apt-get)
 //
-// Scenarios are registered in scenario.go; see bench/README.md.
+// Scenarios are registered in scenario.go and scenario_*.go (files
+// initialize in name order, which is the order they run in); see
+// bench/README.md.
 package main
 
 import (

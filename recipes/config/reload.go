@@ -89,11 +89,9 @@ func (r *Reloader) next() {
 	if r.pending == nil || r.rt == nil || r.w == nil || r.w.Err() != nil {
 		return
 	}
-	if r.run != nil {
+	if r.run != nil && !canary.On(bugReloadNoCancel) {
 		r.run.Cancel(ErrReloaded)
-		if !canary.On(bugReloadOverlap) {
-			return // the run's end starts the next
-		}
+		return // the run's end starts the next
 	}
 	snap := *r.pending
 	r.pending = nil

@@ -21,9 +21,9 @@ const (
 	// consistent snapshots, so it can see a multi-node update half applied
 	// (some nodes read after the multi, others before).
 	bugDeliverEvents canary.Name = "config/deliver-intermediate"
-	// bugReloadOverlap: the Reloader starts the run for a new version
-	// without waiting for the previous run to end.
-	bugReloadOverlap canary.Name = "config/reload-overlap"
+	// bugReloadNoCancel: the Reloader starts the run for a new version
+	// without canceling the previous run, so both run at once.
+	bugReloadNoCancel canary.Name = "config/reload-no-cancel"
 )
 
 // MarkerName is the name of the invalid marker under a configuration
@@ -144,7 +144,7 @@ func (w *Watcher) start(t task.Task[task.Unit]) task.Task[*Watcher] {
 // event is the cache's OnEvent: under the canary, delivery on every
 // change read.
 func (w *Watcher) event(cache.Event) {
-	if canary.On(bugDeliverEvents) {
+	if _, ok := w.Latest(); ok && canary.On(bugDeliverEvents) {
 		w.synced()
 	}
 }

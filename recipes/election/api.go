@@ -27,9 +27,12 @@ var (
 	ErrNoLeader = errors.New("election: no leader")
 )
 
-// DefaultGiveUp is the default Config.GiveUp: a third of the session
-// timeout.
-const DefaultGiveUp = 1.0 / 3
+// DefaultGiveUp is the default Config.GiveUp: a quarter of the session
+// timeout. The go-zookeeper client (zkadapter) notices a silent network
+// partition up to 2/3 of the timeout after the last reply it read; 2/3 +
+// 1/4 leaves 1/12 of the timeout before the server may expire the session.
+// See the package documentation.
+const DefaultGiveUp = 1.0 / 4
 
 // Config tunes an Election or a Master. The zero value is ready to use.
 type Config struct {

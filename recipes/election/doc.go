@@ -1,8 +1,136 @@
 // Package election is leader election on ZooKeeper as task chains, with a
 // context-first blocking API on top: Election (ephemeral-sequential
 // candidates, each watching only the next lower one) and Master (the
-// simpler "/master" pattern).
+// simpler "/master" pattern). Both grant a Leadership: a handle with the
+// candidate node, its session, a fencing token, a Done channel, a fenced
+// write helper and Resign.
 //
 // Start reading at Election.Campaign (election.go), then Leadership
-// (leadership.go), then Campaign (blocking.go).
+// (leadership.go), then Master (master.go) and the blocking Campaign
+// (blocking.go).
+//
+// # Safety
+//
+// Never two acting leaders: a leader acts from the moment Campaign
+// succeeds until Done is closed. Leadership is granted only to a candidate
+// whose node is the lowest and whose ephemeral owner is the session the
+// campaign runs on, still the executor's current one. When that session is
+// suspended (disconnected) the leadership becomes Uncertain at once, and
+// it ends (Done closed, Err wrapping ErrLost and ErrGaveUp) Config.GiveUp
+// of the negotiated session timeout later, measured on the executor's
+// clock, unless the connection returns first to the same session. The
+// server cannot expire the session, and so delete the node and let another
+// candidate lead, before a full timeout without hearing from the client.
+// So as long as the client learns of the disconnect within (1 - GiveUp) of
+// the timeout after the server last heard from it, the old leader has
+// stopped before a new one starts.
+//
+// How soon the client learns of a disconnect is the client library's
+// business. A refused or reset connection is noticed at once. A silent
+// partition is noticed by go-zookeeper (zkadapter) when no reply arrived
+// for 2/3 of the timeout (it pings every 1/3): hence DefaultGiveUp of 1/4.
+// A process paused (garbage collection, a stopped VM) for longer than the
+// margin can still act late: writes that must never come from a former
+// leader go through Leadership.Fenced, which ZooKeeper itself refuses
+// once the candidate node is gone, however late they arrive.
+//
+// Fencing token: Leadership.Token is the candidate node's czxid. In one
+// election directory a later leader's node was created later (sequence
+// numbers follow creation) or, for a Master, created after the former
+// master node was deleted: tokens of successive leaders strictly increase.
+//
+// # Election protocol
+//
+//  1. Draw a 128-bit id from the executor's seeded source (Scope.Rand):
+//     deterministic in simulation, random in production.
+//  2. Create DIR/_c_<id>-latch- (ephemeral-sequential, data Config.Data);
+//     the server appends a 10-digit sequence number. The names match
+//     Apache Curator's LeaderLatch in protected mode (it orders by the
+//     digits after the last "latch-"); children whose names do not end in
+//     "latch-<digits>" are ignored. ErrNoNode: create DIR and its
+//     ancestors (persistent), then create again. ErrNotSent: create again.
+//  3. ErrConnectionLoss (the reply was lost; the create may or may not
+//     have been applied): after the reconnect, list DIR and read (exists)
+//     every child named with our prefix; one whose ephemeral owner is our
+//     session is our node. None: the create was not applied; go to 2.
+//  4. List DIR without a watch and sort the candidates by sequence. Our
+//     node missing: fail with ErrLost (someone deleted it). Lowest: go to
+//     6. Otherwise:
+//  5. Exists with a watch on the next lower candidate only (no herd: one
+//     deletion wakes one waiter). Gone already, or when its watch fires:
+//     go to 4.
+//  6. Read our node (exists): it must exist and its ephemeral owner must
+//     be the session the campaign runs on, still current. Otherwise fail
+//     with ErrLost. Then leadership is granted: Campaign succeeds.
+//
+// Reads and lists are retried past connection loss (the retry waits for
+// the reconnect). Session expiry fails the campaign with
+// task.ErrSessionExpired (the node went with the session); run Campaign
+// again on the next session. On any failure, deadline or cancel of the
+// campaign, a cleanup flow of its own (Scope.Defer, not bound by the
+// caller's deadline, retrying past connection loss) deletes the node, or
+// if its name is unknown (step 3 did not finish) every child with our
+// prefix owned by our session. No orphan candidate node is left.
+//
+// # Master protocol
+//
+//  1. Create PATH as an ephemeral node with data Config.Data. Success: go
+//     to 4. ErrNoNode: create the parent path, go to 1.
+//  2. ErrNodeExists, ErrConnectionLoss or ErrNotSent: exists with a watch
+//     on PATH. Gone: go to 1. Its ephemeral owner is our session (a create
+//     whose reply was lost was applied): go to 4. Someone else's: wait for
+//     the watch, then go to 1. Every waiter is woken by the master's
+//     deletion (a herd bounded by the number of candidates; use Election
+//     for many candidates).
+//  3. Failure, deadline or cancel: a cleanup deletes PATH if its owner is
+//     our session.
+//  4. Read PATH (exists): its ephemeral owner must be our session, still
+//     current; then leadership is granted. Otherwise go to 2.
+//
+// # While leading
+//
+// The Leadership follows its session (Scope.Subscribe) and watches its
+// node (exists with a watch, re-armed after each event).
+//
+//   - Suspended: state Uncertain at once (IsLeader false, OnState called);
+//     a timer of GiveUp x the negotiated timeout starts on the executor's
+//     clock. It fires from the executor's event queue, so also while the
+//     session is suspended. The timer is armed at every suspension.
+//   - Connected, same session, before the timer: the timer stops; an
+//     exists read (sent after the reconnect, so it sees what happened
+//     meanwhile) must find our node owned by our session, then the state is
+//     Leading again. A node gone: ErrLost.
+//   - Timer fired: leadership ends with ErrLost wrapping ErrGaveUp. The
+//     session may live on, so a flow deletes the node once the session is
+//     back (if it is not, the node goes with the session): the next
+//     candidate need not wait for an expiry.
+//   - Connected with a new session, or Expired: ErrLost wrapping
+//     task.ErrSessionExpired. Closed: ErrLost wrapping task.ErrClosed.
+//   - The node deleted or changed by someone else: ErrLost.
+//   - Resign: Err is ErrResigned and Done is closed at once, then the node
+//     is deleted (retried past connection loss; if the caller's deadline
+//     passes the delete goes on as a flow of its own; a session that ended
+//     took the node with it). Idempotent.
+//
+// Fenced(ops...) sends one multi: a check of our node at the version it
+// was created with, then ops. A refused check fails with ErrLost wrapping
+// the server's error and ends the leadership. Once leadership is known to
+// have ended, Fenced refuses at once without sending.
+//
+// # Callbacks and goroutines
+//
+// Tasks run on the executor goroutine. Config.OnState runs there too, in
+// order, once per change of state (Leading at the grant, Uncertain,
+// Leading again, Ended); it must not block. The accessors of a Leadership
+// (State, IsLeader, Err, Done, Token, Path, Session) are safe from any
+// goroutine. Campaign, Leader and Leadership.StepDown (blocking.go) are
+// safe from any goroutine and need someone running the executor.
+//
+// # Limits
+//
+// The sequence number of a directory wraps after 2^31 creates (the
+// parent's cversion). A candidate whose number is not 1 to 10 digits is
+// not taken for a candidate, and a campaign whose own node is so named
+// fails with ErrLost; the lock recipe (recipes/lock) shows how to recreate
+// the directory, which this package does not do yet.
 package election

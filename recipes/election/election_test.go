@@ -169,8 +169,8 @@ func TestGiveUpBeforeExpiry(t *testing.T) {
 	if d := sl.at[1].Sub(cut); d != 0 {
 		t.Errorf("uncertain %s after the cut, want at once", d)
 	}
-	if d := sl.at[2].Sub(cut); d != timeout/3 {
-		t.Errorf("gave up %s after the cut, want %s", d, timeout/3)
+	if d := sl.at[2].Sub(cut); d != timeout/4 {
+		t.Errorf("gave up %s after the cut, want %s", d, timeout/4)
 	}
 	if !errors.Is(l0.Err(), election.ErrLost) || !errors.Is(l0.Err(), election.ErrGaveUp) {
 		t.Errorf("Err = %v", l0.Err())
@@ -192,7 +192,7 @@ func TestShortDisconnectResumes(t *testing.T) {
 	}
 	o1 := sim.Submit(w, 1, mustElection(t, "/e", election.Config{}).Campaign())
 	w.Drive()
-	w.Server.Partition(w.Conns[0], time.Second, true)
+	w.Server.Partition(w.Conns[0], 900*time.Millisecond, true)
 	w.Drive()
 	if l0.State() != election.Uncertain || l0.IsLeader() {
 		t.Fatalf("state during the partition: %v", l0.State())
@@ -202,8 +202,8 @@ func TestShortDisconnectResumes(t *testing.T) {
 	if l0.State() != election.Leading || o1.Done {
 		t.Fatalf("after the partition: %v (waiter done %v)", l0.State(), o1.Done)
 	}
-	if got := sl.at[2].Sub(sl.at[1]); got != time.Second {
-		t.Errorf("uncertain for %s, want 1s", got)
+	if got := sl.at[2].Sub(sl.at[1]); got != 900*time.Millisecond {
+		t.Errorf("uncertain for %s, want 900ms", got)
 	}
 	// Drops (applied or not) resume at once.
 	for _, applied := range []bool{true, false} {
@@ -383,7 +383,7 @@ func TestSuspendAgainBeforeRecheck(t *testing.T) {
 	if !errors.Is(l0.Err(), election.ErrGaveUp) {
 		t.Fatalf("Err = %v", l0.Err())
 	}
-	if d := sl.at[len(sl.at)-1].Sub(cut); d != l0.Session().Timeout/3 {
-		t.Errorf("gave up %s after the cut, want %s", d, l0.Session().Timeout/3)
+	if d := sl.at[len(sl.at)-1].Sub(cut); d != l0.Session().Timeout/4 {
+		t.Errorf("gave up %s after the cut, want %s", d, l0.Session().Timeout/4)
 	}
 }

@@ -1,0 +1,142 @@
+// Package masterworker assigns tasks to workers through ZooKeeper, as task
+// chains with a context-first blocking API on top: masters run for
+// mastership (one primary, backups waiting), workers register and execute
+// what is assigned to them, and clients submit tasks and wait for their
+// status. It is the master-worker example of the ZooKeeper book, made
+// safe under connection loss, session expiry and failover.
+//
+// Start reading at System (layout.go), then Master.Run (master.go),
+// Worker.Run (worker.go), Submit and Wait (client.go); Serve and Client
+// (blocking.go) are the blocking API.
+//
+// # Node layout
+//
+// Under a root of the user's choosing (System.Root):
+//
+//	<root>/master                  ephemeral; the primary master's (recipes/election's Master)
+//	<root>/workers/<worker>        ephemeral; a live worker's registration
+//	<root>/tasks/<task>            persistent; a task not yet assigned, data = the client's data
+//	<root>/assign/<worker>/<task>  persistent; a task assigned to <worker>, same data
+//	<root>/status/<task>           persistent; the task's result ('o' + value, or 'e' + error message)
+//
+// A task's name is task-<submission id>-<sequence>, given by the server
+// at submission and kept through every move. The one invariant that
+// makes the rest simple: a task is in at most one of /tasks and
+// /assign/*, and in neither once it has a status. Every move is one
+// multi, so ZooKeeper applies both halves or neither.
+//
+// # Client: Submit, Wait
+//
+//  1. Create <root>/tasks/task-<id>- persistent-sequential, where id is
+//     unique per submission (Client uses its own id and a counter).
+//     Missing directories (ErrNoNode): run Setup, create again.
+//     Not sent (ErrNotSent): create again.
+//     Connection loss (the create may or may not have been applied): Find
+//     the id in /tasks, then in every /assign/<worker>, then in /status
+//     (the master and a worker may have moved the task already); found
+//     means submitted, not found means create again. A task moved back
+//     from a dead worker into /tasks between those reads would be missed,
+//     so Find reads /tasks's pzxid again at the end and starts over if it
+//     changed. So a lost reply never submits twice.
+//     Session expiry or a canceled scope while the create is in flight:
+//     the outcome is unknown; Resubmit with the same id (Find first) is
+//     the way to go on, and Client.Submit does it by itself.
+//  2. Wait: exists with a watch on <root>/status/<task>. There already:
+//     read it. Not yet: wait for the watch (it fires on creation), then
+//     exists again. Connection loss on a read is retried after the
+//     reconnect; a watch that ends with the session gives
+//     task.ErrSessionExpired (waiting has no side effect: run it again,
+//     as Client.Wait does).
+//
+// # Worker: Run
+//
+//  1. Setup, then create <root>/assign/<worker> (persistent; one that
+//     exists is fine) before registering, so a master never sees a
+//     registered worker without an assignment directory.
+//  2. Register: create <root>/workers/<worker> ephemeral. Node exists or
+//     connection loss: read the node; ours (the owner is our session) is
+//     registered, missing means create again, another session's (an
+//     earlier incarnation whose session has not expired yet) means wait
+//     for it to go with an exists watch, then create again.
+//  3. List <root>/assign/<worker> with a child watch; execute each
+//     assignment in name order, one at a time; wait for the watch; list
+//     again. If the directory is gone (a primary whose list of workers
+//     predates our registration took it for a dead worker's and removed
+//     it), make it again and list again.
+//  4. Execute one assignment: read its data (gone: skip it, it was moved
+//     away); run the Handler; write the status with one multi {create
+//     <root>/status/<task>, delete <root>/assign/<worker>/<task>}.
+//     Connection loss: run the multi again. Its outcomes: success; the
+//     delete fails with no node (our multi was applied before its reply
+//     was lost, or the primary moved the task away because it thought us
+//     dead: nothing is written, the task runs again elsewhere and that
+//     run writes the status); the create fails with node exists (a status
+//     is there: drop the stale assignment). A handler that fails with
+//     task.ErrSessionExpired, ErrClosed or ErrCanceled stops the worker
+//     and leaves the assignment for the primary; any other handler error
+//     is written as a failed status (Result.Failed).
+//
+// What "once" means: the status is written exactly once per task (the
+// multi cannot create it twice, and cannot create it once the task was
+// moved away), and the client reads that one result. The handler runs at
+// least once: a worker that crashes, or is taken for dead, after running
+// the handler and before its multi is applied, leaves the task to be
+// executed again by another worker. Handlers with external side effects
+// must therefore be idempotent (key them on Job.Name).
+//
+// # Master: Run
+//
+//  1. Setup, then campaign for <root>/master with recipes/election's
+//     Master (an ephemeral node; connection loss on the create is settled
+//     by reading the node's owner; backups wait on an exists watch).
+//  2. As primary, in rounds. Each round:
+//     a. if the /workers watch fired (or none is set), list
+//     <root>/workers with a new child watch, retrying connection loss
+//     (a failed call sets no watch, so it must be repeated, not
+//     skipped); the same for <root>/tasks;
+//     b. list <root>/assign; for every directory whose worker is not in
+//     /workers, move each of its tasks back with one multi {check
+//     /master, delete the assignment, create <root>/tasks/<task> with the
+//     same name and data}, then delete the directory if it is empty;
+//     c. assign every task in /tasks to a live worker, round robin, each
+//     with one multi {check /master, create
+//     <root>/assign/<worker>/<task>, delete <root>/tasks/<task> at the
+//     version read};
+//     d. wait until a watch fires, then start the next round.
+//     The check on /master (election's Leadership.Fenced) makes ZooKeeper
+//     refuse the moves of a primary that lost mastership, however late
+//     they arrive. A move that fails because a node is missing or
+//     present (another master moved the task, the worker's directory is
+//     gone), or whose reply was lost, is settled by the next round's
+//     reads, which run again shortly (100ms) without waiting for a watch.
+//  3. On becoming primary the first round reads everything, so a new
+//     primary reconciles what the last one left: unassigned tasks are
+//     assigned, the tasks of workers that died meanwhile are moved back.
+//     No "in progress" state needs disambiguating: each task is in
+//     exactly one place.
+//  4. When the leadership ends (the session suspended for too long, the
+//     node gone) the term ends at its next step and the master campaigns
+//     again; when the session expires, Run fails with
+//     task.ErrSessionExpired and Serve runs it again on the new session.
+//
+// # Guarantees
+//
+// Safety, whatever the faults: no task is in two places (in /tasks and
+// assigned, or assigned to two workers) at any time; no submitted task is
+// lost (it is always in /tasks, an assignment directory or /status); a
+// task gets at most one status; a submission whose reply was lost is not
+// made twice. Liveness, once the faults stop and a primary and a worker
+// are up: every task gets its status. The simulation (sim_test.go) checks
+// each of these at every change of the tree, over many seeds, under
+// connection drops (applied and not), partitions, expiries, delays,
+// server restarts and clock jumps, with masters failing over and workers
+// crashing; real-server tests repeat the end-to-end checks on a standalone
+// server and on an ensemble that loses its leader.
+//
+// # Threads
+//
+// Every task runs on its executor's goroutine, and so do handlers. The
+// accessors Master.Primary, Master.Stats, Worker.Registered and
+// Worker.Completed, and everything in blocking.go, are safe from any
+// goroutine.
+package masterworker

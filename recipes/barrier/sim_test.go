@@ -2,6 +2,8 @@ package barrier_test
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -284,4 +286,17 @@ func TestDeterminism(t *testing.T) {
 	sim.Determinism(t, dsc, sim.Sample(10, 500))
 	_, bsc := newBarrierSim()
 	sim.Determinism(t, bsc, sim.Sample(10, 500))
+}
+
+// The large run of make sim: SIM_SEEDS seeds of each scenario (skipped
+// when unset).
+func TestSimExplore(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
+	if n <= 0 {
+		t.Skip("SIM_SEEDS not set")
+	}
+	_, dsc := newDoubleSim()
+	t.Log(sim.Check(t, dsc, n).Line())
+	_, bsc := newBarrierSim()
+	t.Log(sim.Check(t, bsc, n).Line())
 }

@@ -2,7 +2,9 @@ package group_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -287,4 +289,14 @@ func TestGroupSimulation(t *testing.T) {
 func TestDeterminism(t *testing.T) {
 	_, sc := newGroupSim()
 	sim.Determinism(t, sc, sim.Sample(10, 500))
+}
+
+// The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+func TestSimExplore(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
+	if n <= 0 {
+		t.Skip("SIM_SEEDS not set")
+	}
+	_, sc := newGroupSim()
+	t.Log(sim.Check(t, sc, n).Line())
 }

@@ -56,9 +56,12 @@
 //     with a new watch: there, pass; not there, go to 3.
 //
 // Guarantee: a participant passes only after some participant listed N
-// participant nodes, each of a distinct Enter that had not failed; ready
-// is created only then and never deleted by the recipe, so a participant
-// whose watch fired finds it when it checks again.
+// participant nodes, at most one per Enter (a lost create never leaves a
+// second node); ready is created only then and never deleted by the
+// recipe, so a participant whose watch fired finds it when it checks
+// again. (An Enter that fails, by deadline say, counted while its node
+// existed: its cleanup deletes the node, but a listing made before that
+// may have counted it.)
 //
 // If Enter ends in any way but success (deadline, cancel, an error), a
 // cleanup registered with Scope.Defer before the create runs as a flow of

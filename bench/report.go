@@ -117,7 +117,7 @@ func (r *report) markdown(plotDir string) string {
 		w("Peer %s skipped: %s\n\n", k, why)
 	}
 
-	w("### Figures\n\nMedians over the pairs. Latency is one operation's (lock: acquire+release; IDs: one ID; pipeline: one read; sim: one seed). Round trips/op are the requests the library's clients sent per operation, counted at their Conn; server packets/op are the server's packets received (mntr zk_packets_received) during the run per operation, for every implementation, connection set-up and session pings included.\n\n")
+	w("### Figures\n\nMedians over the pairs. Latency is one operation's (lock: acquire+release; IDs: one ID; pipeline: one read; sim: one seed). Round trips/op are the requests the library's clients sent per operation, counted at their Conn; server packets/op are the server's packets received (mntr zk_packets_received) during the run per operation, for every implementation, connection set-up and session pings included. Errors are failed operations (retried by the client); for sim they are rounds that failed under the drawn faults, as expected.\n\n")
 	w("| scenario | clients | impl | throughput | p50 | p99 | round trips/op | server packets/op | errors | runs ok |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range r.scenarios {
 		for _, n := range s.Clients {
@@ -348,8 +348,11 @@ func us(v float64) string {
 	if math.IsNaN(v) {
 		return "-"
 	}
-	if v >= 1000 {
+	switch {
+	case v >= 1000:
 		return fmt.Sprintf("%.2f ms", v/1000)
+	case v < 10:
+		return fmt.Sprintf("%.2f µs", v)
 	}
 	return fmt.Sprintf("%.0f µs", v)
 }

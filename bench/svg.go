@@ -109,18 +109,7 @@ func (ch chart) ok(y float64) bool {
 // one starting at 0.
 func yTicks(lo, hi float64, logY bool) ([]float64, float64, float64) {
 	if logY {
-		a, b := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
-		if a == b {
-			b++
-		}
-		var ticks []float64
-		for e := a; e <= b; e++ {
-			ticks = append(ticks, math.Pow(10, e))
-			if b-a <= 2 && e < b {
-				ticks = append(ticks, 2*math.Pow(10, e), 5*math.Pow(10, e))
-			}
-		}
-		return ticks, math.Pow(10, a), math.Pow(10, b)
+		return logTicks(lo, hi)
 	}
 	if hi <= 0 {
 		hi = 1
@@ -140,6 +129,52 @@ func yTicks(lo, hi float64, logY bool) ([]float64, float64, float64) {
 		ticks = append(ticks, t)
 	}
 	return ticks, 0, top
+}
+
+// logTicks covers [lo, hi] (both > 0) with the 1-2-5 values around them,
+// or, over more than three decades, with powers of ten.
+func logTicks(lo, hi float64) ([]float64, float64, float64) {
+	steps := []float64{1, 2, 5}
+	if math.Log10(hi)-math.Log10(lo) > 3 {
+		steps = []float64{1}
+	}
+	const eps = 1e-9
+	down := func(v float64) float64 {
+		p := math.Pow(10, math.Floor(math.Log10(v)+eps))
+		out := p
+		for _, s := range steps {
+			if s*p <= v*(1+eps) {
+				out = s * p
+			}
+		}
+		return out
+	}
+	up := func(v float64) float64 {
+		p := math.Pow(10, math.Floor(math.Log10(v)+eps))
+		for _, s := range append(steps, 10) {
+			if s*p >= v*(1-eps) {
+				return s * p
+			}
+		}
+		return 10 * p
+	}
+	lo, hi = down(lo), up(hi)
+	if hi <= lo {
+		hi = up(lo * 1.5)
+	}
+	var ticks []float64
+	for e := math.Floor(math.Log10(lo) + eps); ; e++ {
+		p := math.Pow(10, e)
+		if p > hi*(1+eps) {
+			break
+		}
+		for _, s := range steps {
+			if t := s * p; t >= lo*(1-eps) && t <= hi*(1+eps) {
+				ticks = append(ticks, t)
+			}
+		}
+	}
+	return ticks, lo, hi
 }
 
 // human formats v with a k or M suffix and at most 3 significant digits.

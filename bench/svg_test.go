@@ -56,9 +56,17 @@ func TestChartSVG(t *testing.T) {
 }
 
 func TestYTicks(t *testing.T) {
-	ticks, lo, hi := yTicks(120, 45000, true)
-	if lo != 100 || hi != 100000 || len(ticks) != 4 || ticks[0] != 100 || ticks[3] != 100000 {
-		t.Fatalf("log ticks %v [%v, %v]", ticks, lo, hi)
+	ticks, lo, hi := yTicks(120, 450, true)
+	if want := []float64{100, 200, 500}; lo != 100 || hi != 500 || !equal(ticks, want) {
+		t.Fatalf("log ticks %v [%v, %v], want %v", ticks, lo, hi, want)
+	}
+	ticks, lo, hi = yTicks(120, 450000, true) // more than three decades: powers of ten
+	if want := []float64{100, 1000, 10000, 100000, 1000000}; lo != 100 || hi != 1000000 || !equal(ticks, want) {
+		t.Fatalf("log ticks %v [%v, %v], want %v", ticks, lo, hi, want)
+	}
+	ticks, lo, hi = yTicks(300, 300, true) // one value
+	if lo != 200 || hi != 500 || !equal(ticks, []float64{200, 500}) {
+		t.Fatalf("log ticks of one value %v [%v, %v]", ticks, lo, hi)
 	}
 	ticks, lo, hi = yTicks(3, 7, false)
 	if lo != 0 || hi < 7 || ticks[0] != 0 || ticks[len(ticks)-1] != hi {
@@ -69,6 +77,18 @@ func TestYTicks(t *testing.T) {
 			t.Fatalf("linear ticks %v: want steps of 2", ticks)
 		}
 	}
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-9*math.Abs(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func TestHuman(t *testing.T) {

@@ -61,7 +61,7 @@ type World struct {
 
 // maxDrive bounds the steps Drive takes at one instant of the clock: a
 // workload that loops without ever waiting for time is a livelock.
-const maxDrive = 1 << 20
+const maxDrive = 1 << 16
 
 // New builds a world and runs it until idle, so every client is connected.
 func New(cfg Config) (*World, error) {
@@ -142,7 +142,7 @@ func (w *World) Step() int {
 }
 
 // Drive runs until nothing is left to run at the current instant, or
-// until it has taken 1<<20 steps at this instant (a flow that loops
+// until it has taken 1<<16 steps at this instant (a flow that loops
 // without waiting for time); Stalled then reports true.
 func (w *World) Drive() {
 	total := 0

@@ -11,6 +11,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
 )
@@ -190,6 +191,21 @@ func (r *Replica) lead(me string) task.Task[task.Unit] {
 	}
 }
 
+// Known bugs the simulation must catch, switched on only by tests
+// (internal/canary).
+const (
+	// bugPersistMod100 makes only marks divisible by 100 durable (the
+	// original "persist when value % 100 == 0"), while the leader goes on
+	// as if every mark were durable.
+	bugPersistMod100 canary.Name = "idpersist/persist-mod-100"
+	// bugPassLimit lets a generator take IDs above the reserved limit
+	// instead of waiting for the leader to raise it.
+	bugPassLimit canary.Name = "idpersist/pass-limit"
+	// bugUnfenced has the leader write without the check on its own
+	// candidate node: a deposed leader's writes go through.
+	bugUnfenced canary.Name = "idpersist/unfenced-leader"
+)
+
 // leaderState is what the leader knows between rounds of one sequence.
 type leaderState struct {
 	cfg   Config // Sequence, Limit, Store of this sequence
@@ -226,6 +242,12 @@ func (r *Replica) raiseMark(st *leaderState, v int64) task.Task[task.Unit] {
 		if v <= st.mark {
 			return task.Unit{}, nil
 		}
+		if canary.On(bugPersistMod100) && v%100 != 0 {
+			// Persists only round values, as the watch-driven original
+			// did, yet believes the mark is v.
+			st.mark = v
+			return task.Unit{}, nil
+		}
 		if err := st.cfg.Store.Store(v); err != nil {
 			return task.Unit{}, err
 		}
@@ -237,11 +259,18 @@ func (r *Replica) raiseMark(st *leaderState, v int64) task.Task[task.Unit] {
 // fenced applies op in a multi that first checks the leader's own
 // candidate node: a leader whose session has lost the node writes nothing.
 func fenced(me string, op task.MultiOp) task.Task[task.Unit] {
-	return c.OnError(c.Map(task.Multi(&task.CheckRequest{Path: me, Version: 0}, op), func([]task.MultiResult) task.Unit { return task.Unit{} }),
+	if canary.On(bugUnfenced) {
+		return c.Map(task.Multi(op), func([]task.MultiResult) task.Unit { return task.Unit{} })
+	}
+	// Catch, not OnError with no error named (which returns its input
+	// unchanged); and %v, not %w, so that the check's NoNode does not
+	// match the leader's retry list: a deposed leader would retry its
+	// write forever, at one instant.
+	return c.Catch(c.Map(task.Multi(&task.CheckRequest{Path: me, Version: 0}, op), func([]task.MultiResult) task.Unit { return task.Unit{} }),
 		func(err error) task.Task[task.Unit] {
 			var me *task.MultiError
 			if errors.As(err, &me) && me.Index == 0 {
-				return task.Fail[task.Unit](fmt.Errorf("%w: %w", ErrDeposed, err))
+				return task.Fail[task.Unit](fmt.Errorf("%w: %v", ErrDeposed, err))
 			}
 			return task.Fail[task.Unit](err)
 		})

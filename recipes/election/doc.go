@@ -131,6 +131,6 @@
 // The sequence number of a directory wraps after 2^31 creates (the
 // parent's cversion). A candidate whose number is not 1 to 10 digits is
 // not taken for a candidate, and a campaign whose own node is so named
-// fails with ErrLost; the lock recipe (recipes/lock) shows how to recreate
+// fails with an error saying so; the lock recipe (recipes/lock) shows how to recreate
 // the directory, which this package does not do yet.
 package election

@@ -55,7 +55,7 @@
 //     session is our node. None: the create was not applied; go to 2.
 //  4. List DIR without a watch and sort the candidates by sequence. Our
 //     node missing: fail with ErrLost (someone deleted it). Lowest: go to
-//     6. Otherwise:
+//  6. Otherwise:
 //  5. Exists with a watch on the next lower candidate only (no herd: one
 //     deletion wakes one waiter). Gone already, or when its watch fires:
 //     go to 4.

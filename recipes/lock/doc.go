@@ -131,9 +131,12 @@
 // (lock/no-unique-prefix), watching the lowest node (lock/watch-lowest),
 // connection loss on the create taken as failure
 // (lock/connection-loss-is-failure) and trusting the lock across an
-// expiry (lock/trust-stale-session). Seeds to the first catch, from
-// `go test -count=1 -run TestCanariesCaught -v ./recipes/lock/`: 13, 1,
-// 13 and 2.
+// expiry (lock/trust-stale-session). Seeds each needs (five hunts from
+// seeds 1, 1001, ..., 4001; median and worst), from `go test -count=1 -run
+// TestCanariesCaught -v ./recipes/lock/`: no-unique-prefix 21 and 36,
+// watch-lowest 1 and 1, connection-loss-is-failure 21 and 36 (both bite
+// on a create whose reply is lost after it was applied), trust-stale-session
+// 2 and 3.
 //
 // On a real server (ZK_REQUIRED=1): mutual exclusion of 4 sessions judged
 // by fencing tokens on a standalone server and on a 3-server ensemble

@@ -135,9 +135,7 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 	cur := make([]*lock.Held, clients)
 	left := make([]int, clients)
 	ended := 0
-	entry := func(h *lock.Held, kind string) task.MultiOp {
-		return &task.CreateRequest{Path: fmt.Sprintf("/log/t%d-%s-", h.Token(), kind), Mode: task.PersistentSequential, ACL: task.OpenACL}
-	}
+	entry := func(h *lock.Held, kind string) task.MultiOp { return sim.FencedEntry("/log", h.Token(), kind) }
 	dirs := map[int64]bool{} // czxids of the lock directory seen at acquires
 	var lostHandles []*lock.Held
 	var start func(i int)

@@ -130,13 +130,16 @@
 // (canary_test.go, internal/canary) are each caught: no unique prefix
 // (lock/no-unique-prefix), watching the lowest node (lock/watch-lowest),
 // connection loss on the create taken as failure
-// (lock/connection-loss-is-failure) and trusting the lock across an
-// expiry (lock/trust-stale-session). Seeds each needs (five hunts from
+// (lock/connection-loss-is-failure), trusting the lock across an
+// expiry (lock/trust-stale-session) and queueing with an exhausted
+// sequence number (lock/queue-exhausted-sequence, run with the counter
+// started near its end). Seeds each needs (five hunts from
 // seeds 1, 1001, ..., 4001; median and worst), from `go test -count=1 -run
 // TestCanariesCaught -v ./recipes/lock/`: no-unique-prefix 21 and 36,
 // watch-lowest 1 and 1, connection-loss-is-failure 21 and 36 (both bite
 // on a create whose reply is lost after it was applied), trust-stale-session
-// 2 and 3.
+// 2 and 3, queue-exhausted-sequence 1 and 1 (contenders tied at
+// 2147483647 pick the same predecessor: two waiters watch one node).
 //
 // On a real server (ZK_REQUIRED=1): mutual exclusion of 4 sessions judged
 // by fencing tokens on a standalone server and on a 3-server ensemble

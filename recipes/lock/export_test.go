@@ -4,4 +4,8 @@ import "github.com/zkflow/zkflow/internal/canary"
 
 // Canaries are the package's known bugs (lock.go), for the simulation's
 // canary test in package lock_test.
-var Canaries = []canary.Name{bugNoPrefix, bugWatchLowest, bugLossIsFailure, bugStaleSession}
+var Canaries = []canary.Name{bugNoPrefix, bugWatchLowest, bugLossIsFailure, bugStaleSession, bugExhaustedSeq}
+
+// WrapCanary is the one that needs the directory's counter started near
+// its end to bite.
+const WrapCanary = bugExhaustedSeq

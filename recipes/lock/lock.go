@@ -30,6 +30,11 @@ const (
 	// bugStaleSession: the holder trusts the lock across a session
 	// expiry: reconnecting on a new session is taken for a resume.
 	bugStaleSession canary.Name = "lock/trust-stale-session"
+	// bugExhaustedSeq: a contender whose sequence number is exhausted
+	// (the directory's counter ran out: see wrap.go) queues like any
+	// other; contenders then tie at 2147483647 and a newcomer can sort
+	// ahead of the holder.
+	bugExhaustedSeq canary.Name = "lock/queue-exhausted-sequence"
 )
 
 // Errors of the lock, tested with errors.Is.
@@ -177,7 +182,7 @@ func (a *attempt) found(name string, st task.Stat) {
 		return
 	}
 	a.name, a.seq, a.stat = name, seq, st
-	if exhausted(seq) {
+	if exhausted(seq) && !canary.On(bugExhaustedSeq) {
 		a.restart()
 		return
 	}

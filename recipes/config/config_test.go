@@ -1,0 +1,244 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/task"
+)
+
+func newWorld(t *testing.T, clients int) *sim.World {
+	t.Helper()
+	w, err := sim.New(sim.Config{Seed: 3, Clients: clients})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return w
+}
+
+func run[T any](t *testing.T, w *sim.World, i int, tk task.Task[T]) T {
+	t.Helper()
+	v, err := sim.Run(w, i, tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func mkdir(t *testing.T, w *sim.World, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		run(t, w, 0, task.Create(p, nil, task.Persistent))
+	}
+}
+
+// Bad input gets typed errors before anything is sent.
+func TestBadInput(t *testing.T) {
+	w := newWorld(t, 1)
+	cases := []struct {
+		name string
+		t    task.Task[task.Unit]
+		want error
+	}{
+		{"update bad root", Update("nope", map[string][]byte{"a": nil}), task.ErrInvalidPath},
+		{"update no values", Update("/r", nil), task.ErrInvalidArgument},
+		{"update slash", Update("/r", map[string][]byte{"a/b": nil}), task.ErrInvalidPath},
+		{"update marker name", Update("/r", map[string][]byte{MarkerName: nil}), task.ErrInvalidPath},
+		{"update empty name", UpdateMarked("/r", map[string][]byte{"": nil}), task.ErrInvalidPath},
+		{"update missing root", Update("/missing", map[string][]byte{"a": nil}), task.ErrNoNode},
+		{"marked missing root", UpdateMarked("/missing", map[string][]byte{"a": nil}), task.ErrNoNode},
+	}
+	for _, tc := range cases {
+		if _, err := sim.Run(w, 0, tc.t); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if _, err := sim.Run(w, 0, Watch("/x", nil)); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("Watch with nil handler: %v", err)
+	}
+	if _, err := sim.Run(w, 0, Watch("x", func(Snapshot) {})); !errors.Is(err, task.ErrInvalidPath) {
+		t.Errorf("Watch of a bad path: %v", err)
+	}
+	if _, err := sim.Run(w, 0, Reload("/x", DirOptions{}, nil)); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("Reload with nil apply: %v", err)
+	}
+	if _, err := Open(context.Background(), nil, "/x", DirOptions{}); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("Open with nil executor: %v", err)
+	}
+	if len(w.Server.Paths()) > 1 && strings.Contains(strings.Join(w.Server.Paths(), ","), "/r") {
+		t.Errorf("bad input wrote to the server: %v", w.Server.Paths())
+	}
+}
+
+// A change made while the watcher's client is cut off is delivered once
+// it is back: after a partition shorter than the session timeout (same
+// session, the watch fires on reconnect) and after expiry (new session,
+// the node is read again).
+func TestChangeDuringDisconnection(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cutOff func(w *sim.World)
+		away   bool // the client is away while the writes are made
+	}{
+		{"partition", func(w *sim.World) { w.Server.Partition(w.Conns[0], 2*time.Second, false) }, true},
+		{"long partition (expiry)", func(w *sim.World) { w.Server.Partition(w.Conns[0], 3*w.Timeout(), false) }, true},
+		{"drop (reconnects at once)", func(w *sim.World) { w.Server.Drop(w.Conns[0], false) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, 2)
+			run(t, w, 1, task.Create("/flag", []byte("v1"), task.Persistent))
+			var got []string
+			run(t, w, 0, Watch("/flag", func(s Snapshot) { got = append(got, string(s.Data)) }))
+			tc.cutOff(w)
+			run(t, w, 1, task.Set("/flag", []byte("v2"), -1))
+			run(t, w, 1, task.Set("/flag", []byte("v3"), -1))
+			if tc.away && len(got) != 1 {
+				t.Fatalf("delivered while cut off: %v", got)
+			}
+			w.Settle(func() bool { return got[len(got)-1] == "v3" })
+			if got[len(got)-1] != "v3" || got[0] != "v1" {
+				t.Fatalf("delivered %v, want v1 first and v3 last", got)
+			}
+		})
+	}
+}
+
+// Update writes every entry in one multi; a WatchDir reader sees the old
+// or the new configuration, never a mix; entries are created as needed.
+func TestUpdate(t *testing.T) {
+	w := newWorld(t, 2)
+	mkdir(t, w, "/cfg")
+	run(t, w, 1, Update("/cfg", map[string][]byte{"a": []byte("1"), "b": []byte("1")}))
+	var got []string
+	run(t, w, 0, WatchDir("/cfg", DirOptions{}, func(s Snapshot) {
+		got = append(got, string(s.Values["a"])+string(s.Values["b"])+string(s.Values["c"]))
+	}))
+	run(t, w, 1, Update("/cfg", map[string][]byte{"a": []byte("2"), "b": []byte("2"), "c": []byte("2")}))
+	w.Settle(func() bool { return got[len(got)-1] == "222" })
+	if strings.Join(got, ",") != "11,222" {
+		t.Fatalf("delivered %v, want [11 222]", got)
+	}
+}
+
+// UpdateMarked writes one entry at a time under the marker: a reader that
+// honours the marker sees only complete configurations; a lost reply to
+// the marker's create is recognised by its token; an Update waits for the
+// marker to go.
+func TestUpdateMarked(t *testing.T) {
+	w := newWorld(t, 3)
+	mkdir(t, w, "/cfg")
+	run(t, w, 1, Update("/cfg", map[string][]byte{"a": []byte("1"), "b": []byte("1")}))
+	var got []string
+	run(t, w, 0, WatchDir("/cfg", DirOptions{Marker: true}, func(s Snapshot) {
+		got = append(got, string(s.Values["a"])+string(s.Values["b"]))
+	}))
+	// Client 1 holds the marker while it writes; cut its connection just
+	// after the create of the marker is sent (applied, reply lost).
+	mark := sim.Submit(w, 1, UpdateMarked("/cfg", map[string][]byte{"a": []byte("2"), "b": []byte("2")}))
+	w.Execs[1].RunUntilIdle()
+	w.Server.Drop(w.Conns[1], true)
+	upd := sim.Submit(w, 2, Update("/cfg", map[string][]byte{"a": []byte("3"), "b": []byte("3")}))
+	w.Settle(func() bool { return mark.Done && upd.Done })
+	if mark.Err != nil || upd.Err != nil {
+		t.Fatalf("UpdateMarked: %v; Update: %v", mark.Err, upd.Err)
+	}
+	if _, ok := w.Server.NodeStat("/cfg/" + MarkerName); ok {
+		t.Fatal("marker left behind")
+	}
+	w.Settle(func() bool { return got[len(got)-1] == "33" || got[len(got)-1] == "22" })
+	for _, g := range got {
+		if g[0] != g[1] {
+			t.Fatalf("half-applied configuration delivered: %v", got)
+		}
+	}
+	t.Logf("delivered %v", got)
+}
+
+// The Reloader runs apply once per version, canceling the previous run
+// (with ErrReloaded) before the next starts, and restarts the run on a new
+// session after an expiry.
+func TestReloader(t *testing.T) {
+	w := newWorld(t, 2)
+	mkdir(t, w, "/cfg")
+	run(t, w, 1, Update("/cfg", map[string][]byte{"v": []byte("1")}))
+	var log []string
+	apply := func(s Snapshot) task.Task[task.Unit] {
+		return func(sc *task.Scope, k task.Cont[task.Unit]) {
+			log = append(log, "start "+string(s.Values["v"]))
+			task.Suspend(sc, func(_ task.Unit, err error) {
+				log = append(log, "end "+string(s.Values["v"])+": "+err.Error())
+				k(task.Unit{}, err)
+			}, func(task.Cont[task.Unit]) func() { return nil })
+		}
+	}
+	r := run(t, w, 0, Reload("/cfg", DirOptions{}, apply))
+	run(t, w, 1, Update("/cfg", map[string][]byte{"v": []byte("2")}))
+	w.Settle(func() bool { return r.Runs() == 2 })
+	w.Server.Expire(w.Conns[0])
+	w.Settle(func() bool { return r.Runs() == 3 })
+	run(t, w, 0, r.Stop())
+	want := []string{"start 1", "end 1: " + ErrReloaded.Error(), "start 2", "end 2: " + task.ErrSessionExpired.Error(),
+		"start 2", "end 2: " + ErrStopped.Error()}
+	if strings.Join(log, "|") != strings.Join(want, "|") {
+		t.Fatalf("runs:\n%s\nwant:\n%s", strings.Join(log, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The blocking Reader on a running executor (fakezk in real time).
+func TestReader(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	var done []chan struct{}
+	start := func(seed uint64) *executor.Executor {
+		ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := make(chan struct{})
+		go func() { defer close(ch); _ = ex.Run(ctx) }()
+		done = append(done, ch)
+		return ex
+	}
+	defer func() {
+		stop()
+		for _, ch := range done {
+			<-ch
+		}
+	}()
+	reader, writer := start(1), start(2)
+	if _, err := executor.Await(ctx, writer, c.Seq(task.Create("/cfg", nil, task.Persistent),
+		Update("/cfg", map[string][]byte{"port": []byte("80")}))); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := Open(ctx, reader, "/cfg", DirOptions{Marker: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := rd.Next(ctx)
+	if err != nil || string(s.Values["port"]) != "80" {
+		t.Fatalf("first Next: %v, %v", s.Values, err)
+	}
+	if _, err := executor.AwaitAcrossExpiry(ctx, writer, UpdateMarked("/cfg", map[string][]byte{"port": []byte("81")})); err != nil {
+		t.Fatal(err)
+	}
+	s, err = rd.Next(ctx)
+	if err != nil || string(s.Values["port"]) != "81" {
+		t.Fatalf("second Next: %v, %v", s.Values, err)
+	}
+	if err := rd.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rd.Next(ctx); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Next after Close: %v", err)
+	}
+}

@@ -6,9 +6,9 @@ GO ?= go
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: test deps vet unit fidelity bench
+.PHONY: test deps vet unit fidelity bench sim
 
-test: deps vet unit fidelity
+test: deps vet unit fidelity sim
 
 deps:
 	./.ci/install-deps
@@ -24,6 +24,15 @@ unit:
 # operation sequences, with their counts (the same tests unit ran, shown).
 fidelity:
 	ZK_REQUIRED=1 $(GO) test -count=1 -v -run 'TestConformance$$|TestDiff' ./zkadapter | grep -E '^(ok|FAIL|---)|conformance:|sequences' | grep -v -- '--- PASS: TestConformance/' | grep -v -- '--- SKIP'
+
+# The large simulation run (fakezk/sim): SIM_SEEDS seeds of every
+# scenario that has a TestSimExplore and the determinism sample of every
+# TestSimDeterminism, without -race (unit ran them all under -race with few
+# seeds); simsum prints the totals and fails below 10,000 seeds, on any
+# failure or mismatch, or if a fault class never fired.
+SIM_SEEDS ?= 1500
+sim:
+	SIM_SEEDS=$(SIM_SEEDS) $(GO) test -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism)$$' ./fakezk/sim ./recipes/... | $(GO) run ./fakezk/sim/internal/simsum -min 10000
 
 # The Go benchmarks of the hot paths, then the harness (bench/README.md):
 # the main run on a server with its data on tmpfs and forceSync=no, and a

@@ -1,6 +1,8 @@
 package sim_test
 
 import (
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -41,4 +43,21 @@ func BenchmarkLockID10(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
+}
+
+// The large run of make sim: SIM_SEEDS seeds of each scenario here
+// (skipped when unset).
+func TestSimExplore(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
+	if n <= 0 {
+		t.Skip("SIM_SEEDS not set")
+	}
+	t.Log(sim.Check(t, lockIDScenario(5, 10*time.Second), n).Line())
+	t.Log(sim.Check(t, counterScenario(), n).Line())
+}
+
+// Two runs of the same seed have the same history, byte for byte.
+func TestSimDeterminism(t *testing.T) {
+	sim.Determinism(t, lockIDScenario(5, 10*time.Second), sim.Sample(10, 1000))
+	sim.Determinism(t, counterScenario(), sim.Sample(10, 1000))
 }

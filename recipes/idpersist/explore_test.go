@@ -210,7 +210,7 @@ func TestCanaries(t *testing.T) {
 }
 
 // Two runs of the same seed have the same history, byte for byte.
-func TestDeterminism(t *testing.T) {
+func TestSimDeterminism(t *testing.T) {
 	sc, _ := newExplore()
 	sim.Determinism(t, sc, sim.Sample(10, 1000))
 }

@@ -1,0 +1,109 @@
+// Command simsum sums the large simulation run for make sim: it reads the
+// verbose output of go test on stdin, passes it through (without the
+// === RUN / --- PASS noise), and at the end prints the seeds run, the
+// seeds per second, the safety and liveness failures, the faults fired
+// per class and the determinism pairs compared. It exits non-zero if a
+// seed failed, a determinism pair differed, a fault class never fired,
+// fewer than -min seeds ran, or go test reported a failure.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	simLine  = regexp.MustCompile(`SIM scenario=(\S+) seeds=(\d+) wall_ms=(\d+) safety=(\d+) liveness=(\d+) setup=(\d+) fired=(\S+)`)
+	detLine  = regexp.MustCompile(`determinism: (.+): (\d+) pairs compared, (\d+) mismatches`)
+	noise    = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT)|--- (PASS|SKIP))`)
+	failLine = regexp.MustCompile(`^(--- FAIL|FAIL|panic:)`)
+)
+
+func main() {
+	minSeeds := flag.Int("min", 0, "fail if fewer seeds ran in all")
+	flag.Parse()
+	start := time.Now()
+	var (
+		seeds, safety, liveness, setup int
+		wallMS                         int64
+		scenarios                      []string
+		fired                          = map[string]int{}
+		classes                        []string
+		pairs, mismatches              int
+		failed                         bool
+	)
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		if noise.MatchString(line) {
+			continue
+		}
+		fmt.Println(line)
+		if failLine.MatchString(line) {
+			failed = true
+		}
+		if m := simLine.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[2])
+			w, _ := strconv.ParseInt(m[3], 10, 64)
+			s, _ := strconv.Atoi(m[4])
+			l, _ := strconv.Atoi(m[5])
+			u, _ := strconv.Atoi(m[6])
+			seeds, wallMS, safety, liveness, setup = seeds+n, wallMS+w, safety+s, liveness+l, setup+u
+			scenarios = append(scenarios, fmt.Sprintf("%s=%d", m[1], n))
+			for _, kv := range strings.Split(m[7], ",") {
+				k, v, _ := strings.Cut(kv, ":")
+				c, _ := strconv.Atoi(v)
+				if _, ok := fired[k]; !ok {
+					classes = append(classes, k)
+				}
+				fired[k] += c
+			}
+		}
+		if m := detLine.FindStringSubmatch(line); m != nil {
+			p, _ := strconv.Atoi(m[2])
+			x, _ := strconv.Atoi(m[3])
+			pairs, mismatches = pairs+p, mismatches+x
+		}
+	}
+	elapsed := time.Since(start)
+	fmt.Println()
+	fmt.Printf("sim total: %d seeds over %d scenarios (%s)\n", seeds, len(scenarios), strings.Join(scenarios, " "))
+	perCore := 0.0
+	if wallMS > 0 {
+		perCore = float64(seeds) / (float64(wallMS) / 1000)
+	}
+	fmt.Printf("sim speed: %.1f seeds/s per scenario run (sum of the scenarios' own times, %.1fs); %.1f seeds/s overall (%.1fs elapsed, compilation and parallel packages included)\n",
+		perCore, float64(wallMS)/1000, float64(seeds)/elapsed.Seconds(), elapsed.Seconds())
+	fmt.Printf("sim failures: %d safety violations, %d liveness failures, %d setup failures\n", safety, liveness, setup)
+	slices.Sort(classes)
+	parts := make([]string, 0, len(classes))
+	var never []string
+	for _, c := range classes {
+		parts = append(parts, fmt.Sprintf("%s=%d", c, fired[c]))
+		if fired[c] == 0 {
+			never = append(never, c)
+		}
+	}
+	fmt.Printf("sim faults fired: %s\n", strings.Join(parts, " "))
+	fmt.Printf("sim determinism: %d pairs compared, %d mismatches\n", pairs, mismatches)
+	bad := failed || safety+liveness+setup > 0 || mismatches > 0 || seeds < *minSeeds || len(never) > 0 || pairs == 0
+	if len(never) > 0 {
+		fmt.Printf("sim: fault classes that never fired: %v\n", never)
+	}
+	if seeds < *minSeeds {
+		fmt.Printf("sim: %d seeds, fewer than %d\n", seeds, *minSeeds)
+	}
+	if bad {
+		fmt.Println("sim: FAIL")
+		os.Exit(1)
+	}
+	fmt.Println("sim: ok")
+}

@@ -107,7 +107,12 @@ func startServer(ctx context.Context, s serverSettings) (*server, error) {
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for {
-		if _, err := srvr(wctx, srv.Addr); err == nil {
+		// Each probe gets a second: a server that is starting may accept
+		// the connection and answer nothing.
+		pctx, pcancel := context.WithTimeout(wctx, time.Second)
+		_, err := srvr(pctx, srv.Addr)
+		pcancel()
+		if err == nil {
 			return srv, nil
 		}
 		t := time.NewTimer(50 * time.Millisecond)
@@ -119,7 +124,9 @@ func startServer(ctx context.Context, s serverSettings) (*server, error) {
 			return nil, fmt.Errorf("zookeeper exited while starting:\n%s", lastLines(string(b), 20))
 		case <-wctx.Done():
 			t.Stop()
-			_, last := srvr(ctx, srv.Addr)
+			pctx, pcancel := context.WithTimeout(ctx, time.Second)
+			_, last := srvr(pctx, srv.Addr)
+			pcancel()
 			b, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 			srv.Close()
 			return nil, fmt.Errorf("zookeeper not serving at %s: %w (last answer: %v)\n%s", srv.Addr, wctx.Err(), last, lastLines(string(b), 20))

@@ -13,9 +13,11 @@ const (
 	// and answers a lost create reply by creating again: a create that was
 	// applied leaves a duplicate task.
 	bugSubmitNoID canary.Name = "masterworker/submit-no-id"
-	// bugNoRearmWorkers: when re-reading /workers after its watch fired
-	// fails with connection loss, the primary keeps its old list and sets
-	// no new watch, so it never learns of later worker deaths (or
-	// arrivals) and the dead workers' tasks are never reassigned.
+	// bugNoRearmWorkers: once the session has been suspended (a
+	// connection loss), the primary stops taking the updates of its
+	// /workers follower, as a primary that does not re-arm its /workers
+	// watch after connection loss would: it never learns of later worker
+	// deaths (or arrivals), and the dead workers' tasks are never
+	// reassigned.
 	bugNoRearmWorkers canary.Name = "masterworker/no-rearm-workers"
 )

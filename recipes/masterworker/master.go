@@ -9,6 +9,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/task"
 )
@@ -119,8 +120,12 @@ type term struct {
 	ended bool
 	done  func(error)
 
-	workers dir
+	workers dir // names from the cache; stale: changed since the last round
 	tasks   dir
+	wc      *cache.ChildrenCache // follows /workers
+	started bool                 // wc's first snapshot is in
+	unsub   func()
+	deaf    bool                 // the session was suspended (bugNoRearmWorkers ignores the cache from then on)
 	wake    task.Cont[task.Unit] // the parked round, if any
 	again   bool                 // an outcome was left open: another round soon
 	next    int                  // round-robin position among live workers
@@ -132,6 +137,25 @@ func (m *Master) serve(s *task.Scope, l *election.Leadership, done func(error)) 
 	r := &term{m: m, l: l, ps: s.Child(), done: done}
 	m.cur = r
 	m.terms.Add(1)
+	wc, err := cache.NewChildren(m.sys.WorkersPath(), cache.Options{OnSynced: func() { r.workersSynced() }})
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	r.wc = wc
+	// The cache's flows outlive the term's scope: stop them when it ends.
+	// Stopping is local; an executor already closed has stopped them.
+	r.ps.Defer(c.Catch(wc.Stop(), func(err error) task.Task[task.Unit] {
+		if errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrSessionExpired) {
+			return task.Done
+		}
+		return task.Fail[task.Unit](err)
+	}))
+	r.unsub = r.ps.Subscribe(func(ev task.Event) {
+		if ev.State == task.StateSuspended {
+			r.deaf = true // only the canary listens
+		}
+	})
 	if err := l.Err(); err != nil {
 		r.fail(err)
 		return
@@ -146,6 +170,9 @@ func (r *term) fail(err error) {
 		return
 	}
 	r.ended = true
+	if r.unsub != nil {
+		r.unsub()
+	}
 	r.m.primary.Store(false)
 	if r.m.cur == r {
 		r.m.cur = nil
@@ -224,33 +251,49 @@ func (r *term) park() {
 	})
 }
 
-// readWorkers re-reads /workers with a watch when the last watch fired.
-// A read that fails with connection loss sets no watch, so it is
-// retried until it succeeds (after the reconnect).
+// readWorkers takes the live workers from the term's ChildrenCache of
+// /workers (recipes/cache), started on the first round: the cache lists
+// /workers with a child watch, re-arms it after every notification and
+// repeats a listing that failed with connection loss (a failed call sets
+// no watch), and across a reconnect; each consistent snapshot it reaches
+// marks the workers changed and wakes the parked round (workersSynced).
 func (r *term) readWorkers(next func()) {
-	if !r.workers.stale {
+	if r.started {
+		r.workers.stale = false
 		next()
 		return
 	}
-	read := c.Retry(task.ChildrenW(r.m.sys.WorkersPath()), retry)
-	if canary.On(bugNoRearmWorkers) && r.workers.names != nil {
-		read = task.ChildrenW(r.m.sys.WorkersPath())
-	}
-	task.Run(r.ps, read, func(cw task.ChildrenWatch, err error) {
+	task.Run(r.ps, r.wc.Start(), func(wc *cache.ChildrenCache, err error) {
 		if err != nil {
-			if canary.On(bugNoRearmWorkers) && task.IsRetryable(err) {
-				r.workers.stale, r.workers.watch = false, nil // keeps the old list, no watch
-				next()
-				return
-			}
 			r.fail(err)
 			return
 		}
-		r.workers.names = cw.Names
-		slices.Sort(r.workers.names)
-		r.arm(&r.workers, cw.Watch)
+		r.started = true
+		r.workers.names = names(wc.Current())
+		r.workers.stale = false
 		next()
 	})
+}
+
+// workersSynced takes a new consistent snapshot of /workers. Executor
+// goroutine.
+func (r *term) workersSynced() {
+	if r.ended || !r.started || canary.On(bugNoRearmWorkers) && r.deaf {
+		return
+	}
+	r.workers.names = names(r.wc.Current())
+	r.workers.stale = true
+	r.kick()
+}
+
+// names returns the sorted names of nodes.
+func names(nodes []cache.Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Name()
+	}
+	slices.Sort(out)
+	return out
 }
 
 // readTasks re-reads /tasks with a watch when the last watch fired.

@@ -45,18 +45,12 @@ func (m measured) RoundTrips() float64 {
 
 // perClient runs a blocking op per client (from mk, given the client's
 // executor) under peers.Drive.
-func perClient(ctx context.Context, r runSpec, setup func(ex *executor.Executor) error,
-	mk func(ex *executor.Executor) (func(context.Context) error, error)) (measured, error) {
+func perClient(ctx context.Context, r runSpec, mk func(ex *executor.Executor) (func(context.Context) error, error)) (measured, error) {
 	cs, err := dialClients(ctx, r.Addr, r.Clients, r.SessionTimeout)
 	if err != nil {
 		return measured{}, err
 	}
 	defer cs.close()
-	if setup != nil {
-		if err := setup(cs.Execs[0]); err != nil {
-			return measured{}, err
-		}
-	}
 	ops := make([]func(context.Context) error, r.Clients)
 	for i, ex := range cs.Execs {
 		if ops[i], err = mk(ex); err != nil {
@@ -71,7 +65,7 @@ func perClient(ctx context.Context, r runSpec, setup func(ex *executor.Executor)
 
 // lockRun: each client loops Mutex.Lock then Unlock on one directory.
 func lockRun(ctx context.Context, r runSpec) (measured, error) {
-	return perClient(ctx, r, nil, func(ex *executor.Executor) (func(context.Context) error, error) {
+	return perClient(ctx, r, func(ex *executor.Executor) (func(context.Context) error, error) {
 		m, err := lock.NewMutex(ex, r.Path)
 		if err != nil {
 			return nil, err
@@ -91,7 +85,7 @@ func lockRun(ctx context.Context, r runSpec) (measured, error) {
 // blocks reserved with one compare-and-set each.
 func idRun(block int64) func(context.Context, runSpec) (measured, error) {
 	return func(ctx context.Context, r runSpec) (measured, error) {
-		return perClient(ctx, r, nil, func(ex *executor.Executor) (func(context.Context) error, error) {
+		return perClient(ctx, r, func(ex *executor.Executor) (func(context.Context) error, error) {
 			g, err := seqid.NewGenerator(ex, r.Path, block)
 			if err != nil {
 				return nil, err

@@ -130,7 +130,7 @@ func init() {
 		Targets: []target{{Peer: peers.GoZK, Min: 0.9}},
 	})
 	register(&scenario{
-		Name: "sim", Title: "simulated seeds (fakezk/sim, 4 clients: lock + CAS ID under faults, 5 rounds each)", Unit: "seeds/s",
+		Name: "sim", Title: "simulated seeds (fakezk/sim scenario runner: 4 clients, lock + fenced writes + CAS ID for 5s of simulated time under the seed's faults, then recovery and invariants)", Unit: "seeds/s",
 		Clients: []int{4}, Sim: true, Run: simRun,
 	})
 }

@@ -68,7 +68,7 @@ func masterWorkerRun(ctx context.Context, r runSpec) (measured, error) {
 		serve(i, w.Serve)
 	}
 	before := servers.Requests.Load()
-	res, err := perClient(ctx, r, nil, func(ex *executor.Executor) (func(context.Context) error, error) {
+	res, err := perClient(ctx, r, func(ex *executor.Executor) (func(context.Context) error, error) {
 		cl, err := sys.NewClient(ex, fmt.Sprintf("c%p", ex))
 		if err != nil {
 			return nil, err

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
-	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/peers"
 	"github.com/zkflow/zkflow/recipes/lock"
@@ -17,78 +15,125 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// simRounds is how many lock+ID rounds each simulated client runs.
-const simRounds = 5
+// simDuration is the simulated time each seed's workload runs under faults.
+const simDuration = 5 * time.Second
 
-// simSeed simulates one seed of the lock+ID scenario: clients on a fake
-// server with faults drawn from the seed (drops, partitions, delays,
-// expiries), each running simRounds rounds of: acquire the lock, draw an
-// ID by compare-and-set, release. A round that fails (session expired,
-// lock lost) is counted and the next one starts. Checked: no ID is handed
-// out twice, and every client's flow ends. It returns the failed rounds.
-func simSeed(seed uint64, clients int) (failed int, err error) {
-	w, err := sim.New(sim.Config{Seed: seed, Clients: clients, Server: fakezk.Config{
-		FaultRate: 0.02, Faults: fakezk.FaultConfig{MaxPartition: 10 * time.Second, MaxDelay: time.Second}}})
-	if err != nil {
-		return 0, err
-	}
-	defer w.Close()
-	l, err := lock.New("/sim/lock")
-	if err != nil {
-		return 0, err
-	}
-	seen := map[int64]int{}
-	var dup error
-	// Each round is a flow of its own: an expiry ends the round's flow,
-	// and the next round starts on the next session.
-	left := make([]int, clients)
-	var errs []error
-	var start func(i int)
-	start = func(i int) {
-		round := c.Then(l.Acquire(), func(h *lock.Held) task.Task[task.Unit] {
-			draw := c.Map(seqid.Next("/sim/id"), func(id int64) task.Unit {
-				if prev, ok := seen[id]; ok && dup == nil {
-					dup = fmt.Errorf("seed %d: id %d drawn by clients %d and %d", seed, id, prev, i)
-				}
-				seen[id] = i
-				return task.Unit{}
-			})
-			return c.Then(draw, func(task.Unit) task.Task[task.Unit] { return h.Release() })
-		})
-		executor.Submit(w.Execs[i], round, func(_ task.Unit, err error) {
+const (
+	simLockDir = "/locks/l"
+	simLogDir  = "/log"
+	simSeqPath = "/ids/seq"
+)
+
+// lockIDScenario is the lock + ID scenario on fakezk/sim's scenario runner
+// (sim.RunSeed: a fault plan drawn from the seed, liveness once the faults
+// stop, invariants): each client loops acquiring one lock, logging
+// "enter" with a fenced write, drawing an ID by compare-and-set, logging
+// "exit" and releasing. Judged by the fencing log (tokens never go down in
+// the server's order), IDs unique and linearizable, every client
+// progressing after the faults, no contender node left, no client error
+// but the end of a session. failed counts the rounds that did not
+// complete under the faults.
+func lockIDScenario(clients int, failed *int) sim.Scenario {
+	var (
+		ids     *sim.IDs
+		lk      *lock.Lock
+		ended   []bool
+		stopped int
+	)
+	var round func(r *sim.Trial, i int)
+	round = func(r *sim.Trial, i int) {
+		if r.Stopping() || r.Closing() {
+			if !ended[i] {
+				ended[i] = true
+				stopped++
+			}
+			return
+		}
+		next := func() {
+			executor.Submit(r.Execs[i], c.Sleep(10*time.Millisecond), func(task.Unit, error) { round(r, i) })
+		}
+		executor.Submit(r.Execs[i], lk.Acquire(), func(h *lock.Held, err error) {
 			if err != nil {
-				if !expected(err) {
-					errs = append(errs, fmt.Errorf("seed %d: client %d: %w", seed, i, err))
+				if !r.Closing() && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, lock.ErrLockLost) {
+					r.Errorf("client %d: acquire: %v", i, err)
 				}
-				failed++
+				*failed++
+				next()
+				return
 			}
-			if left[i]--; left[i] > 0 {
-				start(i)
-			}
+			ids.Call(i)
+			section := c.Seq(h.Fenced(sim.FencedEntry(simLogDir, h.Token(), "enter")),
+				c.Then(seqid.Next(simSeqPath), func(id int64) task.Task[[]task.MultiResult] {
+					r.Check(ids.Return(i, id))
+					return h.Fenced(sim.FencedEntry(simLogDir, h.Token(), "exit"))
+				}))
+			executor.Submit(r.Execs[i], section, func(_ []task.MultiResult, err error) {
+				ids.Unknown(i) // no-op if the ID was returned
+				if err != nil {
+					*failed++
+					if !r.Closing() && !errors.Is(err, lock.ErrLockLost) && !errors.Is(err, task.ErrSessionExpired) && !task.IsRetryable(err) {
+						r.Errorf("client %d: section: %v", i, err)
+					}
+				}
+				executor.Submit(r.Execs[i], h.Release(), func(_ task.Unit, rerr error) {
+					if rerr != nil && !r.Closing() {
+						r.Errorf("client %d: release: %v", i, rerr)
+					}
+					if err == nil && rerr == nil {
+						r.Progress(i)
+					}
+					next()
+				})
+			})
 		})
 	}
-	for i := range clients {
-		left[i] = simRounds
-		start(i)
+	return sim.Scenario{
+		Name:     fmt.Sprintf("bench lock+id/%d", clients),
+		Clients:  clients,
+		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Duration: simDuration,
+		Setup: func(r *sim.Trial) error {
+			ids, ended, stopped = sim.NewIDs(), make([]bool, clients), 0
+			var err error
+			if lk, err = lock.New(simLockDir); err != nil {
+				return err
+			}
+			for _, p := range []string{simLogDir, "/ids"} {
+				if _, err := sim.Run(r.World, 0, task.Create(p, nil, task.Persistent)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Workload: func(r *sim.Trial) {
+			for i := range clients {
+				round(r, i)
+			}
+		},
+		Quiesce: func(r *sim.Trial) bool { return stopped == clients && len(r.Children(simLockDir)) == 0 },
+		Invariants: []sim.Invariant{
+			sim.InvariantFunc(func(r *sim.Trial) error { _, err := sim.CheckFencing(r.World, simLogDir); return err }),
+			sim.InvariantFunc(func(*sim.Trial) error { return ids.Linearizable() }),
+			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed),
+		},
 	}
-	if !w.Settle(func() bool { return slices.Max(left) == 0 }) {
-		return failed, fmt.Errorf("seed %d: %w", seed, sim.ErrStuck)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return failed, err
-	}
-	return failed, dup
 }
 
-// expected are the ways a round may fail under the drawn faults.
-func expected(err error) bool {
-	return errors.Is(err, task.ErrSessionExpired) || errors.Is(err, lock.ErrLockLost) || task.IsRetryable(err)
+// simSeed runs one seed of the lock + ID scenario and returns the rounds
+// that failed under the faults; a violated invariant is an error that
+// names the seed.
+func simSeed(seed uint64, clients int) (failed int, err error) {
+	res := sim.RunSeed(lockIDScenario(clients, &failed), seed, false)
+	if res.Err != nil {
+		return failed, fmt.Errorf("sim seed %d (%s, %s): %s: %w", seed, res.Scenario, res.Plan, res.Kind, res.Err)
+	}
+	return failed, nil
 }
 
 // simRun measures simulated seeds per second: one seed after another, on
 // this goroutine, for r.Warmup then r.Duration. Latency is one seed's
 // simulation; Errors counts rounds that failed under the drawn faults
-// (expected), while a duplicate ID or a stuck seed fails the run.
+// (expected), while a violated invariant fails the run.
 func simRun(ctx context.Context, r runSpec) (measured, error) {
 	clock := task.RealClock()
 	start := clock.Now()

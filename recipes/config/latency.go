@@ -1,0 +1,62 @@
+package config
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/task"
+)
+
+// WriteToHandlerLatency measures, n times, the time from submitting a Set
+// of path on writer's session to the handler of a Watch of path on
+// reader's session seeing the new value, one write at a time, and returns
+// the n latencies. It creates path (its parent must exist) and deletes it
+// at the end. Times come from writer's clock (the executor's injected
+// clock: real time in production). Both executors must be running
+// (executor.Run). It is for the benchmark harness and the package's
+// benchmark.
+func WriteToHandlerLatency(ctx context.Context, reader, writer *executor.Executor, path string, n int) ([]time.Duration, error) {
+	if reader == nil || writer == nil {
+		return nil, fmt.Errorf("config: nil executor: %w", task.ErrInvalidArgument)
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("config: negative count %d: %w", n, task.ErrInvalidArgument)
+	}
+	if _, err := executor.Await(ctx, writer, task.Create(path, []byte("0"), task.Persistent)); err != nil {
+		return nil, err
+	}
+	defer executor.Await(context.WithoutCancel(ctx), writer, task.Delete(path, -1)) //nolint:errcheck // best effort
+	seen := make(chan int, 1)
+	w, err := executor.Await(ctx, reader, Watch(path, func(s Snapshot) {
+		v, _ := strconv.Atoi(string(s.Data))
+		select {
+		case <-seen: // drop an older value nobody waits for
+		default:
+		}
+		seen <- v
+	}))
+	if err != nil {
+		return nil, err
+	}
+	defer executor.Await(context.WithoutCancel(ctx), reader, w.Stop()) //nolint:errcheck // best effort
+	clock := writer.Clock()
+	out := make([]time.Duration, 0, n)
+	for i := 1; i <= n; i++ {
+		start := clock.Now()
+		if _, err := executor.Await(ctx, writer, task.Set(path, []byte(strconv.Itoa(i)), -1)); err != nil {
+			return out, err
+		}
+		for v := 0; v != i; {
+			select {
+			case v = <-seen:
+			case <-ctx.Done():
+				return out, task.ErrDeadlineExceeded
+			}
+		}
+		out = append(out, clock.Now().Sub(start))
+	}
+	return out, nil
+}

@@ -42,7 +42,10 @@ func (t *Target) Embedded() *fakezk.Server {
 		return nil
 	}
 	if t.srv == nil {
-		t.srv = fakezk.New(fakezk.Config{Seed: t.Seed})
+		// On the wall clock, like a real server: sessions of clients that
+		// stop talking expire, and the executors' timers and the server's
+		// agree.
+		t.srv = fakezk.New(fakezk.Config{Seed: t.Seed, Clock: task.RealClock()})
 	}
 	return t.srv
 }

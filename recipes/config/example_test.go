@@ -75,5 +75,5 @@ func ExampleReload() {
 	// serving with 4 threads
 	// stopped 4-thread run: config: reloaded with a new configuration
 	// serving with 8 threads
-	// stopped 8-thread run: cache: stopped
+	// stopped 8-thread run: config: stopped
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -31,7 +32,7 @@ const (
 const MarkerName = "invalid"
 
 // ErrStopped is a Watcher's (and a Reloader's) Err after Stop.
-var ErrStopped = cache.ErrStopped
+var ErrStopped = errors.New("config: stopped")
 
 // Snapshot is a configuration as of one instant of the server's history:
 // for a node (Watch), the node's data; for a directory (WatchDir), its
@@ -229,10 +230,16 @@ func (w *Watcher) Done() <-chan struct{} {
 // Stop, task.ErrClosed once the executor's connection closed, or the
 // error no retry settles.
 func (w *Watcher) Err() error {
+	var err error
 	if w.nc != nil {
-		return w.nc.Err()
+		err = w.nc.Err()
+	} else {
+		err = w.cc.Err()
 	}
-	return w.cc.Err()
+	if errors.Is(err, cache.ErrStopped) {
+		return ErrStopped
+	}
+	return err
 }
 
 // names returns the sorted names of a snapshot's values.

@@ -1,0 +1,256 @@
+// Command config shows a worker that reloads itself when its
+// configuration changes. An admin session writes the configuration
+// directory (entries greeting and threads) in one multi (config.Update)
+// and one entry at a time under the invalid marker (config.UpdateMarked);
+// a worker on another session runs with config.Reload: each new version
+// stops the run of the previous one and starts a new run, which reports
+// the version it applied in an "applied" node. On the embedded server, the
+// worker is cut off while the admin writes a version: the version is
+// delivered after the reconnect. It checks that the worker applied every
+// version it had to and never ran twice at once, prints a summary, and
+// exits 1 if a check failed.
+//
+//	go run ./examples/config                 # embedded in-memory ZooKeeper (fakezk)
+//	go run ./examples/config -zk host:2181   # a real server or ensemble
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/examples/internal/target"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/recipes/config"
+	"github.com/zkflow/zkflow/task"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "config:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	tg      target.Target
+	timeout time.Duration
+}
+
+func parse(args []string, out io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+	fs.SetOutput(out)
+	o.tg.Register(fs)
+	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.timeout <= 0 {
+		return o, fmt.Errorf("-timeout must be positive")
+	}
+	return o, nil
+}
+
+// session is one session and the executor running on it.
+type session struct {
+	conn task.Conn
+	ex   *executor.Executor
+	done chan struct{}
+}
+
+func connect(ctx context.Context, tg *target.Target) (*session, error) {
+	conn, err := tg.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var clk task.Clock
+	if srv := tg.Embedded(); srv != nil {
+		clk = srv.Clock()
+	}
+	ex, err := executor.New(executor.Config{Conn: conn, Clock: clk})
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	s := &session{conn: conn, ex: ex, done: make(chan struct{})}
+	go func() { defer close(s.done); _ = ex.Run(context.Background()) }()
+	return s, nil
+}
+
+func (s *session) close() { s.ex.Close(); <-s.done }
+
+// worker is the component the Reloader runs: one run per version.
+type worker struct {
+	out     io.Writer
+	applied string // the node a run writes its version to
+
+	mu              sync.Mutex
+	running, maxRun int
+	runs            int
+	stopped         []string // why each run ended
+}
+
+// apply starts a run with s: it reports the version it applied, then
+// serves until its scope is canceled (a new version, expiry, stop).
+func (w *worker) apply(s config.Snapshot) task.Task[task.Unit] {
+	version := fmt.Sprintf("greeting=%s threads=%s", s.Values["greeting"], s.Values["threads"])
+	report := c.Retry(task.Set(w.applied, []byte(version), task.AnyVersion), c.Policy{})
+	return func(sc *task.Scope, k task.Cont[task.Unit]) {
+		w.mu.Lock()
+		w.running++
+		w.runs++
+		w.maxRun = max(w.maxRun, w.running)
+		w.mu.Unlock()
+		fmt.Fprintf(w.out, "  worker: run %d starts with %s\n", w.runs, version)
+		sc.OnDone(func(err error) {
+			w.mu.Lock()
+			w.running--
+			w.stopped = append(w.stopped, err.Error())
+			w.mu.Unlock()
+			fmt.Fprintf(w.out, "  worker: run with %s stops: %v\n", version, err)
+		})
+		task.Run(sc, report, func(_ task.Stat, err error) {
+			if err != nil {
+				k(task.Unit{}, err)
+				return
+			}
+			task.Suspend(sc, k, func(task.Cont[task.Unit]) func() { return nil }) // serve until canceled
+		})
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	o, err := parse(args, out)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	defer o.tg.Close()
+	root := o.tg.Root("config-example")
+	dir, applied := root+"/config", root+"/applied"
+	fmt.Fprintf(out, "%s, configuration %s\n", o.tg.Describe(), dir)
+
+	admin, err := connect(ctx, &o.tg)
+	if err != nil {
+		return err
+	}
+	defer admin.close()
+	ws, err := connect(ctx, &o.tg)
+	if err != nil {
+		return err
+	}
+	defer ws.close()
+	setup := c.Seq(task.Create(root, nil, task.Persistent), c.Seq(task.Create(dir, nil, task.Persistent),
+		c.Seq(task.Create(applied, nil, task.Persistent), config.Update(dir, version("hello", 2)))))
+	if _, err := executor.Await(ctx, admin.ex, setup); err != nil {
+		return err
+	}
+	var checks, failed []string
+	check := func(ok bool, format string, args ...any) {
+		if ok {
+			checks = append(checks, fmt.Sprintf(format, args...))
+		} else {
+			failed = append(failed, fmt.Sprintf(format, args...))
+		}
+	}
+
+	fmt.Fprintln(out, "1. the worker starts with the first version")
+	w := &worker{out: out, applied: applied}
+	r, err := executor.Await(ctx, ws.ex, config.Reload(dir, config.DirOptions{Marker: true}, w.apply))
+	if err != nil {
+		return err
+	}
+	if err := awaitApplied(ctx, admin.ex, applied, "greeting=hello threads=2"); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(out, "2. the admin updates both entries in one multi")
+	if _, err := executor.AwaitAcrossExpiry(ctx, admin.ex, config.Update(dir, version("bonjour", 4))); err != nil {
+		return err
+	}
+	if err := awaitApplied(ctx, admin.ex, applied, "greeting=bonjour threads=4"); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(out, "3. the admin updates one entry at a time under the invalid marker")
+	if _, err := executor.AwaitAcrossExpiry(ctx, admin.ex, config.UpdateMarked(dir, version("hallo", 8))); err != nil {
+		return err
+	}
+	if err := awaitApplied(ctx, admin.ex, applied, "greeting=hallo threads=8"); err != nil {
+		return err
+	}
+
+	want := "greeting=hallo threads=8"
+	if srv := o.tg.Embedded(); srv != nil {
+		fmt.Fprintln(out, "4. the worker is cut off for 1s while the admin writes a version")
+		srv.Partition(ws.conn.(*fakezk.Conn), time.Second, false)
+		if _, err := executor.AwaitAcrossExpiry(ctx, admin.ex, config.Update(dir, version("ciao", 16))); err != nil {
+			return err
+		}
+		want = "greeting=ciao threads=16"
+		if err := awaitApplied(ctx, admin.ex, applied, want); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "  the version written while the worker was cut off was applied after the reconnect")
+	}
+	if _, err := executor.Await(ctx, ws.ex, r.Stop()); err != nil {
+		return err
+	}
+	d, err := executor.Await(ctx, admin.ex, task.Get(applied))
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	check(string(d.Data) == want, "the last version applied is the last written: %s", d.Data)
+	check(w.maxRun == 1, "at most one run at a time (most at once: %d)", w.maxRun)
+	reloaded := 0
+	for _, s := range w.stopped {
+		if s == config.ErrReloaded.Error() {
+			reloaded++
+		}
+	}
+	check(reloaded == w.runs-1 && w.running == 0, "each run but the last was stopped by the next version (%d of %d runs), the last by Stop", reloaded, w.runs)
+
+	for _, s := range checks {
+		fmt.Fprintf(out, "  ok: %s\n", s)
+	}
+	if len(failed) > 0 {
+		for _, f := range failed {
+			fmt.Fprintf(out, "  FAILED: %s\n", f)
+		}
+		return fmt.Errorf("%d checks failed", len(failed))
+	}
+	fmt.Fprintln(out, "OK")
+	return nil
+}
+
+func version(greeting string, threads int) map[string][]byte {
+	return map[string][]byte{"greeting": []byte(greeting), "threads": []byte(fmt.Sprint(threads))}
+}
+
+// awaitApplied waits, with data watches on ex's session, until path holds
+// want.
+func awaitApplied(ctx context.Context, ex *executor.Executor, path, want string) error {
+	for {
+		dw, err := executor.AwaitAcrossExpiry(ctx, ex, task.GetW(path))
+		if err != nil {
+			return fmt.Errorf("waiting for %q: %w", want, err)
+		}
+		if string(dw.Data.Data) == want {
+			return nil
+		}
+		if _, err := executor.AwaitAcrossExpiry(ctx, ex, dw.Watch.Wait()); err != nil && !errors.Is(err, task.ErrSessionExpired) {
+			return fmt.Errorf("waiting for %q: %w", want, err)
+		}
+	}
+}

@@ -54,8 +54,8 @@
 //     every child named with our prefix; one whose ephemeral owner is our
 //     session is our node. None: the create was not applied; go to 2.
 //  4. List DIR without a watch and sort the candidates by sequence. Our
-//     node missing: fail with ErrLost (someone deleted it). Lowest: go to
-//  6. Otherwise:
+//     node missing: fail with ErrLost (someone deleted it). Ours the
+//     lowest: go to step 6. Otherwise step 5.
 //  5. Exists with a watch on the next lower candidate only (no herd: one
 //     deletion wakes one waiter). Gone already, or when its watch fires:
 //     go to 4.

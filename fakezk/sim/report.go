@@ -202,13 +202,19 @@ func tail(lines []string, k int) []string {
 }
 
 // ReplayCommand is the command that runs only this seed of the running
-// test, traced: go test ./<package> -run '^<Test>$' -sim.seed=N -v.
+// test, traced: go test ./<package> -run '^<Test>$' -sim.seed=N -v
+// (preceded by SIM_SEEDS=1 when the test runs with SIM_SEEDS set, as the
+// large-run tests skip without it).
 func ReplayCommand(t testing.TB, seed uint64) string {
 	parts := strings.Split(t.Name(), "/")
 	for i, p := range parts {
 		parts[i] = "^" + p + "$"
 	}
-	return fmt.Sprintf("go test %s -run '%s' -sim.seed=%d -v", testPackage(), strings.Join(parts, "/"), seed)
+	env := ""
+	if os.Getenv("SIM_SEEDS") != "" {
+		env = "SIM_SEEDS=1 " // the large-run tests skip without it
+	}
+	return fmt.Sprintf("%sgo test %s -run '%s' -sim.seed=%d -v", env, testPackage(), strings.Join(parts, "/"), seed)
 }
 
 // testPackage finds the package of the calling test: the directory of

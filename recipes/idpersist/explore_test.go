@@ -264,3 +264,15 @@ func TestDeposedLeaderStepsDown(t *testing.T) {
 	}
 	w.checkMark()
 }
+
+// Seeds that once failed, kept as regressions: 126, a leader whose
+// session expired while its deliveries were late stored its older mark
+// over the new leader's (the mark went down from 210 to 208).
+func TestSimRegressions(t *testing.T) {
+	sc, _ := newExplore()
+	for _, seed := range []uint64{126} {
+		if res := sim.RunSeed(sc, seed, false); res.Err != nil {
+			t.Error(sim.Report(t, sc, res))
+		}
+	}
+}

@@ -201,9 +201,6 @@ const (
 	// bugPassLimit lets a generator take IDs above the reserved limit
 	// instead of waiting for the leader to raise it.
 	bugPassLimit canary.Name = "idpersist/pass-limit"
-	// bugUnfenced has the leader write without the check on its own
-	// candidate node: a deposed leader's writes go through.
-	bugUnfenced canary.Name = "idpersist/unfenced-leader"
 )
 
 // leaderState is what the leader knows between rounds of one sequence.
@@ -236,10 +233,22 @@ func (r *Replica) serve(me string, load task.Task[*leaderState]) task.Task[task.
 	})
 }
 
-// raiseMark makes v durable unless the mark already is at or above it.
+// raiseMark makes v durable unless the mark already is at or above it:
+// the one this leader last stored or loaded, and the one in the Store now.
+// Reading the Store first matters when a leader that lost its role has
+// not yet heard of it (its session expired while its deliveries were
+// late, or it paused): it must not write its older, lower mark over the
+// new leader's. (Load then Store is not atomic across processes; a Store
+// shared by several hosts must make the raise atomic itself.)
 func (r *Replica) raiseMark(st *leaderState, v int64) task.Task[task.Unit] {
 	return task.Func(func(*task.Scope) (task.Unit, error) {
 		if v <= st.mark {
+			return task.Unit{}, nil
+		}
+		if cur, err := st.cfg.Store.Load(); err != nil {
+			return task.Unit{}, err
+		} else if cur >= v {
+			st.mark = cur
 			return task.Unit{}, nil
 		}
 		if canary.On(bugPersistMod100) && v%100 != 0 {
@@ -259,9 +268,6 @@ func (r *Replica) raiseMark(st *leaderState, v int64) task.Task[task.Unit] {
 // fenced applies op in a multi that first checks the leader's own
 // candidate node: a leader whose session has lost the node writes nothing.
 func fenced(me string, op task.MultiOp) task.Task[task.Unit] {
-	if canary.On(bugUnfenced) {
-		return c.Map(task.Multi(op), func([]task.MultiResult) task.Unit { return task.Unit{} })
-	}
 	// Catch, not OnError with no error named (which returns its input
 	// unchanged); and %v, not %w, so that the check's NoNode does not
 	// match the leader's retry list: a deposed leader would retry its

@@ -1,0 +1,260 @@
+// Command cache shows a ChildrenCache following a directory of workers:
+// worker sessions register ephemeral nodes, leave, and come back (the same
+// name, a new node); the cache, on a session of its own, reports after
+// each step what was added, removed and re-created since its last read
+// (Next). On the embedded server the cache's session is expired while a
+// worker comes and goes: on the new session the cache reads everything
+// again and reports the difference. It checks that every report matches
+// the step and that the cache ends equal to the server's listing (names
+// and czxids), prints a summary, and exits 1 if a check failed.
+//
+//	go run ./examples/cache                 # embedded in-memory ZooKeeper (fakezk)
+//	go run ./examples/cache -zk host:2181   # a real server or ensemble
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/zkflow/zkflow/examples/internal/target"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/recipes/cache"
+	"github.com/zkflow/zkflow/task"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "cache:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	tg      target.Target
+	workers int
+	timeout time.Duration
+}
+
+func parse(args []string, out io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("cache", flag.ContinueOnError)
+	fs.SetOutput(out)
+	o.tg.Register(fs)
+	fs.IntVar(&o.workers, "workers", 3, "workers, each with its own session (at least 2)")
+	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.workers < 2 {
+		return o, fmt.Errorf("-workers must be at least 2")
+	}
+	return o, nil
+}
+
+// session is one session and the executor running on it.
+type session struct {
+	conn task.Conn
+	ex   *executor.Executor
+	done chan struct{}
+}
+
+func connect(ctx context.Context, tg *target.Target) (*session, error) {
+	conn, err := tg.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var clk task.Clock
+	if srv := tg.Embedded(); srv != nil {
+		clk = srv.Clock()
+	}
+	ex, err := executor.New(executor.Config{Conn: conn, Clock: clk})
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	s := &session{conn: conn, ex: ex, done: make(chan struct{})}
+	go func() { defer close(s.done); _ = ex.Run(context.Background()) }()
+	return s, nil
+}
+
+func (s *session) close() { s.ex.Close(); <-s.done }
+
+func names(ns []cache.Node) []string {
+	out := []string{}
+	for _, n := range ns {
+		out = append(out, n.Name())
+	}
+	return out
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	o, err := parse(args, out)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	defer o.tg.Close()
+	dir := o.tg.Root("cache-example") + "/workers"
+	fmt.Fprintf(out, "%s, %d workers, directory %s\n", o.tg.Describe(), o.workers, dir)
+
+	var sessions []*session
+	defer func() {
+		for _, s := range sessions {
+			s.close()
+		}
+	}()
+	open := func() (*session, error) {
+		s, err := connect(ctx, &o.tg)
+		if err == nil {
+			sessions = append(sessions, s)
+		}
+		return s, err
+	}
+	cs, err := open()
+	if err != nil {
+		return err
+	}
+	if _, err := executor.Await(ctx, cs.ex, task.Create(task.Parent(dir), nil, task.Persistent)); err != nil {
+		return err
+	}
+	if _, err := executor.Await(ctx, cs.ex, task.Create(dir, nil, task.Persistent)); err != nil {
+		return err
+	}
+	w, err := cache.WatchChildren(ctx, cs.ex, dir, cache.Options{Data: true})
+	if err != nil {
+		return err
+	}
+	defer w.Close(ctx)
+
+	var checks, failed []string
+	check := func(ok bool, format string, args ...any) {
+		if ok {
+			checks = append(checks, fmt.Sprintf(format, args...))
+		} else {
+			failed = append(failed, fmt.Sprintf(format, args...))
+		}
+	}
+	// await reads changes with Next until the cache holds want, and
+	// returns what was added, removed and re-created over those reads.
+	await := func(want ...string) (added, removed, recreated []string, err error) {
+		slices.Sort(want)
+		for !slices.Equal(names(w.Current()), want) || added == nil && removed == nil && recreated == nil {
+			ch, err := w.Next(ctx)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("waiting for %v: %w", want, err)
+			}
+			fmt.Fprintf(out, "  cache: workers %v (added %v, removed %v, re-created %v)\n",
+				names(ch.Nodes), names(ch.Added), names(ch.Removed), names(ch.Recreated))
+			added = append(added, names(ch.Added)...)
+			removed = append(removed, names(ch.Removed)...)
+			recreated = append(recreated, names(ch.Recreated)...)
+		}
+		return added, removed, recreated, nil
+	}
+
+	fmt.Fprintln(out, "1. workers register")
+	ids := make([]string, o.workers)
+	ws := make([]*session, o.workers)
+	register := func(i int) error {
+		_, err := executor.Await(ctx, ws[i].ex, task.Create(dir+"/"+ids[i], []byte(fmt.Sprintf("10.0.0.%d", i+1)), task.Ephemeral))
+		return err
+	}
+	for i := range ids {
+		ids[i] = fmt.Sprintf("w%d", i+1)
+		if ws[i], err = open(); err != nil {
+			return err
+		}
+		if err := register(i); err != nil {
+			return err
+		}
+	}
+	added, _, _, err := await(ids...)
+	if err != nil {
+		return err
+	}
+	slices.Sort(added)
+	check(slices.Equal(added, ids), "every worker reported added: %v", added)
+
+	fmt.Fprintf(out, "2. %s leaves (its session closes)\n", ids[0])
+	ws[0].close()
+	_, removed, _, err := await(ids[1:]...)
+	if err != nil {
+		return err
+	}
+	check(slices.Equal(removed, ids[:1]), "%s reported removed: %v", ids[0], removed)
+
+	fmt.Fprintf(out, "3. %s re-registers at once on a new session: the same name, another node\n", ids[1])
+	old := ws[1]
+	if ws[1], err = open(); err != nil {
+		return err
+	}
+	if _, err := executor.Await(ctx, old.ex, task.Delete(dir+"/"+ids[1], -1)); err != nil {
+		return err
+	}
+	if err := register(1); err != nil {
+		return err
+	}
+	old.close()
+	_, removed, recreated, err := await(ids[1:]...)
+	if err != nil {
+		return err
+	}
+	// A read between the delete and the create reports removed then added;
+	// otherwise one re-created.
+	check(slices.Equal(recreated, ids[1:2]) || slices.Equal(removed, ids[1:2]), "%s reported re-created (or removed and added): re-created %v, removed %v", ids[1], recreated, removed)
+
+	if srv := o.tg.Embedded(); srv != nil {
+		fmt.Fprintf(out, "4. the cache's session expires while %s comes back and %s goes\n", ids[0], ids[2])
+		srv.Expire(cs.conn.(*fakezk.Conn))
+		if ws[0], err = open(); err != nil {
+			return err
+		}
+		if err := register(0); err != nil {
+			return err
+		}
+		ws[2].close()
+		want := append([]string{ids[0], ids[1]}, ids[3:]...)
+		added, removed, _, err := await(want...)
+		if err != nil {
+			return err
+		}
+		check(slices.Contains(added, ids[0]) && slices.Contains(removed, ids[2]),
+			"after the new session: %s added and %s removed", ids[0], ids[2])
+	}
+
+	// The cache agrees with the server, node for node.
+	cl, err := executor.Await(ctx, cs.ex, task.Children(dir))
+	if err != nil {
+		return err
+	}
+	server := slices.Sorted(slices.Values(cl.Names))
+	check(slices.Equal(names(w.Current()), server), "the cache %v is the server's listing %v", names(w.Current()), server)
+	same := true
+	for _, n := range w.Current() {
+		st, err := executor.Await(ctx, cs.ex, task.Exists(n.Path))
+		if err != nil {
+			return err
+		}
+		same = same && st != nil && st.Czxid == n.Stat.Czxid
+	}
+	check(same, "every cached node is the server's node (same czxid)")
+
+	for _, s := range checks {
+		fmt.Fprintf(out, "  ok: %s\n", s)
+	}
+	if len(failed) > 0 {
+		for _, f := range failed {
+			fmt.Fprintf(out, "  FAILED: %s\n", f)
+		}
+		return fmt.Errorf("%d checks failed", len(failed))
+	}
+	fmt.Fprintln(out, "OK")
+	return nil
+}

@@ -33,16 +33,21 @@
 //     our session is our node; if there is none the create was not applied
 //     (a session's requests are applied in order, so the listing comes
 //     after it), and we create again.
-//  4. List DIR's children without a watch. Contenders are the children
-//     whose name ends in "lock-" followed by a number as the server
-//     formats it (digits, or a minus sign and digits once wrapped); they
-//     are ordered by that number (parsed: the listing's order is
-//     unspecified). Other children (kazoo's "<hex>__lock__<seq>" nodes,
-//     stray names) are ignored, never an error, so this lock does not
-//     exclude kazoo's. The
-//     naming is Apache Curator's InterProcessMutex's, which orders by the
-//     same number, so Curator's mutex and this lock exclude each other on
-//     one path. If our node is missing the attempt fails with ErrLockLost.
+//  4. List DIR's children without a watch. The first listing is sent
+//     right behind the create of step 2, before its reply (a session's
+//     requests are applied in order, so it is read after the create), and
+//     is used if it shows our node; so an uncontended acquire takes one
+//     round trip. Otherwise (the create failed, its reply was lost, the
+//     listing failed) the listing is made again here. Contenders are the
+//     children whose name ends in "lock-" followed by a number as the
+//     server formats it (digits, or a minus sign and digits once
+//     wrapped); they are ordered by that number (parsed: the listing's
+//     order is unspecified). Other children (kazoo's "<hex>__lock__<seq>"
+//     nodes, stray names) are ignored, never an error, so this lock does
+//     not exclude kazoo's. The naming is Apache Curator's
+//     InterProcessMutex's, which orders by the same number, so Curator's
+//     mutex and this lock exclude each other on one path. If our node is
+//     missing the attempt fails with ErrLockLost.
 //  5. If ours is the lowest, we hold the lock. Otherwise exists-with-watch
 //     on the next lower contender only: if it is already gone, go to 4; when
 //     its watch fires, go to 4. A release therefore wakes at most one
@@ -145,10 +150,17 @@
 // by fencing tokens on a standalone server and on a 3-server ensemble
 // whose leader is killed and restarted mid-run (real_test.go), and
 // against Apache Curator's InterProcessMutex on one path (curator_test.go).
-// Acquire+release per second on a standalone server (forceSync=no, the
-// machine's 2 shared cores), from `ZK_REQUIRED=1 go test -run '^$' -bench
-// BenchmarkRealAcquireRelease -benchtime 3s ./recipes/lock/`: 321 with 1
-// client, 273 with 4, 325 with 16.
+// Acquire+release per second on a standalone server (forceSync=no), from
+// `ZK_REQUIRED=1 go test -run '^$' -bench BenchmarkRealAcquireRelease
+// -benchtime 3s ./recipes/lock/`, on a machine of 2 cores shared with
+// other work (load average about 15), so the figures vary by a third from
+// run to run: 346-447 with 1 client, 203-442 with 4, 178-381 with 16. The
+// same runs with the listing not pipelined behind the create (the
+// protocol before it was, built in with -overlay) gave 159-201 with 1
+// client, and the same spread as now with 4 and 16, where a handoff
+// (delete, notification, listing) is the cost and the create is not on
+// its path. Side-by-side figures against Curator, kazoo and go-zookeeper
+// are in bench/README.md.
 //
 // # Not done here
 //

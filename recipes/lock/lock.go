@@ -3,6 +3,7 @@ package lock
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,37 +126,69 @@ func (a *attempt) fail(err error) { task.Resume(a.s, a.k, nil, err) }
 
 // create makes the contender node. A lost reply (connection loss) is
 // settled by looking for our prefix; a missing directory is created.
+//
+// The first listing of the directory is sent right behind the create,
+// without waiting for its reply: a session's requests are applied in
+// order, so it is read after the create, and an uncontended acquire costs
+// one round trip. The listing is used only if it shows the node the
+// create made (the proof it was read after it); otherwise the attempt
+// lists again (check).
 func (a *attempt) create() {
 	req := &task.CreateRequest{Path: a.l.child(a.prefix), Mode: task.EphemeralSequential}
-	task.Run(a.s, task.CreateWith(req), func(cr task.Created, err error) {
-		switch {
-		case err == nil:
-			a.found(cr.Path[len(a.l.dir)+1:], cr.Stat)
-		case errors.Is(err, task.ErrNoNode):
-			task.Run(a.s, ensurePath(a.l.dir), func(_ task.Unit, err error) {
-				if err != nil {
-					a.fail(err)
-					return
-				}
-				a.create()
-			})
-		case errors.Is(err, task.ErrConnectionLoss):
-			if canary.On(bugLossIsFailure) {
-				a.undo()
+	var (
+		cr      task.Created
+		cerr    error
+		listing *task.ChildList
+		pending = 2
+	)
+	join := func() {
+		if pending--; pending > 0 {
+			return
+		}
+		a.created(cr, cerr, listing)
+	}
+	task.Run(a.s, task.CreateWith(req), func(v task.Created, err error) {
+		cr, cerr = v, err
+		join()
+	})
+	task.Run(a.s, task.Children(a.l.dir), func(v task.ChildList, err error) {
+		if err == nil {
+			listing = &v
+		}
+		join()
+	})
+}
+
+// created handles the create's outcome; listing, if not nil, is the
+// directory as read right after it.
+func (a *attempt) created(cr task.Created, err error, listing *task.ChildList) {
+	switch {
+	case err == nil:
+		a.found(cr.Path[len(a.l.dir)+1:], cr.Stat, listing)
+	case errors.Is(err, task.ErrNoNode):
+		task.Run(a.s, ensurePath(a.l.dir), func(_ task.Unit, err error) {
+			if err != nil {
 				a.fail(err)
 				return
 			}
-			if canary.On(bugNoPrefix) {
-				a.create() // nothing to look for
-				return
-			}
-			a.recover()
-		case errors.Is(err, task.ErrNotSent):
 			a.create()
-		default:
+		})
+	case errors.Is(err, task.ErrConnectionLoss):
+		if canary.On(bugLossIsFailure) {
+			a.undo()
 			a.fail(err)
+			return
 		}
-	})
+		if canary.On(bugNoPrefix) {
+			a.create() // nothing to look for
+			return
+		}
+		a.recover()
+	case errors.Is(err, task.ErrNotSent):
+		a.create()
+	default:
+		a.fail(err)
+	}
 }
 
 // recover settles a create whose reply was lost: if a child with our
@@ -169,13 +202,14 @@ func (a *attempt) recover() {
 		case len(m) == 0:
 			a.create()
 		default:
-			a.found(m[0].name, m[0].stat)
+			a.found(m[0].name, m[0].stat, nil)
 		}
 	})
 }
 
-// found records our node and starts waiting in the queue.
-func (a *attempt) found(name string, st task.Stat) {
+// found records our node and starts waiting in the queue; listing, if
+// not nil, is a listing of the directory read after the create.
+func (a *attempt) found(name string, st task.Stat, listing *task.ChildList) {
 	seq, ok := seqOf(name)
 	if !ok {
 		a.fail(fmt.Errorf("lock: server named the contender %q: no sequence after %q", name, lockTag))
@@ -187,6 +221,10 @@ func (a *attempt) found(name string, st task.Stat) {
 		return
 	}
 	if st.Czxid != 0 {
+		if listing != nil && slices.Contains(listing.Names, name) {
+			a.decide(listing.Names)
+			return
+		}
 		a.check()
 		return
 	}
@@ -215,25 +253,32 @@ func (a *attempt) check() {
 			a.fail(err)
 			return
 		}
-		q := queue(cl.Names)
-		i := -1
-		for j, ct := range q {
-			if ct.name == a.name {
-				i = j
-				break
-			}
-		}
-		switch {
-		case i < 0:
-			a.fail(fmt.Errorf("%w: contender %s deleted while waiting", ErrLockLost, a.l.child(a.name)))
-		case i == 0:
-			a.acquired()
-		case canary.On(bugWatchLowest):
-			a.waitFor(a.l.child(q[0].name))
-		default:
-			a.waitFor(a.l.child(q[i-1].name))
-		}
+		a.decide(cl.Names)
 	})
+}
+
+// decide finds our place in a listing of the directory read after our
+// create: lowest holds the lock; otherwise wait for the next lower
+// contender only.
+func (a *attempt) decide(names []string) {
+	q := queue(names)
+	i := -1
+	for j, ct := range q {
+		if ct.name == a.name {
+			i = j
+			break
+		}
+	}
+	switch {
+	case i < 0:
+		a.fail(fmt.Errorf("%w: contender %s deleted while waiting", ErrLockLost, a.l.child(a.name)))
+	case i == 0:
+		a.acquired()
+	case canary.On(bugWatchLowest):
+		a.waitFor(a.l.child(q[0].name))
+	default:
+		a.waitFor(a.l.child(q[i-1].name))
+	}
 }
 
 // waitFor watches pred with exists; when it is gone (already, or later),

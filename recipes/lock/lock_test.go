@@ -81,6 +81,36 @@ func TestAcquireRelease(t *testing.T) {
 	noReportedErrors(t, w)
 }
 
+// An uncontended acquire takes one round trip: the listing goes out right
+// behind the create, before its reply, and is used because it shows the
+// new node; nothing else is sent before the lock is held.
+func TestAcquirePipelinesCreateAndListing(t *testing.T) {
+	w, cnts := newWorld(t, 14, 1, fakezk.Config{})
+	l := mustLock(t, "/locks/one")
+	h, err := mustRun(t, w, 0, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustRun(t, w, 0, h.Release()); err != nil {
+		t.Fatal(err)
+	}
+	w.Drive()
+	sent, lists := cnts[0].sent, cnts[0].lists
+	o := sim.Submit(w, 0, l.Acquire())
+	w.Execs[0].RunUntilIdle() // the client sends; the server has not answered
+	if got := cnts[0].sent - sent; got != 2 || o.Done {
+		t.Fatalf("%d requests in flight before the first reply, want 2 (create and listing)", got)
+	}
+	w.Drive()
+	if !o.Done || o.Err != nil {
+		t.Fatalf("acquire: %+v", o)
+	}
+	if got := cnts[0].lists - lists; got != 1 {
+		t.Fatalf("%d listings for an uncontended acquire, want 1", got)
+	}
+	noReportedErrors(t, w)
+}
+
 // Waiters queue in creation order, and one release wakes one waiter only:
 // the next one re-lists, no other client sends a request.
 func TestNoHerd(t *testing.T) {

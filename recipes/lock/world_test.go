@@ -14,6 +14,7 @@ import (
 type counting struct {
 	*fakezk.Conn
 	client  int
+	sent    int // requests of every kind
 	lists   int
 	watches map[*pending]bool
 }
@@ -27,6 +28,7 @@ type pending struct {
 }
 
 func (c *counting) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	c.sent++
 	switch r := req.(type) {
 	case *task.GetChildrenRequest:
 		c.lists++

@@ -5,6 +5,9 @@
 // status. It is the master-worker example of the ZooKeeper book, made
 // safe under connection loss, session expiry and failover.
 //
+// It builds on recipes/election (the /master node) and recipes/cache (the
+// primary's view of /workers).
+//
 // Start reading at System (layout.go), then Master.Run (master.go),
 // Worker.Run (worker.go), Submit and Wait (client.go); Serve and Client
 // (blocking.go) are the blocking API.
@@ -90,10 +93,13 @@
 //     Master (an ephemeral node; connection loss on the create is settled
 //     by reading the node's owner; backups wait on an exists watch).
 //  2. As primary, in rounds. Each round:
-//     a. if the /workers watch fired (or none is set), list
-//     <root>/workers with a new child watch, retrying connection loss
-//     (a failed call sets no watch, so it must be repeated, not
-//     skipped); the same for <root>/tasks;
+//     a. take the live workers from the term's ChildrenCache of
+//     <root>/workers (recipes/cache: it lists with a child watch,
+//     re-arms the watch after every notification, repeats a listing
+//     that failed with connection loss since a failed call sets no
+//     watch, and wakes the primary at each consistent snapshot); if the
+//     /tasks watch fired (or none is set), list <root>/tasks with a new
+//     child watch, retrying connection loss likewise;
 //     b. list <root>/assign; for every directory whose worker is not in
 //     /workers, move each of its tasks back with one multi {check
 //     /master, delete the assignment, create <root>/tasks/<task> with the
@@ -130,8 +136,9 @@
 // each of these at every change of the tree, over many seeds, under
 // connection drops (applied and not), partitions, expiries, delays,
 // server restarts and clock jumps, with masters failing over and workers
-// crashing; real-server tests repeat the end-to-end checks on a standalone
-// server and on an ensemble that loses its leader.
+// crashing (go test -run TestSimSafety -sim.seeds=N runs N seeds);
+// real-server tests repeat the end-to-end checks on a standalone server
+// and on an ensemble that loses its leader.
 //
 // # Threads
 //

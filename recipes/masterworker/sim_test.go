@@ -426,9 +426,10 @@ func (s *mwSim) final() error {
 // status; after the faults stop, submitters make progress and every
 // submission is answered. A failing seed prints its replay command.
 func TestSimSafety(t *testing.T) {
-	seeds := 150
+	// 50 seeds keep the race-detector run short; -sim.seeds=N runs more.
+	seeds := 50
 	if testing.Short() {
-		seeds = 30
+		seeds = 15
 	}
 	var tot simTotals
 	sim.Check(t, newMWScenario(&tot), seeds)

@@ -140,8 +140,8 @@
 // sequence number (lock/queue-exhausted-sequence, run with the counter
 // started near its end). Seeds each needs (five hunts from
 // seeds 1, 1001, ..., 4001; median and worst), from `go test -count=1 -run
-// TestCanariesCaught -v ./recipes/lock/`: no-unique-prefix 21 and 36,
-// watch-lowest 1 and 1, connection-loss-is-failure 21 and 36 (both bite
+// TestCanariesCaught -v ./recipes/lock/`: no-unique-prefix 13 and 40,
+// watch-lowest 1 and 1, connection-loss-is-failure 13 and 40 (both bite
 // on a create whose reply is lost after it was applied), trust-stale-session
 // 2 and 3, queue-exhausted-sequence 1 and 1 (contenders tied at
 // 2147483647 pick the same predecessor: two waiters watch one node).

@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	var (
 		mu      sync.Mutex
-		acting  int   // leaders acting right now: never more than one
+		acting  int // leaders acting right now: never more than one
 		tokens  []int64
 		failure error
 		wg      sync.WaitGroup

@@ -36,3 +36,9 @@ func TestCanaries(t *testing.T) {
 		})
 	}
 }
+
+// The same seed gives the same history (server trace, faults, outcome).
+func TestDeterminism(t *testing.T) {
+	_, sc := newCacheSim()
+	sim.Determinism(t, sc, sim.Sample(5, 200))
+}

@@ -18,7 +18,7 @@ func simSeeds() int {
 	if testing.Short() {
 		return 40
 	}
-	return 200
+	return 150
 }
 
 const (

@@ -22,7 +22,7 @@ func simSeeds() int {
 	if testing.Short() {
 		return 40
 	}
-	return 200
+	return 150
 }
 
 const (
@@ -324,4 +324,10 @@ func TestCanaries(t *testing.T) {
 			sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
 		})
 	}
+}
+
+// The same seed gives the same history (server trace, faults, outcome).
+func TestDeterminism(t *testing.T) {
+	_, sc := newConfigSim()
+	sim.Determinism(t, sc, sim.Sample(5, 200))
 }

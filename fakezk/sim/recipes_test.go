@@ -50,9 +50,17 @@ func lockIDScenario(clients int, duration time.Duration) sim.Scenario {
 func newLockID(clients int, duration time.Duration) (sim.Scenario, *lockID) {
 	s := &lockID{clients: clients}
 	return sim.Scenario{
-		Name:     fmt.Sprintf("lock+id/%d", clients),
-		Clients:  clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Name:    fmt.Sprintf("lock+id/%d", clients),
+		Clients: clients,
+		// Every class but Delay, for now: a delivery delay across an
+		// expiry lets the fake apply requests the client sent before it
+		// heard of the expiry on the new session (the Conn reconnects at
+		// once), leaving a contender node no flow owns and every client
+		// waiting behind it (seeds 352, 548, 821, ... with Delay on). A
+		// real client cannot send on a session it has not been told of
+		// for that long; fakezk (or the executor's gate) has to close the
+		// window before this scenario can take Delay.
+		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Delay), MaxRate: 0.01},
 		Duration: duration,
 		Setup:    s.setup,
 		Workload: func(r *sim.Trial) {
@@ -139,7 +147,9 @@ func (s *lockID) round(r *sim.Trial, i int) {
 					})
 			}
 			executor.Submit(r.Execs[i], c.Seq(late, h.Release()), func(_ task.Unit, err error) {
-				if err != nil && !r.Closing() {
+				// A release bound to a session that expires meanwhile ends
+				// with it (the node goes with the session).
+				if err != nil && !r.Closing() && !errors.Is(err, task.ErrSessionExpired) {
 					r.Errorf("client %d: release: %v", i, err)
 				}
 				if err == nil && !s.failed(h) {

@@ -3,9 +3,11 @@ package lock_test
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
 )
@@ -59,4 +61,31 @@ func Example() {
 	// b's fenced write: <nil>
 	// a's fenced write after unlock: true
 	// b unlocks: <nil>
+}
+
+// Sequence wrap-around, on a simulated server whose lock directory has
+// had nearly 2^31 children: a contender the server numbers 2147483647
+// (the counter's end) does not queue; once the holder releases, the
+// directory is deleted and recreated, and numbering starts again from 0,
+// while the fencing token (the node's czxid) keeps growing.
+func Example_sequenceWrap() {
+	w, _ := sim.New(sim.Config{Seed: 1, Clients: 2})
+	defer w.Close()
+	l, _ := lock.New("/app/lock")
+	sim.Run(w, 0, task.Create("/app", nil, task.Persistent))
+	sim.Run(w, 0, task.Create("/app/lock", nil, task.Persistent))
+	w.Server.SetCounters("/app/lock", 0, math.MaxInt32-1)
+
+	a, _ := sim.Run(w, 0, l.Acquire())
+	fmt.Println("a holds number", a.Seq())
+	b := sim.Submit(w, 1, l.Acquire()) // numbered 2147483647: withdraws and waits
+	w.Drive()
+	fmt.Println("b holds:", b.Done, "contenders:", len(w.Children("/app/lock")))
+	sim.Run(w, 0, a.Release())
+	w.Settle(func() bool { return b.Done })
+	fmt.Println("b holds number", b.V.Seq(), "with a larger token:", b.V.Token() > a.Token())
+	// Output:
+	// a holds number 2147483646
+	// b holds: false contenders: 1
+	// b holds number 0 with a larger token: true
 }

@@ -233,3 +233,40 @@ func TestBlocking(t *testing.T) {
 		t.Fatalf("Next after Close: %v", err)
 	}
 }
+
+func paths(ns []Node) []string {
+	var out []string
+	for _, n := range ns {
+		out = append(out, n.Path)
+	}
+	return out
+}
+
+// A TreeCache follows every level: nodes created under new nodes are
+// found, a removed node takes its subtree, a missing root is followed.
+func TestTree(t *testing.T) {
+	w := newWorld(t, 2)
+	tc := must(NewTree("/t", Options{Data: true}))
+	must(sim.Run(w, 0, tc.Start()))
+	if got := tc.Current(); len(got) != 0 {
+		t.Fatalf("missing root: cached %v", paths(got))
+	}
+	mk := func(p, data string) task.Task[task.Unit] {
+		return task.Map(task.Create(p, []byte(data), task.Persistent), func(string) task.Unit { return task.Unit{} })
+	}
+	must(sim.Run(w, 1, c.Seq(mk("/t", ""), c.Seq(mk("/t/a", "1"), c.Seq(mk("/t/a/b", "2"), mk("/t/c", "3"))))))
+	w.Settle(func() bool { return len(tc.Current()) == 4 })
+	ch := must(sim.Run(w, 0, tc.Next()))
+	if want := []string{"/t", "/t/a", "/t/a/b", "/t/c"}; !slices.Equal(paths(ch.Nodes), want) {
+		t.Fatalf("tree %v, want %v", paths(ch.Nodes), want)
+	}
+	must(sim.Run(w, 1, c.Seq(task.Delete("/t/a/b", -1), c.Seq(task.Delete("/t/a", -1), mk("/t/c/d", "4")))))
+	w.Settle(func() bool { return len(tc.Current()) == 3 })
+	ch = must(sim.Run(w, 0, tc.Next()))
+	if !slices.Equal(paths(ch.Removed), []string{"/t/a", "/t/a/b"}) || !slices.Equal(paths(ch.Added), []string{"/t/c/d"}) {
+		t.Fatalf("removed %v added %v; want removed [/t/a /t/a/b], added [/t/c/d]", paths(ch.Removed), paths(ch.Added))
+	}
+	if d := ch.Added[0].Data; string(d) != "4" {
+		t.Fatalf("data %q", d)
+	}
+}

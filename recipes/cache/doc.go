@@ -1,6 +1,7 @@
 // Package cache keeps local copies of ZooKeeper nodes up to date with
 // watches: a NodeCache follows one node, a ChildrenCache a directory's
-// children (with their data if asked). Both report what was added,
+// children (with their data if asked), a TreeCache a node and everything
+// under it. They report what was added,
 // removed, changed and re-created, tell a node deleted and created again
 // from a node that merely changed (by czxid, not by version), and
 // converge to the server's state after every fault.
@@ -27,7 +28,11 @@
 //     directory's watch tells when it comes back); the followed node of a
 //     NodeCache found missing is Removed and watched with exists until it
 //     is created.
-//  3. When nothing is marked, the cache is quiescent: it calls OnSynced,
+//  3. A TreeCache does both at every level: the root is read as a
+//     NodeCache's node, and every node read for the first time (or found
+//     re-created) is also listed as a ChildrenCache's directory. A node
+//     removed takes its cached subtree with it (each node Removed).
+//  4. When nothing is marked, the cache is quiescent: it calls OnSynced,
 //     resumes Start the first time, and answers a waiting Next.
 //
 // A watch is a one-time trigger, so every read that could miss a change
@@ -60,6 +65,6 @@
 // difference between two consistent snapshots, so a slow reader never
 // holds up the executor and nothing is queued without bound.
 //
-// Start with NodeCache or ChildrenCache in a task chain, or with
+// Start with NewNode, NewChildren or NewTree in a task chain, or with
 // WatchChildren and WatchNode for the blocking API.
 package cache

@@ -56,10 +56,12 @@ type Options struct {
 	OnSynced func()
 }
 
-// engine follows one directory's children (dir set) or one node (node
-// set) on one executor, across reconnects and session expiries.
+// engine follows one directory's children (dir set), one node (node
+// set) or a subtree (node set, tree true) on one executor, across
+// reconnects and session expiries.
 type engine struct {
 	dir, node string
+	tree      bool
 	opts      Options
 
 	mu   sync.Mutex
@@ -68,24 +70,24 @@ type engine struct {
 	done chan struct{}
 
 	// executor goroutine only
-	rt        task.Runtime
-	started   bool
-	sessID    int64
-	gen       int // one per follower; completions of older ones are ignored
-	follower  *task.Scope
-	listDirty bool
-	dirty     map[string]bool
-	running   bool
-	synced    bool
-	first     func(error)
-	seen      map[string]Node // as of the last Next
-	waiters   []*waiter
-	unsub     func()
+	rt       task.Runtime
+	started  bool
+	sessID   int64
+	gen      int // one per follower; completions of older ones are ignored
+	follower *task.Scope
+	lists    map[string]bool // directories to list
+	dirty    map[string]bool
+	running  bool
+	synced   bool
+	first    func(error)
+	seen     map[string]Node // as of the last Next
+	waiters  []*waiter
+	unsub    func()
 }
 
 func newEngine(dir, node string, opts Options) *engine {
 	return &engine{dir: dir, node: node, opts: opts, cur: map[string]Node{}, done: make(chan struct{}),
-		dirty: map[string]bool{}, seen: map[string]Node{}}
+		dirty: map[string]bool{}, lists: map[string]bool{}, seen: map[string]Node{}}
 }
 
 // start subscribes to session events and starts the first follower; the
@@ -134,12 +136,17 @@ func (e *engine) follow() {
 	e.gen++
 	e.follower = e.rt.SessionScope().Child()
 	e.running = false
-	e.listDirty = e.dir != ""
+	if e.dir != "" {
+		e.lists[e.dir] = true
+	}
 	if e.node != "" {
 		e.dirty[e.node] = true
 	}
 	for p := range e.cur {
 		e.dirty[p] = true
+		if e.tree {
+			e.lists[p] = true
+		}
 	}
 	gen := e.gen
 	e.rt.Schedule(func() {
@@ -174,22 +181,28 @@ func (e *engine) pass(gen int) {
 		e.pass(gen)
 	}
 	switch {
-	case e.listDirty:
-		e.listDirty = false
-		e.list(f, gen, next)
+	case len(e.lists) > 0:
+		d := first(e.lists)
+		delete(e.lists, d)
+		e.list(f, gen, d, next)
 	case len(e.dirty) > 0:
-		keys := make([]string, 0, len(e.dirty))
-		for p := range e.dirty {
-			keys = append(keys, p)
-		}
-		slices.Sort(keys)
-		p := keys[0]
+		p := first(e.dirty)
 		delete(e.dirty, p)
 		e.read(f, gen, p, next)
 	default:
 		e.running = false
 		e.quiescent()
 	}
+}
+
+// first returns the smallest key of m (paths are handled in order, so a
+// seed replays the same history).
+func first(m map[string]bool) string {
+	keys := make([]string, 0, len(m))
+	for p := range m {
+		keys = append(keys, p)
+	}
+	return slices.Min(keys)
 }
 
 // read runs t with the retry policy (or, under the canary, without it:
@@ -217,19 +230,25 @@ func (e *engine) arm(f *task.Scope, gen int, w *task.Watch, mark func()) {
 	})
 }
 
-// list lists the directory with a watch; children not listed are removed,
-// children not cached are read.
-func (e *engine) list(f *task.Scope, gen int, next func(error)) {
-	relist := func() { e.listDirty = true }
-	task.Run(f, read(task.ChildrenW(e.dir)), func(cw task.ChildrenWatch, err error) {
+// list lists directory d with a watch: cached children of d not listed
+// are removed, listed children not cached are marked to be read. When the
+// directory of a ChildrenCache is missing, it is watched with exists until
+// it is created; in a tree, a missing directory is a removed node, which
+// its own read reports.
+func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
+	relist := func() { e.lists[d] = true }
+	task.Run(f, read(task.ChildrenW(d)), func(cw task.ChildrenWatch, err error) {
 		if gen != e.gen {
 			return
 		}
 		switch {
 		case lost(err):
 			next(nil)
+		case errors.Is(err, task.ErrNoNode) && e.tree:
+			e.dirty[d] = true // gone: its read removes it and what is under it
+			next(nil)
 		case errors.Is(err, task.ErrNoNode):
-			task.Run(f, read(task.ExistsW(e.dir)), func(sw task.StatWatch, err error) {
+			task.Run(f, read(task.ExistsW(d)), func(sw task.StatWatch, err error) {
 				switch {
 				case gen != e.gen:
 				case lost(err):
@@ -237,11 +256,11 @@ func (e *engine) list(f *task.Scope, gen int, next func(error)) {
 				case err != nil:
 					next(err)
 				case sw.Stat != nil: // created meanwhile
-					e.listDirty = true
+					e.lists[d] = true
 					next(nil)
 				default:
 					e.arm(f, gen, sw.Watch, relist)
-					for _, p := range sortedPaths(e.snapshot()) {
+					for _, p := range e.childrenOf(d) {
 						e.remove(p)
 					}
 					next(nil)
@@ -251,18 +270,17 @@ func (e *engine) list(f *task.Scope, gen int, next func(error)) {
 			next(err)
 		default:
 			e.arm(f, gen, cw.Watch, relist)
-			names := make(map[string]bool, len(cw.Names))
+			listed := make(map[string]bool, len(cw.Names))
 			for _, n := range cw.Names {
-				p := task.Join(e.dir, n)
-				names[p] = true
+				p := task.Join(d, n)
+				listed[p] = true
 				if _, ok := e.get(p); !ok {
 					e.dirty[p] = true
 				}
 			}
-			for _, p := range sortedPaths(e.snapshot()) {
-				if !names[p] {
+			for _, p := range e.childrenOf(d) {
+				if !listed[p] {
 					e.remove(p)
-					delete(e.dirty, p)
 				}
 			}
 			next(nil)
@@ -270,9 +288,22 @@ func (e *engine) list(f *task.Scope, gen int, next func(error)) {
 	})
 }
 
-// read reads node p with a data watch. A missing child is removed (the
-// directory's watch tells when it comes back); a missing watched node is
-// watched with exists until it is created.
+// childrenOf returns the cached children of d, sorted.
+func (e *engine) childrenOf(d string) []string {
+	var out []string
+	for _, p := range sortedPaths(e.snapshot()) {
+		if task.Parent(p) == d && p != d {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// read reads node p with a data watch. A missing child is removed (its
+// directory's watch tells when it comes back); a missing followed node (a
+// NodeCache's, a TreeCache's root) is removed and watched with exists
+// until it is created. In a tree, a node read for the first time is
+// listed too.
 func (e *engine) read(f *task.Scope, gen int, p string, next func(error)) {
 	mark := func() { e.dirty[p] = true }
 	task.Run(f, read(task.GetW(p)), func(dw task.DataWatch, err error) {
@@ -307,8 +338,12 @@ func (e *engine) read(f *task.Scope, gen int, p string, next func(error)) {
 		default:
 			e.arm(f, gen, dw.Watch, mark)
 			n := Node{Path: p, Stat: dw.Stat}
-			if e.opts.Data || e.dir == "" {
+			if e.opts.Data || e.dir == "" && !e.tree {
 				n.Data = dw.Data.Data
+			}
+			old, had := e.get(p)
+			if e.tree && (!had || old.Stat.Czxid != n.Stat.Czxid) {
+				e.lists[p] = true // new here: follow its children too
 			}
 			e.put(n)
 			next(nil)
@@ -353,6 +388,13 @@ func (e *engine) put(n Node) {
 }
 
 func (e *engine) remove(p string) {
+	if e.tree { // what was under it went first
+		for _, c := range e.childrenOf(p) {
+			e.remove(c)
+		}
+		delete(e.lists, p)
+	}
+	delete(e.dirty, p)
 	old, ok := e.get(p)
 	if !ok {
 		return

@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,10 +28,12 @@ const (
 )
 
 // cacheSim is the cache scenario: client 0 follows simDir with a
-// ChildrenCache (with data) and simNode with a NodeCache, and reads both
+// ChildrenCache (with data), simNode with a NodeCache and all of /cache
+// with a TreeCache (with data), and reads all three
 // with Next in a loop; clients 1 and 2 write: create, set, delete, and
 // delete-then-create (often with the same data, so the re-created node
-// has the same version as the old one) the children k0..k3 and the node,
+// has the same version as the old one) the children k0..k3, k0's child
+// sub (for the tree) and the node,
 // under the faults the seed draws. Judged by:
 //
 //   - every OnEvent is consistent with the events before it: Added was not
@@ -38,7 +41,7 @@ const (
 //     Recreated was, with another czxid;
 //   - every Next's difference is consistent with the previous Next's
 //     snapshot, and the snapshot plus the difference is the new snapshot;
-//   - once the faults stop and the writers end, both caches, the nodes
+//   - once the faults stop and the writers end, the three caches, the nodes
 //     rebuilt from their OnEvent streams, and the last Next snapshots hold
 //     exactly the server's nodes (paths, czxid, mzxid, version, data), read
 //     directly from the server (World.Server.NodeStat, World.Children);
@@ -49,6 +52,9 @@ type cacheSim struct {
 	evModel   map[string]Node // rebuilt from OnEvent
 	nextDir   map[string]Node // as of the last ChildrenCache Next
 	nextNode  map[string]Node
+	tc        *TreeCache
+	trModel   map[string]Node // rebuilt from the TreeCache's OnEvent
+	nextTree  map[string]Node
 	writers   int           // writers still running
 	stoppedAt time.Duration // when the last writer ended
 	// counted over seeds
@@ -64,6 +70,7 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 		Duration: 15 * time.Second,
 		Setup: func(r *sim.Trial) error {
 			s.evModel, s.nextDir, s.nextNode = map[string]Node{}, map[string]Node{}, map[string]Node{}
+			s.trModel, s.nextTree = map[string]Node{}, map[string]Node{}
 			s.stoppedAt = 0
 			_, err := sim.Run(r.World, 1, c.Seq(task.Create("/cache", nil, task.Persistent),
 				task.Create(simDir, nil, task.Persistent)))
@@ -88,11 +95,19 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 			if _, err := sim.Run(r.World, 0, s.nc.Start()); err != nil {
 				return fmt.Errorf("start node cache: %w", err)
 			}
+			s.tc, err = NewTree("/cache", Options{Data: true, OnEvent: func(ev Event) { r.Check(applyEvent(s.trModel, ev)) }})
+			if err != nil {
+				return err
+			}
+			if _, err := sim.Run(r.World, 0, s.tc.Start()); err != nil {
+				return fmt.Errorf("start tree cache: %w", err)
+			}
 			return nil
 		},
 		Workload: func(r *sim.Trial) {
 			s.read(r, s.cc.Next, s.nextDir)
 			s.read(r, s.nc.Next, s.nextNode)
+			s.read(r, s.tc.Next, s.nextTree)
 			s.writers = 2
 			for i := 1; i <= 2; i++ {
 				s.write(r, i)
@@ -119,6 +134,9 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 				}
 				if err := s.nc.Err(); err != nil {
 					return fmt.Errorf("node cache ended: %w", err)
+				}
+				if err := s.tc.Err(); err != nil {
+					return fmt.Errorf("tree cache ended: %w", err)
 				}
 				return nil
 			}),
@@ -152,9 +170,9 @@ func (s *cacheSim) read(r *sim.Trial, next func() task.Task[Change], model map[s
 // write runs client i's writer loop until Stopping.
 func (s *cacheSim) write(r *sim.Trial, i int) {
 	rng := r.Rand
-	paths := []string{simDir + "/k0", simDir + "/k1", simDir + "/k2", simDir + "/k3", simNode}
+	paths := []string{simDir + "/k0", simDir + "/k1", simDir + "/k2", simDir + "/k3", simNode, simDir + "/k0/sub"}
 	expected := func(err error) error {
-		if err == nil || errors.Is(err, task.ErrNodeExists) || errors.Is(err, task.ErrNoNode) ||
+		if err == nil || errors.Is(err, task.ErrNodeExists) || errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrNotEmpty) ||
 			errors.Is(err, task.ErrSessionExpired) {
 			return nil
 		}
@@ -225,6 +243,17 @@ func (s *cacheSim) converged(r *sim.Trial) error {
 	if n, ok := serverNode(r, simNode); ok {
 		want[simNode], node[simNode] = n, n
 	}
+	tree := map[string]Node{}
+	for _, p := range r.Server.Paths() {
+		if p == "/cache" || strings.HasPrefix(p, "/cache/") {
+			n, _ := serverNode(r, p)
+			tree[p] = n
+		}
+	}
+	treeCached := map[string]Node{}
+	for _, n := range s.tc.Current() {
+		treeCached[n.Path] = n
+	}
 	cached := map[string]Node{}
 	for _, n := range s.cc.Current() {
 		cached[n.Path] = n
@@ -240,6 +269,9 @@ func (s *cacheSim) converged(r *sim.Trial) error {
 		{"OnEvent model", s.evModel, want},
 		{"children Next snapshot", s.nextDir, dir},
 		{"node Next snapshot", s.nextNode, node},
+		{"tree cache", treeCached, tree},
+		{"tree OnEvent model", s.trModel, tree},
+		{"tree Next snapshot", s.nextTree, tree},
 	} {
 		if err := sameNodes(cmp.got, cmp.want); err != nil {
 			return fmt.Errorf("%s differs from the server: %w", cmp.what, err)

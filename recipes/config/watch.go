@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/zkflow/zkflow/internal/canary"
@@ -73,6 +74,12 @@ type DirOptions struct {
 	// Marker makes the reader honour the invalid-marker protocol: no
 	// snapshot is delivered while <root>/invalid exists.
 	Marker bool
+	// Subtree follows every node under root (a TreeCache), not only its
+	// children: Values are keyed by the path relative to root ("db",
+	// "db/host"); a node with children has an entry too (its own data).
+	// With Marker, a node named invalid at any level (UpdateMarked on any
+	// directory of the subtree) holds back delivery.
+	Subtree bool
 }
 
 // Watcher delivers a configuration to a handler on the executor. Done,
@@ -85,6 +92,7 @@ type Watcher struct {
 
 	nc *cache.NodeCache
 	cc *cache.ChildrenCache
+	tc *cache.TreeCache
 
 	mu     sync.Mutex
 	latest Snapshot
@@ -119,7 +127,8 @@ func Watch(path string, handler func(Snapshot)) task.Task[*Watcher] {
 }
 
 // WatchDir returns a task that follows the children of root (one level:
-// each child is one configuration entry) and calls handler with a
+// each child is one configuration entry; with opts.Subtree, every node
+// under root) and calls handler with a
 // snapshot of all of them, on the executor goroutine. Snapshots are
 // consistent: every entry as of one instant, so an update made in one
 // multi (Update) is seen entirely or not at all. With opts.Marker, no
@@ -130,7 +139,16 @@ func WatchDir(root string, opts DirOptions, handler func(Snapshot)) task.Task[*W
 		return task.Fail[*Watcher](fmt.Errorf("config: nil handler: %w", task.ErrInvalidArgument))
 	}
 	w := &Watcher{path: root, dir: true, opts: opts, handler: handler}
-	cc, err := cache.NewChildren(root, cache.Options{Data: true, OnSynced: w.synced, OnEvent: w.event})
+	copts := cache.Options{Data: true, OnSynced: w.synced, OnEvent: w.event}
+	if opts.Subtree {
+		tc, err := cache.NewTree(root, copts)
+		if err != nil {
+			return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
+		}
+		w.tc = tc
+		return w.start(task.Map(tc.Start(), func(*cache.TreeCache) task.Unit { return task.Unit{} }))
+	}
+	cc, err := cache.NewChildren(root, copts)
 	if err != nil {
 		return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
 	}
@@ -189,9 +207,21 @@ func (w *Watcher) snapshot() (Snapshot, bool) {
 	}
 	marked := false
 	snap.Values = map[string][]byte{}
-	for _, n := range w.cc.Current() {
-		name := n.Name()
-		if name == MarkerName && w.opts.Marker {
+	var nodes []cache.Node
+	if w.tc != nil {
+		nodes = w.tc.Current()
+	} else {
+		nodes = w.cc.Current()
+	}
+	for _, n := range nodes {
+		name, ok := strings.CutPrefix(n.Path, w.path+"/")
+		if w.path == "/" {
+			name, ok = strings.CutPrefix(n.Path, "/")
+		}
+		if !ok || name == "" {
+			continue // the root itself
+		}
+		if w.opts.Marker && (name == MarkerName || w.tc != nil && strings.HasSuffix(name, "/"+MarkerName)) {
 			marked = true
 			continue
 		}
@@ -212,16 +242,22 @@ func (w *Watcher) Latest() (Snapshot, bool) {
 // Stop returns a task that stops the watcher (no more deliveries). It is
 // idempotent.
 func (w *Watcher) Stop() task.Task[task.Unit] {
-	if w.nc != nil {
+	switch {
+	case w.nc != nil:
 		return w.nc.Stop()
+	case w.tc != nil:
+		return w.tc.Stop()
 	}
 	return w.cc.Stop()
 }
 
 // Done is closed when the watcher ends.
 func (w *Watcher) Done() <-chan struct{} {
-	if w.nc != nil {
+	switch {
+	case w.nc != nil:
 		return w.nc.Done()
+	case w.tc != nil:
+		return w.tc.Done()
 	}
 	return w.cc.Done()
 }
@@ -231,9 +267,12 @@ func (w *Watcher) Done() <-chan struct{} {
 // error no retry settles.
 func (w *Watcher) Err() error {
 	var err error
-	if w.nc != nil {
+	switch {
+	case w.nc != nil:
 		err = w.nc.Err()
-	} else {
+	case w.tc != nil:
+		err = w.tc.Err()
+	default:
 		err = w.cc.Err()
 	}
 	if errors.Is(err, cache.ErrStopped) {

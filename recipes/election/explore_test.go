@@ -1,0 +1,275 @@
+package election_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/election"
+	"github.com/zkflow/zkflow/task"
+)
+
+// The election on the shared scenario machinery (fakezk/sim): fault plans
+// drawn per seed from every class (drops applied and not, short and long
+// partitions, delays, server restarts, clock jumps; outright expiries in
+// the fenced-only variant), a workload under faults for 20s of simulated
+// time, liveness once they stop, then quiescence and invariants.
+//
+// Each of 4 clients (plus a twin of client 0 with the same executor seed)
+// loops: campaign, two fenced log writes (sim.FencedEntry) with simulated
+// time between, resign. Judged by:
+//
+//   - sim.Leaders: at most one client acting at any simulated instant,
+//     acting from the grant (OnState Leading) to the end (OnState Ended);
+//     not judged when outright expiries are on (the server ending a
+//     connected client's session is something no client can foresee; the
+//     fence still holds);
+//   - sim.Fencing: the fenced log's tokens never go down, no late write;
+//   - one wake-up per deletion (the election's waiters watch only their
+//     predecessor);
+//   - no candidate node left after the loops end; no failed cleanup.
+type exploreSim struct {
+	master, expire bool
+
+	log     *wakeLog
+	leaders *sim.Leaders
+	cands   []election.Candidate
+	running int
+}
+
+const (
+	exploreLog     = "/fence"
+	exploreClients = 4
+)
+
+func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
+	s := &exploreSim{master: master, expire: expire}
+	const clients = exploreClients
+	faults := sim.AllFaults
+	if !expire {
+		faults &^= sim.Of(sim.Expire)
+	}
+	name := "election"
+	if master {
+		name = "master"
+	}
+	if expire {
+		name += "-expire"
+	}
+	return s, sim.Scenario{
+		Name:     name,
+		Clients:  clients,
+		Faults:   sim.Faults{Allow: faults},
+		Duration: 20 * time.Second,
+		Wrap: func(i int, conn *fakezk.Conn) task.Conn {
+			if i == 0 {
+				s.log = newWakeLog(clients + 1)
+			}
+			return &watcher{Conn: conn, client: i, log: s.log}
+		},
+		Setup: func(r *sim.Trial) error {
+			if err := addTwin(r.World, s.log, 0); err != nil {
+				return err
+			}
+			s.log.dropCreates(r.Server, rand.New(rand.NewPCG(r.Seed, 3)), 0.1)
+			s.leaders = sim.NewLeaders(r.World)
+			s.cands = nil
+			for i := range r.Execs {
+				cfg := election.Config{Data: []byte(strconv.Itoa(i)), OnState: s.onState(r, i)}
+				var cand election.Candidate
+				var err error
+				if master {
+					cand, err = election.NewMaster("/svc/master", cfg)
+				} else {
+					cand, err = election.New("/svc/election", cfg)
+				}
+				if err != nil {
+					return err
+				}
+				s.cands = append(s.cands, cand)
+			}
+			_, err := sim.Run(r.World, 0, task.Create(exploreLog, nil, task.Persistent))
+			return err
+		},
+		Workload: func(r *sim.Trial) {
+			s.running = len(r.Execs)
+			for i := range r.Execs {
+				s.loop(r, i)
+			}
+		},
+		Live: func(r *sim.Trial) bool {
+			for i := range clients {
+				if !r.ProgressedSinceFaults(i) {
+					return false
+				}
+			}
+			return true
+		},
+		Quiesce: func(r *sim.Trial) bool {
+			return s.running == 0 && len(r.Children("/svc/election")) == 0 && len(r.Children("/svc")) <= 1
+		},
+		Invariants: []sim.Invariant{
+			sim.Fencing(exploreLog),
+			sim.InvariantFunc(s.oneWakeUp),
+			sim.InvariantFunc(func(r *sim.Trial) error {
+				if ch := r.Children("/svc"); s.master && len(ch) != 0 {
+					return fmt.Errorf("master node left: %v", ch)
+				}
+				return nil
+			}),
+			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed),
+		},
+	}
+}
+
+func (s *exploreSim) onState(r *sim.Trial, i int) func(*election.Leadership, election.State) {
+	return func(_ *election.Leadership, st election.State) {
+		switch {
+		case s.expire:
+		case st == election.Leading:
+			if !contains(s.leaders.Acting(), i) {
+				r.Check(s.leaders.Begin(i))
+			}
+		case st == election.Ended:
+			s.leaders.End(i)
+		}
+	}
+}
+
+func contains(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// loop is client i's rounds until the run is stopping.
+func (s *exploreSim) loop(r *sim.Trial, i int) {
+	if r.Stopping() || r.Closing() {
+		s.running--
+		return
+	}
+	ex := r.Execs[i]
+	hold := time.Duration(200+r.Rand.IntN(2000)) * time.Millisecond
+	executor.Submit(ex, s.cands[i].Campaign(), func(l *election.Leadership, err error) {
+		if r.Closing() {
+			return
+		}
+		if err != nil {
+			if !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, election.ErrLost) {
+				r.Errorf("client %d: campaign: %v", i, err)
+			}
+			s.loop(r, i)
+			return
+		}
+		entry := func(kind string) task.MultiOp { return sim.FencedEntry(exploreLog, l.Token(), kind) }
+		section := c.Seq(l.Fenced(entry("enter")), c.Seq(c.Sleep(hold), l.Fenced(entry("exit"))))
+		executor.Submit(ex, section, func(_ []task.MultiResult, err error) {
+			if r.Closing() {
+				return
+			}
+			late := task.Value[[]task.MultiResult](nil)
+			// (A section cut by the session's expiry may end just before
+			// the leadership hears of it, in the same executor step.)
+			if l.Err() != nil || errors.Is(err, task.ErrSessionExpired) {
+				// A leader that lost and writes regardless: refused.
+				late = c.Catch(l.Fenced(entry("late")), func(error) task.Task[[]task.MultiResult] {
+					return task.Value[[]task.MultiResult](nil)
+				})
+			} else if err != nil && !task.IsRetryable(err) {
+				r.Errorf("client %d: section: %v", i, err)
+			}
+			executor.Submit(ex, c.Seq(late, l.Resign()), func(_ task.Unit, err error) {
+				if r.Closing() {
+					return
+				}
+				if err != nil {
+					r.Errorf("client %d: resign: %v", i, err)
+				}
+				if i < exploreClients { // the twin is not one of the scenario's clients
+					r.Progress(i)
+				}
+				s.loop(r, i)
+			})
+		})
+	})
+}
+
+func (s *exploreSim) oneWakeUp(r *sim.Trial) error {
+	if s.master {
+		return nil // the /master pattern wakes every waiter by design
+	}
+	for path, woken := range s.log.woken {
+		if len(woken) > 1 {
+			return fmt.Errorf("deleting %s woke %d waiters %v", path, len(woken), woken)
+		}
+	}
+	return nil
+}
+
+func exploreSeeds() int {
+	if testing.Short() {
+		return 30
+	}
+	return 200
+}
+
+func TestExploreElection(t *testing.T) {
+	_, sc := newExploreSim(false, false)
+	sim.Check(t, sc, exploreSeeds())
+}
+
+func TestExploreMaster(t *testing.T) {
+	_, sc := newExploreSim(true, false)
+	sim.Check(t, sc, exploreSeeds())
+}
+
+func TestExploreWithExpiries(t *testing.T) {
+	_, sc := newExploreSim(false, true)
+	sim.Check(t, sc, exploreSeeds()/2)
+	_, sc = newExploreSim(true, true)
+	sim.Check(t, sc, exploreSeeds()/2)
+}
+
+// The canaries on the shared machinery: sim.Catch hunts three times over
+// disjoint seed ranges and logs the seeds each hunt needed.
+func TestExploreCanaries(t *testing.T) {
+	for _, tc := range []struct {
+		bug    canary.Name
+		master bool
+	}{
+		{bugNames.skipOwner, false},
+		{bugNames.skipOwner, true},
+		{bugNames.noGiveUp, false},
+		{bugNames.watchLowest, false},
+		// election/arm-on-change needs a suspension right after a reconnect,
+		// before the recheck: these fault plans did not produce one in 500
+		// seeds; TestCanaries (sim_test.go) and
+		// TestSuspendAgainBeforeRecheck catch it.
+	} {
+		name := string(tc.bug)
+		if tc.master {
+			name += "/master"
+		}
+		t.Run(name, func(t *testing.T) {
+			restore := canary.Enable(tc.bug)
+			defer restore()
+			_, sc := newExploreSim(tc.master, false)
+			sim.Catch(t, sc, name, 3, 500)
+		})
+	}
+}
+
+var bugNames = struct{ skipOwner, noGiveUp, watchLowest canary.Name }{
+	"election/skip-owner-check", "election/no-give-up", "election/watch-lowest",
+}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,7 +38,8 @@ var simEntries = []string{"a", "b", "c"}
 // generation number), alternately in one multi (Update) and one write at
 // a time under the invalid marker (UpdateMarked); client 3 writes
 // increasing numbers to simNode. Client 0 follows the directory (WatchDir
-// with the marker) and the node (Watch); client 1 runs a Reloader over the
+// with the marker), all of /app (WatchDir with Subtree and the marker)
+// and the node (Watch); client 1 runs a Reloader over the
 // directory whose runs last until canceled. All under the faults the seed
 // draws. Judged by:
 //
@@ -52,6 +54,8 @@ var simEntries = []string{"a", "b", "c"}
 //   - no watcher ends with an error, no run fails.
 type configSim struct {
 	dirW, nodeW *Watcher
+	treeW       *Watcher // client 0's Subtree watcher of /app
+	lastTree    int
 	rel         *Reloader
 	lastGen     int // generation last delivered to client 0
 	lastNode    int
@@ -71,7 +75,7 @@ func newConfigSim() (*configSim, sim.Scenario) {
 		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.05},
 		Duration: 15 * time.Second,
 		Setup: func(r *sim.Trial) error {
-			s.lastGen, s.lastNode, s.running, s.runGen, s.stoppedAt = 0, 0, 0, 0, 0
+			s.lastGen, s.lastNode, s.running, s.runGen, s.stoppedAt, s.lastTree = 0, 0, 0, 0, 0, 0
 			setup := c.Seq(task.Create("/app", nil, task.Persistent), task.Create(simRoot, nil, task.Persistent))
 			if _, err := sim.Run(r.World, 2, setup); err != nil {
 				return err
@@ -93,6 +97,19 @@ func newConfigSim() (*configSim, sim.Scenario) {
 				s.lastGen = g
 			})); err != nil {
 				return fmt.Errorf("WatchDir: %w", err)
+			}
+			if s.treeW, err = sim.Run(r.World, 0, WatchDir("/app", DirOptions{Marker: true, Subtree: true}, func(snap Snapshot) {
+				g, err := generation(subdir(snap, "config"))
+				if err != nil {
+					r.Errorf("client 0, subtree: %v", err)
+					return
+				}
+				if g < s.lastTree {
+					r.Errorf("client 0, subtree: generation %d delivered after %d", g, s.lastTree)
+				}
+				s.lastTree = g
+			})); err != nil {
+				return fmt.Errorf("WatchDir subtree: %w", err)
 			}
 			if s.nodeW, err = sim.Run(r.World, 0, Watch(simNode, func(snap Snapshot) {
 				v := 0
@@ -131,7 +148,7 @@ func newConfigSim() (*configSim, sim.Scenario) {
 		Invariants: []sim.Invariant{
 			sim.InvariantFunc(s.converged),
 			sim.InvariantFunc(func(*sim.Trial) error {
-				return errors.Join(s.dirW.Err(), s.nodeW.Err(), s.rel.Err())
+				return errors.Join(s.dirW.Err(), s.nodeW.Err(), s.treeW.Err(), s.rel.Err())
 			}),
 			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed),
 		},
@@ -162,6 +179,18 @@ func generation(snap Snapshot) (int, error) {
 		return 0, fmt.Errorf("half-applied update delivered: a, b, c = %v", g)
 	}
 	return strconv.Atoi(g[0])
+}
+
+// subdir returns the entries of snap under dir, keyed by the rest of
+// their path.
+func subdir(snap Snapshot, dir string) Snapshot {
+	out := Snapshot{Path: snap.Path + "/" + dir, Values: map[string][]byte{}}
+	for k, v := range snap.Values {
+		if rest, ok := strings.CutPrefix(k, dir+"/"); ok {
+			out.Values[rest] = v
+		}
+	}
+	return out
 }
 
 // apply is the Reloader's component: a run that counts itself going
@@ -279,6 +308,12 @@ func (s *configSim) converged(r *sim.Trial) error {
 	snap, ok := s.dirW.Latest()
 	if !ok || !maps.EqualFunc(snap.Values, want, func(a, b []byte) bool { return string(a) == string(b) }) {
 		return fmt.Errorf("client 0: directory delivered %s, server has %s", show(snap.Values), show(want))
+	}
+	if snap, _ := s.treeW.Latest(); !maps.EqualFunc(subdir(snap, "config").Values, want, func(a, b []byte) bool { return string(a) == string(b) }) {
+		return fmt.Errorf("client 0: subtree delivered %s, server has %s", show(snap.Values), show(want))
+	}
+	if snap, _ := s.treeW.Latest(); string(snap.Values["flag"]) != tree["flag"] {
+		return fmt.Errorf("client 0: subtree delivered flag %q, server has %q", snap.Values["flag"], tree["flag"])
 	}
 	w, _ := strconv.Atoi(tree["flag"])
 	if s.lastNode != w {

@@ -2,6 +2,7 @@ package election
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/zkflow/zkflow/executor"
@@ -20,12 +21,37 @@ func Campaign(ctx context.Context, ex *executor.Executor, cand Candidate) (*Lead
 	if ex == nil || cand == nil {
 		return nil, fmt.Errorf("election: nil executor or candidate: %w", task.ErrInvalidArgument)
 	}
-	l, err := executor.Await(ctx, ex, cand.Campaign())
-	if err != nil {
-		return nil, err
+	if err := ctx.Err(); err != nil { // ended already: submit nothing
+		return nil, ctxErr(err)
 	}
-	l.ex = ex
-	return l, nil
+	type result struct {
+		l   *Leadership
+		err error
+	}
+	ch := make(chan result, 1)
+	f := executor.Submit(ex, cand.Campaign(), func(l *Leadership, err error) { ch <- result{l, err} })
+	select {
+	case r := <-ch:
+		if r.l != nil {
+			r.l.ex = ex
+		}
+		return r.l, r.err
+	case <-ctx.Done():
+	}
+	f.Cancel()
+	r := <-ch // the flow ends promptly once canceled
+	if r.err == nil {
+		// Won just as ctx ended: nobody will use it.
+		executor.Submit(ex, r.l.Resign(), nil)
+	}
+	return nil, ctxErr(ctx.Err())
+}
+
+func ctxErr(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return task.ErrDeadlineExceeded
+	}
+	return task.ErrCanceled
 }
 
 // Leader is the blocking Candidate.Leader.

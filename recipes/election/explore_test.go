@@ -273,3 +273,11 @@ func TestExploreCanaries(t *testing.T) {
 var bugNames = struct{ skipOwner, noGiveUp, watchLowest canary.Name }{
 	"election/skip-owner-check", "election/no-give-up", "election/watch-lowest",
 }
+
+// One seed, one history: each sampled seed run twice gives the same trace.
+func TestExploreDeterminism(t *testing.T) {
+	_, sc := newExploreSim(false, false)
+	sim.Determinism(t, sc, []uint64{1, 2, 3})
+	_, sc = newExploreSim(true, true)
+	sim.Determinism(t, sc, []uint64{4, 5})
+}

@@ -199,6 +199,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		{"unique IDs, with a replicated persistence service", idsChapter},
 		{"a lock with fencing tokens", lockChapter},
 		{"a master assigns tasks to workers, and a worker dies", tasksChapter},
+		{"the configuration changes and the workers reload themselves", configChapter},
 	}
 	for i, ch := range chapters {
 		fmt.Fprintf(out, "%d. %s\n", i+1, ch.title)

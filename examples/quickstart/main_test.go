@@ -20,8 +20,15 @@ func check(t *testing.T, args ...string) string {
 		t.Fatalf("quickstart %v: %v\n%s", args, err, out.String())
 	}
 	s := out.String()
-	if !strings.Contains(s, "none repeated") || strings.Contains(s, "FAILED") || !strings.HasSuffix(s, "OK\n") {
+	if strings.Contains(s, "FAILED") || !strings.HasSuffix(s, "OK\n") {
 		t.Fatalf("no verified summary:\n%s", s)
+	}
+	// Every chapter's checks are in the summary.
+	for _, want := range []string{"none repeated", "persistence leader killed", "lock holders never overlapped",
+		"one status each", "moved back and done by another worker", "the backup took over", "reloaded themselves"} {
+		if !strings.Contains(s, "ok: ") || !strings.Contains(s, want) {
+			t.Fatalf("summary lacks %q:\n%s", want, s)
+		}
 	}
 	return s
 }

@@ -45,7 +45,9 @@ func (c *ChildrenCache) Start() task.Task[*ChildrenCache] {
 // Changes coalesce: a child added and removed between two Nexts is not
 // seen; nothing is queued without bound. Next is meant for one reader at a
 // time; concurrent Nexts are served in turn, each with what changed since
-// the one before. It fails with the cache's error once the cache has
+// the one before. Next answers only at a consistent snapshot: while
+// changes keep coming faster than the cache reads them, it waits for the
+// first quiet moment. It fails with the cache's error once the cache has
 // ended, and with task.ErrInvalidArgument before Start.
 func (c *ChildrenCache) Next() task.Task[Change] { return c.e.next() }
 

@@ -41,8 +41,10 @@ var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: tim
 
 // Options configure a cache.
 type Options struct {
-	// Data keeps each node's data in the cache (a ChildrenCache without it
-	// keeps only names and Stats; a NodeCache always keeps the data).
+	// Data keeps each node's data in the cache (a ChildrenCache or
+	// TreeCache without it keeps only names and Stats, and still reports
+	// data changes as Changed, by mzxid; a NodeCache always keeps the
+	// data).
 	Data bool
 	// OnEvent, if set, is called for every change the cache sees, on the
 	// executor goroutine, in the order the cache saw them, once per

@@ -46,7 +46,9 @@ func validate(root string, values map[string][]byte) error {
 // Errors: connection loss (the multi may or may not have been applied):
 // Update lists and writes again, which leaves the same values. An entry
 // created or deleted by someone else meanwhile (node exists, no node): it
-// lists and writes again. No root: task.ErrNoNode. Invalid names or no
+// lists and writes again. Session expiry: task.ErrSessionExpired (run it
+// again on the next session: executor.AwaitAcrossExpiry). No root:
+// task.ErrNoNode. Invalid names or no
 // values: task.ErrInvalidPath or task.ErrInvalidArgument, before anything
 // is sent. Other errors end the task.
 func Update(root string, values map[string][]byte) task.Task[task.Unit] {
@@ -140,7 +142,10 @@ func waitGone(s *task.Scope, path string, then func(), k task.Cont[task.Unit]) {
 // the marker whose reply was lost is recognised by its token). Session
 // expiry: the task fails with task.ErrSessionExpired, leaving the marker;
 // run the same task again (executor.AwaitAcrossExpiry) to finish. No
-// root: task.ErrNoNode (before the marker is created).
+// root: task.ErrNoNode (before the marker is created). The token is drawn
+// when the task first runs and kept by the task value: run one task value
+// at most once at a time (two runs at once would both take the marker for
+// theirs), and build a new task for each update.
 func UpdateMarked(root string, values map[string][]byte) task.Task[task.Unit] {
 	if err := validate(root, values); err != nil {
 		return task.Fail[task.Unit](err)

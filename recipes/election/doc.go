@@ -28,7 +28,11 @@
 // How soon the client learns of a disconnect is the client library's
 // business. A refused or reset connection is noticed at once. A silent
 // partition is noticed by go-zookeeper (zkadapter) when no reply arrived
-// for 2/3 of the timeout (it pings every 1/3): hence DefaultGiveUp of 1/4.
+// for 2/3 of the timeout (it pings every 1/3): hence DefaultGiveUp of 1/4,
+// which leaves about 1/12 of the timeout (TestRealSilentPartition shows it
+// against a real server). A GiveUp of 1/3 or more is safe only for
+// disconnects the client hears of at once, or with a client library that
+// notices silence sooner.
 // A process paused (garbage collection, a stopped VM) for longer than the
 // margin can still act late: writes that must never come from a former
 // leader go through Leadership.Fenced, which ZooKeeper itself refuses

@@ -298,3 +298,8 @@ func TestRealEnsembleServerKilled(t *testing.T) {
 	t.Logf("%d terms, %d log entries, server %d (the ensemble's leader) killed after %d entries, %d written after, %d terms cut short by a refused or failed write",
 		len(terms), len(log), killed, clients*rounds, after, lost)
 }
+
+// childrenOf counts dir's children.
+func childrenOf(dir string) task.Task[int] {
+	return task.Map(task.Children(dir), func(cl task.ChildList) int { return len(cl.Names) })
+}

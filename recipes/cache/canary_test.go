@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -38,7 +40,18 @@ func TestCanaries(t *testing.T) {
 }
 
 // The same seed gives the same history (server trace, faults, outcome).
-func TestDeterminism(t *testing.T) {
+func TestSimDeterminism(t *testing.T) {
 	_, sc := newCacheSim()
 	sim.Determinism(t, sc, sim.Sample(5, 200))
+}
+
+// The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+func TestSimExplore(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
+	if n <= 0 {
+		t.Skip("SIM_SEEDS not set")
+	}
+	_, sc := newCacheSim()
+	st := sim.Check(t, sc, n)
+	t.Log(st.Line())
 }

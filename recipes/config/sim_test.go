@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -362,7 +363,18 @@ func TestCanaries(t *testing.T) {
 }
 
 // The same seed gives the same history (server trace, faults, outcome).
-func TestDeterminism(t *testing.T) {
+func TestSimDeterminism(t *testing.T) {
 	_, sc := newConfigSim()
 	sim.Determinism(t, sc, sim.Sample(5, 200))
+}
+
+// The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+func TestSimExplore(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
+	if n <= 0 {
+		t.Skip("SIM_SEEDS not set")
+	}
+	_, sc := newConfigSim()
+	st := sim.Check(t, sc, n)
+	t.Log(st.Line())
 }

@@ -48,10 +48,11 @@
 //  1. Draw a 128-bit id from the executor's seeded source (Scope.Rand):
 //     deterministic in simulation, random in production.
 //  2. Create DIR/_c_<id>-latch- (ephemeral-sequential, data Config.Data);
-//     the server appends a 10-digit sequence number. The names match
-//     Apache Curator's LeaderLatch in protected mode (it orders by the
-//     digits after the last "latch-"); children whose names do not end in
-//     "latch-<digits>" are ignored. ErrNoNode: create DIR and its
+//     the server appends a 10-digit sequence number. The names follow
+//     Apache Curator's LeaderLatch in protected mode (which orders by the
+//     digits after the last "latch-"); running both on one directory is
+//     not tested. Children whose names do not end in "latch-<digits>" are
+//     ignored. ErrNoNode: create DIR and its
 //     ancestors (persistent), then create again. ErrNotSent: create again.
 //  3. ErrConnectionLoss (the reply was lost; the create may or may not
 //     have been applied): after the reconnect, list DIR and read (exists)

@@ -260,3 +260,62 @@ func TestWatchSubtree(t *testing.T) {
 		t.Fatalf("delivered %v, want %v", got, want)
 	}
 }
+
+// WriteToHandlerLatency rejects bad input before it sends anything.
+func TestWriteToHandlerLatencyBadInput(t *testing.T) {
+	if _, err := WriteToHandlerLatency(context.Background(), nil, nil, "/x", 1); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("nil executors: %v", err)
+	}
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Shutdown()
+	if _, err := WriteToHandlerLatency(context.Background(), ex, ex, "/x", -1); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("negative count: %v", err)
+	}
+}
+
+// On the fake (whose clock does not move by itself, so the latencies are
+// zero): n latencies, and the node is removed afterwards.
+func TestWriteToHandlerLatency(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	var done []chan struct{}
+	start := func(seed uint64) *executor.Executor {
+		ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := make(chan struct{})
+		go func() { defer close(ch); _ = ex.Run(ctx) }()
+		done = append(done, ch)
+		return ex
+	}
+	defer func() {
+		stop()
+		for _, ch := range done {
+			<-ch
+		}
+	}()
+	reader, writer := start(1), start(2)
+	lat, err := WriteToHandlerLatency(ctx, reader, writer, "/lat", 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lat) != 20 {
+		t.Fatalf("%d latencies, want 20", len(lat))
+	}
+	for i, d := range lat {
+		if d < 0 {
+			t.Fatalf("latency %d: %v", i, d)
+		}
+	}
+	if st, err := executor.Await(ctx, writer, task.Exists("/lat")); err != nil || st != nil {
+		t.Fatalf("/lat left behind: %v, %v", st, err)
+	}
+}

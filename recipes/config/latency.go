@@ -28,7 +28,12 @@ func WriteToHandlerLatency(ctx context.Context, reader, writer *executor.Executo
 	if _, err := executor.Await(ctx, writer, task.Create(path, []byte("0"), task.Persistent)); err != nil {
 		return nil, err
 	}
-	defer executor.Await(context.WithoutCancel(ctx), writer, task.Delete(path, -1)) //nolint:errcheck // best effort
+	cleanup := func(ex *executor.Executor, t task.Task[task.Unit]) { // best effort, bounded
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_, _ = executor.Await(cctx, ex, t)
+	}
+	defer cleanup(writer, task.Delete(path, -1))
 	seen := make(chan int, 1)
 	w, err := executor.Await(ctx, reader, Watch(path, func(s Snapshot) {
 		v, _ := strconv.Atoi(string(s.Data))
@@ -41,7 +46,7 @@ func WriteToHandlerLatency(ctx context.Context, reader, writer *executor.Executo
 	if err != nil {
 		return nil, err
 	}
-	defer executor.Await(context.WithoutCancel(ctx), reader, w.Stop()) //nolint:errcheck // best effort
+	defer cleanup(reader, w.Stop())
 	clock := writer.Clock()
 	out := make([]time.Duration, 0, n)
 	for i := 1; i <= n; i++ {

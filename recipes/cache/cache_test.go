@@ -62,6 +62,12 @@ func TestBadInput(t *testing.T) {
 	if _, err := WatchNode(context.Background(), nil, "/x", Options{}); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("WatchNode(nil executor): %v", err)
 	}
+	if _, err := WatchTree(context.Background(), nil, "/x", Options{}); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("WatchTree(nil executor): %v", err)
+	}
+	if _, err := NewTree("x", Options{}); !errors.Is(err, task.ErrInvalidPath) {
+		t.Errorf("NewTree(x): %v", err)
+	}
 	w := newWorld(t, 1)
 	cc := must(NewChildren("/x", Options{}))
 	if _, err := sim.Run(w, 0, cc.Next()); !errors.Is(err, task.ErrInvalidArgument) {

@@ -56,6 +56,20 @@ func WatchNode(ctx context.Context, ex *executor.Executor, path string, opts Opt
 	})
 }
 
+// WatchTree starts a TreeCache of root on ex; see WatchChildren.
+func WatchTree(ctx context.Context, ex *executor.Executor, root string, opts Options) (*Watcher, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("cache: nil executor: %w", task.ErrInvalidArgument)
+	}
+	if _, err := NewTree(root, opts); err != nil {
+		return nil, err
+	}
+	return watch(ctx, ex, func() (*engine, task.Task[task.Unit], func() []Node) {
+		tc, _ := NewTree(root, opts)
+		return tc.e, tc.e.start(), tc.Current
+	})
+}
+
 func watch(ctx context.Context, ex *executor.Executor, mk func() (*engine, task.Task[task.Unit], func() []Node)) (*Watcher, error) {
 	for {
 		e, start, cur := mk()

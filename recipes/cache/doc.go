@@ -66,5 +66,5 @@
 // holds up the executor and nothing is queued without bound.
 //
 // Start with NewNode, NewChildren or NewTree in a task chain, or with
-// WatchChildren and WatchNode for the blocking API.
+// WatchChildren, WatchNode and WatchTree for the blocking API.
 package cache

@@ -1,0 +1,228 @@
+// Command seqid draws unique IDs from one sequence node with recipes/seqid.
+// A few workers, each with its own ZooKeeper session and executor, draw at
+// once: half take one ID per compare-and-set (seqid.Next), the others take
+// them from blocks reserved in one compare-and-set each (seqid.Generator).
+// On the embedded server one worker's connection drops (its session
+// lives on: its rounds wait for the reconnect and go on) and another's
+// session expires (its generator goes on with the next session). A round
+// whose reply is lost never hands its IDs out: they are skipped, a gap,
+// never a repeat. It checks that no ID repeats,
+// that each worker's IDs increase and that none is above the node's value,
+// prints IDs in the legacy hex form too (seqid.Hex), and exits 1 if a
+// check failed.
+//
+//	go run ./examples/seqid                  # embedded in-memory ZooKeeper (fakezk)
+//	go run ./examples/seqid -zk host:2181    # a real server or ensemble
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/examples/internal/target"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/recipes/seqid"
+	"github.com/zkflow/zkflow/task"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "seqid:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	tg      target.Target
+	workers int
+	ids     int
+	block   int64
+	timeout time.Duration
+}
+
+func parse(args []string, out io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("seqid", flag.ContinueOnError)
+	fs.SetOutput(out)
+	o.tg.Register(fs)
+	fs.IntVar(&o.workers, "workers", 4, "workers, each with its own session (at least 2)")
+	fs.IntVar(&o.ids, "ids", 60, "IDs each worker draws")
+	fs.Int64Var(&o.block, "block", 10, "IDs reserved at a time by the block workers")
+	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if o.workers < 2 || o.ids < 3 || o.block < 1 || fs.NArg() > 0 {
+		return nil, errors.New("want -workers >= 2, -ids >= 3, -block >= 1 and no arguments")
+	}
+	return o, nil
+}
+
+// worker is one process: a session and the executor running its flows.
+type worker struct {
+	conn task.Conn
+	ex   *executor.Executor
+	done chan struct{}
+}
+
+func connect(ctx context.Context, tg *target.Target) (*worker, error) {
+	conn, err := tg.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg := executor.Config{Conn: conn, OnError: func(error) {}}
+	if srv := tg.Embedded(); srv != nil {
+		cfg.Clock = srv.Clock()
+	}
+	ex, err := executor.New(cfg)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	w := &worker{conn: conn, ex: ex, done: make(chan struct{})}
+	go func() { defer close(w.done); _ = ex.Run(ctx) }()
+	return w, nil
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	o, err := parse(args, out)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	defer o.tg.Close()
+	root := o.tg.Root("seqid-example")
+	seq := root + "/ids"
+	fmt.Fprintf(out, "%s, %d workers x %d IDs, sequence %s\n", o.tg.Describe(), o.workers, o.ids, seq)
+
+	var workers []*worker
+	defer func() {
+		for _, w := range workers {
+			w.ex.Close()
+			<-w.done
+		}
+	}()
+	for range o.workers + 1 { // the workers and an admin, workers[0]
+		w, err := connect(ctx, &o.tg)
+		if err != nil {
+			return err
+		}
+		workers = append(workers, w)
+	}
+	admin, workers := workers[0], workers[1:]
+	if _, err := executor.Await(ctx, admin.ex, task.Create(root, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+		return err
+	}
+
+	// Faults, on the embedded server only, a third and two thirds of the
+	// way: a connection drop (worker 1 draws by CAS), then a session
+	// expiry (worker 2 draws blocks).
+	srv, total := o.tg.Embedded(), o.workers*o.ids
+	var mu sync.Mutex
+	drawn, expired := 0, int64(0)
+	after := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		drawn++
+		switch {
+		case srv == nil:
+		case drawn == total/3:
+			fmt.Fprintln(out, "  fault: worker 1's connection drops")
+			srv.Drop(workers[0].conn.(*fakezk.Conn), false)
+		case drawn == 2*total/3:
+			fmt.Fprintln(out, "  fault: worker 2's session expires")
+			expired = workers[1].conn.(*fakezk.Conn).SessionID()
+			srv.Expire(workers[1].conn.(*fakezk.Conn))
+		}
+	}
+
+	got := make([][]int64, o.workers)
+	errs := make([]error, o.workers)
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Even workers: one CAS per ID (the task, awaited). Odd
+			// workers: a Generator taking IDs from blocks.
+			next := func() (int64, error) { return executor.AwaitAcrossExpiry(ctx, w.ex, seqid.Next(seq)) }
+			if i%2 == 1 {
+				g, err := seqid.NewGenerator(w.ex, seq, o.block)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				next = func() (int64, error) { return g.Next(ctx) }
+			}
+			for range o.ids {
+				id, err := next()
+				if err != nil {
+					errs[i] = fmt.Errorf("worker %d: %w", i+1, err)
+					return
+				}
+				got[i] = append(got[i], id)
+				after()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	d, err := executor.Await(ctx, admin.ex, task.Get(seq))
+	if err != nil {
+		return err
+	}
+	value, err := seqid.Decode(d.Data)
+	if err != nil {
+		return err
+	}
+
+	// The checks.
+	var failed []string
+	seen := map[int64]int{}
+	var hi int64
+	for i, ids := range got {
+		kind := "CAS"
+		if i%2 == 1 {
+			kind = fmt.Sprintf("blocks of %d", o.block)
+		}
+		fmt.Fprintf(out, "  worker %d (%s): %d, %d, %d ... %d (hex %s ... %s)\n", i+1, kind,
+			ids[0], ids[1], ids[2], ids[len(ids)-1], seqid.Hex(ids[0]), seqid.Hex(ids[len(ids)-1]))
+		for k, id := range ids {
+			if prev, ok := seen[id]; ok {
+				failed = append(failed, fmt.Sprintf("ID %d drawn by worker %d and worker %d", id, prev+1, i+1))
+			}
+			if k > 0 && id <= ids[k-1] {
+				failed = append(failed, fmt.Sprintf("worker %d drew %d after %d", i+1, id, ids[k-1]))
+			}
+			seen[id] = i
+			hi = max(hi, id)
+		}
+	}
+	if srv != nil && (expired == 0 || workers[1].conn.(*fakezk.Conn).SessionID() == expired) {
+		failed = append(failed, "worker 2's session did not expire")
+	}
+	if hi > value {
+		failed = append(failed, fmt.Sprintf("ID %d above the node's value %d", hi, value))
+	}
+	fmt.Fprintf(out, "summary\n  %d IDs drawn, %d distinct, each worker's increasing\n", total, len(seen))
+	fmt.Fprintf(out, "  highest %d (%s), node value %d: %d IDs reserved but not handed out (gaps, never repeats)\n",
+		hi, seqid.Hex(hi), value, value-int64(len(seen)))
+	for _, f := range failed {
+		fmt.Fprintln(out, "  FAILED:", f)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d check(s) failed", len(failed))
+	}
+	fmt.Fprintln(out, "OK")
+	return nil
+}

@@ -23,7 +23,7 @@ func Example() {
 	ctx, stop := context.WithCancel(context.Background())
 	var running []chan struct{}
 	start := func(f func(*executor.Executor)) *executor.Executor {
-		ex, _ := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock()})
+		ex, _ := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{})})
 		done := make(chan struct{})
 		go func() { defer close(done); _ = ex.Run(ctx) }()
 		running = append(running, done)

@@ -116,7 +116,8 @@ type dir struct {
 type term struct {
 	m     *Master
 	l     *election.Leadership
-	ps    *task.Scope
+	s     *task.Scope // the Run flow's
+	ps    *task.Scope // the term's: ends with the leadership
 	ended bool
 	done  func(error)
 
@@ -134,7 +135,7 @@ type term struct {
 // serve runs a term as primary until it fails; done gets why (an error
 // wrapping election.ErrLost when the leadership ended).
 func (m *Master) serve(s *task.Scope, l *election.Leadership, done func(error)) {
-	r := &term{m: m, l: l, ps: s.Child(), done: done}
+	r := &term{m: m, l: l, s: s, ps: s.Child(), done: done}
 	m.cur = r
 	m.terms.Add(1)
 	wc, err := cache.NewChildren(m.sys.WorkersPath(), cache.Options{OnSynced: func() { r.workersSynced() }})
@@ -143,14 +144,6 @@ func (m *Master) serve(s *task.Scope, l *election.Leadership, done func(error)) 
 		return
 	}
 	r.wc = wc
-	// The cache's flows outlive the term's scope: stop them when it ends.
-	// Stopping is local; an executor already closed has stopped them.
-	r.ps.Defer(c.Catch(wc.Stop(), func(err error) task.Task[task.Unit] {
-		if errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrSessionExpired) {
-			return task.Done
-		}
-		return task.Fail[task.Unit](err)
-	}))
 	r.unsub = r.ps.Subscribe(func(ev task.Event) {
 		if ev.State == task.StateSuspended {
 			r.deaf = true // only the canary listens
@@ -181,6 +174,12 @@ func (r *term) fail(err error) {
 		err = perr // the leadership ended: say so, not how a step noticed
 	}
 	r.ps.Close()
+	// The cache's flows are not the term's (they follow the executor's
+	// sessions): stop them, in a flow of their own. Stopping is local; an
+	// executor that is closing has ended them already.
+	if r.wc != nil && !errors.Is(err, task.ErrClosed) {
+		task.Go(r.s, r.wc.Stop(), func(task.Unit, error) {})
+	}
 	r.done(err)
 }
 
@@ -367,7 +366,14 @@ func (r *term) reassignWorker(w string) task.Task[task.Unit] {
 		// One that is not empty (a task assigned meanwhile) stays for the
 		// next round; one whose worker registered meanwhile (our list of
 		// workers is older) is made again by that worker.
-		rmdir := c.Catch(c.Retry(task.Delete(dirPath, task.AnyVersion), retry), func(err error) task.Task[task.Unit] {
+		// A worker registered since our list was read keeps its directory.
+		del := c.Then(c.Retry(task.Exists(r.m.sys.WorkersPath()+"/"+w), retry), func(st *task.Stat) task.Task[task.Unit] {
+			if st != nil {
+				return task.Done
+			}
+			return c.Retry(task.Delete(dirPath, task.AnyVersion), retry)
+		})
+		rmdir := c.Catch(del, func(err error) task.Task[task.Unit] {
 			if errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrNotEmpty) {
 				return task.Done
 			}

@@ -16,12 +16,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -139,6 +141,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		errs     = make([]error, o.workers)
 		holdDrop bool // the holder whose connection dropped still held the lock
 	)
+	// say prints a line; the holder that lost its lock overlaps the next.
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, format+"\n", args...)
+	}
 	section := func(i int, w *worker, m *lock.Mutex) (bool, error) {
 		held, err := m.Lock(ctx)
 		if errors.Is(err, task.ErrSessionExpired) {
@@ -158,14 +166,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		switch {
 		case srv != nil && n == 2:
-			fmt.Fprintf(out, "  fault: worker %d's connection drops in its section\n", i+1)
+			say("  fault: worker %d's connection drops in its section", i+1)
 			srv.Drop(w.conn.(*fakezk.Conn), false)
 		case srv != nil && n == total/2+1:
-			fmt.Fprintf(out, "  fault: worker %d's session expires in its section\n", i+1)
+			say("  fault: worker %d's session expires in its section", i+1)
 			srv.Expire(w.conn.(*fakezk.Conn))
 			select {
 			case <-held.Done():
-				fmt.Fprintf(out, "  worker %d is told: %v\n", i+1, held.Err())
+				say("  worker %d is told: %v", i+1, held.Err())
 			case <-ctx.Done():
 				return false, ctx.Err()
 			}
@@ -176,16 +184,18 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		set := &task.SetDataRequest{Path: counter, Data: strconv.AppendInt(nil, v+1, 10), Version: d.Stat.Version}
 		_, err = executor.Await(ctx, w.ex, held.Fenced(set))
-		mu.Lock()
-		defer mu.Unlock()
 		switch {
 		case err == nil:
-			fmt.Fprintf(out, "  worker %d (token %d): counter %d -> %d\n", i+1, held.Token(), v, v+1)
+			say("  worker %d (token %d): counter %d -> %d", i+1, held.Token(), v, v+1)
+			mu.Lock()
+			defer mu.Unlock()
 			writes = append(writes, write{v + 1, held.Token()})
 			holdDrop = holdDrop || n == 2
 			return true, nil
 		case errors.Is(err, lock.ErrLockLost):
-			fmt.Fprintf(out, "  worker %d (token %d): late write refused: %v\n", i+1, held.Token(), err)
+			say("  worker %d (token %d): late write refused: %v", i+1, held.Token(), err)
+			mu.Lock()
+			defer mu.Unlock()
 			refused = append(refused, fmt.Sprintf("worker %d", i+1))
 			return false, nil
 		}
@@ -218,6 +228,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	// The checks: every accepted write moved the counter by one, in the
 	// order of their fencing tokens.
+	slices.SortFunc(writes, func(a, b write) int { return cmp.Compare(a.value, b.value) })
 	if string(d.Data) != strconv.Itoa(len(writes)) {
 		failed = append(failed, fmt.Sprintf("counter at %s after %d accepted writes", d.Data, len(writes)))
 	}

@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,34 +37,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "idpersist:", err)
 		os.Exit(1)
 	}
-}
-
-type options struct {
-	tg       target.Target
-	replicas int
-	workers  int
-	ids      int
-	chunk    int64
-	timeout  time.Duration
-}
-
-func parse(args []string, out io.Writer) (*options, error) {
-	o := &options{}
-	fs := flag.NewFlagSet("idpersist", flag.ContinueOnError)
-	fs.SetOutput(out)
-	o.tg.Register(fs)
-	fs.IntVar(&o.replicas, "replicas", 3, "persistence replicas, each with its own session (at least 2)")
-	fs.IntVar(&o.workers, "workers", 3, "workers drawing IDs, each with its own session")
-	fs.IntVar(&o.ids, "ids", 40, "IDs each worker draws, half before the fault and half after")
-	fs.Int64Var(&o.chunk, "chunk", 20, "how far above the sequence the leader reserves")
-	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if o.replicas < 2 || o.workers < 1 || o.ids < 2 || o.chunk < 1 || fs.NArg() > 0 {
-		return nil, errors.New("want -replicas >= 2, -workers >= 1, -ids >= 2, -chunk >= 1 and no arguments")
-	}
-	return o, nil
 }
 
 // client is one process: a session and the executor running its flows.
@@ -98,13 +71,24 @@ func connect(ctx context.Context, tg *target.Target) (*client, error) {
 func (c *client) kill() { c.stop(); <-c.done }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	o, err := parse(args, out)
-	if err != nil {
+	var tg target.Target
+	fs := flag.NewFlagSet("idpersist", flag.ContinueOnError)
+	fs.SetOutput(out)
+	tg.Register(fs)
+	nReplicas := fs.Int("replicas", 3, "persistence replicas, each with its own session (at least 2)")
+	nWorkers := fs.Int("workers", 3, "workers drawing IDs, each with its own session")
+	ids := fs.Int("ids", 40, "IDs each worker draws, half before the fault and half after")
+	chunk := fs.Int64("chunk", 20, "how far above the sequence the leader reserves")
+	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	if *nReplicas < 2 || *nWorkers < 1 || *ids < 2 || *chunk < 1 || fs.NArg() > 0 {
+		return errors.New("want -replicas >= 2, -workers >= 1, -ids >= 2, -chunk >= 1 and no arguments")
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	defer o.tg.Close()
+	defer tg.Close()
 	dir, err := os.MkdirTemp("", "idpersist-example")
 	if err != nil {
 		return err
@@ -114,10 +98,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	root := o.tg.Root("idpersist-example")
+	root := tg.Root("idpersist-example")
 	cfg := idpersist.Config{Sequence: root + "/seq", Limit: root + "/limit", Election: root + "/election",
-		Store: store, Chunk: o.chunk}
-	fmt.Fprintf(out, "%s, %d replicas, %d workers, mark in %s\n", o.tg.Describe(), o.replicas, o.workers, store.Path())
+		Store: store, Chunk: *chunk}
+	fmt.Fprintf(out, "%s, %d replicas, %d workers, mark in %s\n", tg.Describe(), *nReplicas, *nWorkers, store.Path())
 
 	var clients []*client
 	var running sync.WaitGroup
@@ -128,14 +112,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		running.Wait()
 	}()
 	open := func() (*client, error) {
-		c, err := connect(ctx, &o.tg)
+		c, err := connect(ctx, &tg)
 		if err == nil {
 			clients = append(clients, c)
 		}
 		return c, err
 	}
-	replicas := make([]*idpersist.Replica, o.replicas)
-	replicaClients := make([]*client, o.replicas)
+	replicas := make([]*idpersist.Replica, *nReplicas)
+	replicaClients := make([]*client, *nReplicas)
 	for i := range replicas {
 		if replicaClients[i], err = open(); err != nil {
 			return err
@@ -146,7 +130,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		running.Add(1)
 		go func() { defer running.Done(); _ = replicas[i].Run(ctx, replicaClients[i].ex) }()
 	}
-	gens := make([]*idpersist.Generator, o.workers)
+	gens := make([]*idpersist.Generator, *nWorkers)
 	for i := range gens {
 		c, err := open()
 		if err != nil {
@@ -159,7 +143,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// draw has every worker draw n IDs at once.
 	draw := func(n int) ([]int64, error) {
 		var mu sync.Mutex
-		var ids []int64
+		var got []int64
 		errs := make([]error, len(gens))
 		var wg sync.WaitGroup
 		for i, g := range gens {
@@ -173,16 +157,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 						return
 					}
 					mu.Lock()
-					ids = append(ids, id)
+					got = append(got, id)
 					mu.Unlock()
 				}
 			}()
 		}
 		wg.Wait()
-		return ids, errors.Join(errs...)
+		return got, errors.Join(errs...)
 	}
 
-	first, err := draw(o.ids / 2)
+	first, err := draw(*ids / 2)
 	if err != nil {
 		return err
 	}
@@ -190,14 +174,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "1. %d IDs drawn up to %d; durable mark %d\n", len(first), maxOf(first), before)
+	fmt.Fprintf(out, "1. %d IDs drawn up to %d; durable mark %d\n", len(first), slices.Max(first), before)
 	var failed []string
 	turns := make([]int64, len(replicas))
 	for i, r := range replicas {
 		turns[i] = r.Turns()
 	}
 	killed := -1
-	if srv := o.tg.Embedded(); srv != nil {
+	if srv := tg.Embedded(); srv != nil {
 		fmt.Fprintln(out, "2. fault: every server's data is wiped (total ensemble loss)")
 		srv.Wipe()
 	} else {
@@ -212,7 +196,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "2. real server: no wipe (a client cannot wipe a server); replica %d, the leader, is killed\n", killed+1)
 		replicaClients[killed].kill()
 	}
-	second, err := draw(o.ids - o.ids/2)
+	second, err := draw(*ids - *ids/2)
 	if err != nil {
 		return err
 	}
@@ -220,21 +204,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "3. %d more IDs drawn, from %d up to %d; durable mark %d\n", len(second), minOf(second), maxOf(second), mark)
+	fmt.Fprintf(out, "3. %d more IDs drawn, from %d up to %d; durable mark %d\n", len(second), slices.Min(second), slices.Max(second), mark)
 
 	// The checks.
-	seen := map[int64]bool{}
-	for _, id := range append(first, second...) {
-		if seen[id] {
-			failed = append(failed, fmt.Sprintf("ID %d drawn twice", id))
-		}
-		seen[id] = true
+	all := slices.Sorted(slices.Values(append(first, second...)))
+	distinct := len(slices.Compact(slices.Clone(all)))
+	if distinct != len(all) {
+		failed = append(failed, fmt.Sprintf("%d IDs drawn more than once", len(all)-distinct))
 	}
-	if hi := max(maxOf(first), maxOf(second)); hi > mark {
+	if hi := all[len(all)-1]; hi > mark {
 		failed = append(failed, fmt.Sprintf("ID %d above the durable mark %d", hi, mark))
 	}
-	if killed < 0 && minOf(second) <= before {
-		failed = append(failed, fmt.Sprintf("after the wipe ID %d is not above the mark %d", minOf(second), before))
+	if killed < 0 && slices.Min(second) <= before {
+		failed = append(failed, fmt.Sprintf("after the wipe ID %d is not above the mark %d", slices.Min(second), before))
 	}
 	took := 0
 	for i, r := range replicas {
@@ -246,9 +228,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if took == 0 {
 		failed = append(failed, "no replica led after the fault")
 	}
-	fmt.Fprintf(out, "summary\n  %d IDs, %d distinct, all at most the durable mark %d\n", len(first)+len(second), len(seen), mark)
+	fmt.Fprintf(out, "summary\n  %d IDs, %d distinct, all at most the durable mark %d\n", len(all), distinct, mark)
 	if killed < 0 {
-		fmt.Fprintf(out, "  after the wipe IDs resumed at %d, above the mark %d made durable before it\n", minOf(second), before)
+		fmt.Fprintf(out, "  after the wipe IDs resumed at %d, above the mark %d made durable before it\n", slices.Min(second), before)
 	} else {
 		fmt.Fprintf(out, "  a backup took over from replica %d\n", killed+1)
 	}
@@ -260,20 +242,4 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintln(out, "OK")
 	return nil
-}
-
-func maxOf(ids []int64) int64 {
-	m := ids[0]
-	for _, id := range ids {
-		m = max(m, id)
-	}
-	return m
-}
-
-func minOf(ids []int64) int64 {
-	m := ids[0]
-	for _, id := range ids {
-		m = min(m, id)
-	}
-	return m
 }

@@ -42,30 +42,6 @@ func main() {
 	}
 }
 
-type options struct {
-	tg       target.Target
-	workers  int
-	sections int
-	timeout  time.Duration
-}
-
-func parse(args []string, out io.Writer) (*options, error) {
-	o := &options{}
-	fs := flag.NewFlagSet("lock", flag.ContinueOnError)
-	fs.SetOutput(out)
-	o.tg.Register(fs)
-	fs.IntVar(&o.workers, "workers", 3, "workers, each with its own session (at least 2)")
-	fs.IntVar(&o.sections, "sections", 4, "critical sections each worker completes (at least 2)")
-	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if o.workers < 2 || o.sections < 2 || fs.NArg() > 0 {
-		return nil, errors.New("want -workers >= 2, -sections >= 2 and no arguments")
-	}
-	return o, nil
-}
-
 // worker is one process: a session and the executor running its flows.
 type worker struct {
 	conn task.Conn
@@ -98,16 +74,25 @@ type write struct {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	o, err := parse(args, out)
-	if err != nil {
+	var tg target.Target
+	fs := flag.NewFlagSet("lock", flag.ContinueOnError)
+	fs.SetOutput(out)
+	tg.Register(fs)
+	nWorkers := fs.Int("workers", 3, "workers, each with its own session (at least 2)")
+	sections := fs.Int("sections", 4, "critical sections each worker completes (at least 2)")
+	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	if *nWorkers < 2 || *sections < 2 || fs.NArg() > 0 {
+		return errors.New("want -workers >= 2, -sections >= 2 and no arguments")
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	defer o.tg.Close()
-	root := o.tg.Root("lock-example")
+	defer tg.Close()
+	root := tg.Root("lock-example")
 	dir, counter := root+"/lock", root+"/counter"
-	fmt.Fprintf(out, "%s, %d workers x %d sections, lock %s\n", o.tg.Describe(), o.workers, o.sections, dir)
+	fmt.Fprintf(out, "%s, %d workers x %d sections, lock %s\n", tg.Describe(), *nWorkers, *sections, dir)
 
 	var workers []*worker
 	defer func() {
@@ -116,8 +101,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			<-w.done
 		}
 	}()
-	for range o.workers + 1 { // the workers and an admin, workers[0]
-		w, err := connect(ctx, &o.tg)
+	for range *nWorkers + 1 { // the workers and an admin, workers[0]
+		w, err := connect(ctx, &tg)
 		if err != nil {
 			return err
 		}
@@ -130,7 +115,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 
-	srv, total := o.tg.Embedded(), o.workers*o.sections
+	srv := tg.Embedded()
+	total := *nWorkers * *sections
 	var (
 		mu       sync.Mutex
 		entered  int
@@ -138,7 +124,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		refused  []string
 		failed   []string
 		wg       sync.WaitGroup
-		errs     = make([]error, o.workers)
+		errs     = make([]error, *nWorkers)
 		holdDrop bool // the holder whose connection dropped still held the lock
 	)
 	// say prints a line; the holder that lost its lock overlaps the next.
@@ -206,7 +192,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		go func() {
 			defer wg.Done()
 			m, err := lock.NewMutex(w.ex, dir)
-			for done := 0; err == nil && done < o.sections; {
+			for done := 0; err == nil && done < *sections; {
 				var ok bool
 				if ok, err = section(i, w, m); ok {
 					done++
@@ -232,15 +218,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if string(d.Data) != strconv.Itoa(len(writes)) {
 		failed = append(failed, fmt.Sprintf("counter at %s after %d accepted writes", d.Data, len(writes)))
 	}
+	order := "in token order"
 	for k, wr := range writes {
 		if wr.value != int64(k+1) || (k > 0 && wr.token <= writes[k-1].token) {
-			failed = append(failed, fmt.Sprintf("write %d: value %d, token %d", k+1, wr.value, wr.token))
+			order = fmt.Sprintf("out of order at write %d: value %d, token %d", k+1, wr.value, wr.token)
+			failed = append(failed, order)
 		}
 	}
 	if srv != nil && (len(refused) != 1 || !holdDrop) {
 		failed = append(failed, fmt.Sprintf("faults: %d refused writes (want 1), lock kept across the drop: %v", len(refused), holdDrop))
 	}
-	fmt.Fprintf(out, "summary\n  %d sections, %d fenced writes accepted in token order, counter at %s\n", entered, len(writes), d.Data)
+	fmt.Fprintf(out, "summary\n  %d sections, %d fenced writes accepted %s, counter at %s\n", entered, len(writes), order, d.Data)
 	fmt.Fprintf(out, "  late writes refused by ZooKeeper: %d %v\n", len(refused), refused)
 	for _, f := range failed {
 		fmt.Fprintln(out, "  FAILED:", f)

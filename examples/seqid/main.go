@@ -39,32 +39,6 @@ func main() {
 	}
 }
 
-type options struct {
-	tg      target.Target
-	workers int
-	ids     int
-	block   int64
-	timeout time.Duration
-}
-
-func parse(args []string, out io.Writer) (*options, error) {
-	o := &options{}
-	fs := flag.NewFlagSet("seqid", flag.ContinueOnError)
-	fs.SetOutput(out)
-	o.tg.Register(fs)
-	fs.IntVar(&o.workers, "workers", 4, "workers, each with its own session (at least 2)")
-	fs.IntVar(&o.ids, "ids", 60, "IDs each worker draws")
-	fs.Int64Var(&o.block, "block", 10, "IDs reserved at a time by the block workers")
-	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if o.workers < 2 || o.ids < 3 || o.block < 1 || fs.NArg() > 0 {
-		return nil, errors.New("want -workers >= 2, -ids >= 3, -block >= 1 and no arguments")
-	}
-	return o, nil
-}
-
 // worker is one process: a session and the executor running its flows.
 type worker struct {
 	conn task.Conn
@@ -92,16 +66,26 @@ func connect(ctx context.Context, tg *target.Target) (*worker, error) {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	o, err := parse(args, out)
-	if err != nil {
+	var tg target.Target
+	fs := flag.NewFlagSet("seqid", flag.ContinueOnError)
+	fs.SetOutput(out)
+	tg.Register(fs)
+	nWorkers := fs.Int("workers", 4, "workers, each with its own session (at least 2)")
+	ids := fs.Int("ids", 60, "IDs each worker draws (at least 3)")
+	block := fs.Int64("block", 10, "IDs reserved at a time by the block workers")
+	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	if *nWorkers < 2 || *ids < 3 || *block < 1 || fs.NArg() > 0 {
+		return errors.New("want -workers >= 2, -ids >= 3, -block >= 1 and no arguments")
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	defer o.tg.Close()
-	root := o.tg.Root("seqid-example")
+	defer tg.Close()
+	root := tg.Root("seqid-example")
 	seq := root + "/ids"
-	fmt.Fprintf(out, "%s, %d workers x %d IDs, sequence %s\n", o.tg.Describe(), o.workers, o.ids, seq)
+	fmt.Fprintf(out, "%s, %d workers x %d IDs, sequence %s\n", tg.Describe(), *nWorkers, *ids, seq)
 
 	var workers []*worker
 	defer func() {
@@ -110,8 +94,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			<-w.done
 		}
 	}()
-	for range o.workers + 1 { // the workers and an admin, workers[0]
-		w, err := connect(ctx, &o.tg)
+	for range *nWorkers + 1 { // the workers and an admin, workers[0]
+		w, err := connect(ctx, &tg)
 		if err != nil {
 			return err
 		}
@@ -125,7 +109,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// Faults, on the embedded server only, a third and two thirds of the
 	// way: a connection drop (worker 1 draws by CAS), then a session
 	// expiry (worker 2 draws blocks).
-	srv, total := o.tg.Embedded(), o.workers*o.ids
+	srv := tg.Embedded()
+	total := *nWorkers * *ids
 	var mu sync.Mutex
 	drawn, expired := 0, int64(0)
 	after := func() {
@@ -144,8 +129,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 
-	got := make([][]int64, o.workers)
-	errs := make([]error, o.workers)
+	got := make([][]int64, *nWorkers)
+	errs := make([]error, *nWorkers)
 	var wg sync.WaitGroup
 	for i, w := range workers {
 		wg.Add(1)
@@ -155,14 +140,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			// workers: a Generator taking IDs from blocks.
 			next := func() (int64, error) { return executor.AwaitAcrossExpiry(ctx, w.ex, seqid.Next(seq)) }
 			if i%2 == 1 {
-				g, err := seqid.NewGenerator(w.ex, seq, o.block)
+				g, err := seqid.NewGenerator(w.ex, seq, *block)
 				if err != nil {
 					errs[i] = err
 					return
 				}
 				next = func() (int64, error) { return g.Next(ctx) }
 			}
-			for range o.ids {
+			for range *ids {
 				id, err := next()
 				if err != nil {
 					errs[i] = fmt.Errorf("worker %d: %w", i+1, err)
@@ -190,19 +175,21 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var failed []string
 	seen := map[int64]int{}
 	var hi int64
-	for i, ids := range got {
+	order := "each worker's increasing"
+	for i, mine := range got {
 		kind := "CAS"
 		if i%2 == 1 {
-			kind = fmt.Sprintf("blocks of %d", o.block)
+			kind = fmt.Sprintf("blocks of %d", *block)
 		}
 		fmt.Fprintf(out, "  worker %d (%s): %d, %d, %d ... %d (hex %s ... %s)\n", i+1, kind,
-			ids[0], ids[1], ids[2], ids[len(ids)-1], seqid.Hex(ids[0]), seqid.Hex(ids[len(ids)-1]))
-		for k, id := range ids {
+			mine[0], mine[1], mine[2], mine[len(mine)-1], seqid.Hex(mine[0]), seqid.Hex(mine[len(mine)-1]))
+		for k, id := range mine {
 			if prev, ok := seen[id]; ok {
 				failed = append(failed, fmt.Sprintf("ID %d drawn by worker %d and worker %d", id, prev+1, i+1))
 			}
-			if k > 0 && id <= ids[k-1] {
-				failed = append(failed, fmt.Sprintf("worker %d drew %d after %d", i+1, id, ids[k-1]))
+			if k > 0 && id <= mine[k-1] {
+				order = fmt.Sprintf("worker %d drew %d after %d", i+1, id, mine[k-1])
+				failed = append(failed, order)
 			}
 			seen[id] = i
 			hi = max(hi, id)
@@ -214,7 +201,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if hi > value {
 		failed = append(failed, fmt.Sprintf("ID %d above the node's value %d", hi, value))
 	}
-	fmt.Fprintf(out, "summary\n  %d IDs drawn, %d distinct, each worker's increasing\n", total, len(seen))
+	fmt.Fprintf(out, "summary\n  %d IDs drawn, %d distinct, %s\n", total, len(seen), order)
 	fmt.Fprintf(out, "  highest %d (%s), node value %d: %d IDs reserved but not handed out (gaps, never repeats)\n",
 		hi, seqid.Hex(hi), value, value-int64(len(seen)))
 	for _, f := range failed {

@@ -331,3 +331,31 @@ func TestLoop(t *testing.T) {
 	r.Idle()
 	o.Want(t, 1, errBoom)
 }
+
+// A policy that retries session expiry stops once the flow's own scope has
+// ended with it: further attempts would fail at once, without time passing.
+func TestRetryStopsWhenScopeEnds(t *testing.T) {
+	r := rig.New(t)
+	attempts := 0
+	get := task.Task[task.Data](func(s *task.Scope, k task.Cont[task.Data]) {
+		attempts++
+		task.Get("/a")(s, k)
+	})
+	o := rig.Submit(r, c.Retry(get, c.Policy{On: []error{task.ErrSessionExpired, task.ErrConnectionLoss}}))
+	r.Idle()
+	// The connection fails the request with session expiry before it
+	// reports the expiry itself, as clients do: the retry's next attempt
+	// runs before the flow's scope has ended. (Without the stop, the
+	// attempts after the scope ends fail at once and Step never returns.)
+	r.Conn.Pending()[0].Fail(task.ErrSessionExpired)
+	r.Conn.Expire()
+	for range 100 {
+		if r.Ex.Step() == false {
+			break
+		}
+	}
+	o.Want(t, 1, task.ErrSessionExpired)
+	if attempts > 3 {
+		t.Fatalf("%d attempts after the scope ended", attempts)
+	}
+}

@@ -110,6 +110,14 @@ func (r *retrier[T]) done(v T, err error) {
 		task.Resume(r.s, r.k, v, err)
 		return
 	}
+	if serr := r.s.Err(); serr != nil {
+		// The scope has ended (canceled, past its deadline, or its session
+		// expired): every further attempt would fail at once, and a policy
+		// that retries that very error would spin without time passing.
+		var zero T
+		task.Resume(r.s, r.k, zero, serr)
+		return
+	}
 	wait := r.p.Backoff.Delay(r.attempt, float64(r.s.Rand()>>11)/(1<<53))
 	if wait > 0 {
 		task.Run(r.s, Sleep(wait), func(_ task.Unit, err error) {

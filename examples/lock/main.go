@@ -5,9 +5,10 @@
 // lock node, so ZooKeeper itself refuses the write of a holder that has
 // lost the lock. On the embedded server one holder's connection drops
 // mid-section (its session lives on: it keeps the lock and its write is
-// accepted), and later another holder's session expires mid-section: it
-// is told (Held.Done), the next worker takes the lock, and its late
-// fenced write is refused (lock.ErrLockLost). It checks that the counter
+// accepted), and later another holder's session expires mid-section: its
+// lock node goes with the session, so the lock passes to the next worker;
+// the holder is told (Held.Done), and the fenced write it still sends is
+// refused (lock.ErrLockLost). It checks that the counter
 // equals the accepted writes and that the fencing tokens of the writes
 // increase, prints a summary, and exits 1 if a check failed.
 //

@@ -1,7 +1,3 @@
-// Package sim runs coordination code under simulation: one deterministic
-// fakezk server and N clients, each an executor on a session of its own,
-// all driven from the caller's goroutine on one simulated clock. Every
-// choice comes from the seed, so a run is one exact, replayable history.
 package sim
 
 import (

@@ -1,0 +1,181 @@
+package sim_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/task"
+)
+
+func newTestWorld(t *testing.T, clients int) *sim.World {
+	t.Helper()
+	w, err := sim.New(sim.Config{Seed: 3, Clients: clients})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return w
+}
+
+func TestIDs(t *testing.T) {
+	s := sim.NewIDs()
+	s.Call(0)
+	if err := s.Return(0, 5); err != nil {
+		t.Fatal(err)
+	}
+	s.Call(1)
+	s.Unknown(1)
+	s.Call(1)
+	if err := s.Return(1, 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Linearizable(); err != nil {
+		t.Fatalf("in order with a gap and an unknown call: %v", err)
+	}
+	if err := s.Add(2, 7); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("a repeat was not refused: %v", err)
+	}
+	// A call that starts after 7 was returned and gets 6 is out of order.
+	s.Call(0)
+	if err := s.Return(0, 6); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Linearizable(); err == nil {
+		t.Fatal("6 after 7 in real-time order passed")
+	}
+	if s.Len() != 3 || s.Max() != 7 || s.Calls() != 4 {
+		t.Fatalf("len %d max %d calls %d", s.Len(), s.Max(), s.Calls())
+	}
+}
+
+func TestLeaders(t *testing.T) {
+	w := newTestWorld(t, 0)
+	l := sim.NewLeaders(w)
+	if err := l.Begin(0); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Advance(time.Second)
+	if err := l.Begin(1); err == nil || !strings.Contains(err.Error(), "client 0 has acted since 0s") {
+		t.Fatalf("two acting leaders passed: %v", err)
+	}
+	l.End(0)
+	l.End(1)
+	if err := l.Begin(1); err != nil {
+		t.Fatalf("a leader after the last one ended: %v", err)
+	}
+	if got := l.Acting(); len(got) != 1 || got[0] != 1 || l.Terms() != 3 {
+		t.Fatalf("acting %v, terms %d", got, l.Terms())
+	}
+}
+
+func TestTasks(t *testing.T) {
+	s := sim.NewTasks()
+	s.Submit("a")
+	s.Submit("b")
+	if err := s.Execute(0, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Execute(1, "a"); err == nil {
+		t.Fatal("a task executed twice passed")
+	}
+	if err := s.Check(); err == nil || !strings.Contains(err.Error(), "[b]") {
+		t.Fatalf("a lost task passed: %v", err)
+	}
+	if err := s.Execute(1, "b"); err != nil || s.Check() != nil || s.Executed() != 2 {
+		t.Fatalf("all executed: %v %v %d", err, s.Check(), s.Executed())
+	}
+}
+
+func TestFencing(t *testing.T) {
+	w := newTestWorld(t, 1)
+	if _, err := sim.Run(w, 0, task.Create("/log", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	write := func(token int64, kind string) {
+		t.Helper()
+		if _, err := sim.Run(w, 0, task.Multi(sim.FencedEntry("/log", token, kind))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(10, "enter")
+	write(10, "exit")
+	write(12, "enter")
+	if n, err := sim.CheckFencing(w, "/log"); err != nil || n != 2 {
+		t.Fatalf("good log: %d sections, %v", n, err)
+	}
+	write(10, "exit") // a holder with an older token writes after a newer one
+	if _, err := sim.CheckFencing(w, "/log"); err == nil || !strings.Contains(err.Error(), "interleave") {
+		t.Fatalf("interleaving passed: %v", err)
+	}
+	write(12, "late")
+	if _, err := sim.CheckFencing(w, "/log"); err == nil {
+		t.Fatal("an applied late write passed")
+	}
+}
+
+func TestTreeEquals(t *testing.T) {
+	w := newTestWorld(t, 1)
+	for _, p := range []string{"/c", "/c/a", "/c/a/x", "/c/b"} {
+		if _, err := sim.Run(w, 0, task.Create(p, []byte(p), task.Persistent)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{"a": "/c/a", "a/x": "/c/a/x", "b": "/c/b"}
+	if err := sim.TreeEquals(w, 0, "/c", want); err != nil {
+		t.Fatal(err)
+	}
+	want["b"] = "stale"
+	delete(want, "a/x")
+	want["gone"] = "x"
+	err := sim.TreeEquals(w, 0, "/c", want)
+	for _, s := range []string{`/c/b: cache has "stale", server has "/c/b"`, "/c/gone: cache has", "/c/a/x: server has"} {
+		if err == nil || !strings.Contains(err.Error(), s) {
+			t.Errorf("difference %q not reported: %v", s, err)
+		}
+	}
+	if err := sim.ChildrenEqual(w, "/c", []string{"b", "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.ChildrenEqual(w, "/c", []string{"a"}); err == nil {
+		t.Fatal("a missing child passed")
+	}
+}
+
+// Bad input gets an error, not a panic.
+func TestBadInput(t *testing.T) {
+	if _, err := sim.New(sim.Config{Clients: -1}); err == nil {
+		t.Error("negative clients accepted")
+	}
+	if _, err := sim.New(sim.Config{Clients: 1, SessionTimeout: -time.Second}); err == nil {
+		t.Error("negative session timeout accepted")
+	}
+	res := sim.RunSeed(sim.Scenario{Name: "bad", Clients: -2}, 1, false)
+	if res.Err == nil || res.Kind != sim.SetupFailed {
+		t.Errorf("negative clients: %v %v", res.Kind, res.Err)
+	}
+	if got := sim.Sample(0, 10); got != nil {
+		t.Errorf("Sample(0) = %v", got)
+	}
+}
+
+// A workload that loops without time passing is a liveness failure,
+// reported, not a hang.
+func TestStallIsLiveness(t *testing.T) {
+	sc := sim.Scenario{
+		Name: "spin", Clients: 1,
+		Workload: func(r *sim.Trial) {
+			var spin func()
+			spin = func() {
+				sim.Submit(r.World, 0, c.Map(task.Exists("/"), func(*task.Stat) int { spin(); return 0 }))
+			}
+			spin()
+		},
+	}
+	res := sim.RunSeed(sc, 1, false)
+	if res.Kind != sim.Liveness || !strings.Contains(res.Err.Error(), "time never passed") {
+		t.Fatalf("got %v: %v", res.Kind, res.Err)
+	}
+}

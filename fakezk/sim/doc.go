@@ -1,0 +1,132 @@
+// Package sim runs coordination code under deterministic simulation: one
+// fakezk server and N clients, each an executor on a session of its own,
+// all driven from the caller's goroutine on one simulated clock, under
+// faults the seed chooses. One seed is one exact history, replayable from
+// a test flag.
+//
+// # Where to start reading
+//
+// world.go (World: the server, the clients, Step/Drive/Settle, Submit and
+// Run), scenario.go (Scenario, Trial, RunSeed: the phases of one seed),
+// faults.go (the fault classes and the plan a seed draws), report.go
+// (Check, Catch, Determinism, the replay command and the flags), and the
+// invariant checkers: ids.go (unique IDs, porcupine linearizability),
+// fencing.go (mutual exclusion judged by fencing tokens), leaders.go (at
+// most one acting leader at any simulated instant), tasks.go (no task lost
+// or executed twice), tree.go (a cache equal to the server's tree).
+//
+// # One seed
+//
+// RunSeed(sc, seed, trace) goes through five phases, on the calling
+// goroutine:
+//
+//  1. Build the world (Scenario.Clients, SessionTimeout, Server, Wrap) and
+//     run Setup with no fault.
+//  2. Switch the seed's fault plan on, call Workload (which starts flows
+//     with Submit or executor.Submit) and run until Duration of simulated
+//     time has passed. Before each of the server's scheduling steps, and
+//     before each advance of the clock, a fault is injected with the
+//     plan's probability.
+//  3. Switch the faults off (partitions and server restarts under way heal
+//     on their own timers) and run until Live holds, within Recovery of
+//     simulated time: liveness. The default Live asks every client for a
+//     Trial.Progress after the faults stopped.
+//  4. Set Stopping and run until Quiesce holds (flows ended, nodes
+//     cleaned up), within Recovery.
+//  5. Check every Invariant, then close the world (executors fail their
+//     flows with task.ErrClosed; Trial.Closing is true and reports made
+//     then are ignored).
+//
+// A violation the workload reports with Trial.Errorf or Trial.Check at
+// any moment, a failed Invariant, Live or Quiesce not reached in time, or
+// flows that run 1<<16 steps at one instant without time passing (a
+// livelock: World.Stalled) fail the seed; Result.Kind says whether it was
+// safety or liveness.
+//
+// # Faults
+//
+// A Scenario says which classes it allows (Faults.Allow; AllFaults is
+// every class but Wipe). Per seed, one seed in sixteen runs without any
+// fault; the others switch each allowed class on with probability one
+// half (at least one) and draw an injection rate from [MaxRate/16,
+// MaxRate] (default MaxRate 0.02). Each injection picks a class among
+// those on and, for the per-client ones, a client:
+//
+//	drop-unapplied   connection dropped, requests in flight not applied (Server.Drop(c, false))
+//	drop-applied     connection dropped after the server applied them (Server.Drop(c, true))
+//	partition-short  client cut off for 1ms..0.7×timeout: the session survives
+//	partition-long   client cut off for 1.2..3×timeout: the session expires
+//	expire           the session expires now (Server.Expire)
+//	delay            the client's deliveries held for 1ms..1s (Server.Delay)
+//	restart          server down for 0..2×timeout, data and sessions kept
+//	wipe             every server and its data lost (Server.Wipe), at most Faults.MaxWipes per run
+//	clock-jump       the clock moves 100ms..2×timeout at once; every timer due fires
+//
+// Stats counts, per class, the faults fired and the seeds whose plan had
+// the class on.
+//
+// # Determinism
+//
+// Everything comes from the seed: the plan and the injections (one PCG
+// stream), the workload's Trial.Rand (another), the server's scheduler
+// and every executor's randomness (seeded from it by World). Nothing in a
+// run reads the wall clock (Stats.Wall, for the report, is measured
+// around the runs), no goroutine runs in the simulated path, and the
+// checkers never let map order show (they sort). Determinism(t, sc,
+// seeds) runs each seed twice with the server's trace on and compares the
+// trace hashes, the faults injected, the workload's notes and the
+// outcome; every package with a scenario runs a sample in its
+// TestSimDeterminism, and make sim prints the pairs compared.
+//
+// # Replay
+//
+// Check(t, sc, n) runs seeds 1..n and stops at the first that fails,
+// reporting from a traced re-run of that seed (the same history); here,
+// a report of the lock+id scenario from a run with Delay on:
+//
+//	sim: lock+id/5 seed 352 FAILED (liveness): no progress within 2m0s ...
+//	replay: go test ./fakezk/sim -run '^TestSimExplore$' -sim.seed=352 -v
+//	faults drop-unapplied,expire,delay at rate 0.0013; 5.9s simulated
+//	faults injected (13): ...
+//	workload notes (last 40 of N): ...
+//	trace (last 40 of 5717 events, hash ...; -sim.tail=0 prints all): ...
+//
+// The flags, registered by this package in every test binary that imports
+// it: -sim.seed=N runs only seed N of every Check, traced, and prints its
+// history even when it passes; -sim.seeds=N overrides the number of seeds
+// of every Check; -sim.tail=K sets how many trace lines are printed (0:
+// all). Put the package before the flags (go test ./pkg -run ... -sim.seed=N):
+// go test hands everything after an unknown flag to the test binary.
+//
+// # Canaries
+//
+// A canary is a known recipe bug that a test switches back on
+// (internal/canary) to show the simulation catches it. Catch(t, sc, name,
+// hunts, bound) hunts for a failing seed hunts times over disjoint seed
+// ranges and fails if a hunt needs more than bound seeds. Measured with
+//
+//	go test -count=1 -run Canary -v ./recipes/...
+//
+// on this machine (2 cores shared with other work), seeds to catch over 5
+// hunts of at most 500 seeds each:
+//
+//	CANARY TABLE
+//
+// # The large run
+//
+// make sim runs SIM_SEEDS seeds (default 1500) of every scenario with a
+// TestSimExplore (skipped unless SIM_SEEDS is set) and every
+// TestSimDeterminism, without the race detector, and sums them
+// (internal/simsum): seeds, seeds per second, safety and liveness
+// failures, faults fired per class, determinism pairs. It fails below
+// 10,000 seeds, on any failure or mismatch, or if a class never fired.
+//
+//	LARGE RUN
+//
+// # Speed
+//
+// BenchmarkLockID10: the lock + ID scenario with 10 clients, 10 simulated
+// seconds of workload under faults plus recovery, one seed per iteration:
+//
+//	SPEED
+package sim

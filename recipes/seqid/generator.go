@@ -2,7 +2,9 @@ package seqid
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/task"
@@ -11,28 +13,41 @@ import (
 // Generator is the blocking API: it runs the recipe's tasks on an executor
 // that someone runs (executor.Run) and waits for them. Its methods are safe
 // for concurrent use from any goroutine.
+//
+// With blocks (blockSize > 1), an ID from the block in hand is taken under
+// a mutex on the caller's goroutine, without a trip through the executor;
+// only when the block runs out does one caller reserve the next block (one
+// compare-and-set on the executor) while the others wait for it. One
+// reservation at a time keeps the IDs of calls that do not overlap in time
+// increasing.
 type Generator struct {
 	ex   *executor.Executor
-	next task.Task[int64]
+	path string
+	size int64
+	next task.Task[int64] // blockSize 1
+
+	mu      sync.Mutex
+	block   Block         // IDs in hand, when have
+	have    bool          //
+	filling chan struct{} // closed when the reservation under way ends
 }
 
 // NewGenerator returns a generator on the sequence at path, run by ex.
 // With blockSize 1 each ID costs one compare-and-set; with more, IDs come
-// from an Allocator that reserves blockSize at a time (a gap of at most
+// from blocks of blockSize reserved one at a time (a gap of at most
 // blockSize-1 per generator that stops). blockSize < 1 fails with
 // ErrBadCount.
 func NewGenerator(ex *executor.Executor, path string, blockSize int64) (*Generator, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("%w: nil executor", task.ErrInvalidArgument)
 	}
-	if blockSize == 1 {
-		return &Generator{ex: ex, next: Next(path)}, nil
+	if blockSize < 1 {
+		return nil, &Error{Op: "reserve", Path: path, Err: fmt.Errorf("%w: %d", ErrBadCount, blockSize)}
 	}
-	a, err := NewAllocator(path, blockSize)
-	if err != nil {
-		return nil, err
+	if err := task.ValidatePath(path, false); err != nil {
+		return nil, &Error{Op: "reserve", Path: path, Err: err}
 	}
-	return &Generator{ex: ex, next: a.Next()}, nil
+	return &Generator{ex: ex, path: path, size: blockSize, next: Next(path)}, nil
 }
 
 // Next returns a new ID, or an error once ctx ends (task.ErrCanceled or
@@ -42,5 +57,52 @@ func NewGenerator(ex *executor.Executor, path string, blockSize int64) (*Generat
 // nothing was handed out. IDs returned to calls that do not overlap in
 // time increase.
 func (g *Generator) Next(ctx context.Context) (int64, error) {
-	return executor.AwaitAcrossExpiry(ctx, g.ex, g.next)
+	if g.size == 1 {
+		return executor.AwaitAcrossExpiry(ctx, g.ex, g.next)
+	}
+	for {
+		g.mu.Lock()
+		if g.have {
+			id := g.block.First
+			if g.block.First == g.block.Last {
+				g.have = false
+			} else {
+				g.block.First++
+			}
+			g.mu.Unlock()
+			return id, nil
+		}
+		if ch := g.filling; ch != nil {
+			g.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return 0, ctxErr(ctx)
+			}
+		}
+		ch := make(chan struct{})
+		g.filling = ch
+		g.mu.Unlock()
+
+		b, err := executor.AwaitAcrossExpiry(ctx, g.ex, Reserve(g.path, g.size))
+		g.mu.Lock()
+		g.filling = nil
+		if err == nil {
+			g.block, g.have = b, true
+		}
+		g.mu.Unlock()
+		close(ch)
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// ctxErr is the error executor.Await gives for an ended ctx.
+func ctxErr(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return task.ErrDeadlineExceeded
+	}
+	return task.ErrCanceled
 }

@@ -110,7 +110,46 @@
 // on this machine (2 cores shared with other work), seeds to catch over 5
 // hunts of at most 500 seeds each:
 //
-//	CANARY TABLE
+//	canary                                      hunts  median  worst  bound
+//	barrier/trust-event                             3       1      1    500
+//	barrier/loss-as-gone                            3       1     10    500
+//	barrier/double-blind-create                     3       2      6    500
+//	barrier/double-leave-trusts-event               3       1      1    500
+//	cache/version-only                              3       1      1    300
+//	cache/no-rearm-after-loss                       3       4     13    300
+//	cache/no-resync-after-expiry                    3       1      3    300
+//	config/ignore-invalid-marker                    3       4      5    300
+//	config/deliver-intermediate                     3       1      1    300
+//	config/reload-no-cancel                         3       1      1    300
+//	election/skip-owner-check                       3       1      2    500
+//	election/skip-owner-check (master)              3       1      1    500
+//	election/no-give-up                             3      53     56    500
+//	election/watch-lowest                           3       1      1    500
+//	group/member-no-reregister                      3       3      6    500
+//	group/join-cleanup-after-success                3       1      1    500
+//	group/view-no-rearm-after-expiry                3       2      3    500
+//	group/view-stale-list                           3       1      2    500
+//	idpersist/persist-mod-100                       5       1      1    500
+//	idpersist/pass-limit                            5       2      8    500
+//	lock/no-unique-prefix                           5      13     40      -
+//	lock/watch-lowest                               5       1      1      -
+//	lock/connection-loss-is-failure                 5      13     40      -
+//	lock/trust-stale-session                        5       2      3      -
+//	lock/queue-exhausted-sequence                   5       1      1      -
+//	masterworker/assign-two-ops                     3       1      1    500
+//	masterworker/submit-no-id                       3       2      2    500
+//	masterworker/no-rearm-workers                   3       2      3    500
+//	seqid/blind-write                               5       1      1    500
+//	seqid/loss-not-applied                          5      16     66    500
+//
+// 30 canaries, all caught (the lock package logs no bound). Two that were
+// tried and are not in the table: idpersist/unfenced-leader (a leader
+// writing without the check on its candidate node) is never caught by the
+// idpersist scenario, whose deposed leaders are also stopped by the
+// version checks on the nodes they write; idpersist/blind-store (a
+// leader storing its mark without reading the Store) is caught at seed
+// 126 only, about one seed in a thousand, and stays as that regression
+// seed (TestSimRegressions) rather than a canary.
 //
 // # The large run
 //
@@ -121,12 +160,35 @@
 // failures, faults fired per class, determinism pairs. It fails below
 // 10,000 seeds, on any failure or mismatch, or if a class never fired.
 //
-//	LARGE RUN
+//	make sim    (SIM_SEEDS=1500; 2 cores shared with other work, load average 5-13)
+//	sim total: 10500 seeds over 7 scenarios (lock+id/5=1500 counter=1500 double-barrier=1500
+//	  barrier=1500 group=1500 idpersist=1500 seqid=1500)
+//	sim speed: 55.0 seeds/s per scenario run (sum of the scenarios' own times, 190.8s);
+//	  69.2 seeds/s overall (151.8s elapsed, compilation and parallel packages included)
+//	sim failures: 0 safety violations, 0 liveness failures, 0 setup failures
+//	sim faults fired: clock-jump=6921 delay=9220 drop-applied=14627 drop-unapplied=13853
+//	  expire=15010 partition-long=9728 partition-short=11393 restart=6767 wipe=569
+//	sim determinism: 40 pairs compared, 0 mismatches
+//
+// (recipes/cache did not compile during that run; its scenario adds to
+// the count once it does.) The lock+id scenario runs without the delay
+// class for now: with a delivery delay across an expiry, the fake applies
+// requests a client sent before it heard of the expiry on its new session
+// (the Conn reconnects at once), which leaves a contender node no flow
+// owns and every client waiting behind it (8 of seeds 1..1500 with delay
+// on: 352, 548, 821, 831, 1150, 1242, 1306, 1377). A real client cannot send for that long on
+// a session it has not been told of; the fake or the executor's gate must
+// close that window.
 //
 // # Speed
 //
 // BenchmarkLockID10: the lock + ID scenario with 10 clients, 10 simulated
 // seconds of workload under faults plus recovery, one seed per iteration:
 //
-//	SPEED
+//	GOMAXPROCS=1 go test -run '^$' -bench LockID10 -benchtime 200x -cpu 1 -count 3 ./fakezk/sim
+//	BenchmarkLockID10  200  16142402 ns/op  61.95 seeds/s
+//	BenchmarkLockID10  200  15173975 ns/op  65.90 seeds/s
+//	BenchmarkLockID10  200  13707688 ns/op  72.95 seeds/s
+//
+// (load average about 5 from other work on the 2 cores.)
 package sim

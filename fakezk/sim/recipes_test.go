@@ -56,7 +56,7 @@ func newLockID(clients int, duration time.Duration) (sim.Scenario, *lockID) {
 		// expiry lets the fake apply requests the client sent before it
 		// heard of the expiry on the new session (the Conn reconnects at
 		// once), leaving a contender node no flow owns and every client
-		// waiting behind it (seeds 352, 548, 821, ... with Delay on). A
+		// waiting behind it (seeds 352, 548, 821, 831, 1150, 1242, 1306, 1377 of 1..1500 with Delay on). A
 		// real client cannot send on a session it has not been told of
 		// for that long; fakezk (or the executor's gate) has to close the
 		// window before this scenario can take Delay.

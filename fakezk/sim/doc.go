@@ -176,9 +176,9 @@
 // requests a client sent before it heard of the expiry on its new session
 // (the Conn reconnects at once), which leaves a contender node no flow
 // owns and every client waiting behind it (8 of seeds 1..1500 with delay
-// on: 352, 548, 821, 831, 1150, 1242, 1306, 1377). A real client cannot send for that long on
-// a session it has not been told of; the fake or the executor's gate must
-// close that window.
+// on: 352, 548, 821, 831, 1150, 1242, 1306, 1377). A real client cannot
+// send for that long on a session it has not been told of; the fake or
+// the executor's gate must close that window.
 //
 // # Speed
 //

@@ -1,6 +1,8 @@
-# zkflow: make test installs what the tests need (a Java runtime and Debian's
-# zookeeper package for the real-server tests) when missing, then runs vet
-# and every test under the race detector.
+# zkflow: make test installs what the tests need (a JDK, Debian's zookeeper
+# package and Apache Curator's jars, for the real-server tests and the lock's
+# interoperability test) when missing, then runs vet, every test under the
+# race detector, fakezk's fidelity to the real server and the large
+# simulation run.
 
 GO ?= go
 SHELL := /bin/bash
@@ -39,7 +41,7 @@ sim:
 # second run with ZooKeeper's default settings (forceSync=yes, data on
 # disk). Installs the server and the peers first when missing.
 bench: bench-deps
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	ZK_REQUIRED=1 $(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./bench -readme bench/README.md -out bench/results
 	$(GO) run ./bench -server-defaults -scenarios lock,cas,blocks -readme bench/README.md -out bench/results-defaults
 

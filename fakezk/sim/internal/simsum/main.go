@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -29,6 +30,12 @@ var (
 func main() {
 	minSeeds := flag.Int("min", 0, "fail if fewer seeds ran in all")
 	flag.Parse()
+	os.Exit(run(os.Stdin, os.Stdout, *minSeeds))
+}
+
+// run reads go test's output from in, writes the pass-through and the
+// summary to out, and returns the exit code.
+func run(in io.Reader, out io.Writer, minSeeds int) int {
 	start := time.Now()
 	var (
 		seeds, safety, liveness, setup int
@@ -39,14 +46,14 @@ func main() {
 		pairs, mismatches              int
 		failed                         bool
 	)
-	sc := bufio.NewScanner(os.Stdin)
+	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		line := sc.Text()
 		if noise.MatchString(line) {
 			continue
 		}
-		fmt.Println(line)
+		fmt.Fprintln(out, line)
 		if failLine.MatchString(line) {
 			failed = true
 		}
@@ -74,15 +81,15 @@ func main() {
 		}
 	}
 	elapsed := time.Since(start)
-	fmt.Println()
-	fmt.Printf("sim total: %d seeds over %d scenarios (%s)\n", seeds, len(scenarios), strings.Join(scenarios, " "))
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "sim total: %d seeds over %d scenarios (%s)\n", seeds, len(scenarios), strings.Join(scenarios, " "))
 	perCore := 0.0
 	if wallMS > 0 {
 		perCore = float64(seeds) / (float64(wallMS) / 1000)
 	}
-	fmt.Printf("sim speed: %.1f seeds/s per scenario run (sum of the scenarios' own times, %.1fs); %.1f seeds/s overall (%.1fs elapsed, compilation and parallel packages included)\n",
+	fmt.Fprintf(out, "sim speed: %.1f seeds/s per scenario run (sum of the scenarios' own times, %.1fs); %.1f seeds/s overall (%.1fs elapsed, compilation and parallel packages included)\n",
 		perCore, float64(wallMS)/1000, float64(seeds)/elapsed.Seconds(), elapsed.Seconds())
-	fmt.Printf("sim failures: %d safety violations, %d liveness failures, %d setup failures\n", safety, liveness, setup)
+	fmt.Fprintf(out, "sim failures: %d safety violations, %d liveness failures, %d setup failures\n", safety, liveness, setup)
 	slices.Sort(classes)
 	parts := make([]string, 0, len(classes))
 	var never []string
@@ -92,18 +99,19 @@ func main() {
 			never = append(never, c)
 		}
 	}
-	fmt.Printf("sim faults fired: %s\n", strings.Join(parts, " "))
-	fmt.Printf("sim determinism: %d pairs compared, %d mismatches\n", pairs, mismatches)
-	bad := failed || safety+liveness+setup > 0 || mismatches > 0 || seeds < *minSeeds || len(never) > 0 || pairs == 0
+	fmt.Fprintf(out, "sim faults fired: %s\n", strings.Join(parts, " "))
+	fmt.Fprintf(out, "sim determinism: %d pairs compared, %d mismatches\n", pairs, mismatches)
+	bad := failed || safety+liveness+setup > 0 || mismatches > 0 || seeds < minSeeds || len(never) > 0 || pairs == 0
 	if len(never) > 0 {
-		fmt.Printf("sim: fault classes that never fired: %v\n", never)
+		fmt.Fprintf(out, "sim: fault classes that never fired: %v\n", never)
 	}
-	if seeds < *minSeeds {
-		fmt.Printf("sim: %d seeds, fewer than %d\n", seeds, *minSeeds)
+	if seeds < minSeeds {
+		fmt.Fprintf(out, "sim: %d seeds, fewer than %d\n", seeds, minSeeds)
 	}
 	if bad {
-		fmt.Println("sim: FAIL")
-		os.Exit(1)
+		fmt.Fprintln(out, "sim: FAIL")
+		return 1
 	}
-	fmt.Println("sim: ok")
+	fmt.Fprintln(out, "sim: ok")
+	return 0
 }

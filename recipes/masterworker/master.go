@@ -313,6 +313,9 @@ func (r *term) readTasks(next func()) {
 	})
 }
 
+// maxDeadPerRound bounds the dead workers' directories one round handles.
+const maxDeadPerRound = 32
+
 // reassignDead lists /assign and, for every directory whose worker is not
 // in /workers, moves each of its tasks back to /tasks with one multi.
 func (r *term) reassignDead(next func()) {
@@ -328,6 +331,12 @@ func (r *term) reassignDead(next func()) {
 			}
 		}
 		slices.Sort(dead)
+		if len(dead) > maxDeadPerRound {
+			// Bounded work per round (after a storm of crashes there may
+			// be thousands): the rest in the next round, shortly.
+			dead = dead[:maxDeadPerRound]
+			r.again = true
+		}
 		ts := make([]task.Task[task.Unit], len(dead))
 		for i, w := range dead {
 			ts[i] = r.reassignWorker(w)

@@ -160,25 +160,27 @@
 // failures, faults fired per class, determinism pairs. It fails below
 // 10,000 seeds, on any failure or mismatch, or if a class never fired.
 //
-//	make sim    (SIM_SEEDS=1500; 2 cores shared with other work, load average 5-13)
-//	sim total: 10500 seeds over 7 scenarios (lock+id/5=1500 counter=1500 double-barrier=1500
-//	  barrier=1500 group=1500 idpersist=1500 seqid=1500)
-//	sim speed: 55.0 seeds/s per scenario run (sum of the scenarios' own times, 190.8s);
-//	  69.2 seeds/s overall (151.8s elapsed, compilation and parallel packages included)
+//	make sim    (SIM_SEEDS=1500; 2 cores shared with other work)
+//	sim total: 13500 seeds over 9 scenarios (lock+id/5=1500 counter=1500
+//	  double-barrier=1500 barrier=1500 cache=1500 config=1500 group=1500
+//	  idpersist=1500 seqid=1500)
+//	sim speed: 133.3 seeds/s per scenario run (sum of the scenarios' own
+//	  times, 101.3s); 221.5 seeds/s overall (61.0s elapsed, compilation
+//	  and parallel packages included)
 //	sim failures: 0 safety violations, 0 liveness failures, 0 setup failures
-//	sim faults fired: clock-jump=6921 delay=9220 drop-applied=14627 drop-unapplied=13853
-//	  expire=15010 partition-long=9728 partition-short=11393 restart=6767 wipe=569
-//	sim determinism: 40 pairs compared, 0 mismatches
+//	sim faults fired: clock-jump=10411 delay=15458 drop-applied=24746
+//	  drop-unapplied=22339 expire=30373 partition-long=14230
+//	  partition-short=17144 restart=10094 wipe=569
+//	sim determinism: 50 pairs compared, 0 mismatches
 //
-// (recipes/cache did not compile during that run; its scenario adds to
-// the count once it does.) The lock+id scenario runs without the delay
-// class for now: with a delivery delay across an expiry, the fake applies
-// requests a client sent before it heard of the expiry on its new session
-// (the Conn reconnects at once), which leaves a contender node no flow
-// owns and every client waiting behind it (8 of seeds 1..1500 with delay
-// on: 352, 548, 821, 831, 1150, 1242, 1306, 1377). A real client cannot
-// send for that long on a session it has not been told of; the fake or
-// the executor's gate must close that window.
+// The lock+id scenario runs without the delay class for now: with a
+// delivery delay across an expiry, the fake applies requests a client
+// sent before it heard of the expiry on its new session (the Conn
+// reconnects at once), which leaves a contender node no flow owns and
+// every client waiting behind it (8 of seeds 1..1500 with delay on: 352,
+// 548, 821, 831, 1150, 1242, 1306, 1377). A real client cannot send for
+// that long on a session it has not been told of; the fake or the
+// executor's gate must close that window.
 //
 // # Speed
 //

@@ -53,8 +53,8 @@ type mwSim struct {
 }
 
 type simTotals struct {
-	seeds, submitted, reruns, failovers, crashes, killed, targeted, checks int
-	moves, terms, zxids, skipped                                           int64
+	seeds, submitted, reruns, failovers, crashes, killed, targeted, checks, rerun int
+	moves, terms, zxids, skipped                                                  int64
 }
 
 func newMWScenario(tot *simTotals) sim.Scenario {
@@ -377,6 +377,11 @@ func (s *mwSim) final() error {
 	s.stats.failovers += s.failovers
 	s.stats.crashes += s.crashed
 	s.stats.killed += s.killed
+	for _, n := range s.executed {
+		if n > 1 {
+			s.stats.rerun++ // at-least-once execution: the status was still written once
+		}
+	}
 	s.stats.targeted += s.targeted
 	s.stats.checks += s.checks
 	s.stats.zxids += s.lastZxid
@@ -433,8 +438,8 @@ func TestSimSafety(t *testing.T) {
 	}
 	var tot simTotals
 	sim.Check(t, newMWScenario(&tot), seeds)
-	t.Logf("%d seeds: %d submissions (%d resubmitted after expiry), %d terms as primary, %d sessions expired and %d connections dropped under a request by the workload, %d master runs ended by expiry, %d workers replaced, %d tasks moved back from dead workers; tree checked at %d of %d zxids (%d changes were followed by another before any client acted)",
-		tot.seeds, tot.submitted, tot.reruns, tot.terms, tot.killed, tot.targeted, tot.failovers, tot.crashes, tot.moves, tot.checks, tot.zxids, tot.skipped)
+	t.Logf("%d seeds: %d submissions (%d resubmitted after expiry), %d terms as primary, %d sessions expired and %d connections dropped under a request by the workload, %d master runs ended by expiry, %d workers replaced, %d tasks moved back from dead workers, %d tasks whose handler ran more than once; tree checked at %d of %d zxids (%d changes were followed by another before any client acted)",
+		tot.seeds, tot.submitted, tot.reruns, tot.terms, tot.killed, tot.targeted, tot.failovers, tot.crashes, tot.moves, tot.rerun, tot.checks, tot.zxids, tot.skipped)
 	if tot.failovers == 0 || tot.crashes == 0 || tot.moves == 0 {
 		t.Fatal("the drawn faults never made a master fail over or a worker's tasks move: the test checks less than it says")
 	}

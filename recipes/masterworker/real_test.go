@@ -46,19 +46,21 @@ func realClient(t testing.TB, ctx context.Context, addrs []string) (ex *executor
 // realSystem is masters, workers and clients on a real server or
 // ensemble, each on a session of its own.
 type realSystem struct {
-	t        testing.TB
-	sys      *masterworker.System
-	masters  []*masterworker.Master
-	mstop    []func()
-	workers  []*masterworker.Worker
-	wstop    []func()
-	clients  []*masterworker.Client
-	runs     sync.WaitGroup
-	cancel   context.CancelFunc
-	executed atomic.Int64
+	t         testing.TB
+	sys       *masterworker.System
+	masters   []*masterworker.Master
+	mstop     []func()
+	workers   []*masterworker.Worker
+	wstop     []func()
+	clients   []*masterworker.Client
+	runs      sync.WaitGroup
+	cancel    context.CancelFunc
+	executed  atomic.Int64
+	stuck     chan struct{} // closed when worker 0's stuck handler starts
+	stuckOnce sync.Once
 }
 
-func startReal(t testing.TB, ctx context.Context, addrs []string, masters, workers, clients int) *realSystem {
+func startReal(t testing.TB, ctx context.Context, addrs []string, masters, workers, clients int, stuck bool) *realSystem {
 	t.Helper()
 	sys, err := masterworker.New(fmt.Sprintf("/mw-real-%016x", rand.Uint64()))
 	if err != nil {
@@ -66,6 +68,9 @@ func startReal(t testing.TB, ctx context.Context, addrs []string, masters, worke
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	rs := &realSystem{t: t, sys: sys, cancel: cancel}
+	if stuck {
+		rs.stuck = make(chan struct{})
+	}
 	t.Cleanup(rs.stop)
 	for i := range masters {
 		ex, stop := realClient(t, ctx, addrs)
@@ -80,9 +85,22 @@ func startReal(t testing.TB, ctx context.Context, addrs []string, masters, worke
 		rs.executed.Add(1)
 		return task.Value(j.Data)
 	}
+	// With stuck set, worker 0's handler never returns (until its
+	// executor closes) and closes stuck when it starts: that worker holds
+	// its assignments until it crashes.
+	stuckHandler := func(j masterworker.Job) task.Task[[]byte] {
+		return func(s *task.Scope, k task.Cont[[]byte]) {
+			rs.stuckOnce.Do(func() { close(rs.stuck) })
+			task.Suspend(s, k, func(task.Cont[[]byte]) func() { return nil })
+		}
+	}
 	for i := range workers {
 		ex, stop := realClient(t, ctx, addrs)
-		w, err := sys.Worker(fmt.Sprintf("w%d", i), handler)
+		h := handler
+		if i == 0 && rs.stuck != nil {
+			h = stuckHandler
+		}
+		w, err := sys.Worker(fmt.Sprintf("w%d", i), h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,36 +237,47 @@ func (rs *realSystem) judge(ctx context.Context, ex *executor.Executor, answered
 }
 
 // The safety test on a real standalone server: two masters, three workers
-// and two clients (sessions of their own) run 2 x 60 tasks; a third of
-// the way through, the primary master's session and one worker's session
-// are closed (crashes): the backup takes over, the dead worker's tasks
-// are moved back and done by the others. Every task is answered once,
-// with its own data, and nothing is left queued or assigned.
+// and two clients (sessions of their own) run 2 x 60 tasks. Worker w0's
+// handler never returns: once it has started on a task, w0 crashes (its
+// session is closed) with its assignments in hand, and so does the
+// primary master. The backup takes over and moves w0's tasks back; the
+// other workers do them. Every task is answered once, with its own data,
+// and nothing is left queued or assigned.
 func TestRealStandalone(t *testing.T) {
 	zkserver.Require(t)
 	srv := zkserver.Standalone(t, realOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	rs := startReal(t, ctx, srv.Addrs(), 2, 3, 2)
+	rs := startReal(t, ctx, srv.Addrs(), 2, 3, 2, true)
 	var crashed []string
-	answered := rs.submitAll(ctx, 60, 4, func() {
+	crashDone := make(chan struct{})
+	go func() {
+		defer close(crashDone)
+		select {
+		case <-rs.stuck:
+		case <-ctx.Done():
+			return
+		}
 		if p := rs.primary(); p >= 0 {
 			rs.mstop[p]()
 			crashed = append(crashed, "master "+rs.masters[p].ID())
 		}
 		rs.wstop[0]()
 		crashed = append(crashed, "worker "+rs.workers[0].ID())
-	})
+	}()
+	answered := rs.submitAll(ctx, 60, 4, nil)
+	<-crashDone
 	ex, _ := realClient(t, ctx, srv.Addrs())
 	rs.judge(ctx, ex, answered)
-	terms := int64(0)
+	var terms, moved int64
 	for _, m := range rs.masters {
-		n, _, _ := m.Stats()
-		terms += n
+		n, _, mv := m.Stats()
+		terms, moved = terms+n, moved+mv
 	}
-	t.Logf("%d tasks answered, %d handler runs, crashed: %v, terms as primary: %d", len(answered), rs.executed.Load(), crashed, terms)
-	if len(crashed) != 2 || terms < 2 {
-		t.Fatalf("the crashes did not happen as planned: %v, %d terms", crashed, terms)
+	t.Logf("%d tasks answered, %d handler runs on the live workers, crashed: %v, terms as primary: %d, tasks moved back: %d",
+		len(answered), rs.executed.Load(), crashed, terms, moved)
+	if len(crashed) != 2 || terms < 2 || moved == 0 {
+		t.Fatalf("the crashes did not happen as planned: %v, %d terms, %d tasks moved back", crashed, terms, moved)
 	}
 }
 
@@ -261,7 +290,7 @@ func TestRealEnsembleKill(t *testing.T) {
 	ens := zkserver.Ensemble(t, 3, realOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	rs := startReal(t, ctx, ens.Addrs(), 2, 3, 2)
+	rs := startReal(t, ctx, ens.Addrs(), 2, 3, 2, false)
 	killed := -1
 	answered := rs.submitAll(ctx, 40, 4, func() {
 		killed = ens.Leader(ctx)
@@ -290,7 +319,7 @@ func BenchmarkRealThroughput(b *testing.B) {
 	srv := zkserver.Standalone(b, zkserver.Options{MaxSessionTimeout: 10 * time.Second, Throughput: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	rs := startReal(b, ctx, srv.Addrs(), 1, 4, 2)
+	rs := startReal(b, ctx, srv.Addrs(), 1, 4, 2, false)
 	// Warm up: one task through, so the master leads and the workers are
 	// registered before the clock starts.
 	if _, err := rs.clients[0].Do(ctx, []byte("warm-up")); err != nil {

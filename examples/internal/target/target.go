@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
@@ -27,6 +28,10 @@ type Target struct {
 
 	srv  *fakezk.Server
 	root string
+
+	mu      sync.Mutex
+	seq     uint64
+	clients []*Client
 }
 
 // Register adds -zk and -seed to fs.
@@ -86,8 +91,16 @@ func (t *Target) Connect(ctx context.Context) (task.Conn, error) {
 	return c, nil
 }
 
-// Close closes the embedded server, if any.
+// Close kills every client still running (see NewClient), then closes the
+// embedded server, if any.
 func (t *Target) Close() {
+	t.mu.Lock()
+	clients := t.clients
+	t.clients = nil
+	t.mu.Unlock()
+	for _, c := range clients {
+		c.Kill()
+	}
 	if t.srv != nil {
 		t.srv.Close()
 	}

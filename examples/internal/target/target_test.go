@@ -2,11 +2,17 @@ package target
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -32,4 +38,48 @@ func TestEmbeddedAndRoot(t *testing.T) {
 	if real.Embedded() != nil || !strings.HasPrefix(real.Root("demo"), "/demo-") || real.Root("demo") != real.Root("other") {
 		t.Fatalf("real target root %q", real.Root("demo"))
 	}
+}
+
+func TestClient(t *testing.T) {
+	var tg Target
+	ctx := context.Background()
+	a, err := tg.NewClient(ctx, "a", IgnoreErrors())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrapped int
+	b, err := tg.NewClient(ctx, "b", WrapConn(func(c *fakezk.Conn) task.Conn { wrapped++; return c }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name != "a" || a.FakeConn() == nil || wrapped != 1 {
+		t.Fatalf("client a %q fake %v, wrapped %d", a.Name, a.FakeConn(), wrapped)
+	}
+	if _, err := executor.Await(ctx, a.Ex, task.Create("/x", nil, task.Ephemeral)); err != nil {
+		t.Fatal(err)
+	}
+	a.Kill()
+	a.Kill() // twice is harmless
+	if !a.Killed() || b.Killed() {
+		t.Fatalf("killed: a %v b %v", a.Killed(), b.Killed())
+	}
+	// a's session closed with it: its ephemeral node is gone.
+	if _, err := executor.Await(ctx, b.Ex, task.Get("/x")); !errors.Is(err, task.ErrNoNode) {
+		t.Fatalf("a's node after Kill: %v", err)
+	}
+	tg.Close()
+	if !b.Killed() {
+		t.Fatal("Close left b running")
+	}
+}
+
+func TestClientServerDown(t *testing.T) {
+	tg := Target{Servers: "127.0.0.1:1", SessionTimeout: time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if c, err := tg.NewClient(ctx, "a"); err == nil {
+		c.Kill()
+		t.Fatal("client on a server that is down")
+	}
+	tg.Close()
 }

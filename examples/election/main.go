@@ -79,37 +79,32 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	for i := range *candidates {
-		conn, err := tg.Connect(ctx)
+		c, err := tg.NewClient(ctx, fmt.Sprintf("candidate %d", i), target.OnError(onError))
 		if err != nil {
 			return err
 		}
-		ex, err := executor.New(executor.Config{Conn: conn, OnError: onError})
-		if err != nil {
-			return err
-		}
-		wg.Add(2)
-		go func() { defer wg.Done(); ex.Run(ctx) }()
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e, _ := election.New(dir, election.Config{Data: fmt.Appendf(nil, "candidate %d", i)})
+			e, _ := election.New(dir, election.Config{Data: []byte(c.Name)})
 			for ctx.Err() == nil {
-				l, err := election.Campaign(ctx, ex, e)
+				l, err := election.Campaign(ctx, c.Ex, e)
 				if err != nil {
 					continue // ctx ended, or the session did: campaign again
 				}
 				mu.Lock()
 				acting++
 				if acting > 1 {
-					failure = fmt.Errorf("two acting leaders (candidate %d joined)", i)
+					failure = fmt.Errorf("two acting leaders (%s joined)", c.Name)
 				}
 				tokens = append(tokens, l.Token())
 				term := len(tokens)
-				fmt.Fprintf(out, "term %d: candidate %d leads, token %d\n", term, i, l.Token())
+				fmt.Fprintf(out, "term %d: %s leads, token %d\n", term, c.Name, l.Token())
 				mu.Unlock()
 				// The leader's work: a write that ZooKeeper refuses if we
 				// are no longer leader, then a while on the executor's clock.
 				write := l.Fenced(&task.SetDataRequest{Path: state, Data: fmt.Appendf(nil, "term %d", term), Version: task.AnyVersion})
-				if _, err := executor.Await(ctx, ex, combinators.Seq(write, combinators.Sleep(*hold))); err != nil && ctx.Err() == nil {
+				if _, err := executor.Await(ctx, c.Ex, combinators.Seq(write, combinators.Sleep(*hold))); err != nil && ctx.Err() == nil {
 					fail(fmt.Errorf("term %d: %w", term, err))
 				}
 				mu.Lock()
@@ -148,20 +143,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // create makes path (and its parent) on a session of its own.
 func create(ctx context.Context, tg *target.Target, path string) error {
-	conn, err := tg.Connect(ctx)
+	c, err := tg.NewClient(ctx, "setup", target.IgnoreErrors())
 	if err != nil {
 		return err
 	}
-	ex, err := executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
-	if err != nil {
-		return err
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); ex.Run(cctx) }()
-	defer func() { cancel(); <-done }()
+	defer c.Kill()
 	for _, p := range []string{path[:len(path)-len("/state")], path} {
-		if _, err := executor.Await(ctx, ex, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+		if _, err := executor.Await(ctx, c.Ex, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
 			return err
 		}
 	}

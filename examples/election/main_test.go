@@ -1,46 +1,23 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
-	"github.com/zkflow/zkflow/internal/zkserver"
+	"github.com/zkflow/zkflow/examples/internal/extest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func check(t *testing.T, args ...string) string {
-	t.Helper()
-	var out bytes.Buffer
-	if err := run(context.Background(), args, &out); err != nil {
-		t.Fatalf("election %v: %v\n%s", args, err, out.String())
-	}
-	s := out.String()
-	if strings.Contains(s, "FAILED") || !strings.HasSuffix(s, "OK\n") || !strings.Contains(s, "term 6: candidate") {
-		t.Fatalf("no verified summary:\n%s", s)
-	}
-	return s
-}
-
 func TestElectionOnFake(t *testing.T) {
-	t.Log(check(t))
+	t.Log(extest.Run(t, run, nil, "term 6: candidate"))
 }
 
 func TestElectionOnRealServer(t *testing.T) {
-	zkserver.Require(t)
-	c := zkserver.Standalone(t, zkserver.Options{})
-	check(t, "-zk", strings.Join(c.Addrs(), ","))
+	extest.Run(t, run, extest.RealServer(t), "term 6: candidate")
 }
 
 func TestElectionBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-candidates", "1"}, {"-terms", "0"}, {"-hold", "-1s"}, {"extra"}} {
-		var out bytes.Buffer
-		if err := run(context.Background(), args, &out); err == nil {
-			t.Errorf("%v accepted", args)
-		}
-	}
+	extest.Refused(t, run, []string{"-candidates", "1"}, []string{"-terms", "0"}, []string{"-hold", "-1s"}, []string{"extra"})
 }

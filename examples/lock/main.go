@@ -31,7 +31,6 @@ import (
 
 	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
-	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
 )
@@ -41,32 +40,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "lock:", err)
 		os.Exit(1)
 	}
-}
-
-// worker is one process: a session and the executor running its flows.
-type worker struct {
-	conn task.Conn
-	ex   *executor.Executor
-	done chan struct{}
-}
-
-func connect(ctx context.Context, tg *target.Target) (*worker, error) {
-	conn, err := tg.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cfg := executor.Config{Conn: conn, OnError: func(error) {}}
-	if srv := tg.Embedded(); srv != nil {
-		cfg.Clock = srv.Clock()
-	}
-	ex, err := executor.New(cfg)
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	w := &worker{conn: conn, ex: ex, done: make(chan struct{})}
-	go func() { defer close(w.done); _ = ex.Run(ctx) }()
-	return w, nil
 }
 
 // write is a fenced write ZooKeeper accepted.
@@ -95,23 +68,20 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	dir, counter := root+"/lock", root+"/counter"
 	fmt.Fprintf(out, "%s, %d workers x %d sections, lock %s\n", tg.Describe(), *nWorkers, *sections, dir)
 
-	var workers []*worker
-	defer func() {
-		for _, w := range workers {
-			w.ex.Close()
-			<-w.done
-		}
-	}()
-	for range *nWorkers + 1 { // the workers and an admin, workers[0]
-		w, err := connect(ctx, &tg)
+	admin, err := tg.NewClient(ctx, "admin", target.IgnoreErrors())
+	if err != nil {
+		return err
+	}
+	var workers []*target.Client
+	for i := range *nWorkers {
+		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), target.IgnoreErrors())
 		if err != nil {
 			return err
 		}
 		workers = append(workers, w)
 	}
-	admin, workers := workers[0], workers[1:]
 	for _, p := range []string{root, counter} {
-		if _, err := executor.Await(ctx, admin.ex, task.Create(p, []byte("0"), task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+		if _, err := executor.Await(ctx, admin.Ex, task.Create(p, []byte("0"), task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
 			return err
 		}
 	}
@@ -134,7 +104,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		defer mu.Unlock()
 		fmt.Fprintf(out, format+"\n", args...)
 	}
-	section := func(i int, w *worker, m *lock.Mutex) (bool, error) {
+	section := func(i int, w *target.Client, m *lock.Mutex) (bool, error) {
 		held, err := m.Lock(ctx)
 		if errors.Is(err, task.ErrSessionExpired) {
 			return false, nil // the session ended while waiting: wait again
@@ -147,17 +117,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		entered++
 		n := entered
 		mu.Unlock()
-		d, err := executor.Await(ctx, w.ex, task.Get(counter))
+		d, err := executor.Await(ctx, w.Ex, task.Get(counter))
 		if err != nil {
 			return false, err
 		}
 		switch {
 		case srv != nil && n == 2:
 			say("  fault: worker %d's connection drops in its section", i+1)
-			srv.Drop(w.conn.(*fakezk.Conn), false)
+			srv.Drop(w.FakeConn(), false)
 		case srv != nil && n == total/2+1:
 			say("  fault: worker %d's session expires in its section", i+1)
-			srv.Expire(w.conn.(*fakezk.Conn))
+			srv.Expire(w.FakeConn())
 			select {
 			case <-held.Done():
 				say("  worker %d is told: %v", i+1, held.Err())
@@ -170,7 +140,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return false, fmt.Errorf("counter %q: %w", d.Data, err)
 		}
 		set := &task.SetDataRequest{Path: counter, Data: strconv.AppendInt(nil, v+1, 10), Version: d.Stat.Version}
-		_, err = executor.Await(ctx, w.ex, held.Fenced(set))
+		_, err = executor.Await(ctx, w.Ex, held.Fenced(set))
 		switch {
 		case err == nil:
 			say("  worker %d (token %d): counter %d -> %d", i+1, held.Token(), v, v+1)
@@ -192,7 +162,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, err := lock.NewMutex(w.ex, dir)
+			m, err := lock.NewMutex(w.Ex, dir)
 			for done := 0; err == nil && done < *sections; {
 				var ok bool
 				if ok, err = section(i, w, m); ok {
@@ -208,7 +178,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	d, err := executor.Await(ctx, admin.ex, task.Get(counter))
+	d, err := executor.Await(ctx, admin.Ex, task.Get(counter))
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,6 @@ import (
 
 	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
-	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
 )
@@ -37,32 +36,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "seqid:", err)
 		os.Exit(1)
 	}
-}
-
-// worker is one process: a session and the executor running its flows.
-type worker struct {
-	conn task.Conn
-	ex   *executor.Executor
-	done chan struct{}
-}
-
-func connect(ctx context.Context, tg *target.Target) (*worker, error) {
-	conn, err := tg.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cfg := executor.Config{Conn: conn, OnError: func(error) {}}
-	if srv := tg.Embedded(); srv != nil {
-		cfg.Clock = srv.Clock()
-	}
-	ex, err := executor.New(cfg)
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	w := &worker{conn: conn, ex: ex, done: make(chan struct{})}
-	go func() { defer close(w.done); _ = ex.Run(ctx) }()
-	return w, nil
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -87,22 +60,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	seq := root + "/ids"
 	fmt.Fprintf(out, "%s, %d workers x %d IDs, sequence %s\n", tg.Describe(), *nWorkers, *ids, seq)
 
-	var workers []*worker
-	defer func() {
-		for _, w := range workers {
-			w.ex.Close()
-			<-w.done
-		}
-	}()
-	for range *nWorkers + 1 { // the workers and an admin, workers[0]
-		w, err := connect(ctx, &tg)
+	admin, err := tg.NewClient(ctx, "admin", target.IgnoreErrors())
+	if err != nil {
+		return err
+	}
+	var workers []*target.Client
+	for i := range *nWorkers {
+		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), target.IgnoreErrors())
 		if err != nil {
 			return err
 		}
 		workers = append(workers, w)
 	}
-	admin, workers := workers[0], workers[1:]
-	if _, err := executor.Await(ctx, admin.ex, task.Create(root, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+	if _, err := executor.Await(ctx, admin.Ex, task.Create(root, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
 		return err
 	}
 
@@ -121,11 +91,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		case srv == nil:
 		case drawn == total/3:
 			fmt.Fprintln(out, "  fault: worker 1's connection drops")
-			srv.Drop(workers[0].conn.(*fakezk.Conn), false)
+			srv.Drop(workers[0].FakeConn(), false)
 		case drawn == 2*total/3:
 			fmt.Fprintln(out, "  fault: worker 2's session expires")
-			expired = workers[1].conn.(*fakezk.Conn).SessionID()
-			srv.Expire(workers[1].conn.(*fakezk.Conn))
+			expired = workers[1].FakeConn().SessionID()
+			srv.Expire(workers[1].FakeConn())
 		}
 	}
 
@@ -138,9 +108,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			defer wg.Done()
 			// Even workers: one CAS per ID (the task, awaited). Odd
 			// workers: a Generator taking IDs from blocks.
-			next := func() (int64, error) { return executor.AwaitAcrossExpiry(ctx, w.ex, seqid.Next(seq)) }
+			next := func() (int64, error) { return executor.AwaitAcrossExpiry(ctx, w.Ex, seqid.Next(seq)) }
 			if i%2 == 1 {
-				g, err := seqid.NewGenerator(w.ex, seq, *block)
+				g, err := seqid.NewGenerator(w.Ex, seq, *block)
 				if err != nil {
 					errs[i] = err
 					return
@@ -162,7 +132,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	d, err := executor.Await(ctx, admin.ex, task.Get(seq))
+	d, err := executor.Await(ctx, admin.Ex, task.Get(seq))
 	if err != nil {
 		return err
 	}
@@ -195,7 +165,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			hi = max(hi, id)
 		}
 	}
-	if srv != nil && (expired == 0 || workers[1].conn.(*fakezk.Conn).SessionID() == expired) {
+	if srv != nil && (expired == 0 || workers[1].FakeConn().SessionID() == expired) {
 		failed = append(failed, "worker 2's session did not expire")
 	}
 	if hi > value {

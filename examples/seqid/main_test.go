@@ -1,39 +1,21 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
-	"github.com/zkflow/zkflow/internal/zkserver"
+	"github.com/zkflow/zkflow/examples/internal/extest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func check(t *testing.T, args ...string) string {
-	t.Helper()
-	var out bytes.Buffer
-	if err := run(context.Background(), args, &out); err != nil {
-		t.Fatalf("seqid %v: %v\n%s", args, err, out.String())
-	}
-	s := out.String()
-	if strings.Contains(s, "FAILED") || !strings.HasSuffix(s, "OK\n") {
-		t.Fatalf("no verified summary:\n%s", s)
-	}
-	return s
-}
-
 func TestOnFake(t *testing.T) {
-	for _, seed := range []string{"1", "2", "3"} {
-		s := check(t, "-seed", seed)
-		for _, want := range []string{"240 IDs drawn, 240 distinct, each worker's increasing", "fault: worker 1's connection drops", "fault: worker 2's session expires", "(blocks of 10)", "(hex 00000000000000"} {
-			if !strings.Contains(s, want) {
-				t.Fatalf("seed %s: missing %q:\n%s", seed, want, s)
-			}
-		}
+	for _, seed := range extest.Seeds {
+		s := extest.Run(t, run, []string{"-seed", seed},
+			"240 IDs drawn, 240 distinct, each worker's increasing", "fault: worker 1's connection drops",
+			"fault: worker 2's session expires", "(blocks of 10)", "(hex 00000000000000")
 		if seed == "1" {
 			t.Log(s)
 		}
@@ -41,28 +23,15 @@ func TestOnFake(t *testing.T) {
 }
 
 func TestOnRealServer(t *testing.T) {
-	zkserver.Require(t)
-	c := zkserver.Standalone(t, zkserver.Options{})
-	s := check(t, "-zk", strings.Join(c.Addrs(), ","), "-workers", "3", "-ids", "30")
-	if !strings.Contains(s, "90 IDs drawn, 90 distinct") || strings.Contains(s, "fault:") {
-		t.Fatalf("real server run:\n%s", s)
+	s := extest.Run(t, run, append(extest.RealServer(t), "-workers", "3", "-ids", "30"), "90 IDs drawn, 90 distinct")
+	if strings.Contains(s, "fault:") {
+		t.Fatalf("faults on a real server:\n%s", s)
 	}
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-workers", "1"}, {"-ids", "2"}, {"-block", "0"}, {"-block", "-5"}, {"extra"}, {"-nosuchflag"}} {
-		var out bytes.Buffer
-		if err := run(context.Background(), args, &out); err == nil {
-			t.Errorf("%v accepted", args)
-		}
-	}
-}
-
-func TestServerDown(t *testing.T) {
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"-zk", "127.0.0.1:1", "-timeout", "2s"}, &out); err == nil {
-		t.Fatalf("ran against a server that is down:\n%s", out.String())
-	} else {
-		t.Log(err)
-	}
+	extest.Refused(t, run, []string{"-workers", "1"}, []string{"-ids", "2"}, []string{"-block", "0"}, []string{"-block", "-5"},
+		[]string{"extra"}, []string{"-nosuchflag"})
+	// A server that is down.
+	extest.Refused(t, run, []string{"-zk", "127.0.0.1:1", "-timeout", "2s"})
 }

@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/examples/internal/target"
-	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 )
 
@@ -38,37 +37,6 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-// client is one process: a session and the executor running its flows.
-type client struct {
-	ex   *executor.Executor
-	stop context.CancelFunc
-	done chan struct{}
-}
-
-func connect(ctx context.Context, tg *target.Target) (*client, error) {
-	conn, err := tg.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cfg := executor.Config{Conn: conn, OnError: func(error) {}}
-	if srv := tg.Embedded(); srv != nil {
-		cfg.Clock = srv.Clock()
-	}
-	ex, err := executor.New(cfg)
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	ctx, stop := context.WithCancel(ctx)
-	c := &client{ex: ex, stop: stop, done: make(chan struct{})}
-	go func() { defer close(c.done); _ = ex.Run(ctx) }()
-	return c, nil
-}
-
-// kill stops the client as a crash would: its session closes, taking its
-// ephemeral nodes.
-func (c *client) kill() { c.stop(); <-c.done }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	var tg target.Target
@@ -103,40 +71,30 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		Store: store, Chunk: *chunk}
 	fmt.Fprintf(out, "%s, %d replicas, %d workers, mark in %s\n", tg.Describe(), *nReplicas, *nWorkers, store.Path())
 
-	var clients []*client
 	var running sync.WaitGroup
 	defer func() {
-		for _, c := range clients {
-			c.kill() // ends the replicas' Run too
-		}
+		tg.Close() // kills the clients, which ends the replicas' Run too
 		running.Wait()
 	}()
-	open := func() (*client, error) {
-		c, err := connect(ctx, &tg)
-		if err == nil {
-			clients = append(clients, c)
-		}
-		return c, err
-	}
 	replicas := make([]*idpersist.Replica, *nReplicas)
-	replicaClients := make([]*client, *nReplicas)
+	replicaClients := make([]*target.Client, *nReplicas)
 	for i := range replicas {
-		if replicaClients[i], err = open(); err != nil {
+		if replicaClients[i], err = tg.NewClient(ctx, fmt.Sprintf("replica %d", i+1), target.IgnoreErrors()); err != nil {
 			return err
 		}
 		if replicas[i], err = idpersist.NewReplica(cfg); err != nil {
 			return err
 		}
 		running.Add(1)
-		go func() { defer running.Done(); _ = replicas[i].Run(ctx, replicaClients[i].ex) }()
+		go func() { defer running.Done(); _ = replicas[i].Run(ctx, replicaClients[i].Ex) }()
 	}
 	gens := make([]*idpersist.Generator, *nWorkers)
 	for i := range gens {
-		c, err := open()
+		c, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), target.IgnoreErrors())
 		if err != nil {
 			return err
 		}
-		if gens[i], err = idpersist.NewGenerator(c.ex, cfg); err != nil {
+		if gens[i], err = idpersist.NewGenerator(c.Ex, cfg); err != nil {
 			return err
 		}
 	}
@@ -194,7 +152,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return errors.New("no replica leads")
 		}
 		fmt.Fprintf(out, "2. real server: no wipe (a client cannot wipe a server); replica %d, the leader, is killed\n", killed+1)
-		replicaClients[killed].kill()
+		replicaClients[killed].Kill()
 	}
 	second, err := draw(*ids - *ids/2)
 	if err != nil {

@@ -92,7 +92,7 @@ func (t *Target) Connect(ctx context.Context) (task.Conn, error) {
 }
 
 // Close kills every client still running (see NewClient), then closes the
-// embedded server, if any.
+// embedded server, if any. Closing twice is harmless.
 func (t *Target) Close() {
 	t.mu.Lock()
 	clients := t.clients
@@ -103,5 +103,6 @@ func (t *Target) Close() {
 	}
 	if t.srv != nil {
 		t.srv.Close()
+		t.srv = nil
 	}
 }

@@ -23,7 +23,6 @@ import (
 
 	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
-	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/task"
 )
@@ -41,8 +40,8 @@ type options struct {
 	timeout time.Duration
 }
 
-func parse(args []string, out io.Writer) (options, error) {
-	var o options
+func parse(args []string, out io.Writer) (*options, error) {
+	o := new(options)
 	fs := flag.NewFlagSet("cache", flag.ContinueOnError)
 	fs.SetOutput(out)
 	o.tg.Register(fs)
@@ -56,34 +55,6 @@ func parse(args []string, out io.Writer) (options, error) {
 	}
 	return o, nil
 }
-
-// session is one session and the executor running on it.
-type session struct {
-	conn task.Conn
-	ex   *executor.Executor
-	done chan struct{}
-}
-
-func connect(ctx context.Context, tg *target.Target) (*session, error) {
-	conn, err := tg.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var clk task.Clock
-	if srv := tg.Embedded(); srv != nil {
-		clk = srv.Clock()
-	}
-	ex, err := executor.New(executor.Config{Conn: conn, Clock: clk})
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	s := &session{conn: conn, ex: ex, done: make(chan struct{})}
-	go func() { defer close(s.done); _ = ex.Run(context.Background()) }()
-	return s, nil
-}
-
-func (s *session) close() { s.ex.Close(); <-s.done }
 
 func names(ns []cache.Node) []string {
 	out := []string{}
@@ -104,30 +75,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	dir := o.tg.Root("cache-example") + "/workers"
 	fmt.Fprintf(out, "%s, %d workers, directory %s\n", o.tg.Describe(), o.workers, dir)
 
-	var sessions []*session
-	defer func() {
-		for _, s := range sessions {
-			s.close()
-		}
-	}()
-	open := func() (*session, error) {
-		s, err := connect(ctx, &o.tg)
-		if err == nil {
-			sessions = append(sessions, s)
-		}
-		return s, err
-	}
-	cs, err := open()
+	cs, err := o.tg.NewClient(ctx, "cache")
 	if err != nil {
 		return err
 	}
-	if _, err := executor.Await(ctx, cs.ex, task.Create(task.Parent(dir), nil, task.Persistent)); err != nil {
+	if _, err := executor.Await(ctx, cs.Ex, task.Create(task.Parent(dir), nil, task.Persistent)); err != nil {
 		return err
 	}
-	if _, err := executor.Await(ctx, cs.ex, task.Create(dir, nil, task.Persistent)); err != nil {
+	if _, err := executor.Await(ctx, cs.Ex, task.Create(dir, nil, task.Persistent)); err != nil {
 		return err
 	}
-	w, err := cache.WatchChildren(ctx, cs.ex, dir, cache.Options{Data: true})
+	w, err := cache.WatchChildren(ctx, cs.Ex, dir, cache.Options{Data: true})
 	if err != nil {
 		return err
 	}
@@ -161,14 +119,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	fmt.Fprintln(out, "1. workers register")
 	ids := make([]string, o.workers)
-	ws := make([]*session, o.workers)
+	ws := make([]*target.Client, o.workers)
 	register := func(i int) error {
-		_, err := executor.Await(ctx, ws[i].ex, task.Create(dir+"/"+ids[i], []byte(fmt.Sprintf("10.0.0.%d", i+1)), task.Ephemeral))
+		_, err := executor.Await(ctx, ws[i].Ex, task.Create(dir+"/"+ids[i], []byte(fmt.Sprintf("10.0.0.%d", i+1)), task.Ephemeral))
 		return err
 	}
 	for i := range ids {
 		ids[i] = fmt.Sprintf("w%d", i+1)
-		if ws[i], err = open(); err != nil {
+		if ws[i], err = o.tg.NewClient(ctx, ids[i]); err != nil {
 			return err
 		}
 		if err := register(i); err != nil {
@@ -183,7 +141,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	check(slices.Equal(added, ids), "every worker reported added: %v", added)
 
 	fmt.Fprintf(out, "2. %s leaves (its session closes)\n", ids[0])
-	ws[0].close()
+	ws[0].Kill()
 	_, removed, _, err := await(ids[1:]...)
 	if err != nil {
 		return err
@@ -192,16 +150,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	fmt.Fprintf(out, "3. %s re-registers at once on a new session: the same name, another node\n", ids[1])
 	old := ws[1]
-	if ws[1], err = open(); err != nil {
+	if ws[1], err = o.tg.NewClient(ctx, ids[1]); err != nil {
 		return err
 	}
-	if _, err := executor.Await(ctx, old.ex, task.Delete(dir+"/"+ids[1], -1)); err != nil {
+	if _, err := executor.Await(ctx, old.Ex, task.Delete(dir+"/"+ids[1], -1)); err != nil {
 		return err
 	}
 	if err := register(1); err != nil {
 		return err
 	}
-	old.close()
+	old.Kill()
 	_, removed, recreated, err := await(ids[1:]...)
 	if err != nil {
 		return err
@@ -212,14 +170,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	if srv := o.tg.Embedded(); srv != nil {
 		fmt.Fprintf(out, "4. the cache's session expires while %s comes back and %s goes\n", ids[0], ids[2])
-		srv.Expire(cs.conn.(*fakezk.Conn))
-		if ws[0], err = open(); err != nil {
+		srv.Expire(cs.FakeConn())
+		if ws[0], err = o.tg.NewClient(ctx, ids[0]); err != nil {
 			return err
 		}
 		if err := register(0); err != nil {
 			return err
 		}
-		ws[2].close()
+		ws[2].Kill()
 		want := append([]string{ids[0], ids[1]}, ids[3:]...)
 		added, removed, _, err := await(want...)
 		if err != nil {
@@ -230,7 +188,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	// The cache agrees with the server, node for node.
-	cl, err := executor.Await(ctx, cs.ex, task.Children(dir))
+	cl, err := executor.Await(ctx, cs.Ex, task.Children(dir))
 	if err != nil {
 		return err
 	}
@@ -238,7 +196,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	check(slices.Equal(names(w.Current()), server), "the cache %v is the server's listing %v", names(w.Current()), server)
 	same := true
 	for _, n := range w.Current() {
-		st, err := executor.Await(ctx, cs.ex, task.Exists(n.Path))
+		st, err := executor.Await(ctx, cs.Ex, task.Exists(n.Path))
 		if err != nil {
 			return err
 		}

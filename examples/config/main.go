@@ -27,7 +27,6 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
-	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/config"
 	"github.com/zkflow/zkflow/task"
 )
@@ -44,8 +43,8 @@ type options struct {
 	timeout time.Duration
 }
 
-func parse(args []string, out io.Writer) (options, error) {
-	var o options
+func parse(args []string, out io.Writer) (*options, error) {
+	o := new(options)
 	fs := flag.NewFlagSet("config", flag.ContinueOnError)
 	fs.SetOutput(out)
 	o.tg.Register(fs)
@@ -58,34 +57,6 @@ func parse(args []string, out io.Writer) (options, error) {
 	}
 	return o, nil
 }
-
-// session is one session and the executor running on it.
-type session struct {
-	conn task.Conn
-	ex   *executor.Executor
-	done chan struct{}
-}
-
-func connect(ctx context.Context, tg *target.Target) (*session, error) {
-	conn, err := tg.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var clk task.Clock
-	if srv := tg.Embedded(); srv != nil {
-		clk = srv.Clock()
-	}
-	ex, err := executor.New(executor.Config{Conn: conn, Clock: clk})
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	s := &session{conn: conn, ex: ex, done: make(chan struct{})}
-	go func() { defer close(s.done); _ = ex.Run(context.Background()) }()
-	return s, nil
-}
-
-func (s *session) close() { s.ex.Close(); <-s.done }
 
 // worker is the component the Reloader runs: one run per version.
 type worker struct {
@@ -139,19 +110,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	dir, applied := root+"/config", root+"/applied"
 	fmt.Fprintf(out, "%s, configuration %s\n", o.tg.Describe(), dir)
 
-	admin, err := connect(ctx, &o.tg)
+	admin, err := o.tg.NewClient(ctx, "admin")
 	if err != nil {
 		return err
 	}
-	defer admin.close()
-	ws, err := connect(ctx, &o.tg)
+	ws, err := o.tg.NewClient(ctx, "worker")
 	if err != nil {
 		return err
 	}
-	defer ws.close()
 	setup := c.Seq(task.Create(root, nil, task.Persistent), c.Seq(task.Create(dir, nil, task.Persistent),
 		c.Seq(task.Create(applied, nil, task.Persistent), config.Update(dir, version("hello", 2)))))
-	if _, err := executor.Await(ctx, admin.ex, setup); err != nil {
+	if _, err := executor.Await(ctx, admin.Ex, setup); err != nil {
 		return err
 	}
 	var checks, failed []string
@@ -165,47 +134,47 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	fmt.Fprintln(out, "1. the worker starts with the first version")
 	w := &worker{out: out, applied: applied}
-	r, err := executor.Await(ctx, ws.ex, config.Reload(dir, config.DirOptions{Marker: true}, w.apply))
+	r, err := executor.Await(ctx, ws.Ex, config.Reload(dir, config.DirOptions{Marker: true}, w.apply))
 	if err != nil {
 		return err
 	}
-	if err := awaitApplied(ctx, admin.ex, applied, "greeting=hello threads=2"); err != nil {
+	if err := awaitApplied(ctx, admin.Ex, applied, "greeting=hello threads=2"); err != nil {
 		return err
 	}
 
 	fmt.Fprintln(out, "2. the admin updates both entries in one multi")
-	if _, err := executor.AwaitAcrossExpiry(ctx, admin.ex, config.Update(dir, version("bonjour", 4))); err != nil {
+	if _, err := executor.AwaitAcrossExpiry(ctx, admin.Ex, config.Update(dir, version("bonjour", 4))); err != nil {
 		return err
 	}
-	if err := awaitApplied(ctx, admin.ex, applied, "greeting=bonjour threads=4"); err != nil {
+	if err := awaitApplied(ctx, admin.Ex, applied, "greeting=bonjour threads=4"); err != nil {
 		return err
 	}
 
 	fmt.Fprintln(out, "3. the admin updates one entry at a time under the invalid marker")
-	if _, err := executor.AwaitAcrossExpiry(ctx, admin.ex, config.UpdateMarked(dir, version("hallo", 8))); err != nil {
+	if _, err := executor.AwaitAcrossExpiry(ctx, admin.Ex, config.UpdateMarked(dir, version("hallo", 8))); err != nil {
 		return err
 	}
-	if err := awaitApplied(ctx, admin.ex, applied, "greeting=hallo threads=8"); err != nil {
+	if err := awaitApplied(ctx, admin.Ex, applied, "greeting=hallo threads=8"); err != nil {
 		return err
 	}
 
 	want := "greeting=hallo threads=8"
 	if srv := o.tg.Embedded(); srv != nil {
 		fmt.Fprintln(out, "4. the worker is cut off for 1s while the admin writes a version")
-		srv.Partition(ws.conn.(*fakezk.Conn), time.Second, false)
-		if _, err := executor.AwaitAcrossExpiry(ctx, admin.ex, config.Update(dir, version("ciao", 16))); err != nil {
+		srv.Partition(ws.FakeConn(), time.Second, false)
+		if _, err := executor.AwaitAcrossExpiry(ctx, admin.Ex, config.Update(dir, version("ciao", 16))); err != nil {
 			return err
 		}
 		want = "greeting=ciao threads=16"
-		if err := awaitApplied(ctx, admin.ex, applied, want); err != nil {
+		if err := awaitApplied(ctx, admin.Ex, applied, want); err != nil {
 			return err
 		}
 		fmt.Fprintln(out, "  the version written while the worker was cut off was applied after the reconnect")
 	}
-	if _, err := executor.Await(ctx, ws.ex, r.Stop()); err != nil {
+	if _, err := executor.Await(ctx, ws.Ex, r.Stop()); err != nil {
 		return err
 	}
-	d, err := executor.Await(ctx, admin.ex, task.Get(applied))
+	d, err := executor.Await(ctx, admin.Ex, task.Get(applied))
 	if err != nil {
 		return err
 	}

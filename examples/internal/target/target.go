@@ -91,15 +91,16 @@ func (t *Target) Connect(ctx context.Context) (task.Conn, error) {
 	return c, nil
 }
 
-// Close kills every client still running (see NewClient), then closes the
+// Close kills every client still running (see NewClient), the newest
+// first, as deferred Kills would, then closes the
 // embedded server, if any. Closing twice is harmless.
 func (t *Target) Close() {
 	t.mu.Lock()
 	clients := t.clients
 	t.clients = nil
 	t.mu.Unlock()
-	for _, c := range clients {
-		c.Kill()
+	for i := len(clients) - 1; i >= 0; i-- {
+		clients[i].Kill()
 	}
 	if t.srv != nil {
 		t.srv.Close()

@@ -208,6 +208,9 @@ func (e *Executor) onEvent(ev task.Event) {
 		e.session.ID = ev.SessionID
 		e.session.Timeout = ev.Timeout
 		e.state = task.StateConnected
+		if f, ok := e.conn.(task.SessionFollower); ok {
+			f.Follow(ev.SessionID)
+		}
 	case task.StateSuspended:
 		if e.state == task.StateConnected {
 			e.state = task.StateSuspended

@@ -42,6 +42,7 @@ type Conn struct {
 	inReady   bool
 	held      bool
 	holdTimer task.Timer
+	followed  int64 // the session the client has taken as current (Follow)
 }
 
 var errStarted = errors.New("fakezk: Start called twice")
@@ -105,6 +106,9 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: task.ErrClosed}})
 		case !c.connected:
 			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: task.ErrNotSent}})
+		case c.followed != 0 && c.sess.id != c.followed:
+			s.tracef("c%d send #%d refused: session %x, client follows %x", c.num, p.id, c.sess.id, c.followed)
+			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: task.ErrSessionExpired}})
 		case s.cfg.Deterministic:
 			heap := p
 			c.outbox = append(c.outbox, &heap)
@@ -150,6 +154,14 @@ func (c *Conn) Close() error {
 	s.mu.Unlock()
 	s.pump()
 	return nil
+}
+
+// Follow implements task.SessionFollower: from now on, requests made while
+// c's session is not session fail with task.ErrSessionExpired, unsent.
+func (c *Conn) Follow(session int64) {
+	c.srv.mu.Lock()
+	c.followed = session
+	c.srv.mu.Unlock()
 }
 
 // SessionID returns the id of c's current session (0 before Start).

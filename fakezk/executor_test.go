@@ -1,6 +1,8 @@
 package fakezk_test
 
 import (
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -89,4 +91,49 @@ func BenchmarkExecutorOps(b *testing.B) {
 	}
 	b.ReportMetric(batch*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 	b.ReportMetric(b.Elapsed().Seconds()*1e9/(batch*float64(b.N)), "ns/zkop")
+}
+
+// A request made by a flow of a session that has ended, sent after the
+// connection moved to a new session but before the executor heard of it,
+// is refused: sent on the new session it would create an ephemeral node
+// that no flow owns.
+func TestRequestOfEndedSessionRefused(t *testing.T) {
+	clk := fakezk.NewClock(fakezk.Epoch)
+	srv := fakezk.New(fakezk.Config{Seed: 1, Clock: clk, Deterministic: true})
+	conn := srv.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second})
+	ex, err := executor.New(executor.Config{Conn: conn, Clock: clk, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Shutdown()
+	drive(ex, srv)
+	first := conn.SessionID()
+
+	// Held deliveries keep the expiry and the new session from the client
+	// while the connection itself moves on.
+	srv.Delay(conn, time.Second)
+	srv.Expire(conn)
+	for srv.RunUntilIdle() > 0 {
+	}
+	if !conn.Connected() || conn.SessionID() == first {
+		t.Fatalf("connection not on a new session (connected %v, id %x, first %x)", conn.Connected(), conn.SessionID(), first)
+	}
+	var got error
+	ended := false
+	executor.Submit(ex, task.Create("/orphan", nil, task.Ephemeral), func(_ string, err error) { got, ended = err, true })
+	ex.RunUntilIdle() // the executor still takes the first session as current
+	clk.Advance(time.Second)
+	drive(ex, srv)
+	if !ended || !errors.Is(got, task.ErrSessionExpired) {
+		t.Fatalf("create of the ended session: ended %v, err %v; want ErrSessionExpired", ended, got)
+	}
+	if slices.Contains(srv.Paths(), "/orphan") {
+		t.Fatal("the ended session's create was applied on the new session")
+	}
+	// Flows of the new session work.
+	executor.Submit(ex, task.Create("/mine", nil, task.Ephemeral), func(_ string, err error) { got, ended = err, true })
+	drive(ex, srv)
+	if got != nil || !slices.Contains(srv.Paths(), "/mine") {
+		t.Fatalf("create on the new session: %v", got)
+	}
 }

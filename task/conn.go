@@ -43,6 +43,18 @@ type Conn interface {
 	Close() error
 }
 
+// SessionFollower is an optional method of a Conn. The executor calls
+// Follow with the id of each session it takes as current, when it applies
+// the StateConnected event. From then on, a Conn that implements it fails
+// a request with ErrSessionExpired, without sending it, while its own
+// session is another one: the connection has moved to a new session the
+// executor has not heard of yet, so the request was made by a flow of the
+// session that ended, and sent on the new one it would act for a flow that
+// no longer exists (an ephemeral node nobody owns, say).
+type SessionFollower interface {
+	Follow(session int64)
+}
+
 // Request is one ZooKeeper operation: *CreateRequest, *DeleteRequest,
 // *ExistsRequest, *GetDataRequest, *SetDataRequest, *GetChildrenRequest,
 // *SyncRequest or *MultiRequest. The set is closed.

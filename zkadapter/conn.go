@@ -37,6 +37,7 @@ type Conn struct {
 	closed    chan struct{} // closed when Close has finished
 	state     task.State
 	sessionID int64
+	followed  int64 // the session the executor has taken as current (Follow)
 	timeout   time.Duration
 	gen       uint64 // session generation: bumped on every expiry
 	pending   map[*call]struct{}

@@ -59,6 +59,10 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 		err = task.ErrClosed
 	case c.state != task.StateConnected || c.zc == nil:
 		err = task.ErrNotSent
+	case c.followed != 0 && c.sessionID != c.followed:
+		// The connection is on a session the executor has not heard of
+		// yet: the request belongs to a flow of the session that ended.
+		err = task.ErrSessionExpired
 	}
 	if err != nil {
 		c.mu.Unlock()
@@ -212,4 +216,13 @@ func (f *fifo) get(quit <-chan struct{}) (*call, bool) {
 			return nil, false
 		}
 	}
+}
+
+// Follow implements task.SessionFollower: from now on, requests made while
+// the connection's session is not session fail with task.ErrSessionExpired,
+// unsent.
+func (c *Conn) Follow(session int64) {
+	c.mu.Lock()
+	c.followed = session
+	c.mu.Unlock()
 }

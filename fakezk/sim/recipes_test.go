@@ -52,15 +52,12 @@ func newLockID(clients int, duration time.Duration) (sim.Scenario, *lockID) {
 	return sim.Scenario{
 		Name:    fmt.Sprintf("lock+id/%d", clients),
 		Clients: clients,
-		// Every class but Delay, for now: a delivery delay across an
-		// expiry lets the fake apply requests the client sent before it
-		// heard of the expiry on the new session (the Conn reconnects at
-		// once), leaving a contender node no flow owns and every client
-		// waiting behind it (seeds 352, 548, 821, 831, 1150, 1242, 1306, 1377 of 1..1500 with Delay on). A
-		// real client cannot send on a session it has not been told of
-		// for that long; fakezk (or the executor's gate) has to close the
-		// window before this scenario can take Delay.
-		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Delay), MaxRate: 0.01},
+		// Every class. (Delay across an expiry once left a contender
+		// node no flow owned, created on the new session by a request of
+		// the old one: seeds 352, 548, 821, 831, 1150, 1242, 1306, 1377
+		// of 1..1500. Connections that follow the executor's session,
+		// task.SessionFollower, refuse such requests.)
+		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
 		Duration: duration,
 		Setup:    s.setup,
 		Workload: func(r *sim.Trial) {

@@ -42,8 +42,8 @@ type options struct {
 	timeout time.Duration
 }
 
-func parse(args []string, out io.Writer) (options, error) {
-	var o options
+func parse(args []string, out io.Writer) (*options, error) {
+	o := new(options)
 	fs := flag.NewFlagSet("group", flag.ContinueOnError)
 	fs.SetOutput(out)
 	o.tg.Register(fs)
@@ -58,36 +58,6 @@ func parse(args []string, out io.Writer) (options, error) {
 	return o, nil
 }
 
-// session is one session and the executor running on it.
-type session struct {
-	conn task.Conn
-	ex   *executor.Executor
-	done chan struct{}
-}
-
-func connect(ctx context.Context, tg *target.Target) (*session, error) {
-	conn, err := tg.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var clk task.Clock
-	if srv := tg.Embedded(); srv != nil {
-		clk = srv.Clock()
-	}
-	ex, err := executor.New(executor.Config{Conn: conn, Clock: clk})
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	s := &session{conn: conn, ex: ex, done: make(chan struct{})}
-	go func() { defer close(s.done); _ = ex.Run(context.Background()) }()
-	return s, nil
-}
-
-// close ends the session (its ephemeral nodes go) and waits for the
-// executor. It is safe to call twice.
-func (s *session) close() { s.ex.Close(); <-s.done }
-
 func run(ctx context.Context, args []string, out io.Writer) error {
 	o, err := parse(args, out)
 	if err != nil {
@@ -99,24 +69,18 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	dir := o.tg.Root("group-example") + "/members"
 	fmt.Fprintf(out, "%s, %d members, group %s\n", o.tg.Describe(), o.members, dir)
 
-	var sessions []*session
-	defer func() {
-		for _, s := range sessions {
-			s.close()
-		}
-	}()
-	open := func() (*session, *group.Client, error) {
-		s, err := connect(ctx, &o.tg)
+	// open starts a client and its group.Client.
+	open := func(name string) (*target.Client, *group.Client, error) {
+		c, err := o.tg.NewClient(ctx, name)
 		if err != nil {
 			return nil, nil, err
 		}
-		sessions = append(sessions, s)
-		c, err := group.NewClient(s.ex, dir)
-		return s, c, err
+		gc, err := group.NewClient(c.Ex, dir)
+		return c, gc, err
 	}
 
 	// The watcher.
-	ws, wc, err := open()
+	ws, wc, err := open("watcher")
 	if err != nil {
 		return err
 	}
@@ -161,12 +125,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// The members join.
 	fmt.Fprintln(out, "1. members join")
 	ids := make([]string, o.members)
-	sess := make([]*session, o.members)
+	sess := make([]*target.Client, o.members)
 	clients := make([]*group.Client, o.members)
 	members := make([]*group.Member, o.members)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("api-%d", i+1)
-		if sess[i], clients[i], err = open(); err != nil {
+		if sess[i], clients[i], err = open(ids[i]); err != nil {
 			return err
 		}
 		addr := fmt.Sprintf("10.0.0.%d:8080", i+1)
@@ -177,7 +141,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := await(ids...); err != nil {
 		return err
 	}
-	d, err := executor.Await(ctx, ws.ex, task.Get(dir+"/"+ids[0]))
+	d, err := executor.Await(ctx, ws.Ex, task.Get(dir+"/"+ids[0]))
 	if err != nil {
 		return err
 	}
@@ -186,10 +150,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// A session expiry (embedded server only): the member registers again.
 	if srv := o.tg.Embedded(); srv != nil {
 		fmt.Fprintf(out, "2. %s's session expires\n", ids[1])
-		conn := sess[1].conn.(*fakezk.Conn)
+		conn := sess[1].FakeConn()
 		old := conn.SessionID()
 		srv.Expire(conn)
-		if err := awaitOwned(ctx, sess[1].ex, members[1].Path(), conn); err != nil {
+		if err := awaitOwned(ctx, sess[1].Ex, members[1].Path(), conn); err != nil {
 			return err
 		}
 		check(conn.SessionID() != old, "%s registered again on its new session (%#x, was %#x)", ids[1], conn.SessionID(), old)
@@ -207,14 +171,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "4. %s's session is closed\n", ids[2])
-	sess[2].close()
+	sess[2].Kill()
 	rest := append([]string{ids[1]}, ids[3:]...)
 	if err := await(rest...); err != nil {
 		return err
 	}
 
 	// The view agrees with the server.
-	cl, err := executor.Await(ctx, ws.ex, task.Children(dir))
+	cl, err := executor.Await(ctx, ws.Ex, task.Children(dir))
 	if err != nil {
 		return err
 	}

@@ -1,58 +1,33 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
-	"github.com/zkflow/zkflow/internal/zkserver"
+	"github.com/zkflow/zkflow/examples/internal/extest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func check(t *testing.T, args ...string) string {
-	t.Helper()
-	var out bytes.Buffer
-	if err := run(context.Background(), args, &out); err != nil {
-		t.Fatalf("group %v: %v\n%s", args, err, out.String())
-	}
-	s := out.String()
-	if !strings.HasSuffix(s, "OK\n") || strings.Contains(s, "FAILED") {
-		t.Fatalf("no verified summary:\n%s", s)
-	}
-	for _, want := range []string{"left [api-1]", "left [api-3]", "the watcher's view [api-2", "member ended when its session was closed"} {
-		if !strings.Contains(s, want) {
-			t.Fatalf("%q missing:\n%s", want, s)
-		}
-	}
-	return s
-}
+// checks are in every run's summary.
+var checks = []string{"left [api-1]", "left [api-3]", "the watcher's view [api-2", "member ended when its session was closed"}
 
 func TestOnFake(t *testing.T) {
-	for _, seed := range []string{"1", "2", "3"} {
-		s := check(t, "-seed", seed)
-		if !strings.Contains(s, "registered again on its new session") {
-			t.Fatalf("seed %s: no re-registration after expiry:\n%s", seed, s)
-		}
+	for _, seed := range extest.Seeds {
+		extest.Run(t, run, []string{"-seed", seed}, append(checks, "registered again on its new session")...)
 	}
-	check(t, "-members", "5")
+	extest.Run(t, run, []string{"-members", "5"}, checks...)
 }
 
 func TestOnRealServer(t *testing.T) {
-	zkserver.Require(t)
-	c := zkserver.Standalone(t, zkserver.Options{})
-	s := check(t, "-zk", strings.Join(c.Addrs(), ","))
+	s := extest.Run(t, run, extest.RealServer(t), checks...)
 	if strings.Contains(s, "session expires") {
 		t.Fatalf("fault injected on a real server:\n%s", s)
 	}
 }
 
 func TestBadFlags(t *testing.T) {
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"-members", "2"}, &out); err == nil {
-		t.Fatal("-members 2 accepted")
-	}
+	extest.Refused(t, run, []string{"-members", "2"})
 }

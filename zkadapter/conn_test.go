@@ -333,3 +333,16 @@ func TestPacketLimit(t *testing.T) {
 		}
 	}
 }
+
+// A Conn that follows a session other than its own refuses requests,
+// unsent: they belong to a session that has ended (task.SessionFollower).
+func TestFollowRefusesOtherSession(t *testing.T) {
+	srv := zkserver.Standalone(t, serverOpts)
+	c, r := open(t, Config{Servers: srv.Addrs(), SessionTimeout: 4 * time.Second})
+	r.waitState(t, 0, task.StateConnected, 10*time.Second)
+	c.Follow(c.SessionID() + 1) // as if the executor still took an earlier session as current
+	mustErr(t, do(t, c, r, &task.CreateRequest{Path: "/follow", Mode: task.Ephemeral, ACL: task.OpenACL}, nil), task.ErrSessionExpired)
+	c.Follow(c.SessionID())
+	mustErr(t, do(t, c, r, &task.ExistsRequest{Path: "/follow"}, nil), task.ErrNoNode) // the refused create was not sent
+	mustOK(t, do(t, c, r, &task.CreateRequest{Path: "/follow", Mode: task.Ephemeral, ACL: task.OpenACL}, nil))
+}

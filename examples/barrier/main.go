@@ -45,8 +45,8 @@ type options struct {
 	timeout time.Duration
 }
 
-func parse(args []string, out io.Writer) (options, error) {
-	var o options
+func parse(args []string, out io.Writer) (*options, error) {
+	o := new(options)
 	fs := flag.NewFlagSet("barrier", flag.ContinueOnError)
 	fs.SetOutput(out)
 	o.tg.Register(fs)
@@ -60,36 +60,6 @@ func parse(args []string, out io.Writer) (options, error) {
 		return o, fmt.Errorf("-workers must be at least 2 and -rounds at least 1")
 	}
 	return o, nil
-}
-
-// client is one session and the executor running on it.
-type client struct {
-	name  string
-	conn  task.Conn
-	lossy *lossy // embedded server only
-	ex    *executor.Executor
-	done  chan struct{}
-}
-
-func connect(ctx context.Context, tg *target.Target, name string) (*client, error) {
-	conn, err := tg.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c := &client{name: name, conn: conn, done: make(chan struct{})}
-	var tc task.Conn = conn
-	if srv := tg.Embedded(); srv != nil {
-		c.lossy = &lossy{Conn: conn.(*fakezk.Conn), srv: srv}
-		tc = c.lossy
-	}
-	ex, err := executor.New(executor.Config{Conn: tc, Clock: clockOf(tg)})
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	c.ex = ex
-	go func() { defer close(c.done); _ = ex.Run(context.Background()) }()
-	return c, nil
 }
 
 // lossy is an embedded connection that can lose the reply of its next
@@ -111,15 +81,11 @@ func (l *lossy) Do(req task.Request, done func(task.Response), watch func(task.E
 	}
 }
 
-// clockOf is the embedded server's clock (nil: real time).
-func clockOf(tg *target.Target) task.Clock {
-	if srv := tg.Embedded(); srv != nil {
-		return srv.Clock()
-	}
-	return nil
+// lossyOf is the client's lossy connection; nil on a real server.
+func lossyOf(c *target.Client) *lossy {
+	l, _ := c.Conn.(*lossy)
+	return l
 }
-
-func (c *client) close() { c.ex.Close(); <-c.done }
 
 // report collects checks and faults.
 type report struct {
@@ -147,16 +113,16 @@ func (r *report) printf(format string, args ...any) {
 }
 
 // fault runs do on the embedded server (a real server gets none).
-func (r *report) fault(tg *target.Target, c *client, what string, do func(*fakezk.Server, *fakezk.Conn)) {
+func (r *report) fault(tg *target.Target, c *target.Client, what string, do func(*fakezk.Server, *fakezk.Conn)) {
 	srv := tg.Embedded()
 	if srv == nil {
 		return
 	}
-	do(srv, c.conn.(*fakezk.Conn))
+	do(srv, c.FakeConn())
 	r.mu.Lock()
 	r.faults++
 	r.mu.Unlock()
-	r.printf("  fault: %s on %s\n", what, c.name)
+	r.printf("  fault: %s on %s\n", what, c.Name)
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -171,23 +137,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	r := &report{out: out}
 	fmt.Fprintf(out, "%s, %d workers, %d rounds, root %s\n", o.tg.Describe(), o.workers, o.rounds, root)
 
-	var clients []*client
-	defer func() {
-		for _, c := range clients {
-			c.close()
-		}
-	}()
-	coord, err := connect(ctx, &o.tg, "coordinator")
+	// On the embedded server every client's connection can lose a reply.
+	lossyConn := target.WrapConn(func(c *fakezk.Conn) task.Conn { return &lossy{Conn: c, srv: o.tg.Embedded()} })
+	coord, err := o.tg.NewClient(ctx, "coordinator", lossyConn)
 	if err != nil {
 		return err
 	}
-	clients = append(clients, coord)
-	workers := make([]*client, o.workers)
+	workers := make([]*target.Client, o.workers)
 	for i := range workers {
-		if workers[i], err = connect(ctx, &o.tg, fmt.Sprintf("worker-%d", i+1)); err != nil {
+		if workers[i], err = o.tg.NewClient(ctx, fmt.Sprintf("worker-%d", i+1), lossyConn); err != nil {
 			return err
 		}
-		clients = append(clients, workers[i])
 	}
 
 	if err := startGate(ctx, r, coord, workers, root+"/start"); err != nil {
@@ -202,15 +162,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// No participant node is left in any round.
 	for round := 1; round <= o.rounds; round++ {
 		dir := fmt.Sprintf("%s/round-%d", root, round)
-		cl, err := executor.Await(ctx, coord.ex, task.Children(dir))
+		cl, err := executor.Await(ctx, coord.Ex, task.Children(dir))
 		if err != nil {
 			return err
 		}
 		r.check(len(cl.Names) == 1 && cl.Names[0] == barrier.ReadyNode,
 			"round %d: no participant node left (children %v)", round, cl.Names)
 	}
-	if workers[0].lossy != nil {
-		r.check(workers[0].lossy.lost.Load() == 1, "%s's lost create reply was settled: it entered with one node (found by its owner)", workers[0].name)
+	if l := lossyOf(workers[0]); l != nil {
+		r.check(l.lost.Load() == 1, "%s's lost create reply was settled: it entered with one node (found by its owner)", workers[0].Name)
 	}
 	fmt.Fprintf(out, "faults injected: %d\n", r.faults)
 	for _, c := range r.checks {
@@ -228,9 +188,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // startGate: the coordinator sets a barrier, the workers wait for it, the
 // coordinator removes it, every worker passes.
-func startGate(ctx context.Context, r *report, coord *client, workers []*client, path string) error {
+func startGate(ctx context.Context, r *report, coord *target.Client, workers []*target.Client, path string) error {
 	fmt.Fprintln(r.out, "1. a start gate (barrier)")
-	gate, err := barrier.NewGate(coord.ex, path)
+	gate, err := barrier.NewGate(coord.Ex, path)
 	if err != nil {
 		return err
 	}
@@ -242,7 +202,7 @@ func startGate(ctx context.Context, r *report, coord *client, workers []*client,
 	errs := make([]error, len(workers))
 	var wg sync.WaitGroup
 	for i, w := range workers {
-		g, err := barrier.NewGate(w.ex, path)
+		g, err := barrier.NewGate(w.Ex, path)
 		if err != nil {
 			return err
 		}
@@ -269,7 +229,7 @@ func startGate(ctx context.Context, r *report, coord *client, workers []*client,
 }
 
 // doubleRound: every worker enters the double barrier, works, leaves.
-func doubleRound(ctx context.Context, r *report, tg *target.Target, workers []*client, dir string, round int) error {
+func doubleRound(ctx context.Context, r *report, tg *target.Target, workers []*target.Client, dir string, round int) error {
 	fmt.Fprintf(r.out, "%d. double barrier, round %d\n", round+1, round)
 	n := len(workers)
 	var arrived, entered, leaving, left atomic.Int32
@@ -277,7 +237,7 @@ func doubleRound(ctx context.Context, r *report, tg *target.Target, workers []*c
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i, w := range workers {
-		d, err := barrier.NewDoubleGate(w.ex, dir, n)
+		d, err := barrier.NewDoubleGate(w.Ex, dir, n)
 		if err != nil {
 			return err
 		}
@@ -286,13 +246,13 @@ func doubleRound(ctx context.Context, r *report, tg *target.Target, workers []*c
 			defer wg.Done()
 			if i == 0 && round == 1 {
 				r.fault(tg, w, "the reply of its participant create is lost (the create applied)", func(*fakezk.Server, *fakezk.Conn) {
-					w.lossy.armed.Store(true)
+					lossyOf(w).armed.Store(true)
 				})
 			}
 			arrived.Add(1)
 			p, err := d.Enter(ctx)
 			if err != nil {
-				errs[i] = fmt.Errorf("%s: enter: %w", w.name, err)
+				errs[i] = fmt.Errorf("%s: enter: %w", w.Name, err)
 				return
 			}
 			if arrived.Load() < int32(n) {
@@ -306,7 +266,7 @@ func doubleRound(ctx context.Context, r *report, tg *target.Target, workers []*c
 				r.fault(tg, w, "session expiry between enter and leave", func(s *fakezk.Server, c *fakezk.Conn) { s.Expire(c) })
 			}
 			if err := d.Leave(ctx, p); err != nil {
-				errs[i] = fmt.Errorf("%s: leave: %w", w.name, err)
+				errs[i] = fmt.Errorf("%s: leave: %w", w.Name, err)
 				return
 			}
 			if leaving.Load() < int32(n) {

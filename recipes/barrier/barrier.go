@@ -6,6 +6,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -56,7 +57,7 @@ func (b *Barrier) Set(data []byte) task.Task[task.Unit] {
 		case errors.Is(err, task.ErrNodeExists):
 			return task.Done
 		case errors.Is(err, task.ErrNoNode):
-			return c.Seq(ensurePath(task.Parent(b.path)), b.Set(data))
+			return c.Seq(zkops.EnsurePath(task.Parent(b.path)), b.Set(data))
 		}
 		return task.Fail[task.Unit](err)
 	})

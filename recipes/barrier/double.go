@@ -9,6 +9,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -190,7 +191,7 @@ func (e *entry) create() {
 		case err == nil:
 			e.found(task.Base(cr.Path))
 		case errors.Is(err, task.ErrNoNode):
-			task.Run(e.s, ensurePath(e.d.dir), func(_ task.Unit, err error) {
+			task.Run(e.s, zkops.EnsurePath(e.d.dir), func(_ task.Unit, err error) {
 				if err != nil {
 					e.fail(err)
 					return
@@ -311,7 +312,7 @@ func (e *entry) cleanup() task.Task[task.Unit] {
 			return
 		}
 		if e.name != "" {
-			task.Run(s, deleteNode(e.d.child(e.name)), k)
+			task.Run(s, zkops.Delete(e.d.child(e.name)), k)
 			return
 		}
 		task.Run(s, ours(e.d, e.prefix, e.sess.ID), func(names []string, err error) {
@@ -320,7 +321,7 @@ func (e *entry) cleanup() task.Task[task.Unit] {
 				return
 			}
 			loop := c.Loop(0, func(i int) bool { return i < len(names) }, func(i int) task.Task[int] {
-				return c.Map(deleteNode(e.d.child(names[i])), func(task.Unit) int { return i + 1 })
+				return c.Map(zkops.Delete(e.d.child(names[i])), func(task.Unit) int { return i + 1 })
 			})
 			task.Run(s, c.Map(loop, func(int) task.Unit { return task.Unit{} }), k)
 		})
@@ -402,7 +403,7 @@ func (p *Participant) deleteOwn() task.Task[task.Unit] {
 			k(task.Unit{}, nil)
 			return
 		}
-		task.Run(s, deleteNode(p.Path()), k)
+		task.Run(s, zkops.Delete(p.Path()), k)
 	}
 }
 
@@ -431,11 +432,11 @@ func (l *leaving) check() {
 		case len(q) == 0:
 			l.done(nil)
 		case len(q) == 1 && i == 0:
-			task.Run(l.s, deleteNode(l.p.Path()), func(_ task.Unit, err error) { l.done(err) })
+			task.Run(l.s, zkops.Delete(l.p.Path()), func(_ task.Unit, err error) { l.done(err) })
 		case i == 0:
 			l.watch(d.child(q[len(q)-1].name))
 		case i > 0:
-			task.Run(l.s, deleteNode(l.p.Path()), func(_ task.Unit, err error) {
+			task.Run(l.s, zkops.Delete(l.p.Path()), func(_ task.Unit, err error) {
 				if err != nil {
 					l.done(err)
 					return

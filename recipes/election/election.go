@@ -4,18 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
-// retry repeats an operation whose outcome a retry settles (connection
-// loss, not sent). After connection loss the retry waits for the reconnect
-// (the executor's task queue is paused); the backoff only spaces retries
-// of a connection that keeps failing. Scope deadlines still apply.
-var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.5}}
+// retry is the recipes' shared policy for single operations whose outcome
+// a retry settles (connection loss, not sent); see zkops.Retry.
+var retry = zkops.Retry
 
 // Election is leader election among candidates under one ZooKeeper
 // directory. An Election holds no state of its own: every Campaign is a
@@ -97,7 +95,7 @@ func (a *attempt) create() {
 		case err == nil:
 			a.found(cr.Path[len(a.e.dir)+1:])
 		case errors.Is(err, task.ErrNoNode):
-			task.Run(a.s, ensurePath(a.e.dir), func(_ task.Unit, err error) {
+			task.Run(a.s, zkops.EnsurePath(a.e.dir), func(_ task.Unit, err error) {
 				if err != nil {
 					a.fail(err)
 					return
@@ -228,7 +226,7 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 			return
 		}
 		if a.name != "" {
-			task.Run(s, deleteNode(a.e.child(a.name), a.sess.ID), k)
+			task.Run(s, zkops.DeleteOwned(a.e.child(a.name), a.sess.ID), k)
 			return
 		}
 		task.Run(s, ours(a.e, a.prefix, a.sess.ID), func(names []string, err error) {

@@ -10,6 +10,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -263,7 +264,7 @@ func (l *Leadership) lose(cause error) {
 	// (deleteNode checks the owner: on a later session it does nothing.)
 	if errors.Is(cause, ErrGaveUp) && l.rt != nil {
 		rt := l.rt
-		task.Go(rt.SessionScope(), deleteNode(l.path, l.sess.ID), func(_ task.Unit, err error) {
+		task.Go(rt.SessionScope(), zkops.DeleteOwned(l.path, l.sess.ID), func(_ task.Unit, err error) {
 			if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
 				rt.Report(fmt.Errorf("election: delete %s after giving up: %w", l.path, err))
 			}
@@ -330,7 +331,7 @@ func (l *Leadership) Resign() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		l.end(ErrResigned)
 		sc := s.Child()
-		del := deleteNode(l.path, l.sess.ID)
+		del := zkops.DeleteOwned(l.path, l.sess.ID)
 		undo := sc.Defer(del)
 		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 			task.Run(s, del, func(v task.Unit, err error) {

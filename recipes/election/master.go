@@ -6,6 +6,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -48,7 +49,7 @@ func (m *Master) Campaign() task.Task[*Leadership] {
 	return func(s *task.Scope, k task.Cont[*Leadership]) {
 		sc := s.Child()
 		r := &run{m: m, s: sc, sess: s.Session()}
-		r.undo = sc.Defer(deleteNode(m.path, r.sess.ID))
+		r.undo = sc.Defer(zkops.DeleteOwned(m.path, r.sess.ID))
 		task.RunIn(sc, task.Task[*Leadership](func(_ *task.Scope, k task.Cont[*Leadership]) {
 			r.k = k
 			r.create()
@@ -78,7 +79,7 @@ func (r *run) create() {
 		case err == nil:
 			r.verify()
 		case errors.Is(err, task.ErrNoNode):
-			task.Run(r.s, ensurePath(task.Parent(r.m.path)), func(_ task.Unit, err error) {
+			task.Run(r.s, zkops.EnsurePath(task.Parent(r.m.path)), func(_ task.Unit, err error) {
 				if err != nil {
 					r.fail(err)
 					return

@@ -8,6 +8,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -158,7 +159,7 @@ func register(path string, data []byte) task.Task[task.Stat] {
 				case err == nil:
 					k(cr.Stat, nil)
 				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, ensurePath(task.Parent(path)), func(_ task.Unit, err error) {
+					task.Run(s, zkops.EnsurePath(task.Parent(path)), func(_ task.Unit, err error) {
 						if err != nil {
 							k(task.Stat{}, err)
 							return

@@ -4,41 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
-// retry repeats an operation whose outcome a retry settles (connection
-// loss, not sent). After connection loss the retry waits for the reconnect
-// (the executor's task queue is paused); the backoff only spaces retries
-// of a connection that keeps failing. Scope deadlines still apply.
-var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.5}}
+// retry is the recipes' shared policy for single operations whose outcome
+// a retry settles (connection loss, not sent); see zkops.Retry.
+var retry = zkops.Retry
 
 // errNil is the error of a method called on a nil value.
 func errNil(what string) error {
 	return fmt.Errorf("group: nil %s: %w", what, task.ErrInvalidArgument)
-}
-
-// ensurePath creates path and its missing ancestors as persistent nodes;
-// nodes already there are fine.
-func ensurePath(path string) task.Task[task.Unit] {
-	if path == "/" || path == "" {
-		return task.Done
-	}
-	create := c.Map(c.Catch(c.Retry(task.Create(path, nil, task.Persistent), retry), func(err error) task.Task[string] {
-		if errors.Is(err, task.ErrNodeExists) {
-			return task.Value(path)
-		}
-		return task.Fail[string](err)
-	}), func(string) task.Unit { return task.Unit{} })
-	return c.Catch(create, func(err error) task.Task[task.Unit] {
-		if !errors.Is(err, task.ErrNoNode) {
-			return task.Fail[task.Unit](err)
-		}
-		return c.Seq(ensurePath(task.Parent(path)), create)
-	})
 }
 
 // ValidateID checks a member id: it becomes the name of the member's node,

@@ -8,6 +8,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -227,7 +228,7 @@ func (h *Held) Release() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		h.end(ErrUnlocked)
 		sc := s.Child()
-		del := deleteNode(h.path)
+		del := zkops.Delete(h.path)
 		if h.seq >= resetAbove {
 			del = c.Seq(del, c.Map(c.Catch(removeDir(h.dir), func(error) task.Task[bool] { return task.Value(false) }),
 				func(bool) task.Unit { return task.Unit{} }))

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -50,11 +50,9 @@ var (
 	ErrUnlocked = errors.New("lock: unlocked")
 )
 
-// retry repeats an operation whose outcome a retry settles (connection
-// loss, not sent). After connection loss the retry waits for the reconnect
-// (the executor's task queue is paused); the backoff only spaces retries
-// of a connection that keeps failing. Scope deadlines still apply.
-var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.5}}
+// retry is the recipes' shared policy for single operations whose outcome
+// a retry settles (connection loss, not sent); see zkops.Retry.
+var retry = zkops.Retry
 
 // Lock is a mutual-exclusion lock on one ZooKeeper directory. A Lock holds
 // no state of its own: every Acquire is a new contender, so one Lock may
@@ -166,7 +164,7 @@ func (a *attempt) created(cr task.Created, err error, listing *task.ChildList) {
 	case err == nil:
 		a.found(cr.Path[len(a.l.dir)+1:], cr.Stat, listing)
 	case errors.Is(err, task.ErrNoNode):
-		task.Run(a.s, ensurePath(a.l.dir), func(_ task.Unit, err error) {
+		task.Run(a.s, zkops.EnsurePath(a.l.dir), func(_ task.Unit, err error) {
 			if err != nil {
 				a.fail(err)
 				return
@@ -330,7 +328,7 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 			return
 		}
 		if a.name != "" {
-			task.Run(s, deleteNode(a.l.child(a.name)), k)
+			task.Run(s, zkops.Delete(a.l.child(a.name)), k)
 			return
 		}
 		task.Run(s, ours(a.l, a.prefix, a.sess.ID), func(m []match, err error) {
@@ -394,40 +392,9 @@ func ours(l *Lock, prefix string, id int64) task.Task[[]match] {
 	}
 }
 
-// deleteNode deletes path, retrying past connection loss. A node already
-// gone, or a session that ended (taking its ephemeral nodes), is success.
-func deleteNode(path string) task.Task[task.Unit] {
-	return c.Catch(c.Retry(task.Delete(path, task.AnyVersion), retry), func(err error) task.Task[task.Unit] {
-		if errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
-			return task.Done
-		}
-		return task.Fail[task.Unit](err)
-	})
-}
-
 func deleteAll(paths []string) task.Task[task.Unit] {
 	loop := c.Loop(0, func(i int) bool { return i < len(paths) }, func(i int) task.Task[int] {
-		return c.Map(deleteNode(paths[i]), func(task.Unit) int { return i + 1 })
+		return c.Map(zkops.Delete(paths[i]), func(task.Unit) int { return i + 1 })
 	})
 	return c.Map(loop, func(int) task.Unit { return task.Unit{} })
-}
-
-// ensurePath creates path and its missing ancestors as persistent nodes;
-// nodes already there (someone else made them) are fine.
-func ensurePath(path string) task.Task[task.Unit] {
-	if path == "/" || path == "" {
-		return task.Done
-	}
-	create := c.Catch(c.Retry(task.Create(path, nil, task.Persistent), retry), func(err error) task.Task[string] {
-		if errors.Is(err, task.ErrNodeExists) {
-			return task.Value(path)
-		}
-		return task.Fail[string](err)
-	})
-	return c.Catch(c.Map(create, func(string) task.Unit { return task.Unit{} }), func(err error) task.Task[task.Unit] {
-		if !errors.Is(err, task.ErrNoNode) {
-			return task.Fail[task.Unit](err)
-		}
-		return c.Seq(ensurePath(task.Parent(path)), c.Map(create, func(string) task.Unit { return task.Unit{} }))
-	})
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -40,7 +41,7 @@ func exhausted(seq int64) bool { return seq >= math.MaxInt32 || seq < 0 }
 // attempt again once the directory has been emptied and recreated.
 func (a *attempt) restart() {
 	node := a.l.child(a.name)
-	task.Run(a.s, deleteNode(node), func(_ task.Unit, err error) {
+	task.Run(a.s, zkops.Delete(node), func(_ task.Unit, err error) {
 		if err != nil {
 			a.fail(err)
 			return

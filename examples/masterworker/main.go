@@ -62,19 +62,6 @@ func parse(args []string, out io.Writer) (*options, error) {
 	return o, nil
 }
 
-// node is one participant: a session and the executor running on it.
-type node struct {
-	ex   *executor.Executor
-	done chan struct{}
-	once sync.Once
-}
-
-// crash closes the executor and with it the session, as a crashed
-// process would, and waits for its Run to return.
-func (n *node) crash() {
-	n.once.Do(func() { n.ex.Close(); <-n.done })
-}
-
 func run(ctx context.Context, args []string, out io.Writer) error {
 	o, err := parse(args, out)
 	if err != nil {
@@ -86,30 +73,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	root := o.tg.Root("masterworker")
 	fmt.Fprintf(out, "%s, 2 masters, %d workers, %d tasks, root %s\n", o.tg.Describe(), o.workers, o.tasks, root)
 
-	var nodes []*node
 	var serving sync.WaitGroup
 	sctx, stopServing := context.WithCancel(ctx)
 	defer func() {
 		stopServing()
 		serving.Wait()
-		for _, n := range nodes {
-			n.crash()
-		}
 	}()
-	connect := func() (*node, error) {
-		conn, err := o.tg.Connect(ctx)
-		if err != nil {
-			return nil, err
-		}
-		ex, err := executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
-		if err != nil {
-			conn.Close()
-			return nil, err
-		}
-		n := &node{ex: ex, done: make(chan struct{})}
-		go func() { defer close(n.done); _ = ex.Run(ctx) }()
-		nodes = append(nodes, n)
-		return n, nil
+	// connect starts a participant; crashing it is Kill.
+	connect := func(name string) (*target.Client, error) {
+		return o.tg.NewClient(ctx, name, target.IgnoreErrors())
 	}
 	// serve runs a master's or a worker's Serve until the end, or until
 	// its node crashes.
@@ -123,18 +95,18 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	var masters []*masterworker.Master
-	var masterNodes []*node
+	var masterNodes []*target.Client
 	for i := range 2 {
-		n, err := connect()
+		n, err := connect(fmt.Sprintf("master-%d", i+1))
 		if err != nil {
 			return err
 		}
-		m, err := sys.Master(fmt.Sprintf("master-%d", i+1))
+		m, err := sys.Master(n.Name)
 		if err != nil {
 			return err
 		}
 		masters, masterNodes = append(masters, m), append(masterNodes, n)
-		serve(func(ctx context.Context) error { return m.Serve(ctx, n.ex) })
+		serve(func(ctx context.Context) error { return m.Serve(ctx, n.Ex) })
 	}
 	// The handler: the result is the data reversed. It counts its runs,
 	// which may exceed the tasks (a task whose worker crashed after
@@ -148,24 +120,24 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return task.Value(b)
 	}
-	var workerNodes []*node
+	var workerNodes []*target.Client
 	for i := range o.workers {
-		n, err := connect()
+		n, err := connect(fmt.Sprintf("worker-%d", i+1))
 		if err != nil {
 			return err
 		}
-		w, err := sys.Worker(fmt.Sprintf("worker-%d", i+1), reverse)
+		w, err := sys.Worker(n.Name, reverse)
 		if err != nil {
 			return err
 		}
 		workerNodes = append(workerNodes, n)
-		serve(func(ctx context.Context) error { return w.Serve(ctx, n.ex) })
+		serve(func(ctx context.Context) error { return w.Serve(ctx, n.Ex) })
 	}
-	cn, err := connect()
+	cn, err := connect("client-1")
 	if err != nil {
 		return err
 	}
-	client, err := sys.NewClient(cn.ex, "client-1")
+	client, err := sys.NewClient(cn.Ex, cn.Name)
 	if err != nil {
 		return err
 	}
@@ -183,12 +155,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	crash := func() {
 		for i, m := range masters {
 			if m.Primary() {
-				masterNodes[i].crash()
+				masterNodes[i].Kill()
 				crashed = append(crashed, m.ID()+" (primary)")
 				break
 			}
 		}
-		workerNodes[0].crash()
+		workerNodes[0].Kill()
 		crashed = append(crashed, "worker-1")
 		fmt.Fprintf(out, "  crashed: %s\n", strings.Join(crashed, ", "))
 	}
@@ -241,22 +213,22 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		right = right && got == string(want)
 	}
 	check(right, "every task answered with its own result")
-	statuses, err := executor.Await(ctx, cn.ex, task.Children(sys.StatusRoot()))
+	statuses, err := executor.Await(ctx, cn.Ex, task.Children(sys.StatusRoot()))
 	if err != nil {
 		return err
 	}
 	check(len(statuses.Names) == o.tasks, fmt.Sprintf("one status per task (%d statuses)", len(statuses.Names)))
-	queued, err := executor.Await(ctx, cn.ex, task.Children(sys.TasksPath()))
+	queued, err := executor.Await(ctx, cn.Ex, task.Children(sys.TasksPath()))
 	if err != nil {
 		return err
 	}
 	left := len(queued.Names)
-	dirs, err := executor.Await(ctx, cn.ex, task.Children(sys.AssignRoot()))
+	dirs, err := executor.Await(ctx, cn.Ex, task.Children(sys.AssignRoot()))
 	if err != nil {
 		return err
 	}
 	for _, d := range dirs.Names {
-		l, err := executor.Await(ctx, cn.ex, task.Children(sys.AssignPath(d)))
+		l, err := executor.Await(ctx, cn.Ex, task.Children(sys.AssignPath(d)))
 		if err != nil && !errors.Is(err, task.ErrNoNode) {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
@@ -36,7 +37,7 @@ func idsChapter(ctx context.Context, s *story) error {
 		Store: store, Chunk: 20, LowWater: 8}
 
 	type replica struct {
-		c *client
+		c *target.Client
 		r *idpersist.Replica
 	}
 	var replicas []replica
@@ -55,7 +56,7 @@ func idsChapter(ctx context.Context, s *story) error {
 		}
 		replicas = append(replicas, replica{c, r})
 		running.Add(1)
-		go func() { defer running.Done(); _ = r.Run(rctx, c.ex) }()
+		go func() { defer running.Done(); _ = r.Run(rctx, c.Ex) }()
 	}
 
 	total := len(s.workers) * s.o.ids
@@ -79,11 +80,11 @@ func idsChapter(ctx context.Context, s *story) error {
 		case step == 0 && drawn >= total/4:
 			for i, r := range replicas {
 				if r.r.Leading() {
-					s.progress("killing the leading replica, %s", r.c.name)
+					s.progress("killing the leading replica, %s", r.c.Name)
 					for _, r := range replicas {
 						before = append(before, r.r.Turns())
 					}
-					r.c.kill()
+					r.c.Kill()
 					killed = i
 					step++
 					break
@@ -99,8 +100,8 @@ func idsChapter(ctx context.Context, s *story) error {
 	}
 
 	got := make([][]int64, len(s.workers))
-	err = s.eachWorker(func(i int, w *client) error {
-		g, err := idpersist.NewGenerator(w.ex, cfg)
+	err = s.eachWorker(func(i int, w *target.Client) error {
+		g, err := idpersist.NewGenerator(w.Ex, cfg)
 		if err != nil {
 			return err
 		}
@@ -127,7 +128,7 @@ func idsChapter(ctx context.Context, s *story) error {
 	for wi, ids := range got {
 		for _, id := range ids {
 			if prev, ok := seen[id]; ok && dup == "" {
-				dup = fmt.Sprintf("ID %d drawn by %s and %s", id, s.workers[prev].name, s.workers[wi].name)
+				dup = fmt.Sprintf("ID %d drawn by %s and %s", id, s.workers[prev].Name, s.workers[wi].Name)
 			}
 			seen[id] = wi
 			hi = max(hi, id)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
@@ -27,7 +28,7 @@ func lockChapter(ctx context.Context, s *story) error {
 	if err := s.mkdir(ctx, dir); err != nil {
 		return err
 	}
-	if _, err := executor.Await(ctx, s.admin.ex, task.Create(counter, encode(0), task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+	if _, err := executor.Await(ctx, s.admin.Ex, task.Create(counter, encode(0), task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
 		return err
 	}
 
@@ -44,8 +45,8 @@ func lockChapter(ctx context.Context, s *story) error {
 		entered int
 	)
 	total := len(s.workers) * s.o.sections
-	err := s.eachWorker(func(i int, w *client) error {
-		m, err := lock.NewMutex(w.ex, dir)
+	err := s.eachWorker(func(i int, w *target.Client) error {
+		m, err := lock.NewMutex(w.Ex, dir)
 		if err != nil {
 			return err
 		}
@@ -67,16 +68,16 @@ func lockChapter(ctx context.Context, s *story) error {
 			case 2 * total / 3:
 				s.fault(w, "session expiry while holding the lock", expire)
 			}
-			v, err := executor.AwaitAcrossExpiry(ctx, w.ex, task.Get(counter))
+			v, err := executor.AwaitAcrossExpiry(ctx, w.Ex, task.Get(counter))
 			if err != nil {
 				return err
 			}
 			next := decode(v.Data) + 1
-			_, err = executor.Await(ctx, w.ex, held.Fenced(&task.SetDataRequest{Path: counter, Data: encode(next), Version: v.Stat.Version}))
+			_, err = executor.Await(ctx, w.Ex, held.Fenced(&task.SetDataRequest{Path: counter, Data: encode(next), Version: v.Stat.Version}))
 			switch {
 			case err == nil:
 				mu.Lock()
-				writes = append(writes, write{next, held.Token(), w.name})
+				writes = append(writes, write{next, held.Token(), w.Name})
 				mu.Unlock()
 				done++
 			case errors.Is(err, lock.ErrLockLost):
@@ -105,7 +106,7 @@ func lockChapter(ctx context.Context, s *story) error {
 	if err != nil {
 		return err
 	}
-	final, err := executor.AwaitAcrossExpiry(ctx, s.admin.ex, task.Get(counter))
+	final, err := executor.AwaitAcrossExpiry(ctx, s.admin.Ex, task.Get(counter))
 	if err != nil {
 		return err
 	}

@@ -75,72 +75,37 @@ func parse(args []string, out io.Writer) (*options, error) {
 	return o, nil
 }
 
-// client is one process of the story: a session and the executor that runs
-// its chains on a goroutine of its own.
-type client struct {
-	name string
-	conn task.Conn
-	ex   *executor.Executor
-	stop context.CancelFunc
-	done chan struct{}
-}
-
-// kill stops the client at once: its flows fail with task.ErrClosed and
-// its session is closed, so its ephemeral nodes go.
-func (c *client) kill() {
-	c.stop()
-	<-c.done
-}
-
 // story holds what every chapter shares.
 type story struct {
 	o       *options
 	out     io.Writer
 	srv     *fakezk.Server // nil on a real server
 	root    string
-	admin   *client   // setup and final reads
-	workers []*client // the worker pool every chapter uses
+	admin   *target.Client   // setup and final reads
+	workers []*target.Client // the worker pool every chapter uses
 	mu      sync.Mutex
-	clients []*client
 	faults  []string
 	checks  []string
 	failed  []string
 }
 
-func (s *story) connect(ctx context.Context, name string) (*client, error) {
-	conn, err := s.o.tg.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cfg := executor.Config{Conn: conn, Seed: s.o.tg.Seed + uint64(len(s.clients)) + 1, OnError: func(error) {}}
-	if s.srv != nil {
-		cfg.Clock = s.srv.Clock()
-	}
-	ex, err := executor.New(cfg)
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	cctx, stop := context.WithCancel(ctx)
-	c := &client{name: name, conn: conn, ex: ex, stop: stop, done: make(chan struct{})}
-	go func() { defer close(c.done); ex.Run(cctx) }()
-	s.mu.Lock()
-	s.clients = append(s.clients, c)
-	s.mu.Unlock()
-	return c, nil
+// connect starts a client of the story (see target.Client); its
+// background errors are expected when chapters kill clients.
+func (s *story) connect(ctx context.Context, name string) (*target.Client, error) {
+	return s.o.tg.NewClient(ctx, name, target.IgnoreErrors())
 }
 
 // fault injects a fault on c when the server is embedded (a real server
 // gets none) and says so.
-func (s *story) fault(c *client, name string, do func(*fakezk.Server, *fakezk.Conn)) {
+func (s *story) fault(c *target.Client, name string, do func(*fakezk.Server, *fakezk.Conn)) {
 	if s.srv == nil {
 		return
 	}
-	do(s.srv, c.conn.(*fakezk.Conn))
+	do(s.srv, c.FakeConn())
 	s.mu.Lock()
-	s.faults = append(s.faults, name+" ("+c.name+")")
+	s.faults = append(s.faults, name+" ("+c.Name+")")
 	s.mu.Unlock()
-	fmt.Fprintf(s.out, "  fault: %s on %s\n", name, c.name)
+	fmt.Fprintf(s.out, "  fault: %s on %s\n", name, c.Name)
 }
 
 func drop(applied bool) func(*fakezk.Server, *fakezk.Conn) {
@@ -172,11 +137,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer cancel()
 	defer o.tg.Close()
 	s := &story{o: o, out: out, srv: o.tg.Embedded(), root: o.tg.Root("quickstart")}
-	defer func() {
-		for _, c := range s.clients {
-			c.kill()
-		}
-	}()
 	fmt.Fprintf(out, "%s, %d workers, root %s\n", o.tg.Describe(), o.workers, s.root)
 
 	if s.admin, err = s.connect(ctx, "admin"); err != nil {
@@ -212,7 +172,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // mkdir creates a persistent node if it is missing.
 func (s *story) mkdir(ctx context.Context, path string) error {
-	_, err := executor.Await(ctx, s.admin.ex, task.Create(path, nil, task.Persistent))
+	_, err := executor.Await(ctx, s.admin.Ex, task.Create(path, nil, task.Persistent))
 	if errors.Is(err, task.ErrNodeExists) {
 		err = nil
 	}
@@ -221,7 +181,7 @@ func (s *story) mkdir(ctx context.Context, path string) error {
 
 // eachWorker runs f for every live worker concurrently and joins their
 // errors.
-func (s *story) eachWorker(f func(i int, w *client) error) error {
+func (s *story) eachWorker(f func(i int, w *target.Client) error) error {
 	errs := make([]error, len(s.workers))
 	var wg sync.WaitGroup
 	for i, w := range s.workers {
@@ -229,7 +189,7 @@ func (s *story) eachWorker(f func(i int, w *client) error) error {
 		go func() {
 			defer wg.Done()
 			if err := f(i, w); err != nil {
-				errs[i] = fmt.Errorf("%s: %w", w.name, err)
+				errs[i] = fmt.Errorf("%s: %w", w.Name, err)
 			}
 		}()
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/masterworker"
 	"github.com/zkflow/zkflow/task"
@@ -25,19 +26,19 @@ func tasksChapter(ctx context.Context, s *story) error {
 	sctx, stop := context.WithCancel(ctx)
 	var serving sync.WaitGroup
 	defer func() { stop(); serving.Wait() }()
-	serve := func(c *client, run func(context.Context, *executor.Executor) error) {
+	serve := func(c *target.Client, run func(context.Context, *executor.Executor) error) {
 		serving.Add(1)
-		go func() { defer serving.Done(); _ = run(sctx, c.ex) }()
+		go func() { defer serving.Done(); _ = run(sctx, c.Ex) }()
 	}
 
 	var masters []*masterworker.Master
-	var masterClients []*client
+	var masterClients []*target.Client
 	for i := range 2 {
 		c, err := s.connect(ctx, fmt.Sprintf("master-%d", i+1))
 		if err != nil {
 			return err
 		}
-		m, err := sys.Master(c.name)
+		m, err := sys.Master(c.Name)
 		if err != nil {
 			return err
 		}
@@ -58,7 +59,7 @@ func tasksChapter(ctx context.Context, s *story) error {
 		}
 	}
 	for _, w := range s.workers {
-		h := doneBy(w.name)
+		h := doneBy(w.Name)
 		if w == doomed {
 			h = func(j masterworker.Job) task.Task[[]byte] {
 				return func(sc *task.Scope, k task.Cont[[]byte]) {
@@ -67,7 +68,7 @@ func tasksChapter(ctx context.Context, s *story) error {
 				}
 			}
 		}
-		wk, err := sys.Worker(w.name, h)
+		wk, err := sys.Worker(w.Name, h)
 		if err != nil {
 			return err
 		}
@@ -92,7 +93,7 @@ func tasksChapter(ctx context.Context, s *story) error {
 		}
 	}
 
-	cl, err := sys.NewClient(s.admin.ex, "quickstart")
+	cl, err := sys.NewClient(s.admin.Ex, "quickstart")
 	if err != nil {
 		return err
 	}
@@ -111,14 +112,14 @@ func tasksChapter(ctx context.Context, s *story) error {
 		// moved back by the backup, once it has taken over.
 		for k, m := range masters {
 			if m.Primary() {
-				s.progress("killing the primary master, %s", masterClients[k].name)
-				masterClients[k].kill()
+				s.progress("killing the primary master, %s", masterClients[k].Name)
+				masterClients[k].Kill()
 				primary = k
 				break
 			}
 		}
-		s.progress("killing %s while it runs a task", doomed.name)
-		doomed.kill()
+		s.progress("killing %s while it runs a task", doomed.Name)
+		doomed.Kill()
 		s.workers = s.workers[:len(s.workers)-1]
 	case <-ctx.Done():
 		return ctx.Err()
@@ -143,11 +144,11 @@ func tasksChapter(ctx context.Context, s *story) error {
 		}
 	}
 
-	statuses, err := executor.AwaitAcrossExpiry(ctx, s.admin.ex, task.Children(sys.StatusRoot()))
+	statuses, err := executor.AwaitAcrossExpiry(ctx, s.admin.Ex, task.Children(sys.StatusRoot()))
 	if err != nil {
 		return err
 	}
-	left, err := executor.AwaitAcrossExpiry(ctx, s.admin.ex, task.Children(sys.TasksPath()))
+	left, err := executor.AwaitAcrossExpiry(ctx, s.admin.Ex, task.Children(sys.TasksPath()))
 	if err != nil {
 		return err
 	}

@@ -328,45 +328,10 @@ func (e *entry) cleanup() task.Task[task.Unit] {
 	}
 }
 
-// ours lists d's children and returns those named with prefix whose
-// ephemeral owner is session id. A missing directory has none.
+// ours returns d's children named with prefix whose ephemeral owner is
+// session id (zkops.Owned). A missing directory has none.
 func ours(d *DoubleBarrier, prefix string, id int64) task.Task[[]string] {
-	return func(s *task.Scope, k task.Cont[[]string]) {
-		task.Run(s, c.Retry(task.Children(d.dir), retry), func(cl task.ChildList, err error) {
-			if errors.Is(err, task.ErrNoNode) {
-				k(nil, nil)
-				return
-			}
-			if err != nil {
-				k(nil, err)
-				return
-			}
-			var names, out []string
-			for _, n := range cl.Names {
-				if strings.HasPrefix(n, prefix) {
-					names = append(names, n)
-				}
-			}
-			var next func(i int)
-			next = func(i int) {
-				if i == len(names) {
-					k(out, nil)
-					return
-				}
-				task.Run(s, c.Retry(task.Exists(d.child(names[i])), retry), func(st *task.Stat, err error) {
-					if err != nil {
-						k(nil, err)
-						return
-					}
-					if st != nil && st.EphemeralOwner == id {
-						out = append(out, names[i])
-					}
-					next(i + 1)
-				})
-			}
-			next(0)
-		})
-	}
+	return c.Map(zkops.Owned(d.dir, prefix, id), zkops.Names)
 }
 
 // Leave returns a task that removes the participant and waits until every

@@ -3,7 +3,6 @@ package election
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -243,52 +242,6 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 	}
 }
 
-// ours lists e's children and returns those named with prefix whose
-// ephemeral owner is session id. A missing directory has none.
-func ours(e *Election, prefix string, id int64) task.Task[[]string] {
-	return func(s *task.Scope, k task.Cont[[]string]) {
-		task.Run(s, c.Retry(task.Children(e.dir), retry), func(cl task.ChildList, err error) {
-			if errors.Is(err, task.ErrNoNode) {
-				k(nil, nil)
-				return
-			}
-			if err != nil {
-				k(nil, err)
-				return
-			}
-			var names []string
-			for _, n := range cl.Names {
-				if strings.HasPrefix(n, prefix) {
-					names = append(names, n)
-				}
-			}
-			if canary.On(bugSkipOwnerCheck) {
-				k(names, nil)
-				return
-			}
-			var out []string
-			var next func(i int)
-			next = func(i int) {
-				if i == len(names) {
-					k(out, nil)
-					return
-				}
-				task.Run(s, c.Retry(task.Exists(e.child(names[i])), retry), func(st *task.Stat, err error) {
-					if err != nil {
-						k(nil, err)
-						return
-					}
-					if st != nil && st.EphemeralOwner == id {
-						out = append(out, names[i])
-					}
-					next(i + 1)
-				})
-			}
-			next(0)
-		})
-	}
-}
-
 // Leader returns a task that reads the data of the current leader (the
 // lowest candidate), or fails with ErrNoLeader. A candidate that goes
 // between the listing and the read is skipped by listing again.
@@ -319,4 +272,13 @@ func (e *Election) Leader() task.Task[[]byte] {
 		})
 	}
 	return try
+}
+
+// ours returns e's children named with prefix whose ephemeral owner is
+// session id (zkops.Owned). A missing directory has none.
+func ours(e *Election, prefix string, id int64) task.Task[[]string] {
+	if canary.On(bugSkipOwnerCheck) {
+		return zkops.Prefixed(e.dir, prefix)
+	}
+	return c.Map(zkops.Owned(e.dir, prefix, id), zkops.Names)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -193,14 +192,14 @@ func (a *attempt) created(cr task.Created, err error, listing *task.ChildList) {
 // prefix exists and belongs to our session, the create was applied and
 // that is our node; otherwise it was not, and we create again.
 func (a *attempt) recover() {
-	task.Run(a.s, ours(a.l, a.prefix, a.sess.ID), func(m []match, err error) {
+	task.Run(a.s, ours(a.l, a.prefix, a.sess.ID), func(m []zkops.Match, err error) {
 		switch {
 		case err != nil:
 			a.fail(err)
 		case len(m) == 0:
 			a.create()
 		default:
-			a.found(m[0].name, m[0].stat, nil)
+			a.found(m[0].Name, m[0].Stat, nil)
 		}
 	})
 }
@@ -331,65 +330,24 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 			task.Run(s, zkops.Delete(a.l.child(a.name)), k)
 			return
 		}
-		task.Run(s, ours(a.l, a.prefix, a.sess.ID), func(m []match, err error) {
+		task.Run(s, ours(a.l, a.prefix, a.sess.ID), func(m []zkops.Match, err error) {
 			if err != nil {
 				k(task.Unit{}, err)
 				return
 			}
 			paths := make([]string, len(m))
 			for i, x := range m {
-				paths[i] = a.l.child(x.name)
+				paths[i] = a.l.child(x.Name)
 			}
 			task.Run(s, deleteAll(paths), k)
 		})
 	}
 }
 
-type match struct {
-	name string
-	stat task.Stat
-}
-
-// ours lists l's children and returns those named with prefix whose
-// ephemeral owner is session id. A missing directory has none.
-func ours(l *Lock, prefix string, id int64) task.Task[[]match] {
-	return func(s *task.Scope, k task.Cont[[]match]) {
-		task.Run(s, c.Retry(task.Children(l.dir), retry), func(cl task.ChildList, err error) {
-			if errors.Is(err, task.ErrNoNode) {
-				k(nil, nil)
-				return
-			}
-			if err != nil {
-				k(nil, err)
-				return
-			}
-			var names []string
-			for _, n := range cl.Names {
-				if strings.HasPrefix(n, prefix) {
-					names = append(names, n)
-				}
-			}
-			var out []match
-			var next func(i int)
-			next = func(i int) {
-				if i == len(names) {
-					k(out, nil)
-					return
-				}
-				task.Run(s, c.Retry(task.Exists(l.child(names[i])), retry), func(st *task.Stat, err error) {
-					if err != nil {
-						k(nil, err)
-						return
-					}
-					if st != nil && st.EphemeralOwner == id {
-						out = append(out, match{names[i], *st})
-					}
-					next(i + 1)
-				})
-			}
-			next(0)
-		})
-	}
+// ours returns l's children named with prefix whose ephemeral owner is
+// session id (zkops.Owned). A missing directory has none.
+func ours(l *Lock, prefix string, id int64) task.Task[[]zkops.Match] {
+	return zkops.Owned(l.dir, prefix, id)
 }
 
 func deleteAll(paths []string) task.Task[task.Unit] {

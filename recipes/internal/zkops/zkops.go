@@ -22,10 +22,24 @@
 //     the version read only if its ephemeral owner is session owner; a
 //     node that is missing or owned by another session is left alone. The
 //     errors that Delete treats as success are success here too.
+//   - Prefixed(dir, prefix) lists dir under Retry and returns the children
+//     whose names start with prefix, in the listing's order. A missing dir
+//     is an empty result.
+//   - Owned(dir, prefix, owner) settles an ephemeral create whose reply was
+//     lost. The recipes name each attempt's node with a prefix unique to
+//     the attempt, so after connection loss the node, if the create was
+//     applied, is the child with that prefix whose ephemeral owner is the
+//     attempt's session. Owned takes Prefixed's result and reads each
+//     child's stat under Retry (a child gone meanwhile is skipped),
+//     returning those owned by session owner with their stats. A session's
+//     requests are applied in order, so a listing sent after the create
+//     saw it if it was applied: an empty result means it was not. Any
+//     error other than a missing dir is returned.
 package zkops
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
@@ -84,4 +98,77 @@ func goneOK(err error) task.Task[task.Unit] {
 		return task.Done
 	}
 	return task.Fail[task.Unit](err)
+}
+
+// Prefixed lists dir's children named with prefix; a missing dir has none.
+func Prefixed(dir, prefix string) task.Task[[]string] {
+	list := c.Catch(c.Retry(task.Children(dir), Retry), func(err error) task.Task[task.ChildList] {
+		if errors.Is(err, task.ErrNoNode) {
+			return task.Value(task.ChildList{})
+		}
+		return task.Fail[task.ChildList](err)
+	})
+	return c.Map(list, func(cl task.ChildList) []string {
+		var names []string
+		for _, n := range cl.Names {
+			if strings.HasPrefix(n, prefix) {
+				names = append(names, n)
+			}
+		}
+		return names
+	})
+}
+
+// Match is a child found by Owned: its name (not its path) and its stat.
+type Match struct {
+	Name string
+	Stat task.Stat
+}
+
+// Owned returns dir's children named with prefix whose ephemeral owner is
+// session owner.
+func Owned(dir, prefix string, owner int64) task.Task[[]Match] {
+	return func(s *task.Scope, k task.Cont[[]Match]) {
+		task.Run(s, Prefixed(dir, prefix), func(names []string, err error) {
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			var out []Match
+			var next func(i int)
+			next = func(i int) {
+				if i == len(names) {
+					k(out, nil)
+					return
+				}
+				task.Run(s, c.Retry(task.Exists(child(dir, names[i])), Retry), func(st *task.Stat, err error) {
+					if err != nil {
+						k(nil, err)
+						return
+					}
+					if st != nil && st.EphemeralOwner == owner {
+						out = append(out, Match{names[i], *st})
+					}
+					next(i + 1)
+				})
+			}
+			next(0)
+		})
+	}
+}
+
+// Names returns the names of ms.
+func Names(ms []Match) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+func child(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
 }

@@ -184,3 +184,75 @@ func TestDeleteOwned(t *testing.T) {
 		}
 	}
 }
+
+func TestPrefixedAndOwned(t *testing.T) {
+	w := world(t, 2, nil)
+	// Missing directory: none, no error.
+	if got, err := sim.Run(w, 0, zkops.Owned("/q", "_c_a-", 1)); err != nil || len(got) != 0 {
+		t.Fatalf("Owned on a missing dir = %v, %v", got, err)
+	}
+	if got, err := sim.Run(w, 0, zkops.Prefixed("/q", "_c_a-")); err != nil || len(got) != 0 {
+		t.Fatalf("Prefixed on a missing dir = %v, %v", got, err)
+	}
+	if _, err := sim.Run(w, 0, zkops.EnsurePath("/q")); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(i int, prefix string) string {
+		p, err := sim.Run(w, i, task.Create("/q/"+prefix, nil, task.EphemeralSequential))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task.Base(p)
+	}
+	mine := mk(0, "_c_a-lock-")
+	theirs := mk(1, "_c_a-lock-") // same prefix, another session
+	mk(0, "_c_b-lock-")           // our session, another prefix
+	if got, err := sim.Run(w, 0, zkops.Prefixed("/q", "_c_a-")); err != nil || len(got) != 2 {
+		t.Errorf("Prefixed = %v, %v; want %s and %s", got, err, mine, theirs)
+	}
+	owner, err := sim.Run(w, 0, task.Task[int64](func(s *task.Scope, k task.Cont[int64]) { k(s.Session().ID, nil) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := sim.Run(w, 0, zkops.Owned("/q", "_c_a-", owner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Name != mine || got[0].Stat.EphemeralOwner != owner {
+		t.Fatalf("Owned = %+v, want only %s", got, mine)
+	}
+	if names := zkops.Names(got); len(names) != 1 || names[0] != mine {
+		t.Errorf("Names = %v", names)
+	}
+	if _, err := sim.Run(w, 0, zkops.Owned("bad", "x", owner)); !errors.Is(err, task.ErrInvalidPath) {
+		t.Errorf("Owned(bad) = %v, want ErrInvalidPath", err)
+	}
+}
+
+// A create whose reply is lost is settled by Owned: it finds the node if
+// and only if the create was applied.
+func TestOwnedSettlesLostCreate(t *testing.T) {
+	for _, applied := range []bool{false, true} {
+		d := &dropper{applied: applied, match: isCreate, dropped: 1} // off until reset
+		w := world(t, 1, d)
+		if _, err := sim.Run(w, 0, task.Create("/q", nil, task.Persistent)); err != nil {
+			t.Fatal(err)
+		}
+		d.dropped = 0 // the next create is the one to lose
+		_, err := sim.Run(w, 0, task.Create("/q/_c_x-latch-", nil, task.EphemeralSequential))
+		if !errors.Is(err, task.ErrConnectionLoss) {
+			t.Fatalf("applied=%v: create = %v, want connection loss", applied, err)
+		}
+		owner, err := sim.Run(w, 0, task.Task[int64](func(s *task.Scope, k task.Cont[int64]) { k(s.Session().ID, nil) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := sim.Run(w, 0, zkops.Owned("/q", "_c_x-", owner))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if applied != (len(got) == 1) || len(got) > 1 {
+			t.Errorf("applied=%v: Owned = %+v", applied, got)
+		}
+	}
+}

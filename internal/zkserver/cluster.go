@@ -233,3 +233,14 @@ func (c *Cluster) Close() {
 		os.RemoveAll(c.root)
 	}
 }
+
+// Wipe deletes server i's data (its snapshots and transaction logs; an
+// ensemble peer keeps its myid). The server must be stopped: started again,
+// it comes back empty, as a server that lost its disk.
+func (c *Cluster) Wipe(i int) error {
+	s := c.Servers[i]
+	if s.Running() {
+		return fmt.Errorf("zkserver: wipe of server %d while it runs", i)
+	}
+	return os.RemoveAll(filepath.Join(s.dir, "data", "version-2"))
+}

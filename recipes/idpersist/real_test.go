@@ -258,3 +258,155 @@ func TestRealDynamicSequences(t *testing.T) {
 		t.Fatalf("b live %v, leader turns %d", live("b"), r.Turns())
 	}
 }
+
+// On a 3-server ensemble: replicas and generators run while the
+// ensemble's leader server is killed and restarted; then every server is
+// killed, loses its data and comes back empty. The leader replica restores
+// the sequence from its durable mark, the generators go on, and no ID is
+// ever handed out twice or above the durable mark. (ZooKeeper refuses a
+// client that has seen a later zxid than the server's, so after the wipe
+// the processes come back with new clients.)
+func TestRealEnsembleKilledAndWiped(t *testing.T) {
+	zkserver.Require(t)
+	ens := zkserver.Ensemble(t, 3, zkserver.Options{MaxSessionTimeout: 10 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	store := newFileStore(t)
+	cfg := idpersist.Config{Sequence: "/ens/ids/seq", Limit: "/ens/ids/limit", Election: "/ens/ids/election",
+		Store: store, Chunk: 20, LowWater: 5}
+	var stopReplicas []func()
+	startReplicas := func() {
+		for range 2 {
+			ex, stop := realClient(t, ctx, ens.Addrs())
+			realReplica(t, ex, cfg)
+			stopReplicas = append(stopReplicas, stop)
+		}
+	}
+	startReplicas()
+
+	const workers = 3
+	var (
+		mu      sync.Mutex
+		seen    = map[int64]int{}
+		hi      int64
+		beforeW int64 // the highest ID handed out before the wipe
+	)
+	draw := func(n int) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make([]error, workers)
+		for w := range workers {
+			ex, _ := realClient(t, ctx, ens.Addrs())
+			g, err := idpersist.NewGenerator(ex, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range n {
+					id, err := g.Next(ctx)
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					mark, err := store.Load()
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					mu.Lock()
+					if prev, dup := seen[id]; dup {
+						t.Errorf("id %d handed out twice (workers %d and %d)", id, prev, w)
+					}
+					if id > mark {
+						t.Errorf("id %d handed out above the durable mark %d", id, mark)
+					}
+					seen[id] = w
+					hi = max(hi, id)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	draw(30)
+	leader := ens.Leader(ctx)
+	if leader < 0 {
+		t.Fatal("no leader server")
+	}
+	ens.Kill(leader)
+	draw(30) // two servers of three keep serving
+	if err := ens.Restart(ctx, leader); err != nil {
+		t.Fatal(err)
+	}
+	draw(30)
+
+	mu.Lock()
+	beforeW = hi
+	mu.Unlock()
+	for i := range ens.Servers {
+		ens.Kill(i)
+	}
+	for i := range ens.Servers {
+		if err := ens.Wipe(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range ens.Servers {
+		if err := ens.Start(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range ens.Servers {
+		if err := ens.WaitServing(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A server that lost its data refuses a client that has seen a later
+	// zxid than its own, so the clients of before the wipe cannot come
+	// back: the replica processes restart with new clients (the
+	// generators of each draw have new clients too).
+	for _, stop := range stopReplicas {
+		stop()
+	}
+	startReplicas()
+	mu.Lock()
+	before := len(seen)
+	mu.Unlock()
+	draw(30)
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != before+workers*30 || before != workers*90 {
+		t.Fatalf("%d ids in all (%d before the wipe), want %d", len(seen), before, workers*120)
+	}
+	low := int64(-1)
+	for id := range seen {
+		if id > beforeW && (low < 0 || id < low) {
+			low = id
+		}
+	}
+	after := 0
+	for id := range seen {
+		if id > beforeW {
+			after++
+		}
+	}
+	if after != workers*30 {
+		t.Errorf("%d ids after the wipe above the last one before it (%d), want %d: IDs did not resume above every ID issued", after, beforeW, workers*30)
+	}
+	mark, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hi > mark {
+		t.Errorf("highest id %d above the durable mark %d", hi, mark)
+	}
+	t.Logf("ensemble: %d ids, leader server %d killed and restarted, every server wiped; before the wipe up to %d, after from %d; durable mark %d",
+		len(seen), leader, beforeW, low, mark)
+}

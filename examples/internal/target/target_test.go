@@ -83,3 +83,19 @@ func TestClientServerDown(t *testing.T) {
 	}
 	tg.Close()
 }
+
+func TestFlagSet(t *testing.T) {
+	var tg Target
+	var out strings.Builder
+	fs := tg.FlagSet("demo", &out)
+	n := fs.Int("n", 1, "a count")
+	if err := fs.Parse([]string{"-zk", "h:1", "-seed", "7", "-n", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if tg.Servers != "h:1" || tg.Seed != 7 || *n != 2 {
+		t.Fatalf("parsed %q %d %d", tg.Servers, tg.Seed, *n)
+	}
+	if err := fs.Parse([]string{"-nosuchflag"}); err == nil || !strings.Contains(out.String(), "-nosuchflag") {
+		t.Fatalf("bad flag: %v, output %q", err, out.String())
+	}
+}

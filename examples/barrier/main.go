@@ -16,10 +16,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,12 +29,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "barrier:", err)
-		os.Exit(1)
-	}
-}
+func main() { target.Main("barrier", run) }
 
 type options struct {
 	tg      target.Target
@@ -47,9 +40,7 @@ type options struct {
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := new(options)
-	fs := flag.NewFlagSet("barrier", flag.ContinueOnError)
-	fs.SetOutput(out)
-	o.tg.Register(fs)
+	fs := o.tg.FlagSet("barrier", out)
 	fs.IntVar(&o.workers, "workers", 4, "workers, each with its own session (at least 2)")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds of the double barrier")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")

@@ -14,10 +14,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -27,12 +25,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "cache:", err)
-		os.Exit(1)
-	}
-}
+func main() { target.Main("cache", run) }
 
 type options struct {
 	tg      target.Target
@@ -42,9 +35,7 @@ type options struct {
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := new(options)
-	fs := flag.NewFlagSet("cache", flag.ContinueOnError)
-	fs.SetOutput(out)
-	o.tg.Register(fs)
+	fs := o.tg.FlagSet("cache", out)
 	fs.IntVar(&o.workers, "workers", 3, "workers, each with its own session (at least 2)")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {

@@ -17,10 +17,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -31,12 +29,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "config:", err)
-		os.Exit(1)
-	}
-}
+func main() { target.Main("config", run) }
 
 type options struct {
 	tg      target.Target
@@ -45,9 +38,7 @@ type options struct {
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := new(options)
-	fs := flag.NewFlagSet("config", flag.ContinueOnError)
-	fs.SetOutput(out)
-	o.tg.Register(fs)
+	fs := o.tg.FlagSet("config", out)
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return o, err

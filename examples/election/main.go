@@ -11,10 +11,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -25,18 +23,11 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "election:", err)
-		os.Exit(1)
-	}
-}
+func main() { target.Main("election", run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	var tg target.Target
-	fs := flag.NewFlagSet("election", flag.ContinueOnError)
-	fs.SetOutput(out)
-	tg.Register(fs)
+	fs := tg.FlagSet("election", out)
 	candidates := fs.Int("candidates", 3, "candidates, each with its own session")
 	terms := fs.Int("terms", 6, "terms of leadership to run")
 	hold := fs.Duration("hold", 50*time.Millisecond, "how long each leader leads")

@@ -15,10 +15,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -29,12 +27,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "group:", err)
-		os.Exit(1)
-	}
-}
+func main() { target.Main("group", run) }
 
 type options struct {
 	tg      target.Target
@@ -44,9 +37,7 @@ type options struct {
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := new(options)
-	fs := flag.NewFlagSet("group", flag.ContinueOnError)
-	fs.SetOutput(out)
-	o.tg.Register(fs)
+	fs := o.tg.FlagSet("group", out)
 	fs.IntVar(&o.members, "members", 3, "members, each with its own session (at least 3)")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {

@@ -18,7 +18,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,18 +30,11 @@ import (
 	"github.com/zkflow/zkflow/recipes/idpersist"
 )
 
-func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "idpersist:", err)
-		os.Exit(1)
-	}
-}
+func main() { target.Main("idpersist", run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	var tg target.Target
-	fs := flag.NewFlagSet("idpersist", flag.ContinueOnError)
-	fs.SetOutput(out)
-	tg.Register(fs)
+	fs := tg.FlagSet("idpersist", out)
 	nReplicas := fs.Int("replicas", 3, "persistence replicas, each with its own session (at least 2)")
 	nWorkers := fs.Int("workers", 3, "workers drawing IDs, each with its own session")
 	ids := fs.Int("ids", 40, "IDs each worker draws, half before the fault and half after")

@@ -16,10 +16,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,12 +29,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "masterworker:", err)
-		os.Exit(1)
-	}
-}
+func main() { target.Main("masterworker", run) }
 
 type options struct {
 	tg      target.Target
@@ -47,9 +40,7 @@ type options struct {
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := &options{}
-	fs := flag.NewFlagSet("masterworker", flag.ContinueOnError)
-	fs.SetOutput(out)
-	o.tg.Register(fs)
+	fs := o.tg.FlagSet("masterworker", out)
 	fs.IntVar(&o.workers, "workers", 3, "workers, each with its own session (at least 2: one crashes)")
 	fs.IntVar(&o.tasks, "tasks", 60, "tasks the client submits")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")

@@ -18,10 +18,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -31,18 +29,11 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "seqid:", err)
-		os.Exit(1)
-	}
-}
+func main() { target.Main("seqid", run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	var tg target.Target
-	fs := flag.NewFlagSet("seqid", flag.ContinueOnError)
-	fs.SetOutput(out)
-	tg.Register(fs)
+	fs := tg.FlagSet("seqid", out)
 	nWorkers := fs.Int("workers", 4, "workers, each with its own session (at least 2)")
 	ids := fs.Int("ids", 60, "IDs each worker draws (at least 3)")
 	block := fs.Int64("block", 10, "IDs reserved at a time by the block workers")

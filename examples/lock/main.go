@@ -20,10 +20,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -35,12 +33,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "lock:", err)
-		os.Exit(1)
-	}
-}
+func main() { target.Main("lock", run) }
 
 // write is a fenced write ZooKeeper accepted.
 type write struct {
@@ -49,9 +42,7 @@ type write struct {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	var tg target.Target
-	fs := flag.NewFlagSet("lock", flag.ContinueOnError)
-	fs.SetOutput(out)
-	tg.Register(fs)
+	fs := tg.FlagSet("lock", out)
 	nWorkers := fs.Int("workers", 3, "workers, each with its own session (at least 2)")
 	sections := fs.Int("sections", 4, "critical sections each worker completes (at least 2)")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")

@@ -23,10 +23,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -37,12 +35,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
-	}
-}
+func main() { target.Main("quickstart", run) }
 
 type options struct {
 	tg       target.Target
@@ -55,9 +48,7 @@ type options struct {
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := &options{}
-	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
-	fs.SetOutput(out)
-	o.tg.Register(fs)
+	fs := o.tg.FlagSet("quickstart", out)
 	fs.IntVar(&o.workers, "workers", 4, "concurrent workers, each with its own session")
 	fs.IntVar(&o.ids, "ids", 250, "IDs each worker draws")
 	fs.IntVar(&o.sections, "sections", 25, "critical sections each worker runs under the lock")

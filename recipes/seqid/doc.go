@@ -1,8 +1,9 @@
 // Package seqid hands out unique int64 IDs from a counter kept in a
 // ZooKeeper znode, by compare-and-set on the node's data version.
 //
-// Start reading at Next and Reserve (seqid.go), then Allocator (alloc.go)
-// and Generator (generator.go); the node format is in codec.go.
+// Start reading at Next and Reserve (seqid.go), then Counter (counter.go),
+// Allocator (alloc.go) and Generator (generator.go); the node format is in
+// codec.go.
 //
 // # What it guarantees
 //
@@ -43,6 +44,13 @@
 // success, another error, or the end of the scope (its deadline, a cancel,
 // session expiry). A retry after connection loss waits for the reconnect
 // (the executor pauses its task queue), it does not spin.
+//
+// A Counter (counter.go) skips step 1 while it can: it remembers the value
+// and version its own last write left, and writes the next value with that
+// version straight away, one round trip per ID for as long as no other
+// client writes the node. BadVersion, connection loss, NoNode or not sent
+// on that write send it back to the full round above, so its safety is the
+// round's. Generator with blocks of 1 uses a Counter.
 //
 // Deleting the node resets the sequence to 0: do not. (The reserved-ID
 // persistence service of this project is what survives the loss of every

@@ -16,8 +16,8 @@ import (
 )
 
 // explore is the sequence scenario for fakezk/sim: three clients draw one
-// ID at a time with Next (their calls form the history checked for
-// linearizability), one draws from an Allocator's blocks and one
+// ID at a time, two with Next and one with a Counter (their calls form the
+// history checked for linearizability), one draws from an Allocator's blocks and one
 // reserves blocks of 3, all in loops with a think time, under every fault
 // class but Wipe (a sequence does not survive the loss of its node). No ID
 // is handed out twice, the history of Next calls is linearizable, no ID is
@@ -68,7 +68,12 @@ func (e *explore) workload(r *sim.Trial) {
 			k(b.Last, err)
 		})
 	})
-	nexts := []task.Task[int64]{seqid.Next(path), seqid.Next(path), seqid.Next(path), alloc.Next(), block}
+	counter, err := seqid.NewCounter(path)
+	if err != nil {
+		r.Errorf("%v", err)
+		return
+	}
+	nexts := []task.Task[int64]{seqid.Next(path), seqid.Next(path), counter.Next(), alloc.Next(), block}
 	var loop func(i int)
 	loop = func(i int) {
 		if r.Stopping() || r.Closing() {

@@ -24,7 +24,7 @@ type Generator struct {
 	ex   *executor.Executor
 	path string
 	size int64
-	next task.Task[int64] // blockSize 1
+	next task.Task[int64] // blockSize 1: a Counter's
 
 	mu      sync.Mutex
 	block   Block         // IDs in hand, when have
@@ -33,7 +33,8 @@ type Generator struct {
 }
 
 // NewGenerator returns a generator on the sequence at path, run by ex.
-// With blockSize 1 each ID costs one compare-and-set; with more, IDs come
+// With blockSize 1 each ID costs one compare-and-set (a Counter: one round
+// trip while no other client writes the node); with more, IDs come
 // from blocks of blockSize reserved one at a time (a gap of at most
 // blockSize-1 per generator that stops). blockSize < 1 fails with
 // ErrBadCount.
@@ -47,7 +48,11 @@ func NewGenerator(ex *executor.Executor, path string, blockSize int64) (*Generat
 	if err := task.ValidatePath(path, false); err != nil {
 		return nil, &Error{Op: "reserve", Path: path, Err: err}
 	}
-	return &Generator{ex: ex, path: path, size: blockSize, next: Next(path)}, nil
+	ct, err := NewCounter(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Generator{ex: ex, path: path, size: blockSize, next: ct.Next()}, nil
 }
 
 // Next returns a new ID, or an error once ctx ends (task.ErrCanceled or

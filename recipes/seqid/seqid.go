@@ -84,31 +84,50 @@ func Next(path string) task.Task[int64] {
 func Reserve(path string, n int64) task.Task[Block] { return reserve("reserve", path, n) }
 
 func reserve(op, path string, n int64) task.Task[Block] {
+	return c.Map(reserveWritten(op, path, n), func(w written) Block { return w.block })
+}
+
+// written is the outcome of a compare-and-set that reserved a block: the
+// block, and the node's data and Stat as the write left them.
+type written struct {
+	block Block
+	node  task.Data
+}
+
+func reserveWritten(op, path string, n int64) task.Task[written] {
 	if n < 1 {
-		return task.Fail[Block](&Error{Op: op, Path: path, Err: fmt.Errorf("%w: %d", ErrBadCount, n)})
+		return task.Fail[written](&Error{Op: op, Path: path, Err: fmt.Errorf("%w: %d", ErrBadCount, n)})
 	}
-	round := c.Then(read(path), func(d task.Data) task.Task[Block] {
-		data, b, err := advance(d, n)
-		if err != nil {
-			return task.Fail[Block](&Error{Op: op, Path: path, Err: err})
-		}
-		version := d.Stat.Version
-		if canary.On(bugBlindWrite) {
-			version = task.AnyVersion
-		}
-		set := c.Map(task.Set(path, data, version), func(task.Stat) Block { return b })
-		if canary.On(bugLossNotApplied) {
-			// Takes the lost write for one never applied and writes the
-			// same value again unconditionally, handing out the block.
-			set = c.OnError(set, func(error) task.Task[Block] {
-				return c.Map(task.Set(path, data, task.AnyVersion), func(task.Stat) Block { return b })
-			}, task.ErrConnectionLoss)
-		}
-		return c.OnError(set, func(err error) task.Task[Block] {
-			return task.Fail[Block](fmt.Errorf("%w: %w", errNodeGone, err))
-		}, task.ErrNoNode)
+	round := c.Then(read(path), func(d task.Data) task.Task[written] {
+		return casFrom(op, path, d, n)
 	})
 	return c.Retry(round, c.Policy{On: retryOn})
+}
+
+// casFrom writes the node's value plus n with the version of d, a read of
+// the node (or what our last write left), and succeeds with the block.
+// BadVersion, connection loss and the rest are the caller's to retry.
+func casFrom(op, path string, d task.Data, n int64) task.Task[written] {
+	data, b, err := advance(d, n)
+	if err != nil {
+		return task.Fail[written](&Error{Op: op, Path: path, Err: err})
+	}
+	version := d.Stat.Version
+	if canary.On(bugBlindWrite) {
+		version = task.AnyVersion
+	}
+	done := func(st task.Stat) written { return written{b, task.Data{Data: data, Stat: st}} }
+	set := c.Map(task.Set(path, data, version), done)
+	if canary.On(bugLossNotApplied) {
+		// Takes the lost write for one never applied and writes the
+		// same value again unconditionally, handing out the block.
+		set = c.OnError(set, func(error) task.Task[written] {
+			return c.Map(task.Set(path, data, task.AnyVersion), done)
+		}, task.ErrConnectionLoss)
+	}
+	return c.OnError(set, func(err error) task.Task[written] {
+		return task.Fail[written](fmt.Errorf("%w: %w", errNodeGone, err))
+	}, task.ErrNoNode)
 }
 
 // advance computes, from a read of the node, the data to write and the

@@ -1,6 +1,10 @@
 // Package target gives every example the same -zk flag: empty runs on an
 // embedded fakezk, otherwise the example connects to the real servers
 // named, under a root node of its own so runs on a shared server do not mix.
+//
+// It also holds what every example's processes share: NewClient opens a
+// session and runs an executor on it (a Client, killed with Kill, or with
+// the rest by Close); FlagSet and Main are the command-line scaffolding.
 package target
 
 import (

@@ -28,7 +28,5 @@ func errNil(what string) error {
 }
 
 // newID returns a 128-bit identifier in UUID text form from two draws of
-// the executor's seeded source.
-func newID(hi, lo uint64) string {
-	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, (hi>>16)&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
-}
+// the executor's seeded source (zkops.NewID).
+var newID = zkops.NewID

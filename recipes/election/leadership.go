@@ -214,23 +214,9 @@ func (l *Leadership) recheck() {
 // watchNode ends with an error when the candidate node is deleted or
 // changed; other events re-arm the watch.
 func (l *Leadership) watchNode() task.Task[task.Unit] {
-	gone := fmt.Errorf("node %s deleted", l.path)
-	round := c.Then(c.Retry(task.ExistsW(l.path), retry), func(sw task.StatWatch) task.Task[bool] {
-		if sw.Stat == nil || (sw.Stat.EphemeralOwner != l.sess.ID && !canary.On(bugSkipOwnerCheck)) {
-			return task.Fail[bool](gone)
-		}
-		if sw.Stat.Version != l.version {
-			return task.Fail[bool](fmt.Errorf("node %s changed by someone else", l.path))
-		}
-		return c.Then(sw.Watch.Wait(), func(ev task.Event) task.Task[bool] {
-			if ev.Type == task.EventNodeDeleted {
-				return task.Fail[bool](gone)
-			}
-			return task.Value(true)
-		})
+	return zkops.WatchNode(l.path, l.version, func(st *task.Stat) bool {
+		return st.EphemeralOwner == l.sess.ID || canary.On(bugSkipOwnerCheck)
 	})
-	loop := c.Loop(true, func(b bool) bool { return b }, func(bool) task.Task[bool] { return round })
-	return c.Map(loop, func(bool) task.Unit { return task.Unit{} })
 }
 
 // end ends leadership with err unless it already ended, and stops
@@ -287,16 +273,10 @@ func (l *Leadership) lose(cause error) {
 // Connection loss leaves the outcome unknown, as for any multi: it is not
 // retried here. A create among ops with a nil ACL gets task.OpenACL.
 func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
-	all := make([]task.MultiOp, 0, len(ops)+1)
-	all = append(all, &task.CheckRequest{Path: l.path, Version: l.version})
-	for _, op := range ops {
-		if cr, ok := op.(*task.CreateRequest); ok && cr != nil && cr.ACL == nil {
-			cp := *cr
-			cp.ACL = task.OpenACL
-			op = &cp
-		}
-		all = append(all, op)
-	}
+	fenced := zkops.Fenced(l.path, l.version, ops, func(cause, err error) error {
+		l.lose(cause)
+		return fmt.Errorf("election: fenced write: %w: %w", ErrLost, err)
+	})
 	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
 		if err := l.Err(); err != nil {
 			// Known lost (or given up, the node perhaps not yet deleted):
@@ -304,20 +284,7 @@ func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 			task.Resume(s, k, nil, fmt.Errorf("election: fenced write: %w", err))
 			return
 		}
-		task.Run(s, task.Multi(all...), func(rs []task.MultiResult, err error) {
-			var me *task.MultiError
-			switch {
-			case err == nil:
-				k(rs[1:], nil)
-			case errors.As(err, &me) && me.Index == 0:
-				l.lose(me.Err)
-				k(nil, fmt.Errorf("election: fenced write: %w: %w", ErrLost, err))
-			case errors.As(err, &me):
-				k(nil, &task.OpError{Op: "multi", Path: all[me.Index].NodePath(), Err: &task.MultiError{Index: me.Index - 1, Err: me.Err}})
-			default:
-				k(nil, err)
-			}
-		})
+		task.Run(s, fenced, k)
 	}
 }
 
@@ -330,20 +297,7 @@ func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 func (l *Leadership) Resign() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		l.end(ErrResigned)
-		sc := s.Child()
-		del := zkops.DeleteOwned(l.path, l.sess.ID)
-		undo := sc.Defer(del)
-		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
-			task.Run(s, del, func(v task.Unit, err error) {
-				undo()
-				k(v, err)
-			})
-		}), func(v task.Unit, err error) {
-			if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
-				err = nil // the node went with the session
-			}
-			k(v, err)
-		})
+		zkops.Detached(zkops.DeleteOwned(l.path, l.sess.ID))(s, k)
 	}
 }
 

@@ -1,10 +1,11 @@
 package election
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 )
 
 // tag separates a candidate's prefix from the sequence number the server
@@ -19,10 +20,8 @@ const tag = "latch-"
 func prefix(id string) string { return "_c_" + id + "-" + tag }
 
 // newID returns a 128-bit identifier in UUID text form from two draws of
-// the executor's seeded source.
-func newID(hi, lo uint64) string {
-	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, (hi>>16)&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
-}
+// the executor's seeded source (zkops.NewID).
+var newID = zkops.NewID
 
 // seqOf parses the sequence number of a candidate name: the digits after
 // the last "latch-". A name without that tag, or with anything but 1 to

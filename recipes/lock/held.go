@@ -130,23 +130,7 @@ func (h *Held) onSession(ev task.Event) {
 // watchNode ends with an error when the lock node is deleted or the
 // session ends; other changes of the node re-arm the watch.
 func (h *Held) watchNode() task.Task[task.Unit] {
-	gone := fmt.Errorf("node %s deleted", h.path)
-	round := c.Then(c.Retry(task.ExistsW(h.path), retry), func(sw task.StatWatch) task.Task[bool] {
-		if sw.Stat == nil {
-			return task.Fail[bool](gone)
-		}
-		if sw.Stat.Version != h.version {
-			return task.Fail[bool](fmt.Errorf("node %s changed by someone else", h.path))
-		}
-		return c.Then(sw.Watch.Wait(), func(ev task.Event) task.Task[bool] {
-			if ev.Type == task.EventNodeDeleted {
-				return task.Fail[bool](gone)
-			}
-			return task.Value(true)
-		})
-	})
-	loop := c.Loop(true, func(b bool) bool { return b }, func(bool) task.Task[bool] { return round })
-	return c.Map(loop, func(bool) task.Unit { return task.Unit{} })
+	return zkops.WatchNode(h.path, h.version, nil)
 }
 
 // end ends the lock with err unless it already ended, and stops following
@@ -189,32 +173,10 @@ func (h *Held) lose(cause error) {
 // unknown, as for any multi: it is not retried here. A create among ops
 // with a nil ACL gets task.OpenACL, as task.CreateWith does.
 func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
-	all := make([]task.MultiOp, 0, len(ops)+1)
-	all = append(all, &task.CheckRequest{Path: h.path, Version: h.version})
-	for _, op := range ops {
-		if cr, ok := op.(*task.CreateRequest); ok && cr != nil && cr.ACL == nil {
-			cp := *cr
-			cp.ACL = task.OpenACL
-			op = &cp
-		}
-		all = append(all, op)
-	}
-	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
-		task.Run(s, task.Multi(all...), func(rs []task.MultiResult, err error) {
-			var me *task.MultiError
-			switch {
-			case err == nil:
-				k(rs[1:], nil)
-			case errors.As(err, &me) && me.Index == 0:
-				h.lose(me.Err)
-				k(nil, fmt.Errorf("lock: fenced write: %w: %w", ErrLockLost, err))
-			case errors.As(err, &me):
-				k(nil, &task.OpError{Op: "multi", Path: all[me.Index].NodePath(), Err: &task.MultiError{Index: me.Index - 1, Err: me.Err}})
-			default:
-				k(nil, err)
-			}
-		})
-	}
+	return zkops.Fenced(h.path, h.version, ops, func(cause, err error) error {
+		h.lose(cause)
+		return fmt.Errorf("lock: fenced write: %w: %w", ErrLockLost, err)
+	})
 }
 
 // Release returns a task that releases the lock: it deletes the node,
@@ -227,23 +189,11 @@ func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 func (h *Held) Release() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		h.end(ErrUnlocked)
-		sc := s.Child()
 		del := zkops.Delete(h.path)
 		if h.seq >= resetAbove {
 			del = c.Seq(del, c.Map(c.Catch(removeDir(h.dir), func(error) task.Task[bool] { return task.Value(false) }),
 				func(bool) task.Unit { return task.Unit{} }))
 		}
-		undo := sc.Defer(del)
-		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
-			task.Run(s, del, func(v task.Unit, err error) {
-				undo()
-				k(v, err)
-			})
-		}), func(v task.Unit, err error) {
-			if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
-				err = nil // the node went with the session
-			}
-			k(v, err)
-		})
+		zkops.Detached(del)(s, k)
 	}
 }

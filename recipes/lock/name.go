@@ -1,10 +1,11 @@
 package lock
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 )
 
 // lockTag separates a contender's prefix from the sequence number the
@@ -19,10 +20,8 @@ const lockTag = "lock-"
 func prefix(id string) string { return "_c_" + id + "-" + lockTag }
 
 // newID returns a 128-bit identifier in UUID text form from two draws of
-// the executor's seeded source.
-func newID(hi, lo uint64) string {
-	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, (hi>>16)&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
-}
+// the executor's seeded source (zkops.NewID).
+var newID = zkops.NewID
 
 // seqOf parses the sequence number of a contender name: what follows the
 // last "lock-", as ZooKeeper formats a Java int with %010d: ten digits, or

@@ -1,0 +1,117 @@
+package zkops
+
+import (
+	"errors"
+	"fmt"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/task"
+)
+
+// NewID returns a 128-bit identifier in UUID text form from two draws of
+// the executor's seeded source (task.Scope.Rand): the unique part of an
+// attempt's node name ("_c_<id>-lock-", "_c_<id>-latch-", "_p_<id>-").
+func NewID(hi, lo uint64) string {
+	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, (hi>>16)&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
+}
+
+// WatchNode follows the node a holder owns (a lock's contender node, a
+// leader's candidate node) and ends with an error once the holder can no
+// longer count on it. Each round reads path with a watch (ExistsW, under
+// Retry):
+//
+//   - the node is missing, or ok is not nil and ok(stat) is false: the
+//     task fails with "node <path> deleted";
+//   - its version is not version (someone else wrote it): the task fails
+//     with "node <path> changed by someone else";
+//   - otherwise it waits for the watch: a NodeDeleted event fails as
+//     above, any other event (data changed, the watch ended with the
+//     connection) starts the next round.
+//
+// An operation error a retry cannot settle (session expiry, closing)
+// fails the task with that error. The task never succeeds; cancel its
+// scope to stop it.
+func WatchNode(path string, version int32, ok func(*task.Stat) bool) task.Task[task.Unit] {
+	gone := fmt.Errorf("node %s deleted", path)
+	round := c.Then(c.Retry(task.ExistsW(path), Retry), func(sw task.StatWatch) task.Task[bool] {
+		if sw.Stat == nil || (ok != nil && !ok(sw.Stat)) {
+			return task.Fail[bool](gone)
+		}
+		if sw.Stat.Version != version {
+			return task.Fail[bool](fmt.Errorf("node %s changed by someone else", path))
+		}
+		return c.Then(sw.Watch.Wait(), func(ev task.Event) task.Task[bool] {
+			if ev.Type == task.EventNodeDeleted {
+				return task.Fail[bool](gone)
+			}
+			return task.Value(true)
+		})
+	})
+	loop := c.Loop(true, func(b bool) bool { return b }, func(bool) task.Task[bool] { return round })
+	return c.Map(loop, func(bool) task.Unit { return task.Unit{} })
+}
+
+// Fenced applies ops in one multi behind a check that path still exists
+// at version. A create among ops with a nil ACL gets task.OpenACL, as
+// task.CreateWith does. On success the results are those of ops (without
+// the check's). If the check fails (the node is gone or was written),
+// lost is called with the server's error for the check and the multi's
+// error, and the task fails with what lost returns. Another failing op
+// gives a *task.OpError wrapping a *task.MultiError whose Index counts
+// within ops. Any other error (connection loss: the outcome is unknown) is
+// returned as it is, not retried.
+func Fenced(path string, version int32, ops []task.MultiOp, lost func(cause, err error) error) task.Task[[]task.MultiResult] {
+	all := make([]task.MultiOp, 0, len(ops)+1)
+	all = append(all, &task.CheckRequest{Path: path, Version: version})
+	for _, op := range ops {
+		if cr, ok := op.(*task.CreateRequest); ok && cr != nil && cr.ACL == nil {
+			cp := *cr
+			cp.ACL = task.OpenACL
+			op = &cp
+		}
+		all = append(all, op)
+	}
+	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
+		task.Run(s, task.Multi(all...), func(rs []task.MultiResult, err error) {
+			var me *task.MultiError
+			switch {
+			case err == nil:
+				k(rs[1:], nil)
+			case errors.As(err, &me) && me.Index == 0:
+				k(nil, lost(me.Err, err))
+			case errors.As(err, &me):
+				k(nil, &task.OpError{Op: "multi", Path: all[me.Index].NodePath(), Err: &task.MultiError{Index: me.Index - 1, Err: me.Err}})
+			default:
+				k(nil, err)
+			}
+		})
+	}
+}
+
+// Detached runs del, a cleanup, so that it outlives the caller: it is
+// registered with Scope.Defer on a child scope, so if the caller's scope
+// ends first (deadline, cancel) the caller gets the scope's error and del
+// goes on as a flow of its own; once del ends in the caller's flow, the
+// deferred copy is withdrawn. (So a del that itself ends with the scope's
+// error when the scope ends, rather than leaving its wait abandoned,
+// withdraws the copy too.) Call it directly, Detached(del)(s, k), to
+// register the cleanup even on a scope that has already ended. A session
+// that ended (ErrSessionExpired,
+// ErrClosed) is success: a holder's ephemeral node went with it.
+func Detached(del task.Task[task.Unit]) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		sc := s.Child()
+		undo := sc.Defer(del)
+		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+			task.Run(s, del, func(v task.Unit, err error) {
+				undo()
+				k(v, err)
+			})
+		}), func(v task.Unit, err error) {
+			if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
+				err = nil // the node went with the session
+			}
+			k(v, err)
+		})
+	}
+}

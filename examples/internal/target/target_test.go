@@ -99,3 +99,17 @@ func TestFlagSet(t *testing.T) {
 		t.Fatalf("bad flag: %v, output %q", err, out.String())
 	}
 }
+
+func TestChecks(t *testing.T) {
+	var c Checks
+	c.Check(true, "a is %d", 1)
+	var out strings.Builder
+	if err := c.Report(&out); err != nil || out.String() != "  ok: a is 1\nOK\n" {
+		t.Fatalf("all verified: %v %q", err, out.String())
+	}
+	c.Check(false, "b is %d", 2)
+	out.Reset()
+	if err := c.Report(&out); err == nil || out.String() != "  ok: a is 1\n  FAILED: b is 2\n" {
+		t.Fatalf("one failed: %v %q", err, out.String())
+	}
+}

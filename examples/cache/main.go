@@ -82,14 +82,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer w.Close(ctx)
 
-	var checks, failed []string
-	check := func(ok bool, format string, args ...any) {
-		if ok {
-			checks = append(checks, fmt.Sprintf(format, args...))
-		} else {
-			failed = append(failed, fmt.Sprintf(format, args...))
-		}
-	}
+	var checks target.Checks
+	check := checks.Check
 	// await reads changes with Next until the cache holds want, and
 	// returns what was added, removed and re-created over those reads.
 	await := func(want ...string) (added, removed, recreated []string, err error) {
@@ -195,15 +189,5 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	check(same, "every cached node is the server's node (same czxid)")
 
-	for _, s := range checks {
-		fmt.Fprintf(out, "  ok: %s\n", s)
-	}
-	if len(failed) > 0 {
-		for _, f := range failed {
-			fmt.Fprintf(out, "  FAILED: %s\n", f)
-		}
-		return fmt.Errorf("%d checks failed", len(failed))
-	}
-	fmt.Fprintln(out, "OK")
-	return nil
+	return checks.Report(out)
 }

@@ -114,14 +114,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if _, err := executor.Await(ctx, admin.Ex, setup); err != nil {
 		return err
 	}
-	var checks, failed []string
-	check := func(ok bool, format string, args ...any) {
-		if ok {
-			checks = append(checks, fmt.Sprintf(format, args...))
-		} else {
-			failed = append(failed, fmt.Sprintf(format, args...))
-		}
-	}
+	var checks target.Checks
+	check := checks.Check
 
 	fmt.Fprintln(out, "1. the worker starts with the first version")
 	w := &worker{out: out, applied: applied}
@@ -181,17 +175,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	check(reloaded == w.runs-1 && w.running == 0, "each run but the last was stopped by the next version (%d of %d runs), the last by Stop", reloaded, w.runs)
 
-	for _, s := range checks {
-		fmt.Fprintf(out, "  ok: %s\n", s)
-	}
-	if len(failed) > 0 {
-		for _, f := range failed {
-			fmt.Fprintf(out, "  FAILED: %s\n", f)
-		}
-		return fmt.Errorf("%d checks failed", len(failed))
-	}
-	fmt.Fprintln(out, "OK")
-	return nil
+	return checks.Report(out)
 }
 
 func version(greeting string, threads int) map[string][]byte {

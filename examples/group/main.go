@@ -80,14 +80,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer w.Close(ctx)
-	var checks, failed []string
-	check := func(ok bool, format string, args ...any) {
-		if ok {
-			checks = append(checks, fmt.Sprintf(format, args...))
-		} else {
-			failed = append(failed, fmt.Sprintf(format, args...))
-		}
-	}
+	var checks target.Checks
+	check := checks.Check
 	// await prints the watcher's changes until its members are want.
 	expired, stop := context.WithCancel(ctx)
 	stop()
@@ -177,17 +171,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	check(slices.Equal(w.Members(), server), "the watcher's view %v is the server's member list %v", w.Members(), server)
 	check(errors.Is(members[2].Err(), task.ErrClosed), "%s's member ended when its session was closed: %v", ids[2], members[2].Err())
 
-	for _, c := range checks {
-		fmt.Fprintf(out, "  ok: %s\n", c)
-	}
-	if len(failed) > 0 {
-		for _, f := range failed {
-			fmt.Fprintf(out, "  FAILED: %s\n", f)
-		}
-		return fmt.Errorf("%d checks failed", len(failed))
-	}
-	fmt.Fprintln(out, "OK")
-	return nil
+	return checks.Report(out)
 }
 
 // awaitOwned waits, with exists watches on ex's session, until path is an

@@ -80,21 +80,10 @@ func lossyOf(c *target.Client) *lossy {
 
 // report collects checks and faults.
 type report struct {
-	mu             sync.Mutex
-	out            io.Writer
-	checks, failed []string
-	faults         int
-}
-
-func (r *report) check(ok bool, format string, args ...any) {
-	line := fmt.Sprintf(format, args...)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ok {
-		r.checks = append(r.checks, line)
-	} else {
-		r.failed = append(r.failed, line)
-	}
+	target.Checks
+	mu     sync.Mutex
+	out    io.Writer
+	faults int
 }
 
 func (r *report) printf(format string, args ...any) {
@@ -157,24 +146,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		r.check(len(cl.Names) == 1 && cl.Names[0] == barrier.ReadyNode,
+		r.Check(len(cl.Names) == 1 && cl.Names[0] == barrier.ReadyNode,
 			"round %d: no participant node left (children %v)", round, cl.Names)
 	}
 	if l := lossyOf(workers[0]); l != nil {
-		r.check(l.lost.Load() == 1, "%s's lost create reply was settled: it entered with one node (found by its owner)", workers[0].Name)
+		r.Check(l.lost.Load() == 1, "%s's lost create reply was settled: it entered with one node (found by its owner)", workers[0].Name)
 	}
 	fmt.Fprintf(out, "faults injected: %d\n", r.faults)
-	for _, c := range r.checks {
-		fmt.Fprintf(out, "  ok: %s\n", c)
-	}
-	if len(r.failed) > 0 {
-		for _, f := range r.failed {
-			fmt.Fprintf(out, "  FAILED: %s\n", f)
-		}
-		return fmt.Errorf("%d checks failed", len(r.failed))
-	}
-	fmt.Fprintln(out, "OK")
-	return nil
+	return r.Report(out)
 }
 
 // startGate: the coordinator sets a barrier, the workers wait for it, the
@@ -215,7 +194,7 @@ func startGate(ctx context.Context, r *report, coord *target.Client, workers []*
 		return err
 	}
 	r.printf("  gate lifted: %d workers passed\n", len(workers))
-	r.check(early.Load() == 0, "nobody passed the start gate before it was lifted")
+	r.Check(early.Load() == 0, "nobody passed the start gate before it was lifted")
 	return nil
 }
 
@@ -271,7 +250,7 @@ func doubleRound(ctx context.Context, r *report, tg *target.Target, workers []*t
 		return err
 	}
 	r.printf("  %d entered together, %d left together\n", entered.Load(), left.Load())
-	r.check(earlyEnter.Load() == 0, "round %d: nobody entered before all %d had arrived", round, n)
-	r.check(earlyLeave.Load() == 0, "round %d: nobody finished leaving before all %d had started to leave", round, n)
+	r.Check(earlyEnter.Load() == 0, "round %d: nobody entered before all %d had arrived", round, n)
+	r.Check(earlyLeave.Load() == 0, "round %d: nobody finished leaving before all %d had started to leave", round, n)
 	return nil
 }

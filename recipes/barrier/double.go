@@ -182,50 +182,25 @@ func (e *entry) run(s *task.Scope, k task.Cont[*Participant]) {
 	})
 }
 
-// create makes the participant node. A lost reply (connection loss) is
-// settled by looking for our prefix; a missing directory is created.
-func (e *entry) create() {
-	req := &task.CreateRequest{Path: e.d.child(e.prefix), Mode: task.EphemeralSequential}
-	task.Run(e.s, task.CreateWith(req), func(cr task.Created, err error) {
-		switch {
-		case err == nil:
-			e.found(task.Base(cr.Path))
-		case errors.Is(err, task.ErrNoNode):
-			task.Run(e.s, zkops.EnsurePath(e.d.dir), func(_ task.Unit, err error) {
-				if err != nil {
-					e.fail(err)
-					return
-				}
-				e.create()
-			})
-		case errors.Is(err, task.ErrConnectionLoss):
-			if canary.On(bugBlindCreate) {
-				e.create()
-				return
-			}
-			e.recover()
-		case errors.Is(err, task.ErrNotSent):
-			e.create()
-		default:
-			e.fail(err)
-		}
-	})
-}
-
-// recover settles a create whose reply was lost: a child with our prefix
+// create makes the participant node (zkops.CreateUnique). A lost reply
+// (connection loss) is settled by looking for our prefix: a child with it
 // owned by our session is our node; if there is none the create was not
 // applied (the listing comes after it in the session's order), so create
-// again.
-func (e *entry) recover() {
-	task.Run(e.s, ours(e.d, e.prefix, e.sess.ID), func(names []string, err error) {
-		switch {
-		case err != nil:
-			e.fail(err)
-		case len(names) == 0:
-			e.create()
-		default:
-			e.found(names[0])
+// again. A missing directory is created.
+func (e *entry) create() {
+	req := &task.CreateRequest{Path: e.d.child(e.prefix), Mode: task.EphemeralSequential}
+	settle := func() task.Task[[]string] {
+		if canary.On(bugBlindCreate) {
+			return nil // create again without looking
 		}
+		return ours(e.d, e.prefix, e.sess.ID)
+	}
+	task.Run(e.s, zkops.CreateUnique(req, e.d.dir, settle), func(name string, err error) {
+		if err != nil {
+			e.fail(err)
+			return
+		}
+		e.found(name)
 	})
 }
 

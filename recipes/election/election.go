@@ -85,45 +85,20 @@ func (a *attempt) lost(what string) {
 	a.fail(fmt.Errorf("%w: %s", ErrLost, what))
 }
 
-// create makes the candidate node. A lost reply (connection loss) is
-// settled by looking for our prefix; a missing directory is created.
+// create makes the candidate node (zkops.CreateUnique). A lost reply
+// (connection loss) is settled by looking for our prefix: if a child with
+// it exists and belongs to our session, the create was applied and that is
+// our node; otherwise it was not, and we create again. A missing directory
+// is created.
 func (a *attempt) create() {
 	req := &task.CreateRequest{Path: a.e.child(a.prefix), Data: a.e.cfg.Data, Mode: task.EphemeralSequential}
-	task.Run(a.s, task.CreateWith(req), func(cr task.Created, err error) {
-		switch {
-		case err == nil:
-			a.found(cr.Path[len(a.e.dir)+1:])
-		case errors.Is(err, task.ErrNoNode):
-			task.Run(a.s, zkops.EnsurePath(a.e.dir), func(_ task.Unit, err error) {
-				if err != nil {
-					a.fail(err)
-					return
-				}
-				a.create()
-			})
-		case errors.Is(err, task.ErrConnectionLoss):
-			a.recover()
-		case errors.Is(err, task.ErrNotSent):
-			a.create()
-		default:
+	settle := func() task.Task[[]string] { return ours(a.e, a.prefix, a.sess.ID) }
+	task.Run(a.s, zkops.CreateUnique(req, a.e.dir, settle), func(name string, err error) {
+		if err != nil {
 			a.fail(err)
+			return
 		}
-	})
-}
-
-// recover settles a create whose reply was lost: if a child with our
-// prefix exists and belongs to our session, the create was applied and
-// that is our node; otherwise it was not, and we create again.
-func (a *attempt) recover() {
-	task.Run(a.s, ours(a.e, a.prefix, a.sess.ID), func(names []string, err error) {
-		switch {
-		case err != nil:
-			a.fail(err)
-		case len(names) == 0:
-			a.create()
-		default:
-			a.found(names[0])
-		}
+		a.found(name)
 	})
 }
 

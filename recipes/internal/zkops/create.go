@@ -1,0 +1,70 @@
+package zkops
+
+import (
+	"errors"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// CreateUnique creates req, a node under dir whose name starts with a
+// prefix unique to the caller's attempt (usually ephemeral sequential),
+// and succeeds with the name the server gave it (not its path):
+//
+//   - success: the created name;
+//   - ErrNoNode: dir is missing; EnsurePath(dir), then create again (an
+//     error of EnsurePath ends the task with it);
+//   - ErrNotSent: create again;
+//   - ErrConnectionLoss: the create may or may not have been applied. If
+//     settle is nil or returns nil, create again without looking (what
+//     a recipe with no unique prefix would have to do). Otherwise run the
+//     task settle returns (Owned under the attempt's prefix and session):
+//     a name found is the node the create made; none means the create was
+//     not applied (the listing came after it in the session's order), so
+//     create again; its error ends the task;
+//   - any other error ends the task with it.
+func CreateUnique(req *task.CreateRequest, dir string, settle func() task.Task[[]string]) task.Task[string] {
+	return func(s *task.Scope, k task.Cont[string]) {
+		var create func()
+		create = func() {
+			r := *req // a request of its own for each attempt
+			task.Run(s, task.CreateWith(&r), func(cr task.Created, err error) {
+				switch {
+				case err == nil:
+					k(task.Base(cr.Path), nil)
+				case errors.Is(err, task.ErrNoNode):
+					task.Run(s, EnsurePath(dir), func(_ task.Unit, err error) {
+						if err != nil {
+							k("", err)
+							return
+						}
+						create()
+					})
+				case errors.Is(err, task.ErrConnectionLoss):
+					var t task.Task[[]string]
+					if settle != nil {
+						t = settle()
+					}
+					if t == nil {
+						create()
+						return
+					}
+					task.Run(s, t, func(names []string, err error) {
+						switch {
+						case err != nil:
+							k("", err)
+						case len(names) == 0:
+							create()
+						default:
+							k(names[0], nil)
+						}
+					})
+				case errors.Is(err, task.ErrNotSent):
+					create()
+				default:
+					k("", err)
+				}
+			})
+		}
+		create()
+	}
+}

@@ -1,9 +1,14 @@
-// Package zkops holds the small ZooKeeper operations that the recipes
-// (lock, election, barrier, group) share: the retry policy they apply to
-// single operations, creating a path with its ancestors, and deleting a
-// node as a cleanup that survives connection loss.
+// Package zkops holds the ZooKeeper operations that the recipes (lock,
+// election, barrier, group) share: the retry policy they apply to single
+// operations, creating a path with its ancestors, deleting a node as a
+// cleanup that survives connection loss and the caller's deadline
+// (Detached), creating a node with a unique prefix and settling a lost
+// create reply (NewID, CreateUnique, Prefixed, Owned), and following and
+// fencing a node a holder owns (WatchNode, Fenced). Each function's doc
+// spells out what it does on each error.
 //
-// Every function returns a task.Task and runs nothing by itself.
+// Every function but NewID and Names returns a task.Task and runs nothing
+// by itself.
 //
 //   - Retry repeats an operation that failed with connection loss or was
 //     not sent. After connection loss the executor's task queue is paused

@@ -1,6 +1,7 @@
 package barrier
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -117,13 +118,7 @@ func participants(names []string) []part {
 		}
 	}
 	slices.SortFunc(q, func(a, b part) int {
-		if a.seq != b.seq {
-			if a.seq < b.seq {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
+		return cmp.Or(cmp.Compare(a.seq, b.seq), strings.Compare(a.name, b.name))
 	})
 	return q
 }

@@ -1,6 +1,7 @@
 package election
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,13 +63,7 @@ func queue(names []string) []candidate {
 		}
 	}
 	slices.SortFunc(q, func(a, b candidate) int {
-		if a.seq != b.seq {
-			if a.seq < b.seq {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
+		return cmp.Or(cmp.Compare(a.seq, b.seq), strings.Compare(a.name, b.name))
 	})
 	return q
 }

@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,13 +68,7 @@ func queue(names []string) []contender {
 		}
 	}
 	slices.SortFunc(q, func(a, b contender) int {
-		if a.seq != b.seq {
-			if a.seq < b.seq {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
+		return cmp.Or(cmp.Compare(a.seq, b.seq), strings.Compare(a.name, b.name))
 	})
 	return q
 }

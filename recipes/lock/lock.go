@@ -278,25 +278,15 @@ func (a *attempt) decide(names []string) {
 	}
 }
 
-// waitFor watches pred with exists; when it is gone (already, or later),
-// list again.
+// waitFor watches pred with exists; when it is gone (already, or later)
+// or its watch fires, list again (zkops.WaitChange).
 func (a *attempt) waitFor(pred string) {
-	task.Run(a.s, c.Retry(task.ExistsW(pred), retry), func(sw task.StatWatch, err error) {
+	task.Run(a.s, zkops.WaitChange(pred), func(_ task.Unit, err error) {
 		if err != nil {
 			a.fail(err)
 			return
 		}
-		if sw.Stat == nil {
-			a.check()
-			return
-		}
-		task.Run(a.s, sw.Watch.Wait(), func(_ task.Event, err error) {
-			if err != nil {
-				a.fail(err)
-				return
-			}
-			a.check()
-		})
+		a.check()
 	})
 }
 

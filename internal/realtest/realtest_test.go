@@ -1,0 +1,111 @@
+package realtest_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/realtest"
+	"github.com/zkflow/zkflow/internal/zkserver"
+	"github.com/zkflow/zkflow/task"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// A client's session is live while it runs: an ephemeral node it creates
+// is seen by another client; after Stop (twice: idempotent) the node is
+// gone and the stopped executor runs nothing more.
+func TestRealClientStop(t *testing.T) {
+	zkserver.Require(t)
+	srv := zkserver.Standalone(t, zkserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	root := fmt.Sprintf("/realtest-%d", time.Now().UnixNano())
+
+	a := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{})
+	b := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{SessionTimeout: 4 * time.Second, LogDetached: true})
+	if a.Conn == nil || b.Conn == nil {
+		t.Fatal("client without a connection")
+	}
+	if _, err := executor.Await(ctx, b.Ex, task.Create(root, nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := executor.Await(ctx, a.Ex, task.Create(root+"/e", nil, task.Ephemeral)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := executor.Await(ctx, b.Ex, task.Exists(root+"/e"))
+	if err != nil || st == nil {
+		t.Fatalf("ephemeral node before Stop: %v, %v", st, err)
+	}
+
+	// Wait on a watch for the node to go when a's session ends.
+	w, err := executor.Await(ctx, b.Ex, task.ExistsW(root+"/e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Stop()
+	a.Stop()
+	if _, err := executor.Await(ctx, b.Ex, w.Watch.Wait()); err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	st, err = executor.Await(ctx, b.Ex, task.Exists(root+"/e"))
+	if err != nil || st != nil {
+		t.Fatalf("ephemeral node after Stop: %v, %v; want gone", st, err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
+	defer cancelShort()
+	if _, err := executor.Await(short, a.Ex, task.Exists(root)); err == nil {
+		t.Fatal("a stopped client ran a chain")
+	}
+}
+
+// fatalTB records Fatalf and ends the goroutine, as testing.T does.
+type fatalTB struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalTB) Helper() {}
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// Dialing an address where no server listens fails the test with a
+// message naming the address, within the context's deadline; no client
+// and no goroutine is left.
+func TestDialDownServerFails(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	ft := &fatalTB{TB: t}
+	var c *realtest.Client
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c = realtest.Dial(ft, ctx, []string{addr}, realtest.Options{})
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Dial to a down server did not return")
+	}
+	if c != nil {
+		t.Fatal("Dial to a down server returned a client")
+	}
+	if !strings.Contains(ft.msg, addr) {
+		t.Fatalf("failure %q does not name %s", ft.msg, addr)
+	}
+}

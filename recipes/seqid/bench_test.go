@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/seqid"
 )
@@ -66,7 +67,7 @@ func benchDraw(b *testing.B, addrs []string, clients int, mk func(*executor.Exec
 	defer cancel()
 	draws := make([]func(context.Context) (int64, error), clients)
 	for i := range draws {
-		draws[i] = mk(realClient(b, ctx, addrs))
+		draws[i] = mk(realtest.Dial(b, ctx, addrs, realtest.Options{}).Ex)
 	}
 	errs := make([]error, clients)
 	var wg sync.WaitGroup

@@ -9,34 +9,15 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter"
 )
 
 // realOpts: sessions may last up to 10s, so a re-election after a killed
 // member does not expire them (expiry is handled anyway).
 var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
-
-// realClient dials addrs and runs an executor on the session until the
-// test ends (closing the executor closes the connection).
-func realClient(t testing.TB, ctx context.Context, addrs []string) *executor.Executor {
-	t.Helper()
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("dial %v: %v", addrs, err)
-	}
-	ex, err := executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
-	if err != nil {
-		conn.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); ex.Run(context.Background()) }()
-	t.Cleanup(func() { ex.Close(); <-done })
-	return ex
-}
 
 // drawAll runs one goroutine per generator, each drawing n IDs (after
 // each, tick is called with the total drawn so far), and checks that no
@@ -113,7 +94,7 @@ func TestRealStandaloneConcurrent(t *testing.T) {
 	const path = "/real-seq"
 	var gens []*seqid.Generator
 	for i := range 4 {
-		ex := realClient(t, ctx, srv.Addrs())
+		ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
 		g, err := seqid.NewGenerator(ex, path, []int64{1, 1, 7, 10}[i])
 		if err != nil {
 			t.Fatal(err)
@@ -121,7 +102,7 @@ func TestRealStandaloneConcurrent(t *testing.T) {
 		gens = append(gens, g)
 	}
 	hi := drawAll(t, ctx, gens, 150, nil)
-	check := realClient(t, ctx, srv.Addrs())
+	check := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
 	if v := nodeValue(t, ctx, check, path); v < hi {
 		t.Fatalf("node at %d, below the highest id %d", v, hi)
 	}
@@ -137,7 +118,7 @@ func TestRealEnsembleMemberKilled(t *testing.T) {
 	const path = "/real-seq-ens"
 	var gens []*seqid.Generator
 	for i := range 4 {
-		ex := realClient(t, ctx, ens.Addrs())
+		ex := realtest.Dial(t, ctx, ens.Addrs(), realtest.Options{}).Ex
 		g, err := seqid.NewGenerator(ex, path, []int64{1, 1, 5, 5}[i])
 		if err != nil {
 			t.Fatal(err)
@@ -169,7 +150,7 @@ func TestRealEnsembleMemberKilled(t *testing.T) {
 	if err := <-restarted; err != nil {
 		t.Fatalf("restart server %d: %v", killed, err)
 	}
-	check := realClient(t, ctx, ens.Addrs())
+	check := realtest.Dial(t, ctx, ens.Addrs(), realtest.Options{}).Ex
 	if v := nodeValue(t, ctx, check, path); v < hi {
 		t.Fatalf("node at %d, below the highest id %d", v, hi)
 	}

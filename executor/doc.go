@@ -48,6 +48,6 @@
 // # Performance
 //
 // See the combinators package documentation for the measured figures:
-// one executor job is about 6.5 ns with 0 allocations, a no-op step of a
-// running chain about 9.2 ns with 0 allocations.
+// one executor job is about 7 ns with 0 allocations, a no-op step of a
+// running chain 9 to 13 ns with 0 allocations.
 package executor

@@ -9,31 +9,12 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter"
 )
 
 var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
-
-// realClient dials addrs and runs an executor on the session until the
-// test ends.
-func realClient(t testing.TB, ctx context.Context, addrs []string) *executor.Executor {
-	t.Helper()
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("dial %v: %v", addrs, err)
-	}
-	ex, err := executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
-	if err != nil {
-		conn.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = ex.Run(context.Background()) }()
-	t.Cleanup(func() { ex.Close(); <-done })
-	return ex
-}
 
 // A ChildrenCache (with data) and a NodeCache on one session converge to
 // the state another session writes, on a real standalone server: 300
@@ -46,7 +27,8 @@ func TestRealConverges(t *testing.T) {
 	cl := zkserver.Standalone(t, realOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	reader, writer := realClient(t, ctx, cl.Addrs()), realClient(t, ctx, cl.Addrs())
+	reader := realtest.Dial(t, ctx, cl.Addrs(), realtest.Options{}).Ex
+	writer := realtest.Dial(t, ctx, cl.Addrs(), realtest.Options{}).Ex
 	root := fmt.Sprintf("/cache-real-%d", time.Now().UnixNano())
 	dir, node := root+"/dir", root+"/node"
 	for _, p := range []string{root, dir} {

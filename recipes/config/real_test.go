@@ -9,31 +9,12 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter"
 )
 
 var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
-
-// realClient dials addrs and runs an executor on the session until the
-// test ends.
-func realClient(t testing.TB, ctx context.Context, addrs []string) *executor.Executor {
-	t.Helper()
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("dial %v: %v", addrs, err)
-	}
-	ex, err := executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
-	if err != nil {
-		conn.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = ex.Run(context.Background()) }()
-	t.Cleanup(func() { ex.Close(); <-done })
-	return ex
-}
 
 // On a real standalone server, a reader on one session gets the
 // configuration another session writes: 50 versions of a directory,
@@ -46,7 +27,8 @@ func TestRealConfigDelivered(t *testing.T) {
 	cl := zkserver.Standalone(t, realOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	reader, writer := realClient(t, ctx, cl.Addrs()), realClient(t, ctx, cl.Addrs())
+	reader := realtest.Dial(t, ctx, cl.Addrs(), realtest.Options{}).Ex
+	writer := realtest.Dial(t, ctx, cl.Addrs(), realtest.Options{}).Ex
 	root := fmt.Sprintf("/config-real-%d", time.Now().UnixNano())
 	values := func(g int) map[string][]byte {
 		return map[string][]byte{"a": []byte(strconv.Itoa(g)), "b": []byte(strconv.Itoa(g)), "c": []byte(strconv.Itoa(g))}
@@ -121,7 +103,8 @@ func BenchmarkRealWriteToHandler(b *testing.B) {
 	cl := zkserver.Standalone(b, zkserver.Options{MaxSessionTimeout: 10 * time.Second, Throughput: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	reader, writer := realClient(b, ctx, cl.Addrs()), realClient(b, ctx, cl.Addrs())
+	reader := realtest.Dial(b, ctx, cl.Addrs(), realtest.Options{}).Ex
+	writer := realtest.Dial(b, ctx, cl.Addrs(), realtest.Options{}).Ex
 	lat, err := WriteToHandlerLatency(ctx, reader, writer, fmt.Sprintf("/config-bench-%d", time.Now().UnixNano()), 200)
 	if err != nil {
 		b.Fatal(err) // warm-up

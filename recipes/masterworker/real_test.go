@@ -11,37 +11,15 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/masterworker"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter"
 )
 
 // realOpts: sessions may last up to 10s, so a re-election after a killed
 // ensemble member does not expire them (expiry is handled anyway).
 var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
-
-// realClient dials addrs and runs an executor on the session; stop closes
-// the executor (and with it the session, as a crash would end it) and
-// waits for Run to return. The test's cleanup stops it too.
-func realClient(t testing.TB, ctx context.Context, addrs []string) (ex *executor.Executor, stop func()) {
-	t.Helper()
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("dial %v: %v", addrs, err)
-	}
-	ex, err = executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
-	if err != nil {
-		conn.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); ex.Run(context.Background()) }()
-	var once sync.Once
-	stop = func() { once.Do(func() { ex.Close(); <-done }) }
-	t.Cleanup(stop)
-	return ex, stop
-}
 
 // realSystem is masters, workers and clients on a real server or
 // ensemble, each on a session of its own.
@@ -73,7 +51,8 @@ func startReal(t testing.TB, ctx context.Context, addrs []string, masters, worke
 	}
 	t.Cleanup(rs.stop)
 	for i := range masters {
-		ex, stop := realClient(t, ctx, addrs)
+		rc := realtest.Dial(t, ctx, addrs, realtest.Options{})
+		ex, stop := rc.Ex, rc.Stop
 		m, err := sys.Master(fmt.Sprintf("m%d", i))
 		if err != nil {
 			t.Fatal(err)
@@ -95,7 +74,8 @@ func startReal(t testing.TB, ctx context.Context, addrs []string, masters, worke
 		}
 	}
 	for i := range workers {
-		ex, stop := realClient(t, ctx, addrs)
+		rc := realtest.Dial(t, ctx, addrs, realtest.Options{})
+		ex, stop := rc.Ex, rc.Stop
 		h := handler
 		if i == 0 && rs.stuck != nil {
 			h = stuckHandler
@@ -108,7 +88,7 @@ func startReal(t testing.TB, ctx context.Context, addrs []string, masters, worke
 		rs.serve(rctx, func(ctx context.Context) error { return w.Serve(ctx, ex) })
 	}
 	for i := range clients {
-		ex, _ := realClient(t, ctx, addrs)
+		ex := realtest.Dial(t, ctx, addrs, realtest.Options{}).Ex
 		cl, err := sys.NewClient(ex, fmt.Sprintf("c%d", i))
 		if err != nil {
 			t.Fatal(err)
@@ -267,7 +247,7 @@ func TestRealStandalone(t *testing.T) {
 	}()
 	answered := rs.submitAll(ctx, 60, 4, nil)
 	<-crashDone
-	ex, _ := realClient(t, ctx, srv.Addrs())
+	ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
 	rs.judge(ctx, ex, answered)
 	var terms, moved int64
 	for _, m := range rs.masters {
@@ -301,7 +281,7 @@ func TestRealEnsembleKill(t *testing.T) {
 			rs.mstop[p]()
 		}
 	})
-	ex, _ := realClient(t, ctx, ens.Addrs())
+	ex := realtest.Dial(t, ctx, ens.Addrs(), realtest.Options{}).Ex
 	rs.judge(ctx, ex, answered)
 	t.Logf("%d tasks answered, %d handler runs, killed server %d", len(answered), rs.executed.Load(), killed)
 	if killed < 0 {

@@ -10,34 +10,12 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter"
 )
-
-// realClient dials addrs and runs an executor on the session; closing the
-// executor (close, also called at the end of the test) closes the
-// connection and waits for Run to return.
-func realClient(t *testing.T, ctx context.Context, addrs []string) (ex *executor.Executor, stop func()) {
-	t.Helper()
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("dial %v: %v", addrs, err)
-	}
-	ex, err = executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
-	if err != nil {
-		conn.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); ex.Run(context.Background()) }()
-	var once sync.Once
-	stop = func() { once.Do(func() { ex.Close(); <-done }) }
-	t.Cleanup(stop)
-	return ex, stop
-}
 
 // realReplica runs a replica on ex until the test ends; wait returns its
 // Run's result once Run has returned.
@@ -88,7 +66,8 @@ func TestRealLeaderClosedBackupTakesOver(t *testing.T) {
 	var closes []func()
 	var results []func() error
 	for range 2 {
-		ex, cl := realClient(t, ctx, srv.Addrs())
+		rc := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{})
+		ex, cl := rc.Ex, rc.Stop
 		r, res := realReplica(t, ex, cfg)
 		reps, closes, results = append(reps, r), append(closes, cl), append(results, res)
 	}
@@ -127,7 +106,7 @@ func TestRealLeaderClosedBackupTakesOver(t *testing.T) {
 		return nil
 	}
 	for w := range workers {
-		ex, _ := realClient(t, ctx, srv.Addrs())
+		ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
 		g, err := idpersist.NewGenerator(ex, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -171,7 +150,7 @@ func TestRealLeaderClosedBackupTakesOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, _ := realClient(t, ctx, srv.Addrs())
+	ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
 	for _, p := range []string{cfg.Sequence, cfg.Limit} {
 		d, err := executor.Await(ctx, ex, task.Get(p))
 		if err != nil {
@@ -207,11 +186,11 @@ func TestRealDynamicSequences(t *testing.T) {
 	}
 	cfg := idpersist.Config{Parent: "/real/all-sequences", Limits: "/real/all-limits", Election: "/real/election",
 		Stores: stores, Chunk: 15, LowWater: 5}
-	lex, _ := realClient(t, ctx, srv.Addrs())
+	lex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
 	r, _ := realReplica(t, lex, cfg)
 	waitFor(t, 20*time.Second, "a leader", r.Leading)
 
-	ex, _ := realClient(t, ctx, srv.Addrs())
+	ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
 	live := func(name string) bool {
 		names, err := stores.Names()
 		if err != nil {
@@ -277,7 +256,8 @@ func TestRealEnsembleKilledAndWiped(t *testing.T) {
 	var stopReplicas []func()
 	startReplicas := func() {
 		for range 2 {
-			ex, stop := realClient(t, ctx, ens.Addrs())
+			rc := realtest.Dial(t, ctx, ens.Addrs(), realtest.Options{})
+			ex, stop := rc.Ex, rc.Stop
 			realReplica(t, ex, cfg)
 			stopReplicas = append(stopReplicas, stop)
 		}
@@ -296,7 +276,7 @@ func TestRealEnsembleKilledAndWiped(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make([]error, workers)
 		for w := range workers {
-			ex, _ := realClient(t, ctx, ens.Addrs())
+			ex := realtest.Dial(t, ctx, ens.Addrs(), realtest.Options{}).Ex
 			g, err := idpersist.NewGenerator(ex, cfg)
 			if err != nil {
 				t.Fatal(err)

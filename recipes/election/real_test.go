@@ -12,35 +12,22 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter"
 )
 
 // realOpts: sessions may last up to 10s, so a re-election after a killed
 // member need not expire them (expiry is handled anyway).
 var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
 
-// realClient dials addrs and runs an executor on the session until close
-// is called or the test ends (closing the executor closes the session).
+// realClient is a client from internal/realtest on a session with the
+// given timeout; stop ends the session (silent_test.go uses it too).
 func realClient(t testing.TB, ctx context.Context, addrs []string, timeout time.Duration) (ex *executor.Executor, stop func()) {
 	t.Helper()
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: timeout})
-	if err != nil {
-		t.Fatalf("dial %v: %v", addrs, err)
-	}
-	ex, err = executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
-	if err != nil {
-		conn.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); ex.Run(context.Background()) }()
-	var once sync.Once
-	stop = func() { once.Do(func() { ex.Close(); <-done }) }
-	t.Cleanup(stop)
-	return ex, stop
+	c := realtest.Dial(t, ctx, addrs, realtest.Options{SessionTimeout: timeout})
+	return c.Ex, c.Stop
 }
 
 // Three candidates on a standalone server: the first leads; closing its

@@ -11,41 +11,22 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter"
 )
 
 // realOpts: sessions may last up to 10s, so a re-election after a killed
 // member does not expire them (an expiry is handled anyway).
 var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
 
-// realClient dials addrs and runs an executor on the session until the
-// test ends (closing the executor closes the connection).
-func realClient(t testing.TB, ctx context.Context, addrs []string) *executor.Executor {
-	t.Helper()
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("dial %v: %v", addrs, err)
-	}
-	ex, err := executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
-	if err != nil {
-		conn.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); ex.Run(context.Background()) }()
-	t.Cleanup(func() { ex.Close(); <-done })
-	return ex
-}
-
 // mutexes returns n Mutexes on dir, each on a session of its own.
 func mutexes(t testing.TB, ctx context.Context, addrs []string, dir string, n int) []*lock.Mutex {
 	t.Helper()
 	ms := make([]*lock.Mutex, n)
 	for i := range ms {
-		m, err := lock.NewMutex(realClient(t, ctx, addrs), dir)
+		m, err := lock.NewMutex(realtest.Dial(t, ctx, addrs, realtest.Options{}).Ex, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +148,7 @@ func TestRealStandaloneFencing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const dir, logDir = "/lock-real-standalone", "/lock-real-standalone-log"
-	admin := realClient(t, ctx, srv.Addrs())
+	admin := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
 	mkdirs(t, ctx, admin, logDir)
 	const clients, rounds = 4, 15
 	st := contend(t, ctx, mutexes(t, ctx, srv.Addrs(), dir, clients), logDir, rounds, nil)
@@ -187,7 +168,7 @@ func TestRealEnsembleServerKilled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	const dir, logDir = "/lock-real-ensemble", "/lock-real-ensemble-log"
-	admin := realClient(t, ctx, ens.Addrs())
+	admin := realtest.Dial(t, ctx, ens.Addrs(), realtest.Options{}).Ex
 	mkdirs(t, ctx, admin, logDir)
 	const clients, rounds = 4, 15
 	var (

@@ -10,30 +10,11 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/barrier"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter"
 )
-
-// realClient dials addrs and runs an executor on the session until the
-// test ends (closing the executor closes the connection).
-func realClient(t testing.TB, ctx context.Context, addrs []string) *executor.Executor {
-	t.Helper()
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("dial %v: %v", addrs, err)
-	}
-	ex, err := executor.New(executor.Config{Conn: conn, OnError: func(err error) { t.Logf("detached flow: %v", err) }})
-	if err != nil {
-		conn.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = ex.Run(context.Background()) }()
-	t.Cleanup(func() { ex.Close(); <-done })
-	return ex
-}
 
 // A double barrier for 4 sessions on a real server, over three rounds:
 // in each, nobody passes Enter before all 4 have started it, and nobody
@@ -48,7 +29,7 @@ func TestRealDoubleBarrier(t *testing.T) {
 	root := fmt.Sprintf("/real-double-%016x", rand.Uint64())
 	exs := make([]*executor.Executor, n)
 	for i := range exs {
-		exs[i] = realClient(t, ctx, srv.Addrs())
+		exs[i] = realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true}).Ex
 	}
 	for r := range rounds {
 		dir := fmt.Sprintf("%s/r%d", root, r)
@@ -106,7 +87,7 @@ func TestRealBarrier(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	root := fmt.Sprintf("/real-barrier-%016x", rand.Uint64())
-	ctl := realClient(t, ctx, srv.Addrs())
+	ctl := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true}).Ex
 	g, err := barrier.NewGate(ctl, root+"/gate")
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +98,7 @@ func TestRealBarrier(t *testing.T) {
 	var removed atomic.Bool
 	passed := make(chan error, 3)
 	for range 3 {
-		w, _ := barrier.NewGate(realClient(t, ctx, srv.Addrs()), root+"/gate")
+		w, _ := barrier.NewGate(realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true}).Ex, root+"/gate")
 		go func() {
 			err := w.Wait(ctx)
 			if err == nil && !removed.Load() {
@@ -150,13 +131,8 @@ func TestRealBarrier(t *testing.T) {
 
 	// A participant waits to enter a barrier for 2; its executor is
 	// closed (the session ends): no node is left.
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: srv.Addrs(), SessionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, _ := executor.New(executor.Config{Conn: conn})
-	done := make(chan struct{})
-	go func() { defer close(done); _ = ex.Run(context.Background()) }()
+	alone := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{})
+	ex := alone.Ex
 	if _, err := executor.Await(ctx, ctl, task.Create(root+"/double", nil, task.Persistent)); err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +140,7 @@ func TestRealBarrier(t *testing.T) {
 	entered := make(chan error, 1)
 	go func() { _, err := d.Enter(ctx); entered <- err }()
 	waitFor(t, ctx, ctl, root+"/double", 1)
-	ex.Close()
-	<-done
+	alone.Stop()
 	if err := <-entered; err == nil {
 		t.Fatal("enter succeeded alone")
 	}

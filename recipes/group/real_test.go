@@ -8,38 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/group"
-	"github.com/zkflow/zkflow/zkadapter"
 )
-
-// realExec dials addrs and runs an executor on the session; stop closes
-// it (ending the session) and waits for it.
-func realExec(t testing.TB, ctx context.Context, addrs []string) (ex *executor.Executor, stop func()) {
-	t.Helper()
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("dial %v: %v", addrs, err)
-	}
-	ex, err = executor.New(executor.Config{Conn: conn, OnError: func(err error) { t.Logf("detached flow: %v", err) }})
-	if err != nil {
-		conn.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = ex.Run(context.Background()) }()
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			ex.Close()
-			<-done
-		}
-	}
-	t.Cleanup(stop)
-	return ex, stop
-}
 
 // waitMembers waits for the watcher's next change that makes the members want.
 func waitMembers(t *testing.T, ctx context.Context, w *group.Watcher, want ...string) []group.Change {
@@ -68,7 +40,7 @@ func TestRealMembership(t *testing.T) {
 	defer cancel()
 	dir := fmt.Sprintf("/real-group-%016x/members", rand.Uint64())
 
-	wex, _ := realExec(t, ctx, srv.Addrs())
+	wex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true}).Ex
 	wc, err := group.NewClient(wex, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -85,9 +57,9 @@ func TestRealMembership(t *testing.T) {
 	stops := make([]func(), len(ids))
 	clients := make([]*group.Client, len(ids))
 	for i, id := range ids {
-		ex, stop := realExec(t, ctx, srv.Addrs())
-		clients[i], _ = group.NewClient(ex, dir)
-		stops[i] = stop
+		rc := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true})
+		clients[i], _ = group.NewClient(rc.Ex, dir)
+		stops[i] = rc.Stop
 		if members[i], err = clients[i].Join(ctx, id, []byte("data-"+id)); err != nil {
 			t.Fatal(err)
 		}

@@ -44,8 +44,8 @@ func simSeeds() int {
 //     by the end of its session.
 type doubleSim struct {
 	clients, n, rounds int
-	lost               lostReplies
-	cnt                counts
+	lost               sim.LostReplies
+	cnt                sim.Counts
 	entered, left      int // summed over seeds
 
 	rs       []*doubleRound
@@ -60,13 +60,13 @@ type doubleRound struct {
 
 func newDoubleSim() (*doubleSim, sim.Scenario) {
 	s := &doubleSim{clients: 4, n: 3, rounds: 3}
-	s.lost = lostReplies{rate: dropCreate, cnt: &s.cnt}
+	s.lost = sim.LostReplies{Rate: dropCreate, Counts: &s.cnt}
 	return s, sim.Scenario{
 		Name:     "double-barrier",
 		Clients:  s.clients,
 		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.05},
 		Duration: 20 * time.Second,
-		Wrap:     s.lost.wrap,
+		Wrap:     s.lost.Wrap,
 		Setup:    s.setup,
 		Workload: func(r *sim.Trial) {
 			for i := range s.clients {
@@ -87,7 +87,7 @@ func newDoubleSim() (*doubleSim, sim.Scenario) {
 }
 
 func (s *doubleSim) setup(r *sim.Trial) error {
-	s.lost.w, s.lost.rng = r.World, r.Rand
+	s.lost.World, s.lost.Rand = r.World, r.Rand
 	s.finished = 0
 	s.rs = make([]*doubleRound, s.rounds)
 	for i := range s.rs {
@@ -106,9 +106,9 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 		return
 	}
 	ex, rd := r.Execs[i], s.rs[round]
-	after(r, ex, draw(r.Rand, 8*time.Second), func() {
+	sim.After(r, ex, draw(r.Rand, 8*time.Second), func() {
 		rd.started[i] = true
-		across(r, ex, rd.d.Enter(), &s.cnt, func(p *barrier.Participant, err error) {
+		sim.Across(r, ex, rd.d.Enter(), &s.cnt, func(p *barrier.Participant, err error) {
 			if err != nil {
 				r.Errorf("client %d round %d: enter: %v", i, round, err)
 				return
@@ -131,9 +131,9 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 			}
 			rd.passed = append(rd.passed, p.Path())
 			r.Logf("client %d entered round %d as %s", i, round, p.Path())
-			after(r, ex, draw(r.Rand, 3*time.Second), func() {
+			sim.After(r, ex, draw(r.Rand, 3*time.Second), func() {
 				before := append([]string(nil), rd.passed...)
-				across(r, ex, p.Leave(), &s.cnt, func(_ task.Unit, err error) {
+				sim.Across(r, ex, p.Leave(), &s.cnt, func(_ task.Unit, err error) {
 					if err != nil {
 						r.Errorf("client %d round %d: leave: %v", i, round, err)
 						return
@@ -161,23 +161,23 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 // after its removal); once the faults stop, every round ends.
 type barrierSim struct {
 	clients, rounds, updates int
-	lost                     lostReplies
-	cnt                      counts
+	lost                     sim.LostReplies
+	cnt                      sim.Counts
 	held, passed             int // summed over seeds
 	finished                 bool
 }
 
 func newBarrierSim() (*barrierSim, sim.Scenario) {
 	s := &barrierSim{clients: 4, rounds: 3, updates: 3}
-	s.lost = lostReplies{rate: dropCreate, cnt: &s.cnt}
+	s.lost = sim.LostReplies{Rate: dropCreate, Counts: &s.cnt}
 	return s, sim.Scenario{
 		Name:     "barrier",
 		Clients:  s.clients,
 		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.05},
 		Duration: 20 * time.Second,
-		Wrap:     s.lost.wrap,
+		Wrap:     s.lost.Wrap,
 		Setup: func(r *sim.Trial) error {
-			s.lost.w, s.lost.rng = r.World, r.Rand
+			s.lost.World, s.lost.Rand = r.World, r.Rand
 			s.finished = false
 			return nil
 		},
@@ -204,17 +204,17 @@ func (s *barrierSim) round(r *sim.Trial, round int) {
 			s.round(r, round+1)
 		}
 	}
-	across(r, ctl, b.Set([]byte("up")), &s.cnt, func(_ task.Unit, err error) {
+	sim.Across(r, ctl, b.Set([]byte("up")), &s.cnt, func(_ task.Unit, err error) {
 		if err != nil {
 			r.Errorf("round %d: set: %v", round, err)
 			return
 		}
 		for i := 1; i < s.clients; i++ {
-			after(r, r.Execs[i], draw(r.Rand, 4*time.Second), func() {
+			sim.After(r, r.Execs[i], draw(r.Rand, 4*time.Second), func() {
 				if _, up := r.Server.NodeStat(b.Path()); up {
 					s.held++
 				}
-				across(r, r.Execs[i], b.Wait(), &s.cnt, func(_ task.Unit, err error) {
+				sim.Across(r, r.Execs[i], b.Wait(), &s.cnt, func(_ task.Unit, err error) {
 					if err != nil {
 						r.Errorf("client %d round %d: wait: %v", i, round, err)
 						return
@@ -233,7 +233,7 @@ func (s *barrierSim) round(r *sim.Trial, round int) {
 		var update func(u int)
 		update = func(u int) {
 			if u == s.updates {
-				across(r, ctl, b.Remove(), &s.cnt, func(_ task.Unit, err error) {
+				sim.Across(r, ctl, b.Remove(), &s.cnt, func(_ task.Unit, err error) {
 					if err != nil {
 						r.Errorf("round %d: remove: %v", round, err)
 						return
@@ -244,9 +244,9 @@ func (s *barrierSim) round(r *sim.Trial, round int) {
 				})
 				return
 			}
-			after(r, ctl, time.Second+draw(r.Rand, 2*time.Second), func() {
+			sim.After(r, ctl, time.Second+draw(r.Rand, 2*time.Second), func() {
 				set := c.Retry(task.Set(b.Path(), fmt.Appendf(nil, "update %d", u), task.AnyVersion), c.Policy{})
-				across(r, ctl, set, &s.cnt, func(_ task.Stat, err error) {
+				sim.Across(r, ctl, set, &s.cnt, func(_ task.Stat, err error) {
 					if err != nil {
 						r.Errorf("round %d: update: %v", round, err)
 						return
@@ -263,8 +263,8 @@ func TestDoubleBarrierSimulation(t *testing.T) {
 	s, sc := newDoubleSim()
 	st := sim.Check(t, sc, simSeeds())
 	t.Logf("%d enters, %d leaves, %d connection-loss responses, %d flows run again after expiry",
-		s.entered, s.left, s.cnt.losses, s.cnt.expiries)
-	if st.Failures() == 0 && (s.cnt.losses == 0 || s.cnt.expiries == 0) {
+		s.entered, s.left, s.cnt.Losses, s.cnt.Expiries)
+	if st.Failures() == 0 && (s.cnt.Losses == 0 || s.cnt.Expiries == 0) {
 		t.Fatal("the faults never bit: the test checks nothing")
 	}
 }
@@ -273,8 +273,8 @@ func TestBarrierSimulation(t *testing.T) {
 	s, sc := newBarrierSim()
 	st := sim.Check(t, sc, simSeeds())
 	t.Logf("%d waits passed (%d began while the barrier was up), %d connection-loss responses, %d flows run again after expiry",
-		s.passed, s.held, s.cnt.losses, s.cnt.expiries)
-	if st.Failures() == 0 && (s.held == 0 || s.cnt.losses == 0 || s.cnt.expiries == 0) {
+		s.passed, s.held, s.cnt.Losses, s.cnt.Expiries)
+	if st.Failures() == 0 && (s.held == 0 || s.cnt.Losses == 0 || s.cnt.Expiries == 0) {
 		t.Fatal("the simulation never held a waiter or the faults never bit: the test checks nothing")
 	}
 }

@@ -51,8 +51,8 @@ const groupDir = "/svc/members"
 //     session.
 type groupSim struct {
 	clients int
-	lost    lostReplies
-	cnt     counts
+	lost    sim.LostReplies
+	cnt     sim.Counts
 	// summed over seeds
 	reports, joinsSeen, leavesSeen int
 	reregistered                   int // new sessions client 0's member registered on
@@ -67,21 +67,21 @@ type groupSim struct {
 
 func newGroupSim() (*groupSim, sim.Scenario) {
 	s := &groupSim{clients: 4}
-	s.lost = lostReplies{rate: dropCreate, cnt: &s.cnt}
+	s.lost = sim.LostReplies{Rate: dropCreate, Counts: &s.cnt}
 	return s, sim.Scenario{
 		Name:     "group",
 		Clients:  s.clients,
 		Faults:   sim.Faults{Allow: sim.AllFaults},
 		Duration: 20 * time.Second,
-		Wrap:     s.lost.wrap,
+		Wrap:     s.lost.Wrap,
 		Setup: func(r *sim.Trial) error {
-			s.lost.w, s.lost.rng = r.World, r.Rand
+			s.lost.World, s.lost.Rand = r.World, r.Rand
 			g, err := group.New(groupDir)
 			s.g = g
 			s.views = make([]*group.View, s.clients)
 			s.members = make([]*group.Member, s.clients)
 			s.leaving = make([]bool, s.clients)
-			s.lost.sent = func(i int, req task.Request) {
+			s.lost.Sent = func(i int, req task.Request) {
 				if d, ok := req.(*task.DeleteRequest); ok && d.Path == fmt.Sprintf("%s/m%d", groupDir, i) && !s.leaving[i] {
 					r.Errorf("client %d deleted its member node while not leaving", i)
 				}
@@ -133,7 +133,7 @@ func (s *groupSim) watch(r *sim.Trial, i int) {
 		case err == nil:
 			s.views[i] = v
 		default: // session expired before the first report: watch again
-			s.cnt.expiries++
+			s.cnt.Expiries++
 			s.watch(r, i)
 		}
 	})
@@ -179,7 +179,7 @@ func consistent(prev []string, ch group.Change, first bool) error {
 func (s *groupSim) churn(r *sim.Trial, i int) {
 	ex, id := r.Execs[i], fmt.Sprintf("m%d", i)
 	join := func(k func(m *group.Member)) {
-		across(r, ex, s.g.Join(id, []byte(id)), &s.cnt, func(m *group.Member, err error) {
+		sim.Across(r, ex, s.g.Join(id, []byte(id)), &s.cnt, func(m *group.Member, err error) {
 			if err != nil {
 				r.Errorf("client %d: join: %v", i, err)
 				return
@@ -195,11 +195,11 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 		join(func(*group.Member) { s.final++ })
 		return
 	}
-	after(r, ex, draw(r.Rand, 3*time.Second), func() {
+	sim.After(r, ex, draw(r.Rand, 3*time.Second), func() {
 		join(func(m *group.Member) {
-			after(r, ex, draw(r.Rand, 4*time.Second), func() {
+			sim.After(r, ex, draw(r.Rand, 4*time.Second), func() {
 				s.leaving[i] = true
-				across(r, ex, m.Leave(), &s.cnt, func(_ task.Unit, err error) {
+				sim.Across(r, ex, m.Leave(), &s.cnt, func(_ task.Unit, err error) {
 					if err != nil {
 						r.Errorf("client %d: leave: %v", i, err)
 						return
@@ -243,7 +243,7 @@ func (s *groupSim) leaveAll(r *sim.Trial) error {
 	left := 0
 	for i, m := range s.members {
 		s.leaving[i] = true
-		across(r, r.Execs[i], m.Leave(), &s.cnt, func(_ task.Unit, err error) {
+		sim.Across(r, r.Execs[i], m.Leave(), &s.cnt, func(_ task.Unit, err error) {
 			if err != nil {
 				r.Errorf("client %d: final leave: %v", i, err)
 			}
@@ -278,8 +278,8 @@ func TestGroupSimulation(t *testing.T) {
 	s, sc := newGroupSim()
 	st := sim.Check(t, sc, simSeeds())
 	t.Logf("%d view reports (%d joins and %d leaves seen), %d connection-loss responses, %d flows run again after expiry, %d registrations of the staying member on a new session",
-		s.reports, s.joinsSeen, s.leavesSeen, s.cnt.losses, s.cnt.expiries, s.reregistered)
-	if st.Failures() == 0 && (s.joinsSeen == 0 || s.leavesSeen == 0 || s.cnt.losses == 0 || s.reregistered == 0) {
+		s.reports, s.joinsSeen, s.leavesSeen, s.cnt.Losses, s.cnt.Expiries, s.reregistered)
+	if st.Failures() == 0 && (s.joinsSeen == 0 || s.leavesSeen == 0 || s.cnt.Losses == 0 || s.reregistered == 0) {
 		t.Fatal("no join or leave was seen, or the faults never bit: the test checks nothing")
 	}
 }

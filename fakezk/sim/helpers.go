@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Counts is what the faults did to a scenario's clients, summed over
+// seeds, so a test can show they bit.
+type Counts struct {
+	Losses   int // responses with connection loss (counted by LostReplies)
+	Expiries int // flows that failed with session expiry and ran again (Across)
+}
+
+// LostReplies makes the lost create reply, which recipes must settle,
+// frequent: used as Scenario.Wrap, it drops a client's connection just
+// after it sends a create, with probability Rate (the create applied or
+// not, drawn from Rand), and counts connection-loss responses. Set World
+// and Rand in the scenario's Setup (r.World, r.Rand).
+type LostReplies struct {
+	Rate   float64
+	Counts *Counts // where losses are counted; may be nil
+	// Sent, if set, is told of every request client i sends.
+	Sent  func(i int, req task.Request)
+	World *World
+	Rand  *rand.Rand
+}
+
+// Wrap wraps client i's connection (Scenario.Wrap).
+func (l *LostReplies) Wrap(i int, conn *fakezk.Conn) task.Conn {
+	return &lossConn{Conn: conn, l: l, i: i}
+}
+
+type lossConn struct {
+	*fakezk.Conn
+	l *LostReplies
+	i int
+}
+
+func (c *lossConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if c.l.Sent != nil {
+		c.l.Sent(c.i, req)
+	}
+	c.Conn.Do(req, func(r task.Response) {
+		if errors.Is(r.Err, task.ErrConnectionLoss) && c.l.Counts != nil {
+			c.l.Counts.Losses++
+		}
+		done(r)
+	}, watch)
+	if _, ok := req.(*task.CreateRequest); ok && c.l.Rand.Float64() < c.l.Rate {
+		c.l.World.Server.Drop(c.Conn, c.l.Rand.IntN(2) == 0)
+	}
+}
+
+// Across runs t on ex and, while it fails with session expiry, runs it
+// again on the next session (what executor.AwaitAcrossExpiry does for the
+// blocking APIs); k receives the first other outcome, unless the world is
+// closing. cnt, if not nil, counts the reruns.
+func Across[T any](r *Trial, ex *executor.Executor, t task.Task[T], cnt *Counts, k func(T, error)) {
+	executor.Submit(ex, t, func(v T, err error) {
+		if r.Closing() {
+			return
+		}
+		if errors.Is(err, task.ErrSessionExpired) {
+			if cnt != nil {
+				cnt.Expiries++
+			}
+			Across(r, ex, t, cnt, k)
+			return
+		}
+		k(v, err)
+	})
+}
+
+// After runs k on ex after d of the simulated clock (at once if the
+// session ends first), unless the world is closing.
+func After(r *Trial, ex *executor.Executor, d time.Duration, k func()) {
+	executor.Submit(ex, c.Sleep(d), func(task.Unit, error) {
+		if !r.Closing() {
+			k()
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -280,4 +281,27 @@ func TestExploreDeterminism(t *testing.T) {
 	sim.Determinism(t, sc, []uint64{1, 2, 3})
 	_, sc = newExploreSim(true, true)
 	sim.Determinism(t, sc, []uint64{4, 5})
+}
+
+// The large run of make sim: SIM_SEEDS seeds of the election and the
+// master scenarios, with and without outright expiries (skipped when
+// unset).
+func TestSimExplore(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
+	if n <= 0 {
+		t.Skip("SIM_SEEDS not set")
+	}
+	for _, master := range []bool{false, true} {
+		_, sc := newExploreSim(master, false)
+		t.Log(sim.Check(t, sc, n).Line())
+	}
+}
+
+// A sample of seeds runs twice with the same history (make sim counts the
+// pairs).
+func TestSimDeterminism(t *testing.T) {
+	for _, master := range []bool{false, true} {
+		_, sc := newExploreSim(master, true)
+		sim.Determinism(t, sc, sim.Sample(5, 500))
+	}
 }

@@ -3,6 +3,8 @@ package masterworker_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -443,4 +445,21 @@ func TestSimSafety(t *testing.T) {
 	if tot.failovers == 0 || tot.crashes == 0 || tot.moves == 0 {
 		t.Fatal("the drawn faults never made a master fail over or a worker's tasks move: the test checks less than it says")
 	}
+}
+
+// The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+func TestSimExplore(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
+	if n <= 0 {
+		t.Skip("SIM_SEEDS not set")
+	}
+	var tot simTotals
+	t.Log(sim.Check(t, newMWScenario(&tot), n).Line())
+}
+
+// A sample of seeds runs twice with the same history (make sim counts the
+// pairs).
+func TestSimDeterminism(t *testing.T) {
+	var tot simTotals
+	sim.Determinism(t, newMWScenario(&tot), sim.Sample(3, 500))
 }

@@ -36,7 +36,13 @@
 // whose epoch is one more). A Connected event with a new session id and no
 // Expired before it is treated as expiry, never as a silent switch. Each
 // flow is bound to the session current when it starts (Scope.Session);
-// handles ask Scope.IsCurrent.
+// handles ask Scope.IsCurrent. The connection may move to a new session
+// before the executor has applied the events that say so; a connection
+// that implements task.SessionFollower (fakezk's and zkadapter's do) is
+// told each session the executor takes as current and refuses, with
+// task.ErrSessionExpired and unsent, requests made meanwhile by flows of
+// the session that ended. A flow submitted while the session is suspended
+// waits in the task queue, but its deadline and Flow.Cancel end it at once.
 //
 // # Deadlines and cleanup
 //

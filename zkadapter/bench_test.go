@@ -184,3 +184,105 @@ func benchExecutor(b *testing.B, cfg Config, op string) {
 	}
 	b.StopTimer()
 }
+
+// BenchmarkSerial: one session, one operation at a time (each waits for
+// the last one's reply): the latency a single client sees, where the
+// goroutine hand-offs between the caller and the wire count in full.
+// ns/op is per operation. get is getData; write is an
+// ephemeral-sequential create then its delete (two operations).
+func BenchmarkSerial(b *testing.B) {
+	srv := zkserver.Standalone(b, serverOpts)
+	cfg := Config{Servers: srv.Addrs(), SessionTimeout: 10 * time.Second}
+	setup, err := Dial(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan task.Response, 1)
+	setup.Start(func(task.Event) {})
+	for _, p := range []string{"/serial", "/serial/w"} {
+		setup.Do(&task.CreateRequest{Path: p, Data: make([]byte, 64), Mode: task.Persistent, ACL: task.OpenACL},
+			func(r task.Response) { done <- r }, nil)
+		if r := <-done; r.Err != nil {
+			b.Fatal(r.Err)
+		}
+	}
+	for range 20000 {
+		setup.Do(&task.GetDataRequest{Path: "/serial"}, func(r task.Response) { done <- r }, nil)
+		<-done
+	}
+	setup.Close()
+	for _, op := range []string{"get", "write"} {
+		for range 2 {
+			b.Run(op+"/raw", func(b *testing.B) { serialRaw(b, cfg, op) })
+			b.Run(op+"/executor", func(b *testing.B) { serialExecutor(b, cfg, op) })
+		}
+	}
+}
+
+func serialRaw(b *testing.B, cfg Config, op string) {
+	zc, _, err := zk.Connect(cfg.Servers, cfg.SessionTimeout, zk.WithLogInfo(false))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer zc.Close()
+	acl := zk.WorldACL(zk.PermAll)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if op == "get" {
+			_, _, err = zc.Get("/serial")
+		} else {
+			var p string
+			if p, err = zc.Create("/serial/w/n-", nil, zk.FlagEphemeral|zk.FlagSequence, acl); err == nil {
+				err = zc.Delete(p, -1)
+			}
+			i++
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func serialExecutor(b *testing.B, cfg Config, op string) {
+	c, err := Dial(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ex, err := executor.New(executor.Config{Conn: c})
+	if err != nil {
+		c.Close()
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- ex.Run(ctx) }()
+	defer func() {
+		ex.Close()
+		<-ran
+		cancel()
+		c.Close()
+	}()
+	var one task.Task[task.Unit]
+	if op == "get" {
+		one = task.Map(task.Get("/serial"), func(task.Data) task.Unit { return task.Unit{} })
+	} else {
+		one = func(s *task.Scope, k task.Cont[task.Unit]) {
+			task.Run(s, task.Create("/serial/w/n-", nil, task.EphemeralSequential), func(p string, err error) {
+				if err != nil {
+					k(task.Unit{}, err)
+					return
+				}
+				task.Run(s, task.Delete(p, task.AnyVersion), k)
+			})
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := executor.Await(ctx, ex, one); err != nil {
+			b.Fatal(err)
+		}
+		if op == "write" {
+			i++
+		}
+	}
+}

@@ -9,3 +9,10 @@ var Canaries = []canary.Name{bugNoPrefix, bugWatchLowest, bugLossIsFailure, bugS
 // WrapCanary is the one that needs the directory's counter started near
 // its end to bite.
 const WrapCanary = bugExhaustedSeq
+
+// The fast path's canaries (fast.go), each caught by its own history in
+// fast_test.go.
+const (
+	FastNoDirWatch = bugFastNoDirWatch
+	FastAnyRelease = bugFastAnyRelease
+)

@@ -34,6 +34,11 @@ type Held struct {
 	err       error
 	done      chan struct{}
 
+	// post runs a function on the executor goroutine, from any
+	// goroutine; nil when the runtime is not an *executor.Executor.
+	post  func(func())
+	watch sync.Once // the node watch is set at the first Done, Err or IsHeld
+
 	// executor goroutine only
 	mon   *task.Scope
 	unsub func()
@@ -54,12 +59,19 @@ func (h *Held) Token() int64 { return h.token }
 // Session is the session the lock node belongs to.
 func (h *Held) Session() task.Session { return h.sess }
 
-// Done is closed when the lock ends, released or lost.
-func (h *Held) Done() <-chan struct{} { return h.done }
+// Done is closed when the lock ends, released or lost. The first call to
+// Done, Err or IsHeld sets the watch on the lock node that notices someone
+// else deleting or changing it (see Holding in the package
+// documentation).
+func (h *Held) Done() <-chan struct{} {
+	h.watchNodeOnce()
+	return h.done
+}
 
 // Err is nil while the lock has not ended; then ErrUnlocked after a
 // release, or an error wrapping ErrLockLost and its cause.
 func (h *Held) Err() error {
+	h.watchNodeOnce()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.err
@@ -72,25 +84,50 @@ func (h *Held) Err() error {
 // session. Act on it only as a hint; writes that must not happen after a
 // loss go through Fenced.
 func (h *Held) IsHeld() bool {
+	h.watchNodeOnce()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.err == nil && !h.uncertain
 }
 
-// start follows the session and watches the node. Executor goroutine.
+// start follows the session. The node is watched from the first Done,
+// Err or IsHeld (a holder that never asks is not told of a deletion; its
+// fenced writes still fail), or at once when there is no executor to post
+// the watch to. Executor goroutine.
 func (h *Held) start(s *task.Scope) {
 	h.unsub = s.Subscribe(h.onSession)
 	h.mon = s.Runtime().SessionScope().Child()
+	if ex, ok := s.Runtime().(*executor.Executor); ok {
+		h.post = func(fn func()) {
+			executor.Submit(ex, task.Func(func(*task.Scope) (task.Unit, error) { fn(); return task.Unit{}, nil }), nil)
+		}
+		return
+	}
+	h.watch.Do(func() { s.Schedule(h.watchNode) })
+}
+
+// watchNodeOnce has the node watched, once. Any goroutine.
+func (h *Held) watchNodeOnce() {
+	h.watch.Do(func() {
+		if h.post != nil {
+			h.post(h.watchNode)
+		}
+	})
+}
+
+// watchNode watches the lock node until the lock ends. Executor goroutine.
+func (h *Held) watchNode() {
 	mon := h.mon
-	s.Schedule(func() {
-		task.RunIn(mon, h.watchNode(), func(_ task.Unit, err error) {
-			if canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired) {
-				return
-			}
-			if !errors.Is(err, task.ErrCanceled) {
-				h.lose(err)
-			}
-		})
+	if mon == nil {
+		return // the lock has ended
+	}
+	task.RunIn(mon, zkops.WatchNode(h.path, h.version, nil), func(_ task.Unit, err error) {
+		if canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired) {
+			return
+		}
+		if !errors.Is(err, task.ErrCanceled) {
+			h.lose(err)
+		}
 	})
 }
 
@@ -125,12 +162,6 @@ func (h *Held) onSession(ev task.Event) {
 	case task.StateClosed:
 		h.lose(task.ErrClosed)
 	}
-}
-
-// watchNode ends with an error when the lock node is deleted or the
-// session ends; other changes of the node re-arm the watch.
-func (h *Held) watchNode() task.Task[task.Unit] {
-	return zkops.WatchNode(h.path, h.version, nil)
 }
 
 // end ends the lock with err unless it already ended, and stops following
@@ -189,7 +220,16 @@ func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 func (h *Held) Release() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		h.end(ErrUnlocked)
-		del := zkops.Delete(h.path)
+		del := c.Catch(c.Then(c.Retry(task.Delete(h.path, task.AnyVersion), retry), func(task.Unit) task.Task[task.Unit] {
+			return task.Func(func(s *task.Scope) (task.Unit, error) {
+				// This delete removed the node (a retry that finds it gone
+				// does not count): remember its number (fast.go).
+				if h.seq < resetAbove && s.Session().ID == h.sess.ID {
+					released(s, h.dir, h.seq, true)
+				}
+				return task.Unit{}, nil
+			})
+		}), zkops.GoneOK)
 		if h.seq >= resetAbove {
 			del = c.Seq(del, c.Map(c.Catch(removeDir(h.dir), func(error) task.Task[bool] { return task.Value(false) }),
 				func(bool) task.Unit { return task.Unit{} }))

@@ -112,6 +112,8 @@ type attempt struct {
 	name string
 	seq  int64
 	stat task.Stat
+	fast bool // the create was sent without a listing behind it (fast.go)
+	lost bool // a create's reply was lost: the node was found by listing
 }
 
 func (a *attempt) run(s *task.Scope, k task.Cont[*Held]) {
@@ -144,10 +146,19 @@ func (a *attempt) create() {
 		}
 		a.created(cr, cerr, listing)
 	}
+	a.fast = fastTry(a.s, a.l.dir)
+	if a.fast {
+		// Expecting to be alone (see fast.go): no listing behind the
+		// create; found lists if the number says otherwise.
+		pending = 1
+	}
 	task.Run(a.s, task.CreateWith(req), func(v task.Created, err error) {
 		cr, cerr = v, err
 		join()
 	})
+	if a.fast {
+		return
+	}
 	task.Run(a.s, task.Children(a.l.dir), func(v task.ChildList, err error) {
 		if err == nil {
 			listing = &v
@@ -171,6 +182,7 @@ func (a *attempt) created(cr task.Created, err error, listing *task.ChildList) {
 			a.create()
 		})
 	case errors.Is(err, task.ErrConnectionLoss):
+		a.lost = true // the number is found again by listing: no fast path
 		if canary.On(bugLossIsFailure) {
 			a.undo()
 			a.fail(err)
@@ -218,6 +230,10 @@ func (a *attempt) found(name string, st task.Stat, listing *task.ChildList) {
 		return
 	}
 	if st.Czxid != 0 {
+		if !a.lost && fastHold(a.s, a.l.dir, seq) {
+			a.acquired()
+			return
+		}
 		if listing != nil && slices.Contains(listing.Names, name) {
 			a.decide(listing.Names)
 			return
@@ -270,6 +286,9 @@ func (a *attempt) decide(names []string) {
 	case i < 0:
 		a.fail(fmt.Errorf("%w: contender %s deleted while waiting", ErrLockLost, a.l.child(a.name)))
 	case i == 0:
+		if len(q) == 1 {
+			uncontended(a.s, a.l.dir)
+		}
 		a.acquired()
 	case canary.On(bugWatchLowest):
 		a.waitFor(a.l.child(q[0].name))
@@ -302,6 +321,7 @@ func (a *attempt) acquired() {
 		done:    make(chan struct{}),
 	}
 	h.start(a.s)
+	watchDir(a.s, a.l.dir)
 	task.Resume(a.s, a.k, h, nil)
 }
 
@@ -317,7 +337,12 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 			return
 		}
 		if a.name != "" {
-			task.Run(s, zkops.Delete(a.l.child(a.name)), k)
+			task.Run(s, zkops.Delete(a.l.child(a.name)), func(v task.Unit, err error) {
+				if err == nil {
+					released(s, a.l.dir, a.seq, false) // remembered by a canary only
+				}
+				k(v, err)
+			})
 			return
 		}
 		task.Run(s, ours(a.l, a.prefix, a.sess.ID), func(m []zkops.Match, err error) {

@@ -83,18 +83,19 @@ func TestAcquireRelease(t *testing.T) {
 
 // An uncontended acquire takes one round trip: the listing goes out right
 // behind the create, before its reply, and is used because it shows the
-// new node; nothing else is sent before the lock is held.
+// new node; nothing else is sent before the lock is held (the watch on the
+// directory that the fast path relies on is set once the lock is held).
+// Once a hold of this session was released, re-acquiring sends the
+// create alone, and its number (one past the released node's) is the
+// proof that no one else queued: no listing at all.
 func TestAcquirePipelinesCreateAndListing(t *testing.T) {
 	w, cnts := newWorld(t, 14, 1, fakezk.Config{})
 	l := mustLock(t, "/locks/one")
-	h, err := mustRun(t, w, 0, l.Acquire())
-	if err != nil {
-		t.Fatal(err)
+	for _, p := range []string{"/locks", "/locks/one"} {
+		if _, err := mustRun(t, w, 0, task.Create(p, nil, task.Persistent)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := mustRun(t, w, 0, h.Release()); err != nil {
-		t.Fatal(err)
-	}
-	w.Drive()
 	sent, lists := cnts[0].sent, cnts[0].lists
 	o := sim.Submit(w, 0, l.Acquire())
 	w.Execs[0].RunUntilIdle() // the client sends; the server has not answered
@@ -107,6 +108,31 @@ func TestAcquirePipelinesCreateAndListing(t *testing.T) {
 	}
 	if got := cnts[0].lists - lists; got != 1 {
 		t.Fatalf("%d listings for an uncontended acquire, want 1", got)
+	}
+	if _, err := mustRun(t, w, 0, o.V.Release()); err != nil {
+		t.Fatal(err)
+	}
+	w.Drive()
+	for round := range 3 {
+		sent, lists = cnts[0].sent, cnts[0].lists
+		o = sim.Submit(w, 0, l.Acquire())
+		w.Execs[0].RunUntilIdle()
+		if got := cnts[0].sent - sent; got != 1 || o.Done {
+			t.Fatalf("re-acquire %d: %d requests in flight before the first reply, want 1 (the create)", round, got)
+		}
+		w.Drive()
+		if !o.Done || o.Err != nil {
+			t.Fatalf("re-acquire %d: %+v", round, o)
+		}
+		if got := cnts[0].lists - lists; got != 0 {
+			t.Fatalf("re-acquire %d: %d listings, want 0", round, got)
+		}
+		if got := cnts[0].sent - sent; got != 1 {
+			t.Fatalf("re-acquire %d: %d requests, want 1", round, got)
+		}
+		if _, err := mustRun(t, w, 0, o.V.Release()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	noReportedErrors(t, w)
 }

@@ -79,7 +79,7 @@ func EnsurePath(path string) task.Task[task.Unit] {
 // node already gone, or a session that ended (taking its ephemeral nodes),
 // is success.
 func Delete(path string) task.Task[task.Unit] {
-	return c.Catch(c.Retry(task.Delete(path, task.AnyVersion), Retry), goneOK)
+	return c.Catch(c.Retry(task.Delete(path, task.AnyVersion), Retry), GoneOK)
 }
 
 // DeleteOwned deletes path if its ephemeral owner is session owner,
@@ -93,12 +93,12 @@ func DeleteOwned(path string, owner int64) task.Task[task.Unit] {
 		}
 		return c.Retry(task.Delete(path, st.Version), Retry)
 	})
-	return c.Catch(del, goneOK)
+	return c.Catch(del, GoneOK)
 }
 
-// goneOK is the cleanup's view of an error: a node that is gone or a
+// GoneOK is the cleanup's view of an error: a node that is gone or a
 // session that ended is success.
-func goneOK(err error) task.Task[task.Unit] {
+func GoneOK(err error) task.Task[task.Unit] {
 	if errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
 		return task.Done
 	}

@@ -1,0 +1,206 @@
+package lock
+
+import (
+	"sync"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Re-acquiring without a listing (see "Re-acquiring" in the package
+// documentation for the argument).
+//
+// ZooKeeper names a sequential child with its directory's count of child
+// creates (a delete does not move it). So when our new contender's number
+// is exactly one past the number of our previous node in the directory,
+// nobody created a child there in between; if that previous node held the
+// lock and our release deleted it before the new create was applied, no
+// other contender can be in the queue: we hold the lock without listing.
+// This only holds within one incarnation of the directory (a directory
+// deleted and created again counts from zero), which a watch on the
+// directory vouches for.
+
+// Known bugs of this path that tests switch back on (internal/canary).
+const (
+	// bugFastNoDirWatch: the directory watch is ignored when it fires: a
+	// directory deleted and created again (an emptied Curator container
+	// reaped by the server) counts from zero again, and its new
+	// contenders' numbers can continue ours.
+	bugFastNoDirWatch canary.Name = "lock/fast-path-without-directory-watch"
+	// bugFastAnyRelease: the number of a released node is remembered even
+	// when it never held the lock (an attempt that gave up while waiting):
+	// contenders below it may still be queued.
+	bugFastAnyRelease canary.Name = "lock/fast-path-after-any-release"
+)
+
+// maxWatchedDirs bounds the directories watched per session: beyond it,
+// acquires take the listing path.
+const maxWatchedDirs = 1024
+
+// dirKey names the directory state of one session of one executor.
+type dirKey struct {
+	rt   task.Runtime
+	sess int64
+	dir  string
+}
+
+// dirState is what one session knows of one lock directory. It is used on
+// the executor goroutine of its runtime only; the map holding it is shared
+// by every executor.
+type dirState struct {
+	key    dirKey
+	set    *sessionDirs
+	armed  bool  // the exists watch on the directory is set and has not fired
+	last   int64 // number of our last node that held and that our release deleted; -1 if none
+	hasRun bool  // last is valid
+	direct bool  // the last acquire found no one else: try the fast path next time
+	mon    *task.Scope
+}
+
+// sessionDirs is the directory states of one session of one executor,
+// ended together when the connection blinks or the session ends.
+type sessionDirs struct {
+	rt    task.Runtime
+	sess  int64
+	dirs  map[string]*dirState
+	unsub func()
+}
+
+var (
+	dirsMu   sync.Mutex
+	sessions = map[dirKey]*sessionDirs{} // keyed with dir ""
+)
+
+// lookupDir returns the state of dir for s's session, or nil.
+func lookupDir(s *task.Scope, dir string) *dirState {
+	dirsMu.Lock()
+	defer dirsMu.Unlock()
+	set := sessions[dirKey{rt: s.Runtime(), sess: s.Session().ID}]
+	if set == nil {
+		return nil
+	}
+	return set.dirs[dir]
+}
+
+// watchDir starts watching dir for s's session, unless it is watched
+// already or the session watches maxWatchedDirs directories. It is called
+// while we hold the lock, so the directory holds our node and the watch is
+// set on the incarnation our node's number counts in.
+func watchDir(s *task.Scope, dir string) {
+	rt, sess := s.Runtime(), s.Session()
+	if _, st := rt.Current(); st != task.StateConnected {
+		return
+	}
+	dirsMu.Lock()
+	k := dirKey{rt: rt, sess: sess.ID}
+	set := sessions[k]
+	if set == nil {
+		set = &sessionDirs{rt: rt, sess: sess.ID, dirs: map[string]*dirState{}}
+		sessions[k] = set
+		set.unsub = rt.Subscribe(func(ev task.Event) {
+			if ev.Type == task.EventNone && ev.State != task.StateConnected {
+				set.end()
+			}
+		})
+	}
+	if set.dirs[dir] != nil || len(set.dirs) >= maxWatchedDirs {
+		dirsMu.Unlock()
+		return
+	}
+	d := &dirState{key: dirKey{rt: rt, sess: sess.ID, dir: dir}, set: set, last: -1, direct: true}
+	d.mon = rt.SessionScope().Child()
+	set.dirs[dir] = d
+	dirsMu.Unlock()
+
+	watch := c.Then(c.Retry(task.ExistsW(dir), retry), func(sw task.StatWatch) task.Task[task.Event] {
+		if sw.Stat == nil {
+			return task.Fail[task.Event](task.ErrNoNode)
+		}
+		d.armed = true
+		return sw.Watch.Wait()
+	})
+	task.RunIn(d.mon, watch, func(task.Event, error) {
+		if canary.On(bugFastNoDirWatch) && d.armed {
+			return
+		}
+		d.end()
+	})
+}
+
+// end forgets d: its directory changed (or the monitor failed).
+func (d *dirState) end() {
+	dirsMu.Lock()
+	if d.set.dirs[d.key.dir] == d {
+		delete(d.set.dirs, d.key.dir)
+	}
+	dirsMu.Unlock()
+	d.armed = false
+	if d.mon != nil {
+		mon := d.mon
+		d.mon = nil
+		mon.Cancel(task.ErrCanceled)
+	}
+}
+
+// end forgets every directory of the set: the connection was lost or the
+// session ended, so a change of a directory may not have been heard yet.
+func (set *sessionDirs) end() {
+	dirsMu.Lock()
+	if sessions[dirKey{rt: set.rt, sess: set.sess}] == set {
+		delete(sessions, dirKey{rt: set.rt, sess: set.sess})
+	}
+	ds := make([]*dirState, 0, len(set.dirs))
+	for _, d := range set.dirs {
+		ds = append(ds, d)
+	}
+	dirsMu.Unlock()
+	for _, d := range ds {
+		d.end()
+	}
+	if set.unsub != nil {
+		set.unsub()
+		set.unsub = nil
+	}
+}
+
+// released records that our release deleted the node numbered seq, which
+// held the lock (held false: an attempt that never held, remembered only
+// by the canary).
+func released(s *task.Scope, dir string, seq int64, held bool) {
+	if !held && !canary.On(bugFastAnyRelease) {
+		return
+	}
+	if d := lookupDir(s, dir); d != nil && d.armed {
+		d.last, d.hasRun = seq, true
+	}
+}
+
+// fastTry reports whether an acquire on dir should create without the
+// listing behind it, expecting the fast path to apply.
+func fastTry(s *task.Scope, dir string) bool {
+	d := lookupDir(s, dir)
+	return d != nil && d.armed && d.hasRun && d.direct
+}
+
+// fastHold reports whether our new node numbered seq holds the lock
+// without a listing: its number is one past our last node that held and
+// that our release deleted, and the directory has not changed since.
+func fastHold(s *task.Scope, dir string, seq int64) bool {
+	d := lookupDir(s, dir)
+	if d == nil || !d.hasRun || !d.armed {
+		return false
+	}
+	if seq != d.last+1 {
+		d.direct = false // someone else created a child: expect contention
+		return false
+	}
+	return true
+}
+
+// uncontended records that an acquire found no other contender.
+func uncontended(s *task.Scope, dir string) {
+	if d := lookupDir(s, dir); d != nil {
+		d.direct = true
+	}
+}

@@ -19,4 +19,9 @@ const (
 	// to Uncertain, so a suspension that comes after a reconnect but
 	// before the recheck has restored Leading never gives up.
 	bugArmOnChange canary.Name = "election/arm-on-change"
+	// bugExhaustedSeq: a candidate whose sequence number is exhausted
+	// (the directory's counter ran out: see zkops.Exhausted) queues like
+	// any other; candidates then tie at 2147483647 and a newcomer can sort
+	// ahead of the leader.
+	bugExhaustedSeq canary.Name = "election/queue-exhausted-sequence"
 )

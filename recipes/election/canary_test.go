@@ -1,6 +1,7 @@
 package election_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/zkflow/zkflow/internal/canary"
@@ -20,6 +21,7 @@ func TestCanaries(t *testing.T) {
 		{"election/no-give-up", simMode{master: true}},
 		{"election/watch-lowest", simMode{}},
 		{"election/arm-on-change", simMode{}},
+		{"election/queue-exhausted-sequence", simMode{cversion: math.MaxInt32 - 3}},
 	} {
 		name := string(tc.bug)
 		if tc.mode.master {

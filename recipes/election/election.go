@@ -94,21 +94,58 @@ func (a *attempt) create() {
 	req := &task.CreateRequest{Path: a.e.child(a.prefix), Data: a.e.cfg.Data, Mode: task.EphemeralSequential}
 	settle := func() task.Task[[]string] { return ours(a.e, a.prefix, a.sess.ID) }
 	task.Run(a.s, zkops.CreateUnique(req, a.e.dir, settle), func(name string, err error) {
-		if err != nil {
+		switch {
+		case errors.Is(err, task.ErrNodeExists):
+			// A sequential create clashes only when the counter is stuck
+			// at its maximum (zkops.Exhausted): wait for the reset.
+			a.afterReset()
+		case err != nil:
 			a.fail(err)
-			return
+		default:
+			a.found(name)
 		}
-		a.found(name)
 	})
 }
 
 func (a *attempt) found(name string) {
-	if _, ok := seqOf(name); !ok {
+	seq, ok := seqOf(name)
+	if !ok {
 		a.fail(fmt.Errorf("election: server named the candidate %q: no sequence after %q", name, tag))
 		return
 	}
 	a.name = name
+	if zkops.Exhausted(seq) && !canary.On(bugExhaustedSeq) {
+		a.restart()
+		return
+	}
 	a.check()
+}
+
+// restart withdraws a candidate whose number is exhausted (the directory's
+// counter ran out: see zkops.Exhausted) and campaigns again once the
+// directory has been emptied and recreated, its counter back at zero.
+// Candidates queued below the maximum are served first, in order.
+func (a *attempt) restart() {
+	task.Run(a.s, zkops.DeleteOwned(a.e.child(a.name), a.sess.ID), func(_ task.Unit, err error) {
+		if err != nil {
+			a.fail(err)
+			return
+		}
+		a.name = ""
+		a.afterReset()
+	})
+}
+
+// afterReset campaigns again once the directory has been emptied and
+// recreated (its counter back at zero).
+func (a *attempt) afterReset() {
+	task.Run(a.s, zkops.EmptyDir(a.e.dir), func(_ task.Unit, err error) {
+		if err != nil {
+			a.fail(err)
+			return
+		}
+		a.create()
+	})
 }
 
 // check lists the children without a watch: the lowest candidate leads
@@ -147,7 +184,7 @@ func (a *attempt) check() {
 // waitFor watches pred with exists; when it is gone (already, or later)
 // or its watch fires, list again (zkops.WaitChange).
 func (a *attempt) waitFor(pred string) {
-	task.Run(a.s, zkops.WaitChange(pred), func(_ task.Unit, err error) {
+	task.Run(a.s, zkops.WaitChange(pred), func(_ bool, err error) {
 		if err != nil {
 			a.fail(err)
 			return
@@ -172,6 +209,8 @@ func (a *attempt) grant() {
 		default:
 			a.undo()
 			l := a.e.cfg.newLeadership(path, *st, a.sess)
+			seq, _ := seqOf(a.name)
+			l.resetDir = seq >= zkops.ResetAbove
 			l.start(a.s)
 			task.Resume(a.s, a.k, l, nil)
 		}

@@ -31,6 +31,10 @@ type Leadership struct {
 	giveUp  float64
 	onState func(*Leadership, State)
 	ex      *executor.Executor // set by the blocking Campaign, for StepDown
+	// resetDir: a candidate numbered near the end of the directory's
+	// counter, which deletes the directory on Resign if it is then empty
+	// (zkops.ResetAbove).
+	resetDir bool
 
 	mu    sync.Mutex
 	state State
@@ -297,7 +301,13 @@ func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 func (l *Leadership) Resign() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		l.end(ErrResigned)
-		zkops.Detached(zkops.DeleteOwned(l.path, l.sess.ID))(s, k)
+		del := zkops.DeleteOwned(l.path, l.sess.ID)
+		if l.resetDir {
+			// Near the end of the counter: restart it while the
+			// directory is empty (see zkops.ResetAbove).
+			del = c.Seq(del, zkops.ResetIfEmpty(task.Parent(l.path)))
+		}
+		zkops.Detached(del)(s, k)
 	}
 }
 

@@ -3,7 +3,6 @@ package election
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
@@ -24,26 +23,12 @@ func prefix(id string) string { return "_c_" + id + "-" + tag }
 // the executor's seeded source (zkops.NewID).
 var newID = zkops.NewID
 
-// seqOf parses the sequence number of a candidate name: the digits after
-// the last "latch-". A name without that tag, or with anything but 1 to
-// 10 digits after it, is not a candidate: ok is false.
-func seqOf(name string) (seq int64, ok bool) {
-	i := strings.LastIndex(name, tag)
-	if i < 0 {
-		return 0, false
-	}
-	digits := name[i+len(tag):]
-	if digits == "" || len(digits) > 10 {
-		return 0, false
-	}
-	for _, c := range []byte(digits) {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	return n, err == nil
-}
+// seqOf parses the sequence number of a candidate name: what follows the
+// last "latch-", as ZooKeeper formats a Java int with %010d: ten digits, or
+// a minus sign and nine or ten digits once the counter has wrapped (see
+// zkops.Exhausted). A name without that tag, or with anything else after
+// it, is not a candidate: ok is false.
+func seqOf(name string) (seq int64, ok bool) { return zkops.SeqAfter(name, tag) }
 
 // candidate is a child of the election directory that takes part in the
 // queue.

@@ -12,13 +12,15 @@ func TestSeqOf(t *testing.T) {
 		ok   bool
 	}{
 		{"_c_0-latch-0000000007", 7, true},
-		{"latch-0000000012", 12, true},           // Curator's LeaderLatch, unprotected
-		{"_c_x-latch-latch-0000000003", 3, true}, // the last tag counts
-		{"_c_x-lock-0000000001", 0, false},       // a lock contender
-		{"__lock__0000000001", 0, false},         // kazoo
-		{"_c_x-latch-", 0, false},                // no digits
-		{"_c_x-latch-00000000001", 0, false},     // 11 digits
-		{"_c_x-latch--2147483648", 0, false},     // a wrapped counter
+		{"latch-0000000012", 12, true},                // Curator's LeaderLatch, unprotected
+		{"_c_x-latch-latch-0000000003", 3, true},      // the last tag counts
+		{"_c_x-lock-0000000001", 0, false},            // a lock contender
+		{"__lock__0000000001", 0, false},              // kazoo
+		{"_c_x-latch-", 0, false},                     // no digits
+		{"_c_x-latch-00000000001", 0, false},          // 11 digits
+		{"_c_x-latch--2147483648", -2147483648, true}, // a wrapped counter
+		{"_c_x-latch-2147483648", 0, false},           // beyond a Java int
+		{"_c_x-latch-99999999999", 0, false},
 		{"_c_x-latch-12a", 0, false},
 	} {
 		seq, ok := seqOf(tc.name)

@@ -4,7 +4,7 @@ import "github.com/zkflow/zkflow/internal/canary"
 
 // Canaries are the package's known bugs (lock.go), for the simulation's
 // canary test in package lock_test.
-var Canaries = []canary.Name{bugNoPrefix, bugWatchLowest, bugLossIsFailure, bugStaleSession, bugExhaustedSeq}
+var Canaries = []canary.Name{bugNoPrefix, bugWatchLowest, bugLossIsFailure, bugStaleSession, bugExhaustedSeq, bugHoldOnAnyPred}
 
 // WrapCanary is the one that needs the directory's counter started near
 // its end to bite.
@@ -16,3 +16,6 @@ const (
 	FastNoDirWatch = bugFastNoDirWatch
 	FastAnyRelease = bugFastAnyRelease
 )
+
+// HoldOnAnyPred is also caught by its own history (TestMiddleWaiterCanaryCaught).
+const HoldOnAnyPred = bugHoldOnAnyPred

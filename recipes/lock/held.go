@@ -224,15 +224,14 @@ func (h *Held) Release() task.Task[task.Unit] {
 			return task.Func(func(s *task.Scope) (task.Unit, error) {
 				// This delete removed the node (a retry that finds it gone
 				// does not count): remember its number (fast.go).
-				if h.seq < resetAbove && s.Session().ID == h.sess.ID {
+				if h.seq < zkops.ResetAbove && s.Session().ID == h.sess.ID {
 					released(s, h.dir, h.seq, true)
 				}
 				return task.Unit{}, nil
 			})
 		}), zkops.GoneOK)
-		if h.seq >= resetAbove {
-			del = c.Seq(del, c.Map(c.Catch(removeDir(h.dir), func(error) task.Task[bool] { return task.Value(false) }),
-				func(bool) task.Unit { return task.Unit{} }))
+		if h.seq >= zkops.ResetAbove {
+			del = c.Seq(del, zkops.ResetIfEmpty(h.dir))
 		}
 		zkops.Detached(del)(s, k)
 	}

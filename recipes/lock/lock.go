@@ -35,6 +35,10 @@ const (
 	// other; contenders then tie at 2147483647 and a newcomer can sort
 	// ahead of the holder.
 	bugExhaustedSeq canary.Name = "lock/queue-exhausted-sequence"
+	// bugHoldOnAnyPred: a waiter whose predecessor is deleted holds the
+	// lock without listing even when the predecessor was not the lowest
+	// contender (it was a waiter that gave up or lost its session).
+	bugHoldOnAnyPred canary.Name = "lock/hold-when-any-predecessor-goes"
 )
 
 // Errors of the lock, tested with errors.Is.
@@ -195,6 +199,10 @@ func (a *attempt) created(cr task.Created, err error, listing *task.ChildList) {
 		a.recover()
 	case errors.Is(err, task.ErrNotSent):
 		a.create()
+	case errors.Is(err, task.ErrNodeExists):
+		// A sequential create clashes only when the counter is stuck at
+		// its maximum (zkops.Exhausted): wait for the reset.
+		a.afterReset()
 	default:
 		a.fail(err)
 	}
@@ -225,7 +233,7 @@ func (a *attempt) found(name string, st task.Stat, listing *task.ChildList) {
 		return
 	}
 	a.name, a.seq, a.stat = name, seq, st
-	if exhausted(seq) && !canary.On(bugExhaustedSeq) {
+	if zkops.Exhausted(seq) && !canary.On(bugExhaustedSeq) {
 		a.restart()
 		return
 	}
@@ -291,21 +299,27 @@ func (a *attempt) decide(names []string) {
 		}
 		a.acquired()
 	case canary.On(bugWatchLowest):
-		a.waitFor(a.l.child(q[0].name))
+		a.waitFor(a.l.child(q[0].name), false)
 	default:
-		a.waitFor(a.l.child(q[i-1].name))
+		a.waitFor(a.l.child(q[i-1].name), i == 1 || canary.On(bugHoldOnAnyPred))
 	}
 }
 
 // waitFor watches pred with exists; when it is gone (already, or later)
-// or its watch fires, list again (zkops.WaitChange).
-func (a *attempt) waitFor(pred string) {
-	task.Run(a.s, zkops.WaitChange(pred), func(_ task.Unit, err error) {
-		if err != nil {
+// or its watch fires, list again (zkops.WaitChange). If pred was the
+// lowest contender of our last listing (head) and it is gone, we hold the
+// lock without listing: every contender below us then is gone, and any
+// created since has a higher number.
+func (a *attempt) waitFor(pred string, head bool) {
+	task.Run(a.s, zkops.WaitChange(pred), func(gone bool, err error) {
+		switch {
+		case err != nil:
 			a.fail(err)
-			return
+		case gone && head:
+			a.acquired()
+		default:
+			a.check()
 		}
-		a.check()
 	})
 }
 

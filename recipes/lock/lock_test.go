@@ -10,6 +10,7 @@ import (
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
 )
@@ -138,7 +139,9 @@ func TestAcquirePipelinesCreateAndListing(t *testing.T) {
 }
 
 // Waiters queue in creation order, and one release wakes one waiter only:
-// the next one re-lists, no other client sends a request.
+// the next one (which lists again, unless its predecessor was the lowest
+// contender when it listed: then it holds on the notification); no other
+// client sends a request.
 func TestNoHerd(t *testing.T) {
 	const n = 6
 	w, cnts := newWorld(t, 2, n, fakezk.Config{})
@@ -163,22 +166,33 @@ func TestNoHerd(t *testing.T) {
 			t.Fatalf("token %d after %d", h.Token(), last)
 		}
 		last = h.Token()
-		lists := make([]int, n)
+		sent, lists := make([]int, n), make([]int, n)
 		for j := range n {
-			lists[j] = cnts[j].lists
+			sent[j], lists[j] = cnts[j].sent, cnts[j].lists
 		}
 		if _, err := mustRun(t, w, i, h.Release()); err != nil {
 			t.Fatal(err)
 		}
 		w.Drive()
+		// Only the next one is woken. Client 1's predecessor was the
+		// lowest when it listed: it holds on the notification, without
+		// listing; the others listed when the queue was longer, so they
+		// list once more.
 		for j := range n {
-			woke := cnts[j].lists - lists[j]
-			want := 0
-			if j == i+1 {
-				want = 1
-			}
-			if woke != want {
-				t.Errorf("release by client %d: client %d listed %d times, want %d", i, j, woke, want)
+			switch {
+			case j == i:
+			case j == i+1:
+				want := 1
+				if j == 1 {
+					want = 0
+				}
+				if got := cnts[j].lists - lists[j]; got != want {
+					t.Errorf("release by client %d: client %d listed %d times, want %d", i, j, got, want)
+				}
+			default:
+				if got := cnts[j].sent - sent[j]; got != 0 {
+					t.Errorf("release by client %d: client %d sent %d requests, want 0", i, j, got)
+				}
 			}
 		}
 		if i+1 < n && (!held[i+1].Done || held[i+1].Err != nil) {
@@ -426,4 +440,48 @@ func TestForeignChildren(t *testing.T) {
 		t.Fatalf("foreign children touched: %v", got)
 	}
 	noReportedErrors(t, w)
+}
+
+// middleGaveUp: client 0 holds; client 1 waits with a deadline, client 2
+// behind it. Client 1's deadline passes and its node is deleted: client 2
+// is woken, but its predecessor was not the lowest contender, so it lists
+// and waits for client 0. It reports whether client 2 acquired while
+// client 0 held.
+func middleGaveUp(t *testing.T) bool {
+	w, _ := newWorld(t, 4, 3, fakezk.Config{})
+	l := mustLock(t, "/locks/middle")
+	h0, err := mustRun(t, w, 0, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o1 := sim.Submit(w, 1, c.Timeout(l.Acquire(), time.Second))
+	w.Drive()
+	o2 := sim.Submit(w, 2, l.Acquire())
+	w.Drive()
+	if !w.Settle(func() bool { return o1.Done }) || !errors.Is(o1.Err, task.ErrDeadlineExceeded) {
+		t.Fatalf("client 1: %+v, want its deadline", o1)
+	}
+	w.Drive()
+	both := o2.Done && o2.Err == nil
+	if _, err := mustRun(t, w, 0, h0.Release()); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return o2.Done }) || o2.Err != nil {
+		t.Fatalf("client 2 after client 0 released: %+v", o2)
+	}
+	return both
+}
+
+func TestMiddleWaiterGivesUp(t *testing.T) {
+	if middleGaveUp(t) {
+		t.Fatal("client 2 acquired while client 0 held (its predecessor, a waiter, gave up)")
+	}
+}
+
+func TestMiddleWaiterCanaryCaught(t *testing.T) {
+	restore := canary.Enable(lock.HoldOnAnyPred)
+	defer restore()
+	if !middleGaveUp(t) {
+		t.Fatal("canary lock/hold-when-any-predecessor-goes: two holders not produced")
+	}
 }

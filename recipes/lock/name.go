@@ -3,7 +3,6 @@ package lock
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
@@ -27,29 +26,9 @@ var newID = zkops.NewID
 // seqOf parses the sequence number of a contender name: what follows the
 // last "lock-", as ZooKeeper formats a Java int with %010d: ten digits, or
 // a minus sign and nine or ten digits once the counter has wrapped (see
-// wrap.go). A name without that tag, or with anything else after it
+// zkops.Exhausted). A name without that tag, or with anything else after it
 // (kazoo's "__lock__" nodes, stray names), is not a contender: ok is false.
-func seqOf(name string) (seq int64, ok bool) {
-	i := strings.LastIndex(name, lockTag)
-	if i < 0 {
-		return 0, false
-	}
-	text := name[i+len(lockTag):]
-	digits := strings.TrimPrefix(text, "-")
-	if digits == "" || len(text) > 11 || (len(text) == 11 && digits == text) {
-		return 0, false
-	}
-	for _, c := range []byte(digits) {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseInt(text, 10, 32)
-	if err != nil {
-		return 0, false
-	}
-	return n, true
-}
+func seqOf(name string) (seq int64, ok bool) { return zkops.SeqAfter(name, lockTag) }
 
 // contender is a child of the lock directory that takes part in the queue.
 type contender struct {

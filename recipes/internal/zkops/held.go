@@ -119,13 +119,15 @@ func Detached(del task.Task[task.Unit]) task.Task[task.Unit] {
 // WaitChange watches path with an exists watch (under Retry) and succeeds
 // once path is missing (at once, or later) or its watch fires with any
 // event: a waiter in a queue watches its predecessor with it and then
-// lists the queue again, whatever the event was. An error of the read or
-// of the watch (session expiry, the scope's end) ends the task with it.
-func WaitChange(path string) task.Task[task.Unit] {
-	return c.Then(c.Retry(task.ExistsW(path), Retry), func(sw task.StatWatch) task.Task[task.Unit] {
+// lists the queue again, whatever the event was. The value says whether
+// the predecessor is gone (missing, or the watch fired with
+// NodeDeleted) rather than changed. An error of the read or of the watch
+// (session expiry, the scope's end) ends the task with it.
+func WaitChange(path string) task.Task[bool] {
+	return c.Then(c.Retry(task.ExistsW(path), Retry), func(sw task.StatWatch) task.Task[bool] {
 		if sw.Stat == nil {
-			return task.Done
+			return task.Value(true)
 		}
-		return c.Map(sw.Watch.Wait(), func(task.Event) task.Unit { return task.Unit{} })
+		return c.Map(sw.Watch.Wait(), func(ev task.Event) bool { return ev.Type == task.EventNodeDeleted })
 	})
 }

@@ -152,24 +152,33 @@ func TestDetached(t *testing.T) {
 
 func TestWaitChange(t *testing.T) {
 	w := world(t, 1, nil)
-	// Missing: done at once.
-	if _, err := sim.Run(w, 0, zkops.WaitChange("/p")); err != nil {
-		t.Fatalf("WaitChange on a missing node: %v", err)
+	// Missing: done at once, gone.
+	if gone, err := sim.Run(w, 0, zkops.WaitChange("/p")); err != nil || !gone {
+		t.Fatalf("WaitChange on a missing node: %v, %v", gone, err)
 	}
 	if _, err := sim.Run(w, 0, task.Create("/p", nil, task.Persistent)); err != nil {
 		t.Fatal(err)
 	}
-	// There: waits until the node changes.
+	// There: waits until the node changes; a data change is not gone.
 	o := sim.Submit(w, 0, zkops.WaitChange("/p"))
 	w.Drive()
 	if o.Done {
 		t.Fatalf("WaitChange ended with the node unchanged: %v", o.Err)
 	}
+	if _, err := sim.Run(w, 0, task.Set("/p", []byte("x"), task.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return o.Done }) || o.Err != nil || o.V {
+		t.Errorf("WaitChange after a write: %+v, want done, not gone", o)
+	}
+	// A delete is gone.
+	o = sim.Submit(w, 0, zkops.WaitChange("/p"))
+	w.Drive()
 	if _, err := sim.Run(w, 0, task.Delete("/p", task.AnyVersion)); err != nil {
 		t.Fatal(err)
 	}
-	if !w.Settle(func() bool { return o.Done }) || o.Err != nil {
-		t.Errorf("WaitChange after the delete: done %v, %v", o.Done, o.Err)
+	if !w.Settle(func() bool { return o.Done }) || o.Err != nil || !o.V {
+		t.Errorf("WaitChange after the delete: %+v, want done, gone", o)
 	}
 	if _, err := sim.Run(w, 0, zkops.WaitChange("bad")); !errors.Is(err, task.ErrInvalidPath) {
 		t.Errorf("WaitChange(bad) = %v, want ErrInvalidPath", err)

@@ -42,6 +42,7 @@ type config struct {
 	Peers          string
 	Pairs          int
 	Warmup         time.Duration
+	ServerWarmup   time.Duration
 	Duration       time.Duration
 	Out            string
 	Readme         string
@@ -65,6 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.Peers, "peers", "curator,kazoo,gozk", "comma-separated peers to run alongside (empty: none)")
 	fs.IntVar(&c.Pairs, "pairs", 3, "pairs: how many times each run of ours and of each peer alternates")
 	fs.DurationVar(&c.Warmup, "warmup", time.Second, "warm-up before measuring, in each run")
+	fs.DurationVar(&c.ServerWarmup, "server-warmup", 10*time.Second, "load the server (locks and CAS from 4 sessions, discarded) before the first run, so that no run meets a cold JIT")
 	fs.DurationVar(&c.Duration, "duration", 3*time.Second, "measuring time of each run")
 	fs.StringVar(&c.Out, "out", "bench/results", "directory for results.json, results.md and the SVG plots")
 	fs.StringVar(&c.Readme, "readme", "", "also replace the results section of this README (make bench: bench/README.md)")
@@ -100,6 +102,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("-duration %v: need more than 0", c.Duration)
 	case c.Warmup < 0:
 		return c, fmt.Errorf("-warmup %v: negative", c.Warmup)
+	case c.ServerWarmup < 0:
+		return c, fmt.Errorf("-server-warmup %v: negative", c.ServerWarmup)
 	case c.Out == "":
 		return c, errors.New("-out: empty")
 	}
@@ -163,6 +167,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rep := &report{Command: "go run ./bench " + strings.Join(args[1:], " "), Date: time.Now(), Server: settings,
 		Pairs: cfg.Pairs, Warmup: cfg.Warmup, Duration: cfg.Duration, Skipped: p.Skipped, scenarios: scens}
 	rep.Machine = describeMachine(ctx, addr)
+	if needsServer(scens) && cfg.ServerWarmup > 0 {
+		fmt.Fprintf(stderr, "warming the server up for %v\n", cfg.ServerWarmup)
+		if err := warmServer(ctx, p, cfg.ServerWarmup); err != nil {
+			return fmt.Errorf("server warm-up: %w", err)
+		}
+		rep.ServerWarmup = cfg.ServerWarmup
+	}
 	pr := newProgress(stderr, p.runs())
 	rep.Samples = execute(ctx, p, pr)
 	pr.close()

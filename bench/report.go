@@ -25,8 +25,11 @@ type report struct {
 	Pairs    int           `json:"pairs"`
 	Warmup   time.Duration `json:"warmup"`
 	Duration time.Duration `json:"duration"`
-	Skipped  map[peers.Kind]string
-	Samples  []sample `json:"samples"`
+	// ServerWarmup is how long the server was loaded before the first
+	// run (0: not warmed, as with -zk).
+	ServerWarmup time.Duration `json:"server_warmup,omitempty"`
+	Skipped      map[peers.Kind]string
+	Samples      []sample `json:"samples"`
 
 	scenarios []*scenario
 }
@@ -106,7 +109,10 @@ func (r *report) markdown(plotDir string) string {
 	w("| CPU | %s, %s cores |\n| memory | %s |\n| OS | %s, kernel %s |\n", m.CPU, m.Cores, m.Memory, m.OS, m.Kernel)
 	w("| Go | %s |\n| Java | %s |\n| Python | %s, kazoo %s |\n| Curator | %s |\n| ZooKeeper | %s |\n", m.Go, m.Java, m.Python, m.Kazoo, m.Curator, m.ZooKeeper)
 	w("| server | %s |\n", r.Server)
-	w("| runs | %d pairs; each run %v of warm-up then %v measured; every client its own session, session timeout 10s |\n", r.Pairs, r.Warmup, r.Duration)
+	w("| runs | %d pairs, the order of the implementations rotating from pair to pair; each run %v of warm-up then %v measured; every client its own session, session timeout 10s |\n", r.Pairs, r.Warmup, r.Duration)
+	if r.ServerWarmup > 0 {
+		w("| server warm-up | %v of locks and CAS IDs from 4 sessions of the library before the first run, discarded |\n", r.ServerWarmup)
+	}
 	w("| load average (1, 5, 15 min) | before %s; after %s |\n\n", m.LoadBefore, m.LoadAfter)
 	if quiet(m.LoadBefore) {
 		w("The machine looked quiet when the run started (1-minute load average below 0.5).\n\n")

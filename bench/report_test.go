@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +140,18 @@ func TestParseFlags(t *testing.T) {
 	s = withClients(s, []int{2})
 	if len(s[0].Clients) != 1 || s[0].Clients[0] != 2 || s[1].Clients[0] != 1 || len(lookup("lock").Clients) != 3 {
 		t.Fatalf("withClients: lock %v pipeline %v registry %v", s[0].Clients, s[1].Clients, lookup("lock").Clients)
+	}
+}
+
+// Each implementation leads one pair in turn, and every pair runs each
+// implementation once.
+func TestRotation(t *testing.T) {
+	for pair, want := range [][]int{{0, 1, 2, 3}, {1, 2, 3, 0}, {2, 3, 0, 1}, {3, 0, 1, 2}, {0, 1, 2, 3}} {
+		if got := rotation(4, pair); !slices.Equal(got, want) {
+			t.Errorf("rotation(4, %d) = %v, want %v", pair, got, want)
+		}
+	}
+	if got := rotation(1, 2); !slices.Equal(got, []int{0}) {
+		t.Errorf("rotation(1, 2) = %v", got)
 	}
 }

@@ -61,17 +61,27 @@ func (p *plan) runs() int {
 }
 
 // execute runs the plan: for each scenario and client count, Pairs rounds
-// of the library's run followed by each peer's (A B C D A B C D ...), so
-// each pair's ratio compares runs made close together in time. A run that
-// fails is recorded with its error and the harness goes on.
+// of one run of the library and one of each peer, so each pair's ratio
+// compares runs made close together in time. The order rotates from pair
+// to pair (A B C D, B C D A, C D A B, ...), so that a drift of the server
+// or the machine (JIT, garbage, other load) does not always fall on the
+// same implementation. A run that fails is recorded with its error and
+// the harness goes on.
 func execute(ctx context.Context, p *plan, prog *progress) []sample {
 	var out []sample
 	for _, s := range p.Scenarios {
+		impls := []*peers.Program{nil} // nil: ours
+		for _, k := range s.Peers {
+			if peer := p.Programs[k]; peer != nil {
+				impls = append(impls, peer)
+			}
+		}
 		for _, n := range s.Clients {
 			for pair := range p.Pairs {
-				out = append(out, runOurs(ctx, p, prog, s, n, pair))
-				for _, k := range s.Peers {
-					if peer := p.Programs[k]; peer != nil {
+				for _, i := range rotation(len(impls), pair) {
+					if peer := impls[i]; peer == nil {
+						out = append(out, runOurs(ctx, p, prog, s, n, pair))
+					} else {
 						out = append(out, runPeer(ctx, p, prog, peer, s, n, pair))
 					}
 				}
@@ -82,6 +92,32 @@ func execute(ctx context.Context, p *plan, prog *progress) []sample {
 		}
 	}
 	return out
+}
+
+// rotation is the order of n implementations in pair number pair: the
+// first one of the list, then the next, ... starting pair places on.
+func rotation(n, pair int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = (pair + i) % n
+	}
+	return out
+}
+
+// warmServer loads the server for d before the first run: the lock and
+// CAS scenarios of the library, 4 clients each, one after the other, on
+// paths of their own; the results are discarded. A fresh JVM runs
+// ZooKeeper's request path interpreted at first, so without it the first
+// runs of a harness run would be measured against a slower server.
+func warmServer(ctx context.Context, p *plan, d time.Duration) error {
+	for i, run := range []func(context.Context, runSpec) (measured, error){lockRun, idRun(1)} {
+		r := runSpec{Addr: p.Addr, Clients: 4, Path: fmt.Sprintf("%s/warmup-%d", p.Root, i), Duration: d / 2,
+			SessionTimeout: p.SessionTimeout, Outstanding: 64}
+		if _, err := run(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (p *plan) path(s *scenario, n, pair int, impl string) string {

@@ -30,7 +30,7 @@ func TestSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	err := run(ctx, []string{"bench", "-zk", cl.Addrs()[0], "-pairs", "1", "-duration", "300ms", "-warmup", "0s",
+	err := run(ctx, []string{"bench", "-zk", cl.Addrs()[0], "-pairs", "1", "-duration", "300ms", "-warmup", "0s", "-server-warmup", "400ms",
 		"-clients", "2", "-out", out, "-readme", readme, "-cache", peers.DefaultCacheDir()}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
@@ -64,6 +64,9 @@ func TestSmoke(t *testing.T) {
 		}
 	}
 	md, _ := os.ReadFile(readme)
+	if rep.ServerWarmup != 400*time.Millisecond || !strings.Contains(string(md), "| server warm-up | 400ms ") {
+		t.Errorf("server warm-up not recorded: %v", rep.ServerWarmup)
+	}
 	if !strings.Contains(string(md), "| lock | 2 | ours |") || !strings.Contains(string(md), "](results/throughput-lock.svg)") {
 		t.Fatalf("README not regenerated:\n%s", md)
 	}

@@ -131,11 +131,23 @@
 // goroutine. Campaign, Leader and Leadership.StepDown (blocking.go) are
 // safe from any goroutine and need someone running the executor.
 //
-// # Limits
+// # Sequence wrap-around
 //
-// The sequence number of a directory wraps after 2^31 creates (the
-// parent's cversion). A candidate whose number is not 1 to 10 digits is
-// not taken for a candidate, and a campaign whose own node is so named
-// fails with an error saying so; the lock recipe (recipes/lock) shows how to recreate
-// the directory, which this package does not do yet.
+// The sequence number of a directory runs out after 2^31-1 creates (the
+// parent's cversion, a Java int; see zkops.Exhausted for what the server
+// does then). As in the lock recipe: a candidate whose number is
+// exhausted (2147483647, or negative once wrapped) never queues; it
+// deletes its node, waits until the directory is empty, deletes it and
+// campaigns again in the directory created afresh, its counter at zero;
+// candidates queued below the maximum are served first, in order. A
+// sequential create that clashes with an earlier name (the counter stuck
+// at its maximum) waits for the reset the same way. A leader numbered
+// within 2^20 of the end deletes the directory on Resign when it is then
+// empty, so an election that is idle now and then restarts its counter
+// long before it runs out. Fencing tokens are czxids, so they keep
+// growing across a reset. Tested on fakezk with the counter started near
+// its end (wrap_test.go, TestSeededElectionAcrossWrap; the canary
+// election/queue-exhausted-sequence, a candidate queueing with an
+// exhausted number, is caught there at the first seed); a real server's
+// counter cannot be set, so the wrap is not exercised there.
 package election

@@ -133,10 +133,10 @@
 //	group/view-stale-list                           3       1      2    500
 //	idpersist/persist-mod-100                       5       1      1    500
 //	idpersist/pass-limit                            5       2      8    500
-//	lock/no-unique-prefix                           5      13     40      -
+//	lock/no-unique-prefix                           5      13     29      -
 //	lock/watch-lowest                               5       1      1      -
-//	lock/connection-loss-is-failure                 5      13     40      -
-//	lock/trust-stale-session                        5       2      3      -
+//	lock/connection-loss-is-failure                 5      13     29      -
+//	lock/trust-stale-session                        5       1      3      -
 //	lock/queue-exhausted-sequence                   5       1      1      -
 //	lock/hold-when-any-predecessor-goes             5       2      2      -
 //	masterworker/assign-two-ops                     3       1      1    500

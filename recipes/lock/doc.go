@@ -196,11 +196,12 @@
 // started near its end) and holding when any predecessor goes, not only
 // the lowest (lock/hold-when-any-predecessor-goes). Seeds each needs (five hunts from
 // seeds 1, 1001, ..., 4001; median and worst), from `go test -count=1 -run
-// TestCanariesCaught -v ./recipes/lock/`: no-unique-prefix 13 and 40,
-// watch-lowest 1 and 1, connection-loss-is-failure 13 and 40 (both bite
+// TestCanariesCaught -v ./recipes/lock/`: no-unique-prefix 13 and 29,
+// watch-lowest 1 and 1, connection-loss-is-failure 13 and 29 (both bite
 // on a create whose reply is lost after it was applied), trust-stale-session
-// 2 and 3, queue-exhausted-sequence 1 and 1 (contenders tied at
-// 2147483647 pick the same predecessor: two waiters watch one node).
+// 1 and 3, queue-exhausted-sequence 1 and 1 (contenders tied at
+// 2147483647 pick the same predecessor: two waiters watch one node),
+// hold-when-any-predecessor-goes 2 and 2.
 //
 // On a real server (ZK_REQUIRED=1): mutual exclusion of 4 sessions judged
 // by fencing tokens on a standalone server and on a 3-server ensemble
@@ -208,15 +209,11 @@
 // against Apache Curator's InterProcessMutex on one path (curator_test.go).
 // Acquire+release per second on a standalone server (forceSync=no), from
 // `ZK_REQUIRED=1 go test -run '^$' -bench BenchmarkRealAcquireRelease
-// -benchtime 3s ./recipes/lock/`, on a machine of 2 cores shared with
-// other work (load average about 15), so the figures vary by a third from
-// run to run: 346-447 with 1 client, 203-442 with 4, 178-381 with 16. The
-// same runs with the listing not pipelined behind the create (the
-// protocol before it was, built in with -overlay) gave 159-201 with 1
-// client, and the same spread as now with 4 and 16, where a handoff
-// (delete, notification, listing) is the cost and the create is not on
-// its path. Side-by-side figures against Curator, kazoo and go-zookeeper
-// are in bench/README.md.
+// -benchtime 3s -count 2 ./recipes/lock/`, on a machine of 2 cores shared
+// with the server (load average 2 to 3): 1142 and 1247 with 1 client
+// (re-acquiring by the fast path: two requests per cycle), 1313 and 1213
+// with 4, 1131 and 1061 with 16. Side-by-side figures against Curator,
+// kazoo and go-zookeeper, measured in one run, are in bench/README.md.
 //
 // # Not done here
 //

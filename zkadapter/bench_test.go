@@ -130,12 +130,13 @@ func benchConn(b *testing.B, cfg Config, op string) {
 	b.StopTimer()
 }
 
-func benchExecutor(b *testing.B, cfg Config, op string) {
+// runExecutor dials a Conn and runs an executor over it until stop.
+func runExecutor(b *testing.B, cfg Config) (ex *executor.Executor, ctx context.Context, stop func()) {
 	c, err := Dial(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ex, err := executor.New(executor.Config{Conn: c})
+	ex, err = executor.New(executor.Config{Conn: c})
 	if err != nil {
 		c.Close()
 		b.Fatal(err)
@@ -143,12 +144,17 @@ func benchExecutor(b *testing.B, cfg Config, op string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- ex.Run(ctx) }()
-	defer func() {
+	return ex, ctx, func() {
 		ex.Close()
 		<-ran
 		cancel()
 		c.Close()
-	}()
+	}
+}
+
+func benchExecutor(b *testing.B, cfg Config, op string) {
+	ex, _, stop := runExecutor(b, cfg)
+	defer stop()
 	var one task.Task[task.Unit]
 	if op == "get" {
 		one = task.Map(task.Get("/bench"), func(task.Data) task.Unit { return task.Unit{} })
@@ -244,24 +250,8 @@ func serialRaw(b *testing.B, cfg Config, op string) {
 }
 
 func serialExecutor(b *testing.B, cfg Config, op string) {
-	c, err := Dial(context.Background(), cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ex, err := executor.New(executor.Config{Conn: c})
-	if err != nil {
-		c.Close()
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- ex.Run(ctx) }()
-	defer func() {
-		ex.Close()
-		<-ran
-		cancel()
-		c.Close()
-	}()
+	ex, ctx, stop := runExecutor(b, cfg)
+	defer stop()
 	var one task.Task[task.Unit]
 	if op == "get" {
 		one = task.Map(task.Get("/serial"), func(task.Data) task.Unit { return task.Unit{} })

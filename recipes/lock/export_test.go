@@ -19,3 +19,11 @@ const (
 
 // HoldOnAnyPred is also caught by its own history (TestMiddleWaiterCanaryCaught).
 const HoldOnAnyPred = bugHoldOnAnyPred
+
+// WatchedSessions is how many sessions the fast path keeps directory
+// state for (fast.go): zero once every executor has closed.
+func WatchedSessions() int {
+	dirsMu.Lock()
+	defer dirsMu.Unlock()
+	return len(sessions)
+}

@@ -120,26 +120,34 @@ func watchDir(s *task.Scope, dir string) {
 		d.armed = true
 		return sw.Watch.Wait()
 	})
-	task.RunIn(d.mon, watch, func(task.Event, error) {
-		if canary.On(bugFastNoDirWatch) && d.armed {
+	task.RunIn(d.mon, watch, func(_ task.Event, err error) {
+		if err == nil && canary.On(bugFastNoDirWatch) {
+			// The directory changed: ignored, until the session ends.
+			rt.SessionScope().OnDone(func(error) { d.end() })
 			return
 		}
 		d.end()
 	})
 }
 
-// end forgets d: its directory changed (or the monitor failed).
+// end forgets d: its directory changed, the monitor failed, or the
+// session scope ended (expiry, or the executor stopped: then no event
+// says so). The set goes with its last directory.
 func (d *dirState) end() {
 	dirsMu.Lock()
 	if d.set.dirs[d.key.dir] == d {
 		delete(d.set.dirs, d.key.dir)
 	}
+	last := len(d.set.dirs) == 0
 	dirsMu.Unlock()
 	d.armed = false
 	if d.mon != nil {
 		mon := d.mon
 		d.mon = nil
 		mon.Cancel(task.ErrCanceled)
+	}
+	if last {
+		d.set.end()
 	}
 }
 

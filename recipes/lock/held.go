@@ -97,6 +97,15 @@ func (h *Held) IsHeld() bool {
 func (h *Held) start(s *task.Scope) {
 	h.unsub = s.Subscribe(h.onSession)
 	h.mon = s.Runtime().SessionScope().Child()
+	// The session scope ends with the session (expiry) or the executor
+	// (Close, Shutdown: subscribers do not hear StateClosed then): the
+	// lock ends with it, watched or not. end cancels mon with ErrCanceled.
+	h.mon.OnDone(func(err error) {
+		if errors.Is(err, task.ErrCanceled) || (canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired)) {
+			return
+		}
+		h.lose(err)
+	})
 	if ex, ok := s.Runtime().(*executor.Executor); ok {
 		h.post = func(fn func()) {
 			executor.Submit(ex, task.Func(func(*task.Scope) (task.Unit, error) { fn(); return task.Unit{}, nil }), nil)

@@ -485,3 +485,25 @@ func TestMiddleWaiterCanaryCaught(t *testing.T) {
 		t.Fatal("canary lock/hold-when-any-predecessor-goes: two holders not produced")
 	}
 }
+
+// A holder that never asked Done, Err or IsHeld (so its node is not
+// watched) is still told when its executor stops: the lock ends with
+// ErrLockLost wrapping task.ErrClosed, and Done is closed.
+func TestHeldEndsWhenExecutorStops(t *testing.T) {
+	w, _, err := newCounted(21, 1, fakezk.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := mustRun(t, w, 0, mustLock(t, "/locks/stop").Acquire())
+	if err != nil {
+		w.Close()
+		t.Fatal(err)
+	}
+	w.Close()
+	if !isClosed(h.Done()) || !errors.Is(h.Err(), lock.ErrLockLost) || !errors.Is(h.Err(), task.ErrClosed) {
+		t.Fatalf("after the executor stopped: done %v, err %v", isClosed(h.Done()), h.Err())
+	}
+	if n := lock.WatchedSessions(); n != 0 {
+		t.Fatalf("fast-path state kept for %d sessions after the executor stopped", n)
+	}
+}

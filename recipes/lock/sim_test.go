@@ -42,6 +42,10 @@ func TestSeededFaults(t *testing.T) {
 	if total.lost == 0 || total.failed == 0 || total.rejected == 0 {
 		t.Fatal("the drawn faults never bit: the test checks nothing")
 	}
+	// Every world was closed: the fast path's state went with its sessions.
+	if n := lock.WatchedSessions(); n != 0 {
+		t.Errorf("fast-path state kept for %d sessions after every executor closed", n)
+	}
 }
 
 // The same simulation with the directory's counter started 3 short of

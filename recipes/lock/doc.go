@@ -210,9 +210,10 @@
 // Acquire+release per second on a standalone server (forceSync=no), from
 // `ZK_REQUIRED=1 go test -run '^$' -bench BenchmarkRealAcquireRelease
 // -benchtime 3s -count 2 ./recipes/lock/`, on a machine of 2 cores shared
-// with the server (load average 2 to 3): 1142 and 1247 with 1 client
-// (re-acquiring by the fast path: two requests per cycle), 1313 and 1213
-// with 4, 1131 and 1061 with 16. Side-by-side figures against Curator,
+// with the server (load average 2 to 3): 1077 and 1767 with 1 client
+// (re-acquiring by the fast path: two requests per cycle; the first run
+// meets the server's JIT cold), 1218 and 1230 with 4, 1187 and 1214 with
+// 16. Side-by-side figures against Curator,
 // kazoo and go-zookeeper, measured in one run, are in bench/README.md.
 //
 // # Not done here

@@ -163,7 +163,7 @@ func (a *attempt) check() {
 		q := queue(cl.Names)
 		i := -1
 		for j, ct := range q {
-			if ct.name == a.name {
+			if ct.Name == a.name {
 				i = j
 				break
 			}
@@ -174,9 +174,9 @@ func (a *attempt) check() {
 		case i == 0:
 			a.grant()
 		case canary.On(bugWatchLowest):
-			a.waitFor(a.e.child(q[0].name))
+			a.waitFor(a.e.child(q[0].Name))
 		default:
-			a.waitFor(a.e.child(q[i-1].name))
+			a.waitFor(a.e.child(q[i-1].Name))
 		}
 	})
 }
@@ -266,7 +266,7 @@ func (e *Election) Leader() task.Task[[]byte] {
 				k(nil, fmt.Errorf("election: %s: %w", e.dir, ErrNoLeader))
 				return
 			}
-			task.Run(s, c.Retry(task.Get(e.child(q[0].name)), retry), func(d task.Data, err error) {
+			task.Run(s, c.Retry(task.Get(e.child(q[0].Name)), retry), func(d task.Data, err error) {
 				if errors.Is(err, task.ErrNoNode) {
 					task.Run(s, try, k)
 					return

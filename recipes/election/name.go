@@ -1,10 +1,6 @@
 package election
 
 import (
-	"cmp"
-	"slices"
-	"strings"
-
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 )
 
@@ -30,25 +26,6 @@ var newID = zkops.NewID
 // it, is not a candidate: ok is false.
 func seqOf(name string) (seq int64, ok bool) { return zkops.SeqAfter(name, tag) }
 
-// candidate is a child of the election directory that takes part in the
-// queue.
-type candidate struct {
-	name string
-	seq  int64
-}
-
-// queue returns the candidates among names, lowest sequence first (ties,
-// which one directory cannot produce, broken by name). Other names are
-// left out.
-func queue(names []string) []candidate {
-	q := make([]candidate, 0, len(names))
-	for _, n := range names {
-		if seq, ok := seqOf(n); ok {
-			q = append(q, candidate{n, seq})
-		}
-	}
-	slices.SortFunc(q, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.seq, b.seq), strings.Compare(a.name, b.name))
-	})
-	return q
-}
+// queue returns the candidates among names, lowest number first
+// (zkops.Queue); other names are left out.
+func queue(names []string) []zkops.Member { return zkops.Queue(names, tag) }

@@ -285,7 +285,7 @@ func (a *attempt) decide(names []string) {
 	q := queue(names)
 	i := -1
 	for j, ct := range q {
-		if ct.name == a.name {
+		if ct.Name == a.name {
 			i = j
 			break
 		}
@@ -299,9 +299,9 @@ func (a *attempt) decide(names []string) {
 		}
 		a.acquired()
 	case canary.On(bugWatchLowest):
-		a.waitFor(a.l.child(q[0].name), false)
+		a.waitFor(a.l.child(q[0].Name), false)
 	default:
-		a.waitFor(a.l.child(q[i-1].name), i == 1 || canary.On(bugHoldOnAnyPred))
+		a.waitFor(a.l.child(q[i-1].Name), i == 1 || canary.On(bugHoldOnAnyPred))
 	}
 }
 

@@ -1,10 +1,6 @@
 package lock
 
 import (
-	"cmp"
-	"slices"
-	"strings"
-
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 )
 
@@ -30,24 +26,6 @@ var newID = zkops.NewID
 // (kazoo's "__lock__" nodes, stray names), is not a contender: ok is false.
 func seqOf(name string) (seq int64, ok bool) { return zkops.SeqAfter(name, lockTag) }
 
-// contender is a child of the lock directory that takes part in the queue.
-type contender struct {
-	name string
-	seq  int64
-}
-
-// queue returns the contenders among names, lowest sequence first (ties,
-// which one directory cannot produce, broken by name). Other names are
-// left out.
-func queue(names []string) []contender {
-	q := make([]contender, 0, len(names))
-	for _, n := range names {
-		if seq, ok := seqOf(n); ok {
-			q = append(q, contender{n, seq})
-		}
-	}
-	slices.SortFunc(q, func(a, b contender) int {
-		return cmp.Or(cmp.Compare(a.seq, b.seq), strings.Compare(a.name, b.name))
-	})
-	return q
-}
+// queue returns the contenders among names, lowest number first
+// (zkops.Queue); other names are left out.
+func queue(names []string) []zkops.Member { return zkops.Queue(names, lockTag) }

@@ -1,8 +1,10 @@
 package zkops
 
 import (
+	"cmp"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,6 +65,29 @@ func SeqAfter(name, tag string) (seq int64, ok bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// Member is a child of a queue directory (lock contenders, election
+// candidates) that takes part in the queue: its name and number.
+type Member struct {
+	Name string
+	Seq  int64
+}
+
+// Queue returns the members among names, those SeqAfter(name, tag)
+// parses, lowest number first (ties, which one directory cannot produce,
+// broken by name). Other names are left out.
+func Queue(names []string, tag string) []Member {
+	q := make([]Member, 0, len(names))
+	for _, n := range names {
+		if seq, ok := SeqAfter(n, tag); ok {
+			q = append(q, Member{n, seq})
+		}
+	}
+	slices.SortFunc(q, func(a, b Member) int {
+		return cmp.Or(cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Name, b.Name))
+	})
+	return q
 }
 
 // EmptyDir waits until dir has no children (child watch), then deletes

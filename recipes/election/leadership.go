@@ -35,6 +35,10 @@ type Leadership struct {
 	// counter, which deletes the directory on Resign if it is then empty
 	// (zkops.ResetAbove).
 	resetDir bool
+	// epoch and epochVersion: a Master's epoch node and the version our
+	// multi gave it; "" for an Election's candidate.
+	epoch        string
+	epochVersion int32
 
 	mu    sync.Mutex
 	state State
@@ -204,7 +208,7 @@ func (l *Leadership) recheck() {
 			if !errors.Is(err, task.ErrCanceled) {
 				l.lose(err)
 			}
-		case st == nil || (st.EphemeralOwner != l.sess.ID && !canary.On(bugSkipOwnerCheck)):
+		case st == nil || (!l.isOurs(st) && !canary.On(bugSkipOwnerCheck)):
 			l.lose(fmt.Errorf("node %s deleted", l.path))
 		case l.timer == nil:
 			// still connected (no suspension since): lead again
@@ -219,8 +223,26 @@ func (l *Leadership) recheck() {
 // changed; other events re-arm the watch.
 func (l *Leadership) watchNode() task.Task[task.Unit] {
 	return zkops.WatchNode(l.path, l.version, func(st *task.Stat) bool {
-		return st.EphemeralOwner == l.sess.ID || canary.On(bugSkipOwnerCheck)
+		return l.isOurs(st) || canary.On(bugSkipOwnerCheck)
 	})
+}
+
+// isOurs reports whether st is our node: our session's, and the
+// incarnation we hold (a node created again at a Master's fixed path,
+// even on our session, is not).
+func (l *Leadership) isOurs(st *task.Stat) bool {
+	return st.EphemeralOwner == l.sess.ID && st.Czxid == l.token
+}
+
+// deleteNode deletes our node, never another incarnation at its path: a
+// Master's through its epoch (deleteMaster), a candidate's by its czxid
+// (zkops.DeleteNode).
+func (l *Leadership) deleteNode() task.Task[task.Unit] {
+	st := task.Stat{Czxid: l.token, EphemeralOwner: l.sess.ID, Version: l.version}
+	if l.epoch != "" {
+		return deleteMaster(l.path, l.epoch, l.epochVersion, st)
+	}
+	return zkops.DeleteNode(l.path, st)
 }
 
 // end ends leadership with err unless it already ended, and stops
@@ -254,7 +276,7 @@ func (l *Leadership) lose(cause error) {
 	// (deleteNode checks the owner: on a later session it does nothing.)
 	if errors.Is(cause, ErrGaveUp) && l.rt != nil {
 		rt := l.rt
-		task.Go(rt.SessionScope(), zkops.DeleteOwned(l.path, l.sess.ID), func(_ task.Unit, err error) {
+		task.Go(rt.SessionScope(), l.deleteNode(), func(_ task.Unit, err error) {
 			if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
 				rt.Report(fmt.Errorf("election: delete %s after giving up: %w", l.path, err))
 			}
@@ -263,10 +285,16 @@ func (l *Leadership) lose(cause error) {
 }
 
 // Fenced returns a task that applies ops in one multi together with a
-// check that the candidate node still exists at the version it was
-// created with. So ZooKeeper itself rejects the writes of a leader that
-// has lost leadership (its session expired and the node went, or someone
-// deleted it), however late they arrive: then Fenced fails with an error
+// check that only this leadership's incarnation passes. For an Election,
+// the check is on the candidate node at the version it was created with:
+// its name is unique to the campaign (a prefix drawn for the attempt and
+// a sequence number), so no later node has its path. For a Master, whose
+// node's path is fixed and whose every incarnation starts at version 0,
+// the check is on the epoch node at the version our multi gave it: every
+// later master writes the epoch node in the multi that makes it master.
+// So ZooKeeper itself rejects the writes of a leader that has lost
+// leadership (its session expired and the node went, someone deleted it,
+// or another leader took over), however late they arrive: then Fenced fails with an error
 // wrapping ErrLost and the server's error (task.ErrNoNode,
 // task.ErrBadVersion), and leadership is marked lost. Once leadership is
 // known to have ended (Err is not nil), Fenced refuses at once without
@@ -277,7 +305,11 @@ func (l *Leadership) lose(cause error) {
 // Connection loss leaves the outcome unknown, as for any multi: it is not
 // retried here. A create among ops with a nil ACL gets task.OpenACL.
 func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
-	fenced := zkops.Fenced(l.path, l.version, ops, func(cause, err error) error {
+	path, version := l.path, l.version
+	if l.epoch != "" {
+		path, version = l.epoch, l.epochVersion
+	}
+	fenced := zkops.Fenced(path, version, ops, func(cause, err error) error {
 		l.lose(cause)
 		return fmt.Errorf("election: fenced write: %w: %w", ErrLost, err)
 	})
@@ -301,7 +333,7 @@ func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 func (l *Leadership) Resign() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		l.end(ErrResigned)
-		del := zkops.DeleteOwned(l.path, l.sess.ID)
+		del := l.deleteNode()
 		if l.resetDir {
 			// Near the end of the counter: restart it while the
 			// directory is empty (see zkops.ResetAbove).

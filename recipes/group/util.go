@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -35,36 +34,16 @@ func ValidateID(id string) error {
 // deleteIfOurs deletes path if it is an ephemeral node of session sess,
 // retrying past connection loss. If the flow runs on another session than
 // sess, sess has ended and its ephemerals went with it: nothing to do. A
-// node that is gone, or owned by another session, is left alone.
+// node that is gone, or owned by another session, is left alone, also
+// after a lost reply: the incarnation read is the one deleted
+// (zkops.DeleteOwned), never a node created at path since.
 func deleteIfOurs(path string, sess task.Session) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if s.Session().Epoch != sess.Epoch {
 			k(task.Unit{}, nil)
 			return
 		}
-		var attempt func()
-		attempt = func() {
-			task.Run(s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
-				switch {
-				case err != nil:
-					k(task.Unit{}, endedOK(err))
-				case st == nil || st.EphemeralOwner != sess.ID:
-					k(task.Unit{}, nil)
-				default:
-					task.Run(s, c.Retry(task.Delete(path, st.Version), retry), func(_ task.Unit, err error) {
-						switch {
-						case err == nil, errors.Is(err, task.ErrNoNode):
-							k(task.Unit{}, nil)
-						case errors.Is(err, task.ErrBadVersion):
-							attempt() // changed meanwhile: look again
-						default:
-							k(task.Unit{}, endedOK(err))
-						}
-					})
-				}
-			})
-		}
-		attempt()
+		task.Run(s, zkops.DeleteOwned(path, sess.ID), k)
 	}
 }
 

@@ -27,6 +27,12 @@
 //     the version read only if its ephemeral owner is session owner; a
 //     node that is missing or owned by another session is left alone. The
 //     errors that Delete treats as success are success here too.
+//   - DeleteNode(p, stat) deletes the incarnation of p that stat
+//     describes (czxid and owner), read first. After a lost reply it reads
+//     p again and deletes only the same incarnation: a delete retried by
+//     version alone would remove a node created at p after ours went,
+//     since every incarnation starts at version 0. DeleteOwned deletes
+//     this way too, pinned to the incarnation it read first.
 //   - Prefixed(dir, prefix) lists dir under Retry and returns the children
 //     whose names start with prefix, in the listing's order. A missing dir
 //     is an empty result.
@@ -85,15 +91,66 @@ func Delete(path string) task.Task[task.Unit] {
 // DeleteOwned deletes path if its ephemeral owner is session owner,
 // retrying past connection loss. A node already gone or owned by another
 // session, or a session that ended (taking its ephemeral nodes), is
-// success.
+// success. The incarnation first read is the only one deleted: after a
+// lost reply, a node created again at path, by another session or by
+// ours, is left alone (see DeleteNode).
 func DeleteOwned(path string, owner int64) task.Task[task.Unit] {
-	del := c.Then(c.Retry(task.Exists(path), Retry), func(st *task.Stat) task.Task[task.Unit] {
-		if st == nil || st.EphemeralOwner != owner {
-			return task.Done
-		}
-		return c.Retry(task.Delete(path, st.Version), Retry)
+	return deleteIf(path, func(st *task.Stat) bool { return st.EphemeralOwner == owner })
+}
+
+// DeleteNode deletes the incarnation of path that st describes: its
+// Czxid names the incarnation, and its EphemeralOwner (0 for a persistent
+// node) must own it. It reads the node first and deletes it at the
+// version read only if it is that incarnation; a node that is gone, or
+// another incarnation at the same path, is left alone, and that is
+// success. After a lost reply (or a bad version: the node was written
+// meanwhile) it never sends the same delete blindly: a node deleted and
+// created again at the same path starts again at version 0, so a version
+// does not say which node it is, and a path does not either when a
+// process restarted with the same identity makes the same names. It reads
+// again and deletes only the same incarnation. A session that ended is
+// success too (its ephemeral nodes went with it).
+//
+// One window is left: between a read and the delete sent right after it
+// on the same session, someone not following the recipe (an operator)
+// deletes the node and another session creates it again at once.
+func DeleteNode(path string, st task.Stat) task.Task[task.Unit] {
+	return deleteIf(path, func(cur *task.Stat) bool {
+		return cur.Czxid == st.Czxid && cur.EphemeralOwner == st.EphemeralOwner
 	})
-	return c.Catch(del, GoneOK)
+}
+
+// deleteIf reads path and deletes the node read if match holds for it,
+// re-reading after connection loss or a bad version; once a node has
+// matched, only its incarnation (czxid) is deleted.
+func deleteIf(path string, match func(*task.Stat) bool) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		var czxid int64
+		var attempt func()
+		attempt = func() {
+			task.Run(s, c.Retry(task.Exists(path), Retry), func(cur *task.Stat, err error) {
+				switch {
+				case err != nil:
+					task.Run(s, GoneOK(err), k)
+				case cur == nil || !match(cur) || (czxid != 0 && cur.Czxid != czxid):
+					k(task.Unit{}, nil)
+				default:
+					czxid = cur.Czxid
+					task.Run(s, task.Delete(path, cur.Version), func(_ task.Unit, err error) {
+						switch {
+						case err == nil:
+							k(task.Unit{}, nil)
+						case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent), errors.Is(err, task.ErrBadVersion):
+							attempt()
+						default:
+							task.Run(s, GoneOK(err), k)
+						}
+					})
+				}
+			})
+		}
+		attempt()
+	}
 }
 
 // GoneOK is the cleanup's view of an error: a node that is gone or a

@@ -3,6 +3,7 @@ package zkops_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -18,6 +19,9 @@ type dropper struct {
 	applied bool
 	match   func(task.Request) bool
 	dropped int
+	// cut, if set, cuts the client off for that long instead of dropping
+	// its connection: its session lives on while others act.
+	cut time.Duration
 }
 
 type dropConn struct {
@@ -29,6 +33,10 @@ func (c *dropConn) Do(req task.Request, done func(task.Response), watch func(tas
 	c.Conn.Do(req, done, watch)
 	if c.d.w != nil && c.d.dropped == 0 && c.d.match(req) {
 		c.d.dropped++
+		if c.d.cut > 0 {
+			c.d.w.Server.Partition(c.Conn, c.d.cut, c.d.applied)
+			return
+		}
 		c.d.w.Server.Drop(c.Conn, c.d.applied)
 	}
 }
@@ -181,6 +189,47 @@ func TestDeleteOwned(t *testing.T) {
 	for p, want := range map[string]bool{"/mine": false, "/theirs": true, "/plain": true} {
 		if got := exists(t, w, p); got != want {
 			t.Errorf("%s there: %v, want %v", p, got, want)
+		}
+	}
+}
+
+// A delete whose reply is lost is applied; while the client is cut off,
+// another session creates a node at the same path. The retry must leave
+// that node alone: a version on a fixed path does not identify a node.
+func TestDeleteOwnedLostReplyLeavesNextIncarnation(t *testing.T) {
+	for _, pinned := range []bool{false, true} {
+		d := &dropper{applied: true, match: isDelete, cut: 500 * time.Millisecond}
+		w := world(t, 2, d)
+		if _, err := sim.Run(w, 0, task.Create("/m", nil, task.Ephemeral)); err != nil {
+			t.Fatal(err)
+		}
+		st, err := sim.Run(w, 0, task.Exists("/m"))
+		if err != nil || st == nil {
+			t.Fatalf("exists /m: %v, %v", st, err)
+		}
+		del := zkops.DeleteOwned("/m", st.EphemeralOwner)
+		if pinned {
+			del = zkops.DeleteNode("/m", *st)
+		}
+		o := sim.Submit(w, 0, del)
+		if !w.Settle(func() bool { return d.dropped > 0 }) {
+			t.Fatal("the delete was never sent")
+		}
+		if _, err := sim.Run(w, 1, task.Create("/m", nil, task.Ephemeral)); err != nil {
+			t.Fatalf("client 1 creates /m while client 0 is cut off: %v", err)
+		}
+		if !w.Settle(func() bool { return o.Done }) {
+			t.Fatal("the delete never ended")
+		}
+		if o.Err != nil {
+			t.Errorf("pinned=%v: delete: %v", pinned, o.Err)
+		}
+		st1, err := sim.Run(w, 1, task.Exists("/m"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st1 == nil {
+			t.Errorf("pinned=%v: the retried delete removed the node another session created after ours was deleted", pinned)
 		}
 	}
 }

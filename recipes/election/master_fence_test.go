@@ -1,0 +1,140 @@
+package election_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/election"
+	"github.com/zkflow/zkflow/task"
+)
+
+// cutter cuts client 0 off (its session lives on) just after it sends a
+// request that deletes path, once armed, the request applied first: a
+// delete whose reply is lost.
+type cutter struct {
+	*fakezk.Conn
+	w     *sim.World
+	path  string
+	armed bool
+	cut   bool
+}
+
+func deletes(req task.Request, path string) bool {
+	switch r := req.(type) {
+	case *task.DeleteRequest:
+		return r.Path == path
+	case *task.MultiRequest:
+		for _, op := range r.Ops {
+			if d, ok := op.(*task.DeleteRequest); ok && d.Path == path {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c *cutter) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	c.Conn.Do(req, done, watch)
+	if c.armed && !c.cut && deletes(req, c.path) {
+		c.cut = true
+		c.w.Server.Partition(c.Conn, c.w.Timeout()/3, true)
+	}
+}
+
+// A master resigns; its delete is applied but the reply is lost and it is
+// cut off for less than the session timeout. Another candidate becomes
+// master meanwhile. The resign's retry after the reconnect must not
+// delete the new master's node (every incarnation of the fixed path is at
+// version 0), or a third candidate would lead beside the second.
+func TestMasterResignLostReplyKeepsNextMaster(t *testing.T) {
+	var cut *cutter
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 3, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
+		if i == 0 {
+			cut = &cutter{Conn: conn, path: "/svc/master"}
+			return cut
+		}
+		return conn
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	cut.w = w
+	l0, err := mustRun(t, w, 0, mustMaster(t, "/svc/master", "a").Campaign())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o1 := sim.Submit(w, 1, mustMaster(t, "/svc/master", "b").Campaign())
+	w.Settle(func() bool { return false })
+	if o1.Done {
+		t.Fatalf("b leads beside a: %v", o1.Err)
+	}
+	cut.armed = true
+	resign := sim.Submit(w, 0, l0.Resign())
+	if !w.Settle(func() bool { return o1.Done }) || o1.Err != nil {
+		t.Fatalf("b never led: %v", o1.Err)
+	}
+	if !cut.cut {
+		t.Fatal("a's delete was never cut off")
+	}
+	l1 := o1.V
+	o2 := sim.Submit(w, 2, mustMaster(t, "/svc/master", "c").Campaign())
+	if !w.Settle(func() bool { return resign.Done }) || resign.Err != nil {
+		t.Fatalf("resign: %v", resign.Err)
+	}
+	w.Settle(func() bool { return o2.Done })
+	if o2.Done {
+		t.Fatalf("c leads (err %v) while b's leadership is %v: a's retried delete removed b's node", o2.Err, l1.Err())
+	}
+	if st, ok := w.Server.NodeStat("/svc/master"); !ok || st.EphemeralOwner != l1.Session().ID || st.Czxid != l1.Token() {
+		t.Fatalf("master node %v %+v, want b's (token %d)", ok, st, l1.Token())
+	}
+	if l1.Err() != nil {
+		t.Fatalf("b lost leadership: %v", l1.Err())
+	}
+}
+
+// A master that has not heard that its node was deleted (its deliveries
+// are held) is deposed: someone deletes its node by hand and another
+// candidate becomes master. Its fenced write, sent only now, must be
+// refused by ZooKeeper, although the node at the master's path is at
+// version 0 again.
+func TestMasterFencedWriteOfDeposedMasterRefused(t *testing.T) {
+	w, _ := newWorld(t, 1, 3, fakezk.Config{})
+	if _, err := mustRun(t, w, 2, task.Create("/log", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	l0, err := mustRun(t, w, 0, mustMaster(t, "/svc/master", "a").Campaign())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o1 := sim.Submit(w, 1, mustMaster(t, "/svc/master", "b").Campaign())
+	w.Settle(func() bool { return false })
+	w.Server.Delay(w.Conns[0], 10*time.Second) // a hears nothing for a while
+	if _, err := mustRun(t, w, 2, task.Delete("/svc/master", task.AnyVersion)); err != nil {
+		t.Fatal(err) // an operator removes the master node
+	}
+	if !w.Settle(func() bool { return o1.Done }) || o1.Err != nil {
+		t.Fatalf("b never led: %v", o1.Err)
+	}
+	if l0.Err() != nil {
+		t.Fatalf("a heard of its loss before the test could write: %v", l0.Err())
+	}
+	write := sim.Submit(w, 0, l0.Fenced(&task.CreateRequest{Path: "/log/late", Mode: task.Persistent}))
+	w.Settle(func() bool { return write.Done })
+	if st, ok := w.Server.NodeStat("/log/late"); ok {
+		t.Fatalf("a deposed master's fenced write was applied while b leads: %+v", st)
+	}
+	if !write.Done || !errors.Is(write.Err, election.ErrLost) {
+		t.Fatalf("fenced write of a deposed master: done %v, err %v, want ErrLost", write.Done, write.Err)
+	}
+	if l0.Err() == nil {
+		t.Error("a's leadership not marked lost after a refused fenced write")
+	}
+	if o1.V.Err() != nil {
+		t.Errorf("b lost leadership: %v", o1.V.Err())
+	}
+}

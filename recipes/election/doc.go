@@ -34,14 +34,58 @@
 // disconnects the client hears of at once, or with a client library that
 // notices silence sooner.
 // A process paused (garbage collection, a stopped VM) for longer than the
-// margin can still act late: writes that must never come from a former
-// leader go through Leadership.Fenced, which ZooKeeper itself refuses
-// once the candidate node is gone, however late they arrive.
+// margin, or whose deliveries are late, can still act late: no client-side
+// rule prevents that. Writes that must never come from a former leader go
+// through Leadership.Fenced, which ZooKeeper itself refuses once another
+// leader may act, however late they arrive (see Fencing below).
 //
 // Fencing token: Leadership.Token is the candidate node's czxid. In one
 // election directory a later leader's node was created later (sequence
 // numbers follow creation) or, for a Master, created after the former
 // master node was deleted: tokens of successive leaders strictly increase.
+//
+// # Fencing
+//
+// A fence must name one leadership, not a path: a node deleted and
+// created again at the same path starts again at version 0.
+//
+//   - Election: Fenced checks the candidate node at the version it was
+//     created with. Its name is unique to the campaign (a prefix drawn for
+//     the attempt, and the directory's sequence number), so once it is
+//     deleted no later node has its path: the check fails for good.
+//   - Master: the master node's path is fixed, so Fenced checks the epoch
+//     node (PATH+EpochSuffix) at the version the leader's own multi gave
+//     it. Every new master writes the epoch node in the multi that creates
+//     the master node, so the check fails as soon as anyone else has
+//     become master, whether the former node went by expiry, by Resign or
+//     by an operator's delete, and whoever created the node again.
+//
+// What a fence does not see, said plainly: a Master's epoch node deleted
+// by hand and created again restarts at version 0 (leave it alone, as
+// you would a lock's directory); an operator who deletes a Master's node
+// and creates one by hand outside the recipe makes no new master, so the
+// old one's fence still passes (no two leaders act on it: the operator's
+// node leads nothing).
+//
+// Deletes follow the same rule. A delete retried after a lost reply never
+// goes by version alone: Resign and the cleanups delete a candidate node
+// only after reading that it is still our incarnation (czxid and owner),
+// and a Master's node with a multi that checks the epoch, which any later
+// master has moved (zkops.DeleteNode, deleteMaster). So a former leader's
+// late delete never removes the node of the leader after it.
+//
+// # Faults
+//
+// Crash and restart with the same identity: the dead process's session
+// lives until the server expires it, and its node with it; the new
+// process campaigns on a new session and waits behind that node like any
+// candidate (the owner and czxid checks tell the two apart even when they
+// draw the same candidate names from the same executor seed). An operator
+// who deletes a leader's node ends that leadership (the node watch), and
+// the next candidate leads; the former leader's fenced writes are refused
+// as above. A process paused past its session timeout resumes believing it
+// leads until its events arrive: its fenced writes are refused, its
+// unfenced actions are not (no library can stop those).
 //
 // # Election protocol
 //
@@ -79,18 +123,34 @@
 //
 // # Master protocol
 //
-//  1. Create PATH as an ephemeral node with data Config.Data. Success: go
-//     to 4. ErrNoNode: create the parent path, go to 1.
+//  0. Draw a 128-bit campaign id from the executor's seeded source.
+//  1. One multi: create PATH (ephemeral, data Config.Data) and set the data
+//     of the epoch node PATH+EpochSuffix to the campaign id at any version.
+//     Both are one transaction, so the epoch node's new version is this
+//     master's epoch and its mzxid is the master node's czxid. Success: go
+//     to 4. ErrNoNode (the parent or the epoch node is missing): create
+//     them (persistent), go to 1.
 //  2. ErrNodeExists, ErrConnectionLoss or ErrNotSent: exists with a watch
-//     on PATH. Gone: go to 1. Its ephemeral owner is our session (a create
-//     whose reply was lost was applied): go to 4. Someone else's: wait for
-//     the watch, then go to 1. Every waiter is woken by the master's
-//     deletion (a herd bounded by the number of candidates; use Election
-//     for many candidates).
-//  3. Failure, deadline or cancel: a cleanup deletes PATH if its owner is
-//     our session.
-//  4. Read PATH (exists): its ephemeral owner must be our session, still
-//     current; then leadership is granted. Otherwise go to 2.
+//     on PATH. Gone: go to 1. Owned by our session: read the epoch node;
+//     if its data is our campaign id and its mzxid is the node's czxid,
+//     our multi made the node (a reply that was lost): go to 4. Anyone
+//     else's (another campaign's, even on our session): wait for the
+//     watch, then go to 1. Every waiter is woken by the master's deletion
+//     (a herd bounded by the number of candidates; use Election for many
+//     candidates).
+//  3. Failure, deadline or cancel: a cleanup deletes PATH if step 2's test
+//     says our multi made it, with the multi of Resign below.
+//  4. Read PATH (exists): it must be the node our multi made (its czxid),
+//     owned by our session, still current; then leadership is granted with
+//     the epoch. Otherwise go to 2. (An epoch whose version wrapped to -1,
+//     after 2^32 masters, would read as "any version" in a check: that
+//     candidate deletes its node and goes to 1.)
+//
+// A Master's Resign, and its delete after giving up, send one multi: a
+// check of the epoch node at our epoch, and a delete of PATH. It is
+// retried as it is after a lost reply: if the first was applied, the
+// retry finds PATH gone (no master since) or the epoch moved (a later
+// master, whose node must stay).
 //
 // # While leading
 //
@@ -117,8 +177,9 @@
 //     passes the delete goes on as a flow of its own; a session that ended
 //     took the node with it). Idempotent.
 //
-// Fenced(ops...) sends one multi: a check of our node at the version it
-// was created with, then ops. A refused check fails with ErrLost wrapping
+// Fenced(ops...) sends one multi: a check (of our candidate node at the
+// version it was created with; for a Master, of the epoch node at our
+// epoch), then ops. A refused check fails with ErrLost wrapping
 // the server's error and ends the leadership. Once leadership is known to
 // have ended, Fenced refuses at once without sending.
 //

@@ -69,7 +69,11 @@
 // before leading again; after expiry Replica.Run runs for election again
 // with a new node on the new session. Every leader write is a multi whose
 // first op checks the leader's own candidate node (version 0), so a
-// deposed leader's writes fail.
+// deposed leader's writes fail. The check names one leadership, not a
+// path that any leader could hold: the candidate's name carries its
+// session id, a random draw and the directory's sequence number, so once
+// it is deleted (expiry, an operator) no later candidate has its path,
+// and the check fails however late the write arrives.
 //
 // # Leader round
 //

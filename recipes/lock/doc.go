@@ -10,7 +10,14 @@
 // directory; and every write made through Held.Fenced is applied only while
 // the writer's lock node exists with the version it was acquired with, so
 // ZooKeeper itself rejects the writes of a holder that has lost the lock
-// (session expired, node deleted), however late they arrive. The fencing
+// (session expired, node deleted), however late they arrive. The check
+// names one hold, not a path any holder could have: the node's name is
+// unique to the attempt (a 128-bit prefix drawn for it, and the
+// directory's sequence number), so once deleted no later contender's node
+// has its path. (Two processes given the same executor seed draw the same
+// prefixes; they still get different sequence numbers unless the
+// directory is deleted and created again between them. Leave
+// Executor seeds random in production.) The fencing
 // tokens of successive holders strictly increase. What a holder does
 // outside Fenced is its own business: after a loss it is told (Done, Err),
 // but not before the client hears of it.

@@ -17,7 +17,7 @@
 // has its path. (Two processes given the same executor seed draw the same
 // prefixes; they still get different sequence numbers unless the
 // directory is deleted and created again between them. Leave
-// Executor seeds random in production.) The fencing
+// executor.Config.Seed zero in production: a random seed.) The fencing
 // tokens of successive holders strictly increase. What a holder does
 // outside Fenced is its own business: after a loss it is told (Done, Err),
 // but not before the client hears of it.

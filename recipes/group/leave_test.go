@@ -1,0 +1,74 @@
+package group_test
+
+import (
+	"testing"
+
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/group"
+	"github.com/zkflow/zkflow/task"
+)
+
+// cutOnDelete cuts its client off (the session lives on) just after it
+// sends a delete of path, once armed, the delete applied first.
+type cutOnDelete struct {
+	*fakezk.Conn
+	w     *sim.World
+	path  string
+	armed bool
+	cut   bool
+}
+
+func (c *cutOnDelete) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	c.Conn.Do(req, done, watch)
+	if d, ok := req.(*task.DeleteRequest); ok && c.armed && !c.cut && d.Path == c.path {
+		c.cut = true
+		c.w.Server.Partition(c.Conn, c.w.Timeout()/3, true)
+	}
+}
+
+// A member leaves; its delete is applied but the reply is lost and it is
+// cut off. Meanwhile a process with the same member id joins on another
+// session. The leave's retry must not delete that new member node: every
+// incarnation of the fixed path starts at version 0.
+func TestLeaveLostReplyKeepsNextIncarnation(t *testing.T) {
+	var cut *cutOnDelete
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
+		if i == 0 {
+			cut = &cutOnDelete{Conn: conn, path: "/g/m"}
+			return cut
+		}
+		return conn
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	cut.w = w
+	g, _ := group.New("/g")
+	m0, err := sim.Run(w, 0, g.Join("m", []byte("old")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut.armed = true
+	leave := sim.Submit(w, 0, m0.Leave())
+	if !w.Settle(func() bool { return cut.cut }) {
+		t.Fatal("the leave's delete was never sent")
+	}
+	m1, err := sim.Run(w, 1, g.Join("m", []byte("new")))
+	if err != nil {
+		t.Fatalf("join with the same id while the old member is cut off: %v", err)
+	}
+	joined, _ := w.Server.NodeStat("/g/m")
+	if !w.Settle(func() bool { return leave.Done }) || leave.Err != nil {
+		t.Fatalf("leave: %v", leave.Err)
+	}
+	w.Settle(func() bool { return false })
+	st, ok := w.Server.NodeStat("/g/m")
+	if !ok || st.EphemeralOwner != m1.Session().ID || st.Czxid != joined.Czxid {
+		t.Fatalf("member node %v %+v: the old member's retried leave deleted the new member's node (new session %#x, its node's czxid %d)", ok, st, m1.Session().ID, joined.Czxid)
+	}
+	if m1.Err() != nil {
+		t.Fatalf("new member ended: %v", m1.Err())
+	}
+}

@@ -29,6 +29,20 @@
 //   - A panic in a step is a programmer error. It is not turned into an
 //     error value; it crashes the executor goroutine.
 //
+// # Scopes and cancellation
+//
+// Every flow runs in a Scope, a node of a tree rooted at its session's
+// scope. Canceling a scope (Scope.Cancel, a deadline, the session's expiry,
+// the executor's Close) ends it and every scope under it before Cancel
+// returns: each has Err() != nil and each parked chain in them has received
+// the error. This holds whatever the code that cancellation runs does
+// meanwhile (OnDone callbacks and the continuations of abandoned waits may
+// close, cancel or create scopes anywhere, the one being canceled
+// included): a scope that has ended takes no new child, and the walk over
+// children survives any of them being closed under it. Cancellation is
+// linear in the scopes it ends. A closed scope is unlinked from its parent
+// and unlinks its children, so no scope stays linked under a closed one.
+//
 // # Errors
 //
 // Operations fail with an *OpError naming the operation and path and

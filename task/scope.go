@@ -57,8 +57,12 @@ type Scope struct {
 
 	children scopeList
 	sibling  scopeLink
-	waits    waitList
-	defers   []*deferred
+	// cursor is the child Cancel visits next while it walks children
+	// (nil otherwise); unlink moves it on when that child is closed.
+	cursor  *Scope
+	walking bool
+	waits   waitList
+	defers  []*deferred
 }
 
 // NewSessionScope returns the scope under which every flow bound to
@@ -153,6 +157,16 @@ func (s *Scope) OnDone(fn func(err error)) {
 // Cancel ends the scope with err (ErrCanceled if nil) unless it has already
 // ended: every wait in it and in its children is abandoned, so the chains
 // waiting there receive err at once; their late results are dropped.
+//
+// Cancel reaches every descendant of s, whatever runs while it does: the
+// OnDone callbacks and the continuations of abandoned waits that it calls
+// may close, cancel or create any scope, this one included. It can, because
+// a scope that has ended links no new child (Child returns it already
+// ended), so the walk only ever loses children, and closing a child moves
+// the walk's cursor past it. Children are canceled first, newest first,
+// then the scope's own waits are abandoned, then its OnDone callbacks run,
+// in the order registered. The work is linear in the number of scopes
+// canceled (and of the waits and callbacks they hold).
 func (s *Scope) Cancel(err error) {
 	if s.err != nil {
 		return
@@ -165,10 +179,14 @@ func (s *Scope) Cancel(err error) {
 		s.timer.Stop()
 		s.timer = nil
 	}
-	for c := s.children.head; c != nil; {
-		next := c.sibling.next
+	s.walking = true
+	for c := s.children.head; c != nil; c = s.cursor {
+		s.cursor = c.sibling.next
 		c.Cancel(err)
-		c = next
+	}
+	s.walking = false
+	if s.closed { // closed by what the walk ran: drop what it links
+		s.unlinkChildren()
 	}
 	for w := s.waits.pop(); w != nil; w = s.waits.pop() {
 		w.abandon(err)
@@ -180,11 +198,33 @@ func (s *Scope) Cancel(err error) {
 	}
 }
 
-// Close ends the scope's life: it is detached from its parent, anything
-// still waiting in it is abandoned with ErrCanceled, and its deferred
-// cleanups start as flows of their own. The owner of a scope (whoever made
-// it with Child or WithDeadline) closes it once, when the work it
-// ran has delivered its outcome.
+// unlink detaches child c, keeping a walk of Cancel in progress on course.
+func (s *Scope) unlink(c *Scope) {
+	if s.cursor == c {
+		s.cursor = c.sibling.next
+	}
+	s.children.remove(c)
+}
+
+// unlinkChildren detaches every child of a closed scope (each has ended by
+// then: a scope is canceled, with its children, before it closes). Their
+// own Close later finds them unlinked and does nothing to the list.
+func (s *Scope) unlinkChildren() {
+	for c := s.children.head; c != nil; {
+		next := c.sibling.next
+		c.sibling = scopeLink{}
+		c = next
+	}
+	s.children.head = nil
+}
+
+// Close ends the scope's life: it is detached from its parent, its
+// children are detached from it, anything still waiting in it is abandoned
+// with ErrCanceled, and its deferred cleanups start as flows of their own.
+// The owner of a scope (whoever made it with Child or WithDeadline) closes
+// it once, when the work it ran has delivered its outcome. A closed scope
+// is linked nowhere, so nothing keeps it or its subtree alive but the
+// owner's references.
 func (s *Scope) Close() {
 	if s.closed {
 		return
@@ -201,7 +241,10 @@ func (s *Scope) Close() {
 		s.timer = nil
 	}
 	if s.parent != nil {
-		s.parent.children.remove(s)
+		s.parent.unlink(s)
+	}
+	if !s.walking { // else Cancel's walk, still under way, does it
+		s.unlinkChildren()
 	}
 	for i := len(s.defers) - 1; i >= 0; i-- {
 		if d := s.defers[i]; !d.canceled {

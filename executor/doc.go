@@ -27,6 +27,17 @@
 // Close are safe from other goroutines; every other method, and every
 // task.Runtime method, must be called on the executor goroutine.
 //
+// Misuse that would hang or corrupt the executor is refused at once with
+// a sentinel error, not left to a data race or a deadlock: a second Run
+// while one drives the executor returns ErrAlreadyRunning (the first goes
+// on); a blocking call (Await, AwaitAcrossExpiry, Run, and so every
+// blocking recipe API built on them) made on a goroutine while it runs a
+// job of any executor returns ErrOnExecutor, since that goroutine is the
+// one that would have to run what is awaited; Await and Submit with a nil
+// executor give ErrNilExecutor, with a nil task task.ErrNilTask. "Running
+// a job" is exact: the goroutine that drives an executor with Step may
+// block on it between steps (see misuse.go for how it is told).
+//
 // # Sessions
 //
 // The executor follows its connection's session: Connecting ->

@@ -50,6 +50,7 @@ type Executor struct {
 	spare       []item
 	pending     atomic.Int32
 	stopped     atomic.Bool
+	running     atomic.Bool // a Run has started (it is set for good)
 	closeReq    atomic.Bool
 	wake        chan struct{}
 
@@ -143,7 +144,7 @@ func (e *Executor) drain() {
 // one that calls RunUntilIdle.
 func (e *Executor) Step() bool {
 	if !e.started {
-		e.start()
+		runJob(e.start)
 	}
 	e.drain()
 	fn := e.events.pop()
@@ -155,7 +156,7 @@ func (e *Executor) Step() bool {
 	}
 	e.depth = 0
 	e.stepCount++
-	fn()
+	runJob(fn)
 	return true
 }
 

@@ -55,6 +55,19 @@
 // the session that ended. A flow submitted while the session is suspended
 // waits in the task queue, but its deadline and Flow.Cancel end it at once.
 //
+// The end of a session is published before its flows hear of it. On
+// Expired (or a new session id, published as an Expired of the old
+// session followed by the Connected), on a Closed from the connection, and
+// on Close or Shutdown (published as Closed), the executor first ends
+// every scope of the session (Err reports it, nothing more starts), then
+// hands the event to Config.OnSession and every subscriber, and only then
+// runs the continuations and OnDone callbacks of the ended flows. So
+// inside any continuation of an ended session, every handle that follows
+// the session through Subscribe (a lock, a leadership) already reports the
+// end, even if another subscriber canceled scopes or resumed waits of that
+// session while hearing it (its cancellations find them ended; late
+// resumes are dropped).
+//
 // # Deadlines and cleanup
 //
 // Deadlines are absolute times on the injected clock. A deadline fires from

@@ -256,8 +256,13 @@ func (e *Executor) shutdown() {
 		e.started = true
 	}
 	runJob(func() { // what the cancellation runs is a job like any other
+		e.depth = 0
+		if e.state == task.StateClosed { // the connection said so already
+			return
+		}
 		e.state = task.StateClosed
-		e.sessScope.Cancel(task.ErrClosed)
+		ended := e.sessScope.CancelDeferred(task.ErrClosed)
+		e.endSession(task.Event{Type: task.EventNone, State: task.StateClosed, SessionID: e.session.ID}, ended)
 	})
 	e.RunUntilIdle()
 	if e.conn != nil {

@@ -27,7 +27,10 @@ type Runtime interface {
 	// a child of one, so that expiry and Close end the flows bound to it.
 	SessionScope() *Scope
 	// Subscribe calls fn, on the executor goroutine, with every session
-	// event from now until the returned cancel is called.
+	// event from now until the returned cancel is called. When a session
+	// ends (Expired, Closed), every subscriber hears it after the
+	// session's scopes have ended and before any of their continuations
+	// or OnDone callbacks runs.
 	Subscribe(fn func(Event)) (cancel func())
 	// Rand returns a pseudo-random number from the executor's seeded source.
 	Rand() uint64
@@ -57,10 +60,9 @@ type Scope struct {
 
 	children scopeList
 	sibling  scopeLink
-	// cursor is the child Cancel visits next while it walks children
-	// (nil otherwise); unlink moves it on when that child is closed.
-	cursor  *Scope
-	walking bool
+	// pending links the scopes a cancellation has ended and not yet
+	// delivered (abandoned their waits, run their OnDone callbacks).
+	pending *Scope
 	waits   waitList
 	defers  []*deferred
 }
@@ -158,52 +160,82 @@ func (s *Scope) OnDone(fn func(err error)) {
 // ended: every wait in it and in its children is abandoned, so the chains
 // waiting there receive err at once; their late results are dropped.
 //
-// Cancel reaches every descendant of s, whatever runs while it does: the
-// OnDone callbacks and the continuations of abandoned waits that it calls
-// may close, cancel or create any scope, this one included. It can, because
-// a scope that has ended links no new child (Child returns it already
-// ended), so the walk only ever loses children, and closing a child moves
-// the walk's cursor past it. Children are canceled first, newest first,
-// then the scope's own waits are abandoned, then its OnDone callbacks run,
-// in the order registered. The work is linear in the number of scopes
-// canceled (and of the waits and callbacks they hold).
+// Cancel reaches every descendant of s, whatever runs while it does. It
+// works in two phases. First it ends s and every live scope under it: each
+// has Err() == err, nothing more starts in it, a late resume of one of its
+// waits is dropped; no code but Cancel's runs in this phase, so nothing
+// can change the tree under it. Then it delivers: for each scope ended,
+// children before parents, it abandons the waits (their continuations get
+// err) and runs the OnDone callbacks, in the order registered. What those
+// do (close, cancel or create any scope, this one included) cannot hide a
+// scope from cancellation: every scope under s has ended before the first
+// of them runs, and an ended scope takes no new child (Child returns it
+// already ended). The work is linear in the scopes ended and the waits and
+// callbacks they hold, and allocates nothing.
 func (s *Scope) Cancel(err error) {
+	s.CancelDeferred(err).Deliver()
+}
+
+// CancelDeferred is the first phase of Cancel alone: it ends s and every
+// live scope under it with err (ErrCanceled if nil) and returns the second
+// phase, which the caller must Deliver, once, on the executor goroutine.
+// In between, Err reports the end, nothing starts in these scopes and late
+// resumes are dropped, but no continuation of theirs runs and no OnDone
+// callback. The executor uses it to tell every session subscriber that a
+// session ended before any continuation of that session runs.
+func (s *Scope) CancelDeferred(err error) Delivery {
 	if s.err != nil {
-		return
+		return Delivery{}
 	}
 	if err == nil {
 		err = ErrCanceled
 	}
+	var d Delivery
+	s.end(err, &d)
+	return d
+}
+
+// end sets err on s and on every live scope under it, and queues each on d,
+// children first.
+func (s *Scope) end(err error, d *Delivery) {
 	s.err = err
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
 	}
-	s.walking = true
-	for c := s.children.head; c != nil; c = s.cursor {
-		s.cursor = c.sibling.next
-		c.Cancel(err)
+	for c := s.children.head; c != nil; c = c.sibling.next {
+		if c.err == nil { // an ended scope's subtree has ended already
+			c.end(err, d)
+		}
 	}
-	s.walking = false
-	if s.closed { // closed by what the walk ran: drop what it links
-		s.unlinkChildren()
+	if d.tail == nil {
+		d.head = s
+	} else {
+		d.tail.pending = s
 	}
-	for w := s.waits.pop(); w != nil; w = s.waits.pop() {
-		w.abandon(err)
-	}
-	fns := s.onDone
-	s.onDone = nil
-	for _, fn := range fns {
-		fn(err)
-	}
+	d.tail = s
 }
 
-// unlink detaches child c, keeping a walk of Cancel in progress on course.
-func (s *Scope) unlink(c *Scope) {
-	if s.cursor == c {
-		s.cursor = c.sibling.next
+// Delivery is the second phase of a cancellation (see CancelDeferred).
+type Delivery struct{ head, tail *Scope }
+
+// Deliver abandons the waits of the scopes the cancellation ended, so
+// their chains receive its error, and runs their OnDone callbacks. It must
+// be called once; the zero Delivery does nothing.
+func (d Delivery) Deliver() {
+	for s := d.head; s != nil; {
+		next := s.pending
+		s.pending = nil
+		for w := s.waits.pop(); w != nil; w = s.waits.pop() {
+			w.abandon(s.err)
+		}
+		fns := s.onDone
+		s.onDone = nil
+		for _, fn := range fns {
+			fn(s.err)
+		}
+		s = next
 	}
-	s.children.remove(c)
 }
 
 // unlinkChildren detaches every child of a closed scope (each has ended by
@@ -241,11 +273,9 @@ func (s *Scope) Close() {
 		s.timer = nil
 	}
 	if s.parent != nil {
-		s.parent.unlink(s)
+		s.parent.children.remove(s)
 	}
-	if !s.walking { // else Cancel's walk, still under way, does it
-		s.unlinkChildren()
-	}
+	s.unlinkChildren()
 	for i := len(s.defers) - 1; i >= 0; i-- {
 		if d := s.defers[i]; !d.canceled {
 			Go(s, d.t, func(_ Unit, err error) {

@@ -285,8 +285,8 @@ func scopeLinksErr(scopes ...*Scope) error {
 		if s.closed && s.children.head != nil {
 			return fmt.Errorf("a closed scope still links children")
 		}
-		if s.cursor != nil {
-			return fmt.Errorf("a cancellation cursor left set")
+		if s.pending != nil {
+			return fmt.Errorf("a scope left queued for delivery")
 		}
 		var prev *Scope
 		for c := s.children.head; c != nil; c = c.sibling.next {

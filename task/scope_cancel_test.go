@@ -248,7 +248,24 @@ func randomCancelTree(seed uint64) error {
 		saved = budget
 	}
 	budget = saved
-	top.s.Cancel(errors.New("root canceled"))
+	if rng.IntN(2) == 0 {
+		top.s.Cancel(errors.New("root canceled"))
+	} else {
+		// As the executor ends a session: subscribers act between the
+		// two phases, and each sees every scope already ended.
+		d := top.s.CancelDeferred(errors.New("root canceled"))
+		for range rng.IntN(4) {
+			n := pick()
+			if n == top {
+				continue // its siblings are outside the canceled tree
+			}
+			if n.s.Err() == nil {
+				return fmt.Errorf("a scope live between the phases of its ancestor's cancellation")
+			}
+			act(n)
+		}
+		d.Deliver()
+	}
 	rt.drain()
 	for i, n := range nodes {
 		if n.s.Err() == nil {

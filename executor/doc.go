@@ -27,6 +27,17 @@
 // Close are safe from other goroutines; every other method, and every
 // task.Runtime method, must be called on the executor goroutine.
 //
+// Misuse that would hang or corrupt the executor is refused at once with
+// a sentinel error, not left to a data race or a deadlock: a second Run
+// while one drives the executor returns ErrAlreadyRunning (the first goes
+// on); a blocking call (Await, AwaitAcrossExpiry, Run, and so every
+// blocking recipe API built on them) made on a goroutine while it runs a
+// job of any executor returns ErrOnExecutor, since that goroutine is the
+// one that would have to run what is awaited; Await and Submit with a nil
+// executor give ErrNilExecutor, with a nil task task.ErrNilTask. "Running
+// a job" is exact: the goroutine that drives an executor with Step may
+// block on it between steps (see misuse.go for how it is told).
+//
 // # Sessions
 //
 // The executor follows its connection's session: Connecting ->
@@ -43,6 +54,19 @@
 // task.ErrSessionExpired and unsent, requests made meanwhile by flows of
 // the session that ended. A flow submitted while the session is suspended
 // waits in the task queue, but its deadline and Flow.Cancel end it at once.
+//
+// The end of a session is published before its flows hear of it. On
+// Expired (or a new session id, published as an Expired of the old
+// session followed by the Connected), on a Closed from the connection, and
+// on Close or Shutdown (published as Closed), the executor first ends
+// every scope of the session (Err reports it, nothing more starts), then
+// hands the event to Config.OnSession and every subscriber, and only then
+// runs the continuations and OnDone callbacks of the ended flows. So
+// inside any continuation of an ended session, every handle that follows
+// the session through Subscribe (a lock, a leadership) already reports the
+// end, even if another subscriber canceled scopes or resumed waits of that
+// session while hearing it (its cancellations find them ended; late
+// resumes are dropped).
 //
 // # Deadlines and cleanup
 //

@@ -30,7 +30,11 @@ type Config struct {
 	// goroutine and must not block. nil logs them with slog.Default().
 	OnError func(error)
 	// OnSession receives every session event after the executor has applied
-	// it. It runs on the executor goroutine and must not block.
+	// it, before the subscribers (task.Runtime.Subscribe) do; also the
+	// Expired it infers from a new session id and the Closed of Close and
+	// Shutdown. When the event ends a session, it runs before any
+	// continuation of the ended flows. It runs on the executor goroutine
+	// and must not block.
 	OnSession func(task.Event, task.Session)
 }
 
@@ -50,6 +54,7 @@ type Executor struct {
 	spare       []item
 	pending     atomic.Int32
 	stopped     atomic.Bool
+	running     atomic.Bool // a Run has started (it is set for good)
 	closeReq    atomic.Bool
 	wake        chan struct{}
 
@@ -143,7 +148,7 @@ func (e *Executor) drain() {
 // one that calls RunUntilIdle.
 func (e *Executor) Step() bool {
 	if !e.started {
-		e.start()
+		runJob(e.start)
 	}
 	e.drain()
 	fn := e.events.pop()
@@ -155,7 +160,7 @@ func (e *Executor) Step() bool {
 	}
 	e.depth = 0
 	e.stepCount++
-	fn()
+	runJob(fn)
 	return true
 }
 
@@ -194,16 +199,29 @@ func (e *Executor) start() {
 }
 
 // onEvent applies a session event: the state machine of the package doc.
+//
+// When the session ends (Expired, Closed, or a new session id without
+// Expired first), the flows bound to it are ended in two phases around
+// the publication of the event: first every scope of the session ends
+// (Err reports it, nothing more starts), then Config.OnSession and every
+// subscriber hear the event, and only then are the continuations and
+// OnDone callbacks of the ended flows run. So a handle that learns of the
+// end from session events has heard it before any continuation of its
+// session runs, even when another subscriber cancels scopes or resumes
+// waits of that session while it hears the event.
 func (e *Executor) onEvent(ev task.Event) {
 	if ev.Type != task.EventNone || e.state == task.StateClosed {
 		return
 	}
+	var ended task.Delivery
 	switch ev.State {
 	case task.StateConnected:
 		if e.session.ID != 0 && ev.SessionID != e.session.ID {
 			// A new session without an Expired event first: treat it as
-			// expiry, never as a silent switch.
-			e.expire()
+			// expiry, never as a silent switch, and say so to subscribers.
+			old := e.session.ID
+			e.state = task.StateExpired
+			e.endSession(task.Event{Type: task.EventNone, State: task.StateExpired, SessionID: old}, e.expire())
 		}
 		e.session.ID = ev.SessionID
 		e.session.Timeout = ev.Timeout
@@ -217,15 +235,27 @@ func (e *Executor) onEvent(ev task.Event) {
 		}
 	case task.StateExpired:
 		if e.state != task.StateExpired {
-			e.expire()
+			ended = e.expire()
 		}
 		e.state = task.StateExpired
 	case task.StateClosed:
 		e.state = task.StateClosed
-		e.sessScope.Cancel(task.ErrClosed)
+		ended = e.sessScope.CancelDeferred(task.ErrClosed)
 	default:
 		return
 	}
+	e.endSession(ev, ended)
+}
+
+// endSession publishes ev, then delivers ended: the continuations of the
+// flows of an ended session run after every subscriber has heard of it.
+func (e *Executor) endSession(ev task.Event, ended task.Delivery) {
+	e.publish(ev)
+	ended.Deliver()
+}
+
+// publish hands ev to Config.OnSession and to every subscriber.
+func (e *Executor) publish(ev task.Event) {
 	sess := *e.session
 	if e.onSess != nil {
 		e.onSess(ev, sess)
@@ -238,13 +268,14 @@ func (e *Executor) onEvent(ev task.Event) {
 	e.compactSubs()
 }
 
-// expire ends the current session: every flow bound to it fails with
-// ErrSessionExpired, and later flows bind to the next session.
-func (e *Executor) expire() {
+// expire ends the current session: every flow bound to it ends with
+// ErrSessionExpired, and later flows bind to the next session. The
+// returned delivery runs the ended flows' continuations.
+func (e *Executor) expire() task.Delivery {
 	old := e.sessScope
 	e.session = &task.Session{Epoch: e.session.Epoch + 1}
 	e.sessScope = task.NewSessionScope(e, e.session)
-	old.Cancel(task.ErrSessionExpired)
+	return old.CancelDeferred(task.ErrSessionExpired)
 }
 
 type subscription struct {

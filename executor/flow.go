@@ -32,6 +32,9 @@ type Flow struct {
 func (f *Flow) Cancel() { f.cancel(task.ErrCanceled) }
 
 func (f *Flow) cancel(err error) {
+	if f.e == nil { // Submit refused it: there is nothing to cancel
+		return
+	}
 	f.mu.Lock()
 	if f.canceled == nil {
 		f.canceled = err
@@ -59,13 +62,21 @@ type Options struct {
 // Config.OnError. Submit is safe to call from any goroutine; it is the only
 // method of the package that is, with Flow.Cancel, Await and Close. After
 // the executor has stopped, k receives task.ErrClosed on the calling
-// goroutine.
+// goroutine; with a nil executor, ErrNilExecutor (and the Flow's Cancel
+// does nothing).
 func Submit[T any](e *Executor, t task.Task[T], k task.Cont[T]) *Flow {
 	return SubmitWith(e, t, Options{}, k)
 }
 
 // SubmitWith is Submit with per-flow options.
 func SubmitWith[T any](e *Executor, t task.Task[T], opts Options, k task.Cont[T]) *Flow {
+	if e == nil {
+		if k != nil {
+			var zero T
+			k(zero, ErrNilExecutor)
+		}
+		return &Flow{}
+	}
 	f := &Flow{e: e}
 	finish := func(v T, err error) {
 		if f.ended {
@@ -124,10 +135,28 @@ func SubmitWith[T any](e *Executor, t task.Task[T], opts Options, k task.Cont[T]
 // Await returns task.ErrCanceled or task.ErrDeadlineExceeded, which match
 // context.Canceled and context.DeadlineExceeded under errors.Is. Someone
 // must be running the executor (Run) for Await to return before ctx ends.
+//
+// Await refuses at once what could only block forever or stall an
+// executor: called on a goroutine that is running an executor's job (a task
+// body, a continuation, a session or watch callback; of this executor or
+// any other) it returns ErrOnExecutor; with a nil executor,
+// ErrNilExecutor; with a nil task, task.ErrNilTask. The goroutine that
+// drives the executor with Step may call Await between steps.
 func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 	type result struct {
 		v   T
 		err error
+	}
+	switch {
+	case e == nil:
+		var zero T
+		return zero, ErrNilExecutor
+	case t == nil:
+		var zero T
+		return zero, task.ErrNilTask
+	case onExecutorGoroutine():
+		var zero T
+		return zero, ErrOnExecutor
 	}
 	if err := ctx.Err(); err != nil { // ended already: submit nothing
 		var zero T
@@ -170,9 +199,23 @@ func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) 
 // called, then stops: every flow still running fails with task.ErrClosed
 // (their continuations and cleanups run), the connection is closed and its
 // last events applied. Run returns nil after Close, ctx's error otherwise.
+//
+// An executor has one Run: a second Run while the first drives it returns
+// ErrAlreadyRunning at once and leaves the first undisturbed, whatever its
+// ctx; Run after the executor stopped returns ErrStopped; Run called from
+// an executor's job returns ErrOnExecutor.
 func (e *Executor) Run(ctx context.Context) error {
+	if onExecutorGoroutine() {
+		return ErrOnExecutor
+	}
 	if e.stopped.Load() {
 		return ErrStopped
+	}
+	if !e.running.CompareAndSwap(false, true) {
+		if e.stopped.Load() {
+			return ErrStopped
+		}
+		return ErrAlreadyRunning
 	}
 	for {
 		for e.Step() {
@@ -212,8 +255,15 @@ func (e *Executor) shutdown() {
 	if !e.started {
 		e.started = true
 	}
-	e.state = task.StateClosed
-	e.sessScope.Cancel(task.ErrClosed)
+	runJob(func() { // what the cancellation runs is a job like any other
+		e.depth = 0
+		if e.state == task.StateClosed { // the connection said so already
+			return
+		}
+		e.state = task.StateClosed
+		ended := e.sessScope.CancelDeferred(task.ErrClosed)
+		e.endSession(task.Event{Type: task.EventNone, State: task.StateClosed, SessionID: e.session.ID}, ended)
+	})
 	e.RunUntilIdle()
 	if e.conn != nil {
 		if err := e.conn.Close(); err != nil {

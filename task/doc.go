@@ -29,6 +29,29 @@
 //   - A panic in a step is a programmer error. It is not turned into an
 //     error value; it crashes the executor goroutine.
 //
+// # Scopes and cancellation
+//
+// Every flow runs in a Scope, a node of a tree rooted at its session's
+// scope. Canceling a scope (Scope.Cancel, a deadline, the session's expiry,
+// the executor's Close) ends it and every scope under it before Cancel
+// returns: each has Err() != nil and each chain parked in them has
+// received the error. Cancellation works in two phases: first every scope
+// of the subtree ends (no code but the runtime's runs then), then the
+// waits are abandoned and the OnDone callbacks run, children before
+// parents. So whatever those continuations and callbacks do (close,
+// cancel or create scopes anywhere, the one being canceled included) no
+// scope escapes, and each of them already sees the whole subtree ended. An
+// ended scope takes no new child and drops late resumes. Cancellation is
+// linear in the scopes it ends and allocates nothing. A closed scope is
+// unlinked from its parent and unlinks its children, so no scope stays
+// linked under a closed one.
+//
+// The executor publishes the end of a session (Expired, Closed) to every
+// Runtime.Subscribe subscriber between the two phases
+// (Scope.CancelDeferred): by the time any continuation of an ended session
+// runs, every subscriber, and so every handle that follows the session
+// through them, has heard the end.
+//
 // # Errors
 //
 // Operations fail with an *OpError naming the operation and path and

@@ -27,7 +27,10 @@ type Runtime interface {
 	// a child of one, so that expiry and Close end the flows bound to it.
 	SessionScope() *Scope
 	// Subscribe calls fn, on the executor goroutine, with every session
-	// event from now until the returned cancel is called.
+	// event from now until the returned cancel is called. When a session
+	// ends (Expired, Closed), every subscriber hears it after the
+	// session's scopes have ended and before any of their continuations
+	// or OnDone callbacks runs.
 	Subscribe(fn func(Event)) (cancel func())
 	// Rand returns a pseudo-random number from the executor's seeded source.
 	Rand() uint64
@@ -57,8 +60,11 @@ type Scope struct {
 
 	children scopeList
 	sibling  scopeLink
-	waits    waitList
-	defers   []*deferred
+	// pending links the scopes a cancellation has ended and not yet
+	// delivered (abandoned their waits, run their OnDone callbacks).
+	pending *Scope
+	waits   waitList
+	defers  []*deferred
 }
 
 // NewSessionScope returns the scope under which every flow bound to
@@ -153,38 +159,104 @@ func (s *Scope) OnDone(fn func(err error)) {
 // Cancel ends the scope with err (ErrCanceled if nil) unless it has already
 // ended: every wait in it and in its children is abandoned, so the chains
 // waiting there receive err at once; their late results are dropped.
+//
+// Cancel reaches every descendant of s, whatever runs while it does. It
+// works in two phases. First it ends s and every live scope under it: each
+// has Err() == err, nothing more starts in it, a late resume of one of its
+// waits is dropped; no code but Cancel's runs in this phase, so nothing
+// can change the tree under it. Then it delivers: for each scope ended,
+// children before parents, it abandons the waits (their continuations get
+// err) and runs the OnDone callbacks, in the order registered. What those
+// do (close, cancel or create any scope, this one included) cannot hide a
+// scope from cancellation: every scope under s has ended before the first
+// of them runs, and an ended scope takes no new child (Child returns it
+// already ended). The work is linear in the scopes ended and the waits and
+// callbacks they hold, and allocates nothing.
 func (s *Scope) Cancel(err error) {
+	s.CancelDeferred(err).Deliver()
+}
+
+// CancelDeferred is the first phase of Cancel alone: it ends s and every
+// live scope under it with err (ErrCanceled if nil) and returns the second
+// phase, which the caller must Deliver, once, on the executor goroutine.
+// In between, Err reports the end, nothing starts in these scopes and late
+// resumes are dropped, but no continuation of theirs runs and no OnDone
+// callback. The executor uses it to tell every session subscriber that a
+// session ended before any continuation of that session runs.
+func (s *Scope) CancelDeferred(err error) Delivery {
 	if s.err != nil {
-		return
+		return Delivery{}
 	}
 	if err == nil {
 		err = ErrCanceled
 	}
+	var d Delivery
+	s.end(err, &d)
+	return d
+}
+
+// end sets err on s and on every live scope under it, and queues each on d,
+// children first.
+func (s *Scope) end(err error, d *Delivery) {
 	s.err = err
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
 	}
-	for c := s.children.head; c != nil; {
-		next := c.sibling.next
-		c.Cancel(err)
-		c = next
+	for c := s.children.head; c != nil; c = c.sibling.next {
+		if c.err == nil { // an ended scope's subtree has ended already
+			c.end(err, d)
+		}
 	}
-	for w := s.waits.pop(); w != nil; w = s.waits.pop() {
-		w.abandon(err)
+	if d.tail == nil {
+		d.head = s
+	} else {
+		d.tail.pending = s
 	}
-	fns := s.onDone
-	s.onDone = nil
-	for _, fn := range fns {
-		fn(err)
+	d.tail = s
+}
+
+// Delivery is the second phase of a cancellation (see CancelDeferred).
+type Delivery struct{ head, tail *Scope }
+
+// Deliver abandons the waits of the scopes the cancellation ended, so
+// their chains receive its error, and runs their OnDone callbacks. It must
+// be called once; the zero Delivery does nothing.
+func (d Delivery) Deliver() {
+	for s := d.head; s != nil; {
+		next := s.pending
+		s.pending = nil
+		for w := s.waits.pop(); w != nil; w = s.waits.pop() {
+			w.abandon(s.err)
+		}
+		fns := s.onDone
+		s.onDone = nil
+		for _, fn := range fns {
+			fn(s.err)
+		}
+		s = next
 	}
 }
 
-// Close ends the scope's life: it is detached from its parent, anything
-// still waiting in it is abandoned with ErrCanceled, and its deferred
-// cleanups start as flows of their own. The owner of a scope (whoever made
-// it with Child or WithDeadline) closes it once, when the work it
-// ran has delivered its outcome.
+// unlinkChildren detaches every child of a closed scope (each has ended by
+// then: a scope is canceled, with its children, before it closes). Their
+// own Close later finds them unlinked and does nothing to the list.
+func (s *Scope) unlinkChildren() {
+	for c := s.children.head; c != nil; {
+		next := c.sibling.next
+		c.sibling = scopeLink{}
+		c = next
+	}
+	s.children.head = nil
+}
+
+// Close ends the scope's life: it is detached from its parent, its
+// children are detached from it, anything still waiting in it is abandoned
+// with ErrCanceled, and its deferred cleanups start as flows of their own.
+// The owner of a scope (whoever made it with Child or WithDeadline) closes
+// it once, when the work it ran has delivered its outcome. A closed scope
+// is linked nowhere, so nothing keeps it or its subtree alive but the
+// owner's references.
 func (s *Scope) Close() {
 	if s.closed {
 		return
@@ -203,6 +275,7 @@ func (s *Scope) Close() {
 	if s.parent != nil {
 		s.parent.children.remove(s)
 	}
+	s.unlinkChildren()
 	for i := len(s.defers) - 1; i >= 0; i-- {
 		if d := s.defers[i]; !d.canceled {
 			Go(s, d.t, func(_ Unit, err error) {

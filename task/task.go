@@ -121,6 +121,11 @@ func Suspend[T any](s *Scope, k Cont[T], start func(resume Cont[T]) (stop func()
 		if w.owner == nil {
 			return // abandoned or already resumed
 		}
+		if w.owner.err != nil {
+			// The scope has ended and the wait's abandonment is on its
+			// way (Cancel delivers it): this result is late, dropped.
+			return
+		}
 		w.owner.removeWait(w)
 		w.stop = nil
 		Resume(s, k, v, err)

@@ -162,12 +162,30 @@
 //
 // # The large run
 //
-// make sim runs SIM_SEEDS seeds (default 1500) of every scenario with a
-// TestSimExplore (skipped unless SIM_SEEDS is set) and every
-// TestSimDeterminism, without the race detector, and sums them
-// (internal/simsum): seeds, seeds per second, safety and liveness
-// failures, faults fired per class, determinism pairs. It fails below
-// 10,000 seeds, on any failure or mismatch, or if a class never fired.
+// make sim runs every TestSimExplore (skipped unless SIM_SEEDS is set)
+// and every TestSimDeterminism, without the race detector. A
+// TestSimExplore calls Explore, which runs three sets of seeds of each of
+// its scenarios:
+//
+//   - the regression seeds (Scenario.Regressions): every seed of the
+//     scenario that ever failed, with what went wrong; a package's
+//     TestSimRegressions replays them in every plain go test too;
+//   - the fixed range, seeds 1..SIM_SEEDS, the same on every run;
+//   - the drawn range, SIM_SEEDS seeds from DrawnFrom: the Makefile
+//     passes the commit under test (SIM_COMMIT, git rev-parse HEAD), and
+//     its first 12 hex digits above FixedFrom start the range, so each
+//     commit explores seeds no run has tried. Outside a git checkout the
+//     range starts at FixedFrom and the report says so; SIM_FROM or
+//     -sim.from set the start by hand.
+//
+// internal/simsum sums them: seeds, the ranges and where the drawn one
+// came from, the regression seeds replayed, seeds per second of each
+// scenario and overall, safety and liveness failures, faults fired per
+// class, determinism pairs. It fails below 60,000 seeds, on any failure
+// or mismatch, or if a class never fired. A failing seed of any set is
+// replayed by its -sim.seed alone; add it to its scenario's Regressions.
+//
+// The figures below are from before the drawn range and the regressions:
 //
 //	make sim    (SIM_SEEDS=1500; 2 cores shared with other work)
 //	sim total: 13500 seeds over 9 scenarios (lock+id/5=1500 counter=1500

@@ -3,8 +3,6 @@ package masterworker_test
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,8 +60,11 @@ type simTotals struct {
 func newMWScenario(tot *simTotals) sim.Scenario {
 	s := &mwSim{stats: tot}
 	return sim.Scenario{
-		Name:           "masterworker",
-		Clients:        simClients,
+		Name:    "masterworker",
+		Clients: simClients,
+		Regressions: []sim.Regression{
+			{Seed: 5767, Why: "invariant: read status task-c5n0-0000000000: session expired"},
+		},
 		SessionTimeout: 4 * time.Second,
 		Faults:         sim.Faults{Allow: sim.AllFaults, MaxRate: 0.02},
 		Duration:       simDuration,
@@ -448,13 +449,15 @@ func TestSimSafety(t *testing.T) {
 }
 
 // The large run of make sim: SIM_SEEDS seeds (skipped when unset).
-func TestSimExplore(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
-	if n <= 0 {
-		t.Skip("SIM_SEEDS not set")
-	}
+// The seeds that once failed (Scenario.Regressions), on every run.
+func TestSimRegressions(t *testing.T) {
 	var tot simTotals
-	t.Log(sim.Check(t, newMWScenario(&tot), n).Line())
+	sim.Regressions(t, newMWScenario(&tot))
+}
+
+func TestSimExplore(t *testing.T) {
+	var tot simTotals
+	sim.Explore(t, newMWScenario(&tot))
 }
 
 // A sample of seeds runs twice with the same history (make sim counts the

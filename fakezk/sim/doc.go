@@ -12,7 +12,8 @@
 // (Check, Catch, Determinism, the replay command and the flags), and the
 // invariant checkers: ids.go (unique IDs, porcupine linearizability),
 // fencing.go (mutual exclusion judged by fencing tokens), leaders.go (at
-// most one acting leader at any simulated instant), tasks.go (no task lost
+// most one acting leader at any simulated instant, but for a leader the
+// clock jumps paused past its margin, left to fencing), tasks.go (no task lost
 // or executed twice), tree.go (a cache equal to the server's tree).
 //
 // # One seed
@@ -61,6 +62,8 @@
 //	restart          server down for 0..2×timeout, data and sessions kept
 //	wipe             every server and its data lost (Server.Wipe), at most Faults.MaxWipes per run
 //	clock-jump       the clock moves 100ms..2×timeout at once; every timer due fires
+//	                 (the server's expire sessions) before any client runs: every
+//	                 client is paused for the jump (World.Jump, World.Jumped)
 //
 // Stats counts, per class, the faults fired and the seeds whose plan had
 // the class on.

@@ -27,14 +27,22 @@ unit:
 fidelity:
 	ZK_REQUIRED=1 $(GO) test -count=1 -v -run 'TestConformance$$|TestDiff' ./zkadapter | grep -E '^(ok|FAIL|---)|conformance:|sequences' | grep -v -- '--- PASS: TestConformance/' | grep -v -- '--- SKIP'
 
-# The large simulation run (fakezk/sim): SIM_SEEDS seeds of every
-# scenario that has a TestSimExplore and the determinism sample of every
-# TestSimDeterminism, without -race (unit ran them all under -race with few
-# seeds); simsum prints the totals and fails below 10,000 seeds, on any
-# failure or mismatch, or if a fault class never fired.
-SIM_SEEDS ?= 1500
+# The large simulation run (fakezk/sim): every scenario that has a
+# TestSimExplore replays its regression seeds (every seed that ever
+# failed), then runs SIM_SEEDS seeds of a fixed range (1..SIM_SEEDS, the
+# same every run) and SIM_SEEDS seeds of a range drawn from the commit
+# under test (SIM_COMMIT, so each commit explores seeds no run has tried;
+# outside a git checkout it is empty and the range falls back to a fixed
+# offset, which the summary says); and the determinism sample of every
+# TestSimDeterminism. Without -race (unit ran them all under -race with
+# few seeds). simsum prints the totals, the seeds per second of each
+# scenario and the regression seeds replayed, and fails below 60,000
+# seeds, on any failure or mismatch, or if a fault class never fired.
+# SIM_FROM=N replaces the drawn range's start.
+SIM_SEEDS ?= 2600
+SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 sim:
-	SIM_SEEDS=$(SIM_SEEDS) $(GO) test -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism)$$' ./fakezk/sim ./recipes/... | $(GO) run ./fakezk/sim/internal/simsum -min 10000
+	SIM_SEEDS=$(SIM_SEEDS) SIM_COMMIT=$(SIM_COMMIT) $(GO) test -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism)$$' ./fakezk/sim ./recipes/... | $(GO) run ./fakezk/sim/internal/simsum -min 60000
 
 # The Go benchmarks of the hot paths, then the harness (bench/README.md):
 # the main run on a server with its data on tmpfs and forceSync=no, and a

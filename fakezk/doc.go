@@ -80,6 +80,9 @@
 //   - sessions: timeouts negotiated into [2, 20] ticks; a session whose
 //     client is cut off for longer than its timeout expires (its countdown
 //     starts when the connection drops and pauses while the server is down).
+//     Session ids are shaped like a real ensemble's (server id in the high
+//     byte, start time, counter) and drawn from the seed, so their order is
+//     not creation order (sessionid.go).
 //
 // # Delivery: which goroutine, what order, how many times
 //

@@ -72,6 +72,20 @@ func (s *Server) NodeStat(path string) (task.Stat, bool) {
 	return n.clientStat(), true
 }
 
+// NodeData returns a copy of path's data and its Stat, straight from the
+// tree, without a request or a zxid (for tests and invariant checks: an
+// end-of-run check that read through a client would depend on that
+// client's session, which a fault may be ending).
+func (s *Server) NodeData(path string) ([]byte, task.Stat, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.tree.nodes[path]
+	if n == nil {
+		return nil, task.Stat{}, false
+	}
+	return slices.Clone(n.data), n.clientStat(), true
+}
+
 // Paths returns every node's path, sorted.
 func (s *Server) Paths() []string {
 	s.mu.Lock()

@@ -1,7 +1,9 @@
 package fakezk
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,7 +22,8 @@ type Server struct {
 	zxid     int64
 	rng      *rand.Rand
 	sessions map[int64]*session
-	nextSess int64
+	sessIDs  sessionIDs
+	sessSeq  int64 // sessions created, for Sessions' creation order
 	conns    []*Conn
 	down     bool
 	dataW    map[string][]*watch // exists and getData watches
@@ -51,10 +54,10 @@ func New(cfg Config) *Server {
 		tree:     newTree(),
 		rng:      rand.New(rand.NewPCG(cfg.Seed, 0x7a6b666c6f77)),
 		sessions: map[int64]*session{},
-		nextSess: 0x0100000000000000,
 		dataW:    map[string][]*watch{},
 		childW:   map[string][]*watch{},
 	}
+	s.sessIDs = newSessionIDs(cfg.Seed, s.clock.Now())
 	s.trace.on = cfg.Trace
 	if cfg.Async {
 		s.kick = make(chan struct{}, 1)
@@ -110,11 +113,14 @@ type ConnConfig struct {
 func (s *Server) Sessions() []int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	live := make([]*session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		live = append(live, sess)
+	}
+	slices.SortFunc(live, func(a, b *session) int { return cmp.Compare(a.seq, b.seq) })
 	var ids []int64
-	for id := int64(0x0100000000000000); id < s.nextSess; id++ {
-		if _, ok := s.sessions[id]; ok {
-			ids = append(ids, id)
-		}
+	for _, sess := range live {
+		ids = append(ids, sess.id)
 	}
 	return ids
 }

@@ -12,6 +12,7 @@ import (
 // with its ephemerals and watches.
 type session struct {
 	id         int64
+	seq        int64 // creation order
 	timeout    time.Duration
 	conn       *Conn
 	alive      bool
@@ -25,13 +26,14 @@ type session struct {
 func (s *Server) createSession(c *Conn) *session {
 	s.zxid++
 	sess := &session{
-		id:         s.nextSess,
+		id:         s.sessIDs.take(),
+		seq:        s.sessSeq,
 		timeout:    NegotiateTimeout(c.cfg.Timeout, s.cfg.TickTime),
 		conn:       c,
 		alive:      true,
 		ephemerals: map[string]struct{}{},
 	}
-	s.nextSess++
+	s.sessSeq++
 	s.sessions[sess.id] = sess
 	s.tracef("session open c%d id=%#x timeout=%s zxid=%d", c.num, sess.id, sess.timeout, s.zxid)
 	return sess

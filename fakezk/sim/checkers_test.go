@@ -71,6 +71,33 @@ func TestLeaders(t *testing.T) {
 	}
 }
 
+// A leader paused (clock jumps) past the margin is not judged: fencing is.
+func TestLeadersPaused(t *testing.T) {
+	w := newTestWorld(t, 0)
+	l := sim.NewLeaders(w)
+	l.Margin = 2 * time.Second
+	if err := l.Begin(0); err != nil {
+		t.Fatal(err)
+	}
+	w.Jump(time.Second)
+	w.Clock.Advance(3 * time.Second)
+	if err := l.Begin(1); err == nil {
+		t.Fatal("an overlap after a jump within the margin passed")
+	}
+	w.Jump(1500 * time.Millisecond)
+	if err := l.Begin(1); err != nil || l.Excused != 1 {
+		t.Fatalf("an overlap after jumps past the margin: %v (excused %d)", err, l.Excused)
+	}
+	l.End(0)
+	l.End(1)
+	if err := l.Begin(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Begin(3); err == nil {
+		t.Fatal("an overlap with a leader that began after the jumps passed")
+	}
+}
+
 func TestTasks(t *testing.T) {
 	s := sim.NewTasks()
 	s.Submit("a")

@@ -12,7 +12,8 @@
 // (Check, Catch, Determinism, the replay command and the flags), and the
 // invariant checkers: ids.go (unique IDs, porcupine linearizability),
 // fencing.go (mutual exclusion judged by fencing tokens), leaders.go (at
-// most one acting leader at any simulated instant), tasks.go (no task lost
+// most one acting leader at any simulated instant, but for a leader the
+// clock jumps paused past its margin, left to fencing), tasks.go (no task lost
 // or executed twice), tree.go (a cache equal to the server's tree).
 //
 // # One seed
@@ -61,6 +62,8 @@
 //	restart          server down for 0..2×timeout, data and sessions kept
 //	wipe             every server and its data lost (Server.Wipe), at most Faults.MaxWipes per run
 //	clock-jump       the clock moves 100ms..2×timeout at once; every timer due fires
+//	                 (the server's expire sessions) before any client runs: every
+//	                 client is paused for the jump (World.Jump, World.Jumped)
 //
 // Stats counts, per class, the faults fired and the seeds whose plan had
 // the class on.
@@ -162,12 +165,30 @@
 //
 // # The large run
 //
-// make sim runs SIM_SEEDS seeds (default 1500) of every scenario with a
-// TestSimExplore (skipped unless SIM_SEEDS is set) and every
-// TestSimDeterminism, without the race detector, and sums them
-// (internal/simsum): seeds, seeds per second, safety and liveness
-// failures, faults fired per class, determinism pairs. It fails below
-// 10,000 seeds, on any failure or mismatch, or if a class never fired.
+// make sim runs every TestSimExplore (skipped unless SIM_SEEDS is set)
+// and every TestSimDeterminism, without the race detector. A
+// TestSimExplore calls Explore, which runs three sets of seeds of each of
+// its scenarios:
+//
+//   - the regression seeds (Scenario.Regressions): every seed of the
+//     scenario that ever failed, with what went wrong; a package's
+//     TestSimRegressions replays them in every plain go test too;
+//   - the fixed range, seeds 1..SIM_SEEDS, the same on every run;
+//   - the drawn range, SIM_SEEDS seeds from DrawnFrom: the Makefile
+//     passes the commit under test (SIM_COMMIT, git rev-parse HEAD), and
+//     its first 12 hex digits above FixedFrom start the range, so each
+//     commit explores seeds no run has tried. Outside a git checkout the
+//     range starts at FixedFrom and the report says so; SIM_FROM or
+//     -sim.from set the start by hand.
+//
+// internal/simsum sums them: seeds, the ranges and where the drawn one
+// came from, the regression seeds replayed, seeds per second of each
+// scenario and overall, safety and liveness failures, faults fired per
+// class, determinism pairs. It fails below 60,000 seeds, on any failure
+// or mismatch, or if a class never fired. A failing seed of any set is
+// replayed by its -sim.seed alone; add it to its scenario's Regressions.
+//
+// The figures below are from before the drawn range and the regressions:
 //
 //	make sim    (SIM_SEEDS=1500; 2 cores shared with other work)
 //	sim total: 13500 seeds over 9 scenarios (lock+id/5=1500 counter=1500

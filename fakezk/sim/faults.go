@@ -227,7 +227,7 @@ func (in *injector) inject(c FaultClass) {
 		what = fmt.Sprintf("by %s", d)
 		in.note(c, what) // before: the jump fires timers that may log
 		in.fired[c]++
-		w.Clock.Advance(d)
+		w.Jump(d)
 		return
 	}
 	in.fired[c]++

@@ -33,6 +33,10 @@ type Stats struct {
 	// Wall is the real time the seeds took (for the report only: nothing
 	// in a run reads the wall clock).
 	Wall time.Duration
+	// Regressions lists the regression seeds replayed and Ranges the seed
+	// ranges run ("first-last"), by Explore.
+	Regressions []uint64
+	Ranges      []string
 }
 
 // Add counts one result.
@@ -67,6 +71,8 @@ func (s *Stats) Merge(o Stats) {
 	}
 	s.SimTime += o.SimTime
 	s.Wall += o.Wall
+	s.Regressions = append(s.Regressions, o.Regressions...)
+	s.Ranges = append(s.Ranges, o.Ranges...)
 }
 
 // Failures is the number of seeds that failed.
@@ -97,14 +103,20 @@ func (s Stats) String() string {
 }
 
 // Line is s in one machine-readable line ("SIM key=value ..."), which
-// the Makefile's sim target sums across packages.
+// the Makefile's sim target sums across packages (internal/simsum); the
+// regression seeds replayed and the ranges run close it ("-" for none).
 func (s Stats) Line() string {
 	fired := make([]string, 0, numClasses)
 	for _, c := range Classes() {
 		fired = append(fired, fmt.Sprintf("%s:%d", c, s.Fired[c]))
 	}
-	return fmt.Sprintf("SIM scenario=%s seeds=%d wall_ms=%d safety=%d liveness=%d setup=%d fired=%s",
-		s.Scenario, s.Seeds, s.Wall.Milliseconds(), s.Safety, s.Liveness, s.Setup, strings.Join(fired, ","))
+	ranges := strings.Join(s.Ranges, ",")
+	if ranges == "" {
+		ranges = "-"
+	}
+	return fmt.Sprintf("SIM scenario=%s seeds=%d wall_ms=%d safety=%d liveness=%d setup=%d fired=%s regressions=%s ranges=%s",
+		s.Scenario, s.Seeds, s.Wall.Milliseconds(), s.Safety, s.Liveness, s.Setup, strings.Join(fired, ","),
+		joinSeeds(s.Regressions), ranges)
 }
 
 // Check runs seeds 1..n of sc (n from -sim.seeds if set; only the seed

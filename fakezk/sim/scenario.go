@@ -67,6 +67,11 @@ type Scenario struct {
 	Invariants []Invariant
 	// MaxSteps bounds the clock advances of each phase (default 200000).
 	MaxSteps int
+	// Regressions are seeds of this scenario that once failed: Explore
+	// (make sim) and Regressions (a package's TestSimRegressions) replay
+	// every one. A seed that fails is added here with what went wrong,
+	// and stays after the fix.
+	Regressions []Regression
 }
 
 // Invariant is a property checked at the end of a seed's run. Checkers

@@ -1,8 +1,7 @@
 package sim_test
 
 import (
-	"os"
-	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,16 +47,35 @@ func BenchmarkLockID10(b *testing.B) {
 // The large run of make sim: SIM_SEEDS seeds of each scenario here
 // (skipped when unset).
 func TestSimExplore(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
-	if n <= 0 {
-		t.Skip("SIM_SEEDS not set")
-	}
-	t.Log(sim.Check(t, lockIDScenario(5, 10*time.Second), n).Line())
-	t.Log(sim.Check(t, counterScenario(), n).Line())
+	sim.Explore(t, lockIDScenario(5, 10*time.Second), counterScenario())
 }
 
 // Two runs of the same seed have the same history, byte for byte.
 func TestSimDeterminism(t *testing.T) {
 	sim.Determinism(t, lockIDScenario(5, 10*time.Second), sim.Sample(10, 1000))
 	sim.Determinism(t, counterScenario(), sim.Sample(10, 1000))
+}
+
+// The drawn range of Explore: from SIM_FROM, else from the commit, else
+// the fixed offset (outside a git checkout), saying which.
+func TestDrawnFrom(t *testing.T) {
+	t.Setenv("SIM_FROM", "")
+	t.Setenv("SIM_COMMIT", "")
+	if from, src := sim.DrawnFrom(); from != sim.FixedFrom || !strings.Contains(src, "fixed offset") {
+		t.Errorf("no commit: %d (%s), want the fixed offset %d", from, src, sim.FixedFrom)
+	}
+	t.Setenv("SIM_COMMIT", "00000000000a5e7b0c8f")
+	if from, src := sim.DrawnFrom(); from != sim.FixedFrom+10 || src != "commit 00000000000a" {
+		t.Errorf("commit: %d (%s)", from, src)
+	}
+	t.Setenv("SIM_COMMIT", "2e8338c1d5e0f4aa")
+	a, _ := sim.DrawnFrom()
+	t.Setenv("SIM_COMMIT", "a83f2e2b77c01d93")
+	if b, _ := sim.DrawnFrom(); a == b {
+		t.Errorf("two commits draw the same range from %d", a)
+	}
+	t.Setenv("SIM_FROM", "77")
+	if from, src := sim.DrawnFrom(); from != 77 || src != "SIM_FROM" {
+		t.Errorf("SIM_FROM: %d (%s)", from, src)
+	}
 }

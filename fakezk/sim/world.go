@@ -53,6 +53,34 @@ type World struct {
 	timeout  time.Duration // every client's requested session timeout
 	inj      *injector     // the fault plan of a Scenario run, or nil
 	stalled  bool          // Drive hit its bound at one instant
+	jumps    []jump        // the clock jumps injected, in order
+}
+
+// jump is one ClockJump: the clock moved from at by d at once.
+type jump struct {
+	at time.Time
+	d  time.Duration
+}
+
+// Jump moves the clock on by d at once, as the ClockJump fault does: the
+// timers due fire (the server's first: it expires sessions), and the
+// clients run only when the world is driven next, so each was paused for
+// d. Jumped counts it.
+func (w *World) Jump(d time.Duration) {
+	w.jumps = append(w.jumps, jump{at: w.Clock.Now(), d: d})
+	w.Clock.Advance(d)
+}
+
+// Jumped returns how long the clock jumped (ClockJump faults: time that
+// passed while no client ran) at instants in [from, to].
+func (w *World) Jumped(from, to time.Time) time.Duration {
+	var sum time.Duration
+	for _, j := range w.jumps {
+		if !j.at.Before(from) && !j.at.After(to) {
+			sum += j.d
+		}
+	}
+	return sum
 }
 
 // maxDrive bounds the steps Drive takes at one instant of the clock: a

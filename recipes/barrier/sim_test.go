@@ -2,8 +2,6 @@ package barrier_test
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -291,12 +289,7 @@ func TestDeterminism(t *testing.T) {
 // The large run of make sim: SIM_SEEDS seeds of each scenario (skipped
 // when unset).
 func TestSimExplore(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
-	if n <= 0 {
-		t.Skip("SIM_SEEDS not set")
-	}
 	_, dsc := newDoubleSim()
-	t.Log(sim.Check(t, dsc, n).Line())
 	_, bsc := newBarrierSim()
-	t.Log(sim.Check(t, bsc, n).Line())
+	sim.Explore(t, dsc, bsc)
 }

@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -47,11 +45,6 @@ func TestSimDeterminism(t *testing.T) {
 
 // The large run of make sim: SIM_SEEDS seeds (skipped when unset).
 func TestSimExplore(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
-	if n <= 0 {
-		t.Skip("SIM_SEEDS not set")
-	}
 	_, sc := newCacheSim()
-	st := sim.Check(t, sc, n)
-	t.Log(st.Line())
+	sim.Explore(t, sc)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -49,6 +48,7 @@ type exploreSim struct {
 const (
 	exploreLog     = "/fence"
 	exploreClients = 4
+	exploreTimeout = 4 * time.Second // the scenario's session timeout
 )
 
 func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
@@ -65,11 +65,24 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 	if expire {
 		name += "-expire"
 	}
+	var regressions []sim.Regression
+	switch {
+	case master && !expire:
+		regressions = []sim.Regression{
+			{Seed: 1716, Why: "a resigning master's delete of /svc/master, applied with its reply lost, retried after a short partition deleted the next master's node: two acting masters"},
+			{Seed: 176839657743356, Why: "as 1716 (a retried delete of /svc/master removed the next master's node), and the deposed master's grant, from an ownership read answered just before a 2.1s suspension, ran only after the reconnect: it led on a stale read"},
+		}
+	case !master && !expire:
+		regressions = []sim.Regression{
+			{Seed: 4505, Why: "client 2 acts as leader at 14.37s while client 0 has acted since 9.19s (partitions, delays, clock jumps)"},
+		}
+	}
 	return s, sim.Scenario{
-		Name:     name,
-		Clients:  clients,
-		Faults:   sim.Faults{Allow: faults},
-		Duration: 20 * time.Second,
+		Name:        name,
+		Regressions: regressions,
+		Clients:     clients,
+		Faults:      sim.Faults{Allow: faults},
+		Duration:    20 * time.Second,
 		Wrap: func(i int, conn *fakezk.Conn) task.Conn {
 			if i == 0 {
 				s.log = newWakeLog(clients + 1)
@@ -82,6 +95,12 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			}
 			s.log.dropCreates(r.Server, rand.New(rand.NewPCG(r.Seed, 3)), 0.1)
 			s.leaders = sim.NewLeaders(r.World)
+			// A leader paused (clock jumps) past its margin may act on
+			// while the next is granted (the package doc, Safety): not
+			// judged here, fencing judges its writes. The margin: the
+			// give-up timer leaves (1 - GiveUp) of the timeout, less the
+			// longest delivery delay, which also holds the Suspended.
+			s.leaders.Margin = time.Duration((1-election.DefaultGiveUp)*float64(exploreTimeout)) - time.Second
 			s.cands = nil
 			for i := range r.Execs {
 				cfg := election.Config{Data: []byte(strconv.Itoa(i)), OnState: s.onState(r, i)}
@@ -137,7 +156,11 @@ func (s *exploreSim) onState(r *sim.Trial, i int) func(*election.Leadership, ele
 		case s.expire:
 		case st == election.Leading:
 			if !contains(s.leaders.Acting(), i) {
+				excused := s.leaders.Excused
 				r.Check(s.leaders.Begin(i))
+				if s.leaders.Excused > excused {
+					r.Logf("client %d leads while a leader paused past its margin (clock jumps) still acts: judged by fencing", i)
+				}
 			}
 		case st == election.Ended:
 			s.leaders.End(i)
@@ -287,14 +310,16 @@ func TestExploreDeterminism(t *testing.T) {
 // master scenarios, with and without outright expiries (skipped when
 // unset).
 func TestSimExplore(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
-	if n <= 0 {
-		t.Skip("SIM_SEEDS not set")
-	}
-	for _, master := range []bool{false, true} {
-		_, sc := newExploreSim(master, false)
-		t.Log(sim.Check(t, sc, n).Line())
-	}
+	_, esc := newExploreSim(false, false)
+	_, msc := newExploreSim(true, false)
+	sim.Explore(t, esc, msc)
+}
+
+// The seeds that once failed (Scenario.Regressions), on every run.
+func TestSimRegressions(t *testing.T) {
+	_, esc := newExploreSim(false, false)
+	_, msc := newExploreSim(true, false)
+	sim.Regressions(t, esc, msc)
 }
 
 // A sample of seeds runs twice with the same history (make sim counts the

@@ -3,9 +3,7 @@ package idpersist_test
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,8 +58,11 @@ const replicas, generators = 3, 2
 func newExplore() (sim.Scenario, *explore) {
 	e := &explore{}
 	return sim.Scenario{
-		Name:     "idpersist",
-		Clients:  replicas + generators,
+		Name:    "idpersist",
+		Clients: replicas + generators,
+		Regressions: []sim.Regression{
+			{Seed: 126, Why: "a leader whose session expired while its deliveries were late stored its older mark over the new leader's (the mark went down from 210 to 208)"},
+		},
 		Faults:   sim.Faults{Allow: sim.AllFaults | sim.Of(sim.Wipe)},
 		Duration: 10 * time.Second,
 		Setup: func(r *sim.Trial) error {
@@ -217,13 +218,8 @@ func TestSimDeterminism(t *testing.T) {
 
 // The large run of make sim: SIM_SEEDS seeds (skipped when unset).
 func TestSimExplore(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
-	if n <= 0 {
-		t.Skip("SIM_SEEDS not set")
-	}
 	sc, _ := newExplore()
-	st := sim.Check(t, sc, n)
-	t.Log(st.Line())
+	sim.Explore(t, sc)
 }
 
 // A leader whose candidate node someone else deletes, its session alive,
@@ -265,14 +261,8 @@ func TestDeposedLeaderStepsDown(t *testing.T) {
 	w.checkMark()
 }
 
-// Seeds that once failed, kept as regressions: 126, a leader whose
-// session expired while its deliveries were late stored its older mark
-// over the new leader's (the mark went down from 210 to 208).
+// The seeds that once failed (Scenario.Regressions), on every run.
 func TestSimRegressions(t *testing.T) {
 	sc, _ := newExplore()
-	for _, seed := range []uint64{126} {
-		if res := sim.RunSeed(sc, seed, false); res.Err != nil {
-			t.Error(sim.Report(t, sc, res))
-		}
-	}
+	sim.Regressions(t, sc)
 }

@@ -1,10 +1,12 @@
 // Command simsum sums the large simulation run for make sim: it reads the
 // verbose output of go test on stdin, passes it through (without the
-// === RUN / --- PASS noise), and at the end prints the seeds run, the
-// seeds per second, the safety and liveness failures, the faults fired
-// per class and the determinism pairs compared. It exits non-zero if a
-// seed failed, a determinism pair differed, a fault class never fired,
-// fewer than -min seeds ran, or go test reported a failure.
+// === RUN / --- PASS noise), and at the end prints the seeds run (the
+// ranges, where the drawn range came from, and the regression seeds
+// replayed per scenario), the seeds per second of each scenario and
+// overall, the safety and liveness failures, the faults fired per class
+// and the determinism pairs compared. It exits non-zero if a seed failed,
+// a determinism pair differed, a fault class never fired, fewer than -min
+// seeds ran, or go test reported a failure.
 package main
 
 import (
@@ -21,10 +23,11 @@ import (
 )
 
 var (
-	simLine  = regexp.MustCompile(`SIM scenario=(\S+) seeds=(\d+) wall_ms=(\d+) safety=(\d+) liveness=(\d+) setup=(\d+) fired=(\S+)`)
-	detLine  = regexp.MustCompile(`determinism: (.+): (\d+) pairs compared, (\d+) mismatches`)
-	noise    = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT)|--- (PASS|SKIP))`)
-	failLine = regexp.MustCompile(`^(--- FAIL|FAIL|panic:)`)
+	simLine   = regexp.MustCompile(`SIM scenario=(\S+) seeds=(\d+) wall_ms=(\d+) safety=(\d+) liveness=(\d+) setup=(\d+) fired=(\S+)(?: regressions=(\S+))?(?: ranges=(\S+))?`)
+	rangeLine = regexp.MustCompile(`SIMRANGE fixed=(\S+) drawn=(\S+) source="([^"]*)"`)
+	detLine   = regexp.MustCompile(`determinism: (.+): (\d+) pairs compared, (\d+) mismatches`)
+	noise     = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT)|--- (PASS|SKIP))`)
+	failLine  = regexp.MustCompile(`^(--- FAIL|FAIL|panic:)`)
 )
 
 func main() {
@@ -45,6 +48,9 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 		classes                        []string
 		pairs, mismatches              int
 		failed                         bool
+		speeds, replayed               []string
+		ranges                         = map[string]bool{}
+		rangeList                      []string
 	)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -65,6 +71,14 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 			u, _ := strconv.Atoi(m[6])
 			seeds, wallMS, safety, liveness, setup = seeds+n, wallMS+w, safety+s, liveness+l, setup+u
 			scenarios = append(scenarios, fmt.Sprintf("%s=%d", m[1], n))
+			speed := 0.0
+			if w > 0 {
+				speed = float64(n) / (float64(w) / 1000)
+			}
+			speeds = append(speeds, fmt.Sprintf("%s=%.1f", m[1], speed))
+			if m[8] != "" && m[8] != "-" {
+				replayed = append(replayed, m[1]+"="+m[8])
+			}
 			for _, kv := range strings.Split(m[7], ",") {
 				k, v, _ := strings.Cut(kv, ":")
 				c, _ := strconv.Atoi(v)
@@ -72,6 +86,13 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 					classes = append(classes, k)
 				}
 				fired[k] += c
+			}
+		}
+		if m := rangeLine.FindStringSubmatch(line); m != nil {
+			r := fmt.Sprintf("fixed %s, drawn %s (%s)", m[1], m[2], m[3])
+			if !ranges[r] {
+				ranges[r] = true
+				rangeList = append(rangeList, r)
 			}
 		}
 		if m := detLine.FindStringSubmatch(line); m != nil {
@@ -89,6 +110,12 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 	}
 	fmt.Fprintf(out, "sim speed: %.1f seeds/s per scenario run (sum of the scenarios' own times, %.1fs); %.1f seeds/s overall (%.1fs elapsed, compilation and parallel packages included)\n",
 		perCore, float64(wallMS)/1000, float64(seeds)/elapsed.Seconds(), elapsed.Seconds())
+	fmt.Fprintf(out, "sim seeds/s per scenario: %s\n", strings.Join(speeds, " "))
+	fmt.Fprintf(out, "sim ranges: %s\n", strings.Join(rangeList, "; "))
+	if len(replayed) == 0 {
+		replayed = []string{"none"}
+	}
+	fmt.Fprintf(out, "sim regression seeds replayed: %s\n", strings.Join(replayed, " "))
 	fmt.Fprintf(out, "sim failures: %d safety violations, %d liveness failures, %d setup failures\n", safety, liveness, setup)
 	slices.Sort(classes)
 	parts := make([]string, 0, len(classes))

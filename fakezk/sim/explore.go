@@ -1,0 +1,123 @@
+package sim
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Regression is a seed of a scenario that once failed, kept so that every
+// large run replays it (Scenario.Regressions). Why says what went wrong,
+// for the report and for whoever reads the list.
+type Regression struct {
+	Seed uint64
+	Why  string
+}
+
+var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")
+
+// FixedFrom is where the drawn range of Explore starts when neither
+// -sim.from, SIM_FROM nor SIM_COMMIT says (a run outside a git checkout):
+// the range is then the same on every run.
+const FixedFrom = 1_000_000_000
+
+// DrawnFrom returns the first seed of Explore's drawn range and where it
+// came from: -sim.from, else SIM_FROM (a number), else the commit in
+// SIM_COMMIT (its first 12 hex digits, above FixedFrom: each commit
+// explores seeds no other commit does), else FixedFrom.
+func DrawnFrom() (uint64, string) {
+	if *fromFlag != 0 {
+		return *fromFlag, "-sim.from"
+	}
+	if v := os.Getenv("SIM_FROM"); v != "" {
+		if n, err := strconv.ParseUint(v, 10, 64); err == nil && n > 0 {
+			return n, "SIM_FROM"
+		}
+	}
+	if c := os.Getenv("SIM_COMMIT"); len(c) >= 12 {
+		if n, err := strconv.ParseUint(c[:12], 16, 64); err == nil {
+			return FixedFrom + n, "commit " + c[:12]
+		}
+	}
+	return FixedFrom, "no commit in SIM_COMMIT (not a git checkout?): fixed offset"
+}
+
+// Explore is the large run of make sim for each scenario: its regression
+// seeds (every one, each failure reported), seeds 1..n (the fixed range,
+// the same on every run) and n seeds from DrawnFrom (new seeds for every
+// commit), n from SIM_SEEDS; the two ranges stop at their first failing
+// seed. It skips t when SIM_SEEDS is unset, runs only -sim.seed when that
+// is set, and logs each scenario's Stats.Line for internal/simsum.
+func Explore(t *testing.T, scs ...Scenario) []Stats {
+	t.Helper()
+	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
+	if n <= 0 {
+		t.Skip("SIM_SEEDS not set")
+	}
+	if *seedsFlag > 0 {
+		n = *seedsFlag
+	}
+	from, source := DrawnFrom()
+	t.Logf("SIMRANGE fixed=1-%d drawn=%d-%d source=%q", n, from, from+uint64(n)-1, source)
+	var all []Stats
+	for _, sc := range scs {
+		if *seedFlag != 0 {
+			all = append(all, Check(t, sc, 1))
+			continue
+		}
+		st := Stats{Scenario: sc.Name, Ranges: []string{fmt.Sprintf("1-%d", n), fmt.Sprintf("%d-%d", from, from+uint64(n)-1)}}
+		start := time.Now()
+		for _, reg := range sc.Regressions {
+			st.Regressions = append(st.Regressions, reg.Seed)
+			res := RunSeed(sc, reg.Seed, false)
+			st.Add(res)
+			if res.Err != nil {
+				t.Errorf("regression seed %d of %s (%s) fails again:\n%s", reg.Seed, sc.Name, reg.Why, Report(t, sc, res))
+			}
+		}
+		for _, first := range []uint64{1, from} {
+			for seed := first; seed < first+uint64(n); seed++ {
+				res := RunSeed(sc, seed, false)
+				st.Add(res)
+				if res.Err != nil {
+					t.Error(Report(t, sc, res))
+					break
+				}
+			}
+		}
+		st.Wall = time.Since(start)
+		t.Log(st.String())
+		t.Log(st.Line())
+		all = append(all, st)
+	}
+	return all
+}
+
+// Regressions runs every regression seed of each scenario and fails t for
+// each that fails again (the unit run's share of Explore: cheap, and it
+// runs without SIM_SEEDS).
+func Regressions(t *testing.T, scs ...Scenario) {
+	t.Helper()
+	for _, sc := range scs {
+		for _, reg := range sc.Regressions {
+			if res := RunSeed(sc, reg.Seed, false); res.Err != nil {
+				t.Errorf("regression seed %d of %s (%s) fails again:\n%s", reg.Seed, sc.Name, reg.Why, Report(t, sc, res))
+			}
+		}
+	}
+}
+
+func joinSeeds(seeds []uint64) string {
+	if len(seeds) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(seeds))
+	for i, s := range seeds {
+		parts[i] = strconv.FormatUint(s, 10)
+	}
+	return strings.Join(parts, ",")
+}

@@ -33,9 +33,13 @@
 // against a real server). A GiveUp of 1/3 or more is safe only for
 // disconnects the client hears of at once, or with a client library that
 // notices silence sooner.
-// A process paused (garbage collection, a stopped VM) for longer than the
-// margin, or whose deliveries are late, can still act late: no client-side
-// rule prevents that. Writes that must never come from a former leader go
+// Never two acting leaders holds while every process runs in time. A
+// process paused past the margin (garbage collection, a stopped VM; in
+// simulation a clock jump, which lets the server expire sessions before
+// any client runs), or whose deliveries are late, may still act after the
+// next leader is granted: no client-side rule prevents that, and then only
+// fencing holds. The simulation judges exclusion outside such pauses, and
+// fencing always. Writes that must never come from a former leader go
 // through Leadership.Fenced, which ZooKeeper itself refuses once another
 // leader may act, however late they arrive (see Fencing below).
 //
@@ -110,7 +114,11 @@
 //     go to 4.
 //  6. Read our node (exists): it must exist and its ephemeral owner must
 //     be the session the campaign runs on, still current. Otherwise fail
-//     with ErrLost. Then leadership is granted: Campaign succeeds.
+//     with ErrLost. If the connection was suspended between sending this
+//     read and acting on its reply (the reply's continuation waits in the
+//     paused task queue until the reconnect, however long that took), go
+//     to 4: a grant never rests on a read older than the last suspension.
+//     Then leadership is granted: Campaign succeeds.
 //
 // Reads and lists are retried past connection loss (the retry waits for
 // the reconnect). Session expiry fails the campaign with
@@ -141,8 +149,9 @@
 //  3. Failure, deadline or cancel: a cleanup deletes PATH if step 2's test
 //     says our multi made it, with the multi of Resign below.
 //  4. Read PATH (exists): it must be the node our multi made (its czxid),
-//     owned by our session, still current; then leadership is granted with
-//     the epoch. Otherwise go to 2. (An epoch whose version wrapped to -1,
+//     owned by our session, still current, and read after the last
+//     suspension (as in step 6 of the election; so must step 2's reads);
+//     then leadership is granted with the epoch. Otherwise go to 2. (An epoch whose version wrapped to -1,
 //     after 2^32 masters, would read as "any version" in a check: that
 //     candidate deletes its node and goes to 1.)
 //

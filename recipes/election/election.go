@@ -58,7 +58,8 @@ func (e *Election) Campaign() task.Task[*Leadership] {
 		a := &attempt{e: e, s: sc, sess: s.Session()}
 		a.prefix = prefix(newID(s.Rand(), s.Rand()))
 		a.undo = sc.Defer(a.cleanup())
-		task.RunIn(sc, task.Task[*Leadership](a.run), k)
+		a.b = followBlinks(sc)
+		task.RunIn(sc, task.Task[*Leadership](a.run), until(a.b, k))
 	}
 }
 
@@ -72,6 +73,7 @@ type attempt struct {
 	undo   func() // withdraws the cleanup once leadership is granted
 	k      task.Cont[*Leadership]
 	name   string
+	b      *blinks
 }
 
 func (a *attempt) run(s *task.Scope, k task.Cont[*Leadership]) {
@@ -198,10 +200,13 @@ func (a *attempt) waitFor(pred string) {
 // executor's current one.
 func (a *attempt) grant() {
 	path := a.e.child(a.name)
+	at := a.b.n
 	task.Run(a.s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
 		switch {
 		case err != nil:
 			a.fail(err)
+		case a.b.n != at:
+			a.check() // read before a suspension: list and read again
 		case st == nil:
 			a.lost(fmt.Sprintf("candidate %s deleted", path))
 		case !canary.On(bugSkipOwnerCheck) && (st.EphemeralOwner != a.sess.ID || !a.s.IsCurrent(a.sess)):

@@ -67,12 +67,12 @@ func (m *Master) EpochPath() string { return m.epoch }
 func (m *Master) Campaign() task.Task[*Leadership] {
 	return func(s *task.Scope, k task.Cont[*Leadership]) {
 		sc := s.Child()
-		r := &run{m: m, s: sc, sess: s.Session(), id: []byte(zkops.NewID(s.Rand(), s.Rand()))}
+		r := &run{m: m, s: sc, sess: s.Session(), id: []byte(zkops.NewID(s.Rand(), s.Rand())), b: followBlinks(sc)}
 		r.undo = sc.Defer(r.cleanup())
 		task.RunIn(sc, task.Task[*Leadership](func(_ *task.Scope, k task.Cont[*Leadership]) {
 			r.k = k
 			r.create()
-		}), k)
+		}), until(r.b, k))
 	}
 }
 
@@ -86,6 +86,7 @@ type run struct {
 	id   []byte
 	undo func()
 	k    task.Cont[*Leadership]
+	b    *blinks
 	// retried: a create was sent before whose outcome is unknown
 	retried bool
 }
@@ -136,6 +137,7 @@ func (r *run) ensureEpoch() task.Task[task.Unit] {
 // so): lead. Anyone else's, also another campaign's on our session: wait
 // until it changes, then run again.
 func (r *run) watch() {
+	at := r.b.n
 	task.Run(r.s, c.Retry(task.ExistsW(r.m.path), retry), func(sw task.StatWatch, err error) {
 		switch {
 		case err != nil:
@@ -148,6 +150,8 @@ func (r *run) watch() {
 				switch {
 				case err != nil && !errors.Is(err, task.ErrNoNode):
 					r.fail(err)
+				case r.b.n != at:
+					r.watch() // read before a suspension: read again
 				case err == nil && canary.On(bugSkipOwnerCheck) && r.retried:
 					// the bug: after a lost reply, a master node is
 					// taken to be the one our create made
@@ -186,10 +190,13 @@ func (r *run) await(w *task.Watch) {
 // that node (the epoch's mzxid is its czxid), its owner is our session,
 // and that session is still the executor's current one.
 func (r *run) verify(ep task.Stat) {
+	at := r.b.n
 	task.Run(r.s, c.Retry(task.Exists(r.m.path), retry), func(st *task.Stat, err error) {
 		switch {
 		case err != nil:
 			r.fail(err)
+		case r.b.n != at:
+			r.verify(ep) // read before a suspension: read again
 		case st == nil:
 			r.create()
 		case canary.On(bugSkipOwnerCheck) || (st.EphemeralOwner == r.sess.ID && st.Czxid == ep.Mzxid && r.s.IsCurrent(r.sess)):

@@ -2,8 +2,9 @@ package sim
 
 import (
 	"fmt"
-	"github.com/zkflow/zkflow/fakezk"
 	"time"
+
+	"github.com/zkflow/zkflow/fakezk"
 )
 
 // Leaders checks that at most one client acts as leader at any simulated
@@ -11,28 +12,64 @@ import (
 // act as leader) and End when it stops (before or when it learns it may
 // have lost the role). Intervals are on the world's clock; two intervals
 // that touch (one ends at the instant the other begins) do not overlap.
+//
+// A process that stops without knowing it stops acting is not judged
+// here: one that crashed (World.Crash) acts no more, and one that froze
+// (World.Pause) while acting counts as acting no longer from the pause
+// on. A frozen process cannot learn it lost the role while frozen, and
+// no election can keep it from acting on its old belief for an instant
+// after it resumes; what it does then is judged by fencing (its fenced
+// writes must be refused: Fencing), not by this checker. A Begin after
+// the pause is judged again.
 type Leaders struct {
-	clock  interface{ Now() time.Time }
-	acting map[int]time.Time
+	w      *World
+	acting map[int]term
 	terms  int
 }
 
+// term is one client's acting interval: since when, and which process
+// (incarnation and pause count) began it.
+type term struct {
+	since       time.Time
+	incarnation int
+	pauses      int
+}
+
 // NewLeaders returns a checker reading times from w's clock.
-func NewLeaders(w *World) *Leaders { return &Leaders{clock: w.Clock, acting: map[int]time.Time{}} }
+func NewLeaders(w *World) *Leaders { return &Leaders{w: w, acting: map[int]term{}} }
+
+// stale reports whether client's term ended without the client's knowing:
+// its process crashed or froze since it began.
+func (l *Leaders) stale(client int, t term) bool {
+	if client >= len(l.w.procs) {
+		return false
+	}
+	p := l.w.procs[client]
+	return p.incarnation != t.incarnation || p.pauses != t.pauses
+}
 
 // Begin records that client starts acting as leader; it fails if another
 // client is acting.
 func (l *Leaders) Begin(client int) error {
-	now := l.clock.Now()
+	now := l.w.Clock.Now()
 	l.terms++
 	for _, other := range sortedKeys(l.acting) {
+		t := l.acting[other]
+		if l.stale(other, t) {
+			delete(l.acting, other)
+			continue
+		}
 		if other != client {
 			return fmt.Errorf("client %d acts as leader at %s while client %d has acted since %s",
-				client, now.Sub(epoch()), other, l.acting[other].Sub(epoch()))
+				client, now.Sub(epoch()), other, t.since.Sub(epoch()))
 		}
 	}
 	if _, ok := l.acting[client]; !ok {
-		l.acting[client] = now
+		t := term{since: now}
+		if client < len(l.w.procs) {
+			t.incarnation, t.pauses = l.w.procs[client].incarnation, l.w.procs[client].pauses
+		}
+		l.acting[client] = t
 	}
 	return nil
 }
@@ -40,8 +77,17 @@ func (l *Leaders) Begin(client int) error {
 // End records that client stopped acting as leader.
 func (l *Leaders) End(client int) { delete(l.acting, client) }
 
-// Acting returns the clients acting now, sorted.
-func (l *Leaders) Acting() []int { return sortedKeys(l.acting) }
+// Acting returns the clients acting now, sorted: those whose term a
+// crash or a pause has not ended.
+func (l *Leaders) Acting() []int {
+	var out []int
+	for _, c := range sortedKeys(l.acting) {
+		if !l.stale(c, l.acting[c]) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 // Terms is the number of Begin calls.
 func (l *Leaders) Terms() int { return l.terms }

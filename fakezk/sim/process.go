@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,6 +72,10 @@ func (w *World) Paused(i int) bool { return w.procs[i].paused }
 // first process).
 func (w *World) Incarnation(i int) int { return w.procs[i].incarnation }
 
+// OperatorSession reports whether id is a session of the operator (the
+// Operator fault's ephemerals), not of a client.
+func (w *World) OperatorSession(id int64) bool { return slices.Contains(w.operatorSessions, id) }
+
 // Pauses counts the pauses client i's current process went through.
 func (w *World) Pauses(i int) int { return w.procs[i].pauses }
 
@@ -119,8 +124,8 @@ func (in *injector) operate() (string, bool) {
 	w, rng := in.w, in.prng
 	var cands []string
 	for _, p := range w.Server.Paths() { // sorted
-		for _, root := range in.operator {
-			if p != root && !strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/") {
+		for _, prefix := range in.operator {
+			if !strings.HasPrefix(p, prefix) {
 				continue
 			}
 			if _, st, ok := w.Server.NodeData(p); ok && st.NumChildren == 0 {
@@ -150,6 +155,7 @@ func (in *injector) operate() (string, bool) {
 		// gone when that session expires.
 		if in.orphan == 0 || !in.sessionLive(in.orphan) {
 			in.orphan = w.Server.OrphanSession(tmo)
+			w.operatorSessions = append(w.operatorSessions, in.orphan)
 		}
 		if err := w.Server.AdminCreate(path, data, in.orphan); err == nil {
 			what += fmt.Sprintf(", created again as an ephemeral of session %#x (data %q)", in.orphan, data)

@@ -71,11 +71,15 @@ type Scenario struct {
 	// here. Required when Faults.Allow has CrashRestart.
 	Restart func(r *Trial, i int)
 	// Operator lists the nodes an operator may delete or create again
-	// (the Operator fault): the node at each path and every node below
-	// it, leaves only (a node with children is never deleted). Name the
-	// recipe's own nodes (its master node, candidates, contenders,
-	// assignments, members, directories), not the checkers' (a fencing
-	// log). Required when Faults.Allow has Operator.
+	// (the Operator fault): every node whose path begins with one of
+	// these strings ("/locks/l" is the directory and what is below it,
+	// "/locks/l/" only what is below it, "/db/r0/_p_" the nodes so
+	// named), leaves only (a node with children is never deleted). Name
+	// the recipe's own nodes (its master node, candidates, contenders,
+	// assignments, members), not the checkers' (a fencing log), nor
+	// nodes whose loss no recipe can survive (a counter's value, a
+	// marker only its creator writes). Required when Faults.Allow has
+	// Operator.
 	Operator []string
 	// Invariants are checked at the end of every seed.
 	Invariants []Invariant

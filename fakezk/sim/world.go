@@ -55,6 +55,8 @@ type World struct {
 	inj      *injector // the fault plan of a Scenario run, or nil
 	stalled  bool      // Drive hit its bound at one instant
 	procs    []proc    // per client: its process's incarnation and pauses
+
+	operatorSessions []int64 // sessions the Operator fault opened
 }
 
 // maxDrive bounds the steps Drive takes at one instant of the clock: a

@@ -88,8 +88,8 @@ func lockIDScenario(clients int, failed *int) sim.Scenario {
 		})
 	}
 	return sim.Scenario{
-		Name:     fmt.Sprintf("bench lock+id/%d", clients),
-		Clients:  clients,
+		Name:    fmt.Sprintf("bench lock+id/%d", clients),
+		Clients: clients,
 		// The network and server classes the published figures were
 		// measured with; the process and operator classes are judged by
 		// the package's own scenario (fakezk/sim).

@@ -167,6 +167,9 @@ func (c *Conn) Follow(session int64) {
 	c.srv.mu.Unlock()
 }
 
+// Server returns the server c connects to.
+func (c *Conn) Server() *Server { return c.srv }
+
 // SessionID returns the id of c's current session (0 before Start).
 func (c *Conn) SessionID() int64 {
 	c.srv.mu.Lock()

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
@@ -20,7 +21,10 @@ import (
 // no election can keep it from acting on its old belief for an instant
 // after it resumes; what it does then is judged by fencing (its fenced
 // writes must be refused: Fencing), not by this checker. A Begin after
-// the pause is judged again.
+// the pause is judged again, unless the process makes it before it has
+// heard that its session ended while it was frozen (its executor's
+// session is no longer live at the server): that too is the old belief
+// running on, and is judged by fencing.
 type Leaders struct {
 	w      *World
 	acting map[int]term
@@ -53,6 +57,9 @@ func (l *Leaders) stale(client int, t term) bool {
 func (l *Leaders) Begin(client int) error {
 	now := l.w.Clock.Now()
 	l.terms++
+	if l.resumedOnOldBelief(client) {
+		return nil
+	}
 	for _, other := range sortedKeys(l.acting) {
 		t := l.acting[other]
 		if l.stale(other, t) {
@@ -72,6 +79,16 @@ func (l *Leaders) Begin(client int) error {
 		l.acting[client] = t
 	}
 	return nil
+}
+
+// resumedOnOldBelief reports whether client's process paused and acts on
+// a session the server has ended since (it has not heard yet).
+func (l *Leaders) resumedOnOldBelief(client int) bool {
+	if client >= len(l.w.procs) || l.w.procs[client].pauses == 0 {
+		return false
+	}
+	sess, _ := l.w.Execs[client].Current()
+	return !slices.Contains(l.w.Server.Sessions(), sess.ID)
 }
 
 // End records that client stopped acting as leader.

@@ -83,10 +83,11 @@ func (w *World) Pauses(i int) int { return w.procs[i].pauses }
 // drawing from the plan's second stream.
 func (in *injector) injectProcess(c FaultClass) {
 	w, rng := in.w, in.prng
-	if len(w.Conns) == 0 && c != Operator {
+	if len(w.procs) == 0 && c != Operator {
 		return
 	}
-	client := rng.IntN(max(len(w.Conns), 1))
+	// Among the world's clients (not executors a test appended to Execs).
+	client := rng.IntN(max(len(w.procs), 1))
 	tmo := w.timeout
 	var what string
 	switch c {

@@ -136,7 +136,7 @@ func (w *World) Close() {
 func (w *World) Step() int {
 	n := 0
 	for i, ex := range w.Execs {
-		if !w.procs[i].paused {
+		if i >= len(w.procs) || !w.procs[i].paused { // (clients a test appended are never paused)
 			n += ex.RunUntilIdle()
 		}
 	}

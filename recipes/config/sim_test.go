@@ -71,8 +71,8 @@ type configSim struct {
 func newConfigSim() (*configSim, sim.Scenario) {
 	s := &configSim{}
 	return s, sim.Scenario{
-		Name:     "config",
-		Clients:  4,
+		Name:    "config",
+		Clients: 4,
 		// Pause, not yet crash-restart (a writer process that dies holding
 		// the invalid marker needs the dead process's task value to
 		// resume, and the readers their watchers rebuilt) nor operator

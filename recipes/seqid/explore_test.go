@@ -37,8 +37,8 @@ const exploreClients = 5
 func newExplore() (sim.Scenario, *explore) {
 	e := &explore{}
 	return sim.Scenario{
-		Name:     "seqid",
-		Clients:  exploreClients,
+		Name:    "seqid",
+		Clients: exploreClients,
 		// Not the operator: the node is the sequence; deleting it loses
 		// it, as a wipe does.
 		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Operator)},
@@ -71,7 +71,7 @@ func newExplore() (sim.Scenario, *explore) {
 			}
 			e.loop(i)
 		},
-		Quiesce:  func(*sim.Trial) bool { return e.stopped == exploreClients },
+		Quiesce: func(*sim.Trial) bool { return e.stopped == exploreClients },
 		Invariants: []sim.Invariant{
 			sim.InvariantFunc(func(*sim.Trial) error { return e.ids.Linearizable() }),
 			sim.InvariantFunc(e.belowNode),

@@ -88,9 +88,12 @@ func lockIDScenario(clients int, failed *int) sim.Scenario {
 		})
 	}
 	return sim.Scenario{
-		Name:     fmt.Sprintf("bench lock+id/%d", clients),
-		Clients:  clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Name:    fmt.Sprintf("bench lock+id/%d", clients),
+		Clients: clients,
+		// The network and server classes the published figures were
+		// measured with; the process and operator classes are judged by
+		// the package's own scenario (fakezk/sim).
+		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.CrashRestart, sim.Operator, sim.Pause), MaxRate: 0.01},
 		Duration: simDuration,
 		Setup: func(r *sim.Trial) error {
 			ids, ended, stopped = sim.NewIDs(), make([]bool, clients), 0

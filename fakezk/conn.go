@@ -42,7 +42,10 @@ type Conn struct {
 	inReady   bool
 	held      bool
 	holdTimer task.Timer
-	followed  int64 // the session the client has taken as current (Follow)
+	followed  int64      // the session the client has taken as current (Follow)
+	frozen    bool       // the client process is paused (Freeze): it sends and reads nothing
+	thaw      task.Timer // ends the freeze
+	dead      bool       // the client process is gone (Crash): nothing is delivered to it
 }
 
 var errStarted = errors.New("fakezk: Start called twice")
@@ -164,6 +167,9 @@ func (c *Conn) Follow(session int64) {
 	c.srv.mu.Unlock()
 }
 
+// Server returns the server c connects to.
+func (c *Conn) Server() *Server { return c.srv }
+
 // SessionID returns the id of c's current session (0 before Start).
 func (c *Conn) SessionID() int64 {
 	c.srv.mu.Lock()
@@ -210,7 +216,7 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 // session if it lives (its watches re-checked as SetWatches does), else the
 // expiry is reported and a new session opened. Lock held.
 func (s *Server) reconnect(c *Conn) {
-	if c.closed || c.connected || c.netDown || s.down || !c.started {
+	if c.closed || c.dead || c.connected || c.netDown || c.frozen || s.down || !c.started {
 		return
 	}
 	sess := c.sess

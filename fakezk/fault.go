@@ -68,8 +68,10 @@ func (s *Server) delay(c *Conn, d time.Duration) {
 	}
 	c.holdTimer = s.afterFunc(d, func() {
 		c.holdTimer = nil
-		c.held = false
-		s.markReady(c)
+		if !c.frozen && !c.dead { // a frozen client reads nothing until it thaws
+			c.held = false
+			s.markReady(c)
+		}
 	})
 }
 

@@ -28,7 +28,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	for _, c := range s.conns {
-		for _, t := range []*task.Timer{&c.heal, &c.holdTimer} {
+		for _, t := range []*task.Timer{&c.heal, &c.holdTimer, &c.thaw} {
 			if *t != nil {
 				(*t).Stop()
 				*t = nil

@@ -25,7 +25,7 @@ type item struct {
 
 // enqueue queues it for c. Called with the lock held.
 func (s *Server) enqueue(c *Conn, it item) {
-	if c == nil {
+	if c == nil || c.dead {
 		return
 	}
 	c.inbox = append(c.inbox, it)

@@ -206,3 +206,35 @@ func TestStallIsLiveness(t *testing.T) {
 		t.Fatalf("got %v: %v", res.Kind, res.Err)
 	}
 }
+
+// A leader that froze or crashed counts as acting no longer: the next
+// leader's Begin passes; a Begin of the old process after the pause is
+// judged again.
+func TestLeadersAcrossPauseAndCrash(t *testing.T) {
+	w := newTestWorld(t, 3)
+	l := sim.NewLeaders(w)
+	if err := l.Begin(0); err != nil {
+		t.Fatal(err)
+	}
+	w.Pause(0, 10*time.Second)
+	if err := l.Begin(1); err != nil {
+		t.Fatalf("a leader after the old one froze: %v", err)
+	}
+	w.Clock.Advance(10 * time.Second)
+	if err := l.Begin(0); err != nil {
+		t.Fatalf("the resumed client, not yet told its session ended, was judged: %v", err)
+	}
+	w.Drive() // it hears of the expiry and goes on with a new session
+	if err := l.Begin(0); err == nil {
+		t.Fatal("a new term of the resumed client beside the acting one passed")
+	}
+	if err := w.Crash(1, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Begin(2); err != nil {
+		t.Fatalf("a leader after the old one crashed: %v", err)
+	}
+	if got := l.Acting(); len(got) != 1 || got[0] != 2 {
+		t.Fatalf("acting %v", got)
+	}
+}

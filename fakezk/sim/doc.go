@@ -50,8 +50,13 @@
 // every class but Wipe). Per seed, one seed in sixteen runs without any
 // fault; the others switch each allowed class on with probability one
 // half (at least one) and draw an injection rate from [MaxRate/16,
-// MaxRate] (default MaxRate 0.02). Each injection picks a class among
-// those on and, for the per-client ones, a client:
+// MaxRate] (default MaxRate 0.02) for the network and server classes,
+// and a quarter of such a rate for the process and operator classes
+// (crash-restart, operator, pause), which draw their plan and their
+// injections from a random stream of their own: a seed whose plan has
+// none of them runs the history it ran before they existed. Each
+// injection picks a class among those on and, for the per-client ones, a
+// client:
 //
 //	drop-unapplied   connection dropped, requests in flight not applied (Server.Drop(c, false))
 //	drop-applied     connection dropped after the server applied them (Server.Drop(c, true))
@@ -64,6 +69,55 @@
 //	clock-jump       the clock moves 100ms..2×timeout at once; every timer due fires
 //	                 (the server's expire sessions) before any client runs: every
 //	                 client is paused for the jump (World.Jump, World.Jumped)
+//	crash-restart    the client's process dies with no cleanup (World.Crash: its executor is
+//	                 abandoned, its flows never deliver, its timers never fire, its session lives
+//	                 on until the server expires it); a new process with the same identity (client
+//	                 index, executor seed) starts at once on a new session and Scenario.Restart
+//	                 starts its workload
+//	operator         a leaf under Scenario.Operator deleted through the server's admin path (no
+//	                 session, any version); one time in two created again at the same path, with
+//	                 the same data or "operator": an ephemeral node as an ephemeral of an
+//	                 operator's session that expires after the timeout, or as a persistent node
+//	                 the operator deletes again within 2×timeout
+//	pause            the client's process freezes for 1.2..3×timeout (World.Pause): its executor
+//	                 is not stepped, its timers and deliveries wait, the server hears no pings
+//	                 and expires the session (Server.Freeze); then it runs on where it stopped,
+//	                 its queued jobs first, and learns of the expiry from what was held
+//
+// A scenario that allows crash-restart implements Scenario.Restart, and
+// one that allows operator names Scenario.Operator (a seed fails as a
+// setup failure otherwise). What a recipe owes under them: a crashed
+// process's session and ephemerals live on until the timeout, so the new
+// process (same identity, same randomness) must not take the old
+// process's nodes for its own; an operator's delete is a loss the recipe
+// reports (lock lost, leadership ended, member gone) and a node created
+// again at the same path must not pass for the recipe's own; a paused
+// process cannot know what happened while it was frozen, so "at most one
+// acting leader" cannot hold across a pause (Leaders does not count a
+// process that froze while acting) and safety is judged by fencing:
+// every fenced write it makes after it resumes must be refused.
+//
+// The scenarios of this repository and the new classes they take (all
+// take the network and server classes as before):
+//
+//	scenario             crash-restart  operator                               pause
+//	lock+id (here)       yes            contenders, the lock's directory       yes
+//	counter (here)       yes            no (the node is the counter)           yes
+//	barrier, double      yes            barrier nodes; participant nodes       yes
+//	cache                yes            everything under /cache                yes
+//	config               no (1)         no (1)                                 yes
+//	election, master     yes            candidates; the master node            yes
+//	group                yes            member nodes                           yes
+//	idpersist            yes            candidates (not sequence or limit)     yes
+//	masterworker         yes            master node, worker registrations (2)  yes
+//	seqid                yes            no (the node is the sequence)          yes
+//	bench lock+id        no             no                                     no (3)
+//
+// (1) a writer that dies holding the invalid marker can resume only with
+// the dead process's task value, and the judge assumes whole
+// generations, which an operator's hand edit breaks by design; (2) not
+// tasks or assignments: a task's node is the task, and deleting it loses
+// it; (3) the figures of bench/README.md were measured without them.
 //
 // Stats counts, per class, the faults fired and the seeds whose plan had
 // the class on.

@@ -28,24 +28,30 @@ func incr(path string) task.Task[int64] {
 }
 
 // counterScenario: three clients increment the counter in a loop under
-// every fault class but Wipe; no value is returned twice, and the
+// every fault class but Wipe and Operator (the counter is the data: an
+// operator who deletes it loses it, as a wipe does); a client process
+// that crashes starts its loop again. No value is returned twice, and the
 // history of increments is linearizable.
 func counterScenario() sim.Scenario {
 	var ids *sim.IDs
+	var loop func(r *sim.Trial, i int)
 	const clients = 3
 	return sim.Scenario{
 		Name:     "counter",
 		Clients:  clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults},
+		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Operator)},
 		Duration: 10 * time.Second,
 		Setup: func(r *sim.Trial) error {
 			ids = sim.NewIDs()
 			_, err := sim.Run(r.World, 0, task.Create("/counter", make([]byte, 8), task.Persistent))
 			return err
 		},
+		Restart: func(r *sim.Trial, i int) {
+			ids.Unknown(i) // the dead process's increment may have been applied
+			loop(r, i)
+		},
 		Workload: func(r *sim.Trial) {
-			var loop func(i int)
-			loop = func(i int) {
+			loop = func(r *sim.Trial, i int) {
 				if r.Stopping() || r.Closing() {
 					return
 				}
@@ -63,11 +69,11 @@ func counterScenario() sim.Scenario {
 					default:
 						r.Errorf("client %d: %v", i, err)
 					}
-					loop(i)
+					loop(r, i)
 				})
 			}
 			for i := range clients {
-				loop(i)
+				loop(r, i)
 			}
 		},
 		Invariants: []sim.Invariant{sim.InvariantFunc(func(*sim.Trial) error { return ids.Linearizable() })},

@@ -42,11 +42,39 @@ const (
 	// timeout: every timer that falls due fires.
 	ClockJump
 
+	// The process and operator classes. A seed draws them, and injects
+	// them, from a random stream of their own, so that a seed whose plan
+	// has none of them runs the history it ran before they existed.
+
+	// CrashRestart kills a client's process with no cleanup (World.Crash):
+	// its flows never deliver again, its timers never fire, its session
+	// lives on at the server until it expires by timeout. A new process
+	// with the same identity (the same client index and executor seed)
+	// starts at once on a new session, and Scenario.Restart starts its
+	// workload again.
+	CrashRestart
+	// Operator deletes a live node under Scenario.Operator through the
+	// server's admin path (no session) and, one time in two, creates it
+	// again at the same path, with the same data or other data, as an
+	// ephemeral of an operator's session that expires after the session
+	// timeout or as a persistent node the operator deletes again within
+	// twice the timeout.
+	Operator
+	// Pause freezes a client's process for 1.2..3× its session timeout
+	// (World.Pause): its executor is not stepped, its timers and
+	// deliveries are held, and the server, hearing nothing, expires its
+	// session. Then it runs on, believing what it believed, and learns
+	// of the expiry only as it reads what was held.
+	Pause
+
 	numClasses
 )
 
+// firstProcess is the first class drawn from the plan's second stream.
+const firstProcess = CrashRestart
+
 var classNames = [numClasses]string{"drop-unapplied", "drop-applied", "partition-short", "partition-long",
-	"expire", "delay", "restart", "wipe", "clock-jump"}
+	"expire", "delay", "restart", "wipe", "clock-jump", "crash-restart", "operator", "pause"}
 
 func (c FaultClass) String() string {
 	if c < numClasses {
@@ -78,7 +106,12 @@ func Of(cs ...FaultClass) FaultSet {
 
 // AllFaults is every class but Wipe, which destroys what most recipes
 // promise to keep; a scenario that survives it adds it: AllFaults|Of(Wipe).
-var AllFaults = Of(DropUnapplied, DropApplied, PartitionShort, PartitionLong, Expire, Delay, Restart, ClockJump)
+// A scenario that allows CrashRestart must set Scenario.Restart, and one
+// that allows Operator must set Scenario.Operator (RunSeed fails the seed
+// as a setup failure otherwise); one without a workload to restart or
+// nodes to name takes AllFaults &^ Of(CrashRestart, Operator).
+var AllFaults = Of(DropUnapplied, DropApplied, PartitionShort, PartitionLong, Expire, Delay, Restart, ClockJump,
+	CrashRestart, Operator, Pause)
 
 // Has reports whether c is in s.
 func (s FaultSet) Has(c FaultClass) bool { return s&(1<<c) != 0 }
@@ -110,18 +143,32 @@ type Faults struct {
 	MaxWipes int
 }
 
-// Plan is what the seed chose: the classes on and the injection rate.
+// Plan is what the seed chose: the classes on and the injection rates.
 type Plan struct {
-	On   FaultSet
+	On FaultSet
+	// Rate is the chance per injection point of a fault of the network
+	// and server classes (DropUnapplied .. ClockJump).
 	Rate float64
+	// ProcessRate is the chance per injection point of a fault of the
+	// process and operator classes (CrashRestart, Operator, Pause), drawn
+	// on a stream of their own.
+	ProcessRate float64
 }
 
-func (p Plan) String() string { return fmt.Sprintf("faults %s at rate %.4f", p.On, p.Rate) }
+func (p Plan) String() string {
+	s := fmt.Sprintf("faults %s at rate %.4f", p.On, p.Rate)
+	if p.ProcessRate > 0 {
+		s += fmt.Sprintf(" (process and operator classes %.4f)", p.ProcessRate)
+	}
+	return s
+}
 
 // drawPlan picks the plan of one seed: one seed in sixteen runs with no
 // fault (a baseline the workload must pass too); the others switch each
-// allowed class on with probability one half, at least one.
-func drawPlan(f Faults, rng *rand.Rand) Plan {
+// allowed class on with probability one half, at least one. The network
+// and server classes are drawn from rng, the process and operator classes
+// from prng, each with a rate of its own.
+func drawPlan(f Faults, rng, prng *rand.Rand) Plan {
 	if f.Allow == 0 || rng.IntN(16) == 0 {
 		return Plan{}
 	}
@@ -129,43 +176,77 @@ func drawPlan(f Faults, rng *rand.Rand) Plan {
 	if maxRate <= 0 {
 		maxRate = 0.02
 	}
-	var allowed []FaultClass
+	var allowed, pallowed []FaultClass
 	for _, c := range Classes() {
-		if f.Allow.Has(c) {
+		switch {
+		case !f.Allow.Has(c):
+		case c < firstProcess:
 			allowed = append(allowed, c)
+		default:
+			pallowed = append(pallowed, c)
 		}
 	}
-	var on FaultSet
-	for _, c := range allowed {
-		if rng.IntN(2) == 0 {
-			on |= Of(c)
+	var p Plan
+	if len(allowed) > 0 {
+		for _, c := range allowed {
+			if rng.IntN(2) == 0 {
+				p.On |= Of(c)
+			}
+		}
+		if p.On == 0 {
+			p.On = Of(allowed[rng.IntN(len(allowed))])
+		}
+		p.Rate = maxRate / float64(int(1)<<rng.IntN(5))
+	}
+	if len(pallowed) > 0 {
+		var on FaultSet
+		for _, c := range pallowed {
+			if prng.IntN(2) == 0 {
+				on |= Of(c)
+			}
+		}
+		if on == 0 && len(allowed) == 0 {
+			on = Of(pallowed[prng.IntN(len(pallowed))])
+		}
+		if on != 0 {
+			p.On |= on
+			// A quarter of the other rate: each of these faults costs a
+			// client seconds of its life (a pause lasts past the session
+			// timeout, a crash starts its work over).
+			p.ProcessRate = maxRate / 4 / float64(int(1)<<prng.IntN(5))
 		}
 	}
-	if on == 0 {
-		on = Of(allowed[rng.IntN(len(allowed))])
-	}
-	rate := maxRate / float64(int(1)<<rng.IntN(5))
-	return Plan{On: on, Rate: rate}
+	return p
 }
 
 // injector injects the faults of a plan into a world while active.
 type injector struct {
 	w        *World
 	plan     Plan
-	classes  []FaultClass
+	classes  []FaultClass // network and server classes on, drawn with rng
+	pclasses []FaultClass // process and operator classes on, drawn with prng
 	rng      *rand.Rand
+	prng     *rand.Rand
 	active   bool
 	maxWipes int
 	upAt     time.Time // the server is down until then (Restart)
 	fired    [numClasses]int
 	log      []string // the faults injected, with the simulated time
+
+	restart  func(i int) // Scenario.Restart, bound to the trial
+	operator []string    // Scenario.Operator
+	orphan   int64       // the operator's session for ephemerals, while it lives
 }
 
-func newInjector(w *World, plan Plan, maxWipes int, rng *rand.Rand) *injector {
-	in := &injector{w: w, plan: plan, rng: rng, maxWipes: maxWipes}
+func newInjector(w *World, plan Plan, maxWipes int, rng, prng *rand.Rand) *injector {
+	in := &injector{w: w, plan: plan, rng: rng, prng: prng, maxWipes: maxWipes}
 	for _, c := range Classes() {
-		if plan.On.Has(c) {
+		switch {
+		case !plan.On.Has(c):
+		case c < firstProcess:
 			in.classes = append(in.classes, c)
+		default:
+			in.pclasses = append(in.pclasses, c)
 		}
 	}
 	return in
@@ -174,11 +255,18 @@ func newInjector(w *World, plan Plan, maxWipes int, rng *rand.Rand) *injector {
 // maybe injects one fault with the plan's probability and reports
 // whether it drew one.
 func (in *injector) maybe() bool {
-	if !in.active || len(in.classes) == 0 || in.rng.Float64() >= in.plan.Rate {
+	if !in.active {
 		return false
 	}
-	in.inject(in.classes[in.rng.IntN(len(in.classes))])
-	return true
+	if len(in.classes) > 0 && in.rng.Float64() < in.plan.Rate {
+		in.inject(in.classes[in.rng.IntN(len(in.classes))])
+		return true
+	}
+	if len(in.pclasses) > 0 && in.prng.Float64() < in.plan.ProcessRate {
+		in.injectProcess(in.pclasses[in.prng.IntN(len(in.pclasses))])
+		return true
+	}
+	return false
 }
 
 func (in *injector) inject(c FaultClass) {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
@@ -25,9 +26,21 @@ import (
 // writes with Fencing). So Begin does not judge an overlap with a client
 // that has acted across clock jumps adding up to more than Margin; it
 // counts it in Excused instead.
+//
+// A process that stops without knowing it stops acting is not judged
+// either: one that crashed (World.Crash) acts no more, and one that froze
+// (World.Pause) while acting counts as acting no longer from the pause
+// on. A frozen process cannot learn it lost the role while frozen, and
+// no election can keep it from acting on its old belief for an instant
+// after it resumes; what it does then is judged by fencing (its fenced
+// writes must be refused: Fencing), not by this checker. A Begin after
+// the pause is judged again, unless the process makes it before it has
+// heard that its session ended while it was frozen (its executor's
+// session is no longer live at the server): that too is the old belief
+// running on, and is judged by fencing.
 type Leaders struct {
 	w      *World
-	acting map[int]time.Time
+	acting map[int]term
 	terms  int
 	// Margin is how long a leader may be paused (the clock jumps while it
 	// acts) and still be judged: set it to the recipe's margin between
@@ -38,19 +51,45 @@ type Leaders struct {
 	Excused int
 }
 
+// term is one client's acting interval: since when, and which process
+// (incarnation and pause count) began it.
+type term struct {
+	since       time.Time
+	incarnation int
+	pauses      int
+}
+
 // NewLeaders returns a checker reading times from w's clock.
-func NewLeaders(w *World) *Leaders { return &Leaders{w: w, acting: map[int]time.Time{}} }
+func NewLeaders(w *World) *Leaders { return &Leaders{w: w, acting: map[int]term{}} }
+
+// stale reports whether client's term ended without the client's knowing:
+// its process crashed or froze since it began.
+func (l *Leaders) stale(client int, t term) bool {
+	if client >= len(l.w.procs) {
+		return false
+	}
+	p := l.w.procs[client]
+	return p.incarnation != t.incarnation || p.pauses != t.pauses
+}
 
 // Begin records that client starts acting as leader; it fails if another
 // client is acting, unless that client was paused past Margin.
 func (l *Leaders) Begin(client int) error {
 	now := l.w.Clock.Now()
 	l.terms++
+	if l.resumedOnOldBelief(client) {
+		return nil
+	}
 	for _, other := range sortedKeys(l.acting) {
+		t := l.acting[other]
+		if l.stale(other, t) {
+			delete(l.acting, other)
+			continue
+		}
 		if other == client {
 			continue
 		}
-		since := l.acting[other]
+		since := t.since
 		if paused := l.w.Jumped(since, now); paused > l.Margin {
 			l.Excused++
 			continue
@@ -59,16 +98,39 @@ func (l *Leaders) Begin(client int) error {
 			client, now.Sub(epoch()), other, since.Sub(epoch()))
 	}
 	if _, ok := l.acting[client]; !ok {
-		l.acting[client] = now
+		t := term{since: now}
+		if client < len(l.w.procs) {
+			t.incarnation, t.pauses = l.w.procs[client].incarnation, l.w.procs[client].pauses
+		}
+		l.acting[client] = t
 	}
 	return nil
+}
+
+// resumedOnOldBelief reports whether client's process paused and acts on
+// a session the server has ended since (it has not heard yet).
+func (l *Leaders) resumedOnOldBelief(client int) bool {
+	if client >= len(l.w.procs) || l.w.procs[client].pauses == 0 {
+		return false
+	}
+	sess, _ := l.w.Execs[client].Current()
+	return !slices.Contains(l.w.Server.Sessions(), sess.ID)
 }
 
 // End records that client stopped acting as leader.
 func (l *Leaders) End(client int) { delete(l.acting, client) }
 
-// Acting returns the clients acting now, sorted.
-func (l *Leaders) Acting() []int { return sortedKeys(l.acting) }
+// Acting returns the clients acting now, sorted: those whose term a
+// crash or a pause has not ended.
+func (l *Leaders) Acting() []int {
+	var out []int
+	for _, c := range sortedKeys(l.acting) {
+		if !l.stale(c, l.acting[c]) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 // Terms is the number of Begin calls.
 func (l *Leaders) Terms() int { return l.terms }

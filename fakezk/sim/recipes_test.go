@@ -65,7 +65,12 @@ func newLockID(clients int, duration time.Duration) (sim.Scenario, *lockID) {
 				s.round(r, i)
 			}
 		},
-		Quiesce: func(r *sim.Trial) bool { return s.stopped == clients && len(r.Children(lockDir)) == 0 },
+		Restart: func(r *sim.Trial, i int) {
+			s.ids.Unknown(i) // the dead process's call may have taken an ID
+			s.round(r, i)
+		},
+		Operator: []string{lockDir},
+		Quiesce:  func(r *sim.Trial) bool { return s.stopped == clients && len(r.Children(lockDir)) == 0 },
 		Invariants: []sim.Invariant{
 			sim.InvariantFunc(func(r *sim.Trial) error {
 				n, err := sim.CheckFencing(r.World, logDir)

@@ -63,6 +63,24 @@ type Scenario struct {
 	// Stopping is set (flows ended, nodes cleaned up), before the
 	// invariants are checked.
 	Quiesce func(r *Trial) bool
+	// Restart starts client i's workload again after a CrashRestart fault
+	// replaced its process (World.Crash): r.Execs[i] is the new process's
+	// executor, on a new session, with no flow. The old process's flows
+	// never deliver again, so state the workload keeps for client i (a
+	// handle, a flag saying a loop ended) is the dead process's: reset it
+	// here. Required when Faults.Allow has CrashRestart.
+	Restart func(r *Trial, i int)
+	// Operator lists the nodes an operator may delete or create again
+	// (the Operator fault): every node whose path begins with one of
+	// these strings ("/locks/l" is the directory and what is below it,
+	// "/locks/l/" only what is below it, "/db/r0/_p_" the nodes so
+	// named), leaves only (a node with children is never deleted). Name
+	// the recipe's own nodes (its master node, candidates, contenders,
+	// assignments, members), not the checkers' (a fencing log), nor
+	// nodes whose loss no recipe can survive (a counter's value, a
+	// marker only its creator writes). Required when Faults.Allow has
+	// Operator.
+	Operator []string
 	// Invariants are checked at the end of every seed.
 	Invariants []Invariant
 	// MaxSteps bounds the clock advances of each phase (default 200000).
@@ -224,7 +242,16 @@ func (res *Result) FiredOf(c FaultClass) int { return res.Fired[c] }
 func RunSeed(sc Scenario, seed uint64, trace bool) Result {
 	res := Result{Scenario: sc.Name, Seed: seed}
 	rng := rand.New(rand.NewPCG(seed, 0x5349_4d46_4155_4c54))
-	res.Plan = drawPlan(sc.Faults, rng)
+	prng := rand.New(rand.NewPCG(seed, 0x5052_4f43_4553_5321))
+	res.Plan = drawPlan(sc.Faults, rng, prng)
+	if sc.Faults.Allow.Has(CrashRestart) && sc.Restart == nil {
+		res.Err, res.Kind = errors.New("sim: the scenario allows crash-restart but has no Restart hook"), SetupFailed
+		return res
+	}
+	if sc.Faults.Allow.Has(Operator) && len(sc.Operator) == 0 {
+		res.Err, res.Kind = errors.New("sim: the scenario allows operator faults but names no Operator paths"), SetupFailed
+		return res
+	}
 	srvCfg := sc.Server
 	srvCfg.Trace = trace
 	w, err := New(Config{Seed: seed, Clients: sc.Clients, Server: srvCfg, SessionTimeout: sc.SessionTimeout,
@@ -239,7 +266,11 @@ func RunSeed(sc Scenario, seed uint64, trace bool) Result {
 	if maxWipes <= 0 {
 		maxWipes = 1
 	}
-	inj := newInjector(w, res.Plan, maxWipes, rng)
+	inj := newInjector(w, res.Plan, maxWipes, rng, prng)
+	inj.operator = sc.Operator
+	if sc.Restart != nil {
+		inj.restart = func(i int) { sc.Restart(r, i) }
+	}
 	w.inj = inj
 	r.run(inj)
 	r.closed = true

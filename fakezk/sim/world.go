@@ -51,9 +51,13 @@ type World struct {
 
 	maxSteps int
 	timeout  time.Duration // every client's requested session timeout
-	inj      *injector     // the fault plan of a Scenario run, or nil
-	stalled  bool          // Drive hit its bound at one instant
-	jumps    []jump        // the clock jumps injected, in order
+	wrap     func(i int, c *fakezk.Conn) task.Conn
+	inj      *injector // the fault plan of a Scenario run, or nil
+	stalled  bool      // Drive hit its bound at one instant
+	procs    []proc    // per client: its process's incarnation and pauses
+	jumps    []jump    // the clock jumps injected, in order
+
+	operatorSessions []int64 // sessions the Operator fault opened
 }
 
 // jump is one ClockJump: the clock moved from at by d at once.
@@ -92,7 +96,7 @@ func New(cfg Config) (*World, error) {
 	if cfg.Clients < 0 {
 		return nil, errors.New("sim: negative number of clients")
 	}
-	w := &World{Seed: cfg.Seed, Clock: fakezk.NewClock(fakezk.Epoch), maxSteps: cfg.MaxSteps}
+	w := &World{Seed: cfg.Seed, Clock: fakezk.NewClock(fakezk.Epoch), maxSteps: cfg.MaxSteps, wrap: cfg.Wrap}
 	if cfg.SessionTimeout < 0 {
 		return nil, errors.New("sim: negative session timeout")
 	}
@@ -107,14 +111,9 @@ func New(cfg Config) (*World, error) {
 	sc := cfg.Server
 	sc.Seed, sc.Clock, sc.Deterministic = cfg.Seed, w.Clock, true
 	w.Server = fakezk.New(sc)
+	w.procs = make([]proc, cfg.Clients)
 	for i := range cfg.Clients {
-		conn := w.Server.Connect(fakezk.ConnConfig{Timeout: timeout})
-		var tc task.Conn = conn
-		if cfg.Wrap != nil {
-			tc = cfg.Wrap(i, conn)
-		}
-		ex, err := executor.New(executor.Config{Conn: tc, Clock: w.Clock, Seed: cfg.Seed*31 + uint64(i) + 1,
-			OnError: func(err error) { w.Errs = append(w.Errs, &ClientError{Client: i, Err: err}) }})
+		conn, ex, err := w.newClient(i)
 		if err != nil {
 			w.Close()
 			return nil, err
@@ -124,6 +123,20 @@ func New(cfg Config) (*World, error) {
 	}
 	w.Drive()
 	return w, nil
+}
+
+// newClient connects client i's process: a connection (wrapped by
+// Config.Wrap) and an executor seeded from the world's seed and i, so a
+// process started again after a crash draws the same randomness.
+func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
+	conn := w.Server.Connect(fakezk.ConnConfig{Timeout: w.timeout})
+	var tc task.Conn = conn
+	if w.wrap != nil {
+		tc = w.wrap(i, conn)
+	}
+	ex, err := executor.New(executor.Config{Conn: tc, Clock: w.Clock, Seed: w.Seed*31 + uint64(i) + 1,
+		OnError: func(err error) { w.Errs = append(w.Errs, &ClientError{Client: i, Err: err}) }})
+	return conn, ex, err
 }
 
 // ClientError is an error reported by client Client's executor.
@@ -150,8 +163,10 @@ func (w *World) Close() {
 // injected before each of the server's scheduling steps.
 func (w *World) Step() int {
 	n := 0
-	for _, ex := range w.Execs {
-		n += ex.RunUntilIdle()
+	for i, ex := range w.Execs {
+		if i >= len(w.procs) || !w.procs[i].paused { // (clients a test appended are never paused)
+			n += ex.RunUntilIdle()
+		}
 	}
 	if w.inj == nil || !w.inj.active {
 		return n + w.Server.RunUntilIdle()

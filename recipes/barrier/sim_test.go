@@ -1,6 +1,7 @@
 package barrier_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -31,7 +32,9 @@ func simSeeds() int {
 // goes on to the next round; a flow that fails with session expiry runs
 // again on the next session. Judged by:
 //
-//   - when anyone passes Enter, at least n distinct clients have started
+//   - when anyone passes Enter, at least n distinct client processes
+//     (a client and its process after a crash count as two: the dead
+//     one's node counts until its session expires) have started
 //     Enter in that round, and no session has two participant nodes (one
 //     participant never counts twice);
 //   - when anyone returns from Leave, the node of every participant that
@@ -47,13 +50,14 @@ type doubleSim struct {
 	entered, left      int // summed over seeds
 
 	rs       []*doubleRound
+	at       []int // the round each client is in
 	finished int
 }
 
 type doubleRound struct {
 	d       *barrier.DoubleBarrier
-	started map[int]bool
-	passed  []string // nodes of the participants that passed Enter
+	started map[[2]int]bool // client, incarnation
+	passed  []string        // nodes of the participants that passed Enter
 }
 
 func newDoubleSim() (*doubleSim, sim.Scenario) {
@@ -71,7 +75,13 @@ func newDoubleSim() (*doubleSim, sim.Scenario) {
 				s.play(r, i, 0)
 			}
 		},
-		Live: func(*sim.Trial) bool { return s.finished == s.clients },
+		Restart: func(r *sim.Trial, i int) {
+			if s.at[i] < s.rounds {
+				s.play(r, i, s.at[i])
+			}
+		},
+		Operator: []string{"/db/r0/_p_", "/db/r1/_p_", "/db/r2/_p_"},
+		Live:     func(*sim.Trial) bool { return s.finished == s.clients },
 		Quiesce: func(r *sim.Trial) bool {
 			for _, rd := range s.rs {
 				if len(participantNodes(r.World, rd.d.Dir())) > 0 {
@@ -87,26 +97,34 @@ func newDoubleSim() (*doubleSim, sim.Scenario) {
 func (s *doubleSim) setup(r *sim.Trial) error {
 	s.lost.World, s.lost.Rand = r.World, r.Rand
 	s.finished = 0
+	s.at = make([]int, s.clients)
 	s.rs = make([]*doubleRound, s.rounds)
 	for i := range s.rs {
 		d, err := barrier.NewDouble(fmt.Sprintf("/db/r%d", i), s.n)
 		if err != nil {
 			return err
 		}
-		s.rs[i] = &doubleRound{d: d, started: map[int]bool{}}
+		s.rs[i] = &doubleRound{d: d, started: map[[2]int]bool{}}
 	}
 	return nil
 }
 
 func (s *doubleSim) play(r *sim.Trial, i, round int) {
+	s.at[i] = round
 	if round == s.rounds {
 		s.finished++
 		return
 	}
 	ex, rd := r.Execs[i], s.rs[round]
 	sim.After(r, ex, draw(r.Rand, 8*time.Second), func() {
-		rd.started[i] = true
+		rd.started[[2]int{i, r.Incarnation(i)}] = true
 		sim.Across(r, ex, rd.d.Enter(), &s.cnt, func(p *barrier.Participant, err error) {
+			if errors.Is(err, barrier.ErrParticipantLost) {
+				// The operator deleted its node: it enters again.
+				r.Logf("client %d round %d: %v", i, round, err)
+				s.play(r, i, round)
+				return
+			}
 			if err != nil {
 				r.Errorf("client %d round %d: enter: %v", i, round, err)
 				return
@@ -119,8 +137,8 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 			for _, name := range participantNodes(r.World, rd.d.Dir()) {
 				path := rd.d.Dir() + "/" + name
 				st, ok := r.Server.NodeStat(path)
-				if !ok {
-					continue
+				if !ok || r.OperatorSession(st.EphemeralOwner) {
+					continue // the operator's nodes are no participant's
 				}
 				if other, dup := owners[st.EphemeralOwner]; dup {
 					r.Errorf("round %d: session %#x has two participant nodes, %s and %s: it counts twice", round, st.EphemeralOwner, other, path)
@@ -156,13 +174,29 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 // removes it; clients 1-3 wait for it, starting at drawn times; then the
 // next round, on a node of its own. Judged by: whenever a Wait returns,
 // the barrier node is not on the server (in a round it is never set again
-// after its removal); once the faults stop, every round ends.
+// after its removal, but by the operator); once the faults stop, every
+// round ends. A client process that crashes takes up its part of the
+// current round again (the controller from Set, which is idempotent; a
+// waiter its Wait); the operator deletes and re-creates barrier nodes.
 type barrierSim struct {
 	clients, rounds, updates int
 	lost                     sim.LostReplies
 	cnt                      sim.Counts
 	held, passed             int // summed over seeds
 	finished                 bool
+	cur                      *barrierRound
+}
+
+// barrierRound is one round's state, kept so a restarted process can take
+// up its part.
+type barrierRound struct {
+	b                *barrier.Barrier
+	round            int
+	waiting          int
+	removed, started bool // the barrier removed; the waiters started
+	passed           map[int]bool
+	control          func()      // the controller's part, from Set
+	wait             func(i int) // waiter i's part
 }
 
 func newBarrierSim() (*barrierSim, sim.Scenario) {
@@ -176,10 +210,21 @@ func newBarrierSim() (*barrierSim, sim.Scenario) {
 		Wrap:     s.lost.Wrap,
 		Setup: func(r *sim.Trial) error {
 			s.lost.World, s.lost.Rand = r.World, r.Rand
-			s.finished = false
+			s.finished, s.cur = false, nil
 			return nil
 		},
-		Workload:   func(r *sim.Trial) { s.round(r, 0) },
+		Workload: func(r *sim.Trial) { s.round(r, 0) },
+		Restart: func(r *sim.Trial, i int) {
+			rd := s.cur
+			switch {
+			case rd == nil || s.finished:
+			case i == 0 && !rd.removed:
+				rd.control()
+			case i > 0 && rd.started && !rd.passed[i]:
+				rd.wait(i)
+			}
+		},
+		Operator:   []string{"/b"},
 		Live:       func(*sim.Trial) bool { return s.finished },
 		Invariants: []sim.Invariant{sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed)},
 	}
@@ -195,66 +240,80 @@ func (s *barrierSim) round(r *sim.Trial, round int) {
 		r.Errorf("%v", err)
 		return
 	}
-	ctl := r.Execs[0]
-	waiting, removed := s.clients-1, false
+	rd := &barrierRound{b: b, round: round, waiting: s.clients - 1, passed: map[int]bool{}}
+	s.cur = rd
 	next := func() {
-		if waiting == 0 && removed {
+		if rd.waiting == 0 && rd.removed {
 			s.round(r, round+1)
 		}
 	}
-	sim.Across(r, ctl, b.Set([]byte("up")), &s.cnt, func(_ task.Unit, err error) {
-		if err != nil {
-			r.Errorf("round %d: set: %v", round, err)
-			return
-		}
-		for i := 1; i < s.clients; i++ {
-			sim.After(r, r.Execs[i], draw(r.Rand, 4*time.Second), func() {
-				if _, up := r.Server.NodeStat(b.Path()); up {
-					s.held++
+	rd.wait = func(i int) {
+		sim.After(r, r.Execs[i], draw(r.Rand, 4*time.Second), func() {
+			if _, up := r.Server.NodeStat(b.Path()); up {
+				s.held++
+			}
+			sim.Across(r, r.Execs[i], b.Wait(), &s.cnt, func(_ task.Unit, err error) {
+				if err != nil {
+					r.Errorf("client %d round %d: wait: %v", i, round, err)
+					return
 				}
-				sim.Across(r, r.Execs[i], b.Wait(), &s.cnt, func(_ task.Unit, err error) {
-					if err != nil {
-						r.Errorf("client %d round %d: wait: %v", i, round, err)
-						return
-					}
-					if _, up := r.Server.NodeStat(b.Path()); up {
-						r.Errorf("client %d passed the barrier of round %d while it is up", i, round)
-						return
-					}
-					s.passed++
-					r.Progress(i)
-					waiting--
-					next()
-				})
+				if _, up := r.Server.NodeStat(b.Path()); up {
+					r.Errorf("client %d passed the barrier of round %d while it is up", i, round)
+					return
+				}
+				s.passed++
+				r.Progress(i)
+				rd.passed[i] = true
+				rd.waiting--
+				next()
 			})
-		}
-		var update func(u int)
-		update = func(u int) {
-			if u == s.updates {
-				sim.Across(r, ctl, b.Remove(), &s.cnt, func(_ task.Unit, err error) {
-					if err != nil {
-						r.Errorf("round %d: remove: %v", round, err)
-						return
-					}
-					removed = true
-					r.Progress(0)
-					next()
-				})
+		})
+	}
+	rd.control = func() {
+		ctl := r.Execs[0]
+		sim.Across(r, ctl, b.Set([]byte("up")), &s.cnt, func(_ task.Unit, err error) {
+			if err != nil {
+				r.Errorf("round %d: set: %v", round, err)
 				return
 			}
-			sim.After(r, ctl, time.Second+draw(r.Rand, 2*time.Second), func() {
-				set := c.Retry(task.Set(b.Path(), fmt.Appendf(nil, "update %d", u), task.AnyVersion), c.Policy{})
-				sim.Across(r, ctl, set, &s.cnt, func(_ task.Stat, err error) {
-					if err != nil {
-						r.Errorf("round %d: update: %v", round, err)
-						return
-					}
-					update(u + 1)
+			if !rd.started {
+				rd.started = true
+				for i := 1; i < s.clients; i++ {
+					rd.wait(i)
+				}
+			}
+			var update func(u int)
+			update = func(u int) {
+				if u == s.updates {
+					sim.Across(r, ctl, b.Remove(), &s.cnt, func(_ task.Unit, err error) {
+						if err != nil {
+							r.Errorf("round %d: remove: %v", round, err)
+							return
+						}
+						rd.removed = true
+						r.Progress(0)
+						next()
+					})
+					return
+				}
+				sim.After(r, ctl, time.Second+draw(r.Rand, 2*time.Second), func() {
+					set := c.Retry(task.Set(b.Path(), fmt.Appendf(nil, "update %d", u), task.AnyVersion), c.Policy{})
+					sim.Across(r, ctl, set, &s.cnt, func(_ task.Stat, err error) {
+						if errors.Is(err, task.ErrNoNode) {
+							err = nil // the operator lifted the barrier: waiters may pass
+						}
+						if err != nil {
+							r.Errorf("round %d: update: %v", round, err)
+							return
+						}
+						update(u + 1)
+					})
 				})
-			})
-		}
-		update(0)
-	})
+			}
+			update(0)
+		})
+	}
+	rd.control()
 }
 
 func TestDoubleBarrierSimulation(t *testing.T) {

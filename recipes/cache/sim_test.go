@@ -46,6 +46,12 @@ const (
 //     exactly the server's nodes (paths, czxid, mzxid, version, data), read
 //     directly from the server (World.Server.NodeStat, World.Children);
 //   - no cache ends with an error.
+//
+// A writer process that crashes starts its loop again; a reader process
+// that crashes builds its three caches again on its new session (what the
+// dead process's caches showed goes with it: the models start afresh).
+// The operator deletes and re-creates any node under /cache, simDir
+// included.
 type cacheSim struct {
 	cc        *ChildrenCache
 	nc        *NodeCache
@@ -77,16 +83,7 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 			if err != nil {
 				return err
 			}
-			onEvent := func(ev Event) {
-				s.events++
-				r.Check(applyEvent(s.evModel, ev))
-			}
-			s.cc, err = NewChildren(simDir, Options{Data: true, OnEvent: onEvent})
-			if err != nil {
-				return err
-			}
-			s.nc, err = NewNode(simNode, Options{OnEvent: onEvent})
-			if err != nil {
+			if err := s.build(r); err != nil {
 				return err
 			}
 			if _, err := sim.Run(r.World, 0, s.cc.Start()); err != nil {
@@ -94,10 +91,6 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 			}
 			if _, err := sim.Run(r.World, 0, s.nc.Start()); err != nil {
 				return fmt.Errorf("start node cache: %w", err)
-			}
-			s.tc, err = NewTree("/cache", Options{Data: true, OnEvent: func(ev Event) { r.Check(applyEvent(s.trModel, ev)) }})
-			if err != nil {
-				return err
 			}
 			if _, err := sim.Run(r.World, 0, s.tc.Start()); err != nil {
 				return fmt.Errorf("start tree cache: %w", err)
@@ -113,7 +106,15 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 				s.write(r, i)
 			}
 		},
-		Live: func(r *sim.Trial) bool { return r.ProgressedSinceFaults(1) && r.ProgressedSinceFaults(2) },
+		Restart: func(r *sim.Trial, i int) {
+			if i > 0 {
+				s.write(r, i)
+				return
+			}
+			s.restartReader(r)
+		},
+		Operator: []string{"/cache/"},
+		Live:     func(r *sim.Trial) bool { return r.ProgressedSinceFaults(1) && r.ProgressedSinceFaults(2) },
 		// The writers end; then the caches converge, or, once nothing is
 		// left to happen (no timer pending) or 30s of simulated time later,
 		// the invariant reports how they differ.
@@ -142,6 +143,59 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 			}),
 		},
 	}
+}
+
+// build makes client 0's three caches, feeding the OnEvent models.
+func (s *cacheSim) build(r *sim.Trial) error {
+	onEvent := func(ev Event) {
+		s.events++
+		r.Check(applyEvent(s.evModel, ev))
+	}
+	var err error
+	s.cc, err = NewChildren(simDir, Options{Data: true, OnEvent: onEvent})
+	if err != nil {
+		return err
+	}
+	s.nc, err = NewNode(simNode, Options{OnEvent: onEvent})
+	if err != nil {
+		return err
+	}
+	trModel := s.trModel
+	s.tc, err = NewTree("/cache", Options{Data: true, OnEvent: func(ev Event) { r.Check(applyEvent(trModel, ev)) }})
+	return err
+}
+
+// restartReader builds client 0's caches again, with fresh models, and
+// starts them and their Next loops. A Start cut by the session's end
+// stops its cache (a cache starts once): then all three are stopped and
+// built again.
+func (s *cacheSim) restartReader(r *sim.Trial) {
+	s.evModel, s.nextDir, s.nextNode = map[string]Node{}, map[string]Node{}, map[string]Node{}
+	s.trModel, s.nextTree = map[string]Node{}, map[string]Node{}
+	if err := s.build(r); err != nil {
+		r.Errorf("client 0 restarted: %v", err)
+		return
+	}
+	unit := func(any) task.Unit { return task.Unit{} }
+	cc, nc, tc := s.cc, s.nc, s.tc
+	start := c.Seq(task.Map(cc.Start(), func(c *ChildrenCache) task.Unit { return unit(c) }),
+		c.Seq(task.Map(nc.Start(), func(c *NodeCache) task.Unit { return unit(c) }),
+			task.Map(tc.Start(), func(c *TreeCache) task.Unit { return unit(c) })))
+	ex := r.Execs[0]
+	executor.Submit(ex, start, func(_ task.Unit, err error) {
+		switch {
+		case r.Closing() || ex != r.Execs[0]:
+		case errors.Is(err, task.ErrSessionExpired):
+			stop := c.Seq(cc.Stop(), c.Seq(nc.Stop(), tc.Stop()))
+			executor.Submit(ex, stop, func(task.Unit, error) { s.restartReader(r) })
+		case err != nil:
+			r.Errorf("start the caches again: %v", err)
+		default:
+			s.read(r, cc.Next, s.nextDir)
+			s.read(r, nc.Next, s.nextNode)
+			s.read(r, tc.Next, s.nextTree)
+		}
+	})
 }
 
 // read calls next in a loop on client 0 (each call a flow of its own, so

@@ -70,9 +70,14 @@ type configSim struct {
 func newConfigSim() (*configSim, sim.Scenario) {
 	s := &configSim{}
 	return s, sim.Scenario{
-		Name:     "config",
-		Clients:  4,
-		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.05},
+		Name:    "config",
+		Clients: 4,
+		// Pause, not yet crash-restart (a writer process that dies holding
+		// the invalid marker needs the dead process's task value to
+		// resume, and the readers their watchers rebuilt) nor operator
+		// (the judge assumes whole generations; an operator's hand edit of
+		// an entry or the marker is outside what the package promises).
+		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.CrashRestart, sim.Operator), MaxRate: 0.05},
 		Duration: 15 * time.Second,
 		Setup: func(r *sim.Trial) error {
 			s.lastGen, s.lastNode, s.running, s.runGen, s.stoppedAt, s.lastTree = 0, 0, 0, 0, 0, 0

@@ -36,10 +36,17 @@ import (
 //   - one wake-up per deletion (the election's waiters watch only their
 //     predecessor);
 //   - no candidate node left after the loops end; no failed cleanup.
+//
+// A client process that crashes starts its loop again with the same
+// candidate (the same identity and data); the operator deletes and
+// re-creates candidate nodes and the master node; a process paused while
+// leading is judged by the fence after it resumes (sim.Leaders counts it
+// no longer).
 type exploreSim struct {
 	master, expire bool
 
 	log     *wakeLog
+	logOf   *fakezk.Server // the world log belongs to
 	leaders *sim.Leaders
 	cands   []election.Candidate
 	running int
@@ -84,8 +91,8 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 		Faults:      sim.Faults{Allow: faults},
 		Duration:    20 * time.Second,
 		Wrap: func(i int, conn *fakezk.Conn) task.Conn {
-			if i == 0 {
-				s.log = newWakeLog(clients + 1)
+			if i == 0 && (s.log == nil || s.logOf != conn.Server()) { // not again for a restarted process
+				s.log, s.logOf = newWakeLog(clients+1), conn.Server()
 			}
 			return &watcher{Conn: conn, client: i, log: s.log}
 		},
@@ -125,6 +132,11 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 				s.loop(r, i)
 			}
 		},
+		Restart: func(r *sim.Trial, i int) {
+			s.leaders.End(i) // the dead process acts no more; the new one has not begun
+			s.loop(r, i)
+		},
+		Operator: []string{"/svc/election/", "/svc/master"},
 		Live: func(r *sim.Trial) bool {
 			for i := range clients {
 				if !r.ProgressedSinceFaults(i) {
@@ -232,6 +244,12 @@ func (s *exploreSim) loop(r *sim.Trial, i int) {
 func (s *exploreSim) oneWakeUp(r *sim.Trial) error {
 	if s.master {
 		return nil // the /master pattern wakes every waiter by design
+	}
+	if r.Plan.On.Has(sim.Operator) {
+		// A waiter whose own candidate the operator deleted keeps its
+		// watch on its predecessor until that wakes it (then it finds
+		// its node gone): a second wake-up that is no herd.
+		return nil
 	}
 	for path, woken := range s.log.woken {
 		if len(woken) > 1 {

@@ -47,6 +47,10 @@ const groupDir = "/svc/members"
 //     join never deletes the node it made, and nothing else does);
 //   - no view ends with an error, no cleanup fails but by the end of its
 //     session.
+//
+// A client process that crashes starts again as the same member (its
+// view and its loop anew) while the dead process's node lives on until
+// its session expires; the operator deletes and re-creates member nodes.
 type groupSim struct {
 	clients int
 	lost    sim.LostReplies
@@ -60,6 +64,7 @@ type groupSim struct {
 	members []*group.Member
 	leaving []bool // client i is in Leave
 	final   int    // clients joined for good
+	joined  []bool // client i counted in final
 	epoch0  uint64 // the session epoch client 0's member joined on
 }
 
@@ -84,9 +89,20 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 					r.Errorf("client %d deleted its member node while not leaving", i)
 				}
 			}
-			s.final = 0
+			s.final, s.joined = 0, make([]bool, s.clients)
 			return err
 		},
+		Restart: func(r *sim.Trial, i int) {
+			// The dead process's member, view and loop went with it.
+			if s.joined[i] {
+				s.final--
+				s.joined[i] = false
+			}
+			s.leaving[i], s.members[i], s.views[i] = false, nil, nil
+			s.watch(r, i)
+			s.churn(r, i)
+		},
+		Operator: []string{groupDir + "/"},
 		Workload: func(r *sim.Trial) {
 			for i := range s.clients {
 				s.watch(r, i)
@@ -190,7 +206,7 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 		})
 	}
 	if r.Stopping() || i == 0 {
-		join(func(*group.Member) { s.final++ })
+		join(func(*group.Member) { s.final++; s.joined[i] = true })
 		return
 	}
 	sim.After(r, ex, draw(r.Rand, 3*time.Second), func() {

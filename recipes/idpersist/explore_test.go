@@ -51,6 +51,9 @@ type explore struct {
 	stopped int
 	// summed over seeds
 	drawn int64
+
+	startReplica func(i int) // builds and runs a replica on client i
+	loop         func(i int) // generator i's loop
 }
 
 const replicas, generators = 3, 2
@@ -72,6 +75,21 @@ func newExplore() (sim.Scenario, *explore) {
 			return nil
 		},
 		Workload: e.workload,
+		// A crashed replica's process is replaced by a new replica on the
+		// same client (its candidate node lives until the dead session
+		// expires); a crashed generator's call in progress may have
+		// taken an ID (a gap).
+		Restart: func(r *sim.Trial, i int) {
+			if i < replicas {
+				e.startReplica(i)
+				return
+			}
+			e.ids.Unknown(i)
+			e.loop(i)
+		},
+		// The replicas' candidates (not the sequence and limit nodes,
+		// whose loss is the total loss Wipe already covers).
+		Operator: []string{"/ids/election/"},
 		Live: func(r *sim.Trial) bool {
 			return r.ProgressedSinceFaults(replicas) && r.ProgressedSinceFaults(replicas+1)
 		},
@@ -84,15 +102,16 @@ func newExplore() (sim.Scenario, *explore) {
 }
 
 func (e *explore) workload(r *sim.Trial) {
-	for i := range replicas {
+	e.startReplica = func(i int) {
 		rep, err := idpersist.NewReplica(e.cfg)
 		if err != nil {
 			r.Errorf("%v", err)
 			return
 		}
+		ex := r.Execs[i]
 		var start func()
 		start = func() {
-			executor.Submit(r.Execs[i], rep.Task(), func(_ task.Unit, err error) {
+			executor.Submit(ex, rep.Task(), func(_ task.Unit, err error) {
 				switch {
 				case r.Closing():
 				case errors.Is(err, task.ErrSessionExpired), errors.Is(err, idpersist.ErrDeposed):
@@ -104,7 +123,11 @@ func (e *explore) workload(r *sim.Trial) {
 		}
 		start()
 	}
+	for i := range replicas {
+		e.startReplica(i)
+	}
 	var loop func(i int)
+	e.loop = func(i int) { loop(i) }
 	loop = func(i int) {
 		if r.Stopping() || r.Closing() {
 			e.stopped++

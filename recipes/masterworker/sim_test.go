@@ -47,6 +47,8 @@ type mwSim struct {
 	checks    int               // instants checked
 	skipped   int64             // zxids passed without a check in between
 	lastZxid  int64
+	workerN   []int // per client: the number of the worker it runs (its id)
+	subJ      []int // per submitter: the submission under way
 
 	// summed over seeds by the test
 	stats *simTotals
@@ -78,11 +80,16 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 				return err
 			}
 			*s = mwSim{sys: sys, r: r, stats: tot, names: map[string]string{}, results: map[string]int{},
-				waiting: make([]int, simSubmitters), executed: map[string]int{}, masters: make([]*masterworker.Master, simMasters)}
+				waiting: make([]int, simSubmitters), executed: map[string]int{}, masters: make([]*masterworker.Master, simMasters),
+				workerN: make([]int, simClients), subJ: make([]int, simSubmitters)}
 			_, err = sim.Run(r.World, 0, sys.Setup())
 			return err
 		},
 		Workload: s.workload,
+		Restart:  func(_ *sim.Trial, i int) { s.restart(i) },
+		// The master node and worker registrations (a task's node is
+		// the task: an operator who deletes one loses it).
+		Operator: []string{simRoot + "/master", simRoot + "/workers/"},
 		Live: func(r *sim.Trial) bool {
 			for i := range simSubmitters {
 				if !r.ProgressedSinceFaults(simMasters + simWorkers + i) {
@@ -258,6 +265,34 @@ func (s *mwSim) crashes(r *sim.Trial) {
 	})
 }
 
+// restart starts client i's part again after its process crashed, with
+// the same identity: the same master id, the same worker id (while the
+// dead process's registration lives on until its session expires), or
+// the same submission (submitted again, since the dead process's create
+// may have been applied, or waited for if its name was known).
+func (s *mwSim) restart(i int) {
+	switch {
+	case i < simMasters:
+		s.masters[i] = nil
+		s.master(i)
+	case i < simMasters+simWorkers:
+		s.worker(i, s.workerN[i])
+	default:
+		si := i - simMasters - simWorkers
+		if s.waiting[si] == 0 {
+			s.submitter(i, s.subJ[si]) // (stopping: it submits nothing)
+			return
+		}
+		j := s.subJ[si]
+		id := fmt.Sprintf("c%dn%d", i, j)
+		if name, ok := s.names[id]; ok {
+			s.wait(i, si, j, id, name)
+			return
+		}
+		s.submit(i, si, j, id, true)
+	}
+}
+
 // master runs a master on client i, again after each session expiry.
 func (s *mwSim) master(i int) {
 	m, err := s.sys.Master(fmt.Sprintf("m%d", i))
@@ -289,6 +324,7 @@ func (s *mwSim) master(i int) {
 // worker runs worker number n on client i; when its session ends it is
 // replaced by worker n+1 (a new id).
 func (s *mwSim) worker(i, n int) {
+	s.workerN[i] = n
 	id := fmt.Sprintf("w%d-%d", i, n)
 	handler := func(j masterworker.Job) task.Task[[]byte] {
 		return func(sc *task.Scope, k task.Cont[[]byte]) {
@@ -322,31 +358,34 @@ func (s *mwSim) submitter(i, j int) {
 	}
 	id := fmt.Sprintf("c%dn%d", i, j)
 	si := i - simMasters - simWorkers
+	s.subJ[si] = j
 	s.waiting[si]++
 	s.stats.submitted++
-	var submit func(again bool)
-	submit = func(again bool) {
-		t := s.sys.Submit(id, []byte(id))
-		if again {
-			s.stats.reruns++
-			t = s.sys.Resubmit(id, []byte(id))
-		}
-		executor.Submit(s.r.Execs[i], t, func(name string, err error) {
-			switch {
-			case s.r.Closing():
-				return
-			case errors.Is(err, task.ErrSessionExpired):
-				submit(true) // the create may have been applied
-				return
-			case err != nil:
-				s.r.Errorf("client %d: submit %s: %v", i, id, err)
-				return
-			}
-			s.names[id] = name
-			s.wait(i, si, j, id, name)
-		})
+	s.submit(i, si, j, id, false)
+}
+
+// submit submits id on client i (again: with Resubmit, the create of an
+// earlier attempt may have been applied) and waits for its status.
+func (s *mwSim) submit(i, si, j int, id string, again bool) {
+	t := s.sys.Submit(id, []byte(id))
+	if again {
+		s.stats.reruns++
+		t = s.sys.Resubmit(id, []byte(id))
 	}
-	submit(false)
+	executor.Submit(s.r.Execs[i], t, func(name string, err error) {
+		switch {
+		case s.r.Closing():
+			return
+		case errors.Is(err, task.ErrSessionExpired):
+			s.submit(i, si, j, id, true) // the create may have been applied
+			return
+		case err != nil:
+			s.r.Errorf("client %d: submit %s: %v", i, id, err)
+			return
+		}
+		s.names[id] = name
+		s.wait(i, si, j, id, name)
+	})
 }
 
 func (s *mwSim) wait(i, si, j int, id, name string) {
@@ -399,12 +438,11 @@ func (s *mwSim) final() error {
 	}
 	byData := map[string][]string{}
 	for _, name := range s.r.Children(simRoot + "/status") {
-		// Straight from the server's tree: a read through a client fails
-		// when that client's session is ending (an expiry injected just
-		// before the faults stopped, its events held by a delay).
+		// Straight from the server's tree: a read through a client's
+		// session could meet the end of a session a late fault cut.
 		data, _, ok := s.r.Server.NodeData(simRoot + "/status/" + name)
-		if !ok || len(data) < 1 {
-			return fmt.Errorf("read status %s: gone or empty (%q)", name, data)
+		if !ok || len(data) == 0 {
+			return fmt.Errorf("read status %s: gone or empty", name)
 		}
 		byData[string(data[1:])] = append(byData[string(data[1:])], name)
 	}

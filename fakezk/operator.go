@@ -1,0 +1,93 @@
+package fakezk
+
+import (
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// An operator's hand on the tree, outside every client's session: what
+// someone with zkCli does to the nodes a recipe owns. Each operation
+// takes a zxid and fires watches as the same request from a client
+// would, is recorded in the trace, and fails with task.ErrNotSent while
+// the server is down. Safe to call from any goroutine, not from a Conn
+// callback.
+
+// AdminDelete deletes the node at path whatever its version (ErrNoNode if
+// there is none, ErrNotEmpty if it has children).
+func (s *Server) AdminDelete(path string) error {
+	return s.admin(&task.DeleteRequest{Path: path, Version: task.AnyVersion}, nil)
+}
+
+// AdminCreate creates path with data: a persistent node when session is
+// 0, else an ephemeral owned by the session of that id (a live session's id, as
+// OrphanSession returns; ErrSessionExpired if it is not live).
+func (s *Server) AdminCreate(path string, data []byte, owner int64) error {
+	req := &task.CreateRequest{Path: path, Data: data, Mode: task.Persistent, ACL: task.OpenACL}
+	var sess *session
+	if owner != 0 {
+		req.Mode = task.Ephemeral
+		s.mu.Lock()
+		sess = s.sessions[owner]
+		s.mu.Unlock()
+		if sess == nil {
+			return task.ErrSessionExpired
+		}
+	}
+	return s.admin(req, sess)
+}
+
+func (s *Server) admin(req task.Request, sess *session) error {
+	if err := task.Validate(req, s.cfg.MaxDataSize); err != nil {
+		return err
+	}
+	var err error
+	s.locked(func() {
+		if s.down {
+			err = task.ErrNotSent
+			return
+		}
+		if sess != nil && !sess.alive {
+			err = task.ErrSessionExpired
+			return
+		}
+		s.zxid++
+		tx := &txn{zxid: s.zxid, now: s.nowMillis()}
+		switch r := req.(type) {
+		case *task.DeleteRequest:
+			err = s.delete(tx, r)
+		case *task.CreateRequest:
+			_, _, err = s.create(tx, sess, r)
+		}
+		s.tracef("admin %s zxid=%d: %s", describe(req), s.zxid, errString(err))
+		if err == nil {
+			s.commit(tx)
+		}
+	})
+	return err
+}
+
+// OrphanSession opens a session that no connection holds (an operator's
+// zkCli that went away): it expires after timeout (negotiated as a
+// client's), taking the ephemerals AdminCreate gave it. It returns the
+// session's id.
+func (s *Server) OrphanSession(timeout time.Duration) int64 {
+	var id int64
+	s.locked(func() {
+		s.zxid++
+		sess := &session{
+			id:         s.sessIDs.take(),
+			timeout:    NegotiateTimeout(timeout, s.cfg.TickTime),
+			alive:      true,
+			ephemerals: map[string]struct{}{},
+		}
+		s.sessions[sess.id] = sess
+		id = sess.id
+		s.tracef("session open (orphan) id=%#x timeout=%s zxid=%d", sess.id, sess.timeout, s.zxid)
+		if s.down {
+			return // armed when the server is up (startServer)
+		}
+		s.armExpiry(sess)
+	})
+	return id
+}

@@ -1,0 +1,198 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// proc is what the world knows of client i's process.
+type proc struct {
+	incarnation int  // processes that died before this one (Crash)
+	pauses      int  // pauses this process went through (Pause)
+	paused      bool // frozen now: its executor is not stepped
+}
+
+// Crash kills client i's process with no cleanup and starts a new one
+// with the same identity at once: the old executor is abandoned (never
+// stepped, closed or shut down again, so its flows never deliver and its
+// timers never fire), its connection is cut (requests in flight applied
+// if applied is true, or never) and never heard from again, and its
+// session lives on at the server until its timeout expires it. The new
+// process has a new connection and session and an executor with the same
+// seed as the old one (Conns[i] and Execs[i] are replaced); it has no
+// flow until the caller starts some (a Scenario's Restart hook).
+func (w *World) Crash(i int, applied bool) error {
+	w.Server.Crash(w.Conns[i], applied)
+	conn, ex, err := w.newClient(i)
+	if err != nil {
+		return err
+	}
+	w.Conns[i], w.Execs[i] = conn, ex
+	p := &w.procs[i]
+	p.incarnation++
+	p.pauses, p.paused = 0, false
+	return nil
+}
+
+// Pause freezes client i's process for d of the simulated clock: its
+// executor is not stepped (its timers and deliveries wait in its queues)
+// and its connection is frozen (fakezk.Server.Freeze: the server hears
+// nothing and, if d exceeds the session timeout, expires the session).
+// When d has passed the process runs on where it stopped: the jobs its
+// executor queued meanwhile run first, then what the server held is
+// delivered. Pausing a paused client does nothing and returns false.
+func (w *World) Pause(i int, d time.Duration) bool {
+	p := &w.procs[i]
+	if p.paused {
+		return false
+	}
+	w.Server.Freeze(w.Conns[i], d)
+	p.paused = true
+	p.pauses++
+	inc := p.incarnation
+	// Armed after the connection's thaw: at the same instant, the thaw
+	// runs first.
+	w.Clock.AfterFunc(d, func() {
+		if w.procs[i].incarnation == inc {
+			w.procs[i].paused = false
+		}
+	})
+	return true
+}
+
+// Paused reports whether client i's process is frozen now.
+func (w *World) Paused(i int) bool { return w.procs[i].paused }
+
+// Incarnation counts the processes of client i that crashed (0 for the
+// first process).
+func (w *World) Incarnation(i int) int { return w.procs[i].incarnation }
+
+// OperatorSession reports whether id is a session of the operator (the
+// Operator fault's ephemerals), not of a client.
+func (w *World) OperatorSession(id int64) bool { return slices.Contains(w.operatorSessions, id) }
+
+// Pauses counts the pauses client i's current process went through.
+func (w *World) Pauses(i int) int { return w.procs[i].pauses }
+
+// injectProcess injects a fault of the process and operator classes,
+// drawing from the plan's second stream.
+func (in *injector) injectProcess(c FaultClass) {
+	w, rng := in.w, in.prng
+	if len(w.procs) == 0 && c != Operator {
+		return
+	}
+	// Among the world's clients (not executors a test appended to Execs).
+	client := rng.IntN(max(len(w.procs), 1))
+	tmo := w.timeout
+	var what string
+	switch c {
+	case CrashRestart:
+		applied := rng.IntN(2) == 0
+		if err := w.Crash(client, applied); err != nil {
+			panic(fmt.Sprintf("sim: restarting client %d: %v", client, err)) // executor.New does not fail with a Conn
+		}
+		in.fired[c]++
+		in.note(c, fmt.Sprintf("client %d applied=%v", client, applied))
+		if in.restart != nil {
+			in.restart(client)
+		}
+		return
+	case Pause:
+		d := tmo*6/5 + time.Duration(rng.Int64N(int64(tmo*9/5)+1))
+		if !w.Pause(client, d) {
+			return
+		}
+		what = fmt.Sprintf("client %d for %s", client, d)
+	case Operator:
+		var ok bool
+		if what, ok = in.operate(); !ok {
+			return
+		}
+	}
+	in.fired[c]++
+	in.note(c, what)
+}
+
+// operate is one operator's act: delete a leaf under Scenario.Operator
+// and, one time in two, create it again. It reports what it did, or false
+// if there was nothing to touch or the server was down.
+func (in *injector) operate() (string, bool) {
+	w, rng := in.w, in.prng
+	var cands []string
+	for _, p := range w.Server.Paths() { // sorted
+		for _, prefix := range in.operator {
+			if !strings.HasPrefix(p, prefix) {
+				continue
+			}
+			if _, st, ok := w.Server.NodeData(p); ok && st.NumChildren == 0 {
+				cands = append(cands, p)
+			}
+			break
+		}
+	}
+	if len(cands) == 0 {
+		return "", false
+	}
+	path := cands[rng.IntN(len(cands))]
+	data, old, _ := w.Server.NodeData(path)
+	if err := w.Server.AdminDelete(path); err != nil {
+		return "", false
+	}
+	what := "deleted " + path
+	if rng.IntN(2) == 0 {
+		return what, true
+	}
+	if rng.IntN(2) == 0 {
+		data = []byte("operator")
+	}
+	tmo := w.timeout
+	if old.EphemeralOwner != 0 && rng.IntN(2) == 0 {
+		// An ephemeral of the operator's session (a zkCli that went away):
+		// gone when that session expires.
+		if in.orphan == 0 || !in.sessionLive(in.orphan) {
+			in.orphan = w.Server.OrphanSession(tmo)
+			w.operatorSessions = append(w.operatorSessions, in.orphan)
+		}
+		if err := w.Server.AdminCreate(path, data, in.orphan); err == nil {
+			what += fmt.Sprintf(", created again as an ephemeral of session %#x (data %q)", in.orphan, data)
+		}
+		return what, true
+	}
+	if err := w.Server.AdminCreate(path, data, 0); err != nil {
+		return what, true
+	}
+	_, st, _ := w.Server.NodeData(path)
+	d := time.Duration(rng.Int64N(int64(2*tmo) + 1))
+	what += fmt.Sprintf(", created again as a persistent node (data %q) for %s", data, d)
+	in.cleanUp(path, st.Czxid, d)
+	return what, true
+}
+
+// cleanUp deletes, after d, the persistent node the operator created at
+// path (czxid), unless it is gone or is another node by then; it tries
+// again every second while the server is down, and leaves a node that has
+// children by then (the recipe has taken it as its own).
+func (in *injector) cleanUp(path string, czxid int64, d time.Duration) {
+	w := in.w
+	w.Clock.AfterFunc(d, func() {
+		if _, now, ok := w.Server.NodeData(path); ok && now.Czxid == czxid {
+			if err := w.Server.AdminDelete(path); errors.Is(err, task.ErrNotSent) {
+				in.cleanUp(path, czxid, time.Second)
+			}
+		}
+	})
+}
+
+func (in *injector) sessionLive(id int64) bool {
+	for _, s := range in.w.Server.Sessions() {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}

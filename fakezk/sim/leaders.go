@@ -38,6 +38,14 @@ import (
 // heard that its session ended while it was frozen (its executor's
 // session is no longer live at the server): that too is the old belief
 // running on, and is judged by fencing.
+//
+// Nor is a leader whose node an operator deleted (the Operator fault),
+// when it began with BeginNode, whether the delete came while it acted or
+// just before it began (on a read answered before the delete and
+// delivered late): it cannot know before the deletion is delivered to it,
+// which a delay can hold back for as long as the next leader needs to be
+// granted the role; its fenced writes are refused, and that is what is
+// judged.
 type Leaders struct {
 	w      *World
 	acting map[int]term
@@ -55,6 +63,8 @@ type Leaders struct {
 // (incarnation and pause count) began it.
 type term struct {
 	since       time.Time
+	path        string // the node its role rests on, if known
+	czxid       int64  // and that node's czxid
 	incarnation int
 	pauses      int
 }
@@ -74,10 +84,22 @@ func (l *Leaders) stale(client int, t term) bool {
 
 // Begin records that client starts acting as leader; it fails if another
 // client is acting, unless that client was paused past Margin.
-func (l *Leaders) Begin(client int) error {
+func (l *Leaders) Begin(client int) error { return l.BeginNode(client, "", 0) }
+
+// BeginNode is Begin for a role that rests on the node at path created
+// at zxid czxid (a candidate node, a master node): an overlap with a
+// client whose node the operator deleted is not judged (it counts in
+// Excused).
+func (l *Leaders) BeginNode(client int, path string, czxid int64) error {
 	now := l.w.Clock.Now()
 	l.terms++
 	if l.resumedOnOldBelief(client) {
+		return nil
+	}
+	if path != "" && l.w.Operated(path, czxid, now) {
+		// Deposed by the operator before it heard: a read answered before
+		// the delete, delivered late. Judged by fencing.
+		l.Excused++
 		return nil
 	}
 	for _, other := range sortedKeys(l.acting) {
@@ -94,11 +116,15 @@ func (l *Leaders) Begin(client int) error {
 			l.Excused++
 			continue
 		}
+		if t.path != "" && l.w.Operated(t.path, t.czxid, now) {
+			l.Excused++
+			continue
+		}
 		return fmt.Errorf("client %d acts as leader at %s while client %d has acted since %s",
 			client, now.Sub(epoch()), other, since.Sub(epoch()))
 	}
 	if _, ok := l.acting[client]; !ok {
-		t := term{since: now}
+		t := term{since: now, path: path, czxid: czxid}
 		if client < len(l.w.procs) {
 			t.incarnation, t.pauses = l.w.procs[client].incarnation, l.w.procs[client].pauses
 		}

@@ -143,6 +143,7 @@ func (in *injector) operate() (string, bool) {
 	if err := w.Server.AdminDelete(path); err != nil {
 		return "", false
 	}
+	w.operated = append(w.operated, touch{at: w.Clock.Now(), path: path, czxid: old.Czxid})
 	what := "deleted " + path
 	if rng.IntN(2) == 0 {
 		return what, true
@@ -191,6 +192,26 @@ func (in *injector) cleanUp(path string, czxid int64, d time.Duration) {
 func (in *injector) sessionLive(id int64) bool {
 	for _, s := range in.w.Server.Sessions() {
 		if s == id {
+			return true
+		}
+	}
+	return false
+}
+
+// touch is one operator's delete: of the node at path created at czxid,
+// at.
+type touch struct {
+	at    time.Time
+	path  string
+	czxid int64
+}
+
+// Operated reports whether the operator deleted the node at path created
+// at zxid czxid (that incarnation, not a later one at the same path) at
+// or before to.
+func (w *World) Operated(path string, czxid int64, to time.Time) bool {
+	for _, t := range w.operated {
+		if t.path == path && t.czxid == czxid && !t.at.After(to) {
 			return true
 		}
 	}

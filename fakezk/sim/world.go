@@ -56,6 +56,7 @@ type World struct {
 	stalled  bool      // Drive hit its bound at one instant
 	procs    []proc    // per client: its process's incarnation and pauses
 	jumps    []jump    // the clock jumps injected, in order
+	operated []touch   // the operator's deletes, in order
 
 	operatorSessions []int64 // sessions the Operator fault opened
 }

@@ -57,26 +57,29 @@
 //     created with. Its name is unique to the campaign (a prefix drawn for
 //     the attempt, and the directory's sequence number), so once it is
 //     deleted no later node has its path: the check fails for good.
-//   - Master: the master node's path is fixed, so Fenced checks the epoch
-//     node (PATH+EpochSuffix) at the version the leader's own multi gave
-//     it. Every new master writes the epoch node in the multi that creates
-//     the master node, so the check fails as soon as anyone else has
-//     become master, whether the former node went by expiry, by Resign or
-//     by an operator's delete, and whoever created the node again.
+//   - Master: the master node's path is fixed, so Fenced checks the
+//     master's lease: an ephemeral node PATH+LeasesSuffix+"/"+<campaign
+//     id>, created in the multi that creates the master node. That multi
+//     also deletes every lease in the directory, so once anyone else has
+//     become master the former master's lease is gone and its check fails
+//     for good, whether its node went by expiry, by Resign or by an
+//     operator's delete, and whoever created the master node again. A
+//     lease deleted by hand fails the current master's fenced writes (the
+//     safe direction) and its next write or recheck ends its leadership.
 //
-// What a fence does not see, said plainly: a Master's epoch node deleted
-// by hand and created again restarts at version 0 (leave it alone, as
-// you would a lock's directory); an operator who deletes a Master's node
-// and creates one by hand outside the recipe makes no new master, so the
-// old one's fence still passes (no two leaders act on it: the operator's
-// node leads nothing).
+// What a fence does not see, said plainly: a node created by hand under
+// the exact name of a deleted candidate node or lease (a name with a
+// random 128-bit part) passes for it; and an operator who deletes a
+// Master's node and creates one by hand outside the recipe makes no new
+// master, so the old master's fence still passes (no two leaders act: the
+// operator's node leads nothing).
 //
 // Deletes follow the same rule. A delete retried after a lost reply never
 // goes by version alone: Resign and the cleanups delete a candidate node
 // only after reading that it is still our incarnation (czxid and owner),
-// and a Master's node with a multi that checks the epoch, which any later
-// master has moved (zkops.DeleteNode, deleteMaster). So a former leader's
-// late delete never removes the node of the leader after it.
+// and a Master's node with a multi that checks its lease, which any later
+// master has deleted (zkops.DeleteNode, deleteMaster). So a former
+// leader's late delete never removes the node of the leader after it.
 //
 // # Faults
 //
@@ -131,35 +134,39 @@
 //
 // # Master protocol
 //
-//  0. Draw a 128-bit campaign id from the executor's seeded source.
-//  1. One multi: create PATH (ephemeral, data Config.Data) and set the data
-//     of the epoch node PATH+EpochSuffix to the campaign id at any version.
-//     Both are one transaction, so the epoch node's new version is this
-//     master's epoch and its mzxid is the master node's czxid. Success: go
-//     to 4. ErrNoNode (the parent or the epoch node is missing): create
-//     them (persistent), go to 1.
+//  0. Draw a 128-bit campaign id from the executor's seeded source; our
+//     lease will be LEASES/<id>, LEASES being PATH+LeasesSuffix.
+//  1. List LEASES, then one multi: delete every lease listed, create PATH
+//     (ephemeral, data Config.Data) and create our lease (ephemeral). Both
+//     nodes are made in one transaction, so they share a czxid. Success: go
+//     to 4. A listed lease already gone (its session ended): go to 1.
+//     ErrNoNode (the parent or LEASES is missing): create them
+//     (persistent), go to 1.
 //  2. ErrNodeExists, ErrConnectionLoss or ErrNotSent: exists with a watch
-//     on PATH. Gone: go to 1. Owned by our session: read the epoch node;
-//     if its data is our campaign id and its mzxid is the node's czxid,
-//     our multi made the node (a reply that was lost): go to 4. Anyone
-//     else's (another campaign's, even on our session): wait for the
-//     watch, then go to 1. Every waiter is woken by the master's deletion
-//     (a herd bounded by the number of candidates; use Election for many
-//     candidates).
+//     on PATH. Gone: go to 1. Owned by our session: read our lease; if it
+//     is our session's with PATH's czxid, our multi made the node (a reply
+//     that was lost): go to 4. If our create's outcome was unknown and the
+//     lease does not vouch for the node (someone removed or replaced it),
+//     delete the node (that incarnation only) and go to 1: nobody else
+//     could tell it is ours. Anyone else's (another campaign's, even on our
+//     session): wait for the watch, then go to 1. Every waiter is woken by
+//     the master's deletion (a herd bounded by the number of candidates;
+//     use Election for many candidates).
 //  3. Failure, deadline or cancel: a cleanup deletes PATH if step 2's test
-//     says our multi made it, with the multi of Resign below.
-//  4. Read PATH (exists): it must be the node our multi made (its czxid),
-//     owned by our session, still current, and read after the last
-//     suspension (as in step 6 of the election; so must step 2's reads);
-//     then leadership is granted with the epoch. Otherwise go to 2. (An epoch whose version wrapped to -1,
-//     after 2^32 masters, would read as "any version" in a check: that
-//     candidate deletes its node and goes to 1.)
+//     says our multi made it, with the multi of Resign below, and our lease.
+//  4. Read PATH and our lease: they must be what our multi made (one
+//     czxid, our session, still current), read after the last suspension
+//     (as in step 6 of the election; so must step 2's reads); then
+//     leadership is granted. PATH ours but the lease not vouching for it:
+//     delete PATH (that incarnation) and go to 1. Otherwise go to 2.
 //
 // A Master's Resign, and its delete after giving up, send one multi: a
-// check of the epoch node at our epoch, and a delete of PATH. It is
-// retried as it is after a lost reply: if the first was applied, the
-// retry finds PATH gone (no master since) or the epoch moved (a later
-// master, whose node must stay).
+// check of our lease at version 0, a delete of PATH and of our lease. It
+// is retried as it is after a lost reply: if the first was applied, the
+// retry finds the lease gone and deletes nothing; a later master's node
+// is never deleted, since that master's multi deleted our lease. A lease
+// gone while PATH is still ours falls back to deleting PATH only if it is
+// still our incarnation (czxid and owner).
 //
 // # While leading
 //
@@ -180,15 +187,17 @@
 //     candidate need not wait for an expiry.
 //   - Connected with a new session, or Expired: ErrLost wrapping
 //     task.ErrSessionExpired. Closed: ErrLost wrapping task.ErrClosed.
-//   - The node deleted or changed by someone else: ErrLost.
+//   - The node deleted or changed by someone else, or a fenced write
+//     refused: ErrLost. As after giving up, a flow then deletes our node if
+//     it is still our incarnation, so that nobody (our own next campaign
+//     included) waits behind it until the session ends.
 //   - Resign: Err is ErrResigned and Done is closed at once, then the node
 //     is deleted (retried past connection loss; if the caller's deadline
 //     passes the delete goes on as a flow of its own; a session that ended
 //     took the node with it). Idempotent.
 //
 // Fenced(ops...) sends one multi: a check (of our candidate node at the
-// version it was created with; for a Master, of the epoch node at our
-// epoch), then ops. A refused check fails with ErrLost wrapping
+// version it was created with; for a Master, of our lease), then ops. A refused check fails with ErrLost wrapping
 // the server's error and ends the leadership. Once leadership is known to
 // have ended, Fenced refuses at once without sending.
 //

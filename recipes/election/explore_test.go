@@ -163,15 +163,15 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 }
 
 func (s *exploreSim) onState(r *sim.Trial, i int) func(*election.Leadership, election.State) {
-	return func(_ *election.Leadership, st election.State) {
+	return func(l *election.Leadership, st election.State) {
 		switch {
 		case s.expire:
 		case st == election.Leading:
 			if !contains(s.leaders.Acting(), i) {
 				excused := s.leaders.Excused
-				r.Check(s.leaders.Begin(i))
+				r.Check(s.leaders.BeginNode(i, l.Path(), l.Token()))
 				if s.leaders.Excused > excused {
-					r.Logf("client %d leads while a leader paused past its margin (clock jumps) still acts: judged by fencing", i)
+					r.Logf("client %d leads while a leader paused past its margin (clock jumps) or deposed by an operator still acts: judged by fencing", i)
 				}
 			}
 		case st == election.Ended:

@@ -35,10 +35,9 @@ type Leadership struct {
 	// counter, which deletes the directory on Resign if it is then empty
 	// (zkops.ResetAbove).
 	resetDir bool
-	// epoch and epochVersion: a Master's epoch node and the version our
-	// multi gave it; "" for an Election's candidate.
-	epoch        string
-	epochVersion int32
+	// lease is a Master's lease node (see Master); "" for an Election's
+	// candidate.
+	lease string
 
 	mu    sync.Mutex
 	state State
@@ -235,12 +234,12 @@ func (l *Leadership) isOurs(st *task.Stat) bool {
 }
 
 // deleteNode deletes our node, never another incarnation at its path: a
-// Master's through its epoch (deleteMaster), a candidate's by its czxid
-// (zkops.DeleteNode).
+// Master's behind a check of its lease (deleteMaster), a candidate's by
+// its czxid (zkops.DeleteNode).
 func (l *Leadership) deleteNode() task.Task[task.Unit] {
 	st := task.Stat{Czxid: l.token, EphemeralOwner: l.sess.ID, Version: l.version}
-	if l.epoch != "" {
-		return deleteMaster(l.path, l.epoch, l.epochVersion, st)
+	if l.lease != "" {
+		return deleteMaster(l.path, l.lease, st)
 	}
 	return zkops.DeleteNode(l.path, st)
 }
@@ -269,16 +268,18 @@ func (l *Leadership) lose(cause error) {
 	if !l.end(fmt.Errorf("%w: %s: %w", ErrLost, l.path, cause)) {
 		return
 	}
-	// Given up while the session may live on: the node must go, or the
-	// others wait for it until the session ends. The delete runs as a flow
+	// Lost while the session may live on (given up, a fenced write
+	// refused, the node changed): our node must go, or the others wait for
+	// it until the session ends (and a Master campaigning again on this
+	// session would wait behind its own node). The delete runs as a flow
 	// of its own on the session it belongs to; it is a no-op if the
-	// session ended (its ephemerals went with it).
-	// (deleteNode checks the owner: on a later session it does nothing.)
-	if errors.Is(cause, ErrGaveUp) && l.rt != nil {
+	// session ended (its ephemerals went with it), and it deletes only our
+	// incarnation (deleteNode): never a node created at the path since.
+	if l.rt != nil && !errors.Is(cause, task.ErrSessionExpired) && !errors.Is(cause, task.ErrClosed) {
 		rt := l.rt
 		task.Go(rt.SessionScope(), l.deleteNode(), func(_ task.Unit, err error) {
 			if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
-				rt.Report(fmt.Errorf("election: delete %s after giving up: %w", l.path, err))
+				rt.Report(fmt.Errorf("election: delete %s after losing leadership: %w", l.path, err))
 			}
 		})
 	}
@@ -290,8 +291,9 @@ func (l *Leadership) lose(cause error) {
 // its name is unique to the campaign (a prefix drawn for the attempt and
 // a sequence number), so no later node has its path. For a Master, whose
 // node's path is fixed and whose every incarnation starts at version 0,
-// the check is on the epoch node at the version our multi gave it: every
-// later master writes the epoch node in the multi that makes it master.
+// the check is on the master's lease: a node named by the campaign's
+// random id, created in the multi that made it master, and deleted by the
+// multi of any later master.
 // So ZooKeeper itself rejects the writes of a leader that has lost
 // leadership (its session expired and the node went, someone deleted it,
 // or another leader took over), however late they arrive: then Fenced fails with an error
@@ -306,8 +308,8 @@ func (l *Leadership) lose(cause error) {
 // retried here. A create among ops with a nil ACL gets task.OpenACL.
 func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 	path, version := l.path, l.version
-	if l.epoch != "" {
-		path, version = l.epoch, l.epochVersion
+	if l.lease != "" {
+		path, version = l.lease, 0
 	}
 	fenced := zkops.Fenced(path, version, ops, func(cause, err error) error {
 		l.lose(cause)

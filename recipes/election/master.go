@@ -1,7 +1,6 @@
 package election
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -17,26 +16,28 @@ import (
 // candidates); use Election for many candidates. A Master holds no state
 // of its own.
 //
-// Beside the master node, a persistent epoch node (the master node's path
-// with EpochSuffix) counts the masters: a candidate becomes master with
-// one multi that creates the master node and writes the epoch node, so
-// the epoch node's version is the master's epoch and its data names the
-// campaign that made it. A master node at a fixed path starts at version
-// 0 in every incarnation and so identifies no master; the epoch does.
-// Fenced writes check it and so does Resign's delete: a deposed master's
-// late write or delete is refused once anyone else has become master.
+// A master node at a fixed path starts at version 0 in every incarnation
+// and so names no master: a check on it passes for every master. So each
+// master also holds a lease: an ephemeral node named by its campaign's
+// random id in the directory PATH+LeasesSuffix, created in the same multi
+// as the master node, which also deletes every lease left in that
+// directory. Fenced writes and Resign's delete check the lease: once
+// anyone else has become master, the lease is gone, and ZooKeeper refuses
+// them.
 type Master struct {
-	path  string
-	epoch string
-	cfg   Config
+	path   string
+	leases string
+	cfg    Config
 }
 
-// EpochSuffix is appended to a Master's path to name its epoch node.
-const EpochSuffix = ".epoch"
+// LeasesSuffix is appended to a Master's path to name the directory of
+// its leases (persistent; it holds at most the current master's lease and
+// those of masters whose nodes an operator removed by hand).
+const LeasesSuffix = ".leases"
 
 // NewMaster returns the master election on node path (its parent is
-// created, persistent, on first use, and so is the epoch node
-// path+EpochSuffix).
+// created, persistent, on first use, and so is the lease directory
+// path+LeasesSuffix).
 func NewMaster(path string, cfg Config) (*Master, error) {
 	if err := task.ValidatePath(path, false); err != nil {
 		return nil, fmt.Errorf("election: master node %q: %w", path, err)
@@ -47,15 +48,14 @@ func NewMaster(path string, cfg Config) (*Master, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Master{path: path, epoch: path + EpochSuffix, cfg: cfg}, nil
+	return &Master{path: path, leases: path + LeasesSuffix, cfg: cfg}, nil
 }
 
 // Path is the master node's path.
 func (m *Master) Path() string { return m.path }
 
-// EpochPath is the epoch node's path: its version is the current
-// master's epoch.
-func (m *Master) EpochPath() string { return m.epoch }
+// LeasesPath is the directory of the masters' leases.
+func (m *Master) LeasesPath() string { return m.leases }
 
 // Campaign returns a task that waits until this candidate is master and
 // succeeds with its leadership. See the package documentation for the
@@ -67,7 +67,8 @@ func (m *Master) EpochPath() string { return m.epoch }
 func (m *Master) Campaign() task.Task[*Leadership] {
 	return func(s *task.Scope, k task.Cont[*Leadership]) {
 		sc := s.Child()
-		r := &run{m: m, s: sc, sess: s.Session(), id: []byte(zkops.NewID(s.Rand(), s.Rand())), b: followBlinks(sc)}
+		id := zkops.NewID(s.Rand(), s.Rand())
+		r := &run{m: m, s: sc, sess: s.Session(), lease: m.leases + "/" + id, b: followBlinks(sc)}
 		r.undo = sc.Defer(r.cleanup())
 		task.RunIn(sc, task.Task[*Leadership](func(_ *task.Scope, k task.Cont[*Leadership]) {
 			r.k = k
@@ -81,61 +82,77 @@ type run struct {
 	m    *Master
 	s    *task.Scope
 	sess task.Session
-	// id names this campaign: the epoch node's data once it made the
-	// master node, so that a lost reply is settled by reading it.
-	id   []byte
-	undo func()
-	k    task.Cont[*Leadership]
-	b    *blinks
+	// lease is this campaign's lease node: created with the master node,
+	// so a lost reply is settled by reading it.
+	lease string
+	undo  func()
+	k     task.Cont[*Leadership]
+	b     *blinks
 	// retried: a create was sent before whose outcome is unknown
 	retried bool
 }
 
 func (r *run) fail(err error) { task.Resume(r.s, r.k, nil, err) }
 
-// create tries to become master: one multi creates the master node and
-// writes the epoch node (its version is then our epoch, its data our id,
-// its mzxid the master node's czxid). NodeExists: watch the master node;
-// a missing epoch node or parent: create them; a lost reply: read the
-// nodes to learn who made the master node.
+// create tries to become master: list the leases, then one multi deletes
+// them, creates the master node and creates our lease. NodeExists on the
+// master node: watch it. A lease already gone (its session ended): list
+// again. A missing parent or lease directory: create them. A lost reply:
+// read the nodes to learn who made the master node.
 func (r *run) create() {
-	ops := []task.MultiOp{
-		&task.CreateRequest{Path: r.m.path, Data: r.m.cfg.Data, Mode: task.Ephemeral, ACL: task.OpenACL},
-		&task.SetDataRequest{Path: r.m.epoch, Data: r.id, Version: task.AnyVersion},
-	}
-	task.Run(r.s, task.Multi(ops...), func(rs []task.MultiResult, err error) {
-		var me *task.MultiError
+	task.Run(r.s, c.Retry(task.Children(r.m.leases), retry), func(cl task.ChildList, err error) {
 		switch {
-		case err == nil:
-			r.verify(rs[1].Stat)
-		case errors.As(err, &me) && errors.Is(me.Err, task.ErrNodeExists):
-			r.watch()
-		case errors.As(err, &me) && errors.Is(me.Err, task.ErrNoNode):
-			task.Run(r.s, r.ensureEpoch(), func(_ task.Unit, err error) {
-				if err != nil {
-					r.fail(err)
-					return
-				}
-				r.create()
-			})
-		case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
-			r.retried = true
-			r.watch()
-		default:
+		case errors.Is(err, task.ErrNoNode):
+			r.ensure()
+			return
+		case err != nil:
 			r.fail(err)
+			return
 		}
+		ops := make([]task.MultiOp, 0, len(cl.Names)+2)
+		for _, n := range cl.Names {
+			ops = append(ops, &task.DeleteRequest{Path: r.m.leases + "/" + n, Version: task.AnyVersion})
+		}
+		nodeAt := len(ops)
+		ops = append(ops,
+			&task.CreateRequest{Path: r.m.path, Data: r.m.cfg.Data, Mode: task.Ephemeral, ACL: task.OpenACL},
+			&task.CreateRequest{Path: r.lease, Mode: task.Ephemeral, ACL: task.OpenACL})
+		task.Run(r.s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+			var me *task.MultiError
+			switch {
+			case err == nil:
+				r.verify()
+			case errors.As(err, &me) && me.Index < nodeAt:
+				r.create() // a lease went meanwhile: list again
+			case errors.As(err, &me) && errors.Is(me.Err, task.ErrNodeExists):
+				r.watch()
+			case errors.As(err, &me) && errors.Is(me.Err, task.ErrNoNode):
+				r.ensure()
+			case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
+				r.retried = true
+				r.watch()
+			default:
+				r.fail(err)
+			}
+		})
 	})
 }
 
-// ensureEpoch creates the epoch node and its parent if missing.
-func (r *run) ensureEpoch() task.Task[task.Unit] {
-	return zkops.EnsurePath(r.m.epoch)
+// ensure creates the lease directory and its ancestors, then tries again.
+func (r *run) ensure() {
+	task.Run(r.s, zkops.EnsurePath(r.m.leases), func(_ task.Unit, err error) {
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		r.create()
+	})
 }
 
 // watch reads the master node with a watch. Missing: create again. Made
-// by this campaign (a create whose reply was lost; the epoch node says
-// so): lead. Anyone else's, also another campaign's on our session: wait
-// until it changes, then run again.
+// by this campaign (a create whose reply was lost; our lease says so):
+// lead. Anyone else's, also another campaign's on our session: wait until
+// it changes, then run again.
 func (r *run) watch() {
 	at := r.b.n
 	task.Run(r.s, c.Retry(task.ExistsW(r.m.path), retry), func(sw task.StatWatch, err error) {
@@ -146,18 +163,24 @@ func (r *run) watch() {
 			r.create()
 		case sw.Stat.EphemeralOwner == r.sess.ID || (canary.On(bugSkipOwnerCheck) && r.retried):
 			st := *sw.Stat
-			task.Run(r.s, c.Retry(task.Get(r.m.epoch), retry), func(ep task.Data, err error) {
+			task.Run(r.s, c.Retry(task.Exists(r.lease), retry), func(ls *task.Stat, err error) {
 				switch {
-				case err != nil && !errors.Is(err, task.ErrNoNode):
+				case err != nil:
 					r.fail(err)
 				case r.b.n != at:
 					r.watch() // read before a suspension: read again
-				case err == nil && canary.On(bugSkipOwnerCheck) && r.retried:
+				case canary.On(bugSkipOwnerCheck) && r.retried:
 					// the bug: after a lost reply, a master node is
 					// taken to be the one our create made
-					r.granted(st, ep.Stat)
-				case err == nil && r.made(st, ep):
-					r.granted(st, ep.Stat)
+					r.granted(st)
+				case r.made(st, ls):
+					r.granted(st)
+				case r.retried:
+					// Ours, perhaps made by our multi, but our lease is not
+					// its (someone removed or replaced it): no one could
+					// tell, so nobody would delete it. Remove it and run
+					// again.
+					r.replace(st)
 				default:
 					r.await(sw.Watch)
 				}
@@ -169,10 +192,10 @@ func (r *run) watch() {
 }
 
 // made reports whether the master node st was created by this campaign's
-// multi: the epoch node was last written by it (our id) in the same
-// transaction (its mzxid is the node's czxid), and the node is ours.
-func (r *run) made(st task.Stat, ep task.Data) bool {
-	return st.EphemeralOwner == r.sess.ID && ep.Stat.Mzxid == st.Czxid && bytes.Equal(ep.Data, r.id)
+// multi: it is our session's, and our lease exists, created in the same
+// transaction (its czxid is the node's).
+func (r *run) made(st task.Stat, lease *task.Stat) bool {
+	return lease != nil && st.EphemeralOwner == r.sess.ID && lease.EphemeralOwner == r.sess.ID && lease.Czxid == st.Czxid
 }
 
 func (r *run) await(w *task.Watch) {
@@ -186,51 +209,63 @@ func (r *run) await(w *task.Watch) {
 	})
 }
 
-// verify reads the node our multi created and leads only if it is still
-// that node (the epoch's mzxid is its czxid), its owner is our session,
-// and that session is still the executor's current one.
-func (r *run) verify(ep task.Stat) {
+// verify reads the node and the lease our multi created and leads only
+// if they are still that multi's, owned by our session, still the
+// executor's current one, and were read after the last suspension.
+func (r *run) verify() {
 	at := r.b.n
 	task.Run(r.s, c.Retry(task.Exists(r.m.path), retry), func(st *task.Stat, err error) {
-		switch {
-		case err != nil:
+		if err != nil {
 			r.fail(err)
-		case r.b.n != at:
-			r.verify(ep) // read before a suspension: read again
-		case st == nil:
-			r.create()
-		case canary.On(bugSkipOwnerCheck) || (st.EphemeralOwner == r.sess.ID && st.Czxid == ep.Mzxid && r.s.IsCurrent(r.sess)):
-			r.granted(*st, ep)
-		default:
-			r.watch()
+			return
 		}
+		if st == nil {
+			r.create()
+			return
+		}
+		task.Run(r.s, c.Retry(task.Exists(r.lease), retry), func(ls *task.Stat, err error) {
+			switch {
+			case err != nil:
+				r.fail(err)
+			case r.b.n != at:
+				r.verify() // read before a suspension: read again
+			case canary.On(bugSkipOwnerCheck) || (r.made(*st, ls) && r.s.IsCurrent(r.sess)):
+				r.granted(*st)
+			case st.EphemeralOwner == r.sess.ID && !r.made(*st, ls):
+				r.replace(*st) // our multi's node, its lease removed or replaced
+			default:
+				r.watch()
+			}
+		})
 	})
 }
 
-func (r *run) granted(st task.Stat, ep task.Stat) {
-	if ep.Version == task.AnyVersion {
-		// The epoch's version wrapped to -1, which a check would take as
-		// "any version": step aside and campaign again (the next write
-		// brings it to 0). Once in 2^32 masters.
-		task.Run(r.s, deleteMaster(r.m.path, r.m.epoch, ep.Version, st), func(_ task.Unit, err error) {
-			if err != nil {
-				r.fail(err)
-				return
-			}
-			r.create()
-		})
-		return
-	}
+// replace deletes a master node of our session that no lease of ours
+// vouches for (this incarnation only: zkops.DeleteNode), then runs again;
+// the next multi deletes whatever stands at our lease's path.
+func (r *run) replace(st task.Stat) {
+	r.retried = false
+	task.Run(r.s, zkops.DeleteNode(r.m.path, st), func(_ task.Unit, err error) {
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		r.create()
+	})
+}
+
+func (r *run) granted(st task.Stat) {
 	r.undo()
 	l := r.m.cfg.newLeadership(r.m.path, st, r.sess)
-	l.epoch, l.epochVersion = r.m.epoch, ep.Version
+	l.lease = r.lease
 	l.start(r.s)
 	task.Resume(r.s, r.k, l, nil)
 }
 
-// cleanup deletes the master node of a campaign that did not end in
-// leadership, if this campaign made it (a create whose reply was lost,
-// or leadership found as the scope ended). It runs as a flow of its own.
+// cleanup deletes what a campaign that did not end in leadership may have
+// created (a create whose reply was lost, or leadership found as the
+// scope ended): the master node if our multi made it, and our lease. It
+// runs as a flow of its own.
 func (r *run) cleanup() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if s.Session().Epoch != r.sess.Epoch {
@@ -239,15 +274,19 @@ func (r *run) cleanup() task.Task[task.Unit] {
 		}
 		task.Run(s, c.Retry(task.Exists(r.m.path), retry), func(st *task.Stat, err error) {
 			if err != nil || st == nil || st.EphemeralOwner != r.sess.ID {
-				task.Run(s, goneOK(err), k)
+				task.Run(s, c.Then(goneOK(err), func(task.Unit) task.Task[task.Unit] {
+					return zkops.DeleteOwned(r.lease, r.sess.ID)
+				}), k)
 				return
 			}
-			task.Run(s, c.Retry(task.Get(r.m.epoch), retry), func(ep task.Data, err error) {
-				if err != nil || !r.made(*st, ep) {
-					task.Run(s, goneOK(err), k)
+			task.Run(s, c.Retry(task.Exists(r.lease), retry), func(ls *task.Stat, err error) {
+				if err != nil || !r.made(*st, ls) {
+					task.Run(s, c.Then(goneOK(err), func(task.Unit) task.Task[task.Unit] {
+						return zkops.DeleteOwned(r.lease, r.sess.ID)
+					}), k)
 					return
 				}
-				task.Run(s, deleteMaster(r.m.path, r.m.epoch, ep.Stat.Version, *st), k)
+				task.Run(s, deleteMaster(r.m.path, r.lease, *st), k)
 			})
 		})
 	}
@@ -260,17 +299,19 @@ func goneOK(err error) task.Task[task.Unit] {
 	return zkops.GoneOK(err)
 }
 
-// deleteMaster deletes the master node st of epoch version ev: one multi
-// checks the epoch node at ev and deletes the node, so it is refused once
-// anyone else has become master (every master writes the epoch node). It
-// is retried as it is after a lost reply: if the first was applied, the
-// retry finds the node gone (no new master) or the epoch moved (a new
-// master). If the epoch node itself is gone (deleted by hand), the node is
-// deleted only if it is still the incarnation st (zkops.DeleteNode).
-func deleteMaster(path, epoch string, ev int32, st task.Stat) task.Task[task.Unit] {
+// deleteMaster deletes the master node st and its lease: one multi checks
+// the lease and deletes both, so it is refused once anyone else has
+// become master (their multi deleted our lease). It is retried as it is
+// after a lost reply: if the first was applied, the retry finds the lease
+// gone. A lease gone while the node is still ours (an operator removed
+// the lease) falls back to deleting the node only if it is still the
+// incarnation st (zkops.DeleteNode); a node already gone leaves the lease
+// to be deleted alone.
+func deleteMaster(path, lease string, st task.Stat) task.Task[task.Unit] {
 	multi := c.Retry(task.Multi(
-		&task.CheckRequest{Path: epoch, Version: ev},
-		&task.DeleteRequest{Path: path, Version: st.Version},
+		&task.CheckRequest{Path: lease, Version: 0},
+		&task.DeleteRequest{Path: path, Version: task.AnyVersion},
+		&task.DeleteRequest{Path: lease, Version: task.AnyVersion},
 	), retry)
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		task.Run(s, multi, func(_ []task.MultiResult, err error) {
@@ -278,10 +319,8 @@ func deleteMaster(path, epoch string, ev int32, st task.Stat) task.Task[task.Uni
 			switch {
 			case err == nil:
 				k(task.Unit{}, nil)
-			case errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, task.ErrBadVersion):
-				k(task.Unit{}, nil) // a later master: ours went before it
 			case errors.As(err, &me) && me.Index == 1 && errors.Is(me.Err, task.ErrNoNode):
-				k(task.Unit{}, nil) // already gone
+				task.Run(s, zkops.DeleteOwned(lease, st.EphemeralOwner), k) // the node went already
 			case errors.As(err, &me):
 				task.Run(s, zkops.DeleteNode(path, st), k)
 			default:

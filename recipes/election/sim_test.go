@@ -391,12 +391,12 @@ var traceSim = false
 
 var lastWorld *sim.World
 
-// withoutEpoch drops a Master's epoch node (persistent by design) from
-// names.
+// withoutEpoch drops a Master's lease directory (persistent by design)
+// from names.
 func withoutEpoch(names []string) []string {
 	var out []string
 	for _, n := range names {
-		if !strings.HasSuffix(n, election.EpochSuffix) {
+		if !strings.HasSuffix(n, election.LeasesSuffix) {
 			out = append(out, n)
 		}
 	}

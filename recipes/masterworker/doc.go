@@ -17,7 +17,7 @@
 // Under a root of the user's choosing (System.Root):
 //
 //	<root>/master                  ephemeral; the primary master's (recipes/election's Master)
-//	<root>/master.epoch            persistent; its version is the primary's epoch (written in the multi that makes it primary)
+//	<root>/master.leases/<id>      ephemeral; the primary's lease, made with /master in one multi that deletes the others
 //	<root>/workers/<worker>        ephemeral; a live worker's registration
 //	<root>/tasks/<task>            persistent; a task not yet assigned, data = the client's data
 //	<root>/assign/<worker>/<task>  persistent; a task assigned to <worker>, same data
@@ -103,20 +103,19 @@
 //     child watch, retrying connection loss likewise;
 //     b. list <root>/assign; for every directory whose worker is not in
 //     /workers, move each of its tasks back with one multi {check
-//     /master.epoch, delete the assignment, create <root>/tasks/<task> with the
+//     the primary's lease, delete the assignment, create <root>/tasks/<task> with the
 //     same name and data}, then delete the directory if it is empty;
 //     c. assign every task in /tasks to a live worker, round robin, each
-//     with one multi {check /master.epoch, create
+//     with one multi {check the primary's lease, create
 //     <root>/assign/<worker>/<task>, delete <root>/tasks/<task> at the
 //     version read};
 //     d. wait until a watch fires, then start the next round.
-//     The check on /master.epoch at the primary's epoch (election's
-//     Leadership.Fenced) makes ZooKeeper refuse the moves of a primary
-//     that lost mastership, however late they arrive: every new primary
-//     writes the epoch node in the multi that makes it primary, so the
-//     check fails once anyone else is primary, even though /master itself
-//     is back at version 0 (a check on /master would pass for every
-//     primary). A move that fails because a node is missing or
+//     The check on the primary's lease (election's Leadership.Fenced)
+//     makes ZooKeeper refuse the moves of a primary that lost mastership,
+//     however late they arrive: every new primary deletes the leases in
+//     the multi that makes it primary, so the check fails once anyone
+//     else is primary, even though /master itself is back at version 0
+//     (a check on /master would pass for every primary). A move that fails because a node is missing or
 //     present (another master moved the task, the worker's directory is
 //     gone), or whose reply was lost, is settled by the next round's
 //     reads, which run again shortly (100ms) without waiting for a watch.

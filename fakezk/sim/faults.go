@@ -233,9 +233,10 @@ type injector struct {
 	fired    [numClasses]int
 	log      []string // the faults injected, with the simulated time
 
-	restart  func(i int) // Scenario.Restart, bound to the trial
-	operator []string    // Scenario.Operator
-	orphan   int64       // the operator's session for ephemerals, while it lives
+	restart    func(i int) // Scenario.Restart, bound to the trial
+	operator   []string    // Scenario.Operator
+	deleteOnly []string    // Scenario.OperatorDeleteOnly
+	orphan     int64       // the operator's session for ephemerals, while it lives
 }
 
 func newInjector(w *World, plan Plan, maxWipes int, rng, prng *rand.Rand) *injector {

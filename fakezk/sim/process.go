@@ -148,6 +148,11 @@ func (in *injector) operate() (string, bool) {
 	if rng.IntN(2) == 0 {
 		return what, true
 	}
+	for _, prefix := range in.deleteOnly {
+		if strings.HasPrefix(path, prefix) {
+			return what + " (not created again: its name is its holder's secret)", true
+		}
+	}
 	if rng.IntN(2) == 0 {
 		data = []byte("operator")
 	}

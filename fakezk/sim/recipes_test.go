@@ -70,7 +70,10 @@ func newLockID(clients int, duration time.Duration) (sim.Scenario, *lockID) {
 			s.round(r, i)
 		},
 		Operator: []string{lockDir},
-		Quiesce:  func(r *sim.Trial) bool { return s.stopped == clients && len(r.Children(lockDir)) == 0 },
+		// A contender re-created under its exact name is a forgery the
+		// lock's fence cannot see (recipes/lock doc, Safety).
+		OperatorDeleteOnly: []string{lockDir + "/"},
+		Quiesce:            func(r *sim.Trial) bool { return s.stopped == clients && len(r.Children(lockDir)) == 0 },
 		Invariants: []sim.Invariant{
 			sim.InvariantFunc(func(r *sim.Trial) error {
 				n, err := sim.CheckFencing(r.World, logDir)

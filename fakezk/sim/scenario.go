@@ -81,6 +81,12 @@ type Scenario struct {
 	// marker only its creator writes). Required when Faults.Allow has
 	// Operator.
 	Operator []string
+	// OperatorDeleteOnly lists, among the Operator nodes, those the
+	// operator only deletes and never creates again under the same name:
+	// nodes named with a secret of their holder (a 128-bit random prefix),
+	// whose re-creation under that exact name is a forgery the recipe's
+	// doc says its fence cannot see (a lock's contenders).
+	OperatorDeleteOnly []string
 	// Invariants are checked at the end of every seed.
 	Invariants []Invariant
 	// MaxSteps bounds the clock advances of each phase (default 200000).
@@ -268,6 +274,7 @@ func RunSeed(sc Scenario, seed uint64, trace bool) Result {
 	}
 	inj := newInjector(w, res.Plan, maxWipes, rng, prng)
 	inj.operator = sc.Operator
+	inj.deleteOnly = sc.OperatorDeleteOnly
 	if sc.Restart != nil {
 		inj.restart = func(i int) { sc.Restart(r, i) }
 	}

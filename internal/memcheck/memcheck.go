@@ -33,20 +33,20 @@ const Cycles = cycles
 // Warm is how many cycles run before the baseline is taken.
 const Warm = 2000
 
-// Bound is how much the live heap may grow over Cycles cycles: 2 MiB.
+// Bound is how much the live heap may grow over Cycles cycles: 1 MiB.
 //
 // Why this number: a leak of b bytes per cycle grows the heap by
-// b*Cycles, so 2 MiB catches any leak of 21 bytes a cycle or more at
-// 100,000 cycles (210 bytes under -race, at 10,000): the smallest
-// object a leaked scope drags along (the Scope itself) is over 200
-// bytes, a leaked subscriber or closure some 50. What does not scale with
-// the cycles stays well inside it: maps and slices that grew to their
-// steady size during the warm-up but are rehashed or regrown once more
-// later (fakezk's node and watch tables: a few KiB for the handful of
-// nodes a cycle touches), the executor's queues, and GC noise (HeapAlloc
-// after a forced GC still counts objects of the sweep in progress: tens
-// of KiB).
-const Bound = 2 << 20
+// b*Cycles, so 1 MiB catches any leak of 11 bytes a cycle or more at
+// 100,000 cycles, and of 105 bytes under -race (10,000 cycles): a leaked
+// Scope alone is 192 bytes, a leaked subscription with its closure some
+// 50 plus what the closure holds (a lock handle: over 200). What does not
+// scale with the cycles stays far inside it: maps and slices that reached
+// their steady size during the warm-up but are rehashed or regrown once
+// more later (fakezk's node and watch tables, the executor's queues and
+// subscriber list: a few KiB for the handful of nodes a cycle touches),
+// and GC noise (HeapAlloc after a forced GC: a few KiB either way; the
+// tests here measure between -17 and +11 KiB).
+const Bound = 1 << 20
 
 // ProfileEnv names the environment variable that, when set to a file
 // name, has Check write a heap profile there once the cycles have run (to

@@ -368,6 +368,7 @@ func (e *Executor) SessionScope() *task.Scope { return e.sessScope }
 // Subscribe implements task.Runtime.
 func (e *Executor) Subscribe(fn func(task.Event)) func() {
 	s := &subscription{fn: fn}
+	e.pruneSubs()
 	e.subs = append(e.subs, s)
 	return func() { s.canceled = true }
 }

@@ -94,7 +94,9 @@
 // participant that lost its session during Enter and enters again still
 // passes, and a late participant passes at once). Use a new directory per
 // round, e.g. one named after the round; delete old ones when every
-// participant has left.
+// participant has left. (A directory entered again anyway costs memory:
+// each Enter sets a watch on ready that nothing fires while ready stays,
+// and the server and the client library keep it for the session's life.)
 //
 // # Errors
 //

@@ -132,6 +132,7 @@ func (e *engine) follow() {
 	if f := e.follower; f != nil {
 		e.follower = nil
 		f.Cancel(task.ErrSessionExpired)
+		f.Close()
 	}
 	sess, _ := e.rt.Current()
 	e.sessID = sess.ID
@@ -527,8 +528,11 @@ func (e *engine) end(err error) {
 	}
 	e.gen++
 	if f := e.follower; f != nil {
+		// Close, not only Cancel: a canceled scope stays linked under
+		// the session scope, which outlives the cache, until it is closed.
 		e.follower = nil
 		f.Cancel(task.ErrCanceled)
+		f.Close()
 	}
 	if f := e.first; f != nil {
 		e.first = nil

@@ -188,9 +188,13 @@ func (h *Held) end(err error) {
 		h.unsub = nil
 	}
 	if h.mon != nil {
+		// Cancel ends the node watch, if any; Close detaches mon from the
+		// session scope, which outlives the lock: a canceled scope that
+		// is never closed stays linked there for the session's life.
 		mon := h.mon
 		h.mon = nil
 		mon.Cancel(task.ErrCanceled)
+		mon.Close()
 	}
 }
 

@@ -17,7 +17,12 @@
 // has its path. (Two processes given the same executor seed draw the same
 // prefixes; they still get different sequence numbers unless the
 // directory is deleted and created again between them. Leave
-// executor.Config.Seed zero in production: a random seed.) The fencing
+// executor.Config.Seed zero in production: a random seed.) A node created
+// by hand under the exact name of a deleted contender (say, a backup of
+// the lock directory restored) passes for it: do not restore lock
+// directories. An operator who deletes a holder's node ends that hold:
+// the next contender holds, and the former holder's fenced writes are
+// refused. The fencing
 // tokens of successive holders strictly increase. What a holder does
 // outside Fenced is its own business: after a loss it is told (Done, Err),
 // but not before the client hears of it.

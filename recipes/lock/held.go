@@ -98,8 +98,9 @@ func (h *Held) start(s *task.Scope) {
 	h.unsub = s.Subscribe(h.onSession)
 	h.mon = s.Runtime().SessionScope().Child()
 	// The session scope ends with the session (expiry) or the executor
-	// (Close, Shutdown: subscribers do not hear StateClosed then): the
-	// lock ends with it, watched or not. end cancels mon with ErrCanceled.
+	// (Close, Shutdown), after the subscribers have heard of it: the lock
+	// ends with it, watched or not, whichever comes first. end cancels mon
+	// with ErrCanceled.
 	h.mon.OnDone(func(err error) {
 		if errors.Is(err, task.ErrCanceled) || (canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired)) {
 			return

@@ -25,9 +25,10 @@ const (
 	bugLeaveTrustsEvent canary.Name = "barrier/double-leave-trusts-event"
 )
 
-// ErrParticipantLost: a participant's node was deleted (or deleted and
-// created again, by someone else) while it waited to enter: it no longer
-// counts, and may Enter again.
+// ErrParticipantLost: a participant's node was deleted by someone else
+// while it waited to enter: it no longer counts, and may Enter again. (A
+// node created again at its path counts in its place: Enter waits on, and
+// fails so only once that node goes too.)
 var ErrParticipantLost = errors.New("barrier: participant node deleted")
 
 // ReadyNode is the name of the node the last participant to arrive

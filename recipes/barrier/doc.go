@@ -47,13 +47,22 @@
 //     after the reconnect, list DIR and look for children with our prefix
 //     whose ephemeralOwner is our session; one found is our node, none
 //     means the create was not applied (the session's requests are applied
-//     in order), so create again. A participant therefore never counts
-//     twice.
-//  3. list DIR without a watch. If our node is missing, fail with
+//     in order), so create again. A child with our prefix that is not our
+//     session's is counted already: our node created again at its path by
+//     an operator (see Operators below), or the node of an earlier process
+//     with the same executor seed (the same prefix) whose session has not
+//     expired yet. We take it as our place and do not create again. A
+//     participant therefore never counts twice.
+//  3. exists DIR/<our node> with a watch (unless ready existed at step 1:
+//     then pass). Missing: fail with ErrParticipantLost.
+//  4. list DIR without a watch. If our node is missing, fail with
 //     ErrParticipantLost (someone deleted it). With N or more participant
 //     nodes, create DIR/ready (ErrNodeExists is success) and pass.
-//  4. otherwise wait for the watch on ready. After the wake-up, exists DIR/ready
-//     with a new watch: there, pass; not there, go to 3.
+//  5. otherwise wait for the first of the watches on ready and on our node.
+//     Ready's: exists DIR/ready with a new watch: there, pass; not there,
+//     go to 4. Our node's: exists it again with a new watch: gone, fail
+//     with ErrParticipantLost; there (its data written, or a node created
+//     again at its path), go on waiting (5).
 //
 // Guarantee: a participant passes only after some participant listed N
 // participant nodes, at most one per Enter (a lost create never leaves a
@@ -65,9 +74,10 @@
 //
 // If Enter ends in any way but success (deadline, cancel, an error), a
 // cleanup registered with Scope.Defer before the create runs as a flow of
-// its own, not bound by the caller's deadline: it deletes our node, or,
-// if the create's outcome was unknown, the children with our prefix owned
-// by our session, retrying past connection loss. If the session has
+// its own, not bound by the caller's deadline: it deletes our node if our
+// session owns it, or, if the create's outcome was unknown, the children
+// with our prefix owned by our session, retrying past connection loss and
+// deleting only the incarnation it read (zkops.DeleteOwned). If the session has
 // ended, the node went with it. So a failed Enter leaves no node.
 //
 // Leave (ZooKeeper's recipe, re-listing after every wake-up):
@@ -82,13 +92,42 @@
 //
 // The lowest participant deletes its node last: the others wait on it, and
 // it waits on the highest, so a deletion wakes at most the lowest until the
-// lowest leaves, which wakes the rest.
+// lowest leaves, which wakes the rest. "Delete ours" is a read, then a
+// delete of the node read if its owner is our session; after a lost reply
+// it reads again and deletes only that incarnation (zkops.DeleteNode), so
+// it never deletes a node someone else created at our path.
 // Guarantee: Leave returns only after a listing with no participant node
 // but perhaps its own, which it then deletes: every participant that had
 // entered has left (deleted its node) or lost its session. Leave may be
 // run again after a failure, also on a new session: our node is then gone
 // and Leave only waits (Double.Leave does so across an expiry). If Leave
 // ends early (deadline, cancel), a cleanup flow still deletes our node.
+//
+// # Operators
+//
+// What the recipe does when someone outside it (an operator with zkCli)
+// deletes a participant's node, or deletes it and creates a node at the
+// same path again:
+//
+//   - In Enter, a participant watches its own node as well as ready (one
+//     more read per waiting participant; a deletion wakes only the node's
+//     participant, no herd). Deleted, it no longer counts: Enter fails
+//     with ErrParticipantLost, and the caller may Enter again (a new node,
+//     counted anew). Without that watch it would wait for a ready node
+//     that, one participant short, nobody makes.
+//   - A node created again at a participant's path is listed under its
+//     name and counted in its place, whoever owns it (the recipe cannot
+//     tell it from a participant's node by its name): the participant
+//     waits on, watching that node, and fails with ErrParticipantLost
+//     only once it goes. Failing at once would have it enter again and
+//     count twice. The same holds for a node found with our prefix after a
+//     lost create reply (step 2). Such a node is never taken for ours
+//     otherwise: no cleanup and no Leave deletes it.
+//   - In Leave, a participant's node deleted by someone else counts as
+//     left: every Leave goes on and returns. A node created again at a
+//     participant's path is waited for like any participant's node, so
+//     Leave returns only once it is gone (an operator's persistent node
+//     there holds every Leave until someone deletes it).
 //
 // A directory serves one round: ready stays after the round (a
 // participant that lost its session during Enter and enters again still
@@ -104,7 +143,8 @@
 // /zookeeper), task.ErrInvalidArgument (N < 1, a nil executor, Leave of a
 // nil participant). Tasks: the scope's error (task.ErrDeadlineExceeded,
 // task.ErrCanceled, matching the context errors under errors.Is),
-// task.ErrSessionExpired, task.ErrClosed, ErrParticipantLost,
+// task.ErrSessionExpired, task.ErrClosed, ErrParticipantLost (Enter: the
+// participant's node was deleted by someone else; enter again),
 // task.ErrDataTooLarge (Set), or an *task.OpError of an operation that a
 // retry cannot settle (task.ErrNoAuth, say).
 //
@@ -113,7 +153,10 @@
 // The simulations (sim_test.go) run the recipes over hundreds of seeds
 // with fault plans drawn by fakezk/sim (connection drops with requests
 // applied or not, short and long partitions, expiries, delays, server
-// restarts, clock jumps), and with the replies of creates lost on top.
+// restarts, clock jumps, crashes and restarts of client processes,
+// pauses, and an operator deleting participant nodes and creating them
+// again), and with the replies of creates lost on top; operator_test.go
+// drives the operator's cases directly.
 // Canaries (internal/canary) switch known bugs back on, and each is caught
 // (canary_test.go).
 package barrier

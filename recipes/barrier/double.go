@@ -26,7 +26,9 @@ const (
 )
 
 // ErrParticipantLost: a participant's node was deleted by someone else
-// while it waited to enter.
+// while it waited to enter: it no longer counts, and may Enter again. (A
+// node created again at its path counts in its place: Enter waits on, and
+// fails so only once that node goes too.)
 var ErrParticipantLost = errors.New("barrier: participant node deleted")
 
 // ReadyNode is the name of the node the last participant to arrive
@@ -159,6 +161,7 @@ type entry struct {
 	name    string
 	readyW  *task.Watch // set before our create
 	readyOK bool        // the ready node existed before our create
+	selfW   *task.Watch // on our node, set before the listing that counts us
 }
 
 func (e *entry) fail(err error) { task.Resume(e.s, e.k, nil, err) }
@@ -182,13 +185,27 @@ func (e *entry) run(s *task.Scope, k task.Cont[*Participant]) {
 // owned by our session is our node; if there is none the create was not
 // applied (the listing comes after it in the session's order), so create
 // again. A missing directory is created.
+//
+// A child with our prefix that another session owns (or none: a
+// persistent node) is one of two things: our node, deleted and created
+// again at its path by someone else (our create was applied), or the node
+// of an earlier process with the same executor seed, which drew the same
+// prefix and whose session has not expired yet. Either way it is counted
+// already, so we take its name and do not create again (that would count
+// us twice): we wait as if it were our node (watchSelf), and fail with
+// ErrParticipantLost once it goes. It is never deleted as ours.
 func (e *entry) create() {
 	req := &task.CreateRequest{Path: e.d.child(e.prefix), Mode: task.EphemeralSequential}
 	settle := func() task.Task[[]string] {
 		if canary.On(bugBlindCreate) {
 			return nil // create again without looking
 		}
-		return ours(e.d, e.prefix, e.sess.ID)
+		return c.Then(ours(e.d, e.prefix, e.sess.ID), func(names []string) task.Task[[]string] {
+			if len(names) > 0 {
+				return task.Value(names)
+			}
+			return zkops.Prefixed(e.d.dir, e.prefix)
+		})
 	}
 	task.Run(e.s, zkops.CreateUnique(req, e.d.dir, settle), func(name string, err error) {
 		if err != nil {
@@ -205,7 +222,37 @@ func (e *entry) found(name string) {
 		e.pass()
 		return
 	}
-	e.check()
+	e.watchSelf(e.check)
+}
+
+// lost fails the entry: our node is gone.
+func (e *entry) lost() {
+	e.fail(fmt.Errorf("%w: %s", ErrParticipantLost, e.d.child(e.name)))
+}
+
+// watchSelf reads our node with a watch, then runs next; missing, it
+// fails the entry with ErrParticipantLost. The watch is set before the
+// listing that counts us, so a deletion after that listing wakes us
+// (await) rather than leaving us waiting for a ready node that may never
+// come: it costs one read per waiting participant, and wakes nobody else.
+//
+// A node someone created again at our path (an operator's, any owner) is
+// listed under our name and counted in our place, so we wait on, watching
+// it: failing would make us enter again with a second node, and count
+// twice. It is not taken for ours otherwise: no cleanup and no Leave
+// deletes it (see Leave).
+func (e *entry) watchSelf(next func()) {
+	task.Run(e.s, c.Retry(task.ExistsW(e.d.child(e.name)), retry), func(sw task.StatWatch, err error) {
+		switch {
+		case err != nil:
+			e.fail(err)
+		case sw.Stat == nil:
+			e.lost()
+		default:
+			e.selfW = sw.Watch
+			next()
+		}
+	})
 }
 
 // check lists the directory: with Size participants or more, create the
@@ -221,7 +268,7 @@ func (e *entry) check() {
 		}
 		q := participants(cl.Names)
 		if indexOf(q, e.name) < 0 {
-			e.fail(fmt.Errorf("%w: %s", ErrParticipantLost, e.d.child(e.name)))
+			e.lost()
 			return
 		}
 		if len(q) >= e.d.n {
@@ -232,26 +279,70 @@ func (e *entry) check() {
 	})
 }
 
-// await waits for the ready node's watch; after the wake-up it checks
-// again, with a new watch: the ready node there means pass, else list.
+// await waits for the first of the ready node's watch and our node's.
+// After our node's, it reads our node again (watchSelf): gone, we no
+// longer count (ErrParticipantLost); there (written, or created again by
+// someone), it waits on. After the ready node's wake-up it checks again,
+// with a new watch: the ready node there means pass, else list.
 func (e *entry) await() {
-	task.Run(e.s, e.readyW.Wait(), func(_ task.Event, err error) {
-		if err != nil {
+	task.Run(e.s, firstOf(e.readyW, e.selfW), func(f fired, err error) {
+		switch {
+		case err != nil:
 			e.fail(err)
-			return
+		case f.watch == e.readyW:
+			e.readyFired()
+		default:
+			e.watchSelf(e.await)
 		}
-		task.Run(e.s, c.Retry(task.ExistsW(e.ready()), retry), func(sw task.StatWatch, err error) {
-			switch {
-			case err != nil:
-				e.fail(err)
-			case sw.Stat != nil:
-				e.pass()
-			default:
-				e.readyW = sw.Watch
-				e.check()
-			}
-		})
 	})
+}
+
+func (e *entry) readyFired() {
+	task.Run(e.s, c.Retry(task.ExistsW(e.ready()), retry), func(sw task.StatWatch, err error) {
+		switch {
+		case err != nil:
+			e.fail(err)
+		case sw.Stat != nil:
+			e.pass()
+		default:
+			e.readyW = sw.Watch
+			e.check()
+		}
+	})
+}
+
+// fired is the outcome of firstOf: the watch that fired first, and its
+// event.
+type fired struct {
+	watch *task.Watch
+	ev    task.Event
+}
+
+// firstOf waits for the first of two watches to fire. The wait on the
+// other is abandoned (its child scope closes): a watch cannot be taken
+// back from the server, so it stays set until its node changes or the
+// session ends, and its event then goes nowhere. A watch that ends with
+// the session gives its error (task.ErrSessionExpired, task.ErrClosed);
+// so does the scope's end.
+func firstOf(a, b *task.Watch) task.Task[fired] {
+	return func(s *task.Scope, k task.Cont[fired]) {
+		ws := s.Child()
+		done := false
+		on := func(w *task.Watch) task.Cont[task.Event] {
+			return func(ev task.Event, err error) {
+				if done {
+					return // the loser, abandoned by ws.Close
+				}
+				done = true
+				ws.Close()
+				k(fired{w, ev}, err)
+			}
+		}
+		task.Run(ws, a.Wait(), on(a))
+		if !done {
+			task.Run(ws, b.Wait(), on(b))
+		}
+	}
 }
 
 func (e *entry) makeReady() {
@@ -274,7 +365,9 @@ func (e *entry) pass() {
 // (Scope.Defer), without the caller's deadline. If the node's name is not
 // known (the create's reply was lost), it deletes the children with our
 // prefix that belong to the entry's session. If that session has ended,
-// its ephemeral nodes went with it: nothing to do.
+// its ephemeral nodes went with it: nothing to do. It deletes only a node
+// of the entry's session (zkops.DeleteOwned), so a node someone created
+// again at our node's path is left alone, even after a lost reply.
 func (e *entry) cleanup() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if s.Session().Epoch != e.sess.Epoch {
@@ -282,7 +375,7 @@ func (e *entry) cleanup() task.Task[task.Unit] {
 			return
 		}
 		if e.name != "" {
-			task.Run(s, zkops.Delete(e.d.child(e.name)), k)
+			task.Run(s, zkops.DeleteOwned(e.d.child(e.name), e.sess.ID), k)
 			return
 		}
 		task.Run(s, ours(e.d, e.prefix, e.sess.ID), func(names []string, err error) {
@@ -291,7 +384,7 @@ func (e *entry) cleanup() task.Task[task.Unit] {
 				return
 			}
 			loop := c.Loop(0, func(i int) bool { return i < len(names) }, func(i int) task.Task[int] {
-				return c.Map(zkops.Delete(e.d.child(names[i])), func(task.Unit) int { return i + 1 })
+				return c.Map(zkops.DeleteOwned(e.d.child(names[i]), e.sess.ID), func(task.Unit) int { return i + 1 })
 			})
 			task.Run(s, c.Map(loop, func(int) task.Unit { return task.Unit{} }), k)
 		})
@@ -331,14 +424,15 @@ func (p *Participant) Leave() task.Task[task.Unit] {
 }
 
 // deleteOwn deletes the participant's node unless its session has ended
-// (the node went with it).
+// (the node went with it). Only a node of the participant's session is
+// deleted (zkops.DeleteOwned): not one someone created again at its path.
 func (p *Participant) deleteOwn() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if s.Session().Epoch != p.sess.Epoch {
 			k(task.Unit{}, nil)
 			return
 		}
-		task.Run(s, zkops.Delete(p.Path()), k)
+		task.Run(s, zkops.DeleteOwned(p.Path(), p.sess.ID), k)
 	}
 }
 
@@ -346,9 +440,54 @@ type leaving struct {
 	p *Participant
 	s *task.Scope
 	k task.Cont[task.Unit]
+
+	// gone: our node is deleted (by us or by someone else), or the node
+	// at its path is not ours. From then on a node listed under our name
+	// is someone else's, waited for like any other participant's.
+	gone bool
 }
 
 func (l *leaving) done(err error) { task.Resume(l.s, l.k, task.Unit{}, err) }
+
+// remove deletes our node if it is ours: a read, then a delete at the
+// version read. A delete whose reply was lost (or that found the version
+// changed) is not sent again as it was: zkops.DeleteNode reads again and
+// deletes only the incarnation read first, so a node someone created
+// again at our path is never taken for ours. It tells next whether a node
+// that is not ours is at our path.
+func (l *leaving) remove(next func(foreign bool)) {
+	path := l.p.Path()
+	removed := func(_ task.Unit, err error) {
+		if err != nil {
+			l.done(err)
+			return
+		}
+		l.gone = true
+		next(false)
+	}
+	task.Run(l.s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
+		switch {
+		case err != nil:
+			task.Run(l.s, zkops.GoneOK(err), removed) // an ended session took the node
+		case st == nil:
+			removed(task.Unit{}, nil)
+		case st.EphemeralOwner != l.p.sess.ID:
+			l.gone = true
+			next(true)
+		default:
+			task.Run(l.s, task.Delete(path, st.Version), func(_ task.Unit, err error) {
+				switch {
+				case err == nil:
+					removed(task.Unit{}, nil)
+				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent), errors.Is(err, task.ErrBadVersion):
+					task.Run(l.s, zkops.DeleteNode(path, *st), removed)
+				default:
+					task.Run(l.s, zkops.GoneOK(err), removed)
+				}
+			})
+		}
+	})
+}
 
 func (l *leaving) check() {
 	d := l.p.d
@@ -362,22 +501,25 @@ func (l *leaving) check() {
 			return
 		}
 		q := participants(cl.Names)
-		i := indexOf(q, l.p.name)
+		i := -1
+		if !l.gone {
+			i = indexOf(q, l.p.name)
+		}
 		switch {
 		case len(q) == 0:
 			l.done(nil)
 		case len(q) == 1 && i == 0:
-			task.Run(l.s, zkops.Delete(l.p.Path()), func(_ task.Unit, err error) { l.done(err) })
+			l.remove(func(foreign bool) {
+				if foreign {
+					l.check() // wait for that node like any other
+					return
+				}
+				l.done(nil)
+			})
 		case i == 0:
 			l.watch(d.child(q[len(q)-1].name))
 		case i > 0:
-			task.Run(l.s, zkops.Delete(l.p.Path()), func(_ task.Unit, err error) {
-				if err != nil {
-					l.done(err)
-					return
-				}
-				l.watch(d.child(q[0].name))
-			})
+			l.remove(func(bool) { l.watch(d.child(q[0].name)) })
 		default:
 			l.watch(d.child(q[0].name))
 		}

@@ -81,7 +81,16 @@ func newDoubleSim() (*doubleSim, sim.Scenario) {
 			}
 		},
 		Operator: []string{"/db/r0/_p_", "/db/r1/_p_", "/db/r2/_p_"},
-		Live:     func(*sim.Trial) bool { return s.finished == s.clients },
+		Regressions: []sim.Regression{
+			{Seed: 825, Why: "liveness: the operator deleted the nodes of all three participants waiting in Enter; they watched only the ready node"},
+			{Seed: 1000000201, Why: "liveness: as seed 825"},
+			// Found with a first fix of 825, in which a participant whose
+			// node was replaced failed and entered again.
+			{Seed: 93, Why: "safety: a participant whose node the operator deleted and created again entered again, counted twice"},
+			{Seed: 242, Why: "safety: a create's reply lost while the operator created the node again: created once more, counted twice"},
+			{Seed: 1000000072, Why: "safety: as seed 242, the copy a persistent node"},
+		},
+		Live: func(*sim.Trial) bool { return s.finished == s.clients },
 		Quiesce: func(r *sim.Trial) bool {
 			for _, rd := range s.rs {
 				if len(participantNodes(r.World, rd.d.Dir())) > 0 {
@@ -343,6 +352,12 @@ func TestDeterminism(t *testing.T) {
 	sim.Determinism(t, dsc, sim.Sample(10, 500))
 	_, bsc := newBarrierSim()
 	sim.Determinism(t, bsc, sim.Sample(10, 500))
+}
+
+// The seeds that once failed (Scenario.Regressions), on every run.
+func TestSimRegressions(t *testing.T) {
+	_, dsc := newDoubleSim()
+	sim.Regressions(t, dsc)
 }
 
 // The large run of make sim: SIM_SEEDS seeds of each scenario (skipped

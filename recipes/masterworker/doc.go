@@ -60,8 +60,13 @@
 //  2. Register: create <root>/workers/<worker> ephemeral. Node exists or
 //     connection loss: read the node; ours (the owner is our session) is
 //     registered, missing means create again, another session's (an
-//     earlier incarnation whose session has not expired yet) means wait
-//     for it to go with an exists watch, then create again.
+//     earlier incarnation whose session has not expired yet, or a node
+//     an operator made) means wait for it to go with an exists watch,
+//     then create again. Once registered, a keeper flow follows the node
+//     with an exists watch for as long as the session lives: if it is
+//     gone, or is not our session's, the worker is not registered any
+//     more and goes through steps 1 and 2 again (see Faults below). The
+//     keeper runs beside step 3, which it never stops.
 //  3. List <root>/assign/<worker> with a child watch; execute each
 //     assignment in name order, one at a time; wait for the watch; list
 //     again. If the directory is gone (a primary whose list of workers
@@ -140,9 +145,39 @@
 // each of these at every change of the tree, over many seeds, under
 // connection drops (applied and not), partitions, expiries, delays,
 // server restarts and clock jumps, with masters failing over and workers
-// crashing (go test -run TestSimSafety -sim.seeds=N runs N seeds);
+// crashing and restarting, processes paused past their session timeout,
+// and an operator deleting (and creating again) the master node, its
+// leases and the workers' registrations (go test -run TestSimSafety
+// -sim.seeds=N runs N seeds; operator_test.go drives the operator's
+// deletion of a registration directly);
 // real-server tests repeat the end-to-end checks on a standalone server
 // and on an ensemble that loses its leader.
+//
+// # Faults
+//
+// Crash and restart with the same worker id: the dead process's session
+// and its registration live until the server expires them; the new
+// process waits for that node to go (step 2), then registers. The master
+// meanwhile takes the old node for a live worker and leaves the worker's
+// assignments where they are; if a round of the master sees the node gone
+// before the new one is made, it moves them back to /tasks, else the new
+// process runs them.
+//
+// An operator deletes a worker's registration: the worker's keeper
+// (step 2) sees it gone and registers again, assignment directory first;
+// the master, whose cache of /workers sees the node go and come back,
+// moves the worker's tasks back to /tasks meanwhile (if its round runs in
+// between) and assigns to the worker again once it is back. Until the
+// node is back the worker runs what is still assigned to it (a task the
+// master has moved away fails its status multi, as for a worker taken for
+// dead). An operator who deletes the registration and creates a node at
+// its path again (of any other session, or persistent) leaves the worker
+// unregistered (Registered is false) and waiting for that node to go, as
+// for an earlier incarnation's; the master takes that node for the
+// worker's and assigns to it, and the worker runs those tasks, so tasks
+// still get their status. ErrWorkerTaken is returned only if that wait is
+// cut short (the scope ends). A persistent node there never goes by
+// itself: the worker stays unregistered until someone deletes it.
 //
 // # Measured
 //

@@ -66,6 +66,8 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 		Clients: simClients,
 		Regressions: []sim.Regression{
 			{Seed: 5767, Why: "invariant: read status task-c5n0-0000000000: session expired"},
+			{Seed: 631, Why: "liveness: the operator deleted the workers' registrations; the workers never registered again, no task was assigned"},
+			{Seed: 1000000108, Why: "liveness: as seed 631"},
 		},
 		SessionTimeout: 4 * time.Second,
 		Faults:         sim.Faults{Allow: sim.AllFaults, MaxRate: 0.02},

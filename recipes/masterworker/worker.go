@@ -65,12 +65,23 @@ type wrun struct {
 	s    *task.Scope
 	k    task.Cont[task.Unit]
 	sess task.Session
+
+	// Two flows run in s once registered: the assignments' (list) and
+	// the registration's keeper (keep). The first to fail ends the run.
+	ended   bool
+	listing bool // the assignments' flow has started
 }
 
 func (r *wrun) fail(err error) {
+	if r.ended {
+		return // the other flow ended the run already
+	}
+	r.ended = true
 	r.w.registered.Store(false)
 	task.Resume(r.s, r.k, task.Unit{}, err)
 }
+
+func (r *wrun) regPath() string { return r.w.sys.WorkersPath() + "/" + r.w.id }
 
 // start creates the assignment directory first, so that the master never
 // sees a registered worker without one.
@@ -87,13 +98,14 @@ func (r *wrun) start() {
 // register creates the ephemeral /workers/<id>. Node-exists and a lost
 // reply are settled by reading the node: ours (a create whose reply was
 // lost) means registered; another session's means wait for it to go
-// (a previous incarnation whose session has not yet expired).
+// (a previous incarnation whose session has not yet expired, or a node an
+// operator made there).
 func (r *wrun) register() {
-	p := r.w.sys.WorkersPath() + "/" + r.w.id
+	p := r.regPath()
 	task.Run(r.s, task.Create(p, nil, task.Ephemeral), func(_ string, err error) {
 		switch {
 		case err == nil:
-			r.registeredNow()
+			r.registeredNow(nil)
 		case errors.Is(err, task.ErrNodeExists), errors.Is(err, task.ErrConnectionLoss):
 			task.Run(r.s, c.Retry(task.ExistsW(p), retry), func(sw task.StatWatch, err error) {
 				switch {
@@ -102,7 +114,7 @@ func (r *wrun) register() {
 				case sw.Stat == nil:
 					r.register()
 				case sw.Stat.EphemeralOwner == r.sess.ID:
-					r.registeredNow()
+					r.registeredNow(sw.Watch)
 				default:
 					task.Run(r.s, sw.Watch.Wait(), func(_ task.Event, err error) {
 						if err != nil {
@@ -121,9 +133,52 @@ func (r *wrun) register() {
 	})
 }
 
-func (r *wrun) registeredNow() {
+// registeredNow starts the assignments' flow (once per run) and the
+// keeper of the registration; w, if not nil, is a watch on our
+// registration node, set by the read that found it ours.
+func (r *wrun) registeredNow(w *task.Watch) {
 	r.w.registered.Store(true)
-	r.list()
+	if !r.listing {
+		r.listing = true
+		r.list()
+	}
+	if w != nil {
+		r.await(w)
+		return
+	}
+	r.keep()
+}
+
+// keep watches our registration while the session lives: exists with a
+// watch on /workers/<id>. Ours: wait for the watch, then look again.
+// Gone (an operator deleted it), or not ours (deleted and created again
+// by someone else): not registered any more, so register again, through
+// start (the assignment directory first, as at the start; a master may
+// have removed it while we were not registered). Meanwhile the
+// assignments' flow goes on: whatever is still assigned to us is ours
+// to run, and a task the master moved away fails our multi harmlessly.
+func (r *wrun) keep() {
+	task.Run(r.s, c.Retry(task.ExistsW(r.regPath()), retry), func(sw task.StatWatch, err error) {
+		switch {
+		case err != nil:
+			r.fail(err)
+		case sw.Stat == nil || sw.Stat.EphemeralOwner != r.sess.ID:
+			r.w.registered.Store(false)
+			r.start()
+		default:
+			r.await(sw.Watch)
+		}
+	})
+}
+
+func (r *wrun) await(w *task.Watch) {
+	task.Run(r.s, w.Wait(), func(_ task.Event, err error) {
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		r.keep()
+	})
 }
 
 // list reads the assignments with a child watch, executes them in name

@@ -11,6 +11,7 @@ import (
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/recipes/election"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -380,7 +381,9 @@ func (r *term) reassignWorker(w string) task.Task[task.Unit] {
 			if st != nil {
 				return task.Done
 			}
-			return c.Retry(task.Delete(dirPath, task.AnyVersion), retry)
+			// The incarnation listed only: after a lost reply, a directory
+			// its worker made again since is left alone.
+			return zkops.DeleteNode(dirPath, cl.Stat)
 		})
 		rmdir := c.Catch(del, func(err error) task.Task[task.Unit] {
 			if errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrNotEmpty) {

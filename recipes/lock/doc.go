@@ -190,37 +190,29 @@
 //
 // # Faults
 //
-// Crash and restart with the same identity: the dead process's session
-// lives until the server expires it, and its contender node with it; the
-// new process contends on a new session and waits behind that node like
-// any contender. Given the same executor seed it draws the same prefixes,
-// but its nodes get other sequence numbers while the old node stands (a
-// directory with children cannot be deleted), and a lost create is
-// settled by prefix and owner (step 3): it never takes the dead process's
-// node for its own.
+// Crash and restart with the same identity: the dead process's node lives
+// until the server expires its session, and the new process, on a new
+// session, waits behind it like any contender. With the same executor seed
+// it draws the same prefixes, but a lost create is settled by prefix and
+// owner (step 3), so it never takes the dead process's node for its own.
 //
 // An operator who deletes a holder's node ends that hold: the next
 // contender holds, and the former holder's fenced writes are refused. The
-// holder hears of it only from the node watch, set at its first Done, Err
-// or IsHeld, or from a refused fenced write. A waiter whose own node is
-// deleted fails with ErrLockLost at its next listing; but if the node it
-// waits on was the lowest and goes first, it holds without listing (step
-// 5), a Held whose node is gone, lost as above. The directory, which an
-// operator can delete only once it is empty, is created again by the next
-// Acquire.
+// holder hears of it only from the node watch (set at its first Done, Err
+// or IsHeld) or a refused fenced write. A waiter whose own node is deleted
+// fails with ErrLockLost at its next listing; but if the node it waits on
+// was the lowest and goes first, it takes the lock without listing (step
+// 5) and gets a Held whose node is gone, lost as above. A process paused
+// past its session timeout loses its node with the session while frozen,
+// and runs on believing it holds (Err nil) until it hears of the expiry;
+// every fenced write it sends meanwhile is refused.
 //
-// A process paused past its session timeout loses its node with the
-// session while it is frozen, and the next contender holds. It runs on
-// believing it holds (Err nil) until it hears of the expiry, and every
-// fenced write it sends meanwhile is refused; a paused waiter's Acquire
-// fails with task.ErrSessionExpired.
-//
-// Through all three, what holds is the fence. The lock+id scenario of
+// What holds through all three is the fence. The lock+id scenario of
 // fakezk/sim (recipes_test.go) takes every class, its operator deleting
-// contenders and the directory (a contender is never created again under
-// its name: see Safety), and judges by the fencing log: tokens never go
-// down in the order the server applied the writes, and no write made
-// after the loss was known is applied.
+// contenders (never creating one again under its name: see Safety) and the
+// empty directory, and judges by the fencing log: tokens never go down in
+// the server's order, and no write made once the loss was known is
+// applied.
 //
 // # Tests and figures
 //

@@ -99,12 +99,12 @@
 //     change, delivered as any other.
 //
 // Of these three classes the config scenario (sim_test.go) takes the pause
-// only: a writer that dies holding the marker can resume only with the
-// dead process's task value, and its judge assumes whole generations,
-// which a hand edit breaks by design. Under pauses it judges that no
-// delivered snapshot is half applied, that deliveries never go back, that
-// Reloader runs never overlap, and that every reader ends at the server's
-// state.
+// only: the marker of a writer that dies is left for an operator to delete
+// (or taken by a new process that draws its token, above), and its judge
+// assumes whole generations, which a hand edit breaks by design. Under
+// pauses it judges that no delivered snapshot is half applied, that
+// deliveries never go back, that Reloader runs never overlap, and that
+// every reader ends at the server's state.
 //
 // # Errors
 //

@@ -56,6 +56,33 @@
 //   - Any other error (no auth, ...): the cache ends with it (Err, Done);
 //     waiting Nexts fail with it.
 //
+// # Faults
+//
+// A cache owns no node and writes nothing, so the process and operator
+// faults reach it as they reach any reader.
+//
+//   - Crash and restart: the dead process's caches and watches go with it
+//     (its session's watches end with the session); the new process builds
+//     its caches afresh on its new session, and they report every node as
+//     Added.
+//   - An operator's delete or re-creation is a change like any other:
+//     Removed (then Added), or Recreated if the node was created again
+//     before the cache read it again, however alike the new node is (data
+//     and version included: the czxid tells). A ChildrenCache's deleted
+//     directory or a NodeCache's deleted node is watched with exists until
+//     it is created again; a node created as another session's ephemeral
+//     is Removed when that session ends.
+//   - A process paused past its session timeout runs on showing what it
+//     showed before the pause until it hears of the expiry; then, on the
+//     new session, it reads everything again and reports what changed
+//     meanwhile, deletes and re-creations included.
+//
+// The cache scenario (sim_test.go) takes all three classes, its operator
+// deleting and re-creating any node under /cache (the followed directory
+// and node included), and judges every OnEvent and every Next against the
+// ones before, and the caches, their event streams and their last
+// snapshots against the server's nodes once the faults stop.
+//
 // # Guarantees
 //
 // OnEvent and OnSynced run on the executor goroutine, in order, once per

@@ -72,6 +72,40 @@
 // latest version, so two runs never overlap. A run ended by session expiry
 // is started again with the latest configuration on the new session.
 //
+// # Faults
+//
+// The only node the package owns is the marker, and it is persistent: it
+// outlives the session of the writer that made it.
+//
+//   - Pause past the session timeout: a marked writer keeps the marker
+//     while frozen, so readers keep the last complete configuration and
+//     other writers wait (Update's multi creates the marker too); once it
+//     hears of the expiry the task fails with task.ErrSessionExpired, and
+//     running the same task again finishes the update. A reader runs on
+//     with what it delivered until it hears of the expiry, then reads
+//     everything again on the new session and delivers the latest.
+//   - Crash and restart: a marked writer that dies leaves the marker, and
+//     a new process's UpdateMarked draws a new token and waits, as every
+//     Update does, until an operator deletes it. But the token comes from
+//     the executor's seeded source, so a new process with the same seed
+//     may draw the dead one's token, take the marker for its own, write
+//     its values and delete it, exposing what the dead update wrote to
+//     entries it does not write: leave executor.Config.Seed zero in
+//     production.
+//   - Operator: a marker deleted by hand exposes a half-applied update to
+//     readers and lets other writers in; one created by hand holds readers
+//     and writers back until it is deleted (a writer whose token it holds
+//     takes it for its own). An entry edited by hand is a configuration
+//     change, delivered as any other.
+//
+// Of these three classes the config scenario (sim_test.go) takes the pause
+// only: the marker of a writer that dies is left for an operator to delete
+// (or taken by a new process that draws its token, above), and its judge
+// assumes whole generations, which a hand edit breaks by design. Under
+// pauses it judges that no delivered snapshot is half applied, that
+// deliveries never go back, that Reloader runs never overlap, and that
+// every reader ends at the server's state.
+//
 // # Errors
 //
 // Bad input (invalid paths, entry names with "/" or named "invalid", no

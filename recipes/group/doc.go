@@ -75,6 +75,31 @@
 // order, and must not block. Watcher (the blocking side) coalesces further:
 // Next returns the difference since the previous Next.
 //
+// # Faults
+//
+// Crash and restart with the same identity: the dead process's node lives
+// until the server expires its session, and views go on listing the
+// member. The new process's Join finds that node owned by another session
+// and waits for it to go (step 3), then registers on its own session; its
+// Leave deletes only a node of its session, never the dead process's.
+//
+// An operator who deletes a member's node: the keeper's watch fires and
+// the member registers again. A node created again at the path by hand
+// (persistent, or another session's ephemeral) is not ours: the keeper
+// waits for it to go, then registers (Registered is false meanwhile), and
+// Leave leaves it alone. Views report names only, so such a node is
+// reported as the member. A process paused past its session timeout loses
+// its node with the session (other views report the member gone) and runs
+// on believing it is registered until it hears of the expiry; then it
+// registers again, and its views list again, on the new session.
+//
+// The group scenario (sim_test.go) takes all three classes, its operator
+// deleting and re-creating member nodes, and judges the guarantees above:
+// every report consistent with the one before, every view converging to
+// the server's children, every member's node owned by its client's current
+// session at the end, and no member node deleted by a client that is not
+// leaving.
+//
 // # Errors
 //
 // Constructors and Join: task.ErrInvalidPath (an invalid directory or id),
@@ -92,8 +117,9 @@
 // The simulation (sim_test.go) runs members and views over hundreds of
 // seeds with fault plans drawn by fakezk/sim (connection drops with
 // requests applied or not, short and long partitions, expiries, delays,
-// server restarts, clock jumps) and the replies of creates lost on top,
-// and checks every report and the convergence of every view to the
-// server's children. Canaries (internal/canary) switch known bugs back on,
-// and each is caught (canary_test.go).
+// server restarts, clock jumps, and the classes of Faults above) and the
+// replies of creates lost on top, and checks every report and the
+// convergence of every view to the server's children. Canaries
+// (internal/canary) switch known bugs back on, and each is caught
+// (canary_test.go).
 package group

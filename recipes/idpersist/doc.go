@@ -129,6 +129,32 @@
 // repeats). A failure of one sequence's flow (Store error, bad data, lost
 // leadership) ends the leader's turn.
 //
+// # Faults
+//
+// Crash and restart with the same identity: the dead replica's candidate
+// lives until its session expires; the new replica's candidate carries its
+// new session's id (no name repeats, even with the same executor seed) and
+// leads only when it is the lowest and owned by its session.
+//
+// An operator who deletes the leader's candidate deposes it, and the next
+// candidate leads. The deposed leader does not watch its own node: it
+// hears of the delete when a fenced write is refused (ErrDeposed) or when
+// it checks its place after a suspension; until then Leading stays true. A
+// candidate created again by hand under its name passes the fence (version
+// 0 of that path), so its former leader may write beside the next one. A
+// leader paused past its session timeout runs on until it hears of the
+// expiry: its fenced writes are refused, and a mark it stores never lowers
+// the Store's (raiseMark reads it first).
+//
+// What holds is the safety property, by order (durable, then visible) and
+// version checks, not by the fence alone: leaders writing at once write
+// only limits each made durable, over versions each read. The idpersist
+// scenario (explore_test.go) takes all three classes and Wipe; its
+// operator touches only candidates (losing the sequence or the limit is a
+// data loss, survived only when every session ends with it: a wipe). It
+// judges: no ID handed out twice, draws linearizable, every ID at or below
+// the durable mark, the mark never going down.
+//
 // # Requirements and limits
 //
 // All replicas must share one Store: the mark of a replica that never

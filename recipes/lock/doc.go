@@ -20,9 +20,7 @@
 // executor.Config.Seed zero in production: a random seed.) A node created
 // by hand under the exact name of a deleted contender (say, a backup of
 // the lock directory restored) passes for it: do not restore lock
-// directories. An operator who deletes a holder's node ends that hold:
-// the next contender holds, and the former holder's fenced writes are
-// refused. The fencing
+// directories. An operator's delete ends a hold (see Faults). The fencing
 // tokens of successive holders strictly increase. What a holder does
 // outside Fenced is its own business: after a loss it is told (Done, Err),
 // but not before the client hears of it.
@@ -189,6 +187,32 @@
 // simulation TestSeededFaultsAcrossSequenceWrap); on a real server it
 // cannot be set, and 2^31 creates are out of reach of a test, so the wrap
 // is not exercised there.
+//
+// # Faults
+//
+// Crash and restart with the same identity: the dead process's node lives
+// until the server expires its session, and the new process, on a new
+// session, waits behind it like any contender. With the same executor seed
+// it draws the same prefixes, but a lost create is settled by prefix and
+// owner (step 3), so it never takes the dead process's node for its own.
+//
+// An operator who deletes a holder's node ends that hold: the next
+// contender holds, and the former holder's fenced writes are refused. The
+// holder hears of it only from the node watch (set at its first Done, Err
+// or IsHeld) or a refused fenced write. A waiter whose own node is deleted
+// fails with ErrLockLost at its next listing; but if the node it waits on
+// was the lowest and goes first, it takes the lock without listing (step
+// 5) and gets a Held whose node is gone, lost as above. A process paused
+// past its session timeout loses its node with the session while frozen,
+// and runs on believing it holds (Err nil) until it hears of the expiry;
+// every fenced write it sends meanwhile is refused.
+//
+// What holds through all three is the fence. The lock+id scenario of
+// fakezk/sim (recipes_test.go) takes every class, its operator deleting
+// contenders (never creating one again under its name: see Safety) and the
+// empty directory, and judges by the fencing log: tokens never go down in
+// the server's order, and no write made once the loss was known is
+// applied.
 //
 // # Tests and figures
 //

@@ -68,6 +68,32 @@
 // when writing. Hex formats an ID as the legacy code does (16 lower-case hex
 // digits, negative values as their two's complement).
 //
+// # Faults
+//
+// Crash and restart: the recipe keeps nothing in its session (the node is
+// persistent) and draws no random names, so a new process with the same
+// identity simply reads the node, as any client does. What the dead
+// process had is lost as IDs, never repeated: a compare-and-set in flight
+// that was applied, and the blocks an Allocator or Generator held.
+//
+// A process paused past its session timeout runs on with what it read: a
+// round still under way when it hears of the expiry fails with
+// task.ErrSessionExpired (run the call again on the new session, which
+// reads first; Generator does), and a Counter whose remembered version
+// went stale meanwhile gets BadVersion and reads again. Blocks in hand
+// before the pause are handed out after it: their compare-and-set
+// succeeded, so they are the process's alone.
+//
+// An operator's delete: the node is the sequence. The next round creates
+// it again holding 0, and IDs repeat from 1. A node created again by hand
+// with the value it held does not help: its version starts again at 0,
+// and a round or a Counter holding a version read from the old node
+// succeeds on the new one once it reaches that version, handing out IDs
+// again (a version does not tell two incarnations apart). So the seqid
+// scenario (explore_test.go) takes crash-restart and pause but not the
+// operator, and judges that no ID is handed out twice, that the history
+// of draws is linearizable, and that no ID is above the node's value.
+//
 // # Goroutines
 //
 // Next and Reserve return tasks: they run on an executor goroutine and

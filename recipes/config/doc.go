@@ -85,13 +85,15 @@
 //     with what it delivered until it hears of the expiry, then reads
 //     everything again on the new session and delivers the latest.
 //   - Crash and restart: a marked writer that dies leaves the marker, and
-//     a new process's UpdateMarked draws a new token and waits, as every
-//     Update does, until an operator deletes it. But the token comes from
-//     the executor's seeded source, so a new process with the same seed
-//     may draw the dead one's token, take the marker for its own, write
-//     its values and delete it, exposing what the dead update wrote to
-//     entries it does not write: leave executor.Config.Seed zero in
-//     production.
+//     a new process's UpdateMarked waits, as every Update does, until an
+//     operator deletes it. Its token carries its session's id beside a
+//     draw from the executor's seeded source, so a new process (a new
+//     session), even with the same seed, never takes the dead writer's
+//     marker for its own (TestMarkedUpdateAfterCrashDoesNotTakeDeadWritersMarker).
+//   - A lost reply to the final delete of the marker: the delete is not
+//     sent again blindly; the marker is read and deleted only if it still
+//     holds our token, in the incarnation read, so the marker of a writer
+//     that came in since stays (TestMarkerDeleteLostReplyKeepsNextWritersMarker).
 //   - Operator: a marker deleted by hand exposes a half-applied update to
 //     readers and lets other writers in; one created by hand holds readers
 //     and writers back until it is deleted (a writer whose token it holds
@@ -99,8 +101,8 @@
 //     change, delivered as any other.
 //
 // Of these three classes the config scenario (sim_test.go) takes the pause
-// only: the marker of a writer that dies is left for an operator to delete
-// (or taken by a new process that draws its token, above), and its judge
+// only: the marker of a writer that dies is left for an operator to
+// delete, which the workload would have to play, and its judge
 // assumes whole generations, which a hand edit breaks by design. Under
 // pauses it judges that no delivered snapshot is half applied, that
 // deliveries never go back, that Reloader runs never overlap, and that

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -155,7 +156,10 @@ func UpdateMarked(root string, values map[string][]byte) task.Task[task.Unit] {
 	var token []byte // drawn at the first run; later runs resume with it
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if token == nil {
-			token = fmt.Appendf(nil, "update-%016x", s.Rand())
+			// The session's id as well as a draw: a process restarted
+			// with the same executor seed draws the same numbers, and
+			// must not take a dead writer's marker for its own.
+			token = fmt.Appendf(nil, "update-%016x-%016x", uint64(s.Session().ID), s.Rand())
 		}
 		var lock func()
 		write := func() {
@@ -163,13 +167,7 @@ func UpdateMarked(root string, values map[string][]byte) task.Task[task.Unit] {
 			var step func(i int)
 			step = func(i int) {
 				if i == len(names) {
-					del := c.Retry(task.Delete(marker, task.AnyVersion), retry)
-					task.Run(s, del, func(_ task.Unit, err error) {
-						if errors.Is(err, task.ErrNoNode) {
-							err = nil // deleted by a lost reply's delete
-						}
-						k(task.Unit{}, err)
-					})
+					task.Run(s, deleteMarker(marker, token), k)
 					return
 				}
 				task.Run(s, put(task.Join(root, names[i]), values[names[i]]), func(_ task.Unit, err error) {
@@ -208,6 +206,25 @@ func UpdateMarked(root string, values map[string][]byte) task.Task[task.Unit] {
 		}
 		lock()
 	}
+}
+
+// deleteMarker deletes the marker if it holds token, in the incarnation
+// read (zkops.DeleteNode): after a lost reply, the marker another writer
+// created since is left alone, its update under way. A marker already
+// gone is success.
+func deleteMarker(marker string, token []byte) task.Task[task.Unit] {
+	read := c.Catch(c.Retry(task.Get(marker), retry), func(err error) task.Task[task.Data] {
+		if errors.Is(err, task.ErrNoNode) {
+			return task.Value(task.Data{})
+		}
+		return task.Fail[task.Data](err)
+	})
+	return c.Then(read, func(d task.Data) task.Task[task.Unit] {
+		if d.Stat.Czxid == 0 || !bytes.Equal(d.Data, token) {
+			return task.Done // gone (our delete applied), or another writer's
+		}
+		return zkops.DeleteNode(marker, d.Stat)
+	})
 }
 
 // put sets path to data, creating it if missing.

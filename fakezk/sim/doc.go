@@ -242,29 +242,33 @@
 // or mismatch, or if a class never fired. A failing seed of any set is
 // replayed by its -sim.seed alone; add it to its scenario's Regressions.
 //
-// The figures below are from before the drawn range and the regressions:
+// A run of this commit's tree (every class on, the crash-restart,
+// operator and pause classes included), on 2 cores shared with other
+// work:
 //
-//	make sim    (SIM_SEEDS=1500; 2 cores shared with other work)
-//	sim total: 13500 seeds over 9 scenarios (lock+id/5=1500 counter=1500
-//	  double-barrier=1500 barrier=1500 cache=1500 config=1500 group=1500
-//	  idpersist=1500 seqid=1500)
-//	sim speed: 133.3 seeds/s per scenario run (sum of the scenarios' own
-//	  times, 101.3s); 221.5 seeds/s overall (61.0s elapsed, compilation
+//	make sim    (SIM_SEEDS=2600)
+//	sim total: 62412 seeds over 12 scenarios (lock+id/5=5200 counter=5200
+//	  double-barrier=5205 barrier=5200 cache=5200 config=5200
+//	  election=5201 master=5202 group=5200 idpersist=5201
+//	  masterworker=5203 seqid=5200)
+//	sim speed: 289.1 seeds/s per scenario run (sum of the scenarios' own
+//	  times, 215.8s); 501.8 seeds/s overall (124.4s elapsed, compilation
 //	  and parallel packages included)
+//	sim seeds/s per scenario: lock+id/5=102.1 counter=305.7
+//	  double-barrier=2030.8 barrier=5377.5 cache=514.1 config=332.2
+//	  election=799.9 master=412.2 group=655.6 idpersist=378.4
+//	  masterworker=95.7 seqid=221.8
+//	sim ranges: fixed 1-2600, drawn 52993391637278-52993391639877 (commit 303240ade91e)
+//	sim regression seeds replayed: double-barrier=825,1000000201,93,242,1000000072
+//	  election=4505 master=1716,176839657743356 idpersist=126
+//	  masterworker=5767,631,1000000108
 //	sim failures: 0 safety violations, 0 liveness failures, 0 setup failures
-//	sim faults fired: clock-jump=10411 delay=15458 drop-applied=24746
-//	  drop-unapplied=22339 expire=30373 partition-long=14230
-//	  partition-short=17144 restart=10094 wipe=569
-//	sim determinism: 50 pairs compared, 0 mismatches
-//
-// The lock+id scenario runs without the delay class for now: with a
-// delivery delay across an expiry, the fake applies requests a client
-// sent before it heard of the expiry on its new session (the Conn
-// reconnects at once), which leaves a contender node no flow owns and
-// every client waiting behind it (8 of seeds 1..1500 with delay on: 352,
-// 548, 821, 831, 1150, 1242, 1306, 1377). A real client cannot send for
-// that long on a session it has not been told of; the fake or the
-// executor's gate must close that window.
+//	sim faults fired: clock-jump=48543 crash-restart=53687 delay=83932
+//	  drop-applied=91635 drop-unapplied=88508 expire=94324 operator=35538
+//	  partition-long=62853 partition-short=73196 pause=38809
+//	  restart=47209 wipe=1850
+//	sim determinism: 63 pairs compared, 0 mismatches
+//	real 2m4s
 //
 // # Speed
 //

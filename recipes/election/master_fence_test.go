@@ -11,50 +11,16 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// cutter cuts client 0 off (its session lives on) just after it sends a
-// request that deletes path, once armed, the request applied first: a
-// delete whose reply is lost.
-type cutter struct {
-	*fakezk.Conn
-	w     *sim.World
-	path  string
-	armed bool
-	cut   bool
-}
-
-func deletes(req task.Request, path string) bool {
-	switch r := req.(type) {
-	case *task.DeleteRequest:
-		return r.Path == path
-	case *task.MultiRequest:
-		for _, op := range r.Ops {
-			if d, ok := op.(*task.DeleteRequest); ok && d.Path == path {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (c *cutter) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	c.Conn.Do(req, done, watch)
-	if c.armed && !c.cut && deletes(req, c.path) {
-		c.cut = true
-		c.w.Server.Partition(c.Conn, c.w.Timeout()/3, true)
-	}
-}
-
 // A master resigns; its delete is applied but the reply is lost and it is
 // cut off for less than the session timeout. Another candidate becomes
 // master meanwhile. The resign's retry after the reconnect must not
 // delete the new master's node (every incarnation of the fixed path is at
 // version 0), or a third candidate would lead beside the second.
 func TestMasterResignLostReplyKeepsNextMaster(t *testing.T) {
-	var cut *cutter
+	cut := &sim.Cutter{Match: sim.Deletes("/svc/master"), Applied: true}
 	w, err := sim.New(sim.Config{Seed: 1, Clients: 3, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
 		if i == 0 {
-			cut = &cutter{Conn: conn, path: "/svc/master"}
-			return cut
+			return cut.Wrap(conn)
 		}
 		return conn
 	}})
@@ -62,7 +28,7 @@ func TestMasterResignLostReplyKeepsNextMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Close)
-	cut.w = w
+	cut.World = w
 	l0, err := mustRun(t, w, 0, mustMaster(t, "/svc/master", "a").Campaign())
 	if err != nil {
 		t.Fatal(err)
@@ -72,12 +38,12 @@ func TestMasterResignLostReplyKeepsNextMaster(t *testing.T) {
 	if o1.Done {
 		t.Fatalf("b leads beside a: %v", o1.Err)
 	}
-	cut.armed = true
+	cut.Armed = true
 	resign := sim.Submit(w, 0, l0.Resign())
 	if !w.Settle(func() bool { return o1.Done }) || o1.Err != nil {
 		t.Fatalf("b never led: %v", o1.Err)
 	}
-	if !cut.cut {
+	if !cut.Cut {
 		t.Fatal("a's delete was never cut off")
 	}
 	l1 := o1.V

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/task"
@@ -40,7 +41,7 @@ func newHoldConn(c *zkadapter.Conn, path string) *holdConn {
 
 func (c *holdConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
 	c.mu.Lock()
-	lose := c.loseDel && deletes(req, c.path)
+	lose := c.loseDel && sim.Deletes(c.path)(req)
 	if lose {
 		c.loseDel = false
 	}

@@ -9,34 +9,15 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// cutOnDelete cuts its client off (the session lives on) just after it
-// sends a delete of path, once armed, the delete applied first.
-type cutOnDelete struct {
-	*fakezk.Conn
-	w     *sim.World
-	path  string
-	armed bool
-	cut   bool
-}
-
-func (c *cutOnDelete) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	c.Conn.Do(req, done, watch)
-	if d, ok := req.(*task.DeleteRequest); ok && c.armed && !c.cut && d.Path == c.path {
-		c.cut = true
-		c.w.Server.Partition(c.Conn, c.w.Timeout()/3, true)
-	}
-}
-
 // A member leaves; its delete is applied but the reply is lost and it is
 // cut off. Meanwhile a process with the same member id joins on another
 // session. The leave's retry must not delete that new member node: every
 // incarnation of the fixed path starts at version 0.
 func TestLeaveLostReplyKeepsNextIncarnation(t *testing.T) {
-	var cut *cutOnDelete
+	cut := &sim.Cutter{Match: sim.Deletes("/g/m"), Applied: true}
 	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
 		if i == 0 {
-			cut = &cutOnDelete{Conn: conn, path: "/g/m"}
-			return cut
+			return cut.Wrap(conn)
 		}
 		return conn
 	}})
@@ -44,15 +25,15 @@ func TestLeaveLostReplyKeepsNextIncarnation(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Close)
-	cut.w = w
+	cut.World = w
 	g, _ := group.New("/g")
 	m0, err := sim.Run(w, 0, g.Join("m", []byte("old")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cut.armed = true
+	cut.Armed = true
 	leave := sim.Submit(w, 0, m0.Leave())
-	if !w.Settle(func() bool { return cut.cut }) {
+	if !w.Settle(func() bool { return cut.Cut }) {
 		t.Fatal("the leave's delete was never sent")
 	}
 	m1, err := sim.Run(w, 1, g.Join("m", []byte("new")))

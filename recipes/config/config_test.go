@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -277,6 +278,22 @@ func TestMarkerHeldByAnother(t *testing.T) {
 				t.Fatalf("delivered %v, want 3 last", got)
 			}
 		})
+	}
+}
+
+// A directory's snapshot says whether it has any child: not while it is
+// empty, yes once an entry is written, not again once the last goes.
+func TestWatchDirExists(t *testing.T) {
+	w := newWorld(t, 2)
+	mkdir(t, w, "/cfg")
+	var got []bool
+	run(t, w, 0, WatchDir("/cfg", DirOptions{}, func(s Snapshot) { got = append(got, s.Exists) }))
+	run(t, w, 1, Update("/cfg", map[string][]byte{"a": []byte("1")}))
+	w.Settle(func() bool { return len(got) == 2 })
+	run(t, w, 1, task.Delete("/cfg/a", task.AnyVersion))
+	w.Settle(func() bool { return len(got) == 3 })
+	if fmt.Sprint(got) != "[false true false]" {
+		t.Fatalf("Exists delivered %v, want [false true false]", got)
 	}
 }
 

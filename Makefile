@@ -8,7 +8,7 @@ GO ?= go
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: test deps vet unit fidelity bench sim
+.PHONY: test deps vet unit fidelity bench sim mutate
 
 test: deps vet unit fidelity sim
 
@@ -58,3 +58,34 @@ bench: bench-deps
 # ZooKeeper, a JDK, Apache Curator and kazoo, for the harness and its peers.
 bench-deps:
 	BENCH_PEERS=1 ./.ci/install-deps
+
+# Mutation testing (not part of make test): Gremlins mutates one operator
+# at a time in each package of MUTATE_PKGS and runs that package's own
+# tests (without vet, so that only a test kills a mutant); a mutant the
+# tests pass with LIVED: a behaviour no test checks. Every mutator is
+# enabled. GOFLAGS=-count=1 makes Gremlins time an uncached test run;
+# each mutant's timeout is that time times the coefficient after the
+# package's colon (large for packages whose tests take less time than
+# building them; a mutant that hangs TIMED OUT, counted apart from killed
+# and lived). The JSON of each package goes to $(MUTATE_OUT)/<pkg>.json
+# (gitignored); the summary prints per package the efficacy,
+# killed/(killed+lived), and the mutant coverage,
+# (killed+lived)/(killed+lived+not covered: no test of the package runs
+# the line; Gremlins counts a mutant in a switch's case expression as not
+# covered even when a test runs it). Needs jq. The packages are those whose
+# tests take seconds: measured 5m46s on 2 idle cores, 10m29s with the
+# cores busy with other work.
+GREMLINS ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+MUTATE_PKGS ?= ./executor:20 ./recipes/internal/zkops:40 ./recipes/config:20 ./recipes/seqid:4
+MUTATE_OUT ?= mutate-out
+MUTATORS := --invert-assignments --invert-bitwise --invert-bwassign --invert-logical --invert-loopctrl --remove-self-assignments
+mutate:
+	@mkdir -p $(MUTATE_OUT)
+	@for pc in $(MUTATE_PKGS); do p=$${pc%:*}; n=$$(echo $${p#./} | tr / _); echo "== $$p"; \
+		GOFLAGS='-count=1 -vet=off' $(GO) run $(GREMLINS) unleash $(MUTATORS) --workers 2 \
+			--timeout-coefficient $${pc##*:} -S lt -o $(MUTATE_OUT)/$$n.json $$p || exit 1; \
+	done
+	@echo; printf '%-26s %9s %9s %6s %5s %8s %6s\n' package efficacy coverage killed lived timedout uncov
+	@for pc in $(MUTATE_PKGS); do p=$${pc%:*}; n=$$(echo $${p#./} | tr / _); \
+		jq -r --arg p "$$p" '[$$p, (.test_efficacy*10|round/10), (.mutations_coverage*10|round/10), .mutants_killed, .mutants_lived, ([.files[].mutations[]|select(.status=="TIMED OUT")]|length), .mutants_not_covered] | @tsv' $(MUTATE_OUT)/$$n.json; \
+	done | awk -F'\t' '{printf "%-26s %8s%% %8s%% %6s %5s %8s %6s\n",$$1,$$2,$$3,$$4,$$5,$$6,$$7}'

@@ -101,6 +101,21 @@ func TestBlockingCallOnExecutorRefused(t *testing.T) {
 				t.Errorf("Run = %v", err)
 			}
 		})
+		// The job's frame is far down a deep stack: the check walks it
+		// all, not only its top frames.
+		t.Run(bc.name+"/deep stack", func(t *testing.T) {
+			r := rig.New(t)
+			var deep func(ctx context.Context, n int) error
+			deep = func(ctx context.Context, n int) error {
+				if n == 0 {
+					return bc.block(ctx, r.Ex)
+				}
+				return deep(ctx, n-1)
+			}
+			o := rig.Submit(r, awaitInJob(func(ctx context.Context) error { return deep(ctx, 200) }))
+			r.Idle()
+			o.Want(t, 1, executor.ErrOnExecutor)
+		})
 		// One goroutine drives several executors in a simulation: a job
 		// of one blocking on another would stall both.
 		t.Run(bc.name+"/other executor", func(t *testing.T) {

@@ -177,3 +177,22 @@ func TestSilentSwitchPublishesExpiry(t *testing.T) {
 		t.Fatalf("heard %q, want %q", heard, want)
 	}
 }
+
+// Shutdown publishes the end of the session once: the Closed that the
+// connection reports when the executor closes it changes nothing more.
+func TestShutdownPublishesClosedOnce(t *testing.T) {
+	r := rig.New(t)
+	var heard []task.State
+	executor.Submit(r.Ex, task.Func(func(s *task.Scope) (task.Unit, error) {
+		s.Subscribe(func(ev task.Event) { heard = append(heard, ev.State) })
+		return task.Unit{}, nil
+	}), nil)
+	r.Idle()
+	r.Ex.Shutdown()
+	if len(heard) != 1 || heard[0] != task.StateClosed {
+		t.Fatalf("subscriber heard %v, want one Closed", heard)
+	}
+	if _, st := r.Ex.Current(); st != task.StateClosed {
+		t.Fatalf("state after Shutdown = %v", st)
+	}
+}

@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -181,14 +182,118 @@ func TestReloader(t *testing.T) {
 	}
 	r := run(t, w, 0, Reload("/cfg", DirOptions{}, apply))
 	run(t, w, 1, Update("/cfg", map[string][]byte{"v": []byte("2")}))
-	w.Settle(func() bool { return r.Runs() == 2 })
+	if !w.Settle(func() bool { return r.Runs() == 2 }) {
+		t.Fatalf("Runs = %d after the second version, want 2", r.Runs())
+	}
 	w.Server.Expire(w.Conns[0])
-	w.Settle(func() bool { return r.Runs() == 3 })
+	if !w.Settle(func() bool { return r.Runs() == 3 }) {
+		t.Fatalf("Runs = %d after the expiry, want 3", r.Runs())
+	}
 	run(t, w, 0, r.Stop())
 	want := []string{"start 1", "end 1: " + ErrReloaded.Error(), "start 2", "end 2: " + task.ErrSessionExpired.Error(),
 		"start 2", "end 2: " + ErrStopped.Error()}
 	if strings.Join(log, "|") != strings.Join(want, "|") {
 		t.Fatalf("runs:\n%s\nwant:\n%s", strings.Join(log, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A run that ends by itself leaves the component idle until the next
+// version: an expiry, after which the same configuration is read again,
+// starts no run; a run that fails is reported to the executor's error
+// handler, one that succeeds is not.
+func TestReloaderIdleAfterRunEnds(t *testing.T) {
+	w := newWorld(t, 2)
+	mkdir(t, w, "/cfg")
+	run(t, w, 1, Update("/cfg", map[string][]byte{"v": []byte("1")}))
+	boom := errors.New("boom")
+	var started []string
+	apply := func(s Snapshot) task.Task[task.Unit] {
+		v := string(s.Values["v"])
+		started = append(started, v)
+		if v == "2" {
+			return task.Fail[task.Unit](boom)
+		}
+		return task.Done
+	}
+	r := run(t, w, 0, Reload("/cfg", DirOptions{}, apply))
+	w.Settle(func() bool { return r.Active() == 0 })
+	w.Server.Expire(w.Conns[0])
+	w.Settle(func() bool { return false })
+	if r.Runs() != 1 || len(w.Errs) != 0 {
+		t.Fatalf("after an expiry of an idle component: Runs = %d (started %v), errors %v; want one run, no error", r.Runs(), started, w.Errs)
+	}
+	run(t, w, 1, Update("/cfg", map[string][]byte{"v": []byte("2")}))
+	if !w.Settle(func() bool { return len(w.Errs) > 0 }) || !errors.Is(w.Errs[0], boom) {
+		t.Fatalf("a failed run: errors %v, want %v", w.Errs, boom)
+	}
+	run(t, w, 0, r.Stop())
+	if r.Runs() != 2 || len(w.Errs) != 1 {
+		t.Fatalf("Runs = %d (started %v), errors %v; want 2 runs and one error", r.Runs(), started, w.Errs)
+	}
+}
+
+// A marker held by someone else (here an empty one, as a tool that
+// writes one node at a time may leave) holds back both writers until it
+// goes, and a reader that honours it delivers nothing meanwhile, not even
+// the tool's writes; once it goes, the writer's values are written.
+func TestMarkerHeldByAnother(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(map[string][]byte) task.Task[task.Unit]
+	}{
+		{"Update", func(v map[string][]byte) task.Task[task.Unit] { return Update("/cfg", v) }},
+		{"UpdateMarked", func(v map[string][]byte) task.Task[task.Unit] { return UpdateMarked("/cfg", v) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, 3)
+			mkdir(t, w, "/cfg")
+			run(t, w, 1, Update("/cfg", map[string][]byte{"a": []byte("1")}))
+			var got []string
+			run(t, w, 0, WatchDir("/cfg", DirOptions{Marker: true}, func(s Snapshot) {
+				got = append(got, string(s.Values["a"]))
+			}))
+			marker := "/cfg/" + MarkerName
+			if err := w.Server.AdminCreate(marker, nil, 0); err != nil {
+				t.Fatal(err)
+			}
+			run(t, w, 2, task.Set("/cfg/a", []byte("2"), task.AnyVersion)) // the tool's write
+			o := sim.Submit(w, 1, tc.write(map[string][]byte{"a": []byte("3")}))
+			w.Settle(func() bool { return o.Done })
+			if o.Done {
+				t.Fatalf("the writer went ahead under another's marker: %v", o.Err)
+			}
+			if strings.Join(got, ",") != "1" {
+				t.Fatalf("delivered %v under the marker, want only [1]", got)
+			}
+			if err := w.Server.AdminDelete(marker); err != nil {
+				t.Fatal(err)
+			}
+			if !w.Settle(func() bool { return o.Done }) || o.Err != nil {
+				t.Fatalf("after the marker went: done %v, %v", o.Done, o.Err)
+			}
+			if d, _, ok := w.Server.NodeData("/cfg/a"); !ok || string(d) != "3" {
+				t.Fatalf("/cfg/a = %q, want the writer's 3", d)
+			}
+			if w.Settle(func() bool { return got[len(got)-1] == "3" }); got[len(got)-1] != "3" {
+				t.Fatalf("delivered %v, want 3 last", got)
+			}
+		})
+	}
+}
+
+// A directory's snapshot says whether it has any child: not while it is
+// empty, yes once an entry is written, not again once the last goes.
+func TestWatchDirExists(t *testing.T) {
+	w := newWorld(t, 2)
+	mkdir(t, w, "/cfg")
+	var got []bool
+	run(t, w, 0, WatchDir("/cfg", DirOptions{}, func(s Snapshot) { got = append(got, s.Exists) }))
+	run(t, w, 1, Update("/cfg", map[string][]byte{"a": []byte("1")}))
+	w.Settle(func() bool { return len(got) == 2 })
+	run(t, w, 1, task.Delete("/cfg/a", task.AnyVersion))
+	w.Settle(func() bool { return len(got) == 3 })
+	if fmt.Sprint(got) != "[false true false]" {
+		t.Fatalf("Exists delivered %v, want [false true false]", got)
 	}
 }
 

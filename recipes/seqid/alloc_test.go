@@ -15,6 +15,9 @@ func TestNewAllocatorBadSize(t *testing.T) {
 			t.Errorf("NewAllocator(%d) = %v, want ErrBadCount", size, err)
 		}
 	}
+	if _, err := seqid.NewAllocator(path, 1); err != nil {
+		t.Errorf("NewAllocator(1) = %v: blocks of one ID are valid", err)
+	}
 }
 
 // Allocators on separate sessions draw from their blocks at once: IDs are

@@ -50,6 +50,39 @@ func TestNewGeneratorErrors(t *testing.T) {
 	}
 }
 
+// With blocks, a generator's first call reserves a whole block: another
+// client's next ID comes after it, and the generator's next IDs come from
+// the block in hand.
+func TestGeneratorReservesBlocks(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{})
+	ex1, _ := running(t, srv)
+	ex2, _ := running(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	blocks, err := seqid.NewGenerator(ex1, path, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single, err := seqid.NewGenerator(ex2, path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := blocks.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := single.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other < first+10 {
+		t.Errorf("after a block from %d, another client drew %d: the block was not reserved whole", first, other)
+	}
+	if next, err := blocks.Next(ctx); err != nil || next != first+1 {
+		t.Errorf("the generator's second ID = %d, %v; want %d from its block", next, err, first+1)
+	}
+}
+
 // Goroutines share generators on two sessions, one drawing by CAS and one
 // from blocks; a session expires in the middle. Every call gets an ID and
 // none is repeated.

@@ -107,6 +107,51 @@ func TestFenced(t *testing.T) {
 	}
 }
 
+// With no ops, Fenced is the check alone: no results while the node is at
+// the version, lost once it is not.
+func TestFencedNoOps(t *testing.T) {
+	w := world(t, 1, nil)
+	if _, err := sim.Run(w, 0, task.Create("/f", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	errLost := errors.New("lost")
+	lost := func(error, error) error { return errLost }
+	if rs, err := sim.Run(w, 0, zkops.Fenced("/f", 0, nil, lost)); err != nil || len(rs) != 0 {
+		t.Fatalf("Fenced with no ops = %v, %v; want no results", rs, err)
+	}
+	if _, err := sim.Run(w, 0, zkops.Fenced("/f", 1, nil, lost)); !errors.Is(err, errLost) {
+		t.Fatalf("Fenced at another version = %v, want lost", err)
+	}
+}
+
+// A create among a fenced multi's ops keeps the ACL it names (only a nil
+// ACL becomes task.OpenACL), next to ops that are not creates.
+func TestFencedKeepsCreateACL(t *testing.T) {
+	w := world(t, 1, nil)
+	if _, err := sim.Run(w, 0, task.Create("/f", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	noRead := []task.ACL{{Perms: task.PermAll &^ task.PermRead, Scheme: "world", ID: "anyone"}}
+	ops := []task.MultiOp{
+		&task.SetDataRequest{Path: "/f", Data: []byte("v"), Version: task.AnyVersion},
+		&task.CreateRequest{Path: "/f/open"},
+		&task.CreateRequest{Path: "/f/closed", ACL: noRead},
+	}
+	rs, err := sim.Run(w, 0, zkops.Fenced("/f", 0, ops, func(_, err error) error { return err }))
+	if err != nil || len(rs) != 3 {
+		t.Fatalf("Fenced = %v, %v; want three results", rs, err)
+	}
+	if _, err := sim.Run(w, 0, task.Get("/f/open")); err != nil {
+		t.Errorf("reading the node created with a nil ACL: %v", err)
+	}
+	if _, err := sim.Run(w, 0, task.Get("/f/closed")); !errors.Is(err, task.ErrNoAuth) {
+		t.Errorf("reading the node created without read permission = %v, want ErrNoAuth", err)
+	}
+	if d, err := sim.Run(w, 0, task.Get("/f")); err != nil || string(d.Data) != "v" {
+		t.Errorf("/f = %q, %v; want the data the multi set", d.Data, err)
+	}
+}
+
 func TestDetached(t *testing.T) {
 	w := world(t, 1, nil)
 	if _, err := sim.Run(w, 0, task.Create("/g", nil, task.Persistent)); err != nil {

@@ -1,6 +1,7 @@
 package zkops
 
 import (
+	"math"
 	"slices"
 	"testing"
 )
@@ -25,11 +26,35 @@ func TestSeqAfter(t *testing.T) {
 		{"a-t--", 0, false},
 		{"a-t---00000001", 0, false},
 		{"b-t-12345678901", 0, false}, // 11 digits
+		{"b-t-00000000012", 0, false}, // 11 digits, a Java int's value
+		{"b-t-000000000012", 0, false},
+		{"b-t--00000000012", 0, false}, // a minus sign and 11 digits
+		{"b-t-+000000012", 0, false},   // only a minus sign is a sign
 		{"", 0, false},
 	} {
 		seq, ok := SeqAfter(tc.name, "t-")
 		if seq != tc.seq || ok != tc.ok {
 			t.Errorf("SeqAfter(%q) = %d, %v; want %d, %v", tc.name, seq, ok, tc.seq, tc.ok)
+		}
+	}
+}
+
+// The numbers a server can no longer order are math.MaxInt32 (the counter
+// stuck at its maximum) and the negative ones (the counter wrapped).
+func TestExhausted(t *testing.T) {
+	for _, tc := range []struct {
+		seq  int64
+		want bool
+	}{
+		{0, false},
+		{ResetAbove, false},
+		{math.MaxInt32 - 1, false},
+		{math.MaxInt32, true},
+		{-1, true},
+		{math.MinInt32, true},
+	} {
+		if got := Exhausted(tc.seq); got != tc.want {
+			t.Errorf("Exhausted(%d) = %v, want %v", tc.seq, got, tc.want)
 		}
 	}
 }

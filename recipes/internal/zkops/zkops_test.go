@@ -305,3 +305,38 @@ func TestOwnedSettlesLostCreate(t *testing.T) {
 		}
 	}
 }
+
+// DeleteNode deletes the incarnation its stat names and no other: a
+// persistent node deleted and created again at the same path (the same
+// owner, 0, and version 0 again) is another node and is left alone.
+func TestDeleteNodeOnlyItsIncarnation(t *testing.T) {
+	w := world(t, 1, nil)
+	create := func() task.Stat {
+		t.Helper()
+		if _, err := sim.Run(w, 0, task.Create("/p", nil, task.Persistent)); err != nil {
+			t.Fatal(err)
+		}
+		st, err := sim.Run(w, 0, task.Exists("/p"))
+		if err != nil || st == nil {
+			t.Fatalf("exists /p: %v, %v", st, err)
+		}
+		return *st
+	}
+	first := create()
+	if _, err := sim.Run(w, 0, zkops.Delete("/p")); err != nil {
+		t.Fatal(err)
+	}
+	second := create()
+	if _, err := sim.Run(w, 0, zkops.DeleteNode("/p", first)); err != nil {
+		t.Fatalf("DeleteNode of a gone incarnation: %v", err)
+	}
+	if !exists(t, w, "/p") {
+		t.Fatal("DeleteNode deleted the node created after the one it named")
+	}
+	if _, err := sim.Run(w, 0, zkops.DeleteNode("/p", second)); err != nil {
+		t.Fatalf("DeleteNode: %v", err)
+	}
+	if exists(t, w, "/p") {
+		t.Fatal("DeleteNode left the incarnation it named")
+	}
+}

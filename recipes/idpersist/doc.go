@@ -134,7 +134,10 @@
 // Crash and restart with the same identity: the dead replica's candidate
 // lives until its session expires; the new replica's candidate carries its
 // new session's id (no name repeats, even with the same executor seed) and
-// leads only when it is the lowest and owned by its session.
+// leads only when it is the lowest and owned by its session. A replica
+// whose flow its caller ends (a deadline, a cancel) while its session
+// lives on withdraws its candidate as it ends, so the others need not wait
+// for that session to end (TestStoppedReplicaWithdrawsCandidate).
 //
 // An operator who deletes the leader's candidate deposes it, and the next
 // candidate leads. The deposed leader does not watch its own node: it

@@ -12,6 +12,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
 )
@@ -68,10 +69,19 @@ func (r *Replica) Run(ctx context.Context, ex *executor.Executor) error {
 // and lead again. It ends only with an error: ErrSessionExpired (run it
 // again on the new session), ErrDeposed (candidate deleted: run again), or
 // a failure of the Store or of the nodes' data.
+//
+// However it ends, a flow of its own then withdraws the candidate (every
+// node with its token that its session owns: a create whose reply was
+// lost included), unless that session has ended and taken it: a replica
+// stopped by its caller's deadline or cancel, its session living on, must
+// not hold the election up until the session ends.
 func (r *Replica) Task() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		token := fmt.Sprintf("%s%016x-%016x-", candidatePrefix, uint64(s.Session().ID), s.Rand())
-		task.Run(s, c.Then(r.ensureParents(), func(task.Unit) task.Task[task.Unit] {
+		sess := s.Session()
+		token := fmt.Sprintf("%s%016x-%016x-", candidatePrefix, uint64(sess.ID), s.Rand())
+		sc := s.Child()
+		sc.Defer(withdraw(r.cfg.Election, token, sess))
+		task.RunIn(sc, c.Then(r.ensureParents(), func(task.Unit) task.Task[task.Unit] {
 			return c.Then(createCandidate(r.cfg.Election, token), func(me string) task.Task[task.Unit] {
 				return c.Loop(task.Unit{}, func(task.Unit) bool { return true }, func(task.Unit) task.Task[task.Unit] {
 					return c.Then(r.awaitTurn(me), func(task.Unit) task.Task[task.Unit] {
@@ -80,6 +90,30 @@ func (r *Replica) Task() task.Task[task.Unit] {
 				})
 			})
 		}), k)
+	}
+}
+
+// withdraw deletes the candidates named with token that session sess
+// owns (zkops.Owned; each in the incarnation read, zkops.DeleteNode). On
+// another session than sess there is nothing to do: sess ended and took
+// its ephemeral nodes.
+func withdraw(dir, token string, sess task.Session) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if s.Session().Epoch != sess.Epoch {
+			k(task.Unit{}, nil)
+			return
+		}
+		task.Run(s, zkops.Owned(dir, token, sess.ID), func(ms []zkops.Match, err error) {
+			if err != nil {
+				task.Run(s, zkops.GoneOK(err), k)
+				return
+			}
+			del := task.Done
+			for _, m := range ms {
+				del = c.Seq(del, zkops.DeleteNode(dir+"/"+m.Name, m.Stat))
+			}
+			task.Run(s, c.Catch(del, zkops.GoneOK), k)
+		})
 	}
 }
 

@@ -146,13 +146,13 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			return true
 		},
 		Quiesce: func(r *sim.Trial) bool {
-			return s.running == 0 && len(r.Children("/svc/election")) == 0 && len(withoutEpoch(r.Children("/svc"))) <= 1
+			return s.running == 0 && len(r.Children("/svc/election")) == 0 && len(withoutLeases(r.Children("/svc"))) <= 1
 		},
 		Invariants: []sim.Invariant{
 			sim.Fencing(exploreLog),
 			sim.InvariantFunc(s.oneWakeUp),
 			sim.InvariantFunc(func(r *sim.Trial) error {
-				if ch := withoutEpoch(r.Children("/svc")); s.master && len(ch) != 0 {
+				if ch := withoutLeases(r.Children("/svc")); s.master && len(ch) != 0 {
 					return fmt.Errorf("master node left: %v", ch)
 				}
 				return nil

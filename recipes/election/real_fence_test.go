@@ -135,14 +135,7 @@ func TestRealEnsembleMasterIncarnations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bDone := make(chan *election.Leadership, 1)
-		go func() {
-			l, err := election.Campaign(ctx, exB, master("b"))
-			if err != nil {
-				t.Errorf("b: %v", err)
-			}
-			bDone <- l
-		}()
+		bDone := campaignAsync(t, ctx, exB, master("b"))
 		a.mu.Lock()
 		a.loseDel = true
 		a.mu.Unlock()
@@ -180,14 +173,7 @@ func TestRealEnsembleMasterIncarnations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bDone := make(chan *election.Leadership, 1)
-		go func() {
-			l, err := election.Campaign(ctx, exB, master("b"))
-			if err != nil {
-				t.Errorf("b: %v", err)
-			}
-			bDone <- l
-		}()
+		bDone := campaignAsync(t, ctx, exB, master("b"))
 		if _, err := executor.Await(ctx, op, task.Delete(path, task.AnyVersion)); err != nil {
 			t.Fatal(err) // the operator deletes a's node
 		}
@@ -210,4 +196,18 @@ func TestRealEnsembleMasterIncarnations(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// campaignAsync campaigns for m on ex on a goroutine of its own and hands
+// back the leadership (nil, the error reported, if the campaign failed).
+func campaignAsync(t *testing.T, ctx context.Context, ex *executor.Executor, m *election.Master) <-chan *election.Leadership {
+	done := make(chan *election.Leadership, 1)
+	go func() {
+		l, err := election.Campaign(ctx, ex, m)
+		if err != nil {
+			t.Errorf("campaign for %s: %v", m.Path(), err)
+		}
+		done <- l
+	}()
+	return done
 }

@@ -319,8 +319,8 @@ func simulate(seed uint64, mode simMode) (res simResult, err error) {
 	if mode.master {
 		dir = "/election"
 	}
-	if !w.Settle(func() bool { return len(withoutEpoch(w.Children(dir))) == 0 }) {
-		violate("nodes left: %v", withoutEpoch(w.Children(dir)))
+	if !w.Settle(func() bool { return len(withoutLeases(w.Children(dir))) == 0 }) {
+		violate("nodes left: %v", withoutLeases(w.Children(dir)))
 	}
 	for _, err := range w.Errs {
 		if !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
@@ -391,9 +391,9 @@ var traceSim = false
 
 var lastWorld *sim.World
 
-// withoutEpoch drops a Master's lease directory (persistent by design)
+// withoutLeases drops a Master's lease directory (persistent by design)
 // from names.
-func withoutEpoch(names []string) []string {
+func withoutLeases(names []string) []string {
 	var out []string
 	for _, n := range names {
 		if !strings.HasSuffix(n, election.LeasesSuffix) {

@@ -95,6 +95,15 @@ type ACL struct {
 // OpenACL is world:anyone with every permission, the usual choice.
 var OpenACL = []ACL{{Perms: PermAll, Scheme: "world", ID: "anyone"}}
 
+// AuthInfo is one credential a session presents to the server
+// (ZooKeeper's addAuth), such as Scheme "digest" with Auth
+// []byte("user:password"). A connection presents its credentials on every
+// connect, before any request of its own.
+type AuthInfo struct {
+	Scheme string
+	Auth   []byte
+}
+
 // EventType says what happened to a watched node.
 type EventType int32
 

@@ -44,6 +44,12 @@ type Config struct {
 	// MaxDataSize is the data limit task.Validate checks before sending
 	// (default task.MaxDataSize).
 	MaxDataSize int
+	// Auth are the credentials the connection presents (ZooKeeper's
+	// addAuth), such as {Scheme: "digest", Auth: []byte("user:password")}:
+	// on every connection, before any request of the Conn, so a session
+	// is authenticated again after every reconnect and a new session after
+	// an expiry is too.
+	Auth []task.AuthInfo
 	// MaxPacketSize is the server's jute.maxbuffer (default
 	// DefaultMaxPacketSize): a request longer than this on the wire fails
 	// with task.ErrDataTooLarge without being sent, where the server
@@ -96,6 +102,11 @@ func (c *Config) Validate() error {
 		c.MaxPacketSize = DefaultMaxPacketSize
 	case c.MaxPacketSize < 0:
 		return &ConfigError{"MaxPacketSize", fmt.Sprintf("%d is negative", c.MaxPacketSize)}
+	}
+	for i, a := range c.Auth {
+		if a.Scheme == "" {
+			return &ConfigError{fmt.Sprintf("Auth[%d]", i), "no scheme"}
+		}
 	}
 	switch {
 	case c.MaxDataSize == 0:

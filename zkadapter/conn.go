@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -45,6 +46,15 @@ type Conn struct {
 	first     chan struct{} // closed at the first session
 	hs        handshake     // the last connect response seen on the wire
 	lastErr   error         // the last dial or handshake failure, for Connect's error
+	wire      *wireConn     // the current connection
+	wireSince time.Time     // when it was opened
+	wireEnded bool          // its handshake is over (answered or failed)
+	live      uint64        // the number of the connection the session is usable on
+	lastZxid  int64         // the last zxid of a reply on the current session
+	fresh     bool          // the session was given up: ask for a new one
+
+	wireNo atomic.Uint64 // numbers connections: the last one dialed
+	heard  atomic.Int64  // unix nanoseconds of the last bytes read on a session
 }
 
 var _ task.Conn = (*Conn)(nil)
@@ -76,8 +86,13 @@ func New(cfg Config) (*Conn, error) {
 
 // Dial is New followed by Connect: it returns once a session is
 // established, or closes the Conn and returns an error wrapping
-// ErrNoSession and ctx's error (with the last dial or handshake failure)
-// when ctx ends first. Start must still be called to receive events; the
+// ErrNoSession, ctx's error and the last dial or handshake failure (a
+// *net.DNSError, *net.OpError, a TLS error, ...) when ctx ends first,
+// within about a second of ctx's end whatever the servers do: a listener
+// that accepts and says nothing, something that is not ZooKeeper, a
+// connection closed at once, a closed port and a name that does not
+// resolve all end the same way. An invalid Config fails at once with
+// ErrInvalidConfig. Start must still be called to receive events; the
 // events that happened before it (the first StateConnected) are kept.
 func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	c, err := New(cfg)
@@ -106,11 +121,15 @@ func (c *Conn) Connect(ctx context.Context) error {
 	case <-ctx.Done():
 		c.mu.Lock()
 		last := c.lastErr
+		if w := c.wire; w != nil && !c.wireEnded {
+			// An attempt still in progress says more than older ones.
+			last = fmt.Errorf("handshake with %s: no connect response after %s", w.addr, time.Since(c.wireSince).Round(time.Millisecond))
+		}
 		c.mu.Unlock()
 		if last == nil {
-			last = errors.New("none seen")
+			return fmt.Errorf("%w with %v: %w (no attempt ended yet)", ErrNoSession, c.cfg.Servers, ctx.Err())
 		}
-		return fmt.Errorf("%w with %v: %w (last error: %v)", ErrNoSession, c.cfg.Servers, ctx.Err(), last)
+		return fmt.Errorf("%w with %v: %w (last error: %w)", ErrNoSession, c.cfg.Servers, ctx.Err(), last)
 	}
 }
 
@@ -126,6 +145,7 @@ func (c *Conn) open() error {
 		}
 		zc, ev, err := zk.Connect(c.cfg.Servers, c.cfg.SessionTimeout,
 			zk.WithDialer(c.dial),
+			zk.WithHostProvider(&hostList{}),
 			zk.WithLogger(zkLogger{c}),
 			zk.WithLogInfo(true),
 			zk.WithEventCallback(c.onZKEvent),
@@ -199,10 +219,12 @@ func (c *Conn) SessionID() int64 {
 // completes every pending request with task.ErrClosed and every watch with
 // EventNotWatching (State Closed), reports StateClosed, and returns once
 // every goroutine of the Conn and of its go-zookeeper client has returned
-// and every callback has run. go-zookeeper waits up to about a second for
-// the server to acknowledge the close; with the server down, Close takes
-// that long. Safe to call more than once and from any goroutine except
-// the delivery goroutine (a callback must not call back into the Conn).
+// and every callback has run. With a usable session Close asks the server
+// to close it and waits up to a second for the answer; without one (never
+// connected, suspended, a server that stopped answering) it closes the
+// connection at once. Either way it returns within about a second. Safe
+// to call more than once and from any goroutine except the delivery
+// goroutine (a callback must not call back into the Conn).
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	if c.closing {
@@ -211,6 +233,7 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	c.closing = true
+	live := c.state == task.StateConnected
 	for cl := range c.pending {
 		c.finish(cl, task.Response{Err: task.ErrClosed})
 	}
@@ -225,9 +248,7 @@ func (c *Conn) Close() error {
 	c.mu.Unlock()
 	c.cancel()
 	if zc != nil {
-		zc.Close()
-		for range ev { // go-zookeeper closes it when its loop goroutine returns
-		}
+		c.closeZK(zc, ev, live)
 	}
 	c.wg.Wait()
 
@@ -237,4 +258,51 @@ func (c *Conn) Close() error {
 	c.q.close()
 	close(c.closed)
 	return nil
+}
+
+// closeZK stops go-zookeeper's client. zk.Conn.Close queues a close
+// request and waits up to a second for its answer, which only a session
+// in use gives: with a usable session it runs first and then the
+// connection is closed under go-zookeeper's loop (a silent server would
+// keep its receive loop waiting for two-thirds of the session timeout).
+// Without one the connection is closed first, which ends a handshake in
+// progress, and the close request, which no send loop will take, is
+// answered by flushing go-zookeeper's unsent queue once its loop has
+// returned (also when a send loop stuck on a full socket kept the close
+// request from being queued).
+func (c *Conn) closeZK(zc *zk.Conn, ev <-chan zk.Event, live bool) {
+	zdone := make(chan struct{})
+	go func() {
+		defer close(zdone)
+		zc.Close()
+	}()
+	if !live {
+		c.closeWire()
+	}
+	loopDone := make(chan struct{})
+	go func() {
+		defer close(loopDone)
+		for range ev { // go-zookeeper closes it when its loop goroutine returns
+		}
+	}()
+	if live {
+		t := time.NewTimer(time.Second)
+		select {
+		case <-zdone:
+		case <-t.C: // the close request could not even be queued
+		}
+		t.Stop()
+		c.closeWire()
+	}
+	<-loopDone
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		zkFlushUnsent(zc, zk.ErrClosing)
+		select {
+		case <-zdone:
+			return
+		case <-tick.C:
+		}
+	}
 }

@@ -296,17 +296,6 @@ func TestWatchEventTypes(t *testing.T) {
 	}
 }
 
-// A host name that does not resolve fails at once, naming the cause.
-func TestDialUnresolvable(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err := Dial(ctx, Config{Servers: []string{"no-such-host.invalid:2181"}, Logger: testLogger(t)})
-	if err == nil || errors.Is(err, ErrNoSession) {
-		t.Fatalf("Dial = %v, want a lookup error", err)
-	}
-	t.Log(err)
-}
-
 // Requests longer on the wire than the server's jute.maxbuffer would make
 // it close the connection (connection loss, again on every retry): they
 // fail with ErrDataTooLarge, unsent. The exact boundary is the server's.

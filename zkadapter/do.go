@@ -1,6 +1,7 @@
 package zkadapter
 
 import (
+	"errors"
 	"sync"
 	"unsafe"
 
@@ -14,8 +15,11 @@ type call struct {
 	done  func(task.Response)
 	watch func(task.Event)
 	gen   uint64 // the session generation it was issued in
+	conn  uint64 // the connection it was issued on (Conn.live)
 	op    wireOp
 	ch    <-chan zkResponse // go-zookeeper's outcome channel, once queued
+
+	marker bool // not a request: the sender's cue to send a connection's prelude
 }
 
 // Do implements task.Conn. It validates req (task.Validate, with the
@@ -69,7 +73,7 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 		c.q.push(func() { done(task.Response{Err: err}) })
 		return
 	}
-	cl := &call{req: req, done: done, watch: watch, gen: c.gen}
+	cl := &call{req: req, done: done, watch: watch, gen: c.gen, conn: c.live}
 	c.pending[cl] = struct{}{}
 	c.mu.Unlock()
 	c.sendQ.put(cl)
@@ -77,13 +81,25 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 
 // sender hands queued calls to go-zookeeper one by one, in Do order. It
 // may block in go-zookeeper's queue (16 deep) while the connection is
-// slow or down, never holding c.mu.
+// slow or down, never holding c.mu. Before the first call of each
+// connection it queues the connection's prelude (credentials, then the
+// watches to set again), so no request of the executor reaches a server
+// before them.
 func (c *Conn) sender(zc *zk.Conn) {
 	defer c.wg.Done()
+	var preluded uint64 // the connection whose prelude was queued
 	for {
 		cl, ok := c.sendQ.get(c.dialCtx.Done())
 		if !ok {
 			return
+		}
+		if cl.conn != preluded {
+			if c.sendPrelude(zc, cl.conn) {
+				preluded = cl.conn
+			}
+		}
+		if cl.marker {
+			continue
 		}
 		c.mu.Lock()
 		_, live := c.pending[cl]
@@ -92,7 +108,7 @@ func (c *Conn) sender(zc *zk.Conn) {
 		case cl.gen != c.gen:
 			c.finish(cl, task.Response{Err: task.ErrSessionExpired})
 			live = false
-		case c.state != task.StateConnected:
+		case c.state != task.StateConnected || cl.conn != c.live:
 			c.finish(cl, task.Response{Err: task.ErrNotSent})
 			live = false
 		}
@@ -101,9 +117,39 @@ func (c *Conn) sender(zc *zk.Conn) {
 			continue
 		}
 		cl.op = prepare(cl.req)
-		cl.ch = zkQueueRequest(zc, cl.op.code, cl.op.req, cl.op.res, c.recvFunc(zc, cl))
+		cl.ch = zkQueueRequest(zc, cl.op.code, &guarded{c: c, conn: cl.conn, body: cl.op.req}, cl.op.res, c.recvFunc(cl))
 		c.recvQ.put(cl)
 	}
+}
+
+// guarded is the body of every request the Conn queues with go-zookeeper.
+// go-zookeeper's send loop encodes each request right before writing it
+// to the connection; guarded refuses to be encoded on any connection but
+// the one its request was made on, and go-zookeeper then fails the
+// request without writing it (errStale: certainly not applied). So a
+// request is never written on another connection than its own, whatever
+// go-zookeeper keeps in its queue across a reconnect: not on a new session
+// after an expiry (where the server would apply it for a session that did
+// not make it), and not on the same session after a reconnect, ahead of
+// the prelude that sets the watches again.
+type guarded struct {
+	c    *Conn
+	conn uint64
+	body any
+}
+
+// errStale is the encoding error of a request held past its connection.
+var errStale = errors.New("zkadapter: request held past its connection; not sent")
+
+// Encode implements go-zookeeper's encoder interface.
+func (g *guarded) Encode(buf []byte) (int, error) {
+	if g.c.wireNo.Load() != g.conn {
+		return 0, errStale
+	}
+	if e, ok := g.body.(interface{ Encode([]byte) (int, error) }); ok {
+		return e.Encode(buf)
+	}
+	return zkEncodePacket(buf, g.body)
 }
 
 // recvFunc returns the function go-zookeeper's receive loop calls with
@@ -111,8 +157,8 @@ func (c *Conn) sender(zc *zk.Conn) {
 // error). It completes cl and registers its watch right there, so that
 // replies and notifications reach the delivery queue in the order they
 // arrived from the server.
-func (c *Conn) recvFunc(zc *zk.Conn, cl *call) func(unsafe.Pointer, unsafe.Pointer, error) {
-	return func(_, _ unsafe.Pointer, err error) {
+func (c *Conn) recvFunc(cl *call) func(unsafe.Pointer, unsafe.Pointer, error) {
+	return func(_, hdr unsafe.Pointer, err error) {
 		resp := cl.op.reply(err)
 		set := cl.watch != nil && (err == nil || (err == zk.ErrNoNode && cl.op.watchOnNoNode))
 		kind := cl.op.watch
@@ -120,6 +166,7 @@ func (c *Conn) recvFunc(zc *zk.Conn, cl *call) func(unsafe.Pointer, unsafe.Point
 			kind = watchExist
 		}
 		c.mu.Lock()
+		c.sawZxid(hdr)
 		if _, live := c.pending[cl]; !live || cl.gen != c.gen {
 			c.mu.Unlock()
 			return // the session expired or the Conn closed first
@@ -129,11 +176,17 @@ func (c *Conn) recvFunc(zc *zk.Conn, cl *call) func(unsafe.Pointer, unsafe.Point
 		}
 		c.finish(cl, resp)
 		c.mu.Unlock()
-		if set {
-			// Let go-zookeeper re-send it after a reconnect. Its channel
-			// is buffered and closed by go-zookeeper; nobody reads it.
-			zkAddWatcher(zc, cl.req.NodePath(), kind)
-		}
+	}
+}
+
+// sawZxid records the zxid of a reply's header (go-zookeeper's
+// *responseHeader). c.mu must be held.
+func (c *Conn) sawZxid(hdr unsafe.Pointer) {
+	if hdr == nil {
+		return
+	}
+	if z := (*zkResponseHeader)(hdr).zxid; z > 0 {
+		c.lastZxid = z
 	}
 }
 
@@ -160,6 +213,9 @@ func (c *Conn) receiver() {
 		c.mu.Lock()
 		if _, live := c.pending[cl]; live {
 			err := mapErr(r.err)
+			if r.err == errStale {
+				err = task.ErrNotSent
+			}
 			if r.err == nil {
 				err = task.ErrConnectionLoss // unreachable: a reply always has recvFunc
 			}

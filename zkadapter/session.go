@@ -3,6 +3,7 @@ package zkadapter
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -52,6 +53,15 @@ func (c *Conn) onZKEvent(ev zk.Event) {
 			// runtime see a silent switch.
 			c.expire()
 		}
+		c.fresh = false
+		c.live = c.wireNo.Load()
+		if id != c.sessionID {
+			c.lastZxid = 0
+		}
+		// The connection's first requests: credentials, then the watches
+		// to set again (prelude). The sender handles this marker before
+		// any request made on the connection.
+		c.sendQ.put(&call{conn: c.live, marker: true})
 		if c.state == task.StateConnected && id == c.sessionID {
 			return
 		}
@@ -100,39 +110,72 @@ type handshake struct {
 }
 
 // dial is the zk.Dialer: it opens the connection with the configured
-// Dialer and a context that ends at the connect timeout or at Close, and
-// wraps it to read the connect response as it passes (go-zookeeper keeps
-// the negotiated timeout to itself).
+// Dialer (then TLS when configured) under a context that ends at the
+// connect timeout or at Close, and wraps it in a wireConn, which bounds
+// the handshake, reads the connect response as it passes (go-zookeeper
+// keeps the negotiated timeout to itself) and numbers the connection.
 func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(c.dialCtx, c.cfg.ConnectTimeout)
 	defer cancel()
-	var nc net.Conn
-	var err error
-	if c.cfg.Dialer != nil {
-		nc, err = c.cfg.Dialer(ctx, network, addr)
-	} else {
-		var d net.Dialer
-		nc, err = d.DialContext(ctx, network, addr)
-	}
+	nc, err := c.dialRaw(ctx, network, addr)
 	if err != nil {
 		c.mu.Lock()
 		c.lastErr = fmt.Errorf("dial %s: %w", addr, err)
 		c.mu.Unlock()
 		return nil, err
 	}
-	return &sniffConn{Conn: nc, c: c, addr: addr}, nil
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		nc.Close()
+		return nil, task.ErrClosed
+	}
+	now := time.Now()
+	w := &wireConn{Conn: nc, c: c, addr: addr, no: c.wireNo.Add(1), hsBy: now.Add(c.handshakeTimeoutLocked())}
+	c.wire, c.wireSince, c.wireEnded = w, now, false
+	c.mu.Unlock()
+	return w, nil
 }
 
-// sniffConn copies the first frame read from the server (the connect
-// response: protocol version, timeout, session id, password) to its Conn.
-// go-zookeeper reads it on its connection loop goroutine and only then
-// starts the receive loop, so done needs no lock.
-type sniffConn struct {
+func (c *Conn) dialRaw(ctx context.Context, network, addr string) (net.Conn, error) {
+	if c.cfg.Dialer != nil {
+		return c.cfg.Dialer(ctx, network, addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// handshakeTimeoutLocked bounds one handshake (connect request to connect
+// response): the session timeout divided by the number of servers, as
+// ZooKeeper's own client does, so that a member that accepts connections
+// but says nothing costs one share of the timeout and the client moves
+// on. c.mu must be held.
+func (c *Conn) handshakeTimeoutLocked() time.Duration {
+	t := c.cfg.SessionTimeout
+	if c.timeout > 0 {
+		t = c.timeout
+	}
+	return max(t/time.Duration(len(c.cfg.Servers)), minHandshakeTimeout)
+}
+
+// minHandshakeTimeout keeps the handshake bound sane for tiny timeouts.
+const minHandshakeTimeout = 100 * time.Millisecond
+
+// wireConn is one connection to one server as go-zookeeper uses it. It is
+// read by go-zookeeper's connection loop during the handshake and by its
+// receive loop afterwards (which the loop starts after the handshake), and
+// written by the loop and then its send loop: one goroutine at a time for
+// each direction, so its fields need no lock.
+type wireConn struct {
 	net.Conn
 	c    *Conn
 	addr string
-	buf  []byte
-	done bool
+	no   uint64    // the connection's number (Conn.wireNo)
+	hsBy time.Time // the handshake must be over by then
+
+	wrote bool   // the connect request was written
+	buf   []byte // the connect response read so far
+	done  bool   // the connect response was read
 }
 
 // maxConnectResponse bounds the first frame: a connect response is 37
@@ -140,29 +183,137 @@ type sniffConn struct {
 // would allocate whatever length the first four bytes claim.
 const maxConnectResponse = 1 << 12
 
-func (s *sniffConn) Read(p []byte) (int, error) {
-	n, err := s.Conn.Read(p)
-	if !s.done && n > 0 {
-		s.buf = append(s.buf, p[:n]...)
-		if len(s.buf) >= 4 {
-			blen := int(binary.BigEndian.Uint32(s.buf))
+// SetReadDeadline and SetWriteDeadline cap go-zookeeper's deadlines at the
+// handshake bound until the connect response has been read (go-zookeeper
+// allows ten times two-thirds of the session timeout, and reads the body
+// of the response with no deadline at all).
+func (w *wireConn) SetReadDeadline(t time.Time) error {
+	if !w.done && (t.IsZero() || t.After(w.hsBy)) {
+		t = w.hsBy
+	}
+	return w.Conn.SetReadDeadline(t)
+}
+
+func (w *wireConn) SetWriteDeadline(t time.Time) error {
+	if !w.wrote && (t.IsZero() || t.After(w.hsBy)) {
+		t = w.hsBy
+	}
+	return w.Conn.SetWriteDeadline(t)
+}
+
+// Write passes go-zookeeper's writes on. The first is the connect request:
+// the Conn puts its own view of the session in it (connectRequest).
+func (w *wireConn) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.wrote = true
+		p = w.c.connectRequest(p)
+	}
+	n, err := w.Conn.Write(p)
+	if err != nil && !w.done {
+		w.c.handshakeFailed(w, err)
+	}
+	return n, err
+}
+
+func (w *wireConn) Read(p []byte) (int, error) {
+	n, err := w.Conn.Read(p)
+	if w.done {
+		if n > 0 {
+			w.c.heard.Store(time.Now().UnixNano())
+		}
+		return n, err
+	}
+	if n > 0 {
+		w.buf = append(w.buf, p[:n]...)
+		if len(w.buf) >= 4 {
+			blen := int(binary.BigEndian.Uint32(w.buf))
 			if blen > maxConnectResponse {
-				s.done = true
-				herr := fmt.Errorf("handshake with %s: not a ZooKeeper server (it answered %q)", s.addr, s.buf[:min(len(s.buf), 16)])
-				s.c.mu.Lock()
-				s.c.lastErr = herr
-				s.c.mu.Unlock()
-				s.Conn.Close()
+				w.done = true
+				herr := fmt.Errorf("handshake with %s: not a ZooKeeper server (it answered %q)", w.addr, w.buf[:min(len(w.buf), 16)])
+				w.c.mu.Lock()
+				w.c.lastErr = herr
+				w.c.mu.Unlock()
+				w.Conn.Close()
 				return 0, herr
 			}
-			if len(s.buf) >= 4+blen {
-				s.done = true
-				s.c.sawHandshake(s.buf[4 : 4+blen])
-				s.buf = nil
+			if len(w.buf) >= 4+blen {
+				w.done = true
+				w.c.sawHandshake(w.buf[4 : 4+blen])
+				w.buf = nil
 			}
 		}
 	}
+	if err != nil && !w.done {
+		w.c.handshakeFailed(w, err)
+	}
 	return n, err
+}
+
+// connectRequest rewrites go-zookeeper's connect request (one frame:
+// length, protocolVersion, lastZxidSeen, timeOut, sessionId, passwd). Its
+// lastZxidSeen becomes the Conn's own (the last zxid of a reply on the
+// current session; go-zookeeper keeps an older session's after a fresh
+// one, and a server that lost its data would refuse that). When the Conn
+// has given its session up (fresh), it asks for a new session: session id
+// 0, an empty password, lastZxidSeen 0.
+func (c *Conn) connectRequest(p []byte) []byte {
+	const zxidAt, sessAt, pwAt = 8, 20, 28
+	if len(p) < pwAt+4 {
+		return p
+	}
+	c.mu.Lock()
+	zxid, fresh := c.lastZxid, c.fresh
+	c.mu.Unlock()
+	q := append([]byte(nil), p...)
+	binary.BigEndian.PutUint64(q[zxidAt:], uint64(zxid))
+	if fresh {
+		binary.BigEndian.PutUint64(q[zxidAt:], 0)
+		binary.BigEndian.PutUint64(q[sessAt:], 0)
+		clear(q[pwAt+4:])
+	}
+	return q
+}
+
+// handshakeFailed is told of a connection that ended before its connect
+// response: a server that refused the connect request (closed or reset),
+// or one that said nothing in time. A server refuses a client that has
+// seen a later zxid than its own (all of its data was lost) and, the same
+// way on the wire, a server that is not serving. Once no server has
+// accepted the session for longer than its timeout, and the last attempt
+// was refused, the Conn gives the session up and asks for a fresh one
+// (session id and lastZxidSeen 0): any server that serves has expired the
+// old session by then, and one that accepts a fresh session while
+// refusing the old zxid has lost the data behind it. The executor sees the
+// old session expire, as after any expiry.
+func (c *Conn) handshakeFailed(w *wireConn, err error) {
+	var ne net.Error
+	silent := errors.As(err, &ne) && ne.Timeout()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return
+	}
+	if w == c.wire {
+		c.wireEnded = true
+	}
+	if silent {
+		c.lastErr = fmt.Errorf("handshake with %s: no connect response within %s: %w", w.addr, c.handshakeTimeoutLocked(), err)
+		return
+	}
+	c.lastErr = fmt.Errorf("handshake with %s: the server closed the connection (refused: not serving, or it has lost data this client saw): %w", w.addr, err)
+	heard := c.heard.Load()
+	if c.sessionID == 0 || c.fresh || heard == 0 {
+		return
+	}
+	t := c.timeout
+	if t == 0 {
+		t = c.cfg.SessionTimeout
+	}
+	if since := time.Since(time.Unix(0, heard)); since > t {
+		c.fresh = true
+		c.log.Warn("zkadapter: no server has accepted the session for longer than its timeout; asking for a new session",
+			"session", fmt.Sprintf("0x%x", c.sessionID), "since", since.Round(time.Millisecond), "server", w.addr)
+	}
 }
 
 func (c *Conn) sawHandshake(b []byte) {
@@ -181,7 +332,23 @@ func (c *Conn) sawHandshake(b []byte) {
 	}
 	c.mu.Lock()
 	c.hs = hs
+	c.wireEnded = true
 	c.mu.Unlock()
+	if hs.sessionID != 0 {
+		c.heard.Store(time.Now().UnixNano())
+	}
+}
+
+// closeWire closes the current connection, which ends go-zookeeper's
+// reads and writes on it at once (a handshake in progress, a receive loop
+// waiting on a silent server).
+func (c *Conn) closeWire() {
+	c.mu.Lock()
+	w := c.wire
+	c.mu.Unlock()
+	if w != nil {
+		w.Conn.Close()
+	}
 }
 
 // zkLogger hands go-zookeeper's log lines to slog, and remembers failures
@@ -193,11 +360,6 @@ func (l zkLogger) Printf(format string, args ...any) {
 	level := slog.LevelDebug
 	if strings.HasPrefix(msg, "failed to connect") || strings.HasPrefix(msg, "authentication failed") {
 		level = slog.LevelWarn
-		l.c.mu.Lock()
-		if strings.HasPrefix(msg, "authentication failed") {
-			l.c.lastErr = fmt.Errorf("handshake with %s: %s", l.c.serverLocked(), msg)
-		}
-		l.c.mu.Unlock()
 	} else if strings.Contains(msg, "Failed to set previous watches") {
 		// go-zookeeper only logs this: the watches it could not restore
 		// will never fire (their channels close when the session ends).

@@ -31,13 +31,25 @@ import (
 //go:linkname zkQueueRequest github.com/go-zookeeper/zk.(*Conn).queueRequest
 func zkQueueRequest(c *zk.Conn, opcode int32, req any, res any, recvFunc func(unsafe.Pointer, unsafe.Pointer, error)) <-chan zkResponse
 
-//go:linkname zkAddWatcher github.com/go-zookeeper/zk.(*Conn).addWatcher
-func zkAddWatcher(c *zk.Conn, path string, kind watchKind) <-chan zk.Event
+//go:linkname zkEncodePacket github.com/go-zookeeper/zk.encodePacket
+func zkEncodePacket(buf []byte, st any) (int, error)
+
+//go:linkname zkFlushUnsent github.com/go-zookeeper/zk.(*Conn).flushUnsentRequests
+func zkFlushUnsent(c *zk.Conn, err error)
 
 // zkResponse mirrors go-zookeeper's response.
 type zkResponse struct {
 	zxid int64
 	err  error
+}
+
+// zkResponseHeader mirrors go-zookeeper's responseHeader (Xid int32, Zxid
+// int64, Err ErrCode (an int32)), which recvFunc's second argument points
+// to.
+type zkResponseHeader struct {
+	xid  int32
+	zxid int64
+	err  int32
 }
 
 // ZooKeeper opcodes (ZooDefs.OpCode) the Conn sends itself.

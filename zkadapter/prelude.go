@@ -1,0 +1,130 @@
+package zkadapter
+
+import (
+	"slices"
+	"unsafe"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkflow/zkflow/task"
+)
+
+// ZooKeeper opcodes of a connection's prelude.
+const (
+	opSetAuth    = 100
+	opSetWatches = 101
+)
+
+// setAuthRequest is ZooKeeper's AuthPacket.
+type setAuthRequest struct {
+	Type   int32
+	Scheme string
+	Auth   []byte
+}
+
+// setWatchesRequest is ZooKeeper's SetWatches: the watches a session had
+// on its last connection, which the server sets again (and fires at once
+// for any change after RelativeZxid).
+type setWatchesRequest struct {
+	RelativeZxid int64
+	DataWatches  []string
+	ExistWatches []string
+	ChildWatches []string
+}
+
+// setWatchesLimit bounds one SetWatches request, as ZooKeeper's own client
+// does (128 KiB: well under any server's jute.maxbuffer).
+const setWatchesLimit = 128 * 1024
+
+// sendPrelude queues the first requests of connection conn, before any
+// request made on it: the configured credentials (ZooKeeper applies them
+// to the session before anything that follows), then, when the session
+// had watches, the SetWatches requests that set them again on this
+// connection (go-zookeeper's own re-registration would send them from a
+// goroutine of its own, racing requests made after the reconnect). The
+// server handles a session's requests in order, so every request made on
+// the connection is handled after them: a change that fired a watch
+// while the client was away is notified before any reply that shows it.
+// It reports false, queueing nothing, when conn is no longer the
+// connection the session is usable on.
+func (c *Conn) sendPrelude(zc *zk.Conn, conn uint64) bool {
+	c.mu.Lock()
+	if c.closing || conn != c.live || c.state != task.StateConnected {
+		c.mu.Unlock()
+		return false
+	}
+	auth := c.cfg.Auth
+	reqs := setWatches(c.watches, c.lastZxid)
+	c.mu.Unlock()
+	for _, a := range auth {
+		zkQueueRequest(zc, opSetAuth, &guarded{c: c, conn: conn, body: &setAuthRequest{Scheme: a.Scheme, Auth: a.Auth}},
+			&emptyResponse{}, c.preludeReply("setAuth "+a.Scheme))
+	}
+	for _, r := range reqs {
+		zkQueueRequest(zc, opSetWatches, &guarded{c: c, conn: conn, body: r}, &emptyResponse{}, c.preludeReply("setWatches"))
+	}
+	return true
+}
+
+// preludeReply handles the reply to a prelude request: its zxid counts, and
+// a failure is logged at Error level and kept as the Conn's last error (a
+// failed setAuth: the server closes the connection; a failed SetWatches:
+// those watches would never fire).
+func (c *Conn) preludeReply(what string) func(unsafe.Pointer, unsafe.Pointer, error) {
+	return func(_, hdr unsafe.Pointer, err error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.sawZxid(hdr)
+		if err != nil && !c.closing {
+			c.lastErr = err
+			c.log.Error("zkadapter: "+what+" failed", "err", err, "server", c.serverLocked())
+		}
+	}
+}
+
+// setWatches returns the SetWatches requests for the registry ws, split so
+// that none is longer than setWatchesLimit. Paths are sorted: the order is
+// the same on every run.
+func setWatches(ws map[watchKey][]*watchEntry, zxid int64) []*setWatchesRequest {
+	if len(ws) == 0 {
+		return nil
+	}
+	keys := make([]watchKey, 0, len(ws))
+	for k, es := range ws {
+		if len(es) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b watchKey) int {
+		if a.kind != b.kind {
+			return int(a.kind - b.kind)
+		}
+		switch {
+		case a.path < b.path:
+			return -1
+		case a.path > b.path:
+			return 1
+		}
+		return 0
+	})
+	var reqs []*setWatchesRequest
+	var cur *setWatchesRequest
+	size := 0
+	for _, k := range keys {
+		add := 4 + len(k.path)
+		if cur == nil || size+add > setWatchesLimit {
+			cur = &setWatchesRequest{RelativeZxid: zxid, DataWatches: []string{}, ExistWatches: []string{}, ChildWatches: []string{}}
+			reqs = append(reqs, cur)
+			size = 28 // header and the three list lengths
+		}
+		size += add
+		switch k.kind {
+		case watchData:
+			cur.DataWatches = append(cur.DataWatches, k.path)
+		case watchExist:
+			cur.ExistWatches = append(cur.ExistWatches, k.path)
+		case watchChild:
+			cur.ChildWatches = append(cur.ChildWatches, k.path)
+		}
+	}
+	return reqs
+}

@@ -28,6 +28,11 @@ type Dialer func(ctx context.Context, network, address string) (net.Conn, error)
 type Config struct {
 	// Servers are the ensemble's client addresses, "host:port" each.
 	Servers []string
+	// Root, when set, is the path every path of the Conn is relative to
+	// (ZooKeeper's chroot: "/app" in "zk1:2181,zk2:2181/app"; see
+	// ParseConnectString): requests go under it and paths handed back
+	// have it taken off. The node must exist. "" means none.
+	Root string
 	// SessionTimeout is the timeout the client asks for; the server
 	// negotiates it into [minSessionTimeout, maxSessionTimeout] and the
 	// StateConnected event carries the negotiated value. Default 10s.
@@ -83,6 +88,11 @@ func (c *Config) Validate() error {
 	for i, s := range c.Servers {
 		if err := validateAddr(s); err != nil {
 			return &ConfigError{fmt.Sprintf("Servers[%d]", i), err.Error()}
+		}
+	}
+	if c.Root != "" {
+		if err := validateRoot(c.Root); err != nil {
+			return &ConfigError{"Root", err.Error()}
 		}
 	}
 	switch {

@@ -43,6 +43,9 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 		done = func(task.Response) {}
 	}
 	err := task.Validate(req, c.cfg.MaxDataSize)
+	if err == nil && c.cfg.Root != "" {
+		req = withRoot(c.cfg.Root, req)
+	}
 	if err == nil && packetSize(req) > c.cfg.MaxPacketSize {
 		err = task.ErrDataTooLarge
 	}
@@ -173,6 +176,9 @@ func (c *Conn) recvFunc(cl *call) func(unsafe.Pointer, unsafe.Pointer, error) {
 		}
 		if set {
 			c.addWatch(watchKey{cl.req.NodePath(), kind}, cl.watch)
+		}
+		if c.cfg.Root != "" {
+			resp = stripResponse(c.cfg.Root, resp)
 		}
 		c.finish(cl, resp)
 		c.mu.Unlock()

@@ -23,7 +23,7 @@ type watchKey struct {
 
 // watchEntry is one watch of one request; its callback runs once.
 type watchEntry struct {
-	path string
+	path string // as the Conn's user sees it (without Config.Root)
 	fn   func(task.Event)
 }
 
@@ -31,7 +31,7 @@ type watchEntry struct {
 // receive goroutine, in reply order, before any notification that follows
 // the reply. c.mu must be held.
 func (c *Conn) addWatch(key watchKey, fn func(task.Event)) {
-	c.watches[key] = append(c.watches[key], &watchEntry{path: key.path, fn: fn})
+	c.watches[key] = append(c.watches[key], &watchEntry{path: strip(c.cfg.Root, key.path), fn: fn})
 }
 
 // triggered lists the watch kinds a node event fires, as ZooKeeper's
@@ -56,7 +56,7 @@ func (c *Conn) notify(ev zk.Event) {
 	for _, kind := range triggered(ev.Type) {
 		key := watchKey{ev.Path, kind}
 		for _, w := range c.watches[key] {
-			c.fire(w, task.Event{Type: task.EventType(ev.Type), State: task.StateConnected, Path: ev.Path})
+			c.fire(w, task.Event{Type: task.EventType(ev.Type), State: task.StateConnected, Path: w.path})
 		}
 		delete(c.watches, key)
 	}

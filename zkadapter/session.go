@@ -106,14 +106,7 @@ type handshake struct {
 func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(c.dialCtx, c.cfg.ConnectTimeout)
 	defer cancel()
-	var nc net.Conn
-	var err error
-	if c.cfg.Dialer != nil {
-		nc, err = c.cfg.Dialer(ctx, network, addr)
-	} else {
-		var d net.Dialer
-		nc, err = d.DialContext(ctx, network, addr)
-	}
+	nc, err := tlsDial(ctx, c.cfg.Dialer, c.cfg.TLS, network, addr)
 	if err != nil {
 		c.mu.Lock()
 		c.lastErr = fmt.Errorf("dial %s: %w", addr, err)

@@ -2,6 +2,7 @@ package zkadapter
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +43,15 @@ type Config struct {
 	// Dialer opens connections; nil means a net.Dialer. Tests use it to
 	// inject partitions.
 	Dialer Dialer
+	// TLS, when not nil, secures every connection: a TLS client handshake
+	// with this configuration right after the TCP connect, bounded by
+	// ConnectTimeout. Servers must then name the servers' TLS ports
+	// (ZooKeeper's secureClientPort). An empty ServerName means the host
+	// of the address dialed (a clone of TLS gets it; TLS is not
+	// modified). A failed handshake is a failed connect: go-zookeeper
+	// tries the next server, and Dial's error names the failure (such as
+	// "certificate signed by unknown authority"). Nil means plaintext.
+	TLS *tls.Config
 	// Logger receives go-zookeeper's log lines (connection attempts and
 	// failures at Warn, the rest at Debug) and the adapter's own. Nil
 	// discards them.

@@ -117,7 +117,7 @@ type handshake struct {
 func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(c.dialCtx, c.cfg.ConnectTimeout)
 	defer cancel()
-	nc, err := c.dialRaw(ctx, network, addr)
+	nc, err := tlsDial(ctx, c.cfg.Dialer, c.cfg.TLS, network, addr)
 	if err != nil {
 		c.mu.Lock()
 		c.lastErr = fmt.Errorf("dial %s: %w", addr, err)
@@ -135,14 +135,6 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 	c.wire, c.wireSince, c.wireEnded = w, now, false
 	c.mu.Unlock()
 	return w, nil
-}
-
-func (c *Conn) dialRaw(ctx context.Context, network, addr string) (net.Conn, error) {
-	if c.cfg.Dialer != nil {
-		return c.cfg.Dialer(ctx, network, addr)
-	}
-	var d net.Dialer
-	return d.DialContext(ctx, network, addr)
 }
 
 // handshakeTimeoutLocked bounds one handshake (connect request to connect

@@ -15,9 +15,13 @@ import (
 // quorum peers (IDs 1..n).
 type Cluster struct {
 	Servers []*Server
-	opts    Options
-	main    string
-	root    string
+	// CA issued the servers' TLS certificates (Options.TLS); nil without
+	// TLS. Its ClientConfig and MutualConfig configure clients.
+	CA *CA
+
+	opts Options
+	main string
+	root string
 }
 
 // Standalone starts one standalone server and waits until it serves. It
@@ -56,11 +60,21 @@ func tmpRoot() (string, error) {
 
 func newCluster(t testing.TB, n int, opts Options) (*Cluster, error) {
 	opts.defaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	root, err := tmpRoot()
 	if err != nil {
 		return nil, err
 	}
 	c := &Cluster{opts: opts, root: root, main: standaloneMain}
+	if opts.TLS {
+		if c.CA = opts.CA; c.CA == nil {
+			if c.CA, err = NewCA(); err != nil {
+				return nil, err
+			}
+		}
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, s := range c.Servers {
@@ -75,12 +89,20 @@ func newCluster(t testing.TB, n int, opts Options) (*Cluster, error) {
 	} else {
 		c.main = quorumMain
 	}
-	ports, err := freePorts(3 * count)
+	per := 3 // client, peer and election ports, and the secure port with TLS
+	if opts.TLS {
+		per = 4
+	}
+	ports, err := freePorts(per * count)
 	if err != nil {
 		return nil, err
 	}
 	for i := range count {
-		s := &Server{ClientPort: ports[3*i], peerPort: ports[3*i+1], electPort: ports[3*i+2]}
+		p := ports[per*i:]
+		s := &Server{ClientPort: p[0], peerPort: p[1], electPort: p[2]}
+		if opts.TLS {
+			s.SecurePort = p[3]
+		}
 		if n > 0 {
 			s.ID = i + 1
 		}
@@ -126,6 +148,12 @@ func (c *Cluster) writeConfig(s *Server) error {
 		"maxClientCnxns=0",
 		"autopurge.purgeInterval=0",
 	}
+	if c.CA != nil {
+		if err := c.writeTLSFiles(s); err != nil {
+			return err
+		}
+		lines = append(lines, c.tlsConfigLines(s)...)
+	}
 	if s.ID > 0 {
 		lines = append(lines, "initLimit=100", "syncLimit=20")
 		for _, p := range c.Servers {
@@ -148,6 +176,19 @@ func (c *Cluster) Addrs() []string {
 	return out
 }
 
+// SecureAddrs returns the TLS client addresses of every server (nil
+// without Options.TLS).
+func (c *Cluster) SecureAddrs() []string {
+	if c.CA == nil {
+		return nil
+	}
+	out := make([]string, len(c.Servers))
+	for i, s := range c.Servers {
+		out[i] = s.SecureAddr()
+	}
+	return out
+}
+
 // Stop stops server i with SIGTERM (a clean shutdown) and waits for it.
 func (c *Cluster) Stop(i int) { c.Servers[i].signal(syscall.SIGTERM, 10*time.Second) }
 
@@ -166,7 +207,8 @@ func (c *Cluster) Restart(ctx context.Context, i int) error {
 	return c.WaitServing(ctx, i)
 }
 
-// WaitServing polls server i (every 50ms) until it serves or ctx ends.
+// WaitServing polls server i (every 50ms) until it serves or ctx ends;
+// with TLS, until a TLS handshake on its secure port succeeds too.
 func (c *Cluster) WaitServing(ctx context.Context, i int) error {
 	s := c.Servers[i]
 	var last error
@@ -178,7 +220,10 @@ func (c *Cluster) WaitServing(ctx context.Context, i int) error {
 		_, err := s.Mode(pctx)
 		cancel()
 		if err == nil {
-			return nil
+			if c.CA == nil {
+				return nil
+			}
+			return c.waitTLS(ctx, s)
 		}
 		last = err
 		t := time.NewTimer(50 * time.Millisecond)

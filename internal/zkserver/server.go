@@ -52,6 +52,18 @@ type Options struct {
 	// which ZooKeeper disables by default (creates then fail with
 	// UNIMPLEMENTED).
 	ExtendedTypes bool
+	// TLS makes every server serve TLS on a second client port too
+	// (Server.SecurePort, SecureAddr), with a certificate for the loopback
+	// names issued by CA. It switches the servers to the Netty connection
+	// factory (NIO has no TLS), which serves the plaintext port as before.
+	TLS bool
+	// CA issues the servers' certificates and is their trust store for
+	// client certificates; nil means a new one. Either way it is the
+	// Cluster's CA. Only with TLS.
+	CA *CA
+	// ClientAuth is the secure port's ssl.clientAuth (default none);
+	// ClientAuthNeed makes it mutual TLS. Only with TLS.
+	ClientAuth ClientAuth
 }
 
 func (o *Options) defaults() {
@@ -67,6 +79,18 @@ func (o *Options) defaults() {
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 30 * time.Second
 	}
+	if o.ClientAuth == "" {
+		o.ClientAuth = ClientAuthNone
+	}
+}
+
+func (o *Options) validate() error {
+	switch o.ClientAuth {
+	case ClientAuthNone, ClientAuthWant, ClientAuthNeed:
+	default:
+		return fmt.Errorf("zkserver: ClientAuth %q is not none, want or need", o.ClientAuth)
+	}
+	return nil
 }
 
 // Available reports whether a server can be started: java on PATH and the
@@ -97,12 +121,17 @@ func Require(t testing.TB) {
 }
 
 // classpath is zookeeper.jar (its manifest's Class-Path names netty, slf4j,
-// metrics, snappy, commons-* and zookeeper-jute) plus slf4j-simple, when
-// present, so the server's log reaches its log file instead of a no-op.
+// metrics, snappy, commons-* and zookeeper-jute) plus, when present,
+// slf4j-simple, so the server's log reaches its log file instead of a
+// no-op, and netty-codec, which the manifest leaves out and the Netty
+// connection factory's TLS handler needs (its base class,
+// ByteToMessageDecoder, is there).
 func classpath() string {
 	cp := []string{filepath.Join(jarDir, "zookeeper.jar"), filepath.Join(jarDir, "zookeeper-jute.jar")}
-	if _, err := os.Stat(filepath.Join(jarDir, "slf4j-simple.jar")); err == nil {
-		cp = append(cp, filepath.Join(jarDir, "slf4j-simple.jar"))
+	for _, j := range []string{"slf4j-simple.jar", "netty-codec.jar"} {
+		if _, err := os.Stat(filepath.Join(jarDir, j)); err == nil {
+			cp = append(cp, filepath.Join(jarDir, j))
+		}
 	}
 	return strings.Join(cp, ":")
 }
@@ -111,6 +140,7 @@ func classpath() string {
 type Server struct {
 	ID         int // myid, 1-based; 0 for a standalone server
 	ClientPort int
+	SecurePort int // the TLS client port; 0 without Options.TLS
 	peerPort   int
 	electPort  int
 	dir        string
@@ -123,6 +153,15 @@ type Server struct {
 
 // Addr is the server's client address, "127.0.0.1:port".
 func (s *Server) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.ClientPort) }
+
+// SecureAddr is the server's TLS client address, "127.0.0.1:port", or ""
+// without Options.TLS.
+func (s *Server) SecureAddr() string {
+	if s.SecurePort == 0 {
+		return ""
+	}
+	return fmt.Sprintf("127.0.0.1:%d", s.SecurePort)
+}
 
 // Running reports whether the process is running.
 func (s *Server) Running() bool {
@@ -163,8 +202,11 @@ func (s *Server) start(main string, o Options) error {
 		"-Dzookeeper.cnxTimeout=500",
 		"-Dzookeeper.jmx.log4j.disable=true",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
-		"-Dorg.slf4j.simpleLogger.showDateTime=true",
-		"-cp", classpath(), main, filepath.Join(s.dir, "zoo.cfg"))
+		"-Dorg.slf4j.simpleLogger.showDateTime=true")
+	if o.TLS {
+		args = append(args, "-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory")
+	}
+	args = append(args, "-cp", classpath(), main, filepath.Join(s.dir, "zoo.cfg"))
 	cmd := exec.Command("java", args...)
 	cmd.Dir = s.dir
 	cmd.Stdout = logf

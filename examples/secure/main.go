@@ -12,18 +12,18 @@
 // trusted. The server certificate is checked against the host of each
 // address unless -server-name names another.
 //
-// TODO(Auth): zkadapter.Config.Auth ([]task.AuthInfo) is not on this
-// branch yet. When it lands, add -user and -password flags, pass
-// Auth: []task.AuthInfo{{Scheme: "digest", Auth: []byte(user + ":" + password)}}
-// to Dial, and create the node with a digest ACL for that user only, so the
-// example shows both halves of a secured connection: the channel (TLS) and
-// the identity (digest credentials).
+// With -user and -password the connection also presents digest
+// credentials (zkadapter.Config.Auth, sent on every connection before any
+// request) and the node is created readable and writable by that user
+// only: both halves of a secured connection, the channel and the identity.
 package main
 
 import (
 	"context"
+	"crypto/sha1"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,6 +48,8 @@ type options struct {
 	certFile   string
 	keyFile    string
 	serverName string
+	user       string
+	password   string
 	timeout    time.Duration
 }
 
@@ -60,6 +62,8 @@ func parse(args []string, out io.Writer) (*options, error) {
 	fs.StringVar(&o.certFile, "cert", "", "PEM file of the client certificate (with -key), for mutual TLS")
 	fs.StringVar(&o.keyFile, "key", "", "PEM file of the client certificate's private key (with -cert)")
 	fs.StringVar(&o.serverName, "server-name", "", "name to verify the server certificate against; empty means each address's host")
+	fs.StringVar(&o.user, "user", "", "digest user to authenticate as (with -password); the node is then that user's only")
+	fs.StringVar(&o.password, "password", "", "digest password (with -user)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -71,6 +75,8 @@ func parse(args []string, out io.Writer) (*options, error) {
 		return nil, errors.New("-zk is required: TLS needs a real server")
 	case (o.certFile == "") != (o.keyFile == ""):
 		return nil, errors.New("-cert and -key go together")
+	case (o.user == "") != (o.password == ""):
+		return nil, errors.New("-user and -password go together")
 	}
 	return o, nil
 }
@@ -139,11 +145,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{
+	cfg := zkadapter.Config{
 		Servers:        strings.Split(o.servers, ","),
 		SessionTimeout: 10 * time.Second,
 		TLS:            tcfg,
-	})
+	}
+	acl := task.OpenACL
+	if o.user != "" {
+		cfg.Auth = []task.AuthInfo{{Scheme: "digest", Auth: []byte(o.user + ":" + o.password)}}
+		acl = []task.ACL{{Perms: task.PermAll, Scheme: "digest", ID: digestID(o.user, o.password)}}
+	}
+	conn, err := zkadapter.Dial(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("connecting to %s over TLS: %w", o.servers, err)
 	}
@@ -160,7 +172,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "session %#x over %s\n", conn.SessionID(), &seen)
 	path := fmt.Sprintf("/secure-example-%016x", rand.Uint64())
 	data := []byte("sent over TLS")
-	if _, err := executor.Await(ctx, ex, task.Create(path, data, task.Ephemeral)); err != nil {
+	if _, err := executor.Await(ctx, ex, task.CreateWith(&task.CreateRequest{Path: path, Data: data, Mode: task.Ephemeral, ACL: acl})); err != nil {
 		return err
 	}
 	got, err := executor.Await(ctx, ex, task.Get(path))
@@ -176,4 +188,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintln(out, "OK")
 	return nil
+}
+
+// digestID is ZooKeeper's digest ACL id of user:password.
+func digestID(user, password string) string {
+	h := sha1.Sum([]byte(user + ":" + password))
+	return user + ":" + base64.StdEncoding.EncodeToString(h[:])
 }

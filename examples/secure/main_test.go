@@ -36,6 +36,15 @@ func TestSecureOnRealServer(t *testing.T) {
 	t.Log(out)
 }
 
+// With -user and -password the node is created with a digest ACL for that
+// user only, and the session's credentials let it read the node back.
+func TestSecureDigestOnRealServer(t *testing.T) {
+	srv := zkserver.Standalone(t, zkserver.Options{TLS: true})
+	caFile, _, _ := writeFiles(t, srv.CA)
+	extest.Run(t, run, []string{"-zk", srv.Servers[0].SecureAddr(), "-ca", caFile, "-user", "alice", "-password", "secret"},
+		"wrote and read back", "OK")
+}
+
 // With ssl.clientAuth=need, the example connects with -cert and -key and
 // is refused without them.
 func TestSecureMutualOnRealServer(t *testing.T) {
@@ -52,5 +61,6 @@ func TestSecureBadFlags(t *testing.T) {
 		[]string{"-zk", "127.0.0.1:2281", "-cert", "client.pem"},
 		[]string{"-zk", "127.0.0.1:2281", "-ca", "/nonexistent/ca.pem"},
 		[]string{"-zk", "127.0.0.1:2281", "extra"},
+		[]string{"-zk", "127.0.0.1:2281", "-user", "alice"},
 	)
 }

@@ -29,23 +29,81 @@
 //     or EventNotWatching with State Expired (queued right after the
 //     StateExpired event) or Closed (during Close, before StateClosed).
 //
-// # Sessions and the gate on session id
+// # Connecting: what Dial promises
 //
-// The Conn counts sessions (a generation bumped on every expiry). A request
-// is handed to go-zookeeper only while a session is usable (checked in Do
-// and again by the sender); otherwise it completes with task.ErrNotSent
-// and is certainly not applied: go-zookeeper would queue it and, after an
-// expiry, send it on the new session. When a
-// session expires, every request still pending from it completes with
-// task.ErrSessionExpired at once (between StateExpired and the next
-// StateConnected), and whatever go-zookeeper later says about it is
-// dropped. The one window left: a request handed to go-zookeeper just as
-// the connection breaks waits in its queue; if the next connection finds
-// the session expired, go-zookeeper sends it on the new session, where the
-// server may apply it although it completed with ErrSessionExpired. This
-// needs a session that expires while go-zookeeper still holds the request
-// (it flushes its queue with ErrNoServer each time it has tried every
-// server), so it is rare, but go-zookeeper has no hook to close it.
+// Dial returns once a session is established, or, when its context ends
+// first, within about a second of that (Close's bound, below) with an
+// error wrapping ErrNoSession, the context's error and the last attempt's
+// cause: a *net.DNSError for a name that does not resolve (names are
+// resolved by each attempt, under its deadline), a *net.OpError for a
+// closed port, "not a ZooKeeper server" for something that answers in
+// another protocol, "the server closed the connection" for one that
+// refuses, "no connect response" for one that accepts and says nothing, a
+// TLS error naming the certificate problem. An invalid Config fails at
+// once with ErrInvalidConfig (a *ConfigError naming the field). Each
+// attempt is bounded: the TCP connect (and TLS handshake) by
+// ConnectTimeout, the ZooKeeper handshake by the session timeout divided
+// by the number of servers, as ZooKeeper's own client does; then the next
+// server is tried.
+//
+// On an established connection the client gives a silent server up
+// two-thirds of the session timeout after it last heard from it (pings go
+// out every third of it) and moves to the next server, so with a healthy
+// quorum reachable one silent member never costs the session.
+//
+// Close returns within about a second whatever the servers do: with a
+// usable session it asks the server to close it (its ephemerals go) and
+// waits up to a second for the answer; without one it closes the
+// connection at once. executor.Run, which closes its Conn, returns as
+// soon after its context ends.
+//
+// # Sessions, connections, and the guard on every request
+//
+// The Conn counts sessions (a generation bumped on every expiry) and
+// numbers connections. A request is handed to go-zookeeper only while a
+// session is usable (checked in Do and again by the sender); otherwise it
+// completes with task.ErrNotSent. A request made on one connection is
+// never written on another: its body is encoded by go-zookeeper's send
+// loop right before the write, and the Conn's encoder (guarded) refuses
+// when the connection is not the one the request was made on, so
+// go-zookeeper fails it unwritten (task.ErrNotSent). go-zookeeper keeps
+// requests queued across a reconnect, and after an expiry opens the next
+// session with them still queued; without the guard the server would apply
+// them for a session that never made them (an ephemeral owned by a live
+// session nobody will delete). When a session expires, every request still
+// pending from it completes with task.ErrSessionExpired at once (between
+// StateExpired and the next StateConnected), and whatever go-zookeeper
+// later says about it is dropped.
+//
+// Every connection starts with a prelude the Conn sends before any request
+// made on it: Config.Auth's credentials, then, when the session had
+// watches, SetWatches requests (128 KiB each) that set them again with the
+// last zxid the session saw. The server handles a session's requests in
+// order, so a change that happened while the client was away is notified
+// before any reply that shows it, however many watches there are.
+//
+// # Chroot, credentials, TLS
+//
+// Config.Root puts every path under a root node and takes it off every
+// path handed back (ParseConnectString reads "host:port,.../app").
+// Config.Auth's credentials (digest "user:password") are presented on
+// every connection; TLS (Config.TLS) wraps every connection, with the
+// server name defaulting to each address's host.
+//
+// # After the ensemble loses its data
+//
+// A server refuses (closes the connection at the handshake) a client that
+// has seen a later zxid than its own, which is every client once every
+// server restarted with an empty data directory; a server that is not
+// serving looks the same on the wire. Once no server has accepted the
+// session for longer than its timeout and the last attempt was refused,
+// the Conn gives the session up and asks for a new one (session id and
+// last zxid 0): the executor sees StateExpired and then StateConnected with
+// the new session, as after any expiry, and recipes rebuild. Any server
+// that serves has expired the old session by then (Curator gives a session
+// up after the same time without a connection). The cost: a session that
+// would have outlived a quorum outage longer than its timeout is given up
+// too; its ephemerals go when the servers expire it.
 //
 // # Errors
 //
@@ -90,10 +148,11 @@
 // the receive goroutine and fired from the notifications that follow,
 // with ZooKeeper's client rules (NodeCreated fires exist watches,
 // NodeDataChanged data and exist watches, NodeChildrenChanged child
-// watches, NodeDeleted all three); it also registers each watch with
-// go-zookeeper so that go-zookeeper re-sends it after a reconnect
-// (SetWatches, whose failure go-zookeeper only logs; the Conn logs it at
-// Error level: such watches would never fire until the session ends).
+// watches, NodeDeleted all three), and sets them again itself after a
+// reconnect (SetWatches, in the connection's prelude; a failure is logged
+// at Error level: such watches would never fire until the session ends).
+// go-zookeeper is not told of them, so its own re-registration, which would
+// race the Conn's requests, sends nothing.
 //
 // What is left unordered: outcomes decided without a reply (connection
 // loss after StateSuspended, in send order), and session events relative

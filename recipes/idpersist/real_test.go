@@ -240,11 +240,13 @@ func TestRealDynamicSequences(t *testing.T) {
 
 // On a 3-server ensemble: replicas and generators run while the
 // ensemble's leader server is killed and restarted; then every server is
-// killed, loses its data and comes back empty. The leader replica restores
-// the sequence from its durable mark, the generators go on, and no ID is
-// ever handed out twice or above the durable mark. (ZooKeeper refuses a
-// client that has seen a later zxid than the server's, so after the wipe
-// the processes come back with new clients.)
+// killed, loses its data and comes back empty. No process restarts: the
+// servers refuse every client (each has seen a later zxid than theirs)
+// until the clients give their sessions up and open new ones
+// (zkadapter), the leader replica restores the sequence from its durable
+// mark, the generators go on, and no ID is ever handed out twice or above
+// the durable mark, and every ID after the wipe is above every ID before.
+// The time from the servers' return to the first ID is logged.
 func TestRealEnsembleKilledAndWiped(t *testing.T) {
 	zkserver.Require(t)
 	ens := zkserver.Ensemble(t, 3, zkserver.Options{MaxSessionTimeout: 10 * time.Second})
@@ -253,16 +255,10 @@ func TestRealEnsembleKilledAndWiped(t *testing.T) {
 	store := newFileStore(t)
 	cfg := idpersist.Config{Sequence: "/ens/ids/seq", Limit: "/ens/ids/limit", Election: "/ens/ids/election",
 		Store: store, Chunk: 20, LowWater: 5}
-	var stopReplicas []func()
-	startReplicas := func() {
-		for range 2 {
-			rc := realtest.Dial(t, ctx, ens.Addrs(), realtest.Options{})
-			ex, stop := rc.Ex, rc.Stop
-			realReplica(t, ex, cfg)
-			stopReplicas = append(stopReplicas, stop)
-		}
+	const sessionTimeout = 4 * time.Second
+	for range 2 {
+		realReplica(t, realtest.Dial(t, ctx, ens.Addrs(), realtest.Options{SessionTimeout: sessionTimeout}).Ex, cfg)
 	}
-	startReplicas()
 
 	const workers = 3
 	var (
@@ -271,16 +267,20 @@ func TestRealEnsembleKilledAndWiped(t *testing.T) {
 		hi      int64
 		beforeW int64 // the highest ID handed out before the wipe
 	)
+	gens := make([]*idpersist.Generator, workers)
+	for w := range gens {
+		ex := realtest.Dial(t, ctx, ens.Addrs(), realtest.Options{SessionTimeout: sessionTimeout}).Ex
+		g, err := idpersist.NewGenerator(ex, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gens[w] = g
+	}
 	draw := func(n int) {
 		t.Helper()
 		var wg sync.WaitGroup
 		errs := make([]error, workers)
-		for w := range workers {
-			ex := realtest.Dial(t, ctx, ens.Addrs(), realtest.Options{}).Ex
-			g, err := idpersist.NewGenerator(ex, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for w, g := range gens {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -347,14 +347,11 @@ func TestRealEnsembleKilledAndWiped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A server that lost its data refuses a client that has seen a later
-	// zxid than its own, so the clients of before the wipe cannot come
-	// back: the replica processes restart with new clients (the
-	// generators of each draw have new clients too).
-	for _, stop := range stopReplicas {
-		stop()
-	}
-	startReplicas()
+	// The same processes, the same clients: the first ID after the servers
+	// came back.
+	back := time.Now()
+	draw(1)
+	firstAfter := time.Since(back)
 	mu.Lock()
 	before := len(seen)
 	mu.Unlock()
@@ -362,8 +359,8 @@ func TestRealEnsembleKilledAndWiped(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if len(seen) != before+workers*30 || before != workers*90 {
-		t.Fatalf("%d ids in all (%d before the wipe), want %d", len(seen), before, workers*120)
+	if len(seen) != before+workers*30 || before != workers*91 {
+		t.Fatalf("%d ids in all (%d before the wipe), want %d", len(seen), before, workers*121)
 	}
 	low := int64(-1)
 	for id := range seen {
@@ -377,8 +374,8 @@ func TestRealEnsembleKilledAndWiped(t *testing.T) {
 			after++
 		}
 	}
-	if after != workers*30 {
-		t.Errorf("%d ids after the wipe above the last one before it (%d), want %d: IDs did not resume above every ID issued", after, beforeW, workers*30)
+	if after != workers*31 {
+		t.Errorf("%d ids after the wipe above the last one before it (%d), want %d: IDs did not resume above every ID issued", after, beforeW, workers*31)
 	}
 	mark, err := store.Load()
 	if err != nil {
@@ -387,6 +384,6 @@ func TestRealEnsembleKilledAndWiped(t *testing.T) {
 	if hi > mark {
 		t.Errorf("highest id %d above the durable mark %d", hi, mark)
 	}
-	t.Logf("ensemble: %d ids, leader server %d killed and restarted, every server wiped; before the wipe up to %d, after from %d; durable mark %d",
-		len(seen), leader, beforeW, low, mark)
+	t.Logf("ensemble: %d ids, leader server %d killed and restarted, every server wiped; before the wipe up to %d, after from %d; durable mark %d; first ids %s after the servers came back (session timeout %s)",
+		len(seen), leader, beforeW, low, mark, firstAfter.Round(time.Millisecond), sessionTimeout)
 }

@@ -39,6 +39,24 @@ type Config struct {
 	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled). When
 	// false, as on a default 3.8 server, TTL creates fail with ErrUnimplemented.
 	ExtendedTypes bool
+	// ContainerCheckInterval is how often the server's container manager
+	// runs (znode.container.checkIntervalMs; 0 means the server's default,
+	// DefaultContainerCheckInterval, a minute), counted on the clock from
+	// the server's start. A run deletes the empty containers that have had
+	// a child and the childless TTL nodes whose TTL has passed since their
+	// mtime; nothing is deleted between runs (reap.go).
+	ContainerCheckInterval time.Duration
+	// ContainerMaxPerMinute bounds a run's deletions
+	// (znode.container.maxPerMinute; 0 means DefaultContainerMaxPerMinute,
+	// 10000): they are spaced a minute/ContainerMaxPerMinute apart, in
+	// whole milliseconds, as the server sleeps between them.
+	ContainerMaxPerMinute int
+	// ContainerMaxNeverUsed, if positive, lets a run also delete an empty
+	// container that never had a child once more than this (in whole
+	// milliseconds) has passed since its mtime
+	// (znode.container.maxNeverUsedIntervalMs). 0, the server's default,
+	// keeps such containers for ever.
+	ContainerMaxNeverUsed time.Duration
 	// Trace records every request, response, notification and fault.
 	Trace bool
 	// FaultRate is, in deterministic mode, the chance per Step of injecting a
@@ -47,6 +65,14 @@ type Config struct {
 	// Faults bounds drawn faults.
 	Faults FaultConfig
 }
+
+// The container manager's defaults, a 3.8 server's
+// (ZooKeeperServerMain reads the system properties
+// znode.container.checkIntervalMs and znode.container.maxPerMinute).
+const (
+	DefaultContainerCheckInterval = time.Minute
+	DefaultContainerMaxPerMinute  = 10000
+)
 
 // FaultConfig bounds the faults drawn when Config.FaultRate > 0.
 type FaultConfig struct {
@@ -66,6 +92,9 @@ func (c *Config) Validate() error {
 	if c.FaultRate < 0 || c.FaultRate > 1 {
 		return errors.New("fakezk: FaultRate outside [0, 1]")
 	}
+	if c.ContainerCheckInterval < 0 || c.ContainerMaxPerMinute < 0 || c.ContainerMaxNeverUsed < 0 {
+		return errors.New("fakezk: negative container manager setting")
+	}
 	return nil
 }
 
@@ -81,6 +110,12 @@ func (c *Config) ensureDefaults() {
 	}
 	if c.MaxPacketSize == 0 {
 		c.MaxPacketSize = DefaultMaxPacketSize
+	}
+	if c.ContainerCheckInterval == 0 {
+		c.ContainerCheckInterval = DefaultContainerCheckInterval
+	}
+	if c.ContainerMaxPerMinute == 0 {
+		c.ContainerMaxPerMinute = DefaultContainerMaxPerMinute
 	}
 	if c.Faults.MaxDelay <= 0 {
 		c.Faults.MaxDelay = time.Second

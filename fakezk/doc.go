@@ -9,8 +9,8 @@
 // server.go (Server, Connect), conn.go (the Conn contract), txn.go (create,
 // delete, setData and check, with ZooKeeper's order of checks), apply.go
 // (one request, multi), watch.go (triggers, SetWatches on reconnect),
-// session.go (negotiation, expiry), sched.go (Step, automatic delivery),
-// fault.go, clock.go, trace.go. internal/conformance holds the table of
+// session.go (negotiation, expiry), reap.go (the container manager),
+// sched.go (Step, automatic delivery), fault.go, clock.go, trace.go. internal/conformance holds the table of
 // behaviours the fake is checked against, written against task.Conn only
 // so the same cases run against a real server.
 //
@@ -18,9 +18,10 @@
 //
 // Taken from ZooKeeper 3.8's PrepRequestProcessor, DataTree and DataNode, and
 // checked differentially: the internal/conformance cases that a real
-// server can run (224 of 242; the rest need a controlled clock, counters
+// server can run (235 of 254; the rest need a controlled clock, counters
 // or requests held in flight) pass unchanged against ZooKeeper 3.8.0
-// through zkadapter (go test -run TestConformance ./zkadapter). Beyond
+// through zkadapter (go test -run TestConformance ./zkadapter; the
+// container manager's cases on servers configured for them). Beyond
 // the table, internal/difftest runs seeded random operation sequences
 // (creates of every plain mode, deletes and sets with right, wrong and -1
 // versions, reads with and without watches, multis with checks, sync, two
@@ -38,7 +39,10 @@
 //   - paths: task.Validate (PathUtils.validatePath) on the client side;
 //     delete of "/", "/zookeeper", "/zookeeper/quota" and
 //     "/zookeeper/config" is BadArguments; the /zookeeper nodes exist.
-//   - create: TTL mode without extended types -> Unimplemented; empty or
+//   - create: TTL mode without extended types -> Unimplemented (a TTL
+//     outside 1 ms..2^40-1 ms never gets here: task.Validate refuses it
+//     on the client, as ZooKeeper's Java client does; the server would
+//     answer BadArguments, TestServerTTLBounds in zkadapter); empty or
 //     malformed ACL -> InvalidACL; parent missing -> NoNode; the sequence
 //     suffix is the parent's cversion, %010d; node exists -> NodeExists;
 //     ephemeral parent -> NoChildrenForEphemerals.
@@ -60,13 +64,20 @@
 //     nodes are stored with their special owners but report 0.
 //   - every write takes a zxid, also a failed one (it is logged as an error
 //     txn), and so do session creation and closing; reads take none.
-//   - ephemerals belong to a session and go with it (one closeSession txn);
-//     containers are removed when their last child goes (at once, in a
-//     txn of their own, where a real server waits for its container check
-//     interval); TTL nodes (Config.ExtendedTypes) are removed once they
-//     have no children and more than their TTL has passed since their
-//     mtime, at that instant (ttl.go), where a real server also waits for
-//     its check interval.
+//   - ephemerals belong to a session and go with it (one closeSession txn).
+//   - containers and TTL nodes (Config.ExtendedTypes) are deleted by the
+//     container manager (reap.go), as a 3.8 server's ContainerManager
+//     does: a run every Config.ContainerCheckInterval (a minute by
+//     default) of the server's clock from its start, fixed-rate; it
+//     deletes the empty containers that have had a child (and, if
+//     Config.ContainerMaxNeverUsed is set, the empty ones older than that
+//     which never had one) and the childless TTL nodes more than their TTL
+//     past their mtime, each in a deleteContainer transaction of its own,
+//     a minute/Config.ContainerMaxPerMinute apart (6 ms by default), in
+//     an order drawn from the seed. Nothing is deleted between runs: a
+//     test that expects a deletion advances the clock to the next run. The
+//     fake arms a timer only for a run that will find a candidate, so a
+//     server where none is due leaves no timer pending.
 //   - getChildren returns names in an order drawn from the seed.
 //   - multi: ops see earlier ops; on failure every change is undone, the
 //     failing op carries its error, earlier ops RolledBack, later ones

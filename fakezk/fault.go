@@ -78,8 +78,9 @@ func (s *Server) delay(c *Conn, d time.Duration) {
 // Restart stops the server for down of its clock and starts it again with
 // its data and sessions (ZooKeeper restores both from its snapshot and
 // log): every connection drops (requests in flight not applied), session
-// countdowns pause while it is down and start afresh when it is up, and
-// clients reconnect when it is up.
+// countdowns pause while it is down and start afresh when it is up, the
+// container manager stops and starts again with it (its runs then count
+// from the restart), and clients reconnect when it is up.
 func (s *Server) Restart(down time.Duration) {
 	s.locked(func() {
 		s.tracef("fault restart down=%s", down)
@@ -94,6 +95,7 @@ func (s *Server) Restart(down time.Duration) {
 
 func (s *Server) stopServer() {
 	s.down = true
+	s.stopReaper()
 	for _, c := range s.conns {
 		s.disconnect(c, false)
 	}
@@ -108,6 +110,7 @@ func (s *Server) startServer() {
 	}
 	s.down = false
 	s.tracef("server up")
+	s.startReaper()
 	for _, c := range s.conns {
 		s.reconnect(c)
 	}
@@ -157,6 +160,9 @@ func (s *Server) SetCounters(path string, version, cversion int32) error {
 		}
 		s.tracef("fault counters %s version=%d cversion=%d", path, version, cversion)
 		n.stat.Version, n.stat.Cversion = version, cversion
+		if n.reapable() {
+			s.considerReap(n) // an empty container may now have had a child
+		}
 	})
 	return err
 }

@@ -10,14 +10,19 @@ import (
 // CheckInvariants verifies the server's own consistency: every ephemeral
 // has a live owner that lists it, no node has a child under an ephemeral,
 // and every Stat agrees with the node (numChildren, dataLength, zxids not
-// ahead of the server). It returns the first violation found.
+// ahead of the server), and the container manager has a run ahead
+// whenever a container or TTL node is or will be due for deletion. It
+// returns the first violation found.
 func (s *Server) CheckInvariants() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var err error
-	count := 0
+	count, special := 0, 0
 	s.tree.walk(func(n *node) {
 		count++
+		if n.reapable() {
+			special++
+		}
 		if err != nil {
 			return
 		}
@@ -44,9 +49,18 @@ func (s *Server) CheckInvariants() error {
 		if n.parent != nil && s.tree.nodes[n.path] != n {
 			err = fmt.Errorf("%s: not indexed", n.path)
 		}
+		if _, ok := s.tree.special[n]; ok != n.reapable() && err == nil {
+			err = fmt.Errorf("%s: container manager's set has it %v, reapable %v", n.path, ok, n.reapable())
+		}
 	})
 	if err == nil && count != len(s.tree.nodes) {
 		err = fmt.Errorf("index has %d nodes, tree %d", len(s.tree.nodes), count)
+	}
+	if err == nil && special != len(s.tree.special) {
+		err = fmt.Errorf("container manager's set has %d nodes, tree %d", len(s.tree.special), special)
+	}
+	if err == nil {
+		err = s.checkReaper()
 	}
 	if err == nil {
 		for _, id := range s.sessionIDs() {

@@ -38,6 +38,7 @@ func (s *Server) Close() error {
 	for _, id := range s.sessionIDs() {
 		s.stopExpiry(s.sessions[id])
 	}
+	s.stopReaper()
 	for _, t := range s.timers {
 		t.Stop()
 	}

@@ -29,6 +29,7 @@ type Server struct {
 	dataW    map[string][]*watch // exists and getData watches
 	childW   map[string][]*watch // getChildren watches
 	trace    tracer
+	reap     reaper // the container manager (reap.go)
 
 	ready   []*Conn // conns with deliverable items
 	pumping bool    // automatic mode: a goroutine is delivering
@@ -59,6 +60,7 @@ func New(cfg Config) *Server {
 	}
 	s.sessIDs = newSessionIDs(cfg.Seed, s.clock.Now())
 	s.trace.on = cfg.Trace
+	s.startReaper()
 	if cfg.Async {
 		s.kick = make(chan struct{}, 1)
 		s.stop = make(chan struct{})

@@ -46,13 +46,20 @@ func (n *node) clientStat() task.Stat {
 
 func (n *node) isContainer() bool { return n.stat.EphemeralOwner == containerOwner }
 
+// reapable reports a node the container manager looks at: a container or
+// a TTL node (reap.go).
+func (n *node) reapable() bool { return n.isContainer() || n.ttl > 0 }
+
 // tree is the znode namespace. It is owned by Server and guarded by its lock.
 type tree struct {
 	nodes map[string]*node
+	// special holds every reapable node (DataTree's containers and ttls
+	// sets), which the container manager scans.
+	special map[*node]struct{}
 }
 
 func newTree() *tree {
-	t := &tree{nodes: map[string]*node{}}
+	t := &tree{nodes: map[string]*node{}, special: map[*node]struct{}{}}
 	root := &node{path: "/", acl: task.OpenACL, children: map[string]*node{}}
 	t.nodes["/"] = root
 	// The nodes a fresh 3.8 server has (DataTree's constructor).

@@ -41,36 +41,13 @@ func (tx *txn) rollback() {
 	tx.undo, tx.fires = nil, nil
 }
 
-// commit fires the transaction's watches, then removes containers it left
-// empty (ZooKeeper's ContainerManager does that on a timer; here it happens
-// at once, each removal its own transaction).
+// commit fires the transaction's watches, then brings the container
+// manager (reap.go) up to date with what it changed.
 func (s *Server) commit(tx *txn) {
-	var parents []string
 	for _, f := range tx.fires {
 		s.trigger(f.path, f.typ)
-		if f.typ == task.EventNodeChildrenChanged {
-			parents = append(parents, f.path)
-		}
 	}
-	for _, p := range parents {
-		n := s.tree.nodes[p]
-		if n != nil && n.ttl > 0 {
-			if len(n.children) == 0 {
-				s.reapTTL(n)
-				if s.tree.nodes[p] == n {
-					s.armTTL(n)
-				}
-			}
-			continue
-		}
-		if n != nil && n.isContainer() && len(n.children) == 0 && n.stat.Cversion > 0 {
-			s.zxid++
-			ctx := &txn{zxid: s.zxid, now: s.nowMillis()}
-			s.tracef("container removed %s zxid=%d", p, s.zxid)
-			s.removeNode(ctx, n)
-			s.commit(ctx)
-		}
-	}
+	s.reapCommitted(tx)
 }
 
 func parentOf(path string) string {
@@ -158,18 +135,19 @@ func (s *Server) create(tx *txn, sess *session, r *task.CreateRequest) (string, 
 	if r.Mode.IsEphemeral() {
 		sess.ephemerals[path] = struct{}{}
 	}
+	if n.reapable() {
+		s.tree.special[n] = struct{}{}
+	}
 	tx.onUndo(func() {
 		delete(parent.children, name)
 		parent.stat.NumChildren--
 		parent.stat.Cversion, parent.stat.Pzxid = oldCv, oldPz
 		delete(s.tree.nodes, path)
+		delete(s.tree.special, n)
 		delete(sess.ephemerals, path)
 	})
 	tx.fire(path, task.EventNodeCreated)
 	tx.fire(parent.path, task.EventNodeChildrenChanged)
-	if ttl > 0 {
-		s.armTTL(n)
-	}
 	return path, n.clientStat(), nil
 }
 
@@ -213,6 +191,11 @@ func (s *Server) removeNode(tx *txn, n *node) {
 		parent.stat.Pzxid = tx.zxid
 	}
 	delete(s.tree.nodes, n.path)
+	_, special := s.tree.special[n]
+	if special {
+		delete(s.tree.special, n)
+		s.reap.stale = true
+	}
 	var owner *session
 	if n.isEphemeral() {
 		if o := s.sessions[n.stat.EphemeralOwner]; o != nil {
@@ -225,6 +208,9 @@ func (s *Server) removeNode(tx *txn, n *node) {
 		parent.stat.NumChildren++
 		parent.stat.Pzxid = oldPz
 		s.tree.nodes[n.path] = n
+		if special {
+			s.tree.special[n] = struct{}{}
+		}
 		if owner != nil {
 			owner.ephemerals[n.path] = struct{}{}
 		}

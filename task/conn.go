@@ -73,7 +73,17 @@ type MultiOp interface {
 	isMultiOp()
 }
 
-// CreateRequest creates a node. For TTL modes, TTL is the time to live.
+// MaxTTL is the longest time to live ZooKeeper accepts: 2^40-1 ms, about
+// 34.8 years (EphemeralType.TTL.maxValue; the TTL is stored in a node's
+// ephemeralOwner below a type marker in the high byte).
+const MaxTTL = (1<<40 - 1) * time.Millisecond
+
+// CreateRequest creates a node. For TTL modes, TTL is the time to live:
+// it goes on the wire in whole milliseconds (truncated), which must come
+// to between 1 and MaxTTL; Validate refuses any other TTL with
+// ErrInvalidArgument before sending, as ZooKeeper's Java client does (a
+// server with TTL nodes enabled would answer BadArguments, one without
+// them Unimplemented). Other modes ignore TTL.
 type CreateRequest struct {
 	Path string
 	Data []byte
@@ -208,7 +218,7 @@ func WatchRequested(req Request) bool {
 }
 
 // Validate checks req on the client side, before it is sent: paths,
-// create modes, TTLs, data size (limit <= 0 means MaxDataSize) and multi
+// create modes, TTLs (1 ms to MaxTTL, in whole milliseconds), data size (limit <= 0 means MaxDataSize) and multi
 // contents. The error wraps ErrInvalidPath, ErrDataTooLarge or
 // ErrInvalidArgument; both Conn implementations call it so that bad input
 // gets the same typed error from each.
@@ -226,8 +236,10 @@ func Validate(req Request, limit int) error {
 		if !r.Mode.Valid() {
 			return ErrInvalidArgument
 		}
-		if r.Mode.IsTTL() && r.TTL <= 0 {
-			return ErrInvalidArgument
+		if r.Mode.IsTTL() {
+			if ms := r.TTL.Milliseconds(); ms < 1 || ms > MaxTTL.Milliseconds() {
+				return ErrInvalidArgument
+			}
 		}
 		if len(r.Data) > limit {
 			return ErrDataTooLarge

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/zkflow/zkflow/task"
@@ -125,6 +126,12 @@ func TestValidate(t *testing.T) {
 		{"nil delete", (*task.DeleteRequest)(nil), task.ErrInvalidArgument},
 		{"bad mode", &task.CreateRequest{Path: "/a", Mode: 42}, task.ErrInvalidArgument},
 		{"ttl without ttl", &task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL}, task.ErrInvalidArgument},
+		{"negative ttl", &task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL, TTL: -time.Second}, task.ErrInvalidArgument},
+		{"ttl under a millisecond", &task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL, TTL: time.Millisecond - 1}, task.ErrInvalidArgument},
+		{"ttl over MaxTTL", &task.CreateRequest{Path: "/a", Mode: task.PersistentSequentialWithTTL, TTL: task.MaxTTL + time.Millisecond}, task.ErrInvalidArgument},
+		{"ttl in a multi over MaxTTL", &task.MultiRequest{Ops: []task.MultiOp{
+			&task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL, TTL: task.MaxTTL + time.Millisecond},
+		}}, task.ErrInvalidArgument},
 		{"too large", &task.CreateRequest{Path: "/a", Data: big}, task.ErrDataTooLarge},
 		{"set too large", &task.SetDataRequest{Path: "/a", Data: big}, task.ErrDataTooLarge},
 		{"bad path", &task.GetDataRequest{Path: "a"}, task.ErrInvalidPath},
@@ -135,6 +142,10 @@ func TestValidate(t *testing.T) {
 			&task.SetDataRequest{Path: "/b", Data: big[:task.MaxDataSize/2+1]},
 		}}, task.ErrDataTooLarge},
 		{"ok", &task.CreateRequest{Path: "/a/", Mode: task.EphemeralSequential}, nil},
+		{"ok ttl of a millisecond", &task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL, TTL: time.Millisecond}, nil},
+		{"ok ttl at MaxTTL", &task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL, TTL: task.MaxTTL}, nil},
+		{"ok ttl at MaxTTL plus a fraction (sent as MaxTTL)", &task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL, TTL: task.MaxTTL + time.Millisecond - 1}, nil},
+		{"ok ttl ignored by other modes", &task.CreateRequest{Path: "/a", Mode: task.Persistent, TTL: -time.Second}, nil},
 		{"ok at limit", &task.SetDataRequest{Path: "/a", Data: big[:task.MaxDataSize]}, nil},
 	}
 	for _, tc := range cases {

@@ -2,7 +2,9 @@ package zkadapter
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +26,58 @@ func TestConformance(t *testing.T) {
 		return &realTarget{addrs: srv.Addrs()}
 	})
 }
+
+// TestConformanceReap runs the container manager and TTL cases against
+// real servers with TTL nodes, each configured through the system
+// properties the server reads its ContainerManager settings from: runs
+// every 100ms; the same pausing 2s after each deletion (30 a minute), for
+// the rate-limit case, which needs a pause no round trip spans; and
+// never-used containers deleted once 300ms old, for the container cases.
+func TestConformanceReap(t *testing.T) {
+	all := func(conformance.Case) bool { return true }
+	named := func(prefix string) func(conformance.Case) bool {
+		return func(c conformance.Case) bool { return strings.HasPrefix(c.Name, prefix) }
+	}
+	for _, tc := range []struct {
+		name  string
+		rp    conformance.Reaping
+		cases func(conformance.Case) bool
+	}{
+		{"interval-100ms", conformance.Reaping{CheckInterval: 100 * time.Millisecond, MaxPerMinute: 10000, TTL: true}, all},
+		{"pause-2s", conformance.Reaping{CheckInterval: 100 * time.Millisecond, MaxPerMinute: 30, TTL: true}, named("reap/rate-limit")},
+		{"never-used-300ms", conformance.Reaping{CheckInterval: 100 * time.Millisecond, MaxPerMinute: 10000, MaxNeverUsed: 300 * time.Millisecond, TTL: true},
+			named("reap/container-")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := serverOpts
+			opts.ExtendedTypes = true
+			opts.SystemProperties = []string{
+				fmt.Sprintf("znode.container.checkIntervalMs=%d", tc.rp.CheckInterval.Milliseconds()),
+				fmt.Sprintf("znode.container.maxPerMinute=%d", tc.rp.MaxPerMinute),
+				fmt.Sprintf("znode.container.maxNeverUsedIntervalMs=%d", tc.rp.MaxNeverUsed.Milliseconds()),
+			}
+			srv := zkserver.Standalone(t, opts)
+			var cases []conformance.Case
+			for _, c := range conformance.ReapCases() {
+				if tc.cases(c) {
+					cases = append(cases, c)
+				}
+			}
+			conformance.RunCases(t, cases, func(tb testing.TB) conformance.Target {
+				return &reapTarget{realTarget: &realTarget{addrs: srv.Addrs()}, rp: tc.rp}
+			})
+		})
+	}
+}
+
+// reapTarget is a realTarget on a server whose container manager is
+// configured as rp says.
+type reapTarget struct {
+	*realTarget
+	rp conformance.Reaping
+}
+
+func (rt *reapTarget) Reaping() conformance.Reaping { return rt.rp }
 
 // realTarget is a conformance.Target on a real server. It implements
 // Expirer (Curator's KillSession: close the session from a second

@@ -170,22 +170,6 @@ func statCases() []Case {
 			e.Mk("k/a")
 			e.Eq(e.Stat(e.P("k")).NumChildren, int32(1), "numChildren")
 		}},
-		{"stat/container-reaped", "a container whose last child is deleted is removed", func(e *Env) {
-			r := Need[ContainerReaper](e)
-			e.Create(e.P("k"), "", task.Container)
-			e.Mk("k/a")
-			e.Delete(e.P("k/a"))
-			r.ReapContainers(e.T)
-			e.True(!e.Exists(e.P("k")), "container still there")
-		}},
-		{"stat/container-never-used-kept", "a container that never had children is not removed", func(e *Env) {
-			r := Need[ContainerReaper](e)
-			e.Create(e.P("k"), "", task.Container)
-			e.Mk("other")
-			e.Delete(e.P("other"))
-			r.ReapContainers(e.T)
-			e.True(e.Exists(e.P("k")), "container removed")
-		}},
 		{"stat/version-wraps", "a data version at int32's maximum wraps to its minimum on the next set", func(e *Env) {
 			cs := Need[CounterSetter](e)
 			e.Mk("a")

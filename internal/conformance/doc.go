@@ -6,9 +6,12 @@
 //
 // A target provides connections (Target) and, optionally, the powers some
 // cases need (Expirer, Dropper, InFlight, Partitioner, CounterSetter,
-// ContainerReaper); a case that needs a power the target lacks is skipped.
+// Reaper, Clocked); a case that needs a power the target lacks is skipped.
 // Run(t, newTarget) runs every case as a subtest under its own fresh node
-// (/zkflow-conformance/<case>), so a shared real server can be used.
+// (/zkflow-conformance/<case>), so a shared real server can be used;
+// RunCases runs a selection, such as ReapCases (containers and TTL nodes,
+// cases_reap.go), which want a server configured for them: TTL nodes on
+// and a short container check interval.
 //
 // Clients record what their callbacks receive and never block in them;
 // the harness waits by settling the target (a deterministic fake runs its

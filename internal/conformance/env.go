@@ -34,8 +34,13 @@ const DefaultTimeout = 10 * time.Second
 // (called once per case), and logs how many passed, failed and were
 // skipped (a target lacking a capability skips the cases that need it).
 func Run(t *testing.T, newTarget func(t testing.TB) Target) {
+	RunCases(t, Cases(), newTarget)
+}
+
+// RunCases is Run for a selection of cases.
+func RunCases(t *testing.T, cases []Case, newTarget func(t testing.TB) Target) {
 	var passed, failed, skipped int
-	for _, c := range Cases() {
+	for _, c := range cases {
 		ok := t.Run(c.Name, func(t *testing.T) {
 			defer func() {
 				if t.Skipped() {
@@ -49,8 +54,8 @@ func Run(t *testing.T, newTarget func(t testing.TB) Target) {
 			failed++
 		}
 	}
-	passed = len(Cases()) - failed - skipped
-	t.Logf("conformance: %d cases, %d passed, %d failed, %d skipped", len(Cases()), passed, failed, skipped)
+	passed = len(cases) - failed - skipped
+	t.Logf("conformance: %d cases, %d passed, %d failed, %d skipped", len(cases), passed, failed, skipped)
 }
 
 // NewEnv connects a first client and prepares Base for the named case.

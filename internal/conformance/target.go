@@ -48,9 +48,44 @@ type (
 	CounterSetter interface {
 		SetCounters(t testing.TB, path string, version, cversion int32)
 	}
-	// ContainerReaper removes empty containers that once had children now
-	// (a real server does so every znode.container.checkIntervalMs).
-	ContainerReaper interface {
-		ReapContainers(t testing.TB)
+	// Reaper is a target whose server deletes containers and TTL nodes as
+	// ZooKeeper's ContainerManager does, configured as Reaping says.
+	Reaper interface {
+		Reaping() Reaping
+	}
+	// Clocked is a target whose clock the case moves (a fake server), for
+	// cases that check when something happens, not only that it does.
+	// Both moves fire what falls due and then settle the target.
+	Clocked interface {
+		Now() time.Time
+		Advance(d time.Duration)
+		// AdvanceToNext moves the clock to its earliest pending timer; it
+		// reports false if there is none.
+		AdvanceToNext() bool
 	}
 )
+
+// Reaping is how a server's ContainerManager is configured (the system
+// properties znode.container.*, read once at start) and whether it has
+// TTL nodes at all.
+type Reaping struct {
+	// CheckInterval is the period of its runs (checkIntervalMs).
+	CheckInterval time.Duration
+	// MaxPerMinute spaces a run's deletions a minute/MaxPerMinute apart.
+	MaxPerMinute int
+	// MaxNeverUsed, if positive, lets a run delete an empty container that
+	// never had a child once this has passed since its mtime
+	// (maxNeverUsedIntervalMs; 0 keeps them).
+	MaxNeverUsed time.Duration
+	// TTL says TTL nodes are enabled (zookeeper.extendedTypesEnabled).
+	TTL bool
+}
+
+// Pause is how long a run waits after each deletion
+// (ContainerManager.getMinIntervalMs: whole milliseconds).
+func (r Reaping) Pause() time.Duration {
+	if r.MaxPerMinute <= 0 {
+		return 0
+	}
+	return time.Duration(60000/r.MaxPerMinute) * time.Millisecond
+}

@@ -43,8 +43,15 @@ type Options struct {
 	MinSessionTimeout, MaxSessionTimeout time.Duration
 	// StartTimeout bounds the wait for a server to serve (default 30s).
 	StartTimeout time.Duration
-	// Extra lines for zoo.cfg, "key=value".
+	// Extra lines for zoo.cfg, "key=value". ZooKeeper turns a key it does
+	// not know into the system property "zookeeper.<key>", so settings read
+	// from other properties need SystemProperties.
 	Extra []string
+	// SystemProperties are JVM system properties, "key=value", passed as
+	// -Dkey=value after the package's own (so they win): for instance
+	// znode.container.checkIntervalMs, which the server reads only from
+	// the system properties.
+	SystemProperties []string
 	// Throughput starts the JVM for speed of serving (full JIT) instead of
 	// speed of starting (C1 only, serial GC): for benchmarks.
 	Throughput bool
@@ -205,6 +212,9 @@ func (s *Server) start(main string, o Options) error {
 		"-Dorg.slf4j.simpleLogger.showDateTime=true")
 	if o.TLS {
 		args = append(args, "-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory")
+	}
+	for _, p := range o.SystemProperties {
+		args = append(args, "-D"+p)
 	}
 	args = append(args, "-cp", classpath(), main, filepath.Join(s.dir, "zoo.cfg"))
 	cmd := exec.Command("java", args...)

@@ -134,6 +134,11 @@ func TestValidate(t *testing.T) {
 			&task.SetDataRequest{Path: "/a", Data: big[:task.MaxDataSize/2+1]},
 			&task.SetDataRequest{Path: "/b", Data: big[:task.MaxDataSize/2+1]},
 		}}, task.ErrDataTooLarge},
+		{"nil getACL", (*task.GetACLRequest)(nil), task.ErrInvalidArgument},
+		{"nil setACL", (*task.SetACLRequest)(nil), task.ErrInvalidArgument},
+		{"getACL bad path", &task.GetACLRequest{Path: "/a/"}, task.ErrInvalidPath},
+		{"setACL bad path", &task.SetACLRequest{Path: "a", ACL: task.OpenACL}, task.ErrInvalidPath},
+		{"setACL empty ACL is the server's to refuse", &task.SetACLRequest{Path: "/a"}, nil},
 		{"ok", &task.CreateRequest{Path: "/a/", Mode: task.EphemeralSequential}, nil},
 		{"ok at limit", &task.SetDataRequest{Path: "/a", Data: big[:task.MaxDataSize]}, nil},
 	}

@@ -6,6 +6,7 @@ func Cases() []Case {
 	for _, group := range [][]Case{
 		pathCases(), errorCases(), statCases(), sequentialCases(),
 		ephemeralCases(), watchCases(), multiCases(), sessionCases(), moreCases(),
+		aclCases(),
 	} {
 		all = append(all, group...)
 	}

@@ -53,4 +53,10 @@ type (
 	ContainerReaper interface {
 		ReapContainers(t testing.TB)
 	}
+	// AuthTarget returns a new, not yet started connection that presents
+	// auth (addAuth) on every connect before any request, so that its
+	// sessions are authenticated from their first request on.
+	AuthTarget interface {
+		NewAuthConn(t testing.TB, timeout time.Duration, auth []task.AuthInfo) task.Conn
+	}
 )

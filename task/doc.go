@@ -87,6 +87,13 @@
 //     session has none.
 //
 // An empty list, an unknown scheme or a malformed id is ErrInvalidACL.
+//
+// A watch is not notified of a change to a node its session may not READ
+// (the parent, for a child change): ZooKeeper does so since the fix of
+// CVE-2024-23944 (3.8.4; Debian's 3.8.0 has it too). Such a watch stays
+// pending, with no event, until a later notification on its path reaches
+// the session or the session ends: watch only nodes the session can read.
+//
 // Credentials belong to the connection: each Conn presents them on every
 // connect, before any request, so a session keeps them across reconnects
 // and a new session after an expiry gets them too.

@@ -16,7 +16,7 @@ type pending struct {
 
 func isWrite(req task.Request) bool {
 	switch req.(type) {
-	case *task.CreateRequest, *task.DeleteRequest, *task.SetDataRequest, *task.MultiRequest:
+	case *task.CreateRequest, *task.DeleteRequest, *task.SetDataRequest, *task.SetACLRequest, *task.MultiRequest:
 		return true
 	}
 	return false
@@ -26,7 +26,7 @@ func isWrite(req task.Request) bool {
 // says the response never reaches the client: it gets ErrConnectionLoss and,
 // since a client registers a watch only on a reply, no watch is set.
 func (s *Server) apply(c *Conn, p *pending, lost bool) {
-	sess := c.sess
+	sess, who := c.sess, c.who
 	var resp task.Response
 	var tx *txn
 	var txv txn
@@ -40,14 +40,18 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 	var w *watch
 	switch r := p.req.(type) {
 	case *task.CreateRequest:
-		resp.Path, resp.Stat, resp.Err = s.create(tx, sess, r)
+		resp.Path, resp.Stat, resp.Err = s.create(tx, sess, who, r)
 	case *task.DeleteRequest:
-		resp.Err = s.delete(tx, r)
+		resp.Err = s.delete(tx, who, r)
 	case *task.SetDataRequest:
-		resp.Stat, resp.Err = s.setData(tx, r)
+		resp.Stat, resp.Err = s.setData(tx, who, r)
+	case *task.SetACLRequest:
+		resp.Stat, resp.Err = s.setACL(tx, who, r)
 	case *task.MultiRequest:
-		resp.Results, resp.Err = s.multi(tx, sess, r)
+		resp.Results, resp.Err = s.multi(tx, sess, who, r)
 	case *task.ExistsRequest:
+		// exists checks no ACL (FinalRequestProcessor), and its watch is
+		// set whatever the node's ACL says.
 		n := s.tree.nodes[r.Path]
 		if n == nil {
 			resp.Err = task.ErrNoNode
@@ -65,7 +69,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 		switch {
 		case n == nil:
 			resp.Err = task.ErrNoNode
-		case checkACL(n, task.PermRead) != nil:
+		case !allowed(n.acl, task.PermRead, who):
 			resp.Err = task.ErrNoAuth
 		default:
 			resp.Data = append([]byte(nil), n.data...)
@@ -79,7 +83,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 		switch {
 		case n == nil:
 			resp.Err = task.ErrNoNode
-		case checkACL(n, task.PermRead) != nil:
+		case !allowed(n.acl, task.PermRead, who):
 			resp.Err = task.ErrNoAuth
 		default:
 			resp.Children = s.childNames(n)
@@ -88,6 +92,8 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 				w = &watch{path: r.Path, kind: kindChild}
 			}
 		}
+	case *task.GetACLRequest:
+		resp.ACL, resp.Stat, resp.Err = s.getACL(who, r)
 	case *task.SyncRequest:
 		resp.Path = r.Path
 	case *task.CheckRequest:
@@ -135,7 +141,7 @@ func (s *Server) childNames(n *node) []string {
 // multi applies ops in order on the live tree, undoing everything if one
 // fails. Results: the failing op's error, RolledBack for the ops before it,
 // ErrRuntimeInconsistency for the ops after it (PrepRequestProcessor).
-func (s *Server) multi(tx *txn, sess *session, r *task.MultiRequest) ([]task.MultiResult, error) {
+func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequest) ([]task.MultiResult, error) {
 	res := make([]task.MultiResult, len(r.Ops))
 	for i, op := range r.Ops {
 		var err error
@@ -143,13 +149,13 @@ func (s *Server) multi(tx *txn, sess *session, r *task.MultiRequest) ([]task.Mul
 		case *task.CreateRequest:
 			// A 3.8 multi create (opCreate inside the multi, as zkadapter
 			// sends it) returns only the name, no Stat.
-			res[i].Path, _, err = s.create(tx, sess, o)
+			res[i].Path, _, err = s.create(tx, sess, who, o)
 		case *task.DeleteRequest:
-			err = s.delete(tx, o)
+			err = s.delete(tx, who, o)
 		case *task.SetDataRequest:
-			res[i].Stat, err = s.setData(tx, o)
+			res[i].Stat, err = s.setData(tx, who, o)
 		case *task.CheckRequest:
-			err = s.check(o)
+			err = s.check(who, o)
 		default:
 			err = task.ErrBadArguments
 		}
@@ -169,4 +175,21 @@ func (s *Server) multi(tx *txn, sess *session, r *task.MultiRequest) ([]task.Mul
 		}
 	}
 	return res, nil
+}
+
+// getACL is FinalRequestProcessor's getACL: the node must exist and the
+// session hold READ or ADMIN on it; a session without ADMIN is shown the
+// digest entries' ids as "user:x".
+func (s *Server) getACL(who *principal, r *task.GetACLRequest) ([]task.ACL, task.Stat, error) {
+	n := s.tree.nodes[r.Path]
+	if n == nil {
+		return nil, task.Stat{}, task.ErrNoNode
+	}
+	if !allowed(n.acl, task.PermRead|task.PermAdmin, who) {
+		return nil, task.Stat{}, task.ErrNoAuth
+	}
+	if !allowed(n.acl, task.PermAdmin, who) {
+		return redactDigests(n.acl), n.clientStat(), nil
+	}
+	return slices.Clone(n.acl), n.clientStat(), nil
 }

@@ -30,6 +30,9 @@ func newTargetWith(cfg fakezk.Config) *target {
 func (t *target) NewConn(tb testing.TB, timeout time.Duration) task.Conn {
 	return t.srv.Connect(fakezk.ConnConfig{Timeout: timeout})
 }
+func (t *target) NewAuthConn(tb testing.TB, timeout time.Duration, auth []task.AuthInfo) task.Conn {
+	return t.srv.Connect(fakezk.ConnConfig{Timeout: timeout, Auth: auth})
+}
 func (t *target) Settle() { t.srv.RunUntilIdle() }
 func (t *target) Expire(tb testing.TB, c task.Conn) {
 	t.srv.Expire(c.(*fakezk.Conn))

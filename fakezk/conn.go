@@ -34,6 +34,7 @@ type Conn struct {
 	netDown   bool // partitioned from the server
 	heal      task.Timer
 	sess      *session
+	who       *principal // the ids the connection proves (ConnConfig.Auth, IP)
 	lastZxid  int64
 	nextID    uint64
 	outbox    []*pending // sent, not applied (deterministic mode)
@@ -50,14 +51,21 @@ type Conn struct {
 
 var errStarted = errors.New("fakezk: Start called twice")
 
-// Start opens the session and reports StateConnected to events.
+// Start opens the session and reports StateConnected to events. It fails
+// with an error wrapping task.CodeAuthFailed, opening no session, when
+// ConnConfig.Auth holds a credential of a scheme the server does not know.
 func (c *Conn) Start(events func(task.Event)) error {
 	s := c.srv
+	who, err := newPrincipal(c.cfg.IP, c.cfg.Auth)
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	if c.started {
 		s.mu.Unlock()
 		return errStarted
 	}
+	c.who = who
 	c.started = true
 	c.events = events
 	if c.closed {

@@ -7,10 +7,12 @@
 // # Where to start reading
 //
 // server.go (Server, Connect), conn.go (the Conn contract), txn.go (create,
-// delete, setData and check, with ZooKeeper's order of checks), apply.go
-// (one request, multi), watch.go (triggers, SetWatches on reconnect),
-// session.go (negotiation, expiry), reap.go (the container manager),
-// sched.go (Step, automatic delivery), fault.go, clock.go, trace.go. internal/conformance holds the table of
+// delete, setData, setACL and check, with ZooKeeper's order of checks),
+// apply.go (one request, multi), acl.go (identities, ACL validity and
+// checks), watch.go (triggers, SetWatches on reconnect), session.go
+// (negotiation, expiry), reap.go (the container manager), sched.go (Step,
+// automatic delivery), fault.go, clock.go, trace.go. internal/conformance
+// holds the table of
 // behaviours the fake is checked against, written against task.Conn only
 // so the same cases run against a real server.
 //
@@ -18,7 +20,7 @@
 //
 // Taken from ZooKeeper 3.8's PrepRequestProcessor, DataTree and DataNode, and
 // checked differentially: the internal/conformance cases that a real
-// server can run (235 of 254; the rest need a controlled clock, counters
+// server can run (COUNT; the rest need a controlled clock, counters
 // or requests held in flight) pass unchanged against ZooKeeper 3.8.0
 // through zkadapter (go test -run TestConformance ./zkadapter; the
 // container manager's cases on servers configured for them). Beyond
@@ -43,13 +45,17 @@
 //     outside 1 ms..2^40-1 ms never gets here: task.Validate refuses it
 //     on the client, as ZooKeeper's Java client does; the server would
 //     answer BadArguments, TestServerTTLBounds in zkadapter); empty or
-//     malformed ACL -> InvalidACL; parent missing -> NoNode; the sequence
-//     suffix is the parent's cversion, %010d; node exists -> NodeExists;
-//     ephemeral parent -> NoChildrenForEphemerals.
-//   - delete: special path, parent and node exist, version, then children
-//     (a bad version on a node with children is BadVersion).
-//   - setData: exists, version; version -1 matches any; versions wrap as
-//     Java ints.
+//     malformed ACL -> InvalidACL; parent missing -> NoNode; no CREATE on
+//     the parent -> NoAuth; the sequence suffix is the parent's cversion,
+//     %010d; node exists -> NodeExists; ephemeral parent ->
+//     NoChildrenForEphemerals.
+//   - delete: special path, parent exists, DELETE on the parent, node
+//     exists, version, then children (a bad version on a node with
+//     children is BadVersion; a missing node under a parent the session
+//     may not delete from is NoAuth).
+//   - setData: exists, WRITE, version; version -1 matches any; versions
+//     wrap as Java ints.
+//   - getACL and setACL, and every permission check: see Access control.
 //   - the stored cversion counts child creates only and names sequential
 //     children; delete moves the parent's pzxid, not the stored cversion.
 //     Clients are shown 2*cversion - numChildren (DataNode.copyStat), that
@@ -94,6 +100,56 @@
 //     Session ids are shaped like a real ensemble's (server id in the high
 //     byte, start time, counter) and drawn from the seed, so their order is
 //     not creation order (sessionid.go).
+//
+// # Access control
+//
+// ACLs are modelled as a ZooKeeper 3.8 server with its default
+// authentication providers (digest and ip) enforces them (acl.go), and
+// the internal/conformance "acl/" cases check each point against a real
+// server:
+//
+//   - identities: a session has the id ip:<ConnConfig.IP> (127.0.0.1 by
+//     default, as a client on the server's machine) and one
+//     digest:user:base64(sha1(user:password)) per digest credential in
+//     ConnConfig.Auth, presented on every connect, so a reconnected
+//     session and the new session after an expiry have them too; the same
+//     credential twice is one id. A credential of another scheme makes
+//     Start fail with AuthFailed (a real server answers AuthFailed and
+//     closes the connection); an ip credential adds nothing.
+//   - valid lists (fixupACL): duplicates are dropped; empty -> InvalidACL;
+//     world:anyone; digest ids with exactly two parts around a colon (as
+//     Java's split counts them: "u:" is one part, ":h" two); ip ids
+//     a.b.c.d[/0..32], IPv4 only, as 3.8 parses them; "auth" is replaced
+//     by the session's digest ids (InvalidACL if it has none; ip is not
+//     an authenticated id); anything else, sasl and x509 included (not
+//     registered on a default server), world with another id, is
+//     InvalidACL. Perms are stored as given.
+//   - checks, on one node's ACL (none is inherited): create CREATE and
+//     delete DELETE on the parent; getData, getChildren and a multi's
+//     check READ; setData WRITE; setACL ADMIN; getACL READ or ADMIN, and
+//     without ADMIN digest ids read "user:x"; exists and sync nothing.
+//     Order: create InvalidACL, NoNode (parent), NoAuth, NodeExists;
+//     delete NoNode (parent), NoAuth, NoNode, BadVersion, NotEmpty;
+//     setData NoNode, NoAuth, BadVersion; setACL InvalidACL, NoNode,
+//     NoAuth, BadVersion (on aversion, which it raises; no watch fires,
+//     no other Stat field moves); reads NoNode, then NoAuth. A multi
+//     checks each op as it comes, seeing its earlier ops. A refused write
+//     takes a zxid, as every failed write does.
+//   - notifications: a watch whose session may not READ the node an event
+//     is about (the parent, for NodeChildrenChanged) is not notified. The
+//     server forgets such a watch; the client still holds it, so a later
+//     notification on that path fires it too, a reconnect re-sends it,
+//     and the session's end completes it with EventNotWatching. Changes
+//     found by SetWatches on reconnect are not filtered. This is
+//     ZooKeeper since the fix of CVE-2024-23944 (3.8.4, and Debian's
+//     3.8.0-11+deb12u2, the server the project tests against); an
+//     unpatched 3.8.0 notifies every watcher.
+//   - the operator's hand (AdminCreate, AdminDelete) is the super user.
+//
+// Not modelled: a super user for clients (superDigest), skipACL, SASL,
+// x509 and custom authentication providers, zookeeper.enforce.auth,
+// IPv6 addresses. A real server expands "auth" from a hash set, in no
+// order it promises; the fake keeps the order of ConnConfig.Auth.
 //
 // # Delivery: which goroutine, what order, how many times
 //

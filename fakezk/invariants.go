@@ -69,6 +69,9 @@ func (s *Server) CheckInvariants() error {
 					return fmt.Errorf("session %#x lists %s, which it does not own", id, p)
 				}
 			}
+			if err := s.checkWithheld(s.sessions[id]); err != nil {
+				return err
+			}
 		}
 	}
 	return err
@@ -110,4 +113,30 @@ func (s *Server) Paths() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// checkWithheld verifies that sess counts its withheld watches right and
+// that none of them is in a watch table (the server forgot them).
+func (s *Server) checkWithheld(sess *session) error {
+	n := 0
+	for _, w := range sess.watches {
+		if !w.withheld {
+			continue
+		}
+		if w.done {
+			return fmt.Errorf("session %#x: watch on %s both withheld and fired", sess.id, w.path)
+		}
+		n++
+		table := s.dataW
+		if w.kind == kindChild {
+			table = s.childW
+		}
+		if slices.Contains(table[w.path], w) {
+			return fmt.Errorf("session %#x: withheld watch on %s still registered", sess.id, w.path)
+		}
+	}
+	if n != sess.withheld {
+		return fmt.Errorf("session %#x: %d withheld watches, counted %d", sess.id, n, sess.withheld)
+	}
+	return nil
 }

@@ -10,8 +10,8 @@ import (
 // someone with zkCli does to the nodes a recipe owns. Each operation
 // takes a zxid and fires watches as the same request from a client
 // would, is recorded in the trace, and fails with task.ErrNotSent while
-// the server is down. Safe to call from any goroutine, not from a Conn
-// callback.
+// the server is down. The operator is the super user: no ACL stops it.
+// Safe to call from any goroutine, not from a Conn callback.
 
 // AdminDelete deletes the node at path whatever its version (ErrNoNode if
 // there is none, ErrNotEmpty if it has children).
@@ -55,9 +55,9 @@ func (s *Server) admin(req task.Request, sess *session) error {
 		tx := &txn{zxid: s.zxid, now: s.nowMillis()}
 		switch r := req.(type) {
 		case *task.DeleteRequest:
-			err = s.delete(tx, r)
+			err = s.delete(tx, superUser, r)
 		case *task.CreateRequest:
-			_, _, err = s.create(tx, sess, r)
+			_, _, err = s.create(tx, sess, superUser, r)
 		}
 		s.tracef("admin %s zxid=%d: %s", describe(req), s.zxid, errString(err))
 		if err == nil {

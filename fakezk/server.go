@@ -109,6 +109,20 @@ type ConnConfig struct {
 	// Timeout is the session timeout the client asks for; the server
 	// negotiates it (see NegotiateTimeout). 0 asks for the minimum.
 	Timeout time.Duration
+	// Auth are the credentials the connection presents (ZooKeeper's
+	// addAuth) on every connect, before any request: after a reconnect
+	// the session is authenticated again, and so is the new session that
+	// follows an expiry. Scheme "digest" with Auth "user:password" gives
+	// the session the id digest:user:base64(sha1(user:password)) (see
+	// task.DigestACL); scheme "ip" adds nothing (the session has its ip id
+	// already). Any other scheme makes Start fail with an error wrapping
+	// task.CodeAuthFailed, as a real server answers it with AuthFailed
+	// and closes the connection.
+	Auth []task.AuthInfo
+	// IP is the client's IPv4 address as the server sees it: the
+	// session's id of scheme "ip", which ACL entries ip:a.b.c.d[/bits]
+	// match. Empty means DefaultClientIP (127.0.0.1).
+	IP string
 }
 
 // Sessions returns the ids of the live sessions, in creation order.

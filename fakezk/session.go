@@ -19,6 +19,7 @@ type session struct {
 	ephemerals map[string]struct{}
 	watches    []*watch // registration order; fired ones are dropped lazily
 	compactAt  int      // compact watches when the list reaches this length
+	withheld   int      // watches with withheld set
 	expiry     task.Timer
 }
 

@@ -3,7 +3,6 @@ package fakezk
 import (
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/zkflow/zkflow/task"
 )
@@ -110,50 +109,4 @@ func (t *tree) walk(f func(*node)) {
 		}
 	}
 	rec(t.nodes["/"])
-}
-
-// worldPerms returns what world:anyone may do on n. Only the world scheme is
-// understood; entries of other schemes grant nothing to our sessions.
-func worldPerms(acl []task.ACL) int32 {
-	var p int32
-	for _, a := range acl {
-		if a.Scheme == "world" && a.ID == "anyone" {
-			p |= a.Perms
-		}
-	}
-	return p
-}
-
-// checkACL reports ErrNoAuth unless world:anyone holds perm on n.
-func checkACL(n *node, perm int32) error {
-	if worldPerms(n.acl)&perm == 0 {
-		return task.ErrNoAuth
-	}
-	return nil
-}
-
-// validACL mirrors PrepRequestProcessor.fixupACL for the schemes a session
-// without auth can use: an empty list or world with an id other than
-// anyone is ErrInvalidACL; "auth" needs authenticated ids, which our
-// sessions never have.
-func validACL(acl []task.ACL) error {
-	if len(acl) == 0 {
-		return task.ErrInvalidACL
-	}
-	for _, a := range acl {
-		switch a.Scheme {
-		case "world":
-			if a.ID != "anyone" {
-				return task.ErrInvalidACL
-			}
-		case "digest":
-			if !strings.Contains(a.ID, ":") {
-				return task.ErrInvalidACL
-			}
-		case "ip", "sasl", "x509":
-		default:
-			return task.ErrInvalidACL
-		}
-	}
-	return nil
 }

@@ -16,16 +16,20 @@ type txn struct {
 	undo  []func()
 }
 
+// fired is one watch trigger with the ACL of the node it is about, as
+// DataTree passes it to the watch manager: a session that may not READ
+// that node is not told (see fireTable).
 type fired struct {
 	path string
 	typ  task.EventType
+	acl  []task.ACL
 }
 
-func (tx *txn) fire(path string, typ task.EventType) {
+func (tx *txn) fire(path string, typ task.EventType, acl []task.ACL) {
 	if tx.fires == nil {
 		tx.fires = make([]fired, 0, 2)
 	}
-	tx.fires = append(tx.fires, fired{path, typ})
+	tx.fires = append(tx.fires, fired{path, typ, acl})
 }
 
 func (tx *txn) onUndo(f func()) {
@@ -45,7 +49,7 @@ func (tx *txn) rollback() {
 // manager (reap.go) up to date with what it changed.
 func (s *Server) commit(tx *txn) {
 	for _, f := range tx.fires {
-		s.trigger(f.path, f.typ)
+		s.trigger(f.path, f.typ, f.acl)
 	}
 	s.reapCommitted(tx)
 }
@@ -65,15 +69,17 @@ func parentOf(path string) string {
 func versionOK(have, want int32) bool { return want == task.AnyVersion || have == want }
 
 // create follows PrepRequestProcessor.pRequest2TxnCreate: TTL support,
-// ACL validity, parent exists, create permission, the sequence suffix from
-// the parent's cversion, node exists, ephemeral parent; then
-// DataTree.createNode, which moves the parent's cversion and pzxid only if
-// the new cversion is larger (so at int32's maximum they stay put).
-func (s *Server) create(tx *txn, sess *session, r *task.CreateRequest) (string, task.Stat, error) {
+// ACL validity (fixupACL, which also expands "auth"), parent exists,
+// CREATE on the parent, the sequence suffix from the parent's cversion,
+// node exists, ephemeral parent; then DataTree.createNode, which moves the
+// parent's cversion and pzxid only if the new cversion is larger (so at
+// int32's maximum they stay put).
+func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRequest) (string, task.Stat, error) {
 	if r.Mode.IsTTL() && !s.cfg.ExtendedTypes {
 		return "", task.Stat{}, task.ErrUnimplemented
 	}
-	if err := validACL(r.ACL); err != nil {
+	acl, err := fixupACL(r.ACL, who)
+	if err != nil {
 		return "", task.Stat{}, err
 	}
 	path := r.Path
@@ -81,7 +87,7 @@ func (s *Server) create(tx *txn, sess *session, r *task.CreateRequest) (string, 
 	if parent == nil {
 		return "", task.Stat{}, task.ErrNoNode
 	}
-	if err := checkACL(parent, task.PermCreate); err != nil {
+	if err := checkACL(parent.acl, task.PermCreate, who); err != nil {
 		return "", task.Stat{}, err
 	}
 	cv := parent.stat.Cversion
@@ -108,7 +114,7 @@ func (s *Server) create(tx *txn, sess *session, r *task.CreateRequest) (string, 
 	n := &node{
 		path:     path,
 		data:     append([]byte(nil), r.Data...),
-		acl:      r.ACL,
+		acl:      acl,
 		children: map[string]*node{},
 		parent:   parent,
 		ttl:      ttl,
@@ -146,16 +152,18 @@ func (s *Server) create(tx *txn, sess *session, r *task.CreateRequest) (string, 
 		delete(s.tree.special, n)
 		delete(sess.ephemerals, path)
 	})
-	tx.fire(path, task.EventNodeCreated)
-	tx.fire(parent.path, task.EventNodeChildrenChanged)
+	tx.fire(path, task.EventNodeCreated, acl)
+	tx.fire(parent.path, task.EventNodeChildrenChanged, parent.acl)
 	return path, n.clientStat(), nil
 }
 
 // delete follows pRequest2TxnDelete: special paths are bad arguments, then
-// parent and node must exist, delete permission on the parent, the version,
-// and only then children (a bad version on a node with children is
-// BADVERSION). Deleting does not change the parent's cversion, only its pzxid.
-func (s *Server) delete(tx *txn, r *task.DeleteRequest) error {
+// the parent must exist, DELETE on the parent (checked before the node
+// is looked up: a session without it learns NoAuth, not whether the node
+// exists), the node must exist, the version, and only then children (a
+// bad version on a node with children is BADVERSION). Deleting does not
+// change the parent's cversion, only its pzxid.
+func (s *Server) delete(tx *txn, who *principal, r *task.DeleteRequest) error {
 	if isSpecial(r.Path) {
 		return task.ErrBadArguments
 	}
@@ -163,12 +171,12 @@ func (s *Server) delete(tx *txn, r *task.DeleteRequest) error {
 	if parent == nil {
 		return task.ErrNoNode
 	}
+	if err := checkACL(parent.acl, task.PermDelete, who); err != nil {
+		return err
+	}
 	n := s.tree.nodes[r.Path]
 	if n == nil {
 		return task.ErrNoNode
-	}
-	if err := checkACL(parent, task.PermDelete); err != nil {
-		return err
 	}
 	if !versionOK(n.stat.Version, r.Version) {
 		return task.ErrBadVersion
@@ -215,18 +223,18 @@ func (s *Server) removeNode(tx *txn, n *node) {
 			owner.ephemerals[n.path] = struct{}{}
 		}
 	})
-	tx.fire(n.path, task.EventNodeDeleted)
-	tx.fire(parent.path, task.EventNodeChildrenChanged)
+	tx.fire(n.path, task.EventNodeDeleted, n.acl)
+	tx.fire(parent.path, task.EventNodeChildrenChanged, parent.acl)
 }
 
-// setData follows pRequest2TxnSetData: node exists, write permission,
-// version. The version wraps past int32's maximum as Java's int does.
-func (s *Server) setData(tx *txn, r *task.SetDataRequest) (task.Stat, error) {
+// setData follows pRequest2TxnSetData: node exists, WRITE, version. The
+// version wraps past int32's maximum as Java's int does.
+func (s *Server) setData(tx *txn, who *principal, r *task.SetDataRequest) (task.Stat, error) {
 	n := s.tree.nodes[r.Path]
 	if n == nil {
 		return task.Stat{}, task.ErrNoNode
 	}
-	if err := checkACL(n, task.PermWrite); err != nil {
+	if err := checkACL(n.acl, task.PermWrite, who); err != nil {
 		return task.Stat{}, err
 	}
 	if !versionOK(n.stat.Version, r.Version) {
@@ -239,17 +247,43 @@ func (s *Server) setData(tx *txn, r *task.SetDataRequest) (task.Stat, error) {
 	n.stat.Mtime = tx.now
 	n.stat.DataLength = int32(len(r.Data))
 	tx.onUndo(func() { n.stat, n.data = old, oldData })
-	tx.fire(r.Path, task.EventNodeDataChanged)
+	tx.fire(r.Path, task.EventNodeDataChanged, n.acl)
 	return n.clientStat(), nil
 }
 
-// check is the multi's version check: node exists, read permission, version.
-func (s *Server) check(r *task.CheckRequest) error {
+// setACL follows the setACL case of pRequest2Txn: the new ACL's validity
+// (fixupACL) before the node's existence, ADMIN on the node, then the ACL
+// version (aversion, which it raises, wrapping as a Java int). It fires
+// no watch and changes no other Stat field.
+func (s *Server) setACL(tx *txn, who *principal, r *task.SetACLRequest) (task.Stat, error) {
+	acl, err := fixupACL(r.ACL, who)
+	if err != nil {
+		return task.Stat{}, err
+	}
+	n := s.tree.nodes[r.Path]
+	if n == nil {
+		return task.Stat{}, task.ErrNoNode
+	}
+	if err := checkACL(n.acl, task.PermAdmin, who); err != nil {
+		return task.Stat{}, err
+	}
+	if !versionOK(n.stat.Aversion, r.Version) {
+		return task.Stat{}, task.ErrBadVersion
+	}
+	oldACL, oldAv := n.acl, n.stat.Aversion
+	n.acl = acl
+	n.stat.Aversion++
+	tx.onUndo(func() { n.acl, n.stat.Aversion = oldACL, oldAv })
+	return n.clientStat(), nil
+}
+
+// check is the multi's version check: node exists, READ, version.
+func (s *Server) check(who *principal, r *task.CheckRequest) error {
 	n := s.tree.nodes[r.Path]
 	if n == nil {
 		return task.ErrNoNode
 	}
-	if err := checkACL(n, task.PermRead); err != nil {
+	if err := checkACL(n.acl, task.PermRead, who); err != nil {
 		return err
 	}
 	if !versionOK(n.stat.Version, r.Version) {

@@ -1,6 +1,10 @@
 package fakezk
 
-import "github.com/zkflow/zkflow/task"
+import (
+	"slices"
+
+	"github.com/zkflow/zkflow/task"
+)
 
 type watchKind uint8
 
@@ -20,36 +24,59 @@ type watch struct {
 	kind watchKind
 	cb   func(task.Event)
 	done bool
+	// withheld: the server dropped it, unfired, because its session
+	// could not READ the node an event was about (see fireTable); the
+	// client still holds it.
+	withheld bool
 }
 
 func (s *Server) addWatch(sess *session, path string, kind watchKind, cb func(task.Event)) {
 	w := &watch{sess: sess, path: path, kind: kind, cb: cb}
 	sess.watches = append(sess.watches, w)
-	if kind == kindChild {
-		s.childW[path] = append(s.childW[path], w)
+	s.register(w)
+}
+
+// register puts w in the server's watch table for its kind.
+func (s *Server) register(w *watch) {
+	if w.kind == kindChild {
+		s.childW[w.path] = append(s.childW[w.path], w)
 	} else {
-		s.dataW[path] = append(s.dataW[path], w)
+		s.dataW[w.path] = append(s.dataW[w.path], w)
+	}
+}
+
+// unregister takes w out of the server's watch table.
+func (s *Server) unregister(w *watch) {
+	if w.kind == kindChild {
+		removeWatch(s.childW, w)
+	} else {
+		removeWatch(s.dataW, w)
 	}
 }
 
 // trigger fires the watches an event on path reaches (DataTree's
 // triggerWatch): created and data-changed reach exists/getData watches,
 // deleted reaches those and getChildren watches, children-changed reaches
-// getChildren watches. Watches of a session whose connection is down stay
-// registered; reconnect re-checks them as SetWatches does.
-func (s *Server) trigger(path string, typ task.EventType) {
+// getChildren watches. acl is the ACL of the node the event is about (the
+// parent's for children-changed). Watches of a session whose connection
+// is down stay registered; reconnect re-checks them as SetWatches does.
+func (s *Server) trigger(path string, typ task.EventType, acl []task.ACL) {
 	switch typ {
 	case task.EventNodeCreated, task.EventNodeDataChanged:
-		s.fireTable(s.dataW, path, typ)
+		s.fireTable(s.dataW, path, typ, acl)
 	case task.EventNodeDeleted:
-		s.fireTable(s.dataW, path, typ)
-		s.fireTable(s.childW, path, typ)
+		s.fireTable(s.dataW, path, typ, acl)
+		s.fireTable(s.childW, path, typ, acl)
 	case task.EventNodeChildrenChanged:
-		s.fireTable(s.childW, path, typ)
+		s.fireTable(s.childW, path, typ, acl)
 	}
 }
 
-func (s *Server) fireTable(table map[string][]*watch, path string, typ task.EventType) {
+// fireTable fires table's watches on path. A watch whose session may not
+// READ acl is dropped without a notification, as ZooKeeper's ServerCnxn
+// does since the fix of CVE-2024-23944 (3.8.4, and Debian's 3.8.0): the
+// server forgets it, the client keeps waiting on it (withheld).
+func (s *Server) fireTable(table map[string][]*watch, path string, typ task.EventType, acl []task.ACL) {
 	ws := table[path]
 	if len(ws) == 0 {
 		return
@@ -61,7 +88,15 @@ func (s *Server) fireTable(table map[string][]*watch, path string, typ task.Even
 			keep = append(keep, w)
 			continue
 		}
-		s.fireWatch(w, task.Event{Type: typ, State: task.StateConnected, Path: path})
+		if !allowed(acl, task.PermRead, c.who) {
+			if !w.done && !w.withheld {
+				w.withheld = true
+				w.sess.withheld++
+				s.tracef("c%d watch %s %s withheld: no READ", c.num, typ, path)
+			}
+			continue
+		}
+		s.notify(w, task.Event{Type: typ, State: task.StateConnected, Path: path})
 	}
 	if len(keep) == 0 {
 		delete(table, path)
@@ -70,11 +105,49 @@ func (s *Server) fireTable(table map[string][]*watch, path string, typ task.Even
 	}
 }
 
+// clientKinds lists the watches a client fires for a notification of typ
+// on a path (ZKWatchManager.materialize, zkadapter's triggered).
+func clientKinds(typ task.EventType) []watchKind {
+	switch typ {
+	case task.EventNodeCreated:
+		return []watchKind{kindExist}
+	case task.EventNodeDataChanged:
+		return []watchKind{kindData, kindExist}
+	case task.EventNodeChildrenChanged:
+		return []watchKind{kindChild}
+	case task.EventNodeDeleted:
+		return []watchKind{kindData, kindExist, kindChild}
+	}
+	return nil
+}
+
+// notify delivers the server's notification ev to w's session through w.
+// The client fires every watch it holds that the notification triggers:
+// the server's watches are one per request here, so that is w alone,
+// except for withheld watches, which only the client holds: those on the
+// same path of a kind ev triggers fire with it.
+func (s *Server) notify(w *watch, ev task.Event) {
+	s.fireWatch(w, ev)
+	sess := w.sess
+	if sess.withheld == 0 {
+		return
+	}
+	for _, x := range sess.watches {
+		if x.withheld && !x.done && x.path == ev.Path && slices.Contains(clientKinds(ev.Type), x.kind) {
+			s.fireWatch(x, ev)
+		}
+	}
+}
+
 func (s *Server) fireWatch(w *watch, ev task.Event) {
 	if w.done {
 		return
 	}
 	w.done = true
+	if w.withheld {
+		w.withheld = false
+		w.sess.withheld--
+	}
 	s.enqueue(w.sess.conn, item{kind: itemWatch, fn: w.cb, ev: ev})
 }
 
@@ -97,13 +170,8 @@ func removeWatch(table map[string][]*watch, w *watch) {
 // stay in sess.watches until the client learns of the end (notWatching).
 func (s *Server) unregisterWatches(sess *session) {
 	for _, w := range sess.watches {
-		if w.done {
-			continue
-		}
-		if w.kind == kindChild {
-			removeWatch(s.childW, w)
-		} else {
-			removeWatch(s.dataW, w)
+		if !w.done && !w.withheld {
+			s.unregister(w)
 		}
 	}
 }
@@ -117,50 +185,69 @@ func (s *Server) notWatching(c *Conn, sess *session, state task.State) {
 		}
 	}
 	sess.watches = nil
+	sess.withheld = 0
 }
 
 // setWatches re-checks a reconnected session's watches against the zxid the
-// client last saw, as DataTree.setWatches does: a data watch fires
-// NodeDeleted or NodeDataChanged if that happened meanwhile, an exist watch
-// NodeCreated, a child watch NodeDeleted or NodeChildrenChanged.
+// client last saw, as DataTree.setWatches does, list by list (data, exist,
+// child): a data watch fires NodeDeleted or NodeDataChanged if that
+// happened meanwhile, an exist watch NodeCreated, a child watch NodeDeleted
+// or NodeChildrenChanged; the others are registered again, withheld ones
+// too (the client re-sends every watch it holds). These notifications are
+// not filtered by ACL, as ZooKeeper's are not.
 func (s *Server) setWatches(c *Conn, sess *session) {
+	for _, kind := range [...]watchKind{kindData, kindExist, kindChild} {
+		for _, w := range sess.watches {
+			if w.done || w.kind != kind {
+				continue
+			}
+			typ := changedSince(s.tree.nodes[w.path], kind, c.lastZxid)
+			switch {
+			case typ == 0 && w.withheld:
+				w.withheld = false
+				sess.withheld--
+				s.register(w)
+			case typ == 0:
+			default:
+				if !w.withheld {
+					s.unregister(w)
+				}
+				s.notify(w, task.Event{Type: typ, State: task.StateConnected, Path: w.path})
+			}
+		}
+	}
 	live := sess.watches[:0]
 	for _, w := range sess.watches {
-		if w.done {
-			continue
-		}
-		n := s.tree.nodes[w.path]
-		var typ task.EventType
-		switch w.kind {
-		case kindData:
-			if n == nil {
-				typ = task.EventNodeDeleted
-			} else if n.stat.Mzxid > c.lastZxid {
-				typ = task.EventNodeDataChanged
-			}
-		case kindExist:
-			if n != nil {
-				typ = task.EventNodeCreated
-			}
-		case kindChild:
-			if n == nil {
-				typ = task.EventNodeDeleted
-			} else if n.stat.Pzxid > c.lastZxid {
-				typ = task.EventNodeChildrenChanged
-			}
-		}
-		if typ == 0 {
+		if !w.done {
 			live = append(live, w)
-			continue
 		}
-		if w.kind == kindChild {
-			removeWatch(s.childW, w)
-		} else {
-			removeWatch(s.dataW, w)
-		}
-		s.fireWatch(w, task.Event{Type: typ, State: task.StateConnected, Path: w.path})
 	}
+	clear(sess.watches[len(live):])
 	sess.watches = live
+}
+
+// changedSince is the event a watch of kind on n (nil: missing) fires in
+// SetWatches for a client that last saw zxid, or 0.
+func changedSince(n *node, kind watchKind, zxid int64) task.EventType {
+	switch kind {
+	case kindData:
+		if n == nil {
+			return task.EventNodeDeleted
+		} else if n.stat.Mzxid > zxid {
+			return task.EventNodeDataChanged
+		}
+	case kindExist:
+		if n != nil {
+			return task.EventNodeCreated
+		}
+	case kindChild:
+		if n == nil {
+			return task.EventNodeDeleted
+		} else if n.stat.Pzxid > zxid {
+			return task.EventNodeChildrenChanged
+		}
+	}
+	return 0
 }
 
 // compactWatches drops fired watches from the session's list now and then.

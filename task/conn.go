@@ -25,7 +25,9 @@ import "time"
 //     once if the watch was set, which is when the request succeeded or, for
 //     exists, failed with ErrNoNode; never otherwise. It receives the node
 //     event that triggered it, or EventNotWatching (State Expired or Closed)
-//     when the session ends first.
+//     when the session ends first. A change the server does not tell the
+//     session of (it may not READ the node) leaves the watch waiting for
+//     the next notification on its path that reaches the session.
 //   - events, done and watch may be called from any goroutine but never
 //     concurrently with each other, and in the order the session observed
 //     them (for a server: zxid order; ZooKeeper sends a session the
@@ -57,7 +59,8 @@ type SessionFollower interface {
 
 // Request is one ZooKeeper operation: *CreateRequest, *DeleteRequest,
 // *ExistsRequest, *GetDataRequest, *SetDataRequest, *GetChildrenRequest,
-// *SyncRequest or *MultiRequest. The set is closed.
+// *GetACLRequest, *SetACLRequest, *SyncRequest or *MultiRequest. The set
+// is closed.
 type Request interface {
 	// OpName is the operation's name as errors report it.
 	OpName() string
@@ -126,6 +129,21 @@ type GetChildrenRequest struct {
 	Watch bool
 }
 
+// GetACLRequest reads a node's ACL and Stat. It needs READ or ADMIN on the
+// node; without ADMIN the ids of digest entries come back as "user:x".
+type GetACLRequest struct {
+	Path string
+}
+
+// SetACLRequest replaces a node's ACL if its ACL version (Stat.Aversion)
+// matches Version (AnyVersion: any). It needs ADMIN on the node and fires
+// no watch.
+type SetACLRequest struct {
+	Path    string
+	ACL     []ACL
+	Version int32
+}
+
 // SyncRequest waits until the server the session talks to has caught up
 // with the leader.
 type SyncRequest struct {
@@ -147,13 +165,15 @@ type MultiRequest struct {
 
 // Response is the outcome of a Request. Which fields are set depends on the
 // operation: Path (create: the name created, with any sequence number;
-// sync: the path), Stat (create, exists, get, set, children), Data (get),
-// Children (children), Results (multi: one per op, also when it failed).
+// sync: the path), Stat (create, exists, get, set, children, getACL,
+// setACL), Data (get), Children (children), ACL (getACL), Results (multi:
+// one per op, also when it failed).
 type Response struct {
 	Path     string
 	Stat     Stat
 	Data     []byte
 	Children []string
+	ACL      []ACL
 	Results  []MultiResult
 	Err      error
 }
@@ -175,6 +195,8 @@ func (*ExistsRequest) OpName() string      { return "exists" }
 func (*GetDataRequest) OpName() string     { return "get" }
 func (*SetDataRequest) OpName() string     { return "set" }
 func (*GetChildrenRequest) OpName() string { return "children" }
+func (*GetACLRequest) OpName() string      { return "getACL" }
+func (*SetACLRequest) OpName() string      { return "setACL" }
 func (*SyncRequest) OpName() string        { return "sync" }
 func (*CheckRequest) OpName() string       { return "check" }
 func (*MultiRequest) OpName() string       { return "multi" }
@@ -185,6 +207,8 @@ func (r *ExistsRequest) NodePath() string      { return r.Path }
 func (r *GetDataRequest) NodePath() string     { return r.Path }
 func (r *SetDataRequest) NodePath() string     { return r.Path }
 func (r *GetChildrenRequest) NodePath() string { return r.Path }
+func (r *GetACLRequest) NodePath() string      { return r.Path }
+func (r *SetACLRequest) NodePath() string      { return r.Path }
 func (r *SyncRequest) NodePath() string        { return r.Path }
 func (r *CheckRequest) NodePath() string       { return r.Path }
 func (r *MultiRequest) NodePath() string       { return "" }
@@ -195,6 +219,8 @@ func (*ExistsRequest) isRequest()      {}
 func (*GetDataRequest) isRequest()     {}
 func (*SetDataRequest) isRequest()     {}
 func (*GetChildrenRequest) isRequest() {}
+func (*GetACLRequest) isRequest()      {}
+func (*SetACLRequest) isRequest()      {}
 func (*SyncRequest) isRequest()        {}
 func (*CheckRequest) isRequest()       {}
 func (*MultiRequest) isRequest()       {}
@@ -253,6 +279,14 @@ func Validate(req Request, limit int) error {
 			return ErrDataTooLarge
 		}
 		return ValidatePath(r.Path, false)
+	case *SetACLRequest:
+		// The ACL itself is the server's to judge (ErrInvalidACL), as a
+		// create's is: which schemes and ids are valid depends on the
+		// server's authentication providers.
+		if r == nil {
+			return ErrInvalidArgument
+		}
+		return ValidatePath(r.Path, false)
 	case *MultiRequest:
 		if r == nil {
 			return ErrInvalidArgument
@@ -294,6 +328,8 @@ func isNilRequest(req Request) bool {
 	case *GetChildrenRequest:
 		return r == nil
 	case *SyncRequest:
+		return r == nil
+	case *GetACLRequest:
 		return r == nil
 	case *CheckRequest:
 		return r == nil

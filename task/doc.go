@@ -59,6 +59,42 @@
 // outcome unknown), ErrNotSent (certainly not applied), ErrSessionExpired,
 // ErrClosed, ErrDeadlineExceeded, ErrNoNode, ErrNodeExists, ErrBadVersion,
 // ErrNotEmpty, ErrNoChildrenForEphemerals, ErrInvalidPath, ErrDataTooLarge,
-// ErrBadArguments, ErrNoAuth. Server codes are of type Code, so a code this
-// package does not name keeps its number.
+// ErrBadArguments, ErrNoAuth, ErrInvalidACL. Server codes are of type
+// Code, so a code this package does not name keeps its number.
+//
+// # Access control
+//
+// A node carries an ACL, given at create (CreateWith) and replaced with
+// SetACL; GetACL reads it. ZooKeeper checks a request against the ACL of
+// one node, never its ancestors': create and delete against the parent's
+// (CREATE, DELETE), Get, Children and a multi's check against the node's
+// (READ), Set (WRITE), GetACL (READ or ADMIN; without ADMIN the ids of
+// digest entries read "user:x"), SetACL (ADMIN); Exists and Sync need
+// nothing. A failed check is ErrNoAuth. An entry grants its Perms to the
+// sessions its scheme and id match:
+//
+//   - world:anyone matches every session;
+//   - digest:user:hash matches a session whose connection presented the
+//     credential AuthInfo{Scheme: "digest", Auth: []byte("user:password")},
+//     hash being base64(sha1("user:password")); DigestACL builds such an
+//     entry. An id with the password in clear text is valid but matches
+//     no one;
+//   - ip:a.b.c.d or ip:a.b.c.d/bits matches a client whose IPv4 address
+//     is in that range;
+//   - auth, in a create or a SetACL, stands for every authenticated id of
+//     the session making the request (its digest ids): the server stores
+//     those in its place, and refuses the list with ErrInvalidACL if the
+//     session has none.
+//
+// An empty list, an unknown scheme or a malformed id is ErrInvalidACL.
+//
+// A watch is not notified of a change to a node its session may not READ
+// (the parent, for a child change): ZooKeeper does so since the fix of
+// CVE-2024-23944 (3.8.4; Debian's 3.8.0 has it too). Such a watch stays
+// pending, with no event, until a later notification on its path reaches
+// the session or the session ends: watch only nodes the session can read.
+//
+// Credentials belong to the connection: each Conn presents them on every
+// connect, before any request, so a session keeps them across reconnects
+// and a new session after an expiry gets them too.
 package task

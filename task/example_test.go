@@ -64,3 +64,39 @@ func ExampleValidatePath() {
 	// "/a\x01": invalid path "/a\x01": invalid character U+0001 at 2
 	// <nil>
 }
+
+// Access control: a connection presents credentials (here alice's digest
+// user and password); a node's ACL says who may do what. Others may read
+// this node but not write it, and they see alice's id only as "alice:x".
+func ExampleSetACL() {
+	srv := fakezk.New(fakezk.Config{})
+	alice, _ := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{
+		Auth: []task.AuthInfo{{Scheme: "digest", Auth: []byte("alice:secret")}},
+	})})
+	defer alice.Shutdown()
+	other, _ := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{})})
+	defer other.Shutdown()
+
+	acl := []task.ACL{
+		task.DigestACL(task.PermAll, "alice", "secret"),
+		{Perms: task.PermRead, Scheme: "world", ID: "anyone"},
+	}
+	executor.Submit(alice, task.Create("/app", []byte("v1"), task.Persistent), nil)
+	executor.Submit(alice, task.SetACL("/app", acl, 0), func(st task.Stat, err error) {
+		fmt.Println("set acl: aversion", st.Aversion, err)
+	})
+	alice.RunUntilIdle()
+
+	executor.Submit(other, task.Get("/app"), func(d task.Data, err error) { fmt.Printf("other reads %s %v\n", d.Data, err) })
+	executor.Submit(other, task.Set("/app", []byte("v2"), -1), func(_ task.Stat, err error) { fmt.Println(err) })
+	executor.Submit(other, task.GetACL("/app"), func(a task.NodeACL, err error) { fmt.Println("other sees", a.ACL) })
+	other.RunUntilIdle()
+	executor.Submit(alice, task.GetACL("/app"), func(a task.NodeACL, err error) { fmt.Println("alice sees", a.ACL[0].ID) })
+	alice.RunUntilIdle()
+	// Output:
+	// set acl: aversion 1 <nil>
+	// other reads v1 <nil>
+	// zk set /app: not authenticated
+	// other sees [{31 digest alice:x} {1 world anyone}]
+	// alice sees alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E=
+}

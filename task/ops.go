@@ -17,6 +17,13 @@ type ChildList struct {
 	Stat  Stat
 }
 
+// NodeACL is a node's ACL with its Stat (Stat.Aversion counts the changes
+// of the ACL: the version SetACL checks).
+type NodeACL struct {
+	ACL  []ACL
+	Stat Stat
+}
+
 // Created is the outcome of a create: the name the server gave the node
 // (with its sequence number, for sequential modes) and its Stat.
 type Created struct {
@@ -119,6 +126,19 @@ func Get(path string) Task[Data] {
 func Children(path string) Task[ChildList] {
 	return Map(Send(&GetChildrenRequest{Path: path}),
 		func(r Response) ChildList { return ChildList{r.Children, r.Stat} })
+}
+
+// GetACL reads a node's ACL and Stat. It needs READ or ADMIN on the node;
+// without ADMIN the ids of digest entries read "user:x".
+func GetACL(path string) Task[NodeACL] {
+	return Map(Send(&GetACLRequest{Path: path}), func(r Response) NodeACL { return NodeACL{r.ACL, r.Stat} })
+}
+
+// SetACL replaces a node's ACL if its ACL version (Stat.Aversion) matches
+// (AnyVersion: any) and returns the new Stat. It needs ADMIN on the node.
+func SetACL(path string, acl []ACL, version int32) Task[Stat] {
+	return Map(Send(&SetACLRequest{Path: path, ACL: acl, Version: version}),
+		func(r Response) Stat { return r.Stat })
 }
 
 // Sync waits until the session's server has caught up with the leader.

@@ -16,13 +16,20 @@ func PacketSize(req Request) int {
 
 func strSize(s string) int { return 4 + len(s) }
 
+// aclSize is a jute vector of ACL records: a count, then perms, scheme
+// and id of each.
+func aclSize(acl []ACL) int {
+	n := 4
+	for _, a := range acl {
+		n += 4 + strSize(a.Scheme) + strSize(a.ID)
+	}
+	return n
+}
+
 func bodySize(req Request) int {
 	switch r := req.(type) {
 	case *CreateRequest:
-		n := strSize(r.Path) + 4 + len(r.Data) + 4 + 4 // path, data, acl count, flags
-		for _, a := range r.ACL {
-			n += 4 + strSize(a.Scheme) + strSize(a.ID)
-		}
+		n := strSize(r.Path) + 4 + len(r.Data) + aclSize(r.ACL) + 4 // path, data, acl, flags
 		if r.Mode.IsTTL() {
 			n += 8
 		}
@@ -37,6 +44,10 @@ func bodySize(req Request) int {
 		return strSize(r.Path) + 1
 	case *SetDataRequest:
 		return strSize(r.Path) + 4 + len(r.Data) + 4
+	case *GetACLRequest:
+		return strSize(r.Path)
+	case *SetACLRequest:
+		return strSize(r.Path) + aclSize(r.ACL) + 4
 	case *SyncRequest:
 		return strSize(r.Path)
 	case *CheckRequest:

@@ -91,10 +91,19 @@ type realTarget struct {
 }
 
 func (rt *realTarget) NewConn(t testing.TB, timeout time.Duration) task.Conn {
+	return rt.newConn(t, timeout, nil)
+}
+
+// newConn returns a connection that can be dropped, its Config adjusted
+// by with (if not nil).
+func (rt *realTarget) newConn(t testing.TB, timeout time.Duration, with func(*Config)) task.Conn {
 	d := &dropDialer{}
 	cfg := Config{Servers: rt.addrs, SessionTimeout: timeout, Dialer: d.dial}
 	if tt, ok := t.(*testing.T); ok {
 		cfg.Logger = testLogger(tt)
+	}
+	if with != nil {
+		with(&cfg)
 	}
 	c, err := New(cfg)
 	if err != nil {

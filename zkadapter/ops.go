@@ -104,6 +104,10 @@ func prepare(req task.Request) wireOp {
 			op.watch = watchChild
 		}
 		return op
+	case *task.GetACLRequest:
+		return getACLOp(r)
+	case *task.SetACLRequest:
+		return setACLOp(r)
 	case *task.SyncRequest:
 		res := &pathResponse{}
 		return wireOp{code: opSync, req: &pathRequest{r.Path}, res: res, reply: func(err error) task.Response {

@@ -7,6 +7,7 @@ func Cases() []Case {
 		pathCases(), errorCases(), statCases(), sequentialCases(),
 		ephemeralCases(), watchCases(), multiCases(), sessionCases(), moreCases(),
 		ReapCases(),
+		aclCases(),
 	} {
 		all = append(all, group...)
 	}

@@ -28,7 +28,12 @@ type Client struct {
 
 func newClient(t testing.TB, tgt Target, timeout time.Duration) *Client {
 	t.Helper()
-	c := &Client{t: t, tgt: tgt, Conn: tgt.NewConn(t, timeout), notify: make(chan struct{}, 1)}
+	return startClient(t, tgt, tgt.NewConn(t, timeout))
+}
+
+func startClient(t testing.TB, tgt Target, conn task.Conn) *Client {
+	t.Helper()
+	c := &Client{t: t, tgt: tgt, Conn: conn, notify: make(chan struct{}, 1)}
 	if err := c.Conn.Start(c.onEvent); err != nil {
 		t.Fatalf("start: %v", err)
 	}

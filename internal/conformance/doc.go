@@ -1,12 +1,14 @@
 // Package conformance is a table of ZooKeeper behaviours (path rules, error
 // precedence, Stat fields after each operation, sequential naming and its
 // wrap, ephemeral rules, every watch trigger, multi results, session
-// expiry) written against task.Conn only, so that the same cases check
-// fakezk and, through zkadapter, a real ZooKeeper 3.8 server.
+// expiry, access control) written against task.Conn only, so that the
+// same cases check fakezk and, through zkadapter, a real ZooKeeper 3.8
+// server.
 //
 // A target provides connections (Target) and, optionally, the powers some
 // cases need (Expirer, Dropper, InFlight, Partitioner, CounterSetter,
-// Reaper, Clocked); a case that needs a power the target lacks is skipped.
+// Reaper, Clocked, AuthTarget for connections that present credentials);
+// a case that needs a power the target lacks is skipped.
 // Run(t, newTarget) runs every case as a subtest under its own fresh node
 // (/zkflow-conformance/<case>), so a shared real server can be used;
 // RunCases runs a selection, such as ReapCases (containers and TTL nodes,

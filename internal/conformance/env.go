@@ -97,6 +97,14 @@ func (e *Env) P(rel string) string {
 // NewClient connects another client.
 func (e *Env) NewClient() *Client { return newClient(e.T, e.Target, DefaultTimeout) }
 
+// NewAuthClient connects another client that presents auth on every
+// connect (the case is skipped on a target that is not an AuthTarget).
+func (e *Env) NewAuthClient(auth ...task.AuthInfo) *Client {
+	e.T.Helper()
+	at := Need[AuthTarget](e)
+	return startClient(e.T, e.Target, at.NewAuthConn(e.T, DefaultTimeout, auth))
+}
+
 // Create creates path (Persistent unless mode says) with e.C and fails the
 // case on error; it returns the created name and Stat.
 func (e *Env) Create(path string, data string, mode task.CreateMode) (string, task.Stat) {

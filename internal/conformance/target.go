@@ -63,6 +63,12 @@ type (
 		// reports false if there is none.
 		AdvanceToNext() bool
 	}
+	// AuthTarget returns a new, not yet started connection that presents
+	// auth (addAuth) on every connect before any request, so that its
+	// sessions are authenticated from their first request on.
+	AuthTarget interface {
+		NewAuthConn(t testing.TB, timeout time.Duration, auth []task.AuthInfo) task.Conn
+	}
 )
 
 // Reaping is how a server's ContainerManager is configured (the system

@@ -1,0 +1,43 @@
+package task_test
+
+import (
+	"testing"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// The vectors are ZooKeeper's own: the output of
+// java org.apache.zookeeper.server.auth.DigestAuthenticationProvider
+// (3.8.0) for each credential.
+func TestDigestID(t *testing.T) {
+	for _, tc := range []struct{ cred, id string }{
+		{"super:zookeeper", "super:yyuhPKumRtNj4r8GnSbbwuq1vhE="},
+		{"alice:s3cret", "alice:uLxpHc/uhT86OXPoSjJTp1M8CJY="},
+		{"nocolon", "nocolon:Ra+cHr2ZoHvBjtNArFGNGlVie4g="},
+		{"a:b:c", "a:cLzgnoJ6mP5qz3w+mwvPE2vDgu0="}, // the user ends at the first colon
+		{":", ":BaefBs8/Z/cm2uaNGKIpD2yaUMk="},
+	} {
+		if got := task.DigestID(tc.cred); got != tc.id {
+			t.Errorf("DigestID(%q) = %q, want %q", tc.cred, got, tc.id)
+		}
+	}
+	want := task.ACL{Perms: task.PermRead | task.PermAdmin, Scheme: "digest", ID: "alice:uLxpHc/uhT86OXPoSjJTp1M8CJY="}
+	if got := task.DigestACL(task.PermRead|task.PermAdmin, "alice", "s3cret"); got != want {
+		t.Errorf("DigestACL = %+v, want %+v", got, want)
+	}
+}
+
+// The sizes follow the jute records GetACLRequest {path} and
+// SetACLRequest {path, vector<ACL>, version}, after the 8-byte header.
+func TestPacketSizeACL(t *testing.T) {
+	if n := task.PacketSize(&task.GetACLRequest{Path: "/ab"}); n != 8+4+3 {
+		t.Errorf("getACL size %d", n)
+	}
+	set := &task.SetACLRequest{Path: "/ab", ACL: []task.ACL{{Perms: 1, Scheme: "world", ID: "anyone"}}}
+	if n := task.PacketSize(set); n != 8+(4+3)+4+(4+4+5+4+6)+4 {
+		t.Errorf("setACL size %d", n)
+	}
+	if n := task.PacketSize(&task.SetACLRequest{Path: "/ab"}); n != 8+(4+3)+4+4 {
+		t.Errorf("setACL empty size %d", n)
+	}
+}

@@ -104,8 +104,7 @@ func (l *link) run() {
 		return
 	case l.silenced:
 		if err == nil {
-			l.server = server.(*net.TCPConn) // held, silent, until Reset or Close
-			_ = l.server.SetDeadline(time.Unix(1, 0))
+			l.server = server.(*net.TCPConn) // held, unread, until Reset or Close
 		}
 		p.mu.Unlock()
 		return

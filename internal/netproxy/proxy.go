@@ -97,8 +97,9 @@ func (p *Proxy) Delay(d time.Duration) {
 	p.delay.Store(int64(max(d, 0)))
 }
 
-// Conns is the number of connections the proxy holds open: forwarded ones
-// and silenced ones (which stay open until Reset or Close).
+// Conns is the number of connections the proxy holds open: forwarded ones,
+// until both peers have closed or one has reset, and silenced ones, until
+// Reset or Close. After a partition, Accepted tells a new connection better.
 func (p *Proxy) Conns() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -106,6 +107,7 @@ func (p *Proxy) Conns() int {
 }
 
 // Accepted is the number of connections the proxy has accepted since New.
+// A test waits for it to grow to know that a client has (re)connected.
 func (p *Proxy) Accepted() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

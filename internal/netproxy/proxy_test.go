@@ -272,6 +272,33 @@ func TestDelayRoundTrip(t *testing.T) {
 	}
 }
 
+// TestDelayChange: removing the delay does not let a later chunk overtake
+// one still held for the old delay.
+func TestDelayChange(t *testing.T) {
+	s := newServer(t)
+	p := newProxy(t, s.addr())
+	c := dial(t, p.Addr())
+	sc := s.accept(t)
+	send(t, c, sc, "warm")
+
+	p.Delay(200 * time.Millisecond)
+	if _, err := c.Write([]byte("first,")); err != nil {
+		t.Fatal(err)
+	}
+	p.Delay(0)
+	if _, err := c.Write([]byte("second")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len("first,second"))
+	sc.SetReadDeadline(time.Now().Add(bound))
+	if _, err := io.ReadFull(sc, got); err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "first,second" {
+		t.Fatalf("server read %q, want %q", got, "first,second")
+	}
+}
+
 // TestSilenceDropsDelayed: a chunk the proxy holds for its delay when
 // Silence comes is dropped, not delivered. The delay is long enough that
 // Silence comes well before the chunk is due.

@@ -1,6 +1,6 @@
 module github.com/zkflow/zkflow
 
-go 1.26.8
+go 1.25
 
 require (
 	github.com/anishathalye/porcupine v1.3.1

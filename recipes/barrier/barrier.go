@@ -27,16 +27,17 @@ const (
 // any number of flows and executors.
 type Barrier struct {
 	path string
+	acl  task.ACLProvider
 }
 
 // New returns the barrier whose node is path. It fails with an error
 // wrapping task.ErrInvalidPath if path breaks ZooKeeper's rules or is the
-// root or under /zookeeper.
-func New(path string) (*Barrier, error) {
+// root or under /zookeeper. WithACL sets the ACL of the nodes it creates.
+func New(path string, opts ...Option) (*Barrier, error) {
 	if err := validDir("barrier node", path); err != nil {
 		return nil, err
 	}
-	return &Barrier{path: path}, nil
+	return &Barrier{path: path, acl: newOptions(opts).acl}, nil
 }
 
 // Path is the barrier's node.
@@ -51,13 +52,13 @@ func (b *Barrier) Set(data []byte) task.Task[task.Unit] {
 	if b == nil {
 		return task.Fail[task.Unit](errNil("Barrier"))
 	}
-	create := c.Map(c.Retry(task.Create(b.path, data, task.Persistent), retry), func(string) task.Unit { return task.Unit{} })
+	create := c.Map(c.Retry(zkops.Create(b.path, data, task.Persistent, b.acl), retry), func(string) task.Unit { return task.Unit{} })
 	return c.Catch(create, func(err error) task.Task[task.Unit] {
 		switch {
 		case errors.Is(err, task.ErrNodeExists):
 			return task.Done
 		case errors.Is(err, task.ErrNoNode):
-			return c.Seq(zkops.EnsurePath(task.Parent(b.path)), b.Set(data))
+			return c.Seq(zkops.EnsurePath(task.Parent(b.path), b.acl), b.Set(data))
 		}
 		return task.Fail[task.Unit](err)
 	})

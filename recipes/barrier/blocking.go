@@ -20,12 +20,13 @@ type Gate struct {
 	b  *Barrier
 }
 
-// NewGate returns a Gate on the barrier node path whose flows run on ex.
-func NewGate(ex *executor.Executor, path string) (*Gate, error) {
+// NewGate returns a Gate on the barrier node path whose flows run on ex,
+// with the options of New (WithACL).
+func NewGate(ex *executor.Executor, path string, opts ...Option) (*Gate, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("barrier: nil executor: %w", task.ErrInvalidArgument)
 	}
-	b, err := New(path)
+	b, err := New(path, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -73,12 +74,12 @@ type Double struct {
 }
 
 // NewDoubleGate returns a Double for n participants under dir whose flows run
-// on ex.
-func NewDoubleGate(ex *executor.Executor, dir string, n int) (*Double, error) {
+// on ex, with the options of NewDouble (WithACL).
+func NewDoubleGate(ex *executor.Executor, dir string, n int, opts ...Option) (*Double, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("barrier: nil executor: %w", task.ErrInvalidArgument)
 	}
-	d, err := NewDouble(dir, n)
+	d, err := NewDouble(dir, n, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,9 @@
 // task chains, with a context-first blocking API on top (Gate, Double).
 //
 // Start reading at Barrier (barrier.go), then DoubleBarrier.Enter and
-// Participant.Leave (double.go), then the blocking API (blocking.go).
+// Participant.Leave (double.go), then the blocking API (blocking.go). The
+// option WithACL sets the ACL of every node a barrier creates
+// (task.OpenACL by default).
 //
 // Every operation is retried past connection loss (after the reconnect:
 // the executor pauses while the session is suspended) and past "not

@@ -47,20 +47,21 @@ const partPrefix = "_p_"
 type DoubleBarrier struct {
 	dir string
 	n   int
+	acl task.ACLProvider
 }
 
 // NewDouble returns the double barrier for n participants whose nodes live
 // under dir. n < 1 fails with an error wrapping task.ErrInvalidArgument; an
 // invalid dir (or the root, or under /zookeeper) with one wrapping
-// task.ErrInvalidPath.
-func NewDouble(dir string, n int) (*DoubleBarrier, error) {
+// task.ErrInvalidPath. WithACL sets the ACL of the nodes it creates.
+func NewDouble(dir string, n int, opts ...Option) (*DoubleBarrier, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("barrier: %d participants: %w", n, task.ErrInvalidArgument)
 	}
 	if err := validDir("directory", dir); err != nil {
 		return nil, err
 	}
-	return &DoubleBarrier{dir: dir, n: n}, nil
+	return &DoubleBarrier{dir: dir, n: n, acl: newOptions(opts).acl}, nil
 }
 
 // Dir is the barrier's directory.
@@ -195,7 +196,8 @@ func (e *entry) run(s *task.Scope, k task.Cont[*Participant]) {
 // us twice): we wait as if it were our node (watchSelf), and fail with
 // ErrParticipantLost once it goes. It is never deleted as ours.
 func (e *entry) create() {
-	req := &task.CreateRequest{Path: e.d.child(e.prefix), Mode: task.EphemeralSequential}
+	path := e.d.child(e.prefix)
+	req := &task.CreateRequest{Path: path, Mode: task.EphemeralSequential, ACL: e.d.acl.For(path)}
 	settle := func() task.Task[[]string] {
 		if canary.On(bugBlindCreate) {
 			return nil // create again without looking
@@ -207,7 +209,7 @@ func (e *entry) create() {
 			return zkops.Prefixed(e.d.dir, e.prefix)
 		})
 	}
-	task.Run(e.s, zkops.CreateUnique(req, e.d.dir, settle), func(name string, err error) {
+	task.Run(e.s, zkops.CreateUnique(req, e.d.dir, e.d.acl, settle), func(name string, err error) {
 		if err != nil {
 			e.fail(err)
 			return
@@ -346,7 +348,7 @@ func firstOf(a, b *task.Watch) task.Task[fired] {
 }
 
 func (e *entry) makeReady() {
-	create := c.Retry(task.Create(e.ready(), nil, task.Persistent), retry)
+	create := c.Retry(zkops.Create(e.ready(), nil, task.Persistent, e.d.acl), retry)
 	task.Run(e.s, create, func(_ string, err error) {
 		if err != nil && !errors.Is(err, task.ErrNodeExists) {
 			e.fail(err)

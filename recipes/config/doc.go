@@ -1,5 +1,7 @@
 // Package config delivers configuration kept in ZooKeeper to the code
-// that uses it, and writes it atomically.
+// that uses it, and writes it atomically. Readers create no node; the
+// option WithACL sets the ACL of every node a write creates (task.OpenACL
+// by default).
 //
 // # Reading
 //

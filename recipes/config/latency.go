@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -17,15 +18,15 @@ import (
 // at the end. Times come from writer's clock (the executor's injected
 // clock: real time in production). Both executors must be running
 // (executor.Run). It is for the benchmark harness and the package's
-// benchmark.
-func WriteToHandlerLatency(ctx context.Context, reader, writer *executor.Executor, path string, n int) ([]time.Duration, error) {
+// benchmark. WithACL sets the ACL path is created with.
+func WriteToHandlerLatency(ctx context.Context, reader, writer *executor.Executor, path string, n int, opts ...Option) ([]time.Duration, error) {
 	if reader == nil || writer == nil {
 		return nil, fmt.Errorf("config: nil executor: %w", task.ErrInvalidArgument)
 	}
 	if n < 0 {
 		return nil, fmt.Errorf("config: negative count %d: %w", n, task.ErrInvalidArgument)
 	}
-	if _, err := executor.Await(ctx, writer, task.Create(path, []byte("0"), task.Persistent)); err != nil {
+	if _, err := executor.Await(ctx, writer, zkops.Create(path, []byte("0"), task.Persistent, newOptions(opts).acl)); err != nil {
 		return nil, err
 	}
 	cleanup := func(ex *executor.Executor, t task.Task[task.Unit]) { // best effort, bounded

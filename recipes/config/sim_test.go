@@ -274,7 +274,7 @@ func (s *configSim) writeNode(r *sim.Trial) {
 		set := c.Catch(task.Map(c.Retry(task.Set(simNode, data, task.AnyVersion), retry), func(task.Stat) task.Unit { return task.Unit{} }),
 			func(err error) task.Task[task.Unit] {
 				if errors.Is(err, task.ErrNoNode) {
-					return put(simNode, data)
+					return put(simNode, data, nil)
 				}
 				return task.Fail[task.Unit](err)
 			})

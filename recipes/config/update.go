@@ -51,11 +51,13 @@ func validate(root string, values map[string][]byte) error {
 // again on the next session: executor.AwaitAcrossExpiry). No root:
 // task.ErrNoNode. Invalid names or no
 // values: task.ErrInvalidPath or task.ErrInvalidArgument, before anything
-// is sent. Other errors end the task.
-func Update(root string, values map[string][]byte) task.Task[task.Unit] {
+// is sent. Other errors end the task. WithACL sets the ACL of the nodes
+// it creates.
+func Update(root string, values map[string][]byte, opts ...Option) task.Task[task.Unit] {
 	if err := validate(root, values); err != nil {
 		return task.Fail[task.Unit](err)
 	}
+	acl := newOptions(opts).acl
 	values = maps.Clone(values)
 	marker := task.Join(root, MarkerName)
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
@@ -70,13 +72,13 @@ func Update(root string, values map[string][]byte) task.Task[task.Unit] {
 					waitGone(s, marker, attempt, k)
 					return
 				}
-				ops := []task.MultiOp{&task.CreateRequest{Path: marker, ACL: task.OpenACL}}
+				ops := []task.MultiOp{&task.CreateRequest{Path: marker, ACL: acl.For(marker)}}
 				for _, name := range slices.Sorted(maps.Keys(values)) {
 					p := task.Join(root, name)
 					if slices.Contains(cl.Names, name) {
 						ops = append(ops, &task.SetDataRequest{Path: p, Data: values[name], Version: task.AnyVersion})
 					} else {
-						ops = append(ops, &task.CreateRequest{Path: p, Data: values[name], ACL: task.OpenACL})
+						ops = append(ops, &task.CreateRequest{Path: p, Data: values[name], ACL: acl.For(p)})
 					}
 				}
 				ops = append(ops, &task.DeleteRequest{Path: marker, Version: task.AnyVersion})
@@ -146,11 +148,13 @@ func waitGone(s *task.Scope, path string, then func(), k task.Cont[task.Unit]) {
 // root: task.ErrNoNode (before the marker is created). The token is drawn
 // when the task first runs and kept by the task value: run one task value
 // at most once at a time (two runs at once would both take the marker for
-// theirs), and build a new task for each update.
-func UpdateMarked(root string, values map[string][]byte) task.Task[task.Unit] {
+// theirs), and build a new task for each update. WithACL sets the ACL of
+// the nodes it creates.
+func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Task[task.Unit] {
 	if err := validate(root, values); err != nil {
 		return task.Fail[task.Unit](err)
 	}
+	acl := newOptions(opts).acl
 	values = maps.Clone(values)
 	marker := task.Join(root, MarkerName)
 	var token []byte // drawn at the first run; later runs resume with it
@@ -170,7 +174,7 @@ func UpdateMarked(root string, values map[string][]byte) task.Task[task.Unit] {
 					task.Run(s, deleteMarker(marker, token), k)
 					return
 				}
-				task.Run(s, put(task.Join(root, names[i]), values[names[i]]), func(_ task.Unit, err error) {
+				task.Run(s, put(task.Join(root, names[i]), values[names[i]], acl), func(_ task.Unit, err error) {
 					if err != nil {
 						k(task.Unit{}, err)
 						return
@@ -181,7 +185,7 @@ func UpdateMarked(root string, values map[string][]byte) task.Task[task.Unit] {
 			step(0)
 		}
 		lock = func() {
-			create := c.Retry(task.Create(marker, token, task.Persistent), retry)
+			create := c.Retry(zkops.Create(marker, token, task.Persistent, acl), retry)
 			task.Run(s, create, func(_ string, err error) {
 				switch {
 				case err == nil:
@@ -227,8 +231,8 @@ func deleteMarker(marker string, token []byte) task.Task[task.Unit] {
 	})
 }
 
-// put sets path to data, creating it if missing.
-func put(path string, data []byte) task.Task[task.Unit] {
+// put sets path to data, creating it with acl's ACL if missing.
+func put(path string, data []byte, acl task.ACLProvider) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		var attempt func()
 		attempt = func() {
@@ -237,7 +241,7 @@ func put(path string, data []byte) task.Task[task.Unit] {
 					k(task.Unit{}, err)
 					return
 				}
-				task.Run(s, c.Retry(task.Create(path, data, task.Persistent), retry), func(_ string, err error) {
+				task.Run(s, c.Retry(zkops.Create(path, data, task.Persistent, acl), retry), func(_ string, err error) {
 					if errors.Is(err, task.ErrNodeExists) {
 						attempt()
 						return

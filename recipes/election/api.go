@@ -48,6 +48,12 @@ type Config struct {
 	// of a Leadership's state (Leading, Uncertain, Ended), in order, once
 	// per change. It must not block.
 	OnState func(l *Leadership, s State)
+	// ACL gives, by path, the ACL of every node the election creates: the
+	// candidate nodes (the path sent: DIR/_c_<id>-latch-), a Master's
+	// node and lease, and the directories and ancestors it creates. Nil
+	// means task.OpenACL. Creates passed to Leadership.Fenced keep their
+	// own ACL.
+	ACL task.ACLProvider
 }
 
 // Validate reports a configuration error, wrapping task.ErrInvalidArgument.

@@ -7,7 +7,8 @@
 //
 // Start reading at Election.Campaign (election.go), then Leadership
 // (leadership.go), then Master (master.go) and the blocking Campaign
-// (blocking.go).
+// (blocking.go). Config.ACL sets the ACL of every node an election creates
+// (task.OpenACL by default).
 //
 // # Safety
 //

@@ -93,9 +93,10 @@ func (a *attempt) lost(what string) {
 // our node; otherwise it was not, and we create again. A missing directory
 // is created.
 func (a *attempt) create() {
-	req := &task.CreateRequest{Path: a.e.child(a.prefix), Data: a.e.cfg.Data, Mode: task.EphemeralSequential}
+	path := a.e.child(a.prefix)
+	req := &task.CreateRequest{Path: path, Data: a.e.cfg.Data, Mode: task.EphemeralSequential, ACL: a.e.cfg.ACL.For(path)}
 	settle := func() task.Task[[]string] { return ours(a.e, a.prefix, a.sess.ID) }
-	task.Run(a.s, zkops.CreateUnique(req, a.e.dir, settle), func(name string, err error) {
+	task.Run(a.s, zkops.CreateUnique(req, a.e.dir, a.e.cfg.ACL, settle), func(name string, err error) {
 		switch {
 		case errors.Is(err, task.ErrNodeExists):
 			// A sequential create clashes only when the counter is stuck

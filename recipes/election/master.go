@@ -115,8 +115,8 @@ func (r *run) create() {
 		}
 		nodeAt := len(ops)
 		ops = append(ops,
-			&task.CreateRequest{Path: r.m.path, Data: r.m.cfg.Data, Mode: task.Ephemeral, ACL: task.OpenACL},
-			&task.CreateRequest{Path: r.lease, Mode: task.Ephemeral, ACL: task.OpenACL})
+			&task.CreateRequest{Path: r.m.path, Data: r.m.cfg.Data, Mode: task.Ephemeral, ACL: r.m.cfg.ACL.For(r.m.path)},
+			&task.CreateRequest{Path: r.lease, Mode: task.Ephemeral, ACL: r.m.cfg.ACL.For(r.lease)})
 		task.Run(r.s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
 			var me *task.MultiError
 			switch {
@@ -140,7 +140,7 @@ func (r *run) create() {
 
 // ensure creates the lease directory and its ancestors, then tries again.
 func (r *run) ensure() {
-	task.Run(r.s, zkops.EnsurePath(r.m.leases), func(_ task.Unit, err error) {
+	task.Run(r.s, zkops.EnsurePath(r.m.leases, r.m.cfg.ACL), func(_ task.Unit, err error) {
 		if err != nil {
 			r.fail(err)
 			return

@@ -21,12 +21,13 @@ type Client struct {
 	g  *Group
 }
 
-// NewClient returns a Client of the group under dir whose flows run on ex.
-func NewClient(ex *executor.Executor, dir string) (*Client, error) {
+// NewClient returns a Client of the group under dir whose flows run on ex,
+// with the options of New (WithACL).
+func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("group: nil executor: %w", task.ErrInvalidArgument)
 	}
-	g, err := New(dir)
+	g, err := New(dir, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,8 @@
 // report joins and leaves.
 //
 // Start reading at Group.Join and Member (member.go), then Group.Watch and
-// View (view.go), then Client (client.go).
+// View (view.go), then Client (client.go). The option WithACL sets the ACL
+// of every node the group creates (task.OpenACL by default).
 //
 // Every operation is retried past connection loss (after the reconnect:
 // the executor pauses while the session is suspended) and past "not

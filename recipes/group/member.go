@@ -30,20 +30,25 @@ var ErrLeft = errors.New("group: member left")
 // number of flows and executors.
 type Group struct {
 	dir string
+	acl task.ACLProvider
 }
 
 // New returns the group whose members live under dir. The directory and
 // its ancestors are created (persistent) on first use. An invalid dir (or
 // the root, or under /zookeeper) fails with an error wrapping
-// task.ErrInvalidPath.
-func New(dir string) (*Group, error) {
+// task.ErrInvalidPath. WithACL sets the ACL of the nodes it creates.
+func New(dir string, opts ...Option) (*Group, error) {
 	if err := task.ValidatePath(dir, false); err != nil {
 		return nil, fmt.Errorf("group: directory %q: %w", dir, err)
 	}
 	if dir == "/" || dir == "/zookeeper" || len(dir) > 11 && dir[:11] == "/zookeeper/" {
 		return nil, fmt.Errorf("group: directory %q: reserved: %w", dir, task.ErrInvalidPath)
 	}
-	return &Group{dir: dir}, nil
+	g := &Group{dir: dir}
+	for _, o := range opts {
+		o.apply(g)
+	}
+	return g, nil
 }
 
 // Dir is the group's directory.
@@ -124,7 +129,7 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 		// undo runs inside the scope, before RunIn closes it (and would
 		// start the cleanup).
 		late := canary.On(bugCleanupAfterJoin)
-		reg := c.Map(register(path, data), func(task.Stat) task.Unit {
+		reg := c.Map(register(path, data, g.acl), func(task.Stat) task.Unit {
 			if !late {
 				undo()
 			}
@@ -149,17 +154,17 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 // succeeds with its Stat once the node is ours. A lost create reply is
 // settled by the node's ephemeralOwner; a node of another session is
 // waited out (watched until it goes), then created again.
-func register(path string, data []byte) task.Task[task.Stat] {
+func register(path string, data []byte, acl task.ACLProvider) task.Task[task.Stat] {
 	return func(s *task.Scope, k task.Cont[task.Stat]) {
 		var create, settle func()
 		create = func() {
-			req := &task.CreateRequest{Path: path, Data: data, Mode: task.Ephemeral}
+			req := &task.CreateRequest{Path: path, Data: data, Mode: task.Ephemeral, ACL: acl.For(path)}
 			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
 				switch {
 				case err == nil:
 					k(cr.Stat, nil)
 				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, zkops.EnsurePath(task.Parent(path)), func(_ task.Unit, err error) {
+					task.Run(s, zkops.EnsurePath(task.Parent(path), acl), func(_ task.Unit, err error) {
 						if err != nil {
 							k(task.Stat{}, err)
 							return
@@ -223,7 +228,7 @@ func (m *Member) keep() {
 				task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
 			default:
 				m.mark(s.Session(), false)
-				task.Run(s, register(path, m.data), func(_ task.Stat, err error) { k(true, err) })
+				task.Run(s, register(path, m.data, m.g.acl), func(_ task.Stat, err error) { k(true, err) })
 			}
 		})
 	}

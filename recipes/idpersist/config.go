@@ -41,6 +41,12 @@ type Config struct {
 	// LowWater: the leader raises the limit once value + LowWater passes
 	// it (default Chunk/2, at least 1), so generators rarely wait.
 	LowWater int64
+	// ACL gives, by path, the ACL of every node a replica creates: the
+	// ancestors of the configured nodes, its candidate (the path sent:
+	// Election/<token>), the limit nodes, Parent, and a sequence node
+	// restored after a data loss. Nil means task.OpenACL. Generators
+	// create no node.
+	ACL task.ACLProvider
 }
 
 // ErrConfig: a Config that cannot work. It matches task.ErrInvalidArgument.

@@ -5,6 +5,8 @@
 //
 // Start reading at Reserve/Next (generator.go), then Replica (leader.go);
 // the durable mark is a Store (store.go), by default a FileStore.
+// Config.ACL sets the ACL of every node a replica creates (task.OpenACL by
+// default).
 //
 // # The safety property
 //

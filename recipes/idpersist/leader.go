@@ -82,7 +82,7 @@ func (r *Replica) Task() task.Task[task.Unit] {
 		sc := s.Child()
 		sc.Defer(withdraw(r.cfg.Election, token, sess))
 		task.RunIn(sc, c.Then(r.ensureParents(), func(task.Unit) task.Task[task.Unit] {
-			return c.Then(createCandidate(r.cfg.Election, token), func(me string) task.Task[task.Unit] {
+			return c.Then(createCandidate(r.cfg.Election, token, r.cfg.ACL), func(me string) task.Task[task.Unit] {
 				return c.Loop(task.Unit{}, func(task.Unit) bool { return true }, func(task.Unit) task.Task[task.Unit] {
 					return c.Then(r.awaitTurn(me), func(task.Unit) task.Task[task.Unit] {
 						return c.OnError(r.lead(me), func(error) task.Task[task.Unit] { return task.Done }, errSuspended)
@@ -134,7 +134,7 @@ func (r *Replica) ensureParents() task.Task[task.Unit] {
 	}
 	t := task.Done
 	for _, p := range paths {
-		create := c.OnError(c.Map(task.Create(p, nil, task.Persistent), func(string) task.Unit { return task.Unit{} }),
+		create := c.OnError(c.Map(zkops.Create(p, nil, task.Persistent, r.cfg.ACL), func(string) task.Unit { return task.Unit{} }),
 			func(error) task.Task[task.Unit] { return task.Done }, task.ErrNodeExists)
 		t = c.Seq(t, c.Retry(create, c.Policy{}))
 	}
@@ -143,8 +143,8 @@ func (r *Replica) ensureParents() task.Task[task.Unit] {
 
 // createCandidate creates the ephemeral-sequential candidate named token;
 // after connection loss it lists the children and takes the node with
-// the token if the create was applied.
-func createCandidate(election, token string) task.Task[string] {
+// the token if the create was applied. The node gets acl's ACL.
+func createCandidate(election, token string, acl task.ACLProvider) task.Task[string] {
 	find := c.Then(task.Children(election), func(cl task.ChildList) task.Task[string] {
 		for _, n := range cl.Names {
 			if strings.HasPrefix(n, token) {
@@ -154,7 +154,7 @@ func createCandidate(election, token string) task.Task[string] {
 		return task.Fail[string](task.ErrNotSent) // not applied: create again
 	})
 	var attempt task.Task[string]
-	attempt = c.OnError(task.Create(election+"/"+token, nil, task.EphemeralSequential),
+	attempt = c.OnError(zkops.Create(election+"/"+token, nil, task.EphemeralSequential, acl),
 		func(error) task.Task[string] { return c.Retry(find, c.Policy{On: []error{task.ErrConnectionLoss}}) },
 		task.ErrConnectionLoss)
 	return c.Retry(attempt, c.Policy{On: []error{task.ErrNotSent}})
@@ -345,7 +345,7 @@ func (r *Replica) round(me string, st *leaderState) task.Task[task.Unit] {
 				}
 				if sq == nil { // lost (total data loss): restore from the mark before any ID is taken
 					seed := max(st.mark, limit)
-					return fenced(me, &task.CreateRequest{Path: cfg.Sequence, Data: seqid.Encode(seed), Mode: task.Persistent, ACL: task.OpenACL})
+					return fenced(me, &task.CreateRequest{Path: cfg.Sequence, Data: seqid.Encode(seed), Mode: task.Persistent, ACL: cfg.ACL.For(cfg.Sequence)})
 				}
 				v, err := seqid.Decode(sq.Data.Data)
 				if err != nil {
@@ -375,7 +375,7 @@ func (r *Replica) round(me string, st *leaderState) task.Task[task.Unit] {
 				newLimit := base + cfg.Chunk
 				var write task.MultiOp
 				if lim == nil {
-					write = &task.CreateRequest{Path: cfg.Limit, Data: seqid.Encode(newLimit), Mode: task.Persistent, ACL: task.OpenACL}
+					write = &task.CreateRequest{Path: cfg.Limit, Data: seqid.Encode(newLimit), Mode: task.Persistent, ACL: cfg.ACL.For(cfg.Limit)}
 				} else {
 					if lim.Stat.Version == task.AnyVersion {
 						return task.Fail[task.Unit](seqid.ErrVersionWrapped)

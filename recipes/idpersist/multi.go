@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -105,7 +106,7 @@ func (m *multiLeader) round() task.Task[task.Unit] {
 	cfg := m.r.cfg
 	list := c.OnError(task.ChildrenW(cfg.Parent), func(error) task.Task[task.ChildrenWatch] {
 		// Parent deleted: create it again and list again.
-		create := c.OnError(c.Map(task.Create(cfg.Parent, nil, task.Persistent), func(string) task.Unit { return task.Unit{} }),
+		create := c.OnError(c.Map(zkops.Create(cfg.Parent, nil, task.Persistent, cfg.ACL), func(string) task.Unit { return task.Unit{} }),
 			func(error) task.Task[task.Unit] { return task.Done }, task.ErrNodeExists)
 		return c.Then(create, func(task.Unit) task.Task[task.ChildrenWatch] { return task.Fail[task.ChildrenWatch](task.ErrNotSent) })
 	}, task.ErrNoNode)

@@ -2,7 +2,8 @@
 // context-first blocking API on top (Mutex).
 //
 // Start reading at Lock.Acquire (lock.go), then Held (held.go), then Mutex
-// (mutex.go).
+// (mutex.go). The option WithACL sets the ACL of every node the lock
+// creates (task.OpenACL by default).
 //
 // # Safety
 //

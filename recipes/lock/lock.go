@@ -62,18 +62,24 @@ var retry = zkops.Retry
 // be shared by any number of flows and executors.
 type Lock struct {
 	dir string
+	acl task.ACLProvider
 }
 
 // New returns the lock whose contenders live under dir. The directory and
-// its ancestors are created (persistent) on first use.
-func New(dir string) (*Lock, error) {
+// its ancestors are created (persistent) on first use. WithACL sets the
+// ACL of the nodes it creates.
+func New(dir string, opts ...Option) (*Lock, error) {
 	if err := task.ValidatePath(dir, false); err != nil {
 		return nil, fmt.Errorf("lock: directory %q: %w", dir, err)
 	}
 	if dir == "/" {
 		return nil, fmt.Errorf("lock: directory %q: %w", dir, task.ErrInvalidPath)
 	}
-	return &Lock{dir: dir}, nil
+	l := &Lock{dir: dir}
+	for _, o := range opts {
+		o.apply(l)
+	}
+	return l, nil
 }
 
 // Dir is the lock's directory.
@@ -137,7 +143,8 @@ func (a *attempt) fail(err error) { task.Resume(a.s, a.k, nil, err) }
 // create made (the proof it was read after it); otherwise the attempt
 // lists again (check).
 func (a *attempt) create() {
-	req := &task.CreateRequest{Path: a.l.child(a.prefix), Mode: task.EphemeralSequential}
+	path := a.l.child(a.prefix)
+	req := &task.CreateRequest{Path: path, Mode: task.EphemeralSequential, ACL: a.l.acl.For(path)}
 	var (
 		cr      task.Created
 		cerr    error
@@ -178,7 +185,7 @@ func (a *attempt) created(cr task.Created, err error, listing *task.ChildList) {
 	case err == nil:
 		a.found(cr.Path[len(a.l.dir)+1:], cr.Stat, listing)
 	case errors.Is(err, task.ErrNoNode):
-		task.Run(a.s, zkops.EnsurePath(a.l.dir), func(_ task.Unit, err error) {
+		task.Run(a.s, zkops.EnsurePath(a.l.dir, a.l.acl), func(_ task.Unit, err error) {
 			if err != nil {
 				a.fail(err)
 				return

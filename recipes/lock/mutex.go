@@ -17,12 +17,13 @@ type Mutex struct {
 	l  *Lock
 }
 
-// NewMutex returns a Mutex on directory dir whose flows run on ex.
-func NewMutex(ex *executor.Executor, dir string) (*Mutex, error) {
+// NewMutex returns a Mutex on directory dir whose flows run on ex, with
+// the options of New (WithACL).
+func NewMutex(ex *executor.Executor, dir string, opts ...Option) (*Mutex, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("lock: nil executor: %w", task.ErrInvalidArgument)
 	}
-	l, err := New(dir)
+	l, err := New(dir, opts...)
 	if err != nil {
 		return nil, err
 	}

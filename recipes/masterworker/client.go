@@ -7,6 +7,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -50,7 +51,7 @@ func (sys *System) submit(id string, data []byte, lookFirst bool) task.Task[stri
 	return func(s *task.Scope, k task.Cont[string]) {
 		var create, find func()
 		create = func() {
-			task.Run(s, task.Create(sys.TasksPath()+"/"+prefix, data, task.PersistentSequential), func(p string, err error) {
+			task.Run(s, zkops.Create(sys.TasksPath()+"/"+prefix, data, task.PersistentSequential, sys.acl), func(p string, err error) {
 				switch {
 				case err == nil:
 					k(task.Base(p), nil)

@@ -10,7 +10,8 @@
 //
 // Start reading at System (layout.go), then Master.Run (master.go),
 // Worker.Run (worker.go), Submit and Wait (client.go); Serve and Client
-// (blocking.go) are the blocking API.
+// (blocking.go) are the blocking API. The option WithACL sets the ACL of
+// every node the system creates (task.OpenACL by default).
 //
 // # Node layout
 //

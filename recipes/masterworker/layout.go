@@ -7,6 +7,7 @@ import (
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -35,19 +36,25 @@ var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: tim
 // of masters, workers and clients on any executors.
 type System struct {
 	root string
+	acl  task.ACLProvider
 }
 
 // New returns the system whose nodes live under root (see the package
 // documentation for the layout). root is created, with its five
 // directories, by Setup, which every Master and Worker runs first.
-func New(root string) (*System, error) {
+// WithACL sets the ACL of the nodes the system creates.
+func New(root string, opts ...Option) (*System, error) {
 	if err := task.ValidatePath(root, false); err != nil {
 		return nil, fmt.Errorf("masterworker: root %q: %w", root, err)
 	}
 	if root == "/" {
 		root = ""
 	}
-	return &System{root: root}, nil
+	sys := &System{root: root}
+	for _, o := range opts {
+		o.apply(sys)
+	}
+	return sys, nil
 }
 
 // Root is the system's root node.
@@ -95,14 +102,14 @@ func (sys *System) Setup() task.Task[task.Unit] {
 	dirs = append(dirs, sys.WorkersPath(), sys.TasksPath(), sys.AssignRoot(), sys.StatusRoot())
 	ts := make([]task.Task[task.Unit], len(dirs))
 	for i, d := range dirs {
-		ts[i] = mkdir(d)
+		ts[i] = sys.mkdir(d)
 	}
 	return seqAll(ts)
 }
 
 // mkdir creates a persistent node; one that exists already is fine.
-func mkdir(path string) task.Task[task.Unit] {
-	create := c.Retry(task.Create(path, nil, task.Persistent), retry)
+func (sys *System) mkdir(path string) task.Task[task.Unit] {
+	create := c.Retry(zkops.Create(path, nil, task.Persistent, sys.acl), retry)
 	return c.Catch(c.Map(create, func(string) task.Unit { return task.Unit{} }), func(err error) task.Task[task.Unit] {
 		if errors.Is(err, task.ErrNodeExists) {
 			return task.Done

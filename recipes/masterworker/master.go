@@ -40,7 +40,7 @@ func (sys *System) Master(id string) (*Master, error) {
 		return nil, err
 	}
 	m := &Master{sys: sys, id: id}
-	el, err := election.NewMaster(sys.MasterPath(), election.Config{Data: []byte(id), OnState: m.onState})
+	el, err := election.NewMaster(sys.MasterPath(), election.Config{Data: []byte(id), OnState: m.onState, ACL: sys.acl})
 	if err != nil {
 		return nil, err
 	}
@@ -409,9 +409,10 @@ func (r *term) moveBack(assigned, name string) task.Task[task.Unit] {
 				k(task.Unit{}, err)
 				return
 			}
+			back := r.m.sys.TasksPath() + "/" + name
 			multi := r.l.Fenced(
 				&task.DeleteRequest{Path: assigned, Version: d.Stat.Version},
-				&task.CreateRequest{Path: r.m.sys.TasksPath() + "/" + name, Data: d.Data, Mode: task.Persistent, ACL: task.OpenACL},
+				&task.CreateRequest{Path: back, Data: d.Data, Mode: task.Persistent, ACL: r.m.sys.acl.For(back)},
 			)
 			task.Run(s, multi, func(_ []task.MultiResult, err error) {
 				r.settle(err, &r.m.reassigned, k)
@@ -475,7 +476,7 @@ func (r *term) assign(name, w string) task.Task[task.Unit] {
 				k(task.Unit{}, err)
 				return
 			}
-			create := &task.CreateRequest{Path: assigned, Data: d.Data, Mode: task.Persistent, ACL: task.OpenACL}
+			create := &task.CreateRequest{Path: assigned, Data: d.Data, Mode: task.Persistent, ACL: r.m.sys.acl.For(assigned)}
 			del := &task.DeleteRequest{Path: taskPath, Version: d.Stat.Version}
 			if canary.On(bugAssignTwoOps) {
 				task.Run(s, r.l.Fenced(create), func(_ []task.MultiResult, err error) {

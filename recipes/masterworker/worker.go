@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -86,7 +87,7 @@ func (r *wrun) regPath() string { return r.w.sys.WorkersPath() + "/" + r.w.id }
 // start creates the assignment directory first, so that the master never
 // sees a registered worker without one.
 func (r *wrun) start() {
-	task.Run(r.s, mkdir(r.w.sys.AssignPath(r.w.id)), func(_ task.Unit, err error) {
+	task.Run(r.s, r.w.sys.mkdir(r.w.sys.AssignPath(r.w.id)), func(_ task.Unit, err error) {
 		if err != nil {
 			r.fail(err)
 			return
@@ -102,7 +103,7 @@ func (r *wrun) start() {
 // operator made there).
 func (r *wrun) register() {
 	p := r.regPath()
-	task.Run(r.s, task.Create(p, nil, task.Ephemeral), func(_ string, err error) {
+	task.Run(r.s, zkops.Create(p, nil, task.Ephemeral, r.w.sys.acl), func(_ string, err error) {
 		switch {
 		case err == nil:
 			r.registeredNow(nil)
@@ -188,7 +189,7 @@ func (r *wrun) list() {
 		if errors.Is(err, task.ErrNoNode) {
 			// A primary whose list of workers predates our registration
 			// took the directory for a dead worker's and deleted it.
-			task.Run(r.s, mkdir(r.w.sys.AssignPath(r.w.id)), func(_ task.Unit, err error) {
+			task.Run(r.s, r.w.sys.mkdir(r.w.sys.AssignPath(r.w.id)), func(_ task.Unit, err error) {
 				if err != nil {
 					r.fail(err)
 					return
@@ -260,8 +261,9 @@ func (r *wrun) execute(name string) task.Task[task.Unit] {
 // master moved the task back) writes nothing: the task runs again
 // elsewhere and that run writes the one status.
 func (r *wrun) writeStatus(assigned, name string, res Result) task.Task[task.Unit] {
+	status := r.w.sys.StatusPath(name)
 	multi := task.Multi(
-		&task.CreateRequest{Path: r.w.sys.StatusPath(name), Data: encodeResult(res), Mode: task.Persistent, ACL: task.OpenACL},
+		&task.CreateRequest{Path: status, Data: encodeResult(res), Mode: task.Persistent, ACL: r.w.sys.acl.For(status)},
 		&task.DeleteRequest{Path: assigned, Version: task.AnyVersion},
 	)
 	return func(s *task.Scope, k task.Cont[task.Unit]) {

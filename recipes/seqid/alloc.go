@@ -20,16 +20,18 @@ import (
 type Allocator struct {
 	path   string
 	size   int64
+	acl    task.ACLProvider
 	blocks []Block // reserved and not yet handed out, lowest first
 }
 
 // NewAllocator returns an allocator on the sequence at path that reserves
-// size IDs at a time. size < 1 fails with ErrBadCount.
-func NewAllocator(path string, size int64) (*Allocator, error) {
+// size IDs at a time. size < 1 fails with ErrBadCount. WithACL sets the
+// ACL the node is created with.
+func NewAllocator(path string, size int64, opts ...Option) (*Allocator, error) {
 	if size < 1 {
 		return nil, &Error{Op: "reserve", Path: path, Err: fmt.Errorf("%w: %d", ErrBadCount, size)}
 	}
-	return &Allocator{path: path, size: size}, nil
+	return &Allocator{path: path, size: size, acl: newOptions(opts).acl}, nil
 }
 
 // Next returns a task that succeeds with the allocator's next ID, taken
@@ -40,7 +42,7 @@ func (a *Allocator) Next() task.Task[int64] {
 			k(id, nil)
 			return
 		}
-		task.Run(s, Reserve(a.path, a.size), func(b Block, err error) {
+		task.Run(s, reserve("reserve", a.path, a.size, a.acl), func(b Block, err error) {
 			if err != nil {
 				k(0, err)
 				return

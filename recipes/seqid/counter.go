@@ -21,22 +21,24 @@ import (
 // the fallback.
 type Counter struct {
 	path string
+	acl  task.ACLProvider
 	last *task.Data // what our last write left, if nothing has failed since
 }
 
-// NewCounter returns a counter on the sequence at path.
-func NewCounter(path string) (*Counter, error) {
+// NewCounter returns a counter on the sequence at path. WithACL sets the
+// ACL the node is created with.
+func NewCounter(path string, opts ...Option) (*Counter, error) {
 	if err := task.ValidatePath(path, false); err != nil {
 		return nil, &Error{Op: "next", Path: path, Err: err}
 	}
-	return &Counter{path: path}, nil
+	return &Counter{path: path, acl: newOptions(opts).acl}, nil
 }
 
 // Next returns a task that takes the next ID.
 func (ct *Counter) Next() task.Task[int64] {
 	return func(s *task.Scope, k task.Cont[int64]) {
 		full := func() {
-			task.Run(s, reserveWritten("next", ct.path, 1), func(w written, err error) {
+			task.Run(s, reserveWritten("next", ct.path, 1, ct.acl), func(w written, err error) {
 				if err != nil {
 					k(0, err)
 					return

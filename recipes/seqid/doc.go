@@ -3,7 +3,8 @@
 //
 // Start reading at Next and Reserve (seqid.go), then Counter (counter.go),
 // Allocator (alloc.go) and Generator (generator.go); the node format is in
-// codec.go.
+// codec.go. The option WithACL sets the ACL of the sequence node when the
+// recipe creates it (task.OpenACL by default).
 //
 // # What it guarantees
 //

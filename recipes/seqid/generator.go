@@ -24,6 +24,7 @@ type Generator struct {
 	ex   *executor.Executor
 	path string
 	size int64
+	acl  task.ACLProvider
 	next task.Task[int64] // blockSize 1: a Counter's
 
 	mu      sync.Mutex
@@ -37,8 +38,8 @@ type Generator struct {
 // trip while no other client writes the node); with more, IDs come
 // from blocks of blockSize reserved one at a time (a gap of at most
 // blockSize-1 per generator that stops). blockSize < 1 fails with
-// ErrBadCount.
-func NewGenerator(ex *executor.Executor, path string, blockSize int64) (*Generator, error) {
+// ErrBadCount. WithACL sets the ACL the node is created with.
+func NewGenerator(ex *executor.Executor, path string, blockSize int64, opts ...Option) (*Generator, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("%w: nil executor", task.ErrInvalidArgument)
 	}
@@ -48,11 +49,11 @@ func NewGenerator(ex *executor.Executor, path string, blockSize int64) (*Generat
 	if err := task.ValidatePath(path, false); err != nil {
 		return nil, &Error{Op: "reserve", Path: path, Err: err}
 	}
-	ct, err := NewCounter(path)
+	ct, err := NewCounter(path, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Generator{ex: ex, path: path, size: blockSize, next: ct.Next()}, nil
+	return &Generator{ex: ex, path: path, size: blockSize, acl: ct.acl, next: ct.Next()}, nil
 }
 
 // Next returns a new ID, or an error once ctx ends (task.ErrCanceled or
@@ -90,7 +91,7 @@ func (g *Generator) Next(ctx context.Context) (int64, error) {
 		g.filling = ch
 		g.mu.Unlock()
 
-		b, err := executor.AwaitAcrossExpiry(ctx, g.ex, Reserve(g.path, g.size))
+		b, err := executor.AwaitAcrossExpiry(ctx, g.ex, reserve("reserve", g.path, g.size, g.acl))
 		g.mu.Lock()
 		g.filling = nil
 		if err == nil {

@@ -7,6 +7,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -74,17 +75,20 @@ var retryOn = []error{task.ErrBadVersion, task.ErrConnectionLoss, task.ErrNotSen
 // adds one to the node's value with a compare-and-set and succeeds with the
 // new value. The first ID of a sequence whose node is missing is 1. See the
 // package documentation for the protocol and what each error does.
-func Next(path string) task.Task[int64] {
-	return c.Map(reserve("next", path, 1), func(b Block) int64 { return b.Last })
+// WithACL sets the ACL the node is created with.
+func Next(path string, opts ...Option) task.Task[int64] {
+	return c.Map(reserve("next", path, 1, newOptions(opts).acl), func(b Block) int64 { return b.Last })
 }
 
 // Reserve returns a task that reserves n IDs at once (the node's value
 // goes up by n in one compare-and-set) and succeeds with them. n < 1 fails
-// with ErrBadCount.
-func Reserve(path string, n int64) task.Task[Block] { return reserve("reserve", path, n) }
+// with ErrBadCount. WithACL sets the ACL the node is created with.
+func Reserve(path string, n int64, opts ...Option) task.Task[Block] {
+	return reserve("reserve", path, n, newOptions(opts).acl)
+}
 
-func reserve(op, path string, n int64) task.Task[Block] {
-	return c.Map(reserveWritten(op, path, n), func(w written) Block { return w.block })
+func reserve(op, path string, n int64, acl task.ACLProvider) task.Task[Block] {
+	return c.Map(reserveWritten(op, path, n, acl), func(w written) Block { return w.block })
 }
 
 // written is the outcome of a compare-and-set that reserved a block: the
@@ -94,11 +98,11 @@ type written struct {
 	node  task.Data
 }
 
-func reserveWritten(op, path string, n int64) task.Task[written] {
+func reserveWritten(op, path string, n int64, acl task.ACLProvider) task.Task[written] {
 	if n < 1 {
 		return task.Fail[written](&Error{Op: op, Path: path, Err: fmt.Errorf("%w: %d", ErrBadCount, n)})
 	}
-	round := c.Then(read(path), func(d task.Data) task.Task[written] {
+	round := c.Then(read(path, acl), func(d task.Data) task.Task[written] {
 		return casFrom(op, path, d, n)
 	})
 	return c.Retry(round, c.Policy{On: retryOn})
@@ -147,9 +151,10 @@ func advance(d task.Data, n int64) ([]byte, Block, error) {
 	return data, Block{First: v + 1, Last: v + n}, nil
 }
 
-// read gets the node, creating it with the value 0 if it is missing.
-func read(path string) task.Task[task.Data] {
-	create := c.OnError(c.Map(task.Create(path, Encode(0), task.Persistent), func(string) task.Unit { return task.Unit{} }),
+// read gets the node, creating it with the value 0 and acl's ACL if it is
+// missing.
+func read(path string, acl task.ACLProvider) task.Task[task.Data] {
+	create := c.OnError(c.Map(zkops.Create(path, Encode(0), task.Persistent, acl), func(string) task.Unit { return task.Unit{} }),
 		func(error) task.Task[task.Unit] { return task.Done }, task.ErrNodeExists)
 	again := c.Then(create, func(task.Unit) task.Task[task.Data] { return task.Get(path) })
 	return c.OnError(task.Get(path), func(error) task.Task[task.Data] { return again }, task.ErrNoNode)

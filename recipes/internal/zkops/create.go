@@ -11,8 +11,8 @@ import (
 // and succeeds with the name the server gave it (not its path):
 //
 //   - success: the created name;
-//   - ErrNoNode: dir is missing; EnsurePath(dir), then create again (an
-//     error of EnsurePath ends the task with it);
+//   - ErrNoNode: dir is missing; EnsurePath(dir, acl), then create again
+//     (an error of EnsurePath ends the task with it);
 //   - ErrNotSent: create again;
 //   - ErrConnectionLoss: the create may or may not have been applied. If
 //     settle is nil or returns nil, create again without looking (what
@@ -22,7 +22,11 @@ import (
 //     not applied (the listing came after it in the session's order), so
 //     create again; its error ends the task;
 //   - any other error ends the task with it.
-func CreateUnique(req *task.CreateRequest, dir string, settle func() task.Task[[]string]) task.Task[string] {
+//
+// The node is created with req.ACL (nil: task.OpenACL) and the ancestors
+// EnsurePath makes with acl's ACL for their paths; a recipe passes its
+// provider as acl and acl.For(req.Path) as req.ACL.
+func CreateUnique(req *task.CreateRequest, dir string, acl task.ACLProvider, settle func() task.Task[[]string]) task.Task[string] {
 	return func(s *task.Scope, k task.Cont[string]) {
 		var create func()
 		create = func() {
@@ -32,7 +36,7 @@ func CreateUnique(req *task.CreateRequest, dir string, settle func() task.Task[[
 				case err == nil:
 					k(task.Base(cr.Path), nil)
 				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, EnsurePath(dir), func(_ task.Unit, err error) {
+					task.Run(s, EnsurePath(dir, acl), func(_ task.Unit, err error) {
 						if err != nil {
 							k("", err)
 							return

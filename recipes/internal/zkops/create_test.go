@@ -26,14 +26,14 @@ func req(prefix string) *task.CreateRequest {
 // A missing directory is created; the name returned is the node's.
 func TestCreateUnique(t *testing.T) {
 	w := world(t, 1, nil)
-	name, err := sim.Run(w, 0, zkops.CreateUnique(req("_c_a-latch-"), "/u/v", nil))
+	name, err := sim.Run(w, 0, zkops.CreateUnique(req("_c_a-latch-"), "/u/v", nil, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := w.Children("/u/v"); len(got) != 1 || got[0] != name || !strings.HasPrefix(name, "_c_a-latch-") {
 		t.Errorf("name %q, children %v", name, got)
 	}
-	_, err = sim.Run(w, 0, zkops.CreateUnique(&task.CreateRequest{Path: "bad", Mode: task.EphemeralSequential}, "/u", nil))
+	_, err = sim.Run(w, 0, zkops.CreateUnique(&task.CreateRequest{Path: "bad", Mode: task.EphemeralSequential}, "/u", nil, nil))
 	if !errors.Is(err, task.ErrInvalidPath) {
 		t.Errorf("CreateUnique(bad) = %v, want ErrInvalidPath", err)
 	}
@@ -46,7 +46,7 @@ func TestCreateUniqueLostReply(t *testing.T) {
 		for _, applied := range []bool{false, true} {
 			d := &dropper{applied: applied, match: isCreate, dropped: 1}
 			w := world(t, 1, d)
-			if _, err := sim.Run(w, 0, zkops.EnsurePath("/u/v")); err != nil {
+			if _, err := sim.Run(w, 0, zkops.EnsurePath("/u/v", nil)); err != nil {
 				t.Fatal(err)
 			}
 			id := sessionID(t, w)
@@ -61,7 +61,7 @@ func TestCreateUniqueLostReply(t *testing.T) {
 				})
 			}
 			d.dropped = 0
-			name, err := sim.Run(w, 0, zkops.CreateUnique(req("_c_a-latch-"), "/u/v", settle))
+			name, err := sim.Run(w, 0, zkops.CreateUnique(req("_c_a-latch-"), "/u/v", nil, settle))
 			if err != nil {
 				t.Fatalf("blind=%v applied=%v: %v", blind, applied, err)
 			}
@@ -82,12 +82,12 @@ func TestCreateUniqueLostReply(t *testing.T) {
 func TestCreateUniqueSettleError(t *testing.T) {
 	d := &dropper{applied: true, match: isCreate, dropped: 1}
 	w := world(t, 1, d)
-	if _, err := sim.Run(w, 0, zkops.EnsurePath("/u/v")); err != nil {
+	if _, err := sim.Run(w, 0, zkops.EnsurePath("/u/v", nil)); err != nil {
 		t.Fatal(err)
 	}
 	d.dropped = 0
 	boom := errors.New("boom")
-	_, err := sim.Run(w, 0, zkops.CreateUnique(req("_c_a-"), "/u/v", func() task.Task[[]string] { return task.Fail[[]string](boom) }))
+	_, err := sim.Run(w, 0, zkops.CreateUnique(req("_c_a-"), "/u/v", nil, func() task.Task[[]string] { return task.Fail[[]string](boom) }))
 	if !errors.Is(err, boom) {
 		t.Errorf("CreateUnique = %v, want the settle's error", err)
 	}

@@ -14,11 +14,17 @@
 //     not sent. After connection loss the executor's task queue is paused
 //     until the reconnect; the backoff only spaces the retries of a
 //     connection that keeps failing. Scope deadlines still apply.
-//   - EnsurePath(p) creates p as a persistent node with nil data, retrying
-//     under Retry. ErrNodeExists is success (someone else made it).
-//     ErrNoNode means a missing parent: the parent is ensured first (the
-//     same way, up to "/"), then p is created again. Any other error ends
-//     the task with that error.
+//   - Create(p, data, mode, acl) creates p with the ACL acl gives for p
+//     (task.ACLProvider; nil: task.OpenACL). Every create of the recipes
+//     asks the recipe's provider, through Create, EnsurePath and
+//     CreateUnique or, in a multi, as acl.For(path), so that a recipe's
+//     option decides the ACL of every node it makes.
+//   - EnsurePath(p, acl) creates p as a persistent node with nil data and
+//     acl's ACL for p, retrying under Retry. ErrNodeExists is success
+//     (someone else made it). ErrNoNode means a missing parent: the parent
+//     is ensured first (the same way, with acl's ACL for its own path, up
+//     to "/"), then p is created again. Any other error ends the task with
+//     that error.
 //   - Delete(p) deletes p at any version under Retry. ErrNoNode (already
 //     gone), ErrSessionExpired and ErrClosed (the session ended and took
 //     its ephemeral nodes with it) are success; any other error is
@@ -61,13 +67,23 @@ import (
 // outcome a retry settles (connection loss, not sent).
 var Retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.5}}
 
-// EnsurePath creates path and its missing ancestors as persistent nodes;
-// nodes already there are fine. "/" and "" are done at once.
-func EnsurePath(path string) task.Task[task.Unit] {
+// Create creates path with the ACL acl gives for it (nil: task.OpenACL)
+// and succeeds with the name the server gave it, as task.Create does.
+func Create(path string, data []byte, mode task.CreateMode, acl task.ACLProvider) task.Task[string] {
+	return func(s *task.Scope, k task.Cont[string]) {
+		req := &task.CreateRequest{Path: path, Data: data, Mode: mode, ACL: acl.For(path)}
+		task.Run(s, task.CreateWith(req), func(cr task.Created, err error) { k(cr.Path, err) })
+	}
+}
+
+// EnsurePath creates path and its missing ancestors as persistent nodes,
+// each with the ACL acl gives for its path (nil: task.OpenACL); nodes
+// already there are fine, whatever their ACL. "/" and "" are done at once.
+func EnsurePath(path string, acl task.ACLProvider) task.Task[task.Unit] {
 	if path == "/" || path == "" {
 		return task.Done
 	}
-	create := c.Map(c.Catch(c.Retry(task.Create(path, nil, task.Persistent), Retry), func(err error) task.Task[string] {
+	create := c.Map(c.Catch(c.Retry(Create(path, nil, task.Persistent, acl), Retry), func(err error) task.Task[string] {
 		if errors.Is(err, task.ErrNodeExists) {
 			return task.Value(path)
 		}
@@ -77,7 +93,7 @@ func EnsurePath(path string) task.Task[task.Unit] {
 		if !errors.Is(err, task.ErrNoNode) {
 			return task.Fail[task.Unit](err)
 		}
-		return c.Seq(EnsurePath(task.Parent(path)), create)
+		return c.Seq(EnsurePath(task.Parent(path), acl), create)
 	})
 }
 

@@ -78,7 +78,7 @@ func exists(t *testing.T, w *sim.World, p string) bool {
 func TestEnsurePath(t *testing.T) {
 	w := world(t, 1, nil)
 	for range 2 { // the second time every node is there already
-		if _, err := sim.Run(w, 0, zkops.EnsurePath("/a/b/c")); err != nil {
+		if _, err := sim.Run(w, 0, zkops.EnsurePath("/a/b/c", nil)); err != nil {
 			t.Fatalf("EnsurePath: %v", err)
 		}
 	}
@@ -91,7 +91,7 @@ func TestEnsurePath(t *testing.T) {
 		t.Errorf("children of /a/b/c: %v", got)
 	}
 	for _, p := range []string{"/", ""} {
-		if _, err := sim.Run(w, 0, zkops.EnsurePath(p)); err != nil {
+		if _, err := sim.Run(w, 0, zkops.EnsurePath(p, nil)); err != nil {
 			t.Errorf("EnsurePath(%q): %v", p, err)
 		}
 	}
@@ -100,7 +100,7 @@ func TestEnsurePath(t *testing.T) {
 func TestEnsurePathBadInput(t *testing.T) {
 	w := world(t, 1, nil)
 	for _, p := range []string{"a/b", "/a//b", "/a/"} {
-		_, err := sim.Run(w, 0, zkops.EnsurePath(p))
+		_, err := sim.Run(w, 0, zkops.EnsurePath(p, nil))
 		if !errors.Is(err, task.ErrInvalidPath) {
 			t.Errorf("EnsurePath(%q) = %v, want ErrInvalidPath", p, err)
 		}
@@ -111,7 +111,7 @@ func TestEnsurePathLostReply(t *testing.T) {
 	for _, applied := range []bool{false, true} {
 		d := &dropper{applied: applied, match: isCreate}
 		w := world(t, 1, d)
-		if _, err := sim.Run(w, 0, zkops.EnsurePath("/x/y")); err != nil {
+		if _, err := sim.Run(w, 0, zkops.EnsurePath("/x/y", nil)); err != nil {
 			t.Fatalf("applied=%v: EnsurePath: %v", applied, err)
 		}
 		if d.dropped != 1 {
@@ -125,7 +125,7 @@ func TestEnsurePathLostReply(t *testing.T) {
 
 func TestDelete(t *testing.T) {
 	w := world(t, 1, nil)
-	if _, err := sim.Run(w, 0, zkops.EnsurePath("/d/e")); err != nil {
+	if _, err := sim.Run(w, 0, zkops.EnsurePath("/d/e", nil)); err != nil {
 		t.Fatal(err)
 	}
 	// A node with children is an error the cleanup reports.
@@ -243,7 +243,7 @@ func TestPrefixedAndOwned(t *testing.T) {
 	if got, err := sim.Run(w, 0, zkops.Prefixed("/q", "_c_a-")); err != nil || len(got) != 0 {
 		t.Fatalf("Prefixed on a missing dir = %v, %v", got, err)
 	}
-	if _, err := sim.Run(w, 0, zkops.EnsurePath("/q")); err != nil {
+	if _, err := sim.Run(w, 0, zkops.EnsurePath("/q", nil)); err != nil {
 		t.Fatal(err)
 	}
 	mk := func(i int, prefix string) string {

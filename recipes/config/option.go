@@ -1,0 +1,29 @@
+package config
+
+import "github.com/zkflow/zkflow/task"
+
+// Option configures a write of the package (Update, UpdateMarked,
+// WriteToHandlerLatency).
+type Option interface{ apply(*options) }
+
+type options struct {
+	acl task.ACLProvider
+}
+
+func newOptions(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	return o
+}
+
+type aclOption task.ACLProvider
+
+func (a aclOption) apply(o *options) { o.acl = task.ACLProvider(a) }
+
+// WithACL makes a write create its nodes with the ACL p gives for each
+// path: the entries it creates and the marker root/invalid (Update
+// creates it in its multi, UpdateMarked for the length of the update).
+// Without it, or with p nil, they get task.OpenACL.
+func WithACL(p task.ACLProvider) Option { return aclOption(p) }

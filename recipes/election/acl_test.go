@@ -1,0 +1,66 @@
+package election_test
+
+import (
+	"testing"
+
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/election"
+	"github.com/zkflow/zkflow/recipes/internal/acltest"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Every node an election creates carries the ACL its Config.ACL provider
+// gives for the node's path: an Election's directory and ancestors and its
+// candidates' nodes (a leader's and a waiter's); a Master's lease
+// directory and ancestors, and the master node and lease created in one
+// multi, by the first master and by its successor; and, with the option
+// left out, none does (acltest.Check).
+func TestACL(t *testing.T) {
+	want := []string{"/acl", "/acl/e", "/acl/e/x", "/acl/e/x/_c_*", "/acl/svc", "/acl/svc/master" + election.LeasesSuffix,
+		"/acl/svc/master", "/acl/svc/master" + election.LeasesSuffix + "/*"}
+	acltest.Check(t, want, func(t *testing.T, acl task.ACLProvider) []acltest.Create {
+		wrap, creates := acltest.Recorders[*fakezk.Conn]()
+		w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: wrap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		cfg := election.Config{Data: []byte("x"), ACL: acl}
+		e, err := election.New("/acl/e/x", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := election.NewMaster("/acl/svc/master", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cand := range []election.Candidate{e, m} {
+			l0, err := mustRun(t, w, 0, cand.Campaign())
+			if err != nil {
+				t.Fatal(err)
+			}
+			next := sim.Submit(w, 1, cand.Campaign())
+			w.Drive()
+			if _, err := mustRun(t, w, 0, l0.Resign()); err != nil {
+				t.Fatal(err)
+			}
+			if !w.Settle(func() bool { return next.Done }) || next.Err != nil {
+				t.Fatalf("successor: %+v", next)
+			}
+			if _, err := mustRun(t, w, 1, next.V.Resign()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		multi := 0
+		for _, c := range creates() {
+			if c.InMulti && c.Path == m.Path() {
+				multi++
+			}
+		}
+		if multi < 2 {
+			t.Fatalf("master node created in %d multis, want 2 (two masters)", multi)
+		}
+		return creates()
+	})
+}

@@ -1,0 +1,29 @@
+package seqid
+
+import "github.com/zkflow/zkflow/task"
+
+// Option configures the functions and types of the package that may
+// create the sequence node (Next, Reserve, NewCounter, NewAllocator,
+// NewGenerator).
+type Option interface{ apply(*options) }
+
+type options struct {
+	acl task.ACLProvider
+}
+
+func newOptions(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	return o
+}
+
+type aclOption task.ACLProvider
+
+func (a aclOption) apply(o *options) { o.acl = task.ACLProvider(a) }
+
+// WithACL makes a missing sequence node be created with the ACL p gives
+// for its path. Without it, or with p nil, it gets task.OpenACL. (The
+// node's parent is never created: a missing parent is an error.)
+func WithACL(p task.ACLProvider) Option { return aclOption(p) }

@@ -60,9 +60,16 @@ type Conn struct {
 var _ task.Conn = (*Conn)(nil)
 
 // New validates cfg and returns a Conn that has not touched the network
-// yet: Connect or Start opens it.
+// yet: Connect or Start opens it. It fails with ErrInvalidConfig for a bad
+// cfg and with ErrUnsupportedZK when the go-zookeeper linked into the
+// binary is not a version the adapter was verified with.
 func New(cfg Config) (*Conn, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	// The Conn reaches go-zookeeper's unexported request path (wire.go):
+	// refuse any version whose layouts it was not verified with.
+	if err := verifyLinkedZK(); err != nil {
 		return nil, err
 	}
 	c := &Conn{

@@ -17,9 +17,10 @@ const zkModule = "github.com/go-zookeeper/zk"
 
 // verifiedZKVersions are the versions of go-zookeeper whose unexported
 // functions and structs the adapter has been checked against: the
-// signatures of (*Conn).queueRequest and (*Conn).addWatcher and the layouts
-// of request, response and the receive callback that wire.go mirrors (and
-// any other unexported symbol zkadapter declares with go:linkname). A
+// signatures of (*Conn).queueRequest, (*Conn).flushUnsentRequests and
+// encodePacket, the layouts of response, responseHeader and the receive
+// callback that wire.go mirrors, and the send loop encoding each request
+// right before writing it (the guard in do.go relies on that). A
 // version not listed may have moved any of them, and a go:linkname to a
 // changed signature or layout corrupts memory instead of failing to build.
 // A test fails if go.mod requires a version not listed here.

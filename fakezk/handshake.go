@@ -34,7 +34,10 @@ import (
 // (Giving up can abandon a session the server still keeps, if the servers
 // were not serving for longer than the timeout and then came back with
 // their data; that session then expires at the server a timeout after it
-// is serving again, its ephemerals with it, as a crashed process's would.)
+// is serving again, its ephemerals with it, as a crashed process's would.
+// Until then StateExpired does not mean the session's ephemerals are gone:
+// a recipe that rejoins at once meets its own old nodes. fakezk/sim draws
+// Wipe, which ends every session, and not LoseQuorum.)
 //
 // A refused client tries again every refusedRetry of the server's clock,
 // as go-zookeeper pauses a second after trying every server of its list;

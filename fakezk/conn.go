@@ -20,7 +20,10 @@ import (
 //
 // After an expiry the Conn opens a new session by itself, as go-zookeeper
 // does: the client sees EventNotWatching on every watch, StateExpired, then
-// StateConnected with the new session's id.
+// StateConnected with the new session's id. A Conn whose connect attempts
+// are all refused at the handshake for longer than its session timeout
+// gives its session up and asks for a fresh one, reported the same way
+// (handshake.go).
 type Conn struct {
 	srv *Server
 	num int
@@ -47,6 +50,11 @@ type Conn struct {
 	frozen    bool       // the client process is paused (Freeze): it sends and reads nothing
 	thaw      task.Timer // ends the freeze
 	dead      bool       // the client process is gone (Crash): nothing is delivered to it
+
+	// The handshake (handshake.go).
+	lastContact time.Time  // when the client last heard from a server, if it is not hearing now
+	refused     bool       // its last connect attempt was closed at the handshake
+	retry       task.Timer // its next connect attempt after a refusal
 }
 
 var errStarted = errors.New("fakezk: Start called twice")
@@ -86,6 +94,7 @@ func (c *Conn) establish() {
 	c.sess = s.createSession(c)
 	c.connected = true
 	c.lastZxid = s.zxid
+	c.refused = false
 	s.enqueue(c, item{kind: itemEvent, fn: c.events, ev: task.Event{
 		Type: task.EventNone, State: task.StateConnected, SessionID: c.sess.id, Timeout: c.sess.timeout,
 	}})
@@ -151,6 +160,7 @@ func (c *Conn) Close() error {
 		c.heal.Stop()
 		c.heal = nil
 	}
+	s.stopRetry(c)
 	if sess := c.sess; sess != nil {
 		if c.connected {
 			s.closeSession(sess, "closed")
@@ -204,6 +214,9 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 		return
 	}
 	c.connected = false
+	if !c.frozen { // a frozen client stopped hearing when it froze
+		c.lastContact = s.clock.Now()
+	}
 	out := c.outbox
 	c.outbox = nil
 	for _, p := range out {
@@ -220,11 +233,15 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 	}
 }
 
-// reconnect brings c back if the network and the server allow: the same
-// session if it lives (its watches re-checked as SetWatches does), else the
-// expiry is reported and a new session opened. Lock held.
+// reconnect brings c back if the network and the server allow and the
+// handshake is not refused (handshake.go): the same session if it lives
+// (its watches re-checked as SetWatches does), else the expiry is reported
+// and a new session opened. Lock held.
 func (s *Server) reconnect(c *Conn) {
-	if c.closed || c.dead || c.connected || c.netDown || c.frozen || s.down || !c.started {
+	if c.closed || c.dead || c.connected || c.netDown || c.frozen || !c.started {
+		return
+	}
+	if !s.handshake(c) {
 		return
 	}
 	sess := c.sess

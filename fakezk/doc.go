@@ -10,7 +10,8 @@
 // delete, setData, setACL and check, with ZooKeeper's order of checks),
 // apply.go (one request, multi), acl.go (identities, ACL validity and
 // checks), watch.go (triggers, SetWatches on reconnect), session.go
-// (negotiation, expiry), reap.go (the container manager), sched.go (Step,
+// (negotiation, expiry), handshake.go (connect refusals and the client's
+// recovery from them), reap.go (the container manager), sched.go (Step,
 // automatic delivery), fault.go, clock.go, trace.go. internal/conformance
 // holds the table of
 // behaviours the fake is checked against, written against task.Conn only
@@ -100,6 +101,13 @@
 //     Session ids are shaped like a real ensemble's (server id in the high
 //     byte, start time, counter) and drawn from the seed, so their order is
 //     not creation order (sessionid.go).
+//   - the connect handshake: a server refuses a client that has seen a
+//     later zxid than its own last one, closing the connection with no
+//     connect response, whatever session it presents
+//     (ZooKeeperServer.processConnectRequest); after a Wipe that is every
+//     client of before it. Servers up but not serving (LoseQuorum) close
+//     every handshake too; a server that is down (Restart) takes no
+//     connection at all.
 //
 // # Access control
 //
@@ -182,14 +190,29 @@
 // does): the client sees EventNotWatching on each watch, StateExpired,
 // then StateConnected with the new session's id.
 //
+// A Conn refused at the handshake tries again every second of the clock,
+// presenting its session, until more than its session timeout has passed
+// since it last heard from a server; then it gives the session up, reports
+// it as expired (EventNotWatching, StateExpired) and asks for a fresh
+// session (id 0, lastZxid 0), again and again while that is refused too,
+// until a server accepts it (StateConnected). This is the rule zkadapter
+// follows against a real ensemble (handshake.go says why it is safe), so
+// the simulation runs recipes through it: after a Wipe every client of
+// before it is refused for up to a session timeout and then starts over.
+// Each refusal and each decision to give up is a trace line.
+//
 // # Faults
 //
 // Drop (requests in flight applied or not, ErrConnectionLoss either way;
 // requests made while disconnected fail with ErrNotSent), Partition (for a
 // duration of the clock; expiry if longer than the timeout), Expire, Delay
-// (hold a Conn's deliveries), Restart (data and sessions kept), Wipe (total
-// ensemble loss) and SetCounters (versions near int32's maximum). Each is
-// recorded in the trace.
+// (hold a Conn's deliveries), Restart (data and sessions kept; nothing
+// listens while it is down), LoseQuorum (data and sessions kept; every
+// handshake refused meanwhile, so a client refused past its timeout gives
+// its session up), Wipe (total ensemble loss: zxids start over from 0 and
+// every client of before is refused until it gives its session up or the
+// new zxids pass what it saw) and SetCounters (versions near int32's
+// maximum). Each is recorded in the trace.
 //
 // # Clock
 //

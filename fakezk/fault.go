@@ -80,16 +80,44 @@ func (s *Server) delay(c *Conn, d time.Duration) {
 // log): every connection drops (requests in flight not applied), session
 // countdowns pause while it is down and start afresh when it is up, the
 // container manager stops and starts again with it (its runs then count
-// from the restart), and clients reconnect when it is up.
+// from the restart), and clients reconnect when it is up. While it is
+// down nothing listens: a client's dial fails, which is no refusal at the
+// handshake (compare LoseQuorum), so however long the restart, a client
+// resumes its session.
 func (s *Server) Restart(down time.Duration) {
 	s.locked(func() {
 		s.tracef("fault restart down=%s", down)
 		s.stopServer()
+		s.notServing = false
 		if down <= 0 {
 			s.startServer()
 			return
 		}
 		s.timers = append(s.timers, s.afterFunc(down, s.startServer))
+	})
+}
+
+// LoseQuorum takes the servers' quorum away for d of the clock: they stay
+// up but serve no one. Every connection drops (requests in flight not
+// applied) and every connect attempt is closed at the handshake, which a
+// client cannot tell from a refusal of its zxid (handshake.go): a client
+// refused for longer than its session timeout since it last heard from a
+// server gives its session up and asks for a fresh one. Data and sessions
+// are kept and session countdowns pause, as with Restart; when the quorum
+// is back, clients reconnect, to their sessions if they kept them.
+func (s *Server) LoseQuorum(d time.Duration) {
+	s.locked(func() {
+		s.tracef("fault lose-quorum for %s", d)
+		s.stopServer()
+		s.notServing = true
+		for _, c := range s.conns {
+			s.reconnect(c) // refused at the handshake
+		}
+		if d <= 0 {
+			s.startServer()
+			return
+		}
+		s.timers = append(s.timers, s.afterFunc(d, s.startServer))
 	})
 }
 
@@ -108,7 +136,7 @@ func (s *Server) startServer() {
 	if !s.down {
 		return
 	}
-	s.down = false
+	s.down, s.notServing = false, false
 	s.tracef("server up")
 	s.startReaper()
 	for _, c := range s.conns {
@@ -122,10 +150,18 @@ func (s *Server) startServer() {
 }
 
 // Wipe loses every server and its data at once (total ensemble loss) and
-// starts an empty server: the tree is fresh, zxids start over, no session
-// survives. Clients reconnect and learn their sessions expired. (A real
-// server would refuse a client that has seen a larger zxid than its own;
-// the fake lets it in and reports the expiry.)
+// starts an empty server: the tree is fresh, the zxid is 0 until new
+// transactions (sessions opened, writes) raise it, no session survives.
+// As a real server does, it refuses at the handshake (closes the
+// connection with no connect response) every client whose last seen zxid
+// is above its own, whichever session it presents. A refused client keeps
+// trying, presenting its session, until more than its session timeout has
+// passed since it last heard from a server; then it gives the session up:
+// it sees EventNotWatching on each watch and StateExpired, asks for a
+// fresh session and sees StateConnected with it (handshake.go). A client
+// that has seen no zxid above the server's (a new one, or an old one once
+// the new ensemble's writes have passed what it saw) gets in at once, and
+// an old one that does learns its session expired.
 func (s *Server) Wipe() {
 	s.locked(func() {
 		s.tracef("fault wipe")

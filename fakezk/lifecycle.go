@@ -28,7 +28,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	for _, c := range s.conns {
-		for _, t := range []*task.Timer{&c.heal, &c.holdTimer, &c.thaw} {
+		for _, t := range []*task.Timer{&c.heal, &c.holdTimer, &c.thaw, &c.retry} {
 			if *t != nil {
 				(*t).Stop()
 				*t = nil

@@ -28,7 +28,7 @@ func (s *Server) Crash(c *Conn, applied bool) {
 		c.frozen = false // a frozen process can die too; its countdown runs on
 		s.disconnect(c, applied)
 		c.dead, c.netDown, c.held = true, true, true
-		for _, t := range []*task.Timer{&c.heal, &c.holdTimer, &c.thaw} {
+		for _, t := range []*task.Timer{&c.heal, &c.holdTimer, &c.thaw, &c.retry} {
 			if *t != nil {
 				(*t).Stop()
 				*t = nil
@@ -67,6 +67,9 @@ func (s *Server) Freeze(c *Conn, d time.Duration) {
 			return
 		}
 		s.tracef("fault freeze c%d for %s", c.num, d)
+		if c.connected && !c.frozen {
+			c.lastContact = s.clock.Now() // it hears nothing from now on
+		}
 		c.frozen, c.held = true, true
 		for i, r := range s.ready {
 			if r == c {

@@ -156,28 +156,6 @@ func TestRestartKeepsDataAndSessions(t *testing.T) {
 	check(t, r.get()[1:], "create ok", "event session Suspended", "during "+task.ErrNotSent.Error(), "event session "+connectedText(c))
 }
 
-func TestWipeExpiresEverything(t *testing.T) {
-	srv, _ := detServer(5)
-	c, r := start(t, srv, 0)
-	old := c.SessionID()
-	c.Do(mk("/a"), r.done("create"), nil)
-	c.Do(&task.ExistsRequest{Path: "/a", Watch: true}, r.done("exists"), r.watch("watch"))
-	srv.RunUntilIdle()
-	srv.Wipe()
-	srv.RunUntilIdle()
-	if _, ok := srv.NodeStat("/a"); ok {
-		t.Fatal("/a survived the wipe")
-	}
-	if c.SessionID() == old {
-		t.Fatal("session survived the wipe")
-	}
-	check(t, r.get()[1:], "create ok", "exists ok", "event session Suspended",
-		"watch NotWatching Expired", "event session Expired", "event session "+connectedText(c))
-	if z := srv.Zxid(); z != 1 {
-		t.Fatalf("zxid after wipe and one new session: %d, want 1", z)
-	}
-}
-
 func TestDelayHoldsDeliveries(t *testing.T) {
 	srv, clk := detServer(6)
 	c, r := start(t, srv, 0)

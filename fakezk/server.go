@@ -40,6 +40,10 @@ type Server struct {
 	kick    chan struct{} // Async: wakes the delivery goroutine
 	stop    chan struct{} // Async: closed by Close
 	stopped chan struct{} // Async: closed when the goroutine is gone
+
+	// While down, the servers are up but serve no one (LoseQuorum): they
+	// close every connection at the handshake. Guarded by mu.
+	notServing bool
 }
 
 // New returns a server configured by cfg (see Config for defaults). It

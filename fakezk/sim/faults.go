@@ -35,8 +35,12 @@ const (
 	// Restart stops the server for a while and starts it with its data and
 	// sessions: every client loses its connection.
 	Restart
-	// Wipe loses every server and its data (total ensemble loss). Only on
-	// when the scenario allows it (Faults.Allow includes it).
+	// Wipe loses every server and its data (total ensemble loss). The
+	// empty servers refuse, at the handshake, every client that has seen
+	// a later zxid, until it gives its session up more than a session
+	// timeout after it last heard from a server and starts fresh (or the
+	// new zxids pass what it saw). Only on when the scenario allows it
+	// (Faults.Allow includes it).
 	Wipe
 	// ClockJump moves the clock forward at once by up to twice the session
 	// timeout: every timer that falls due fires.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
@@ -14,8 +15,10 @@ import (
 
 // A persister replica leads and keeps the limit ahead of the sequence,
 // durable in a file first; a generator draws IDs. Then every server loses
-// its data: the leader restores the sequence from the file, and IDs resume
-// above every ID handed out before.
+// its data: the empty servers refuse the clients, which have seen later
+// zxids, until the clients give their sessions up after a session timeout
+// and start fresh; the leader restores the sequence from the file, and IDs
+// resume above every ID handed out before.
 func Example() {
 	dir, _ := os.MkdirTemp("", "idpersist-example")
 	defer os.RemoveAll(dir)
@@ -23,7 +26,8 @@ func Example() {
 	cfg := idpersist.Config{Sequence: "/seq/orders", Limit: "/seq/orders-limit", Election: "/seq/orders-election",
 		Store: store, Chunk: 10, LowWater: 3}
 
-	srv := fakezk.New(fakezk.Config{})
+	clk := fakezk.NewClock(time.Time{})
+	srv := fakezk.New(fakezk.Config{Clock: clk})
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	newExecutor := func() *executor.Executor {
@@ -47,7 +51,8 @@ func Example() {
 	mark, _ := store.Load()
 	fmt.Println("| durable mark", mark)
 
-	srv.Wipe() // every server and its data lost
+	srv.Wipe()                   // every server and its data lost
+	clk.Advance(5 * time.Second) // past the 4s session timeout: the clients start fresh
 	for range 3 {
 		id, _ := g.Next(ctx)
 		fmt.Print(id, " ")

@@ -22,7 +22,8 @@ import (
 // does: the client sees EventNotWatching on every watch, StateExpired, then
 // StateConnected with the new session's id. A Conn whose connect attempts
 // are all refused at the handshake for longer than its session timeout
-// gives its session up and asks for a fresh one, reported the same way
+// presents lastZxid 0 from then on, and its session as before: a server
+// that lost its data answers that the session expired, reported as above
 // (handshake.go).
 type Conn struct {
 	srv *Server
@@ -54,6 +55,7 @@ type Conn struct {
 	// The handshake (handshake.go).
 	lastContact time.Time  // when the client last heard from a server, if it is not hearing now
 	refused     bool       // its last connect attempt was closed at the handshake
+	waived      bool       // it presents lastZxid 0 (handshake.go)
 	retry       task.Timer // its next connect attempt after a refusal
 }
 
@@ -94,7 +96,7 @@ func (c *Conn) establish() {
 	c.sess = s.createSession(c)
 	c.connected = true
 	c.lastZxid = s.zxid
-	c.refused = false
+	c.refused, c.waived = false, false
 	s.enqueue(c, item{kind: itemEvent, fn: c.events, ev: task.Event{
 		Type: task.EventNone, State: task.StateConnected, SessionID: c.sess.id, Timeout: c.sess.timeout,
 	}})

@@ -192,14 +192,15 @@
 //
 // A Conn refused at the handshake tries again every second of the clock,
 // presenting its session, until more than its session timeout has passed
-// since it last heard from a server; then it gives the session up, reports
-// it as expired (EventNotWatching, StateExpired) and asks for a fresh
-// session (id 0, lastZxid 0), again and again while that is refused too,
-// until a server accepts it (StateConnected). This is the rule zkadapter
-// follows against a real ensemble (handshake.go says why it is safe), so
-// the simulation runs recipes through it: after a Wipe every client of
-// before it is refused for up to a session timeout and then starts over.
-// Each refusal and each decision to give up is a trace line.
+// since it last heard from a server; then it presents lastZxid 0 (and its
+// session still). A wiped server does not know the session and says it
+// expired (EventNotWatching, StateExpired, then StateConnected with a new
+// session); a server that was only not serving resumes it. The session
+// ends only when a server says so. This is the rule zkadapter follows
+// against a real ensemble (handshake.go says why it is safe), so the
+// simulation runs recipes through it: after a Wipe every client of before
+// it is refused for up to a session timeout and then starts over. Each
+// refusal and each decision to waive the zxid is a trace line.
 //
 // # Faults
 //
@@ -208,10 +209,11 @@
 // duration of the clock; expiry if longer than the timeout), Expire, Delay
 // (hold a Conn's deliveries), Restart (data and sessions kept; nothing
 // listens while it is down), LoseQuorum (data and sessions kept; every
-// handshake refused meanwhile, so a client refused past its timeout gives
-// its session up), Wipe (total ensemble loss: zxids start over from 0 and
-// every client of before is refused until it gives its session up or the
-// new zxids pass what it saw) and SetCounters (versions near int32's
+// handshake refused meanwhile; a client refused past its timeout waives
+// its zxid and resumes its session when the quorum is back), Wipe (total
+// ensemble loss: zxids start over from 0 and every client of before is
+// refused until it waives its zxid or the new zxids pass what it saw, and
+// then learns its session expired) and SetCounters (versions near int32's
 // maximum). Each is recorded in the trace.
 //
 // # Clock

@@ -102,9 +102,9 @@ func (s *Server) Restart(down time.Duration) {
 // applied) and every connect attempt is closed at the handshake, which a
 // client cannot tell from a refusal of its zxid (handshake.go): a client
 // refused for longer than its session timeout since it last heard from a
-// server gives its session up and asks for a fresh one. Data and sessions
-// are kept and session countdowns pause, as with Restart; when the quorum
-// is back, clients reconnect, to their sessions if they kept them.
+// server waives its zxid and keeps presenting its session. Data and
+// sessions are kept and session countdowns pause, as with Restart; when
+// the quorum is back, clients resume their sessions.
 func (s *Server) LoseQuorum(d time.Duration) {
 	s.locked(func() {
 		s.tracef("fault lose-quorum for %s", d)
@@ -156,9 +156,10 @@ func (s *Server) startServer() {
 // connection with no connect response) every client whose last seen zxid
 // is above its own, whichever session it presents. A refused client keeps
 // trying, presenting its session, until more than its session timeout has
-// passed since it last heard from a server; then it gives the session up:
-// it sees EventNotWatching on each watch and StateExpired, asks for a
-// fresh session and sees StateConnected with it (handshake.go). A client
+// passed since it last heard from a server; then it presents lastZxid 0,
+// is let in, learns that its session expired (EventNotWatching on each
+// watch, StateExpired) and sees StateConnected with a new one
+// (handshake.go). A client
 // that has seen no zxid above the server's (a new one, or an old one once
 // the new ensemble's writes have passed what it saw) gets in at once, and
 // an old one that does learns its session expired.

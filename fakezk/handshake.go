@@ -1,10 +1,6 @@
 package fakezk
 
-import (
-	"time"
-
-	"github.com/zkflow/zkflow/task"
-)
+import "time"
 
 // The connect handshake, and what a client does when it is refused.
 //
@@ -23,26 +19,19 @@ import (
 // The client's rule, the one zkadapter follows: when every connect attempt
 // has been refused at the handshake for longer than the negotiated session
 // timeout since the client last heard from a server, it stops presenting
-// its session and lastZxid and asks for a fresh session (session id 0,
-// lastZxid 0). After a whole session timeout with no server accepting it,
-// its session is expired at any server that is serving, and a server that
-// accepts a fresh session while refusing its zxid has lost the data it
-// saw. The old session is reported as after any expiry (EventNotWatching
-// on each watch, StateExpired) when the client gives it up, and
-// StateConnected follows with the new session once a server accepts it; a
-// fresh request refused too (nothing is serving) is tried again, fresh.
-// (Giving up can abandon a session the server still keeps, if the servers
-// were not serving for longer than the timeout and then came back with
-// their data; that session then expires at the server a timeout after it
-// is serving again, its ephemerals with it, as a crashed process's would.
-// Until then StateExpired does not mean the session's ephemerals are gone:
-// a recipe that rejoins at once meets its own old nodes. fakezk/sim draws
-// Wipe, which ends every session, and not LoseQuorum.)
+// its lastZxid (it sends 0) and goes on presenting its session. A server
+// that lost its data does not know the session either and answers that it
+// expired: the client reports StateExpired (EventNotWatching on each
+// watch first) and then StateConnected with a new session, as after any
+// expiry. A server that was only not serving (LoseQuorum) and is serving
+// again with its data resumes the session. Either way the session ends
+// only when a server says so, so StateExpired still means its ephemerals
+// are gone: the client never abandons a session the servers keep.
 //
 // A refused client tries again every refusedRetry of the server's clock,
 // as go-zookeeper pauses a second after trying every server of its list;
 // the attempt that finds it refused for longer than its timeout since its
-// last contact asks for a fresh session. Attempts are made on the
+// last contact sends lastZxid 0. Attempts are made on the
 // server's clock and under its lock, so deterministic mode stays
 // deterministic. Each refusal and each decision is a trace line.
 
@@ -56,7 +45,7 @@ const refusedRetry = time.Second
 // held.
 func (s *Server) handshake(c *Conn) bool {
 	s.stopRetry(c)
-	if c.refused && c.sess != nil {
+	if c.refused && c.sess != nil && !c.waived {
 		if since := s.clock.Now().Sub(c.lastContact); since > c.sess.timeout {
 			s.giveUp(c, since)
 		}
@@ -71,10 +60,10 @@ func (s *Server) handshake(c *Conn) bool {
 		return false
 	case s.down:
 		why = "the server is not serving"
-	case c.lastZxid > s.zxid:
+	case !c.waived && c.lastZxid > s.zxid:
 		why = "lastZxid above the server's"
 	default:
-		c.refused = false
+		c.refused, c.waived = false, false
 		return true
 	}
 	c.refused = true
@@ -82,31 +71,24 @@ func (s *Server) handshake(c *Conn) bool {
 	if c.sess != nil {
 		id = c.sess.id
 	}
-	s.tracef("c%d connect refused: session=%#x lastZxid=%d zxid=%d: %s", c.num, id, c.lastZxid, s.zxid, why)
+	z := c.lastZxid
+	if c.waived {
+		z = 0
+	}
+	s.tracef("c%d connect refused: session=%#x lastZxid=%d zxid=%d: %s", c.num, id, z, s.zxid, why)
 	s.retryLater(c)
 	return false
 }
 
-// giveUp is the client's decision to stop presenting its session and
-// lastZxid, refused at the handshake for since, longer than its timeout,
-// since it last heard from a server. The session is reported expired at
-// once; the next attempt asks for a fresh one. Lock held.
+// giveUp is the client's decision to stop presenting its lastZxid,
+// refused at the handshake for since, longer than its timeout, since it
+// last heard from a server. It goes on presenting its session: only the
+// server decides that it expired. Its lastZxid is kept for SetWatches
+// (the changes its watches missed are those after it). Lock held.
 func (s *Server) giveUp(c *Conn, since time.Duration) {
-	old := c.sess
-	s.tracef("c%d gives up session %#x: refused at the handshake, %s since its last contact, timeout %s; asks for a fresh session",
-		c.num, old.id, since, old.timeout)
-	if old.conn == c {
-		old.conn = nil
-	}
-	if old.alive {
-		// The server keeps the session until it expires; the client
-		// will never hear from its watches again.
-		s.unregisterWatches(old)
-	}
-	s.notWatching(c, old, task.StateExpired)
-	c.sessionEvent(task.StateExpired)
-	c.sess = nil
-	c.lastZxid = 0
+	s.tracef("c%d waives lastZxid %d: refused at the handshake, %s since its last contact, timeout %s; presents session %#x with lastZxid 0",
+		c.num, c.lastZxid, since, c.sess.timeout, c.sess.id)
+	c.waived = true
 }
 
 // retryLater arms c's next connect attempt, if c has a session it may have

@@ -51,7 +51,8 @@ type Conn struct {
 	wireEnded bool          // its handshake is over (answered or failed)
 	live      uint64        // the number of the connection the session is usable on
 	lastZxid  int64         // the last zxid of a reply on the current session
-	fresh     bool          // the session was given up: ask for a new one
+	waived    bool          // present lastZxidSeen 0 (handshakeFailed)
+	syncFirst bool          // the next prelude starts with a sync
 
 	wireNo atomic.Uint64 // numbers connections: the last one dialed
 	heard  atomic.Int64  // unix nanoseconds of the last bytes read on a session

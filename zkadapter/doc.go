@@ -97,13 +97,14 @@
 // server restarted with an empty data directory; a server that is not
 // serving looks the same on the wire. Once no server has accepted the
 // session for longer than its timeout and the last attempt was refused,
-// the Conn gives the session up and asks for a new one (session id and
-// last zxid 0): the executor sees StateExpired and then StateConnected with
-// the new session, as after any expiry, and recipes rebuild. Any server
-// that serves has expired the old session by then (Curator gives a session
-// up after the same time without a connection). The cost: a session that
-// would have outlived a quorum outage longer than its timeout is given up
-// too; its ephemerals go when the servers expire it.
+// the Conn waives its zxid: it presents its session with lastZxidSeen 0.
+// Servers that lost their data do not know the session either and say it
+// expired: the executor sees StateExpired and then StateConnected with a
+// new session, as after any expiry, and recipes rebuild. Servers that were
+// only without a quorum resume the session when they serve again (the
+// Conn syncs first: the server it reached may be behind what the session
+// saw). The session ends only when a server says so, so StateExpired
+// still means its ephemerals are gone.
 //
 // # Errors
 //

@@ -91,3 +91,57 @@ func TestQuorumLostAndRegained(t *testing.T) {
 		}
 	}
 }
+
+// A quorum lost for longer than the session timeout, and regained with the
+// data intact: the lone server refuses every handshake meanwhile, so the
+// Conn waives its zxid once the timeout has passed, but it keeps
+// presenting its session, which the ensemble still holds and resumes.
+// Nothing is reported expired and the session's ephemeral is still its
+// own: the Conn never gives up a session the servers keep.
+func TestQuorumLostLongerThanTimeoutKeepsSession(t *testing.T) {
+	ens := zkserver.Ensemble(t, 3, serverOpts)
+	const timeout = 2 * time.Second
+	c, r := open(t, Config{Servers: ens.Addrs(), SessionTimeout: timeout})
+	first, _ := r.waitState(t, 0, task.StateConnected, 10*time.Second)
+	createEphemeral(t, c, r, "/kept")
+
+	keep := connectedTo(t, c, ens)
+	a, b := (keep+1)%3, (keep+2)%3
+	ens.Kill(a)
+	ens.Kill(b)
+	_, si := r.waitState(t, 0, task.StateSuspended, 15*time.Second)
+	deadline := time.Now().Add(3*timeout + 5*time.Second)
+	for {
+		c.mu.Lock()
+		waived := c.waived
+		c.mu.Unlock()
+		if waived {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Conn never waived its zxid while the quorum was lost")
+		}
+		time.Sleep(10 * time.Millisecond) // polling a flag, not ordering events
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ens.Start(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := ens.WaitServing(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := r.waitState(t, si, task.StateConnected, 20*time.Second)
+	if again.SessionID != first.SessionID {
+		t.Fatalf("session %#x after the quorum came back, want %#x resumed", again.SessionID, first.SessionID)
+	}
+	st := mustOK(t, do(t, c, r, &task.ExistsRequest{Path: "/kept"}, nil)).Stat
+	if st.EphemeralOwner != first.SessionID {
+		t.Fatalf("ephemeral owner %#x", st.EphemeralOwner)
+	}
+	for _, ev := range r.sessionEvents() {
+		if ev.State == task.StateExpired {
+			t.Fatalf("reported expired: %v", r.sessionEvents())
+		}
+	}
+}

@@ -37,7 +37,10 @@ const setWatchesLimit = 128 * 1024
 
 // sendPrelude queues the first requests of connection conn, before any
 // request made on it: the configured credentials (ZooKeeper applies them
-// to the session before anything that follows), then, when the session
+// to the session before anything that follows), a sync when the session
+// was resumed with its zxid waived (the server may be behind what the
+// session saw; every request after the sync is answered from at least the
+// leader's state), then, when the session
 // had watches, the SetWatches requests that set them again on this
 // connection (go-zookeeper's own re-registration would send them from a
 // goroutine of its own, racing requests made after the reconnect). The
@@ -54,10 +57,19 @@ func (c *Conn) sendPrelude(zc *zk.Conn, conn uint64) bool {
 	}
 	auth := c.cfg.Auth
 	reqs := setWatches(c.watches, c.lastZxid)
+	syncFirst := c.syncFirst
+	c.syncFirst = false
 	c.mu.Unlock()
 	for _, a := range auth {
 		zkQueueRequest(zc, opSetAuth, &guarded{c: c, conn: conn, body: &setAuthRequest{Scheme: a.Scheme, Auth: a.Auth}},
 			&emptyResponse{}, c.preludeReply("setAuth "+a.Scheme))
+	}
+	if syncFirst {
+		root := c.cfg.Root
+		if root == "" {
+			root = "/"
+		}
+		zkQueueRequest(zc, opSync, &guarded{c: c, conn: conn, body: &pathRequest{root}}, &pathResponse{}, c.preludeReply("sync"))
 	}
 	for _, r := range reqs {
 		zkQueueRequest(zc, opSetWatches, &guarded{c: c, conn: conn, body: r}, &emptyResponse{}, c.preludeReply("setWatches"))

@@ -53,11 +53,15 @@ func (c *Conn) onZKEvent(ev zk.Event) {
 			// runtime see a silent switch.
 			c.expire()
 		}
-		c.fresh = false
 		c.live = c.wireNo.Load()
 		if id != c.sessionID {
 			c.lastZxid = 0
+		} else if c.waived {
+			// Resumed with the zxid waived: possibly on a server behind
+			// what the session saw. The prelude syncs it first.
+			c.syncFirst = true
 		}
+		c.waived = false
 		// The connection's first requests: credentials, then the watches
 		// to set again (prelude). The sender handles this marker before
 		// any request made on the connection.
@@ -81,6 +85,7 @@ func (c *Conn) onZKEvent(ev zk.Event) {
 		if c.sessionID != 0 && c.state != task.StateExpired {
 			c.expire()
 		}
+		c.lastZxid = 0
 	default:
 		c.log.Debug("zkadapter: session state", "state", ev.State.String(), "server", ev.Server)
 	}
@@ -241,28 +246,25 @@ func (w *wireConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// connectRequest rewrites go-zookeeper's connect request (one frame:
-// length, protocolVersion, lastZxidSeen, timeOut, sessionId, passwd). Its
-// lastZxidSeen becomes the Conn's own (the last zxid of a reply on the
-// current session; go-zookeeper keeps an older session's after a fresh
-// one, and a server that lost its data would refuse that). When the Conn
-// has given its session up (fresh), it asks for a new session: session id
-// 0, an empty password, lastZxidSeen 0.
+// connectRequest rewrites the lastZxidSeen of go-zookeeper's connect
+// request (one frame: length, protocolVersion, lastZxidSeen, timeOut,
+// sessionId, passwd) with the Conn's own: the last zxid of a reply on the
+// current session (go-zookeeper keeps an older session's until a reply
+// comes), or 0 once the Conn has waived it (handshakeFailed). The session
+// id and password are go-zookeeper's.
 func (c *Conn) connectRequest(p []byte) []byte {
-	const zxidAt, sessAt, pwAt = 8, 20, 28
+	const zxidAt, pwAt = 8, 28
 	if len(p) < pwAt+4 {
 		return p
 	}
 	c.mu.Lock()
-	zxid, fresh := c.lastZxid, c.fresh
+	zxid := c.lastZxid
+	if c.waived {
+		zxid = 0
+	}
 	c.mu.Unlock()
 	q := append([]byte(nil), p...)
 	binary.BigEndian.PutUint64(q[zxidAt:], uint64(zxid))
-	if fresh {
-		binary.BigEndian.PutUint64(q[zxidAt:], 0)
-		binary.BigEndian.PutUint64(q[sessAt:], 0)
-		clear(q[pwAt+4:])
-	}
 	return q
 }
 
@@ -272,11 +274,14 @@ func (c *Conn) connectRequest(p []byte) []byte {
 // seen a later zxid than its own (all of its data was lost) and, the same
 // way on the wire, a server that is not serving. Once no server has
 // accepted the session for longer than its timeout, and the last attempt
-// was refused, the Conn gives the session up and asks for a fresh one
-// (session id and lastZxidSeen 0): any server that serves has expired the
-// old session by then, and one that accepts a fresh session while
-// refusing the old zxid has lost the data behind it. The executor sees the
-// old session expire, as after any expiry.
+// was refused, the Conn waives its zxid: it presents lastZxidSeen 0 and
+// its session as before. A server that lost its data does not know the
+// session either and says it expired (the executor sees StateExpired,
+// then a new session); one that was only not serving resumes it (and the
+// prelude then syncs first, so no read answers from behind what the
+// client saw). The session ends only when a server says so: the Conn
+// never gives up a session the servers keep, so StateExpired still means
+// its ephemerals are gone.
 func (c *Conn) handshakeFailed(w *wireConn, err error) {
 	var ne net.Error
 	silent := errors.As(err, &ne) && ne.Timeout()
@@ -294,7 +299,7 @@ func (c *Conn) handshakeFailed(w *wireConn, err error) {
 	}
 	c.lastErr = fmt.Errorf("handshake with %s: the server closed the connection (refused: not serving, or it has lost data this client saw): %w", w.addr, err)
 	heard := c.heard.Load()
-	if c.sessionID == 0 || c.fresh || heard == 0 {
+	if c.sessionID == 0 || c.waived || heard == 0 {
 		return
 	}
 	t := c.timeout
@@ -302,8 +307,8 @@ func (c *Conn) handshakeFailed(w *wireConn, err error) {
 		t = c.cfg.SessionTimeout
 	}
 	if since := time.Since(time.Unix(0, heard)); since > t {
-		c.fresh = true
-		c.log.Warn("zkadapter: no server has accepted the session for longer than its timeout; asking for a new session",
+		c.waived = true
+		c.log.Warn("zkadapter: no server has accepted the session for longer than its timeout; presenting it with lastZxidSeen 0",
 			"session", fmt.Sprintf("0x%x", c.sessionID), "since", since.Round(time.Millisecond), "server", w.addr)
 	}
 }

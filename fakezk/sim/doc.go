@@ -64,11 +64,12 @@
 //	partition-long   client cut off for 1.2..3×timeout: the session expires
 //	expire           the session expires now (Server.Expire)
 //	delay            the client's deliveries held for 1ms..1s (Server.Delay)
-//	restart          server down for 0..2×timeout, data and sessions kept
+//	restart          server down, or up without a quorum (every handshake refused), for
+//	                 0..2×timeout, data and sessions kept
 //	wipe             every server and its data lost (Server.Wipe), at most Faults.MaxWipes per run;
 //	                 the empty servers refuse every client that saw a later zxid until, more than
-//	                 a session timeout after its last contact, it gives its session up and starts
-//	                 fresh (StateExpired, then a new session), or the new zxids pass what it saw
+//	                 a session timeout after its last contact, it waives its zxid and learns its
+//	                 session expired (StateExpired, then a new session), or the new zxids pass it
 //	clock-jump       the clock moves 100ms..2×timeout at once; every timer due fires
 //	                 (the server's expire sessions) before any client runs: every
 //	                 client is paused for the jump (World.Jump, World.Jumped)

@@ -33,13 +33,15 @@ const (
 	// Delay holds a client's deliveries for up to a second.
 	Delay
 	// Restart stops the server for a while and starts it with its data and
-	// sessions: every client loses its connection.
+	// sessions (Server.Restart), or, half the time, takes its quorum away
+	// for a while (Server.LoseQuorum: up, data and sessions kept, every
+	// handshake refused): every client loses its connection.
 	Restart
 	// Wipe loses every server and its data (total ensemble loss). The
 	// empty servers refuse, at the handshake, every client that has seen
-	// a later zxid, until it gives its session up more than a session
-	// timeout after it last heard from a server and starts fresh (or the
-	// new zxids pass what it saw). Only on when the scenario allows it
+	// a later zxid, until it waives its zxid more than a session timeout
+	// after it last heard from a server and learns its session expired
+	// (or the new zxids pass what it saw). Only on when the scenario allows it
 	// (Faults.Allow includes it).
 	Wipe
 	// ClockJump moves the clock forward at once by up to twice the session
@@ -308,8 +310,15 @@ func (in *injector) inject(c FaultClass) {
 		}
 		d := span(0, 2*tmo)
 		in.upAt = w.Clock.Now().Add(d)
-		w.Server.Restart(d)
-		what = fmt.Sprintf("down %s", d)
+		if in.rng.IntN(2) == 0 {
+			w.Server.Restart(d)
+			what = fmt.Sprintf("down %s", d)
+		} else {
+			// Up but serving no one: every handshake is refused, and a
+			// client refused past its timeout waives its zxid.
+			w.Server.LoseQuorum(d)
+			what = fmt.Sprintf("no quorum for %s", d)
+		}
 	case Wipe:
 		if in.fired[Wipe] >= in.maxWipes {
 			return

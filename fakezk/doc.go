@@ -6,9 +6,10 @@
 //
 // # Where to start reading
 //
-// server.go (Server, Connect), conn.go (the Conn contract), txn.go (create,
-// delete, setData and check, with ZooKeeper's order of checks), apply.go
-// (one request, multi), watch.go (triggers, SetWatches on reconnect),
+// server.go (Server, Connect), conn.go (the Conn contract), chroot.go
+// (ConnConfig.Root, client side), txn.go (create, delete, setData and
+// check, with ZooKeeper's order of checks), apply.go (one request,
+// multi), watch.go (triggers, SetWatches on reconnect),
 // session.go (negotiation, expiry), sched.go (Step, automatic delivery),
 // fault.go, clock.go, trace.go. internal/conformance holds the table of
 // behaviours the fake is checked against, written against task.Conn only
@@ -114,6 +115,26 @@
 // After an expiry a Conn opens a new session by itself (as go-zookeeper
 // does): the client sees EventNotWatching on each watch, StateExpired,
 // then StateConnected with the new session's id.
+//
+// # Chroot
+//
+// ConnConfig.Root is the "/app" of ZooKeeper's "host:port/app" connect
+// string, done on the client side as ZooKeeper's Java client and
+// zkadapter's Config.Root do it (chroot.go): the Conn validates the path
+// a request names as the caller wrote it, prefixes it with the root ("/"
+// is the root itself) and sends the copy; the server never knows. On the
+// way back it strips the root from a create's name, a sync's path, every
+// multi result's path and every watch notification's path (also
+// EventNotWatching, and the notifications SetWatches fires on reconnect).
+// Errors are unchanged. A sequential create appends the counter to the
+// full path (the parent's cversion, as anywhere); a sequential create of
+// "/" names a child of the root. The packet limit counts the full path.
+// "" and "/" mean no root; any other root must be a valid path, or
+// Connect panics. Neither the Conn nor the server creates the root: below
+// a missing root, creates fail with ErrNoNode, as on a real server; a
+// create of "/" creates the root node itself (its parent must exist).
+// A client without a root sees the same nodes at their full paths
+// (TestChroot*).
 //
 // # Faults
 //

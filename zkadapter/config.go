@@ -50,6 +50,9 @@ type Config struct {
 	// would close the connection. Data near task.MaxDataSize (1 MiB) is
 	// over it once the path, ACL and headers are counted.
 	MaxPacketSize int
+	// Root is a placeholder for the chroot field being added on main; it
+	// is ignored here.
+	Root string
 }
 
 // ErrInvalidConfig is wrapped by every error Config.Validate returns.

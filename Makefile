@@ -42,8 +42,9 @@ fidelity:
 # offset, which the summary says); and the determinism sample of every
 # TestSimDeterminism. Without -race (unit ran them all under -race with
 # few seeds). simsum prints the totals, the seeds per second of each
-# scenario and the regression seeds replayed, and fails below 60,000
-# seeds, on any failure or mismatch, or if a fault class never fired.
+# scenario, the regression seeds replayed and the seeds run under a
+# chroot, and fails below 60,000 seeds, on any failure or mismatch, if a
+# fault class never fired, or if no seed ran under a chroot.
 # SIM_FROM=N replaces the drawn range's start.
 SIM_SEEDS ?= 2600
 SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)

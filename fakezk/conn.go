@@ -112,9 +112,15 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 	s := c.srv
 	s.mu.Lock()
 	c.nextID++
+	err := task.Validate(req, s.cfg.MaxDataSize)
+	if root := chroot(c.cfg.Root); root != "" && err == nil {
+		// Client side, as ZooKeeper's client does it: the server sees
+		// full paths; pop strips the root from what the callbacks get
+		// (chroot.go).
+		req = root.request(req)
+	}
 	// On the stack unless it has to wait in the outbox.
 	p := pending{id: c.nextID, req: req, done: done, watch: watch}
-	err := task.Validate(req, s.cfg.MaxDataSize)
 	if err == nil && s.cfg.MaxPacketSize > 0 && packetSize(req) > s.cfg.MaxPacketSize {
 		err = task.ErrDataTooLarge
 	}

@@ -6,14 +6,14 @@
 //
 // # Where to start reading
 //
-// server.go (Server, Connect), conn.go (the Conn contract), txn.go (create,
-// delete, setData, setACL and check, with ZooKeeper's order of checks),
-// apply.go (one request, multi), acl.go (identities, ACL validity and
-// checks), watch.go (triggers, SetWatches on reconnect), session.go
-// (negotiation, expiry), handshake.go (connect refusals and the client's
-// recovery from them), reap.go (the container manager), sched.go (Step,
-// automatic delivery), fault.go, clock.go, trace.go. internal/conformance
-// holds the table of
+// server.go (Server, Connect), conn.go (the Conn contract), chroot.go
+// (ConnConfig.Root, client side), txn.go (create, delete, setData, setACL
+// and check, with ZooKeeper's order of checks), apply.go (one request,
+// multi), acl.go (identities, ACL validity and checks), watch.go
+// (triggers, SetWatches on reconnect), session.go (negotiation, expiry),
+// handshake.go (connect refusals and the client's recovery from them),
+// reap.go (the container manager), sched.go (Step, automatic delivery),
+// fault.go, clock.go, trace.go. internal/conformance holds the table of
 // behaviours the fake is checked against, written against task.Conn only
 // so the same cases run against a real server.
 //
@@ -201,6 +201,26 @@
 // simulation runs recipes through it: after a Wipe every client of before
 // it is refused for up to a session timeout and then starts over. Each
 // refusal and each decision to waive the zxid is a trace line.
+//
+// # Chroot
+//
+// ConnConfig.Root is the "/app" of ZooKeeper's "host:port/app" connect
+// string, done on the client side as ZooKeeper's Java client and
+// zkadapter's Config.Root do it (chroot.go): the Conn validates the path
+// a request names as the caller wrote it, prefixes it with the root ("/"
+// is the root itself) and sends the copy; the server never knows. On the
+// way back it strips the root from a create's name, a sync's path, every
+// multi result's path and every watch notification's path (also
+// EventNotWatching, and the notifications SetWatches fires on reconnect).
+// Errors are unchanged. A sequential create appends the counter to the
+// full path (the parent's cversion, as anywhere); a sequential create of
+// "/" names a child of the root. The packet limit counts the full path.
+// "" and "/" mean no root; any other root must be a valid path, or
+// Connect panics. Neither the Conn nor the server creates the root: below
+// a missing root, creates fail with ErrNoNode, as on a real server; a
+// create of "/" creates the root node itself (its parent must exist).
+// A client without a root sees the same nodes at their full paths
+// (TestChroot*).
 //
 // # Faults
 //

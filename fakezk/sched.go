@@ -57,6 +57,9 @@ func (s *Server) pop(c *Conn) item {
 		c.inbox, c.head = c.inbox[:0], 0
 	}
 	s.traceDeliver(c, &it)
+	if c.cfg.Root != "" {
+		chroot(c.cfg.Root).deliver(&it) // the trace shows the server's paths
+	}
 	return it
 }
 

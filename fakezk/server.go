@@ -99,8 +99,15 @@ func (s *Server) afterFunc(d time.Duration, f func()) task.Timer {
 	})
 }
 
-// Connect returns a client connection. Its session is opened by Start.
+// Connect returns a client connection. Its session is opened by Start. It
+// panics if cfg.Root is not a valid root (see ConnConfig): configuration
+// is a programmer's choice, as with New.
 func (s *Server) Connect(cfg ConnConfig) *Conn {
+	root, err := checkRoot(cfg.Root)
+	if err != nil {
+		panic(err)
+	}
+	cfg.Root = root
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := &Conn{srv: s, num: len(s.conns) + 1, cfg: cfg}
@@ -127,6 +134,14 @@ type ConnConfig struct {
 	// session's id of scheme "ip", which ACL entries ip:a.b.c.d[/bits]
 	// match. Empty means DefaultClientIP (127.0.0.1).
 	IP string
+	// Root is the connection's chroot, the "/app" of ZooKeeper's
+	// "host:port/app" connect string: every path the client sends is
+	// taken relative to it ("/" is Root itself) and every path it gets
+	// back has it stripped. "" or "/" means none; otherwise it must be a
+	// valid path (task.ValidatePath: absolute, no trailing slash). The
+	// node must exist for creates below it to succeed: neither the Conn
+	// nor the server creates it (chroot.go).
+	Root string
 }
 
 // Sessions returns the ids of the live sessions, in creation order.

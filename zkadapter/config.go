@@ -32,7 +32,7 @@ type Config struct {
 	// Root, when set, is the path every path of the Conn is relative to
 	// (ZooKeeper's chroot: "/app" in "zk1:2181,zk2:2181/app"; see
 	// ParseConnectString): requests go under it and paths handed back
-	// have it taken off. The node must exist. "" means none.
+	// have it taken off. The node must exist. "" or "/" means none.
 	Root string
 	// SessionTimeout is the timeout the client asks for; the server
 	// negotiates it into [minSessionTimeout, maxSessionTimeout] and the
@@ -99,6 +99,9 @@ func (c *Config) Validate() error {
 		if err := validateAddr(s); err != nil {
 			return &ConfigError{fmt.Sprintf("Servers[%d]", i), err.Error()}
 		}
+	}
+	if c.Root == "/" {
+		c.Root = "" // as ZooKeeper's client: "/" is no root
 	}
 	if c.Root != "" {
 		if err := validateRoot(c.Root); err != nil {

@@ -13,7 +13,8 @@ import (
 // a multi's results, watch events), as ZooKeeper's own client does: a
 // user of the Conn sees the root as "/". The root node itself must exist
 // (the client does not create it); without it, creates directly under the
-// root fail with task.ErrNoNode.
+// root fail with task.ErrNoNode. "" or "/" means no root. A sequential
+// create of "/" names a child of the root.
 
 // ParseConnectString splits a ZooKeeper connect string, such as
 // "zk1:2181,zk2:2181,zk3:2181/app", into its servers and its root ("" when
@@ -80,6 +81,12 @@ func withRoot(root string, req task.Request) task.Request {
 	case *task.CreateRequest:
 		c := *r
 		c.Path = under(root, r.Path)
+		if r.Path == "/" && r.Mode.IsSequential() {
+			// A sequential create of "/" names a child of the root, as
+			// fakezk does (ZooKeeper's Java client would name a sibling
+			// of the root, outside it).
+			c.Path = root + "/"
+		}
 		return &c
 	case *task.DeleteRequest:
 		c := *r

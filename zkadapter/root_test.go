@@ -39,7 +39,7 @@ func TestParseConnectString(t *testing.T) {
 			t.Errorf("%q = %v %q %v", tc.in, servers, root, err)
 		}
 	}
-	for _, root := range []string{"/", "app", "/app/", "/a//b"} {
+	for _, root := range []string{"app", "/app/", "/a//b"} {
 		cfg := Config{Servers: []string{"a:1"}, Root: root}
 		if err := cfg.Validate(); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("Root %q: Validate = %v", root, err)
@@ -96,6 +96,12 @@ func TestRootPaths(t *testing.T) {
 			t.Fatalf("event %+v, want %+v", ev, want)
 		}
 	}
+	// A sequential create of "/" names a child of the root.
+	sr := mustOK(t, do(t, c, r, &task.CreateRequest{Path: "/", Mode: task.PersistentSequential, ACL: task.OpenACL}, nil))
+	if len(sr.Path) != 11 || sr.Path[0] != '/' {
+		t.Fatalf("sequential create of the root named %q", sr.Path)
+	}
+	mustOK(t, do(t, plain, pr, &task.ExistsRequest{Path: "/app" + sr.Path}, nil))
 	// A path outside the root is out of reach: "/app" is the root itself.
 	mustErr(t, do(t, c, r, &task.GetDataRequest{Path: "/app"}, nil), task.ErrNoNode)
 }

@@ -15,6 +15,7 @@
 // most one acting leader at any simulated instant, but for a leader the
 // clock jumps paused past its margin, left to fencing), tasks.go (no task lost
 // or executed twice), tree.go (a cache equal to the server's tree).
+// root.go runs the clients under a chroot (Scenario.Root).
 //
 // # One seed
 //
@@ -240,11 +241,23 @@
 //     range starts at FixedFrom and the report says so; SIM_FROM or
 //     -sim.from set the start by hand.
 //
+// One seed in four of the fixed and the drawn range (RootedSeed) runs
+// with every client under a chroot, ExploreRoot (fakezk.ConnConfig.Root;
+// Explored says which scenario a seed runs with, also when replayed with
+// -sim.seed): the world creates the root (and again after a wipe), the
+// recipes run below it, and the world's readers of the server's tree
+// (Children, NodeStat, NodeData, Paths, SetCounters, ReadTree, FenceLog,
+// the operator) take the clients' paths, so every checker reads the same
+// paths either way. Such a seed also fails if a node outside the root was
+// left (clients that escaped it would leave the checkers nothing to
+// judge). A failing rooted seed is listed in Regressions with its Root.
+//
 // internal/simsum sums them: seeds, the ranges and where the drawn one
-// came from, the regression seeds replayed, seeds per second of each
-// scenario and overall, safety and liveness failures, faults fired per
-// class, determinism pairs. It fails below 60,000 seeds, on any failure
-// or mismatch, or if a class never fired. A failing seed of any set is
+// came from, the seeds run under a root, the regression seeds replayed,
+// seeds per second of each scenario and overall, safety and liveness
+// failures, faults fired per class, determinism pairs. It fails below
+// 60,000 seeds, on any failure or mismatch, if a class never fired, or if
+// no seed ran under a root. A failing seed of any set is
 // replayed by its -sim.seed alone; add it to its scenario's Regressions.
 //
 // A run of this commit's tree (every class on, the crash-restart,

@@ -16,6 +16,9 @@ import (
 type Regression struct {
 	Seed uint64
 	Why  string
+	// Root is the root the seed failed under (Result.Root; "" for none):
+	// Explore replays it under the same one (Explored).
+	Root string
 }
 
 var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")
@@ -50,8 +53,10 @@ func DrawnFrom() (uint64, string) {
 // seeds (every one, each failure reported), seeds 1..n (the fixed range,
 // the same on every run) and n seeds from DrawnFrom (new seeds for every
 // commit), n from SIM_SEEDS; the two ranges stop at their first failing
-// seed. It skips t when SIM_SEEDS is unset, runs only -sim.seed when that
-// is set, and logs each scenario's Stats.Line for internal/simsum.
+// seed. One seed in four of each range runs with every client under a
+// chroot (Explored, RootedSeed). It skips t when SIM_SEEDS is unset, runs
+// only -sim.seed when that is set, and logs each scenario's Stats.Line
+// for internal/simsum.
 func Explore(t *testing.T, scs ...Scenario) []Stats {
 	t.Helper()
 	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
@@ -66,25 +71,27 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 	var all []Stats
 	for _, sc := range scs {
 		if *seedFlag != 0 {
-			all = append(all, Check(t, sc, 1))
+			all = append(all, Check(t, Explored(sc, *seedFlag), 1))
 			continue
 		}
 		st := Stats{Scenario: sc.Name, Ranges: []string{fmt.Sprintf("1-%d", n), fmt.Sprintf("%d-%d", from, from+uint64(n)-1)}}
 		start := time.Now()
 		for _, reg := range sc.Regressions {
 			st.Regressions = append(st.Regressions, reg.Seed)
-			res := RunSeed(sc, reg.Seed, false)
+			rsc := Explored(sc, reg.Seed)
+			res := RunSeed(rsc, reg.Seed, false)
 			st.Add(res)
 			if res.Err != nil {
-				t.Errorf("regression seed %d of %s (%s) fails again:\n%s", reg.Seed, sc.Name, reg.Why, Report(t, sc, res))
+				t.Errorf("regression seed %d of %s (%s) fails again:\n%s", reg.Seed, sc.Name, reg.Why, Report(t, rsc, res))
 			}
 		}
 		for _, first := range []uint64{1, from} {
 			for seed := first; seed < first+uint64(n); seed++ {
-				res := RunSeed(sc, seed, false)
+				esc := Explored(sc, seed)
+				res := RunSeed(esc, seed, false)
 				st.Add(res)
 				if res.Err != nil {
-					t.Error(Report(t, sc, res))
+					t.Error(Report(t, esc, res))
 					break
 				}
 			}
@@ -104,8 +111,9 @@ func Regressions(t *testing.T, scs ...Scenario) {
 	t.Helper()
 	for _, sc := range scs {
 		for _, reg := range sc.Regressions {
-			if res := RunSeed(sc, reg.Seed, false); res.Err != nil {
-				t.Errorf("regression seed %d of %s (%s) fails again:\n%s", reg.Seed, sc.Name, reg.Why, Report(t, sc, res))
+			rsc := Explored(sc, reg.Seed)
+			if res := RunSeed(rsc, reg.Seed, false); res.Err != nil {
+				t.Errorf("regression seed %d of %s (%s) fails again:\n%s", reg.Seed, sc.Name, reg.Why, Report(t, rsc, res))
 			}
 		}
 	}

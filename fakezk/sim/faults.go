@@ -323,7 +323,7 @@ func (in *injector) inject(c FaultClass) {
 		if in.fired[Wipe] >= in.maxWipes {
 			return
 		}
-		w.Server.Wipe()
+		w.Wipe()
 	case ClockJump:
 		d := span(100*time.Millisecond, 2*tmo)
 		what = fmt.Sprintf("by %s", d)

@@ -124,12 +124,12 @@ func (in *injector) injectProcess(c FaultClass) {
 func (in *injector) operate() (string, bool) {
 	w, rng := in.w, in.prng
 	var cands []string
-	for _, p := range w.Server.Paths() { // sorted
+	for _, p := range w.Paths() { // sorted; the clients' paths, as Operator names them
 		for _, prefix := range in.operator {
 			if !strings.HasPrefix(p, prefix) {
 				continue
 			}
-			if _, st, ok := w.Server.NodeData(p); ok && st.NumChildren == 0 {
+			if _, st, ok := w.NodeData(p); ok && st.NumChildren == 0 {
 				cands = append(cands, p)
 			}
 			break
@@ -139,8 +139,8 @@ func (in *injector) operate() (string, bool) {
 		return "", false
 	}
 	path := cands[rng.IntN(len(cands))]
-	data, old, _ := w.Server.NodeData(path)
-	if err := w.Server.AdminDelete(path); err != nil {
+	data, old, _ := w.NodeData(path)
+	if err := w.Server.AdminDelete(w.ServerPath(path)); err != nil {
 		return "", false
 	}
 	w.operated = append(w.operated, touch{at: w.Clock.Now(), path: path, czxid: old.Czxid})
@@ -164,15 +164,15 @@ func (in *injector) operate() (string, bool) {
 			in.orphan = w.Server.OrphanSession(tmo)
 			w.operatorSessions = append(w.operatorSessions, in.orphan)
 		}
-		if err := w.Server.AdminCreate(path, data, in.orphan); err == nil {
+		if err := w.Server.AdminCreate(w.ServerPath(path), data, in.orphan); err == nil {
 			what += fmt.Sprintf(", created again as an ephemeral of session %#x (data %q)", in.orphan, data)
 		}
 		return what, true
 	}
-	if err := w.Server.AdminCreate(path, data, 0); err != nil {
+	if err := w.Server.AdminCreate(w.ServerPath(path), data, 0); err != nil {
 		return what, true
 	}
-	_, st, _ := w.Server.NodeData(path)
+	_, st, _ := w.NodeData(path)
 	d := time.Duration(rng.Int64N(int64(2*tmo) + 1))
 	what += fmt.Sprintf(", created again as a persistent node (data %q) for %s", data, d)
 	in.cleanUp(path, st.Czxid, d)
@@ -186,8 +186,8 @@ func (in *injector) operate() (string, bool) {
 func (in *injector) cleanUp(path string, czxid int64, d time.Duration) {
 	w := in.w
 	w.Clock.AfterFunc(d, func() {
-		if _, now, ok := w.Server.NodeData(path); ok && now.Czxid == czxid {
-			if err := w.Server.AdminDelete(path); errors.Is(err, task.ErrNotSent) {
+		if _, now, ok := w.NodeData(path); ok && now.Czxid == czxid {
+			if err := w.Server.AdminDelete(w.ServerPath(path)); errors.Is(err, task.ErrNotSent) {
 				in.cleanUp(path, czxid, time.Second)
 			}
 		}
@@ -203,16 +203,16 @@ func (in *injector) sessionLive(id int64) bool {
 	return false
 }
 
-// touch is one operator's delete: of the node at path created at czxid,
-// at.
+// touch is one operator's delete: of the node at path (a client's path)
+// created at czxid, at.
 type touch struct {
 	at    time.Time
 	path  string
 	czxid int64
 }
 
-// Operated reports whether the operator deleted the node at path created
-// at zxid czxid (that incarnation, not a later one at the same path) at
+// Operated reports whether the operator deleted the node at path (a
+// client's path) created at zxid czxid (that incarnation, not a later one at the same path) at
 // or before to.
 func (w *World) Operated(path string, czxid int64, to time.Time) bool {
 	for _, t := range w.operated {

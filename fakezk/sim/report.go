@@ -23,6 +23,8 @@ var (
 type Stats struct {
 	Scenario string
 	Seeds    int
+	// Rooted counts the seeds whose clients ran under a root.
+	Rooted int
 	// Safety, Liveness and Setup count the seeds that failed, by kind.
 	Safety, Liveness, Setup int
 	// Fired counts the faults injected per class; PlansWith the seeds
@@ -42,6 +44,9 @@ type Stats struct {
 // Add counts one result.
 func (s *Stats) Add(res Result) {
 	s.Seeds++
+	if res.Root != "" {
+		s.Rooted++
+	}
 	switch res.Kind {
 	case Safety:
 		s.Safety++
@@ -62,6 +67,7 @@ func (s *Stats) Add(res Result) {
 // Merge adds o's counts to s (walls add up: runs one after the other).
 func (s *Stats) Merge(o Stats) {
 	s.Seeds += o.Seeds
+	s.Rooted += o.Rooted
 	s.Safety += o.Safety
 	s.Liveness += o.Liveness
 	s.Setup += o.Setup
@@ -97,14 +103,15 @@ func (s Stats) FiredString() string {
 }
 
 func (s Stats) String() string {
-	return fmt.Sprintf("%s: %d seeds in %s (%.1f seeds/s), %d safety violations, %d liveness failures, %d setup failures, %s simulated; faults fired: %s",
-		s.Scenario, s.Seeds, s.Wall.Round(time.Millisecond), s.SeedsPerSecond(), s.Safety, s.Liveness, s.Setup,
+	return fmt.Sprintf("%s: %d seeds (%d under a root) in %s (%.1f seeds/s), %d safety violations, %d liveness failures, %d setup failures, %s simulated; faults fired: %s",
+		s.Scenario, s.Seeds, s.Rooted, s.Wall.Round(time.Millisecond), s.SeedsPerSecond(), s.Safety, s.Liveness, s.Setup,
 		s.SimTime.Round(time.Second), s.FiredString())
 }
 
 // Line is s in one machine-readable line ("SIM key=value ..."), which
 // the Makefile's sim target sums across packages (internal/simsum); the
-// regression seeds replayed and the ranges run close it ("-" for none).
+// regression seeds replayed and the ranges run ("-" for none), then the
+// seeds run under a root, close it.
 func (s Stats) Line() string {
 	fired := make([]string, 0, numClasses)
 	for _, c := range Classes() {
@@ -114,9 +121,9 @@ func (s Stats) Line() string {
 	if ranges == "" {
 		ranges = "-"
 	}
-	return fmt.Sprintf("SIM scenario=%s seeds=%d wall_ms=%d safety=%d liveness=%d setup=%d fired=%s regressions=%s ranges=%s",
+	return fmt.Sprintf("SIM scenario=%s seeds=%d wall_ms=%d safety=%d liveness=%d setup=%d fired=%s regressions=%s ranges=%s rooted=%d",
 		s.Scenario, s.Seeds, s.Wall.Milliseconds(), s.Safety, s.Liveness, s.Setup, strings.Join(fired, ","),
-		joinSeeds(s.Regressions), ranges)
+		joinSeeds(s.Regressions), ranges, s.Rooted)
 }
 
 // Check runs seeds 1..n of sc (n from -sim.seeds if set; only the seed
@@ -177,6 +184,9 @@ func Report(t testing.TB, sc Scenario, res Result) string {
 func describe(t testing.TB, res Result, verdict string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "sim: %s seed %d %s", res.Scenario, res.Seed, verdict)
+	if res.Root != "" {
+		fmt.Fprintf(&b, " (every client under the root %s)", res.Root)
+	}
 	if res.Err != nil {
 		fmt.Fprintf(&b, ": %v", res.Err)
 	}

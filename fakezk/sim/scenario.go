@@ -41,6 +41,11 @@ type Scenario struct {
 	Server fakezk.Config
 	// Wrap, if set, wraps client i's connection (see Config.Wrap).
 	Wrap func(i int, c *fakezk.Conn) task.Conn
+	// Root, if set, is every client's chroot (Config.Root): the world
+	// creates it, the recipes run below it, and the world's readers of
+	// the server's tree (Children, NodeStat, Paths...) take the clients'
+	// paths. Explore sets it for a share of its seeds (Explored).
+	Root string
 	// Faults says which fault classes the seed may switch on.
 	Faults Faults
 	// Duration is the simulated time the workload runs under faults
@@ -71,7 +76,8 @@ type Scenario struct {
 	// here. Required when Faults.Allow has CrashRestart.
 	Restart func(r *Trial, i int)
 	// Operator lists the nodes an operator may delete or create again
-	// (the Operator fault): every node whose path begins with one of
+	// (the Operator fault), by the clients' paths (below Root, if set):
+	// every node whose path begins with one of
 	// these strings ("/locks/l" is the directory and what is below it,
 	// "/locks/l/" only what is below it, "/db/r0/_p_" the nodes so
 	// named), leaves only (a node with children is never deleted). Name
@@ -223,6 +229,8 @@ type Result struct {
 	Scenario string
 	Seed     uint64
 	Plan     Plan
+	// Root is the clients' chroot the seed ran under ("" for none).
+	Root string
 	// Err is the first violation (nil if the seed passed), Kind its kind.
 	Err  error
 	Kind FailureKind
@@ -246,7 +254,7 @@ func (res *Result) FiredOf(c FaultClass) int { return res.Fired[c] }
 // RunSeed runs one seed of sc and returns its result. With trace set the
 // server records its event log (slower; the history is the same).
 func RunSeed(sc Scenario, seed uint64, trace bool) Result {
-	res := Result{Scenario: sc.Name, Seed: seed}
+	res := Result{Scenario: sc.Name, Seed: seed, Root: sc.Root}
 	rng := rand.New(rand.NewPCG(seed, 0x5349_4d46_4155_4c54))
 	prng := rand.New(rand.NewPCG(seed, 0x5052_4f43_4553_5321))
 	res.Plan = drawPlan(sc.Faults, rng, prng)
@@ -261,7 +269,7 @@ func RunSeed(sc Scenario, seed uint64, trace bool) Result {
 	srvCfg := sc.Server
 	srvCfg.Trace = trace
 	w, err := New(Config{Seed: seed, Clients: sc.Clients, Server: srvCfg, SessionTimeout: sc.SessionTimeout,
-		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps})
+		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root})
 	if err != nil {
 		res.Err, res.Kind = err, SetupFailed
 		return res
@@ -366,6 +374,9 @@ func (r *Trial) run(inj *injector) {
 		if err := inv.Check(r); err != nil {
 			r.fail(Safety, "invariant: %w", err)
 		}
+	}
+	if out := r.escaped(); len(out) > 0 {
+		r.fail(Safety, "nodes outside the clients' root %s: %v", r.root, out)
 	}
 }
 

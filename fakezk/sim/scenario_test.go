@@ -54,6 +54,9 @@ func TestSimExplore(t *testing.T) {
 func TestSimDeterminism(t *testing.T) {
 	sim.Determinism(t, lockIDScenario(5, 10*time.Second), sim.Sample(10, 1000))
 	sim.Determinism(t, counterScenario(), sim.Sample(10, 1000))
+	rooted := lockIDScenario(5, 10*time.Second)
+	rooted.Root = sim.ExploreRoot
+	sim.Determinism(t, rooted, sim.Sample(4, 1000))
 }
 
 // The drawn range of Explore: from SIM_FROM, else from the commit, else

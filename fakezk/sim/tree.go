@@ -13,11 +13,12 @@ import (
 
 // ReadTree returns the data of every node under root (root excluded),
 // keyed by path relative to root ("a", "a/b"): the paths come straight
-// from the server's tree, the data through client's session (retrying
-// connection loss), so call it once the faults have stopped.
+// from the server's tree (World.Paths: root is a client's path), the data
+// through client's session (retrying connection loss), so call it once
+// the faults have stopped.
 func ReadTree(w *World, client int, root string) (map[string]string, error) {
 	out := map[string]string{}
-	for _, p := range w.Server.Paths() {
+	for _, p := range w.Paths() {
 		rel, ok := strings.CutPrefix(p, root+"/")
 		if !ok {
 			continue

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,9 @@ type Config struct {
 	Wrap func(i int, c *fakezk.Conn) task.Conn
 	// MaxSteps bounds Settle's clock advances (default 200000).
 	MaxSteps int
+	// Root, if set, is every client's chroot (fakezk.ConnConfig.Root); the
+	// world creates it before the clients connect (root.go).
+	Root string
 }
 
 // World is a fake server with clients. It is not safe for concurrent use:
@@ -51,6 +55,7 @@ type World struct {
 
 	maxSteps int
 	timeout  time.Duration // every client's requested session timeout
+	root     string        // every client's chroot ("" for none)
 	wrap     func(i int, c *fakezk.Conn) task.Conn
 	inj      *injector // the fault plan of a Scenario run, or nil
 	stalled  bool      // Drive hit its bound at one instant
@@ -98,6 +103,12 @@ func New(cfg Config) (*World, error) {
 		return nil, errors.New("sim: negative number of clients")
 	}
 	w := &World{Seed: cfg.Seed, Clock: fakezk.NewClock(fakezk.Epoch), maxSteps: cfg.MaxSteps, wrap: cfg.Wrap}
+	if cfg.Root != "" && cfg.Root != "/" {
+		if err := task.ValidatePath(cfg.Root, false); err != nil {
+			return nil, fmt.Errorf("sim: root: %w", err)
+		}
+		w.root = cfg.Root
+	}
 	if cfg.SessionTimeout < 0 {
 		return nil, errors.New("sim: negative session timeout")
 	}
@@ -112,6 +123,10 @@ func New(cfg Config) (*World, error) {
 	sc := cfg.Server
 	sc.Seed, sc.Clock, sc.Deterministic = cfg.Seed, w.Clock, true
 	w.Server = fakezk.New(sc)
+	if err := w.provisionRoot(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sim: creating the root: %w", err)
+	}
 	w.procs = make([]proc, cfg.Clients)
 	for i := range cfg.Clients {
 		conn, ex, err := w.newClient(i)
@@ -130,7 +145,7 @@ func New(cfg Config) (*World, error) {
 // Config.Wrap) and an executor seeded from the world's seed and i, so a
 // process started again after a crash draws the same randomness.
 func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
-	conn := w.Server.Connect(fakezk.ConnConfig{Timeout: w.timeout})
+	conn := w.Server.Connect(fakezk.ConnConfig{Timeout: w.timeout, Root: w.root})
 	var tc task.Conn = conn
 	if w.wrap != nil {
 		tc = w.wrap(i, conn)
@@ -264,8 +279,13 @@ func All(fs ...func() bool) func() bool {
 }
 
 // Children lists dir's children on the server, sorted, read directly from
-// the server's tree (no session, no watches).
+// the server's tree (no session, no watches). dir is a client's path (see
+// Config.Root).
 func (w *World) Children(dir string) []string {
+	dir = w.ServerPath(dir)
+	if dir == "/" {
+		dir = "" // the children of "/" are "/" + name
+	}
 	var out []string
 	for _, p := range w.Server.Paths() {
 		if strings.HasPrefix(p, dir+"/") && !strings.Contains(p[len(dir)+1:], "/") {

@@ -21,6 +21,13 @@
 // Config.OnError) are dropped unless Options.LogDetached is set, in which
 // case each is logged with t.Logf.
 //
+// Chroot: Options.Root puts a client under a root (zkadapter.Config.Root).
+// MakeRoot creates a fresh root with a client that has none, as whoever
+// provisions a chrooted application does (a client does not create its
+// root); CheckRoot, at the end of a test on a server of its own, fails it
+// unless the rooted clients wrote below the root and nowhere else. A
+// recipe package runs its main real-server test once more that way.
+//
 // This package is separate from internal/zkserver because zkadapter's
 // own tests import zkserver: zkserver importing zkadapter would make a
 // cycle.

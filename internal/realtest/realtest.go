@@ -22,6 +22,9 @@ type Options struct {
 	SessionTimeout time.Duration
 	// LogDetached logs, with t.Logf, the errors of flows nobody waits for.
 	LogDetached bool
+	// Root is the client's chroot (zkadapter.Config.Root): every path it
+	// names is below it. "" for none. MakeRoot makes one.
+	Root string
 }
 
 // Client is one session on a real server with an executor running on it.
@@ -44,7 +47,7 @@ func Dial(t testing.TB, ctx context.Context, addrs []string, opts Options) *Clie
 	if timeout == 0 {
 		timeout = DefaultSessionTimeout
 	}
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: timeout})
+	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: addrs, SessionTimeout: timeout, Root: opts.Root})
 	if err != nil {
 		t.Fatalf("dial %v: %v", addrs, err)
 	}

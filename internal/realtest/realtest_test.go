@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"path"
 	"runtime"
 	"strings"
 	"testing"
@@ -107,5 +108,58 @@ func TestDialDownServerFails(t *testing.T) {
 	}
 	if !strings.Contains(ft.msg, addr) {
 		t.Fatalf("failure %q does not name %s", ft.msg, addr)
+	}
+}
+
+// errorTB records Errorf instead of failing the test.
+type errorTB struct {
+	testing.TB
+	errs []string
+}
+
+func (e *errorTB) Helper() {}
+func (e *errorTB) Errorf(format string, args ...any) {
+	e.errs = append(e.errs, fmt.Sprintf(format, args...))
+}
+
+// MakeRoot makes a fresh two-level root; CheckRoot passes once nodes are
+// below it and nothing is beside it, and reports a root left empty and a
+// node outside it. (Written with clients that have no root, so that it
+// checks the checker, whatever zkadapter's Root does.)
+func TestMakeAndCheckRoot(t *testing.T) {
+	zkserver.Require(t)
+	srv := zkserver.Standalone(t, zkserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	root := realtest.MakeRoot(t, ctx, srv.Addrs(), "mk")
+	if parts := strings.Split(root, "/"); len(parts) != 3 || !strings.HasPrefix(parts[1], "mk-") || parts[2] != "app" {
+		t.Fatalf("root %q, want /mk-<random>/app", root)
+	}
+	et := &errorTB{TB: t}
+	realtest.CheckRoot(et, ctx, srv.Addrs(), root)
+	if len(et.errs) != 1 || !strings.Contains(et.errs[0], "nothing below the root") {
+		t.Errorf("an empty root: %q", et.errs)
+	}
+	c := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{})
+	if _, err := executor.Await(ctx, c.Ex, task.Create(root+"/x", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	et = &errorTB{TB: t}
+	realtest.CheckRoot(et, ctx, srv.Addrs(), root)
+	if len(et.errs) != 0 {
+		t.Errorf("a root with a node below it: %q", et.errs)
+	}
+	for _, stray := range []string{"/stray", strings.TrimSuffix(root, "/app") + "/beside"} {
+		if _, err := executor.Await(ctx, c.Ex, task.Create(stray, nil, task.Persistent)); err != nil {
+			t.Fatal(err)
+		}
+		et = &errorTB{TB: t}
+		realtest.CheckRoot(et, ctx, srv.Addrs(), root)
+		if len(et.errs) != 1 || !strings.Contains(et.errs[0], path.Base(stray)) {
+			t.Errorf("a node at %s outside the root: %q", stray, et.errs)
+		}
+		if _, err := executor.Await(ctx, c.Ex, task.Delete(stray, task.AnyVersion)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -20,16 +20,23 @@ import (
 // in each, nobody passes Enter before all 4 have started it, and nobody
 // returns from Leave before all 4 have started leaving; no participant
 // node is left.
-func TestRealDoubleBarrier(t *testing.T) {
+func TestRealDoubleBarrier(t *testing.T) { realDoubleBarrier(t, false) }
+
+// TestRealDoubleBarrier with every session under a chroot
+// (realtest.Chroot).
+func TestRealDoubleBarrierUnderRoot(t *testing.T) { realDoubleBarrier(t, true) }
+
+func realDoubleBarrier(t *testing.T, underRoot bool) {
 	zkserver.Require(t)
 	srv := zkserver.Standalone(t, zkserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	chroot := realtest.Chroot(t, ctx, srv.Addrs(), underRoot)
 	const n, rounds = 4, 3
 	root := fmt.Sprintf("/real-double-%016x", rand.Uint64())
 	exs := make([]*executor.Executor, n)
 	for i := range exs {
-		exs[i] = realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true}).Ex
+		exs[i] = realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true, Root: chroot}).Ex
 	}
 	for r := range rounds {
 		dir := fmt.Sprintf("%s/r%d", root, r)

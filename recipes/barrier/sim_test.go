@@ -151,7 +151,7 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 			owners := map[int64]string{}
 			for _, name := range participantNodes(r.World, rd.d.Dir()) {
 				path := rd.d.Dir() + "/" + name
-				st, ok := r.Server.NodeStat(path)
+				st, ok := r.NodeStat(path)
 				if !ok || st.EphemeralOwner == 0 || r.OperatorSession(st.EphemeralOwner) {
 					continue // the operator's nodes are no participant's
 				}
@@ -171,7 +171,7 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 					}
 					s.left++
 					for _, path := range before {
-						if _, ok := r.Server.NodeStat(path); ok {
+						if _, ok := r.NodeStat(path); ok {
 							r.Errorf("client %d finished Leave of round %d while participant %s is still there", i, round, path)
 						}
 					}
@@ -264,7 +264,7 @@ func (s *barrierSim) round(r *sim.Trial, round int) {
 	}
 	rd.wait = func(i int) {
 		sim.After(r, r.Execs[i], draw(r.Rand, 4*time.Second), func() {
-			st, up := r.Server.NodeStat(b.Path())
+			st, up := r.NodeStat(b.Path())
 			if up {
 				s.held++
 			}
@@ -273,7 +273,7 @@ func (s *barrierSim) round(r *sim.Trial, round int) {
 					r.Errorf("client %d round %d: wait: %v", i, round, err)
 					return
 				}
-				if now, upNow := r.Server.NodeStat(b.Path()); upNow {
+				if now, upNow := r.NodeStat(b.Path()); upNow {
 					if up && now.Czxid != st.Czxid {
 						// Another node than the one up when the wait began:
 						// the barrier was lifted (the node deleted, by the

@@ -22,13 +22,19 @@ var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
 // four children and one node, with the server killed and restarted midway (both
 // sessions survive it; reads in flight fail with connection loss and are
 // retried). Judged against a direct read on the writer's session.
-func TestRealConverges(t *testing.T) {
+func TestRealConverges(t *testing.T) { realConverges(t, false) }
+
+// TestRealConverges with both sessions under a chroot (realtest.Chroot).
+func TestRealConvergesUnderRoot(t *testing.T) { realConverges(t, true) }
+
+func realConverges(t *testing.T, underRoot bool) {
 	zkserver.Require(t)
 	cl := zkserver.Standalone(t, realOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	reader := realtest.Dial(t, ctx, cl.Addrs(), realtest.Options{}).Ex
-	writer := realtest.Dial(t, ctx, cl.Addrs(), realtest.Options{}).Ex
+	chroot := realtest.Chroot(t, ctx, cl.Addrs(), underRoot)
+	reader := realtest.Dial(t, ctx, cl.Addrs(), realtest.Options{Root: chroot}).Ex
+	writer := realtest.Dial(t, ctx, cl.Addrs(), realtest.Options{Root: chroot}).Ex
 	root := fmt.Sprintf("/cache-real-%d", time.Now().UnixNano())
 	dir, node := root+"/dir", root+"/node"
 	for _, p := range []string{root, dir} {

@@ -298,7 +298,7 @@ func (s *cacheSim) converged(r *sim.Trial) error {
 		want[simNode], node[simNode] = n, n
 	}
 	tree := map[string]Node{}
-	for _, p := range r.Server.Paths() {
+	for _, p := range r.Paths() {
 		if p == "/cache" || strings.HasPrefix(p, "/cache/") {
 			n, _ := serverNode(r, p)
 			tree[p] = n

@@ -11,7 +11,7 @@ import (
 // NodeStat; its data through a read on client 1's session is avoided, so
 // the data is compared through the Stat (mzxid) and the data length.
 func serverNode(w *sim.Trial, path string) (Node, bool) {
-	st, ok := w.Server.NodeStat(path)
+	st, ok := w.NodeStat(path)
 	if !ok {
 		return Node{}, false
 	}

@@ -22,13 +22,20 @@ var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
 // that honours the marker (never a half-applied version, versions only
 // grow, the last one delivered) and a Reloader (its last run has the last
 // version).
-func TestRealConfigDelivered(t *testing.T) {
+func TestRealConfigDelivered(t *testing.T) { realConfigDelivered(t, false) }
+
+// TestRealConfigDelivered with both sessions under a chroot
+// (realtest.Chroot).
+func TestRealConfigDeliveredUnderRoot(t *testing.T) { realConfigDelivered(t, true) }
+
+func realConfigDelivered(t *testing.T, underRoot bool) {
 	zkserver.Require(t)
 	cl := zkserver.Standalone(t, realOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	reader := realtest.Dial(t, ctx, cl.Addrs(), realtest.Options{}).Ex
-	writer := realtest.Dial(t, ctx, cl.Addrs(), realtest.Options{}).Ex
+	chroot := realtest.Chroot(t, ctx, cl.Addrs(), underRoot)
+	reader := realtest.Dial(t, ctx, cl.Addrs(), realtest.Options{Root: chroot}).Ex
+	writer := realtest.Dial(t, ctx, cl.Addrs(), realtest.Options{Root: chroot}).Ex
 	root := fmt.Sprintf("/config-real-%d", time.Now().UnixNano())
 	values := func(g int) map[string][]byte {
 		return map[string][]byte{"a": []byte(strconv.Itoa(g)), "b": []byte(strconv.Itoa(g)), "c": []byte(strconv.Itoa(g))}

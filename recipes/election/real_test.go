@@ -33,11 +33,18 @@ func realClient(t testing.TB, ctx context.Context, addrs []string, timeout time.
 // Three candidates on a standalone server: the first leads; closing its
 // session (its client goes away) hands leadership to the next in line,
 // then the next, each with a larger token; the closed leader is told.
-func TestRealStandaloneSuccession(t *testing.T) {
+func TestRealStandaloneSuccession(t *testing.T) { realStandaloneSuccession(t, false) }
+
+// TestRealStandaloneSuccession with every candidate under a chroot
+// (realtest.Chroot).
+func TestRealStandaloneSuccessionUnderRoot(t *testing.T) { realStandaloneSuccession(t, true) }
+
+func realStandaloneSuccession(t *testing.T, underRoot bool) {
 	zkserver.Require(t)
 	srv := zkserver.Standalone(t, realOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	chroot := realtest.Chroot(t, ctx, srv.Addrs(), underRoot)
 	dir := fmt.Sprintf("/real-election-%d", time.Now().UnixNano())
 	type cand struct {
 		ex    *executor.Executor
@@ -46,7 +53,8 @@ func TestRealStandaloneSuccession(t *testing.T) {
 	}
 	var cs []cand
 	for i := range 3 {
-		ex, cl := realClient(t, ctx, srv.Addrs(), 4*time.Second)
+		c := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{SessionTimeout: 4 * time.Second, Root: chroot})
+		ex, cl := c.Ex, c.Stop
 		e, err := election.New(dir, election.Config{Data: []byte(strconv.Itoa(i))})
 		if err != nil {
 			t.Fatal(err)

@@ -220,7 +220,7 @@ func simulate(seed uint64, mode simMode) (res simResult, err error) {
 				}
 			}
 		}
-		if err := w.Server.SetCounters(simDir, 0, mode.cversion); err != nil {
+		if err := w.SetCounters(simDir, 0, mode.cversion); err != nil {
 			return res, err
 		}
 	}
@@ -275,7 +275,7 @@ func simulate(seed uint64, mode simMode) (res simResult, err error) {
 		kind       string
 	}
 	var entries []logEntry
-	for _, p := range w.Server.Paths() {
+	for _, p := range w.Paths() {
 		name, ok := strings.CutPrefix(p, "/log/t")
 		if !ok {
 			continue

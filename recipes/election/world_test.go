@@ -131,7 +131,7 @@ func noReportedErrors(tb testing.TB, w *sim.World) {
 // so it draws the same random numbers (candidate names among them).
 func addTwin(w *sim.World, log *wakeLog, i int) error {
 	k := len(w.Execs)
-	conn := w.Server.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second})
+	conn := w.Server.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second, Root: w.Root()})
 	log.lists = append(log.lists, 0)
 	ex, err := executor.New(executor.Config{Conn: &watcher{Conn: conn, client: k, log: log}, Clock: w.Clock,
 		Seed:    w.Seed*31 + uint64(i) + 1,

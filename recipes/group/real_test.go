@@ -33,14 +33,20 @@ func waitMembers(t *testing.T, ctx context.Context, w *group.Watcher, want ...st
 // sees them; one member leaves, and another's session is closed (its
 // ephemeral node goes): the watcher sees both leave, and its view ends
 // equal to the server's children.
-func TestRealMembership(t *testing.T) {
+func TestRealMembership(t *testing.T) { realMembership(t, false) }
+
+// TestRealMembership with every session under a chroot (realtest.Chroot).
+func TestRealMembershipUnderRoot(t *testing.T) { realMembership(t, true) }
+
+func realMembership(t *testing.T, underRoot bool) {
 	zkserver.Require(t)
 	srv := zkserver.Standalone(t, zkserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	chroot := realtest.Chroot(t, ctx, srv.Addrs(), underRoot)
 	dir := fmt.Sprintf("/real-group-%016x/members", rand.Uint64())
 
-	wex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true}).Ex
+	wex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true, Root: chroot}).Ex
 	wc, err := group.NewClient(wex, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +63,7 @@ func TestRealMembership(t *testing.T) {
 	stops := make([]func(), len(ids))
 	clients := make([]*group.Client, len(ids))
 	for i, id := range ids {
-		rc := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true})
+		rc := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true, Root: chroot})
 		clients[i], _ = group.NewClient(rc.Ex, dir)
 		stops[i] = rc.Stop
 		if members[i], err = clients[i].Join(ctx, id, []byte("data-"+id)); err != nil {

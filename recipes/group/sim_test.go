@@ -242,7 +242,7 @@ func (s *groupSim) quiesce(r *sim.Trial) bool {
 		return false
 	}
 	for i, m := range s.members {
-		st, ok := r.Server.NodeStat(m.Path())
+		st, ok := r.NodeStat(m.Path())
 		if !ok || st.EphemeralOwner != r.Conns[i].SessionID() || !m.Registered() {
 			return false
 		}

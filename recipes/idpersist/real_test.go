@@ -53,11 +53,20 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // a real server. Mid-run the leader's connection is closed: the backup
 // takes over, the generators finish, no ID repeats, and every ID was at or
 // below the durable mark when it was handed out.
-func TestRealLeaderClosedBackupTakesOver(t *testing.T) {
+func TestRealLeaderClosedBackupTakesOver(t *testing.T) { realLeaderClosedBackupTakesOver(t, false) }
+
+// TestRealLeaderClosedBackupTakesOver with every session under a chroot
+// (realtest.Chroot).
+func TestRealLeaderClosedBackupTakesOverUnderRoot(t *testing.T) {
+	realLeaderClosedBackupTakesOver(t, true)
+}
+
+func realLeaderClosedBackupTakesOver(t *testing.T, underRoot bool) {
 	zkserver.Require(t)
 	srv := zkserver.Standalone(t, zkserver.Options{MaxSessionTimeout: 10 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	chroot := realtest.Chroot(t, ctx, srv.Addrs(), underRoot)
 	store := newFileStore(t)
 	cfg := idpersist.Config{Sequence: "/real/ids/seq", Limit: "/real/ids/limit", Election: "/real/ids/election",
 		Store: store, Chunk: 20, LowWater: 5}
@@ -66,7 +75,7 @@ func TestRealLeaderClosedBackupTakesOver(t *testing.T) {
 	var closes []func()
 	var results []func() error
 	for range 2 {
-		rc := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{})
+		rc := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{Root: chroot})
 		ex, cl := rc.Ex, rc.Stop
 		r, res := realReplica(t, ex, cfg)
 		reps, closes, results = append(reps, r), append(closes, cl), append(results, res)
@@ -106,7 +115,7 @@ func TestRealLeaderClosedBackupTakesOver(t *testing.T) {
 		return nil
 	}
 	for w := range workers {
-		ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
+		ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{Root: chroot}).Ex
 		g, err := idpersist.NewGenerator(ex, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -150,7 +159,7 @@ func TestRealLeaderClosedBackupTakesOver(t *testing.T) {
 	// any moment: read the nodes first and the mark after them (the mark
 	// only grows, and is raised before the limit), so each node's value
 	// is compared with a mark at least as new as it.
-	ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
+	ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{Root: chroot}).Ex
 	vals := map[string]int64{}
 	for _, p := range []string{cfg.Sequence, cfg.Limit} {
 		d, err := executor.Await(ctx, ex, task.Get(p))

@@ -41,7 +41,7 @@ func TestCuratorInterop(t *testing.T) {
 	const dir, marker = "/lock-interop/lock", "/lock-interop-marker"
 	const curatorClients, curatorOps, ours, minHolds = 3, 40, 3, 20
 
-	ms := mutexes(t, ctx, srv.Addrs(), dir, ours)
+	ms := mutexes(t, ctx, srv.Addrs(), "", dir, ours)
 	sessions := map[int64]bool{}
 	for _, m := range ms {
 		id, err := executor.Await(ctx, m.Executor(), task.Task[int64](func(s *task.Scope, k task.Cont[int64]) { k(s.Session().ID, nil) }))

@@ -21,12 +21,13 @@ import (
 // member does not expire them (an expiry is handled anyway).
 var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
 
-// mutexes returns n Mutexes on dir, each on a session of its own.
-func mutexes(t testing.TB, ctx context.Context, addrs []string, dir string, n int) []*lock.Mutex {
+// mutexes returns n Mutexes on dir, each on a session of its own under
+// chroot ("" for none).
+func mutexes(t testing.TB, ctx context.Context, addrs []string, chroot, dir string, n int) []*lock.Mutex {
 	t.Helper()
 	ms := make([]*lock.Mutex, n)
 	for i := range ms {
-		m, err := lock.NewMutex(realtest.Dial(t, ctx, addrs, realtest.Options{}).Ex, dir)
+		m, err := lock.NewMutex(realtest.Dial(t, ctx, addrs, realtest.Options{Root: chroot}).Ex, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,16 +143,23 @@ func mkdirs(t *testing.T, ctx context.Context, ex *executor.Executor, paths ...s
 // 4 sessions x 15 sections, each logging enter and exit with fenced
 // writes; in the server's order the tokens never go down and no section
 // interleaves with another.
-func TestRealStandaloneFencing(t *testing.T) {
+func TestRealStandaloneFencing(t *testing.T) { realStandaloneFencing(t, false) }
+
+// TestRealStandaloneFencing with every session under a chroot
+// (realtest.Chroot).
+func TestRealStandaloneFencingUnderRoot(t *testing.T) { realStandaloneFencing(t, true) }
+
+func realStandaloneFencing(t *testing.T, underRoot bool) {
 	zkserver.Require(t)
 	srv := zkserver.Standalone(t, realOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	chroot := realtest.Chroot(t, ctx, srv.Addrs(), underRoot)
 	const dir, logDir = "/lock-real-standalone", "/lock-real-standalone-log"
-	admin := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
+	admin := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{Root: chroot}).Ex
 	mkdirs(t, ctx, admin, logDir)
 	const clients, rounds = 4, 15
-	st := contend(t, ctx, mutexes(t, ctx, srv.Addrs(), dir, clients), logDir, rounds, nil)
+	st := contend(t, ctx, mutexes(t, ctx, srv.Addrs(), chroot, dir, clients), logDir, rounds, nil)
 	sections := judgeReal(t, ctx, admin, dir, logDir)
 	t.Logf("%d sections logged, %d lost, %d uncertain, %d lock calls retried", sections, st.lost.Load(), st.uncertain.Load(), st.retried.Load())
 	if sections != clients*rounds || st.sections.Load() != clients*rounds {
@@ -176,7 +184,7 @@ func TestRealEnsembleServerKilled(t *testing.T) {
 		killed    = -1
 		restarted = make(chan error, 1)
 	)
-	st := contend(t, ctx, mutexes(t, ctx, ens.Addrs(), dir, clients), logDir, rounds, func(n int64) {
+	st := contend(t, ctx, mutexes(t, ctx, ens.Addrs(), "", dir, clients), logDir, rounds, func(n int64) {
 		if n < clients*rounds/3 {
 			return
 		}
@@ -218,7 +226,7 @@ func BenchmarkRealAcquireRelease(b *testing.B) {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			ms := mutexes(b, ctx, srv.Addrs(), fmt.Sprintf("/bench-lock-%d", clients), clients)
+			ms := mutexes(b, ctx, srv.Addrs(), "", fmt.Sprintf("/bench-lock-%d", clients), clients)
 			errs := make([]error, clients)
 			var wg sync.WaitGroup
 			b.ResetTimer()

@@ -128,7 +128,7 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 		}
 	}
 	if o.cversion != 0 {
-		if err := w.Server.SetCounters(dir, 0, o.cversion); err != nil {
+		if err := w.SetCounters(dir, 0, o.cversion); err != nil {
 			return st, err
 		}
 	}
@@ -172,14 +172,14 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 				if o == nil || j == i || !o.IsHeld() {
 					continue
 				}
-				if _, ok := w.Server.NodeStat(o.Path()); ok {
+				if _, ok := w.NodeStat(o.Path()); ok {
 					fail("client %d acquired %s while client %d holds %s", i, h.Path(), j, o.Path())
 				}
 			}
 			if h.Seq() < 0 || h.Seq() >= math.MaxInt32 {
 				fail("client %d holds %s with an exhausted sequence number", i, h.Path())
 			}
-			if ds, ok := w.Server.NodeStat(dir); ok {
+			if ds, ok := w.NodeStat(dir); ok {
 				dirs[ds.Czxid] = true
 			}
 			cur[i] = h
@@ -260,7 +260,7 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 	st.resets = len(dirs) - 1
 	// Judge the log.
 	var names []string
-	for _, p := range w.Server.Paths() {
+	for _, p := range w.Paths() {
 		if name, ok := strings.CutPrefix(p, "/log/"); ok {
 			names = append(names, name)
 		}
@@ -310,7 +310,7 @@ func checkStep(w *sim.World, cnts []*counting, dir string, cur []*lock.Held, fai
 	owner := map[string]int64{}
 	for _, n := range contenders(w, dir) {
 		p := dir + "/" + n
-		st, ok := w.Server.NodeStat(p)
+		st, ok := w.NodeStat(p)
 		if !ok {
 			continue
 		}

@@ -38,7 +38,7 @@ type realSystem struct {
 	stuckOnce sync.Once
 }
 
-func startReal(t testing.TB, ctx context.Context, addrs []string, masters, workers, clients int, stuck bool) *realSystem {
+func startReal(t testing.TB, ctx context.Context, addrs []string, chroot string, masters, workers, clients int, stuck bool) *realSystem {
 	t.Helper()
 	sys, err := masterworker.New(fmt.Sprintf("/mw-real-%016x", rand.Uint64()))
 	if err != nil {
@@ -51,7 +51,7 @@ func startReal(t testing.TB, ctx context.Context, addrs []string, masters, worke
 	}
 	t.Cleanup(rs.stop)
 	for i := range masters {
-		rc := realtest.Dial(t, ctx, addrs, realtest.Options{})
+		rc := realtest.Dial(t, ctx, addrs, realtest.Options{Root: chroot})
 		ex, stop := rc.Ex, rc.Stop
 		m, err := sys.Master(fmt.Sprintf("m%d", i))
 		if err != nil {
@@ -74,7 +74,7 @@ func startReal(t testing.TB, ctx context.Context, addrs []string, masters, worke
 		}
 	}
 	for i := range workers {
-		rc := realtest.Dial(t, ctx, addrs, realtest.Options{})
+		rc := realtest.Dial(t, ctx, addrs, realtest.Options{Root: chroot})
 		ex, stop := rc.Ex, rc.Stop
 		h := handler
 		if i == 0 && rs.stuck != nil {
@@ -88,7 +88,7 @@ func startReal(t testing.TB, ctx context.Context, addrs []string, masters, worke
 		rs.serve(rctx, func(ctx context.Context) error { return w.Serve(ctx, ex) })
 	}
 	for i := range clients {
-		ex := realtest.Dial(t, ctx, addrs, realtest.Options{}).Ex
+		ex := realtest.Dial(t, ctx, addrs, realtest.Options{Root: chroot}).Ex
 		cl, err := sys.NewClient(ex, fmt.Sprintf("c%d", i))
 		if err != nil {
 			t.Fatal(err)
@@ -223,12 +223,18 @@ func (rs *realSystem) judge(ctx context.Context, ex *executor.Executor, answered
 // primary master. The backup takes over and moves w0's tasks back; the
 // other workers do them. Every task is answered once, with its own data,
 // and nothing is left queued or assigned.
-func TestRealStandalone(t *testing.T) {
+func TestRealStandalone(t *testing.T) { realStandalone(t, false) }
+
+// TestRealStandalone with every session under a chroot (realtest.Chroot).
+func TestRealStandaloneUnderRoot(t *testing.T) { realStandalone(t, true) }
+
+func realStandalone(t *testing.T, underRoot bool) {
 	zkserver.Require(t)
 	srv := zkserver.Standalone(t, realOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	rs := startReal(t, ctx, srv.Addrs(), 2, 3, 2, true)
+	chroot := realtest.Chroot(t, ctx, srv.Addrs(), underRoot)
+	rs := startReal(t, ctx, srv.Addrs(), chroot, 2, 3, 2, true)
 	var crashed []string
 	crashDone := make(chan struct{})
 	go func() {
@@ -247,7 +253,7 @@ func TestRealStandalone(t *testing.T) {
 	}()
 	answered := rs.submitAll(ctx, 60, 4, nil)
 	<-crashDone
-	ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
+	ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{Root: chroot}).Ex
 	rs.judge(ctx, ex, answered)
 	var terms, moved int64
 	for _, m := range rs.masters {
@@ -270,7 +276,7 @@ func TestRealEnsembleKill(t *testing.T) {
 	ens := zkserver.Ensemble(t, 3, realOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	rs := startReal(t, ctx, ens.Addrs(), 2, 3, 2, false)
+	rs := startReal(t, ctx, ens.Addrs(), "", 2, 3, 2, false)
 	killed := -1
 	answered := rs.submitAll(ctx, 40, 4, func() {
 		killed = ens.Leader(ctx)
@@ -299,7 +305,7 @@ func BenchmarkRealThroughput(b *testing.B) {
 	srv := zkserver.Standalone(b, zkserver.Options{MaxSessionTimeout: 10 * time.Second, Throughput: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	rs := startReal(b, ctx, srv.Addrs(), 1, 4, 2, false)
+	rs := startReal(b, ctx, srv.Addrs(), "", 1, 4, 2, false)
 	// Warm up: one task through, so the master leads and the workers are
 	// registered before the clock starts.
 	if _, err := rs.clients[0].Do(ctx, []byte("warm-up")); err != nil {

@@ -183,7 +183,7 @@ func (s *mwSim) instant() {
 	}
 	clear(s.where)
 	clear(s.done)
-	for _, p := range s.r.Server.Paths() {
+	for _, p := range s.r.Paths() {
 		rest, ok := strings.CutPrefix(p, simRoot+"/")
 		if !ok {
 			continue
@@ -442,7 +442,7 @@ func (s *mwSim) final() error {
 	for _, name := range s.r.Children(simRoot + "/status") {
 		// Straight from the server's tree: a read through a client's
 		// session could meet the end of a session a late fault cut.
-		data, _, ok := s.r.Server.NodeData(simRoot + "/status/" + name)
+		data, _, ok := s.r.NodeData(simRoot + "/status/" + name)
 		if !ok || len(data) == 0 {
 			return fmt.Errorf("read status %s: gone or empty", name)
 		}

@@ -86,15 +86,22 @@ func nodeValue(t *testing.T, ctx context.Context, ex *executor.Executor, path st
 
 // Several generators, each on its own session and executor, on a real
 // standalone server: two by compare-and-set per ID, two from blocks.
-func TestRealStandaloneConcurrent(t *testing.T) {
+func TestRealStandaloneConcurrent(t *testing.T) { realStandaloneConcurrent(t, false) }
+
+// TestRealStandaloneConcurrent with every session under a chroot
+// (realtest.Chroot).
+func TestRealStandaloneConcurrentUnderRoot(t *testing.T) { realStandaloneConcurrent(t, true) }
+
+func realStandaloneConcurrent(t *testing.T, underRoot bool) {
 	zkserver.Require(t)
 	srv := zkserver.Standalone(t, realOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	chroot := realtest.Chroot(t, ctx, srv.Addrs(), underRoot)
 	const path = "/real-seq"
 	var gens []*seqid.Generator
 	for i := range 4 {
-		ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
+		ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{Root: chroot}).Ex
 		g, err := seqid.NewGenerator(ex, path, []int64{1, 1, 7, 10}[i])
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +109,7 @@ func TestRealStandaloneConcurrent(t *testing.T) {
 		gens = append(gens, g)
 	}
 	hi := drawAll(t, ctx, gens, 150, nil)
-	check := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
+	check := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{Root: chroot}).Ex
 	if v := nodeValue(t, ctx, check, path); v < hi {
 		t.Fatalf("node at %d, below the highest id %d", v, hi)
 	}

@@ -4,9 +4,11 @@
 // ranges, where the drawn range came from, and the regression seeds
 // replayed per scenario), the seeds per second of each scenario and
 // overall, the safety and liveness failures, the faults fired per class
-// and the determinism pairs compared. It exits non-zero if a seed failed,
-// a determinism pair differed, a fault class never fired, fewer than -min
-// seeds ran, or go test reported a failure.
+// the seeds run with their clients under a root, and the determinism
+// pairs compared. It exits non-zero if a seed failed, a determinism pair
+// differed, a fault class never fired, no seed ran under a root (when the
+// lines say how many did), fewer than -min seeds ran, or go test reported
+// a failure.
 package main
 
 import (
@@ -23,7 +25,7 @@ import (
 )
 
 var (
-	simLine   = regexp.MustCompile(`SIM scenario=(\S+) seeds=(\d+) wall_ms=(\d+) safety=(\d+) liveness=(\d+) setup=(\d+) fired=(\S+)(?: regressions=(\S+))?(?: ranges=(\S+))?`)
+	simLine   = regexp.MustCompile(`SIM scenario=(\S+) seeds=(\d+) wall_ms=(\d+) safety=(\d+) liveness=(\d+) setup=(\d+) fired=(\S+)(?: regressions=(\S+))?(?: ranges=(\S+))?(?: rooted=(\d+))?`)
 	rangeLine = regexp.MustCompile(`SIMRANGE fixed=(\S+) drawn=(\S+) source="([^"]*)"`)
 	detLine   = regexp.MustCompile(`determinism: (.+): (\d+) pairs compared, (\d+) mismatches`)
 	noise     = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT)|--- (PASS|SKIP))`)
@@ -47,6 +49,8 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 		fired                          = map[string]int{}
 		classes                        []string
 		pairs, mismatches              int
+		rooted                         int
+		sawRooted                      bool
 		failed                         bool
 		speeds, replayed               []string
 		ranges                         = map[string]bool{}
@@ -76,6 +80,10 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 				speed = float64(n) / (float64(w) / 1000)
 			}
 			speeds = append(speeds, fmt.Sprintf("%s=%.1f", m[1], speed))
+			if m[10] != "" {
+				r, _ := strconv.Atoi(m[10])
+				rooted, sawRooted = rooted+r, true
+			}
 			if m[8] != "" && m[8] != "-" {
 				replayed = append(replayed, m[1]+"="+m[8])
 			}
@@ -116,6 +124,9 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 		replayed = []string{"none"}
 	}
 	fmt.Fprintf(out, "sim regression seeds replayed: %s\n", strings.Join(replayed, " "))
+	if sawRooted {
+		fmt.Fprintf(out, "sim seeds under a root: %d (every client chrooted)\n", rooted)
+	}
 	fmt.Fprintf(out, "sim failures: %d safety violations, %d liveness failures, %d setup failures\n", safety, liveness, setup)
 	slices.Sort(classes)
 	parts := make([]string, 0, len(classes))
@@ -128,7 +139,11 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 	}
 	fmt.Fprintf(out, "sim faults fired: %s\n", strings.Join(parts, " "))
 	fmt.Fprintf(out, "sim determinism: %d pairs compared, %d mismatches\n", pairs, mismatches)
-	bad := failed || safety+liveness+setup > 0 || mismatches > 0 || seeds < minSeeds || len(never) > 0 || pairs == 0
+	noRoot := sawRooted && rooted == 0
+	bad := failed || safety+liveness+setup > 0 || mismatches > 0 || seeds < minSeeds || len(never) > 0 || pairs == 0 || noRoot
+	if noRoot {
+		fmt.Fprintln(out, "sim: no seed ran under a root")
+	}
 	if len(never) > 0 {
 		fmt.Fprintf(out, "sim: fault classes that never fired: %v\n", never)
 	}

@@ -1,0 +1,164 @@
+package sim
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// A world under a root (Config.Root, Scenario.Root) connects every client
+// with fakezk.ConnConfig.Root set: the clients, and so the recipes, see
+// the tree below the root as the whole tree, as they would behind a
+// "host:port/app" connect string. The world creates the root and its
+// ancestors before the clients connect, and again right after a Wipe, as
+// the operator who provisions (or rebuilds) an ensemble for a chrooted
+// application does: the Conn does not create it, as ZooKeeper's client
+// does not.
+//
+// Everything the world offers for reading the server's tree directly
+// (Children, NodeStat, NodeData, Paths, SetCounters, ReadTree, FenceLog,
+// the Operator fault, Operated) takes and gives the clients' paths, so a
+// checker reads the same paths with or without a root. World.Server is
+// the bare server: its methods take full paths (World.ServerPath maps).
+
+// ExploreRoot is the root Explore runs every seed RootedSeed picks under
+// (two levels deep, so that an ancestor exists that no client sees).
+const ExploreRoot = "/sim/chroot"
+
+// RootedSeed reports whether Explore runs seed under ExploreRoot: one
+// seed in four, in the fixed range and in the drawn one alike.
+func RootedSeed(seed uint64) bool { return seed%4 == 0 }
+
+// Explored returns the scenario Explore runs seed of sc with, replays
+// included (-sim.seed): sc under ExploreRoot if RootedSeed(seed) and sc
+// has no Root of its own; a regression seed of sc (Scenario.Regressions)
+// under the root it failed with (Regression.Root), so that it replays the
+// history it was recorded with.
+func Explored(sc Scenario, seed uint64) Scenario {
+	if i := slices.IndexFunc(sc.Regressions, func(r Regression) bool { return r.Seed == seed }); i >= 0 {
+		if sc.Root == "" {
+			sc.Root = sc.Regressions[i].Root
+		}
+		return sc
+	}
+	if sc.Root == "" && RootedSeed(seed) {
+		sc.Root = ExploreRoot
+	}
+	return sc
+}
+
+// Root returns the root every client connects under ("" for none).
+func (w *World) Root() string { return w.root }
+
+// ServerPath returns the server's path for a client's path p ("/" is the
+// root itself).
+func (w *World) ServerPath(p string) string {
+	if w.root == "" {
+		return p
+	}
+	if p == "/" {
+		return w.root
+	}
+	return w.root + p
+}
+
+// ClientPath returns the clients' path for a server's path p, and false
+// if p is not the root or below it.
+func (w *World) ClientPath(p string) (string, bool) {
+	if w.root == "" {
+		return p, true
+	}
+	if p == w.root {
+		return "/", true
+	}
+	rest, ok := strings.CutPrefix(p, w.root)
+	if !ok || !strings.HasPrefix(rest, "/") {
+		return "", false
+	}
+	return rest, true
+}
+
+// NodeStat is Server.NodeStat of a client's path.
+func (w *World) NodeStat(p string) (task.Stat, bool) { return w.Server.NodeStat(w.ServerPath(p)) }
+
+// NodeData is Server.NodeData of a client's path.
+func (w *World) NodeData(p string) ([]byte, task.Stat, bool) {
+	return w.Server.NodeData(w.ServerPath(p))
+}
+
+// SetCounters is Server.SetCounters of a client's path.
+func (w *World) SetCounters(p string, version, cversion int32) error {
+	return w.Server.SetCounters(w.ServerPath(p), version, cversion)
+}
+
+// Paths returns the path of every node the clients can see, as they see
+// it, sorted: every node under a root ("/" for the root itself), every
+// node without one.
+func (w *World) Paths() []string {
+	all := w.Server.Paths()
+	if w.root == "" {
+		return all
+	}
+	out := all[:0] // the paths below the root share it: their order stays
+	for _, p := range all {
+		if cp, ok := w.ClientPath(p); ok {
+			out = append(out, cp)
+		}
+	}
+	return out
+}
+
+// escaped lists, under a root, the nodes outside it that are neither its
+// ancestors nor ZooKeeper's own: nodes that escaped the chroot (and that
+// checkers reading below the root would never see).
+func (w *World) escaped() []string {
+	if w.root == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range w.Server.Paths() {
+		if _, below := w.ClientPath(p); below || p == "/" || p == "/zookeeper" || strings.HasPrefix(p, "/zookeeper/") ||
+			strings.HasPrefix(w.root, p+"/") {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// provisionRoot creates the root and its ancestors, those that are
+// missing.
+func (w *World) provisionRoot() error {
+	if w.root == "" {
+		return nil
+	}
+	for i := 1; i <= len(w.root); i++ {
+		if i < len(w.root) && w.root[i] != '/' {
+			continue
+		}
+		err := w.Server.AdminCreate(w.root[:i], nil, 0)
+		if err != nil && !errors.Is(err, task.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// reprovision creates the root again after a wipe; while the server is
+// down it tries again every second of the clock.
+func (w *World) reprovision() {
+	if err := w.provisionRoot(); errors.Is(err, task.ErrNotSent) {
+		w.Clock.AfterFunc(time.Second, w.reprovision)
+	}
+}
+
+// Wipe is Server.Wipe, total ensemble loss, followed at once by the
+// re-creation of the root (if any) that whoever rebuilds the ensemble
+// does before the application can run.
+func (w *World) Wipe() {
+	w.Server.Wipe()
+	w.reprovision()
+}

@@ -63,7 +63,10 @@ type Config struct {
 	// addAuth), such as {Scheme: "digest", Auth: []byte("user:password")}:
 	// on every connection, before any request of the Conn, so a session
 	// is authenticated again after every reconnect and a new session after
-	// an expiry is too.
+	// an expiry is too. Dial returns once the server accepted them; a
+	// credential the server refuses (AuthFailed: a scheme it has no
+	// provider for) is final, as in ZooKeeper's own client: the Conn
+	// closes itself and Dial fails with task.CodeAuthFailed.
 	Auth []task.AuthInfo
 	// MaxPacketSize is the server's jute.maxbuffer (default
 	// DefaultMaxPacketSize): a request longer than this on the wire fails

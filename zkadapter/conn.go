@@ -53,6 +53,7 @@ type Conn struct {
 	lastZxid  int64         // the last zxid of a reply on the current session
 	waived    bool          // present lastZxidSeen 0 (handshakeFailed)
 	syncFirst bool          // the next prelude starts with a sync
+	authErr   error         // the server refused a credential: the Conn closed itself
 
 	wireNo atomic.Uint64 // numbers connections: the last one dialed
 	heard  atomic.Int64  // unix nanoseconds of the last bytes read on a session
@@ -125,6 +126,12 @@ func (c *Conn) Connect(ctx context.Context) error {
 	case <-c.first:
 		return nil
 	case <-c.closed:
+		c.mu.Lock()
+		aerr := c.authErr
+		c.mu.Unlock()
+		if aerr != nil {
+			return fmt.Errorf("%w with %v: %w", ErrNoSession, c.cfg.Servers, aerr)
+		}
 		return task.ErrClosed
 	case <-ctx.Done():
 		c.mu.Lock()

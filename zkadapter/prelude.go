@@ -1,6 +1,7 @@
 package zkadapter
 
 import (
+	"fmt"
 	"slices"
 	"unsafe"
 
@@ -60,9 +61,9 @@ func (c *Conn) sendPrelude(zc *zk.Conn, conn uint64) bool {
 	syncFirst := c.syncFirst
 	c.syncFirst = false
 	c.mu.Unlock()
-	for _, a := range auth {
+	for i, a := range auth {
 		zkQueueRequest(zc, opSetAuth, &guarded{c: c, conn: conn, body: &setAuthRequest{Scheme: a.Scheme, Auth: a.Auth}},
-			&emptyResponse{}, c.preludeReply("setAuth "+a.Scheme))
+			&emptyResponse{}, c.authReply(a.Scheme, i == len(auth)-1))
 	}
 	if syncFirst {
 		root := c.cfg.Root
@@ -90,6 +91,34 @@ func (c *Conn) preludeReply(what string) func(unsafe.Pointer, unsafe.Pointer, er
 			c.lastErr = err
 			c.log.Error("zkadapter: "+what+" failed", "err", err, "server", c.serverLocked())
 		}
+	}
+}
+
+// authReply handles the reply to a setAuth request. The last credential's
+// acceptance lets Connect return. A refusal (AuthFailed: a scheme the
+// server has no provider for, or credentials its provider rejects) is
+// final, as in ZooKeeper's own client: the server closes the connection and
+// would refuse again on every reconnect, so the Conn closes itself, and
+// Connect (Dial) fails with an error wrapping ErrNoSession and
+// task.CodeAuthFailed.
+func (c *Conn) authReply(scheme string, last bool) func(unsafe.Pointer, unsafe.Pointer, error) {
+	return func(_, hdr unsafe.Pointer, err error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.sawZxid(hdr)
+		if c.closing {
+			return
+		}
+		if err == nil {
+			if last {
+				c.firstDone()
+			}
+			return
+		}
+		c.authErr = fmt.Errorf("the server refused the credentials of scheme %q: %w", scheme, mapErr(err))
+		c.lastErr = c.authErr
+		c.log.Error("zkadapter: "+c.authErr.Error()+"; closing", "server", c.serverLocked())
+		go c.Close() // not on go-zookeeper's receive goroutine, which Close waits for
 	}
 }
 

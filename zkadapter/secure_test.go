@@ -2,6 +2,7 @@ package zkadapter
 
 import (
 	"context"
+	"errors"
 	"crypto/sha1"
 	"encoding/base64"
 	"testing"
@@ -88,4 +89,27 @@ func TestRecoverAfterDataLoss(t *testing.T) {
 	t.Logf("new session %s after the server came back (session timeout %s)", took.Round(time.Millisecond), timeout)
 	mustErr(t, do(t, c, r, &task.GetDataRequest{Path: "/n-0000000000"}, nil), task.ErrNoNode)
 	mustOK(t, do(t, c, r, &task.CreateRequest{Path: "/after", Mode: task.Ephemeral, ACL: task.OpenACL}, nil))
+}
+
+// A credential the server refuses (a scheme it has no provider for) fails
+// Dial at once with task.CodeAuthFailed, not at the deadline, and leaves
+// nothing running; the server would refuse it on every reconnect.
+func TestAuthRefusedFailsDial(t *testing.T) {
+	srv := zkserver.Standalone(t, serverOpts)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	c, err := Dial(ctx, Config{Servers: srv.Addrs(), SessionTimeout: 4 * time.Second, Logger: testLogger(t),
+		Auth: []task.AuthInfo{{Scheme: "no-such-scheme", Auth: []byte("x")}}})
+	if err == nil {
+		c.Close()
+		t.Fatal("Dial succeeded with a refused credential")
+	}
+	if !errors.Is(err, ErrNoSession) || !errors.Is(err, task.CodeAuthFailed) {
+		t.Fatalf("Dial = %v, want ErrNoSession and CodeAuthFailed", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Dial took %s", took)
+	}
+	t.Log(err)
 }

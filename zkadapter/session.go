@@ -71,11 +71,9 @@ func (c *Conn) onZKEvent(ev zk.Event) {
 		}
 		c.sessionID, c.timeout, c.state = id, timeout, task.StateConnected
 		c.emit(task.Event{Type: task.EventNone, State: task.StateConnected, SessionID: id, Timeout: timeout})
-		select {
-		case <-c.first:
-		default:
-			close(c.first)
-		}
+		if len(c.cfg.Auth) == 0 {
+			c.firstDone()
+		} // else the last credential's acceptance does (preludeReply)
 	case zk.StateDisconnected:
 		if c.state == task.StateConnected {
 			c.state = task.StateSuspended
@@ -88,6 +86,16 @@ func (c *Conn) onZKEvent(ev zk.Event) {
 		c.lastZxid = 0
 	default:
 		c.log.Debug("zkadapter: session state", "state", ev.State.String(), "server", ev.Server)
+	}
+}
+
+// firstDone lets Connect return: the first session is established (and
+// its credentials accepted). c.mu must be held.
+func (c *Conn) firstDone() {
+	select {
+	case <-c.first:
+	default:
+		close(c.first)
 	}
 }
 

@@ -56,7 +56,7 @@ func doUnvalidated(t *testing.T, c *Conn, req task.Request) task.Response {
 	t.Helper()
 	ch := make(chan task.Response, 1)
 	c.mu.Lock()
-	cl := &call{req: req, done: func(r task.Response) { ch <- r }, gen: c.gen}
+	cl := &call{req: req, done: func(r task.Response) { ch <- r }, gen: c.gen, conn: c.live}
 	c.pending[cl] = struct{}{}
 	c.mu.Unlock()
 	c.sendQ.put(cl)

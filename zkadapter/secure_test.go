@@ -2,9 +2,9 @@ package zkadapter
 
 import (
 	"context"
-	"errors"
 	"crypto/sha1"
 	"encoding/base64"
+	"errors"
 	"testing"
 	"time"
 

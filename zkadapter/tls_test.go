@@ -235,32 +235,7 @@ func TestTLSDialServerName(t *testing.T) {
 // names the handshake and the deadline. It runs through Config.Dialer, as
 // any injected dialer would.
 func TestTLSHandshakeBounded(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var held []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			nc, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, nc)
-			mu.Unlock()
-		}
-	}()
-	defer func() {
-		l.Close()
-		<-done
-		for _, nc := range held {
-			nc.Close()
-		}
-	}()
+	addr := silentListener(t)
 	var dials atomic.Int32
 	dialer := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		dials.Add(1)
@@ -273,7 +248,7 @@ func TestTLSHandshakeBounded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	start := time.Now()
-	_, err = tlsDial(ctx, dialer, ca.ClientConfig(), "tcp", l.Addr().String())
+	_, err := tlsDial(ctx, dialer, ca.ClientConfig(), "tcp", addr)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "tls handshake") {
 		t.Fatalf("tlsDial = %v, want a tls handshake error wrapping DeadlineExceeded", err)
 	}
@@ -281,7 +256,7 @@ func TestTLSHandshakeBounded(t *testing.T) {
 		t.Fatalf("tlsDial took %s, deadline %s", el, connectTimeout)
 	}
 
-	dialRefused(t, Config{Servers: []string{l.Addr().String()}, TLS: ca.ClientConfig(),
+	dialRefused(t, Config{Servers: []string{addr}, TLS: ca.ClientConfig(),
 		Dialer: dialer, ConnectTimeout: connectTimeout}, "tls handshake")
 	if n := dials.Load(); n < 2 {
 		t.Fatalf("%d dials, want the injected dialer used for each", n)

@@ -180,19 +180,21 @@
 //
 //	go test -run '^$' -bench Pipelined -benchtime 20000x -count 1 ./zkadapter
 //
-// Figures of 2026-11-22 (ZooKeeper 3.8.0 from Debian 12, OpenJDK 17, Go
-// 1.26, loopback, tmpfs with forceSync=no, a 2-vCPU VM shared by the
-// server, the client and other jobs: load average 5 to 7, so rounds vary by
-// up to 50%), µs per operation, median of three rounds [min-max]:
+// Figures of 2026-11-24, after the guard and the prelude went into the
+// send path (ZooKeeper 3.8.0 from Debian 12, OpenJDK 17, Go 1.26,
+// loopback, tmpfs with forceSync=no, a 2-vCPU VM shared by the server, the
+// client and other jobs: load average 2 to 4, and rounds of one contender
+// vary by up to 3x), µs per operation, median of three rounds [min-max]:
 //
 //	          raw               conn              executor
-//	getData   70.9 [67.8-86.0]  72.4 [71.0-74.6]  72.6 [70.5-74.3]
-//	setData  118.0 [108-118]    90.1 [83.0-117]  103.5 [89.6-148]
+//	getData   32.1 [19.9-68.4]  31.9 [31.5-72.1]  62.0 [49.1-67.3]
+//	setData   48.1 [30.0-50.7]  50.7 [34.0-65.5]  26.4 [26.3-30.6]
 //
-// Through the executor the runtime reaches 0.98x raw's throughput on reads
-// (median against median) and is not slower on writes; the differences are
-// within the noise of this machine. Rerun on a quiet machine for figures
-// worth comparing across changes.
+// The spread of each contender's rounds is larger than the differences
+// between contenders: on this machine the pipelined figures say no more
+// than that none of them is consistently ahead. Rerun on a quiet machine
+// for figures worth comparing across changes (the performance issue's
+// harness does, with A/B pairs).
 //
 // BenchmarkSerial is the latency one client sees: one request at a time,
 // each sent after the last one's reply, so every goroutine hand-off
@@ -201,13 +203,17 @@
 //
 //	ZK_REQUIRED=1 go test -run '^$' -bench Serial -benchtime 3000x ./zkadapter
 //
-// Figures of 2026-11-22 (same machine, load average 2 to 3), µs per
-// operation, two rounds each:
+// Figures of 2026-11-24 (same machine, load average 1.7 to 1.9), µs per
+// operation, four rounds each (two runs of -count 2):
 //
-//	                                   raw        executor
-//	getData                            266, 242   266, 262
-//	ephemeral-sequential create+delete 331, 266   285, 271
+//	                                   raw                 executor
+//	getData                            178, 178, 179, 176  190, 192, 187, 204
+//	ephemeral-sequential create+delete 264, 217, 220, 269  246, 243, 259, 240
 //
-// The server's time per request (about a quarter of a millisecond here)
-// is what a single client waits for; the hand-offs are within the noise.
+// The server's time per request (about a fifth of a millisecond here) is
+// most of what a single client waits for. One read at a time through the
+// executor takes about 7% longer than go-zookeeper's blocking call (median
+// 191 against 178 µs): the goroutine hand-offs between the executor and
+// the wire, which the performance work removes; writes are within the
+// noise.
 package zkadapter

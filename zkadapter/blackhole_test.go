@@ -112,7 +112,7 @@ func TestBlackHoleNoRequestOutlivesItsSession(t *testing.T) {
 func TestBlackHoleOneMemberSessionSurvives(t *testing.T) {
 	ens := zkserver.Ensemble(t, 3, serverOpts)
 	g := proxied(t, ens)
-	const timeout = 3 * time.Second
+	const timeout = 4 * time.Second
 	c, r := open(t, Config{Servers: g.Addrs(), SessionTimeout: timeout})
 	first, _ := r.waitState(t, 0, task.StateConnected, time.Second)
 	createEphemeral(t, c, r, "/survivor")

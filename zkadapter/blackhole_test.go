@@ -1,12 +1,15 @@
 package zkadapter
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/netproxy"
 	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
@@ -299,5 +302,42 @@ func waitAccepted(t *testing.T, p *netproxy.Proxy, n int, d time.Duration) {
 			t.Fatalf("proxy %s accepted %d connections in %s, want %d", p.Addr(), p.Accepted(), d, n)
 		}
 		time.Sleep(time.Millisecond) // polling a counter, not ordering events
+	}
+}
+
+// executor.Run returns within 2 s after its context ends while the server
+// it is connected to has gone silent, with a flow waiting on it.
+func TestBlackHoleRunReturnsBounded(t *testing.T) {
+	srv := zkserver.Standalone(t, serverOpts)
+	g := proxied(t, srv)
+	dctx, dcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer dcancel()
+	c, err := Dial(dctx, Config{Servers: g.Addrs(), SessionTimeout: 15 * time.Second, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := executor.New(executor.Config{Conn: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- e.Run(ctx) }()
+	if _, err := executor.Await(context.Background(), e, task.Exists("/")); err != nil {
+		t.Fatal(err)
+	}
+	g[0].Silence()
+	got := make(chan error, 1)
+	executor.Submit(e, task.Get("/"), func(_ task.Data, err error) { got <- err })
+	start := time.Now()
+	cancel()
+	if err := <-ran; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Run took %s to return after cancel", took)
+	}
+	if err := <-got; err == nil {
+		t.Fatal("the flow succeeded against a silent server")
 	}
 }

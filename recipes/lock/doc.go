@@ -154,6 +154,28 @@
 // bound by the caller's deadline: if the caller's scope ends first, the
 // delete goes on as a flow of its own.
 //
+// # Trying without waiting, and re-entry
+//
+// TryAcquire (Mutex.TryLock) takes the lock only if no contender is ahead:
+// it runs the protocol's steps 1-3 and, when the first listing after its
+// create shows a lower contender (the lock held, or waited for), fails
+// with ErrBusy instead of watching, once it has deleted its node (when
+// that delete fails, the cleanup flow of a failed Acquire deletes it: see
+// Failure during acquire), so either way it leaves no node behind; with the directory's counter
+// exhausted it waits for no one (it goes on only when no other contender
+// is in the directory). For a budget on waiting, give Acquire a deadline
+// (combinators.Deadline) or Mutex.Lock a context with one: the attempt
+// withdraws its node the same way.
+//
+// The lock is not re-entrant: Go has no goroutine identity that would
+// tell a holder's second Lock from another goroutine's, and sync.Mutex is
+// not re-entrant either. Every Acquire is a new contender, so a holder
+// that acquired again would wait behind itself forever. A Mutex therefore
+// refuses Lock and TryLock while it holds the lock, with ErrAlreadyHeld.
+// Simulated: TestSeededFaultsTry (half the clients trying, with and
+// without the counter's wrap), canaries lock/try-keeps-its-node and
+// lock/try-holds-anywhere; on a real server TestRealTryLock.
+//
 // # Sequence wrap-around
 //
 // The server names a sequential node with its parent's cversion, a Java

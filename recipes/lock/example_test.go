@@ -2,8 +2,10 @@ package lock_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
@@ -88,4 +90,50 @@ func Example_sequenceWrap() {
 	// a holds number 2147483646
 	// b holds: false contenders: 1
 	// b holds number 0 with a larger token: true
+}
+
+// TryLock takes a free lock and fails with ErrBusy, without waiting, when
+// another Mutex holds it; a Mutex that holds the lock refuses a second
+// Lock (the lock is not re-entrant).
+func ExampleMutex_TryLock() {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	var running []chan struct{}
+	start := func(seed uint64) *executor.Executor {
+		ex, _ := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: seed})
+		done := make(chan struct{})
+		go func() { defer close(done); _ = ex.Run(ctx) }()
+		running = append(running, done)
+		return ex
+	}
+	a, _ := lock.NewMutex(start(1), "/app/lock")
+	b, _ := lock.NewMutex(start(2), "/app/lock")
+	defer func() {
+		stop()
+		for _, d := range running {
+			<-d
+		}
+	}()
+
+	ha, err := a.TryLock(ctx)
+	fmt.Println("a tries:", err)
+	_, err = b.TryLock(ctx)
+	fmt.Println("b tries:", errors.Is(err, lock.ErrBusy))
+	_, err = a.Lock(ctx)
+	fmt.Println("a locks again:", errors.Is(err, lock.ErrAlreadyHeld))
+	n := 0
+	for _, p := range srv.Paths() {
+		if strings.HasPrefix(p, "/app/lock/") {
+			n++
+		}
+	}
+	fmt.Println("contenders:", n)
+	fmt.Println("a unlocks:", ha.Unlock(ctx))
+	// Output:
+	// a tries: <nil>
+	// b tries: true
+	// a locks again: true
+	// contenders: 1
+	// a unlocks: <nil>
 }

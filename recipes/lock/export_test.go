@@ -4,7 +4,11 @@ import "github.com/zkflow/zkflow/internal/canary"
 
 // Canaries are the package's known bugs (lock.go), for the simulation's
 // canary test in package lock_test.
-var Canaries = []canary.Name{bugNoPrefix, bugWatchLowest, bugLossIsFailure, bugStaleSession, bugExhaustedSeq, bugHoldOnAnyPred}
+var Canaries = []canary.Name{bugNoPrefix, bugWatchLowest, bugLossIsFailure, bugStaleSession, bugExhaustedSeq, bugHoldOnAnyPred,
+	bugTryKeepsNode, bugTryHoldsAnywhere}
+
+// TryCanaries bite only when clients use TryAcquire (simOpts.try).
+var TryCanaries = []canary.Name{bugTryKeepsNode, bugTryHoldsAnywhere}
 
 // WrapCanary is the one that needs the directory's counter started near
 // its end to bite.

@@ -39,6 +39,13 @@ const (
 	// lock without listing even when the predecessor was not the lowest
 	// contender (it was a waiter that gave up or lost its session).
 	bugHoldOnAnyPred canary.Name = "lock/hold-when-any-predecessor-goes"
+	// bugTryKeepsNode: a TryAcquire that finds the lock taken fails
+	// without deleting its contender node: an orphan of a live session
+	// that blocks the queue.
+	bugTryKeepsNode canary.Name = "lock/try-keeps-its-node"
+	// bugTryHoldsAnywhere: a TryAcquire holds the lock wherever its node
+	// sits in the queue.
+	bugTryHoldsAnywhere canary.Name = "lock/try-holds-anywhere"
 )
 
 // Errors of the lock, tested with errors.Is.
@@ -51,6 +58,12 @@ var (
 	ErrLockLost = errors.New("lock: lost")
 	// ErrUnlocked is Held.Err after Release or Unlock.
 	ErrUnlocked = errors.New("lock: unlocked")
+	// ErrBusy: TryAcquire (TryLock) found another contender ahead of it
+	// (the lock held, or waited for). Its own node is deleted.
+	ErrBusy = errors.New("lock: held by another contender")
+	// ErrAlreadyHeld: Mutex.Lock or TryLock while the same Mutex holds the
+	// lock (the lock is not re-entrant; see the package doc).
+	ErrAlreadyHeld = errors.New("lock: already held by this Mutex")
 )
 
 // retry is the recipes' shared policy for single operations whose outcome
@@ -96,10 +109,22 @@ func (l *Lock) child(name string) string { return l.dir + "/" + name }
 // failure the contender node, if it was created, is deleted by a cleanup
 // flow of its own that outlives the deadline and retries past connection
 // loss.
-func (l *Lock) Acquire() task.Task[*Held] {
+func (l *Lock) Acquire() task.Task[*Held] { return l.acquire(false) }
+
+// TryAcquire returns a task that takes the lock only if no other contender
+// is ahead of it: it creates its contender node as Acquire does and, when
+// the first listing after the create shows another contender below it
+// (the lock held, or waited for), deletes its node and then fails with
+// ErrBusy, without queueing. Whichever way it ends, it leaves no node
+// behind: if that delete fails, or the attempt fails otherwise, the node is
+// deleted by the same cleanup flow as Acquire's, past lost replies and
+// deadlines. Its other errors are Acquire's.
+func (l *Lock) TryAcquire() task.Task[*Held] { return l.acquire(true) }
+
+func (l *Lock) acquire(try bool) task.Task[*Held] {
 	return func(s *task.Scope, k task.Cont[*Held]) {
 		sc := s.Child()
-		a := &attempt{l: l, s: sc, sess: s.Session()}
+		a := &attempt{l: l, s: sc, sess: s.Session(), try: try}
 		a.prefix = prefix(newID(s.Rand(), s.Rand()))
 		if canary.On(bugNoPrefix) {
 			a.prefix = lockTag
@@ -124,6 +149,10 @@ type attempt struct {
 	stat task.Stat
 	fast bool // the create was sent without a listing behind it (fast.go)
 	lost bool // a create's reply was lost: the node was found by listing
+	try  bool // TryAcquire: fail with ErrBusy instead of waiting
+	// resetChecked: a TryAcquire found the directory free of other
+	// contenders before waiting for its reset (tryAfterReset).
+	resetChecked bool
 }
 
 func (a *attempt) run(s *task.Scope, k task.Cont[*Held]) {
@@ -300,11 +329,22 @@ func (a *attempt) decide(names []string) {
 	switch {
 	case i < 0:
 		a.fail(fmt.Errorf("%w: contender %s deleted while waiting", ErrLockLost, a.l.child(a.name)))
-	case i == 0:
+	case i == 0 || (a.try && canary.On(bugTryHoldsAnywhere)):
 		if len(q) == 1 {
 			uncontended(a.s, a.l.dir)
 		}
 		a.acquired()
+	case a.try:
+		busy := fmt.Errorf("%w: %s is behind %s", ErrBusy, a.l.child(a.name), a.l.child(q[i-1].Name))
+		if canary.On(bugTryKeepsNode) {
+			a.undo()
+			a.fail(busy)
+			return
+		}
+		// Withdraw before failing, so the caller sees no node of ours;
+		// if the delete fails, the cleanup flow deletes it (a delete of
+		// a node already gone is success).
+		task.Run(a.s, zkops.Delete(a.l.child(a.name)), func(task.Unit, error) { a.fail(busy) })
 	case canary.On(bugWatchLowest):
 		a.waitFor(a.l.child(q[0].Name), false)
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/task"
@@ -12,9 +13,20 @@ import (
 // Mutex is the blocking, context-first API over a Lock: its methods are
 // safe from any goroutine and need someone running the executor
 // (executor.Run).
+//
+// A Mutex is not re-entrant: Go has no goroutine identity to tell a second
+// Lock by the holder from one by another goroutine (sync.Mutex is not
+// re-entrant either), and a holder that called Lock again would wait
+// behind itself forever. So Lock and TryLock on a Mutex that holds the
+// lock fail at once with ErrAlreadyHeld. To exclude goroutines of one
+// process from each other as well, give each its own Mutex (each is a
+// contender of its own) or put a sync.Mutex in front.
 type Mutex struct {
 	ex *executor.Executor
 	l  *Lock
+
+	mu   sync.Mutex
+	held *Held // the lock this Mutex holds, until it ends
 }
 
 // NewMutex returns a Mutex on directory dir whose flows run on ex, with
@@ -35,17 +47,40 @@ func NewMutex(ex *executor.Executor, dir string, opts ...Option) (*Mutex, error)
 // ctx, and Lock returns task.ErrCanceled or task.ErrDeadlineExceeded
 // (matching context.Canceled and context.DeadlineExceeded under
 // errors.Is). If the lock was acquired just as ctx ended, it is released.
+// On a Mutex that holds the lock it fails at once with ErrAlreadyHeld.
 func (m *Mutex) Lock(ctx context.Context) (*Held, error) {
+	return m.lock(ctx, m.l.Acquire())
+}
+
+// TryLock takes the lock only if no other contender is ahead (see
+// TryAcquire): it fails with ErrBusy, leaving no node behind, instead of
+// waiting. ctx bounds the round trips it takes (a create and a listing,
+// more after lost replies), as for Lock. On a Mutex that holds the lock it
+// fails at once with ErrAlreadyHeld.
+func (m *Mutex) TryLock(ctx context.Context) (*Held, error) {
+	return m.lock(ctx, m.l.TryAcquire())
+}
+
+func (m *Mutex) lock(ctx context.Context, t task.Task[*Held]) (*Held, error) {
+	m.mu.Lock()
+	if h := m.held; h != nil && !isDone(h) {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s", ErrAlreadyHeld, h.Path())
+	}
+	m.mu.Unlock()
 	type result struct {
 		h   *Held
 		err error
 	}
 	ch := make(chan result, 1)
-	f := executor.Submit(m.ex, m.l.Acquire(), func(h *Held, err error) { ch <- result{h, err} })
+	f := executor.Submit(m.ex, t, func(h *Held, err error) { ch <- result{h, err} })
 	select {
 	case r := <-ch:
 		if r.h != nil {
 			r.h.ex = m.ex
+			m.mu.Lock()
+			m.held = r.h
+			m.mu.Unlock()
 		}
 		return r.h, r.err
 	case <-ctx.Done():
@@ -59,6 +94,16 @@ func (m *Mutex) Lock(ctx context.Context) (*Held, error) {
 		return nil, task.ErrDeadlineExceeded
 	}
 	return nil, task.ErrCanceled
+}
+
+// isDone reports whether h has ended (released or lost).
+func isDone(h *Held) bool {
+	select {
+	case <-h.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // Unlock releases a lock taken with Mutex.Lock (see Release). If ctx ends

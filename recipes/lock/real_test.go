@@ -259,3 +259,56 @@ func BenchmarkRealAcquireRelease(b *testing.B) {
 		})
 	}
 }
+
+// On a real server: TryLock takes a free lock, fails with ErrBusy on a
+// held one leaving no node behind (many tries, concurrently), and a
+// holding Mutex refuses a second Lock with ErrAlreadyHeld.
+func TestRealTryLock(t *testing.T) {
+	srv := zkserver.Standalone(t, realOpts)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const dir = "/try-real/lock"
+	ms := mutexes(t, ctx, srv.Addrs(), "", dir, 4)
+	h, err := ms[0].TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock of a free lock: %v", err)
+	}
+	if _, err := ms[0].Lock(ctx); !errors.Is(err, lock.ErrAlreadyHeld) {
+		t.Fatalf("second Lock on the holding Mutex = %v, want ErrAlreadyHeld", err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(ms)-1)
+	for i := 1; i < len(ms); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if _, err := ms[i].TryLock(ctx); !errors.Is(err, lock.ErrBusy) {
+					errs[i-1] = fmt.Errorf("TryLock %d on a held lock = %v, want ErrBusy", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	kids, err := executor.Await(ctx, ms[0].Executor(), task.Children(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids.Names) != 1 || dir+"/"+kids.Names[0] != h.Path() {
+		t.Fatalf("contenders after 60 busy tries: %v, want the holder's only", kids.Names)
+	}
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h2, err := ms[1].TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock once free: %v", err)
+	}
+	if err := h2.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -73,7 +73,7 @@ func (c *Conn) onZKEvent(ev zk.Event) {
 		c.emit(task.Event{Type: task.EventNone, State: task.StateConnected, SessionID: id, Timeout: timeout})
 		if len(c.cfg.Auth) == 0 {
 			c.firstDone()
-		} // else the last credential's acceptance does (preludeReply)
+		} // else the last credential's acceptance does (authReply)
 	case zk.StateDisconnected:
 		if c.state == task.StateConnected {
 			c.state = task.StateSuspended

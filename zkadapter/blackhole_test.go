@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/internal/netproxy"
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // proxied starts a proxy in front of every member of ens.

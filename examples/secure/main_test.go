@@ -8,7 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkflow/zkflow/examples/internal/extest"
-	"github.com/zkflow/zkflow/internal/zkserver"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -346,20 +346,20 @@ func TestRealEnsembleKilledAndWiped(t *testing.T) {
 	mu.Lock()
 	beforeW = hi
 	mu.Unlock()
-	for i := range ens.Servers {
+	for i := range ens.Len() {
 		ens.Kill(i)
 	}
-	for i := range ens.Servers {
+	for i := range ens.Len() {
 		if err := ens.Wipe(i); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := range ens.Servers {
+	for i := range ens.Len() {
 		if err := ens.Start(i); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := range ens.Servers {
+	for i := range ens.Len() {
 		if err := ens.WaitServing(ctx, i); err != nil {
 			t.Fatal(err)
 		}

@@ -87,7 +87,10 @@ func ExampleCluster_Partition() {
 	}
 	defer conn.Close()
 	events := make(chan task.Event, 16) // a handful of events: the callback never blocks
-	conn.Start(func(ev task.Event) { events <- ev })
+	if err := conn.Start(func(ev task.Event) { events <- ev }); err != nil {
+		fmt.Println(err)
+		return
+	}
 	session := conn.SessionID()
 
 	on, err := zk.ServerOf(ctx, session)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/internal/peers"
-	"github.com/zkflow/zkflow/internal/zkserver"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // The harness end to end on a real server, sized to seconds: every

@@ -9,8 +9,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkflow/zkflow/executor"
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // outstanding is how many operations each contender keeps in flight on its

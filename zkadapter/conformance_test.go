@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/internal/conformance"
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // TestConformance runs the conformance cases (written against task.Conn,

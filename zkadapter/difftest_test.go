@@ -7,7 +7,7 @@ import (
 
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/internal/difftest"
-	"github.com/zkflow/zkflow/internal/zkserver"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // TestDiffRandomSequences runs seeded random operation sequences on fakezk

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // connectedTo returns the index of the ensemble member c talks to.

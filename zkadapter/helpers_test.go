@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // recorder collects everything a Conn delivers, in delivery order, and

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // Pipelined requests are applied in Do order and completed in that order,

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 func TestParseConnectString(t *testing.T) {

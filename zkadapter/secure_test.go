@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // digestID is ZooKeeper's digest ACL id for user:password.

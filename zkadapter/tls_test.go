@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // refusalDeadline is the deadline of a Dial that must fail: it fails at
@@ -97,7 +97,7 @@ func TestTLS(t *testing.T) {
 
 	t.Run("round trip", func(t *testing.T) {
 		var h handshakes
-		cfg := h.watch(srv.CA.ClientConfig())
+		cfg := h.watch(srv.CA().ClientConfig())
 		c, r := open(t, Config{Servers: secure, TLS: cfg})
 		roundTrip(t, c, r, "/tls")
 		// Verified against the address's host, 127.0.0.1 (an IP
@@ -118,7 +118,7 @@ func TestTLS(t *testing.T) {
 	}{
 		{"unknown authority", secure, &tls.Config{RootCAs: x509.NewCertPool()}, "certificate signed by unknown authority"},
 		{"plaintext client on the TLS port", secure, nil, "handshake with " + secure[0]},
-		{"TLS client on the plaintext port", srv.Addrs(), srv.CA.ClientConfig(), "tls handshake"},
+		{"TLS client on the plaintext port", srv.Addrs(), srv.CA().ClientConfig(), "tls handshake"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each waits out its deadline
@@ -138,18 +138,18 @@ func TestTLSMutual(t *testing.T) {
 	srv := zkserver.Standalone(t, opts)
 
 	t.Run("with a client certificate", func(t *testing.T) {
-		c, r := open(t, Config{Servers: srv.SecureAddrs(), TLS: srv.CA.MutualConfig()})
+		c, r := open(t, Config{Servers: srv.SecureAddrs(), TLS: srv.CA().MutualConfig()})
 		roundTrip(t, c, r, "/mtls")
 	})
 
 	other := zkserver.NewTestCA(t).MutualConfig()
-	other.RootCAs = srv.CA.Pool()
+	other.RootCAs = srv.CA().Pool()
 	for _, tc := range []struct {
 		name string
 		tls  *tls.Config
 		want string
 	}{
-		{"without a client certificate", srv.CA.ClientConfig(), "bad certificate"},
+		{"without a client certificate", srv.CA().ClientConfig(), "bad certificate"},
 		{"with an untrusted client certificate", other, "unknown certificate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

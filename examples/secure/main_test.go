@@ -8,7 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkflow/zkflow/examples/internal/extest"
-	"github.com/zkflow/zkflow/internal/zkserver"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -30,8 +30,8 @@ func writeFiles(t *testing.T, ca *zkserver.CA) (caFile, certFile, keyFile string
 
 func TestSecureOnRealServer(t *testing.T) {
 	srv := zkserver.Standalone(t, zkserver.Options{TLS: true})
-	caFile, _, _ := writeFiles(t, srv.CA)
-	out := extest.Run(t, run, []string{"-zk", srv.Servers[0].SecureAddr(), "-ca", caFile},
+	caFile, _, _ := writeFiles(t, srv.CA())
+	out := extest.Run(t, run, []string{"-zk", srv.Server(0).SecureAddr(), "-ca", caFile},
 		"over TLS 1.2", `issued by "CN=zkflow test CA"`, "wrote and read back")
 	t.Log(out)
 }
@@ -40,8 +40,8 @@ func TestSecureOnRealServer(t *testing.T) {
 // user only, and the session's credentials let it read the node back.
 func TestSecureDigestOnRealServer(t *testing.T) {
 	srv := zkserver.Standalone(t, zkserver.Options{TLS: true})
-	caFile, _, _ := writeFiles(t, srv.CA)
-	extest.Run(t, run, []string{"-zk", srv.Servers[0].SecureAddr(), "-ca", caFile, "-user", "alice", "-password", "secret"},
+	caFile, _, _ := writeFiles(t, srv.CA())
+	extest.Run(t, run, []string{"-zk", srv.Server(0).SecureAddr(), "-ca", caFile, "-user", "alice", "-password", "secret"},
 		"wrote and read back", "OK")
 }
 
@@ -49,8 +49,8 @@ func TestSecureDigestOnRealServer(t *testing.T) {
 // is refused without them.
 func TestSecureMutualOnRealServer(t *testing.T) {
 	srv := zkserver.Standalone(t, zkserver.Options{TLS: true, ClientAuth: zkserver.ClientAuthNeed})
-	caFile, certFile, keyFile := writeFiles(t, srv.CA)
-	addr := srv.Servers[0].SecureAddr()
+	caFile, certFile, keyFile := writeFiles(t, srv.CA())
+	addr := srv.Server(0).SecureAddr()
 	extest.Run(t, run, []string{"-zk", addr, "-ca", caFile, "-cert", certFile, "-key", keyFile}, "wrote and read back")
 	extest.Refused(t, run, []string{"-zk", addr, "-ca", caFile, "-timeout", "1s"})
 }

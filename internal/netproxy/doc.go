@@ -39,7 +39,8 @@
 //   - A silenced connection is never resumed. It also does not end when
 //     a peer closes it: the FIN or RST would have to cross the partition,
 //     and the proxy, which no longer reads, does not see it. It ends only
-//     with Reset or Close, and it counts in Conns until then.
+//     with Reset, ResetSilenced or Close, and it counts in Conns until
+//     then.
 //   - A connection accepted while silent completes its TCP handshake (the
 //     listener accepts) but the proxy does not dial the target: the server
 //     never hears of it. It is silenced from the start, as above.
@@ -47,7 +48,8 @@
 // Open undoes Silence for connections accepted after it. A client sees a
 // healed partition the way it would on a real network: its old connection
 // is dead, its own timeout fires, and it reconnects. A test that wants the
-// old connections to fail at once calls Reset as well.
+// old connections to fail at once calls Reset as well, or ResetSilenced
+// after Open, which ends only the connections the partition silenced.
 //
 // Reset closes every current connection, on both sides, with an RST
 // (SO_LINGER 0): what a client sees when a server crashes or a middlebox

@@ -91,6 +91,22 @@ func (p *Proxy) Reset() {
 	}
 }
 
+// ResetSilenced closes every connection silenced now, as Reset does, and
+// leaves the forwarded ones alone. After Open, it ends what a partition
+// left behind (its connections stay silent forever otherwise) without
+// touching connections accepted since: the peers of a silenced
+// connection learn, by the RST, that it is dead, as they would once a
+// real network healed and one of them wrote to the other.
+func (p *Proxy) ResetSilenced() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for l := range p.links {
+		if l.silenced {
+			l.cutLocked()
+		}
+	}
+}
+
 // Delay adds d to every chunk read from now on, in each direction, on
 // every connection. Zero (or a negative d) removes the delay.
 func (p *Proxy) Delay(d time.Duration) {

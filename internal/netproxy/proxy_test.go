@@ -208,6 +208,32 @@ func TestReset(t *testing.T) {
 	}
 }
 
+// TestResetSilenced heals a partition and ends what it left behind: the
+// connection silenced before Open is reset on both sides, the one
+// accepted after Open goes on passing.
+func TestResetSilenced(t *testing.T) {
+	s := newServer(t)
+	p := newProxy(t, s.addr())
+	old := dial(t, p.Addr())
+	oldS := s.accept(t)
+	send(t, old, oldS, "before")
+
+	p.Silence()
+	p.Open()
+	c := dial(t, p.Addr())
+	sc := s.accept(t)
+	send(t, c, sc, "hello")
+
+	p.ResetSilenced()
+	isReset(t, old, "client silenced before Open")
+	isReset(t, oldS, "its server side")
+	send(t, c, sc, "still here")
+	send(t, sc, c, "and back")
+	if got := p.Conns(); got != 1 {
+		t.Errorf("Conns() = %d after ResetSilenced, want 1", got)
+	}
+}
+
 // TestTargetDown: when the target refuses the proxy's dial, the client's
 // accepted connection is reset. On loopback the RST can come before the
 // client's connect has returned, which then fails with it.

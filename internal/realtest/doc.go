@@ -28,7 +28,7 @@
 // unless the rooted clients wrote below the root and nowhere else. A
 // recipe package runs its main real-server test once more that way.
 //
-// This package is separate from internal/zkserver because zkadapter's
+// This package is separate from zkadapter/zkserver because zkadapter's
 // own tests import zkserver: zkserver importing zkadapter would make a
 // cycle.
 package realtest

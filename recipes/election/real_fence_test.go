@@ -10,10 +10,10 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk/sim"
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/task"
 	"github.com/zkflow/zkflow/zkadapter"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // holdConn is a real session whose client loses replies and notifications

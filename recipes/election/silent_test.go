@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/zkadapter"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // silence is a Dialer whose connections can go silent: once cut, writes

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/internal/realtest"
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/group"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // waitMembers waits for the watcher's next change that makes the members want.

@@ -11,10 +11,10 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/realtest"
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // realReplica runs a replica on ex until the test ends; wait returns its
@@ -346,20 +346,20 @@ func TestRealEnsembleKilledAndWiped(t *testing.T) {
 	mu.Lock()
 	beforeW = hi
 	mu.Unlock()
-	for i := range ens.Servers {
+	for i := range ens.Len() {
 		ens.Kill(i)
 	}
-	for i := range ens.Servers {
+	for i := range ens.Len() {
 		if err := ens.Wipe(i); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := range ens.Servers {
+	for i := range ens.Len() {
 		if err := ens.Start(i); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := range ens.Servers {
+	for i := range ens.Len() {
 		if err := ens.WaitServing(ctx, i); err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/peers"
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // This lock and Apache Curator's InterProcessMutex (Debian's Curator 5.4,

@@ -10,8 +10,8 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/realtest"
-	"github.com/zkflow/zkflow/internal/zkserver"
 	"github.com/zkflow/zkflow/recipes/seqid"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // BenchmarkRealCAS measures IDs/s drawn by Next (one compare-and-set per

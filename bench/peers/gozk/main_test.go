@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkflow/zkflow/internal/peers"
-	"github.com/zkflow/zkflow/internal/zkserver"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

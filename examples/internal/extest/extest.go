@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkflow/zkflow/internal/zkserver"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // RunFunc is an example's entry point: main calls it with os.Args[1:] and

@@ -153,15 +153,15 @@ func (ca *CA) MutualConfig() *tls.Config {
 // its certificate and the CA's: ZooKeeper reads both from the one file)
 // and trust store (the CA) into s.dir.
 func (c *Cluster) writeTLSFiles(s *Server) error {
-	certPEM, keyPEM, err := c.CA.Issue(fmt.Sprintf("zkserver-%d", s.ID))
+	certPEM, keyPEM, err := c.ca.Issue(fmt.Sprintf("zkserver-%d", s.id))
 	if err != nil {
 		return err
 	}
-	ks := append(append(append([]byte(nil), keyPEM...), certPEM...), c.CA.CertPEM...)
+	ks := append(append(append([]byte(nil), keyPEM...), certPEM...), c.ca.CertPEM...)
 	if err := os.WriteFile(filepath.Join(s.dir, "keystore.pem"), ks, 0o600); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(s.dir, "truststore.pem"), c.CA.CertPEM, 0o644)
+	return os.WriteFile(filepath.Join(s.dir, "truststore.pem"), c.ca.CertPEM, 0o644)
 }
 
 // tlsConfigLines are zoo.cfg's lines for the secure client port. Keys
@@ -171,7 +171,7 @@ func (c *Cluster) writeTLSFiles(s *Server) error {
 // x509:<subject DN> (ZooKeeper registers the x509 scheme itself).
 func (c *Cluster) tlsConfigLines(s *Server) []string {
 	return []string{
-		fmt.Sprintf("secureClientPort=%d", s.SecurePort),
+		fmt.Sprintf("secureClientPort=%d", s.securePort),
 		"secureClientPortAddress=127.0.0.1",
 		"ssl.keyStore.location=" + filepath.Join(s.dir, "keystore.pem"),
 		"ssl.keyStore.type=PEM",
@@ -189,8 +189,8 @@ func (c *Cluster) waitTLS(ctx context.Context, s *Server) error {
 	var last error
 	for {
 		hctx, cancel := context.WithTimeout(ctx, time.Second)
-		d := tls.Dialer{Config: c.CA.MutualConfig()}
-		nc, err := d.DialContext(hctx, "tcp", s.SecureAddr())
+		d := tls.Dialer{Config: c.ca.MutualConfig()}
+		nc, err := d.DialContext(hctx, "tcp", s.directSecureAddr())
 		cancel()
 		if err == nil {
 			nc.Close()
@@ -202,7 +202,7 @@ func (c *Cluster) waitTLS(ctx context.Context, s *Server) error {
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("zkserver: server %d (%s) not serving TLS: %v (last: %v)\n%s",
-				s.ID, s.SecureAddr(), ctx.Err(), last, s.LogTail(30))
+				s.id, s.directSecureAddr(), ctx.Err(), last, s.LogTail(30))
 		case <-t.C:
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // trust the CA, and still serves its plaintext port.
 func TestSecureClientPort(t *testing.T) {
 	c := Standalone(t, Options{TLS: true, ClientAuth: ClientAuthNeed})
-	s := c.Servers[0]
+	s := c.Server(0)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if m, err := s.Mode(ctx); err != nil || m != "standalone" {
@@ -25,23 +25,23 @@ func TestSecureClientPort(t *testing.T) {
 		t.Fatalf("SecureAddrs = %v, SecureAddr = %q", got, want[0])
 	}
 
-	out, err := tlsSrvr(ctx, s.SecureAddr(), c.CA.MutualConfig())
+	out, err := tlsSrvr(ctx, s.SecureAddr(), c.CA().MutualConfig())
 	if err != nil || !strings.Contains(out, "Mode: standalone") {
 		t.Fatalf("srvr over TLS = %q, %v", out, err)
 	}
 
 	// other is a CA neither side trusts.
 	other := NewTestCA(t)
-	untrusting := c.CA.MutualConfig()
+	untrusting := c.CA().MutualConfig()
 	untrusting.RootCAs = other.Pool()
 	untrusted := other.MutualConfig()
-	untrusted.RootCAs = c.CA.Pool()
+	untrusted.RootCAs = c.CA().Pool()
 	for _, tc := range []struct {
 		name string
 		cfg  *tls.Config
 		want string
 	}{
-		{"no client certificate", c.CA.ClientConfig(), "bad certificate"},
+		{"no client certificate", c.CA().ClientConfig(), "bad certificate"},
 		{"server not trusted", untrusting, "unknown authority"},
 		{"client not trusted", untrusted, "unknown certificate"},
 	} {
@@ -74,9 +74,26 @@ func tlsSrvr(ctx context.Context, addr string, cfg *tls.Config) (string, error) 
 	return string(b), err
 }
 
+// TestTLSOptionsRejected: options that make no sense fail before anything
+// starts, ZooKeeper installed or not.
 func TestTLSOptionsRejected(t *testing.T) {
-	_, err := newCluster(t, 0, Options{TLS: true, ClientAuth: "sometimes"})
-	if err == nil || !strings.Contains(err.Error(), `ClientAuth "sometimes"`) {
-		t.Fatalf("newCluster with ClientAuth sometimes: %v", err)
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"unknown client auth", Options{TLS: true, ClientAuth: "sometimes"}, `ClientAuth "sometimes"`},
+		{"client auth without TLS", Options{ClientAuth: ClientAuthNeed}, "without TLS"},
+		{"CA without TLS", Options{CA: NewTestCA(t)}, "without TLS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewStandalone(tc.opts)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				if c != nil {
+					c.Close()
+				}
+				t.Fatalf("NewStandalone: %v; want an error naming %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkflow/zkflow/internal/netproxy"
 )
 
 // JarDir is where Debian's zookeeper package puts the server jars.
@@ -29,9 +31,11 @@ const (
 	quorumMain     = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 )
 
-// ErrUnavailable says java or the zookeeper jars are not installed.
-var ErrUnavailable = errors.New("zkserver: ZooKeeper is not installed (java and " +
-	JarDir + "/zookeeper.jar); run `make test`, which installs it with .ci/install-deps")
+// ErrUnavailable says java or the zookeeper jars are not installed. Its
+// message says how to install them.
+var ErrUnavailable = errors.New("zkserver: ZooKeeper is not installed (it needs java on PATH and " +
+	JarDir + "/zookeeper.jar); on Debian or Ubuntu: `apt-get install default-jdk-headless zookeeper`" +
+	" (in zkflow's own tree, `make test` installs them with .ci/install-deps)")
 
 // Options shape the servers. The zero value is a fast test configuration.
 type Options struct {
@@ -60,17 +64,26 @@ type Options struct {
 	// UNIMPLEMENTED).
 	ExtendedTypes bool
 	// TLS makes every server serve TLS on a second client port too
-	// (Server.SecurePort, SecureAddr), with a certificate for the loopback
-	// names issued by CA. It switches the servers to the Netty connection
-	// factory (NIO has no TLS), which serves the plaintext port as before.
+	// (Server.SecureAddr, Cluster.SecureAddrs), with a certificate for the
+	// loopback names issued by CA. It switches the servers to the Netty
+	// connection factory (NIO has no TLS), which serves the plaintext port
+	// as before.
 	TLS bool
 	// CA issues the servers' certificates and is their trust store for
-	// client certificates; nil means a new one. Either way it is the
-	// Cluster's CA. Only with TLS.
+	// client certificates; nil means a new one. Either way it is
+	// Cluster.CA. Only with TLS.
 	CA *CA
 	// ClientAuth is the secure port's ssl.clientAuth (default none);
 	// ClientAuthNeed makes it mutual TLS. Only with TLS.
 	ClientAuth ClientAuth
+	// Proxied puts a TCP proxy (on loopback too) in front of every
+	// server's client port, and of its secure port with TLS, so that
+	// Cluster.Partition can cut a server off from its clients and
+	// Cluster.Heal can undo it. Addrs, ConnectString, SecureAddrs and
+	// Server.Addr then name the proxies; Server.DirectAddr still names
+	// the server itself. A proxy costs a few goroutines per connection and
+	// a copy per chunk: leave it off for benchmarks.
+	Proxied bool
 }
 
 func (o *Options) defaults() {
@@ -97,6 +110,9 @@ func (o *Options) validate() error {
 	default:
 		return fmt.Errorf("zkserver: ClientAuth %q is not none, want or need", o.ClientAuth)
 	}
+	if !o.TLS && (o.CA != nil || o.ClientAuth != ClientAuthNone) {
+		return errors.New("zkserver: Options.CA or ClientAuth without TLS")
+	}
 	return nil
 }
 
@@ -114,8 +130,10 @@ func Available() error {
 	return nil
 }
 
-// Require skips t when no server can be started, or fails it when the
-// environment has ZK_REQUIRED=1.
+// Require skips t when no server can be started (Available fails),
+// saying how to install one, or fails it instead when the environment has
+// ZK_REQUIRED=1: in CI, where a skipped real-server test would pass
+// unnoticed. Standalone and Ensemble call it first.
 func Require(t testing.TB) {
 	t.Helper()
 	if err := Available(); err != nil {
@@ -123,7 +141,7 @@ func Require(t testing.TB) {
 			t.Fatalf("ZK_REQUIRED=1 but %v", err)
 			return
 		}
-		t.Skipf("skipping real-server test: %v", err)
+		t.Skipf("skipping real-server test (ZK_REQUIRED=1 would fail it): %v", err)
 	}
 }
 
@@ -143,32 +161,55 @@ func classpath() string {
 	return strings.Join(cp, ":")
 }
 
-// Server is one ZooKeeper process (standalone or a quorum peer).
+// Server is one ZooKeeper process (standalone or a quorum peer) and, with
+// Options.Proxied, the proxies in front of its client ports. Its methods
+// may be called from any goroutine.
 type Server struct {
-	ID         int // myid, 1-based; 0 for a standalone server
-	ClientPort int
-	SecurePort int // the TLS client port; 0 without Options.TLS
-	peerPort   int
-	electPort  int
-	dir        string
+	id          int // myid, 1-based; 0 for a standalone server
+	clientPort  int
+	securePort  int // 0 without Options.TLS
+	peerPort    int
+	electPort   int
+	dir         string
+	proxy       *netproxy.Proxy // before clientPort; nil without Options.Proxied
+	secureProxy *netproxy.Proxy // before securePort; nil without Proxied and TLS
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has been waited for
-	log  *os.File
 }
 
-// Addr is the server's client address, "127.0.0.1:port".
-func (s *Server) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.ClientPort) }
+// ID is the server's myid in an ensemble (1..n), or 0 for a standalone
+// server.
+func (s *Server) ID() int { return s.id }
 
-// SecureAddr is the server's TLS client address, "127.0.0.1:port", or ""
-// without Options.TLS.
-func (s *Server) SecureAddr() string {
-	if s.SecurePort == 0 {
-		return ""
+// Addr is the address a client dials to reach the server,
+// "127.0.0.1:port": its proxy's with Options.Proxied, else the server's own
+// client port (DirectAddr).
+func (s *Server) Addr() string {
+	if s.proxy != nil {
+		return s.proxy.Addr()
 	}
-	return fmt.Sprintf("127.0.0.1:%d", s.SecurePort)
+	return s.DirectAddr()
 }
+
+// DirectAddr is the server's own client port, "127.0.0.1:port", which no
+// proxy stands before: a client dialled there is never partitioned.
+func (s *Server) DirectAddr() string { return fmt.Sprintf("127.0.0.1:%d", s.clientPort) }
+
+// SecureAddr is the address a TLS client dials, "127.0.0.1:port" (its
+// proxy's with Options.Proxied), or "" without Options.TLS.
+func (s *Server) SecureAddr() string {
+	switch {
+	case s.securePort == 0:
+		return ""
+	case s.secureProxy != nil:
+		return s.secureProxy.Addr()
+	}
+	return s.directSecureAddr()
+}
+
+func (s *Server) directSecureAddr() string { return fmt.Sprintf("127.0.0.1:%d", s.securePort) }
 
 // Running reports whether the process is running.
 func (s *Server) Running() bool {
@@ -192,7 +233,7 @@ func (s *Server) start(main string, o Options) error {
 		select {
 		case <-s.done:
 		default:
-			return fmt.Errorf("zkserver: server %d already running", s.ID)
+			return fmt.Errorf("zkserver: server %d already running", s.id)
 		}
 	}
 	logf, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -228,7 +269,7 @@ func (s *Server) start(main string, o Options) error {
 		return fmt.Errorf("zkserver: start java: %w", err)
 	}
 	done := make(chan struct{})
-	s.cmd, s.done, s.log = cmd, done, logf
+	s.cmd, s.done = cmd, done
 	go func() {
 		_ = cmd.Wait()
 		logf.Close()
@@ -262,13 +303,16 @@ func (s *Server) signal(sig syscall.Signal, wait time.Duration) {
 	}
 }
 
-// Srvr sends the four-letter word srvr and returns the answer.
+// Srvr sends the four-letter word srvr to the server's own port (never
+// through its proxy) and returns the answer.
 func (s *Server) Srvr(ctx context.Context) (string, error) {
-	return fourLetter(ctx, s.Addr(), "srvr")
+	return fourLetter(ctx, s.DirectAddr(), "srvr")
 }
 
 // Mode returns the server's mode ("standalone", "leader", "follower") or
-// an error when it does not serve.
+// an error when it does not serve: a peer without a quorum, a server that
+// is not running. Like Srvr, it bypasses the proxy, so a partitioned
+// server still answers.
 func (s *Server) Mode(ctx context.Context) (string, error) {
 	out, err := s.Srvr(ctx)
 	if err != nil {
@@ -280,7 +324,7 @@ func (s *Server) Mode(ctx context.Context) (string, error) {
 			return strings.TrimSpace(m), nil
 		}
 	}
-	return "", fmt.Errorf("zkserver: %s not serving: %q", s.Addr(), strings.TrimSpace(out))
+	return "", fmt.Errorf("zkserver: %s not serving: %q", s.DirectAddr(), strings.TrimSpace(out))
 }
 
 // LogTail returns the last n lines of the server's log.

@@ -81,12 +81,12 @@ type SpanID int
 // RunTimeline): a scenario can skip building a costly label when not.
 func (w *World) Recording() bool { return w.tl != nil }
 
-// Span records a bar on client's lane of the seed's timeline, of a kind
-// ("lock", "leader", "member", "task": one colour and one row of the lane
-// per kind) with a label, from start to end. When the run records no
-// timeline it does nothing.
+// Span records a bar on client's lane of the seed's timeline (-1: the
+// server's), of a kind ("lock", "leader", "member", "task": one colour
+// and one row of the lane per kind) with a label, from start to end. When
+// the run records no timeline it does nothing.
 func (w *World) Span(client int, kind, label string, start, end time.Time) {
-	if w.tl == nil {
+	if w.tl == nil || client < -1 {
 		return
 	}
 	w.tl.spans = append(w.tl.spans, span{client: client, kind: kind, label: label,
@@ -98,7 +98,7 @@ func (w *World) Span(client int, kind, label string, start, end time.Time) {
 // (World.Crash) ends there; one still open at the end of the run is drawn
 // as open. When the run records no timeline it returns 0 and does nothing.
 func (w *World) OpenSpan(client int, kind, label string) SpanID {
-	if w.tl == nil {
+	if w.tl == nil || client < -1 {
 		return 0
 	}
 	w.tl.spans = append(w.tl.spans, span{client: client, kind: kind, label: label, start: w.elapsed(), open: true})

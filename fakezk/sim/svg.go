@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -111,7 +112,37 @@ func (p *painter) x(d time.Duration) float64 {
 // laneOf returns the index in p.lanes of client (-1: the server).
 func laneOf(client int) int { return client + 1 }
 
+// layout makes the lanes, gives each bar kind its colour, packs the bars
+// and the faults that last into rows, and places the lanes.
 func (p *painter) layout() {
+	p.makeLanes()
+	p.colour = map[string]string{}
+	for _, s := range p.tl.spans {
+		if _, ok := p.colour[s.kind]; ok {
+			continue
+		}
+		c, ok := knownKinds[s.kind]
+		if !ok {
+			c = moreKinds[len(p.kinds)%len(moreKinds)]
+		}
+		p.colour[s.kind] = c
+		p.kinds = append(p.kinds, s.kind)
+	}
+	p.packBars()
+	p.packFaults()
+	y := svgTop
+	for i := range p.lanes {
+		l := &p.lanes[i]
+		l.top = y
+		l.height = 2*lanePad + glyphRowH + spanRowH*float64(l.frows) + barRowH*float64(max(l.rows, 1))
+		y += l.height
+	}
+	p.bottom = y
+}
+
+// makeLanes makes a lane for the server and one per client: the world's
+// clients, and any other a bar, a fault or a session names.
+func (p *painter) makeLanes() {
 	tl := p.tl
 	n := tl.clients
 	for _, s := range tl.spans {
@@ -128,63 +159,66 @@ func (p *painter) layout() {
 	for i := 1; i <= n; i++ {
 		p.lanes[i].name = "client " + strconv.Itoa(i-1)
 	}
-	p.colour = map[string]string{}
-	for _, s := range tl.spans {
-		if _, ok := p.colour[s.kind]; ok {
-			continue
-		}
-		c, ok := knownKinds[s.kind]
-		if !ok {
-			c = moreKinds[(len(p.kinds))%len(moreKinds)]
-		}
-		p.colour[s.kind] = c
-		p.kinds = append(p.kinds, s.kind)
+}
+
+// pack puts an interval from start to end in the first row of rows (the
+// end of each row's last interval) free at start, a new row if none is
+// and there are fewer than maxRows, else the last row; it returns the
+// rows and the row taken.
+func pack(rows []time.Duration, start, end time.Duration) ([]time.Duration, int) {
+	if r := slices.IndexFunc(rows, func(e time.Duration) bool { return e <= start }); r >= 0 {
+		rows[r] = end
+		return rows, r
 	}
-	// Rows: per lane, per kind in order, spans in order of start packed
-	// into the first row free at their start.
+	if len(rows) < maxRows {
+		return append(rows, end), len(rows)
+	}
+	rows[maxRows-1] = max(rows[maxRows-1], end)
+	return rows, maxRows - 1
+}
+
+// packBars gives each bar its row in its lane: per kind in the order the
+// kinds first appear, the bars in order of start.
+func (p *painter) packBars() {
+	tl := p.tl
 	p.row = make([]int, len(tl.spans))
 	order := make([]int, len(tl.spans))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		return int(tl.spans[a].start - tl.spans[b].start)
-	})
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(tl.spans[a].start, tl.spans[b].start) })
 	for li := range p.lanes {
 		base := 0
 		for _, k := range p.kinds {
-			var ends []time.Duration
+			var rows []time.Duration
 			for _, i := range order {
-				s := tl.spans[i]
-				if laneOf(s.client) != li || s.kind != k {
-					continue
+				if s := tl.spans[i]; laneOf(s.client) == li && s.kind == k {
+					var r int
+					rows, r = pack(rows, s.start, s.end)
+					p.row[i] = base + r
 				}
-				r := slices.IndexFunc(ends, func(e time.Duration) bool { return e <= s.start })
-				switch {
-				case r >= 0:
-					ends[r] = s.end
-				case len(ends) < maxRows:
-					r = len(ends)
-					ends = append(ends, s.end)
-				default:
-					r = maxRows - 1
-					ends[r] = max(ends[r], s.end)
-				}
-				p.row[i] = base + r
 			}
-			base += len(ends)
+			base += len(rows)
 		}
 		p.lanes[li].rows = base
 	}
-	// The faults that last, packed the same way (they come in time
-	// order); a client's partition, delay or pause ends early when its
-	// process crashes (the new process has a connection of its own).
+}
+
+// packFaults gives each fault that lasts its row in its lane (they come
+// in time order) and its end: a client's partition, delay or pause ends
+// early when its process crashes (the new process has a connection of
+// its own).
+func (p *painter) packFaults() {
+	tl := p.tl
 	p.frow = make([]int, len(tl.faults))
 	p.fend = make([]time.Duration, len(tl.faults))
-	ends := make([][]time.Duration, len(p.lanes))
+	rows := make([][]time.Duration, len(p.lanes))
 	for i, f := range tl.faults {
+		if !lasts(f.class) {
+			continue
+		}
 		p.fend[i] = f.at + f.d
-		if f.client >= 0 && lasts(f.class) {
+		if f.client >= 0 {
 			for _, g := range tl.faults[i+1:] {
 				if g.class == CrashRestart && g.client == f.client && g.at < p.fend[i] {
 					p.fend[i] = g.at
@@ -192,32 +226,12 @@ func (p *painter) layout() {
 				}
 			}
 		}
-		if !lasts(f.class) {
-			continue
-		}
 		li := laneOf(f.client)
-		e := ends[li]
-		r := slices.IndexFunc(e, func(end time.Duration) bool { return end <= f.at })
-		switch {
-		case r >= 0:
-			e[r] = p.fend[i]
-		case len(e) < maxRows:
-			r = len(e)
-			e = append(e, p.fend[i])
-		default:
-			r = maxRows - 1
-			e[r] = max(e[r], p.fend[i])
-		}
-		ends[li], p.frow[i] = e, r
+		rows[li], p.frow[i] = pack(rows[li], f.at, p.fend[i])
 	}
-	y := svgTop
-	for i := range p.lanes {
-		l := &p.lanes[i]
-		l.top, l.frows = y, len(ends[i])
-		l.height = 2*lanePad + glyphRowH + spanRowH*float64(l.frows) + barRowH*float64(max(l.rows, 1))
-		y += l.height
+	for li := range p.lanes {
+		p.lanes[li].frows = len(rows[li])
 	}
-	p.bottom = y
 }
 
 func (p *painter) draw() {

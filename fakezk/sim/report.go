@@ -130,9 +130,10 @@ func (s Stats) Line() string {
 }
 
 // Check runs seeds 1..n of sc (n from -sim.seeds if set; only the seed
-// of -sim.seed if set) and fails t at the first failing seed, printing
-// the command that replays it, the fault plan, the faults injected and
-// the end of the run's trace. It logs and returns the stats.
+// of -sim.seed if set, drawn into the file of -sim.svg if that is set
+// too) and fails t at the first failing seed, printing the commands that
+// replay it and draw it, the fault plan, the faults injected and the end
+// of the run's trace. It logs and returns the stats.
 func Check(t testing.TB, sc Scenario, n int) Stats {
 	t.Helper()
 	if *seedFlag != 0 {

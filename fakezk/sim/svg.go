@@ -271,14 +271,15 @@ func (p *painter) header() {
 		verdict = "FAILED (" + tl.kind.String() + ")"
 	}
 	p.printf(`<text x="8" y="18" font-size="13" font-weight="bold">`)
-	p.text(tl.scenario + " seed " + strconv.FormatUint(tl.seed, 10) + ": " + verdict + ", " + dur(tl.end) + " simulated")
-	p.printf("</text>\n")
-	sub := tl.plan.String() + "; " + strconv.Itoa(tl.fired) + " faults injected"
+	head := tl.scenario + " seed " + strconv.FormatUint(tl.seed, 10) + ": " + verdict + ", " + dur(tl.end) +
+		" simulated, " + strconv.Itoa(tl.fired) + " faults injected"
 	if tl.root != "" {
-		sub += "; every client under the root " + tl.root
+		head += ", every client under the root " + tl.root
 	}
+	p.text(clip(head, 150))
+	p.printf("</text>\n")
 	p.printf(`<text x="8" y="33" font-size="11" fill="#555555">`)
-	p.text(sub)
+	p.text(clip(tl.plan.String(), 180))
 	p.printf("</text>\n")
 	if tl.failed {
 		msg := firstLineOf(tl.failMsg)

@@ -219,7 +219,10 @@
 //
 // Recording costs a run nothing when it is off: every recording call is
 // a nil check, and a scenario's OpenSpan and CloseSpan calls return at
-// once (measured with make sim's TestSimExplore runs, below).
+// once. This package's TestSimExplore with SIM_SEEDS=1500, four runs of
+// the code before the recording was added alternating with four after:
+// lock+id/5 139.0 and 139.1 seeds/s, counter 432.5 and 432.3 (means).
+// Only RunTimeline records (-sim.svg): it also traces.
 //
 // fakezk/sim/testdata/timeline.svg is a real seed so drawn: seed 1057 of
 // the lock+id scenario with 5 clients, nine classes of faults. In it,

@@ -398,6 +398,9 @@ var pictures struct {
 // scenario's name added before its extension; it returns the absolute
 // path written.
 func writePicture(file string, res Result) (string, error) {
+	if res.Timeline == nil {
+		return "", fmt.Errorf("nothing recorded: %v", res.Err) // the world was never built
+	}
 	pictures.Lock()
 	defer pictures.Unlock()
 	if pictures.of == nil {

@@ -16,7 +16,8 @@
 // clock jumps paused past its margin, left to fencing), tasks.go (no task lost
 // or executed twice), tree.go (a cache equal to the server's tree).
 // root.go runs the clients under a chroot (Scenario.Root); timeline.go
-// records a seed's picture and svg.go draws it (The picture, below).
+// records a seed's picture and svg.go draws it (svglayout.go places
+// the lanes and rows, svglane.go draws a lane; The picture, below).
 //
 // # One seed
 //

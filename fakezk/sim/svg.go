@@ -2,17 +2,13 @@ package sim
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/xml"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/zkflow/zkflow/task"
 )
 
 // The picture's geometry, in SVG user units (pixels).
@@ -73,6 +69,7 @@ func (tl *Timeline) WriteSVG(w io.Writer) error {
 	return err
 }
 
+// painter draws one timeline into b.
 type painter struct {
 	tl     *Timeline
 	b      bytes.Buffer
@@ -85,155 +82,8 @@ type painter struct {
 	bottom float64  // the bottom of the last lane
 }
 
-type lane struct {
-	name        string
-	top, height float64
-	frows, rows int // rows of faults that last, rows of bars
-}
-
-// barsTop is where the lane's first row of bars starts.
-func (l lane) barsTop() float64 { return l.top + lanePad + glyphRowH + spanRowH*float64(l.frows) }
-
-// lasts reports whether a fault of class c is drawn as a span.
-func lasts(c FaultClass) bool {
-	switch c {
-	case PartitionShort, PartitionLong, Delay, Pause, Restart, ClockJump:
-		return true
-	}
-	return false
-}
-
-func (p *painter) x(d time.Duration) float64 {
-	end := max(p.tl.end, time.Millisecond)
-	d = min(max(d, 0), end)
-	return svgLeft + svgPlot*float64(d)/float64(end)
-}
-
-// laneOf returns the index in p.lanes of client (-1: the server).
-func laneOf(client int) int { return client + 1 }
-
-// layout makes the lanes, gives each bar kind its colour, packs the bars
-// and the faults that last into rows, and places the lanes.
-func (p *painter) layout() {
-	p.makeLanes()
-	p.colour = map[string]string{}
-	for _, s := range p.tl.spans {
-		if _, ok := p.colour[s.kind]; ok {
-			continue
-		}
-		c, ok := knownKinds[s.kind]
-		if !ok {
-			c = moreKinds[len(p.kinds)%len(moreKinds)]
-		}
-		p.colour[s.kind] = c
-		p.kinds = append(p.kinds, s.kind)
-	}
-	p.packBars()
-	p.packFaults()
-	y := svgTop
-	for i := range p.lanes {
-		l := &p.lanes[i]
-		l.top = y
-		l.height = 2*lanePad + glyphRowH + spanRowH*float64(l.frows) + barRowH*float64(max(l.rows, 1))
-		y += l.height
-	}
-	p.bottom = y
-}
-
-// makeLanes makes a lane for the server and one per client: the world's
-// clients, and any other a bar, a fault or a session names.
-func (p *painter) makeLanes() {
-	tl := p.tl
-	n := tl.clients
-	for _, s := range tl.spans {
-		n = max(n, s.client+1)
-	}
-	for _, f := range tl.faults {
-		n = max(n, f.client+1)
-	}
-	for _, s := range tl.sessions {
-		n = max(n, s.client+1)
-	}
-	p.lanes = make([]lane, n+1)
-	p.lanes[0].name = "server"
-	for i := 1; i <= n; i++ {
-		p.lanes[i].name = "client " + strconv.Itoa(i-1)
-	}
-}
-
-// pack puts an interval from start to end in the first row of rows (the
-// end of each row's last interval) free at start, a new row if none is
-// and there are fewer than maxRows, else the last row; it returns the
-// rows and the row taken.
-func pack(rows []time.Duration, start, end time.Duration) ([]time.Duration, int) {
-	if r := slices.IndexFunc(rows, func(e time.Duration) bool { return e <= start }); r >= 0 {
-		rows[r] = end
-		return rows, r
-	}
-	if len(rows) < maxRows {
-		return append(rows, end), len(rows)
-	}
-	rows[maxRows-1] = max(rows[maxRows-1], end)
-	return rows, maxRows - 1
-}
-
-// packBars gives each bar its row in its lane: per kind in the order the
-// kinds first appear, the bars in order of start.
-func (p *painter) packBars() {
-	tl := p.tl
-	p.row = make([]int, len(tl.spans))
-	order := make([]int, len(tl.spans))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(tl.spans[a].start, tl.spans[b].start) })
-	for li := range p.lanes {
-		base := 0
-		for _, k := range p.kinds {
-			var rows []time.Duration
-			for _, i := range order {
-				if s := tl.spans[i]; laneOf(s.client) == li && s.kind == k {
-					var r int
-					rows, r = pack(rows, s.start, s.end)
-					p.row[i] = base + r
-				}
-			}
-			base += len(rows)
-		}
-		p.lanes[li].rows = base
-	}
-}
-
-// packFaults gives each fault that lasts its row in its lane (they come
-// in time order) and its end: a client's partition, delay or pause ends
-// early when its process crashes (the new process has a connection of
-// its own).
-func (p *painter) packFaults() {
-	tl := p.tl
-	p.frow = make([]int, len(tl.faults))
-	p.fend = make([]time.Duration, len(tl.faults))
-	rows := make([][]time.Duration, len(p.lanes))
-	for i, f := range tl.faults {
-		if !lasts(f.class) {
-			continue
-		}
-		p.fend[i] = f.at + f.d
-		if f.client >= 0 {
-			for _, g := range tl.faults[i+1:] {
-				if g.class == CrashRestart && g.client == f.client && g.at < p.fend[i] {
-					p.fend[i] = g.at
-					break
-				}
-			}
-		}
-		li := laneOf(f.client)
-		rows[li], p.frow[i] = pack(rows[li], f.at, p.fend[i])
-	}
-	for li := range p.lanes {
-		p.lanes[li].frows = len(rows[li])
-	}
-}
-
+// draw lays the picture out and writes it: background, header, lanes,
+// axis, then what spans the lanes, the violation and the legend.
 func (p *painter) draw() {
 	p.layout()
 	tl := p.tl
@@ -264,6 +114,9 @@ func (p *painter) draw() {
 	p.printf("</svg>\n")
 }
 
+// header writes the seed, its verdict, its length and faults, the plan,
+// and, if it failed, the first line of the violation (all of it as a
+// tooltip).
 func (p *painter) header() {
 	tl := p.tl
 	verdict := "passed"
@@ -312,6 +165,8 @@ func tickStep(end time.Duration) time.Duration {
 	return 30 * time.Minute * time.Duration(1+end/(12*30*time.Minute))
 }
 
+// tickLabel labels the tick at t: in ms below a second when the step is
+// less than a second, else in seconds.
 func tickLabel(t, step time.Duration) string {
 	if t == 0 {
 		return "0"
@@ -333,176 +188,6 @@ func (p *painter) jumps() {
 		x0, x1 := p.x(f.at), p.x(f.at+f.d)
 		p.printf(`<rect class="jump" x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.15" pointer-events="none"/>`+"\n",
 			num(x0), num(svgTop), num(max(x1-x0, 1)), num(p.bottom-svgTop), faultColours[ClockJump])
-	}
-}
-
-func (p *painter) lane(li int) {
-	l := p.lanes[li]
-	client := li - 1
-	id := "lane-server"
-	if client >= 0 {
-		id = "lane-client-" + strconv.Itoa(client)
-	}
-	p.printf(`<g class="lane" id="%s">`+"\n", id)
-	p.printf(`<text x="8" y="%s" font-weight="bold">`, num(l.top+lanePad+glyphRowH))
-	p.text(l.name)
-	p.printf("</text>\n")
-	if client >= 0 {
-		p.sessions(client, l)
-	}
-	p.bars(li, l)
-	p.faultMarks(client, l)
-	p.printf("</g>\n")
-}
-
-// sessions shades the lane where client's session was suspended or
-// expired (until the next session), and marks each expiry.
-func (p *painter) sessions(client int, l lane) {
-	type iv struct {
-		state      task.State
-		start, end time.Duration
-	}
-	var ivs []iv
-	var expiries []time.Duration
-	for _, m := range p.tl.sessions {
-		if m.client != client {
-			continue
-		}
-		if m.state == task.StateExpired {
-			expiries = append(expiries, m.at)
-		}
-		if n := len(ivs); n > 0 {
-			if ivs[n-1].state == m.state {
-				continue
-			}
-			ivs[n-1].end = m.at
-		}
-		ivs = append(ivs, iv{state: m.state, start: m.at, end: p.tl.end})
-	}
-	for _, v := range ivs {
-		var fill, what string
-		switch v.state {
-		case task.StateSuspended:
-			fill, what = "#fdd9a0", "suspended"
-		case task.StateExpired:
-			fill, what = "#f8b4b4", "expired"
-		default:
-			continue
-		}
-		x0, x1 := p.x(v.start), p.x(v.end)
-		if x1-x0 < 0.5 {
-			continue
-		}
-		p.printf(`<rect class="session" data-state="%s" x="%s" y="%s" width="%s" height="%s" fill="%s">`,
-			what, num(x0), num(l.top), num(x1-x0), num(l.height), fill)
-		p.title("client " + strconv.Itoa(client) + " " + what + " " + dur(v.start) + " – " + dur(v.end))
-		p.printf("</rect>\n")
-	}
-	for _, at := range expiries {
-		x := p.x(at)
-		p.printf(`<line class="session" data-state="expired" x1="%s" y1="%s" x2="%s" y2="%s" stroke="#b2182b" stroke-width="1.5">`,
-			num(x), num(l.top), num(x), num(l.top+l.height))
-		p.title("client " + strconv.Itoa(client) + " learns its session expired at " + dur(at))
-		p.printf("</line>\n")
-	}
-}
-
-func (p *painter) bars(li int, l lane) {
-	for i, s := range p.tl.spans {
-		if laneOf(s.client) != li {
-			continue
-		}
-		x0, x1 := p.x(s.start), p.x(s.end)
-		w := x1 - x0
-		if w > 2 {
-			w -= 0.6 // a gap between bars that touch
-		}
-		w = max(w, 1)
-		y := l.barsTop() + barRowH*float64(p.row[i]) + 1
-		h := barRowH - 2
-		tip := s.kind + " " + s.label + " on client " + strconv.Itoa(s.client) + ": " + dur(s.start) + " – " + dur(s.end) + " (" + dur(s.end-s.start) + ")"
-		extra := ""
-		switch {
-		case s.open:
-			tip += ", still open at the end of the run"
-			extra = ` stroke="#333333" stroke-dasharray="3 2"`
-		case s.note != "":
-			tip += ", ended: " + s.note
-		}
-		if p.tl.failed && named(p.tl.failMsg, s.label) {
-			tip += " (named by the violation)"
-			extra = ` stroke="#d62728" stroke-width="1.5"`
-		}
-		p.printf(`<rect class="bar" data-kind="%s" x="%s" y="%s" width="%s" height="%s" fill="%s"%s>`,
-			attr(s.kind), num(x0), num(y), num(w), num(h), p.colour[s.kind], extra)
-		p.title(tip)
-		p.printf("</rect>\n")
-		if s.note != "" && !s.open {
-			p.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#000000" stroke-width="2"/>`+"\n",
-				num(x0+w), num(y-1), num(x0+w), num(y+h+1))
-		}
-		if s.label != "" && float64(len(s.label))*charW+4 <= w {
-			p.printf(`<text x="%s" y="%s" font-size="9" fill="#ffffff" pointer-events="none">`, num(x0+2), num(y+h-2))
-			p.text(s.label)
-			p.printf("</text>\n")
-		}
-	}
-}
-
-// faultMarks draws the faults on client's lane (-1: the server's), in
-// the lane's top row.
-func (p *painter) faultMarks(client int, l lane) {
-	cy := l.top + lanePad + glyphRowH/2
-	for i, f := range p.tl.faults {
-		if f.client != client {
-			continue
-		}
-		x := p.x(f.at)
-		col := faultColours[f.class]
-		open := func(extra string) {
-			p.printf(`<g class="fault" data-class="%s"%s>`, f.class, extra)
-			p.title(f.text)
-		}
-		switch f.class {
-		case DropUnapplied, DropApplied:
-			fill := "#ffffff"
-			if f.alt {
-				fill = col
-			}
-			open("")
-			p.printf(`<circle cx="%s" cy="%s" r="3.5" fill="%s" stroke="%s"/>`, num(x), num(cy), fill, col)
-		case Expire:
-			open("")
-			p.printf(`<path d="M%s %sl7 7m0 -7l-7 7" stroke="%s" stroke-width="2"/>`, num(x-3.5), num(cy-3.5), col)
-		case CrashRestart:
-			open("")
-			p.printf(`<path d="M%s %sh9l-4.5 8z" fill="%s"/>`, num(x-4.5), num(cy-4), col)
-		case Operator:
-			open("")
-			p.printf(`<rect x="%s" y="%s" width="7" height="7" fill="%s"/>`, num(x-3.5), num(cy-3.5), col)
-		case Wipe:
-			open("")
-			p.printf(`<path d="M%s %sl5 5l-5 5l-5 -5z" fill="%s"/>`, num(x), num(cy-5), col)
-		case PartitionShort, PartitionLong, Delay, Pause, Restart, ClockJump:
-			h := 5.0
-			switch f.class {
-			case Delay:
-				h = 3
-			case Restart, ClockJump:
-				h = 6
-			}
-			if f.class == Restart && f.alt {
-				col = "#bcbd22" // up without a quorum
-			}
-			open("")
-			w := max(p.x(p.fend[i])-x, 1.5)
-			y := l.top + lanePad + glyphRowH + spanRowH*float64(p.frow[i]) + (spanRowH-h)/2
-			p.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`, num(x), num(y), num(w), num(h), col)
-			p.printf(`<rect x="%s" y="%s" width="1.5" height="%s" fill="%s"/>`, num(x), num(cy-4), num(y+h-(cy-4)), col)
-		default:
-			continue
-		}
-		p.printf("</g>\n")
 	}
 }
 
@@ -554,83 +239,6 @@ func (p *painter) violation() {
 	p.printf(`<text x="%s" y="%s" text-anchor="%s" font-size="10" font-weight="bold" fill="#d62728">`, num(lx), num(svgTop-14), anchor)
 	p.text(label)
 	p.printf("</text></g>\n")
-}
-
-// legendItems lists what the picture shows, in a fixed order: the fault
-// classes present, the bar kinds, the session shades.
-func (p *painter) legendItems() []legendItem {
-	var items []legendItem
-	for _, c := range Classes() {
-		if slices.ContainsFunc(p.tl.faults, func(f faultMark) bool { return f.class == c }) {
-			label := c.String()
-			if c == Restart {
-				label = "restart (down / no quorum)"
-			}
-			items = append(items, legendItem{label: label, colour: faultColours[c], fault: c, isFault: true})
-		}
-	}
-	for _, k := range p.kinds {
-		items = append(items, legendItem{label: k, colour: p.colour[k]})
-	}
-	items = append(items, legendItem{label: "suspended", colour: "#fdd9a0"}, legendItem{label: "expired", colour: "#f8b4b4"})
-	return items
-}
-
-type legendItem struct {
-	label, colour string
-	fault         FaultClass
-	isFault       bool
-}
-
-func (it legendItem) width() float64 { return 18 + float64(len(it.label))*charW + 16 }
-
-func (p *painter) legendRows() int {
-	rows, x := 1, svgLeft
-	for _, it := range p.legendItems() {
-		if x+it.width() > svgWidth-svgRight {
-			rows, x = rows+1, svgLeft
-		}
-		x += it.width()
-	}
-	return rows
-}
-
-func (p *painter) legend() {
-	y := p.bottom + 30
-	x := svgLeft
-	p.printf(`<g class="legend">` + "\n")
-	p.printf(`<text x="8" y="%s" fill="#555555">legend</text>`+"\n", num(y+4))
-	for _, it := range p.legendItems() {
-		if x+it.width() > svgWidth-svgRight {
-			x, y = svgLeft, y+16
-		}
-		switch {
-		case it.isFault && (it.fault == DropUnapplied || it.fault == DropApplied):
-			fill := "#ffffff"
-			if it.fault == DropApplied {
-				fill = it.colour
-			}
-			p.printf(`<circle cx="%s" cy="%s" r="3.5" fill="%s" stroke="%s"/>`, num(x+6), num(y), fill, it.colour)
-		case it.isFault && it.fault == Expire:
-			p.printf(`<path d="M%s %sl7 7m0 -7l-7 7" stroke="%s" stroke-width="2"/>`, num(x+2.5), num(y-3.5), it.colour)
-		case it.isFault && it.fault == CrashRestart:
-			p.printf(`<path d="M%s %sh9l-4.5 8z" fill="%s"/>`, num(x+1.5), num(y-4), it.colour)
-		case it.isFault && it.fault == Wipe:
-			p.printf(`<path d="M%s %sl5 5l-5 5l-5 -5z" fill="%s"/>`, num(x+6), num(y-5), it.colour)
-		case it.isFault && it.fault == Operator:
-			p.printf(`<rect x="%s" y="%s" width="7" height="7" fill="%s"/>`, num(x+2.5), num(y-3.5), it.colour)
-		case it.isFault && it.fault == Restart:
-			p.printf(`<rect x="%s" y="%s" width="7" height="8" fill="%s"/><rect x="%s" y="%s" width="7" height="8" fill="#bcbd22"/>`,
-				num(x), num(y-4), it.colour, num(x+7), num(y-4))
-		default:
-			p.printf(`<rect x="%s" y="%s" width="14" height="8" fill="%s"/>`, num(x), num(y-4), it.colour)
-		}
-		p.printf(`<text x="%s" y="%s">`, num(x+18), num(y+3.5))
-		p.text(it.label)
-		p.printf("</text>\n")
-		x += it.width()
-	}
-	p.printf("</g>\n")
 }
 
 // printf writes to the picture; the arguments are numbers and names this
@@ -696,6 +304,7 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// firstLineOf is s up to its first newline.
 func firstLineOf(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]

@@ -46,8 +46,9 @@ func TestCatchesBlindWrite(t *testing.T) {
 	t.Logf("caught after %d seeds: %v", n, res.Err)
 }
 
-// A failing seed's report names the command that replays it and shows
-// the faults and the end of the trace, from a traced re-run.
+// A failing seed's report names the command that replays it and the one
+// that draws it, and shows the faults and the end of the trace, from a
+// traced re-run.
 func TestReportReplays(t *testing.T) {
 	sc := counterScenario()
 	incrTask = blindIncr
@@ -58,7 +59,9 @@ func TestReportReplays(t *testing.T) {
 	}
 	msg := sim.Report(t, sc, res)
 	want := "go test ./fakezk/sim -run '^TestReportReplays$' -sim.seed=" + strconv.FormatUint(res.Seed, 10) + " -v"
-	for _, s := range []string{want, "FAILED (safety)", "faults injected", "trace (last", " apply #"} {
+	picture := "picture: go test ./fakezk/sim -run '^TestReportReplays$' -sim.seed=" + strconv.FormatUint(res.Seed, 10) +
+		" -sim.svg=seed" + strconv.FormatUint(res.Seed, 10) + ".svg"
+	for _, s := range []string{want, picture, "FAILED (safety)", "first violation at", "faults injected", "trace (last", " apply #"} {
 		if !strings.Contains(msg, s) {
 			t.Errorf("report lacks %q:\n%s", s, msg)
 		}

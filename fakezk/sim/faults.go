@@ -285,30 +285,33 @@ func (in *injector) inject(c FaultClass) {
 	tmo := w.timeout
 	span := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(in.rng.Int64N(int64(hi-lo)+1)) }
 	var what string
+	var d time.Duration // how long it lasts, for the picture (timeline.go)
+	alt := false        // drawn apart: requests in flight applied; a restart without quorum
 	switch c {
 	case DropUnapplied, DropApplied:
 		w.Server.Drop(w.Conns[client], c == DropApplied)
 		what = fmt.Sprintf("client %d", client)
 	case PartitionShort, PartitionLong:
-		d := span(time.Millisecond, tmo*7/10)
+		d = span(time.Millisecond, tmo*7/10)
 		if c == PartitionLong {
 			d = span(tmo*6/5, 3*tmo)
 		}
-		applied := in.rng.IntN(2) == 0
-		w.Server.Partition(w.Conns[client], d, applied)
-		what = fmt.Sprintf("client %d for %s applied=%v", client, d, applied)
+		alt = in.rng.IntN(2) == 0
+		w.Server.Partition(w.Conns[client], d, alt)
+		what = fmt.Sprintf("client %d for %s applied=%v", client, d, alt)
 	case Expire:
 		w.Server.Expire(w.Conns[client])
 		what = fmt.Sprintf("client %d", client)
 	case Delay:
-		d := span(time.Millisecond, time.Second)
+		d = span(time.Millisecond, time.Second)
 		w.Server.Delay(w.Conns[client], d)
 		what = fmt.Sprintf("client %d for %s", client, d)
 	case Restart:
 		if w.Clock.Now().Before(in.upAt) {
 			return // already down
 		}
-		d := span(0, 2*tmo)
+		client = -1 // the server's
+		d = span(0, 2*tmo)
 		in.upAt = w.Clock.Now().Add(d)
 		if in.rng.IntN(2) == 0 {
 			w.Server.Restart(d)
@@ -318,28 +321,36 @@ func (in *injector) inject(c FaultClass) {
 			// client refused past its timeout waives its zxid.
 			w.Server.LoseQuorum(d)
 			what = fmt.Sprintf("no quorum for %s", d)
+			alt = true
 		}
 	case Wipe:
 		if in.fired[Wipe] >= in.maxWipes {
 			return
 		}
+		client = -1
 		w.Wipe()
 	case ClockJump:
-		d := span(100*time.Millisecond, 2*tmo)
+		d = span(100*time.Millisecond, 2*tmo)
 		what = fmt.Sprintf("by %s", d)
-		in.note(c, what) // before: the jump fires timers that may log
+		in.note(c, -1, d, false, what) // before: the jump fires timers that may log
 		in.fired[c]++
 		w.Jump(d)
 		return
 	}
+	if c == DropApplied {
+		alt = true
+	}
 	in.fired[c]++
-	in.note(c, what)
+	in.note(c, client, d, alt, what)
 }
 
-func (in *injector) note(c FaultClass, what string) {
+// note logs a fault injected now on client (-1: the server, or every
+// client), lasting d, and records it on the timeline if the run draws one.
+func (in *injector) note(c FaultClass, client int, d time.Duration, alt bool, what string) {
 	line := fmt.Sprintf("%d fault %s", in.w.Clock.Now().Sub(fakezk.Epoch).Milliseconds(), c)
 	if what != "" {
 		line += " " + what
 	}
 	in.log = append(in.log, line)
+	in.w.fault(c, client, d, alt, line)
 }

@@ -13,6 +13,8 @@ import (
 // act as leader) and End when it stops (before or when it learns it may
 // have lost the role). Intervals are on the world's clock; two intervals
 // that touch (one ends at the instant the other begins) do not overlap.
+// Each term is a "leader" bar on its client's lane of the seed's picture
+// (Timeline), the term that overlaps another included.
 //
 // # Pauses
 //
@@ -67,6 +69,7 @@ type term struct {
 	czxid       int64  // and that node's czxid
 	incarnation int
 	pauses      int
+	span        SpanID // its bar on the timeline (timeline.go)
 }
 
 // NewLeaders returns a checker reading times from w's clock.
@@ -105,6 +108,7 @@ func (l *Leaders) BeginNode(client int, path string, czxid int64) error {
 	for _, other := range sortedKeys(l.acting) {
 		t := l.acting[other]
 		if l.stale(other, t) {
+			l.w.closeSpan(t.span, "its process paused or crashed")
 			delete(l.acting, other)
 			continue
 		}
@@ -120,6 +124,9 @@ func (l *Leaders) BeginNode(client int, path string, czxid int64) error {
 			l.Excused++
 			continue
 		}
+		if l.w.Recording() {
+			l.w.OpenSpan(client, "leader", leaderLabel(czxid)) // the second leader, on the seed's picture
+		}
 		return fmt.Errorf("client %d acts as leader at %s while client %d has acted since %s",
 			client, now.Sub(epoch()), other, since.Sub(epoch()))
 	}
@@ -127,6 +134,9 @@ func (l *Leaders) BeginNode(client int, path string, czxid int64) error {
 		t := term{since: now, path: path, czxid: czxid}
 		if client < len(l.w.procs) {
 			t.incarnation, t.pauses = l.w.procs[client].incarnation, l.w.procs[client].pauses
+		}
+		if l.w.Recording() {
+			t.span = l.w.OpenSpan(client, "leader", leaderLabel(czxid))
 		}
 		l.acting[client] = t
 	}
@@ -144,7 +154,12 @@ func (l *Leaders) resumedOnOldBelief(client int) bool {
 }
 
 // End records that client stopped acting as leader.
-func (l *Leaders) End(client int) { delete(l.acting, client) }
+func (l *Leaders) End(client int) {
+	if t, ok := l.acting[client]; ok {
+		l.w.CloseSpan(t.span)
+		delete(l.acting, client)
+	}
+}
 
 // Acting returns the clients acting now, sorted: those whose term a
 // crash or a pause has not ended.

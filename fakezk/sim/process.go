@@ -28,6 +28,7 @@ type proc struct {
 // flow until the caller starts some (a Scenario's Restart hook).
 func (w *World) Crash(i int, applied bool) error {
 	w.Server.Crash(w.Conns[i], applied)
+	w.crashed(i)
 	conn, ex, err := w.newClient(i)
 	if err != nil {
 		return err
@@ -90,6 +91,7 @@ func (in *injector) injectProcess(c FaultClass) {
 	client := rng.IntN(max(len(w.procs), 1))
 	tmo := w.timeout
 	var what string
+	var d time.Duration
 	switch c {
 	case CrashRestart:
 		applied := rng.IntN(2) == 0
@@ -97,13 +99,13 @@ func (in *injector) injectProcess(c FaultClass) {
 			panic(fmt.Sprintf("sim: restarting client %d: %v", client, err)) // executor.New does not fail with a Conn
 		}
 		in.fired[c]++
-		in.note(c, fmt.Sprintf("client %d applied=%v", client, applied))
+		in.note(c, client, 0, applied, fmt.Sprintf("client %d applied=%v", client, applied))
 		if in.restart != nil {
 			in.restart(client)
 		}
 		return
 	case Pause:
-		d := tmo*6/5 + time.Duration(rng.Int64N(int64(tmo*9/5)+1))
+		d = tmo*6/5 + time.Duration(rng.Int64N(int64(tmo*9/5)+1))
 		if !w.Pause(client, d) {
 			return
 		}
@@ -113,9 +115,10 @@ func (in *injector) injectProcess(c FaultClass) {
 		if what, ok = in.operate(); !ok {
 			return
 		}
+		client = -1 // an act on the server's tree, by no client
 	}
 	in.fired[c]++
-	in.note(c, what)
+	in.note(c, client, d, false, what)
 }
 
 // operate is one operator's act: delete a leaf under Scenario.Operator

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
@@ -125,6 +126,7 @@ func (s *lockID) round(r *sim.Trial, i int) {
 			next()
 			return
 		}
+		bar := r.OpenSpan(i, "lock", "token "+strconv.FormatInt(h.Token(), 10)) // on the seed's picture
 		s.ids.Call(i)
 		section := c.Seq(h.Fenced(sim.FencedEntry(logDir, h.Token(), "enter")),
 			c.Then(seqid.Next(seqPath), func(id int64) task.Task[[]task.MultiResult] {
@@ -152,6 +154,7 @@ func (s *lockID) round(r *sim.Trial, i int) {
 					})
 			}
 			executor.Submit(r.Execs[i], c.Seq(late, h.Release()), func(_ task.Unit, err error) {
+				r.CloseSpan(bar)
 				// A release bound to a session that expires meanwhile ends
 				// with it (the node goes with the session).
 				if err != nil && !r.Closing() && !errors.Is(err, task.ErrSessionExpired) {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -17,6 +19,7 @@ var (
 	seedFlag  = flag.Uint64("sim.seed", 0, "run only this seed in every sim.Check, traced, and print its history (replay)")
 	seedsFlag = flag.Int("sim.seeds", 0, "run this many seeds in every sim.Check (0: as many as the test asks)")
 	tailFlag  = flag.Int("sim.tail", 40, "trace lines printed for a failing or replayed seed (0: all)")
+	svgFlag   = flag.String("sim.svg", "", "with -sim.seed: draw the seed's timeline as an SVG picture in this file (a relative path is in the package's directory; a second scenario's picture gets its name added)")
 )
 
 // Stats sums the results of many seeds.
@@ -127,13 +130,24 @@ func (s Stats) Line() string {
 }
 
 // Check runs seeds 1..n of sc (n from -sim.seeds if set; only the seed
-// of -sim.seed if set) and fails t at the first failing seed, printing
-// the command that replays it, the fault plan, the faults injected and
-// the end of the run's trace. It logs and returns the stats.
+// of -sim.seed if set, drawn into the file of -sim.svg if that is set
+// too) and fails t at the first failing seed, printing the commands that
+// replay it and draw it, the fault plan, the faults injected and the end
+// of the run's trace. It logs and returns the stats.
 func Check(t testing.TB, sc Scenario, n int) Stats {
 	t.Helper()
 	if *seedFlag != 0 {
-		res := RunSeed(sc, *seedFlag, true)
+		var res Result
+		if *svgFlag != "" {
+			res = RunTimeline(sc, *seedFlag)
+			if path, err := writePicture(*svgFlag, res); err != nil {
+				t.Errorf("sim: %s seed %d: drawing the picture: %v", sc.Name, res.Seed, err)
+			} else {
+				t.Logf("sim: %s seed %d: picture in %s", sc.Name, res.Seed, path)
+			}
+		} else {
+			res = RunSeed(sc, *seedFlag, true)
+		}
 		var st Stats
 		st.Scenario = sc.Name
 		st.Add(res)
@@ -190,7 +204,13 @@ func describe(t testing.TB, res Result, verdict string) string {
 	if res.Err != nil {
 		fmt.Fprintf(&b, ": %v", res.Err)
 	}
-	fmt.Fprintf(&b, "\nreplay: %s\n%s; %s simulated\n", ReplayCommand(t, res.Seed), res.Plan, res.SimTime)
+	fmt.Fprintf(&b, "\nreplay: %s\n", ReplayCommand(t, res.Seed))
+	fmt.Fprintf(&b, "picture: %s (an SVG timeline: faults, sessions, holds, the violation)\n", PictureCommand(t, res.Seed))
+	fmt.Fprintf(&b, "%s; %s simulated", res.Plan, res.SimTime)
+	if res.Err != nil {
+		fmt.Fprintf(&b, ", first violation at %s", res.FailedAt)
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "faults injected (%d):\n", len(res.Faults))
 	for _, l := range tail(res.Faults, *tailFlag) {
 		fmt.Fprintf(&b, "  %s\n", l)
@@ -228,6 +248,18 @@ func tail(lines []string, k int) []string {
 // (preceded by SIM_SEEDS=1 when the test runs with SIM_SEEDS set, as the
 // large-run tests skip without it).
 func ReplayCommand(t testing.TB, seed uint64) string {
+	return seedCommand(t, seed) + " -v"
+}
+
+// PictureCommand is the command that draws this seed of the running test
+// as an SVG timeline (-sim.svg; see Timeline.WriteSVG), in the file
+// seed<N>.svg of the test's package directory: ReplayCommand with
+// -sim.svg instead of -v.
+func PictureCommand(t testing.TB, seed uint64) string {
+	return fmt.Sprintf("%s -sim.svg=seed%d.svg", seedCommand(t, seed), seed)
+}
+
+func seedCommand(t testing.TB, seed uint64) string {
 	parts := strings.Split(t.Name(), "/")
 	for i, p := range parts {
 		parts[i] = "^" + p + "$"
@@ -236,7 +268,7 @@ func ReplayCommand(t testing.TB, seed uint64) string {
 	if os.Getenv("SIM_SEEDS") != "" {
 		env = "SIM_SEEDS=1 " // the large-run tests skip without it
 	}
-	return fmt.Sprintf("%sgo test %s -run '%s' -sim.seed=%d -v", env, testPackage(), strings.Join(parts, "/"), seed)
+	return fmt.Sprintf("%sgo test %s -run '%s' -sim.seed=%d", env, testPackage(), strings.Join(parts, "/"), seed)
 }
 
 // testPackage finds the package of the calling test: the directory of
@@ -351,4 +383,51 @@ func Sample(n int, span uint64) []uint64 {
 		out[i] = 1 + uint64(i)*step
 	}
 	return out
+}
+
+// pictures remembers, per file named by -sim.svg, the scenario whose
+// picture it holds: the tests of one binary may Check several scenarios
+// with -sim.seed (Explore checks each of its own), and each gets a file.
+var pictures struct {
+	sync.Mutex
+	of map[string]string
+}
+
+// writePicture draws res's timeline into file, or, when file already
+// holds another scenario's picture from this run, into file with the
+// scenario's name added before its extension; it returns the absolute
+// path written.
+func writePicture(file string, res Result) (string, error) {
+	if res.Timeline == nil {
+		return "", fmt.Errorf("nothing recorded: %v", res.Err) // the world was never built
+	}
+	pictures.Lock()
+	defer pictures.Unlock()
+	if pictures.of == nil {
+		pictures.of = map[string]string{}
+	}
+	if sc, ok := pictures.of[file]; ok && sc != res.Scenario {
+		ext := filepath.Ext(file)
+		file = strings.TrimSuffix(file, ext) + "-" + fileSafe(res.Scenario) + ext
+	}
+	pictures.of[file] = res.Scenario
+	var b bytes.Buffer
+	if err := res.Timeline.WriteSVG(&b); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	return filepath.Abs(file)
+}
+
+// fileSafe keeps letters, digits, '.', '_' and '-' of s, and turns
+// anything else into '-' ("lock+id/5" is "lock-id-5").
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '-'
+	}, s)
 }

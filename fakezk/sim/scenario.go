@@ -129,6 +129,7 @@ type Trial struct {
 
 	sc         *Scenario
 	violations []error
+	failedAt   time.Duration // when the first violation was recorded
 	kind       FailureKind
 	faultsOff  bool
 	stopping   bool
@@ -145,9 +146,18 @@ func (r *Trial) Errorf(format string, args ...any) {
 	if r.closed {
 		return
 	}
-	r.violations = append(r.violations, fmt.Errorf(format, args...))
+	r.violate(Safety, fmt.Errorf(format, args...))
+}
+
+// violate records a violation of the given kind (the first sets the kind
+// of the failure and its instant).
+func (r *Trial) violate(kind FailureKind, err error) {
+	if len(r.violations) == 0 {
+		r.failedAt = r.Elapsed()
+	}
+	r.violations = append(r.violations, err)
 	if r.kind == 0 {
-		r.kind = Safety
+		r.kind = kind
 	}
 }
 
@@ -231,9 +241,12 @@ type Result struct {
 	Plan     Plan
 	// Root is the clients' chroot the seed ran under ("" for none).
 	Root string
-	// Err is the first violation (nil if the seed passed), Kind its kind.
-	Err  error
-	Kind FailureKind
+	// Err is the first violation (nil if the seed passed), Kind its kind,
+	// FailedAt the simulated time it was recorded at (since the world was
+	// built).
+	Err      error
+	Kind     FailureKind
+	FailedAt time.Duration
 	// Fired counts the faults injected, per class.
 	Fired [numClasses]int
 	// SimTime is the simulated time the run took.
@@ -246,6 +259,8 @@ type Result struct {
 	// the run was traced.
 	Trace     []string
 	TraceHash string
+	// Timeline is the seed's picture (RunTimeline; nil otherwise).
+	Timeline *Timeline
 }
 
 // FiredOf returns how many faults of class c were injected.
@@ -253,7 +268,15 @@ func (res *Result) FiredOf(c FaultClass) int { return res.Fired[c] }
 
 // RunSeed runs one seed of sc and returns its result. With trace set the
 // server records its event log (slower; the history is the same).
-func RunSeed(sc Scenario, seed uint64, trace bool) Result {
+func RunSeed(sc Scenario, seed uint64, trace bool) Result { return runSeed(sc, seed, trace, nil) }
+
+// RunTimeline runs one seed of sc traced, as RunSeed, and records its
+// timeline too (Result.Timeline, drawn by Timeline.WriteSVG): the same
+// history, with the faults, session events, bars and violation noted as
+// they happen.
+func RunTimeline(sc Scenario, seed uint64) Result { return runSeed(sc, seed, true, &Timeline{}) }
+
+func runSeed(sc Scenario, seed uint64, trace bool, tl *Timeline) Result {
 	res := Result{Scenario: sc.Name, Seed: seed, Root: sc.Root}
 	rng := rand.New(rand.NewPCG(seed, 0x5349_4d46_4155_4c54))
 	prng := rand.New(rand.NewPCG(seed, 0x5052_4f43_4553_5321))
@@ -269,7 +292,7 @@ func RunSeed(sc Scenario, seed uint64, trace bool) Result {
 	srvCfg := sc.Server
 	srvCfg.Trace = trace
 	w, err := New(Config{Seed: seed, Clients: sc.Clients, Server: srvCfg, SessionTimeout: sc.SessionTimeout,
-		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root})
+		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, timeline: tl})
 	if err != nil {
 		res.Err, res.Kind = err, SetupFailed
 		return res
@@ -291,7 +314,7 @@ func RunSeed(sc Scenario, seed uint64, trace bool) Result {
 	r.closed = true
 	w.Close()
 	if len(r.violations) > 0 {
-		res.Err, res.Kind = errors.Join(r.violations...), r.kind
+		res.Err, res.Kind, res.FailedAt = errors.Join(r.violations...), r.kind, r.failedAt
 	}
 	res.Fired = inj.fired
 	res.SimTime = r.Elapsed()
@@ -301,14 +324,15 @@ func RunSeed(sc Scenario, seed uint64, trace bool) Result {
 		res.Trace = w.Server.Trace()
 		res.TraceHash = w.Server.TraceHash()
 	}
+	if tl != nil {
+		tl.finish(&res, len(w.procs))
+		res.Timeline = tl
+	}
 	return res
 }
 
 func (r *Trial) fail(kind FailureKind, format string, args ...any) {
-	r.violations = append(r.violations, fmt.Errorf(format, args...))
-	if r.kind == 0 {
-		r.kind = kind
-	}
+	r.violate(kind, fmt.Errorf(format, args...))
 }
 
 func (r *Trial) run(inj *injector) {
@@ -327,6 +351,7 @@ func (r *Trial) run(inj *injector) {
 		}
 	}
 	// Phase 2: the workload under faults.
+	r.phase("faults on")
 	inj.active = true
 	if sc.Workload != nil {
 		sc.Workload(r)
@@ -335,6 +360,7 @@ func (r *Trial) run(inj *injector) {
 	r.Settle(func() bool { return r.Failed() || !r.Clock.Now().Before(end) })
 	inj.active = false
 	r.faultsOff = true
+	r.phase("faults off")
 	if r.Failed() {
 		return
 	}
@@ -362,6 +388,7 @@ func (r *Trial) run(inj *injector) {
 		return
 	}
 	// Phase 4: wind down.
+	r.phase("stopping")
 	r.stopping = true
 	if sc.Quiesce != nil && !r.within(recovery, func() bool { return sc.Quiesce(r) }) {
 		if !r.Failed() {
@@ -370,6 +397,7 @@ func (r *Trial) run(inj *injector) {
 		return
 	}
 	// Phase 5: invariants.
+	r.phase("invariants")
 	for _, inv := range sc.Invariants {
 		if err := inv.Check(r); err != nil {
 			r.fail(Safety, "invariant: %w", err)

@@ -38,6 +38,8 @@ type Config struct {
 	// Root, if set, is every client's chroot (fakezk.ConnConfig.Root); the
 	// world creates it before the clients connect (root.go).
 	Root string
+
+	timeline *Timeline // where the world records the seed's picture (RunTimeline), or nil
 }
 
 // World is a fake server with clients. It is not safe for concurrent use:
@@ -64,6 +66,8 @@ type World struct {
 	operated []touch   // the operator's deletes, in order
 
 	operatorSessions []int64 // sessions the Operator fault opened
+
+	tl *Timeline // the seed's picture being recorded, or nil (timeline.go)
 }
 
 // jump is one ClockJump: the clock moved from at by d at once.
@@ -102,7 +106,7 @@ func New(cfg Config) (*World, error) {
 	if cfg.Clients < 0 {
 		return nil, errors.New("sim: negative number of clients")
 	}
-	w := &World{Seed: cfg.Seed, Clock: fakezk.NewClock(fakezk.Epoch), maxSteps: cfg.MaxSteps, wrap: cfg.Wrap}
+	w := &World{Seed: cfg.Seed, Clock: fakezk.NewClock(fakezk.Epoch), maxSteps: cfg.MaxSteps, wrap: cfg.Wrap, tl: cfg.timeline}
 	if cfg.Root != "" && cfg.Root != "/" {
 		if err := task.ValidatePath(cfg.Root, false); err != nil {
 			return nil, fmt.Errorf("sim: root: %w", err)
@@ -152,6 +156,9 @@ func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
 	}
 	ex, err := executor.New(executor.Config{Conn: tc, Clock: w.Clock, Seed: w.Seed*31 + uint64(i) + 1,
 		OnError: func(err error) { w.Errs = append(w.Errs, &ClientError{Client: i, Err: err}) }})
+	if err == nil {
+		w.follow(i, ex)
+	}
 	return conn, ex, err
 }
 

@@ -62,10 +62,11 @@ type groupSim struct {
 	g       *group.Group
 	views   []*group.View
 	members []*group.Member
-	leaving []bool // client i is in Leave
-	final   int    // clients joined for good
-	joined  []bool // client i counted in final
-	epoch0  uint64 // the session epoch client 0's member joined on
+	leaving []bool       // client i is in Leave
+	bars    []sim.SpanID // client i's membership on the seed's picture
+	final   int          // clients joined for good
+	joined  []bool       // client i counted in final
+	epoch0  uint64       // the session epoch client 0's member joined on
 }
 
 func newGroupSim() (*groupSim, sim.Scenario) {
@@ -84,6 +85,7 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 			s.views = make([]*group.View, s.clients)
 			s.members = make([]*group.Member, s.clients)
 			s.leaving = make([]bool, s.clients)
+			s.bars = make([]sim.SpanID, s.clients)
 			s.lost.Sent = func(i int, req task.Request) {
 				if d, ok := req.(*task.DeleteRequest); ok && d.Path == fmt.Sprintf("%s/m%d", groupDir, i) && !s.leaving[i] {
 					r.Errorf("client %d deleted its member node while not leaving", i)
@@ -198,6 +200,7 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 				r.Errorf("client %d: join: %v", i, err)
 				return
 			}
+			s.bars[i] = r.OpenSpan(i, "member", id) // on the seed's picture, until it leaves
 			s.members[i] = m
 			if i == 0 {
 				s.epoch0 = m.Session().Epoch
@@ -218,6 +221,7 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 						r.Errorf("client %d: leave: %v", i, err)
 						return
 					}
+					r.CloseSpan(s.bars[i])
 					s.leaving[i] = false
 					s.members[i] = nil
 					r.Progress(i)
@@ -261,6 +265,7 @@ func (s *groupSim) leaveAll(r *sim.Trial) error {
 			if err != nil {
 				r.Errorf("client %d: final leave: %v", i, err)
 			}
+			r.CloseSpan(s.bars[i])
 			left++
 		})
 	}

@@ -331,8 +331,12 @@ func (s *mwSim) worker(i, n int) {
 	handler := func(j masterworker.Job) task.Task[[]byte] {
 		return func(sc *task.Scope, k task.Cont[[]byte]) {
 			s.executed[j.Name]++
+			bar := s.r.OpenSpan(i, "task", strings.TrimPrefix(j.Name, "task-")) // on the seed's picture
 			think := time.Duration(sc.Rand()%500) * time.Millisecond
-			task.Run(sc, c.Map(c.Sleep(think), func(task.Unit) []byte { return j.Data }), k)
+			task.Run(sc, c.Map(c.Sleep(think), func(task.Unit) []byte { return j.Data }), func(v []byte, err error) {
+				s.r.CloseSpan(bar)
+				k(v, err)
+			})
 		}
 	}
 	w, err := s.sys.Worker(id, handler)

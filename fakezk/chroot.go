@@ -2,8 +2,8 @@ package fakezk
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/zkflow/zkflow/internal/chroot"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -12,8 +12,8 @@ import (
 // nothing of it. The Conn prefixes every path it sends with the root and
 // strips the root from every path it hands back (a create's name, a sync's
 // path, a multi's results, watch notifications), so the client sees the
-// tree below the root as if it were the whole tree. These are the rules,
-// which zkadapter's Config.Root is meant to keep too:
+// tree below the root as if it were the whole tree. The mapping is
+// internal/chroot's, which zkadapter's Config.Root uses too. The rules:
 //
 //   - "" and "/" mean no root (the Java client drops a "/" chroot too);
 //     any other root must be a valid path (task.ValidatePath), so it has
@@ -36,103 +36,30 @@ import (
 // checkRoot validates a ConnConfig.Root and returns it normalised: "" for
 // no root.
 func checkRoot(root string) (string, error) {
-	if root == "" || root == "/" {
-		return "", nil
-	}
-	if err := task.ValidatePath(root, false); err != nil {
+	r, err := chroot.Check(root)
+	if err != nil {
 		return "", fmt.Errorf("fakezk: ConnConfig.Root: %w", err)
 	}
-	return root, nil
+	return r, nil
 }
 
-// chroot is a root path and its two mappings.
-type chroot string
+// rooted is a Conn's root, with the mappings internal/chroot shares with
+// zkadapter.
+type rooted string
 
-// full maps a client's path to the server's. sequential says the server
-// appends a counter, so "/" stands for a name below the root, not for the
-// root.
-func (r chroot) full(p string, sequential bool) string {
-	if p == "/" && !sequential {
-		return string(r)
-	}
-	return string(r) + p
-}
-
-// strip maps a server's path to the client's.
-func (r chroot) strip(p string) string {
-	if p == string(r) {
-		return "/"
-	}
-	if rest, ok := strings.CutPrefix(p, string(r)); ok && strings.HasPrefix(rest, "/") {
-		return rest
-	}
-	return p
-}
-
-// request returns a copy of req with every path prefixed; req, which the
-// caller owns, is not changed.
-func (r chroot) request(req task.Request) task.Request {
-	switch q := req.(type) {
-	case *task.MultiRequest:
-		ops := make([]task.MultiOp, len(q.Ops))
-		for i, op := range q.Ops {
-			ops[i] = r.request(op).(task.MultiOp)
-		}
-		return &task.MultiRequest{Ops: ops}
-	case *task.CreateRequest:
-		c := *q
-		c.Path = r.full(q.Path, q.Mode.IsSequential())
-		return &c
-	case *task.DeleteRequest:
-		c := *q
-		c.Path = r.full(q.Path, false)
-		return &c
-	case *task.ExistsRequest:
-		c := *q
-		c.Path = r.full(q.Path, false)
-		return &c
-	case *task.GetDataRequest:
-		c := *q
-		c.Path = r.full(q.Path, false)
-		return &c
-	case *task.SetDataRequest:
-		c := *q
-		c.Path = r.full(q.Path, false)
-		return &c
-	case *task.GetChildrenRequest:
-		c := *q
-		c.Path = r.full(q.Path, false)
-		return &c
-	case *task.SyncRequest:
-		c := *q
-		c.Path = r.full(q.Path, false)
-		return &c
-	case *task.CheckRequest:
-		c := *q
-		c.Path = r.full(q.Path, false)
-		return &c
-	}
-	return req
-}
+// request returns a copy of req with every path under the root; req, which
+// the caller owns, is not changed.
+func (r rooted) request(req task.Request) task.Request { return chroot.Request(string(r), req) }
 
 // deliver strips the root from the paths of a delivery to the client
 // (pop calls it for a Conn with a root): a response's Path and its multi
 // results' paths (the server's own, not shared), a watch notification's
 // Path. Session events carry no path.
-func (r chroot) deliver(it *item) {
+func (r rooted) deliver(it *item) {
 	switch it.kind {
 	case itemResp:
-		if it.resp.Path != "" {
-			it.resp.Path = r.strip(it.resp.Path)
-		}
-		for i := range it.resp.Results {
-			if it.resp.Results[i].Path != "" {
-				it.resp.Results[i].Path = r.strip(it.resp.Results[i].Path)
-			}
-		}
+		it.resp = chroot.Response(string(r), it.resp)
 	case itemWatch:
-		if it.ev.Path != "" {
-			it.ev.Path = r.strip(it.ev.Path)
-		}
+		it.ev.Path = chroot.Strip(string(r), it.ev.Path)
 	}
 }

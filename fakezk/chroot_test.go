@@ -451,3 +451,21 @@ func Example_chroot() {
 	// admin created /app/job
 	// [/ /app /app/job /app/job-0000000000 /zookeeper /zookeeper/config /zookeeper/quota]
 }
+
+// getACL and setACL go under the root like every other request.
+func TestChrootACL(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{})
+	plain := connectRoot(t, srv, "")
+	plain.must(data("/app", ""))
+	plain.must(data("/app/x", "1"))
+	app := connectRoot(t, srv, "/app")
+	read := []task.ACL{{Perms: task.PermRead | task.PermAdmin, Scheme: "world", ID: "anyone"}}
+	app.must(&task.SetACLRequest{Path: "/x", ACL: read, Version: -1})
+	got := plain.must(&task.GetACLRequest{Path: "/app/x"})
+	if !slices.Equal(got.ACL, read) {
+		t.Fatalf("/app/x's ACL after setACL of /x under /app: %v", got.ACL)
+	}
+	if via := app.must(&task.GetACLRequest{Path: "/x"}); !slices.Equal(via.ACL, read) {
+		t.Fatalf("getACL of /x under /app: %v", via.ACL)
+	}
+}

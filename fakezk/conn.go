@@ -113,7 +113,7 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 	s.mu.Lock()
 	c.nextID++
 	err := task.Validate(req, s.cfg.MaxDataSize)
-	if root := chroot(c.cfg.Root); root != "" && err == nil {
+	if root := rooted(c.cfg.Root); root != "" && err == nil {
 		// Client side, as ZooKeeper's client does it: the server sees
 		// full paths; pop strips the root from what the callbacks get
 		// (chroot.go).

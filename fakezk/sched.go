@@ -58,7 +58,7 @@ func (s *Server) pop(c *Conn) item {
 	}
 	s.traceDeliver(c, &it)
 	if c.cfg.Root != "" {
-		chroot(c.cfg.Root).deliver(&it) // the trace shows the server's paths
+		rooted(c.cfg.Root).deliver(&it) // the trace shows the server's paths
 	}
 	return it
 }

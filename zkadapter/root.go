@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zkflow/zkflow/internal/chroot"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -44,103 +45,18 @@ func ParseConnectString(s string) (servers []string, root string, err error) {
 }
 
 func validateRoot(root string) error {
-	if err := task.ValidatePath(root, false); err != nil {
-		return err
-	}
-	if root == "/" {
-		return fmt.Errorf("%q: use \"\" for no root", root)
-	}
-	return nil
+	_, err := chroot.Check(root)
+	return err
 }
 
-// under returns p under root.
-func under(root, p string) string {
-	if p == "/" {
-		return root
-	}
-	return root + p
-}
+// withRoot returns a copy of req with every path under root
+// (internal/chroot, shared with fakezk).
+func withRoot(root string, req task.Request) task.Request { return chroot.Request(root, req) }
 
 // strip takes root off a path the server handed back.
-func strip(root, p string) string {
-	if root == "" {
-		return p
-	}
-	if p == root {
-		return "/"
-	}
-	if strings.HasPrefix(p, root) && len(p) > len(root) && p[len(root)] == '/' {
-		return p[len(root):]
-	}
-	return p
-}
-
-// withRoot returns a copy of req with every path under root.
-func withRoot(root string, req task.Request) task.Request {
-	switch r := req.(type) {
-	case *task.CreateRequest:
-		c := *r
-		c.Path = under(root, r.Path)
-		if r.Path == "/" && r.Mode.IsSequential() {
-			// A sequential create of "/" names a child of the root, as
-			// fakezk does (ZooKeeper's Java client would name a sibling
-			// of the root, outside it).
-			c.Path = root + "/"
-		}
-		return &c
-	case *task.DeleteRequest:
-		c := *r
-		c.Path = under(root, r.Path)
-		return &c
-	case *task.ExistsRequest:
-		c := *r
-		c.Path = under(root, r.Path)
-		return &c
-	case *task.GetDataRequest:
-		c := *r
-		c.Path = under(root, r.Path)
-		return &c
-	case *task.SetDataRequest:
-		c := *r
-		c.Path = under(root, r.Path)
-		return &c
-	case *task.GetChildrenRequest:
-		c := *r
-		c.Path = under(root, r.Path)
-		return &c
-	case *task.SyncRequest:
-		c := *r
-		c.Path = under(root, r.Path)
-		return &c
-	case *task.CheckRequest:
-		c := *r
-		c.Path = under(root, r.Path)
-		return &c
-	case *task.GetACLRequest:
-		c := *r
-		c.Path = under(root, r.Path)
-		return &c
-	case *task.SetACLRequest:
-		c := *r
-		c.Path = under(root, r.Path)
-		return &c
-	case *task.MultiRequest:
-		ops := make([]task.MultiOp, len(r.Ops))
-		for i, op := range r.Ops {
-			ops[i] = withRoot(root, op).(task.MultiOp)
-		}
-		return &task.MultiRequest{Ops: ops}
-	}
-	// Unreachable: task.Validate accepts only the requests above, and a
-	// test (TestRootCoversEveryRequest) keeps the list complete.
-	panic(fmt.Sprintf("zkadapter: no root mapping for %T", req))
-}
+func strip(root, p string) string { return chroot.Strip(root, p) }
 
 // stripResponse takes root off the paths of resp.
 func stripResponse(root string, resp task.Response) task.Response {
-	resp.Path = strip(root, resp.Path)
-	for i := range resp.Results {
-		resp.Results[i].Path = strip(root, resp.Results[i].Path)
-	}
-	return resp
+	return chroot.Response(root, resp)
 }

@@ -2,9 +2,6 @@ package zkadapter
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -104,56 +101,4 @@ func TestRootPaths(t *testing.T) {
 	mustOK(t, do(t, plain, pr, &task.ExistsRequest{Path: "/app" + sr.Path}, nil))
 	// A path outside the root is out of reach: "/app" is the root itself.
 	mustErr(t, do(t, c, r, &task.GetDataRequest{Path: "/app"}, nil), task.ErrNoNode)
-}
-
-// Every request type of package task has a root mapping: withRoot puts
-// its path under the root (the list of types is read from task's source,
-// so a new request type fails here until it is mapped).
-func TestRootCoversEveryRequest(t *testing.T) {
-	reqs := map[string]task.Request{
-		"CreateRequest":      &task.CreateRequest{Path: "/a"},
-		"DeleteRequest":      &task.DeleteRequest{Path: "/a"},
-		"ExistsRequest":      &task.ExistsRequest{Path: "/a"},
-		"GetDataRequest":     &task.GetDataRequest{Path: "/a"},
-		"SetDataRequest":     &task.SetDataRequest{Path: "/a"},
-		"GetChildrenRequest": &task.GetChildrenRequest{Path: "/a"},
-		"SyncRequest":        &task.SyncRequest{Path: "/a"},
-		"CheckRequest":       &task.CheckRequest{Path: "/a"},
-		"GetACLRequest":      &task.GetACLRequest{Path: "/a"},
-		"SetACLRequest":      &task.SetACLRequest{Path: "/a"},
-		"MultiRequest":       &task.MultiRequest{Ops: []task.MultiOp{&task.CreateRequest{Path: "/a"}, &task.CheckRequest{Path: "/"}}},
-	}
-	files, err := filepath.Glob("../task/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	re := regexp.MustCompile(`func \(\*(\w+)\) isRequest\(\)`)
-	found := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range re.FindAllSubmatch(b, -1) {
-			found++
-			if _, ok := reqs[string(m[1])]; !ok {
-				t.Errorf("task.%s has no case here (and maybe none in withRoot)", m[1])
-			}
-		}
-	}
-	if found != len(reqs) {
-		t.Errorf("task has %d request types, the table %d", found, len(reqs))
-	}
-	for name, req := range reqs {
-		got := withRoot("/app", req)
-		if m, ok := got.(*task.MultiRequest); ok {
-			if m.Ops[0].NodePath() != "/app/a" || m.Ops[1].NodePath() != "/app" {
-				t.Errorf("%s: ops %s %s", name, m.Ops[0].NodePath(), m.Ops[1].NodePath())
-			}
-			continue
-		}
-		if got.NodePath() != "/app/a" || req.NodePath() != "/a" {
-			t.Errorf("%s: %s (the original now %s)", name, got.NodePath(), req.NodePath())
-		}
-	}
 }

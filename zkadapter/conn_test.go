@@ -73,26 +73,13 @@ func TestDialUnreachable(t *testing.T) {
 // A server that is not ZooKeeper (it closes every connection): the error
 // names the failed handshake.
 func TestDialNotZooKeeper(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			nc, err := l.Accept()
-			if err != nil {
-				return
-			}
-			nc.Write([]byte("HTTP/1.0 400 Bad Request\r\n\r\n"))
-			nc.Close()
-		}
-	}()
-	defer func() { l.Close(); <-done }()
+	addr := acceptEach(t, listen(t), func(nc net.Conn) {
+		nc.Write([]byte("HTTP/1.0 400 Bad Request\r\n\r\n"))
+		nc.Close()
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	_, err = Dial(ctx, Config{Servers: []string{l.Addr().String()}, Logger: testLogger(t)})
+	_, err := Dial(ctx, Config{Servers: []string{addr}, Logger: testLogger(t)})
 	if !errors.Is(err, ErrNoSession) || !strings.Contains(err.Error(), "handshake") {
 		t.Fatalf("Dial = %v, want ErrNoSession naming the handshake", err)
 	}

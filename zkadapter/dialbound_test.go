@@ -45,13 +45,11 @@ func badEndpoints() []badEndpoint {
 	}
 }
 
-// silentListener accepts connections and never reads or writes: what a
-// stopped (SIGSTOP) server or a half-dead load balancer looks like.
-func silentListener(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+// acceptEach runs fn, on the listener's goroutine, for every connection l
+// accepts, until the test ends; then l is closed, its goroutine waited for
+// and every connection fn kept open is closed.
+func acceptEach(t *testing.T, l net.Listener, fn func(net.Conn)) string {
+	t.Helper()
 	var mu sync.Mutex
 	var conns []net.Conn
 	done := make(chan struct{})
@@ -65,39 +63,38 @@ func silentListener(t *testing.T) string {
 			mu.Lock()
 			conns = append(conns, c)
 			mu.Unlock()
+			fn(c)
 		}
 	}()
 	t.Cleanup(func() {
 		l.Close()
 		<-done
 		mu.Lock()
+		defer mu.Unlock()
 		for _, c := range conns {
 			c.Close()
 		}
-		mu.Unlock()
 	})
 	return l.Addr().String()
 }
 
-// closingListener accepts connections and closes them at once.
-func closingListener(t *testing.T) string {
+// listen is a TCP listener on loopback.
+func listen(t *testing.T) net.Listener {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { l.Close(); <-done })
-	return l.Addr().String()
+	return l
+}
+
+// silentListener accepts connections and never reads or writes: what a
+// stopped (SIGSTOP) server or a half-dead load balancer looks like.
+func silentListener(t *testing.T) string { return acceptEach(t, listen(t), func(net.Conn) {}) }
+
+// closingListener accepts connections and closes them at once.
+func closingListener(t *testing.T) string {
+	return acceptEach(t, listen(t), func(c net.Conn) { c.Close() })
 }
 
 // Dial against an endpoint that is not a working ZooKeeper returns, within

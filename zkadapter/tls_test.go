@@ -177,20 +177,11 @@ func TestTLSDialServerName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			nc, err := l.Accept()
-			if err != nil {
-				return
-			}
-			_ = nc.(*tls.Conn).Handshake()
-			nc.Close()
-		}
-	}()
-	defer func() { l.Close(); <-done }()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
+	addr := acceptEach(t, l, func(nc net.Conn) {
+		_ = nc.(*tls.Conn).Handshake()
+		nc.Close()
+	})
+	_, port, _ := net.SplitHostPort(addr)
 
 	for _, tc := range []struct {
 		addr, serverName string

@@ -13,20 +13,22 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// Lock(ctx) whose ctx ends while waiting returns the context's error and
-// leaves no node behind; the holder is untouched.
-func TestMutexContextEndsWhileWaiting(t *testing.T) {
-	srv := fakezk.New(fakezk.Config{Async: true})
-	defer srv.Close()
+// asyncMutexes is a fakezk server in Async mode and a maker of Mutexes on
+// dir, each on an executor of its own (seeded with seed) run until the
+// test ends, with run as its context.
+func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Context, mutex func(seed uint64) *lock.Mutex) {
+	t.Helper()
+	srv = fakezk.New(fakezk.Config{Async: true})
 	run, stop := context.WithCancel(context.Background())
 	var running []chan struct{}
-	defer func() {
+	t.Cleanup(func() {
 		stop()
 		for _, d := range running {
 			<-d
 		}
-	}()
-	mutex := func(seed uint64) *lock.Mutex {
+		srv.Close()
+	})
+	return srv, run, func(seed uint64) *lock.Mutex {
 		ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: seed})
 		if err != nil {
 			t.Fatal(err)
@@ -34,12 +36,18 @@ func TestMutexContextEndsWhileWaiting(t *testing.T) {
 		done := make(chan struct{})
 		go func() { defer close(done); _ = ex.Run(run) }()
 		running = append(running, done)
-		m, err := lock.NewMutex(ex, "/m")
+		m, err := lock.NewMutex(ex, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return m
 	}
+}
+
+// Lock(ctx) whose ctx ends while waiting returns the context's error and
+// leaves no node behind; the holder is untouched.
+func TestMutexContextEndsWhileWaiting(t *testing.T) {
+	srv, run, mutex := asyncMutexes(t, "/m")
 	a, b := mutex(1), mutex(2)
 	ha, err := a.Lock(run)
 	if err != nil {

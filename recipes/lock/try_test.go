@@ -1,7 +1,6 @@
 package lock_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -57,30 +56,7 @@ func TestTryAcquire(t *testing.T) {
 // after Unlock it locks again. TryLock on another Mutex fails with
 // ErrBusy and leaves no node.
 func TestMutexTryLockAndReentry(t *testing.T) {
-	srv := fakezk.New(fakezk.Config{Async: true})
-	defer srv.Close()
-	run, stop := context.WithCancel(context.Background())
-	var running []chan struct{}
-	defer func() {
-		stop()
-		for _, d := range running {
-			<-d
-		}
-	}()
-	mutex := func(seed uint64) *lock.Mutex {
-		ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { defer close(done); _ = ex.Run(run) }()
-		running = append(running, done)
-		m, err := lock.NewMutex(ex, "/m")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	srv, run, mutex := asyncMutexes(t, "/m")
 	contenders := func() int {
 		n := 0
 		for _, p := range srv.Paths() {

@@ -59,6 +59,8 @@ type Executor struct {
 	wake        chan struct{}
 
 	// Executor goroutine only.
+	cur       job    // the job Step is running
+	receive   func() // e.receiveCur, made once
 	events    ring
 	tasks     ring
 	depth     int
@@ -72,6 +74,9 @@ type Executor struct {
 
 type item struct {
 	fn   func()
+	r    runner        // instead of fn
+	rcv  task.Receiver // with resp, instead of fn: a request's outcome
+	resp task.Response
 	task bool // true: task queue (paused while suspended); false: event queue
 }
 
@@ -85,6 +90,7 @@ func New(cfg Config) (*Executor, error) {
 		onSess:  cfg.OnSession,
 		wake:    make(chan struct{}, 1),
 	}
+	e.receive = e.receiveCur
 	if e.clock == nil {
 		e.clock = task.RealClock()
 	}
@@ -130,10 +136,11 @@ func (e *Executor) drain() {
 	e.pending.Store(0)
 	e.mu.Unlock()
 	for i := range in {
+		j := job{fn: in[i].fn, r: in[i].r, rcv: in[i].rcv, resp: in[i].resp}
 		if in[i].task {
-			e.tasks.push(in[i].fn)
+			e.tasks.push(j)
 		} else {
-			e.events.push(in[i].fn)
+			e.events.push(j)
 		}
 		in[i] = item{}
 	}
@@ -151,16 +158,19 @@ func (e *Executor) Step() bool {
 		runJob(e.start)
 	}
 	e.drain()
-	fn := e.events.pop()
-	if fn == nil && e.runnable() {
-		fn = e.tasks.pop()
-	}
-	if fn == nil {
+	j := &e.cur
+	if !e.events.pop(j) && !(e.runnable() && e.tasks.pop(j)) {
 		return false
 	}
 	e.depth = 0
 	e.stepCount++
-	runJob(fn)
+	if j.fn != nil {
+		fn := j.fn
+		j.fn = nil
+		runJob(fn)
+	} else {
+		runJob(e.receive)
+	}
 	return true
 }
 
@@ -309,7 +319,19 @@ func (e *Executor) report(err error) {
 func (e *Executor) Clock() task.Clock { return e.clock }
 
 // Schedule implements task.Runtime: fn joins the task queue.
-func (e *Executor) Schedule(fn func()) { e.tasks.push(fn) }
+func (e *Executor) Schedule(fn func()) { e.tasks.push(job{fn: fn}) }
+
+// receiveCur runs the current job, a runner or an outcome for its
+// Receiver (e.receive is this method as a value, made once).
+func (e *Executor) receiveCur() {
+	r, rcv, resp := e.cur.r, e.cur.rcv, e.cur.resp
+	e.cur = job{}
+	if r != nil {
+		r.run()
+		return
+	}
+	rcv.Receive(resp)
+}
 
 // AfterFunc implements task.Runtime: fn runs from the event queue once the
 // clock reaches at.
@@ -342,17 +364,17 @@ func (t *timer) Stop() bool {
 
 // Send implements task.Runtime: completions and watch events join the task
 // queue in the order the connection delivers them.
-func (e *Executor) Send(req task.Request, done func(task.Response), watch func(task.Event)) {
+func (e *Executor) Send(req task.Request, r task.Receiver, watch func(task.Event)) {
 	if e.conn == nil || e.state == task.StateClosed {
-		e.Schedule(func() { done(task.Response{Err: task.ErrClosed}) })
+		e.tasks.push(job{rcv: r, resp: task.Response{Err: task.ErrClosed}})
 		return
 	}
 	var w func(task.Event)
 	if watch != nil {
 		w = func(ev task.Event) { e.post(item{task: true, fn: func() { watch(ev) }}) }
 	}
-	e.conn.Do(req, func(r task.Response) {
-		e.post(item{task: true, fn: func() { done(r) }})
+	e.conn.Do(req, func(resp task.Response) {
+		e.post(item{task: true, rcv: r, resp: resp})
 	}, w)
 }
 

@@ -16,14 +16,21 @@ type Flow struct {
 	mu       sync.Mutex
 	scope    *task.Scope // executor goroutine writes it once, before it runs
 	canceled error
-	// abort ends the flow before it has started (executor goroutine only;
-	// set before the flow is posted). A flow submitted while the session
-	// is disconnected waits in the task queue, but its cancellation and
-	// its deadline still end it at once, from the event queue.
-	abort func(error)
+	// run starts the flow, and ends it before it has started (executor
+	// goroutine only; set before the flow is posted). A flow submitted
+	// while the session is disconnected waits in the task queue, but its
+	// cancellation and its deadline still end it at once, from the event
+	// queue.
+	run flowStarter
 	// Executor goroutine only.
-	started, ended bool
-	deadline       task.Timer
+	started  bool
+	deadline task.Timer
+}
+
+// flowStarter is what a Flow runs: flowRun[T] for its T.
+type flowStarter interface {
+	runner
+	abort(err error)
 }
 
 // Cancel ends the flow with task.ErrCanceled: it receives the error at its
@@ -44,7 +51,7 @@ func (f *Flow) cancel(err error) {
 		if f.scope != nil {
 			f.scope.Cancel(err)
 		} else {
-			f.abort(err)
+			f.run.abort(err)
 		}
 	}})
 }
@@ -77,57 +84,106 @@ func SubmitWith[T any](e *Executor, t task.Task[T], opts Options, k task.Cont[T]
 		}
 		return &Flow{}
 	}
-	f := &Flow{e: e}
-	finish := func(v T, err error) {
-		if f.ended {
-			return
-		}
-		f.ended = true
-		if k != nil {
-			k(v, err)
-		} else if err != nil {
-			e.report(err)
-		}
+	r := &flowRun[T]{t: t, k: k, at: opts.Deadline}
+	if !r.submit(e) && k != nil {
+		var zero T
+		k(zero, task.ErrClosed)
 	}
-	f.abort = func(err error) {
-		if !f.started {
-			f.started = true
-			var zero T
-			finish(zero, err)
-		}
-	}
-	if !opts.Deadline.IsZero() {
+	return &r.f
+}
+
+// flowRun is one submitted flow: its Flow handle, what it runs and where
+// its outcome goes (k, or Await's channel). One value per flow: its
+// methods are the flow's start, its continuation and its abort.
+type flowRun[T any] struct {
+	f    Flow
+	t    task.Task[T]
+	k    task.Cont[T]
+	ch   chan result[T] // Await's, instead of k
+	at   time.Time      // the deadline, if not zero
+	fin  task.Cont[T]   // r.finish, made when the flow starts
+	done bool           // the outcome has been delivered
+}
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// submit posts the flow; false if the executor has stopped.
+func (r *flowRun[T]) submit(e *Executor) bool {
+	f := &r.f
+	f.e, f.run = e, r
+	if !r.at.IsZero() {
 		// Armed from the event queue, which runs while the task queue is
 		// paused, so the deadline holds for a flow that has not started.
 		e.post(item{fn: func() {
 			if !f.started {
-				f.deadline = e.AfterFunc(opts.Deadline, func() { f.abort(task.ErrDeadlineExceeded) })
+				f.deadline = e.AfterFunc(r.at, func() { r.abort(task.ErrDeadlineExceeded) })
 			}
 		}})
 	}
-	ok := e.post(item{task: true, fn: func() {
-		if f.started {
-			return
-		}
-		f.started = true
-		if f.deadline != nil {
-			f.deadline.Stop()
-		}
-		c := e.sessScope.WithDeadline(opts.Deadline)
-		f.mu.Lock()
-		f.scope = c
-		canceled := f.canceled
-		f.mu.Unlock()
-		if canceled != nil {
-			c.Cancel(canceled)
-		}
-		task.RunIn(c, t, finish)
-	}})
-	if !ok && k != nil {
-		var zero T
-		k(zero, task.ErrClosed)
+	return e.post(item{task: true, r: r})
+}
+
+// run starts the flow in a scope of its own under the session's (as
+// task.RunIn does: the scope is closed once the outcome is delivered, and
+// its cancellation delivers its error).
+func (r *flowRun[T]) run() {
+	f := &r.f
+	if f.started {
+		return
 	}
-	return f
+	f.started = true
+	if f.deadline != nil {
+		f.deadline.Stop()
+	}
+	c := f.e.sessScope.WithDeadline(r.at)
+	f.mu.Lock()
+	f.scope = c
+	canceled := f.canceled
+	f.mu.Unlock()
+	if canceled != nil {
+		c.Cancel(canceled)
+	}
+	r.fin = r.finish
+	c.OnDone(r.ended)
+	task.Run(c, r.t, r.fin)
+}
+
+// abort ends the flow with err before it has started (canceled, or past
+// its deadline, in the queue); once started, it does nothing.
+func (r *flowRun[T]) abort(err error) {
+	if r.f.started {
+		return
+	}
+	r.f.started = true
+	r.ended(err)
+}
+
+// ended delivers err: the flow's scope was canceled, or it was aborted.
+func (r *flowRun[T]) ended(err error) {
+	var zero T
+	r.finish(zero, err)
+}
+
+// finish delivers the outcome, once.
+func (r *flowRun[T]) finish(v T, err error) {
+	if r.done {
+		return
+	}
+	r.done = true
+	if c := r.f.scope; c != nil {
+		c.Close()
+	}
+	switch {
+	case r.ch != nil:
+		r.ch <- result[T]{v, err}
+	case r.k != nil:
+		r.k(v, err)
+	case err != nil:
+		r.f.e.report(err)
+	}
 }
 
 // Await submits t and waits for its outcome or for ctx to end. When ctx
@@ -143,10 +199,6 @@ func SubmitWith[T any](e *Executor, t task.Task[T], opts Options, k task.Cont[T]
 // ErrNilExecutor; with a nil task, task.ErrNilTask. The goroutine that
 // drives the executor with Step may call Await between steps.
 func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
 	switch {
 	case e == nil:
 		var zero T
@@ -165,11 +217,15 @@ func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 		}
 		return zero, task.ErrCanceled
 	}
-	ch := make(chan result, 1)
-	f := Submit(e, t, func(v T, err error) { ch <- result{v, err} })
+	r := &flowRun[T]{t: t, ch: make(chan result[T], 1)}
+	f := &r.f
+	if !r.submit(e) {
+		var zero T
+		return zero, task.ErrClosed
+	}
 	select {
-	case r := <-ch:
-		return r.v, r.err
+	case res := <-r.ch:
+		return res.v, res.err
 	case <-ctx.Done():
 		err := error(task.ErrCanceled)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {

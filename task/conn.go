@@ -45,6 +45,19 @@ type Conn interface {
 	Close() error
 }
 
+// Receiver takes the outcome of one request (Runtime.Send): a value, so
+// that the operation tasks hand the runtime the wait they park on rather
+// than a function made for the purpose.
+type Receiver interface {
+	Receive(Response)
+}
+
+// ReceiverFunc makes a function a Receiver.
+type ReceiverFunc func(Response)
+
+// Receive calls f(r).
+func (f ReceiverFunc) Receive(r Response) { f(r) }
+
 // SessionFollower is an optional method of a Conn. The executor calls
 // Follow with the id of each session it takes as current, when it applies
 // the StateConnected event. From then on, a Conn that implements it fails

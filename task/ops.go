@@ -39,13 +39,37 @@ func Send(req Request) Task[Response] {
 }
 
 func send(s *Scope, req Request, watch func(Event), k Cont[Response]) {
-	Suspend(s, k, func(resume Cont[Response]) func() {
-		s.rt.Send(req, func(r Response) {
-			resume(r, wrapResponseErr(req, r))
-		}, watch)
-		return nil
-	})
+	if s.err != nil {
+		k(Response{}, s.err)
+		return
+	}
+	// One value per request: the wait that parks the chain (as Suspend's)
+	// is also what the runtime hands the outcome to.
+	w := &sendWait{s: s, req: req, k: k}
+	s.addWait(w)
+	s.rt.Send(req, w, watch)
 }
+
+// sendWait is a request's wait in its scope and its Receiver.
+type sendWait struct {
+	waitLink
+	s   *Scope
+	req Request
+	k   Cont[Response]
+}
+
+// Receive resumes the chain with the outcome, unless the wait was
+// abandoned (the scope ended: its error went to k already) or the scope
+// has ended and the abandonment is on its way (a late result, dropped).
+func (w *sendWait) Receive(r Response) {
+	if w.owner == nil || w.owner.err != nil {
+		return
+	}
+	w.owner.removeWait(w)
+	Resume(w.s, w.k, r, wrapResponseErr(w.req, r))
+}
+
+func (w *sendWait) abandon(err error) { w.k(Response{}, err) }
 
 func wrapResponseErr(req Request, r Response) error {
 	if r.Err == nil {

@@ -16,9 +16,9 @@ type Runtime interface {
 	// AfterFunc runs fn on the executor goroutine once the clock reaches at,
 	// from the event queue (so also while the session is suspended).
 	AfterFunc(at time.Time, fn func()) Timer
-	// Send passes req to the connection. done, and watch if a watch was
-	// set, run on the executor goroutine from the task queue.
-	Send(req Request, done func(Response), watch func(Event))
+	// Send passes req to the connection. r.Receive, and watch if a watch
+	// was set, run on the executor goroutine from the task queue.
+	Send(req Request, r Receiver, watch func(Event))
 	// Current returns the current session and its state.
 	Current() (Session, State)
 	// Depth is the counter Run and Resume use to trampoline.
@@ -56,7 +56,8 @@ type Scope struct {
 	closed   bool
 	deadline time.Time
 	timer    Timer
-	onDone   []func(error)
+	onDone1  func(error)   // the first OnDone callback (most scopes have one at most)
+	onDone   []func(error) // the others
 
 	children scopeList
 	sibling  scopeLink
@@ -153,6 +154,10 @@ func (s *Scope) OnDone(fn func(err error)) {
 		fn(s.err)
 		return
 	}
+	if s.onDone1 == nil {
+		s.onDone1 = fn
+		return
+	}
 	s.onDone = append(s.onDone, fn)
 }
 
@@ -229,8 +234,11 @@ func (d Delivery) Deliver() {
 		for w := s.waits.pop(); w != nil; w = s.waits.pop() {
 			w.abandon(s.err)
 		}
-		fns := s.onDone
-		s.onDone = nil
+		fn1, fns := s.onDone1, s.onDone
+		s.onDone1, s.onDone = nil, nil
+		if fn1 != nil {
+			fn1(s.err)
+		}
 		for _, fn := range fns {
 			fn(s.err)
 		}

@@ -79,7 +79,10 @@ func Resume[T any](s *Scope, k Cont[T], v T, err error) {
 		*d--
 		return
 	}
-	s.rt.Schedule(func() { k(v, err) })
+	// Copies, so that only this path moves the value to the heap (a
+	// closure's captured parameters would be moved on every call).
+	v2, err2 := v, err
+	s.rt.Schedule(func() { k(v2, err2) })
 }
 
 // Value returns a task that succeeds with v.

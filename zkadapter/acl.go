@@ -26,24 +26,20 @@ type (
 )
 
 func getACLOp(r *task.GetACLRequest) wireOp {
-	res := &getACLResponse{}
-	return wireOp{code: opGetACL, req: &pathRequest{r.Path}, res: res, reply: func(err error) task.Response {
-		if err != nil {
-			return task.Response{Err: mapErr(err)}
-		}
-		return task.Response{ACL: fromACLs(res.Acl), Stat: stat(&res.Stat)}
-	}}
+	return wireOp{code: opGetACL, req: &pathRequest{r.Path}, res: &getACLResponse{}, reply: getACLReply}
 }
 
 func setACLOp(r *task.SetACLRequest) wireOp {
-	res := &statResponse{}
-	return wireOp{code: opSetACL, req: &setACLRequest{Path: r.Path, Acl: acls(r.ACL), Version: r.Version}, res: res,
-		reply: func(err error) task.Response {
-			if err != nil {
-				return task.Response{Err: mapErr(err)}
-			}
-			return task.Response{Stat: stat(&res.Stat)}
-		}}
+	return wireOp{code: opSetACL, req: &setACLRequest{Path: r.Path, Acl: acls(r.ACL), Version: r.Version}, res: &statResponse{},
+		reply: statReply}
+}
+
+func getACLReply(res any, err error) task.Response {
+	if err != nil {
+		return task.Response{Err: mapErr(err)}
+	}
+	r := res.(*getACLResponse)
+	return task.Response{ACL: fromACLs(r.Acl), Stat: stat(&r.Stat)}
 }
 
 // fromACLs converts a reply's ACL list; an empty one is an empty slice.

@@ -226,7 +226,7 @@ func TestBlackHoleWatchesBeforeData(t *testing.T) {
 		return &task.CreateRequest{Path: p, Data: []byte("old"), Mode: task.Persistent, ACL: task.OpenACL}
 	})
 
-	// Delivery order, as the Conn's one delivery goroutine runs callbacks.
+	// Delivery order: the Conn makes its callbacks one at a time, in order.
 	var mu sync.Mutex
 	seq := 0
 	evAt := make(map[string]int)

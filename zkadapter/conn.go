@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkflow/zkflow/task"
@@ -18,7 +19,6 @@ import (
 type Conn struct {
 	cfg Config
 	log *slog.Logger
-	q   *queue
 
 	startOnce sync.Once
 	startErr  error
@@ -26,14 +26,19 @@ type Conn struct {
 	cancel    context.CancelFunc
 	zkEvents  <-chan zk.Event // go-zookeeper's own channel, drained only to see it closed
 
-	wg    sync.WaitGroup // the sender and receiver goroutines
-	sendQ *fifo          // calls between Do and go-zookeeper's queue
-	recvQ *fifo          // calls queued with go-zookeeper, in send order
+	wg sync.WaitGroup // the sender goroutine
 
 	mu        sync.Mutex
 	zc        *zk.Conn
+	sendCh    chan unsafe.Pointer // go-zookeeper's send queue (its length is read, never used)
+	spill     spill               // calls waiting for the sender goroutine
+	sending   bool                // the sender is handing a call or a prelude to go-zookeeper
+	preluded  uint64              // the connection whose prelude has been queued
+	head      *call               // the pending calls, in Do order
+	tail      *call
 	events    func(task.Event)
-	began     bool // Start was called
+	early     []task.Event // session events before Start
+	began     bool         // Start was called
 	closing   bool
 	closed    chan struct{} // closed when Close has finished
 	state     task.State
@@ -41,7 +46,6 @@ type Conn struct {
 	followed  int64 // the session the executor has taken as current (Follow)
 	timeout   time.Duration
 	gen       uint64 // session generation: bumped on every expiry
-	pending   map[*call]struct{}
 	watches   map[watchKey][]*watchEntry
 	first     chan struct{} // closed at the first session
 	hs        handshake     // the last connect response seen on the wire
@@ -77,12 +81,9 @@ func New(cfg Config) (*Conn, error) {
 	c := &Conn{
 		cfg:     cfg,
 		log:     cfg.Logger,
-		q:       newQueue(),
 		closed:  make(chan struct{}),
-		pending: make(map[*call]struct{}),
 		watches: make(map[watchKey][]*watchEntry),
-		sendQ:   newFifo(),
-		recvQ:   newFifo(),
+		spill:   newSpill(),
 		first:   make(chan struct{}),
 		state:   task.StateConnecting,
 	}
@@ -177,19 +178,17 @@ func (c *Conn) open() error {
 			return
 		}
 		c.mu.Lock()
-		c.zc, c.zkEvents = zc, ev
+		c.zc, c.zkEvents, c.sendCh = zc, ev, zkSendQueue(zc)
 		c.mu.Unlock()
-		c.wg.Add(2)
+		c.wg.Add(1)
 		go c.sender(zc)
-		go c.receiver()
 	})
 	return c.startErr
 }
 
 // Start implements task.Conn: it opens the connection if Connect did not,
-// and starts delivering events (including those that happened before it,
-// such as the first StateConnected) to events, on the Conn's delivery
-// goroutine.
+// and starts delivering events to events, first those that happened
+// before it (such as the first StateConnected), in order.
 func (c *Conn) Start(events func(task.Event)) error {
 	if events == nil {
 		return fmt.Errorf("zkadapter: Start: %w: nil events function", task.ErrInvalidArgument)
@@ -205,22 +204,21 @@ func (c *Conn) Start(events func(task.Event)) error {
 	}
 	c.began = true
 	c.events = events
-	c.mu.Unlock()
-	if err := c.open(); err != nil {
-		return err
+	for _, ev := range c.early {
+		events(ev)
 	}
-	c.q.start()
-	return nil
+	c.early = nil
+	c.mu.Unlock()
+	return c.open()
 }
 
-// emit queues a session event. c.mu must be held.
+// emit reports a session event, or keeps it for Start. c.mu must be held.
 func (c *Conn) emit(ev task.Event) {
-	c.q.push(func() {
-		// events is set before the queue is started, and never changes.
-		if fn := c.events; fn != nil {
-			fn(ev)
-		}
-	})
+	if c.events == nil {
+		c.early = append(c.early, ev)
+		return
+	}
+	c.events(ev)
 }
 
 // SessionID returns the current session's id (0 before the first one).
@@ -234,12 +232,12 @@ func (c *Conn) SessionID() int64 {
 // completes every pending request with task.ErrClosed and every watch with
 // EventNotWatching (State Closed), reports StateClosed, and returns once
 // every goroutine of the Conn and of its go-zookeeper client has returned
-// and every callback has run. With a usable session Close asks the server
+// and every callback has been made. With a usable session Close asks the server
 // to close it and waits up to a second for the answer; without one (never
 // connected, suspended, a server that stopped answering) it closes the
 // connection at once. Either way it returns within about a second. Safe
-// to call more than once and from any goroutine except the delivery
-// goroutine (a callback must not call back into the Conn).
+// to call more than once and from any goroutine, but not from a callback
+// of the Conn (a callback must not call back into the Conn).
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	if c.closing {
@@ -249,8 +247,8 @@ func (c *Conn) Close() error {
 	}
 	c.closing = true
 	live := c.state == task.StateConnected
-	for cl := range c.pending {
-		c.finish(cl, task.Response{Err: task.ErrClosed})
+	for c.head != nil {
+		c.finish(c.head, task.Response{Err: task.ErrClosed})
 	}
 	c.endWatches(task.StateClosed)
 	c.state = task.StateClosed
@@ -270,7 +268,6 @@ func (c *Conn) Close() error {
 	c.mu.Lock()
 	c.emit(task.Event{Type: task.EventNone, State: task.StateClosed})
 	c.mu.Unlock()
-	c.q.close()
 	close(c.closed)
 	return nil
 }

@@ -2,14 +2,14 @@ package zkadapter
 
 import (
 	"errors"
-	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkflow/zkflow/task"
 )
 
-// call is one request between Do and its done callback.
+// call is one request between Do and its outcome.
 type call struct {
 	req   task.Request
 	done  func(task.Response)
@@ -17,7 +17,15 @@ type call struct {
 	gen   uint64 // the session generation it was issued in
 	conn  uint64 // the connection it was issued on (Conn.live)
 	op    wireOp
-	ch    <-chan zkResponse // go-zookeeper's outcome channel, once queued
+	body  guarded // what go-zookeeper's send loop encodes
+
+	// written is set by go-zookeeper's send loop once it has encoded the
+	// request for its connection: from then on it may be on the wire.
+	written atomic.Bool
+
+	// The Conn's list of pending calls, in Do order (c.mu).
+	prev, next *call
+	pending    bool
 
 	marker bool // not a request: the sender's cue to send a connection's prelude
 }
@@ -31,20 +39,29 @@ type call struct {
 //     suspended, after an expiry until the next session), completes it with
 //     task.ErrNotSent without handing it to go-zookeeper, which would queue
 //     it and might send it on a session opened after an expiry;
-//   - otherwise appends it to the Conn's send queue, from which one sender
-//     goroutine hands requests to go-zookeeper in Do order (checking the
-//     session again first), so the server sees them in Do order.
+//   - otherwise hands it to go-zookeeper's send queue in Do order, so the
+//     server sees the session's requests in Do order: at once, on the
+//     caller's goroutine, when that queue has room and nothing is waiting
+//     before it; otherwise it joins a spill queue that one sender
+//     goroutine hands over in order.
 //
-// done is always called exactly once, on the delivery goroutine (after
-// Close has returned: on the caller's goroutine). Do never blocks on the
-// network.
+// Do never blocks on the network. done is called exactly once, under the
+// rules of the package doc (any goroutine, never concurrently with
+// another callback of the Conn, in the order the session observed the
+// outcomes; possibly before Do returns).
 func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
 	if done == nil {
 		done = func(task.Response) {}
 	}
+	c.do(&call{req: req, done: done, watch: watch})
+}
+
+func (c *Conn) do(cl *call) {
+	req := cl.req
 	err := task.Validate(req, c.cfg.MaxDataSize)
 	if err == nil && c.cfg.Root != "" {
 		req = withRoot(c.cfg.Root, req)
+		cl.req = req
 	}
 	if err == nil && packetSize(req) > c.cfg.MaxPacketSize {
 		err = task.ErrDataTooLarge
@@ -53,15 +70,13 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 		// ZooKeeper 3.8 has check only inside a multi.
 		err = task.ErrUnimplemented
 	}
-	if err != nil {
-		c.q.push(func() { done(task.Response{Err: err}) })
-		return
-	}
-	if !task.WatchRequested(req) || watch == nil {
-		watch = nil
+	if !task.WatchRequested(req) {
+		cl.watch = nil
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	switch {
+	case err != nil:
 	case c.closing:
 		err = task.ErrClosed
 	case c.state != task.StateConnected || c.zc == nil:
@@ -72,73 +87,101 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 		err = task.ErrSessionExpired
 	}
 	if err != nil {
-		c.mu.Unlock()
-		c.q.push(func() { done(task.Response{Err: err}) })
+		c.complete(cl, task.Response{Err: err})
 		return
 	}
-	cl := &call{req: req, done: done, watch: watch, gen: c.gen, conn: c.live}
-	c.pending[cl] = struct{}{}
-	c.mu.Unlock()
-	c.sendQ.put(cl)
+	cl.gen, cl.conn = c.gen, c.live
+	c.link(cl)
+	if c.spill.empty() && !c.sending && c.preluded == c.live && len(c.sendCh) < cap(c.sendCh) {
+		// Nothing waits before it and go-zookeeper's queue has room: the
+		// send cannot block (only the sender goroutine, which is idle,
+		// and Do, which holds c.mu, put requests on that queue).
+		c.queue(c.zc, cl)
+		return
+	}
+	c.spill.put(cl)
 }
 
-// sender hands queued calls to go-zookeeper one by one, in Do order. It
-// may block in go-zookeeper's queue (16 deep) while the connection is
-// slow or down, never holding c.mu. Before the first call of each
-// connection it queues the connection's prelude (credentials, then the
-// watches to set again), so no request of the executor reaches a server
-// before them.
+// queue puts cl on go-zookeeper's send queue.
+func (c *Conn) queue(zc *zk.Conn, cl *call) {
+	cl.op = prepare(cl.req)
+	cl.body = guarded{c: c, conn: cl.conn, body: cl.op.req, cl: cl}
+	zkQueueRequest(zc, cl.op.code, &cl.body, cl.op.res, recvReply)
+}
+
+// sender hands the spilled calls to go-zookeeper one by one, in Do order.
+// It may block in go-zookeeper's queue (16 deep) while the connection is
+// slow or down, never holding c.mu; while it does, Do spills too, so the
+// order holds. Before the first call of each connection it queues the
+// connection's prelude (credentials, then the watches to set again), so
+// no request of the executor reaches a server before them.
 func (c *Conn) sender(zc *zk.Conn) {
 	defer c.wg.Done()
-	var preluded uint64 // the connection whose prelude was queued
 	for {
-		cl, ok := c.sendQ.get(c.dialCtx.Done())
+		c.mu.Lock()
+		cl, ok := c.spill.take()
+		c.sending = ok
+		c.mu.Unlock()
 		if !ok {
-			return
-		}
-		if cl.conn != preluded {
-			if c.sendPrelude(zc, cl.conn) {
-				preluded = cl.conn
+			select {
+			case <-c.spill.wake:
+				continue
+			case <-c.dialCtx.Done():
+				return
 			}
 		}
 		if cl.marker {
+			if c.sendPrelude(zc, cl.conn) {
+				c.mu.Lock()
+				c.preluded = cl.conn
+				c.sending = false
+				c.mu.Unlock()
+			} else {
+				c.mu.Lock()
+				c.sending = false
+				c.mu.Unlock()
+			}
 			continue
 		}
 		c.mu.Lock()
-		_, live := c.pending[cl]
+		live := cl.pending
 		switch {
-		case !live: // completed by an expiry or Close meanwhile
+		case !live: // completed by a disconnect, an expiry or Close meanwhile
 		case cl.gen != c.gen:
 			c.finish(cl, task.Response{Err: task.ErrSessionExpired})
 			live = false
-		case c.state != task.StateConnected || cl.conn != c.live:
+		case c.state != task.StateConnected || cl.conn != c.live || c.preluded != c.live:
 			c.finish(cl, task.Response{Err: task.ErrNotSent})
 			live = false
 		}
 		c.mu.Unlock()
-		if !live {
-			continue
+		if live {
+			c.queue(zc, cl) // may block while go-zookeeper's queue is full
 		}
-		cl.op = prepare(cl.req)
-		cl.ch = zkQueueRequest(zc, cl.op.code, &guarded{c: c, conn: cl.conn, body: cl.op.req}, cl.op.res, c.recvFunc(cl))
-		c.recvQ.put(cl)
+		c.mu.Lock()
+		c.sending = false
+		c.mu.Unlock()
 	}
 }
 
 // guarded is the body of every request the Conn queues with go-zookeeper.
 // go-zookeeper's send loop encodes each request right before writing it
 // to the connection; guarded refuses to be encoded on any connection but
-// the one its request was made on, and go-zookeeper then fails the
-// request without writing it (errStale: certainly not applied). So a
-// request is never written on another connection than its own, whatever
+// the one its request was made on, and go-zookeeper then drops the
+// request without writing it (the Conn completes it: task.ErrNotSent). So
+// a request is never written on another connection than its own, whatever
 // go-zookeeper keeps in its queue across a reconnect: not on a new session
 // after an expiry (where the server would apply it for a session that did
 // not make it), and not on the same session after a reconnect, ahead of
-// the prelude that sets the watches again.
+// the prelude that sets the watches again. A request that is encoded is
+// marked written: when its connection ends without a reply it completes
+// with task.ErrConnectionLoss (maybe applied); one never encoded, with
+// task.ErrNotSent.
 type guarded struct {
 	c    *Conn
 	conn uint64
 	body any
+	cl   *call // nil for the prelude's requests
 }
 
 // errStale is the encoding error of a request held past its connection.
@@ -147,42 +190,81 @@ var errStale = errors.New("zkadapter: request held past its connection; not sent
 // Encode implements go-zookeeper's encoder interface.
 func (g *guarded) Encode(buf []byte) (int, error) {
 	if g.c.wireNo.Load() != g.conn {
+		if g.cl != nil {
+			g.c.unsent(g.cl, task.ErrNotSent)
+		}
 		return 0, errStale
 	}
+	var n int
+	var err error
 	if e, ok := g.body.(interface{ Encode([]byte) (int, error) }); ok {
-		return e.Encode(buf)
+		n, err = e.Encode(buf)
+	} else {
+		n, err = zkEncodePacket(buf, g.body)
 	}
-	return zkEncodePacket(buf, g.body)
+	if g.cl != nil {
+		if err != nil {
+			// go-zookeeper drops a request it cannot encode, unsent.
+			g.c.unsent(g.cl, mapErr(err))
+		} else {
+			g.cl.written.Store(true)
+		}
+	}
+	return n, err
 }
 
-// recvFunc returns the function go-zookeeper's receive loop calls with
-// cl's reply, decoded into cl.op.res (err is the server's error or a decode
-// error). It completes cl and registers its watch right there, so that
-// replies and notifications reach the delivery queue in the order they
-// arrived from the server.
-func (c *Conn) recvFunc(cl *call) func(unsafe.Pointer, unsafe.Pointer, error) {
-	return func(_, hdr unsafe.Pointer, err error) {
-		resp := cl.op.reply(err)
-		set := cl.watch != nil && (err == nil || (err == zk.ErrNoNode && cl.op.watchOnNoNode))
-		kind := cl.op.watch
-		if err == zk.ErrNoNode {
-			kind = watchExist
+// unsent completes cl, which go-zookeeper will not write, with err.
+func (c *Conn) unsent(cl *call, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl.pending {
+		if cl.gen != c.gen {
+			err = task.ErrSessionExpired
 		}
-		c.mu.Lock()
-		c.sawZxid(hdr)
-		if _, live := c.pending[cl]; !live || cl.gen != c.gen {
-			c.mu.Unlock()
-			return // the session expired or the Conn closed first
-		}
-		if set {
-			c.addWatch(watchKey{cl.req.NodePath(), kind}, cl.watch)
-		}
-		if c.cfg.Root != "" {
-			resp = stripResponse(c.cfg.Root, resp)
-		}
-		c.finish(cl, resp)
-		c.mu.Unlock()
+		c.finish(cl, task.Response{Err: err})
 	}
+}
+
+// pktOffset is the offset of the request body (pkt) in go-zookeeper's
+// request, whose pointer recvReply receives; found by reflection on the
+// element type of zk.Conn's send queue, checked by verifyLinkedZK.
+var pktOffset = requestPktOffset()
+
+// recvReply is the function go-zookeeper's receive loop calls with every
+// reply of a request the Conn queued (rq is go-zookeeper's *request, whose
+// body is the call's guarded), decoded into the call's op.res (err is the
+// server's error or a decode error). It completes the call and registers
+// its watch right there, so that replies and notifications reach the
+// Conn's callbacks in the order they arrived from the server. One
+// function for every request: no function value per request.
+func recvReply(rq, hdr unsafe.Pointer, err error) {
+	g, ok := (*(*any)(unsafe.Add(rq, pktOffset))).(*guarded)
+	if !ok || g.cl == nil {
+		return
+	}
+	g.c.reply(g.cl, hdr, err)
+}
+
+func (c *Conn) reply(cl *call, hdr unsafe.Pointer, err error) {
+	resp := cl.op.reply(cl.op.res, err)
+	set := cl.watch != nil && (err == nil || (err == zk.ErrNoNode && cl.op.watchOnNoNode))
+	kind := cl.op.watch
+	if err == zk.ErrNoNode {
+		kind = watchExist
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sawZxid(hdr)
+	if !cl.pending || cl.gen != c.gen {
+		return // the session expired or the Conn closed first
+	}
+	if set {
+		c.addWatch(watchKey{cl.req.NodePath(), kind}, cl.watch)
+	}
+	if c.cfg.Root != "" {
+		resp = stripResponse(c.cfg.Root, resp)
+	}
+	c.finish(cl, resp)
 }
 
 // sawZxid records the zxid of a reply's header (go-zookeeper's
@@ -196,88 +278,94 @@ func (c *Conn) sawZxid(hdr unsafe.Pointer) {
 	}
 }
 
-// receiver waits, in send order, for the outcomes go-zookeeper sends on
-// the calls' channels. A reply was handled by recvFunc already; what is
-// left are the outcomes decided without a reply: connection loss
-// (zk.ErrConnectionClosed or a network error: maybe applied), a request
-// flushed from the queue (zk.ErrNoServer: not applied), an expired session,
-// an encoding failure, Close.
-func (c *Conn) receiver() {
-	defer c.wg.Done()
-	quit := c.dialCtx.Done()
-	for {
-		cl, ok := c.recvQ.get(quit)
-		if !ok {
-			return
+// connectionEnded completes the calls pending when a connection ended
+// (go-zookeeper reports StateDisconnected after its send and receive loops
+// for the connection have returned, so no reply can come any more): one
+// the send loop encoded with task.ErrConnectionLoss (it may have been
+// applied), one it never encoded with task.ErrNotSent (the guard refuses
+// it on every later connection). In Do order. c.mu must be held.
+func (c *Conn) connectionEnded() {
+	for cl := c.head; cl != nil; {
+		next := cl.next
+		err := task.ErrNotSent
+		if cl.written.Load() {
+			err = task.ErrConnectionLoss
 		}
-		var r zkResponse
-		select {
-		case r = <-cl.ch:
-		case <-quit:
-			return
-		}
-		c.mu.Lock()
-		if _, live := c.pending[cl]; live {
-			err := mapErr(r.err)
-			if r.err == errStale {
-				err = task.ErrNotSent
-			}
-			if r.err == nil {
-				err = task.ErrConnectionLoss // unreachable: a reply always has recvFunc
-			}
-			if cl.gen != c.gen {
-				err = task.ErrSessionExpired
-			}
-			c.finish(cl, task.Response{Err: err})
-		}
-		c.mu.Unlock()
+		c.finish(cl, task.Response{Err: err})
+		cl = next
 	}
 }
 
-// finish removes cl from pending and queues its done. c.mu must be held.
+// link appends cl to the pending list. c.mu must be held.
+func (c *Conn) link(cl *call) {
+	cl.pending = true
+	cl.prev = c.tail
+	if c.tail != nil {
+		c.tail.next = cl
+	} else {
+		c.head = cl
+	}
+	c.tail = cl
+}
+
+// finish removes cl from the pending list and completes it. c.mu must be
+// held.
 func (c *Conn) finish(cl *call, resp task.Response) {
-	delete(c.pending, cl)
-	done := cl.done
-	c.q.push(func() { done(resp) })
+	if !cl.pending {
+		return
+	}
+	cl.pending = false
+	if cl.prev != nil {
+		cl.prev.next = cl.next
+	} else {
+		c.head = cl.next
+	}
+	if cl.next != nil {
+		cl.next.prev = cl.prev
+	} else {
+		c.tail = cl.prev
+	}
+	cl.prev, cl.next = nil, nil
+	c.complete(cl, resp)
 }
 
-// fifo is an unbounded queue of calls for one consumer goroutine.
-type fifo struct {
-	mu    sync.Mutex
+// complete makes cl's callback. c.mu must be held: it serializes every
+// callback of the Conn.
+func (c *Conn) complete(cl *call, resp task.Response) {
+	cl.done(resp)
+}
+
+// spill is the queue of calls Do could not hand to go-zookeeper at once,
+// and of the prelude markers; its items are taken by the sender goroutine.
+// Guarded by c.mu, except wake.
+type spill struct {
 	items []*call
-	wake  chan struct{}
+	wake  chan struct{} // capacity 1: "there may be items"
 }
 
-func newFifo() *fifo { return &fifo{wake: make(chan struct{}, 1)} }
+func newSpill() spill { return spill{wake: make(chan struct{}, 1)} }
 
-func (f *fifo) put(cl *call) {
-	f.mu.Lock()
-	f.items = append(f.items, cl)
-	f.mu.Unlock()
+func (s *spill) empty() bool { return len(s.items) == 0 }
+
+func (s *spill) put(cl *call) {
+	s.items = append(s.items, cl)
 	select {
-	case f.wake <- struct{}{}:
+	case s.wake <- struct{}{}:
 	default:
 	}
 }
 
-// get takes the oldest call, waiting for one until quit is closed.
-func (f *fifo) get(quit <-chan struct{}) (*call, bool) {
-	for {
-		f.mu.Lock()
-		if len(f.items) > 0 {
-			cl := f.items[0]
-			f.items[0] = nil
-			f.items = f.items[1:]
-			f.mu.Unlock()
-			return cl, true
-		}
-		f.mu.Unlock()
-		select {
-		case <-f.wake:
-		case <-quit:
-			return nil, false
-		}
+func (s *spill) take() (*call, bool) {
+	if len(s.items) == 0 {
+		return nil, false
 	}
+	cl := s.items[0]
+	s.items[0] = nil
+	s.items = s.items[1:]
+	if len(s.items) == 0 {
+		s.items = nil
+	}
+	return cl, true
 }
 
 // Follow implements task.SessionFollower: from now on, requests made while

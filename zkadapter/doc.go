@@ -8,12 +8,18 @@
 // # Callbacks: which goroutine, what order, how many times
 //
 // Every callback of a Conn (the events function given to Start, and the
-// done and watch functions given to Do) runs on one delivery goroutine
-// owned by the Conn, one at a time, in the order the Conn queued them.
-// The queue is unbounded: go-zookeeper's goroutines push onto it and never
-// block, and nothing is dropped. Callbacks must not block and must not call
-// back into the Conn. After Close has returned, a Do completes at once on
-// the caller's goroutine with task.ErrClosed.
+// done and watch functions given to Do) is made on the goroutine where its
+// cause was learnt: go-zookeeper's receive goroutine for a reply or a
+// notification, its connection goroutine for a session change and the
+// outcomes it decides (a connection lost, an expiry), the caller's for a
+// Do refused at once (possibly before Do returns) and for Close. They are
+// made under the Conn's lock: one at a time, never concurrently, in the
+// order the session observed their causes; nothing is queued, so nothing
+// waits for a goroutine to wake and nothing is dropped. Session events of
+// Connect, before Start, are kept and made by Start, first. Callbacks must
+// not block (they hold up go-zookeeper's receive goroutine) and must not
+// call back into the Conn. After Close has returned, a Do completes at
+// once on the caller's goroutine with task.ErrClosed.
 //
 //   - events: StateConnected (SessionID and the negotiated Timeout) when a
 //     session is usable (go-zookeeper's StateHasSession), StateSuspended
@@ -130,20 +136,29 @@
 // send queue, and wake up with their replies, in any order), and it sends
 // creates without asking for their Stat. So the Conn uses go-zookeeper's
 // own request path underneath its blocking calls (wire.go, reached with
-// go:linkname; go.mod pins v1.0.4): Do appends the request to an unbounded
-// send queue; one sender goroutine hands requests to go-zookeeper's queue
-// in Do order (it may wait there while the connection is slow or down;
-// Do never does); go-zookeeper writes them in that order; the server
-// answers one session in order; go-zookeeper's receive goroutine decodes
-// each reply and calls the Conn back synchronously, and also calls the
-// event callback synchronously for each notification, so the Conn queues
-// completions and watch notifications in exactly the order they arrived on
-// the wire (zxid order, a notification before the reply of the write that
-// caused it, as ZooKeeper sends them). A second goroutine waits, in send
-// order, for the outcomes decided without a reply (connection loss, not
-// sent, expiry). Two goroutines per Conn, whatever the load; this was
-// chosen over a goroutine or a bounded pool of workers per request, which
-// would give up the order and, for a pool, cap the pipeline depth.
+// go:linkname; go.mod pins v1.0.4). Do puts the request on go-zookeeper's
+// send queue itself, on the caller's goroutine (the executor's), when
+// that queue has room and nothing waits before the request; otherwise the
+// request joins an unbounded spill queue, which one sender goroutine
+// hands to go-zookeeper in order (it may wait there while the connection
+// is slow or down; Do never does, and spills while the sender holds a
+// request, so Do order holds). go-zookeeper writes them in that order;
+// the server answers one session in order; go-zookeeper's receive
+// goroutine decodes each reply and calls the Conn back synchronously (one
+// function for every request, which finds the request through its body),
+// and also calls the event callback synchronously for each notification,
+// so the Conn completes requests and fires watches in exactly the order
+// they arrived on the wire (zxid order, a notification before the reply of
+// the write that caused it, as ZooKeeper sends them). Outcomes decided
+// without a reply are decided without a goroutine of their own: a request
+// go-zookeeper will not write (held past its connection, or one it cannot
+// encode) is completed as the send loop drops it; and when a connection
+// ends (go-zookeeper reports StateDisconnected once its send and receive
+// loops for it have returned, so no reply can follow), every request
+// still pending completes, in Do order, with task.ErrConnectionLoss if
+// the send loop had encoded it and task.ErrNotSent if not. One goroutine
+// per Conn beside go-zookeeper's, idle unless requests spill; a request
+// crosses no goroutine of the Conn on its way out or back.
 //
 // The Conn keeps its own registry of watches, filled from the replies on
 // the receive goroutine and fired from the notifications that follow,
@@ -156,7 +171,7 @@
 // race the Conn's requests, sends nothing.
 //
 // What is left unordered: outcomes decided without a reply (connection
-// loss after StateSuspended, in send order), and session events relative
+// loss right after StateSuspended, in Do order), and session events relative
 // to replies only as go-zookeeper emits them (StateSuspended after every
 // reply read before the connection broke).
 //

@@ -27,13 +27,14 @@ type (
 )
 
 // wireOp is one request ready for go-zookeeper's queue: its opcode and
-// bodies, how to read its reply into a task.Response, and the watch it
-// sets when it succeeds (watchNone if none).
+// bodies, how to read its reply into a task.Response (a function of the
+// reply body, the same for every request of a kind: no function value per
+// request), and the watch it sets when it succeeds (watchNone if none).
 type wireOp struct {
 	code  int32
 	req   any
 	res   any
-	reply func(err error) task.Response
+	reply func(res any, err error) task.Response
 	watch watchKind // set on success
 	// watchOnNoNode: exists with a watch also sets one (an exist watch)
 	// when it fails with NoNode.
@@ -45,61 +46,25 @@ func prepare(req task.Request) wireOp {
 	switch r := req.(type) {
 	case *task.CreateRequest:
 		code, body := createOp(r)
-		res := &create2Response{}
-		return wireOp{code: code, req: body, res: res, reply: func(err error) task.Response {
-			if err != nil {
-				return task.Response{Err: mapErr(err)}
-			}
-			return task.Response{Path: res.Path, Stat: stat(&res.Stat)}
-		}}
+		return wireOp{code: code, req: body, res: &create2Response{}, reply: createReply}
 	case *task.DeleteRequest:
-		return wireOp{code: opDelete, req: &zk.DeleteRequest{Path: r.Path, Version: r.Version}, res: &emptyResponse{},
-			reply: func(err error) task.Response { return task.Response{Err: mapErr(err)} }}
+		return wireOp{code: opDelete, req: &zk.DeleteRequest{Path: r.Path, Version: r.Version}, res: &emptyResponse{}, reply: errReply}
 	case *task.ExistsRequest:
-		res := &statResponse{}
-		op := wireOp{code: opExists, req: &pathWatchRequest{r.Path, r.Watch}, res: res, reply: func(err error) task.Response {
-			if err != nil {
-				return task.Response{Err: mapErr(err)}
-			}
-			return task.Response{Stat: stat(&res.Stat)}
-		}}
+		op := wireOp{code: opExists, req: &pathWatchRequest{r.Path, r.Watch}, res: &statResponse{}, reply: statReply}
 		if r.Watch {
 			op.watch, op.watchOnNoNode = watchData, true
 		}
 		return op
 	case *task.GetDataRequest:
-		res := &getDataResponse{}
-		op := wireOp{code: opGetData, req: &pathWatchRequest{r.Path, r.Watch}, res: res, reply: func(err error) task.Response {
-			if err != nil {
-				return task.Response{Err: mapErr(err)}
-			}
-			return task.Response{Data: res.Data, Stat: stat(&res.Stat)}
-		}}
+		op := wireOp{code: opGetData, req: &pathWatchRequest{r.Path, r.Watch}, res: &getDataResponse{}, reply: getDataReply}
 		if r.Watch {
 			op.watch = watchData
 		}
 		return op
 	case *task.SetDataRequest:
-		res := &statResponse{}
-		return wireOp{code: opSetData, req: &zk.SetDataRequest{Path: r.Path, Data: r.Data, Version: r.Version}, res: res,
-			reply: func(err error) task.Response {
-				if err != nil {
-					return task.Response{Err: mapErr(err)}
-				}
-				return task.Response{Stat: stat(&res.Stat)}
-			}}
+		return wireOp{code: opSetData, req: &zk.SetDataRequest{Path: r.Path, Data: r.Data, Version: r.Version}, res: &statResponse{}, reply: statReply}
 	case *task.GetChildrenRequest:
-		res := &childrenResponse{}
-		op := wireOp{code: opGetChildren2, req: &pathWatchRequest{r.Path, r.Watch}, res: res, reply: func(err error) task.Response {
-			if err != nil {
-				return task.Response{Err: mapErr(err)}
-			}
-			names := res.Children
-			if names == nil {
-				names = []string{}
-			}
-			return task.Response{Children: names, Stat: stat(&res.Stat)}
-		}}
+		op := wireOp{code: opGetChildren2, req: &pathWatchRequest{r.Path, r.Watch}, res: &childrenResponse{}, reply: childrenReply}
 		if r.Watch {
 			op.watch = watchChild
 		}
@@ -109,23 +74,64 @@ func prepare(req task.Request) wireOp {
 	case *task.SetACLRequest:
 		return setACLOp(r)
 	case *task.SyncRequest:
-		res := &pathResponse{}
-		return wireOp{code: opSync, req: &pathRequest{r.Path}, res: res, reply: func(err error) task.Response {
-			if err != nil {
-				return task.Response{Err: mapErr(err)}
-			}
-			return task.Response{Path: res.Path}
-		}}
+		return wireOp{code: opSync, req: &pathRequest{r.Path}, res: &pathResponse{}, reply: pathReply}
 	case *task.MultiRequest:
-		body, res := multiOps(r), &multiResponse{}
-		return wireOp{code: opMulti, req: body, res: res, reply: func(err error) task.Response {
-			if err != nil {
-				return task.Response{Err: mapErr(err)}
-			}
-			return res.response()
-		}}
+		return wireOp{code: opMulti, req: multiOps(r), res: &multiResponse{}, reply: multiReply}
 	}
 	panic("zkadapter: unreachable: task.Validate accepted an unknown request")
+}
+
+// The replies' readers.
+
+func errReply(_ any, err error) task.Response { return task.Response{Err: mapErr(err)} }
+
+func createReply(res any, err error) task.Response {
+	if err != nil {
+		return task.Response{Err: mapErr(err)}
+	}
+	r := res.(*create2Response)
+	return task.Response{Path: r.Path, Stat: stat(&r.Stat)}
+}
+
+func statReply(res any, err error) task.Response {
+	if err != nil {
+		return task.Response{Err: mapErr(err)}
+	}
+	return task.Response{Stat: stat(&res.(*statResponse).Stat)}
+}
+
+func getDataReply(res any, err error) task.Response {
+	if err != nil {
+		return task.Response{Err: mapErr(err)}
+	}
+	r := res.(*getDataResponse)
+	return task.Response{Data: r.Data, Stat: stat(&r.Stat)}
+}
+
+func childrenReply(res any, err error) task.Response {
+	if err != nil {
+		return task.Response{Err: mapErr(err)}
+	}
+	r := res.(*childrenResponse)
+	names := r.Children
+	if names == nil {
+		names = []string{}
+	}
+	return task.Response{Children: names, Stat: stat(&r.Stat)}
+}
+
+func pathReply(res any, err error) task.Response {
+	if err != nil {
+		return task.Response{Err: mapErr(err)}
+	}
+	return task.Response{Path: res.(*pathResponse).Path}
+}
+
+func multiReply(res any, err error) task.Response {
+	if err != nil {
+		return task.Response{Err: mapErr(err)}
+	}
+	return res.(*multiResponse).response()
 }
 
 func stat(s *zk.Stat) task.Stat {

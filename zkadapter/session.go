@@ -63,9 +63,14 @@ func (c *Conn) onZKEvent(ev zk.Event) {
 		}
 		c.waived = false
 		// The connection's first requests: credentials, then the watches
-		// to set again (prelude). The sender handles this marker before
-		// any request made on the connection.
-		c.sendQ.put(&call{conn: c.live, marker: true})
+		// to set again (prelude). The sender queues them before any
+		// request made on the connection (Do spills until it has); with
+		// nothing to send, there is no prelude to wait for.
+		if len(c.cfg.Auth) == 0 && len(c.watches) == 0 && !c.syncFirst {
+			c.preluded = c.live
+		} else {
+			c.spill.put(&call{conn: c.live, marker: true})
+		}
 		if c.state == task.StateConnected && id == c.sessionID {
 			return
 		}
@@ -79,6 +84,7 @@ func (c *Conn) onZKEvent(ev zk.Event) {
 			c.state = task.StateSuspended
 			c.emit(task.Event{Type: task.EventNone, State: task.StateSuspended})
 		}
+		c.connectionEnded()
 	case zk.StateExpired:
 		if c.sessionID != 0 && c.state != task.StateExpired {
 			c.expire()
@@ -107,10 +113,12 @@ func (c *Conn) expire() {
 	c.gen++
 	c.state = task.StateExpired
 	c.emit(task.Event{Type: task.EventNone, State: task.StateExpired})
-	for cl := range c.pending {
+	for cl := c.head; cl != nil; {
+		next := cl.next
 		if cl.gen != c.gen {
 			c.finish(cl, task.Response{Err: task.ErrSessionExpired})
 		}
+		cl = next
 	}
 	c.endWatches(task.StateExpired)
 }

@@ -57,9 +57,9 @@ func doUnvalidated(t *testing.T, c *Conn, req task.Request) task.Response {
 	ch := make(chan task.Response, 1)
 	c.mu.Lock()
 	cl := &call{req: req, done: func(r task.Response) { ch <- r }, gen: c.gen, conn: c.live}
-	c.pending[cl] = struct{}{}
+	c.link(cl)
+	c.spill.put(cl)
 	c.mu.Unlock()
-	c.sendQ.put(cl)
 	select {
 	case r := <-ch:
 		return r

@@ -19,8 +19,11 @@ const zkModule = "github.com/go-zookeeper/zk"
 // functions and structs the adapter has been checked against: the
 // signatures of (*Conn).queueRequest, (*Conn).flushUnsentRequests and
 // encodePacket, the layouts of response, responseHeader and the receive
-// callback that wire.go mirrors, and the send loop encoding each request
-// right before writing it (the guard in do.go relies on that). A
+// callback that wire.go mirrors, the fields it reads (Conn.sendChan,
+// request.pkt: also checked at run time), the send loop encoding each
+// request right before writing it (the guard in do.go relies on that),
+// and StateDisconnected being reported only after the connection's send
+// and receive loops have returned (connectionEnded relies on that). A
 // version not listed may have moved any of them, and a go:linkname to a
 // changed signature or layout corrupts memory instead of failing to build.
 // A test fails if go.mod requires a version not listed here.
@@ -88,7 +91,13 @@ func verifyLinkedZK() error {
 	}
 	pc := reflect.ValueOf(zk.Connect).Pointer()
 	file, _ := runtime.FuncForPC(pc).FileLine(pc)
-	return checkZKVersion(info, file)
+	if err := checkZKVersion(info, file); err != nil {
+		return err
+	}
+	if err := checkLayout(); err != nil {
+		return &ZKVersionError{Found: "a verified version with another layout", Reason: err.Error()}
+	}
+	return nil
 }
 
 // checkZKVersion is verifyLinkedZK's decision: info is the binary's build

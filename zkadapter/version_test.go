@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // The go-zookeeper this test binary links (the version go.mod requires)
@@ -138,3 +141,27 @@ func TestGoModZKVersionVerified(t *testing.T) {
 			zkModule, required[0], verifiedZKVersions)
 	}
 }
+
+// The fields the Conn reads by reflection are where it takes them to be
+// in the go-zookeeper it is built with: the send queue (its length is
+// read) and the request body (recvReply finds its call through it).
+func TestLinkedLayout(t *testing.T) {
+	if err := checkLayout(); err != nil {
+		t.Fatal(err)
+	}
+	if pktOffset == 0 {
+		t.Fatal("request.pkt at offset 0: the layout check failed when the package was initialized")
+	}
+	zc, _, err := zk.Connect([]string{"127.0.0.1:1"}, time.Second, zk.WithLogInfo(false), zk.WithLogger(discard{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc.Close()
+	if q := zkSendQueue(zc); cap(q) != 16 || len(q) != 0 {
+		t.Fatalf("send queue: len %d cap %d, want 0 and 16 (go-zookeeper's sendChanSize)", len(q), cap(q))
+	}
+}
+
+type discard struct{}
+
+func (discard) Printf(string, ...any) {}

@@ -73,8 +73,7 @@ func (c *Conn) endWatches(st task.State) {
 	}
 }
 
-// fire queues w's one call. c.mu must be held.
+// fire makes w's one call. c.mu must be held.
 func (c *Conn) fire(w *watchEntry, ev task.Event) {
-	fn := w.fn
-	c.q.push(func() { fn(ev) })
+	w.fn(ev)
 }

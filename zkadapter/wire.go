@@ -3,6 +3,7 @@ package zkadapter
 import (
 	"encoding/binary"
 	"errors"
+	"reflect"
 	"unsafe"
 
 	"github.com/go-zookeeper/zk"
@@ -359,4 +360,57 @@ func (m *multiResponse) response() task.Response {
 		resp.Err = task.ErrRuntimeInconsistency
 	}
 	return resp
+}
+
+// The Conn reads two unexported fields of go-zookeeper v1.0.4, located by
+// reflection (so a moved field is found, and a missing or retyped one is
+// caught by verifyLinkedZK's layout check rather than misread):
+// zk.Conn.sendChan, the send queue (chan *request), whose length Do reads
+// to know that a send cannot block; and request.pkt, the request body
+// (interface{}), through which recvReply finds its call.
+
+// sendChanField is zk.Conn's sendChan.
+func sendChanField() (reflect.StructField, bool) {
+	return reflect.TypeFor[zk.Conn]().FieldByName("sendChan")
+}
+
+// requestPktField is go-zookeeper's request.pkt.
+func requestPktField() (reflect.StructField, bool) {
+	sc, ok := sendChanField()
+	if !ok || sc.Type.Kind() != reflect.Chan || sc.Type.Elem().Kind() != reflect.Pointer || sc.Type.Elem().Elem().Kind() != reflect.Struct {
+		return reflect.StructField{}, false
+	}
+	return sc.Type.Elem().Elem().FieldByName("pkt")
+}
+
+// checkLayout reports whether the two fields are where and what the Conn
+// takes them to be.
+func checkLayout() error {
+	sc, ok := sendChanField()
+	if !ok || sc.Type.Kind() != reflect.Chan || sc.Type.Elem().Kind() != reflect.Pointer {
+		return errors.New("zk.Conn has no sendChan of pointers")
+	}
+	pkt, ok := requestPktField()
+	if !ok || pkt.Type.Kind() != reflect.Interface || pkt.Type.NumMethod() != 0 {
+		return errors.New("go-zookeeper's request has no pkt interface{}")
+	}
+	return nil
+}
+
+// requestPktOffset is pkt's offset in a request (0 if the layout check
+// fails: New refuses to make a Conn then).
+func requestPktOffset() uintptr {
+	if checkLayout() != nil {
+		return 0
+	}
+	f, _ := requestPktField()
+	return f.Offset
+}
+
+// zkSendQueue returns zc's send queue as a channel whose length may be
+// read (its elements are go-zookeeper's *request; the Conn never sends or
+// receives on it).
+func zkSendQueue(zc *zk.Conn) chan unsafe.Pointer {
+	f, _ := sendChanField()
+	return *(*chan unsafe.Pointer)(unsafe.Add(unsafe.Pointer(zc), f.Offset))
 }

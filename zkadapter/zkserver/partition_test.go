@@ -38,7 +38,7 @@ func dial(t *testing.T, ctx context.Context, cfg zkadapter.Config) *client {
 	return c
 }
 
-// record runs on the Conn's delivery goroutine and never blocks.
+// record is a callback of the Conn (made one at a time) and never blocks.
 func (c *client) record(ev task.Event) {
 	c.mu.Lock()
 	c.events = append(c.events, ev)

@@ -38,6 +38,11 @@ func Send(req Request) Task[Response] {
 	return func(s *Scope, k Cont[Response]) { send(s, req, nil, k) }
 }
 
+// Exec sends req from a running step, as running Send(req) in s with k
+// would, without making a Task for it: for steps written by hand on a hot
+// path (a retry loop that keeps its state in one value, say).
+func Exec(s *Scope, req Request, k Cont[Response]) { send(s, req, nil, k) }
+
 func send(s *Scope, req Request, watch func(Event), k Cont[Response]) {
 	if s.err != nil {
 		k(Response{}, s.err)

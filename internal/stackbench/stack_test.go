@@ -190,7 +190,7 @@ func sent(cs []*client) int64 {
 // and this library's lock.Mutex (ours).
 func BenchmarkLock(b *testing.B) {
 	srv := server(b)
-	for _, clients := range []int{1, 4, 16} {
+	for _, clients := range []int{1, 4, 16, 64} {
 		for round := range 2 {
 			b.Run(fmt.Sprintf("raw/clients=%d", clients), func(b *testing.B) {
 				ls := make([]*zk.Lock, clients)
@@ -239,7 +239,7 @@ func BenchmarkLock(b *testing.B) {
 // version (raw), and seqid.Next (ours).
 func BenchmarkCAS(b *testing.B) {
 	srv := server(b)
-	for _, clients := range []int{1, 4, 16} {
+	for _, clients := range []int{1, 4, 16, 64} {
 		for round := range 2 {
 			b.Run(fmt.Sprintf("raw/clients=%d", clients), func(b *testing.B) {
 				path := fmt.Sprintf("/cas-raw-%d-%d", clients, round)

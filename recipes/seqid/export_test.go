@@ -4,3 +4,6 @@ import "github.com/zkflow/zkflow/internal/canary"
 
 // Canaries are the known bugs of the package, for the canary test.
 var Canaries = []canary.Name{bugBlindWrite, bugLossNotApplied}
+
+// Backoff is the wait after a BadVersion.
+var Backoff = backoff

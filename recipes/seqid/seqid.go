@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
-	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -77,7 +77,12 @@ var retryOn = []error{task.ErrBadVersion, task.ErrConnectionLoss, task.ErrNotSen
 // package documentation for the protocol and what each error does.
 // WithACL sets the ACL the node is created with.
 func Next(path string, opts ...Option) task.Task[int64] {
-	return c.Map(reserve("next", path, 1, newOptions(opts).acl), func(b Block) int64 { return b.Last })
+	acl := newOptions(opts).acl
+	return func(s *task.Scope, k task.Cont[int64]) {
+		r := &reservation{s: s, kID: k, op: "next", path: path, n: 1, acl: acl}
+		r.onResp = r.response
+		r.round()
+	}
 }
 
 // Reserve returns a task that reserves n IDs at once (the node's value
@@ -102,10 +107,186 @@ func reserveWritten(op, path string, n int64, acl task.ACLProvider) task.Task[wr
 	if n < 1 {
 		return task.Fail[written](&Error{Op: op, Path: path, Err: fmt.Errorf("%w: %d", ErrBadCount, n)})
 	}
-	round := c.Then(read(path, acl), func(d task.Data) task.Task[written] {
-		return casFrom(op, path, d, n)
+	return func(s *task.Scope, k task.Cont[written]) {
+		r := &reservation{s: s, k: k, op: op, path: path, n: n, acl: acl}
+		r.onResp = r.response
+		r.round()
+	}
+}
+
+// reservation is one Reserve: the rounds of the package doc (read, then
+// compare-and-set; again after BadVersion, NoNode, connection loss or not
+// sent) kept in one value, so that a round costs its requests and little
+// else. Executor goroutine only.
+type reservation struct {
+	s         *task.Scope
+	k         task.Cont[written] // the outcome; or, for Next,
+	kID       task.Cont[int64]   // its ID
+	op, path  string
+	n         int64
+	acl       task.ACLProvider
+	onResp    task.Cont[task.Response] // r.response, made once
+	step      step                     // the request awaited
+	d         task.Data                // the read the round writes from
+	data      []byte                   // what it writes
+	b         Block
+	began     time.Time // when the round began
+	conflicts int       // BadVersions in a row
+	created   bool      // the round has created the node
+}
+
+// step is the request a reservation awaits.
+type step int
+
+const (
+	reading step = iota
+	creating
+	setting
+)
+
+// response takes the awaited request's outcome.
+func (r *reservation) response(resp task.Response, err error) {
+	switch r.step {
+	case reading:
+		r.read(resp, err)
+	case creating:
+		r.createdNode(resp, err)
+	default:
+		r.set(resp, err)
+	}
+}
+
+func (r *reservation) exec(st step, req task.Request) {
+	r.step = st
+	task.Exec(r.s, req, r.onResp)
+}
+
+// done ends the reservation.
+func (r *reservation) done(w written, err error) {
+	if r.kID != nil {
+		r.kID(w.block.Last, err)
+		return
+	}
+	r.k(w, err)
+}
+
+// round starts a round: step 1, the read.
+func (r *reservation) round() {
+	r.began = r.s.Now()
+	r.exec(reading, &task.GetDataRequest{Path: r.path})
+}
+
+func (r *reservation) read(resp task.Response, err error) {
+	switch {
+	case err == nil:
+		r.d = task.Data{Data: resp.Data, Stat: resp.Stat}
+		r.cas()
+	case errors.Is(err, task.ErrNoNode) && !r.created:
+		// A missing node is created holding 0 (NodeExists: another client
+		// created it), then read again.
+		r.created = true
+		r.exec(creating, &task.CreateRequest{Path: r.path, Data: Encode(0), Mode: task.Persistent, ACL: r.acl.For(r.path)})
+	default:
+		r.failed(err)
+	}
+}
+
+func (r *reservation) createdNode(_ task.Response, err error) {
+	if err != nil && !errors.Is(err, task.ErrNodeExists) {
+		r.failed(err)
+		return
+	}
+	r.exec(reading, &task.GetDataRequest{Path: r.path})
+}
+
+// cas is steps 2 and 3: the write of the value plus n with the version
+// read.
+func (r *reservation) cas() {
+	data, b, err := advance(r.d, r.n)
+	if err != nil {
+		r.done(written{}, &Error{Op: r.op, Path: r.path, Err: err})
+		return
+	}
+	r.data, r.b = data, b
+	version := r.d.Stat.Version
+	if canary.On(bugBlindWrite) {
+		version = task.AnyVersion
+	}
+	r.exec(setting, &task.SetDataRequest{Path: r.path, Data: data, Version: version})
+}
+
+func (r *reservation) set(resp task.Response, err error) {
+	if err != nil && errors.Is(err, task.ErrConnectionLoss) && canary.On(bugLossNotApplied) {
+		// Takes the lost write for one never applied and writes the
+		// same value again unconditionally, handing out the block.
+		r.exec(setting, &task.SetDataRequest{Path: r.path, Data: r.data, Version: task.AnyVersion})
+		return
+	}
+	if err == nil {
+		r.done(written{r.b, task.Data{Data: r.data, Stat: resp.Stat}}, nil)
+		return
+	}
+	if errors.Is(err, task.ErrNoNode) {
+		err = fmt.Errorf("%w: %w", errNodeGone, err)
+	}
+	r.failed(err)
+}
+
+// failed starts the round again after the errors of retryOn, and ends the
+// reservation with any other. After BadVersion (another client won the
+// round) it first waits a random time, up to a bound that starts at the
+// length of the lost round and doubles with each BadVersion in a row
+// (at most 64 times the round): contenders that all retry at once would
+// mostly lose again, each loss costing a read and a write.
+func (r *reservation) failed(err error) {
+	if !retryable(err) {
+		r.done(written{}, err)
+		return
+	}
+	r.created = false
+	if !errors.Is(err, task.ErrBadVersion) {
+		r.conflicts = 0
+		r.round()
+		return
+	}
+	r.conflicts++
+	wait := backoff(r.s.Now().Sub(r.began), r.conflicts, r.s.Rand())
+	if wait <= 0 {
+		r.round()
+		return
+	}
+	task.Suspend(r.s, func(_ task.Unit, err error) {
+		if err != nil {
+			r.done(written{}, err)
+			return
+		}
+		r.round()
+	}, func(resume task.Cont[task.Unit]) func() {
+		tm := r.s.Runtime().AfterFunc(r.s.Now().Add(wait), func() {
+			r.s.Schedule(func() { resume(task.Unit{}, nil) })
+		})
+		return func() { tm.Stop() }
 	})
-	return c.Retry(round, c.Policy{On: retryOn})
+}
+
+// backoff is the wait before the round after the conflicts-th BadVersion
+// in a row, with a round that took rtt: uniform in [0, rtt * 2^(conflicts-1)),
+// the bound at most 64 rtt; u is a random draw.
+func backoff(rtt time.Duration, conflicts int, u uint64) time.Duration {
+	if rtt <= 0 || conflicts < 1 {
+		return 0
+	}
+	bound := rtt << min(conflicts-1, 6)
+	return time.Duration(u % uint64(bound))
+}
+
+func retryable(err error) bool {
+	for _, e := range retryOn {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // casFrom writes the node's value plus n with the version of d, a read of
@@ -149,13 +330,4 @@ func advance(d task.Data, n int64) ([]byte, Block, error) {
 	}
 	data := append(Encode(v+n), d.Data[Size:]...)
 	return data, Block{First: v + 1, Last: v + n}, nil
-}
-
-// read gets the node, creating it with the value 0 and acl's ACL if it is
-// missing.
-func read(path string, acl task.ACLProvider) task.Task[task.Data] {
-	create := c.OnError(c.Map(zkops.Create(path, Encode(0), task.Persistent, acl), func(string) task.Unit { return task.Unit{} }),
-		func(error) task.Task[task.Unit] { return task.Done }, task.ErrNodeExists)
-	again := c.Then(create, func(task.Unit) task.Task[task.Data] { return task.Get(path) })
-	return c.OnError(task.Get(path), func(error) task.Task[task.Data] { return again }, task.ErrNoNode)
 }

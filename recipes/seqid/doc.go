@@ -66,7 +66,7 @@
 //	requests per ID    2.0   3.0    4.6-5.0  6.7-7.1
 //
 // against about 15 requests per ID at 16 clients before the wait was
-// added; raw go-zookeeper retrying at once draws 2.2-2.6 times fewer IDs
+// added; raw go-zookeeper retrying at once draws 2.1-3.0 times fewer IDs
 // per second than this recipe at 64 clients (one run, A/B pairs).
 //
 // A Counter (counter.go) skips step 1 while it can: it remembers the value

@@ -174,7 +174,7 @@ func BuildCurator(cacheDir string) (*Program, error) {
 	}
 	return &Program{Kind: Curator,
 		Argv:      []string{"java", "-Xss512k", "-XX:+UseParallelGC", "-cp", out + ":" + classpath, "CuratorPeer"},
-		Scenarios: []string{"lock", "cas", "interop"}}, nil
+		Scenarios: []string{"lock", "cas", "interop", "latchinterop"}}, nil
 }
 
 func buildGoZK(cacheDir string) (*Program, error) {

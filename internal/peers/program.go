@@ -59,8 +59,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("%w: neither a duration nor a number of ops", ErrBadParams)
 	case !strings.HasPrefix(p.Path, "/") || len(p.Path) < 2:
 		return fmt.Errorf("%w: path %q", ErrBadParams, p.Path)
-	case p.Scenario == "interop" && !strings.HasPrefix(p.Marker, "/"):
-		return fmt.Errorf("%w: interop needs a marker path, got %q", ErrBadParams, p.Marker)
+	case strings.HasSuffix(p.Scenario, "interop") && !strings.HasPrefix(p.Marker, "/"):
+		return fmt.Errorf("%w: %s needs a marker path, got %q", ErrBadParams, p.Scenario, p.Marker)
 	}
 	if p.SessionTimeout == 0 {
 		p.SessionTimeout = 10 * time.Second

@@ -108,6 +108,9 @@ type Candidate interface {
 	// Leader returns a task that reads the current leader's data
 	// (ErrNoLeader if nobody leads).
 	Leader() task.Task[[]byte]
+	// Observe returns a task that follows who leads and calls fn with
+	// each change (Election.Observe).
+	Observe(fn func(Observation)) task.Task[*Observer]
 }
 
 var (

@@ -102,9 +102,12 @@
 //  2. Create DIR/_c_<id>-latch- (ephemeral-sequential, data Config.Data);
 //     the server appends a 10-digit sequence number. The names follow
 //     Apache Curator's LeaderLatch in protected mode (which orders by the
-//     digits after the last "latch-"); running both on one directory is
-//     not tested. Children whose names do not end in "latch-<digits>" are
-//     ignored. ErrNoNode: create DIR and its
+//     digits after the last "latch-"), so the two queue together on one
+//     directory and never lead at once (TestCuratorLeaderLatchInterop runs
+//     Curator 5.4's LeaderLatch and this election on one directory of a
+//     real server, each leader creating a marker node the other side
+//     would find). Children whose names do not end in "latch-<digits>"
+//     are ignored. ErrNoNode: create DIR and its
 //     ancestors (persistent), then create again. ErrNotSent: create again.
 //  3. ErrConnectionLoss (the reply was lost; the create may or may not
 //     have been applied): after the reconnect, list DIR and read (exists)
@@ -201,6 +204,26 @@
 // version it was created with; for a Master, of our lease), then ops. A refused check fails with ErrLost wrapping
 // the server's error and ends the leadership. Once leadership is known to
 // have ended, Fenced refuses at once without sending.
+//
+// # Watching who leads
+//
+// Observe (Election.Observe, Master.Observe; the blocking Observe returns
+// a channel) follows who leads without campaigning, as etcd's Observe
+// does: the lowest candidate node of an election, the master node of a
+// Master, with its data, token (czxid) and session, at the start and at
+// each change, read from consistent snapshots (recipes/cache) across
+// reconnects and session expiries. What an observer sees is the
+// directory: a candidate that has become the lowest but not yet checked
+// its node, or that has given up leading and not yet deleted it, is shown
+// as the leader; the Leadership's own state is what a leader acts on.
+//
+// # Leading in a loop
+//
+// Lead campaigns, runs the caller's function with a context canceled when
+// the leadership ends, resigns when it returns and, with
+// LeadOptions.Requeue, campaigns again (Curator's LeaderSelector with
+// autoRequeue). The function must return soon after its context is
+// canceled; its writes should be fenced.
 //
 // # Callbacks and goroutines
 //

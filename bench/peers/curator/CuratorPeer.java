@@ -5,6 +5,8 @@
 //            CuratorFramework (its own session), all on one path.
 //   cas:     DistributedAtomicLong.increment() (an optimistic
 //            compare-and-set, retried on conflict with no sleep).
+//   latchinterop: LeaderLatch on --path, --ops times per client, with the
+//            same marker check (LatchInterop.java).
 //   interop: each client acquires InterProcessMutex on --path --ops times;
 //            while holding it, creates --marker as an ephemeral node and
 //            deletes it, so a second holder at the same time (a Curator
@@ -123,6 +125,13 @@ public final class CuratorPeer {
             };
             break;
         }
+        case "latchinterop":
+            if (marker == null || ops <= 0) {
+                System.err.println("curator: latchinterop needs --marker and --ops");
+                System.exit(2);
+            }
+            op = LatchInterop.op(cfs, path, marker);
+            break;
         default:
             System.err.println("curator: unknown scenario " + scenario);
             System.exit(2);
@@ -190,7 +199,7 @@ public final class CuratorPeer {
         b.append(String.format(Locale.ROOT, "ZKBENCH impl=curator scenario=%s clients=%d ops=%d errors=%d secs=%.6f",
             scenario, clients, total, errors.get(), Math.max(0, stop - t0) / 1e9));
         b.append(" total=").append(everyOp.get());
-        if (scenario.equals("interop")) b.append(" holds=").append(total);
+        if (scenario.endsWith("interop")) b.append(" holds=").append(total);
         if (total > 0) {
             for (int i = 0; i < QUANTILES.length; i++) {
                 int r = (int) Math.ceil(QUANTILES[i] * total / 100 - 1e-9) - 1;

@@ -1,0 +1,200 @@
+package election
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/cache"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Observation is who leads an election, as an observer sees it.
+type Observation struct {
+	// Leading is false when nobody leads (no candidate, or no master).
+	Leading bool
+	// Path is the leader's node: its lowest candidate node (Election) or
+	// the master node (Master).
+	Path string
+	// Data is that node's data: the leader's Config.Data.
+	Data []byte
+	// Token is the node's czxid, the leadership's fencing token
+	// (Leadership.Token), and Session its ephemeral owner.
+	Token   int64
+	Session int64
+}
+
+// Observer follows who leads (Observe). Its methods are safe from any
+// goroutine.
+type Observer struct {
+	fn func(Observation)
+
+	mu     sync.Mutex
+	latest Observation
+	has    bool
+
+	stop func() task.Task[task.Unit]
+	done <-chan struct{}
+	err  func() error
+}
+
+// Observe returns a task that follows who leads the election and calls fn
+// with it, on the executor goroutine, in order: first with the leader at
+// the start, then at each change of leader (another node leads, or nobody
+// does). The leader an observer sees is the lowest candidate node: the
+// candidate that leads or is about to (a campaign is granted once it has
+// checked its node, a moment after it became the lowest), and one that
+// has given up leading until its node is gone (the Leadership's own state
+// is what the leader acts on; an observer sees the directory). Changes are
+// read from a consistent snapshot of the directory (recipes/cache), so a
+// leader that came and went between two snapshots may be skipped, the
+// last one never is, and observations never go back in time; the observer
+// follows the election across reconnects and session expiries, reading
+// again on each new session. Each observer reads every candidate node and
+// watches the directory: it wakes on every candidate that joins or
+// leaves. fn must not block. The task succeeds with the Observer once the
+// first observation is delivered; the Observer runs until Stop.
+func (e *Election) Observe(fn func(Observation)) task.Task[*Observer] {
+	if fn == nil {
+		return task.Fail[*Observer](fmt.Errorf("election: nil observer: %w", task.ErrInvalidArgument))
+	}
+	o := &Observer{fn: fn}
+	var cc *cache.ChildrenCache
+	cc, err := cache.NewChildren(e.dir, cache.Options{Data: true, OnSynced: func() {
+		o.deliver(lowest(e, cc.Current()))
+	}})
+	if err != nil {
+		return task.Fail[*Observer](fmt.Errorf("election: %w", err))
+	}
+	o.stop, o.done, o.err = cc.Stop, cc.Done(), cc.Err
+	return task.Map(cc.Start(), func(*cache.ChildrenCache) *Observer { return o })
+}
+
+// lowest is the lowest candidate among a directory's children.
+func lowest(e *Election, kids []cache.Node) Observation {
+	names := make([]string, 0, len(kids))
+	byName := make(map[string]cache.Node, len(kids))
+	for _, n := range kids {
+		name := n.Path[len(e.dir)+1:]
+		names = append(names, name)
+		byName[name] = n
+	}
+	q := queue(names)
+	if len(q) == 0 {
+		return Observation{}
+	}
+	n := byName[q[0].Name]
+	return Observation{Leading: true, Path: n.Path, Data: n.Data, Token: n.Stat.Czxid, Session: n.Stat.EphemeralOwner}
+}
+
+// Observe is Election.Observe for a Master: the leader is the master node.
+func (m *Master) Observe(fn func(Observation)) task.Task[*Observer] {
+	if fn == nil {
+		return task.Fail[*Observer](fmt.Errorf("election: nil observer: %w", task.ErrInvalidArgument))
+	}
+	o := &Observer{fn: fn}
+	var nc *cache.NodeCache
+	nc, err := cache.NewNode(m.path, cache.Options{OnSynced: func() {
+		n, ok := nc.Current()
+		if !ok {
+			o.deliver(Observation{})
+			return
+		}
+		o.deliver(Observation{Leading: true, Path: n.Path, Data: n.Data, Token: n.Stat.Czxid, Session: n.Stat.EphemeralOwner})
+	}})
+	if err != nil {
+		return task.Fail[*Observer](fmt.Errorf("election: %w", err))
+	}
+	o.stop, o.done, o.err = nc.Stop, nc.Done(), nc.Err
+	return task.Map(nc.Start(), func(*cache.NodeCache) *Observer { return o })
+}
+
+// deliver calls fn with ob if the leader changed (another node, by czxid,
+// or nobody), or for the first observation. Executor goroutine.
+func (o *Observer) deliver(ob Observation) {
+	o.mu.Lock()
+	same := o.has && o.latest.Leading == ob.Leading && o.latest.Token == ob.Token &&
+		o.latest.Path == ob.Path && bytes.Equal(o.latest.Data, ob.Data)
+	if !same {
+		o.latest, o.has = ob, true
+	}
+	o.mu.Unlock()
+	if !same {
+		o.fn(ob)
+	}
+}
+
+// Latest returns the observation last delivered, and false before the
+// first.
+func (o *Observer) Latest() (Observation, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.latest, o.has
+}
+
+// Stop returns a task that stops the observer (no more calls of fn). It
+// is idempotent.
+func (o *Observer) Stop() task.Task[task.Unit] { return o.stop() }
+
+// Done is closed when the observer ends.
+func (o *Observer) Done() <-chan struct{} { return o.done }
+
+// ErrObserverStopped is Observer.Err after Stop.
+var ErrObserverStopped = errors.New("election: observer stopped")
+
+// Err is nil while the observer runs, then why it ended:
+// ErrObserverStopped after Stop, task.ErrClosed once the executor's
+// connection closed, or the error no retry settles.
+func (o *Observer) Err() error {
+	err := o.err()
+	if errors.Is(err, cache.ErrStopped) {
+		return ErrObserverStopped
+	}
+	return err
+}
+
+// Observe is the blocking face of Candidate.Observe: it sends who leads
+// on the returned channel, first the leader at the start, then each
+// change, until ctx ends, and then closes the channel. The channel holds
+// one observation: a reader that falls behind gets the latest (older ones
+// are replaced, never queued without bound), so the last observation
+// before a pause is never lost. It returns an error, and no channel, when
+// the observer cannot start (bad arguments, ctx ended first). Safe from
+// any goroutine; someone must be running ex.
+func Observe(ctx context.Context, ex *executor.Executor, cand Candidate) (<-chan Observation, error) {
+	if ex == nil || cand == nil {
+		return nil, fmt.Errorf("election: nil executor or candidate: %w", task.ErrInvalidArgument)
+	}
+	ch := make(chan Observation, 1)
+	send := func(ob Observation) {
+		for {
+			select {
+			case ch <- ob:
+				return
+			default:
+			}
+			select { // full: replace the unread observation
+			case <-ch:
+			default:
+			}
+		}
+	}
+	o, err := executor.Await(ctx, ex, cand.Observe(send))
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-o.Done():
+		}
+		// Stopped on the executor, after which fn is not called again:
+		// then the channel may be closed.
+		_, _ = executor.Await(context.Background(), ex, o.Stop())
+		close(ch)
+	}()
+	return ch, nil
+}

@@ -12,7 +12,6 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk/sim"
-	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/rwlock"
 	"github.com/zkflow/zkflow/task"
 )
@@ -308,20 +307,6 @@ func TestSimScenario(t *testing.T) {
 	t.Logf("%d writer and %d reader sections logged, %d pairs of readers overlapping", s.stats.writers, s.stats.readers, s.stats.overlaps)
 	if s.stats.writers == 0 || s.stats.readers == 0 || s.stats.overlaps == 0 {
 		t.Fatal("the workload never had writers, readers, or readers sharing the lock: the judge checks nothing")
-	}
-}
-
-// Each known bug, switched back on, is caught: sim.Catch hunts three
-// times over disjoint seed ranges and logs the seeds each hunt needed.
-// Not parallel: canaries are process-wide.
-func TestCanariesCaught(t *testing.T) {
-	for _, name := range rwlock.Canaries {
-		t.Run(string(name), func(t *testing.T) {
-			restore := canary.Enable(name)
-			defer restore()
-			_, sc := newRWSim()
-			sim.Catch(t, sc, string(name), 3, 300)
-		})
 	}
 }
 

@@ -26,6 +26,10 @@ const (
 	// without listing even when that writer was not the lowest writer of
 	// its listing (another writer below may hold).
 	bugReaderHoldsOnAnyWriter canary.Name = "rwlock/reader-holds-when-any-writer-goes"
+	// bugWatchLowestWriter: a waiting reader watches the lowest writer
+	// below it, as Curator's does, not the nearest: readers behind a
+	// second writer wake for nothing when the first goes (a herd).
+	bugWatchLowestWriter canary.Name = "rwlock/reader-watches-lowest-writer"
 	// bugStaleSession: a holder trusts the lock across a session expiry:
 	// reconnecting on a new session is taken for a resume.
 	bugStaleSession canary.Name = "rwlock/trust-stale-session"
@@ -310,6 +314,9 @@ func highestWriterBelow(q []member, i int) (holds bool, w int, head bool) {
 	}
 	if w < 0 {
 		return true, 0, false
+	}
+	if canary.On(bugWatchLowestWriter) {
+		w = lowest
 	}
 	return false, w, w == lowest || canary.On(bugReaderHoldsOnAnyWriter)
 }

@@ -2,6 +2,7 @@ package rwlock_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/rwlock"
 	"github.com/zkflow/zkflow/task"
 )
@@ -152,6 +154,25 @@ func TestTryAcquire(t *testing.T) {
 // watches W0, W2 watches R1, R3 and R4 watch W2 (not W0, as Curator's
 // readers do: they would wake for nothing when W0 goes).
 func TestEachWaiterWatchesOneNode(t *testing.T) {
+	if err := watchLayout(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Curator's reader rule, switched on as a canary (it watches the lowest
+// writer), fails TestEachWaiterWatchesOneNode's layout.
+func TestHerdCanaryCaught(t *testing.T) {
+	defer canary.Enable(rwlock.WatchLowestWriter)()
+	err := watchLayout(t)
+	if err == nil {
+		t.Fatal("readers watching the lowest writer not caught")
+	}
+	t.Logf("caught: %v", err)
+}
+
+// watchLayout builds TestEachWaiterWatchesOneNode's queue and returns the
+// first way the waiters' watches and wake-ups differ from the protocol's.
+func watchLayout(t *testing.T) error {
 	w, ws := newWorld(t, 5)
 	l := mustLock(t, "/rw")
 	w0, err := mustRun(t, w, 0, l.Acquire())
@@ -175,9 +196,9 @@ func TestEachWaiterWatchesOneNode(t *testing.T) {
 		return ""
 	}
 	want := map[int]string{1: node("0000000000"), 2: node("0000000001"), 3: node("0000000002"), 4: node("0000000002")}
-	for i, p := range want {
-		if got := ws[i].watched(); !slices.Equal(got, []string{p}) {
-			t.Errorf("client %d watches %v, want %s", i, got, p)
+	for i := 1; i <= 4; i++ {
+		if got := ws[i].watched(); !slices.Equal(got, []string{want[i]}) {
+			return fmt.Errorf("client %d watches %v, want %s", i, got, want[i])
 		}
 	}
 	lists := ws[3].lists + ws[4].lists
@@ -189,7 +210,7 @@ func TestEachWaiterWatchesOneNode(t *testing.T) {
 	}
 	w.Drive()
 	if ws[3].lists+ws[4].lists != lists || r3.Done || r4.Done || w2.Done {
-		t.Fatal("W0's release woke the readers behind W2")
+		return fmt.Errorf("W0's release woke the readers behind W2 (%d listings)", ws[3].lists+ws[4].lists-lists)
 	}
 	// R1 goes: W2 lists once (R1 was not the lowest when W2 listed) and
 	// holds.
@@ -198,7 +219,7 @@ func TestEachWaiterWatchesOneNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !w.Settle(func() bool { return w2.Done }) || w2.Err != nil || ws[2].lists != wl+1 {
-		t.Fatalf("w2: %+v, %d listings more", w2, ws[2].lists-wl)
+		return fmt.Errorf("w2: %+v, %d listings more", w2, ws[2].lists-wl)
 	}
 	// W2 goes: R3 and R4 both hold, each after one listing.
 	if _, err := mustRun(t, w, 2, w2.V.Release()); err != nil {
@@ -208,8 +229,9 @@ func TestEachWaiterWatchesOneNode(t *testing.T) {
 		t.Fatalf("r3 %+v, r4 %+v", r3, r4)
 	}
 	if ws[3].lists+ws[4].lists != lists+2 {
-		t.Fatalf("the readers listed %d times after their writer went, want 2", ws[3].lists+ws[4].lists-lists)
+		return fmt.Errorf("the readers listed %d times after their writer went, want 2", ws[3].lists+ws[4].lists-lists)
 	}
+	return nil
 }
 
 // A waiter whose watched node was the head of its listing holds when it

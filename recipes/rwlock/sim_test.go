@@ -11,6 +11,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/rwlock"
 	"github.com/zkflow/zkflow/task"
@@ -39,11 +40,18 @@ import (
 //     writes, the span of a writer's entries overlaps no other holder's
 //     span, and its token is above every token logged before it and
 //     below every token logged after it; no late write applied;
+//   - no herd: when a client sets an exists watch on a contender node
+//     (herdConn), no contender that exists between that node and the
+//     client's own could let it hold sooner: a writer watches the node
+//     right below its own, a reader the nearest writer below its own
+//     (every node below ours was created before ours, so our listing saw
+//     those that still exist);
 //   - a holder whose section failed because its session ended has been
 //     told (Err) before its client runs anything more;
 //   - no contender node left after the loops end; no cleanup failing
 //     with anything but the end of its session.
 type rwSim struct {
+	r       *sim.Trial // the seed's trial, once set up
 	clients int
 	l       *rwlock.RWLock
 	holders []*rwlock.Held // granted, not yet released
@@ -69,6 +77,9 @@ func newRWSim() (*rwSim, sim.Scenario) {
 		Faults:   sim.Faults{Allow: sim.AllFaults},
 		Duration: rwDuration,
 		Setup:    s.setup,
+		Wrap: func(i int, conn *fakezk.Conn) task.Conn {
+			return &herdConn{Conn: conn, s: s, client: i}
+		},
 		Workload: func(r *sim.Trial) {
 			for i := range s.clients {
 				s.round(r, i)
@@ -96,6 +107,7 @@ func newRWSim() (*rwSim, sim.Scenario) {
 }
 
 func (s *rwSim) setup(r *sim.Trial) error {
+	s.r = r
 	s.holders, s.stopped, s.ended = nil, 0, make([]bool, s.clients)
 	l, err := rwlock.New(rwDir)
 	if err != nil {
@@ -326,4 +338,68 @@ func TestSimRegressions(t *testing.T) {
 func TestSimDeterminism(t *testing.T) {
 	_, sc := newRWSim()
 	sim.Determinism(t, sc, sim.Sample(5, 500))
+}
+
+// herdConn checks every exists watch its client sets on a contender node
+// (see rwSim, no herd).
+type herdConn struct {
+	*fakezk.Conn
+	s      *rwSim
+	client int
+}
+
+func (c *herdConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if r, ok := req.(*task.ExistsRequest); ok && watch != nil && c.s.r != nil && strings.HasPrefix(r.Path, rwDir+"/") {
+		c.s.checkWatch(c.client, c.SessionID(), r.Path)
+	}
+	c.Conn.Do(req, done, watch)
+}
+
+// contender parses a contender's name: its number and whether it is a
+// writer.
+func contender(name string) (seq int64, write, ok bool) {
+	for _, tag := range []string{"__WRIT__", "__READ__"} {
+		if i := strings.LastIndex(name, tag); i >= 0 {
+			n, err := strconv.ParseInt(name[i+len(tag):], 10, 64)
+			return n, tag == "__WRIT__", err == nil
+		}
+	}
+	return 0, false, false
+}
+
+// checkWatch judges a watch client i (on session sess) sets on path:
+// skipped when path is gone or the session owns no single contender.
+func (s *rwSim) checkWatch(i int, sess int64, path string) {
+	r := s.r
+	if r.Closing() {
+		return
+	}
+	if _, ok := r.NodeStat(path); !ok {
+		return
+	}
+	target, _, ok := contender(path[len(rwDir)+1:])
+	if !ok {
+		return
+	}
+	names := r.Children(rwDir)
+	var mine []string
+	for _, n := range names {
+		if st, ok := r.NodeStat(rwDir + "/" + n); ok && st.EphemeralOwner == sess {
+			mine = append(mine, n)
+		}
+	}
+	if len(mine) != 1 {
+		return
+	}
+	own, write, ok := contender(mine[0])
+	if !ok {
+		return
+	}
+	for _, n := range names {
+		seq, w, ok := contender(n)
+		if ok && seq > target && seq < own && (write || w) {
+			r.Errorf("client %d (%s) watches %s, though %s lies between it and its node %s (a herd)", i, map[bool]string{true: "writer", false: "reader"}[write], path, n, mine[0])
+			return
+		}
+	}
 }

@@ -59,7 +59,7 @@ func TestPeersOnRealServer(t *testing.T) {
 		t.Run(string(k), func(t *testing.T) {
 			prog := buildOrSkip(t, k)
 			for _, sc := range prog.Scenarios {
-				if sc == "interop" {
+				if sc == "interop" || sc == "rwinterop" {
 					continue
 				}
 				p := Params{Server: addr, Scenario: sc, Clients: 2, Ops: 15, Path: fmt.Sprintf("/peers-%s-%s", k, sc)}
@@ -91,8 +91,9 @@ func TestPeersOnRealServer(t *testing.T) {
 	}
 }
 
-// The interop mode: Curator clients contend for one InterProcessMutex and
-// mark each hold with an ephemeral node; every hold is counted, and none
+// The interop modes: Curator clients contend for one InterProcessMutex
+// (rwinterop: InterProcessReadWriteLock, readers and writers) and mark
+// each hold with an ephemeral node; every hold is counted, and none
 // overlapped (the program exits with status 3 if one did).
 func TestCuratorInterop(t *testing.T) {
 	zkserver.Require(t)
@@ -100,12 +101,14 @@ func TestCuratorInterop(t *testing.T) {
 	cl := zkserver.Standalone(t, zkserver.Options{MaxSessionTimeout: 10 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r, err := prog.Run(ctx, Params{Server: cl.Addrs()[0], Scenario: "interop", Clients: 3, Ops: 20,
-		Path: "/interop/lock", Marker: "/interop-marker"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Holds != 60 || r.Errors != 0 {
-		t.Fatalf("%s: want 60 holds and no errors", Format(r))
+	for sc, marker := range map[string]string{"interop": "/interop-marker", "rwinterop": "/rwinterop-markers"} {
+		r, err := prog.Run(ctx, Params{Server: cl.Addrs()[0], Scenario: sc, Clients: 3, Ops: 20,
+			Path: "/" + sc + "/lock", Marker: marker}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", sc, err)
+		}
+		if r.Holds != 60 || r.Errors != 0 {
+			t.Fatalf("%s: %s, want 60 holds and no errors", sc, Format(r))
+		}
 	}
 }

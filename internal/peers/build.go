@@ -140,7 +140,9 @@ func Build(k Kind, cacheDir string) (*Program, error) {
 // times; while holding it, it creates --marker as an ephemeral node and
 // deletes it again, so a second holder at the same time fails with
 // NodeExists, which the program reports on stderr ("OVERLAP ...") and by
-// exiting with status 3. Its result line counts the holds.
+// exiting with status 3. Its result line counts the holds. rwinterop does
+// the same with InterProcessReadWriteLock, readers and writers, and a
+// directory of markers (bench/peers/curator/RWInterop.java).
 func BuildCurator(cacheDir string) (*Program, error) {
 	if err := Available(Curator); err != nil {
 		return nil, err
@@ -174,7 +176,7 @@ func BuildCurator(cacheDir string) (*Program, error) {
 	}
 	return &Program{Kind: Curator,
 		Argv:      []string{"java", "-Xss512k", "-XX:+UseParallelGC", "-cp", out + ":" + classpath, "CuratorPeer"},
-		Scenarios: []string{"lock", "cas", "interop", "latchinterop"}}, nil
+		Scenarios: []string{"lock", "cas", "interop", "latchinterop", "rwinterop"}}, nil
 }
 
 func buildGoZK(cacheDir string) (*Program, error) {

@@ -21,7 +21,8 @@ type Params struct {
 	Server string
 	// Scenario is "lock" (acquire+release), "cas" (one ID by
 	// compare-and-set), "pipeline" (reads with Outstanding in flight on
-	// one session) or "interop" (Curator only: see the package doc).
+	// one session), "interop" or "rwinterop" (Curator only: see
+	// BuildCurator).
 	Scenario string
 	// Clients is the number of clients, each on a session of its own.
 	Clients int
@@ -32,7 +33,8 @@ type Params struct {
 	Ops              int
 	// Path is the node (lock directory, counter) the scenario works on.
 	Path string
-	// Marker is the interop mode's marker node.
+	// Marker is the interop mode's marker node (rwinterop: the directory
+	// of its markers).
 	Marker string
 	// Outstanding is the pipeline's number of reads in flight.
 	Outstanding int

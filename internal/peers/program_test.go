@@ -23,15 +23,16 @@ func TestParamsValidate(t *testing.T) {
 		t.Fatalf("defaults: %+v", p)
 	}
 	for name, f := range map[string]func(*Params){
-		"no server":        func(p *Params) { p.Server = "" },
-		"no scenario":      func(p *Params) { p.Scenario = "" },
-		"zero clients":     func(p *Params) { p.Clients = 0 },
-		"negative ops":     func(p *Params) { p.Ops = -1 },
-		"negative warmup":  func(p *Params) { p.Warmup = -time.Second },
-		"nothing to do":    func(p *Params) { p.Duration, p.Ops = 0, 0 },
-		"relative path":    func(p *Params) { p.Path = "bench" },
-		"root path":        func(p *Params) { p.Path = "/" },
-		"interop, no mark": func(p *Params) { p.Scenario, p.Marker = "interop", "" },
+		"no server":          func(p *Params) { p.Server = "" },
+		"no scenario":        func(p *Params) { p.Scenario = "" },
+		"zero clients":       func(p *Params) { p.Clients = 0 },
+		"negative ops":       func(p *Params) { p.Ops = -1 },
+		"negative warmup":    func(p *Params) { p.Warmup = -time.Second },
+		"nothing to do":      func(p *Params) { p.Duration, p.Ops = 0, 0 },
+		"relative path":      func(p *Params) { p.Path = "bench" },
+		"root path":          func(p *Params) { p.Path = "/" },
+		"interop, no mark":   func(p *Params) { p.Scenario, p.Marker = "interop", "" },
+		"rwinterop, no mark": func(p *Params) { p.Scenario, p.Marker = "rwinterop", "" },
 	} {
 		p := validParams()
 		f(&p)

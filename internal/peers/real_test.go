@@ -92,8 +92,9 @@ func TestPeersOnRealServer(t *testing.T) {
 	}
 }
 
-// The interop mode: Curator clients contend for one InterProcessMutex and
-// mark each hold with an ephemeral node; every hold is counted, and none
+// The interop modes: Curator clients contend for one InterProcessMutex
+// (rwinterop: InterProcessReadWriteLock, readers and writers) and mark
+// each hold with an ephemeral node; every hold is counted, and none
 // overlapped (the program exits with status 3 if one did).
 func TestCuratorInterop(t *testing.T) {
 	zkserver.Require(t)
@@ -101,12 +102,14 @@ func TestCuratorInterop(t *testing.T) {
 	cl := zkserver.Standalone(t, zkserver.Options{MaxSessionTimeout: 10 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r, err := prog.Run(ctx, Params{Server: cl.Addrs()[0], Scenario: "interop", Clients: 3, Ops: 20,
-		Path: "/interop/lock", Marker: "/interop-marker"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Holds != 60 || r.Errors != 0 {
-		t.Fatalf("%s: want 60 holds and no errors", Format(r))
+	for sc, marker := range map[string]string{"interop": "/interop-marker", "rwinterop": "/rwinterop-markers"} {
+		r, err := prog.Run(ctx, Params{Server: cl.Addrs()[0], Scenario: sc, Clients: 3, Ops: 20,
+			Path: "/" + sc + "/lock", Marker: marker}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", sc, err)
+		}
+		if r.Holds != 60 || r.Errors != 0 {
+			t.Fatalf("%s: %s, want 60 holds and no errors", sc, Format(r))
+		}
 	}
 }

@@ -13,6 +13,8 @@
 //            client or any lock that excludes it, such as the library's)
 //            fails with NodeExists: printed as "OVERLAP ..." on stderr and
 //            exit status 3.
+//   rwinterop: the same for InterProcessReadWriteLock, readers and
+//            writers (RWInterop.java).
 //
 // Flags as internal/peers.Params.Args writes them. Prints one result line
 // (internal/peers.Format): latencies in microseconds, nearest-rank
@@ -131,6 +133,9 @@ public final class CuratorPeer {
                 System.exit(2);
             }
             op = LatchInterop.op(cfs, path, marker);
+            break;
+        case "rwinterop":
+            op = RWInterop.op(cfs, path, marker, ops);
             break;
         default:
             System.err.println("curator: unknown scenario " + scenario);

@@ -1,0 +1,72 @@
+package rwlock_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/internal/acltest"
+	"github.com/zkflow/zkflow/recipes/rwlock"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Every node the lock creates carries the ACL its WithACL provider gives
+// for the node's path: the directory and its ancestors (made on first
+// use), a reader's node and a writer's queued behind it; and, with the
+// option left out, none does (acltest.Check).
+func TestACL(t *testing.T) {
+	acltest.Check(t, []string{"/acl", "/acl/locks", "/acl/locks/rw", "/acl/locks/rw/_c_*"}, func(t *testing.T, acl task.ACLProvider) []acltest.Create {
+		wrap, creates := acltest.Recorders[*fakezk.Conn]()
+		w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: wrap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		l, err := rwlock.New("/acl/locks/rw", rwlock.WithACL(acl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := mustRun(t, w, 0, l.AcquireRead())
+		if err != nil {
+			t.Fatal(err)
+		}
+		waiter := sim.Submit(w, 1, l.Acquire())
+		w.Drive()
+		if _, err := mustRun(t, w, 0, h.Release()); err != nil {
+			t.Fatal(err)
+		}
+		if !w.Settle(func() bool { return waiter.Done }) || waiter.Err != nil {
+			t.Fatalf("waiter: %+v", waiter)
+		}
+		if _, err := mustRun(t, w, 1, waiter.V.Release()); err != nil {
+			t.Fatal(err)
+		}
+		return creates()
+	})
+}
+
+// NewRWMutex passes WithACL on to the lock.
+func TestRWMutexACL(t *testing.T) {
+	acltest.Check(t, []string{"/acl", "/acl/m/_c_*"}, func(t *testing.T, acl task.ACLProvider) []acltest.Create {
+		srv := fakezk.New(fakezk.Config{Async: true})
+		t.Cleanup(func() { _ = srv.Close() })
+		rec := acltest.Wrap(srv.Connect(fakezk.ConnConfig{}))
+		ex := acltest.Running(t, executor.Config{Conn: rec, Clock: srv.Clock(), Seed: 1})
+		m, err := rwlock.NewRWMutex(ex, "/acl/m", rwlock.WithACL(acl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, lock := range []func(context.Context) (*rwlock.Held, error){m.RLock, m.Lock} {
+			h, err := lock(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Unlock(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return rec.Creates()
+	})
+}

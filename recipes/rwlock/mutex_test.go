@@ -1,0 +1,184 @@
+package rwlock_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/recipes/rwlock"
+	"github.com/zkflow/zkflow/task"
+)
+
+// asyncMutexes is a fakezk server in Async mode and a maker of RWMutexes
+// on dir, each on an executor of its own (seeded with seed) run until the
+// test ends, with run as its context.
+func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Context, mutex func(seed uint64) *rwlock.RWMutex) {
+	t.Helper()
+	srv = fakezk.New(fakezk.Config{Async: true})
+	run, stop := context.WithCancel(context.Background())
+	var running []chan struct{}
+	t.Cleanup(func() {
+		stop()
+		for _, d := range running {
+			<-d
+		}
+		srv.Close()
+	})
+	return srv, run, func(seed uint64) *rwlock.RWMutex {
+		ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { defer close(done); _ = ex.Run(run) }()
+		running = append(running, done)
+		m, err := rwlock.NewRWMutex(ex, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+}
+
+func nodes(srv *fakezk.Server, dir string) int {
+	n := 0
+	for _, p := range srv.Paths() {
+		if strings.HasPrefix(p, dir+"/") {
+			n++
+		}
+	}
+	return n
+}
+
+// One RWMutex: many read locks at once, as sync.RWMutex; no write lock
+// while it holds any (no upgrade), no read lock while it holds the write
+// lock (no downgrade); both refused at once with ErrAlreadyHeld, and
+// allowed again once released.
+func TestRWMutexReentryRules(t *testing.T) {
+	srv, run, mutex := asyncMutexes(t, "/m")
+	m := mutex(1)
+	r1, err := m.RLock(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := m.RLock(run)
+	if err != nil {
+		t.Fatalf("second RLock on one RWMutex: %v", err)
+	}
+	for name, lock := range map[string]func(context.Context) (*rwlock.Held, error){"Lock": m.Lock, "TryLock": m.TryLock} {
+		if _, err := lock(run); !errors.Is(err, rwlock.ErrAlreadyHeld) {
+			t.Fatalf("%s while reading (upgrade): %v", name, err)
+		}
+	}
+	if err := r1.Unlock(run); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Lock(run); !errors.Is(err, rwlock.ErrAlreadyHeld) {
+		t.Fatalf("Lock with one read lock left: %v", err)
+	}
+	if err := r2.Unlock(run); err != nil {
+		t.Fatal(err)
+	}
+	wr, err := m.Lock(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, lock := range map[string]func(context.Context) (*rwlock.Held, error){
+		"Lock": m.Lock, "TryLock": m.TryLock, "RLock": m.RLock, "TryRLock": m.TryRLock} {
+		if _, err := lock(run); !errors.Is(err, rwlock.ErrAlreadyHeld) {
+			t.Fatalf("%s while writing: %v", name, err)
+		}
+	}
+	if n := nodes(srv, "/m"); n != 1 {
+		t.Fatalf("%d nodes, want the writer's only", n)
+	}
+	if err := wr.Unlock(run); err != nil {
+		t.Fatal(err)
+	}
+	r3, err := m.TryRLock(run)
+	if err != nil {
+		t.Fatalf("TryRLock after the writer's unlock: %v", err)
+	}
+	if err := r3.Unlock(run); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A lock that ended by loss (not Unlock) no longer counts as held.
+func TestRWMutexAfterLoss(t *testing.T) {
+	srv, run, mutex := asyncMutexes(t, "/m")
+	m := mutex(1)
+	h, err := m.Lock(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = h.Err() // sets the node watch
+	if err := srv.AdminDelete(h.Path()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("loss not signalled")
+	}
+	h2, err := m.RLock(run)
+	if err != nil {
+		t.Fatalf("RLock after the write lock was lost: %v", err)
+	}
+	if err := h2.Unlock(run); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// RLock whose ctx ends while waiting behind a writer returns the
+// context's error and leaves no node behind; TryRLock fails with ErrBusy.
+func TestRWMutexContextEndsWhileWaiting(t *testing.T) {
+	srv, run, mutex := asyncMutexes(t, "/m")
+	a, b := mutex(1), mutex(2)
+	ha, err := a.Lock(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.TryRLock(run); !errors.Is(err, rwlock.ErrBusy) {
+		t.Fatalf("TryRLock behind a writer: %v", err)
+	}
+	ctx, cancel := context.WithCancel(run)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := b.RLock(ctx)
+		errc <- err
+	}()
+	for nodes(srv, "/m") != 2 {
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) || !errors.Is(err, task.ErrCanceled) {
+		t.Fatalf("RLock after cancel: %v", err)
+	}
+	for nodes(srv, "/m") != 1 {
+		runtime.Gosched()
+	}
+	if !ha.IsHeld() {
+		t.Fatal("the holder lost its lock")
+	}
+	if err := ha.Unlock(run); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Unlock of a Held taken by the task API (no RWMutex) is refused.
+func TestUnlockWithoutRWMutex(t *testing.T) {
+	w, _ := newWorld(t, 1)
+	h, err := mustRun(t, w, 0, mustLock(t, "/rw").Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Unlock(context.Background()); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("Unlock: %v", err)
+	}
+}

@@ -1,0 +1,17 @@
+package rwlock
+
+import "github.com/zkflow/zkflow/task"
+
+// Option configures an RWLock (New, NewRWMutex).
+type Option interface{ apply(*RWLock) }
+
+type aclOption task.ACLProvider
+
+func (o aclOption) apply(l *RWLock) { l.acl = task.ACLProvider(o) }
+
+// WithACL makes the lock create its contender nodes, and the directory
+// and the ancestors it creates, with the ACL p gives for each path (for a
+// contender, the path sent: DIR/_c_<id>-__READ__ or DIR/_c_<id>-__WRIT__).
+// Without it, or with p nil, they get task.OpenACL. Creates passed to
+// Held.Fenced keep their own ACL.
+func WithACL(p task.ACLProvider) Option { return aclOption(p) }

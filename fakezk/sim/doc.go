@@ -199,7 +199,9 @@
 //     token), and whatever the scenario records with World.OpenSpan and
 //     CloseSpan, or World.Span: lock holds in the lock+id scenario
 //     ("lock"), memberships in recipes/group ("member"), task executions
-//     in recipes/masterworker ("task"). A bar its process's crash ended
+//     in recipes/masterworker ("task"), time inside a double barrier in
+//     recipes/barrier ("barrier"), ID draws in recipes/seqid ("id"),
+//     holds of recipes/rwlock by mode. A bar its process's crash ended
 //     has a black end, one still open when the run ended a dashed
 //     outline, and one whose label the violation's message names ("token
 //     1788") a red outline. A scenario adds its bars with a line at each

@@ -3,6 +3,7 @@ package barrier_test
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -162,6 +163,7 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 			}
 			rd.passed = append(rd.passed, p.Path())
 			r.Logf("client %d entered round %d as %s", i, round, p.Path())
+			bar := r.OpenSpan(i, "barrier", "round "+strconv.Itoa(round)) // inside, on the seed's picture
 			sim.After(r, ex, draw(r.Rand, 3*time.Second), func() {
 				before := append([]string(nil), rd.passed...)
 				sim.Across(r, ex, p.Leave(), &s.cnt, func(_ task.Unit, err error) {
@@ -170,6 +172,7 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 						return
 					}
 					s.left++
+					r.CloseSpan(bar)
 					for _, path := range before {
 						if _, ok := r.NodeStat(path); ok {
 							r.Errorf("client %d finished Leave of round %d while participant %s is still there", i, round, path)

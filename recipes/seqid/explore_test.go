@@ -113,7 +113,12 @@ func (e *explore) workload(r *sim.Trial) {
 			e.ids.Call(i)
 		}
 		think := c.Sleep(time.Duration(r.Rand.Int64N(int64(100 * time.Millisecond))))
-		executor.Submit(r.Execs[i], c.Seq(think, nexts[i]), func(id int64, err error) {
+		var began time.Time // when the draw began, for the seed's picture
+		mark := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) { began = s.Now(); k(task.Unit{}, nil) })
+		executor.Submit(r.Execs[i], c.Seq(think, c.Seq(mark, nexts[i])), func(id int64, err error) {
+			if err == nil && r.Recording() {
+				r.Span(i, "id", "id "+strconv.FormatInt(id, 10), began, r.Clock.Now())
+			}
 			switch {
 			case err == nil && linear:
 				r.Check(e.ids.Return(i, id))

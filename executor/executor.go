@@ -51,7 +51,9 @@ type Executor struct {
 	mu          sync.Mutex
 	inboxClosed bool
 	inbox       []item
+	inboxResps  []task.Response // the responses of the inbox's outcome items, in order
 	spare       []item
+	spareResps  []task.Response
 	pending     atomic.Int32
 	stopped     atomic.Bool
 	running     atomic.Bool // a Run has started (it is set for good)
@@ -59,10 +61,11 @@ type Executor struct {
 	wake        chan struct{}
 
 	// Executor goroutine only.
-	cur       job    // the job Step is running
-	receive   func() // e.receiveCur, made once
-	events    ring
-	tasks     ring
+	cur       job           // the job Step is running
+	curResp   task.Response // its response, for an outcome
+	receive   func()        // e.receiveCur, made once
+	events    queue
+	tasks     queue
 	depth     int
 	started   bool
 	state     task.State
@@ -75,9 +78,8 @@ type Executor struct {
 type item struct {
 	fn   func()
 	r    runner        // instead of fn
-	rcv  task.Receiver // with resp, instead of fn: a request's outcome
-	resp task.Response
-	task bool // true: task queue (paused while suspended); false: event queue
+	rcv  task.Receiver // instead of fn: a request's outcome (its response in inboxResps)
+	task bool          // true: task queue (paused while suspended); false: event queue
 }
 
 // New returns an executor for cfg. It starts no goroutine: call Run, or
@@ -118,12 +120,32 @@ func (e *Executor) post(it item) bool {
 	}
 	e.inbox = append(e.inbox, it)
 	e.mu.Unlock()
+	e.woken()
+	return true
+}
+
+// postOutcome hands a request's outcome to the executor, for rcv on the
+// task queue, as post does.
+func (e *Executor) postOutcome(rcv task.Receiver, resp *task.Response) bool {
+	e.mu.Lock()
+	if e.inboxClosed {
+		e.mu.Unlock()
+		return false
+	}
+	e.inbox = append(e.inbox, item{rcv: rcv, task: true})
+	e.inboxResps = append(e.inboxResps, *resp)
+	e.mu.Unlock()
+	e.woken()
+	return true
+}
+
+// woken counts an item posted and wakes Run.
+func (e *Executor) woken() {
 	e.pending.Add(1)
 	select {
 	case e.wake <- struct{}{}:
 	default:
 	}
-	return true
 }
 
 func (e *Executor) drain() {
@@ -131,20 +153,28 @@ func (e *Executor) drain() {
 		return
 	}
 	e.mu.Lock()
-	in := e.inbox
-	e.inbox = e.spare[:0]
+	in, resps := e.inbox, e.inboxResps
+	e.inbox, e.inboxResps = e.spare[:0], e.spareResps[:0]
 	e.pending.Store(0)
 	e.mu.Unlock()
+	r := 0
 	for i := range in {
-		j := job{fn: in[i].fn, r: in[i].r, rcv: in[i].rcv, resp: in[i].resp}
+		j := job{fn: in[i].fn, x: in[i].r}
+		var resp *task.Response
+		if in[i].rcv != nil {
+			j.x = in[i].rcv
+			resp = &resps[r]
+			r++
+		}
 		if in[i].task {
-			e.tasks.push(j)
+			e.tasks.push(j, resp)
 		} else {
-			e.events.push(j)
+			e.events.push(j, resp)
 		}
 		in[i] = item{}
 	}
-	e.spare = in[:0]
+	clear(resps)
+	e.spare, e.spareResps = in[:0], resps[:0]
 }
 
 // Step runs at most one job and reports whether it ran one. Events (session
@@ -159,7 +189,7 @@ func (e *Executor) Step() bool {
 	}
 	e.drain()
 	j := &e.cur
-	if !e.events.pop(j) && !(e.runnable() && e.tasks.pop(j)) {
+	if !e.events.pop(j, &e.curResp) && !(e.runnable() && e.tasks.pop(j, &e.curResp)) {
 		return false
 	}
 	e.depth = 0
@@ -319,18 +349,18 @@ func (e *Executor) report(err error) {
 func (e *Executor) Clock() task.Clock { return e.clock }
 
 // Schedule implements task.Runtime: fn joins the task queue.
-func (e *Executor) Schedule(fn func()) { e.tasks.push(job{fn: fn}) }
+func (e *Executor) Schedule(fn func()) { e.tasks.push(job{fn: fn}, nil) }
 
 // receiveCur runs the current job, a runner or an outcome for its
 // Receiver (e.receive is this method as a value, made once).
 func (e *Executor) receiveCur() {
-	r, rcv, resp := e.cur.r, e.cur.rcv, e.cur.resp
-	e.cur = job{}
-	if r != nil {
+	x, resp := e.cur.x, e.curResp
+	e.cur, e.curResp = job{}, task.Response{}
+	if r, ok := x.(runner); ok {
 		r.run()
 		return
 	}
-	rcv.Receive(resp)
+	x.(task.Receiver).Receive(resp)
 }
 
 // AfterFunc implements task.Runtime: fn runs from the event queue once the
@@ -366,16 +396,14 @@ func (t *timer) Stop() bool {
 // queue in the order the connection delivers them.
 func (e *Executor) Send(req task.Request, r task.Receiver, watch func(task.Event)) {
 	if e.conn == nil || e.state == task.StateClosed {
-		e.tasks.push(job{rcv: r, resp: task.Response{Err: task.ErrClosed}})
+		e.tasks.push(job{x: r}, &task.Response{Err: task.ErrClosed})
 		return
 	}
 	var w func(task.Event)
 	if watch != nil {
 		w = func(ev task.Event) { e.post(item{task: true, fn: func() { watch(ev) }}) }
 	}
-	e.conn.Do(req, func(resp task.Response) {
-		e.post(item{task: true, rcv: r, resp: resp})
-	}, w)
+	e.conn.Do(req, func(resp task.Response) { e.postOutcome(r, &resp) }, w)
 }
 
 // Current implements task.Runtime.

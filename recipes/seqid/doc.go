@@ -52,22 +52,23 @@
 // read again at once most of them would lose again: each loss costs a read
 // and a write, so n contenders retrying at once cost the server about n
 // requests per ID. So after the k-th BadVersion in a row a round waits a
-// random time drawn uniformly from [0, L * 2^(k-1)), L being the length of
-// the round it lost (measured on the executor's clock, so it follows the
-// network's round trip), the bound at most 64 L, the draws from the
-// executor's seeded source (a simulation replays them). Other retries
-// (connection loss, not sent, the node gone) start at once. Measured on
-// one standalone server on loopback, one session per client, every client
-// drawing IDs without pause (internal/stackbench):
+// random time drawn uniformly from [0, L * 2^(k-1)), L being the latency
+// of the write it lost (measured on the executor's clock, so it follows
+// the network's round trip and the server's load), the bound at most 32 L
+// and at most 50 ms (a bound that kept doubling a loaded server's latency
+// left it idle: with 64 clients on a loaded machine the rate fell to a
+// few hundred IDs per second). The draws come from the executor's seeded
+// source (a simulation replays them). Other retries (connection loss, not
+// sent, the node gone) start at once. Measured on one standalone server
+// on loopback, one session per client, every client drawing IDs without
+// pause (internal/stackbench; the figures of the last run are in
+// bench/README.md):
 //
-//	ZK_REQUIRED=1 go test -run '^$' -bench 'CAS' -benchtime 3000x ./internal/stackbench
+//	ZK_REQUIRED=1 go test -run '^$' -bench 'CAS' -benchtime 4000x ./internal/stackbench
 //
-//	clients            1     4      16       64
-//	requests per ID    2.0   3.0    4.6-5.0  6.7-7.1
-//
-// against about 15 requests per ID at 16 clients before the wait was
-// added; raw go-zookeeper retrying at once draws 2.1-3.0 times fewer IDs
-// per second than this recipe at 64 clients (one run, A/B pairs).
+// about 6 requests per ID at 16 clients and 11 at 64, against about 15 at
+// 16 before the wait was added; at 64 clients the rate of IDs stays that
+// of 16.
 //
 // A Counter (counter.go) skips step 1 while it can: it remembers the value
 // and version its own last write left, and writes the next value with that

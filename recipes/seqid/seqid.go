@@ -130,7 +130,7 @@ type reservation struct {
 	d         task.Data                // the read the round writes from
 	data      []byte                   // what it writes
 	b         Block
-	began     time.Time // when the round began
+	sent      time.Time // when the round's write was sent
 	conflicts int       // BadVersions in a row
 	created   bool      // the round has created the node
 }
@@ -172,7 +172,6 @@ func (r *reservation) done(w written, err error) {
 
 // round starts a round: step 1, the read.
 func (r *reservation) round() {
-	r.began = r.s.Now()
 	r.exec(reading, &task.GetDataRequest{Path: r.path})
 }
 
@@ -212,6 +211,7 @@ func (r *reservation) cas() {
 	if canary.On(bugBlindWrite) {
 		version = task.AnyVersion
 	}
+	r.sent = r.s.Now()
 	r.exec(setting, &task.SetDataRequest{Path: r.path, Data: data, Version: version})
 }
 
@@ -250,7 +250,7 @@ func (r *reservation) failed(err error) {
 		return
 	}
 	r.conflicts++
-	wait := backoff(r.s.Now().Sub(r.began), r.conflicts, r.s.Rand())
+	wait := backoff(r.s.Now().Sub(r.sent), r.conflicts, r.s.Rand())
 	if wait <= 0 {
 		r.round()
 		return
@@ -269,14 +269,21 @@ func (r *reservation) failed(err error) {
 	})
 }
 
+// maxBackoff bounds the wait after a BadVersion: a write's latency grows
+// with the load on the server, and waits that doubled a loaded latency
+// without a bound would leave the server idle (the rate of IDs collapsed
+// to a few per second with 64 clients on a loaded machine).
+const maxBackoff = 50 * time.Millisecond
+
 // backoff is the wait before the round after the conflicts-th BadVersion
-// in a row, with a round that took rtt: uniform in [0, rtt * 2^(conflicts-1)),
-// the bound at most 64 rtt; u is a random draw.
+// in a row, the lost write having taken rtt: uniform in
+// [0, rtt * 2^(conflicts-1)), the bound at most 32 rtt and maxBackoff; u is
+// a random draw.
 func backoff(rtt time.Duration, conflicts int, u uint64) time.Duration {
 	if rtt <= 0 || conflicts < 1 {
 		return 0
 	}
-	bound := rtt << min(conflicts-1, 6)
+	bound := min(rtt<<min(conflicts-1, 5), maxBackoff)
 	return time.Duration(u % uint64(bound))
 }
 

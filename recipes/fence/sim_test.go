@@ -132,6 +132,7 @@ func (s *lockStore) refusal(r *sim.Trial, i int, h *lock.Held, err error) {
 		r.Errorf("client %d: ErrFenced without a *FencedError: %v", i, err)
 		return
 	}
+	r.Logf("client %d: token %d refused on %s by token %d", i, fe.Token, fe.Key, fe.Stored)
 	if fe.Stored <= fe.Token || !s.store.Wrote(fe.Key, fe.Stored) {
 		r.Errorf("client %d: token %d refused on %s by token %d, which is not above it or never wrote the key", i, fe.Token, fe.Key, fe.Stored)
 	}
@@ -197,6 +198,7 @@ func (s *lockStore) round(r *sim.Trial, i int) {
 					task.Run(sc, fence.UpdateTask(st, "log", tok, appendToken(tok)), func(_ []byte, err error) {
 						switch {
 						case err == nil:
+							r.Logf("client %d: late write of token %d accepted", i, tok)
 							s.lateAccepted++
 						case errors.Is(err, fence.ErrFenced):
 							s.lateRefused++

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -205,6 +204,7 @@ func testConcurrent[V any](t *testing.T, s fence.Store[V]) {
 	const G, K = 8, 20
 	ctx := context.Background()
 	order := rand.Perm(G)
+	t.Logf("holders start in the order of tokens %v (plus one)", order)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	accepted := map[int64]int{}
@@ -273,5 +273,5 @@ func testConcurrent[V any](t *testing.T, s fence.Store[V]) {
 	if accepted[G] != K {
 		t.Errorf("the highest token had %d of %d updates accepted", accepted[G], K)
 	}
-	t.Log(fmt.Sprintf("%d updates accepted, %d refused", len(e.Value)/8, len(refusals)))
+	t.Logf("%d updates accepted, %d refused", len(e.Value)/8, len(refusals))
 }

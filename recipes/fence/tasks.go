@@ -52,8 +52,12 @@ func runTask[V any](s TaskStore[V], key string, token int64, fn func([]byte) ([]
 					return
 				}
 				cas, err := a.loaded(l.Entry, l.Version)
-				if err != nil || !cas {
-					k(a.value, err)
+				if err != nil {
+					k(nil, err)
+					return
+				}
+				if !cas {
+					k(a.value, nil)
 					return
 				}
 				task.Run(sc, s.CompareAndSwap(key, a.version, a.next), func(ok bool, err error) {

@@ -116,8 +116,8 @@ func call[T any](s *Store, apply func() T) task.Task[T] {
 	return func(sc *task.Scope, k task.Cont[T]) {
 		req, rep := s.latency(), s.latency()
 		var out T
-		s.clock.AfterFunc(req, func() { out = apply() }) // sent: applied whatever becomes of the flow
 		task.Suspend(sc, k, func(resume task.Cont[T]) func() {
+			s.clock.AfterFunc(req, func() { out = apply() }) // sent: applied whatever becomes of the flow
 			tm := sc.Runtime().AfterFunc(sc.Now().Add(req+rep), func() {
 				sc.Schedule(func() { resume(out, nil) })
 			})

@@ -6,5 +6,8 @@ require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/benbjohnson/clock v1.3.5
 	github.com/go-zookeeper/zk v1.0.4
+	go.etcd.io/bbolt v1.4.3
 	go.uber.org/goleak v1.3.0
 )
+
+require golang.org/x/sys v0.29.0 // indirect

@@ -1,0 +1,106 @@
+package boltstore_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+	"go.uber.org/goleak"
+
+	"github.com/zkflow/zkflow/recipes/fence"
+	"github.com/zkflow/zkflow/recipes/fence/boltstore"
+	"github.com/zkflow/zkflow/recipes/fence/fencetest"
+	"github.com/zkflow/zkflow/task"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func open(t *testing.T) *bolt.DB {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "fence.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// The Store contract and the fence's guarantee on a real database file:
+// versions and absent keys, a stale holder refused, a newer holder's
+// write between a load and a compare-and-swap, 8 goroutines writing with
+// their own tokens (fencetest).
+func TestStore(t *testing.T) {
+	fencetest.Run(t, func(t *testing.T) fence.Store[uint64] {
+		st, err := boltstore.New(open(t), "fenced")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	})
+}
+
+// Entries survive closing and opening the database again, tokens
+// included: a former holder is refused by the reopened file.
+func TestDurable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fence.db")
+	ctx := context.Background()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := boltstore.New(db, "fenced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fence.Write(ctx, st, "k", 7, []byte("seven")); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err = boltstore.New(db, "fenced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fence.Write(ctx, st, "k", 6, []byte("late")); !errors.Is(err, fence.ErrFenced) {
+		t.Fatalf("former holder after reopening: %v; want ErrFenced", err)
+	}
+	if e, _, err := st.Load(ctx, "k"); err != nil || string(e.Value) != "seven" || e.Token != 7 {
+		t.Fatalf("after reopening: %+v, %v", e, err)
+	}
+}
+
+// Bad input: a nil database, an empty bucket name, an empty key, an
+// entry another program wrote in the bucket.
+func TestBadInput(t *testing.T) {
+	if _, err := boltstore.New(nil, "b"); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("nil db: %v", err)
+	}
+	db := open(t)
+	if _, err := boltstore.New(db, ""); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("empty bucket: %v", err)
+	}
+	st, err := boltstore.New(db, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := fence.Write(ctx, st, "", 1, []byte("x")); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("empty key: %v", err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("foreign"), []byte("short")) }); err != nil {
+		t.Fatal(err)
+	}
+	err = fence.Write(ctx, st, "foreign", 1, []byte("x"))
+	var oe *fence.OpError
+	if !errors.Is(err, boltstore.ErrCorrupt) || !errors.As(err, &oe) || oe.Op != "load" {
+		t.Fatalf("foreign entry: %v; want an *OpError of load wrapping ErrCorrupt", err)
+	}
+}

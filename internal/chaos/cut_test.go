@@ -41,14 +41,19 @@ func (r *run) cut(k int, rng *rand.Rand) {
 	what := ""
 	switch kind {
 	case isolate:
+		open := 0
 		for _, p := range l.g {
+			open += p.Conns()
 			p.Silence()
 		}
-		what = "cut off from every server"
+		what = fmt.Sprintf("cut off from every server (%d connections open)", open)
+		r.live(open)
 	case cutOne:
 		i := rng.IntN(len(l.g))
+		open := l.g[i].Conns()
 		l.g[i].Silence()
-		what = fmt.Sprintf("cut off from server %d", i)
+		what = fmt.Sprintf("cut off from server %d (%d connections open to it)", i, open)
+		r.live(open)
 	case delay:
 		d := time.Duration(1+rng.IntN(20)) * time.Millisecond
 		for _, p := range l.g {
@@ -77,4 +82,13 @@ func (r *run) cut(k int, rng *rand.Rand) {
 		}
 	}
 	t.Logf("cut %d %s at %d operations", k, heal, r.ops.Load())
+}
+
+// live counts a silence that fell on at least one open connection (one
+// left silent by an earlier cut healed by timeout counts too, until the
+// client gives it up): the summary says how many cuts bit.
+func (r *run) live(open int) {
+	if open > 0 {
+		r.cutsLive.Add(1)
+	}
 }

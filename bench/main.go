@@ -2,14 +2,17 @@
 // recipes and runtime on a real ZooKeeper server and, in the same run on
 // the same server, the same work done with Apache Curator, kazoo and plain
 // go-zookeeper, alternating the library's runs with the peers' (A B C D
-// A B C D ...), and reports throughput, latency quantiles, round trips per
-// operation and the ratios ours/peer, as a table, JSON, SVG plots and the
-// results section of bench/README.md.
+// A B C D ...), over loopback and over an emulated network (a proxy
+// delaying each direction, -delay), and reports throughput, latency
+// quantiles, client CPU per operation, round trips per operation and the
+// ratios ours/peer, as a table, JSON, SVG plots and the results section
+// of bench/README.md.
 //
 //	go run ./bench                       # starts its own server (tmpfs, forceSync=no)
 //	go run ./bench -server-defaults      # the same with ZooKeeper's default durability
 //	go run ./bench -zk 127.0.0.1:2181    # an existing server
 //	go run ./bench -scenarios lock,cas -pairs 5 -duration 3s
+//	go run ./bench -scenarios lock,cas -delay 0  # the proxy's own cost
 //	go run ./bench -setup                # install the peers first (apt-get)
 //
 // Scenarios are registered in scenario.go and scenario_*.go (files

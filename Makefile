@@ -54,11 +54,14 @@ sim:
 # The Go benchmarks of the hot paths, then the harness (bench/README.md):
 # the main run on a server with its data on tmpfs and forceSync=no, and a
 # second run with ZooKeeper's default settings (forceSync=yes, data on
-# disk). Installs the server and the peers first when missing.
+# disk), each over loopback and the emulated network (0.5 ms each way);
+# then the proxy's own cost (-delay 0, into bench/results-proxy). Installs
+# the server and the peers first when missing.
 bench: bench-deps
 	ZK_REQUIRED=1 $(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./bench -readme bench/README.md -out bench/results
 	$(GO) run ./bench -server-defaults -scenarios lock,cas,blocks -readme bench/README.md -out bench/results-defaults
+	$(GO) run ./bench -scenarios lock,cas -clients 1,4 -delay 0 -out bench/results-proxy
 
 .PHONY: bench-deps
 

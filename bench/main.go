@@ -2,14 +2,17 @@
 // recipes and runtime on a real ZooKeeper server and, in the same run on
 // the same server, the same work done with Apache Curator, kazoo and plain
 // go-zookeeper, alternating the library's runs with the peers' (A B C D
-// A B C D ...), and reports throughput, latency quantiles, round trips per
-// operation and the ratios ours/peer, as a table, JSON, SVG plots and the
-// results section of bench/README.md.
+// A B C D ...), over loopback and over an emulated network (a proxy
+// delaying each direction, -delay), and reports throughput, latency
+// quantiles, client CPU per operation, round trips per operation and the
+// ratios ours/peer, as a table, JSON, SVG plots and the results section
+// of bench/README.md.
 //
 //	go run ./bench                       # starts its own server (tmpfs, forceSync=no)
 //	go run ./bench -server-defaults      # the same with ZooKeeper's default durability
 //	go run ./bench -zk 127.0.0.1:2181    # an existing server
 //	go run ./bench -scenarios lock,cas -pairs 5 -duration 3s
+//	go run ./bench -scenarios lock,cas -delay 0  # the proxy's own cost
 //	go run ./bench -setup                # install the peers first (apt-get)
 //
 // Scenarios are registered in scenario.go and scenario_*.go (files
@@ -50,6 +53,11 @@ type config struct {
 	Cache          string
 	Setup          bool
 	Clients        []int
+	// Networks are the columns to run: loopback (clients dial the server)
+	// and emulated (clients dial a proxy that delays each direction by
+	// Delay).
+	Networks []string
+	Delay    time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -72,7 +80,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.Readme, "readme", "", "also replace the results section of this README (make bench: bench/README.md)")
 	fs.StringVar(&c.Section, "section", "", "the README section to replace (default: defaults with -server-defaults, main otherwise)")
 	fs.StringVar(&c.Cache, "cache", filepath.Join(cache, "zkflow-bench"), "directory where the peer programs are built")
-	clients := fs.String("clients", "", "comma-separated client counts replacing those of the scenarios that vary them (lock, cas, blocks); empty: 1,4,16")
+	clients := fs.String("clients", "", "comma-separated client counts replacing those of the scenarios that vary them (lock, cas, blocks); empty: their own (lock and cas 1,4,16,64; blocks 1,4,16)")
+	networks := fs.String("networks", loopback+","+emulated, "comma-separated networks to run: loopback (clients dial the server), emulated (clients dial a proxy delaying each direction by -delay)")
+	fs.DurationVar(&c.Delay, "delay", 500*time.Microsecond, "one-way delay of the emulated network (0: the proxy alone, to measure its own cost)")
 	fs.BoolVar(&c.Setup, "setup", false, "install the peers and ZooKeeper with apt-get first (as root, or with sudo)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -92,6 +102,20 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			c.Clients = append(c.Clients, n)
 		}
 	}
+	for _, f := range strings.Split(*networks, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case loopback, emulated:
+			if !contains(c.Networks, f) {
+				c.Networks = append(c.Networks, f)
+			}
+		case "":
+		default:
+			return c, fmt.Errorf("-networks %q: want loopback and/or emulated", *networks)
+		}
+	}
+	if len(c.Networks) == 0 {
+		return c, errors.New("-networks: empty")
+	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
@@ -102,6 +126,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("-duration %v: need more than 0", c.Duration)
 	case c.Warmup < 0:
 		return c, fmt.Errorf("-warmup %v: negative", c.Warmup)
+	case c.Delay < 0:
+		return c, fmt.Errorf("-delay %v: negative", c.Delay)
 	case c.ServerWarmup < 0:
 		return c, fmt.Errorf("-server-warmup %v: negative", c.ServerWarmup)
 	case c.Out == "":
@@ -111,6 +137,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 }
 
 func main() {
+	// The emulated network's proxy is this binary started again.
+	if ran, code := proxyMain(os.Stdin, os.Stdout, os.Stderr); ran {
+		os.Exit(code)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args, os.Stdout, os.Stderr); err != nil {
@@ -154,6 +184,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := &plan{Addr: addr, Scenarios: scens, Pairs: cfg.Pairs, Warmup: cfg.Warmup, Duration: cfg.Duration,
 		SessionTimeout: 10 * time.Second, Programs: map[peers.Kind]*peers.Program{}, Skipped: map[peers.Kind]string{},
 		Root: fmt.Sprintf("/zkbench-%08x", rand.Uint32())}
+	if needsServer(scens) {
+		for _, name := range cfg.Networks {
+			n := network{Name: name, Addr: addr}
+			if name == emulated {
+				px, err := startProxy(ctx, addr, cfg.Delay)
+				if err != nil {
+					return err
+				}
+				defer px.Close()
+				n.Delay, n.Addr = cfg.Delay, px.Addr
+			}
+			p.Nets = append(p.Nets, n)
+		}
+	}
 	for _, k := range usedPeers(scens, wanted) {
 		prog, err := peers.Build(k, cfg.Cache)
 		if err != nil {
@@ -165,7 +209,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	rep := &report{Command: "go run ./bench " + strings.Join(args[1:], " "), Date: time.Now(), Server: settings,
-		Pairs: cfg.Pairs, Warmup: cfg.Warmup, Duration: cfg.Duration, Skipped: p.Skipped, scenarios: scens}
+		Pairs: cfg.Pairs, Warmup: cfg.Warmup, Duration: cfg.Duration, Skipped: p.Skipped, scenarios: scens,
+		Nets: p.Nets}
 	rep.Machine = describeMachine(ctx, addr)
 	if needsServer(scens) && cfg.ServerWarmup > 0 {
 		fmt.Fprintf(stderr, "warming the server up for %v\n", cfg.ServerWarmup)

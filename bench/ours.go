@@ -140,12 +140,19 @@ func pipelineRun(ctx context.Context, r runSpec) (measured, error) {
 		loops[i] = c.Loop(0, func(int) bool { return clock.Now().Before(end) }, read)
 	}
 	before := cs.Requests.Load()
+	// The CPU window opens at the end of the warm-up, as peers.Drive's.
+	cpu0 := make(chan time.Duration, 1)
+	opened := time.AfterFunc(t0.Sub(clock.Now()), func() { cpu0 <- peers.ProcessCPU() })
 	_, err = executor.Await(ctx, ex, c.All(loops...))
 	stop := clock.Now()
+	if opened.Stop() {
+		cpu0 <- peers.ProcessCPU()
+	}
+	cpu := peers.ProcessCPU() - <-cpu0
 	if err != nil {
 		return measured{}, err
 	}
 	// The flow has ended: lat and total are no longer written.
-	res := peers.Result{Ops: int64(len(lat)), Total: total, Seconds: stop.Sub(t0).Seconds(), Latency: peers.Summarize(lat)}
+	res := peers.Result{Ops: int64(len(lat)), Total: total, Seconds: stop.Sub(t0).Seconds(), Latency: peers.Summarize(lat), CPU: max(cpu, 0)}
 	return measured{Result: res, Requests: cs.Requests.Load() - before}, nil
 }

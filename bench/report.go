@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +30,9 @@ type report struct {
 	// run (0: not warmed, as with -zk).
 	ServerWarmup time.Duration `json:"server_warmup,omitempty"`
 	Skipped      map[peers.Kind]string
-	Samples      []sample `json:"samples"`
+	// Nets are the networks the runs went over, in the tables' order.
+	Nets    []network `json:"networks"`
+	Samples []sample  `json:"samples"`
 
 	scenarios []*scenario
 }
@@ -49,15 +52,25 @@ func (r *report) has(scen, impl string) bool {
 	return slices.ContainsFunc(r.Samples, func(x sample) bool { return x.Scenario == scen && x.Impl == impl })
 }
 
-// perPair returns f of the run of (scen, n, impl) in each pair, NaN where
-// that run is missing or failed.
-func (r *report) perPair(scen string, n int, impl string, f func(sample) float64) []float64 {
+// nets are the networks scenario s ran over: a simulation's runs need
+// none and count as loopback.
+func (r *report) nets(s *scenario) []network {
+	if s.Sim || len(r.Nets) == 0 {
+		return []network{{Name: loopback}}
+	}
+	return r.Nets
+}
+
+// perPair returns f of the run of (scen, n, impl) over net in each pair,
+// NaN where that run is missing or failed.
+func (r *report) perPair(scen string, n int, impl, net string, f func(sample) float64) []float64 {
 	out := make([]float64, r.Pairs)
 	for i := range out {
 		out[i] = math.NaN()
 	}
 	for _, x := range r.Samples {
-		if x.Scenario == scen && x.Clients == n && x.Impl == impl && x.Err == "" && x.Pair < r.Pairs {
+		xn := cmp.Or(x.Net, loopback)
+		if x.Scenario == scen && x.Clients == n && x.Impl == impl && xn == net && x.Err == "" && x.Pair < r.Pairs {
 			out[x.Pair] = f(x)
 		}
 	}
@@ -65,6 +78,15 @@ func (r *report) perPair(scen string, n int, impl string, f func(sample) float64
 }
 
 func throughput(x sample) float64 { return x.Result.Throughput() }
+
+// cpuPerOp is the client's CPU per measured operation in µs, NaN when not
+// reported.
+func cpuPerOp(x sample) float64 {
+	if c := x.Result.CPUPerOp(); c > 0 {
+		return float64(c) / float64(time.Microsecond)
+	}
+	return math.NaN()
+}
 
 func quantileOf(q float64) func(sample) float64 {
 	return func(x sample) float64 {
@@ -75,8 +97,8 @@ func quantileOf(q float64) func(sample) float64 {
 	}
 }
 
-// ratio is ours/peer throughput over the pairs for one scenario and client
-// count.
+// ratio is ours/peer throughput over the pairs for one scenario, client
+// count and network.
 type ratio struct {
 	Scenario string
 	Clients  int
@@ -85,11 +107,11 @@ type ratio struct {
 	spread
 }
 
-func (r *report) ratio(s *scenario, n int, peer, from string) ratio {
+func (r *report) ratio(s *scenario, n int, peer, from, net string) ratio {
 	if from == "" {
 		from = s.Name
 	}
-	rs := ratios(r.perPair(s.Name, n, ours, throughput), r.perPair(from, n, peer, throughput))
+	rs := ratios(r.perPair(s.Name, n, ours, net, throughput), r.perPair(from, n, peer, net, throughput))
 	out := ratio{Scenario: s.Name, Clients: n, Peer: peer, spread: spreadOf(rs)}
 	if from != s.Name {
 		out.From = from
@@ -110,6 +132,9 @@ func (r *report) markdown(plotDir string) string {
 	w("| Go | %s |\n| Java | %s |\n| Python | %s, kazoo %s |\n| Curator | %s |\n| ZooKeeper | %s |\n", m.Go, m.Java, m.Python, m.Kazoo, m.Curator, m.ZooKeeper)
 	w("| server | %s |\n", r.Server)
 	w("| runs | %d pairs, the order of the implementations rotating from pair to pair; each run %v of warm-up then %v measured; every client its own session, session timeout 10s |\n", r.Pairs, r.Warmup, r.Duration)
+	if len(r.Nets) > 0 {
+		w("| networks | %s |\n", describeNets(r.Nets))
+	}
 	if r.ServerWarmup > 0 {
 		w("| server warm-up | %v of locks and CAS IDs from 4 sessions of the library before the first run, discarded |\n", r.ServerWarmup)
 	}
@@ -123,60 +148,71 @@ func (r *report) markdown(plotDir string) string {
 		w("Peer %s skipped: %s\n\n", k, why)
 	}
 
-	w("### Figures\n\nMedians over the pairs. Latency is one operation's (lock: acquire+release; IDs: one ID; pipeline: one read; sim: one seed). Round trips/op are the requests the library's clients sent per operation, counted at their Conn; server packets/op are the server's packets received (mntr zk_packets_received) during the run per operation, for every implementation, connection set-up and session pings included. Errors are failed operations (retried by the client); for sim they are rounds that failed under the drawn faults, as expected.\n\n")
-	w("| scenario | clients | impl | throughput | p50 | p99 | round trips/op | server packets/op | errors | runs ok |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	w("### Figures\n\nMedians over the pairs. Latency is one operation's (lock: acquire+release; IDs: one ID; pipeline: one read; sim: one seed). CPU/op is the client's CPU time (user and system, every thread of its process) over the measuring window per measured operation: the library's from the harness's own process, each peer's from its own (see Method). Round trips/op are the requests the library's clients sent per operation, counted at their Conn; server packets/op are the server's packets received (mntr zk_packets_received) during the run per operation, for every implementation, connection set-up and session pings included. Errors are failed operations (retried by the client); for sim they are rounds that failed under the drawn faults, as expected.\n\n")
+	w("| scenario | clients | network | impl | throughput | p50 | p99 | CPU/op | round trips/op | server packets/op | errors | runs ok |\n|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range r.scenarios {
 		for _, n := range s.Clients {
-			for _, impl := range r.impls(s) {
-				tp := spreadOf(r.perPair(s.Name, n, impl, throughput))
-				p50 := spreadOf(r.perPair(s.Name, n, impl, quantileOf(50)))
-				p99 := spreadOf(r.perPair(s.Name, n, impl, quantileOf(99)))
-				rt := spreadOf(r.perPair(s.Name, n, impl, func(x sample) float64 { return nanIfZero(x.RoundTrips) }))
-				sp := spreadOf(r.perPair(s.Name, n, impl, func(x sample) float64 { return nanIfZero(x.ServerPackets) }))
-				errs := spreadOf(r.perPair(s.Name, n, impl, func(x sample) float64 { return float64(x.Result.Errors) }))
-				w("| %s | %d | %s | %s %s | %s | %s | %s | %s | %s | %d/%d |\n", s.Name, n, impl, fig(tp.Median), s.Unit,
-					us(p50.Median), us(p99.Median), fix2(rt.Median), fix2(sp.Median), fig(errs.Median), tp.N, r.Pairs)
-			}
-		}
-	}
-	w("\n")
-
-	w("### Ratios ours/peer\n\nThroughput of the library divided by the peer's, per pair (runs made one after the other), over the pairs.\n\n")
-	w("| scenario | clients | peer | min | median | max | pairs |\n|---|---:|---|---:|---:|---:|---:|\n")
-	for _, s := range r.scenarios {
-		for _, n := range s.Clients {
-			for _, impl := range r.impls(s)[1:] {
-				x := r.ratio(s, n, impl, "")
-				w("| %s | %d | %s | %s | %s | %s | %d |\n", s.Name, n, impl, fix2(x.Min), fix2(x.Median), fix2(x.Max), x.N)
-			}
-			if s.Baseline != "" {
-				for _, t := range s.Targets {
-					x := r.ratio(s, n, string(t.Peer), t.From)
-					w("| %s | %d | %s (%s) | %s | %s | %s | %d |\n", s.Name, n, t.Peer, t.From, fix2(x.Min), fix2(x.Median), fix2(x.Max), x.N)
+			for _, net := range r.nets(s) {
+				for _, impl := range r.impls(s) {
+					pp := func(f func(sample) float64) spread { return spreadOf(r.perPair(s.Name, n, impl, net.Name, f)) }
+					tp := pp(throughput)
+					if tp.N == 0 && !r.ran(s.Name, n, impl, net.Name) {
+						continue
+					}
+					rt := pp(func(x sample) float64 { return nanIfZero(x.RoundTrips) })
+					sp := pp(func(x sample) float64 { return nanIfZero(x.ServerPackets) })
+					errs := pp(func(x sample) float64 { return float64(x.Result.Errors) })
+					w("| %s | %d | %s | %s | %s %s | %s | %s | %s | %s | %s | %s | %d/%d |\n", s.Name, n, net.Label(), impl, fig(tp.Median), s.Unit,
+						us(pp(quantileOf(50)).Median), us(pp(quantileOf(99)).Median), us(pp(cpuPerOp).Median),
+						fix2(rt.Median), fix2(sp.Median), fig(errs.Median), tp.N, r.Pairs)
 				}
 			}
 		}
 	}
 	w("\n")
 
-	w("### Targets\n\nA target is met when the median ratio over the pairs reaches it at every client count.\n\n")
-	w("| scenario | target | clients | median ratio (min-max) | met |\n|---|---|---:|---|---|\n")
+	r.sideBySide(w)
+
+	w("### Ratios ours/peer\n\nThroughput of the library divided by the peer's, per pair (runs made one after the other over the same network), over the pairs.\n\n")
+	w("| scenario | clients | network | peer | min | median | max | pairs |\n|---|---:|---|---|---:|---:|---:|---:|\n")
+	for _, s := range r.scenarios {
+		for _, n := range s.Clients {
+			for _, net := range r.nets(s) {
+				for _, impl := range r.impls(s)[1:] {
+					x := r.ratio(s, n, impl, "", net.Name)
+					w("| %s | %d | %s | %s | %s | %s | %s | %d |\n", s.Name, n, net.Label(), impl, fix2(x.Min), fix2(x.Median), fix2(x.Max), x.N)
+				}
+				if s.Baseline != "" {
+					for _, t := range s.Targets {
+						x := r.ratio(s, n, string(t.Peer), t.From, net.Name)
+						w("| %s | %d | %s | %s (%s) | %s | %s | %s | %d |\n", s.Name, n, net.Label(), t.Peer, t.From, fix2(x.Min), fix2(x.Median), fix2(x.Max), x.N)
+					}
+				}
+			}
+		}
+	}
+	w("\n")
+
+	w("### Targets\n\nA target is met on a network when the median ratio over the pairs reaches it at every client count.\n\n")
+	w("| scenario | target | network | clients | median ratio (min-max) | met |\n|---|---|---|---:|---|---|\n")
 	for _, s := range r.scenarios {
 		for _, t := range s.Targets {
 			goal := fmt.Sprintf(">= %gx %s", t.Min, t.Peer)
 			if t.From != "" {
 				goal += " " + t.From
 			}
-			for _, n := range s.Clients {
-				x := r.ratio(s, n, string(t.Peer), t.From)
-				verdict := "no"
-				switch {
-				case x.N == 0:
-					verdict = "not measured"
-				case x.Median >= t.Min:
-					verdict = "yes"
+			for _, net := range r.nets(s) {
+				for _, n := range s.Clients {
+					x := r.ratio(s, n, string(t.Peer), t.From, net.Name)
+					verdict := "no"
+					switch {
+					case x.N == 0:
+						verdict = "not measured"
+					case x.Median >= t.Min:
+						verdict = "yes"
+					}
+					w("| %s | %s | %s | %d | %s (%s-%s) | %s |\n", s.Name, goal, net.Label(), n, fix2(x.Median), fix2(x.Min), fix2(x.Max), verdict)
 				}
-				w("| %s | %s | %d | %s (%s-%s) | %s |\n", s.Name, goal, n, fix2(x.Median), fix2(x.Min), fix2(x.Max), verdict)
 			}
 		}
 	}
@@ -186,7 +222,7 @@ func (r *report) markdown(plotDir string) string {
 	for _, x := range r.Samples {
 		if x.Err != "" {
 			first, _, _ := strings.Cut(x.Err, "\n")
-			failed = append(failed, fmt.Sprintf("- %s clients=%d %s pair %d: %s", x.Scenario, x.Clients, x.Impl, x.Pair+1, first))
+			failed = append(failed, fmt.Sprintf("- %s clients=%d %s %s pair %d: %s", x.Scenario, x.Clients, cmp.Or(x.Net, loopback), x.Impl, x.Pair+1, first))
 		}
 	}
 	if len(failed) > 0 {
@@ -199,6 +235,15 @@ func (r *report) markdown(plotDir string) string {
 		w("![%s latency](%s)\n\n", s.Name, filepath.ToSlash(filepath.Join(plotDir, latencyPlot(s))))
 	}
 	return b.String()
+}
+
+// seriesName names a plot's series: the implementation, and the network
+// when the scenario ran over more than one.
+func (r *report) seriesName(s *scenario, name string, net network) string {
+	if len(r.nets(s)) < 2 {
+		return name
+	}
+	return name + ", " + net.Label()
 }
 
 func latencyPlot(s *scenario) string {
@@ -214,20 +259,22 @@ func (r *report) plots() map[string]chart {
 		for _, n := range s.Clients {
 			tp.X = append(tp.X, fmt.Sprint(n))
 		}
-		add := func(name, scen, impl string) {
-			se := series{Name: name}
+		add := func(name, scen, impl string, net network) {
+			se := series{Name: r.seriesName(s, name, net)}
 			for _, n := range s.Clients {
-				se.Y = append(se.Y, spreadOf(r.perPair(scen, n, impl, throughput)).Median)
+				se.Y = append(se.Y, spreadOf(r.perPair(scen, n, impl, net.Name, throughput)).Median)
 			}
 			tp.Series = append(tp.Series, se)
 		}
-		for _, impl := range r.impls(s) {
-			add(impl, s.Name, impl)
-		}
-		if s.Baseline != "" {
-			for _, t := range s.Targets {
-				if r.has(t.From, string(t.Peer)) {
-					add(fmt.Sprintf("%s (%s)", t.Peer, t.From), t.From, string(t.Peer))
+		for _, net := range r.nets(s) {
+			for _, impl := range r.impls(s) {
+				add(impl, s.Name, impl, net)
+			}
+			if s.Baseline != "" {
+				for _, t := range s.Targets {
+					if r.has(t.From, string(t.Peer)) {
+						add(fmt.Sprintf("%s (%s)", t.Peer, t.From), t.From, string(t.Peer), net)
+					}
 				}
 			}
 		}
@@ -239,12 +286,14 @@ func (r *report) plots() map[string]chart {
 		for _, q := range peers.Quantiles {
 			lat.X = append(lat.X, peers.QuantileKey(q))
 		}
-		for _, impl := range r.impls(s) {
-			se := series{Name: impl}
-			for _, q := range peers.Quantiles {
-				se.Y = append(se.Y, spreadOf(r.perPair(s.Name, n, impl, quantileOf(q))).Median)
+		for _, net := range r.nets(s) {
+			for _, impl := range r.impls(s) {
+				se := series{Name: r.seriesName(s, impl, net)}
+				for _, q := range peers.Quantiles {
+					se.Y = append(se.Y, spreadOf(r.perPair(s.Name, n, impl, net.Name, quantileOf(q))).Median)
+				}
+				lat.Series = append(lat.Series, se)
 			}
-			lat.Series = append(lat.Series, se)
 		}
 		out[latencyPlot(s)] = lat
 	}

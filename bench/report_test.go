@@ -59,10 +59,10 @@ func TestReportRatios(t *testing.T) {
 			t.Errorf("%s clients=%d vs %s: %+v, want %v/%v/%v over %d", got.Scenario, got.Clients, got.Peer, got.spread, min, med, max, n)
 		}
 	}
-	check(r.ratio(lock, 1, "curator", ""), 1.1, 2, 3, 3)
-	check(r.ratio(lock, 4, "curator", ""), 1, 1.125, 1.25, 2)
-	check(r.ratio(blocks, 1, "curator", "cas"), 500, 2000, 3000, 3)
-	check(r.ratio(blocks, 4, "curator", "cas"), 900, 900, 900, 3)
+	check(r.ratio(lock, 1, "curator", "", loopback), 1.1, 2, 3, 3)
+	check(r.ratio(lock, 4, "curator", "", loopback), 1, 1.125, 1.25, 2)
+	check(r.ratio(blocks, 1, "curator", "cas", loopback), 500, 2000, 3000, 3)
+	check(r.ratio(blocks, 4, "curator", "cas", loopback), 900, 900, 900, 3)
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
@@ -70,13 +70,13 @@ func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 func TestReportMarkdown(t *testing.T) {
 	md := testReport().markdown("results")
 	for _, want := range []string{
-		"| lock | >= 1.5x curator | 1 | 2.00 (1.10-3.00) | yes |",
-		"| lock | >= 1.5x curator | 4 | 1.12 (1.00-1.25) | no |",
-		"| blocks | >= 1000x curator cas | 1 | 2000 (500-3000) | yes |",
-		"| blocks | >= 1000x curator cas | 4 | 900 (900-900) | no |",
-		"| lock | 4 | curator | 90 handoffs/s |", // median of 100 and 80; the failed run is left out
-		"| lock | 4 | curator | 90 handoffs/s | 4.00 ms | 7.00 ms | - | - | 0 | 2/3 |",
-		"- lock clients=4 curator pair 2: connection refused",
+		"| lock | >= 1.5x curator | loopback | 1 | 2.00 (1.10-3.00) | yes |",
+		"| lock | >= 1.5x curator | loopback | 4 | 1.12 (1.00-1.25) | no |",
+		"| blocks | >= 1000x curator cas | loopback | 1 | 2000 (500-3000) | yes |",
+		"| blocks | >= 1000x curator cas | loopback | 4 | 900 (900-900) | no |",
+		"| lock | 4 | loopback | curator | 90 handoffs/s |", // median of 100 and 80; the failed run is left out
+		"| lock | 4 | loopback | curator | 90 handoffs/s | 4.00 ms | 7.00 ms | - | - | - | 0 | 2/3 |",
+		"- lock clients=4 loopback curator pair 2: connection refused",
 		"**The machine was not quiet**",
 		"![lock throughput](results/throughput-lock.svg)",
 	} {
@@ -122,7 +122,15 @@ func TestParseFlags(t *testing.T) {
 	if err != nil || c.Pairs != 5 || len(c.Clients) != 2 || c.Clients[1] != 8 {
 		t.Fatalf("parseFlags = %+v, %v", c, err)
 	}
+	if len(c.Networks) != 2 || c.Networks[0] != loopback || c.Networks[1] != emulated || c.Delay != 500*time.Microsecond {
+		t.Fatalf("default networks %q, delay %v: want loopback and emulated at 500µs", c.Networks, c.Delay)
+	}
+	c, err = parseFlags([]string{"-networks", "emulated", "-delay", "0"}, os.Stderr)
+	if err != nil || len(c.Networks) != 1 || c.Networks[0] != emulated || c.Delay != 0 {
+		t.Fatalf("-networks emulated -delay 0: %q %v %v", c.Networks, c.Delay, err)
+	}
 	for _, args := range [][]string{
+		{"-networks", "wifi"}, {"-networks", ","}, {"-delay", "-1ms"},
 		{"-pairs", "0"}, {"-duration", "0s"}, {"-warmup", "-1s"}, {"-clients", "0"}, {"-clients", "a"},
 		{"-out", ""}, {"extra"},
 	} {
@@ -138,7 +146,7 @@ func TestParseFlags(t *testing.T) {
 	}
 	s, _ := selectScenarios("lock,pipeline")
 	s = withClients(s, []int{2})
-	if len(s[0].Clients) != 1 || s[0].Clients[0] != 2 || s[1].Clients[0] != 1 || len(lookup("lock").Clients) != 3 {
+	if len(s[0].Clients) != 1 || s[0].Clients[0] != 2 || s[1].Clients[0] != 1 || len(lookup("lock").Clients) != 4 || lookup("cas").Clients[3] != 64 {
 		t.Fatalf("withClients: lock %v pipeline %v registry %v", s[0].Clients, s[1].Clients, lookup("lock").Clients)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/zkflow/zkflow/internal/peers"
@@ -14,11 +15,13 @@ const ours = "ours"
 
 // sample is one run of one implementation in one pair.
 type sample struct {
-	Scenario string       `json:"scenario"`
-	Clients  int          `json:"clients"`
-	Impl     string       `json:"impl"`
-	Pair     int          `json:"pair"`
-	Result   peers.Result `json:"result"`
+	Scenario string `json:"scenario"`
+	Clients  int    `json:"clients"`
+	Impl     string `json:"impl"`
+	// Net is the network the run went over (loopback or emulated).
+	Net    string       `json:"network"`
+	Pair   int          `json:"pair"`
+	Result peers.Result `json:"result"`
 	// RoundTrips is requests per operation counted at the library's Conn
 	// (ours only; 0 otherwise).
 	RoundTrips float64 `json:"round_trips,omitempty"`
@@ -43,6 +46,18 @@ type plan struct {
 	Skipped  map[peers.Kind]string
 	// Root is the node under which every run gets a path of its own.
 	Root string
+	// Nets are the networks each run is made over, in turn (none for a
+	// plan of simulations only).
+	Nets []network
+}
+
+// nets are the networks scenario s runs over: a simulation needs none
+// and runs once.
+func (p *plan) nets(s *scenario) []network {
+	if s.Sim || len(p.Nets) == 0 {
+		return []network{{Name: loopback}}
+	}
+	return p.Nets
 }
 
 // runs counts the runs of p, for the progress display.
@@ -55,14 +70,14 @@ func (p *plan) runs() int {
 				per++
 			}
 		}
-		n += per * len(s.Clients) * p.Pairs
+		n += per * len(s.Clients) * p.Pairs * len(p.nets(s))
 	}
 	return n
 }
 
 // execute runs the plan: for each scenario and client count, Pairs rounds
-// of one run of the library and one of each peer, so each pair's ratio
-// compares runs made close together in time. The order rotates from pair
+// of one run of the library and one of each peer over each network, so
+// each pair's ratio compares runs made close together in time. The order rotates from pair
 // to pair (A B C D, B C D A, C D A B, ...), so that a drift of the server
 // or the machine (JIT, garbage, other load) does not always fall on the
 // same implementation. A run that fails is recorded with its error and
@@ -78,11 +93,13 @@ func execute(ctx context.Context, p *plan, prog *progress) []sample {
 		}
 		for _, n := range s.Clients {
 			for pair := range p.Pairs {
-				for _, i := range rotation(len(impls), pair) {
-					if peer := impls[i]; peer == nil {
-						out = append(out, runOurs(ctx, p, prog, s, n, pair))
-					} else {
-						out = append(out, runPeer(ctx, p, prog, peer, s, n, pair))
+				for _, net := range p.nets(s) {
+					for _, i := range rotation(len(impls), pair) {
+						if peer := impls[i]; peer == nil {
+							out = append(out, runOurs(ctx, p, prog, s, net, n, pair))
+						} else {
+							out = append(out, runPeer(ctx, p, prog, peer, s, net, n, pair))
+						}
 					}
 				}
 				if ctx.Err() != nil {
@@ -120,15 +137,24 @@ func warmServer(ctx context.Context, p *plan, d time.Duration) error {
 	return nil
 }
 
-func (p *plan) path(s *scenario, n, pair int, impl string) string {
-	return fmt.Sprintf("%s/%s-%d-%s-%d", p.Root, s.Name, n, impl, pair)
+func (p *plan) path(s *scenario, net network, n, pair int, impl string) string {
+	return fmt.Sprintf("%s/%s-%s-%d-%s-%d", p.Root, s.Name, net.Name, n, impl, pair)
 }
 
-func runOurs(ctx context.Context, p *plan, pr *progress, s *scenario, n, pair int) sample {
-	sm := sample{Scenario: s.Name, Clients: n, Impl: ours, Pair: pair}
-	pr.begin(fmt.Sprintf("%s clients=%d pair %d: %s", s.Name, n, pair+1, ours), p.Warmup+p.Duration)
-	r := runSpec{Addr: p.Addr, Clients: n, Path: p.path(s, n, pair, ours), Warmup: p.Warmup, Duration: p.Duration,
+// runOurs runs the library's side in this process. Its CPU per operation
+// is this process's CPU time over the measuring window (getrusage
+// RUSAGE_SELF, read by peers.Drive at the end of the warm-up and at the
+// end), as a peer's is its own process's: every goroutine of the clients,
+// their executors and connections, the runtime's garbage collector
+// included. Nothing else of weight runs in this process during a run
+// (the emulated network's proxy is a process of its own); a collection
+// first keeps an earlier run's garbage out of the window.
+func runOurs(ctx context.Context, p *plan, pr *progress, s *scenario, net network, n, pair int) sample {
+	sm := sample{Scenario: s.Name, Clients: n, Impl: ours, Net: net.Name, Pair: pair}
+	pr.begin(fmt.Sprintf("%s clients=%d %s pair %d: %s", s.Name, n, net.Label(), pair+1, ours), p.Warmup+p.Duration)
+	r := runSpec{Addr: net.Addr, Clients: n, Path: p.path(s, net, n, pair, ours), Warmup: p.Warmup, Duration: p.Duration,
 		SessionTimeout: p.SessionTimeout, Outstanding: 64, Done: pr.setOps}
+	runtime.GC()
 	before := packets(ctx, p.Addr, s)
 	m, err := s.Run(ctx, r)
 	if err != nil {
@@ -143,12 +169,17 @@ func runOurs(ctx context.Context, p *plan, pr *progress, s *scenario, n, pair in
 	return sm
 }
 
-func runPeer(ctx context.Context, p *plan, pr *progress, prog *peers.Program, s *scenario, n, pair int) sample {
+// runPeer runs a peer program over net. Its CPU per operation is the
+// CPU its process used over its measuring window, which it reads from
+// its own counters and prints (peers.Result.CPU); the rusage of the whole
+// process, start-up and warm-up included, is kept beside it
+// (Result.ProcessCPU) as an upper bound.
+func runPeer(ctx context.Context, p *plan, pr *progress, prog *peers.Program, s *scenario, net network, n, pair int) sample {
 	k := prog.Kind
-	sm := sample{Scenario: s.Name, Clients: n, Impl: string(k), Pair: pair}
-	pr.begin(fmt.Sprintf("%s clients=%d pair %d: %s", s.Name, n, pair+1, k), p.Warmup+p.Duration)
-	params := peers.Params{Server: p.Addr, Scenario: s.Name, Clients: n, Duration: p.Duration, Warmup: p.Warmup,
-		Path: p.path(s, n, pair, string(k)), Outstanding: 64, SessionTimeout: p.SessionTimeout}
+	sm := sample{Scenario: s.Name, Clients: n, Impl: string(k), Net: net.Name, Pair: pair}
+	pr.begin(fmt.Sprintf("%s clients=%d %s pair %d: %s", s.Name, n, net.Label(), pair+1, k), p.Warmup+p.Duration)
+	params := peers.Params{Server: net.Addr, Scenario: s.Name, Clients: n, Duration: p.Duration, Warmup: p.Warmup,
+		Path: p.path(s, net, n, pair, string(k)), Outstanding: 64, SessionTimeout: p.SessionTimeout}
 	before := packets(ctx, p.Addr, s)
 	res, err := prog.Run(ctx, params, nil)
 	if err != nil {
@@ -170,6 +201,9 @@ func (s sample) isSim() bool {
 func summary(s sample) string {
 	r := s.Result
 	out := fmt.Sprintf("%s/s, p50 %v, p99 %v", human(r.Throughput()), r.Quantile(50), r.Quantile(99))
+	if cpu := r.CPUPerOp(); cpu > 0 {
+		out += fmt.Sprintf(", CPU %.1f µs/op", float64(cpu)/float64(time.Microsecond))
+	}
 	if s.RoundTrips > 0 {
 		out += fmt.Sprintf(", %.2f round trips/op", s.RoundTrips)
 	}

@@ -111,12 +111,12 @@ var allPeers = []peers.Kind{peers.Curator, peers.Kazoo, peers.GoZK}
 func init() {
 	register(&scenario{
 		Name: "lock", Title: "lock acquire+release (recipes/lock Mutex)", Unit: "handoffs/s",
-		Clients: []int{1, 4, 16}, Peers: allPeers, Run: lockRun,
+		Clients: []int{1, 4, 16, 64}, Peers: allPeers, Run: lockRun,
 		Targets: []target{{Peer: peers.Curator, Min: 1.5}, {Peer: peers.Kazoo, Min: 2}},
 	})
 	register(&scenario{
 		Name: "cas", Title: "sequence IDs by compare-and-set (recipes/seqid.Next)", Unit: "IDs/s",
-		Clients: []int{1, 4, 16}, Peers: allPeers, Run: idRun(1),
+		Clients: []int{1, 4, 16, 64}, Peers: allPeers, Run: idRun(1),
 		Targets: []target{{Peer: peers.Curator, Min: 1.5}, {Peer: peers.Kazoo, Min: 2}},
 	})
 	register(&scenario{

@@ -15,9 +15,10 @@ import (
 )
 
 // The harness end to end on a real server, sized to seconds: every
-// scenario with one client count, one pair, every peer that is installed;
-// every run must succeed and measure something, and the README's results
-// section must be replaced.
+// scenario with one client count, one pair, every peer that is installed,
+// over loopback and the emulated network; every run must succeed and
+// measure something, its CPU included, and the README's results section
+// must be replaced.
 func TestSmoke(t *testing.T) {
 	zkserver.Require(t)
 	cl := zkserver.Standalone(t, zkserver.Options{MaxSessionTimeout: 10 * time.Second, Throughput: true})
@@ -46,20 +47,34 @@ func TestSmoke(t *testing.T) {
 	ran := map[string]bool{}
 	for _, s := range rep.Samples {
 		if s.Err != "" || s.Result.Ops == 0 || s.Result.Throughput() <= 0 {
-			t.Errorf("%s clients=%d %s: ops %d, error %q", s.Scenario, s.Clients, s.Impl, s.Result.Ops, s.Err)
+			t.Errorf("%s clients=%d %s %s: ops %d, error %q", s.Scenario, s.Clients, s.Net, s.Impl, s.Result.Ops, s.Err)
 		}
 		if s.Impl == ours && !s.isSim() && (s.RoundTrips <= 0 || s.ServerPackets <= 0) && s.Scenario != "blocks" {
 			t.Errorf("%s: round trips not counted: %v, %v", s.Scenario, s.RoundTrips, s.ServerPackets)
 		}
-		ran[s.Scenario+"/"+s.Impl] = true
+		// Every client's CPU over its measuring window; a peer's within
+		// its whole process's.
+		if !s.isSim() && s.Result.CPU <= 0 {
+			t.Errorf("%s %s %s: no CPU time measured", s.Scenario, s.Net, s.Impl)
+		}
+		if s.Impl != ours && (s.Result.ProcessCPU <= 0 || s.Result.CPU > s.Result.ProcessCPU) {
+			t.Errorf("%s %s %s: CPU %v over the window, %v for the whole process", s.Scenario, s.Net, s.Impl, s.Result.CPU, s.Result.ProcessCPU)
+		}
+		ran[s.Scenario+"/"+s.Net+"/"+s.Impl] = true
 	}
 	for _, s := range registry {
-		if !ran[s.Name+"/"+ours] {
-			t.Errorf("scenario %s did not run", s.Name)
+		nets := []string{loopback, emulated}
+		if s.Sim {
+			nets = nets[:1]
 		}
-		for _, k := range s.Peers {
-			if peers.Available(k) == nil && !ran[s.Name+"/"+string(k)] {
-				t.Errorf("scenario %s: peer %s is installed but did not run", s.Name, k)
+		for _, net := range nets {
+			if !ran[s.Name+"/"+net+"/"+ours] {
+				t.Errorf("scenario %s did not run over %s", s.Name, net)
+			}
+			for _, k := range s.Peers {
+				if peers.Available(k) == nil && !ran[s.Name+"/"+net+"/"+string(k)] {
+					t.Errorf("scenario %s: peer %s is installed but did not run over %s", s.Name, k, net)
+				}
 			}
 		}
 	}
@@ -67,7 +82,8 @@ func TestSmoke(t *testing.T) {
 	if rep.ServerWarmup != 400*time.Millisecond || !strings.Contains(string(md), "| server warm-up | 400ms ") {
 		t.Errorf("server warm-up not recorded: %v", rep.ServerWarmup)
 	}
-	if !strings.Contains(string(md), "| lock | 2 | ours |") || !strings.Contains(string(md), "](results/throughput-lock.svg)") {
+	if !strings.Contains(string(md), "| lock | 2 | loopback | ours |") || !strings.Contains(string(md), "| lock | 2 | 0.5 ms | ours |") ||
+		!strings.Contains(string(md), "### Networks side by side") || !strings.Contains(string(md), "](results/throughput-lock.svg)") {
 		t.Fatalf("README not regenerated:\n%s", md)
 	}
 	t.Logf("stderr:\n%s", stderr.String())

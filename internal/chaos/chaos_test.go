@@ -17,6 +17,7 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/netproxy"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/recipes/masterworker"
 	"github.com/zkflow/zkflow/recipes/seqid"
@@ -28,6 +29,7 @@ import (
 var (
 	seedFlag  = flag.Uint64("chaos.seed", 0, "seed of the kill schedule (0: drawn from the time, and printed)")
 	killsFlag = flag.Int("chaos.kills", 6, "number of servers to kill and restart, one at a time")
+	cutsFlag  = flag.Int("chaos.cuts", 6, "number of network faults on one client at a time (silent cuts, delays)")
 )
 
 // step is the number of operations (sections, IDs, tasks, all together)
@@ -46,8 +48,20 @@ type run struct {
 	ops   atomic.Int64
 	tick  chan struct{}
 
+	// links are the clients' networks: every workload client reaches
+	// the ensemble through proxies of its own, one per server, so that
+	// the schedule can cut it off or delay it alone.
+	links    []clientLink
+	cutsLive atomic.Int64 // silences that fell on an open connection
+
 	mu   sync.Mutex
 	errs []error
+}
+
+// clientLink is one client's proxies, one per server.
+type clientLink struct {
+	name string
+	g    netproxy.Group
 }
 
 func (r *run) fail(err error) {
@@ -84,14 +98,28 @@ func (r *run) await(n int64) error {
 	return nil
 }
 
-// client dials the ensemble and runs an executor on the session until
-// the test ends.
-func (r *run) client() *executor.Executor {
+// client dials the ensemble through proxies of its own (see links) and
+// runs an executor on the session until the test ends.
+func (r *run) client(name string) *executor.Executor {
 	t := r.t
 	t.Helper()
-	conn, err := zkadapter.Dial(r.ctx, zkadapter.Config{Servers: r.addrs, SessionTimeout: 10 * time.Second})
+	g, err := netproxy.NewGroup(r.addrs...)
 	if err != nil {
-		t.Fatalf("dial %v: %v", r.addrs, err)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	r.links = append(r.links, clientLink{name: name, g: g})
+	return r.dial(g.Addrs())
+}
+
+// dial dials addrs and runs an executor on the session until the test
+// ends.
+func (r *run) dial(addrs []string) *executor.Executor {
+	t := r.t
+	t.Helper()
+	conn, err := zkadapter.Dial(r.ctx, zkadapter.Config{Servers: addrs, SessionTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("dial %v: %v", addrs, err)
 	}
 	ex, err := executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
 	if err != nil {
@@ -132,7 +160,7 @@ func TestChaosEnsemble(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	r := &run{t: t, ctx: ctx, addrs: ens.Addrs(), root: fmt.Sprintf("/chaos-%016x", seed), tick: make(chan struct{}, 1)}
-	admin := r.client()
+	admin := r.dial(r.addrs) // straight to the servers: it judges
 	for _, p := range []string{r.root, r.root + "/log"} {
 		if _, err := executor.Await(ctx, admin, task.Create(p, nil, task.Persistent)); err != nil {
 			t.Fatal(err)
@@ -174,11 +202,24 @@ func TestChaosEnsemble(t *testing.T) {
 			t.Fatalf("restart server %d: %v", victim, err)
 		}
 		t.Logf("server %d serving again after %s, at %d operations", victim, time.Since(down).Round(time.Millisecond), r.ops.Load())
+		if k <= *cutsFlag {
+			r.cut(k, rng)
+		}
+	}
+	for k := *killsFlag + 1; k <= *cutsFlag; k++ {
+		r.cut(k, rng)
 	}
 	if err := r.await(step); err != nil {
 		t.Fatalf("after the last restart: %v", err)
 	}
 	r.stop.Store(true)
+	// A client whose healed partition is left to its own timeout would
+	// hold the end up for that long: its dead connections end now.
+	for _, l := range r.links {
+		for _, p := range l.g {
+			p.ResetSilenced()
+		}
+	}
 	r.wg.Wait()
 	mw.stop()
 	if err := errors.Join(r.errs...); err != nil {
@@ -194,8 +235,8 @@ func TestChaosEnsemble(t *testing.T) {
 	t.Logf("ids: %d drawn by %d generators, all distinct; %d compare-and-set calls linearizable", drawn, len(ids.gens), calls)
 	t.Logf("tasks: %d submitted, %d answered once each, none left queued or assigned; %d handler re-executions (allowed: at least once, one status)",
 		submitted, submitted, reexec)
-	fmt.Printf("chaos: seed=%d kills=%d leaders_killed=%d secs=%.1f lock_sections=%d ids=%d cas_calls=%d tasks=%d reexecuted=%d violations=0\n",
-		seed, *killsFlag, leaders, time.Since(start).Seconds(), sections, drawn, calls, submitted, reexec)
+	fmt.Printf("chaos: seed=%d kills=%d cuts=%d silences_on_open_connections=%d leaders_killed=%d secs=%.1f lock_sections=%d ids=%d cas_calls=%d tasks=%d reexecuted=%d violations=0\n",
+		seed, *killsFlag, *cutsFlag, r.cutsLive.Load(), leaders, time.Since(start).Seconds(), sections, drawn, calls, submitted, reexec)
 }
 
 // --- lock ---
@@ -209,7 +250,7 @@ type locks struct {
 func (r *run) startLocks(n int) *locks {
 	lk := &locks{r: r, dir: r.root + "/lock", log: r.root + "/log"}
 	for i := range n {
-		m, err := lock.NewMutex(r.client(), lk.dir)
+		m, err := lock.NewMutex(r.client(fmt.Sprintf("lock client %d", i)), lk.dir)
 		if err != nil {
 			r.t.Fatal(err)
 		}
@@ -317,7 +358,7 @@ func (r *run) startIDs(blocks []int64) *idRun {
 	ir := &idRun{r: r, all: sim.NewIDs(), cas: sim.NewIDs()}
 	path := r.root + "/ids"
 	for i, b := range blocks {
-		g, err := seqid.NewGenerator(r.client(), path, b)
+		g, err := seqid.NewGenerator(r.client(fmt.Sprintf("id generator %d", i)), path, b)
 		if err != nil {
 			r.t.Fatal(err)
 		}
@@ -389,7 +430,7 @@ func (r *run) startMasterWorker(masters, workers, clients int) *mwRun {
 		}()
 	}
 	for i := range masters {
-		ex := r.client()
+		ex := r.client(fmt.Sprintf("master m%d", i))
 		m, err := sys.Master(fmt.Sprintf("m%d", i))
 		if err != nil {
 			t.Fatal(err)
@@ -403,7 +444,7 @@ func (r *run) startMasterWorker(masters, workers, clients int) *mwRun {
 		return task.Value(append([]byte("done:"), j.Data...))
 	}
 	for i := range workers {
-		ex := r.client()
+		ex := r.client(fmt.Sprintf("worker w%d", i))
 		w, err := sys.Worker(fmt.Sprintf("w%d", i), handler)
 		if err != nil {
 			t.Fatal(err)
@@ -411,7 +452,7 @@ func (r *run) startMasterWorker(masters, workers, clients int) *mwRun {
 		serve("worker "+w.ID(), func(ctx context.Context) error { return w.Serve(ctx, ex) })
 	}
 	for i := range clients {
-		cl, err := sys.NewClient(r.client(), fmt.Sprintf("c%d", i))
+		cl, err := sys.NewClient(r.client(fmt.Sprintf("task client c%d", i)), fmt.Sprintf("c%d", i))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,9 @@
 // Package chaos holds the real-ensemble chaos test (chaos_test.go): the
 // lock (recipes/lock), ID (recipes/seqid) and master-worker
 // (recipes/masterworker) recipes run together on a real 3-server
-// ZooKeeper ensemble while servers are killed and restarted at random,
-// from a printed seed, and the test checks the invariants the simulation
-// checks on fakezk:
+// ZooKeeper ensemble while servers are killed and restarted and clients
+// are cut off silently or delayed, at random, from a printed seed, and
+// the test checks the invariants the simulation checks on fakezk:
 //
 //   - mutual exclusion judged by fencing tokens: every critical section
 //     logs "enter" and "exit" with Held.Fenced writes; in the order the
@@ -26,7 +26,18 @@
 // for a fixed number of kills. At most one server is down at a time, so
 // the ensemble keeps its quorum; a killed leader costs an election.
 //
+// After each restart comes a network fault on one client, drawn from the
+// seed (cut_test.go). Every workload client reaches the ensemble through
+// proxies of its own (internal/netproxy, one per server), so the schedule
+// can cut it off silently, as a real partition does: no FIN, no RST,
+// nothing heard either way, from every server or from one; or delay every
+// byte it sends and receives by 1 to 20ms. The fault lasts while the
+// other clients make a number of operations, and is healed either with
+// an RST on the silenced connections or by leaving the client to notice
+// by its own timeout, within its session timeout, so sessions survive.
+//
 // It runs in the normal unit run when ZooKeeper is installed (ZK_REQUIRED=1
 // makes its absence a failure), in a minute or two. Flags: -chaos.seed
-// (default: drawn from the time, and printed), -chaos.kills.
+// (default: drawn from the time, and printed), -chaos.kills, -chaos.cuts
+// (network faults; the first -chaos.kills of them follow the restarts).
 package chaos

@@ -62,7 +62,12 @@
 // is written at t+d, or later if the chunk before it is still being
 // written. The byte stream and its order are preserved, and a FIN is
 // delayed like the data before it. Changing the delay affects chunks read
-// after the change.
+// after the change. Each direction is a delay line: the reader goes on
+// reading while earlier chunks wait, so a delay adds latency without
+// capping bandwidth (but see Cost). Delays below a millisecond are kept:
+// the last 2ms of a wait are slept on the thread, because the runtime's
+// timers can wake a millisecond late (on loopback, 500µs each way gives
+// round trips of about 1.2ms).
 //
 // # Cost
 //
@@ -72,7 +77,9 @@
 // (into a slice of its own, so that the reader can go on reading while
 // the writer waits), and handed from the reader's goroutine to the
 // writer's. Up to 4 MiB per direction may be queued in the proxy, which
-// bounds throughput under a delay d to 4 MiB/d per connection. A silenced
+// bounds throughput under a delay d to 4 MiB/d per connection. A writer
+// whose chunk is due within 2ms blocks its thread until then, so with
+// many delayed connections the process runs as many threads. A silenced
 // connection costs no goroutine, only its open sockets.
 //
 // The proxy works on the real clock, as the sockets do: Delay is wall

@@ -185,19 +185,8 @@ func (l *link) write(dst *net.TCPConn, q *queue) {
 		if !ok {
 			return
 		}
-		if !c.due.IsZero() {
-			if wait := time.Until(c.due); wait > 0 {
-				if timer == nil {
-					timer = time.NewTimer(wait)
-				} else {
-					timer.Reset(wait)
-				}
-				select {
-				case <-timer.C:
-				case <-l.stop:
-					return
-				}
-			}
+		if !c.due.IsZero() && !waitUntil(c.due, l.stop, &timer) {
+			return
 		}
 		switch {
 		case c.err == io.EOF:

@@ -27,11 +27,14 @@
 //
 // # The result line
 //
-//	ZKBENCH impl=curator scenario=lock clients=4 ops=1234 errors=0 secs=3.000512 total=1650 min=810.2 p10=... p50=... p99=... p999=... max=...
+//	ZKBENCH impl=curator scenario=lock clients=4 ops=1234 errors=0 secs=3.000512 total=1650 cpu=912345.0 min=810.2 p10=... p50=... p99=... p999=... max=...
 //
 // ops counts measured operations (started after the warm-up, ended without
 // error), total every operation that succeeded, warm-up included; secs is
-// the measuring time; latencies are microseconds at the Quantiles, by
+// the measuring time; cpu the CPU time (µs, user and system, every
+// thread) the program's process used over the same window, read from its
+// own counters (Run adds the whole process's, from its rusage, as
+// Result.ProcessCPU); latencies are microseconds at the Quantiles, by
 // nearest rank (Rank), computed the same way in Go, Java and Python.
 // ParseResult refuses unknown keys and partial quantile sets, so a program
 // that drifts from the format fails loudly.

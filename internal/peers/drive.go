@@ -98,8 +98,14 @@ func Drive(ctx context.Context, l Load) (Result, error) {
 			}
 		}()
 	}
-	wg.Wait()
+	// The CPU window opens at t0 (or when every worker has stopped, if
+	// that is earlier) and closes when the last worker stopped.
+	stopped := make(chan struct{})
+	go func() { wg.Wait(); close(stopped) }()
+	cpu0 := cpuAt(t0, stopped)
+	<-stopped
 	stop := time.Now()
+	cpu := ProcessCPU() - cpu0
 	if err := errors.Join(errs...); err != nil {
 		return Result{}, err
 	}
@@ -114,5 +120,18 @@ func Drive(ctx context.Context, l Load) (Result, error) {
 	if secs < 0 {
 		secs = 0
 	}
-	return Result{Ops: int64(len(lat)), Total: all.Load(), Errors: nerr.Load(), Seconds: secs, Latency: Summarize(lat)}, nil
+	return Result{Ops: int64(len(lat)), Total: all.Load(), Errors: nerr.Load(), Seconds: secs, Latency: Summarize(lat), CPU: max(cpu, 0)}, nil
+}
+
+// cpuAt reads ProcessCPU at t, or when done closes if that is earlier.
+func cpuAt(t time.Time, done <-chan struct{}) time.Duration {
+	if wait := time.Until(t); wait > 0 {
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-done:
+		}
+		timer.Stop()
+	}
+	return ProcessCPU()
 }

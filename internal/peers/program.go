@@ -123,7 +123,7 @@ func (p *Program) Command(ctx context.Context, params Params) *exec.Cmd {
 var ErrRun = errors.New("peers: program failed")
 
 // Run runs the program with params and returns the result line it
-// printed. Lines the program prints to stderr are passed to progress (nil:
+// printed, with ProcessCPU set from the exited process's rusage. Lines the program prints to stderr are passed to progress (nil:
 // dropped) as they come, on a goroutine of Run's; the last ones are also
 // quoted in the error when the program fails.
 func (p *Program) Run(ctx context.Context, params Params, progress func(line string)) (Result, error) {
@@ -177,6 +177,7 @@ func (p *Program) Run(ctx context.Context, params Params, progress func(line str
 	case res == nil:
 		return Result{}, fmt.Errorf("%w: %s printed no %s line\nstderr:\n%s", ErrRun, p.Kind, Prefix, tail)
 	}
+	res.ProcessCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return *res, nil
 }
 

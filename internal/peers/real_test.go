@@ -75,6 +75,11 @@ func TestPeersOnRealServer(t *testing.T) {
 				if r.Impl != string(k) || r.Scenario != sc || r.Ops != want || r.Errors != 0 || len(r.Latency) != len(Quantiles) {
 					t.Fatalf("%s: %s, want %d ops, no errors, latencies", sc, Format(r), want)
 				}
+				// The program's CPU over its window, within its whole
+				// process's (start-up and connecting included).
+				if r.CPU <= 0 || r.ProcessCPU < r.CPU {
+					t.Fatalf("%s: CPU %v over the window, %v for the whole process", sc, r.CPU, r.ProcessCPU)
+				}
 				if sc == "cas" {
 					data := readNode(t, addr, p.Path)
 					var v int64

@@ -48,6 +48,24 @@ type Result struct {
 	// warm-up's included (for requests per operation counted on the
 	// server over the whole run).
 	Total int64
+	// CPU is the CPU time (user and system, every thread) the client's
+	// process used during the measuring window (Seconds), read from the
+	// process's own counters at the end of the warm-up and when the last
+	// worker stopped (key cpu, in microseconds; 0: not reported). Start-up
+	// and warm-up are left out.
+	CPU time.Duration
+	// ProcessCPU is the whole process's CPU time, start-up and warm-up
+	// included, from its rusage once it exited (Program.Run sets it; it is
+	// not on the result line): an upper bound that checks CPU.
+	ProcessCPU time.Duration
+}
+
+// CPUPerOp is CPU per measured operation (0 when either is unknown).
+func (r Result) CPUPerOp() time.Duration {
+	if r.Ops <= 0 || r.CPU <= 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(r.Ops)
 }
 
 // Throughput is Ops per second (0 when nothing was measured).
@@ -105,6 +123,9 @@ func Format(r Result) string {
 	if r.Holds != 0 {
 		fmt.Fprintf(&b, " holds=%d", r.Holds)
 	}
+	if r.CPU != 0 {
+		fmt.Fprintf(&b, " cpu=%.1f", float64(r.CPU)/float64(time.Microsecond))
+	}
 	for i, q := range Quantiles {
 		if i < len(r.Latency) {
 			fmt.Fprintf(&b, " %s=%.1f", QuantileKey(q), float64(r.Latency[i])/float64(time.Microsecond))
@@ -152,6 +173,13 @@ func ParseResult(line string) (Result, error) {
 			r.Holds, err = strconv.ParseInt(v, 10, 64)
 		case "secs":
 			r.Seconds, err = strconv.ParseFloat(v, 64)
+		case "cpu":
+			var us float64
+			us, err = strconv.ParseFloat(v, 64)
+			if err == nil && (us < 0 || math.IsNaN(us) || math.IsInf(us, 0)) {
+				err = errors.New("not a CPU time")
+			}
+			r.CPU = time.Duration(us * float64(time.Microsecond))
 		default:
 			i := slices.IndexFunc(Quantiles, func(q float64) bool { return QuantileKey(q) == k })
 			if i < 0 {

@@ -42,11 +42,11 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestFormatParseRoundTrip(t *testing.T) {
-	r := Result{Impl: "ours", Scenario: "lock", Clients: 16, Ops: 12345, Errors: 2, Seconds: 3.25, Total: 15000, Holds: 7,
+	r := Result{Impl: "ours", Scenario: "lock", Clients: 16, Ops: 12345, Errors: 2, Seconds: 3.25, Total: 15000, Holds: 7, CPU: 1234500 * time.Nanosecond,
 		Latency: []time.Duration{1500, 2 * time.Microsecond, 3 * time.Microsecond, 40 * time.Microsecond,
 			50 * time.Microsecond, 600 * time.Microsecond, 7 * time.Millisecond, 80 * time.Millisecond, time.Second}}
 	line := Format(r)
-	if !strings.HasPrefix(line, "ZKBENCH ") || !strings.Contains(line, " p999=80000.0") || !strings.Contains(line, " min=1.5") {
+	if !strings.HasPrefix(line, "ZKBENCH ") || !strings.Contains(line, " p999=80000.0") || !strings.Contains(line, " min=1.5") || !strings.Contains(line, " cpu=1234.5") {
 		t.Fatalf("Format = %q", line)
 	}
 	got, err := ParseResult(line)
@@ -98,6 +98,8 @@ func TestParseRejects(t *testing.T) {
 		"ZKBENCH impl=x scenario=lock clients=one ops=1 secs=1",
 		base + " p50=12.5", // one quantile of nine
 		base + " min=1 p10=1 p25=1 p50=-1 p75=1 p90=1 p99=1 p999=1 max=1",
+		base + " cpu=-3",  // negative CPU
+		base + " cpu=Inf", // not a CPU time
 	} {
 		if _, err := ParseResult(line); !errors.Is(err, ErrBadResult) {
 			t.Errorf("ParseResult(%q) = %v, want ErrBadResult", line, err)

@@ -181,8 +181,15 @@ public final class CuratorPeer {
             });
             threads[c].start();
         }
+        // CPU over the measuring window: the process's (every thread's,
+        // the JIT's and the garbage collector's included) from the end of
+        // the warm-up until the last client stopped.
+        long wait = t0 - System.nanoTime();
+        if (wait > 0) Thread.sleep(wait / 1_000_000L, (int) (wait % 1_000_000L));
+        long cpu0 = processCpuNanos();
         for (Thread t : threads) t.join();
         long stop = System.nanoTime();
+        long cpu = processCpuNanos() - cpu0;
         for (int i = 0; i < clients; i++) {
             if (failed[i] != null) {
                 System.err.println("curator: client " + i + ": operations keep failing: " + failed[i]);
@@ -204,6 +211,7 @@ public final class CuratorPeer {
         b.append(String.format(Locale.ROOT, "ZKBENCH impl=curator scenario=%s clients=%d ops=%d errors=%d secs=%.6f",
             scenario, clients, total, errors.get(), Math.max(0, stop - t0) / 1e9));
         b.append(" total=").append(everyOp.get());
+        if (cpu > 0) b.append(String.format(Locale.ROOT, " cpu=%.1f", cpu / 1e3));
         if (scenario.endsWith("interop")) b.append(" holds=").append(total);
         if (total > 0) {
             for (int i = 0; i < QUANTILES.length; i++) {
@@ -215,5 +223,11 @@ public final class CuratorPeer {
         System.out.println(b);
         System.out.flush();
         System.exit(0);
+    }
+
+    // processCpuNanos is the CPU time (user and system, every thread) this
+    // JVM has used, in nanoseconds.
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 }

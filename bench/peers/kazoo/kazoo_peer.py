@@ -99,9 +99,16 @@ def main():
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(clients))]
     for t in threads:
         t.start()
+    # CPU over the measuring window: the process's (every thread's) from
+    # the end of the warm-up until the last client stopped.
+    wait = t0 - time.perf_counter()
+    if wait > 0:
+        time.sleep(wait)
+    cpu0 = time.process_time()
     for t in threads:
         t.join()
     stop = time.perf_counter()
+    cpu = time.process_time() - cpu0
     for i, f in enumerate(failed):
         if f is not None:
             print("kazoo: client %d: operations keep failing: %r" % (i, f), file=sys.stderr)
@@ -114,6 +121,8 @@ def main():
     line = "ZKBENCH impl=kazoo scenario=%s clients=%d ops=%d errors=%d secs=%.6f" % (
         a.scenario, a.clients, n, sum(errors), max(0.0, stop - t0))
     line += " total=%d" % sum(every_op)
+    if cpu > 0:
+        line += " cpu=%.1f" % (cpu * 1e6)
     if n:
         for q, k in zip(QUANTILES, KEYS):
             r = min(max(int(math.ceil(q * n / 100.0 - 1e-9)) - 1, 0), n - 1)

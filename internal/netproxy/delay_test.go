@@ -1,0 +1,82 @@
+package netproxy_test
+
+import (
+	"bytes"
+	"io"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestDelaySubMillisecond: a delay shorter than a millisecond is kept,
+// not rounded up. The median of many one-byte round trips through an echo
+// server with 500µs each way is at least 1ms and, on an unloaded machine,
+// a few tens of microseconds more; the bound allows 700µs of scheduling
+// noise. Runtime timers (time.Sleep, time.Timer) wake about a millisecond
+// late here when the process is otherwise idle, which made the round
+// trip more than 2ms.
+func TestDelaySubMillisecond(t *testing.T) {
+	const d = 500 * time.Microsecond
+	p := newProxy(t, newEcho(t))
+	p.Delay(d)
+	c := dial(t, p.Addr())
+	send(t, c, c, "warm")
+	var rtts []time.Duration
+	buf := make([]byte, 1)
+	for i := range 200 {
+		start := time.Now()
+		if _, err := c.Write([]byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(bound))
+		if _, err := io.ReadFull(c, buf); err != nil || buf[0] != byte(i) {
+			t.Fatalf("round trip %d: %v, read %d", i, err, buf[0])
+		}
+		rtts = append(rtts, time.Since(start))
+	}
+	slices.Sort(rtts)
+	if rtts[0] < 2*d {
+		t.Errorf("fastest round trip %v, want at least %v", rtts[0], 2*d)
+	}
+	if med := rtts[len(rtts)/2]; med > 2*d+700*time.Microsecond {
+		t.Errorf("median round trip %v with %v each way (fastest %v, slowest %v)", med, d, rtts[0], rtts[len(rtts)-1])
+	}
+	t.Logf("round trips with %v each way: fastest %v, median %v, p90 %v", d, rtts[0], rtts[len(rtts)/2], rtts[len(rtts)*9/10])
+}
+
+// TestDelayLine: the delay is a latency, not a bandwidth cap. 8 MiB
+// streamed one way through a 20ms delay arrive, in order, in far less than
+// one delay per chunk (256 chunks of 32 KiB or more would take 5s if each
+// waited its own delay after the last).
+func TestDelayLine(t *testing.T) {
+	const d = 20 * time.Millisecond
+	s := newServer(t)
+	p := newProxy(t, s.addr())
+	c := dial(t, p.Addr())
+	sc := s.accept(t)
+	send(t, c, sc, "warm")
+	p.Delay(d)
+	msg := make([]byte, 8<<20)
+	for i := range msg {
+		msg[i] = byte(i * 7 / 5)
+	}
+	start := time.Now()
+	errc := make(chan error, 1)
+	go func() { _, err := c.Write(msg); errc <- err }()
+	got := make([]byte, len(msg))
+	sc.SetReadDeadline(time.Now().Add(bound))
+	if _, err := io.ReadFull(sc, got); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, msg) {
+		t.Fatal("the stream arrived changed or out of order")
+	}
+	if took < d || took > 25*d {
+		t.Errorf("8 MiB through a %v delay took %v, want at least the delay and far less than a delay per chunk", d, took)
+	}
+	t.Logf("8 MiB through a %v delay in %v", d, took)
+}

@@ -42,6 +42,11 @@ type Held struct {
 	// executor goroutine only
 	mon   *task.Scope
 	unsub func()
+	// markRetry: the mark's first send failed (connection loss): until
+	// its retry settles, requests that depend on the node's version wait
+	// for it (afterMark); markWaiters are their continuations.
+	markRetry   bool
+	markWaiters []func()
 }
 
 // Path is the lock node's path.
@@ -131,7 +136,7 @@ func (h *Held) watchNode() {
 	if mon == nil {
 		return // the lock has ended
 	}
-	task.RunIn(mon, zkops.WatchNode(h.path, h.version, nil), func(_ task.Unit, err error) {
+	task.RunIn(mon, afterMark(h, zkops.WatchNode(h.path, h.version, nil)), func(_ task.Unit, err error) {
 		if canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired) {
 			return
 		}
@@ -218,10 +223,50 @@ func (h *Held) lose(cause error) {
 // unknown, as for any multi: it is not retried here. A create among ops
 // with a nil ACL gets task.OpenACL, as task.CreateWith does.
 func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
-	return zkops.Fenced(h.path, h.version, ops, func(cause, err error) error {
+	return afterMark(h, zkops.Fenced(h.path, h.version, ops, func(cause, err error) error {
 		h.lose(cause)
 		return fmt.Errorf("lock: fenced write: %w: %w", ErrLockLost, err)
+	}))
+}
+
+// mark writes the handoff mark into the lock node, created at version v
+// (handoff.go). It is sent at once, so every later request of the hold
+// (fenced writes, the node watch, the release's delete) is applied after
+// it, in the session's order, without waiting for its reply. If that send
+// fails (connection loss: applied or not), the requests that check the
+// node's version wait until a retry has settled it (afterMark); a release
+// does not wait (a delete sent first only leaves the node unmarked: its
+// successor then lists). Executor goroutine.
+func (h *Held) mark(s *task.Scope, v int32) {
+	sc := s.Runtime().SessionScope()
+	task.Run(sc, task.Set(h.path, markData, v), func(_ task.Stat, err error) {
+		if err == nil || !task.IsRetryable(err) {
+			return // applied, or refused: a node gone or changed is the lock's end, heard by Held
+		}
+		h.markRetry = true
+		task.Run(sc, markNode(h.path, v), func(task.Unit, error) {
+			h.markRetry = false
+			ws := h.markWaiters
+			h.markWaiters = nil
+			for _, w := range ws {
+				w()
+			}
+		})
 	})
+}
+
+// afterMark runs t once the mark's retry, if any, has settled.
+func afterMark[T any](h *Held, t task.Task[T]) task.Task[T] {
+	return func(s *task.Scope, k task.Cont[T]) {
+		if !h.markRetry {
+			t(s, k)
+			return
+		}
+		task.Suspend(s, k, func(resume task.Cont[T]) func() {
+			h.markWaiters = append(h.markWaiters, func() { task.Run(s, t, resume) })
+			return nil
+		})
+	}
 }
 
 // Release returns a task that releases the lock: it deletes the node,

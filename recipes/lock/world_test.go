@@ -1,6 +1,8 @@
 package lock_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk"
@@ -8,14 +10,17 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// counting is a Conn that counts the children listings a client sends and
-// remembers its exists-with-watch requests whose watch has not fired (for
-// the herd check of the simulation).
+// counting is a Conn that counts the requests a client sends (in all, the
+// children listings of the directory, and by kind) and remembers its
+// requests with a watch whose watch has not fired (for the herd check of
+// the simulation: exists and getData set data watches, getChildren on a
+// contender node the child watch of a waiter).
 type counting struct {
 	*fakezk.Conn
 	client  int
 	sent    int // requests of every kind
-	lists   int
+	lists   int // listings of a directory (not of a contender node)
+	kinds   map[string]int
 	watches map[*pending]bool
 }
 
@@ -29,18 +34,35 @@ type pending struct {
 
 func (c *counting) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
 	c.sent++
+	if c.kinds == nil {
+		c.kinds = map[string]int{}
+	}
+	c.kinds[fmt.Sprintf("%T", req)[len("*task."):]]++
+	path := ""
 	switch r := req.(type) {
 	case *task.GetChildrenRequest:
-		c.lists++
+		if !strings.Contains(r.Path, "lock-") {
+			c.lists++
+		}
+		if r.Watch {
+			path = r.Path
+		}
 	case *task.ExistsRequest:
 		if watch != nil {
-			p := &pending{client: c.client, path: r.Path, sess: c.SessionID()}
-			c.watches[p] = true
-			inner := watch
-			watch = func(ev task.Event) {
-				delete(c.watches, p)
-				inner(ev)
-			}
+			path = r.Path
+		}
+	case *task.GetDataRequest:
+		if r.Watch {
+			path = r.Path
+		}
+	}
+	if path != "" && watch != nil {
+		p := &pending{client: c.client, path: path, sess: c.SessionID()}
+		c.watches[p] = true
+		inner := watch
+		watch = func(ev task.Event) {
+			delete(c.watches, p)
+			inner(ev)
 		}
 	}
 	c.Conn.Do(req, done, watch)

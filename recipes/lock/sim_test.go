@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,6 +87,21 @@ func TestSeededFaultsTry(t *testing.T) {
 	wrap := runSeeds(t, seeds, simOpts{try: true, cversion: math.MaxInt32 - 3})
 	if wrap.resets == 0 || wrap.busy == 0 {
 		t.Fatalf("the counter never ran out under tries (%d resets, %d busy)", wrap.resets, wrap.busy)
+	}
+}
+
+// The large run of make sim: SIM_SEEDS seeds of each variant above
+// (plain, across the counter's wrap, with tries), skipped when unset.
+func TestSimExplore(t *testing.T) {
+	n, err := strconv.ParseUint(os.Getenv("SIM_SEEDS"), 10, 64)
+	if err != nil || n == 0 {
+		t.Skip("SIM_SEEDS not set")
+	}
+	for _, v := range []struct {
+		name string
+		o    simOpts
+	}{{"plain", simOpts{}}, {"wrap", simOpts{cversion: math.MaxInt32 - 3}}, {"try", simOpts{try: true}}} {
+		t.Run(v.name, func(t *testing.T) { runSeeds(t, n, v.o) })
 	}
 }
 

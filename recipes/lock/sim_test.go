@@ -222,8 +222,14 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 				start(i)
 				return
 			}
+			// Two holders whose nodes both exist could both write. (A
+			// holder whose own node is gone already, told of its
+			// predecessor's deletion after its own session expired on
+			// the server, holds a lost lock: its fenced writes are
+			// refused, which the log judges.)
+			_, mine := w.NodeStat(h.Path())
 			for j, o := range cur {
-				if o == nil || j == i || !o.IsHeld() {
+				if !mine || o == nil || j == i || !o.IsHeld() {
 					continue
 				}
 				if _, ok := w.NodeStat(o.Path()); ok {
@@ -306,6 +312,11 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 	ok := w.Settle(check)
 	halt = true
 	if violation != nil {
+		if os.Getenv("DTRACE") != "" {
+			for _, l := range w.Server.Trace() {
+				fmt.Println(l)
+			}
+		}
 		return st, violation
 	}
 	if !ok {
@@ -382,7 +393,7 @@ func checkStep(w *sim.World, cnts []*counting, dir string, cur []*lock.Held, fai
 	watchers := map[string]map[int]bool{}
 	for _, cn := range cnts {
 		for p := range cn.watches {
-			if o, ok := owner[p.path]; !ok || !live[p.sess] || o == p.sess {
+			if o, ok := owner[p.path]; !ok || !p.set || !live[p.sess] || o == p.sess {
 				continue
 			}
 			if watchers[p.path] == nil {

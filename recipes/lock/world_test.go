@@ -1,6 +1,7 @@
 package lock_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -24,12 +25,13 @@ type counting struct {
 	watches map[*pending]bool
 }
 
-// pending is an exists watch a client registered on path during session
-// sess, not fired yet.
+// pending is a watch (exists, getData, getChildren) a client registered
+// on path during session sess, not fired yet.
 type pending struct {
 	client int
 	path   string
 	sess   int64
+	set    bool // the reply came: the watch is set
 }
 
 func (c *counting) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
@@ -63,6 +65,20 @@ func (c *counting) Do(req task.Request, done func(task.Response), watch func(tas
 		watch = func(ev task.Event) {
 			delete(c.watches, p)
 			inner(ev)
+		}
+		// The watch counts once the reply says it was set: a request
+		// that fails sets none (an exists that finds no node does), such
+		// as one refused because the flow's session has ended, or lost
+		// with the connection.
+		_, exists := req.(*task.ExistsRequest)
+		innerDone := done
+		done = func(r task.Response) {
+			if r.Err != nil && !(exists && errors.Is(r.Err, task.ErrNoNode)) {
+				delete(c.watches, p)
+			} else if c.watches[p] {
+				p.set = true
+			}
+			innerDone(r)
 		}
 	}
 	c.Conn.Do(req, done, watch)

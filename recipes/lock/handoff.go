@@ -134,12 +134,16 @@ func (p *predWatch) onChild(ev task.Event, err error) {
 		p.fail(err)
 		return
 	}
-	// A child watch on an ephemeral node fires only on its deletion; any
-	// other event (none is expected) makes the waiter list again.
-	p.gone = true
 	if ev.Type != task.EventNodeDeleted {
-		p.dataKnown = true
+		// A child watch on an ephemeral node fires only on its deletion;
+		// any other event (none is expected) makes the waiter list again.
+		if !p.over {
+			p.over = true
+			p.a.wake()
+		}
+		return
 	}
+	p.gone = true
 	p.decide()
 }
 

@@ -43,6 +43,9 @@ func TestSeededFaults(t *testing.T) {
 	if total.lost == 0 || total.failed == 0 || total.rejected == 0 {
 		t.Fatal("the drawn faults never bit: the test checks nothing")
 	}
+	if total.marks == 0 {
+		t.Fatal("no holder marked its node: the handoff by mark was not exercised")
+	}
 	// Every world was closed: the fast path's state went with its sessions.
 	if n := lock.WatchedSessions(); n != 0 {
 		t.Errorf("fast-path state kept for %d sessions after every executor closed", n)
@@ -115,8 +118,8 @@ func runSeeds(t *testing.T, seeds uint64, o simOpts) simStats {
 		}
 		total.add(st)
 	}
-	t.Logf("%d seeds: %d critical sections logged, %d locks lost, %d fenced writes rejected, %d acquires failed and retried, %d exhausted contender names seen, %d directory resets",
-		seeds, total.sections, total.lost, total.rejected, total.failed, total.exhausted, total.resets)
+	t.Logf("%d seeds: %d critical sections logged, %d locks lost, %d fenced writes rejected, %d acquires failed and retried, %d exhausted contender names seen, %d directory resets, %d marks sent",
+		seeds, total.sections, total.lost, total.rejected, total.failed, total.exhausted, total.resets, total.marks)
 	return total
 }
 
@@ -128,7 +131,7 @@ type simOpts struct {
 	try bool
 }
 
-type simStats struct{ sections, lost, failed, rejected, exhausted, resets, busy int }
+type simStats struct{ sections, lost, failed, rejected, exhausted, resets, busy, marks int }
 
 func (s *simStats) add(o simStats) {
 	s.sections += o.sections
@@ -138,6 +141,7 @@ func (s *simStats) add(o simStats) {
 	s.exhausted += o.exhausted
 	s.resets += o.resets
 	s.busy += o.busy
+	s.marks += o.marks
 }
 
 // simulate runs one seed and returns the first violation it saw.
@@ -323,6 +327,9 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 		return st, fmt.Errorf("stuck with %v rounds left", left)
 	}
 	st.resets = len(dirs) - 1
+	for _, cn := range cnts {
+		st.marks += cn.kinds["SetDataRequest"] // only holders that waited write
+	}
 	// Judge the log.
 	var names []string
 	for _, p := range w.Paths() {

@@ -5,7 +5,7 @@ import "github.com/zkflow/zkflow/internal/canary"
 // Canaries are the package's known bugs (lock.go), for the simulation's
 // canary test in package lock_test.
 var Canaries = []canary.Name{bugNoPrefix, bugWatchLowest, bugLossIsFailure, bugStaleSession, bugExhaustedSeq, bugHoldOnAnyPred,
-	bugTryKeepsNode, bugTryHoldsAnywhere}
+	bugTryKeepsNode, bugTryHoldsAnywhere, bugMarkAtCreate, bugMarkOnWake}
 
 // TryCanaries bite only when clients use TryAcquire (simOpts.try).
 var TryCanaries = []canary.Name{bugTryKeepsNode, bugTryHoldsAnywhere}
@@ -31,3 +31,23 @@ func WatchedSessions() int {
 	defer dirsMu.Unlock()
 	return len(sessions)
 }
+
+// The handoff's canaries (handoff.go), also caught by their own history
+// in handoff_test.go.
+const (
+	MarkAtCreate = bugMarkAtCreate
+	MarkOnWake   = bugMarkOnWake
+)
+
+// MarkData is what a holder that waited writes into its node.
+var MarkData = markData
+
+type listHandoff struct{}
+
+func (listHandoff) apply(l *Lock) { l.listHandoff = true }
+
+// WithListingHandoff gives the lock the handoff of before the mark: a
+// waiter lists the directory once its predecessor goes, unless that was
+// the head of its listing; no node is marked. For the benchmark and the
+// request counts that compare the two.
+func WithListingHandoff() Option { return listHandoff{} }

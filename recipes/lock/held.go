@@ -42,6 +42,10 @@ type Held struct {
 	// executor goroutine only
 	mon   *task.Scope
 	unsub func()
+	// markPending: the mark was sent and has not settled (its reply, or
+	// its retries', not in yet): see mark. markWaiters run when it does.
+	markPending bool
+	markWaiters []func()
 }
 
 // Path is the lock node's path.
@@ -131,7 +135,7 @@ func (h *Held) watchNode() {
 	if mon == nil {
 		return // the lock has ended
 	}
-	task.RunIn(mon, zkops.WatchNode(h.path, h.version, nil), func(_ task.Unit, err error) {
+	task.RunIn(mon, afterMark(h, zkops.WatchNode(h.path, h.version, nil)), func(_ task.Unit, err error) {
 		if canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired) {
 			return
 		}
@@ -218,10 +222,76 @@ func (h *Held) lose(cause error) {
 // unknown, as for any multi: it is not retried here. A create among ops
 // with a nil ACL gets task.OpenACL, as task.CreateWith does.
 func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
-	return zkops.Fenced(h.path, h.version, ops, func(cause, err error) error {
-		h.lose(cause)
-		return fmt.Errorf("lock: fenced write: %w: %w", ErrLockLost, err)
+	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
+		// Sent while the mark is pending, the write is applied after it
+		// (the session's order) unless the mark's send was lost with the
+		// connection: then the check of the marked version fails although
+		// the node is ours; the write was not applied (a multi is atomic),
+		// so it is sent again once the mark has settled.
+		early := h.markPending
+		again := false
+		f := zkops.Fenced(h.path, h.version, ops, func(cause, err error) error {
+			if early && errors.Is(cause, task.ErrBadVersion) {
+				again = true
+				return err
+			}
+			h.lose(cause)
+			return fmt.Errorf("lock: fenced write: %w: %w", ErrLockLost, err)
+		})
+		task.Run(s, f, func(rs []task.MultiResult, err error) {
+			if again {
+				task.Run(s, afterMark(h, h.Fenced(ops...)), k)
+				return
+			}
+			k(rs, err)
+		})
+	}
+}
+
+// mark writes the handoff mark into the lock node, created at version v
+// (handoff.go). It is sent at once, so every later request of the hold
+// (fenced writes, the release's delete) is applied after it, in the
+// session's order, without waiting for its reply; the node watch, which
+// is in no hurry, starts once it has settled. If the send is lost with
+// the connection (applied or not), it is retried (markNode); a fenced
+// write refused meanwhile for the node's version is sent again once it
+// has settled (Fenced). A release does not wait: a delete applied before
+// the mark only leaves the node unmarked, and its successor then lists.
+// Executor goroutine.
+func (h *Held) mark(s *task.Scope, v int32) {
+	sc := s.Runtime().SessionScope()
+	h.markPending = true
+	settle := func(task.Unit, error) {
+		h.markPending = false
+		ws := h.markWaiters
+		h.markWaiters = nil
+		for _, w := range ws {
+			w()
+		}
+	}
+	task.Run(sc, task.Set(h.path, markData, v), func(_ task.Stat, err error) {
+		if err != nil && task.IsRetryable(err) {
+			task.Run(sc, markNode(h.path, v), settle)
+			return
+		}
+		// Applied, or refused: a node gone or changed by someone else is
+		// the lock's end, which Held hears of by itself.
+		settle(task.Unit{}, nil)
 	})
+}
+
+// afterMark runs t once the mark, if pending, has settled.
+func afterMark[T any](h *Held, t task.Task[T]) task.Task[T] {
+	return func(s *task.Scope, k task.Cont[T]) {
+		if !h.markPending {
+			t(s, k)
+			return
+		}
+		task.Suspend(s, k, func(resume task.Cont[T]) func() {
+			h.markWaiters = append(h.markWaiters, func() { task.Run(s, t, resume) })
+			return nil
+		})
+	}
 }
 
 // Release returns a task that releases the lock: it deletes the node,

@@ -76,6 +76,10 @@ var retry = zkops.Retry
 type Lock struct {
 	dir string
 	acl task.ACLProvider
+	// listHandoff: the handoff of before the mark (a waiter lists after
+	// its predecessor goes unless it was the head; no mark is written),
+	// kept for the benchmark that compares the two (export_test.go).
+	listHandoff bool
 }
 
 // New returns the lock whose contenders live under dir. The directory and
@@ -150,6 +154,11 @@ type attempt struct {
 	fast bool // the create was sent without a listing behind it (fast.go)
 	lost bool // a create's reply was lost: the node was found by listing
 	try  bool // TryAcquire: fail with ErrBusy instead of waiting
+	// waited: a listing showed a contender below ours, so a successor
+	// may have seen more than one node below it: mark the node on
+	// holding (handoff.go).
+	waited bool
+	marked bool // the mark was sent (on holding, or early by a canary)
 	// resetChecked: a TryAcquire found the directory free of other
 	// contenders before waiting for its reset (tryAfterReset).
 	resetChecked bool
@@ -273,6 +282,10 @@ func (a *attempt) found(name string, st task.Stat, listing *task.ChildList) {
 		a.restart()
 		return
 	}
+	if canary.On(bugMarkAtCreate) && st.Czxid != 0 && !a.marked {
+		a.marked = true
+		task.Run(a.s.Runtime().SessionScope(), markNode(a.l.child(name), st.Version), func(task.Unit, error) {})
+	}
 	if st.Czxid != 0 {
 		if !a.lost && fastHold(a.s, a.l.dir, seq) {
 			a.acquired()
@@ -348,6 +361,7 @@ func (a *attempt) decide(names []string) {
 	case canary.On(bugWatchLowest):
 		a.waitFor(a.l.child(q[0].Name), false)
 	default:
+		a.waited = true
 		a.waitFor(a.l.child(q[i-1].Name), i == 1 || canary.On(bugHoldOnAnyPred))
 	}
 }
@@ -356,8 +370,13 @@ func (a *attempt) decide(names []string) {
 // or its watch fires, list again (zkops.WaitChange). If pred was the
 // lowest contender of our last listing (head) and it is gone, we hold the
 // lock without listing: every contender below us then is gone, and any
-// created since has a higher number.
+// created since has a higher number. Otherwise the waiter also holds
+// without listing if pred was marked before it went (waitMarked).
 func (a *attempt) waitFor(pred string, head bool) {
+	if !head && !a.l.listHandoff {
+		a.waitMarked(pred)
+		return
+	}
 	task.Run(a.s, zkops.WaitChange(pred), func(gone bool, err error) {
 		switch {
 		case err != nil:
@@ -365,11 +384,16 @@ func (a *attempt) waitFor(pred string, head bool) {
 		case gone && head:
 			a.acquired()
 		default:
-			a.check()
+			a.wake()
 		}
 	})
 }
 
+// acquired makes the Held. A contender that waited marks its node (see
+// handoff.go) before anything else of the hold is sent, so the mark comes
+// before its fenced writes and its release in the session's order; the
+// hold does not wait for the mark's reply. The node's version is then
+// one more than at the create.
 func (a *attempt) acquired() {
 	a.undo()
 	h := &Held{
@@ -381,7 +405,14 @@ func (a *attempt) acquired() {
 		sess:    a.sess,
 		done:    make(chan struct{}),
 	}
+	mark := a.waited && !a.marked && !a.l.listHandoff
+	if mark || a.marked {
+		h.version++
+	}
 	h.start(a.s)
+	if mark {
+		h.mark(a.s, a.stat.Version)
+	}
 	watchDir(a.s, a.l.dir)
 	task.Resume(a.s, a.k, h, nil)
 }

@@ -139,13 +139,30 @@ func TestAcquirePipelinesCreateAndListing(t *testing.T) {
 }
 
 // Waiters queue in creation order, and one release wakes one waiter only:
-// the next one (which lists again, unless its predecessor was the lowest
-// contender when it listed: then it holds on the notification); no other
-// client sends a request.
+// the next one, which holds on the notification without listing (its
+// predecessor was marked when it held: see Handoff in one round trip); no
+// other client sends a request. With the handoff of before the mark
+// (WithListingHandoff) the woken waiter lists once more, unless its
+// predecessor was the lowest contender when it listed.
 func TestNoHerd(t *testing.T) {
+	t.Run("marked", func(t *testing.T) { noHerd(t, func(int) int { return 0 }) })
+	t.Run("listing", func(t *testing.T) {
+		noHerd(t, func(j int) int {
+			if j == 1 {
+				return 0
+			}
+			return 1
+		}, lock.WithListingHandoff())
+	})
+}
+
+func noHerd(t *testing.T, wantLists func(j int) int, opts ...lock.Option) {
 	const n = 6
 	w, cnts := newWorld(t, 2, n, fakezk.Config{})
-	l := mustLock(t, "/locks/herd")
+	l, err := lock.New("/locks/herd", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	held := make([]*sim.Outcome[*lock.Held], n)
 	for i := range n {
 		held[i] = sim.Submit(w, i, l.Acquire())
@@ -174,18 +191,12 @@ func TestNoHerd(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Drive()
-		// Only the next one is woken. Client 1's predecessor was the
-		// lowest when it listed: it holds on the notification, without
-		// listing; the others listed when the queue was longer, so they
-		// list once more.
+		// Only the next one is woken.
 		for j := range n {
 			switch {
 			case j == i:
 			case j == i+1:
-				want := 1
-				if j == 1 {
-					want = 0
-				}
+				want := wantLists(j)
 				if got := cnts[j].lists - lists[j]; got != want {
 					t.Errorf("release by client %d: client %d listed %d times, want %d", i, j, got, want)
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/memcheck"
 )
 
@@ -72,6 +73,43 @@ func TestMemoryFlatAcquireRelease(t *testing.T) {
 		if got := w.Children("/mem/lock"); len(got) != 0 {
 			t.Fatalf("contenders left: %v", got)
 		}
+		noReportedErrors(t, w)
+	})
+	// A contended handoff by mark: client 0 waits behind client 2, which
+	// waits behind client 1; client 2 holds after waiting and marks its
+	// node, client 0 sees the mark, holds when client 2 releases, and
+	// marks its own node. Nothing of the mark or of the two watches on
+	// the predecessor stays.
+	t.Run("handoff", func(t *testing.T) {
+		w, _ := newWorld(t, 1, 3, fakezk.Config{})
+		l := mustLock(t, "/mem/lock")
+		memcheck.Check(t, w.Execs[0].SessionScope().Descendants, func(int) {
+			h1, err := mustRun(t, w, 1, l.Acquire())
+			if err != nil {
+				t.Fatal(err)
+			}
+			o2 := sim.Submit(w, 2, l.Acquire())
+			w.Drive()
+			o0 := sim.Submit(w, 0, l.Acquire())
+			w.Drive()
+			if _, err := mustRun(t, w, 1, h1.Release()); err != nil {
+				t.Fatal(err)
+			}
+			w.Drive()
+			if !o2.Done || o2.Err != nil || o0.Done {
+				t.Fatalf("after client 1 released: client 2 %+v, client 0 %+v", o2, o0)
+			}
+			if _, err := mustRun(t, w, 2, o2.V.Release()); err != nil {
+				t.Fatal(err)
+			}
+			w.Drive()
+			if !o0.Done || o0.Err != nil {
+				t.Fatalf("client 0 after client 2 released: %+v", o0)
+			}
+			if _, err := mustRun(t, w, 0, o0.V.Release()); err != nil {
+				t.Fatal(err)
+			}
+		})
 		noReportedErrors(t, w)
 	})
 }

@@ -1,6 +1,9 @@
 package lock_test
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk"
@@ -8,39 +11,74 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// counting is a Conn that counts the children listings a client sends and
-// remembers its exists-with-watch requests whose watch has not fired (for
-// the herd check of the simulation).
+// counting is a Conn that counts the requests a client sends (in all, the
+// children listings of the directory, and by kind) and remembers its
+// requests with a watch whose watch has not fired (for the herd check of
+// the simulation: exists and getData set data watches, getChildren on a
+// contender node the child watch of a waiter).
 type counting struct {
 	*fakezk.Conn
 	client  int
 	sent    int // requests of every kind
-	lists   int
+	lists   int // listings of a directory (not of a contender node)
+	kinds   map[string]int
 	watches map[*pending]bool
 }
 
-// pending is an exists watch a client registered on path during session
-// sess, not fired yet.
+// pending is a watch (exists, getData, getChildren) a client registered
+// on path during session sess, not fired yet.
 type pending struct {
 	client int
 	path   string
 	sess   int64
+	set    bool // the reply came: the watch is set
 }
 
 func (c *counting) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
 	c.sent++
+	if c.kinds == nil {
+		c.kinds = map[string]int{}
+	}
+	c.kinds[fmt.Sprintf("%T", req)[len("*task."):]]++
+	path := ""
 	switch r := req.(type) {
 	case *task.GetChildrenRequest:
-		c.lists++
+		if !strings.Contains(r.Path, "lock-") {
+			c.lists++
+		}
+		if r.Watch {
+			path = r.Path
+		}
 	case *task.ExistsRequest:
 		if watch != nil {
-			p := &pending{client: c.client, path: r.Path, sess: c.SessionID()}
-			c.watches[p] = true
-			inner := watch
-			watch = func(ev task.Event) {
+			path = r.Path
+		}
+	case *task.GetDataRequest:
+		if r.Watch {
+			path = r.Path
+		}
+	}
+	if path != "" && watch != nil {
+		p := &pending{client: c.client, path: path, sess: c.SessionID()}
+		c.watches[p] = true
+		inner := watch
+		watch = func(ev task.Event) {
+			delete(c.watches, p)
+			inner(ev)
+		}
+		// The watch counts once the reply says it was set: a request
+		// that fails sets none (an exists that finds no node does), such
+		// as one refused because the flow's session has ended, or lost
+		// with the connection.
+		_, exists := req.(*task.ExistsRequest)
+		innerDone := done
+		done = func(r task.Response) {
+			if r.Err != nil && !(exists && errors.Is(r.Err, task.ErrNoNode)) {
 				delete(c.watches, p)
-				inner(ev)
+			} else if c.watches[p] {
+				p.set = true
 			}
+			innerDone(r)
 		}
 	}
 	c.Conn.Do(req, done, watch)

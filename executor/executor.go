@@ -36,6 +36,16 @@ type Config struct {
 	// continuation of the ended flows. It runs on the executor goroutine
 	// and must not block.
 	OnSession func(task.Event, task.Session)
+	// Observer, if not nil, is told of flows, operations, session
+	// transitions, retries and queue depths as they happen (task.Observer
+	// says on which goroutine each callback runs). Nil costs one pointer
+	// check where each fact is learnt and allocates nothing.
+	Observer *task.Observer
+	// Logger receives the executor's log records: session transitions at
+	// Debug, the errors of detached flows at Warn when OnError is nil,
+	// each with the session id as attribute "session". Nil means
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // Executor runs every step of every flow on one goroutine. See the package
@@ -45,6 +55,8 @@ type Executor struct {
 	clock   task.Clock
 	onError func(error)
 	onSess  func(task.Event, task.Session)
+	obs     *task.Observer // nil, or every field set (Observer.Filled)
+	log     *slog.Logger
 	rng     *rand.Rand
 
 	// Shared with other goroutines.
@@ -70,6 +82,9 @@ type Executor struct {
 	sessScope *task.Scope
 	subs      []*subscription
 	stepCount uint64
+	flowSeq   uint64     // flows started (observed)
+	opSeq     uint64     // requests sent (observed)
+	obsState  task.State // the last state reported to the observer
 }
 
 type item struct {
@@ -88,7 +103,12 @@ func New(cfg Config) (*Executor, error) {
 		clock:   cfg.Clock,
 		onError: cfg.OnError,
 		onSess:  cfg.OnSession,
+		obs:     cfg.Observer.Filled(),
+		log:     cfg.Logger,
 		wake:    make(chan struct{}, 1),
+	}
+	if e.log == nil {
+		e.log = slog.Default()
 	}
 	e.receive = e.receiveCur
 	if e.clock == nil {
@@ -145,6 +165,9 @@ func (e *Executor) drain() {
 		in[i] = item{}
 	}
 	e.spare = in[:0]
+	if o := e.obs; o != nil {
+		o.OnQueues(task.QueueDepths{Moved: len(in), Events: e.events.size, Tasks: e.tasks.size, Paused: !e.runnable()})
+	}
 }
 
 // Step runs at most one job and reports whether it ran one. Events (session
@@ -267,6 +290,7 @@ func (e *Executor) endSession(ev task.Event, ended task.Delivery) {
 // publish hands ev to Config.OnSession and to every subscriber.
 func (e *Executor) publish(ev task.Event) {
 	sess := *e.session
+	e.observeSession(ev, sess)
 	if e.onSess != nil {
 		e.onSess(ev, sess)
 	}
@@ -310,7 +334,7 @@ func (e *Executor) report(err error) {
 		e.onError(err)
 		return
 	}
-	slog.Default().Warn("zkflow: detached flow failed", "err", err)
+	e.log.Warn("zkflow: detached flow failed", "session", sessionAttr(e.session.ID), "err", err)
 }
 
 // Runtime implementation (executor goroutine only).
@@ -365,17 +389,24 @@ func (t *timer) Stop() bool {
 // Send implements task.Runtime: completions and watch events join the task
 // queue in the order the connection delivers them.
 func (e *Executor) Send(req task.Request, r task.Receiver, watch func(task.Event)) {
+	if o := e.obs; o != nil {
+		e.sendObserved(o, req, r, watch)
+		return
+	}
 	if e.conn == nil || e.state == task.StateClosed {
 		e.tasks.push(job{rcv: r, resp: task.Response{Err: task.ErrClosed}})
 		return
 	}
-	var w func(task.Event)
-	if watch != nil {
-		w = func(ev task.Event) { e.post(item{task: true, fn: func() { watch(ev) }}) }
-	}
 	e.conn.Do(req, func(resp task.Response) {
 		e.post(item{task: true, rcv: r, resp: resp})
-	}, w)
+	}, e.watchFunc(watch))
+}
+
+func (e *Executor) watchFunc(watch func(task.Event)) func(task.Event) {
+	if watch == nil {
+		return nil
+	}
+	return func(ev task.Event) { e.post(item{task: true, fn: func() { watch(ev) }}) }
 }
 
 // Current implements task.Runtime.

@@ -150,8 +150,8 @@ func TestOperationsAndSpans(t *testing.T) {
 	ms := r.collect(t)
 	got := histogram(t, ms["db.client.operation.duration"])
 	want := map[string][2]float64{
-		"[db.operation.name=create db.system.name=zookeeper]": {1, 0.1},
-		"[db.operation.name=get db.system.name=zookeeper]":    {1, 0},
+		"[db.operation.name=create db.system.name=zookeeper]":                                              {1, 0.1},
+		"[db.operation.name=get db.system.name=zookeeper]":                                                 {1, 0},
 		"[db.operation.name=get db.response.status_code=-101 db.system.name=zookeeper error.type=no_node]": {1, 0},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {

@@ -85,6 +85,7 @@ type Executor struct {
 	flowSeq   uint64     // flows started (observed)
 	opSeq     uint64     // requests sent (observed)
 	obsState  task.State // the last state reported to the observer
+	obsSince  time.Time  // when it was
 }
 
 type item struct {

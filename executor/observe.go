@@ -69,8 +69,9 @@ func (e *Executor) observeSession(ev task.Event, sess task.Session) {
 		id = sess.ID
 	}
 	if o := e.obs; o != nil {
-		o.OnSession(task.SessionChange{From: e.obsState, To: ev.State, Session: sess, SessionID: id, At: e.clock.Now()})
-		e.obsState = ev.State
+		now := e.clock.Now()
+		o.OnSession(task.SessionChange{From: e.obsState, To: ev.State, Session: sess, SessionID: id, At: now, Since: e.obsSince})
+		e.obsState, e.obsSince = ev.State, now
 	}
 	if e.log.Enabled(context.Background(), slog.LevelDebug) {
 		e.log.Debug("zkflow: session", "state", ev.State.String(), "session", sessionAttr(id), "epoch", sess.Epoch)

@@ -162,7 +162,9 @@ type SessionChange struct {
 	// SessionID is the id the event is about: the new session's for
 	// Connected, the old one's for Expired and Closed.
 	SessionID int64
-	At        time.Time
+	// At is when the executor applied it, and Since when it entered From
+	// (the time spent suspended is At - Since when From is StateSuspended).
+	At, Since time.Time
 }
 
 // RetryInfo is one more attempt of a retried task.

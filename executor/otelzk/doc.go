@@ -39,8 +39,8 @@
 //	zkflow.operation.in_flight            updown counter  operations sent and not yet completed
 //	zkflow.flow.duration                  histogram, s   submitted flows, start to outcome; error.type when failed
 //	zkflow.flow.active                    updown counter  flows started and not yet ended
-//	zookeeper.session.state               gauge          1 for the current state, 0 for the others;
-//	    zookeeper.session.state = connecting, connected, suspended, expired, closed
+//	zookeeper.session.state               updown counter  executors whose session is in each state
+//	    (zookeeper.session.state = connected, suspended, expired, closed)
 //	zookeeper.session.transitions         counter        transitions applied, by zookeeper.session.state entered
 //	zookeeper.session.suspended.duration  histogram, s   time suspended, by zookeeper.session.suspend.end
 //	    = resumed, expired, closed

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -78,17 +77,13 @@ type observer struct {
 	opInFlight   metric.Int64UpDownCounter
 	flowDuration metric.Float64Histogram
 	flowsActive  metric.Int64UpDownCounter
-	sessState    metric.Int64Gauge
+	sessState    metric.Int64UpDownCounter
 	transitions  metric.Int64Counter
 	suspended    metric.Float64Histogram
 	retries      metric.Int64Counter
 	queueDepth   metric.Int64Gauge
 	connEvents   metric.Int64Counter
 	spillDepth   metric.Int64Gauge
-
-	// Executor goroutine only (OnSession).
-	suspendedAt time.Time
-	inSuspend   bool
 
 	mu   sync.Mutex
 	sets map[setKey]attribute.Set // attribute sets made once
@@ -112,8 +107,8 @@ func (o *observer) instruments(m metric.Meter) error {
 	o.flowsActive, err = m.Int64UpDownCounter("zkflow.flow.active", metric.WithUnit("{flow}"),
 		metric.WithDescription("Flows started and not yet ended."))
 	add(err)
-	o.sessState, err = m.Int64Gauge("zookeeper.session.state", metric.WithUnit("1"),
-		metric.WithDescription("1 for the session's current state, 0 for the others."))
+	o.sessState, err = m.Int64UpDownCounter("zookeeper.session.state", metric.WithUnit("{session}"),
+		metric.WithDescription("Executors whose session is in each state."))
 	add(err)
 	o.transitions, err = m.Int64Counter("zookeeper.session.transitions", metric.WithUnit("{transition}"),
 		metric.WithDescription("Session transitions the executor applied, by the state entered."))
@@ -235,19 +230,14 @@ func (o *observer) opEnd(op task.OpDone) {
 	span.End(trace.WithTimestamp(op.End))
 }
 
-var states = []task.State{task.StateConnecting, task.StateConnected, task.StateSuspended, task.StateExpired, task.StateClosed}
-
 func (o *observer) session(s task.SessionChange) {
 	ctx := context.Background()
-	for _, st := range states {
-		v := int64(0)
-		if st == s.To {
-			v = 1
-		}
-		o.sessState.Record(ctx, v, metric.WithAttributeSet(o.stateSet(st)))
+	if s.From != task.StateConnecting { // every executor starts there, uncounted
+		o.sessState.Add(ctx, -1, metric.WithAttributeSet(o.stateSet(s.From)))
 	}
+	o.sessState.Add(ctx, 1, metric.WithAttributeSet(o.stateSet(s.To)))
 	o.transitions.Add(ctx, 1, metric.WithAttributeSet(o.stateSet(s.To)))
-	if o.inSuspend && s.To != task.StateSuspended {
+	if s.From == task.StateSuspended && s.To != task.StateSuspended {
 		end := "resumed"
 		switch s.To {
 		case task.StateExpired:
@@ -255,11 +245,7 @@ func (o *observer) session(s task.SessionChange) {
 		case task.StateClosed:
 			end = "closed"
 		}
-		o.inSuspend = false
-		o.suspended.Record(ctx, s.At.Sub(o.suspendedAt).Seconds(), metric.WithAttributes(SuspendEndKey.String(end)))
-	}
-	if s.To == task.StateSuspended && !o.inSuspend {
-		o.inSuspend, o.suspendedAt = true, s.At
+		o.suspended.Record(ctx, s.At.Sub(s.Since).Seconds(), metric.WithAttributes(SuspendEndKey.String(end)))
 	}
 }
 

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,10 +42,14 @@ type Config struct {
 	// says on which goroutine each callback runs). Nil costs one pointer
 	// check where each fact is learnt and allocates nothing.
 	Observer *task.Observer
-	// Logger receives the executor's log records: session transitions at
-	// Debug, the errors of detached flows at Warn when OnError is nil,
-	// each with the session id as attribute "session". Nil means
-	// slog.Default().
+	// Logger receives the executor's log records, each with the session
+	// id as attribute "session" ("0x..."): the errors of detached flows at
+	// Warn when OnError is nil; at Debug, session transitions and, when
+	// the logger is enabled for Debug as New runs, every operation's
+	// outcome (attributes "op", "path", "session", "flow", "latency",
+	// and "err" when it failed), made where Observer.OnOpEnd would be.
+	// Nil means slog.Default(), whose level (Info) keeps the Debug
+	// records out: quiet unless asked.
 	Logger *slog.Logger
 }
 
@@ -110,6 +115,9 @@ func New(cfg Config) (*Executor, error) {
 	}
 	if e.log == nil {
 		e.log = slog.Default()
+	}
+	if e.log.Enabled(context.Background(), slog.LevelDebug) {
+		e.obs = logOperations(e.log, e.obs)
 	}
 	e.receive = e.receiveCur
 	if e.clock == nil {

@@ -96,3 +96,29 @@ func (e *Executor) flowEnded(f *task.FlowInfo, err error) {
 
 // sessionAttr formats a session id as ZooKeeper's logs do.
 func sessionAttr(id int64) string { return fmt.Sprintf("0x%x", id) }
+
+// logOperations returns obs (nil: an Observer doing nothing) with
+// OnOpEnd also logging each outcome at Debug.
+func logOperations(l *slog.Logger, obs *task.Observer) *task.Observer {
+	if obs == nil {
+		obs = (&task.Observer{}).Filled()
+	}
+	o := *obs
+	next := o.OnOpEnd
+	o.OnOpEnd = func(d task.OpDone) {
+		next(d)
+		var flow uint64
+		if d.Flow != nil {
+			flow = d.Flow.ID
+		}
+		attrs := []slog.Attr{
+			slog.String("op", d.Req.OpName()), slog.String("path", d.Req.NodePath()),
+			slog.String("session", sessionAttr(d.Session)), slog.Uint64("flow", flow), slog.Duration("latency", d.Latency()),
+		}
+		if d.Err != nil {
+			attrs = append(attrs, slog.Any("err", d.Err))
+		}
+		l.LogAttrs(context.Background(), slog.LevelDebug, "zkflow: operation", attrs...)
+	}
+	return &o
+}

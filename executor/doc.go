@@ -86,9 +86,9 @@
 // combinators.Retry, and the queue depths each time Step moves the inbox.
 // Unset, each of those places checks one pointer and allocates nothing:
 // BenchmarkOp (observe_bench_test.go) and the executor's other
-// benchmarks allocate the same with the hook as before it. Set, an
-// operation costs two allocations more (the record carried from Send to
-// the outcome and its callback). executor/otelzk turns the hook into
+// benchmarks allocate the same with the hook as before it. Set, a flow
+// costs one allocation more (its task.FlowInfo) and an operation one more
+// (the record carried from Send to its outcome): BenchmarkOp/observed. executor/otelzk turns the hook into
 // OpenTelemetry metrics and traces. Config.Logger logs session transitions
 // and, when enabled for Debug, each operation's outcome, with the session
 // id, operation and path as attributes.

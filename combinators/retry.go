@@ -75,7 +75,8 @@ func (p Policy) Validate() error {
 // suspended. A deadline or cancel stops the retries at the next attempt or
 // during the wait. Retries that fail synchronously loop without growing the
 // stack. An invalid policy fails the task with the error of Validate; a
-// policy of one attempt returns t itself.
+// policy of one attempt returns t itself. Each retry is reported to the
+// executor's task.Observer (OnRetry), if it has one.
 func Retry[T any](t task.Task[T], p Policy) task.Task[T] {
 	if err := p.Validate(); err != nil {
 		return task.Fail[T](err)
@@ -119,6 +120,9 @@ func (r *retrier[T]) done(v T, err error) {
 		return
 	}
 	wait := r.p.Backoff.Delay(r.attempt, float64(r.s.Rand()>>11)/(1<<53))
+	if o := task.ObserverOf(r.s); o != nil {
+		o.OnRetry(task.RetryInfo{Attempt: r.attempt + 1, Err: err, Wait: wait, Flow: task.FlowOf(r.s)})
+	}
 	if wait > 0 {
 		task.Run(r.s, Sleep(wait), func(_ task.Unit, err error) {
 			if err != nil {

@@ -75,6 +75,24 @@
 // late completions are dropped; cleanups registered with Scope.Defer run as
 // flows of their own, not bound by the deadline.
 //
+// # Observing
+//
+// Config.Observer (a task.Observer) is told of every flow's start and end
+// (on the executor goroutine), every request as Send hands it to the
+// connection (OnOpStart, executor goroutine) and its outcome (OnOpEnd, on
+// the goroutine the connection completes it on, before the outcome is
+// queued), every session transition as it is applied (before
+// Config.OnSession and the subscribers), every retry of
+// combinators.Retry, and the queue depths each time Step moves the inbox.
+// Unset, each of those places checks one pointer and allocates nothing:
+// BenchmarkOp (observe_bench_test.go) and the executor's other
+// benchmarks allocate the same with the hook as before it. Set, a flow
+// costs one allocation more (its task.FlowInfo) and an operation one more
+// (the record carried from Send to its outcome): BenchmarkOp/observed. executor/otelzk turns the hook into
+// OpenTelemetry metrics and traces. Config.Logger logs session transitions
+// and, when enabled for Debug, each operation's outcome, with the session
+// id, operation and path as attributes.
+//
 // # Performance
 //
 // See the combinators package documentation for the measured figures:

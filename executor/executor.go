@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,6 +37,20 @@ type Config struct {
 	// continuation of the ended flows. It runs on the executor goroutine
 	// and must not block.
 	OnSession func(task.Event, task.Session)
+	// Observer, if not nil, is told of flows, operations, session
+	// transitions, retries and queue depths as they happen (task.Observer
+	// says on which goroutine each callback runs). Nil costs one pointer
+	// check where each fact is learnt and allocates nothing.
+	Observer *task.Observer
+	// Logger receives the executor's log records, each with the session
+	// id as attribute "session" ("0x..."): the errors of detached flows at
+	// Warn when OnError is nil; at Debug, session transitions and, when
+	// the logger is enabled for Debug as New runs, every operation's
+	// outcome (attributes "op", "path", "session", "flow", "latency",
+	// and "err" when it failed), made where Observer.OnOpEnd would be.
+	// Nil means slog.Default(), whose level (Info) keeps the Debug
+	// records out: quiet unless asked.
+	Logger *slog.Logger
 }
 
 // Executor runs every step of every flow on one goroutine. See the package
@@ -45,6 +60,8 @@ type Executor struct {
 	clock   task.Clock
 	onError func(error)
 	onSess  func(task.Event, task.Session)
+	obs     *task.Observer // nil, or every field set (Observer.Filled)
+	log     *slog.Logger
 	rng     *rand.Rand
 
 	// Shared with other goroutines.
@@ -73,6 +90,10 @@ type Executor struct {
 	sessScope *task.Scope
 	subs      []*subscription
 	stepCount uint64
+	flowSeq   uint64     // flows started (observed)
+	opSeq     uint64     // requests sent (observed)
+	obsState  task.State // the last state reported to the observer
+	obsSince  time.Time  // when it was
 }
 
 type item struct {
@@ -90,7 +111,15 @@ func New(cfg Config) (*Executor, error) {
 		clock:   cfg.Clock,
 		onError: cfg.OnError,
 		onSess:  cfg.OnSession,
+		obs:     cfg.Observer.Filled(),
+		log:     cfg.Logger,
 		wake:    make(chan struct{}, 1),
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.log.Enabled(context.Background(), slog.LevelDebug) {
+		e.obs = logOperations(e.log, e.obs)
 	}
 	e.receive = e.receiveCur
 	if e.clock == nil {
@@ -175,6 +204,9 @@ func (e *Executor) drain() {
 	}
 	clear(resps)
 	e.spare, e.spareResps = in[:0], resps[:0]
+	if o := e.obs; o != nil {
+		o.OnQueues(task.QueueDepths{Moved: len(in), Events: e.events.jobs.size, Tasks: e.tasks.jobs.size, Paused: !e.runnable()})
+	}
 }
 
 // Step runs at most one job and reports whether it ran one. Events (session
@@ -297,6 +329,7 @@ func (e *Executor) endSession(ev task.Event, ended task.Delivery) {
 // publish hands ev to Config.OnSession and to every subscriber.
 func (e *Executor) publish(ev task.Event) {
 	sess := *e.session
+	e.observeSession(ev, sess)
 	if e.onSess != nil {
 		e.onSess(ev, sess)
 	}
@@ -340,7 +373,7 @@ func (e *Executor) report(err error) {
 		e.onError(err)
 		return
 	}
-	slog.Default().Warn("zkflow: detached flow failed", "err", err)
+	e.log.Warn("zkflow: detached flow failed", "session", sessionAttr(e.session.ID), "err", err)
 }
 
 // Runtime implementation (executor goroutine only).
@@ -395,15 +428,22 @@ func (t *timer) Stop() bool {
 // Send implements task.Runtime: completions and watch events join the task
 // queue in the order the connection delivers them.
 func (e *Executor) Send(req task.Request, r task.Receiver, watch func(task.Event)) {
+	if o := e.obs; o != nil {
+		e.sendObserved(o, req, r, watch)
+		return
+	}
 	if e.conn == nil || e.state == task.StateClosed {
 		e.tasks.push(job{x: r}, &task.Response{Err: task.ErrClosed})
 		return
 	}
-	var w func(task.Event)
-	if watch != nil {
-		w = func(ev task.Event) { e.post(item{task: true, fn: func() { watch(ev) }}) }
+	e.conn.Do(req, func(resp task.Response) { e.postOutcome(r, &resp) }, e.watchFunc(watch))
+}
+
+func (e *Executor) watchFunc(watch func(task.Event)) func(task.Event) {
+	if watch == nil {
+		return nil
 	}
-	e.conn.Do(req, func(resp task.Response) { e.postOutcome(r, &resp) }, w)
+	return func(ev task.Event) { e.post(item{task: true, fn: func() { watch(ev) }}) }
 }
 
 // Current implements task.Runtime.

@@ -139,6 +139,9 @@ func (r *flowRun[T]) run() {
 		f.deadline.Stop()
 	}
 	c := f.e.sessScope.WithDeadline(r.at)
+	if o := f.e.obs; o != nil {
+		f.e.flowStarted(o, c)
+	}
 	f.mu.Lock()
 	f.scope = c
 	canceled := f.canceled
@@ -158,6 +161,10 @@ func (r *flowRun[T]) abort(err error) {
 		return
 	}
 	r.f.started = true
+	if o := r.f.e.obs; o != nil {
+		// Never started: seen starting and ending at once.
+		r.f.e.flowEnded(r.f.e.flowStarted(o, nil), err)
+	}
 	r.ended(err)
 }
 
@@ -175,6 +182,9 @@ func (r *flowRun[T]) finish(v T, err error) {
 	r.done = true
 	if c := r.f.scope; c != nil {
 		c.Close()
+	}
+	if c := r.f.scope; c != nil && r.f.e.obs != nil {
+		r.f.e.flowEnded(task.FlowOf(c), err)
 	}
 	switch {
 	case r.ch != nil:

@@ -29,6 +29,7 @@ type Conn struct {
 	srv *Server
 	num int
 	cfg ConnConfig
+	obs *task.Observer // nil, or ConnConfig.Observer with every field set
 
 	// Guarded by srv.mu.
 	events    func(task.Event)
@@ -97,6 +98,9 @@ func (c *Conn) establish() {
 	c.connected = true
 	c.lastZxid = s.zxid
 	c.refused, c.waived = false, false
+	if o := c.obs; o != nil {
+		o.OnConn(task.ConnEvent{Kind: task.ConnEstablished, Session: c.sess.id})
+	}
 	s.enqueue(c, item{kind: itemEvent, fn: c.events, ev: task.Event{
 		Type: task.EventNone, State: task.StateConnected, SessionID: c.sess.id, Timeout: c.sess.timeout,
 	}})
@@ -257,6 +261,9 @@ func (s *Server) reconnect(c *Conn) {
 		s.stopExpiry(sess)
 		c.connected = true
 		s.tracef("c%d reconnected id=%#x", c.num, sess.id)
+		if o := c.obs; o != nil {
+			o.OnConn(task.ConnEvent{Kind: task.ConnEstablished, Session: sess.id, Reconnect: true})
+		}
 		s.enqueue(c, item{kind: itemEvent, fn: c.events, ev: task.Event{
 			Type: task.EventNone, State: task.StateConnected, SessionID: sess.id, Timeout: sess.timeout,
 		}})

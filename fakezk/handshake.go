@@ -1,6 +1,11 @@
 package fakezk
 
-import "time"
+import (
+	"errors"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
 
 // The connect handshake, and what a client does when it is refused.
 //
@@ -50,6 +55,13 @@ func (s *Server) handshake(c *Conn) bool {
 			s.giveUp(c, since)
 		}
 	}
+	if o := c.obs; o != nil {
+		var id int64
+		if c.sess != nil {
+			id = c.sess.id
+		}
+		o.OnConn(task.ConnEvent{Kind: task.ConnAttempt, Session: id})
+	}
 	var why string
 	switch {
 	case s.down && !s.notServing:
@@ -76,6 +88,9 @@ func (s *Server) handshake(c *Conn) bool {
 		z = 0
 	}
 	s.tracef("c%d connect refused: session=%#x lastZxid=%d zxid=%d: %s", c.num, id, z, s.zxid, why)
+	if o := c.obs; o != nil {
+		o.OnConn(task.ConnEvent{Kind: task.ConnHandshakeFailed, Session: id, Err: errors.New("fakezk: connect refused: " + why)})
+	}
 	s.retryLater(c)
 	return false
 }

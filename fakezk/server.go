@@ -110,7 +110,7 @@ func (s *Server) Connect(cfg ConnConfig) *Conn {
 	cfg.Root = root
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := &Conn{srv: s, num: len(s.conns) + 1, cfg: cfg}
+	c := &Conn{srv: s, num: len(s.conns) + 1, cfg: cfg, obs: cfg.Observer.Filled()}
 	s.conns = append(s.conns, c)
 	return c
 }
@@ -142,6 +142,16 @@ type ConnConfig struct {
 	// node must exist for creates below it to succeed: neither the Conn
 	// nor the server creates it (chroot.go).
 	Root string
+	// Observer, if not nil, is told of the connection's facts through its
+	// OnConn callback (the Conn makes no other; give the executor the same
+	// Observer for the rest): each connect attempt after the first
+	// session (task.ConnAttempt), each refused at the handshake
+	// (task.ConnHandshakeFailed, Err saying why) and each session made
+	// usable (task.ConnEstablished, Reconnect when it resumed). Server is
+	// "": the fake has one. OnConn runs with the server's lock held, on
+	// the goroutine that caused the fact (a fault method, a clock timer):
+	// it must not block or call the Server or its Conns.
+	Observer *task.Observer
 }
 
 // Sessions returns the ids of the live sessions, in creation order.

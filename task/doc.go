@@ -62,6 +62,15 @@
 // ErrBadArguments, ErrNoAuth, ErrInvalidACL. Server codes are of type
 // Code, so a code this package does not name keeps its number.
 //
+// # Observing
+//
+// Observer (observe.go) is the runtime's one hook: the executor, the
+// connections and combinators.Retry call it with flows, operations and
+// their outcomes, session transitions, retries, queue depths and
+// connection facts, each on the goroutine that learnt the fact. A nil
+// Observer costs a pointer check; executor/otelzk builds OpenTelemetry
+// metrics and traces on it.
+//
 // # Access control
 //
 // A node carries an ACL, given at create (CreateWith) and replaced with

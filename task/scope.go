@@ -50,7 +50,8 @@ type Scope struct {
 	rt      Runtime
 	depth   *int
 	parent  *Scope
-	session *Session // shared by every scope of one session
+	session *Session  // shared by every scope of one session
+	flow    *FlowInfo // the observed flow it belongs to (SetFlow), inherited
 
 	err      error // why the scope is done, once it is
 	closed   bool
@@ -65,7 +66,7 @@ type Scope struct {
 	// delivered (abandoned their waits, run their OnDone callbacks).
 	pending *Scope
 	waits   waitList
-	defers  []*deferred
+	defers  *deferred // the last registered; each links the one before
 }
 
 // NewSessionScope returns the scope under which every flow bound to
@@ -120,7 +121,7 @@ func (s *Scope) Rand() uint64 { return s.rt.Rand() }
 // and can be canceled, or given an earlier deadline, on its own. The caller
 // must Close it.
 func (s *Scope) Child() *Scope {
-	c := &Scope{rt: s.rt, depth: s.depth, parent: s, session: s.session, deadline: s.deadline}
+	c := &Scope{rt: s.rt, depth: s.depth, parent: s, session: s.session, flow: s.flow, deadline: s.deadline}
 	if s.err != nil {
 		c.err = s.err
 		return c
@@ -284,8 +285,8 @@ func (s *Scope) Close() {
 		s.parent.children.remove(s)
 	}
 	s.unlinkChildren()
-	for i := len(s.defers) - 1; i >= 0; i-- {
-		if d := s.defers[i]; !d.canceled {
+	for d := s.defers; d != nil; d = d.prev {
+		if !d.canceled {
 			Go(s, d.t, func(_ Unit, err error) {
 				if err != nil {
 					s.rt.Report(err)
@@ -304,13 +305,14 @@ func (s *Scope) Close() {
 // to the executor's error report.
 func (s *Scope) Defer(cleanup Task[Unit]) (cancel func()) {
 	d := &deferred{t: cleanup}
-	s.defers = append(s.defers, d)
+	d.prev, s.defers = s.defers, d
 	return func() { d.canceled = true }
 }
 
 type deferred struct {
 	t        Task[Unit]
 	canceled bool
+	prev     *deferred // registered before it
 }
 
 // Go starts t as a new flow of its own, bound to the current session and

@@ -56,6 +56,18 @@ type Config struct {
 	// failures at Warn, the rest at Debug) and the adapter's own. Nil
 	// discards them.
 	Logger *slog.Logger
+	// Observer, if not nil, is told what only the connection knows, through
+	// its OnConn callback (the Conn makes no other): each connection
+	// attempt (task.ConnAttempt, with Err when the dial failed), each
+	// handshake that failed (task.ConnHandshakeFailed), each session made
+	// usable on a connection (task.ConnEstablished, Reconnect when the
+	// session resumed), each request that joined the spill queue
+	// (task.ConnSpill with its depth). OnConn runs on go-zookeeper's
+	// connection goroutine (attempts, handshakes, sessions) or the
+	// caller of Do (spills), mostly with the Conn's lock held: it must not
+	// block or call the Conn. Give the executor the same Observer for the
+	// rest.
+	Observer *task.Observer
 	// MaxDataSize is the data limit task.Validate checks before sending
 	// (default task.MaxDataSize).
 	MaxDataSize int

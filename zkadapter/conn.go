@@ -19,6 +19,7 @@ import (
 type Conn struct {
 	cfg Config
 	log *slog.Logger
+	obs *task.Observer // nil, or Config.Observer with every field set
 
 	startOnce sync.Once
 	startErr  error
@@ -81,6 +82,7 @@ func New(cfg Config) (*Conn, error) {
 	c := &Conn{
 		cfg:     cfg,
 		log:     cfg.Logger,
+		obs:     cfg.Observer.Filled(),
 		closed:  make(chan struct{}),
 		watches: make(map[watchKey][]*watchEntry),
 		spill:   newSpill(),

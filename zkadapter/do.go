@@ -100,6 +100,9 @@ func (c *Conn) do(cl *call) {
 		return
 	}
 	c.spill.put(cl)
+	if o := c.obs; o != nil {
+		o.OnConn(task.ConnEvent{Kind: task.ConnSpill, Session: c.sessionID, Depth: len(c.spill.items)})
+	}
 }
 
 // queue puts cl on go-zookeeper's send queue.

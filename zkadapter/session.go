@@ -71,6 +71,13 @@ func (c *Conn) onZKEvent(ev zk.Event) {
 		} else {
 			c.spill.put(&call{conn: c.live, marker: true})
 		}
+		if o := c.obs; o != nil {
+			addr := ""
+			if c.wire != nil {
+				addr = c.wire.addr
+			}
+			o.OnConn(task.ConnEvent{Kind: task.ConnEstablished, Server: addr, Session: id, Reconnect: id == c.sessionID})
+		}
 		if c.state == task.StateConnected && id == c.sessionID {
 			return
 		}
@@ -139,6 +146,9 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(c.dialCtx, c.cfg.ConnectTimeout)
 	defer cancel()
 	nc, err := tlsDial(ctx, c.cfg.Dialer, c.cfg.TLS, network, addr)
+	if o := c.obs; o != nil {
+		o.OnConn(task.ConnEvent{Kind: task.ConnAttempt, Server: addr, Err: err})
+	}
 	if err != nil {
 		c.mu.Lock()
 		c.lastErr = fmt.Errorf("dial %s: %w", addr, err)
@@ -246,6 +256,9 @@ func (w *wireConn) Read(p []byte) (int, error) {
 				w.c.mu.Lock()
 				w.c.lastErr = herr
 				w.c.mu.Unlock()
+				if o := w.c.obs; o != nil {
+					o.OnConn(task.ConnEvent{Kind: task.ConnHandshakeFailed, Server: w.addr, Err: herr})
+				}
 				w.Conn.Close()
 				return 0, herr
 			}
@@ -311,9 +324,15 @@ func (c *Conn) handshakeFailed(w *wireConn, err error) {
 	}
 	if silent {
 		c.lastErr = fmt.Errorf("handshake with %s: no connect response within %s: %w", w.addr, c.handshakeTimeoutLocked(), err)
+	} else {
+		c.lastErr = fmt.Errorf("handshake with %s: the server closed the connection (refused: not serving, or it has lost data this client saw): %w", w.addr, err)
+	}
+	if o := c.obs; o != nil {
+		o.OnConn(task.ConnEvent{Kind: task.ConnHandshakeFailed, Server: w.addr, Session: c.sessionID, Err: c.lastErr})
+	}
+	if silent {
 		return
 	}
-	c.lastErr = fmt.Errorf("handshake with %s: the server closed the connection (refused: not serving, or it has lost data this client saw): %w", w.addr, err)
 	heard := c.heard.Load()
 	if c.sessionID == 0 || c.waived || heard == 0 {
 		return

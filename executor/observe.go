@@ -1,0 +1,124 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// What the executor tells Config.Observer, and where (task.Observer). With
+// no Observer each site is one nil check: Send, drain, publish, and a
+// flow's start and end.
+
+// Observer returns the executor's Observer (nil if none), with every field
+// set: combinators.Retry reports to it through task.ObserverOf.
+func (e *Executor) Observer() *task.Observer { return e.obs }
+
+// sendObserved is Send with an Observer: OnOpStart before the connection
+// has the request, OnOpEnd on the goroutine that completes it, before the
+// outcome is queued for its Receiver.
+func (e *Executor) sendObserved(o *task.Observer, req task.Request, r task.Receiver, watch func(task.Event)) {
+	e.opSeq++
+	op := &observedOp{e: e, o: o, r: r}
+	op.d.OpInfo = task.OpInfo{
+		Seq:     e.opSeq,
+		Req:     req,
+		Session: e.session.ID,
+		Flow:    task.ReceiverFlow(r),
+		Start:   e.clock.Now(),
+	}
+	op.d.Tag = o.OnOpStart(op.d.OpInfo)
+	if e.conn == nil || e.state == task.StateClosed {
+		op.end(task.Response{Err: task.ErrClosed}, false)
+		return
+	}
+	e.conn.Do(req, op.done, e.watchFunc(watch))
+}
+
+// observedOp is one observed request between Send and its outcome.
+type observedOp struct {
+	e *Executor
+	o *task.Observer
+	r task.Receiver
+	d task.OpDone
+}
+
+func (op *observedOp) done(resp task.Response) { op.end(resp, true) }
+
+// end reports the outcome and hands it to the Receiver: through the inbox
+// from the connection's goroutine (post), or straight onto the task queue
+// on the executor's own.
+func (op *observedOp) end(resp task.Response, post bool) {
+	op.d.End = op.e.clock.Now()
+	op.d.Err = resp.Err
+	op.o.OnOpEnd(op.d)
+	if post {
+		op.e.postOutcome(op.r, &resp)
+		return
+	}
+	op.e.tasks.push(job{x: op.r}, &resp)
+}
+
+// observeSession reports the transition ev makes to the Observer and logs
+// it at Debug. Executor goroutine.
+func (e *Executor) observeSession(ev task.Event, sess task.Session) {
+	id := ev.SessionID
+	if ev.State == task.StateConnected {
+		id = sess.ID
+	}
+	if o := e.obs; o != nil {
+		now := e.clock.Now()
+		o.OnSession(task.SessionChange{From: e.obsState, To: ev.State, Session: sess, SessionID: id, At: now, Since: e.obsSince})
+		e.obsState, e.obsSince = ev.State, now
+	}
+	if e.log.Enabled(context.Background(), slog.LevelDebug) {
+		e.log.Debug("zkflow: session", "state", ev.State.String(), "session", sessionAttr(id), "epoch", sess.Epoch)
+	}
+}
+
+// flowStarted marks the flow's scope (c, nil when it never started) and
+// tells the Observer. Executor goroutine.
+func (e *Executor) flowStarted(o *task.Observer, c *task.Scope) *task.FlowInfo {
+	e.flowSeq++
+	f := &task.FlowInfo{ID: e.flowSeq, Session: *e.session, Start: e.clock.Now()}
+	f.Tag = o.OnFlowStart(*f)
+	if c != nil {
+		c.SetFlow(f)
+	}
+	return f
+}
+
+func (e *Executor) flowEnded(f *task.FlowInfo, err error) {
+	e.obs.OnFlowEnd(task.FlowDone{FlowInfo: *f, End: e.clock.Now(), Err: err})
+}
+
+// sessionAttr formats a session id as ZooKeeper's logs do.
+func sessionAttr(id int64) string { return fmt.Sprintf("0x%x", id) }
+
+// logOperations returns obs (nil: an Observer doing nothing) with
+// OnOpEnd also logging each outcome at Debug.
+func logOperations(l *slog.Logger, obs *task.Observer) *task.Observer {
+	if obs == nil {
+		obs = (&task.Observer{}).Filled()
+	}
+	o := *obs
+	next := o.OnOpEnd
+	o.OnOpEnd = func(d task.OpDone) {
+		next(d)
+		var flow uint64
+		if d.Flow != nil {
+			flow = d.Flow.ID
+		}
+		attrs := []slog.Attr{
+			slog.String("op", d.Req.OpName()), slog.String("path", d.Req.NodePath()),
+			slog.String("session", sessionAttr(d.Session)), slog.Uint64("flow", flow), slog.Duration("latency", d.Latency()),
+		}
+		if d.Err != nil {
+			attrs = append(attrs, slog.Any("err", d.Err))
+		}
+		l.LogAttrs(context.Background(), slog.LevelDebug, "zkflow: operation", attrs...)
+	}
+	return &o
+}

@@ -1,0 +1,2 @@
+// Package semaphore is a counting semaphore on ZooKeeper.
+package semaphore

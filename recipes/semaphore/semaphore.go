@@ -150,11 +150,7 @@ func (m *Sem) AcquireMany(k int) task.Task[[]*Lease] {
 			}
 			task.Run(s, m.Acquire(), func(l *Lease, err error) {
 				if err != nil {
-					rel := make([]task.Task[task.Unit], len(got))
-					for i, l := range got {
-						rel[i] = l.Release()
-					}
-					task.Run(s, c.All(rel...), func([]task.Unit, error) { done(nil, err) })
+					releaseAll(s, got, func() { done(nil, err) })
 					return
 				}
 				got = append(got, l)
@@ -162,6 +158,25 @@ func (m *Sem) AcquireMany(k int) task.Task[[]*Lease] {
 			})
 		}
 		next()
+	}
+}
+
+// releaseAll releases ls and then calls k. Each Release is called
+// directly, not through task.Run, so that it registers its delete as a
+// flow of its own even when s has ended (the deadline that failed the
+// acquire).
+func releaseAll(s *task.Scope, ls []*Lease, k func()) {
+	left := len(ls)
+	if left == 0 {
+		k()
+		return
+	}
+	for _, l := range ls {
+		l.Release()(s, func(task.Unit, error) {
+			if left--; left == 0 {
+				k()
+			}
+		})
 	}
 }
 
@@ -351,6 +366,12 @@ func (a *attempt) stillLocked() {
 // acquired makes the Lease, releases the internal lock (as Curator does,
 // once the lease is held) and hands the lease over.
 func (a *attempt) acquired() {
+	if err := a.s.Err(); err != nil {
+		// The caller gave up (deadline, cancel) as the last listing came
+		// in: the cleanup, already started, deletes the node.
+		a.fail(err)
+		return
+	}
 	a.undo()
 	seq, _ := seqOf(a.name)
 	l := &Lease{

@@ -140,7 +140,11 @@ func Build(k Kind, cacheDir string) (*Program, error) {
 // times; while holding it, it creates --marker as an ephemeral node and
 // deletes it again, so a second holder at the same time fails with
 // NodeExists, which the program reports on stderr ("OVERLAP ...") and by
-// exiting with status 3. Its result line counts the holds.
+// exiting with status 3. Its result line counts the holds. In
+// seminterop (SemInterop.java) each client takes a lease of an
+// InterProcessSemaphoreV2 of --leases leases instead, and while holding it
+// makes a sequential marker under the directory --marker and counts the
+// markers: more than --leases is reported the same way.
 func BuildCurator(cacheDir string) (*Program, error) {
 	if err := Available(Curator); err != nil {
 		return nil, err
@@ -174,7 +178,7 @@ func BuildCurator(cacheDir string) (*Program, error) {
 	}
 	return &Program{Kind: Curator,
 		Argv:      []string{"java", "-Xss512k", "-XX:+UseParallelGC", "-cp", out + ":" + classpath, "CuratorPeer"},
-		Scenarios: []string{"lock", "cas", "interop"}}, nil
+		Scenarios: []string{"lock", "cas", "interop", "seminterop"}}, nil
 }
 
 func buildGoZK(cacheDir string) (*Program, error) {

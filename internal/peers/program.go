@@ -32,8 +32,11 @@ type Params struct {
 	Ops              int
 	// Path is the node (lock directory, counter) the scenario works on.
 	Path string
-	// Marker is the interop mode's marker node.
+	// Marker is the interop mode's marker node (seminterop: the
+	// directory of the markers).
 	Marker string
+	// Leases is the seminterop mode's number of semaphore leases.
+	Leases int
 	// Outstanding is the pipeline's number of reads in flight.
 	Outstanding int
 	// SessionTimeout is every session's requested timeout.
@@ -59,8 +62,10 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("%w: neither a duration nor a number of ops", ErrBadParams)
 	case !strings.HasPrefix(p.Path, "/") || len(p.Path) < 2:
 		return fmt.Errorf("%w: path %q", ErrBadParams, p.Path)
-	case p.Scenario == "interop" && !strings.HasPrefix(p.Marker, "/"):
-		return fmt.Errorf("%w: interop needs a marker path, got %q", ErrBadParams, p.Marker)
+	case (p.Scenario == "interop" || p.Scenario == "seminterop") && !strings.HasPrefix(p.Marker, "/"):
+		return fmt.Errorf("%w: %s needs a marker path, got %q", ErrBadParams, p.Scenario, p.Marker)
+	case p.Scenario == "seminterop" && p.Leases < 1:
+		return fmt.Errorf("%w: seminterop needs leases >= 1, got %d", ErrBadParams, p.Leases)
 	}
 	if p.SessionTimeout == 0 {
 		p.SessionTimeout = 10 * time.Second
@@ -82,6 +87,9 @@ func (p Params) Args() []string {
 	}
 	if p.Marker != "" {
 		args = append(args, "--marker", p.Marker)
+	}
+	if p.Leases != 0 {
+		args = append(args, "--leases", strconv.Itoa(p.Leases))
 	}
 	return args
 }

@@ -11,6 +11,7 @@
 //            client or any lock that excludes it, such as the library's)
 //            fails with NodeExists: printed as "OVERLAP ..." on stderr and
 //            exit status 3.
+//   seminterop: InterProcessSemaphoreV2 leases on --path (SemInterop.java).
 //
 // Flags as internal/peers.Params.Args writes them. Prints one result line
 // (internal/peers.Format): latencies in microseconds, nearest-rank
@@ -123,6 +124,9 @@ public final class CuratorPeer {
             };
             break;
         }
+        case "seminterop":
+            op = SemInterop.op(cfs, path, marker, Integer.parseInt(a.getOrDefault("leases", "0")));
+            break;
         default:
             System.err.println("curator: unknown scenario " + scenario);
             System.exit(2);
@@ -190,7 +194,7 @@ public final class CuratorPeer {
         b.append(String.format(Locale.ROOT, "ZKBENCH impl=curator scenario=%s clients=%d ops=%d errors=%d secs=%.6f",
             scenario, clients, total, errors.get(), Math.max(0, stop - t0) / 1e9));
         b.append(" total=").append(everyOp.get());
-        if (scenario.equals("interop")) b.append(" holds=").append(total);
+        if (scenario.endsWith("interop")) b.append(" holds=").append(total);
         if (total > 0) {
             for (int i = 0; i < QUANTILES.length; i++) {
                 int r = (int) Math.ceil(QUANTILES[i] * total / 100 - 1e-9) - 1;

@@ -21,7 +21,8 @@ type Params struct {
 	Server string
 	// Scenario is "lock" (acquire+release), "cas" (one ID by
 	// compare-and-set), "pipeline" (reads with Outstanding in flight on
-	// one session) or "interop" (Curator only: see the package doc).
+	// one session), "interop" or "seminterop" (Curator only: see the
+	// package doc).
 	Scenario string
 	// Clients is the number of clients, each on a session of its own.
 	Clients int

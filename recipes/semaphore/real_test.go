@@ -32,23 +32,31 @@ func semaphores(t testing.TB, ctx context.Context, addrs []string, path string, 
 }
 
 // inside marks a holder inside while it holds l: it creates an ephemeral
-// sequential marker under dir with a fenced write, lists dir, and deletes
-// the marker with a fenced write. It returns how many markers the listing
+// sequential marker under dir with a fenced write, lists dir until it
+// sees want markers (at most 20 times, each listing a check), and deletes
+// the marker with a fenced write. It returns the most markers a listing
 // showed. A marker exists only while its creator holds a lease (created
 // after the acquire, by a write the lease's fence lets through, deleted
 // before the release, or gone with the session), so more markers than
 // leases would be more holders than leases.
-func inside(ctx context.Context, ex *executor.Executor, l *semaphore.Lease, dir string) (int, error) {
+func inside(ctx context.Context, ex *executor.Executor, l *semaphore.Lease, dir string, want int) (int, error) {
 	rs, err := executor.Await(ctx, ex, l.Fenced(&task.CreateRequest{Path: dir + "/m-", Mode: task.EphemeralSequential}))
 	if err != nil {
 		return 0, err
 	}
-	cl, err := executor.Await(ctx, ex, task.Children(dir))
-	if err != nil {
-		return 0, err
+	most := 0
+	for range 20 {
+		cl, err := executor.Await(ctx, ex, task.Children(dir))
+		if err != nil {
+			return 0, err
+		}
+		most = max(most, len(cl.Names))
+		if len(cl.Names) >= want {
+			break
+		}
 	}
 	_, err = executor.Await(ctx, ex, l.Fenced(&task.DeleteRequest{Path: rs[0].Path, Version: task.AnyVersion}))
-	return len(cl.Names), err
+	return most, err
 }
 
 // On a real server, 6 sessions share 2 leases, 15 sections each: no
@@ -80,7 +88,7 @@ func TestRealAtMostN(t *testing.T) {
 					errs[i] = fmt.Errorf("client %d: acquire: %w", i, err)
 					return
 				}
-				n, err := inside(ctx, s.Executor(), l, markers)
+				n, err := inside(ctx, s.Executor(), l, markers, leases)
 				if err != nil {
 					errs[i] = fmt.Errorf("client %d: inside: %w", i, err)
 					return

@@ -329,23 +329,54 @@ func (a *attempt) check() {
 			// if the delete fails, the cleanup flow deletes it.
 			task.Run(a.s, zkops.Delete(a.m.child(a.name)), func(task.Unit, error) { a.fail(busy) })
 		default:
-			task.Run(a.s, cw.Watch.Wait(), func(_ task.Event, err error) {
-				if err != nil {
-					a.fail(err)
-					return
-				}
-				a.stillLocked()
-			})
+			a.wait(cw.Watch)
 		}
 	})
 }
 
+// wait waits for the leases' watch or for a change of the internal lock's
+// node (an exists watch on it), whichever comes first, and then checks
+// the lock is still ours (stillLocked). A waiter whose lock node was
+// deleted (by an operator) is no longer the only one that may create a
+// lease node: acquirers that take the lock after it, or that took it at
+// the same time (recipes/lock hands the lock to a waiter whose lowest
+// predecessor goes, without listing), could wait beside it, each counting
+// the others, and nothing in the leases would change to wake any of them.
+// Watching the lock node, it gives up at once instead.
+func (a *attempt) wait(leases *task.Watch) {
+	if a.inner == nil {
+		task.Run(a.s, leases.Wait(), func(_ task.Event, err error) {
+			if err != nil {
+				a.fail(err)
+				return
+			}
+			a.check()
+		})
+		return
+	}
+	ws := a.s.Child()
+	woken := false
+	wake := func(err error) {
+		if woken {
+			return // the other wait, abandoned
+		}
+		woken = true
+		ws.Cancel(task.ErrCanceled)
+		ws.Close()
+		if err != nil {
+			a.fail(err)
+			return
+		}
+		a.stillLocked()
+	}
+	task.Run(ws, leases.Wait(), func(_ task.Event, err error) { wake(err) })
+	task.Run(ws, zkops.WaitChange(a.inner.Path()), func(_ bool, err error) { wake(err) })
+}
+
 // stillLocked makes sure, after a wake-up, that the internal lock's node
-// is still ours before counting again: a waiter whose lock node was
-// deleted (by an operator) is no longer the only one that may create, so
-// several could wait at once, each counting the others. It gives up
-// instead (ErrLeaseLost); its cleanup deletes its lease node, which wakes
-// the acquirer that took the lock after it.
+// is still ours before counting again (see wait). If it is not, the
+// attempt gives up (ErrLeaseLost); its cleanup deletes its lease node,
+// which wakes the acquirer that holds the lock now.
 func (a *attempt) stillLocked() {
 	if a.inner == nil {
 		a.check()

@@ -296,10 +296,12 @@ func TestOperatorDeletesLease(t *testing.T) {
 	}
 }
 
-// A waiter whose internal lock node an operator deletes gives up at its
-// next wake-up (ErrLeaseLost) and withdraws its lease node, instead of
-// waiting beside the acquirer that took the lock after it (two waiters
-// that count each other could wait forever).
+// A waiter whose internal lock node an operator deletes gives up at once
+// (ErrLeaseLost: it watches that node while it waits) and withdraws its
+// lease node: the acquirer that takes the lock after it could otherwise
+// wait beside it, each counting the other, with no change to wake either
+// (simulation seed 5009757: three acquirers that each thought they held
+// the lock, three lease nodes for two leases, no progress).
 func TestOperatorDeletesInternalLock(t *testing.T) {
 	w, _ := newWorld(t, 8, 3)
 	m := mustSem(t, "/s", 1)
@@ -310,19 +312,23 @@ func TestOperatorDeletesInternalLock(t *testing.T) {
 	a := sim.Submit(w, 1, m.Acquire())
 	w.Drive()
 	locks := w.Children("/s/locks")
-	if len(locks) != 1 {
-		t.Fatalf("locks %v", locks)
+	if len(locks) != 1 || a.Done {
+		t.Fatalf("locks %v, waiter %+v", locks, a)
 	}
 	if err := w.Server.AdminDelete("/s/locks/" + locks[0]); err != nil {
 		t.Fatal(err)
 	}
-	b := sim.Submit(w, 2, m.Acquire())
 	if !w.Settle(func() bool { return a.Done }) || !errors.Is(a.Err, semaphore.ErrLeaseLost) {
 		t.Fatalf("waiter without its lock: %+v", a)
 	}
 	w.Drive()
-	if b.Done || len(w.Children("/s/leases")) != 2 {
-		t.Fatalf("b %+v, leases %v", b, w.Children("/s/leases"))
+	if got := w.Children("/s/leases"); len(got) != 1 || "/s/leases/"+got[0] != l.Path() {
+		t.Fatalf("leases after the waiter gave up: %v", got)
+	}
+	b := sim.Submit(w, 2, m.Acquire())
+	w.Drive()
+	if b.Done {
+		t.Fatalf("b holds with the lease taken: %+v", b)
 	}
 	if _, err := mustRun(t, w, 0, l.Release()); err != nil {
 		t.Fatal(err)

@@ -77,6 +77,9 @@ func newSemSim() (*semSim, sim.Scenario) {
 			}
 		},
 		Restart: func(r *sim.Trial, i int) { s.round(r, i) },
+		Regressions: []sim.Regression{
+			{Seed: 5009757, Why: "liveness: the operator deleted two internal lock nodes; three acquirers each took the lock as theirs, made three lease nodes for two leases and waited on the leases only, with nothing to wake them"},
+		},
 		// Lease nodes and the internal lock's contenders are named with a
 		// secret of their holder: re-created under that name they are a
 		// forgery no fence can see (recipes/lock doc, Safety).
@@ -307,6 +310,12 @@ func TestSimulation(t *testing.T) {
 func TestSimDeterminism(t *testing.T) {
 	_, sc := newSemSim()
 	sim.Determinism(t, sc, sim.Sample(10, 1000))
+}
+
+// Every seed that ever failed, in every plain go test.
+func TestSimRegressions(t *testing.T) {
+	_, sc := newSemSim()
+	sim.Regressions(t, sc)
 }
 
 // The large run of make sim: SIM_SEEDS seeds (skipped when unset).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/semaphore"
 	"github.com/zkflow/zkflow/task"
 )
@@ -69,4 +70,28 @@ func Example() {
 	// c's fenced write: <nil>
 	// a's fenced write after its return: true
 	// b and c return: <nil> <nil>
+}
+
+// The task face on a simulated world: one client takes two of three
+// leases at once, another takes the third with TryAcquire and is refused
+// a fourth; asking for more leases than there are is refused at once.
+func Example_acquireMany() {
+	w, _ := sim.New(sim.Config{Seed: 1, Clients: 2})
+	defer w.Close()
+	m, _ := semaphore.New("/app/pool", 3)
+	two, err := sim.Run(w, 0, m.AcquireMany(2))
+	fmt.Println("client 0 holds", len(two), "leases:", err)
+	third, err := sim.Run(w, 1, m.TryAcquire())
+	fmt.Println("client 1 holds the third:", err, third.IsHeld())
+	_, err = sim.Run(w, 1, m.TryAcquire())
+	fmt.Println("a fourth:", errors.Is(err, semaphore.ErrBusy))
+	_, err = sim.Run(w, 0, m.AcquireMany(4))
+	fmt.Println("four of three:", errors.Is(err, task.ErrInvalidArgument))
+	fmt.Println("lease nodes:", len(w.Children("/app/pool/leases")))
+	// Output:
+	// client 0 holds 2 leases: <nil>
+	// client 1 holds the third: <nil> true
+	// a fourth: true
+	// four of three: true
+	// lease nodes: 3
 }

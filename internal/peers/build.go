@@ -142,7 +142,11 @@ func Build(k Kind, cacheDir string) (*Program, error) {
 // NodeExists, which the program reports on stderr ("OVERLAP ...") and by
 // exiting with status 3. Its result line counts the holds. rwinterop does
 // the same with InterProcessReadWriteLock, readers and writers, and a
-// directory of markers (bench/peers/curator/RWInterop.java).
+// directory of markers (bench/peers/curator/RWInterop.java). In
+// seminterop (SemInterop.java) each client takes a lease of an
+// InterProcessSemaphoreV2 of --leases leases instead, and while holding it
+// makes a sequential marker under the directory --marker and counts the
+// markers: more than --leases is reported the same way.
 func BuildCurator(cacheDir string) (*Program, error) {
 	if err := Available(Curator); err != nil {
 		return nil, err
@@ -176,7 +180,7 @@ func BuildCurator(cacheDir string) (*Program, error) {
 	}
 	return &Program{Kind: Curator,
 		Argv:      []string{"java", "-Xss512k", "-XX:+UseParallelGC", "-cp", out + ":" + classpath, "CuratorPeer"},
-		Scenarios: []string{"lock", "cas", "interop", "latchinterop", "rwinterop"}}, nil
+		Scenarios: []string{"lock", "cas", "interop", "latchinterop", "rwinterop", "seminterop"}}, nil
 }
 
 func buildGoZK(cacheDir string) (*Program, error) {

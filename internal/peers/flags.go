@@ -21,6 +21,7 @@ func ParseArgs(args []string) (Params, error) {
 	fs.IntVar(&p.Ops, "ops", 0, "operations per client (instead of a duration)")
 	fs.StringVar(&p.Path, "path", "", "node to work on")
 	fs.StringVar(&p.Marker, "marker", "", "interop marker node")
+	fs.IntVar(&p.Leases, "leases", 0, "seminterop: semaphore leases")
 	fs.IntVar(&p.Outstanding, "outstanding", 0, "pipeline: reads in flight")
 	fs.Int64Var(&sess, "session-timeout-ms", 0, "session timeout")
 	if err := fs.Parse(args); err != nil {

@@ -21,8 +21,8 @@ type Params struct {
 	Server string
 	// Scenario is "lock" (acquire+release), "cas" (one ID by
 	// compare-and-set), "pipeline" (reads with Outstanding in flight on
-	// one session), "interop" or "rwinterop" (Curator only: see
-	// BuildCurator).
+	// one session), or "interop", "latchinterop", "rwinterop" or
+	// "seminterop" (Curator only: see BuildCurator).
 	Scenario string
 	// Clients is the number of clients, each on a session of its own.
 	Clients int
@@ -33,9 +33,11 @@ type Params struct {
 	Ops              int
 	// Path is the node (lock directory, counter) the scenario works on.
 	Path string
-	// Marker is the interop mode's marker node (rwinterop: the directory
-	// of its markers).
+	// Marker is the interop modes' marker node (rwinterop, seminterop:
+	// the directory of their markers).
 	Marker string
+	// Leases is the seminterop mode's number of semaphore leases.
+	Leases int
 	// Outstanding is the pipeline's number of reads in flight.
 	Outstanding int
 	// SessionTimeout is every session's requested timeout.
@@ -63,6 +65,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("%w: path %q", ErrBadParams, p.Path)
 	case strings.HasSuffix(p.Scenario, "interop") && !strings.HasPrefix(p.Marker, "/"):
 		return fmt.Errorf("%w: %s needs a marker path, got %q", ErrBadParams, p.Scenario, p.Marker)
+	case p.Scenario == "seminterop" && p.Leases < 1:
+		return fmt.Errorf("%w: seminterop needs leases >= 1, got %d", ErrBadParams, p.Leases)
 	}
 	if p.SessionTimeout == 0 {
 		p.SessionTimeout = 10 * time.Second
@@ -84,6 +88,9 @@ func (p Params) Args() []string {
 	}
 	if p.Marker != "" {
 		args = append(args, "--marker", p.Marker)
+	}
+	if p.Leases != 0 {
+		args = append(args, "--leases", strconv.Itoa(p.Leases))
 	}
 	return args
 }

@@ -23,16 +23,18 @@ func TestParamsValidate(t *testing.T) {
 		t.Fatalf("defaults: %+v", p)
 	}
 	for name, f := range map[string]func(*Params){
-		"no server":          func(p *Params) { p.Server = "" },
-		"no scenario":        func(p *Params) { p.Scenario = "" },
-		"zero clients":       func(p *Params) { p.Clients = 0 },
-		"negative ops":       func(p *Params) { p.Ops = -1 },
-		"negative warmup":    func(p *Params) { p.Warmup = -time.Second },
-		"nothing to do":      func(p *Params) { p.Duration, p.Ops = 0, 0 },
-		"relative path":      func(p *Params) { p.Path = "bench" },
-		"root path":          func(p *Params) { p.Path = "/" },
-		"interop, no mark":   func(p *Params) { p.Scenario, p.Marker = "interop", "" },
-		"rwinterop, no mark": func(p *Params) { p.Scenario, p.Marker = "rwinterop", "" },
+		"no server":             func(p *Params) { p.Server = "" },
+		"no scenario":           func(p *Params) { p.Scenario = "" },
+		"zero clients":          func(p *Params) { p.Clients = 0 },
+		"negative ops":          func(p *Params) { p.Ops = -1 },
+		"negative warmup":       func(p *Params) { p.Warmup = -time.Second },
+		"nothing to do":         func(p *Params) { p.Duration, p.Ops = 0, 0 },
+		"relative path":         func(p *Params) { p.Path = "bench" },
+		"root path":             func(p *Params) { p.Path = "/" },
+		"interop, no mark":      func(p *Params) { p.Scenario, p.Marker = "interop", "" },
+		"seminterop, no leases": func(p *Params) { p.Scenario, p.Marker, p.Leases = "seminterop", "/m", 0 },
+		"rwinterop, no mark":    func(p *Params) { p.Scenario, p.Marker = "rwinterop", "" },
+		"latchinterop, no mark": func(p *Params) { p.Scenario, p.Marker = "latchinterop", "" },
 	} {
 		p := validParams()
 		f(&p)
@@ -45,7 +47,7 @@ func TestParamsValidate(t *testing.T) {
 // What Args writes, ParseArgs (the Go program's side) reads back.
 func TestArgsRoundTrip(t *testing.T) {
 	p := validParams()
-	p.Scenario, p.Marker, p.Ops = "interop", "/bench/marker", 20
+	p.Scenario, p.Marker, p.Ops, p.Leases = "seminterop", "/bench/markers", 20, 3
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -118,3 +118,22 @@ func TestCuratorInterop(t *testing.T) {
 		}
 	}
 }
+
+// The seminterop mode: Curator clients share 2 leases of one
+// InterProcessSemaphoreV2 and count their markers while holding; every
+// hold is counted, and none saw more than 2 holders (exit status 3).
+func TestCuratorSemInterop(t *testing.T) {
+	zkserver.Require(t)
+	prog := buildOrSkip(t, Curator)
+	cl := zkserver.Standalone(t, zkserver.Options{MaxSessionTimeout: 10 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, err := prog.Run(ctx, Params{Server: cl.Addrs()[0], Scenario: "seminterop", Clients: 3, Ops: 20,
+		Path: "/seminterop/sem", Marker: "/seminterop-markers", Leases: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Holds != 60 || r.Errors != 0 {
+		t.Fatalf("%s: want 60 holds and no errors", Format(r))
+	}
+}

@@ -15,6 +15,7 @@
 //            exit status 3.
 //   rwinterop: the same for InterProcessReadWriteLock, readers and
 //            writers (RWInterop.java).
+//   seminterop: InterProcessSemaphoreV2 leases on --path (SemInterop.java).
 //
 // Flags as internal/peers.Params.Args writes them. Prints one result line
 // (internal/peers.Format): latencies in microseconds, nearest-rank
@@ -136,6 +137,9 @@ public final class CuratorPeer {
             break;
         case "rwinterop":
             op = RWInterop.op(cfs, path, marker, ops);
+            break;
+        case "seminterop":
+            op = SemInterop.op(cfs, path, marker, Integer.parseInt(a.getOrDefault("leases", "0")));
             break;
         default:
             System.err.println("curator: unknown scenario " + scenario);

@@ -1,0 +1,179 @@
+// Command semaphore runs the counting semaphore of recipes/semaphore: a
+// few workers, each with its own ZooKeeper session and executor, share a
+// semaphore of -leases leases (its nodes laid out as Apache Curator's
+// InterProcessSemaphoreV2 lays them out, so Curator clients could share
+// it). While it holds a lease a worker marks itself inside: it creates an
+// ephemeral sequential marker node with a fenced write (one multi that
+// also checks its lease node), lists the markers, and deletes its marker
+// with a fenced write before it returns the lease. More markers than
+// leases at once would be more holders than leases. On the embedded
+// server one holder's session expires in its section: its lease node (and
+// marker) go with the session, the worker is told (Lease.Done), and the
+// fenced delete it still sends is refused (semaphore.ErrLeaseLost). It
+// checks that no listing saw more markers than leases and that every
+// other section completed, prints a summary, and exits 1 if a check
+// failed.
+//
+//	go run ./examples/semaphore                  # embedded in-memory ZooKeeper (fakezk)
+//	go run ./examples/semaphore -zk host:2181    # a real server or ensemble
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/examples/internal/target"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/semaphore"
+	"github.com/zkflow/zkflow/task"
+)
+
+func main() { target.Main("semaphore", run) }
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	var tg target.Target
+	fs := tg.FlagSet("semaphore", out)
+	nWorkers := fs.Int("workers", 4, "workers, each with its own session (more than -leases)")
+	leases := fs.Int("leases", 2, "leases of the semaphore (at least 1)")
+	sections := fs.Int("sections", 3, "sections each worker completes (at least 2)")
+	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *leases < 1 || *nWorkers <= *leases || *sections < 2 || fs.NArg() > 0 {
+		return errors.New("want -leases >= 1, -workers > -leases, -sections >= 2 and no arguments")
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	defer tg.Close()
+	root := tg.Root("semaphore-example")
+	path, inside := root+"/sem", root+"/inside"
+	fmt.Fprintf(out, "%s, %d workers x %d sections, %d leases at %s\n", tg.Describe(), *nWorkers, *sections, *leases, path)
+
+	admin, err := tg.NewClient(ctx, "admin", target.IgnoreErrors())
+	if err != nil {
+		return err
+	}
+	var workers []*target.Client
+	for i := range *nWorkers {
+		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), target.IgnoreErrors())
+		if err != nil {
+			return err
+		}
+		workers = append(workers, w)
+	}
+	for _, p := range []string{root, inside} {
+		if _, err := executor.Await(ctx, admin.Ex, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+			return err
+		}
+	}
+
+	srv := tg.Embedded()
+	total := *nWorkers * *sections
+	var (
+		mu       sync.Mutex
+		entered  int
+		done     int
+		peak     int
+		refused  []string
+		wg       sync.WaitGroup
+		errs     = make([]error, *nWorkers)
+		checks   target.Checks
+		expiries int
+	)
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, format+"\n", args...)
+	}
+	// section holds one lease; it reports whether the section completed.
+	section := func(i int, w *target.Client, s *semaphore.Semaphore) (bool, error) {
+		l, err := s.Acquire(ctx)
+		if errors.Is(err, task.ErrSessionExpired) {
+			return false, nil // the session ended while waiting: wait again
+		}
+		if err != nil {
+			return false, err
+		}
+		defer l.Return(ctx)
+		rs, err := executor.Await(ctx, w.Ex, l.Fenced(&task.CreateRequest{Path: inside + "/w-", Mode: task.EphemeralSequential}))
+		if err != nil {
+			return false, err
+		}
+		marker := rs[0].Path
+		cl, err := executor.Await(ctx, w.Ex, task.Children(inside))
+		if err != nil {
+			return false, err
+		}
+		mu.Lock()
+		entered++
+		n := entered
+		peak = max(peak, len(cl.Names))
+		mu.Unlock()
+		say("  worker %d (token %d): inside with %d holder(s)", i+1, l.Token(), len(cl.Names))
+		if srv != nil && n == total/2 {
+			say("  fault: worker %d's session expires in its section", i+1)
+			srv.Expire(w.FakeConn())
+			select {
+			case <-l.Done():
+				say("  worker %d is told: %v", i+1, l.Err())
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
+		}
+		_, err = executor.Await(ctx, w.Ex, l.Fenced(&task.DeleteRequest{Path: marker, Version: task.AnyVersion}))
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, semaphore.ErrLeaseLost):
+			say("  worker %d (token %d): late write refused: %v", i+1, l.Token(), err)
+			mu.Lock()
+			defer mu.Unlock()
+			refused = append(refused, fmt.Sprintf("worker %d", i+1))
+			expiries++
+			return false, nil
+		}
+		return false, err
+	}
+	for i, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := semaphore.NewSemaphore(w.Ex, path, *leases)
+			for n := 0; err == nil && n < *sections; {
+				var ok bool
+				if ok, err = section(i, w, s); ok {
+					n++
+					mu.Lock()
+					done++
+					mu.Unlock()
+				}
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("worker %d: %w", i+1, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	left, err := executor.Await(ctx, admin.Ex, task.Children(path+"/leases"))
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintf(out, "summary\n  %d sections completed, at most %d holder(s) of %d leases seen at once\n", done, peak, *leases)
+	fmt.Fprintf(out, "  late writes refused by ZooKeeper: %d %v\n", len(refused), refused)
+	checks.Check(peak <= *leases, "no listing saw more holders than leases (%d <= %d)", peak, *leases)
+	checks.Check(done == total, "every worker completed its sections (%d of %d)", done, total)
+	checks.Check(len(left.Names) == 0, "no lease node left (%d)", len(left.Names))
+	if srv != nil {
+		checks.Check(expiries == 1, "the holder whose session expired was refused (%d)", expiries)
+	}
+	return checks.Report(out)
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/zkflow/zkflow/examples/internal/extest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestOnFake(t *testing.T) {
+	for _, seed := range extest.Seeds {
+		s := extest.Run(t, run, []string{"-seed", seed},
+			"session expires in its section", "is told: semaphore: lease lost",
+			"late write refused: semaphore: fenced write: semaphore: lease lost",
+			"12 sections completed", "late writes refused by ZooKeeper: 1")
+		if seed == "1" {
+			t.Log(s)
+		}
+	}
+}
+
+func TestOnRealServer(t *testing.T) {
+	s := extest.Run(t, run, extest.RealServer(t), "12 sections completed")
+	if strings.Contains(s, "fault:") {
+		t.Fatalf("faults on a real server:\n%s", s)
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	extest.Refused(t, run, []string{"-leases", "0"}, []string{"-workers", "2"}, []string{"-sections", "1"},
+		[]string{"extra"}, []string{"-nosuchflag"})
+	// A server that is down.
+	extest.Refused(t, run, []string{"-zk", "127.0.0.1:1", "-timeout", "2s"})
+}

@@ -1,0 +1,17 @@
+package semaphore
+
+import "github.com/zkflow/zkflow/task"
+
+// Option configures a semaphore (New, NewSemaphore).
+type Option interface{ apply(*Sem) }
+
+type aclOption task.ACLProvider
+
+func (o aclOption) apply(m *Sem) { m.acl = task.ACLProvider(o) }
+
+// WithACL makes the semaphore create its lease nodes, the internal lock's
+// nodes, and the directories and ancestors it creates with the ACL p
+// gives for each path (for a lease node, the path sent:
+// PATH/leases/_c_<id>-lease-). Without it, or with p nil, they get
+// task.OpenACL. Creates passed to Lease.Fenced keep their own ACL.
+func WithACL(p task.ACLProvider) Option { return aclOption(p) }

@@ -111,6 +111,7 @@
 //	lock+id (here)       yes            contenders, the lock's directory       yes
 //	rwlock               yes            contenders, the lock's directory       yes
 //	fence                yes            contenders (deletes only)              yes
+//	semaphore            yes            lease nodes, the internal lock's nodes yes
 //	counter (here)       yes            no (the node is the counter)           yes
 //	barrier, double      yes            barrier nodes; participant nodes       yes
 //	cache                yes            everything under /cache                yes

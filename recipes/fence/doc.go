@@ -34,8 +34,9 @@
 //
 // Both are positive and strictly increase from one holder to the next
 // (see those packages); zxids are ordered across the whole ensemble, so
-// tokens of different locks on one ensemble compare too. There is no
-// semaphore recipe in this module.
+// tokens of different locks on one ensemble compare too. A lease of
+// recipes/semaphore has a token too, but up to N leases are held at once,
+// so its tokens do not order holders: the fence is not for them.
 //
 // # The guarantee
 //

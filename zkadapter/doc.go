@@ -195,15 +195,15 @@
 //
 //	go test -run '^$' -bench Pipelined -benchtime 20000x -count 1 ./zkadapter
 //
-// Figures of 2026-11-24, after the guard and the prelude went into the
-// send path (ZooKeeper 3.8.0 from Debian 12, OpenJDK 17, Go 1.26,
+// Figures of 2026-11-24 15:55 UTC, after the hand-offs were removed from
+// the request path (ZooKeeper 3.8.0 from Debian 12, OpenJDK 17, Go 1.26,
 // loopback, tmpfs with forceSync=no, a 2-vCPU VM shared by the server, the
-// client and other jobs: load average 2 to 4, and rounds of one contender
-// vary by up to 3x), µs per operation, median of three rounds [min-max]:
+// client and other jobs: load average 2 to 3), µs per operation, median of
+// three rounds [min-max]:
 //
 //	          raw               conn              executor
-//	getData   32.1 [19.9-68.4]  31.9 [31.5-72.1]  62.0 [49.1-67.3]
-//	setData   48.1 [30.0-50.7]  50.7 [34.0-65.5]  26.4 [26.3-30.6]
+//	getData   26.9 [26.1-44.4]  32.6 [30.7-42.1]  28.5 [25.8-31.1]
+//	setData   37.3 [35.8-46.7]  37.6 [36.6-51.5]  40.1 [38.0-45.7]
 //
 // The spread of each contender's rounds is larger than the differences
 // between contenders: on this machine the pipelined figures say no more
@@ -218,17 +218,23 @@
 //
 //	ZK_REQUIRED=1 go test -run '^$' -bench Serial -benchtime 3000x ./zkadapter
 //
-// Figures of 2026-11-24 (same machine, load average 1.7 to 1.9), µs per
-// operation, four rounds each (two runs of -count 2):
+// Figures of 2026-11-24 15:56 UTC (same machine, load average 3.4), µs
+// per operation, eight rounds each (two runs of -count 2), in the order
+// measured:
 //
-//	                                   raw                 executor
-//	getData                            178, 178, 179, 176  190, 192, 187, 204
-//	ephemeral-sequential create+delete 264, 217, 220, 269  246, 243, 259, 240
+//	                                   raw                         executor
+//	getData                            63, 147, 233, 217,          206, 189, 220, 87,
+//	                                   60, 61, 61, 225             68, 72, 194, 188
+//	ephemeral-sequential create+delete 184, 113, 115, 256,         130, 129, 279, 284,
+//	                                   318, 288, 284, 278          214, 138, 123, 125
 //
-// The server's time per request (about a fifth of a millisecond here) is
-// most of what a single client waits for. One read at a time through the
-// executor takes about 7% longer than go-zookeeper's blocking call (median
-// 191 against 178 µs): the goroutine hand-offs between the executor and
-// the wire, which the performance work removes; writes are within the
-// noise.
+// The server answers a lone request in about 60 µs or about 200 µs,
+// switching between the two for seconds at a time (its JIT and the
+// machine's other jobs), which is most of what a single client waits for.
+// Where both sides ran in the fast phase one after the other (60 and 61
+// µs raw, 68 and 72 µs through the executor) a read one at a time through
+// the executor takes about 12% longer: a blocking caller wakes the
+// executor's goroutine and is woken by it, two goroutine hand-offs that a
+// blocking call into go-zookeeper does not make. The Conn itself adds none
+// any more (conn in the pipelined table). Writes are within the noise.
 package zkadapter

@@ -65,6 +65,10 @@ type Observer struct {
 	// caller of Do for a spill; fakezk: the goroutine holding the
 	// server's lock), possibly with the connection's lock held.
 	OnConn func(ConnEvent)
+	// OnRecipe: a recipe reports what its requests mean (a lock acquired
+	// or released, a leadership won or ended: RecipeEvent). Executor
+	// goroutine.
+	OnRecipe func(RecipeEvent)
 }
 
 // Filled returns a copy of o whose nil fields do nothing, or nil when o is
@@ -97,6 +101,9 @@ func (o *Observer) Filled() *Observer {
 	}
 	if c.OnConn == nil {
 		c.OnConn = func(ConnEvent) {}
+	}
+	if c.OnRecipe == nil {
+		c.OnRecipe = func(RecipeEvent) {}
 	}
 	return &c
 }
@@ -243,6 +250,33 @@ func ObserverOf(s *Scope) *Observer {
 		return o.Observer()
 	}
 	return nil
+}
+
+// RecipeEvent is a fact a recipe reports through the Observer: for
+// recipes/lock, Kind "lock" and Event "acquired" (Wait: from the acquire's
+// start) then "released" or "lost" (Held: from the acquisition, Err the
+// cause); for recipes/election, Kind "leadership" and Event "elected"
+// (Wait: from the campaign's start) then "resigned" or "lost" (Held, Err).
+type RecipeEvent struct {
+	Kind    string
+	Event   string
+	Path    string // the lock's or the leader's node
+	Session int64
+	At      time.Time     // on the executor's clock
+	Wait    time.Duration // acquired, elected
+	Held    time.Duration // released, lost, ended
+	Err     error         // lost, ended: why (released: nil)
+}
+
+// ReportRecipe hands ev to the Observer of the executor s runs on, if one
+// is set; it returns that Observer (nil if none), for the report that
+// ends what ev began. Executor goroutine.
+func ReportRecipe(s *Scope, ev RecipeEvent) *Observer {
+	o := ObserverOf(s)
+	if o != nil {
+		o.OnRecipe(ev)
+	}
+	return o
 }
 
 // FlowOf returns the flow s belongs to, as the executor's Observer knows

@@ -49,6 +49,10 @@
 //	zookeeper.connection.events           counter        zookeeper.connection.event = attempt, handshake_failed,
 //	    established, spill; server.address where the connection has one (zkadapter)
 //	zookeeper.connection.spill.depth      gauge          requests waiting in zkadapter's spill queue
+//	zkflow.lock.wait.duration             histogram, s   recipes/lock: from an acquire's start to holding the lock
+//	zkflow.lock.hold.duration             histogram, s   recipes/lock: time held, by zkflow.outcome = released, lost
+//	zkflow.leadership.changes             counter        recipes/election: zkflow.outcome = elected, resigned, lost
+//	zkflow.leadership.duration            histogram, s   recipes/election: time a leadership lasted, by zkflow.outcome
 //
 // error.type is one of connection_loss, not_sent, session_expired,
 // closed, deadline_exceeded, canceled, no_node, node_exists, bad_version,
@@ -61,10 +65,10 @@
 // is the system's name in lower case, as they ask. The node path is not a
 // metric attribute (its cardinality is the user's data); it is on spans.
 //
-// Lock wait and hold times and leadership changes are not measured: the
-// hook sees operations, not what a recipe means by them, and deriving
-// them would mean reading the recipes' node names here. They belong to an
-// observer hook in the recipes, which this package would then read.
+// The lock and leadership metrics come from what those recipes report
+// (task.RecipeEvent, through the same Observer): the hook sees operations,
+// the recipes say what they mean. They count this process's locks and
+// candidates only.
 //
 // # Traces
 //

@@ -37,6 +37,10 @@ const (
 	QueueKey        = attribute.Key("zkflow.queue")
 	ConnEventKey    = attribute.Key("zookeeper.connection.event")
 	SuspendEndKey   = attribute.Key("zookeeper.session.suspend.end")
+	// OutcomeKey is the recipe event a lock or leadership metric counts:
+	// "released" or "lost" (a lock's hold), "elected", "resigned" or
+	// "lost" (a leadership).
+	OutcomeKey = attribute.Key("zkflow.outcome")
 )
 
 // dbSystem is db.system.name: the conventions list no value for ZooKeeper,
@@ -67,6 +71,7 @@ func New(cfg Config) (*task.Observer, error) {
 		OnRetry:     o.retry,
 		OnQueues:    o.queues,
 		OnConn:      o.conn,
+		OnRecipe:    o.recipe,
 	}, nil
 }
 
@@ -84,6 +89,10 @@ type observer struct {
 	queueDepth   metric.Int64Gauge
 	connEvents   metric.Int64Counter
 	spillDepth   metric.Int64Gauge
+	lockWait     metric.Float64Histogram
+	lockHold     metric.Float64Histogram
+	leaderEvents metric.Int64Counter
+	leaderTerm   metric.Float64Histogram
 
 	mu   sync.Mutex
 	sets map[setKey]attribute.Set // attribute sets made once
@@ -128,7 +137,42 @@ func (o *observer) instruments(m metric.Meter) error {
 	o.spillDepth, err = m.Int64Gauge("zookeeper.connection.spill.depth", metric.WithUnit("{request}"),
 		metric.WithDescription("Requests waiting in the connection's spill queue."))
 	add(err)
+	o.lockWait, err = m.Float64Histogram("zkflow.lock.wait.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time from a lock acquire's start to holding the lock (recipes/lock)."), buckets)
+	add(err)
+	o.lockHold, err = m.Float64Histogram("zkflow.lock.hold.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time a lock was held, by how it ended: released or lost (recipes/lock)."), buckets)
+	add(err)
+	o.leaderEvents, err = m.Int64Counter("zkflow.leadership.changes", metric.WithUnit("{change}"),
+		metric.WithDescription("Leaderships won (elected) and ended, by this process's candidates (recipes/election)."))
+	add(err)
+	o.leaderTerm, err = m.Float64Histogram("zkflow.leadership.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time a leadership of this process lasted, by how it ended (recipes/election)."), buckets)
+	add(err)
 	return errors.Join(errs...)
+}
+
+// recipe records what a recipe reports: lock waits and holds, leaderships
+// won and ended.
+func (o *observer) recipe(ev task.RecipeEvent) {
+	ctx := context.Background()
+	outcome := func() attribute.Set {
+		return o.set(setKey{kind: "recipe", a: ev.Kind, b: ev.Event}, func() attribute.Set {
+			return attribute.NewSet(OutcomeKey.String(ev.Event))
+		})
+	}
+	switch {
+	case ev.Kind == "lock" && ev.Event == "acquired":
+		o.lockWait.Record(ctx, ev.Wait.Seconds())
+	case ev.Kind == "lock":
+		o.lockHold.Record(ctx, ev.Held.Seconds(), metric.WithAttributeSet(outcome()))
+	case ev.Kind == "leadership" && ev.Event == "elected":
+		o.leaderEvents.Add(ctx, 1, metric.WithAttributeSet(outcome()))
+	case ev.Kind == "leadership":
+		set := outcome()
+		o.leaderEvents.Add(ctx, 1, metric.WithAttributeSet(set))
+		o.leaderTerm.Record(ctx, ev.Held.Seconds(), metric.WithAttributeSet(set))
+	}
 }
 
 // setKey names an attribute set used on a hot path.

@@ -3,6 +3,7 @@ package election
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -55,7 +56,7 @@ func (e *Election) child(name string) string { return e.dir + "/" + name }
 func (e *Election) Campaign() task.Task[*Leadership] {
 	return func(s *task.Scope, k task.Cont[*Leadership]) {
 		sc := s.Child()
-		a := &attempt{e: e, s: sc, sess: s.Session()}
+		a := &attempt{e: e, s: sc, sess: s.Session(), began: s.Now()}
 		a.prefix = prefix(newID(s.Rand(), s.Rand()))
 		a.undo = sc.Defer(a.cleanup())
 		a.b = followBlinks(sc)
@@ -68,6 +69,7 @@ func (e *Election) Campaign() task.Task[*Leadership] {
 type attempt struct {
 	e      *Election
 	s      *task.Scope
+	began  time.Time    // on the executor's clock, for the Observer
 	sess   task.Session // the session the candidate node belongs to
 	prefix string
 	undo   func() // withdraws the cleanup once leadership is granted
@@ -218,6 +220,7 @@ func (a *attempt) grant() {
 			seq, _ := seqOf(a.name)
 			l.resetDir = seq >= zkops.ResetAbove
 			l.start(a.s)
+			l.observe(a.s, a.began)
 			task.Resume(a.s, a.k, l, nil)
 		}
 	})

@@ -45,10 +45,14 @@ type Leadership struct {
 	done  chan struct{}
 
 	// executor goroutine only
-	rt    task.Runtime
-	mon   *task.Scope
-	unsub func()
-	timer task.Timer
+	rt task.Runtime
+	// obs is the executor's Observer (nil if none), told of the end;
+	// granted is when leadership was won, on the executor's clock.
+	obs     *task.Observer
+	granted time.Time
+	mon     *task.Scope
+	unsub   func()
+	timer   task.Timer
 }
 
 // Path is the candidate node's path (for a Master, the master node's).
@@ -117,6 +121,14 @@ func (c *Config) newLeadership(path string, st task.Stat, sess task.Session) *Le
 		onState: c.OnState,
 		done:    make(chan struct{}),
 	}
+}
+
+// observe reports the leadership to the executor's Observer, if one is
+// set, and keeps it for the report of the end. Executor goroutine.
+func (l *Leadership) observe(s *task.Scope, began time.Time) {
+	now := s.Now()
+	l.obs = task.ReportRecipe(s, task.RecipeEvent{Kind: "leadership", Event: "elected", Path: l.path, Session: l.sess.ID, At: now, Wait: now.Sub(began)})
+	l.granted = now
 }
 
 // start follows the session and watches the node. Executor goroutine.
@@ -248,6 +260,14 @@ func (l *Leadership) deleteNode() task.Task[task.Unit] {
 // following it. Executor goroutine.
 func (l *Leadership) end(err error) bool {
 	first := l.setState(Ended, err)
+	if first && l.obs != nil {
+		ev := task.RecipeEvent{Kind: "leadership", Event: "lost", Path: l.path, Session: l.sess.ID, At: l.rt.Clock().Now(), Err: err}
+		if errors.Is(err, ErrResigned) {
+			ev.Event = "resigned"
+		}
+		ev.Held = ev.At.Sub(l.granted)
+		l.obs.OnRecipe(ev)
+	}
 	l.stopGiveUp()
 	if l.unsub != nil {
 		l.unsub()

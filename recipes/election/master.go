@@ -3,6 +3,7 @@ package election
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -68,7 +69,7 @@ func (m *Master) Campaign() task.Task[*Leadership] {
 	return func(s *task.Scope, k task.Cont[*Leadership]) {
 		sc := s.Child()
 		id := zkops.NewID(s.Rand(), s.Rand())
-		r := &run{m: m, s: sc, sess: s.Session(), lease: m.leases + "/" + id, b: followBlinks(sc)}
+		r := &run{m: m, s: sc, sess: s.Session(), lease: m.leases + "/" + id, b: followBlinks(sc), began: s.Now()}
 		r.undo = sc.Defer(r.cleanup())
 		task.RunIn(sc, task.Task[*Leadership](func(_ *task.Scope, k task.Cont[*Leadership]) {
 			r.k = k
@@ -79,9 +80,10 @@ func (m *Master) Campaign() task.Task[*Leadership] {
 
 // run is one campaign for the master node. Executor goroutine.
 type run struct {
-	m    *Master
-	s    *task.Scope
-	sess task.Session
+	m     *Master
+	s     *task.Scope
+	sess  task.Session
+	began time.Time // on the executor's clock, for the Observer
 	// lease is this campaign's lease node: created with the master node,
 	// so a lost reply is settled by reading it.
 	lease string
@@ -259,6 +261,7 @@ func (r *run) granted(st task.Stat) {
 	l := r.m.cfg.newLeadership(r.m.path, st, r.sess)
 	l.lease = r.lease
 	l.start(r.s)
+	l.observe(r.s, r.began)
 	task.Resume(r.s, r.k, l, nil)
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
@@ -46,6 +47,11 @@ type Held struct {
 	// its retries', not in yet): see mark. markWaiters run when it does.
 	markPending bool
 	markWaiters []func()
+	// obs is the executor's Observer (nil if none), told of the end;
+	// granted is when the lock was acquired, on clock.
+	obs     *task.Observer
+	clock   task.Clock
+	granted time.Time
 }
 
 // Path is the lock node's path.
@@ -92,6 +98,17 @@ func (h *Held) IsHeld() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.err == nil && !h.uncertain
+}
+
+// observe reports the acquisition to the executor's Observer, if one is
+// set, and keeps it for the report of the end (released or lost).
+// Executor goroutine.
+func (h *Held) observe(s *task.Scope, began time.Time) {
+	now := s.Now()
+	h.obs = task.ReportRecipe(s, task.RecipeEvent{Kind: "lock", Event: "acquired", Path: h.path, Session: h.sess.ID, At: now, Wait: now.Sub(began)})
+	if h.obs != nil {
+		h.clock, h.granted = s.Clock(), now
+	}
 }
 
 // start follows the session. The node is watched from the first Done,
@@ -188,6 +205,14 @@ func (h *Held) end(err error) {
 		close(h.done)
 	}
 	h.mu.Unlock()
+	if first && h.obs != nil {
+		ev := task.RecipeEvent{Kind: "lock", Event: "released", Path: h.path, Session: h.sess.ID, At: h.clock.Now()}
+		ev.Held = ev.At.Sub(h.granted)
+		if !errors.Is(err, ErrUnlocked) {
+			ev.Event, ev.Err = "lost", err
+		}
+		h.obs.OnRecipe(ev)
+	}
 	if h.unsub != nil {
 		h.unsub()
 		h.unsub = nil

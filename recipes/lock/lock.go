@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -128,7 +129,7 @@ func (l *Lock) TryAcquire() task.Task[*Held] { return l.acquire(true) }
 func (l *Lock) acquire(try bool) task.Task[*Held] {
 	return func(s *task.Scope, k task.Cont[*Held]) {
 		sc := s.Child()
-		a := &attempt{l: l, s: sc, sess: s.Session(), try: try}
+		a := &attempt{l: l, s: sc, sess: s.Session(), try: try, began: s.Now()}
 		a.prefix = prefix(newID(s.Rand(), s.Rand()))
 		if canary.On(bugNoPrefix) {
 			a.prefix = lockTag
@@ -143,6 +144,7 @@ func (l *Lock) acquire(try bool) task.Task[*Held] {
 type attempt struct {
 	l      *Lock
 	s      *task.Scope
+	began  time.Time    // on the executor's clock, for the Observer
 	sess   task.Session // the session the contender node belongs to
 	prefix string
 	undo   func() // withdraws the cleanup once the lock is held
@@ -410,6 +412,7 @@ func (a *attempt) acquired() {
 		h.version++
 	}
 	h.start(a.s)
+	h.observe(a.s, a.began)
 	if mark {
 		h.mark(a.s, a.stat.Version)
 	}

@@ -1,0 +1,443 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
+	"github.com/zkflow/zkflow/task"
+)
+
+// consumer is an at-least-once consumer: a unique id, its marker
+// CONSUMERS/<id> (ephemeral, of sess) and its in-flight directory
+// INFLIGHT/<id> (persistent), created together by one multi.
+type consumer struct {
+	id   string
+	sess task.Session
+}
+
+func (q *Queue) marker(id string) string       { return q.consumers + "/" + id }
+func (q *Queue) flightDir(id string) string    { return q.inflight + "/" + id }
+func (q *Queue) flight(id, name string) string { return q.inflight + "/" + id + "/" + name }
+
+// multiIndex returns the index of the failed op of a multi's error, or -1.
+func multiIndex(err error) int {
+	var me *task.MultiError
+	if errors.As(err, &me) {
+		return me.Index
+	}
+	return -1
+}
+
+// registered returns a task that succeeds with the queue's consumer for
+// the scope's session, registering a new one if there is none (or it
+// belongs to an ended session, or its marker was found gone): one multi
+// creates its in-flight directory and its ephemeral marker. Items of dead
+// consumers are returned to the queue after a registration.
+func (q *Queue) registered() task.Task[*consumer] {
+	return func(s *task.Scope, k task.Cont[*consumer]) {
+		sess := s.Session()
+		if cn := q.cons; cn != nil && cn.sess.ID == sess.ID && cn.sess.Epoch == sess.Epoch {
+			k(cn, nil)
+			return
+		}
+		var attempt func()
+		var send func(id string)
+		attempt = func() {
+			// The session's id makes the id unique to this session: a
+			// process restarted with the same identity (the same executor
+			// seed, so the same draws) is on another session.
+			send(fmt.Sprintf("%016x%016x", uint64(sess.ID), s.Rand()))
+		}
+		send = func(id string) {
+			ops := []task.MultiOp{
+				&task.CreateRequest{Path: q.flightDir(id), Mode: task.Persistent, ACL: q.acl.For(q.flightDir(id))},
+				&task.CreateRequest{Path: q.marker(id), Mode: task.Ephemeral, ACL: q.acl.For(q.marker(id))},
+			}
+			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+				switch {
+				case err == nil:
+					cn := &consumer{id: id, sess: sess}
+					q.cons = cn
+					task.Run(s, q.recover(cn, false), func([]*task.Watch, error) { k(cn, nil) })
+				case errors.Is(err, task.ErrNodeExists):
+					attempt() // the id is taken (a restarted process drew it again)
+				case errors.Is(err, task.ErrNoNode):
+					ensure := c.Seq(zkops.EnsurePath(q.inflight, q.acl), zkops.EnsurePath(q.consumers, q.acl))
+					task.Run(s, ensure, func(_ task.Unit, err error) {
+						if err != nil {
+							k(nil, err)
+							return
+						}
+						send(id)
+					})
+				case errors.Is(err, task.ErrNotSent):
+					send(id)
+				case errors.Is(err, task.ErrConnectionLoss):
+					// Applied or not: our marker, owned by our session, says.
+					task.Run(s, c.Retry(task.Exists(q.marker(id)), zkops.Retry), func(st *task.Stat, err error) {
+						switch {
+						case err != nil:
+							k(nil, err)
+						case st != nil && st.EphemeralOwner == sess.ID:
+							cn := &consumer{id: id, sess: sess}
+							q.cons = cn
+							k(cn, nil)
+						default:
+							attempt()
+						}
+					})
+				default:
+					k(nil, err)
+				}
+			})
+		}
+		attempt()
+	}
+}
+
+// takeAcked is the at-least-once take: for each item in order, read it
+// and move it with one multi: check our marker, create the in-flight copy
+// INFLIGHT/<id>/<name> with the item's data, delete the item at the
+// version read. When the queue is empty, return dead consumers' items
+// first, then wait on the directory's children watch and on the markers
+// of the live consumers that have in-flight directories (their death
+// returns items).
+func (q *Queue) takeAcked() task.Task[*Item] {
+	return func(s *task.Scope, k task.Cont[*Item]) {
+		var round func(empty bool)
+		var try func(cn *consumer, its []Item, i int)
+		round = func(empty bool) {
+			task.Run(s, q.registered(), func(cn *consumer, err error) {
+				if err != nil {
+					k(nil, err)
+					return
+				}
+				if !empty {
+					task.Run(s, q.list(false), func(cw task.ChildrenWatch, err error) {
+						if err != nil {
+							k(nil, err)
+							return
+						}
+						if its := ordered(cw.Names); len(its) > 0 {
+							try(cn, its, 0)
+							return
+						}
+						round(true)
+					})
+					return
+				}
+				// Empty: return the items of dead consumers, then list with
+				// a watch and wait.
+				task.Run(s, q.recover(cn, true), func(ws []*task.Watch, err error) {
+					if err != nil {
+						k(nil, err)
+						return
+					}
+					task.Run(s, q.list(true), func(cw task.ChildrenWatch, err error) {
+						if err != nil {
+							k(nil, err)
+							return
+						}
+						if its := ordered(cw.Names); len(its) > 0 {
+							try(cn, its, 0)
+							return
+						}
+						task.Run(s, firstOf(append(ws, cw.Watch)), func(_ task.Unit, err error) {
+							if err != nil {
+								k(nil, err)
+								return
+							}
+							round(false)
+						})
+					})
+				})
+			})
+		}
+		try = func(cn *consumer, its []Item, i int) {
+			if i == len(its) {
+				round(false)
+				return
+			}
+			it := its[i]
+			task.Run(s, c.Retry(task.Get(q.item(it.Name)), zkops.Retry), func(d task.Data, err error) {
+				switch {
+				case errors.Is(err, task.ErrNoNode):
+					try(cn, its, i+1)
+				case err != nil:
+					k(nil, err)
+				default:
+					it.Data, it.q, it.cons = d.Data, q, cn
+					q.move(s, cn, &it, d.Stat.Version, func(taken bool, err error) {
+						switch {
+						case err != nil:
+							k(nil, err)
+						case taken:
+							k(&it, nil)
+						case q.cons != cn:
+							round(false) // our marker is gone: a new consumer
+						default:
+							try(cn, its, i+1)
+						}
+					})
+				}
+			})
+		}
+		round(false)
+	}
+}
+
+// move moves item it (read at version) into cn's in-flight directory.
+// taken is false when the item was gone (another consumer took it) or cn
+// is no longer registered (its marker or directory gone: q.cons is reset,
+// so the caller registers a new consumer).
+func (q *Queue) move(s *task.Scope, cn *consumer, it *Item, version int32, k func(taken bool, err error)) {
+	path, copyPath := q.item(it.Name), q.flight(cn.id, it.Name)
+	ops := []task.MultiOp{
+		&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
+		&task.CreateRequest{Path: copyPath, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(copyPath)},
+		&task.DeleteRequest{Path: path, Version: version},
+	}
+	if canary.On(bugTakeByDelete) {
+		ops = []task.MultiOp{ops[0], ops[2]}
+	}
+	var send func()
+	send = func() {
+		task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+			switch i := multiIndex(err); {
+			case err == nil:
+				k(true, nil)
+			case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
+				send()
+			case i == 0 && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)),
+				i == 1 && errors.Is(err, task.ErrNoNode):
+				if q.cons == cn {
+					q.cons = nil
+				}
+				k(false, nil)
+			case i == 1 && errors.Is(err, task.ErrNodeExists):
+				// Our copy exists: it is made only with the item's delete,
+				// in one multi, and nobody else touches a live consumer's
+				// copies: an earlier send whose reply was lost took it.
+				k(true, nil)
+			case i >= 1 && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
+				k(false, nil)
+			default:
+				k(false, err)
+			}
+		})
+	}
+	send()
+}
+
+// Ack returns a task that acknowledges an item taken in at-least-once
+// mode: one multi checks the consumer's marker and deletes the in-flight
+// copy. It must run on the session the item was taken on. It fails with
+// ErrDeliveryLost when it was not applied because the item is no longer
+// this consumer's (the session ended before the ack was sent, or the
+// marker was deleted: the item is, or will be, back in the queue; or
+// someone deleted the copy), and with ErrOutcomeUnknown when the session
+// ended after the multi was sent (it may have been applied: if not, the
+// item goes back to the queue).
+// A lost reply is settled by sending again: with our marker in place
+// nobody else removes our copies, so a copy found gone was deleted by the
+// earlier send. Ack of an at-most-once item fails with
+// task.ErrInvalidArgument.
+func (it *Item) Ack() task.Task[task.Unit] {
+	if it == nil || it.cons == nil {
+		return task.Fail[task.Unit](fmt.Errorf("queue: ack of an item not taken in at-least-once mode: %w", task.ErrInvalidArgument))
+	}
+	q, cn := it.q, it.cons
+	copyPath := q.flight(cn.id, it.Name)
+	unchecked := canary.On(bugAckUnchecked)
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if sess := s.Session(); !unchecked && (sess.ID != cn.sess.ID || sess.Epoch != cn.sess.Epoch) {
+			k(task.Unit{}, fmt.Errorf("%w: %s taken on %s, ack on %s", ErrDeliveryLost, it.Name, cn.sess, sess))
+			return
+		}
+		lost := false
+		var send func()
+		send = func() {
+			ops := []task.MultiOp{
+				&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
+				&task.DeleteRequest{Path: copyPath, Version: task.AnyVersion},
+			}
+			if unchecked {
+				ops = ops[1:]
+			}
+			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+				switch i := multiIndex(err); {
+				case err == nil, unchecked && errors.Is(err, task.ErrNoNode):
+					k(task.Unit{}, nil)
+				case errors.Is(err, task.ErrConnectionLoss):
+					lost = true
+					send()
+				case errors.Is(err, task.ErrNotSent):
+					send()
+				case i == 1 && errors.Is(err, task.ErrNoNode) && lost:
+					k(task.Unit{}, nil) // the lost send deleted it
+				case i == 0 || i == 1:
+					if i == 0 && q.cons == cn {
+						q.cons = nil
+					}
+					k(task.Unit{}, fmt.Errorf("%w: %s: %w", ErrDeliveryLost, it.Name, err))
+				case errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed):
+					// The multi may have been applied before the session
+					// ended (its reply lost, or not yet handled).
+					k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: %w", it.Name, ErrOutcomeUnknown, err))
+				default:
+					k(task.Unit{}, err)
+				}
+			})
+		}
+		send()
+	}
+}
+
+// recover returns the in-flight items of every dead consumer other than
+// cn (one whose marker is gone) to the queue. With watch set it succeeds
+// with exists watches on the markers of the live ones, so a waiting take
+// wakes when one of them dies.
+func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
+	return func(s *task.Scope, k task.Cont[[]*task.Watch]) {
+		task.Run(s, zkops.Prefixed(q.inflight, ""), func(ids []string, err error) {
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			var ws []*task.Watch
+			var next func(i int)
+			next = func(i int) {
+				if i == len(ids) {
+					k(ws, nil)
+					return
+				}
+				if ids[i] == cn.id {
+					next(i + 1)
+					return
+				}
+				var probe task.Task[task.StatWatch]
+				if watch {
+					probe = task.ExistsW(q.marker(ids[i]))
+				} else {
+					probe = c.Map(task.Exists(q.marker(ids[i])), func(st *task.Stat) task.StatWatch { return task.StatWatch{Stat: st} })
+				}
+				task.Run(s, c.Retry(probe, zkops.Retry), func(sw task.StatWatch, err error) {
+					switch {
+					case err != nil:
+						k(nil, err)
+					case sw.Stat != nil:
+						if sw.Watch != nil {
+							ws = append(ws, sw.Watch)
+						}
+						next(i + 1)
+					case canary.On(bugNoReturn):
+						next(i + 1)
+					default:
+						task.Run(s, q.giveBack(ids[i]), func(_ task.Unit, err error) {
+							if err != nil {
+								k(nil, err)
+								return
+							}
+							next(i + 1)
+						})
+					}
+				})
+			}
+			next(0)
+		})
+	}
+}
+
+// giveBack moves the in-flight items of dead consumer id back to the
+// queue under their own names (so they sort where they were), each with
+// one multi that also creates and deletes the consumer's marker: it
+// applies only if the marker does not exist, so a consumer that is alive
+// after all (a marker created again) keeps its items. Then it deletes the
+// consumer's empty in-flight directory.
+func (q *Queue) giveBack(id string) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, zkops.Prefixed(q.flightDir(id), ""), func(names []string, err error) {
+			if err != nil {
+				k(task.Unit{}, err)
+				return
+			}
+			var next func(i int)
+			var send func(i int, d task.Data)
+			next = func(i int) {
+				if i == len(names) {
+					del := c.Catch(c.Retry(task.Delete(q.flightDir(id), task.AnyVersion), zkops.Retry), func(err error) task.Task[task.Unit] {
+						if errors.Is(err, task.ErrNotEmpty) {
+							return task.Done // taken into since: the next recovery
+						}
+						return zkops.GoneOK(err)
+					})
+					task.Run(s, del, k)
+					return
+				}
+				task.Run(s, c.Retry(task.Get(q.flight(id, names[i])), zkops.Retry), func(d task.Data, err error) {
+					switch {
+					case errors.Is(err, task.ErrNoNode):
+						next(i + 1)
+					case err != nil:
+						k(task.Unit{}, err)
+					default:
+						send(i, d)
+					}
+				})
+			}
+			send = func(i int, d task.Data) {
+				name := names[i]
+				ops := []task.MultiOp{
+					&task.CreateRequest{Path: q.marker(id), Mode: task.Persistent, ACL: q.acl.For(q.marker(id))},
+					&task.DeleteRequest{Path: q.marker(id), Version: task.AnyVersion},
+					&task.CreateRequest{Path: q.item(name), Data: d.Data, Mode: task.Persistent, ACL: q.acl.For(q.item(name))},
+					&task.DeleteRequest{Path: q.flight(id, name), Version: d.Stat.Version},
+				}
+				task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+					switch i0 := multiIndex(err); {
+					case err == nil:
+						next(i + 1)
+					case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
+						send(i, d) // applied before: the copy is gone and this fails at op 3
+					case i0 == 0 && errors.Is(err, task.ErrNodeExists):
+						k(task.Unit{}, nil) // the consumer is alive after all
+					case i0 == 2 && errors.Is(err, task.ErrNoNode):
+						task.Run(s, zkops.EnsurePath(q.dir, q.acl), func(_ task.Unit, err error) {
+							if err != nil {
+								k(task.Unit{}, err)
+								return
+							}
+							send(i, d)
+						})
+					case i0 >= 2:
+						next(i + 1) // returned by someone else meanwhile
+					default:
+						k(task.Unit{}, err)
+					}
+				})
+			}
+			next(0)
+		})
+	}
+}
+
+// firstOf waits for the first of ws to fire.
+func firstOf(ws []*task.Watch) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		sc := s.Child()
+		done := false
+		for _, w := range ws {
+			task.Run(sc, w.Wait(), func(_ task.Event, err error) {
+				if done {
+					return
+				}
+				done = true
+				sc.Cancel(nil)
+				task.Resume(s, k, task.Unit{}, err)
+			})
+		}
+	}
+}

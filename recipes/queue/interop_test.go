@@ -10,17 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/peers"
 	"github.com/zkflow/zkflow/internal/peers/zkqueue"
 	"github.com/zkflow/zkflow/recipes/queue"
+	"github.com/zkflow/zkflow/task"
 	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // This queue and ZooKeeper's own DistributedQueue (Debian's
 // zookeeper-recipes-queue 3.8.0, driven by the Java program
 // internal/peers/zkqueue) on one directory of a real server: first each
-// direction alone (Java offers n/2 and we take them; we put n/2 and Java
-// takes them), then both at once on another directory (the Java side
+// direction alone (Java offers n/2 and we take them; we put an item of
+// priority -1 and n/2 of priority 0, Java takes n/2, all of priority 0,
+// and we take the other), then both at once on another directory (the Java side
 // offers n and takes n while ours puts n and takes n). Every item arrives
 // exactly once across both sides. Run in each of our modes (at-least-once
 // items are acknowledged).
@@ -72,6 +75,11 @@ func TestDistributedQueueInterop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// An item of another priority first: DistributedQueue skips
+			// it (it is ours only), and our next take gets it.
+			if _, err := cs[0].PutPriority(ctx, []byte("go-urgent"), -1); err != nil {
+				t.Fatal(err)
+			}
 			if err := put(0, n/2); err != nil {
 				t.Fatal(err)
 			}
@@ -79,27 +87,62 @@ func TestDistributedQueueInterop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if urgent, err := take(1); err != nil || len(urgent) != 1 || urgent[0] != "go-urgent" {
+				t.Fatalf("after DistributedQueue's takes we took %v (%v), want the priority -1 item it skips", urgent, err)
+			}
 			// Then both at once, each side putting and taking.
 			var (
 				wg                sync.WaitGroup
 				javaMore, ourMore []string
 				errs              [4]error
 			)
-			wg.Add(4)
-			go func() { defer wg.Done(); errs[0] = prog.Offer(ctx, srv.Addrs()[0], dir+"-both", n, "jboth", nil) }()
-			go func() { defer wg.Done(); javaMore, errs[1] = prog.Take(ctx, srv.Addrs()[0], dir+"-both", n, nil) }()
 			both, _ := clients(t, ctx, srv.Addrs(), dir+"-both", 2, queue.WithMode(mode))
 			cs = both
+			// The directory first: DistributedQueue's offer and take create
+			// a missing directory and fail with NodeExists when another
+			// client creates it at the same time (they do not catch it).
+			if _, err := executor.Await(ctx, cs[0].Executor(), task.Create(dir+"-both", nil, task.Persistent)); err != nil {
+				t.Fatal(err)
+			}
+			// Ours start once both Java processes are connected.
+			offering, taking := make(chan struct{}), make(chan struct{})
+			wg.Add(4)
+			// A side that fails ends the others (a take would wait for ever).
+			go func() {
+				defer wg.Done()
+				if errs[0] = prog.Offer(ctx, srv.Addrs()[0], dir+"-both", n, "jboth", offering); errs[0] != nil {
+					cancel()
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				if javaMore, errs[1] = prog.Take(ctx, srv.Addrs()[0], dir+"-both", n, taking); errs[1] != nil {
+					cancel()
+				}
+			}()
+			for _, ch := range []chan struct{}{offering, taking} {
+				select {
+				case <-ch:
+				case <-ctx.Done():
+					t.Fatal("the Java processes did not connect")
+				}
+			}
 			go func() {
 				defer wg.Done()
 				for i := range n {
 					if _, err := cs[0].Put(ctx, fmt.Appendf(nil, "gboth-%d", i)); err != nil {
 						errs[2] = err
+						cancel()
 						return
 					}
 				}
 			}()
-			go func() { defer wg.Done(); ourMore, errs[3] = take(n) }()
+			go func() {
+				defer wg.Done()
+				if ourMore, errs[3] = take(n); errs[3] != nil {
+					cancel()
+				}
+			}()
 			wg.Wait()
 			for _, err := range errs {
 				if err != nil {

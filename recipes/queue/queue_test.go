@@ -1,11 +1,13 @@
 package queue_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/queue"
@@ -229,4 +231,80 @@ type countConn struct {
 func (c *countConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
 	*c.n++
 	c.Conn.Do(req, done, watch)
+}
+
+// At-least-once: a consumer waiting on an empty queue is woken by the
+// death of a consumer holding an item (the exists watch on its marker),
+// returns the item and takes it under its own name; the dead consumer's
+// ack, run on its next session, fails with ErrDeliveryLost without
+// sending anything, and the item is acknowledged once.
+func TestReturnWakesWaiter(t *testing.T) {
+	w := newWorld(t, 2)
+	qa := mustNew(t, "/q", queue.WithMode(queue.AtLeastOnce))
+	qb := mustNew(t, "/q", queue.WithMode(queue.AtLeastOnce))
+	name, err := mustRun(t, w, 0, qa.Put([]byte("job")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := mustRun(t, w, 0, qa.Take())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := sim.Submit(w, 1, qb.Take())
+	w.Drive()
+	if out.Done {
+		t.Fatalf("b took with a's item in flight: %+v", out)
+	}
+	w.Server.Expire(w.Conns[0])
+	w.Drive()
+	if !out.Done || out.Err != nil || out.V.Name != name || string(out.V.Data) != "job" {
+		t.Fatalf("b after a's expiry: %+v, want %s", out, name)
+	}
+	if _, err := mustRun(t, w, 0, held.Ack()); !errors.Is(err, queue.ErrDeliveryLost) {
+		t.Fatalf("a's ack after its session ended: %v, want ErrDeliveryLost", err)
+	}
+	if _, err := mustRun(t, w, 1, out.V.Ack()); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Children("/q.inflight"); len(got) != 1 {
+		t.Fatalf("in-flight directories %v, want only b's", got)
+	}
+}
+
+// A Take ended by its context returns the item if the take was applied
+// first: nothing taken is lost to a cancellation. Otherwise it fails with
+// task.ErrCanceled or task.ErrDeadlineExceeded, matching the context's
+// errors.
+func TestClientTakeCanceled(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = ex.Run(runCtx) }()
+	defer func() { ex.Close(); stop(); <-done }()
+	c, err := queue.NewClient(ex, "/q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Take(ctx); !errors.Is(err, context.Canceled) || !errors.Is(err, task.ErrCanceled) {
+		t.Fatalf("take with a canceled context on an empty queue: %v", err)
+	}
+	dctx, dcancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer dcancel()
+	if _, err := c.Take(dctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("take past its deadline: %v", err)
+	}
+	if _, err := c.Put(context.Background(), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	it, err := c.Take(context.Background())
+	if err != nil || string(it.Data) != "x" {
+		t.Fatalf("take: %v %v", it, err)
+	}
 }

@@ -177,8 +177,10 @@
 // either of our modes (our at-least-once copies live outside DIR, where
 // it never looks). Items of other priorities are ours only: it skips them
 // (with a warning in its log). What DistributedQueue does is its own
-// business: it treats a lost reply as an error, and a consumer of it that
-// dies after the delete loses the item.
+// business: it treats a lost reply as an error, a consumer of it that
+// dies after the delete loses the item, and its offer and take fail with
+// NodeExists when another client creates the missing directory at the
+// same moment (create the directory first).
 //
 // # Faults
 //
@@ -232,31 +234,51 @@
 // whose put succeeded was acknowledged (at-least-once: none lost). From
 // `go test -run TestQueueSimulation -v ./recipes/queue` (200 seeds per
 // mode): at-most-once 19,786 puts (1,272 of unknown outcome), 18,887
-// deliveries, 3,181 takes reported unknown, 26 items taken by processes
-// that died; at-least-once 23,666 puts, 24,865 deliveries of which 528 a
-// second time (returned), 24,319 acks, 320 acks refused as lost.
-// `SIM_SEEDS=2000 go test -run '^TestSimExplore$' ./recipes/queue` (4,000
-// seeds per mode, a quarter under a chroot) passes.
+// deliveries, 3,181 takes reported unknown (UnknownTakeError), 26 items
+// taken by processes that died or froze before they heard the reply;
+// at-least-once 23,739 puts (1,435 unknown), 24,937 deliveries of which
+// 524 a second time (returned), 24,392 acks, 314 refused as lost
+// (ErrDeliveryLost) and 99 of unknown outcome. `SIM_SEEDS=2000 go test
+// -run '^TestSimExplore$' ./recipes/queue` (4,000 seeds per mode: 1-2000
+// and 2,000 drawn, a quarter under a chroot) passes.
 //
 // Known bugs switched back on (canary_test.go, TestCanariesCaught) are
-// each caught, in 5 hunts of at most 300 seeds: at-most-once, delivering
-// when the delete found the item gone (queue/delete-nonode-is-taken),
+// each caught in 5 hunts of at most 300 seeds; seeds each hunt needed
+// (median and worst), from `go test -run TestCanariesCaught -v
+// ./recipes/queue`: at-most-once, delivering when the delete found the
+// item gone (queue/delete-nonode-is-taken: delivered twice; 1 and 1),
 // taking a NoNode after a lost delete for our own delete
-// (queue/lost-delete-retry-is-taken), newest first (queue/newest-first);
-// at-least-once, taking by a plain delete (queue/at-least-once-take-by-delete:
-// lost items), an ack that checks neither marker nor session and takes
-// NoNode for done (queue/ack-unchecked: acknowledged twice), and never
+// (queue/lost-delete-retry-is-taken: delivered twice; 1 and 1), newest
+// first (queue/newest-first: out of order; 1 and 2); at-least-once,
+// taking by a plain delete with no in-flight copy
+// (queue/at-least-once-take-by-delete: items lost; 1 and 1), an ack that
+// checks neither marker nor session and takes NoNode for done
+// (queue/ack-unchecked: acknowledged twice; 3 and 6), and never
 // returning a dead consumer's items (queue/no-return: the queue never
-// drains).
+// drains; 1 and 2).
+//
+// Unit tests on fakezk (queue_test.go): the order by priority and put
+// order in both modes, foreign children skipped (TestOrder); ErrFull at
+// the bound (TestBound; the n+P-1 of concurrent producers is not
+// measured); a take on an empty queue sends no request in a minute of
+// waiting and takes the item put later (TestTakeWaitsWithoutPolling); a
+// waiting consumer woken by the death of one holding an item, which it
+// takes under its own name, the dead one's ack refused
+// (TestReturnWakesWaiter); typed errors for bad input (TestBadInput); a
+// blocking Take ended by its context (TestClientTakeCanceled).
+// memory_test.go: 100,000 put/take(/ack) cycles on one session, each
+// with a take that waits first, leave no scope and no heap behind.
 //
 // On a real server (ZK_REQUIRED=1): 3 producers and 3 consumers per mode,
 // every item taken exactly once (real_test.go); a consumer whose session
-// closes with an item in flight, the item returned to a waiting consumer
+// closes with an item in flight, the item returned to the other consumer
 // under its own name (the create-and-delete multi of the return runs on
 // ZooKeeper 3.8); and interop with ZooKeeper's DistributedQueue
 // (interop_test.go, the Java program internal/peers/zkqueue): its items
-// taken by us, ours by it, and both at once on one directory, every item
-// arriving exactly once.
+// taken by us, ours by it (an item of priority -1 skipped by it and taken
+// by us after), and both sides putting and taking at once on one
+// directory, every item arriving exactly once (in a run, about a third of
+// each side's items were taken by the other).
 //
 // # Not done here
 //

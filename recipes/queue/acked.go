@@ -404,8 +404,10 @@ func (q *Queue) giveBack(id string) task.Task[task.Unit] {
 						send(i, d) // applied before: the copy is gone and this fails at op 3
 					case i0 == 0 && errors.Is(err, task.ErrNodeExists):
 						k(task.Unit{}, nil) // the consumer is alive after all
-					case i0 == 2 && errors.Is(err, task.ErrNoNode):
-						task.Run(s, zkops.EnsurePath(q.dir, q.acl), func(_ task.Unit, err error) {
+					case (i0 == 0 || i0 == 2) && errors.Is(err, task.ErrNoNode):
+						// A directory deleted by hand: the markers' (op 0)
+						// or the queue's (op 2).
+						task.Run(s, c.Seq(zkops.EnsurePath(q.consumers, q.acl), zkops.EnsurePath(q.dir, q.acl)), func(_ task.Unit, err error) {
 							if err != nil {
 								k(task.Unit{}, err)
 								return

@@ -259,8 +259,9 @@
 //
 // Unit tests on fakezk (queue_test.go): the order by priority and put
 // order in both modes, foreign children skipped (TestOrder); ErrFull at
-// the bound (TestBound; the n+P-1 of concurrent producers is not
-// measured); a take on an empty queue sends no request in a minute of
+// the bound (TestBound), and 4 producers putting at once into a queue
+// of bound 2 holding 1 item all pass it, reaching the 5 = n+P-1 items
+// stated, and are all refused after (TestBoundConcurrentProducers); a take on an empty queue sends no request in a minute of
 // waiting and takes the item put later (TestTakeWaitsWithoutPolling); a
 // waiting consumer woken by the death of one holding an item, which it
 // takes under its own name, the dead one's ack refused

@@ -308,3 +308,42 @@ func TestClientTakeCanceled(t *testing.T) {
 		t.Fatalf("take: %v %v", it, err)
 	}
 }
+
+// The bound is best-effort: producers whose listings all come before
+// their creates all pass it, so with P producers the queue can hold up to
+// bound+P-1 items, and no more: a producer's next put lists after its own
+// create.
+func TestBoundConcurrentProducers(t *testing.T) {
+	const producers, bound = 4, 2
+	w := newWorld(t, producers)
+	q := mustNew(t, "/q", queue.WithBound(bound))
+	if _, err := mustRun(t, w, 0, q.Put([]byte("first"))); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		outs := make([]*sim.Outcome[string], producers)
+		for i := range producers {
+			outs[i] = sim.Submit(w, i, q.Put(fmt.Appendf(nil, "r%d-%d", round, i)))
+		}
+		w.Drive()
+		full := 0
+		for i, o := range outs {
+			switch {
+			case !o.Done:
+				t.Fatalf("put %d did not end", i)
+			case errors.Is(o.Err, queue.ErrFull):
+				full++
+			case o.Err != nil:
+				t.Fatal(o.Err)
+			}
+		}
+		n := len(w.Children("/q"))
+		t.Logf("round %d: %d items, %d puts refused", round, n, full)
+		if n > bound+producers-1 {
+			t.Fatalf("%d items with bound %d and %d producers", n, bound, producers)
+		}
+		if round > 0 && full != producers {
+			t.Fatalf("round %d: %d of %d puts refused on a queue over its bound", round, full, producers)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -145,7 +146,8 @@ func (q *Queue) takeAcked() task.Task[*Item] {
 							try(cn, its, 0)
 							return
 						}
-						task.Run(s, firstOf(append(ws, cw.Watch)), func(_ task.Unit, err error) {
+						q.follow(s, cw.Watch)
+						task.Run(s, q.sleep(append(ws, cw.Watch)), func(_ task.Unit, err error) {
 							if err != nil {
 								k(nil, err)
 								return
@@ -308,15 +310,30 @@ func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 				return
 			}
 			var ws []*task.Watch
+			keep := map[string]*task.Watch{}
 			var next func(i int)
 			next = func(i int) {
 				if i == len(ids) {
+					q.watched = keep
 					k(ws, nil)
 					return
 				}
 				if ids[i] == cn.id {
 					next(i + 1)
 					return
+				}
+				// A watch on the marker set earlier that has not fired: the
+				// marker is there still, and the watch serves again (a
+				// waiting take does not add one per wait).
+				if w := q.watched[ids[i]]; w != nil {
+					if _, fired := w.Fired(); !fired {
+						keep[ids[i]] = w
+						if watch {
+							ws = append(ws, w)
+						}
+						next(i + 1)
+						return
+					}
 				}
 				var probe task.Task[task.StatWatch]
 				if watch {
@@ -331,6 +348,8 @@ func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 					case sw.Stat != nil:
 						if sw.Watch != nil {
 							ws = append(ws, sw.Watch)
+							keep[ids[i]] = sw.Watch
+							q.follow(s, sw.Watch)
 						}
 						next(i + 1)
 					case canary.On(bugNoReturn):
@@ -426,20 +445,45 @@ func (q *Queue) giveBack(id string) task.Task[task.Unit] {
 	}
 }
 
-// firstOf waits for the first of ws to fire.
-func firstOf(ws []*task.Watch) task.Task[task.Unit] {
+// Waiting on several watches. A waiting take sleeps on the queue
+// (sleep) and each watch it waits for wakes every sleeper when it fires
+// (follow). A watch on another consumer's marker lives as long as that
+// consumer, across many waits: waiting on it with Watch.Wait in each take
+// would leave one waiter per wait on it (a Wait abandoned by its scope
+// stays on the watch until it fires). Here each watch has one waiter, a
+// flow of its own, and a sleeper abandoned by its take is removed.
+
+// follow starts the flow that wakes the queue's sleepers when w fires (or
+// its session ends). It is called once per watch.
+func (q *Queue) follow(s *task.Scope, w *task.Watch) {
+	task.Go(s, w.Wait(), func(task.Event, error) { q.wake() })
+}
+
+// wake resumes every sleeper, in the order they slept.
+func (q *Queue) wake() {
+	ss := q.sleepers
+	q.sleepers = nil
+	for _, sl := range ss {
+		sl.resume(task.Unit{}, nil)
+	}
+}
+
+type sleeper struct{ resume task.Cont[task.Unit] }
+
+// sleep waits until one of ws fires: at once if one has, else until a
+// followed watch wakes the queue. Every watch of ws must be followed.
+func (q *Queue) sleep(ws []*task.Watch) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		sc := s.Child()
-		done := false
 		for _, w := range ws {
-			task.Run(sc, w.Wait(), func(_ task.Event, err error) {
-				if done {
-					return
-				}
-				done = true
-				sc.Cancel(nil)
-				task.Resume(s, k, task.Unit{}, err)
-			})
+			if _, fired := w.Fired(); fired {
+				k(task.Unit{}, nil) // the caller lists again (and learns of a session's end)
+				return
+			}
 		}
+		task.Suspend(s, k, func(resume task.Cont[task.Unit]) func() {
+			sl := &sleeper{resume: resume}
+			q.sleepers = append(q.sleepers, sl)
+			return func() { q.sleepers = slices.DeleteFunc(q.sleepers, func(x *sleeper) bool { return x == sl }) }
+		})
 	}
 }

@@ -46,3 +46,43 @@ func TestMemoryFlatPutTake(t *testing.T) {
 		})
 	}
 }
+
+// At-least-once with a second consumer alive: a take that waits on an
+// empty queue also watches the other consumer's marker (its death would
+// return items). A watch that has not fired serves the next wait again,
+// so cycles of waiting takes on one session do not pile up watches on
+// the other's marker (memcheck's heap bound would see them: each is kept
+// by the server and the client until it fires).
+func TestMemoryFlatWaitingBesideAnotherConsumer(t *testing.T) {
+	w := newWorld(t, 2)
+	qa := mustNew(t, "/mem/q", queue.WithMode(queue.AtLeastOnce))
+	qb := mustNew(t, "/mem/q", queue.WithMode(queue.AtLeastOnce))
+	// b registers: its marker and in-flight directory are there for good.
+	if _, err := mustRun(t, w, 1, qb.Put([]byte("b"))); err != nil {
+		t.Fatal(err)
+	}
+	it, err := mustRun(t, w, 1, qb.Take())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustRun(t, w, 1, it.Ack()); err != nil {
+		t.Fatal(err)
+	}
+	memcheck.Check(t, w.Execs[0].SessionScope().Descendants, func(i int) {
+		out := sim.Submit(w, 0, qa.Take())
+		w.Drive()
+		if out.Done {
+			t.Fatalf("take on an empty queue ended: %+v", out)
+		}
+		if _, err := mustRun(t, w, 1, qb.Put(fmt.Appendf(nil, "%d", i))); err != nil {
+			t.Fatal(err)
+		}
+		w.Drive()
+		if !out.Done || out.Err != nil {
+			t.Fatalf("take: %+v", out)
+		}
+		if _, err := mustRun(t, w, 0, out.V.Ack()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

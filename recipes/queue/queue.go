@@ -135,6 +135,11 @@ type Queue struct {
 	bound                    int
 
 	cons *consumer // at-least-once: the registered consumer (executor goroutine)
+	// watched: at-least-once, the exists watches on other consumers'
+	// markers set by the last return pass, by consumer id.
+	watched map[string]*task.Watch
+	// sleepers: at-least-once, the takes waiting for a watch (acked.go).
+	sleepers []*sleeper
 }
 
 // New returns the queue whose items live under dir (created, with its

@@ -269,7 +269,8 @@
 // waiting consumer woken by the death of one holding an item, which it
 // takes under its own name, the dead one's ack refused
 // (TestReturnWakesWaiter); typed errors for bad input (TestBadInput); a
-// blocking Take ended by its context (TestClientTakeCanceled).
+// blocking Take ended by its context (TestClientTakeCanceled); every
+// node created, in multis too, with WithACL's ACL (acl_test.go).
 // memory_test.go: 100,000 put/take(/ack) cycles on one session, each
 // with a take that waits first, leave no scope and no heap behind; so do
 // 100,000 waiting takes beside another live consumer, whose marker each

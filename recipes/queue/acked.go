@@ -11,17 +11,28 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// consumer is an at-least-once consumer: a unique id, its marker
-// CONSUMERS/<id> (ephemeral, of sess) and its in-flight directory
-// INFLIGHT/<id> (persistent), created together by one multi.
+// consumer is an at-least-once consumer: a unique id (32 hex digits)
+// and its marker CONSUMERS/<id> (ephemeral, of sess). Its in-flight
+// items are INFLIGHT/<id>-<name>: one flat directory, so that one listing
+// shows which consumers hold items.
 type consumer struct {
 	id   string
 	sess task.Session
 }
 
+const idLen = 32
+
 func (q *Queue) marker(id string) string       { return q.consumers + "/" + id }
-func (q *Queue) flightDir(id string) string    { return q.inflight + "/" + id }
-func (q *Queue) flight(id, name string) string { return q.inflight + "/" + id + "/" + name }
+func (q *Queue) flight(id, name string) string { return q.inflight + "/" + id + "-" + name }
+
+// splitFlight parses an in-flight entry's name into the consumer's id and
+// the item's name.
+func splitFlight(entry string) (id, name string, ok bool) {
+	if len(entry) < idLen+2 || entry[idLen] != '-' {
+		return "", "", false
+	}
+	return entry[:idLen], entry[idLen+1:], true
+}
 
 // multiIndex returns the index of the failed op of a multi's error, or -1.
 func multiIndex(err error) int {
@@ -34,9 +45,8 @@ func multiIndex(err error) int {
 
 // registered returns a task that succeeds with the queue's consumer for
 // the scope's session, registering a new one if there is none (or it
-// belongs to an ended session, or its marker was found gone): one multi
-// creates its in-flight directory and its ephemeral marker. Items of dead
-// consumers are returned to the queue after a registration.
+// belongs to an ended session, or its marker was found gone): one create
+// of its ephemeral marker, then a return pass (recover).
 func (q *Queue) registered() task.Task[*consumer] {
 	return func(s *task.Scope, k task.Cont[*consumer]) {
 		sess := s.Session()
@@ -53,15 +63,14 @@ func (q *Queue) registered() task.Task[*consumer] {
 			send(fmt.Sprintf("%016x%016x", uint64(sess.ID), s.Rand()))
 		}
 		send = func(id string) {
-			ops := []task.MultiOp{
-				&task.CreateRequest{Path: q.flightDir(id), Mode: task.Persistent, ACL: q.acl.For(q.flightDir(id))},
-				&task.CreateRequest{Path: q.marker(id), Mode: task.Ephemeral, ACL: q.acl.For(q.marker(id))},
-			}
-			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+			req := &task.CreateRequest{Path: q.marker(id), Mode: task.Ephemeral, ACL: q.acl.For(q.marker(id))}
+			task.Run(s, task.CreateWith(req), func(_ task.Created, err error) {
 				switch {
 				case err == nil:
 					cn := &consumer{id: id, sess: sess}
 					q.cons = cn
+					// Items of dead consumers go back before this one
+					// takes (its errors are the take's next request's).
 					task.Run(s, q.recover(cn, false), func([]*task.Watch, error) { k(cn, nil) })
 				case errors.Is(err, task.ErrNodeExists):
 					attempt() // the id is taken (a restarted process drew it again)
@@ -191,9 +200,9 @@ func (q *Queue) takeAcked() task.Task[*Item] {
 	}
 }
 
-// move moves item it (read at version) into cn's in-flight directory.
+// move moves item it (read at version) in flight under cn.
 // taken is false when the item was gone (another consumer took it) or cn
-// is no longer registered (its marker or directory gone: q.cons is reset,
+// is no longer registered (its marker gone: q.cons is reset,
 // so the caller registers a new consumer).
 func (q *Queue) move(s *task.Scope, cn *consumer, it *Item, version int32, k func(taken bool, err error)) {
 	path, copyPath := q.item(it.Name), q.flight(cn.id, it.Name)
@@ -213,12 +222,21 @@ func (q *Queue) move(s *task.Scope, cn *consumer, it *Item, version int32, k fun
 				k(true, nil)
 			case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
 				send()
-			case i == 0 && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)),
-				i == 1 && errors.Is(err, task.ErrNoNode):
+			case i == 0 && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
 				if q.cons == cn {
 					q.cons = nil
 				}
 				k(false, nil)
+			case i == 1 && errors.Is(err, task.ErrNoNode):
+				// The in-flight directory is missing (first use, or
+				// deleted by hand).
+				task.Run(s, zkops.EnsurePath(q.inflight, q.acl), func(_ task.Unit, err error) {
+					if err != nil {
+						k(false, err)
+						return
+					}
+					send()
+				})
 			case i == 1 && errors.Is(err, task.ErrNodeExists):
 				// Our copy exists: it is made only with the item's delete,
 				// in one multi, and nobody else touches a live consumer's
@@ -299,16 +317,31 @@ func (it *Item) Ack() task.Task[task.Unit] {
 }
 
 // recover returns the in-flight items of every dead consumer other than
-// cn (one whose marker is gone) to the queue. With watch set it succeeds
-// with exists watches on the markers of the live ones, so a waiting take
-// wakes when one of them dies.
+// cn (one whose marker is gone) to the queue. One listing of the
+// in-flight directory shows which consumers hold items; only their
+// markers are read. With watch set it succeeds with exists watches on the
+// markers of the live ones, so a waiting take wakes when one of them
+// dies.
 func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 	return func(s *task.Scope, k task.Cont[[]*task.Watch]) {
-		task.Run(s, zkops.Prefixed(q.inflight, ""), func(ids []string, err error) {
+		task.Run(s, zkops.Prefixed(q.inflight, ""), func(entries []string, err error) {
 			if err != nil {
 				k(nil, err)
 				return
 			}
+			held := map[string][]string{}
+			var ids []string
+			for _, e := range entries {
+				id, name, ok := splitFlight(e)
+				if !ok || id == cn.id {
+					continue
+				}
+				if _, seen := held[id]; !seen {
+					ids = append(ids, id)
+				}
+				held[id] = append(held[id], name)
+			}
+			slices.Sort(ids)
 			var ws []*task.Watch
 			keep := map[string]*task.Watch{}
 			var next func(i int)
@@ -318,16 +351,13 @@ func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 					k(ws, nil)
 					return
 				}
-				if ids[i] == cn.id {
-					next(i + 1)
-					return
-				}
+				id := ids[i]
 				// A watch on the marker set earlier that has not fired: the
 				// marker is there still, and the watch serves again (a
 				// waiting take does not add one per wait).
-				if w := q.watched[ids[i]]; w != nil {
+				if w := q.watched[id]; w != nil {
 					if _, fired := w.Fired(); !fired {
-						keep[ids[i]] = w
+						keep[id] = w
 						if watch {
 							ws = append(ws, w)
 						}
@@ -337,9 +367,9 @@ func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 				}
 				var probe task.Task[task.StatWatch]
 				if watch {
-					probe = task.ExistsW(q.marker(ids[i]))
+					probe = task.ExistsW(q.marker(id))
 				} else {
-					probe = c.Map(task.Exists(q.marker(ids[i])), func(st *task.Stat) task.StatWatch { return task.StatWatch{Stat: st} })
+					probe = c.Map(task.Exists(q.marker(id)), func(st *task.Stat) task.StatWatch { return task.StatWatch{Stat: st} })
 				}
 				task.Run(s, c.Retry(probe, zkops.Retry), func(sw task.StatWatch, err error) {
 					switch {
@@ -348,14 +378,14 @@ func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 					case sw.Stat != nil:
 						if sw.Watch != nil {
 							ws = append(ws, sw.Watch)
-							keep[ids[i]] = sw.Watch
+							keep[id] = sw.Watch
 							q.follow(s, sw.Watch)
 						}
 						next(i + 1)
 					case canary.On(bugNoReturn):
 						next(i + 1)
 					default:
-						task.Run(s, q.giveBack(ids[i]), func(_ task.Unit, err error) {
+						task.Run(s, q.giveBack(id, held[id]), func(_ task.Unit, err error) {
 							if err != nil {
 								k(nil, err)
 								return
@@ -370,78 +400,65 @@ func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 	}
 }
 
-// giveBack moves the in-flight items of dead consumer id back to the
-// queue under their own names (so they sort where they were), each with
-// one multi that also creates and deletes the consumer's marker: it
+// giveBack moves the in-flight items names of dead consumer id back to
+// the queue under their own names (so they sort where they were), each
+// with one multi that also creates and deletes the consumer's marker: it
 // applies only if the marker does not exist, so a consumer that is alive
-// after all (a marker created again) keeps its items. Then it deletes the
-// consumer's empty in-flight directory.
-func (q *Queue) giveBack(id string) task.Task[task.Unit] {
+// after all (a marker created again) keeps its items.
+func (q *Queue) giveBack(id string, names []string) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		task.Run(s, zkops.Prefixed(q.flightDir(id), ""), func(names []string, err error) {
-			if err != nil {
-				k(task.Unit{}, err)
+		var next func(i int)
+		var send func(i int, d task.Data)
+		next = func(i int) {
+			if i == len(names) {
+				k(task.Unit{}, nil)
 				return
 			}
-			var next func(i int)
-			var send func(i int, d task.Data)
-			next = func(i int) {
-				if i == len(names) {
-					del := c.Catch(c.Retry(task.Delete(q.flightDir(id), task.AnyVersion), zkops.Retry), func(err error) task.Task[task.Unit] {
-						if errors.Is(err, task.ErrNotEmpty) {
-							return task.Done // taken into since: the next recovery
+			task.Run(s, c.Retry(task.Get(q.flight(id, names[i])), zkops.Retry), func(d task.Data, err error) {
+				switch {
+				case errors.Is(err, task.ErrNoNode):
+					next(i + 1)
+				case err != nil:
+					k(task.Unit{}, err)
+				default:
+					send(i, d)
+				}
+			})
+		}
+		send = func(i int, d task.Data) {
+			name := names[i]
+			ops := []task.MultiOp{
+				&task.CreateRequest{Path: q.marker(id), Mode: task.Persistent, ACL: q.acl.For(q.marker(id))},
+				&task.DeleteRequest{Path: q.marker(id), Version: task.AnyVersion},
+				&task.CreateRequest{Path: q.item(name), Data: d.Data, Mode: task.Persistent, ACL: q.acl.For(q.item(name))},
+				&task.DeleteRequest{Path: q.flight(id, name), Version: d.Stat.Version},
+			}
+			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+				switch i0 := multiIndex(err); {
+				case err == nil:
+					next(i + 1)
+				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
+					send(i, d) // applied before: the copy is gone and this fails at op 3
+				case i0 == 0 && errors.Is(err, task.ErrNodeExists):
+					k(task.Unit{}, nil) // the consumer is alive after all
+				case (i0 == 0 || i0 == 2) && errors.Is(err, task.ErrNoNode):
+					// A directory deleted by hand: the markers' (op 0)
+					// or the queue's (op 2).
+					task.Run(s, c.Seq(zkops.EnsurePath(q.consumers, q.acl), zkops.EnsurePath(q.dir, q.acl)), func(_ task.Unit, err error) {
+						if err != nil {
+							k(task.Unit{}, err)
+							return
 						}
-						return zkops.GoneOK(err)
-					})
-					task.Run(s, del, k)
-					return
-				}
-				task.Run(s, c.Retry(task.Get(q.flight(id, names[i])), zkops.Retry), func(d task.Data, err error) {
-					switch {
-					case errors.Is(err, task.ErrNoNode):
-						next(i + 1)
-					case err != nil:
-						k(task.Unit{}, err)
-					default:
 						send(i, d)
-					}
-				})
-			}
-			send = func(i int, d task.Data) {
-				name := names[i]
-				ops := []task.MultiOp{
-					&task.CreateRequest{Path: q.marker(id), Mode: task.Persistent, ACL: q.acl.For(q.marker(id))},
-					&task.DeleteRequest{Path: q.marker(id), Version: task.AnyVersion},
-					&task.CreateRequest{Path: q.item(name), Data: d.Data, Mode: task.Persistent, ACL: q.acl.For(q.item(name))},
-					&task.DeleteRequest{Path: q.flight(id, name), Version: d.Stat.Version},
+					})
+				case i0 >= 2:
+					next(i + 1) // returned by someone else meanwhile
+				default:
+					k(task.Unit{}, err)
 				}
-				task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
-					switch i0 := multiIndex(err); {
-					case err == nil:
-						next(i + 1)
-					case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
-						send(i, d) // applied before: the copy is gone and this fails at op 3
-					case i0 == 0 && errors.Is(err, task.ErrNodeExists):
-						k(task.Unit{}, nil) // the consumer is alive after all
-					case (i0 == 0 || i0 == 2) && errors.Is(err, task.ErrNoNode):
-						// A directory deleted by hand: the markers' (op 0)
-						// or the queue's (op 2).
-						task.Run(s, c.Seq(zkops.EnsurePath(q.consumers, q.acl), zkops.EnsurePath(q.dir, q.acl)), func(_ task.Unit, err error) {
-							if err != nil {
-								k(task.Unit{}, err)
-								return
-							}
-							send(i, d)
-						})
-					case i0 >= 2:
-						next(i + 1) // returned by someone else meanwhile
-					default:
-						k(task.Unit{}, err)
-					}
-				})
-			}
-			next(0)
-		})
+			})
+		}
+		next(0)
 	}
 }
 

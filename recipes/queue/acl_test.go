@@ -12,10 +12,9 @@ import (
 
 // Every node the queue creates carries the ACL its WithACL provider gives
 // for the node's path: the directories and their ancestors, items, an
-// at-least-once consumer's in-flight directory and marker (created in a
-// multi), an in-flight copy (in the take's multi), and the item and the
-// marker of a return (in its multi); and, with the option left out, none
-// does (acltest.Check).
+// at-least-once consumer's marker, an in-flight copy (in the take's
+// multi), and the item and the marker of a return (in its multi); and,
+// with the option left out, none does (acltest.Check).
 func TestACL(t *testing.T) {
 	want := []string{"/acl", "/acl/q", "/acl/q/qn-*", "/acl/q.inflight", "/acl/q.consumers",
 		"/acl/q.inflight/*", "/acl/q.consumers/*"}

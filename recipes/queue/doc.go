@@ -36,13 +36,15 @@
 //	DIR/qn-0000000042            an item of priority 0 (data: the element)
 //	DIR/qp-001-0000000043        an item of priority -1 ("qp" and the priority, signed, 3 digits)
 //	DIR.consumers/<id>           an at-least-once consumer's marker (ephemeral, of its session)
-//	DIR.inflight/<id>/<name>     an item that consumer took and has not acknowledged
+//	DIR.inflight/<id>-<name>     an item that consumer took and has not acknowledged
 //
 // The server appends the sequence number: the directory's count of child
 // creates, shared by every priority, so within a priority numbers grow in
 // the order the creates were applied. A consumer's <id> is its session
-// id and 64 random bits, in hex: unique to the consumer, and never the
-// same for a process restarted with the same identity (another session).
+// id and 64 random bits, in 32 hex digits: unique to the consumer, and
+// never the same for a process restarted with the same identity (another
+// session). In-flight items of every consumer share one directory, so
+// one listing shows which consumers hold items.
 //
 // # Put
 //
@@ -91,27 +93,27 @@
 //
 // # Take, at least once
 //
-//  1. Register, once per session: one multi creates DIR.inflight/<id>
-//     (persistent) and DIR.consumers/<id> (ephemeral), so no one sees one
-//     without the other. A lost reply is settled by the marker: it exists
-//     and is owned by our session (applied) or it does not (send again).
+//  1. Register, once per session: create the marker DIR.consumers/<id>
+//     (ephemeral). A lost reply is settled by the marker: it exists and
+//     is owned by our session (applied) or it does not (create again).
 //     Then return the items of dead consumers (below).
 //  2. List and sort DIR as in at-most-once. For each item in order, read
 //     it and move it with one multi: check our marker (version 0),
-//     create DIR.inflight/<id>/<name> with the item's data, delete the
+//     create DIR.inflight/<id>-<name> with the item's data, delete the
 //     item at the version read. Success: deliver. The item's op fails
 //     (ErrNoNode, ErrBadVersion): taken by someone else; next item. The
-//     check fails, or our in-flight directory is gone: our marker was
-//     deleted (an operator) and our items may be returned at any moment;
-//     register a new consumer (a new id) and list again. A lost reply is
+//     check fails: our marker was deleted (an operator) and our items may
+//     be returned at any moment; register a new consumer (a new id) and
+//     list again. The copy's create finds no DIR.inflight: create it and
+//     send again. A lost reply is
 //     settled by sending the same multi again: if the first was applied,
 //     our copy exists and the create fails with ErrNodeExists, which
 //     means the item is ours (a copy is only made together with the
 //     item's delete, and nobody else touches a live consumer's copies).
 //  3. When the queue is empty: return dead consumers' items, then list
 //     with a children watch and wait for the first of that watch and an
-//     exists watch on the marker of every live consumer that has an
-//     in-flight directory (its death returns items to the queue). A
+//     exists watch on the marker of every live consumer that holds items
+//     in flight (its death returns items to the queue). A
 //     marker watch that has not fired serves the next wait again (no new
 //     request, no new watch), with one waiter of its own that wakes the
 //     queue's waiting takes.
@@ -124,28 +126,31 @@
 // sending anything. An Ack whose session ends after the multi was sent
 // fails with ErrOutcomeUnknown: applied, or the item goes back.
 //
-// Returning the items of a dead consumer <id> (one whose in-flight
-// directory has no marker): for each copy, one multi creates the marker
-// DIR.consumers/<id> (persistent), deletes it again, creates DIR/<name>
-// with the copy's data and deletes the copy at the version read. The
-// create of the marker fails if the marker exists, so the multi applies
-// only while the consumer is dead, atomically with the move: a marker
-// that reappears between our read and our multi (an operator's) stops it.
-// Then the empty in-flight directory is deleted (a directory still
-// holding copies is left for the next pass). Items come back under their
-// own names: they sort where they were, ahead of every item put after
-// them, so a returned item is the next one taken in its priority.
+// Returning the items of dead consumers: list DIR.inflight once and, for
+// each consumer that holds items there, read its marker; a consumer
+// whose marker is gone is dead. For each of its copies, one multi creates
+// the marker DIR.consumers/<id> (persistent), deletes it again, creates
+// DIR/<name> with the copy's data and deletes the copy at the version
+// read. The create of the marker fails if the marker exists, so the multi
+// applies only while the consumer is dead, atomically with the move: a
+// marker that reappears between our read and our multi (an operator's)
+// stops it. A pass costs one listing and one read per consumer holding
+// items (none per idle consumer: under a storm of crashed processes,
+// whose sessions live on until they expire, the passes stay cheap). Items
+// come back under their own names: they sort where they were, ahead of
+// every item put after them, so a returned item is the next one taken in
+// its priority.
 //
 // Proof of no loss and no double ack: an item is in exactly one place at
-// any time, the queue or one in-flight directory, because every move is
-// one multi that creates it in one place and deletes it from the other.
-// It leaves an in-flight directory only by an ack (the only delete with
-// no create) or by a return, and the two exclude each other: an ack
+// any time, the queue or in flight under one consumer, because every move
+// is one multi that creates it in one place and deletes it from the
+// other. It leaves flight only by an ack (the only delete with no
+// create) or by a return, and the two exclude each other: an ack
 // applies only while the consumer's marker exists, a return only while it
 // does not. A marker, once gone, never comes back under a live
 // consumer's id (ids are never reused; an operator's re-creation is
 // treated below), so once a copy could be returned its consumer's acks
-// all fail. Every dead consumer's directory is emptied by the next
+// all fail. Every dead consumer's items are returned by the next
 // consumer that finds the queue empty or registers, and a waiting
 // consumer is woken by a death. (So under a load that never lets the
 // queue empty, a dead consumer's items wait until it first does, or
@@ -177,8 +182,8 @@
 // and takes by getData then delete (any version), moving on at NoNode.
 // Our priority-0 items are its items, and our takes are its takes with a
 // version: so its producers feed our consumers and ours feed its, in
-// either of our modes (our at-least-once copies live outside DIR, where
-// it never looks). Items of other priorities are ours only: it skips them
+// either of our modes (our at-least-once copies and markers live outside
+// DIR, where it never looks). Items of other priorities are ours only: it skips them
 // (with a warning in its log). What DistributedQueue does is its own
 // business: it treats a lost reply as an error, a consumer of it that
 // dies after the delete loses the item, and its offer and take fail with
@@ -239,9 +244,9 @@
 // mode): at-most-once 19,786 puts (1,272 of unknown outcome), 18,887
 // deliveries, 3,181 takes reported unknown (UnknownTakeError), 26 items
 // taken by processes that died or froze before they heard the reply;
-// at-least-once 24,171 puts (1,430 unknown), 25,359 deliveries of which
-// 521 a second time (returned), 24,819 acks, 314 refused as lost
-// (ErrDeliveryLost) and 98 of unknown outcome. `SIM_SEEDS=2000 go test
+// at-least-once 24,152 puts (1,460 unknown), 25,353 deliveries of which
+// 526 a second time (returned), 24,811 acks, 308 refused as lost
+// (ErrDeliveryLost) and 95 of unknown outcome. `SIM_SEEDS=2000 go test
 // -run '^TestSimExplore$' ./recipes/queue` (4,000 seeds per mode: 1-2000
 // and 2,000 drawn, a quarter under a chroot) passes.
 //
@@ -256,7 +261,7 @@
 // taking by a plain delete with no in-flight copy
 // (queue/at-least-once-take-by-delete: items lost; 1 and 1), an ack that
 // checks neither marker nor session and takes NoNode for done
-// (queue/ack-unchecked: acknowledged twice; 5 and 6), and never
+// (queue/ack-unchecked: acknowledged twice; 3 and 10), and never
 // returning a dead consumer's items (queue/no-return: the queue never
 // drains; 1 and 2).
 //
@@ -273,9 +278,9 @@
 // node created, in multis too, with WithACL's ACL (acl_test.go).
 // memory_test.go: 100,000 put/take(/ack) cycles on one session, each
 // with a take that waits first, leave no scope and no heap behind; so do
-// 100,000 waiting takes beside another live consumer, whose marker each
-// wait watches (one watch and one waiter serve every wait: before that
-// was fixed, such waits kept 1.1 KB each).
+// 100,000 waiting takes beside another live consumer holding an item,
+// whose marker each wait watches (one watch and one waiter serve every
+// wait; with a watch per wait, each kept 1.4 KB and a scope).
 //
 // Waiting takes abandoned before an item comes (a Take whose context or
 // deadline ends on an empty queue) each leave their children watch of

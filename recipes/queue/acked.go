@@ -318,10 +318,14 @@ func (it *Item) Ack() task.Task[task.Unit] {
 
 // recover returns the in-flight items of every dead consumer other than
 // cn (one whose marker is gone) to the queue. One listing of the
-// in-flight directory shows which consumers hold items; only their
-// markers are read. With watch set it succeeds with exists watches on the
-// markers of the live ones, so a waiting take wakes when one of them
-// dies.
+// in-flight directory shows which consumers hold items, and one listing of
+// the markers which consumers live: two requests, however many consumers
+// there are. The in-flight listing comes first: a consumer holding items
+// in it registered before, so if it lives its marker is in the later
+// listing. With watch set it succeeds with a children watch on the
+// markers when some other consumer holds items, so a waiting take wakes
+// when one dies; an unfired watch, and the listing it came with, serve
+// the next pass again (no request, no new watch).
 func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 	return func(s *task.Scope, k task.Cont[[]*task.Watch]) {
 		task.Run(s, zkops.Prefixed(q.inflight, ""), func(entries []string, err error) {
@@ -341,61 +345,80 @@ func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 				}
 				held[id] = append(held[id], name)
 			}
+			if len(ids) == 0 {
+				k(nil, nil)
+				return
+			}
 			slices.Sort(ids)
-			var ws []*task.Watch
-			keep := map[string]*task.Watch{}
-			var next func(i int)
-			next = func(i int) {
-				if i == len(ids) {
-					q.watched = keep
-					k(ws, nil)
+			task.Run(s, q.liveConsumers(watch), func(live map[string]bool, err error) {
+				if err != nil {
+					k(nil, err)
 					return
 				}
-				id := ids[i]
-				// A watch on the marker set earlier that has not fired: the
-				// marker is there still, and the watch serves again (a
-				// waiting take does not add one per wait).
-				if w := q.watched[id]; w != nil {
-					if _, fired := w.Fired(); !fired {
-						keep[id] = w
-						if watch {
-							ws = append(ws, w)
+				var next func(i int)
+				next = func(i int) {
+					if i == len(ids) {
+						var ws []*task.Watch
+						if watch && q.consWatch != nil {
+							ws = append(ws, q.consWatch)
 						}
+						k(ws, nil)
+						return
+					}
+					if live[ids[i]] || canary.On(bugNoReturn) {
 						next(i + 1)
 						return
 					}
-				}
-				var probe task.Task[task.StatWatch]
-				if watch {
-					probe = task.ExistsW(q.marker(id))
-				} else {
-					probe = c.Map(task.Exists(q.marker(id)), func(st *task.Stat) task.StatWatch { return task.StatWatch{Stat: st} })
-				}
-				task.Run(s, c.Retry(probe, zkops.Retry), func(sw task.StatWatch, err error) {
-					switch {
-					case err != nil:
-						k(nil, err)
-					case sw.Stat != nil:
-						if sw.Watch != nil {
-							ws = append(ws, sw.Watch)
-							keep[id] = sw.Watch
-							q.follow(s, sw.Watch)
+					task.Run(s, q.giveBack(ids[i], held[ids[i]]), func(_ task.Unit, err error) {
+						if err != nil {
+							k(nil, err)
+							return
 						}
 						next(i + 1)
-					case canary.On(bugNoReturn):
-						next(i + 1)
-					default:
-						task.Run(s, q.giveBack(id, held[id]), func(_ task.Unit, err error) {
-							if err != nil {
-								k(nil, err)
-								return
-							}
-							next(i + 1)
-						})
-					}
-				})
+					})
+				}
+				next(0)
+			})
+		})
+	}
+}
+
+// liveConsumers lists the markers: the ids of the live consumers. With
+// watch set the listing sets a children watch, kept (with the listing)
+// while it has not fired and followed (sleep): while it has not fired no
+// marker came or went, and the kept listing is returned without a request.
+func (q *Queue) liveConsumers(watch bool) task.Task[map[string]bool] {
+	return func(s *task.Scope, k task.Cont[map[string]bool]) {
+		if w := q.consWatch; w != nil {
+			if _, fired := w.Fired(); !fired {
+				k(q.consLive, nil)
+				return
 			}
-			next(0)
+		}
+		q.consWatch, q.consLive = nil, nil
+		var l task.Task[task.ChildrenWatch]
+		if watch {
+			l = task.ChildrenW(q.consumers)
+		} else {
+			l = c.Map(task.Children(q.consumers), func(cl task.ChildList) task.ChildrenWatch { return task.ChildrenWatch{ChildList: cl} })
+		}
+		task.Run(s, c.Retry(l, zkops.Retry), func(cw task.ChildrenWatch, err error) {
+			switch {
+			case errors.Is(err, task.ErrNoNode):
+				k(nil, nil) // no marker: every holder is dead
+			case err != nil:
+				k(nil, err)
+			default:
+				live := make(map[string]bool, len(cw.Names))
+				for _, n := range cw.Names {
+					live[n] = true
+				}
+				if cw.Watch != nil {
+					q.consWatch, q.consLive = cw.Watch, live
+					q.follow(s, cw.Watch)
+				}
+				k(live, nil)
+			}
 		})
 	}
 }

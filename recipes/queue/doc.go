@@ -111,12 +111,12 @@
 //     means the item is ours (a copy is only made together with the
 //     item's delete, and nobody else touches a live consumer's copies).
 //  3. When the queue is empty: return dead consumers' items, then list
-//     with a children watch and wait for the first of that watch and an
-//     exists watch on the marker of every live consumer that holds items
-//     in flight (its death returns items to the queue). A
-//     marker watch that has not fired serves the next wait again (no new
-//     request, no new watch), with one waiter of its own that wakes the
-//     queue's waiting takes.
+//     with a children watch and wait for the first of that watch and,
+//     when another consumer holds items in flight, a children watch on
+//     DIR.consumers (a death returns items to the queue). The markers'
+//     watch, while it has not fired, serves the next wait again with the
+//     listing it came with (no request, no new watch), with one waiter of
+//     its own that wakes the queue's waiting takes.
 //
 // Ack: one multi checks our marker and deletes the copy. ErrNoNode on the
 // copy after a lost reply: our earlier send deleted it (with our marker
@@ -126,17 +126,20 @@
 // sending anything. An Ack whose session ends after the multi was sent
 // fails with ErrOutcomeUnknown: applied, or the item goes back.
 //
-// Returning the items of dead consumers: list DIR.inflight once and, for
-// each consumer that holds items there, read its marker; a consumer
-// whose marker is gone is dead. For each of its copies, one multi creates
+// Returning the items of dead consumers: list DIR.inflight, then (if
+// another consumer holds items there) list DIR.consumers; a consumer
+// holding items whose marker is not listed is dead (it registered before
+// its items were listed, so a live one is in the later listing). For
+// each of its copies, one multi creates
 // the marker DIR.consumers/<id> (persistent), deletes it again, creates
 // DIR/<name> with the copy's data and deletes the copy at the version
 // read. The create of the marker fails if the marker exists, so the multi
 // applies only while the consumer is dead, atomically with the move: a
 // marker that reappears between our read and our multi (an operator's)
-// stops it. A pass costs one listing and one read per consumer holding
-// items (none per idle consumer: under a storm of crashed processes,
-// whose sessions live on until they expire, the passes stay cheap). Items
+// stops it. A pass costs two listings however many consumers there are
+// (passes that read one marker per consumer holding items fell behind in
+// simulation, under storms of crash-restarts whose sessions live on:
+// every new process read every crashed holder's marker). Items
 // come back under their own names: they sort where they were, ahead of
 // every item put after them, so a returned item is the next one taken in
 // its priority.

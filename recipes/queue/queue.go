@@ -135,9 +135,10 @@ type Queue struct {
 	bound                    int
 
 	cons *consumer // at-least-once: the registered consumer (executor goroutine)
-	// watched: at-least-once, the exists watches on other consumers'
-	// markers set by the last return pass, by consumer id.
-	watched map[string]*task.Watch
+	// consWatch and consLive: at-least-once, the children watch on the
+	// markers' directory and the live consumers it was set with (acked.go).
+	consWatch *task.Watch
+	consLive  map[string]bool
 	// sleepers: at-least-once, the takes waiting for a watch (acked.go).
 	sleepers []*sleeper
 }

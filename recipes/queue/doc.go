@@ -105,11 +105,11 @@
 //     check fails: our marker was deleted (an operator) and our items may
 //     be returned at any moment; register a new consumer (a new id) and
 //     list again. The copy's create finds no DIR.inflight: create it and
-//     send again. A lost reply is
-//     settled by sending the same multi again: if the first was applied,
-//     our copy exists and the create fails with ErrNodeExists, which
-//     means the item is ours (a copy is only made together with the
-//     item's delete, and nobody else touches a live consumer's copies).
+//     send again. A lost reply is settled by sending the same multi
+//     again: if the first was applied, our copy exists and the create
+//     fails with ErrNodeExists, which means the item is ours (a copy is
+//     only made together with the item's delete, and nobody else touches
+//     a live consumer's copies).
 //  3. When the queue is empty: return dead consumers' items, then list
 //     with a children watch and wait for the first of that watch and,
 //     when another consumer holds items in flight, a children watch on
@@ -130,19 +130,18 @@
 // another consumer holds items there) list DIR.consumers; a consumer
 // holding items whose marker is not listed is dead (it registered before
 // its items were listed, so a live one is in the later listing). For
-// each of its copies, one multi creates
-// the marker DIR.consumers/<id> (persistent), deletes it again, creates
-// DIR/<name> with the copy's data and deletes the copy at the version
-// read. The create of the marker fails if the marker exists, so the multi
-// applies only while the consumer is dead, atomically with the move: a
-// marker that reappears between our read and our multi (an operator's)
-// stops it. A pass costs two listings however many consumers there are
-// (passes that read one marker per consumer holding items fell behind in
-// simulation, under storms of crash-restarts whose sessions live on:
-// every new process read every crashed holder's marker). Items
-// come back under their own names: they sort where they were, ahead of
-// every item put after them, so a returned item is the next one taken in
-// its priority.
+// each of its copies, one multi creates the marker DIR.consumers/<id>
+// (persistent), deletes it again, creates DIR/<name> with the copy's data
+// and deletes the copy at the version read. The create of the marker
+// fails if the marker exists, so the multi applies only while the
+// consumer is dead, atomically with the move: a marker that reappears
+// between our read and our multi (an operator's) stops it. A pass costs
+// two listings however many consumers there are (passes that read one
+// marker per consumer holding items fell behind in simulation, under
+// storms of crash-restarts whose sessions live on: every new process read
+// every crashed holder's marker). Items come back under their own names:
+// they sort where they were, ahead of every item put after them, so a
+// returned item is the next one taken in its priority.
 //
 // Proof of no loss and no double ack: an item is in exactly one place at
 // any time, the queue or in flight under one consumer, because every move

@@ -487,11 +487,12 @@ func (q *Queue) giveBack(id string, names []string) task.Task[task.Unit] {
 
 // Waiting on several watches. A waiting take sleeps on the queue
 // (sleep) and each watch it waits for wakes every sleeper when it fires
-// (follow). A watch on another consumer's marker lives as long as that
-// consumer, across many waits: waiting on it with Watch.Wait in each take
-// would leave one waiter per wait on it (a Wait abandoned by its scope
-// stays on the watch until it fires). Here each watch has one waiter, a
-// flow of its own, and a sleeper abandoned by its take is removed.
+// (follow). The watch on the markers' directory can serve many waits
+// (while no consumer comes or goes): waiting on it with Watch.Wait in
+// each take would leave one waiter per wait on it (a Wait abandoned by
+// its scope stays on the watch until it fires). Here each watch has one
+// waiter, a flow of its own, and a sleeper abandoned by its take is
+// removed.
 
 // follow starts the flow that wakes the queue's sleepers when w fires (or
 // its session ends). It is called once per watch.

@@ -112,6 +112,7 @@
 //	rwlock               yes            contenders, the lock's directory       yes
 //	fence                yes            contenders (deletes only)              yes
 //	semaphore            yes            lease nodes, the internal lock's nodes yes
+//	queue                yes            at-least-once: consumer markers (4)    yes
 //	counter (here)       yes            no (the node is the counter)           yes
 //	barrier, double      yes            barrier nodes; participant nodes       yes
 //	cache                yes            everything under /cache                yes
@@ -127,7 +128,8 @@
 // the dead process's task value, and the judge assumes whole
 // generations, which an operator's hand edit breaks by design; (2) not
 // tasks or assignments: a task's node is the task, and deleting it loses
-// it; (3) the figures of bench/README.md were measured without them.
+// it; (3) the figures of bench/README.md were measured without them; (4)
+// not items in either mode: an item's node is the item.
 //
 // Stats counts, per class, the faults fired and the seeds whose plan had
 // the class on.

@@ -1,0 +1,143 @@
+// Command queue runs the distributed queue of recipes/queue in its
+// at-least-once mode: a producer puts jobs (every fourth one urgent, with
+// a lower priority number), a consumer takes the first job and dies
+// before acknowledging it (its session closes), and the other consumers,
+// each with its own session, take and acknowledge jobs until every job is
+// done. The dead consumer's job goes back to the queue under its own name
+// and is done by another. It checks that every job was acknowledged
+// exactly once, that the dead consumer's job was among them, and that the
+// first job taken was urgent, prints a summary, and exits 1 if a check
+// failed.
+//
+//	go run ./examples/queue                  # embedded in-memory ZooKeeper (fakezk)
+//	go run ./examples/queue -zk host:2181    # a real server or ensemble
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/examples/internal/target"
+	"github.com/zkflow/zkflow/recipes/queue"
+)
+
+func main() { target.Main("queue", run) }
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	var tg target.Target
+	fs := tg.FlagSet("queue", out)
+	jobs := fs.Int("jobs", 12, "jobs the producer puts (at least 2)")
+	nConsumers := fs.Int("consumers", 2, "consumers that survive (at least 1)")
+	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *jobs < 2 || *nConsumers < 1 || fs.NArg() > 0 {
+		return errors.New("want -jobs >= 2, -consumers >= 1 and no arguments")
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	defer tg.Close()
+	dir := tg.Root("queue-example") + "/jobs"
+	fmt.Fprintf(out, "%s, %d jobs, %d consumers and one that dies, queue %s\n", tg.Describe(), *jobs, *nConsumers, dir)
+
+	newClient := func(name string) (*target.Client, *queue.Client, error) {
+		c, err := tg.NewClient(ctx, name, target.IgnoreErrors())
+		if err != nil {
+			return nil, nil, err
+		}
+		q, err := queue.NewClient(c.Ex, dir, queue.WithMode(queue.AtLeastOnce))
+		return c, q, err
+	}
+	_, producer, err := newClient("producer")
+	if err != nil {
+		return err
+	}
+	for i := range *jobs {
+		pri := 0
+		if i%4 == 3 {
+			pri = -1 // urgent
+		}
+		if _, err := producer.PutPriority(ctx, fmt.Appendf(nil, "job-%d", i), pri); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "  producer put %d jobs\n", *jobs)
+
+	doomedClient, doomed, err := newClient("doomed")
+	if err != nil {
+		return err
+	}
+	first, err := doomed.Take(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  doomed consumer took %s (%s) and dies before acknowledging it\n", first.Data, first.Name)
+	doomedClient.Kill()
+
+	var (
+		mu    sync.Mutex
+		acked = map[string]int{}
+		by    = map[string]string{}
+		done  int
+		wg    sync.WaitGroup
+		errs  = make([]error, *nConsumers)
+	)
+	for i := range *nConsumers {
+		name := fmt.Sprintf("consumer %d", i+1)
+		_, c, err := newClient(name)
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if done >= *jobs {
+					mu.Unlock()
+					return
+				}
+				mu.Unlock()
+				tctx, tcancel := context.WithTimeout(ctx, 500*time.Millisecond)
+				it, err := c.Take(tctx)
+				tcancel()
+				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+					continue // nothing left for now: look at the count again
+				}
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				if err := c.Ack(ctx, it); err != nil {
+					errs[i] = err
+					return
+				}
+				mu.Lock()
+				acked[string(it.Data)]++
+				by[string(it.Data)] = name
+				done++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	var checks target.Checks
+	once := 0
+	for i := range *jobs {
+		if acked[fmt.Sprintf("job-%d", i)] == 1 {
+			once++
+		}
+	}
+	checks.Check(once == *jobs && len(acked) == *jobs, "%d of %d jobs acknowledged exactly once", once, *jobs)
+	checks.Check(acked[string(first.Data)] == 1, "the dead consumer's %s came back and was done by %s", first.Data, by[string(first.Data)])
+	checks.Check(first.Priority == -1, "the first job taken was urgent (%s, priority %d)", first.Data, first.Priority)
+	return checks.Report(out)
+}

@@ -1,0 +1,530 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
+	"github.com/zkflow/zkflow/task"
+)
+
+// consumer is an at-least-once consumer: a unique id (32 hex digits)
+// and its marker CONSUMERS/<id> (ephemeral, of sess). Its in-flight
+// items are INFLIGHT/<id>-<name>: one flat directory, so that one listing
+// shows which consumers hold items.
+type consumer struct {
+	id   string
+	sess task.Session
+}
+
+const idLen = 32
+
+func (q *Queue) marker(id string) string       { return q.consumers + "/" + id }
+func (q *Queue) flight(id, name string) string { return q.inflight + "/" + id + "-" + name }
+
+// splitFlight parses an in-flight entry's name into the consumer's id and
+// the item's name.
+func splitFlight(entry string) (id, name string, ok bool) {
+	if len(entry) < idLen+2 || entry[idLen] != '-' {
+		return "", "", false
+	}
+	return entry[:idLen], entry[idLen+1:], true
+}
+
+// multiIndex returns the index of the failed op of a multi's error, or -1.
+func multiIndex(err error) int {
+	var me *task.MultiError
+	if errors.As(err, &me) {
+		return me.Index
+	}
+	return -1
+}
+
+// registered returns a task that succeeds with the queue's consumer for
+// the scope's session, registering a new one if there is none (or it
+// belongs to an ended session, or its marker was found gone): one create
+// of its ephemeral marker, then a return pass (recover).
+func (q *Queue) registered() task.Task[*consumer] {
+	return func(s *task.Scope, k task.Cont[*consumer]) {
+		sess := s.Session()
+		if cn := q.cons; cn != nil && cn.sess.ID == sess.ID && cn.sess.Epoch == sess.Epoch {
+			k(cn, nil)
+			return
+		}
+		var attempt func()
+		var send func(id string)
+		attempt = func() {
+			// The session's id makes the id unique to this session: a
+			// process restarted with the same identity (the same executor
+			// seed, so the same draws) is on another session.
+			send(fmt.Sprintf("%016x%016x", uint64(sess.ID), s.Rand()))
+		}
+		send = func(id string) {
+			req := &task.CreateRequest{Path: q.marker(id), Mode: task.Ephemeral, ACL: q.acl.For(q.marker(id))}
+			task.Run(s, task.CreateWith(req), func(_ task.Created, err error) {
+				switch {
+				case err == nil:
+					cn := &consumer{id: id, sess: sess}
+					q.cons = cn
+					// Items of dead consumers go back before this one
+					// takes (its errors are the take's next request's).
+					task.Run(s, q.recover(cn, false), func([]*task.Watch, error) { k(cn, nil) })
+				case errors.Is(err, task.ErrNodeExists):
+					attempt() // the id is taken (a restarted process drew it again)
+				case errors.Is(err, task.ErrNoNode):
+					ensure := c.Seq(zkops.EnsurePath(q.inflight, q.acl), zkops.EnsurePath(q.consumers, q.acl))
+					task.Run(s, ensure, func(_ task.Unit, err error) {
+						if err != nil {
+							k(nil, err)
+							return
+						}
+						send(id)
+					})
+				case errors.Is(err, task.ErrNotSent):
+					send(id)
+				case errors.Is(err, task.ErrConnectionLoss):
+					// Applied or not: our marker, owned by our session, says.
+					task.Run(s, c.Retry(task.Exists(q.marker(id)), zkops.Retry), func(st *task.Stat, err error) {
+						switch {
+						case err != nil:
+							k(nil, err)
+						case st != nil && st.EphemeralOwner == sess.ID:
+							cn := &consumer{id: id, sess: sess}
+							q.cons = cn
+							k(cn, nil)
+						default:
+							attempt()
+						}
+					})
+				default:
+					k(nil, err)
+				}
+			})
+		}
+		attempt()
+	}
+}
+
+// takeAcked is the at-least-once take: for each item in order, read it
+// and move it with one multi: check our marker, create the in-flight copy
+// INFLIGHT/<id>/<name> with the item's data, delete the item at the
+// version read. When the queue is empty, return dead consumers' items
+// first, then wait on the directory's children watch and on the markers
+// of the live consumers that have in-flight directories (their death
+// returns items).
+func (q *Queue) takeAcked() task.Task[*Item] {
+	return func(s *task.Scope, k task.Cont[*Item]) {
+		var round func(empty bool)
+		var try func(cn *consumer, its []Item, i int)
+		round = func(empty bool) {
+			task.Run(s, q.registered(), func(cn *consumer, err error) {
+				if err != nil {
+					k(nil, err)
+					return
+				}
+				if !empty {
+					task.Run(s, q.list(false), func(cw task.ChildrenWatch, err error) {
+						if err != nil {
+							k(nil, err)
+							return
+						}
+						if its := ordered(cw.Names); len(its) > 0 {
+							try(cn, its, 0)
+							return
+						}
+						round(true)
+					})
+					return
+				}
+				// Empty: return the items of dead consumers, then list with
+				// a watch and wait.
+				task.Run(s, q.recover(cn, true), func(ws []*task.Watch, err error) {
+					if err != nil {
+						k(nil, err)
+						return
+					}
+					task.Run(s, q.list(true), func(cw task.ChildrenWatch, err error) {
+						if err != nil {
+							k(nil, err)
+							return
+						}
+						if its := ordered(cw.Names); len(its) > 0 {
+							try(cn, its, 0)
+							return
+						}
+						q.follow(s, cw.Watch)
+						task.Run(s, q.sleep(append(ws, cw.Watch)), func(_ task.Unit, err error) {
+							if err != nil {
+								k(nil, err)
+								return
+							}
+							round(false)
+						})
+					})
+				})
+			})
+		}
+		try = func(cn *consumer, its []Item, i int) {
+			if i == len(its) {
+				round(false)
+				return
+			}
+			it := its[i]
+			task.Run(s, c.Retry(task.Get(q.item(it.Name)), zkops.Retry), func(d task.Data, err error) {
+				switch {
+				case errors.Is(err, task.ErrNoNode):
+					try(cn, its, i+1)
+				case err != nil:
+					k(nil, err)
+				default:
+					it.Data, it.q, it.cons = d.Data, q, cn
+					q.move(s, cn, &it, d.Stat.Version, func(taken bool, err error) {
+						switch {
+						case err != nil:
+							k(nil, err)
+						case taken:
+							k(&it, nil)
+						case q.cons != cn:
+							round(false) // our marker is gone: a new consumer
+						default:
+							try(cn, its, i+1)
+						}
+					})
+				}
+			})
+		}
+		round(false)
+	}
+}
+
+// move moves item it (read at version) in flight under cn.
+// taken is false when the item was gone (another consumer took it) or cn
+// is no longer registered (its marker gone: q.cons is reset,
+// so the caller registers a new consumer).
+func (q *Queue) move(s *task.Scope, cn *consumer, it *Item, version int32, k func(taken bool, err error)) {
+	path, copyPath := q.item(it.Name), q.flight(cn.id, it.Name)
+	ops := []task.MultiOp{
+		&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
+		&task.CreateRequest{Path: copyPath, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(copyPath)},
+		&task.DeleteRequest{Path: path, Version: version},
+	}
+	if canary.On(bugTakeByDelete) {
+		ops = []task.MultiOp{ops[0], ops[2]}
+	}
+	var send func()
+	send = func() {
+		task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+			switch i := multiIndex(err); {
+			case err == nil:
+				k(true, nil)
+			case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
+				send()
+			case i == 0 && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
+				if q.cons == cn {
+					q.cons = nil
+				}
+				k(false, nil)
+			case i == 1 && errors.Is(err, task.ErrNoNode):
+				// The in-flight directory is missing (first use, or
+				// deleted by hand).
+				task.Run(s, zkops.EnsurePath(q.inflight, q.acl), func(_ task.Unit, err error) {
+					if err != nil {
+						k(false, err)
+						return
+					}
+					send()
+				})
+			case i == 1 && errors.Is(err, task.ErrNodeExists):
+				// Our copy exists: it is made only with the item's delete,
+				// in one multi, and nobody else touches a live consumer's
+				// copies: an earlier send whose reply was lost took it.
+				k(true, nil)
+			case i >= 1 && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
+				k(false, nil)
+			default:
+				k(false, err)
+			}
+		})
+	}
+	send()
+}
+
+// Ack returns a task that acknowledges an item taken in at-least-once
+// mode: one multi checks the consumer's marker and deletes the in-flight
+// copy. It must run on the session the item was taken on. It fails with
+// ErrDeliveryLost when it was not applied because the item is no longer
+// this consumer's (the session ended before the ack was sent, or the
+// marker was deleted: the item is, or will be, back in the queue; or
+// someone deleted the copy), and with ErrOutcomeUnknown when the session
+// ended after the multi was sent (it may have been applied: if not, the
+// item goes back to the queue).
+// A lost reply is settled by sending again: with our marker in place
+// nobody else removes our copies, so a copy found gone was deleted by the
+// earlier send. Ack of an at-most-once item fails with
+// task.ErrInvalidArgument.
+func (it *Item) Ack() task.Task[task.Unit] {
+	if it == nil || it.cons == nil {
+		return task.Fail[task.Unit](fmt.Errorf("queue: ack of an item not taken in at-least-once mode: %w", task.ErrInvalidArgument))
+	}
+	q, cn := it.q, it.cons
+	copyPath := q.flight(cn.id, it.Name)
+	unchecked := canary.On(bugAckUnchecked)
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if sess := s.Session(); !unchecked && (sess.ID != cn.sess.ID || sess.Epoch != cn.sess.Epoch) {
+			k(task.Unit{}, fmt.Errorf("%w: %s taken on %s, ack on %s", ErrDeliveryLost, it.Name, cn.sess, sess))
+			return
+		}
+		lost := false
+		var send func()
+		send = func() {
+			ops := []task.MultiOp{
+				&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
+				&task.DeleteRequest{Path: copyPath, Version: task.AnyVersion},
+			}
+			if unchecked {
+				ops = ops[1:]
+			}
+			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+				switch i := multiIndex(err); {
+				case err == nil, unchecked && errors.Is(err, task.ErrNoNode):
+					k(task.Unit{}, nil)
+				case errors.Is(err, task.ErrConnectionLoss):
+					lost = true
+					send()
+				case errors.Is(err, task.ErrNotSent):
+					send()
+				case i == 1 && errors.Is(err, task.ErrNoNode) && lost:
+					k(task.Unit{}, nil) // the lost send deleted it
+				case i == 0 || i == 1:
+					if i == 0 && q.cons == cn {
+						q.cons = nil
+					}
+					k(task.Unit{}, fmt.Errorf("%w: %s: %w", ErrDeliveryLost, it.Name, err))
+				case errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed):
+					// The multi may have been applied before the session
+					// ended (its reply lost, or not yet handled).
+					k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: %w", it.Name, ErrOutcomeUnknown, err))
+				default:
+					k(task.Unit{}, err)
+				}
+			})
+		}
+		send()
+	}
+}
+
+// recover returns the in-flight items of every dead consumer other than
+// cn (one whose marker is gone) to the queue. One listing of the
+// in-flight directory shows which consumers hold items, and one listing of
+// the markers which consumers live: two requests, however many consumers
+// there are. The in-flight listing comes first: a consumer holding items
+// in it registered before, so if it lives its marker is in the later
+// listing. With watch set it succeeds with a children watch on the
+// markers when some other consumer holds items, so a waiting take wakes
+// when one dies; an unfired watch, and the listing it came with, serve
+// the next pass again (no request, no new watch).
+func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
+	return func(s *task.Scope, k task.Cont[[]*task.Watch]) {
+		task.Run(s, zkops.Prefixed(q.inflight, ""), func(entries []string, err error) {
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			held := map[string][]string{}
+			var ids []string
+			for _, e := range entries {
+				id, name, ok := splitFlight(e)
+				if !ok || id == cn.id {
+					continue
+				}
+				if _, seen := held[id]; !seen {
+					ids = append(ids, id)
+				}
+				held[id] = append(held[id], name)
+			}
+			if len(ids) == 0 {
+				k(nil, nil)
+				return
+			}
+			slices.Sort(ids)
+			task.Run(s, q.liveConsumers(watch), func(live map[string]bool, err error) {
+				if err != nil {
+					k(nil, err)
+					return
+				}
+				var next func(i int)
+				next = func(i int) {
+					if i == len(ids) {
+						var ws []*task.Watch
+						if watch && q.consWatch != nil {
+							ws = append(ws, q.consWatch)
+						}
+						k(ws, nil)
+						return
+					}
+					if live[ids[i]] || canary.On(bugNoReturn) {
+						next(i + 1)
+						return
+					}
+					task.Run(s, q.giveBack(ids[i], held[ids[i]]), func(_ task.Unit, err error) {
+						if err != nil {
+							k(nil, err)
+							return
+						}
+						next(i + 1)
+					})
+				}
+				next(0)
+			})
+		})
+	}
+}
+
+// liveConsumers lists the markers: the ids of the live consumers. With
+// watch set the listing sets a children watch, kept (with the listing)
+// while it has not fired and followed (sleep): while it has not fired no
+// marker came or went, and the kept listing is returned without a request.
+func (q *Queue) liveConsumers(watch bool) task.Task[map[string]bool] {
+	return func(s *task.Scope, k task.Cont[map[string]bool]) {
+		if w := q.consWatch; w != nil {
+			if _, fired := w.Fired(); !fired {
+				k(q.consLive, nil)
+				return
+			}
+		}
+		q.consWatch, q.consLive = nil, nil
+		var l task.Task[task.ChildrenWatch]
+		if watch {
+			l = task.ChildrenW(q.consumers)
+		} else {
+			l = c.Map(task.Children(q.consumers), func(cl task.ChildList) task.ChildrenWatch { return task.ChildrenWatch{ChildList: cl} })
+		}
+		task.Run(s, c.Retry(l, zkops.Retry), func(cw task.ChildrenWatch, err error) {
+			switch {
+			case errors.Is(err, task.ErrNoNode):
+				k(nil, nil) // no marker: every holder is dead
+			case err != nil:
+				k(nil, err)
+			default:
+				live := make(map[string]bool, len(cw.Names))
+				for _, n := range cw.Names {
+					live[n] = true
+				}
+				if cw.Watch != nil {
+					q.consWatch, q.consLive = cw.Watch, live
+					q.follow(s, cw.Watch)
+				}
+				k(live, nil)
+			}
+		})
+	}
+}
+
+// giveBack moves the in-flight items names of dead consumer id back to
+// the queue under their own names (so they sort where they were), each
+// with one multi that also creates and deletes the consumer's marker: it
+// applies only if the marker does not exist, so a consumer that is alive
+// after all (a marker created again) keeps its items.
+func (q *Queue) giveBack(id string, names []string) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		var next func(i int)
+		var send func(i int, d task.Data)
+		next = func(i int) {
+			if i == len(names) {
+				k(task.Unit{}, nil)
+				return
+			}
+			task.Run(s, c.Retry(task.Get(q.flight(id, names[i])), zkops.Retry), func(d task.Data, err error) {
+				switch {
+				case errors.Is(err, task.ErrNoNode):
+					next(i + 1)
+				case err != nil:
+					k(task.Unit{}, err)
+				default:
+					send(i, d)
+				}
+			})
+		}
+		send = func(i int, d task.Data) {
+			name := names[i]
+			ops := []task.MultiOp{
+				&task.CreateRequest{Path: q.marker(id), Mode: task.Persistent, ACL: q.acl.For(q.marker(id))},
+				&task.DeleteRequest{Path: q.marker(id), Version: task.AnyVersion},
+				&task.CreateRequest{Path: q.item(name), Data: d.Data, Mode: task.Persistent, ACL: q.acl.For(q.item(name))},
+				&task.DeleteRequest{Path: q.flight(id, name), Version: d.Stat.Version},
+			}
+			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+				switch i0 := multiIndex(err); {
+				case err == nil:
+					next(i + 1)
+				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
+					send(i, d) // applied before: the copy is gone and this fails at op 3
+				case i0 == 0 && errors.Is(err, task.ErrNodeExists):
+					k(task.Unit{}, nil) // the consumer is alive after all
+				case (i0 == 0 || i0 == 2) && errors.Is(err, task.ErrNoNode):
+					// A directory deleted by hand: the markers' (op 0)
+					// or the queue's (op 2).
+					task.Run(s, c.Seq(zkops.EnsurePath(q.consumers, q.acl), zkops.EnsurePath(q.dir, q.acl)), func(_ task.Unit, err error) {
+						if err != nil {
+							k(task.Unit{}, err)
+							return
+						}
+						send(i, d)
+					})
+				case i0 >= 2:
+					next(i + 1) // returned by someone else meanwhile
+				default:
+					k(task.Unit{}, err)
+				}
+			})
+		}
+		next(0)
+	}
+}
+
+// Waiting on several watches. A waiting take sleeps on the queue
+// (sleep) and each watch it waits for wakes every sleeper when it fires
+// (follow). The watch on the markers' directory can serve many waits
+// (while no consumer comes or goes): waiting on it with Watch.Wait in
+// each take would leave one waiter per wait on it (a Wait abandoned by
+// its scope stays on the watch until it fires). Here each watch has one
+// waiter, a flow of its own, and a sleeper abandoned by its take is
+// removed.
+
+// follow starts the flow that wakes the queue's sleepers when w fires (or
+// its session ends). It is called once per watch.
+func (q *Queue) follow(s *task.Scope, w *task.Watch) {
+	task.Go(s, w.Wait(), func(task.Event, error) { q.wake() })
+}
+
+// wake resumes every sleeper, in the order they slept.
+func (q *Queue) wake() {
+	ss := q.sleepers
+	q.sleepers = nil
+	for _, sl := range ss {
+		sl.resume(task.Unit{}, nil)
+	}
+}
+
+type sleeper struct{ resume task.Cont[task.Unit] }
+
+// sleep waits until one of ws fires: at once if one has, else until a
+// followed watch wakes the queue. Every watch of ws must be followed.
+func (q *Queue) sleep(ws []*task.Watch) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		for _, w := range ws {
+			if _, fired := w.Fired(); fired {
+				k(task.Unit{}, nil) // the caller lists again (and learns of a session's end)
+				return
+			}
+		}
+		task.Suspend(s, k, func(resume task.Cont[task.Unit]) func() {
+			sl := &sleeper{resume: resume}
+			q.sleepers = append(q.sleepers, sl)
+			return func() { q.sleepers = slices.DeleteFunc(q.sleepers, func(x *sleeper) bool { return x == sl }) }
+		})
+	}
+}

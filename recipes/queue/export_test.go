@@ -1,0 +1,16 @@
+package queue
+
+import "github.com/zkflow/zkflow/internal/canary"
+
+// Canaries are the package's known bugs (queue.go), per mode, for the
+// simulation's canary test in package queue_test.
+var (
+	AtMostOnceCanaries  = []canary.Name{bugDeleteNoNodeIsTaken, bugLossRetryIsTaken, bugNewestFirst}
+	AtLeastOnceCanaries = []canary.Name{bugTakeByDelete, bugAckUnchecked, bugNoReturn}
+)
+
+// Parse is parse, for the name tests.
+var Parse = parse
+
+// Prefix is prefix, for the name tests.
+var Prefix = prefix

@@ -1,0 +1,336 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Known queue bugs that tests switch back on (internal/canary), to show the
+// simulation catches each one.
+const (
+	// bugDeleteNoNodeIsTaken: at-most-once, a take whose delete finds the
+	// item gone delivers it anyway (the data was read first): an item
+	// another consumer took is delivered twice.
+	bugDeleteNoNodeIsTaken canary.Name = "queue/delete-nonode-is-taken"
+	// bugLossRetryIsTaken: at-most-once, a delete whose reply was lost is
+	// sent again and a NoNode then is taken for our own delete: when
+	// another consumer took the item in between, it is delivered twice.
+	bugLossRetryIsTaken canary.Name = "queue/lost-delete-retry-is-taken"
+	// bugNewestFirst: a take tries the items newest first within a
+	// priority (the sort reversed): FIFO is broken.
+	bugNewestFirst canary.Name = "queue/newest-first"
+	// bugTakeByDelete: at-least-once, a take deletes the item with no
+	// in-flight copy: a consumer that dies before its ack loses it.
+	bugTakeByDelete canary.Name = "queue/at-least-once-take-by-delete"
+	// bugAckUnchecked: at-least-once, an ack deletes the in-flight copy
+	// without checking the consumer's marker and takes NoNode for done:
+	// an item returned to the queue after its consumer's session ended is
+	// acknowledged by the old consumer and again by the next.
+	bugAckUnchecked canary.Name = "queue/ack-unchecked"
+	// bugNoReturn: at-least-once, the in-flight items of a dead consumer
+	// are never returned to the queue.
+	bugNoReturn canary.Name = "queue/no-return"
+)
+
+// Errors of the queue, tested with errors.Is.
+var (
+	// ErrFull: a Put on a bounded queue found it holding its bound of items
+	// (see WithBound); nothing was created.
+	ErrFull = errors.New("queue: full")
+	// ErrOutcomeUnknown: the reply to the request that decides the call was
+	// lost (connection loss) and a retry cannot tell what happened. For
+	// Put: the item may or may not be in the queue. For an at-most-once
+	// Take: the item (UnknownTakeError.Item) is gone from the queue, taken
+	// either by this call or by another consumer, and is not delivered. For
+	// Ack: the session ended after the reply was lost; the ack may or may
+	// not have been applied (if not, the item goes back to the queue).
+	ErrOutcomeUnknown = errors.New("queue: outcome unknown (reply lost)")
+	// ErrDeliveryLost: an at-least-once Ack that was not applied because
+	// the item is no longer this consumer's: its session ended or its
+	// consumer marker was deleted, so the item is (or will be) back in the
+	// queue for another delivery.
+	ErrDeliveryLost = errors.New("queue: delivery lost (the item goes back to the queue)")
+)
+
+// UnknownTakeError is the error of an at-most-once Take whose delete's
+// reply was lost: the item is no longer in the queue, and nobody can tell
+// whether this call or another consumer deleted it. It is not delivered
+// (that could deliver it twice); it is reported, with its data, so that it
+// is not lost silently. It wraps ErrOutcomeUnknown and the delete's error.
+type UnknownTakeError struct {
+	Item Item
+	Err  error
+}
+
+func (e *UnknownTakeError) Error() string {
+	return fmt.Sprintf("queue: take of %s: %v: %v", e.Item.Name, ErrOutcomeUnknown, e.Err)
+}
+
+// Unwrap returns ErrOutcomeUnknown and the delete's error.
+func (e *UnknownTakeError) Unwrap() []error { return []error{ErrOutcomeUnknown, e.Err} }
+
+// Mode is a queue's delivery guarantee.
+type Mode int
+
+const (
+	// AtMostOnce: Take deletes the item; an item is never delivered twice,
+	// and may be lost to a consumer that crashes after the take (or whose
+	// take's reply was lost: UnknownTakeError).
+	AtMostOnce Mode = iota
+	// AtLeastOnce: Take moves the item to the consumer's in-flight
+	// directory and Item.Ack deletes it there; an item whose consumer's
+	// session ends before the ack goes back to the queue. An item is never
+	// acknowledged twice and never lost, and may be delivered more than
+	// once.
+	AtLeastOnce
+)
+
+func (m Mode) String() string {
+	switch m {
+	case AtMostOnce:
+		return "at-most-once"
+	case AtLeastOnce:
+		return "at-least-once"
+	}
+	return "Mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// MinPriority and MaxPriority bound an item's priority (PutPriority).
+// Lower numbers are taken first; Put uses priority 0.
+const (
+	MinPriority = -999
+	MaxPriority = 999
+)
+
+// Item is a taken item: its node name in the queue directory, its
+// priority and sequence number (parsed from the name), its data, and, in
+// at-least-once mode, what Ack needs.
+type Item struct {
+	Name     string
+	Priority int
+	Seq      int64
+	Data     []byte
+
+	// at-least-once only
+	q    *Queue
+	cons *consumer
+}
+
+// Queue is a distributed queue on one ZooKeeper directory. In
+// at-most-once mode it holds no state and may be shared by any flows and
+// executors. In at-least-once mode it holds the consumer registration of
+// the session its Takes last ran on: use one Queue per executor.
+type Queue struct {
+	dir, inflight, consumers string
+	acl                      task.ACLProvider
+	mode                     Mode
+	bound                    int
+
+	cons *consumer // at-least-once: the registered consumer (executor goroutine)
+	// consWatch and consLive: at-least-once, the children watch on the
+	// markers' directory and the live consumers it was set with (acked.go).
+	consWatch *task.Watch
+	consLive  map[string]bool
+	// sleepers: at-least-once, the takes waiting for a watch (acked.go).
+	sleepers []*sleeper
+}
+
+// New returns the queue whose items live under dir (created, with its
+// ancestors, on first use). Options: WithMode, WithBound, WithACL. In
+// at-least-once mode the queue also uses the sibling directories
+// dir+".inflight" and dir+".consumers".
+func New(dir string, opts ...Option) (*Queue, error) {
+	if err := task.ValidatePath(dir, false); err != nil {
+		return nil, fmt.Errorf("queue: directory %q: %w", dir, err)
+	}
+	if dir == "/" {
+		return nil, fmt.Errorf("queue: directory %q: %w", dir, task.ErrInvalidPath)
+	}
+	q := &Queue{dir: dir, inflight: dir + ".inflight", consumers: dir + ".consumers"}
+	for _, o := range opts {
+		if err := o.apply(q); err != nil {
+			return nil, err
+		}
+	}
+	return q, nil
+}
+
+// Dir is the queue's directory.
+func (q *Queue) Dir() string { return q.dir }
+
+// Mode is the queue's delivery guarantee.
+func (q *Queue) Mode() Mode { return q.mode }
+
+func (q *Queue) item(name string) string { return q.dir + "/" + name }
+
+// prefix is the name a put sends (the server appends the sequence
+// number): "qn-" for priority 0, as ZooKeeper's DistributedQueue names
+// its items; "qp+007-" or "qp-012-" otherwise, which DistributedQueue
+// skips (its parser wants "qn-" and a number).
+func prefix(priority int) string {
+	if priority == 0 {
+		return "qn-"
+	}
+	return fmt.Sprintf("qp%+04d-", priority)
+}
+
+// parse reads an item's priority and sequence number from its name; ok is
+// false for a name that is not an item's.
+func parse(name string) (priority int, seq int64, ok bool) {
+	var rest string
+	switch {
+	case strings.HasPrefix(name, "qn-"):
+		rest = name[3:]
+	case strings.HasPrefix(name, "qp") && len(name) > 7 && (name[2] == '+' || name[2] == '-') && name[6] == '-':
+		p, err := strconv.Atoi(name[2:6])
+		if err != nil || p == 0 {
+			return 0, 0, false
+		}
+		priority, rest = p, name[7:]
+	default:
+		return 0, 0, false
+	}
+	// ZooKeeper's DistributedQueue parses the suffix as a Java long.
+	seq, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return priority, seq, true
+}
+
+// ordered returns the item names among names, lowest priority number
+// first and, within a priority, lowest sequence number first.
+func ordered(names []string) []Item {
+	var out []Item
+	for _, n := range names {
+		if p, s, ok := parse(n); ok {
+			out = append(out, Item{Name: n, Priority: p, Seq: s})
+		}
+	}
+	newest := canary.On(bugNewestFirst)
+	slices.SortFunc(out, func(a, b Item) int {
+		if a.Priority != b.Priority {
+			return a.Priority - b.Priority
+		}
+		if newest {
+			a, b = b, a
+		}
+		switch {
+		case a.Seq < b.Seq:
+			return -1
+		case a.Seq > b.Seq:
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// Put returns a task that adds data at the back of the queue with
+// priority 0 and succeeds with the item's name. See PutPriority.
+func (q *Queue) Put(data []byte) task.Task[string] { return q.PutPriority(data, 0) }
+
+// PutPriority returns a task that adds data with the given priority
+// (MinPriority..MaxPriority; lower is taken first) and succeeds with the
+// item's name. It creates one persistent-sequential node, creating the
+// directory first if it is missing. On a bounded queue it first counts
+// the items and fails with ErrFull at the bound (see WithBound for the
+// bound's precision). A create whose reply was lost is not sent again
+// (that could enqueue the item twice): the task fails with an error
+// wrapping ErrOutcomeUnknown and the cause (task.ErrConnectionLoss, or
+// task.ErrSessionExpired when the session ended with the create sent),
+// and the item may or may not be in the queue. Out-of-range priorities fail at once with
+// task.ErrInvalidArgument; data over the server's limit with the
+// create's error (task.ErrDataTooLarge... as the Conn reports it).
+func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
+	if priority < MinPriority || priority > MaxPriority {
+		return task.Fail[string](fmt.Errorf("queue: priority %d outside %d..%d: %w", priority, MinPriority, MaxPriority, task.ErrInvalidArgument))
+	}
+	return func(s *task.Scope, k task.Cont[string]) {
+		path := q.item(prefix(priority))
+		var create func()
+		create = func() {
+			req := &task.CreateRequest{Path: path, Data: data, Mode: task.PersistentSequential, ACL: q.acl.For(path)}
+			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
+				switch {
+				case err == nil:
+					k(task.Base(cr.Path), nil)
+				case errors.Is(err, task.ErrNoNode):
+					task.Run(s, zkops.EnsurePath(q.dir, q.acl), func(_ task.Unit, err error) {
+						if err != nil {
+							k("", err)
+							return
+						}
+						create()
+					})
+				case errors.Is(err, task.ErrNotSent):
+					create()
+				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed):
+					// The create may have been applied (its reply lost, or
+					// the session ended before it was handled).
+					k("", fmt.Errorf("queue: put to %s: %w: %w", q.dir, ErrOutcomeUnknown, err))
+				default:
+					k("", err)
+				}
+			})
+		}
+		if q.bound <= 0 {
+			create()
+			return
+		}
+		task.Run(s, c.Retry(task.Children(q.dir), zkops.Retry), func(cl task.ChildList, err error) {
+			switch {
+			case errors.Is(err, task.ErrNoNode):
+				create()
+			case err != nil:
+				k("", err)
+			case len(ordered(cl.Names)) >= q.bound:
+				k("", fmt.Errorf("%w: %s holds %d items", ErrFull, q.dir, q.bound))
+			default:
+				create()
+			}
+		})
+	}
+}
+
+// Take returns a task that waits for an item and takes the first one: the
+// lowest priority number, and within it the lowest sequence number. In
+// at-most-once mode the item is deleted (take.go); in at-least-once mode
+// it is moved to the consumer's in-flight directory and must be
+// acknowledged with Item.Ack (acked.go). While the queue is empty it waits
+// on a children watch of the directory (no polling). It fails with the
+// scope's error when its deadline passes or it is canceled, with
+// task.ErrSessionExpired when the session ends, and with an
+// *UnknownTakeError (at-most-once) when a delete's reply was lost and the
+// item is gone.
+func (q *Queue) Take() task.Task[*Item] {
+	if q.mode == AtLeastOnce {
+		return q.takeAcked()
+	}
+	return q.takeDelete()
+}
+
+// list lists the queue's directory, creating it when missing.
+func (q *Queue) list(watch bool) task.Task[task.ChildrenWatch] {
+	var l task.Task[task.ChildrenWatch]
+	if watch {
+		l = task.ChildrenW(q.dir)
+	} else {
+		l = c.Map(task.Children(q.dir), func(cl task.ChildList) task.ChildrenWatch { return task.ChildrenWatch{ChildList: cl} })
+	}
+	l = c.Retry(l, zkops.Retry)
+	return c.Catch(l, func(err error) task.Task[task.ChildrenWatch] {
+		if !errors.Is(err, task.ErrNoNode) {
+			return task.Fail[task.ChildrenWatch](err)
+		}
+		return c.Seq(zkops.EnsurePath(q.dir, q.acl), l)
+	})
+}

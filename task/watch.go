@@ -1,5 +1,7 @@
 package task
 
+import "slices"
+
 // Watch is a one-time ZooKeeper watch set by ExistsW, GetW or ChildrenW. It
 // fires once: with the node event that triggered it, or, if its session
 // ends first, with EventNotWatching. A Watch is used on the executor
@@ -8,8 +10,12 @@ type Watch struct {
 	path    string
 	fired   bool
 	ev      Event
-	waiters []func(Event)
+	waiters []*watchWaiter
 }
+
+// watchWaiter is one Wait on a Watch, until the watch fires or the wait is
+// abandoned (its scope ended: it leaves the Watch then).
+type watchWaiter struct{ fn func(Event) }
 
 // Path is the watched path.
 func (w *Watch) Path() string { return w.path }
@@ -28,8 +34,9 @@ func (w *Watch) Wait() Task[Event] {
 			return
 		}
 		Suspend(s, k, func(resume Cont[Event]) func() {
-			w.waiters = append(w.waiters, func(ev Event) { resume(ev, watchErr(ev)) })
-			return nil
+			ww := &watchWaiter{fn: func(ev Event) { resume(ev, watchErr(ev)) }}
+			w.waiters = append(w.waiters, ww)
+			return func() { w.leave(ww) }
 		})
 	}
 }
@@ -41,8 +48,15 @@ func (w *Watch) fire(ev Event) {
 	w.fired, w.ev = true, ev
 	ws := w.waiters
 	w.waiters = nil
-	for _, f := range ws {
-		f(ev)
+	for _, ww := range ws {
+		ww.fn(ev)
+	}
+}
+
+// leave takes an abandoned wait off the watch.
+func (w *Watch) leave(ww *watchWaiter) {
+	if i := slices.Index(w.waiters, ww); i >= 0 {
+		w.waiters = slices.Delete(w.waiters, i, i+1) // clears the freed slot
 	}
 }
 

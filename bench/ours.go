@@ -63,19 +63,19 @@ func perClient(ctx context.Context, r runSpec, mk func(ex *executor.Executor) (f
 	return measured{Result: res, Requests: cs.Requests.Load() - before}, err
 }
 
-// lockRun: each client loops Mutex.Lock then Unlock on one directory.
+// lockRun: each client loops Client.Acquire then Release on one directory.
 func lockRun(ctx context.Context, r runSpec) (measured, error) {
 	return perClient(ctx, r, func(ex *executor.Executor) (func(context.Context) error, error) {
-		m, err := lock.NewMutex(ex, r.Path)
+		m, err := lock.NewClient(ex, r.Path)
 		if err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context) error {
-			h, err := m.Lock(ctx)
+			h, err := m.Acquire(ctx)
 			if err != nil {
 				return err
 			}
-			return h.Unlock(ctx)
+			return m.Release(ctx, h)
 		}, nil
 	})
 }
@@ -86,7 +86,7 @@ func lockRun(ctx context.Context, r runSpec) (measured, error) {
 func idRun(block int64) func(context.Context, runSpec) (measured, error) {
 	return func(ctx context.Context, r runSpec) (measured, error) {
 		return perClient(ctx, r, func(ex *executor.Executor) (func(context.Context) error, error) {
-			g, err := seqid.NewGenerator(ex, r.Path, block)
+			g, err := seqid.NewClient(ex, r.Path, block)
 			if err != nil {
 				return nil, err
 			}

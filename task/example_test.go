@@ -100,3 +100,29 @@ func ExampleSetACL() {
 	// other sees [{31 digest alice:x} {1 world anyone}]
 	// alice sees alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E=
 }
+
+// A multi built from the op constructors: check a node's version, set
+// it, create another and delete a third, all or none.
+func ExampleMulti() {
+	srv := fakezk.New(fakezk.Config{})
+	ex, _ := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{})})
+	defer ex.Shutdown()
+	for _, p := range []string{"/counter", "/old"} {
+		executor.Submit(ex, task.Create(p, nil, task.Persistent), nil)
+	}
+	ex.RunUntilIdle()
+	multi := task.Multi(
+		task.CheckOp("/counter", 0),
+		task.SetOp("/counter", []byte("1"), 0),
+		task.CreateOp("/new", []byte("n"), task.Persistent),
+		task.DeleteOp("/old", task.AnyVersion),
+	)
+	executor.Submit(ex, multi, func(rs []task.MultiResult, err error) { fmt.Println(len(rs), err) })
+	ex.RunUntilIdle()
+	// The same multi again: the check fails, so nothing is applied.
+	executor.Submit(ex, multi, func(_ []task.MultiResult, err error) { fmt.Println(errors.Is(err, task.ErrBadVersion)) })
+	ex.RunUntilIdle()
+	// Output:
+	// 4 <nil>
+	// true
+}

@@ -195,3 +195,33 @@ func Map[A, B any](t Task[A], f func(A) B) Task[B] {
 		})
 	}
 }
+
+// The operations of a multi, one constructor each, so that a multi (or a
+// recipe's Fenced write) reads as one line:
+//
+//	held.Fenced(task.SetOp("/app/config", data, task.AnyVersion))
+
+// CreateOp is the multi operation that creates path with data in mode,
+// with the open ACL as Create (set ACL or TTL on the returned request for
+// others).
+func CreateOp(path string, data []byte, mode CreateMode) *CreateRequest {
+	return &CreateRequest{Path: path, Data: data, Mode: mode, ACL: OpenACL}
+}
+
+// SetOp is the multi operation that sets path's data if its version
+// matches (AnyVersion: any).
+func SetOp(path string, data []byte, version int32) *SetDataRequest {
+	return &SetDataRequest{Path: path, Data: data, Version: version}
+}
+
+// DeleteOp is the multi operation that deletes path if its version
+// matches (AnyVersion: any).
+func DeleteOp(path string, version int32) *DeleteRequest {
+	return &DeleteRequest{Path: path, Version: version}
+}
+
+// CheckOp is the multi operation that only checks that path exists at
+// version (AnyVersion: that it exists).
+func CheckOp(path string, version int32) *CheckRequest {
+	return &CheckRequest{Path: path, Version: version}
+}

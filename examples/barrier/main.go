@@ -160,7 +160,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // coordinator removes it, every worker passes.
 func startGate(ctx context.Context, r *report, coord *target.Client, workers []*target.Client, path string) error {
 	fmt.Fprintln(r.out, "1. a start gate (barrier)")
-	gate, err := barrier.NewGate(coord.Ex, path)
+	gate, err := barrier.NewClient(coord.Ex, path)
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func startGate(ctx context.Context, r *report, coord *target.Client, workers []*
 	errs := make([]error, len(workers))
 	var wg sync.WaitGroup
 	for i, w := range workers {
-		g, err := barrier.NewGate(w.Ex, path)
+		g, err := barrier.NewClient(w.Ex, path)
 		if err != nil {
 			return err
 		}
@@ -207,7 +207,7 @@ func doubleRound(ctx context.Context, r *report, tg *target.Target, workers []*t
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i, w := range workers {
-		d, err := barrier.NewDoubleGate(w.Ex, dir, n)
+		d, err := barrier.NewDoubleClient(w.Ex, dir, n)
 		if err != nil {
 			return err
 		}

@@ -76,11 +76,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if _, err := executor.Await(ctx, cs.Ex, task.Create(dir, nil, task.Persistent)); err != nil {
 		return err
 	}
-	w, err := cache.WatchChildren(ctx, cs.Ex, dir, cache.Options{Data: true})
+	w, err := cache.StartChildren(ctx, cs.Ex, dir, cache.Options{Data: true})
 	if err != nil {
 		return err
 	}
-	defer w.Close(ctx)
+	defer w.Stop(ctx)
 
 	var checks target.Checks
 	check := checks.Check

@@ -77,9 +77,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e, _ := election.New(dir, election.Config{Data: []byte(c.Name)})
+			e, err := election.NewClient(c.Ex, dir, election.Config{Data: []byte(c.Name)})
+			if err != nil {
+				fail(err)
+				return
+			}
 			for ctx.Err() == nil {
-				l, err := election.Campaign(ctx, c.Ex, e)
+				l, err := e.Campaign(ctx)
 				if err != nil {
 					continue // ctx ended, or the session did: campaign again
 				}
@@ -94,7 +98,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				mu.Unlock()
 				// The leader's work: a write that ZooKeeper refuses if we
 				// are no longer leader, then a while on the executor's clock.
-				write := l.Fenced(&task.SetDataRequest{Path: state, Data: fmt.Appendf(nil, "term %d", term), Version: task.AnyVersion})
+				write := l.Fenced(task.SetOp(state, fmt.Appendf(nil, "term %d", term), task.AnyVersion))
 				if _, err := executor.Await(ctx, c.Ex, combinators.Seq(write, combinators.Sleep(*hold))); err != nil && ctx.Err() == nil {
 					fail(fmt.Errorf("term %d: %w", term, err))
 				}
@@ -102,7 +106,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				acting--
 				mu.Unlock()
 				// Once the run is over the sessions close, taking the node.
-				if err := l.StepDown(context.Background()); err != nil && ctx.Err() == nil {
+				if err := e.Resign(context.Background(), l); err != nil && ctx.Err() == nil {
 					fail(err)
 				}
 				if term >= *terms {

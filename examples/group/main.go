@@ -79,7 +79,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer w.Close(ctx)
+	defer w.Stop(ctx)
 	var checks target.Checks
 	check := checks.Check
 	// await prints the watcher's changes until its members are want.

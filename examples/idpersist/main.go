@@ -78,15 +78,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		running.Add(1)
-		go func() { defer running.Done(); _ = replicas[i].Run(ctx, replicaClients[i].Ex) }()
+		go func() { defer running.Done(); _ = replicas[i].Serve(ctx, replicaClients[i].Ex) }()
 	}
-	gens := make([]*idpersist.Generator, *nWorkers)
+	gens := make([]*idpersist.Client, *nWorkers)
 	for i := range gens {
 		c, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), target.IgnoreErrors())
 		if err != nil {
 			return err
 		}
-		if gens[i], err = idpersist.NewGenerator(c.Ex, cfg); err != nil {
+		if gens[i], err = idpersist.NewClient(c.Ex, cfg); err != nil {
 			return err
 		}
 	}

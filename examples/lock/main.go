@@ -1,5 +1,5 @@
 // Command lock runs the lock recipe of recipes/lock: a few workers, each
-// with its own ZooKeeper session and executor, take a lock.Mutex in turn.
+// with its own ZooKeeper session and executor, take a lock.Client in turn.
 // In the critical section a worker reads a counter node and writes it
 // plus one through Held.Fenced: one multi that also checks the worker's
 // lock node, so ZooKeeper itself refuses the write of a holder that has
@@ -95,15 +95,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		defer mu.Unlock()
 		fmt.Fprintf(out, format+"\n", args...)
 	}
-	section := func(i int, w *target.Client, m *lock.Mutex) (bool, error) {
-		held, err := m.Lock(ctx)
+	section := func(i int, w *target.Client, m *lock.Client) (bool, error) {
+		held, err := m.Acquire(ctx)
 		if errors.Is(err, task.ErrSessionExpired) {
 			return false, nil // the session ended while waiting: wait again
 		}
 		if err != nil {
 			return false, err
 		}
-		defer held.Unlock(ctx)
+		defer m.Release(ctx, held)
 		mu.Lock()
 		entered++
 		n := entered
@@ -153,7 +153,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, err := lock.NewMutex(w.Ex, dir)
+			m, err := lock.NewClient(w.Ex, dir)
 			for done := 0; err == nil && done < *sections; {
 				var ok bool
 				if ok, err = section(i, w, m); ok {

@@ -56,7 +56,7 @@ func idsChapter(ctx context.Context, s *story) error {
 		}
 		replicas = append(replicas, replica{c, r})
 		running.Add(1)
-		go func() { defer running.Done(); _ = r.Run(rctx, c.Ex) }()
+		go func() { defer running.Done(); _ = r.Serve(rctx, c.Ex) }()
 	}
 
 	total := len(s.workers) * s.o.ids
@@ -101,7 +101,7 @@ func idsChapter(ctx context.Context, s *story) error {
 
 	got := make([][]int64, len(s.workers))
 	err = s.eachWorker(func(i int, w *target.Client) error {
-		g, err := idpersist.NewGenerator(w.Ex, cfg)
+		g, err := idpersist.NewClient(w.Ex, cfg)
 		if err != nil {
 			return err
 		}

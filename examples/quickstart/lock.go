@@ -46,12 +46,12 @@ func lockChapter(ctx context.Context, s *story) error {
 	)
 	total := len(s.workers) * s.o.sections
 	err := s.eachWorker(func(i int, w *target.Client) error {
-		m, err := lock.NewMutex(w.Ex, dir)
+		m, err := lock.NewClient(w.Ex, dir)
 		if err != nil {
 			return err
 		}
 		for done := 0; done < s.o.sections; {
-			held, err := m.Lock(ctx)
+			held, err := m.Acquire(ctx)
 			if errors.Is(err, task.ErrSessionExpired) {
 				continue
 			}
@@ -92,7 +92,7 @@ func lockChapter(ctx context.Context, s *story) error {
 			default:
 				return err
 			}
-			if err := held.Unlock(ctx); err != nil && !errors.Is(err, lock.ErrLockLost) {
+			if err := m.Release(ctx, held); err != nil && !errors.Is(err, lock.ErrLockLost) {
 				return err
 			}
 			if errors.Is(held.Err(), lock.ErrLockLost) {

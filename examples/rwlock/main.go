@@ -5,7 +5,7 @@
 // First the sharing: every reader takes the read lock and they all hold it
 // together; a writer that tries then would wait (rwlock.ErrBusy); a writer
 // that queues waits, and a reader that comes after the waiting writer
-// would wait too (writers are not starved); once the readers unlock, the
+// would wait too (writers are not starved); once the readers release, the
 // writer holds, with a fencing token above every reader's.
 //
 // Then the work: writers, holding the write lock, read the counter and
@@ -73,14 +73,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	type worker struct {
 		name string
 		c    *target.Client
-		m    *rwlock.RWMutex
+		m    *rwlock.Client
 	}
 	newWorker := func(name string) (worker, error) {
 		c, err := tg.NewClient(ctx, name, target.IgnoreErrors())
 		if err != nil {
 			return worker{}, err
 		}
-		m, err := rwlock.NewRWMutex(c.Ex, dir)
+		m, err := rwlock.NewClient(c.Ex, dir)
 		return worker{name, c, m}, err
 	}
 	var readers, writers []worker
@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintln(out, "sharing")
 	var held []*rwlock.Held
 	for _, r := range readers {
-		h, err := r.m.RLock(ctx)
+		h, err := r.m.AcquireRead(ctx)
 		if err != nil {
 			return err
 		}
@@ -121,16 +121,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "  %d readers hold the read lock together: %v\n", len(held), together)
 	checks.Check(together, "%d readers held the read lock together", len(held))
-	_, err = writers[0].m.TryLock(ctx)
+	_, err = writers[0].m.TryAcquire(ctx)
 	fmt.Fprintf(out, "  %s tries the write lock: %v\n", writers[0].name, err)
-	checks.Check(errors.Is(err, rwlock.ErrBusy), "a writer's TryLock while readers hold would wait")
+	checks.Check(errors.Is(err, rwlock.ErrBusy), "a writer's TryAcquire while readers hold would wait")
 	type result struct {
 		h   *rwlock.Held
 		err error
 	}
 	queued := make(chan result, 1)
 	go func() {
-		h, err := writers[0].m.Lock(ctx)
+		h, err := writers[0].m.Acquire(ctx)
 		queued <- result{h, err}
 	}()
 	for { // until the writer's node is in the queue
@@ -146,13 +146,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, err = late.m.TryRLock(ctx)
+	_, err = late.m.TryAcquireRead(ctx)
 	fmt.Fprintf(out, "  a reader that comes after the waiting writer tries: %v\n", err)
 	checks.Check(errors.Is(err, rwlock.ErrBusy), "a reader behind a waiting writer would wait (writers are not starved)")
 	maxReader := int64(0)
-	for _, h := range held {
+	for i, h := range held {
 		maxReader = max(maxReader, h.Token())
-		if err := h.Unlock(ctx); err != nil {
+		if err := readers[i].m.Release(ctx, h); err != nil {
 			return err
 		}
 	}
@@ -160,9 +160,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if r.err != nil {
 		return r.err
 	}
-	fmt.Fprintf(out, "  the readers unlock; %s holds with token %d (readers' up to %d)\n", writers[0].name, r.h.Token(), maxReader)
+	fmt.Fprintf(out, "  the readers release; %s holds with token %d (readers' up to %d)\n", writers[0].name, r.h.Token(), maxReader)
 	checks.Check(r.h.Token() > maxReader, "the writer's token is above every reader's before it")
-	if err := r.h.Unlock(ctx); err != nil {
+	if err := writers[0].m.Release(ctx, r.h); err != nil {
 		return err
 	}
 
@@ -184,14 +184,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, format+"\n", args...)
 	}
 	writeSection := func(w worker) (bool, error) {
-		h, err := w.m.Lock(ctx)
+		h, err := w.m.Acquire(ctx)
 		if errors.Is(err, task.ErrSessionExpired) {
 			return false, nil // the session ended while waiting: wait again
 		}
 		if err != nil {
 			return false, err
 		}
-		defer h.Unlock(ctx)
+		defer w.m.Release(ctx, h)
 		mu.Lock()
 		entered++
 		n := entered
@@ -233,14 +233,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return false, err
 	}
 	readSection := func(w worker) (bool, error) {
-		h, err := w.m.RLock(ctx)
+		h, err := w.m.AcquireRead(ctx)
 		if errors.Is(err, task.ErrSessionExpired) {
 			return false, nil
 		}
 		if err != nil {
 			return false, err
 		}
-		defer h.Unlock(ctx)
+		defer w.m.Release(ctx, h)
 		d, err := executor.Await(ctx, w.c.Ex, task.Get(counter))
 		if err != nil {
 			return false, err

@@ -91,7 +91,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, format+"\n", args...)
 	}
 	// section holds one lease; it reports whether the section completed.
-	section := func(i int, w *target.Client, s *semaphore.Semaphore) (bool, error) {
+	section := func(i int, w *target.Client, s *semaphore.Client) (bool, error) {
 		l, err := s.Acquire(ctx)
 		if errors.Is(err, task.ErrSessionExpired) {
 			return false, nil // the session ended while waiting: wait again
@@ -99,7 +99,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return false, err
 		}
-		defer l.Return(ctx)
+		defer s.Release(ctx, l)
 		rs, err := executor.Await(ctx, w.Ex, l.Fenced(&task.CreateRequest{Path: inside + "/w-", Mode: task.EphemeralSequential}))
 		if err != nil {
 			return false, err
@@ -143,7 +143,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := semaphore.NewSemaphore(w.Ex, path, *leases)
+			s, err := semaphore.NewClient(w.Ex, path, *leases)
 			for n := 0; err == nil && n < *sections; {
 				var ok bool
 				if ok, err = section(i, w, s); ok {

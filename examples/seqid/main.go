@@ -1,7 +1,7 @@
 // Command seqid draws unique IDs from one sequence node with recipes/seqid.
 // A few workers, each with its own ZooKeeper session and executor, draw at
 // once: half take one ID per compare-and-set (seqid.Next), the others take
-// them from blocks reserved in one compare-and-set each (seqid.Generator).
+// them from blocks reserved in one compare-and-set each (seqid.Client).
 // On the embedded server one worker's connection drops (its session
 // lives on: its rounds wait for the reconnect and go on) and another's
 // session expires (its generator goes on with the next session). A round
@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			// workers: a Generator taking IDs from blocks.
 			next := func() (int64, error) { return executor.AwaitAcrossExpiry(ctx, w.Ex, seqid.Next(seq)) }
 			if i%2 == 1 {
-				g, err := seqid.NewGenerator(w.Ex, seq, *block)
+				g, err := seqid.NewClient(w.Ex, seq, *block)
 				if err != nil {
 					errs[i] = err
 					return

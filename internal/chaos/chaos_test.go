@@ -250,16 +250,15 @@ type locks struct {
 func (r *run) startLocks(n int) *locks {
 	lk := &locks{r: r, dir: r.root + "/lock", log: r.root + "/log"}
 	for i := range n {
-		m, err := lock.NewMutex(r.client(fmt.Sprintf("lock client %d", i)), lk.dir)
+		m, err := lock.NewClient(r.client(fmt.Sprintf("lock client %d", i)), lk.dir)
 		if err != nil {
 			r.t.Fatal(err)
 		}
-		ex := m.Executor()
 		r.loop(func() error {
 			for {
-				h, err := m.Lock(r.ctx)
+				h, err := m.Acquire(r.ctx)
 				if err == nil {
-					return lk.section(i, ex, h)
+					return lk.section(i, m, h)
 				}
 				if r.ctx.Err() != nil || !(task.IsRetryable(err) || errors.Is(err, task.ErrSessionExpired) || errors.Is(err, lock.ErrLockLost)) {
 					return fmt.Errorf("lock client %d: %w", i, err)
@@ -272,7 +271,8 @@ func (r *run) startLocks(n int) *locks {
 }
 
 // section logs enter and exit with fenced writes, then unlocks.
-func (lk *locks) section(i int, ex *executor.Executor, h *lock.Held) error {
+func (lk *locks) section(i int, m *lock.Client, h *lock.Held) error {
+	ex := m.Executor()
 	ctx := lk.r.ctx
 	ok := true
 	for _, kind := range []string{"enter", "exit"} {
@@ -291,7 +291,7 @@ func (lk *locks) section(i int, ex *executor.Executor, h *lock.Held) error {
 		ok = false
 		break
 	}
-	if err := h.Unlock(ctx); err != nil {
+	if err := m.Release(ctx, h); err != nil {
 		return fmt.Errorf("lock client %d: unlock: %w", i, err)
 	}
 	if ok {
@@ -348,7 +348,7 @@ func (lk *locks) judge(admin *executor.Executor) int {
 
 type idRun struct {
 	r    *run
-	gens []*seqid.Generator
+	gens []*seqid.Client
 	mu   sync.Mutex
 	all  *sim.IDs // every ID, from every generator: none twice
 	cas  *sim.IDs // the compare-and-set generators' calls, in real-time order
@@ -358,7 +358,7 @@ func (r *run) startIDs(blocks []int64) *idRun {
 	ir := &idRun{r: r, all: sim.NewIDs(), cas: sim.NewIDs()}
 	path := r.root + "/ids"
 	for i, b := range blocks {
-		g, err := seqid.NewGenerator(r.client(fmt.Sprintf("id generator %d", i)), path, b)
+		g, err := seqid.NewClient(r.client(fmt.Sprintf("id generator %d", i)), path, b)
 		if err != nil {
 			r.t.Fatal(err)
 		}

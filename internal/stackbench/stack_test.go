@@ -187,7 +187,7 @@ func sent(cs []*client) int64 {
 
 // BenchmarkLock: one lock acquire+release, clients contending on one lock
 // directory, each on a session of its own: go-zookeeper's zk.Lock (raw)
-// and this library's lock.Mutex (ours).
+// and this library's lock.Client (ours).
 func BenchmarkLock(b *testing.B) {
 	srv := server(b)
 	for _, clients := range []int{1, 4, 16, 64} {
@@ -209,10 +209,10 @@ func BenchmarkLock(b *testing.B) {
 			b.Run(fmt.Sprintf("ours/clients=%d", clients), func(b *testing.B) {
 				ctx := context.Background()
 				cs := make([]*client, clients)
-				ms := make([]*lock.Mutex, clients)
+				ms := make([]*lock.Client, clients)
 				for i := range ms {
 					cs[i] = dialOurs(b, srv.Addrs())
-					m, err := lock.NewMutex(cs[i].ex, fmt.Sprintf("/lock-ours-%d-%d", clients, round))
+					m, err := lock.NewClient(cs[i].ex, fmt.Sprintf("/lock-ours-%d-%d", clients, round))
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -221,11 +221,11 @@ func BenchmarkLock(b *testing.B) {
 				before := sent(cs)
 				measure(b, func() {
 					share(b, clients, func(i int) error {
-						h, err := ms[i].Lock(ctx)
+						h, err := ms[i].Acquire(ctx)
 						if err != nil {
 							return err
 						}
-						return h.Unlock(ctx)
+						return ms[i].Release(ctx, h)
 					})
 				})
 				requests(b, cs, before)

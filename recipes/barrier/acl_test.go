@@ -51,7 +51,7 @@ func TestACL(t *testing.T) {
 	})
 }
 
-// NewGate and NewDoubleGate pass WithACL on to the barriers they run.
+// NewClient and NewDoubleClient pass WithACL on to the barriers they run.
 func TestBlockingACL(t *testing.T) {
 	acltest.Check(t, []string{"/acl", "/acl/gate", "/acl/double", "/acl/double/_p_*"}, func(t *testing.T, acl task.ACLProvider) []acltest.Create {
 		srv := fakezk.New(fakezk.Config{Async: true})
@@ -59,14 +59,14 @@ func TestBlockingACL(t *testing.T) {
 		rec := acltest.Wrap(srv.Connect(fakezk.ConnConfig{}))
 		ex := acltest.Running(t, executor.Config{Conn: rec, Clock: srv.Clock(), Seed: 1})
 		ctx := context.Background()
-		g, err := barrier.NewGate(ex, "/acl/gate", barrier.WithACL(acl))
+		g, err := barrier.NewClient(ex, "/acl/gate", barrier.WithACL(acl))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := g.Set(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
-		d, err := barrier.NewDoubleGate(ex, "/acl/double", 1, barrier.WithACL(acl))
+		d, err := barrier.NewDoubleClient(ex, "/acl/double", 1, barrier.WithACL(acl))
 		if err != nil {
 			t.Fatal(err)
 		}

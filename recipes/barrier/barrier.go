@@ -87,7 +87,7 @@ func (b *Barrier) Remove() task.Task[task.Unit] {
 // set again). Connection loss is retried after the reconnect. It fails
 // with the scope's error (deadline, cancel), or task.ErrSessionExpired or
 // task.ErrClosed when the session ends; waiting again on the next session
-// is safe (Gate.Wait does so).
+// is safe (Client.Wait does so).
 func (b *Barrier) Wait() task.Task[task.Unit] {
 	if b == nil {
 		return task.Fail[task.Unit](errNil("Barrier"))

@@ -28,17 +28,17 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("NewDouble(n=%d) = %v, want ErrInvalidArgument", n, err)
 		}
 	}
-	if _, err := barrier.NewGate(nil, "/b"); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("NewGate(nil) = %v", err)
+	if _, err := barrier.NewClient(nil, "/b"); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("NewClient(nil) = %v", err)
 	}
-	if _, err := barrier.NewDoubleGate(nil, "/d", 2); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("NewDoubleGate(nil) = %v", err)
+	if _, err := barrier.NewDoubleClient(nil, "/d", 2); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("NewDoubleClient(nil) = %v", err)
 	}
 	w := newTestWorld(t, 1, 1)
-	if _, err := barrier.NewGate(w.Execs[0], "bad"); !errors.Is(err, task.ErrInvalidPath) {
-		t.Errorf("NewGate(bad path) = %v", err)
+	if _, err := barrier.NewClient(w.Execs[0], "bad"); !errors.Is(err, task.ErrInvalidPath) {
+		t.Errorf("NewClient(bad path) = %v", err)
 	}
-	d, err := barrier.NewDoubleGate(w.Execs[0], "/d", 2)
+	d, err := barrier.NewDoubleClient(w.Execs[0], "/d", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +49,8 @@ func TestBadInput(t *testing.T) {
 	var nb *barrier.Barrier
 	var nd *barrier.DoubleBarrier
 	var np *barrier.Participant
-	var ng *barrier.Gate
-	var ndg *barrier.Double
+	var ng *barrier.Client
+	var ndg *barrier.DoubleClient
 	for name, tk := range map[string]task.Task[task.Unit]{"Set": nb.Set(nil), "Remove": nb.Remove(), "Wait": nb.Wait(), "Leave": np.Leave()} {
 		if _, err := sim.Run(w, 0, tk); !errors.Is(err, task.ErrInvalidArgument) {
 			t.Errorf("nil %s = %v, want ErrInvalidArgument", name, err)
@@ -61,7 +61,7 @@ func TestBadInput(t *testing.T) {
 	}
 	ctx := context.Background()
 	if err := ng.Wait(ctx); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("nil Gate.Wait = %v", err)
+		t.Errorf("nil Client.Wait = %v", err)
 	}
 	if _, err := ndg.Enter(ctx); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("nil Double.Enter = %v", err)
@@ -269,7 +269,7 @@ func TestNoOrphanAfterDeadlineOrCancel(t *testing.T) {
 	}
 }
 
-// The blocking API, on real goroutines: Gate.Wait returns once the
+// The blocking API, on real goroutines: Client.Wait returns once the
 // barrier is removed; Double.Enter with a context that ends leaves no
 // node; three goroutines pass a double barrier together.
 func TestBlocking(t *testing.T) {
@@ -295,8 +295,8 @@ func TestBlocking(t *testing.T) {
 	}()
 	exs := []*executor.Executor{start(1), start(2), start(3)}
 
-	g0, _ := barrier.NewGate(exs[0], "/blocking/gate")
-	g1, _ := barrier.NewGate(exs[1], "/blocking/gate")
+	g0, _ := barrier.NewClient(exs[0], "/blocking/gate")
+	g1, _ := barrier.NewClient(exs[1], "/blocking/gate")
 	if err := g0.Set(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestBlocking(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d0, _ := barrier.NewDoubleGate(exs[0], "/blocking/double", 3)
+	d0, _ := barrier.NewDoubleClient(exs[0], "/blocking/double", 3)
 	short, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
 	if _, err := d0.Enter(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("enter with a short context = %v", err)
@@ -322,7 +322,7 @@ func TestBlocking(t *testing.T) {
 	cancel()
 	results := make(chan error, 3)
 	for _, ex := range exs {
-		d, _ := barrier.NewDoubleGate(ex, "/blocking/double", 3)
+		d, _ := barrier.NewDoubleClient(ex, "/blocking/double", 3)
 		go func() {
 			p, err := d.Enter(ctx)
 			if err == nil {

@@ -43,7 +43,7 @@ func ExampleBarrier() {
 
 // The blocking API of the double barrier: three workers, each with its
 // own session, enter together, work, and leave together.
-func ExampleDouble() {
+func ExampleDoubleClient() {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
 	ctx, stop := context.WithCancel(context.Background())
@@ -59,7 +59,7 @@ func ExampleDouble() {
 		ex, _ := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: uint64(i + 1)})
 		running.Add(1)
 		go func() { defer running.Done(); _ = ex.Run(ctx) }()
-		d, _ := barrier.NewDoubleGate(ex, "/jobs/round-1", workers)
+		d, _ := barrier.NewDoubleClient(ex, "/jobs/round-1", workers)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

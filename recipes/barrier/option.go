@@ -2,8 +2,8 @@ package barrier
 
 import "github.com/zkflow/zkflow/task"
 
-// Option configures a Barrier or a DoubleBarrier (New, NewDouble, NewGate,
-// NewDoubleGate).
+// Option configures a Barrier or a DoubleBarrier (New, NewDouble, NewClient,
+// NewDoubleClient).
 type Option interface{ apply(*options) }
 
 type options struct {

@@ -44,7 +44,7 @@ func realDoubleBarrier(t *testing.T, underRoot bool) {
 		var wg sync.WaitGroup
 		errs := make(chan error, 2*n)
 		for i, ex := range exs {
-			d, err := barrier.NewDoubleGate(ex, dir, n)
+			d, err := barrier.NewDoubleClient(ex, dir, n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func TestRealBarrier(t *testing.T) {
 	defer cancel()
 	root := fmt.Sprintf("/real-barrier-%016x", rand.Uint64())
 	ctl := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true}).Ex
-	g, err := barrier.NewGate(ctl, root+"/gate")
+	g, err := barrier.NewClient(ctl, root+"/gate")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestRealBarrier(t *testing.T) {
 	var removed atomic.Bool
 	passed := make(chan error, 3)
 	for range 3 {
-		w, _ := barrier.NewGate(realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true}).Ex, root+"/gate")
+		w, _ := barrier.NewClient(realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true}).Ex, root+"/gate")
 		go func() {
 			err := w.Wait(ctx)
 			if err == nil && !removed.Load() {
@@ -143,7 +143,7 @@ func TestRealBarrier(t *testing.T) {
 	if _, err := executor.Await(ctx, ctl, task.Create(root+"/double", nil, task.Persistent)); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := barrier.NewDoubleGate(ex, root+"/double", 2)
+	d, _ := barrier.NewDoubleClient(ex, root+"/double", 2)
 	entered := make(chan error, 1)
 	go func() { _, err := d.Enter(ctx); entered <- err }()
 	waitFor(t, ctx, ctl, root+"/double", 1)

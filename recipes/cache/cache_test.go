@@ -56,14 +56,14 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("NewNode(%q): %v, want ErrInvalidPath", p, err)
 		}
 	}
-	if _, err := WatchChildren(context.Background(), nil, "/x", Options{}); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("WatchChildren(nil executor): %v", err)
+	if _, err := StartChildren(context.Background(), nil, "/x", Options{}); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("StartChildren(nil executor): %v", err)
 	}
-	if _, err := WatchNode(context.Background(), nil, "/x", Options{}); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("WatchNode(nil executor): %v", err)
+	if _, err := StartNode(context.Background(), nil, "/x", Options{}); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("StartNode(nil executor): %v", err)
 	}
-	if _, err := WatchTree(context.Background(), nil, "/x", Options{}); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("WatchTree(nil executor): %v", err)
+	if _, err := StartTree(context.Background(), nil, "/x", Options{}); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("StartTree(nil executor): %v", err)
 	}
 	if _, err := NewTree("x", Options{}); !errors.Is(err, task.ErrInvalidPath) {
 		t.Errorf("NewTree(x): %v", err)
@@ -207,7 +207,7 @@ func TestBlocking(t *testing.T) {
 		}
 	}()
 	reader, writer := start(1), start(2)
-	wt, err := WatchChildren(ctx, reader, "/blocking", Options{Data: true})
+	wt, err := StartChildren(ctx, reader, "/blocking", Options{Data: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestBlocking(t *testing.T) {
 	if _, err := wt.Next(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Next with nothing new: %v, want deadline exceeded", err)
 	}
-	if err := wt.Close(ctx); err != nil {
+	if err := wt.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	<-wt.Done()

@@ -71,8 +71,11 @@ func TestBadInput(t *testing.T) {
 	if _, err := sim.Run(w, 0, Reload("/x", DirOptions{}, nil)); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("Reload with nil apply: %v", err)
 	}
-	if _, err := Open(context.Background(), nil, "/x", DirOptions{}); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("Open with nil executor: %v", err)
+	if _, err := NewClient(nil); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("NewClient with nil executor: %v", err)
+	}
+	if _, err := NewClient(w.Execs[0], nil); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("NewClient with a nil option: %v", err)
 	}
 	if len(w.Server.Paths()) > 1 && strings.Contains(strings.Join(w.Server.Paths(), ","), "/r") {
 		t.Errorf("bad input wrote to the server: %v", w.Server.Paths())
@@ -325,7 +328,11 @@ func TestReader(t *testing.T) {
 		Update("/cfg", map[string][]byte{"port": []byte("80")}))); err != nil {
 		t.Fatal(err)
 	}
-	rd, err := Open(ctx, reader, "/cfg", DirOptions{Marker: true})
+	cl, err := NewClient(reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := cl.WatchDir(ctx, "/cfg", DirOptions{Marker: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,11 +347,37 @@ func TestReader(t *testing.T) {
 	if err != nil || string(s.Values["port"]) != "81" {
 		t.Fatalf("second Next: %v, %v", s.Values, err)
 	}
-	if err := rd.Close(ctx); err != nil {
+	// The writer's blocking face: UpdateMarked and Update reach the reader.
+	wc, err := NewClient(writer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, update := range []func(context.Context, string, map[string][]byte) error{wc.UpdateMarked, wc.Update} {
+		port := fmt.Sprint(82 + i)
+		if err := update(ctx, "/cfg", map[string][]byte{"port": []byte(port)}); err != nil {
+			t.Fatal(err)
+		}
+		s, err = rd.Next(ctx)
+		if err != nil || string(s.Values["port"]) != port {
+			t.Fatalf("Next after the blocking update to %s: %v, %v", port, s.Values, err)
+		}
+	}
+	// Watch follows one node.
+	nd, err := cl.Watch(ctx, "/cfg/port")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := nd.Next(ctx); err != nil || !s.Exists || string(s.Data) != "83" {
+		t.Fatalf("Watch's first Next: %+v, %v", s, err)
+	}
+	if err := nd.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rd.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rd.Next(ctx); !errors.Is(err, ErrStopped) {
-		t.Fatalf("Next after Close: %v", err)
+		t.Fatalf("Next after Stop: %v", err)
 	}
 }
 

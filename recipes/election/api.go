@@ -21,7 +21,7 @@ var (
 	// leader stepped down before the server could expire the session and
 	// elect someone else.
 	ErrGaveUp = errors.New("election: gave up while disconnected")
-	// ErrResigned is Leadership.Err after Resign or StepDown.
+	// ErrResigned is Leadership.Err after Resign.
 	ErrResigned = errors.New("election: resigned")
 	// ErrNoLeader is the error of Leader when nobody leads.
 	ErrNoLeader = errors.New("election: no leader")

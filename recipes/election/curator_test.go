@@ -78,7 +78,7 @@ func TestCuratorLeaderLatchInterop(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for !stop.Load() || terms.Load() < minTerms {
-				l, err := election.Campaign(ctx, ex, e)
+				l, err := election.ClientOf(ex, e).Campaign(ctx)
 				if err != nil {
 					errs[i] = err
 					return
@@ -102,7 +102,7 @@ func TestCuratorLeaderLatchInterop(t *testing.T) {
 					errs[i] = err
 					return
 				}
-				if err := l.StepDown(ctx); err != nil {
+				if err := election.ClientOf(ex, nil).Resign(ctx, l); err != nil {
 					errs[i] = err
 					return
 				}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/election"
@@ -33,15 +34,28 @@ func TestNewRejectsBadInput(t *testing.T) {
 		t.Errorf("huge Data: %v, want ErrDataTooLarge", err)
 	}
 	e := mustElection(t, "/e", election.Config{})
-	if _, err := election.Campaign(context.Background(), nil, e); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("Campaign with nil executor: %v", err)
+	if _, err := election.NewClient(nil, "/e", election.Config{}); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("NewClient with nil executor: %v", err)
 	}
-	if _, err := election.Leader(context.Background(), nil, e); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("Leader with nil executor: %v", err)
+	if _, err := election.NewMasterClient(nil, "/m", election.Config{}); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("NewMasterClient with nil executor: %v", err)
 	}
-	var l election.Leadership
-	if err := l.StepDown(context.Background()); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("StepDown without the blocking Campaign: %v", err)
+	ex, err := executor.New(executor.Config{Conn: fakezk.New(fakezk.Config{}).Connect(fakezk.ConnConfig{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Shutdown()
+	if _, err := election.NewClient(ex, "e", election.Config{}); !errors.Is(err, task.ErrInvalidPath) {
+		t.Errorf("NewClient with a bad path: %v", err)
+	}
+	// Leadership won by hand (Campaign run as a task) has no executor a
+	// Client could block on.
+	cl := election.ClientOf(ex, e)
+	if err := cl.Resign(context.Background(), &election.Leadership{}); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("Resign of leadership not won through a Client: %v", err)
+	}
+	if _, err := cl.Fenced(context.Background(), nil); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("Fenced of nil leadership: %v", err)
 	}
 }
 

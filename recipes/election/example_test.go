@@ -43,17 +43,17 @@ func Example() {
 	a, _ := election.New("/app/election", election.Config{Data: []byte("a")})
 	b, _ := election.New("/app/election", election.Config{Data: []byte("b")})
 
-	la, err := election.Campaign(ctx, exs[0], a)
+	la, err := election.ClientOf(exs[0], a).Campaign(ctx)
 	fmt.Println("a leads:", err, la.IsLeader())
-	who, _ := election.Leader(ctx, exs[1], b)
+	who, _ := election.ClientOf(exs[1], b).Leader(ctx)
 	fmt.Printf("leader's data: %s\n", who)
 
 	won := make(chan *election.Leadership)
 	go func() {
-		lb, _ := election.Campaign(ctx, exs[1], b)
+		lb, _ := election.ClientOf(exs[1], b).Campaign(ctx)
 		won <- lb
 	}()
-	fmt.Println("a steps down:", la.StepDown(ctx), la.Err())
+	fmt.Println("a steps down:", election.ClientOf(exs[0], nil).Resign(ctx, la), la.Err())
 	<-la.Done()
 	lb := <-won
 	fmt.Println("b leads with a larger token:", lb.IsLeader(), lb.Token() > la.Token())
@@ -62,7 +62,7 @@ func Example() {
 	fmt.Println("b's fenced write:", err)
 	_, err = executor.Await(ctx, exs[0], la.Fenced(&task.SetDataRequest{Path: "/app/config", Data: []byte("by a"), Version: task.AnyVersion}))
 	fmt.Println("a's fenced write refused:", err != nil)
-	fmt.Println("b steps down:", lb.StepDown(ctx))
+	fmt.Println("b steps down:", election.ClientOf(exs[1], nil).Resign(ctx, lb))
 	// Output:
 	// a leads: <nil> true
 	// leader's data: a

@@ -1,7 +1,6 @@
 package election
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -30,7 +29,7 @@ type Leadership struct {
 	sess    task.Session
 	giveUp  float64
 	onState func(*Leadership, State)
-	ex      *executor.Executor // set by the blocking Campaign, for StepDown
+	ex      *executor.Executor // set by Client.Campaign, for its Resign and Fenced
 	// resetDir: a candidate numbered near the end of the directory's
 	// counter, which deletes the directory on Resign if it is then empty
 	// (zkops.ResetAbove).
@@ -363,15 +362,4 @@ func (l *Leadership) Resign() task.Task[task.Unit] {
 		}
 		zkops.Detached(del)(s, k)
 	}
-}
-
-// StepDown is the blocking Resign for leadership won with the blocking
-// Campaign. If ctx ends first, StepDown returns its error and the delete
-// goes on in the background.
-func (l *Leadership) StepDown(ctx context.Context) error {
-	if l.ex == nil {
-		return fmt.Errorf("election: StepDown of leadership not won with the blocking Campaign (run Resign instead): %w", task.ErrInvalidArgument)
-	}
-	_, err := executor.Await(ctx, l.ex, l.Resign())
-	return err
 }

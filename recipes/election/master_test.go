@@ -91,19 +91,19 @@ func TestMasterBlockingCancel(t *testing.T) {
 	exs, stop := clients(srv, 2)
 	defer stop()
 	ctx := context.Background()
-	l0, err := election.Campaign(ctx, exs[0], mustMaster(t, "/svc/master", "zero"))
+	l0, err := election.ClientOf(exs[0], mustMaster(t, "/svc/master", "zero")).Campaign(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := election.Campaign(short, exs[1], mustMaster(t, "/svc/master", "one")); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := election.ClientOf(exs[1], mustMaster(t, "/svc/master", "one")).Campaign(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("campaign past its context: %v", err)
 	}
-	if err := l0.StepDown(ctx); err != nil {
+	if err := election.ClientOf(exs[0], nil).Resign(ctx, l0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := election.Leader(ctx, exs[1], mustMaster(t, "/svc/master", "one")); !errors.Is(err, election.ErrNoLeader) {
+	if _, err := election.ClientOf(exs[1], mustMaster(t, "/svc/master", "one")).Leader(ctx); !errors.Is(err, election.ErrNoLeader) {
 		t.Fatalf("after step down: %v", err)
 	}
 }

@@ -156,18 +156,16 @@ func (o *Observer) Err() error {
 	return err
 }
 
-// Observe is the blocking face of Candidate.Observe: it sends who leads
+// Observe is the blocking face of Election.Observe and Master.Observe:
+// it sends who leads
 // on the returned channel, first the leader at the start, then each
 // change, until ctx ends, and then closes the channel. The channel holds
 // one observation: a reader that falls behind gets the latest (older ones
 // are replaced, never queued without bound), so the last observation
 // before a pause is never lost. It returns an error, and no channel, when
-// the observer cannot start (bad arguments, ctx ended first). Safe from
-// any goroutine; someone must be running ex.
-func Observe(ctx context.Context, ex *executor.Executor, cand Candidate) (<-chan Observation, error) {
-	if ex == nil || cand == nil {
-		return nil, fmt.Errorf("election: nil executor or candidate: %w", task.ErrInvalidArgument)
-	}
+// the observer cannot start (ctx ended first, the executor closed).
+func (c *Client) Observe(ctx context.Context) (<-chan Observation, error) {
+	ex, cand := c.ex, c.cand
 	ch := make(chan Observation, 1)
 	send := func(ob Observation) {
 		for {

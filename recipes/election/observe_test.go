@@ -180,14 +180,14 @@ func TestBlockingObserveAndLead(t *testing.T) {
 	defer cancel()
 	const dir = "/app/lead"
 	e := mustElection(t, dir, election.Config{Data: []byte("x")})
-	if _, err := election.Observe(ctx, nil, e); !errors.Is(err, task.ErrInvalidArgument) {
+	if _, err := election.ClientOf(nil, e).Observe(ctx); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Fatalf("Observe with nil executor: %v", err)
 	}
-	if err := election.Lead(ctx, exs[0], e, election.LeadOptions{}, nil); !errors.Is(err, task.ErrInvalidArgument) {
+	if err := election.ClientOf(exs[0], e).Lead(ctx, election.LeadOptions{}, nil); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Fatalf("Lead with nil function: %v", err)
 	}
 	octx, ocancel := context.WithCancel(ctx)
-	obs, err := election.Observe(octx, exs[2], e)
+	obs, err := election.ClientOf(exs[2], e).Observe(octx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestBlockingObserveAndLead(t *testing.T) {
 	// One leadership without Requeue: Lead returns nil after lead does,
 	// and the node is gone.
 	var tokens []int64
-	err = election.Lead(ctx, exs[0], e, election.LeadOptions{}, func(lctx context.Context, l *election.Leadership) error {
+	err = election.ClientOf(exs[0], e).Lead(ctx, election.LeadOptions{}, func(lctx context.Context, l *election.Leadership) error {
 		tokens = append(tokens, l.Token())
 		for ob := range obs {
 			if ob.Leading && ob.Token == l.Token() {
@@ -218,7 +218,7 @@ func TestBlockingObserveAndLead(t *testing.T) {
 	// context; the candidate campaigns again on its new session.
 	lost := errors.New("lead's context canceled")
 	rounds := 0
-	err = election.Lead(ctx, exs[1], e, election.LeadOptions{Requeue: true}, func(lctx context.Context, l *election.Leadership) error {
+	err = election.ClientOf(exs[1], e).Lead(ctx, election.LeadOptions{Requeue: true}, func(lctx context.Context, l *election.Leadership) error {
 		rounds++
 		if rounds == 1 {
 			srv.Expire(conns[1])

@@ -131,7 +131,7 @@ func TestRealEnsembleMasterIncarnations(t *testing.T) {
 		exA, a := holdingClient(t, ctx, ens.Addrs(), path)
 		exB, _ := realClient(t, ctx, ens.Addrs(), 6*time.Second)
 		exC, _ := realClient(t, ctx, ens.Addrs(), 6*time.Second)
-		la, err := election.Campaign(ctx, exA, master("a"))
+		la, err := election.ClientOf(exA, master("a")).Campaign(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestRealEnsembleMasterIncarnations(t *testing.T) {
 		}
 		cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
 		defer ccancel()
-		if lc, err := election.Campaign(cctx, exC, master("c")); err == nil {
+		if lc, err := election.ClientOf(exC, master("c")).Campaign(cctx); err == nil {
 			t.Fatalf("c leads (token %d) beside b (token %d, err %v)", lc.Token(), lb.Token(), lb.Err())
 		}
 		if got := owner(); got != lb.Session().ID || lb.Err() != nil {
@@ -169,7 +169,7 @@ func TestRealEnsembleMasterIncarnations(t *testing.T) {
 		a.mu.Lock()
 		a.holdWch = true // a will not hear its node go
 		a.mu.Unlock()
-		la, err := election.Campaign(ctx, exA, master("a"))
+		la, err := election.ClientOf(exA, master("a")).Campaign(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +203,7 @@ func TestRealEnsembleMasterIncarnations(t *testing.T) {
 func campaignAsync(t *testing.T, ctx context.Context, ex *executor.Executor, m *election.Master) <-chan *election.Leadership {
 	done := make(chan *election.Leadership, 1)
 	go func() {
-		l, err := election.Campaign(ctx, ex, m)
+		l, err := election.ClientOf(ex, m).Campaign(ctx)
 		if err != nil {
 			t.Errorf("campaign for %s: %v", m.Path(), err)
 		}

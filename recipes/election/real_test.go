@@ -61,7 +61,7 @@ func realStandaloneSuccession(t *testing.T, underRoot bool) {
 		}
 		cs = append(cs, cand{ex, cl, e})
 	}
-	l0, err := election.Campaign(ctx, cs[0].ex, cs[0].e)
+	l0, err := election.ClientOf(cs[0].ex, cs[0].e).Campaign(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func realStandaloneSuccession(t *testing.T, underRoot bool) {
 	for i := 1; i < 3; i++ {
 		won[i] = make(chan *election.Leadership, 1)
 		go func() {
-			l, err := election.Campaign(ctx, cs[i].ex, cs[i].e)
+			l, err := election.ClientOf(cs[i].ex, cs[i].e).Campaign(ctx)
 			if err != nil {
 				t.Errorf("candidate %d: %v", i, err)
 			}
@@ -92,7 +92,7 @@ func realStandaloneSuccession(t *testing.T, underRoot bool) {
 			}
 		}
 	}
-	if who, err := election.Leader(ctx, cs[1].ex, cs[1].e); err != nil || string(who) != "0" {
+	if who, err := election.ClientOf(cs[1].ex, cs[1].e).Leader(ctx); err != nil || string(who) != "0" {
 		t.Fatalf("Leader = %q %v", who, err)
 	}
 	prev := l0
@@ -128,7 +128,7 @@ func realStandaloneSuccession(t *testing.T, underRoot bool) {
 		}
 		prev, closeLeader = l, cs[next].close
 	}
-	if err := prev.StepDown(ctx); err != nil {
+	if err := election.ClientOf(cs[2].ex, nil).Resign(ctx, prev); err != nil { // the last leader: candidate 2
 		t.Fatal(err)
 	}
 }
@@ -196,7 +196,7 @@ func TestRealEnsembleServerKilled(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for done := 0; done < rounds; {
-				l, err := election.Campaign(ctx, ex, e)
+				l, err := election.ClientOf(ex, e).Campaign(ctx)
 				if err != nil {
 					if ctx.Err() != nil {
 						errs[i] = err
@@ -235,7 +235,7 @@ func TestRealEnsembleServerKilled(t *testing.T) {
 					lost++
 					mu.Unlock()
 				}
-				_ = l.StepDown(ctx)
+				_ = election.ClientOf(ex, nil).Resign(ctx, l)
 				done++
 			}
 		}()

@@ -105,7 +105,7 @@ func TestRealSilentPartition(t *testing.T) {
 			ended = time.Now()
 		}
 	}})
-	la, err := election.Campaign(ctx, exA, eA)
+	la, err := election.ClientOf(exA, eA).Campaign(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestRealSilentPartition(t *testing.T) {
 	}})
 	won := make(chan *election.Leadership, 1)
 	go func() {
-		l, err := election.Campaign(ctx, exB, eB)
+		l, err := election.ClientOf(exB, eB).Campaign(ctx)
 		if err != nil {
 			t.Errorf("B: %v", err)
 		}
@@ -165,7 +165,7 @@ func TestRealSilentPartition(t *testing.T) {
 	if lb == nil || !ended.Before(granted) {
 		t.Fatalf("two acting leaders: A gave up %s after B was elected", ended.Sub(granted))
 	}
-	if err := lb.StepDown(ctx); err != nil {
+	if err := election.ClientOf(exB, nil).Resign(ctx, lb); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -11,7 +11,7 @@
 // (a multi with a check on the lock node). Most critical sections write
 // elsewhere; this package is for them.
 //
-//	held, err := mutex.Lock(ctx)
+//	held, err := mutex.Acquire(ctx)
 //	...
 //	err = fence.Write(ctx, store, "config", held.Token(), value)
 //	if errors.Is(err, fence.ErrFenced) {

@@ -27,8 +27,8 @@ func Example() {
 		running = append(running, done)
 		return ex
 	}
-	a, _ := lock.NewMutex(start(1), "/app/lock")
-	b, _ := lock.NewMutex(start(2), "/app/lock")
+	a, _ := lock.NewClient(start(1), "/app/lock")
+	b, _ := lock.NewClient(start(2), "/app/lock")
 	defer func() {
 		stop()
 		for _, d := range running {
@@ -37,11 +37,11 @@ func Example() {
 	}()
 	store := &fence.Memory{} // or boltstore, or your database
 
-	ha, _ := a.Lock(ctx)
+	ha, _ := a.Acquire(ctx)
 	fmt.Println("a writes:", fence.Write(ctx, store, "config", ha.Token(), []byte("by a")))
-	fmt.Println("a unlocks:", ha.Unlock(ctx))
+	fmt.Println("a unlocks:", a.Release(ctx, ha))
 
-	hb, _ := b.Lock(ctx)
+	hb, _ := b.Acquire(ctx)
 	n, err := fence.Update(ctx, store, "config", hb.Token(), func(old []byte) ([]byte, error) {
 		return append(old, " then b"...), nil
 	})
@@ -52,7 +52,7 @@ func Example() {
 	fmt.Println("a's late write refused:", errors.Is(err, fence.ErrFenced))
 	e, _, _ := store.Load(ctx, "config")
 	fmt.Printf("stored: %q, by the newer token: %v\n", e.Value, e.Token == hb.Token())
-	fmt.Println("b unlocks:", hb.Unlock(ctx))
+	fmt.Println("b unlocks:", b.Release(ctx, hb))
 	// Output:
 	// a writes: <nil>
 	// a unlocks: <nil>

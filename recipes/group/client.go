@@ -198,9 +198,9 @@ func (w *Watcher) Next(ctx context.Context) (Change, error) {
 // Members returns the members as last reported.
 func (w *Watcher) Members() []string { return w.v.Members() }
 
-// Close stops the view. It returns once the view has stopped, or ctx's
-// error.
-func (w *Watcher) Close(ctx context.Context) error {
+// Stop stops the view (View.Stop). It returns once the view has
+// stopped, or ctx's error.
+func (w *Watcher) Stop(ctx context.Context) error {
 	_, err := executor.Await(ctx, w.ex, w.v.Stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil // the executor stopped: so did the view

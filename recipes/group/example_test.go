@@ -79,11 +79,11 @@ func ExampleClient() {
 	fmt.Println("leave:", db.Leave(ctx, m))
 	ch, _ = w.Next(ctx)
 	fmt.Println("left:", ch.Removed, "members:", ch.Members)
-	fmt.Println("close:", w.Close(ctx))
+	fmt.Println("stop:", w.Stop(ctx))
 	// Output:
 	// at first: []
 	// joined: [db-1] members: [db-1]
 	// leave: <nil>
 	// left: [db-1] members: []
-	// close: <nil>
+	// stop: <nil>
 }

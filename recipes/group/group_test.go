@@ -325,7 +325,7 @@ func TestBlocking(t *testing.T) {
 		t.Fatalf("Next with nothing new = %v", err)
 	}
 	cancel()
-	if err := wt.Close(ctx); err != nil {
+	if err := wt.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := wt.Next(ctx); !errors.Is(err, group.ErrStopped) {

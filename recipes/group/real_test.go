@@ -55,7 +55,7 @@ func realMembership(t *testing.T, underRoot bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close(ctx)
+	defer w.Stop(ctx)
 	waitMembers(t, ctx, w) // empty at first
 
 	ids := []string{"a", "b", "c"}

@@ -44,7 +44,7 @@ func TestACL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sim.Submit(w, 0, r.Task())
+		sim.Submit(w, 0, r.Run())
 		if id, err := sim.Run(w, 1, idpersist.Next(cfg)); err != nil || id != 1 {
 			t.Fatalf("Next = %d, %v", id, err)
 		}
@@ -60,7 +60,7 @@ func TestACL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sim.Submit(w, 2, rd.Task())
+		sim.Submit(w, 2, rd.Run())
 		if !w.Settle(rd.Leading) {
 			t.Fatal("no leader under Parent")
 		}

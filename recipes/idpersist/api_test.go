@@ -34,7 +34,7 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("case %d: %v, want ErrConfig", i, err)
 		}
 	}
-	if _, err := idpersist.NewGenerator(nil, good); !errors.Is(err, task.ErrInvalidArgument) {
+	if _, err := idpersist.NewClient(nil, good); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("nil executor: %v", err)
 	}
 }

@@ -54,7 +54,7 @@ var ErrConfig = fmt.Errorf("%w: idpersist config", task.ErrInvalidArgument)
 
 // Named returns the config of the sequence Parent/name, served by a leader
 // with Parent set: Sequence is Parent/name and Limit is Limits/name. Use it
-// with Reserve, Next and NewGenerator.
+// with Reserve, Next and NewClient.
 func (c Config) Named(name string) Config {
 	c.Sequence, c.Limit = c.Parent+"/"+name, c.Limits+"/"+name
 	c.Parent, c.Limits, c.Stores = "", "", nil

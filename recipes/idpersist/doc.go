@@ -37,7 +37,7 @@
 //	Config.Election  parent of the candidates, ephemeral-sequential nodes
 //	                 "c-<session id>-<random>-<10-digit sequence>"
 //
-// # Generator (Reserve, Next, Generator)
+// # Client (Reserve, Next, Client)
 //
 // One round: get the limit L; get the sequence (value v, version ver). If
 // ver is -1 it fails with seqid.ErrVersionWrapped. If v >= L it reads the
@@ -48,7 +48,7 @@
 // watch: the generator never creates the sequence. BadVersion, NoNode,
 // connection loss and not sent start the round over (after connection
 // loss an applied write's IDs are skipped, never repeated). Session expiry
-// ends the task; Generator.Next runs it again on the next session.
+// ends the task; Client.Next runs it again on the next session.
 //
 // Limits only rise, and every value ever written to the limit node is at
 // or below the mark, so a stale read of the limit is safe.
@@ -104,7 +104,7 @@
 // and picks up children added or removed while it leads, with no restart.
 // The limit of Parent/<name> is Limits/<name>; its mark is the Store
 // Stores.Mark(name) (DirStores: one FileStore per name in a directory).
-// Generators use cfg.Named(name) with Reserve, Next and NewGenerator.
+// Generators use cfg.Named(name) with Reserve, Next and NewClient.
 //
 // The leader lists Parent with a children watch; each listing:
 //
@@ -174,6 +174,6 @@
 //
 // Reserve, Next and Replica.Task return tasks for an executor. Store.Store
 // runs on the executor goroutine (it blocks it for an fsync, once per
-// Chunk IDs). Generator, Replica.Run and the stores are safe to use from
+// Chunk IDs). Client, Replica.Run and the stores are safe to use from
 // any goroutine.
 package idpersist

@@ -41,9 +41,9 @@ func Example() {
 	replica, _ := idpersist.NewReplica(cfg)
 	leaderEx := newExecutor()
 	wg.Add(1)
-	go func() { defer wg.Done(); _ = replica.Run(ctx, leaderEx) }()
+	go func() { defer wg.Done(); _ = replica.Serve(ctx, leaderEx) }()
 
-	g, _ := idpersist.NewGenerator(newExecutor(), cfg)
+	g, _ := idpersist.NewClient(newExecutor(), cfg)
 	for range 5 {
 		id, _ := g.Next(ctx)
 		fmt.Print(id, " ")

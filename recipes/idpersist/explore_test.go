@@ -111,7 +111,7 @@ func (e *explore) workload(r *sim.Trial) {
 		ex := r.Execs[i]
 		var start func()
 		start = func() {
-			executor.Submit(ex, rep.Task(), func(_ task.Unit, err error) {
+			executor.Submit(ex, rep.Run(), func(_ task.Unit, err error) {
 				switch {
 				case r.Closing():
 				case errors.Is(err, task.ErrSessionExpired), errors.Is(err, idpersist.ErrDeposed):

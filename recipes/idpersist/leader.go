@@ -47,13 +47,14 @@ func (r *Replica) Leading() bool { return r.leading.Load() }
 // Turns counts the times the replica became leader.
 func (r *Replica) Turns() int64 { return r.turns.Load() }
 
-// Run runs the replica on ex until ctx ends; after a session expiry it
+// Serve runs the replica on ex until ctx ends (the blocking face of
+// Run); after a session expiry it
 // runs for election again with a new candidate on the new session. It
 // returns ctx's error as task.ErrCanceled/ErrDeadlineExceeded, or the
 // first error that is neither expiry nor a lost leadership.
-func (r *Replica) Run(ctx context.Context, ex *executor.Executor) error {
+func (r *Replica) Serve(ctx context.Context, ex *executor.Executor) error {
 	for {
-		_, err := executor.Await(ctx, ex, r.Task())
+		_, err := executor.Await(ctx, ex, r.Run())
 		if ctx.Err() != nil {
 			return err
 		}
@@ -64,7 +65,7 @@ func (r *Replica) Run(ctx context.Context, ex *executor.Executor) error {
 	}
 }
 
-// Task returns the replica's flow on the current session: create a
+// Run returns the replica's flow on the current session: create a
 // candidate, wait to be the lowest, lead; after a suspension, check again
 // and lead again. It ends only with an error: ErrSessionExpired (run it
 // again on the new session), ErrDeposed (candidate deleted: run again), or
@@ -75,7 +76,7 @@ func (r *Replica) Run(ctx context.Context, ex *executor.Executor) error {
 // lost included), unless that session has ended and taken it: a replica
 // stopped by its caller's deadline or cancel, its session living on, must
 // not hold the election up until the session ends.
-func (r *Replica) Task() task.Task[task.Unit] {
+func (r *Replica) Run() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		sess := s.Session()
 		token := fmt.Sprintf("%s%016x-%016x-", candidatePrefix, uint64(sess.ID), s.Rand())

@@ -47,7 +47,7 @@ func TestMemoryFlatNext(t *testing.T) {
 				t.Fatal(err)
 			}
 			var ended error
-			executor.Submit(w.Execs[tc.leader], r.Task(), func(_ task.Unit, err error) { ended = err })
+			executor.Submit(w.Execs[tc.leader], r.Run(), func(_ task.Unit, err error) { ended = err })
 			if !w.Settle(r.Leading) {
 				t.Fatal("the replica does not lead")
 			}

@@ -258,7 +258,7 @@ func TestDynamicConfig(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrConfig", c, err)
 		}
 	}
-	if _, err := idpersist.NewGenerator(nil, good); err == nil {
+	if _, err := idpersist.NewClient(nil, good); err == nil {
 		t.Error("generator on nil executor accepted")
 	}
 	if n := good.Named("x"); n.Sequence != "/p/x" || n.Limit != "/l/x" {

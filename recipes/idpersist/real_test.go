@@ -28,7 +28,7 @@ func realReplica(t *testing.T, ex *executor.Executor, cfg idpersist.Config) (r *
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var res error
-	go func() { defer close(done); res = r.Run(ctx, ex) }()
+	go func() { defer close(done); res = r.Serve(ctx, ex) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done
@@ -116,7 +116,7 @@ func realLeaderClosedBackupTakesOver(t *testing.T, underRoot bool) {
 	}
 	for w := range workers {
 		ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{Root: chroot}).Ex
-		g, err := idpersist.NewGenerator(ex, cfg)
+		g, err := idpersist.NewClient(ex, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +219,7 @@ func TestRealDynamicSequences(t *testing.T) {
 		if _, err := executor.Await(ctx, ex, task.Create(cfg.Parent+"/"+name, seqid.Encode(0), task.Persistent)); err != nil {
 			t.Fatal(err)
 		}
-		g, err := idpersist.NewGenerator(ex, cfg.Named(name))
+		g, err := idpersist.NewClient(ex, cfg.Named(name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,10 +284,10 @@ func TestRealEnsembleKilledAndWiped(t *testing.T) {
 		hi      int64
 		beforeW int64 // the highest ID handed out before the wipe
 	)
-	gens := make([]*idpersist.Generator, workers)
+	gens := make([]*idpersist.Client, workers)
 	for w := range gens {
 		ex := realtest.Dial(t, ctx, ens.Addrs(), realtest.Options{SessionTimeout: sessionTimeout}).Ex
-		g, err := idpersist.NewGenerator(ex, cfg)
+		g, err := idpersist.NewClient(ex, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

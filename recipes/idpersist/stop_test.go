@@ -22,7 +22,7 @@ func TestStoppedReplicaWithdrawsCandidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := sim.Submit(w.World, 0, c.Timeout(r.Task(), 5*time.Second))
+	o := sim.Submit(w.World, 0, c.Timeout(r.Run(), 5*time.Second))
 	w.settle(func() bool { return o.Done })
 	if !errors.Is(o.Err, task.ErrDeadlineExceeded) {
 		t.Fatalf("replica flow: %v, want the deadline", o.Err)

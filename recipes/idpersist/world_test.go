@@ -61,7 +61,7 @@ func (w *world) replica(i int) *idpersist.Replica {
 	w.reps[i] = r
 	var start func()
 	start = func() {
-		executor.Submit(w.Execs[i], r.Task(), func(_ task.Unit, err error) {
+		executor.Submit(w.Execs[i], r.Run(), func(_ task.Unit, err error) {
 			switch {
 			case errors.Is(err, task.ErrSessionExpired), errors.Is(err, idpersist.ErrDeposed):
 				start()

@@ -50,22 +50,22 @@ func TestACL(t *testing.T) {
 	})
 }
 
-// NewMutex passes WithACL on to the lock.
+// NewClient passes WithACL on to the lock.
 func TestMutexACL(t *testing.T) {
 	acltest.Check(t, []string{"/acl", "/acl/m/_c_*"}, func(t *testing.T, acl task.ACLProvider) []acltest.Create {
 		srv := fakezk.New(fakezk.Config{Async: true})
 		t.Cleanup(func() { _ = srv.Close() })
 		rec := acltest.Wrap(srv.Connect(fakezk.ConnConfig{}))
 		ex := acltest.Running(t, executor.Config{Conn: rec, Clock: srv.Clock(), Seed: 1})
-		m, err := lock.NewMutex(ex, "/acl/m", lock.WithACL(acl))
+		m, err := lock.NewClient(ex, "/acl/m", lock.WithACL(acl))
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := m.Lock(context.Background())
+		h, err := m.Acquire(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.Unlock(context.Background()); err != nil {
+		if err := m.Release(context.Background(), h); err != nil {
 			t.Fatal(err)
 		}
 		return rec.Creates()

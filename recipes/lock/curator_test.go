@@ -75,7 +75,7 @@ func TestCuratorInterop(t *testing.T) {
 			defer wg.Done()
 			ex := m.Executor()
 			for !stop.Load() || holds.Load() < minHolds {
-				h, err := m.Lock(ctx)
+				h, err := m.Acquire(ctx)
 				if err != nil {
 					errs[i] = err
 					return
@@ -99,7 +99,7 @@ func TestCuratorInterop(t *testing.T) {
 					errs[i] = err
 					return
 				}
-				if err := h.Unlock(ctx); err != nil {
+				if err := m.Release(ctx, h); err != nil {
 					errs[i] = err
 					return
 				}

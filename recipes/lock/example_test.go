@@ -29,8 +29,8 @@ func Example() {
 		running = append(running, done)
 		return ex
 	}
-	a, _ := lock.NewMutex(start(1), "/app/lock")
-	b, _ := lock.NewMutex(start(2), "/app/lock")
+	a, _ := lock.NewClient(start(1), "/app/lock")
+	b, _ := lock.NewClient(start(2), "/app/lock")
 	defer func() {
 		stop()
 		for _, d := range running {
@@ -38,15 +38,15 @@ func Example() {
 		}
 	}()
 
-	ha, err := a.Lock(ctx)
+	ha, err := a.Acquire(ctx)
 	fmt.Println("a holds:", err, ha.IsHeld())
 
 	got := make(chan *lock.Held)
 	go func() {
-		hb, _ := b.Lock(ctx)
+		hb, _ := b.Acquire(ctx)
 		got <- hb
 	}()
-	fmt.Println("a unlocks:", ha.Unlock(ctx), ha.Err())
+	fmt.Println("a unlocks:", a.Release(ctx, ha), ha.Err())
 	hb := <-got
 	fmt.Println("b holds with a larger token:", hb.IsHeld(), hb.Token() > ha.Token())
 
@@ -55,7 +55,7 @@ func Example() {
 	fmt.Println("b's fenced write:", err)
 	_, err = executor.Await(ctx, a.Executor(), ha.Fenced(&task.SetDataRequest{Path: "/app/data", Data: []byte("by a"), Version: -1}))
 	fmt.Println("a's fenced write after unlock:", err != nil)
-	fmt.Println("b unlocks:", hb.Unlock(ctx))
+	fmt.Println("b unlocks:", b.Release(ctx, hb))
 	// Output:
 	// a holds: <nil> true
 	// a unlocks: <nil> lock: unlocked
@@ -95,7 +95,7 @@ func Example_sequenceWrap() {
 // TryLock takes a free lock and fails with ErrBusy, without waiting, when
 // another Mutex holds it; a Mutex that holds the lock refuses a second
 // Lock (the lock is not re-entrant).
-func ExampleMutex_TryLock() {
+func ExampleClient_TryAcquire() {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
 	ctx, stop := context.WithCancel(context.Background())
@@ -107,8 +107,8 @@ func ExampleMutex_TryLock() {
 		running = append(running, done)
 		return ex
 	}
-	a, _ := lock.NewMutex(start(1), "/app/lock")
-	b, _ := lock.NewMutex(start(2), "/app/lock")
+	a, _ := lock.NewClient(start(1), "/app/lock")
+	b, _ := lock.NewClient(start(2), "/app/lock")
 	defer func() {
 		stop()
 		for _, d := range running {
@@ -116,11 +116,11 @@ func ExampleMutex_TryLock() {
 		}
 	}()
 
-	ha, err := a.TryLock(ctx)
+	ha, err := a.TryAcquire(ctx)
 	fmt.Println("a tries:", err)
-	_, err = b.TryLock(ctx)
+	_, err = b.TryAcquire(ctx)
 	fmt.Println("b tries:", errors.Is(err, lock.ErrBusy))
-	_, err = a.Lock(ctx)
+	_, err = a.Acquire(ctx)
 	fmt.Println("a locks again:", errors.Is(err, lock.ErrAlreadyHeld))
 	n := 0
 	for _, p := range srv.Paths() {
@@ -129,7 +129,7 @@ func ExampleMutex_TryLock() {
 		}
 	}
 	fmt.Println("contenders:", n)
-	fmt.Println("a unlocks:", ha.Unlock(ctx))
+	fmt.Println("a unlocks:", a.Release(ctx, ha))
 	// Output:
 	// a tries: <nil>
 	// b tries: true

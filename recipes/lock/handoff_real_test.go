@@ -47,9 +47,9 @@ func BenchmarkRealHandoff(b *testing.B) {
 				defer cancel()
 				run++
 				dir := fmt.Sprintf("/bench-handoff-%d", run)
-				ms := make([]*lock.Mutex, clients)
+				ms := make([]*lock.Client, clients)
 				for i := range ms {
-					m, err := lock.NewMutex(realtest.Dial(b, ctx, []string{p.Addr()}, realtest.Options{}).Ex, dir, lopts...)
+					m, err := lock.NewClient(realtest.Dial(b, ctx, []string{p.Addr()}, realtest.Options{}).Ex, dir, lopts...)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -67,9 +67,9 @@ func BenchmarkRealHandoff(b *testing.B) {
 					go func() {
 						defer wg.Done()
 						for range n {
-							h, err := m.Lock(ctx)
+							h, err := m.Acquire(ctx)
 							if err == nil {
-								err = h.Unlock(ctx)
+								err = m.Release(ctx, h)
 							}
 							if err != nil {
 								errs[i] = err

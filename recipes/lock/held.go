@@ -28,7 +28,7 @@ type Held struct {
 	token   int64
 	version int32
 	sess    task.Session
-	ex      *executor.Executor // set by Mutex.Lock, for Unlock
+	ex      *executor.Executor // set by Client.Acquire, for its Release and Fenced
 
 	mu        sync.Mutex
 	uncertain bool

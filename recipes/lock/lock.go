@@ -57,14 +57,14 @@ var (
 	// because the lock node's check failed wraps it, together with the
 	// server's error (task.ErrNoNode, task.ErrBadVersion).
 	ErrLockLost = errors.New("lock: lost")
-	// ErrUnlocked is Held.Err after Release or Unlock.
+	// ErrUnlocked is Held.Err after Release.
 	ErrUnlocked = errors.New("lock: unlocked")
-	// ErrBusy: TryAcquire (TryLock) found another contender ahead of it
+	// ErrBusy: TryAcquire found another contender ahead of it
 	// (the lock held, or waited for). Its own node is deleted.
 	ErrBusy = errors.New("lock: held by another contender")
-	// ErrAlreadyHeld: Mutex.Lock or TryLock while the same Mutex holds the
-	// lock (the lock is not re-entrant; see the package doc).
-	ErrAlreadyHeld = errors.New("lock: already held by this Mutex")
+	// ErrAlreadyHeld: Client.Acquire or TryAcquire while the same Client
+	// holds the lock (the lock is not re-entrant; see the package doc).
+	ErrAlreadyHeld = errors.New("lock: already held by this Client")
 )
 
 // retry is the recipes' shared policy for single operations whose outcome

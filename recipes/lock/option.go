@@ -2,7 +2,7 @@ package lock
 
 import "github.com/zkflow/zkflow/task"
 
-// Option configures a Lock (New, NewMutex).
+// Option configures a Lock (New, NewClient).
 type Option interface{ apply(*Lock) }
 
 type aclOption task.ACLProvider

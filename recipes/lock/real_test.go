@@ -23,11 +23,11 @@ var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
 
 // mutexes returns n Mutexes on dir, each on a session of its own under
 // chroot ("" for none).
-func mutexes(t testing.TB, ctx context.Context, addrs []string, chroot, dir string, n int) []*lock.Mutex {
+func mutexes(t testing.TB, ctx context.Context, addrs []string, chroot, dir string, n int) []*lock.Client {
 	t.Helper()
-	ms := make([]*lock.Mutex, n)
+	ms := make([]*lock.Client, n)
 	for i := range ms {
-		m, err := lock.NewMutex(realtest.Dial(t, ctx, addrs, realtest.Options{Root: chroot}).Ex, dir)
+		m, err := lock.NewClient(realtest.Dial(t, ctx, addrs, realtest.Options{Root: chroot}).Ex, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ type realStats struct {
 // writes, then unlocks. After every section tick is called with the
 // number of sections so far. Errors a caller would retry (connection
 // loss, an expired session) are retried; any other fails the test.
-func contend(t *testing.T, ctx context.Context, ms []*lock.Mutex, logDir string, rounds int, tick func(sections int64)) *realStats {
+func contend(t *testing.T, ctx context.Context, ms []*lock.Client, logDir string, rounds int, tick func(sections int64)) *realStats {
 	t.Helper()
 	st := &realStats{}
 	errs := make([]error, len(ms))
@@ -60,7 +60,7 @@ func contend(t *testing.T, ctx context.Context, ms []*lock.Mutex, logDir string,
 			defer wg.Done()
 			ex := m.Executor()
 			for done := 0; done < rounds; {
-				h, err := m.Lock(ctx)
+				h, err := m.Acquire(ctx)
 				if err != nil {
 					if ctx.Err() == nil && (task.IsRetryable(err) || errors.Is(err, task.ErrSessionExpired) || errors.Is(err, lock.ErrLockLost)) {
 						st.retried.Add(1)
@@ -87,7 +87,7 @@ func contend(t *testing.T, ctx context.Context, ms []*lock.Mutex, logDir string,
 					ok = false
 					break section
 				}
-				if err := h.Unlock(ctx); err != nil {
+				if err := m.Release(ctx, h); err != nil {
 					errs[i] = fmt.Errorf("client %d: unlock: %w", i, err)
 					return
 				}
@@ -239,9 +239,9 @@ func BenchmarkRealAcquireRelease(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for range n {
-						h, err := m.Lock(ctx)
+						h, err := m.Acquire(ctx)
 						if err == nil {
-							err = h.Unlock(ctx)
+							err = m.Release(ctx, h)
 						}
 						if err != nil {
 							errs[i] = err
@@ -269,11 +269,11 @@ func TestRealTryLock(t *testing.T) {
 	defer cancel()
 	const dir = "/try-real/lock"
 	ms := mutexes(t, ctx, srv.Addrs(), "", dir, 4)
-	h, err := ms[0].TryLock(ctx)
+	h, err := ms[0].TryAcquire(ctx)
 	if err != nil {
 		t.Fatalf("TryLock of a free lock: %v", err)
 	}
-	if _, err := ms[0].Lock(ctx); !errors.Is(err, lock.ErrAlreadyHeld) {
+	if _, err := ms[0].Acquire(ctx); !errors.Is(err, lock.ErrAlreadyHeld) {
 		t.Fatalf("second Lock on the holding Mutex = %v, want ErrAlreadyHeld", err)
 	}
 	var wg sync.WaitGroup
@@ -283,7 +283,7 @@ func TestRealTryLock(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 20 {
-				if _, err := ms[i].TryLock(ctx); !errors.Is(err, lock.ErrBusy) {
+				if _, err := ms[i].TryAcquire(ctx); !errors.Is(err, lock.ErrBusy) {
 					errs[i-1] = fmt.Errorf("TryLock %d on a held lock = %v, want ErrBusy", i, err)
 					return
 				}
@@ -301,14 +301,14 @@ func TestRealTryLock(t *testing.T) {
 	if len(kids.Names) != 1 || dir+"/"+kids.Names[0] != h.Path() {
 		t.Fatalf("contenders after 60 busy tries: %v, want the holder's only", kids.Names)
 	}
-	if err := h.Unlock(ctx); err != nil {
+	if err := ms[0].Release(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	h2, err := ms[1].TryLock(ctx)
+	h2, err := ms[1].TryAcquire(ctx)
 	if err != nil {
 		t.Fatalf("TryLock once free: %v", err)
 	}
-	if err := h2.Unlock(ctx); err != nil {
+	if err := ms[1].Release(ctx, h2); err != nil {
 		t.Fatal(err)
 	}
 }

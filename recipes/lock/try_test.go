@@ -67,33 +67,33 @@ func TestMutexTryLockAndReentry(t *testing.T) {
 		return n
 	}
 	a, b := mutex(1), mutex(2)
-	h, err := a.TryLock(run)
+	h, err := a.TryAcquire(run)
 	if err != nil {
 		t.Fatalf("TryLock of a free lock: %v", err)
 	}
-	if _, err := a.Lock(run); !errors.Is(err, lock.ErrAlreadyHeld) {
+	if _, err := a.Acquire(run); !errors.Is(err, lock.ErrAlreadyHeld) {
 		t.Fatalf("second Lock on the holding Mutex = %v, want ErrAlreadyHeld", err)
 	}
-	if _, err := a.TryLock(run); !errors.Is(err, lock.ErrAlreadyHeld) {
+	if _, err := a.TryAcquire(run); !errors.Is(err, lock.ErrAlreadyHeld) {
 		t.Fatalf("TryLock on the holding Mutex = %v, want ErrAlreadyHeld", err)
 	}
-	if _, err := b.TryLock(run); !errors.Is(err, lock.ErrBusy) {
+	if _, err := b.TryAcquire(run); !errors.Is(err, lock.ErrBusy) {
 		t.Fatalf("TryLock on another Mutex = %v, want ErrBusy", err)
 	}
 	if n := contenders(); n != 1 {
 		t.Fatalf("%d contender nodes, want the holder's only", n)
 	}
-	if err := h.Unlock(run); err != nil {
+	if err := a.Release(run, h); err != nil {
 		t.Fatal(err)
 	}
-	h2, err := a.Lock(run)
+	h2, err := a.Acquire(run)
 	if err != nil {
 		t.Fatalf("Lock after Unlock: %v", err)
 	}
-	if err := h2.Unlock(run); err != nil {
+	if err := a.Release(run, h2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.TryLock(run); err != nil {
+	if _, err := b.TryAcquire(run); err != nil {
 		t.Fatalf("TryLock once free: %v", err)
 	}
 }

@@ -47,23 +47,23 @@ func TestACL(t *testing.T) {
 	})
 }
 
-// NewRWMutex passes WithACL on to the lock.
+// NewClient passes WithACL on to the lock.
 func TestRWMutexACL(t *testing.T) {
 	acltest.Check(t, []string{"/acl", "/acl/m/_c_*"}, func(t *testing.T, acl task.ACLProvider) []acltest.Create {
 		srv := fakezk.New(fakezk.Config{Async: true})
 		t.Cleanup(func() { _ = srv.Close() })
 		rec := acltest.Wrap(srv.Connect(fakezk.ConnConfig{}))
 		ex := acltest.Running(t, executor.Config{Conn: rec, Clock: srv.Clock(), Seed: 1})
-		m, err := rwlock.NewRWMutex(ex, "/acl/m", rwlock.WithACL(acl))
+		m, err := rwlock.NewClient(ex, "/acl/m", rwlock.WithACL(acl))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, lock := range []func(context.Context) (*rwlock.Held, error){m.RLock, m.Lock} {
+		for _, lock := range []func(context.Context) (*rwlock.Held, error){m.AcquireRead, m.Acquire} {
 			h, err := lock(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := h.Unlock(context.Background()); err != nil {
+			if err := m.Release(context.Background(), h); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -75,17 +75,17 @@ func TestCuratorInterop(t *testing.T) {
 		wg            sync.WaitGroup
 		writerMark    = markers + "/w"
 	)
-	section := func(i int, m *rwlock.RWMutex, write bool) error {
+	section := func(i int, m *rwlock.Client, write bool) error {
 		ex := m.Executor()
-		lock := m.RLock
+		lock := m.AcquireRead
 		if write {
-			lock = m.Lock
+			lock = m.Acquire
 		}
 		h, err := lock(ctx)
 		if err != nil {
 			return err
 		}
-		defer h.Unlock(ctx)
+		defer m.Release(ctx, h)
 		if write {
 			if _, err := executor.Await(ctx, ex, h.Fenced(&task.CreateRequest{Path: writerMark, Mode: task.Ephemeral})); errors.Is(err, task.ErrNodeExists) {
 				return errors.New("the writer's marker exists while this writer holds")

@@ -12,13 +12,13 @@
 // fenced writes are never applied while another holder's are, and a
 // reader's never while a writer's are.
 //
-//	m, _ := rwlock.NewRWMutex(ex, "/app/config-lock")
-//	r, err := m.RLock(ctx)      // shared
+//	m, _ := rwlock.NewClient(ex, "/app/config-lock")
+//	r, err := m.AcquireRead(ctx)      // shared
 //	...                         // read; r.Fenced(...) for writes a reader may make
-//	r.Unlock(ctx)
-//	w, err := m.Lock(ctx)       // exclusive
+//	m.Release(ctx, r)
+//	w, err := m.Acquire(ctx)       // exclusive
 //	_, err = executor.Await(ctx, ex, w.Fenced(&task.SetDataRequest{...}))
-//	w.Unlock(ctx)
+//	m.Release(ctx, w)
 //
 // Start reading at RWLock.Acquire and AcquireRead (rwlock.go: the
 // protocol), then Held (held.go), then RWMutex (mutex.go); name.go has the

@@ -27,9 +27,9 @@ func Example() {
 		running = append(running, done)
 		return ex
 	}
-	a, _ := rwlock.NewRWMutex(start(1), "/app/rw")
-	b, _ := rwlock.NewRWMutex(start(2), "/app/rw")
-	wr, _ := rwlock.NewRWMutex(start(3), "/app/rw")
+	a, _ := rwlock.NewClient(start(1), "/app/rw")
+	b, _ := rwlock.NewClient(start(2), "/app/rw")
+	wr, _ := rwlock.NewClient(start(3), "/app/rw")
 	defer func() {
 		stop()
 		for _, d := range running {
@@ -37,23 +37,23 @@ func Example() {
 		}
 	}()
 
-	ra, _ := a.RLock(ctx)
-	rb, _ := b.RLock(ctx)
+	ra, _ := a.AcquireRead(ctx)
+	rb, _ := b.AcquireRead(ctx)
 	fmt.Println("two readers hold:", ra.IsHeld(), rb.IsHeld())
-	_, err := wr.TryLock(ctx)
+	_, err := wr.TryAcquire(ctx)
 	fmt.Println("writer tries, would wait:", errors.Is(err, rwlock.ErrBusy))
 
 	got := make(chan *rwlock.Held)
 	go func() {
-		h, _ := wr.Lock(ctx)
+		h, _ := wr.Acquire(ctx)
 		got <- h
 	}()
-	fmt.Println("readers unlock:", ra.Unlock(ctx), rb.Unlock(ctx))
+	fmt.Println("readers unlock:", a.Release(ctx, ra), b.Release(ctx, rb))
 	h := <-got
 	fmt.Println("writer holds with a larger token:", h.Mode(), h.IsHeld(), h.Token() > ra.Token() && h.Token() > rb.Token())
 	_, err = executor.Await(ctx, wr.Executor(), h.Fenced(&task.CreateRequest{Path: "/app/data", Data: []byte("v1"), Mode: task.Persistent}))
 	fmt.Println("writer's fenced write:", err)
-	fmt.Println("writer unlocks:", h.Unlock(ctx))
+	fmt.Println("writer unlocks:", wr.Release(ctx, h))
 	// Output:
 	// two readers hold: true true
 	// writer tries, would wait: true

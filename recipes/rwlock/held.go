@@ -32,8 +32,8 @@ type Held struct {
 	token   int64
 	version int32
 	sess    task.Session
-	ex      *executor.Executor // set by RWMutex, for Unlock
-	m       *RWMutex           // the RWMutex that took it, if any
+	ex      *executor.Executor // set by Client, for its Release and Fenced
+	m       *Client            // the Client that took it, if any
 
 	mu        sync.Mutex
 	uncertain bool

@@ -2,7 +2,7 @@ package rwlock
 
 import "github.com/zkflow/zkflow/task"
 
-// Option configures an RWLock (New, NewRWMutex).
+// Option configures an RWLock (New, NewClient).
 type Option interface{ apply(*RWLock) }
 
 type aclOption task.ACLProvider

@@ -26,11 +26,11 @@ import (
 var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
 
 // rwMutexes returns n RWMutexes on dir, each on a session of its own.
-func rwMutexes(t testing.TB, ctx context.Context, addrs []string, dir string, n int) []*rwlock.RWMutex {
+func rwMutexes(t testing.TB, ctx context.Context, addrs []string, dir string, n int) []*rwlock.Client {
 	t.Helper()
-	ms := make([]*rwlock.RWMutex, n)
+	ms := make([]*rwlock.Client, n)
 	for i := range ms {
-		m, err := rwlock.NewRWMutex(realtest.Dial(t, ctx, addrs, realtest.Options{}).Ex, dir)
+		m, err := rwlock.NewClient(realtest.Dial(t, ctx, addrs, realtest.Options{}).Ex, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,12 +47,12 @@ type realStats struct {
 	retried   atomic.Int64 // lock calls that failed and were tried again
 }
 
-// contend runs one goroutine per RWMutex; each takes the lock rounds
+// contend runs one goroutine per Client; each takes the lock rounds
 // times, the write lock in one round of three and the read lock
 // otherwise, logs enter and exit under logDir with fenced writes
 // (kinds wenter/wexit, renter/rexit) and unlocks. After every section
 // tick is called with the number of sections so far.
-func contend(t *testing.T, ctx context.Context, ms []*rwlock.RWMutex, logDir string, rounds int, tick func(int64)) *realStats {
+func contend(t *testing.T, ctx context.Context, ms []*rwlock.Client, logDir string, rounds int, tick func(int64)) *realStats {
 	t.Helper()
 	st := &realStats{}
 	errs := make([]error, len(ms))
@@ -63,9 +63,9 @@ func contend(t *testing.T, ctx context.Context, ms []*rwlock.RWMutex, logDir str
 			defer wg.Done()
 			ex := m.Executor()
 			for done := 0; done < rounds; {
-				lock, w := m.RLock, "r"
+				lock, w := m.AcquireRead, "r"
 				if (i+done)%3 == 0 {
-					lock, w = m.Lock, "w"
+					lock, w = m.Acquire, "w"
 				}
 				h, err := lock(ctx)
 				if err != nil {
@@ -94,7 +94,7 @@ func contend(t *testing.T, ctx context.Context, ms []*rwlock.RWMutex, logDir str
 					ok = false
 					break
 				}
-				if err := h.Unlock(ctx); err != nil {
+				if err := m.Release(ctx, h); err != nil {
 					errs[i] = fmt.Errorf("client %d: unlock: %w", i, err)
 					return
 				}

@@ -43,16 +43,16 @@ var (
 	// because the node's check failed wraps it, together with the
 	// server's error (task.ErrNoNode, task.ErrBadVersion).
 	ErrLockLost = errors.New("rwlock: lost")
-	// ErrUnlocked is Held.Err after Release or Unlock.
+	// ErrUnlocked is Held.Err after Release.
 	ErrUnlocked = errors.New("rwlock: unlocked")
-	// ErrBusy: TryAcquire or TryAcquireRead (TryLock, TryRLock) found that
-	// it would have to wait. Its own node is deleted.
+	// ErrBusy: TryAcquire or TryAcquireRead found that it would have to
+	// wait. Its own node is deleted.
 	ErrBusy = errors.New("rwlock: would wait")
-	// ErrAlreadyHeld: RWMutex.Lock or TryLock while the same RWMutex holds
-	// the lock in either mode, or RLock or TryRLock while it holds the
-	// write lock (no re-entry, no upgrade, no downgrade: see the package
-	// doc).
-	ErrAlreadyHeld = errors.New("rwlock: already held by this RWMutex")
+	// ErrAlreadyHeld: Client.Acquire or TryAcquire while the same Client
+	// holds the lock in either mode, or AcquireRead or TryAcquireRead
+	// while it holds the write lock (no re-entry, no upgrade, no
+	// downgrade: see the package doc).
+	ErrAlreadyHeld = errors.New("rwlock: already held by this Client")
 )
 
 var retry = zkops.Retry

@@ -22,8 +22,8 @@ func TestNewRejectsBadDirectories(t *testing.T) {
 			t.Errorf("New(%q) = %v, want ErrInvalidPath", dir, err)
 		}
 	}
-	if _, err := rwlock.NewRWMutex(nil, "/a"); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("NewRWMutex(nil) = %v, want ErrInvalidArgument", err)
+	if _, err := rwlock.NewClient(nil, "/a"); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("NewClient(nil) = %v, want ErrInvalidArgument", err)
 	}
 }
 

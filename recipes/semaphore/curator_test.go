@@ -132,7 +132,7 @@ func curatorInterop(t *testing.T) error {
 					errs[i] = err
 					return
 				}
-				if err := l.Return(ctx); err != nil {
+				if err := s.Release(ctx, l); err != nil {
 					errs[i] = err
 					return
 				}

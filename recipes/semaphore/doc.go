@@ -1,15 +1,15 @@
 // Package semaphore is a counting semaphore on ZooKeeper: at most n
 // leases on one path are held at any instant, across every process that
-// uses the path with the same n, as task chains (Sem) with a
+// uses the path with the same n, as task chains (Semaphore) with a
 // context-first blocking API on top (Semaphore). Its nodes are laid out
 // as Apache Curator 5.4's InterProcessSemaphoreV2 lays them out, and it
 // follows the same protocol, so Curator clients and this package share
 // one path and together never hold more than n leases.
 //
-//	s, _ := semaphore.NewSemaphore(ex, "/app/workers", 2)
+//	s, _ := semaphore.NewClient(ex, "/app/workers", 2)
 //	l, err := s.Acquire(ctx) // waits until one of the 2 leases is free
 //	if err != nil { ... }
-//	defer l.Return(ctx)
+//	defer s.Release(ctx, l)
 //	_, err = executor.Await(ctx, ex, l.Fenced(write)) // applied only while the lease is held
 //	<-l.Done()  // closed if the lease is lost (session expired, node deleted)
 //
@@ -21,7 +21,7 @@
 // task.ErrInvalidPath; n < 1, a nil executor or option, or AcquireMany of
 // k < 1 or k > n leases task.ErrInvalidArgument.
 //
-// Start reading at Sem.Acquire (semaphore.go), then Lease (lease.go),
+// Start reading at Semaphore.Acquire (semaphore.go), then Lease (lease.go),
 // then Semaphore (blocking.go). The option WithACL sets the ACL of every
 // node the semaphore creates (task.OpenACL by default).
 //
@@ -224,7 +224,7 @@
 //
 // Curator's second mode, maxLeases read from a SharedCount, and its
 // setNodeData (data in the lease nodes) are not implemented: n is fixed
-// per Sem. Curator creates the two directories as containers (which the
+// per Semaphore. Curator creates the two directories as containers (which the
 // server deletes once empty); this package creates them persistent, and
 // recreates them when they are gone. The benchmark harness has no
 // semaphore scenario yet.

@@ -28,9 +28,9 @@ func Example() {
 		running = append(running, done)
 		return ex
 	}
-	var sems []*semaphore.Semaphore
+	var sems []*semaphore.Client
 	for i := range 3 {
-		s, _ := semaphore.NewSemaphore(start(uint64(i+1)), "/app/workers", 2)
+		s, _ := semaphore.NewClient(start(uint64(i+1)), "/app/workers", 2)
 		sems = append(sems, s)
 	}
 	defer func() {
@@ -52,7 +52,7 @@ func Example() {
 		l, _ := sems[2].Acquire(ctx)
 		got <- l
 	}()
-	fmt.Println("a returns:", a.Return(ctx), a.Err())
+	fmt.Println("a returns:", sems[0].Release(ctx, a), a.Err())
 	l := <-got
 	fmt.Println("c holds:", l.IsHeld())
 
@@ -60,7 +60,7 @@ func Example() {
 	fmt.Println("c's fenced write:", err)
 	_, err = executor.Await(ctx, sems[0].Executor(), a.Fenced(&task.SetDataRequest{Path: "/app/out", Data: []byte("by a"), Version: -1}))
 	fmt.Println("a's fenced write after its return:", errors.Is(err, semaphore.ErrLeaseLost))
-	fmt.Println("b and c return:", b.Return(ctx), l.Return(ctx))
+	fmt.Println("b and c return:", sems[1].Release(ctx, b), sems[2].Release(ctx, l))
 	// Output:
 	// a holds: <nil> true
 	// b holds: <nil> true

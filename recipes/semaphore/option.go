@@ -2,12 +2,12 @@ package semaphore
 
 import "github.com/zkflow/zkflow/task"
 
-// Option configures a semaphore (New, NewSemaphore).
-type Option interface{ apply(*Sem) }
+// Option configures a semaphore (New, NewClient).
+type Option interface{ apply(*Semaphore) }
 
 type aclOption task.ACLProvider
 
-func (o aclOption) apply(m *Sem) { m.acl = task.ACLProvider(o) }
+func (o aclOption) apply(m *Semaphore) { m.acl = task.ACLProvider(o) }
 
 // WithACL makes the semaphore create its lease nodes, the internal lock's
 // nodes, and the directories and ancestors it creates with the ACL p

@@ -18,11 +18,11 @@ import (
 
 // semaphores returns n Semaphores of leases on path, each on a session of
 // its own.
-func semaphores(t testing.TB, ctx context.Context, addrs []string, path string, leases, n int) []*semaphore.Semaphore {
+func semaphores(t testing.TB, ctx context.Context, addrs []string, path string, leases, n int) []*semaphore.Client {
 	t.Helper()
-	ss := make([]*semaphore.Semaphore, n)
+	ss := make([]*semaphore.Client, n)
 	for i := range ss {
-		s, err := semaphore.NewSemaphore(realtest.Dial(t, ctx, addrs, realtest.Options{}).Ex, path, leases)
+		s, err := semaphore.NewClient(realtest.Dial(t, ctx, addrs, realtest.Options{}).Ex, path, leases)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestRealAtMostN(t *testing.T) {
 					errs[i] = fmt.Errorf("client %d: %d holders of %d leases at once", i, n, leases)
 					return
 				}
-				if err := l.Return(ctx); err != nil {
+				if err := s.Release(ctx, l); err != nil {
 					errs[i] = fmt.Errorf("client %d: return: %w", i, err)
 					return
 				}
@@ -134,7 +134,7 @@ func TestRealSessionEndFreesLease(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	holder := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{})
-	hs, err := semaphore.NewSemaphore(holder.Ex, "/real/end", 1)
+	hs, err := semaphore.NewClient(holder.Ex, "/real/end", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestRealSessionEndFreesLease(t *testing.T) {
 	go func() {
 		w, err := ss[0].Acquire(ctx)
 		if err == nil {
-			err = w.Return(ctx)
+			err = ss[0].Release(ctx, w)
 		}
 		got <- err
 	}()

@@ -53,11 +53,11 @@ var (
 // a retry settles (connection loss, not sent); see zkops.Retry.
 var retry = zkops.Retry
 
-// Sem is a counting semaphore of n leases on one ZooKeeper path, as task
-// chains (the blocking API is Semaphore). A Sem holds no state of its
-// own: every Acquire is a new acquirer, so one Sem may be shared by any
+// Semaphore is a counting semaphore of n leases on one ZooKeeper path, as task
+// chains (the blocking API is Semaphore). A Semaphore holds no state of its
+// own: every Acquire is a new acquirer, so one Semaphore may be shared by any
 // number of flows and executors.
-type Sem struct {
+type Semaphore struct {
 	path string
 	n    int
 	acl  task.ACLProvider
@@ -72,7 +72,7 @@ type Sem struct {
 // their ancestors are created (persistent) on first use. WithACL sets the
 // ACL of the nodes it creates. n < 1 fails with task.ErrInvalidArgument,
 // a path ZooKeeper refuses (or "/") with task.ErrInvalidPath.
-func New(path string, n int, opts ...Option) (*Sem, error) {
+func New(path string, n int, opts ...Option) (*Semaphore, error) {
 	if err := task.ValidatePath(path, false); err != nil {
 		return nil, fmt.Errorf("semaphore: path %q: %w", path, err)
 	}
@@ -82,7 +82,7 @@ func New(path string, n int, opts ...Option) (*Sem, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("semaphore: %d leases (want at least 1): %w", n, task.ErrInvalidArgument)
 	}
-	m := &Sem{path: path, n: n}
+	m := &Semaphore{path: path, n: n}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("semaphore: nil option: %w", task.ErrInvalidArgument)
@@ -98,15 +98,15 @@ func New(path string, n int, opts ...Option) (*Sem, error) {
 }
 
 // Path is the semaphore's path.
-func (m *Sem) Path() string { return m.path }
+func (m *Semaphore) Path() string { return m.path }
 
 // Leases is the number of leases, n.
-func (m *Sem) Leases() int { return m.n }
+func (m *Semaphore) Leases() int { return m.n }
 
-func (m *Sem) locks() string  { return m.path + "/" + locksDir }
-func (m *Sem) leases() string { return m.path + "/" + leasesDir }
+func (m *Semaphore) locks() string  { return m.path + "/" + locksDir }
+func (m *Semaphore) leases() string { return m.path + "/" + leasesDir }
 
-func (m *Sem) child(name string) string { return m.leases() + "/" + name }
+func (m *Semaphore) child(name string) string { return m.leases() + "/" + name }
 
 // Acquire returns a task that waits for a lease and succeeds with it. See
 // the package documentation for the protocol. It fails with the scope's
@@ -117,7 +117,7 @@ func (m *Sem) child(name string) string { return m.leases() + "/" + name }
 // a retry cannot settle. In every failure the lease node, if it was
 // created, is deleted and the internal lock released by a cleanup flow of
 // its own that outlives the deadline and retries past connection loss.
-func (m *Sem) Acquire() task.Task[*Lease] { return m.acquire(false) }
+func (m *Semaphore) Acquire() task.Task[*Lease] { return m.acquire(false) }
 
 // TryAcquire returns a task that takes a lease only if one is free now: it
 // takes the internal lock with lock.TryAcquire (so it fails with ErrBusy
@@ -126,7 +126,7 @@ func (m *Sem) Acquire() task.Task[*Lease] { return m.acquire(false) }
 // there it deletes its node and fails with ErrBusy. Whichever way it ends,
 // it leaves no node behind (the cleanup of Acquire). Its other errors are
 // Acquire's.
-func (m *Sem) TryAcquire() task.Task[*Lease] { return m.acquire(true) }
+func (m *Semaphore) TryAcquire() task.Task[*Lease] { return m.acquire(true) }
 
 // AcquireMany returns a task that acquires k leases, one after the other
 // (each an Acquire, as Curator's acquire(qty) does), and succeeds with all
@@ -135,7 +135,7 @@ func (m *Sem) TryAcquire() task.Task[*Lease] { return m.acquire(true) }
 // task.ErrInvalidArgument (k > n leases could never be held). Two
 // acquirers of several leases each can hold some and wait for the rest
 // of each other: give such waits a deadline.
-func (m *Sem) AcquireMany(k int) task.Task[[]*Lease] {
+func (m *Semaphore) AcquireMany(k int) task.Task[[]*Lease] {
 	return func(s *task.Scope, done task.Cont[[]*Lease]) {
 		if k < 1 || k > m.n {
 			done(nil, fmt.Errorf("semaphore: acquire %d of %d leases: %w", k, m.n, task.ErrInvalidArgument))
@@ -180,7 +180,7 @@ func releaseAll(s *task.Scope, ls []*Lease, k func()) {
 	}
 }
 
-func (m *Sem) acquire(try bool) task.Task[*Lease] {
+func (m *Semaphore) acquire(try bool) task.Task[*Lease] {
 	return func(s *task.Scope, k task.Cont[*Lease]) {
 		sc := s.Child()
 		a := &attempt{m: m, s: sc, sess: s.Session(), try: try}
@@ -194,7 +194,7 @@ func (m *Sem) acquire(try bool) task.Task[*Lease] {
 // held, and once known its lease node's name and Stat. It lives on the
 // executor goroutine.
 type attempt struct {
-	m      *Sem
+	m      *Semaphore
 	s      *task.Scope
 	sess   task.Session // the session the nodes belong to
 	prefix string

@@ -27,7 +27,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 	if _, err := semaphore.New("/s", 1, nil); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("a nil option: %v, want ErrInvalidArgument", err)
 	}
-	if _, err := semaphore.NewSemaphore(nil, "/s", 1); !errors.Is(err, task.ErrInvalidArgument) {
+	if _, err := semaphore.NewClient(nil, "/s", 1); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("a nil executor: %v, want ErrInvalidArgument", err)
 	}
 	w, _ := newWorld(t, 1, 1)
@@ -359,8 +359,8 @@ func TestAcquireMany(t *testing.T) {
 	noReportedErrors(t, w)
 }
 
-// The blocking API: a canceled Acquire leaves no node; Return of a lease
-// not taken through a Semaphore is refused with a typed error.
+// The blocking API: a canceled Acquire leaves no node; Release of a lease
+// not taken through a Client is refused with a typed error.
 func TestSemaphoreCancel(t *testing.T) {
 	w, _ := newWorld(t, 10, 1)
 	m := mustSem(t, "/s", 1)
@@ -368,7 +368,14 @@ func TestSemaphoreCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Return(context.Background()); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Fatalf("Return of a task-acquired lease: %v", err)
+	cl, err := semaphore.NewClient(w.Execs[0], "/s", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Release(context.Background(), l); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("Release of a task-acquired lease: %v", err)
+	}
+	if _, err := cl.Fenced(context.Background(), nil); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("Fenced of a nil lease: %v", err)
 	}
 }

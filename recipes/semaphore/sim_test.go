@@ -46,7 +46,7 @@ const (
 // session.
 type semSim struct {
 	clients int
-	sem     *semaphore.Sem
+	sem     *semaphore.Semaphore
 	r       *sim.Trial
 	ended   []bool
 	stopped int

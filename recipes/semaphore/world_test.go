@@ -69,7 +69,7 @@ func mustRun[T any](tb testing.TB, w *sim.World, i int, t task.Task[T]) (T, erro
 	return v, err
 }
 
-func mustSem(t testing.TB, path string, n int) *semaphore.Sem {
+func mustSem(t testing.TB, path string, n int) *semaphore.Semaphore {
 	t.Helper()
 	m, err := semaphore.New(path, n)
 	if err != nil {

@@ -47,7 +47,7 @@ func TestACL(t *testing.T) {
 	})
 }
 
-// NewGenerator passes WithACL on, to its counter (block size 1) and to its
+// NewClient passes WithACL on, to its counter (block size 1) and to its
 // block reservations.
 func TestGeneratorACL(t *testing.T) {
 	acltest.Check(t, []string{"/acl-one", "/acl-blocks"}, func(t *testing.T, acl task.ACLProvider) []acltest.Create {
@@ -59,7 +59,7 @@ func TestGeneratorACL(t *testing.T) {
 			path string
 			size int64
 		}{{"/acl-one", 1}, {"/acl-blocks", 10}} {
-			gen, err := seqid.NewGenerator(ex, g.path, g.size, seqid.WithACL(acl))
+			gen, err := seqid.NewClient(ex, g.path, g.size, seqid.WithACL(acl))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,7 @@ import (
 //
 // An Allocator belongs to one executor: its state is touched only by the
 // tasks Next returns, which must all run on that executor's goroutine, so
-// it needs no lock. (To share one across goroutines, use a Generator.)
+// it needs no lock. (To share one across goroutines, use a Client.)
 // Flows that run Next at the same time while the allocator is empty each
 // reserve a block; the extra blocks are kept and used, not thrown away.
 type Allocator struct {

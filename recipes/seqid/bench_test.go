@@ -47,11 +47,11 @@ func BenchmarkRealBlocks(b *testing.B) {
 			return func(ctx context.Context) (int64, error) { return executor.Await(ctx, ex, a.Next()) }
 		})
 	})
-	// The blocking Generator takes IDs from its block without a trip
+	// The blocking Client takes IDs from its block without a trip
 	// through the executor.
 	b.Run(fmt.Sprintf("generator/clients=%d/block=%d", clients, size), func(b *testing.B) {
 		benchDraw(b, srv.Addrs(), clients, func(ex *executor.Executor) func(context.Context) (int64, error) {
-			g, err := seqid.NewGenerator(ex, "/bench-blocks", size)
+			g, err := seqid.NewClient(ex, "/bench-blocks", size)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -2,7 +2,7 @@
 // ZooKeeper znode, by compare-and-set on the node's data version.
 //
 // Start reading at Next and Reserve (seqid.go), then Counter (counter.go),
-// Allocator (alloc.go) and Generator (generator.go); the node format is in
+// Allocator (alloc.go) and Client (generator.go); the node format is in
 // codec.go. The option WithACL sets the ACL of the sequence node when the
 // recipe creates it (task.OpenACL by default).
 //
@@ -13,7 +13,7 @@
 // applied or not, session expiry and crashes. Gaps are possible: an ID (or a
 // whole block) whose write may have been applied but whose reply was lost,
 // or that a process reserved and then crashed holding, is never handed out.
-// IDs returned to calls of one Generator (or one Allocator) that do not
+// IDs returned to calls of one Client (or one Allocator) that do not
 // overlap in time increase; IDs of different generators interleave in no
 // promised order.
 //
@@ -75,7 +75,7 @@
 // version straight away, one round trip per ID for as long as no other
 // client writes the node. BadVersion, connection loss, NoNode or not sent
 // on that write send it back to the full round above, so its safety is the
-// round's. Generator with blocks of 1 uses a Counter.
+// round's. Client with blocks of 1 uses a Counter.
 //
 // Deleting the node resets the sequence to 0: do not. (The reserved-ID
 // persistence service of this project is what survives the loss of every
@@ -99,12 +99,12 @@
 // persistent) and draws no random names, so a new process with the same
 // identity simply reads the node, as any client does. What the dead
 // process had is lost as IDs, never repeated: a compare-and-set in flight
-// that was applied, and the blocks an Allocator or Generator held.
+// that was applied, and the blocks an Allocator or Client held.
 //
 // A process paused past its session timeout runs on with what it read: a
 // round still under way when it hears of the expiry fails with
 // task.ErrSessionExpired (run the call again on the new session, which
-// reads first; Generator does), and a Counter whose remembered version
+// reads first; Client does), and a Counter whose remembered version
 // went stale meanwhile gets BadVersion and reads again. Blocks in hand
 // before the pause are handed out after it: their compare-and-set
 // succeeded, so they are the process's alone.
@@ -123,7 +123,7 @@
 //
 // Next and Reserve return tasks: they run on an executor goroutine and
 // hold no state between runs. An Allocator's state is touched only by its
-// tasks, on the one executor that runs them. Generator is the blocking API,
+// tasks, on the one executor that runs them. Client is the blocking API,
 // safe for concurrent use from any goroutine.
 //
 // # Measured
@@ -144,11 +144,11 @@
 // With only 2000 IDs the block figure is mostly the 16 first reservations;
 // run longer (-bench RealBlocks -benchtime 1000000x, same day and machine)
 // it was 414528 IDs/s, bounded by the executor round trip per ID, not by
-// the server. The blocking Generator takes IDs from its block under a
+// the server. The blocking Client takes IDs from its block under a
 // mutex on the caller's goroutine, with no executor round trip; the same
 // long run (-bench RealBlocks -benchtime 1000000x, later the same day,
 // other jobs on the machine) gave 263663 IDs/s through the Allocator and
-// 760668 IDs/s through the Generator, where one compare-and-set per 1000
+// 760668 IDs/s through the Client, where one compare-and-set per 1000
 // IDs is most of the cost. The comparison with Apache Curator's
 // DistributedAtomicLong, same clients and server, is in bench/README.md.
 package seqid

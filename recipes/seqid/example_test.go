@@ -38,10 +38,10 @@ func ExampleNext() {
 	// node 00 00 00 00 00 00 00 8e <nil>
 }
 
-// A Generator is the blocking API over a running executor; with a block
+// A Client is the blocking API over a running executor; with a block
 // size above 1 it reserves IDs in blocks. A missing node starts the
 // sequence at 1.
-func ExampleGenerator() {
+func ExampleClient() {
 	srv := fakezk.New(fakezk.Config{})
 	ex, _ := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: 1})
 	ctx, stop := context.WithCancel(context.Background())
@@ -49,7 +49,7 @@ func ExampleGenerator() {
 	go func() { defer close(done); _ = ex.Run(ctx) }()
 	defer func() { stop(); <-done }()
 
-	g, _ := seqid.NewGenerator(ex, "/orders", 1000)
+	g, _ := seqid.NewClient(ex, "/orders", 1000)
 	for range 3 {
 		id, err := g.Next(ctx)
 		fmt.Println(id, err)

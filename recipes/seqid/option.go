@@ -4,7 +4,7 @@ import "github.com/zkflow/zkflow/task"
 
 // Option configures the functions and types of the package that may
 // create the sequence node (Next, Reserve, NewCounter, NewAllocator,
-// NewGenerator).
+// NewClient).
 type Option interface{ apply(*options) }
 
 type options struct {

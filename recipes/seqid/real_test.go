@@ -22,7 +22,7 @@ var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
 // drawAll runs one goroutine per generator, each drawing n IDs (after
 // each, tick is called with the total drawn so far), and checks that no
 // ID repeats. It returns the largest ID.
-func drawAll(t *testing.T, ctx context.Context, gens []*seqid.Generator, n int, tick func(total int64)) int64 {
+func drawAll(t *testing.T, ctx context.Context, gens []*seqid.Client, n int, tick func(total int64)) int64 {
 	t.Helper()
 	var (
 		wg    sync.WaitGroup
@@ -99,10 +99,10 @@ func realStandaloneConcurrent(t *testing.T, underRoot bool) {
 	defer cancel()
 	chroot := realtest.Chroot(t, ctx, srv.Addrs(), underRoot)
 	const path = "/real-seq"
-	var gens []*seqid.Generator
+	var gens []*seqid.Client
 	for i := range 4 {
 		ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{Root: chroot}).Ex
-		g, err := seqid.NewGenerator(ex, path, []int64{1, 1, 7, 10}[i])
+		g, err := seqid.NewClient(ex, path, []int64{1, 1, 7, 10}[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,10 +123,10 @@ func TestRealEnsembleMemberKilled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	const path = "/real-seq-ens"
-	var gens []*seqid.Generator
+	var gens []*seqid.Client
 	for i := range 4 {
 		ex := realtest.Dial(t, ctx, ens.Addrs(), realtest.Options{}).Ex
-		g, err := seqid.NewGenerator(ex, path, []int64{1, 1, 5, 5}[i])
+		g, err := seqid.NewClient(ex, path, []int64{1, 1, 5, 5}[i])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 // partitions, delays, session expiries), clients drawing one at a time and
 // from blocks never get the same ID twice, and no ID is above the node's
 // value. A flow that fails with session expiry starts again on the next
-// session, as Generator does. The seed is in every failure message.
+// session, as Client does. The seed is in every failure message.
 func TestSeededFaults(t *testing.T) {
 	seeds := uint64(200)
 	if testing.Short() {

@@ -17,7 +17,7 @@ import (
 // asyncMutexes is a fakezk server in Async mode and a maker of RWMutexes
 // on dir, each on an executor of its own (seeded with seed) run until the
 // test ends, with run as its context.
-func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Context, mutex func(seed uint64) *rwlock.RWMutex) {
+func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Context, mutex func(seed uint64) *rwlock.Client) {
 	t.Helper()
 	srv = fakezk.New(fakezk.Config{Async: true})
 	run, stop := context.WithCancel(context.Background())
@@ -29,7 +29,7 @@ func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Con
 		}
 		srv.Close()
 	})
-	return srv, run, func(seed uint64) *rwlock.RWMutex {
+	return srv, run, func(seed uint64) *rwlock.Client {
 		ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: seed})
 		if err != nil {
 			t.Fatal(err)
@@ -37,7 +37,7 @@ func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Con
 		done := make(chan struct{})
 		go func() { defer close(done); _ = ex.Run(run) }()
 		running = append(running, done)
-		m, err := rwlock.NewRWMutex(ex, dir)
+		m, err := rwlock.NewClient(ex, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,41 +55,41 @@ func nodes(srv *fakezk.Server, dir string) int {
 	return n
 }
 
-// One RWMutex: many read locks at once, as sync.RWMutex; no write lock
+// One Client: many read locks at once, as sync.Client; no write lock
 // while it holds any (no upgrade), no read lock while it holds the write
 // lock (no downgrade); both refused at once with ErrAlreadyHeld, and
 // allowed again once released.
 func TestRWMutexReentryRules(t *testing.T) {
 	srv, run, mutex := asyncMutexes(t, "/m")
 	m := mutex(1)
-	r1, err := m.RLock(run)
+	r1, err := m.AcquireRead(run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := m.RLock(run)
+	r2, err := m.AcquireRead(run)
 	if err != nil {
-		t.Fatalf("second RLock on one RWMutex: %v", err)
+		t.Fatalf("second AcquireRead on one Client: %v", err)
 	}
-	for name, lock := range map[string]func(context.Context) (*rwlock.Held, error){"Lock": m.Lock, "TryLock": m.TryLock} {
+	for name, lock := range map[string]func(context.Context) (*rwlock.Held, error){"Acquire": m.Acquire, "TryAcquire": m.TryAcquire} {
 		if _, err := lock(run); !errors.Is(err, rwlock.ErrAlreadyHeld) {
 			t.Fatalf("%s while reading (upgrade): %v", name, err)
 		}
 	}
-	if err := r1.Unlock(run); err != nil {
+	if err := m.Release(run, r1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Lock(run); !errors.Is(err, rwlock.ErrAlreadyHeld) {
-		t.Fatalf("Lock with one read lock left: %v", err)
+	if _, err := m.Acquire(run); !errors.Is(err, rwlock.ErrAlreadyHeld) {
+		t.Fatalf("Acquire with one read lock left: %v", err)
 	}
-	if err := r2.Unlock(run); err != nil {
+	if err := m.Release(run, r2); err != nil {
 		t.Fatal(err)
 	}
-	wr, err := m.Lock(run)
+	wr, err := m.Acquire(run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, lock := range map[string]func(context.Context) (*rwlock.Held, error){
-		"Lock": m.Lock, "TryLock": m.TryLock, "RLock": m.RLock, "TryRLock": m.TryRLock} {
+		"Acquire": m.Acquire, "TryAcquire": m.TryAcquire, "AcquireRead": m.AcquireRead, "TryAcquireRead": m.TryAcquireRead} {
 		if _, err := lock(run); !errors.Is(err, rwlock.ErrAlreadyHeld) {
 			t.Fatalf("%s while writing: %v", name, err)
 		}
@@ -97,23 +97,23 @@ func TestRWMutexReentryRules(t *testing.T) {
 	if n := nodes(srv, "/m"); n != 1 {
 		t.Fatalf("%d nodes, want the writer's only", n)
 	}
-	if err := wr.Unlock(run); err != nil {
+	if err := m.Release(run, wr); err != nil {
 		t.Fatal(err)
 	}
-	r3, err := m.TryRLock(run)
+	r3, err := m.TryAcquireRead(run)
 	if err != nil {
-		t.Fatalf("TryRLock after the writer's unlock: %v", err)
+		t.Fatalf("TryAcquireRead after the writer's unlock: %v", err)
 	}
-	if err := r3.Unlock(run); err != nil {
+	if err := m.Release(run, r3); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// A lock that ended by loss (not Unlock) no longer counts as held.
+// A lock that ended by loss (not Release) no longer counts as held.
 func TestRWMutexAfterLoss(t *testing.T) {
 	srv, run, mutex := asyncMutexes(t, "/m")
 	m := mutex(1)
-	h, err := m.Lock(run)
+	h, err := m.Acquire(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,31 +126,31 @@ func TestRWMutexAfterLoss(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("loss not signalled")
 	}
-	h2, err := m.RLock(run)
+	h2, err := m.AcquireRead(run)
 	if err != nil {
-		t.Fatalf("RLock after the write lock was lost: %v", err)
+		t.Fatalf("AcquireRead after the write lock was lost: %v", err)
 	}
-	if err := h2.Unlock(run); err != nil {
+	if err := m.Release(run, h2); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// RLock whose ctx ends while waiting behind a writer returns the
-// context's error and leaves no node behind; TryRLock fails with ErrBusy.
+// AcquireRead whose ctx ends while waiting behind a writer returns the
+// context's error and leaves no node behind; TryAcquireRead fails with ErrBusy.
 func TestRWMutexContextEndsWhileWaiting(t *testing.T) {
 	srv, run, mutex := asyncMutexes(t, "/m")
 	a, b := mutex(1), mutex(2)
-	ha, err := a.Lock(run)
+	ha, err := a.Acquire(run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.TryRLock(run); !errors.Is(err, rwlock.ErrBusy) {
-		t.Fatalf("TryRLock behind a writer: %v", err)
+	if _, err := b.TryAcquireRead(run); !errors.Is(err, rwlock.ErrBusy) {
+		t.Fatalf("TryAcquireRead behind a writer: %v", err)
 	}
 	ctx, cancel := context.WithCancel(run)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := b.RLock(ctx)
+		_, err := b.AcquireRead(ctx)
 		errc <- err
 	}()
 	for nodes(srv, "/m") != 2 {
@@ -158,7 +158,7 @@ func TestRWMutexContextEndsWhileWaiting(t *testing.T) {
 	}
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) || !errors.Is(err, task.ErrCanceled) {
-		t.Fatalf("RLock after cancel: %v", err)
+		t.Fatalf("AcquireRead after cancel: %v", err)
 	}
 	for nodes(srv, "/m") != 1 {
 		runtime.Gosched()
@@ -166,19 +166,26 @@ func TestRWMutexContextEndsWhileWaiting(t *testing.T) {
 	if !ha.IsHeld() {
 		t.Fatal("the holder lost its lock")
 	}
-	if err := ha.Unlock(run); err != nil {
+	if err := a.Release(run, ha); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// Unlock of a Held taken by the task API (no RWMutex) is refused.
-func TestUnlockWithoutRWMutex(t *testing.T) {
+// Release of a Held taken by the task API (no Client) is refused.
+func TestReleaseWithoutClient(t *testing.T) {
 	w, _ := newWorld(t, 1)
 	h, err := mustRun(t, w, 0, mustLock(t, "/rw").Acquire())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Unlock(context.Background()); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Fatalf("Unlock: %v", err)
+	m, err := rwlock.NewClient(w.Execs[0], "/rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Release(context.Background(), h); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("Release: %v", err)
+	}
+	if _, err := m.Fenced(context.Background(), h); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("Fenced: %v", err)
 	}
 }

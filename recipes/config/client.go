@@ -10,7 +10,8 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// Reader is the blocking, context-first side of a Watcher: its methods
+// Reader is the blocking face of a Watcher (Client.Watch,
+// Client.WatchDir): its methods
 // are safe from any goroutine and need someone running the executor
 // (executor.Run).
 type Reader struct {
@@ -24,17 +25,53 @@ type Reader struct {
 	returned uint64 // seq as of the last Next
 }
 
-// Open starts following root's configuration on ex (WatchDir with opts)
+// Client is the blocking face of the config recipe: Watch, WatchDir,
+// Update and UpdateMarked, each taking a context first and waiting. Its
+// methods are safe from any goroutine and need someone running the
+// executor (executor.Run).
+type Client struct {
+	ex   *executor.Executor
+	opts []Option
+}
+
+// NewClient returns a Client whose flows run on ex; opts (WithACL) apply
+// to the nodes its updates create.
+func NewClient(ex *executor.Executor, opts ...Option) (*Client, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("config: nil executor: %w", task.ErrInvalidArgument)
+	}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("config: nil option: %w", task.ErrInvalidArgument)
+		}
+	}
+	return &Client{ex: ex, opts: opts}, nil
+}
+
+// WatchDir starts following root's configuration (WatchDir with opts)
 // and returns once the first snapshot has been read. If the session
 // expires before that, it starts again on the next session. When ctx ends
 // first it returns task.ErrCanceled or task.ErrDeadlineExceeded.
-func Open(ctx context.Context, ex *executor.Executor, root string, opts DirOptions) (*Reader, error) {
-	return open(ctx, ex, func(h func(Snapshot)) task.Task[*Watcher] { return WatchDir(root, opts, h) })
+func (c *Client) WatchDir(ctx context.Context, root string, opts DirOptions) (*Reader, error) {
+	return open(ctx, c.ex, func(h func(Snapshot)) task.Task[*Watcher] { return WatchDir(root, opts, h) })
 }
 
-// OpenNode is Open for one node (Watch).
-func OpenNode(ctx context.Context, ex *executor.Executor, path string) (*Reader, error) {
-	return open(ctx, ex, func(h func(Snapshot)) task.Task[*Watcher] { return Watch(path, h) })
+// Watch is WatchDir for one node (Watch).
+func (c *Client) Watch(ctx context.Context, path string) (*Reader, error) {
+	return open(ctx, c.ex, func(h func(Snapshot)) task.Task[*Watcher] { return Watch(path, h) })
+}
+
+// Update writes values under root (Update) and waits for the outcome.
+func (c *Client) Update(ctx context.Context, root string, values map[string][]byte) error {
+	_, err := executor.Await(ctx, c.ex, Update(root, values, c.opts...))
+	return err
+}
+
+// UpdateMarked writes values under root with the marker protocol
+// (UpdateMarked) and waits for the outcome.
+func (c *Client) UpdateMarked(ctx context.Context, root string, values map[string][]byte) error {
+	_, err := executor.Await(ctx, c.ex, UpdateMarked(root, values, c.opts...))
+	return err
 }
 
 func open(ctx context.Context, ex *executor.Executor, mk func(func(Snapshot)) task.Task[*Watcher]) (*Reader, error) {
@@ -104,9 +141,9 @@ func (r *Reader) Next(ctx context.Context) (Snapshot, error) {
 // first delivery.
 func (r *Reader) Latest() (Snapshot, bool) { return r.w.Latest() }
 
-// Close stops following the configuration and returns once stopped, or
-// ctx's error.
-func (r *Reader) Close(ctx context.Context) error {
+// Stop stops following the configuration (Watcher.Stop) and returns once
+// stopped, or ctx's error.
+func (r *Reader) Stop(ctx context.Context) error {
 	_, err := executor.Await(ctx, r.ex, r.w.Stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil

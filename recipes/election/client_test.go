@@ -23,34 +23,34 @@ func TestBlockingCampaignContext(t *testing.T) {
 
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := election.Campaign(ended, exs[0], e); !errors.Is(err, context.Canceled) {
+	if _, err := election.ClientOf(exs[0], e).Campaign(ended); !errors.Is(err, context.Canceled) {
 		t.Fatalf("ended context: %v", err)
 	}
-	la, err := election.Campaign(ctx, exs[0], e)
+	la, err := election.ClientOf(exs[0], e).Campaign(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := election.Campaign(short, exs[1], e); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := election.ClientOf(exs[1], e).Campaign(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("campaign past its context: %v", err)
 	}
-	if err := la.StepDown(ctx); err != nil {
+	if err := election.ClientOf(exs[0], nil).Resign(ctx, la); err != nil {
 		t.Fatal(err)
 	}
 	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	lc, err := election.Campaign(wait, exs[2], e)
+	lc, err := election.ClientOf(exs[2], e).Campaign(wait)
 	if err != nil {
 		t.Fatalf("newcomer after the step down: %v (an orphan node of the canceled campaign?)", err)
 	}
-	if who, err := election.Leader(ctx, exs[0], e); err != nil || len(who) != 0 {
+	if who, err := election.ClientOf(exs[0], e).Leader(ctx); err != nil || len(who) != 0 {
 		t.Fatalf("Leader = %q, %v", who, err)
 	}
-	if err := lc.StepDown(ctx); err != nil {
+	if err := election.ClientOf(exs[2], nil).Resign(ctx, lc); err != nil {
 		t.Fatal(err)
 	}
-	if err := lc.StepDown(ctx); err != nil {
-		t.Fatalf("second StepDown: %v", err)
+	if err := election.ClientOf(exs[2], nil).Resign(ctx, lc); err != nil {
+		t.Fatalf("second Resign: %v", err)
 	}
 }

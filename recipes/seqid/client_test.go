@@ -31,7 +31,7 @@ func running(t *testing.T, srv *fakezk.Server) (*executor.Executor, *fakezk.Conn
 	return ex, conn
 }
 
-func TestNewGeneratorErrors(t *testing.T) {
+func TestNewClientErrors(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{})
 	ex, _ := running(t, srv)
 	for _, tc := range []struct {
@@ -44,7 +44,7 @@ func TestNewGeneratorErrors(t *testing.T) {
 		{"zero block", ex, 0, seqid.ErrBadCount},
 		{"negative block", ex, -5, seqid.ErrBadCount},
 	} {
-		if _, err := seqid.NewGenerator(tc.ex, path, tc.block); !errors.Is(err, tc.err) {
+		if _, err := seqid.NewClient(tc.ex, path, tc.block); !errors.Is(err, tc.err) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.err)
 		}
 	}
@@ -59,11 +59,11 @@ func TestGeneratorReservesBlocks(t *testing.T) {
 	ex2, _ := running(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	blocks, err := seqid.NewGenerator(ex1, path, 10)
+	blocks, err := seqid.NewClient(ex1, path, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	single, err := seqid.NewGenerator(ex2, path, 1)
+	single, err := seqid.NewClient(ex2, path, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,11 +90,11 @@ func TestGeneratorConcurrent(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{})
 	ex1, conn1 := running(t, srv)
 	ex2, _ := running(t, srv)
-	g1, err := seqid.NewGenerator(ex1, path, 1)
+	g1, err := seqid.NewClient(ex1, path, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g2, err := seqid.NewGenerator(ex2, path, 10)
+	g2, err := seqid.NewClient(ex2, path, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestGeneratorConcurrent(t *testing.T) {
 func TestGeneratorContext(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{})
 	ex, _ := running(t, srv)
-	g, _ := seqid.NewGenerator(ex, path, 1)
+	g, _ := seqid.NewClient(ex, path, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := g.Next(ctx); !errors.Is(err, context.Canceled) {

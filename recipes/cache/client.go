@@ -9,21 +9,22 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// Watcher is the blocking, context-first side of a cache: its methods are
-// safe from any goroutine and need someone running the executor
-// (executor.Run).
-type Watcher struct {
+// Client is the blocking face of a running cache (StartNode,
+// StartChildren, StartTree): the same verbs as the task face, each taking
+// a context first and waiting. Its methods are safe from any goroutine
+// and need someone running the executor (executor.Run).
+type Client struct {
 	ex      *executor.Executor
 	e       *engine
 	current func() []Node
 }
 
-// WatchChildren starts a ChildrenCache of dir on ex and returns once its
+// StartChildren starts a ChildrenCache of dir (NewChildren) on ex and returns once its
 // first snapshot is read. If the session expires before that, it starts
 // again on the next session. When ctx ends first it returns
 // task.ErrCanceled or task.ErrDeadlineExceeded (matching context.Canceled
 // and context.DeadlineExceeded under errors.Is) and the cache is stopped.
-func WatchChildren(ctx context.Context, ex *executor.Executor, dir string, opts Options) (*Watcher, error) {
+func StartChildren(ctx context.Context, ex *executor.Executor, dir string, opts Options) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("cache: nil executor: %w", task.ErrInvalidArgument)
 	}
@@ -36,8 +37,8 @@ func WatchChildren(ctx context.Context, ex *executor.Executor, dir string, opts 
 	})
 }
 
-// WatchNode starts a NodeCache of path on ex; see WatchChildren.
-func WatchNode(ctx context.Context, ex *executor.Executor, path string, opts Options) (*Watcher, error) {
+// StartNode starts a NodeCache of path (NewNode) on ex; see StartChildren.
+func StartNode(ctx context.Context, ex *executor.Executor, path string, opts Options) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("cache: nil executor: %w", task.ErrInvalidArgument)
 	}
@@ -56,8 +57,8 @@ func WatchNode(ctx context.Context, ex *executor.Executor, path string, opts Opt
 	})
 }
 
-// WatchTree starts a TreeCache of root on ex; see WatchChildren.
-func WatchTree(ctx context.Context, ex *executor.Executor, root string, opts Options) (*Watcher, error) {
+// StartTree starts a TreeCache of root (NewTree) on ex; see StartChildren.
+func StartTree(ctx context.Context, ex *executor.Executor, root string, opts Options) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("cache: nil executor: %w", task.ErrInvalidArgument)
 	}
@@ -70,13 +71,13 @@ func WatchTree(ctx context.Context, ex *executor.Executor, root string, opts Opt
 	})
 }
 
-func watch(ctx context.Context, ex *executor.Executor, mk func() (*engine, task.Task[task.Unit], func() []Node)) (*Watcher, error) {
+func watch(ctx context.Context, ex *executor.Executor, mk func() (*engine, task.Task[task.Unit], func() []Node)) (*Client, error) {
 	for {
 		e, start, cur := mk()
 		_, err := executor.Await(ctx, ex, start)
 		switch {
 		case err == nil:
-			return &Watcher{ex: ex, e: e, current: cur}, nil
+			return &Client{ex: ex, e: e, current: cur}, nil
 		case errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil:
 			continue
 		default:
@@ -90,21 +91,21 @@ func watch(ctx context.Context, ex *executor.Executor, mk func() (*engine, task.
 // previous Next returned and returns the difference (see
 // ChildrenCache.Next); it fails with the cache's error once it has ended,
 // or with ctx's.
-func (w *Watcher) Next(ctx context.Context) (Change, error) {
+func (w *Client) Next(ctx context.Context) (Change, error) {
 	return executor.Await(ctx, w.ex, w.e.next())
 }
 
 // Current returns the cached nodes, sorted by path.
-func (w *Watcher) Current() []Node { return w.current() }
+func (w *Client) Current() []Node { return w.current() }
 
 // Done is closed when the cache ends; Err says why.
-func (w *Watcher) Done() <-chan struct{} { return w.e.done }
+func (w *Client) Done() <-chan struct{} { return w.e.done }
 
 // Err is nil while the cache runs, then why it ended.
-func (w *Watcher) Err() error { return w.e.Err() }
+func (w *Client) Err() error { return w.e.Err() }
 
-// Close stops the cache and returns once it has stopped, or ctx's error.
-func (w *Watcher) Close(ctx context.Context) error {
+// Stop stops the cache and returns once it has stopped, or ctx's error.
+func (w *Client) Stop(ctx context.Context) error {
 	_, err := executor.Await(ctx, w.ex, w.e.stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil // the executor stopped: so did the cache

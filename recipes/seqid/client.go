@@ -10,7 +10,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// Generator is the blocking API: it runs the recipe's tasks on an executor
+// Client is the blocking API: it runs the recipe's tasks on an executor
 // that someone runs (executor.Run) and waits for them. Its methods are safe
 // for concurrent use from any goroutine.
 //
@@ -20,7 +20,7 @@ import (
 // compare-and-set on the executor) while the others wait for it. One
 // reservation at a time keeps the IDs of calls that do not overlap in time
 // increasing.
-type Generator struct {
+type Client struct {
 	ex   *executor.Executor
 	path string
 	size int64
@@ -33,13 +33,13 @@ type Generator struct {
 	filling chan struct{} // closed when the reservation under way ends
 }
 
-// NewGenerator returns a generator on the sequence at path, run by ex.
+// NewClient returns a generator on the sequence at path, run by ex.
 // With blockSize 1 each ID costs one compare-and-set (a Counter: one round
 // trip while no other client writes the node); with more, IDs come
 // from blocks of blockSize reserved one at a time (a gap of at most
 // blockSize-1 per generator that stops). blockSize < 1 fails with
 // ErrBadCount. WithACL sets the ACL the node is created with.
-func NewGenerator(ex *executor.Executor, path string, blockSize int64, opts ...Option) (*Generator, error) {
+func NewClient(ex *executor.Executor, path string, blockSize int64, opts ...Option) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("%w: nil executor", task.ErrInvalidArgument)
 	}
@@ -53,7 +53,7 @@ func NewGenerator(ex *executor.Executor, path string, blockSize int64, opts ...O
 	if err != nil {
 		return nil, err
 	}
-	return &Generator{ex: ex, path: path, size: blockSize, acl: ct.acl, next: ct.Next()}, nil
+	return &Client{ex: ex, path: path, size: blockSize, acl: ct.acl, next: ct.Next()}, nil
 }
 
 // Next returns a new ID, or an error once ctx ends (task.ErrCanceled or
@@ -62,7 +62,7 @@ func NewGenerator(ex *executor.Executor, path string, blockSize int64, opts ...O
 // session expires during a call, Next tries again on the next session:
 // nothing was handed out. IDs returned to calls that do not overlap in
 // time increase.
-func (g *Generator) Next(ctx context.Context) (int64, error) {
+func (g *Client) Next(ctx context.Context) (int64, error) {
 	if g.size == 1 {
 		return executor.AwaitAcrossExpiry(ctx, g.ex, g.next)
 	}

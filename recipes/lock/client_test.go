@@ -16,7 +16,7 @@ import (
 // asyncMutexes is a fakezk server in Async mode and a maker of Mutexes on
 // dir, each on an executor of its own (seeded with seed) run until the
 // test ends, with run as its context.
-func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Context, mutex func(seed uint64) *lock.Mutex) {
+func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Context, mutex func(seed uint64) *lock.Client) {
 	t.Helper()
 	srv = fakezk.New(fakezk.Config{Async: true})
 	run, stop := context.WithCancel(context.Background())
@@ -28,7 +28,7 @@ func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Con
 		}
 		srv.Close()
 	})
-	return srv, run, func(seed uint64) *lock.Mutex {
+	return srv, run, func(seed uint64) *lock.Client {
 		ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: seed})
 		if err != nil {
 			t.Fatal(err)
@@ -36,7 +36,7 @@ func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Con
 		done := make(chan struct{})
 		go func() { defer close(done); _ = ex.Run(run) }()
 		running = append(running, done)
-		m, err := lock.NewMutex(ex, dir)
+		m, err := lock.NewClient(ex, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Con
 func TestMutexContextEndsWhileWaiting(t *testing.T) {
 	srv, run, mutex := asyncMutexes(t, "/m")
 	a, b := mutex(1), mutex(2)
-	ha, err := a.Lock(run)
+	ha, err := a.Acquire(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestMutexContextEndsWhileWaiting(t *testing.T) {
 	ctx, cancel := context.WithCancel(run)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := b.Lock(ctx)
+		_, err := b.Acquire(ctx)
 		errc <- err
 	}()
 	for contenders() != 2 {
@@ -81,17 +81,20 @@ func TestMutexContextEndsWhileWaiting(t *testing.T) {
 	if _, ok := srv.NodeStat(ha.Path()); !ok || !ha.IsHeld() {
 		t.Fatal("holder lost its lock")
 	}
-	if err := ha.Unlock(run); err != nil {
+	if err := a.Release(run, ha); err != nil {
 		t.Fatal(err)
 	}
 	if contenders() != 0 {
-		t.Fatal("node left after Unlock")
+		t.Fatal("node left after Release")
 	}
 	// A Held from the task API has no executor to block on.
-	if err := (&lock.Held{}).Unlock(run); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Fatalf("Unlock without executor: %v", err)
+	if err := a.Release(run, &lock.Held{}); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("Release of a Held not acquired through a Client: %v", err)
 	}
-	if _, err := lock.NewMutex(nil, "/m"); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Fatalf("NewMutex(nil): %v", err)
+	if _, err := a.Fenced(run, nil); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("Fenced of a nil Held: %v", err)
+	}
+	if _, err := lock.NewClient(nil, "/m"); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Fatalf("NewClient(nil): %v", err)
 	}
 }

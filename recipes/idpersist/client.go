@@ -94,27 +94,27 @@ func waitRaised(limitPath string, v int64) task.Task[seqid.Block] {
 	})
 }
 
-// Generator is the blocking API over Next, run on an executor someone
+// Client is the blocking API over Next, run on an executor someone
 // runs. Safe for concurrent use.
-type Generator struct {
+type Client struct {
 	ex   *executor.Executor
 	next task.Task[int64]
 }
 
-// NewGenerator returns a generator of cfg's sequence run by ex.
-func NewGenerator(ex *executor.Executor, cfg Config) (*Generator, error) {
+// NewClient returns a generator of cfg's sequence run by ex.
+func NewClient(ex *executor.Executor, cfg Config) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("%w: nil executor", task.ErrInvalidArgument)
 	}
 	if _, err := cfg.withDefaults(false); err != nil {
 		return nil, err
 	}
-	return &Generator{ex: ex, next: Next(cfg)}, nil
+	return &Client{ex: ex, next: Next(cfg)}, nil
 }
 
 // Next returns a new ID, waiting while the limit is reached or the nodes
 // are missing, until ctx ends. A session expiry during a call starts it
 // again on the next session.
-func (g *Generator) Next(ctx context.Context) (int64, error) {
+func (g *Client) Next(ctx context.Context) (int64, error) {
 	return executor.AwaitAcrossExpiry(ctx, g.ex, g.next)
 }

@@ -9,20 +9,20 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// Gate is the blocking, context-first API over a Barrier: its methods are
+// Client is the blocking, context-first API over a Barrier: its methods are
 // safe from any goroutine and need someone running the executor
 // (executor.Run). Each call runs one flow on the executor and returns its
 // outcome; when ctx ends first the flow is canceled and the call returns
 // task.ErrCanceled or task.ErrDeadlineExceeded (matching context.Canceled
 // and context.DeadlineExceeded under errors.Is).
-type Gate struct {
+type Client struct {
 	ex *executor.Executor
 	b  *Barrier
 }
 
-// NewGate returns a Gate on the barrier node path whose flows run on ex,
+// NewClient returns a Client on the barrier node path whose flows run on ex,
 // with the options of New (WithACL).
-func NewGate(ex *executor.Executor, path string, opts ...Option) (*Gate, error) {
+func NewClient(ex *executor.Executor, path string, opts ...Option) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("barrier: nil executor: %w", task.ErrInvalidArgument)
 	}
@@ -30,17 +30,17 @@ func NewGate(ex *executor.Executor, path string, opts ...Option) (*Gate, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Gate{ex: ex, b: b}, nil
+	return &Client{ex: ex, b: b}, nil
 }
 
-// Barrier is the barrier the Gate runs.
-func (g *Gate) Barrier() *Barrier { return g.b }
+// Barrier is the task face this Client runs.
+func (g *Client) Barrier() *Barrier { return g.b }
 
 // Set raises the barrier (Barrier.Set), again on the next session if the
 // session expires meanwhile.
-func (g *Gate) Set(ctx context.Context, data []byte) error {
+func (g *Client) Set(ctx context.Context, data []byte) error {
 	if g == nil {
-		return errNil("Gate")
+		return errNil("Client")
 	}
 	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Set(data))
 	return err
@@ -48,9 +48,9 @@ func (g *Gate) Set(ctx context.Context, data []byte) error {
 
 // Remove lifts the barrier (Barrier.Remove), again on the next session if
 // the session expires meanwhile.
-func (g *Gate) Remove(ctx context.Context) error {
+func (g *Client) Remove(ctx context.Context) error {
 	if g == nil {
-		return errNil("Gate")
+		return errNil("Client")
 	}
 	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Remove())
 	return err
@@ -58,24 +58,24 @@ func (g *Gate) Remove(ctx context.Context) error {
 
 // Wait blocks until the barrier's node does not exist (Barrier.Wait). A
 // session expiry does not end the wait: it goes on on the next session.
-func (g *Gate) Wait(ctx context.Context) error {
+func (g *Client) Wait(ctx context.Context) error {
 	if g == nil {
-		return errNil("Gate")
+		return errNil("Client")
 	}
 	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Wait())
 	return err
 }
 
-// Double is the blocking, context-first API over a DoubleBarrier, with the
-// same rules as Gate.
-type Double struct {
+// DoubleClient is the blocking face of a DoubleBarrier, with the same
+// rules as Client.
+type DoubleClient struct {
 	ex *executor.Executor
 	d  *DoubleBarrier
 }
 
-// NewDoubleGate returns a Double for n participants under dir whose flows run
+// NewDoubleClient returns a DoubleClient for n participants under dir whose flows run
 // on ex, with the options of NewDouble (WithACL).
-func NewDoubleGate(ex *executor.Executor, dir string, n int, opts ...Option) (*Double, error) {
+func NewDoubleClient(ex *executor.Executor, dir string, n int, opts ...Option) (*DoubleClient, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("barrier: nil executor: %w", task.ErrInvalidArgument)
 	}
@@ -83,20 +83,20 @@ func NewDoubleGate(ex *executor.Executor, dir string, n int, opts ...Option) (*D
 	if err != nil {
 		return nil, err
 	}
-	return &Double{ex: ex, d: d}, nil
+	return &DoubleClient{ex: ex, d: d}, nil
 }
 
-// Barrier is the double barrier the Double runs.
-func (d *Double) Barrier() *DoubleBarrier { return d.d }
+// DoubleBarrier is the task face this DoubleClient runs.
+func (d *DoubleClient) DoubleBarrier() *DoubleBarrier { return d.d }
 
 // Enter registers a participant and blocks until Size have arrived
 // (DoubleBarrier.Enter). If the session expires meanwhile (the node went
 // with it) it enters again on the next session. When ctx ends first, the
 // node is deleted by a cleanup that outlives ctx.
 // If the participant entered just as ctx ended, its node is deleted.
-func (d *Double) Enter(ctx context.Context) (*Participant, error) {
+func (d *DoubleClient) Enter(ctx context.Context) (*Participant, error) {
 	if d == nil {
-		return nil, errNil("Double")
+		return nil, errNil("DoubleClient")
 	}
 	for {
 		p, err := d.enterOnce(ctx)
@@ -107,7 +107,7 @@ func (d *Double) Enter(ctx context.Context) (*Participant, error) {
 	}
 }
 
-func (d *Double) enterOnce(ctx context.Context) (*Participant, error) {
+func (d *DoubleClient) enterOnce(ctx context.Context) (*Participant, error) {
 	if ctx.Err() != nil {
 		return nil, ctxErr(ctx)
 	}
@@ -141,12 +141,12 @@ func ctxErr(ctx context.Context) error {
 // (Participant.Leave). If the session expires meanwhile, it goes on
 // waiting on the next session. When ctx ends first, p's node is still
 // deleted, by a cleanup that outlives ctx.
-func (d *Double) Leave(ctx context.Context, p *Participant) error {
+func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
 	if d == nil {
-		return errNil("Double")
+		return errNil("DoubleClient")
 	}
 	if p == nil || p.d == nil || p.d.dir != d.d.dir {
-		return fmt.Errorf("barrier: Leave of a participant not entered through this Double: %w", task.ErrInvalidArgument)
+		return fmt.Errorf("barrier: Leave of a participant not entered through this DoubleClient: %w", task.ErrInvalidArgument)
 	}
 	_, err := executor.AwaitAcrossExpiry(ctx, d.ex, p.Leave())
 	return err

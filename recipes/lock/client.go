@@ -1,0 +1,143 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Client is the blocking face of a Lock: the same verbs, each taking a
+// context first and waiting for its outcome. Its methods are safe from
+// any goroutine and need someone running the executor (executor.Run).
+//
+// A Client is not re-entrant: Go has no goroutine identity to tell a
+// second Acquire by the holder from one by another goroutine (sync.Mutex
+// is not re-entrant either), and a holder that called Acquire again would
+// wait behind itself forever. So Acquire and TryAcquire on a Client that
+// holds the lock fail at once with ErrAlreadyHeld. To exclude goroutines
+// of one process from each other as well, give each its own Client (each
+// is a contender of its own) or put a sync.Mutex in front.
+type Client struct {
+	ex *executor.Executor
+	l  *Lock
+
+	mu   sync.Mutex
+	held *Held // the lock this Client holds, until it ends
+}
+
+// NewClient returns a Client on directory dir whose flows run on ex, with
+// the options of New (WithACL).
+func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("lock: nil executor: %w", task.ErrInvalidArgument)
+	}
+	l, err := New(dir, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{ex: ex, l: l}, nil
+}
+
+// Acquire waits for the lock until ctx ends (Lock.Acquire). When ctx ends
+// first, the attempt is canceled, its contender node is deleted by a
+// cleanup that outlives ctx, and Acquire returns task.ErrCanceled or
+// task.ErrDeadlineExceeded (matching context.Canceled and
+// context.DeadlineExceeded under errors.Is). If the lock was acquired
+// just as ctx ended, it is released. On a Client that holds the lock it
+// fails at once with ErrAlreadyHeld.
+func (c *Client) Acquire(ctx context.Context) (*Held, error) {
+	return c.acquire(ctx, c.l.Acquire())
+}
+
+// TryAcquire takes the lock only if no other contender is ahead
+// (Lock.TryAcquire): it fails with ErrBusy, leaving no node behind,
+// instead of waiting. ctx bounds the round trips it takes (a create and a
+// listing, more after lost replies), as for Acquire. On a Client that
+// holds the lock it fails at once with ErrAlreadyHeld.
+func (c *Client) TryAcquire(ctx context.Context) (*Held, error) {
+	return c.acquire(ctx, c.l.TryAcquire())
+}
+
+func (c *Client) acquire(ctx context.Context, t task.Task[*Held]) (*Held, error) {
+	c.mu.Lock()
+	if h := c.held; h != nil && !isDone(h) {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s", ErrAlreadyHeld, h.Path())
+	}
+	c.mu.Unlock()
+	type result struct {
+		h   *Held
+		err error
+	}
+	ch := make(chan result, 1)
+	f := executor.Submit(c.ex, t, func(h *Held, err error) { ch <- result{h, err} })
+	select {
+	case r := <-ch:
+		if r.h != nil {
+			r.h.ex = c.ex
+			c.mu.Lock()
+			c.held = r.h
+			c.mu.Unlock()
+		}
+		return r.h, r.err
+	case <-ctx.Done():
+	}
+	f.Cancel()
+	r := <-ch // the flow ends promptly once canceled
+	if r.err == nil {
+		executor.Submit(c.ex, r.h.Release(), nil)
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, task.ErrDeadlineExceeded
+	}
+	return nil, task.ErrCanceled
+}
+
+// isDone reports whether h has ended (released or lost).
+func isDone(h *Held) bool {
+	select {
+	case <-h.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// Release releases a lock this Client acquired (Held.Release). If ctx
+// ends first, Release returns its error and the delete goes on in the
+// background. A Held taken elsewhere (another Client, or Lock.Acquire run
+// by hand) is refused with task.ErrInvalidArgument: run its own Release
+// on the executor that took it.
+func (c *Client) Release(ctx context.Context, h *Held) error {
+	if err := c.own(h); err != nil {
+		return err
+	}
+	_, err := executor.Await(ctx, c.ex, h.Release())
+	return err
+}
+
+// Fenced runs ops in one multi that succeeds only while h still holds the
+// lock (Held.Fenced), and waits for it until ctx ends.
+func (c *Client) Fenced(ctx context.Context, h *Held, ops ...task.MultiOp) ([]task.MultiResult, error) {
+	if err := c.own(h); err != nil {
+		return nil, err
+	}
+	return executor.Await(ctx, c.ex, h.Fenced(ops...))
+}
+
+func (c *Client) own(h *Held) error {
+	if h == nil || h.ex == nil || h.ex != c.ex {
+		return fmt.Errorf("lock: a lock not acquired through a Client on this executor: %w", task.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// Lock is the task face this Client runs.
+func (c *Client) Lock() *Lock { return c.l }
+
+// Executor is the executor the Client runs its flows on.
+func (c *Client) Executor() *executor.Executor { return c.ex }

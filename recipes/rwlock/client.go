@@ -1,0 +1,203 @@
+package rwlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Client is the blocking face of an RWLock: the same verbs, each taking a
+// context first and waiting for its outcome. Acquire and AcquireRead
+// (and TryAcquire, TryAcquireRead) take the write or the read lock, and
+// Release gives back the Held they return. Its methods are safe from any
+// goroutine and need someone running the executor (executor.Run).
+//
+// As with sync.RWMutex, any number of goroutines may hold the read lock
+// through one Client at once (each AcquireRead is a reader node of its
+// own). It is not re-entrant, and it neither upgrades nor downgrades:
+// Acquire and TryAcquire fail at once with ErrAlreadyHeld while this
+// Client holds the lock in either mode (a write node queued behind our
+// own read node would wait for it forever), and AcquireRead and
+// TryAcquireRead while it holds the write lock (a read node behind our
+// own write node would, too). Curator's
+// InterProcessReadWriteLock lets the thread that holds the write lock take
+// the read lock at once; this lock does not (see the package doc, Upgrade
+// and downgrade). As with sync.RWMutex, a goroutine that holds the read
+// lock must not AcquireRead again: a writer that queued in between makes
+// the second AcquireRead wait behind it, and the writer waits for the first.
+type Client struct {
+	ex *executor.Executor
+	l  *RWLock
+
+	mu      sync.Mutex
+	writer  *Held
+	readers map[*Held]struct{}
+}
+
+// NewClient returns a Client on directory dir whose flows run on ex,
+// with the options of New (WithACL).
+func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("rwlock: nil executor: %w", task.ErrInvalidArgument)
+	}
+	l, err := New(dir, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{ex: ex, l: l, readers: map[*Held]struct{}{}}, nil
+}
+
+// Acquire waits for the write lock until ctx ends (RWLock.Acquire). When
+// ctx ends first, the attempt is canceled, its contender node is deleted
+// by a cleanup that outlives ctx, and Acquire returns task.ErrCanceled or
+// task.ErrDeadlineExceeded (matching context.Canceled and
+// context.DeadlineExceeded under errors.Is). If the lock was acquired just
+// as ctx ended, it is released. It fails at once with ErrAlreadyHeld while
+// this Client holds the lock in either mode.
+func (m *Client) Acquire(ctx context.Context) (*Held, error) {
+	return m.lock(ctx, Write, m.l.Acquire())
+}
+
+// AcquireRead waits for the read lock until ctx ends, as Acquire does
+// for the write lock. It waits behind any writer that queued before it, even while only
+// readers hold. It fails at once with ErrAlreadyHeld while this Client
+// holds the write lock.
+func (m *Client) AcquireRead(ctx context.Context) (*Held, error) {
+	return m.lock(ctx, Read, m.l.AcquireRead())
+}
+
+// TryAcquire takes the write lock only if it need not wait
+// (RWLock.TryAcquire): otherwise it fails with ErrBusy, leaving no node behind. ctx bounds its
+// round trips, as for Acquire.
+func (m *Client) TryAcquire(ctx context.Context) (*Held, error) {
+	return m.lock(ctx, Write, m.l.TryAcquire())
+}
+
+// TryAcquireRead takes the read lock only if no writer is queued below
+// it (RWLock.TryAcquireRead): otherwise it fails with ErrBusy, leaving no node
+// behind.
+func (m *Client) TryAcquireRead(ctx context.Context) (*Held, error) {
+	return m.lock(ctx, Read, m.l.TryAcquireRead())
+}
+
+func (m *Client) lock(ctx context.Context, mode Mode, t task.Task[*Held]) (*Held, error) {
+	if err := m.refuse(mode); err != nil {
+		return nil, err
+	}
+	type result struct {
+		h   *Held
+		err error
+	}
+	ch := make(chan result, 1)
+	f := executor.Submit(m.ex, t, func(h *Held, err error) { ch <- result{h, err} })
+	select {
+	case r := <-ch:
+		if r.h != nil {
+			r.h.ex = m.ex
+			m.keep(r.h)
+		}
+		return r.h, r.err
+	case <-ctx.Done():
+	}
+	f.Cancel()
+	r := <-ch // the flow ends promptly once canceled
+	if r.err == nil {
+		executor.Submit(m.ex, r.h.Release(), nil)
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, task.ErrDeadlineExceeded
+	}
+	return nil, task.ErrCanceled
+}
+
+// refuse says whether a lock in mode must be refused: see Client.
+func (m *Client) refuse(mode Mode) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.writer != nil && isDone(m.writer) {
+		m.writer = nil
+	}
+	for h := range m.readers {
+		if isDone(h) {
+			delete(m.readers, h)
+		}
+	}
+	switch {
+	case m.writer != nil:
+		return fmt.Errorf("%w: the write lock %s", ErrAlreadyHeld, m.writer.Path())
+	case mode == Write && len(m.readers) > 0:
+		return fmt.Errorf("%w: %d read locks (no upgrade)", ErrAlreadyHeld, len(m.readers))
+	}
+	return nil
+}
+
+func (m *Client) keep(h *Held) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h.m = m
+	if h.mode == Write {
+		m.writer = h
+	} else {
+		m.readers[h] = struct{}{}
+	}
+}
+
+// forget drops h once it is released. Any goroutine.
+func (m *Client) forget(h *Held) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.writer == h {
+		m.writer = nil
+	}
+	delete(m.readers, h)
+}
+
+// isDone reports whether h has ended (released or lost).
+func isDone(h *Held) bool {
+	select {
+	case <-h.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// Release releases a lock, read or write, this Client acquired
+// (Held.Release). If ctx ends first, Release returns its error and the
+// delete goes on in the background. A Held taken elsewhere (another
+// Client, or RWLock.Acquire run by hand) is refused with
+// task.ErrInvalidArgument: run its own Release on the executor that took
+// it.
+func (m *Client) Release(ctx context.Context, h *Held) error {
+	if err := m.own(h); err != nil {
+		return err
+	}
+	_, err := executor.Await(ctx, m.ex, h.Release())
+	return err
+}
+
+// Fenced runs ops in one multi that succeeds only while h still holds the
+// lock (Held.Fenced), and waits for it until ctx ends.
+func (m *Client) Fenced(ctx context.Context, h *Held, ops ...task.MultiOp) ([]task.MultiResult, error) {
+	if err := m.own(h); err != nil {
+		return nil, err
+	}
+	return executor.Await(ctx, m.ex, h.Fenced(ops...))
+}
+
+func (m *Client) own(h *Held) error {
+	if h == nil || h.ex == nil || h.ex != m.ex {
+		return fmt.Errorf("rwlock: a lock not acquired through a Client on this executor: %w", task.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// RWLock is the task face this Client runs.
+func (m *Client) RWLock() *RWLock { return m.l }
+
+// Executor is the executor the Client runs its flows on.
+func (m *Client) Executor() *executor.Executor { return m.ex }

@@ -1,0 +1,133 @@
+package semaphore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Client is the blocking face of a Semaphore: the same verbs, each taking
+// a context first and waiting for its outcome. Its methods are safe from
+// any goroutine and need someone running the executor (executor.Run). One
+// Client may acquire several leases (each Acquire is an acquirer of its
+// own).
+type Client struct {
+	ex *executor.Executor
+	m  *Semaphore
+}
+
+// NewClient returns a Client of n leases on path whose flows run on
+// ex, with the options of New (WithACL). A nil ex fails with
+// task.ErrInvalidArgument; the other errors are New's.
+func NewClient(ex *executor.Executor, path string, n int, opts ...Option) (*Client, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("semaphore: nil executor: %w", task.ErrInvalidArgument)
+	}
+	m, err := New(path, n, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{ex: ex, m: m}, nil
+}
+
+// Acquire waits for a lease until ctx ends. When ctx ends first, the
+// attempt is canceled, its lease node is deleted and the internal lock
+// released by a cleanup that outlives ctx, and Acquire returns
+// task.ErrCanceled or task.ErrDeadlineExceeded (matching
+// context.Canceled and context.DeadlineExceeded under errors.Is). If the
+// lease was acquired just as ctx ended, it is released.
+func (b *Client) Acquire(ctx context.Context) (*Lease, error) {
+	ls, err := await(ctx, b.ex, oneOf(b.m.Acquire()))
+	if err != nil {
+		return nil, err
+	}
+	return ls[0], nil
+}
+
+// TryAcquire takes a lease only if one is free now (Semaphore.TryAcquire):
+// it fails with ErrBusy, leaving no node behind, instead of waiting. ctx
+// bounds the round trips it takes, as for Acquire.
+func (b *Client) TryAcquire(ctx context.Context) (*Lease, error) {
+	ls, err := await(ctx, b.ex, oneOf(b.m.TryAcquire()))
+	if err != nil {
+		return nil, err
+	}
+	return ls[0], nil
+}
+
+// AcquireMany waits for k leases (Semaphore.AcquireMany) until ctx ends;
+// if ctx ends first, or one acquire fails, the leases already acquired
+// are released.
+func (b *Client) AcquireMany(ctx context.Context, k int) ([]*Lease, error) {
+	return await(ctx, b.ex, b.m.AcquireMany(k))
+}
+
+// Executor is the executor the Client runs its flows on.
+func (b *Client) Executor() *executor.Executor { return b.ex }
+
+// Semaphore is the task face this Client runs.
+func (b *Client) Semaphore() *Semaphore { return b.m }
+
+func oneOf(t task.Task[*Lease]) task.Task[[]*Lease] {
+	return task.Map(t, func(l *Lease) []*Lease { return []*Lease{l} })
+}
+
+func await(ctx context.Context, ex *executor.Executor, t task.Task[[]*Lease]) ([]*Lease, error) {
+	type result struct {
+		ls  []*Lease
+		err error
+	}
+	ch := make(chan result, 1)
+	f := executor.Submit(ex, t, func(ls []*Lease, err error) { ch <- result{ls, err} })
+	select {
+	case r := <-ch:
+		for _, l := range r.ls {
+			l.ex = ex
+		}
+		return r.ls, r.err
+	case <-ctx.Done():
+	}
+	f.Cancel()
+	r := <-ch // the flow ends promptly once canceled
+	if r.err == nil {
+		for _, l := range r.ls {
+			executor.Submit(ex, l.Release(), nil)
+		}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, task.ErrDeadlineExceeded
+	}
+	return nil, task.ErrCanceled
+}
+
+// Release returns a lease this Client acquired (Lease.Release). If ctx
+// ends first, Release returns its error and the delete goes on in the
+// background. A Lease taken elsewhere (another Client, or
+// Semaphore.Acquire run by hand) is refused with task.ErrInvalidArgument:
+// run its own Release on the executor that took it.
+func (b *Client) Release(ctx context.Context, l *Lease) error {
+	if err := b.own(l); err != nil {
+		return err
+	}
+	_, err := executor.Await(ctx, b.ex, l.Release())
+	return err
+}
+
+// Fenced runs ops in one multi that succeeds only while l is still held
+// (Lease.Fenced), and waits for it until ctx ends.
+func (b *Client) Fenced(ctx context.Context, l *Lease, ops ...task.MultiOp) ([]task.MultiResult, error) {
+	if err := b.own(l); err != nil {
+		return nil, err
+	}
+	return executor.Await(ctx, b.ex, l.Fenced(ops...))
+}
+
+func (b *Client) own(l *Lease) error {
+	if l == nil || l.ex == nil || l.ex != b.ex {
+		return fmt.Errorf("semaphore: a lease not acquired through a Client on this executor: %w", task.ErrInvalidArgument)
+	}
+	return nil
+}

@@ -130,8 +130,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return false, fmt.Errorf("counter %q: %w", d.Data, err)
 		}
-		set := &task.SetDataRequest{Path: counter, Data: strconv.AppendInt(nil, v+1, 10), Version: d.Stat.Version}
-		_, err = executor.Await(ctx, w.Ex, held.Fenced(set))
+		_, err = m.Fenced(ctx, held, task.SetOp(counter, strconv.AppendInt(nil, v+1, 10), d.Stat.Version))
 		switch {
 		case err == nil:
 			say("  worker %d (token %d): counter %d -> %d", i+1, held.Token(), v, v+1)

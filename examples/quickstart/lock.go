@@ -73,7 +73,7 @@ func lockChapter(ctx context.Context, s *story) error {
 				return err
 			}
 			next := decode(v.Data) + 1
-			_, err = executor.Await(ctx, w.Ex, held.Fenced(&task.SetDataRequest{Path: counter, Data: encode(next), Version: v.Stat.Version}))
+			_, err = m.Fenced(ctx, held, task.SetOp(counter, encode(next), v.Stat.Version))
 			switch {
 			case err == nil:
 				mu.Lock()

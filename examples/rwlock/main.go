@@ -214,8 +214,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return false, fmt.Errorf("counter %q: %w", d.Data, err)
 		}
-		set := &task.SetDataRequest{Path: counter, Data: strconv.AppendInt(nil, v+1, 10), Version: d.Stat.Version}
-		_, err = executor.Await(ctx, w.c.Ex, h.Fenced(set))
+		_, err = w.m.Fenced(ctx, h, task.SetOp(counter, strconv.AppendInt(nil, v+1, 10), d.Stat.Version))
 		switch {
 		case err == nil:
 			say("  %s (token %d): counter %d -> %d", w.name, h.Token(), v, v+1)

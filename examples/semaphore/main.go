@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return false, err
 		}
 		defer s.Release(ctx, l)
-		rs, err := executor.Await(ctx, w.Ex, l.Fenced(&task.CreateRequest{Path: inside + "/w-", Mode: task.EphemeralSequential}))
+		rs, err := s.Fenced(ctx, l, task.CreateOp(inside+"/w-", nil, task.EphemeralSequential))
 		if err != nil {
 			return false, err
 		}
@@ -125,7 +125,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				return false, ctx.Err()
 			}
 		}
-		_, err = executor.Await(ctx, w.Ex, l.Fenced(&task.DeleteRequest{Path: marker, Version: task.AnyVersion}))
+		_, err = s.Fenced(ctx, l, task.DeleteOp(marker, task.AnyVersion))
 		switch {
 		case err == nil:
 			return true, nil

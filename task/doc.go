@@ -62,6 +62,13 @@
 // ErrBadArguments, ErrNoAuth, ErrInvalidACL. Server codes are of type
 // Code, so a code this package does not name keeps its number.
 //
+// ErrSessionExpired on a request that was sent leaves its outcome as
+// unknown as ErrConnectionLoss does: a flow bound to a session that ended
+// gets no continuation but the expiry, even for a request the server had
+// applied and whose reply arrived just before the end. A write that must
+// not be lost or repeated is settled by reading afterwards (the recipes
+// do, for their own nodes), never by assuming it failed.
+//
 // # Observing
 //
 // Observer (observe.go) is the runtime's one hook: the executor, the

@@ -66,3 +66,14 @@ func onExecutorGoroutine() bool {
 		pcs = make([]uintptr, 4*len(pcs)) // a deep stack: walk it again, wider
 	}
 }
+
+// CanBlock returns ErrOnExecutor when the calling goroutine is running a
+// job of an executor (a task body, a continuation, a callback), where a
+// call that waits for a flow would wait forever, and nil elsewhere. A
+// blocking API built on Submit calls it first, as Await does.
+func CanBlock() error {
+	if onExecutorGoroutine() {
+		return ErrOnExecutor
+	}
+	return nil
+}

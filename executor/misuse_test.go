@@ -75,6 +75,16 @@ var blockingCalls = []struct {
 	{"Run", func(ctx context.Context, ex *executor.Executor) error {
 		return ex.Run(ctx)
 	}},
+	{"CanBlock", func(context.Context, *executor.Executor) error {
+		return executor.CanBlock()
+	}},
+}
+
+// CanBlock is nil off the executor goroutine.
+func TestCanBlockOffExecutor(t *testing.T) {
+	if err := executor.CanBlock(); err != nil {
+		t.Fatalf("CanBlock on a test goroutine = %v", err)
+	}
 }
 
 // A blocking call made inside a job, on an executor driven by Step (as a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -108,33 +109,7 @@ func (d *DoubleClient) Enter(ctx context.Context) (*Participant, error) {
 }
 
 func (d *DoubleClient) enterOnce(ctx context.Context) (*Participant, error) {
-	if ctx.Err() != nil {
-		return nil, ctxErr(ctx)
-	}
-	type result struct {
-		p   *Participant
-		err error
-	}
-	ch := make(chan result, 1)
-	f := executor.Submit(d.ex, d.d.Enter(), func(p *Participant, err error) { ch <- result{p, err} })
-	select {
-	case r := <-ch:
-		return r.p, r.err
-	case <-ctx.Done():
-	}
-	f.Cancel()
-	r := <-ch // the flow ends promptly once canceled
-	if r.err == nil {
-		executor.Submit(d.ex, r.p.deleteOwn(), nil)
-	}
-	return nil, ctxErr(ctx)
-}
-
-func ctxErr(ctx context.Context) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return task.ErrDeadlineExceeded
-	}
-	return task.ErrCanceled
+	return blocking.Take(ctx, d.ex, d.d.Enter(), nil, func(p *Participant) { executor.Submit(d.ex, p.deleteOwn(), nil) })
 }
 
 // Leave removes p and blocks until every participant has left

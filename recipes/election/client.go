@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -59,38 +60,8 @@ func (c *Client) Executor() *executor.Executor { return c.ex }
 // context.DeadlineExceeded under errors.Is); leadership won just as ctx
 // ended is resigned.
 func (c *Client) Campaign(ctx context.Context) (*Leadership, error) {
-	ex, cand := c.ex, c.cand
-	if err := ctx.Err(); err != nil { // ended already: submit nothing
-		return nil, ctxErr(err)
-	}
-	type result struct {
-		l   *Leadership
-		err error
-	}
-	ch := make(chan result, 1)
-	f := executor.Submit(ex, cand.Campaign(), func(l *Leadership, err error) { ch <- result{l, err} })
-	select {
-	case r := <-ch:
-		if r.l != nil {
-			r.l.ex = ex
-		}
-		return r.l, r.err
-	case <-ctx.Done():
-	}
-	f.Cancel()
-	r := <-ch // the flow ends promptly once canceled
-	if r.err == nil {
-		// Won just as ctx ended: nobody will use it.
-		executor.Submit(ex, r.l.Resign(), nil)
-	}
-	return nil, ctxErr(ctx.Err())
-}
-
-func ctxErr(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return task.ErrDeadlineExceeded
-	}
-	return task.ErrCanceled
+	return blocking.Take(ctx, c.ex, c.cand.Campaign(), func(l *Leadership) { l.ex = c.ex },
+		func(l *Leadership) { executor.Submit(c.ex, l.Resign(), nil) }) // won just as ctx ended: nobody will use it
 }
 
 // Leader reads the current leader's data (Election.Leader,
@@ -105,27 +76,23 @@ func (c *Client) Leader(ctx context.Context) ([]byte, error) {
 // by hand) is refused with task.ErrInvalidArgument: run its own Resign on
 // the executor that won it.
 func (c *Client) Resign(ctx context.Context, l *Leadership) error {
-	if err := c.own(l); err != nil {
-		return err
-	}
-	_, err := executor.Await(ctx, c.ex, l.Resign())
+	_, err := blocking.Do(ctx, c.ex, exOf(l), errNotOurs, l.Resign)
 	return err
 }
 
 // Fenced runs ops in one multi that succeeds only while l still leads
 // (Leadership.Fenced), and waits for it until ctx ends.
 func (c *Client) Fenced(ctx context.Context, l *Leadership, ops ...task.MultiOp) ([]task.MultiResult, error) {
-	if err := c.own(l); err != nil {
-		return nil, err
-	}
-	return executor.Await(ctx, c.ex, l.Fenced(ops...))
+	return blocking.Do(ctx, c.ex, exOf(l), errNotOurs, func() task.Task[[]task.MultiResult] { return l.Fenced(ops...) })
 }
 
-func (c *Client) own(l *Leadership) error {
-	if l == nil || l.ex == nil || l.ex != c.ex {
-		return fmt.Errorf("election: leadership not won through a Client on this executor: %w", task.ErrInvalidArgument)
+var errNotOurs = fmt.Errorf("election: leadership not won through a Client on this executor: %w", task.ErrInvalidArgument)
+
+func exOf(l *Leadership) *executor.Executor {
+	if l == nil {
+		return nil
 	}
-	return nil
+	return l.ex
 }
 
 // LeadOptions tune Lead.
@@ -160,7 +127,7 @@ func (c *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.C
 		l, err := c.Campaign(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctxErr(ctx.Err())
+				return blocking.CtxErr(ctx)
 			}
 			if errors.Is(err, task.ErrClosed) {
 				return err
@@ -184,7 +151,7 @@ func (c *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.C
 		case lerr != nil:
 			return lerr
 		case ctx.Err() != nil:
-			return ctxErr(ctx.Err())
+			return blocking.CtxErr(ctx)
 		case !opts.Requeue:
 			return nil
 		}

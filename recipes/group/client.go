@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -57,26 +58,7 @@ func (c *Client) Join(ctx context.Context, id string, data []byte) (*Member, err
 }
 
 func (c *Client) joinOnce(ctx context.Context, id string, data []byte) (*Member, error) {
-	if ctx.Err() != nil {
-		return nil, ctxErr(ctx)
-	}
-	type result struct {
-		m   *Member
-		err error
-	}
-	ch := make(chan result, 1)
-	f := executor.Submit(c.ex, c.g.Join(id, data), func(m *Member, err error) { ch <- result{m, err} })
-	select {
-	case r := <-ch:
-		return r.m, r.err
-	case <-ctx.Done():
-	}
-	f.Cancel()
-	r := <-ch // the flow ends promptly once canceled
-	if r.err == nil {
-		executor.Submit(c.ex, r.m.Leave(), nil)
-	}
-	return nil, ctxErr(ctx)
+	return blocking.Take(ctx, c.ex, c.g.Join(id, data), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
 }
 
 // Leave ends m's membership (Member.Leave). If ctx ends first, the delete
@@ -110,30 +92,13 @@ func (c *Client) Watch(ctx context.Context) (*Watcher, error) {
 }
 
 func (c *Client) watchOnce(ctx context.Context) (*Watcher, error) {
-	if ctx.Err() != nil {
-		return nil, ctxErr(ctx)
-	}
 	w := &Watcher{ex: c.ex, notify: make(chan struct{}, 1)}
-	type result struct {
-		v   *View
-		err error
+	v, err := blocking.Take(ctx, c.ex, c.g.Watch(w.update), nil, func(v *View) { executor.Submit(c.ex, v.Stop(), nil) }) // started just as ctx ended
+	if err != nil {
+		return nil, err
 	}
-	ch := make(chan result, 1)
-	f := executor.Submit(c.ex, c.g.Watch(w.update), func(v *View, err error) { ch <- result{v, err} })
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			return nil, r.err
-		}
-		w.v = r.v
-		return w, nil
-	case <-ctx.Done():
-	}
-	f.Cancel()
-	if r := <-ch; r.err == nil { // started just as ctx ended
-		executor.Submit(c.ex, r.v.Stop(), nil)
-	}
-	return nil, ctxErr(ctx)
+	w.v = v
+	return w, nil
 }
 
 // Watcher is the blocking side of a View. Next coalesces: it returns the
@@ -190,7 +155,7 @@ func (w *Watcher) Next(ctx context.Context) (Change, error) {
 				return Change{}, w.v.Err()
 			}
 		case <-ctx.Done():
-			return Change{}, ctxErr(ctx)
+			return Change{}, blocking.CtxErr(ctx)
 		}
 	}
 }
@@ -206,11 +171,4 @@ func (w *Watcher) Stop(ctx context.Context) error {
 		return nil // the executor stopped: so did the view
 	}
 	return err
-}
-
-func ctxErr(ctx context.Context) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return task.ErrDeadlineExceeded
-	}
-	return task.ErrCanceled
 }

@@ -2,11 +2,11 @@ package lock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -69,32 +69,12 @@ func (c *Client) acquire(ctx context.Context, t task.Task[*Held]) (*Held, error)
 		return nil, fmt.Errorf("%w: %s", ErrAlreadyHeld, h.Path())
 	}
 	c.mu.Unlock()
-	type result struct {
-		h   *Held
-		err error
-	}
-	ch := make(chan result, 1)
-	f := executor.Submit(c.ex, t, func(h *Held, err error) { ch <- result{h, err} })
-	select {
-	case r := <-ch:
-		if r.h != nil {
-			r.h.ex = c.ex
-			c.mu.Lock()
-			c.held = r.h
-			c.mu.Unlock()
-		}
-		return r.h, r.err
-	case <-ctx.Done():
-	}
-	f.Cancel()
-	r := <-ch // the flow ends promptly once canceled
-	if r.err == nil {
-		executor.Submit(c.ex, r.h.Release(), nil)
-	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, task.ErrDeadlineExceeded
-	}
-	return nil, task.ErrCanceled
+	return blocking.Take(ctx, c.ex, t, func(h *Held) {
+		h.ex = c.ex
+		c.mu.Lock()
+		c.held = h
+		c.mu.Unlock()
+	}, func(h *Held) { executor.Submit(c.ex, h.Release(), nil) })
 }
 
 // isDone reports whether h has ended (released or lost).
@@ -113,27 +93,23 @@ func isDone(h *Held) bool {
 // by hand) is refused with task.ErrInvalidArgument: run its own Release
 // on the executor that took it.
 func (c *Client) Release(ctx context.Context, h *Held) error {
-	if err := c.own(h); err != nil {
-		return err
-	}
-	_, err := executor.Await(ctx, c.ex, h.Release())
+	_, err := blocking.Do(ctx, c.ex, exOf(h), errNotOurs, h.Release)
 	return err
 }
 
 // Fenced runs ops in one multi that succeeds only while h still holds the
 // lock (Held.Fenced), and waits for it until ctx ends.
 func (c *Client) Fenced(ctx context.Context, h *Held, ops ...task.MultiOp) ([]task.MultiResult, error) {
-	if err := c.own(h); err != nil {
-		return nil, err
-	}
-	return executor.Await(ctx, c.ex, h.Fenced(ops...))
+	return blocking.Do(ctx, c.ex, exOf(h), errNotOurs, func() task.Task[[]task.MultiResult] { return h.Fenced(ops...) })
 }
 
-func (c *Client) own(h *Held) error {
-	if h == nil || h.ex == nil || h.ex != c.ex {
-		return fmt.Errorf("lock: a lock not acquired through a Client on this executor: %w", task.ErrInvalidArgument)
+var errNotOurs = fmt.Errorf("lock: a lock not acquired through a Client on this executor: %w", task.ErrInvalidArgument)
+
+func exOf(h *Held) *executor.Executor {
+	if h == nil {
+		return nil
 	}
-	return nil
+	return h.ex
 }
 
 // Lock is the task face this Client runs.

@@ -2,11 +2,11 @@ package rwlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -88,30 +88,10 @@ func (m *Client) lock(ctx context.Context, mode Mode, t task.Task[*Held]) (*Held
 	if err := m.refuse(mode); err != nil {
 		return nil, err
 	}
-	type result struct {
-		h   *Held
-		err error
-	}
-	ch := make(chan result, 1)
-	f := executor.Submit(m.ex, t, func(h *Held, err error) { ch <- result{h, err} })
-	select {
-	case r := <-ch:
-		if r.h != nil {
-			r.h.ex = m.ex
-			m.keep(r.h)
-		}
-		return r.h, r.err
-	case <-ctx.Done():
-	}
-	f.Cancel()
-	r := <-ch // the flow ends promptly once canceled
-	if r.err == nil {
-		executor.Submit(m.ex, r.h.Release(), nil)
-	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, task.ErrDeadlineExceeded
-	}
-	return nil, task.ErrCanceled
+	return blocking.Take(ctx, m.ex, t, func(h *Held) {
+		h.ex = m.ex
+		m.keep(h)
+	}, func(h *Held) { executor.Submit(m.ex, h.Release(), nil) })
 }
 
 // refuse says whether a lock in mode must be refused: see Client.
@@ -173,27 +153,23 @@ func isDone(h *Held) bool {
 // task.ErrInvalidArgument: run its own Release on the executor that took
 // it.
 func (m *Client) Release(ctx context.Context, h *Held) error {
-	if err := m.own(h); err != nil {
-		return err
-	}
-	_, err := executor.Await(ctx, m.ex, h.Release())
+	_, err := blocking.Do(ctx, m.ex, exOf(h), errNotOurs, h.Release)
 	return err
 }
 
 // Fenced runs ops in one multi that succeeds only while h still holds the
 // lock (Held.Fenced), and waits for it until ctx ends.
 func (m *Client) Fenced(ctx context.Context, h *Held, ops ...task.MultiOp) ([]task.MultiResult, error) {
-	if err := m.own(h); err != nil {
-		return nil, err
-	}
-	return executor.Await(ctx, m.ex, h.Fenced(ops...))
+	return blocking.Do(ctx, m.ex, exOf(h), errNotOurs, func() task.Task[[]task.MultiResult] { return h.Fenced(ops...) })
 }
 
-func (m *Client) own(h *Held) error {
-	if h == nil || h.ex == nil || h.ex != m.ex {
-		return fmt.Errorf("rwlock: a lock not acquired through a Client on this executor: %w", task.ErrInvalidArgument)
+var errNotOurs = fmt.Errorf("rwlock: a lock not acquired through a Client on this executor: %w", task.ErrInvalidArgument)
+
+func exOf(h *Held) *executor.Executor {
+	if h == nil {
+		return nil
 	}
-	return nil
+	return h.ex
 }
 
 // RWLock is the task face this Client runs.

@@ -2,10 +2,10 @@ package semaphore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -76,31 +76,15 @@ func oneOf(t task.Task[*Lease]) task.Task[[]*Lease] {
 }
 
 func await(ctx context.Context, ex *executor.Executor, t task.Task[[]*Lease]) ([]*Lease, error) {
-	type result struct {
-		ls  []*Lease
-		err error
-	}
-	ch := make(chan result, 1)
-	f := executor.Submit(ex, t, func(ls []*Lease, err error) { ch <- result{ls, err} })
-	select {
-	case r := <-ch:
-		for _, l := range r.ls {
+	return blocking.Take(ctx, ex, t, func(ls []*Lease) {
+		for _, l := range ls {
 			l.ex = ex
 		}
-		return r.ls, r.err
-	case <-ctx.Done():
-	}
-	f.Cancel()
-	r := <-ch // the flow ends promptly once canceled
-	if r.err == nil {
-		for _, l := range r.ls {
+	}, func(ls []*Lease) {
+		for _, l := range ls {
 			executor.Submit(ex, l.Release(), nil)
 		}
-	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, task.ErrDeadlineExceeded
-	}
-	return nil, task.ErrCanceled
+	})
 }
 
 // Release returns a lease this Client acquired (Lease.Release). If ctx
@@ -109,25 +93,21 @@ func await(ctx context.Context, ex *executor.Executor, t task.Task[[]*Lease]) ([
 // Semaphore.Acquire run by hand) is refused with task.ErrInvalidArgument:
 // run its own Release on the executor that took it.
 func (b *Client) Release(ctx context.Context, l *Lease) error {
-	if err := b.own(l); err != nil {
-		return err
-	}
-	_, err := executor.Await(ctx, b.ex, l.Release())
+	_, err := blocking.Do(ctx, b.ex, exOf(l), errNotOurs, l.Release)
 	return err
 }
 
 // Fenced runs ops in one multi that succeeds only while l is still held
 // (Lease.Fenced), and waits for it until ctx ends.
 func (b *Client) Fenced(ctx context.Context, l *Lease, ops ...task.MultiOp) ([]task.MultiResult, error) {
-	if err := b.own(l); err != nil {
-		return nil, err
-	}
-	return executor.Await(ctx, b.ex, l.Fenced(ops...))
+	return blocking.Do(ctx, b.ex, exOf(l), errNotOurs, func() task.Task[[]task.MultiResult] { return l.Fenced(ops...) })
 }
 
-func (b *Client) own(l *Lease) error {
-	if l == nil || l.ex == nil || l.ex != b.ex {
-		return fmt.Errorf("semaphore: a lease not acquired through a Client on this executor: %w", task.ErrInvalidArgument)
+var errNotOurs = fmt.Errorf("semaphore: a lease not acquired through a Client on this executor: %w", task.ErrInvalidArgument)
+
+func exOf(l *Lease) *executor.Executor {
+	if l == nil {
+		return nil
 	}
-	return nil
+	return l.ex
 }

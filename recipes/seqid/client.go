@@ -2,11 +2,11 @@ package seqid
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -84,7 +84,7 @@ func (g *Client) Next(ctx context.Context) (int64, error) {
 			case <-ch:
 				continue
 			case <-ctx.Done():
-				return 0, ctxErr(ctx)
+				return 0, blocking.CtxErr(ctx)
 			}
 		}
 		ch := make(chan struct{})
@@ -106,9 +106,3 @@ func (g *Client) Next(ctx context.Context) (int64, error) {
 }
 
 // ctxErr is the error executor.Await gives for an ended ctx.
-func ctxErr(ctx context.Context) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return task.ErrDeadlineExceeded
-	}
-	return task.ErrCanceled
-}

@@ -1,9 +1,7 @@
 package rwlock
 
 import (
-	"errors"
 	"fmt"
-	"sync"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
@@ -21,40 +19,29 @@ import (
 // (Err wraps ErrLockLost and the cause: task.ErrSessionExpired,
 // task.ErrClosed, or the node deleted or changed by someone else). Done is
 // closed at that moment.
-//
-// (recipes/lock's Held does the same for the mutex; its fields are its
-// own, so this one is written out here, with the mode added.)
 type Held struct {
-	mode    Mode
-	dir     string
-	path    string
-	seq     int64
-	token   int64
-	version int32
-	sess    task.Session
-	ex      *executor.Executor // set by Client, for its Release and Fenced
-	m       *Client            // the Client that took it, if any
+	mode  Mode
+	dir   string
+	seq   int64
+	token int64
+	ex    *executor.Executor // set by Client, for its Release and Fenced
+	m     *Client            // the Client that took it, if any
+	hold  zkops.Holding      // its session and node, until it ends
+}
 
-	mu        sync.Mutex
-	uncertain bool
-	err       error
-	done      chan struct{}
-
-	// post runs a function on the executor goroutine, from any
-	// goroutine; nil when the runtime is not an *executor.Executor.
-	post  func(func())
-	watch sync.Once // the node watch is set at the first Done, Err or IsHeld
-
-	// executor goroutine only
-	mon   *task.Scope
-	unsub func()
+// newHeld returns the lock held in mode on node path, created at stat by
+// session sess.
+func newHeld(mode Mode, dir, path string, seq int64, stat task.Stat, sess task.Session) *Held {
+	h := &Held{mode: mode, dir: dir, seq: seq, token: stat.Czxid}
+	h.hold.Init(path, stat.Version, sess, ErrLockLost, func() bool { return canary.On(bugStaleSession) })
+	return h
 }
 
 // Mode is Read or Write.
 func (h *Held) Mode() Mode { return h.mode }
 
 // Path is the lock node's path.
-func (h *Held) Path() string { return h.path }
+func (h *Held) Path() string { return h.hold.Path() }
 
 // Seq is the sequence number the server gave the lock node. It is not a
 // fencing token: it starts again from zero when the directory is
@@ -69,140 +56,22 @@ func (h *Held) Seq() int64 { return h.seq }
 func (h *Held) Token() int64 { return h.token }
 
 // Session is the session the lock node belongs to.
-func (h *Held) Session() task.Session { return h.sess }
+func (h *Held) Session() task.Session { return h.hold.Session() }
 
 // Done is closed when the lock ends, released or lost. The first call to
 // Done, Err or IsHeld sets the watch on the lock node that notices someone
 // else deleting or changing it.
-func (h *Held) Done() <-chan struct{} {
-	h.watchNodeOnce()
-	return h.done
-}
+func (h *Held) Done() <-chan struct{} { return h.hold.Done() }
 
 // Err is nil while the lock has not ended; then ErrUnlocked after a
 // release, or an error wrapping ErrLockLost and its cause.
-func (h *Held) Err() error {
-	h.watchNodeOnce()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.err
-}
+func (h *Held) Err() error { return h.hold.Err() }
 
 // IsHeld reports whether the lock is held for certain: it has not ended
 // and the session is connected. While the session is suspended it is
 // false, and true again on reconnect to the same session. Act on it only
 // as a hint; writes that must not happen after a loss go through Fenced.
-func (h *Held) IsHeld() bool {
-	h.watchNodeOnce()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.err == nil && !h.uncertain
-}
-
-// start follows the session. Executor goroutine.
-func (h *Held) start(s *task.Scope) {
-	h.unsub = s.Subscribe(h.onSession)
-	h.mon = s.Runtime().SessionScope().Child()
-	// The session scope ends with the session (expiry) or the executor
-	// (Close, Shutdown), after the subscribers have heard of it: the lock
-	// ends with it, watched or not. end cancels mon with ErrCanceled.
-	h.mon.OnDone(func(err error) {
-		if errors.Is(err, task.ErrCanceled) || (canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired)) {
-			return
-		}
-		h.lose(err)
-	})
-	if ex, ok := s.Runtime().(*executor.Executor); ok {
-		h.post = func(fn func()) {
-			executor.Submit(ex, task.Func(func(*task.Scope) (task.Unit, error) { fn(); return task.Unit{}, nil }), nil)
-		}
-		return
-	}
-	h.watch.Do(func() { s.Schedule(h.watchNode) })
-}
-
-// watchNodeOnce has the node watched, once. Any goroutine.
-func (h *Held) watchNodeOnce() {
-	h.watch.Do(func() {
-		if h.post != nil {
-			h.post(h.watchNode)
-		}
-	})
-}
-
-// watchNode watches the lock node until the lock ends. Executor goroutine.
-func (h *Held) watchNode() {
-	mon := h.mon
-	if mon == nil {
-		return // the lock has ended
-	}
-	task.RunIn(mon, zkops.WatchNode(h.path, h.version, nil), func(_ task.Unit, err error) {
-		if canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired) {
-			return
-		}
-		if !errors.Is(err, task.ErrCanceled) {
-			h.lose(err)
-		}
-	})
-}
-
-func (h *Held) setUncertain(u bool) {
-	h.mu.Lock()
-	h.uncertain = u
-	h.mu.Unlock()
-}
-
-func (h *Held) onSession(ev task.Event) {
-	if ev.Type != task.EventNone {
-		return
-	}
-	switch ev.State {
-	case task.StateSuspended:
-		h.setUncertain(true)
-	case task.StateConnected:
-		if ev.SessionID != h.sess.ID && !canary.On(bugStaleSession) {
-			h.lose(task.ErrSessionExpired)
-			return
-		}
-		h.setUncertain(false)
-	case task.StateExpired:
-		if !canary.On(bugStaleSession) {
-			h.lose(task.ErrSessionExpired)
-		}
-	case task.StateClosed:
-		h.lose(task.ErrClosed)
-	}
-}
-
-// end ends the lock with err unless it already ended, and stops following
-// it. Executor goroutine.
-func (h *Held) end(err error) {
-	h.mu.Lock()
-	if h.err == nil {
-		h.err = err
-		close(h.done)
-	}
-	h.mu.Unlock()
-	if h.unsub != nil {
-		h.unsub()
-		h.unsub = nil
-	}
-	if h.mon != nil {
-		// Cancel ends the node watch, if any; Close detaches mon from the
-		// session scope, which outlives the lock.
-		mon := h.mon
-		h.mon = nil
-		mon.Cancel(task.ErrCanceled)
-		mon.Close()
-	}
-}
-
-func (h *Held) lose(cause error) {
-	if cause == nil {
-		cause = errors.New("unknown cause")
-	}
-	h.end(fmt.Errorf("%w: %s: %w", ErrLockLost, h.path, cause))
-}
+func (h *Held) IsHeld() bool { return h.hold.IsHeld() }
 
 // Fenced returns a task that applies ops in one multi together with a
 // check that the lock node still exists at the version it was acquired
@@ -225,8 +94,8 @@ func (h *Held) lose(cause error) {
 // unknown, as for any multi: it is not retried here. A create among ops
 // with a nil ACL gets task.OpenACL.
 func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
-	return zkops.Fenced(h.path, h.version, ops, func(cause, err error) error {
-		h.lose(cause)
+	return zkops.Fenced(h.hold.Path(), h.hold.Version(), ops, func(cause, err error) error {
+		h.hold.Lose(cause)
 		return fmt.Errorf("rwlock: fenced write: %w: %w", ErrLockLost, err)
 	})
 }
@@ -240,11 +109,11 @@ func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 // closed and Err becomes ErrUnlocked at once, before the delete.
 func (h *Held) Release() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		h.end(ErrUnlocked)
+		h.hold.End(ErrUnlocked)
 		if h.m != nil {
 			h.m.forget(h)
 		}
-		del := c.Catch(c.Retry(task.Delete(h.path, task.AnyVersion), retry), zkops.GoneOK)
+		del := c.Catch(c.Retry(task.Delete(h.hold.Path(), task.AnyVersion), retry), zkops.GoneOK)
 		if h.seq >= zkops.ResetAbove {
 			del = c.Seq(del, zkops.ResetIfEmpty(h.dir))
 		}

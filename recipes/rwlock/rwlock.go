@@ -362,17 +362,8 @@ func (a *attempt) waitFor(pred string, head bool) {
 
 func (a *attempt) acquired() {
 	a.undo()
-	h := &Held{
-		mode:    a.mode,
-		dir:     a.l.dir,
-		path:    a.l.child(a.name),
-		seq:     a.seq,
-		token:   a.stat.Czxid,
-		version: a.stat.Version,
-		sess:    a.sess,
-		done:    make(chan struct{}),
-	}
-	h.start(a.s)
+	h := newHeld(a.mode, a.l.dir, a.l.child(a.name), a.seq, a.stat, a.sess)
+	h.hold.Start(a.s)
 	task.Resume(a.s, a.k, h, nil)
 }
 

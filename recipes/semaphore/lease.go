@@ -1,9 +1,7 @@
 package semaphore
 
 import (
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -21,30 +19,22 @@ import (
 // task.ErrClosed, or the node deleted or changed by someone else). Done
 // is closed at that moment.
 type Lease struct {
-	path    string
-	seq     int64
-	token   int64
-	version int32
-	sess    task.Session
-	ex      *executor.Executor // set by Semaphore, for Return
+	seq   int64
+	token int64
+	ex    *executor.Executor // set by Client, for its Release and Fenced
+	hold  zkops.Holding      // its session and node, until it ends
+}
 
-	mu        sync.Mutex
-	uncertain bool
-	err       error
-	done      chan struct{}
-
-	// post runs a function on the executor goroutine, from any
-	// goroutine; nil when the runtime is not an *executor.Executor.
-	post  func(func())
-	watch sync.Once // the node watch is set at the first Done, Err or IsHeld
-
-	// executor goroutine only
-	mon   *task.Scope
-	unsub func()
+// newLease returns the lease on node path, created at stat by session
+// sess.
+func newLease(path string, seq int64, stat task.Stat, sess task.Session) *Lease {
+	l := &Lease{seq: seq, token: stat.Czxid}
+	l.hold.Init(path, stat.Version, sess, ErrLeaseLost, func() bool { return canary.On(bugStaleSession) })
+	return l
 }
 
 // Path is the lease node's path (PATH/leases/_c_<id>-lease-<seq>).
-func (l *Lease) Path() string { return l.path }
+func (l *Lease) Path() string { return l.hold.Path() }
 
 // Seq is the sequence number the server gave the lease node. The
 // semaphore does not order by it; it is not a fencing token.
@@ -57,139 +47,23 @@ func (l *Lease) Seq() int64 { return l.seq }
 func (l *Lease) Token() int64 { return l.token }
 
 // Session is the session the lease node belongs to.
-func (l *Lease) Session() task.Session { return l.sess }
+func (l *Lease) Session() task.Session { return l.hold.Session() }
 
 // Done is closed when the lease ends, released or lost. The first call to
 // Done, Err or IsHeld sets the watch on the lease node that notices
 // someone else deleting or changing it.
-func (l *Lease) Done() <-chan struct{} {
-	l.watchNodeOnce()
-	return l.done
-}
+func (l *Lease) Done() <-chan struct{} { return l.hold.Done() }
 
 // Err is nil while the lease has not ended; then ErrReleased after a
 // release, or an error wrapping ErrLeaseLost and its cause.
-func (l *Lease) Err() error {
-	l.watchNodeOnce()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.err
-}
+func (l *Lease) Err() error { return l.hold.Err() }
 
 // IsHeld reports whether the lease is held for certain: it has not ended
 // and the session is connected. While the session is suspended it is
 // false (the session may expire on the server without us hearing of it),
 // and true again on reconnect to the same session. Act on it only as a
 // hint; writes that must not happen after a loss go through Fenced.
-func (l *Lease) IsHeld() bool {
-	l.watchNodeOnce()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.err == nil && !l.uncertain
-}
-
-// start follows the session, as lock.Held does: the lease ends with the
-// session (expiry, close), and its node is watched from the first Done,
-// Err or IsHeld. Executor goroutine.
-func (l *Lease) start(s *task.Scope) {
-	l.unsub = s.Subscribe(l.onSession)
-	l.mon = s.Runtime().SessionScope().Child()
-	l.mon.OnDone(func(err error) {
-		if errors.Is(err, task.ErrCanceled) || (canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired)) {
-			return
-		}
-		l.lose(err)
-	})
-	if ex, ok := s.Runtime().(*executor.Executor); ok {
-		l.post = func(fn func()) {
-			executor.Submit(ex, task.Func(func(*task.Scope) (task.Unit, error) { fn(); return task.Unit{}, nil }), nil)
-		}
-		return
-	}
-	l.watch.Do(func() { s.Schedule(l.watchNode) })
-}
-
-func (l *Lease) watchNodeOnce() {
-	l.watch.Do(func() {
-		if l.post != nil {
-			l.post(l.watchNode)
-		}
-	})
-}
-
-// watchNode watches the lease node until the lease ends. Executor
-// goroutine.
-func (l *Lease) watchNode() {
-	mon := l.mon
-	if mon == nil {
-		return // the lease has ended
-	}
-	task.RunIn(mon, zkops.WatchNode(l.path, l.version, nil), func(_ task.Unit, err error) {
-		if canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired) {
-			return
-		}
-		if !errors.Is(err, task.ErrCanceled) {
-			l.lose(err)
-		}
-	})
-}
-
-func (l *Lease) onSession(ev task.Event) {
-	if ev.Type != task.EventNone {
-		return
-	}
-	switch ev.State {
-	case task.StateSuspended:
-		l.setUncertain(true)
-	case task.StateConnected:
-		if ev.SessionID != l.sess.ID && !canary.On(bugStaleSession) {
-			l.lose(task.ErrSessionExpired)
-			return
-		}
-		l.setUncertain(false)
-	case task.StateExpired:
-		if canary.On(bugStaleSession) {
-			return
-		}
-		l.lose(task.ErrSessionExpired)
-	case task.StateClosed:
-		l.lose(task.ErrClosed)
-	}
-}
-
-func (l *Lease) setUncertain(u bool) {
-	l.mu.Lock()
-	l.uncertain = u
-	l.mu.Unlock()
-}
-
-// end ends the lease with err unless it already ended, and stops
-// following it. Executor goroutine.
-func (l *Lease) end(err error) {
-	l.mu.Lock()
-	if l.err == nil {
-		l.err = err
-		close(l.done)
-	}
-	l.mu.Unlock()
-	if l.unsub != nil {
-		l.unsub()
-		l.unsub = nil
-	}
-	if l.mon != nil {
-		mon := l.mon
-		l.mon = nil
-		mon.Cancel(task.ErrCanceled)
-		mon.Close()
-	}
-}
-
-func (l *Lease) lose(cause error) {
-	if cause == nil {
-		cause = errors.New("unknown cause")
-	}
-	l.end(fmt.Errorf("%w: %s: %w", ErrLeaseLost, l.path, cause))
-}
+func (l *Lease) IsHeld() bool { return l.hold.IsHeld() }
 
 // Fenced returns a task that applies ops in one multi together with a
 // check that the lease node still exists at the version it was acquired
@@ -203,8 +77,8 @@ func (l *Lease) lose(cause error) {
 // *task.MultiError whose Index counts within ops. Connection loss leaves
 // the outcome unknown, as for any multi: it is not retried here.
 func (l *Lease) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
-	return zkops.Fenced(l.path, l.version, ops, func(cause, err error) error {
-		l.lose(cause)
+	return zkops.Fenced(l.hold.Path(), l.hold.Version(), ops, func(cause, err error) error {
+		l.hold.Lose(cause)
 		return fmt.Errorf("semaphore: fenced write: %w: %w", ErrLeaseLost, err)
 	})
 }
@@ -217,7 +91,7 @@ func (l *Lease) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 // before the delete.
 func (l *Lease) Release() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		l.end(ErrReleased)
-		zkops.Detached(zkops.Delete(l.path))(s, k)
+		l.hold.End(ErrReleased)
+		zkops.Detached(zkops.Delete(l.hold.Path()))(s, k)
 	}
 }

@@ -405,15 +405,8 @@ func (a *attempt) acquired() {
 	}
 	a.undo()
 	seq, _ := seqOf(a.name)
-	l := &Lease{
-		path:    a.m.child(a.name),
-		seq:     seq,
-		token:   a.stat.Czxid,
-		version: a.stat.Version,
-		sess:    a.sess,
-		done:    make(chan struct{}),
-	}
-	l.start(a.s)
+	l := newLease(a.m.child(a.name), seq, a.stat, a.sess)
+	l.hold.Start(a.s)
 	if a.inner == nil {
 		task.Resume(a.s, a.k, l, nil)
 		return

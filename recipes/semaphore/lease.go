@@ -26,7 +26,7 @@ type Lease struct {
 	token   int64
 	version int32
 	sess    task.Session
-	ex      *executor.Executor // set by Semaphore, for Return
+	ex      *executor.Executor // set by Client, for Client.Release
 
 	mu        sync.Mutex
 	uncertain bool

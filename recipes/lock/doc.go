@@ -1,8 +1,8 @@
 // Package lock is a distributed mutual-exclusion lock on a ZooKeeper
-// directory: ZooKeeper's lock recipe, the counterpart of Apache Curator's
-// InterProcessMutex (which this lock excludes on the same path, and the
-// other way round) and of kazoo's Lock (whose nodes it ignores: the two do
-// not exclude each other).
+// directory (ZooKeeper's lock recipe). It is the counterpart of Apache
+// Curator's InterProcessMutex, which this lock excludes on the same path
+// and the other way round, and of kazoo's Lock, whose nodes it ignores
+// (the two do not exclude each other).
 //
 // At most one contender at a time sees its node as the lowest of the
 // directory; and every write made through Fenced is applied only while the

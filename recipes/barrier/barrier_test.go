@@ -270,7 +270,7 @@ func TestNoOrphanAfterDeadlineOrCancel(t *testing.T) {
 }
 
 // The blocking API, on real goroutines: Client.Wait returns once the
-// barrier is removed; Double.Enter with a context that ends leaves no
+// barrier is removed; DoubleClient.Enter with a context that ends leaves no
 // node; three goroutines pass a double barrier together.
 func TestBlocking(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true})

@@ -1,10 +1,41 @@
-// Package barrier is ZooKeeper's barrier and double barrier recipes as
-// task chains, with a context-first blocking API on top (Gate, Double).
+// Package barrier is ZooKeeper's barrier and double barrier recipes: a
+// barrier holds every waiter while its node exists; a double barrier lets
+// N participants enter together and leave together. They are the
+// counterparts of Apache Curator's DistributedBarrier and
+// DistributedDoubleBarrier and of kazoo's Barrier and DoubleBarrier.
+//
+// Wait returns only once the barrier has been removed (after an exists
+// that found no node). A participant passes Enter only after some
+// participant listed N participant nodes, at most one per Enter; Leave
+// returns only once every participant that had entered has left (deleted
+// its node) or lost its session. Every wake-up is only a hint: the
+// condition is checked again after each one. A failed Enter leaves no
+// participant node, and if Leave ends early a cleanup still deletes its
+// node.
+//
+//	gate, err := barrier.NewClient(ex, "/app/deploy")
+//	err = gate.Set(ctx, nil) // one process holds the others...
+//	err = gate.Wait(ctx)     // ...which wait here until it calls gate.Remove(ctx)
+//
+//	round, err := barrier.NewDoubleClient(ex, "/app/rounds/42", 3)
+//	p, err := round.Enter(ctx) // waits until 3 participants have entered
+//	if err != nil {
+//		return err
+//	}
+//	// ... the round's work, with the others ...
+//	return round.Leave(ctx, p) // waits until all 3 have left
+//
+// To compose with other tasks, use the task face: New returns a Barrier
+// whose Set, Wait and Remove, and NewDouble a DoubleBarrier whose Enter
+// and the Participant's Leave, are task.Task values to run on an executor
+// yourself; Client and DoubleClient run them and wait.
 //
 // Start reading at Barrier (barrier.go), then DoubleBarrier.Enter and
-// Participant.Leave (double.go), then the blocking API (blocking.go). The
+// Participant.Leave (double.go), then the blocking API (client.go). The
 // option WithACL sets the ACL of every node a barrier creates
 // (task.OpenACL by default).
+//
+// # Retries and wake-ups
 //
 // Every operation is retried past connection loss (after the reconnect:
 // the executor pauses while the session is suspended) and past "not
@@ -27,7 +58,7 @@
 // waiter passes only once the barrier has been removed (it may have been
 // set again since: a later Set holds later waiters, not those already
 // released). Errors: the scope's (deadline, cancel); task.ErrSessionExpired
-// or task.ErrClosed when the session ends (the watch ends with it; Gate.Wait
+// or task.ErrClosed when the session ends (the watch ends with it; Client.Wait
 // waits again on the next session).
 //
 // # Double barrier
@@ -102,7 +133,7 @@
 // but perhaps its own, which it then deletes: every participant that had
 // entered has left (deleted its node) or lost its session. Leave may be
 // run again after a failure, also on a new session: our node is then gone
-// and Leave only waits (Double.Leave does so across an expiry). If Leave
+// and Leave only waits (DoubleClient.Leave does so across an expiry). If Leave
 // ends early (deadline, cancel), a cleanup flow still deletes our node.
 //
 // # Operators

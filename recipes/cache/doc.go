@@ -1,10 +1,33 @@
 // Package cache keeps local copies of ZooKeeper nodes up to date with
 // watches: a NodeCache follows one node, a ChildrenCache a directory's
 // children (with their data if asked), a TreeCache a node and everything
-// under it. They report what was added,
-// removed, changed and re-created, tell a node deleted and created again
-// from a node that merely changed (by czxid, not by version), and
-// converge to the server's state after every fault.
+// under it. They are the counterparts of Apache Curator's NodeCache,
+// PathChildrenCache and TreeCache, and of kazoo's TreeCache.
+//
+// A cache re-arms its watches after every notification and connection
+// loss and reads everything again after a session expiry. It reports what
+// was added, removed, changed and re-created, tells a node deleted and
+// created again from a node that merely changed (by czxid, not by
+// version), and converges to the server's state after every fault: after
+// the last write to the followed nodes and once faults stop, it holds
+// exactly the server's nodes (paths, Stats, data). Next returns the
+// difference between two consistent snapshots.
+//
+//	tree, err := cache.StartTree(ctx, ex, "/app/services", cache.Options{Data: true}) // returns once the first snapshot is read
+//	if err != nil {
+//		return err
+//	}
+//	defer tree.Stop(ctx)
+//	for ch, err := tree.Next(ctx); err == nil; ch, err = tree.Next(ctx) {
+//		for _, n := range ch.Recreated { // deleted and created again since the last Next
+//			fmt.Println(n.Path, n.Stat.Czxid)
+//		}
+//	}
+//
+// To compose with other tasks, use the task face: NewNode, NewChildren
+// and NewTree return caches whose Start, Next and Stop are task.Task
+// values to run on an executor yourself; StartNode, StartChildren and
+// StartTree return a Client that runs them and waits.
 //
 // # Protocol
 //
@@ -101,5 +124,5 @@
 // and stopped many times on nodes that never change grows those.
 //
 // Start with NewNode, NewChildren or NewTree in a task chain, or with
-// WatchChildren, WatchNode and WatchTree for the blocking API.
+// StartNode, StartChildren and StartTree for the blocking API.
 package cache

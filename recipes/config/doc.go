@@ -1,7 +1,37 @@
 // Package config delivers configuration kept in ZooKeeper to the code
-// that uses it, and writes it atomically. Readers create no node; the
-// option WithACL sets the ACL of every node a write creates (task.OpenACL
-// by default).
+// that uses it, and writes it atomically. Curator has no such recipe (its
+// NodeCache plus writes do the job); kazoo's DataWatch is the nearest.
+//
+// The final state is never missed: a change made while the client was
+// disconnected, or while its session expired, is delivered after the
+// reconnect. Versions in between may be skipped; deliveries never go back
+// in time. Update writes several entries in one multi: all or nothing,
+// and a WatchDir reader sees the old configuration or the new one, never
+// a mix. UpdateMarked writes what cannot be one multi under the
+// invalid-marker protocol, and readers that honour the marker never
+// deliver a half-applied update. Reload restarts a component on each new
+// version, and two runs never overlap.
+//
+//	c, err := config.NewClient(ex)
+//	err = c.Update(ctx, "/app/config", map[string][]byte{"db": []byte("db2:5432"), "pool": []byte("20")}) // all or nothing
+//	r, err := c.WatchDir(ctx, "/app/config", config.DirOptions{})
+//	if err != nil {
+//		return err
+//	}
+//	defer r.Stop(ctx)
+//	for s, err := r.Next(ctx); err == nil; s, err = r.Next(ctx) {
+//		apply(s.Values) // the latest whole configuration, never an older one
+//	}
+//
+// To compose with other tasks, use the task face: Watch, WatchDir,
+// Update, UpdateMarked and Reload return task.Task values to run on an
+// executor yourself (a Watcher delivers to a handler on the executor
+// goroutine); Client and its Reader run them and wait.
+//
+// Start with Watch, WatchDir and Reload in a task chain, or Client
+// (client.go) for the blocking API. Readers create no node; the option
+// WithACL sets the ACL of every node a write creates (task.OpenACL by
+// default).
 //
 // # Reading
 //
@@ -119,7 +149,4 @@
 // delivers it as not existing and follows its creation. A watcher ends
 // (Err, Done) on Stop, on the executor's close (task.ErrClosed), or on an
 // error no retry settles.
-//
-// Start with Watch, WatchDir and Reload in a task chain, or Open and
-// OpenNode for the blocking API.
 package config

@@ -1,14 +1,46 @@
-// Package election is leader election on ZooKeeper as task chains, with a
-// context-first blocking API on top: Election (ephemeral-sequential
-// candidates, each watching only the next lower one) and Master (the
-// simpler "/master" pattern). Both grant a Leadership: a handle with the
-// candidate node, its session, a fencing token, a Done channel, a fenced
-// write helper and Resign.
+// Package election is leader election on ZooKeeper: Election
+// (ephemeral-sequential candidates, each watching only the next lower
+// one) and Master (the simpler "/master" pattern). It is the counterpart
+// of Apache Curator's LeaderLatch and LeaderSelector (an Election's
+// candidates are named as LeaderLatch names them, so the two campaign
+// together on one directory) and of kazoo's Election. Both grant a
+// Leadership: a handle with the candidate node, its session, a fencing
+// token, a Done channel, fenced writes and Resign.
+//
+// Never two acting leaders, while every process runs in time: leadership
+// is granted only to a candidate whose node is the lowest and whose
+// ephemeral owner is the session the campaign runs on, it becomes
+// uncertain at once when that session is disconnected, and it ends
+// Config.GiveUp of the session timeout later (on the executor's clock)
+// unless the connection returns first to the same session. A process
+// paused past that margin may still act after the next leader is granted;
+// then only fencing holds: writes made through Fenced name one leadership,
+// not a path, and ZooKeeper itself refuses them once another leader may
+// act, however late they arrive. Fencing tokens of successive leaders
+// strictly increase, and a resign retried after a lost reply never
+// deletes the next leader's node. Safety below states the claim in full.
+//
+//	c, err := election.NewClient(ex, "/app/leader", election.Config{Data: []byte("host-1")})
+//	l, err := c.Campaign(ctx) // waits until this candidate leads
+//	if err != nil {
+//		return err
+//	}
+//	defer c.Resign(ctx, l)
+//	// Refused by ZooKeeper once another leader may act, however late it arrives.
+//	_, err = c.Fenced(ctx, l, task.SetOp("/app/state", data, task.AnyVersion))
+//	// ... lead; l.Done() is closed when the leadership ends (l.Err says why)
+//
+// NewMasterClient gives the same Client for a Master; Client.Observe
+// follows who leads without campaigning, and Client.Lead campaigns again
+// after each leadership (Curator's LeaderSelector). To compose with other
+// tasks, use the task face: New (an Election) and NewMaster (a Master)
+// have Campaign, Leader and Observe, and a Leadership has Resign and
+// Fenced, all returning task.Task values to run on an executor yourself.
 //
 // Start reading at Election.Campaign (election.go), then Leadership
-// (leadership.go), then Master (master.go) and the blocking Campaign
-// (blocking.go). Config.ACL sets the ACL of every node an election creates
-// (task.OpenACL by default).
+// (leadership.go), then Master (master.go) and Client (client.go).
+// Config.ACL sets the ACL of every node an election creates (task.OpenACL
+// by default).
 //
 // # Safety
 //
@@ -231,8 +263,8 @@
 // order, once per change of state (Leading at the grant, Uncertain,
 // Leading again, Ended); it must not block. The accessors of a Leadership
 // (State, IsLeader, Err, Done, Token, Path, Session) are safe from any
-// goroutine. Campaign, Leader and Leadership.StepDown (blocking.go) are
-// safe from any goroutine and need someone running the executor.
+// goroutine. The methods of Client (client.go) are safe from any
+// goroutine and need someone running the executor.
 //
 // # Sequence wrap-around
 //

@@ -133,7 +133,7 @@ func realStandaloneSuccession(t *testing.T, underRoot bool) {
 	}
 }
 
-// Four candidates loop (campaign, fenced log writes, step down) on a
+// Four candidates loop (campaign, fenced log writes, resign) on a
 // 3-server ensemble whose leader server is killed mid-run and restarted.
 // The judge is the log written through Fenced: in the server's order the
 // entries' tokens never go down (two leaders never interleave) and each

@@ -7,16 +7,25 @@
 // timeout, lost its lock while frozen and wakes up writing is refused by
 // the store once a newer holder has written the key.
 //
-// recipes/lock's Held.Fenced does this for writes to ZooKeeper itself
-// (a multi with a check on the lock node). Most critical sections write
-// elsewhere; this package is for them.
+// recipes/lock's Fenced (Client.Fenced, Held.Fenced) does this for
+// writes to ZooKeeper itself (a multi with a check on the lock node).
+// Most critical sections write elsewhere; this package is for them.
+// Neither Curator nor kazoo has a counterpart.
 //
-//	held, err := mutex.Acquire(ctx)
-//	...
+//	locks, err := lock.NewClient(ex, "/app/config-lock")
+//	held, err := locks.Acquire(ctx)
+//	if err != nil {
+//		return err
+//	}
+//	defer locks.Release(ctx, held)
 //	err = fence.Write(ctx, store, "config", held.Token(), value)
 //	if errors.Is(err, fence.ErrFenced) {
 //		// a newer holder has written "config": this hold is over
 //	}
+//
+// To compose with other tasks, use the task face: WriteTask, UpdateTask,
+// ReadTask and DeleteTask are the same calls as tasks, over a TaskStore
+// (see Blocking calls and tasks).
 //
 // Start reading at Store (fence.go), then Write, Update and Read
 // (write.go) and the attempt they share (attempt.go). Memory is a Store in

@@ -76,7 +76,7 @@ func (c *Client) Leave(ctx context.Context, m *Member) error {
 
 // Watch starts following the group's members (Group.Watch) and returns
 // once the first listing is known; read the changes with Watcher.Next and
-// stop with Watcher.Close. If the session expires before the first
+// stop with Watcher.Stop. If the session expires before the first
 // listing, it starts again on the next session.
 func (c *Client) Watch(ctx context.Context) (*Watcher, error) {
 	if c == nil {

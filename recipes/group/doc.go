@@ -1,11 +1,41 @@
-// Package group is group membership on ZooKeeper as task chains, with a
-// context-first blocking API on top (Client, Watcher): members register
+// Package group is group membership on ZooKeeper: members register
 // ephemeral nodes under a directory, and views follow the member list and
-// report joins and leaves.
+// report joins and leaves. It is the counterpart of Apache Curator's
+// GroupMember and kazoo's Party.
+//
+// While a member has not left and its executor's session is connected,
+// its node exists, or the member is creating it again: it stays
+// registered across session expiries. After Leave returns, no node of
+// this member is left by this executor, and a Join that fails leaves no
+// node. Every report of a view is a listing of the directory as the
+// server had it at some moment after the previous report, and once the
+// group stops changing and the session is connected the last report is
+// the server's member list: the view converges after every fault.
+// Changes between two listings are coalesced.
+//
+//	c, err := group.NewClient(ex, "/app/members")
+//	me, err := c.Join(ctx, "host-1", []byte("10.0.0.1:8080")) // kept registered across expiries
+//	defer c.Leave(ctx, me)
+//	w, err := c.Watch(ctx)
+//	if err != nil {
+//		return err
+//	}
+//	defer w.Stop(ctx)
+//	for ch, err := w.Next(ctx); err == nil; ch, err = w.Next(ctx) {
+//		fmt.Println(ch.Members, ch.Added, ch.Removed) // who joined and left since the last Next
+//	}
+//
+// To compose with other tasks, use the task face: New returns a Group
+// whose Join and Watch, the Member's Leave and the View's Stop, are
+// task.Task values to run on an executor yourself (a View reports to a
+// function on the executor goroutine); Client and Watcher run them and
+// wait.
 //
 // Start reading at Group.Join and Member (member.go), then Group.Watch and
 // View (view.go), then Client (client.go). The option WithACL sets the ACL
 // of every node the group creates (task.OpenACL by default).
+//
+// # Retries
 //
 // Every operation is retried past connection loss (after the reconnect:
 // the executor pauses while the session is suspended) and past "not

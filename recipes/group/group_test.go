@@ -258,7 +258,7 @@ func TestJoinDeadlineNoOrphan(t *testing.T) {
 }
 
 // The blocking API on real goroutines: a watcher sees joins and leaves
-// (coalesced since its last Next), a member's Leave, and Close.
+// (coalesced since its last Next), a member's Leave, and Stop.
 func TestBlocking(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()

@@ -1,17 +1,34 @@
 // Package idpersist is the reserved-ID persistence service: it keeps a
 // durable high-water mark for a sequence of IDs (recipes/seqid's node
 // format) so that, after every ZooKeeper server loses its data, IDs resume
-// above every ID ever handed out and none repeats.
+// above every ID ever handed out and none repeats. Neither Curator nor
+// kazoo has a counterpart.
 //
-// Start reading at Reserve/Next (generator.go), then Replica (leader.go);
+// The durable mark is always at or above every ID any generator has
+// handed out: a leader among the replicas makes each new limit durable
+// (fsync and atomic rename, for a FileStore) before it writes the limit
+// node, and generators never take an ID above the limit node's value.
+// After every server loses its data, IDs resume above the mark.
+//
+//	store, err := idpersist.NewFileStore("/var/lib/app/ids.mark") // shared by every replica
+//	cfg := idpersist.Config{Sequence: "/app/ids", Limit: "/app/ids.limit", Election: "/app/ids.replicas", Store: store}
+//	replica, err := idpersist.NewReplica(cfg)
+//	go replica.Serve(ctx, ex) // one replica leads: it raises the limit, durable first
+//	ids, err := idpersist.NewClient(ex, cfg)
+//	id, err := ids.Next(ctx) // waits while no limit is above the sequence
+//
+// To compose with other tasks, use the task face: Next, Reserve and
+// Replica.Run return task.Task values to run on an executor yourself;
+// Client and Replica.Serve run them and wait.
+//
+// Start reading at Reserve/Next (client.go), then Replica (leader.go);
 // the durable mark is a Store (store.go), by default a FileStore.
 // Config.ACL sets the ACL of every node a replica creates (task.OpenACL by
 // default).
 //
 // # The safety property
 //
-// The durable mark is always at or above every ID any generator has
-// handed out. It holds because IDs are handed out only up to a limit that
+// The mark holds because IDs are handed out only up to a limit that
 // was made durable before any generator could see it:
 //
 //	every ID handed out <= some value of the limit node <= durable mark
@@ -62,13 +79,13 @@
 // watch on the next lower candidate only (no herd) and, when that watch
 // fires or the node is already gone, lists again. If it is the lowest it
 // checks that its node's ephemeralOwner is its current session id; only
-// then does it lead. Its node gone means ErrDeposed: Replica.Run creates a
+// then does it lead. Its node gone means ErrDeposed: Replica.Serve creates a
 // new candidate.
 //
 // While leading, any session event other than Connected (Suspended,
 // Expired, Closed) cancels the leader's work at once; after a suspension
 // the replica checks again that it is the lowest candidate of its session
-// before leading again; after expiry Replica.Run runs for election again
+// before leading again; after expiry Replica.Serve runs for election again
 // with a new node on the new session. Every leader write is a multi whose
 // first op checks the leader's own candidate node (version 0), so a
 // deposed leader's writes fail. The check names one leadership, not a
@@ -172,8 +189,8 @@
 //
 // # Goroutines
 //
-// Reserve, Next and Replica.Task return tasks for an executor. Store.Store
+// Reserve, Next and Replica.Run return tasks for an executor. Store.Store
 // runs on the executor goroutine (it blocks it for an fsync, once per
-// Chunk IDs). Client, Replica.Run and the stores are safe to use from
+// Chunk IDs). Client, Replica.Serve and the stores are safe to use from
 // any goroutine.
 package idpersist

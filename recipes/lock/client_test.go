@@ -13,7 +13,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// asyncMutexes is a fakezk server in Async mode and a maker of Mutexes on
+// asyncMutexes is a fakezk server in Async mode and a maker of Clients on
 // dir, each on an executor of its own (seeded with seed) run until the
 // test ends, with run as its context.
 func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Context, mutex func(seed uint64) *lock.Client) {
@@ -44,7 +44,7 @@ func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Con
 	}
 }
 
-// Lock(ctx) whose ctx ends while waiting returns the context's error and
+// Acquire(ctx) whose ctx ends while waiting returns the context's error and
 // leaves no node behind; the holder is untouched.
 func TestMutexContextEndsWhileWaiting(t *testing.T) {
 	srv, run, mutex := asyncMutexes(t, "/m")

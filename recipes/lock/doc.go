@@ -1,9 +1,38 @@
-// Package lock is ZooKeeper's lock recipe as task chains, with a
-// context-first blocking API on top (Mutex).
+// Package lock is a distributed mutual-exclusion lock on a ZooKeeper
+// directory (ZooKeeper's lock recipe). It is the counterpart of Apache
+// Curator's InterProcessMutex, which this lock excludes on the same path
+// and the other way round, and of kazoo's Lock, whose nodes it ignores
+// (the two do not exclude each other).
 //
-// Start reading at Lock.Acquire (lock.go), then Held (held.go), then Mutex
-// (mutex.go). The option WithACL sets the ACL of every node the lock
-// creates (task.OpenACL by default).
+// At most one contender at a time sees its node as the lowest of the
+// directory; and every write made through Fenced is applied only while the
+// writer's lock node exists with the version it was acquired with, so
+// ZooKeeper itself rejects the writes of a holder that has lost the lock
+// (session expired, node deleted), however late they arrive. The fencing
+// tokens (Held.Token) of successive holders strictly increase. An acquire
+// that ends in any way but success (deadline, cancel, an operation error)
+// leaves no node behind, also when its create's reply was lost. What a
+// holder does outside Fenced is its own business: after a loss it is told
+// (Held.Done, Held.Err), but not before the client hears of it. Safety
+// below states the claim in full.
+//
+//	c, err := lock.NewClient(ex, "/app/lock")
+//	held, err := c.Acquire(ctx) // waits its turn; ctx bounds the wait
+//	if err != nil {
+//		return err
+//	}
+//	defer c.Release(ctx, held)
+//	// Applied only while this lock is held: a former holder's late write is refused.
+//	_, err = c.Fenced(ctx, held, task.SetOp("/app/data", data, task.AnyVersion))
+//
+// To compose the lock with other tasks, use the task face: New returns a
+// Lock whose Acquire and TryAcquire, and the Held's Release and Fenced,
+// are task.Task values to run on an executor yourself; Client runs them
+// and waits.
+//
+// Start reading at Lock.Acquire (lock.go), then Held (held.go), then
+// Client (client.go). The option WithACL sets the ACL of every node the
+// lock creates (task.OpenACL by default).
 //
 // # Safety
 //
@@ -279,7 +308,7 @@
 //
 // # Trying without waiting, and re-entry
 //
-// TryAcquire (Mutex.TryLock) takes the lock only if no contender is ahead:
+// TryAcquire (Client.TryAcquire) takes the lock only if no contender is ahead:
 // it runs the protocol's steps 1-3 and, when the first listing after its
 // create shows a lower contender (the lock held, or waited for), fails
 // with ErrBusy instead of watching, once it has deleted its node (when
@@ -287,14 +316,14 @@
 // Failure during acquire), so either way it leaves no node behind; with the directory's counter
 // exhausted it waits for no one (it goes on only when no other contender
 // is in the directory). For a budget on waiting, give Acquire a deadline
-// (combinators.Deadline) or Mutex.Lock a context with one: the attempt
+// (combinators.Deadline) or Client.Acquire a context with one: the attempt
 // withdraws its node the same way.
 //
 // The lock is not re-entrant: Go has no goroutine identity that would
-// tell a holder's second Lock from another goroutine's, and sync.Mutex is
+// tell a holder's second Acquire from another goroutine's, and sync.Mutex is
 // not re-entrant either. Every Acquire is a new contender, so a holder
-// that acquired again would wait behind itself forever. A Mutex therefore
-// refuses Lock and TryLock while it holds the lock, with ErrAlreadyHeld.
+// that acquired again would wait behind itself forever. A Client therefore
+// refuses Acquire and TryAcquire while it holds the lock, with ErrAlreadyHeld.
 // Simulated: TestSeededFaultsTry (half the clients trying, with and
 // without the counter's wrap), canaries lock/try-keeps-its-node and
 // lock/try-holds-anywhere; on a real server TestRealTryLock.

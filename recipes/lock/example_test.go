@@ -92,9 +92,9 @@ func Example_sequenceWrap() {
 	// b holds number 0 with a larger token: true
 }
 
-// TryLock takes a free lock and fails with ErrBusy, without waiting, when
-// another Mutex holds it; a Mutex that holds the lock refuses a second
-// Lock (the lock is not re-entrant).
+// TryAcquire takes a free lock and fails with ErrBusy, without waiting, when
+// another Client holds it; a Client that holds the lock refuses a second
+// Acquire (the lock is not re-entrant).
 func ExampleClient_TryAcquire() {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()

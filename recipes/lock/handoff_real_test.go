@@ -17,7 +17,7 @@ import (
 // BenchmarkRealHandoff measures handoffs where a round trip costs
 // something: a real standalone server (forceSync=no), every client
 // reaching it through a netproxy that delays each direction by 0.5 ms (a
-// round trip of at least 1 ms). clients Mutexes on one directory take and
+// round trip of at least 1 ms). clients Clients on one directory take and
 // release the lock in a loop with nothing in between, so under contention
 // every acquire is a handoff. The listing handoff (WithListingHandoff,
 // the lock before the mark) and the marked one run side by side; b.N is

@@ -21,7 +21,7 @@ import (
 // member does not expire them (an expiry is handled anyway).
 var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
 
-// mutexes returns n Mutexes on dir, each on a session of its own under
+// mutexes returns n Clients on dir, each on a session of its own under
 // chroot ("" for none).
 func mutexes(t testing.TB, ctx context.Context, addrs []string, chroot, dir string, n int) []*lock.Client {
 	t.Helper()
@@ -41,12 +41,12 @@ type realStats struct {
 	sections  atomic.Int64 // sections whose writes all went through
 	lost      atomic.Int64 // fenced writes refused: the lock was lost
 	uncertain atomic.Int64 // fenced writes whose outcome is unknown (connection loss)
-	retried   atomic.Int64 // Lock calls that failed and were tried again
+	retried   atomic.Int64 // Acquire calls that failed and were tried again
 }
 
-// contend runs one goroutine per Mutex; each takes the lock rounds times,
+// contend runs one goroutine per Client; each takes the lock rounds times,
 // and in each section logs "enter" and "exit" under logDir with fenced
-// writes, then unlocks. After every section tick is called with the
+// writes, then releases it. After every section tick is called with the
 // number of sections so far. Errors a caller would retry (connection
 // loss, an expired session) are retried; any other fails the test.
 func contend(t *testing.T, ctx context.Context, ms []*lock.Client, logDir string, rounds int, tick func(sections int64)) *realStats {
@@ -213,7 +213,7 @@ func TestRealEnsembleServerKilled(t *testing.T) {
 
 // BenchmarkRealAcquireRelease measures lock acquire+release per second on
 // a real standalone server with 1, 4 and 16 contending clients, each a
-// Mutex on a session and executor of its own, all on one lock directory.
+// Client on a session and executor of its own, all on one lock directory.
 // b.N is the number of acquire+release pairs in all, shared out between
 // the clients (b.Loop cannot share one count between goroutines).
 func BenchmarkRealAcquireRelease(b *testing.B) {
@@ -260,9 +260,9 @@ func BenchmarkRealAcquireRelease(b *testing.B) {
 	}
 }
 
-// On a real server: TryLock takes a free lock, fails with ErrBusy on a
+// On a real server: TryAcquire takes a free lock, fails with ErrBusy on a
 // held one leaving no node behind (many tries, concurrently), and a
-// holding Mutex refuses a second Lock with ErrAlreadyHeld.
+// holding Client refuses a second Acquire with ErrAlreadyHeld.
 func TestRealTryLock(t *testing.T) {
 	srv := zkserver.Standalone(t, realOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -51,9 +51,9 @@ func TestTryAcquire(t *testing.T) {
 	}
 }
 
-// A Mutex is not re-entrant: Lock or TryLock on a Mutex that holds the
-// lock fails at once with ErrAlreadyHeld (it would wait behind itself);
-// after Unlock it locks again. TryLock on another Mutex fails with
+// A Client is not re-entrant: Acquire or TryAcquire on a Client that holds
+// the lock fails at once with ErrAlreadyHeld (it would wait behind itself);
+// after Release it acquires again. TryAcquire on another Client fails with
 // ErrBusy and leaves no node.
 func TestMutexTryLockAndReentry(t *testing.T) {
 	srv, run, mutex := asyncMutexes(t, "/m")

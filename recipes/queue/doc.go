@@ -1,6 +1,8 @@
-// Package queue is ZooKeeper's distributed queue recipe as task chains,
-// with a context-first blocking API on top (Client): producers Put items,
-// consumers Take the first one, in one of two modes.
+// Package queue is ZooKeeper's distributed queue: producers Put items,
+// consumers Take the first one, in one of two modes. It is the
+// counterpart of Apache Curator's SimpleDistributedQueue, of kazoo's
+// Queue and LockingQueue, and of ZooKeeper's own DistributedQueue, which
+// shares a directory with it.
 //
 //   - AtMostOnce (the default): Take deletes the item. No item is ever
 //     delivered twice. An item can be lost: taken by a consumer that dies
@@ -19,14 +21,21 @@
 // ("qn-" + sequence, the data the element): its producers and consumers
 // and ours share a directory.
 //
-//	c, _ := queue.NewClient(ex, "/app/jobs", queue.WithMode(queue.AtLeastOnce))
-//	c.Put(ctx, []byte("resize a.png"))
-//	it, err := c.Take(ctx) // waits while the queue is empty
-//	...                    // do the job
-//	err = c.Ack(ctx, it)
+//	c, err := queue.NewClient(ex, "/app/jobs", queue.WithMode(queue.AtLeastOnce))
+//	_, err = c.Put(ctx, []byte("resize a.png"))
+//	it, err := c.Take(ctx) // waits, without polling, while the queue is empty
+//	if err != nil {
+//		return err
+//	}
+//	if err := resize(it.Data); err != nil {
+//		return err // not acknowledged: the item goes back once this consumer's session ends
+//	}
+//	return c.Ack(ctx, it)
 //
-// The task face has the same verbs: Queue.Put, PutPriority, Take and
-// Item.Ack. Options: WithMode, WithBound (refuse puts at a bound),
+// To compose the queue with other tasks, use the task face: New returns
+// a Queue whose Put, PutPriority and Take, and the Item's Ack, are
+// task.Task values to run on an executor yourself; Client runs them and
+// waits. Options: WithMode, WithBound (refuse puts at a bound),
 // WithACL (the ACL of every node the queue creates). Start reading at
 // queue.go (names, Put), then take.go (at-most-once), acked.go
 // (at-least-once) and client.go.

@@ -25,8 +25,8 @@ import (
 // TryAcquireRead while it holds the write lock (a read node behind our
 // own write node would, too). Curator's
 // InterProcessReadWriteLock lets the thread that holds the write lock take
-// the read lock at once; this lock does not (see the package doc, Upgrade
-// and downgrade). As with sync.RWMutex, a goroutine that holds the read
+// the read lock at once; this lock does not (see the package doc, Re-entry,
+// upgrade and downgrade). As with sync.RWMutex, a goroutine that holds the read
 // lock must not AcquireRead again: a writer that queued in between makes
 // the second AcquireRead wait behind it, and the writer waits for the first.
 type Client struct {

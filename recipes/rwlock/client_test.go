@@ -14,7 +14,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// asyncMutexes is a fakezk server in Async mode and a maker of RWMutexes
+// asyncMutexes is a fakezk server in Async mode and a maker of Clients
 // on dir, each on an executor of its own (seeded with seed) run until the
 // test ends, with run as its context.
 func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Context, mutex func(seed uint64) *rwlock.Client) {

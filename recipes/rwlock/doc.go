@@ -1,39 +1,51 @@
-// Package rwlock is ZooKeeper's readers-writer lock as task chains, with a
-// context-first blocking API on top (RWMutex), named so that Apache
-// Curator's InterProcessReadWriteLock and this lock exclude each other on
-// one path.
+// Package rwlock is a readers-writer lock on a ZooKeeper directory: many
+// readers or one writer. It is the counterpart of Apache Curator's
+// InterProcessReadWriteLock, named so that the two exclude each other on
+// one path, and of kazoo's WriteLock and ReadLock (whose nodes it
+// ignores).
 //
 // Any number of readers hold the lock at once, or one writer alone.
 // Writers are not starved: a reader that comes after a waiting writer
 // waits for it, even while only readers hold. Every write made through
-// Held.Fenced is applied only while the holder's lock node exists, so
+// Fenced is applied only while the holder's lock node exists, so
 // ZooKeeper itself refuses the writes of a holder that has lost the lock
 // (session expired, node deleted), however late they arrive; a writer's
 // fenced writes are never applied while another holder's are, and a
 // reader's never while a writer's are.
 //
-//	m, _ := rwlock.NewClient(ex, "/app/config-lock")
-//	r, err := m.AcquireRead(ctx)      // shared
-//	...                         // read; r.Fenced(...) for writes a reader may make
-//	m.Release(ctx, r)
-//	w, err := m.Acquire(ctx)       // exclusive
-//	_, err = executor.Await(ctx, ex, w.Fenced(&task.SetDataRequest{...}))
-//	m.Release(ctx, w)
+//	c, err := rwlock.NewClient(ex, "/app/config-lock")
+//	r, err := c.AcquireRead(ctx) // shared: any number of readers at once
+//	if err != nil {
+//		return err
+//	}
+//	// ... read ...
+//	c.Release(ctx, r)
+//	w, err := c.Acquire(ctx) // exclusive: one writer alone
+//	if err != nil {
+//		return err
+//	}
+//	defer c.Release(ctx, w)
+//	_, err = c.Fenced(ctx, w, task.SetOp("/app/config", data, task.AnyVersion))
+//
+// To compose the lock with other tasks, use the task face: New returns an
+// RWLock whose Acquire, AcquireRead, TryAcquire and TryAcquireRead, and
+// the Held's Release and Fenced, are task.Task values to run on an
+// executor yourself; Client runs them and waits.
 //
 // Start reading at RWLock.Acquire and AcquireRead (rwlock.go: the
-// protocol), then Held (held.go), then RWMutex (mutex.go); name.go has the
+// protocol), then Held (held.go), then Client (client.go); name.go has the
 // node names. The option WithACL sets the ACL of every node the lock
 // creates (task.OpenACL by default).
 //
-// # The blocking API, and why it looks like sync.RWMutex
+// # The blocking API: one Client for both modes
 //
-// RWMutex has Lock, RLock, TryLock and TryRLock, each returning the Held
-// lock, given back with Held.Unlock (read or write alike: the Held knows
-// its mode). These are the nouns of recipes/lock (Mutex.Lock, TryLock,
-// Held, Unlock, Fenced) with sync.RWMutex's R for the shared mode. One
-// type with both modes rather than separate reader and writer handles
-// (Curator's readLock() and writeLock()), because the two modes of one
-// RWMutex are not independent: it must refuse an upgrade or a downgrade
+// Client has Acquire, AcquireRead, TryAcquire and TryAcquireRead, each
+// returning the Held lock, given back with Client.Release (read or write
+// alike: the Held knows its mode). These are the verbs of recipes/lock
+// (Acquire, TryAcquire, Held, Release, Fenced) with Read for the shared
+// mode. One type with both modes rather than separate reader and writer
+// handles (Curator's readLock() and writeLock()), because the two modes of
+// one Client are not independent: it must refuse an upgrade or a downgrade
 // that would wait on itself (see Re-entry, upgrade and downgrade), which
 // two separate handles could not see. The task API is RWLock's Acquire
 // (write), AcquireRead, TryAcquire and TryAcquireRead.
@@ -172,9 +184,10 @@
 //
 // # Trying without waiting
 //
-// TryAcquire (RWMutex.TryLock) and TryAcquireRead (TryRLock) create their
-// node as Acquire does and, when the first listing after the create
-// shows that they would wait (step 5), delete it and fail with ErrBusy;
+// TryAcquire (Client.TryAcquire) and TryAcquireRead
+// (Client.TryAcquireRead) create their node as Acquire does and, when the
+// first listing after the create shows that they would wait (step 5),
+// delete it and fail with ErrBusy;
 // either way they leave no node behind.
 //
 // # Re-entry, upgrade and downgrade
@@ -184,14 +197,14 @@
 // from another goroutine's. So at the task level a holder that acquires
 // again queues behind itself: a write holder's AcquireRead, a read
 // holder's Acquire, a write holder's Acquire all wait forever (or until
-// their deadline). RWMutex refuses what would wait on itself: Lock and
-// TryLock while it holds the lock in either mode (an upgrade), RLock and
-// TryRLock while it holds the write lock (a downgrade), all with
-// ErrAlreadyHeld. It allows any number of read locks at once (goroutines
-// sharing one RWMutex to read, as with sync.RWMutex); as with
-// sync.RWMutex, a goroutine that holds the read lock must not RLock again,
-// since a writer queued in between makes the second RLock wait for it and
-// the writer waits for the first.
+// their deadline). Client refuses what would wait on itself: Acquire and
+// TryAcquire while it holds the lock in either mode (an upgrade),
+// AcquireRead and TryAcquireRead while it holds the write lock (a
+// downgrade), all with ErrAlreadyHeld. It allows any number of read locks
+// at once (goroutines sharing one Client to read, as with sync.RWMutex);
+// as with sync.RWMutex, a goroutine that holds the read lock must not
+// AcquireRead again, since a writer queued in between makes the second
+// AcquireRead wait for it and the writer waits for the first.
 //
 // No downgrade is offered: taking the read lock while holding the write
 // lock would need a read node that holds at once although a writer may be

@@ -25,7 +25,7 @@ import (
 // member does not expire them (an expiry is handled anyway).
 var realOpts = zkserver.Options{MaxSessionTimeout: 10 * time.Second}
 
-// rwMutexes returns n RWMutexes on dir, each on a session of its own.
+// rwMutexes returns n Clients on dir, each on a session of its own.
 func rwMutexes(t testing.TB, ctx context.Context, addrs []string, dir string, n int) []*rwlock.Client {
 	t.Helper()
 	ms := make([]*rwlock.Client, n)

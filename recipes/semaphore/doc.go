@@ -1,29 +1,38 @@
 // Package semaphore is a counting semaphore on ZooKeeper: at most n
-// leases on one path are held at any instant, across every process that
-// uses the path with the same n, as task chains (Semaphore) with a
-// context-first blocking API on top (Semaphore). Its nodes are laid out
-// as Apache Curator 5.4's InterProcessSemaphoreV2 lays them out, and it
-// follows the same protocol, so Curator clients and this package share
-// one path and together never hold more than n leases.
+// leases on one path are held at any instant. It is the counterpart of
+// Apache Curator 5.4's InterProcessSemaphoreV2, whose node layout and
+// protocol it follows, so Curator clients and this package share one path
+// and together never hold more than n leases; kazoo's Semaphore does the
+// same job.
 //
-//	s, _ := semaphore.NewClient(ex, "/app/workers", 2)
-//	l, err := s.Acquire(ctx) // waits until one of the 2 leases is free
-//	if err != nil { ... }
-//	defer s.Release(ctx, l)
-//	_, err = executor.Await(ctx, ex, l.Fenced(write)) // applied only while the lease is held
-//	<-l.Done()  // closed if the lease is lost (session expired, node deleted)
+// At most n leases on one path are held at any instant, across every
+// process that uses the path with the same n. A lease is lost when its
+// session ends, and a lost lease is signalled as a lock's loss is
+// (recipes/lock): Done is closed and Err wraps ErrLeaseLost and the cause.
+// Writes made through Fenced are applied only while the lease is held. An
+// acquire that fails, is canceled or passes its deadline leaves no node
+// behind, also when a reply was lost. Bad input gets a typed error at
+// once: a path ZooKeeper refuses (or "/") task.ErrInvalidPath; n < 1, a
+// nil executor or option, or AcquireMany of k < 1 or k > n leases
+// task.ErrInvalidArgument.
 //
-// A lease is lost when its session ends, and a lost lease is signalled as
-// a lock's loss is (recipes/lock): Done is closed and Err wraps
-// ErrLeaseLost and the cause. An acquire that fails, is canceled or
-// passes its deadline leaves no node behind, also when a reply was lost.
-// Bad input gets a typed error at once: a path ZooKeeper refuses (or "/")
-// task.ErrInvalidPath; n < 1, a nil executor or option, or AcquireMany of
-// k < 1 or k > n leases task.ErrInvalidArgument.
+//	c, err := semaphore.NewClient(ex, "/app/workers", 2)
+//	l, err := c.Acquire(ctx) // waits until one of the 2 leases is free
+//	if err != nil {
+//		return err
+//	}
+//	defer c.Release(ctx, l)
+//	// Applied only while the lease is held; l.Done() is closed if it is lost.
+//	_, err = c.Fenced(ctx, l, task.CreateOp("/app/results/job-1", data, task.Persistent))
+//
+// To compose the semaphore with other tasks, use the task face: New
+// returns a Semaphore whose Acquire, AcquireMany and TryAcquire, and the
+// Lease's Release and Fenced, are task.Task values to run on an executor
+// yourself; Client runs them and waits.
 //
 // Start reading at Semaphore.Acquire (semaphore.go), then Lease (lease.go),
-// then Semaphore (blocking.go). The option WithACL sets the ACL of every
-// node the semaphore creates (task.OpenACL by default).
+// then Client (client.go). The option WithACL sets the ACL of every node
+// the semaphore creates (task.OpenACL by default).
 //
 // # Protocol
 //
@@ -137,10 +146,10 @@
 // # Holding
 //
 // A Lease records its session, node path, sequence and token. It ends
-// once, closing Done: by Release or Return (Err is ErrReleased) or by
-// loss (Err wraps ErrLeaseLost and the cause): the session expired or was
-// closed (heard from the session's events, for every lease), or the node
-// was deleted or written by someone else. The node is watched with exists
+// once, closing Done: by Release (Lease.Release or Client.Release: Err
+// is ErrReleased) or by loss (Err wraps ErrLeaseLost and the cause): the
+// session expired or was closed (heard from the session's events, for
+// every lease), or the node was deleted or written by someone else. The node is watched with exists
 // from the first call to Done, Err or IsHeld: a holder that asks is told
 // of a deletion within a round trip; one that never asks pays no request
 // for it, and its fenced writes fail all the same. While the session is

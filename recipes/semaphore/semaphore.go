@@ -41,7 +41,7 @@ var (
 	// that ZooKeeper rejected because the lease node's check failed wraps
 	// it, together with the server's error.
 	ErrLeaseLost = errors.New("semaphore: lease lost")
-	// ErrReleased is Lease.Err after Release or Return.
+	// ErrReleased is Lease.Err after Release (Lease.Release or Client.Release).
 	ErrReleased = errors.New("semaphore: lease released")
 	// ErrBusy: TryAcquire found the internal lock taken (another
 	// acquirer is waiting or about to hold) or no lease free. It leaves

@@ -1,24 +1,37 @@
 // Package seqid hands out unique int64 IDs from a counter kept in a
-// ZooKeeper znode, by compare-and-set on the node's data version.
+// ZooKeeper znode, by compare-and-set on the node's data version. It is
+// the counterpart of Apache Curator's DistributedAtomicLong and kazoo's
+// Counter, and keeps the counter as an 8-byte big-endian long, the format
+// Java services read and write on the same node.
 //
-// Start reading at Next and Reserve (seqid.go), then Counter (counter.go),
-// Allocator (alloc.go) and Client (generator.go); the node format is in
-// codec.go. The option WithACL sets the ACL of the sequence node when the
-// recipe creates it (task.OpenACL by default).
-//
-// # What it guarantees
-//
-// Safety: no ID is handed out twice, across any number of processes and
+// No ID is handed out twice, across any number of processes and
 // sessions on the same node, through connection losses whose writes were
 // applied or not, session expiry and crashes. Gaps are possible: an ID (or a
 // whole block) whose write may have been applied but whose reply was lost,
 // or that a process reserved and then crashed holding, is never handed out.
 // IDs returned to calls of one Client (or one Allocator) that do not
 // overlap in time increase; IDs of different generators interleave in no
-// promised order.
+// promised order. The node's value is always the largest ID reserved so
+// far: every ID handed out is at most the value in the node.
 //
-// The node's value is always the largest ID reserved so far: every ID
-// handed out is at most the value in the node.
+//	ids, err := seqid.NewClient(ex, "/app/order-ids", 1000) // one compare-and-set per 1000 IDs
+//	if err != nil {
+//		return err
+//	}
+//	id, err := ids.Next(ctx) // never handed out before, by any process using this node
+//	if err != nil {
+//		return err
+//	}
+//
+// To compose with other tasks, use the task face: Next and Reserve, and
+// the Next of a Counter (NewCounter) or an Allocator (NewAllocator), are
+// task.Task values to run on an executor yourself; Client runs them and
+// waits.
+//
+// Start reading at Next and Reserve (seqid.go), then Counter (counter.go),
+// Allocator (alloc.go) and Client (client.go); the node format is in
+// codec.go. The option WithACL sets the ACL of the sequence node when the
+// recipe creates it (task.OpenACL by default).
 //
 // # Protocol
 //

@@ -39,7 +39,9 @@ import "fmt"
 // Type EventNone and State StateSuspended when the connection drops, and
 // State StateConnected when the same session is usable again. A reader
 // that keeps state from the events must re-read what it watches after a
-// StateConnected event. When the session ends (expired, closed) the
+// StateConnected event: the connection sets the watch again before any
+// request made after that event, so every change after the re-read's
+// reply is reported, and every change before it is in what it read. When the session ends (expired, closed) the
 // stream ends with ErrSessionExpired or ErrClosed: the new session has no
 // watch.
 //

@@ -95,6 +95,11 @@
 //     are re-checked against the last zxid the client saw, as
 //     DataTree.setWatches does. A session's end completes them with
 //     EventNotWatching (State Expired or Closed).
+//   - persistent and recursive watches (addWatch, removeWatches), as 3.8.0
+//     keeps them (pwatch.go): one registration per session, path and list,
+//     which a one-time watch on the same path replaces; one notification
+//     per session and change, handed to every watch it concerns; set again
+//     on reconnect with no event for what changed meanwhile.
 //   - sessions: timeouts negotiated into [2, 20] ticks; a session whose
 //     client is cut off for longer than its timeout expires (its countdown
 //     starts when the connection drops and pauses while the server is down).

@@ -44,8 +44,9 @@
 // the first time), then reads each node an event of the watch names. A
 // reconnect of the same session sets the watch again, but the server sends
 // no event for what changed while the session was away, so the cache
-// walks the whole subtree again then; an expiry starts over on the new
-// session. The guarantees below hold in both modes (the simulation runs
+// walks the whole subtree again then: it lists every node, and reads again
+// only those whose listing shows another czxid or mzxid; an expiry starts
+// over on the new session the same way. The guarantees below hold in both modes (the simulation runs
 // both). Stop removes the watch with RemoveWatches of type Any, which
 // takes every watch of the session on the root path (ZooKeeper 3.8 cannot
 // remove one alone).
@@ -63,15 +64,15 @@
 //
 //	                       default  recursive
 //	watches to start          2000          1
-//	requests to start         2000       2001
+//	requests to start         2000       2002
 //	requests per change          2          1
 //	watches per change           2          0
-//	requests per reconnect       0       2000
+//	requests per reconnect       0       1000
 //
 // So the recursive mode holds one watch instead of two per node on the
-// server and in the client, and reads once per change; it pays a walk of
-// the whole subtree on every reconnect, where the default mode's watches
-// are set again by the connection.
+// server and in the client, and reads once per change; it pays a listing
+// of every node on every reconnect, where the default mode's watches are
+// set again by the connection (SetWatches, with no request of the cache).
 //
 // # Why a quiescent cache is consistent
 //

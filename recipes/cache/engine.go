@@ -154,13 +154,18 @@ func (e *engine) follow() {
 	if e.dir != "" {
 		e.lists[e.dir] = true
 	}
-	if e.node != "" {
-		e.dirty[e.node] = true
-	}
-	for p := range e.cur {
-		e.dirty[p] = true
-		if e.tree {
-			e.lists[p] = true
+	switch {
+	case e.recursive():
+		e.walk()
+	default:
+		if e.node != "" {
+			e.dirty[e.node] = true
+		}
+		for p := range e.cur {
+			e.dirty[p] = true
+			if e.tree {
+				e.lists[p] = true
+			}
 		}
 	}
 	gen := e.gen
@@ -294,6 +299,7 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 			if cw.Watch != nil {
 				e.arm(f, gen, cw.Watch, relist)
 			}
+			e.listed(d, cw.Stat)
 			listed := make(map[string]bool, len(cw.Names))
 			for _, n := range cw.Names {
 				p := task.Join(d, n)

@@ -24,7 +24,8 @@ import (
 //     sets the watch again on reconnect but sends no event for what changed
 //     while the session was away, so only a new walk sees it. The
 //     connection sets the watch again before any read made after that
-//     event.
+//     event. This walk lists every cached node and reads only those whose
+//     listing shows another czxid or mzxid (and the new ones).
 //
 // On a session expiry the watch ends with the session; the next session's
 // follower starts at 1. Stop removes the watch (RemoveWatches of type
@@ -106,14 +107,29 @@ func (e *engine) onTreeEvent(ev task.Event) {
 	e.kick()
 }
 
-// walk marks the whole subtree to be read and listed again.
+// walk marks the whole subtree to be listed again. A listing carries the
+// node's Stat: a cached node is read again only if the listing shows it
+// changed (another czxid or mzxid) or gone, a listed child not cached is
+// read (and, being new, listed in turn).
 func (e *engine) walk() {
 	e.walking = true
-	e.dirty[e.node] = true
+	if _, ok := e.get(e.node); !ok {
+		e.dirty[e.node] = true
+	}
 	e.lists[e.node] = true
 	for p := range e.cur {
-		e.dirty[p] = true
 		e.lists[p] = true
+	}
+}
+
+// listed compares the Stat a walk's listing of d shows with the cached
+// node's: d is read again if they differ.
+func (e *engine) listed(d string, st task.Stat) {
+	if !e.recursive() {
+		return
+	}
+	if old, ok := e.get(d); ok && (old.Stat.Czxid != st.Czxid || old.Stat.Mzxid != st.Mzxid) {
+		e.dirty[d] = true
 	}
 }
 

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
 )
@@ -145,8 +146,11 @@ func (e *engine) dropTreeWatch() {
 	if sess.ID != e.pwSess || st == task.StateClosed {
 		return
 	}
+	// Retried after connection loss (a removal the server may not have
+	// seen leaves the watch set again by the reconnect); the session's end
+	// ends the scope, and the watch with the session.
 	s := e.rt.SessionScope().Child()
-	task.Run(s, task.RemoveWatches(pw.Path(), task.WatcherAny), func(task.Unit, error) { s.Close() })
+	task.Run(s, c.Retry(task.RemoveWatches(pw.Path(), task.WatcherAny), retry), func(task.Unit, error) { s.Close() })
 }
 
 // childrenTask lists d: with a child watch, or, in the recursive mode,

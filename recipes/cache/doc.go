@@ -69,6 +69,15 @@
 //	watches per change           2          0
 //	requests per reconnect       0       1000
 //
+// On a real ZooKeeper 3.8.0 server on loopback (BenchmarkRealTreeCache:
+// ZK_REQUIRED=1 go test -run '^$' -bench BenchmarkRealTreeCache
+// -benchtime 3000x -count 2 ./recipes/cache; 2 cores, load average 9 to
+// 12), the same counts, and from a change's reply to the writer until the
+// cache shows it: 2.1 to 2.6 ms in the default mode, 0.97 to 1.0 ms in the
+// recursive one (the default mode reads one request at a time, and a
+// created node costs it three: the parent's listing, the node's read and
+// its listing).
+//
 // So the recursive mode holds one watch instead of two per node on the
 // server and in the client, and reads once per change; it pays a listing
 // of every node on every reconnect, where the default mode's watches are

@@ -26,11 +26,11 @@ import "time"
 //     exists, failed with ErrNoNode; never otherwise. It receives the node
 //     event that triggered it, or EventNotWatching (State Expired or Closed)
 //     when the session ends first, or EventWatchRemoved when a
-//     RemoveWatchesRequest took it away first. For an AddWatchRequest, watch
-//     is called many times: see AddWatchRequest (persistent.go). A change
-//     the server does not tell the
-//     session of (it may not READ the node) leaves the watch waiting for
-//     the next notification on its path that reaches the session.
+//     RemoveWatchesRequest took it away first. For an AddWatchRequest,
+//     watch is called many times: see AddWatchRequest (persistent.go). A
+//     change the server does not tell the session of (it may not READ the
+//     node) leaves the watch waiting for the next notification on its path
+//     that reaches the session.
 //   - events, done and watch may be called from any goroutine but never
 //     concurrently with each other, and in the order the session observed
 //     them (for a server: zxid order; ZooKeeper sends a session the

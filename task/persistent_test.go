@@ -108,3 +108,17 @@ func TestValidateWatchRequests(t *testing.T) {
 		}
 	}
 }
+
+// A one-time watch that RemoveWatches took away ends every Wait with
+// ErrWatchRemoved.
+func TestWatchWaitRemoved(t *testing.T) {
+	_, root := newStubRoot()
+	w := &Watch{path: "/w"}
+	var err1, err2 error
+	Run(root, w.Wait(), func(_ Event, err error) { err1 = err })
+	w.fire(Event{Type: EventWatchRemoved, State: StateConnected, Path: "/w"})
+	Run(root, w.Wait(), func(_ Event, err error) { err2 = err })
+	if !errors.Is(err1, ErrWatchRemoved) || !errors.Is(err2, ErrWatchRemoved) {
+		t.Fatalf("waits ended with %v and %v, want ErrWatchRemoved", err1, err2)
+	}
+}

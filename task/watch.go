@@ -26,8 +26,7 @@ func (w *Watch) Fired() (Event, bool) { return w.ev, w.fired }
 // Wait returns a task that completes when the watch fires (at once if it
 // already has). A node event is its value; EventNotWatching is an error
 // wrapping ErrSessionExpired or ErrClosed, EventWatchRemoved one wrapping
-// ErrWatchRemoved. Waiting does not consume the
-// event: every Wait sees it.
+// ErrWatchRemoved. Waiting does not consume the event: every Wait sees it.
 func (w *Watch) Wait() Task[Event] {
 	return func(s *Scope, k Cont[Event]) {
 		if w.fired {

@@ -106,6 +106,19 @@ func pwatchCases() []Case {
 			addW(e.C, e.P("a"), recursive)
 			e.Err(removeW(e.C, e.P("a/b"), task.WatcherAny).Err, task.CodeNoWatcher, "remove below a recursive watch")
 		}},
+		{"pwatch/remove-oneshot", "RemoveWatches(Data) ends a one-time data watch with WatchRemoved before its reply, and it fires no more; Children then finds no watch", func(e *Env) {
+			e.Mk("a")
+			_, w := getW(e.C, e.P("a"))
+			p := e.C.Send(&task.RemoveWatchesRequest{Path: e.P("a"), Type: task.WatcherData})
+			e.Err(p.Wait().Err, nil, "remove data")
+			evs := w.Events()
+			e.True(len(evs) == 1 && evs[0].Type == task.EventWatchRemoved && evs[0].Path == e.P("a") && w.FiredAt() < p.At(),
+				"events %v (at %d, reply at %d), want WatchRemoved before the reply", evs, w.FiredAt(), p.At())
+			wSet("a")(e, e.NewClient())
+			e.C.Barrier()
+			e.Eq(len(w.Events()), 1, "events after removal")
+			e.Err(removeW(e.C, e.P("a"), task.WatcherChildren).Err, task.CodeNoWatcher, "remove children, none set")
+		}},
 		{"pwatch/remove-children-type", "RemoveWatches(Children) takes a persistent watch out of the child list only: it keeps its data events (3.8)", func(e *Env) {
 			e.Mk("a")
 			_, w := addW(e.C, e.P("a"), persistent)

@@ -21,7 +21,7 @@
 //
 // Taken from ZooKeeper 3.8's PrepRequestProcessor, DataTree and DataNode, and
 // checked differentially: the internal/conformance cases that a real
-// server can run (331 of 361; the rest need a controlled clock, counters
+// server can run (344 of 374; the rest need a controlled clock, counters
 // or requests held in flight) pass unchanged against ZooKeeper 3.8.0
 // through zkadapter (go test -run TestConformance ./zkadapter; the
 // container manager's cases on servers configured for them). Beyond

@@ -49,7 +49,8 @@
 // over on the new session the same way. The guarantees below hold in both modes (the simulation runs
 // both). Stop removes the watch with RemoveWatches of type Any, which
 // takes every watch of the session on the root path (ZooKeeper 3.8 cannot
-// remove one alone).
+// remove one alone); another recursive cache of the root on the session
+// then sets its watch again and walks.
 //
 // On ZooKeeper 3.8 a one-time watch on the root path set by the same
 // session (another cache of the root, an ExistsW or GetW of your own)

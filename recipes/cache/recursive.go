@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"errors"
+
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
@@ -29,7 +31,9 @@ import (
 //     listing shows another czxid or mzxid (and the new ones).
 //
 // On a session expiry the watch ends with the session; the next session's
-// follower starts at 1. Stop removes the watch (RemoveWatches of type
+// follower starts at 1. A watch removed while the cache runs (by another
+// recursive cache of the root on the session, stopping) is set again and
+// the subtree walked. Stop removes the watch (RemoveWatches of type
 // Any: every watch of the session on the root path goes, since ZooKeeper
 // 3.8 cannot remove one watch alone).
 
@@ -75,7 +79,17 @@ func (e *engine) consume(f *task.Scope, gen int, pw *task.PersistentWatch) {
 	var loop func()
 	loop = func() {
 		task.Run(f, pw.Next(), func(ev task.Event, err error) {
-			if err != nil || gen != e.gen {
+			switch {
+			case gen != e.gen:
+				return
+			case errors.Is(err, task.ErrWatchRemoved):
+				// Removed by another user of the session (another
+				// recursive cache of the root stopping): set it again and
+				// walk, since changes may have gone unreported meanwhile.
+				e.walk()
+				e.setTreeWatch(gen)
+				return
+			case err != nil:
 				return
 			}
 			e.onTreeEvent(ev)

@@ -50,3 +50,24 @@ func TestTreeRecursive(t *testing.T) {
 		t.Errorf("NewNode with Recursive: %v", err)
 	}
 }
+
+// Two recursive caches of one root on one session: stopping one removes
+// the session's watch on the root (RemoveWatches of type Any); the other
+// sets it again, walks, and goes on following the tree.
+func TestTreeRecursiveSharedRoot(t *testing.T) {
+	w := newWorld(t, 2)
+	must(sim.Run(w, 1, task.Create("/t", nil, task.Persistent)))
+	a := must(NewTree("/t", Options{Recursive: true}))
+	b := must(NewTree("/t", Options{Recursive: true}))
+	must(sim.Run(w, 0, a.Start()))
+	must(sim.Run(w, 0, b.Start()))
+	must(sim.Run(w, 0, a.Stop()))
+	w.Drive()
+	must(sim.Run(w, 1, task.Create("/t/x", nil, task.Persistent)))
+	if !w.Settle(func() bool { return len(b.Current()) == 2 }) {
+		t.Fatalf("the cache left running holds %v, want /t and /t/x", paths(b.Current()))
+	}
+	if err := b.Err(); err != nil {
+		t.Fatal(err)
+	}
+}

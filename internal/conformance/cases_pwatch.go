@@ -172,6 +172,9 @@ func pwatchCases() []Case {
 			_, w := addW(e.C, e.P("a"), recursive)
 			d.Drop(e.T, e.C.Conn, false)
 			e.C.WaitState(task.StateConnected, 2)
+			// A request made after the reconnect is handled after the watch
+			// is set again; a change after its reply is reported.
+			e.C.Barrier()
 			wCreate("a")(e, e.NewClient())
 			e.wantEvents(e.C, w, "NodeCreated a", "after reconnect")
 			var states []task.State

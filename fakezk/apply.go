@@ -99,6 +99,14 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 	case *task.CheckRequest:
 		// ZooKeeper 3.8 knows check only inside a multi.
 		resp.Err = task.ErrUnimplemented
+	case *task.AddWatchRequest:
+		// No ACL check and no need for the node to exist
+		// (FinalRequestProcessor's addWatch); registered below, as a
+		// one-time watch is, only if the reply reaches the client.
+	case *task.RemoveWatchesRequest:
+		if !lost { // a lost reply: the client keeps its watches and sets them again on reconnect
+			resp.Err = s.removeWatches(c, r)
+		}
 	default:
 		resp.Err = task.ErrBadArguments
 	}
@@ -112,8 +120,12 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 		s.traceApply(c, p, &resp)
 	}
 	if w != nil && p.watch != nil {
+		s.downgrade(sess, w.path, w.kind)
 		s.addWatch(sess, w.path, w.kind, p.watch)
 		compactWatches(sess)
+	}
+	if r, isAdd := p.req.(*task.AddWatchRequest); isAdd && !lost && p.watch != nil {
+		s.addPersistent(sess, r.Path, r.Mode, p.watch)
 	}
 	// ZooKeeper's FinalRequestProcessor applies the txn (sending the
 	// notifications it triggers, to this session too) before it sends the

@@ -240,6 +240,7 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 		}
 	}
 	c.sessionEvent(task.StateSuspended)
+	s.persistentState(c, c.sess, task.Event{Type: task.EventNone, State: task.StateSuspended})
 	if c.sess.alive {
 		s.armExpiry(c.sess)
 	}
@@ -267,7 +268,11 @@ func (s *Server) reconnect(c *Conn) {
 		s.enqueue(c, item{kind: itemEvent, fn: c.events, ev: task.Event{
 			Type: task.EventNone, State: task.StateConnected, SessionID: sess.id, Timeout: sess.timeout,
 		}})
+		s.persistentState(c, sess, task.Event{
+			Type: task.EventNone, State: task.StateConnected, SessionID: sess.id, Timeout: sess.timeout,
+		})
 		s.setWatches(c, sess)
+		s.resetPersistent(sess)
 		return
 	}
 	if sess != nil {

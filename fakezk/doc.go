@@ -21,7 +21,7 @@
 //
 // Taken from ZooKeeper 3.8's PrepRequestProcessor, DataTree and DataNode, and
 // checked differentially: the internal/conformance cases that a real
-// server can run (331 of 361; the rest need a controlled clock, counters
+// server can run (344 of 374; the rest need a controlled clock, counters
 // or requests held in flight) pass unchanged against ZooKeeper 3.8.0
 // through zkadapter (go test -run TestConformance ./zkadapter; the
 // container manager's cases on servers configured for them). Beyond
@@ -95,6 +95,11 @@
 //     are re-checked against the last zxid the client saw, as
 //     DataTree.setWatches does. A session's end completes them with
 //     EventNotWatching (State Expired or Closed).
+//   - persistent and recursive watches (addWatch, removeWatches), as 3.8.0
+//     keeps them (pwatch.go): one registration per session, path and list,
+//     which a one-time watch on the same path replaces; one notification
+//     per session and change, handed to every watch it concerns; set again
+//     on reconnect with no event for what changed meanwhile.
 //   - sessions: timeouts negotiated into [2, 20] ticks; a session whose
 //     client is cut off for longer than its timeout expires (its countdown
 //     starts when the connection drops and pauses while the server is down).

@@ -177,6 +177,8 @@ func (s *Server) Wipe() {
 		s.zxid = 0
 		clear(s.dataW)
 		clear(s.childW)
+		clear(s.pdata)
+		clear(s.pchild)
 		s.startServer()
 	})
 }

@@ -28,6 +28,9 @@ type Server struct {
 	down     bool
 	dataW    map[string][]*watch // exists and getData watches
 	childW   map[string][]*watch // getChildren watches
+	pdata    map[string][]preg   // persistent registrations in the data list (pwatch.go)
+	pchild   map[string][]preg   // and in the child list
+	pwatchN  int                 // live persistent watches, of every session
 	trace    tracer
 	reap     reaper // the container manager (reap.go)
 
@@ -61,6 +64,8 @@ func New(cfg Config) *Server {
 		sessions: map[int64]*session{},
 		dataW:    map[string][]*watch{},
 		childW:   map[string][]*watch{},
+		pdata:    map[string][]preg{},
+		pchild:   map[string][]preg{},
 	}
 	s.sessIDs = newSessionIDs(cfg.Seed, s.clock.Now())
 	s.trace.on = cfg.Trace

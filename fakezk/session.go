@@ -17,9 +17,10 @@ type session struct {
 	conn       *Conn
 	alive      bool
 	ephemerals map[string]struct{}
-	watches    []*watch // registration order; fired ones are dropped lazily
-	compactAt  int      // compact watches when the list reaches this length
-	withheld   int      // watches with withheld set
+	watches    []*watch  // registration order; fired ones are dropped lazily
+	compactAt  int       // compact watches when the list reaches this length
+	withheld   int       // watches with withheld set
+	pwatches   []*pwatch // persistent watches the client holds (pwatch.go)
 	expiry     task.Timer
 }
 

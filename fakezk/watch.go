@@ -61,14 +61,30 @@ func (s *Server) unregister(w *watch) {
 // parent's for children-changed). Watches of a session whose connection
 // is down stay registered; reconnect re-checks them as SetWatches does.
 func (s *Server) trigger(path string, typ task.EventType, acl []task.ACL) {
+	// got collects the sessions notified (persistent watches only).
+	var got []*session
+	var gp *[]*session
+	if s.pwatchN > 0 {
+		gp = &got
+	}
 	switch typ {
 	case task.EventNodeCreated, task.EventNodeDataChanged:
-		s.fireTable(s.dataW, path, typ, acl)
+		s.fireTable(s.dataW, path, typ, acl, gp)
 	case task.EventNodeDeleted:
-		s.fireTable(s.dataW, path, typ, acl)
-		s.fireTable(s.childW, path, typ, acl)
+		s.fireTable(s.dataW, path, typ, acl, gp)
+		s.fireTable(s.childW, path, typ, acl, gp)
 	case task.EventNodeChildrenChanged:
-		s.fireTable(s.childW, path, typ, acl)
+		s.fireTable(s.childW, path, typ, acl, gp)
+	}
+	if gp == nil {
+		return
+	}
+	// One notification per session (pwatch.go): the persistent watches
+	// its client holds take it, whichever registration caused it.
+	oneShot := len(got)
+	got = s.persistentNotified(path, typ, acl, got)
+	for i, sess := range got {
+		s.materialize(sess, path, typ, i < oneShot)
 	}
 }
 
@@ -76,7 +92,7 @@ func (s *Server) trigger(path string, typ task.EventType, acl []task.ACL) {
 // READ acl is dropped without a notification, as ZooKeeper's ServerCnxn
 // does since the fix of CVE-2024-23944 (3.8.4, and Debian's 3.8.0): the
 // server forgets it, the client keeps waiting on it (withheld).
-func (s *Server) fireTable(table map[string][]*watch, path string, typ task.EventType, acl []task.ACL) {
+func (s *Server) fireTable(table map[string][]*watch, path string, typ task.EventType, acl []task.ACL, got *[]*session) {
 	ws := table[path]
 	if len(ws) == 0 {
 		return
@@ -97,6 +113,9 @@ func (s *Server) fireTable(table map[string][]*watch, path string, typ task.Even
 			continue
 		}
 		s.notify(w, task.Event{Type: typ, State: task.StateConnected, Path: path})
+		if got != nil && !slices.Contains(*got, w.sess) {
+			*got = append(*got, w.sess)
+		}
 	}
 	if len(keep) == 0 {
 		delete(table, path)
@@ -169,6 +188,7 @@ func removeWatch(table map[string][]*watch, w *watch) {
 // unregisterWatches takes a dead session's watches out of the tables; they
 // stay in sess.watches until the client learns of the end (notWatching).
 func (s *Server) unregisterWatches(sess *session) {
+	s.unregisterPersistent(sess)
 	for _, w := range sess.watches {
 		if !w.done && !w.withheld {
 			s.unregister(w)
@@ -186,6 +206,7 @@ func (s *Server) notWatching(c *Conn, sess *session, state task.State) {
 	}
 	sess.watches = nil
 	sess.withheld = 0
+	s.endPersistent(c, sess, state)
 }
 
 // setWatches re-checks a reconnected session's watches against the zxid the

@@ -25,9 +25,12 @@ import "time"
 //     once if the watch was set, which is when the request succeeded or, for
 //     exists, failed with ErrNoNode; never otherwise. It receives the node
 //     event that triggered it, or EventNotWatching (State Expired or Closed)
-//     when the session ends first. A change the server does not tell the
-//     session of (it may not READ the node) leaves the watch waiting for
-//     the next notification on its path that reaches the session.
+//     when the session ends first, or EventWatchRemoved when a
+//     RemoveWatchesRequest took it away first. For an AddWatchRequest,
+//     watch is called many times: see AddWatchRequest (persistent.go). A
+//     change the server does not tell the session of (it may not READ the
+//     node) leaves the watch waiting for the next notification on its path
+//     that reaches the session.
 //   - events, done and watch may be called from any goroutine but never
 //     concurrently with each other, and in the order the session observed
 //     them (for a server: zxid order; ZooKeeper sends a session the
@@ -72,8 +75,8 @@ type SessionFollower interface {
 
 // Request is one ZooKeeper operation: *CreateRequest, *DeleteRequest,
 // *ExistsRequest, *GetDataRequest, *SetDataRequest, *GetChildrenRequest,
-// *GetACLRequest, *SetACLRequest, *SyncRequest or *MultiRequest. The set
-// is closed.
+// *GetACLRequest, *SetACLRequest, *SyncRequest, *MultiRequest,
+// *AddWatchRequest or *RemoveWatchesRequest. The set is closed.
 type Request interface {
 	// OpName is the operation's name as errors report it.
 	OpName() string
@@ -252,6 +255,8 @@ func WatchRequested(req Request) bool {
 		return r.Watch
 	case *GetChildrenRequest:
 		return r.Watch
+	case *AddWatchRequest:
+		return true
 	}
 	return false
 }
@@ -264,6 +269,9 @@ func WatchRequested(req Request) bool {
 func Validate(req Request, limit int) error {
 	if limit <= 0 {
 		limit = MaxDataSize
+	}
+	if ok, err := validateWatchReq(req); ok {
+		return err
 	}
 	switch r := req.(type) {
 	case nil:

@@ -133,6 +133,8 @@ func (t EventType) String() string {
 		return "NodeChildrenChanged"
 	case EventNotWatching:
 		return "NotWatching"
+	case EventWatchRemoved:
+		return "WatchRemoved"
 	}
 	return fmt.Sprintf("EventType(%d)", int32(t))
 }

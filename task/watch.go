@@ -25,8 +25,8 @@ func (w *Watch) Fired() (Event, bool) { return w.ev, w.fired }
 
 // Wait returns a task that completes when the watch fires (at once if it
 // already has). A node event is its value; EventNotWatching is an error
-// wrapping ErrSessionExpired or ErrClosed. Waiting does not consume the
-// event: every Wait sees it.
+// wrapping ErrSessionExpired or ErrClosed, EventWatchRemoved one wrapping
+// ErrWatchRemoved. Waiting does not consume the event: every Wait sees it.
 func (w *Watch) Wait() Task[Event] {
 	return func(s *Scope, k Cont[Event]) {
 		if w.fired {
@@ -61,6 +61,9 @@ func (w *Watch) leave(ww *watchWaiter) {
 }
 
 func watchErr(ev Event) error {
+	if ev.Type == EventWatchRemoved {
+		return &OpError{Op: "watch", Path: ev.Path, Err: ErrWatchRemoved}
+	}
 	if ev.Type != EventNotWatching {
 		return nil
 	}

@@ -48,6 +48,7 @@ type Conn struct {
 	timeout   time.Duration
 	gen       uint64 // session generation: bumped on every expiry
 	watches   map[watchKey][]*watchEntry
+	pwatches  []*pwatchEntry
 	first     chan struct{} // closed at the first session
 	hs        handshake     // the last connect response seen on the wire
 	lastErr   error         // the last dial or handshake failure, for Connect's error

@@ -262,7 +262,15 @@ func (c *Conn) reply(cl *call, hdr unsafe.Pointer, err error) {
 		return // the session expired or the Conn closed first
 	}
 	if set {
-		c.addWatch(watchKey{cl.req.NodePath(), kind}, cl.watch)
+		if r, ok := cl.req.(*task.AddWatchRequest); ok {
+			c.addPersistent(r, cl.watch)
+		} else {
+			c.addWatch(watchKey{cl.req.NodePath(), kind}, cl.watch)
+		}
+	}
+	if r, ok := cl.req.(*task.RemoveWatchesRequest); ok && (err == nil || resp.Err == task.CodeNoWatcher) {
+		// Before the reply, as the removed watches' last calls.
+		c.removed(r.Path, r.Type)
 	}
 	if c.cfg.Root != "" {
 		resp = stripResponse(c.cfg.Root, resp)

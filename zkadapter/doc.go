@@ -84,9 +84,15 @@
 // Every connection starts with a prelude the Conn sends before any request
 // made on it: Config.Auth's credentials, then, when the session had
 // watches, SetWatches requests (128 KiB each) that set them again with the
-// last zxid the session saw. The server handles a session's requests in
+// last zxid the session saw, and SetWatches2 requests for its persistent
+// watches (addWatch; ZooKeeper sends no event for those). The server
+// handles a session's requests in
 // order, so a change that happened while the client was away is notified
 // before any reply that shows it, however many watches there are.
+// addWatch (106), removeWatches (18) and SetWatches2 (105), which
+// go-zookeeper v1.0.4 lacks, travel the same path as every request
+// (pwatch.go); their notifications arrive as any other, through
+// go-zookeeper's event callback, in wire order.
 //
 // # Chroot, credentials, TLS
 //

@@ -77,6 +77,10 @@ func prepare(req task.Request) wireOp {
 		return wireOp{code: opSync, req: &pathRequest{r.Path}, res: &pathResponse{}, reply: pathReply}
 	case *task.MultiRequest:
 		return wireOp{code: opMulti, req: multiOps(r), res: &multiResponse{}, reply: multiReply}
+	case *task.AddWatchRequest:
+		return addWatchOp(r)
+	case *task.RemoveWatchesRequest:
+		return removeWatchesOp(r)
 	}
 	panic("zkadapter: unreachable: task.Validate accepted an unknown request")
 }

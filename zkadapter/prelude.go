@@ -58,6 +58,7 @@ func (c *Conn) sendPrelude(zc *zk.Conn, conn uint64) bool {
 	}
 	auth := c.cfg.Auth
 	reqs := setWatches(c.watches, c.lastZxid)
+	reqs2 := setWatches2(c.pwatches, c.lastZxid)
 	syncFirst := c.syncFirst
 	c.syncFirst = false
 	c.mu.Unlock()
@@ -74,6 +75,9 @@ func (c *Conn) sendPrelude(zc *zk.Conn, conn uint64) bool {
 	}
 	for _, r := range reqs {
 		zkQueueRequest(zc, opSetWatches, &guarded{c: c, conn: conn, body: r}, &emptyResponse{}, c.preludeReply("setWatches"))
+	}
+	for _, r := range reqs2 {
+		zkQueueRequest(zc, opSetWatches2, &guarded{c: c, conn: conn, body: r}, &emptyResponse{}, c.preludeReply("setWatches2"))
 	}
 	return true
 }

@@ -66,7 +66,7 @@ func (c *Conn) onZKEvent(ev zk.Event) {
 		// to set again (prelude). The sender queues them before any
 		// request made on the connection (Do spills until it has); with
 		// nothing to send, there is no prelude to wait for.
-		if len(c.cfg.Auth) == 0 && len(c.watches) == 0 && !c.syncFirst {
+		if len(c.cfg.Auth) == 0 && len(c.watches) == 0 && len(c.pwatches) == 0 && !c.syncFirst {
 			c.preluded = c.live
 		} else {
 			c.spill.put(&call{conn: c.live, marker: true})
@@ -81,8 +81,13 @@ func (c *Conn) onZKEvent(ev zk.Event) {
 		if c.state == task.StateConnected && id == c.sessionID {
 			return
 		}
+		resumed := c.state == task.StateSuspended && id == c.sessionID
 		c.sessionID, c.timeout, c.state = id, timeout, task.StateConnected
-		c.emit(task.Event{Type: task.EventNone, State: task.StateConnected, SessionID: id, Timeout: timeout})
+		ev := task.Event{Type: task.EventNone, State: task.StateConnected, SessionID: id, Timeout: timeout}
+		c.emit(ev)
+		if resumed {
+			c.persistentState(ev)
+		}
 		if len(c.cfg.Auth) == 0 {
 			c.firstDone()
 		} // else the last credential's acceptance does (authReply)
@@ -90,6 +95,7 @@ func (c *Conn) onZKEvent(ev zk.Event) {
 		if c.state == task.StateConnected {
 			c.state = task.StateSuspended
 			c.emit(task.Event{Type: task.EventNone, State: task.StateSuspended})
+			c.persistentState(task.Event{Type: task.EventNone, State: task.StateSuspended})
 		}
 		c.connectionEnded()
 	case zk.StateExpired:

@@ -60,6 +60,7 @@ func (c *Conn) notify(ev zk.Event) {
 		}
 		delete(c.watches, key)
 	}
+	c.notifyPersistent(task.EventType(ev.Type), ev.Path)
 }
 
 // endWatches ends every watch with EventNotWatching in state st. c.mu
@@ -71,6 +72,7 @@ func (c *Conn) endWatches(st task.State) {
 		}
 		delete(c.watches, key)
 	}
+	c.endPersistent(st)
 }
 
 // fire makes w's one call. c.mu must be held.

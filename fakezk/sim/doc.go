@@ -265,6 +265,8 @@
 //	cache/version-only                              3       1      1    300
 //	cache/no-rearm-after-loss                       3      14     31    300
 //	cache/no-resync-after-expiry                    3       3      4    300
+//	cache/recursive-no-reread-after-reconnect       3       4     18    300
+//	cache/recursive-created-is-new                  3       1      2    300
 //	config/ignore-invalid-marker                    3       2      9    300
 //	config/deliver-intermediate                     3       1      1    300
 //	config/reload-no-cancel                         3       1      1    300

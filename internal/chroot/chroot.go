@@ -112,6 +112,14 @@ func Request(root string, req task.Request) task.Request {
 		c := *r
 		c.Path = Full(root, r.Path, false)
 		return &c
+	case *task.AddWatchRequest:
+		c := *r
+		c.Path = Full(root, r.Path, false)
+		return &c
+	case *task.RemoveWatchesRequest:
+		c := *r
+		c.Path = Full(root, r.Path, false)
+		return &c
 	}
 	panic(fmt.Sprintf("chroot: no mapping for %T", req))
 }

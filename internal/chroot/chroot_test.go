@@ -52,17 +52,19 @@ func TestPaths(t *testing.T) {
 // is mapped.
 func TestRequestCoversEveryType(t *testing.T) {
 	reqs := map[string]task.Request{
-		"CreateRequest":      &task.CreateRequest{Path: "/a"},
-		"DeleteRequest":      &task.DeleteRequest{Path: "/a"},
-		"ExistsRequest":      &task.ExistsRequest{Path: "/a"},
-		"GetDataRequest":     &task.GetDataRequest{Path: "/a"},
-		"SetDataRequest":     &task.SetDataRequest{Path: "/a"},
-		"GetChildrenRequest": &task.GetChildrenRequest{Path: "/a"},
-		"SyncRequest":        &task.SyncRequest{Path: "/a"},
-		"CheckRequest":       &task.CheckRequest{Path: "/a"},
-		"GetACLRequest":      &task.GetACLRequest{Path: "/a"},
-		"SetACLRequest":      &task.SetACLRequest{Path: "/a"},
-		"MultiRequest":       &task.MultiRequest{Ops: []task.MultiOp{&task.CreateRequest{Path: "/a"}, &task.CheckRequest{Path: "/"}}},
+		"CreateRequest":        &task.CreateRequest{Path: "/a"},
+		"DeleteRequest":        &task.DeleteRequest{Path: "/a"},
+		"ExistsRequest":        &task.ExistsRequest{Path: "/a"},
+		"GetDataRequest":       &task.GetDataRequest{Path: "/a"},
+		"SetDataRequest":       &task.SetDataRequest{Path: "/a"},
+		"GetChildrenRequest":   &task.GetChildrenRequest{Path: "/a"},
+		"SyncRequest":          &task.SyncRequest{Path: "/a"},
+		"CheckRequest":         &task.CheckRequest{Path: "/a"},
+		"GetACLRequest":        &task.GetACLRequest{Path: "/a"},
+		"SetACLRequest":        &task.SetACLRequest{Path: "/a"},
+		"AddWatchRequest":      &task.AddWatchRequest{Path: "/a"},
+		"RemoveWatchesRequest": &task.RemoveWatchesRequest{Path: "/a"},
+		"MultiRequest":         &task.MultiRequest{Ops: []task.MultiOp{&task.CreateRequest{Path: "/a"}, &task.CheckRequest{Path: "/"}}},
 	}
 	files, err := filepath.Glob("../../task/*.go")
 	if err != nil {

@@ -8,6 +8,7 @@ func Cases() []Case {
 		ephemeralCases(), watchCases(), multiCases(), sessionCases(), moreCases(),
 		ReapCases(),
 		aclCases(),
+		pwatchCases(),
 	} {
 		all = append(all, group...)
 	}

@@ -1,6 +1,7 @@
 // Package conformance is a table of ZooKeeper behaviours (path rules, error
 // precedence, Stat fields after each operation, sequential naming and its
-// wrap, ephemeral rules, every watch trigger, multi results, session
+// wrap, ephemeral rules, every watch trigger, persistent and recursive
+// watches and their removal (cases_pwatch.go), multi results, session
 // expiry, access control) written against task.Conn only, so that the
 // same cases check fakezk and, through zkadapter, a real ZooKeeper 3.8
 // server.

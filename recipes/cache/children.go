@@ -19,6 +19,9 @@ func NewChildren(dir string, opts Options) (*ChildrenCache, error) {
 	if err := task.ValidatePath(dir, false); err != nil {
 		return nil, fmt.Errorf("cache: directory: %w", err)
 	}
+	if opts.Recursive {
+		return nil, fmt.Errorf("cache: Options.Recursive is for a TreeCache: %w", task.ErrInvalidArgument)
+	}
 	return &ChildrenCache{e: newEngine(dir, "", opts)}, nil
 }
 

@@ -58,6 +58,57 @@
 //  4. When nothing is marked, the cache is quiescent: it calls OnSynced,
 //     resumes Start the first time, and answers a waiting Next.
 //
+// # One recursive watch (Options.Recursive)
+//
+// A TreeCache with Options.Recursive follows its subtree with one
+// persistent-recursive watch on the root (ZooKeeper 3.6+; Curator's
+// CuratorCache does the same) and reads without watches: it sets the
+// watch, walks the subtree (reads each node, lists each node it reads for
+// the first time), then reads each node an event of the watch names. A
+// reconnect of the same session sets the watch again, but the server sends
+// no event for what changed while the session was away, so the cache
+// walks the whole subtree again then: it lists every node, and reads again
+// only those whose listing shows another czxid or mzxid; an expiry starts
+// over on the new session the same way. The guarantees below hold in both modes (the simulation runs
+// both). Stop removes the watch with RemoveWatches of type Any, which
+// takes every watch of the session on the root path (ZooKeeper 3.8 cannot
+// remove one alone); another recursive cache of the root on the session
+// then sets its watch again and walks.
+//
+// On ZooKeeper 3.8 a one-time watch on the root path set by the same
+// session (another cache of the root, an ExistsW or GetW of your own)
+// takes the recursive watch's registration off the server, and the cache
+// hears nothing more until a reconnect (task.AddWatch explains why): run a
+// recursive cache on a session that sets no other watch on its root.
+//
+// The cost, measured on fakezk on a tree of 1,000 nodes with a stream of
+// changes in turn a leaf's data, a leaf created, a leaf deleted
+// (BenchmarkTreeCache; go test -run '^$' -bench BenchmarkTreeCache
+// -benchtime 3000x ./recipes/cache):
+//
+//	                       default  recursive
+//	watches to start          2000          1
+//	requests to start         2000       2002
+//	requests per change          2          1
+//	watches per change           2          0
+//	requests per reconnect       0       1000
+//
+// On a real ZooKeeper 3.8.0 server on loopback (BenchmarkRealTreeCache:
+// ZK_REQUIRED=1 go test -run '^$' -bench BenchmarkRealTreeCache
+// -benchtime 3000x -count 2 ./recipes/cache; 2 cores, load average 9 to
+// 12), the same counts, and from a change's reply to the writer until the
+// cache shows it: 2.1 to 2.6 ms in the default mode, 0.97 to 1.0 ms in the
+// recursive one (the default mode reads one request at a time, and a
+// created node costs it three: the parent's listing, the node's read and
+// its listing).
+//
+// So the recursive mode holds one watch instead of two per node on the
+// server and in the client, and reads once per change; it pays a listing
+// of every node on every reconnect, where the default mode's watches are
+// set again by the connection (SetWatches, with no request of the cache).
+//
+// # Why a quiescent cache is consistent
+//
 // A watch is a one-time trigger, so every read that could miss a change
 // sets the watch that reports the next one; and since ZooKeeper delivers a
 // session's notifications before any reply of a later change, a

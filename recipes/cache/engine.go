@@ -56,6 +56,15 @@ type Options struct {
 	// a consistent snapshot (every node as of one instant of the server's
 	// history). It must not block.
 	OnSynced func()
+	// Recursive, for a TreeCache, follows the subtree with one
+	// persistent-recursive watch on the root (ZooKeeper 3.6+, as Curator's
+	// CuratorCache does) and plain reads, instead of a data and a child
+	// watch on every node: one watch however large the tree, and one read
+	// per change. The guarantees are the same; after a reconnect the cache
+	// reads the whole subtree again (the server sends no event for what
+	// changed meanwhile). See recursive.go. NewNode and NewChildren refuse
+	// it.
+	Recursive bool
 }
 
 // engine follows one directory's children (dir set), one node (node
@@ -85,6 +94,9 @@ type engine struct {
 	seen     map[string]Node // as of the last Next
 	waiters  []*waiter
 	unsub    func()
+	pw       *task.PersistentWatch // the recursive mode's watch (recursive.go)
+	pwSess   int64                 // the session it was set on
+	walking  bool                  // the recursive mode lists every node it reads for the first time
 }
 
 func newEngine(dir, node string, opts Options) *engine {
@@ -142,18 +154,29 @@ func (e *engine) follow() {
 	if e.dir != "" {
 		e.lists[e.dir] = true
 	}
-	if e.node != "" {
-		e.dirty[e.node] = true
-	}
-	for p := range e.cur {
-		e.dirty[p] = true
-		if e.tree {
-			e.lists[p] = true
+	switch {
+	case e.recursive():
+		e.walk()
+	default:
+		if e.node != "" {
+			e.dirty[e.node] = true
+		}
+		for p := range e.cur {
+			e.dirty[p] = true
+			if e.tree {
+				e.lists[p] = true
+			}
 		}
 	}
 	gen := e.gen
+	e.walking = true
+	e.pw = nil
 	e.rt.Schedule(func() {
-		if gen == e.gen {
+		switch {
+		case gen != e.gen:
+		case e.recursive():
+			e.setTreeWatch(gen)
+		default:
 			e.kick()
 		}
 	})
@@ -194,6 +217,7 @@ func (e *engine) pass(gen int) {
 		e.read(f, gen, p, next)
 	default:
 		e.running = false
+		e.walking = false
 		e.quiescent()
 	}
 }
@@ -240,7 +264,7 @@ func (e *engine) arm(f *task.Scope, gen int, w *task.Watch, mark func()) {
 // its own read reports.
 func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 	relist := func() { e.lists[d] = true }
-	task.Run(f, read(task.ChildrenW(d)), func(cw task.ChildrenWatch, err error) {
+	task.Run(f, read(e.childrenTask(d)), func(cw task.ChildrenWatch, err error) {
 		if gen != e.gen {
 			return
 		}
@@ -272,7 +296,10 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 		case err != nil:
 			next(err)
 		default:
-			e.arm(f, gen, cw.Watch, relist)
+			if cw.Watch != nil {
+				e.arm(f, gen, cw.Watch, relist)
+			}
+			e.listed(d, cw.Stat)
 			listed := make(map[string]bool, len(cw.Names))
 			for _, n := range cw.Names {
 				p := task.Join(d, n)
@@ -309,14 +336,14 @@ func (e *engine) childrenOf(d string) []string {
 // listed too.
 func (e *engine) read(f *task.Scope, gen int, p string, next func(error)) {
 	mark := func() { e.dirty[p] = true }
-	task.Run(f, read(task.GetW(p)), func(dw task.DataWatch, err error) {
+	task.Run(f, read(e.dataTask(p)), func(dw task.DataWatch, err error) {
 		if gen != e.gen {
 			return
 		}
 		switch {
 		case lost(err):
 			next(nil)
-		case errors.Is(err, task.ErrNoNode) && p == e.node:
+		case errors.Is(err, task.ErrNoNode) && p == e.node && !e.recursive():
 			task.Run(f, read(task.ExistsW(p)), func(sw task.StatWatch, err error) {
 				switch {
 				case gen != e.gen:
@@ -339,13 +366,15 @@ func (e *engine) read(f *task.Scope, gen int, p string, next func(error)) {
 		case err != nil:
 			next(err)
 		default:
-			e.arm(f, gen, dw.Watch, mark)
+			if dw.Watch != nil {
+				e.arm(f, gen, dw.Watch, mark)
+			}
 			n := Node{Path: p, Stat: dw.Stat}
 			if e.opts.Data || e.dir == "" && !e.tree {
 				n.Data = dw.Data.Data
 			}
 			old, had := e.get(p)
-			if e.tree && (!had || old.Stat.Czxid != n.Stat.Czxid) {
+			if e.tree && (!had || old.Stat.Czxid != n.Stat.Czxid) && (e.walking || !e.recursive()) {
 				e.lists[p] = true // new here: follow its children too
 			}
 			e.put(n)
@@ -527,6 +556,7 @@ func (e *engine) end(err error) {
 		e.unsub = nil
 	}
 	e.gen++
+	e.dropTreeWatch()
 	if f := e.follower; f != nil {
 		// Close, not only Cancel: a canceled scope stays linked under
 		// the session scope, which outlives the cache, until it is closed.

@@ -39,6 +39,11 @@ func TestMemoryFlatStartStop(t *testing.T) {
 		{"tree", func(w *sim.World) cache {
 			return must(sim.Run(w, 0, must(NewTree("/mem", Options{Data: true})).Start()))
 		}},
+		// Its watch is removed at Stop: an orphan would keep queueing
+		// every later event of the subtree.
+		{"tree/recursive", func(w *sim.World) cache {
+			return must(sim.Run(w, 0, must(NewTree("/mem", Options{Data: true, Recursive: true})).Start()))
+		}},
 	}
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {

@@ -19,6 +19,9 @@ func NewNode(path string, opts Options) (*NodeCache, error) {
 	if err := task.ValidatePath(path, false); err != nil {
 		return nil, fmt.Errorf("cache: node: %w", err)
 	}
+	if opts.Recursive {
+		return nil, fmt.Errorf("cache: Options.Recursive is for a TreeCache: %w", task.ErrInvalidArgument)
+	}
 	opts.Data = true
 	return &NodeCache{e: newEngine("", path, opts)}, nil
 }

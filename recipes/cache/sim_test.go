@@ -29,8 +29,9 @@ const (
 
 // cacheSim is the cache scenario: client 0 follows simDir with a
 // ChildrenCache (with data), simNode with a NodeCache and all of /cache
-// with a TreeCache (with data), and reads all three
-// with Next in a loop; clients 1 and 2 write: create, set, delete, and
+// with a TreeCache (with data), and reads all three with Next in a loop;
+// client 3 follows /cache with a TreeCache on one recursive watch
+// (Options.Recursive, with data) and reads it with Next in a loop; clients 1 and 2 write: create, set, delete, and
 // delete-then-create (often with the same data, so the re-created node
 // has the same version as the old one) the children k0..k3, k0's child
 // sub (for the tree) and the node,
@@ -61,6 +62,9 @@ type cacheSim struct {
 	tc        *TreeCache
 	trModel   map[string]Node // rebuilt from the TreeCache's OnEvent
 	nextTree  map[string]Node
+	rc        *TreeCache // Options.Recursive
+	rcModel   map[string]Node
+	nextRec   map[string]Node
 	writers   int           // writers still running
 	stoppedAt time.Duration // when the last writer ended
 	// counted over seeds
@@ -71,7 +75,7 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 	s := &cacheSim{}
 	return s, sim.Scenario{
 		Name:     "cache",
-		Clients:  3,
+		Clients:  4,
 		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.05},
 		Duration: 15 * time.Second,
 		Setup: func(r *sim.Trial) error {
@@ -86,6 +90,9 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 			if err := s.build(r); err != nil {
 				return err
 			}
+			if err := s.buildRecursive(r); err != nil {
+				return err
+			}
 			if _, err := sim.Run(r.World, 0, s.cc.Start()); err != nil {
 				return fmt.Errorf("start children cache: %w", err)
 			}
@@ -95,18 +102,26 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 			if _, err := sim.Run(r.World, 0, s.tc.Start()); err != nil {
 				return fmt.Errorf("start tree cache: %w", err)
 			}
+			if _, err := sim.Run(r.World, 3, s.rc.Start()); err != nil {
+				return fmt.Errorf("start recursive tree cache: %w", err)
+			}
 			return nil
 		},
 		Workload: func(r *sim.Trial) {
-			s.read(r, s.cc.Next, s.nextDir)
-			s.read(r, s.nc.Next, s.nextNode)
-			s.read(r, s.tc.Next, s.nextTree)
+			s.read(r, 0, s.cc.Next, s.nextDir)
+			s.read(r, 0, s.nc.Next, s.nextNode)
+			s.read(r, 0, s.tc.Next, s.nextTree)
+			s.read(r, 3, s.rc.Next, s.nextRec)
 			s.writers = 2
 			for i := 1; i <= 2; i++ {
 				s.write(r, i)
 			}
 		},
 		Restart: func(r *sim.Trial, i int) {
+			if i == 3 {
+				s.restartRecursive(r)
+				return
+			}
 			if i > 0 {
 				s.write(r, i)
 				return
@@ -139,6 +154,9 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 				if err := s.tc.Err(); err != nil {
 					return fmt.Errorf("tree cache ended: %w", err)
 				}
+				if err := s.rc.Err(); err != nil {
+					return fmt.Errorf("recursive tree cache ended: %w", err)
+				}
 				return nil
 			}),
 		},
@@ -163,6 +181,40 @@ func (s *cacheSim) build(r *sim.Trial) error {
 	trModel := s.trModel
 	s.tc, err = NewTree("/cache", Options{Data: true, OnEvent: func(ev Event) { r.Check(applyEvent(trModel, ev)) }})
 	return err
+}
+
+// buildRecursive makes client 3's recursive tree cache, with a fresh
+// model. It runs on a session of its own: on ZooKeeper 3.8 a one-time
+// watch on the root path set by another cache of the same session would
+// silence its recursive watch (task.AddWatch).
+func (s *cacheSim) buildRecursive(r *sim.Trial) error {
+	s.rcModel, s.nextRec = map[string]Node{}, map[string]Node{}
+	rcModel := s.rcModel
+	var err error
+	s.rc, err = NewTree("/cache", Options{Data: true, Recursive: true, OnEvent: func(ev Event) { r.Check(applyEvent(rcModel, ev)) }})
+	return err
+}
+
+// restartRecursive builds client 3's cache again and starts it and its
+// Next loop, as restartReader does for client 0's.
+func (s *cacheSim) restartRecursive(r *sim.Trial) {
+	if err := s.buildRecursive(r); err != nil {
+		r.Errorf("client 3 restarted: %v", err)
+		return
+	}
+	rc := s.rc
+	ex := r.Execs[3]
+	executor.Submit(ex, rc.Start(), func(_ *TreeCache, err error) {
+		switch {
+		case r.Closing() || ex != r.Execs[3]:
+		case errors.Is(err, task.ErrSessionExpired):
+			executor.Submit(ex, rc.Stop(), func(task.Unit, error) { s.restartRecursive(r) })
+		case err != nil:
+			r.Errorf("start the recursive cache again: %v", err)
+		default:
+			s.read(r, 3, rc.Next, s.nextRec)
+		}
+	})
 }
 
 // restartReader builds client 0's caches again, with fresh models, and
@@ -191,9 +243,9 @@ func (s *cacheSim) restartReader(r *sim.Trial) {
 		case err != nil:
 			r.Errorf("start the caches again: %v", err)
 		default:
-			s.read(r, cc.Next, s.nextDir)
-			s.read(r, nc.Next, s.nextNode)
-			s.read(r, tc.Next, s.nextTree)
+			s.read(r, 0, cc.Next, s.nextDir)
+			s.read(r, 0, nc.Next, s.nextNode)
+			s.read(r, 0, tc.Next, s.nextTree)
 		}
 	})
 }
@@ -201,10 +253,10 @@ func (s *cacheSim) restartReader(r *sim.Trial) {
 // read calls next in a loop on client 0 (each call a flow of its own, so
 // an expiry ends only the call in flight) and checks each difference
 // against its model.
-func (s *cacheSim) read(r *sim.Trial, next func() task.Task[Change], model map[string]Node) {
+func (s *cacheSim) read(r *sim.Trial, i int, next func() task.Task[Change], model map[string]Node) {
 	var again func()
 	again = func() {
-		executor.Submit(r.Execs[0], next(), func(ch Change, err error) {
+		executor.Submit(r.Execs[i], next(), func(ch Change, err error) {
 			switch {
 			case err == nil:
 				s.nexts++
@@ -308,6 +360,10 @@ func (s *cacheSim) converged(r *sim.Trial) error {
 	for _, n := range s.tc.Current() {
 		treeCached[n.Path] = n
 	}
+	recCached := map[string]Node{}
+	for _, n := range s.rc.Current() {
+		recCached[n.Path] = n
+	}
 	cached := map[string]Node{}
 	for _, n := range s.cc.Current() {
 		cached[n.Path] = n
@@ -326,6 +382,9 @@ func (s *cacheSim) converged(r *sim.Trial) error {
 		{"tree cache", treeCached, tree},
 		{"tree OnEvent model", s.trModel, tree},
 		{"tree Next snapshot", s.nextTree, tree},
+		{"recursive tree cache", recCached, tree},
+		{"recursive tree OnEvent model", s.rcModel, tree},
+		{"recursive tree Next snapshot", s.nextRec, tree},
 	} {
 		if err := sameNodes(cmp.got, cmp.want); err != nil {
 			return fmt.Errorf("%s differs from the server: %w", cmp.what, err)

@@ -382,20 +382,28 @@ func TestReader(t *testing.T) {
 }
 
 // With Subtree, entries at every level are delivered, keyed by their path
-// under the root.
+// under the root; the same with Recursive (one recursive watch), which
+// needs Subtree.
 func TestWatchSubtree(t *testing.T) {
-	w := newWorld(t, 2)
-	mkdir(t, w, "/app", "/app/db")
-	run(t, w, 1, Update("/app/db", map[string][]byte{"host": []byte("h1"), "port": []byte("1")}))
-	var got []string
-	run(t, w, 0, WatchDir("/app", DirOptions{Subtree: true, Marker: true}, func(s Snapshot) {
-		got = append(got, show(s.Values))
-	}))
-	run(t, w, 1, UpdateMarked("/app/db", map[string][]byte{"host": []byte("h2"), "port": []byte("2")}))
-	w.Settle(func() bool { return strings.Contains(got[len(got)-1], "db/host=h2") })
-	want := []string{"{ db= db/host=h1 db/port=1 }", "{ db= db/host=h2 db/port=2 }"}
-	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("delivered %v, want %v", got, want)
+	for _, recursive := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recursive=%v", recursive), func(t *testing.T) {
+			w := newWorld(t, 2)
+			mkdir(t, w, "/app", "/app/db")
+			run(t, w, 1, Update("/app/db", map[string][]byte{"host": []byte("h1"), "port": []byte("1")}))
+			var got []string
+			run(t, w, 0, WatchDir("/app", DirOptions{Subtree: true, Marker: true, Recursive: recursive}, func(s Snapshot) {
+				got = append(got, show(s.Values))
+			}))
+			run(t, w, 1, UpdateMarked("/app/db", map[string][]byte{"host": []byte("h2"), "port": []byte("2")}))
+			w.Settle(func() bool { return strings.Contains(got[len(got)-1], "db/host=h2") })
+			want := []string{"{ db= db/host=h1 db/port=1 }", "{ db= db/host=h2 db/port=2 }"}
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Fatalf("delivered %v, want %v", got, want)
+			}
+		})
+	}
+	if _, err := sim.Run(newWorld(t, 1), 0, WatchDir("/app", DirOptions{Recursive: true}, func(Snapshot) {})); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("Recursive without Subtree: %v", err)
 	}
 }
 

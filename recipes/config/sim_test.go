@@ -38,8 +38,8 @@ var simEntries = []string{"a", "b", "c"}
 // generation number), alternately in one multi (Update) and one write at
 // a time under the invalid marker (UpdateMarked); client 3 writes
 // increasing numbers to simNode. Client 0 follows the directory (WatchDir
-// with the marker), all of /app (WatchDir with Subtree and the marker)
-// and the node (Watch); client 1 runs a Reloader over the
+// with the marker), all of /app (WatchDir with Subtree and the marker; on
+// odd seeds with Recursive) and the node (Watch); client 1 runs a Reloader over the
 // directory whose runs last until canceled. All under the faults the seed
 // draws. Judged by:
 //
@@ -103,7 +103,9 @@ func newConfigSim() (*configSim, sim.Scenario) {
 			})); err != nil {
 				return fmt.Errorf("WatchDir: %w", err)
 			}
-			if s.treeW, err = sim.Run(r.World, 0, WatchDir("/app", DirOptions{Marker: true, Subtree: true}, func(snap Snapshot) {
+			// On odd seeds the subtree watcher runs on one recursive watch.
+			recursive := r.World.Seed%2 == 1
+			if s.treeW, err = sim.Run(r.World, 0, WatchDir("/app", DirOptions{Marker: true, Subtree: true, Recursive: recursive}, func(snap Snapshot) {
 				g, err := generation(subdir(snap, "config"))
 				if err != nil {
 					r.Errorf("client 0, subtree: %v", err)

@@ -80,6 +80,14 @@ type DirOptions struct {
 	// With Marker, a node named invalid at any level (UpdateMarked on any
 	// directory of the subtree) holds back delivery.
 	Subtree bool
+	// Recursive, with Subtree, follows the subtree with one
+	// persistent-recursive watch on root (cache.Options.Recursive,
+	// ZooKeeper 3.6+): one watch and one read per change instead of two
+	// per node, at the price of a listing of every node after each
+	// reconnect. On ZooKeeper 3.8 no other one-time watch may be set on
+	// root by the same session (task.AddWatch). Without Subtree it is
+	// refused with task.ErrInvalidArgument.
+	Recursive bool
 }
 
 // Watcher delivers a configuration to a handler on the executor. Done,
@@ -139,7 +147,10 @@ func WatchDir(root string, opts DirOptions, handler func(Snapshot)) task.Task[*W
 		return task.Fail[*Watcher](fmt.Errorf("config: nil handler: %w", task.ErrInvalidArgument))
 	}
 	w := &Watcher{path: root, dir: true, opts: opts, handler: handler}
-	copts := cache.Options{Data: true, OnSynced: w.synced, OnEvent: w.event}
+	copts := cache.Options{Data: true, OnSynced: w.synced, OnEvent: w.event, Recursive: opts.Recursive}
+	if opts.Recursive && !opts.Subtree {
+		return task.Fail[*Watcher](fmt.Errorf("config: DirOptions.Recursive needs Subtree: %w", task.ErrInvalidArgument))
+	}
 	if opts.Subtree {
 		tc, err := cache.NewTree(root, copts)
 		if err != nil {

@@ -1,0 +1,185 @@
+package cache
+
+import (
+	"errors"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/task"
+)
+
+// A TreeCache with Options.Recursive follows its subtree with one
+// persistent-recursive watch on the root (task.AddWatch) instead of a data
+// and a child watch per node, as Curator's CuratorCache does. The follower
+// of each session:
+//
+//  1. sets the watch (before any read, so every change after a read's
+//     reply is reported);
+//  2. walks the subtree without watches: the root is read, and every node
+//     read for the first time is listed (the walk);
+//  3. then reads each node an event names (NodeCreated, NodeDataChanged,
+//     NodeDeleted, for the root and every node below it): a node found
+//     missing is removed with its cached subtree, as in the default mode.
+//     A node created after the walk needs no listing: the creation of each
+//     of its children is an event of its own;
+//  4. when the session comes back after a disconnection (StateConnected
+//     in the watch's stream), walks the whole subtree again: ZooKeeper
+//     sets the watch again on reconnect but sends no event for what changed
+//     while the session was away, so only a new walk sees it. The
+//     connection sets the watch again before any read made after that
+//     event. This walk lists every cached node and reads only those whose
+//     listing shows another czxid or mzxid (and the new ones).
+//
+// On a session expiry the watch ends with the session; the next session's
+// follower starts at 1. A watch removed while the cache runs (by another
+// recursive cache of the root on the session, stopping) is set again and
+// the subtree walked. Stop removes the watch (RemoveWatches of type
+// Any: every watch of the session on the root path goes, since ZooKeeper
+// 3.8 cannot remove one watch alone).
+
+// Known bugs of the recursive mode, switched on by tests only.
+const (
+	// bugRecursiveNoReread: after a reconnect of the same session the
+	// cache does not walk the subtree again, so what changed while it was
+	// disconnected (no event tells) stays unseen.
+	bugRecursiveNoReread canary.Name = "cache/recursive-no-reread-after-reconnect"
+	// bugRecursiveCreatedIsNew: a NodeCreated event is taken to name a
+	// node the cache cannot hold, so the cache forgets what it held at the
+	// path and reports the node read as Added (a node deleted and created
+	// again is held until its re-read: it must be Recreated, or Changed).
+	bugRecursiveCreatedIsNew canary.Name = "cache/recursive-created-is-new"
+)
+
+func (e *engine) recursive() bool { return e.tree && e.opts.Recursive }
+
+// setTreeWatch sets the follower's recursive watch on the root, then
+// starts the walk. Passes wait until the watch is set.
+func (e *engine) setTreeWatch(gen int) {
+	f := e.follower
+	e.running = true
+	task.Run(f, read(task.AddWatch(e.node, task.WatchPersistentRecursive)), func(pw *task.PersistentWatch, err error) {
+		if gen != e.gen {
+			return
+		}
+		e.running = false
+		if err != nil {
+			e.fail(err)
+			return
+		}
+		e.pw, e.pwSess = pw, e.sessID
+		e.consume(f, gen, pw)
+		e.kick()
+	})
+}
+
+// consume takes the watch's events, one at a time, in the follower. The
+// stream ends with the session (the next follower sets a new watch) or at
+// Stop.
+func (e *engine) consume(f *task.Scope, gen int, pw *task.PersistentWatch) {
+	var loop func()
+	loop = func() {
+		task.Run(f, pw.Next(), func(ev task.Event, err error) {
+			switch {
+			case gen != e.gen:
+				return
+			case errors.Is(err, task.ErrWatchRemoved):
+				// Removed by another user of the session (another
+				// recursive cache of the root stopping): set it again and
+				// walk, since changes may have gone unreported meanwhile.
+				e.walk()
+				e.setTreeWatch(gen)
+				return
+			case err != nil:
+				return
+			}
+			e.onTreeEvent(ev)
+			loop()
+		})
+	}
+	loop()
+}
+
+// onTreeEvent marks what an event of the recursive watch says must be read.
+func (e *engine) onTreeEvent(ev task.Event) {
+	switch ev.Type {
+	case task.EventNone:
+		if ev.State != task.StateConnected || canary.On(bugRecursiveNoReread) {
+			return
+		}
+		e.walk()
+	case task.EventNodeCreated:
+		if canary.On(bugRecursiveCreatedIsNew) {
+			e.mu.Lock()
+			delete(e.cur, ev.Path)
+			e.mu.Unlock()
+		}
+		e.dirty[ev.Path] = true
+	case task.EventNodeDataChanged, task.EventNodeDeleted:
+		e.dirty[ev.Path] = true
+	default:
+		return
+	}
+	e.kick()
+}
+
+// walk marks the whole subtree to be listed again. A listing carries the
+// node's Stat: a cached node is read again only if the listing shows it
+// changed (another czxid or mzxid) or gone, a listed child not cached is
+// read (and, being new, listed in turn).
+func (e *engine) walk() {
+	e.walking = true
+	if _, ok := e.get(e.node); !ok {
+		e.dirty[e.node] = true
+	}
+	e.lists[e.node] = true
+	for p := range e.cur {
+		e.lists[p] = true
+	}
+}
+
+// listed compares the Stat a walk's listing of d shows with the cached
+// node's: d is read again if they differ.
+func (e *engine) listed(d string, st task.Stat) {
+	if !e.recursive() {
+		return
+	}
+	if old, ok := e.get(d); ok && (old.Stat.Czxid != st.Czxid || old.Stat.Mzxid != st.Mzxid) {
+		e.dirty[d] = true
+	}
+}
+
+// dropTreeWatch removes the recursive watch when the cache ends, if its
+// session is still the current one. Executor goroutine.
+func (e *engine) dropTreeWatch() {
+	pw := e.pw
+	e.pw = nil
+	if pw == nil || e.rt == nil {
+		return
+	}
+	sess, st := e.rt.Current()
+	if sess.ID != e.pwSess || st == task.StateClosed {
+		return
+	}
+	// Retried after connection loss (a removal the server may not have
+	// seen leaves the watch set again by the reconnect); the session's end
+	// ends the scope, and the watch with the session.
+	s := e.rt.SessionScope().Child()
+	task.Run(s, c.Retry(task.RemoveWatches(pw.Path(), task.WatcherAny), retry), func(task.Unit, error) { s.Close() })
+}
+
+// childrenTask lists d: with a child watch, or, in the recursive mode,
+// without (a nil Watch).
+func (e *engine) childrenTask(d string) task.Task[task.ChildrenWatch] {
+	if !e.recursive() {
+		return task.ChildrenW(d)
+	}
+	return task.Map(task.Children(d), func(cl task.ChildList) task.ChildrenWatch { return task.ChildrenWatch{ChildList: cl} })
+}
+
+// dataTask reads p: with a data watch, or, in the recursive mode, without.
+func (e *engine) dataTask(p string) task.Task[task.DataWatch] {
+	if !e.recursive() {
+		return task.GetW(p)
+	}
+	return task.Map(task.Get(p), func(d task.Data) task.DataWatch { return task.DataWatch{Data: d} })
+}

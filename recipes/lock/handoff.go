@@ -67,6 +67,7 @@ func markNode(path string, v int32) task.Task[task.Unit] {
 // (nothing more will be heard of its data).
 type predWatch struct {
 	a         *attempt
+	w         *task.Scope // the watches' scope, closed once decided
 	pred      string
 	marked    bool
 	gone      bool
@@ -79,8 +80,8 @@ type predWatch struct {
 // data with a watch and lists its children with a watch: when pred is
 // seen marked and then deleted, the waiter holds at once.
 func (a *attempt) waitMarked(pred string) {
-	p := &predWatch{a: a, pred: pred, pending: 2}
-	task.Run(a.s, c.Retry(task.GetW(pred), retry), func(dw task.DataWatch, err error) {
+	p := &predWatch{a: a, w: a.s.Child(), pred: pred, pending: 2}
+	task.Run(p.w, c.Retry(task.GetW(pred), retry), func(dw task.DataWatch, err error) {
 		switch {
 		case errors.Is(err, task.ErrNoNode):
 			p.gone, p.dataKnown = true, true
@@ -91,11 +92,11 @@ func (a *attempt) waitMarked(pred string) {
 			if isMark(dw.Data) {
 				p.marked = true
 			}
-			task.Run(a.s, dw.Watch.Wait(), p.onData)
+			task.Run(p.w, dw.Watch.Wait(), p.onData)
 		}
 		p.replied()
 	})
-	task.Run(a.s, c.Retry(task.ChildrenW(pred), retry), func(cw task.ChildrenWatch, err error) {
+	task.Run(p.w, c.Retry(task.ChildrenW(pred), retry), func(cw task.ChildrenWatch, err error) {
 		switch {
 		case errors.Is(err, task.ErrNoNode):
 			p.gone = true
@@ -103,7 +104,7 @@ func (a *attempt) waitMarked(pred string) {
 			p.fail(err)
 			return
 		default:
-			task.Run(a.s, cw.Watch.Wait(), p.onChild)
+			task.Run(p.w, cw.Watch.Wait(), p.onChild)
 		}
 		p.replied()
 	})
@@ -138,7 +139,7 @@ func (p *predWatch) onChild(ev task.Event, err error) {
 		// A child watch on an ephemeral node fires only on its deletion;
 		// any other event (none is expected) makes the waiter list again.
 		if !p.over {
-			p.over = true
+			p.end()
 			p.a.wake()
 		}
 		return
@@ -154,14 +155,14 @@ func (p *predWatch) decide() {
 		return
 	}
 	if p.marked {
-		p.over = true
+		p.end()
 		p.a.acquired()
 		return
 	}
 	if !p.dataKnown {
 		return // the data watch fires too: it tells whether the mark came first
 	}
-	p.over = true
+	p.end()
 	p.a.wake()
 }
 
@@ -169,8 +170,15 @@ func (p *predWatch) fail(err error) {
 	if p.over {
 		return
 	}
-	p.over = true
+	p.end()
 	p.a.fail(err)
+}
+
+// end marks the wait decided and closes its scope: what is still waiting
+// there is abandoned (and ignored, being over).
+func (p *predWatch) end() {
+	p.over = true
+	p.w.Close()
 }
 
 // wake lists again after the predecessor went without handing the lock
@@ -178,7 +186,7 @@ func (p *predWatch) fail(err error) {
 func (a *attempt) wake() {
 	if canary.On(bugMarkOnWake) && !a.marked {
 		a.marked = true
-		task.Run(a.s.Runtime().SessionScope(), markNode(a.l.child(a.name), a.stat.Version), func(task.Unit, error) {})
+		task.Run(a.s.Runtime().SessionScope(), markNode(a.path, a.stat.Version), func(task.Unit, error) {})
 	}
 	a.check()
 }

@@ -97,14 +97,7 @@ func (m *Mutex) lock(ctx context.Context, t task.Task[*Held]) (*Held, error) {
 }
 
 // isDone reports whether h has ended (released or lost).
-func isDone(h *Held) bool {
-	select {
-	case <-h.Done():
-		return true
-	default:
-		return false
-	}
-}
+func isDone(h *Held) bool { return h.isOver() }
 
 // Unlock releases a lock taken with Mutex.Lock (see Release). If ctx ends
 // first, Unlock returns its error and the delete goes on in the

@@ -32,3 +32,32 @@ func TestWatchWaitAbandonedLeaves(t *testing.T) {
 		t.Fatalf("%d canceled waits ended (first: %v)", len(ended), ended[0])
 	}
 }
+
+// A Wait that the watch resumes costs three allocations (the task, the
+// wait, the Watch's list of waits) besides the Watch: the wait is one
+// value, both the scope's wait and what the Watch fires. Counted in plain
+// builds only (Run's check that k is called once, and the race
+// detector's instrumentation, add their own).
+func TestWatchWaitAllocs(t *testing.T) {
+	_, root := newStubRoot()
+	var got int
+	k := func(ev Event, err error) {
+		if err == nil && ev.Type == EventNodeDeleted {
+			got++
+		}
+	}
+	n := testing.AllocsPerRun(100, func() {
+		w := &Watch{path: "/w"}
+		Run(root, w.Wait(), k)
+		w.fire(Event{Type: EventNodeDeleted, Path: "/w"})
+	})
+	if n > 4 && !invariants {
+		t.Errorf("a wait fired: %v allocations, want at most 4", n)
+	}
+	if got != 101 {
+		t.Errorf("%d waits resumed, want 101", got)
+	}
+	if root.waits.head != nil {
+		t.Error("a fired wait is still linked in its scope")
+	}
+}

@@ -74,6 +74,8 @@ type predWatch struct {
 	dataKnown bool
 	pending   int  // replies of the round not in yet
 	over      bool // decided (held, listed or failed)
+	// dataRetried, childRetried: the read was sent again under Retry.
+	dataRetried, childRetried bool
 }
 
 // waitMarked waits on pred as waitFor does, but in one round reads pred's
@@ -81,33 +83,49 @@ type predWatch struct {
 // seen marked and then deleted, the waiter holds at once.
 func (a *attempt) waitMarked(pred string) {
 	p := &predWatch{a: a, w: a.s.Child(), pred: pred, pending: 2}
-	task.Run(p.w, c.Retry(task.GetW(pred), retry), func(dw task.DataWatch, err error) {
-		switch {
-		case errors.Is(err, task.ErrNoNode):
-			p.gone, p.dataKnown = true, true
-		case err != nil:
-			p.fail(err)
-			return
-		default:
-			if isMark(dw.Data) {
-				p.marked = true
-			}
-			task.Run(p.w, dw.Watch.Wait(), p.onData)
+	task.Run(p.w, task.GetW(pred), p.gotData)
+	task.Run(p.w, task.ChildrenW(pred), p.gotChildren)
+}
+
+// gotData is the outcome of the data read. The first of each read is sent
+// as it is; one whose outcome a retry settles (connection loss, not sent)
+// is sent again under Retry.
+func (p *predWatch) gotData(dw task.DataWatch, err error) {
+	switch {
+	case task.IsRetryable(err) && !p.dataRetried:
+		p.dataRetried = true
+		task.Run(p.w, c.Retry(task.GetW(p.pred), retry), p.gotData)
+		return
+	case errors.Is(err, task.ErrNoNode):
+		p.gone, p.dataKnown = true, true
+	case err != nil:
+		p.fail(err)
+		return
+	default:
+		if isMark(dw.Data) {
+			p.marked = true
 		}
-		p.replied()
-	})
-	task.Run(p.w, c.Retry(task.ChildrenW(pred), retry), func(cw task.ChildrenWatch, err error) {
-		switch {
-		case errors.Is(err, task.ErrNoNode):
-			p.gone = true
-		case err != nil:
-			p.fail(err)
-			return
-		default:
-			task.Run(p.w, cw.Watch.Wait(), p.onChild)
-		}
-		p.replied()
-	})
+		task.Run(p.w, dw.Watch.Wait(), p.onData)
+	}
+	p.replied()
+}
+
+// gotChildren is the outcome of the child listing (see gotData).
+func (p *predWatch) gotChildren(cw task.ChildrenWatch, err error) {
+	switch {
+	case task.IsRetryable(err) && !p.childRetried:
+		p.childRetried = true
+		task.Run(p.w, c.Retry(task.ChildrenW(p.pred), retry), p.gotChildren)
+		return
+	case errors.Is(err, task.ErrNoNode):
+		p.gone = true
+	case err != nil:
+		p.fail(err)
+		return
+	default:
+		task.Run(p.w, cw.Watch.Wait(), p.onChild)
+	}
+	p.replied()
 }
 
 func (p *predWatch) replied() {

@@ -446,7 +446,7 @@ func (a *attempt) acquired() {
 }
 
 // cleanup deletes the contender node of a failed attempt. It runs as a
-// flow of its own (Scope.Defer), without the caller's deadline. If the
+// flow of its own (task.Go, from fail), without the caller's deadline. If the
 // node's name is not known (the create's reply was lost), it deletes the
 // children with our prefix that belong to the attempt's session. If that
 // session has ended, its ephemeral nodes went with it: nothing to do.

@@ -7,9 +7,12 @@ import "slices"
 // ends first, with EventNotWatching. A Watch is used on the executor
 // goroutine only.
 type Watch struct {
-	path    string
-	fired   bool
-	ev      Event
+	path  string
+	fired bool
+	ev    Event
+	// The waits, in the order they came: first (most watches have one
+	// wait at most), then the others.
+	first   *watchWaiter
 	waiters []*watchWaiter
 }
 
@@ -62,6 +65,10 @@ func (w *Watch) Wait() Task[Event] {
 		}
 		ww := &watchWaiter{w: w, s: s, k: k}
 		s.addWait(ww)
+		if w.first == nil && len(w.waiters) == 0 {
+			w.first = ww
+			return
+		}
 		w.waiters = append(w.waiters, ww)
 	}
 }
@@ -71,8 +78,11 @@ func (w *Watch) fire(ev Event) {
 		return
 	}
 	w.fired, w.ev = true, ev
-	ws := w.waiters
-	w.waiters = nil
+	first, ws := w.first, w.waiters
+	w.first, w.waiters = nil, nil
+	if first != nil {
+		first.fired(ev)
+	}
 	for _, ww := range ws {
 		ww.fired(ev)
 	}
@@ -80,6 +90,10 @@ func (w *Watch) fire(ev Event) {
 
 // leave takes an abandoned wait off the watch.
 func (w *Watch) leave(ww *watchWaiter) {
+	if w.first == ww {
+		w.first = nil
+		return
+	}
 	if i := slices.Index(w.waiters, ww); i >= 0 {
 		w.waiters = slices.Delete(w.waiters, i, i+1) // clears the freed slot
 	}

@@ -403,7 +403,7 @@
 // on a create whose reply is lost after it was applied), trust-stale-session
 // 1 and 3, queue-exhausted-sequence 1 and 1 (contenders tied at
 // 2147483647 pick the same predecessor: two waiters watch one node),
-// hold-when-any-predecessor-goes 1 and 3, mark-at-create 2 and 2,
+// hold-when-any-predecessor-goes 1 and 1, mark-at-create 2 and 2,
 // mark-on-wake 15 and 39. The last three are also caught by a history
 // of their own (TestHandoffCanariesCaught, TestMiddleWaiterCanaryCaught).
 //

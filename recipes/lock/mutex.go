@@ -96,8 +96,16 @@ func (m *Mutex) lock(ctx context.Context, t task.Task[*Held]) (*Held, error) {
 	return nil, task.ErrCanceled
 }
 
-// isDone reports whether h has ended (released or lost).
-func isDone(h *Held) bool { return h.isOver() }
+// isDone reports whether h has ended (released or lost). A hold that has
+// not gets its node watched, as Done would, so that a loss is noticed; an
+// ended one (the common case: released) needs nothing.
+func isDone(h *Held) bool {
+	if h.isOver() {
+		return true
+	}
+	h.watchNodeOnce()
+	return false
+}
 
 // Unlock releases a lock taken with Mutex.Lock (see Release). If ctx ends
 // first, Unlock returns its error and the delete goes on in the

@@ -184,7 +184,7 @@ type PersistentWatch struct {
 	queue  []Event
 	head   int
 	end    error // set once the last event has been queued
-	waiter *watchWaiter
+	waiter *streamWaiter
 }
 
 // Path is the watched path.
@@ -218,7 +218,7 @@ func (w *PersistentWatch) Next() Task[Event] {
 			return
 		}
 		Suspend(s, k, func(resume Cont[Event]) func() {
-			ww := &watchWaiter{}
+			ww := &streamWaiter{}
 			ww.fn = func(Event) {
 				w.waiter = nil
 				if ev, ok := w.take(); ok {
@@ -291,3 +291,7 @@ func AddWatch(path string, mode AddWatchMode) Task[*PersistentWatch] {
 func RemoveWatches(path string, typ WatcherType) Task[Unit] {
 	return Map(Send(&RemoveWatchesRequest{Path: path, Type: typ}), func(Response) Unit { return Unit{} })
 }
+
+// streamWaiter is the one Next waiting on a PersistentWatch: fn takes the
+// next delivery (executor goroutine).
+type streamWaiter struct{ fn func(Event) }

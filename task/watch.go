@@ -7,15 +7,41 @@ import "slices"
 // ends first, with EventNotWatching. A Watch is used on the executor
 // goroutine only.
 type Watch struct {
-	path    string
-	fired   bool
-	ev      Event
+	path  string
+	fired bool
+	ev    Event
+	// The waits, in the order they came: first (most watches have one
+	// wait at most), then the others.
+	first   *watchWaiter
 	waiters []*watchWaiter
 }
 
 // watchWaiter is one Wait on a Watch, until the watch fires or the wait is
-// abandoned (its scope ended: it leaves the Watch then).
-type watchWaiter struct{ fn func(Event) }
+// abandoned (its scope ended: it leaves the Watch then). One value per
+// wait: it is both the wait in its scope (as Suspend's) and what the Watch
+// fires.
+type watchWaiter struct {
+	waitLink
+	w *Watch
+	s *Scope
+	k Cont[Event]
+}
+
+// fired resumes the chain with the event, unless the wait was abandoned
+// (its error went to k already) or its scope has ended and the
+// abandonment is on its way (a late event, dropped).
+func (ww *watchWaiter) fired(ev Event) {
+	if ww.owner == nil || ww.owner.err != nil {
+		return
+	}
+	ww.owner.removeWait(ww)
+	Resume(ww.s, ww.k, ev, watchErr(ev))
+}
+
+func (ww *watchWaiter) abandon(err error) {
+	ww.w.leave(ww)
+	ww.k(Event{}, err)
+}
 
 // Path is the watched path.
 func (w *Watch) Path() string { return w.path }
@@ -33,11 +59,17 @@ func (w *Watch) Wait() Task[Event] {
 			k(w.ev, watchErr(w.ev))
 			return
 		}
-		Suspend(s, k, func(resume Cont[Event]) func() {
-			ww := &watchWaiter{fn: func(ev Event) { resume(ev, watchErr(ev)) }}
-			w.waiters = append(w.waiters, ww)
-			return func() { w.leave(ww) }
-		})
+		if s.err != nil {
+			k(Event{}, s.err)
+			return
+		}
+		ww := &watchWaiter{w: w, s: s, k: k}
+		s.addWait(ww)
+		if w.first == nil && len(w.waiters) == 0 {
+			w.first = ww
+			return
+		}
+		w.waiters = append(w.waiters, ww)
 	}
 }
 
@@ -46,15 +78,22 @@ func (w *Watch) fire(ev Event) {
 		return
 	}
 	w.fired, w.ev = true, ev
-	ws := w.waiters
-	w.waiters = nil
+	first, ws := w.first, w.waiters
+	w.first, w.waiters = nil, nil
+	if first != nil {
+		first.fired(ev)
+	}
 	for _, ww := range ws {
-		ww.fn(ev)
+		ww.fired(ev)
 	}
 }
 
 // leave takes an abandoned wait off the watch.
 func (w *Watch) leave(ww *watchWaiter) {
+	if w.first == ww {
+		w.first = nil
+		return
+	}
 	if i := slices.Index(w.waiters, ww); i >= 0 {
 		w.waiters = slices.Delete(w.waiters, i, i+1) // clears the freed slot
 	}

@@ -77,14 +77,15 @@ func (c *Client) acquire(ctx context.Context, t task.Task[*Held]) (*Held, error)
 	}, func(h *Held) { executor.Submit(c.ex, h.Release(), nil) })
 }
 
-// isDone reports whether h has ended (released or lost).
+// isDone reports whether h has ended (released or lost). A hold that has
+// not gets its node watched, as Done would, so that a loss is noticed; an
+// ended one (the common case: released) needs nothing.
 func isDone(h *Held) bool {
-	select {
-	case <-h.Done():
+	if h.isOver() {
 		return true
-	default:
-		return false
 	}
+	h.watchNodeOnce()
+	return false
 }
 
 // Release releases a lock this Client acquired (Held.Release). If ctx

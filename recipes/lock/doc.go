@@ -269,12 +269,18 @@
 //
 // # Failure during acquire: no orphan node
 //
-// Acquire runs in a scope of its own and registers a cleanup (Scope.Defer)
-// before the create. If the attempt ends in any way but success (deadline,
-// cancel, an operation error), the cleanup runs as a flow of its own, bound
-// to no deadline, and deletes our node, retrying past connection loss; if
-// the create's outcome was unknown it finds the node as in step 3. If the
-// session ended, the node went with it and there is nothing to do.
+// Every step of Acquire runs in the caller's scope, whose end reaches the
+// request or wait in flight as its error, so every way an attempt ends
+// goes through one place (attempt.fail; the two watches of a waiter run in
+// a child scope that is closed once it decides). If the attempt ends in
+// any way but success (deadline, cancel, an operation error), the cleanup
+// starts there, before the caller hears of the failure, as a flow of its
+// own, bound to no deadline, and deletes our node, retrying past
+// connection loss; if the create's outcome was unknown it finds the node
+// as in step 3. If the session ended, the node went with it and there is
+// nothing to do. (TestDeadlineWhileWaitingLeavesNoNode,
+// TestLostCreateReplyThenDeadline and TestMiddleWaiterGivesUp each fail
+// when fail skips the cleanup.)
 //
 // # Holding
 //
@@ -426,7 +432,7 @@
 // on a create whose reply is lost after it was applied), trust-stale-session
 // 1 and 3, queue-exhausted-sequence 1 and 1 (contenders tied at
 // 2147483647 pick the same predecessor: two waiters watch one node),
-// hold-when-any-predecessor-goes 1 and 3, mark-at-create 2 and 2,
+// hold-when-any-predecessor-goes 1 and 1, mark-at-create 2 and 2,
 // mark-on-wake 15 and 39. The last three are also caught by a history
 // of their own (TestHandoffCanariesCaught, TestMiddleWaiterCanaryCaught).
 //

@@ -51,3 +51,11 @@ func (listHandoff) apply(l *Lock) { l.listHandoff = true }
 // the head of its listing; no node is marked. For the benchmark and the
 // request counts that compare the two.
 func WithListingHandoff() Option { return listHandoff{} }
+
+// HolderRuntimes is how many runtimes keep a list of holders (held.go):
+// zero once every executor has closed.
+func HolderRuntimes() int {
+	holdersMu.Lock()
+	defer holdersMu.Unlock()
+	return len(holdersOf)
+}

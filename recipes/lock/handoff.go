@@ -67,46 +67,65 @@ func markNode(path string, v int32) task.Task[task.Unit] {
 // (nothing more will be heard of its data).
 type predWatch struct {
 	a         *attempt
+	w         *task.Scope // the watches' scope, closed once decided
 	pred      string
 	marked    bool
 	gone      bool
 	dataKnown bool
 	pending   int  // replies of the round not in yet
 	over      bool // decided (held, listed or failed)
+	// dataRetried, childRetried: the read was sent again under Retry.
+	dataRetried, childRetried bool
 }
 
 // waitMarked waits on pred as waitFor does, but in one round reads pred's
 // data with a watch and lists its children with a watch: when pred is
 // seen marked and then deleted, the waiter holds at once.
 func (a *attempt) waitMarked(pred string) {
-	p := &predWatch{a: a, pred: pred, pending: 2}
-	task.Run(a.s, c.Retry(task.GetW(pred), retry), func(dw task.DataWatch, err error) {
-		switch {
-		case errors.Is(err, task.ErrNoNode):
-			p.gone, p.dataKnown = true, true
-		case err != nil:
-			p.fail(err)
-			return
-		default:
-			if isMark(dw.Data) {
-				p.marked = true
-			}
-			task.Run(a.s, dw.Watch.Wait(), p.onData)
+	p := &predWatch{a: a, w: a.s.Child(), pred: pred, pending: 2}
+	task.Run(p.w, task.GetW(pred), p.gotData)
+	task.Run(p.w, task.ChildrenW(pred), p.gotChildren)
+}
+
+// gotData is the outcome of the data read. The first of each read is sent
+// as it is; one whose outcome a retry settles (connection loss, not sent)
+// is sent again under Retry.
+func (p *predWatch) gotData(dw task.DataWatch, err error) {
+	switch {
+	case task.IsRetryable(err) && !p.dataRetried:
+		p.dataRetried = true
+		task.Run(p.w, c.Retry(task.GetW(p.pred), retry), p.gotData)
+		return
+	case errors.Is(err, task.ErrNoNode):
+		p.gone, p.dataKnown = true, true
+	case err != nil:
+		p.fail(err)
+		return
+	default:
+		if isMark(dw.Data) {
+			p.marked = true
 		}
-		p.replied()
-	})
-	task.Run(a.s, c.Retry(task.ChildrenW(pred), retry), func(cw task.ChildrenWatch, err error) {
-		switch {
-		case errors.Is(err, task.ErrNoNode):
-			p.gone = true
-		case err != nil:
-			p.fail(err)
-			return
-		default:
-			task.Run(a.s, cw.Watch.Wait(), p.onChild)
-		}
-		p.replied()
-	})
+		task.Run(p.w, dw.Watch.Wait(), p.onData)
+	}
+	p.replied()
+}
+
+// gotChildren is the outcome of the child listing (see gotData).
+func (p *predWatch) gotChildren(cw task.ChildrenWatch, err error) {
+	switch {
+	case task.IsRetryable(err) && !p.childRetried:
+		p.childRetried = true
+		task.Run(p.w, c.Retry(task.ChildrenW(p.pred), retry), p.gotChildren)
+		return
+	case errors.Is(err, task.ErrNoNode):
+		p.gone = true
+	case err != nil:
+		p.fail(err)
+		return
+	default:
+		task.Run(p.w, cw.Watch.Wait(), p.onChild)
+	}
+	p.replied()
 }
 
 func (p *predWatch) replied() {
@@ -138,7 +157,7 @@ func (p *predWatch) onChild(ev task.Event, err error) {
 		// A child watch on an ephemeral node fires only on its deletion;
 		// any other event (none is expected) makes the waiter list again.
 		if !p.over {
-			p.over = true
+			p.end()
 			p.a.wake()
 		}
 		return
@@ -154,14 +173,14 @@ func (p *predWatch) decide() {
 		return
 	}
 	if p.marked {
-		p.over = true
+		p.end()
 		p.a.acquired()
 		return
 	}
 	if !p.dataKnown {
 		return // the data watch fires too: it tells whether the mark came first
 	}
-	p.over = true
+	p.end()
 	p.a.wake()
 }
 
@@ -169,8 +188,15 @@ func (p *predWatch) fail(err error) {
 	if p.over {
 		return
 	}
-	p.over = true
+	p.end()
 	p.a.fail(err)
+}
+
+// end marks the wait decided and closes its scope: what is still waiting
+// there is abandoned (and ignored, being over).
+func (p *predWatch) end() {
+	p.over = true
+	p.w.Close()
 }
 
 // wake lists again after the predecessor went without handing the lock
@@ -178,7 +204,7 @@ func (p *predWatch) fail(err error) {
 func (a *attempt) wake() {
 	if canary.On(bugMarkOnWake) && !a.marked {
 		a.marked = true
-		task.Run(a.s.Runtime().SessionScope(), markNode(a.l.child(a.name), a.stat.Version), func(task.Unit, error) {})
+		task.Run(a.s.Runtime().SessionScope(), markNode(a.path, a.stat.Version), func(task.Unit, error) {})
 	}
 	a.check()
 }

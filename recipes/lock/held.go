@@ -35,14 +35,16 @@ type Held struct {
 	err       error
 	done      chan struct{}
 
-	// post runs a function on the executor goroutine, from any
-	// goroutine; nil when the runtime is not an *executor.Executor.
-	post  func(func())
-	watch sync.Once // the node watch is set at the first Done, Err or IsHeld
+	rt    task.Runtime // the runtime it was acquired on
+	watch sync.Once    // the node watch is set at the first Done, Err or IsHeld
 
 	// executor goroutine only
-	mon   *task.Scope
-	unsub func()
+	ended bool        // the lock has ended (end ran)
+	mon   *task.Scope // the node watch's scope, once it is set
+	// The holders of the runtime (holders): the session scope the lock
+	// was taken under, and the links of the list of live holders.
+	sessScope  *task.Scope
+	prev, next *Held
 	// markPending: the mark was sent and has not settled (its reply, or
 	// its retries', not in yet): see mark. markWaiters run when it does.
 	markPending bool
@@ -111,48 +113,36 @@ func (h *Held) observe(s *task.Scope, began time.Time) {
 	}
 }
 
-// start follows the session. The node is watched from the first Done,
-// Err or IsHeld (a holder that never asks is not told of a deletion; its
-// fenced writes still fail), or at once when there is no executor to post
-// the watch to. Executor goroutine.
+// start follows the session (holders). The node is watched from the
+// first Done, Err or IsHeld (a holder that never asks is not told of a
+// deletion; its fenced writes still fail), or at once when there is no
+// executor to post the watch to. Executor goroutine.
 func (h *Held) start(s *task.Scope) {
-	h.unsub = s.Subscribe(h.onSession)
-	h.mon = s.Runtime().SessionScope().Child()
-	// The session scope ends with the session (expiry) or the executor
-	// (Close, Shutdown), after the subscribers have heard of it: the lock
-	// ends with it, watched or not, whichever comes first. end cancels mon
-	// with ErrCanceled.
-	h.mon.OnDone(func(err error) {
-		if errors.Is(err, task.ErrCanceled) || (canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired)) {
-			return
-		}
-		h.lose(err)
-	})
-	if ex, ok := s.Runtime().(*executor.Executor); ok {
-		h.post = func(fn func()) {
-			executor.Submit(ex, task.Func(func(*task.Scope) (task.Unit, error) { fn(); return task.Unit{}, nil }), nil)
-		}
-		return
+	h.rt = s.Runtime()
+	follow(h)
+	if _, ok := h.rt.(*executor.Executor); !ok {
+		h.watch.Do(func() { s.Schedule(h.watchNode) })
 	}
-	h.watch.Do(func() { s.Schedule(h.watchNode) })
 }
 
 // watchNodeOnce has the node watched, once. Any goroutine.
 func (h *Held) watchNodeOnce() {
 	h.watch.Do(func() {
-		if h.post != nil {
-			h.post(h.watchNode)
+		if ex, ok := h.rt.(*executor.Executor); ok {
+			executor.Submit(ex, task.Func(func(*task.Scope) (task.Unit, error) { h.watchNode(); return task.Unit{}, nil }), nil)
 		}
 	})
 }
 
-// watchNode watches the lock node until the lock ends. Executor goroutine.
+// watchNode watches the lock node until the lock ends, in a scope under
+// the session scope the lock was taken under (so the session's end ends
+// it). Executor goroutine.
 func (h *Held) watchNode() {
-	mon := h.mon
-	if mon == nil {
-		return // the lock has ended
+	if h.ended {
+		return
 	}
-	task.RunIn(mon, afterMark(h, zkops.WatchNode(h.path, h.version, nil)), func(_ task.Unit, err error) {
+	h.mon = h.sessScope.Child()
+	task.RunIn(h.mon, afterMark(h, zkops.WatchNode(h.path, h.version, nil)), func(_ task.Unit, err error) {
 		if canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired) {
 			return
 		}
@@ -160,6 +150,126 @@ func (h *Held) watchNode() {
 			h.lose(err)
 		}
 	})
+}
+
+// isOver reports whether the lock has ended, without setting the node
+// watch as Done, Err and IsHeld do. Any goroutine.
+func (h *Held) isOver() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err != nil
+}
+
+// holders are the live holders of one runtime, told of its session
+// events by one subscription and of the end of their session scope by
+// one callback per session, rather than each subscribing on its own: a
+// lock taken and released in a loop then costs the session nothing per
+// hold. A holder is in the list from start to end. The list is used on
+// the runtime's executor goroutine only; the map holding it is shared by
+// every executor.
+type holders struct {
+	rt    task.Runtime
+	head  *Held
+	scope *task.Scope // the last session scope whose end it listens for
+	unsub func()
+}
+
+var (
+	holdersMu sync.Mutex
+	holdersOf = map[task.Runtime]*holders{}
+)
+
+// follow adds h to its runtime's holders. Executor goroutine.
+func follow(h *Held) {
+	rt := h.rt
+	holdersMu.Lock()
+	d := holdersOf[rt]
+	if d == nil {
+		d = &holders{rt: rt}
+		holdersOf[rt] = d
+	}
+	holdersMu.Unlock()
+	if d.unsub == nil {
+		d.unsub = rt.Subscribe(d.onEvent)
+	}
+	h.sessScope = rt.SessionScope()
+	h.prev, h.next = nil, d.head
+	if d.head != nil {
+		d.head.prev = h
+	}
+	d.head = h
+	if ss := h.sessScope; d.scope != ss {
+		// The session scope ends with the session (expiry) or the
+		// executor (Close, Shutdown), after the subscribers have heard
+		// of it: the locks taken under it end with it, watched or not,
+		// whichever comes first. (If it has ended already, this runs at
+		// once.)
+		d.scope = ss
+		ss.OnDone(func(err error) { d.sessionEnded(ss, err) })
+	}
+}
+
+// unfollow takes h off its runtime's holders. Executor goroutine.
+func unfollow(h *Held) {
+	holdersMu.Lock()
+	d := holdersOf[h.rt]
+	holdersMu.Unlock()
+	if d == nil || (d.head != h && h.prev == nil) {
+		return // not in the list
+	}
+	if h.prev != nil {
+		h.prev.next = h.next
+	} else {
+		d.head = h.next
+	}
+	if h.next != nil {
+		h.next.prev = h.prev
+	}
+	h.prev, h.next = nil, nil
+}
+
+// live returns the holders now in the list (a copy: a holder leaves it
+// when told of its end).
+func (d *holders) live(under *task.Scope) []*Held {
+	var hs []*Held
+	for h := d.head; h != nil; h = h.next {
+		if under == nil || h.sessScope == under {
+			hs = append(hs, h)
+		}
+	}
+	return hs
+}
+
+func (d *holders) onEvent(ev task.Event) {
+	if ev.Type != task.EventNone {
+		return
+	}
+	for _, h := range d.live(nil) {
+		h.onSession(ev)
+	}
+	if ev.State == task.StateClosed {
+		// The executor has stopped: no event comes any more.
+		holdersMu.Lock()
+		if holdersOf[d.rt] == d {
+			delete(holdersOf, d.rt)
+		}
+		holdersMu.Unlock()
+		d.unsub()
+	}
+}
+
+// sessionEnded ends the locks taken under the session scope ss, which
+// ended with err.
+func (d *holders) sessionEnded(ss *task.Scope, err error) {
+	if d.scope == ss {
+		d.scope = nil
+	}
+	if errors.Is(err, task.ErrCanceled) || (canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired)) {
+		return
+	}
+	for _, h := range d.live(ss) {
+		h.lose(err)
+	}
 }
 
 func (h *Held) onSession(ev task.Event) {
@@ -213,14 +323,14 @@ func (h *Held) end(err error) {
 		}
 		h.obs.OnRecipe(ev)
 	}
-	if h.unsub != nil {
-		h.unsub()
-		h.unsub = nil
+	if !h.ended {
+		h.ended = true
+		unfollow(h)
 	}
 	if h.mon != nil {
-		// Cancel ends the node watch, if any; Close detaches mon from the
-		// session scope, which outlives the lock: a canceled scope that
-		// is never closed stays linked there for the session's life.
+		// Cancel ends the node watch; Close detaches mon from the session
+		// scope, which outlives the lock: a canceled scope that is never
+		// closed stays linked there for the session's life.
 		mon := h.mon
 		h.mon = nil
 		mon.Cancel(task.ErrCanceled)
@@ -283,26 +393,30 @@ func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 // has settled (Fenced). A release does not wait: a delete applied before
 // the mark only leaves the node unmarked, and its successor then lists.
 // Executor goroutine.
-func (h *Held) mark(s *task.Scope, v int32) {
-	sc := s.Runtime().SessionScope()
+func (h *Held) mark(_ *task.Scope, v int32) {
 	h.markPending = true
-	settle := func(task.Unit, error) {
-		h.markPending = false
-		ws := h.markWaiters
-		h.markWaiters = nil
-		for _, w := range ws {
-			w()
-		}
+	task.Exec(h.sessScope, &task.SetDataRequest{Path: h.path, Data: markData, Version: v}, h.marked)
+}
+
+// marked is the mark's outcome: a lost send is retried (markNode: the
+// version the mark was sent at is the one before h.version); otherwise
+// the mark has settled. Applied, or refused: a node gone or changed by
+// someone else is the lock's end, which Held hears of by itself.
+func (h *Held) marked(_ task.Response, err error) {
+	if err != nil && task.IsRetryable(err) {
+		task.Run(h.sessScope, markNode(h.path, h.version-1), h.markSettled)
+		return
 	}
-	task.Run(sc, task.Set(h.path, markData, v), func(_ task.Stat, err error) {
-		if err != nil && task.IsRetryable(err) {
-			task.Run(sc, markNode(h.path, v), settle)
-			return
-		}
-		// Applied, or refused: a node gone or changed by someone else is
-		// the lock's end, which Held hears of by itself.
-		settle(task.Unit{}, nil)
-	})
+	h.markSettled(task.Unit{}, nil)
+}
+
+func (h *Held) markSettled(task.Unit, error) {
+	h.markPending = false
+	ws := h.markWaiters
+	h.markWaiters = nil
+	for _, w := range ws {
+		w()
+	}
 }
 
 // afterMark runs t once the mark, if pending, has settled.
@@ -327,21 +441,63 @@ func afterMark[T any](h *Held, t task.Task[T]) task.Task[T] {
 // (deadline, cancel), the delete goes on as a flow of its own. Done is
 // closed and Err becomes ErrUnlocked at once, before the delete.
 func (h *Held) Release() task.Task[task.Unit] {
+	if h.seq >= zkops.ResetAbove {
+		return func(s *task.Scope, k task.Cont[task.Unit]) {
+			h.end(ErrUnlocked)
+			zkops.Detached(c.Seq(h.deleteNode(), zkops.ResetIfEmpty(h.dir)))(s, k)
+		}
+	}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		h.end(ErrUnlocked)
-		del := c.Catch(c.Then(c.Retry(task.Delete(h.path, task.AnyVersion), retry), func(task.Unit) task.Task[task.Unit] {
-			return task.Func(func(s *task.Scope) (task.Unit, error) {
-				// This delete removed the node (a retry that finds it gone
-				// does not count): remember its number (fast.go).
-				if h.seq < zkops.ResetAbove && s.Session().ID == h.sess.ID {
-					released(s, h.dir, h.seq, true)
+		// The first delete is sent by hand (the common case: it is
+		// applied, and that is all); anything else goes the general way.
+		task.Exec(s, &task.DeleteRequest{Path: h.path, Version: task.AnyVersion}, func(_ task.Response, err error) {
+			switch {
+			case err == nil:
+				h.deleted(s)
+				k(task.Unit{}, nil)
+			case s.Err() != nil && err == s.Err():
+				// The caller's scope ended first (or had ended): the
+				// delete goes on as a flow of its own, as Detached's
+				// cleanup would.
+				task.Go(s, h.deleteNode(), nil)
+				if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
+					err = nil // the node went with the session
 				}
-				return task.Unit{}, nil
-			})
-		}), zkops.GoneOK)
-		if h.seq >= zkops.ResetAbove {
-			del = c.Seq(del, zkops.ResetIfEmpty(h.dir))
-		}
-		zkops.Detached(del)(s, k)
+				k(task.Unit{}, err)
+			case task.IsRetryable(err):
+				zkops.Detached(h.deleteNode())(s, k)
+			default:
+				k(task.Unit{}, goneOK(err))
+			}
+		})
 	}
+}
+
+// deleteNode is the release's delete as a task: retried past connection
+// loss, a node already gone or a session ended counting as success
+// (zkops.GoneOK).
+func (h *Held) deleteNode() task.Task[task.Unit] {
+	return c.Catch(c.Then(c.Retry(task.Delete(h.path, task.AnyVersion), retry), func(task.Unit) task.Task[task.Unit] {
+		return task.Func(func(s *task.Scope) (task.Unit, error) {
+			h.deleted(s)
+			return task.Unit{}, nil
+		})
+	}), zkops.GoneOK)
+}
+
+// deleted records that a delete of the release removed the node (a retry
+// that finds it gone does not count): its number is remembered (fast.go).
+func (h *Held) deleted(s *task.Scope) {
+	if h.seq < zkops.ResetAbove && s.Session().ID == h.sess.ID {
+		released(s, h.dir, h.seq, true)
+	}
+}
+
+// goneOK is zkops.GoneOK's verdict on err, as an error.
+func goneOK(err error) error {
+	if errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
+		return nil
+	}
+	return err
 }

@@ -81,6 +81,9 @@ type Lock struct {
 	// its predecessor goes unless it was the head; no mark is written),
 	// kept for the benchmark that compares the two (export_test.go).
 	listHandoff bool
+	// acq and tryAcq are the tasks Acquire and TryAcquire return, made
+	// once: a Task is a recipe, run any number of times.
+	acq, tryAcq task.Task[*Held]
 }
 
 // New returns the lock whose contenders live under dir. The directory and
@@ -97,6 +100,7 @@ func New(dir string, opts ...Option) (*Lock, error) {
 	for _, o := range opts {
 		o.apply(l)
 	}
+	l.acq, l.tryAcq = l.acquire(false), l.acquire(true)
 	return l, nil
 }
 
@@ -114,7 +118,7 @@ func (l *Lock) child(name string) string { return l.dir + "/" + name }
 // failure the contender node, if it was created, is deleted by a cleanup
 // flow of its own that outlives the deadline and retries past connection
 // loss.
-func (l *Lock) Acquire() task.Task[*Held] { return l.acquire(false) }
+func (l *Lock) Acquire() task.Task[*Held] { return l.acq }
 
 // TryAcquire returns a task that takes the lock only if no other contender
 // is ahead of it: it creates its contender node as Acquire does and, when
@@ -124,33 +128,54 @@ func (l *Lock) Acquire() task.Task[*Held] { return l.acquire(false) }
 // behind: if that delete fails, or the attempt fails otherwise, the node is
 // deleted by the same cleanup flow as Acquire's, past lost replies and
 // deadlines. Its other errors are Acquire's.
-func (l *Lock) TryAcquire() task.Task[*Held] { return l.acquire(true) }
+func (l *Lock) TryAcquire() task.Task[*Held] { return l.tryAcq }
 
 func (l *Lock) acquire(try bool) task.Task[*Held] {
 	return func(s *task.Scope, k task.Cont[*Held]) {
-		sc := s.Child()
-		a := &attempt{l: l, s: sc, sess: s.Session(), try: try, began: s.Now()}
-		a.prefix = prefix(newID(s.Rand(), s.Rand()))
+		a := &attempt{l: l, s: s, k: k, sess: s.Session(), try: try, began: s.Now()}
 		if canary.On(bugNoPrefix) {
-			a.prefix = lockTag
+			a.base = l.child(lockTag)
+		} else {
+			a.base = contenderPath(l.dir, s.Rand(), s.Rand())
 		}
-		a.undo = sc.Defer(a.cleanup())
-		task.RunIn(sc, task.Task[*Held](a.run), k)
+		a.prefix = a.base[len(l.dir)+1:]
+		a.create()
 	}
 }
 
 // attempt is one contender: its unique prefix, and once known the node's
 // name and Stat. It lives on the executor goroutine.
+//
+// It runs its steps in the caller's scope, written by hand so that an
+// acquire allocates little: every step's continuation is one of its
+// methods, and the Held it becomes is part of it. Every way the attempt
+// ends but success goes through fail (the scope's end reaches the
+// continuation of the request or wait in flight, as its error), which
+// starts the cleanup; the waits that could outlive a decision (the two
+// watches on the predecessor) run in a child scope closed on deciding.
 type attempt struct {
+	h      Held // what the attempt becomes once it holds
 	l      *Lock
 	s      *task.Scope
 	began  time.Time    // on the executor's clock, for the Observer
 	sess   task.Session // the session the contender node belongs to
-	prefix string
-	undo   func() // withdraws the cleanup once the lock is held
-	k      task.Cont[*Held]
+	base   string       // DIR/_c_<id>-lock-: the path the create sends
+	prefix string       // base without DIR/
+	// noCleanup: the cleanup is withdrawn (a canary's failure that leaves
+	// the node behind).
+	noCleanup bool
+	k         task.Cont[*Held]
 
-	name string
+	// The create and the listing sent behind it: replies not in yet, and
+	// what came back.
+	pending int
+	cr      task.Created
+	cerr    error
+	listing []string
+	listed  bool
+
+	path string // the contender node, once known
+	name string // its name in DIR
 	seq  int64
 	stat task.Stat
 	fast bool // the create was sent without a listing behind it (fast.go)
@@ -166,12 +191,16 @@ type attempt struct {
 	resetChecked bool
 }
 
-func (a *attempt) run(s *task.Scope, k task.Cont[*Held]) {
-	a.k = k
-	a.create()
+// fail ends the attempt with err. Unless it was withdrawn, the cleanup
+// (which deletes our node, if any) starts first, as a flow of its own
+// bound to no deadline.
+func (a *attempt) fail(err error) {
+	if !a.noCleanup {
+		a.noCleanup = true
+		task.Go(a.s, a.cleanup(), nil)
+	}
+	task.Resume(a.s, a.k, nil, err)
 }
-
-func (a *attempt) fail(err error) { task.Resume(a.s, a.k, nil, err) }
 
 // create makes the contender node. A lost reply (connection loss) is
 // settled by looking for our prefix; a missing directory is created.
@@ -183,47 +212,48 @@ func (a *attempt) fail(err error) { task.Resume(a.s, a.k, nil, err) }
 // create made (the proof it was read after it); otherwise the attempt
 // lists again (check).
 func (a *attempt) create() {
-	path := a.l.child(a.prefix)
-	req := &task.CreateRequest{Path: path, Mode: task.EphemeralSequential, ACL: a.l.acl.For(path)}
-	var (
-		cr      task.Created
-		cerr    error
-		listing *task.ChildList
-		pending = 2
-	)
-	join := func() {
-		if pending--; pending > 0 {
-			return
-		}
-		a.created(cr, cerr, listing)
-	}
+	req := &task.CreateRequest{Path: a.base, Mode: task.EphemeralSequential, ACL: a.l.acl.For(a.base)}
+	a.cr, a.cerr, a.listing, a.listed = task.Created{}, nil, nil, false
 	a.fast = fastTry(a.s, a.l.dir)
+	a.pending = 2
 	if a.fast {
 		// Expecting to be alone (see fast.go): no listing behind the
 		// create; found lists if the number says otherwise.
-		pending = 1
+		a.pending = 1
 	}
-	task.Run(a.s, task.CreateWith(req), func(v task.Created, err error) {
-		cr, cerr = v, err
-		join()
-	})
-	if a.fast {
-		return
+	task.Exec(a.s, req, a.onCreate)
+	if !a.fast {
+		task.Exec(a.s, &task.GetChildrenRequest{Path: a.l.dir}, a.onListing)
 	}
-	task.Run(a.s, task.Children(a.l.dir), func(v task.ChildList, err error) {
-		if err == nil {
-			listing = &v
-		}
-		join()
-	})
 }
 
-// created handles the create's outcome; listing, if not nil, is the
+func (a *attempt) onCreate(r task.Response, err error) {
+	a.cr, a.cerr = task.Created{Path: r.Path, Stat: r.Stat}, err
+	a.join()
+}
+
+func (a *attempt) onListing(r task.Response, err error) {
+	if err == nil {
+		a.listing, a.listed = r.Children, true
+	}
+	a.join()
+}
+
+// join goes on once the create's reply, and the listing's if one was
+// sent, are in.
+func (a *attempt) join() {
+	if a.pending--; a.pending > 0 {
+		return
+	}
+	a.created(a.cr, a.cerr)
+}
+
+// created handles the create's outcome; a.listing, if a.listed, is the
 // directory as read right after it.
-func (a *attempt) created(cr task.Created, err error, listing *task.ChildList) {
+func (a *attempt) created(cr task.Created, err error) {
 	switch {
 	case err == nil:
-		a.found(cr.Path[len(a.l.dir)+1:], cr.Stat, listing)
+		a.found(cr.Path, cr.Stat, a.listed)
 	case errors.Is(err, task.ErrNoNode):
 		task.Run(a.s, zkops.EnsurePath(a.l.dir, a.l.acl), func(_ task.Unit, err error) {
 			if err != nil {
@@ -235,7 +265,7 @@ func (a *attempt) created(cr task.Created, err error, listing *task.ChildList) {
 	case errors.Is(err, task.ErrConnectionLoss):
 		a.lost = true // the number is found again by listing: no fast path
 		if canary.On(bugLossIsFailure) {
-			a.undo()
+			a.noCleanup = true
 			a.fail(err)
 			return
 		}
@@ -266,47 +296,48 @@ func (a *attempt) recover() {
 		case len(m) == 0:
 			a.create()
 		default:
-			a.found(m[0].Name, m[0].Stat, nil)
+			a.found(a.l.child(m[0].Name), m[0].Stat, false)
 		}
 	})
 }
 
-// found records our node and starts waiting in the queue; listing, if
-// not nil, is a listing of the directory read after the create.
-func (a *attempt) found(name string, st task.Stat, listing *task.ChildList) {
+// found records our node, at path, and starts waiting in the queue; if
+// listed, a.listing is a listing of the directory read after the create.
+func (a *attempt) found(path string, st task.Stat, listed bool) {
+	name := path[len(a.l.dir)+1:]
 	seq, ok := seqOf(name)
 	if !ok {
 		a.fail(fmt.Errorf("lock: server named the contender %q: no sequence after %q", name, lockTag))
 		return
 	}
-	a.name, a.seq, a.stat = name, seq, st
+	a.path, a.name, a.seq, a.stat = path, name, seq, st
 	if zkops.Exhausted(seq) && !canary.On(bugExhaustedSeq) {
 		a.restart()
 		return
 	}
 	if canary.On(bugMarkAtCreate) && st.Czxid != 0 && !a.marked {
 		a.marked = true
-		task.Run(a.s.Runtime().SessionScope(), markNode(a.l.child(name), st.Version), func(task.Unit, error) {})
+		task.Run(a.s.Runtime().SessionScope(), markNode(path, st.Version), func(task.Unit, error) {})
 	}
 	if st.Czxid != 0 {
 		if !a.lost && fastHold(a.s, a.l.dir, seq) {
 			a.acquired()
 			return
 		}
-		if listing != nil && slices.Contains(listing.Names, name) {
-			a.decide(listing.Names)
+		if listed && slices.Contains(a.listing, name) {
+			a.decide(a.listing)
 			return
 		}
 		a.check()
 		return
 	}
 	// A Conn that answers create without a Stat: read it.
-	task.Run(a.s, c.Retry(task.Exists(a.l.child(name)), retry), func(st *task.Stat, err error) {
+	task.Run(a.s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
 		switch {
 		case err != nil:
 			a.fail(err)
 		case st == nil:
-			a.fail(fmt.Errorf("%w: contender %s deleted", ErrLockLost, a.l.child(name)))
+			a.fail(fmt.Errorf("%w: contender %s deleted", ErrLockLost, path))
 		default:
 			a.stat = *st
 			a.check()
@@ -343,23 +374,23 @@ func (a *attempt) decide(names []string) {
 	}
 	switch {
 	case i < 0:
-		a.fail(fmt.Errorf("%w: contender %s deleted while waiting", ErrLockLost, a.l.child(a.name)))
+		a.fail(fmt.Errorf("%w: contender %s deleted while waiting", ErrLockLost, a.path))
 	case i == 0 || (a.try && canary.On(bugTryHoldsAnywhere)):
 		if len(q) == 1 {
 			uncontended(a.s, a.l.dir)
 		}
 		a.acquired()
 	case a.try:
-		busy := fmt.Errorf("%w: %s is behind %s", ErrBusy, a.l.child(a.name), a.l.child(q[i-1].Name))
+		busy := fmt.Errorf("%w: %s is behind %s", ErrBusy, a.path, a.l.child(q[i-1].Name))
 		if canary.On(bugTryKeepsNode) {
-			a.undo()
+			a.noCleanup = true
 			a.fail(busy)
 			return
 		}
 		// Withdraw before failing, so the caller sees no node of ours;
 		// if the delete fails, the cleanup flow deletes it (a delete of
 		// a node already gone is success).
-		task.Run(a.s, zkops.Delete(a.l.child(a.name)), func(task.Unit, error) { a.fail(busy) })
+		task.Run(a.s, zkops.Delete(a.path), func(task.Unit, error) { a.fail(busy) })
 	case canary.On(bugWatchLowest):
 		a.waitFor(a.l.child(q[0].Name), false)
 	default:
@@ -379,7 +410,7 @@ func (a *attempt) waitFor(pred string, head bool) {
 		a.waitMarked(pred)
 		return
 	}
-	task.Run(a.s, zkops.WaitChange(pred), func(gone bool, err error) {
+	task.RunIn(a.s.Child(), zkops.WaitChange(pred), func(gone bool, err error) {
 		switch {
 		case err != nil:
 			a.fail(err)
@@ -397,16 +428,10 @@ func (a *attempt) waitFor(pred string, head bool) {
 // hold does not wait for the mark's reply. The node's version is then
 // one more than at the create.
 func (a *attempt) acquired() {
-	a.undo()
-	h := &Held{
-		dir:     a.l.dir,
-		path:    a.l.child(a.name),
-		seq:     a.seq,
-		token:   a.stat.Czxid,
-		version: a.stat.Version,
-		sess:    a.sess,
-		done:    make(chan struct{}),
-	}
+	a.noCleanup = true
+	h := &a.h
+	h.dir, h.path, h.seq, h.token, h.version, h.sess = a.l.dir, a.path, a.seq, a.stat.Czxid, a.stat.Version, a.sess
+	h.done = make(chan struct{})
 	mark := a.waited && !a.marked && !a.l.listHandoff
 	if mark || a.marked {
 		h.version++
@@ -421,7 +446,7 @@ func (a *attempt) acquired() {
 }
 
 // cleanup deletes the contender node of a failed attempt. It runs as a
-// flow of its own (Scope.Defer), without the caller's deadline. If the
+// flow of its own (task.Go, from fail), without the caller's deadline. If the
 // node's name is not known (the create's reply was lost), it deletes the
 // children with our prefix that belong to the attempt's session. If that
 // session has ended, its ephemeral nodes went with it: nothing to do.
@@ -432,7 +457,7 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 			return
 		}
 		if a.name != "" {
-			task.Run(s, zkops.Delete(a.l.child(a.name)), func(v task.Unit, err error) {
+			task.Run(s, zkops.Delete(a.path), func(v task.Unit, err error) {
 				if err == nil {
 					released(s, a.l.dir, a.seq, false) // remembered by a canary only
 				}

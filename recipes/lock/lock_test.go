@@ -517,4 +517,7 @@ func TestHeldEndsWhenExecutorStops(t *testing.T) {
 	if n := lock.WatchedSessions(); n != 0 {
 		t.Fatalf("fast-path state kept for %d sessions after the executor stopped", n)
 	}
+	if n := lock.HolderRuntimes(); n != 0 {
+		t.Fatalf("holders kept for %d runtimes after the executor stopped", n)
+	}
 }

@@ -1,6 +1,8 @@
 package lock
 
 import (
+	"strings"
+
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 )
 
@@ -29,3 +31,34 @@ func seqOf(name string) (seq int64, ok bool) { return zkops.SeqAfter(name, lockT
 // queue returns the contenders among names, lowest number first
 // (zkops.Queue); other names are left out.
 func queue(names []string) []zkops.Member { return zkops.Queue(names, lockTag) }
+
+// contenderPath returns dir + "/" + prefix(newID(hi, lo)) built in one
+// allocation: the path an attempt's create sends.
+func contenderPath(dir string, hi, lo uint64) string {
+	const idLen = 36
+	var b strings.Builder
+	b.Grow(len(dir) + len("/_c_") + idLen + 1 + len(lockTag))
+	b.WriteString(dir)
+	b.WriteString("/_c_")
+	writeHex(&b, hi>>32, 8)
+	b.WriteByte('-')
+	writeHex(&b, (hi>>16)&0xffff, 4)
+	b.WriteByte('-')
+	writeHex(&b, hi&0xffff, 4)
+	b.WriteByte('-')
+	writeHex(&b, lo>>48, 4)
+	b.WriteByte('-')
+	writeHex(&b, lo&0xffffffffffff, 12)
+	b.WriteByte('-')
+	b.WriteString(lockTag)
+	return b.String()
+}
+
+// writeHex writes the n lowest hex digits of v, lower case, with leading
+// zeros.
+func writeHex(b *strings.Builder, v uint64, n int) {
+	const digits = "0123456789abcdef"
+	for i := n - 1; i >= 0; i-- {
+		b.WriteByte(digits[(v>>(4*uint(i)))&0xf])
+	}
+}

@@ -47,3 +47,17 @@ func TestNewIDIsUUIDShaped(t *testing.T) {
 		t.Fatalf("newID = %s", id)
 	}
 }
+
+// The create's path is built by hand, in one allocation: it must be what
+// prefix(newID(...)) under the directory spells.
+func TestContenderPathIsPrefixOfNewID(t *testing.T) {
+	for _, v := range [][2]uint64{{0, 0}, {0x0123456789abcdef, 0xfedcba9876543210}, {^uint64(0), ^uint64(0)}, {1, 1 << 63}} {
+		want := "/a/b/" + prefix(newID(v[0], v[1]))
+		if got := contenderPath("/a/b", v[0], v[1]); got != want {
+			t.Errorf("contenderPath(%#x, %#x) = %s, want %s", v[0], v[1], got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = contenderPath("/a/b", 1, 2) }); n != 1 {
+		t.Errorf("contenderPath: %v allocations, want 1", n)
+	}
+}

@@ -50,6 +50,9 @@ func TestSeededFaults(t *testing.T) {
 	if n := lock.WatchedSessions(); n != 0 {
 		t.Errorf("fast-path state kept for %d sessions after every executor closed", n)
 	}
+	if n := lock.HolderRuntimes(); n != 0 {
+		t.Errorf("holders kept for %d runtimes after every executor closed", n)
+	}
 }
 
 // The same simulation with the directory's counter started 3 short of

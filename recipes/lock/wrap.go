@@ -20,13 +20,12 @@ import (
 // when no other contender is left after its own node is deleted, and fails
 // with ErrBusy otherwise.
 func (a *attempt) restart() {
-	node := a.l.child(a.name)
-	task.Run(a.s, zkops.Delete(node), func(_ task.Unit, err error) {
+	task.Run(a.s, zkops.Delete(a.path), func(_ task.Unit, err error) {
 		if err != nil {
 			a.fail(err)
 			return
 		}
-		a.name, a.seq, a.stat = "", 0, task.Stat{}
+		a.path, a.name, a.seq, a.stat = "", "", 0, task.Stat{}
 		a.afterReset()
 	})
 }

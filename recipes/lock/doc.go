@@ -280,7 +280,9 @@
 // as in step 3. If the session ended, the node went with it and there is
 // nothing to do. (TestDeadlineWhileWaitingLeavesNoNode,
 // TestLostCreateReplyThenDeadline and TestMiddleWaiterGivesUp each fail
-// when fail skips the cleanup.)
+// when fail skips the cleanup; so does the simulation, in which one
+// client gives up at a deadline on every other round and its node must be
+// gone once its session has been connected for 15 simulated seconds.)
 //
 // # Holding
 //

@@ -121,8 +121,11 @@ func runSeeds(t *testing.T, seeds uint64, o simOpts) simStats {
 		}
 		total.add(st)
 	}
-	t.Logf("%d seeds: %d critical sections logged, %d locks lost, %d fenced writes rejected, %d acquires failed and retried, %d exhausted contender names seen, %d directory resets, %d marks sent",
-		seeds, total.sections, total.lost, total.rejected, total.failed, total.exhausted, total.resets, total.marks)
+	t.Logf("%d seeds: %d critical sections logged, %d locks lost, %d fenced writes rejected, %d acquires failed and retried, %d given up at a deadline, %d exhausted contender names seen, %d directory resets, %d marks sent",
+		seeds, total.sections, total.lost, total.rejected, total.failed, total.gaveUp, total.exhausted, total.resets, total.marks)
+	if seeds >= 50 && total.gaveUp == 0 {
+		t.Fatalf("no acquire gave up at its deadline in %d seeds: the cleanup after a deadline went untested", seeds)
+	}
 	return total
 }
 
@@ -134,7 +137,7 @@ type simOpts struct {
 	try bool
 }
 
-type simStats struct{ sections, lost, failed, rejected, exhausted, resets, busy, marks int }
+type simStats struct{ sections, lost, failed, rejected, exhausted, resets, busy, marks, gaveUp int }
 
 func (s *simStats) add(o simStats) {
 	s.sections += o.sections
@@ -145,6 +148,7 @@ func (s *simStats) add(o simStats) {
 	s.resets += o.resets
 	s.busy += o.busy
 	s.marks += o.marks
+	s.gaveUp += o.gaveUp
 }
 
 // simulate runs one seed and returns the first violation it saw.
@@ -207,8 +211,17 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 			return
 		}
 		acquire := l.Acquire()
-		if o.try && i%2 == 1 {
+		timed := false
+		switch {
+		case o.try && i%2 == 1:
 			acquire = l.TryAcquire()
+		case i == 2 && left[i]%2 == 0:
+			// This client gives up waiting after a while on every other
+			// round (a deadline, drawn from the seed): the attempt's
+			// cleanup must delete its node, which the orphan and
+			// leftover checks judge.
+			timed = true
+			acquire = c.Timeout(acquire, time.Duration(1+(seed+uint64(left[i]))%4)*time.Second)
 		}
 		executor.Submit(w.Execs[i], acquire, func(h *lock.Held, err error) {
 			if errors.Is(err, lock.ErrBusy) && o.try && i%2 == 1 {
@@ -216,6 +229,46 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 				// cleanup: the orphan and leftover checks judge that.
 				st.busy++
 				executor.Submit(w.Execs[i], c.Sleep(time.Second), func(task.Unit, error) { start(i) })
+				return
+			}
+			if timed && errors.Is(err, task.ErrDeadlineExceeded) {
+				st.gaveUp++
+				for p := range cnts[i].watches {
+					p.stale = true
+				}
+				// Its cleanup deletes its node as a flow of its own, past
+				// lost replies: one delete, so once the session has been
+				// connected for 15 simulated seconds in a row (longer than
+				// a silent partition goes unnoticed) the node must be gone,
+				// unless the session ended and took it. The client starts
+				// again once the node is gone (judged from the server's
+				// state).
+				gs, _ := w.Execs[i].Current()
+				gaveSess := gs.ID
+				var connected time.Duration
+				var again func()
+				again = func() {
+					if halt {
+						return
+					}
+					for _, n := range contenders(w, dir) {
+						if st, ok := w.NodeStat(dir + "/" + n); ok && st.EphemeralOwner == gaveSess {
+							if sess, state := w.Execs[i].Current(); state == task.StateConnected && sess.ID == gaveSess {
+								connected += 100 * time.Millisecond
+							} else {
+								connected = 0
+							}
+							if connected > 15*time.Second {
+								fail("client %d gave up waiting, and its node %s is still there after %v connected", i, n, connected)
+								return
+							}
+							executor.Submit(w.Execs[i], c.Sleep(100*time.Millisecond), func(task.Unit, error) { again() })
+							return
+						}
+					}
+					start(i)
+				}
+				again()
 				return
 			}
 			if err != nil {
@@ -399,11 +452,12 @@ func checkStep(w *sim.World, cnts []*counting, dir string, cur []*lock.Held, fai
 		}
 	}
 	// Waiters (exists watches of live sessions, not the holder's own) per
-	// contender node.
+	// contender node. The watch of an attempt that gave up is no
+	// waiter's: it stays until it fires, once, to be ignored.
 	watchers := map[string]map[int]bool{}
 	for _, cn := range cnts {
 		for p := range cn.watches {
-			if o, ok := owner[p.path]; !ok || !p.set || !live[p.sess] || o == p.sess {
+			if o, ok := owner[p.path]; !ok || !p.set || !live[p.sess] || o == p.sess || p.stale {
 				continue
 			}
 			if watchers[p.path] == nil {

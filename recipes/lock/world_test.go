@@ -32,6 +32,9 @@ type pending struct {
 	path   string
 	sess   int64
 	set    bool // the reply came: the watch is set
+	// stale: set by an attempt that has given up since (a deadline); it
+	// fires once, to be ignored, and is no waiter's.
+	stale bool
 }
 
 func (c *counting) Do(req task.Request, done func(task.Response), watch func(task.Event)) {

@@ -171,6 +171,7 @@ func (r *report) markdown(plotDir string) string {
 	}
 	w("\n")
 
+	r.shares(w)
 	r.sideBySide(w)
 
 	w("### Ratios ours/peer\n\nThroughput of the library divided by the peer's, per pair (runs made one after the other over the same network), over the pairs.\n\n")

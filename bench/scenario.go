@@ -35,6 +35,9 @@ type scenario struct {
 	Run func(ctx context.Context, r runSpec) (measured, error)
 	// Targets are the ratios ours/peer this scenario must reach.
 	Targets []target
+	// Share, if set, names what Result.Holds counts out of Result.Total
+	// ("tries won"); the report gives the share for each implementation.
+	Share string
 }
 
 // target is a goal: the median ratio ours/Peer over the pairs, at every

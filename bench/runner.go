@@ -244,7 +244,7 @@ func perOp(n float64, ops int64) float64 {
 // may take (connecting, a JVM's start, the last operations) before it is
 // stopped and recorded as failed: an implementation that hangs (a peer's
 // recipe deadlocked) fails its run instead of stopping the harness.
-const runSlack = time.Minute
+var runSlack = time.Minute
 
 func (p *plan) runContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, 2*(p.Warmup+p.Duration)+runSlack, errOverdue)

@@ -112,3 +112,32 @@ func TestRecipesSectionLeavesMain(t *testing.T) {
 		t.Fatalf("README:\n%s", md)
 	}
 }
+
+// The recipe scenarios are a group: not in all, all four by its name, and
+// their section is the group's unless -section says otherwise.
+func TestRecipesGroup(t *testing.T) {
+	names := func(list string) string {
+		scens, err := selectScenarios(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range scens {
+			out = append(out, s.Name)
+		}
+		return strings.Join(out, ",") + " " + group(scens)
+	}
+	for list, want := range map[string]string{
+		"recipes":       "rwlock,semaphore,trylock,queue recipes",
+		"trylock,queue": "trylock,queue recipes",
+		"lock,trylock":  "lock,trylock ",
+		"all,recipes":   "lock,cas,blocks,pipeline,sim,config,masterworker,rwlock,semaphore,trylock,queue ",
+	} {
+		if got := names(list); got != want {
+			t.Errorf("-scenarios %s: %q, want %q", list, got, want)
+		}
+	}
+	if got := names("all"); strings.Contains(got, "queue") || !strings.Contains(got, "lock,cas") {
+		t.Errorf("-scenarios all: %q", got)
+	}
+}

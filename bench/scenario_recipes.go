@@ -13,8 +13,9 @@ import (
 
 // The recipe scenarios: the read-write lock, the semaphore, the lock's
 // try and the queue, each against the Curator recipe it replaces (and
-// kazoo's). Their results go to a README section of their own (make bench:
-// -section recipes, -out bench/results-recipes). The peers implement the
+// kazoo's). They are the group "recipes": not in -scenarios all, and their
+// results go to the README section "recipes" (make bench: -scenarios
+// recipes -out bench/results-recipes). The peers implement the
 // same names (CuratorPeer.java and RecipePeers.java, kazoo_peer.py) with
 // the same rules: the write share of rwlock (rwWrite), the leases of
 // semaphore (semLeases), an operation of queue (a put, then a take).
@@ -32,23 +33,24 @@ var queueItem = []byte("zkbench-item-16b")
 
 func init() {
 	recipePeers := []peers.Kind{peers.Curator, peers.Kazoo}
+	const g = "recipes" // -scenarios recipes; not in all
 	register(&scenario{
 		Name: "rwlock", Title: "read-write lock, 1 write per 4 reads (recipes/rwlock RWMutex)", Unit: "acquisitions/s",
 		// Not kazoo: 2.8's ReadLock and a WriteLock queued after it wait
 		// for each other (python-zk/kazoo#649, fixed in 2.9).
-		Clients: []int{1, 4, 16}, Peers: []peers.Kind{peers.Curator}, Run: rwlockRun,
+		Clients: []int{1, 4, 16}, Peers: []peers.Kind{peers.Curator}, Run: rwlockRun, Group: g,
 	})
 	register(&scenario{
 		Name: "semaphore", Title: fmt.Sprintf("semaphore of %d leases, acquire+return (recipes/semaphore Semaphore)", semLeases), Unit: "leases/s",
-		Clients: []int{1, 4, 16}, Peers: recipePeers, Run: semaphoreRun,
+		Clients: []int{1, 4, 16}, Peers: recipePeers, Run: semaphoreRun, Group: g,
 	})
 	register(&scenario{
 		Name: "trylock", Title: "lock tries, released when won (recipes/lock Mutex.TryLock)", Unit: "tries/s",
-		Clients: []int{1, 4, 16}, Peers: recipePeers, Run: tryLockRun, Share: "tries won",
+		Clients: []int{1, 4, 16}, Peers: recipePeers, Run: tryLockRun, Group: g, Share: "tries won",
 	})
 	register(&scenario{
 		Name: "queue", Title: "queue put then take, every client a producer and a consumer (recipes/queue Client)", Unit: "items/s",
-		Clients: []int{1, 4, 16}, Peers: recipePeers, Run: queueRun,
+		Clients: []int{1, 4, 16}, Peers: recipePeers, Run: queueRun, Group: g,
 	})
 }
 

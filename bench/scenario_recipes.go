@@ -37,7 +37,7 @@ func init() {
 	register(&scenario{
 		Name: "rwlock", Title: "read-write lock, 1 write per 4 reads (recipes/rwlock RWMutex)", Unit: "acquisitions/s",
 		// Not kazoo: 2.8's ReadLock and a WriteLock queued after it wait
-		// for each other (python-zk/kazoo#649, fixed in 2.9).
+		// for each other (python-zk/kazoo#649; fixed after 2.8).
 		Clients: []int{1, 4, 16}, Peers: []peers.Kind{peers.Curator}, Run: rwlockRun, Group: g,
 	})
 	register(&scenario{

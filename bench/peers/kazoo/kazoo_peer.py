@@ -7,7 +7,7 @@ written the way a kazoo user would write them.
         retried on conflict by the client's retry policy, with no sleep).
   semaphore, trylock, queue: the recipe scenarios (RECIPES below). No
         rwlock: kazoo 2.8's ReadLock waits for a WriteLock queued after it
-        while that one waits for it (python-zk/kazoo#649, fixed in 2.9).
+        while that one waits for it (python-zk/kazoo#649; fixed after 2.8).
 
 Each client runs on a thread of its own (kazoo's threading handler). Flags
 as internal/peers.Params.Args writes them. Prints one result line

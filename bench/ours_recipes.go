@@ -9,6 +9,7 @@ import (
 	"errors"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/recipes/queue"
 	"github.com/zkflow/zkflow/recipes/rwlock"
@@ -70,6 +71,22 @@ func oursTryLock(ex *executor.Executor, dir string) (func(context.Context) (won 
 			return false, err
 		}
 		return true, h.Unlock(ctx)
+	}, nil
+}
+
+// oursElection returns one client's operation: campaign in the election
+// on dir until leading, then step down.
+func oursElection(ex *executor.Executor, dir string) (func(context.Context) error, error) {
+	e, err := election.New(dir, election.Config{})
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		l, err := election.Campaign(ctx, ex, e)
+		if err != nil {
+			return err
+		}
+		return l.StepDown(ctx)
 	}, nil
 }
 

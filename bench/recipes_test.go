@@ -128,10 +128,10 @@ func TestRecipesGroup(t *testing.T) {
 		return strings.Join(out, ",") + " " + group(scens)
 	}
 	for list, want := range map[string]string{
-		"recipes":       "rwlock,semaphore,trylock,queue recipes",
+		"recipes":       "rwlock,semaphore,trylock,queue,election recipes",
 		"trylock,queue": "trylock,queue recipes",
 		"lock,trylock":  "lock,trylock ",
-		"all,recipes":   "lock,cas,blocks,pipeline,sim,config,masterworker,rwlock,semaphore,trylock,queue ",
+		"all,recipes":   "lock,cas,blocks,pipeline,sim,config,masterworker,rwlock,semaphore,trylock,queue,election ",
 	} {
 		if got := names(list); got != want {
 			t.Errorf("-scenarios %s: %q, want %q", list, got, want)

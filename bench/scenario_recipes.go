@@ -12,7 +12,7 @@ import (
 )
 
 // The recipe scenarios: the read-write lock, the semaphore, the lock's
-// try and the queue, each against the Curator recipe it replaces (and
+// try, the queue and the election, each against the Curator recipe it replaces (and
 // kazoo's). They are the group "recipes": not in -scenarios all, and their
 // results go to the README section "recipes" (make bench: -scenarios
 // recipes -out bench/results-recipes). The peers implement the
@@ -51,6 +51,10 @@ func init() {
 	register(&scenario{
 		Name: "queue", Title: "queue put then take, every client a producer and a consumer (recipes/queue Client)", Unit: "items/s",
 		Clients: []int{1, 4, 16}, Peers: recipePeers, Run: queueRun, Group: g,
+	})
+	register(&scenario{
+		Name: "election", Title: "leadership terms: campaign until leading, then step down (recipes/election Campaign)", Unit: "terms/s",
+		Clients: []int{1, 4, 16}, Peers: recipePeers, Run: electionRun, Group: g,
 	})
 }
 
@@ -148,5 +152,14 @@ func queueRun(ctx context.Context, r runSpec) (measured, error) {
 			}
 			return err
 		}, nil
+	})
+}
+
+// electionRun: each client loops a campaign in one election until it
+// leads, then steps down: an operation is one leadership term, and with
+// more than one client each ends in a handoff to the next candidate.
+func electionRun(ctx context.Context, r runSpec) (measured, error) {
+	return perClient(ctx, r, func(ex *executor.Executor) (func(context.Context) error, error) {
+		return oursElection(ex, r.Path)
 	})
 }

@@ -139,7 +139,7 @@ public final class CuratorPeer {
         case "rwinterop":
             op = RWInterop.op(cfs, path, marker, ops);
             break;
-        case "rwlock": case "semaphore": case "trylock": case "queue": // RecipePeers.java
+        case "rwlock": case "semaphore": case "trylock": case "queue": case "election": // RecipePeers.java
             op = RecipePeers.op(scenario, cfs, path, sessionMs);
             break;
         case "seminterop":

@@ -14,11 +14,14 @@
 //              (the head, any client's): every client a producer and a
 //              consumer. A take that waits longer than the session timeout
 //              is an error.
+//   election:  a LeaderLatch started, awaited until it leads, and closed
+//              (giving the leadership up): one leadership term.
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
@@ -75,6 +78,18 @@ final class RecipePeers {
                 byte[] got = q[c].poll(sessionMs, TimeUnit.MILLISECONDS);
                 if (got == null) throw new IllegalStateException("no item within " + sessionMs + " ms");
                 if (got.length != ITEM.length) throw new IllegalStateException("took " + got.length + " bytes, put " + ITEM.length);
+            };
+        }
+        case "election": {
+            // A LeaderLatch cannot be started again: a new one per term.
+            return c -> {
+                LeaderLatch latch = new LeaderLatch(cfs.get(c), path, "curator-" + c);
+                latch.start();
+                try {
+                    latch.await();
+                } finally {
+                    latch.close();
+                }
             };
         }
         default:

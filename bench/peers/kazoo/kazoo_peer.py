@@ -5,7 +5,7 @@ written the way a kazoo user would write them.
         (its own session), all on one path.
   cas:  kazoo's Counter (counter += 1: get, then set with the version,
         retried on conflict by the client's retry policy, with no sleep).
-  semaphore, trylock, queue: the recipe scenarios (RECIPES below). No
+  semaphore, trylock, queue, election: the recipe scenarios (RECIPES below). No
         rwlock: kazoo 2.8's ReadLock waits for a WriteLock queued after it
         while that one waits for it (python-zk/kazoo#649; fixed after 2.8).
 
@@ -76,7 +76,16 @@ def queue_op(clients, path, timeout):
     return op
 
 
-RECIPES = {"semaphore": semaphore_op, "trylock": trylock_op, "queue": queue_op}
+def election_op(clients, path, _timeout):
+    """Election.run: wait until elected, run nothing, give it up."""
+    elections = [c.Election(path, "kazoo-%d" % i) for i, c in enumerate(clients)]
+
+    def op(i):
+        elections[i].run(lambda: None)
+    return op
+
+
+RECIPES = {"election": election_op, "semaphore": semaphore_op, "trylock": trylock_op, "queue": queue_op}
 
 
 def main():

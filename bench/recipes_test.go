@@ -89,6 +89,10 @@ func TestTryLockShare(t *testing.T) {
 	if want := "| trylock | 1 | loopback | curator | 25.0% | tries won |"; !strings.Contains(md, want) {
 		t.Errorf("report lacks %q:\n%s", want, md)
 	}
+	// No scenario of this report has targets: no empty Targets table.
+	if strings.Contains(md, "### Targets") {
+		t.Errorf("a Targets section without targets:\n%s", md)
+	}
 }
 
 // The recipe scenarios' results go to their own README section: writing

@@ -194,8 +194,10 @@ func (r *report) markdown(plotDir string) string {
 	}
 	w("\n")
 
-	w("### Targets\n\nA target is met on a network when the median ratio over the pairs reaches it at every client count.\n\n")
-	w("| scenario | target | network | clients | median ratio (min-max) | met |\n|---|---|---|---:|---|---|\n")
+	if slices.ContainsFunc(r.scenarios, func(s *scenario) bool { return len(s.Targets) > 0 }) {
+		w("### Targets\n\nA target is met on a network when the median ratio over the pairs reaches it at every client count.\n\n")
+		w("| scenario | target | network | clients | median ratio (min-max) | met |\n|---|---|---|---:|---|---|\n")
+	}
 	for _, s := range r.scenarios {
 		for _, t := range s.Targets {
 			goal := fmt.Sprintf(">= %gx %s", t.Min, t.Peer)

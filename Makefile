@@ -55,13 +55,16 @@ sim:
 # the main run on a server with its data on tmpfs and forceSync=no, and a
 # second run with ZooKeeper's default settings (forceSync=yes, data on
 # disk), each over loopback and the emulated network (0.5 ms each way);
-# then the proxy's own cost (-delay 0, into bench/results-proxy). Installs
+# then the proxy's own cost (-delay 0, into bench/results-proxy); then the
+# recipe scenarios against Curator's recipes (their own README section and
+# bench/results-recipes). Installs
 # the server and the peers first when missing.
 bench: bench-deps
 	ZK_REQUIRED=1 $(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./bench -readme bench/README.md -out bench/results
 	$(GO) run ./bench -server-defaults -scenarios lock,cas,blocks -readme bench/README.md -out bench/results-defaults
 	$(GO) run ./bench -scenarios lock,cas -clients 1,4 -delay 0 -out bench/results-proxy
+	$(GO) run ./bench -scenarios recipes -networks loopback -readme bench/README.md -out bench/results-recipes
 
 .PHONY: bench-deps
 

@@ -21,6 +21,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -70,7 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	fs.StringVar(&c.ZK, "zk", "", "an existing ZooKeeper server, host:port; empty starts a standalone server from Debian's jars")
 	fs.BoolVar(&c.ServerDefaults, "server-defaults", false, "start the server with ZooKeeper's default settings (forceSync=yes, data on disk) instead of tmpfs and forceSync=no")
-	fs.StringVar(&c.Scenarios, "scenarios", "all", "comma-separated scenarios to run: lock, cas, blocks, pipeline, masterworker, config, sim (or all)")
+	fs.StringVar(&c.Scenarios, "scenarios", "all", "comma-separated scenarios to run: lock, cas, blocks, pipeline, masterworker, config, sim, or all of those; rwlock, semaphore, trylock, queue, election, or recipes for those five")
 	fs.StringVar(&c.Peers, "peers", "curator,kazoo,gozk", "comma-separated peers to run alongside (empty: none)")
 	fs.IntVar(&c.Pairs, "pairs", 3, "pairs: how many times each run of ours and of each peer alternates")
 	fs.DurationVar(&c.Warmup, "warmup", time.Second, "warm-up before measuring, in each run")
@@ -78,7 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.Duration, "duration", 3*time.Second, "measuring time of each run")
 	fs.StringVar(&c.Out, "out", "bench/results", "directory for results.json, results.md and the SVG plots")
 	fs.StringVar(&c.Readme, "readme", "", "also replace the results section of this README (make bench: bench/README.md)")
-	fs.StringVar(&c.Section, "section", "", "the README section to replace (default: defaults with -server-defaults, main otherwise)")
+	fs.StringVar(&c.Section, "section", "", "the README section to replace (default: defaults with -server-defaults, recipes for scenarios of that group only, main otherwise)")
 	fs.StringVar(&c.Cache, "cache", filepath.Join(cache, "zkflow-bench"), "directory where the peer programs are built")
 	clients := fs.String("clients", "", "comma-separated client counts replacing those of the scenarios that vary them (lock, cas, blocks); empty: their own (lock and cas 1,4,16,64; blocks 1,4,16)")
 	networks := fs.String("networks", loopback+","+emulated, "comma-separated networks to run: loopback (clients dial the server), emulated (clients dial a proxy delaying each direction by -delay)")
@@ -86,12 +87,6 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.Setup, "setup", false, "install the peers and ZooKeeper with apt-get first (as root, or with sudo)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
-	}
-	if c.Section == "" {
-		c.Section = "main"
-		if c.ServerDefaults {
-			c.Section = "defaults"
-		}
 	}
 	if *clients != "" {
 		for _, f := range strings.Split(*clients, ",") {
@@ -162,6 +157,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	scens, err := selectScenarios(cfg.Scenarios)
 	if err != nil {
 		return err
+	}
+	if cfg.Section == "" {
+		cfg.Section = cmp.Or(group(scens), "main")
+		if cfg.ServerDefaults {
+			cfg.Section = "defaults"
+		}
 	}
 	scens = withClients(scens, cfg.Clients)
 	wanted, err := parsePeers(cfg.Peers)

@@ -46,6 +46,12 @@ func (m measured) RoundTrips() float64 {
 // perClient runs a blocking op per client (from mk, given the client's
 // executor) under peers.Drive.
 func perClient(ctx context.Context, r runSpec, mk func(ex *executor.Executor) (func(context.Context) error, error)) (measured, error) {
+	return perClientThen(ctx, r, mk, nil)
+}
+
+// perClientThen is perClient with a check, if not nil, run once the
+// load has ended and before the clients close (on their executors).
+func perClientThen(ctx context.Context, r runSpec, mk func(ex *executor.Executor) (func(context.Context) error, error), after func(context.Context, []*executor.Executor) error) (measured, error) {
 	cs, err := dialClients(ctx, r.Addr, r.Clients, r.SessionTimeout)
 	if err != nil {
 		return measured{}, err
@@ -60,7 +66,11 @@ func perClient(ctx context.Context, r runSpec, mk func(ex *executor.Executor) (f
 	before := cs.Requests.Load()
 	res, err := peers.Drive(ctx, peers.Load{Workers: r.Clients, Warmup: r.Warmup, Duration: r.Duration, Done: r.Done,
 		Op: func(ctx context.Context, w int) error { return ops[w](ctx) }})
-	return measured{Result: res, Requests: cs.Requests.Load() - before}, err
+	m := measured{Result: res, Requests: cs.Requests.Load() - before}
+	if err == nil && after != nil {
+		err = after(ctx, cs.Execs)
+	}
+	return m, err
 }
 
 // lockRun: each client loops Client.Acquire then Release on one directory.

@@ -148,7 +148,7 @@ func (r *report) markdown(plotDir string) string {
 		w("Peer %s skipped: %s\n\n", k, why)
 	}
 
-	w("### Figures\n\nMedians over the pairs. Latency is one operation's (lock: acquire+release; IDs: one ID; pipeline: one read; sim: one seed). CPU/op is the client's CPU time (user and system, every thread of its process) over the measuring window per measured operation: the library's from the harness's own process, each peer's from its own (see Method). Round trips/op are the requests the library's clients sent per operation, counted at their Conn; server packets/op are the server's packets received (mntr zk_packets_received) during the run per operation, for every implementation, connection set-up and session pings included. Errors are failed operations (retried by the client); for sim they are rounds that failed under the drawn faults, as expected.\n\n")
+	w("### Figures\n\nMedians over the pairs. Latency is one operation's (lock, rwlock, semaphore: acquire+release; trylock: one try; queue: a put and a take; IDs: one ID; pipeline: one read; sim: one seed). CPU/op is the client's CPU time (user and system, every thread of its process) over the measuring window per measured operation: the library's from the harness's own process, each peer's from its own (see Method). Round trips/op are the requests the library's clients sent per operation, counted at their Conn; server packets/op are the server's packets received (mntr zk_packets_received) during the run per operation, for every implementation, connection set-up and session pings included. Errors are failed operations (retried by the client); for sim they are rounds that failed under the drawn faults, as expected.\n\n")
 	w("| scenario | clients | network | impl | throughput | p50 | p99 | CPU/op | round trips/op | server packets/op | errors | runs ok |\n|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range r.scenarios {
 		for _, n := range s.Clients {
@@ -171,6 +171,7 @@ func (r *report) markdown(plotDir string) string {
 	}
 	w("\n")
 
+	r.shares(w)
 	r.sideBySide(w)
 
 	w("### Ratios ours/peer\n\nThroughput of the library divided by the peer's, per pair (runs made one after the other over the same network), over the pairs.\n\n")
@@ -193,8 +194,10 @@ func (r *report) markdown(plotDir string) string {
 	}
 	w("\n")
 
-	w("### Targets\n\nA target is met on a network when the median ratio over the pairs reaches it at every client count.\n\n")
-	w("| scenario | target | network | clients | median ratio (min-max) | met |\n|---|---|---|---:|---|---|\n")
+	if slices.ContainsFunc(r.scenarios, func(s *scenario) bool { return len(s.Targets) > 0 }) {
+		w("### Targets\n\nA target is met on a network when the median ratio over the pairs reaches it at every client count.\n\n")
+		w("| scenario | target | network | clients | median ratio (min-max) | met |\n|---|---|---|---:|---|---|\n")
+	}
 	for _, s := range r.scenarios {
 		for _, t := range s.Targets {
 			goal := fmt.Sprintf(">= %gx %s", t.Min, t.Peer)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -156,7 +157,10 @@ func runOurs(ctx context.Context, p *plan, pr *progress, s *scenario, net networ
 		SessionTimeout: p.SessionTimeout, Outstanding: 64, Done: pr.setOps}
 	runtime.GC()
 	before := packets(ctx, p.Addr, s)
-	m, err := s.Run(ctx, r)
+	rctx, cancel := p.runContext(ctx)
+	m, err := s.Run(rctx, r)
+	err = p.overdue(rctx, err)
+	cancel()
 	if err != nil {
 		sm.Err = err.Error()
 		pr.end("FAILED: " + sm.Err)
@@ -181,7 +185,10 @@ func runPeer(ctx context.Context, p *plan, pr *progress, prog *peers.Program, s 
 	params := peers.Params{Server: net.Addr, Scenario: s.Name, Clients: n, Duration: p.Duration, Warmup: p.Warmup,
 		Path: p.path(s, net, n, pair, string(k)), Outstanding: 64, SessionTimeout: p.SessionTimeout}
 	before := packets(ctx, p.Addr, s)
-	res, err := prog.Run(ctx, params, nil)
+	rctx, cancel := p.runContext(ctx)
+	res, err := prog.Run(rctx, params, nil)
+	err = p.overdue(rctx, err)
+	cancel()
 	if err != nil {
 		sm.Err = err.Error()
 		pr.end("FAILED: " + sm.Err)
@@ -231,4 +238,25 @@ func perOp(n float64, ops int64) float64 {
 		return 0
 	}
 	return n / float64(ops)
+}
+
+// runSlack is how much longer than its warm-up and measuring time a run
+// may take (connecting, a JVM's start, the last operations) before it is
+// stopped and recorded as failed: an implementation that hangs (a peer's
+// recipe deadlocked) fails its run instead of stopping the harness.
+var runSlack = time.Minute
+
+func (p *plan) runContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, 2*(p.Warmup+p.Duration)+runSlack, errOverdue)
+}
+
+// errOverdue: a run took longer than its deadline.
+var errOverdue = errors.New("run stopped: it went on past its deadline (hung?)")
+
+// overdue replaces err with the run's deadline when that is what ended it.
+func (p *plan) overdue(rctx context.Context, err error) error {
+	if err != nil && errors.Is(context.Cause(rctx), errOverdue) {
+		return fmt.Errorf("%w (%v): %v", errOverdue, 2*(p.Warmup+p.Duration)+runSlack, err)
+	}
+	return err
 }

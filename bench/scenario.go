@@ -35,6 +35,13 @@ type scenario struct {
 	Run func(ctx context.Context, r runSpec) (measured, error)
 	// Targets are the ratios ours/peer this scenario must reach.
 	Targets []target
+	// Group, if set, keeps the scenario out of "all": -scenarios names
+	// the group (or the scenario) to run it, and its results go to the
+	// README section of that name unless -section says otherwise.
+	Group string
+	// Share, if set, names what Result.Holds counts out of Result.Total
+	// ("tries won"); the report gives the share for each implementation.
+	Share string
 }
 
 // target is a goal: the median ratio ours/Peer over the pairs, at every
@@ -64,27 +71,51 @@ func lookup(name string) *scenario {
 	return nil
 }
 
-// selectScenarios parses the -scenarios flag: "all" or a comma-separated
-// list of names.
+// selectScenarios parses the -scenarios flag: a comma-separated list of
+// scenario names, group names (every scenario of the group) and "all"
+// (every scenario of no group).
 func selectScenarios(list string) ([]*scenario, error) {
-	if list == "" || list == "all" {
-		return registry, nil
+	if list == "" {
+		list = "all"
 	}
 	var out []*scenario
 	for _, name := range strings.Split(list, ",") {
-		s := lookup(strings.TrimSpace(name))
-		if s == nil {
+		name = strings.TrimSpace(name)
+		var picked []*scenario
+		for _, r := range registry {
+			if r.Name == name || r.Group == name || (name == "all" && r.Group == "") {
+				picked = append(picked, r)
+			}
+		}
+		if len(picked) == 0 {
 			var names []string
 			for _, r := range registry {
 				names = append(names, r.Name)
 			}
-			return nil, fmt.Errorf("unknown scenario %q (have %s)", name, strings.Join(names, ", "))
+			return nil, fmt.Errorf("unknown scenario %q (have all, recipes, %s)", name, strings.Join(names, ", "))
 		}
-		if !slices.Contains(out, s) {
-			out = append(out, s)
+		for _, s := range picked {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
 		}
 	}
 	return out, nil
+}
+
+// group is the group every scenario of scens belongs to ("" if none or
+// mixed).
+func group(scens []*scenario) string {
+	if len(scens) == 0 {
+		return ""
+	}
+	g := scens[0].Group
+	for _, s := range scens {
+		if s.Group != g {
+			return ""
+		}
+	}
+	return g
 }
 
 // withClients returns scens with the client counts of those that vary

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ func TestSmoke(t *testing.T) {
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	err := run(ctx, []string{"bench", "-zk", cl.Addrs()[0], "-pairs", "1", "-duration", "300ms", "-warmup", "0s", "-server-warmup", "400ms",
-		"-clients", "2", "-out", out, "-readme", readme, "-cache", peers.DefaultCacheDir()}, &stdout, &stderr)
+		"-clients", "2", "-scenarios", "all,recipes", "-out", out, "-readme", readme, "-cache", peers.DefaultCacheDir()}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -60,6 +61,11 @@ func TestSmoke(t *testing.T) {
 		if s.Impl != ours && (s.Result.ProcessCPU <= 0 || s.Result.CPU > s.Result.ProcessCPU) {
 			t.Errorf("%s %s %s: CPU %v over the window, %v for the whole process", s.Scenario, s.Net, s.Impl, s.Result.CPU, s.Result.ProcessCPU)
 		}
+		// trylock: the wins are counted (a peer's holds= parsed) and are
+		// some of the tries: with 2 clients, each wins some.
+		if s.Scenario == "trylock" && (s.Result.Holds <= 0 || s.Result.Holds > s.Result.Total) {
+			t.Errorf("trylock %s %s: %d tries won of %d", s.Net, s.Impl, s.Result.Holds, s.Result.Total)
+		}
 		ran[s.Scenario+"/"+s.Net+"/"+s.Impl] = true
 	}
 	for _, s := range registry {
@@ -86,7 +92,28 @@ func TestSmoke(t *testing.T) {
 		!strings.Contains(string(md), "### Networks side by side") || !strings.Contains(string(md), "](results/throughput-lock.svg)") {
 		t.Fatalf("README not regenerated:\n%s", md)
 	}
+	if !strings.Contains(string(md), "| trylock | 2 | loopback | ours |") || !strings.Contains(string(md), "### Shares") {
+		t.Errorf("README has no trylock rows or shares:\n%s", md)
+	}
 	t.Logf("stderr:\n%s", stderr.String())
+
+	// The check trylock runs once its load ended bites on a node left
+	// in the directory.
+	cs, err := dialClients(ctx, cl.Addrs()[0], 1, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.close()
+	ex := cs.Execs[0]
+	if err := ensurePath(ctx, ex, "/left/behind"); err != nil {
+		t.Fatal(err)
+	}
+	if err := leftBehind(ctx, ex, "/left"); !errors.Is(err, errLeftBehind) {
+		t.Errorf("leftBehind with a child: %v", err)
+	}
+	if err := leftBehind(ctx, ex, "/left/behind"); err != nil {
+		t.Errorf("leftBehind with none: %v", err)
+	}
 }
 
 // A simulated seed is deterministic (the same seed, the same count of

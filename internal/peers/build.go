@@ -127,7 +127,7 @@ func Build(k Kind, cacheDir string) (*Program, error) {
 	case Kazoo:
 		dir, _ := sourceDir(Kazoo)
 		return &Program{Kind: Kazoo, Argv: []string{PythonPath, "-u", filepath.Join(dir, "kazoo_peer.py")},
-			Scenarios: []string{"lock", "cas"}}, nil
+			Scenarios: []string{"lock", "cas", "semaphore", "trylock", "queue", "election"}}, nil
 	default:
 		return buildGoZK(cacheDir)
 	}
@@ -179,8 +179,9 @@ func BuildCurator(cacheDir string) (*Program, error) {
 		}
 	}
 	return &Program{Kind: Curator,
-		Argv:      []string{"java", "-Xss512k", "-XX:+UseParallelGC", "-cp", out + ":" + classpath, "CuratorPeer"},
-		Scenarios: []string{"lock", "cas", "interop", "latchinterop", "rwinterop", "seminterop"}}, nil
+		Argv: []string{"java", "-Xss512k", "-XX:+UseParallelGC", "-cp", out + ":" + classpath, "CuratorPeer"},
+		Scenarios: []string{"lock", "cas", "interop", "latchinterop", "rwinterop", "seminterop",
+			"rwlock", "semaphore", "trylock", "queue", "election"}}, nil
 }
 
 func buildGoZK(cacheDir string) (*Program, error) {

@@ -21,8 +21,10 @@ type Params struct {
 	Server string
 	// Scenario is "lock" (acquire+release), "cas" (one ID by
 	// compare-and-set), "pipeline" (reads with Outstanding in flight on
-	// one session), or "interop", "latchinterop", "rwinterop" or
-	// "seminterop" (Curator only: see BuildCurator).
+	// one session), the recipe scenarios "rwlock", "semaphore",
+	// "trylock", "queue" and "election" (Curator and kazoo, not rwlock on
+	// kazoo: bench/README.md), or "interop", "latchinterop", "rwinterop"
+	// or "seminterop" (Curator only: see BuildCurator).
 	Scenario string
 	// Clients is the number of clients, each on a session of its own.
 	Clients int

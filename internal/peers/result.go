@@ -34,7 +34,8 @@ var ErrBadResult = errors.New("peers: bad result line")
 // Result is what one run of one scenario measured: Ops operations (lock
 // acquire+release, IDs, reads) in Seconds of measuring, with Latency[i]
 // the Quantiles[i] quantile of one operation's latency. Holds counts the
-// critical sections of the interop mode.
+// critical sections of the interop mode, and the tries won (out of Total)
+// in the trylock scenario.
 type Result struct {
 	Impl     string // "ours", "curator", "kazoo", "gozk"
 	Scenario string // "lock", "cas", "pipeline", "interop", ...

@@ -16,6 +16,7 @@
 //   rwinterop: the same for InterProcessReadWriteLock, readers and
 //            writers (RWInterop.java).
 //   seminterop: InterProcessSemaphoreV2 leases on --path (SemInterop.java).
+//   rwlock, semaphore, trylock, queue: the recipe scenarios (RecipePeers.java).
 //
 // Flags as internal/peers.Params.Args writes them. Prints one result line
 // (internal/peers.Format): latencies in microseconds, nearest-rank
@@ -138,6 +139,9 @@ public final class CuratorPeer {
         case "rwinterop":
             op = RWInterop.op(cfs, path, marker, ops);
             break;
+        case "rwlock": case "semaphore": case "trylock": case "queue": case "election": // RecipePeers.java
+            op = RecipePeers.op(scenario, cfs, path, sessionMs);
+            break;
         case "seminterop":
             op = SemInterop.op(cfs, path, marker, Integer.parseInt(a.getOrDefault("leases", "0")));
             break;
@@ -217,6 +221,7 @@ public final class CuratorPeer {
         b.append(" total=").append(everyOp.get());
         if (cpu > 0) b.append(String.format(Locale.ROOT, " cpu=%.1f", cpu / 1e3));
         if (scenario.endsWith("interop")) b.append(" holds=").append(total);
+        if (scenario.equals("trylock")) b.append(" holds=").append(RecipePeers.WON.get());
         if (total > 0) {
             for (int i = 0; i < QUANTILES.length; i++) {
                 int r = (int) Math.ceil(QUANTILES[i] * total / 100 - 1e-9) - 1;

@@ -5,6 +5,9 @@ written the way a kazoo user would write them.
         (its own session), all on one path.
   cas:  kazoo's Counter (counter += 1: get, then set with the version,
         retried on conflict by the client's retry policy, with no sleep).
+  semaphore, trylock, queue, election: the recipe scenarios (RECIPES below). No
+        rwlock: kazoo 2.8's ReadLock waits for a WriteLock queued after it
+        while that one waits for it (python-zk/kazoo#649; fixed after 2.8).
 
 Each client runs on a thread of its own (kazoo's threading handler). Flags
 as internal/peers.Params.Args writes them. Prints one result line
@@ -21,6 +24,68 @@ from kazoo.retry import KazooRetry
 
 QUANTILES = [0, 10, 25, 50, 75, 90, 99, 99.9, 100]
 KEYS = ["min", "p10", "p25", "p50", "p75", "p90", "p99", "p999", "max"]
+
+
+SEM_LEASES = 2
+ITEM = b"zkbench-item-16b"
+WON = [0]  # tries won in trylock, warm-up included (holds= out of total=)
+
+
+def semaphore_op(clients, path, _timeout):
+    """Semaphore of 2 leases: acquire + release."""
+    sems = [c.Semaphore(path, max_leases=SEM_LEASES) for c in clients]
+
+    def op(i):
+        sems[i].acquire()
+        sems[i].release()
+    return op
+
+
+def trylock_op(clients, path, _timeout):
+    """Lock.acquire(blocking=False), released at once when won."""
+    locks = [c.Lock(path) for c in clients]
+    won_lock = threading.Lock()
+
+    def op(i):
+        if locks[i].acquire(blocking=False):
+            with won_lock:
+                WON[0] += 1
+            locks[i].release()
+    return op
+
+
+def queue_op(clients, path, timeout):
+    """Queue put of one item, then a get of one item (any client's).
+    kazoo's Queue.get does not wait (None when empty), so an empty queue
+    is waited for with a children watch, as a kazoo user would."""
+    queues = [c.Queue(path) for c in clients]
+
+    def op(i):
+        queues[i].put(ITEM)
+        while True:
+            got = queues[i].get()
+            if got is not None:
+                if len(got) != len(ITEM):
+                    raise ValueError("took %d bytes, put %d" % (len(got), len(ITEM)))
+                return
+            ev = threading.Event()
+            if clients[i].get_children(path, watch=lambda _e: ev.set()):
+                continue
+            if not ev.wait(timeout):
+                raise TimeoutError("no item within %.1fs" % timeout)
+    return op
+
+
+def election_op(clients, path, _timeout):
+    """Election.run: wait until elected, run nothing, give it up."""
+    elections = [c.Election(path, "kazoo-%d" % i) for i, c in enumerate(clients)]
+
+    def op(i):
+        elections[i].run(lambda: None)
+    return op
+
+
+RECIPES = {"election": election_op, "semaphore": semaphore_op, "trylock": trylock_op, "queue": queue_op}
 
 
 def main():
@@ -60,6 +125,8 @@ def main():
 
         def op(i):
             counters[i].__add__(1)
+    elif a.scenario in RECIPES:
+        op = RECIPES[a.scenario](clients, a.path, a.session_timeout_ms / 1000.0)
     else:
         print("kazoo: unknown scenario " + a.scenario, file=sys.stderr)
         sys.exit(2)
@@ -123,6 +190,8 @@ def main():
     line += " total=%d" % sum(every_op)
     if cpu > 0:
         line += " cpu=%.1f" % (cpu * 1e6)
+    if a.scenario == "trylock":
+        line += " holds=%d" % WON[0]
     if n:
         for q, k in zip(QUANTILES, KEYS):
             r = min(max(int(math.ceil(q * n / 100.0 - 1e-9)) - 1, 0), n - 1)

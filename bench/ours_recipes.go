@@ -23,7 +23,7 @@ type rwOps struct {
 }
 
 func oursRWLock(ex *executor.Executor, dir string) (rwOps, error) {
-	m, err := rwlock.NewRWMutex(ex, dir)
+	m, err := rwlock.NewClient(ex, dir)
 	if err != nil {
 		return rwOps{}, err
 	}
@@ -33,16 +33,16 @@ func oursRWLock(ex *executor.Executor, dir string) (rwOps, error) {
 			if err != nil {
 				return err
 			}
-			return h.Unlock(ctx)
+			return m.Release(ctx, h)
 		}
 	}
-	return rwOps{Write: cycle(m.Lock), Read: cycle(m.RLock)}, nil
+	return rwOps{Write: cycle(m.Acquire), Read: cycle(m.AcquireRead)}, nil
 }
 
 // oursSemaphore returns one client's operation: acquire a lease of a
 // semaphore of n leases on path, and return it.
 func oursSemaphore(ex *executor.Executor, path string, n int) (func(context.Context) error, error) {
-	s, err := semaphore.NewSemaphore(ex, path, n)
+	s, err := semaphore.NewClient(ex, path, n)
 	if err != nil {
 		return nil, err
 	}
@@ -51,42 +51,42 @@ func oursSemaphore(ex *executor.Executor, path string, n int) (func(context.Cont
 		if err != nil {
 			return err
 		}
-		return l.Return(ctx)
+		return s.Release(ctx, l)
 	}, nil
 }
 
 // oursTryLock returns one client's operation: one try for the lock on
 // dir, released at once when won; won says whether it was.
 func oursTryLock(ex *executor.Executor, dir string) (func(context.Context) (won bool, err error), error) {
-	m, err := lock.NewMutex(ex, dir)
+	m, err := lock.NewClient(ex, dir)
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) (bool, error) {
-		h, err := m.TryLock(ctx)
+		h, err := m.TryAcquire(ctx)
 		if errors.Is(err, lock.ErrBusy) {
 			return false, nil
 		}
 		if err != nil {
 			return false, err
 		}
-		return true, h.Unlock(ctx)
+		return true, m.Release(ctx, h)
 	}, nil
 }
 
 // oursElection returns one client's operation: campaign in the election
-// on dir until leading, then step down.
+// on dir until leading, then resign.
 func oursElection(ex *executor.Executor, dir string) (func(context.Context) error, error) {
-	e, err := election.New(dir, election.Config{})
+	e, err := election.NewClient(ex, dir, election.Config{})
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) error {
-		l, err := election.Campaign(ctx, ex, e)
+		l, err := e.Campaign(ctx)
 		if err != nil {
 			return err
 		}
-		return l.StepDown(ctx)
+		return e.Resign(ctx, l)
 	}, nil
 }
 

@@ -35,7 +35,7 @@ func init() {
 	recipePeers := []peers.Kind{peers.Curator, peers.Kazoo}
 	const g = "recipes" // -scenarios recipes; not in all
 	register(&scenario{
-		Name: "rwlock", Title: "read-write lock, 1 write per 4 reads (recipes/rwlock RWMutex)", Unit: "acquisitions/s",
+		Name: "rwlock", Title: "read-write lock, 1 write per 4 reads (recipes/rwlock Client)", Unit: "acquisitions/s",
 		// Not kazoo: 2.8's ReadLock and a WriteLock queued after it wait
 		// for each other (python-zk/kazoo#649; fixed after 2.8).
 		Clients: []int{1, 4, 16}, Peers: []peers.Kind{peers.Curator}, Run: rwlockRun, Group: g,
@@ -45,7 +45,7 @@ func init() {
 		Clients: []int{1, 4, 16}, Peers: recipePeers, Run: semaphoreRun, Group: g,
 	})
 	register(&scenario{
-		Name: "trylock", Title: "lock tries, released when won (recipes/lock Mutex.TryLock)", Unit: "tries/s",
+		Name: "trylock", Title: "lock tries, released when won (recipes/lock Client.TryAcquire)", Unit: "tries/s",
 		Clients: []int{1, 4, 16}, Peers: recipePeers, Run: tryLockRun, Group: g, Share: "tries won",
 	})
 	register(&scenario{

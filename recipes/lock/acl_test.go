@@ -51,7 +51,7 @@ func TestACL(t *testing.T) {
 }
 
 // NewClient passes WithACL on to the lock.
-func TestMutexACL(t *testing.T) {
+func TestClientACL(t *testing.T) {
 	acltest.Check(t, []string{"/acl", "/acl/m/_c_*"}, func(t *testing.T, acl task.ACLProvider) []acltest.Create {
 		srv := fakezk.New(fakezk.Config{Async: true})
 		t.Cleanup(func() { _ = srv.Close() })

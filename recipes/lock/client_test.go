@@ -13,10 +13,10 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// asyncMutexes is a fakezk server in Async mode and a maker of Clients on
+// asyncClients is a fakezk server in Async mode and a maker of Clients on
 // dir, each on an executor of its own (seeded with seed) run until the
 // test ends, with run as its context.
-func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Context, mutex func(seed uint64) *lock.Client) {
+func asyncClients(t *testing.T, dir string) (srv *fakezk.Server, run context.Context, mutex func(seed uint64) *lock.Client) {
 	t.Helper()
 	srv = fakezk.New(fakezk.Config{Async: true})
 	run, stop := context.WithCancel(context.Background())
@@ -46,8 +46,8 @@ func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Con
 
 // Acquire(ctx) whose ctx ends while waiting returns the context's error and
 // leaves no node behind; the holder is untouched.
-func TestMutexContextEndsWhileWaiting(t *testing.T) {
-	srv, run, mutex := asyncMutexes(t, "/m")
+func TestClientContextEndsWhileWaiting(t *testing.T) {
+	srv, run, mutex := asyncClients(t, "/m")
 	a, b := mutex(1), mutex(2)
 	ha, err := a.Acquire(run)
 	if err != nil {

@@ -55,8 +55,8 @@ func TestTryAcquire(t *testing.T) {
 // the lock fails at once with ErrAlreadyHeld (it would wait behind itself);
 // after Release it acquires again. TryAcquire on another Client fails with
 // ErrBusy and leaves no node.
-func TestMutexTryLockAndReentry(t *testing.T) {
-	srv, run, mutex := asyncMutexes(t, "/m")
+func TestClientTryAcquireAndReentry(t *testing.T) {
+	srv, run, mutex := asyncClients(t, "/m")
 	contenders := func() int {
 		n := 0
 		for _, p := range srv.Paths() {

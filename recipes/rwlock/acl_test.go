@@ -48,7 +48,7 @@ func TestACL(t *testing.T) {
 }
 
 // NewClient passes WithACL on to the lock.
-func TestRWMutexACL(t *testing.T) {
+func TestClientACL(t *testing.T) {
 	acltest.Check(t, []string{"/acl", "/acl/m/_c_*"}, func(t *testing.T, acl task.ACLProvider) []acltest.Create {
 		srv := fakezk.New(fakezk.Config{Async: true})
 		t.Cleanup(func() { _ = srv.Close() })

@@ -14,10 +14,10 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// asyncMutexes is a fakezk server in Async mode and a maker of Clients
+// asyncClients is a fakezk server in Async mode and a maker of Clients
 // on dir, each on an executor of its own (seeded with seed) run until the
 // test ends, with run as its context.
-func asyncMutexes(t *testing.T, dir string) (srv *fakezk.Server, run context.Context, mutex func(seed uint64) *rwlock.Client) {
+func asyncClients(t *testing.T, dir string) (srv *fakezk.Server, run context.Context, mutex func(seed uint64) *rwlock.Client) {
 	t.Helper()
 	srv = fakezk.New(fakezk.Config{Async: true})
 	run, stop := context.WithCancel(context.Background())
@@ -59,8 +59,8 @@ func nodes(srv *fakezk.Server, dir string) int {
 // while it holds any (no upgrade), no read lock while it holds the write
 // lock (no downgrade); both refused at once with ErrAlreadyHeld, and
 // allowed again once released.
-func TestRWMutexReentryRules(t *testing.T) {
-	srv, run, mutex := asyncMutexes(t, "/m")
+func TestClientReentryRules(t *testing.T) {
+	srv, run, mutex := asyncClients(t, "/m")
 	m := mutex(1)
 	r1, err := m.AcquireRead(run)
 	if err != nil {
@@ -110,8 +110,8 @@ func TestRWMutexReentryRules(t *testing.T) {
 }
 
 // A lock that ended by loss (not Release) no longer counts as held.
-func TestRWMutexAfterLoss(t *testing.T) {
-	srv, run, mutex := asyncMutexes(t, "/m")
+func TestClientAfterLoss(t *testing.T) {
+	srv, run, mutex := asyncClients(t, "/m")
 	m := mutex(1)
 	h, err := m.Acquire(run)
 	if err != nil {
@@ -137,8 +137,8 @@ func TestRWMutexAfterLoss(t *testing.T) {
 
 // AcquireRead whose ctx ends while waiting behind a writer returns the
 // context's error and leaves no node behind; TryAcquireRead fails with ErrBusy.
-func TestRWMutexContextEndsWhileWaiting(t *testing.T) {
-	srv, run, mutex := asyncMutexes(t, "/m")
+func TestClientContextEndsWhileWaiting(t *testing.T) {
+	srv, run, mutex := asyncClients(t, "/m")
 	a, b := mutex(1), mutex(2)
 	ha, err := a.Acquire(run)
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 //
 // A master node at a fixed path starts at version 0 in every incarnation
 // and so names no master: a check on it passes for every master. So each
-// master also holds a lease: an ephemeral node named by its campaign's
-// random id in the directory PATH+LeasesSuffix, created in the same multi
+// master also holds a lease: an ephemeral node named by its session's id
+// and its campaign's random id in the directory PATH+LeasesSuffix, created in the same multi
 // as the master node, which also deletes every lease left in that
 // directory. Fenced writes and Resign's delete check the lease: once
 // anyone else has become master, the lease is gone, and ZooKeeper refuses
@@ -68,7 +68,11 @@ func (m *Master) LeasesPath() string { return m.leases }
 func (m *Master) Campaign() task.Task[*Leadership] {
 	return func(s *task.Scope, k task.Cont[*Leadership]) {
 		sc := s.Child()
-		id := zkops.NewID(s.Rand(), s.Rand())
+		// The lease's name starts with the session's id: two sessions never
+		// name a lease alike, even with the same random draws (processes
+		// started with one executor seed), so a lease found by name after a
+		// lost reply is this campaign's or no one's.
+		id := fmt.Sprintf("%016x-%s", s.Session().ID, zkops.NewID(s.Rand(), s.Rand()))
 		r := &run{m: m, s: sc, sess: s.Session(), lease: m.leases + "/" + id, b: followBlinks(sc), began: s.Now()}
 		r.undo = sc.Defer(r.cleanup())
 		task.RunIn(sc, task.Task[*Leadership](func(_ *task.Scope, k task.Cont[*Leadership]) {
@@ -306,7 +310,8 @@ func goneOK(err error) task.Task[task.Unit] {
 // the lease and deletes both, so it is refused once anyone else has
 // become master (their multi deleted our lease). It is retried as it is
 // after a lost reply: if the first was applied, the retry finds the lease
-// gone. A lease gone while the node is still ours (an operator removed
+// gone (no other session can create a lease of that name: it starts with
+// our session's id). A lease gone while the node is still ours (an operator removed
 // the lease) falls back to deleting the node only if it is still the
 // incarnation st (zkops.DeleteNode); a node already gone leaves the lease
 // to be deleted alone.

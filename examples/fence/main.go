@@ -147,10 +147,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return nil
 	}
+	// ended gets one value per worker that has stopped: the paused worker
+	// also wakes once every other one has (none will write any more).
+	ended := make(chan struct{}, len(workers))
 	for i, w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { ended <- struct{}{} }()
 			l, err := lock.NewClient(w.Ex, dir)
 			for n := 0; err == nil && n < *rounds; n++ {
 				var held *lock.Held
@@ -172,11 +176,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 					} else {
 						w.Kill()
 					}
-					select {
-					case <-written:
-					case <-ctx.Done():
-						errs[i] = fmt.Errorf("%s: paused until the end: %w", w.Name, ctx.Err())
-						return
+				wait:
+					for others := len(workers) - 1; ; {
+						select {
+						case <-written:
+							break wait
+						case <-ended:
+							if others--; others == 0 {
+								break wait // nobody wrote after the pause
+							}
+						case <-ctx.Done():
+							errs[i] = fmt.Errorf("%s: paused until the end: %w", w.Name, ctx.Err())
+							return
+						}
 					}
 					// It wakes, unaware, and writes with its old token.
 					err = increment(w.Name, held.Token())

@@ -72,8 +72,8 @@ func (c *Client) Leader(ctx context.Context) ([]byte, error) {
 
 // Resign gives up leadership this Client won (Leadership.Resign). If ctx
 // ends first, Resign returns its error and the delete goes on in the
-// background. A Leadership won elsewhere (another Client, or Campaign run
-// by hand) is refused with task.ErrInvalidArgument: run its own Resign on
+// background. A Leadership not won through a Client on this executor (one
+// on another executor, or Campaign run by hand) is refused with task.ErrInvalidArgument: run its own Resign on
 // the executor that won it.
 func (c *Client) Resign(ctx context.Context, l *Leadership) error {
 	_, err := blocking.Do(ctx, c.ex, exOf(l), errNotOurs, l.Resign)

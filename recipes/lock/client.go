@@ -90,8 +90,8 @@ func isDone(h *Held) bool {
 
 // Release releases a lock this Client acquired (Held.Release). If ctx
 // ends first, Release returns its error and the delete goes on in the
-// background. A Held taken elsewhere (another Client, or Lock.Acquire run
-// by hand) is refused with task.ErrInvalidArgument: run its own Release
+// background. A Held not taken through a Client on this executor (one on
+// another executor, or Lock.Acquire run by hand) is refused with task.ErrInvalidArgument: run its own Release
 // on the executor that took it.
 func (c *Client) Release(ctx context.Context, h *Held) error {
 	_, err := blocking.Do(ctx, c.ex, exOf(h), errNotOurs, h.Release)

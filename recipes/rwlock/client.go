@@ -148,8 +148,9 @@ func isDone(h *Held) bool {
 
 // Release releases a lock, read or write, this Client acquired
 // (Held.Release). If ctx ends first, Release returns its error and the
-// delete goes on in the background. A Held taken elsewhere (another
-// Client, or RWLock.Acquire run by hand) is refused with
+// delete goes on in the background. A Held not taken through a
+// Client on this executor (one on another executor, or RWLock.Acquire run
+// by hand) is refused with
 // task.ErrInvalidArgument: run its own Release on the executor that took
 // it.
 func (m *Client) Release(ctx context.Context, h *Held) error {

@@ -89,8 +89,8 @@ func await(ctx context.Context, ex *executor.Executor, t task.Task[[]*Lease]) ([
 
 // Release returns a lease this Client acquired (Lease.Release). If ctx
 // ends first, Release returns its error and the delete goes on in the
-// background. A Lease taken elsewhere (another Client, or
-// Semaphore.Acquire run by hand) is refused with task.ErrInvalidArgument:
+// background. A Lease not taken through a Client on this executor (one on
+// another executor, or Semaphore.Acquire run by hand) is refused with task.ErrInvalidArgument:
 // run its own Release on the executor that took it.
 func (b *Client) Release(ctx context.Context, l *Lease) error {
 	_, err := blocking.Do(ctx, b.ex, exOf(l), errNotOurs, l.Release)

@@ -25,6 +25,11 @@ const (
 	// bugNoResync: after a session expiry (which ends every watch) the
 	// cache does not read and watch again on the new session.
 	bugNoResync canary.Name = "cache/no-resync-after-expiry"
+	// bugStaleParentStat: a TreeCache keeps a node's Stat as of its last
+	// read, so a child created or deleted leaves the parent's Cversion,
+	// NumChildren and Pzxid stale (the listing's Stat is not taken, the
+	// recursive mode does not read the parent again).
+	bugStaleParentStat canary.Name = "cache/stale-parent-stat"
 )
 
 // ErrStopped is a cache's Err after Stop.
@@ -60,7 +65,8 @@ type Options struct {
 	// persistent-recursive watch on the root (ZooKeeper 3.6+, as Curator's
 	// CuratorCache does) and plain reads, instead of a data and a child
 	// watch on every node: one watch however large the tree, and one read
-	// per change. The guarantees are the same; after a reconnect the cache
+	// per change (two for a node created or deleted: its parent's Stat
+	// changed too). The guarantees are the same; after a reconnect the cache
 	// reads the whole subtree again (the server sends no event for what
 	// changed meanwhile). See recursive.go. NewNode and NewChildren refuse
 	// it.

@@ -26,7 +26,10 @@ const (
 	Added EventType = iota + 1
 	// Removed: the node is gone.
 	Removed
-	// Changed: the same node (same czxid) has new data (mzxid differs).
+	// Changed: the same node (same czxid) has another Stat: new data
+	// (mzxid differs) or, in a TreeCache, children created or deleted
+	// (Cversion, NumChildren and Pzxid differ). Compare Node.Stat.Mzxid
+	// with Prev.Stat.Mzxid to tell a data change.
 	Changed
 	// Recreated: a node of the same path is there, but it is not the one
 	// the cache knew: it was deleted and created again between two reads
@@ -62,8 +65,8 @@ func (e Event) String() string { return e.Type.String() + " " + e.Path }
 
 // Change is what changed between two snapshots of a cache, each list
 // sorted by path: Nodes is the later snapshot; Added and Recreated hold the
-// nodes as they are now, Changed the nodes with new data, Removed the
-// nodes as they were. A node deleted and re-created between the two
+// nodes as they are now, Changed the nodes with another Stat (new data, or
+// in a TreeCache new children), Removed the nodes as they were. A node deleted and re-created between the two
 // snapshots is in Recreated only.
 type Change struct {
 	Nodes     []Node
@@ -107,7 +110,9 @@ func (c Change) Events() []Event {
 
 // classify says how cur differs from prev, both present; 0 if it does
 // not. A different czxid is a different node, whatever its version says:
-// a node deleted and re-created can have the same version and data.
+// a node deleted and re-created can have the same version and data; the
+// same node with another Stat (its data or its children changed) is
+// Changed.
 func classify(prev, cur Node, versionOnly bool) EventType {
 	if versionOnly { // canary: compares the version alone
 		if prev.Stat.Version != cur.Stat.Version {
@@ -118,7 +123,7 @@ func classify(prev, cur Node, versionOnly bool) EventType {
 	switch {
 	case prev.Stat.Czxid != cur.Stat.Czxid:
 		return Recreated
-	case prev.Stat.Mzxid != cur.Stat.Mzxid || prev.Stat.Version != cur.Stat.Version:
+	case prev.Stat != cur.Stat:
 		return Changed
 	}
 	return 0

@@ -39,8 +39,9 @@ func (c *NodeCache) Start() task.Task[*NodeCache] {
 // Next returns a task that waits until the node differs from what the
 // previous Next returned (the first Next: from a missing node) and yields
 // the difference, one entry at most: Added (created), Removed (deleted),
-// Changed (new data) or Recreated (deleted and created again since the
-// last read: its czxid differs). Changes coalesce as for ChildrenCache.
+// Changed (another Stat: new data, or, read again after a session expiry,
+// children created or deleted meanwhile) or Recreated (deleted and
+// created again since the last read: its czxid differs). Changes coalesce as for ChildrenCache.
 func (c *NodeCache) Next() task.Task[Change] { return c.e.next() }
 
 // Current returns the node as last read, and false if it is missing.

@@ -114,12 +114,29 @@ func (e *engine) onTreeEvent(ev task.Event) {
 			e.mu.Unlock()
 		}
 		e.dirty[ev.Path] = true
-	case task.EventNodeDataChanged, task.EventNodeDeleted:
+		e.parentChanged(ev.Path)
+	case task.EventNodeDeleted:
+		e.dirty[ev.Path] = true
+		e.parentChanged(ev.Path)
+	case task.EventNodeDataChanged:
 		e.dirty[ev.Path] = true
 	default:
 		return
 	}
 	e.kick()
+}
+
+// parentChanged marks for a read the parent of p, a node created or
+// deleted below the root: its Cversion, NumChildren and Pzxid changed, and
+// a recursive watch sends no NodeChildrenChanged to say so. Reads of
+// several children's parent coalesce (dirty is a set).
+func (e *engine) parentChanged(p string) {
+	if p == e.node || canary.On(bugStaleParentStat) {
+		return
+	}
+	if _, ok := e.get(task.Parent(p)); ok {
+		e.dirty[task.Parent(p)] = true
+	}
 }
 
 // walk marks the whole subtree to be listed again. A listing carries the
@@ -137,14 +154,22 @@ func (e *engine) walk() {
 	}
 }
 
-// listed compares the Stat a walk's listing of d shows with the cached
-// node's: d is read again if they differ.
+// listed takes what a TreeCache's listing of d (in both modes) shows of
+// d's own Stat: the same node with the same data (czxid and mzxid) has its
+// Stat taken (Changed, if its children changed: Cversion, NumChildren,
+// Pzxid); another node or other data is read again (with the data, and, in
+// the default mode, its data watch has fired or will).
 func (e *engine) listed(d string, st task.Stat) {
-	if !e.recursive() {
+	if !e.tree {
 		return
 	}
-	if old, ok := e.get(d); ok && (old.Stat.Czxid != st.Czxid || old.Stat.Mzxid != st.Mzxid) {
+	old, ok := e.get(d)
+	switch {
+	case !ok:
+	case old.Stat.Czxid != st.Czxid || old.Stat.Mzxid != st.Mzxid:
 		e.dirty[d] = true
+	case old.Stat != st && !canary.On(bugStaleParentStat):
+		e.put(Node{Path: d, Data: old.Data, Stat: st})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/task"
 )
 
 // serverNode reads path directly from the server's tree: its Stat from
@@ -116,4 +117,17 @@ func applyChange(m map[string]Node, ch Change) error {
 		}
 	}
 	return nil
+}
+
+// statFields keeps the fields of st a cache promises to keep current:
+// with whole (a TreeCache), every field but Aversion (a setACL fires no
+// watch); without (a NodeCache's node, a ChildrenCache's children), the
+// fields a data watch follows, and not the children's (Cversion,
+// NumChildren, Pzxid), which are as of the node's last read.
+func statFields(st task.Stat, whole bool) task.Stat {
+	st.Aversion = 0
+	if !whole {
+		st.Cversion, st.NumChildren, st.Pzxid = 0, 0, 0
+	}
+	return st
 }

@@ -169,6 +169,46 @@ func TestTreeEquals(t *testing.T) {
 	if err := sim.ChildrenEqual(w, "/c", []string{"a"}); err == nil {
 		t.Fatal("a missing child passed")
 	}
+	// As many names as children, each there, but not the children.
+	for _, bad := range [][]string{{"a", "a"}, {"a", "a/x"}, {"b", ""}} {
+		if err := sim.ChildrenEqual(w, "/c", bad); err == nil {
+			t.Errorf("ChildrenEqual(/c, %q) passed", bad)
+		}
+	}
+	if err := sim.ChildrenEqual(w, "/none", nil); err != nil {
+		t.Errorf("no children of a missing directory: %v", err)
+	}
+}
+
+// Subtree finds every node under its root, those it was told of and
+// those it was not, with the server's data and Stats.
+func TestSubtree(t *testing.T) {
+	w := newTestWorld(t, 1)
+	for _, p := range []string{"/c", "/c/a", "/c/a/x", "/c/b", "/d"} {
+		if _, err := sim.Run(w, 0, task.Create(p, []byte(p), task.Persistent)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, known := range [][]string{
+		{"/c/a", "/c/a/x", "/c/b", "/c/gone", "/d"}, // all, and more
+		{"/c/a", "/c/b"},   // /c/a/x unknown: /c/a counts it
+		{"/c/a/x", "/c/b"}, // /c/a unknown: /c counts it
+		nil,
+	} {
+		got := sim.Subtree(w, "/c", known)
+		if len(got) != 4 {
+			t.Errorf("known %v: Subtree holds %d nodes, want /c, /c/a, /c/a/x, /c/b", known, len(got))
+		}
+		for _, p := range []string{"/c", "/c/a", "/c/a/x", "/c/b"} {
+			d, st, _ := w.NodeData(p)
+			if n, ok := got[p]; !ok || n.Stat != st || string(n.Data) != string(d) {
+				t.Errorf("known %v: Subtree[%s] = %+v, %v; server %q %+v", known, p, n, ok, d, st)
+			}
+		}
+	}
+	if got := sim.Subtree(w, "/none", []string{"/none/a"}); len(got) != 0 {
+		t.Errorf("Subtree of a missing root: %v", got)
+	}
 }
 
 // Bad input gets an error, not a panic.

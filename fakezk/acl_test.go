@@ -90,6 +90,29 @@ func TestAdminIgnoresACL(t *testing.T) {
 	}
 }
 
+// /zookeeper/config stays read-only to clients after a restart and a wipe
+// (the tree is made again as a fresh server makes it), and, as a real
+// server's super user may, the operator creates and deletes under it.
+func TestConfigNodeReadOnly(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{})
+	for _, fault := range []func(){func() {}, srv.Wipe} {
+		fault()
+		c := connect(t, srv, fakezk.ConnConfig{}) // a session of the server as it is now
+		if r := do(c, &task.SetDataRequest{Path: "/zookeeper/config", Version: -1}); !errors.Is(r.Err, task.ErrNoAuth) {
+			t.Fatalf("set /zookeeper/config: %v, want NoAuth", r.Err)
+		}
+		if r := do(c, &task.GetACLRequest{Path: "/zookeeper/config"}); r.Err != nil || r.Stat.Aversion != -1 || len(r.ACL) != 1 || r.ACL[0].Perms != task.PermRead {
+			t.Fatalf("getACL /zookeeper/config: %v %+v, %v", r.ACL, r.Stat, r.Err)
+		}
+	}
+	if err := srv.AdminCreate("/zookeeper/config/x", nil, 0); err != nil {
+		t.Fatalf("AdminCreate under /zookeeper/config: %v", err)
+	}
+	if err := srv.AdminDelete("/zookeeper/config/x"); err != nil {
+		t.Fatalf("AdminDelete under /zookeeper/config: %v", err)
+	}
+}
+
 // Credentials are presented on every connect: after a partition longer
 // than the session timeout the new session has them too.
 func TestAuthSurvivesExpiry(t *testing.T) {

@@ -157,6 +157,11 @@
 //     ZooKeeper since the fix of CVE-2024-23944 (3.8.4, and Debian's
 //     3.8.0-11+deb12u2, the server the project tests against); an
 //     unpatched 3.8.0 notifies every watcher.
+//   - /zookeeper/config is world:anyone READ with aversion -1, as
+//     DataTree.addConfigNode makes it (ZOOKEEPER-2014): setData, create
+//     of a child and setACL there are NoAuth to every client (a real
+//     server's super user may do all three; the operator's hand may
+//     create and delete there).
 //   - the operator's hand (AdminCreate, AdminDelete) is the super user.
 //
 // Not modelled: a super user for clients (superDigest), skipACL, SASL,

@@ -64,9 +64,16 @@ func newTree() *tree {
 	// The nodes a fresh 3.8 server has (DataTree's constructor).
 	zk := t.addRaw(root, "zookeeper")
 	t.addRaw(zk, "quota")
-	t.addRaw(zk, "config")
+	cfg := t.addRaw(zk, "config")
+	// DataTree.addConfigNode: anyone may read the configuration, no one
+	// but the super user write it or its ACL (ZOOKEEPER-2014). It is set
+	// with setACL at version -1, which the node then shows as its aversion.
+	cfg.acl, cfg.stat.Aversion = slices.Clone(configACL), -1
 	return t
 }
+
+// configACL is /zookeeper/config's ACL (ZooDefs.Ids.READ_ACL_UNSAFE).
+var configACL = []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
 
 func (t *tree) addRaw(parent *node, name string) *node {
 	n := &node{path: task.Join(parent.path, name), acl: task.OpenACL, children: map[string]*node{}, parent: parent}

@@ -86,6 +86,7 @@ func aclCases() []Case {
 	for _, group := range [][]Case{
 		aclReadWriteCases(), aclValidityCases(), aclPermissionCases(),
 		aclPrecedenceCases(), aclIdentityCases(), aclWatchCases(),
+		aclConfigCases(),
 	} {
 		cs = append(cs, group...)
 	}

@@ -106,10 +106,10 @@
 //
 // On a real ZooKeeper 3.8.0 server on loopback (BenchmarkRealTreeCache:
 // ZK_REQUIRED=1 go test -run '^$' -bench BenchmarkRealTreeCache
-// -benchtime 3000x -count 2 ./recipes/cache; 2 cores, load average 9 to
-// 12), the same counts, and from a change's reply to the writer until the
-// cache shows it: 2.1 to 2.6 ms in the default mode, 0.97 to 1.0 ms in the
-// recursive one (the default mode reads one request at a time, and a
+// -benchtime 3000x -count 2 ./recipes/cache; 2 cores, load average 25
+// to 28), the same counts, and from a change's reply to the writer until
+// the cache shows it: 5.5 to 5.8 ms in the default mode, 2.9 to 3.4 ms in
+// the recursive one (the default mode reads one request at a time, and a
 // created node costs it three: the parent's listing, the node's read and
 // its listing).
 //

@@ -106,3 +106,36 @@ func TestTreeParentStat(t *testing.T) {
 		})
 	}
 }
+
+// A NodeCache follows its node with a data watch, which a child's
+// creation does not fire: the node's children's fields (NumChildren,
+// Cversion, Pzxid) stay as of its last read, while the fields a data
+// watch follows are kept; the next read (a data change) takes them all.
+func TestNodeChildFieldsAsOfRead(t *testing.T) {
+	w := newWorld(t, 2)
+	must(sim.Run(w, 1, task.Create("/n", []byte("1"), task.Persistent)))
+	nc := must(NewNode("/n", Options{}))
+	must(sim.Run(w, 0, nc.Start()))
+	must(sim.Run(w, 1, task.Create("/n/c", nil, task.Persistent)))
+	w.Drive()
+	n, _ := nc.Current()
+	st, _ := w.NodeStat("/n")
+	if n.Stat.NumChildren != 0 || statFields(n.Stat, false) != statFields(st, false) {
+		t.Fatalf("after a child's creation: cached %+v, server %+v; want the read's NumChildren 0, the data fields the server's", n.Stat, st)
+	}
+	must(sim.Run(w, 1, task.Set("/n", []byte("2"), task.AnyVersion)))
+	w.Settle(func() bool { n, _ := nc.Current(); return string(n.Data) == "2" })
+	if err := exactly(w, []Node{cachedNode(nc)}); err != nil {
+		t.Fatalf("after a data change: %v", err)
+	}
+}
+
+// cachedNode returns nc's node, failing the test if it is missing.
+func cachedNode(nc *NodeCache) Node {
+	current.Helper()
+	n, ok := nc.Current()
+	if !ok {
+		current.Fatal("node not cached")
+	}
+	return n
+}

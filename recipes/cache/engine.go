@@ -324,14 +324,19 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 	})
 }
 
-// childrenOf returns the cached children of d, sorted.
+// childrenOf returns the cached children of d, sorted (only they are
+// sorted, not every cached path: a listing of one directory of a large
+// tree costs a pass over the cache, not a sort of it).
 func (e *engine) childrenOf(d string) []string {
 	var out []string
-	for _, p := range sortedPaths(e.snapshot()) {
+	e.mu.Lock()
+	for p := range e.cur {
 		if task.Parent(p) == d && p != d {
 			out = append(out, p)
 		}
 	}
+	e.mu.Unlock()
+	slices.Sort(out)
 	return out
 }
 

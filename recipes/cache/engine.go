@@ -66,10 +66,10 @@ type Options struct {
 	// CuratorCache does) and plain reads, instead of a data and a child
 	// watch on every node: one watch however large the tree, and one read
 	// per change (two for a node created or deleted: its parent's Stat
-	// changed too). The guarantees are the same; after a reconnect the cache
-	// reads the whole subtree again (the server sends no event for what
-	// changed meanwhile). See recursive.go. NewNode and NewChildren refuse
-	// it.
+	// changed too). The guarantees are the same; after a reconnect the
+	// cache reads the whole subtree again (the server sends no event for
+	// what changed meanwhile). See recursive.go. NewNode and NewChildren
+	// refuse it.
 	Recursive bool
 }
 

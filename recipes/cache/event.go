@@ -66,8 +66,8 @@ func (e Event) String() string { return e.Type.String() + " " + e.Path }
 // Change is what changed between two snapshots of a cache, each list
 // sorted by path: Nodes is the later snapshot; Added and Recreated hold the
 // nodes as they are now, Changed the nodes with another Stat (new data, or
-// in a TreeCache new children), Removed the nodes as they were. A node deleted and re-created between the two
-// snapshots is in Recreated only.
+// in a TreeCache new children), Removed the nodes as they were. A node
+// deleted and re-created between the two snapshots is in Recreated only.
 type Change struct {
 	Nodes     []Node
 	Added     []Node

@@ -21,7 +21,9 @@ import (
 //     NodeDeleted, for the root and every node below it): a node found
 //     missing is removed with its cached subtree, as in the default mode.
 //     A node created after the walk needs no listing: the creation of each
-//     of its children is an event of its own;
+//     of its children is an event of its own. The parent of a node created
+//     or deleted is read too: its Cversion, NumChildren and Pzxid changed,
+//     and the watch sends no NodeChildrenChanged;
 //  4. when the session comes back after a disconnection (StateConnected
 //     in the watch's stream), walks the whole subtree again: ZooKeeper
 //     sets the watch again on reconnect but sends no event for what changed

@@ -38,6 +38,23 @@ const (
 	// bugNoReturn: at-least-once, the in-flight items of a dead consumer
 	// are never returned to the queue.
 	bugNoReturn canary.Name = "queue/no-return"
+	// bugCopyByName: at-least-once, an in-flight copy is named by the
+	// item's name alone, not its incarnation: a take of a new item under
+	// a name its consumer holds in flight finds "its" copy and delivers
+	// the item without taking it (delivered and acknowledged twice).
+	bugCopyByName canary.Name = "queue/copy-by-name"
+	// bugRetryByVersion: at-most-once, a delete whose reply was lost is
+	// sent again by name and version: a new item put under that name
+	// meanwhile is deleted in the old one's place (lost, not reported).
+	bugRetryByVersion canary.Name = "queue/lost-delete-retry-by-version"
+	// bugPutAtExhausted: once the counter has run out, puts queue items
+	// under its last number, which it hands out again, and takes take
+	// them: a take deletes an item put under the name of one it read.
+	bugPutAtExhausted canary.Name = "queue/put-at-exhausted-counter"
+	// bugAckLostIsDeliveryLost: at-least-once, an ack whose reply was lost
+	// and whose retry finds the consumer's marker gone reports
+	// ErrDeliveryLost although the first send may have been applied.
+	bugAckLostIsDeliveryLost canary.Name = "queue/lost-ack-is-delivery-lost"
 )
 
 // Errors of the queue, tested with errors.Is.
@@ -58,6 +75,11 @@ var (
 	// consumer marker was deleted, so the item is (or will be) back in the
 	// queue for another delivery.
 	ErrDeliveryLost = errors.New("queue: delivery lost (the item goes back to the queue)")
+	// ErrExhausted: a Put found the directory's sequence counter run out
+	// (2^31-1 creates in one directory) while items are queued: nothing
+	// was put. Puts go on once the queue has no item (the first put then
+	// restarts the counter); see the package doc, "The counter's wrap".
+	ErrExhausted = errors.New("queue: the directory's counter has run out")
 )
 
 // UnknownTakeError is the error of an at-most-once Take whose delete's
@@ -119,6 +141,8 @@ type Item struct {
 	Seq      int64
 	Data     []byte
 
+	// czxid names the incarnation taken: a name can be handed out again.
+	czxid int64
 	// at-least-once only
 	q    *Queue
 	cons *consumer
@@ -207,11 +231,14 @@ func parse(name string) (priority int, seq int64, ok bool) {
 }
 
 // ordered returns the item names among names, lowest priority number
-// first and, within a priority, lowest sequence number first.
+// first and, within a priority, lowest sequence number first. Names with
+// an exhausted number (zkops.Exhausted: the counter has run out and hands
+// it out again) are not items: puts withdraw them.
 func ordered(names []string) []Item {
 	var out []Item
+	keepExhausted := canary.On(bugPutAtExhausted)
 	for _, n := range names {
-		if p, s, ok := parse(n); ok {
+		if p, s, ok := parse(n); ok && (keepExhausted || !zkops.Exhausted(s)) {
 			out = append(out, Item{Name: n, Priority: p, Seq: s})
 		}
 	}
@@ -247,7 +274,10 @@ func (q *Queue) Put(data []byte) task.Task[string] { return q.PutPriority(data, 
 // (that could enqueue the item twice): the task fails with an error
 // wrapping ErrOutcomeUnknown and the cause (task.ErrConnectionLoss, or
 // task.ErrSessionExpired when the session ended with the create sent),
-// and the item may or may not be in the queue. Out-of-range priorities fail at once with
+// and the item may or may not be in the queue. Once the directory's
+// counter has run out (see the package doc, "The counter's wrap"), the
+// put restarts it if the directory is empty and fails with ErrExhausted,
+// nothing queued, if it is not. Out-of-range priorities fail at once with
 // task.ErrInvalidArgument; data over the server's limit with the
 // create's error (task.ErrDataTooLarge... as the Conn reports it).
 func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
@@ -256,12 +286,17 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 	}
 	return func(s *task.Scope, k task.Cont[string]) {
 		path := q.item(prefix(priority))
-		var create func()
+		var create, bump, exhausted func()
 		create = func() {
 			req := &task.CreateRequest{Path: path, Data: data, Mode: task.PersistentSequential, ACL: q.acl.For(path)}
 			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
 				switch {
 				case err == nil:
+					if _, seq, ok := parse(task.Base(cr.Path)); ok && zkops.Exhausted(seq) && !canary.On(bugPutAtExhausted) {
+						// Not an item (takes skip it): withdrawn below.
+						exhausted()
+						return
+					}
 					k(task.Base(cr.Path), nil)
 				case errors.Is(err, task.ErrNoNode):
 					task.Run(s, zkops.EnsurePath(q.dir, q.acl), func(_ task.Unit, err error) {
@@ -273,12 +308,66 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 					})
 				case errors.Is(err, task.ErrNotSent):
 					create()
+				case errors.Is(err, task.ErrNodeExists):
+					// The counter named a node that exists: it has run
+					// out, or (after a restart) it reached the name of an
+					// item given back under its own name. Nothing created.
+					bump()
 				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed):
 					// The create may have been applied (its reply lost, or
 					// the session ended before it was handled).
 					k("", fmt.Errorf("queue: put to %s: %w: %w", q.dir, ErrOutcomeUnknown, err))
 				default:
 					k("", err)
+				}
+			})
+		}
+		// bump moves the counter on by one (an ephemeral-sequential node,
+		// deleted at once, that no take reads) and creates again, unless
+		// the number it got says the counter has run out.
+		bump = func() {
+			req := &task.CreateRequest{Path: q.item(bumpPrefix), Mode: task.EphemeralSequential, ACL: q.acl.For(q.item(bumpPrefix))}
+			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
+				switch {
+				case err == nil:
+					seq, _ := zkops.SeqAfter(task.Base(cr.Path), bumpPrefix)
+					task.Run(s, zkops.Delete(cr.Path), func(_ task.Unit, err error) {
+						switch {
+						case err != nil:
+							k("", err)
+						case zkops.Exhausted(seq):
+							exhausted()
+						default:
+							create()
+						}
+					})
+				case errors.Is(err, task.ErrNoNode):
+					create() // the directory went: create makes it again
+				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
+					// Applied or not, the counter has moved on or the
+					// next create tells: an ephemeral left behind goes
+					// with the session (no take reads it).
+					create()
+				case errors.Is(err, task.ErrNodeExists):
+					exhausted() // even the bump's number is taken: run out
+				default:
+					k("", err)
+				}
+			})
+		}
+		// exhausted: the counter has run out. Delete every node named
+		// with an exhausted number (none is an item: takes skip them),
+		// then the directory if that leaves it empty, so that the next
+		// create starts the counter again at zero; otherwise refuse.
+		exhausted = func() {
+			task.Run(s, q.withdrawExhausted(), func(restarted bool, err error) {
+				switch {
+				case err != nil:
+					k("", err)
+				case restarted:
+					create()
+				default:
+					k("", fmt.Errorf("%w: %s: its counter has run out and items are queued", ErrExhausted, q.dir))
 				}
 			})
 		}
@@ -297,6 +386,50 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 			default:
 				create()
 			}
+		})
+	}
+}
+
+// bumpPrefix names the node a put creates to move the counter past a name
+// that is taken: neither ours nor DistributedQueue's item names.
+const bumpPrefix = "qz-"
+
+// withdrawExhausted deletes the directory's nodes named with an exhausted
+// number (not items: takes skip them, so deleting one loses nothing),
+// then the directory if it is empty: restarted is true when the directory
+// is gone, so the next create starts its counter at zero.
+func (q *Queue) withdrawExhausted() task.Task[bool] {
+	return func(s *task.Scope, k task.Cont[bool]) {
+		task.Run(s, c.Retry(task.Children(q.dir), zkops.Retry), func(cl task.ChildList, err error) {
+			switch {
+			case errors.Is(err, task.ErrNoNode):
+				k(true, nil)
+				return
+			case err != nil:
+				k(false, err)
+				return
+			}
+			var dead []string
+			for _, n := range cl.Names {
+				if _, seq, ok := parse(n); ok && zkops.Exhausted(seq) {
+					dead = append(dead, n)
+				}
+			}
+			var next func(i int)
+			next = func(i int) {
+				if i == len(dead) {
+					task.Run(s, zkops.RemoveDir(q.dir), k)
+					return
+				}
+				task.Run(s, zkops.Delete(q.item(dead[i])), func(_ task.Unit, err error) {
+					if err != nil {
+						k(false, err)
+						return
+					}
+					next(i + 1)
+				})
+			}
+			next(0)
 		})
 	}
 }

@@ -55,8 +55,8 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 				case err != nil:
 					k(nil, err)
 				default:
-					it.Data = d.Data
-					q.deleteItem(s, path, d.Stat.Version, &it, func(taken bool, err error) {
+					it.Data, it.czxid = d.Data, d.Stat.Czxid
+					detached(s, q.deleteItem(path, d.Stat, &it), func(taken bool, err error) {
 						switch {
 						case err != nil:
 							k(nil, err)
@@ -64,6 +64,10 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 							k(&it, nil)
 						default:
 							try(its, i+1)
+						}
+					}, func(taken bool, err error) {
+						if taken && err == nil {
+							q.putBack(s, it) // taken as the take ended: not lost
 						}
 					})
 				}
@@ -73,44 +77,70 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 	}
 }
 
-// deleteItem deletes path at version: taken is true if this delete
-// removed it, false if it was gone (someone else took it). A delete whose
-// reply was lost is sent again: success means the first was not applied
-// and this one took the item; NoNode means the item is gone but not who
-// took it, and the take fails with an *UnknownTakeError (never delivered:
-// it may have been delivered to another consumer).
-func (q *Queue) deleteItem(s *task.Scope, path string, version int32, it *Item, k func(taken bool, err error)) {
-	lost := false
-	var del func()
-	del = func() {
-		task.Run(s, task.Delete(path, version), func(_ task.Unit, err error) {
-			switch {
-			case err == nil:
-				k(true, nil)
-			case errors.Is(err, task.ErrNoNode), errors.Is(err, task.ErrBadVersion):
+// deleteItem deletes the incarnation of the item at path that st
+// describes (read at st.Version): taken is true if this delete removed
+// it, false if it was gone (someone else took it). A delete whose reply
+// was lost is settled by the item's incarnation, never sent again by name
+// and version alone (a new item put under the same name, once the
+// counter has handed it out again, has version 0 too): the node at path
+// is read, and if it is the same incarnation (its czxid) the delete was
+// not applied and is sent again; if it is gone or another incarnation,
+// the item is gone but not who took it, and the take fails with an
+// *UnknownTakeError (never delivered: it may have been delivered to
+// another consumer).
+func (q *Queue) deleteItem(path string, st task.Stat, it *Item) task.Task[bool] {
+	return func(s *task.Scope, k task.Cont[bool]) {
+		lost := false
+		var del, settle func(cause error)
+		del = func(error) {
+			task.Run(s, task.Delete(path, st.Version), func(_ task.Unit, err error) {
 				switch {
-				case canary.On(bugDeleteNoNodeIsTaken):
+				case err == nil:
 					k(true, nil)
-				case lost && canary.On(bugLossRetryIsTaken):
-					k(true, nil)
-				case lost:
+				case errors.Is(err, task.ErrNoNode), errors.Is(err, task.ErrBadVersion):
+					switch {
+					case canary.On(bugDeleteNoNodeIsTaken):
+						k(true, nil)
+					case lost && canary.On(bugLossRetryIsTaken):
+						k(true, nil)
+					case lost:
+						k(false, &UnknownTakeError{Item: *it, Err: err})
+					default:
+						k(false, nil)
+					}
+				case errors.Is(err, task.ErrConnectionLoss):
+					lost = true
+					if canary.On(bugLossRetryIsTaken) || canary.On(bugRetryByVersion) {
+						del(err)
+						return
+					}
+					settle(err)
+				case errors.Is(err, task.ErrNotSent):
+					del(err)
+				case errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed):
+					// The delete may have been applied before the session
+					// ended: the item may be gone, taken by this call.
 					k(false, &UnknownTakeError{Item: *it, Err: err})
 				default:
-					k(false, nil)
+					k(false, err)
 				}
-			case errors.Is(err, task.ErrConnectionLoss):
-				lost = true
-				del()
-			case errors.Is(err, task.ErrNotSent):
-				del()
-			case errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed):
-				// The delete may have been applied before the session
-				// ended: the item may be gone, taken by this call.
-				k(false, &UnknownTakeError{Item: *it, Err: err})
-			default:
-				k(false, err)
-			}
-		})
+			})
+		}
+		settle = func(cause error) {
+			task.Run(s, c.Retry(task.Exists(path), zkops.Retry), func(cur *task.Stat, err error) {
+				switch {
+				case err != nil:
+					k(false, &UnknownTakeError{Item: *it, Err: err})
+				case cur != nil && cur.Czxid == st.Czxid:
+					// Our incarnation is there: the delete was not applied
+					// (a session's requests are applied in order).
+					lost = false
+					del(nil)
+				default:
+					k(false, &UnknownTakeError{Item: *it, Err: cause})
+				}
+			})
+		}
+		del(nil)
 	}
-	del()
 }

@@ -451,7 +451,11 @@ func (q *Queue) Take() task.Task[*Item] {
 	return q.takeDelete()
 }
 
-// list lists the queue's directory, creating it when missing.
+// list lists the queue's directory, creating it when missing (again, if
+// it is deleted again before the listing). Nodes named with an exhausted
+// number (not items, see ordered) are deleted in a flow of its own: a put
+// whose withdrawal was cut short (its session ended, its process
+// crashed) leaves one behind.
 func (q *Queue) list(watch bool) task.Task[task.ChildrenWatch] {
 	var l task.Task[task.ChildrenWatch]
 	if watch {
@@ -460,10 +464,41 @@ func (q *Queue) list(watch bool) task.Task[task.ChildrenWatch] {
 		l = c.Map(task.Children(q.dir), func(cl task.ChildList) task.ChildrenWatch { return task.ChildrenWatch{ChildList: cl} })
 	}
 	l = c.Retry(l, zkops.Retry)
-	return c.Catch(l, func(err error) task.Task[task.ChildrenWatch] {
-		if !errors.Is(err, task.ErrNoNode) {
-			return task.Fail[task.ChildrenWatch](err)
+	return func(s *task.Scope, k task.Cont[task.ChildrenWatch]) {
+		var try func()
+		try = func() {
+			task.Run(s, l, func(cw task.ChildrenWatch, err error) {
+				switch {
+				case errors.Is(err, task.ErrNoNode):
+					task.Run(s, zkops.EnsurePath(q.dir, q.acl), func(_ task.Unit, err error) {
+						if err != nil {
+							k(task.ChildrenWatch{}, err)
+							return
+						}
+						try()
+					})
+				case err != nil:
+					k(cw, err)
+				default:
+					q.sweep(s, cw.Names)
+					k(cw, nil)
+				}
+			})
 		}
-		return c.Seq(zkops.EnsurePath(q.dir, q.acl), l)
-	})
+		try()
+	}
+}
+
+// sweep deletes the nodes among names that are named with an exhausted
+// number, in a flow of its own (errors ignored: the next listing sweeps
+// again).
+func (q *Queue) sweep(s *task.Scope, names []string) {
+	if canary.On(bugPutAtExhausted) {
+		return
+	}
+	for _, n := range names {
+		if _, seq, ok := parse(n); ok && zkops.Exhausted(seq) {
+			task.Go(s, zkops.Delete(q.item(n)), func(task.Unit, error) {})
+		}
+	}
 }

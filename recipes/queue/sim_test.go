@@ -3,6 +3,7 @@ package queue_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -33,11 +34,18 @@ type simItem struct {
 	ackUnknown  bool // an ack ended with ErrOutcomeUnknown
 	takeUnknown bool // an at-most-once take ended with UnknownTakeError
 	ackSent     bool // an ack was sent (sentAck)
+	refused     bool // its put ended with ErrExhausted: never in the queue
+	// lostAt: the deliveries whose ack ended with ErrDeliveryLost (not
+	// applied: the item must be delivered again after each).
+	lostAt []int
 }
 
 // simTotals are summed over seeds, to show the faults bit.
 type simTotals struct {
 	puts, putUnknown, deliveries, redelivered, acks, ackLost, ackUnknown, takeUnknown, lost int
+	// counter faults: counters set near the maximum, directories deleted
+	// (the counter restarts), puts refused with ErrExhausted
+	nearMax, restarts, refused int
 }
 
 // queueSim is the queue scenario of one mode: 4 clients, each producing
@@ -45,11 +53,16 @@ type simTotals struct {
 // time and consuming one item at a time (in at-least-once mode
 // acknowledging it 0..1.5s after the take), under every fault class the
 // mode survives, with replies to creates, deletes and multis lost at
-// dropRate on top. Judged by:
+// dropRate on top, and faults on the directory's counter (counterFaults):
+// its cversion set near int32's maximum, and the empty directory deleted
+// by an operator so that its counter restarts, both of which make the
+// server hand out names again. Judged by:
 //
-//   - both modes: every item delivered was put; an item is never
-//     acknowledged twice (at-least-once) and never delivered twice
-//     (at-most-once), checked as it happens;
+//   - both modes: every item delivered was put, and not refused (a put
+//     that ended with ErrExhausted); an item is never acknowledged twice
+//     (at-least-once) and never delivered twice (at-most-once), checked
+//     as it happens. Items are known by their data, unique per put, never
+//     by their names, which the counter hands out again;
 //   - at-most-once: FIFO per priority, in the server's order: when an
 //     item is delivered, no item of its priority with a lower sequence
 //     number is still in the queue;
@@ -58,7 +71,9 @@ type simTotals struct {
 //   - at-least-once, at the end: every item whose Put succeeded was
 //     acknowledged (exactly once), or an ack of it ended with
 //     ErrOutcomeUnknown, or an ack of it was sent by a process that
-//     crashed before it heard the reply: none lost;
+//     crashed before it heard the reply: none lost; and an item whose
+//     ack ended with ErrDeliveryLost (not applied) was delivered again
+//     after that delivery;
 //   - no executor reported an error but a session's end.
 //
 // A crashed process's client starts again with a new Queue (a new
@@ -193,6 +208,7 @@ func (s *queueSim) produce(r *sim.Trial, i int) {
 		if r.Stopping() || q != s.qs[i] {
 			return
 		}
+		s.counterFaults(r)
 		key := fmt.Sprintf("item-%d", s.next)
 		s.next++
 		pri := []int{0, 0, -1, 3}[r.Rand.IntN(4)]
@@ -211,6 +227,12 @@ func (s *queueSim) produce(r *sim.Trial, i int) {
 			case errors.Is(err, queue.ErrOutcomeUnknown), errors.Is(err, task.ErrSessionExpired):
 				it.put = 2
 				s.tot.putUnknown++
+			case errors.Is(err, queue.ErrExhausted):
+				it.refused = true
+				s.tot.refused++
+				if it.delivered > 0 {
+					r.Errorf("client %d: put %s refused (ErrExhausted), but it was delivered", i, key)
+				}
 			default:
 				r.Errorf("client %d: put %s: %v", i, key, err)
 				return
@@ -251,7 +273,12 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 			r.Errorf("client %d: took %s (%q), which was never put", i, got.Name, key)
 			return
 		}
+		if it.refused {
+			r.Errorf("client %d: took %s (%s), whose put was refused (ErrExhausted)", i, got.Name, key)
+			return
+		}
 		it.delivered++
+		delivery := it.delivered
 		s.tot.deliveries++
 		r.Logf("client %d took %s %s", i, got.Name, key)
 		if it.delivered > 1 {
@@ -291,6 +318,7 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 					it.ackUnknown = true
 					s.tot.ackUnknown++
 				case errors.Is(err, queue.ErrDeliveryLost):
+					it.lostAt = append(it.lostAt, delivery)
 					s.tot.ackLost++
 				default:
 					r.Errorf("client %d: ack %s: %v", i, got.Name, err)
@@ -300,6 +328,30 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 			})
 		})
 	})
+}
+
+// counterFaults, drawn before each put: the directory's counter set near
+// int32's maximum (fakezk's SetCounters: the next creates take its last
+// numbers, then it has run out and hands its last number out again), or
+// the directory deleted by an operator when it is empty (the next put
+// creates it again and its counter restarts at zero, handing out the
+// names of items taken before). Both give a name to a new item that an
+// item taken, in flight or in doubt had.
+func (s *queueSim) counterFaults(r *sim.Trial) {
+	switch x := r.Rand.IntN(100); {
+	case x < 1:
+		if st, ok := r.NodeStat(simDir); ok {
+			if r.SetCounters(simDir, st.Version, math.MaxInt32-int32(r.Rand.IntN(3))) == nil {
+				s.tot.nearMax++
+				r.Logf("counter of %s set near the maximum", simDir)
+			}
+		}
+	case x < 5:
+		if r.Server.AdminDelete(r.ServerPath(simDir)) == nil {
+			s.tot.restarts++
+			r.Logf("operator deleted the empty %s", simDir)
+		}
+	}
 }
 
 // checkFIFO: when an item is delivered (its delete applied), no item of
@@ -344,6 +396,11 @@ func (s *queueSim) noneLost(r *sim.Trial) error {
 		if it.acked == 0 && !it.ackUnknown && !it.ackSent {
 			return fmt.Errorf("%s put, delivered %d times, never acknowledged: lost", k, it.delivered)
 		}
+		for _, d := range it.lostAt {
+			if it.delivered <= d {
+				return fmt.Errorf("%s: the ack of its delivery %d ended with ErrDeliveryLost (not applied), but it was never delivered again (%d deliveries, %d acks)", k, d, it.delivered, it.acked)
+			}
+		}
 	}
 	return nil
 }
@@ -362,8 +419,8 @@ func TestQueueSimulation(t *testing.T) {
 			s, sc := newQueueSim(mode)
 			st := sim.Check(t, sc, simSeeds())
 			tt := s.tot
-			t.Logf("%d puts (%d unknown), %d deliveries (%d again), %d acks (%d lost, %d unknown), %d unknown takes, %d put items never delivered",
-				tt.puts, tt.putUnknown, tt.deliveries, tt.redelivered, tt.acks, tt.ackLost, tt.ackUnknown, tt.takeUnknown, tt.lost)
+			t.Logf("%d puts (%d unknown, %d refused at the counter's end), %d deliveries (%d again), %d acks (%d lost, %d unknown), %d unknown takes, %d put items never delivered; counters set near the maximum %d times, directory deleted %d times",
+				tt.puts, tt.putUnknown, tt.refused, tt.deliveries, tt.redelivered, tt.acks, tt.ackLost, tt.ackUnknown, tt.takeUnknown, tt.lost, tt.nearMax, tt.restarts)
 			if st.Failures() > 0 {
 				return
 			}
@@ -375,6 +432,9 @@ func TestQueueSimulation(t *testing.T) {
 			}
 			if mode == queue.AtLeastOnce && (tt.redelivered == 0 || tt.ackLost == 0) {
 				t.Fatal("no item came back to the queue: the test checks nothing")
+			}
+			if tt.nearMax == 0 || tt.restarts == 0 || tt.refused == 0 {
+				t.Fatal("no counter ran out or restarted: the test checks nothing")
 			}
 		})
 	}

@@ -94,7 +94,7 @@ func (q *Queue) registered() task.Task[*consumer] {
 				switch {
 				case err == nil:
 					cn := &consumer{id: id, sess: sess, czxid: cr.Stat.Czxid}
-					q.cons = cn
+					q.cons, q.claimed = cn, nil
 					// Items of dead consumers go back before this one
 					// takes (its errors are the take's next request's).
 					task.Run(s, q.recover(cn, false), func([]*task.Watch, error) { k(cn, nil) })
@@ -119,7 +119,7 @@ func (q *Queue) registered() task.Task[*consumer] {
 							k(nil, err)
 						case st != nil && st.EphemeralOwner == sess.ID:
 							cn := &consumer{id: id, sess: sess, czxid: st.Czxid}
-							q.cons = cn
+							q.cons, q.claimed = cn, nil
 							k(cn, nil)
 						default:
 							attempt()
@@ -199,92 +199,144 @@ func (q *Queue) takeAcked() task.Task[*Item] {
 				return
 			}
 			it := its[i]
-			task.Run(s, c.Retry(task.Get(q.item(it.Name)), zkops.Retry), func(d task.Data, err error) {
-				switch {
-				case errors.Is(err, task.ErrNoNode):
-					try(cn, its, i+1)
-				case err != nil:
+			// The epoch first: read before the item (see epoch.go).
+			task.Run(s, q.epochVersion(), func(epoch int32, err error) {
+				if err != nil {
 					k(nil, err)
-				default:
-					it.Data, it.czxid, it.q, it.cons = d.Data, d.Stat.Czxid, q, cn
-					detached(s, q.move(cn, &it, d.Stat.Version), func(taken bool, err error) {
-						switch {
-						case err != nil:
-							k(nil, err)
-						case taken:
-							k(&it, nil)
-						case q.cons != cn:
-							round(false) // our marker is gone: a new consumer
-						default:
-							try(cn, its, i+1)
-						}
-					}, func(taken bool, err error) {
-						if taken && err == nil {
-							q.giveBackOwn(s, cn, it) // moved as the take ended
-						}
-					})
+					return
 				}
+				task.Run(s, c.Retry(task.Get(q.item(it.Name)), zkops.Retry), func(d task.Data, err error) {
+					switch {
+					case errors.Is(err, task.ErrNoNode):
+						try(cn, its, i+1)
+					case err != nil:
+						k(nil, err)
+					default:
+						it.Data, it.czxid, it.q, it.cons = d.Data, d.Stat.Czxid, q, cn
+						detached(s, q.move(cn, &it, d.Stat.Version, epoch), func(r outcome, err error) {
+							switch {
+							case err != nil:
+								k(nil, err)
+							case r == taken:
+								k(&it, nil)
+							case r == stale, q.cons != cn:
+								round(false) // the directory created again, or our marker gone
+							default:
+								try(cn, its, i+1)
+							}
+						}, func(r outcome, err error) {
+							if r == taken && err == nil {
+								q.giveBackOwn(s, cn, it) // moved as the take ended
+							}
+						})
+					}
+				})
 			})
 		}
 		round(false)
 	}
 }
 
-// move moves item it (read at version) in flight under cn.
-// taken is false when the item was gone (another consumer took it) or cn
-// is no longer registered (its marker gone: q.cons is reset,
-// so the caller registers a new consumer).
-func (q *Queue) move(cn *consumer, it *Item, version int32) task.Task[bool] {
-	return func(s *task.Scope, k task.Cont[bool]) { q.moveIn(s, cn, it, version, k) }
-}
-
-func (q *Queue) moveIn(s *task.Scope, cn *consumer, it *Item, version int32, k func(taken bool, err error)) {
-	path, copyPath := q.item(it.Name), q.flight(cn.id, it.czxid, it.Name)
-	ops := []task.MultiOp{
-		&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
-		&task.CreateRequest{Path: copyPath, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(copyPath)},
-		&task.DeleteRequest{Path: path, Version: version},
-	}
-	if canary.On(bugTakeByDelete) {
-		ops = []task.MultiOp{ops[0], ops[2]}
-	}
-	var send func()
-	send = func() {
-		task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
-			switch i := multiIndex(err); {
-			case err == nil:
-				k(true, nil)
-			case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
-				send()
-			case i == 0 && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
-				if q.cons == cn {
-					q.cons = nil
-				}
-				k(false, nil)
-			case i == 1 && errors.Is(err, task.ErrNoNode):
-				// The in-flight directory is missing (first use, or
-				// deleted by hand).
-				task.Run(s, zkops.EnsurePath(q.inflight, q.acl), func(_ task.Unit, err error) {
-					if err != nil {
-						k(false, err)
+// move moves item it (read at version, with the directory's epoch at
+// version epoch) in flight under cn: one multi checks cn's marker and the
+// epoch, creates the copy and deletes the item at the version read. The
+// outcome is gone when the item was gone (another consumer took it) or cn
+// is no longer registered (its marker gone: q.cons is reset, so the
+// caller registers a new consumer), and stale when the epoch moved.
+func (q *Queue) move(cn *consumer, it *Item, version, epoch int32) task.Task[outcome] {
+	return func(s *task.Scope, k task.Cont[outcome]) {
+		path, copyPath := q.item(it.Name), q.flight(cn.id, it.czxid, it.Name)
+		ops := []task.MultiOp{
+			&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
+			q.epochCheck(epoch),
+			&task.CreateRequest{Path: copyPath, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(copyPath)},
+			&task.DeleteRequest{Path: path, Version: version},
+		}
+		const opMarker, opEpoch = 0, 1
+		opCopy := 2
+		if canary.On(bugTakeByDelete) {
+			ops, opCopy = []task.MultiOp{ops[0], ops[1], ops[3]}, -1
+		}
+		claim := func() {
+			if q.claimed == nil {
+				q.claimed = map[string]bool{}
+			}
+			q.claimed[copyPath] = true
+			k(taken, nil)
+		}
+		var send, settle func()
+		send = func() {
+			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+				switch i := multiIndex(err); {
+				case err == nil:
+					claim()
+				case errors.Is(err, task.ErrConnectionLoss):
+					if opCopy < 0 || canary.On(bugClaimless) {
+						send()
 						return
 					}
+					settle()
+				case errors.Is(err, task.ErrNotSent):
 					send()
-				})
-			case i == 1 && errors.Is(err, task.ErrNodeExists):
-				// Our copy of this incarnation of the item exists: it is
-				// made only with that incarnation's delete, in one multi,
-				// and nobody else touches a live consumer's copies: an
-				// earlier send whose reply was lost took it.
-				k(true, nil)
-			case i >= 1 && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
-				k(false, nil)
-			default:
-				k(false, err)
-			}
-		})
+				case i == opMarker && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
+					if q.cons == cn {
+						q.cons = nil
+					}
+					k(gone, nil)
+				case i == opEpoch && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
+					q.staleEpoch(epoch)
+					if errors.Is(err, task.ErrNoNode) {
+						task.Run(s, zkops.EnsurePath(q.epochPath(), q.acl), func(_ task.Unit, err error) { k(stale, err) })
+						return
+					}
+					k(stale, nil)
+				case i == opCopy && errors.Is(err, task.ErrNoNode):
+					// The in-flight directory is missing (first use, or
+					// deleted by hand).
+					task.Run(s, zkops.EnsurePath(q.inflight, q.acl), func(_ task.Unit, err error) {
+						if err != nil {
+							k(gone, err)
+							return
+						}
+						send()
+					})
+				case i == opCopy && errors.Is(err, task.ErrNodeExists):
+					// Our copy of this incarnation exists, made by another
+					// take of this Queue (the same consumer): not ours.
+					if canary.On(bugClaimless) {
+						claim()
+						return
+					}
+					k(gone, nil)
+				case errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion):
+					k(gone, nil) // the item: taken by someone else
+				default:
+					k(gone, err)
+				}
+			})
+		}
+		// settle: a lost reply is settled by the copy, not by sending
+		// again (a second send can fail on a check whatever the first
+		// did). The copy is made only with this incarnation's delete, in
+		// one multi, and nobody else touches a live consumer's copies: if
+		// it exists the move was applied, by this take unless another
+		// take of this Queue (the same consumer) has delivered it.
+		settle = func() {
+			task.Run(s, c.Retry(task.Exists(copyPath), zkops.Retry), func(st *task.Stat, err error) {
+				switch {
+				case err != nil:
+					k(gone, err)
+				case st == nil:
+					send() // not applied
+				case q.claimed[copyPath]:
+					k(gone, nil)
+				default:
+					claim()
+				}
+			})
+		}
+		send()
 	}
-	send()
 }
 
 // Ack returns a task that acknowledges an item taken in at-least-once
@@ -322,6 +374,7 @@ func (it *Item) Ack() task.Task[task.Unit] {
 			return
 		}
 		lostErr := func(err error) {
+			delete(q.claimed, copyPath)
 			if q.cons == cn {
 				q.cons = nil
 			}
@@ -343,6 +396,7 @@ func (it *Item) Ack() task.Task[task.Unit] {
 			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
 				switch i := multiIndex(err); {
 				case err == nil, unchecked && errors.Is(err, task.ErrNoNode):
+					delete(q.claimed, copyPath)
 					k(task.Unit{}, nil)
 				case errors.Is(err, task.ErrConnectionLoss):
 					lost = true
@@ -386,6 +440,7 @@ func (it *Item) Ack() task.Task[task.Unit] {
 					case cst != nil:
 						lostErr(fmt.Errorf("the consumer's marker is gone: %w", cause))
 					case ours:
+						delete(q.claimed, copyPath)
 						k(task.Unit{}, nil) // applied by the lost send
 					default:
 						unknown(fmt.Errorf("the copy and the consumer's marker are gone: %w", cause))
@@ -548,7 +603,7 @@ func (q *Queue) giveBack(id string, entries []string) task.Task[task.Unit] {
 				case (i0 == 0 || i0 == 2) && errors.Is(err, task.ErrNoNode):
 					// A directory deleted by hand: the markers' (op 0)
 					// or the queue's (op 2).
-					task.Run(s, c.Seq(zkops.EnsurePath(q.consumers, q.acl), zkops.EnsurePath(q.dir, q.acl)), func(_ task.Unit, err error) {
+					task.Run(s, c.Seq(zkops.EnsurePath(q.consumers, q.acl), q.ensureDir()), func(_ task.Unit, err error) {
 						if err != nil {
 							k(task.Unit{}, err)
 							return

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -74,13 +73,14 @@ func (q *Queue) giveBackTask(cn *consumer, it Item) task.Task[task.Unit] {
 			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
 				switch i := multiIndex(err); {
 				case err == nil:
+					delete(q.claimed, copyPath)
 					k(task.Unit{}, nil)
 				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
 					send(seq) // applied before: the copy is gone and this fails
 				case i == 1 && errors.Is(err, task.ErrNodeExists) && !seq:
 					send(true)
 				case i == 1 && errors.Is(err, task.ErrNoNode):
-					task.Run(s, zkops.EnsurePath(q.dir, q.acl), func(_ task.Unit, err error) {
+					task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
 						if err != nil {
 							k(task.Unit{}, err)
 							return

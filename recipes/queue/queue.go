@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -55,6 +56,15 @@ const (
 	// and whose retry finds the consumer's marker gone reports
 	// ErrDeliveryLost although the first send may have been applied.
 	bugAckLostIsDeliveryLost canary.Name = "queue/lost-ack-is-delivery-lost"
+	// bugNoEpoch: a take's multi does not check the directory's epoch: a
+	// take that read an item before the directory was deleted and created
+	// again deletes a new item put under the same name.
+	bugNoEpoch canary.Name = "queue/no-epoch-check"
+	// bugClaimless: at-least-once, a take of a consumer that finds its
+	// copy of the item existing takes it for its own even when another
+	// take of the same consumer made it: the item is delivered twice to
+	// the consumer, and both acks succeed.
+	bugClaimless canary.Name = "queue/copy-exists-is-ours"
 )
 
 // Errors of the queue, tested with errors.Is.
@@ -165,6 +175,11 @@ type Queue struct {
 	consLive  map[string]bool
 	// sleepers: at-least-once, the takes waiting for a watch (acked.go).
 	sleepers []*sleeper
+	// claimed: at-least-once, the in-flight copies a take of this Queue
+	// has delivered and that are not acknowledged (acked.go).
+	claimed map[string]bool
+	// epoch: the epoch's version + 1, or 0 when not known (epoch.go).
+	epoch atomic.Int64
 }
 
 // New returns the queue whose items live under dir (created, with its
@@ -299,7 +314,7 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 					}
 					k(task.Base(cr.Path), nil)
 				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, zkops.EnsurePath(q.dir, q.acl), func(_ task.Unit, err error) {
+					task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
 						if err != nil {
 							k("", err)
 							return
@@ -418,7 +433,7 @@ func (q *Queue) withdrawExhausted() task.Task[bool] {
 			var next func(i int)
 			next = func(i int) {
 				if i == len(dead) {
-					task.Run(s, zkops.RemoveDir(q.dir), k)
+					task.Run(s, q.removeDir(), k)
 					return
 				}
 				task.Run(s, zkops.Delete(q.item(dead[i])), func(_ task.Unit, err error) {
@@ -470,7 +485,7 @@ func (q *Queue) list(watch bool) task.Task[task.ChildrenWatch] {
 			task.Run(s, l, func(cw task.ChildrenWatch, err error) {
 				switch {
 				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, zkops.EnsurePath(q.dir, q.acl), func(_ task.Unit, err error) {
+					task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
 						if err != nil {
 							k(task.ChildrenWatch{}, err)
 							return

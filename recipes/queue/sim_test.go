@@ -52,8 +52,8 @@ type simTotals struct {
 
 // queueSim is the queue scenario of one mode: 4 clients, each producing
 // items (priorities drawn from -1, 0 and 3) every 0..800ms of simulated
-// time and consuming one item at a time (in at-least-once mode
-// acknowledging it 0..1.5s after the take), under every fault class the
+// time and consuming items (at-most-once one at a time; at-least-once
+// holding one or two at once, acknowledging each 0..1.5s after its take), under every fault class the
 // mode survives, with replies to creates, deletes and multis lost at
 // dropRate on top, and faults on the directory's counter (counterFaults):
 // its cversion set near int32's maximum, and the empty directory deleted
@@ -93,6 +93,9 @@ type queueSim struct {
 	items map[string]*simItem
 	keys  []string // items in put order
 	next  int
+	// loops: at-least-once, client i's take-and-ack chains (1 or 2: a
+	// consumer holds up to two items at once)
+	loops []int
 }
 
 func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
@@ -109,6 +112,7 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 			s.rand, s.world = r.Rand, r.World
 			s.qs = make([]*queue.Queue, s.clients)
 			s.items, s.keys, s.next = map[string]*simItem{}, nil, 0
+			s.loops = make([]int, s.clients)
 			for i := range s.clients {
 				q, err := queue.New(simDir, queue.WithMode(mode))
 				if err != nil {
@@ -120,12 +124,14 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 		},
 		Workload: func(r *sim.Trial) {
 			for i := range s.clients {
+				s.loops[i] = 1
 				s.produce(r, i)
 				s.consume(r, i)
 			}
 		},
 		Restart: func(r *sim.Trial, i int) {
 			s.qs[i], _ = queue.New(simDir, queue.WithMode(mode)) // a new consumer
+			s.loops[i] = 1
 			s.produce(r, i)
 			s.consume(r, i)
 		},
@@ -158,8 +164,26 @@ func (c *dropConn) Do(req task.Request, done func(task.Response), watch func(tas
 	c.Conn.Do(req, done, watch)
 	switch req.(type) {
 	case *task.CreateRequest, *task.DeleteRequest, *task.MultiRequest:
-		if c.s.rand != nil && c.s.rand.Float64() < dropRate {
-			c.s.world.Server.Drop(c.Conn, c.s.rand.IntN(2) == 0)
+		if c.s.rand == nil || c.s.rand.Float64() >= dropRate {
+			return
+		}
+		rnd, srv := c.s.rand, c.s.world.Server
+		applied := rnd.IntN(2) == 0
+		// Half the lost replies are settled after a reconnect at once,
+		// half after the client was cut off for up to 400ms (within its
+		// session), while the others go on: a name can be handed out
+		// again, or a marker deleted, while the request is in doubt.
+		if rnd.IntN(2) == 0 {
+			srv.Drop(c.Conn, applied)
+		} else {
+			srv.Partition(c.Conn, time.Duration(rnd.IntN(400))*time.Millisecond, applied)
+		}
+		// An operator deleting the marker an ack checks, as the ack is
+		// in doubt (at-least-once, whose scenario has the operator).
+		if m, ok := req.(*task.MultiRequest); ok && c.s.mode == queue.AtLeastOnce && len(m.Ops) == 2 && rnd.IntN(4) == 0 {
+			if ck, ok := m.Ops[0].(*task.CheckRequest); ok {
+				_ = c.s.world.Server.AdminDelete(c.s.world.ServerPath(ck.Path))
+			}
 		}
 	}
 }
@@ -279,6 +303,9 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 			r.Errorf("client %d: took %s (%s), whose put was refused (ErrExhausted)", i, got.Name, key)
 			return
 		}
+		if !r.Stopping() {
+			s.counterFaults(r) // the queue is often empty just after a take
+		}
 		it.delivered++
 		delivery := it.delivered
 		s.tot.deliveries++
@@ -298,6 +325,10 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 			s.checkFIFO(r, i, got)
 			s.consume(r, i)
 			return
+		}
+		if s.loops[i] < 2 && r.Rand.IntN(2) == 0 {
+			s.loops[i]++ // take another before this one is acknowledged
+			s.consume(r, i)
 		}
 		sim.After(r, r.Execs[i], time.Duration(r.Rand.IntN(1500))*time.Millisecond, func() {
 			if q != s.qs[i] {
@@ -326,6 +357,10 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 					s.tot.ackLost++
 				default:
 					r.Errorf("client %d: ack %s: %v", i, got.Name, err)
+					return
+				}
+				if s.loops[i] > 1 && r.Rand.IntN(2) == 0 {
+					s.loops[i]--
 					return
 				}
 				s.consume(r, i)

@@ -48,65 +48,98 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 			}
 			it := its[i]
 			path := q.item(it.Name)
-			task.Run(s, c.Retry(task.Get(path), zkops.Retry), func(d task.Data, err error) {
-				switch {
-				case errors.Is(err, task.ErrNoNode):
-					try(its, i+1)
-				case err != nil:
+			// The epoch first: read before the item, so a check of it
+			// that passes proves the item read is the one deleted.
+			task.Run(s, q.epochVersion(), func(epoch int32, err error) {
+				if err != nil {
 					k(nil, err)
-				default:
-					it.Data, it.czxid = d.Data, d.Stat.Czxid
-					detached(s, q.deleteItem(path, d.Stat, &it), func(taken bool, err error) {
-						switch {
-						case err != nil:
-							k(nil, err)
-						case taken:
-							k(&it, nil)
-						default:
-							try(its, i+1)
-						}
-					}, func(taken bool, err error) {
-						if taken && err == nil {
-							q.putBack(s, it) // taken as the take ended: not lost
-						}
-					})
+					return
 				}
+				task.Run(s, c.Retry(task.Get(path), zkops.Retry), func(d task.Data, err error) {
+					switch {
+					case errors.Is(err, task.ErrNoNode):
+						try(its, i+1)
+					case err != nil:
+						k(nil, err)
+					default:
+						it.Data, it.czxid = d.Data, d.Stat.Czxid
+						detached(s, q.deleteItem(path, d.Stat, epoch, &it), func(r outcome, err error) {
+							switch {
+							case err != nil:
+								k(nil, err)
+							case r == taken:
+								k(&it, nil)
+							case r == stale:
+								round(false) // the directory was created again: list it again
+							default:
+								try(its, i+1)
+							}
+						}, func(r outcome, err error) {
+							if r == taken && err == nil {
+								q.putBack(s, it) // taken as the take ended: not lost
+							}
+						})
+					}
+				})
 			})
 		}
 		round(false)
 	}
 }
 
+// outcome is what a take's delete or move of one item came to.
+type outcome int
+
+const (
+	gone  outcome = iota // the item was gone: taken by someone else
+	taken                // this take took it
+	stale                // the directory's epoch changed since it was read
+)
+
 // deleteItem deletes the incarnation of the item at path that st
-// describes (read at st.Version): taken is true if this delete removed
-// it, false if it was gone (someone else took it). A delete whose reply
-// was lost is settled by the item's incarnation, never sent again by name
-// and version alone (a new item put under the same name, once the
-// counter has handed it out again, has version 0 too): the node at path
-// is read, and if it is the same incarnation (its czxid) the delete was
-// not applied and is sent again; if it is gone or another incarnation,
-// the item is gone but not who took it, and the take fails with an
+// describes, read at st.Version with the directory's epoch at version
+// epoch: one multi checks the epoch and deletes the item at that
+// version. A delete whose reply was lost is settled by the item's
+// incarnation, never sent again by name and version alone (a new item
+// put under the same name has version 0 too): the node at path is read,
+// and if it is the same incarnation (its czxid) the delete was not
+// applied and is sent again; if it is gone or another incarnation, the
+// item is gone but not who took it, and the take fails with an
 // *UnknownTakeError (never delivered: it may have been delivered to
 // another consumer).
-func (q *Queue) deleteItem(path string, st task.Stat, it *Item) task.Task[bool] {
-	return func(s *task.Scope, k task.Cont[bool]) {
+func (q *Queue) deleteItem(path string, st task.Stat, epoch int32, it *Item) task.Task[outcome] {
+	return func(s *task.Scope, k task.Cont[outcome]) {
 		lost := false
 		var del, settle func(cause error)
 		del = func(error) {
-			task.Run(s, task.Delete(path, st.Version), func(_ task.Unit, err error) {
-				switch {
+			ops := []task.MultiOp{q.epochCheck(epoch), &task.DeleteRequest{Path: path, Version: st.Version}}
+			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+				switch i := multiIndex(err); {
 				case err == nil:
-					k(true, nil)
+					k(taken, nil)
+				case i == 0 && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
+					// The epoch moved (or was deleted by hand): the
+					// directory may have been created again since the
+					// item was read. Not applied.
+					q.staleEpoch(epoch)
+					switch {
+					case lost:
+						k(gone, &UnknownTakeError{Item: *it, Err: err})
+					case errors.Is(err, task.ErrNoNode):
+						task.Run(s, zkops.EnsurePath(q.epochPath(), q.acl), func(_ task.Unit, err error) { k(stale, err) })
+					default:
+						k(stale, nil)
+					}
 				case errors.Is(err, task.ErrNoNode), errors.Is(err, task.ErrBadVersion):
 					switch {
 					case canary.On(bugDeleteNoNodeIsTaken):
-						k(true, nil)
+						k(taken, nil)
 					case lost && canary.On(bugLossRetryIsTaken):
-						k(true, nil)
+						k(taken, nil)
 					case lost:
-						k(false, &UnknownTakeError{Item: *it, Err: err})
+						k(gone, &UnknownTakeError{Item: *it, Err: err})
 					default:
-						k(false, nil)
+						k(gone, nil)
 					}
 				case errors.Is(err, task.ErrConnectionLoss):
 					lost = true
@@ -120,9 +153,9 @@ func (q *Queue) deleteItem(path string, st task.Stat, it *Item) task.Task[bool] 
 				case errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed):
 					// The delete may have been applied before the session
 					// ended: the item may be gone, taken by this call.
-					k(false, &UnknownTakeError{Item: *it, Err: err})
+					k(gone, &UnknownTakeError{Item: *it, Err: err})
 				default:
-					k(false, err)
+					k(gone, err)
 				}
 			})
 		}
@@ -130,14 +163,14 @@ func (q *Queue) deleteItem(path string, st task.Stat, it *Item) task.Task[bool] 
 			task.Run(s, c.Retry(task.Exists(path), zkops.Retry), func(cur *task.Stat, err error) {
 				switch {
 				case err != nil:
-					k(false, &UnknownTakeError{Item: *it, Err: err})
+					k(gone, &UnknownTakeError{Item: *it, Err: err})
 				case cur != nil && cur.Czxid == st.Czxid:
 					// Our incarnation is there: the delete was not applied
 					// (a session's requests are applied in order).
 					lost = false
 					del(nil)
 				default:
-					k(false, &UnknownTakeError{Item: *it, Err: cause})
+					k(gone, &UnknownTakeError{Item: *it, Err: cause})
 				}
 			})
 		}

@@ -30,9 +30,6 @@ func (q *Queue) marker(id string) string { return q.consumers + "/" + id }
 // The czxid ties the copy to the item it copies, not only to its name,
 // which the counter can hand out again.
 func (q *Queue) flight(id string, czxid int64, name string) string {
-	if canary.On(bugCopyByName) {
-		return q.inflight + "/" + id + "-" + name
-	}
 	return fmt.Sprintf("%s/%s-%016x-%s", q.inflight, id, uint64(czxid), name)
 }
 

@@ -39,15 +39,6 @@ const (
 	// bugNoReturn: at-least-once, the in-flight items of a dead consumer
 	// are never returned to the queue.
 	bugNoReturn canary.Name = "queue/no-return"
-	// bugCopyByName: at-least-once, an in-flight copy is named by the
-	// item's name alone, not its incarnation: a take of a new item under
-	// a name its consumer holds in flight finds "its" copy and delivers
-	// the item without taking it (delivered and acknowledged twice).
-	bugCopyByName canary.Name = "queue/copy-by-name"
-	// bugRetryByVersion: at-most-once, a delete whose reply was lost is
-	// sent again by name and version: a new item put under that name
-	// meanwhile is deleted in the old one's place (lost, not reported).
-	bugRetryByVersion canary.Name = "queue/lost-delete-retry-by-version"
 	// bugPutAtExhausted: once the counter has run out, puts queue items
 	// under its last number, which it hands out again, and takes take
 	// them: a take deletes an item put under the name of one it read.

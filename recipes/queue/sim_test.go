@@ -163,6 +163,12 @@ func (c *dropConn) Do(req task.Request, done func(task.Response), watch func(tas
 	c.s.sentAck(req)
 	c.Conn.Do(req, done, watch)
 	switch req.(type) {
+	case *task.GetDataRequest:
+		// A read whose reply comes late: the item read may be taken,
+		// and its name handed out again, before the take acts on it.
+		if c.s.rand != nil && c.s.rand.Float64() < dropRate {
+			c.s.world.Server.Delay(c.Conn, time.Duration(c.s.rand.IntN(400))*time.Millisecond)
+		}
 	case *task.CreateRequest, *task.DeleteRequest, *task.MultiRequest:
 		if c.s.rand == nil || c.s.rand.Float64() >= dropRate {
 			return

@@ -143,7 +143,7 @@ func (q *Queue) deleteItem(path string, st task.Stat, epoch int32, it *Item) tas
 					}
 				case errors.Is(err, task.ErrConnectionLoss):
 					lost = true
-					if canary.On(bugLossRetryIsTaken) || canary.On(bugRetryByVersion) {
+					if canary.On(bugLossRetryIsTaken) {
 						del(err)
 						return
 					}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -46,6 +47,21 @@ func splitFlight(entry string) (id, name string, ok bool) {
 		rest = rest[zx+1:]
 	}
 	return id, rest, true
+}
+
+// splitFlightZ is splitFlight with the czxid of the item copied, when
+// the copy's name has it (ok false for a copy named before copies carried
+// it).
+func splitFlightZ(entry string) (id, name string, czxid int64, ok bool) {
+	id, name, fine := splitFlight(entry)
+	if !fine || len(entry) < idLen+18 || entry[idLen+17] != '-' {
+		return id, name, 0, false
+	}
+	z, err := strconv.ParseUint(entry[idLen+1:idLen+17], 16, 64)
+	if err != nil {
+		return id, name, 0, false
+	}
+	return id, name, int64(z), true
 }
 
 func isHex(s string) bool {
@@ -564,29 +580,36 @@ func (q *Queue) liveConsumers(watch bool) task.Task[map[string]bool] {
 func (q *Queue) giveBack(id string, entries []string) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		var next func(i int)
-		var send func(i int, d task.Data)
+		var send func(i int, d task.Data, ds dirState)
 		next = func(i int) {
 			if i == len(entries) {
 				k(task.Unit{}, nil)
 				return
 			}
-			task.Run(s, c.Retry(task.Get(q.inflight+"/"+entries[i]), zkops.Retry), func(d task.Data, err error) {
-				switch {
-				case errors.Is(err, task.ErrNoNode):
-					next(i + 1)
-				case err != nil:
+			task.Run(s, q.readDir(), func(ds dirState, err error) {
+				if err != nil {
 					k(task.Unit{}, err)
-				default:
-					send(i, d)
+					return
 				}
+				task.Run(s, c.Retry(task.Get(q.inflight+"/"+entries[i]), zkops.Retry), func(d task.Data, err error) {
+					switch {
+					case errors.Is(err, task.ErrNoNode):
+						next(i + 1)
+					case err != nil:
+						k(task.Unit{}, err)
+					default:
+						send(i, d, ds)
+					}
+				})
 			})
 		}
-		send = func(i int, d task.Data) {
-			_, name, _ := splitFlight(entries[i])
+		send = func(i int, d task.Data, ds dirState) {
+			path := q.item(returnName(entries[i], d.Stat.Czxid, ds))
 			ops := []task.MultiOp{
 				&task.CreateRequest{Path: q.marker(id), Mode: task.Persistent, ACL: q.acl.For(q.marker(id))},
 				&task.DeleteRequest{Path: q.marker(id), Version: task.AnyVersion},
-				&task.CreateRequest{Path: q.item(name), Data: d.Data, Mode: task.Persistent, ACL: q.acl.For(q.item(name))},
+				q.epochCheck(ds.epoch),
+				&task.CreateRequest{Path: path, Data: d.Data, Mode: task.Persistent, ACL: q.acl.For(path)},
 				&task.DeleteRequest{Path: q.inflight + "/" + entries[i], Version: d.Stat.Version},
 			}
 			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
@@ -594,20 +617,24 @@ func (q *Queue) giveBack(id string, entries []string) task.Task[task.Unit] {
 				case err == nil:
 					next(i + 1)
 				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
-					send(i, d) // applied before: the copy is gone and this fails at op 3
+					send(i, d, ds) // applied before: the copy is gone and this fails at op 4
 				case i0 == 0 && errors.Is(err, task.ErrNodeExists):
 					k(task.Unit{}, nil) // the consumer is alive after all
-				case (i0 == 0 || i0 == 2) && errors.Is(err, task.ErrNoNode):
-					// A directory deleted by hand: the markers' (op 0)
-					// or the queue's (op 2).
-					task.Run(s, c.Seq(zkops.EnsurePath(q.consumers, q.acl), q.ensureDir()), func(_ task.Unit, err error) {
+				case i0 == 0 && errors.Is(err, task.ErrNoNode):
+					// The markers' directory deleted by hand.
+					task.Run(s, zkops.EnsurePath(q.consumers, q.acl), func(_ task.Unit, err error) {
 						if err != nil {
 							k(task.Unit{}, err)
 							return
 						}
-						send(i, d)
+						send(i, d, ds)
 					})
-				case i0 >= 2:
+				case i0 == 2 || (i0 == 3 && errors.Is(err, task.ErrNoNode)):
+					// The directory was created again (or deleted) since
+					// it was read: read it again.
+					q.staleEpoch(ds.epoch)
+					next(i)
+				case i0 >= 3:
 					next(i + 1) // returned by someone else meanwhile
 				default:
 					k(task.Unit{}, err)

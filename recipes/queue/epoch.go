@@ -2,6 +2,7 @@ package queue
 
 import (
 	"errors"
+	"strconv"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -146,4 +147,67 @@ func (q *Queue) removeDir() task.Task[bool] {
 		}
 		send()
 	}
+}
+
+// dirState is what a return needs to name an item: the epoch's version
+// and, read after it, the directory's czxid.
+type dirState struct {
+	epoch int32
+	czxid int64
+}
+
+// readDir succeeds with the epoch's version and then the directory's
+// czxid (the directory created first if it is missing). A multi that
+// checks that epoch version acts on that incarnation of the directory.
+func (q *Queue) readDir() task.Task[dirState] {
+	return func(s *task.Scope, k task.Cont[dirState]) {
+		var read func()
+		read = func() {
+			task.Run(s, q.epochVersion(), func(epoch int32, err error) {
+				if err != nil {
+					k(dirState{}, err)
+					return
+				}
+				task.Run(s, c.Retry(task.Exists(q.dir), zkops.Retry), func(st *task.Stat, err error) {
+					switch {
+					case err != nil:
+						k(dirState{}, err)
+					case st == nil:
+						task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
+							if err != nil {
+								k(dirState{}, err)
+								return
+							}
+							q.staleEpoch(epoch) // raised by the create
+							read()
+						})
+					default:
+						k(dirState{epoch: epoch, czxid: st.Czxid}, nil)
+					}
+				})
+			})
+		}
+		read()
+	}
+}
+
+// returnName is the name under which an in-flight copy goes back to the
+// queue: the item's own name if the item was created in the directory as
+// it is now (its czxid, from the copy's name, not older than the
+// directory's), so it sorts where it was. An item from an earlier
+// incarnation of the directory (deleted and created again since, the
+// counter restarted) would take a name the counter may have given a new
+// item: it goes back as prefix + (2^32 + the copy's czxid), a number the
+// counter never hands out and no other copy has, sorted after every
+// counted item of its priority.
+func returnName(entry string, copyCzxid int64, ds dirState) string {
+	_, name, czxid, ok := splitFlightZ(entry)
+	pri, _, _ := parse(name)
+	if ok && czxid >= ds.czxid && !canary.On(bugReturnOldName) {
+		return name
+	}
+	if canary.On(bugReturnOldName) {
+		return name
+	}
+	return prefix(pri) + strconv.FormatInt(1<<32+copyCzxid, 10)
 }

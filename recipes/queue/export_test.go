@@ -6,7 +6,7 @@ import "github.com/zkflow/zkflow/internal/canary"
 // simulation's canary test in package queue_test.
 var (
 	AtMostOnceCanaries  = []canary.Name{bugDeleteNoNodeIsTaken, bugLossRetryIsTaken, bugNewestFirst, bugPutAtExhausted, bugNoEpoch}
-	AtLeastOnceCanaries = []canary.Name{bugTakeByDelete, bugAckUnchecked, bugNoReturn, bugAckLostIsDeliveryLost, bugPutAtExhausted, bugClaimless}
+	AtLeastOnceCanaries = []canary.Name{bugTakeByDelete, bugAckUnchecked, bugNoReturn, bugAckLostIsDeliveryLost, bugPutAtExhausted, bugClaimless, bugReturnOldName}
 )
 
 // Parse is parse, for the name tests.
@@ -14,3 +14,7 @@ var Parse = parse
 
 // Prefix is prefix, for the name tests.
 var Prefix = prefix
+
+// ItemCzxid is the incarnation an item was taken as, for the simulation's
+// judges.
+func ItemCzxid(it *Item) int64 { return it.czxid }

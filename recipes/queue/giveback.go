@@ -41,12 +41,11 @@ func (q *Queue) putBack(s *task.Scope, it Item) {
 }
 
 // giveBackOwn returns an item its live consumer holds in flight (moved as
-// its take ended) to the queue: one multi checks the consumer's marker,
-// creates the item under its own name and deletes the copy. If the name
-// is taken (the counter handed it out again), the item goes to the end of
-// its priority instead (a sequential create). A copy found gone was given
-// back already (a lost reply); a marker found gone means the item is
-// returned by the others as a dead consumer's.
+// its take ended) to the queue: one multi checks the consumer's marker
+// and the directory's epoch, creates the item under its own name (see
+// returnName) and deletes the copy. A copy found gone was given back
+// already (a lost reply); a marker found gone means the item is returned
+// by the others as a dead consumer's.
 func (q *Queue) giveBackOwn(s *task.Scope, cn *consumer, it Item) {
 	task.Go(s, q.giveBackTask(cn, it), func(_ task.Unit, err error) {
 		if err != nil {
@@ -58,42 +57,41 @@ func (q *Queue) giveBackOwn(s *task.Scope, cn *consumer, it Item) {
 func (q *Queue) giveBackTask(cn *consumer, it Item) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		copyPath := q.flight(cn.id, it.czxid, it.Name)
-		var send func(seq bool)
-		send = func(seq bool) {
-			create := &task.CreateRequest{Path: q.item(it.Name), Data: it.Data, Mode: task.Persistent}
-			if seq {
-				create = &task.CreateRequest{Path: q.item(prefix(it.Priority)), Data: it.Data, Mode: task.PersistentSequential}
-			}
-			create.ACL = q.acl.For(create.Path)
-			ops := []task.MultiOp{
-				&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
-				create,
-				&task.DeleteRequest{Path: copyPath, Version: 0},
-			}
-			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
-				switch i := multiIndex(err); {
-				case err == nil:
-					delete(q.claimed, copyPath)
-					k(task.Unit{}, nil)
-				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
-					send(seq) // applied before: the copy is gone and this fails
-				case i == 1 && errors.Is(err, task.ErrNodeExists) && !seq:
-					send(true)
-				case i == 1 && errors.Is(err, task.ErrNoNode):
-					task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
-						if err != nil {
-							k(task.Unit{}, err)
-							return
-						}
-						send(seq)
-					})
-				case i == 0, i == 2:
-					k(task.Unit{}, nil) // returned by others, or given back already
-				default:
+		var send func()
+		send = func() {
+			task.Run(s, q.readDir(), func(ds dirState, err error) {
+				if err != nil {
 					k(task.Unit{}, err)
+					return
 				}
+				// The copy's own czxid is not known here: a name above
+				// the counter's from the item's stands in for it (unique
+				// too: czxids are).
+				path := q.item(returnName(task.Base(copyPath), it.czxid, ds))
+				ops := []task.MultiOp{
+					&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
+					q.epochCheck(ds.epoch),
+					&task.CreateRequest{Path: path, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(path)},
+					&task.DeleteRequest{Path: copyPath, Version: 0},
+				}
+				task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+					switch i := multiIndex(err); {
+					case err == nil:
+						delete(q.claimed, copyPath)
+						k(task.Unit{}, nil)
+					case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
+						send() // applied before: the copy is gone and this fails
+					case i == 1 || (i == 2 && errors.Is(err, task.ErrNoNode)):
+						q.staleEpoch(ds.epoch)
+						send()
+					case i == 0, i == 3:
+						k(task.Unit{}, nil) // returned by others, or given back already
+					default:
+						k(task.Unit{}, err)
+					}
+				})
 			})
 		}
-		send(false)
+		send()
 	}
 }

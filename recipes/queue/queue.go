@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,6 +57,11 @@ const (
 	// take of the same consumer made it: the item is delivered twice to
 	// the consumer, and both acks succeed.
 	bugClaimless canary.Name = "queue/copy-exists-is-ours"
+	// bugReturnOldName: at-least-once, an item held in flight since an
+	// earlier incarnation of the directory goes back under its own name,
+	// which the restarted counter may have given a new item: a take that
+	// read the new item deletes the returned one in its place.
+	bugReturnOldName canary.Name = "queue/return-under-old-name"
 )
 
 // Errors of the queue, tested with errors.Is.
@@ -236,6 +242,14 @@ func parse(name string) (priority int, seq int64, ok bool) {
 	return priority, seq, true
 }
 
+// exhausted reports whether seq is a number the directory's counter hands
+// out once it has run out: int32's maximum, which it hands out again, or
+// a negative one (a real server preparing creates while one is in its
+// pipeline). Such a node is never an item. Numbers above int32's maximum
+// are items returned from a directory that was deleted and created again
+// (returnName).
+func exhausted(seq int64) bool { return seq == math.MaxInt32 || seq < 0 }
+
 // ordered returns the item names among names, lowest priority number
 // first and, within a priority, lowest sequence number first. Names with
 // an exhausted number (zkops.Exhausted: the counter has run out and hands
@@ -244,7 +258,7 @@ func ordered(names []string) []Item {
 	var out []Item
 	keepExhausted := canary.On(bugPutAtExhausted)
 	for _, n := range names {
-		if p, s, ok := parse(n); ok && (keepExhausted || !zkops.Exhausted(s)) {
+		if p, s, ok := parse(n); ok && (keepExhausted || !exhausted(s)) {
 			out = append(out, Item{Name: n, Priority: p, Seq: s})
 		}
 	}
@@ -292,15 +306,15 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 	}
 	return func(s *task.Scope, k task.Cont[string]) {
 		path := q.item(prefix(priority))
-		var create, bump, exhausted func()
+		var create, bump, runOut func()
 		create = func() {
 			req := &task.CreateRequest{Path: path, Data: data, Mode: task.PersistentSequential, ACL: q.acl.For(path)}
 			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
 				switch {
 				case err == nil:
-					if _, seq, ok := parse(task.Base(cr.Path)); ok && zkops.Exhausted(seq) && !canary.On(bugPutAtExhausted) {
+					if _, seq, ok := parse(task.Base(cr.Path)); ok && exhausted(seq) && !canary.On(bugPutAtExhausted) {
 						// Not an item (takes skip it): withdrawn below.
-						exhausted()
+						runOut()
 						return
 					}
 					k(task.Base(cr.Path), nil)
@@ -341,8 +355,8 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 						switch {
 						case err != nil:
 							k("", err)
-						case zkops.Exhausted(seq):
-							exhausted()
+						case exhausted(seq):
+							runOut()
 						default:
 							create()
 						}
@@ -355,17 +369,17 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 					// with the session (no take reads it).
 					create()
 				case errors.Is(err, task.ErrNodeExists):
-					exhausted() // even the bump's number is taken: run out
+					runOut() // even the bump's number is taken: run out
 				default:
 					k("", err)
 				}
 			})
 		}
-		// exhausted: the counter has run out. Delete every node named
+		// runOut: the counter has run out. Delete every node named
 		// with an exhausted number (none is an item: takes skip them),
 		// then the directory if that leaves it empty, so that the next
 		// create starts the counter again at zero; otherwise refuse.
-		exhausted = func() {
+		runOut = func() {
 			task.Run(s, q.withdrawExhausted(), func(restarted bool, err error) {
 				switch {
 				case err != nil:
@@ -417,7 +431,7 @@ func (q *Queue) withdrawExhausted() task.Task[bool] {
 			}
 			var dead []string
 			for _, n := range cl.Names {
-				if _, seq, ok := parse(n); ok && zkops.Exhausted(seq) {
+				if _, seq, ok := parse(n); ok && exhausted(seq) {
 					dead = append(dead, n)
 				}
 			}
@@ -503,7 +517,7 @@ func (q *Queue) sweep(s *task.Scope, names []string) {
 		return
 	}
 	for _, n := range names {
-		if _, seq, ok := parse(n); ok && zkops.Exhausted(seq) {
+		if _, seq, ok := parse(n); ok && exhausted(seq) {
 			task.Go(s, zkops.Delete(q.item(n)), func(task.Unit, error) {})
 		}
 	}

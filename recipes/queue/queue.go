@@ -415,8 +415,8 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 const bumpPrefix = "qz-"
 
 // withdrawExhausted deletes the directory's nodes named with an exhausted
-// number (not items: takes skip them, so deleting one loses nothing),
-// then the directory if it is empty: restarted is true when the directory
+// number (not items: takes skip them, so deleting one loses nothing) and
+// the puts' bumps, then the directory if it is empty: restarted is true when the directory
 // is gone, so the next create starts its counter at zero.
 func (q *Queue) withdrawExhausted() task.Task[bool] {
 	return func(s *task.Scope, k task.Cont[bool]) {
@@ -431,8 +431,8 @@ func (q *Queue) withdrawExhausted() task.Task[bool] {
 			}
 			var dead []string
 			for _, n := range cl.Names {
-				if _, seq, ok := parse(n); ok && exhausted(seq) {
-					dead = append(dead, n)
+				if _, seq, ok := parse(n); (ok && exhausted(seq)) || strings.HasPrefix(n, bumpPrefix) {
+					dead = append(dead, n) // (a put's bump, left by a lost reply, too)
 				}
 			}
 			var next func(i int)

@@ -96,6 +96,9 @@ type queueSim struct {
 	// loops: at-least-once, client i's take-and-ack chains (1 or 2: a
 	// consumer holds up to two items at once)
 	loops []int
+	// nearMaxDir: the czxid of the directory whose counter was last set
+	// near the maximum
+	nearMaxDir int64
 }
 
 func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
@@ -112,7 +115,7 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 			s.rand, s.world = r.Rand, r.World
 			s.qs = make([]*queue.Queue, s.clients)
 			s.items, s.keys, s.next = map[string]*simItem{}, nil, 0
-			s.loops = make([]int, s.clients)
+			s.loops, s.nearMaxDir = make([]int, s.clients), 0
 			for i := range s.clients {
 				q, err := queue.New(simDir, queue.WithMode(mode))
 				if err != nil {
@@ -386,7 +389,10 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 func (s *queueSim) counterFaults(r *sim.Trial) {
 	switch x := r.Rand.IntN(100); {
 	case x < 1:
-		if st, ok := r.NodeStat(simDir); ok {
+		// Once per incarnation of the directory, so the counter only
+		// goes up, as a server's does.
+		if st, ok := r.NodeStat(simDir); ok && st.Czxid != s.nearMaxDir {
+			s.nearMaxDir = st.Czxid
 			if r.SetCounters(simDir, st.Version, math.MaxInt32-int32(r.Rand.IntN(3))) == nil {
 				s.tot.nearMax++
 				r.Logf("counter of %s set near the maximum", simDir)

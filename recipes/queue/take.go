@@ -17,8 +17,22 @@ import (
 func (q *Queue) takeDelete() task.Task[*Item] {
 	return func(s *task.Scope, k task.Cont[*Item]) {
 		var round func(watch bool)
-		var try func(its []Item, i int)
+		var list func(watch bool, epoch int32)
+		var try func(its []Item, i int, epoch int32)
 		round = func(watch bool) {
+			// The epoch first: read before the listing, so a check of it
+			// that passes proves the listing and the item read are of the
+			// directory the delete acts on (FIFO, and no new item taken
+			// for an old one of the same name).
+			task.Run(s, q.epochVersion(), func(epoch int32, err error) {
+				if err != nil {
+					k(nil, err)
+					return
+				}
+				list(watch, epoch)
+			})
+		}
+		list = func(watch bool, epoch int32) {
 			task.Run(s, q.list(watch), func(cw task.ChildrenWatch, err error) {
 				if err != nil {
 					k(nil, err)
@@ -27,7 +41,7 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 				its := ordered(cw.Names)
 				switch {
 				case len(its) > 0:
-					try(its, 0)
+					try(its, 0, epoch)
 				case cw.Watch == nil:
 					round(true) // empty: list again, this time with a watch
 				default:
@@ -41,24 +55,18 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 				}
 			})
 		}
-		try = func(its []Item, i int) {
+		try = func(its []Item, i int, epoch int32) {
 			if i == len(its) {
 				round(false)
 				return
 			}
 			it := its[i]
 			path := q.item(it.Name)
-			// The epoch first: read before the item, so a check of it
-			// that passes proves the item read is the one deleted.
-			task.Run(s, q.epochVersion(), func(epoch int32, err error) {
-				if err != nil {
-					k(nil, err)
-					return
-				}
+			{ // (the epoch was read before the listing)
 				task.Run(s, c.Retry(task.Get(path), zkops.Retry), func(d task.Data, err error) {
 					switch {
 					case errors.Is(err, task.ErrNoNode):
-						try(its, i+1)
+						try(its, i+1, epoch)
 					case err != nil:
 						k(nil, err)
 					default:
@@ -72,7 +80,7 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 							case r == stale:
 								round(false) // the directory was created again: list it again
 							default:
-								try(its, i+1)
+								try(its, i+1, epoch)
 							}
 						}, func(r outcome, err error) {
 							if r == taken && err == nil {
@@ -81,7 +89,7 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 						})
 					}
 				})
-			})
+			}
 		}
 		round(false)
 	}

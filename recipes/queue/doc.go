@@ -44,8 +44,15 @@
 //
 //	DIR/qn-0000000042            an item of priority 0 (data: the element)
 //	DIR/qp-001-0000000043        an item of priority -1 ("qp" and the priority, signed, 3 digits)
+//	DIR/qn-4294967338            an item returned from an earlier directory (2^32 + a czxid)
+//	DIR/qz-0000000044            a put's bump of the counter (ephemeral, deleted at once)
+//	DIR.epoch                    the directory's epoch: its version counts the queue's
+//	                             creates and deletes of DIR
 //	DIR.consumers/<id>           an at-least-once consumer's marker (ephemeral, of its session)
-//	DIR.inflight/<id>-<name>     an item that consumer took and has not acknowledged
+//	DIR.inflight/<id>-<czxid>-<name>
+//	                             an item that consumer took and has not acknowledged;
+//	                             <czxid> (16 hex digits) is the item's, naming the
+//	                             incarnation copied, not only its name
 //
 // The server appends the sequence number: the directory's count of child
 // creates, shared by every priority, so within a priority numbers grow in
@@ -54,6 +61,49 @@
 // never the same for a process restarted with the same identity (another
 // session). In-flight items of every consumer share one directory, so
 // one listing shows which consumers hold items.
+//
+// # Names handed out again
+//
+// A name is not an item's identity: the server hands a name out again
+// when the directory is deleted (an operator deleting the empty
+// directory, or the queue restarting a counter that has run out, below)
+// and created again, its counter starting from zero, and a counter that
+// has run out hands its last number out again and again. The queue knows
+// an item by its incarnation (its czxid) wherever it matters:
+//
+//   - an in-flight copy's name holds the czxid of the item it copies;
+//   - a reply lost on a take's delete, move or ack is settled by reading
+//     the node of that incarnation, never by sending the same request
+//     again by name and version (every incarnation starts at version 0);
+//   - every take's multi checks the version of DIR.epoch as read before
+//     its listing, and the queue raises that version in the multi that
+//     creates DIR and in the one that deletes it: a take that listed and
+//     read an item before the directory was created again fails its
+//     check (and lists again) instead of deleting a new item put under
+//     the old one's name. (ZooKeeper checks a node's version in a multi,
+//     not its incarnation; the epoch turns the directory's incarnation
+//     into a version. A directory created again by someone else, by hand
+//     or by DistributedQueue, does not raise the epoch: after an
+//     operator's delete the queue's own puts and takes create it.)
+//   - an item returned to the queue from flight goes back under its own
+//     name only if it was created in the directory as it is now; one held
+//     since an earlier directory goes back as its priority's prefix and
+//     2^32 + the copy's czxid, a number the counter never hands out
+//     (sorted after every counted item of its priority).
+//
+// The counter's wrap. The number is the directory's stored cversion, a
+// Java int. At int32's maximum the server keeps it there, so every later
+// create is named ...2147483647, and a real server preparing creates
+// while one is in its pipeline can name one with a negative number. Such
+// numbers are never items: takes skip them and delete them, and a put
+// that gets one deletes it and, if the directory then holds no child,
+// deletes the directory too (raising the epoch), so that its counter
+// starts again at zero, and puts again. While items are queued it cannot
+// restart the counter: Put fails with ErrExhausted and nothing is in the
+// queue; puts go on once the queue has drained. A put whose create finds
+// its name taken (an item returned under its own name into a restarted
+// directory) creates an ephemeral-sequential "qz-" node, deleted at once,
+// to move the counter past it, and creates again.
 //
 // # Put
 //
@@ -80,25 +130,31 @@
 //     "qp±ddd-" followed by a number (parsed as a 64-bit integer, as
 //     DistributedQueue parses it); other children are skipped. Sort by
 //     priority, then number.
-//  2. For each item in order: read it (its data and version); a missing
-//     item is skipped. Delete it at the version read. Success: the item
-//     is ours; deliver it. ErrNoNode (or ErrBadVersion): another consumer
-//     took it; next item.
-//  3. A delete whose reply was lost is sent again (at the same version).
-//     Success: the first was not applied, and this one took the item.
-//     ErrNoNode: the item is gone, but a delete of ours may have removed
-//     it or another consumer's; no read can tell which (the node is gone
-//     either way). Delivering it could deliver it twice, so Take fails
-//     with an *UnknownTakeError carrying the item: not delivered, not
-//     lost silently. The same when the session ends with the delete sent.
+//     The epoch's version is read (or known) before the listing.
+//  2. For each item in order: read it (its data, version and czxid); a
+//     missing item is skipped. One multi checks the epoch and deletes the
+//     item at the version read. Success: the item is ours; deliver it.
+//     ErrNoNode (or ErrBadVersion) on the item: another consumer took it;
+//     next item. The epoch's check fails: the directory was created again
+//     since the listing; list again.
+//  3. A delete whose reply was lost is settled by the item's incarnation:
+//     if the node at its name has the czxid read, the delete was not
+//     applied and is sent again. If it is gone, or another incarnation,
+//     a delete of ours may have removed the item or another consumer's;
+//     no read can tell which. Delivering it could deliver it twice, so
+//     Take fails with an *UnknownTakeError carrying the item: not
+//     delivered, not lost silently. The same when the session ends with
+//     the delete sent.
 //  4. When every item of the listing was gone, list again; when the
 //     directory has no item, list again with a children watch and wait
 //     for it to fire (no polling), then go to 1.
 //
 // Proof of at most once: an item is delivered only by a delete that
 // succeeded (step 2 or 3), and a node is deleted once; no item comes back
-// in this mode (nothing creates a name twice: the server's counter only
-// grows).
+// in this mode. The node deleted is the item read: within one
+// incarnation of the directory the counter never hands a name out twice
+// to an item (exhausted numbers are not items), and the epoch's check
+// fails if the directory was created again since the listing.
 //
 // # Take, at least once
 //
@@ -107,18 +163,21 @@
 //     is owned by our session (applied) or it does not (create again).
 //     Then return the items of dead consumers (below).
 //  2. List and sort DIR as in at-most-once. For each item in order, read
-//     it and move it with one multi: check our marker (version 0),
-//     create DIR.inflight/<id>-<name> with the item's data, delete the
+//     it and move it with one multi: check our marker (version 0), check
+//     the epoch (as in at-most-once), create
+//     DIR.inflight/<id>-<czxid>-<name> with the item's data, delete the
 //     item at the version read. Success: deliver. The item's op fails
 //     (ErrNoNode, ErrBadVersion): taken by someone else; next item. The
 //     check fails: our marker was deleted (an operator) and our items may
 //     be returned at any moment; register a new consumer (a new id) and
 //     list again. The copy's create finds no DIR.inflight: create it and
-//     send again. A lost reply is settled by sending the same multi
-//     again: if the first was applied, our copy exists and the create
-//     fails with ErrNodeExists, which means the item is ours (a copy is
-//     only made together with the item's delete, and nobody else touches
-//     a live consumer's copies).
+//     send again. A lost reply is settled by reading our copy: it exists
+//     if and only if the move was applied (a copy of that incarnation is
+//     only made together with its delete, and nobody else touches a live
+//     consumer's copies); then the item is ours, unless another take of
+//     the same Queue (the same consumer, taking in parallel) has already
+//     delivered that copy, which the Queue records. A copy found existing
+//     without a lost reply is that other take's: next item.
 //  3. When the queue is empty: return dead consumers' items, then list
 //     with a children watch and wait for the first of that watch and,
 //     when another consumer holds items in flight, a children watch on
@@ -127,21 +186,31 @@
 //     listing it came with (no request, no new watch), with one waiter of
 //     its own that wakes the queue's waiting takes.
 //
-// Ack: one multi checks our marker and deletes the copy. ErrNoNode on the
-// copy after a lost reply: our earlier send deleted it (with our marker
-// in place nobody else removes our copies): success. The check fails:
-// ErrDeliveryLost, the item is or will be back in the queue. An Ack run
-// on another session than the take's fails with ErrDeliveryLost without
-// sending anything. An Ack whose session ends after the multi was sent
-// fails with ErrOutcomeUnknown: applied, or the item goes back.
+// Ack: one multi checks our marker and deletes the copy. Its error says
+// what is known. Not applied (ErrDeliveryLost): the marker's check or
+// the copy's delete failed on the only send, or the Ack ran on another
+// session than the take's (nothing sent); the item is, or will be, back
+// in the queue (unless the copy itself was deleted by hand). A lost
+// reply is settled by reading the copy, then our marker: the copy there
+// means not applied (sent again while the marker is ours, ErrDeliveryLost
+// otherwise); the copy gone while our marker's incarnation (its czxid)
+// is still there means applied by the lost send (the marker was there
+// all along, and with it nobody removes our copies); the copy gone and
+// the marker gone or another incarnation leaves both possible:
+// ErrOutcomeUnknown (applied, or returned to the queue). An Ack whose
+// session ends after the multi was sent fails with ErrOutcomeUnknown
+// too.
 //
 // Returning the items of dead consumers: list DIR.inflight, then (if
 // another consumer holds items there) list DIR.consumers; a consumer
 // holding items whose marker is not listed is dead (it registered before
 // its items were listed, so a live one is in the later listing). For
 // each of its copies, one multi creates the marker DIR.consumers/<id>
-// (persistent), deletes it again, creates DIR/<name> with the copy's data
-// and deletes the copy at the version read. The create of the marker
+// (persistent), deletes it again, checks the epoch (read, with the
+// directory's czxid, before the copy), creates the item with the copy's
+// data (under its own name, or another if it is from an earlier
+// directory: see Names handed out again) and deletes the copy at the
+// version read. The create of the marker
 // fails if the marker exists, so the multi applies only while the
 // consumer is dead, atomically with the move: a marker that reappears
 // between our read and our multi (an operator's) stops it. A pass costs
@@ -199,7 +268,10 @@
 // business: it treats a lost reply as an error, a consumer of it that
 // dies after the delete loses the item, and its offer and take fail with
 // NodeExists when another client creates the missing directory at the
-// same moment (create the directory first).
+// same moment (create the directory first). It knows nothing of the
+// counter's wrap: an item it puts under an exhausted number is not an
+// item to us (our takes and puts delete it), and a directory it creates
+// does not raise the epoch.
 //
 // # Faults
 //
@@ -221,6 +293,12 @@
 // never takes the dead process's marker or copies for its own. The dead
 // process's in-flight items wait until its session expires, then come
 // back. In at-most-once mode an item the dead process took is lost.
+//
+// An operator who deletes the empty directory: its counter restarts and
+// names are handed out again; the queue keeps its promises (see Names
+// handed out again), provided the directory is created again by the
+// queue (its puts and takes do it). Deleting DIR.epoch: the next take's
+// check fails, and the queue creates it again.
 //
 // An operator who deletes nodes: deleting an item, or an in-flight copy,
 // loses it (the node is the item). Deleting a consumer's marker makes the

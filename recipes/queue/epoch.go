@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	c "github.com/zkflow/zkflow/combinators"
-	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -67,9 +66,6 @@ func (q *Queue) staleEpoch(v int32) { q.epoch.CompareAndSwap(int64(v)+1, 0) }
 
 // epochCheck is the op a take's multi starts with.
 func (q *Queue) epochCheck(v int32) task.MultiOp {
-	if canary.On(bugNoEpoch) {
-		return &task.CheckRequest{Path: q.epochPath(), Version: task.AnyVersion}
-	}
 	return &task.CheckRequest{Path: q.epochPath(), Version: v}
 }
 
@@ -203,10 +199,7 @@ func (q *Queue) readDir() task.Task[dirState] {
 func returnName(entry string, copyCzxid int64, ds dirState) string {
 	_, name, czxid, ok := splitFlightZ(entry)
 	pri, _, _ := parse(name)
-	if ok && czxid >= ds.czxid && !canary.On(bugReturnOldName) {
-		return name
-	}
-	if canary.On(bugReturnOldName) {
+	if ok && czxid >= ds.czxid {
 		return name
 	}
 	return prefix(pri) + strconv.FormatInt(1<<32+copyCzxid, 10)

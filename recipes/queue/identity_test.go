@@ -319,3 +319,59 @@ func TestAckOutcomeAfterLostReply(t *testing.T) {
 		})
 	}
 }
+
+// A take that read an item before the directory was deleted and created
+// again (its read's reply delayed while another consumer took the item,
+// an operator deleted the empty directory and a new item was put under
+// the same name) must not take the new item for the old one: the old
+// one is not delivered twice, and the new one is delivered, once.
+func TestStaleReadAcrossRestart(t *testing.T) {
+	for _, mode := range []queue.Mode{queue.AtMostOnce, queue.AtLeastOnce} {
+		t.Run(mode.String(), func(t *testing.T) {
+			w := newFaultWorld(t, 3)
+			const a, b, p = 0, 1, 2
+			qa := mustNew(t, "/q", queue.WithMode(mode))
+			qb := mustNew(t, "/q", queue.WithMode(mode))
+			qp := mustNew(t, "/q", queue.WithMode(mode))
+			if _, err := mustRun(t, w.World, p, qp.Put([]byte("x1"))); err != nil {
+				t.Fatal(err)
+			}
+			delayed := false
+			w.hook = func(c *fakezk.Conn, req task.Request) {
+				if g, ok := req.(*task.GetDataRequest); ok && c == w.Conns[a] && strings.HasPrefix(g.Path, "/q/") {
+					w.hook, delayed = nil, true
+					w.Server.Delay(c, time.Second)
+				}
+			}
+			out := sim.Submit(w.World, a, qa.Take())
+			w.Drive()
+			if !delayed || out.Done {
+				t.Fatalf("A's read was not delayed: %v %+v", delayed, out)
+			}
+			x1, err := mustRun(t, w.World, b, qb.Take())
+			if err != nil || string(x1.Data) != "x1" {
+				t.Fatalf("B's take: %v %v", x1, err)
+			}
+			if mode == queue.AtLeastOnce {
+				if _, err := mustRun(t, w.World, b, x1.Ack()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Server.AdminDelete("/q"); err != nil {
+				t.Fatal(err)
+			}
+			if name, err := mustRun(t, w.World, p, qp.Put([]byte("x2"))); err != nil || name != "qn-0000000000" {
+				t.Fatalf("put of x2: %s %v (the name must be x1's again)", name, err)
+			}
+			if !w.Settle(func() bool { return out.Done }) {
+				t.Fatal("A's take never ended")
+			}
+			if out.Err != nil || string(out.V.Data) != "x2" {
+				t.Fatalf("A's take: %+v, want x2 (x1 was B's)", out)
+			}
+			if left := w.Children("/q"); len(left) != 0 {
+				t.Fatalf("left in the queue: %v", left)
+			}
+		})
+	}
+}

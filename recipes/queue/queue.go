@@ -48,20 +48,11 @@ const (
 	// and whose retry finds the consumer's marker gone reports
 	// ErrDeliveryLost although the first send may have been applied.
 	bugAckLostIsDeliveryLost canary.Name = "queue/lost-ack-is-delivery-lost"
-	// bugNoEpoch: a take's multi does not check the directory's epoch: a
-	// take that read an item before the directory was deleted and created
-	// again deletes a new item put under the same name.
-	bugNoEpoch canary.Name = "queue/no-epoch-check"
 	// bugClaimless: at-least-once, a take of a consumer that finds its
 	// copy of the item existing takes it for its own even when another
 	// take of the same consumer made it: the item is delivered twice to
 	// the consumer, and both acks succeed.
 	bugClaimless canary.Name = "queue/copy-exists-is-ours"
-	// bugReturnOldName: at-least-once, an item held in flight since an
-	// earlier incarnation of the directory goes back under its own name,
-	// which the restarted counter may have given a new item: a take that
-	// read the new item deletes the returned one in its place.
-	bugReturnOldName canary.Name = "queue/return-under-old-name"
 )
 
 // Errors of the queue, tested with errors.Is.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -16,22 +17,60 @@ import (
 // items are INFLIGHT/<id>-<name>: one flat directory, so that one listing
 // shows which consumers hold items.
 type consumer struct {
-	id   string
-	sess task.Session
+	id    string
+	sess  task.Session
+	czxid int64 // the marker's incarnation
 }
 
 const idLen = 32
 
-func (q *Queue) marker(id string) string       { return q.consumers + "/" + id }
-func (q *Queue) flight(id, name string) string { return q.inflight + "/" + id + "-" + name }
+func (q *Queue) marker(id string) string { return q.consumers + "/" + id }
+
+// flight is the path of consumer id's in-flight copy of the item named
+// name whose incarnation is czxid: INFLIGHT/<id>-<czxid, 16 hex>-<name>.
+// The czxid ties the copy to the item it copies, not only to its name,
+// which the counter can hand out again.
+func (q *Queue) flight(id string, czxid int64, name string) string {
+	return fmt.Sprintf("%s/%s-%016x-%s", q.inflight, id, uint64(czxid), name)
+}
 
 // splitFlight parses an in-flight entry's name into the consumer's id and
-// the item's name.
+// the item's name: "<id>-<czxid>-<name>", or "<id>-<name>" as copies were
+// named before they carried the item's czxid (returned all the same).
 func splitFlight(entry string) (id, name string, ok bool) {
 	if len(entry) < idLen+2 || entry[idLen] != '-' {
 		return "", "", false
 	}
-	return entry[:idLen], entry[idLen+1:], true
+	id, rest := entry[:idLen], entry[idLen+1:]
+	const zx = 16
+	if len(rest) > zx+1 && rest[zx] == '-' && isHex(rest[:zx]) {
+		rest = rest[zx+1:]
+	}
+	return id, rest, true
+}
+
+// splitFlightZ is splitFlight with the czxid of the item copied, when
+// the copy's name has it (ok false for a copy named before copies carried
+// it).
+func splitFlightZ(entry string) (id, name string, czxid int64, ok bool) {
+	id, name, fine := splitFlight(entry)
+	if !fine || len(entry) < idLen+18 || entry[idLen+17] != '-' {
+		return id, name, 0, false
+	}
+	z, err := strconv.ParseUint(entry[idLen+1:idLen+17], 16, 64)
+	if err != nil {
+		return id, name, 0, false
+	}
+	return id, name, int64(z), true
+}
+
+func isHex(s string) bool {
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // multiIndex returns the index of the failed op of a multi's error, or -1.
@@ -64,11 +103,11 @@ func (q *Queue) registered() task.Task[*consumer] {
 		}
 		send = func(id string) {
 			req := &task.CreateRequest{Path: q.marker(id), Mode: task.Ephemeral, ACL: q.acl.For(q.marker(id))}
-			task.Run(s, task.CreateWith(req), func(_ task.Created, err error) {
+			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
 				switch {
 				case err == nil:
-					cn := &consumer{id: id, sess: sess}
-					q.cons = cn
+					cn := &consumer{id: id, sess: sess, czxid: cr.Stat.Czxid}
+					q.cons, q.claimed = cn, nil
 					// Items of dead consumers go back before this one
 					// takes (its errors are the take's next request's).
 					task.Run(s, q.recover(cn, false), func([]*task.Watch, error) { k(cn, nil) })
@@ -92,8 +131,8 @@ func (q *Queue) registered() task.Task[*consumer] {
 						case err != nil:
 							k(nil, err)
 						case st != nil && st.EphemeralOwner == sess.ID:
-							cn := &consumer{id: id, sess: sess}
-							q.cons = cn
+							cn := &consumer{id: id, sess: sess, czxid: st.Czxid}
+							q.cons, q.claimed = cn, nil
 							k(cn, nil)
 						default:
 							attempt()
@@ -173,113 +212,193 @@ func (q *Queue) takeAcked() task.Task[*Item] {
 				return
 			}
 			it := its[i]
-			task.Run(s, c.Retry(task.Get(q.item(it.Name)), zkops.Retry), func(d task.Data, err error) {
-				switch {
-				case errors.Is(err, task.ErrNoNode):
-					try(cn, its, i+1)
-				case err != nil:
+			// The epoch first: read before the item (see epoch.go).
+			task.Run(s, q.epochVersion(), func(epoch int32, err error) {
+				if err != nil {
 					k(nil, err)
-				default:
-					it.Data, it.q, it.cons = d.Data, q, cn
-					q.move(s, cn, &it, d.Stat.Version, func(taken bool, err error) {
-						switch {
-						case err != nil:
-							k(nil, err)
-						case taken:
-							k(&it, nil)
-						case q.cons != cn:
-							round(false) // our marker is gone: a new consumer
-						default:
-							try(cn, its, i+1)
-						}
-					})
+					return
 				}
+				task.Run(s, c.Retry(task.Get(q.item(it.Name)), zkops.Retry), func(d task.Data, err error) {
+					switch {
+					case errors.Is(err, task.ErrNoNode):
+						try(cn, its, i+1)
+					case err != nil:
+						k(nil, err)
+					default:
+						it.Data, it.czxid, it.q, it.cons = d.Data, d.Stat.Czxid, q, cn
+						detached(s, q.move(cn, &it, d.Stat.Version, epoch), func(r outcome, err error) {
+							switch {
+							case err != nil:
+								k(nil, err)
+							case r == taken:
+								k(&it, nil)
+							case r == stale, q.cons != cn:
+								round(false) // the directory created again, or our marker gone
+							default:
+								try(cn, its, i+1)
+							}
+						}, func(r outcome, err error) {
+							if r == taken && err == nil {
+								q.giveBackOwn(s, cn, it) // moved as the take ended
+							}
+						})
+					}
+				})
 			})
 		}
 		round(false)
 	}
 }
 
-// move moves item it (read at version) in flight under cn.
-// taken is false when the item was gone (another consumer took it) or cn
-// is no longer registered (its marker gone: q.cons is reset,
-// so the caller registers a new consumer).
-func (q *Queue) move(s *task.Scope, cn *consumer, it *Item, version int32, k func(taken bool, err error)) {
-	path, copyPath := q.item(it.Name), q.flight(cn.id, it.Name)
-	ops := []task.MultiOp{
-		&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
-		&task.CreateRequest{Path: copyPath, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(copyPath)},
-		&task.DeleteRequest{Path: path, Version: version},
-	}
-	if canary.On(bugTakeByDelete) {
-		ops = []task.MultiOp{ops[0], ops[2]}
-	}
-	var send func()
-	send = func() {
-		task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
-			switch i := multiIndex(err); {
-			case err == nil:
-				k(true, nil)
-			case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
-				send()
-			case i == 0 && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
-				if q.cons == cn {
-					q.cons = nil
-				}
-				k(false, nil)
-			case i == 1 && errors.Is(err, task.ErrNoNode):
-				// The in-flight directory is missing (first use, or
-				// deleted by hand).
-				task.Run(s, zkops.EnsurePath(q.inflight, q.acl), func(_ task.Unit, err error) {
-					if err != nil {
-						k(false, err)
+// move moves item it (read at version, with the directory's epoch at
+// version epoch) in flight under cn: one multi checks cn's marker and the
+// epoch, creates the copy and deletes the item at the version read. The
+// outcome is gone when the item was gone (another consumer took it) or cn
+// is no longer registered (its marker gone: q.cons is reset, so the
+// caller registers a new consumer), and stale when the epoch moved.
+func (q *Queue) move(cn *consumer, it *Item, version, epoch int32) task.Task[outcome] {
+	return func(s *task.Scope, k task.Cont[outcome]) {
+		path, copyPath := q.item(it.Name), q.flight(cn.id, it.czxid, it.Name)
+		ops := []task.MultiOp{
+			&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
+			q.epochCheck(epoch),
+			&task.CreateRequest{Path: copyPath, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(copyPath)},
+			&task.DeleteRequest{Path: path, Version: version},
+		}
+		const opMarker, opEpoch = 0, 1
+		opCopy := 2
+		if canary.On(bugTakeByDelete) {
+			ops, opCopy = []task.MultiOp{ops[0], ops[1], ops[3]}, -1
+		}
+		claim := func() {
+			if q.claimed == nil {
+				q.claimed = map[string]bool{}
+			}
+			q.claimed[copyPath] = true
+			k(taken, nil)
+		}
+		var send, settle func()
+		send = func() {
+			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+				switch i := multiIndex(err); {
+				case err == nil:
+					claim()
+				case errors.Is(err, task.ErrConnectionLoss):
+					if opCopy < 0 || canary.On(bugClaimless) {
+						send()
 						return
 					}
+					settle()
+				case errors.Is(err, task.ErrNotSent):
 					send()
-				})
-			case i == 1 && errors.Is(err, task.ErrNodeExists):
-				// Our copy exists: it is made only with the item's delete,
-				// in one multi, and nobody else touches a live consumer's
-				// copies: an earlier send whose reply was lost took it.
-				k(true, nil)
-			case i >= 1 && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
-				k(false, nil)
-			default:
-				k(false, err)
-			}
-		})
+				case i == opMarker && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
+					if q.cons == cn {
+						q.cons = nil
+					}
+					k(gone, nil)
+				case i == opEpoch && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
+					q.staleEpoch(epoch)
+					if errors.Is(err, task.ErrNoNode) {
+						task.Run(s, zkops.EnsurePath(q.epochPath(), q.acl), func(_ task.Unit, err error) { k(stale, err) })
+						return
+					}
+					k(stale, nil)
+				case i == opCopy && errors.Is(err, task.ErrNoNode):
+					// The in-flight directory is missing (first use, or
+					// deleted by hand).
+					task.Run(s, zkops.EnsurePath(q.inflight, q.acl), func(_ task.Unit, err error) {
+						if err != nil {
+							k(gone, err)
+							return
+						}
+						send()
+					})
+				case i == opCopy && errors.Is(err, task.ErrNodeExists):
+					// Our copy of this incarnation exists, made by another
+					// take of this Queue (the same consumer): not ours.
+					if canary.On(bugClaimless) {
+						claim()
+						return
+					}
+					k(gone, nil)
+				case errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion):
+					k(gone, nil) // the item: taken by someone else
+				default:
+					k(gone, err)
+				}
+			})
+		}
+		// settle: a lost reply is settled by the copy, not by sending
+		// again (a second send can fail on a check whatever the first
+		// did). The copy is made only with this incarnation's delete, in
+		// one multi, and nobody else touches a live consumer's copies: if
+		// it exists the move was applied, by this take unless another
+		// take of this Queue (the same consumer) has delivered it.
+		settle = func() {
+			task.Run(s, c.Retry(task.Exists(copyPath), zkops.Retry), func(st *task.Stat, err error) {
+				switch {
+				case err != nil:
+					k(gone, err)
+				case st == nil:
+					send() // not applied
+				case q.claimed[copyPath]:
+					k(gone, nil)
+				default:
+					claim()
+				}
+			})
+		}
+		send()
 	}
-	send()
 }
 
 // Ack returns a task that acknowledges an item taken in at-least-once
 // mode: one multi checks the consumer's marker and deletes the in-flight
-// copy. It must run on the session the item was taken on. It fails with
-// ErrDeliveryLost when it was not applied because the item is no longer
-// this consumer's (the session ended before the ack was sent, or the
-// marker was deleted: the item is, or will be, back in the queue; or
-// someone deleted the copy), and with ErrOutcomeUnknown when the session
-// ended after the multi was sent (it may have been applied: if not, the
-// item goes back to the queue).
-// A lost reply is settled by sending again: with our marker in place
-// nobody else removes our copies, so a copy found gone was deleted by the
-// earlier send. Ack of an at-most-once item fails with
+// copy. It must run on the session the item was taken on. Its outcome
+// says what is known:
+//
+//   - nil: applied, once. The item will never be delivered again.
+//   - ErrDeliveryLost: not applied, and the item is no longer this
+//     consumer's: the session ended before the ack was sent, or the
+//     consumer's marker was deleted (the item is, or will be, back in the
+//     queue), or the copy itself was gone (returned to the queue after
+//     the marker went and came back, or deleted by hand, which loses it).
+//   - ErrOutcomeUnknown: the multi was sent and may have been applied:
+//     the session ended with its reply lost, or its reply was lost and
+//     the copy is gone while the marker is not the consumer's any more
+//     (applied, or not applied and the item went back to the queue).
+//
+// A lost reply is settled by reading the copy, then the marker: a copy
+// still there means not applied (sent again while the marker is ours);
+// a copy gone while our marker's incarnation (its czxid) is still there
+// means applied by the lost send (with the marker in place nobody else
+// removes our copies). Ack of an at-most-once item fails with
 // task.ErrInvalidArgument.
 func (it *Item) Ack() task.Task[task.Unit] {
 	if it == nil || it.cons == nil {
 		return task.Fail[task.Unit](fmt.Errorf("queue: ack of an item not taken in at-least-once mode: %w", task.ErrInvalidArgument))
 	}
 	q, cn := it.q, it.cons
-	copyPath := q.flight(cn.id, it.Name)
+	copyPath := q.flight(cn.id, it.czxid, it.Name)
 	unchecked := canary.On(bugAckUnchecked)
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if sess := s.Session(); !unchecked && (sess.ID != cn.sess.ID || sess.Epoch != cn.sess.Epoch) {
 			k(task.Unit{}, fmt.Errorf("%w: %s taken on %s, ack on %s", ErrDeliveryLost, it.Name, cn.sess, sess))
 			return
 		}
+		lostErr := func(err error) {
+			delete(q.claimed, copyPath)
+			if q.cons == cn {
+				q.cons = nil
+			}
+			k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: %w", it.Name, ErrDeliveryLost, err))
+		}
+		unknown := func(err error) {
+			k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: %w", it.Name, ErrOutcomeUnknown, err))
+		}
 		lost := false
-		var send func()
-		send = func() {
+		var send, settle func(cause error)
+		send = func(error) {
 			ops := []task.MultiOp{
 				&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
 				&task.DeleteRequest{Path: copyPath, Version: task.AnyVersion},
@@ -290,29 +409,59 @@ func (it *Item) Ack() task.Task[task.Unit] {
 			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
 				switch i := multiIndex(err); {
 				case err == nil, unchecked && errors.Is(err, task.ErrNoNode):
+					delete(q.claimed, copyPath)
 					k(task.Unit{}, nil)
 				case errors.Is(err, task.ErrConnectionLoss):
 					lost = true
-					send()
-				case errors.Is(err, task.ErrNotSent):
-					send()
-				case i == 1 && errors.Is(err, task.ErrNoNode) && lost:
-					k(task.Unit{}, nil) // the lost send deleted it
-				case i == 0 || i == 1:
-					if i == 0 && q.cons == cn {
-						q.cons = nil
+					if canary.On(bugAckLostIsDeliveryLost) {
+						send(err)
+						return
 					}
-					k(task.Unit{}, fmt.Errorf("%w: %s: %w", ErrDeliveryLost, it.Name, err))
+					settle(err)
+				case errors.Is(err, task.ErrNotSent):
+					send(err)
+				case i == 1 && errors.Is(err, task.ErrNoNode) && lost:
+					k(task.Unit{}, nil) // (bugAckLostIsDeliveryLost only) the lost send deleted it
+				case i == 0 || i == 1:
+					lostErr(err)
 				case errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed):
 					// The multi may have been applied before the session
 					// ended (its reply lost, or not yet handled).
-					k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: %w", it.Name, ErrOutcomeUnknown, err))
+					unknown(err)
 				default:
 					k(task.Unit{}, err)
 				}
 			})
 		}
-		send()
+		// settle: the copy first, then the marker. A marker of our
+		// incarnation read after the copy was there all along (an
+		// incarnation never comes back), so nothing returned the copy.
+		settle = func(cause error) {
+			task.Run(s, c.Retry(task.Exists(copyPath), zkops.Retry), func(cst *task.Stat, err error) {
+				if err != nil {
+					unknown(err)
+					return
+				}
+				task.Run(s, c.Retry(task.Exists(q.marker(cn.id)), zkops.Retry), func(mst *task.Stat, err error) {
+					ours := mst != nil && mst.Czxid == cn.czxid
+					switch {
+					case err != nil:
+						unknown(err)
+					case cst != nil && ours:
+						lost = false
+						send(nil) // not applied: send again
+					case cst != nil:
+						lostErr(fmt.Errorf("the consumer's marker is gone: %w", cause))
+					case ours:
+						delete(q.claimed, copyPath)
+						k(task.Unit{}, nil) // applied by the lost send
+					default:
+						unknown(fmt.Errorf("the copy and the consumer's marker are gone: %w", cause))
+					}
+				})
+			})
+		}
+		send(nil)
 	}
 }
 
@@ -336,14 +485,14 @@ func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 			held := map[string][]string{}
 			var ids []string
 			for _, e := range entries {
-				id, name, ok := splitFlight(e)
+				id, _, ok := splitFlight(e)
 				if !ok || id == cn.id {
 					continue
 				}
 				if _, seen := held[id]; !seen {
 					ids = append(ids, id)
 				}
-				held[id] = append(held[id], name)
+				held[id] = append(held[id], e)
 			}
 			if len(ids) == 0 {
 				k(nil, nil)
@@ -423,58 +572,69 @@ func (q *Queue) liveConsumers(watch bool) task.Task[map[string]bool] {
 	}
 }
 
-// giveBack moves the in-flight items names of dead consumer id back to
-// the queue under their own names (so they sort where they were), each
-// with one multi that also creates and deletes the consumer's marker: it
-// applies only if the marker does not exist, so a consumer that is alive
-// after all (a marker created again) keeps its items.
-func (q *Queue) giveBack(id string, names []string) task.Task[task.Unit] {
+// giveBack moves the in-flight copies entries of dead consumer id back
+// to the queue under the items' own names (so they sort where they were),
+// each with one multi that also creates and deletes the consumer's
+// marker: it applies only if the marker does not exist, so a consumer
+// that is alive after all (a marker created again) keeps its items.
+func (q *Queue) giveBack(id string, entries []string) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		var next func(i int)
-		var send func(i int, d task.Data)
+		var send func(i int, d task.Data, ds dirState)
 		next = func(i int) {
-			if i == len(names) {
+			if i == len(entries) {
 				k(task.Unit{}, nil)
 				return
 			}
-			task.Run(s, c.Retry(task.Get(q.flight(id, names[i])), zkops.Retry), func(d task.Data, err error) {
-				switch {
-				case errors.Is(err, task.ErrNoNode):
-					next(i + 1)
-				case err != nil:
+			task.Run(s, q.readDir(), func(ds dirState, err error) {
+				if err != nil {
 					k(task.Unit{}, err)
-				default:
-					send(i, d)
+					return
 				}
+				task.Run(s, c.Retry(task.Get(q.inflight+"/"+entries[i]), zkops.Retry), func(d task.Data, err error) {
+					switch {
+					case errors.Is(err, task.ErrNoNode):
+						next(i + 1)
+					case err != nil:
+						k(task.Unit{}, err)
+					default:
+						send(i, d, ds)
+					}
+				})
 			})
 		}
-		send = func(i int, d task.Data) {
-			name := names[i]
+		send = func(i int, d task.Data, ds dirState) {
+			path := q.item(returnName(entries[i], d.Stat.Czxid, ds))
 			ops := []task.MultiOp{
 				&task.CreateRequest{Path: q.marker(id), Mode: task.Persistent, ACL: q.acl.For(q.marker(id))},
 				&task.DeleteRequest{Path: q.marker(id), Version: task.AnyVersion},
-				&task.CreateRequest{Path: q.item(name), Data: d.Data, Mode: task.Persistent, ACL: q.acl.For(q.item(name))},
-				&task.DeleteRequest{Path: q.flight(id, name), Version: d.Stat.Version},
+				q.epochCheck(ds.epoch),
+				&task.CreateRequest{Path: path, Data: d.Data, Mode: task.Persistent, ACL: q.acl.For(path)},
+				&task.DeleteRequest{Path: q.inflight + "/" + entries[i], Version: d.Stat.Version},
 			}
 			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
 				switch i0 := multiIndex(err); {
 				case err == nil:
 					next(i + 1)
 				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
-					send(i, d) // applied before: the copy is gone and this fails at op 3
+					send(i, d, ds) // applied before: the copy is gone and this fails at op 4
 				case i0 == 0 && errors.Is(err, task.ErrNodeExists):
 					k(task.Unit{}, nil) // the consumer is alive after all
-				case (i0 == 0 || i0 == 2) && errors.Is(err, task.ErrNoNode):
-					// A directory deleted by hand: the markers' (op 0)
-					// or the queue's (op 2).
-					task.Run(s, c.Seq(zkops.EnsurePath(q.consumers, q.acl), zkops.EnsurePath(q.dir, q.acl)), func(_ task.Unit, err error) {
+				case i0 == 0 && errors.Is(err, task.ErrNoNode):
+					// The markers' directory deleted by hand.
+					task.Run(s, zkops.EnsurePath(q.consumers, q.acl), func(_ task.Unit, err error) {
 						if err != nil {
 							k(task.Unit{}, err)
 							return
 						}
-						send(i, d)
+						send(i, d, ds)
 					})
-				case i0 >= 2:
+				case i0 == 2 || (i0 == 3 && errors.Is(err, task.ErrNoNode)):
+					// The directory was created again (or deleted) since
+					// it was read: read it again.
+					q.staleEpoch(ds.epoch)
+					next(i)
+				case i0 >= 3:
 					next(i + 1) // returned by someone else meanwhile
 				default:
 					k(task.Unit{}, err)

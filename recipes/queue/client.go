@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/task"
@@ -55,9 +56,16 @@ func (cl *Client) PutPriority(ctx context.Context, data []byte, priority int) (s
 // Take waits until ctx ends for an item and takes it (see Queue.Take).
 // When ctx ends first the take is canceled and Take returns
 // task.ErrCanceled or task.ErrDeadlineExceeded; if the item was taken just
-// as ctx ended, Take returns it (an at-most-once item would be lost
-// otherwise).
+// as ctx ended, Take returns it. A take whose delete (at-most-once) or
+// move (at-least-once) was in flight when ctx ended settles it in the
+// background and, if it took the item, gives it back: at-least-once to
+// the queue under its own name, at-most-once put again at the end of its
+// priority (delivered to no one, so still at most once). Nothing taken is
+// lost to a cancellation or kept in flight until the session ends.
 func (cl *Client) Take(ctx context.Context) (*Item, error) {
+	if err := executor.CanBlock(); err != nil {
+		return nil, err
+	}
 	type result struct {
 		it  *Item
 		err error
@@ -73,14 +81,70 @@ func (cl *Client) Take(ctx context.Context) (*Item, error) {
 	if r := <-ch; r.err == nil {
 		return r.it, nil
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, task.ErrDeadlineExceeded
-	}
-	return nil, task.ErrCanceled
+	return nil, ctxErr(ctx)
 }
 
-// Ack acknowledges an item taken in at-least-once mode (see Item.Ack).
+// Ack acknowledges an item taken in at-least-once mode (see Item.Ack for
+// what each error says). The ack is started whatever ctx: with ctx ended
+// already, or ending before the ack does, Ack returns task.ErrCanceled or
+// task.ErrDeadlineExceeded at once and the ack goes on in the background
+// (a failure then goes to the executor's Config.OnError; an ack not
+// applied leaves the item to come back to the queue once this consumer's
+// session ends, as Item.Ack says). So `defer c.Ack(ctx, it)` acknowledges
+// even when ctx ends during the work. Called on an executor's goroutine,
+// it starts the ack and returns executor.ErrOnExecutor.
 func (cl *Client) Ack(ctx context.Context, it *Item) error {
-	_, err := executor.Await(ctx, cl.ex, it.Ack())
+	_, err := giveUp(ctx, cl.ex, it.Ack())
 	return err
+}
+
+// giveUp runs t, which gives something back (an ack), on ex, whatever
+// ctx: it is submitted even when ctx has ended already (or when called on
+// an executor's goroutine, where waiting would wait forever), and never
+// canceled. It waits for t's outcome until ctx ends; then it returns
+// ctx's error and t goes on in the background, its failure reported to
+// the executor's Config.OnError.
+func giveUp[T any](ctx context.Context, ex *executor.Executor, t task.Task[T]) (T, error) {
+	var zero T
+	if err := executor.CanBlock(); err != nil {
+		executor.Submit(ex, t, nil)
+		return zero, err
+	}
+	if ctx.Err() != nil {
+		executor.Submit(ex, t, nil)
+		return zero, ctxErr(ctx)
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	var mu sync.Mutex
+	waiting := true
+	executor.Submit(ex, t, func(v T, err error) {
+		mu.Lock()
+		w := waiting
+		mu.Unlock()
+		if !w && err != nil {
+			ex.Report(fmt.Errorf("queue: %w", err))
+		}
+		ch <- result{v, err}
+	})
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		mu.Lock()
+		waiting = false
+		mu.Unlock()
+		return zero, ctxErr(ctx)
+	}
+}
+
+// ctxErr is the error a blocking call returns when ctx ended first.
+func ctxErr(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return task.ErrDeadlineExceeded
+	}
+	return task.ErrCanceled
 }

@@ -3,9 +3,11 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -38,6 +40,19 @@ const (
 	// bugNoReturn: at-least-once, the in-flight items of a dead consumer
 	// are never returned to the queue.
 	bugNoReturn canary.Name = "queue/no-return"
+	// bugPutAtExhausted: once the counter has run out, puts queue items
+	// under its last number, which it hands out again, and takes take
+	// them: a take deletes an item put under the name of one it read.
+	bugPutAtExhausted canary.Name = "queue/put-at-exhausted-counter"
+	// bugAckLostIsDeliveryLost: at-least-once, an ack whose reply was lost
+	// and whose retry finds the consumer's marker gone reports
+	// ErrDeliveryLost although the first send may have been applied.
+	bugAckLostIsDeliveryLost canary.Name = "queue/lost-ack-is-delivery-lost"
+	// bugClaimless: at-least-once, a take of a consumer that finds its
+	// copy of the item existing takes it for its own even when another
+	// take of the same consumer made it: the item is delivered twice to
+	// the consumer, and both acks succeed.
+	bugClaimless canary.Name = "queue/copy-exists-is-ours"
 )
 
 // Errors of the queue, tested with errors.Is.
@@ -58,6 +73,11 @@ var (
 	// consumer marker was deleted, so the item is (or will be) back in the
 	// queue for another delivery.
 	ErrDeliveryLost = errors.New("queue: delivery lost (the item goes back to the queue)")
+	// ErrExhausted: a Put found the directory's sequence counter run out
+	// (2^31-1 creates in one directory) while items are queued: nothing
+	// was put. Puts go on once the queue has no item (the first put then
+	// restarts the counter); see the package doc, "The counter's wrap".
+	ErrExhausted = errors.New("queue: the directory's counter has run out")
 )
 
 // UnknownTakeError is the error of an at-most-once Take whose delete's
@@ -119,6 +139,8 @@ type Item struct {
 	Seq      int64
 	Data     []byte
 
+	// czxid names the incarnation taken: a name can be handed out again.
+	czxid int64
 	// at-least-once only
 	q    *Queue
 	cons *consumer
@@ -141,6 +163,11 @@ type Queue struct {
 	consLive  map[string]bool
 	// sleepers: at-least-once, the takes waiting for a watch (acked.go).
 	sleepers []*sleeper
+	// claimed: at-least-once, the in-flight copies a take of this Queue
+	// has delivered and that are not acknowledged (acked.go).
+	claimed map[string]bool
+	// epoch: the epoch's version + 1, or 0 when not known (epoch.go).
+	epoch atomic.Int64
 }
 
 // New returns the queue whose items live under dir (created, with its
@@ -206,12 +233,23 @@ func parse(name string) (priority int, seq int64, ok bool) {
 	return priority, seq, true
 }
 
+// exhausted reports whether seq is a number the directory's counter hands
+// out once it has run out: int32's maximum, which it hands out again, or
+// a negative one (a real server preparing creates while one is in its
+// pipeline). Such a node is never an item. Numbers above int32's maximum
+// are items returned from a directory that was deleted and created again
+// (returnName).
+func exhausted(seq int64) bool { return seq == math.MaxInt32 || seq < 0 }
+
 // ordered returns the item names among names, lowest priority number
-// first and, within a priority, lowest sequence number first.
+// first and, within a priority, lowest sequence number first. Names with
+// an exhausted number (zkops.Exhausted: the counter has run out and hands
+// it out again) are not items: puts withdraw them.
 func ordered(names []string) []Item {
 	var out []Item
+	keepExhausted := canary.On(bugPutAtExhausted)
 	for _, n := range names {
-		if p, s, ok := parse(n); ok {
+		if p, s, ok := parse(n); ok && (keepExhausted || !exhausted(s)) {
 			out = append(out, Item{Name: n, Priority: p, Seq: s})
 		}
 	}
@@ -247,7 +285,10 @@ func (q *Queue) Put(data []byte) task.Task[string] { return q.PutPriority(data, 
 // (that could enqueue the item twice): the task fails with an error
 // wrapping ErrOutcomeUnknown and the cause (task.ErrConnectionLoss, or
 // task.ErrSessionExpired when the session ended with the create sent),
-// and the item may or may not be in the queue. Out-of-range priorities fail at once with
+// and the item may or may not be in the queue. Once the directory's
+// counter has run out (see the package doc, "The counter's wrap"), the
+// put restarts it if the directory is empty and fails with ErrExhausted,
+// nothing queued, if it is not. Out-of-range priorities fail at once with
 // task.ErrInvalidArgument; data over the server's limit with the
 // create's error (task.ErrDataTooLarge... as the Conn reports it).
 func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
@@ -256,15 +297,20 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 	}
 	return func(s *task.Scope, k task.Cont[string]) {
 		path := q.item(prefix(priority))
-		var create func()
+		var create, bump, runOut func()
 		create = func() {
 			req := &task.CreateRequest{Path: path, Data: data, Mode: task.PersistentSequential, ACL: q.acl.For(path)}
 			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
 				switch {
 				case err == nil:
+					if _, seq, ok := parse(task.Base(cr.Path)); ok && exhausted(seq) && !canary.On(bugPutAtExhausted) {
+						// Not an item (takes skip it): withdrawn below.
+						runOut()
+						return
+					}
 					k(task.Base(cr.Path), nil)
 				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, zkops.EnsurePath(q.dir, q.acl), func(_ task.Unit, err error) {
+					task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
 						if err != nil {
 							k("", err)
 							return
@@ -273,12 +319,66 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 					})
 				case errors.Is(err, task.ErrNotSent):
 					create()
+				case errors.Is(err, task.ErrNodeExists):
+					// The counter named a node that exists: it has run
+					// out, or (after a restart) it reached the name of an
+					// item given back under its own name. Nothing created.
+					bump()
 				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed):
 					// The create may have been applied (its reply lost, or
 					// the session ended before it was handled).
 					k("", fmt.Errorf("queue: put to %s: %w: %w", q.dir, ErrOutcomeUnknown, err))
 				default:
 					k("", err)
+				}
+			})
+		}
+		// bump moves the counter on by one (an ephemeral-sequential node,
+		// deleted at once, that no take reads) and creates again, unless
+		// the number it got says the counter has run out.
+		bump = func() {
+			req := &task.CreateRequest{Path: q.item(bumpPrefix), Mode: task.EphemeralSequential, ACL: q.acl.For(q.item(bumpPrefix))}
+			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
+				switch {
+				case err == nil:
+					seq, _ := zkops.SeqAfter(task.Base(cr.Path), bumpPrefix)
+					task.Run(s, zkops.Delete(cr.Path), func(_ task.Unit, err error) {
+						switch {
+						case err != nil:
+							k("", err)
+						case exhausted(seq):
+							runOut()
+						default:
+							create()
+						}
+					})
+				case errors.Is(err, task.ErrNoNode):
+					create() // the directory went: create makes it again
+				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
+					// Applied or not, the counter has moved on or the
+					// next create tells: an ephemeral left behind goes
+					// with the session (no take reads it).
+					create()
+				case errors.Is(err, task.ErrNodeExists):
+					runOut() // even the bump's number is taken: run out
+				default:
+					k("", err)
+				}
+			})
+		}
+		// runOut: the counter has run out. Delete every node named
+		// with an exhausted number (none is an item: takes skip them),
+		// then the directory if that leaves it empty, so that the next
+		// create starts the counter again at zero; otherwise refuse.
+		runOut = func() {
+			task.Run(s, q.withdrawExhausted(), func(restarted bool, err error) {
+				switch {
+				case err != nil:
+					k("", err)
+				case restarted:
+					create()
+				default:
+					k("", fmt.Errorf("%w: %s: its counter has run out and items are queued", ErrExhausted, q.dir))
 				}
 			})
 		}
@@ -301,6 +401,50 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 	}
 }
 
+// bumpPrefix names the node a put creates to move the counter past a name
+// that is taken: neither ours nor DistributedQueue's item names.
+const bumpPrefix = "qz-"
+
+// withdrawExhausted deletes the directory's nodes named with an exhausted
+// number (not items: takes skip them, so deleting one loses nothing) and
+// the puts' bumps, then the directory if it is empty: restarted is true when the directory
+// is gone, so the next create starts its counter at zero.
+func (q *Queue) withdrawExhausted() task.Task[bool] {
+	return func(s *task.Scope, k task.Cont[bool]) {
+		task.Run(s, c.Retry(task.Children(q.dir), zkops.Retry), func(cl task.ChildList, err error) {
+			switch {
+			case errors.Is(err, task.ErrNoNode):
+				k(true, nil)
+				return
+			case err != nil:
+				k(false, err)
+				return
+			}
+			var dead []string
+			for _, n := range cl.Names {
+				if _, seq, ok := parse(n); (ok && exhausted(seq)) || strings.HasPrefix(n, bumpPrefix) {
+					dead = append(dead, n) // (a put's bump, left by a lost reply, too)
+				}
+			}
+			var next func(i int)
+			next = func(i int) {
+				if i == len(dead) {
+					task.Run(s, q.removeDir(), k)
+					return
+				}
+				task.Run(s, zkops.Delete(q.item(dead[i])), func(_ task.Unit, err error) {
+					if err != nil {
+						k(false, err)
+						return
+					}
+					next(i + 1)
+				})
+			}
+			next(0)
+		})
+	}
+}
+
 // Take returns a task that waits for an item and takes the first one: the
 // lowest priority number, and within it the lowest sequence number. In
 // at-most-once mode the item is deleted (take.go); in at-least-once mode
@@ -318,7 +462,11 @@ func (q *Queue) Take() task.Task[*Item] {
 	return q.takeDelete()
 }
 
-// list lists the queue's directory, creating it when missing.
+// list lists the queue's directory, creating it when missing (again, if
+// it is deleted again before the listing). Nodes named with an exhausted
+// number (not items, see ordered) are deleted in a flow of its own: a put
+// whose withdrawal was cut short (its session ended, its process
+// crashed) leaves one behind.
 func (q *Queue) list(watch bool) task.Task[task.ChildrenWatch] {
 	var l task.Task[task.ChildrenWatch]
 	if watch {
@@ -327,10 +475,41 @@ func (q *Queue) list(watch bool) task.Task[task.ChildrenWatch] {
 		l = c.Map(task.Children(q.dir), func(cl task.ChildList) task.ChildrenWatch { return task.ChildrenWatch{ChildList: cl} })
 	}
 	l = c.Retry(l, zkops.Retry)
-	return c.Catch(l, func(err error) task.Task[task.ChildrenWatch] {
-		if !errors.Is(err, task.ErrNoNode) {
-			return task.Fail[task.ChildrenWatch](err)
+	return func(s *task.Scope, k task.Cont[task.ChildrenWatch]) {
+		var try func()
+		try = func() {
+			task.Run(s, l, func(cw task.ChildrenWatch, err error) {
+				switch {
+				case errors.Is(err, task.ErrNoNode):
+					task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
+						if err != nil {
+							k(task.ChildrenWatch{}, err)
+							return
+						}
+						try()
+					})
+				case err != nil:
+					k(cw, err)
+				default:
+					q.sweep(s, cw.Names)
+					k(cw, nil)
+				}
+			})
 		}
-		return c.Seq(zkops.EnsurePath(q.dir, q.acl), l)
-	})
+		try()
+	}
+}
+
+// sweep deletes the nodes among names that are named with an exhausted
+// number, in a flow of its own (errors ignored: the next listing sweeps
+// again).
+func (q *Queue) sweep(s *task.Scope, names []string) {
+	if canary.On(bugPutAtExhausted) {
+		return
+	}
+	for _, n := range names {
+		if _, seq, ok := parse(n); ok && exhausted(seq) {
+			task.Go(s, zkops.Delete(q.item(n)), func(task.Unit, error) {})
+		}
+	}
 }

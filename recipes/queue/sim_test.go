@@ -3,6 +3,7 @@ package queue_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -33,23 +34,37 @@ type simItem struct {
 	ackUnknown  bool // an ack ended with ErrOutcomeUnknown
 	takeUnknown bool // an at-most-once take ended with UnknownTakeError
 	ackSent     bool // an ack was sent (sentAck)
+	refused     bool // its put ended with ErrExhausted: never in the queue
+	// lostAt: the deliveries whose ack ended with ErrDeliveryLost (not
+	// applied: the item is back in the queue, or will be).
+	lostAt []int
+	// acksPending: acks submitted whose outcome never came (a crash).
+	acksPending int
 }
 
 // simTotals are summed over seeds, to show the faults bit.
 type simTotals struct {
 	puts, putUnknown, deliveries, redelivered, acks, ackLost, ackUnknown, takeUnknown, lost int
+	// counter faults: counters set near the maximum, directories deleted
+	// (the counter restarts), puts refused with ErrExhausted
+	nearMax, restarts, refused int
 }
 
 // queueSim is the queue scenario of one mode: 4 clients, each producing
 // items (priorities drawn from -1, 0 and 3) every 0..800ms of simulated
-// time and consuming one item at a time (in at-least-once mode
-// acknowledging it 0..1.5s after the take), under every fault class the
+// time and consuming items (at-most-once one at a time; at-least-once
+// holding one or two at once, acknowledging each 0..1.5s after its take), under every fault class the
 // mode survives, with replies to creates, deletes and multis lost at
-// dropRate on top. Judged by:
+// dropRate on top, and faults on the directory's counter (counterFaults):
+// its cversion set near int32's maximum, and the empty directory deleted
+// by an operator so that its counter restarts, both of which make the
+// server hand out names again. Judged by:
 //
-//   - both modes: every item delivered was put; an item is never
-//     acknowledged twice (at-least-once) and never delivered twice
-//     (at-most-once), checked as it happens;
+//   - both modes: every item delivered was put, and not refused (a put
+//     that ended with ErrExhausted); an item is never acknowledged twice
+//     (at-least-once) and never delivered twice (at-most-once), checked
+//     as it happens. Items are known by their data, unique per put, never
+//     by their names, which the counter hands out again;
 //   - at-most-once: FIFO per priority, in the server's order: when an
 //     item is delivered, no item of its priority with a lower sequence
 //     number is still in the queue;
@@ -58,7 +73,9 @@ type simTotals struct {
 //   - at-least-once, at the end: every item whose Put succeeded was
 //     acknowledged (exactly once), or an ack of it ended with
 //     ErrOutcomeUnknown, or an ack of it was sent by a process that
-//     crashed before it heard the reply: none lost;
+//     crashed before it heard the reply: none lost; and an item whose
+//     ack ended with ErrDeliveryLost (not applied) was delivered again
+//     after that delivery;
 //   - no executor reported an error but a session's end.
 //
 // A crashed process's client starts again with a new Queue (a new
@@ -76,6 +93,12 @@ type queueSim struct {
 	items map[string]*simItem
 	keys  []string // items in put order
 	next  int
+	// loops: at-least-once, client i's take-and-ack chains (1 or 2: a
+	// consumer holds up to two items at once)
+	loops []int
+	// nearMaxDir: the czxid of the directory whose counter was last set
+	// near the maximum
+	nearMaxDir int64
 }
 
 func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
@@ -92,6 +115,7 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 			s.rand, s.world = r.Rand, r.World
 			s.qs = make([]*queue.Queue, s.clients)
 			s.items, s.keys, s.next = map[string]*simItem{}, nil, 0
+			s.loops, s.nearMaxDir = make([]int, s.clients), 0
 			for i := range s.clients {
 				q, err := queue.New(simDir, queue.WithMode(mode))
 				if err != nil {
@@ -103,12 +127,14 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 		},
 		Workload: func(r *sim.Trial) {
 			for i := range s.clients {
+				s.loops[i] = 1
 				s.produce(r, i)
 				s.consume(r, i)
 			}
 		},
 		Restart: func(r *sim.Trial, i int) {
 			s.qs[i], _ = queue.New(simDir, queue.WithMode(mode)) // a new consumer
+			s.loops[i] = 1
 			s.produce(r, i)
 			s.consume(r, i)
 		},
@@ -124,6 +150,7 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 		sc.Regressions = []sim.Regression{
 			{Seed: 1000001715, Why: "crash-restarts at one instant, each new process drawing the dead one's consumer ids (the same executor seed) and retrying each: flows ran at one instant without end; then, with ids unique per session, a return pass reading the marker of every consumer registered (each crashed process leaves one alive until its session expires): the crashes injected during the passes outran them"},
 			{Seed: 2384, Root: "/sim/chroot", Why: "the same: a return pass reading every registered consumer's marker under a storm of crash-restarts"},
+			{Seed: 1492, Root: "/sim/chroot", Why: "an item held in flight since before the directory was deleted and created again went back under its own name, which the restarted counter had given a new item; a take that had read the new item deleted the returned one in its place (delivered twice, the other lost): returns from an earlier directory now take a name the counter never hands out"},
 			{Seed: 1000003421, Why: "a return pass reading the marker of every consumer holding items: under a storm of crash-restarts and expiries at one instant, each new process read the markers of every crashed holder, whose sessions live on while no time passes, and the faults injected during the passes outran them"},
 		}
 	}
@@ -140,9 +167,33 @@ func (c *dropConn) Do(req task.Request, done func(task.Response), watch func(tas
 	c.s.sentAck(req)
 	c.Conn.Do(req, done, watch)
 	switch req.(type) {
-	case *task.CreateRequest, *task.DeleteRequest, *task.MultiRequest:
+	case *task.GetDataRequest:
+		// A read whose reply comes late: the item read may be taken,
+		// and its name handed out again, before the take acts on it.
 		if c.s.rand != nil && c.s.rand.Float64() < dropRate {
-			c.s.world.Server.Drop(c.Conn, c.s.rand.IntN(2) == 0)
+			c.s.world.Server.Delay(c.Conn, time.Duration(c.s.rand.IntN(400))*time.Millisecond)
+		}
+	case *task.CreateRequest, *task.DeleteRequest, *task.MultiRequest:
+		if c.s.rand == nil || c.s.rand.Float64() >= dropRate {
+			return
+		}
+		rnd, srv := c.s.rand, c.s.world.Server
+		applied := rnd.IntN(2) == 0
+		// Half the lost replies are settled after a reconnect at once,
+		// half after the client was cut off for up to 400ms (within its
+		// session), while the others go on: a name can be handed out
+		// again, or a marker deleted, while the request is in doubt.
+		if rnd.IntN(2) == 0 {
+			srv.Drop(c.Conn, applied)
+		} else {
+			srv.Partition(c.Conn, time.Duration(rnd.IntN(400))*time.Millisecond, applied)
+		}
+		// An operator deleting the marker an ack checks, as the ack is
+		// in doubt (at-least-once, whose scenario has the operator).
+		if m, ok := req.(*task.MultiRequest); ok && c.s.mode == queue.AtLeastOnce && len(m.Ops) == 2 && rnd.IntN(4) == 0 {
+			if ck, ok := m.Ops[0].(*task.CheckRequest); ok {
+				_ = c.s.world.Server.AdminDelete(c.s.world.ServerPath(ck.Path))
+			}
 		}
 	}
 }
@@ -193,6 +244,7 @@ func (s *queueSim) produce(r *sim.Trial, i int) {
 		if r.Stopping() || q != s.qs[i] {
 			return
 		}
+		s.counterFaults(r)
 		key := fmt.Sprintf("item-%d", s.next)
 		s.next++
 		pri := []int{0, 0, -1, 3}[r.Rand.IntN(4)]
@@ -211,6 +263,12 @@ func (s *queueSim) produce(r *sim.Trial, i int) {
 			case errors.Is(err, queue.ErrOutcomeUnknown), errors.Is(err, task.ErrSessionExpired):
 				it.put = 2
 				s.tot.putUnknown++
+			case errors.Is(err, queue.ErrExhausted):
+				it.refused = true
+				s.tot.refused++
+				if it.delivered > 0 {
+					r.Errorf("client %d: put %s refused (ErrExhausted), but it was delivered", i, key)
+				}
 			default:
 				r.Errorf("client %d: put %s: %v", i, key, err)
 				return
@@ -251,7 +309,15 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 			r.Errorf("client %d: took %s (%q), which was never put", i, got.Name, key)
 			return
 		}
+		if it.refused {
+			r.Errorf("client %d: took %s (%s), whose put was refused (ErrExhausted)", i, got.Name, key)
+			return
+		}
+		if !r.Stopping() {
+			s.counterFaults(r) // the queue is often empty just after a take
+		}
 		it.delivered++
+		delivery := it.delivered
 		s.tot.deliveries++
 		r.Logf("client %d took %s %s", i, got.Name, key)
 		if it.delivered > 1 {
@@ -270,14 +336,20 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 			s.consume(r, i)
 			return
 		}
+		if s.loops[i] < 2 && r.Rand.IntN(2) == 0 {
+			s.loops[i]++ // take another before this one is acknowledged
+			s.consume(r, i)
+		}
 		sim.After(r, r.Execs[i], time.Duration(r.Rand.IntN(1500))*time.Millisecond, func() {
 			if q != s.qs[i] {
 				return
 			}
+			it.acksPending++
 			executor.Submit(r.Execs[i], got.Ack(), func(_ task.Unit, err error) {
 				if r.Closing() || q != s.qs[i] {
 					return
 				}
+				it.acksPending--
 				switch {
 				case err == nil:
 					it.acked++
@@ -291,9 +363,14 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 					it.ackUnknown = true
 					s.tot.ackUnknown++
 				case errors.Is(err, queue.ErrDeliveryLost):
+					it.lostAt = append(it.lostAt, delivery)
 					s.tot.ackLost++
 				default:
 					r.Errorf("client %d: ack %s: %v", i, got.Name, err)
+					return
+				}
+				if s.loops[i] > 1 && r.Rand.IntN(2) == 0 {
+					s.loops[i]--
 					return
 				}
 				s.consume(r, i)
@@ -302,11 +379,44 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 	})
 }
 
+// counterFaults, drawn before each put: the directory's counter set near
+// int32's maximum (fakezk's SetCounters: the next creates take its last
+// numbers, then it has run out and hands its last number out again), or
+// the directory deleted by an operator when it is empty (the next put
+// creates it again and its counter restarts at zero, handing out the
+// names of items taken before). Both give a name to a new item that an
+// item taken, in flight or in doubt had.
+func (s *queueSim) counterFaults(r *sim.Trial) {
+	switch x := r.Rand.IntN(100); {
+	case x < 1:
+		// Once per incarnation of the directory, so the counter only
+		// goes up, as a server's does.
+		if st, ok := r.NodeStat(simDir); ok && st.Czxid != s.nearMaxDir {
+			s.nearMaxDir = st.Czxid
+			if r.SetCounters(simDir, st.Version, math.MaxInt32-int32(r.Rand.IntN(3))) == nil {
+				s.tot.nearMax++
+				r.Logf("counter of %s set near the maximum", simDir)
+			}
+		}
+	case x < 5:
+		if r.Server.AdminDelete(r.ServerPath(simDir)) == nil {
+			s.tot.restarts++
+			r.Logf("operator deleted the empty %s", simDir)
+		}
+	}
+}
+
 // checkFIFO: when an item is delivered (its delete applied), no item of
 // its priority with a lower sequence number is in the queue: it was
 // created before the delivered one, and in at-most-once mode no item
 // comes back once gone.
 func (s *queueSim) checkFIFO(r *sim.Trial, i int, got *queue.Item) {
+	if st, ok := r.NodeStat(simDir); !ok || st.Czxid > queue.ItemCzxid(got) {
+		// The directory was deleted (and created again) since the item
+		// was: it had no item left then, so every item in it now was put
+		// after the delivered one was taken.
+		return
+	}
 	for _, n := range r.Children(simDir) {
 		p, seq, ok := queue.Parse(n)
 		if ok && p == got.Priority && seq < got.Seq {
@@ -344,6 +454,12 @@ func (s *queueSim) noneLost(r *sim.Trial) error {
 		if it.acked == 0 && !it.ackUnknown && !it.ackSent {
 			return fmt.Errorf("%s put, delivered %d times, never acknowledged: lost", k, it.delivered)
 		}
+		// ErrDeliveryLost says the ack was not applied and the item is or
+		// will be back in the queue: so it is acknowledged in the end, or
+		// delivered again (to a process whose ack never reported).
+		if n := len(it.lostAt); n > 0 && it.acked == 0 && !it.ackUnknown && it.acksPending == 0 && it.delivered <= it.lostAt[n-1] {
+			return fmt.Errorf("%s: the ack of its delivery %d ended with ErrDeliveryLost (not applied), but it never came back (%d deliveries, no ack)", k, it.lostAt[n-1], it.delivered)
+		}
 	}
 	return nil
 }
@@ -362,8 +478,8 @@ func TestQueueSimulation(t *testing.T) {
 			s, sc := newQueueSim(mode)
 			st := sim.Check(t, sc, simSeeds())
 			tt := s.tot
-			t.Logf("%d puts (%d unknown), %d deliveries (%d again), %d acks (%d lost, %d unknown), %d unknown takes, %d put items never delivered",
-				tt.puts, tt.putUnknown, tt.deliveries, tt.redelivered, tt.acks, tt.ackLost, tt.ackUnknown, tt.takeUnknown, tt.lost)
+			t.Logf("%d puts (%d unknown, %d refused at the counter's end), %d deliveries (%d again), %d acks (%d lost, %d unknown), %d unknown takes, %d put items never delivered; counters set near the maximum %d times, directory deleted %d times",
+				tt.puts, tt.putUnknown, tt.refused, tt.deliveries, tt.redelivered, tt.acks, tt.ackLost, tt.ackUnknown, tt.takeUnknown, tt.lost, tt.nearMax, tt.restarts)
 			if st.Failures() > 0 {
 				return
 			}
@@ -375,6 +491,9 @@ func TestQueueSimulation(t *testing.T) {
 			}
 			if mode == queue.AtLeastOnce && (tt.redelivered == 0 || tt.ackLost == 0) {
 				t.Fatal("no item came back to the queue: the test checks nothing")
+			}
+			if tt.nearMax == 0 || tt.restarts == 0 || tt.refused == 0 {
+				t.Fatal("no counter ran out or restarted: the test checks nothing")
 			}
 		})
 	}

@@ -17,8 +17,22 @@ import (
 func (q *Queue) takeDelete() task.Task[*Item] {
 	return func(s *task.Scope, k task.Cont[*Item]) {
 		var round func(watch bool)
-		var try func(its []Item, i int)
+		var list func(watch bool, epoch int32)
+		var try func(its []Item, i int, epoch int32)
 		round = func(watch bool) {
+			// The epoch first: read before the listing, so a check of it
+			// that passes proves the listing and the item read are of the
+			// directory the delete acts on (FIFO, and no new item taken
+			// for an old one of the same name).
+			task.Run(s, q.epochVersion(), func(epoch int32, err error) {
+				if err != nil {
+					k(nil, err)
+					return
+				}
+				list(watch, epoch)
+			})
+		}
+		list = func(watch bool, epoch int32) {
 			task.Run(s, q.list(watch), func(cw task.ChildrenWatch, err error) {
 				if err != nil {
 					k(nil, err)
@@ -27,7 +41,7 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 				its := ordered(cw.Names)
 				switch {
 				case len(its) > 0:
-					try(its, 0)
+					try(its, 0, epoch)
 				case cw.Watch == nil:
 					round(true) // empty: list again, this time with a watch
 				default:
@@ -41,76 +55,133 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 				}
 			})
 		}
-		try = func(its []Item, i int) {
+		try = func(its []Item, i int, epoch int32) {
 			if i == len(its) {
 				round(false)
 				return
 			}
 			it := its[i]
 			path := q.item(it.Name)
-			task.Run(s, c.Retry(task.Get(path), zkops.Retry), func(d task.Data, err error) {
-				switch {
-				case errors.Is(err, task.ErrNoNode):
-					try(its, i+1)
-				case err != nil:
-					k(nil, err)
-				default:
-					it.Data = d.Data
-					q.deleteItem(s, path, d.Stat.Version, &it, func(taken bool, err error) {
-						switch {
-						case err != nil:
-							k(nil, err)
-						case taken:
-							k(&it, nil)
-						default:
-							try(its, i+1)
-						}
-					})
-				}
-			})
+			{ // (the epoch was read before the listing)
+				task.Run(s, c.Retry(task.Get(path), zkops.Retry), func(d task.Data, err error) {
+					switch {
+					case errors.Is(err, task.ErrNoNode):
+						try(its, i+1, epoch)
+					case err != nil:
+						k(nil, err)
+					default:
+						it.Data, it.czxid = d.Data, d.Stat.Czxid
+						detached(s, q.deleteItem(path, d.Stat, epoch, &it), func(r outcome, err error) {
+							switch {
+							case err != nil:
+								k(nil, err)
+							case r == taken:
+								k(&it, nil)
+							case r == stale:
+								round(false) // the directory was created again: list it again
+							default:
+								try(its, i+1, epoch)
+							}
+						}, func(r outcome, err error) {
+							if r == taken && err == nil {
+								q.putBack(s, it) // taken as the take ended: not lost
+							}
+						})
+					}
+				})
+			}
 		}
 		round(false)
 	}
 }
 
-// deleteItem deletes path at version: taken is true if this delete
-// removed it, false if it was gone (someone else took it). A delete whose
-// reply was lost is sent again: success means the first was not applied
-// and this one took the item; NoNode means the item is gone but not who
-// took it, and the take fails with an *UnknownTakeError (never delivered:
-// it may have been delivered to another consumer).
-func (q *Queue) deleteItem(s *task.Scope, path string, version int32, it *Item, k func(taken bool, err error)) {
-	lost := false
-	var del func()
-	del = func() {
-		task.Run(s, task.Delete(path, version), func(_ task.Unit, err error) {
-			switch {
-			case err == nil:
-				k(true, nil)
-			case errors.Is(err, task.ErrNoNode), errors.Is(err, task.ErrBadVersion):
-				switch {
-				case canary.On(bugDeleteNoNodeIsTaken):
-					k(true, nil)
-				case lost && canary.On(bugLossRetryIsTaken):
-					k(true, nil)
-				case lost:
-					k(false, &UnknownTakeError{Item: *it, Err: err})
+// outcome is what a take's delete or move of one item came to.
+type outcome int
+
+const (
+	gone  outcome = iota // the item was gone: taken by someone else
+	taken                // this take took it
+	stale                // the directory's epoch changed since it was read
+)
+
+// deleteItem deletes the incarnation of the item at path that st
+// describes, read at st.Version with the directory's epoch at version
+// epoch: one multi checks the epoch and deletes the item at that
+// version. A delete whose reply was lost is settled by the item's
+// incarnation, never sent again by name and version alone (a new item
+// put under the same name has version 0 too): the node at path is read,
+// and if it is the same incarnation (its czxid) the delete was not
+// applied and is sent again; if it is gone or another incarnation, the
+// item is gone but not who took it, and the take fails with an
+// *UnknownTakeError (never delivered: it may have been delivered to
+// another consumer).
+func (q *Queue) deleteItem(path string, st task.Stat, epoch int32, it *Item) task.Task[outcome] {
+	return func(s *task.Scope, k task.Cont[outcome]) {
+		lost := false
+		var del, settle func(cause error)
+		del = func(error) {
+			ops := []task.MultiOp{q.epochCheck(epoch), &task.DeleteRequest{Path: path, Version: st.Version}}
+			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+				switch i := multiIndex(err); {
+				case err == nil:
+					k(taken, nil)
+				case i == 0 && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
+					// The epoch moved (or was deleted by hand): the
+					// directory may have been created again since the
+					// item was read. Not applied.
+					q.staleEpoch(epoch)
+					switch {
+					case lost:
+						k(gone, &UnknownTakeError{Item: *it, Err: err})
+					case errors.Is(err, task.ErrNoNode):
+						task.Run(s, zkops.EnsurePath(q.epochPath(), q.acl), func(_ task.Unit, err error) { k(stale, err) })
+					default:
+						k(stale, nil)
+					}
+				case errors.Is(err, task.ErrNoNode), errors.Is(err, task.ErrBadVersion):
+					switch {
+					case canary.On(bugDeleteNoNodeIsTaken):
+						k(taken, nil)
+					case lost && canary.On(bugLossRetryIsTaken):
+						k(taken, nil)
+					case lost:
+						k(gone, &UnknownTakeError{Item: *it, Err: err})
+					default:
+						k(gone, nil)
+					}
+				case errors.Is(err, task.ErrConnectionLoss):
+					lost = true
+					if canary.On(bugLossRetryIsTaken) {
+						del(err)
+						return
+					}
+					settle(err)
+				case errors.Is(err, task.ErrNotSent):
+					del(err)
+				case errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed):
+					// The delete may have been applied before the session
+					// ended: the item may be gone, taken by this call.
+					k(gone, &UnknownTakeError{Item: *it, Err: err})
 				default:
-					k(false, nil)
+					k(gone, err)
 				}
-			case errors.Is(err, task.ErrConnectionLoss):
-				lost = true
-				del()
-			case errors.Is(err, task.ErrNotSent):
-				del()
-			case errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed):
-				// The delete may have been applied before the session
-				// ended: the item may be gone, taken by this call.
-				k(false, &UnknownTakeError{Item: *it, Err: err})
-			default:
-				k(false, err)
-			}
-		})
+			})
+		}
+		settle = func(cause error) {
+			task.Run(s, c.Retry(task.Exists(path), zkops.Retry), func(cur *task.Stat, err error) {
+				switch {
+				case err != nil:
+					k(gone, &UnknownTakeError{Item: *it, Err: err})
+				case cur != nil && cur.Czxid == st.Czxid:
+					// Our incarnation is there: the delete was not applied
+					// (a session's requests are applied in order).
+					lost = false
+					del(nil)
+				default:
+					k(gone, &UnknownTakeError{Item: *it, Err: cause})
+				}
+			})
+		}
+		del(nil)
 	}
-	del()
 }

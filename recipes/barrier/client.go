@@ -114,8 +114,10 @@ func (d *DoubleClient) enterOnce(ctx context.Context) (*Participant, error) {
 
 // Leave removes p and blocks until every participant has left
 // (Participant.Leave). If the session expires meanwhile, it goes on
-// waiting on the next session. When ctx ends first, p's node is still
-// deleted, by a cleanup that outlives ctx.
+// waiting on the next session. p's node is deleted whatever ctx: when
+// ctx has ended, or ends first, Leave returns its error
+// (task.ErrCanceled or task.ErrDeadlineExceeded), stops waiting for the
+// others, and the delete goes on in the background.
 func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
 	if d == nil {
 		return errNil("DoubleClient")
@@ -123,6 +125,11 @@ func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
 	if p == nil || p.d == nil || p.d.dir != d.d.dir {
 		return fmt.Errorf("barrier: Leave of a participant not entered through this DoubleClient: %w", task.ErrInvalidArgument)
 	}
-	_, err := executor.AwaitAcrossExpiry(ctx, d.ex, p.Leave())
-	return err
+	for {
+		_, err := blocking.GiveThenWait(ctx, d.ex, p.Leave(), p.deleteOwn())
+		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+			continue // the node went with the session: wait on the next one
+		}
+		return err
+	}
 }

@@ -480,3 +480,96 @@ func TestStopWithEndedContext(t *testing.T) {
 		})
 	}
 }
+
+// lockLike is a lock's or an rwlock's Client, the two that refuse a
+// second acquire while they hold.
+type lockLike struct {
+	name    string
+	client  func(ex *executor.Executor) (acquire func(context.Context) (holding, error), release func(context.Context, holding) error)
+	isHeld  func(holding) bool
+	refused error
+}
+
+var lockLikes = []lockLike{
+	{name: "lock", refused: lock.ErrAlreadyHeld, isHeld: func(h holding) bool { return h.h.(*lock.Held).IsHeld() },
+		client: func(ex *executor.Executor) (func(context.Context) (holding, error), func(context.Context, holding) error) {
+			c := must(lock.NewClient(ex, "/lock"))
+			return func(ctx context.Context) (holding, error) {
+					h, err := c.Acquire(ctx)
+					if err != nil {
+						return holding{}, err
+					}
+					return holding{h: h, path: h.Path(), done: h.Done()}, nil
+				}, func(ctx context.Context, h holding) error {
+					return c.Release(ctx, h.h.(*lock.Held))
+				}
+		}},
+	{name: "rwlock", refused: rwlock.ErrAlreadyHeld, isHeld: func(h holding) bool { return h.h.(*rwlock.Held).IsHeld() },
+		client: func(ex *executor.Executor) (func(context.Context) (holding, error), func(context.Context, holding) error) {
+			c := must(rwlock.NewClient(ex, "/rw"))
+			return func(ctx context.Context) (holding, error) {
+					h, err := c.Acquire(ctx)
+					if err != nil {
+						return holding{}, err
+					}
+					return holding{h: h, path: h.Path(), done: h.Done()}, nil
+				}, func(ctx context.Context, h holding) error {
+					return c.Release(ctx, h.h.(*rwlock.Held))
+				}
+		}},
+}
+
+// While its release goes on in the background (here: queued, because the
+// session is suspended), the Client's next acquire waits for it within
+// its own ctx instead of refusing with ErrAlreadyHeld; once the
+// connection is back, the release is done and the acquire succeeds.
+func TestAcquireWaitsForOwnRelease(t *testing.T) {
+	for _, tc := range lockLikes {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakezk.New(fakezk.Config{Async: true})
+			conn := srv.Connect(fakezk.ConnConfig{})
+			ex, err := executor.New(executor.Config{Conn: conn, Clock: srv.Clock(), Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, stop := context.WithCancel(context.Background())
+			ran := make(chan struct{})
+			go func() { defer close(ran); _ = ex.Run(run) }()
+			defer func() { stop(); <-ran; srv.Close() }()
+			ctx, cancel := context.WithTimeout(context.Background(), bound)
+			defer cancel()
+
+			acquire, release := tc.client(ex)
+			h, err := acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.Partition(conn, time.Second, true)
+			for tc.isHeld(h) { // the executor has heard of the suspension: its task queue is paused
+				if ctx.Err() != nil {
+					t.Fatal("the suspension was never heard of")
+				}
+				runtime.Gosched()
+			}
+			if err := release(endedCtx(), h); !errors.Is(err, task.ErrCanceled) {
+				t.Fatalf("Release with an ended context = %v", err)
+			}
+			// The release is queued: an acquire waits for it, here with a
+			// context that has ended, so it returns that context's error.
+			if _, err := acquire(endedCtx()); errors.Is(err, tc.refused) || !errors.Is(err, task.ErrCanceled) {
+				t.Fatalf("acquire while the release is queued = %v, want the context's error", err)
+			}
+			srv.Clock().(*fakezk.Clock).Advance(time.Second) // the partition heals
+			h2, err := acquire(ctx)
+			if err != nil {
+				t.Fatalf("acquire after the release: %v", err)
+			}
+			if h2.path == h.path {
+				t.Fatalf("took %s again", h.path)
+			}
+			if err := release(ctx, h2); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -48,13 +48,21 @@ func (g *Client) Set(ctx context.Context, data []byte) error {
 }
 
 // Remove lifts the barrier (Barrier.Remove), again on the next session if
-// the session expires meanwhile.
+// the session expires meanwhile. The remove is started whatever ctx, so
+// `defer gate.Remove(ctx)` lifts the barrier also when ctx has ended:
+// then Remove returns ctx's error at once and the delete goes on in the
+// background.
 func (g *Client) Remove(ctx context.Context) error {
 	if g == nil {
 		return errNil("Client")
 	}
-	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Remove())
-	return err
+	for {
+		_, err := blocking.Give(ctx, g.ex, nil, g.b.Remove())
+		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+			continue
+		}
+		return err
+	}
 }
 
 // Wait blocks until the barrier's node does not exist (Barrier.Wait). A

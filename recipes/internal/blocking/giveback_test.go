@@ -573,3 +573,25 @@ func TestAcquireWaitsForOwnRelease(t *testing.T) {
 		})
 	}
 }
+
+// Remove with a context that has ended still lifts the barrier: the
+// processes waiting at it go on.
+func TestBarrierRemoveWithEndedContext(t *testing.T) {
+	srv, exs := processes(t, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	holder := must(barrier.NewClient(exs[0], "/gate"))
+	waiter := must(barrier.NewClient(exs[1], "/gate"))
+	if err := holder.Set(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Remove(endedCtx()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Remove with an ended context = %v, want the context's error", err)
+	}
+	if err := waiter.Wait(ctx); err != nil {
+		t.Fatalf("Wait after the barrier was removed: %v", err)
+	}
+	if _, ok := srv.NodeStat("/gate"); ok {
+		t.Fatal("the barrier is still there")
+	}
+}

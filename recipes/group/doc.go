@@ -5,9 +5,10 @@
 //
 // While a member has not left and its executor's session is connected,
 // its node exists, or the member is creating it again: it stays
-// registered across session expiries. After Leave returns, no node of
-// this member is left by this executor, and a Join that fails leaves no
-// node. Every report of a view is a listing of the directory as the
+// registered across session expiries. After Leave succeeds, no node of
+// this member is left by this executor (when Leave returns its ctx's
+// error instead, the delete is still under way), and a Join that fails
+// leaves no node. Every report of a view is a listing of the directory as the
 // server had it at some moment after the previous report, and once the
 // group stops changing and the session is connected the last report is
 // the server's member list: the view converges after every fault.
@@ -24,6 +25,10 @@
 //	for ch, err := w.Next(ctx); err == nil; ch, err = w.Next(ctx) {
 //		fmt.Println(ch.Members, ch.Added, ch.Removed) // who joined and left since the last Next
 //	}
+//
+// Leave and Stop are started whatever their ctx, so the deferred calls
+// above work also when ctx has ended: they return ctx's error at once and
+// the node is deleted, or the view stopped, in the background.
 //
 // To compose with other tasks, use the task face: New returns a Group
 // whose Join and Watch, the Member's Leave and the View's Stop, are

@@ -62,6 +62,11 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 	s := &exploreSim{master: master, expire: expire}
 	const clients = exploreClients
 	faults := sim.AllFaults
+	var counters []string
+	if !master { // a Master's nodes have fixed names
+		faults |= sim.CounterFaults
+		counters = []string{"/svc/election"}
+	}
 	if !expire {
 		faults &^= sim.Of(sim.Expire)
 	}
@@ -83,6 +88,7 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 	case !master && !expire:
 		regressions = []sim.Regression{
 			{Seed: 4505, Why: "client 2 acts as leader at 14.37s while client 0 has acted since 9.19s (partitions, delays, clock jumps)"},
+			{Seed: 116, Root: sim.ExploreRoot, Why: "liveness: the directory's counter set near its maximum; a candidate with an exhausted number waited for the directory to empty, but the others had already deleted and made it again and kept campaigning in it: it never emptied again"},
 		}
 	}
 	return s, sim.Scenario{
@@ -138,6 +144,7 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			s.loop(r, i)
 		},
 		Operator: []string{"/svc/election/", "/svc/master"},
+		Counters: counters,
 		Live: func(r *sim.Trial) bool {
 			for i := range clients {
 				if !r.ProgressedSinceFaults(i) {

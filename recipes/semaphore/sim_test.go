@@ -65,7 +65,7 @@ func newSemSim() (*semSim, sim.Scenario) {
 	return s, sim.Scenario{
 		Name:     "semaphore",
 		Clients:  s.clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Faults:   sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
 		Duration: 15 * time.Second,
 		Wrap: func(i int, conn *fakezk.Conn) task.Conn {
 			return &judgedConn{Conn: conn, judge: s.judge}
@@ -85,6 +85,7 @@ func newSemSim() (*semSim, sim.Scenario) {
 		// forgery no fence can see (recipes/lock doc, Safety).
 		Operator:           []string{leasesDir, locksDir},
 		OperatorDeleteOnly: []string{leasesDir + "/", locksDir + "/"},
+		Counters:           []string{leasesDir, locksDir},
 		Quiesce: func(r *sim.Trial) bool {
 			return s.stopped == s.clients && len(r.Children(leasesDir)) == 0 && len(r.Children(locksDir)) == 0
 		},

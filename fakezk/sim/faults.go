@@ -340,8 +340,17 @@ func (in *injector) maybe() bool {
 		in.injectProcess(in.pclasses[in.prng.IntN(len(in.pclasses))])
 		return true
 	}
-	if len(in.cclasses) > 0 && in.crng.Float64() < in.plan.CounterRate {
-		return in.injectCounter(in.cclasses[in.crng.IntN(len(in.cclasses))])
+	if len(in.cclasses) > 0 {
+		// A directory is empty only now and then (between a busy
+		// recipe's rounds): empty-dir looks for one nine times as often
+		// as counters fires, at the cost of a node lookup.
+		x := in.crng.Float64()
+		switch {
+		case x < in.plan.CounterRate && in.plan.On.Has(Counters):
+			return in.injectCounter(Counters)
+		case x < 9*in.plan.CounterRate && in.plan.On.Has(EmptyDir):
+			return in.injectCounter(EmptyDir)
+		}
 	}
 	return false
 }

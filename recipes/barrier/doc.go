@@ -82,9 +82,10 @@
 //     means the create was not applied (the session's requests are applied
 //     in order), so create again. A child with our prefix that is not our
 //     session's is counted already: our node created again at its path by
-//     an operator (see Operators below), or the node of an earlier process
-//     with the same executor seed (the same prefix) whose session has not
-//     expired yet. We take it as our place and do not create again. A
+//     an operator (see Operators below). (The prefix is drawn from the
+//     executor's seeded source mixed with the session's id, zkops.Draws:
+//     a process with the same executor seed, a twin or one restarted
+//     after a crash, never draws it on another session.) We take it as our place and do not create again. A
 //     participant therefore never counts twice.
 //  3. exists DIR/<our node> with a watch (unless ready existed at step 1:
 //     then pass). Missing: fail with ErrParticipantLost.

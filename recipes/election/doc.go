@@ -119,8 +119,9 @@
 // Crash and restart with the same identity: the dead process's session
 // lives until the server expires it, and its node with it; the new
 // process campaigns on a new session and waits behind that node like any
-// candidate (the owner and czxid checks tell the two apart even when they
-// draw the same candidate names from the same executor seed). An operator
+// candidate (with the same executor seed it draws the same numbers, but
+// candidate prefixes are mixed with the session's id, and the owner and
+// czxid checks tell the two apart besides). An operator
 // who deletes a leader's node ends that leadership (the node watch), and
 // the next candidate leads; the former leader's fenced writes are refused
 // as above. A process paused past its session timeout resumes believing it
@@ -129,8 +130,10 @@
 //
 // # Election protocol
 //
-//  1. Draw a 128-bit id from the executor's seeded source (Scope.Rand):
-//     deterministic in simulation, random in production.
+//  1. Draw a 128-bit id from the executor's seeded source (Scope.Rand),
+//     its first 64 bits mixed with the session's id (zkops.Draws):
+//     deterministic in simulation, random in production, and never the
+//     same on two sessions (processes given one executor seed included).
 //  2. Create DIR/_c_<id>-latch- (ephemeral-sequential, data Config.Data);
 //     the server appends a 10-digit sequence number. The names follow
 //     Apache Curator's LeaderLatch in protected mode (which orders by the

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,5 +169,40 @@ func TestTwins(t *testing.T) {
 	}
 	if again := draw(2); again != a {
 		t.Fatalf("the twin's new process drew %x, want %x", again, a)
+	}
+}
+
+// Every scenario's clients get session ids out of creation order, as
+// from an ensemble whose members create sessions (fakezk/sessionid.go):
+// in most worlds the ids of the clients, connected 0 first, are not
+// sorted, and a process restarted after a crash often gets an id below
+// those of sessions opened before it. Code that orders candidates by
+// session id meets both.
+func TestSessionIDsOutOfOrder(t *testing.T) {
+	unsorted, lower := 0, 0
+	const worlds = 40
+	for seed := uint64(1); seed <= worlds; seed++ {
+		w, err := sim.New(sim.Config{Seed: seed, Clients: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int64, 0, 5)
+		for _, c := range w.Conns {
+			ids = append(ids, c.SessionID())
+		}
+		if !slices.IsSorted(ids) {
+			unsorted++
+		}
+		if err := w.Crash(0, false); err != nil {
+			t.Fatal(err)
+		}
+		w.Drive()
+		if id := w.Conns[0].SessionID(); id < slices.Max(ids) {
+			lower++
+		}
+		w.Close()
+	}
+	if unsorted < worlds/2 || lower < worlds/4 {
+		t.Errorf("of %d worlds, %d had client ids out of creation order and %d gave a restarted process an id below an older session's", worlds, unsorted, lower)
 	}
 }

@@ -130,6 +130,17 @@
 // Master's lease) or settles a lost reply by prefix and owner (the lock's
 // contenders). A twin restarted after a crash keeps the seed it shares.
 //
+// # Session ids
+//
+// In every scenario the server hands out session ids as an ensemble of
+// three or five members would (fakezk/sessionid.go: the member's id in the
+// high byte; the member that creates each session drawn from the seed),
+// so the clients' ids, and those of processes restarted after a crash or
+// of sessions opened again after an expiry, do not follow creation order
+// (TestSessionIDsOutOfOrder): a recipe that orders candidates by session
+// id, or by a name that carries one, meets the order a real ensemble
+// gives.
+//
 // The scenarios of this repository and the new classes they take (all
 // take the network and server classes as before):
 //

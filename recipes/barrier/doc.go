@@ -66,8 +66,17 @@
 // N participants enter together and leave together. The directory holds
 // one ephemeral-sequential node per participant, named
 // "_p_<id>-<sequence>" (the id is 128 bits from the executor's seeded
-// source, unique per Enter), and the persistent node "ready". Other
-// children are ignored.
+// source mixed with the session's id, unique per Enter and per session),
+// and the persistent node "ready". Other children are ignored.
+//
+// The sequence numbers only let every participant pick the same lowest
+// node in Leave; they are compared as numbers, then by name. So they need
+// not count: once the directory's counter reaches int32's maximum, where
+// ZooKeeper 3.8 leaves it, every later node is numbered 2147483647 and
+// the names order them, the same for everyone; and an empty directory
+// deleted by an operator and made again by the next Enter starts its
+// counter again at 0 without harm. The simulation's double-barrier
+// scenario takes both (fakezk/sim: counters, empty-dir).
 //
 // Enter:
 //

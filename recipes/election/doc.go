@@ -276,15 +276,21 @@
 // does then). As in the lock recipe: a candidate whose number is
 // exhausted (2147483647, or negative once wrapped) never queues; it
 // deletes its node, waits until the directory is empty, deletes it and
-// campaigns again in the directory created afresh, its counter at zero;
-// candidates queued below the maximum are served first, in order. A
+// campaigns again in the directory created afresh, its counter at zero
+// (or at once, if another candidate has already made it afresh: its
+// counter is below the maximum again); candidates queued below the
+// maximum are served first, in order. Numbers come again after a reset,
+// and after an operator deletes the empty directory; names do not (the
+// prefix is mixed with the session's id), so a candidate never takes
+// another's node, nor a check on its name passes for another's. A
 // sequential create that clashes with an earlier name (the counter stuck
 // at its maximum) waits for the reset the same way. A leader numbered
 // within 2^20 of the end deletes the directory on Resign when it is then
 // empty, so an election that is idle now and then restarts its counter
 // long before it runs out. Fencing tokens are czxids, so they keep
 // growing across a reset. Tested on fakezk with the counter started near
-// its end (wrap_test.go, TestSeededElectionAcrossWrap; the canary
+// its end (wrap_test.go, TestSeededElectionAcrossWrap, and the counter
+// classes of the election scenario, fakezk/sim: counters, empty-dir; the canary
 // election/queue-exhausted-sequence, a candidate queueing with an
 // exhausted number, is caught there at the first seed); a real server's
 // counter cannot be set, so the wrap is not exercised there.

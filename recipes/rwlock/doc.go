@@ -220,10 +220,16 @@
 // As in recipes/lock (see zkops.Exhausted): a contender whose number is
 // exhausted (2147483647, or negative once the counter wrapped) never
 // holds: it deletes its node, waits until the directory is empty, deletes
-// it (the counter goes with it) and creates again; a holder whose number
-// is near the end deletes the directory on release if it is then empty.
-// Tested on fakezk with the counter started near its end
-// (TestSequenceExhausted); 2^31 creates are out of reach on a real server.
+// it (the counter goes with it) and creates again, or creates again at
+// once if another contender has already made the directory afresh (its
+// counter below the maximum again); a holder whose number is near the end
+// deletes the directory on release if it is then empty. Numbers come
+// again after a reset and after an operator deletes the empty directory;
+// names do not (prefixes are mixed with the session's id). Tested on
+// fakezk with the counter started near its end (TestSequenceExhausted)
+// and under the simulation's counter classes (the rwlock scenario,
+// fakezk/sim: counters, empty-dir); 2^31 creates are out of reach on a
+// real server.
 //
 // # Faults
 //

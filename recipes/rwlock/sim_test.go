@@ -77,7 +77,7 @@ func newRWSim() (*rwSim, sim.Scenario) {
 		Faults:   sim.Faults{Allow: sim.AllFaults | sim.CounterFaults},
 		Duration: rwDuration,
 		Regressions: []sim.Regression{
-			{Seed: 250, Why: "liveness: with the directory's counter exhausted, a contender waited for the directory to empty after the others had deleted and made it again; they kept it busy for ever"},
+			{Seed: 1000000035, Why: "liveness: with the directory's counter exhausted, a contender waited for the directory to empty after the others had deleted and made it again; they kept it busy for ever"},
 		},
 		Setup: s.setup,
 		Wrap: func(i int, conn *fakezk.Conn) task.Conn {

@@ -206,3 +206,24 @@ func TestSessionIDsOutOfOrder(t *testing.T) {
 		t.Errorf("of %d worlds, %d had client ids out of creation order and %d gave a restarted process an id below an older session's", worlds, unsorted, lower)
 	}
 }
+
+// A regression seed recorded before twins existed replays without them
+// (Regression.NoTwins), so it runs the history it failed with; the same
+// seed outside the regressions draws its twins.
+func TestRegressionWithoutTwins(t *testing.T) {
+	sc := seqScenario(0)
+	var seed uint64
+	for s := uint64(1); seed == 0; s++ {
+		if sim.RunSeed(sc, s, false).Plan.Twin != nil {
+			seed = s
+		}
+	}
+	sc.Regressions = []sim.Regression{{Seed: seed, NoTwins: true, Why: "test"}}
+	if res := sim.RunSeed(sim.Explored(sc, seed), seed, false); res.Plan.Twin != nil {
+		t.Errorf("regression seed %d replayed with twins %+v", seed, *res.Plan.Twin)
+	}
+	sc.Regressions = nil
+	if res := sim.RunSeed(sim.Explored(sc, seed), seed, false); res.Plan.Twin == nil {
+		t.Errorf("seed %d lost its twins outside the regressions", seed)
+	}
+}

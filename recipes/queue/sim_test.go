@@ -83,7 +83,8 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 	sc := sim.Scenario{
 		Name:     "queue/" + mode.String(),
 		Clients:  s.clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Operator)},
+		Faults:   sim.Faults{Allow: sim.AllFaults&^sim.Of(sim.Operator) | sim.CounterFaults},
+		Counters: []string{simDir},
 		Duration: 20 * time.Second,
 		Wrap: func(i int, c *fakezk.Conn) task.Conn {
 			return &dropConn{Conn: c, s: s}
@@ -119,7 +120,7 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 		},
 	}
 	if mode == queue.AtLeastOnce {
-		sc.Faults.Allow = sim.AllFaults
+		sc.Faults.Allow = sim.AllFaults | sim.CounterFaults
 		sc.Operator = []string{simDir + ".consumers/"}
 		sc.Regressions = []sim.Regression{
 			{Seed: 1000001715, NoTwins: true, Why: "crash-restarts at one instant, each new process drawing the dead one's consumer ids (the same executor seed) and retrying each: flows ran at one instant without end; then, with ids unique per session, a return pass reading the marker of every consumer registered (each crashed process leaves one alive until its session expires): the crashes injected during the passes outran them"},

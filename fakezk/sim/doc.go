@@ -50,16 +50,17 @@
 // # Faults
 //
 // A Scenario says which classes it allows (Faults.Allow; AllFaults is
-// every class but Wipe). Per seed, one seed in sixteen runs without any
-// fault; the others switch each allowed class on with probability one
-// half (at least one) and draw an injection rate from [MaxRate/16,
-// MaxRate] (default MaxRate 0.02) for the network and server classes,
-// and a quarter of such a rate for the process and operator classes
-// (crash-restart, operator, pause), which draw their plan and their
-// injections from a random stream of their own: a seed whose plan has
-// none of them runs the history it ran before they existed. Each
-// injection picks a class among those on and, for the per-client ones, a
-// client:
+// every class but Wipe and the counter classes). Per seed, one seed in
+// sixteen runs without any fault; the others switch each allowed class on
+// with probability one half (at least one) and draw an injection rate
+// from [MaxRate/16, MaxRate] (default MaxRate 0.02) for the network and
+// server classes, and a quarter of such a rate for the process and
+// operator classes (crash-restart, operator, pause) and for the counter
+// classes (counters, empty-dir), which draw their plan and their
+// injections from a random stream of their own, one per group: a seed
+// whose plan has none of a group runs the history it ran before the
+// group existed. Each injection picks a class among those on and, for
+// the per-client ones, a client:
 //
 //	drop-unapplied   connection dropped, requests in flight not applied (Server.Drop(c, false))
 //	drop-applied     connection dropped after the server applied them (Server.Drop(c, true))
@@ -90,10 +91,18 @@
 //	                 is not stepped, its timers and deliveries wait, the server hears no pings
 //	                 and expires the session (Server.Freeze); then it runs on where it stopped,
 //	                 its queued jobs first, and learns of the expiry from what was held
+//	counters         a directory of Scenario.Counters has its stored cversion (the counter that
+//	                 names sequential children) set to within 16 of int32's maximum (World.SetCounters),
+//	                 as after two billion creates; where ZooKeeper 3.8's counter then stays: every
+//	                 later child is numbered 2147483647 (see recipes/internal/zkops, Exhausted)
+//	empty-dir        a directory of Scenario.Counters deleted while it has no child (the operator,
+//	                 through the server's admin path): a recipe that creates it again starts its
+//	                 counter at 0 again, so numbers handed out before are handed out again
 //
-// A scenario that allows crash-restart implements Scenario.Restart, and
-// one that allows operator names Scenario.Operator (a seed fails as a
-// setup failure otherwise). What a recipe owes under them: a crashed
+// A scenario that allows crash-restart implements Scenario.Restart, one
+// that allows operator names Scenario.Operator, and one that allows a
+// counter class names Scenario.Counters (a seed fails as a setup failure
+// otherwise). What a recipe owes under them: a crashed
 // process's session and ephemerals live on until the timeout, so the new
 // process (same identity, same randomness) must not take the old
 // process's nodes for its own; an operator's delete is a loss the recipe
@@ -102,34 +111,65 @@
 // process cannot know what happened while it was frozen, so "at most one
 // acting leader" cannot hold across a pause (Leaders does not count a
 // process that froze while acting) and safety is judged by fencing:
-// every fenced write it makes after it resumes must be refused.
+// every fenced write it makes after it resumes must be refused. Under
+// the counter classes, a recipe must not take a node numbered like one
+// it knew for that node (numbers come again after a reset), nor order
+// nodes by a number that has stopped counting (2147483647 again and
+// again): the queue recipes never queue an exhausted number and start
+// the directory afresh (recipes/lock, Sequence wrap-around).
+//
+// # Twins
+//
+// One seed in four with two clients or more (drawn from a stream of its
+// own; Scenario.NoTwins opts out) starts one client with another's
+// executor seed (Plan.Twin, Config.Twin): two processes that draw the
+// same random numbers, as two copies of one program started with one
+// seed do, so every name, prefix or id a recipe draws at random is drawn
+// by both, at the same moments of their flows. Names made unique only by
+// such draws clash; a recipe makes them unique with the session's id (a
+// Master's lease) or settles a lost reply by prefix and owner (the lock's
+// contenders). A twin restarted after a crash keeps the seed it shares.
+//
+// # Session ids
+//
+// In every scenario the server hands out session ids as an ensemble of
+// three or five members would (fakezk/sessionid.go: the member's id in the
+// high byte; the member that creates each session drawn from the seed),
+// so the clients' ids, and those of processes restarted after a crash or
+// of sessions opened again after an expiry, do not follow creation order
+// (TestSessionIDsOutOfOrder): a recipe that orders candidates by session
+// id, or by a name that carries one, meets the order a real ensemble
+// gives.
 //
 // The scenarios of this repository and the new classes they take (all
 // take the network and server classes as before):
 //
-//	scenario             crash-restart  operator                               pause
-//	lock+id (here)       yes            contenders, the lock's directory       yes
-//	rwlock               yes            contenders, the lock's directory       yes
-//	fence                yes            contenders (deletes only)              yes
-//	semaphore            yes            lease nodes, the internal lock's nodes yes
-//	queue                yes            at-least-once: consumer markers (4)    yes
-//	counter (here)       yes            no (the node is the counter)           yes
-//	barrier, double      yes            barrier nodes; participant nodes       yes
-//	cache                yes            everything under /cache                yes
-//	config               no (1)         no (1)                                 yes
-//	election, master     yes            candidates; the master node            yes
-//	group                yes            member nodes                           yes
-//	idpersist            yes            candidates (not sequence or limit)     yes
-//	masterworker         yes            master node, worker registrations (2)  yes
-//	seqid                yes            no (the node is the sequence)          yes
-//	bench lock+id        no             no                                     no (3)
+//	scenario             crash-restart  operator                               pause  counters, empty-dir
+//	lock+id (here)       yes            contenders, the lock's directory       yes    the lock's directory
+//	rwlock               yes            contenders, the lock's directory       yes    the lock's directory
+//	fence                yes            contenders (deletes only)              yes    no (5)
+//	semaphore            yes            lease nodes, the internal lock's nodes yes    leases, internal lock
+//	queue                yes            at-least-once: consumer markers (4)    yes    the queue's directory
+//	counter (here)       yes            no (the node is the counter)           yes    no (no sequential node)
+//	barrier              yes            barrier nodes                          yes    no (no sequential node)
+//	double barrier       yes            participant nodes                      yes    each round's directory
+//	cache                yes            everything under /cache                yes    no (no sequential node)
+//	config               no (1)         no (1)                                 yes    no (no sequential node)
+//	election             yes            candidates                             yes    the candidates' directory
+//	master               yes            the master node                        yes    no (fixed names)
+//	group                yes            member nodes                           yes    no (6)
+//	idpersist            yes            candidates (not sequence or limit)     yes    no (6)
+//	masterworker         yes            master node, worker registrations (2)  yes    no (6)
+//	seqid                yes            no (the node is the sequence)          yes    no (no sequential node)
+//	bench lock+id        no             no                                     no (3) no (3)
 //
 // (1) a writer that dies holding the invalid marker can resume only with
 // the dead process's task value, and the judge assumes whole
 // generations, which an operator's hand edit breaks by design; (2) not
 // tasks or assignments: a task's node is the task, and deleting it loses
 // it; (3) the figures of bench/README.md were measured without them; (4)
-// not items in either mode: an item's node is the item.
+// not items in either mode: an item's node is the item; (5) the lock
+// under it is the lock+id scenario's; (6) not yet.
 //
 // Stats counts, per class, the faults fired and the seeds whose plan had
 // the class on.

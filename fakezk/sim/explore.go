@@ -19,6 +19,10 @@ type Regression struct {
 	// Root is the root the seed failed under (Result.Root; "" for none):
 	// Explore replays it under the same one (Explored).
 	Root string
+	// NoTwins: the seed failed before twins existed (Scenario.NoTwins);
+	// it is replayed without them, so that it runs the history it was
+	// recorded with even if the seed now draws twins.
+	NoTwins bool
 }
 
 var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")

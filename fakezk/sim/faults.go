@@ -73,14 +73,42 @@ const (
 	// of the expiry only as it reads what was held.
 	Pause
 
+	// The counter classes. A seed draws them, and injects them, from a
+	// third random stream, so that a seed whose plan has neither runs the
+	// history it ran before they existed. Both act on the directories a
+	// scenario names in Scenario.Counters: the directories whose cversion
+	// names sequential children.
+
+	// Counters sets a directory's stored cversion (the counter that names
+	// its sequential children) to within 16 of int32's maximum
+	// (World.SetCounters), as after two billion creates: the next names
+	// reach 2147483647, where ZooKeeper 3.8's counter stays (fakezk
+	// models it), so every later create is named 2147483647 too.
+	Counters
+	// EmptyDir deletes an empty directory through the server's admin
+	// path (an operator tidying up): a recipe that creates it again
+	// starts its counter again at 0, so names handed out before come
+	// again.
+	EmptyDir
+
 	numClasses
 )
 
-// firstProcess is the first class drawn from the plan's second stream.
-const firstProcess = CrashRestart
+// firstProcess is the first class drawn from the plan's second stream,
+// firstCounter the first drawn from its third.
+const (
+	firstProcess = CrashRestart
+	firstCounter = Counters
+)
+
+// CounterFaults are the counter classes: a scenario whose recipes name
+// nodes with a directory's counter adds them (AllFaults|CounterFaults)
+// and names the directories in Scenario.Counters.
+var CounterFaults = Of(Counters, EmptyDir)
 
 var classNames = [numClasses]string{"drop-unapplied", "drop-applied", "partition-short", "partition-long",
-	"expire", "delay", "restart", "wipe", "clock-jump", "crash-restart", "operator", "pause"}
+	"expire", "delay", "restart", "wipe", "clock-jump", "crash-restart", "operator", "pause",
+	"counters", "empty-dir"}
 
 func (c FaultClass) String() string {
 	if c < numClasses {
@@ -111,7 +139,9 @@ func Of(cs ...FaultClass) FaultSet {
 }
 
 // AllFaults is every class but Wipe, which destroys what most recipes
-// promise to keep; a scenario that survives it adds it: AllFaults|Of(Wipe).
+// promise to keep, and the counter classes (CounterFaults), which need
+// the scenario's directories; a scenario that survives Wipe adds it:
+// AllFaults|Of(Wipe).
 // A scenario that allows CrashRestart must set Scenario.Restart, and one
 // that allows Operator must set Scenario.Operator (RunSeed fails the seed
 // as a setup failure otherwise); one without a workload to restart or
@@ -159,12 +189,24 @@ type Plan struct {
 	// process and operator classes (CrashRestart, Operator, Pause), drawn
 	// on a stream of their own.
 	ProcessRate float64
+	// CounterRate is the chance per injection point of a fault of the
+	// counter classes (Counters, EmptyDir), drawn on a third stream.
+	CounterRate float64
+	// Twin, if set, names two clients started with one executor seed
+	// (Scenario.NoTwins).
+	Twin *Twin
 }
 
 func (p Plan) String() string {
 	s := fmt.Sprintf("faults %s at rate %.4f", p.On, p.Rate)
 	if p.ProcessRate > 0 {
 		s += fmt.Sprintf(" (process and operator classes %.4f)", p.ProcessRate)
+	}
+	if p.CounterRate > 0 {
+		s += fmt.Sprintf(" (counter classes %.4f)", p.CounterRate)
+	}
+	if p.Twin != nil {
+		s += fmt.Sprintf("; client %d a twin of client %d (one executor seed)", p.Twin.Client, p.Twin.Of)
 	}
 	return s
 }
@@ -173,8 +215,8 @@ func (p Plan) String() string {
 // fault (a baseline the workload must pass too); the others switch each
 // allowed class on with probability one half, at least one. The network
 // and server classes are drawn from rng, the process and operator classes
-// from prng, each with a rate of its own.
-func drawPlan(f Faults, rng, prng *rand.Rand) Plan {
+// from prng, the counter classes from crng, each with a rate of its own.
+func drawPlan(f Faults, rng, prng, crng *rand.Rand) Plan {
 	if f.Allow == 0 || rng.IntN(16) == 0 {
 		return Plan{}
 	}
@@ -182,14 +224,16 @@ func drawPlan(f Faults, rng, prng *rand.Rand) Plan {
 	if maxRate <= 0 {
 		maxRate = 0.02
 	}
-	var allowed, pallowed []FaultClass
+	var allowed, pallowed, callowed []FaultClass
 	for _, c := range Classes() {
 		switch {
 		case !f.Allow.Has(c):
 		case c < firstProcess:
 			allowed = append(allowed, c)
-		default:
+		case c < firstCounter:
 			pallowed = append(pallowed, c)
+		default:
+			callowed = append(callowed, c)
 		}
 	}
 	var p Plan
@@ -222,6 +266,24 @@ func drawPlan(f Faults, rng, prng *rand.Rand) Plan {
 			p.ProcessRate = maxRate / 4 / float64(int(1)<<prng.IntN(5))
 		}
 	}
+	if len(callowed) > 0 {
+		var on FaultSet
+		for _, c := range callowed {
+			if crng.IntN(2) == 0 {
+				on |= Of(c)
+			}
+		}
+		if on == 0 && len(allowed)+len(pallowed) == 0 {
+			on = Of(callowed[crng.IntN(len(callowed))])
+		}
+		if on != 0 {
+			p.On |= on
+			// A counter set near its maximum stays there until the
+			// recipe resets it, and a directory is empty only now and
+			// then: a few tries per simulated second are enough.
+			p.CounterRate = maxRate / 4 / float64(int(1)<<crng.IntN(4))
+		}
+	}
 	return p
 }
 
@@ -231,8 +293,10 @@ type injector struct {
 	plan     Plan
 	classes  []FaultClass // network and server classes on, drawn with rng
 	pclasses []FaultClass // process and operator classes on, drawn with prng
+	cclasses []FaultClass // counter classes on, drawn with crng
 	rng      *rand.Rand
 	prng     *rand.Rand
+	crng     *rand.Rand
 	active   bool
 	maxWipes int
 	upAt     time.Time // the server is down until then (Restart)
@@ -241,19 +305,22 @@ type injector struct {
 
 	restart    func(i int) // Scenario.Restart, bound to the trial
 	operator   []string    // Scenario.Operator
+	counters   []string    // Scenario.Counters
 	deleteOnly []string    // Scenario.OperatorDeleteOnly
 	orphan     int64       // the operator's session for ephemerals, while it lives
 }
 
-func newInjector(w *World, plan Plan, maxWipes int, rng, prng *rand.Rand) *injector {
-	in := &injector{w: w, plan: plan, rng: rng, prng: prng, maxWipes: maxWipes}
+func newInjector(w *World, plan Plan, maxWipes int, rng, prng, crng *rand.Rand) *injector {
+	in := &injector{w: w, plan: plan, rng: rng, prng: prng, crng: crng, maxWipes: maxWipes}
 	for _, c := range Classes() {
 		switch {
 		case !plan.On.Has(c):
 		case c < firstProcess:
 			in.classes = append(in.classes, c)
-		default:
+		case c < firstCounter:
 			in.pclasses = append(in.pclasses, c)
+		default:
+			in.cclasses = append(in.cclasses, c)
 		}
 	}
 	return in
@@ -272,6 +339,18 @@ func (in *injector) maybe() bool {
 	if len(in.pclasses) > 0 && in.prng.Float64() < in.plan.ProcessRate {
 		in.injectProcess(in.pclasses[in.prng.IntN(len(in.pclasses))])
 		return true
+	}
+	if len(in.cclasses) > 0 {
+		// A directory is empty only now and then (between a busy
+		// recipe's rounds): empty-dir looks for one nine times as often
+		// as counters fires, at the cost of a node lookup.
+		x := in.crng.Float64()
+		switch {
+		case x < in.plan.CounterRate && in.plan.On.Has(Counters):
+			return in.injectCounter(Counters)
+		case x < 9*in.plan.CounterRate && in.plan.On.Has(EmptyDir):
+			return in.injectCounter(EmptyDir)
+		}
 	}
 	return false
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -224,4 +225,48 @@ func (w *World) Operated(path string, czxid int64, to time.Time) bool {
 		}
 	}
 	return false
+}
+
+// injectCounter injects a fault of the counter classes on one of
+// Scenario.Counters, drawing from the plan's third stream, and reports
+// whether it did (false: no directory it could act on, or the server was
+// down).
+func (in *injector) injectCounter(c FaultClass) bool {
+	w, rng := in.w, in.crng
+	if len(in.counters) == 0 {
+		return false
+	}
+	dir := in.counters[rng.IntN(len(in.counters))]
+	_, st, ok := w.NodeData(dir)
+	if !ok {
+		return false
+	}
+	var what string
+	switch c {
+	case Counters:
+		// Clients are shown 2*cversion - numChildren in int32
+		// arithmetic; the stored cversion is never negative, so it is
+		// that sum halved in uint32.
+		stored := int32((uint32(st.Cversion) + uint32(st.NumChildren)) / 2)
+		target := int32(math.MaxInt32 - rng.IntN(16))
+		if stored >= target {
+			return false // already there: a counter only goes up
+		}
+		if err := w.SetCounters(dir, st.Version, target); err != nil {
+			return false
+		}
+		what = fmt.Sprintf("%s cversion %d -> %d", dir, stored, target)
+	case EmptyDir:
+		if st.NumChildren != 0 || st.EphemeralOwner != 0 {
+			return false
+		}
+		if err := w.Server.AdminDelete(w.ServerPath(dir)); err != nil {
+			return false
+		}
+		w.operated = append(w.operated, touch{at: w.Clock.Now(), path: dir, czxid: st.Czxid})
+		what = "deleted " + dir + " (empty; its counter restarts if it is created again)"
+	}
+	in.fired[c]++
+	in.note(c, -1, 0, false, what)
+	return true
 }

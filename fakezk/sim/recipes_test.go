@@ -58,7 +58,7 @@ func newLockID(clients int, duration time.Duration) (sim.Scenario, *lockID) {
 		// the old one: seeds 352, 548, 821, 831, 1150, 1242, 1306, 1377
 		// of 1..1500. Connections that follow the executor's session,
 		// task.SessionFollower, refuse such requests.)
-		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Faults:   sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
 		Duration: duration,
 		Setup:    s.setup,
 		Workload: func(r *sim.Trial) {
@@ -71,6 +71,7 @@ func newLockID(clients int, duration time.Duration) (sim.Scenario, *lockID) {
 			s.round(r, i)
 		},
 		Operator: []string{lockDir},
+		Counters: []string{lockDir},
 		// A contender re-created under its exact name is a forgery the
 		// lock's fence cannot see (recipes/lock doc, Safety).
 		OperatorDeleteOnly: []string{lockDir + "/"},

@@ -35,12 +35,16 @@ func RootedSeed(seed uint64) bool { return seed%4 == 0 }
 // Explored returns the scenario Explore runs seed of sc with, replays
 // included (-sim.seed): sc under ExploreRoot if RootedSeed(seed) and sc
 // has no Root of its own; a regression seed of sc (Scenario.Regressions)
-// under the root it failed with (Regression.Root), so that it replays the
-// history it was recorded with.
+// under the root it failed with (Regression.Root), and without twins if
+// it failed before they existed (Regression.NoTwins), so that it replays
+// the history it was recorded with.
 func Explored(sc Scenario, seed uint64) Scenario {
 	if i := slices.IndexFunc(sc.Regressions, func(r Regression) bool { return r.Seed == seed }); i >= 0 {
 		if sc.Root == "" {
 			sc.Root = sc.Regressions[i].Root
+		}
+		if sc.Regressions[i].NoTwins {
+			sc.NoTwins = true
 		}
 		return sc
 	}

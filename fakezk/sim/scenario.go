@@ -93,6 +93,19 @@ type Scenario struct {
 	// whose re-creation under that exact name is a forgery the recipe's
 	// doc says its fence cannot see (a lock's contenders).
 	OperatorDeleteOnly []string
+	// Counters lists the directories whose counter (cversion) names the
+	// recipe's sequential children, by the clients' paths: the Counters
+	// fault sets one near int32's maximum, the EmptyDir fault deletes one
+	// while it is empty. Required when Faults.Allow has either.
+	Counters []string
+	// NoTwins keeps every client's executor seed its own. Otherwise one
+	// seed in four with two clients or more (drawn from a stream of its
+	// own: the other seeds keep their history) starts two clients with
+	// one executor seed (Plan.Twin): two processes that draw the same
+	// random numbers, as two copies of one program started with one
+	// seed do, so every "unique" name or prefix a recipe draws is drawn
+	// twice.
+	NoTwins bool
 	// Invariants are checked at the end of every seed.
 	Invariants []Invariant
 	// MaxSteps bounds the clock advances of each phase (default 200000).
@@ -280,7 +293,11 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *Timeline) Result {
 	res := Result{Scenario: sc.Name, Seed: seed, Root: sc.Root}
 	rng := rand.New(rand.NewPCG(seed, 0x5349_4d46_4155_4c54))
 	prng := rand.New(rand.NewPCG(seed, 0x5052_4f43_4553_5321))
-	res.Plan = drawPlan(sc.Faults, rng, prng)
+	crng := rand.New(rand.NewPCG(seed, 0x434f_554e_5445_5253))
+	res.Plan = drawPlan(sc.Faults, rng, prng, crng)
+	if !sc.NoTwins {
+		res.Plan.Twin = drawTwin(seed, sc.Clients)
+	}
 	if sc.Faults.Allow.Has(CrashRestart) && sc.Restart == nil {
 		res.Err, res.Kind = errors.New("sim: the scenario allows crash-restart but has no Restart hook"), SetupFailed
 		return res
@@ -289,10 +306,14 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *Timeline) Result {
 		res.Err, res.Kind = errors.New("sim: the scenario allows operator faults but names no Operator paths"), SetupFailed
 		return res
 	}
+	if sc.Faults.Allow&CounterFaults != 0 && len(sc.Counters) == 0 {
+		res.Err, res.Kind = errors.New("sim: the scenario allows counter faults but names no Counters directories"), SetupFailed
+		return res
+	}
 	srvCfg := sc.Server
 	srvCfg.Trace = trace
 	w, err := New(Config{Seed: seed, Clients: sc.Clients, Server: srvCfg, SessionTimeout: sc.SessionTimeout,
-		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, timeline: tl})
+		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, timeline: tl})
 	if err != nil {
 		res.Err, res.Kind = err, SetupFailed
 		return res
@@ -303,8 +324,9 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *Timeline) Result {
 	if maxWipes <= 0 {
 		maxWipes = 1
 	}
-	inj := newInjector(w, res.Plan, maxWipes, rng, prng)
+	inj := newInjector(w, res.Plan, maxWipes, rng, prng, crng)
 	inj.operator = sc.Operator
+	inj.counters = sc.Counters
 	inj.deleteOnly = sc.OperatorDeleteOnly
 	if sc.Restart != nil {
 		inj.restart = func(i int) { sc.Restart(r, i) }

@@ -48,6 +48,8 @@ var faultColours = [numClasses]string{
 	CrashRestart:   "#000000",
 	Operator:       "#17becf",
 	Pause:          "#8c564b",
+	Counters:       "#bcbd22",
+	EmptyDir:       "#17becf",
 }
 
 // WriteSVG draws the timeline as an SVG picture: simulated time across,

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,9 @@ type Config struct {
 	// Root, if set, is every client's chroot (fakezk.ConnConfig.Root); the
 	// world creates it before the clients connect (root.go).
 	Root string
+	// Twin, if set, starts client Twin.Client's executor with client
+	// Twin.Of's seed: two processes drawing the same random numbers.
+	Twin *Twin
 
 	timeline *Timeline // where the world records the seed's picture (RunTimeline), or nil
 }
@@ -58,6 +62,7 @@ type World struct {
 	maxSteps int
 	timeout  time.Duration // every client's requested session timeout
 	root     string        // every client's chroot ("" for none)
+	twin     *Twin         // two clients with one executor seed, or nil
 	wrap     func(i int, c *fakezk.Conn) task.Conn
 	inj      *injector // the fault plan of a Scenario run, or nil
 	stalled  bool      // Drive hit its bound at one instant
@@ -106,7 +111,7 @@ func New(cfg Config) (*World, error) {
 	if cfg.Clients < 0 {
 		return nil, errors.New("sim: negative number of clients")
 	}
-	w := &World{Seed: cfg.Seed, Clock: fakezk.NewClock(fakezk.Epoch), maxSteps: cfg.MaxSteps, wrap: cfg.Wrap, tl: cfg.timeline}
+	w := &World{Seed: cfg.Seed, Clock: fakezk.NewClock(fakezk.Epoch), maxSteps: cfg.MaxSteps, wrap: cfg.Wrap, twin: cfg.Twin, tl: cfg.timeline}
 	if cfg.Root != "" && cfg.Root != "/" {
 		if err := task.ValidatePath(cfg.Root, false); err != nil {
 			return nil, fmt.Errorf("sim: root: %w", err)
@@ -146,20 +151,51 @@ func New(cfg Config) (*World, error) {
 }
 
 // newClient connects client i's process: a connection (wrapped by
-// Config.Wrap) and an executor seeded from the world's seed and i, so a
-// process started again after a crash draws the same randomness.
+// Config.Wrap) and an executor seeded from the world's seed and i (or the
+// client it is a twin of: Config.Twin), so a process started again after
+// a crash draws the same randomness.
 func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
 	conn := w.Server.Connect(fakezk.ConnConfig{Timeout: w.timeout, Root: w.root})
 	var tc task.Conn = conn
 	if w.wrap != nil {
 		tc = w.wrap(i, conn)
 	}
-	ex, err := executor.New(executor.Config{Conn: tc, Clock: w.Clock, Seed: w.Seed*31 + uint64(i) + 1,
+	seedOf := i
+	if w.twin != nil && w.twin.Client == i {
+		seedOf = w.twin.Of
+	}
+	ex, err := executor.New(executor.Config{Conn: tc, Clock: w.Clock, Seed: w.Seed*31 + uint64(seedOf) + 1,
 		OnError: func(err error) { w.Errs = append(w.Errs, &ClientError{Client: i, Err: err}) }})
 	if err == nil {
 		w.follow(i, ex)
 	}
 	return conn, ex, err
+}
+
+// Twin names two clients that share an executor seed: Client's executor
+// is seeded as Of's.
+type Twin struct{ Of, Client int }
+
+// Twins returns the clients that share an executor seed in this world
+// (Config.Twin), or nil.
+func (w *World) Twins() *Twin { return w.twin }
+
+// drawTwin draws, from a stream of its own, whether a seed's world has
+// twins (one seed in four with two clients or more) and which.
+func drawTwin(seed uint64, clients int) *Twin {
+	if clients < 2 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5457_494e_5345_4544))
+	if rng.IntN(4) != 0 {
+		return nil
+	}
+	of := rng.IntN(clients)
+	c := rng.IntN(clients - 1)
+	if c >= of {
+		c++
+	}
+	return &Twin{Of: of, Client: c}
 }
 
 // ClientError is an error reported by client Client's executor.

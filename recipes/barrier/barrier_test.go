@@ -245,9 +245,10 @@ func TestNoOrphanAfterDeadlineOrCancel(t *testing.T) {
 	if e0.Err != nil || e1.Err != nil {
 		t.Fatal(e0.Err, e1.Err)
 	}
-	// Whichever is lowest waits without deleting its node first.
+	// Whichever is lowest (by sequence number, the name's last ten
+	// digits) waits without deleting its node first.
 	lowest, other := e0.V, e1.V
-	if lowest.Path() > other.Path() {
+	if seqSuffix(lowest.Path()) > seqSuffix(other.Path()) {
 		lowest, other = other, lowest
 	}
 	idx := 0
@@ -419,3 +420,7 @@ func TestLeaveWakesNoHerd(t *testing.T) {
 	}
 	t.Logf("listings per participant during Leave: %v (lowest: %d)", lists, lowest)
 }
+
+// seqSuffix is the sequence number a server appended to path: its last
+// ten characters.
+func seqSuffix(path string) string { return path[len(path)-10:] }

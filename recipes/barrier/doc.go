@@ -67,8 +67,17 @@
 // N participants enter together and leave together. The directory holds
 // one ephemeral-sequential node per participant, named
 // "_p_<id>-<sequence>" (the id is 128 bits from the executor's seeded
-// source, unique per Enter), and the persistent node "ready". Other
-// children are ignored.
+// source mixed with the session's id, unique per Enter and per session),
+// and the persistent node "ready". Other children are ignored.
+//
+// The sequence numbers only let every participant pick the same lowest
+// node in Leave; they are compared as numbers, then by name. So they need
+// not count: once the directory's counter reaches int32's maximum, where
+// ZooKeeper 3.8 leaves it, every later node is numbered 2147483647 and
+// the names order them, the same for everyone; and an empty directory
+// deleted by an operator and made again by the next Enter starts its
+// counter again at 0 without harm. The simulation's double-barrier
+// scenario takes both (fakezk/sim: counters, empty-dir).
 //
 // Enter:
 //
@@ -83,9 +92,10 @@
 //     means the create was not applied (the session's requests are applied
 //     in order), so create again. A child with our prefix that is not our
 //     session's is counted already: our node created again at its path by
-//     an operator (see Operators below), or the node of an earlier process
-//     with the same executor seed (the same prefix) whose session has not
-//     expired yet. We take it as our place and do not create again. A
+//     an operator (see Operators below). (The prefix is drawn from the
+//     executor's seeded source mixed with the session's id, zkops.Draws:
+//     a process with the same executor seed, a twin or one restarted
+//     after a crash, never draws it on another session.) We take it as our place and do not create again. A
 //     participant therefore never counts twice.
 //  3. exists DIR/<our node> with a watch (unless ready existed at step 1:
 //     then pass). Missing: fail with ErrParticipantLost.

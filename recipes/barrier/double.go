@@ -144,7 +144,7 @@ func (d *DoubleBarrier) Enter() task.Task[*Participant] {
 	}
 	return func(s *task.Scope, k task.Cont[*Participant]) {
 		sc := s.Child()
-		e := &entry{d: d, s: sc, sess: s.Session(), prefix: partPrefix + newID(s.Rand(), s.Rand()) + "-"}
+		e := &entry{d: d, s: sc, sess: s.Session(), prefix: partPrefix + newID(zkops.Draws(s)) + "-"}
 		e.undo = sc.Defer(e.cleanup())
 		task.RunIn(sc, task.Task[*Participant](e.run), k)
 	}

@@ -67,7 +67,7 @@ func newDoubleSim() (*doubleSim, sim.Scenario) {
 	return s, sim.Scenario{
 		Name:     "double-barrier",
 		Clients:  s.clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.05},
+		Faults:   sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.05},
 		Duration: 20 * time.Second,
 		Wrap:     s.lost.Wrap,
 		Setup:    s.setup,
@@ -88,6 +88,7 @@ func newDoubleSim() (*doubleSim, sim.Scenario) {
 		// operator only deletes them. The directed tests of
 		// operator_test.go cover the forged copies.
 		OperatorDeleteOnly: []string{"/db/r0/_p_", "/db/r1/_p_", "/db/r2/_p_"},
+		Counters:           []string{"/db/r0", "/db/r1", "/db/r2"},
 		Regressions: []sim.Regression{
 			{Seed: 825, Why: "liveness: the operator deleted the nodes of all three participants waiting in Enter; they watched only the ready node"},
 			{Seed: 1000000201, Why: "liveness: as seed 825"},

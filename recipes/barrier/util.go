@@ -28,5 +28,5 @@ func errNil(what string) error {
 }
 
 // newID returns a 128-bit identifier in UUID text form from two draws of
-// the executor's seeded source (zkops.NewID).
+// the executor's seeded source mixed with the session's id (zkops.NewID, zkops.Draws).
 var newID = zkops.NewID

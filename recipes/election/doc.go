@@ -126,8 +126,9 @@
 // Crash and restart with the same identity: the dead process's session
 // lives until the server expires it, and its node with it; the new
 // process campaigns on a new session and waits behind that node like any
-// candidate (the owner and czxid checks tell the two apart even when they
-// draw the same candidate names from the same executor seed). An operator
+// candidate (with the same executor seed it draws the same numbers, but
+// candidate prefixes are mixed with the session's id, and the owner and
+// czxid checks tell the two apart besides). An operator
 // who deletes a leader's node ends that leadership (the node watch), and
 // the next candidate leads; the former leader's fenced writes are refused
 // as above. A process paused past its session timeout resumes believing it
@@ -136,8 +137,10 @@
 //
 // # Election protocol
 //
-//  1. Draw a 128-bit id from the executor's seeded source (Scope.Rand):
-//     deterministic in simulation, random in production.
+//  1. Draw a 128-bit id from the executor's seeded source (Scope.Rand),
+//     its first 64 bits mixed with the session's id (zkops.Draws):
+//     deterministic in simulation, random in production, and never the
+//     same on two sessions (processes given one executor seed included).
 //  2. Create DIR/_c_<id>-latch- (ephemeral-sequential, data Config.Data);
 //     the server appends a 10-digit sequence number. The names follow
 //     Apache Curator's LeaderLatch in protected mode (which orders by the
@@ -280,15 +283,21 @@
 // does then). As in the lock recipe: a candidate whose number is
 // exhausted (2147483647, or negative once wrapped) never queues; it
 // deletes its node, waits until the directory is empty, deletes it and
-// campaigns again in the directory created afresh, its counter at zero;
-// candidates queued below the maximum are served first, in order. A
+// campaigns again in the directory created afresh, its counter at zero
+// (or at once, if another candidate has already made it afresh: its
+// counter is below the maximum again); candidates queued below the
+// maximum are served first, in order. Numbers come again after a reset,
+// and after an operator deletes the empty directory; names do not (the
+// prefix is mixed with the session's id), so a candidate never takes
+// another's node, nor a check on its name passes for another's. A
 // sequential create that clashes with an earlier name (the counter stuck
 // at its maximum) waits for the reset the same way. A leader numbered
 // within 2^20 of the end deletes the directory on Resign when it is then
 // empty, so an election that is idle now and then restarts its counter
 // long before it runs out. Fencing tokens are czxids, so they keep
 // growing across a reset. Tested on fakezk with the counter started near
-// its end (wrap_test.go, TestSeededElectionAcrossWrap; the canary
+// its end (wrap_test.go, TestSeededElectionAcrossWrap, and the counter
+// classes of the election scenario, fakezk/sim: counters, empty-dir; the canary
 // election/queue-exhausted-sequence, a candidate queueing with an
 // exhausted number, is caught there at the first seed); a real server's
 // counter cannot be set, so the wrap is not exercised there.

@@ -57,7 +57,7 @@ func (e *Election) Campaign() task.Task[*Leadership] {
 	return func(s *task.Scope, k task.Cont[*Leadership]) {
 		sc := s.Child()
 		a := &attempt{e: e, s: sc, sess: s.Session(), began: s.Now()}
-		a.prefix = prefix(newID(s.Rand(), s.Rand()))
+		a.prefix = prefix(newID(zkops.Draws(s)))
 		a.undo = sc.Defer(a.cleanup())
 		a.b = followBlinks(sc)
 		task.RunIn(sc, task.Task[*Leadership](a.run), until(a.b, k))

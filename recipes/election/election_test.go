@@ -103,7 +103,7 @@ func TestSuccession(t *testing.T) {
 	if !errors.Is(l0.Err(), election.ErrResigned) || !isClosed(l0.Done()) || l0.State() != election.Ended {
 		t.Fatalf("resigned leadership: %v %v", l0.Err(), l0.State())
 	}
-	if got := log.woken[l0.Path()]; len(got) != 1 || !got[1] {
+	if got := log.wokenAt(l0.Path()); len(got) != 1 || !got[1] {
 		t.Errorf("0's resign woke %v, want client 1 alone", got)
 	}
 	if log.lists[2] != listsBefore[2] {

@@ -62,6 +62,11 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 	s := &exploreSim{master: master, expire: expire}
 	const clients = exploreClients
 	faults := sim.AllFaults
+	var counters []string
+	if !master { // a Master's nodes have fixed names
+		faults |= sim.CounterFaults
+		counters = []string{"/svc/election"}
+	}
 	if !expire {
 		faults &^= sim.Of(sim.Expire)
 	}
@@ -76,13 +81,16 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 	switch {
 	case master && !expire:
 		regressions = []sim.Regression{
-			{Seed: 1716, Why: "a resigning master's delete of /svc/master, applied with its reply lost, retried after a short partition deleted the next master's node: two acting masters"},
+			{Seed: 1716, NoTwins: true, Why: "a resigning master's delete of /svc/master, applied with its reply lost, retried after a short partition deleted the next master's node: two acting masters"},
 			{Seed: 176839657743356, Why: "as 1716 (a retried delete of /svc/master removed the next master's node), and the deposed master's grant, from an ownership read answered just before a 2.1s suspension, ran only after the reconnect: it led on a stale read"},
 			{Seed: 197987323664822, Why: "a resign's multi (check lease v=0, delete /svc/master, delete lease) lost unapplied and retried after the reconnect deleted the next master's node: the next master was the twin of the resigner (same executor seed), whose new lease had the same name at version 0; lease names now start with the session's id"},
 		}
 	case !master && !expire:
 		regressions = []sim.Regression{
-			{Seed: 4505, Why: "client 2 acts as leader at 14.37s while client 0 has acted since 9.19s (partitions, delays, clock jumps)"},
+			{Seed: 4505, NoTwins: true, Why: "client 2 acts as leader at 14.37s while client 0 has acted since 9.19s (partitions, delays, clock jumps)"},
+			{Seed: 1000000420, Root: sim.ExploreRoot, Why: "the judge: after the directory's counter restarted, a process with client 0's executor seed (its twin, or itself after a crash) drew a prefix again and got the same number, and the wakes of two incarnations of one path were counted as one deletion's herd (wakes are now counted per czxid; since prefixes are mixed with the session's id that name no longer recurs, so the seed no longer reaches this history)"},
+			{Seed: 54, Why: "liveness: the directory's counter set near its maximum; a candidate with an exhausted number waited for the directory to empty, but the others had already deleted and made it again and kept campaigning in it: it never emptied again"},
+			{Seed: 1000000240, Root: sim.ExploreRoot, Why: "as 54 (a candidate waiting for a directory made afresh, and kept busy, to empty)"},
 		}
 	}
 	return s, sim.Scenario{
@@ -138,6 +146,7 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			s.loop(r, i)
 		},
 		Operator: []string{"/svc/election/", "/svc/master"},
+		Counters: counters,
 		Live: func(r *sim.Trial) bool {
 			for i := range clients {
 				if !r.ProgressedSinceFaults(i) {

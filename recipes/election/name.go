@@ -16,7 +16,7 @@ const tag = "latch-"
 func prefix(id string) string { return "_c_" + id + "-" + tag }
 
 // newID returns a 128-bit identifier in UUID text form from two draws of
-// the executor's seeded source (zkops.NewID).
+// the executor's seeded source mixed with the session's id (zkops.NewID, zkops.Draws).
 var newID = zkops.NewID
 
 // seqOf parses the sequence number of a candidate name: what follows the

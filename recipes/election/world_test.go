@@ -1,7 +1,9 @@
 package election_test
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,13 +27,30 @@ type watcher struct {
 // wakeLog is shared by the clients of one world (all on the test
 // goroutine; the mutex only keeps the race detector's view simple).
 type wakeLog struct {
-	mu    sync.Mutex
-	woken map[string]map[int]bool // deleted node -> clients (not its owner) its exists watch woke
-	lists []int                   // children listings per client
+	mu sync.Mutex
+	// deleted node (its path and czxid: a name comes again once the
+	// directory's counter restarts) -> clients (not its owner) its
+	// exists watch woke
+	woken map[string]map[int]bool
+	lists []int // children listings per client
 
 	srv   *fakezk.Server
 	rng   *rand.Rand
 	dropP float64
+}
+
+// wokenAt returns the clients the deletion of the node at path woke,
+// whatever its incarnation.
+func (l *wakeLog) wokenAt(path string) map[int]bool {
+	out := map[int]bool{}
+	for key, woken := range l.woken {
+		if strings.HasPrefix(key, path+"@") {
+			for i := range woken {
+				out[i] = true
+			}
+		}
+	}
+	return out
 }
 
 func newWakeLog(n int) *wakeLog {
@@ -54,6 +73,9 @@ func (c *watcher) Do(req task.Request, done func(task.Response), watch func(task
 			path := r.Path
 			done = func(resp task.Response) {
 				self = resp.Err == nil && resp.Stat.EphemeralOwner != 0 && resp.Stat.EphemeralOwner == c.Conn.SessionID()
+				if resp.Err == nil {
+					path = fmt.Sprintf("%s@%d", r.Path, resp.Stat.Czxid)
+				}
 				innerDone(resp)
 			}
 			watch = func(ev task.Event) {

@@ -49,12 +49,13 @@
 // ZooKeeper itself rejects the writes of a holder that has lost the lock
 // (session expired, node deleted), however late they arrive. The check
 // names one hold, not a path any holder could have: the node's name is
-// unique to the attempt (a 128-bit prefix drawn for it, and the
-// directory's sequence number), so once deleted no later contender's node
-// has its path. (Two processes given the same executor seed draw the same
-// prefixes; they still get different sequence numbers unless the
-// directory is deleted and created again between them. Leave
-// executor.Config.Seed zero in production: a random seed.) A node created
+// unique to the attempt (a 128-bit prefix drawn for it and mixed with
+// its session's id, and the directory's sequence number), so once deleted
+// no later contender's node has its path, even after the directory's
+// counter restarts (the empty directory deleted and made again) and even
+// for two processes given the same executor seed: they draw the same
+// numbers, but never on one session. (Leave executor.Config.Seed zero in
+// production: a random seed.) A node created
 // by hand under the exact name of a deleted contender (say, a backup of
 // the lock directory restored) passes for it: do not restore lock
 // directories. An operator's delete ends a hold (see Faults). The fencing
@@ -64,11 +65,12 @@
 //
 // # Protocol
 //
-//  1. Draw a 128-bit id from the executor's seeded source (Scope.Rand):
+//  1. Draw a 128-bit id from the executor's seeded source (Scope.Rand),
+//     its first 64 bits mixed with the session's id (zkops.Draws):
 //     deterministic in simulation (a seed replays the same names), random
-//     in production (an executor whose Seed is 0 seeds itself at random).
-//     Uniqueness is backed by the owner check of step 3, so two executors
-//     given the same seed still never take each other's node.
+//     in production (an executor whose Seed is 0 seeds itself at random),
+//     and never the same on two sessions, so two executors given the same
+//     seed never draw one prefix. The owner check of step 3 backs it.
 //  2. Create DIR/_c_<id>-lock- as ephemeral-sequential; the server appends
 //     a 10-digit sequence number. ErrNoNode: create DIR and its ancestors
 //     (persistent), then create again. ErrNotSent: create again. If the
@@ -360,7 +362,11 @@
 //   - never holds with an exhausted number (2147483647 or negative): such
 //     a contender deletes its node, waits with a child watch until the
 //     directory is empty, deletes the directory and starts again; the
-//     directory is created afresh and its counter restarts at zero.
+//     directory is created afresh and its counter restarts at zero. If
+//     another contender has already done so (the directory's counter,
+//     read from its Stat, is below the maximum again), it starts again at
+//     once, behind those already in the new directory, rather than wait
+//     for that one to empty too (under steady contention it never would).
 //     Contenders queued below the maximum are served first, in order; the
 //     exhausted ones wait meanwhile (woken by every change of the
 //     directory: a herd, in this rare state only). Children that are not
@@ -371,21 +377,33 @@
 //     that is idle now and then restarts its counter long before it runs
 //     out, without the pause.
 //
+// The same numbers come again after a reset, and after an operator
+// deletes the empty directory (the next Acquire creates it, its counter at
+// zero), so a number alone never names a contender across directory
+// incarnations. A whole name still does: the prefix before the number is
+// drawn for the attempt and mixed with its session's id (Safety), so a
+// fence's check on a lost node's name and version never passes for a
+// later contender's node, and a lost create, settled by prefix and owning
+// session, never finds another's (TestTwinAfterReset).
+//
 // Fencing tokens are czxids, not sequence numbers, so they keep growing
 // across a reset (Held.Seq does start again from zero). On fakezk the
 // counter is started near the maximum with Server.SetCounters
 // (TestSequenceExhausted, TestResetOnIdleRelease and the seeded
-// simulation TestSeededFaultsAcrossSequenceWrap); on a real server it
-// cannot be set, and 2^31 creates are out of reach of a test, so the wrap
-// is not exercised there.
+// simulation TestSeededFaultsAcrossSequenceWrap), and the simulation's
+// counter classes (fakezk/sim: counters, empty-dir) set it near the
+// maximum and delete the empty directory at random points of the lock+id
+// scenario; on a real server it cannot be set, and 2^31 creates are out
+// of reach of a test, so the wrap is not exercised there.
 //
 // # Faults
 //
 // Crash and restart with the same identity: the dead process's node lives
 // until the server expires its session, and the new process, on a new
 // session, waits behind it like any contender. With the same executor seed
-// it draws the same prefixes, but a lost create is settled by prefix and
-// owner (step 3), so it never takes the dead process's node for its own.
+// it draws the same numbers, but its prefixes are mixed with its new
+// session's id, and a lost create is settled by prefix and owner (step 3):
+// it never takes the dead process's node for its own.
 //
 // An operator who deletes a holder's node ends that hold: the next
 // contender holds, and the former holder's fenced writes are refused. The

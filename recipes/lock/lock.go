@@ -136,7 +136,8 @@ func (l *Lock) acquire(try bool) task.Task[*Held] {
 		if canary.On(bugNoPrefix) {
 			a.base = l.child(lockTag)
 		} else {
-			a.base = contenderPath(l.dir, s.Rand(), s.Rand())
+			hi, lo := zkops.Draws(s)
+			a.base = contenderPath(l.dir, hi, lo)
 		}
 		a.prefix = a.base[len(l.dir)+1:]
 		a.create()

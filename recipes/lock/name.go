@@ -18,7 +18,7 @@ const lockTag = "lock-"
 func prefix(id string) string { return "_c_" + id + "-" + lockTag }
 
 // newID returns a 128-bit identifier in UUID text form from two draws of
-// the executor's seeded source (zkops.NewID).
+// the executor's seeded source mixed with the session's id (zkops.NewID, zkops.Draws).
 var newID = zkops.NewID
 
 // seqOf parses the sequence number of a contender name: what follows the

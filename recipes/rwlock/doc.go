@@ -106,7 +106,9 @@
 //
 // # Protocol
 //
-//  1. Draw a 128-bit id from the executor's seeded source (Scope.Rand).
+//  1. Draw a 128-bit id from the executor's seeded source (Scope.Rand),
+//     its first 64 bits mixed with the session's id (zkops.Draws), so two
+//     sessions never draw one id, even from one executor seed.
 //  2. Create DIR/_c_<id>-__WRIT__ (a writer) or DIR/_c_<id>-__READ__ (a
 //     reader) as ephemeral-sequential, and send the listing of DIR right
 //     behind it (a session's requests are applied in order: the listing is
@@ -237,10 +239,16 @@
 // As in recipes/lock (see zkops.Exhausted): a contender whose number is
 // exhausted (2147483647, or negative once the counter wrapped) never
 // holds: it deletes its node, waits until the directory is empty, deletes
-// it (the counter goes with it) and creates again; a holder whose number
-// is near the end deletes the directory on release if it is then empty.
-// Tested on fakezk with the counter started near its end
-// (TestSequenceExhausted); 2^31 creates are out of reach on a real server.
+// it (the counter goes with it) and creates again, or creates again at
+// once if another contender has already made the directory afresh (its
+// counter below the maximum again); a holder whose number is near the end
+// deletes the directory on release if it is then empty. Numbers come
+// again after a reset and after an operator deletes the empty directory;
+// names do not (prefixes are mixed with the session's id). Tested on
+// fakezk with the counter started near its end (TestSequenceExhausted)
+// and under the simulation's counter classes (the rwlock scenario,
+// fakezk/sim: counters, empty-dir); 2^31 creates are out of reach on a
+// real server.
 //
 // # Faults
 //
@@ -260,8 +268,9 @@
 //   - Crash and restart with the same identity: the dead process's node
 //     lives until its session expires, and the new process, on a new
 //     session, queues behind it like any contender. It draws the same
-//     prefixes (same executor seed), but a lost create is settled by
-//     prefix and owner, so it never takes the old node for its own.
+//     numbers (same executor seed), but they are mixed with its new
+//     session's id, and a lost create is settled by prefix and owner, so
+//     it never takes the old node for its own.
 //   - An operator deleting a holder's node ends that hold: the next
 //     contenders hold, and the former holder's fenced writes are refused;
 //     it hears of it from the node watch or a refused write. A waiter whose

@@ -121,7 +121,7 @@ func (l *RWLock) acquire(mode Mode, try bool) task.Task[*Held] {
 	return func(s *task.Scope, k task.Cont[*Held]) {
 		sc := s.Child()
 		a := &attempt{l: l, s: sc, sess: s.Session(), mode: mode, try: try}
-		a.prefix = prefix(zkops.NewID(s.Rand(), s.Rand()), mode)
+		a.prefix = prefix(zkops.NewID(zkops.Draws(s)), mode)
 		a.undo = sc.Defer(a.cleanup())
 		task.RunIn(sc, task.Task[*Held](a.run), k)
 	}

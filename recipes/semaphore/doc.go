@@ -49,7 +49,9 @@
 //     uses lock.Lock.TryAcquire and fails with ErrBusy if it is taken).
 //  2. Create the lease node PATH/leases/_c_<id>-lease- as
 //     ephemeral-sequential, <id> 128 bits drawn from the executor's
-//     seeded source (Curator's protected mode names it the same way).
+//     seeded source, mixed with the session's id (zkops.Draws: never the
+//     same on two sessions, even from one executor seed; Curator's
+//     protected mode names it the same way).
 //     ErrNoNode: create PATH/leases and its ancestors, then create again.
 //     ErrNotSent: create again. ErrConnectionLoss (applied or not): list
 //     PATH/leases after the reconnect and look for a child with our
@@ -195,9 +197,9 @@
 // the dead process's lease (or its waiting node and internal lock node)
 // lives until the server expires its session and counts against n until
 // then; the new process, on a new session, acquires like anyone. With the
-// same executor seed it draws the same prefixes, but a lost create is
-// settled by prefix and owner, so it never takes the dead process's node
-// for its own.
+// same executor seed it draws the same numbers, but they are mixed with
+// its new session's id, and a lost create is settled by prefix and owner,
+// so it never takes the dead process's node for its own.
 //
 // An operator who deletes a holder's lease node ends that lease: another
 // acquirer can then hold, and the former holder's fenced writes are

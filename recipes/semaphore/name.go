@@ -20,7 +20,7 @@ const (
 func prefix(id string) string { return "_c_" + id + "-" + leaseTag }
 
 // newID returns a 128-bit identifier in UUID text form from two draws of
-// the executor's seeded source (zkops.NewID).
+// the executor's seeded source mixed with the session's id (zkops.NewID, zkops.Draws).
 var newID = zkops.NewID
 
 // seqOf parses the sequence number of a lease node's name (what follows

@@ -184,7 +184,7 @@ func (m *Semaphore) acquire(try bool) task.Task[*Lease] {
 	return func(s *task.Scope, k task.Cont[*Lease]) {
 		sc := s.Child()
 		a := &attempt{m: m, s: sc, sess: s.Session(), try: try}
-		a.prefix = prefix(newID(s.Rand(), s.Rand()))
+		a.prefix = prefix(newID(zkops.Draws(s)))
 		a.undo = sc.Defer(a.cleanup())
 		task.RunIn(sc, task.Task[*Lease](a.run), k)
 	}

@@ -9,10 +9,24 @@ import (
 )
 
 // NewID returns a 128-bit identifier in UUID text form from two draws of
-// the executor's seeded source (task.Scope.Rand): the unique part of an
-// attempt's node name ("_c_<id>-lock-", "_c_<id>-latch-", "_p_<id>-").
+// the executor's seeded source (Draws): the unique part of an attempt's
+// node name ("_c_<id>-lock-", "_c_<id>-latch-", "_p_<id>-").
 func NewID(hi, lo uint64) string {
 	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, (hi>>16)&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
+}
+
+// Draws returns two draws of the executor's seeded source
+// (task.Scope.Rand), the first mixed with the session's id: the 128 bits
+// of an ID unique across sessions. Processes started with one seed (two
+// copies of a program, or a process restarted with its seed after a
+// crash) draw the same numbers, but never on one session, so their IDs
+// differ. Random draws alone would not do: once a directory's counter
+// restarts (the empty directory deleted and made again) the twin's node
+// could get the very name, number included, of the other's lost node, and
+// a check on that name and version would pass for both.
+func Draws(s *task.Scope) (hi, lo uint64) {
+	hi = s.Rand() ^ uint64(s.Session().ID)
+	return hi, s.Rand()
 }
 
 // WatchNode follows the node a holder owns (a lock's contender node, a

@@ -90,11 +90,18 @@ func Queue(names []string, tag string) []Member {
 	return q
 }
 
-// EmptyDir waits until dir has no children (child watch), then deletes
-// it. A directory already gone is done; a child that arrives before the
+// EmptyDir waits until dir's counter can name nodes again: until dir has
+// no children (child watch), then deletes it. A directory already gone is
+// done, and so is one whose counter is below its maximum (NextSeq): it was
+// deleted and made again meanwhile, its counter restarted, and new
+// contenders may already be in it (waiting for that one to empty too would,
+// under steady contention, wait for ever). A child that arrives before the
 // delete (NotEmpty) means waiting again.
 func EmptyDir(dir string) task.Task[task.Unit] {
 	round := c.Then(c.Retry(task.ChildrenW(dir), Retry), func(cw task.ChildrenWatch) task.Task[bool] {
+		if NextSeq(cw.Stat) < math.MaxInt32 {
+			return task.Value(false)
+		}
 		if len(cw.Names) > 0 {
 			return c.Map(cw.Watch.Wait(), func(task.Event) bool { return true })
 		}
@@ -107,6 +114,15 @@ func EmptyDir(dir string) task.Task[task.Unit] {
 		}
 		return task.Fail[task.Unit](err)
 	})
+}
+
+// NextSeq is the number the server appends to the next sequential child
+// of the node st describes: its stored cversion, which counts child
+// creates. Clients are shown 2*cversion - numChildren (creates plus
+// deletes, DataNode.copyStat) in int32 arithmetic; the stored count is
+// never negative, so it is that sum halved in uint32.
+func NextSeq(st task.Stat) int64 {
+	return int64((uint32(st.Cversion) + uint32(st.NumChildren)) / 2)
 }
 
 // RemoveDir deletes dir if it has no children: true when it is gone

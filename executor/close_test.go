@@ -282,6 +282,7 @@ func TestCloseWhenDoneStepDriven(t *testing.T) {
 	if n := b.iters.Load(); n != at {
 		t.Errorf("the busy flow took %d steps after ctx ended", n-at)
 	}
+	b.giveUp.Store(true) // if it still runs, let Idle end
 	if r.Idle() != 0 {
 		t.Error("jobs ran after the shutdown")
 	}
@@ -382,5 +383,23 @@ func TestRefusedFlowCancel(t *testing.T) {
 	r.Advance(2 * time.Second)
 	if calls != 1 {
 		t.Errorf("continuation of a refused flow ran %d times, want 1", calls)
+	}
+}
+
+// Close called from a job: the rest of that job sends nothing either (the
+// request fails with task.ErrClosed, unsent), with or without an
+// observer.
+func TestCloseInJobSendsNothing(t *testing.T) {
+	r := rig.New(t)
+	o := rig.Submit(r, task.Task[task.Data](func(s *task.Scope, k task.Cont[task.Data]) {
+		r.Ex.Close()
+		task.Run(s, task.Get("/after"), k)
+	}))
+	r.Idle()
+	o.Want(t, 1, task.ErrClosed)
+	for _, call := range r.Conn.Calls() {
+		if call.Req.NodePath() == "/after" {
+			t.Error("a request made after Close, in the job that called it, was sent")
+		}
 	}
 }

@@ -493,13 +493,17 @@ func (t *timer) Stop() bool {
 }
 
 // Send implements task.Runtime: completions and watch events join the task
-// queue in the order the connection delivers them.
+// queue in the order the connection delivers them. Once a stop has been
+// asked (Close, a stop context ended), requests are failed with
+// task.ErrClosed, unsent.
 func (e *Executor) Send(req task.Request, r task.Receiver, watch func(task.Event)) {
 	if o := e.obs; o != nil {
 		e.sendObserved(o, req, r, watch)
 		return
 	}
-	if e.conn == nil || e.state == task.StateClosed {
+	if e.conn == nil || e.state == task.StateClosed || e.stopAsked() {
+		// Not sent: after Close (or the stop's ctx ended), even the rest
+		// of the job under way sends nothing.
 		e.tasks.push(job{x: r}, &task.Response{Err: task.ErrClosed})
 		return
 	}

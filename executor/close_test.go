@@ -403,3 +403,35 @@ func TestCloseInJobSendsNothing(t *testing.T) {
 		}
 	}
 }
+
+// The shutdown's cost is one short job per flow in flight, per queued
+// item and per event the connection delivers as it closes: no flow takes
+// a step in it.
+func TestShutdownJobs(t *testing.T) {
+	r := rig.New(t)
+	const inFlight, queued = 30, 50
+	var outs []*rig.Outcome[task.Data]
+	for range inFlight {
+		outs = append(outs, rig.Submit(r, task.Get("/a")))
+	}
+	r.Idle()
+	r.Conn.Suspend() // what is submitted now waits in the task queue
+	r.Idle()
+	ran := 0
+	for range queued {
+		executor.Submit(r.Ex, task.Func(func(*task.Scope) (int, error) { ran++; return 0, nil }), func(int, error) {})
+	}
+	r.Ex.Close()
+	before := r.Ex.Steps()
+	r.Ex.Step()
+	// The scripted connection delivers one event as it closes (Closed).
+	if n, most := r.Ex.Steps()-before, uint64(inFlight+queued+1); n > most {
+		t.Errorf("the shutdown ran %d jobs for %d flows in flight and %d queued, want at most %d", n, inFlight, queued, most)
+	}
+	if ran != 0 {
+		t.Errorf("%d queued flows ran a step in the shutdown", ran)
+	}
+	for _, o := range outs {
+		o.Want(t, 1, task.ErrClosed)
+	}
+}

@@ -276,14 +276,14 @@ func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) 
 // task.ErrClosed, and the connection is closed.
 //
 // Run honours Close and the end of ctx within a bound, whatever the queues
-// hold: it looks for them before every job, so once either has happened
-// it finishes the job under way (jobs are not preempted: a step that
-// never returns holds Run) and starts no job of any flow's steps again.
-// What it runs then is the shutdown: one short job per flow in flight and
-// per item already queued (each delivers task.ErrClosed or finds its flow
-// ended), with no request sent, then Conn.Close. A flow that keeps the
-// queues busy (a loop of reads, a chain of synchronous steps) takes no
-// step after the stop.
+// hold: it looks for them before every job, so once either has happened it
+// finishes the job under way (jobs are not preempted: a step that never
+// returns holds Run) and starts no job of any flow's steps again. What it
+// runs then is the shutdown: Conn.Close, and one short job per flow in
+// flight, per item already queued and per event the connection delivers as
+// it closes (each delivers task.ErrClosed or finds its flow ended), with no
+// request sent. A flow that keeps the queues busy (a loop of reads, a chain
+// of synchronous steps) takes no step after the stop.
 //
 // An executor has one Run: a second Run while the first drives it returns
 // ErrAlreadyRunning at once and leaves the first undisturbed, whatever its

@@ -435,3 +435,30 @@ func TestShutdownJobs(t *testing.T) {
 		o.Want(t, 1, task.ErrClosed)
 	}
 }
+
+// A job that panics ends Run with the panic (a programmer error); Close
+// then returns instead of waiting for a shutdown that never comes.
+func TestCloseAfterRunPanicked(t *testing.T) {
+	ex, err := executor.New(executor.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		_ = ex.Run(context.Background())
+	}()
+	executor.Submit(ex, task.Func(func(*task.Scope) (int, error) { panic("boom") }), nil)
+	if p := <-panicked; p != "boom" {
+		t.Fatalf("Run's panic = %v, want boom", p)
+	}
+	closed := make(chan struct{})
+	go func() { ex.Close(); close(closed) }()
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Fatal("Close still waiting after Run ended in a panic")
+	}
+}

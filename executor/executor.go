@@ -77,7 +77,8 @@ type Executor struct {
 	running     atomic.Bool // a Run has started (it is set for good)
 	closeReq    atomic.Bool
 	wake        chan struct{}
-	finished    chan struct{} // closed when the shutdown is over
+	done        chan struct{} // closed when the shutdown is over, or Run ended in a panic
+	finish      sync.Once     // closes done
 
 	// Executor goroutine only.
 	down      bool              // the shutdown has begun (stopped, for this goroutine)
@@ -112,14 +113,14 @@ type item struct {
 // drive it with Step and RunUntilIdle.
 func New(cfg Config) (*Executor, error) {
 	e := &Executor{
-		conn:     cfg.Conn,
-		clock:    cfg.Clock,
-		onError:  cfg.OnError,
-		onSess:   cfg.OnSession,
-		obs:      cfg.Observer.Filled(),
-		log:      cfg.Logger,
-		wake:     make(chan struct{}, 1),
-		finished: make(chan struct{}),
+		conn:    cfg.Conn,
+		clock:   cfg.Clock,
+		onError: cfg.OnError,
+		onSess:  cfg.OnSession,
+		obs:     cfg.Observer.Filled(),
+		log:     cfg.Logger,
+		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
 	}
 	if e.log == nil {
 		e.log = slog.Default()

@@ -304,6 +304,9 @@ func (e *Executor) Run(ctx context.Context) error {
 		}
 		return ErrAlreadyRunning
 	}
+	// A panic in a job is a programmer error and goes on up; Close must not
+	// wait for a shutdown that will never come.
+	defer e.finished()
 	e.CloseWhenDone(ctx)
 	for {
 		for e.Step() { // Step looks for Close and ctx's end before each job
@@ -348,7 +351,7 @@ func (e *Executor) Close() {
 	default:
 	}
 	if e.running.Load() && !onExecutorGoroutine() {
-		<-e.finished
+		<-e.done
 	}
 }
 
@@ -389,5 +392,8 @@ func (e *Executor) shutdown() {
 	e.inboxClosed = true
 	e.mu.Unlock()
 	e.RunUntilIdle()
-	close(e.finished)
+	e.finished()
 }
+
+// finished releases the Close calls waiting for the shutdown.
+func (e *Executor) finished() { e.finish.Do(func() { close(e.done) }) }

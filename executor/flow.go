@@ -340,7 +340,9 @@ func (e *Executor) Run(ctx context.Context) error {
 // later work at once and returns; the executor stops before its next job
 // (Run's, or Step's), so no step of a flow runs after the job that called
 // it. Close is safe from any goroutine and more than once: every call
-// waits as the first would.
+// waits as the first would. Since the shutdown closes the connection, do
+// not call Close where the connection's own goroutine runs (an
+// Observer.OnOpEnd): it would wait for that goroutine.
 func (e *Executor) Close() {
 	e.mu.Lock()
 	e.refusing = true

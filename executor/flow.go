@@ -321,16 +321,16 @@ func (e *Executor) Run(ctx context.Context) error {
 	}
 }
 
-// Close closes the executor: when it returns, work submitted afterwards
-// is refused (Submit's continuation receives task.ErrClosed on the calling
+// Close closes the executor: when it returns, work submitted afterwards is
+// refused (Submit's continuation receives task.ErrClosed on the calling
 // goroutine, Await returns it), and no request reaches the connection any
 // more, from any flow (one made then fails with task.ErrClosed, unsent,
-// even in the rest of the job that called Close). Every
-// flow in flight ends with task.ErrClosed: its continuation (or Await)
-// receives it, and its deferred cleanups do not run their steps (each is
-// a flow of the session Close ends: it is reported to Config.OnError with
-// task.ErrClosed), so a cleanup's request is never sent either; the
-// connection is closed, which ends the session and its ephemeral nodes.
+// even in the rest of the job that called Close). Every flow in flight ends
+// with task.ErrClosed: its continuation (or Await) receives it, and its
+// deferred cleanups do not run their steps (each is a flow of the session
+// Close ends: it is reported to Config.OnError with task.ErrClosed), so a
+// cleanup's request is never sent either; the connection is closed, which
+// ends the session and its ephemeral nodes.
 //
 // Close waits, when a Run drives the executor, until Run has stopped it:
 // the job under way ends and the shutdown runs (see Run for the bound).

@@ -27,6 +27,29 @@
 // Close are safe from other goroutines; every other method, and every
 // task.Runtime method, must be called on the executor goroutine.
 //
+// # Stopping
+//
+// Close, the end of Run's ctx (or of a context given to CloseWhenDone)
+// and Shutdown stop the executor. Close means what it says: once it has
+// returned, Submit and Await refuse work with task.ErrClosed, and no
+// request reaches the connection (one made then, even by the rest of the
+// job that called Close, fails with task.ErrClosed, unsent). Every flow in
+// flight ends with task.ErrClosed; its deferred cleanups do not run their
+// steps (the session has ended: each is reported to Config.OnError with
+// task.ErrClosed). The connection is closed, which ends the session.
+//
+// The bound: the core looks for a stop before every job, so once Close has
+// been called or the ctx has ended, the job under way finishes (jobs are
+// not preempted) and no later job runs a step of any flow. The next Step,
+// or Run's next job, is the shutdown: Conn.Close, and one short job per
+// flow in flight, per queued item and per event the connection delivers as
+// it closes, with no request sent. That holds whatever the queues hold (a
+// flow looping on reads, or on synchronous steps, does not hold Run) and
+// while the task queue is paused. Close called from another goroutine while
+// Run drives the executor returns once the shutdown is over; called from a
+// job, or with no Run (Step driving, or before Run), it cannot wait: it
+// refuses work at once, and the executor stops before its next job.
+//
 // Misuse that would hang or corrupt the executor is refused at once with
 // a sentinel error, not left to a data race or a deadlock: a second Run
 // while one drives the executor returns ErrAlreadyRunning (the first goes

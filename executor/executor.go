@@ -71,16 +71,22 @@ type Executor struct {
 	inboxResps  []task.Response // the responses of the inbox's outcome items, in order
 	spare       []item
 	spareResps  []task.Response
+	refusing    bool // Close or the stop has begun: Submit is refused
 	pending     atomic.Int32
-	stopped     atomic.Bool
+	stopped     atomic.Bool // the shutdown has begun
 	running     atomic.Bool // a Run has started (it is set for good)
 	closeReq    atomic.Bool
 	wake        chan struct{}
+	done        chan struct{} // closed when the shutdown is over, or Run ended in a panic
+	finish      sync.Once     // closes done
 
 	// Executor goroutine only.
-	cur       job           // the job Step is running
-	curResp   task.Response // its response, for an outcome
-	receive   func()        // e.receiveCur, made once
+	down      bool              // the shutdown has begun (stopped, for this goroutine)
+	stopCtxs  []context.Context // Run's ctx and CloseWhenDone's: their end stops the executor
+	stopErr   error             // what Run returns: the error of the ctx that stopped it
+	cur       job               // the job Step is running
+	curResp   task.Response     // its response, for an outcome
+	receive   func()            // e.receiveCur, made once
 	events    queue
 	tasks     queue
 	depth     int
@@ -114,6 +120,7 @@ func New(cfg Config) (*Executor, error) {
 		obs:     cfg.Observer.Filled(),
 		log:     cfg.Logger,
 		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
 	}
 	if e.log == nil {
 		e.log = slog.Default()
@@ -177,6 +184,25 @@ func (e *Executor) woken() {
 	}
 }
 
+// postFlow hands a submitted flow to the executor from any goroutine,
+// after arm (its deadline's arming, if not nil) on the event queue. It
+// reports false, posting nothing, once Close has been called or the
+// executor is stopping: work submitted then is refused.
+func (e *Executor) postFlow(arm func(), r runner) bool {
+	e.mu.Lock()
+	if e.refusing || e.inboxClosed {
+		e.mu.Unlock()
+		return false
+	}
+	if arm != nil {
+		e.inbox = append(e.inbox, item{fn: arm})
+	}
+	e.inbox = append(e.inbox, item{task: true, r: r})
+	e.mu.Unlock()
+	e.woken()
+	return true
+}
+
 func (e *Executor) drain() {
 	if e.pending.Load() == 0 {
 		return
@@ -215,7 +241,49 @@ func (e *Executor) drain() {
 // after the executor was closed, so that every flow can finish. Step must
 // be called on the executor goroutine: one goroutine at a time, the same
 // one that calls RunUntilIdle.
+//
+// Before each job, Step looks for a stop: Close called, or a context of
+// CloseWhenDone (or Run's) ended. Once there is one, the next Step runs no
+// job of the queues but shuts the executor down, as Shutdown does, and
+// reports true; later Steps find nothing to run.
 func (e *Executor) Step() bool {
+	if !e.down && e.stopAsked() {
+		e.shutdown()
+		return true
+	}
+	return e.step()
+}
+
+// stopAsked reports whether Close was called or a stop context ended (and
+// records the context's error for Run).
+func (e *Executor) stopAsked() bool {
+	if e.closeReq.Load() {
+		return true
+	}
+	for _, ctx := range e.stopCtxs {
+		select {
+		case <-ctx.Done():
+			e.stopErr = ctx.Err()
+			return true
+		default:
+		}
+	}
+	return false
+}
+
+// CloseWhenDone makes the end of ctx stop the executor as Close does
+// (Step, RunUntilIdle and Run shut it down before their next job), except
+// that Run then returns ctx's error. Run does this for its own ctx; a
+// simulation that drives the executor with Step uses it to end a process
+// with a context. It must be called on the executor goroutine.
+func (e *Executor) CloseWhenDone(ctx context.Context) {
+	if ctx.Done() != nil {
+		e.stopCtxs = append(e.stopCtxs, ctx)
+	}
+}
+
+// step runs at most one job, as Step does, without looking for a stop.
+func (e *Executor) step() bool {
 	if !e.started {
 		runJob(e.start)
 	}
@@ -426,13 +494,17 @@ func (t *timer) Stop() bool {
 }
 
 // Send implements task.Runtime: completions and watch events join the task
-// queue in the order the connection delivers them.
+// queue in the order the connection delivers them. Once a stop has been
+// asked (Close, a stop context ended), requests are failed with
+// task.ErrClosed, unsent.
 func (e *Executor) Send(req task.Request, r task.Receiver, watch func(task.Event)) {
 	if o := e.obs; o != nil {
 		e.sendObserved(o, req, r, watch)
 		return
 	}
-	if e.conn == nil || e.state == task.StateClosed {
+	if e.conn == nil || e.state == task.StateClosed || e.stopAsked() {
+		// Not sent: after Close (or the stop's ctx ended), even the rest
+		// of the job under way sends nothing.
 		e.tasks.push(job{x: r}, &task.Response{Err: task.ErrClosed})
 		return
 	}

@@ -67,10 +67,11 @@ type Options struct {
 // starts, and returns at once. k, if not nil, receives the outcome on the
 // executor goroutine, exactly once; a failed flow without k is reported to
 // Config.OnError. Submit is safe to call from any goroutine; it is the only
-// method of the package that is, with Flow.Cancel, Await and Close. After
-// the executor has stopped, k receives task.ErrClosed on the calling
-// goroutine; with a nil executor, ErrNilExecutor (and the Flow's Cancel
-// does nothing).
+// method of the package that is, with Flow.Cancel, Await and Close. Once
+// Close has been called, or the executor is stopping (Run's ctx ended,
+// Shutdown), Submit refuses the flow: k receives task.ErrClosed at once,
+// on the calling goroutine, nothing is sent, and the Flow's Cancel does
+// nothing; with a nil executor, k receives ErrNilExecutor, the same way.
 func Submit[T any](e *Executor, t task.Task[T], k task.Cont[T]) *Flow {
 	return SubmitWith(e, t, Options{}, k)
 }
@@ -110,20 +111,27 @@ type result[T any] struct {
 	err error
 }
 
-// submit posts the flow; false if the executor has stopped.
+// submit posts the flow; false if the executor refuses it (Close was
+// called, or it is stopping or stopped). A refused flow's handle has no
+// executor, so its Cancel does nothing.
 func (r *flowRun[T]) submit(e *Executor) bool {
 	f := &r.f
 	f.e, f.run = e, r
+	var arm func()
 	if !r.at.IsZero() {
 		// Armed from the event queue, which runs while the task queue is
 		// paused, so the deadline holds for a flow that has not started.
-		e.post(item{fn: func() {
+		arm = func() {
 			if !f.started {
 				f.deadline = e.AfterFunc(r.at, func() { r.abort(task.ErrDeadlineExceeded) })
 			}
-		}})
+		}
 	}
-	return e.post(item{task: true, r: r})
+	if !e.postFlow(arm, r) {
+		f.e, f.run = nil, nil
+		return false
+	}
+	return true
 }
 
 // run starts the flow in a scope of its own under the session's (as
@@ -201,6 +209,7 @@ func (r *flowRun[T]) finish(v T, err error) {
 // Await returns task.ErrCanceled or task.ErrDeadlineExceeded, which match
 // context.Canceled and context.DeadlineExceeded under errors.Is. Someone
 // must be running the executor (Run) for Await to return before ctx ends.
+// After Close, Await returns task.ErrClosed at once and submits nothing.
 //
 // Await refuses at once what could only block forever or stall an
 // executor: called on a goroutine that is running an executor's job (a task
@@ -261,15 +270,27 @@ func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) 
 	}
 }
 
-// Run runs the executor on the calling goroutine until ctx ends or Close is
-// called, then stops: every flow still running fails with task.ErrClosed
-// (their continuations and cleanups run), the connection is closed and its
-// last events applied. Run returns nil after Close, ctx's error otherwise.
+// Run runs the executor on the calling goroutine until Close is called or
+// ctx ends, then stops, and returns nil after Close, ctx's error
+// otherwise. Stopping is what Close says: every flow ends with
+// task.ErrClosed, and the connection is closed.
+//
+// Run honours Close and the end of ctx within a bound, whatever the queues
+// hold: it looks for them before every job, so once either has happened it
+// finishes the job under way (jobs are not preempted: a step that never
+// returns holds Run) and starts no job of any flow's steps again. What it
+// runs then is the shutdown: Conn.Close, and one short job per flow in
+// flight, per item already queued and per event the connection delivers as
+// it closes (each delivers task.ErrClosed or finds its flow ended), with no
+// request sent. A flow that keeps the queues busy (a loop of reads, a chain
+// of synchronous steps) takes no step after the stop.
 //
 // An executor has one Run: a second Run while the first drives it returns
 // ErrAlreadyRunning at once and leaves the first undisturbed, whatever its
 // ctx; Run after the executor stopped returns ErrStopped; Run called from
-// an executor's job returns ErrOnExecutor.
+// an executor's job returns ErrOnExecutor. Run after Close, on an executor
+// that had no Run, stops it at once (its queued flows end with
+// task.ErrClosed, none runs) and returns nil.
 func (e *Executor) Run(ctx context.Context) error {
 	if onExecutorGoroutine() {
 		return ErrOnExecutor
@@ -283,41 +304,71 @@ func (e *Executor) Run(ctx context.Context) error {
 		}
 		return ErrAlreadyRunning
 	}
+	// A panic in a job is a programmer error and goes on up; Close must not
+	// wait for a shutdown that will never come.
+	defer e.finished()
+	e.CloseWhenDone(ctx)
 	for {
-		for e.Step() {
+		for e.Step() { // Step looks for Close and ctx's end before each job
 		}
-		if e.closeReq.Load() {
-			e.shutdown()
-			return nil
+		if e.down {
+			return e.stopErr
 		}
 		select {
 		case <-e.wake:
-		case <-ctx.Done():
-			e.shutdown()
-			return ctx.Err()
+		case <-ctx.Done(): // the next Step stops
 		}
 	}
 }
 
-// Close asks Run to stop (Run then returns nil). It is safe from any
-// goroutine and more than once. An executor driven by Step is stopped with
-// Shutdown instead.
+// Close closes the executor: when it returns, work submitted afterwards is
+// refused (Submit's continuation receives task.ErrClosed on the calling
+// goroutine, Await returns it), and no request reaches the connection any
+// more, from any flow (one made then fails with task.ErrClosed, unsent,
+// even in the rest of the job that called Close). Every flow in flight ends
+// with task.ErrClosed: its continuation (or Await) receives it, and its
+// deferred cleanups do not run their steps (each is a flow of the session
+// Close ends: it is reported to Config.OnError with task.ErrClosed), so a
+// cleanup's request is never sent either; the connection is closed, which
+// ends the session and its ephemeral nodes.
+//
+// Close waits, when a Run drives the executor, until Run has stopped it:
+// the job under way ends and the shutdown runs (see Run for the bound).
+// It cannot wait when it is called from a job (of this executor or of
+// another: a task body, a continuation, a callback), nor when no Run has
+// started (an executor driven by Step, or not yet run): it then refuses
+// later work at once and returns; the executor stops before its next job
+// (Run's, or Step's), so no step of a flow runs after the job that called
+// it. Close is safe from any goroutine and more than once: every call
+// waits as the first would. Since the shutdown closes the connection, do
+// not call Close where the connection's own goroutine runs (an
+// Observer.OnOpEnd): it would wait for that goroutine.
 func (e *Executor) Close() {
+	e.mu.Lock()
+	e.refusing = true
+	e.mu.Unlock()
 	e.closeReq.Store(true)
 	select {
 	case e.wake <- struct{}{}:
 	default:
 	}
+	if e.running.Load() && !onExecutorGoroutine() {
+		<-e.done
+	}
 }
 
-// Shutdown stops an executor driven by Step, on the executor goroutine:
-// what Run does when it returns.
+// Shutdown stops an executor driven by Step, at once, on the executor
+// goroutine: what Run does when it stops (Close says what that is).
 func (e *Executor) Shutdown() { e.shutdown() }
 
 func (e *Executor) shutdown() {
 	if e.stopped.Swap(true) {
 		return
 	}
+	e.down = true
+	e.mu.Lock()
+	e.refusing = true
+	e.mu.Unlock()
 	if !e.started {
 		e.started = true
 	}
@@ -336,11 +387,15 @@ func (e *Executor) shutdown() {
 			e.report(err)
 		}
 	}
-	// Apply what the connection delivered while closing, and fail what
-	// was submitted meanwhile; then refuse anything more.
+	// Apply what the connection delivered while closing, and end what was
+	// queued meanwhile; then take nothing more.
 	e.RunUntilIdle()
 	e.mu.Lock()
 	e.inboxClosed = true
 	e.mu.Unlock()
 	e.RunUntilIdle()
+	e.finished()
 }
+
+// finished releases the Close calls waiting for the shutdown.
+func (e *Executor) finished() { e.finish.Do(func() { close(e.done) }) }

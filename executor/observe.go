@@ -30,7 +30,7 @@ func (e *Executor) sendObserved(o *task.Observer, req task.Request, r task.Recei
 		Start:   e.clock.Now(),
 	}
 	op.d.Tag = o.OnOpStart(op.d.OpInfo)
-	if e.conn == nil || e.state == task.StateClosed {
+	if e.conn == nil || e.state == task.StateClosed || e.stopAsked() {
 		op.end(task.Response{Err: task.ErrClosed}, false)
 		return
 	}

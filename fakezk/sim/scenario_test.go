@@ -47,13 +47,14 @@ func BenchmarkLockID10(b *testing.B) {
 // The large run of make sim: SIM_SEEDS seeds of each scenario here
 // (skipped when unset).
 func TestSimExplore(t *testing.T) {
-	sim.Explore(t, lockIDScenario(5, 10*time.Second), counterScenario())
+	sim.Explore(t, lockIDScenario(5, 10*time.Second), counterScenario(), busyScenario())
 }
 
 // Two runs of the same seed have the same history, byte for byte.
 func TestSimDeterminism(t *testing.T) {
 	sim.Determinism(t, lockIDScenario(5, 10*time.Second), sim.Sample(10, 1000))
 	sim.Determinism(t, counterScenario(), sim.Sample(10, 1000))
+	sim.Determinism(t, busyScenario(), sim.Sample(10, 1000))
 	rooted := lockIDScenario(5, 10*time.Second)
 	rooted.Root = sim.ExploreRoot
 	sim.Determinism(t, rooted, sim.Sample(4, 1000))

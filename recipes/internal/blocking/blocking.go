@@ -10,6 +10,7 @@ import (
 	"errors"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -36,6 +37,7 @@ func Take[H any](ctx context.Context, ex *executor.Executor, t task.Task[H], won
 	}
 	ch := make(chan result, 1)
 	f := executor.Submit(ex, t, func(v H, err error) { ch <- result{v, err} })
+	park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
 	select {
 	case r := <-ch:
 		if r.err == nil && won != nil {
@@ -45,6 +47,7 @@ func Take[H any](ctx context.Context, ex *executor.Executor, t task.Task[H], won
 	case <-ctx.Done():
 	}
 	f.Cancel()
+	park.Wait(ctx, func() bool { return len(ch) > 0 })
 	r := <-ch // the flow ends promptly once canceled
 	if r.err == nil && undo != nil {
 		undo(r.v)

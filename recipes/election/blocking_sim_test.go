@@ -24,12 +24,12 @@ const (
 
 // Where a term's context ends.
 const (
-	endNone     = iota // it does not
-	endBefore          // before Campaign is called
-	endDuring          // while Campaign waits (a step or an instant drawn)
-	endAfter           // just after Campaign returns leadership
-	endInside          // while leading
-	endResign          // while Resign runs
+	endNone   = iota // it does not
+	endBefore        // before Campaign is called
+	endDuring        // while Campaign waits (a step or an instant drawn)
+	endAfter         // just after Campaign returns leadership
+	endInside        // while leading
+	endResign        // while Resign runs
 	numEnds
 )
 

@@ -54,7 +54,7 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 type blockingSim struct {
 	clients  int
 	leaders  *sim.Leaders
-	resigned []*Leadership
+	resigned []given[*Leadership] // given back, by processes that have not crashed since
 	ended    [numEnds]int
 	tried    [numEnds]int
 }
@@ -88,14 +88,19 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			if r.Actors() > 0 || len(r.Children(bsimDir)) > 0 {
 				return false
 			}
-			return !slices.ContainsFunc(s.resigned, func(l *Leadership) bool { return l.Err() == nil })
+			for _, g := range s.resigned {
+				if g.h.Err() == nil && r.Incarnation(g.client) == g.inc {
+					return false
+				}
+			}
+			return true
 		},
 		Invariants: []sim.Invariant{
 			sim.Fencing(bsimLog),
 			sim.InvariantFunc(func(r *sim.Trial) error {
-				for _, l := range s.resigned {
-					if l.Err() == nil {
-						return fmt.Errorf("%s given back with Resign, and its Done never closed", l.Path())
+				for _, g := range s.resigned {
+					if g.h.Err() == nil && r.Incarnation(g.client) == g.inc {
+						return fmt.Errorf("%s given back with Resign, and its Done never closed", g.h.Path())
 					}
 				}
 				return nil
@@ -173,7 +178,7 @@ func (s *blockingSim) term(r *sim.Trial, a *sim.Actor, c *Client) {
 		err := c.Resign(ctx, l)
 		r.Logf("client %d: resign %s: %v", i, l.Path(), err)
 		if !a.Killed() {
-			s.resigned = append(s.resigned, l)
+			s.resigned = append(s.resigned, given[*Leadership]{l, i, r.Incarnation(i)})
 		}
 		if err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) &&
 			!errors.Is(err, task.ErrSessionExpired) && !r.Closing() {
@@ -245,4 +250,12 @@ func TestSimDeterminism(t *testing.T) {
 func TestSimExplore(t *testing.T) {
 	_, sc := newBlockingSim()
 	sim.Explore(t, sc)
+}
+
+// given is a hold given back by client's process inc: judged only while
+// that process lives (a crashed process's give-back never completes, and
+// its session's end takes the node).
+type given[H any] struct {
+	h           H
+	client, inc int
 }

@@ -53,8 +53,8 @@ type blockingSim struct {
 	clients  int
 	r        *sim.Trial
 	cl       []*Client
-	released []*Held
-	ended    [numEnds]int // rounds by where their context ended, that acquired
+	released []given[*Held] // given back, by processes that have not crashed since
+	ended    [numEnds]int   // rounds by where their context ended, that acquired
 	tried    [numEnds]int
 }
 
@@ -74,8 +74,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			if r.Actors() > 0 || len(r.Children(bsimDir)) > 0 {
 				return false
 			}
-			for _, h := range s.released {
-				if !h.isOver() {
+			for _, g := range s.released {
+				if !g.h.isOver() && r.Incarnation(g.client) == g.inc {
 					return false
 				}
 			}
@@ -84,9 +84,9 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Invariants: []sim.Invariant{
 			sim.Fencing(bsimLog),
 			sim.InvariantFunc(func(r *sim.Trial) error {
-				for _, h := range s.released {
-					if !h.isOver() {
-						return fmt.Errorf("%s given back with Release, and its Done never closed", h.Path())
+				for _, g := range s.released {
+					if !g.h.isOver() && r.Incarnation(g.client) == g.inc {
+						return fmt.Errorf("%s given back with Release, and its Done never closed", g.h.Path())
 					}
 				}
 				return nil
@@ -179,7 +179,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 		err := c.Release(ctx, h)
 		r.Logf("client %d actor %d: release %s: %v", i, a.ID(), h.Path(), err)
 		if !a.Killed() {
-			s.released = append(s.released, h)
+			s.released = append(s.released, given[*Held]{h, i, r.Incarnation(i)})
 		}
 		if err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) &&
 			!errors.Is(err, task.ErrSessionExpired) && !r.Closing() {
@@ -257,4 +257,12 @@ func TestSimDeterminism(t *testing.T) {
 func TestSimExplore(t *testing.T) {
 	_, sc := newBlockingSim()
 	sim.Explore(t, sc)
+}
+
+// given is a hold given back by client's process inc: judged only while
+// that process lives (a crashed process's give-back never completes, and
+// its session's end takes the node).
+type given[H any] struct {
+	h           H
+	client, inc int
 }

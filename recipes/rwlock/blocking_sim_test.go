@@ -57,8 +57,8 @@ type blockingSim struct {
 	clients  int
 	r        *sim.Trial
 	cl       []*Client
-	released []*Held
-	ended    [numEnds]int // rounds by where their context ended, that acquired
+	released []given[*Held] // given back, by processes that have not crashed since
+	ended    [numEnds]int   // rounds by where their context ended, that acquired
 	tried    [numEnds]int
 }
 
@@ -78,8 +78,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			if r.Actors() > 0 || len(r.Children(bsimDir)) > 0 {
 				return false
 			}
-			for _, h := range s.released {
-				if h.Err() == nil {
+			for _, g := range s.released {
+				if g.h.Err() == nil && r.Incarnation(g.client) == g.inc {
 					return false
 				}
 			}
@@ -94,9 +94,9 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 				return judgeModes(log)
 			}),
 			sim.InvariantFunc(func(r *sim.Trial) error {
-				for _, h := range s.released {
-					if h.Err() == nil {
-						return fmt.Errorf("%s given back with Release, and its Done never closed", h.Path())
+				for _, g := range s.released {
+					if g.h.Err() == nil && r.Incarnation(g.client) == g.inc {
+						return fmt.Errorf("%s given back with Release, and its Done never closed", g.h.Path())
 					}
 				}
 				return nil
@@ -194,7 +194,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 		err := c.Release(ctx, h)
 		r.Logf("client %d actor %d: release %s: %v", i, a.ID(), h.Path(), err)
 		if !a.Killed() {
-			s.released = append(s.released, h)
+			s.released = append(s.released, given[*Held]{h, i, r.Incarnation(i)})
 		}
 		if err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) &&
 			!errors.Is(err, task.ErrSessionExpired) && !r.Closing() {
@@ -307,4 +307,12 @@ func judgeModes(log []sim.LogEntry) error {
 		}
 	}
 	return nil
+}
+
+// given is a hold given back by client's process inc: judged only while
+// that process lives (a crashed process's give-back never completes, and
+// its session's end takes the node).
+type given[H any] struct {
+	h           H
+	client, inc int
 }

@@ -56,8 +56,8 @@ type blockingSim struct {
 	clients  int
 	r        *sim.Trial
 	cl       []*Client
-	released []*Lease
-	ended    [numEnds]int // rounds by where their context ended, that acquired
+	released []given[*Lease] // given back, by processes that have not crashed since
+	ended    [numEnds]int    // rounds by where their context ended, that acquired
 	tried    [numEnds]int
 }
 
@@ -77,8 +77,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			if r.Actors() > 0 || len(r.Children(bsimDir+"/leases")) > 0 || len(r.Children(bsimDir+"/locks")) > 0 {
 				return false
 			}
-			for _, h := range s.released {
-				if h.Err() == nil {
+			for _, g := range s.released {
+				if g.h.Err() == nil && r.Incarnation(g.client) == g.inc {
 					return false
 				}
 			}
@@ -87,9 +87,9 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Invariants: []sim.Invariant{
 			sim.InvariantFunc(judgeLeases),
 			sim.InvariantFunc(func(r *sim.Trial) error {
-				for _, h := range s.released {
-					if h.Err() == nil {
-						return fmt.Errorf("%s given back with Release, and its Done never closed", h.Path())
+				for _, g := range s.released {
+					if g.h.Err() == nil && r.Incarnation(g.client) == g.inc {
+						return fmt.Errorf("%s given back with Release, and its Done never closed", g.h.Path())
 					}
 				}
 				return nil
@@ -182,7 +182,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 		err := c.Release(ctx, h)
 		r.Logf("client %d actor %d: release %s: %v", i, a.ID(), h.Path(), err)
 		if !a.Killed() {
-			s.released = append(s.released, h)
+			s.released = append(s.released, given[*Lease]{h, i, r.Incarnation(i)})
 		}
 		if err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) &&
 			!errors.Is(err, task.ErrSessionExpired) && !r.Closing() {
@@ -295,4 +295,12 @@ func judgeLeases(r *sim.Trial) error {
 		}
 	}
 	return nil
+}
+
+// given is a hold given back by client's process inc: judged only while
+// that process lives (a crashed process's give-back never completes, and
+// its session's end takes the node).
+type given[H any] struct {
+	h           H
+	client, inc int
 }

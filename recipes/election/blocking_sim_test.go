@@ -36,11 +36,13 @@ const (
 var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "resign"}
 
 // blockingSim drives an election through its Client from goroutines: 4
-// clients, each with a Client and one goroutine looping: draw where its
-// context ends (nowhere, before Campaign, during it, just after it,
-// while leading, during Resign), Campaign, write "enter" and "exit"
-// fenced entries with a sleep between, and Resign with the same context,
-// deferred.
+// clients, each with a Client and one goroutine. On clients 0 and 2 it
+// loops: draw where its context ends (nowhere, before Campaign, during
+// it, just after it, while leading, during Resign), Campaign, write
+// "enter" and "exit" fenced entries with a sleep between, and Resign
+// with the same context, deferred. On clients 1 and 3 it calls Lead with
+// Requeue again and again, each call's context ending after a number of
+// steps or an instant drawn, each leadership writing the same entries.
 //
 // Judged as the task-face scenario is: at most one acting leader at any
 // simulated instant (sim.Leaders, from the recipe's OnState; the Expire
@@ -55,6 +57,7 @@ type blockingSim struct {
 	clients  int
 	leaders  *sim.Leaders
 	resigned []given[*Leadership] // given back, by processes that have not crashed since
+	leads    int                  // leaderships of Lead
 	ended    [numEnds]int
 	tried    [numEnds]int
 }
@@ -127,7 +130,11 @@ func (s *blockingSim) start(r *sim.Trial, i int) {
 	}
 	r.Go(i, func(a *sim.Actor) {
 		for !r.Stopping() && a.Context().Err() == nil {
-			s.term(r, a, c)
+			if i%2 == 1 {
+				s.lead(r, a, c)
+			} else {
+				s.term(r, a, c)
+			}
 		}
 	})
 }
@@ -210,6 +217,50 @@ func (s *blockingSim) term(r *sim.Trial, a *sim.Actor, c *Client) {
 	r.Progress(i)
 }
 
+// lead is one call of Lead with Requeue, its context ending after a
+// number of steps or an instant drawn: each leadership writes its
+// "enter" and "exit" fenced entries with a sleep between (under the
+// leadership's context), and Lead gives it back when lead returns.
+func (s *blockingSim) lead(r *sim.Trial, a *sim.Actor, c *Client) {
+	i, rnd := a.Client(), a.Rand()
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if rnd.IntN(2) == 0 {
+		ctx, cancel = a.CancelAfterSteps(a.Context(), rnd.IntN(300))
+	} else {
+		ctx, cancel = a.WithTimeout(a.Context(), time.Duration(rnd.Int64N(int64(5*time.Second))))
+	}
+	defer cancel()
+	var led []*Leadership
+	err := c.Lead(ctx, LeadOptions{Requeue: true}, func(lctx context.Context, l *Leadership) error {
+		led = append(led, l)
+		s.leads++
+		entry := func(kind string) task.MultiOp { return sim.FencedEntry(bsimLog, l.Token(), kind) }
+		if _, err := c.Fenced(lctx, l, entry("enter")); err != nil {
+			s.termErr(r, i, err)
+			return nil
+		}
+		if err := a.Sleep(lctx, time.Duration(100+rnd.Int64N(900))*time.Millisecond); err != nil {
+			return nil
+		}
+		if _, err := c.Fenced(lctx, l, entry("exit")); err != nil {
+			s.termErr(r, i, err)
+			return nil
+		}
+		r.Progress(i)
+		return nil
+	})
+	r.Logf("client %d: Lead: %v after %d leaderships", i, err, len(led))
+	if !a.Killed() {
+		for _, l := range led {
+			s.resigned = append(s.resigned, given[*Leadership]{l, i, r.Incarnation(i)})
+		}
+	}
+	if err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) && !r.Closing() {
+		r.Errorf("client %d: Lead: %v", i, err)
+	}
+}
+
 func (s *blockingSim) termErr(r *sim.Trial, i int, err error) {
 	switch {
 	case r.Closing(), errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded),
@@ -232,7 +283,10 @@ func TestBlockingSimulation(t *testing.T) {
 	for e := range numEnds {
 		line += fmt.Sprintf(" %s=%d/%d", endNames[e], s.ended[e], s.tried[e])
 	}
-	t.Logf("terms by where the context ended (led/tried):%s; %d terms judged", line, s.leaders.Terms())
+	t.Logf("terms by where the context ended (led/tried):%s; %d leaderships of Lead; %d terms judged", line, s.leads, s.leaders.Terms())
+	if s.leads == 0 {
+		t.Error("Lead never led: the scenario checks nothing of it")
+	}
 	for _, e := range []int{endNone, endAfter, endInside, endResign} {
 		if s.ended[e] == 0 {
 			t.Errorf("no term led with its context ending %s: the scenario checks nothing there", endNames[e])

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -135,13 +136,14 @@ func (c *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.C
 			continue // expired while campaigning, node deleted...: again
 		}
 		lctx, cancel := context.WithCancel(ctx)
-		go func() {
+		park.Go(lctx, func(lctx context.Context) { // a goroutine (under a simulation, one of its actors)
+			park.Wait(lctx, func() bool { return park.Closed(l.Done()) || lctx.Err() != nil })
 			select {
 			case <-l.Done():
 				cancel()
 			case <-lctx.Done():
 			}
-		}()
+		})
 		lerr := lead(lctx, l)
 		cancel()
 		// If ctx has ended, Resign returns at once and the delete goes on

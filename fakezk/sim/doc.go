@@ -165,8 +165,8 @@
 // Recovery, and every hold given back has its Done closed. A give-back
 // that does nothing when its context has ended leaves its node until the
 // session ends: no client takes again, and the seed fails as liveness
-// (seed 1 of each, run on the Clients of before the give-back was always
-// started). recipes/seqid's runs three goroutines on one Client
+// (on Clients that skip the give-back when the context has ended, seed 1
+// of each of the four fails so). recipes/seqid's runs three goroutines on one Client
 // (blocks shared between them), judged by unique IDs and by each
 // Client's history being linearizable.
 //

@@ -48,13 +48,21 @@ func (g *Client) Set(ctx context.Context, data []byte) error {
 }
 
 // Remove lifts the barrier (Barrier.Remove), again on the next session if
-// the session expires meanwhile.
+// the session expires meanwhile. The remove is started whatever ctx, so
+// `defer gate.Remove(ctx)` lifts the barrier also when ctx has ended:
+// then Remove returns ctx's error at once and the delete goes on in the
+// background.
 func (g *Client) Remove(ctx context.Context) error {
 	if g == nil {
 		return errNil("Client")
 	}
-	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Remove())
-	return err
+	for {
+		_, err := blocking.Give(ctx, g.ex, nil, g.b.Remove())
+		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+			continue
+		}
+		return err
+	}
 }
 
 // Wait blocks until the barrier's node does not exist (Barrier.Wait). A
@@ -114,8 +122,10 @@ func (d *DoubleClient) enterOnce(ctx context.Context) (*Participant, error) {
 
 // Leave removes p and blocks until every participant has left
 // (Participant.Leave). If the session expires meanwhile, it goes on
-// waiting on the next session. When ctx ends first, p's node is still
-// deleted, by a cleanup that outlives ctx.
+// waiting on the next session. p's node is deleted whatever ctx: when
+// ctx has ended, or ends first, Leave returns its error
+// (task.ErrCanceled or task.ErrDeadlineExceeded), stops waiting for the
+// others, and the delete goes on in the background.
 func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
 	if d == nil {
 		return errNil("DoubleClient")
@@ -123,6 +133,11 @@ func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
 	if p == nil || p.d == nil || p.d.dir != d.d.dir {
 		return fmt.Errorf("barrier: Leave of a participant not entered through this DoubleClient: %w", task.ErrInvalidArgument)
 	}
-	_, err := executor.AwaitAcrossExpiry(ctx, d.ex, p.Leave())
-	return err
+	for {
+		_, err := blocking.GiveThenWait(ctx, d.ex, p.Leave(), p.deleteOwn())
+		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+			continue // the node went with the session: wait on the next one
+		}
+		return err
+	}
 }

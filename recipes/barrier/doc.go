@@ -11,7 +11,8 @@
 // its node) or lost its session. Every wake-up is only a hint: the
 // condition is checked again after each one. A failed Enter leaves no
 // participant node, and if Leave ends early a cleanup still deletes its
-// node.
+// node: DoubleClient.Leave deletes it whatever its ctx, even one that has
+// ended (it then returns ctx's error at once).
 //
 //	gate, err := barrier.NewClient(ex, "/app/deploy")
 //	err = gate.Set(ctx, nil) // one process holds the others...

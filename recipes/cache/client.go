@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -104,9 +105,11 @@ func (w *Client) Done() <-chan struct{} { return w.e.done }
 // Err is nil while the cache runs, then why it ended.
 func (w *Client) Err() error { return w.e.Err() }
 
-// Stop stops the cache and returns once it has stopped, or ctx's error.
+// Stop stops the cache and returns once it has stopped, or ctx's error;
+// the stop is started whatever ctx, so a ctx that has ended still stops
+// the cache, in the background (Done closes).
 func (w *Client) Stop(ctx context.Context) error {
-	_, err := executor.Await(ctx, w.ex, w.e.stop())
+	_, err := blocking.Give(ctx, w.ex, nil, w.e.stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil // the executor stopped: so did the cache
 	}

@@ -24,6 +24,10 @@
 //		}
 //	}
 //
+// Stop is started whatever its ctx, so the deferred Stop above stops the
+// cache also when the loop ended with ctx (Stop then returns ctx's error
+// and the cache stops in the background).
+//
 // To compose with other tasks, use the task face: NewNode, NewChildren
 // and NewTree return caches whose Start, Next and Stop are task.Task
 // values to run on an executor yourself; StartNode, StartChildren and

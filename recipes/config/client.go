@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -142,9 +143,10 @@ func (r *Reader) Next(ctx context.Context) (Snapshot, error) {
 func (r *Reader) Latest() (Snapshot, bool) { return r.w.Latest() }
 
 // Stop stops following the configuration (Watcher.Stop) and returns once
-// stopped, or ctx's error.
+// stopped, or ctx's error; the stop is started whatever ctx, so a ctx
+// that has ended still stops the watcher, in the background.
 func (r *Reader) Stop(ctx context.Context) error {
-	_, err := executor.Await(ctx, r.ex, r.w.Stop())
+	_, err := blocking.Give(ctx, r.ex, nil, r.w.Stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil
 	}

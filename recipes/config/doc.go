@@ -23,6 +23,10 @@
 //		apply(s.Values) // the latest whole configuration, never an older one
 //	}
 //
+// Stop is started whatever its ctx, so the deferred Stop above stops the
+// watcher also when the loop ended with ctx (Stop then returns ctx's
+// error and the watcher stops in the background).
+//
 // To compose with other tasks, use the task face: Watch, WatchDir,
 // Update, UpdateMarked and Reload return task.Task values to run on an
 // executor yourself (a Watcher delivers to a handler on the executor

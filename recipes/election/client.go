@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/park"
@@ -16,8 +19,9 @@ import (
 // are safe from any goroutine and need someone running the executor
 // (executor.Run).
 type Client struct {
-	ex   *executor.Executor
-	cand Candidate
+	ex      *executor.Executor
+	cand    Candidate
+	pending blocking.Pending // Resigns going on in the background
 }
 
 // NewClient returns a Client of the election under dir (New) whose flows
@@ -59,8 +63,17 @@ func (c *Client) Executor() *executor.Executor { return c.ex }
 // that outlives ctx, and Campaign returns task.ErrCanceled or
 // task.ErrDeadlineExceeded (matching context.Canceled and
 // context.DeadlineExceeded under errors.Is); leadership won just as ctx
-// ended is resigned.
+// ended is resigned. While a Resign of this Client goes on in the
+// background (its ctx ended first), Campaign first waits for it, within
+// its own ctx, so that a new campaign never waits behind this Client's
+// own old node.
 func (c *Client) Campaign(ctx context.Context) (*Leadership, error) {
+	if err := executor.CanBlock(); err != nil {
+		return nil, err
+	}
+	if err := c.pending.Wait(ctx); err != nil {
+		return nil, err
+	}
 	return blocking.Take(ctx, c.ex, c.cand.Campaign(), func(l *Leadership) { l.ex = c.ex },
 		func(l *Leadership) { executor.Submit(c.ex, l.Resign(), nil) }) // won just as ctx ended: nobody will use it
 }
@@ -71,13 +84,19 @@ func (c *Client) Leader(ctx context.Context) ([]byte, error) {
 	return executor.Await(ctx, c.ex, c.cand.Leader())
 }
 
-// Resign gives up leadership this Client won (Leadership.Resign). If ctx
-// ends first, Resign returns its error and the delete goes on in the
-// background. A Leadership not won through a Client on this executor (one
-// on another executor, or Campaign run by hand) is refused with task.ErrInvalidArgument: run its own Resign on
-// the executor that won it.
+// Resign gives up leadership this Client won (Leadership.Resign). The
+// resign is always started, whatever ctx: if ctx has ended, or ends
+// before the delete is done, Resign returns its error
+// (task.ErrCanceled or task.ErrDeadlineExceeded) and the resign goes on
+// in the background (l's Done closes, the node is deleted). A Leadership
+// not won through a Client on this executor (one on another executor, or
+// Campaign run by hand) is refused with task.ErrInvalidArgument: run its
+// own Resign on the executor that won it.
 func (c *Client) Resign(ctx context.Context, l *Leadership) error {
-	_, err := blocking.Do(ctx, c.ex, exOf(l), errNotOurs, l.Resign)
+	if err := blocking.Owned(c.ex, exOf(l), errNotOurs); err != nil {
+		return err
+	}
+	_, err := blocking.Give(ctx, c.ex, &c.pending, l.Resign())
 	return err
 }
 
@@ -103,38 +122,66 @@ type LeadOptions struct {
 	// LeaderSelector does with autoRequeue. Without it Lead returns after
 	// the first leadership.
 	Requeue bool
+	// Backoff is the wait before a campaign that follows a failed one; the
+	// zero value means DefaultLeadBackoff. It is measured on the
+	// executor's clock, and its jitter is drawn from the executor's
+	// seeded source, so a simulation replays the same waits.
+	Backoff c.Backoff
 }
+
+// DefaultLeadBackoff is the wait between failed campaigns of Lead:
+// 50ms, doubling up to 5s, each scaled by a factor in [0.8, 1.2].
+var DefaultLeadBackoff = c.Backoff{Initial: 50 * time.Millisecond, Max: 5 * time.Second, Multiplier: 2, Jitter: 0.2}
 
 // Lead campaigns and, once leading, calls lead with a context
 // that is canceled as soon as the leadership ends (lost to an expiry, an
 // operator's delete, the disconnect rule; Leadership.Err says which).
-// When lead returns, the leadership is given up (Resign: the node is
-// deleted, so the next candidate need not wait for an expiry). With
-// opts.Requeue the candidate then campaigns again, until ctx ends. lead
-// must return soon after its context is canceled: until it does, a new
-// leader may be acting while it still is (its writes should go through
-// Leadership.Fenced, which the server refuses once another leader may act).
+// When lead returns, or ctx ends, the leadership is given up (Resign,
+// started whatever ctx: the node is deleted, so the next candidate need
+// not wait for an expiry). With opts.Requeue the candidate then
+// campaigns again, until ctx ends. lead must return soon after its
+// context is canceled: until it does, a new leader may be acting while
+// it still is (its writes should go through Leadership.Fenced, which the
+// server refuses once another leader may act).
 //
 // Lead returns ctx's error (task.ErrCanceled or task.ErrDeadlineExceeded)
 // when ctx ends, lead's error when lead returns one (the leadership is
 // given up first), and nil after one leadership without Requeue. A
-// campaign that fails (its session expired while waiting, say) is run
-// again. A nil lead fails with task.ErrInvalidArgument.
-func (c *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.Context, *Leadership) error) error {
+// campaign that fails with an error a later campaign may not meet (the
+// session expired, the connection was lost, the candidate node was
+// deleted or the directory changed under it: task.ErrSessionExpired,
+// task.ErrConnectionLoss, task.ErrNotSent, ErrLost, task.ErrNoNode,
+// task.ErrNodeExists, task.ErrBadVersion, task.ErrNotEmpty, and the
+// server's timeout, throttling and reconfiguration codes) is run again
+// after a wait (opts.Backoff, growing with each failure in a row); any
+// other error (task.ErrNoAuth, an invalid path, task.ErrClosed, ...)
+// would fail again: Lead returns it. A nil lead fails with
+// task.ErrInvalidArgument.
+func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.Context, *Leadership) error) error {
 	if lead == nil {
 		return fmt.Errorf("election: nil lead function: %w", task.ErrInvalidArgument)
 	}
+	backoff := opts.Backoff
+	if backoff == (c.Backoff{}) {
+		backoff = DefaultLeadBackoff
+	}
+	failures := 0
 	for {
-		l, err := c.Campaign(ctx)
+		l, err := cl.Campaign(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return blocking.CtxErr(ctx)
 			}
-			if errors.Is(err, task.ErrClosed) {
+			if !transient(err) {
 				return err
 			}
-			continue // expired while campaigning, node deleted...: again
+			failures++
+			if _, err := executor.Await(ctx, cl.ex, wait(backoff, failures)); err != nil {
+				return err
+			}
+			continue
 		}
+		failures = 0
 		lctx, cancel := context.WithCancel(ctx)
 		park.Go(lctx, func(lctx context.Context) { // a goroutine (under a simulation, one of its actors)
 			park.Wait(lctx, func() bool { return park.Closed(l.Done()) || lctx.Err() != nil })
@@ -146,9 +193,9 @@ func (c *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.C
 		})
 		lerr := lead(lctx, l)
 		cancel()
-		// If ctx has ended, Resign returns at once and the delete goes on
-		// in the background.
-		_ = c.Resign(ctx, l)
+		// Started whatever ctx: if ctx has ended, Resign returns at once
+		// and the delete goes on in the background.
+		_ = cl.Resign(ctx, l)
 		switch {
 		case lerr != nil:
 			return lerr
@@ -157,5 +204,32 @@ func (c *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.C
 		case !opts.Requeue:
 			return nil
 		}
+	}
+}
+
+// transientErrs are the campaign errors after which Lead campaigns again:
+// see Lead.
+var transientErrs = []error{
+	task.ErrSessionExpired, task.ErrConnectionLoss, task.ErrNotSent, ErrLost,
+	task.ErrNoNode, task.ErrNodeExists, task.ErrBadVersion, task.ErrNotEmpty,
+	task.CodeOperationTimeout, task.CodeRequestTimeout, task.CodeThrottledOp,
+	task.CodeSessionMoved, task.CodeReconfigInProgress, task.CodeNewConfigNoQuorum,
+}
+
+func transient(err error) bool {
+	for _, t := range transientErrs {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// wait is the wait before the campaign after the n-th failure in a row,
+// on the executor's clock, with jitter from its seeded source.
+func wait(b c.Backoff, n int) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		u := float64(s.Rand()>>11) / (1 << 53)
+		c.Sleep(b.Delay(n, u))(s, k)
 	}
 }

@@ -30,6 +30,13 @@
 //	_, err = c.Fenced(ctx, l, task.SetOp("/app/state", data, task.AnyVersion))
 //	// ... lead; l.Done() is closed when the leadership ends (l.Err says why)
 //
+// Resign is started whatever its ctx, so the deferred Resign above works
+// also when ctx ended while leading: it returns ctx's error at once and
+// the node is deleted in the background (Done closes at once), as Lead
+// does when it ends. Lead campaigns again after a transient failure,
+// waiting longer after each (LeadOptions.Backoff), and returns an error
+// that another campaign would meet again (task.ErrNoAuth, say).
+//
 // NewMasterClient gives the same Client for a Master; Client.Observe
 // follows who leads without campaigning, and Client.Lead campaigns again
 // after each leadership (Curator's LeaderSelector). To compose with other

@@ -61,8 +61,11 @@ func (c *Client) joinOnce(ctx context.Context, id string, data []byte) (*Member,
 	return blocking.Take(ctx, c.ex, c.g.Join(id, data), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
 }
 
-// Leave ends m's membership (Member.Leave). If ctx ends first, the delete
-// goes on in the background.
+// Leave ends m's membership (Member.Leave). The leave is always started,
+// whatever ctx: if ctx has ended, or ends before the delete is done,
+// Leave returns its error (task.ErrCanceled or task.ErrDeadlineExceeded)
+// and the leave goes on in the background (m's Done closes, the node is
+// deleted).
 func (c *Client) Leave(ctx context.Context, m *Member) error {
 	if c == nil {
 		return errNil("Client")
@@ -70,7 +73,7 @@ func (c *Client) Leave(ctx context.Context, m *Member) error {
 	if m == nil || m.g == nil {
 		return errNil("Member")
 	}
-	_, err := executor.AwaitAcrossExpiry(ctx, c.ex, m.Leave())
+	_, err := blocking.Give(ctx, c.ex, nil, m.Leave())
 	return err
 }
 
@@ -164,9 +167,10 @@ func (w *Watcher) Next(ctx context.Context) (Change, error) {
 func (w *Watcher) Members() []string { return w.v.Members() }
 
 // Stop stops the view (View.Stop). It returns once the view has
-// stopped, or ctx's error.
+// stopped, or ctx's error; the stop is started whatever ctx, so a ctx
+// that has ended still stops the view, in the background.
 func (w *Watcher) Stop(ctx context.Context) error {
-	_, err := executor.Await(ctx, w.ex, w.v.Stop())
+	_, err := blocking.Give(ctx, w.ex, nil, w.v.Stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil // the executor stopped: so did the view
 	}

@@ -25,6 +25,10 @@
 //		fmt.Println(ch.Members, ch.Added, ch.Removed) // who joined and left since the last Next
 //	}
 //
+// Leave and Stop are started whatever their ctx, so the deferred calls
+// above work also when ctx has ended: they return ctx's error at once and
+// the node is deleted, or the view stopped, in the background.
+//
 // To compose with other tasks, use the task face: New returns a Group
 // whose Join and Watch, the Member's Leave and the View's Stop, are
 // task.Task values to run on an executor yourself (a View reports to a

@@ -25,8 +25,9 @@ type Client struct {
 	ex *executor.Executor
 	l  *Lock
 
-	mu   sync.Mutex
-	held *Held // the lock this Client holds, until it ends
+	mu      sync.Mutex
+	held    *Held            // the lock this Client holds, until it ends
+	pending blocking.Pending // Releases going on in the background
 }
 
 // NewClient returns a Client on directory dir whose flows run on ex, with
@@ -48,7 +49,9 @@ func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, erro
 // task.ErrDeadlineExceeded (matching context.Canceled and
 // context.DeadlineExceeded under errors.Is). If the lock was acquired
 // just as ctx ended, it is released. On a Client that holds the lock it
-// fails at once with ErrAlreadyHeld.
+// fails at once with ErrAlreadyHeld. While a Release of this Client goes
+// on in the background (its ctx ended first), Acquire and TryAcquire
+// first wait for it, within their own ctx.
 func (c *Client) Acquire(ctx context.Context) (*Held, error) {
 	return c.acquire(ctx, c.l.Acquire())
 }
@@ -63,6 +66,12 @@ func (c *Client) TryAcquire(ctx context.Context) (*Held, error) {
 }
 
 func (c *Client) acquire(ctx context.Context, t task.Task[*Held]) (*Held, error) {
+	if err := executor.CanBlock(); err != nil {
+		return nil, err
+	}
+	if err := c.pending.Wait(ctx); err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	if h := c.held; h != nil && !isDone(h) {
 		c.mu.Unlock()
@@ -88,13 +97,20 @@ func isDone(h *Held) bool {
 	return false
 }
 
-// Release releases a lock this Client acquired (Held.Release). If ctx
-// ends first, Release returns its error and the delete goes on in the
-// background. A Held not taken through a Client on this executor (one on
-// another executor, or Lock.Acquire run by hand) is refused with task.ErrInvalidArgument: run its own Release
+// Release releases a lock this Client acquired (Held.Release). The
+// release is always started, whatever ctx: if ctx has ended, or ends
+// before the delete is done, Release returns its error
+// (task.ErrCanceled or task.ErrDeadlineExceeded) and the release goes on
+// in the background: h's Done closes, the node is deleted, and this
+// Client's next Acquire waits for that. A Held not taken through a
+// Client on this executor (one on another executor, or Lock.Acquire run
+// by hand) is refused with task.ErrInvalidArgument: run its own Release
 // on the executor that took it.
 func (c *Client) Release(ctx context.Context, h *Held) error {
-	_, err := blocking.Do(ctx, c.ex, exOf(h), errNotOurs, h.Release)
+	if err := blocking.Owned(c.ex, exOf(h), errNotOurs); err != nil {
+		return err
+	}
+	_, err := blocking.Give(ctx, c.ex, &c.pending, h.Release())
 	return err
 }
 

@@ -25,6 +25,11 @@
 //	// Applied only while this lock is held: a former holder's late write is refused.
 //	_, err = c.Fenced(ctx, held, task.SetOp("/app/data", data, task.AnyVersion))
 //
+// Release is started whatever its ctx, so the deferred Release above
+// works also when ctx ended in the critical section: it returns ctx's
+// error at once and the node is deleted in the background (Done closes
+// at once; the Client's next Acquire waits for the delete).
+//
 // To compose the lock with other tasks, use the task face: New returns a
 // Lock whose Acquire and TryAcquire, and the Held's Release and Fenced,
 // are task.Task values to run on an executor yourself; Client runs them
@@ -312,7 +317,10 @@
 // Release deletes the node, retrying past connection loss; a node already
 // gone or a session that ended is success, so it is idempotent. It is not
 // bound by the caller's deadline: if the caller's scope ends first, the
-// delete goes on as a flow of its own.
+// delete goes on as a flow of its own. Client.Release starts it whatever
+// its ctx (with one that has ended it returns ctx's error at once), and
+// the Client's next Acquire or TryAcquire waits until the delete is done,
+// so a Client never has two nodes in the directory.
 //
 // # Trying without waiting, and re-entry
 //

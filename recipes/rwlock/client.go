@@ -39,6 +39,7 @@ type Client struct {
 	mu      sync.Mutex
 	writer  *Held
 	readers map[*Held]struct{}
+	pending blocking.Pending // Releases going on in the background
 }
 
 // NewClient returns a Client on directory dir whose flows run on ex,
@@ -88,6 +89,12 @@ func (m *Client) TryAcquireRead(ctx context.Context) (*Held, error) {
 }
 
 func (m *Client) lock(ctx context.Context, mode Mode, t task.Task[*Held]) (*Held, error) {
+	if err := executor.CanBlock(); err != nil {
+		return nil, err
+	}
+	if err := m.pending.Wait(ctx); err != nil {
+		return nil, err
+	}
 	if err := m.refuse(mode); err != nil {
 		return nil, err
 	}
@@ -153,14 +160,20 @@ func isDone(h *Held) bool {
 }
 
 // Release releases a lock, read or write, this Client acquired
-// (Held.Release). If ctx ends first, Release returns its error and the
-// delete goes on in the background. A Held not taken through a
-// Client on this executor (one on another executor, or RWLock.Acquire run
-// by hand) is refused with
-// task.ErrInvalidArgument: run its own Release on the executor that took
-// it.
+// (Held.Release). The release is always started, whatever ctx: if ctx
+// has ended, or ends before the delete is done, Release returns its
+// error (task.ErrCanceled or task.ErrDeadlineExceeded) and the release
+// goes on in the background: h's Done closes, the node is deleted, and
+// this Client's next Acquire, AcquireRead, TryAcquire or TryAcquireRead
+// waits for that. A Held not taken through a Client on this executor
+// (one on another executor, or RWLock.Acquire run by hand) is refused
+// with task.ErrInvalidArgument: run its own Release on the executor that
+// took it.
 func (m *Client) Release(ctx context.Context, h *Held) error {
-	_, err := blocking.Do(ctx, m.ex, exOf(h), errNotOurs, h.Release)
+	if err := blocking.Owned(m.ex, exOf(h), errNotOurs); err != nil {
+		return err
+	}
+	_, err := blocking.Give(ctx, m.ex, &m.pending, h.Release())
 	return err
 }
 

@@ -27,6 +27,11 @@
 //	defer c.Release(ctx, w)
 //	_, err = c.Fenced(ctx, w, task.SetOp("/app/config", data, task.AnyVersion))
 //
+// Release is started whatever its ctx, so the deferred Release above
+// works also when ctx ended meanwhile: it returns ctx's error at once and
+// the node is deleted in the background (Done closes at once; the
+// Client's next acquire waits for the delete).
+//
 // To compose the lock with other tasks, use the task face: New returns an
 // RWLock whose Acquire, AcquireRead, TryAcquire and TryAcquireRead, and
 // the Held's Release and Fenced, are task.Task values to run on an
@@ -76,6 +81,20 @@
 // have their nodes at the moment of either's fenced write, whatever the
 // holders believe. (A node created by hand under the exact name of a
 // deleted contender passes for it: do not restore lock directories.)
+//
+// Release deletes the holder's node at any version, without reading it
+// first: that is safe because a node's name is made once. The 128-bit id
+// is drawn afresh for each acquire and the sequence number is the
+// directory's counter, so a node under a hold's name is that hold's node
+// or none (then the release finds it gone and is done), also after a lost
+// reply. A name could come back only from outside the recipe: processes
+// started with one executor seed (the same ids drawn in the same order;
+// leave executor.Config.Seed at 0 in production) that are also handed the
+// same sequence number by a counter that restarted or wrapped, or a node
+// made by hand under the name. Pinning the delete to the node's
+// incarnation (read its czxid, delete only that one) would cost a read on
+// every release for those cases alone; recipes/election pins its resign,
+// where a Master's node has one path for every leader.
 //
 // Fencing tokens (Held.Token) are the nodes' czxids. A writer's token is
 // above the token of every holder before it and below every holder's after

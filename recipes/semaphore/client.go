@@ -87,13 +87,19 @@ func await(ctx context.Context, ex *executor.Executor, t task.Task[[]*Lease]) ([
 	})
 }
 
-// Release returns a lease this Client acquired (Lease.Release). If ctx
-// ends first, Release returns its error and the delete goes on in the
-// background. A Lease not taken through a Client on this executor (one on
-// another executor, or Semaphore.Acquire run by hand) is refused with task.ErrInvalidArgument:
+// Release returns a lease this Client acquired (Lease.Release). The
+// release is always started, whatever ctx: if ctx has ended, or ends
+// before the delete is done, Release returns its error
+// (task.ErrCanceled or task.ErrDeadlineExceeded) and the release goes on
+// in the background (l's Done closes, the node is deleted). A Lease not
+// taken through a Client on this executor (one on another executor, or
+// Semaphore.Acquire run by hand) is refused with task.ErrInvalidArgument:
 // run its own Release on the executor that took it.
 func (b *Client) Release(ctx context.Context, l *Lease) error {
-	_, err := blocking.Do(ctx, b.ex, exOf(l), errNotOurs, l.Release)
+	if err := blocking.Owned(b.ex, exOf(l), errNotOurs); err != nil {
+		return err
+	}
+	_, err := blocking.Give(ctx, b.ex, nil, l.Release())
 	return err
 }
 

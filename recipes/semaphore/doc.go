@@ -25,6 +25,10 @@
 //	// Applied only while the lease is held; l.Done() is closed if it is lost.
 //	_, err = c.Fenced(ctx, l, task.CreateOp("/app/results/job-1", data, task.Persistent))
 //
+// Release is started whatever its ctx, so the deferred Release above
+// works also when ctx ended meanwhile: it returns ctx's error at once and
+// the lease node is deleted in the background (Done closes at once).
+//
 // To compose the semaphore with other tasks, use the task face: New
 // returns a Semaphore whose Acquire, AcquireMany and TryAcquire, and the
 // Lease's Release and Fenced, are task.Task values to run on an executor
@@ -127,6 +131,20 @@
 // the server's error, and its lease is marked lost. Stores outside
 // ZooKeeper cannot be fenced on "one of n" with a token alone; give each
 // lease its own slot keyed by its token and compare-and-set there.
+//
+// Release deletes a lease's node at any version, without reading it
+// first: that is safe because a node's name is made once. The 128-bit id
+// is drawn afresh for each acquire and the sequence number is the
+// directory's counter, so a node under a lease's name is that lease's node
+// or none (then the release finds it gone and is done), also after a lost
+// reply. A name could come back only from outside the recipe: processes
+// started with one executor seed (the same ids drawn in the same order;
+// leave executor.Config.Seed at 0 in production) that are also handed the
+// same sequence number by a counter that restarted or wrapped, or a node
+// made by hand under the name. Pinning the delete to the node's
+// incarnation (read its czxid, delete only that one) would cost a read on
+// every release for those cases alone; recipes/election pins its resign,
+// where a Master's node has one path for every leader.
 //
 // # Failure during acquire: no node left
 //

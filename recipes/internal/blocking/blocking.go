@@ -1,13 +1,15 @@
 // Package blocking is the machinery the recipes' blocking faces share:
 // waiting for a flow that takes something (a lock, a lease, leadership, a
 // place at a barrier) until a context ends, without keeping what it took
-// when the caller has stopped waiting, and running a handle's task on the
-// executor that took the handle.
+// when the caller has stopped waiting (Take); giving it back whatever the
+// context, even one that has ended (Give); and running a handle's task on
+// the executor that took the handle (Do, Owned).
 package blocking
 
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/park"
@@ -75,4 +77,153 @@ func Do[T any](ctx context.Context, ex, owner *executor.Executor, notOurs error,
 		return zero, notOurs
 	}
 	return executor.Await(ctx, ex, mk())
+}
+
+// Give starts t on ex whatever ctx, and waits for its outcome until ctx
+// ends. It is the shape of every blocking call that gives something up
+// (a release, a resign, a leave, a stop): such a call must never be
+// skipped because the caller's context has ended (the usual pattern is
+// `defer c.Release(ctx, held)` with a ctx that may have ended in the
+// critical section), and what it gives up must not wait for the session
+// to end.
+//
+// So t is always submitted, and never canceled by ctx: when ctx has
+// ended, or ends while t runs, Give returns CtxErr(ctx) at once and t
+// goes on in the background on the executor. On an executor's goroutine,
+// where waiting would wait forever, t is submitted and Give returns
+// executor.ErrOnExecutor without waiting. After the executor has stopped
+// it returns task.ErrClosed, unless ctx has ended (nothing is left to
+// give up: the connection, and with it the session, is closed).
+//
+// p, if not nil, counts t while it runs (Pending), so that a Client can
+// wait for its give-backs before it takes again.
+func Give[T any](ctx context.Context, ex *executor.Executor, p *Pending, t task.Task[T]) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	done := p.add()
+	executor.Submit(ex, t, func(v T, err error) {
+		done()
+		ch <- result{v, err}
+	})
+	var zero T
+	if err := executor.CanBlock(); err != nil {
+		return zero, err
+	}
+	if ctx.Err() != nil {
+		return zero, CtxErr(ctx)
+	}
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, CtxErr(ctx)
+	}
+}
+
+// Owned checks that a handle taken on owner may be given back through a
+// Client on ex (the executor the handle was taken on): otherwise it
+// returns notOurs. A handle taken through the task face has no owner and
+// is refused.
+func Owned(ex, owner *executor.Executor, notOurs error) error {
+	if owner == nil || owner != ex {
+		return notOurs
+	}
+	return nil
+}
+
+// Pending counts the give-backs of a Client still running in the
+// background (Give). The zero value is ready; a nil *Pending counts
+// nothing. Safe from any goroutine.
+type Pending struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil while n is 0
+}
+
+// add counts one give-back and returns the function that ends it.
+func (p *Pending) add() func() {
+	if p == nil {
+		return func() {}
+	}
+	p.mu.Lock()
+	p.n++
+	if p.idle == nil {
+		p.idle = make(chan struct{})
+	}
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.n--; p.n == 0 {
+				close(p.idle)
+				p.idle = nil
+			}
+		})
+	}
+}
+
+// Wait waits until no give-back counted in p runs, or ctx ends (then
+// CtxErr(ctx)).
+func (p *Pending) Wait(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	idle := p.idle
+	p.mu.Unlock()
+	if idle == nil {
+		return nil
+	}
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return CtxErr(ctx)
+	}
+}
+
+// GiveThenWait is Give for a t that gives something up and then waits
+// for others (a double barrier's Leave), where waiting on after ctx ends
+// would serve no one. t is always submitted; when ctx has ended, or ends
+// before t does, the flow is canceled and GiveThenWait returns
+// CtxErr(ctx) at once. What is given up is given up all the same: t must
+// give up in a cleanup that outlives its cancellation (task.Scope.Defer),
+// and a flow canceled before it started runs giveUp instead, in the
+// background. On an executor's goroutine it submits giveUp and returns
+// executor.ErrOnExecutor.
+func GiveThenWait[T any](ctx context.Context, ex *executor.Executor, t task.Task[T], giveUp task.Task[task.Unit]) (T, error) {
+	var zero T
+	if err := executor.CanBlock(); err != nil {
+		executor.Submit(ex, giveUp, nil)
+		return zero, err
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	started := false // executor goroutine only
+	f := executor.Submit(ex, task.Task[T](func(s *task.Scope, k task.Cont[T]) {
+		started = true
+		t(s, k)
+	}), func(v T, err error) {
+		if !started && !errors.Is(err, task.ErrClosed) {
+			executor.Submit(ex, giveUp, nil) // canceled in the queue: t never ran
+		}
+		ch <- result{v, err}
+	})
+	if ctx.Err() == nil {
+		select {
+		case r := <-ch:
+			return r.v, r.err
+		case <-ctx.Done():
+		}
+	}
+	f.Cancel()
+	return zero, CtxErr(ctx)
 }

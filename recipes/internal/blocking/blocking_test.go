@@ -131,3 +131,139 @@ func TestDoOwner(t *testing.T) {
 		t.Fatalf("owner's Do = %d, %v", v, err)
 	}
 }
+
+// stepped returns an executor nobody runs: the test steps it.
+func stepped(t *testing.T) *executor.Executor {
+	t.Helper()
+	ex, err := executor.New(executor.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ex.Shutdown(); ex.RunUntilIdle() })
+	return ex
+}
+
+// Give submits its task whatever the context: with one that has ended it
+// returns the context's error at once, and the task runs all the same,
+// counted in Pending until it ends.
+func TestGiveEndedContext(t *testing.T) {
+	ex := stepped(t)
+	var p blocking.Pending
+	ran := 0
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := blocking.Give(ended, ex, &p, task.Func(func(*task.Scope) (int, error) { ran++; return 1, nil })); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Give with an ended context = %v", err)
+	}
+	dl, stop := context.WithTimeout(context.Background(), 0)
+	defer stop()
+	if err := p.Wait(dl); !errors.Is(err, task.ErrDeadlineExceeded) {
+		t.Fatalf("Pending.Wait while the give-back is queued = %v", err)
+	}
+	ex.RunUntilIdle()
+	if ran != 1 {
+		t.Fatalf("the give-back ran %d times", ran)
+	}
+	if err := p.Wait(dl); err != nil {
+		t.Fatalf("Pending.Wait after the give-back = %v", err)
+	}
+	var none *blocking.Pending
+	if err := none.Wait(dl); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Give returns the task's outcome when it ends first, and is not
+// canceled by a context that ends after it started.
+func TestGiveOutcome(t *testing.T) {
+	ex := running(t)
+	boom := errors.New("boom")
+	if v, err := blocking.Give(context.Background(), ex, nil, task.Value(4)); v != 4 || err != nil {
+		t.Fatalf("Give = %d, %v", v, err)
+	}
+	if _, err := blocking.Give(context.Background(), ex, nil, task.Fail[int](boom)); !errors.Is(err, boom) {
+		t.Fatalf("Give of a failing task = %v", err)
+	}
+	// The task waits until the caller's context has ended: it is not
+	// canceled, and ends on its own.
+	ctx, cancel := context.WithCancel(context.Background())
+	release := make(chan struct{})
+	outcome := make(chan error, 1)
+	slow := task.Task[int](func(s *task.Scope, k task.Cont[int]) {
+		cancel()
+		go func() {
+			<-release
+			executor.Submit(ex, task.Func(func(*task.Scope) (int, error) {
+				err := s.Err()
+				outcome <- err
+				k(1, err)
+				return 0, nil
+			}), nil)
+		}()
+	})
+	if _, err := blocking.Give(ctx, ex, nil, slow); !errors.Is(err, task.ErrCanceled) {
+		t.Fatalf("Give whose context ends = %v", err)
+	}
+	close(release)
+	if err := <-outcome; err != nil {
+		t.Fatalf("the give-back was canceled with its caller's context: %v", err)
+	}
+}
+
+// On an executor's goroutine Give still submits its task, and returns
+// ErrOnExecutor without waiting.
+func TestGiveOnExecutor(t *testing.T) {
+	ex := running(t)
+	ran := make(chan struct{})
+	_, err := executor.Await(context.Background(), ex, task.Func(func(*task.Scope) (int, error) {
+		return blocking.Give(context.Background(), ex, nil, task.Func(func(*task.Scope) (int, error) { close(ran); return 0, nil }))
+	}))
+	if !errors.Is(err, executor.ErrOnExecutor) {
+		t.Fatalf("Give in a job = %v", err)
+	}
+	<-ran
+}
+
+// GiveThenWait: a flow canceled before it started gives up with giveUp;
+// one canceled while it waits gives up in its own cleanup (not giveUp).
+func TestGiveThenWait(t *testing.T) {
+	ex := stepped(t)
+	gaveUp := 0
+	giveUp := task.Func(func(*task.Scope) (task.Unit, error) { gaveUp++; return task.Unit{}, nil })
+	cleanedUp := 0
+	wait := task.Task[int](func(s *task.Scope, k task.Cont[int]) {
+		s.Defer(task.Func(func(*task.Scope) (task.Unit, error) { cleanedUp++; return task.Unit{}, nil }))
+		task.Suspend(s, k, func(task.Cont[int]) func() { return nil })
+	})
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := blocking.GiveThenWait(ended, ex, wait, giveUp); !errors.Is(err, context.Canceled) {
+		t.Fatalf("GiveThenWait with an ended context = %v", err)
+	}
+	ex.RunUntilIdle()
+	if gaveUp != 1 || cleanedUp != 0 {
+		t.Fatalf("canceled in the queue: giveUp ran %d times, the cleanup %d", gaveUp, cleanedUp)
+	}
+
+	live := running(t)
+	gaveUp, cleanedUp = 0, 0
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	go func() { <-started; cancel() }()
+	cleaned := make(chan struct{})
+	waiting := task.Task[int](func(s *task.Scope, k task.Cont[int]) {
+		s.Defer(task.Func(func(*task.Scope) (task.Unit, error) { close(cleaned); return task.Unit{}, nil }))
+		close(started)
+		task.Suspend(s, k, func(task.Cont[int]) func() { return nil })
+	})
+	if _, err := blocking.GiveThenWait(ctx, live, waiting, giveUp); !errors.Is(err, task.ErrCanceled) {
+		t.Fatalf("GiveThenWait whose context ends = %v", err)
+	}
+	<-cleaned
+	if _, err := executor.Await(context.Background(), live, task.Value(0)); err != nil { // giveUp would have run before
+		t.Fatal(err)
+	}
+	if gaveUp != 0 {
+		t.Fatal("giveUp ran for a flow that had started")
+	}
+}

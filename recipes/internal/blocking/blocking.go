@@ -115,6 +115,7 @@ func Give[T any](ctx context.Context, ex *executor.Executor, p *Pending, t task.
 	if ctx.Err() != nil {
 		return zero, CtxErr(ctx)
 	}
+	park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
 	select {
 	case r := <-ch:
 		return r.v, r.err
@@ -179,6 +180,7 @@ func (p *Pending) Wait(ctx context.Context) error {
 	if idle == nil {
 		return nil
 	}
+	park.Wait(ctx, func() bool { return park.Closed(idle) || ctx.Err() != nil })
 	select {
 	case <-idle:
 		return nil
@@ -218,6 +220,7 @@ func GiveThenWait[T any](ctx context.Context, ex *executor.Executor, t task.Task
 		ch <- result{v, err}
 	})
 	if ctx.Err() == nil {
+		park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
 		select {
 		case r := <-ch:
 			return r.v, r.err

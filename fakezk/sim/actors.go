@@ -22,12 +22,13 @@ import (
 // Await, the Clients' waits, Actor.Sleep and Actor.Wait) or returns. At
 // the start of each Step the world runs, one at a time and in the order
 // they were started, every actor whose wait would now return (a flow's
-// outcome delivered by a continuation, its context ended, a channel
-// closed), until none is left; then it ends the contexts whose step has
-// come (Actor.CancelAfterSteps) and runs those actors too. A context ends
-// only there or at a timer of the clock, and outcomes are delivered only
-// by the executors' steps, so an actor never wakes with both its outcome
-// and its context's end ready: no random choice of a select shows.
+// outcome delivered by a continuation, a channel closed), until none is
+// left; then it ends the contexts whose step has come
+// (Actor.CancelAfterSteps) or whose deadline has passed (WithTimeout: the
+// timer only marks it) and runs those actors too. A context the world
+// ends ends only there, and outcomes are delivered only by the
+// executors' steps, so an actor never wakes with both its outcome and its
+// context's end ready: no random choice of a select shows.
 //
 // The actors of a client whose process is paused do not run until it
 // thaws; those of a client whose process crashes die with it (World.Crash):
@@ -74,6 +75,7 @@ type actors struct {
 type stepCancel struct {
 	at  uint64
 	ctx *Ctx
+	err error // context.Canceled, or DeadlineExceeded
 }
 
 // Go starts fn as an actor of client i: a goroutine that may call the
@@ -215,11 +217,11 @@ func (w *World) fireStepCancels(early bool) bool {
 		}
 		s.steps = max(s.steps, first)
 	}
-	var due []*Ctx
+	var due []stepCancel
 	keep := s.cancels[:0]
 	for _, c := range s.cancels {
 		if c.at <= s.steps {
-			due = append(due, c.ctx)
+			due = append(due, c)
 		} else {
 			keep = append(keep, c)
 		}
@@ -227,7 +229,7 @@ func (w *World) fireStepCancels(early bool) bool {
 	clear(s.cancels[len(keep):])
 	s.cancels = keep
 	for _, c := range due {
-		c.cancel(context.Canceled)
+		c.ctx.cancel(c.err)
 	}
 	return len(due) > 0
 }
@@ -346,7 +348,13 @@ func (a *Actor) WithCancel(parent context.Context) (context.Context, context.Can
 func (a *Actor) WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	c := a.child(parent)
 	c.deadline = a.w.Clock.Now().Add(d)
-	t := a.w.Clock.AfterFunc(d, func() { c.cancel(context.DeadlineExceeded) })
+	// Ended at the start of the next step, not in the timer: a timer may
+	// fire inside a step (a clock jump), after the executors delivered
+	// an outcome the actor has not seen yet.
+	s := a.w.act
+	t := a.w.Clock.AfterFunc(d, func() {
+		s.cancels = append(s.cancels, stepCancel{at: s.steps, ctx: c, err: context.DeadlineExceeded})
+	})
 	return c, func() { t.Stop(); c.cancel(context.Canceled) }
 }
 
@@ -358,7 +366,7 @@ func (a *Actor) WithTimeout(parent context.Context, d time.Duration) (context.Co
 func (a *Actor) CancelAfterSteps(parent context.Context, k int) (context.Context, context.CancelFunc) {
 	c := a.child(parent)
 	s := a.w.act
-	s.cancels = append(s.cancels, stepCancel{at: s.steps + 1 + uint64(max(k, 0)), ctx: c})
+	s.cancels = append(s.cancels, stepCancel{at: s.steps + 1 + uint64(max(k, 0)), ctx: c, err: context.Canceled})
 	return c, func() { c.cancel(context.Canceled) }
 }
 

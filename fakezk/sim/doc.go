@@ -148,9 +148,10 @@
 // world where the library's blocking calls wait, and on what), one actor
 // at a time in the order they were started, and an actor woken by an
 // outcome has waited again or returned before the world goes on. A
-// context ends only at a timer or at the start of a step, and outcomes
-// come only from the executors' steps, so no select ever has two cases
-// ready: a seed with actors is one history too. The actors of a paused
+// context the world ends (a step come, a deadline passed) ends at the
+// start of a step, once the actors woken by outcomes have run, and
+// outcomes come only from the executors' steps, so no select ever has
+// two cases ready: a seed with actors is one history too. The actors of a paused
 // process wait for the thaw; those of a crashed one unwind
 // (runtime.Goexit) and the Restart hook starts new ones, as the world's
 // Close ends the rest.

@@ -19,9 +19,8 @@ import (
 // are safe from any goroutine and need someone running the executor
 // (executor.Run).
 type Client struct {
-	ex      *executor.Executor
-	cand    Candidate
-	pending blocking.Pending // Resigns going on in the background
+	ex   *executor.Executor
+	cand Candidate
 }
 
 // NewClient returns a Client of the election under dir (New) whose flows
@@ -63,17 +62,8 @@ func (c *Client) Executor() *executor.Executor { return c.ex }
 // that outlives ctx, and Campaign returns task.ErrCanceled or
 // task.ErrDeadlineExceeded (matching context.Canceled and
 // context.DeadlineExceeded under errors.Is); leadership won just as ctx
-// ended is resigned. While a Resign of this Client goes on in the
-// background (its ctx ended first), Campaign first waits for it, within
-// its own ctx, so that a new campaign never waits behind this Client's
-// own old node.
+// ended is resigned.
 func (c *Client) Campaign(ctx context.Context) (*Leadership, error) {
-	if err := executor.CanBlock(); err != nil {
-		return nil, err
-	}
-	if err := c.pending.Wait(ctx); err != nil {
-		return nil, err
-	}
 	return blocking.Take(ctx, c.ex, c.cand.Campaign(), func(l *Leadership) { l.ex = c.ex },
 		func(l *Leadership) { executor.Submit(c.ex, l.Resign(), nil) }) // won just as ctx ended: nobody will use it
 }
@@ -96,7 +86,7 @@ func (c *Client) Resign(ctx context.Context, l *Leadership) error {
 	if err := blocking.Owned(c.ex, exOf(l), errNotOurs); err != nil {
 		return err
 	}
-	_, err := blocking.Give(ctx, c.ex, &c.pending, l.Resign())
+	_, err := blocking.Give(ctx, c.ex, nil, l.Resign())
 	return err
 }
 

@@ -5,9 +5,10 @@
 //
 // While a member has not left and its executor's session is connected,
 // its node exists, or the member is creating it again: it stays
-// registered across session expiries. After Leave returns, no node of
-// this member is left by this executor, and a Join that fails leaves no
-// node. Every report of a view is a listing of the directory as the
+// registered across session expiries. After Leave succeeds, no node of
+// this member is left by this executor (when Leave returns its ctx's
+// error instead, the delete is still under way), and a Join that fails
+// leaves no node. Every report of a view is a listing of the directory as the
 // server had it at some moment after the previous report, and once the
 // group stops changing and the session is connected the last report is
 // the server's member list: the view converges after every fault.

@@ -267,3 +267,20 @@ func TestGiveThenWait(t *testing.T) {
 		t.Fatal("giveUp ran for a flow that had started")
 	}
 }
+
+// After the executor has stopped there is nothing left to give up: Give
+// returns task.ErrClosed, and its Pending is not left counting.
+func TestGiveAfterClose(t *testing.T) {
+	ex := stepped(t)
+	ex.Shutdown()
+	ex.RunUntilIdle()
+	var p blocking.Pending
+	if _, err := blocking.Give(context.Background(), ex, &p, task.Value(1)); !errors.Is(err, task.ErrClosed) {
+		t.Fatalf("Give after the executor stopped = %v", err)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.Wait(ended); err != nil {
+		t.Fatalf("Pending after a refused give-back = %v", err)
+	}
+}

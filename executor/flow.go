@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -242,6 +243,7 @@ func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 		var zero T
 		return zero, task.ErrClosed
 	}
+	park.Wait(ctx, func() bool { return len(r.ch) > 0 || ctx.Err() != nil })
 	select {
 	case res := <-r.ch:
 		return res.v, res.err

@@ -15,7 +15,8 @@
 // most one acting leader at any simulated instant, but for a leader the
 // clock jumps paused past its margin, left to fencing), tasks.go (no task lost
 // or executed twice), tree.go (a cache equal to the server's tree).
-// root.go runs the clients under a chroot (Scenario.Root); timeline.go
+// actors.go runs user goroutines that call the blocking APIs (World.Go:
+// The blocking face, below). root.go runs the clients under a chroot (Scenario.Root); timeline.go
 // records a seed's picture and svg.go draws it (svglayout.go places
 // the lanes and rows, svglane.go draws a lane; The picture, below).
 //
@@ -174,13 +175,50 @@
 // Stats counts, per class, the faults fired and the seeds whose plan had
 // the class on.
 //
+// # The blocking face
+//
+// World.Go(i, fn) starts fn as an actor: a goroutine of client i that
+// calls the blocking APIs (executor.Await, the recipes' Clients) as a
+// user's code does, with the actor's context (Actor.Context, or one made
+// from it with Actor.WithCancel, WithTimeout on the simulated clock, or
+// CancelAfterSteps, which ends it at a later step of the world: at a
+// point of the protocol rather than an instant). It runs in lockstep
+// with the world: the world never steps while an actor runs, an actor
+// runs only when what it waits for is ready (internal/park tells the
+// world where the library's blocking calls wait, and on what), one actor
+// at a time in the order they were started, and an actor woken by an
+// outcome has waited again or returned before the world goes on. A
+// context the world ends (a step come, a deadline passed) ends at the
+// start of a step, once the actors woken by outcomes have run, and
+// outcomes come only from the executors' steps, so no select ever has
+// two cases ready: a seed with actors is one history too. The actors of a paused
+// process wait for the thaw; those of a crashed one unwind
+// (runtime.Goexit) and the Restart hook starts new ones, as the world's
+// Close ends the rest.
+//
+// The blocking scenarios (blocking_sim_test.go in recipes/lock, rwlock,
+// semaphore and election) drive each Client from goroutines, two on one
+// Client where the doc allows, with contexts that end before the take
+// (Acquire, Campaign), during it, just after it, inside the critical
+// section, or during the give-back (Release, Resign; Lead's exit), and
+// judge them as the task-face scenarios are (fencing log, sim.Leaders)
+// and on liveness: once the faults stop every client takes again within
+// Recovery, and every hold given back has its Done closed. A give-back
+// that does nothing when its context has ended leaves its node until the
+// session ends: no client takes again, and the seed fails as liveness
+// (on Clients that skip the give-back when the context has ended, seed 1
+// of each of the four fails so). recipes/seqid's runs three goroutines on one Client
+// (blocks shared between them), judged by unique IDs and by each
+// Client's history being linearizable.
+//
 // # Determinism
 //
 // Everything comes from the seed: the plan and the injections (one PCG
 // stream), the workload's Trial.Rand (another), the server's scheduler
 // and every executor's randomness (seeded from it by World). Nothing in a
 // run reads the wall clock (Stats.Wall, for the report, is measured
-// around the runs), no goroutine runs in the simulated path, and the
+// around the runs), no goroutine runs in the simulated path but actors,
+// which run one at a time in lockstep with the world, and the
 // checkers never let map order show (they sort). Determinism(t, sc,
 // seeds) runs each seed twice with the server's trace on and compares the
 // trace hashes, the faults injected, the workload's notes and the

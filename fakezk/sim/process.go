@@ -30,6 +30,7 @@ type proc struct {
 func (w *World) Crash(i int, applied bool) error {
 	w.Server.Crash(w.Conns[i], applied)
 	w.crashed(i)
+	w.killActors(i)
 	conn, ex, err := w.newClient(i)
 	if err != nil {
 		return err

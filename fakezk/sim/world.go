@@ -73,6 +73,8 @@ type World struct {
 	operatorSessions []int64 // sessions the Operator fault opened
 
 	tl *Timeline // the seed's picture being recorded, or nil (timeline.go)
+
+	act *actors // goroutines run in lockstep (actors.go), or nil
 }
 
 // jump is one ClockJump: the clock moved from at by d at once.
@@ -211,6 +213,7 @@ func (e *ClientError) Unwrap() error { return e.Err }
 
 // Close shuts every executor down and closes the server.
 func (w *World) Close() {
+	w.killActors(-1)
 	for _, ex := range w.Execs {
 		ex.Shutdown()
 	}
@@ -221,18 +224,25 @@ func (w *World) Close() {
 // says how much ran. Under a Scenario's fault plan, a fault may be
 // injected before each of the server's scheduling steps.
 func (w *World) Step() int {
-	n := 0
+	n := w.stepActors()
 	for i, ex := range w.Execs {
 		if i >= len(w.procs) || !w.procs[i].paused { // (clients a test appended are never paused)
 			n += ex.RunUntilIdle()
 		}
 	}
 	if w.inj == nil || !w.inj.active {
-		return n + w.Server.RunUntilIdle()
+		n += w.Server.RunUntilIdle()
+		if n == 0 {
+			n = w.idleActors()
+		}
+		return n
 	}
 	for {
 		w.inj.maybe()
 		if !w.Server.Step() {
+			if n == 0 {
+				n = w.idleActors()
+			}
 			return n
 		}
 		n++

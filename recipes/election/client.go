@@ -9,6 +9,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -172,13 +173,14 @@ func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.
 		}
 		failures = 0
 		lctx, cancel := context.WithCancel(ctx)
-		go func() {
+		park.Go(lctx, func(lctx context.Context) { // a goroutine (under a simulation, one of its actors)
+			park.Wait(lctx, func() bool { return park.Closed(l.Done()) || lctx.Err() != nil })
 			select {
 			case <-l.Done():
 				cancel()
 			case <-lctx.Done():
 			}
-		}()
+		})
 		lerr := lead(lctx, l)
 		cancel()
 		// Started whatever ctx: if ctx has ended, Resign returns at once

@@ -3,6 +3,9 @@ package rwlock
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
@@ -108,7 +111,10 @@ func (m *Client) refuse(mode Mode) error {
 	if m.writer != nil && isDone(m.writer) {
 		m.writer = nil
 	}
-	for h := range m.readers {
+	// In the order of the nodes, not of the map: checking a hold the
+	// first time sets its watch, and one seed of a simulation is one
+	// history.
+	for _, h := range slices.SortedFunc(maps.Keys(m.readers), func(a, b *Held) int { return strings.Compare(a.Path(), b.Path()) }) {
 		if isDone(h) {
 			delete(m.readers, h)
 		}

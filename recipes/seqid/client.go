@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -80,6 +81,7 @@ func (g *Client) Next(ctx context.Context) (int64, error) {
 		}
 		if ch := g.filling; ch != nil {
 			g.mu.Unlock()
+			park.Wait(ctx, func() bool { return park.Closed(ch) || ctx.Err() != nil })
 			select {
 			case <-ch:
 				continue

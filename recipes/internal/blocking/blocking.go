@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -38,6 +39,7 @@ func Take[H any](ctx context.Context, ex *executor.Executor, t task.Task[H], won
 	}
 	ch := make(chan result, 1)
 	f := executor.Submit(ex, t, func(v H, err error) { ch <- result{v, err} })
+	park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
 	select {
 	case r := <-ch:
 		if r.err == nil && won != nil {
@@ -47,6 +49,7 @@ func Take[H any](ctx context.Context, ex *executor.Executor, t task.Task[H], won
 	case <-ctx.Done():
 	}
 	f.Cancel()
+	park.Wait(ctx, func() bool { return len(ch) > 0 })
 	r := <-ch // the flow ends promptly once canceled
 	if r.err == nil && undo != nil {
 		undo(r.v)
@@ -112,6 +115,7 @@ func Give[T any](ctx context.Context, ex *executor.Executor, p *Pending, t task.
 	if ctx.Err() != nil {
 		return zero, CtxErr(ctx)
 	}
+	park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
 	select {
 	case r := <-ch:
 		return r.v, r.err
@@ -176,6 +180,7 @@ func (p *Pending) Wait(ctx context.Context) error {
 	if idle == nil {
 		return nil
 	}
+	park.Wait(ctx, func() bool { return park.Closed(idle) || ctx.Err() != nil })
 	select {
 	case <-idle:
 		return nil
@@ -215,6 +220,7 @@ func GiveThenWait[T any](ctx context.Context, ex *executor.Executor, t task.Task
 		ch <- result{v, err}
 	})
 	if ctx.Err() == nil {
+		park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
 		select {
 		case r := <-ch:
 			return r.v, r.err

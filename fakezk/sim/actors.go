@@ -1,0 +1,464 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
+)
+
+// Actors: user goroutines that call blocking APIs (executor.Await, the
+// recipes' Clients) inside the simulated world, in lockstep with it.
+//
+// An actor runs only when the world hands it the turn, and the world does
+// not step while an actor has it: the turn passes back when the actor is
+// about to block in a select the world can make ready (internal/park:
+// Await, the Clients' waits, Actor.Sleep and Actor.Wait) or returns. At
+// the start of each Step the world runs, one at a time and in the order
+// they were started, every actor whose wait would now return (a flow's
+// outcome delivered by a continuation, a channel closed), until none is
+// left; then it ends the contexts whose step has come
+// (Actor.CancelAfterSteps) or whose deadline has passed (WithTimeout: the
+// timer only marks it) and runs those actors too. A context the world
+// ends ends only there, and outcomes are delivered only by the
+// executors' steps, so an actor never wakes with both its outcome and its
+// context's end ready: no random choice of a select shows.
+//
+// The actors of a client whose process is paused do not run until it
+// thaws; those of a client whose process crashes die with it (World.Crash):
+// their contexts end and they unwind (runtime.Goexit: their deferred
+// calls run, and each wait they reach ends them again), as do all actors
+// when the world closes.
+
+// Actor is a goroutine the world runs in lockstep (World.Go). Its methods
+// are for the actor's own goroutine, while it has the turn.
+type Actor struct {
+	w      *World
+	id     int
+	client int
+	inc    int // the client's incarnation it belongs to
+	fn     func(a *Actor)
+	rand   *rand.Rand
+	root   *Ctx
+	wake   chan struct{}
+	state  actorState
+	ready  func() bool // while parked: whether its wait would return
+	killed bool
+	panic  any // what fn panicked with, and where
+	stack  []byte
+}
+
+type actorState uint8
+
+const (
+	actorStarting actorState = iota // not run yet
+	actorRunning                    // has the turn
+	actorParked                     // waiting, ready says for what
+	actorDone                       // returned, or unwound
+)
+
+// actors is the world's set of actors.
+type actors struct {
+	live    []*Actor
+	yield   chan *Actor // an actor hands the turn back: parked or done
+	next    int         // actor ids
+	steps   uint64      // Steps taken while actors lived
+	cancels []stepCancel
+}
+
+type stepCancel struct {
+	at  uint64
+	ctx *Ctx
+	err error // context.Canceled, or DeadlineExceeded
+}
+
+// Go starts fn as an actor of client i: a goroutine that may call the
+// blocking APIs on w.Execs[i] (and block on the clock with Sleep, on a
+// channel with Wait), run in lockstep with the world. It first runs at
+// the world's next Step. fn must pass a.Context(), or a context derived
+// from it with the Actor's With... methods or context.WithCancel, to
+// every blocking call (a call given another context would block the
+// world), and return once that context has ended. Go is called on the
+// world's goroutine (a workload, a continuation) or by an actor.
+func (w *World) Go(i int, fn func(a *Actor)) *Actor {
+	park.Enable()
+	if w.act == nil {
+		w.act = &actors{yield: make(chan *Actor)}
+	}
+	s := w.act
+	a := &Actor{w: w, id: s.next, client: i, fn: fn, wake: make(chan struct{}),
+		rand: rand.New(rand.NewPCG(w.Seed, 0x4143_544f_5200_0000+uint64(s.next)))}
+	if i < len(w.procs) {
+		a.inc = w.procs[i].incarnation
+	}
+	a.root = &Ctx{a: a, done: make(chan struct{})}
+	s.next++
+	s.live = append(s.live, a)
+	go a.main()
+	return a
+}
+
+func (a *Actor) main() {
+	<-a.wake
+	defer func() {
+		if p := recover(); p != nil {
+			a.panic, a.stack = p, debug.Stack()
+		}
+		a.state = actorDone
+		a.w.act.yield <- a
+	}()
+	if a.killed {
+		return
+	}
+	a.fn(a)
+}
+
+// Actors returns how many actors have not returned.
+func (w *World) Actors() int {
+	if w.act == nil {
+		return 0
+	}
+	n := 0
+	for _, a := range w.act.live {
+		if a.state != actorDone {
+			n++
+		}
+	}
+	return n
+}
+
+// resume gives a the turn and waits until it parks or ends.
+func (s *actors) resume(a *Actor) {
+	a.state = actorRunning
+	a.ready = nil
+	a.wake <- struct{}{}
+	<-s.yield
+	if a.panic != nil {
+		panic(fmt.Sprintf("sim: actor %d of client %d panicked: %v\n%s", a.id, a.client, a.panic, a.stack))
+	}
+}
+
+// runnable reports whether the world should give a the turn now.
+func (w *World) runnable(a *Actor) bool {
+	switch {
+	case a.state != actorStarting && a.state != actorParked:
+		return false
+	case a.killed:
+		return true
+	case a.client < len(w.procs) && w.procs[a.client].paused:
+		return false
+	}
+	return a.state == actorStarting || a.ready()
+}
+
+// stepActors runs the actors that can run (Step calls it first) and
+// returns how many turns it gave.
+func (w *World) stepActors() int {
+	s := w.act
+	if s == nil || len(s.live) == 0 {
+		return 0
+	}
+	s.steps++
+	n := 0
+	for {
+		n += w.runRunnable()
+		if !w.fireStepCancels(false) {
+			break
+		}
+	}
+	s.compact()
+	return n
+}
+
+// idleActors is stepActors for a world with nothing else to run: a
+// context waiting for a later step ends now.
+func (w *World) idleActors() int {
+	if w.act == nil || len(w.act.cancels) == 0 {
+		return 0
+	}
+	w.fireStepCancels(true)
+	return 1 + w.runRunnable()
+}
+
+func (w *World) runRunnable() int {
+	s := w.act
+	n := 0
+	for ran := true; ran; {
+		ran = false
+		for i := 0; i < len(s.live); i++ { // Go from an actor appends
+			if a := s.live[i]; w.runnable(a) {
+				s.resume(a)
+				n++
+				ran = true
+			}
+		}
+	}
+	return n
+}
+
+// fireStepCancels ends the contexts whose step has come (the earliest one
+// at least, if early), in the order they were made; it reports whether
+// it ended any.
+func (w *World) fireStepCancels(early bool) bool {
+	s := w.act
+	if len(s.cancels) == 0 {
+		return false
+	}
+	if early {
+		first := s.cancels[0].at
+		for _, c := range s.cancels {
+			first = min(first, c.at)
+		}
+		s.steps = max(s.steps, first)
+	}
+	var due []stepCancel
+	keep := s.cancels[:0]
+	for _, c := range s.cancels {
+		if c.at <= s.steps {
+			due = append(due, c)
+		} else {
+			keep = append(keep, c)
+		}
+	}
+	clear(s.cancels[len(keep):])
+	s.cancels = keep
+	for _, c := range due {
+		c.ctx.cancel(c.err)
+	}
+	return len(due) > 0
+}
+
+func (s *actors) compact() {
+	j := 0
+	for _, a := range s.live {
+		if a.state != actorDone {
+			s.live[j] = a
+			j++
+		}
+	}
+	clear(s.live[j:])
+	s.live = s.live[:j]
+}
+
+// killActors ends the actors of client i (every actor if i < 0): their
+// contexts end and each unwinds, one at a time, until it has returned.
+func (w *World) killActors(i int) {
+	s := w.act
+	if s == nil {
+		return
+	}
+	for _, a := range s.live {
+		if a.state == actorDone || (i >= 0 && a.client != i) {
+			continue
+		}
+		a.killed = true
+		a.root.cancel(context.Canceled)
+		if a.state == actorStarting || a.state == actorParked {
+			s.resume(a)
+		}
+	}
+	s.compact()
+}
+
+// parker is an Actor as its contexts' park.Parker.
+type parker Actor
+
+// Wait implements park.Parker: the actor hands the turn back until ready
+// holds (and the world gives it the turn again).
+func (p *parker) Wait(ready func() bool) {
+	a := (*Actor)(p)
+	if a.killed {
+		runtime.Goexit()
+	}
+	a.ready = ready
+	a.state = actorParked
+	a.w.act.yield <- a
+	<-a.wake
+	if a.killed {
+		runtime.Goexit()
+	}
+}
+
+// Go implements park.Parker: f runs as another actor of the same client.
+func (p *parker) Go(f func(park.Parker)) {
+	p.w.Go(p.client, func(b *Actor) { f((*parker)(b)) })
+}
+
+// ID is the actor's number, in the order the world started them.
+func (a *Actor) ID() int { return a.id }
+
+// Client is the client the actor runs on.
+func (a *Actor) Client() int { return a.client }
+
+// Exec is the executor of the actor's client (its process's).
+func (a *Actor) Exec() *executor.Executor { return a.w.Execs[a.client] }
+
+// World is the world the actor runs in.
+func (a *Actor) World() *World { return a.w }
+
+// Rand is the actor's randomness, drawn from the world's seed and the
+// actor's number.
+func (a *Actor) Rand() *rand.Rand { return a.rand }
+
+// Context is the actor's context: it ends when the actor's process
+// crashes or the world closes.
+func (a *Actor) Context() context.Context { return a.root }
+
+// Killed reports whether the actor is unwinding because its process
+// crashed or the world closed.
+func (a *Actor) Killed() bool { return a.killed }
+
+// Sleep waits d of simulated time, or until ctx ends (its error then).
+func (a *Actor) Sleep(ctx context.Context, d time.Duration) error {
+	fired := make(chan struct{})
+	t := a.w.Clock.AfterFunc(d, func() { close(fired) })
+	park.Wait(ctx, func() bool { return park.Closed(fired) || ctx.Err() != nil })
+	if err := ctx.Err(); err != nil {
+		t.Stop()
+		return err
+	}
+	return nil
+}
+
+// Wait waits until ch is closed, or until ctx ends (its error then). ch
+// must be a channel that is only closed, never sent on (a Done channel).
+func (a *Actor) Wait(ctx context.Context, ch <-chan struct{}) error {
+	park.Wait(ctx, func() bool { return park.Closed(ch) || ctx.Err() != nil })
+	if park.Closed(ch) {
+		return nil
+	}
+	return ctx.Err()
+}
+
+// WithCancel returns a context that ends when parent does or cancel is
+// called. parent is the actor's context or one its With... methods made.
+func (a *Actor) WithCancel(parent context.Context) (context.Context, context.CancelFunc) {
+	c := a.child(parent)
+	return c, func() { c.cancel(context.Canceled) }
+}
+
+// WithTimeout returns a context that ends when parent does, when cancel
+// is called, or d of simulated time from now (context.DeadlineExceeded).
+func (a *Actor) WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	c := a.child(parent)
+	c.deadline = a.w.Clock.Now().Add(d)
+	// Ended at the start of the next step, not in the timer: a timer may
+	// fire inside a step (a clock jump), after the executors delivered
+	// an outcome the actor has not seen yet.
+	s := a.w.act
+	t := a.w.Clock.AfterFunc(d, func() {
+		s.cancels = append(s.cancels, stepCancel{at: s.steps, ctx: c, err: context.DeadlineExceeded})
+	})
+	return c, func() { t.Stop(); c.cancel(context.Canceled) }
+}
+
+// CancelAfterSteps returns a context that the world ends (canceled) at
+// its k-th Step from now (k 0: at the next): a context that ends at a
+// point of the protocol rather than at an instant, since many steps run
+// at one instant of the clock. A world with nothing else to run ends it
+// at once.
+func (a *Actor) CancelAfterSteps(parent context.Context, k int) (context.Context, context.CancelFunc) {
+	c := a.child(parent)
+	s := a.w.act
+	s.cancels = append(s.cancels, stepCancel{at: s.steps + 1 + uint64(max(k, 0)), ctx: c, err: context.Canceled})
+	return c, func() { c.cancel(context.Canceled) }
+}
+
+func (a *Actor) child(parent context.Context) *Ctx {
+	p, ok := parent.(*Ctx)
+	if !ok || p.a.w != a.w {
+		panic("sim: an actor's contexts derive from its Context or from what its With... methods made")
+	}
+	c := &Ctx{a: a, parent: p, done: make(chan struct{}), deadline: p.deadline}
+	p.afterFunc(func() { c.cancel(p.Err()) })
+	return c
+}
+
+// Ctx is an actor's context: its deadlines are on the simulated clock,
+// and the world ends it on its own goroutine (or the actor does, calling
+// cancel), so that contexts derived from it with context.WithCancel end
+// at once and in order, with no goroutine of the context package. It
+// carries the actor's park.Parker.
+type Ctx struct {
+	a        *Actor
+	parent   *Ctx
+	deadline time.Time
+
+	mu     sync.Mutex
+	done   chan struct{}
+	err    error
+	afters []*afterFn
+}
+
+type afterFn struct{ f func() }
+
+// Deadline implements context.Context.
+func (c *Ctx) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
+
+// Done implements context.Context.
+func (c *Ctx) Done() <-chan struct{} { return c.done }
+
+// Err implements context.Context.
+func (c *Ctx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Value implements context.Context: the actor for park.Key.
+func (c *Ctx) Value(key any) any {
+	if key == park.Key {
+		return (*parker)(c.a)
+	}
+	return nil
+}
+
+// AfterFunc is what the context package calls to end a context derived
+// from c (context.WithCancel) when c ends: f runs at once, on the
+// goroutine that ends c.
+func (c *Ctx) AfterFunc(f func()) (stop func() bool) { return c.afterFunc(f) }
+
+func (c *Ctx) afterFunc(f func()) func() bool {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		f()
+		return func() bool { return false }
+	}
+	af := &afterFn{f: f}
+	c.afters = append(c.afters, af)
+	c.mu.Unlock()
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, x := range c.afters {
+			if x == af {
+				c.afters = append(c.afters[:i], c.afters[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func (c *Ctx) cancel(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	close(c.done)
+	afters := c.afters
+	c.afters = nil
+	c.mu.Unlock()
+	for _, af := range afters {
+		af.f()
+	}
+}

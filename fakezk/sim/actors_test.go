@@ -1,0 +1,162 @@
+package sim_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/task"
+)
+
+// The world does not step while an actor has the turn: a flow the actor
+// submits has not run, however long the actor goes on, until the actor
+// waits; and once its outcome is delivered the actor runs before the
+// world goes on.
+func TestActorLockstep(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 3, Clients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ran := false
+	var log []string
+	w.Go(0, func(a *sim.Actor) {
+		executor.Submit(a.Exec(), task.Task[task.Unit](task.Done), func(task.Unit, error) { ran = true })
+		for range 1000 {
+			runtime.Gosched() // the world's goroutine would run the flow now, if it stepped
+		}
+		if ran {
+			log = append(log, "the world stepped while the actor ran")
+		}
+		if _, err := executor.Await(a.Context(), a.Exec(), task.Create("/x", nil, task.Persistent)); err != nil {
+			log = append(log, "create: "+err.Error())
+		}
+		log = append(log, fmt.Sprintf("ran=%v", ran))
+	})
+	if !w.Settle(func() bool { return w.Actors() == 0 }) {
+		t.Fatal("the actor never ended")
+	}
+	if got := strings.Join(log, "; "); got != "ran=true" {
+		t.Fatalf("actor saw %q", got)
+	}
+	if _, ok := w.NodeStat("/x"); !ok {
+		t.Fatal("/x not created")
+	}
+}
+
+// Contexts end on the simulated clock (WithTimeout) and at a step
+// (CancelAfterSteps), and a blocking call sees it; context.WithCancel of
+// an actor's context ends with it.
+func TestActorContexts(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 4, Clients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var errs []error
+	var elapsed time.Duration
+	w.Go(0, func(a *sim.Actor) {
+		start := w.Clock.Now()
+		ctx, cancel := a.WithTimeout(a.Context(), 3*time.Second)
+		defer cancel()
+		inner, innerCancel := context.WithCancel(ctx)
+		defer innerCancel()
+		errs = append(errs, a.Sleep(inner, time.Minute))
+		elapsed = w.Clock.Now().Sub(start)
+		errs = append(errs, inner.Err())
+		sctx, scancel := a.CancelAfterSteps(a.Context(), 0)
+		defer scancel()
+		_, err := executor.Await(sctx, a.Exec(), task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {})) // never ends
+		errs = append(errs, err)
+	})
+	if !w.Settle(func() bool { return w.Actors() == 0 }) {
+		t.Fatal("the actor never ended")
+	}
+	if len(errs) != 3 || !errors.Is(errs[0], context.DeadlineExceeded) || !errors.Is(errs[1], context.DeadlineExceeded) ||
+		!errors.Is(errs[2], task.ErrCanceled) || elapsed != 3*time.Second {
+		t.Fatalf("errors %v after %v", errs, elapsed)
+	}
+}
+
+// One seed, one history: actors on several clients, each drawing its own
+// times, give the same trace twice.
+func TestActorDeterminism(t *testing.T) {
+	run := func() (string, string) {
+		w, err := sim.New(sim.Config{Seed: 11, Clients: 3, Server: fakeTraced()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		var log []string
+		if _, err := sim.Run(w, 0, task.Create("/c", nil, task.Persistent)); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 6 {
+			w.Go(i%3, func(a *sim.Actor) {
+				for j := range 5 {
+					ctx, cancel := a.CancelAfterSteps(a.Context(), a.Rand().IntN(6))
+					p, err := executor.Await(ctx, a.Exec(), task.Create("/c/n", nil, task.PersistentSequential))
+					cancel()
+					log = append(log, fmt.Sprintf("%d.%d %s %v", a.ID(), j, p, err))
+					_ = a.Sleep(a.Context(), time.Duration(a.Rand().IntN(3))*time.Millisecond)
+				}
+			})
+		}
+		if !w.Settle(func() bool { return w.Actors() == 0 }) {
+			t.Fatal("actors never ended")
+		}
+		return strings.Join(log, "\n"), w.Server.TraceHash()
+	}
+	log1, h1 := run()
+	for range 5 {
+		log2, h2 := run()
+		if log1 != log2 || h1 != h2 {
+			t.Fatalf("two runs of one seed differ:\n%s\n---\n%s", log1, log2)
+		}
+	}
+	if !strings.Contains(log1, "canceled") || !strings.Contains(log1, "/c/n") {
+		t.Fatalf("no call both canceled and completed:\n%s", log1)
+	}
+}
+
+// A crash ends the client's actors (their deferred calls run) and Close
+// ends the others: no goroutine is left (goleak, TestMain).
+func TestActorsEndWithProcess(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 5, Clients: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unwound []int
+	for i := range 2 {
+		w.Go(i, func(a *sim.Actor) {
+			defer func() { unwound = append(unwound, a.Client()) }()
+			_ = a.Wait(a.Context(), make(chan struct{})) // waits for ever
+			if !a.Killed() {
+				t.Errorf("actor %d's wait ended without its end", a.ID())
+			}
+		})
+	}
+	w.Drive()
+	if w.Actors() != 2 {
+		t.Fatalf("%d actors", w.Actors())
+	}
+	if err := w.Crash(1, false); err != nil {
+		t.Fatal(err)
+	}
+	if w.Actors() != 1 || len(unwound) != 1 || unwound[0] != 1 {
+		t.Fatalf("after the crash: %d actors, unwound %v", w.Actors(), unwound)
+	}
+	w.Close()
+	if w.Actors() != 0 || len(unwound) != 2 {
+		t.Fatalf("after Close: %d actors, unwound %v", w.Actors(), unwound)
+	}
+}
+
+func fakeTraced() fakezk.Config { return fakezk.Config{Trace: true} }

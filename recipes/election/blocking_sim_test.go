@@ -1,0 +1,315 @@
+package election
+
+// The blocking face under the simulation. In the package itself (not
+// election_test) so that its TestSimExplore and TestSimDeterminism run
+// beside those of explore_test.go under the names make sim selects.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/task"
+)
+
+const (
+	bsimDir = "/belect"
+	bsimLog = "/bfence"
+)
+
+// Where a term's context ends.
+const (
+	endNone   = iota // it does not
+	endBefore        // before Campaign is called
+	endDuring        // while Campaign waits (a step or an instant drawn)
+	endAfter         // just after Campaign returns leadership
+	endInside        // while leading
+	endResign        // while Resign runs
+	numEnds
+)
+
+var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "resign"}
+
+// blockingSim drives an election through its Client from goroutines: 4
+// clients, each with a Client and one goroutine. On clients 0 and 2 it
+// loops: draw where its context ends (nowhere, before Campaign, during
+// it, just after it, while leading, during Resign), Campaign, write
+// "enter" and "exit" fenced entries with a sleep between, and Resign
+// with the same context, deferred. On clients 1 and 3 it calls Lead with
+// Requeue again and again, each call's context ending after a number of
+// steps or an instant drawn, each leadership writing the same entries.
+//
+// Judged as the task-face scenario is: at most one acting leader at any
+// simulated instant (sim.Leaders, from the recipe's OnState; the Expire
+// class is off, as there: a leader whose session the server expires
+// acts until it hears), the fencing log, and liveness: once the faults
+// stop, every client leads and writes a term within Recovery (a node
+// left by a Resign that did nothing blocks every other candidate while
+// its session lives); quiescence: every leadership given back with
+// Resign, whatever its context, has its Done closed, and no candidate
+// node is left.
+type blockingSim struct {
+	clients  int
+	leaders  *sim.Leaders
+	resigned []given[*Leadership] // given back, by processes that have not crashed since
+	leads    int                  // leaderships of Lead
+	ended    [numEnds]int
+	tried    [numEnds]int
+}
+
+func newBlockingSim() (*blockingSim, sim.Scenario) {
+	s := &blockingSim{clients: 4}
+	return s, sim.Scenario{
+		Name:     "election/blocking",
+		Clients:  s.clients,
+		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Expire)},
+		Duration: 15 * time.Second,
+		Setup: func(r *sim.Trial) error {
+			s.leaders, s.resigned = sim.NewLeaders(r.World), nil
+			// As in the task-face scenario: a leader paused (clock jumps)
+			// past the give-up margin is judged by fencing only.
+			s.leaders.Margin = time.Duration((1-DefaultGiveUp)*float64(r.Timeout())) - time.Second
+			_, err := sim.Run(r.World, 0, task.Create(bsimLog, nil, task.Persistent))
+			return err
+		},
+		Workload: func(r *sim.Trial) {
+			for i := range s.clients {
+				s.start(r, i)
+			}
+		},
+		Restart: func(r *sim.Trial, i int) {
+			s.leaders.End(i)
+			s.start(r, i)
+		},
+		Operator: []string{bsimDir + "/"},
+		Quiesce: func(r *sim.Trial) bool {
+			if r.Actors() > 0 || len(r.Children(bsimDir)) > 0 {
+				return false
+			}
+			for _, g := range s.resigned {
+				if g.h.Err() == nil && r.Incarnation(g.client) == g.inc {
+					return false
+				}
+			}
+			return true
+		},
+		Invariants: []sim.Invariant{
+			sim.Fencing(bsimLog),
+			sim.InvariantFunc(func(r *sim.Trial) error {
+				for _, g := range s.resigned {
+					if g.h.Err() == nil && r.Incarnation(g.client) == g.inc {
+						return fmt.Errorf("%s given back with Resign, and its Done never closed", g.h.Path())
+					}
+				}
+				return nil
+			}),
+		},
+	}
+}
+
+func (s *blockingSim) start(r *sim.Trial, i int) {
+	cfg := Config{Data: []byte(strconv.Itoa(i)), OnState: func(l *Leadership, st State) {
+		switch st {
+		case Leading:
+			if !slices.Contains(s.leaders.Acting(), i) {
+				r.Check(s.leaders.BeginNode(i, l.Path(), l.Token()))
+			}
+		case Ended:
+			s.leaders.End(i)
+		}
+	}}
+	c, err := NewClient(r.Execs[i], bsimDir, cfg)
+	if err != nil {
+		r.Errorf("client %d: %v", i, err)
+		return
+	}
+	r.Go(i, func(a *sim.Actor) {
+		for !r.Stopping() && a.Context().Err() == nil {
+			if i%2 == 1 {
+				s.lead(r, a, c)
+			} else {
+				s.term(r, a, c)
+			}
+		}
+	})
+}
+
+func (s *blockingSim) term(r *sim.Trial, a *sim.Actor, c *Client) {
+	i, rnd := a.Client(), a.Rand()
+	end := endNone
+	if rnd.IntN(3) > 0 {
+		end = 1 + rnd.IntN(numEnds-1)
+	}
+	s.tried[end]++
+	ctx, cancel := a.WithCancel(a.Context())
+	defer cancel()
+	switch end {
+	case endBefore:
+		cancel()
+	case endDuring:
+		if rnd.IntN(2) == 0 {
+			ctx, cancel = a.CancelAfterSteps(ctx, rnd.IntN(12))
+		} else {
+			ctx, cancel = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(2*time.Second))))
+		}
+		defer cancel()
+	}
+	l, err := c.Campaign(ctx)
+	if err != nil {
+		r.Logf("client %d (ctx ends %s): campaign: %v", i, endNames[end], err)
+		switch {
+		case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+			if end == endNone && a.Context().Err() == nil {
+				r.Errorf("client %d: campaign with a live context: %v", i, err)
+			}
+		case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, ErrLost), task.IsRetryable(err):
+		default:
+			r.Errorf("client %d: campaign: %v", i, err)
+		}
+		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
+		return
+	}
+	s.ended[end]++
+	r.Logf("client %d (ctx ends %s): leads %s", i, endNames[end], l.Path())
+	defer func() {
+		if end == endResign {
+			var rc context.CancelFunc
+			ctx, rc = a.CancelAfterSteps(ctx, rnd.IntN(4))
+			defer rc()
+		}
+		err := c.Resign(ctx, l)
+		r.Logf("client %d: resign %s: %v", i, l.Path(), err)
+		if !a.Killed() {
+			s.resigned = append(s.resigned, given[*Leadership]{l, i, r.Incarnation(i)})
+		}
+		if err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) &&
+			!errors.Is(err, task.ErrSessionExpired) && !r.Closing() {
+			r.Errorf("client %d: resign %s: %v", i, l.Path(), err)
+		}
+	}()
+	sctx := ctx
+	switch end {
+	case endAfter:
+		cancel()
+	case endInside:
+		var sc context.CancelFunc
+		sctx, sc = a.CancelAfterSteps(ctx, rnd.IntN(10))
+		defer sc()
+		ctx = sctx
+	}
+	entry := func(kind string) task.MultiOp { return sim.FencedEntry(bsimLog, l.Token(), kind) }
+	if _, err := c.Fenced(sctx, l, entry("enter")); err != nil {
+		s.termErr(r, i, err)
+		return
+	}
+	if err := a.Sleep(sctx, time.Duration(100+rnd.Int64N(900))*time.Millisecond); err != nil {
+		return
+	}
+	if _, err := c.Fenced(sctx, l, entry("exit")); err != nil {
+		s.termErr(r, i, err)
+		return
+	}
+	r.Progress(i)
+}
+
+// lead is one call of Lead with Requeue, its context ending after a
+// number of steps or an instant drawn: each leadership writes its
+// "enter" and "exit" fenced entries with a sleep between (under the
+// leadership's context), and Lead gives it back when lead returns.
+func (s *blockingSim) lead(r *sim.Trial, a *sim.Actor, c *Client) {
+	i, rnd := a.Client(), a.Rand()
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if rnd.IntN(2) == 0 {
+		ctx, cancel = a.CancelAfterSteps(a.Context(), rnd.IntN(300))
+	} else {
+		ctx, cancel = a.WithTimeout(a.Context(), time.Duration(rnd.Int64N(int64(5*time.Second))))
+	}
+	defer cancel()
+	var led []*Leadership
+	err := c.Lead(ctx, LeadOptions{Requeue: true}, func(lctx context.Context, l *Leadership) error {
+		led = append(led, l)
+		s.leads++
+		entry := func(kind string) task.MultiOp { return sim.FencedEntry(bsimLog, l.Token(), kind) }
+		if _, err := c.Fenced(lctx, l, entry("enter")); err != nil {
+			s.termErr(r, i, err)
+			return nil
+		}
+		if err := a.Sleep(lctx, time.Duration(100+rnd.Int64N(900))*time.Millisecond); err != nil {
+			return nil
+		}
+		if _, err := c.Fenced(lctx, l, entry("exit")); err != nil {
+			s.termErr(r, i, err)
+			return nil
+		}
+		r.Progress(i)
+		return nil
+	})
+	r.Logf("client %d: Lead: %v after %d leaderships", i, err, len(led))
+	if !a.Killed() {
+		for _, l := range led {
+			s.resigned = append(s.resigned, given[*Leadership]{l, i, r.Incarnation(i)})
+		}
+	}
+	if err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) && !r.Closing() {
+		r.Errorf("client %d: Lead: %v", i, err)
+	}
+}
+
+func (s *blockingSim) termErr(r *sim.Trial, i int, err error) {
+	switch {
+	case r.Closing(), errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded),
+		errors.Is(err, ErrLost), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err):
+	default:
+		r.Errorf("client %d: term: %v", i, err)
+	}
+}
+
+func TestBlockingSimulation(t *testing.T) {
+	s, sc := newBlockingSim()
+	seeds := 40
+	if testing.Short() {
+		seeds = 10
+	}
+	if st := sim.Check(t, sc, seeds); st.Failures() > 0 {
+		return
+	}
+	line := ""
+	for e := range numEnds {
+		line += fmt.Sprintf(" %s=%d/%d", endNames[e], s.ended[e], s.tried[e])
+	}
+	t.Logf("terms by where the context ended (led/tried):%s; %d leaderships of Lead", line, s.leads)
+	if s.leads == 0 {
+		t.Error("Lead never led: the scenario checks nothing of it")
+	}
+	for _, e := range []int{endNone, endAfter, endInside, endResign} {
+		if s.ended[e] == 0 {
+			t.Errorf("no term led with its context ending %s: the scenario checks nothing there", endNames[e])
+		}
+	}
+}
+
+// The same seed replays the same history, actors included.
+func TestSimDeterminism(t *testing.T) {
+	_, sc := newBlockingSim()
+	sim.Determinism(t, sc, sim.Sample(6, 1000))
+}
+
+// The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+func TestSimExplore(t *testing.T) {
+	_, sc := newBlockingSim()
+	sim.Explore(t, sc)
+}
+
+// given is a hold given back by client's process inc: judged only while
+// that process lives (a crashed process's give-back never completes, and
+// its session's end takes the node).
+type given[H any] struct {
+	h           H
+	client, inc int
+}

@@ -1,0 +1,318 @@
+package rwlock
+
+// The blocking face under the simulation. These tests are in the package
+// itself (not rwlock_test) so that their TestSimExplore and
+// TestSimDeterminism run beside those of sim_test.go under the names
+// make sim selects.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/task"
+)
+
+const (
+	bsimDir = "/rw/b"
+	bsimLog = "/rwlog"
+)
+
+// Where a round's context ends.
+const (
+	endNone    = iota // it does not
+	endBefore         // before Acquire is called
+	endDuring         // while Acquire waits (a step or an instant drawn)
+	endAfter          // just after Acquire returns the lock
+	endInside         // inside the critical section
+	endRelease        // while Release runs
+	numEnds
+)
+
+var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "release"}
+
+// blockingSim drives the readers-writer lock through its Client from
+// actors: each of 3 clients has one Client shared by 2 goroutines (two
+// readers of one Client may hold at once; a writer and anything else on
+// one Client may not: ErrAlreadyHeld), each looping: draw a mode (a
+// writer one time in three) and where its context will end (nowhere,
+// before the acquire, during it, just after, inside the critical
+// section, during Release), acquire, write "enter" and "exit" fenced
+// entries (kinds wenter/wexit, renter/rexit) with a sleep between, and
+// Release with the same context, deferred as the doc's pattern has it.
+//
+// Judged by: the fencing log (judgeModes: a writer's entries overlap no
+// other holder's in the server's order, no write after a loss applied);
+// liveness: once the
+// faults stop, every client completes a critical section within Recovery
+// (a lock left held by a Release that did nothing blocks every other
+// client until its session ends, and its own Client refuses every later
+// Acquire); quiescence: every hold given back with Release, whatever its
+// context, has its Done closed, and no contender node is left.
+type blockingSim struct {
+	clients  int
+	r        *sim.Trial
+	cl       []*Client
+	released []given[*Held] // given back, by processes that have not crashed since
+	ended    [numEnds]int   // rounds by where their context ended, that acquired
+	tried    [numEnds]int
+}
+
+func newBlockingSim() (*blockingSim, sim.Scenario) {
+	s := &blockingSim{clients: 3}
+	return s, sim.Scenario{
+		Name:               "rwlock/blocking",
+		Clients:            s.clients,
+		Faults:             sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Duration:           15 * time.Second,
+		Setup:              s.setup,
+		Workload:           func(r *sim.Trial) { s.start(r) },
+		Restart:            func(r *sim.Trial, i int) { s.startClient(r, i) },
+		Operator:           []string{bsimDir},
+		OperatorDeleteOnly: []string{bsimDir + "/"},
+		Quiesce: func(r *sim.Trial) bool {
+			if r.Actors() > 0 || len(r.Children(bsimDir)) > 0 {
+				return false
+			}
+			for _, g := range s.released {
+				if g.h.Err() == nil && r.Incarnation(g.client) == g.inc {
+					return false
+				}
+			}
+			return true
+		},
+		Invariants: []sim.Invariant{
+			sim.InvariantFunc(func(r *sim.Trial) error {
+				log, err := sim.FenceLog(r.World, bsimLog)
+				if err != nil {
+					return err
+				}
+				return judgeModes(log)
+			}),
+			sim.InvariantFunc(func(r *sim.Trial) error {
+				for _, g := range s.released {
+					if g.h.Err() == nil && r.Incarnation(g.client) == g.inc {
+						return fmt.Errorf("%s given back with Release, and its Done never closed", g.h.Path())
+					}
+				}
+				return nil
+			}),
+		},
+	}
+}
+
+func (s *blockingSim) setup(r *sim.Trial) error {
+	s.r, s.cl, s.released = r, make([]*Client, s.clients), nil
+	for _, p := range []string{bsimLog, "/rw"} {
+		if _, err := sim.Run(r.World, 0, task.Create(p, nil, task.Persistent)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *blockingSim) start(r *sim.Trial) {
+	for i := range s.clients {
+		s.startClient(r, i)
+	}
+}
+
+// startClient gives client i (its process now) a Client and two actors.
+func (s *blockingSim) startClient(r *sim.Trial, i int) {
+	c, err := NewClient(r.Execs[i], bsimDir)
+	if err != nil {
+		r.Errorf("client %d: %v", i, err)
+		return
+	}
+	s.cl[i] = c
+	for range 2 {
+		r.Go(i, func(a *sim.Actor) {
+			for !r.Stopping() && a.Context().Err() == nil {
+				s.round(r, a, c)
+			}
+		})
+	}
+}
+
+// round is one acquire, section, release of actor a, its context ending
+// where the draw says.
+func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
+	i := a.Client()
+	rnd := a.Rand()
+	end := endNone
+	if rnd.IntN(3) > 0 {
+		end = 1 + rnd.IntN(numEnds-1)
+	}
+	s.tried[end]++
+	ctx, cancel := a.WithCancel(a.Context())
+	defer cancel()
+	switch end {
+	case endBefore:
+		cancel()
+	case endDuring:
+		if rnd.IntN(2) == 0 {
+			ctx, cancel = a.CancelAfterSteps(ctx, rnd.IntN(12))
+		} else {
+			ctx, cancel = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(2*time.Second))))
+		}
+		defer cancel()
+	}
+	write := rnd.IntN(3) == 0
+	acquire, pre := c.AcquireRead, "r"
+	if write {
+		acquire, pre = c.Acquire, "w"
+	}
+	h, err := acquire(ctx)
+	if err != nil {
+		r.Logf("client %d actor %d (ctx ends %s): acquire: %v", i, a.ID(), endNames[end], err)
+		switch {
+		case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+			if end == endNone && a.Context().Err() == nil {
+				r.Errorf("client %d: acquire with a live context: %v", i, err)
+			}
+		case errors.Is(err, ErrAlreadyHeld): // the other goroutine of this Client holds it
+		case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, ErrLockLost), task.IsRetryable(err):
+		default:
+			r.Errorf("client %d: acquire (write %v): %v", i, write, err)
+		}
+		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
+		return
+	}
+	s.ended[end]++
+	r.Logf("client %d actor %d (ctx ends %s): acquired %s", i, a.ID(), endNames[end], h.Path())
+	// The doc's pattern: the release deferred, with the call's context.
+	defer func() {
+		if end == endRelease {
+			var rc context.CancelFunc
+			ctx, rc = a.CancelAfterSteps(ctx, rnd.IntN(4))
+			defer rc()
+		}
+		err := c.Release(ctx, h)
+		r.Logf("client %d actor %d: release %s: %v", i, a.ID(), h.Path(), err)
+		if !a.Killed() {
+			s.released = append(s.released, given[*Held]{h, i, r.Incarnation(i)})
+		}
+		if err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) &&
+			!errors.Is(err, task.ErrSessionExpired) && !r.Closing() {
+			r.Errorf("client %d: release %s: %v", i, h.Path(), err)
+		}
+	}()
+	bar := r.OpenSpan(i, "lock", "token "+strconv.FormatInt(h.Token(), 10))
+	defer r.CloseSpan(bar)
+	sctx := ctx
+	switch end {
+	case endAfter:
+		cancel()
+	case endInside:
+		var sc context.CancelFunc
+		sctx, sc = a.CancelAfterSteps(ctx, rnd.IntN(10))
+		defer sc()
+		ctx = sctx
+	}
+	if _, err := c.Fenced(sctx, h, sim.FencedEntry(bsimLog, h.Token(), pre+"enter")); err != nil {
+		s.sectionErr(r, i, err)
+		return
+	}
+	if err := a.Sleep(sctx, time.Duration(100+rnd.Int64N(900))*time.Millisecond); err != nil {
+		return
+	}
+	if _, err := c.Fenced(sctx, h, sim.FencedEntry(bsimLog, h.Token(), pre+"exit")); err != nil {
+		s.sectionErr(r, i, err)
+		return
+	}
+	r.Progress(i)
+}
+
+func (s *blockingSim) sectionErr(r *sim.Trial, i int, err error) {
+	switch {
+	case r.Closing(), errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded),
+		errors.Is(err, ErrLockLost), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err):
+	default:
+		r.Errorf("client %d: section: %v", i, err)
+	}
+}
+
+func (s *blockingSim) report(t *testing.T) {
+	t.Helper()
+	line := ""
+	for e := range numEnds {
+		line += fmt.Sprintf(" %s=%d/%d", endNames[e], s.ended[e], s.tried[e])
+	}
+	t.Logf("rounds by where the context ended (acquired/tried):%s", line)
+}
+
+func TestBlockingSimulation(t *testing.T) {
+	s, sc := newBlockingSim()
+	seeds := 40
+	if testing.Short() {
+		seeds = 10
+	}
+	if st := sim.Check(t, sc, seeds); st.Failures() > 0 {
+		return
+	}
+	s.report(t)
+	for _, e := range []int{endNone, endAfter, endInside, endRelease} {
+		if s.ended[e] == 0 {
+			t.Errorf("no round acquired with its context ending %s: the scenario checks nothing there", endNames[e])
+		}
+	}
+}
+
+// The same seed replays the same history, actors included.
+func TestSimDeterminism(t *testing.T) {
+	_, sc := newBlockingSim()
+	sim.Determinism(t, sc, sim.Sample(6, 1000))
+}
+
+// The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+func TestSimExplore(t *testing.T) {
+	_, sc := newBlockingSim()
+	sim.Explore(t, sc)
+}
+
+// judgeModes judges a fencing log of readers and writers (kinds
+// renter/rexit, wenter/wexit): in the server's order, the span of a
+// writer's entries overlaps no other holder's span; readers' spans may
+// overlap each other. No "late" entry (a write after a loss) applied.
+func judgeModes(log []sim.LogEntry) error {
+	type span struct {
+		token       int64
+		first, last int
+		write       bool
+	}
+	var spans []*span
+	by := map[int64]*span{}
+	for k, e := range log {
+		if e.Kind == "late" {
+			return fmt.Errorf("a fenced write after the lock was lost was applied: token %d, seq %d", e.Token, e.Seq)
+		}
+		sp := by[e.Token]
+		if sp == nil {
+			sp = &span{token: e.Token, first: k, write: e.Kind[0] == 'w'}
+			by[e.Token] = sp
+			spans = append(spans, sp)
+		}
+		sp.last = k
+	}
+	for _, a := range spans {
+		for _, b := range spans {
+			if a != b && a.write && a.first <= b.last && b.first <= a.last {
+				return fmt.Errorf("holders overlap: writer token %d (entries %d-%d) and token %d (entries %d-%d)",
+					a.token, log[a.first].Seq, log[a.last].Seq, b.token, log[b.first].Seq, log[b.last].Seq)
+			}
+		}
+	}
+	return nil
+}
+
+// given is a hold given back by client's process inc: judged only while
+// that process lives (a crashed process's give-back never completes, and
+// its session's end takes the node).
+type given[H any] struct {
+	h           H
+	client, inc int
+}

@@ -1,0 +1,162 @@
+package seqid
+
+// The blocking face under the simulation: several goroutines on one
+// Client. In the package itself (not seqid_test) so that its
+// TestSimExplore and TestSimDeterminism run beside those of
+// explore_test.go under the names make sim selects.
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/task"
+)
+
+const bsimPath = "/bseq"
+
+// blockingSim: 3 clients, each with one Client (blocks of 4 on clients 0
+// and 1, one ID at a time on client 2) called by 3 goroutines at once,
+// each looping: draw whether its context ends (at a step or an instant of
+// the clock, while the call waits for a block another goroutine
+// reserves, or its own), call Next, think a while.
+//
+// Judged by: no ID handed out twice across every Client and process
+// (sim.IDs.Add); per Client, the history of its goroutines' calls is
+// linearizable against a counter with gaps (the doc: IDs returned to
+// calls that do not overlap in time increase); a call whose context did
+// not end returns an ID or an error the doc names; every client draws
+// again once the faults stop.
+type blockingSim struct {
+	clients int
+	all     *sim.IDs   // every ID handed out
+	per     []*sim.IDs // per Client (a process's), its goroutines' calls
+	checked []*sim.IDs // the Clients of processes that crashed
+	drawn   int
+	ended   int
+	shared  int // calls that waited for a block another goroutine reserved
+}
+
+func newBlockingSim() (*blockingSim, sim.Scenario) {
+	s := &blockingSim{clients: 3}
+	return s, sim.Scenario{
+		Name:    "seqid/blocking",
+		Clients: s.clients,
+		// Not the operator: the node is the sequence.
+		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Operator)},
+		Duration: 10 * time.Second,
+		Setup: func(r *sim.Trial) error {
+			s.all, s.per, s.checked = sim.NewIDs(), make([]*sim.IDs, s.clients), nil
+			return nil
+		},
+		Workload: func(r *sim.Trial) {
+			for i := range s.clients {
+				s.start(r, i)
+			}
+		},
+		Restart: func(r *sim.Trial, i int) {
+			s.checked = append(s.checked, s.per[i])
+			s.start(r, i)
+		},
+		Quiesce: func(r *sim.Trial) bool { return r.Actors() == 0 },
+		Invariants: []sim.Invariant{sim.InvariantFunc(func(r *sim.Trial) error {
+			for i, ids := range append(append([]*sim.IDs(nil), s.checked...), s.per...) {
+				if err := ids.Linearizable(); err != nil {
+					return fmt.Errorf("the calls of one Client (%d): %w", i, err)
+				}
+			}
+			return nil
+		})},
+	}
+}
+
+func (s *blockingSim) start(r *sim.Trial, i int) {
+	size := int64(4)
+	if i == 2 {
+		size = 1
+	}
+	g, err := NewClient(r.Execs[i], bsimPath, size)
+	if err != nil {
+		r.Errorf("client %d: %v", i, err)
+		return
+	}
+	ids := sim.NewIDs()
+	s.per[i] = ids
+	for range 3 {
+		r.Go(i, func(a *sim.Actor) {
+			for !r.Stopping() && a.Context().Err() == nil {
+				s.draw(r, a, g, ids)
+			}
+		})
+	}
+}
+
+func (s *blockingSim) draw(r *sim.Trial, a *sim.Actor, g *Client, ids *sim.IDs) {
+	i, rnd := a.Client(), a.Rand()
+	ctx := a.Context()
+	ends := rnd.IntN(4) == 0
+	if ends {
+		var cancel func()
+		if rnd.IntN(2) == 0 {
+			ctx, cancel = a.CancelAfterSteps(ctx, rnd.IntN(8))
+		} else {
+			ctx, cancel = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(time.Second))))
+		}
+		defer cancel()
+	}
+	g.mu.Lock()
+	if g.filling != nil {
+		s.shared++
+	}
+	g.mu.Unlock()
+	ids.Call(a.ID())
+	id, err := g.Next(ctx)
+	switch {
+	case err == nil:
+		s.drawn++
+		r.Check(ids.Return(a.ID(), id))
+		r.Check(s.all.Add(a.ID(), id))
+		r.Progress(i)
+	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+		ids.Unknown(a.ID())
+		s.ended++
+		if !ends && a.Context().Err() == nil {
+			r.Errorf("client %d actor %d: Next with a live context: %v", i, a.ID(), err)
+		}
+	default:
+		ids.Unknown(a.ID())
+		if !r.Closing() && !task.IsRetryable(err) && !errors.Is(err, task.ErrSessionExpired) {
+			r.Errorf("client %d actor %d: Next: %v", i, a.ID(), err)
+		}
+	}
+	_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(50*time.Millisecond))))
+}
+
+func TestBlockingSimulation(t *testing.T) {
+	s, sc := newBlockingSim()
+	seeds := 40
+	if testing.Short() {
+		seeds = 10
+	}
+	if st := sim.Check(t, sc, seeds); st.Failures() > 0 {
+		return
+	}
+	t.Logf("%d IDs drawn, %d calls ended by their context, %d calls waited for another goroutine's block", s.drawn, s.ended, s.shared)
+	if s.drawn == 0 || s.ended == 0 || s.shared == 0 {
+		t.Fatal("the goroutines never shared a block or no context ended: the scenario checks nothing")
+	}
+}
+
+// The same seed replays the same history, actors included.
+func TestSimDeterminism(t *testing.T) {
+	_, sc := newBlockingSim()
+	sim.Determinism(t, sc, sim.Sample(6, 1000))
+}
+
+// The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+func TestSimExplore(t *testing.T) {
+	_, sc := newBlockingSim()
+	sim.Explore(t, sc)
+}

@@ -137,7 +137,7 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	}
 	parent.children[name] = n
 	parent.stat.NumChildren++
-	s.tree.nodes[path] = n
+	s.tree.put(n)
 	if r.Mode.IsEphemeral() {
 		sess.ephemerals[path] = struct{}{}
 	}
@@ -148,7 +148,7 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 		delete(parent.children, name)
 		parent.stat.NumChildren--
 		parent.stat.Cversion, parent.stat.Pzxid = oldCv, oldPz
-		delete(s.tree.nodes, path)
+		s.tree.remove(path)
 		delete(s.tree.special, n)
 		delete(sess.ephemerals, path)
 	})
@@ -198,7 +198,7 @@ func (s *Server) removeNode(tx *txn, n *node) {
 	if tx.zxid > parent.stat.Pzxid {
 		parent.stat.Pzxid = tx.zxid
 	}
-	delete(s.tree.nodes, n.path)
+	s.tree.remove(n.path)
 	_, special := s.tree.special[n]
 	if special {
 		delete(s.tree.special, n)
@@ -215,7 +215,7 @@ func (s *Server) removeNode(tx *txn, n *node) {
 		parent.children[name] = n
 		parent.stat.NumChildren++
 		parent.stat.Pzxid = oldPz
-		s.tree.nodes[n.path] = n
+		s.tree.put(n)
 		if special {
 			s.tree.special[n] = struct{}{}
 		}

@@ -75,7 +75,7 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 			continue
 		}
 		st := Stats{Scenario: sc.Name, Ranges: []string{fmt.Sprintf("1-%d", n), fmt.Sprintf("%d-%d", from, from+uint64(n)-1)}}
-		start := time.Now()
+		start, cpu := time.Now(), processCPU()
 		for _, reg := range sc.Regressions {
 			st.Regressions = append(st.Regressions, reg.Seed)
 			rsc := Explored(sc, reg.Seed)
@@ -96,7 +96,7 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 				}
 			}
 		}
-		st.Wall = time.Since(start)
+		st.Wall, st.CPU = time.Since(start), processCPU()-cpu
 		t.Log(st.String())
 		t.Log(st.Line())
 		all = append(all, st)

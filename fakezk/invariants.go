@@ -2,6 +2,7 @@ package fakezk
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/zkflow/zkflow/task"
@@ -36,6 +37,8 @@ func (s *Server) CheckInvariants() error {
 			err = fmt.Errorf("%s: zxid ahead of server (%d)", n.path, s.zxid)
 		case st.Mzxid < st.Czxid || st.Pzxid < st.Czxid:
 			err = fmt.Errorf("%s: mzxid/pzxid before czxid", n.path)
+		case n.names != nil && !slices.Equal(n.names, slices.Sorted(maps.Keys(n.children))):
+			err = fmt.Errorf("%s: ordered children %v, has %d", n.path, n.names, len(n.children))
 		case n.isEphemeral() && len(n.children) > 0:
 			err = fmt.Errorf("%s: ephemeral with children", n.path)
 		case n.isEphemeral():
@@ -123,12 +126,7 @@ func (s *Server) Children(path string) ([]string, bool) {
 	if n == nil {
 		return nil, false
 	}
-	names := make([]string, 0, len(n.children))
-	for name := range n.children {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names, true
+	return slices.Clone(n.childNames()), true
 }
 
 // checkWithheld verifies that sess counts its withheld watches right and

@@ -21,7 +21,10 @@ type node struct {
 	acl      []task.ACL
 	stat     task.Stat
 	children map[string]*node
-	parent   *node
+	// names is children's names in order, built on demand (childNames)
+	// and dropped (nil) at every change of children.
+	names  []string
+	parent *node
 	ttl      int64 // ms, TTL nodes only
 }
 
@@ -100,7 +103,7 @@ func newTree() *tree {
 
 func (t *tree) addRaw(parent *node, name string) *node {
 	n := &node{path: task.Join(parent.path, name), acl: task.OpenACL, children: map[string]*node{}, parent: parent}
-	parent.children[name] = n
+	parent.link(name, n)
 	parent.stat.NumChildren = int32(len(parent.children))
 	t.put(n)
 	return n
@@ -129,13 +132,33 @@ func isSpecial(path string) bool {
 	return false
 }
 
+// link adds child under name; unlink removes name.
+func (n *node) link(name string, child *node) {
+	n.children[name] = child
+	n.names = nil
+}
+
+func (n *node) unlink(name string) {
+	delete(n.children, name)
+	n.names = nil
+}
+
+// childNames returns n's children's names in order; the slice is shared
+// until the next change: callers copy it before they hand it out.
+func (n *node) childNames() []string {
+	if n.names == nil {
+		n.names = make([]string, 0, len(n.children))
+		for name := range n.children {
+			n.names = append(n.names, name)
+		}
+		slices.Sort(n.names)
+	}
+	return n.names
+}
+
 // sortedChildren lists n's children in name order (for deterministic walks).
 func (n *node) sortedChildren() []*node {
-	names := make([]string, 0, len(n.children))
-	for name := range n.children {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := n.childNames()
 	out := make([]*node, len(names))
 	for i, name := range names {
 		out[i] = n.children[name]

@@ -135,7 +135,7 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	} else {
 		name = path[1:]
 	}
-	parent.children[name] = n
+	parent.link(name, n)
 	parent.stat.NumChildren++
 	s.tree.put(n)
 	if r.Mode.IsEphemeral() {
@@ -145,7 +145,7 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 		s.tree.special[n] = struct{}{}
 	}
 	tx.onUndo(func() {
-		delete(parent.children, name)
+		parent.unlink(name)
 		parent.stat.NumChildren--
 		parent.stat.Cversion, parent.stat.Pzxid = oldCv, oldPz
 		s.tree.remove(path)
@@ -193,7 +193,7 @@ func (s *Server) removeNode(tx *txn, n *node) {
 	parent := n.parent
 	name := task.Base(n.path)
 	oldPz := parent.stat.Pzxid
-	delete(parent.children, name)
+	parent.unlink(name)
 	parent.stat.NumChildren--
 	if tx.zxid > parent.stat.Pzxid {
 		parent.stat.Pzxid = tx.zxid
@@ -212,7 +212,7 @@ func (s *Server) removeNode(tx *txn, n *node) {
 		}
 	}
 	tx.onUndo(func() {
-		parent.children[name] = n
+		parent.link(name, n)
 		parent.stat.NumChildren++
 		parent.stat.Pzxid = oldPz
 		s.tree.put(n)

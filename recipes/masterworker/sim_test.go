@@ -3,6 +3,7 @@ package masterworker_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,6 @@ type mwSim struct {
 
 	masters   []*masterworker.Master
 	where     map[string]string // scratch for instant: task name -> /tasks or /assign/<w>
-	done      map[string]bool   // scratch for instant: task names with a status
 	names     map[string]string // submission id -> task name, once Submit returned
 	results   map[string]int    // submission id -> statuses seen by Wait
 	waiting   []int             // per submitter: submissions not yet answered
@@ -179,48 +179,41 @@ func (s *mwSim) instant() {
 	s.lastZxid = z
 	s.checks++
 	if s.where == nil {
-		s.where, s.done = map[string]string{}, map[string]bool{}
+		s.where = map[string]string{}
 	}
 	clear(s.where)
-	clear(s.done)
-	for _, p := range s.r.Paths() {
-		rest, ok := strings.CutPrefix(p, simRoot+"/")
-		if !ok {
-			continue
-		}
-		kind, rest, _ := strings.Cut(rest, "/")
-		var name, place string
-		switch kind {
-		case "status":
-			s.done[rest] = true
-			continue
-		case "tasks":
-			name, place = rest, "tasks"
-		case "assign":
-			w, n, ok := strings.Cut(rest, "/")
-			if !ok {
-				continue
-			}
-			name, place = n, "assign/"+w
-		default:
-			continue
-		}
-		if name == "" {
-			continue
-		}
+	// Only the task directories are read (the server keeps each node's
+	// children in order between changes); status, the largest, is
+	// searched, not copied into a map.
+	done := s.r.Children(simRoot + "/status")
+	place := func(name, place string) bool {
 		if other, dup := s.where[name]; dup {
 			s.r.Errorf("zxid %d: task %s is in %s and %s at once", z, name, other, place)
-			return
+			return false
 		}
 		s.where[name] = place
+		return true
+	}
+	for _, w := range s.r.Children(simRoot + "/assign") {
+		for _, name := range s.r.Children(simRoot + "/assign/" + w) {
+			if !place(name, "assign/"+w) {
+				return
+			}
+		}
+	}
+	for _, name := range s.r.Children(simRoot + "/tasks") {
+		if !place(name, "tasks") {
+			return
+		}
 	}
 	for id, name := range s.names {
 		_, queued := s.where[name]
-		if !queued && !s.done[name] {
+		_, isDone := slices.BinarySearch(done, name)
+		if !queued && !isDone {
 			s.r.Errorf("zxid %d: task %s (submission %s) lost: in none of /tasks, /assign/*, /status", z, name, id)
 			return
 		}
-		if queued && s.done[name] {
+		if queued && isDone {
 			s.r.Errorf("zxid %d: task %s (submission %s) has a status and is still in %s", z, name, id, s.where[name])
 			return
 		}

@@ -25,7 +25,7 @@ type node struct {
 	// and dropped (nil) at every change of children.
 	names  []string
 	parent *node
-	ttl      int64 // ms, TTL nodes only
+	ttl    int64 // ms, TTL nodes only
 }
 
 func (n *node) isEphemeral() bool {

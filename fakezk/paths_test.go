@@ -1,6 +1,8 @@
 package fakezk_test
 
 import (
+	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -111,4 +113,14 @@ func TestPathsFollowTree(t *testing.T) {
 	srv.Wipe()
 	want = []string{"/", "/zookeeper", "/zookeeper/config", "/zookeeper/quota"}
 	check("wipe")
+}
+
+// TestSeqName checks the sequence suffix against fmt's %010d over the
+// int32 range's edges.
+func TestSeqName(t *testing.T) {
+	for _, cv := range []int32{0, 1, 9, 10, 99, 12345, 999999999, 1000000000, math.MaxInt32 - 1, math.MaxInt32, -1, -10, math.MinInt32} {
+		if got, want := fakezk.SeqName("/a/n-", cv), fmt.Sprintf("/a/n-%010d", cv); got != want {
+			t.Errorf("seqName(%d) = %q, want %q", cv, got, want)
+		}
+	}
 }

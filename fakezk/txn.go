@@ -66,6 +66,20 @@ func parentOf(path string) string {
 	return "/"
 }
 
+// seqName appends the sequence suffix to path: cv as %010d formats it
+// (zero-padded to ten characters, the sign first), without fmt.
+func seqName(path string, cv int32) string {
+	if cv < 0 {
+		return path + fmt.Sprintf("%010d", cv)
+	}
+	var buf [10]byte
+	for i := len(buf) - 1; i >= 0; i-- {
+		buf[i] = byte('0' + cv%10)
+		cv /= 10
+	}
+	return path + string(buf[:])
+}
+
 func versionOK(have, want int32) bool { return want == task.AnyVersion || have == want }
 
 // create follows PrepRequestProcessor.pRequest2TxnCreate: TTL support,
@@ -92,7 +106,7 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	}
 	cv := parent.stat.Cversion
 	if r.Mode.IsSequential() {
-		path += fmt.Sprintf("%010d", cv)
+		path = seqName(path, cv)
 	}
 	if s.tree.nodes[path] != nil {
 		return "", task.Stat{}, task.ErrNodeExists

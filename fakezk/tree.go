@@ -134,6 +134,9 @@ func isSpecial(path string) bool {
 
 // link adds child under name; unlink removes name.
 func (n *node) link(name string, child *node) {
+	if n.children == nil { // most nodes are leaves: made at the first child
+		n.children = map[string]*node{}
+	}
 	n.children[name] = child
 	n.names = nil
 }

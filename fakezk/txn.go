@@ -32,6 +32,8 @@ func (tx *txn) fire(path string, typ task.EventType, acl []task.ACL) {
 	tx.fires = append(tx.fires, fired{path, typ, acl})
 }
 
+// onUndo records f to undo a change of a multi; callers test tx.multi
+// first, so that a single op does not even allocate f.
 func (tx *txn) onUndo(f func()) {
 	if tx.multi {
 		tx.undo = append(tx.undo, f)
@@ -126,12 +128,11 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 		owner = ttlOwnerMask | ttl
 	}
 	n := &node{
-		path:     path,
-		data:     append([]byte(nil), r.Data...),
-		acl:      acl,
-		children: map[string]*node{},
-		parent:   parent,
-		ttl:      ttl,
+		path:   path,
+		data:   append([]byte(nil), r.Data...),
+		acl:    acl,
+		parent: parent,
+		ttl:    ttl,
 		stat: task.Stat{
 			Czxid: tx.zxid, Mzxid: tx.zxid, Pzxid: tx.zxid,
 			Ctime: tx.now, Mtime: tx.now,
@@ -158,14 +159,16 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	if n.reapable() {
 		s.tree.special[n] = struct{}{}
 	}
-	tx.onUndo(func() {
-		parent.unlink(name)
-		parent.stat.NumChildren--
-		parent.stat.Cversion, parent.stat.Pzxid = oldCv, oldPz
-		s.tree.remove(path)
-		delete(s.tree.special, n)
-		delete(sess.ephemerals, path)
-	})
+	if tx.multi {
+		tx.onUndo(func() {
+			parent.unlink(name)
+			parent.stat.NumChildren--
+			parent.stat.Cversion, parent.stat.Pzxid = oldCv, oldPz
+			s.tree.remove(path)
+			delete(s.tree.special, n)
+			delete(sess.ephemerals, path)
+		})
+	}
 	tx.fire(path, task.EventNodeCreated, acl)
 	tx.fire(parent.path, task.EventNodeChildrenChanged, parent.acl)
 	return path, n.clientStat(), nil
@@ -225,18 +228,20 @@ func (s *Server) removeNode(tx *txn, n *node) {
 			delete(o.ephemerals, n.path)
 		}
 	}
-	tx.onUndo(func() {
-		parent.link(name, n)
-		parent.stat.NumChildren++
-		parent.stat.Pzxid = oldPz
-		s.tree.put(n)
-		if special {
-			s.tree.special[n] = struct{}{}
-		}
-		if owner != nil {
-			owner.ephemerals[n.path] = struct{}{}
-		}
-	})
+	if tx.multi {
+		tx.onUndo(func() {
+			parent.link(name, n)
+			parent.stat.NumChildren++
+			parent.stat.Pzxid = oldPz
+			s.tree.put(n)
+			if special {
+				s.tree.special[n] = struct{}{}
+			}
+			if owner != nil {
+				owner.ephemerals[n.path] = struct{}{}
+			}
+		})
+	}
 	tx.fire(n.path, task.EventNodeDeleted, n.acl)
 	tx.fire(parent.path, task.EventNodeChildrenChanged, parent.acl)
 }
@@ -260,7 +265,9 @@ func (s *Server) setData(tx *txn, who *principal, r *task.SetDataRequest) (task.
 	n.stat.Mzxid = tx.zxid
 	n.stat.Mtime = tx.now
 	n.stat.DataLength = int32(len(r.Data))
-	tx.onUndo(func() { n.stat, n.data = old, oldData })
+	if tx.multi {
+		tx.onUndo(func() { n.stat, n.data = old, oldData })
+	}
 	tx.fire(r.Path, task.EventNodeDataChanged, n.acl)
 	return n.clientStat(), nil
 }
@@ -287,7 +294,9 @@ func (s *Server) setACL(tx *txn, who *principal, r *task.SetACLRequest) (task.St
 	oldACL, oldAv := n.acl, n.stat.Aversion
 	n.acl = acl
 	n.stat.Aversion++
-	tx.onUndo(func() { n.acl, n.stat.Aversion = oldACL, oldAv })
+	if tx.multi {
+		tx.onUndo(func() { n.acl, n.stat.Aversion = oldACL, oldAv })
+	}
 	return n.clientStat(), nil
 }
 

@@ -10,7 +10,7 @@
 // Run), scenario.go (Scenario, Trial, RunSeed: the phases of one seed),
 // faults.go (the fault classes and the plan a seed draws), report.go
 // (Check, Catch, Determinism, the replay command and the flags), and the
-// invariant checkers: ids.go (unique IDs, porcupine linearizability),
+// invariant checkers: ids.go (unique IDs, linearizability of a counter),
 // fencing.go (mutual exclusion judged by fencing tokens), leaders.go (at
 // most one acting leader at any simulated instant, but for a leader the
 // clock jumps paused past its margin, left to fencing), tasks.go (no task lost

@@ -3,7 +3,6 @@ package masterworker_test
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +33,13 @@ type mwSim struct {
 	sys *masterworker.System
 	r   *sim.Trial
 
-	masters   []*masterworker.Master
-	where     map[string]string // scratch for instant: task name -> /tasks or /assign/<w>
+	masters []*masterworker.Master
+	where   map[string]string // scratch for instant: task name -> /tasks or /assign/<w>
+	// instant's copy of /status's names, read again only when the
+	// directory's czxid, pzxid or numChildren moved (a child created or
+	// deleted moves one of them, even at the cversion's maximum)
+	done      map[string]bool
+	doneStamp [3]int64
 	names     map[string]string // submission id -> task name, once Submit returned
 	results   map[string]int    // submission id -> statuses seen by Wait
 	waiting   []int             // per submitter: submissions not yet answered
@@ -183,9 +187,14 @@ func (s *mwSim) instant() {
 	}
 	clear(s.where)
 	// Only the task directories are read (the server keeps each node's
-	// children in order between changes); status, the largest, is
-	// searched, not copied into a map.
-	done := s.r.Children(simRoot + "/status")
+	// children in order between changes); status, the largest, only when
+	// it changed.
+	if st, _ := s.r.NodeStat(simRoot + "/status"); s.done == nil || [3]int64{st.Czxid, st.Pzxid, int64(st.NumChildren)} != s.doneStamp {
+		s.done, s.doneStamp = map[string]bool{}, [3]int64{st.Czxid, st.Pzxid, int64(st.NumChildren)}
+		for _, name := range s.r.Children(simRoot + "/status") {
+			s.done[name] = true
+		}
+	}
 	place := func(name, place string) bool {
 		if other, dup := s.where[name]; dup {
 			s.r.Errorf("zxid %d: task %s is in %s and %s at once", z, name, other, place)
@@ -208,7 +217,7 @@ func (s *mwSim) instant() {
 	}
 	for id, name := range s.names {
 		_, queued := s.where[name]
-		_, isDone := slices.BinarySearch(done, name)
+		isDone := s.done[name]
 		if !queued && !isDone {
 			s.r.Errorf("zxid %d: task %s (submission %s) lost: in none of /tasks, /assign/*, /status", z, name, id)
 			return

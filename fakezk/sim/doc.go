@@ -341,11 +341,12 @@
 //
 // internal/simsum sums them: seeds, the ranges and where the drawn one
 // came from, the seeds run under a root, the regression seeds replayed,
-// seeds per second of each scenario and overall, safety and liveness
-// failures, faults fired per class, determinism pairs. It fails below
-// 60,000 seeds, on any failure or mismatch, if a class never fired, or if
-// no seed ran under a root. A failing seed of any set is
-// replayed by its -sim.seed alone; add it to its scenario's Regressions.
+// seeds per second of each scenario and overall, seeds per CPU second of
+// each scenario (Stats.CPU), safety and liveness failures, faults fired
+// per class, determinism pairs. It fails below the Makefile's -min, on
+// any failure or mismatch, if a class never fired, or if no seed ran
+// under a root. A failing seed of any set is replayed by its -sim.seed
+// alone; add it to its scenario's Regressions.
 //
 // A run of this commit's tree (every class on, the crash-restart,
 // operator and pause classes included), on 2 cores shared with other

@@ -334,10 +334,11 @@
 // -sim.seed): the world creates the root (and again after a wipe), the
 // recipes run below it, and the world's readers of the server's tree
 // (Children, NodeStat, NodeData, Paths, SetCounters, ReadTree, FenceLog,
-// the operator) take the clients' paths, so every checker reads the same
-// paths either way. Such a seed also fails if a node outside the root was
-// left (clients that escaped it would leave the checkers nothing to
-// judge). A failing rooted seed is listed in Regressions with its Root.
+// FenceTail, the operator) take the clients' paths, so every checker
+// reads the same paths either way. Such a seed also fails if a node
+// outside the root was left (clients that escaped it would leave the
+// checkers nothing to judge). A failing rooted seed is listed in
+// Regressions with its Root.
 //
 // internal/simsum sums them: seeds, the ranges and where the drawn one
 // came from, the seeds run under a root, the regression seeds replayed,

@@ -52,9 +52,10 @@ type semSim struct {
 	stopped int
 
 	// the judge's view of the fencing log
-	log  sim.FenceTail  // the entries read so far
-	open map[int64]bool // tokens whose "enter" is applied and "exit" not
-	peak int
+	log      sim.FenceTail  // the entries read so far
+	open     map[int64]bool // tokens whose "enter" is applied and "exit" not
+	peak     int
+	lastZxid int64 // the server's zxid at the last count: unchanged, so is the tree
 
 	// summed over the seeds, for the test's report
 	sections, lost, lateRefused, busy, maxPeak, peakAtN int
@@ -97,7 +98,7 @@ func newSemSim() (*semSim, sim.Scenario) {
 
 func (s *semSim) setup(r *sim.Trial) error {
 	s.r, s.ended, s.stopped = r, make([]bool, s.clients), 0
-	s.log, s.open, s.peak = sim.FenceTail{}, map[int64]bool{}, 0
+	s.log, s.open, s.peak, s.lastZxid = sim.FenceTail{}, map[int64]bool{}, 0, -1
 	m, err := semaphore.New(semPath, simLeases)
 	if err != nil {
 		return err
@@ -135,6 +136,11 @@ func (s *semSim) judge() {
 	r := s.r
 	if r == nil || s.open == nil || r.Closing() {
 		return
+	}
+	if z := r.Server.Zxid(); z != s.lastZxid {
+		s.lastZxid = z
+	} else {
+		return // the tree is as it was at the last count
 	}
 	added, reset, err := s.log.Next(r.World, logDir)
 	if err != nil {

@@ -104,6 +104,15 @@ func matches(scheme, id, expr string) bool {
 	return false
 }
 
+// worldACLs[p] is the list world:anyone with perms p: nodes share these
+// (a node's ACL is never changed in place, only replaced).
+var worldACLs = func() (out [32][]task.ACL) {
+	for p := range out {
+		out[p] = []task.ACL{{Perms: int32(p), Scheme: "world", ID: "anyone"}}
+	}
+	return out
+}()
+
 // fixupACL is PrepRequestProcessor.fixupACL: duplicates go; an empty list
 // is ErrInvalidACL; world:anyone stays; "auth" becomes one entry per
 // authenticated id of the requester (digest; ip is not "authenticated"),
@@ -111,6 +120,9 @@ func matches(scheme, id, expr string) bool {
 // with a valid id (world with another id is ErrInvalidACL: world has no
 // provider). The result is what the node stores.
 func fixupACL(acl []task.ACL, who *principal) ([]task.ACL, error) {
+	if len(acl) == 1 && acl[0].Scheme == "world" && acl[0].ID == "anyone" && acl[0].Perms >= 0 && int(acl[0].Perms) < len(worldACLs) {
+		return worldACLs[acl[0].Perms], nil // the common case, without allocating
+	}
 	var uniq []task.ACL
 	for _, a := range acl {
 		if !slices.Contains(uniq, a) {

@@ -140,12 +140,9 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 // promises no order, so neither does the fake (a missing sort in a caller
 // shows up in simulation, not in production).
 func (s *Server) childNames(n *node) []string {
-	names := make([]string, 0, len(n.children))
-	for name := range n.children {
-		names = append(names, name)
-	}
-	// Map order is random per process; sort first so the seed alone decides.
-	slices.Sort(names)
+	// Map order is random per process: start from the sorted names so the
+	// seed alone decides.
+	names := slices.Clone(n.childNames())
 	s.rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 	return names
 }

@@ -2,6 +2,7 @@ package fakezk
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/zkflow/zkflow/task"
@@ -36,6 +37,8 @@ func (s *Server) CheckInvariants() error {
 			err = fmt.Errorf("%s: zxid ahead of server (%d)", n.path, s.zxid)
 		case st.Mzxid < st.Czxid || st.Pzxid < st.Czxid:
 			err = fmt.Errorf("%s: mzxid/pzxid before czxid", n.path)
+		case n.names != nil && !slices.Equal(n.names, slices.Sorted(maps.Keys(n.children))):
+			err = fmt.Errorf("%s: ordered children %v, has %d", n.path, n.names, len(n.children))
 		case n.isEphemeral() && len(n.children) > 0:
 			err = fmt.Errorf("%s: ephemeral with children", n.path)
 		case n.isEphemeral():
@@ -55,6 +58,9 @@ func (s *Server) CheckInvariants() error {
 	})
 	if err == nil && count != len(s.tree.nodes) {
 		err = fmt.Errorf("index has %d nodes, tree %d", len(s.tree.nodes), count)
+	}
+	if err == nil && s.tree.sorted != nil {
+		err = s.tree.checkSorted()
 	}
 	if err == nil && special != len(s.tree.special) {
 		err = fmt.Errorf("container manager's set has %d nodes, tree %d", len(s.tree.special), special)
@@ -107,12 +113,20 @@ func (s *Server) NodeData(path string) ([]byte, task.Stat, bool) {
 func (s *Server) Paths() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.tree.nodes))
-	for p := range s.tree.nodes {
-		out = append(out, p)
+	return slices.Clone(s.tree.paths())
+}
+
+// Children returns the names of path's children, sorted, straight from
+// the tree, without a request or a zxid (for tests and invariant checks),
+// and false if path has no node.
+func (s *Server) Children(path string) ([]string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.tree.nodes[path]
+	if n == nil {
+		return nil, false
 	}
-	slices.Sort(out)
-	return out
+	return slices.Clone(n.childNames()), true
 }
 
 // checkWithheld verifies that sess counts its withheld watches right and

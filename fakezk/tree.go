@@ -1,6 +1,7 @@
 package fakezk
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -20,8 +21,11 @@ type node struct {
 	acl      []task.ACL
 	stat     task.Stat
 	children map[string]*node
-	parent   *node
-	ttl      int64 // ms, TTL nodes only
+	// names is children's names in order, built on demand (childNames)
+	// and dropped (nil) at every change of children.
+	names  []string
+	parent *node
+	ttl    int64 // ms, TTL nodes only
 }
 
 func (n *node) isEphemeral() bool {
@@ -55,12 +59,41 @@ type tree struct {
 	// special holds every reapable node (DataTree's containers and ttls
 	// sets), which the container manager scans.
 	special map[*node]struct{}
+	// sorted is every path in order, built on demand by paths and dropped
+	// (nil) whenever a node is added or removed: checks that read the
+	// tree at every step of a simulation sort it once per change.
+	sorted []string
+}
+
+// put indexes n under its path.
+func (t *tree) put(n *node) {
+	t.nodes[n.path] = n
+	t.sorted = nil
+}
+
+// remove drops path from the index.
+func (t *tree) remove(path string) {
+	delete(t.nodes, path)
+	t.sorted = nil
+}
+
+// paths returns every path in order; the slice is shared until the next
+// change: callers copy it before they hand it out.
+func (t *tree) paths() []string {
+	if t.sorted == nil {
+		t.sorted = make([]string, 0, len(t.nodes))
+		for p := range t.nodes {
+			t.sorted = append(t.sorted, p)
+		}
+		slices.Sort(t.sorted)
+	}
+	return t.sorted
 }
 
 func newTree() *tree {
 	t := &tree{nodes: map[string]*node{}, special: map[*node]struct{}{}}
 	root := &node{path: "/", acl: task.OpenACL, children: map[string]*node{}}
-	t.nodes["/"] = root
+	t.put(root)
 	// The nodes a fresh 3.8 server has (DataTree's constructor).
 	zk := t.addRaw(root, "zookeeper")
 	t.addRaw(zk, "quota")
@@ -77,10 +110,24 @@ var configACL = []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}
 
 func (t *tree) addRaw(parent *node, name string) *node {
 	n := &node{path: task.Join(parent.path, name), acl: task.OpenACL, children: map[string]*node{}, parent: parent}
-	parent.children[name] = n
+	parent.link(name, n)
 	parent.stat.NumChildren = int32(len(parent.children))
-	t.nodes[n.path] = n
+	t.put(n)
 	return n
+}
+
+// checkSorted verifies that the ordered index, when built, holds every
+// path once, in order.
+func (t *tree) checkSorted() error {
+	if len(t.sorted) != len(t.nodes) {
+		return fmt.Errorf("ordered index has %d paths, tree %d", len(t.sorted), len(t.nodes))
+	}
+	for i, p := range t.sorted {
+		if t.nodes[p] == nil || i > 0 && t.sorted[i-1] >= p {
+			return fmt.Errorf("ordered index: %s out of place or not a node", p)
+		}
+	}
+	return nil
 }
 
 // isSpecial reports the paths ZooKeeper refuses to delete (isSpecialPath).
@@ -92,13 +139,36 @@ func isSpecial(path string) bool {
 	return false
 }
 
+// link adds child under name; unlink removes name.
+func (n *node) link(name string, child *node) {
+	if n.children == nil { // most nodes are leaves: made at the first child
+		n.children = map[string]*node{}
+	}
+	n.children[name] = child
+	n.names = nil
+}
+
+func (n *node) unlink(name string) {
+	delete(n.children, name)
+	n.names = nil
+}
+
+// childNames returns n's children's names in order; the slice is shared
+// until the next change: callers copy it before they hand it out.
+func (n *node) childNames() []string {
+	if n.names == nil {
+		n.names = make([]string, 0, len(n.children))
+		for name := range n.children {
+			n.names = append(n.names, name)
+		}
+		slices.Sort(n.names)
+	}
+	return n.names
+}
+
 // sortedChildren lists n's children in name order (for deterministic walks).
 func (n *node) sortedChildren() []*node {
-	names := make([]string, 0, len(n.children))
-	for name := range n.children {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := n.childNames()
 	out := make([]*node, len(names))
 	for i, name := range names {
 		out[i] = n.children[name]

@@ -32,6 +32,8 @@ func (tx *txn) fire(path string, typ task.EventType, acl []task.ACL) {
 	tx.fires = append(tx.fires, fired{path, typ, acl})
 }
 
+// onUndo records f to undo a change of a multi; callers test tx.multi
+// first, so that a single op does not even allocate f.
 func (tx *txn) onUndo(f func()) {
 	if tx.multi {
 		tx.undo = append(tx.undo, f)
@@ -66,6 +68,20 @@ func parentOf(path string) string {
 	return "/"
 }
 
+// seqName appends the sequence suffix to path: cv as %010d formats it
+// (zero-padded to ten characters, the sign first), without fmt.
+func seqName(path string, cv int32) string {
+	if cv < 0 {
+		return path + fmt.Sprintf("%010d", cv)
+	}
+	var buf [10]byte
+	for i := len(buf) - 1; i >= 0; i-- {
+		buf[i] = byte('0' + cv%10)
+		cv /= 10
+	}
+	return path + string(buf[:])
+}
+
 func versionOK(have, want int32) bool { return want == task.AnyVersion || have == want }
 
 // create follows PrepRequestProcessor.pRequest2TxnCreate: TTL support,
@@ -92,7 +108,7 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	}
 	cv := parent.stat.Cversion
 	if r.Mode.IsSequential() {
-		path += fmt.Sprintf("%010d", cv)
+		path = seqName(path, cv)
 	}
 	if s.tree.nodes[path] != nil {
 		return "", task.Stat{}, task.ErrNodeExists
@@ -112,12 +128,11 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 		owner = ttlOwnerMask | ttl
 	}
 	n := &node{
-		path:     path,
-		data:     append([]byte(nil), r.Data...),
-		acl:      acl,
-		children: map[string]*node{},
-		parent:   parent,
-		ttl:      ttl,
+		path:   path,
+		data:   append([]byte(nil), r.Data...),
+		acl:    acl,
+		parent: parent,
+		ttl:    ttl,
 		stat: task.Stat{
 			Czxid: tx.zxid, Mzxid: tx.zxid, Pzxid: tx.zxid,
 			Ctime: tx.now, Mtime: tx.now,
@@ -135,23 +150,25 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	} else {
 		name = path[1:]
 	}
-	parent.children[name] = n
+	parent.link(name, n)
 	parent.stat.NumChildren++
-	s.tree.nodes[path] = n
+	s.tree.put(n)
 	if r.Mode.IsEphemeral() {
 		sess.ephemerals[path] = struct{}{}
 	}
 	if n.reapable() {
 		s.tree.special[n] = struct{}{}
 	}
-	tx.onUndo(func() {
-		delete(parent.children, name)
-		parent.stat.NumChildren--
-		parent.stat.Cversion, parent.stat.Pzxid = oldCv, oldPz
-		delete(s.tree.nodes, path)
-		delete(s.tree.special, n)
-		delete(sess.ephemerals, path)
-	})
+	if tx.multi {
+		tx.onUndo(func() {
+			parent.unlink(name)
+			parent.stat.NumChildren--
+			parent.stat.Cversion, parent.stat.Pzxid = oldCv, oldPz
+			s.tree.remove(path)
+			delete(s.tree.special, n)
+			delete(sess.ephemerals, path)
+		})
+	}
 	tx.fire(path, task.EventNodeCreated, acl)
 	tx.fire(parent.path, task.EventNodeChildrenChanged, parent.acl)
 	return path, n.clientStat(), nil
@@ -193,12 +210,12 @@ func (s *Server) removeNode(tx *txn, n *node) {
 	parent := n.parent
 	name := task.Base(n.path)
 	oldPz := parent.stat.Pzxid
-	delete(parent.children, name)
+	parent.unlink(name)
 	parent.stat.NumChildren--
 	if tx.zxid > parent.stat.Pzxid {
 		parent.stat.Pzxid = tx.zxid
 	}
-	delete(s.tree.nodes, n.path)
+	s.tree.remove(n.path)
 	_, special := s.tree.special[n]
 	if special {
 		delete(s.tree.special, n)
@@ -211,18 +228,20 @@ func (s *Server) removeNode(tx *txn, n *node) {
 			delete(o.ephemerals, n.path)
 		}
 	}
-	tx.onUndo(func() {
-		parent.children[name] = n
-		parent.stat.NumChildren++
-		parent.stat.Pzxid = oldPz
-		s.tree.nodes[n.path] = n
-		if special {
-			s.tree.special[n] = struct{}{}
-		}
-		if owner != nil {
-			owner.ephemerals[n.path] = struct{}{}
-		}
-	})
+	if tx.multi {
+		tx.onUndo(func() {
+			parent.link(name, n)
+			parent.stat.NumChildren++
+			parent.stat.Pzxid = oldPz
+			s.tree.put(n)
+			if special {
+				s.tree.special[n] = struct{}{}
+			}
+			if owner != nil {
+				owner.ephemerals[n.path] = struct{}{}
+			}
+		})
+	}
 	tx.fire(n.path, task.EventNodeDeleted, n.acl)
 	tx.fire(parent.path, task.EventNodeChildrenChanged, parent.acl)
 }
@@ -246,7 +265,9 @@ func (s *Server) setData(tx *txn, who *principal, r *task.SetDataRequest) (task.
 	n.stat.Mzxid = tx.zxid
 	n.stat.Mtime = tx.now
 	n.stat.DataLength = int32(len(r.Data))
-	tx.onUndo(func() { n.stat, n.data = old, oldData })
+	if tx.multi {
+		tx.onUndo(func() { n.stat, n.data = old, oldData })
+	}
 	tx.fire(r.Path, task.EventNodeDataChanged, n.acl)
 	return n.clientStat(), nil
 }
@@ -273,7 +294,9 @@ func (s *Server) setACL(tx *txn, who *principal, r *task.SetACLRequest) (task.St
 	oldACL, oldAv := n.acl, n.stat.Aversion
 	n.acl = acl
 	n.stat.Aversion++
-	tx.onUndo(func() { n.acl, n.stat.Aversion = oldACL, oldAv })
+	if tx.multi {
+		tx.onUndo(func() { n.acl, n.stat.Aversion = oldACL, oldAv })
+	}
 	return n.clientStat(), nil
 }
 

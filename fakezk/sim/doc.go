@@ -10,7 +10,7 @@
 // Run), scenario.go (Scenario, Trial, RunSeed: the phases of one seed),
 // faults.go (the fault classes and the plan a seed draws), report.go
 // (Check, Catch, Determinism, the replay command and the flags), and the
-// invariant checkers: ids.go (unique IDs, porcupine linearizability),
+// invariant checkers: ids.go (unique IDs, linearizability of a counter),
 // fencing.go (mutual exclusion judged by fencing tokens), leaders.go (at
 // most one acting leader at any simulated instant, but for a leader the
 // clock jumps paused past its margin, left to fencing), tasks.go (no task lost
@@ -412,18 +412,20 @@
 // -sim.seed): the world creates the root (and again after a wipe), the
 // recipes run below it, and the world's readers of the server's tree
 // (Children, NodeStat, NodeData, Paths, SetCounters, ReadTree, FenceLog,
-// the operator) take the clients' paths, so every checker reads the same
-// paths either way. Such a seed also fails if a node outside the root was
-// left (clients that escaped it would leave the checkers nothing to
-// judge). A failing rooted seed is listed in Regressions with its Root.
+// FenceTail, the operator) take the clients' paths, so every checker
+// reads the same paths either way. Such a seed also fails if a node
+// outside the root was left (clients that escaped it would leave the
+// checkers nothing to judge). A failing rooted seed is listed in
+// Regressions with its Root.
 //
 // internal/simsum sums them: seeds, the ranges and where the drawn one
 // came from, the seeds run under a root, the regression seeds replayed,
-// seeds per second of each scenario and overall, safety and liveness
-// failures, faults fired per class, determinism pairs. It fails below
-// 60,000 seeds, on any failure or mismatch, if a class never fired, or if
-// no seed ran under a root. A failing seed of any set is
-// replayed by its -sim.seed alone; add it to its scenario's Regressions.
+// seeds per second of each scenario and overall, seeds per CPU second of
+// each scenario (Stats.CPU), safety and liveness failures, faults fired
+// per class, determinism pairs. It fails below the Makefile's -min, on
+// any failure or mismatch, if a class never fired, or if no seed ran
+// under a root. A failing seed of any set is replayed by its -sim.seed
+// alone; add it to its scenario's Regressions.
 //
 // A run of this commit's tree (every class on, the crash-restart,
 // operator and pause classes included), on 2 cores shared with other

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,6 +54,12 @@ func DrawnFrom() (uint64, string) {
 	return FixedFrom, "no commit in SIM_COMMIT (not a git checkout?): fixed offset"
 }
 
+// ExploreGCPercent is the garbage collector's target (GOGC) while Explore
+// runs: a seed's live heap is small and short-lived, and at the default
+// of 100 the collector took about a third of the CPU of a large run; at
+// 400 it takes a few tens of MB more per test binary.
+const ExploreGCPercent = 400
+
 // Explore is the large run of make sim for each scenario: its regression
 // seeds (every one, each failure reported), seeds 1..n (the fixed range,
 // the same on every run) and n seeds from DrawnFrom (new seeds for every
@@ -60,9 +67,13 @@ func DrawnFrom() (uint64, string) {
 // seed. One seed in four of each range runs with every client under a
 // chroot (Explored, RootedSeed). It skips t when SIM_SEEDS is unset, runs
 // only -sim.seed when that is set, and logs each scenario's Stats.Line
-// for internal/simsum.
+// for internal/simsum. Unless GOGC is set, it runs with the garbage
+// collector's target at ExploreGCPercent (restored when it returns).
 func Explore(t *testing.T, scs ...Scenario) []Stats {
 	t.Helper()
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(ExploreGCPercent))
+	}
 	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
 	if n <= 0 {
 		t.Skip("SIM_SEEDS not set")
@@ -79,7 +90,7 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 			continue
 		}
 		st := Stats{Scenario: sc.Name, Ranges: []string{fmt.Sprintf("1-%d", n), fmt.Sprintf("%d-%d", from, from+uint64(n)-1)}}
-		start := time.Now()
+		start, cpu := time.Now(), processCPU()
 		for _, reg := range sc.Regressions {
 			st.Regressions = append(st.Regressions, reg.Seed)
 			rsc := Explored(sc, reg.Seed)
@@ -100,7 +111,7 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 				}
 			}
 		}
-		st.Wall = time.Since(start)
+		st.Wall, st.CPU = time.Since(start), processCPU()-cpu
 		t.Log(st.String())
 		t.Log(st.Line())
 		all = append(all, st)

@@ -31,20 +31,88 @@ type LogEntry struct {
 func FenceLog(w *World, dir string) ([]LogEntry, error) {
 	var log []LogEntry
 	for _, name := range w.Children(dir) {
-		rest, ok := strings.CutPrefix(name, "t")
-		parts := strings.Split(rest, "-")
-		if !ok || len(parts) != 3 {
-			return nil, fmt.Errorf("fence log %s: entry %q is not t<token>-<kind>-<seq>", dir, name)
+		e, err := parseEntry(dir, name)
+		if err != nil {
+			return nil, err
 		}
-		tok, err1 := strconv.ParseInt(parts[0], 10, 64)
-		seq, err2 := strconv.ParseInt(parts[2], 10, 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("fence log %s: entry %q is not t<token>-<kind>-<seq>", dir, name)
-		}
-		log = append(log, LogEntry{Seq: seq, Token: tok, Kind: parts[1]})
+		log = append(log, e)
 	}
 	slices.SortFunc(log, func(a, b LogEntry) int { return int(a.Seq - b.Seq) })
 	return log, nil
+}
+
+func parseEntry(dir, name string) (LogEntry, error) {
+	rest, ok := strings.CutPrefix(name, "t")
+	parts := strings.Split(rest, "-")
+	if !ok || len(parts) != 3 {
+		return LogEntry{}, fmt.Errorf("fence log %s: entry %q is not t<token>-<kind>-<seq>", dir, name)
+	}
+	tok, err1 := strconv.ParseInt(parts[0], 10, 64)
+	seq, err2 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return LogEntry{}, fmt.Errorf("fence log %s: entry %q is not t<token>-<kind>-<seq>", dir, name)
+	}
+	return LogEntry{Seq: seq, Token: tok, Kind: parts[1]}, nil
+}
+
+// FenceTail reads a fencing log as it grows, for a judge that looks at it
+// at every step: each Next returns only the entries added since the last,
+// where FenceLog would parse the whole log again. Its zero value is ready
+// to use on any directory.
+type FenceTail struct {
+	dir      string
+	czxid    int64 // the directory's incarnation read last (0: none)
+	cversion int32 // its cversion then: unchanged, nothing was added
+	seen     map[string]bool
+	last     int64 // the highest Seq returned (once seen has a name)
+}
+
+// Next returns the entries under dir that no earlier call returned, in
+// the order the server applied them. When the log cannot be read as a
+// continuation of what was returned (dir is another directory than the
+// last call's, was deleted or created again, an entry goes before one
+// already returned, or an entry went away), reset is true and entries is
+// the whole log, as FenceLog returns it: the caller starts over from it.
+func (f *FenceTail) Next(w *World, dir string) (entries []LogEntry, reset bool, err error) {
+	st, ok := w.NodeStat(dir)
+	if !ok {
+		reset = f.czxid != 0 || f.dir != dir
+		*f = FenceTail{dir: dir}
+		return nil, reset, nil
+	}
+	if dir == f.dir && st.Czxid == f.czxid && st.Cversion == f.cversion {
+		return nil, false, nil
+	}
+	if dir != f.dir || st.Czxid != f.czxid {
+		*f = FenceTail{dir: dir, czxid: st.Czxid, seen: map[string]bool{}}
+		reset = true
+	}
+	f.cversion = st.Cversion
+	names := w.Children(dir)
+	var added []string
+	for _, name := range names {
+		if f.seen[name] {
+			continue
+		}
+		e, err := parseEntry(dir, name)
+		if err != nil {
+			return nil, reset, err
+		}
+		entries, added = append(entries, e), append(added, name)
+	}
+	slices.SortFunc(entries, func(a, b LogEntry) int { return int(a.Seq - b.Seq) })
+	if !reset && (len(names) != len(f.seen)+len(entries) || len(entries) > 0 && len(f.seen) > 0 && entries[0].Seq <= f.last) {
+		*f = FenceTail{}
+		log, _, err := f.Next(w, dir)
+		return log, true, err
+	}
+	for _, name := range added {
+		f.seen[name] = true
+	}
+	if len(entries) > 0 {
+		f.last = entries[len(entries)-1].Seq
+	}
+	return entries, reset, nil
 }
 
 // CheckFencing judges mutual exclusion by fencing tokens: in the order

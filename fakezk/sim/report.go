@@ -38,6 +38,10 @@ type Stats struct {
 	// Wall is the real time the seeds took (for the report only: nothing
 	// in a run reads the wall clock).
 	Wall time.Duration
+	// CPU is the CPU time the process used meanwhile, garbage collection
+	// included (for the report: on a shared machine it measures the
+	// scenario's own cost better than Wall; 0 where not measured).
+	CPU time.Duration
 	// Regressions lists the regression seeds replayed and Ranges the seed
 	// ranges run ("first-last"), by Explore.
 	Regressions []uint64
@@ -80,6 +84,7 @@ func (s *Stats) Merge(o Stats) {
 	}
 	s.SimTime += o.SimTime
 	s.Wall += o.Wall
+	s.CPU += o.CPU
 	s.Regressions = append(s.Regressions, o.Regressions...)
 	s.Ranges = append(s.Ranges, o.Ranges...)
 }
@@ -114,7 +119,7 @@ func (s Stats) String() string {
 // Line is s in one machine-readable line ("SIM key=value ..."), which
 // the Makefile's sim target sums across packages (internal/simsum); the
 // regression seeds replayed and the ranges run ("-" for none), then the
-// seeds run under a root, close it.
+// seeds run under a root and the CPU time used, close it.
 func (s Stats) Line() string {
 	fired := make([]string, 0, numClasses)
 	for _, c := range Classes() {
@@ -124,9 +129,9 @@ func (s Stats) Line() string {
 	if ranges == "" {
 		ranges = "-"
 	}
-	return fmt.Sprintf("SIM scenario=%s seeds=%d wall_ms=%d safety=%d liveness=%d setup=%d fired=%s regressions=%s ranges=%s rooted=%d",
+	return fmt.Sprintf("SIM scenario=%s seeds=%d wall_ms=%d safety=%d liveness=%d setup=%d fired=%s regressions=%s ranges=%s rooted=%d cpu_ms=%d",
 		s.Scenario, s.Seeds, s.Wall.Milliseconds(), s.Safety, s.Liveness, s.Setup, strings.Join(fired, ","),
-		joinSeeds(s.Regressions), ranges, s.Rooted)
+		joinSeeds(s.Regressions), ranges, s.Rooted, s.CPU.Milliseconds())
 }
 
 // Check runs seeds 1..n of sc (n from -sim.seeds if set; only the seed

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
@@ -335,16 +333,6 @@ func All(fs ...func() bool) func() bool {
 // the server's tree (no session, no watches). dir is a client's path (see
 // Config.Root).
 func (w *World) Children(dir string) []string {
-	dir = w.ServerPath(dir)
-	if dir == "/" {
-		dir = "" // the children of "/" are "/" + name
-	}
-	var out []string
-	for _, p := range w.Server.Paths() {
-		if strings.HasPrefix(p, dir+"/") && !strings.Contains(p[len(dir)+1:], "/") {
-			out = append(out, p[len(dir)+1:])
-		}
-	}
-	sort.Strings(out)
-	return out
+	names, _ := w.Server.Children(w.ServerPath(dir))
+	return names
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,6 +104,9 @@ func TestSimExplore(t *testing.T) {
 	if err != nil || n == 0 {
 		t.Skip("SIM_SEEDS not set")
 	}
+	if os.Getenv("GOGC") == "" { // as sim.Explore runs
+		defer debug.SetGCPercent(debug.SetGCPercent(sim.ExploreGCPercent))
+	}
 	for _, v := range []struct {
 		name string
 		o    simOpts
@@ -155,7 +159,7 @@ func (s *simStats) add(o simStats) {
 func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 	const clients, rounds, dir = 4, 4, "/locks/sim"
 	w, cnts, err := newCounted(seed, clients, fakezk.Config{
-		FaultRate: 0.03, Trace: true,
+		FaultRate: 0.03, Trace: os.Getenv("DTRACE") != "", // the trace is printed only then
 		Faults: fakezk.FaultConfig{MaxPartition: 10 * time.Second, MaxDelay: time.Second},
 	})
 	if err != nil {

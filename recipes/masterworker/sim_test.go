@@ -33,9 +33,13 @@ type mwSim struct {
 	sys *masterworker.System
 	r   *sim.Trial
 
-	masters   []*masterworker.Master
-	where     map[string]string // scratch for instant: task name -> /tasks or /assign/<w>
-	done      map[string]bool   // scratch for instant: task names with a status
+	masters []*masterworker.Master
+	where   map[string]string // scratch for instant: task name -> /tasks or /assign/<w>
+	// instant's copy of /status's names, read again only when the
+	// directory's czxid, pzxid or numChildren moved (a child created or
+	// deleted moves one of them, even at the cversion's maximum)
+	done      map[string]bool
+	doneStamp [3]int64
 	names     map[string]string // submission id -> task name, once Submit returned
 	results   map[string]int    // submission id -> statuses seen by Wait
 	waiting   []int             // per submitter: submissions not yet answered
@@ -179,48 +183,46 @@ func (s *mwSim) instant() {
 	s.lastZxid = z
 	s.checks++
 	if s.where == nil {
-		s.where, s.done = map[string]string{}, map[string]bool{}
+		s.where = map[string]string{}
 	}
 	clear(s.where)
-	clear(s.done)
-	for _, p := range s.r.Paths() {
-		rest, ok := strings.CutPrefix(p, simRoot+"/")
-		if !ok {
-			continue
+	// Only the task directories are read (the server keeps each node's
+	// children in order between changes); status, the largest, only when
+	// it changed.
+	if st, _ := s.r.NodeStat(simRoot + "/status"); s.done == nil || [3]int64{st.Czxid, st.Pzxid, int64(st.NumChildren)} != s.doneStamp {
+		s.done, s.doneStamp = map[string]bool{}, [3]int64{st.Czxid, st.Pzxid, int64(st.NumChildren)}
+		for _, name := range s.r.Children(simRoot + "/status") {
+			s.done[name] = true
 		}
-		kind, rest, _ := strings.Cut(rest, "/")
-		var name, place string
-		switch kind {
-		case "status":
-			s.done[rest] = true
-			continue
-		case "tasks":
-			name, place = rest, "tasks"
-		case "assign":
-			w, n, ok := strings.Cut(rest, "/")
-			if !ok {
-				continue
-			}
-			name, place = n, "assign/"+w
-		default:
-			continue
-		}
-		if name == "" {
-			continue
-		}
+	}
+	place := func(name, place string) bool {
 		if other, dup := s.where[name]; dup {
 			s.r.Errorf("zxid %d: task %s is in %s and %s at once", z, name, other, place)
-			return
+			return false
 		}
 		s.where[name] = place
+		return true
+	}
+	for _, w := range s.r.Children(simRoot + "/assign") {
+		for _, name := range s.r.Children(simRoot + "/assign/" + w) {
+			if !place(name, "assign/"+w) {
+				return
+			}
+		}
+	}
+	for _, name := range s.r.Children(simRoot + "/tasks") {
+		if !place(name, "tasks") {
+			return
+		}
 	}
 	for id, name := range s.names {
 		_, queued := s.where[name]
-		if !queued && !s.done[name] {
+		isDone := s.done[name]
+		if !queued && !isDone {
 			s.r.Errorf("zxid %d: task %s (submission %s) lost: in none of /tasks, /assign/*, /status", z, name, id)
 			return
 		}
-		if queued && s.done[name] {
+		if queued && isDone {
 			s.r.Errorf("zxid %d: task %s (submission %s) has a status and is still in %s", z, name, id, s.where[name])
 			return
 		}

@@ -52,9 +52,10 @@ type semSim struct {
 	stopped int
 
 	// the judge's view of the fencing log
-	logSeen int32          // the log directory's cversion last read
-	open    map[int64]bool // tokens whose "enter" is applied and "exit" not
-	peak    int
+	log      sim.FenceTail  // the entries read so far
+	open     map[int64]bool // tokens whose "enter" is applied and "exit" not
+	peak     int
+	lastZxid int64 // the server's zxid at the last count: unchanged, so is the tree
 
 	// summed over the seeds, for the test's report
 	sections, lost, lateRefused, busy, maxPeak, peakAtN int
@@ -100,7 +101,7 @@ func newSemSim() (*semSim, sim.Scenario) {
 
 func (s *semSim) setup(r *sim.Trial) error {
 	s.r, s.ended, s.stopped = r, make([]bool, s.clients), 0
-	s.logSeen, s.open, s.peak = -1, map[int64]bool{}, 0
+	s.log, s.open, s.peak, s.lastZxid = sim.FenceTail{}, map[int64]bool{}, 0, -1
 	m, err := semaphore.New(semPath, simLeases)
 	if err != nil {
 		return err
@@ -139,21 +140,25 @@ func (s *semSim) judge() {
 	if r == nil || s.open == nil || r.Closing() {
 		return
 	}
-	if st, ok := r.NodeStat(logDir); ok && st.Cversion != s.logSeen {
-		s.logSeen = st.Cversion
-		log, err := sim.FenceLog(r.World, logDir)
-		if err != nil {
-			r.Errorf("%v", err)
-			return
-		}
+	if z := r.Server.Zxid(); z != s.lastZxid {
+		s.lastZxid = z
+	} else {
+		return // the tree is as it was at the last count
+	}
+	added, reset, err := s.log.Next(r.World, logDir)
+	if err != nil {
+		r.Errorf("%v", err)
+		return
+	}
+	if reset {
 		clear(s.open)
-		for _, e := range log {
-			switch e.Kind {
-			case "enter":
-				s.open[e.Token] = true
-			case "exit":
-				delete(s.open, e.Token)
-			}
+	}
+	for _, e := range added {
+		switch e.Kind {
+		case "enter":
+			s.open[e.Token] = true
+		case "exit":
+			delete(s.open, e.Token)
 		}
 	}
 	var holders []string

@@ -3,7 +3,8 @@
 // === RUN / --- PASS noise), and at the end prints the seeds run (the
 // ranges, where the drawn range came from, and the regression seeds
 // replayed per scenario), the seeds per second of each scenario and
-// overall, the safety and liveness failures, the faults fired per class
+// overall, the seeds per CPU second of each scenario (when the lines say
+// the CPU time), the safety and liveness failures, the faults fired per class
 // the seeds run with their clients under a root, and the determinism
 // pairs compared. It exits non-zero if a seed failed, a determinism pair
 // differed, a fault class never fired, no seed ran under a root (when the
@@ -25,7 +26,7 @@ import (
 )
 
 var (
-	simLine   = regexp.MustCompile(`SIM scenario=(\S+) seeds=(\d+) wall_ms=(\d+) safety=(\d+) liveness=(\d+) setup=(\d+) fired=(\S+)(?: regressions=(\S+))?(?: ranges=(\S+))?(?: rooted=(\d+))?`)
+	simLine   = regexp.MustCompile(`SIM scenario=(\S+) seeds=(\d+) wall_ms=(\d+) safety=(\d+) liveness=(\d+) setup=(\d+) fired=(\S+)(?: regressions=(\S+))?(?: ranges=(\S+))?(?: rooted=(\d+))?(?: cpu_ms=(\d+))?`)
 	rangeLine = regexp.MustCompile(`SIMRANGE fixed=(\S+) drawn=(\S+) source="([^"]*)"`)
 	detLine   = regexp.MustCompile(`determinism: (.+): (\d+) pairs compared, (\d+) mismatches`)
 	noise     = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT)|--- (PASS|SKIP))`)
@@ -44,7 +45,7 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 	start := time.Now()
 	var (
 		seeds, safety, liveness, setup int
-		wallMS                         int64
+		wallMS, cpuMS                  int64
 		scenarios                      []string
 		fired                          = map[string]int{}
 		classes                        []string
@@ -52,7 +53,7 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 		rooted                         int
 		sawRooted                      bool
 		failed                         bool
-		speeds, replayed               []string
+		speeds, cpuSpeeds, replayed    []string
 		ranges                         = map[string]bool{}
 		rangeList                      []string
 	)
@@ -78,6 +79,13 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 			speed := 0.0
 			if w > 0 {
 				speed = float64(n) / (float64(w) / 1000)
+			}
+			if m[11] != "" {
+				c, _ := strconv.ParseInt(m[11], 10, 64)
+				cpuMS += c
+				if c > 0 {
+					cpuSpeeds = append(cpuSpeeds, fmt.Sprintf("%s=%.1f", m[1], float64(n)/(float64(c)/1000)))
+				}
 			}
 			speeds = append(speeds, fmt.Sprintf("%s=%.1f", m[1], speed))
 			if m[10] != "" {
@@ -119,6 +127,10 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 	fmt.Fprintf(out, "sim speed: %.1f seeds/s per scenario run (sum of the scenarios' own times, %.1fs); %.1f seeds/s overall (%.1fs elapsed, compilation and parallel packages included)\n",
 		perCore, float64(wallMS)/1000, float64(seeds)/elapsed.Seconds(), elapsed.Seconds())
 	fmt.Fprintf(out, "sim seeds/s per scenario: %s\n", strings.Join(speeds, " "))
+	if cpuMS > 0 {
+		fmt.Fprintf(out, "sim seeds per CPU second per scenario (%.1fs of CPU in all; garbage collection included): %s\n",
+			float64(cpuMS)/1000, strings.Join(cpuSpeeds, " "))
+	}
 	fmt.Fprintf(out, "sim ranges: %s\n", strings.Join(rangeList, "; "))
 	if len(replayed) == 0 {
 		replayed = []string{"none"}

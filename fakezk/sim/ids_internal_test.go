@@ -1,0 +1,65 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// porcupineVerdict is what porcupine decides for s's history under
+// CounterModel (calls still in progress or of unknown outcome return
+// after everything, unknown).
+func porcupineVerdict(s *IDs) porcupine.CheckResult {
+	h := make([]porcupine.Operation, len(s.hist))
+	copy(h, s.hist)
+	for i := range h {
+		if h[i].Return < 0 || h[i].Output == nil {
+			h[i].Output, h[i].Return = idOut{unknown: true}, s.now+1
+		}
+	}
+	res, _ := porcupine.CheckOperationsVerbose(CounterModel, h, 30*time.Second)
+	return res
+}
+
+// TestLinearizableAsPorcupine: on random histories of three clients
+// drawing IDs from a small range (so that repeats and inversions are
+// common), with unknown outcomes and calls left in progress,
+// Linearizable passes exactly the histories porcupine finds
+// linearizable under CounterModel.
+func TestLinearizableAsPorcupine(t *testing.T) {
+	legal, illegal := 0, 0
+	for seed := uint64(1); seed <= 3000; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		s := NewIDs()
+		open := map[int]bool{}
+		for range 2 + rng.IntN(12) {
+			c := rng.IntN(3)
+			switch {
+			case !open[c]:
+				s.Call(c)
+				open[c] = true
+			case rng.IntN(5) == 0:
+				s.Unknown(c)
+				open[c] = false
+			default:
+				_ = s.Return(c, rng.Int64N(9)) // a repeat is Add's to refuse: judged here too
+				open[c] = false
+			}
+		}
+		want := porcupineVerdict(s)
+		err := s.Linearizable()
+		if (err == nil) != (want == porcupine.Ok) {
+			t.Fatalf("seed %d: Linearizable %v, porcupine %v, history %+v", seed, err, want, s.hist)
+		}
+		if err == nil {
+			legal++
+		} else {
+			illegal++
+		}
+	}
+	if legal < 300 || illegal < 300 {
+		t.Fatalf("%d legal and %d illegal histories: too few of one kind to compare", legal, illegal)
+	}
+}

@@ -427,9 +427,9 @@
 // under a root. A failing seed of any set is replayed by its -sim.seed
 // alone; add it to its scenario's Regressions.
 //
-// A run of this commit's tree (every class on, the crash-restart,
-// operator and pause classes included), on 2 cores shared with other
-// work:
+// A run of an earlier tree (12 scenarios, before the counter classes,
+// twins, the blocking scenarios and busy/4; make sim prints the same
+// summary for the tree under test), on 2 cores shared with other work:
 //
 //	make sim    (SIM_SEEDS=2600)
 //	sim total: 62412 seeds over 12 scenarios (lock+id/5=5200 counter=5200

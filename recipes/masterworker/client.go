@@ -119,6 +119,19 @@ func (sys *System) Find(id string) task.Task[string] {
 		var look func()
 		look = func() {
 			task.Run(s, c.Retry(task.Children(sys.TasksPath()), retry), func(tl task.ChildList, err error) {
+				if errors.Is(err, task.ErrNoNode) {
+					// Deleted while empty: the task may still be assigned
+					// or done. Make it again, so that its Stat tells, at
+					// the end, whether a task moved back meanwhile.
+					task.Run(s, sys.mkdir(sys.TasksPath()), func(_ task.Unit, err error) {
+						if err != nil {
+							k("", err)
+							return
+						}
+						look()
+					})
+					return
+				}
 				if err != nil {
 					k("", err)
 					return
@@ -145,10 +158,11 @@ func (sys *System) Find(id string) task.Task[string] {
 							switch {
 							case err != nil:
 								k("", err)
-							case st == nil:
-								k("", &task.OpError{Op: "exists", Path: sys.TasksPath(), Err: task.ErrNoNode})
-							case st.Pzxid != tl.Stat.Pzxid:
-								look() // /tasks changed meanwhile: the task may have moved back
+							case st == nil || st.Czxid != tl.Stat.Czxid || st.Pzxid != tl.Stat.Pzxid:
+								// /tasks changed meanwhile (or is another
+								// incarnation, or gone): the task may have
+								// moved back.
+								look()
 							default:
 								k("", nil)
 							}

@@ -296,13 +296,25 @@ func names(nodes []cache.Node) []string {
 	return out
 }
 
-// readTasks re-reads /tasks with a watch when the last watch fired.
+// readTasks re-reads /tasks with a watch when the last watch fired. A
+// tasks directory that is gone (an operator deleted it while it was
+// empty) is made again, then read.
 func (r *term) readTasks(next func()) {
 	if !r.tasks.stale {
 		next()
 		return
 	}
 	task.Run(r.ps, c.Retry(task.ChildrenW(r.m.sys.TasksPath()), retry), func(cw task.ChildrenWatch, err error) {
+		if errors.Is(err, task.ErrNoNode) {
+			task.Run(r.ps, r.m.sys.mkdir(r.m.sys.TasksPath()), func(_ task.Unit, err error) {
+				if err != nil {
+					r.fail(err)
+					return
+				}
+				r.readTasks(next)
+			})
+			return
+		}
 		if err != nil {
 			r.fail(err)
 			return

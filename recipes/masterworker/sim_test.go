@@ -70,7 +70,7 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 			{Seed: 1000000108, Why: "liveness: as seed 631"},
 		},
 		SessionTimeout: 4 * time.Second,
-		Faults:         sim.Faults{Allow: sim.AllFaults, MaxRate: 0.02},
+		Faults:         sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.02},
 		Duration:       simDuration,
 		Recovery:       2 * time.Minute,
 		Wrap: func(i int, conn *fakezk.Conn) task.Conn {
@@ -92,6 +92,8 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 		// The master node and worker registrations (a task's node is
 		// the task: an operator who deletes one loses it).
 		Operator: []string{simRoot + "/master", simRoot + "/workers/"},
+		// Task names come from the tasks directory's counter.
+		Counters: []string{simRoot + "/tasks"},
 		Live: func(r *sim.Trial) bool {
 			for i := range simSubmitters {
 				if !r.ProgressedSinceFaults(simMasters + simWorkers + i) {

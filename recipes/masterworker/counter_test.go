@@ -1,0 +1,129 @@
+package masterworker_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/masterworker"
+	"github.com/zkflow/zkflow/task"
+)
+
+// An operator deletes the empty tasks directory while a master is
+// primary (the simulation's empty-dir class). The primary's watch on
+// /tasks fires; the master makes the directory again and goes on
+// serving, and a task submitted afterwards gets its status.
+func TestMasterMakesTasksDirAgain(t *testing.T) {
+	w := newWorld(t, 3, nil)
+	sys := newSys(t, "/mw")
+	m, _ := sys.Master("m")
+	wk, _ := sys.Worker("w1", func(j masterworker.Job) task.Task[[]byte] { return task.Value(j.Data) })
+	mo := sim.Submit(w, 0, m.Run())
+	wo := sim.Submit(w, 1, wk.Run())
+	w.Drive()
+	if !m.Primary() || !wk.Registered() {
+		t.Fatalf("primary %v, registered %v", m.Primary(), wk.Registered())
+	}
+	if err := w.Server.AdminDelete(sys.TasksPath()); err != nil {
+		t.Fatal(err)
+	}
+	w.Drive()
+	if mo.Done {
+		t.Fatalf("the master ended when the empty tasks directory was deleted: %v", mo.Err)
+	}
+	if _, ok := w.Server.NodeStat(sys.TasksPath()); !ok {
+		t.Fatalf("the primary did not make %s again", sys.TasksPath())
+	}
+	o := &sim.Outcome[masterworker.Result]{}
+	executor.SubmitWith(w.Execs[2], c.Then(sys.Submit("c_after", []byte("c_after")), sys.Wait),
+		executor.Options{Deadline: w.Clock.Now().Add(time.Minute)},
+		func(r masterworker.Result, err error) { o.V, o.Err, o.Done = r, err, true })
+	w.Settle(func() bool { return o.Done })
+	if !o.Done || o.Err != nil || string(o.V.Data) != "c_after" {
+		t.Fatalf("task after the tasks directory came back: %+v", o)
+	}
+	if mo.Done || wo.Done {
+		t.Fatalf("master or worker ended: %+v %+v", mo, wo)
+	}
+}
+
+// A submission whose reply was lost is looked for (Find, Resubmit) after
+// the master assigned it and an operator deleted the then empty tasks
+// directory. The task is found where it is: it is not submitted a second
+// time, though the directory's counter, started again, would give the
+// new task the very same name.
+func TestFindAfterTasksDirDeleted(t *testing.T) {
+	w := newWorld(t, 1, nil)
+	sys := newSys(t, "/mw")
+	if _, err := sim.Run(w, 0, sys.Setup()); err != nil {
+		t.Fatal(err)
+	}
+	name, err := sim.Run(w, 0, sys.Submit("a", []byte("a")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a primary does, by hand: the task moves to worker w1.
+	assigned := sys.AssignPath("w1") + "/" + name
+	for _, p := range []string{sys.AssignPath("w1"), assigned} {
+		if err := w.Server.AdminCreate(p, []byte("a"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{sys.TasksPath() + "/" + name, sys.TasksPath()} {
+		if err := w.Server.AdminDelete(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := sim.Run(w, 0, sys.Find("a"))
+	if err != nil || got != name {
+		t.Fatalf("Find = %q, %v; want %q (assigned to w1)", got, err, name)
+	}
+	got, err = sim.Run(w, 0, sys.Resubmit("a", []byte("a")))
+	if err != nil || got != name {
+		t.Fatalf("Resubmit = %q, %v; want %q (assigned to w1)", got, err, name)
+	}
+	if left := w.Children(sys.TasksPath()); len(left) > 0 {
+		t.Fatalf("submitted a second time: %v in /tasks while %s is assigned", left, assigned)
+	}
+}
+
+// With the tasks directory's counter exhausted (every name ends in
+// 2147483647), names stay unique by their submission ids: submissions
+// go on, each task gets its own status, and a lost reply is still found
+// by its id.
+func TestSubmitAtCounterWrap(t *testing.T) {
+	w := newWorld(t, 3, nil)
+	sys := newSys(t, "/mw")
+	if _, err := sim.Run(w, 0, sys.Setup()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Server.SetCounters(w.ServerPath(sys.TasksPath()), 0, math.MaxInt32-1); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := sys.Master("m")
+	wk, _ := sys.Worker("w1", func(j masterworker.Job) task.Task[[]byte] { return task.Value(j.Data) })
+	mo := sim.Submit(w, 0, m.Run())
+	wo := sim.Submit(w, 1, wk.Run())
+	names := map[string]bool{}
+	for _, id := range []string{"a", "b", "c", "d"} {
+		res, err := sim.Run(w, 2, c.Then(sys.Submit(id, []byte(id)), func(name string) task.Task[masterworker.Result] {
+			names[name] = true
+			return sys.Wait(name)
+		}))
+		if err != nil || string(res.Data) != id {
+			t.Fatalf("submission %s: %+v, %v", id, res, err)
+		}
+	}
+	if len(names) != 4 {
+		t.Fatalf("task names %v: want 4 distinct", names)
+	}
+	if got, err := sim.Run(w, 2, sys.Find("c")); err != nil || got != "task-c-2147483647" {
+		t.Fatalf("Find(c) = %q, %v", got, err)
+	}
+	if mo.Done || wo.Done {
+		t.Fatalf("master or worker ended: %+v %+v", mo, wo)
+	}
+}

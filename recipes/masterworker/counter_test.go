@@ -2,11 +2,13 @@ package masterworker_test
 
 import (
 	"math"
+	"os"
 	"testing"
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/masterworker"
 	"github.com/zkflow/zkflow/task"
@@ -122,6 +124,55 @@ func TestSubmitAtCounterWrap(t *testing.T) {
 	}
 	if got, err := sim.Run(w, 2, sys.Find("c")); err != nil || got != "task-c-2147483647" {
 		t.Fatalf("Find(c) = %q, %v", got, err)
+	}
+	if mo.Done || wo.Done {
+		t.Fatalf("master or worker ended: %+v %+v", mo, wo)
+	}
+}
+
+// With the tasks directory's counter exhausted, ZooKeeper no longer moves
+// the directory's pzxid when a child is created, so a child watch whose
+// notification was lost with the connection is not fired again on
+// reconnect (SetWatches compares the pzxid). The primary reads /tasks
+// again after every reconnect: a task submitted while it was cut off is
+// still assigned.
+func TestMasterRereadsTasksAfterReconnectAtCounterWrap(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 3, Server: fakezk.Config{Trace: os.Getenv("MWTRACE") != ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	sys := newSys(t, "/mw")
+	if _, err := sim.Run(w, 0, sys.Setup()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Server.SetCounters(w.ServerPath(sys.TasksPath()), 0, math.MaxInt32-1); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := sys.Master("m")
+	wk, _ := sys.Worker("w1", func(j masterworker.Job) task.Task[[]byte] { return task.Value(j.Data) })
+	mo := sim.Submit(w, 0, m.Run())
+	wo := sim.Submit(w, 1, wk.Run())
+	w.Drive()
+	// Two tasks: the counter reaches its maximum.
+	for _, id := range []string{"a", "b"} {
+		if res, err := sim.Run(w, 2, c.Then(sys.Submit(id, []byte(id)), sys.Wait)); err != nil || string(res.Data) != id {
+			t.Fatalf("submission %s: %+v, %v", id, res, err)
+		}
+	}
+	w.Server.Partition(w.Conns[0], 100*time.Millisecond, false)
+	name, err := sim.Run(w, 2, sys.Submit("c", []byte("c")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(w, 2, sys.Wait(name))
+	if os.Getenv("MWTRACE") != "" {
+		for _, l := range w.Server.Trace() {
+			t.Log(l)
+		}
+	}
+	if err != nil || string(res.Data) != "c" {
+		t.Fatalf("task %s submitted while the primary was cut off: %+v, %v (left in /tasks: %v)", name, res, err, w.Children(sys.TasksPath()))
 	}
 	if mo.Done || wo.Done {
 		t.Fatalf("master or worker ended: %+v %+v", mo, wo)

@@ -128,6 +128,7 @@ type term struct {
 	started bool                 // wc's first snapshot is in
 	unsub   func()
 	deaf    bool                 // the session was suspended (bugNoRearmWorkers ignores the cache from then on)
+	blinked bool                 // suspended since the last reconnect: read /tasks again once connected
 	wake    task.Cont[task.Unit] // the parked round, if any
 	again   bool                 // an outcome was left open: another round soon
 	next    int                  // round-robin position among live workers
@@ -146,8 +147,21 @@ func (m *Master) serve(s *task.Scope, l *election.Leadership, done func(error)) 
 	}
 	r.wc = wc
 	r.unsub = r.ps.Subscribe(func(ev task.Event) {
-		if ev.State == task.StateSuspended {
+		switch ev.State {
+		case task.StateSuspended:
 			r.deaf = true // only the canary listens
+			r.blinked = true
+		case task.StateConnected:
+			// Once the tasks directory's counter has run out, a create
+			// under it no longer moves its pzxid, and the server, which
+			// compares the pzxid on reconnect, does not fire again a
+			// child watch whose notification went with the connection:
+			// read /tasks again after every reconnect.
+			if r.blinked {
+				r.blinked = false
+				r.tasks.stale = true
+				r.kick()
+			}
 		}
 	})
 	if err := l.Err(); err != nil {

@@ -178,3 +178,70 @@ func TestMasterRereadsTasksAfterReconnectAtCounterWrap(t *testing.T) {
 		t.Fatalf("master or worker ended: %+v %+v", mo, wo)
 	}
 }
+
+// hookConn runs hook (once) just before the first request for which
+// match is true is sent.
+type hookConn struct {
+	*fakezk.Conn
+	match func(task.Request) bool
+	hook  func()
+	fired bool
+}
+
+func (h *hookConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if !h.fired && h.match != nil && h.match(req) {
+		h.fired = true
+		h.hook()
+	}
+	h.Conn.Do(req, done, watch)
+}
+
+// Find while a dead worker's task moves back to /tasks behind its reads,
+// with the tasks directory's counter run out: the move's create does not
+// change /tasks's pzxid then, so Find cannot rely on it to see that the
+// directory changed; it reads /tasks again at the end. The task is found,
+// and Resubmit does not submit it a second time.
+func TestFindTaskMovedBackAtCounterWrap(t *testing.T) {
+	var h *hookConn
+	w := newWorld(t, 1, func(i int, conn *fakezk.Conn) task.Conn {
+		h = &hookConn{Conn: conn}
+		return h
+	})
+	sys := newSys(t, "/mw")
+	if _, err := sim.Run(w, 0, sys.Setup()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Server.SetCounters(w.ServerPath(sys.TasksPath()), 0, math.MaxInt32); err != nil {
+		t.Fatal(err)
+	}
+	name := "task-a-2147483647"
+	// The task sits with dead worker w2; w1 is another worker, read first.
+	for _, p := range []string{sys.AssignPath("w1"), sys.AssignPath("w2"), sys.AssignPath("w2") + "/" + name} {
+		if err := w.Server.AdminCreate(p, []byte("a"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A primary moves it back to /tasks while Find reads w1.
+	h.match = func(req task.Request) bool {
+		r, ok := req.(*task.GetChildrenRequest)
+		return ok && r.Path == sys.AssignPath("w1")
+	}
+	h.hook = func() {
+		if err := w.Server.AdminDelete(sys.AssignPath("w2") + "/" + name); err != nil {
+			t.Error(err)
+		}
+		if err := w.Server.AdminCreate(sys.TasksPath()+"/"+name, []byte("a"), 0); err != nil {
+			t.Error(err)
+		}
+	}
+	got, err := sim.Run(w, 0, sys.Resubmit("a", []byte("a")))
+	if !h.fired {
+		t.Fatal("the task was not moved during Find: the test checks nothing")
+	}
+	if err != nil || got != name {
+		t.Fatalf("Resubmit = %q, %v; want %q (moved back to /tasks)", got, err, name)
+	}
+	if left := w.Children(sys.TasksPath()); len(left) != 1 {
+		t.Fatalf("/tasks holds %v: submitted a second time", left)
+	}
+}

@@ -68,6 +68,8 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 			{Seed: 5767, Why: "invariant: read status task-c5n0-0000000000: session expired"},
 			{Seed: 631, Why: "liveness: the operator deleted the workers' registrations; the workers never registered again, no task was assigned"},
 			{Seed: 1000000108, Why: "liveness: as seed 631"},
+			{Seed: 1, Why: "safety: the empty /tasks deleted; the primary's list of it failed with no node and the master ended"},
+			{Seed: 1000000061, Why: "liveness: /tasks's counter run out; a task created while the primary was cut off was never listed (its child watch not fired again on reconnect)"},
 		},
 		SessionTimeout: 4 * time.Second,
 		Faults:         sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.02},
@@ -477,7 +479,8 @@ func (s *mwSim) final() error {
 
 // Safety and liveness over many seeds, each with a fault plan drawn from
 // every class but Wipe (connection drops applied and not, short and long
-// partitions, expiries, delays, server restarts, clock jumps): at every
+// partitions, expiries, delays, server restarts, clock jumps, crashes,
+// pauses, the operator, and the counter classes on /tasks): at every
 // instant the tree changed, no task is in two places and no task a
 // submitter was told about is missing; every submission gets exactly one
 // status; after the faults stop, submitters make progress and every

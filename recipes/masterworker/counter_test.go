@@ -245,3 +245,45 @@ func TestFindTaskMovedBackAtCounterWrap(t *testing.T) {
 		t.Fatalf("/tasks holds %v: submitted a second time", left)
 	}
 }
+
+// The same for a worker: with its assignment directory's counter run out
+// (each assignment and each status multi counts), a task assigned while
+// the worker was cut off is still run once it is back.
+func TestWorkerRelistsAfterReconnectAtCounterWrap(t *testing.T) {
+	w := newWorld(t, 3, nil)
+	sys := newSys(t, "/mw")
+	if _, err := sim.Run(w, 0, sys.Setup()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Run(w, 0, sys.Setup()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Server.AdminCreate(sys.AssignPath("w1"), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Server.SetCounters(w.ServerPath(sys.AssignPath("w1")), 0, math.MaxInt32-2); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := sys.Master("m")
+	wk, _ := sys.Worker("w1", func(j masterworker.Job) task.Task[[]byte] { return task.Value(j.Data) })
+	mo := sim.Submit(w, 0, m.Run())
+	wo := sim.Submit(w, 1, wk.Run())
+	w.Drive()
+	for _, id := range []string{"a", "b"} {
+		if res, err := sim.Run(w, 2, c.Then(sys.Submit(id, []byte(id)), sys.Wait)); err != nil || string(res.Data) != id {
+			t.Fatalf("submission %s: %+v, %v", id, res, err)
+		}
+	}
+	w.Server.Partition(w.Conns[1], 100*time.Millisecond, false)
+	name, err := sim.Run(w, 2, sys.Submit("c", []byte("c")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(w, 2, sys.Wait(name))
+	if err != nil || string(res.Data) != "c" {
+		t.Fatalf("task %s assigned while the worker was cut off: %+v, %v (left with w1: %v)", name, res, err, w.Children(sys.AssignPath("w1")))
+	}
+	if mo.Done || wo.Done {
+		t.Fatalf("master or worker ended: %+v %+v", mo, wo)
+	}
+}

@@ -287,3 +287,40 @@ func TestWorkerRelistsAfterReconnectAtCounterWrap(t *testing.T) {
 		t.Fatalf("master or worker ended: %+v %+v", mo, wo)
 	}
 }
+
+// A dead worker's empty assignment directory is deleted (an operator
+// cleaning up) between the primary's list of /assign and its list of
+// that directory: nothing is left to move back, and the primary goes on.
+func TestMasterDeadWorkerDirGone(t *testing.T) {
+	var h *hookConn
+	w := newWorld(t, 1, func(i int, conn *fakezk.Conn) task.Conn {
+		h = &hookConn{Conn: conn}
+		return h
+	})
+	sys := newSys(t, "/mw")
+	if _, err := sim.Run(w, 0, sys.Setup()); err != nil {
+		t.Fatal(err)
+	}
+	dead := sys.AssignPath("w2")
+	if err := w.Server.AdminCreate(dead, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	h.match = func(req task.Request) bool {
+		r, ok := req.(*task.GetChildrenRequest)
+		return ok && r.Path == dead
+	}
+	h.hook = func() {
+		if err := w.Server.AdminDelete(dead); err != nil {
+			t.Error(err)
+		}
+	}
+	m, _ := sys.Master("m")
+	mo := sim.Submit(w, 0, m.Run())
+	w.Drive()
+	if !h.fired {
+		t.Fatal("the directory was not deleted under the primary: the test checks nothing")
+	}
+	if mo.Done || !m.Primary() {
+		t.Fatalf("the master ended (primary %v): %+v", m.Primary(), mo)
+	}
+}

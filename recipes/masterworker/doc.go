@@ -95,8 +95,8 @@
 //     more and goes through steps 1 and 2 again (see Faults below). The
 //     keeper runs beside step 3, which it never stops.
 //  3. List <root>/assign/<worker> with a child watch; execute each
-//     assignment in name order, one at a time; wait for the watch; list
-//     again. If the directory is gone (a primary whose list of workers
+//     assignment in name order, one at a time; wait for the watch (or a
+//     reconnect of the session); list again. If the directory is gone (a primary whose list of workers
 //     predates our registration took it for a dead worker's and removed
 //     it), make it again and list again.
 //  4. Execute one assignment: read its data (gone: skip it, it was moved
@@ -176,8 +176,9 @@
 // server restarts and clock jumps, with masters failing over and workers
 // crashing and restarting, processes paused past their session timeout,
 // an operator deleting (and creating again) the master node, its
-// leases and the workers' registrations, the counter of /tasks set near
-// its maximum and the empty /tasks deleted (go test -run TestSimSafety
+// leases and the workers' registrations, the counters of /tasks and of
+// assignment directories set near their maximum and those directories
+// deleted while empty (go test -run TestSimSafety
 // -sim.seeds=N runs N seeds; operator_test.go drives the operator's
 // deletion of a registration directly);
 // real-server tests repeat the end-to-end checks on a standalone server
@@ -218,7 +219,9 @@
 //
 // After an empty directory is deleted (an operator cleaning up), every
 // participant makes it again where it needs it: the primary makes /tasks
-// again when its list of /tasks finds it gone, and goes on serving;
+// again when its list of /tasks finds it gone, and goes on serving (a
+// dead worker's assignment directory found gone has nothing to move
+// back);
 // Submit runs Setup when its create finds it gone; Find makes it again
 // before it reads it; a worker makes its assignment directory again
 // (Worker, step 3). The counter of the new /tasks starts at 0 again, so
@@ -233,7 +236,9 @@
 // whose notification was lost with the connection is not fired again on
 // reconnect (SetWatches compares the pzxid): the primary lists /tasks
 // again after every reconnect, and Find lists it again rather than
-// compare its pzxid. The counter restarts only if /tasks is deleted
+// compare its pzxid. An assignment directory counts every assignment
+// and status too; a worker lists its assignments again after every
+// reconnect for the same reason. The counter restarts only if /tasks is deleted
 // while empty; the recipe goes on without that.
 //
 // # Measured

@@ -392,7 +392,18 @@ func (r *term) all(ts []task.Task[task.Unit], next func()) {
 // reassignWorker moves every task of dead worker w back to /tasks.
 func (r *term) reassignWorker(w string) task.Task[task.Unit] {
 	dirPath := r.m.sys.AssignPath(w)
-	return c.Then(c.Retry(task.Children(dirPath), retry), func(cl task.ChildList) task.Task[task.Unit] {
+	list := c.Catch(c.Retry(task.Children(dirPath), retry), func(err error) task.Task[task.ChildList] {
+		if errors.Is(err, task.ErrNoNode) {
+			// Gone since /assign was listed (deleted while empty):
+			// nothing to move back.
+			return task.Value(task.ChildList{}) // Czxid 0: no node
+		}
+		return task.Fail[task.ChildList](err)
+	})
+	return c.Then(list, func(cl task.ChildList) task.Task[task.Unit] {
+		if cl.Stat.Czxid == 0 {
+			return task.Done
+		}
 		slices.Sort(cl.Names)
 		ts := make([]task.Task[task.Unit], len(cl.Names), len(cl.Names)+1)
 		for i, name := range cl.Names {

@@ -69,6 +69,8 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 			{Seed: 631, Why: "liveness: the operator deleted the workers' registrations; the workers never registered again, no task was assigned"},
 			{Seed: 1000000108, Why: "liveness: as seed 631"},
 			{Seed: 1, Why: "safety: the empty /tasks deleted; the primary's list of it failed with no node and the master ended"},
+			{Seed: 8, Why: "safety: a dead worker's empty assignment directory deleted after the primary listed /assign; its list failed with no node and the master ended"},
+			{Seed: 1000000124, Why: "safety: as seed 8"},
 			{Seed: 1000000061, Why: "liveness: /tasks's counter run out; a task created while the primary was cut off was never listed (its child watch not fired again on reconnect)"},
 		},
 		SessionTimeout: 4 * time.Second,
@@ -94,8 +96,10 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 		// The master node and worker registrations (a task's node is
 		// the task: an operator who deletes one loses it).
 		Operator: []string{simRoot + "/master", simRoot + "/workers/"},
-		// Task names come from the tasks directory's counter.
-		Counters: []string{simRoot + "/tasks"},
+		// Task names come from the tasks directory's counter; the
+		// assignment directories count too (their child watches are
+		// what the workers follow): those of the first workers.
+		Counters: mwCounters(),
 		Live: func(r *sim.Trial) bool {
 			for i := range simSubmitters {
 				if !r.ProgressedSinceFaults(simMasters + simWorkers + i) {
@@ -116,6 +120,19 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 		},
 		Invariants: []sim.Invariant{sim.InvariantFunc(func(r *sim.Trial) error { return s.final() })},
 	}
+}
+
+// mwCounters lists the directories the counter classes act on: /tasks
+// and the assignment directories of the workers' first three ids on
+// each worker client (a directory that does not exist is left alone).
+func mwCounters() []string {
+	dirs := []string{simRoot + "/tasks"}
+	for i := range simWorkers {
+		for n := range 3 {
+			dirs = append(dirs, fmt.Sprintf("%s/assign/w%d-%d", simRoot, simMasters+i, n))
+		}
+	}
+	return dirs
 }
 
 // checkedConn checks the tree at every instant a client acts or hears

@@ -2,7 +2,6 @@ package masterworker_test
 
 import (
 	"math"
-	"os"
 	"testing"
 	"time"
 
@@ -137,11 +136,7 @@ func TestSubmitAtCounterWrap(t *testing.T) {
 // again after every reconnect: a task submitted while it was cut off is
 // still assigned.
 func TestMasterRereadsTasksAfterReconnectAtCounterWrap(t *testing.T) {
-	w, err := sim.New(sim.Config{Seed: 1, Clients: 3, Server: fakezk.Config{Trace: os.Getenv("MWTRACE") != ""}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Close)
+	w := newWorld(t, 3, nil)
 	sys := newSys(t, "/mw")
 	if _, err := sim.Run(w, 0, sys.Setup()); err != nil {
 		t.Fatal(err)
@@ -166,11 +161,6 @@ func TestMasterRereadsTasksAfterReconnectAtCounterWrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := sim.Run(w, 2, sys.Wait(name))
-	if os.Getenv("MWTRACE") != "" {
-		for _, l := range w.Server.Trace() {
-			t.Log(l)
-		}
-	}
 	if err != nil || string(res.Data) != "c" {
 		t.Fatalf("task %s submitted while the primary was cut off: %+v, %v (left in /tasks: %v)", name, res, err, w.Children(sys.TasksPath()))
 	}

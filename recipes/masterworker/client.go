@@ -3,6 +3,7 @@ package masterworker
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 
 	c "github.com/zkflow/zkflow/combinators"
@@ -100,8 +101,10 @@ func (sys *System) submit(id string, data []byte, lookFirst bool) task.Task[stri
 // /tasks, /assign/* and /status and succeeds with its name, or with ""
 // if it is in none of them. A task only leaves /tasks by a change to
 // /tasks, so Find reads /tasks first and, after the other directories,
-// checks that /tasks did not change in between (its pzxid); if it did,
-// it reads again.
+// lists /tasks again: the task is there, or /tasks is the same
+// incarnation (czxid) with the same pzxid (no child deleted since), or
+// Find reads everything again. A tasks directory that is missing (an
+// operator deleted it while it was empty) is made again first.
 func (sys *System) Find(id string) task.Task[string] {
 	if err := checkName("submission id", id); err != nil {
 		return task.Fail[string](err)
@@ -109,7 +112,7 @@ func (sys *System) Find(id string) task.Task[string] {
 	prefix := taskPrefix(id)
 	match := func(names []string) string {
 		for _, n := range names {
-			if strings.HasPrefix(n, prefix) && len(n) == len(prefix)+10 {
+			if seq, ok := strings.CutPrefix(n, prefix); ok && isSeq(seq) {
 				return n
 			}
 		}
@@ -119,6 +122,19 @@ func (sys *System) Find(id string) task.Task[string] {
 		var look func()
 		look = func() {
 			task.Run(s, c.Retry(task.Children(sys.TasksPath()), retry), func(tl task.ChildList, err error) {
+				if errors.Is(err, task.ErrNoNode) {
+					// Deleted while empty: the task may still be assigned
+					// or done. Make it again, so that its Stat tells, at
+					// the end, whether a task moved back meanwhile.
+					task.Run(s, sys.mkdir(sys.TasksPath()), func(_ task.Unit, err error) {
+						if err != nil {
+							k("", err)
+							return
+						}
+						look()
+					})
+					return
+				}
 				if err != nil {
 					k("", err)
 					return
@@ -141,14 +157,23 @@ func (sys *System) Find(id string) task.Task[string] {
 							k(n, nil)
 							return
 						}
-						task.Run(s, c.Retry(task.Exists(sys.TasksPath()), retry), func(st *task.Stat, err error) {
+						// A task moved back to /tasks meanwhile is there
+						// now, or left it since (a delete moves the
+						// pzxid). A create does not move it once the
+						// directory's counter has run out, so /tasks is
+						// listed again, not only its Stat compared.
+						task.Run(s, c.Retry(task.Children(sys.TasksPath()), retry), func(again task.ChildList, err error) {
 							switch {
+							case errors.Is(err, task.ErrNoNode):
+								look() // deleted meanwhile: make it again, start over
 							case err != nil:
 								k("", err)
-							case st == nil:
-								k("", &task.OpError{Op: "exists", Path: sys.TasksPath(), Err: task.ErrNoNode})
-							case st.Pzxid != tl.Stat.Pzxid:
-								look() // /tasks changed meanwhile: the task may have moved back
+							case match(again.Names) != "":
+								k(match(again.Names), nil)
+							case again.Stat.Czxid != tl.Stat.Czxid || again.Stat.Pzxid != tl.Stat.Pzxid:
+								// /tasks changed meanwhile (or is another
+								// incarnation): the task may have moved.
+								look()
 							default:
 								k("", nil)
 							}
@@ -159,6 +184,17 @@ func (sys *System) Find(id string) task.Task[string] {
 		}
 		look()
 	}
+}
+
+// isSeq reports whether s is a sequence number as ZooKeeper appends it:
+// %010d of a Java int, ten digits, or a minus sign and up to ten digits
+// once the counter has wrapped in the server's pipeline.
+func isSeq(s string) bool {
+	if len(s) < 10 || len(s) > 11 || s[0] == '+' || len(s) == 11 && s[0] != '-' {
+		return false
+	}
+	_, err := strconv.ParseInt(s, 10, 32)
+	return err == nil
 }
 
 // findAssigned looks through every assignment directory.

@@ -63,8 +63,12 @@
 //     (the master and a worker may have moved the task already); found
 //     means submitted, not found means create again. A task moved back
 //     from a dead worker into /tasks between those reads would be missed,
-//     so Find reads /tasks's pzxid again at the end and starts over if it
-//     changed. So a lost reply never submits twice.
+//     so Find lists /tasks again at the end: the task is there, or /tasks
+//     is the same incarnation (czxid) with the same pzxid (nothing left
+//     it), or Find starts over. (Listing again, not only comparing the
+//     pzxid: once the counter has run out a create no longer moves it.)
+//     A missing /tasks is made again before it is read. So a lost reply
+//     never submits twice.
 //     Session expiry or a canceled scope while the create is in flight:
 //     the outcome is unknown; Resubmit with the same id (Find first) is
 //     the way to go on, and Client.Submit does it by itself.
@@ -91,8 +95,8 @@
 //     more and goes through steps 1 and 2 again (see Faults below). The
 //     keeper runs beside step 3, which it never stops.
 //  3. List <root>/assign/<worker> with a child watch; execute each
-//     assignment in name order, one at a time; wait for the watch; list
-//     again. If the directory is gone (a primary whose list of workers
+//     assignment in name order, one at a time; wait for the watch (or a
+//     reconnect of the session); list again. If the directory is gone (a primary whose list of workers
 //     predates our registration took it for a dead worker's and removed
 //     it), make it again and list again.
 //  4. Execute one assignment: read its data (gone: skip it, it was moved
@@ -127,8 +131,10 @@
 //     re-arms the watch after every notification, repeats a listing
 //     that failed with connection loss since a failed call sets no
 //     watch, and wakes the primary at each consistent snapshot); if the
-//     /tasks watch fired (or none is set), list <root>/tasks with a new
-//     child watch, retrying connection loss likewise;
+//     /tasks watch fired (or none is set), or the session reconnected
+//     since the last list, list <root>/tasks with a new child watch,
+//     retrying connection loss likewise (a /tasks that is gone is made
+//     again);
 //     b. list <root>/assign; for every directory whose worker is not in
 //     /workers, move each of its tasks back with one multi {check
 //     the primary's lease, delete the assignment, create <root>/tasks/<task> with the
@@ -169,8 +175,10 @@
 // connection drops (applied and not), partitions, expiries, delays,
 // server restarts and clock jumps, with masters failing over and workers
 // crashing and restarting, processes paused past their session timeout,
-// and an operator deleting (and creating again) the master node, its
-// leases and the workers' registrations (go test -run TestSimSafety
+// an operator deleting (and creating again) the master node, its
+// leases and the workers' registrations, the counters of /tasks and of
+// assignment directories set near their maximum and those directories
+// deleted while empty (go test -run TestSimSafety
 // -sim.seeds=N runs N seeds; operator_test.go drives the operator's
 // deletion of a registration directly);
 // real-server tests repeat the end-to-end checks on a standalone server
@@ -201,6 +209,37 @@
 // still get their status. ErrWorkerTaken is returned only if that wait is
 // cut short (the scope ends). A persistent node there never goes by
 // itself: the worker stays unregistered until someone deletes it.
+//
+// # Task names and the tasks directory's counter
+//
+// Task names come from the counter of <root>/tasks (the sequence number
+// the server appends), but each carries its submission's id, so names
+// are unique whatever the counter hands out. Nothing is ordered by the
+// number, and no task is told from another by it.
+//
+// After an empty directory is deleted (an operator cleaning up), every
+// participant makes it again where it needs it: the primary makes /tasks
+// again when its list of /tasks finds it gone, and goes on serving (a
+// dead worker's assignment directory found gone has nothing to move
+// back);
+// Submit runs Setup when its create finds it gone; Find makes it again
+// before it reads it; a worker makes its assignment directory again
+// (Worker, step 3). The counter of the new /tasks starts at 0 again, so
+// numbers handed out before are handed out again; with the submission's
+// id in every name, that gives no name twice.
+//
+// At the counter's wrap (2^31-1 creates under /tasks), ZooKeeper keeps
+// naming every new task ...2147483647 (or, for a create prepared while
+// another is in flight, with a negative number); names stay unique by
+// their ids, and Find recognises both forms. The server then no longer
+// moves the pzxid of /tasks when a child is created, so a child watch
+// whose notification was lost with the connection is not fired again on
+// reconnect (SetWatches compares the pzxid): the primary lists /tasks
+// again after every reconnect, and Find lists it again rather than
+// compare its pzxid. An assignment directory counts every assignment
+// and status too; a worker lists its assignments again after every
+// reconnect for the same reason. The counter restarts only if /tasks is deleted
+// while empty; the recipe goes on without that.
 //
 // # Measured
 //

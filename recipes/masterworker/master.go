@@ -128,6 +128,7 @@ type term struct {
 	started bool                 // wc's first snapshot is in
 	unsub   func()
 	deaf    bool                 // the session was suspended (bugNoRearmWorkers ignores the cache from then on)
+	blinked bool                 // suspended since the last reconnect: read /tasks again once connected
 	wake    task.Cont[task.Unit] // the parked round, if any
 	again   bool                 // an outcome was left open: another round soon
 	next    int                  // round-robin position among live workers
@@ -146,8 +147,21 @@ func (m *Master) serve(s *task.Scope, l *election.Leadership, done func(error)) 
 	}
 	r.wc = wc
 	r.unsub = r.ps.Subscribe(func(ev task.Event) {
-		if ev.State == task.StateSuspended {
+		switch ev.State {
+		case task.StateSuspended:
 			r.deaf = true // only the canary listens
+			r.blinked = true
+		case task.StateConnected:
+			// Once the tasks directory's counter has run out, a create
+			// under it no longer moves its pzxid, and the server, which
+			// compares the pzxid on reconnect, does not fire again a
+			// child watch whose notification went with the connection:
+			// read /tasks again after every reconnect.
+			if r.blinked {
+				r.blinked = false
+				r.tasks.stale = true
+				r.kick()
+			}
 		}
 	})
 	if err := l.Err(); err != nil {
@@ -296,13 +310,25 @@ func names(nodes []cache.Node) []string {
 	return out
 }
 
-// readTasks re-reads /tasks with a watch when the last watch fired.
+// readTasks re-reads /tasks with a watch when the last watch fired. A
+// tasks directory that is gone (an operator deleted it while it was
+// empty) is made again, then read.
 func (r *term) readTasks(next func()) {
 	if !r.tasks.stale {
 		next()
 		return
 	}
 	task.Run(r.ps, c.Retry(task.ChildrenW(r.m.sys.TasksPath()), retry), func(cw task.ChildrenWatch, err error) {
+		if errors.Is(err, task.ErrNoNode) {
+			task.Run(r.ps, r.m.sys.mkdir(r.m.sys.TasksPath()), func(_ task.Unit, err error) {
+				if err != nil {
+					r.fail(err)
+					return
+				}
+				r.readTasks(next)
+			})
+			return
+		}
 		if err != nil {
 			r.fail(err)
 			return
@@ -366,7 +392,18 @@ func (r *term) all(ts []task.Task[task.Unit], next func()) {
 // reassignWorker moves every task of dead worker w back to /tasks.
 func (r *term) reassignWorker(w string) task.Task[task.Unit] {
 	dirPath := r.m.sys.AssignPath(w)
-	return c.Then(c.Retry(task.Children(dirPath), retry), func(cl task.ChildList) task.Task[task.Unit] {
+	list := c.Catch(c.Retry(task.Children(dirPath), retry), func(err error) task.Task[task.ChildList] {
+		if errors.Is(err, task.ErrNoNode) {
+			// Gone since /assign was listed (deleted while empty):
+			// nothing to move back.
+			return task.Value(task.ChildList{}) // Czxid 0: no node
+		}
+		return task.Fail[task.ChildList](err)
+	})
+	return c.Then(list, func(cl task.ChildList) task.Task[task.Unit] {
+		if cl.Stat.Czxid == 0 {
+			return task.Done
+		}
 		slices.Sort(cl.Names)
 		ts := make([]task.Task[task.Unit], len(cl.Names), len(cl.Names)+1)
 		for i, name := range cl.Names {

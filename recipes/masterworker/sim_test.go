@@ -72,9 +72,13 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 			{Seed: 5767, Why: "invariant: read status task-c5n0-0000000000: session expired"},
 			{Seed: 631, Why: "liveness: the operator deleted the workers' registrations; the workers never registered again, no task was assigned"},
 			{Seed: 1000000108, Why: "liveness: as seed 631"},
+			{Seed: 1, Why: "safety: the empty /tasks deleted; the primary's list of it failed with no node and the master ended"},
+			{Seed: 8, Why: "safety: a dead worker's empty assignment directory deleted after the primary listed /assign; its list failed with no node and the master ended"},
+			{Seed: 1000000124, Why: "safety: as seed 8"},
+			{Seed: 1000000061, Why: "liveness: /tasks's counter run out; a task created while the primary was cut off was never listed (its child watch not fired again on reconnect)"},
 		},
 		SessionTimeout: 4 * time.Second,
-		Faults:         sim.Faults{Allow: sim.AllFaults, MaxRate: 0.02},
+		Faults:         sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.02},
 		Duration:       simDuration,
 		Recovery:       2 * time.Minute,
 		Wrap: func(i int, conn *fakezk.Conn) task.Conn {
@@ -96,6 +100,10 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 		// The master node and worker registrations (a task's node is
 		// the task: an operator who deletes one loses it).
 		Operator: []string{simRoot + "/master", simRoot + "/workers/"},
+		// Task names come from the tasks directory's counter; the
+		// assignment directories count too (their child watches are
+		// what the workers follow): those of the first workers.
+		Counters: mwCounters(),
 		Live: func(r *sim.Trial) bool {
 			for i := range simSubmitters {
 				if !r.ProgressedSinceFaults(simMasters + simWorkers + i) {
@@ -116,6 +124,19 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 		},
 		Invariants: []sim.Invariant{sim.InvariantFunc(func(r *sim.Trial) error { return s.final() })},
 	}
+}
+
+// mwCounters lists the directories the counter classes act on: /tasks
+// and the assignment directories of the workers' first three ids on
+// each worker client (a directory that does not exist is left alone).
+func mwCounters() []string {
+	dirs := []string{simRoot + "/tasks"}
+	for i := range simWorkers {
+		for n := range 3 {
+			dirs = append(dirs, fmt.Sprintf("%s/assign/w%d-%d", simRoot, simMasters+i, n))
+		}
+	}
+	return dirs
 }
 
 // checkedConn checks the tree at every instant a client acts or hears
@@ -477,7 +498,8 @@ func (s *mwSim) final() error {
 
 // Safety and liveness over many seeds, each with a fault plan drawn from
 // every class but Wipe (connection drops applied and not, short and long
-// partitions, expiries, delays, server restarts, clock jumps): at every
+// partitions, expiries, delays, server restarts, clock jumps, crashes,
+// pauses, the operator, and the counter classes on /tasks): at every
 // instant the tree changed, no task is in two places and no task a
 // submitter was told about is missing; every submission gets exactly one
 // status; after the faults stop, submitters make progress and every

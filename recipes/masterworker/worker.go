@@ -56,7 +56,11 @@ func (w *Worker) Completed() int64 { return w.done.Load() }
 func (w *Worker) Run() task.Task[task.Unit] {
 	return c.Seq(w.sys.Setup(), task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 		r := &wrun{w: w, s: s, k: k, sess: s.Session()}
-		s.OnDone(func(error) { w.registered.Store(false) })
+		unsub := s.Subscribe(r.onEvent)
+		s.OnDone(func(error) {
+			unsub()
+			w.registered.Store(false)
+		})
 		r.start()
 	}))
 }
@@ -71,6 +75,35 @@ type wrun struct {
 	// the registration's keeper (keep). The first to fail ends the run.
 	ended   bool
 	listing bool // the assignments' flow has started
+
+	// The assignments' flow lists again after every reconnect (see
+	// onEvent): gen numbers its listings, parked says the current one
+	// waits for its watch, relist that a reconnect came meanwhile.
+	gen     int
+	parked  bool
+	relist  bool
+	blinked bool // suspended since the last reconnect
+}
+
+// onEvent follows the session: once the counter of the assignment
+// directory has run out, a create under it no longer moves its pzxid, and
+// the server, which compares the pzxid on reconnect, does not fire again
+// a child watch whose notification went with the connection. So after
+// every reconnect the assignments are listed again. Executor goroutine.
+func (r *wrun) onEvent(ev task.Event) {
+	switch ev.State {
+	case task.StateSuspended:
+		r.blinked = true
+	case task.StateConnected:
+		if !r.blinked || r.ended {
+			return
+		}
+		r.blinked = false
+		r.relist = true
+		if r.parked {
+			r.list() // the parked listing's wait is dropped (its gen is old)
+		}
+	}
 }
 
 func (r *wrun) fail(err error) {
@@ -185,6 +218,9 @@ func (r *wrun) await(w *task.Watch) {
 // list reads the assignments with a child watch, executes them in name
 // order, then waits for the watch and lists again.
 func (r *wrun) list() {
+	r.gen++
+	gen := r.gen
+	r.parked, r.relist = false, false
 	task.Run(r.s, c.Retry(task.ChildrenW(r.w.sys.AssignPath(r.w.id)), retry), func(cw task.ChildrenWatch, err error) {
 		if errors.Is(err, task.ErrNoNode) {
 			// A primary whose list of workers predates our registration
@@ -213,7 +249,16 @@ func (r *wrun) list() {
 				r.fail(err)
 				return
 			}
+			if r.relist {
+				r.list() // reconnected meanwhile: the watch may never fire
+				return
+			}
+			r.parked = true
 			task.Run(r.s, cw.Watch.Wait(), func(_ task.Event, err error) {
+				if r.gen != gen {
+					return // a reconnect started another listing
+				}
+				r.parked = false
 				if err != nil {
 					r.fail(err)
 					return

@@ -160,7 +160,7 @@
 //	master               yes            the master node                        yes    no (fixed names)
 //	group                yes            member nodes                           yes    no (6)
 //	idpersist            yes            candidates (not sequence or limit)     yes    no (6)
-//	masterworker         yes            master node, worker registrations (2)  yes    no (6)
+//	masterworker         yes            master node, worker registrations (2)  yes    /tasks, the first workers' assignment directories
 //	seqid                yes            no (the node is the sequence)          yes    no (no sequential node)
 //	bench lock+id        no             no                                     no (3) no (3)
 //

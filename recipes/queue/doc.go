@@ -372,8 +372,9 @@
 // maximum back to 2147483646, handing a name out again within one
 // directory, which no server does (its counter only goes up), and a take
 // whose read of the old item came late moved the new one in its place;
-// the fault now only raises a counter, and the seed stays as a
-// regression.
+// the fault now only raises a counter, the scenario checks before and
+// after each of its counter faults that no counter went down within one
+// directory (as no server's does), and the seed stays as a regression.
 //
 // Known bugs switched back on (canary_test.go, TestCanariesCaught) are
 // each caught in 5 hunts of at most 300 seeds; seeds each hunt needed

@@ -99,6 +99,10 @@ type queueSim struct {
 	// nearMaxDir: the czxid of the directory whose counter was last set
 	// near the maximum
 	nearMaxDir int64
+	// counterDir, counterAt: the czxid of the directory last seen and its
+	// stored cversion then (counterUp)
+	counterDir int64
+	counterAt  int32
 }
 
 func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
@@ -117,6 +121,7 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 			s.qs = make([]*queue.Queue, s.clients)
 			s.items, s.keys, s.next = map[string]*simItem{}, nil, 0
 			s.loops, s.nearMaxDir = make([]int, s.clients), 0
+			s.counterDir, s.counterAt = 0, 0
 			for i := range s.clients {
 				q, err := queue.New(simDir, queue.WithMode(mode))
 				if err != nil {
@@ -389,6 +394,8 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 // names of items taken before). Both give a name to a new item that an
 // item taken, in flight or in doubt had.
 func (s *queueSim) counterFaults(r *sim.Trial) {
+	s.counterUp(r)
+	defer s.counterUp(r)
 	switch x := r.Rand.IntN(100); {
 	case x < 1:
 		// Once per incarnation of the directory, and only upward: a
@@ -408,6 +415,22 @@ func (s *queueSim) counterFaults(r *sim.Trial) {
 			r.Logf("operator deleted the empty %s", simDir)
 		}
 	}
+}
+
+// counterUp checks the simulation itself: within one incarnation of the
+// directory its counter never goes down, as a server's never does. A
+// fault that lowered it would hand a name out again within one directory
+// and fail the queue for what no server does.
+func (s *queueSim) counterUp(r *sim.Trial) {
+	st, ok := r.NodeStat(simDir)
+	if !ok {
+		return
+	}
+	cv := storedCversion(st)
+	if st.Czxid == s.counterDir && cv < s.counterAt {
+		r.Errorf("simulation: the counter of %s went down from %d to %d within one directory (no server lowers it)", simDir, s.counterAt, cv)
+	}
+	s.counterDir, s.counterAt = st.Czxid, cv
 }
 
 // storedCversion is the counter that names a directory's sequential

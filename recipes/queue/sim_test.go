@@ -99,6 +99,10 @@ type queueSim struct {
 	// nearMaxDir: the czxid of the directory whose counter was last set
 	// near the maximum
 	nearMaxDir int64
+	// counterDir, counterAt: the czxid of the directory last seen and its
+	// stored cversion then (counterUp)
+	counterDir int64
+	counterAt  int32
 }
 
 func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
@@ -117,6 +121,7 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 			s.qs = make([]*queue.Queue, s.clients)
 			s.items, s.keys, s.next = map[string]*simItem{}, nil, 0
 			s.loops, s.nearMaxDir = make([]int, s.clients), 0
+			s.counterDir, s.counterAt = 0, 0
 			for i := range s.clients {
 				q, err := queue.New(simDir, queue.WithMode(mode))
 				if err != nil {
@@ -152,6 +157,7 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 			{Seed: 1000001715, NoTwins: true, Why: "crash-restarts at one instant, each new process drawing the dead one's consumer ids (the same executor seed) and retrying each: flows ran at one instant without end; then, with ids unique per session, a return pass reading the marker of every consumer registered (each crashed process leaves one alive until its session expires): the crashes injected during the passes outran them"},
 			{Seed: 2384, Root: "/sim/chroot", Why: "the same: a return pass reading every registered consumer's marker under a storm of crash-restarts"},
 			{Seed: 1492, Root: "/sim/chroot", Why: "an item held in flight since before the directory was deleted and created again went back under its own name, which the restarted counter had given a new item; a take that had read the new item deleted the returned one in its place (delivered twice, the other lost): returns from an earlier directory now take a name the counter never hands out"},
+			{Seed: 115, Why: "the scenario's own counter fault set the directory's counter to 2147483646 after the counter class had run it to its maximum: the counter went down, which no server's does, and handed an item's name out again within one directory; a take whose read of the old item was delayed moved the new item in its place (the old one acknowledged twice, the new one lost): the fault now only raises a counter, as the class does"},
 			{Seed: 1000003421, NoTwins: true, Why: "a return pass reading the marker of every consumer holding items: under a storm of crash-restarts and expiries at one instant, each new process read the markers of every crashed holder, whose sessions live on while no time passes, and the faults injected during the passes outran them"},
 		}
 	}
@@ -388,13 +394,17 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 // names of items taken before). Both give a name to a new item that an
 // item taken, in flight or in doubt had.
 func (s *queueSim) counterFaults(r *sim.Trial) {
+	s.counterUp(r)
+	defer s.counterUp(r)
 	switch x := r.Rand.IntN(100); {
 	case x < 1:
-		// Once per incarnation of the directory, so the counter only
-		// goes up, as a server's does.
+		// Once per incarnation of the directory, and only upward: a
+		// server's counter never goes down, and the counter class
+		// (sim.Counters) may have raised it already, past the target.
 		if st, ok := r.NodeStat(simDir); ok && st.Czxid != s.nearMaxDir {
 			s.nearMaxDir = st.Czxid
-			if r.SetCounters(simDir, st.Version, math.MaxInt32-int32(r.Rand.IntN(3))) == nil {
+			target := math.MaxInt32 - int32(r.Rand.IntN(3))
+			if storedCversion(st) < target && r.SetCounters(simDir, st.Version, target) == nil {
 				s.tot.nearMax++
 				r.Logf("counter of %s set near the maximum", simDir)
 			}
@@ -405,6 +415,30 @@ func (s *queueSim) counterFaults(r *sim.Trial) {
 			r.Logf("operator deleted the empty %s", simDir)
 		}
 	}
+}
+
+// counterUp checks the simulation itself: within one incarnation of the
+// directory its counter never goes down, as a server's never does. A
+// fault that lowered it would hand a name out again within one directory
+// and fail the queue for what no server does.
+func (s *queueSim) counterUp(r *sim.Trial) {
+	st, ok := r.NodeStat(simDir)
+	if !ok {
+		return
+	}
+	cv := storedCversion(st)
+	if st.Czxid == s.counterDir && cv < s.counterAt {
+		r.Errorf("simulation: the counter of %s went down from %d to %d within one directory (no server lowers it)", simDir, s.counterAt, cv)
+	}
+	s.counterDir, s.counterAt = st.Czxid, cv
+}
+
+// storedCversion is the counter that names a directory's sequential
+// children: clients are shown 2*cversion - numChildren in int32
+// arithmetic, and the stored cversion is never negative, so it is that
+// sum halved in uint32.
+func storedCversion(st task.Stat) int32 {
+	return int32((uint32(st.Cversion) + uint32(st.NumChildren)) / 2)
 }
 
 // checkFIFO: when an item is delivered (its delete applied), no item of

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -120,6 +121,7 @@ func (r *Reader) Next(ctx context.Context) (Snapshot, error) {
 			return s, nil
 		}
 		r.mu.Unlock()
+		park.Wait(ctx, func() bool { return len(r.notify) > 0 || park.Closed(r.w.Done()) || ctx.Err() != nil })
 		select {
 		case <-r.notify:
 		case <-r.w.Done():

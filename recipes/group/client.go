@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -147,6 +148,7 @@ func (w *Watcher) Next(ctx context.Context) (Change, error) {
 			return ch, nil
 		}
 		w.mu.Unlock()
+		park.Wait(ctx, func() bool { return len(w.notify) > 0 || park.Closed(w.v.Done()) || ctx.Err() != nil })
 		select {
 		case <-w.notify:
 		case <-w.v.Done():

@@ -209,7 +209,14 @@
 // (on Clients that skip the give-back when the context has ended, seed 1
 // of each of the four fails so). recipes/seqid's runs three goroutines on one Client
 // (blocks shared between them), judged by unique IDs and by each
-// Client's history being linearizable.
+// Client's history being linearizable. recipes/group's (Join/Leave, and
+// Watch/Next/Stop), recipes/barrier's (DoubleClient Enter/Leave through
+// rounds, Client Set/Remove against Wait) and recipes/queue's (Put,
+// Take, Ack, each mode, with the counter faults) are judged by the
+// checkers of their task-face scenarios, and on quiescence: every member
+// left, participant gone, item drained and in-flight copy acknowledged
+// or given back, whatever the contexts (seed 1 of each fails so on a
+// Leave, Remove or Ack that does nothing once its context has ended).
 //
 // # Determinism
 //

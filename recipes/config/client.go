@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -120,20 +121,32 @@ func (r *Reader) Next(ctx context.Context) (Snapshot, error) {
 			return s, nil
 		}
 		r.mu.Unlock()
+		park.Wait(ctx, func() bool { return len(r.notify) > 0 || park.Closed(r.w.Done()) || ctx.Err() != nil })
+		// A delivery first, then the watcher's end, then ctx's: when
+		// several are ready, the same one wins every time (a simulation
+		// replays).
 		select {
 		case <-r.notify:
+			continue
+		default:
+		}
+		select {
+		case <-r.notify:
+			continue
 		case <-r.w.Done():
-			r.mu.Lock()
-			more := r.seq > r.returned
-			r.mu.Unlock()
-			if !more {
-				return Snapshot{}, r.w.Err()
-			}
 		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return Snapshot{}, task.ErrDeadlineExceeded
+			if !park.Closed(r.w.Done()) {
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return Snapshot{}, task.ErrDeadlineExceeded
+				}
+				return Snapshot{}, task.ErrCanceled
 			}
-			return Snapshot{}, task.ErrCanceled
+		}
+		r.mu.Lock()
+		more := r.seq > r.returned
+		r.mu.Unlock()
+		if !more {
+			return Snapshot{}, r.w.Err()
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -147,18 +148,29 @@ func (w *Watcher) Next(ctx context.Context) (Change, error) {
 			return ch, nil
 		}
 		w.mu.Unlock()
+		park.Wait(ctx, func() bool { return len(w.notify) > 0 || park.Closed(w.v.Done()) || ctx.Err() != nil })
+		// A report first, then the view's end, then ctx's: when several
+		// are ready, the same one wins every time (a simulation replays).
 		select {
 		case <-w.notify:
+			continue
+		default:
+		}
+		select {
+		case <-w.notify:
+			continue
 		case <-w.v.Done():
-			// deliver what arrived before the end, then the error
-			w.mu.Lock()
-			added, removed := diff(w.seen, w.latest)
-			w.mu.Unlock()
-			if len(added) == 0 && len(removed) == 0 {
-				return Change{}, w.v.Err()
-			}
 		case <-ctx.Done():
-			return Change{}, blocking.CtxErr(ctx)
+			if !park.Closed(w.v.Done()) {
+				return Change{}, blocking.CtxErr(ctx)
+			}
+		}
+		// deliver what arrived before the end, then the error
+		w.mu.Lock()
+		added, removed = diff(w.seen, w.latest)
+		w.mu.Unlock()
+		if len(added) == 0 && len(removed) == 0 {
+			return Change{}, w.v.Err()
 		}
 	}
 }

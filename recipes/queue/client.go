@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -72,12 +73,14 @@ func (cl *Client) Take(ctx context.Context) (*Item, error) {
 	}
 	ch := make(chan result, 1)
 	f := executor.Submit(cl.ex, cl.q.Take(), func(it *Item, err error) { ch <- result{it, err} })
+	park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
 	select {
 	case r := <-ch:
 		return r.it, r.err
 	case <-ctx.Done():
 	}
 	f.Cancel()
+	park.Wait(ctx, func() bool { return len(ch) > 0 })
 	if r := <-ch; r.err == nil {
 		return r.it, nil
 	}
@@ -130,6 +133,7 @@ func giveUp[T any](ctx context.Context, ex *executor.Executor, t task.Task[T]) (
 		}
 		ch <- result{v, err}
 	})
+	park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
 	select {
 	case r := <-ch:
 		return r.v, r.err

@@ -1,0 +1,352 @@
+package group
+
+// The blocking face under the simulation. These tests are in the package
+// itself (not group_test) so that their TestSimExplore and
+// TestSimDeterminism run beside those of sim_test.go under the names
+// make sim selects.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/task"
+)
+
+const bsimDir = "/svc/b"
+
+// Where a round's context ends.
+const (
+	endNone   = iota // it does not
+	endBefore        // before Join (Watch) is called
+	endDuring        // while Join (Watch) waits (a step or an instant drawn)
+	endAfter         // just after Join (Watch) returns
+	endInside        // while the member stays (the watcher reads)
+	endGive          // while Leave (Stop) runs
+	numEnds
+)
+
+var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "give"}
+
+// blockingSim drives the group through its Client from actors: each of 3
+// clients has one Client shared by 3 goroutines: two members ("c<i>m0",
+// "c<i>m1") that loop join, stay a while, leave, and one watcher that
+// loops watch, read a few changes with Next, stop. Each round draws where
+// its context ends (nowhere, before the join or watch, during it, just
+// after, while the member stays or the watcher reads, during Leave or
+// Stop), and Leave and Stop take that same context.
+//
+// Judged by: every change Next returns is consistent with the one before
+// (Added were not members, Removed were, the rest adds up); liveness:
+// once the faults stop, every client joins and leaves again within
+// Recovery (Join of an id whose node a Leave left behind would wait for
+// that node's session); quiescence: every member given back with Leave
+// has its Done closed, every watcher stopped with Stop has its view
+// ended, whatever their contexts, and no member node is left.
+type blockingSim struct {
+	clients int
+	left    []given[*Member] // given back by processes that have not crashed since
+	stopped []given[*View]
+	ended   [numEnds]int // member rounds that joined, by where their context ended
+	tried   [numEnds]int
+	nexts   int
+}
+
+func newBlockingSim() (*blockingSim, sim.Scenario) {
+	s := &blockingSim{clients: 3}
+	over := func(r *sim.Trial) error {
+		for _, g := range s.left {
+			if !closed(g.h.Done()) && r.Incarnation(g.client) == g.inc {
+				return fmt.Errorf("%s given back with Leave, and its Done never closed", g.h.Path())
+			}
+		}
+		for _, g := range s.stopped {
+			if !closed(g.h.Done()) && r.Incarnation(g.client) == g.inc {
+				return fmt.Errorf("client %d: a watcher stopped with Stop, and its view never ended", g.client)
+			}
+		}
+		return nil
+	}
+	return s, sim.Scenario{
+		Name:     "group/blocking",
+		Clients:  s.clients,
+		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Duration: 15 * time.Second,
+		Setup: func(r *sim.Trial) error {
+			s.left, s.stopped = nil, nil
+			_, err := sim.Run(r.World, 0, task.Create("/svc", nil, task.Persistent))
+			return err
+		},
+		Workload: func(r *sim.Trial) {
+			for i := range s.clients {
+				s.startClient(r, i)
+			}
+		},
+		Restart:  s.startClient,
+		Operator: []string{bsimDir + "/"},
+		Quiesce: func(r *sim.Trial) bool {
+			return r.Actors() == 0 && len(r.Children(bsimDir)) == 0 && over(r) == nil
+		},
+		Invariants: []sim.Invariant{sim.InvariantFunc(over)},
+	}
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// startClient gives client i (its process now) a Client and its actors.
+func (s *blockingSim) startClient(r *sim.Trial, i int) {
+	c, err := NewClient(r.Execs[i], bsimDir)
+	if err != nil {
+		r.Errorf("client %d: %v", i, err)
+		return
+	}
+	for k := range 2 {
+		id := fmt.Sprintf("c%dm%d", i, k)
+		r.Go(i, func(a *sim.Actor) {
+			for !r.Stopping() && a.Context().Err() == nil {
+				s.member(r, a, c, id)
+			}
+		})
+	}
+	r.Go(i, func(a *sim.Actor) {
+		for !r.Stopping() && a.Context().Err() == nil {
+			s.watcher(r, a, c)
+		}
+	})
+}
+
+// draw draws where a round's context ends and makes that context; the
+// caller ends it with the cancel it returns.
+func draw(a *sim.Actor) (int, context.Context, context.CancelFunc) {
+	rnd := a.Rand()
+	end := endNone
+	if rnd.IntN(3) > 0 {
+		end = 1 + rnd.IntN(numEnds-1)
+	}
+	ctx, cancel := a.WithCancel(a.Context())
+	switch end {
+	case endBefore:
+		cancel()
+	case endDuring:
+		var c2 context.CancelFunc
+		if rnd.IntN(2) == 0 {
+			ctx, c2 = a.CancelAfterSteps(ctx, rnd.IntN(12))
+		} else {
+			ctx, c2 = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(2*time.Second))))
+		}
+		c1 := cancel
+		cancel = func() { c2(); c1() }
+	}
+	return end, ctx, cancel
+}
+
+// expected reports whether err is one a blocking call may return under
+// the world's faults with a context drawn to end at end.
+func expected(r *sim.Trial, a *sim.Actor, end int, err error) bool {
+	switch {
+	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+		return end != endNone || a.Context().Err() != nil
+	case r.Closing(), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err):
+		return true
+	}
+	return false
+}
+
+// member is one join, stay, leave of actor a as member id.
+func (s *blockingSim) member(r *sim.Trial, a *sim.Actor, c *Client, id string) {
+	i, rnd := a.Client(), a.Rand()
+	end, ctx, cancel := draw(a)
+	defer cancel()
+	s.tried[end]++
+	m, err := c.Join(ctx, id, []byte(id))
+	if err != nil {
+		r.Logf("client %d actor %d (ctx ends %s): join %s: %v", i, a.ID(), endNames[end], id, err)
+		if !expected(r, a, end, err) {
+			r.Errorf("client %d: join %s: %v", i, id, err)
+		}
+		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
+		return
+	}
+	s.ended[end]++
+	r.Logf("client %d actor %d (ctx ends %s): joined %s", i, a.ID(), endNames[end], id)
+	defer func() {
+		if end == endGive {
+			var gc context.CancelFunc
+			ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(4))
+			defer gc()
+		}
+		err := c.Leave(ctx, m)
+		r.Logf("client %d actor %d: leave %s: %v", i, a.ID(), id, err)
+		if !a.Killed() {
+			s.left = append(s.left, given[*Member]{m, i, r.Incarnation(i)})
+		}
+		if err != nil && !expected(r, a, endGive, err) {
+			r.Errorf("client %d: leave %s: %v", i, id, err)
+		}
+	}()
+	switch end {
+	case endAfter:
+		cancel()
+	case endInside:
+		var sc context.CancelFunc
+		ctx, sc = a.CancelAfterSteps(ctx, rnd.IntN(10))
+		defer sc()
+	}
+	if err := a.Sleep(ctx, time.Duration(100+rnd.Int64N(900))*time.Millisecond); err != nil {
+		return
+	}
+	r.Progress(i)
+}
+
+// watcher is one watch, a few Next, stop of actor a.
+func (s *blockingSim) watcher(r *sim.Trial, a *sim.Actor, c *Client) {
+	i, rnd := a.Client(), a.Rand()
+	end, ctx, cancel := draw(a)
+	defer cancel()
+	w, err := c.Watch(ctx)
+	if err != nil {
+		r.Logf("client %d actor %d (ctx ends %s): watch: %v", i, a.ID(), endNames[end], err)
+		if !expected(r, a, end, err) {
+			r.Errorf("client %d: watch: %v", i, err)
+		}
+		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
+		return
+	}
+	defer func() {
+		if end == endGive {
+			var gc context.CancelFunc
+			ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(4))
+			defer gc()
+		}
+		err := w.Stop(ctx)
+		if !a.Killed() {
+			s.stopped = append(s.stopped, given[*View]{w.v, i, r.Incarnation(i)})
+		}
+		if err != nil && !expected(r, a, endGive, err) {
+			r.Errorf("client %d: stop: %v", i, err)
+		}
+	}()
+	switch end {
+	case endAfter:
+		cancel()
+	case endInside:
+		var sc context.CancelFunc
+		ctx, sc = a.CancelAfterSteps(ctx, rnd.IntN(20))
+		defer sc()
+	}
+	var prev []string
+	for k := range 1 + rnd.IntN(4) {
+		nctx, nc := a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(3*time.Second))))
+		ch, err := w.Next(nctx)
+		nc()
+		if err != nil {
+			if !expected(r, a, endDuring, err) && !errors.Is(err, task.ErrSessionExpired) {
+				r.Errorf("client %d: next: %v", i, err)
+			}
+			if ctx.Err() != nil || !errors.Is(err, task.ErrDeadlineExceeded) {
+				return
+			}
+			continue
+		}
+		s.nexts++
+		if err := consistent(prev, ch, k == 0); err != nil {
+			r.Errorf("client %d: Next %+v after %v: %v", i, ch, prev, err)
+		}
+		prev = ch.Members
+	}
+}
+
+// consistent checks a change Next returned against the previous one.
+func consistent(prev []string, ch Change, first bool) error {
+	if !slices.IsSorted(ch.Members) || !slices.IsSorted(ch.Added) || !slices.IsSorted(ch.Removed) {
+		return fmt.Errorf("not sorted")
+	}
+	if !first && len(ch.Added) == 0 && len(ch.Removed) == 0 {
+		return fmt.Errorf("a change with no change")
+	}
+	want := map[string]bool{}
+	for _, m := range prev {
+		want[m] = true
+	}
+	for _, x := range ch.Added {
+		if want[x] {
+			return fmt.Errorf("%s added but already a member", x)
+		}
+		want[x] = true
+	}
+	for _, x := range ch.Removed {
+		if !want[x] {
+			return fmt.Errorf("%s removed but not a member", x)
+		}
+		delete(want, x)
+	}
+	if len(want) != len(ch.Members) {
+		return fmt.Errorf("members %v, but the previous ones with the changes are %v", ch.Members, want)
+	}
+	for _, m := range ch.Members {
+		if !want[m] {
+			return fmt.Errorf("members %v, but the previous ones with the changes are %v", ch.Members, want)
+		}
+	}
+	return nil
+}
+
+func (s *blockingSim) report(t *testing.T) {
+	t.Helper()
+	line := ""
+	for e := range numEnds {
+		line += fmt.Sprintf(" %s=%d/%d", endNames[e], s.ended[e], s.tried[e])
+	}
+	t.Logf("member rounds by where the context ended (joined/tried):%s; %d changes read with Next", line, s.nexts)
+}
+
+func TestBlockingSimulation(t *testing.T) {
+	s, sc := newBlockingSim()
+	seeds := 40
+	if testing.Short() {
+		seeds = 10
+	}
+	if st := sim.Check(t, sc, seeds); st.Failures() > 0 {
+		return
+	}
+	s.report(t)
+	for _, e := range []int{endNone, endAfter, endInside, endGive} {
+		if s.ended[e] == 0 {
+			t.Errorf("no member joined with its context ending %s: the scenario checks nothing there", endNames[e])
+		}
+	}
+	if s.nexts == 0 || len(s.stopped) == 0 {
+		t.Error("no change read or no watcher stopped: the scenario checks nothing there")
+	}
+}
+
+// The same seed replays the same history, actors included.
+func TestSimDeterminism(t *testing.T) {
+	_, sc := newBlockingSim()
+	sim.Determinism(t, sc, sim.Sample(40, 1000))
+}
+
+// The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+func TestSimExplore(t *testing.T) {
+	_, sc := newBlockingSim()
+	sim.Explore(t, sc)
+}
+
+// given is a hold given back by client's process inc: judged only while
+// that process lives (a crashed process's give-back never completes, and
+// its session's end takes the node).
+type given[H any] struct {
+	h           H
+	client, inc int
+}

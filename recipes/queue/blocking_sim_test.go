@@ -1,0 +1,359 @@
+package queue
+
+// The blocking face under the simulation. These tests are in the package
+// itself (not queue_test) so that their TestSimExplore and
+// TestSimDeterminism run beside those of sim_test.go under the names
+// make sim selects.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/task"
+)
+
+const bsimDir = "/jobs/b"
+
+// Where a call's context ends.
+const (
+	endNone   = iota // it does not
+	endBefore        // before the call (Put, Take)
+	endDuring        // while it waits (a step or an instant drawn)
+	endAfter         // just after it returns
+	endInside        // while the item taken is worked on
+	endGive          // while Ack runs
+	numEnds
+)
+
+var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "give"}
+
+// bsimItem is what the scenario knows of one item (keyed by its data,
+// unique per run).
+type bsimItem struct {
+	put       bool // Put returned without error
+	refused   bool // Put ended with ErrExhausted: never in the queue
+	delivered int
+	acked     int
+	// unsure: an Ack of it returned before its outcome was known (its
+	// context ended, ErrOutcomeUnknown, the session ended), or its actor
+	// died inside an Ack.
+	unsure  bool
+	inAck   int   // Acks called that have not returned
+	lostAt  []int // deliveries whose Ack ended with ErrDeliveryLost
+	unknown bool  // an at-most-once take ended with UnknownTakeError
+}
+
+// blockingSim drives a queue of one mode through its Client from
+// actors: each of 3 clients has one Client shared by a producer (Put in
+// a loop) and two consumers (Take, work a while, and at-least-once Ack,
+// deferred, with the Take's context). Each call's context is drawn to
+// end nowhere, before the call, while it waits, just after it, while the
+// item is worked on, or while the Ack runs. The seed draws the counter
+// faults (the directory's cversion set near its maximum, the empty
+// directory deleted) beside the other faults.
+//
+// Judged by the checkers of the task-face scenario: every item delivered
+// was put and not refused; at-most-once, never delivered twice;
+// at-least-once, never acknowledged twice, every item whose Put
+// succeeded acknowledged in the end (or an Ack of it returned before its
+// outcome was known), and an item whose Ack ended with ErrDeliveryLost
+// delivered again. Liveness: once the faults stop every client puts and
+// takes again within Recovery; quiescence: the queue drains and no
+// in-flight copy is left (a Take canceled mid-way gave its item back, an
+// Ack given an ended context acknowledged in the background: a copy
+// left in flight by a live consumer never comes back).
+type blockingSim struct {
+	mode    Mode
+	clients int
+	items   map[string]*bsimItem
+	keys    []string
+	next    int
+	ended   [numEnds]int // takes that delivered, by where their context ended
+	tried   [numEnds]int
+	acks    int
+}
+
+func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
+	s := &blockingSim{mode: mode, clients: 3}
+	sc := sim.Scenario{
+		Name:     "queue/" + mode.String() + "/blocking",
+		Clients:  s.clients,
+		Faults:   sim.Faults{Allow: sim.AllFaults&^sim.Of(sim.Operator) | sim.CounterFaults, MaxRate: 0.01},
+		Counters: []string{bsimDir},
+		Duration: 15 * time.Second,
+		Setup: func(r *sim.Trial) error {
+			s.items, s.keys, s.next = map[string]*bsimItem{}, nil, 0
+			return nil
+		},
+		Workload: func(r *sim.Trial) {
+			for i := range s.clients {
+				s.startClient(r, i)
+			}
+		},
+		Restart: s.startClient,
+		Quiesce: func(r *sim.Trial) bool {
+			if r.Actors() > 0 {
+				return false
+			}
+			return s.drained(r)
+		},
+		Invariants: []sim.Invariant{sim.InvariantFunc(s.noneLost)},
+	}
+	if mode == AtLeastOnce {
+		sc.Faults.Allow = sim.AllFaults | sim.CounterFaults
+		sc.Operator = []string{bsimDir + ".consumers/"}
+	}
+	return s, sc
+}
+
+// drained: no item in the queue, and no in-flight copy.
+func (s *blockingSim) drained(r *sim.Trial) bool {
+	for _, n := range r.Children(bsimDir) {
+		if _, _, ok := parse(n); ok {
+			return false
+		}
+	}
+	return len(r.Children(bsimDir+".inflight")) == 0
+}
+
+// startClient gives client i (its process now: a new consumer) a Client
+// and its actors.
+func (s *blockingSim) startClient(r *sim.Trial, i int) {
+	c, err := NewClient(r.Execs[i], bsimDir, WithMode(s.mode))
+	if err != nil {
+		r.Errorf("client %d: %v", i, err)
+		return
+	}
+	r.Go(i, func(a *sim.Actor) {
+		for !r.Stopping() && a.Context().Err() == nil {
+			s.put(r, a, c)
+		}
+	})
+	for range 2 {
+		r.Go(i, func(a *sim.Actor) {
+			for !(r.Stopping() && s.drained(r)) && a.Context().Err() == nil {
+				s.take(r, a, c)
+			}
+		})
+	}
+}
+
+// draw draws where a call's context ends and makes that context (one
+// that ends on its own after limit, so that a Take of an empty queue
+// returns); the caller ends it with the cancel it returns.
+func draw(a *sim.Actor, limit time.Duration) (int, context.Context, context.CancelFunc) {
+	rnd := a.Rand()
+	end := endNone
+	if rnd.IntN(3) > 0 {
+		end = 1 + rnd.IntN(numEnds-1)
+	}
+	ctx, cancel := a.WithTimeout(a.Context(), limit)
+	switch end {
+	case endBefore:
+		cancel()
+	case endDuring:
+		var c2 context.CancelFunc
+		if rnd.IntN(2) == 0 {
+			ctx, c2 = a.CancelAfterSteps(ctx, rnd.IntN(16))
+		} else {
+			ctx, c2 = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(time.Second))))
+		}
+		c1 := cancel
+		cancel = func() { c2(); c1() }
+	}
+	return end, ctx, cancel
+}
+
+func ctxEnded(err error) bool {
+	return errors.Is(err, task.ErrCanceled) || errors.Is(err, task.ErrDeadlineExceeded)
+}
+
+// put is one Put of the producer actor a.
+func (s *blockingSim) put(r *sim.Trial, a *sim.Actor, c *Client) {
+	i, rnd := a.Client(), a.Rand()
+	_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(800*time.Millisecond))))
+	if r.Stopping() {
+		return
+	}
+	end, ctx, cancel := draw(a, 10*time.Second)
+	defer cancel()
+	key := fmt.Sprintf("item-%d", s.next)
+	s.next++
+	it := &bsimItem{}
+	s.items[key] = it
+	s.keys = append(s.keys, key)
+	_, err := c.Put(ctx, []byte(key))
+	switch {
+	case err == nil:
+		it.put = true
+		r.Progress(i)
+	case errors.Is(err, ErrExhausted):
+		it.refused = true
+		if it.delivered > 0 {
+			r.Errorf("client %d: put %s refused (ErrExhausted), but it was delivered", i, key)
+		}
+	case ctxEnded(err), errors.Is(err, ErrOutcomeUnknown), errors.Is(err, task.ErrSessionExpired), r.Closing():
+	default:
+		r.Errorf("client %d: put %s (ctx ends %s): %v", i, key, endNames[end], err)
+	}
+}
+
+// take is one Take, work, (Ack) of a consumer actor a.
+func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
+	i, rnd := a.Client(), a.Rand()
+	end, ctx, cancel := draw(a, 3*time.Second)
+	defer cancel()
+	s.tried[end]++
+	got, err := c.Take(ctx)
+	if err != nil {
+		var ute *UnknownTakeError
+		switch {
+		case errors.As(err, &ute):
+			if it := s.items[string(ute.Item.Data)]; it != nil {
+				it.unknown = true
+			}
+		case ctxEnded(err), errors.Is(err, task.ErrSessionExpired), r.Closing():
+		default:
+			r.Errorf("client %d: take (ctx ends %s): %v", i, endNames[end], err)
+		}
+		return
+	}
+	key := string(got.Data)
+	it := s.items[key]
+	switch {
+	case it == nil:
+		r.Errorf("client %d: took %s (%q), which was never put", i, got.Name, key)
+		return
+	case it.refused:
+		r.Errorf("client %d: took %s (%s), whose put was refused (ErrExhausted)", i, got.Name, key)
+		return
+	}
+	s.ended[end]++
+	it.delivered++
+	delivery := it.delivered
+	r.Logf("client %d actor %d (ctx ends %s): took %s %s", i, a.ID(), endNames[end], got.Name, key)
+	if it.delivered > 1 && s.mode == AtMostOnce {
+		r.Errorf("client %d: %s (%s) delivered a second time (at-most-once)", i, key, got.Name)
+		return
+	}
+	r.Progress(i)
+	if s.mode == AtLeastOnce {
+		// The doc's pattern: the ack deferred, with the call's context.
+		defer func() {
+			if end == endGive {
+				var gc context.CancelFunc
+				ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(6))
+				defer gc()
+			}
+			it.inAck++
+			err := c.Ack(ctx, got)
+			it.inAck--
+			r.Logf("client %d actor %d: ack %s %s: %v", i, a.ID(), got.Name, key, err)
+			switch {
+			case err == nil:
+				it.acked++
+				s.acks++
+				if it.acked > 1 {
+					r.Errorf("client %d: %s (%s) acknowledged a second time", i, key, got.Name)
+				}
+			case errors.Is(err, ErrDeliveryLost):
+				it.lostAt = append(it.lostAt, delivery)
+			case ctxEnded(err), errors.Is(err, ErrOutcomeUnknown), errors.Is(err, task.ErrSessionExpired), r.Closing():
+				it.unsure = true
+			default:
+				r.Errorf("client %d: ack %s: %v", i, got.Name, err)
+			}
+		}()
+	}
+	switch end {
+	case endAfter:
+		cancel()
+	case endInside:
+		var sc context.CancelFunc
+		ctx, sc = a.CancelAfterSteps(ctx, rnd.IntN(10))
+		defer sc()
+	}
+	_ = a.Sleep(ctx, time.Duration(rnd.Int64N(int64(time.Second))))
+}
+
+// noneLost: at-least-once, every item whose Put succeeded was
+// acknowledged, or an Ack of it returned before its outcome was known;
+// an item whose Ack ended with ErrDeliveryLost was delivered again or
+// acknowledged.
+func (s *blockingSim) noneLost(r *sim.Trial) error {
+	if s.mode != AtLeastOnce {
+		return nil
+	}
+	for _, k := range s.keys {
+		it := s.items[k]
+		if !it.put {
+			continue
+		}
+		if it.inAck > 0 {
+			it.unsure = true // its actor died inside Ack
+		}
+		if it.acked == 0 && !it.unsure {
+			return fmt.Errorf("%s put, delivered %d times, never acknowledged: lost", k, it.delivered)
+		}
+		if n := len(it.lostAt); n > 0 && it.acked == 0 && !it.unsure && it.delivered <= it.lostAt[n-1] {
+			return fmt.Errorf("%s: the ack of its delivery %d ended with ErrDeliveryLost (not applied), but it never came back", k, it.lostAt[n-1])
+		}
+	}
+	return nil
+}
+
+func (s *blockingSim) report(t *testing.T) {
+	t.Helper()
+	line := ""
+	for e := range numEnds {
+		line += fmt.Sprintf(" %s=%d/%d", endNames[e], s.ended[e], s.tried[e])
+	}
+	t.Logf("%s: takes by where the context ended (delivered/tried):%s; %d acks", s.mode, line, s.acks)
+}
+
+func TestBlockingSimulation(t *testing.T) {
+	for _, mode := range []Mode{AtMostOnce, AtLeastOnce} {
+		t.Run(mode.String(), func(t *testing.T) {
+			s, sc := newBlockingSim(mode)
+			seeds := 40
+			if testing.Short() {
+				seeds = 10
+			}
+			if st := sim.Check(t, sc, seeds); st.Failures() > 0 {
+				return
+			}
+			s.report(t)
+			checked := []int{endNone, endAfter}
+			if mode == AtLeastOnce {
+				checked = append(checked, endInside, endGive)
+				if s.acks == 0 {
+					t.Error("no ack succeeded: the scenario checks nothing there")
+				}
+			}
+			for _, e := range checked {
+				if s.ended[e] == 0 {
+					t.Errorf("no item taken with its context ending %s: the scenario checks nothing there", endNames[e])
+				}
+			}
+		})
+	}
+}
+
+// The same seed replays the same history, actors included.
+func TestSimDeterminism(t *testing.T) {
+	for _, mode := range []Mode{AtMostOnce, AtLeastOnce} {
+		_, sc := newBlockingSim(mode)
+		sim.Determinism(t, sc, sim.Sample(40, 1000))
+	}
+}
+
+// The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+func TestSimExplore(t *testing.T) {
+	_, a := newBlockingSim(AtMostOnce)
+	_, b := newBlockingSim(AtLeastOnce)
+	sim.Explore(t, a, b)
+}

@@ -467,21 +467,29 @@ func (e *Executor) receiveCur() {
 // AfterFunc implements task.Runtime: fn runs from the event queue once the
 // clock reaches at.
 func (e *Executor) AfterFunc(at time.Time, fn func()) task.Timer {
-	t := &timer{}
-	t.t = e.clock.AfterFunc(at.Sub(e.clock.Now()), func() {
-		e.post(item{fn: func() {
-			if !t.stopped {
-				t.stopped = true
-				fn()
-			}
-		}})
-	})
+	t := &timer{e: e, fn: fn}
+	t.t = e.clock.AfterFunc(at.Sub(e.clock.Now()), t.fire)
 	return t
 }
 
+// timer is an AfterFunc's timer. It is its own job on the event queue (a
+// runner), so that a firing allocates nothing.
 type timer struct {
 	t       task.Timer
+	e       *Executor
+	fn      func()
 	stopped bool // executor goroutine only
+}
+
+// fire runs on the clock's goroutine: the timer joins the event queue.
+func (t *timer) fire() { t.e.post(item{r: t}) }
+
+// run runs fn on the executor goroutine, unless the timer was stopped.
+func (t *timer) run() {
+	if !t.stopped {
+		t.stopped = true
+		t.fn()
+	}
 }
 
 func (t *timer) Stop() bool {

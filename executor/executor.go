@@ -82,6 +82,7 @@ type Executor struct {
 
 	// Executor goroutine only.
 	down      bool              // the shutdown has begun (stopped, for this goroutine)
+	driving   bool              // counted in drivers (misuse.go)
 	stopCtxs  []context.Context // Run's ctx and CloseWhenDone's: their end stops the executor
 	stopErr   error             // what Run returns: the error of the ctx that stopped it
 	cur       job               // the job Step is running
@@ -247,6 +248,17 @@ func (e *Executor) drain() {
 // job of the queues but shuts the executor down, as Shutdown does, and
 // reports true; later Steps find nothing to run.
 func (e *Executor) Step() bool {
+	if !e.driving {
+		e.enter()
+		ran := e.stepOrStop()
+		e.leave()
+		return ran
+	}
+	return e.stepOrStop()
+}
+
+// stepOrStop is Step once e's goroutine is counted as its driver.
+func (e *Executor) stepOrStop() bool {
 	if !e.down && e.stopAsked() {
 		e.shutdown()
 		return true
@@ -312,9 +324,13 @@ func (e *Executor) runnable() bool {
 // A simulation drives executors with it; tasks left waiting for a
 // reconnect do not count as runnable.
 func (e *Executor) RunUntilIdle() int {
+	entered := e.enter()
 	n := 0
 	for e.Step() {
 		n++
+	}
+	if entered {
+		e.leave()
 	}
 	return n
 }

@@ -17,23 +17,25 @@ type Server struct {
 	cfg   Config
 	clock task.Clock
 
-	mu         sync.Mutex
-	tree       *tree
-	zxid       int64
-	rng        *rand.Rand
-	sessions   map[int64]*session
-	sessIDs    sessionIDs
-	sessSeq    int64 // sessions created, for Sessions' creation order
-	conns      []*Conn
-	down       bool
-	dataW      map[string][]*watch // exists and getData watches
-	childW     map[string][]*watch // getChildren watches
-	spareFires []fired             // a transaction's trigger buffer, reused (takeFires)
-	pdata      map[string][]preg   // persistent registrations in the data list (pwatch.go)
-	pchild     map[string][]preg   // and in the child list
-	pwatchN    int                 // live persistent watches, of every session
-	trace      tracer
-	reap       reaper // the container manager (reap.go)
+	mu       sync.Mutex
+	tree     *tree
+	zxid     int64
+	rng      *rand.Rand
+	sessions map[int64]*session
+	sessIDs  sessionIDs
+	sessSeq  int64 // sessions created, for Sessions' creation order
+	conns    []*Conn
+	down     bool
+	dataW    map[string][]*watch // exists and getData watches
+	childW   map[string][]*watch // getChildren watches
+	pdata    map[string][]preg   // persistent registrations in the data list (pwatch.go)
+	pchild   map[string][]preg   // and in the child list
+	pwatchN  int                 // live persistent watches, of every session
+	trace    tracer
+	reap     reaper // the container manager (reap.go)
+
+	// A transaction's trigger buffer, reused (takeFires).
+	spareFires []fired
 
 	ready   []*Conn // conns with deliverable items
 	pumping bool    // automatic mode: a goroutine is delivering

@@ -82,6 +82,7 @@ type Executor struct {
 
 	// Executor goroutine only.
 	down      bool              // the shutdown has begun (stopped, for this goroutine)
+	driving   bool              // counted in drivers (misuse.go)
 	stopCtxs  []context.Context // Run's ctx and CloseWhenDone's: their end stops the executor
 	stopErr   error             // what Run returns: the error of the ctx that stopped it
 	cur       job               // the job Step is running
@@ -247,6 +248,17 @@ func (e *Executor) drain() {
 // job of the queues but shuts the executor down, as Shutdown does, and
 // reports true; later Steps find nothing to run.
 func (e *Executor) Step() bool {
+	if !e.driving {
+		e.enter()
+		ran := e.stepOrStop()
+		e.leave()
+		return ran
+	}
+	return e.stepOrStop()
+}
+
+// stepOrStop is Step once e's goroutine is counted as its driver.
+func (e *Executor) stepOrStop() bool {
 	if !e.down && e.stopAsked() {
 		e.shutdown()
 		return true
@@ -312,9 +324,13 @@ func (e *Executor) runnable() bool {
 // A simulation drives executors with it; tasks left waiting for a
 // reconnect do not count as runnable.
 func (e *Executor) RunUntilIdle() int {
+	entered := e.enter()
 	n := 0
 	for e.Step() {
 		n++
+	}
+	if entered {
+		e.leave()
 	}
 	return n
 }
@@ -467,21 +483,29 @@ func (e *Executor) receiveCur() {
 // AfterFunc implements task.Runtime: fn runs from the event queue once the
 // clock reaches at.
 func (e *Executor) AfterFunc(at time.Time, fn func()) task.Timer {
-	t := &timer{}
-	t.t = e.clock.AfterFunc(at.Sub(e.clock.Now()), func() {
-		e.post(item{fn: func() {
-			if !t.stopped {
-				t.stopped = true
-				fn()
-			}
-		}})
-	})
+	t := &timer{e: e, fn: fn}
+	t.t = e.clock.AfterFunc(at.Sub(e.clock.Now()), t.fire)
 	return t
 }
 
+// timer is an AfterFunc's timer. It is its own job on the event queue (a
+// runner), so that a firing allocates nothing.
 type timer struct {
 	t       task.Timer
+	e       *Executor
+	fn      func()
 	stopped bool // executor goroutine only
+}
+
+// fire runs on the clock's goroutine: the timer joins the event queue.
+func (t *timer) fire() { t.e.post(item{r: t}) }
+
+// run runs fn on the executor goroutine, unless the timer was stopped.
+func (t *timer) run() {
+	if !t.stopped {
+		t.stopped = true
+		t.fn()
+	}
 }
 
 func (t *timer) Stop() bool {

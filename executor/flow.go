@@ -311,7 +311,11 @@ func (e *Executor) Run(ctx context.Context) error {
 	defer e.finished()
 	e.CloseWhenDone(ctx)
 	for {
+		entered := e.enter()
 		for e.Step() { // Step looks for Close and ctx's end before each job
+		}
+		if entered {
+			e.leave()
 		}
 		if e.down {
 			return e.stopErr
@@ -361,7 +365,12 @@ func (e *Executor) Close() {
 
 // Shutdown stops an executor driven by Step, at once, on the executor
 // goroutine: what Run does when it stops (Close says what that is).
-func (e *Executor) Shutdown() { e.shutdown() }
+func (e *Executor) Shutdown() {
+	if e.enter() {
+		defer e.leave()
+	}
+	e.shutdown()
+}
 
 func (e *Executor) shutdown() {
 	if e.stopped.Swap(true) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/zkflow/zkflow/task"
 )
@@ -30,7 +31,9 @@ var ErrNilExecutor = fmt.Errorf("%w: nil executor", task.ErrInvalidArgument)
 // on the stack of the goroutine then and only then. onExecutorGoroutine
 // looks for that frame by its return address, which costs the blocking
 // call that asks a walk of its own stack (a few hundred nanoseconds for a
-// shallow one) and costs Step nothing beyond the call. A goroutine that
+// shallow one), and only while some goroutine drives an executor (see
+// drivers); it costs Step two atomic adds (RunUntilIdle and Run: two per
+// call, not per job). A goroutine that
 // drives an executor with Step and calls Await between steps is not inside
 // a job, and is rightly let through; a job of one executor that blocks on
 // another (one goroutine drives many executors in a simulation) is not.
@@ -48,9 +51,39 @@ var jobReturnPC = func() uintptr {
 	return pc[0]
 }()
 
+// drivers counts the goroutines inside Step, RunUntilIdle, Run or
+// Shutdown of some executor, the only calls that run jobs. While it is
+// zero no goroutine runs a job, and onExecutorGoroutine answers without a
+// walk of the stack: a goroutine that blocks on flows (a simulation's
+// actors, a blocking Client) pays the walk only while some executor is
+// being driven. A job that panics leaves its driver counted (its executor
+// stays marked as driven): later answers take the walk, and stay right.
+var drivers atomic.Int64
+
+// enter counts e's goroutine as a driver, once however the calls nest,
+// and reports whether this call did (then it must call leave).
+func (e *Executor) enter() bool {
+	if e.driving {
+		return false
+	}
+	e.driving = true
+	drivers.Add(1)
+	return true
+}
+
+func (e *Executor) leave() {
+	e.driving = false
+	drivers.Add(-1)
+}
+
 // onExecutorGoroutine reports whether the calling goroutine is running a
 // job of an executor (any executor).
 func onExecutorGoroutine() bool {
+	if drivers.Load() == 0 {
+		// The caller counted itself before it ran any job (program
+		// order), so it is not in one.
+		return false
+	}
 	var buf [32]uintptr
 	pcs := buf[:]
 	for {

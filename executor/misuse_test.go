@@ -213,3 +213,55 @@ func TestNilExecutorAndTask(t *testing.T) {
 		t.Errorf("Await(nil task) = %v, want ErrNilTask", err)
 	}
 }
+
+// Whatever call runs the job (a single Step, Shutdown's cancellations, a
+// Step after an earlier job panicked), a blocking call inside it is
+// refused: the check's shortcut for goroutines outside every job never
+// lets one inside a job through.
+func TestBlockingCallRefusedWhateverTheDriver(t *testing.T) {
+	t.Run("Step", func(t *testing.T) {
+		r := rig.New(t)
+		o := rig.Submit(r, awaitInJob(func(ctx context.Context) error { return blockingCalls[0].block(ctx, r.Ex) }))
+		for r.Ex.Step() {
+		}
+		o.Want(t, 1, executor.ErrOnExecutor)
+	})
+	t.Run("Shutdown", func(t *testing.T) {
+		r := rig.New(t)
+		var got []error
+		// A flow parked for good: Shutdown's cancellation ends it, and its
+		// stop function runs inside that job.
+		executor.Submit(r.Ex, func(s *task.Scope, k task.Cont[task.Unit]) {
+			task.Suspend(s, k, func(task.Cont[task.Unit]) func() {
+				return func() {
+					_, err := executor.Await(context.Background(), r.Ex, task.Value(1))
+					got = append(got, err)
+				}
+			})
+		}, nil)
+		r.Idle()
+		r.Ex.Shutdown()
+		if len(got) != 1 || !errors.Is(got[0], executor.ErrOnExecutor) {
+			t.Fatalf("Await in a callback of Shutdown = %v, want [ErrOnExecutor]", got)
+		}
+	})
+	t.Run("after a panic", func(t *testing.T) {
+		r := rig.New(t)
+		executor.Submit(r.Ex, task.Func(func(*task.Scope) (task.Unit, error) { panic("step bug") }), nil)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("the job's panic did not reach the driver")
+				}
+			}()
+			r.Idle()
+		}()
+		o := rig.Submit(r, awaitInJob(func(ctx context.Context) error { return blockingCalls[0].block(ctx, r.Ex) }))
+		r.Idle()
+		o.Want(t, 1, executor.ErrOnExecutor)
+		// And off every job, the driving goroutine is let through.
+		if err := executor.CanBlock(); err != nil {
+			t.Fatalf("CanBlock between steps after a panic = %v", err)
+		}
+	})
+}

@@ -76,13 +76,20 @@ func (r *jobs) pop(v *job) bool {
 }
 
 func (r *jobs) grow() {
-	n := max(len(r.buf)*2, 64)
+	n := max(len(r.buf)*2, minQueue)
 	buf := make([]job, n)
 	for i := 0; i < r.size; i++ {
 		buf[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
 	}
 	r.buf, r.head = buf, 0
 }
+
+// minQueue is the size (a power of two) a queue's buffer starts at. Most
+// executors never hold more than a few jobs at once, and a simulation makes
+// many executors per seed: a small start keeps their first pushes from
+// allocating (and clearing) buffers they never fill (a Response is about
+// 200 bytes).
+const minQueue = 8
 
 // fifo is a FIFO on a power-of-two ring buffer. It grows when full and
 // never shrinks, so pushing and popping allocate nothing once it has
@@ -113,10 +120,7 @@ func (r *fifo[T]) pop(v *T) bool {
 }
 
 func (r *fifo[T]) grow() {
-	n := len(r.buf) * 2
-	if n == 0 {
-		n = 64
-	}
+	n := max(len(r.buf)*2, minQueue)
 	buf := make([]T, n)
 	for i := 0; i < r.size; i++ {
 		buf[i] = r.buf[(r.head+i)&(len(r.buf)-1)]

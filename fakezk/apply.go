@@ -33,7 +33,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 	if isWrite(p.req) {
 		// Every write takes a zxid, also when it fails (an error txn).
 		s.zxid++
-		txv = txn{zxid: s.zxid, now: s.nowMillis()}
+		txv = txn{zxid: s.zxid, now: s.nowMillis(), fires: s.takeFires()}
 		_, txv.multi = p.req.(*task.MultiRequest)
 		tx = &txv
 	}
@@ -130,8 +130,11 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 	// ZooKeeper's FinalRequestProcessor applies the txn (sending the
 	// notifications it triggers, to this session too) before it sends the
 	// reply: a session sees its own write's notifications first.
-	if tx != nil && ok {
-		s.commit(tx)
+	if tx != nil {
+		if ok {
+			s.commit(tx)
+		}
+		s.giveFires(tx.fires)
 	}
 	s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, resp: resp})
 }

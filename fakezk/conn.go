@@ -42,8 +42,8 @@ type Conn struct {
 	who       *principal // the ids the connection proves (ConnConfig.Auth, IP)
 	lastZxid  int64
 	nextID    uint64
-	outbox    []*pending // sent, not applied (deterministic mode)
-	inbox     []item     // applied, not delivered
+	outbox    []pending // sent, not applied (deterministic mode)
+	inbox     []item    // applied, not delivered
 	head      int
 	inReady   bool
 	held      bool
@@ -142,8 +142,7 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 			s.tracef("c%d send #%d refused: session %x, client follows %x", c.num, p.id, c.sess.id, c.followed)
 			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: task.ErrSessionExpired}})
 		case s.cfg.Deterministic:
-			heap := p
-			c.outbox = append(c.outbox, &heap)
+			c.outbox = append(c.outbox, p)
 		default:
 			s.apply(c, &p, false)
 		}
@@ -231,7 +230,8 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 	}
 	out := c.outbox
 	c.outbox = nil
-	for _, p := range out {
+	for i := range out {
+		p := &out[i]
 		if applyInFlight && c.sess.alive {
 			s.apply(c, p, true)
 		} else {

@@ -143,10 +143,14 @@ func (s *Server) Step() bool {
 	k := s.rng.IntN(n)
 	if k < len(appliers) {
 		c := appliers[k]
+		// Shifted down rather than resliced, so that the outbox keeps
+		// its buffer and sending does not allocate once it has one.
 		p := c.outbox[0]
-		c.outbox[0] = nil
-		c.outbox = c.outbox[1:]
-		s.apply(c, p, false)
+		last := len(c.outbox) - 1
+		copy(c.outbox, c.outbox[1:])
+		c.outbox[last] = pending{}
+		c.outbox = c.outbox[:last]
+		s.apply(c, &p, false)
 		s.mu.Unlock()
 		return true
 	}

@@ -34,6 +34,9 @@ type Server struct {
 	trace    tracer
 	reap     reaper // the container manager (reap.go)
 
+	// A transaction's trigger buffer, reused (takeFires).
+	spareFires []fired
+
 	ready   []*Conn // conns with deliverable items
 	pumping bool    // automatic mode: a goroutine is delivering
 	stepMu  sync.Mutex

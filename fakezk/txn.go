@@ -32,6 +32,24 @@ func (tx *txn) fire(path string, typ task.EventType, acl []task.ACL) {
 	tx.fires = append(tx.fires, fired{path, typ, acl})
 }
 
+// takeFires hands a transaction the server's spare trigger buffer (empty,
+// or nil if another transaction holds it), so that a write's triggers do
+// not allocate. Lock held.
+func (s *Server) takeFires() []fired {
+	f := s.spareFires
+	s.spareFires = nil
+	return f[:0]
+}
+
+// giveFires takes back a buffer takeFires handed out, once its
+// transaction has committed or rolled back. Lock held.
+func (s *Server) giveFires(f []fired) {
+	if cap(f) > cap(s.spareFires) {
+		clear(f[:cap(f)])
+		s.spareFires = f[:0]
+	}
+}
+
 // onUndo records f to undo a change of a multi; callers test tx.multi
 // first, so that a single op does not even allocate f.
 func (tx *txn) onUndo(f func()) {

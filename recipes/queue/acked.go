@@ -360,7 +360,7 @@ func (q *Queue) move(cn *consumer, it *Item, version, epoch int32) task.Task[out
 //   - nil: applied, once. The item will never be delivered again. An
 //     Ack of an Item whose ack was applied already (by an earlier Ack,
 //     or one running at the same time, on this executor) says so too:
-//     nil, with no request sent when the earlier one has ended.
+//     nil.
 //   - ErrDeliveryLost: not applied, and the item is no longer this
 //     consumer's: the session ended before the ack was sent, or the
 //     consumer's marker was deleted (the item is, or will be, back in the

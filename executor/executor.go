@@ -27,8 +27,10 @@ type Config struct {
 	// a random seed. Simulations set it.
 	Seed uint64
 	// OnError receives the errors of flows nobody waits for: deferred
-	// cleanups and forks without a handler. It runs on the executor
-	// goroutine and must not block. nil logs them with slog.Default().
+	// cleanups, forks without a handler, and what the recipes' blocking
+	// Clients give back (a release, a resign) after their caller stopped
+	// waiting. It runs on the executor goroutine and must not block. nil
+	// logs them with slog.Default().
 	OnError func(error)
 	// OnSession receives every session event after the executor has applied
 	// it, before the subscribers (task.Runtime.Subscribe) do; also the

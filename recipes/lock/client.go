@@ -102,7 +102,9 @@ func isDone(h *Held) bool {
 // before the delete is done, Release returns its error
 // (task.ErrCanceled or task.ErrDeadlineExceeded) and the release goes on
 // in the background: h's Done closes, the node is deleted, and this
-// Client's next Acquire waits for that. A Held not taken through a
+// Client's next Acquire waits for that. A failure of the delete then (an
+// ACL that refuses it: task.ErrNoAuth) goes to the executor's
+// Config.OnError, since no caller hears it. A Held not taken through a
 // Client on this executor (one on another executor, or Lock.Acquire run
 // by hand) is refused with task.ErrInvalidArgument: run its own Release
 // on the executor that took it.

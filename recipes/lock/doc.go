@@ -28,7 +28,9 @@
 // Release is started whatever its ctx, so the deferred Release above
 // works also when ctx ended in the critical section: it returns ctx's
 // error at once and the node is deleted in the background (Done closes
-// at once; the Client's next Acquire waits for the delete).
+// at once; the Client's next Acquire waits for the delete; if the
+// delete fails for good then, the failure goes to the executor's
+// Config.OnError).
 //
 // To compose the lock with other tasks, use the task face: New returns a
 // Lock whose Acquire and TryAcquire, and the Held's Release and Fenced,

@@ -357,7 +357,10 @@ func (q *Queue) move(cn *consumer, it *Item, version, epoch int32) task.Task[out
 // copy. It must run on the session the item was taken on. Its outcome
 // says what is known:
 //
-//   - nil: applied, once. The item will never be delivered again.
+//   - nil: applied, once. The item will never be delivered again. An
+//     Ack of an Item whose ack was applied already (by an earlier Ack,
+//     or one running at the same time, on this executor) says so too:
+//     nil.
 //   - ErrDeliveryLost: not applied, and the item is no longer this
 //     consumer's: the session ended before the ack was sent, or the
 //     consumer's marker was deleted (the item is, or will be, back in the
@@ -382,9 +385,18 @@ func (it *Item) Ack() task.Task[task.Unit] {
 	copyPath := q.flight(cn.id, it.czxid, it.Name)
 	unchecked := canary.On(bugAckUnchecked)
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if it.acked {
+			k(task.Unit{}, nil) // applied by an earlier Ack
+			return
+		}
 		if sess := s.Session(); !unchecked && (sess.ID != cn.sess.ID || sess.Epoch != cn.sess.Epoch) {
 			k(task.Unit{}, fmt.Errorf("%w: %s taken on %s, ack on %s", ErrDeliveryLost, it.Name, cn.sess, sess))
 			return
+		}
+		applied := func() {
+			delete(q.claimed, copyPath)
+			it.acked = true
+			k(task.Unit{}, nil)
 		}
 		lostErr := func(err error) {
 			delete(q.claimed, copyPath)
@@ -409,8 +421,7 @@ func (it *Item) Ack() task.Task[task.Unit] {
 			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
 				switch i := multiIndex(err); {
 				case err == nil, unchecked && errors.Is(err, task.ErrNoNode):
-					delete(q.claimed, copyPath)
-					k(task.Unit{}, nil)
+					applied()
 				case errors.Is(err, task.ErrConnectionLoss):
 					lost = true
 					if canary.On(bugAckLostIsDeliveryLost) {
@@ -422,6 +433,8 @@ func (it *Item) Ack() task.Task[task.Unit] {
 					send(err)
 				case i == 1 && errors.Is(err, task.ErrNoNode) && lost:
 					k(task.Unit{}, nil) // (bugAckLostIsDeliveryLost only) the lost send deleted it
+				case i == 1 && errors.Is(err, task.ErrNoNode) && it.acked:
+					k(task.Unit{}, nil) // another Ack of this Item was applied meanwhile
 				case i == 0 || i == 1:
 					lostErr(err)
 				case errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed):
@@ -453,8 +466,7 @@ func (it *Item) Ack() task.Task[task.Unit] {
 					case cst != nil:
 						lostErr(fmt.Errorf("the consumer's marker is gone: %w", cause))
 					case ours:
-						delete(q.claimed, copyPath)
-						k(task.Unit{}, nil) // applied by the lost send
+						applied() // by the lost send (or another Ack of this Item)
 					default:
 						unknown(fmt.Errorf("the copy and the consumer's marker are gone: %w", cause))
 					}

@@ -142,8 +142,9 @@ type Item struct {
 	// czxid names the incarnation taken: a name can be handed out again.
 	czxid int64
 	// at-least-once only
-	q    *Queue
-	cons *consumer
+	q     *Queue
+	cons  *consumer
+	acked bool // an Ack of it was applied (executor goroutine)
 }
 
 // Queue is a distributed queue on one ZooKeeper directory. In

@@ -95,32 +95,81 @@ func Do[T any](ctx context.Context, ex, owner *executor.Executor, notOurs error,
 // it returns task.ErrClosed, unless ctx has ended (nothing is left to
 // give up: the connection, and with it the session, is closed).
 //
+// A failure of t is told once: to the caller if Give returns it, else
+// (the caller stopped waiting first, or never could) to the executor's
+// Config.OnError, on the executor goroutine, as the failures of other
+// flows nobody waits for are; task.ErrClosed excepted, for the reason
+// above.
+//
 // p, if not nil, counts t while it runs (Pending), so that a Client can
 // wait for its give-backs before it takes again.
 func Give[T any](ctx context.Context, ex *executor.Executor, p *Pending, t task.Task[T]) (T, error) {
-	type result struct {
-		v   T
-		err error
+	var zero T
+	blockErr := executor.CanBlock()
+	g := &giving[T]{ch: make(chan giveResult[T], 1)}
+	if blockErr != nil || ctx.Err() != nil {
+		g.left = true // decided before t can end: its failure goes to OnError
 	}
-	ch := make(chan result, 1)
 	done := p.add()
 	executor.Submit(ex, t, func(v T, err error) {
 		done()
-		ch <- result{v, err}
+		if g.deliver(v, err) && err != nil && !errors.Is(err, task.ErrClosed) && ex != nil {
+			ex.Report(err) // on the executor goroutine: a refused Submit gives ErrClosed
+		}
 	})
-	var zero T
-	if err := executor.CanBlock(); err != nil {
-		return zero, err
+	if blockErr != nil {
+		return zero, blockErr
 	}
 	if ctx.Err() != nil {
 		return zero, CtxErr(ctx)
 	}
-	park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
+	park.Wait(ctx, func() bool { return len(g.ch) > 0 || ctx.Err() != nil })
 	select {
-	case r := <-ch:
+	case r := <-g.ch:
 		return r.v, r.err
 	case <-ctx.Done():
-		return zero, CtxErr(ctx)
+	}
+	if r, ok := g.leave(); ok {
+		return r.v, r.err // the outcome came as ctx ended: it is known
+	}
+	return zero, CtxErr(ctx)
+}
+
+type giveResult[T any] struct {
+	v   T
+	err error
+}
+
+// giving hands a give-back's outcome to its caller, or, once the caller
+// has left, says that no one will hear it.
+type giving[T any] struct {
+	mu   sync.Mutex
+	left bool // the caller no longer waits
+	ch   chan giveResult[T]
+}
+
+// deliver passes the outcome to the caller; true if the caller has left.
+func (g *giving[T]) deliver(v T, err error) (left bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.left {
+		return true
+	}
+	g.ch <- giveResult[T]{v, err}
+	return false
+}
+
+// leave marks the caller gone, unless the outcome has come: then it
+// returns it.
+func (g *giving[T]) leave() (giveResult[T], bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case r := <-g.ch:
+		return r, true
+	default:
+		g.left = true
+		return giveResult[T]{}, false
 	}
 }
 

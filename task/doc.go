@@ -3,8 +3,12 @@
 // contract that zkadapter and fakezk implement, and the ZooKeeper
 // operations as tasks.
 //
-// Start reading at Task (task.go), then Scope (scope.go), then the
-// operations (ops.go, watch.go). The Conn contract is in conn.go.
+// A Task is a description of work; an executor runs it:
+//
+//	bump := combinators.Then(task.Get("/app/config"), func(d task.Data) task.Task[task.Stat] {
+//		return task.Set("/app/config", append(d.Data, '!'), d.Stat.Version) // nothing runs yet
+//	})
+//	st, err := executor.Await(ctx, ex, bump) // run it; task.ErrBadVersion if someone wrote in between
 //
 // # The contract of a Task
 //
@@ -15,10 +19,9 @@
 //   - A task body never blocks. It starts asynchronous work through its
 //     Scope (an operation, a timer) and returns.
 //   - Its continuation is called exactly once, with a value or an error, on
-//     the executor goroutine. Tests of every combinator and of every way a
-//     flow ends (success, error, deadline, cancel, expiry, close) check it;
-//     in race builds (make test) and with -tags zkflow_invariants, Run
-//     panics with ErrContinuationReused when a task calls k a second time.
+//     the executor goroutine; in race builds (make test) and with -tags
+//     zkflow_invariants, Run panics with ErrContinuationReused when a task
+//     calls k a second time.
 //   - Continuations are trampolined: Run and Resume call directly while the
 //     stack is shallow and bounce through the executor's task queue past a
 //     small depth, so a chain of a million synchronous steps, or a Retry
@@ -32,25 +35,13 @@
 // # Scopes and cancellation
 //
 // Every flow runs in a Scope, a node of a tree rooted at its session's
-// scope. Canceling a scope (Scope.Cancel, a deadline, the session's expiry,
-// the executor's Close) ends it and every scope under it before Cancel
-// returns: each has Err() != nil and each chain parked in them has
-// received the error. Cancellation works in two phases: first every scope
-// of the subtree ends (no code but the runtime's runs then), then the
-// waits are abandoned and the OnDone callbacks run, children before
-// parents. So whatever those continuations and callbacks do (close,
-// cancel or create scopes anywhere, the one being canceled included) no
-// scope escapes, and each of them already sees the whole subtree ended. An
-// ended scope takes no new child and drops late resumes. Cancellation is
-// linear in the scopes it ends and allocates nothing. A closed scope is
-// unlinked from its parent and unlinks its children, so no scope stays
-// linked under a closed one.
-//
-// The executor publishes the end of a session (Expired, Closed) to every
-// Runtime.Subscribe subscriber between the two phases
-// (Scope.CancelDeferred): by the time any continuation of an ended session
-// runs, every subscriber, and so every handle that follows the session
-// through them, has heard the end.
+// scope. Canceling a scope (Scope.Cancel, a deadline, the session's
+// expiry, the executor's Close) ends it and every scope under it before
+// Cancel returns: each has Err() != nil and each chain parked in them has
+// received the error. An ended scope takes no new child and drops late
+// resumes. By the time any continuation of an ended session runs, every
+// Runtime.Subscribe subscriber, and so every handle that follows the
+// session through them, has heard the end.
 //
 // # Errors
 //
@@ -69,48 +60,21 @@
 // not be lost or repeated is settled by reading afterwards (the recipes
 // do, for their own nodes), never by assuming it failed.
 //
-// # Observing
-//
-// Observer (observe.go) is the runtime's one hook: the executor, the
-// connections and combinators.Retry call it with flows, operations and
-// their outcomes, session transitions, retries, queue depths and
-// connection facts, each on the goroutine that learnt the fact. A nil
-// Observer costs a pointer check; executor/otelzk builds OpenTelemetry
-// metrics and traces on it.
-//
 // # Access control
 //
 // A node carries an ACL, given at create (CreateWith) and replaced with
 // SetACL; GetACL reads it. ZooKeeper checks a request against the ACL of
-// one node, never its ancestors': create and delete against the parent's
-// (CREATE, DELETE), Get, Children and a multi's check against the node's
-// (READ), Set (WRITE), GetACL (READ or ADMIN; without ADMIN the ids of
-// digest entries read "user:x"), SetACL (ADMIN); Exists and Sync need
-// nothing. A failed check is ErrNoAuth. An entry grants its Perms to the
-// sessions its scheme and id match:
+// one node, never its ancestors'; a failed check is ErrNoAuth, an invalid
+// list ErrInvalidACL. Schemes: world:anyone, digest (DigestACL builds an
+// entry for AuthInfo{Scheme: "digest", Auth: []byte("user:password")}),
+// ip, and auth (the session's authenticated ids). Credentials belong to
+// the connection: each Conn presents them on every connect, so a session
+// keeps them across reconnects and a new session after an expiry gets
+// them too. Watch only nodes the session can read: a watch on a node it
+// may not READ gets no event for its changes.
 //
-//   - world:anyone matches every session;
-//   - digest:user:hash matches a session whose connection presented the
-//     credential AuthInfo{Scheme: "digest", Auth: []byte("user:password")},
-//     hash being base64(sha1("user:password")); DigestACL builds such an
-//     entry. An id with the password in clear text is valid but matches
-//     no one;
-//   - ip:a.b.c.d or ip:a.b.c.d/bits matches a client whose IPv4 address
-//     is in that range;
-//   - auth, in a create or a SetACL, stands for every authenticated id of
-//     the session making the request (its digest ids): the server stores
-//     those in its place, and refuses the list with ErrInvalidACL if the
-//     session has none.
-//
-// An empty list, an unknown scheme or a malformed id is ErrInvalidACL.
-//
-// A watch is not notified of a change to a node its session may not READ
-// (the parent, for a child change): ZooKeeper does so since the fix of
-// CVE-2024-23944 (3.8.4; Debian's 3.8.0 has it too). Such a watch stays
-// pending, with no event, until a later notification on its path reaches
-// the session or the session ends: watch only nodes the session can read.
-//
-// Credentials belong to the connection: each Conn presents them on every
-// connect, before any request, so a session keeps them across reconnects
-// and a new session after an expiry gets them too.
+// Observer is the runtime's one hook for metrics and traces (a nil one
+// costs a pointer check); executor/otelzk builds on it. The scope tree's
+// cancellation in full and the permission each operation needs:
+// task/SCOPES_AND_ACLS.md.
 package task

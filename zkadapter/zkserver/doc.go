@@ -43,86 +43,35 @@
 //		zk.Kill(on) // a crash; zk.Restart(ctx, on) brings it back
 //	}
 //
-// ExampleNewStandalone and ExampleCluster_Partition are complete. Start
-// reading at Standalone and Ensemble (cluster.go), then Partition
-// (partition.go).
+// ExampleNewStandalone and ExampleCluster_Partition are complete.
 //
 // # Servers
 //
-// Standalone(t, opts) and Ensemble(t, n, opts) return a *Cluster once
-// every server serves. Server i (0 <= i < Len(), an ensemble's myid is
-// i+1) is addressed by index: Addrs and ConnectString
-// ("127.0.0.1:a,127.0.0.1:b,...") are what clients dial; Stop (SIGTERM),
-// Kill (SIGKILL), Start and Restart (Start, then wait until it serves),
-// Wipe (delete a stopped server's data, as a lost disk), WaitServing and
-// WaitNotServing act on server i; Leader finds the ensemble's leader and
-// ServerOf the server a client's session is on. A server serves
-// when its four-letter word srvr answers with a Mode line (standalone,
-// leader or follower): a peer without a quorum answers that it is not
-// currently serving requests. Waiting polls every 50ms up to a deadline;
-// that polls a server to come up, it does not order events. Outside a
+// Standalone and Ensemble return a *Cluster once every server serves.
+// Server i (an ensemble's myid is i+1) is addressed by index: Addrs and
+// ConnectString are what clients dial; Stop, Kill, Start, Restart, Wipe
+// (a lost disk), WaitServing and WaitNotServing act on server i; Leader
+// finds the ensemble's leader and ServerOf the server a client's session
+// is on. The servers are fast to start: a tick of 100ms (sessions from
+// 200ms to 2s by default), data on tmpfs with forceSync=no. Outside a
 // test, NewStandalone and NewEnsemble do the same and the caller must
 // Close the cluster.
 //
-// The servers are fast to start and to test against: a tick of 100ms
-// (sessions from 200ms to 2s by default: Options.MinSessionTimeout and
-// MaxSessionTimeout), data on tmpfs (/dev/shm when it exists) with
-// forceSync=no, a JVM tuned to start quickly (Options.Throughput for
-// benchmarks), the admin server off and every four-letter word allowed.
-//
-// # Partitions
-//
-// With Options.Proxied a TCP proxy (internal/netproxy) stands in front of
-// each server's client ports, and Addrs, ConnectString and Server.Addr
-// name the proxies. Partition(i) silences server i's proxy: its clients'
-// connections stay open and nothing passes, no FIN and no RST, so a client
-// notices only when its own timeouts fire, as in a real partition; new
-// connections are accepted and never answered. Heal(i) lets new
-// connections through and resets those the partition silenced. Only
-// clients are cut off: the server stays in its ensemble and keeps serving
-// its DirectAddr. Partition's documentation says exactly what a client
-// sees.
-//
-// # TLS
-//
-// With Options.TLS every server also serves TLS on a secure client port
-// (Server.SecureAddr, Cluster.SecureAddrs; proxied too with Proxied),
-// through the Netty connection factory
-// (-Dzookeeper.serverCnxnFactory), which serves the plaintext port as
-// well. The certificates come from a CA made at test time (NewTestCA or
-// NewCA as Options.CA, or else one made for the cluster: Cluster.CA),
-// valid for 127.0.0.1, ::1 and localhost; the server reads them as PEM key
-// and trust stores. CA.ClientConfig and CA.MutualConfig configure clients;
-// Options.ClientAuth (ssl.clientAuth) makes a client certificate wanted
-// or needed. A TLS server serves once srvr answers on the plaintext port
-// and a TLS handshake succeeds on the secure one.
-//
-// # Configuration and system properties
-//
-// Options.Extra appends lines to zoo.cfg; ZooKeeper turns a key it does
-// not know there into the system property zookeeper.<key>. Settings read
-// only from other system properties go in Options.SystemProperties
-// (passed as -Dkey=value after the package's own, so they win), such as
-// znode.container.checkIntervalMs. Options.ExtendedTypes enables TTL
-// nodes (zookeeper.extendedTypesEnabled).
-//
-// # Installation
-//
-// The servers are ZooKeeper 3.8 from Debian's zookeeper package: the jars
-// in /usr/share/java (JarDir). zookeeper.jar's manifest Class-Path names
-// every jar the server needs but netty-codec, which TLS needs and the
-// class path adds, and slf4j-simple, added when present so the server's
-// log reaches server.log in its directory (LogTail shows its end; the
-// cleanup logs it when the test failed). java must be on PATH. Available
-// tells whether a server can start; Require skips or fails a test as
-// Standalone and Ensemble do.
-//
-// # Goroutines
+// With Options.Proxied, Partition(i) silences server i's proxy (no FIN, no
+// RST: clients notice only when their own timeouts fire) and Heal(i) lets
+// connections through again; the server stays in its ensemble. With
+// Options.TLS every server also serves TLS on a secure port, with
+// certificates from a CA made at test time (Cluster.CA, CA.ClientConfig,
+// CA.MutualConfig). Options.Extra appends lines to zoo.cfg,
+// Options.SystemProperties sets -D properties, Options.ExtendedTypes
+// enables TTL nodes. The servers are ZooKeeper 3.8 from the jars in
+// /usr/share/java (JarDir); java must be on PATH.
 //
 // Methods of a Cluster and a Server may be called from any goroutine.
 // Standalone, Ensemble, Require and NewTestCA take a testing.TB and call
 // its Fatal or Skip methods, so they must be called on the test's
-// goroutine. A Cluster holds one goroutine per running server (waiting
-// for its process) and, with Proxied, the proxies' goroutines: one per
-// proxy and a few per open connection.
+// goroutine.
+//
+// Every call and option in full, what a partitioned client sees, TLS,
+// configuration and installation: zkadapter/zkserver/SERVERS.md.
 package zkserver

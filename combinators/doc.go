@@ -4,6 +4,13 @@
 // an independent flow), All (join), Deadline and Timeout (absolute
 // deadlines that nest by taking the earlier), Sleep and Loop.
 //
+//	// Read, add '!', write back at the version read: again on a conflict, 2s at most.
+//	bump := combinators.Then(task.Get("/app/config"), func(d task.Data) task.Task[task.Stat] {
+//		return task.Set("/app/config", append(d.Data, '!'), d.Stat.Version)
+//	})
+//	retry := combinators.Retry(bump, combinators.Policy{On: []error{task.ErrBadVersion}})
+//	st, err := executor.Await(ctx, ex, combinators.Timeout(retry, 2*time.Second))
+//
 // Guarantees, each tested:
 //
 //   - Every combinator calls its continuation exactly once, on the
@@ -18,18 +25,7 @@
 //     task queue is paused) instead of spinning; Loop and Retry iterate
 //     without growing the stack.
 //
-// Measured on the project's 2-core machine (go1.26, amd64), median of
-//
-//	go test -run '^$' -bench . -benchmem -count 3 ./executor
-//
-// (2026-11-22, with other jobs on the machine: load average about 4, so
-// the times are upper bounds) a no-op step of a running chain costs 13.4
-// ns and 0 allocations (BenchmarkNoopStep; 9.2 ns on a quiet machine the
-// day before), one executor job 6.8 ns and 0 allocations (BenchmarkStep),
-// a Retry that fails once then succeeds 152 ns and 2 allocations, a Fork
-// with its flow run to completion 307 ns and 7 allocations, a chain of 10
-// Thens 1033 ns and 20 allocations (one closure per step and one per
-// continuation), a whole submitted flow 377 ns and 9 allocations (one more
-// than before: a flow that has not started keeps the state that lets its
-// deadline and Cancel end it while the session is suspended).
+// The measured cost of a step, a Retry, a Fork, a chain of Thens and a
+// whole flow, with the command that measures them: the Figures section of
+// the module's README.md.
 package combinators

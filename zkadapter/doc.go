@@ -29,9 +29,10 @@
 //
 // Dial returns once a session is established, or, when its context ends
 // first, within about a second of that with an error wrapping
-// ErrNoSession, the context's error and the last attempt's cause (a DNS
-// error, a closed port, "not a ZooKeeper server", "no connect response",
-// a TLS error). An invalid Config fails at once with ErrInvalidConfig (a
+// ErrNoSession, the context's error and the last attempt's cause (a
+// *net.DNSError for a name that does not resolve, a *net.OpError for a
+// closed port, "no connect response" for an endpoint that does not answer
+// as ZooKeeper does, a TLS error). An invalid Config fails at once with ErrInvalidConfig (a
 // *ConfigError naming the field). Each attempt is bounded (ConnectTimeout,
 // then the session timeout divided by the number of servers), and a
 // silent server is given up two-thirds of the session timeout after it was

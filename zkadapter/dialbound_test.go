@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ type badEndpoint struct {
 func badEndpoints() []badEndpoint {
 	anyCause := func(error) bool { return true }
 	return []badEndpoint{
-		{"silent listener", silentListener, anyCause},
+		{"silent listener", silentListener, func(err error) bool { return strings.Contains(err.Error(), "no connect response") }},
 		{"http server", func(t *testing.T) string {
 			s := httptest.NewServer(http.NotFoundHandler())
 			t.Cleanup(s.Close)

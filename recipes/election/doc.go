@@ -55,9 +55,11 @@
 // closing Done, with Err wrapping ErrLost and the cause: ErrGaveUp after
 // GiveUp, task.ErrSessionExpired or task.ErrClosed, the node deleted or
 // changed by someone else, or a fenced write refused; ErrResigned after
-// Resign. Once it has ended, Fenced refuses at once without sending. Keep
-// DefaultGiveUp (1/4 of the session timeout) with zkadapter: a larger one
-// is safe only for disconnects the client hears of at once.
+// Resign. Once it has ended, Fenced refuses at once without sending.
+// DefaultGiveUp is 1/4 of the session timeout: zkadapter notices a silent
+// partition 2/3 of the timeout after it last heard from the server, and a
+// GiveUp of 1/3 or more is safe only for disconnects the client hears of
+// at once.
 //
 // # Callbacks and goroutines
 //

@@ -21,7 +21,7 @@
 // It behaves as a ZooKeeper 3.8 server does, checked differentially: the
 // cases of internal/conformance that a real server can run pass unchanged
 // against ZooKeeper 3.8.0, and seeded random operation sequences give the
-// same results on both. That covers paths, creates of every mode
+// same results on both (times and zxids aside). That covers paths, creates of every mode
 // (sequential names from the parent's cversion, containers and TTL nodes
 // with Config.ExtendedTypes, reaped on the server's clock), deletes,
 // versions, multi with rollback, ACLs and authentication (digest and ip),

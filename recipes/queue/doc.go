@@ -53,9 +53,10 @@
 //
 // On session expiry a take in progress fails with task.ErrSessionExpired,
 // the consumer's in-flight items go back to the queue and its pending
-// acks fail; its next Take registers a new consumer. A waiting Take
-// sends nothing until the directory changes. Items of a dead consumer
-// come back when another consumer finds the queue empty or registers.
+// acks fail; its next Take registers a new consumer. A Take waiting on
+// an empty queue sends nothing: it waits on watches. Items of a dead
+// consumer come back when another consumer finds the queue empty or
+// registers.
 //
 // Order: within a priority, in at-most-once mode, items are taken in the
 // order their creates were applied; across priorities an item put after a

@@ -18,16 +18,16 @@
 // nobody advances, and a timed fault never heals. A deterministic test
 // gives the server and the executor one simulated Clock and advances it.
 //
-// It behaves as a ZooKeeper 3.8 server does, checked differentially: the
-// cases of internal/conformance that a real server can run pass unchanged
-// against ZooKeeper 3.8.0, and seeded random operation sequences give the
-// same results on both (times and zxids aside). That covers paths,
-// creates of every mode (sequential names from the parent's cversion,
-// containers and TTL nodes with Config.ExtendedTypes, reaped on the
-// server's clock), deletes, versions, multi with rollback, ACLs and
-// authentication (digest and ip), one-time, persistent and recursive
-// watches, session negotiation and expiry, the connect handshake, and the
-// packet limit (Config.MaxPacketSize).
+// It reproduces ZooKeeper 3.8's behaviour: paths, creates of every mode
+// (sequential names from the parent's cversion, containers and TTL nodes
+// with Config.ExtendedTypes, reaped on the server's clock), deletes,
+// versions, multi with rollback, ACLs and authentication (digest and ip),
+// one-time, persistent and recursive watches, session negotiation and
+// expiry, the connect handshake, and the packet limit
+// (Config.MaxPacketSize). It is checked differentially: the cases of
+// internal/conformance that a real server can run pass unchanged against
+// ZooKeeper 3.8.0, and seeded random operation sequences give the same
+// results on both (times and zxids aside).
 // getChildren returns names in an order drawn from the seed.
 //
 // Every response, watch notification and session event for a Conn is

@@ -93,9 +93,11 @@
 //
 // # Deadlines and cleanup
 //
-// Deadlines are absolute times on the injected clock. A deadline fires from
-// the event queue, so it ends a flow even while the session is suspended;
-// late completions are dropped; cleanups registered with Scope.Defer run as
+// Deadlines are absolute times on the executor's clock: Config.Clock, or,
+// when nil, the Conn's own (a fakezk.Conn's is its server's), or else the
+// wall clock. A deadline fires from the event queue, so it ends a flow
+// even while the session is suspended; late completions are dropped;
+// cleanups registered with Scope.Defer run as
 // flows of their own, not bound by the deadline.
 //
 // # Observing

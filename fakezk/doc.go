@@ -248,6 +248,12 @@
 //
 // # Clock
 //
+// A server with no Config.Clock runs on the wall clock in automatic mode,
+// like a real server (timed faults heal, sessions expire in real time),
+// and on NewClock(Epoch) in deterministic mode. An executor given one of
+// its Conns and no clock of its own takes the server's (Conn.Clock), so
+// the two never run on different clocks by omission.
+//
 // Clock is a simulated task.Clock: Advance, Set and AdvanceToNext fire due
 // timers in time order on the caller's goroutine with no real sleep.
 // github.com/benbjohnson/clock's Mock.Add sleeps about a millisecond of

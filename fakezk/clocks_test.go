@@ -2,6 +2,7 @@ package fakezk_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -116,5 +117,38 @@ func TestExecutorTakesServerClock(t *testing.T) {
 	defer ex2.Shutdown()
 	if ex2.Clock() != task.Clock(own) {
 		t.Fatal("an executor's own Clock was not kept")
+	}
+}
+
+// On the wall clock a session also expires in real time: partitioned for
+// longer than its timeout, it is gone when the partition heals, its
+// ephemeral node with it, and the client goes on in a new session.
+func TestZeroClockSessionExpiresInRealTime(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv := fakezk.New(fakezk.Config{TickTime: 50 * time.Millisecond})
+	defer srv.Close()
+	conn := srv.Connect(fakezk.ConnConfig{Timeout: 100 * time.Millisecond})
+	ex, err := executor.New(executor.Config{Conn: conn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- ex.Run(runCtx) }()
+	defer func() { stop(); <-ran }()
+
+	if _, err := executor.Await(ctx, ex, task.Create("/mine", nil, task.Ephemeral)); err != nil {
+		t.Fatal(err)
+	}
+	before := conn.SessionID()
+	srv.Partition(conn, 300*time.Millisecond, false)
+	// Submitted while the session is suspended, the read runs once the
+	// client is back: in a new session, the old one having expired.
+	if _, err := executor.AwaitAcrossExpiry(ctx, ex, task.Get("/mine")); !errors.Is(err, task.ErrNoNode) {
+		t.Fatalf("the old session's ephemeral after the partition: %v, want ErrNoNode", err)
+	}
+	if after := conn.SessionID(); after == before || after == 0 {
+		t.Fatalf("session %#x after the expiry of %#x", after, before)
 	}
 }

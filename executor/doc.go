@@ -17,8 +17,9 @@
 // suspended: the task queue pauses on Suspended and resumes on reconnect,
 // so a Retry after connection loss waits for the reconnect instead of
 // spinning; events (session changes, deadlines, cancellations) are taken
-// even then. Deadlines are absolute times on Config.Clock and fire while
-// suspended; late completions are dropped; cleanups registered with
+// even then. Deadlines are absolute times on the executor's clock
+// (Config.Clock or, when nil, the Conn's own: a fakezk.Conn's is its
+// server's; else the wall clock) and fire while suspended; late completions are dropped; cleanups registered with
 // Scope.Defer run as flows of their own, not bound by the deadline.
 //
 // Sessions: each flow is bound to the session current when it starts.

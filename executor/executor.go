@@ -21,7 +21,10 @@ type Config struct {
 	// The executor calls Conn.Start on its first Step and Conn.Close when it
 	// stops.
 	Conn task.Conn
-	// Clock is the time source; nil means task.RealClock().
+	// Clock is the time source. Nil means the Conn's clock when the Conn
+	// has a method Clock() task.Clock (a fakezk.Conn has: its server's),
+	// so that a simulated server and its executor cannot run on different
+	// clocks by omission; otherwise the wall clock, task.RealClock().
 	Clock task.Clock
 	// Seed seeds the source behind Scope.Rand (retry jitter, ...); 0 picks
 	// a random seed. Simulations set it.
@@ -132,6 +135,9 @@ func New(cfg Config) (*Executor, error) {
 		e.obs = logOperations(e.log, e.obs)
 	}
 	e.receive = e.receiveCur
+	if c, ok := cfg.Conn.(interface{ Clock() task.Clock }); ok && e.clock == nil {
+		e.clock = c.Clock()
+	}
 	if e.clock == nil {
 		e.clock = task.RealClock()
 	}

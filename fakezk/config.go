@@ -8,13 +8,17 @@ import (
 )
 
 // Config describes a Server. The zero value is a usable automatic-mode
-// server on a fresh simulated clock.
+// server on the wall clock, like a real one: timed faults heal and
+// sessions expire in real time.
 type Config struct {
 	// Seed drives every random choice: children order, the interleaving of
 	// sessions in deterministic mode and drawn faults.
 	Seed uint64
 	// Clock is the server's time source (ctime/mtime, session expiry,
-	// partitions, delays). Nil means NewClock(Epoch).
+	// partitions, delays). Nil means the wall clock (task.RealClock()) in
+	// automatic mode and NewClock(Epoch) in deterministic mode. An
+	// executor on one of the server's Conns runs on this clock too unless
+	// its own Config.Clock says otherwise (Conn.Clock).
 	Clock task.Clock
 	// Deterministic holds every request and delivery until Step or
 	// RunUntilIdle runs it. Otherwise requests are applied inside Do and
@@ -99,8 +103,10 @@ func (c *Config) Validate() error {
 }
 
 func (c *Config) ensureDefaults() {
-	if c.Clock == nil {
+	if c.Clock == nil && c.Deterministic {
 		c.Clock = NewClock(Epoch)
+	} else if c.Clock == nil {
+		c.Clock = task.RealClock()
 	}
 	if c.TickTime == 0 {
 		c.TickTime = 2 * time.Second

@@ -199,6 +199,10 @@ func (c *Conn) Follow(session int64) {
 // Server returns the server c connects to.
 func (c *Conn) Server() *Server { return c.srv }
 
+// Clock returns the server's clock. An executor given this Conn and no
+// Clock of its own runs on it, so that its timers and the server's agree.
+func (c *Conn) Clock() task.Clock { return c.srv.clock }
+
 // SessionID returns the id of c's current session (0 before Start).
 func (c *Conn) SessionID() int64 {
 	c.srv.mu.Lock()

@@ -4,7 +4,7 @@
 // executor, the recipes and the user's own task chains run on it exactly as
 // they run on a real ensemble through zkadapter.
 //
-//	srv := fakezk.New(fakezk.Config{Clock: task.RealClock()})
+//	srv := fakezk.New(fakezk.Config{})
 //	conn := srv.Connect(fakezk.ConnConfig{})
 //	ex, err := executor.New(executor.Config{Conn: conn})
 //	go ex.Run(ctx)
@@ -12,11 +12,13 @@
 //	srv.Drop(conn, true)                    // connection lost, requests in flight applied
 //	srv.Partition(conn, time.Second, false) // cut off for a second: the session survives
 //
-// The server's clock times sessions, partitions and delays. Behind an
-// executor on the wall clock, give the server the wall clock too, as
-// above: with Config.Clock nil the server runs on a simulated clock that
-// nobody advances, and a timed fault never heals. A deterministic test
-// gives the server and the executor one simulated Clock and advances it.
+// The server's clock times sessions, partitions and delays. A server with
+// no Config.Clock runs on the wall clock in automatic mode, like a real
+// server (timed faults heal, sessions expire in real time), and on
+// NewClock(Epoch) in deterministic mode. An executor given one of its
+// Conns and no clock of its own takes the server's (Conn.Clock), so the
+// two never run on different clocks by omission; a deterministic test
+// gives the server a simulated Clock and advances it.
 //
 // It reproduces ZooKeeper 3.8's behaviour: paths, creates of every mode
 // (sequential names from the parent's cversion, containers and TTL nodes

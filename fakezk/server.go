@@ -58,7 +58,15 @@ func New(cfg Config) *Server {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
+	// Session ids depend on the seed and the clock's reading at New; on the
+	// default wall clock they are taken at Epoch, so that one seed hands
+	// out the same ids on every run.
+	idsAt := Epoch
+	wall := cfg.Clock == nil && !cfg.Deterministic
 	cfg.ensureDefaults()
+	if !wall {
+		idsAt = cfg.Clock.Now()
+	}
 	s := &Server{
 		cfg:      cfg,
 		clock:    cfg.Clock,
@@ -70,7 +78,7 @@ func New(cfg Config) *Server {
 		pdata:    map[string][]preg{},
 		pchild:   map[string][]preg{},
 	}
-	s.sessIDs = newSessionIDs(cfg.Seed, s.clock.Now())
+	s.sessIDs = newSessionIDs(cfg.Seed, idsAt)
 	s.trace.on = cfg.Trace
 	s.startReaper()
 	if cfg.Async {

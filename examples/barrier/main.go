@@ -22,17 +22,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/barrier"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { target.Main("barrier", run) }
+func main() { Main("barrier", run) }
 
 type options struct {
-	tg      target.Target
+	tg      Target
 	workers int
 	rounds  int
 	timeout time.Duration
@@ -73,14 +72,14 @@ func (l *lossy) Do(req task.Request, done func(task.Response), watch func(task.E
 }
 
 // lossyOf is the client's lossy connection; nil on a real server.
-func lossyOf(c *target.Client) *lossy {
+func lossyOf(c *Client) *lossy {
 	l, _ := c.Conn.(*lossy)
 	return l
 }
 
 // report collects checks and faults.
 type report struct {
-	target.Checks
+	Checks
 	mu     sync.Mutex
 	out    io.Writer
 	faults int
@@ -93,7 +92,7 @@ func (r *report) printf(format string, args ...any) {
 }
 
 // fault runs do on the embedded server (a real server gets none).
-func (r *report) fault(tg *target.Target, c *target.Client, what string, do func(*fakezk.Server, *fakezk.Conn)) {
+func (r *report) fault(tg *Target, c *Client, what string, do func(*fakezk.Server, *fakezk.Conn)) {
 	srv := tg.Embedded()
 	if srv == nil {
 		return
@@ -118,12 +117,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "%s, %d workers, %d rounds, root %s\n", o.tg.Describe(), o.workers, o.rounds, root)
 
 	// On the embedded server every client's connection can lose a reply.
-	lossyConn := target.WrapConn(func(c *fakezk.Conn) task.Conn { return &lossy{Conn: c, srv: o.tg.Embedded()} })
+	lossyConn := WrapConn(func(c *fakezk.Conn) task.Conn { return &lossy{Conn: c, srv: o.tg.Embedded()} })
 	coord, err := o.tg.NewClient(ctx, "coordinator", lossyConn)
 	if err != nil {
 		return err
 	}
-	workers := make([]*target.Client, o.workers)
+	workers := make([]*Client, o.workers)
 	for i := range workers {
 		if workers[i], err = o.tg.NewClient(ctx, fmt.Sprintf("worker-%d", i+1), lossyConn); err != nil {
 			return err
@@ -158,7 +157,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // startGate: the coordinator sets a barrier, the workers wait for it, the
 // coordinator removes it, every worker passes.
-func startGate(ctx context.Context, r *report, coord *target.Client, workers []*target.Client, path string) error {
+func startGate(ctx context.Context, r *report, coord *Client, workers []*Client, path string) error {
 	fmt.Fprintln(r.out, "1. a start gate (barrier)")
 	gate, err := barrier.NewClient(coord.Ex, path)
 	if err != nil {
@@ -199,7 +198,7 @@ func startGate(ctx context.Context, r *report, coord *target.Client, workers []*
 }
 
 // doubleRound: every worker enters the double barrier, works, leaves.
-func doubleRound(ctx context.Context, r *report, tg *target.Target, workers []*target.Client, dir string, round int) error {
+func doubleRound(ctx context.Context, r *report, tg *Target, workers []*Client, dir string, round int) error {
 	fmt.Fprintf(r.out, "%d. double barrier, round %d\n", round+1, round)
 	n := len(workers)
 	var arrived, entered, leaving, left atomic.Int32

@@ -19,16 +19,15 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { target.Main("cache", run) }
+func main() { Main("cache", run) }
 
 type options struct {
-	tg      target.Target
+	tg      Target
 	workers int
 	timeout time.Duration
 }
@@ -82,7 +81,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer w.Stop(ctx)
 
-	var checks target.Checks
+	var checks Checks
 	check := checks.Check
 	// await reads changes with Next until the cache holds want, and
 	// returns what was added, removed and re-created over those reads.
@@ -104,7 +103,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	fmt.Fprintln(out, "1. workers register")
 	ids := make([]string, o.workers)
-	ws := make([]*target.Client, o.workers)
+	ws := make([]*Client, o.workers)
 	register := func(i int) error {
 		_, err := executor.Await(ctx, ws[i].Ex, task.Create(dir+"/"+ids[i], []byte(fmt.Sprintf("10.0.0.%d", i+1)), task.Ephemeral))
 		return err

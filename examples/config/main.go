@@ -23,16 +23,15 @@ import (
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/config"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { target.Main("config", run) }
+func main() { Main("config", run) }
 
 type options struct {
-	tg      target.Target
+	tg      Target
 	timeout time.Duration
 }
 
@@ -114,7 +113,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if _, err := executor.Await(ctx, admin.Ex, setup); err != nil {
 		return err
 	}
-	var checks target.Checks
+	var checks Checks
 	check := checks.Check
 
 	fmt.Fprintln(out, "1. the worker starts with the first version")

@@ -17,16 +17,15 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/combinators"
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { target.Main("election", run) }
+func main() { Main("election", run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg target.Target
+	var tg Target
 	fs := tg.FlagSet("election", out)
 	candidates := fs.Int("candidates", 3, "candidates, each with its own session")
 	terms := fs.Int("terms", 6, "terms of leadership to run")
@@ -70,7 +69,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	for i := range *candidates {
-		c, err := tg.NewClient(ctx, fmt.Sprintf("candidate %d", i), target.OnError(onError))
+		c, err := tg.NewClient(ctx, fmt.Sprintf("candidate %d", i), OnError(onError))
 		if err != nil {
 			return err
 		}
@@ -137,8 +136,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // create makes path (and its parent) on a session of its own.
-func create(ctx context.Context, tg *target.Target, path string) error {
-	c, err := tg.NewClient(ctx, "setup", target.IgnoreErrors())
+func create(ctx context.Context, tg *Target, path string) error {
+	c, err := tg.NewClient(ctx, "setup", IgnoreErrors())
 	if err != nil {
 		return err
 	}

@@ -38,16 +38,15 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/recipes/fence"
 	"github.com/zkflow/zkflow/recipes/fence/boltstore"
 	"github.com/zkflow/zkflow/recipes/lock"
 )
 
-func main() { target.Main("fence", run) }
+func main() { Main("fence", run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg target.Target
+	var tg Target
 	fs := tg.FlagSet("fence", out)
 	nWorkers := fs.Int("workers", 3, "workers, each with its own session (at least 2)")
 	rounds := fs.Int("rounds", 4, "increments each worker makes (at least 2)")
@@ -85,9 +84,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	dir := tg.Root("fence-example") + "/lock"
 	fmt.Fprintf(out, "%s, %d workers x %d increments, lock %s, counter in %s\n", tg.Describe(), *nWorkers, *rounds, dir, path)
 
-	var workers []*target.Client
+	var workers []*Client
 	for i := range *nWorkers {
-		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), target.IgnoreErrors())
+		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), IgnoreErrors())
 		if err != nil {
 			return err
 		}
@@ -104,12 +103,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		applied int     // increments that went through
 		tokens  []int64 // the token of each, in the order they went through
 		refused []string
-		checks  target.Checks
+		checks  Checks
 		wg      sync.WaitGroup
 		errs    = make([]error, *nWorkers)
 		// The first worker to take the lock pauses; written is closed
 		// once a newer holder has written: the paused worker wakes then.
-		pauser  *target.Client
+		pauser  *Client
 		pausing = make(chan int64, 1)
 		written = make(chan struct{})
 	)

@@ -20,17 +20,16 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/group"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { target.Main("group", run) }
+func main() { Main("group", run) }
 
 type options struct {
-	tg      target.Target
+	tg      Target
 	members int
 	timeout time.Duration
 }
@@ -61,7 +60,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "%s, %d members, group %s\n", o.tg.Describe(), o.members, dir)
 
 	// open starts a client and its group.Client.
-	open := func(name string) (*target.Client, *group.Client, error) {
+	open := func(name string) (*Client, *group.Client, error) {
 		c, err := o.tg.NewClient(ctx, name)
 		if err != nil {
 			return nil, nil, err
@@ -80,7 +79,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer w.Stop(ctx)
-	var checks target.Checks
+	var checks Checks
 	check := checks.Check
 	// await prints the watcher's changes until its members are want.
 	expired, stop := context.WithCancel(ctx)
@@ -110,7 +109,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// The members join.
 	fmt.Fprintln(out, "1. members join")
 	ids := make([]string, o.members)
-	sess := make([]*target.Client, o.members)
+	sess := make([]*Client, o.members)
 	clients := make([]*group.Client, o.members)
 	members := make([]*group.Member, o.members)
 	for i := range ids {

@@ -26,14 +26,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 )
 
-func main() { target.Main("idpersist", run) }
+func main() { Main("idpersist", run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg target.Target
+	var tg Target
 	fs := tg.FlagSet("idpersist", out)
 	nReplicas := fs.Int("replicas", 3, "persistence replicas, each with its own session (at least 2)")
 	nWorkers := fs.Int("workers", 3, "workers drawing IDs, each with its own session")
@@ -69,9 +68,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		running.Wait()
 	}()
 	replicas := make([]*idpersist.Replica, *nReplicas)
-	replicaClients := make([]*target.Client, *nReplicas)
+	replicaClients := make([]*Client, *nReplicas)
 	for i := range replicas {
-		if replicaClients[i], err = tg.NewClient(ctx, fmt.Sprintf("replica %d", i+1), target.IgnoreErrors()); err != nil {
+		if replicaClients[i], err = tg.NewClient(ctx, fmt.Sprintf("replica %d", i+1), IgnoreErrors()); err != nil {
 			return err
 		}
 		if replicas[i], err = idpersist.NewReplica(cfg); err != nil {
@@ -82,7 +81,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	gens := make([]*idpersist.Client, *nWorkers)
 	for i := range gens {
-		c, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), target.IgnoreErrors())
+		c, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), IgnoreErrors())
 		if err != nil {
 			return err
 		}

@@ -27,13 +27,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { target.Main("lock", run) }
+func main() { Main("lock", run) }
 
 // write is a fenced write ZooKeeper accepted.
 type write struct {
@@ -41,7 +40,7 @@ type write struct {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg target.Target
+	var tg Target
 	fs := tg.FlagSet("lock", out)
 	nWorkers := fs.Int("workers", 3, "workers, each with its own session (at least 2)")
 	sections := fs.Int("sections", 4, "critical sections each worker completes (at least 2)")
@@ -59,13 +58,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	dir, counter := root+"/lock", root+"/counter"
 	fmt.Fprintf(out, "%s, %d workers x %d sections, lock %s\n", tg.Describe(), *nWorkers, *sections, dir)
 
-	admin, err := tg.NewClient(ctx, "admin", target.IgnoreErrors())
+	admin, err := tg.NewClient(ctx, "admin", IgnoreErrors())
 	if err != nil {
 		return err
 	}
-	var workers []*target.Client
+	var workers []*Client
 	for i := range *nWorkers {
-		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), target.IgnoreErrors())
+		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), IgnoreErrors())
 		if err != nil {
 			return err
 		}
@@ -95,7 +94,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		defer mu.Unlock()
 		fmt.Fprintf(out, format+"\n", args...)
 	}
-	section := func(i int, w *target.Client, m *lock.Client) (bool, error) {
+	section := func(i int, w *Client, m *lock.Client) (bool, error) {
 		held, err := m.Acquire(ctx)
 		if errors.Is(err, task.ErrSessionExpired) {
 			return false, nil // the session ended while waiting: wait again

@@ -23,16 +23,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/masterworker"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { target.Main("masterworker", run) }
+func main() { Main("masterworker", run) }
 
 type options struct {
-	tg      target.Target
+	tg      Target
 	workers int
 	tasks   int
 	timeout time.Duration
@@ -71,8 +70,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		serving.Wait()
 	}()
 	// connect starts a participant; crashing it is Kill.
-	connect := func(name string) (*target.Client, error) {
-		return o.tg.NewClient(ctx, name, target.IgnoreErrors())
+	connect := func(name string) (*Client, error) {
+		return o.tg.NewClient(ctx, name, IgnoreErrors())
 	}
 	// serve runs a master's or a worker's Serve until the end, or until
 	// its node crashes.
@@ -86,7 +85,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	var masters []*masterworker.Master
-	var masterNodes []*target.Client
+	var masterNodes []*Client
 	for i := range 2 {
 		n, err := connect(fmt.Sprintf("master-%d", i+1))
 		if err != nil {
@@ -111,7 +110,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return task.Value(b)
 	}
-	var workerNodes []*target.Client
+	var workerNodes []*Client
 	for i := range o.workers {
 		n, err := connect(fmt.Sprintf("worker-%d", i+1))
 		if err != nil {

@@ -21,10 +21,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -35,7 +38,6 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	c "github.com/zkflow/zkflow/combinators"
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/executor/otelzk"
 	"github.com/zkflow/zkflow/fakezk"
@@ -43,10 +45,17 @@ import (
 	"github.com/zkflow/zkflow/zkadapter"
 )
 
-func main() { target.Main("metrics", run) }
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "metrics: %v\n", err)
+		os.Exit(1)
+	}
+}
 
 type options struct {
-	tg      target.Target
+	servers string         // -zk: a real server or ensemble, or empty
+	seed    uint64         // -seed: the embedded server's seed
+	srv     *fakezk.Server // the embedded server, when servers is empty
 	listen  string
 	clients int
 	incs    int
@@ -56,7 +65,10 @@ type options struct {
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := &options{}
-	fs := o.tg.FlagSet("metrics", out)
+	fs := flag.NewFlagSet("metrics", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs on an embedded fakezk")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded server")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:9464", "address to serve /metrics on (port 0: any free port)")
 	fs.IntVar(&o.clients, "clients", 3, "clients, each with its own session")
 	fs.IntVar(&o.incs, "incs", 20, "increments of the counter per client and round")
@@ -70,6 +82,11 @@ func parse(args []string, out io.Writer) (*options, error) {
 	}
 	if o.clients < 1 || o.incs < 1 || o.serve < 0 {
 		return nil, errors.New("-clients and -incs must be at least 1, -serve not negative")
+	}
+	if o.servers == "" {
+		// On the wall clock, like a real server; executors on its Conns
+		// take its clock.
+		o.srv = fakezk.New(fakezk.Config{Seed: o.seed})
 	}
 	return o, nil
 }
@@ -86,7 +103,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer o.tg.Close()
+	if o.srv != nil {
+		defer o.srv.Close()
+	}
 
 	// OpenTelemetry: a meter provider whose reader is the Prometheus
 	// exporter, registered in a registry of our own, and the Observer.
@@ -119,7 +138,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		<-served
 	}()
 	url := "http://" + ln.Addr().String() + "/metrics"
-	fmt.Fprintf(out, "metrics on %s (%s)\n", o.tg.Describe(), url)
+	where := fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", o.seed)
+	if o.srv == nil {
+		where = "ZooKeeper at " + o.servers
+	}
+	fmt.Fprintf(out, "metrics on %s (%s)\n", where, url)
 
 	rctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
@@ -131,13 +154,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}()
 	for range o.clients {
-		cl, err := connect(rctx, &o.tg, obs)
+		cl, err := connect(rctx, o, obs)
 		if err != nil {
 			return err
 		}
 		clients = append(clients, cl)
 	}
-	root := o.tg.Root("metrics")
+	root := "/metrics"
+	if o.srv == nil { // a shared server: a root of this run's own
+		root = fmt.Sprintf("/metrics-%016x", rand.Uint64())
+	}
 	counter := root + "/counter"
 	for _, p := range []string{root, counter} {
 		if _, err := executor.Await(rctx, clients[0].ex, task.Create(p, make([]byte, 8), task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
@@ -186,12 +212,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // connect opens an observed session on the target: fakezk's Conn or
 // zkadapter's, each given the Observer for the connection's facts, and an
 // executor given it for the rest.
-func connect(ctx context.Context, tg *target.Target, obs *task.Observer) (*client, error) {
+func connect(ctx context.Context, o *options, obs *task.Observer) (*client, error) {
 	var conn task.Conn
-	if srv := tg.Embedded(); srv != nil {
-		conn = srv.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second, Observer: obs})
+	if o.srv != nil {
+		conn = o.srv.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second, Observer: obs})
 	} else {
-		zc, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(tg.Servers, ","), Observer: obs})
+		zc, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(o.servers, ","), Observer: obs})
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +273,7 @@ func contended(path string) task.Task[int64] {
 // server, the first client's connection drops twice and the last one's
 // session expires.
 func work(ctx context.Context, o *options, clients []*client, counter string, faults bool) error {
-	srv := o.tg.Embedded()
+	srv := o.srv
 	if faults && srv != nil {
 		srv.Drop(clients[0].conn.(*fakezk.Conn), false)
 		srv.Drop(clients[0].conn.(*fakezk.Conn), true)

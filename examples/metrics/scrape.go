@@ -102,7 +102,7 @@ func verify(check func(bool, string, ...any), s, prev scrape, o *options, round 
 	pretries, _ := prev.sum("zkflow_retries_total", `error_type="bad_version"`)
 	check(retries > pretries, "retries moved: %.0f -> %.0f", pretries, retries)
 	check(gets > pgets && flows > pflows, "counts moved since round %d: gets %.0f -> %.0f, flows %.0f -> %.0f", round-1, pgets, gets, pflows, flows)
-	if o.tg.Embedded() == nil {
+	if o.srv == nil {
 		return
 	}
 	expired, _ := s.sum("zookeeper_session_transitions_total", `zookeeper_session_state="expired"`)

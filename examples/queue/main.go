@@ -21,14 +21,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/recipes/queue"
 )
 
-func main() { target.Main("queue", run) }
+func main() { Main("queue", run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg target.Target
+	var tg Target
 	fs := tg.FlagSet("queue", out)
 	jobs := fs.Int("jobs", 12, "jobs the producer puts (at least 2)")
 	nConsumers := fs.Int("consumers", 2, "consumers that survive (at least 1)")
@@ -45,8 +44,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	dir := tg.Root("queue-example") + "/jobs"
 	fmt.Fprintf(out, "%s, %d jobs, %d consumers and one that dies, queue %s\n", tg.Describe(), *jobs, *nConsumers, dir)
 
-	newClient := func(name string) (*target.Client, *queue.Client, error) {
-		c, err := tg.NewClient(ctx, name, target.IgnoreErrors())
+	newClient := func(name string) (*Client, *queue.Client, error) {
+		c, err := tg.NewClient(ctx, name, IgnoreErrors())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -129,7 +128,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	var checks target.Checks
+	var checks Checks
 	once := 0
 	for i := range *jobs {
 		if acked[fmt.Sprintf("job-%d", i)] == 1 {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
@@ -37,7 +36,7 @@ func idsChapter(ctx context.Context, s *story) error {
 		Store: store, Chunk: 20, LowWater: 8}
 
 	type replica struct {
-		c *target.Client
+		c *Client
 		r *idpersist.Replica
 	}
 	var replicas []replica
@@ -100,7 +99,7 @@ func idsChapter(ctx context.Context, s *story) error {
 	}
 
 	got := make([][]int64, len(s.workers))
-	err = s.eachWorker(func(i int, w *target.Client) error {
+	err = s.eachWorker(func(i int, w *Client) error {
 		g, err := idpersist.NewClient(w.Ex, cfg)
 		if err != nil {
 			return err

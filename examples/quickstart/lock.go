@@ -8,7 +8,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
@@ -45,7 +44,7 @@ func lockChapter(ctx context.Context, s *story) error {
 		entered int
 	)
 	total := len(s.workers) * s.o.sections
-	err := s.eachWorker(func(i int, w *target.Client) error {
+	err := s.eachWorker(func(i int, w *Client) error {
 		m, err := lock.NewClient(w.Ex, dir)
 		if err != nil {
 			return err

@@ -29,16 +29,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { target.Main("quickstart", run) }
+func main() { Main("quickstart", run) }
 
 type options struct {
-	tg       target.Target
+	tg       Target
 	workers  int
 	ids      int
 	sections int
@@ -72,23 +71,23 @@ type story struct {
 	out     io.Writer
 	srv     *fakezk.Server // nil on a real server
 	root    string
-	admin   *target.Client   // setup and final reads
-	workers []*target.Client // the worker pool every chapter uses
+	admin   *Client   // setup and final reads
+	workers []*Client // the worker pool every chapter uses
 	mu      sync.Mutex
 	faults  []string
 	checks  []string
 	failed  []string
 }
 
-// connect starts a client of the story (see target.Client); its
+// connect starts a client of the story (see Client); its
 // background errors are expected when chapters kill clients.
-func (s *story) connect(ctx context.Context, name string) (*target.Client, error) {
-	return s.o.tg.NewClient(ctx, name, target.IgnoreErrors())
+func (s *story) connect(ctx context.Context, name string) (*Client, error) {
+	return s.o.tg.NewClient(ctx, name, IgnoreErrors())
 }
 
 // fault injects a fault on c when the server is embedded (a real server
 // gets none) and says so.
-func (s *story) fault(c *target.Client, name string, do func(*fakezk.Server, *fakezk.Conn)) {
+func (s *story) fault(c *Client, name string, do func(*fakezk.Server, *fakezk.Conn)) {
 	if s.srv == nil {
 		return
 	}
@@ -172,7 +171,7 @@ func (s *story) mkdir(ctx context.Context, path string) error {
 
 // eachWorker runs f for every live worker concurrently and joins their
 // errors.
-func (s *story) eachWorker(f func(i int, w *target.Client) error) error {
+func (s *story) eachWorker(f func(i int, w *Client) error) error {
 	errs := make([]error, len(s.workers))
 	var wg sync.WaitGroup
 	for i, w := range s.workers {

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/masterworker"
 	"github.com/zkflow/zkflow/task"
@@ -26,13 +25,13 @@ func tasksChapter(ctx context.Context, s *story) error {
 	sctx, stop := context.WithCancel(ctx)
 	var serving sync.WaitGroup
 	defer func() { stop(); serving.Wait() }()
-	serve := func(c *target.Client, run func(context.Context, *executor.Executor) error) {
+	serve := func(c *Client, run func(context.Context, *executor.Executor) error) {
 		serving.Add(1)
 		go func() { defer serving.Done(); _ = run(sctx, c.Ex) }()
 	}
 
 	var masters []*masterworker.Master
-	var masterClients []*target.Client
+	var masterClients []*Client
 	for i := range 2 {
 		c, err := s.connect(ctx, fmt.Sprintf("master-%d", i+1))
 		if err != nil {

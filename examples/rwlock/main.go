@@ -33,13 +33,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/rwlock"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { target.Main("rwlock", run) }
+func main() { Main("rwlock", run) }
 
 // write is a fenced write ZooKeeper accepted.
 type write struct {
@@ -47,7 +46,7 @@ type write struct {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg target.Target
+	var tg Target
 	fs := tg.FlagSet("rwlock", out)
 	nReaders := fs.Int("readers", 3, "readers, each with its own session (at least 2)")
 	nWriters := fs.Int("writers", 2, "writers, each with its own session (at least 1)")
@@ -66,17 +65,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	dir, counter := root+"/lock", root+"/counter"
 	fmt.Fprintf(out, "%s, %d readers and %d writers x %d sections, lock %s\n", tg.Describe(), *nReaders, *nWriters, *sections, dir)
 
-	admin, err := tg.NewClient(ctx, "admin", target.IgnoreErrors())
+	admin, err := tg.NewClient(ctx, "admin", IgnoreErrors())
 	if err != nil {
 		return err
 	}
 	type worker struct {
 		name string
-		c    *target.Client
+		c    *Client
 		m    *rwlock.Client
 	}
 	newWorker := func(name string) (worker, error) {
-		c, err := tg.NewClient(ctx, name, target.IgnoreErrors())
+		c, err := tg.NewClient(ctx, name, IgnoreErrors())
 		if err != nil {
 			return worker{}, err
 		}
@@ -103,7 +102,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 	}
-	var checks target.Checks
+	var checks Checks
 
 	// Sharing, and a writer that is not starved.
 	fmt.Fprintln(out, "sharing")

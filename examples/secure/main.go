@@ -34,13 +34,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/task"
 	"github.com/zkflow/zkflow/zkadapter"
 )
 
-func main() { target.Main("secure", run) }
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "secure: %v\n", err)
+		os.Exit(1)
+	}
+}
 
 type options struct {
 	servers    string

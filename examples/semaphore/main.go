@@ -26,16 +26,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/semaphore"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { target.Main("semaphore", run) }
+func main() { Main("semaphore", run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg target.Target
+	var tg Target
 	fs := tg.FlagSet("semaphore", out)
 	nWorkers := fs.Int("workers", 4, "workers, each with its own session (more than -leases)")
 	leases := fs.Int("leases", 2, "leases of the semaphore (at least 1)")
@@ -54,13 +53,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	path, inside := root+"/sem", root+"/inside"
 	fmt.Fprintf(out, "%s, %d workers x %d sections, %d leases at %s\n", tg.Describe(), *nWorkers, *sections, *leases, path)
 
-	admin, err := tg.NewClient(ctx, "admin", target.IgnoreErrors())
+	admin, err := tg.NewClient(ctx, "admin", IgnoreErrors())
 	if err != nil {
 		return err
 	}
-	var workers []*target.Client
+	var workers []*Client
 	for i := range *nWorkers {
-		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), target.IgnoreErrors())
+		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), IgnoreErrors())
 		if err != nil {
 			return err
 		}
@@ -82,7 +81,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		refused  []string
 		wg       sync.WaitGroup
 		errs     = make([]error, *nWorkers)
-		checks   target.Checks
+		checks   Checks
 		expiries int
 	)
 	say := func(format string, args ...any) {
@@ -91,7 +90,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, format+"\n", args...)
 	}
 	// section holds one lease; it reports whether the section completed.
-	section := func(i int, w *target.Client, s *semaphore.Client) (bool, error) {
+	section := func(i int, w *Client, s *semaphore.Client) (bool, error) {
 		l, err := s.Acquire(ctx)
 		if errors.Is(err, task.ErrSessionExpired) {
 			return false, nil // the session ended while waiting: wait again

@@ -23,16 +23,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkflow/zkflow/examples/internal/target"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { target.Main("seqid", run) }
+func main() { Main("seqid", run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg target.Target
+	var tg Target
 	fs := tg.FlagSet("seqid", out)
 	nWorkers := fs.Int("workers", 4, "workers, each with its own session (at least 2)")
 	ids := fs.Int("ids", 60, "IDs each worker draws (at least 3)")
@@ -51,13 +50,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	seq := root + "/ids"
 	fmt.Fprintf(out, "%s, %d workers x %d IDs, sequence %s\n", tg.Describe(), *nWorkers, *ids, seq)
 
-	admin, err := tg.NewClient(ctx, "admin", target.IgnoreErrors())
+	admin, err := tg.NewClient(ctx, "admin", IgnoreErrors())
 	if err != nil {
 		return err
 	}
-	var workers []*target.Client
+	var workers []*Client
 	for i := range *nWorkers {
-		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), target.IgnoreErrors())
+		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), IgnoreErrors())
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package target
+package main
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// Checks collects an example's verified facts and failures for its
+// Checks collects the example's verified facts and failures for its
 // summary. It is safe from several goroutines.
 type Checks struct {
 	mu         sync.Mutex
@@ -25,9 +25,9 @@ func (c *Checks) Check(ok bool, format string, args ...any) {
 	}
 }
 
-// Report prints the summary: "  ok: " before each verified fact, then
-// "  FAILED: " before each failure and returns an error counting them, or,
-// if none failed, the line "OK".
+// Report prints "  ok: " before each verified fact, then "  FAILED: "
+// before each failure and returns an error counting them, or, if none
+// failed, the line "OK".
 func (c *Checks) Report(out io.Writer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,0 +1,490 @@
+package flowcheck
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/inspect"
+	"golang.org/x/tools/go/ast/inspector"
+)
+
+// TaskPath is the import path of the package that defines Flow, Await and F.
+const TaskPath = "github.com/zkflow/zkflow/task"
+
+// Analyzer reports the constructs a flow body may not use. See the
+// package doc for the list and for how deep it looks.
+var Analyzer = &analysis.Analyzer{
+	Name:     "flowcheck",
+	Doc:      "report blocking calls, channel waits, wall-clock waits, goroutines and escaping *task.F in the bodies of task.Flow",
+	URL:      "https://pkg.go.dev/github.com/zkflow/zkflow/task/flowcheck",
+	Requires: []*analysis.Analyzer{inspect.Analyzer},
+	Run:      run,
+}
+
+// checker holds one package's state: its function declarations (to follow
+// same-package calls) and what has been reported or walked already.
+type checker struct {
+	pass     *analysis.Pass
+	decls    map[*types.Func]*ast.FuncDecl
+	walked   map[*ast.FuncDecl]bool
+	reported map[string]bool
+	allowed  map[string]bool // "file:line" a //flowcheck:allow comment covers
+}
+
+// allowPrefix starts a comment that silences the findings on its line, or
+// on the next line when it stands alone above it.
+const allowPrefix = "//flowcheck:allow"
+
+func run(pass *analysis.Pass) (any, error) {
+	c := &checker{
+		pass:     pass,
+		decls:    map[*types.Func]*ast.FuncDecl{},
+		walked:   map[*ast.FuncDecl]bool{},
+		reported: map[string]bool{},
+		allowed:  map[string]bool{},
+	}
+	for _, file := range pass.Files {
+		for _, cg := range file.Comments {
+			for _, cm := range cg.List {
+				if strings.HasPrefix(cm.Text, allowPrefix) {
+					p := pass.Fset.Position(cm.Slash)
+					line := p.Line
+					if c.standsAlone(p) {
+						line++
+					}
+					c.allowed[fmt.Sprintf("%s:%d", p.Filename, line)] = true
+				}
+			}
+		}
+		for _, d := range file.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				if fn, ok := pass.TypesInfo.Defs[fd.Name].(*types.Func); ok {
+					c.decls[fn] = fd
+				}
+			}
+		}
+	}
+	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
+	ins.Preorder([]ast.Node{(*ast.CallExpr)(nil)}, func(n ast.Node) {
+		call := n.(*ast.CallExpr)
+		if !isTaskFunc(c.callee(call), "Flow") || len(call.Args) == 0 {
+			return
+		}
+		switch body := ast.Unparen(call.Args[0]).(type) {
+		case *ast.FuncLit:
+			c.walk(body, body.Body, nil)
+		default:
+			// A named function (or method value) of this package as the body.
+			if fd := c.declOf(body); fd != nil && !c.walked[fd] {
+				c.walked[fd] = true
+				c.walk(fd, fd.Body, nil)
+			}
+		}
+	})
+	return nil, nil
+}
+
+// standsAlone reports whether only blanks precede the comment at p on its line.
+func (c *checker) standsAlone(p token.Position) bool {
+	src, err := c.pass.ReadFile(p.Filename)
+	if err != nil || p.Offset > len(src) {
+		return false
+	}
+	start := bytes.LastIndexByte(src[:p.Offset], '\n') + 1
+	return len(bytes.TrimSpace(src[start:p.Offset])) == 0
+}
+
+// body is one function whose code runs as (part of) a flow body: root is
+// the FuncLit or FuncDecl whose parameters and locals are the flow's state
+// there; via names the same-package functions called to get there.
+type body struct {
+	root ast.Node
+	via  []string
+}
+
+// walk checks the statements of block, which belongs to root.
+func (c *checker) walk(root ast.Node, block *ast.BlockStmt, via []string) {
+	b := body{root: root, via: via}
+	seenF := map[types.Object]bool{}
+	stores := map[*ast.Ident]bool{} // assigned to, not used: assign reports them
+	var visit func(n ast.Node) bool
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectStmt:
+			c.selectStmt(b, n, visit)
+			return false
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				c.receive(b, n)
+			}
+		case *ast.SendStmt:
+			c.report(b, n.Pos(), "sends on a channel", "a flow suspends only at task.Await; use a select with a default case, or hand the value over in a Task")
+		case *ast.RangeStmt:
+			if _, ok := c.typeOf(n.X).Underlying().(*types.Chan); ok {
+				c.report(b, n.Pos(), "ranges over a channel", "a flow suspends only at task.Await; wrap each wait in a Task and await it in a loop")
+			}
+		case *ast.GoStmt:
+			c.goStmt(b, n)
+			// The goroutine's own code runs beside the flow, not in it;
+			// its arguments are evaluated in the body.
+			for _, a := range n.Call.Args {
+				ast.Inspect(a, visit)
+			}
+			if _, lit := ast.Unparen(n.Call.Fun).(*ast.FuncLit); !lit {
+				ast.Inspect(n.Call.Fun, visit)
+			}
+			return false
+		case *ast.AssignStmt:
+			c.assign(b, n)
+			for _, l := range n.Lhs {
+				if id, ok := ast.Unparen(l).(*ast.Ident); ok {
+					stores[id] = true
+				}
+			}
+		case *ast.Ident:
+			if !stores[n] {
+				c.foreignF(b, n, seenF)
+			}
+		case *ast.CallExpr:
+			return c.call(b, n, visit)
+		}
+		return true
+	}
+	ast.Inspect(block, visit)
+}
+
+// call checks a call made in a flow body and follows calls to functions
+// declared in this package. It returns whether to visit the call's parts.
+func (c *checker) call(b body, call *ast.CallExpr, visit func(ast.Node) bool) bool {
+	fn := c.callee(call)
+	if fn == nil {
+		return true
+	}
+	if isTaskFunc(fn, "Flow") {
+		// A flow started in a flow body is a body of its own, checked as
+		// such; the rest of the call belongs to this body.
+		ast.Inspect(call.Fun, visit)
+		for i, a := range call.Args {
+			if _, lit := ast.Unparen(a).(*ast.FuncLit); i == 0 && lit {
+				continue
+			}
+			ast.Inspect(a, visit)
+		}
+		return false
+	}
+	if what, instead := forbiddenCall(fn); what != "" {
+		c.report(b, call.Pos(), what, instead)
+		return true
+	}
+	if fd := c.decls[fn]; fd != nil && !c.walked[fd] {
+		c.walked[fd] = true
+		via := append(append([]string(nil), b.via...), funcName(fn))
+		c.walk(fd, fd.Body, via)
+	}
+	return true
+}
+
+// selectStmt reports a select without a default case (it blocks until a
+// case is ready); a select with one never blocks. Either way the
+// operations of its cases are not reported one by one, but what they
+// evaluate and the cases' bodies are checked.
+func (c *checker) selectStmt(b body, s *ast.SelectStmt, visit func(ast.Node) bool) {
+	hasDefault := false
+	for _, cl := range s.Body.List {
+		if cl.(*ast.CommClause).Comm == nil {
+			hasDefault = true
+		}
+	}
+	if !hasDefault {
+		c.report(b, s.Pos(), "blocks in a select without a default case", "a flow suspends only at task.Await; add a default case, or wait in a Task")
+	}
+	for _, cl := range s.Body.List {
+		cc := cl.(*ast.CommClause)
+		switch comm := cc.Comm.(type) {
+		case *ast.SendStmt:
+			ast.Inspect(comm.Chan, visit)
+			ast.Inspect(comm.Value, visit)
+		case *ast.ExprStmt:
+			inspectRecvOperand(comm.X, visit)
+		case *ast.AssignStmt:
+			for _, r := range comm.Rhs {
+				inspectRecvOperand(r, visit)
+			}
+		}
+		for _, st := range cc.Body {
+			ast.Inspect(st, visit)
+		}
+	}
+}
+
+func inspectRecvOperand(e ast.Expr, visit func(ast.Node) bool) {
+	if u, ok := ast.Unparen(e).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+		ast.Inspect(u.X, visit)
+		return
+	}
+	ast.Inspect(e, visit)
+}
+
+// receive reports a receive. A receive from a time function's channel is
+// reported once, as the call; from ctx.Done(), with its own advice.
+func (c *checker) receive(b body, u *ast.UnaryExpr) {
+	if call, ok := ast.Unparen(u.X).(*ast.CallExpr); ok {
+		fn := c.callee(call)
+		if what, _ := forbiddenCall(fn); what != "" {
+			return
+		}
+		if fn != nil && fn.Name() == "Done" && fn.Pkg() != nil && fn.Pkg().Path() == "context" {
+			c.report(b, u.Pos(), "waits on a context's Done channel", "a flow suspends only at task.Await; the flow's deadline or cancel already ends the Await it is suspended in (use combinators.Deadline or Timeout for a bound)")
+			return
+		}
+	}
+	c.report(b, u.Pos(), "receives from a channel", "a flow suspends only at task.Await; wrap the wait in a Task (task.Suspend) and await it")
+}
+
+// goStmt reports a goroutine started in a flow body that uses the body's
+// state: a variable declared in the body (its *task.F included) that the
+// goroutine's function refers to, or that an argument shares (a pointer,
+// slice, map, channel, function or interface; a copied value is not shared).
+func (c *checker) goStmt(b body, g *ast.GoStmt) {
+	var found types.Object
+	isF := false
+	uses := func(e ast.Node) {
+		ast.Inspect(e, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok || isF {
+				return !isF
+			}
+			v, ok := c.pass.TypesInfo.Uses[id].(*types.Var)
+			if !ok || !within(b.root, v.Pos()) || within(g, v.Pos()) {
+				return true
+			}
+			if isFPtr(v.Type()) {
+				found, isF = v, true
+			} else if found == nil {
+				found = v
+			}
+			return true
+		})
+	}
+	uses(g.Call.Fun)
+	for _, a := range g.Call.Args {
+		if c.mentionsF(a) || mayShare(c.typeOf(a), nil) {
+			uses(a)
+		}
+	}
+	switch {
+	case isF:
+		c.report(b, g.Pos(), "passes its *task.F ("+found.Name()+") to a goroutine", "an F is used only by its own body, on the executor; await a Task instead (combinators.Fork runs one beside the flow)")
+	case found != nil:
+		c.report(b, g.Pos(), "starts a goroutine that uses the flow's state ("+found.Name()+")", "the body runs on the executor and needs no locks only while nothing else touches its state; run the work as a Task (combinators.Fork, All) or start the goroutine outside the flow")
+	}
+}
+
+// mayShare reports whether a value of type t can refer to memory the
+// body's variables also reach: a copied number, string or struct of them
+// cannot.
+func mayShare(t types.Type, seen map[types.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		return u.Kind() == types.UnsafePointer
+	case *types.Array:
+		return mayShare(u.Elem(), seen)
+	case *types.Struct:
+		if seen == nil {
+			seen = map[types.Type]bool{}
+		}
+		seen[t] = true
+		for i := range u.NumFields() {
+			if mayShare(u.Field(i).Type(), seen) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// assign reports a *task.F, or a value that holds one, stored in a
+// variable that outlives the body: declared outside it, or reached through
+// a parameter (the body's own variables end with it).
+func (c *checker) assign(b body, a *ast.AssignStmt) {
+	if a.Tok != token.ASSIGN {
+		return
+	}
+	for i, lhs := range a.Lhs {
+		holdsF := isFPtr(c.typeOf(lhs))
+		if !holdsF && len(a.Rhs) == len(a.Lhs) {
+			holdsF = c.mentionsF(a.Rhs[i])
+		}
+		if !holdsF {
+			continue
+		}
+		root := rootIdent(lhs)
+		if root == nil {
+			c.report(b, lhs.Pos(), "stores its *task.F where it outlives the body", "an F is valid only inside its body; pass it down as an argument")
+			continue
+		}
+		obj := c.pass.TypesInfo.ObjectOf(root)
+		if obj == nil || (within(b.root, obj.Pos()) && !c.isParam(b.root, obj)) {
+			continue
+		}
+		c.report(b, lhs.Pos(), "stores its *task.F in "+root.Name+", which outlives the body", "an F is valid only inside its body, while the flow runs; pass it down as an argument")
+	}
+}
+
+// foreignF reports the first use of each *task.F declared outside the flow
+// body (another flow's, or one stored away).
+func (c *checker) foreignF(b body, id *ast.Ident, seen map[types.Object]bool) {
+	v, ok := c.pass.TypesInfo.Uses[id].(*types.Var)
+	if !ok || v.IsField() || !isFPtr(v.Type()) || within(b.root, v.Pos()) || seen[v] {
+		return
+	}
+	seen[v] = true
+	c.report(b, id.Pos(), "uses "+id.Name+", a *task.F declared outside it", "a flow awaits only with the F its body was given; pass that one down")
+}
+
+func (c *checker) mentionsF(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if v, ok := c.pass.TypesInfo.Uses[id].(*types.Var); ok && isFPtr(v.Type()) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+func (c *checker) isParam(root ast.Node, obj types.Object) bool {
+	var ft *ast.FuncType
+	var recv *ast.FieldList
+	switch r := root.(type) {
+	case *ast.FuncLit:
+		ft = r.Type
+	case *ast.FuncDecl:
+		ft, recv = r.Type, r.Recv
+	}
+	for _, fl := range []*ast.FieldList{recv, ft.Params} {
+		if fl != nil && within(fl, obj.Pos()) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) report(b body, pos token.Pos, what, instead string) {
+	subject := "flow body"
+	if len(b.via) > 0 {
+		subject += " (through " + strings.Join(b.via, " → ") + ")"
+	}
+	msg := subject + " " + what + ": " + instead
+	p := c.pass.Fset.Position(pos)
+	key := p.String() + msg
+	if c.reported[key] || c.allowed[fmt.Sprintf("%s:%d", p.Filename, p.Line)] {
+		return
+	}
+	c.reported[key] = true
+	c.pass.Reportf(pos, "%s", msg)
+}
+
+// callee is the function or method a call calls, if static (interface
+// methods included), with type arguments removed.
+func (c *checker) callee(call *ast.CallExpr) *types.Func {
+	fun := ast.Unparen(call.Fun)
+	switch f := fun.(type) {
+	case *ast.IndexExpr:
+		fun = f.X
+	case *ast.IndexListExpr:
+		fun = f.X
+	}
+	var obj types.Object
+	switch f := ast.Unparen(fun).(type) {
+	case *ast.Ident:
+		obj = c.pass.TypesInfo.Uses[f]
+	case *ast.SelectorExpr:
+		if sel, ok := c.pass.TypesInfo.Selections[f]; ok {
+			obj = sel.Obj()
+		} else {
+			obj = c.pass.TypesInfo.Uses[f.Sel]
+		}
+	}
+	if fn, ok := obj.(*types.Func); ok {
+		return fn.Origin()
+	}
+	return nil
+}
+
+// declOf is the declaration in this package of the function e names.
+func (c *checker) declOf(e ast.Expr) *ast.FuncDecl {
+	switch f := e.(type) {
+	case *ast.IndexExpr:
+		e = f.X
+	case *ast.IndexListExpr:
+		e = f.X
+	}
+	var obj types.Object
+	switch f := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		obj = c.pass.TypesInfo.Uses[f]
+	case *ast.SelectorExpr:
+		obj = c.pass.TypesInfo.Uses[f.Sel]
+	}
+	if fn, ok := obj.(*types.Func); ok {
+		return c.decls[fn.Origin()]
+	}
+	return nil
+}
+
+func (c *checker) typeOf(e ast.Expr) types.Type {
+	if t := c.pass.TypesInfo.TypeOf(e); t != nil {
+		return t
+	}
+	return types.Typ[types.Invalid]
+}
+
+func within(n ast.Node, pos token.Pos) bool {
+	return pos.IsValid() && n.Pos() <= pos && pos < n.End()
+}
+
+// rootIdent is the variable an assignable expression stores into: x for
+// x, x.a.b, x[i], *x; nil when it is not a variable (f().a, a map of a call).
+func rootIdent(e ast.Expr) *ast.Ident {
+	for {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.Ident:
+			return x
+		case *ast.SelectorExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.StarExpr:
+			e = x.X
+		default:
+			return nil
+		}
+	}
+}
+
+func isTaskFunc(fn *types.Func, name string) bool {
+	return fn != nil && fn.Name() == name && fn.Pkg() != nil && fn.Pkg().Path() == TaskPath &&
+		fn.Type().(*types.Signature).Recv() == nil
+}
+
+// isFPtr reports whether t is *task.F.
+func isFPtr(t types.Type) bool {
+	p, ok := t.(*types.Pointer)
+	if !ok {
+		return false
+	}
+	n, ok := p.Elem().(*types.Named)
+	return ok && n.Obj().Name() == "F" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == TaskPath
+}

@@ -215,3 +215,34 @@ func silenced(ctx context.Context) task.Task[int] {
 		return 0, nil
 	})
 }
+
+// Flow instantiated explicitly, its body in parentheses.
+func instantiated() task.Task[int] {
+	return task.Flow[int]((func(f *task.F) (int, error) {
+		return <-ch, nil // want `flow body receives from a channel`
+	}))
+}
+
+// A goroutine given a copy of a struct that holds a pointer shares it.
+type counter struct {
+	name string
+	n    *int
+}
+
+func sharedCopy() task.Task[int] {
+	return task.Flow(func(f *task.F) (int, error) {
+		n := 0
+		p := counter{"n", &n}
+		go func(q counter) {}(p) // want `flow body starts a goroutine that uses the flow's state \(p\)`
+		return n, nil
+	})
+}
+
+// A step closure in the body runs on the executor too.
+func stepClosure() task.Task[int] {
+	return task.Flow(func(f *task.F) (int, error) {
+		return task.Await(f, task.Func(func() (int, error) {
+			return <-ch, nil // want `flow body receives from a channel`
+		}))
+	})
+}

@@ -56,7 +56,7 @@ func forbiddenCall(fn *types.Func) (what, instead string) {
 		}
 	}
 	if strings.HasPrefix(pkg, recipesPath) && firstParamIsContext(fn) {
-		return "calls " + displayName(fn) + ", a blocking recipe call", "it waits for an executor to run the recipe's task, and this flow runs on one; await the recipe's Task face with task.Await(f, t)"
+		return "calls " + displayName(fn) + ", a blocking recipe call", "a recipe call that takes a context blocks until it is done (most wait for an executor to run their task, and this flow runs on one); await the recipe's Task face with task.Await(f, t)"
 	}
 	return "", ""
 }

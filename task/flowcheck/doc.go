@@ -36,8 +36,8 @@
 // # How deep it looks
 //
 // A body is a function literal, or a function or method of the same
-// package, passed to task.Flow (Flow is recognized by its package path and
-// name). The analyzer checks the body and every function literal in it
+// package, passed to task.Flow (or to any function of package task, found
+// by its path, as a function whose first parameter is a *task.F). The analyzer checks the body and every function literal in it
 // (closures it calls, defers, or hands to combinators, which run on the
 // executor too), and follows static calls to functions and methods
 // declared in the same package, at any depth, naming the path in the

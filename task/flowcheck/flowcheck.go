@@ -72,17 +72,22 @@ func run(pass *analysis.Pass) (any, error) {
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	ins.Preorder([]ast.Node{(*ast.CallExpr)(nil)}, func(n ast.Node) {
 		call := n.(*ast.CallExpr)
-		if !isTaskFunc(c.callee(call), "Flow") || len(call.Args) == 0 {
+		if !c.startsFlow(call) {
 			return
 		}
-		switch body := ast.Unparen(call.Args[0]).(type) {
-		case *ast.FuncLit:
-			c.walk(body, body.Body, nil)
-		default:
-			// A named function (or method value) of this package as the body.
-			if fd := c.declOf(body); fd != nil && !c.walked[fd] {
-				c.walked[fd] = true
-				c.walk(fd, fd.Body, nil)
+		for _, a := range call.Args {
+			if !c.isBody(a) {
+				continue
+			}
+			switch body := ast.Unparen(a).(type) {
+			case *ast.FuncLit:
+				c.walk(body, body.Body, nil)
+			default:
+				// A named function (or method value) of this package as the body.
+				if fd := c.declOf(body); fd != nil && !c.walked[fd] {
+					c.walked[fd] = true
+					c.walk(fd, fd.Body, nil)
+				}
 			}
 		}
 	})
@@ -165,15 +170,14 @@ func (c *checker) call(b body, call *ast.CallExpr, visit func(ast.Node) bool) bo
 	if fn == nil {
 		return true
 	}
-	if isTaskFunc(fn, "Flow") {
+	if c.startsFlow(call) {
 		// A flow started in a flow body is a body of its own, checked as
 		// such; the rest of the call belongs to this body.
 		ast.Inspect(call.Fun, visit)
-		for i, a := range call.Args {
-			if _, lit := ast.Unparen(a).(*ast.FuncLit); i == 0 && lit {
-				continue
+		for _, a := range call.Args {
+			if _, lit := ast.Unparen(a).(*ast.FuncLit); !lit || !c.isBody(a) {
+				ast.Inspect(a, visit)
 			}
-			ast.Inspect(a, visit)
 		}
 		return false
 	}
@@ -474,9 +478,19 @@ func rootIdent(e ast.Expr) *ast.Ident {
 	}
 }
 
-func isTaskFunc(fn *types.Func, name string) bool {
-	return fn != nil && fn.Name() == name && fn.Pkg() != nil && fn.Pkg().Path() == TaskPath &&
+// startsFlow reports whether call calls a function of package task (Flow,
+// or any other that starts a flow from a body).
+func (c *checker) startsFlow(call *ast.CallExpr) bool {
+	fn := c.callee(call)
+	return fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == TaskPath &&
 		fn.Type().(*types.Signature).Recv() == nil
+}
+
+// isBody reports whether e, an argument of a function of package task, is
+// a flow body: a function whose first parameter is a *task.F.
+func (c *checker) isBody(e ast.Expr) bool {
+	sig, ok := c.typeOf(e).Underlying().(*types.Signature)
+	return ok && sig.Params().Len() > 0 && isFPtr(sig.Params().At(0).Type())
 }
 
 // isFPtr reports whether t is *task.F.

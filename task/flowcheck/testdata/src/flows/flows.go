@@ -246,3 +246,10 @@ func stepClosure() task.Task[int] {
 		}))
 	})
 }
+
+// A body given to another function of package task, in another position.
+func otherEntry() task.Task[int] {
+	return task.FlowNamed("wait", func(f *task.F) (int, error) {
+		return <-ch, nil // want `flow body receives from a channel`
+	})
+}

@@ -23,8 +23,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// runIn runs name (the command when name is "") in testdata/mod, a module of its own with a
-// stub task package, and returns its output and exit status.
+// runIn runs name (the command when name is "") in ../../testdata/mod, a
+// module of its own with a stub task package, and returns its output and
+// exit status.
 func runIn(t *testing.T, name string, args ...string) (string, int) {
 	t.Helper()
 	self, err := os.Executable()
@@ -34,7 +35,7 @@ func runIn(t *testing.T, name string, args ...string) (string, int) {
 	if name == "" {
 		name = self
 	}
-	dir, err := filepath.Abs(filepath.Join("testdata", "mod"))
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "mod"))
 	if err != nil {
 		t.Fatal(err)
 	}

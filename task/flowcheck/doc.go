@@ -36,10 +36,11 @@
 // # How deep it looks
 //
 // A body is a function literal, or a function or method of the same
-// package, passed to task.Flow (or to any function of package task, found
-// by its path, as a function whose first parameter is a *task.F). The analyzer checks the body and every function literal in it
-// (closures it calls, defers, or hands to combinators, which run on the
-// executor too), and follows static calls to functions and methods
+// package, given to task.Flow (or to any function of package task: a
+// body is recognized as a function whose first parameter is a *task.F).
+// The analyzer checks the body and every function literal in it (closures
+// it calls, defers, or hands to combinators, which run on the executor
+// too), and follows static calls to functions and methods
 // declared in the same package, at any depth, naming the path in the
 // message ("flow body (through claim → wait) receives from a channel").
 // It does not follow calls into other packages, calls through function
@@ -57,8 +58,9 @@
 //
 //	go run github.com/zkflow/zkflow/task/flowcheck/cmd/flowcheck ./...
 //
-// It exits with status 3 when it reports anything (make vet runs it over
-// this module). The command is also a go vet tool:
+// It fails when it reports anything (the command exits with status 3, which
+// go run passes on as a failure); make vet runs it over this module. It
+// checks test files too. The command is also a go vet tool:
 //
 //	go build -o flowcheck github.com/zkflow/zkflow/task/flowcheck/cmd/flowcheck
 //	go vet -vettool=$PWD/flowcheck ./...

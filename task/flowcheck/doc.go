@@ -21,9 +21,9 @@
 //     function or method of a package under
 //     github.com/zkflow/zkflow/recipes whose first parameter is a
 //     context.Context (the recipes' blocking faces);
-//   - a go statement whose goroutine uses a variable of the body (a
-//     closure's captures; an argument that shares memory: a pointer,
-//     slice, map, channel, function or interface);
+//   - a go statement (or sync.WaitGroup.Go) whose goroutine uses a
+//     variable of the body (a closure's captures; an argument that shares
+//     memory: a pointer, slice, map, channel, function or interface);
 //   - a *task.F that leaves its body: stored in a variable declared
 //     outside it or reached through a parameter, passed to a goroutine, or
 //     used by a body that is not its own (a flow started inside another

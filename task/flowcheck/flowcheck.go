@@ -134,7 +134,7 @@ func (c *checker) walk(root ast.Node, block *ast.BlockStmt, via []string) {
 				c.report(b, n.Pos(), "ranges over a channel", "a flow suspends only at task.Await; wrap each wait in a Task and await it in a loop")
 			}
 		case *ast.GoStmt:
-			c.goStmt(b, n)
+			c.goroutine(b, n, "a goroutine", n.Call.Fun, n.Call.Args)
 			// The goroutine's own code runs beside the flow, not in it;
 			// its arguments are evaluated in the body.
 			for _, a := range n.Call.Args {
@@ -178,6 +178,15 @@ func (c *checker) call(b body, call *ast.CallExpr, visit func(ast.Node) bool) bo
 			if _, lit := ast.Unparen(a).(*ast.FuncLit); !lit || !c.isBody(a) {
 				ast.Inspect(a, visit)
 			}
+		}
+		return false
+	}
+	if isWaitGroupGo(fn) && len(call.Args) == 1 {
+		// As a go statement: the function runs beside the flow.
+		c.goroutine(b, call, "a goroutine (sync.WaitGroup.Go)", call.Args[0], nil)
+		ast.Inspect(call.Fun, visit)
+		if _, lit := ast.Unparen(call.Args[0]).(*ast.FuncLit); !lit {
+			ast.Inspect(call.Args[0], visit)
 		}
 		return false
 	}
@@ -250,11 +259,12 @@ func (c *checker) receive(b body, u *ast.UnaryExpr) {
 	c.report(b, u.Pos(), "receives from a channel", "a flow suspends only at task.Await; wrap the wait in a Task (task.Suspend) and await it")
 }
 
-// goStmt reports a goroutine started in a flow body that uses the body's
-// state: a variable declared in the body (its *task.F included) that the
-// goroutine's function refers to, or that an argument shares (a pointer,
-// slice, map, channel, function or interface; a copied value is not shared).
-func (c *checker) goStmt(b body, g *ast.GoStmt) {
+// goroutine reports a goroutine started at g in a flow body (a go
+// statement, sync.WaitGroup.Go) that uses the body's state: a variable
+// declared in the body (its *task.F included) that the goroutine's
+// function fun refers to, or that one of args shares (a pointer, slice,
+// map, channel, function or interface; a copied value is not shared).
+func (c *checker) goroutine(b body, g ast.Node, what string, fun ast.Expr, args []ast.Expr) {
 	var found types.Object
 	isF := false
 	uses := func(e ast.Node) {
@@ -275,8 +285,8 @@ func (c *checker) goStmt(b body, g *ast.GoStmt) {
 			return true
 		})
 	}
-	uses(g.Call.Fun)
-	for _, a := range g.Call.Args {
+	uses(fun)
+	for _, a := range args {
 		if c.mentionsF(a) || mayShare(c.typeOf(a), nil) {
 			uses(a)
 		}
@@ -285,7 +295,7 @@ func (c *checker) goStmt(b body, g *ast.GoStmt) {
 	case isF:
 		c.report(b, g.Pos(), "passes its *task.F ("+found.Name()+") to a goroutine", "an F is used only by its own body, on the executor; await a Task instead (combinators.Fork runs one beside the flow)")
 	case found != nil:
-		c.report(b, g.Pos(), "starts a goroutine that uses the flow's state ("+found.Name()+")", "the body runs on the executor and needs no locks only while nothing else touches its state; run the work as a Task (combinators.Fork, All) or start the goroutine outside the flow")
+		c.report(b, g.Pos(), "starts "+what+" that uses the flow's state ("+found.Name()+")", "the body runs on the executor and needs no locks only while nothing else touches its state; run the work as a Task (combinators.Fork, All) or start the goroutine outside the flow")
 	}
 }
 
@@ -491,6 +501,10 @@ func (c *checker) startsFlow(call *ast.CallExpr) bool {
 func (c *checker) isBody(e ast.Expr) bool {
 	sig, ok := c.typeOf(e).Underlying().(*types.Signature)
 	return ok && sig.Params().Len() > 0 && isFPtr(sig.Params().At(0).Type())
+}
+
+func isWaitGroupGo(fn *types.Func) bool {
+	return fn.Name() == "Go" && fn.Pkg() != nil && fn.Pkg().Path() == "sync" && recvName(fn) == "WaitGroup"
 }
 
 // isFPtr reports whether t is *task.F.

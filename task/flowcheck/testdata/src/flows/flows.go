@@ -74,9 +74,10 @@ func syncs() task.Task[int] {
 	return task.Flow(func(f *task.F) (int, error) {
 		mu.Lock() // want `flow body calls sync.Mutex.Lock: a flow suspends only at task.Await, and its state needs no lock`
 		mu.Unlock()
-		rw.Lock()   // want `flow body calls sync.RWMutex.Lock:`
-		rw.RLock()  // want `flow body calls sync.RWMutex.RLock:`
-		wg.Wait()   // want `flow body calls sync.WaitGroup.Wait:`
+		rw.Lock()  // want `flow body calls sync.RWMutex.Lock:`
+		rw.RLock() // want `flow body calls sync.RWMutex.RLock:`
+		wg.Wait()  // want `flow body calls sync.WaitGroup.Wait:`
+		wg.Go(func() {})
 		cond.Wait() // want `flow body calls sync.Cond.Wait:`
 		var l sync.Locker = &mu
 		l.Lock() // want `flow body calls sync.Locker.Lock:`
@@ -104,7 +105,9 @@ func goroutines() task.Task[int] {
 		go func() {         // want `flow body passes its \*task.F \(f\) to a goroutine`
 			task.Await(f, task.Func(func() (int, error) { return 0, nil }))
 		}()
-		go useF(f) // want `flow body passes its \*task.F \(f\) to a goroutine`
+		go useF(f)            // want `flow body passes its \*task.F \(f\) to a goroutine`
+		wg.Go(func() { n++ }) // want `flow body starts a goroutine \(sync.WaitGroup.Go\) that uses the flow's state \(n\)`
+		wg.Go(func() { <-ch })
 		return n, nil
 	})
 }

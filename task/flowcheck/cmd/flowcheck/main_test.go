@@ -63,7 +63,7 @@ func TestCommand(t *testing.T) {
 		status  int
 	}{
 		{"./app/bad", 3},
-		{"./...", 3},
+		{"./app/...", 3},
 		{"./app/good", 0},
 	} {
 		out, status := runIn(t, "", tc.pattern)
@@ -92,5 +92,14 @@ func TestVetTool(t *testing.T) {
 	out, status = runIn(t, "go", "vet", "-vettool="+self, "./app/good")
 	if status != 0 {
 		t.Errorf("go vet -vettool on app/good: exit status %d, output:\n%s", status, out)
+	}
+}
+
+// A package that does not compile is an error (status 1) that names the
+// cause, not a panic or a silent pass.
+func TestBrokenPackage(t *testing.T) {
+	out, status := runIn(t, "", "./broken")
+	if status != 1 || !strings.Contains(out, "broken.go:8:10: undefined: undefined") || strings.Contains(out, "panic") {
+		t.Errorf("flowcheck ./broken: exit status %d, want 1 with the compiler's error; output:\n%s", status, out)
 	}
 }

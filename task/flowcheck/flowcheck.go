@@ -197,12 +197,19 @@ func rootIdent(e ast.Expr) *ast.Ident {
 	}
 }
 
-// startsFlow reports whether call calls a function of package task (Flow,
-// or any other that starts a flow from a body).
+// startsFlow reports whether call gives a flow body to a function of
+// package task (Flow, or any other that takes one).
 func (c *checker) startsFlow(call *ast.CallExpr) bool {
 	fn := c.callee(call)
-	return fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == TaskPath &&
-		fn.Type().(*types.Signature).Recv() == nil
+	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != TaskPath || fn.Type().(*types.Signature).Recv() != nil {
+		return false
+	}
+	for _, a := range call.Args {
+		if c.isBody(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // isBody reports whether e, an argument of a function of package task, is

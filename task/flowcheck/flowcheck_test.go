@@ -10,11 +10,11 @@ import (
 	"golang.org/x/tools/go/analysis/analysistest"
 )
 
-// Every forbidden construct in testdata/src/flows is reported with its
-// message (each // want), and nothing else there or in
-// testdata/src/allowed is.
+// Every forbidden construct in testdata/src/flows and in the stub task
+// package is reported with its message (each // want), and nothing else
+// there or in testdata/src/allowed is.
 func TestAnalyzer(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), flowcheck.Analyzer, "flows", "allowed")
+	analysistest.Run(t, analysistest.TestData(), flowcheck.Analyzer, "flows", "allowed", flowcheck.TaskPath)
 }
 
 // Package task, which every user imports, does not pay for the analyzer:

@@ -19,9 +19,12 @@ deps:
 # stdversion check reports any standard-library symbol newer than the go
 # line (the compiler refuses newer language features). check-go-line keeps
 # the line the oldest release that passes: the form go 1.N, no patch, and
-# vet at one release lower must fail.
+# vet at one release lower must fail. flowcheck (task/flowcheck) reports
+# what a flow body may not do: block outside task.Await, wait on the wall
+# clock, share its state with a goroutine; it fails on any finding.
 vet:
 	$(GO) vet ./...
+	$(GO) run ./task/flowcheck/cmd/flowcheck ./...
 	GO=$(GO) ./.ci/check-go-line
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 

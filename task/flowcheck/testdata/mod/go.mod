@@ -1,0 +1,3 @@
+module github.com/zkflow/zkflow
+
+go 1.26

@@ -1,0 +1,94 @@
+// Package allowed holds code the analyzer must not report.
+package allowed
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/lock"
+	"github.com/zkflow/zkflow/task"
+)
+
+var (
+	ch = make(chan int, 1)
+	mu sync.Mutex
+	cl *lock.Client
+)
+
+// Awaits, computation, a select with a default case, non-blocking calls.
+func flow() task.Task[int] {
+	return task.Flow(func(f *task.F) (int, error) {
+		sum := 0
+		for i := range 10 {
+			v, err := task.Await(f, task.Func(func() (int, error) { return i, nil }))
+			if err != nil {
+				return 0, err
+			}
+			sum += v
+		}
+		if _, err := task.Await(f, combinators.Sleep(time.Second)); err != nil {
+			return 0, err
+		}
+		if _, err := task.Await(f, cl.LockTask("/l")); err != nil {
+			return 0, err
+		}
+		_ = lock.Name("/l", context.Background())
+		select {
+		case v := <-ch:
+			sum += v
+		case ch <- sum:
+		default:
+		}
+		d := time.Duration(sum) * time.Second
+		_ = d.String()
+		mu.Unlock()
+		local := f
+		_ = local
+		s := struct{ f *task.F }{}
+		s.f = f
+		go report(sum) // a goroutine given a copy of a value
+		return sum, compute(f)
+	})
+}
+
+func report(int) {}
+
+// A helper that passes the F on and computes.
+func compute(f *task.F) error {
+	_, err := task.Await(f, task.Func(func() (int, error) { return 1, nil }))
+	return err
+}
+
+// Channels, clocks, locks and blocking APIs outside any flow body.
+func notAFlow(ctx context.Context, e *executor.Executor) {
+	v := <-ch
+	ch <- v
+	for range ch {
+	}
+	time.Sleep(time.Millisecond)
+	<-ctx.Done()
+	mu.Lock()
+	mu.Unlock()
+	executor.Await(ctx, e, task.Func(func() (int, error) { return 1, nil }))
+	_ = e.Run(ctx)
+	_ = cl.Lock(ctx, "/l")
+}
+
+// A goroutine started outside the body, which submits the flow.
+func outside(ctx context.Context, e *executor.Executor) {
+	t := flow()
+	go func() {
+		executor.Await(ctx, e, t)
+		<-ch
+	}()
+}
+
+// A function literal that is not a flow body, though it takes a *task.F.
+func notABody() func(*task.F) (int, error) {
+	return func(f *task.F) (int, error) {
+		return <-ch, nil
+	}
+}

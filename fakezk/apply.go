@@ -11,6 +11,7 @@ type pending struct {
 	id    uint64
 	req   task.Request
 	done  func(task.Response)
+	zdone func(task.Response, int64) // Send's done, instead of done
 	watch func(task.Event)
 }
 
@@ -136,7 +137,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 		}
 		s.giveFires(tx.fires)
 	}
-	s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, resp: resp})
+	s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, zdone: p.zdone, resp: resp})
 }
 
 // childNames lists n's children in an order drawn from the seed: ZooKeeper
@@ -160,8 +161,14 @@ func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequ
 		switch o := op.(type) {
 		case *task.CreateRequest:
 			// A 3.8 multi create (opCreate inside the multi, as zkadapter
-			// sends it) returns only the name, no Stat.
-			res[i].Path, _, err = s.create(tx, sess, who, o)
+			// sends it) returns only the name, no Stat. A remote client
+			// may have sent create2, whose result has the Stat: the
+			// transport keeps it or not (fakezk/wire).
+			var st task.Stat
+			res[i].Path, st, err = s.create(tx, sess, who, o)
+			if sess.conn != nil && sess.conn.remote {
+				res[i].Stat = st
+			}
 		case *task.DeleteRequest:
 			err = s.delete(tx, who, o)
 		case *task.SetDataRequest:

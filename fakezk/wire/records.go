@@ -335,3 +335,11 @@ func encodeStat(e *enc, s *task.Stat) {
 	e.int(s.NumChildren)
 	e.long(s.Pzxid)
 }
+
+// DecodeReplyHeader splits a reply frame's payload into its header and
+// the record after it.
+func DecodeReplyHeader(b []byte) (ReplyHeader, []byte, error) {
+	d := dec{b: b}
+	h := ReplyHeader{Xid: d.int(), Zxid: d.long(), Err: d.int()}
+	return h, d.b, d.err
+}

@@ -320,8 +320,8 @@ func (lk *link) handshake(r *bufio.Reader) bool {
 	timeout := fakezk.NegotiateTimeout(time.Duration(cr.TimeOut)*time.Millisecond, zk.TickTime())
 	resp := ConnectResponse{HasReadOnly: cr.HasReadOnly}
 	events := func(ev task.Event) {
-		if ev.Type == task.EventNone && ev.State != task.StateConnected {
-			lk.close() // a fault cut the link, or the session ended
+		if ev.Type == task.EventNone && ev.State == task.StateSuspended {
+			lk.close() // a fault cut the link (an expiry too)
 		}
 	}
 	var fl *fakezk.Link

@@ -277,3 +277,8 @@ func TestFourLetterWords(t *testing.T) {
 		}
 	}
 }
+
+// wire_req is the connect request that resumes s.
+func wire_req(s wire.ConnectResponse) wire.ConnectRequest {
+	return wire.ConnectRequest{TimeOut: s.TimeOut, SessionID: s.SessionID, Passwd: s.Passwd}
+}

@@ -1,0 +1,135 @@
+package wire_test
+
+import (
+	"testing"
+	"time"
+
+	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/zkflow/zkflow/fakezk"
+)
+
+// TestPartitionResumesSession: fakezk's Partition cuts a go-zookeeper
+// client's TCP connection and refuses its reconnects until it heals on the
+// server's clock; the client then resumes the same session, and a watch it
+// set before fires for a change made while it was away (its SetWatches).
+// Drop cuts the connection the same way and lets it back at once.
+func TestPartitionResumesSession(t *testing.T) {
+	clk := fakezk.NewClock(time.Time{})
+	r := start(t, fakezk.Config{Clock: clk, TickTime: time.Second})
+	c, events := r.dial(t)
+	other, _ := r.dial(t)
+	id := c.SessionID()
+	if _, err := c.Create("/eph", nil, gozk.FlagEphemeral, open); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Create("/d", nil, 0, open); err != nil {
+		t.Fatal(err)
+	}
+	_, _, w, err := c.GetW("/d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := r.zk.SessionConn(id)
+	if fc == nil {
+		t.Fatal("no Conn for the session")
+	}
+	r.zk.Partition(fc, time.Second, false) // less than the 2s timeout
+	waitState(t, events, gozk.StateDisconnected)
+	if _, err := other.Set("/d", []byte("while away"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, _ := other.Exists("/eph"); !ok {
+		t.Fatal("the ephemeral went while its session lives")
+	}
+	clk.Advance(time.Second) // heals
+	waitState(t, events, gozk.StateHasSession)
+	if c.SessionID() != id {
+		t.Fatalf("session %#x after the reconnect, was %#x", c.SessionID(), id)
+	}
+	if ev := waitEvent(t, w); ev.Type != gozk.EventNodeDataChanged || ev.Path != "/d" {
+		t.Fatalf("watch after the reconnect: %+v", ev)
+	}
+
+	r.zk.Drop(fc, false)
+	waitState(t, events, gozk.StateDisconnected)
+	waitState(t, events, gozk.StateHasSession)
+	if c.SessionID() != id {
+		t.Fatalf("session %#x after a drop, was %#x", c.SessionID(), id)
+	}
+	if _, _, err := c.Get("/d"); err != nil {
+		t.Fatalf("get after a drop: %v", err)
+	}
+}
+
+// TestExpire: fakezk's Expire ends a go-zookeeper client's session: its
+// ephemeral goes, the client sees StateExpired and its watch ends, then it
+// opens a new session by itself.
+func TestExpire(t *testing.T) {
+	r := start(t, fakezk.Config{})
+	c, events := r.dial(t)
+	other, _ := r.dial(t)
+	id := c.SessionID()
+	if _, err := c.Create("/eph", nil, gozk.FlagEphemeral, open); err != nil {
+		t.Fatal(err)
+	}
+	_, _, w, err := c.ExistsW("/never")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.zk.Expire(r.zk.SessionConn(id))
+	waitState(t, events, gozk.StateExpired)
+	if ev := waitEvent(t, w); ev.Err != gozk.ErrSessionExpired {
+		t.Fatalf("watch at the expiry: %+v", ev)
+	}
+	waitState(t, events, gozk.StateHasSession)
+	if c.SessionID() == id || c.SessionID() == 0 {
+		t.Fatalf("session %#x after the expiry", c.SessionID())
+	}
+	if ok, _, _ := other.Exists("/eph"); ok {
+		t.Fatal("the expired session's ephemeral is still there")
+	}
+}
+
+// TestExpiryOnTheServersClock: with a fakezk.Clock the test decides when
+// a disconnected session expires: the server counts its timeout from the
+// moment the link closed, on its own clock.
+func TestExpiryOnTheServersClock(t *testing.T) {
+	clk := fakezk.NewClock(time.Time{})
+	r := start(t, fakezk.Config{Clock: clk, TickTime: time.Second})
+	c := r.rawConn(t)
+	s := c.session(2 * time.Second)
+	c.nc.Close()
+	// Wait (bounded) until the server has seen the link close: the
+	// session's expiry timer is then armed on the fake clock.
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for clk.Pending() == 0 || r.zk.SessionConn(s.SessionID).Connected() {
+		select {
+		case <-deadline.C:
+			t.Fatal("the server never saw the link close")
+		default:
+		}
+		time.Sleep(time.Millisecond) // polling an outside event, not ordering
+	}
+	clk.Advance(2*time.Second - time.Millisecond)
+	if r.zk.SessionConn(s.SessionID) == nil {
+		t.Fatal("expired before its timeout")
+	}
+	c2 := r.rawConn(t)
+	if resp, err := c2.connect(wire_req(s)); err != nil || resp.SessionID != s.SessionID {
+		t.Fatalf("resume within the timeout: %+v %v", resp, err)
+	}
+	c2.nc.Close()
+	for r.zk.SessionConn(s.SessionID).Connected() {
+		time.Sleep(time.Millisecond)
+	}
+	clk.Advance(2 * time.Second)
+	if r.zk.SessionConn(s.SessionID) != nil {
+		t.Fatal("not expired after its timeout")
+	}
+	c3 := r.rawConn(t)
+	if resp, err := c3.connect(wire_req(s)); err != nil || resp.SessionID != 0 || !c3.closed() {
+		t.Fatalf("resume after the expiry: %+v %v", resp, err)
+	}
+}

@@ -62,7 +62,7 @@ func FuzzConn(f *testing.F) {
 		stream = append(stream, framed(r.Encode(nil))...)
 	}
 	f.Add(append([]byte{0}, stream...))
-	f.Add([]byte{0, 0x7f, 0xff, 0xff, 0xff})                // a huge frame
+	f.Add([]byte{0, 0x7f, 0xff, 0xff, 0xff})               // a huge frame
 	f.Add([]byte{0, 0, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0, 14})  // a multi cut short
 	f.Add([]byte{0, 0, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0x3, 0}) // an unknown op
 	f.Add(append([]byte{1}, "ruok"...))

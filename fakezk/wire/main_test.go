@@ -24,7 +24,7 @@ type rig struct {
 
 // start serves a fakezk server made from cfg (the real clock and a 100ms
 // tick if cfg leaves them zero); everything stops at the test's end.
-func start(t *testing.T, cfg fakezk.Config) *rig {
+func start(t testing.TB, cfg fakezk.Config) *rig {
 	t.Helper()
 	if cfg.Clock == nil {
 		cfg.Clock = task.RealClock()

@@ -161,14 +161,8 @@ func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequ
 		switch o := op.(type) {
 		case *task.CreateRequest:
 			// A 3.8 multi create (opCreate inside the multi, as zkadapter
-			// sends it) returns only the name, no Stat. A remote client
-			// may have sent create2, whose result has the Stat: the
-			// transport keeps it or not (fakezk/wire).
-			var st task.Stat
-			res[i].Path, st, err = s.create(tx, sess, who, o)
-			if sess.conn != nil && sess.conn.remote {
-				res[i].Stat = st
-			}
+			// sends it) returns only the name, no Stat.
+			res[i].Path, _, err = s.create(tx, sess, who, o)
 		case *task.DeleteRequest:
 			err = s.delete(tx, who, o)
 		case *task.SetDataRequest:

@@ -143,6 +143,11 @@ func (c *Conn) do(req task.Request, done func(task.Response), zdone func(task.Re
 		err = task.ErrDataTooLarge
 	}
 	if err != nil {
+		if c.remote && isWrite(req) {
+			// A server finds the fault itself (PrepRequestProcessor)
+			// and logs the request as an error txn: it takes a zxid.
+			s.zxid++
+		}
 		s.tracef("c%d send #%d rejected: %v", c.num, p.id, err)
 		s.enqueue(c, item{kind: itemResp, id: p.id, done: done, zdone: zdone, resp: task.Response{Err: err}})
 	} else {

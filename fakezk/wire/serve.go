@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/zkflow/zkflow/task"
@@ -17,9 +18,9 @@ func (lk *link) serve(r *Request) bool {
 		lk.send(&task.SyncRequest{Path: "/"}, r, nil, XidPing)
 		return true
 	case OpCloseSession:
-		sl := lk.reserve()
+		// The session ends; the server closes the connection with no
+		// reply (FinalRequestProcessor: a session its client closed).
 		c.Close()
-		lk.fill(sl, header(r.Xid, zk.Zxid(), 0))
 		lk.closeAfter()
 		return false
 	case OpAuth:
@@ -64,12 +65,19 @@ func (lk *link) serve(r *Request) bool {
 			e.int(int32(len(ids)))
 			for _, id := range ids {
 				e.str(id.Scheme)
-				e.str(id.ID)
+				user := id.ID
+				if id.Scheme == "digest" { // the user name (DigestAuthenticationProvider.getUserName)
+					user, _, _ = strings.Cut(user, ":")
+				}
+				e.str(user)
 			}
 		}))
 		return true
 	case OpMultiRead:
 		lk.multiRead(r)
+		return true
+	case OpCheck:
+		lk.check(r)
 		return true
 	case OpReconfig:
 		lk.reply(header(r.Xid, zk.Zxid(), int32(task.CodeReconfigDisabled)))
@@ -180,6 +188,28 @@ func writeOp(r *Request) task.Request {
 	return nil
 }
 
+// check answers a check sent alone as a 3.8.0 server does: it is applied
+// as a transaction (one zxid); a failure is answered with its code, but a
+// success is answered with nothing at all (FinalRequestProcessor builds a
+// SetDataResponse with a null Stat, whose serialisation throws; the
+// server logs "Unexpected exception. Destruction averted." and sends no
+// reply).
+func (lk *link) check(r *Request) {
+	sl := lk.reserve()
+	m := &task.MultiRequest{Ops: []task.MultiOp{&task.CheckRequest{Path: r.Path, Version: r.Version}}}
+	lk.fz.Conn().Send(m, func(resp task.Response, zxid int64) {
+		err := resp.Err
+		if len(resp.Results) == 1 {
+			err = resp.Results[0].Err
+		}
+		if err != nil {
+			lk.fill(sl, header(r.Xid, zxid, errCode(err)))
+			return
+		}
+		lk.fill(sl, nil)
+	}, nil)
+}
+
 // multiRead answers the reads of a multiRead one by one, each with its own
 // result, in one reply.
 func (lk *link) multiRead(r *Request) {
@@ -267,6 +297,8 @@ func encodeReply(xid int32, zxid int64, r *Request, resp *task.Response) []byte 
 		switch op {
 		case OpCreate, OpSync:
 			e.str(resp.Path)
+		case OpAddWatch:
+			e.int(0) // an ErrorResponse(0), as FinalRequestProcessor answers addWatch
 		case OpCreate2, OpCreateContainer, OpCreateTTL:
 			e.str(resp.Path)
 			encodeStat(e, &resp.Stat)
@@ -309,15 +341,15 @@ func encodeMulti(e *enc, res []task.MultiResult, ops []Request) {
 			continue
 		}
 		op := ops[i].Op
+		if op == OpCreate2 || op == OpCreateContainer || op == OpCreateTTL {
+			op = OpCreate // a 3.8.0 server answers every create in a multi as create: the name alone
+		}
 		e.int(int32(op))
 		e.bool(false)
 		e.int(0)
 		switch op {
 		case OpCreate:
 			e.str(r.Path)
-		case OpCreate2, OpCreateContainer, OpCreateTTL:
-			e.str(r.Path)
-			encodeStat(e, &r.Stat)
 		case OpSetData:
 			encodeStat(e, &r.Stat)
 		}

@@ -133,3 +133,21 @@ func TestExpiryOnTheServersClock(t *testing.T) {
 		t.Fatalf("resume after the expiry: %+v %v", resp, err)
 	}
 }
+
+// TestSilentClientLosesLink: a client that sends nothing (no ping) for its
+// session timeout loses its link, as a real server drops a session that
+// stopped pinging; its session then counts down on the server's clock, so
+// it can still come back within the timeout.
+func TestSilentClientLosesLink(t *testing.T) {
+	clk := fakezk.NewClock(time.Time{})
+	r := start(t, fakezk.Config{Clock: clk, TickTime: 100 * time.Millisecond})
+	c := r.rawConn(t)
+	s := c.session(200 * time.Millisecond)
+	if !c.closed() {
+		t.Fatal("a silent client kept its link")
+	}
+	c2 := r.rawConn(t)
+	if resp, err := c2.connect(wire_req(s)); err != nil || resp.SessionID != s.SessionID {
+		t.Fatalf("resume after the silent spell: %+v %v", resp, err)
+	}
+}

@@ -140,6 +140,8 @@ type link struct {
 	s  *Server
 	nc net.Conn
 	fz *fakezk.Link // nil until the handshake succeeds
+	// timeout is the negotiated session timeout.
+	timeout time.Duration
 
 	mu        sync.Mutex
 	slots     []*slot // replies in request order; notifications among them
@@ -269,9 +271,13 @@ func (lk *link) readLoop() {
 	if !lk.handshake(r) {
 		return
 	}
-	lk.nc.SetReadDeadline(time.Time{})
 	var buf []byte
 	for {
+		// A client silent for its session timeout (real time) has
+		// stopped pinging: the link closes, as a server closes the
+		// connection of a session it expires, and the session's
+		// countdown starts on the server's clock.
+		lk.nc.SetReadDeadline(time.Now().Add(lk.timeout))
 		b, err := ReadFrame(r, lk.s.cfg.MaxFrame, buf)
 		if err != nil {
 			return
@@ -344,7 +350,7 @@ func (lk *link) handshake(r *bufio.Reader) bool {
 	case err != nil:
 		return false
 	}
-	lk.fz = fl
+	lk.fz, lk.timeout = fl, timeout
 	id := fl.Conn().SessionID()
 	resp.TimeOut = int32(timeout / time.Millisecond)
 	resp.SessionID = id

@@ -13,7 +13,10 @@
 // (triggers, SetWatches on reconnect), session.go (negotiation, expiry),
 // handshake.go (connect refusals and the client's recovery from them),
 // reap.go (the container manager), sched.go (Step, automatic delivery),
-// fault.go, clock.go, trace.go. internal/conformance holds the table of
+// fault.go, clock.go, trace.go, remote.go (sessions of clients on a network
+// transport: fakezk/wire serves ZooKeeper's client protocol over TCP with
+// them, so that go-zookeeper, Curator or kazoo connect to the fake).
+// internal/conformance holds the table of
 // behaviours the fake is checked against, written against task.Conn only
 // so the same cases run against a real server.
 //

@@ -7,6 +7,7 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/wire"
 )
 
 // TestPartitionResumesSession: fakezk's Partition cuts a go-zookeeper
@@ -149,5 +150,61 @@ func TestSilentClientLosesLink(t *testing.T) {
 	c2 := r.rawConn(t)
 	if resp, err := c2.connect(wire_req(s)); err != nil || resp.SessionID != s.SessionID {
 		t.Fatalf("resume after the silent spell: %+v %v", resp, err)
+	}
+}
+
+// TestRestart: while the server is down every link is closed and every
+// connection refused; when it is up again the go-zookeeper client resumes
+// its session, its ephemeral still there.
+func TestRestart(t *testing.T) {
+	clk := fakezk.NewClock(time.Time{})
+	r := start(t, fakezk.Config{Clock: clk, TickTime: time.Second})
+	c, events := r.dial(t)
+	id := c.SessionID()
+	if _, err := c.Create("/eph", nil, gozk.FlagEphemeral, open); err != nil {
+		t.Fatal(err)
+	}
+	r.zk.Restart(time.Minute)
+	waitState(t, events, gozk.StateDisconnected)
+	probe := r.rawConn(t)
+	probe.write((&wire.ConnectRequest{TimeOut: 2000, Passwd: make([]byte, 16)}).Encode(nil))
+	if !probe.closed() {
+		t.Fatal("a connection was served while the server is down")
+	}
+	clk.Advance(time.Minute)
+	waitState(t, events, gozk.StateHasSession)
+	if c.SessionID() != id {
+		t.Fatalf("session %#x after the restart, was %#x", c.SessionID(), id)
+	}
+	if ok, _, err := c.Exists("/eph"); !ok || err != nil {
+		t.Fatalf("the ephemeral after the restart: %v %v", ok, err)
+	}
+}
+
+// TestDelay: Delay holds a session's replies on the server's clock; they
+// come, in order, when it passes.
+func TestDelay(t *testing.T) {
+	clk := fakezk.NewClock(time.Time{})
+	r := start(t, fakezk.Config{Clock: clk, TickTime: time.Second})
+	c := r.rawConn(t)
+	s := c.session(20 * time.Second)
+	r.zk.Delay(r.zk.SessionConn(s.SessionID), time.Second)
+	for xid := int32(1); xid <= 2; xid++ {
+		c.write((&wire.Request{Xid: xid, Op: wire.OpExists, Path: "/"}).Encode(nil))
+	}
+	c.nc.SetReadDeadline(time.Now().Add(100 * time.Millisecond)) // a bound on a negative check
+	if b, err := c.read(); err == nil {
+		t.Fatalf("a reply while delayed: %x", b)
+	}
+	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	clk.Advance(time.Second)
+	for xid := int32(1); xid <= 2; xid++ {
+		b, err := c.read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, _, _ := wire.DecodeReplyHeader(b); h.Xid != xid || h.Err != 0 {
+			t.Fatalf("reply %+v, want xid %d", h, xid)
+		}
 	}
 }

@@ -57,6 +57,11 @@ func (discard) Printf(string, ...any) {}
 // dial connects go-zookeeper and waits for its session.
 func (r *rig) dial(t *testing.T) (*gozk.Conn, <-chan gozk.Event) {
 	t.Helper()
+	return r.dialTB(t)
+}
+
+func (r *rig) dialTB(t testing.TB) (*gozk.Conn, <-chan gozk.Event) {
+	t.Helper()
 	c, events, err := gozk.Connect([]string{r.addr}, 2*time.Second, gozk.WithLogger(discard{}), gozk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +72,7 @@ func (r *rig) dial(t *testing.T) (*gozk.Conn, <-chan gozk.Event) {
 }
 
 // waitState waits, at most 10s of real time, for the client to report st.
-func waitState(t *testing.T, events <-chan gozk.Event, st gozk.State) gozk.Event {
+func waitState(t testing.TB, events <-chan gozk.Event, st gozk.State) gozk.Event {
 	t.Helper()
 	timeout := time.NewTimer(10 * time.Second)
 	defer timeout.Stop()

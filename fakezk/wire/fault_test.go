@@ -1,6 +1,9 @@
 package wire_test
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -8,6 +11,7 @@ import (
 
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/wire"
+	"github.com/zkflow/zkflow/task"
 )
 
 // TestPartitionResumesSession: fakezk's Partition cuts a go-zookeeper
@@ -206,5 +210,51 @@ func TestDelay(t *testing.T) {
 		if h, _, _ := wire.DecodeReplyHeader(b); h.Xid != xid || h.Err != 0 {
 			t.Fatalf("reply %+v, want xid %d", h, xid)
 		}
+	}
+}
+
+// TestWipe: after a total loss the server refuses, with no response, a
+// client that saw later zxids than its own; one that presents lastZxid 0
+// learns its session expired.
+func TestWipe(t *testing.T) {
+	r := start(t, fakezk.Config{})
+	c := r.rawConn(t)
+	s := c.session(time.Second)
+	for i := range 3 {
+		c.call(wire.Request{Op: wire.OpCreate, Path: fmt.Sprint("/n", i), ACL: task.OpenACL})
+	}
+	seen := r.zk.Zxid()
+	r.zk.Wipe()
+	if !c.closed() {
+		t.Fatal("the link survived the wipe")
+	}
+	behind := r.rawConn(t)
+	req := wire_req(s)
+	req.LastZxidSeen = seen
+	if _, err := behind.connect(req); !errors.Is(err, io.EOF) {
+		t.Fatalf("a client ahead of the wiped server: %v", err)
+	}
+	waived := r.rawConn(t)
+	if resp, err := waived.connect(wire_req(s)); err != nil || resp.SessionID != 0 || !waived.closed() {
+		t.Fatalf("the old session after the wipe: %+v %v", resp, err)
+	}
+}
+
+// TestAsyncAndDeterministicServers: an Async server serves the wire as an
+// automatic one does; a deterministic one, which only Step moves, refuses
+// every session (the connection closes with no response).
+func TestAsyncAndDeterministicServers(t *testing.T) {
+	r := start(t, fakezk.Config{Async: true})
+	c, _ := r.dial(t)
+	if _, err := c.Create("/a", []byte("x"), 0, open); err != nil {
+		t.Fatal(err)
+	}
+	if d, _, err := c.Get("/a"); err != nil || string(d) != "x" {
+		t.Fatalf("get: %q %v", d, err)
+	}
+	det := start(t, fakezk.Config{Deterministic: true})
+	raw := det.rawConn(t)
+	if _, err := raw.connect(wire.ConnectRequest{TimeOut: 1000, Passwd: make([]byte, 16)}); !errors.Is(err, io.EOF) {
+		t.Fatalf("a deterministic server took a session: %v", err)
 	}
 }

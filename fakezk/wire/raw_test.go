@@ -283,3 +283,59 @@ func TestFourLetterWords(t *testing.T) {
 func wire_req(s wire.ConnectResponse) wire.ConnectRequest {
 	return wire.ConnectRequest{TimeOut: s.TimeOut, SessionID: s.SessionID, Passwd: s.Passwd}
 }
+
+// TestWatchesLeaveWithTheLink: a link's watches leave the server with it,
+// as a ServerCnxn's do; the client's setWatches on its next link sets them
+// again.
+func TestWatchesLeaveWithTheLink(t *testing.T) {
+	r := start(t, fakezk.Config{})
+	c := r.rawConn(t)
+	s := c.session(2 * time.Second)
+	c.call(wire.Request{Op: wire.OpCreate, Path: "/w", ACL: task.OpenACL})
+	c.call(wire.Request{Op: wire.OpGetData, Path: "/w", Watch: true})
+	c.call(wire.Request{Op: wire.OpAddWatch, Path: "/", Mode: 1})
+	c.nc.Close()
+
+	c2 := r.rawConn(t)
+	if resp, err := c2.connect(wire_req(s)); err != nil || resp.SessionID != s.SessionID {
+		t.Fatalf("resume: %+v %v", resp, err)
+	}
+	for _, typ := range []task.WatcherType{task.WatcherData, task.WatcherAny} {
+		if h, _, _ := c2.call(wire.Request{Op: wire.OpCheckWatches, Path: "/w", Mode: int32(typ)}); h.Err != int32(task.CodeNoWatcher) {
+			t.Fatalf("checkWatches %v on a new link: %+v", typ, h)
+		}
+	}
+	if _, _, notes := c2.call(wire.Request{Op: wire.OpSetData, Path: "/w", Version: -1}); len(notes) != 0 {
+		t.Fatalf("a watch of the old link fired: %x", notes)
+	}
+	z := r.zk.Zxid()
+	c2.call(wire.Request{Op: wire.OpSetWatches, RelativeZxid: z, DataWatches: []string{"/w"}})
+	if _, _, notes := c2.call(wire.Request{Op: wire.OpSetData, Path: "/w", Version: -1}); len(notes) != 1 {
+		t.Fatalf("the watch set again: notifications %x", notes)
+	}
+}
+
+// TestOneNotificationPerTrigger: a session holding several watches a
+// change concerns (getData, exists, a recursive watch above) gets one
+// notification for it, as the server sends one per session; its client
+// hands it to every watch.
+func TestOneNotificationPerTrigger(t *testing.T) {
+	r := start(t, fakezk.Config{})
+	c := r.rawConn(t)
+	c.session(2 * time.Second)
+	c.call(wire.Request{Op: wire.OpCreate, Path: "/w", ACL: task.OpenACL})
+	c.call(wire.Request{Op: wire.OpGetData, Path: "/w", Watch: true})
+	c.call(wire.Request{Op: wire.OpExists, Path: "/w", Watch: true})
+	c.call(wire.Request{Op: wire.OpAddWatch, Path: "/", Mode: 1})
+	if _, _, notes := c.call(wire.Request{Op: wire.OpSetData, Path: "/w", Version: -1}); len(notes) != 1 {
+		t.Fatalf("notifications %x, want one", notes)
+	}
+	// Two changes in one multi: two triggers, two notifications for the
+	// recursive watch.
+	_, _, notes := c.call(wire.Request{Op: wire.OpMulti, Ops: []wire.Request{
+		{Op: wire.OpSetData, Path: "/w", Version: -1}, {Op: wire.OpSetData, Path: "/w", Version: -1},
+	}})
+	if len(notes) != 2 {
+		t.Fatalf("notifications %x for two changes, want two", notes)
+	}
+}

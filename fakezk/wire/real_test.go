@@ -33,6 +33,9 @@ func TestAgainstRealServer(t *testing.T) {
 	for name, addr := range addrs {
 		got[name] = script(t, addr)
 	}
+	if n := len(got["real"]); n < 50 {
+		t.Fatalf("the script ran %d steps", n)
+	}
 	for i := range max(len(got["real"]), len(got["fake"])) {
 		var r, f string
 		if i < len(got["real"]) {
@@ -124,6 +127,12 @@ func script(t *testing.T, addr string) []string {
 	call(wire.Request{Op: wire.OpRemoveWatches, Path: "/w", Mode: int32(task.WatcherAny)})
 	call(wire.Request{Op: wire.OpGetData, Path: "/w", Watch: true})
 	call(wire.Request{Op: wire.OpSetWatches2, RelativeZxid: 1, DataWatches: []string{"/w"}, ExistWatches: []string{"/w/e", "/q"}, ChildWatches: []string{"/gone"}})
+	call(wire.Request{Op: wire.OpGetData, Path: "/w", Watch: true})
+	call(wire.Request{Op: wire.OpExists, Path: "/w", Watch: true})
+	call(wire.Request{Op: wire.OpAddWatch, Path: "/", Mode: 1})
+	call(wire.Request{Op: wire.OpSetData, Path: "/w", Version: -1})
+	call(wire.Request{Op: wire.OpMulti, Ops: []wire.Request{{Op: wire.OpSetData, Path: "/w", Version: -1}, {Op: wire.OpSetData, Path: "/w", Version: -1}}})
+	call(wire.Request{Op: wire.OpDelete, Path: "/w/e", Version: -1})
 	call(wire.Request{Op: 999})
 	c.xid++
 	c.write((&wire.Request{Xid: c.xid, Op: wire.OpCloseSession}).Encode(nil))

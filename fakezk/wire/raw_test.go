@@ -91,9 +91,12 @@ func (c *raw) call(req wire.Request) (wire.ReplyHeader, []byte, [][]byte) {
 	}
 }
 
+// closed reports whether the server closed the connection with nothing
+// more to read (EOF, or a reset if it closed with input unread).
 func (c *raw) closed() bool {
 	_, err := c.read()
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
 }
 
 func be32(b []byte) int32 { return int32(binary.BigEndian.Uint32(b)) }

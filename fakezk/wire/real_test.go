@@ -25,8 +25,10 @@ import (
 // addWatch, checkWatches, multiRead, setWatches2, unknown ops) and the
 // four-letter words' shapes.
 func TestAgainstRealServer(t *testing.T) {
-	real := zkserver.Standalone(t, zkserver.Options{TickTime: 100 * time.Millisecond})
-	fake := start(t, fakezk.Config{TickTime: 100 * time.Millisecond})
+	// A one-second tick: the raw client does not ping, and its 20s
+	// session must outlive the script on a loaded machine.
+	real := zkserver.Standalone(t, zkserver.Options{TickTime: time.Second})
+	fake := start(t, fakezk.Config{TickTime: time.Second})
 	addrs := map[string]string{"real": real.Addrs()[0], "fake": fake.addr}
 
 	got := map[string][]string{}
@@ -72,7 +74,7 @@ func script(t *testing.T, addr string) []string {
 	add("unknown session: %+v %v closed %v", resp, err, bad.closed())
 
 	c := r.rawConn(t)
-	s := c.session(2 * time.Second)
+	s := c.session(20 * time.Second)
 	add("timeout %d", s.TimeOut)
 	call := func(req wire.Request) {
 		h, body, notes := c.call(req)

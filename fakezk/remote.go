@@ -327,9 +327,6 @@ func (c *Conn) AllChildrenNumber(path string) (int, error) {
 // TickTime returns the server's tick (Config.TickTime, defaults applied).
 func (s *Server) TickTime() time.Duration { return s.cfg.TickTime }
 
-// Config returns the server's configuration, defaults applied.
-func (s *Server) Config() Config { return s.cfg }
-
 // SessionConn returns the Conn of the live session id, or nil: the handle
 // the fault methods (Drop, Partition, Expire, Delay) take for a remote
 // client's session.

@@ -145,6 +145,14 @@ func script(t *testing.T, addr string) []string {
 		add("close: reply err %d, then closed: %v", h.Err, c.closed())
 	}
 
+	// An auth packet of a scheme the server does not know: AuthFailed,
+	// then the connection closes.
+	u := r.rawConn(t)
+	u.session(20 * time.Second)
+	u.xid = 41
+	h, body, _ := u.call(wire.Request{Op: wire.OpAuth, Scheme: "nosuch", Auth: []byte("x")})
+	add("unknown scheme: %+v %x, closed %v", h, body, u.closed())
+
 	// Four-letter words: the answer, or the shape of srvr (its keys).
 	for _, cmd := range []string{"ruok", "isro", "srvr"} {
 		nc, err := net.Dial("tcp", addr)

@@ -131,6 +131,12 @@ func (c *Conn) do(req task.Request, done func(task.Response), zdone func(task.Re
 	s.mu.Lock()
 	c.nextID++
 	err := task.Validate(req, s.cfg.MaxDataSize)
+	if _, isMulti := req.(*task.MultiRequest); isMulti && c.remote {
+		// A server checks a multi's ops one by one, as it applies
+		// them: a bad one fails there, with the multi's results
+		// (multi, apply.go).
+		err = nil
+	}
 	if root := rooted(c.cfg.Root); root != "" && err == nil {
 		// Client side, as ZooKeeper's client does it: the server sees
 		// full paths; pop strips the root from what the callbacks get

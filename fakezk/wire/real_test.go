@@ -114,6 +114,12 @@ func script(t *testing.T, addr string) []string {
 		{Op: wire.OpDelete, Path: "/m", Version: -1},
 	}})
 	call(wire.Request{Op: wire.OpMulti})
+	call(wire.Request{Op: wire.OpMulti, Ops: []wire.Request{
+		{Op: wire.OpCreate, Path: "/ok", ACL: open},
+		{Op: wire.OpCreate, Path: "bad", ACL: open},
+		{Op: wire.OpSetData, Path: "/w", Version: -1},
+	}})
+	call(wire.Request{Op: wire.OpExists, Path: "/ok"})
 	call(wire.Request{Op: wire.OpMultiRead, Ops: []wire.Request{{Op: wire.OpGetData, Path: "/w"}, {Op: wire.OpGetChildren, Path: "/nope"}}})
 	call(wire.Request{Op: wire.OpGetEphemerals, Path: "/"})
 	call(wire.Request{Op: wire.OpGetEphemerals, Path: "/x"})

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	gozk "github.com/go-zookeeper/zk"
+
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/wire"
 	"github.com/zkflow/zkflow/task"
@@ -269,9 +271,14 @@ func TestOtherOps(t *testing.T) {
 }
 
 // TestFourLetterWords checks ruok, isro and srvr's shape (the lines
-// go-zookeeper's FLWSrvr parses).
+// go-zookeeper's FLWSrvr parses), with a fresh server's node count as a
+// real 3.8.0 counts it (5: the root twice, /zookeeper and its two nodes).
 func TestFourLetterWords(t *testing.T) {
 	r := start(t, fakezk.Config{})
+	stats, ok := gozk.FLWSrvr([]string{r.addr}, 10*time.Second)
+	if !ok || len(stats) != 1 || stats[0].Error != nil || stats[0].NodeCount != 5 || stats[0].Mode != gozk.ModeStandalone {
+		t.Fatalf("srvr as go-zookeeper reads it: %+v %v", stats, ok)
+	}
 	for cmd, want := range map[string]string{"ruok": "imok", "isro": "rw"} {
 		c := r.rawConn(t)
 		c.nc.Write([]byte(cmd))

@@ -160,7 +160,7 @@ func script(t *testing.T, addr string) []string {
 	add("unknown scheme: %+v %x, closed %v", h, body, u.closed())
 
 	// Four-letter words: the answer, or the shape of srvr (its keys).
-	for _, cmd := range []string{"ruok", "isro", "srvr"} {
+	for _, cmd := range []string{"ruok", "isro", "srvr", "conf", "envi", "mntr"} {
 		nc, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -169,12 +169,23 @@ func script(t *testing.T, addr string) []string {
 		nc.Write([]byte(cmd))
 		b, _ := io.ReadAll(nc)
 		nc.Close()
-		if cmd == "srvr" {
+		if cmd != "ruok" && cmd != "isro" {
+			sep := map[string]string{"srvr": ":", "conf": "=", "envi": "=", "mntr": "\t"}[cmd]
 			var keys []string
 			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-				keys = append(keys, strings.SplitN(line, ":", 2)[0])
+				keys = append(keys, strings.SplitN(line, sep, 2)[0])
 			}
-			add("srvr keys %q", keys)
+			if cmd == "envi" || cmd == "mntr" {
+				// The fake gives the first keys of envi and a subset
+				// of mntr's: compare those.
+				keys = slices.DeleteFunc(keys, func(k string) bool {
+					return !slices.Contains([]string{"Environment", "zookeeper.version", "host.name", "java.version", "os.name", "os.arch",
+						"zk_version", "zk_server_state", "zk_num_alive_connections", "zk_outstanding_requests", "zk_znode_count",
+						"zk_avg_latency", "zk_min_latency", "zk_max_latency", "zk_packets_received", "zk_packets_sent"}, k)
+				})
+				slices.Sort(keys)
+			}
+			add("%s keys %q", cmd, keys)
 			continue
 		}
 		add("%s: %q", cmd, b)

@@ -304,7 +304,11 @@ func (lk *link) handshake(r *bufio.Reader) bool {
 		return false
 	}
 	if cmd := string(hdr[:]); isFourLetterWord(cmd) {
-		lk.reply(fourLetterWord(lk.s.zk, cmd))
+		port := 0
+		if a, ok := lk.nc.LocalAddr().(*net.TCPAddr); ok {
+			port = a.Port
+		}
+		lk.reply(fourLetterWord(lk.s.zk, cmd, port))
 		lk.closeAfter()
 		lk.waitClosed()
 		return false

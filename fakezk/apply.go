@@ -11,6 +11,7 @@ type pending struct {
 	id    uint64
 	req   task.Request
 	done  func(task.Response)
+	zdone func(task.Response, int64) // Send's done, instead of done
 	watch func(task.Event)
 }
 
@@ -136,7 +137,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 		}
 		s.giveFires(tx.fires)
 	}
-	s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, resp: resp})
+	s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, zdone: p.zdone, resp: resp})
 }
 
 // childNames lists n's children in an order drawn from the seed: ZooKeeper
@@ -155,9 +156,19 @@ func (s *Server) childNames(n *node) []string {
 // ErrRuntimeInconsistency for the ops after it (PrepRequestProcessor).
 func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequest) ([]task.MultiResult, error) {
 	res := make([]task.MultiResult, len(r.Ops))
+	remote := sess.conn != nil && sess.conn.remote
 	for i, op := range r.Ops {
 		var err error
+		if remote {
+			// Unchecked by the client (Conn.Send): checked here, as
+			// PrepRequestProcessor checks each op of a multi.
+			if err = task.Validate(op, s.cfg.MaxDataSize); err != nil {
+				err = task.ErrBadArguments
+				op = nil
+			}
+		}
 		switch o := op.(type) {
+		case nil:
 		case *task.CreateRequest:
 			// A 3.8 multi create (opCreate inside the multi, as zkadapter
 			// sends it) returns only the name, no Stat.

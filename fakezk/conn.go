@@ -52,6 +52,10 @@ type Conn struct {
 	frozen    bool       // the client process is paused (Freeze): it sends and reads nothing
 	thaw      task.Timer // ends the freeze
 	dead      bool       // the client process is gone (Crash): nothing is delivered to it
+	remote    bool       // served over a network transport (remote.go)
+	linked    bool       // remote: a transport link is attached
+	link      uint64     // remote: the current link's number
+	lastTrig  uint64     // remote: the trigger of the last notification queued
 
 	// The handshake (handshake.go).
 	lastContact time.Time  // when the client last heard from a server, if it is not hearing now
@@ -113,10 +117,26 @@ func (c *Conn) sessionEvent(st task.State) {
 // Do sends req. In automatic mode the server applies it before Do returns;
 // in deterministic mode a later Step does.
 func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	c.do(req, done, nil, watch)
+}
+
+// Send is Do for a transport (remote.go): done also gets the server's last
+// zxid when the response was queued, which a reply header carries.
+func (c *Conn) Send(req task.Request, done func(resp task.Response, zxid int64), watch func(task.Event)) {
+	c.do(req, nil, done, watch)
+}
+
+func (c *Conn) do(req task.Request, done func(task.Response), zdone func(task.Response, int64), watch func(task.Event)) {
 	s := c.srv
 	s.mu.Lock()
 	c.nextID++
 	err := task.Validate(req, s.cfg.MaxDataSize)
+	if _, isMulti := req.(*task.MultiRequest); isMulti && c.remote {
+		// A server checks a multi's ops one by one, as it applies
+		// them: a bad one fails there, with the multi's results
+		// (multi, apply.go).
+		err = nil
+	}
 	if root := rooted(c.cfg.Root); root != "" && err == nil {
 		// Client side, as ZooKeeper's client does it: the server sees
 		// full paths; pop strips the root from what the callbacks get
@@ -124,23 +144,28 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 		req = root.request(req)
 	}
 	// On the stack unless it has to wait in the outbox.
-	p := pending{id: c.nextID, req: req, done: done, watch: watch}
+	p := pending{id: c.nextID, req: req, done: done, zdone: zdone, watch: watch}
 	if err == nil && s.cfg.MaxPacketSize > 0 && packetSize(req) > s.cfg.MaxPacketSize {
 		err = task.ErrDataTooLarge
 	}
 	if err != nil {
+		if c.remote && isWrite(req) {
+			// A server finds the fault itself (PrepRequestProcessor)
+			// and logs the request as an error txn: it takes a zxid.
+			s.zxid++
+		}
 		s.tracef("c%d send #%d rejected: %v", c.num, p.id, err)
-		s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: err}})
+		s.enqueue(c, item{kind: itemResp, id: p.id, done: done, zdone: zdone, resp: task.Response{Err: err}})
 	} else {
 		s.traceSend(c, &p)
 		switch {
 		case c.closed:
-			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: task.ErrClosed}})
+			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, zdone: zdone, resp: task.Response{Err: task.ErrClosed}})
 		case !c.connected:
-			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: task.ErrNotSent}})
+			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, zdone: zdone, resp: task.Response{Err: task.ErrNotSent}})
 		case c.followed != 0 && c.sess.id != c.followed:
 			s.tracef("c%d send #%d refused: session %x, client follows %x", c.num, p.id, c.sess.id, c.followed)
-			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, resp: task.Response{Err: task.ErrSessionExpired}})
+			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, zdone: zdone, resp: task.Response{Err: task.ErrSessionExpired}})
 		case s.cfg.Deterministic:
 			c.outbox = append(c.outbox, p)
 		default:
@@ -164,7 +189,7 @@ func (c *Conn) Close() error {
 	c.closed = true
 	s.tracef("c%d close", c.num)
 	for _, p := range c.outbox {
-		s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, resp: task.Response{Err: task.ErrClosed}})
+		s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, zdone: p.zdone, resp: task.Response{Err: task.ErrClosed}})
 	}
 	c.outbox = nil
 	if c.heal != nil {
@@ -240,10 +265,13 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 			s.apply(c, p, true)
 		} else {
 			s.tracef("c%d lost #%d unapplied", c.num, p.id)
-			s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, resp: task.Response{Err: task.ErrConnectionLoss}})
+			s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, zdone: p.zdone, resp: task.Response{Err: task.ErrConnectionLoss}})
 		}
 	}
 	c.sessionEvent(task.StateSuspended)
+	if c.remote {
+		s.dropLinkWatches(c)
+	}
 	s.persistentState(c, c.sess, task.Event{Type: task.EventNone, State: task.StateSuspended})
 	if c.sess.alive {
 		s.armExpiry(c.sess)
@@ -255,7 +283,7 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 // (its watches re-checked as SetWatches does), else the expiry is reported
 // and a new session opened. Lock held.
 func (s *Server) reconnect(c *Conn) {
-	if c.closed || c.dead || c.connected || c.netDown || c.frozen || !c.started {
+	if c.closed || c.dead || c.connected || c.netDown || c.frozen || !c.started || (c.remote && !c.linked) {
 		return
 	}
 	if !s.handshake(c) {

@@ -20,6 +20,10 @@
 // two never run on different clocks by omission; a deterministic test
 // gives the server a simulated Clock and advances it.
 //
+// Any ZooKeeper client can use it over TCP: fakezk/wire serves ZooKeeper
+// 3.8.0's client protocol for a Server, so go-zookeeper, Curator, kazoo or
+// zkCli connect to the in-memory server, with its clock and its faults.
+//
 // It reproduces ZooKeeper 3.8's behaviour: paths, creates of every mode
 // (sequential names from the parent's cversion, containers and TTL nodes
 // with Config.ExtendedTypes, reaped on the server's clock), deletes,

@@ -171,6 +171,9 @@ func (s *Server) Wipe() {
 			sess := s.sessions[id]
 			sess.alive = false
 			s.unregisterWatches(sess)
+			if c := sess.conn; c != nil && c.remote {
+				s.forget(c) // its client is told the session expired when it comes back
+			}
 		}
 		clear(s.sessions)
 		s.tree = newTree()

@@ -18,9 +18,13 @@ type item struct {
 	kind itemKind
 	id   uint64
 	done func(task.Response)
-	resp task.Response
-	fn   func(task.Event)
-	ev   task.Event
+	// zdone, if set, replaces done and also gets zxid, the server's last
+	// zxid when the item was queued (Conn.Send).
+	zdone func(task.Response, int64)
+	zxid  int64
+	resp  task.Response
+	fn    func(task.Event)
+	ev    task.Event
 }
 
 // enqueue queues it for c. Called with the lock held.
@@ -28,6 +32,15 @@ func (s *Server) enqueue(c *Conn, it item) {
 	if c == nil || c.dead {
 		return
 	}
+	if c.remote && it.kind == itemWatch && it.ev.Type >= task.EventNodeCreated && it.ev.Type <= task.EventNodeChildrenChanged {
+		// A server sends a session one notification per trigger; its
+		// client hands it to every watch it concerns (remote.go).
+		if c.lastTrig == s.trig {
+			return
+		}
+		c.lastTrig = s.trig
+	}
+	it.zxid = s.zxid
 	c.inbox = append(c.inbox, it)
 	s.markReady(c)
 }
@@ -66,7 +79,9 @@ func (s *Server) pop(c *Conn) item {
 func (it *item) call() {
 	switch it.kind {
 	case itemResp:
-		if it.done != nil {
+		if it.zdone != nil {
+			it.zdone(it.resp, it.zxid)
+		} else if it.done != nil {
 			it.done(it.resp)
 		}
 	default:

@@ -25,6 +25,8 @@ type Server struct {
 	sessIDs  sessionIDs
 	sessSeq  int64 // sessions created, for Sessions' creation order
 	conns    []*Conn
+	connSeq  int    // Conns made, for their trace numbers
+	trig     uint64 // triggers so far (remote notifications: one per trigger)
 	down     bool
 	dataW    map[string][]*watch // exists and getData watches
 	childW   map[string][]*watch // getChildren watches
@@ -126,7 +128,8 @@ func (s *Server) Connect(cfg ConnConfig) *Conn {
 	cfg.Root = root
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := &Conn{srv: s, num: len(s.conns) + 1, cfg: cfg, obs: cfg.Observer.Filled()}
+	s.connSeq++
+	c := &Conn{srv: s, num: s.connSeq, cfg: cfg, obs: cfg.Observer.Filled()}
 	s.conns = append(s.conns, c)
 	return c
 }

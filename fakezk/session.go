@@ -66,6 +66,9 @@ func (s *Server) closeSession(sess *session, why string) {
 	s.stopExpiry(sess)
 	s.unregisterWatches(sess)
 	s.commit(tx)
+	if c := sess.conn; c != nil && c.remote {
+		s.forget(c) // its client never resumes it: off the server's list
+	}
 }
 
 // armExpiry starts the session's expiry countdown: the server stops hearing

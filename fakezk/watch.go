@@ -61,6 +61,7 @@ func (s *Server) unregister(w *watch) {
 // parent's for children-changed). Watches of a session whose connection
 // is down stay registered; reconnect re-checks them as SetWatches does.
 func (s *Server) trigger(path string, typ task.EventType, acl []task.ACL) {
+	s.trig++
 	// got collects the sessions notified (persistent watches only).
 	var got []*session
 	var gp *[]*session

@@ -1,0 +1,38 @@
+package wire_test
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/wire"
+	"github.com/zkflow/zkflow/task"
+)
+
+// A go-zookeeper client against fakezk on a loopback port.
+func Example() {
+	zk := fakezk.New(fakezk.Config{Clock: task.RealClock(), TickTime: 500 * time.Millisecond})
+	defer zk.Close()
+	srv := wire.New(zk, wire.Config{})
+	defer srv.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go srv.Serve(l)
+
+	conn, _, err := gozk.Connect([]string{l.Addr().String()}, 2*time.Second, gozk.WithLogInfo(false), gozk.WithLogger(discard{}))
+	if err != nil {
+		panic(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Create("/greeting", []byte("hello"), 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+		panic(err)
+	}
+	data, stat, err := conn.Get("/greeting")
+	fmt.Println(string(data), stat.Version, err)
+	// Output: hello 0 <nil>
+}

@@ -1,0 +1,400 @@
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Config describes a wire Server. The zero value serves with ZooKeeper
+// 3.8's defaults.
+type Config struct {
+	// MaxFrame is the largest frame payload a connection may send
+	// (jute.maxbuffer); 0 means DefaultMaxFrame. A longer one closes
+	// that connection.
+	MaxFrame int
+	// HandshakeTimeout bounds, in real time, how long a new connection
+	// may take to send its connect request (or four-letter word) before
+	// it is closed; 0 means 10s.
+	HandshakeTimeout time.Duration
+}
+
+// Server serves ZooKeeper's client protocol for a fakezk.Server.
+type Server struct {
+	zk  *fakezk.Server
+	cfg Config
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	links     map[*link]struct{}
+	closed    bool
+	wg        sync.WaitGroup
+}
+
+// ErrServerClosed is what Serve returns after Close.
+var ErrServerClosed = errors.New("wire: server closed")
+
+// New returns a Server for zk, which must be in automatic mode (the
+// default, Async or not): a remote client's requests are applied as they
+// arrive.
+func New(zk *fakezk.Server, cfg Config) *Server {
+	if cfg.MaxFrame <= 0 {
+		cfg.MaxFrame = DefaultMaxFrame
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 10 * time.Second
+	}
+	return &Server{zk: zk, cfg: cfg, listeners: map[net.Listener]struct{}{}, links: map[*link]struct{}{}}
+}
+
+// Serve accepts connections on l until l fails or Close is called; it then
+// closes l and returns (ErrServerClosed after Close).
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+		l.Close()
+	}()
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		if !s.serveConn(nc) {
+			return ErrServerClosed
+		}
+	}
+}
+
+// serveConn serves one connection on two goroutines of its own; false if
+// the server is closed.
+func (s *Server) serveConn(nc net.Conn) bool {
+	lk := &link{s: s, nc: nc, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		nc.Close()
+		return false
+	}
+	s.links[lk] = struct{}{}
+	s.wg.Add(2)
+	s.mu.Unlock()
+	go lk.readLoop()
+	go lk.writeLoop()
+	return true
+}
+
+// Close stops every Serve, closes every connection (their sessions live
+// on in the fakezk.Server, as when a server process stops) and waits for
+// every goroutine of the Server to end.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for l := range s.listeners {
+		l.Close()
+	}
+	links := make([]*link, 0, len(s.links))
+	for lk := range s.links {
+		links = append(links, lk)
+	}
+	s.mu.Unlock()
+	for _, lk := range links {
+		lk.close()
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// link is one TCP connection: a reader goroutine that decodes requests and
+// hands them to the session, a writer goroutine that sends the replies in
+// request order with the notifications where the session queued them.
+type link struct {
+	s  *Server
+	nc net.Conn
+	fz *fakezk.Link // nil until the handshake succeeds
+	// timeout is the negotiated session timeout.
+	timeout time.Duration
+
+	mu        sync.Mutex
+	slots     []*slot // replies in request order; notifications among them
+	lastEnd   bool    // close once the slots are written
+	kick      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+type slot struct {
+	b      []byte
+	filled bool
+}
+
+func (lk *link) close() {
+	lk.closeOnce.Do(func() {
+		close(lk.done)
+		lk.nc.Close()
+	})
+}
+
+func (lk *link) wake() {
+	select {
+	case lk.kick <- struct{}{}:
+	default:
+	}
+}
+
+// reserve takes the next reply slot, in request order.
+func (lk *link) reserve() *slot {
+	sl := &slot{}
+	lk.mu.Lock()
+	lk.slots = append(lk.slots, sl)
+	lk.mu.Unlock()
+	return sl
+}
+
+func (lk *link) fill(sl *slot, b []byte) {
+	lk.mu.Lock()
+	sl.b, sl.filled = b, true
+	lk.mu.Unlock()
+	lk.wake()
+}
+
+// reply sends b after every reply reserved before it.
+func (lk *link) reply(b []byte) { lk.fill(lk.reserve(), b) }
+
+// notify sends a notification now: ahead of the replies the session has
+// not produced yet, behind those it has.
+func (lk *link) notify(b []byte) {
+	lk.mu.Lock()
+	i := 0
+	for i < len(lk.slots) && lk.slots[i].filled {
+		i++
+	}
+	lk.slots = append(lk.slots, nil)
+	copy(lk.slots[i+1:], lk.slots[i:])
+	lk.slots[i] = &slot{b: b, filled: true}
+	lk.mu.Unlock()
+	lk.wake()
+}
+
+// closeAfter closes the link once everything queued is written.
+func (lk *link) closeAfter() {
+	lk.mu.Lock()
+	lk.lastEnd = true
+	lk.mu.Unlock()
+	lk.wake()
+}
+
+func (lk *link) writeLoop() {
+	defer lk.s.wg.Done()
+	w := bufio.NewWriter(lk.nc)
+	for {
+		select {
+		case <-lk.done:
+			return
+		case <-lk.kick:
+		}
+		for {
+			lk.mu.Lock()
+			n := 0
+			for n < len(lk.slots) && lk.slots[n].filled {
+				n++
+			}
+			out := make([][]byte, n)
+			for i := range n {
+				out[i] = lk.slots[i].b
+			}
+			lk.slots = append(lk.slots[:0], lk.slots[n:]...)
+			end := lk.lastEnd && len(lk.slots) == 0
+			lk.mu.Unlock()
+			for _, b := range out {
+				if _, err := w.Write(b); err != nil {
+					lk.close()
+					return
+				}
+			}
+			if err := w.Flush(); err != nil {
+				lk.close()
+				return
+			}
+			if end {
+				lk.close()
+				return
+			}
+			if n == 0 {
+				break
+			}
+		}
+	}
+}
+
+func (lk *link) readLoop() {
+	defer lk.s.wg.Done()
+	defer func() {
+		lk.close()
+		if lk.fz != nil {
+			lk.fz.Detach()
+		}
+		lk.s.mu.Lock()
+		delete(lk.s.links, lk)
+		lk.s.mu.Unlock()
+	}()
+	r := bufio.NewReader(lk.nc)
+	lk.nc.SetReadDeadline(time.Now().Add(lk.s.cfg.HandshakeTimeout))
+	if !lk.handshake(r) {
+		return
+	}
+	var buf []byte
+	for {
+		// A client silent for its session timeout (real time) has
+		// stopped pinging: the link closes, as a server closes the
+		// connection of a session it expires, and the session's
+		// countdown starts on the server's clock.
+		lk.nc.SetReadDeadline(time.Now().Add(lk.timeout))
+		b, err := ReadFrame(r, lk.s.cfg.MaxFrame, buf)
+		if err != nil {
+			return
+		}
+		buf = b
+		req, err := DecodeRequest(b)
+		if err != nil {
+			// The server cannot read the request: it closes the
+			// connection (NIOServerCnxn: an IOException in readRequest).
+			return
+		}
+		if !lk.serve(&req) {
+			lk.waitClosed() // the writer sends the last reply, then closes
+			return
+		}
+	}
+}
+
+// handshake reads the connect request (or a four-letter word) and answers
+// it. It reports whether the connection goes on to requests.
+func (lk *link) handshake(r *bufio.Reader) bool {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return false
+	}
+	if cmd := string(hdr[:]); isFourLetterWord(cmd) {
+		port := 0
+		if a, ok := lk.nc.LocalAddr().(*net.TCPAddr); ok {
+			port = a.Port
+		}
+		lk.reply(fourLetterWord(lk.s.zk, cmd, port))
+		lk.closeAfter()
+		lk.waitClosed()
+		return false
+	}
+	b, err := readPayload(r, int32(uint32(hdr[0])<<24|uint32(hdr[1])<<16|uint32(hdr[2])<<8|uint32(hdr[3])), lk.s.cfg.MaxFrame, nil)
+	if err != nil {
+		return false
+	}
+	cr, err := DecodeConnectRequest(b)
+	if err != nil {
+		return false
+	}
+	zk := lk.s.zk
+	if cr.LastZxidSeen > zk.Zxid() {
+		// "Refusing session request for client ... as it has seen zxid
+		// ...": closed without a connect response.
+		return false
+	}
+	timeout := fakezk.NegotiateTimeout(time.Duration(cr.TimeOut)*time.Millisecond, zk.TickTime())
+	resp := ConnectResponse{HasReadOnly: cr.HasReadOnly}
+	events := func(ev task.Event) {
+		if ev.Type == task.EventNone && ev.State == task.StateSuspended {
+			lk.close() // a fault cut the link (an expiry too)
+		}
+	}
+	var fl *fakezk.Link
+	if cr.SessionID == 0 {
+		fl, err = zk.Accept(fakezk.ConnConfig{Timeout: timeout, IP: remoteIP(lk.nc)}, events)
+	} else if bytes.Equal(cr.Passwd, Password(cr.SessionID)) {
+		fl, err = zk.Resume(cr.SessionID, events)
+	} else {
+		err = task.ErrSessionExpired
+	}
+	switch {
+	case errors.Is(err, task.ErrSessionExpired):
+		// An unknown or expired session, or a wrong password: timeout
+		// 0, session 0, a zero password; then the server closes.
+		resp.Passwd = make([]byte, 16)
+		lk.reply(frame(resp.Encode))
+		lk.closeAfter()
+		lk.waitClosed()
+		return false
+	case err != nil:
+		return false
+	}
+	lk.fz, lk.timeout = fl, timeout
+	id := fl.Conn().SessionID()
+	resp.TimeOut = int32(timeout / time.Millisecond)
+	resp.SessionID = id
+	resp.Passwd = Password(id)
+	lk.reply(frame(resp.Encode))
+	return true
+}
+
+// waitClosed waits until the writer has written what is queued and closed
+// the link, so that the reader does not read past a closing reply.
+func (lk *link) waitClosed() { <-lk.done }
+
+func remoteIP(nc net.Conn) string {
+	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		if v4 := a.IP.To4(); v4 != nil {
+			return v4.String()
+		}
+	}
+	return fakezk.DefaultClientIP
+}
+
+// Password is the session password a ZooKeeper server gives session id:
+// 16 bytes of java.util.Random seeded with id ^ 0xB3415C00
+// (ZooKeeperServer.generatePasswd with its superSecret), so a restarted
+// server recomputes it.
+func Password(id int64) []byte {
+	const mult, mask = 0x5DEECE66D, 1<<48 - 1
+	seed := (uint64(id^0xB3415C00) ^ mult) & mask
+	next := func() int32 {
+		seed = (seed*mult + 0xB) & mask
+		return int32(seed >> 16)
+	}
+	out := make([]byte, 16)
+	for i := 0; i < len(out); {
+		rnd := next()
+		for n := min(len(out)-i, 4); n > 0; n-- {
+			out[i] = byte(rnd)
+			rnd >>= 8
+			i++
+		}
+	}
+	return out
+}

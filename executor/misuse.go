@@ -94,7 +94,9 @@ func onExecutorGoroutine() bool {
 			}
 		}
 		if n < len(pcs) {
-			return false
+			// A task.Flow body runs on a goroutine of its own, in
+			// lockstep with its executor: it is on the executor too.
+			return task.InFlowBody()
 		}
 		pcs = make([]uintptr, 4*len(pcs)) // a deep stack: walk it again, wider
 	}

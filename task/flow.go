@@ -54,7 +54,14 @@ func Await[T any](f *F, t Task[T]) (T, error) {
 		var zero T
 		return zero, ErrUnwound
 	}
-	a := &awaiting[T]{f: f, t: t}
+	a, _ := f.spare.(*awaiting[T])
+	if a != nil {
+		f.spare = nil
+	} else {
+		a = &awaiting[T]{f: f}
+		a.k = a.done
+	}
+	a.t = t
 	f.pending = a
 	f.running = false
 	if !f.yield(struct{}{}) {
@@ -65,7 +72,14 @@ func Await[T any](f *F, t Task[T]) (T, error) {
 		panic(errUnwind)
 	}
 	f.running = true
-	return a.v, a.err
+	v, err := a.v, a.err
+	if a.byTask {
+		// t has called its continuation, its only call: the next Await
+		// of the same type may use a again.
+		a.v, a.err, a.fired, a.byTask = *new(T), nil, false, false
+		f.spare = a
+	}
+	return v, err
 }
 
 // ErrNilFlowBody is the error of a Flow given a nil body.
@@ -97,6 +111,7 @@ type F struct {
 	prev    *F
 	nextF   *F
 	drv     func() // f.drive as a value, made when first trampolined
+	spare   any    // an *awaiting[T] done with, for the next Await of its T
 
 	running   bool // the body is running (between a resume and an Await)
 	inStart   bool // the driver is starting what the body awaits
@@ -196,11 +211,13 @@ func (r *flowRun[T]) finish() {
 // end reaches it, and the continuation of the awaited task.
 type awaiting[T any] struct {
 	waitLink
-	f     *F
-	t     Task[T]
-	v     T
-	err   error
-	fired bool
+	f      *F
+	t      Task[T]
+	k      Cont[T] // a.done, made once
+	v      T
+	err    error
+	fired  bool // the outcome is in (from t, or the scope's end)
+	byTask bool // ... from t
 }
 
 func (a *awaiting[T]) start() {
@@ -210,14 +227,14 @@ func (a *awaiting[T]) start() {
 	}
 	t := a.t
 	a.t = nil
-	Run(s, t, a.done)
+	Run(s, t, a.k)
 }
 
 func (a *awaiting[T]) done(v T, err error) {
 	if a.fired {
 		return // the scope ended first: a late outcome, dropped
 	}
-	a.fired = true
+	a.fired, a.byTask = true, true
 	if a.owner != nil {
 		a.owner.removeWait(a)
 	}

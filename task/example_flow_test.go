@@ -24,20 +24,25 @@ func claim(job string, owner []byte) task.Task[bool] {
 				return true, nil
 			case errors.Is(err, task.ErrNodeExists): // someone's, or ours after a lost reply
 				d, err := task.Await(f, task.Get(job))
-				if errors.Is(err, task.ErrNoNode) {
-					continue // its owner has gone: try again
+				if err == nil {
+					return d.Stat.EphemeralOwner == f.Scope().Session().ID, nil
 				}
-				if err != nil {
+				if !errors.Is(err, task.ErrNoNode) && !lost(err) {
 					return false, err
-				}
-				return d.Stat.EphemeralOwner == f.Scope().Session().ID, nil
-			case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
+				} // its owner has gone, or the read was lost: create again
+			case lost(err):
 				continue // outcome unknown: create again, and read if it exists
 			default:
 				return false, err
 			}
 		}
 	})
+}
+
+// lost reports an error after which a request's outcome is unknown (or
+// it was not sent): the request may be made again.
+func lost(err error) bool {
+	return errors.Is(err, task.ErrConnectionLoss) || errors.Is(err, task.ErrNotSent)
 }
 
 // Straight-line coordination code: the claim-a-job recipe as a flow. The

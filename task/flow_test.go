@@ -168,8 +168,35 @@ func TestFlowPausesAtAwait(t *testing.T) {
 }
 
 // A deadline or a cancel reaches the Await the body is suspended in,
-// even while the session is suspended: Await returns the error, the body
-// goes on to its return, which ends the flow; the late reply is dropped.
+// even while the session is suspended, and even when the awaited task
+// keeps no wait in the scope: Await returns the error, the body goes on
+// to its return, which ends the flow; the late outcome is dropped.
+func TestFlowEndsAtAwaitOfAnyTask(t *testing.T) {
+	r := rig.New(t)
+	var late task.Cont[int]
+	parked := task.Task[int](func(_ *task.Scope, k task.Cont[int]) { late = k })
+	var awaited error
+	resumed := 0
+	o := &rig.Outcome[int]{}
+	executor.SubmitWith(r.Ex, task.Flow(func(f *task.F) (int, error) {
+		_, awaited = task.Await(f, parked)
+		resumed++
+		return 0, awaited
+	}), executor.Options{Deadline: r.Clock.Now().Add(time.Second)}, o.K)
+	r.Idle()
+	r.Advance(2 * time.Second)
+	if !errors.Is(awaited, task.ErrDeadlineExceeded) || resumed != 1 {
+		t.Fatalf("the Await returned %v (%d resumes), want the deadline once", awaited, resumed)
+	}
+	o.Want(t, 1, task.ErrDeadlineExceeded)
+	late(5, nil)
+	r.Idle()
+	if resumed != 1 || r.Ex.Bodies().Len() != 0 {
+		t.Fatalf("the late outcome resumed the body (%d resumes, %d bodies alive)", resumed, r.Ex.Bodies().Len())
+	}
+	o.Want(t, 1, task.ErrDeadlineExceeded)
+}
+
 func TestFlowEndsAtAwait(t *testing.T) {
 	for _, how := range []string{"deadline", "deadline while suspended", "cancel", "expiry"} {
 		t.Run(how, func(t *testing.T) {

@@ -11,10 +11,11 @@ import (
 
 // claim claims job with an ephemeral node; on NodeExists it reads the
 // node, since after a lost reply the node may be its own create's. It is
-// 18 lines, as the same steps with go-zookeeper's blocking calls are
-// (conn.Create, conn.Get, st.EphemeralOwner == conn.SessionID()); here a
-// retry after connection loss waits for the reconnect instead of
-// spinning, and the flow runs under the simulation.
+// 23 lines, as the same steps with go-zookeeper's blocking calls are
+// (conn.Create, conn.Get, st.EphemeralOwner == conn.SessionID(); FLOWS.md
+// shows both); here a retry after connection loss waits for the
+// reconnect instead of spinning, and the flow runs under the simulation
+// (fakezk/sim, scenario claim/3).
 func claim(job string, owner []byte) task.Task[bool] {
 	return task.Flow(func(f *task.F) (bool, error) {
 		for {

@@ -133,6 +133,9 @@ type finisher interface{ finish() }
 // executor's stack. Past maxDepth synchronous awaits in one job, the
 // next resume is bounced through the task queue, as Resume does.
 func (f *F) drive() {
+	if f.unwinding {
+		return // unwound while a resume was queued: nothing more runs
+	}
 	for n := 0; ; n++ {
 		f.running = true
 		if _, ok := f.next(); !ok {

@@ -317,6 +317,37 @@ func TestFlowUnwound(t *testing.T) {
 		o.Want(t, 0, nil)
 		goleak.VerifyNone(t)
 	})
+	t.Run("abandoned with a resume queued", func(t *testing.T) {
+		r := rig.New(t)
+		awaits := 0
+		o := rig.Submit(r, task.Flow(func(f *task.F) (int, error) {
+			for range 1000 {
+				task.Await(f, task.Value(1))
+				awaits++
+			}
+			return awaits, nil
+		}))
+		for awaits == 0 {
+			r.Ex.Step()
+		}
+		// After maxDepth synchronous awaits, the next resume waits on the
+		// task queue: the body is alive, suspended, with no wait.
+		if n := r.Ex.Bodies().Len(); n != 1 || awaits >= 1000 {
+			t.Fatalf("%d bodies alive after %d awaits", n, awaits)
+		}
+		r.Ex.Abandon()
+		o.Want(t, 0, nil)
+		at := awaits
+		// A Shutdown after all (not what Abandon is for) runs what the
+		// task queue holds, the body's resume: the body stays unwound,
+		// and the submitted flow ends with ErrClosed as every flow does.
+		r.Ex.Shutdown()
+		if awaits != at {
+			t.Fatalf("the unwound body ran on: %d awaits, then %d", at, awaits)
+		}
+		o.Want(t, 1, task.ErrClosed)
+		goleak.VerifyNone(t)
+	})
 }
 
 // A panic in a body is a panic, as in a step: it reaches the goroutine

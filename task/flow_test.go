@@ -467,8 +467,8 @@ func TestFlowMisuse(t *testing.T) {
 
 // A body runs only while its executor runs it, never beside another
 // step: it shares a plain counter with plain steps, with no lock, under
-// an executor run on its own goroutine and replies from another (the
-// race detector checks it, in make test).
+// an executor run by Run on its own goroutine while the test goroutine
+// submits (the race detector checks it, in make test).
 func TestFlowNeedsNoLocks(t *testing.T) {
 	r := rig.New(t)
 	r.Conn.Auto = func(task.Request) task.Response { return okGet }

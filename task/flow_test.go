@@ -70,11 +70,13 @@ func TestFlowStraightLine(t *testing.T) {
 }
 
 // A flow is a Task both ways: it awaits combinators (Retry, All,
-// Deadline), and combinators take it (Retry runs the body afresh, All
-// runs two at once, Fork starts one on its own, Deadline bounds one).
+// Timeout), and combinators take it (Retry runs the body afresh, All
+// runs two at once, Fork starts one on its own, Timeout bounds one: the
+// Await it waits in returns the deadline).
 func TestFlowComposes(t *testing.T) {
 	r := rig.New(t)
 	runs := 0
+	var innerErr error
 	// flaky fails its first run with connection loss.
 	flaky := task.Flow(func(f *task.F) (int, error) {
 		runs++
@@ -96,6 +98,14 @@ func TestFlowComposes(t *testing.T) {
 		if !errors.Is(err, task.ErrDeadlineExceeded) {
 			return nil, err
 		}
+		_, err = task.Await(f, c.Timeout(task.Flow(func(f *task.F) (task.Data, error) {
+			d, err := task.Await(f, task.Get("/never"))
+			innerErr = err
+			return d, err
+		}), time.Second))
+		if !errors.Is(err, task.ErrDeadlineExceeded) {
+			return nil, err
+		}
 		return both, nil
 	})
 	var forked []int
@@ -108,7 +118,11 @@ func TestFlowComposes(t *testing.T) {
 	}))
 	r.Idle()
 	r.Advance(2 * time.Second)
+	r.Advance(2 * time.Second)
 	o.Want(t, 1, nil)
+	if !errors.Is(innerErr, task.ErrDeadlineExceeded) {
+		t.Fatalf("the Await of a flow under Timeout returned %v", innerErr)
+	}
 	if len(o.V) != 2 || o.V[0] != 2 || o.V[1] != 3 || runs != 3 {
 		t.Fatalf("outcome %v after %d runs of flaky, want [2 3] after 3", o.V, runs)
 	}

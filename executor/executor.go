@@ -101,6 +101,7 @@ type Executor struct {
 	session   *task.Session
 	sessScope *task.Scope
 	subs      []*subscription
+	bodies    task.Bodies // the task.Flow bodies alive
 	stepCount uint64
 	flowSeq   uint64     // flows started (observed)
 	opSeq     uint64     // requests sent (observed)
@@ -572,6 +573,19 @@ func (e *Executor) Rand() uint64 { return e.rng.Uint64() }
 
 // Report implements task.Runtime.
 func (e *Executor) Report(err error) { e.report(err) }
+
+// Bodies implements task.Runtime.
+func (e *Executor) Bodies() *task.Bodies { return &e.bodies }
+
+// Abandon releases what an executor that will never run again still
+// holds: the goroutines of the task.Flow bodies suspended in its flows
+// are unwound (their deferred functions run; no continuation is called,
+// no step runs, nothing is sent). A simulation calls it on the executor
+// of a process it crashes; it must be called on the goroutine that drove
+// the executor, and the executor must not be driven afterwards.
+func (e *Executor) Abandon() {
+	e.bodies.Unwind()
+}
 
 // ErrStopped is returned by Run when the executor was already stopped.
 var ErrStopped = errors.New("executor: stopped")

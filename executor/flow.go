@@ -405,6 +405,10 @@ func (e *Executor) shutdown() {
 	e.inboxClosed = true
 	e.mu.Unlock()
 	e.RunUntilIdle()
+	// Every task.Flow body has ended by now (the cancellation reached
+	// its Await, and the task queue runs after Close); one that loops on
+	// without awaiting again cannot hold a goroutine past the shutdown.
+	runJob(e.bodies.Unwind)
 	e.finished()
 }
 

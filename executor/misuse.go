@@ -16,7 +16,8 @@ var ErrAlreadyRunning = errors.New("executor: already running (Run called twice)
 
 // ErrOnExecutor is the error of a blocking call (Await, AwaitAcrossExpiry,
 // Run) made on a goroutine that is running an executor's job: a task body,
-// a continuation, a session or watch callback. Blocking there would stall
+// a continuation, a session or watch callback, or the body of a task.Flow
+// (which runs in lockstep with its executor). Blocking there would stall
 // the executor, which is the goroutine that would have to run the awaited
 // flow, so the call fails at once instead. Start the flow with a
 // combinator (Then, Fork) or task.Go instead of waiting for it.
@@ -94,7 +95,9 @@ func onExecutorGoroutine() bool {
 			}
 		}
 		if n < len(pcs) {
-			return false
+			// A task.Flow body runs on a goroutine of its own, in
+			// lockstep with its executor: it is on the executor too.
+			return task.InFlowBody()
 		}
 		pcs = make([]uintptr, 4*len(pcs)) // a deep stack: walk it again, wider
 	}

@@ -10,6 +10,32 @@
 //	})
 //	st, err := executor.Await(ctx, ex, bump) // run it; task.ErrBadVersion if someone wrote in between
 //
+// # Straight-line tasks: Flow and Await
+//
+// Flow makes a Task of a Go function whose body awaits other tasks in
+// straight lines: Await(f, t) runs t and returns its outcome.
+//
+//	isMine := task.Flow(func(f *task.F) (bool, error) {
+//		d, err := task.Await(f, task.Get(job))
+//		if err != nil {
+//			return false, err
+//		}
+//		return d.Stat.EphemeralOwner == f.Scope().Session().ID, nil
+//	})
+//
+// Such a task has every guarantee of a Task (ExampleFlow is a whole
+// recipe). Its body runs as a coroutine in lockstep with the executor,
+// only while the executor runs it, so it shares state with other steps
+// without locks; it pauses at an Await while the session is suspended;
+// a deadline, a cancel or the session's end makes the Await it waits in
+// return the error. Its body is a step, so it must not block: no channel
+// operations, no time.Sleep or wall-clock timers (await
+// combinators.Sleep), no goroutines that touch its state or its *F, no
+// blocking APIs (executor.Await and the recipes' blocking Clients refuse
+// a body with executor.ErrOnExecutor). An Await costs about what a Then
+// costs. FLOWS.md has the rules, the guarantees with their tests and the
+// costs, measured.
+//
 // # The contract of a Task
 //
 // A Task[T] is a function func(*Scope, Cont[T]): a description of work.

@@ -37,6 +37,8 @@ type Runtime interface {
 	// Report receives the errors of flows nobody waits for (detached
 	// cleanups, forks without a handler).
 	Report(err error)
+	// Bodies is the set of the Flow bodies alive on this runtime.
+	Bodies() *Bodies
 }
 
 // Scope is what a running step may use: the connection's operations (through

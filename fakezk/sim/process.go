@@ -23,7 +23,9 @@ type proc struct {
 // stepped, closed or shut down again, so its flows never deliver and its
 // timers never fire), its connection is cut (requests in flight applied
 // if applied is true, or never) and never heard from again, and its
-// session lives on at the server until its timeout expires it. The new
+// session lives on at the server until its timeout expires it; the
+// task.Flow bodies suspended in its flows are unwound (Executor.Abandon:
+// their deferred functions run, no step does). The new
 // process has a new connection and session and an executor with the same
 // seed as the old one (Conns[i] and Execs[i] are replaced); it has no
 // flow until the caller starts some (a Scenario's Restart hook).
@@ -31,6 +33,7 @@ func (w *World) Crash(i int, applied bool) error {
 	w.Server.Crash(w.Conns[i], applied)
 	w.crashed(i)
 	w.killActors(i)
+	w.Execs[i].Abandon()
 	conn, ex, err := w.newClient(i)
 	if err != nil {
 		return err

@@ -47,7 +47,8 @@ func BenchmarkLockID10(b *testing.B) {
 // The large run of make sim: SIM_SEEDS seeds of each scenario here
 // (skipped when unset).
 func TestSimExplore(t *testing.T) {
-	sim.Explore(t, lockIDScenario(5, 10*time.Second), counterScenario(), busyScenario())
+	claim, _ := newClaimScenario(3, 0.1)
+	sim.Explore(t, lockIDScenario(5, 10*time.Second), counterScenario(), busyScenario(), claim)
 }
 
 // Two runs of the same seed have the same history, byte for byte.
@@ -55,6 +56,8 @@ func TestSimDeterminism(t *testing.T) {
 	sim.Determinism(t, lockIDScenario(5, 10*time.Second), sim.Sample(10, 1000))
 	sim.Determinism(t, counterScenario(), sim.Sample(10, 1000))
 	sim.Determinism(t, busyScenario(), sim.Sample(10, 1000))
+	claim, _ := newClaimScenario(3, 0.1)
+	sim.Determinism(t, claim, sim.Sample(10, 1000))
 	rooted := lockIDScenario(5, 10*time.Second)
 	rooted.Root = sim.ExploreRoot
 	sim.Determinism(t, rooted, sim.Sample(4, 1000))

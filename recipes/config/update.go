@@ -231,25 +231,20 @@ func deleteMarker(marker string, token []byte) task.Task[task.Unit] {
 	})
 }
 
-// put sets path to data, creating it with acl's ACL if missing.
+// put sets path to data, creating it with acl's ACL if missing (and
+// setting it again if another writer created it first). A flow: the
+// loop as it reads (BenchmarkPut compares it with the continuation form).
 func put(path string, data []byte, acl task.ACLProvider) task.Task[task.Unit] {
-	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		var attempt func()
-		attempt = func() {
-			task.Run(s, c.Retry(task.Set(path, data, task.AnyVersion), retry), func(_ task.Stat, err error) {
-				if !errors.Is(err, task.ErrNoNode) {
-					k(task.Unit{}, err)
-					return
-				}
-				task.Run(s, c.Retry(zkops.Create(path, data, task.Persistent, acl), retry), func(_ string, err error) {
-					if errors.Is(err, task.ErrNodeExists) {
-						attempt()
-						return
-					}
-					k(task.Unit{}, err)
-				})
-			})
+	return task.Flow(func(f *task.F) (task.Unit, error) {
+		for {
+			_, err := task.Await(f, c.Retry(task.Set(path, data, task.AnyVersion), retry))
+			if !errors.Is(err, task.ErrNoNode) {
+				return task.Unit{}, err
+			}
+			_, err = task.Await(f, c.Retry(zkops.Create(path, data, task.Persistent, acl), retry))
+			if !errors.Is(err, task.ErrNodeExists) {
+				return task.Unit{}, err
+			}
 		}
-		attempt()
-	}
+	})
 }

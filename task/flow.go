@@ -1,0 +1,349 @@
+package task
+
+import (
+	"fmt"
+	"iter"
+	"runtime"
+)
+
+// Flow returns a task whose work is body, written as straight-line Go: the
+// body awaits other tasks with Await, which returns their outcome. The
+// task's value and error are what body returns. Like every Task it is a
+// description: each run of it runs body afresh, in the Scope it is run in.
+//
+// The body runs as a coroutine in lockstep with the executor: only while
+// the executor is running it, never beside another step, so the state it
+// shares with other steps of the executor needs no lock. It is suspended
+// at each Await (the executor goes on with other jobs) and resumed on the
+// executor goroutine with the awaited task's outcome, or at once with the
+// scope's error when the scope ends (deadline, cancel, session expiry,
+// Close); the task's continuation is called once, when body returns. A
+// panic in body is a panic of the step that resumed it. See FLOWS.md for
+// the rules a body follows and the costs, measured.
+//
+// A nil body gives a task that fails with ErrNilFlowBody.
+func Flow[T any](body func(f *F) (T, error)) Task[T] {
+	if body == nil {
+		return Fail[T](ErrNilFlowBody)
+	}
+	return func(s *Scope, k Cont[T]) {
+		r := &flowRun[T]{body: body, k: k}
+		r.f.s = s
+		r.f.fin = r
+		r.f.next, r.f.stop = iter.Pull(r.seq)
+		s.rt.Bodies().add(&r.f)
+		r.f.drive()
+	}
+}
+
+// Await runs t in the body's scope and suspends the body until t's
+// outcome, which it returns. If the scope ends first (a deadline, a
+// cancel, the session's expiry, the executor's Close), Await returns the
+// scope's error at once and t's late outcome is dropped; an Await in a
+// scope that has ended returns its error without starting t.
+//
+// f must be the handle passed to the body that is running: Await from
+// anywhere else (another goroutine, after the body returned, with the
+// handle of an outer flow) returns ErrAwaitOutsideBody.
+func Await[T any](f *F, t Task[T]) (T, error) {
+	if f == nil || !f.running {
+		var zero T
+		return zero, ErrAwaitOutsideBody
+	}
+	if f.unwinding {
+		var zero T
+		return zero, ErrUnwound
+	}
+	a, _ := f.spare.(*awaiting[T])
+	if a != nil {
+		f.spare = nil
+	} else {
+		a = &awaiting[T]{f: f}
+		a.k = a.done
+	}
+	a.t = t
+	f.pending = a
+	f.running = false
+	if !f.yield(struct{}{}) {
+		// The executor was abandoned (Bodies.Unwind): unwind the body,
+		// running its deferred functions, without resuming it.
+		f.running = true
+		f.unwinding = true
+		panic(errUnwind)
+	}
+	f.running = true
+	v, err := a.v, a.err
+	if a.byTask {
+		// t has called its continuation, its only call: the next Await
+		// of the same type may use a again.
+		a.v, a.err, a.fired, a.byTask = *new(T), nil, false, false
+		f.spare = a
+	}
+	return v, err
+}
+
+// ErrNilFlowBody is the error of a Flow given a nil body.
+var ErrNilFlowBody error = fmt.Errorf("%w: nil flow body", ErrInvalidArgument)
+
+// ErrAwaitOutsideBody is the error of an Await made with a handle whose
+// body is not the one running: from another goroutine, after the body
+// returned, or with the handle of another flow.
+var ErrAwaitOutsideBody error = fmt.Errorf("%w: task.Await outside the running body of its flow", ErrInvalidArgument)
+
+// ErrUnwound is the error of an Await made by a deferred function of a
+// body that is being unwound (Bodies.Unwind): nothing more runs for it.
+var ErrUnwound = ClientError("task: flow body unwound (its executor was abandoned)")
+
+// errUnwind is the panic that unwinds an abandoned body; its coroutine
+// recovers it.
+var errUnwind = ClientError("task: unwinding an abandoned flow body")
+
+// F is the handle a body written with Flow awaits through. It is valid
+// only inside that body, on the goroutine the body runs on.
+type F struct {
+	s       *Scope
+	next    func() (struct{}, bool)
+	stop    func()
+	yield   func(struct{}) bool
+	pending starter  // what the body awaits, until the driver starts it
+	fin     finisher // the flowRun: delivers the outcome
+	set     *Bodies
+	prev    *F
+	nextF   *F
+	drv     func() // f.drive as a value, made when first trampolined
+	spare   any    // an *awaiting[T] done with, for the next Await of its T
+
+	running   bool // the body is running (between a resume and an Await)
+	inStart   bool // the driver is starting what the body awaits
+	ready     bool // ... and its outcome came synchronously
+	unwinding bool
+}
+
+// Scope returns the scope the body runs in, for what a body reads from
+// it (the clock, the session, the deadline). Its operations are the
+// tasks the body awaits.
+func (f *F) Scope() *Scope { return f.s }
+
+type starter interface{ start() }
+
+type finisher interface{ finish() }
+
+// drive resumes the body and starts what it awaits, in a loop while
+// those outcomes come synchronously: the body's awaits never nest on the
+// executor's stack. Past maxDepth synchronous awaits in one job, the
+// next resume is bounced through the task queue, as Resume does.
+func (f *F) drive() {
+	if f.unwinding {
+		return // unwound while a resume was queued: nothing more runs
+	}
+	for n := 0; ; n++ {
+		f.running = true
+		if _, ok := f.next(); !ok {
+			f.running = false
+			f.set.remove(f)
+			f.fin.finish()
+			return
+		}
+		p := f.pending
+		f.pending = nil
+		f.ready = false
+		f.inStart = true
+		p.start()
+		f.inStart = false
+		if !f.ready {
+			return // suspended until the outcome, or the scope's end
+		}
+		if n >= maxDepth {
+			if f.drv == nil {
+				f.drv = f.drive
+			}
+			f.s.rt.Schedule(f.drv)
+			return
+		}
+	}
+}
+
+// resumed is called with the outcome of what the body awaits.
+func (f *F) resumed() {
+	if f.unwinding {
+		return // unwound: nothing more runs for it
+	}
+	if f.inStart {
+		f.ready = true
+		return
+	}
+	f.drive()
+}
+
+// flowRun is one run of a Flow: the body, the continuation and the
+// outcome.
+type flowRun[T any] struct {
+	f    F
+	body func(*F) (T, error)
+	k    Cont[T]
+	v    T
+	err  error
+}
+
+func (r *flowRun[T]) seq(yield func(struct{}) bool) {
+	r.f.yield = yield
+	defer r.unwound()
+	runBody(r)
+}
+
+// unwound recovers the panic that unwinds an abandoned body, and only
+// that one.
+func (r *flowRun[T]) unwound() {
+	if !r.f.unwinding {
+		return
+	}
+	if p := recover(); p != nil && p != errUnwind {
+		panic(p)
+	}
+}
+
+func (r *flowRun[T]) runBody() { r.v, r.err = r.body(&r.f) }
+
+func (r *flowRun[T]) finish() {
+	v, err := r.v, r.err
+	r.v, r.err = *new(T), nil
+	Resume(r.f.s, r.k, v, err)
+}
+
+// awaiting is one Await: a wait in the body's scope, so that the scope's
+// end reaches it, and the continuation of the awaited task.
+type awaiting[T any] struct {
+	waitLink
+	f      *F
+	t      Task[T]
+	k      Cont[T] // a.done, made once
+	v      T
+	err    error
+	fired  bool // the outcome is in (from t, or the scope's end)
+	byTask bool // ... from t
+}
+
+func (a *awaiting[T]) start() {
+	s := a.f.s
+	if s.err == nil {
+		s.addWait(a)
+	}
+	t := a.t
+	a.t = nil
+	Run(s, t, a.k)
+}
+
+func (a *awaiting[T]) done(v T, err error) {
+	if a.fired {
+		return // the scope ended first: a late outcome, dropped
+	}
+	a.fired, a.byTask = true, true
+	if a.owner != nil {
+		a.owner.removeWait(a)
+	}
+	a.v, a.err = v, err
+	a.f.resumed()
+}
+
+func (a *awaiting[T]) abandon(err error) {
+	if a.fired {
+		return
+	}
+	a.fired = true
+	a.err = err
+	a.f.resumed()
+}
+
+// Bodies is the set of Flow bodies alive on one executor (started, not
+// yet returned). The executor keeps one (Runtime.Bodies) so that it can
+// unwind them when it is abandoned; users do not need it.
+type Bodies struct {
+	head *F
+	n    int
+}
+
+// Len returns the number of bodies alive.
+func (b *Bodies) Len() int { return b.n }
+
+func (b *Bodies) add(f *F) {
+	f.set = b
+	f.nextF = b.head
+	if b.head != nil {
+		b.head.prev = f
+	}
+	b.head = f
+	b.n++
+}
+
+func (b *Bodies) remove(f *F) {
+	if f.set != b {
+		return
+	}
+	if f.prev != nil {
+		f.prev.nextF = f.nextF
+	} else {
+		b.head = f.nextF
+	}
+	if f.nextF != nil {
+		f.nextF.prev = f.prev
+	}
+	f.prev, f.nextF, f.set = nil, nil, nil
+	b.n--
+}
+
+// Unwind ends every body alive without resuming it: each suspended body
+// is unwound from its Await (its deferred functions run, and an Await they
+// make returns ErrUnwound) and its goroutine exits; no continuation is
+// called. It is for an executor that will never run again (a simulated
+// process that crashed); it must be called on the goroutine that drives
+// the executor, between its steps.
+func (b *Bodies) Unwind() {
+	for b.head != nil {
+		f := b.head
+		b.remove(f)
+		f.unwinding = true
+		f.stop()
+	}
+}
+
+type bodyRunner interface{ runBody() }
+
+// runBody runs a body: its frame is on the stack of the goroutine that
+// runs a body, and only there (InFlowBody).
+//
+//go:noinline
+func runBody(b bodyRunner) { b.runBody() }
+
+type pcProbe struct{ pc *[1]uintptr }
+
+func (p pcProbe) runBody() { runtime.Callers(2, p.pc[:]) }
+
+// bodyReturnPC is the return address of runBody's call, as
+// runtime.Callers reports it.
+var bodyReturnPC = func() uintptr {
+	var pc [1]uintptr
+	runBody(pcProbe{&pc})
+	return pc[0]
+}()
+
+// InFlowBody reports whether the calling goroutine is running the body of
+// a Flow. Such a body runs in lockstep with its executor, as a step does:
+// a blocking call there would wait for the executor it stalls, so
+// blocking APIs (executor.CanBlock) refuse it. It walks the caller's
+// stack (a few hundred nanoseconds).
+func InFlowBody() bool {
+	var buf [32]uintptr
+	pcs := buf[:]
+	for {
+		n := runtime.Callers(2, pcs)
+		for _, pc := range pcs[:n] {
+			if pc == bodyReturnPC {
+				return true
+			}
+		}
+		if n < len(pcs) {
+			return false
+		}
+		pcs = make([]uintptr, 4*len(pcs))
+	}
+}

@@ -39,8 +39,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *candidates < 2 || *terms < 1 || *hold < 0 || fs.NArg() > 0 {
 		return errors.New("want -candidates >= 2, -terms >= 1, -hold >= 0 and no arguments")
 	}
-	var srv *fakezk.Server                                                              // nil on a real server
-	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/election-%x", rand.Uint64()) // apart from other runs
+	// The embedded server, or nil on a real one, where the example's nodes
+	// go under a root apart from other runs'.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/election-%x", rand.Uint64())
 	if *servers == "" {
 		srv = fakezk.New(fakezk.Config{Seed: *seed})
 		defer srv.Close()

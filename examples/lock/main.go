@@ -56,8 +56,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	var srv *fakezk.Server                                                                  // nil on a real server
-	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/lock-example-%x", rand.Uint64()) // apart from other runs
+	// The embedded server, or nil on a real one, where the example's nodes
+	// go under a root apart from other runs'.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/lock-example-%x", rand.Uint64())
 	if *servers == "" {
 		srv = fakezk.New(fakezk.Config{Seed: *seed})
 		defer srv.Close()

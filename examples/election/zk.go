@@ -26,26 +26,20 @@ func main() {
 	}
 }
 
-// connect opens a session on the embedded server srv or, when srv is nil,
-// on the servers -zk names (host:port,host:port...).
-func connect(ctx context.Context, srv *fakezk.Server, servers string) (task.Conn, error) {
-	if srv != nil {
-		return srv.Connect(fakezk.ConnConfig{Timeout: 10 * time.Second}), nil
-	}
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(servers, ",")})
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", servers, err)
-	}
-	return conn, nil
-}
-
-// start opens a session and runs an executor on it until stop, which
-// closes the session. onError receives the errors of the flows nobody
-// waits for (a resign's cleanup cut short, ...).
+// start opens a session on the embedded server srv or, when srv is nil,
+// on the servers -zk names (host:port,host:port...), and runs an executor
+// on it until stop, which closes the session. onError receives the errors
+// of the flows nobody waits for (a resign's cleanup cut short, ...).
 func start(ctx context.Context, srv *fakezk.Server, servers string, onError func(error)) (ex *executor.Executor, stop func(), err error) {
-	conn, err := connect(ctx, srv, servers)
-	if err != nil {
-		return nil, nil, err
+	var conn task.Conn
+	if srv != nil {
+		conn = srv.Connect(fakezk.ConnConfig{Timeout: 10 * time.Second})
+	} else {
+		zc, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(servers, ",")})
+		if err != nil {
+			return nil, nil, fmt.Errorf("connecting to %s: %w", servers, err)
+		}
+		conn = zc
 	}
 	ex, err = executor.New(executor.Config{Conn: conn, OnError: onError})
 	if err != nil {

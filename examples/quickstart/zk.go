@@ -26,19 +26,6 @@ func main() {
 	}
 }
 
-// connect opens a session on the embedded server srv or, when srv is nil,
-// on the servers -zk names (host:port,host:port...).
-func connect(ctx context.Context, srv *fakezk.Server, servers string) (task.Conn, error) {
-	if srv != nil {
-		return srv.Connect(fakezk.ConnConfig{Timeout: 10 * time.Second}), nil
-	}
-	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(servers, ",")})
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", servers, err)
-	}
-	return conn, nil
-}
-
 // process is one process of the example: a session and the executor
 // running its flows.
 type process struct {
@@ -48,10 +35,19 @@ type process struct {
 	stop func() // stops the executor, which closes the session: as if the process died
 }
 
-func start(ctx context.Context, srv *fakezk.Server, servers string, name string) (*process, error) {
-	conn, err := connect(ctx, srv, servers)
-	if err != nil {
-		return nil, err
+// start opens a session on the embedded server srv or, when srv is nil,
+// on the servers -zk names (host:port,host:port...), and runs an executor
+// on it until stop.
+func start(ctx context.Context, srv *fakezk.Server, servers, name string) (*process, error) {
+	var conn task.Conn
+	if srv != nil {
+		conn = srv.Connect(fakezk.ConnConfig{Timeout: 10 * time.Second})
+	} else {
+		zc, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(servers, ",")})
+		if err != nil {
+			return nil, fmt.Errorf("connecting to %s: %w", servers, err)
+		}
+		conn = zc
 	}
 	// OnError: the background flows of a session the example breaks on
 	// purpose fail, as they should; nothing to log.

@@ -39,8 +39,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *candidates < 2 || *terms < 1 || *hold < 0 || fs.NArg() > 0 {
 		return errors.New("want -candidates >= 2, -terms >= 1, -hold >= 0 and no arguments")
 	}
-	// The embedded server, or nil on a real one, where the example's nodes
-	// go under a root apart from other runs'.
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/election-%x", rand.Uint64())
 	if *servers == "" {

@@ -137,8 +137,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	// The embedded server, or nil on a real one, where the example's nodes
-	// go under a root apart from other runs'.
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+o.servers, fmt.Sprintf("/quickstart-%x", rand.Uint64())
 	if o.servers == "" {

@@ -16,8 +16,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,10 +30,9 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { Main("barrier", run) }
-
 type options struct {
-	tg      Target
+	servers string // -zk
+	seed    uint64
 	workers int
 	rounds  int
 	timeout time.Duration
@@ -39,7 +40,10 @@ type options struct {
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := new(options)
-	fs := o.tg.FlagSet("barrier", out)
+	fs := flag.NewFlagSet("barrier", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded fakezk")
 	fs.IntVar(&o.workers, "workers", 4, "workers, each with its own session (at least 2)")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds of the double barrier")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
@@ -72,8 +76,8 @@ func (l *lossy) Do(req task.Request, done func(task.Response), watch func(task.E
 }
 
 // lossyOf is the client's lossy connection; nil on a real server.
-func lossyOf(c *Client) *lossy {
-	l, _ := c.Conn.(*lossy)
+func lossyOf(c *process) *lossy {
+	l, _ := c.conn.(*lossy)
 	return l
 }
 
@@ -92,16 +96,15 @@ func (r *report) printf(format string, args ...any) {
 }
 
 // fault runs do on the embedded server (a real server gets none).
-func (r *report) fault(tg *Target, c *Client, what string, do func(*fakezk.Server, *fakezk.Conn)) {
-	srv := tg.Embedded()
+func (r *report) fault(srv *fakezk.Server, c *process, what string, do func(*fakezk.Server, *fakezk.Conn)) {
 	if srv == nil {
 		return
 	}
-	do(srv, c.FakeConn())
+	do(srv, lossyOf(c).Conn)
 	r.mu.Lock()
 	r.faults++
 	r.mu.Unlock()
-	r.printf("  fault: %s on %s\n", what, c.Name)
+	r.printf("  fault: %s on %s\n", what, c.name)
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -111,29 +114,36 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	defer o.tg.Close()
-	root := o.tg.Root("barrier-example")
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+o.servers, fmt.Sprintf("/barrier-example-%x", rand.Uint64())
+	if o.servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: o.seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", o.seed), "/barrier-example"
+	}
 	r := &report{out: out}
-	fmt.Fprintf(out, "%s, %d workers, %d rounds, root %s\n", o.tg.Describe(), o.workers, o.rounds, root)
+	fmt.Fprintf(out, "%s, %d workers, %d rounds, root %s\n", where, o.workers, o.rounds, root)
 
-	// On the embedded server every client's connection can lose a reply.
-	lossyConn := WrapConn(func(c *fakezk.Conn) task.Conn { return &lossy{Conn: c, srv: o.tg.Embedded()} })
-	coord, err := o.tg.NewClient(ctx, "coordinator", lossyConn)
+	coord, err := start(ctx, srv, o.servers, "coordinator")
 	if err != nil {
 		return err
 	}
-	workers := make([]*Client, o.workers)
+	defer coord.stop()
+	workers := make([]*process, o.workers)
 	for i := range workers {
-		if workers[i], err = o.tg.NewClient(ctx, fmt.Sprintf("worker-%d", i+1), lossyConn); err != nil {
+		if workers[i], err = start(ctx, srv, o.servers, fmt.Sprintf("worker-%d", i+1)); err != nil {
 			return err
 		}
+		defer workers[i].stop()
 	}
 
 	if err := startGate(ctx, r, coord, workers, root+"/start"); err != nil {
 		return err
 	}
 	for round := 1; round <= o.rounds; round++ {
-		if err := doubleRound(ctx, r, &o.tg, workers, fmt.Sprintf("%s/round-%d", root, round), round); err != nil {
+		if err := doubleRound(ctx, r, srv, workers, fmt.Sprintf("%s/round-%d", root, round), round); err != nil {
 			return err
 		}
 	}
@@ -141,7 +151,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// No participant node is left in any round.
 	for round := 1; round <= o.rounds; round++ {
 		dir := fmt.Sprintf("%s/round-%d", root, round)
-		cl, err := executor.Await(ctx, coord.Ex, task.Children(dir))
+		cl, err := executor.Await(ctx, coord.ex, task.Children(dir))
 		if err != nil {
 			return err
 		}
@@ -149,7 +159,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			"round %d: no participant node left (children %v)", round, cl.Names)
 	}
 	if l := lossyOf(workers[0]); l != nil {
-		r.Check(l.lost.Load() == 1, "%s's lost create reply was settled: it entered with one node (found by its owner)", workers[0].Name)
+		r.Check(l.lost.Load() == 1, "%s's lost create reply was settled: it entered with one node (found by its owner)", workers[0].name)
 	}
 	fmt.Fprintf(out, "faults injected: %d\n", r.faults)
 	return r.Report(out)
@@ -157,9 +167,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // startGate: the coordinator sets a barrier, the workers wait for it, the
 // coordinator removes it, every worker passes.
-func startGate(ctx context.Context, r *report, coord *Client, workers []*Client, path string) error {
+func startGate(ctx context.Context, r *report, coord *process, workers []*process, path string) error {
 	fmt.Fprintln(r.out, "1. a start gate (barrier)")
-	gate, err := barrier.NewClient(coord.Ex, path)
+	gate, err := barrier.NewClient(coord.ex, path)
 	if err != nil {
 		return err
 	}
@@ -171,7 +181,7 @@ func startGate(ctx context.Context, r *report, coord *Client, workers []*Client,
 	errs := make([]error, len(workers))
 	var wg sync.WaitGroup
 	for i, w := range workers {
-		g, err := barrier.NewClient(w.Ex, path)
+		g, err := barrier.NewClient(w.ex, path)
 		if err != nil {
 			return err
 		}
@@ -198,7 +208,7 @@ func startGate(ctx context.Context, r *report, coord *Client, workers []*Client,
 }
 
 // doubleRound: every worker enters the double barrier, works, leaves.
-func doubleRound(ctx context.Context, r *report, tg *Target, workers []*Client, dir string, round int) error {
+func doubleRound(ctx context.Context, r *report, srv *fakezk.Server, workers []*process, dir string, round int) error {
 	fmt.Fprintf(r.out, "%d. double barrier, round %d\n", round+1, round)
 	n := len(workers)
 	var arrived, entered, leaving, left atomic.Int32
@@ -206,7 +216,7 @@ func doubleRound(ctx context.Context, r *report, tg *Target, workers []*Client, 
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i, w := range workers {
-		d, err := barrier.NewDoubleClient(w.Ex, dir, n)
+		d, err := barrier.NewDoubleClient(w.ex, dir, n)
 		if err != nil {
 			return err
 		}
@@ -214,14 +224,14 @@ func doubleRound(ctx context.Context, r *report, tg *Target, workers []*Client, 
 		go func() {
 			defer wg.Done()
 			if i == 0 && round == 1 {
-				r.fault(tg, w, "the reply of its participant create is lost (the create applied)", func(*fakezk.Server, *fakezk.Conn) {
+				r.fault(srv, w, "the reply of its participant create is lost (the create applied)", func(*fakezk.Server, *fakezk.Conn) {
 					lossyOf(w).armed.Store(true)
 				})
 			}
 			arrived.Add(1)
 			p, err := d.Enter(ctx)
 			if err != nil {
-				errs[i] = fmt.Errorf("%s: enter: %w", w.Name, err)
+				errs[i] = fmt.Errorf("%s: enter: %w", w.name, err)
 				return
 			}
 			if arrived.Load() < int32(n) {
@@ -232,10 +242,10 @@ func doubleRound(ctx context.Context, r *report, tg *Target, workers []*Client, 
 			if i == 1 && round == 2 {
 				// The participant's node goes with its session (it has
 				// left); Leave goes on waiting on its new session.
-				r.fault(tg, w, "session expiry between enter and leave", func(s *fakezk.Server, c *fakezk.Conn) { s.Expire(c) })
+				r.fault(srv, w, "session expiry between enter and leave", func(s *fakezk.Server, c *fakezk.Conn) { s.Expire(c) })
 			}
 			if err := d.Leave(ctx, p); err != nil {
-				errs[i] = fmt.Errorf("%s: leave: %w", w.Name, err)
+				errs[i] = fmt.Errorf("%s: leave: %w", w.name, err)
 				return
 			}
 			if leaving.Load() < int32(n) {

@@ -14,27 +14,32 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { Main("cache", run) }
-
 type options struct {
-	tg      Target
+	servers string // -zk
+	seed    uint64
 	workers int
 	timeout time.Duration
 }
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := new(options)
-	fs := o.tg.FlagSet("cache", out)
+	fs := flag.NewFlagSet("cache", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded fakezk")
 	fs.IntVar(&o.workers, "workers", 3, "workers, each with its own session (at least 2)")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
@@ -61,21 +66,30 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	defer o.tg.Close()
-	dir := o.tg.Root("cache-example") + "/workers"
-	fmt.Fprintf(out, "%s, %d workers, directory %s\n", o.tg.Describe(), o.workers, dir)
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+o.servers, fmt.Sprintf("/cache-example-%x", rand.Uint64())
+	if o.servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: o.seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", o.seed), "/cache-example"
+	}
+	dir := root + "/workers"
+	fmt.Fprintf(out, "%s, %d workers, directory %s\n", where, o.workers, dir)
 
-	cs, err := o.tg.NewClient(ctx, "cache")
+	cs, err := start(ctx, srv, o.servers)
 	if err != nil {
 		return err
 	}
-	if _, err := executor.Await(ctx, cs.Ex, task.Create(task.Parent(dir), nil, task.Persistent)); err != nil {
+	defer cs.stop()
+	if _, err := executor.Await(ctx, cs.ex, task.Create(task.Parent(dir), nil, task.Persistent)); err != nil {
 		return err
 	}
-	if _, err := executor.Await(ctx, cs.Ex, task.Create(dir, nil, task.Persistent)); err != nil {
+	if _, err := executor.Await(ctx, cs.ex, task.Create(dir, nil, task.Persistent)); err != nil {
 		return err
 	}
-	w, err := cache.StartChildren(ctx, cs.Ex, dir, cache.Options{Data: true})
+	w, err := cache.StartChildren(ctx, cs.ex, dir, cache.Options{Data: true})
 	if err != nil {
 		return err
 	}
@@ -103,16 +117,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	fmt.Fprintln(out, "1. workers register")
 	ids := make([]string, o.workers)
-	ws := make([]*Client, o.workers)
+	ws := make([]*process, o.workers)
 	register := func(i int) error {
-		_, err := executor.Await(ctx, ws[i].Ex, task.Create(dir+"/"+ids[i], []byte(fmt.Sprintf("10.0.0.%d", i+1)), task.Ephemeral))
+		_, err := executor.Await(ctx, ws[i].ex, task.Create(dir+"/"+ids[i], []byte(fmt.Sprintf("10.0.0.%d", i+1)), task.Ephemeral))
 		return err
 	}
 	for i := range ids {
 		ids[i] = fmt.Sprintf("w%d", i+1)
-		if ws[i], err = o.tg.NewClient(ctx, ids[i]); err != nil {
+		if ws[i], err = start(ctx, srv, o.servers); err != nil {
 			return err
 		}
+		defer ws[i].stop()
 		if err := register(i); err != nil {
 			return err
 		}
@@ -125,7 +140,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	check(slices.Equal(added, ids), "every worker reported added: %v", added)
 
 	fmt.Fprintf(out, "2. %s leaves (its session closes)\n", ids[0])
-	ws[0].Kill()
+	ws[0].stop()
 	_, removed, _, err := await(ids[1:]...)
 	if err != nil {
 		return err
@@ -134,16 +149,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	fmt.Fprintf(out, "3. %s re-registers at once on a new session: the same name, another node\n", ids[1])
 	old := ws[1]
-	if ws[1], err = o.tg.NewClient(ctx, ids[1]); err != nil {
+	if ws[1], err = start(ctx, srv, o.servers); err != nil {
 		return err
 	}
-	if _, err := executor.Await(ctx, old.Ex, task.Delete(dir+"/"+ids[1], -1)); err != nil {
+	defer ws[1].stop()
+	if _, err := executor.Await(ctx, old.ex, task.Delete(dir+"/"+ids[1], -1)); err != nil {
 		return err
 	}
 	if err := register(1); err != nil {
 		return err
 	}
-	old.Kill()
+	old.stop()
 	_, removed, recreated, err := await(ids[1:]...)
 	if err != nil {
 		return err
@@ -152,16 +168,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// otherwise one re-created.
 	check(slices.Equal(recreated, ids[1:2]) || slices.Equal(removed, ids[1:2]), "%s reported re-created (or removed and added): re-created %v, removed %v", ids[1], recreated, removed)
 
-	if srv := o.tg.Embedded(); srv != nil {
+	if srv != nil {
 		fmt.Fprintf(out, "4. the cache's session expires while %s comes back and %s goes\n", ids[0], ids[2])
-		srv.Expire(cs.FakeConn())
-		if ws[0], err = o.tg.NewClient(ctx, ids[0]); err != nil {
+		srv.Expire(cs.conn.(*fakezk.Conn))
+		if ws[0], err = start(ctx, srv, o.servers); err != nil {
 			return err
 		}
+		defer ws[0].stop()
 		if err := register(0); err != nil {
 			return err
 		}
-		ws[2].Kill()
+		ws[2].stop()
 		want := append([]string{ids[0], ids[1]}, ids[3:]...)
 		added, removed, _, err := await(want...)
 		if err != nil {
@@ -172,7 +189,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	// The cache agrees with the server, node for node.
-	cl, err := executor.Await(ctx, cs.Ex, task.Children(dir))
+	cl, err := executor.Await(ctx, cs.ex, task.Children(dir))
 	if err != nil {
 		return err
 	}
@@ -180,7 +197,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	check(slices.Equal(names(w.Current()), server), "the cache %v is the server's listing %v", names(w.Current()), server)
 	same := true
 	for _, n := range w.Current() {
-		st, err := executor.Await(ctx, cs.Ex, task.Exists(n.Path))
+		st, err := executor.Await(ctx, cs.ex, task.Exists(n.Path))
 		if err != nil {
 			return err
 		}

@@ -17,27 +17,32 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/config"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { Main("config", run) }
-
 type options struct {
-	tg      Target
+	servers string // -zk
+	seed    uint64
 	timeout time.Duration
 }
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := new(options)
-	fs := o.tg.FlagSet("config", out)
+	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded fakezk")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -95,22 +100,31 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	defer o.tg.Close()
-	root := o.tg.Root("config-example")
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+o.servers, fmt.Sprintf("/config-example-%x", rand.Uint64())
+	if o.servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: o.seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", o.seed), "/config-example"
+	}
 	dir, applied := root+"/config", root+"/applied"
-	fmt.Fprintf(out, "%s, configuration %s\n", o.tg.Describe(), dir)
+	fmt.Fprintf(out, "%s, configuration %s\n", where, dir)
 
-	admin, err := o.tg.NewClient(ctx, "admin")
+	admin, err := start(ctx, srv, o.servers)
 	if err != nil {
 		return err
 	}
-	ws, err := o.tg.NewClient(ctx, "worker")
+	defer admin.stop()
+	ws, err := start(ctx, srv, o.servers)
 	if err != nil {
 		return err
 	}
+	defer ws.stop()
 	setup := c.Seq(task.Create(root, nil, task.Persistent), c.Seq(task.Create(dir, nil, task.Persistent),
 		c.Seq(task.Create(applied, nil, task.Persistent), config.Update(dir, version("hello", 2)))))
-	if _, err := executor.Await(ctx, admin.Ex, setup); err != nil {
+	if _, err := executor.Await(ctx, admin.ex, setup); err != nil {
 		return err
 	}
 	var checks Checks
@@ -118,47 +132,47 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	fmt.Fprintln(out, "1. the worker starts with the first version")
 	w := &worker{out: out, applied: applied}
-	r, err := executor.Await(ctx, ws.Ex, config.Reload(dir, config.DirOptions{Marker: true}, w.apply))
+	r, err := executor.Await(ctx, ws.ex, config.Reload(dir, config.DirOptions{Marker: true}, w.apply))
 	if err != nil {
 		return err
 	}
-	if err := awaitApplied(ctx, admin.Ex, applied, "greeting=hello threads=2"); err != nil {
+	if err := awaitApplied(ctx, admin.ex, applied, "greeting=hello threads=2"); err != nil {
 		return err
 	}
 
 	fmt.Fprintln(out, "2. the admin updates both entries in one multi")
-	if _, err := executor.AwaitAcrossExpiry(ctx, admin.Ex, config.Update(dir, version("bonjour", 4))); err != nil {
+	if _, err := executor.AwaitAcrossExpiry(ctx, admin.ex, config.Update(dir, version("bonjour", 4))); err != nil {
 		return err
 	}
-	if err := awaitApplied(ctx, admin.Ex, applied, "greeting=bonjour threads=4"); err != nil {
+	if err := awaitApplied(ctx, admin.ex, applied, "greeting=bonjour threads=4"); err != nil {
 		return err
 	}
 
 	fmt.Fprintln(out, "3. the admin updates one entry at a time under the invalid marker")
-	if _, err := executor.AwaitAcrossExpiry(ctx, admin.Ex, config.UpdateMarked(dir, version("hallo", 8))); err != nil {
+	if _, err := executor.AwaitAcrossExpiry(ctx, admin.ex, config.UpdateMarked(dir, version("hallo", 8))); err != nil {
 		return err
 	}
-	if err := awaitApplied(ctx, admin.Ex, applied, "greeting=hallo threads=8"); err != nil {
+	if err := awaitApplied(ctx, admin.ex, applied, "greeting=hallo threads=8"); err != nil {
 		return err
 	}
 
 	want := "greeting=hallo threads=8"
-	if srv := o.tg.Embedded(); srv != nil {
+	if srv != nil {
 		fmt.Fprintln(out, "4. the worker is cut off for 1s while the admin writes a version")
-		srv.Partition(ws.FakeConn(), time.Second, false)
-		if _, err := executor.AwaitAcrossExpiry(ctx, admin.Ex, config.Update(dir, version("ciao", 16))); err != nil {
+		srv.Partition(ws.conn.(*fakezk.Conn), time.Second, false)
+		if _, err := executor.AwaitAcrossExpiry(ctx, admin.ex, config.Update(dir, version("ciao", 16))); err != nil {
 			return err
 		}
 		want = "greeting=ciao threads=16"
-		if err := awaitApplied(ctx, admin.Ex, applied, want); err != nil {
+		if err := awaitApplied(ctx, admin.ex, applied, want); err != nil {
 			return err
 		}
 		fmt.Fprintln(out, "  the version written while the worker was cut off was applied after the reconnect")
 	}
-	if _, err := executor.Await(ctx, ws.Ex, r.Stop()); err != nil {
+	if _, err := executor.Await(ctx, ws.ex, r.Stop()); err != nil {
 		return err
 	}
-	d, err := executor.Await(ctx, admin.Ex, task.Get(applied))
+	d, err := executor.Await(ctx, admin.ex, task.Get(applied))
 	if err != nil {
 		return err
 	}

@@ -11,22 +11,25 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { Main("election", run) }
-
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg Target
-	fs := tg.FlagSet("election", out)
+	fs := flag.NewFlagSet("election", flag.ContinueOnError)
+	fs.SetOutput(out)
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	candidates := fs.Int("candidates", 3, "candidates, each with its own session")
 	terms := fs.Int("terms", 6, "terms of leadership to run")
 	hold := fs.Duration("hold", 50*time.Millisecond, "how long each leader leads")
@@ -36,11 +39,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *candidates < 2 || *terms < 1 || *hold < 0 || fs.NArg() > 0 {
 		return errors.New("want -candidates >= 2, -terms >= 1, -hold >= 0 and no arguments")
 	}
-	defer tg.Close()
-	fmt.Fprintln(out, "election on", tg.Describe())
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/election-%x", rand.Uint64())
+	if *servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: *seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", *seed), "/election"
+	}
+	fmt.Fprintln(out, "election on", where)
 	ctx, stop := context.WithTimeout(ctx, time.Minute)
 	defer stop()
-	dir, state := tg.Root("election")+"/candidates", tg.Root("election")+"/state"
+	dir, state := root+"/candidates", root+"/state"
 
 	var (
 		mu      sync.Mutex
@@ -58,7 +69,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		stop()
 	}
 	// The node the leaders write; created first, by a client of its own.
-	if err := create(ctx, &tg, state); err != nil {
+	if err := create(ctx, srv, *servers, state); err != nil {
 		return err
 	}
 	// Errors of background flows, such as cleanups cut short when the
@@ -69,14 +80,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	for i := range *candidates {
-		c, err := tg.NewClient(ctx, fmt.Sprintf("candidate %d", i), OnError(onError))
+		name := fmt.Sprintf("candidate %d", i)
+		ex, stopEx, err := start(ctx, srv, *servers, onError)
 		if err != nil {
 			return err
 		}
+		defer stopEx()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e, err := election.NewClient(c.Ex, dir, election.Config{Data: []byte(c.Name)})
+			e, err := election.NewClient(ex, dir, election.Config{Data: []byte(name)})
 			if err != nil {
 				fail(err)
 				return
@@ -89,16 +102,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				mu.Lock()
 				acting++
 				if acting > 1 {
-					failure = fmt.Errorf("two acting leaders (%s joined)", c.Name)
+					failure = fmt.Errorf("two acting leaders (%s joined)", name)
 				}
 				tokens = append(tokens, l.Token())
 				term := len(tokens)
-				fmt.Fprintf(out, "term %d: %s leads, token %d\n", term, c.Name, l.Token())
+				fmt.Fprintf(out, "term %d: %s leads, token %d\n", term, name, l.Token())
 				mu.Unlock()
 				// The leader's work: a write that ZooKeeper refuses if we
 				// are no longer leader, then a while on the executor's clock.
 				write := l.Fenced(task.SetOp(state, fmt.Appendf(nil, "term %d", term), task.AnyVersion))
-				if _, err := executor.Await(ctx, c.Ex, combinators.Seq(write, combinators.Sleep(*hold))); err != nil && ctx.Err() == nil {
+				if _, err := executor.Await(ctx, ex, combinators.Seq(write, combinators.Sleep(*hold))); err != nil && ctx.Err() == nil {
 					fail(fmt.Errorf("term %d: %w", term, err))
 				}
 				mu.Lock()
@@ -136,14 +149,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // create makes path (and its parent) on a session of its own.
-func create(ctx context.Context, tg *Target, path string) error {
-	c, err := tg.NewClient(ctx, "setup", IgnoreErrors())
+func create(ctx context.Context, srv *fakezk.Server, servers, path string) error {
+	ex, stop, err := start(ctx, srv, servers, func(error) {})
 	if err != nil {
 		return err
 	}
-	defer c.Kill()
+	defer stop()
 	for _, p := range []string{path[:len(path)-len("/state")], path} {
-		if _, err := executor.Await(ctx, c.Ex, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+		if _, err := executor.Await(ctx, ex, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
 			return err
 		}
 	}

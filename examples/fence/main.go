@@ -28,8 +28,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,16 +40,17 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/fence"
 	"github.com/zkflow/zkflow/recipes/fence/boltstore"
 	"github.com/zkflow/zkflow/recipes/lock"
 )
 
-func main() { Main("fence", run) }
-
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg Target
-	fs := tg.FlagSet("fence", out)
+	fs := flag.NewFlagSet("fence", flag.ContinueOnError)
+	fs.SetOutput(out)
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	nWorkers := fs.Int("workers", 3, "workers, each with its own session (at least 2)")
 	rounds := fs.Int("rounds", 4, "increments each worker makes (at least 2)")
 	dbPath := fs.String("db", "", "the bbolt database file (default: a temporary file, removed at the end)")
@@ -60,7 +63,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	defer tg.Close()
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/fence-example-%x", rand.Uint64())
+	if *servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: *seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", *seed), "/fence-example"
+	}
 
 	path := *dbPath
 	if path == "" {
@@ -81,15 +92,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	const key = "counter"
-	dir := tg.Root("fence-example") + "/lock"
-	fmt.Fprintf(out, "%s, %d workers x %d increments, lock %s, counter in %s\n", tg.Describe(), *nWorkers, *rounds, dir, path)
+	dir := root + "/lock"
+	fmt.Fprintf(out, "%s, %d workers x %d increments, lock %s, counter in %s\n", where, *nWorkers, *rounds, dir, path)
 
-	var workers []*Client
+	var workers []*process
 	for i := range *nWorkers {
-		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), IgnoreErrors())
+		w, err := start(ctx, srv, *servers, fmt.Sprintf("worker %d", i+1))
 		if err != nil {
 			return err
 		}
+		defer w.stop()
 		workers = append(workers, w)
 	}
 	base, err := load(ctx, store, key)
@@ -97,7 +109,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 
-	srv := tg.Embedded()
 	var (
 		mu      sync.Mutex
 		applied int     // increments that went through
@@ -108,7 +119,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		errs    = make([]error, *nWorkers)
 		// The first worker to take the lock pauses; written is closed
 		// once a newer holder has written: the paused worker wakes then.
-		pauser  *Client
+		pauser  *process
 		pausing = make(chan int64, 1)
 		written = make(chan struct{})
 	)
@@ -154,7 +165,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		go func() {
 			defer wg.Done()
 			defer func() { ended <- struct{}{} }()
-			l, err := lock.NewClient(w.Ex, dir)
+			l, err := lock.NewClient(w.ex, dir)
 			for n := 0; err == nil && n < *rounds; n++ {
 				var held *lock.Held
 				if held, err = l.Acquire(ctx); err != nil {
@@ -168,12 +179,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				mu.Unlock()
 				if pause {
 					// The pause: this worker stops while it holds the lock.
-					say("  %s (token %d) pauses while it holds the lock", w.Name, held.Token())
+					say("  %s (token %d) pauses while it holds the lock", w.name, held.Token())
 					pausing <- held.Token()
 					if srv != nil {
-						srv.Expire(w.FakeConn())
+						srv.Expire(w.conn.(*fakezk.Conn))
 					} else {
-						w.Kill()
+						w.stop()
 					}
 				wait:
 					for others := len(workers) - 1; ; {
@@ -185,30 +196,30 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 								break wait // nobody wrote after the pause
 							}
 						case <-ctx.Done():
-							errs[i] = fmt.Errorf("%s: paused until the end: %w", w.Name, ctx.Err())
+							errs[i] = fmt.Errorf("%s: paused until the end: %w", w.name, ctx.Err())
 							return
 						}
 					}
 					// It wakes, unaware, and writes with its old token.
-					err = increment(w.Name, held.Token())
+					err = increment(w.name, held.Token())
 					if errors.Is(err, fence.ErrFenced) {
-						say("  %s wakes and writes: refused: %v", w.Name, err)
+						say("  %s wakes and writes: refused: %v", w.name, err)
 						mu.Lock()
-						refused = append(refused, w.Name)
+						refused = append(refused, w.name)
 						mu.Unlock()
 						err = nil
 					}
 					return // its session is gone: it stops here
 				}
-				if err = increment(w.Name, held.Token()); err == nil {
-					say("  %s (token %d): counter +1", w.Name, held.Token())
+				if err = increment(w.name, held.Token()); err == nil {
+					say("  %s (token %d): counter +1", w.name, held.Token())
 				}
 				if rerr := l.Release(ctx, held); err == nil {
 					err = rerr
 				}
 			}
 			if err != nil {
-				errs[i] = fmt.Errorf("%s: %w", w.Name, err)
+				errs[i] = fmt.Errorf("%s: %w", w.name, err)
 			}
 		}()
 	}

@@ -15,8 +15,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -26,17 +28,19 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { Main("group", run) }
-
 type options struct {
-	tg      Target
+	servers string // -zk
+	seed    uint64
 	members int
 	timeout time.Duration
 }
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := new(options)
-	fs := o.tg.FlagSet("group", out)
+	fs := flag.NewFlagSet("group", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded fakezk")
 	fs.IntVar(&o.members, "members", 3, "members, each with its own session (at least 3)")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
@@ -55,25 +59,37 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	defer o.tg.Close()
-	dir := o.tg.Root("group-example") + "/members"
-	fmt.Fprintf(out, "%s, %d members, group %s\n", o.tg.Describe(), o.members, dir)
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+o.servers, fmt.Sprintf("/group-example-%x", rand.Uint64())
+	if o.servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: o.seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", o.seed), "/group-example"
+	}
+	dir := root + "/members"
+	fmt.Fprintf(out, "%s, %d members, group %s\n", where, o.members, dir)
 
 	// open starts a client and its group.Client.
-	open := func(name string) (*Client, *group.Client, error) {
-		c, err := o.tg.NewClient(ctx, name)
+	open := func() (*process, *group.Client, error) {
+		c, err := start(ctx, srv, o.servers)
 		if err != nil {
 			return nil, nil, err
 		}
-		gc, err := group.NewClient(c.Ex, dir)
+		gc, err := group.NewClient(c.ex, dir)
+		if err != nil {
+			c.stop()
+		}
 		return c, gc, err
 	}
 
 	// The watcher.
-	ws, wc, err := open("watcher")
+	ws, wc, err := open()
 	if err != nil {
 		return err
 	}
+	defer ws.stop()
 	w, err := wc.Watch(ctx)
 	if err != nil {
 		return err
@@ -109,14 +125,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// The members join.
 	fmt.Fprintln(out, "1. members join")
 	ids := make([]string, o.members)
-	sess := make([]*Client, o.members)
+	sess := make([]*process, o.members)
 	clients := make([]*group.Client, o.members)
 	members := make([]*group.Member, o.members)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("api-%d", i+1)
-		if sess[i], clients[i], err = open(ids[i]); err != nil {
+		if sess[i], clients[i], err = open(); err != nil {
 			return err
 		}
+		defer sess[i].stop()
 		addr := fmt.Sprintf("10.0.0.%d:8080", i+1)
 		if members[i], err = clients[i].Join(ctx, ids[i], []byte(addr)); err != nil {
 			return err
@@ -125,19 +142,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := await(ids...); err != nil {
 		return err
 	}
-	d, err := executor.Await(ctx, ws.Ex, task.Get(dir+"/"+ids[0]))
+	d, err := executor.Await(ctx, ws.ex, task.Get(dir+"/"+ids[0]))
 	if err != nil {
 		return err
 	}
 	check(string(d.Data) == "10.0.0.1:8080", "%s's data read back: %s", ids[0], d.Data)
 
 	// A session expiry (embedded server only): the member registers again.
-	if srv := o.tg.Embedded(); srv != nil {
+	if srv != nil {
 		fmt.Fprintf(out, "2. %s's session expires\n", ids[1])
-		conn := sess[1].FakeConn()
+		conn := sess[1].conn.(*fakezk.Conn)
 		old := conn.SessionID()
 		srv.Expire(conn)
-		if err := awaitOwned(ctx, sess[1].Ex, members[1].Path(), conn); err != nil {
+		if err := awaitOwned(ctx, sess[1].ex, members[1].Path(), conn); err != nil {
 			return err
 		}
 		check(conn.SessionID() != old, "%s registered again on its new session (%#x, was %#x)", ids[1], conn.SessionID(), old)
@@ -155,14 +172,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "4. %s's session is closed\n", ids[2])
-	sess[2].Kill()
+	sess[2].stop()
 	rest := append([]string{ids[1]}, ids[3:]...)
 	if err := await(rest...); err != nil {
 		return err
 	}
 
 	// The view agrees with the server.
-	cl, err := executor.Await(ctx, ws.Ex, task.Children(dir))
+	cl, err := executor.Await(ctx, ws.ex, task.Children(dir))
 	if err != nil {
 		return err
 	}

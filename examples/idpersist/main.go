@@ -18,22 +18,25 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 )
 
-func main() { Main("idpersist", run) }
-
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg Target
-	fs := tg.FlagSet("idpersist", out)
+	fs := flag.NewFlagSet("idpersist", flag.ContinueOnError)
+	fs.SetOutput(out)
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	nReplicas := fs.Int("replicas", 3, "persistence replicas, each with its own session (at least 2)")
 	nWorkers := fs.Int("workers", 3, "workers drawing IDs, each with its own session")
 	ids := fs.Int("ids", 40, "IDs each worker draws, half before the fault and half after")
@@ -47,7 +50,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	defer tg.Close()
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/idpersist-example-%x", rand.Uint64())
+	if *servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: *seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", *seed), "/idpersist-example"
+	}
 	dir, err := os.MkdirTemp("", "idpersist-example")
 	if err != nil {
 		return err
@@ -57,35 +68,41 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	root := tg.Root("idpersist-example")
 	cfg := idpersist.Config{Sequence: root + "/seq", Limit: root + "/limit", Election: root + "/election",
 		Store: store, Chunk: *chunk}
-	fmt.Fprintf(out, "%s, %d replicas, %d workers, mark in %s\n", tg.Describe(), *nReplicas, *nWorkers, store.Path())
+	fmt.Fprintf(out, "%s, %d replicas, %d workers, mark in %s\n", where, *nReplicas, *nWorkers, store.Path())
 
-	var running sync.WaitGroup
+	var (
+		running sync.WaitGroup
+		procs   []*process
+	)
 	defer func() {
-		tg.Close() // kills the clients, which ends the replicas' Run too
+		for _, p := range procs {
+			p.stop() // ends the replicas' Serve too
+		}
 		running.Wait()
 	}()
 	replicas := make([]*idpersist.Replica, *nReplicas)
-	replicaClients := make([]*Client, *nReplicas)
+	replicaClients := make([]*process, *nReplicas)
 	for i := range replicas {
-		if replicaClients[i], err = tg.NewClient(ctx, fmt.Sprintf("replica %d", i+1), IgnoreErrors()); err != nil {
+		if replicaClients[i], err = start(ctx, srv, *servers); err != nil {
 			return err
 		}
+		procs = append(procs, replicaClients[i])
 		if replicas[i], err = idpersist.NewReplica(cfg); err != nil {
 			return err
 		}
 		running.Add(1)
-		go func() { defer running.Done(); _ = replicas[i].Serve(ctx, replicaClients[i].Ex) }()
+		go func() { defer running.Done(); _ = replicas[i].Serve(ctx, replicaClients[i].ex) }()
 	}
 	gens := make([]*idpersist.Client, *nWorkers)
 	for i := range gens {
-		c, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), IgnoreErrors())
+		c, err := start(ctx, srv, *servers)
 		if err != nil {
 			return err
 		}
-		if gens[i], err = idpersist.NewClient(c.Ex, cfg); err != nil {
+		procs = append(procs, c)
+		if gens[i], err = idpersist.NewClient(c.ex, cfg); err != nil {
 			return err
 		}
 	}
@@ -130,7 +147,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		turns[i] = r.Turns()
 	}
 	killed := -1
-	if srv := tg.Embedded(); srv != nil {
+	if srv != nil {
 		fmt.Fprintln(out, "2. fault: every server's data is wiped (total ensemble loss)")
 		srv.Wipe()
 	} else {
@@ -143,7 +160,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return errors.New("no replica leads")
 		}
 		fmt.Fprintf(out, "2. real server: no wipe (a client cannot wipe a server); replica %d, the leader, is killed\n", killed+1)
-		replicaClients[killed].Kill()
+		replicaClients[killed].stop()
 	}
 	second, err := draw(*ids - *ids/2)
 	if err != nil {

@@ -20,19 +20,20 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
 )
-
-func main() { Main("lock", run) }
 
 // write is a fenced write ZooKeeper accepted.
 type write struct {
@@ -40,8 +41,10 @@ type write struct {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg Target
-	fs := tg.FlagSet("lock", out)
+	fs := flag.NewFlagSet("lock", flag.ContinueOnError)
+	fs.SetOutput(out)
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	nWorkers := fs.Int("workers", 3, "workers, each with its own session (at least 2)")
 	sections := fs.Int("sections", 4, "critical sections each worker completes (at least 2)")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
@@ -53,30 +56,38 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	defer tg.Close()
-	root := tg.Root("lock-example")
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/lock-example-%x", rand.Uint64())
+	if *servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: *seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", *seed), "/lock-example"
+	}
 	dir, counter := root+"/lock", root+"/counter"
-	fmt.Fprintf(out, "%s, %d workers x %d sections, lock %s\n", tg.Describe(), *nWorkers, *sections, dir)
+	fmt.Fprintf(out, "%s, %d workers x %d sections, lock %s\n", where, *nWorkers, *sections, dir)
 
-	admin, err := tg.NewClient(ctx, "admin", IgnoreErrors())
+	admin, err := start(ctx, srv, *servers)
 	if err != nil {
 		return err
 	}
-	var workers []*Client
-	for i := range *nWorkers {
-		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), IgnoreErrors())
+	defer admin.stop()
+	var workers []*process
+	for range *nWorkers {
+		w, err := start(ctx, srv, *servers)
 		if err != nil {
 			return err
 		}
+		defer w.stop()
 		workers = append(workers, w)
 	}
 	for _, p := range []string{root, counter} {
-		if _, err := executor.Await(ctx, admin.Ex, task.Create(p, []byte("0"), task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+		if _, err := executor.Await(ctx, admin.ex, task.Create(p, []byte("0"), task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
 			return err
 		}
 	}
 
-	srv := tg.Embedded()
 	total := *nWorkers * *sections
 	var (
 		mu       sync.Mutex
@@ -94,7 +105,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		defer mu.Unlock()
 		fmt.Fprintf(out, format+"\n", args...)
 	}
-	section := func(i int, w *Client, m *lock.Client) (bool, error) {
+	section := func(i int, w *process, m *lock.Client) (bool, error) {
 		held, err := m.Acquire(ctx)
 		if errors.Is(err, task.ErrSessionExpired) {
 			return false, nil // the session ended while waiting: wait again
@@ -107,17 +118,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		entered++
 		n := entered
 		mu.Unlock()
-		d, err := executor.Await(ctx, w.Ex, task.Get(counter))
+		d, err := executor.Await(ctx, w.ex, task.Get(counter))
 		if err != nil {
 			return false, err
 		}
 		switch {
 		case srv != nil && n == 2:
 			say("  fault: worker %d's connection drops in its section", i+1)
-			srv.Drop(w.FakeConn(), false)
+			srv.Drop(w.conn.(*fakezk.Conn), false)
 		case srv != nil && n == total/2+1:
 			say("  fault: worker %d's session expires in its section", i+1)
-			srv.Expire(w.FakeConn())
+			srv.Expire(w.conn.(*fakezk.Conn))
 			select {
 			case <-held.Done():
 				say("  worker %d is told: %v", i+1, held.Err())
@@ -151,7 +162,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, err := lock.NewClient(w.Ex, dir)
+			m, err := lock.NewClient(w.ex, dir)
 			for done := 0; err == nil && done < *sections; {
 				var ok bool
 				if ok, err = section(i, w, m); ok {
@@ -167,7 +178,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	d, err := executor.Await(ctx, admin.Ex, task.Get(counter))
+	d, err := executor.Await(ctx, admin.ex, task.Get(counter))
 	if err != nil {
 		return err
 	}

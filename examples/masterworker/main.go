@@ -16,22 +16,24 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/masterworker"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { Main("masterworker", run) }
-
 type options struct {
-	tg      Target
+	servers string // -zk
+	seed    uint64
 	workers int
 	tasks   int
 	timeout time.Duration
@@ -39,7 +41,10 @@ type options struct {
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := &options{}
-	fs := o.tg.FlagSet("masterworker", out)
+	fs := flag.NewFlagSet("masterworker", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded fakezk")
 	fs.IntVar(&o.workers, "workers", 3, "workers, each with its own session (at least 2: one crashes)")
 	fs.IntVar(&o.tasks, "tasks", 60, "tasks the client submits")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
@@ -59,19 +64,36 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	defer o.tg.Close()
-	root := o.tg.Root("masterworker")
-	fmt.Fprintf(out, "%s, 2 masters, %d workers, %d tasks, root %s\n", o.tg.Describe(), o.workers, o.tasks, root)
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+o.servers, fmt.Sprintf("/masterworker-%x", rand.Uint64())
+	if o.servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: o.seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", o.seed), "/masterworker"
+	}
+	fmt.Fprintf(out, "%s, 2 masters, %d workers, %d tasks, root %s\n", where, o.workers, o.tasks, root)
 
+	var procs []*process
+	defer func() {
+		for _, p := range procs {
+			p.stop()
+		}
+	}()
 	var serving sync.WaitGroup
 	sctx, stopServing := context.WithCancel(ctx)
 	defer func() {
 		stopServing()
 		serving.Wait()
 	}()
-	// connect starts a participant; crashing it is Kill.
-	connect := func(name string) (*Client, error) {
-		return o.tg.NewClient(ctx, name, IgnoreErrors())
+	// connect starts a participant; crashing it is stop.
+	connect := func(name string) (*process, error) {
+		p, err := start(ctx, srv, o.servers, name)
+		if err == nil {
+			procs = append(procs, p)
+		}
+		return p, err
 	}
 	// serve runs a master's or a worker's Serve until the end, or until
 	// its node crashes.
@@ -85,18 +107,18 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	var masters []*masterworker.Master
-	var masterNodes []*Client
+	var masterNodes []*process
 	for i := range 2 {
 		n, err := connect(fmt.Sprintf("master-%d", i+1))
 		if err != nil {
 			return err
 		}
-		m, err := sys.Master(n.Name)
+		m, err := sys.Master(n.name)
 		if err != nil {
 			return err
 		}
 		masters, masterNodes = append(masters, m), append(masterNodes, n)
-		serve(func(ctx context.Context) error { return m.Serve(ctx, n.Ex) })
+		serve(func(ctx context.Context) error { return m.Serve(ctx, n.ex) })
 	}
 	// The handler: the result is the data reversed. It counts its runs,
 	// which may exceed the tasks (a task whose worker crashed after
@@ -110,24 +132,24 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return task.Value(b)
 	}
-	var workerNodes []*Client
+	var workerNodes []*process
 	for i := range o.workers {
 		n, err := connect(fmt.Sprintf("worker-%d", i+1))
 		if err != nil {
 			return err
 		}
-		w, err := sys.Worker(n.Name, reverse)
+		w, err := sys.Worker(n.name, reverse)
 		if err != nil {
 			return err
 		}
 		workerNodes = append(workerNodes, n)
-		serve(func(ctx context.Context) error { return w.Serve(ctx, n.Ex) })
+		serve(func(ctx context.Context) error { return w.Serve(ctx, n.ex) })
 	}
 	cn, err := connect("client-1")
 	if err != nil {
 		return err
 	}
-	client, err := sys.NewClient(cn.Ex, cn.Name)
+	client, err := sys.NewClient(cn.ex, cn.name)
 	if err != nil {
 		return err
 	}
@@ -145,12 +167,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	crash := func() {
 		for i, m := range masters {
 			if m.Primary() {
-				masterNodes[i].Kill()
+				masterNodes[i].stop()
 				crashed = append(crashed, m.ID()+" (primary)")
 				break
 			}
 		}
-		workerNodes[0].Kill()
+		workerNodes[0].stop()
 		crashed = append(crashed, "worker-1")
 		fmt.Fprintf(out, "  crashed: %s\n", strings.Join(crashed, ", "))
 	}
@@ -203,22 +225,22 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		right = right && got == string(want)
 	}
 	check(right, "every task answered with its own result")
-	statuses, err := executor.Await(ctx, cn.Ex, task.Children(sys.StatusRoot()))
+	statuses, err := executor.Await(ctx, cn.ex, task.Children(sys.StatusRoot()))
 	if err != nil {
 		return err
 	}
 	check(len(statuses.Names) == o.tasks, fmt.Sprintf("one status per task (%d statuses)", len(statuses.Names)))
-	queued, err := executor.Await(ctx, cn.Ex, task.Children(sys.TasksPath()))
+	queued, err := executor.Await(ctx, cn.ex, task.Children(sys.TasksPath()))
 	if err != nil {
 		return err
 	}
 	left := len(queued.Names)
-	dirs, err := executor.Await(ctx, cn.Ex, task.Children(sys.AssignRoot()))
+	dirs, err := executor.Await(ctx, cn.ex, task.Children(sys.AssignRoot()))
 	if err != nil {
 		return err
 	}
 	for _, d := range dirs.Names {
-		l, err := executor.Await(ctx, cn.Ex, task.Children(sys.AssignPath(d)))
+		l, err := executor.Await(ctx, cn.ex, task.Children(sys.AssignPath(d)))
 		if err != nil && !errors.Is(err, task.ErrNoNode) {
 			return err
 		}

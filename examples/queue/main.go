@@ -16,19 +16,22 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/queue"
 )
 
-func main() { Main("queue", run) }
-
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg Target
-	fs := tg.FlagSet("queue", out)
+	fs := flag.NewFlagSet("queue", flag.ContinueOnError)
+	fs.SetOutput(out)
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	jobs := fs.Int("jobs", 12, "jobs the producer puts (at least 2)")
 	nConsumers := fs.Int("consumers", 2, "consumers that survive (at least 1)")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
@@ -40,19 +43,35 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	defer tg.Close()
-	dir := tg.Root("queue-example") + "/jobs"
-	fmt.Fprintf(out, "%s, %d jobs, %d consumers and one that dies, queue %s\n", tg.Describe(), *jobs, *nConsumers, dir)
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/queue-example-%x", rand.Uint64())
+	if *servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: *seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", *seed), "/queue-example"
+	}
+	dir := root + "/jobs"
+	fmt.Fprintf(out, "%s, %d jobs, %d consumers and one that dies, queue %s\n", where, *jobs, *nConsumers, dir)
 
-	newClient := func(name string) (*Client, *queue.Client, error) {
-		c, err := tg.NewClient(ctx, name, IgnoreErrors())
+	// newClient starts a process, stopped at the end, and its queue client.
+	var procs []*process
+	defer func() {
+		for _, p := range procs {
+			p.stop()
+		}
+	}()
+	newClient := func() (*process, *queue.Client, error) {
+		p, err := start(ctx, srv, *servers)
 		if err != nil {
 			return nil, nil, err
 		}
-		q, err := queue.NewClient(c.Ex, dir, queue.WithMode(queue.AtLeastOnce))
-		return c, q, err
+		procs = append(procs, p)
+		q, err := queue.NewClient(p.ex, dir, queue.WithMode(queue.AtLeastOnce))
+		return p, q, err
 	}
-	_, producer, err := newClient("producer")
+	_, producer, err := newClient()
 	if err != nil {
 		return err
 	}
@@ -67,7 +86,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "  producer put %d jobs\n", *jobs)
 
-	doomedClient, doomed, err := newClient("doomed")
+	doomedClient, doomed, err := newClient()
 	if err != nil {
 		return err
 	}
@@ -76,7 +95,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "  doomed consumer took %s (%s) and dies before acknowledging it\n", first.Data, first.Name)
-	doomedClient.Kill()
+	doomedClient.stop()
 
 	var (
 		mu    sync.Mutex
@@ -88,7 +107,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	)
 	for i := range *nConsumers {
 		name := fmt.Sprintf("consumer %d", i+1)
-		_, c, err := newClient(name)
+		_, c, err := newClient()
 		if err != nil {
 			return err
 		}

@@ -22,7 +22,7 @@ func configChapter(ctx context.Context, s *story) error {
 		return err
 	}
 	write := func(v int) error {
-		_, err := executor.AwaitAcrossExpiry(ctx, s.admin.Ex, config.Update(root, map[string][]byte{
+		_, err := executor.AwaitAcrossExpiry(ctx, s.admin.ex, config.Update(root, map[string][]byte{
 			"version": []byte(strconv.Itoa(v)), "batch": []byte(strconv.Itoa(10 * v)),
 		}))
 		return err
@@ -43,10 +43,10 @@ func configChapter(ctx context.Context, s *story) error {
 			return func(sc *task.Scope, k task.Cont[task.Unit]) {
 				v, _ := strconv.Atoi(string(snap.Values["version"]))
 				mu.Lock()
-				seen[w.Name] = append(seen[w.Name], v)
-				active[w.Name]++
-				if active[w.Name] > 1 && overlap == "" {
-					overlap = w.Name
+				seen[w.name] = append(seen[w.name], v)
+				active[w.name]++
+				if active[w.name] > 1 && overlap == "" {
+					overlap = w.name
 				}
 				mu.Unlock()
 				select {
@@ -58,13 +58,13 @@ func configChapter(ctx context.Context, s *story) error {
 				task.Suspend(sc, k, func(task.Cont[task.Unit]) func() {
 					return func() {
 						mu.Lock()
-						active[w.Name]--
+						active[w.name]--
 						mu.Unlock()
 					}
 				})
 			}
 		}
-		if _, err := executor.AwaitAcrossExpiry(ctx, w.Ex, config.Reload(root, config.DirOptions{}, apply)); err != nil {
+		if _, err := executor.AwaitAcrossExpiry(ctx, w.ex, config.Reload(root, config.DirOptions{}, apply)); err != nil {
 			return err
 		}
 	}
@@ -73,7 +73,7 @@ func configChapter(ctx context.Context, s *story) error {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, w := range s.workers {
-			if vs := seen[w.Name]; len(vs) == 0 || vs[len(vs)-1] != v {
+			if vs := seen[w.name]; len(vs) == 0 || vs[len(vs)-1] != v {
 				return false
 			}
 		}

@@ -36,7 +36,7 @@ func idsChapter(ctx context.Context, s *story) error {
 		Store: store, Chunk: 20, LowWater: 8}
 
 	type replica struct {
-		c *Client
+		c *process
 		r *idpersist.Replica
 	}
 	var replicas []replica
@@ -55,7 +55,7 @@ func idsChapter(ctx context.Context, s *story) error {
 		}
 		replicas = append(replicas, replica{c, r})
 		running.Add(1)
-		go func() { defer running.Done(); _ = r.Serve(rctx, c.Ex) }()
+		go func() { defer running.Done(); _ = r.Serve(rctx, c.ex) }()
 	}
 
 	total := len(s.workers) * s.o.ids
@@ -79,11 +79,11 @@ func idsChapter(ctx context.Context, s *story) error {
 		case step == 0 && drawn >= total/4:
 			for i, r := range replicas {
 				if r.r.Leading() {
-					s.progress("killing the leading replica, %s", r.c.Name)
+					s.progress("killing the leading replica, %s", r.c.name)
 					for _, r := range replicas {
 						before = append(before, r.r.Turns())
 					}
-					r.c.Kill()
+					r.c.stop()
 					killed = i
 					step++
 					break
@@ -99,8 +99,8 @@ func idsChapter(ctx context.Context, s *story) error {
 	}
 
 	got := make([][]int64, len(s.workers))
-	err = s.eachWorker(func(i int, w *Client) error {
-		g, err := idpersist.NewClient(w.Ex, cfg)
+	err = s.eachWorker(func(i int, w *process) error {
+		g, err := idpersist.NewClient(w.ex, cfg)
 		if err != nil {
 			return err
 		}
@@ -127,7 +127,7 @@ func idsChapter(ctx context.Context, s *story) error {
 	for wi, ids := range got {
 		for _, id := range ids {
 			if prev, ok := seen[id]; ok && dup == "" {
-				dup = fmt.Sprintf("ID %d drawn by %s and %s", id, s.workers[prev].Name, s.workers[wi].Name)
+				dup = fmt.Sprintf("ID %d drawn by %s and %s", id, s.workers[prev].name, s.workers[wi].name)
 			}
 			seen[id] = wi
 			hi = max(hi, id)

@@ -27,7 +27,7 @@ func lockChapter(ctx context.Context, s *story) error {
 	if err := s.mkdir(ctx, dir); err != nil {
 		return err
 	}
-	if _, err := executor.Await(ctx, s.admin.Ex, task.Create(counter, encode(0), task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+	if _, err := executor.Await(ctx, s.admin.ex, task.Create(counter, encode(0), task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
 		return err
 	}
 
@@ -44,8 +44,8 @@ func lockChapter(ctx context.Context, s *story) error {
 		entered int
 	)
 	total := len(s.workers) * s.o.sections
-	err := s.eachWorker(func(i int, w *Client) error {
-		m, err := lock.NewClient(w.Ex, dir)
+	err := s.eachWorker(func(i int, w *process) error {
+		m, err := lock.NewClient(w.ex, dir)
 		if err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func lockChapter(ctx context.Context, s *story) error {
 			case 2 * total / 3:
 				s.fault(w, "session expiry while holding the lock", expire)
 			}
-			v, err := executor.AwaitAcrossExpiry(ctx, w.Ex, task.Get(counter))
+			v, err := executor.AwaitAcrossExpiry(ctx, w.ex, task.Get(counter))
 			if err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ func lockChapter(ctx context.Context, s *story) error {
 			switch {
 			case err == nil:
 				mu.Lock()
-				writes = append(writes, write{next, held.Token(), w.Name})
+				writes = append(writes, write{next, held.Token(), w.name})
 				mu.Unlock()
 				done++
 			case errors.Is(err, lock.ErrLockLost):
@@ -105,7 +105,7 @@ func lockChapter(ctx context.Context, s *story) error {
 	if err != nil {
 		return err
 	}
-	final, err := executor.AwaitAcrossExpiry(ctx, s.admin.Ex, task.Get(counter))
+	final, err := executor.AwaitAcrossExpiry(ctx, s.admin.ex, task.Get(counter))
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,11 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,10 +37,9 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { Main("quickstart", run) }
-
 type options struct {
-	tg       Target
+	servers  string // -zk
+	seed     uint64
 	workers  int
 	ids      int
 	sections int
@@ -47,7 +49,10 @@ type options struct {
 
 func parse(args []string, out io.Writer) (*options, error) {
 	o := &options{}
-	fs := o.tg.FlagSet("quickstart", out)
+	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded fakezk")
 	fs.IntVar(&o.workers, "workers", 4, "concurrent workers, each with its own session")
 	fs.IntVar(&o.ids, "ids", 250, "IDs each worker draws")
 	fs.IntVar(&o.sections, "sections", 25, "critical sections each worker runs under the lock")
@@ -71,31 +76,38 @@ type story struct {
 	out     io.Writer
 	srv     *fakezk.Server // nil on a real server
 	root    string
-	admin   *Client   // setup and final reads
-	workers []*Client // the worker pool every chapter uses
+	admin   *process   // setup and final reads
+	workers []*process // the worker pool every chapter uses
+	procs   []*process // every process started, stopped at the end
 	mu      sync.Mutex
 	faults  []string
 	checks  []string
 	failed  []string
 }
 
-// connect starts a client of the story (see Client); its
-// background errors are expected when chapters kill clients.
-func (s *story) connect(ctx context.Context, name string) (*Client, error) {
-	return s.o.tg.NewClient(ctx, name, IgnoreErrors())
+// connect starts a process of the story, stopped at the end.
+func (s *story) connect(ctx context.Context, name string) (*process, error) {
+	p, err := start(ctx, s.srv, s.o.servers, name)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.procs = append(s.procs, p)
+	return p, nil
 }
 
 // fault injects a fault on c when the server is embedded (a real server
 // gets none) and says so.
-func (s *story) fault(c *Client, name string, do func(*fakezk.Server, *fakezk.Conn)) {
+func (s *story) fault(c *process, name string, do func(*fakezk.Server, *fakezk.Conn)) {
 	if s.srv == nil {
 		return
 	}
-	do(s.srv, c.FakeConn())
+	do(s.srv, c.conn.(*fakezk.Conn))
 	s.mu.Lock()
-	s.faults = append(s.faults, name+" ("+c.Name+")")
+	s.faults = append(s.faults, name+" ("+c.name+")")
 	s.mu.Unlock()
-	fmt.Fprintf(s.out, "  fault: %s on %s\n", name, c.Name)
+	fmt.Fprintf(s.out, "  fault: %s on %s\n", name, c.name)
 }
 
 func drop(applied bool) func(*fakezk.Server, *fakezk.Conn) {
@@ -125,9 +137,22 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	defer o.tg.Close()
-	s := &story{o: o, out: out, srv: o.tg.Embedded(), root: o.tg.Root("quickstart")}
-	fmt.Fprintf(out, "%s, %d workers, root %s\n", o.tg.Describe(), o.workers, s.root)
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+o.servers, fmt.Sprintf("/quickstart-%x", rand.Uint64())
+	if o.servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: o.seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", o.seed), "/quickstart"
+	}
+	s := &story{o: o, out: out, srv: srv, root: root}
+	defer func() {
+		for _, p := range slices.Backward(s.procs) {
+			p.stop()
+		}
+	}()
+	fmt.Fprintf(out, "%s, %d workers, root %s\n", where, o.workers, s.root)
 
 	if s.admin, err = s.connect(ctx, "admin"); err != nil {
 		return err
@@ -162,7 +187,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // mkdir creates a persistent node if it is missing.
 func (s *story) mkdir(ctx context.Context, path string) error {
-	_, err := executor.Await(ctx, s.admin.Ex, task.Create(path, nil, task.Persistent))
+	_, err := executor.Await(ctx, s.admin.ex, task.Create(path, nil, task.Persistent))
 	if errors.Is(err, task.ErrNodeExists) {
 		err = nil
 	}
@@ -171,7 +196,7 @@ func (s *story) mkdir(ctx context.Context, path string) error {
 
 // eachWorker runs f for every live worker concurrently and joins their
 // errors.
-func (s *story) eachWorker(f func(i int, w *Client) error) error {
+func (s *story) eachWorker(f func(i int, w *process) error) error {
 	errs := make([]error, len(s.workers))
 	var wg sync.WaitGroup
 	for i, w := range s.workers {
@@ -179,7 +204,7 @@ func (s *story) eachWorker(f func(i int, w *Client) error) error {
 		go func() {
 			defer wg.Done()
 			if err := f(i, w); err != nil {
-				errs[i] = fmt.Errorf("%s: %w", w.Name, err)
+				errs[i] = fmt.Errorf("%s: %w", w.name, err)
 			}
 		}()
 	}

@@ -25,19 +25,19 @@ func tasksChapter(ctx context.Context, s *story) error {
 	sctx, stop := context.WithCancel(ctx)
 	var serving sync.WaitGroup
 	defer func() { stop(); serving.Wait() }()
-	serve := func(c *Client, run func(context.Context, *executor.Executor) error) {
+	serve := func(c *process, run func(context.Context, *executor.Executor) error) {
 		serving.Add(1)
-		go func() { defer serving.Done(); _ = run(sctx, c.Ex) }()
+		go func() { defer serving.Done(); _ = run(sctx, c.ex) }()
 	}
 
 	var masters []*masterworker.Master
-	var masterClients []*Client
+	var masterClients []*process
 	for i := range 2 {
 		c, err := s.connect(ctx, fmt.Sprintf("master-%d", i+1))
 		if err != nil {
 			return err
 		}
-		m, err := sys.Master(c.Name)
+		m, err := sys.Master(c.name)
 		if err != nil {
 			return err
 		}
@@ -58,7 +58,7 @@ func tasksChapter(ctx context.Context, s *story) error {
 		}
 	}
 	for _, w := range s.workers {
-		h := doneBy(w.Name)
+		h := doneBy(w.name)
 		if w == doomed {
 			h = func(j masterworker.Job) task.Task[[]byte] {
 				return func(sc *task.Scope, k task.Cont[[]byte]) {
@@ -67,7 +67,7 @@ func tasksChapter(ctx context.Context, s *story) error {
 				}
 			}
 		}
-		wk, err := sys.Worker(w.Name, h)
+		wk, err := sys.Worker(w.name, h)
 		if err != nil {
 			return err
 		}
@@ -92,7 +92,7 @@ func tasksChapter(ctx context.Context, s *story) error {
 		}
 	}
 
-	cl, err := sys.NewClient(s.admin.Ex, "quickstart")
+	cl, err := sys.NewClient(s.admin.ex, "quickstart")
 	if err != nil {
 		return err
 	}
@@ -111,14 +111,14 @@ func tasksChapter(ctx context.Context, s *story) error {
 		// moved back by the backup, once it has taken over.
 		for k, m := range masters {
 			if m.Primary() {
-				s.progress("killing the primary master, %s", masterClients[k].Name)
-				masterClients[k].Kill()
+				s.progress("killing the primary master, %s", masterClients[k].name)
+				masterClients[k].stop()
 				primary = k
 				break
 			}
 		}
-		s.progress("killing %s while it runs a task", doomed.Name)
-		doomed.Kill()
+		s.progress("killing %s while it runs a task", doomed.name)
+		doomed.stop()
 		s.workers = s.workers[:len(s.workers)-1]
 	case <-ctx.Done():
 		return ctx.Err()
@@ -143,11 +143,11 @@ func tasksChapter(ctx context.Context, s *story) error {
 		}
 	}
 
-	statuses, err := executor.AwaitAcrossExpiry(ctx, s.admin.Ex, task.Children(sys.StatusRoot()))
+	statuses, err := executor.AwaitAcrossExpiry(ctx, s.admin.ex, task.Children(sys.StatusRoot()))
 	if err != nil {
 		return err
 	}
-	left, err := executor.AwaitAcrossExpiry(ctx, s.admin.Ex, task.Children(sys.TasksPath()))
+	left, err := executor.AwaitAcrossExpiry(ctx, s.admin.ex, task.Children(sys.TasksPath()))
 	if err != nil {
 		return err
 	}

@@ -26,19 +26,20 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/rwlock"
 	"github.com/zkflow/zkflow/task"
 )
-
-func main() { Main("rwlock", run) }
 
 // write is a fenced write ZooKeeper accepted.
 type write struct {
@@ -46,8 +47,10 @@ type write struct {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg Target
-	fs := tg.FlagSet("rwlock", out)
+	fs := flag.NewFlagSet("rwlock", flag.ContinueOnError)
+	fs.SetOutput(out)
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	nReaders := fs.Int("readers", 3, "readers, each with its own session (at least 2)")
 	nWriters := fs.Int("writers", 2, "writers, each with its own session (at least 1)")
 	sections := fs.Int("sections", 4, "critical sections each reader and writer completes (at least 2)")
@@ -60,26 +63,37 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	defer tg.Close()
-	root := tg.Root("rwlock-example")
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/rwlock-example-%x", rand.Uint64())
+	if *servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: *seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", *seed), "/rwlock-example"
+	}
 	dir, counter := root+"/lock", root+"/counter"
-	fmt.Fprintf(out, "%s, %d readers and %d writers x %d sections, lock %s\n", tg.Describe(), *nReaders, *nWriters, *sections, dir)
+	fmt.Fprintf(out, "%s, %d readers and %d writers x %d sections, lock %s\n", where, *nReaders, *nWriters, *sections, dir)
 
-	admin, err := tg.NewClient(ctx, "admin", IgnoreErrors())
+	admin, err := start(ctx, srv, *servers)
 	if err != nil {
 		return err
 	}
+	defer admin.stop()
 	type worker struct {
 		name string
-		c    *Client
+		c    *process
 		m    *rwlock.Client
 	}
 	newWorker := func(name string) (worker, error) {
-		c, err := tg.NewClient(ctx, name, IgnoreErrors())
+		c, err := start(ctx, srv, *servers)
 		if err != nil {
 			return worker{}, err
 		}
-		m, err := rwlock.NewClient(c.Ex, dir)
+		m, err := rwlock.NewClient(c.ex, dir)
+		if err != nil {
+			c.stop()
+		}
 		return worker{name, c, m}, err
 	}
 	var readers, writers []worker
@@ -88,6 +102,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		defer w.c.stop()
 		readers = append(readers, w)
 	}
 	for i := range *nWriters {
@@ -95,10 +110,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		defer w.c.stop()
 		writers = append(writers, w)
 	}
 	for _, p := range []string{root, counter} {
-		if _, err := executor.Await(ctx, admin.Ex, task.Create(p, []byte("0"), task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+		if _, err := executor.Await(ctx, admin.ex, task.Create(p, []byte("0"), task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
 			return err
 		}
 	}
@@ -133,7 +149,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		queued <- result{h, err}
 	}()
 	for { // until the writer's node is in the queue
-		cl, err := executor.Await(ctx, admin.Ex, task.Children(dir))
+		cl, err := executor.Await(ctx, admin.ex, task.Children(dir))
 		if err != nil {
 			return err
 		}
@@ -145,6 +161,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer late.c.stop()
 	_, err = late.m.TryAcquireRead(ctx)
 	fmt.Fprintf(out, "  a reader that comes after the waiting writer tries: %v\n", err)
 	checks.Check(errors.Is(err, rwlock.ErrBusy), "a reader behind a waiting writer would wait (writers are not starved)")
@@ -167,7 +184,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	// The work.
 	fmt.Fprintln(out, "work")
-	srv := tg.Embedded()
 	var (
 		mu      sync.Mutex
 		entered int
@@ -195,13 +211,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		entered++
 		n := entered
 		mu.Unlock()
-		d, err := executor.Await(ctx, w.c.Ex, task.Get(counter))
+		d, err := executor.Await(ctx, w.c.ex, task.Get(counter))
 		if err != nil {
 			return false, err
 		}
 		if srv != nil && n == 2 {
 			say("  fault: %s's session expires in its section", w.name)
-			srv.Expire(w.c.FakeConn())
+			srv.Expire(w.c.conn.(*fakezk.Conn))
 			select {
 			case <-h.Done():
 				say("  %s is told: %v", w.name, h.Err())
@@ -239,7 +255,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return false, err
 		}
 		defer w.m.Release(ctx, h)
-		d, err := executor.Await(ctx, w.c.Ex, task.Get(counter))
+		d, err := executor.Await(ctx, w.c.ex, task.Get(counter))
 		if err != nil {
 			return false, err
 		}
@@ -273,7 +289,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	d, err := executor.Await(ctx, admin.Ex, task.Get(counter))
+	d, err := executor.Await(ctx, admin.ex, task.Get(counter))
 	if err != nil {
 		return err
 	}

@@ -21,21 +21,24 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/semaphore"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { Main("semaphore", run) }
-
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg Target
-	fs := tg.FlagSet("semaphore", out)
+	fs := flag.NewFlagSet("semaphore", flag.ContinueOnError)
+	fs.SetOutput(out)
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	nWorkers := fs.Int("workers", 4, "workers, each with its own session (more than -leases)")
 	leases := fs.Int("leases", 2, "leases of the semaphore (at least 1)")
 	sections := fs.Int("sections", 3, "sections each worker completes (at least 2)")
@@ -48,30 +51,38 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	defer tg.Close()
-	root := tg.Root("semaphore-example")
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/semaphore-example-%x", rand.Uint64())
+	if *servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: *seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", *seed), "/semaphore-example"
+	}
 	path, inside := root+"/sem", root+"/inside"
-	fmt.Fprintf(out, "%s, %d workers x %d sections, %d leases at %s\n", tg.Describe(), *nWorkers, *sections, *leases, path)
+	fmt.Fprintf(out, "%s, %d workers x %d sections, %d leases at %s\n", where, *nWorkers, *sections, *leases, path)
 
-	admin, err := tg.NewClient(ctx, "admin", IgnoreErrors())
+	admin, err := start(ctx, srv, *servers)
 	if err != nil {
 		return err
 	}
-	var workers []*Client
-	for i := range *nWorkers {
-		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), IgnoreErrors())
+	defer admin.stop()
+	var workers []*process
+	for range *nWorkers {
+		w, err := start(ctx, srv, *servers)
 		if err != nil {
 			return err
 		}
+		defer w.stop()
 		workers = append(workers, w)
 	}
 	for _, p := range []string{root, inside} {
-		if _, err := executor.Await(ctx, admin.Ex, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+		if _, err := executor.Await(ctx, admin.ex, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
 			return err
 		}
 	}
 
-	srv := tg.Embedded()
 	total := *nWorkers * *sections
 	var (
 		mu       sync.Mutex
@@ -90,7 +101,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, format+"\n", args...)
 	}
 	// section holds one lease; it reports whether the section completed.
-	section := func(i int, w *Client, s *semaphore.Client) (bool, error) {
+	section := func(i int, w *process, s *semaphore.Client) (bool, error) {
 		l, err := s.Acquire(ctx)
 		if errors.Is(err, task.ErrSessionExpired) {
 			return false, nil // the session ended while waiting: wait again
@@ -104,7 +115,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return false, err
 		}
 		marker := rs[0].Path
-		cl, err := executor.Await(ctx, w.Ex, task.Children(inside))
+		cl, err := executor.Await(ctx, w.ex, task.Children(inside))
 		if err != nil {
 			return false, err
 		}
@@ -116,7 +127,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		say("  worker %d (token %d): inside with %d holder(s)", i+1, l.Token(), len(cl.Names))
 		if srv != nil && n == total/2 {
 			say("  fault: worker %d's session expires in its section", i+1)
-			srv.Expire(w.FakeConn())
+			srv.Expire(w.conn.(*fakezk.Conn))
 			select {
 			case <-l.Done():
 				say("  worker %d is told: %v", i+1, l.Err())
@@ -142,7 +153,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := semaphore.NewClient(w.Ex, path, *leases)
+			s, err := semaphore.NewClient(w.ex, path, *leases)
 			for n := 0; err == nil && n < *sections; {
 				var ok bool
 				if ok, err = section(i, w, s); ok {
@@ -161,7 +172,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	left, err := executor.Await(ctx, admin.Ex, task.Children(path+"/leases"))
+	left, err := executor.Await(ctx, admin.ex, task.Children(path+"/leases"))
 	if err != nil {
 		return err
 	}

@@ -18,21 +18,24 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
 )
 
-func main() { Main("seqid", run) }
-
 func run(ctx context.Context, args []string, out io.Writer) error {
-	var tg Target
-	fs := tg.FlagSet("seqid", out)
+	fs := flag.NewFlagSet("seqid", flag.ContinueOnError)
+	fs.SetOutput(out)
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	nWorkers := fs.Int("workers", 4, "workers, each with its own session (at least 2)")
 	ids := fs.Int("ids", 60, "IDs each worker draws (at least 3)")
 	block := fs.Int64("block", 10, "IDs reserved at a time by the block workers")
@@ -45,31 +48,39 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	defer tg.Close()
-	root := tg.Root("seqid-example")
+	// srv is the embedded server, nil when -zk names a real one; there the
+	// example's nodes go under a root of their own, apart from other runs.
+	var srv *fakezk.Server
+	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/seqid-example-%x", rand.Uint64())
+	if *servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: *seed})
+		defer srv.Close()
+		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", *seed), "/seqid-example"
+	}
 	seq := root + "/ids"
-	fmt.Fprintf(out, "%s, %d workers x %d IDs, sequence %s\n", tg.Describe(), *nWorkers, *ids, seq)
+	fmt.Fprintf(out, "%s, %d workers x %d IDs, sequence %s\n", where, *nWorkers, *ids, seq)
 
-	admin, err := tg.NewClient(ctx, "admin", IgnoreErrors())
+	admin, err := start(ctx, srv, *servers)
 	if err != nil {
 		return err
 	}
-	var workers []*Client
-	for i := range *nWorkers {
-		w, err := tg.NewClient(ctx, fmt.Sprintf("worker %d", i+1), IgnoreErrors())
+	defer admin.stop()
+	var workers []*process
+	for range *nWorkers {
+		w, err := start(ctx, srv, *servers)
 		if err != nil {
 			return err
 		}
+		defer w.stop()
 		workers = append(workers, w)
 	}
-	if _, err := executor.Await(ctx, admin.Ex, task.Create(root, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+	if _, err := executor.Await(ctx, admin.ex, task.Create(root, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
 		return err
 	}
 
 	// Faults, on the embedded server only, a third and two thirds of the
 	// way: a connection drop (worker 1 draws by CAS), then a session
 	// expiry (worker 2 draws blocks).
-	srv := tg.Embedded()
 	total := *nWorkers * *ids
 	var mu sync.Mutex
 	drawn, expired := 0, int64(0)
@@ -81,11 +92,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		case srv == nil:
 		case drawn == total/3:
 			fmt.Fprintln(out, "  fault: worker 1's connection drops")
-			srv.Drop(workers[0].FakeConn(), false)
+			srv.Drop(workers[0].conn.(*fakezk.Conn), false)
 		case drawn == 2*total/3:
 			fmt.Fprintln(out, "  fault: worker 2's session expires")
-			expired = workers[1].FakeConn().SessionID()
-			srv.Expire(workers[1].FakeConn())
+			expired = workers[1].conn.(*fakezk.Conn).SessionID()
+			srv.Expire(workers[1].conn.(*fakezk.Conn))
 		}
 	}
 
@@ -98,9 +109,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			defer wg.Done()
 			// Even workers: one CAS per ID (the task, awaited). Odd
 			// workers: a Generator taking IDs from blocks.
-			next := func() (int64, error) { return executor.AwaitAcrossExpiry(ctx, w.Ex, seqid.Next(seq)) }
+			next := func() (int64, error) { return executor.AwaitAcrossExpiry(ctx, w.ex, seqid.Next(seq)) }
 			if i%2 == 1 {
-				g, err := seqid.NewClient(w.Ex, seq, *block)
+				g, err := seqid.NewClient(w.ex, seq, *block)
 				if err != nil {
 					errs[i] = err
 					return
@@ -122,7 +133,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	d, err := executor.Await(ctx, admin.Ex, task.Get(seq))
+	d, err := executor.Await(ctx, admin.ex, task.Get(seq))
 	if err != nil {
 		return err
 	}
@@ -155,7 +166,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			hi = max(hi, id)
 		}
 	}
-	if srv != nil && (expired == 0 || workers[1].FakeConn().SessionID() == expired) {
+	if srv != nil && (expired == 0 || workers[1].conn.(*fakezk.Conn).SessionID() == expired) {
 		failed = append(failed, "worker 2's session did not expire")
 	}
 	if hi > value {

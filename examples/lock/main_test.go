@@ -15,7 +15,7 @@ func TestOnFake(t *testing.T) {
 	for _, seed := range extest.Seeds {
 		s := extest.Run(t, run, []string{"-seed", seed},
 			"connection drops in its section", "session expires in its section", "is told: lock: lost",
-			"late write refused: lock: fenced write: lock: lost",
+			"late write refused: lock: fenced write: lost",
 			"12 fenced writes accepted in token order, counter at 12", "late writes refused by ZooKeeper: 1")
 		if seed == "1" {
 			t.Log(s)

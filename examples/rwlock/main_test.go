@@ -14,10 +14,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestOnFake(t *testing.T) {
 	for _, seed := range extest.Seeds {
 		s := extest.Run(t, run, []string{"-seed", seed},
-			"3 readers hold the read lock together: true", "tries the write lock: rwlock: would wait",
-			"a reader that comes after the waiting writer tries: rwlock: would wait",
+			"3 readers hold the read lock together: true", "tries the write lock: rwlock: busy",
+			"a reader that comes after the waiting writer tries: rwlock: busy",
 			"session expires in its section", "is told: rwlock: lost",
-			"late write refused: rwlock: fenced write: rwlock: lost",
+			"late write refused: rwlock: fenced write: lost",
 			"ok: 8 fenced writes accepted, counter at 8", "ok: 12 reads under the read lock", "late writes refused by ZooKeeper: 1")
 		if seed == "1" {
 			t.Log(s)

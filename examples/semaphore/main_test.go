@@ -14,8 +14,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestOnFake(t *testing.T) {
 	for _, seed := range extest.Seeds {
 		s := extest.Run(t, run, []string{"-seed", seed},
-			"session expires in its section", "is told: semaphore: lease lost",
-			"late write refused: semaphore: fenced write: semaphore: lease lost",
+			"session expires in its section", "is told: semaphore: lost",
+			"late write refused: semaphore: fenced write: lost",
 			"12 sections completed", "late writes refused by ZooKeeper: 1")
 		if seed == "1" {
 			t.Log(s)

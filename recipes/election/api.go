@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/zkflow/zkflow/recipes"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -15,7 +16,8 @@ var (
 	// task.ErrClosed (the session ended), ErrGaveUp (disconnected for too
 	// long), or the node deleted or changed by someone else. A fenced write
 	// that ZooKeeper rejected wraps it too, with the server's error.
-	ErrLost = errors.New("election: leadership lost")
+	// It is recipes.ErrLost, the same value in every recipe.
+	ErrLost = recipes.ErrLost
 	// ErrGaveUp is the cause of a loss by the disconnect rule: the session
 	// stayed suspended for Config.GiveUp of its negotiated timeout, so the
 	// leader stepped down before the server could expire the session and

@@ -86,7 +86,7 @@ func (a *attempt) run(s *task.Scope, k task.Cont[*Leadership]) {
 func (a *attempt) fail(err error) { task.Resume(a.s, a.k, nil, err) }
 
 func (a *attempt) lost(what string) {
-	a.fail(fmt.Errorf("%w: %s", ErrLost, what))
+	a.fail(fmt.Errorf("election: %w: %s", ErrLost, what))
 }
 
 // create makes the candidate node (zkops.CreateUnique). A lost reply
@@ -160,7 +160,7 @@ func (a *attempt) check() {
 	task.Run(a.s, c.Retry(task.Children(a.e.dir), retry), func(cl task.ChildList, err error) {
 		if err != nil {
 			if errors.Is(err, task.ErrNoNode) {
-				err = fmt.Errorf("%w: directory %s deleted", ErrLost, a.e.dir)
+				err = fmt.Errorf("election: %w: directory %s deleted", ErrLost, a.e.dir)
 			}
 			a.fail(err)
 			return

@@ -284,7 +284,7 @@ func (l *Leadership) lose(cause error) {
 	if cause == nil {
 		cause = errors.New("unknown cause")
 	}
-	if !l.end(fmt.Errorf("%w: %s: %w", ErrLost, l.path, cause)) {
+	if !l.end(fmt.Errorf("election: %w: %s: %w", ErrLost, l.path, cause)) {
 		return
 	}
 	// Lost while the session may live on (given up, a fenced write

@@ -75,7 +75,7 @@ func (c *Client) acquire(ctx context.Context, t task.Task[*Held]) (*Held, error)
 	c.mu.Lock()
 	if h := c.held; h != nil && !isDone(h) {
 		c.mu.Unlock()
-		return nil, fmt.Errorf("%w: %s", ErrAlreadyHeld, h.Path())
+		return nil, fmt.Errorf("lock: %w: %s", ErrAlreadyHeld, h.Path())
 	}
 	c.mu.Unlock()
 	return blocking.Take(ctx, c.ex, t, func(h *Held) {

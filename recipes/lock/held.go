@@ -342,7 +342,7 @@ func (h *Held) lose(cause error) {
 	if cause == nil {
 		cause = errors.New("unknown cause")
 	}
-	h.end(fmt.Errorf("%w: %s: %w", ErrLockLost, h.path, cause))
+	h.end(fmt.Errorf("lock: %w: %s: %w", ErrLockLost, h.path, cause))
 }
 
 // Fenced returns a task that applies ops in one multi together with a check

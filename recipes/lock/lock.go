@@ -8,6 +8,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -56,15 +57,18 @@ var (
 	// deleted or changed the node. A fenced write that ZooKeeper rejected
 	// because the lock node's check failed wraps it, together with the
 	// server's error (task.ErrNoNode, task.ErrBadVersion).
-	ErrLockLost = errors.New("lock: lost")
+	// It is recipes.ErrLost, the same value in every recipe.
+	ErrLockLost = recipes.ErrLost
 	// ErrUnlocked is Held.Err after Release.
 	ErrUnlocked = errors.New("lock: unlocked")
 	// ErrBusy: TryAcquire found another contender ahead of it
 	// (the lock held, or waited for). Its own node is deleted.
-	ErrBusy = errors.New("lock: held by another contender")
+	// It is recipes.ErrBusy, the same value in every recipe.
+	ErrBusy = recipes.ErrBusy
 	// ErrAlreadyHeld: Client.Acquire or TryAcquire while the same Client
 	// holds the lock (the lock is not re-entrant; see the package doc).
-	ErrAlreadyHeld = errors.New("lock: already held by this Client")
+	// It is recipes.ErrAlreadyHeld, the same value in every recipe.
+	ErrAlreadyHeld = recipes.ErrAlreadyHeld
 )
 
 // retry is the recipes' shared policy for single operations whose outcome
@@ -338,7 +342,7 @@ func (a *attempt) found(path string, st task.Stat, listed bool) {
 		case err != nil:
 			a.fail(err)
 		case st == nil:
-			a.fail(fmt.Errorf("%w: contender %s deleted", ErrLockLost, path))
+			a.fail(fmt.Errorf("lock: %w: contender %s deleted", ErrLockLost, path))
 		default:
 			a.stat = *st
 			a.check()
@@ -352,7 +356,7 @@ func (a *attempt) check() {
 	task.Run(a.s, c.Retry(task.Children(a.l.dir), retry), func(cl task.ChildList, err error) {
 		if err != nil {
 			if errors.Is(err, task.ErrNoNode) {
-				err = fmt.Errorf("%w: directory %s deleted", ErrLockLost, a.l.dir)
+				err = fmt.Errorf("lock: %w: directory %s deleted", ErrLockLost, a.l.dir)
 			}
 			a.fail(err)
 			return
@@ -375,14 +379,14 @@ func (a *attempt) decide(names []string) {
 	}
 	switch {
 	case i < 0:
-		a.fail(fmt.Errorf("%w: contender %s deleted while waiting", ErrLockLost, a.path))
+		a.fail(fmt.Errorf("lock: %w: contender %s deleted while waiting", ErrLockLost, a.path))
 	case i == 0 || (a.try && canary.On(bugTryHoldsAnywhere)):
 		if len(q) == 1 {
 			uncontended(a.s, a.l.dir)
 		}
 		a.acquired()
 	case a.try:
-		busy := fmt.Errorf("%w: %s is behind %s", ErrBusy, a.path, a.l.child(q[i-1].Name))
+		busy := fmt.Errorf("lock: %w: %s is behind %s", ErrBusy, a.path, a.l.child(q[i-1].Name))
 		if canary.On(bugTryKeepsNode) {
 			a.noCleanup = true
 			a.fail(busy)

@@ -42,7 +42,7 @@ func (a *attempt) tryAfterReset() {
 		case err != nil:
 			a.fail(err)
 		case len(queue(cl.Names)) > 0:
-			a.fail(fmt.Errorf("%w: the directory's sequence counter is exhausted and %d contenders are in %s", ErrBusy, len(queue(cl.Names)), a.l.dir))
+			a.fail(fmt.Errorf("lock: %w: the directory's sequence counter is exhausted and %d contenders are in %s", ErrBusy, len(queue(cl.Names)), a.l.dir))
 		default:
 			a.afterReset()
 		}

@@ -121,9 +121,9 @@ func (m *Client) refuse(mode Mode) error {
 	}
 	switch {
 	case m.writer != nil:
-		return fmt.Errorf("%w: the write lock %s", ErrAlreadyHeld, m.writer.Path())
+		return fmt.Errorf("rwlock: %w: the write lock %s", ErrAlreadyHeld, m.writer.Path())
 	case mode == Write && len(m.readers) > 0:
-		return fmt.Errorf("%w: %d read locks (no upgrade)", ErrAlreadyHeld, len(m.readers))
+		return fmt.Errorf("rwlock: %w: %d read locks (no upgrade)", ErrAlreadyHeld, len(m.readers))
 	}
 	return nil
 }

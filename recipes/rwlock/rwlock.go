@@ -7,6 +7,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -42,17 +43,20 @@ var (
 	// deleted or changed the node. A fenced write that ZooKeeper rejected
 	// because the node's check failed wraps it, together with the
 	// server's error (task.ErrNoNode, task.ErrBadVersion).
-	ErrLockLost = errors.New("rwlock: lost")
+	// It is recipes.ErrLost, the same value in every recipe.
+	ErrLockLost = recipes.ErrLost
 	// ErrUnlocked is Held.Err after Release.
 	ErrUnlocked = errors.New("rwlock: unlocked")
 	// ErrBusy: TryAcquire or TryAcquireRead found that it would have to
 	// wait. Its own node is deleted.
-	ErrBusy = errors.New("rwlock: would wait")
+	// It is recipes.ErrBusy, the same value in every recipe.
+	ErrBusy = recipes.ErrBusy
 	// ErrAlreadyHeld: Client.Acquire or TryAcquire while the same Client
 	// holds the lock in either mode, or AcquireRead or TryAcquireRead
 	// while it holds the write lock (no re-entry, no upgrade, no
 	// downgrade: see the package doc).
-	ErrAlreadyHeld = errors.New("rwlock: already held by this Client")
+	// It is recipes.ErrAlreadyHeld, the same value in every recipe.
+	ErrAlreadyHeld = recipes.ErrAlreadyHeld
 )
 
 var retry = zkops.Retry
@@ -241,7 +245,7 @@ func (a *attempt) found(name string, st task.Stat, listing *task.ChildList) {
 			case err != nil:
 				a.fail(err)
 			case st == nil:
-				a.fail(fmt.Errorf("%w: contender %s deleted", ErrLockLost, a.l.child(name)))
+				a.fail(fmt.Errorf("rwlock: %w: contender %s deleted", ErrLockLost, a.l.child(name)))
 			default:
 				a.stat = *st
 				a.check()
@@ -261,7 +265,7 @@ func (a *attempt) check() {
 	task.Run(a.s, c.Retry(task.Children(a.l.dir), retry), func(cl task.ChildList, err error) {
 		if err != nil {
 			if errors.Is(err, task.ErrNoNode) {
-				err = fmt.Errorf("%w: directory %s deleted", ErrLockLost, a.l.dir)
+				err = fmt.Errorf("rwlock: %w: directory %s deleted", ErrLockLost, a.l.dir)
 			}
 			a.fail(err)
 			return
@@ -327,7 +331,7 @@ func (a *attempt) decide(names []string) {
 	q := queue(names)
 	i := slices.IndexFunc(q, func(m member) bool { return m.name == a.name })
 	if i < 0 {
-		a.fail(fmt.Errorf("%w: contender %s deleted while waiting", ErrLockLost, a.l.child(a.name)))
+		a.fail(fmt.Errorf("rwlock: %w: contender %s deleted while waiting", ErrLockLost, a.l.child(a.name)))
 		return
 	}
 	holds, w, head := blocker(q, i)
@@ -335,7 +339,7 @@ func (a *attempt) decide(names []string) {
 	case holds:
 		a.acquired()
 	case a.try:
-		busy := fmt.Errorf("%w: %s is behind %s", ErrBusy, a.l.child(a.name), a.l.child(q[w].name))
+		busy := fmt.Errorf("rwlock: %w: %s is behind %s", ErrBusy, a.l.child(a.name), a.l.child(q[w].name))
 		// Withdraw before failing, so the caller sees no node of ours;
 		// if the delete fails, the cleanup flow deletes it.
 		task.Run(a.s, zkops.Delete(a.l.child(a.name)), func(task.Unit, error) { a.fail(busy) })
@@ -421,7 +425,7 @@ func (a *attempt) afterReset() {
 			case err != nil:
 				a.fail(err)
 			case len(queue(cl.Names)) > 0:
-				a.fail(fmt.Errorf("%w: the directory's sequence counter is exhausted and %d contenders are in %s", ErrBusy, len(queue(cl.Names)), a.l.dir))
+				a.fail(fmt.Errorf("rwlock: %w: the directory's sequence counter is exhausted and %d contenders are in %s", ErrBusy, len(queue(cl.Names)), a.l.dir))
 			default:
 				a.afterReset()
 			}

@@ -7,6 +7,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
@@ -40,13 +41,15 @@ var (
 	// closed, or someone else deleted or changed the node. A fenced write
 	// that ZooKeeper rejected because the lease node's check failed wraps
 	// it, together with the server's error.
-	ErrLeaseLost = errors.New("semaphore: lease lost")
+	// It is recipes.ErrLost, the same value in every recipe.
+	ErrLeaseLost = recipes.ErrLost
 	// ErrReleased is Lease.Err after Release (Lease.Release or Client.Release).
 	ErrReleased = errors.New("semaphore: lease released")
 	// ErrBusy: TryAcquire found the internal lock taken (another
 	// acquirer is waiting or about to hold) or no lease free. It leaves
 	// no node behind.
-	ErrBusy = errors.New("semaphore: no lease free")
+	// It is recipes.ErrBusy, the same value in every recipe.
+	ErrBusy = recipes.ErrBusy
 )
 
 // retry is the recipes' shared policy for single operations whose outcome
@@ -220,9 +223,9 @@ func (a *attempt) run(s *task.Scope, k task.Cont[*Lease]) {
 	task.Run(a.s, take, func(h *lock.Held, err error) {
 		if err != nil {
 			if errors.Is(err, lock.ErrBusy) {
-				err = fmt.Errorf("%w: the internal lock %s is taken: %w", ErrBusy, a.m.locks(), err)
+				err = fmt.Errorf("semaphore: %w: the internal lock %s is taken: %w", ErrBusy, a.m.locks(), err)
 			} else if errors.Is(err, lock.ErrLockLost) {
-				err = fmt.Errorf("%w: internal lock: %w", ErrLeaseLost, err)
+				err = fmt.Errorf("semaphore: %w: internal lock: %w", ErrLeaseLost, err)
 			}
 			a.fail(err)
 			return
@@ -293,7 +296,7 @@ func (a *attempt) found(name string, st task.Stat) {
 		case err != nil:
 			a.fail(err)
 		case st == nil:
-			a.fail(fmt.Errorf("%w: lease node %s deleted", ErrLeaseLost, a.m.child(name)))
+			a.fail(fmt.Errorf("semaphore: %w: lease node %s deleted", ErrLeaseLost, a.m.child(name)))
 		default:
 			a.stat = *st
 			a.check()
@@ -309,7 +312,7 @@ func (a *attempt) check() {
 	task.Run(a.s, c.Retry(task.ChildrenW(a.m.leases()), retry), func(cw task.ChildrenWatch, err error) {
 		if err != nil {
 			if errors.Is(err, task.ErrNoNode) {
-				err = fmt.Errorf("%w: directory %s deleted", ErrLeaseLost, a.m.leases())
+				err = fmt.Errorf("semaphore: %w: directory %s deleted", ErrLeaseLost, a.m.leases())
 			}
 			a.fail(err)
 			return
@@ -320,11 +323,11 @@ func (a *attempt) check() {
 		}
 		switch {
 		case !slices.Contains(cw.Names, a.name):
-			a.fail(fmt.Errorf("%w: lease node %s deleted while waiting", ErrLeaseLost, a.m.child(a.name)))
+			a.fail(fmt.Errorf("semaphore: %w: lease node %s deleted while waiting", ErrLeaseLost, a.m.child(a.name)))
 		case len(cw.Names) <= limit:
 			a.acquired()
 		case a.try:
-			busy := fmt.Errorf("%w: %d of %d leases taken", ErrBusy, len(cw.Names)-1, a.m.n)
+			busy := fmt.Errorf("semaphore: %w: %d of %d leases taken", ErrBusy, len(cw.Names)-1, a.m.n)
 			// Withdraw before failing, so the caller sees no node of ours;
 			// if the delete fails, the cleanup flow deletes it.
 			task.Run(a.s, zkops.Delete(a.m.child(a.name)), func(task.Unit, error) { a.fail(busy) })
@@ -387,7 +390,7 @@ func (a *attempt) stillLocked() {
 		case err != nil:
 			a.fail(err)
 		case st == nil || st.Czxid != a.inner.Token():
-			a.fail(fmt.Errorf("%w: the internal lock node %s was deleted while waiting", ErrLeaseLost, a.inner.Path()))
+			a.fail(fmt.Errorf("semaphore: %w: the internal lock node %s was deleted while waiting", ErrLeaseLost, a.inner.Path()))
 		default:
 			a.check()
 		}

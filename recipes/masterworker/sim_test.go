@@ -68,8 +68,13 @@ type simTotals struct {
 }
 
 func newMWScenario(tot *simTotals) sim.Scenario {
+	_, sc := newMWSim(tot)
+	return sc
+}
+
+func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 	s := &mwSim{stats: tot}
-	return sim.Scenario{
+	return s, sim.Scenario{
 		Name:    "masterworker",
 		Clients: simClients,
 		Regressions: []sim.Regression{

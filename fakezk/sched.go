@@ -144,20 +144,23 @@ func (s *Server) Step() bool {
 	if s.cfg.FaultRate > 0 && s.rng.Float64() < s.cfg.FaultRate {
 		s.drawFault()
 	}
-	var appliers []*Conn
+	// The sessions with a request to apply, in connection order, counted
+	// and then walked to the one drawn (no list is built: Step runs for
+	// every request and every delivery).
+	applying := 0
 	for _, c := range s.conns {
 		if len(c.outbox) > 0 && c.connected {
-			appliers = append(appliers, c)
+			applying++
 		}
 	}
-	n := len(appliers) + len(s.ready)
+	n := applying + len(s.ready)
 	if n == 0 {
 		s.mu.Unlock()
 		return false
 	}
 	k := s.rng.IntN(n)
-	if k < len(appliers) {
-		c := appliers[k]
+	if k < applying {
+		c := s.nthApplying(k)
 		// Shifted down rather than resliced, so that the outbox keeps
 		// its buffer and sending does not allocate once it has one.
 		p := c.outbox[0]
@@ -169,7 +172,7 @@ func (s *Server) Step() bool {
 		s.mu.Unlock()
 		return true
 	}
-	k -= len(appliers)
+	k -= applying
 	c := s.ready[k]
 	it := s.pop(c)
 	if c.head >= len(c.inbox) {
@@ -178,6 +181,20 @@ func (s *Server) Step() bool {
 	s.mu.Unlock()
 	it.call()
 	return true
+}
+
+// nthApplying returns the k-th (from 0) connection, in connection order,
+// with a request to apply. Called with the lock held.
+func (s *Server) nthApplying(k int) *Conn {
+	for _, c := range s.conns {
+		if len(c.outbox) > 0 && c.connected {
+			if k == 0 {
+				return c
+			}
+			k--
+		}
+	}
+	panic("fakezk: fewer sessions with requests to apply than counted")
 }
 
 // RunUntilIdle steps until nothing is left to apply or deliver (timers not

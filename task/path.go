@@ -18,6 +18,14 @@ const MaxDataSize = 1 << 20
 // sequential says the server will append a sequence number, so a trailing
 // slash is allowed. The error wraps ErrInvalidPath and says what is wrong.
 func ValidatePath(path string, sequential bool) error {
+	if validASCII(path, sequential) {
+		return nil // every request's path goes through here: most are plain
+	}
+	return validateFull(path, sequential)
+}
+
+// validateFull is ValidatePath's full check, with the reason of a refusal.
+func validateFull(path string, sequential bool) error {
 	if sequential {
 		path += "1"
 	}
@@ -57,6 +65,32 @@ func ValidatePath(path string, sequential bool) error {
 	}
 	return nil
 }
+
+// validASCII reports whether path, made of printable ASCII only, is
+// valid, in one pass that allocates nothing. false means: not such a
+// path, or not valid (ValidatePath's full check says which, and why).
+func validASCII(path string, sequential bool) bool {
+	if path == "" || path[0] != '/' {
+		return false
+	}
+	start := 1 // of the current component
+	for i := 1; i < len(path); i++ {
+		switch c := path[i]; {
+		case c < 0x20 || c >= 0x7f:
+			return false
+		case c == '/':
+			if !validComponent(path[start:i]) {
+				return false
+			}
+			start = i + 1
+		}
+	}
+	// The last component: the server appends a number to a sequential
+	// one (never empty nor a dot then); the root alone has none.
+	return sequential || len(path) == 1 || validComponent(path[start:])
+}
+
+func validComponent(c string) bool { return c != "" && c != "." && c != ".." }
 
 type pathError struct {
 	path, why string

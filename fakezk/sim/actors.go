@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
@@ -393,6 +394,7 @@ type Ctx struct {
 	mu     sync.Mutex
 	done   chan struct{}
 	err    error
+	ended  atomic.Bool // err is set: Err, asked at every step by the waits, locks only then
 	afters []*afterFn
 }
 
@@ -406,6 +408,9 @@ func (c *Ctx) Done() <-chan struct{} { return c.done }
 
 // Err implements context.Context.
 func (c *Ctx) Err() error {
+	if !c.ended.Load() {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
@@ -454,6 +459,7 @@ func (c *Ctx) cancel(err error) {
 		return
 	}
 	c.err = err
+	c.ended.Store(true)
 	close(c.done)
 	afters := c.afters
 	c.afters = nil

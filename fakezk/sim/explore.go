@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -60,6 +61,14 @@ func DrawnFrom() (uint64, string) {
 // 400 it takes a few tens of MB more per test binary.
 const ExploreGCPercent = 400
 
+// ExploreProcs is the number of threads running Go code (GOMAXPROCS)
+// while Explore runs: a world runs on one goroutine at a time (its actors
+// in lockstep with it), and with a second one free every hand-over of the
+// turn between the world and an actor woke a thread to look for work:
+// about a third of the CPU of the scenarios with actors, for nothing.
+// make sim runs several test binaries at once to fill the cores.
+const ExploreProcs = 1
+
 // Explore is the large run of make sim for each scenario: its regression
 // seeds (every one, each failure reported), seeds 1..n (the fixed range,
 // the same on every run) and n seeds from DrawnFrom (new seeds for every
@@ -68,11 +77,15 @@ const ExploreGCPercent = 400
 // chroot (Explored, RootedSeed). It skips t when SIM_SEEDS is unset, runs
 // only -sim.seed when that is set, and logs each scenario's Stats.Line
 // for internal/simsum. Unless GOGC is set, it runs with the garbage
-// collector's target at ExploreGCPercent (restored when it returns).
+// collector's target at ExploreGCPercent, and unless GOMAXPROCS is set,
+// on ExploreProcs threads (both restored when it returns).
 func Explore(t *testing.T, scs ...Scenario) []Stats {
 	t.Helper()
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(ExploreGCPercent))
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(ExploreProcs))
 	}
 	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
 	if n <= 0 {

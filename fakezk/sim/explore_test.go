@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
 	"time"
@@ -40,6 +41,36 @@ func TestExploreGCPercent(t *testing.T) {
 		}
 		if got := gcPercent(); got != before {
 			t.Errorf("GOGC=%q: target after Explore %d, was %d before", env, got, before)
+		}
+	}
+}
+
+// Explore runs its seeds on ExploreProcs threads unless GOMAXPROCS says
+// otherwise, and gives the previous number back.
+func TestExploreProcs(t *testing.T) {
+	t.Setenv("SIM_SEEDS", "1")
+	t.Setenv("SIM_FROM", "77")
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(sim.ExploreProcs + 1)) // not ExploreProcs already, on any machine
+	before := runtime.GOMAXPROCS(0)
+	for _, env := range []string{"", "3"} {
+		t.Setenv("GOMAXPROCS", env)
+		var during []int
+		sc := sim.Scenario{
+			Name: "procs", Clients: 1, Duration: time.Second,
+			Faults: sim.Faults{Allow: sim.Of(sim.Delay)},
+			Live:   func(*sim.Trial) bool { return true },
+			Setup:  func(*sim.Trial) error { during = append(during, runtime.GOMAXPROCS(0)); return nil },
+		}
+		sim.Explore(t, sc)
+		want := sim.ExploreProcs
+		if env != "" {
+			want = before
+		}
+		if len(during) != 2 || during[0] != want || during[1] != want {
+			t.Errorf("GOMAXPROCS=%q: threads during the seeds %v, want %d", env, during, want)
+		}
+		if got := runtime.GOMAXPROCS(0); got != before {
+			t.Errorf("GOMAXPROCS=%q: threads after Explore %d, were %d before", env, got, before)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"os"
@@ -359,12 +360,17 @@ func firstLine(err error) string {
 
 // Determinism runs each seed twice with tracing on and fails t for every
 // seed whose two runs differ (server trace hash, faults injected,
-// workload notes or outcome). It logs and returns the pairs compared.
+// workload notes or outcome). It logs the pairs compared with a digest of
+// the sample's histories (the first run's trace hash, faults, notes and
+// outcome of every seed: two commits that must replay the same histories
+// log the same digest), and returns the pairs compared.
 func Determinism(t testing.TB, sc Scenario, seeds []uint64) int {
 	t.Helper()
 	mismatches := 0
+	digest := sha256.New()
 	for _, seed := range seeds {
 		a, b := RunSeed(sc, seed, true), RunSeed(sc, seed, true)
+		fmt.Fprintf(digest, "%d %s %q %q %v\n", seed, a.TraceHash, a.Faults, a.Notes, a.Err)
 		if a.TraceHash != b.TraceHash || !slices.Equal(a.Faults, b.Faults) || !slices.Equal(a.Notes, b.Notes) ||
 			fmt.Sprint(a.Err) != fmt.Sprint(b.Err) {
 			mismatches++
@@ -372,7 +378,7 @@ func Determinism(t testing.TB, sc Scenario, seeds []uint64) int {
 				sc.Name, seed, a.TraceHash, b.TraceHash, len(a.Faults), len(b.Faults), a.Err, b.Err, ReplayCommand(t, seed))
 		}
 	}
-	t.Logf("determinism: %s: %d pairs compared, %d mismatches", sc.Name, len(seeds), mismatches)
+	t.Logf("determinism: %s: %d pairs compared, %d mismatches; histories %x", sc.Name, len(seeds), mismatches, digest.Sum(nil)[:8])
 	return len(seeds)
 }
 

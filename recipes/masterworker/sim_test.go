@@ -35,11 +35,15 @@ type mwSim struct {
 
 	masters []*masterworker.Master
 	where   map[string]string // scratch for instant: task name -> /tasks or /assign/<w>
-	// instant's copy of /status's names, read again only when the
-	// directory's czxid, pzxid or numChildren moved (a child created or
-	// deleted moves one of them, even at the cversion's maximum)
-	done      map[string]bool
-	doneStamp [3]int64
+	// instant's view of the statuses, kept from check to check: the
+	// submissions whose status it has seen (task name -> submission id)
+	// and those it has not (submission id -> task name). A seen status
+	// stays seen while /status keeps its czxid and its count of deleted
+	// children (cversion - numChildren, twice the deletes, also in int32
+	// arithmetic); when either moves every submission is looked up again.
+	doneSeen  map[string]string
+	undone    map[string]string
+	doneStamp [2]int64
 	names     map[string]string // submission id -> task name, once Submit returned
 	results   map[string]int    // submission id -> statuses seen by Wait
 	waiting   []int             // per submitter: submissions not yet answered
@@ -64,8 +68,13 @@ type simTotals struct {
 }
 
 func newMWScenario(tot *simTotals) sim.Scenario {
+	_, sc := newMWSim(tot)
+	return sc
+}
+
+func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 	s := &mwSim{stats: tot}
-	return sim.Scenario{
+	return s, sim.Scenario{
 		Name:    "masterworker",
 		Clients: simClients,
 		Regressions: []sim.Regression{
@@ -90,6 +99,7 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 				return err
 			}
 			*s = mwSim{sys: sys, r: r, stats: tot, names: map[string]string{}, results: map[string]int{},
+				doneSeen: map[string]string{}, undone: map[string]string{},
 				waiting: make([]int, simSubmitters), executed: map[string]int{}, masters: make([]*masterworker.Master, simMasters),
 				workerN: make([]int, simClients), subJ: make([]int, simSubmitters)}
 			_, err = sim.Run(r.World, 0, sys.Setup())
@@ -208,13 +218,15 @@ func (s *mwSim) instant() {
 	}
 	clear(s.where)
 	// Only the task directories are read (the server keeps each node's
-	// children in order between changes); status, the largest, only when
-	// it changed.
-	if st, _ := s.r.NodeStat(simRoot + "/status"); s.done == nil || [3]int64{st.Czxid, st.Pzxid, int64(st.NumChildren)} != s.doneStamp {
-		s.done, s.doneStamp = map[string]bool{}, [3]int64{st.Czxid, st.Pzxid, int64(st.NumChildren)}
-		for _, name := range s.r.Children(simRoot + "/status") {
-			s.done[name] = true
+	// children in order between changes), and the statuses of the
+	// submissions not seen done yet (a status, once seen, is judged from
+	// the task directories alone while no status was deleted).
+	if st, _ := s.r.NodeStat(simRoot + "/status"); [2]int64{st.Czxid, int64(st.Cversion - st.NumChildren)} != s.doneStamp {
+		s.doneStamp = [2]int64{st.Czxid, int64(st.Cversion - st.NumChildren)}
+		for name, id := range s.doneSeen {
+			s.undone[id] = name
 		}
+		clear(s.doneSeen)
 	}
 	place := func(name, place string) bool {
 		if other, dup := s.where[name]; dup {
@@ -236,18 +248,37 @@ func (s *mwSim) instant() {
 			return
 		}
 	}
-	for id, name := range s.names {
-		_, queued := s.where[name]
-		isDone := s.done[name]
+	// Every submission's task is in exactly one of /tasks, /assign/*,
+	// /status: those seen done in none of the first two, the others
+	// looked up.
+	for name, at := range s.where {
+		if id, ok := s.doneSeen[name]; ok {
+			s.r.Errorf("zxid %d: task %s (submission %s) has a status and is still in %s", z, name, id, at)
+			return
+		}
+	}
+	for id, name := range s.undone {
+		at, queued := s.where[name]
+		_, isDone := s.r.NodeStat(simRoot + "/status/" + name)
 		if !queued && !isDone {
 			s.r.Errorf("zxid %d: task %s (submission %s) lost: in none of /tasks, /assign/*, /status", z, name, id)
 			return
 		}
 		if queued && isDone {
-			s.r.Errorf("zxid %d: task %s (submission %s) has a status and is still in %s", z, name, id, s.where[name])
+			s.r.Errorf("zxid %d: task %s (submission %s) has a status and is still in %s", z, name, id, at)
 			return
 		}
+		if isDone {
+			delete(s.undone, id)
+			s.doneSeen[name] = id
+		}
 	}
+}
+
+// named records that submission id's task is name, for instant to judge.
+func (s *mwSim) named(id, name string) {
+	s.names[id] = name
+	s.undone[id] = name
 }
 
 func (s *mwSim) workload(r *sim.Trial) {
@@ -412,7 +443,7 @@ func (s *mwSim) submit(i, si, j int, id string, again bool) {
 			s.r.Errorf("client %d: submit %s: %v", i, id, err)
 			return
 		}
-		s.names[id] = name
+		s.named(id, name)
 		s.wait(i, si, j, id, name)
 	})
 }

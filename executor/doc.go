@@ -10,7 +10,12 @@
 //		return err
 //	}
 //	go ex.Run(ctx) // drives the executor until ctx ends, then closes conn
-//	d, err := executor.Await(ctx, ex, task.Get("/app/config"))
+//	d, err := ex.Get(ctx, "/app/config")           // a plain operation, one call
+//	v, err := executor.Await(ctx, ex, myFlow)        // any task: a flow, a chain
+//
+// Get, Set, Create, Delete, Children, Exists, Multi and Sync are the
+// blocking face of ZooKeeper's plain operations: one request each, waited
+// for as Await waits.
 //
 // Guarantees. Jobs run one at a time, to completion, on the goroutine that
 // drives the executor. No step of any flow runs while the session is

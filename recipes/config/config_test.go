@@ -41,6 +41,31 @@ func mkdir(t *testing.T, w *sim.World, paths ...string) {
 	}
 }
 
+// An update creates a missing root, with its ancestors, as the other
+// recipes create their directories: both kinds of update, and the values
+// are there afterwards.
+func TestUpdateCreatesRoot(t *testing.T) {
+	w := newWorld(t, 1)
+	for _, tc := range []struct {
+		root string
+		t    task.Task[task.Unit]
+	}{
+		{"/missing/a", Update("/missing/a", map[string][]byte{"k": []byte("1")})},
+		{"/missing/b", UpdateMarked("/missing/b", map[string][]byte{"k": []byte("2")})},
+	} {
+		if _, err := sim.Run(w, 0, tc.t); err != nil {
+			t.Fatalf("update of %s with no root: %v", tc.root, err)
+		}
+		d, err := sim.Run(w, 0, task.Get(tc.root+"/k"))
+		if err != nil || len(d.Data) != 1 {
+			t.Fatalf("%s/k after the update: %q, %v", tc.root, d.Data, err)
+		}
+		if s, _ := sim.Run(w, 0, task.Exists(tc.root+"/"+MarkerName)); s != nil {
+			t.Fatalf("%s: the marker was left behind", tc.root)
+		}
+	}
+}
+
 // Bad input gets typed errors before anything is sent.
 func TestBadInput(t *testing.T) {
 	w := newWorld(t, 1)
@@ -54,8 +79,6 @@ func TestBadInput(t *testing.T) {
 		{"update slash", Update("/r", map[string][]byte{"a/b": nil}), task.ErrInvalidPath},
 		{"update marker name", Update("/r", map[string][]byte{MarkerName: nil}), task.ErrInvalidPath},
 		{"update empty name", UpdateMarked("/r", map[string][]byte{"": nil}), task.ErrInvalidPath},
-		{"update missing root", Update("/missing", map[string][]byte{"a": nil}), task.ErrNoNode},
-		{"marked missing root", UpdateMarked("/missing", map[string][]byte{"a": nil}), task.ErrNoNode},
 	}
 	for _, tc := range cases {
 		if _, err := sim.Run(w, 0, tc.t); !errors.Is(err, tc.want) {

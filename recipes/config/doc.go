@@ -52,8 +52,8 @@
 //
 // Bad input (invalid paths, entry names with "/" or named "invalid", no
 // values, nil handlers, a nil executor) fails with task.ErrInvalidPath or
-// task.ErrInvalidArgument before anything is sent. A missing root fails an
-// update with task.ErrNoNode; a reader of a missing node or directory
+// task.ErrInvalidArgument before anything is sent. An update creates a
+// missing root (and its ancestors); a reader of a missing node or directory
 // delivers it as not existing and follows its creation. A watcher ends
 // (Err, Done) on Stop, on the executor's close (task.ErrClosed), or on an
 // error no retry settles. A Reload run is canceled with ErrReloaded when a

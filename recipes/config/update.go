@@ -39,7 +39,8 @@ func validate(root string, values map[string][]byte) error {
 
 // Update returns a task that sets root's entries to values in one multi:
 // every entry is written, or none. Entries that do not exist are created
-// (root must exist); entries not in values are left alone. The multi also
+// (and root with its ancestors, persistent, if missing); entries not in
+// values are left alone. The multi also
 // creates and deletes root/invalid, so it fails at once if an update made
 // one write at a time (UpdateMarked) holds the marker; Update then waits
 // for the marker to go and tries again.
@@ -48,8 +49,7 @@ func validate(root string, values map[string][]byte) error {
 // Update lists and writes again, which leaves the same values. An entry
 // created or deleted by someone else meanwhile (node exists, no node): it
 // lists and writes again. Session expiry: task.ErrSessionExpired (run it
-// again on the next session: executor.AwaitAcrossExpiry). No root:
-// task.ErrNoNode. Invalid names or no
+// again on the next session: executor.AwaitAcrossExpiry). Invalid names or no
 // values: task.ErrInvalidPath or task.ErrInvalidArgument, before anything
 // is sent. Other errors end the task. WithACL sets the ACL of the nodes
 // it creates.
@@ -64,6 +64,10 @@ func Update(root string, values map[string][]byte, opts ...Option) task.Task[tas
 		var attempt func()
 		attempt = func() {
 			task.Run(s, c.Retry(task.Children(root), retry), func(cl task.ChildList, err error) {
+				if errors.Is(err, task.ErrNoNode) {
+					ensure(s, root, acl, attempt, k) // no root yet: create it, as the other recipes do
+					return
+				}
 				if err != nil {
 					k(task.Unit{}, err)
 					return
@@ -91,8 +95,8 @@ func Update(root string, values map[string][]byte, opts ...Option) task.Task[tas
 						attempt() // applied or not: writing again leaves the same values
 					case errors.As(err, &me) && me.Index == 0 && errors.Is(err, task.ErrNodeExists):
 						waitGone(s, marker, attempt, k) // a marked update is under way
-					case errors.Is(err, task.ErrNodeExists), errors.Is(err, task.ErrNoNode) && errors.As(err, &me) && me.Index > 0:
-						attempt() // an entry came or went meanwhile
+					case errors.Is(err, task.ErrNodeExists), errors.Is(err, task.ErrNoNode):
+						attempt() // an entry, or root, came or went meanwhile
 					default:
 						k(task.Unit{}, err)
 					}
@@ -101,6 +105,18 @@ func Update(root string, values map[string][]byte, opts ...Option) task.Task[tas
 		}
 		attempt()
 	}
+}
+
+// ensure creates root and its missing ancestors (persistent, with acl's
+// ACL), then calls then.
+func ensure(s *task.Scope, root string, acl task.ACLProvider, then func(), k task.Cont[task.Unit]) {
+	task.Run(s, zkops.EnsurePath(root, acl), func(_ task.Unit, err error) {
+		if err != nil {
+			k(task.Unit{}, err)
+			return
+		}
+		then()
+	})
 }
 
 // waitGone waits until path does not exist, then calls then.
@@ -144,8 +160,8 @@ func waitGone(s *task.Scope, path string, then func(), k task.Cont[task.Unit]) {
 // Errors: connection loss on any step: the step is retried (a create of
 // the marker whose reply was lost is recognised by its token). Session
 // expiry: the task fails with task.ErrSessionExpired, leaving the marker;
-// run the same task again (executor.AwaitAcrossExpiry) to finish. No
-// root: task.ErrNoNode (before the marker is created). The token is drawn
+// run the same task again (executor.AwaitAcrossExpiry) to finish. A
+// missing root is created first, with its ancestors. The token is drawn
 // when the task first runs and kept by the task value: run one task value
 // at most once at a time (two runs at once would both take the marker for
 // theirs), and build a new task for each update. WithACL sets the ACL of
@@ -190,6 +206,8 @@ func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Ta
 				switch {
 				case err == nil:
 					write()
+				case errors.Is(err, task.ErrNoNode):
+					ensure(s, root, acl, lock, k) // no root yet: create it, as the other recipes do
 				case errors.Is(err, task.ErrNodeExists):
 					task.Run(s, c.Retry(task.Get(marker), retry), func(d task.Data, err error) {
 						switch {

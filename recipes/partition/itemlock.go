@@ -89,6 +89,11 @@ func lockItem(dir, prefix string, data []byte, acl task.ACLProvider) task.Task[l
 			var list func()
 			list = func() {
 				task.Run(s, c.Retry(task.Children(dir), retry), func(cl task.ChildList, err error) {
+					if errors.Is(err, task.ErrNoNode) {
+						// The directory was deleted (by an operator): our node went first.
+						k(lockNode{}, fmt.Errorf("%w: %s: directory deleted while acquiring", ErrLost, path))
+						return
+					}
 					if err != nil {
 						k(lockNode{}, err)
 						return

@@ -88,11 +88,12 @@ type Member struct {
 	id string
 	on func(Change)
 
-	mu    sync.Mutex
-	state State
-	held  map[string]Hold
-	err   error
-	done  chan struct{}
+	mu      sync.Mutex
+	state   State
+	held    map[string]Hold
+	err     error
+	done    chan struct{}
+	session task.Session
 
 	// executor goroutine only
 	rt       task.Runtime
@@ -114,6 +115,14 @@ type Member struct {
 type hold struct {
 	Hold
 	mon *task.Scope // follows the node
+}
+
+// Session is the session the member's engine runs on now: its holds
+// (Hold.Session) are of this session or gone.
+func (m *Member) Session() task.Session {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.session
 }
 
 // Identifier is the member's identifier.
@@ -201,6 +210,9 @@ func (p *Partitioner) Join(identifier string, on func(Change)) task.Task[*Member
 // begin starts the member's flows on session sess. Executor goroutine.
 func (m *Member) begin(sess task.Session) {
 	m.sess = sess
+	m.mu.Lock()
+	m.session = sess
+	m.mu.Unlock()
 	if m.sc != nil {
 		m.sc.Cancel(task.ErrSessionExpired)
 		m.sc.Close()

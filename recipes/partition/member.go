@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -561,8 +562,25 @@ func (m *Member) dropAll() {
 	m.stopTimers()
 }
 
+// bugKeepAcrossExpiry: holds are kept across a session's end, as if
+// the lock nodes had not gone with it.
+const bugKeepAcrossExpiry canary.Name = "partition/keep-holds-across-expiry"
+
 func (m *Member) onSession(ev task.Event) {
 	if ev.Type != task.EventNone || m.Err() != nil {
+		return
+	}
+	if canary.On(bugKeepAcrossExpiry) && (ev.State == task.StateExpired || ev.State == task.StateConnected && ev.SessionID != m.sess.ID) {
+		for it, t := range m.tries {
+			delete(m.tries, it)
+			t.Cancel(task.ErrCanceled)
+		}
+		if ev.State == task.StateConnected {
+			sess, _ := m.rt.Current()
+			desired := m.desired
+			m.begin(sess)
+			m.desired = desired
+		}
 		return
 	}
 	switch ev.State {

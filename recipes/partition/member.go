@@ -115,7 +115,8 @@ type Member struct {
 
 type hold struct {
 	Hold
-	mon *task.Scope // follows the node
+	mon      *task.Scope // follows the node
+	draining bool        // Config.Drain runs: given up when it ends
 }
 
 // Session is the session the member's engine runs on now: its holds
@@ -471,11 +472,35 @@ func (m *Member) follow(sc *task.Scope, h *hold) {
 	})
 }
 
-// release gives item up: the hold ends at once (reported), then its node
-// is deleted, and the next contender holds.
+// release gives item up: Config.Drain (if set) runs first, the item
+// still held; then the hold ends (reported) and its node is deleted, and
+// the next contender holds.
 func (m *Member) release(item string) {
 	h := m.holds[item]
-	delete(m.holds, item)
+	if h.draining {
+		return
+	}
+	h.draining = true
+	drain := m.p.cfg.Drain
+	if drain == nil {
+		m.give(h)
+		return
+	}
+	sc := m.sc
+	d := sc.Child()
+	m.rt.Schedule(func() {
+		task.RunIn(d, drain(h.Hold), func(task.Unit, error) {
+			if m.holds[h.Item] == h && m.current(sc) {
+				m.give(h)
+				m.reconcile()
+			}
+		})
+	})
+}
+
+// give ends hold h and deletes its node in the background.
+func (m *Member) give(h *hold) {
+	delete(m.holds, h.Item)
 	h.mon.Cancel(task.ErrCanceled)
 	h.mon.Close()
 	del := zkops.DeleteOwned(h.Path, h.Session.ID)
@@ -549,12 +574,14 @@ func (m *Member) setState(st State) {
 // dropAll forgets every hold and attempt (their session ended, or the
 // member ends). Executor goroutine.
 func (m *Member) dropAll() {
-	for it, h := range m.holds {
+	for _, it := range slices.Sorted(maps.Keys(m.holds)) {
+		h := m.holds[it]
 		delete(m.holds, it)
 		h.mon.Cancel(task.ErrCanceled)
 		h.mon.Close()
 	}
-	for it, t := range m.tries {
+	for _, it := range slices.Sorted(maps.Keys(m.tries)) {
+		t := m.tries[it]
 		delete(m.tries, it)
 		t.Cancel(task.ErrCanceled)
 	}
@@ -571,7 +598,8 @@ func (m *Member) onSession(ev task.Event) {
 		return
 	}
 	if canary.On(bugKeepAcrossExpiry) && (ev.State == task.StateExpired || ev.State == task.StateConnected && ev.SessionID != m.sess.ID) {
-		for it, t := range m.tries {
+		for _, it := range slices.Sorted(maps.Keys(m.tries)) {
+			t := m.tries[it]
 			delete(m.tries, it)
 			t.Cancel(task.ErrCanceled)
 		}
@@ -634,29 +662,37 @@ func (m *Member) Leave() task.Task[task.Unit] {
 		return task.Fail[task.Unit](fmt.Errorf("partition: nil Member: %w", task.ErrInvalidArgument))
 	}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		var paths []string
+		var holds []Hold
+		var party string
 		if m.Err() == nil {
 			for _, it := range slices.Sorted(maps.Keys(m.holds)) {
-				paths = append(paths, m.holds[it].Path)
+				holds = append(holds, m.holds[it].Hold)
 			}
 			if m.party != "" {
-				paths = append(paths, m.p.partyDir()+"/"+m.party)
+				party = m.p.partyDir() + "/" + m.party
 			}
 		}
 		sess := m.sess
 		m.end(ErrLeft)
-		del := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
-			if s.Session().Epoch != sess.Epoch {
-				k(task.Unit{}, nil)
-				return
+		drain := m.p.cfg.Drain
+		var steps []task.Task[task.Unit]
+		for _, h := range holds {
+			if drain != nil {
+				steps = append(steps, c.Catch(drain(h), func(error) task.Task[task.Unit] { return task.Value(task.Unit{}) }))
 			}
+			steps = append(steps, deleteOn(sess, h.Path))
+		}
+		if party != "" {
+			steps = append(steps, deleteOn(sess, party))
+		}
+		all := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 			var next func(i int)
 			next = func(i int) {
-				if i == len(paths) {
+				if i == len(steps) {
 					k(task.Unit{}, nil)
 					return
 				}
-				task.Run(s, zkops.DeleteOwned(paths[i], sess.ID), func(_ task.Unit, err error) {
+				task.Run(s, steps[i], func(_ task.Unit, err error) {
 					if err = endedOK(err); err != nil {
 						k(task.Unit{}, err)
 						return
@@ -666,6 +702,18 @@ func (m *Member) Leave() task.Task[task.Unit] {
 			}
 			next(0)
 		})
-		task.Run(s, zkops.Detached(del), func(_ task.Unit, err error) { k(task.Unit{}, endedOK(err)) })
+		task.Run(s, zkops.Detached(all), func(_ task.Unit, err error) { k(task.Unit{}, endedOK(err)) })
+	}
+}
+
+// deleteOn deletes path if session sess owns it; on a later session there
+// is nothing to do (sess's ephemerals went with it).
+func deleteOn(sess task.Session, path string) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if s.Session().Epoch != sess.Epoch {
+			k(task.Unit{}, nil)
+			return
+		}
+		task.Run(s, zkops.DeleteOwned(path, sess.ID), func(_ task.Unit, err error) { k(task.Unit{}, endedOK(err)) })
 	}
 }

@@ -44,6 +44,14 @@ type Config struct {
 	// member of one set must use the same function, or two members wait
 	// for each other's items (never both hold one: the locks decide).
 	Assign func(identifier string, members, items []string) []string
+	// Drain, if set, is the work to finish with an item before the member
+	// gives it up, on a rebalance or a Leave (kazoo's RELEASE step, before
+	// release_set): the member deletes the item's lock node once the
+	// task has ended, whatever its outcome, and the item stays held (and
+	// reported held) meanwhile. Writes made in it through Hold.Fenced are
+	// still fenced. An item lost (its node gone, its session ended) is
+	// not drained: it is no longer held. Nil: items are given up at once.
+	Drain func(h Hold) task.Task[task.Unit]
 	// ACL gives the ACL of every node the member creates (nil:
 	// task.OpenACL).
 	ACL task.ACLProvider

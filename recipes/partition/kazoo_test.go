@@ -50,7 +50,7 @@ func (b *syncBuffer) String() string {
 func startKazoo(t *testing.T, ctx context.Context, server, path, log string, ids ...string) *kazooPeer {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "testdata/kazoo_partition.py", "--server", server, "--path", path,
-		"--items", strings.Join(kzItems, ","), "--ids", strings.Join(ids, ","), "--log", log, "--time-boundary", "1", "--reaction", "0.5")
+		"--items", strings.Join(kzItems, ","), "--ids", strings.Join(ids, ","), "--log", log, "--time-boundary", "0.5", "--reaction", "0.5", "--linger", fmt.Sprint(linger.Seconds()))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
@@ -81,6 +81,12 @@ func (k *kazooPeer) stop() error {
 	return nil
 }
 
+// linger is how long a holder on either side keeps an item after it has
+// decided to give it up (Drain; kazoo's side before release_set), so
+// that the new owner tries to take it meanwhile: only a lock both sides
+// see keeps it waiting.
+const linger = time.Second
+
 var kzItems = []string{"i0", "i1", "i2", "i3", "i4", "i5", "i6"}
 
 // logEntry is one entry of an item's hold log: <side>-<identifier>-<kind>-<seq>.
@@ -107,6 +113,25 @@ func readLog(t *testing.T, ctx context.Context, ex *executor.Executor, dir strin
 	return es
 }
 
+// alternate checks that an item's log alternates enter and exit of one
+// member, and returns the last holder (or "").
+func alternate(item string, es []logEntry) (string, error) {
+	holder := ""
+	for _, e := range es {
+		switch {
+		case e.kind == "enter" && holder != "":
+			return "", fmt.Errorf("item %s: %s entered while %s held it: log %v", item, e.who, holder, es)
+		case e.kind == "enter":
+			holder = e.who
+		case e.kind == "exit" && e.who != holder:
+			return "", fmt.Errorf("item %s: %s exited while %q held it: log %v", item, e.who, holder, es)
+		default:
+			holder = ""
+		}
+	}
+	return holder, nil
+}
+
 // A kazoo SetPartitioner (Debian's python3-kazoo, in a Python process)
 // and this package's members partition one set on one path of a real
 // server: they see each other in the party, take items under one lock
@@ -117,7 +142,10 @@ func readLog(t *testing.T, ctx context.Context, ex *executor.Executor, dir strin
 // the party (kazoo and Go members joining, a Go member leaving, the kazoo
 // process stopping), once the party is stable every item's log ends with
 // an enter by the member KazooAssign names: together they cover the set,
-// as kazoo's own function divides it.
+// as kazoo's own function divides it. Holders linger before they give an
+// item up, so each handover has the new owner trying the lock while the
+// old one holds it: with lock nodes kazoo's Lock does not count (another
+// name than <prefix>__lock__<seq>), the logs show two holders at once.
 func TestKazooInterop(t *testing.T) {
 	zkserver.Require(t)
 	if err := exec.Command("/usr/bin/python3", "-c", "import kazoo.recipe.partitioner").Run(); err != nil {
@@ -146,8 +174,8 @@ func TestKazooInterop(t *testing.T) {
 	var werrs []error
 	goMember := func(id string) (*partition.Member, *executor.Executor) {
 		ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
-		p, err := partition.New(partition.Config{Path: path, Items: kzItems, Stable: time.Second,
-			Drain: func(h partition.Hold) task.Task[task.Unit] { return entry(h, id, "exit") }})
+		p, err := partition.New(partition.Config{Path: path, Items: kzItems, Stable: 500 * time.Millisecond,
+			Drain: func(h partition.Hold) task.Task[task.Unit] { return c.Seq(c.Sleep(linger), entry(h, id, "exit")) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,6 +219,9 @@ func TestKazooInterop(t *testing.T) {
 			ok := slices.Equal(ids, want)
 			for _, it := range kzItems {
 				es := readLog(t, ctx, admin, logDir+"/"+it)
+				if _, err := alternate(it, es); err != nil {
+					t.Fatalf("%s: %v", phase, err)
+				}
 				owner := ""
 				for _, id := range want {
 					if slices.Contains(partition.KazooAssign(id, want, kzItems), it) {
@@ -243,21 +274,13 @@ func TestKazooInterop(t *testing.T) {
 	moved := 0
 	for _, it := range kzItems {
 		es := readLog(t, ctx, admin, logDir+"/"+it)
-		holder := ""
+		if _, err := alternate(it, es); err != nil {
+			t.Fatal(err)
+		}
 		whos := map[string]bool{}
 		for _, e := range es {
 			whos[e.who[:1]] = true
 			sides[e.who[:1]] = true
-			switch {
-			case e.kind == "enter" && holder != "":
-				t.Fatalf("item %s: %s entered while %s held it: log %v", it, e.who, holder, es)
-			case e.kind == "enter":
-				holder = e.who
-			case e.kind == "exit" && e.who != holder:
-				t.Fatalf("item %s: %s exited while %q held it: log %v", it, e.who, holder, es)
-			default:
-				holder = ""
-			}
 		}
 		if len(whos) == 2 {
 			moved++

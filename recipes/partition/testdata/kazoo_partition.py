@@ -30,6 +30,8 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--time-boundary", type=float, default=1.0)
     ap.add_argument("--reaction", type=float, default=0.5)
+    ap.add_argument("--linger", type=float, default=0.0,
+                    help="seconds a member keeps its items once told to release them")
     a = ap.parse_args()
     items = a.items.split(",")
     stop = threading.Event()
@@ -54,6 +56,8 @@ def main():
                     print("failed %s" % ident, flush=True)
                     return
                 elif qp.release:
+                    if held:
+                        time.sleep(a.linger)
                     for item in held:
                         log(item, "exit")
                     held = []

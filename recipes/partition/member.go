@@ -26,9 +26,9 @@ const (
 	// Acquired: the party has been unchanged for Stable and the member
 	// holds every item of its assignment, and nothing else.
 	Acquired
-	// Failed: the member ended (Leave, the executor closed, an error no
+	// Ended: the member ended (Leave, the executor closed, an error no
 	// retry settles); Err says why. It holds nothing.
-	Failed
+	Ended
 )
 
 func (s State) String() string {
@@ -37,8 +37,8 @@ func (s State) String() string {
 		return "allocating"
 	case Acquired:
 		return "acquired"
-	case Failed:
-		return "failed"
+	case Ended:
+		return "ended"
 	}
 	return fmt.Sprintf("State(%d)", int(s))
 }
@@ -95,6 +95,7 @@ type Member struct {
 	err     error
 	done    chan struct{}
 	session task.Session
+	wake    chan struct{} // closed (and made anew) at every report
 
 	// executor goroutine only
 	rt       task.Runtime
@@ -125,6 +126,13 @@ func (m *Member) Session() task.Session {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.session
+}
+
+// changes returns the state and a channel closed at the next report.
+func (m *Member) changes() (State, <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state, m.wake
 }
 
 // Identifier is the member's identifier.
@@ -199,7 +207,7 @@ func (p *Partitioner) Join(identifier string, on func(Change)) task.Task[*Member
 		return task.Fail[*Member](err)
 	}
 	return func(s *task.Scope, k task.Cont[*Member]) {
-		m := &Member{p: p, id: identifier, on: on, held: map[string]Hold{}, done: make(chan struct{}),
+		m := &Member{p: p, id: identifier, on: on, held: map[string]Hold{}, done: make(chan struct{}), wake: make(chan struct{}),
 			holds: map[string]*hold{}, tries: map[string]*task.Scope{}, reported: map[string]bool{}}
 		m.rt = s.Runtime()
 		m.unsub = m.rt.Subscribe(m.onSession)
@@ -529,7 +537,7 @@ func (m *Member) report() {
 	st := Allocating
 	switch {
 	case m.Err() != nil:
-		st = Failed
+		st = Ended
 	case m.timer == nil && m.desired != nil && len(m.tries) == 0 && len(now) == len(m.desired):
 		st = Acquired
 	}
@@ -547,6 +555,10 @@ func (m *Member) report() {
 	m.mu.Lock()
 	changed := st != m.state || len(acq) > 0 || len(rel) > 0
 	m.state, m.held = st, now
+	if changed {
+		close(m.wake)
+		m.wake = make(chan struct{})
+	}
 	m.mu.Unlock()
 	if !changed {
 		return

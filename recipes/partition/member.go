@@ -288,6 +288,13 @@ func (m *Member) keepParty(sc *task.Scope) {
 			})
 		})
 		task.RunIn(t, reg, func(name string, err error) {
+			if errors.Is(err, task.ErrNodeExists) && m.current(sc) {
+				// Our create was applied, its reply lost, and the node
+				// deleted and made again by someone else (an operator)
+				// before we looked: not ours. Register under a new name.
+				register()
+				return
+			}
 			if err != nil {
 				m.fail(sc, "party", err)
 				return

@@ -22,11 +22,13 @@ func newWorld(t *testing.T, seed uint64, clients int) *sim.World {
 	return w
 }
 
+const stable = 500 * time.Millisecond
+
 var items = []string{"q0", "q1", "q2", "q3", "q4", "q5", "q6"}
 
 func newSet(t *testing.T) *partition.Partitioner {
 	t.Helper()
-	p, err := partition.New(partition.Config{Path: "/work", Items: items, Stable: 500 * time.Millisecond})
+	p, err := partition.New(partition.Config{Path: "/work", Items: items, Stable: stable})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +118,15 @@ func TestRebalance(t *testing.T) {
 		t.Fatalf("one member: holds %v", ms[0].Held())
 	}
 	ms[1], ms[2] = join(t, w, p, 1), join(t, w, p, 2)
+	joined := w.Clock.Now()
 	if !w.Settle(func() bool { return balanced(ms) }) {
 		t.Fatalf("three members: %v / %v / %v", ms[0].Held(), ms[1].Held(), ms[2].Held())
+	}
+	// The bound: once the party is stable, the items move within Stable
+	// (the wait for the party to stay unchanged) and a few round trips,
+	// which take no simulated time here.
+	if d := w.Clock.Now().Sub(joined); d > stable+10*time.Millisecond {
+		t.Fatalf("balanced %v after the last join, want within Stable (%v)", d, stable)
 	}
 	if _, err := sim.Run(w, 1, ms[1].Leave()); err != nil {
 		t.Fatal(err)

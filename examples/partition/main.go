@@ -46,7 +46,21 @@ type worker struct {
 	changed chan struct{} // a Change was reported
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+// lockedWriter serializes writes: the workers report from their
+// executors' goroutines while run prints from its own.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func run(ctx context.Context, args []string, w io.Writer) error {
+	out := &lockedWriter{w: w}
 	fs := flag.NewFlagSet("partition", flag.ContinueOnError)
 	fs.SetOutput(out)
 	zk := fs.String("zk", "", "ZooKeeper servers (host:port,...); empty: an embedded in-memory server")
@@ -89,7 +103,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var running sync.WaitGroup
 	runCtx, stopAll := context.WithCancel(context.Background())
 	defer func() { stopAll(); running.Wait() }()
-	var mu sync.Mutex // serializes the workers' reports on out
 	start := func(id string) (*worker, error) {
 		conn, err := connect()
 		if err != nil {
@@ -108,9 +121,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		w := &worker{id: id, ex: ex, c: c, changed: make(chan struct{}, 1)}
 		on := func(ch partition.Change) { // executor goroutine: must not block
 			if len(ch.Acquired) > 0 || len(ch.Released) > 0 {
-				mu.Lock()
 				fmt.Fprintf(out, "  %s: %s, took %v, gave up %v\n", id, ch.State, ch.Acquired, ch.Released)
-				mu.Unlock()
 			}
 			select {
 			case w.changed <- struct{}{}:

@@ -50,7 +50,7 @@ func (b *syncBuffer) String() string {
 func startKazoo(t *testing.T, ctx context.Context, server, path, log string, ids ...string) *kazooPeer {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "testdata/kazoo_partition.py", "--server", server, "--path", path,
-		"--items", strings.Join(kzItems, ","), "--ids", strings.Join(ids, ","), "--log", log, "--time-boundary", "0.5", "--reaction", "0.5", "--linger", fmt.Sprint(linger.Seconds()))
+		"--items", strings.Join(kzItems, ","), "--ids", strings.Join(ids, ","), "--log", log, "--time-boundary", "0.3", "--reaction", "0.3", "--linger", fmt.Sprint(linger.Seconds()))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
@@ -85,7 +85,7 @@ func (k *kazooPeer) stop() error {
 // decided to give it up (Drain; kazoo's side before release_set), so
 // that the new owner tries to take it meanwhile: only a lock both sides
 // see keeps it waiting.
-const linger = time.Second
+const linger = 500 * time.Millisecond
 
 var kzItems = []string{"i0", "i1", "i2", "i3", "i4", "i5", "i6"}
 
@@ -174,7 +174,7 @@ func TestKazooInterop(t *testing.T) {
 	var werrs []error
 	goMember := func(id string) (*partition.Member, *executor.Executor) {
 		ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
-		p, err := partition.New(partition.Config{Path: path, Items: kzItems, Stable: 500 * time.Millisecond,
+		p, err := partition.New(partition.Config{Path: path, Items: kzItems, Stable: 300 * time.Millisecond,
 			Drain: func(h partition.Hold) task.Task[task.Unit] { return c.Seq(c.Sleep(linger), entry(h, id, "exit")) }})
 		if err != nil {
 			t.Fatal(err)

@@ -19,9 +19,9 @@ import (
 // -sim.seeds and -sim.seed override it).
 func simSeeds() int {
 	if testing.Short() {
-		return 30
+		return 20
 	}
-	return 150
+	return 60 // cheap under -race; make sim runs thousands
 }
 
 const (

@@ -37,7 +37,8 @@ var simItems = []string{"a", "b", "c", "d", "e"}
 // wrap). Client 0's member stays; the others join, stay a while, leave
 // and join again, so items move all the time. Every member writes to
 // each item it holds, now and then, through the hold's fence, into the
-// item's fencing log (sim.FencedEntry); a member whose session ended
+// item's fencing log (sim.FencedEntry), and once more in Config.Drain
+// when it gives the item up; a member whose session ended
 // while it held an item writes once more with that hold ("late"). Judged
 // by:
 //
@@ -69,7 +70,7 @@ type partSim struct {
 	left    int
 
 	// summed over seeds
-	writes, lateRefused, holds, released int
+	writes, lateRefused, holds, released, drains int
 }
 
 func newPartSim() (*partSim, sim.Scenario) {
@@ -85,7 +86,18 @@ func newPartSim() (*partSim, sim.Scenario) {
 		Setup: func(r *sim.Trial) error {
 			s.lost.World, s.lost.Rand = r.World, r.Rand
 			s.lost.Sent = func(int, task.Request) { s.oneHolder(r) }
-			p, err := partition.New(partition.Config{Path: simPath, Items: simItems, Stable: 300 * time.Millisecond})
+			// Drain: one last fenced write before an item is given up.
+			drain := func(h partition.Hold) task.Task[task.Unit] {
+				return func(sc *task.Scope, k task.Cont[task.Unit]) {
+					task.Run(sc, h.Fenced(sim.FencedEntry(fenceDir+"/"+h.Item, h.Token, "drain")), func(_ []task.MultiResult, err error) {
+						if err == nil {
+							s.drains++
+						}
+						k(task.Unit{}, err)
+					})
+				}
+			}
+			p, err := partition.New(partition.Config{Path: simPath, Items: simItems, Stable: 300 * time.Millisecond, Drain: drain})
 			if err != nil {
 				return err
 			}
@@ -333,9 +345,9 @@ func sortStrings(ss []string) {
 func TestSimulation(t *testing.T) {
 	s, sc := newPartSim()
 	st := sim.Check(t, sc, simSeeds())
-	t.Logf("%d holds, %d items given up or lost, %d fenced writes applied, %d late writes refused, %d connection-loss responses",
-		s.holds, s.released, s.writes, s.lateRefused, s.cnt.Losses)
-	if st.Failures() == 0 && (s.writes == 0 || s.lateRefused == 0 || s.released == 0 || s.cnt.Losses == 0) {
+	t.Logf("%d holds, %d items given up or lost, %d fenced writes applied, %d in Drain, %d late writes refused, %d connection-loss responses",
+		s.holds, s.released, s.writes, s.drains, s.lateRefused, s.cnt.Losses)
+	if st.Failures() == 0 && (s.writes == 0 || s.drains == 0 || s.lateRefused == 0 || s.released == 0 || s.cnt.Losses == 0) {
 		t.Fatal("no write, no late write, no item moved, or no reply lost: the test checks nothing")
 	}
 }

@@ -352,10 +352,22 @@ func TestSimulation(t *testing.T) {
 	}
 }
 
+// The blocking face (blocking_sim_test.go) under the same faults.
+func TestBlockingSimulation(t *testing.T) {
+	s, sc := newBlockingSim()
+	st := sim.Check(t, sc, simSeeds()/3)
+	t.Logf("%d Waits returned Acquired", s.waited)
+	if st.Failures() == 0 && s.waited == 0 {
+		t.Fatal("no Wait returned: the test checks nothing")
+	}
+}
+
 // The same seed replays the same history.
 func TestSimDeterminism(t *testing.T) {
 	_, sc := newPartSim()
 	sim.Determinism(t, sc, sim.Sample(10, 500))
+	_, bsc := newBlockingSim()
+	sim.Determinism(t, bsc, sim.Sample(5, 500))
 }
 
 // The seeds that once failed (Scenario.Regressions), on every run.
@@ -365,6 +377,8 @@ func TestSimRegressions(t *testing.T) {
 }
 
 // The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+// (The blocking scenario runs in TestBlockingSimulation only: its actors
+// make it about four times as slow per seed.)
 func TestSimExplore(t *testing.T) {
 	_, sc := newPartSim()
 	sim.Explore(t, sc)

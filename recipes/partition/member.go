@@ -386,7 +386,9 @@ func (m *Member) listed(sc *task.Scope, names []string) {
 		m.desired = map[string]bool{}
 		if ours {
 			for _, it := range m.p.cfg.Assign(m.id, partyMembers(names), slices.Clone(m.p.items)) {
-				m.desired[it] = true
+				if _, ok := slices.BinarySearch(m.p.items, it); ok {
+					m.desired[it] = true // an Assign that names an item not in the set is not followed there
+				}
 			}
 		}
 		m.reconcile()

@@ -40,7 +40,9 @@ type Config struct {
 	Stable time.Duration
 	// Assign returns the items member identifier should hold, given the
 	// identifiers of the party (sorted, one per party node) and the sorted
-	// items. Nil: KazooAssign, kazoo's default partition function. Every
+	// items (a copy: it may keep or change it); what it returns that is not
+	// an item of the set is ignored. Nil: KazooAssign, kazoo's default
+	// partition function. Every
 	// member of one set must use the same function, or two members wait
 	// for each other's items (never both hold one: the locks decide).
 	Assign func(identifier string, members, items []string) []string
@@ -50,7 +52,9 @@ type Config struct {
 	// task has ended, whatever its outcome, and the item stays held (and
 	// reported held) meanwhile. Writes made in it through Hold.Fenced are
 	// still fenced. An item lost (its node gone, its session ended) is
-	// not drained: it is no longer held. Nil: items are given up at once.
+	// not drained: it is no longer held. A Leave that comes while an item
+	// drains stops that run and drains the item again. Nil: items are given
+	// up at once.
 	Drain func(h Hold) task.Task[task.Unit]
 	// ACL gives the ACL of every node the member creates (nil:
 	// task.OpenACL).

@@ -160,3 +160,36 @@ func TestRebalance(t *testing.T) {
 		}
 	}
 }
+
+// An Assign that names items outside the set, or nothing at all, is
+// followed only within the set: the member holds the set's items it was
+// given and nothing else, and an empty set is Acquired at once.
+func TestAssignOutsideTheSet(t *testing.T) {
+	w := newWorld(t, 1, 1)
+	p, err := partition.New(partition.Config{Path: "/odd", Items: []string{"a", "b"}, Stable: stable,
+		Assign: func(string, []string, []string) []string { return []string{"b", "zz", "../x", ""} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := sim.Run(w, 0, p.Join("m", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return m.State() == partition.Acquired }) {
+		t.Fatalf("state %v, err %v", m.State(), m.Err())
+	}
+	if h := m.Held(); len(h) != 1 || h[0].Item != "b" || m.Err() != nil {
+		t.Fatalf("held %v, err %v; want b only", h, m.Err())
+	}
+	empty, err := partition.New(partition.Config{Path: "/none", Stable: stable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := sim.Run(w, 0, empty.Join("m", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return e.State() == partition.Acquired }) || len(e.Held()) != 0 {
+		t.Fatalf("empty set: state %v, held %v", e.State(), e.Held())
+	}
+}

@@ -38,8 +38,9 @@
 // To compose with other tasks, use the task face: New returns a
 // Partitioner whose Join, the Member's Leave and Fenced, and Hold.Fenced
 // are task.Task values to run on an executor yourself; Client runs them
-// and waits. Start reading at Member (member.go), then the item lock
-// (itemlock.go), then Client (client.go).
+// and waits. Start reading at Member (member.go), then Hold (hold.go),
+// the item lock (itemlock.go), giving items up and Leave (release.go),
+// then Client (client.go).
 //
 // With kazoo. On one Path, kazoo's SetPartitioner and these members see
 // each other in the party (Path/party/<32 hex digits>-<identifier>) and

@@ -199,7 +199,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		ws[i] = w
 	}
 	// The data each queue's holder writes: base/data/<queue>.
-	for _, p := range append([]string{base + "/data"}, prefixed(base+"/data/", items)...) {
+	for _, p := range append([]string{base, base + "/data"}, prefixed(base+"/data/", items)...) {
 		if _, err := executor.Await(ctx, ws[0].ex, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
 			return err
 		}

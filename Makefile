@@ -68,7 +68,8 @@ sim:
 # disk), each over loopback and the emulated network (0.5 ms each way);
 # then the proxy's own cost (-delay 0, into bench/results-proxy); then the
 # recipe scenarios against Curator's recipes (their own README section and
-# bench/results-recipes). Installs
+# bench/results-recipes); then the partitioner's rebalance against kazoo's
+# SetPartitioner (its own section, bench/results-partition). Installs
 # the server and the peers first when missing.
 bench: bench-deps
 	ZK_REQUIRED=1 $(GO) test -run '^$$' -bench . -benchmem ./...
@@ -76,6 +77,7 @@ bench: bench-deps
 	$(GO) run ./bench -server-defaults -scenarios lock,cas,blocks -readme bench/README.md -out bench/results-defaults
 	$(GO) run ./bench -scenarios lock,cas -clients 1,4 -delay 0 -out bench/results-proxy
 	$(GO) run ./bench -scenarios recipes -networks loopback -readme bench/README.md -out bench/results-recipes
+	$(GO) run ./bench -scenarios partition -networks loopback -peers kazoo -readme bench/README.md -section partition -out bench/results-partition
 
 .PHONY: bench-deps
 

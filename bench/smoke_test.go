@@ -33,7 +33,7 @@ func TestSmoke(t *testing.T) {
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	err := run(ctx, []string{"bench", "-zk", cl.Addrs()[0], "-pairs", "1", "-duration", "300ms", "-warmup", "0s", "-server-warmup", "400ms",
-		"-clients", "2", "-scenarios", "all,recipes", "-out", out, "-readme", readme, "-cache", peers.DefaultCacheDir()}, &stdout, &stderr)
+		"-clients", "2", "-scenarios", "all,recipes,partition", "-out", out, "-readme", readme, "-cache", peers.DefaultCacheDir()}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
 	}

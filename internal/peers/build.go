@@ -127,7 +127,7 @@ func Build(k Kind, cacheDir string) (*Program, error) {
 	case Kazoo:
 		dir, _ := sourceDir(Kazoo)
 		return &Program{Kind: Kazoo, Argv: []string{PythonPath, "-u", filepath.Join(dir, "kazoo_peer.py")},
-			Scenarios: []string{"lock", "cas", "semaphore", "trylock", "queue", "election"}}, nil
+			Scenarios: []string{"lock", "cas", "semaphore", "trylock", "queue", "election", "rebalance"}}, nil
 	default:
 		return buildGoZK(cacheDir)
 	}

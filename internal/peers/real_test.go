@@ -49,7 +49,8 @@ func readNode(t *testing.T, addr, path string) []byte {
 }
 
 // Every peer does the work it reports: 2 clients x 15 acquire+release,
-// 2 x 15 increments that leave the counter at 30, 4 x 10 pipelined reads.
+// 2 x 15 increments that leave the counter at 30, 4 x 10 pipelined reads,
+// 5 joins and leaves of a partitioner's member (kazoo's rebalance).
 func TestPeersOnRealServer(t *testing.T) {
 	zkserver.Require(t)
 	cl := zkserver.Standalone(t, zkserver.Options{MaxSessionTimeout: 10 * time.Second})
@@ -65,8 +66,11 @@ func TestPeersOnRealServer(t *testing.T) {
 				}
 				p := Params{Server: addr, Scenario: sc, Clients: 2, Ops: 15, Path: fmt.Sprintf("/peers-%s-%s", k, sc)}
 				want := int64(30)
-				if sc == "pipeline" {
+				switch sc {
+				case "pipeline":
 					p.Clients, p.Outstanding, p.Ops, want = 1, 4, 10, 40
+				case "rebalance": // one client: the member that joins and leaves
+					p.Clients, p.Ops, want = 1, 5, 5
 				}
 				r, err := prog.Run(ctx, p, nil)
 				if err != nil {

@@ -5,7 +5,8 @@ written the way a kazoo user would write them.
         (its own session), all on one path.
   cas:  kazoo's Counter (counter += 1: get, then set with the version,
         retried on conflict by the client's retry policy, with no sleep).
-  semaphore, trylock, queue, election: the recipe scenarios (RECIPES below). No
+  semaphore, trylock, queue, election: the recipe scenarios (RECIPES below);
+  rebalance: SetPartitioner, a member joining and leaving (rebalance_op). No
         rwlock: kazoo 2.8's ReadLock waits for a WriteLock queued after it
         while that one waits for it (python-zk/kazoo#649; fixed after 2.8).
 
@@ -14,6 +15,7 @@ as internal/peers.Params.Args writes them. Prints one result line
 (internal/peers.Format): latencies in microseconds, nearest-rank quantiles.
 """
 import argparse
+import atexit
 import math
 import sys
 import threading
@@ -85,7 +87,82 @@ def election_op(clients, path, _timeout):
     return op
 
 
-RECIPES = {"election": election_op, "semaphore": semaphore_op, "trylock": trylock_op, "queue": queue_op}
+REBALANCE_ITEMS = ["item-%02d" % i for i in range(12)]
+REBALANCE_TB = 0.1  # time_boundary, seconds (the library's Stable)
+
+
+def _drive(qp):
+    """One turn of kazoo's documented SetPartitioner loop."""
+    if qp.failed:
+        raise RuntimeError("partitioner failed")
+    if qp.release:
+        qp.release_set()
+    elif qp.allocating:
+        qp.wait_for_acquire(0.01)
+    else:
+        time.sleep(0.001)
+
+
+def _share(ident, members):
+    members = sorted(members)
+    return sorted(REBALANCE_ITEMS)[members.index(ident)::len(members)]
+
+
+def _divided(qps):
+    """Every partitioner of qps (identifier -> SetPartitioner) acquired with
+    its share among them."""
+    ids = list(qps)
+    return all(qp.acquired and sorted(qp) == _share(i, ids) for i, qp in qps.items())
+
+
+def rebalance_op(clients, path, _timeout):
+    """kazoo's SetPartitioner: the client's member m0 joins (a new
+    SetPartitioner) and leaves (finish); after each, wait until every
+    member holds its share. Two members (m1, m2) stay, on sessions of
+    their own, each driven by a thread running kazoo's loop."""
+    if len(clients) != 1:
+        raise ValueError("rebalance runs with one client (the member that joins and leaves)")
+    hosts = ",".join("%s:%d" % hp for hp in clients[0].hosts)
+    stop = threading.Event()
+    staying = {}
+    for ident in ("m1", "m2"):
+        c = KazooClient(hosts=hosts)
+        c.start()
+        staying[ident] = c.SetPartitioner(path, set=REBALANCE_ITEMS, identifier=ident,
+                                          time_boundary=REBALANCE_TB, max_reaction_time=0.05)
+
+    def loop(qp):
+        while not stop.is_set():
+            _drive(qp)
+    threads = [threading.Thread(target=loop, args=(qp,), daemon=True) for qp in staying.values()]
+    for t in threads:
+        t.start()
+
+    def close():  # at exit: the staying members' sessions end with the run
+        stop.set()
+        for t in threads:
+            t.join()
+        for qp in staying.values():
+            qp._client.stop()
+            qp._client.close()
+    atexit.register(close)
+    while not _divided(staying):
+        time.sleep(0.001)
+
+    def op(_i):
+        qp = clients[0].SetPartitioner(path, set=REBALANCE_ITEMS, identifier="m0",
+                                       time_boundary=REBALANCE_TB, max_reaction_time=0.05)
+        everyone = dict(staying, m0=qp)
+        while not _divided(everyone):
+            _drive(qp)
+        qp.finish()
+        while not _divided(staying):
+            time.sleep(0.001)
+    return op
+
+
+RECIPES = {"election": election_op, "semaphore": semaphore_op, "trylock": trylock_op, "queue": queue_op,
+           "rebalance": rebalance_op}
 
 
 def main():

@@ -1,0 +1,257 @@
+package partition_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
+	"github.com/zkflow/zkflow/recipes/partition"
+	"github.com/zkflow/zkflow/task"
+)
+
+const bsimPath = "/bwork"
+
+// Where a round's context ends.
+const (
+	endNone   = iota // it does not
+	endBefore        // before Join is called
+	endDuring        // while Join or Wait waits (a step or an instant drawn)
+	endAfter         // just after Wait returns
+	endInside        // while the member works on its items
+	endGive          // while Leave runs
+	numEnds
+)
+
+// blockingSim drives the partitioner through its Client from actors:
+// each of 3 clients has one Client shared by 2 goroutines, each a member
+// that loops: Join, Wait (kazoo's wait_for_acquire), a fenced write to
+// each item held, a pause, Leave; each round draws where its context
+// ends (nowhere, before Join, during Join or Wait, just after Wait,
+// while it works, during Leave), and Leave takes that same context.
+//
+// Judged by: at every request, no item has two members that believe they
+// hold it while their lock nodes are on the server; each item's fencing
+// log never goes down in tokens; liveness: once the faults stop, every
+// client's Wait returns Acquired again (Progress); quiescence: every
+// member given back with Leave has its Done closed, and no party node or
+// lock node is left, whatever the contexts.
+// given is a member given back with Leave by client's process of
+// incarnation inc: a process that crashed since never ran the Leave.
+type given struct {
+	m           *partition.Member
+	client, inc int
+}
+
+type blockingSim struct {
+	clients int
+	mu      sync.Mutex // the actors run one at a time; the lock keeps -race quiet about the hand-offs
+	live    map[*partition.Member]int
+	left    []given // members given back with Leave
+	waited  int     // Waits that returned Acquired, summed over seeds
+}
+
+var bsimItems = []string{"a", "b", "c", "d"}
+
+func newBlockingSim() (*blockingSim, sim.Scenario) {
+	s := &blockingSim{clients: 3}
+	cfg := partition.Config{Path: bsimPath, Items: bsimItems, Stable: 100 * time.Millisecond}
+	left := func(r *sim.Trial) error {
+		for _, g := range s.left {
+			select {
+			case <-g.m.Done():
+			default:
+				if r.Incarnation(g.client) == g.inc {
+					return fmt.Errorf("member %s given back with Leave, and its Done never closed", g.m.Identifier())
+				}
+			}
+		}
+		return nil
+	}
+	empty := func(r *sim.Trial) bool {
+		if len(r.Children(bsimPath+"/party")) != 0 {
+			return false
+		}
+		for _, it := range bsimItems {
+			if len(r.Children(bsimPath+"/locks/"+it)) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	lost := sim.LostReplies{Rate: 0.05}
+	return s, sim.Scenario{
+		Name:     "partition/blocking",
+		Clients:  s.clients,
+		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Duration: 15 * time.Second,
+		Wrap:     lost.Wrap,
+		Setup: func(r *sim.Trial) error {
+			lost.World, lost.Rand = r.World, r.Rand
+			lost.Sent = func(int, task.Request) { s.oneHolder(r) }
+			s.live, s.left = map[*partition.Member]int{}, nil
+			for _, it := range bsimItems {
+				if _, err := sim.Run(r.World, 0, zkops.EnsurePath(fenceDir+"/"+it, nil)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Workload: func(r *sim.Trial) {
+			for i := range s.clients {
+				s.startClient(r, i, cfg)
+			}
+		},
+		Restart: func(r *sim.Trial, i int) {
+			s.mu.Lock()
+			for m, c := range s.live {
+				if c == i {
+					delete(s.live, m) // the dead process's: its nodes go with its session
+				}
+			}
+			s.mu.Unlock()
+			s.startClient(r, i, cfg)
+		},
+		Operator:           []string{bsimPath + "/party/", bsimPath + "/locks/"},
+		OperatorDeleteOnly: []string{bsimPath + "/locks/"},
+		Quiesce: func(r *sim.Trial) bool {
+			return r.Actors() == 0 && empty(r) && left(r) == nil
+		},
+		Invariants: []sim.Invariant{
+			sim.InvariantFunc(left),
+			sim.InvariantFunc(func(r *sim.Trial) error {
+				for _, it := range bsimItems {
+					if _, err := sim.CheckFencing(r.World, fenceDir+"/"+it); err != nil {
+						return err
+					}
+				}
+				return nil
+			}),
+		},
+	}
+}
+
+func (s *blockingSim) startClient(r *sim.Trial, i int, cfg partition.Config) {
+	c, err := partition.NewClient(r.Execs[i], cfg)
+	if err != nil {
+		r.Errorf("client %d: %v", i, err)
+		return
+	}
+	for k := range 2 {
+		id := fmt.Sprintf("c%da%d", i, k)
+		r.Go(i, func(a *sim.Actor) {
+			for !r.Stopping() && a.Context().Err() == nil {
+				s.round(r, a, c, id)
+			}
+		})
+	}
+}
+
+// oneHolder: as partSim.oneHolder, over the members the actors hold.
+func (s *blockingSim) oneHolder(r *sim.Trial) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, it := range bsimItems {
+		n := 0
+		for m := range s.live {
+			if h, ok := m.Hold(it); ok {
+				if st, ok := r.NodeStat(h.Path); ok && st.Czxid == h.Token {
+					n++
+				}
+			}
+		}
+		if n > 1 {
+			r.Errorf("item %s held by %d members at once", it, n)
+		}
+	}
+}
+
+func expectedErr(r *sim.Trial, a *sim.Actor, end int, err error) bool {
+	switch {
+	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+		return end != endNone || a.Context().Err() != nil
+	case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed), task.IsRetryable(err),
+		errors.Is(err, partition.ErrLost), errors.Is(err, partition.ErrNotHeld):
+		return true
+	}
+	return false
+}
+
+// round is one join, wait, work, leave of actor a as member id.
+func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id string) {
+	i, rnd := a.Client(), a.Rand()
+	end := endNone
+	if rnd.IntN(3) > 0 {
+		end = 1 + rnd.IntN(numEnds-1)
+	}
+	ctx, cancel := a.WithCancel(a.Context())
+	defer cancel()
+	switch end {
+	case endBefore:
+		cancel()
+	case endDuring:
+		var c2 context.CancelFunc
+		if rnd.IntN(2) == 0 {
+			ctx, c2 = a.CancelAfterSteps(ctx, rnd.IntN(12))
+		} else {
+			ctx, c2 = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(2*time.Second))))
+		}
+		defer c2()
+	}
+	m, err := c.Join(ctx, id, nil)
+	if err != nil {
+		if !expectedErr(r, a, end, err) {
+			r.Errorf("client %d: join %s: %v", i, id, err)
+		}
+		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
+		return
+	}
+	s.mu.Lock()
+	s.live[m] = i
+	s.mu.Unlock()
+	defer func() {
+		if end == endGive {
+			var gc context.CancelFunc
+			ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(4))
+			defer gc()
+		}
+		err := c.Leave(ctx, m)
+		if !a.Killed() {
+			s.mu.Lock()
+			delete(s.live, m)
+			s.left = append(s.left, given{m, i, r.Incarnation(i)})
+			s.mu.Unlock()
+		}
+		if err != nil && !expectedErr(r, a, endGive, err) {
+			r.Errorf("client %d: leave %s: %v", i, id, err)
+		}
+	}()
+	wctx, wc := a.WithTimeout(ctx, 3*time.Second)
+	held, err := c.Wait(wctx, m)
+	wc()
+	if err != nil {
+		if !expectedErr(r, a, endDuring, err) {
+			r.Errorf("client %d: wait %s: %v", i, id, err)
+		}
+		return
+	}
+	s.waited++
+	r.Progress(i)
+	switch end {
+	case endAfter:
+		cancel()
+	case endInside:
+		var sc context.CancelFunc
+		ctx, sc = a.CancelAfterSteps(ctx, rnd.IntN(10))
+		defer sc()
+	}
+	for _, h := range held {
+		if _, err := c.Fenced(ctx, m, h.Item, sim.FencedEntry(fenceDir+"/"+h.Item, h.Token, "w")); err != nil && !expectedErr(r, a, endInside, err) {
+			r.Errorf("client %d: fenced write %s on %s: %v", i, id, h.Item, err)
+		}
+	}
+	_ = a.Sleep(ctx, time.Duration(100+rnd.Int64N(900))*time.Millisecond)
+}

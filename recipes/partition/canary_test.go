@@ -1,0 +1,35 @@
+package partition_test
+
+import (
+	"testing"
+
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
+)
+
+// canaryBound is the most seeds a canary may survive: each known bug must
+// be caught by the simulation within this many seeds, in each of
+// canaryHunts disjoint seed ranges.
+const (
+	canaryBound = 300
+	canaryHunts = 3
+)
+
+// Each known bug, switched back on, is caught by the simulation:
+// partition/hold-at-create takes an item as soon as its lock node is
+// made, without waiting for the contenders below it (the old owner) to
+// go; partition/keep-holds-across-expiry keeps its holds after its
+// session ended (their nodes went with it) and never takes them again.
+func TestCanaries(t *testing.T) {
+	for _, name := range []canary.Name{
+		"partition/hold-at-create",
+		"partition/keep-holds-across-expiry",
+	} {
+		t.Run(string(name), func(t *testing.T) {
+			restore := canary.Enable(name)
+			defer restore()
+			_, sc := newPartSim()
+			sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
+		})
+	}
+}

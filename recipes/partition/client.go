@@ -1,0 +1,104 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Client is the blocking, context-first face of a Partitioner: its
+// methods are safe from any goroutine and need someone running the
+// executor (executor.Run). When ctx ends first, a call returns
+// task.ErrCanceled or task.ErrDeadlineExceeded (matching context.Canceled
+// and context.DeadlineExceeded under errors.Is).
+type Client struct {
+	ex *executor.Executor
+	p  *Partitioner
+}
+
+// NewClient returns a Client of the set cfg describes (New) whose flows
+// run on ex.
+func NewClient(ex *executor.Executor, cfg Config) (*Client, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("partition: nil executor: %w", task.ErrInvalidArgument)
+	}
+	p, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{ex: ex, p: p}, nil
+}
+
+// Partitioner is the set the Client runs.
+func (c *Client) Partitioner() *Partitioner { return c.p }
+
+// Join makes a member (Partitioner.Join) and returns it at once; on, if
+// not nil, is called with every Change on the executor goroutine and must
+// not block. If ctx ends just as the member was made, it leaves.
+func (c *Client) Join(ctx context.Context, identifier string, on func(Change)) (*Member, error) {
+	if c == nil {
+		return nil, errNil("Client")
+	}
+	return blocking.Take(ctx, c.ex, c.p.Join(identifier, on), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
+}
+
+// Wait blocks until m is in state Acquired and returns what it holds
+// (kazoo's wait_for_acquire), or until m ends (its Err) or ctx does.
+func (c *Client) Wait(ctx context.Context, m *Member) ([]Hold, error) {
+	if c == nil {
+		return nil, errNil("Client")
+	}
+	if m == nil || m.p == nil {
+		return nil, errNil("Member")
+	}
+	for {
+		st, wake := m.changes()
+		switch st {
+		case Acquired:
+			return m.Held(), nil
+		case Ended:
+			return nil, m.Err()
+		}
+		park.Wait(ctx, func() bool { return park.Closed(wake) || ctx.Err() != nil })
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, blocking.CtxErr(ctx)
+		}
+	}
+}
+
+// Fenced applies ops behind the fence of m's hold of item
+// (Member.Fenced): ErrNotHeld if m does not hold it, an error wrapping
+// ErrLost if the hold ended before the write was applied.
+func (c *Client) Fenced(ctx context.Context, m *Member, item string, ops ...task.MultiOp) ([]task.MultiResult, error) {
+	if c == nil {
+		return nil, errNil("Client")
+	}
+	if m == nil || m.p == nil {
+		return nil, errNil("Member")
+	}
+	return executor.Await(ctx, c.ex, m.Fenced(item, ops...))
+}
+
+// Leave gives up m's items and leaves the party (Member.Leave). The leave
+// is started whatever ctx: if ctx has ended, or ends first, Leave returns
+// its error and the leave goes on in the background.
+func (c *Client) Leave(ctx context.Context, m *Member) error {
+	if c == nil {
+		return errNil("Client")
+	}
+	if m == nil || m.p == nil {
+		return errNil("Member")
+	}
+	_, err := blocking.Give(ctx, c.ex, nil, m.Leave())
+	return err
+}
+
+func errNil(what string) error {
+	return fmt.Errorf("partition: nil %s: %w", what, task.ErrInvalidArgument)
+}

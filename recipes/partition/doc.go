@@ -1,0 +1,54 @@
+// Package partition divides a set of items (queues, shards, tenants)
+// among the live members of a group and moves them when members come and
+// go: the work partitioning of kazoo's SetPartitioner, on its node layout,
+// so that kazoo and Go members can share one set.
+//
+// Guarantee. At any instant at most one member holds an item: a hold is
+// a lock node, the lowest of the item's lock directory, and carries a
+// fencing token (Hold.Token, the node's creation zxid, strictly
+// increasing from one holder of an item to the next). Writes made through
+// Hold.Fenced are applied only while the hold's node exists, so
+// ZooKeeper refuses the late writes of a member that lost an item
+// (paused past its session, expired, its node deleted); for a store
+// outside ZooKeeper, pass Token to recipes/fence. Once the party has been
+// unchanged for Config.Stable and the members are connected, each member
+// takes its share (KazooAssign, kazoo's division, by default) within
+// Stable, the old holders' Drain and a few round trips, so every item is
+// held; a member that
+// leaves gives its items up (after Config.Drain), one that expires loses
+// them with its session, and the others take them once the party shows
+// it gone. A member stays in the party across session expiries.
+//
+//	c, err := partition.NewClient(ex, partition.Config{Path: "/app/queues", Items: queues})
+//	m, err := c.Join(ctx, "worker-1", nil) // nil: no callback, poll with Wait
+//	defer c.Leave(ctx, m)
+//	held, err := c.Wait(ctx, m) // kazoo's wait_for_acquire
+//	for _, h := range held {
+//		// Applied only while this member holds h.Item.
+//		_, err = c.Fenced(ctx, m, h.Item, task.SetOp("/app/data/"+h.Item, data, task.AnyVersion))
+//	}
+//
+// kazoo's states are here as State (Allocating, Acquired, Ended) and a
+// callback, Change, run on the executor goroutine at every change, that
+// must not block; kazoo's RELEASE step is the member's own: it gives up
+// what the new division moved elsewhere once the party is stable, after
+// running Config.Drain for each item, and keeps the rest (kazoo's members
+// release everything and take again).
+//
+// To compose with other tasks, use the task face: New returns a
+// Partitioner whose Join, the Member's Leave and Fenced, and Hold.Fenced
+// are task.Task values to run on an executor yourself; Client runs them
+// and waits. Start reading at Member (member.go), then Hold (hold.go),
+// the item lock (itemlock.go), giving items up and Leave (release.go),
+// then Client (client.go).
+//
+// With kazoo. On one Path, kazoo's SetPartitioner and these members see
+// each other in the party (Path/party/<32 hex digits>-<identifier>) and
+// take items under one lock (Path/locks/<item>/<32 hex digits>__lock__<seq>,
+// kazoo's Lock), so a kazoo member and a Go member never hold an item at
+// once, and with one division function and distinct identifiers they
+// cover the set together (TestKazooInterop, on a real server). kazoo's
+// members do not fence their writes: the guarantee that a late write is
+// refused holds for the Go members' writes only. PROTOCOL.md has the
+// protocol, what each fault does, and the tests and figures.
+package partition

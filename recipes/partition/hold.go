@@ -1,0 +1,73 @@
+package partition
+
+import (
+	"fmt"
+
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
+	"github.com/zkflow/zkflow/task"
+)
+
+// State is where a member is in its cycle, kazoo's states in Go.
+type State int
+
+const (
+	// Allocating: the party changed (or the member has just joined, or
+	// its session changed) and the member waits for it to be stable, or
+	// it is taking items of its assignment that it does not hold yet.
+	// Items still held are held: each hold ends only by a Release.
+	Allocating State = iota
+	// Acquired: the party has been unchanged for Stable and the member
+	// holds every item of its assignment, and nothing else.
+	Acquired
+	// Ended: the member ended (Leave, the executor closed, an error no
+	// retry settles); Err says why. It holds nothing.
+	Ended
+)
+
+func (s State) String() string {
+	switch s {
+	case Allocating:
+		return "allocating"
+	case Acquired:
+		return "acquired"
+	case Ended:
+		return "ended"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// Change is one report to a member's callback: its state and the items
+// it holds now, and the items taken and given up since the previous
+// report (a release, kazoo's RELEASE step, is the member's own: it gives
+// up items the assignment moved elsewhere, once the party is stable).
+type Change struct {
+	State    State
+	Held     []Hold   // sorted by item
+	Acquired []string // sorted
+	Released []string // sorted; given up, or lost (lock node deleted, session ended)
+}
+
+// Hold is one item held: the item's lock node, created by this member's
+// session, was the lowest contender of the item's directory. Token, the
+// node's creation zxid, is a fencing token: the tokens of the successive
+// holders of one item strictly increase.
+type Hold struct {
+	Item    string
+	Token   int64
+	Path    string // the lock node
+	Version int32  // the lock node's version when it was acquired
+	Session task.Session
+}
+
+// Fenced returns a task that applies ops in one multi behind a check that
+// h's lock node still exists unchanged: ZooKeeper refuses it (an error
+// wrapping ErrLost) once the hold has ended, however late it arrives.
+// Connection loss is returned as it is: the outcome is unknown.
+func (h Hold) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
+	if h.Path == "" {
+		return task.Fail[[]task.MultiResult](fmt.Errorf("partition: item %q: %w", h.Item, ErrNotHeld))
+	}
+	return zkops.Fenced(h.Path, h.Version, ops, func(cause, err error) error {
+		return fmt.Errorf("%w: item %q (%s): %w", ErrLost, h.Item, h.Path, cause)
+	})
+}

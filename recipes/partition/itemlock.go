@@ -1,0 +1,170 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
+	"github.com/zkflow/zkflow/task"
+)
+
+// bugHoldAtCreate: an item counts as held as soon as the member's lock
+// node is created, without waiting for the contenders below it to go
+// (the item handed over before the old owner gave it up).
+const bugHoldAtCreate canary.Name = "partition/hold-at-create"
+
+var retry = zkops.Retry
+
+// lockNode is a held item lock: its node's path and stat.
+type lockNode struct {
+	path string
+	stat task.Stat
+}
+
+// contender is a kazoo Lock node of an item's directory.
+type contender struct {
+	name string
+	seq  int64
+}
+
+// contenders returns the kazoo Lock nodes among names (<anything>__lock__
+// followed by the server's sequence number), ordered by number. Other
+// names are not contenders, as for kazoo's Lock.
+func contenders(names []string) []contender {
+	var cs []contender
+	for _, n := range names {
+		if seq, ok := zkops.SeqAfter(n, lockTag); ok {
+			cs = append(cs, contender{n, seq})
+		}
+	}
+	slices.SortFunc(cs, func(a, b contender) int {
+		switch {
+		case a.seq < b.seq:
+			return -1
+		case a.seq > b.seq:
+			return 1
+		}
+		return 0
+	})
+	return cs
+}
+
+// lockItem takes the kazoo-layout lock of dir as kazoo's Lock does:
+// create dir/<prefix>__lock__ (ephemeral sequential), list, hold when no
+// contender has a lower number, else watch the next lower one and list
+// again when it changes. prefix is unique to the attempt (hexID), so a
+// create whose reply was lost is settled by prefix and owning session.
+// The caller's scope registers the cleanup (cleanupAttempt).
+func lockItem(dir, prefix string, data []byte, acl task.ACLProvider) task.Task[lockNode] {
+	return func(s *task.Scope, k task.Cont[lockNode]) {
+		owner := s.Session().ID
+		req := &task.CreateRequest{Path: dir + "/" + prefix + lockTag, Data: data, Mode: task.EphemeralSequential, ACL: acl.For(dir + "/" + prefix)}
+		settle := func() task.Task[[]string] { return c.Map(zkops.Owned(dir, prefix, owner), zkops.Names) }
+		task.Run(s, zkops.CreateUnique(req, dir, acl, settle), func(name string, err error) {
+			if err != nil {
+				k(lockNode{}, err)
+				return
+			}
+			mine, _ := zkops.SeqAfter(name, lockTag)
+			path := dir + "/" + name
+			held := func() {
+				task.Run(s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
+					switch {
+					case err != nil:
+						k(lockNode{}, err)
+					case st == nil || st.EphemeralOwner != owner:
+						k(lockNode{}, fmt.Errorf("%w: %s: node deleted while acquiring", ErrLost, path))
+					default:
+						k(lockNode{path: path, stat: *st}, nil)
+					}
+				})
+			}
+			if canary.On(bugHoldAtCreate) {
+				held()
+				return
+			}
+			var list func()
+			list = func() {
+				task.Run(s, c.Retry(task.Children(dir), retry), func(cl task.ChildList, err error) {
+					if errors.Is(err, task.ErrNoNode) {
+						// The directory was deleted (by an operator): our node went first.
+						k(lockNode{}, fmt.Errorf("%w: %s: directory deleted while acquiring", ErrLost, path))
+						return
+					}
+					if err != nil {
+						k(lockNode{}, err)
+						return
+					}
+					cs := contenders(cl.Names)
+					if !slices.ContainsFunc(cs, func(x contender) bool { return x.name == name }) {
+						k(lockNode{}, fmt.Errorf("%w: %s: node deleted while acquiring", ErrLost, path))
+						return
+					}
+					var pred string
+					for _, x := range cs {
+						if x.seq < mine {
+							pred = x.name
+						}
+					}
+					if pred == "" {
+						held()
+						return
+					}
+					task.Run(s, zkops.WaitChange(dir+"/"+pred), func(_ bool, err error) {
+						if err != nil {
+							k(lockNode{}, err)
+							return
+						}
+						list()
+					})
+				})
+			}
+			list()
+		})
+	}
+}
+
+// cleanupAttempt deletes the nodes an attempt with prefix may have made
+// in dir on session sess (after a lost reply too: by prefix and owner).
+// Nothing to do on another session: sess's ephemerals went with it.
+func cleanupAttempt(dir, prefix string, sess task.Session) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if s.Session().Epoch != sess.Epoch {
+			k(task.Unit{}, nil)
+			return
+		}
+		task.Run(s, zkops.Owned(dir, prefix, sess.ID), func(ms []zkops.Match, err error) {
+			if err != nil {
+				k(task.Unit{}, endedOK(err))
+				return
+			}
+			var next func(i int)
+			next = func(i int) {
+				if i == len(ms) {
+					k(task.Unit{}, nil)
+					return
+				}
+				task.Run(s, zkops.DeleteNode(dir+"/"+ms[i].Name, ms[i].Stat), func(_ task.Unit, err error) {
+					if err != nil {
+						k(task.Unit{}, endedOK(err))
+						return
+					}
+					next(i + 1)
+				})
+			}
+			next(0)
+		})
+	}
+}
+
+// endedOK turns the end of the session into success for a cleanup: the
+// session's ephemeral nodes went with it.
+func endedOK(err error) error {
+	if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
+		return nil
+	}
+	return err
+}

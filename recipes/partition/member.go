@@ -1,0 +1,560 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Member is one member of a partitioned set, from Join until Leave. It
+// keeps its party node registered (again on each new session), follows
+// the party, and once the party has been unchanged for Stable takes the
+// items of its assignment and gives up the others. Its accessors are
+// safe from any goroutine; its engine runs on the executor goroutine.
+type Member struct {
+	p  *Partitioner
+	id string
+	on func(Change)
+
+	mu      sync.Mutex
+	state   State
+	held    map[string]Hold
+	err     error
+	done    chan struct{}
+	session task.Session
+	wake    chan struct{} // closed (and made anew) at every report
+
+	// executor goroutine only
+	rt       task.Runtime
+	unsub    func()
+	sess     task.Session
+	sc       *task.Scope // flows of the current session
+	party    string      // our party node's name on sess ("" until made)
+	names    []string    // the latest party listing
+	key      string      // what the assignment depends on in it
+	gen      int         // counts changes of key
+	timer    task.Timer  // the stability timer, if pending
+	desired  map[string]bool
+	holds    map[string]*hold
+	tries    map[string]*task.Scope
+	reported map[string]bool
+	redo     task.Timer // a reconcile after a failed attempt
+}
+
+type hold struct {
+	Hold
+	mon      *task.Scope // follows the node
+	draining bool        // Config.Drain runs: given up when it ends
+}
+
+// Session is the session the member's engine runs on now: its holds
+// (Hold.Session) are of this session or gone.
+func (m *Member) Session() task.Session {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.session
+}
+
+// changes returns the state and a channel closed at the next report.
+func (m *Member) changes() (State, <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state, m.wake
+}
+
+// Identifier is the member's identifier.
+func (m *Member) Identifier() string { return m.id }
+
+// State is the member's state.
+func (m *Member) State() State {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state
+}
+
+// Held returns the items held, sorted by item.
+func (m *Member) Held() []Hold {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return sortedHolds(m.held)
+}
+
+// Hold returns the hold of item, if the member holds it.
+func (m *Member) Hold(item string) (Hold, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.held[item]
+	return h, ok
+}
+
+// Done is closed when the member ends; Err says why.
+func (m *Member) Done() <-chan struct{} { return m.done }
+
+// Err is nil while the member lasts: then ErrLeft after Leave,
+// task.ErrClosed when its executor closed, or the error that ended it.
+func (m *Member) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// Fenced returns a task that applies ops behind the fence of the
+// member's hold of item (Hold.Fenced); ErrNotHeld if it does not hold it.
+func (m *Member) Fenced(item string, ops ...task.MultiOp) task.Task[[]task.MultiResult] {
+	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
+		h, ok := m.Hold(item)
+		if !ok {
+			k(nil, fmt.Errorf("partition: item %q: %w", item, ErrNotHeld))
+			return
+		}
+		task.Run(s, h.Fenced(ops...), k)
+	}
+}
+
+func sortedHolds(hs map[string]Hold) []Hold {
+	out := slices.Collect(maps.Values(hs))
+	slices.SortFunc(out, func(a, b Hold) int { return strings.Compare(a.Item, b.Item) })
+	return out
+}
+
+// Join returns a task that makes a member with identifier and starts it:
+// it succeeds at once with the Member, whose engine then registers its
+// party node (<32 hex digits>-<identifier>, ephemeral, under Path/party),
+// follows the party and takes and gives up items; on reports each change
+// (on the executor goroutine: it must not block; nil: no reports). Two
+// members of one set must not share an identifier: kazoo's assignment
+// would give both the same items (they would take turns: the locks
+// decide). A bad identifier fails with an error wrapping
+// task.ErrInvalidPath.
+func (p *Partitioner) Join(identifier string, on func(Change)) task.Task[*Member] {
+	if p == nil {
+		return task.Fail[*Member](fmt.Errorf("partition: nil Partitioner: %w", task.ErrInvalidArgument))
+	}
+	if err := ValidateIdentifier(identifier); err != nil {
+		return task.Fail[*Member](err)
+	}
+	return func(s *task.Scope, k task.Cont[*Member]) {
+		m := &Member{p: p, id: identifier, on: on, held: map[string]Hold{}, done: make(chan struct{}), wake: make(chan struct{}),
+			holds: map[string]*hold{}, tries: map[string]*task.Scope{}, reported: map[string]bool{}}
+		m.rt = s.Runtime()
+		m.unsub = m.rt.Subscribe(m.onSession)
+		sess, _ := s.Current()
+		m.begin(sess)
+		k(m, nil)
+	}
+}
+
+// begin starts the member's flows on session sess. Executor goroutine.
+func (m *Member) begin(sess task.Session) {
+	m.sess = sess
+	m.mu.Lock()
+	m.session = sess
+	m.mu.Unlock()
+	if m.sc != nil {
+		m.sc.Cancel(task.ErrSessionExpired)
+		m.sc.Close()
+	}
+	m.sc = m.rt.SessionScope().Child()
+	m.party, m.names, m.key, m.desired = "", nil, "", nil
+	m.gen++
+	m.stopTimers()
+	sc := m.sc
+	m.rt.Schedule(func() { m.keepParty(sc) })
+	m.rt.Schedule(func() { m.followParty(sc) })
+}
+
+func (m *Member) stopTimers() {
+	if m.timer != nil {
+		m.timer.Stop()
+		m.timer = nil
+	}
+	if m.redo != nil {
+		m.redo.Stop()
+		m.redo = nil
+	}
+}
+
+// current reports whether sc is the scope of the member's live session.
+func (m *Member) current(sc *task.Scope) bool { return m.sc == sc && m.Err() == nil }
+
+// fail ends the member with err if err is not the end of sc's session.
+func (m *Member) fail(sc *task.Scope, what string, err error) {
+	if !m.current(sc) || errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrCanceled) {
+		return
+	}
+	if errors.Is(err, task.ErrClosed) {
+		m.end(task.ErrClosed)
+		return
+	}
+	m.end(fmt.Errorf("partition: %s %s: %w", m.p.cfg.Path, what, err))
+}
+
+// keepParty registers the party node on sc's session and registers it
+// again (under a new name) whenever it is gone.
+func (m *Member) keepParty(sc *task.Scope) {
+	if !m.current(sc) {
+		return
+	}
+	dir := m.p.partyDir()
+	acl := m.p.cfg.ACL
+	var watch func(name string)
+	var register func()
+	register = func() {
+		name := hexID(sc) + "-" + m.id
+		req := &task.CreateRequest{Path: dir + "/" + name, Data: []byte(m.id), Mode: task.Ephemeral, ACL: acl.For(dir + "/" + name)}
+		sess := sc.Session()
+		settle := func() task.Task[[]string] { return c.Map(zkops.Owned(dir, name, sess.ID), zkops.Names) }
+		t := sc.Child()
+		undo := t.Defer(cleanupAttempt(dir, name, sess))
+		reg := task.Task[string](func(s *task.Scope, k task.Cont[string]) {
+			task.Run(s, zkops.CreateUnique(req, dir, acl, settle), func(n string, err error) {
+				if err == nil && m.current(sc) {
+					undo() // ours now: deleted by Leave or the session's end
+				}
+				k(n, err)
+			})
+		})
+		task.RunIn(t, reg, func(name string, err error) {
+			if errors.Is(err, task.ErrNodeExists) && m.current(sc) {
+				// Our create was applied, its reply lost, and the node
+				// deleted and made again by someone else (an operator)
+				// before we looked: not ours. Register under a new name.
+				register()
+				return
+			}
+			if err != nil {
+				m.fail(sc, "party", err)
+				return
+			}
+			if !m.current(sc) {
+				return
+			}
+			m.party = name
+			m.listed(sc, m.names)
+			watch(name)
+		})
+	}
+	watch = func(name string) {
+		task.RunIn(sc.Child(), c.Retry(task.ExistsW(dir+"/"+name), retry), func(sw task.StatWatch, err error) {
+			switch {
+			case err != nil:
+				m.fail(sc, "party", err)
+			case !m.current(sc):
+			case sw.Stat == nil || sw.Stat.EphemeralOwner != sc.Session().ID:
+				m.party = "" // deleted by someone else: register anew
+				m.listed(sc, m.names)
+				register()
+			default:
+				task.RunIn(sc.Child(), sw.Watch.Wait(), func(_ task.Event, err error) {
+					if err != nil {
+						m.fail(sc, "party", err)
+						return
+					}
+					watch(name)
+				})
+			}
+		})
+	}
+	register()
+}
+
+// followParty lists the party with a watch, again each time it fires.
+func (m *Member) followParty(sc *task.Scope) {
+	if !m.current(sc) {
+		return
+	}
+	dir := m.p.partyDir()
+	list := c.OnError(c.Retry(task.ChildrenW(dir), retry), func(error) task.Task[task.ChildrenWatch] {
+		return c.Then(zkops.EnsurePath(dir, m.p.cfg.ACL), func(task.Unit) task.Task[task.ChildrenWatch] {
+			return c.Retry(task.ChildrenW(dir), retry)
+		})
+	}, task.ErrNoNode)
+	task.RunIn(sc.Child(), list, func(cw task.ChildrenWatch, err error) {
+		if err != nil {
+			m.fail(sc, "party", err)
+			return
+		}
+		if !m.current(sc) {
+			return
+		}
+		m.listed(sc, cw.Names)
+		task.RunIn(sc.Child(), cw.Watch.Wait(), func(_ task.Event, err error) {
+			if err != nil {
+				m.fail(sc, "party", err)
+				return
+			}
+			m.followParty(sc)
+		})
+	})
+}
+
+// listed takes a party listing: if what the assignment depends on (the
+// members, and whether our node is among them) changed, the stability
+// timer starts again.
+func (m *Member) listed(sc *task.Scope, names []string) {
+	m.names = names
+	ours := m.party != "" && slices.Contains(names, m.party)
+	key := fmt.Sprintf("%t|%s", ours, strings.Join(partyMembers(names), "/"))
+	if key == m.key && (m.timer != nil || m.desired != nil) {
+		return
+	}
+	m.key = key
+	m.gen++
+	gen := m.gen
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	m.setState(Allocating)
+	m.timer = m.rt.AfterFunc(m.rt.Clock().Now().Add(m.p.cfg.Stable), func() {
+		if gen != m.gen || !m.current(sc) {
+			return
+		}
+		m.timer = nil
+		m.desired = map[string]bool{}
+		if ours {
+			for _, it := range m.p.cfg.Assign(m.id, partyMembers(names), slices.Clone(m.p.items)) {
+				if _, ok := slices.BinarySearch(m.p.items, it); ok {
+					m.desired[it] = true // an Assign that names an item not in the set is not followed there
+				}
+			}
+		}
+		m.reconcile()
+	})
+}
+
+// reconcile gives up what the assignment moved elsewhere and takes what
+// it gives this member. Executor goroutine.
+func (m *Member) reconcile() {
+	if m.Err() != nil || m.desired == nil {
+		return
+	}
+	for _, it := range slices.Sorted(maps.Keys(m.holds)) {
+		if !m.desired[it] {
+			m.release(it)
+		}
+	}
+	for _, it := range slices.Sorted(maps.Keys(m.tries)) {
+		if !m.desired[it] {
+			t := m.tries[it]
+			delete(m.tries, it)
+			t.Cancel(task.ErrCanceled)
+		}
+	}
+	for _, it := range slices.Sorted(maps.Keys(m.desired)) {
+		if m.holds[it] == nil && m.tries[it] == nil {
+			m.acquire(it)
+		}
+	}
+	m.report()
+}
+
+// acquire starts taking item's lock on the current session.
+func (m *Member) acquire(item string) {
+	sc := m.sc
+	dir := m.p.ItemDir(item)
+	t := sc.Child()
+	m.tries[item] = t
+	sess := m.sess
+	m.rt.Schedule(func() {
+		prefix := hexID(t)
+		undo := t.Defer(cleanupAttempt(dir, prefix, sess))
+		take := task.Task[lockNode](func(s *task.Scope, k task.Cont[lockNode]) {
+			task.Run(s, lockItem(dir, prefix, []byte(m.id), m.p.cfg.ACL), func(n lockNode, err error) {
+				if err == nil && m.tries[item] == t && m.current(sc) {
+					undo() // ours now: released by release or the session's end
+				}
+				k(n, err)
+			})
+		})
+		task.RunIn(t, take, func(n lockNode, err error) {
+			if m.tries[item] != t || !m.current(sc) {
+				return // withdrawn (the cleanup deletes the node), or stale
+			}
+			delete(m.tries, item)
+			if err != nil {
+				if !errors.Is(err, ErrLost) && !task.IsRetryable(err) {
+					m.fail(sc, "item "+item, err)
+					return
+				}
+				m.later() // taken again at the next reconcile
+				return
+			}
+			h := &hold{Hold: Hold{Item: item, Token: n.stat.Czxid, Path: n.path, Version: n.stat.Version, Session: sess}, mon: sc.Child()}
+			m.holds[item] = h
+			m.follow(sc, h)
+			m.reconcile()
+		})
+	})
+}
+
+// later runs reconcile after a pause (an attempt that failed).
+func (m *Member) later() {
+	if m.redo != nil {
+		return
+	}
+	m.redo = m.rt.AfterFunc(m.rt.Clock().Now().Add(m.p.cfg.Stable), func() {
+		m.redo = nil
+		m.reconcile()
+	})
+}
+
+// follow watches a hold's node: deleted or changed by someone else, the
+// hold is lost.
+func (m *Member) follow(sc *task.Scope, h *hold) {
+	m.rt.Schedule(func() {
+		task.RunIn(h.mon, zkops.WatchNode(h.Path, h.Version, nil), func(_ task.Unit, err error) {
+			if m.holds[h.Item] != h || !m.current(sc) || errors.Is(err, task.ErrCanceled) {
+				return
+			}
+			if errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrSessionExpired) {
+				return // the session's end takes every hold (onSession)
+			}
+			delete(m.holds, h.Item)
+			m.later()
+			m.report()
+		})
+	})
+}
+
+// report updates the accessors and calls on if anything changed.
+func (m *Member) report() {
+	now := map[string]Hold{}
+	for it, h := range m.holds {
+		now[it] = h.Hold
+	}
+	st := Allocating
+	switch {
+	case m.Err() != nil:
+		st = Ended
+	case m.timer == nil && m.desired != nil && len(m.tries) == 0 && len(now) == len(m.desired):
+		st = Acquired
+	}
+	var acq, rel []string
+	for it := range now {
+		if !m.reported[it] {
+			acq = append(acq, it)
+		}
+	}
+	for it := range m.reported {
+		if _, ok := now[it]; !ok {
+			rel = append(rel, it)
+		}
+	}
+	m.mu.Lock()
+	changed := st != m.state || len(acq) > 0 || len(rel) > 0
+	m.state, m.held = st, now
+	if changed {
+		close(m.wake)
+		m.wake = make(chan struct{})
+	}
+	m.mu.Unlock()
+	if !changed {
+		return
+	}
+	m.reported = map[string]bool{}
+	for it := range now {
+		m.reported[it] = true
+	}
+	slices.Sort(acq)
+	slices.Sort(rel)
+	if m.on != nil {
+		m.on(Change{State: st, Held: sortedHolds(now), Acquired: acq, Released: rel})
+	}
+}
+
+func (m *Member) setState(st State) {
+	m.mu.Lock()
+	same := m.state == st
+	m.mu.Unlock()
+	if !same {
+		m.report()
+	}
+}
+
+// dropAll forgets every hold and attempt (their session ended, or the
+// member ends). Executor goroutine.
+func (m *Member) dropAll() {
+	for _, it := range slices.Sorted(maps.Keys(m.holds)) {
+		h := m.holds[it]
+		delete(m.holds, it)
+		h.mon.Cancel(task.ErrCanceled)
+		h.mon.Close()
+	}
+	for _, it := range slices.Sorted(maps.Keys(m.tries)) {
+		t := m.tries[it]
+		delete(m.tries, it)
+		t.Cancel(task.ErrCanceled)
+	}
+	m.desired = nil
+	m.stopTimers()
+}
+
+// bugKeepAcrossExpiry: holds are kept across a session's end, as if
+// the lock nodes had not gone with it.
+const bugKeepAcrossExpiry canary.Name = "partition/keep-holds-across-expiry"
+
+func (m *Member) onSession(ev task.Event) {
+	if ev.Type != task.EventNone || m.Err() != nil {
+		return
+	}
+	if canary.On(bugKeepAcrossExpiry) && (ev.State == task.StateExpired || ev.State == task.StateConnected && ev.SessionID != m.sess.ID) {
+		for _, it := range slices.Sorted(maps.Keys(m.tries)) {
+			t := m.tries[it]
+			delete(m.tries, it)
+			t.Cancel(task.ErrCanceled)
+		}
+		if ev.State == task.StateConnected {
+			sess, _ := m.rt.Current()
+			desired := m.desired
+			m.begin(sess)
+			m.desired = desired
+		}
+		return
+	}
+	switch ev.State {
+	case task.StateExpired:
+		m.dropAll()
+		m.report()
+	case task.StateConnected:
+		if ev.SessionID == m.sess.ID {
+			return
+		}
+		m.dropAll()
+		sess, _ := m.rt.Current()
+		m.begin(sess)
+		m.report()
+	case task.StateClosed:
+		m.end(task.ErrClosed)
+	}
+}
+
+// end ends the member with err unless it already ended: every hold is
+// dropped (Leave deletes the nodes; otherwise they go with the session).
+func (m *Member) end(err error) {
+	m.mu.Lock()
+	if m.err != nil {
+		m.mu.Unlock()
+		return
+	}
+	m.err = err
+	close(m.done)
+	m.mu.Unlock()
+	if m.unsub != nil {
+		m.unsub()
+		m.unsub = nil
+	}
+	m.dropAll()
+	if m.sc != nil {
+		m.sc.Cancel(task.ErrCanceled)
+		m.sc.Close()
+	}
+	m.report()
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/zkflow/zkflow/recipes"
 	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/recipes/lock"
+	"github.com/zkflow/zkflow/recipes/partition"
 	"github.com/zkflow/zkflow/recipes/rwlock"
 	"github.com/zkflow/zkflow/recipes/semaphore"
 	"github.com/zkflow/zkflow/task"
@@ -114,7 +115,7 @@ func TestSharedErrorsAcrossRecipes(t *testing.T) {
 			t.Errorf("%v is not recipes.ErrBusy", e)
 		}
 	}
-	for _, e := range []error{lock.ErrLockLost, rwlock.ErrLockLost, semaphore.ErrLeaseLost, election.ErrLost} {
+	for _, e := range []error{lock.ErrLockLost, rwlock.ErrLockLost, semaphore.ErrLeaseLost, election.ErrLost, partition.ErrLost} {
 		if e != recipes.ErrLost {
 			t.Errorf("%v is not recipes.ErrLost", e)
 		}

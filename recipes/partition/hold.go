@@ -68,6 +68,6 @@ func (h Hold) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 		return task.Fail[[]task.MultiResult](fmt.Errorf("partition: item %q: %w", h.Item, ErrNotHeld))
 	}
 	return zkops.Fenced(h.Path, h.Version, ops, func(cause, err error) error {
-		return fmt.Errorf("%w: item %q (%s): %w", ErrLost, h.Item, h.Path, cause)
+		return fmt.Errorf("partition: %w: item %q (%s): %w", ErrLost, h.Item, h.Path, cause)
 	})
 }

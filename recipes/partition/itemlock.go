@@ -76,7 +76,7 @@ func lockItem(dir, prefix string, data []byte, acl task.ACLProvider) task.Task[l
 					case err != nil:
 						k(lockNode{}, err)
 					case st == nil || st.EphemeralOwner != owner:
-						k(lockNode{}, fmt.Errorf("%w: %s: node deleted while acquiring", ErrLost, path))
+						k(lockNode{}, fmt.Errorf("partition: %w: %s: node deleted while acquiring", ErrLost, path))
 					default:
 						k(lockNode{path: path, stat: *st}, nil)
 					}
@@ -91,7 +91,7 @@ func lockItem(dir, prefix string, data []byte, acl task.ACLProvider) task.Task[l
 				task.Run(s, c.Retry(task.Children(dir), retry), func(cl task.ChildList, err error) {
 					if errors.Is(err, task.ErrNoNode) {
 						// The directory was deleted (by an operator): our node went first.
-						k(lockNode{}, fmt.Errorf("%w: %s: directory deleted while acquiring", ErrLost, path))
+						k(lockNode{}, fmt.Errorf("partition: %w: %s: directory deleted while acquiring", ErrLost, path))
 						return
 					}
 					if err != nil {
@@ -100,7 +100,7 @@ func lockItem(dir, prefix string, data []byte, acl task.ACLProvider) task.Task[l
 					}
 					cs := contenders(cl.Names)
 					if !slices.ContainsFunc(cs, func(x contender) bool { return x.name == name }) {
-						k(lockNode{}, fmt.Errorf("%w: %s: node deleted while acquiring", ErrLost, path))
+						k(lockNode{}, fmt.Errorf("partition: %w: %s: node deleted while acquiring", ErrLost, path))
 						return
 					}
 					var pred string

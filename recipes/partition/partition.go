@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkflow/zkflow/recipes"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -20,7 +21,8 @@ var (
 	ErrNotHeld = errors.New("partition: item not held")
 	// ErrLost wraps the end of a hold the member did not choose: its lock
 	// node deleted or changed by someone else, or its session ended.
-	ErrLost = errors.New("partition: item lost")
+	// It is recipes.ErrLost, the same value in every recipe.
+	ErrLost = recipes.ErrLost
 )
 
 // DefaultStable is Config.Stable when it is zero.

@@ -47,14 +47,14 @@ fidelity:
 # few seeds). simsum prints the totals, the seeds per second of each
 # scenario (and per CPU second: on a shared machine the better measure),
 # the regression seeds replayed and the seeds run under a chroot, and
-# fails below 150,000 seeds (27 scenarios, 2 x SIM_SEEDS each), on any
+# fails below 150,000 seeds (28 scenarios, 2 x SIM_SEEDS each), on any
 # failure or mismatch, if a fault class never fired, or if no seed ran
 # under a chroot.
 # SIM_FROM=N replaces the drawn range's start.
 SIM_SEEDS ?= 2800
 SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 sim:
-	SIM_SEEDS=$(SIM_SEEDS) SIM_COMMIT=$(SIM_COMMIT) $(GO) test -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism)$$' ./fakezk/sim ./recipes/... | $(GO) run ./fakezk/sim/internal/simsum -min 150000
+	SIM_SEEDS=$(SIM_SEEDS) SIM_COMMIT=$(SIM_COMMIT) $(GO) test -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism)$$' ./fakezk/sim ./recipes/... ./examples/lockflow | $(GO) run ./fakezk/sim/internal/simsum -min 150000
 
 # The Go benchmarks of the hot paths, then the harness (bench/README.md):
 # the main run on a server with its data on tmpfs and forceSync=no, and a

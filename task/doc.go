@@ -10,6 +10,7 @@
 // it, Await(f, t) runs the task t and returns its outcome.
 //
 //	// claim creates job as ours; after a lost reply the node may be ours.
+//	// lost(err): ErrConnectionLoss or ErrNotSent, the create may be made again.
 //	claim := task.Flow(func(f *task.F) (bool, error) {
 //		for {
 //			_, err := task.Await(f, task.Create(job, owner, task.Ephemeral))

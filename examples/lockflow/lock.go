@@ -9,6 +9,10 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
+// ErrNodeGone says our lock node was deleted (by someone else: an
+// expired session fails with task.ErrSessionExpired) while we waited.
+var ErrNodeGone = errors.New("our lock node has gone")
+
 // Lock takes the lock on dir, ZooKeeper's lock recipe as its prose says
 // it: create an ephemeral sequential node dir/<guid>-lock-; list dir; if
 // our node is the lowest, we hold the lock; otherwise watch the next
@@ -42,7 +46,7 @@ func Lock(f *task.F, dir string) (string, error) {
 		i := slices.Index(kids.Names, node[len(dir)+1:])
 		switch {
 		case i < 0:
-			return "", fmt.Errorf("lock %s: our node %s has gone", dir, node)
+			return "", fmt.Errorf("lock %s: %s: %w", dir, node, ErrNodeGone)
 		case i == 0:
 			return node, nil
 		}
@@ -67,8 +71,9 @@ func Unlock(f *task.F, node string) error {
 	return err
 }
 
-// seq is a sequential node's sequence number, its last 10 digits.
-func seq(name string) string { return name[len(name)-10:] }
+// seq is a sequential node's sequence number, its last 10 digits (a
+// name too short to have them sorts first, as if it held the lock).
+func seq(name string) string { return name[max(len(name)-10, 0):] }
 
 // retry awaits t, again while its outcome is unknown (a read, or a write
 // that is safe to repeat).

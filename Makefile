@@ -60,7 +60,7 @@ fidelity:
 SIM_SEEDS ?= 2400
 SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 sim:
-	SIM_SEEDS=$(SIM_SEEDS) SIM_COMMIT=$(SIM_COMMIT) $(GO) test -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism)$$' ./fakezk/sim ./recipes/... | $(GO) run ./fakezk/sim/internal/simsum -min 129600
+	SIM_SEEDS=$(SIM_SEEDS) SIM_COMMIT=$(SIM_COMMIT) $(GO) test -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism)$$' ./fakezk/sim ./recipes/... ./examples/lockflow | $(GO) run ./fakezk/sim/internal/simsum -min 129600
 
 # The Go benchmarks of the hot paths, then the harness (bench/README.md):
 # the main run on a server with its data on tmpfs and forceSync=no, and a

@@ -17,6 +17,24 @@ import (
 // partition heals after a second of real time and the chain, waiting for
 // the reconnect, succeeds well within its context.
 func TestReadmeChainPartitionHeals(t *testing.T) {
+	ensure := c.OnError(task.Create("/counter", []byte("0"), task.Persistent),
+		func(error) task.Task[string] { return task.Value("/counter") }, task.ErrNodeExists)
+	readmePartitionHeals(t, c.Then(ensure, func(p string) task.Task[task.Data] { return task.Get(p) }))
+}
+
+// The README's flow, the same steps in straight lines, through the same
+// partition.
+func TestReadmeFlowPartitionHeals(t *testing.T) {
+	readmePartitionHeals(t, task.Flow(func(f *task.F) (task.Data, error) {
+		_, err := task.Await(f, task.Create("/counter", []byte("0"), task.Persistent))
+		if err != nil && !errors.Is(err, task.ErrNodeExists) {
+			return task.Data{}, err
+		}
+		return task.Await(f, task.Get("/counter"))
+	}))
+}
+
+func readmePartitionHeals(t *testing.T, read task.Task[task.Data]) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
@@ -32,9 +50,6 @@ func TestReadmeChainPartitionHeals(t *testing.T) {
 	go func() { ran <- ex.Run(runCtx) }()
 	defer func() { stop(); <-ran }()
 
-	ensure := c.OnError(task.Create("/counter", []byte("0"), task.Persistent),
-		func(error) task.Task[string] { return task.Value("/counter") }, task.ErrNodeExists)
-	read := c.Then(ensure, func(p string) task.Task[task.Data] { return task.Get(p) })
 	if _, err := executor.Await(ctx, ex, read); err != nil {
 		t.Fatalf("before the partition: %v", err)
 	}

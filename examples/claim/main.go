@@ -1,0 +1,182 @@
+// Command claim runs the claim-a-job recipe of claim.go, written as a
+// flow: workers, each with a ZooKeeper session and an executor of its
+// own, race to claim every job, and each job gets one owner. On the
+// embedded server the first create of worker 1 is applied and its reply
+// lost: the recipe creates again, gets NodeExists, and finds the node is
+// its own. The program checks that each job has exactly one claimer and
+// that its node holds that claimer's name, releases every job, checks the
+// nodes are gone, and prints OK (or exits 1).
+//
+//	go run ./examples/claim             # embedded in-memory ZooKeeper (fakezk)
+//	go run ./examples/claim -zk host:2181
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "claim:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("claim", flag.ContinueOnError)
+	fs.SetOutput(out)
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs on an embedded fakezk")
+	seed := fs.Uint64("seed", 1, "seed of the embedded server")
+	nWorkers := fs.Int("workers", 3, "workers, each with its own session")
+	nJobs := fs.Int("jobs", 5, "jobs to claim")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *nWorkers < 1 || *nJobs < 1 || fs.NArg() > 0 {
+		return errors.New("want -workers >= 1, -jobs >= 1 and no arguments")
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+
+	// The wiring: a ZooKeeper (embedded or real), and per worker a
+	// session and an executor running on a goroutine of its own.
+	var srv *fakezk.Server
+	root := fmt.Sprintf("/claim-%016x", rand.Uint64()) // runs on a shared server do not mix
+	if *servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: *seed})
+		defer srv.Close()
+		root = "/claim"
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	defer running.Wait()
+	defer stop()
+	workers := make([]*executor.Executor, *nWorkers)
+	for i := range workers {
+		var conn task.Conn
+		if srv != nil {
+			conn = srv.Connect(fakezk.ConnConfig{})
+			if i == 0 {
+				conn = &loseFirstCreate{Conn: conn.(*fakezk.Conn), out: out}
+			}
+		} else {
+			zc, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(*servers, ",")})
+			if err != nil {
+				return err
+			}
+			conn = zc
+		}
+		ex, err := executor.New(executor.Config{Conn: conn})
+		if err != nil {
+			conn.Close()
+			return err
+		}
+		workers[i] = ex
+		running.Go(func() { _ = ex.Run(runCtx) })
+	}
+	fmt.Fprintf(out, "%d workers race for %d jobs under %s\n", *nWorkers, *nJobs, root)
+	return race(ctx, out, workers, root, *nJobs)
+}
+
+// race has every worker claim every job, checks the claims, and releases.
+func race(ctx context.Context, out io.Writer, workers []*executor.Executor, root string, nJobs int) error {
+	admin := workers[len(workers)-1]
+	if _, err := executor.Await(ctx, admin, task.Create(root, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+		return err
+	}
+	owners := make([][]int, nJobs) // the workers that said "mine", per job
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(workers))
+	for w, ex := range workers {
+		wg.Go(func() {
+			for j := range nJobs {
+				job := fmt.Sprintf("%s/job-%d", root, j)
+				mine, err := executor.Await(ctx, ex, task.Flow(func(f *task.F) (bool, error) {
+					return Claim(f, job, fmt.Appendf(nil, "worker %d", w+1))
+				}))
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				if mine {
+					mu.Lock()
+					owners[j] = append(owners[j], w)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for j, ws := range owners {
+		job := fmt.Sprintf("%s/job-%d", root, j)
+		if len(ws) != 1 {
+			return fmt.Errorf("%s: claimed by %d workers, want 1", job, len(ws))
+		}
+		d, err := executor.Await(ctx, admin, task.Get(job))
+		if err != nil {
+			return err
+		}
+		if want := fmt.Sprintf("worker %d", ws[0]+1); string(d.Data) != want {
+			return fmt.Errorf("%s: %s says mine, the node holds %q", job, want, d.Data)
+		}
+		fmt.Fprintf(out, "%s: worker %d\n", job, ws[0]+1)
+		if _, err := executor.Await(ctx, workers[ws[0]], task.Flow(func(f *task.F) (task.Unit, error) {
+			return task.Unit{}, Release(f, job)
+		})); err != nil {
+			return err
+		}
+		if st, err := executor.Await(ctx, admin, task.Exists(job)); err != nil || st != nil {
+			return fmt.Errorf("%s after its release: %v, %v; want no node", job, st, err)
+		}
+	}
+	if _, err := executor.Await(ctx, admin, task.Delete(root, -1)); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "OK")
+	return nil
+}
+
+// loseFirstCreate sends the first create of a job and loses its reply:
+// the recipe gets connection loss, and the connection drops and
+// reconnects to the same session, as when a connection breaks with the
+// request in flight.
+type loseFirstCreate struct {
+	*fakezk.Conn
+	out  io.Writer
+	once sync.Once
+}
+
+func (c *loseFirstCreate) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	cr, isCreate := req.(*task.CreateRequest)
+	first := false
+	if isCreate && strings.Contains(cr.Path, "/job-") {
+		c.once.Do(func() { first = true })
+	}
+	if !first {
+		c.Conn.Do(req, done, watch)
+		return
+	}
+	c.Conn.Do(req, func(resp task.Response) {
+		fmt.Fprintf(c.out, "fault: worker 1's create of %s: its reply (error %v) lost\n", cr.Path, resp.Err)
+		done(task.Response{Err: task.ErrConnectionLoss})
+	}, watch)
+	c.Server().Drop(c.Conn, true)
+}

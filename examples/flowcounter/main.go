@@ -1,0 +1,181 @@
+// Command flowcounter runs a compare-and-set counter written as a flow
+// (counter.go): workers, each with a ZooKeeper session and an executor of
+// its own, increment one counter node at once. On the embedded server the
+// first write of worker 1 is applied and its reply lost: that increment's
+// outcome is unknown to it. The program checks that no two increments
+// returned the same value and that the counter ends between the
+// increments acknowledged and those plus the unknown ones, and prints OK
+// (or exits 1).
+//
+//	go run ./examples/flowcounter             # embedded in-memory ZooKeeper (fakezk)
+//	go run ./examples/flowcounter -zk host:2181
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "flowcounter:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("flowcounter", flag.ContinueOnError)
+	fs.SetOutput(out)
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs on an embedded fakezk")
+	seed := fs.Uint64("seed", 1, "seed of the embedded server")
+	nWorkers := fs.Int("workers", 3, "workers, each with its own session")
+	rounds := fs.Int("rounds", 20, "increments per worker")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *nWorkers < 1 || *rounds < 1 || fs.NArg() > 0 {
+		return errors.New("want -workers >= 1, -rounds >= 1 and no arguments")
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+
+	// The wiring: a ZooKeeper (embedded or real), and per worker a
+	// session and an executor running on a goroutine of its own.
+	var srv *fakezk.Server
+	path := fmt.Sprintf("/flowcounter-%016x", rand.Uint64()) // runs on a shared server do not mix
+	if *servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: *seed})
+		defer srv.Close()
+		path = "/flowcounter"
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	defer running.Wait()
+	defer stop()
+	workers := make([]*executor.Executor, *nWorkers)
+	for i := range workers {
+		var conn task.Conn
+		if srv != nil {
+			conn = srv.Connect(fakezk.ConnConfig{})
+			if i == 0 {
+				conn = &loseFirstSet{Conn: conn.(*fakezk.Conn), out: out}
+			}
+		} else {
+			zc, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(*servers, ",")})
+			if err != nil {
+				return err
+			}
+			conn = zc
+		}
+		ex, err := executor.New(executor.Config{Conn: conn})
+		if err != nil {
+			conn.Close()
+			return err
+		}
+		workers[i] = ex
+		running.Go(func() { _ = ex.Run(runCtx) })
+	}
+	fmt.Fprintf(out, "%d workers x %d increments of %s\n", *nWorkers, *rounds, path)
+	return count(ctx, out, workers, path, *rounds)
+}
+
+// count has every worker increment the counter rounds times, and checks.
+func count(ctx context.Context, out io.Writer, workers []*executor.Executor, path string, rounds int) error {
+	if _, err := executor.Await(ctx, workers[0], task.Create(path, []byte("0"), task.Persistent)); err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	returned := map[int64]int{} // value returned -> worker
+	unknown := 0
+	errs := make([]error, len(workers))
+	var wg sync.WaitGroup
+	for w, ex := range workers {
+		wg.Go(func() {
+			for range rounds {
+				v, err := executor.Await(ctx, ex, task.Flow(func(f *task.F) (int64, error) { return Increment(f, path, 1) }))
+				mu.Lock()
+				switch other, dup := returned[v]; {
+				case errors.Is(err, ErrOutcomeUnknown):
+					unknown++
+				case err != nil:
+					errs[w] = err
+				case dup:
+					errs[w] = fmt.Errorf("workers %d and %d both got %d", other+1, w+1, v)
+				default:
+					returned[v] = w
+				}
+				mu.Unlock()
+				if errs[w] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	d, err := executor.Await(ctx, workers[0], task.Get(path))
+	if err != nil {
+		return err
+	}
+	v, err := strconv.ParseInt(string(d.Data), 10, 64)
+	if err != nil {
+		return fmt.Errorf("counter %q: %w", d.Data, err)
+	}
+	fmt.Fprintf(out, "counter %d: %d increments acknowledged, %d unknown\n", v, len(returned), unknown)
+	if acked := int64(len(returned)); v < acked || v > acked+int64(unknown) {
+		return fmt.Errorf("counter %d, want %d acknowledged increments plus at most %d unknown", v, acked, unknown)
+	}
+	for r := range returned {
+		if r < 1 || r > v {
+			return fmt.Errorf("an increment returned %d, outside 1..%d", r, v)
+		}
+	}
+	if _, err := executor.Await(ctx, workers[0], task.Delete(path, -1)); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "OK")
+	return nil
+}
+
+// loseFirstSet sends the first write it is given and loses its reply:
+// the recipe gets connection loss, and the connection drops and
+// reconnects to the same session, as when a connection breaks with the
+// request in flight.
+type loseFirstSet struct {
+	*fakezk.Conn
+	out  io.Writer
+	once sync.Once
+}
+
+func (c *loseFirstSet) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	_, isSet := req.(*task.SetDataRequest)
+	first := false
+	if isSet {
+		c.once.Do(func() { first = true })
+	}
+	if !first {
+		c.Conn.Do(req, done, watch)
+		return
+	}
+	c.Conn.Do(req, func(resp task.Response) {
+		fmt.Fprintf(c.out, "fault: worker 1's first write: its reply (error %v) lost\n", resp.Err)
+		done(task.Response{Err: task.ErrConnectionLoss})
+	}, watch)
+	c.Server().Drop(c.Conn, true)
+}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The program on the embedded server: no two increments returned the
+// same value, the counter is within what was acknowledged and what is
+// unknown (run checks both and fails otherwise), and the lost reply of an
+// applied write is reported as unknown, not as a failure to retry.
+func TestOnFake(t *testing.T) {
+	for _, seed := range []string{"1", "2", "3"} {
+		var out bytes.Buffer
+		err := run(context.Background(), []string{"-seed", seed}, &out)
+		if s := out.String(); err != nil || !strings.Contains(s, "its reply (error <nil>) lost") ||
+			!strings.HasSuffix(s, "counter 60: 59 increments acknowledged, 1 unknown\nOK\n") {
+			t.Fatalf("seed %s: %v\n%s", seed, err, s)
+		}
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"-workers", "0"}, {"-rounds", "0"}, {"extra"}, {"-nosuchflag"}} {
+		var out bytes.Buffer
+		if err := run(context.Background(), args, &out); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+// Command lockflow runs ZooKeeper's lock recipe written as a flow
+// (lock.go): workers, each with a ZooKeeper session and an executor of
+// its own, take the lock in turn and, holding it, add one to a counter
+// node by a plain read and an unconditional write, which two holders at
+// once would make lose an update. On the embedded server the first lock
+// create of worker 1 is applied and its reply lost: the recipe finds its
+// node by its guid. The program checks the counter ends at workers x
+// rounds and the lock directory empty, and prints OK (or exits 1).
+//
+//	go run ./examples/lockflow             # embedded in-memory ZooKeeper (fakezk)
+//	go run ./examples/lockflow -zk host:2181
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
+	"github.com/zkflow/zkflow/zkadapter"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "lockflow:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("lockflow", flag.ContinueOnError)
+	fs.SetOutput(out)
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs on an embedded fakezk")
+	seed := fs.Uint64("seed", 1, "seed of the embedded server")
+	nWorkers := fs.Int("workers", 3, "workers, each with its own session")
+	rounds := fs.Int("rounds", 10, "times each worker takes the lock")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *nWorkers < 1 || *rounds < 1 || fs.NArg() > 0 {
+		return errors.New("want -workers >= 1, -rounds >= 1 and no arguments")
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+
+	// The wiring: a ZooKeeper (embedded or real), and per worker a
+	// session and an executor running on a goroutine of its own.
+	var srv *fakezk.Server
+	root := fmt.Sprintf("/lockflow-%016x", rand.Uint64()) // runs on a shared server do not mix
+	if *servers == "" {
+		srv = fakezk.New(fakezk.Config{Seed: *seed})
+		defer srv.Close()
+		root = "/lockflow"
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	defer running.Wait()
+	defer stop()
+	workers := make([]*executor.Executor, *nWorkers)
+	for i := range workers {
+		var conn task.Conn
+		if srv != nil {
+			conn = srv.Connect(fakezk.ConnConfig{})
+			if i == 0 {
+				conn = &loseFirstCreate{Conn: conn.(*fakezk.Conn), out: out}
+			}
+		} else {
+			zc, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(*servers, ",")})
+			if err != nil {
+				return err
+			}
+			conn = zc
+		}
+		ex, err := executor.New(executor.Config{Conn: conn, Seed: *seed*100 + uint64(i)})
+		if err != nil {
+			conn.Close()
+			return err
+		}
+		workers[i] = ex
+		running.Go(func() { _ = ex.Run(runCtx) })
+	}
+	fmt.Fprintf(out, "%d workers x %d rounds under %s\n", *nWorkers, *rounds, root)
+	return count(ctx, out, workers, root, *rounds)
+}
+
+// count has every worker add one to root/count rounds times under the
+// lock root/lock, and checks the sum.
+func count(ctx context.Context, out io.Writer, workers []*executor.Executor, root string, rounds int) error {
+	dir, counter := root+"/lock", root+"/count"
+	for _, p := range []string{root, dir, counter} {
+		if _, err := executor.Await(ctx, workers[0], task.Create(p, []byte("0"), task.Persistent)); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(workers))
+	var wg sync.WaitGroup
+	for w, ex := range workers {
+		wg.Go(func() {
+			for range rounds {
+				_, errs[w] = executor.Await(ctx, ex, task.Flow(func(f *task.F) (task.Unit, error) {
+					node, err := Lock(f, dir)
+					if err != nil {
+						return task.Unit{}, err
+					}
+					d, err := retry(f, task.Get(counter))
+					if err != nil {
+						return task.Unit{}, err
+					}
+					n, _ := strconv.Atoi(string(d.Data))
+					if _, err := retry(f, task.Set(counter, []byte(strconv.Itoa(n+1)), task.AnyVersion)); err != nil {
+						return task.Unit{}, err
+					}
+					return task.Unit{}, Unlock(f, node)
+				}))
+				if errs[w] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	d, err := executor.Await(ctx, workers[0], task.Get(counter))
+	if err != nil {
+		return err
+	}
+	kids, err := executor.Await(ctx, workers[0], task.Children(dir))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "counter %s, %d lock nodes left\n", d.Data, len(kids.Names))
+	if want := strconv.Itoa(len(workers) * rounds); string(d.Data) != want || len(kids.Names) != 0 {
+		return fmt.Errorf("want counter %s and no lock node left", want)
+	}
+	for _, p := range []string{counter, dir, root} {
+		if _, err := executor.Await(ctx, workers[0], task.Delete(p, -1)); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out, "OK")
+	return nil
+}
+
+// loseFirstCreate sends the first create of a lock node and loses its
+// reply: the recipe gets connection loss, and the connection drops and
+// reconnects to the same session, as when a connection breaks with the
+// request in flight.
+type loseFirstCreate struct {
+	*fakezk.Conn
+	out  io.Writer
+	once sync.Once
+}
+
+func (c *loseFirstCreate) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	cr, isCreate := req.(*task.CreateRequest)
+	first := false
+	if isCreate && strings.Contains(cr.Path, "-lock-") {
+		c.once.Do(func() { first = true })
+	}
+	if !first {
+		c.Conn.Do(req, done, watch)
+		return
+	}
+	c.Conn.Do(req, func(resp task.Response) {
+		fmt.Fprintf(c.out, "fault: worker 1's create of %s: its reply (%q, error %v) lost\n", cr.Path, resp.Path, resp.Err)
+		done(task.Response{Err: task.ErrConnectionLoss})
+	}, watch)
+	c.Server().Drop(c.Conn, true)
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The program on the embedded server: no update of the counter is lost,
+// no lock node is left, and the lost create reply was settled by the
+// guid (run checks the first two and fails otherwise; a lock that missed
+// its own node would wait behind it until the timeout).
+func TestOnFake(t *testing.T) {
+	for _, seed := range []string{"1", "2", "3"} {
+		var out bytes.Buffer
+		err := run(context.Background(), []string{"-seed", seed}, &out)
+		if s := out.String(); err != nil || !strings.Contains(s, "its reply (\"/lockflow/lock/") || !strings.HasSuffix(s, "counter 30, 0 lock nodes left\nOK\n") {
+			t.Fatalf("seed %s: %v\n%s", seed, err, s)
+		}
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"-workers", "0"}, {"-rounds", "0"}, {"extra"}, {"-nosuchflag"}} {
+		var out bytes.Buffer
+		if err := run(context.Background(), args, &out); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}

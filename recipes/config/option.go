@@ -2,8 +2,7 @@ package config
 
 import "github.com/zkflow/zkflow/task"
 
-// Option configures a write of the package (Update, UpdateMarked,
-// WriteToHandlerLatency).
+// Option configures a write of the package (Update, UpdateMarked).
 type Option interface{ apply(*options) }
 
 type options struct {

@@ -17,8 +17,8 @@ import (
 // the n latencies. It creates path (its parent must exist) and deletes it
 // at the end. Times come from writer's clock (the executor's injected
 // clock: real time in production). Both executors must be running
-// (executor.Run). It is for the benchmark harness and the package's
-// benchmark. WithACL sets the ACL path is created with.
+// (executor.Run). It is the package's benchmark and tests' measure, in a
+// test file: not part of the API. WithACL sets the ACL path is created with.
 func WriteToHandlerLatency(ctx context.Context, reader, writer *executor.Executor, path string, n int, opts ...Option) ([]time.Duration, error) {
 	if reader == nil || writer == nil {
 		return nil, fmt.Errorf("config: nil executor: %w", task.ErrInvalidArgument)

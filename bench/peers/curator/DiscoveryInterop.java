@@ -14,6 +14,8 @@
 //   cached NAME                        the cache's instances.
 //   get NAME                           provider.getInstance(): its id, or
 //        "none".
+//   await NAME IDS                     waits (up to 60s) until the cache's
+//        instance ids, sorted and joined by commas ("-" for none), are IDS.
 //   expire                             expires this process's session (a
 //        second connection with its id and password, closed): Curator
 //        reconnects on a new session and registers its instances again.
@@ -117,6 +119,20 @@ public final class DiscoveryInterop {
                 case "cached":
                     out = "ok " + json.writeValueAsString(describe(caches.get(f[1]).getInstances()));
                     break;
+                case "await": {
+                    String want = f[2], got = "";
+                    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                    while (System.nanoTime() < until) {
+                        List<String> ids = new ArrayList<>();
+                        for (ServiceInstance<Object> si : caches.get(f[1]).getInstances()) ids.add(si.getId());
+                        java.util.Collections.sort(ids);
+                        got = ids.isEmpty() ? "-" : String.join(",", ids);
+                        if (got.equals(want)) break;
+                        Thread.sleep(5);
+                    }
+                    out = got.equals(want) ? "ok" : "err cache has " + got + ", want " + want;
+                    break;
+                }
                 case "get": {
                     ServiceInstance<Object> si = providers.get(f[1]).getInstance();
                     out = "ok " + (si == null ? "none" : si.getId());

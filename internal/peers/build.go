@@ -35,9 +35,12 @@ const JarDir = "/usr/share/java"
 const PythonPath = "/usr/bin/python3"
 
 // curatorJars is the classpath of the Curator program, from Debian's
-// libcurator-*-java, zookeeper, guava and slf4j packages.
+// libcurator-*-java (curator-x-discovery for the discovery interop
+// program, with the Jackson 2 jars its JsonInstanceSerializer needs),
+// zookeeper, guava and slf4j packages.
 var curatorJars = []string{
-	"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
+	"curator-recipes.jar", "curator-framework.jar", "curator-client.jar", "curator-x-discovery.jar",
+	"jackson-databind.jar", "jackson-core.jar", "jackson-annotations.jar",
 	"zookeeper.jar", "zookeeper-jute.jar", "guava.jar", "slf4j-api.jar", "slf4j-nop.jar",
 }
 
@@ -46,7 +49,7 @@ var curatorJars = []string{
 var ErrUnavailable = errors.New("peers: not installed")
 
 // installHint says how to install a missing peer.
-const installHint = "run `make bench-deps` (apt-get install default-jdk-headless libcurator-recipes-java python3-kazoo)"
+const installHint = "run `make bench-deps` (apt-get install default-jdk-headless libcurator-recipes-java libcurator-discovery-java python3-kazoo)"
 
 // Available reports whether peer k can be built and run on this machine.
 // The error wraps ErrUnavailable and says what is missing and how to
@@ -182,6 +185,16 @@ func BuildCurator(cacheDir string) (*Program, error) {
 		Argv: []string{"java", "-Xss512k", "-XX:+UseParallelGC", "-cp", out + ":" + classpath, "CuratorPeer"},
 		Scenarios: []string{"lock", "cas", "interop", "latchinterop", "rwinterop", "seminterop",
 			"rwlock", "semaphore", "trylock", "queue", "election"}}, nil
+}
+
+// Main returns the command line that runs main class class of the Curator
+// program p (built by BuildCurator) on its classpath, such as
+// DiscoveryInterop (bench/peers/curator/DiscoveryInterop.java), a program
+// driven by commands on its stdin.
+func (p *Program) Main(class string) []string {
+	argv := append([]string(nil), p.Argv...)
+	argv[len(argv)-1] = class
+	return argv
 }
 
 func buildGoZK(cacheDir string) (*Program, error) {

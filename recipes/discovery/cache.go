@@ -1,0 +1,115 @@
+package discovery
+
+import (
+	"sync"
+
+	"github.com/zkflow/zkflow/recipes/cache"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Cache follows the instances of one service (a recipes/cache
+// ChildrenCache of the service's directory, with data), across
+// reconnects and session expiries, until Stop. Start, Next and Stop are
+// tasks run on the executor; Instances, Done and Err are safe from any
+// goroutine. Nodes whose data is not an instance are left out.
+type Cache struct {
+	name string
+	cc   *cache.ChildrenCache
+
+	mu     sync.Mutex
+	parsed map[string]parsedNode // by node name: the last parse of each node
+}
+
+type parsedNode struct {
+	mzxid, czxid int64
+	in           Instance
+	ok           bool
+}
+
+// NewCache returns a cache of service name's instances; it does nothing
+// until Start. An invalid name fails with an error wrapping
+// task.ErrInvalidPath.
+func (d *Discovery) NewCache(name string) (*Cache, error) {
+	if d == nil {
+		return nil, errNil("Discovery")
+	}
+	if err := validName("service name", name); err != nil {
+		return nil, err
+	}
+	cc, err := cache.NewChildren(d.ServicePath(name), cache.Options{Data: true})
+	if err != nil {
+		return nil, err
+	}
+	return &Cache{name: name, cc: cc, parsed: map[string]parsedNode{}}, nil
+}
+
+// Name is the service the cache follows.
+func (c *Cache) Name() string { return c.name }
+
+// Start returns a task that starts the cache and succeeds once the
+// service's instances have all been read (see cache.ChildrenCache.Start).
+func (c *Cache) Start() task.Task[*Cache] {
+	if c == nil || c.cc == nil {
+		return task.Fail[*Cache](errNil("Cache"))
+	}
+	return task.Map(c.cc.Start(), func(*cache.ChildrenCache) *Cache { return c })
+}
+
+// Next returns a task that waits until the cached instances differ from
+// those the previous Next returned (the first Next: from none) and
+// yields the instances now, sorted by node name. Changes coalesce, as for
+// cache.ChildrenCache.Next.
+func (c *Cache) Next() task.Task[[]Instance] {
+	if c == nil || c.cc == nil {
+		return task.Fail[[]Instance](errNil("Cache"))
+	}
+	return task.Map(c.cc.Next(), func(ch cache.Change) []Instance { return c.instances(ch.Nodes) })
+}
+
+// Stop returns a task that stops the cache. It is idempotent.
+func (c *Cache) Stop() task.Task[task.Unit] {
+	if c == nil || c.cc == nil {
+		return task.Fail[task.Unit](errNil("Cache"))
+	}
+	return c.cc.Stop()
+}
+
+// Instances returns the cached instances, sorted by node name. It may be
+// an intermediate state between two consistent snapshots (see
+// cache.ChildrenCache.Current).
+func (c *Cache) Instances() []Instance { return c.instances(c.cc.Current()) }
+
+// Done is closed when the cache ends.
+func (c *Cache) Done() <-chan struct{} { return c.cc.Done() }
+
+// Err is nil while the cache runs, then why it ended (cache.ErrStopped
+// after Stop).
+func (c *Cache) Err() error { return c.cc.Err() }
+
+// instances parses nodes, reusing the parse of a node that did not change
+// since (same czxid and mzxid).
+func (c *Cache) instances(nodes []cache.Node) []Instance {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Instance, 0, len(nodes))
+	seen := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		name := n.Name()
+		seen[name] = true
+		p, ok := c.parsed[name]
+		if !ok || p.mzxid != n.Stat.Mzxid || p.czxid != n.Stat.Czxid {
+			in, err := ParseInstance(n.Data)
+			p = parsedNode{mzxid: n.Stat.Mzxid, czxid: n.Stat.Czxid, in: in, ok: err == nil}
+			c.parsed[name] = p
+		}
+		if p.ok {
+			out = append(out, p.in)
+		}
+	}
+	for name := range c.parsed {
+		if !seen[name] {
+			delete(c.parsed, name)
+		}
+	}
+	return out
+}

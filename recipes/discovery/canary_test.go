@@ -1,0 +1,38 @@
+package discovery_test
+
+import (
+	"testing"
+
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
+)
+
+// canaryBound is the most seeds a canary may survive: each known bug must
+// be caught by the simulation within this many seeds, in each of
+// canaryHunts disjoint seed ranges.
+const (
+	canaryBound = 300
+	canaryHunts = 3
+)
+
+// The weaker variants of what discovery builds on, switched back on, are
+// each caught by the discovery scenario: a cache that does not read the
+// service again after a reconnect on a new session
+// (cache/no-resync-after-expiry) or after a read lost with the connection
+// (cache/no-rearm-after-loss), and a registration that is not made again
+// on a new session (group/member-no-reregister). sim.Catch logs the seeds
+// each hunt needed for the first catch.
+func TestCanaries(t *testing.T) {
+	for _, name := range []canary.Name{
+		"cache/no-resync-after-expiry",
+		"cache/no-rearm-after-loss",
+		"group/member-no-reregister",
+	} {
+		t.Run(string(name), func(t *testing.T) {
+			restore := canary.Enable(name)
+			defer restore()
+			_, sc := newDiscoverySim()
+			sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
+		})
+	}
+}

@@ -1,0 +1,148 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Client is the blocking, context-first API over a Discovery: its methods
+// are safe from any goroutine and need someone running the executor
+// (executor.Run). When ctx ends first, a call's flow is canceled and the
+// call returns task.ErrCanceled or task.ErrDeadlineExceeded (matching
+// context.Canceled and context.DeadlineExceeded under errors.Is).
+type Client struct {
+	ex *executor.Executor
+	d  *Discovery
+}
+
+// NewClient returns a Client of the discovery under base whose flows run
+// on ex, with the options of New.
+func NewClient(ex *executor.Executor, base string, opts ...Option) (*Client, error) {
+	if ex == nil {
+		return nil, fmt.Errorf("discovery: nil executor: %w", task.ErrInvalidArgument)
+	}
+	d, err := New(base, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{ex: ex, d: d}, nil
+}
+
+// Discovery is the discovery the Client runs.
+func (c *Client) Discovery() *Discovery { return c.d }
+
+// again runs once until it fails with anything but a session expiry (the
+// flow was bound to a session that ended before it finished), or ctx
+// ends.
+func again[T any](ctx context.Context, once func() (T, error)) (T, error) {
+	for {
+		v, err := once()
+		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+			continue
+		}
+		return v, err
+	}
+}
+
+// Register registers inst (Discovery.Register). If the session expires
+// meanwhile it registers again on the next session. If ctx ends first, a
+// node the flow made is deleted; if the instance was registered just as
+// ctx ended, it is unregistered.
+func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, error) {
+	if c == nil {
+		return nil, errNil("Client")
+	}
+	return again(ctx, func() (*Registration, error) {
+		return blocking.Take(ctx, c.ex, c.d.Register(inst), nil, func(r *Registration) { executor.Submit(c.ex, r.Unregister(), nil) })
+	})
+}
+
+// Unregister ends r and deletes its node (Registration.Unregister). It is
+// started whatever ctx: if ctx has ended, or ends before the delete is
+// done, Unregister returns its error and the delete goes on in the
+// background.
+func (c *Client) Unregister(ctx context.Context, r *Registration) error {
+	if c == nil {
+		return errNil("Client")
+	}
+	if r == nil || r.d == nil {
+		return errNil("Registration")
+	}
+	_, err := blocking.Give(ctx, c.ex, nil, r.Unregister())
+	return err
+}
+
+// Names lists the services under the base path (Discovery.Names).
+func (c *Client) Names(ctx context.Context) ([]string, error) {
+	if c == nil {
+		return nil, errNil("Client")
+	}
+	return again(ctx, func() ([]string, error) { return executor.Await(ctx, c.ex, c.d.Names()) })
+}
+
+// Query reads the instances of service name once (Discovery.Query).
+func (c *Client) Query(ctx context.Context, name string) ([]Instance, error) {
+	if c == nil {
+		return nil, errNil("Client")
+	}
+	return again(ctx, func() ([]Instance, error) { return executor.Await(ctx, c.ex, c.d.Query(name)) })
+}
+
+// StartCache starts a cache of service name's instances (Discovery.NewCache,
+// Cache.Start) and returns once they have all been read. Stop it with
+// ServiceCache.Stop.
+func (c *Client) StartCache(ctx context.Context, name string) (*ServiceCache, error) {
+	if c == nil {
+		return nil, errNil("Client")
+	}
+	return again(ctx, func() (*ServiceCache, error) {
+		cc, err := c.d.NewCache(name)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := blocking.Take(ctx, c.ex, cc.Start(), nil, func(cc *Cache) { executor.Submit(c.ex, cc.Stop(), nil) }); err != nil {
+			return nil, err
+		}
+		return &ServiceCache{ex: c.ex, c: cc}, nil
+	})
+}
+
+// ServiceCache is the blocking face of a running Cache. Safe from any
+// goroutine.
+type ServiceCache struct {
+	ex *executor.Executor
+	c  *Cache
+}
+
+// Cache is the task face of the cache.
+func (s *ServiceCache) Cache() *Cache { return s.c }
+
+// Instances returns the cached instances (Cache.Instances).
+func (s *ServiceCache) Instances() []Instance { return s.c.Instances() }
+
+// Next waits until the cached instances differ from those the previous
+// Next returned and returns them (Cache.Next), or ctx's error.
+func (s *ServiceCache) Next(ctx context.Context) ([]Instance, error) {
+	return executor.Await(ctx, s.ex, s.c.Next())
+}
+
+// Provider returns a provider over the cache's instances, timing the
+// down-instance policy on the executor's clock.
+func (s *ServiceCache) Provider(opts ProviderOptions) (*Provider, error) {
+	return NewProvider(s.c.Instances, s.ex.Clock(), opts)
+}
+
+// Stop stops the cache. It is started whatever ctx; it returns once the
+// cache has stopped, or ctx's error (the stop goes on in the background).
+func (s *ServiceCache) Stop(ctx context.Context) error {
+	_, err := blocking.Give(ctx, s.ex, nil, s.c.Stop())
+	if errors.Is(err, task.ErrClosed) {
+		return nil
+	}
+	return err
+}

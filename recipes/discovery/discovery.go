@@ -1,0 +1,328 @@
+package discovery
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/recipes/group"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
+	"github.com/zkflow/zkflow/task"
+)
+
+// ErrUnregistered is Registration.Err after Unregister.
+var ErrUnregistered = errors.New("discovery: unregistered")
+
+// Discovery is the set of services registered under one base path, laid
+// out as Curator's ServiceDiscovery lays them out:
+// BASE/<service name>/<instance id>, each node the JSON of the instance.
+// A Discovery holds no state: one value may be shared by any number of
+// flows and executors.
+type Discovery struct {
+	base string
+	acl  task.ACLProvider
+}
+
+// Option configures a Discovery (New, NewClient).
+type Option interface{ apply(*Discovery) }
+
+type aclOption task.ACLProvider
+
+func (o aclOption) apply(d *Discovery) { d.acl = task.ACLProvider(o) }
+
+// WithACL makes the discovery create its nodes (instances, and the
+// directories it creates) with the ACL p gives for each path. Without it,
+// or with p nil, they get task.OpenACL.
+func WithACL(p task.ACLProvider) Option { return aclOption(p) }
+
+// New returns the discovery under base. An invalid base fails with an
+// error wrapping task.ErrInvalidPath.
+func New(base string, opts ...Option) (*Discovery, error) {
+	if err := task.ValidatePath(base, false); err != nil {
+		return nil, fmt.Errorf("discovery: base %q: %w", base, err)
+	}
+	if base == "/zookeeper" || strings.HasPrefix(base, "/zookeeper/") {
+		return nil, fmt.Errorf("discovery: base %q: reserved: %w", base, task.ErrInvalidPath)
+	}
+	d := &Discovery{base: base}
+	for _, o := range opts {
+		o.apply(d)
+	}
+	return d, nil
+}
+
+// Base is the discovery's base path.
+func (d *Discovery) Base() string { return d.base }
+
+// ServicePath is the directory of the service's instances.
+func (d *Discovery) ServicePath(name string) string { return task.Join(d.base, name) }
+
+// validName checks a service name or instance id: it becomes the name of
+// a node, so it must be one valid path component.
+func validName(what, s string) error {
+	if err := group.ValidateID(s); err != nil {
+		return fmt.Errorf("discovery: %s %q: %w", what, s, task.ErrInvalidPath)
+	}
+	return nil
+}
+
+// Registration is an instance registered by Register. A dynamic one keeps
+// its ephemeral node registered (on every new session after an expiry,
+// and if someone deletes it) until Unregister; a static or permanent one
+// is a persistent node. Its accessors are safe from any goroutine.
+type Registration struct {
+	d    *Discovery
+	inst Instance
+	m    *group.Member // dynamic instances
+	done chan struct{} // persistent instances: closed by Unregister
+}
+
+// Instance is the instance as registered (its RegistrationTimeUTC set).
+func (r *Registration) Instance() Instance { return r.inst }
+
+// Path is the instance's node.
+func (r *Registration) Path() string {
+	return task.Join(r.d.ServicePath(r.inst.Name), r.inst.ID)
+}
+
+// Registered reports whether the node is known to exist: for a dynamic
+// instance, on the current session (false from an expiry until it is
+// registered again on the new session); a persistent one is registered
+// until Unregister.
+func (r *Registration) Registered() bool {
+	if r.m != nil {
+		return r.m.Registered()
+	}
+	select {
+	case <-r.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Done is closed when the registration ends: Unregister, or, for a
+// dynamic instance, the executor closed or an error no retry settles
+// (Err says which).
+func (r *Registration) Done() <-chan struct{} {
+	if r.m != nil {
+		return r.m.Done()
+	}
+	return r.done
+}
+
+// Err is nil while the registration lasts, then why it ended
+// (ErrUnregistered after Unregister).
+func (r *Registration) Err() error {
+	if r.m != nil {
+		err := r.m.Err()
+		if errors.Is(err, group.ErrLeft) {
+			return ErrUnregistered
+		}
+		return err
+	}
+	select {
+	case <-r.done:
+		return ErrUnregistered
+	default:
+		return nil
+	}
+}
+
+// Register returns a task that registers inst: the node
+// BASE/<inst.Name>/<inst.ID> holding inst's JSON, ephemeral for a Dynamic
+// instance (the default when ServiceType is empty) and kept registered
+// until Unregister, persistent for Static and Permanent ones (an existing
+// node's data is replaced). RegistrationTimeUTC is set from the
+// executor's clock when 0. An invalid name or id fails with an error
+// wrapping task.ErrInvalidPath; a DynamicSequential instance, or a
+// payload that is not JSON, with one wrapping task.ErrInvalidArgument.
+func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
+	if d == nil {
+		return task.Fail[*Registration](errNil("Discovery"))
+	}
+	if err := validName("service name", inst.Name); err != nil {
+		return task.Fail[*Registration](err)
+	}
+	if err := validName("instance id", inst.ID); err != nil {
+		return task.Fail[*Registration](err)
+	}
+	if inst.ServiceType == "" {
+		inst.ServiceType = Dynamic
+	}
+	switch inst.ServiceType {
+	case Dynamic, Static, Permanent:
+	default:
+		return task.Fail[*Registration](fmt.Errorf("discovery: register %s/%s: service type %q: %w", inst.Name, inst.ID, inst.ServiceType, task.ErrInvalidArgument))
+	}
+	if _, err := inst.MarshalJSON(); err != nil {
+		return task.Fail[*Registration](fmt.Errorf("discovery: register %s/%s: %w: %w", inst.Name, inst.ID, task.ErrInvalidArgument, err))
+	}
+	return func(s *task.Scope, k task.Cont[*Registration]) {
+		if inst.RegistrationTimeUTC == 0 {
+			inst.RegistrationTimeUTC = s.Now().UnixMilli()
+		}
+		data, _ := json.Marshal(inst)
+		r := &Registration{d: d, inst: inst}
+		if inst.ServiceType != Dynamic {
+			r.done = make(chan struct{})
+			task.Run(s, putPersistent(r.Path(), data, d.acl), func(_ task.Unit, err error) {
+				if err != nil {
+					k(nil, err)
+					return
+				}
+				k(r, nil)
+			})
+			return
+		}
+		g, err := group.New(d.ServicePath(inst.Name), group.WithACL(d.acl))
+		if err != nil {
+			k(nil, err)
+			return
+		}
+		task.Run(s, g.Join(inst.ID, data), func(m *group.Member, err error) {
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			r.m = m
+			k(r, nil)
+		})
+	}
+}
+
+// putPersistent creates path (persistent, with data), or replaces the
+// data of the node there, retrying past connection loss.
+func putPersistent(path string, data []byte, acl task.ACLProvider) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		var create func()
+		create = func() {
+			task.Run(s, c.Retry(zkops.Create(path, data, task.Persistent, acl), zkops.Retry), func(_ string, err error) {
+				switch {
+				case err == nil:
+					k(task.Unit{}, nil)
+				case errors.Is(err, task.ErrNoNode):
+					task.Run(s, zkops.EnsurePath(task.Parent(path), acl), func(_ task.Unit, err error) {
+						if err != nil {
+							k(task.Unit{}, err)
+							return
+						}
+						create()
+					})
+				case errors.Is(err, task.ErrNodeExists):
+					task.Run(s, c.Retry(task.Set(path, data, task.AnyVersion), zkops.Retry), func(_ task.Stat, err error) {
+						if errors.Is(err, task.ErrNoNode) {
+							create()
+							return
+						}
+						k(task.Unit{}, err)
+					})
+				default:
+					k(task.Unit{}, err)
+				}
+			})
+		}
+		create()
+	}
+}
+
+// Unregister returns a task that ends the registration and deletes the
+// instance's node: a dynamic instance's only if it belongs to the flow's
+// session (as group.Member.Leave does), a persistent one's at any
+// version. A node already gone is success; Unregister is idempotent.
+func (r *Registration) Unregister() task.Task[task.Unit] {
+	if r == nil || r.d == nil {
+		return task.Fail[task.Unit](errNil("Registration"))
+	}
+	if r.m != nil {
+		return r.m.Leave()
+	}
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		select {
+		case <-r.done:
+		default:
+			close(r.done)
+		}
+		task.Run(s, zkops.Delete(r.Path()), k)
+	}
+}
+
+// Names returns a task that lists the services registered under the base
+// path, sorted. A missing base path has none.
+func (d *Discovery) Names() task.Task[[]string] {
+	if d == nil {
+		return task.Fail[[]string](errNil("Discovery"))
+	}
+	return func(s *task.Scope, k task.Cont[[]string]) {
+		task.Run(s, c.Retry(task.Children(d.base), zkops.Retry), func(cl task.ChildList, err error) {
+			if errors.Is(err, task.ErrNoNode) {
+				k(nil, nil)
+				return
+			}
+			names := slices.Clone(cl.Names)
+			slices.Sort(names)
+			k(names, err)
+		})
+	}
+}
+
+// Query returns a task that reads the instances of service name once: it
+// lists the service's directory, then reads each instance, sorted by id.
+// A missing directory has no instances; an instance deleted between the
+// listing and its read is left out, and so is a node whose data is not
+// an instance (ParseInstance fails), where Curator's queryForInstances
+// would fail the whole query. An invalid name fails with an error
+// wrapping task.ErrInvalidPath.
+func (d *Discovery) Query(name string) task.Task[[]Instance] {
+	if d == nil {
+		return task.Fail[[]Instance](errNil("Discovery"))
+	}
+	if err := validName("service name", name); err != nil {
+		return task.Fail[[]Instance](err)
+	}
+	dir := d.ServicePath(name)
+	return func(s *task.Scope, k task.Cont[[]Instance]) {
+		task.Run(s, c.Retry(task.Children(dir), zkops.Retry), func(cl task.ChildList, err error) {
+			if errors.Is(err, task.ErrNoNode) {
+				k(nil, nil)
+				return
+			}
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			ids := slices.Clone(cl.Names)
+			slices.Sort(ids)
+			var out []Instance
+			var next func(i int)
+			next = func(i int) {
+				if i == len(ids) {
+					k(out, nil)
+					return
+				}
+				task.Run(s, c.Retry(task.Get(task.Join(dir, ids[i])), zkops.Retry), func(dt task.Data, err error) {
+					switch {
+					case errors.Is(err, task.ErrNoNode):
+					case err != nil:
+						k(nil, err)
+						return
+					default:
+						if in, err := ParseInstance(dt.Data); err == nil {
+							out = append(out, in)
+						}
+					}
+					next(i + 1)
+				})
+			}
+			next(0)
+		})
+	}
+}
+
+// errNil is the error of a method called on a nil value.
+func errNil(what string) error {
+	return fmt.Errorf("discovery: nil %s: %w", what, task.ErrInvalidArgument)
+}

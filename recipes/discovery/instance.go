@@ -1,0 +1,217 @@
+package discovery
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// ServiceType is how an instance is registered, as Curator's ServiceType
+// names it.
+type ServiceType string
+
+// The service types of Curator's ServiceType.
+const (
+	// Dynamic: an ephemeral node, kept registered across session expiries.
+	Dynamic ServiceType = "DYNAMIC"
+	// Static: a persistent node.
+	Static ServiceType = "STATIC"
+	// Permanent: a persistent node.
+	Permanent ServiceType = "PERMANENT"
+	// DynamicSequential: an ephemeral sequential node (Curator appends a
+	// sequence number to the id in the node's name). Read, never
+	// registered, by this package.
+	DynamicSequential ServiceType = "DYNAMIC_SEQUENTIAL"
+)
+
+// ErrInvalidInstance is wrapped by the error of ParseInstance for data
+// that is not the JSON of a ServiceInstance.
+var ErrInvalidInstance = errors.New("discovery: invalid instance")
+
+// Instance is one instance of a service: the JSON of Curator's
+// ServiceInstance, field for field. Port and SSLPort 0 are written as null
+// (Curator's Integer null) and null is read as 0. Payload is the payload's
+// JSON as written (nil is null); PayloadClass, if set, is written as the
+// payload object's "@class" member, the Java class Curator's
+// JsonInstanceSerializer decodes it to, and read back from it.
+type Instance struct {
+	Name                string
+	ID                  string
+	Address             string
+	Port                int
+	SSLPort             int
+	Payload             json.RawMessage
+	PayloadClass        string
+	RegistrationTimeUTC int64 // milliseconds since the epoch; Register sets it when 0
+	ServiceType         ServiceType
+	URISpec             *URISpec
+	Disabled            bool // written as "enabled": false; a provider skips it
+}
+
+// URISpec is Curator's UriSpec: parts, each a constant or a variable to
+// fill in (such as {scheme}, {address}, {port}).
+type URISpec struct {
+	Parts []URIPart `json:"parts"`
+}
+
+// URIPart is one part of a URISpec.
+type URIPart struct {
+	Value    string `json:"value"`
+	Variable bool   `json:"variable"`
+}
+
+// wire is the JSON layout, in the order Curator's Jackson writes it.
+type wire struct {
+	Name                string          `json:"name"`
+	ID                  string          `json:"id"`
+	Address             *string         `json:"address"`
+	Port                *int            `json:"port"`
+	SSLPort             *int            `json:"sslPort"`
+	Payload             json.RawMessage `json:"payload"`
+	RegistrationTimeUTC int64           `json:"registrationTimeUTC"`
+	ServiceType         ServiceType     `json:"serviceType"`
+	URISpec             *URISpec        `json:"uriSpec"`
+	Enabled             *bool           `json:"enabled"`
+}
+
+func intOrNull(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+// MarshalJSON writes the instance as Curator's JsonInstanceSerializer
+// does, with "enabled" (which Curator 5 reads whatever its serializer's
+// mode). A payload that is not valid JSON, or a PayloadClass with a
+// payload that is not an object, is an error wrapping ErrInvalidInstance.
+func (in Instance) MarshalJSON() ([]byte, error) {
+	w := wire{Name: in.Name, ID: in.ID, Port: intOrNull(in.Port), SSLPort: intOrNull(in.SSLPort),
+		RegistrationTimeUTC: in.RegistrationTimeUTC, ServiceType: in.ServiceType, URISpec: in.URISpec}
+	if in.Address != "" {
+		w.Address = &in.Address
+	}
+	enabled := !in.Disabled
+	w.Enabled = &enabled
+	if w.ServiceType == "" {
+		w.ServiceType = Dynamic
+	}
+	p, err := payloadOut(in.Payload, in.PayloadClass)
+	if err != nil {
+		return nil, err
+	}
+	w.Payload = p
+	return json.Marshal(w)
+}
+
+// payloadOut is the payload as written: null for none, the "@class"
+// member first when a class is named.
+func payloadOut(p json.RawMessage, class string) (json.RawMessage, error) {
+	p = bytes.TrimSpace(p)
+	if len(p) == 0 {
+		if class != "" {
+			return nil, fmt.Errorf("%w: payload class %q without a payload", ErrInvalidInstance, class)
+		}
+		return json.RawMessage("null"), nil
+	}
+	if !json.Valid(p) {
+		return nil, fmt.Errorf("%w: payload is not JSON", ErrInvalidInstance)
+	}
+	if class == "" {
+		return p, nil
+	}
+	if p[0] != '{' {
+		return nil, fmt.Errorf("%w: payload class %q needs an object payload", ErrInvalidInstance, class)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(p, &m); err != nil {
+		return nil, fmt.Errorf("%w: payload: %v", ErrInvalidInstance, err)
+	}
+	if _, ok := m["@class"]; ok {
+		return nil, fmt.Errorf("%w: payload has an @class member and PayloadClass is set", ErrInvalidInstance)
+	}
+	cls, _ := json.Marshal(class)
+	rest := bytes.TrimSpace(p[1:])
+	out := append([]byte(`{"@class":`), cls...)
+	if rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...), nil
+}
+
+// UnmarshalJSON reads the JSON of a Curator ServiceInstance. A missing
+// "enabled" is true (Curator's default: Disabled false); unknown members are ignored (as
+// Curator's serializer does). The payload's "@class" member, if any, is
+// copied to PayloadClass and left in Payload.
+func (in *Instance) UnmarshalJSON(b []byte) error {
+	var w wire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidInstance, err)
+	}
+	*in = Instance{Name: w.Name, ID: w.ID, RegistrationTimeUTC: w.RegistrationTimeUTC,
+		ServiceType: w.ServiceType, URISpec: w.URISpec, Disabled: w.Enabled != nil && !*w.Enabled}
+	if w.Address != nil {
+		in.Address = *w.Address
+	}
+	if w.Port != nil {
+		in.Port = *w.Port
+	}
+	if w.SSLPort != nil {
+		in.SSLPort = *w.SSLPort
+	}
+	if p := bytes.TrimSpace(w.Payload); len(p) > 0 && !bytes.Equal(p, []byte("null")) {
+		in.Payload = slices.Clone(p)
+		if p[0] == '{' {
+			var c struct {
+				Class string `json:"@class"`
+			}
+			if json.Unmarshal(p, &c) == nil {
+				in.PayloadClass = c.Class
+			}
+		}
+	}
+	return nil
+}
+
+// ParseInstance reads a node's data as a ServiceInstance. It is what
+// Query and Cache apply to each node; data that is not such JSON (no
+// object, or no id) fails with an error wrapping ErrInvalidInstance.
+func ParseInstance(data []byte) (Instance, error) {
+	var in Instance
+	if err := json.Unmarshal(data, &in); err != nil {
+		if !errors.Is(err, ErrInvalidInstance) {
+			err = fmt.Errorf("%w: %v", ErrInvalidInstance, err)
+		}
+		return Instance{}, err
+	}
+	if in.ID == "" {
+		return Instance{}, fmt.Errorf("%w: no id", ErrInvalidInstance)
+	}
+	return in, nil
+}
+
+// Payload decodes the instance's payload into a T (a "@class" member is
+// ignored unless T has a field for it). A missing payload is T's zero
+// value.
+func Payload[T any](in Instance) (T, error) {
+	var v T
+	if len(in.Payload) == 0 {
+		return v, nil
+	}
+	if err := json.Unmarshal(in.Payload, &v); err != nil {
+		return v, fmt.Errorf("discovery: payload of %s/%s: %w", in.Name, in.ID, err)
+	}
+	return v, nil
+}
+
+// WithPayload returns in with v, encoded as JSON, as its payload.
+func WithPayload[T any](in Instance, v T) (Instance, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return in, fmt.Errorf("discovery: payload of %s/%s: %w", in.Name, in.ID, err)
+	}
+	in.Payload = b
+	return in, nil
+}

@@ -1,0 +1,149 @@
+package discovery
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// ErrNoInstance is Provider.Get's error when no instance is up.
+var ErrNoInstance = errors.New("discovery: no instance")
+
+// Strategy picks an instance among those up (Curator's ProviderStrategy).
+type Strategy int
+
+// The strategies of Curator's discovery.
+const (
+	// RoundRobin takes the instances in turn (sorted by id).
+	RoundRobin Strategy = iota
+	// Random takes one at random.
+	Random
+	// Sticky keeps returning the instance it chose until that one is no
+	// longer up, then chooses again round-robin.
+	Sticky
+)
+
+// ProviderOptions configure a Provider. The zero value is Curator's
+// default: round-robin, and an instance reported failing twice is down
+// for 30 seconds.
+type ProviderOptions struct {
+	Strategy Strategy
+	// DownThreshold is how many NoteError reports make an instance down
+	// (Curator's DownInstancePolicy errorThreshold; 0 means 2).
+	DownThreshold int
+	// DownTimeout is how long an instance stays down, counted from its
+	// first report (Curator's DownInstancePolicy timeout; 0 means 30s).
+	DownTimeout time.Duration
+	// Rand draws the Random strategy's choice in [0, n) (nil: math/rand/v2).
+	Rand func(n int) int
+}
+
+// Provider hands out instances of a service from a source (a Cache's
+// Instances, or the result of a Query), skipping disabled instances and
+// those reported down. Safe from any goroutine.
+type Provider struct {
+	src   func() []Instance
+	clock task.Clock
+	opts  ProviderOptions
+
+	mu     sync.Mutex
+	next   int
+	sticky string
+	down   map[string]*downStatus // by instance id
+}
+
+type downStatus struct {
+	since  time.Time
+	errors int
+}
+
+// NewProvider returns a provider over src, which it calls on every Get
+// (Cache.Instances fits); clock times the down-instance policy (an
+// executor's Clock). A nil src or clock, or a negative threshold or
+// timeout, fails with an error wrapping task.ErrInvalidArgument.
+func NewProvider(src func() []Instance, clock task.Clock, opts ProviderOptions) (*Provider, error) {
+	if src == nil || clock == nil {
+		return nil, fmt.Errorf("discovery: provider needs a source and a clock: %w", task.ErrInvalidArgument)
+	}
+	if opts.DownThreshold < 0 || opts.DownTimeout < 0 || opts.Strategy < RoundRobin || opts.Strategy > Sticky {
+		return nil, fmt.Errorf("discovery: provider options %+v: %w", opts, task.ErrInvalidArgument)
+	}
+	if opts.DownThreshold == 0 {
+		opts.DownThreshold = 2
+	}
+	if opts.DownTimeout == 0 {
+		opts.DownTimeout = 30 * time.Second
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.IntN
+	}
+	return &Provider{src: src, clock: clock, opts: opts, down: map[string]*downStatus{}}, nil
+}
+
+// Get returns an instance by the provider's strategy among the enabled
+// instances not down, or ErrNoInstance if there is none.
+func (p *Provider) Get() (Instance, error) {
+	all := p.src()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.purge()
+	up := make([]Instance, 0, len(all))
+	for _, in := range all {
+		if st := p.down[in.ID]; !in.Disabled && (st == nil || st.errors < p.opts.DownThreshold) {
+			up = append(up, in)
+		}
+	}
+	if len(up) == 0 {
+		return Instance{}, ErrNoInstance
+	}
+	switch p.opts.Strategy {
+	case Random:
+		return up[p.opts.Rand(len(up))], nil
+	case Sticky:
+		for _, in := range up {
+			if in.ID == p.sticky {
+				return in, nil
+			}
+		}
+		in := p.roundRobin(up)
+		p.sticky = in.ID
+		return in, nil
+	default:
+		return p.roundRobin(up), nil
+	}
+}
+
+func (p *Provider) roundRobin(up []Instance) Instance {
+	in := up[p.next%len(up)]
+	p.next = (p.next + 1) % len(up)
+	return in
+}
+
+// NoteError reports that in failed: once reported DownThreshold times
+// within DownTimeout of the first report, Get skips it until DownTimeout
+// has passed since that first report.
+func (p *Provider) NoteError(in Instance) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.purge()
+	st := p.down[in.ID]
+	if st == nil {
+		st = &downStatus{since: p.clock.Now()}
+		p.down[in.ID] = st
+	}
+	st.errors++
+}
+
+// purge forgets the reports older than the timeout. Under p.mu.
+func (p *Provider) purge() {
+	now := p.clock.Now()
+	for id, st := range p.down {
+		if now.Sub(st.since) >= p.opts.DownTimeout {
+			delete(p.down, id)
+		}
+	}
+}

@@ -1,0 +1,312 @@
+package discovery_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/discovery"
+	"github.com/zkflow/zkflow/task"
+)
+
+// simSeeds is the number of seeds the simulation runs (fewer with -short;
+// -sim.seeds and -sim.seed override it).
+func simSeeds() int {
+	if testing.Short() {
+		return 30
+	}
+	return 150
+}
+
+const (
+	simBase    = "/svc"
+	simService = "web"
+	simDir     = simBase + "/" + simService
+)
+
+// discoverySim is the discovery scenario: 4 clients, each registering
+// the instance "i<k>" of one service and following the service with a
+// Cache, under the faults the seed draws (every class but wipe: crash
+// and restart with the same identity, operator deletes and re-creations of
+// instance nodes, pauses, expiries, connection drops with requests
+// applied or not, partitions, delays, server restarts, clock jumps), with
+// create replies lost on top. Client 0's instance stays registered
+// (through expiries: it registers again on each new session); the others
+// register and unregister in a loop. Judged by:
+//
+//   - every answer of every cache's Next lists instances of the service,
+//     sorted, each with the id of its node;
+//   - once the faults stop and every client is registered for good, every
+//     instance node is owned by its client's current session (no instance
+//     of a session that ended is left), and every cache lists exactly the
+//     server's instances, with their data;
+//   - then every client unregisters, and every cache converges to none,
+//     with no instance node left on the server;
+//   - no cache ends with an error.
+type discoverySim struct {
+	clients int
+	lost    sim.LostReplies
+	cnt     sim.Counts
+	// summed over seeds
+	answers, reregistered int
+
+	d      *discovery.Discovery
+	caches []*discovery.Cache
+	regs   []*discovery.Registration
+	final  int    // clients registered for good
+	joined []bool // client i counted in final
+	epoch0 uint64 // the session epoch client 0 registered on
+}
+
+func newDiscoverySim() (*discoverySim, sim.Scenario) {
+	s := &discoverySim{clients: 4}
+	s.lost = sim.LostReplies{Rate: 0.1, Counts: &s.cnt}
+	return s, sim.Scenario{
+		Name:     "discovery",
+		Clients:  s.clients,
+		Faults:   sim.Faults{Allow: sim.AllFaults},
+		Duration: 15 * time.Second,
+		Wrap:     s.lost.Wrap,
+		Setup: func(r *sim.Trial) error {
+			s.lost.World, s.lost.Rand = r.World, r.Rand
+			d, err := discovery.New(simBase)
+			s.d = d
+			s.caches = make([]*discovery.Cache, s.clients)
+			s.regs = make([]*discovery.Registration, s.clients)
+			s.final, s.joined = 0, make([]bool, s.clients)
+			return err
+		},
+		Restart: func(r *sim.Trial, i int) {
+			// The dead process's registration, cache and loop went with it.
+			if s.joined[i] {
+				s.final--
+				s.joined[i] = false
+			}
+			s.regs[i], s.caches[i] = nil, nil
+			s.follow(r, i)
+			s.churn(r, i)
+		},
+		Operator: []string{simDir + "/"},
+		Workload: func(r *sim.Trial) {
+			for i := range s.clients {
+				s.follow(r, i)
+				s.churn(r, i)
+			}
+		},
+		Live: func(r *sim.Trial) bool {
+			for i := 1; i < s.clients; i++ {
+				if !r.ProgressedSinceFaults(i) {
+					return false
+				}
+			}
+			return true
+		},
+		Quiesce: s.quiesce,
+		Invariants: []sim.Invariant{
+			sim.InvariantFunc(s.unregisterAll),
+			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed),
+		},
+	}
+}
+
+func instanceOf(i int) discovery.Instance {
+	return discovery.Instance{Name: simService, ID: fmt.Sprintf("i%d", i), Address: fmt.Sprintf("10.0.0.%d", i), Port: 8000 + i}
+}
+
+// follow starts client i's cache, then reads it with Next until it ends,
+// checking each answer.
+func (s *discoverySim) follow(r *sim.Trial, i int) {
+	ex := r.Execs[i]
+	c, err := s.d.NewCache(simService)
+	if err != nil {
+		r.Errorf("client %d: NewCache: %v", i, err)
+		return
+	}
+	var read func()
+	read = func() {
+		executor.Submit(ex, c.Next(), func(ins []discovery.Instance, err error) {
+			if err != nil || r.Closing() {
+				return // stopped, or the process ended; quiesce judges the cache
+			}
+			s.answers++
+			if !slices.IsSortedFunc(ins, func(a, b discovery.Instance) int { return compare(a.ID, b.ID) }) {
+				r.Errorf("client %d: cache answered unsorted %v", i, ids(ins))
+			}
+			for _, in := range ins {
+				if in.Name != simService || len(in.ID) != 2 || in.ID[0] != 'i' {
+					r.Errorf("client %d: cache answered %+v", i, in)
+				}
+			}
+			read()
+		})
+	}
+	executor.Submit(ex, c.Start(), func(_ *discovery.Cache, err error) {
+		switch {
+		case r.Closing():
+		case err == nil:
+			s.caches[i] = c
+			read()
+		default: // session expired before the first snapshot: start again
+			s.cnt.Expiries++
+			s.follow(r, i)
+		}
+	})
+}
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// churn is client i's loop: register, stay a while, unregister, pause;
+// once the run is stopping, register for good.
+func (s *discoverySim) churn(r *sim.Trial, i int) {
+	ex := r.Execs[i]
+	register := func(k func(*discovery.Registration)) {
+		sim.Across(r, ex, s.d.Register(instanceOf(i)), &s.cnt, func(reg *discovery.Registration, err error) {
+			if err != nil {
+				r.Errorf("client %d: register: %v", i, err)
+				return
+			}
+			s.regs[i] = reg
+			k(reg)
+		})
+	}
+	if r.Stopping() || i == 0 {
+		register(func(*discovery.Registration) {
+			s.final++
+			s.joined[i] = true
+			if i == 0 {
+				s.epoch0 = r.Execs[0].SessionScope().Session().Epoch
+			}
+		})
+		return
+	}
+	sim.After(r, ex, draw(r, 3*time.Second), func() {
+		register(func(reg *discovery.Registration) {
+			sim.After(r, ex, draw(r, 4*time.Second), func() {
+				sim.Across(r, ex, reg.Unregister(), &s.cnt, func(_ task.Unit, err error) {
+					if err != nil {
+						r.Errorf("client %d: unregister: %v", i, err)
+						return
+					}
+					s.regs[i] = nil
+					r.Progress(i)
+					s.churn(r, i)
+				})
+			})
+		})
+	})
+}
+
+func draw(r *sim.Trial, max time.Duration) time.Duration {
+	return time.Duration(r.Rand.Int64N(int64(max)))
+}
+
+// quiesce is the end of the run: every client registered for good on its
+// current session, and every cache agreeing with the server.
+func (s *discoverySim) quiesce(r *sim.Trial) bool {
+	for i, c := range s.caches {
+		if c != nil && c.Err() != nil {
+			r.Errorf("client %d: cache ended: %v", i, c.Err())
+			return false
+		}
+	}
+	if s.final < s.clients {
+		return false
+	}
+	for i, reg := range s.regs {
+		st, ok := r.NodeStat(reg.Path())
+		if !ok || st.EphemeralOwner != r.Conns[i].SessionID() || !reg.Registered() {
+			return false
+		}
+	}
+	// Every instance node is a registration of a live session, so a cache
+	// equal to the server lists no instance of a session that ended.
+	if len(r.Children(simDir)) != s.clients || !s.converged(r) {
+		return false
+	}
+	s.reregistered += int(r.Execs[0].SessionScope().Session().Epoch - s.epoch0)
+	return true
+}
+
+// converged reports whether every cache lists exactly the server's
+// instances, with the data each node holds.
+func (s *discoverySim) converged(r *sim.Trial) bool {
+	for _, c := range s.caches {
+		if c == nil {
+			return false
+		}
+		got := c.Instances()
+		names := r.Children(simDir)
+		slices.Sort(names)
+		if !slices.Equal(ids(got), names) {
+			return false
+		}
+		for _, in := range got {
+			data, _, ok := r.NodeData(simDir + "/" + in.ID)
+			want, err := discovery.ParseInstance(data)
+			if !ok || err != nil || want.Address != in.Address || want.RegistrationTimeUTC != in.RegistrationTimeUTC {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// unregisterAll is the last check: every client unregisters, and every
+// cache converges to none, with no instance node left.
+func (s *discoverySim) unregisterAll(r *sim.Trial) error {
+	left := 0
+	for i, reg := range s.regs {
+		sim.Across(r, r.Execs[i], reg.Unregister(), &s.cnt, func(_ task.Unit, err error) {
+			if err != nil {
+				r.Errorf("client %d: final unregister: %v", i, err)
+			}
+			left++
+		})
+	}
+	if !r.Settle(func() bool { return r.Failed() || left == s.clients && s.converged(r) }) || r.Failed() {
+		views := make([][]string, len(s.caches))
+		for i, c := range s.caches {
+			views[i] = ids(c.Instances())
+		}
+		return fmt.Errorf("after every instance unregistered: %d of %d done, server has %v, caches have %v",
+			left, s.clients, r.Children(simDir), views)
+	}
+	if n := len(r.Children(simDir)); n != 0 {
+		return fmt.Errorf("instance nodes left: %v", r.Children(simDir))
+	}
+	return nil
+}
+
+func TestDiscoverySimulation(t *testing.T) {
+	s, sc := newDiscoverySim()
+	st := sim.Check(t, sc, simSeeds())
+	t.Logf("%d cache answers, %d connection-loss responses, %d caches started again after expiry, %d registrations of the staying instance on a new session",
+		s.answers, s.cnt.Losses, s.cnt.Expiries, s.reregistered)
+	if st.Failures() == 0 && (s.answers == 0 || s.cnt.Losses == 0 || s.reregistered == 0) {
+		t.Fatal("no cache answered, or the faults never bit: the test checks nothing")
+	}
+}
+
+// The same seed replays the same history, so a failing seed printed by
+// sim.Check replays.
+func TestSimDeterminism(t *testing.T) {
+	_, sc := newDiscoverySim()
+	sim.Determinism(t, sc, sim.Sample(10, 500))
+}
+
+// The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+func TestSimExplore(t *testing.T) {
+	_, sc := newDiscoverySim()
+	sim.Explore(t, sc)
+}

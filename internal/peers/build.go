@@ -184,7 +184,7 @@ func BuildCurator(cacheDir string) (*Program, error) {
 	return &Program{Kind: Curator,
 		Argv: []string{"java", "-Xss512k", "-XX:+UseParallelGC", "-cp", out + ":" + classpath, "CuratorPeer"},
 		Scenarios: []string{"lock", "cas", "interop", "latchinterop", "rwinterop", "seminterop",
-			"rwlock", "semaphore", "trylock", "queue", "election"}}, nil
+			"rwlock", "semaphore", "trylock", "queue", "election", "discovery"}}, nil
 }
 
 // Main returns the command line that runs main class class of the Curator

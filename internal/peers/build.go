@@ -149,7 +149,10 @@ func Build(k Kind, cacheDir string) (*Program, error) {
 // seminterop (SemInterop.java) each client takes a lease of an
 // InterProcessSemaphoreV2 of --leases leases instead, and while holding it
 // makes a sequential marker under the directory --marker and counts the
-// markers: more than --leases is reported the same way.
+// markers: more than --leases is reported the same way. Its discovery
+// scenario (DiscoveryPeer.java) times ServiceProvider.getInstance() over a
+// ServiceCache; its main class DiscoveryInterop (Program.Main) is an
+// interactive ServiceDiscovery for recipes/discovery's interop test.
 func BuildCurator(cacheDir string) (*Program, error) {
 	if err := Available(Curator); err != nil {
 		return nil, err

@@ -60,10 +60,12 @@ func (c *Cache) Start() task.Task[*Cache] {
 	return task.Map(c.cc.Start(), func(*cache.ChildrenCache) *Cache { return c })
 }
 
-// Next returns a task that waits until the cached instances differ from
-// those the previous Next returned (the first Next: from none) and
-// yields the instances now, sorted by node name. Changes coalesce, as for
-// cache.ChildrenCache.Next.
+// Next returns a task that waits until the service's nodes differ from
+// those at the previous Next (the first Next: from none) and yields the
+// instances now, sorted by node name, at a consistent snapshot. Changes
+// coalesce, as for cache.ChildrenCache.Next; an answer may list the same
+// instances as the one before when only a node that is not an instance
+// changed.
 func (c *Cache) Next() task.Task[[]Instance] {
 	if c == nil || c.cc == nil {
 		return task.Fail[[]Instance](errNil("Cache"))

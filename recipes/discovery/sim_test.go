@@ -18,7 +18,7 @@ func simSeeds() int {
 	if testing.Short() {
 		return 30
 	}
-	return 150
+	return 100 // make sim explores thousands (TestSimExplore)
 }
 
 const (

@@ -29,10 +29,11 @@ const (
 
 // discoverySim is the discovery scenario: 4 clients, each registering
 // the instance "i<k>" of one service and following the service with a
-// Cache, under the faults the seed draws (every class but wipe: crash
-// and restart with the same identity, operator deletes and re-creations of
-// instance nodes, pauses, expiries, connection drops with requests
-// applied or not, partitions, delays, server restarts, clock jumps), with
+// Cache, under the faults the seed draws (every class but wipe, and but
+// the counter classes, which need sequential nodes: crash and restart
+// with the same identity, operator deletes and re-creations of instance
+// nodes, pauses, expiries, connection drops with requests applied or not,
+// partitions, delays, server restarts, clock jumps), with
 // create replies lost on top. Client 0's instance stays registered
 // (through expiries: it registers again on each new session); the others
 // register and unregister in a loop. Judged by:

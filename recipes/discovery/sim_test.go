@@ -300,14 +300,19 @@ func TestDiscoverySimulation(t *testing.T) {
 }
 
 // The same seed replays the same history, so a failing seed printed by
-// sim.Check replays.
+// sim.Check replays; both scenarios, this one and the blocking face's
+// (blocking_sim_test.go).
 func TestSimDeterminism(t *testing.T) {
 	_, sc := newDiscoverySim()
 	sim.Determinism(t, sc, sim.Sample(10, 500))
+	_, bs := newBlockingSim()
+	sim.Determinism(t, bs, sim.Sample(10, 500))
 }
 
-// The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+// The large run of make sim: SIM_SEEDS seeds of each scenario (skipped
+// when unset).
 func TestSimExplore(t *testing.T) {
 	_, sc := newDiscoverySim()
-	sim.Explore(t, sc)
+	_, bs := newBlockingSim()
+	sim.Explore(t, sc, bs)
 }

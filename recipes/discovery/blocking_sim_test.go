@@ -39,7 +39,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Name:     "discovery/blocking",
 		Clients:  s.clients,
 		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
-		Duration: 10 * time.Second,
+		Duration: 5 * time.Second,
 		Workload: func(r *sim.Trial) {
 			for i := range s.clients {
 				s.startClient(r, i)

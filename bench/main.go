@@ -71,7 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	fs.StringVar(&c.ZK, "zk", "", "an existing ZooKeeper server, host:port; empty starts a standalone server from Debian's jars")
 	fs.BoolVar(&c.ServerDefaults, "server-defaults", false, "start the server with ZooKeeper's default settings (forceSync=yes, data on disk) instead of tmpfs and forceSync=no")
-	fs.StringVar(&c.Scenarios, "scenarios", "all", "comma-separated scenarios to run: lock, cas, blocks, pipeline, masterworker, config, sim, or all of those; rwlock, semaphore, trylock, queue, election, or recipes for those five")
+	fs.StringVar(&c.Scenarios, "scenarios", "all", "comma-separated scenarios to run: lock, cas, blocks, pipeline, masterworker, config, sim, or all of those; rwlock, semaphore, trylock, queue, election, discovery, or recipes for those six")
 	fs.StringVar(&c.Peers, "peers", "curator,kazoo,gozk", "comma-separated peers to run alongside (empty: none)")
 	fs.IntVar(&c.Pairs, "pairs", 3, "pairs: how many times each run of ours and of each peer alternates")
 	fs.DurationVar(&c.Warmup, "warmup", time.Second, "warm-up before measuring, in each run")

@@ -132,10 +132,10 @@ func TestRecipesGroup(t *testing.T) {
 		return strings.Join(out, ",") + " " + group(scens)
 	}
 	for list, want := range map[string]string{
-		"recipes":       "rwlock,semaphore,trylock,queue,election recipes",
+		"recipes":       "rwlock,semaphore,trylock,queue,election,discovery recipes",
 		"trylock,queue": "trylock,queue recipes",
 		"lock,trylock":  "lock,trylock ",
-		"all,recipes":   "lock,cas,blocks,pipeline,sim,config,masterworker,rwlock,semaphore,trylock,queue,election ",
+		"all,recipes":   "lock,cas,blocks,pipeline,sim,config,masterworker,rwlock,semaphore,trylock,queue,election,discovery ",
 	} {
 		if got := names(list); got != want {
 			t.Errorf("-scenarios %s: %q, want %q", list, got, want)

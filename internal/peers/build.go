@@ -149,7 +149,10 @@ func Build(k Kind, cacheDir string) (*Program, error) {
 // seminterop (SemInterop.java) each client takes a lease of an
 // InterProcessSemaphoreV2 of --leases leases instead, and while holding it
 // makes a sequential marker under the directory --marker and counts the
-// markers: more than --leases is reported the same way.
+// markers: more than --leases is reported the same way. Its discovery
+// scenario (DiscoveryPeer.java) times ServiceProvider.getInstance() over a
+// ServiceCache; its main class DiscoveryInterop (Program.Main) is an
+// interactive ServiceDiscovery for recipes/discovery's interop test.
 func BuildCurator(cacheDir string) (*Program, error) {
 	if err := Available(Curator); err != nil {
 		return nil, err
@@ -184,7 +187,7 @@ func BuildCurator(cacheDir string) (*Program, error) {
 	return &Program{Kind: Curator,
 		Argv: []string{"java", "-Xss512k", "-XX:+UseParallelGC", "-cp", out + ":" + classpath, "CuratorPeer"},
 		Scenarios: []string{"lock", "cas", "interop", "latchinterop", "rwinterop", "seminterop",
-			"rwlock", "semaphore", "trylock", "queue", "election"}}, nil
+			"rwlock", "semaphore", "trylock", "queue", "election", "discovery"}}, nil
 }
 
 // Main returns the command line that runs main class class of the Curator

@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/task"
@@ -15,6 +16,8 @@ import (
 type Cache struct {
 	name string
 	cc   *cache.ChildrenCache
+
+	snap atomic.Pointer[[]Instance] // the instances at the latest consistent snapshot
 
 	mu     sync.Mutex
 	parsed map[string]parsedNode // by node name: the last parse of each node
@@ -36,11 +39,13 @@ func (d *Discovery) NewCache(name string) (*Cache, error) {
 	if err := validName("service name", name); err != nil {
 		return nil, err
 	}
-	cc, err := cache.NewChildren(d.ServicePath(name), cache.Options{Data: true})
+	c := &Cache{name: name, parsed: map[string]parsedNode{}}
+	cc, err := cache.NewChildren(d.ServicePath(name), cache.Options{Data: true, OnSynced: c.synced})
 	if err != nil {
 		return nil, err
 	}
-	return &Cache{name: name, cc: cc, parsed: map[string]parsedNode{}}, nil
+	c.cc = cc
+	return c, nil
 }
 
 // Name is the service the cache follows.
@@ -55,10 +60,12 @@ func (c *Cache) Start() task.Task[*Cache] {
 	return task.Map(c.cc.Start(), func(*cache.ChildrenCache) *Cache { return c })
 }
 
-// Next returns a task that waits until the cached instances differ from
-// those the previous Next returned (the first Next: from none) and
-// yields the instances now, sorted by node name. Changes coalesce, as for
-// cache.ChildrenCache.Next.
+// Next returns a task that waits until the service's nodes differ from
+// those at the previous Next (the first Next: from none) and yields the
+// instances now, sorted by node name, at a consistent snapshot. Changes
+// coalesce, as for cache.ChildrenCache.Next; an answer may list the same
+// instances as the one before when only a node that is not an instance
+// changed.
 func (c *Cache) Next() task.Task[[]Instance] {
 	if c == nil || c.cc == nil {
 		return task.Fail[[]Instance](errNil("Cache"))
@@ -74,10 +81,23 @@ func (c *Cache) Stop() task.Task[task.Unit] {
 	return c.cc.Stop()
 }
 
-// Instances returns the cached instances, sorted by node name. It may be
-// an intermediate state between two consistent snapshots (see
-// cache.ChildrenCache.Current).
-func (c *Cache) Instances() []Instance { return c.instances(c.cc.Current()) }
+// Instances returns the instances as of the cache's latest consistent
+// snapshot (every instance as of one instant of the server's history),
+// sorted by node name; none before Start has succeeded. The slice and
+// the instances' Payload and URISpec are shared: do not modify them.
+func (c *Cache) Instances() []Instance {
+	if p := c.snap.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// synced is the ChildrenCache's OnSynced: it publishes the snapshot.
+// Executor goroutine.
+func (c *Cache) synced() {
+	ins := c.instances(c.cc.Current())
+	c.snap.Store(&ins)
+}
 
 // Done is closed when the cache ends.
 func (c *Cache) Done() <-chan struct{} { return c.cc.Done() }

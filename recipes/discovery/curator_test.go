@@ -144,19 +144,23 @@ func (w *cacheWatch) await(t *testing.T, ctx context.Context, want ...string) {
 // the peer program) and this recipe on one base path of a real server:
 // each finds the other's instances, once (query) and through caches and
 // providers, with the payloads as written; an instance unregistered, or
-// whose session ends (closed on our side, expired on Curator's after its
-// process halts), disappears on both sides.
+// whose session ends (expired or closed on our side, expired on Curator's
+// after its process halts), disappears on both sides, and ours is
+// registered again on its new session after the expiry.
 func TestCuratorInterop(t *testing.T) {
 	zkserver.Require(t)
-	srv := zkserver.Standalone(t, zkserver.Options{})
+	// Our registering client reaches the server through a proxy that
+	// Partition cuts (to expire its session); the others dial it directly.
+	srv := zkserver.Standalone(t, zkserver.Options{Proxied: true})
+	direct := []string{srv.Server(0).DirectAddr()}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const base = "/disc-interop/services"
-	cur := startCuratorPeer(t, ctx, srv.Addrs()[0], base)
+	cur := startCuratorPeer(t, ctx, direct[0], base)
 
-	reg := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true})
+	reg := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true, SessionTimeout: time.Second})
 	ours, _ := discovery.NewClient(reg.Ex, base)
-	look, _ := discovery.NewClient(realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{LogDetached: true}).Ex, base)
+	look, _ := discovery.NewClient(realtest.Dial(t, ctx, direct, realtest.Options{LogDetached: true}).Ex, base)
 
 	// Curator registers; we read its node as it wrote it.
 	var written discovery.Instance
@@ -174,8 +178,9 @@ func TestCuratorInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ours.Register(ctx, discovery.Instance{Name: "web", ID: "g2", Address: "10.0.0.3", Port: 8003,
-		Payload: json.RawMessage(`{"val":"gamma"}`), URISpec: spec}); err != nil {
+	g2, err := ours.Register(ctx, discovery.Instance{Name: "web", ID: "g2", Address: "10.0.0.3", Port: 8003,
+		Payload: json.RawMessage(`{"val":"gamma"}`), URISpec: spec})
+	if err != nil {
 		t.Fatal(err)
 	}
 
@@ -235,6 +240,20 @@ func TestCuratorInterop(t *testing.T) {
 	cur.do(ctx, "await web g2")
 	if seen := cur.instances(ctx, "query", "web"); len(seen) != 1 || seen[0].ID != "g2" {
 		t.Fatalf("curator's query after unregisters = %+v", seen)
+	}
+
+	// Our registrant's session expires (cut off past its timeout): g2
+	// disappears on both sides; once the registrant is back, it learns of
+	// the expiry and registers g2 again on its new session, seen on both
+	// sides.
+	srv.Partition(0)
+	cur.do(ctx, "await web -")
+	cw.await(t, ctx)
+	srv.Heal(0)
+	cur.do(ctx, "await web g2")
+	cw.await(t, ctx, "g2")
+	if !g2.Registered() {
+		t.Fatal("g2 listed again but not registered")
 	}
 
 	// Sessions that end: ours closed (g2 goes with it); Curator's process

@@ -117,13 +117,26 @@ func TestRegisterStaticReplaces(t *testing.T) {
 
 // A dynamic instance whose session expires is registered again on the
 // new session, and a cache on another session sees it go and come back;
-// an operator's delete is undone too.
+// an operator's delete is undone too. A node that is not an instance is
+// never listed.
 func TestExpiryReregistersAndCacheFollows(t *testing.T) {
 	w := newTestWorld(t, 3, 2)
 	d, _ := discovery.New("/services")
+	if _, err := sim.Run(w, 1, task.Create("/services", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Run(w, 1, task.Create("/services/web", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Run(w, 1, task.Create("/services/web/junk", []byte("{"), task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
 	c, _ := d.NewCache("web")
 	if _, err := sim.Run(w, 1, c.Start()); err != nil {
 		t.Fatal(err)
+	}
+	if got := c.Instances(); len(got) != 0 {
+		t.Fatalf("a node that is not an instance is cached as %+v", got)
 	}
 	next := func(want ...string) {
 		t.Helper()

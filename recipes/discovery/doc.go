@@ -34,8 +34,9 @@
 // "@class" member, as Curator's serializer writes and reads it.
 //
 // To compose with other tasks, use the task face: New returns a Discovery
-// whose Register, Query, Names and Cache methods are task.Task values to
-// run on an executor yourself; Client runs them and waits. A Provider is
+// whose Register, Query and Names, a Registration's Unregister and a
+// Cache's Start, Next and Stop (NewCache) are task.Task values to run on
+// an executor yourself; Client runs them and waits. A Provider is
 // safe from any goroutine and times its down-instance policy on the clock
 // it is given (the executor's, through ServiceCache.Provider).
 //

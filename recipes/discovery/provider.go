@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -90,11 +91,16 @@ func (p *Provider) Get() (Instance, error) {
 	all := p.src()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.purge()
-	up := make([]Instance, 0, len(all))
-	for _, in := range all {
-		if st := p.down[in.ID]; !in.Disabled && (st == nil || st.errors < p.opts.DownThreshold) {
-			up = append(up, in)
+	up := all
+	if len(p.down) > 0 {
+		p.purge()
+	}
+	if len(p.down) > 0 || slices.ContainsFunc(all, func(in Instance) bool { return in.Disabled }) {
+		up = make([]Instance, 0, len(all))
+		for _, in := range all {
+			if st := p.down[in.ID]; !in.Disabled && (st == nil || st.errors < p.opts.DownThreshold) {
+				up = append(up, in)
+			}
 		}
 	}
 	if len(up) == 0 {

@@ -18,7 +18,7 @@ func simSeeds() int {
 	if testing.Short() {
 		return 30
 	}
-	return 150
+	return 100 // make sim explores thousands (TestSimExplore)
 }
 
 const (
@@ -29,10 +29,11 @@ const (
 
 // discoverySim is the discovery scenario: 4 clients, each registering
 // the instance "i<k>" of one service and following the service with a
-// Cache, under the faults the seed draws (every class but wipe: crash
-// and restart with the same identity, operator deletes and re-creations of
-// instance nodes, pauses, expiries, connection drops with requests
-// applied or not, partitions, delays, server restarts, clock jumps), with
+// Cache, under the faults the seed draws (every class but wipe, and but
+// the counter classes, which need sequential nodes: crash and restart
+// with the same identity, operator deletes and re-creations of instance
+// nodes, pauses, expiries, connection drops with requests applied or not,
+// partitions, delays, server restarts, clock jumps), with
 // create replies lost on top. Client 0's instance stays registered
 // (through expiries: it registers again on each new session); the others
 // register and unregister in a loop. Judged by:
@@ -299,14 +300,19 @@ func TestDiscoverySimulation(t *testing.T) {
 }
 
 // The same seed replays the same history, so a failing seed printed by
-// sim.Check replays.
+// sim.Check replays; both scenarios, this one and the blocking face's
+// (blocking_sim_test.go).
 func TestSimDeterminism(t *testing.T) {
 	_, sc := newDiscoverySim()
 	sim.Determinism(t, sc, sim.Sample(10, 500))
+	_, bs := newBlockingSim()
+	sim.Determinism(t, bs, sim.Sample(10, 500))
 }
 
-// The large run of make sim: SIM_SEEDS seeds (skipped when unset).
+// The large run of make sim: SIM_SEEDS seeds of each scenario (skipped
+// when unset).
 func TestSimExplore(t *testing.T) {
 	_, sc := newDiscoverySim()
-	sim.Explore(t, sc)
+	_, bs := newBlockingSim()
+	sim.Explore(t, sc, bs)
 }

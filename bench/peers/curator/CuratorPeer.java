@@ -17,6 +17,8 @@
 //            writers (RWInterop.java).
 //   seminterop: InterProcessSemaphoreV2 leases on --path (SemInterop.java).
 //   rwlock, semaphore, trylock, queue: the recipe scenarios (RecipePeers.java).
+//   discovery: ServiceProvider.getInstance() over a ServiceCache of 8
+//            instances (DiscoveryPeer.java).
 //
 // Flags as internal/peers.Params.Args writes them. Prints one result line
 // (internal/peers.Format): latencies in microseconds, nearest-rank
@@ -138,6 +140,9 @@ public final class CuratorPeer {
             break;
         case "rwinterop":
             op = RWInterop.op(cfs, path, marker, ops);
+            break;
+        case "discovery": // DiscoveryPeer.java
+            op = DiscoveryPeer.op(cfs, path, sessionMs);
             break;
         case "rwlock": case "semaphore": case "trylock": case "queue": case "election": // RecipePeers.java
             op = RecipePeers.op(scenario, cfs, path, sessionMs);

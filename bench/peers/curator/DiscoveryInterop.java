@@ -16,9 +16,6 @@
 //        "none".
 //   await NAME IDS                     waits (up to 60s) until the cache's
 //        instance ids, sorted and joined by commas ("-" for none), are IDS.
-//   expire                             expires this process's session (a
-//        second connection with its id and password, closed): Curator
-//        reconnects on a new session and registers its instances again.
 //   halt                               exits at once without closing
 //        anything: the session lives until the server expires it.
 //   close                              closes discovery and client, exits.
@@ -35,7 +32,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -48,7 +44,6 @@ import org.apache.curator.x.discovery.ServiceDiscoveryBuilder;
 import org.apache.curator.x.discovery.ServiceInstance;
 import org.apache.curator.x.discovery.ServiceProvider;
 import org.apache.curator.x.discovery.UriSpec;
-import org.apache.zookeeper.ZooKeeper;
 
 public final class DiscoveryInterop {
     private DiscoveryInterop() {}
@@ -136,17 +131,6 @@ public final class DiscoveryInterop {
                 case "get": {
                     ServiceInstance<Object> si = providers.get(f[1]).getInstance();
                     out = "ok " + (si == null ? "none" : si.getId());
-                    break;
-                }
-                case "expire": {
-                    ZooKeeper zk = cf.getZookeeperClient().getZooKeeper();
-                    CountDownLatch connected = new CountDownLatch(1);
-                    ZooKeeper twin = new ZooKeeper(server, sessionMs, e -> {
-                        if (e.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) connected.countDown();
-                    }, zk.getSessionId(), zk.getSessionPasswd());
-                    if (!connected.await(sessionMs, TimeUnit.MILLISECONDS)) throw new IllegalStateException("twin did not connect");
-                    twin.close();
-                    out = "ok";
                     break;
                 }
                 case "halt":

@@ -1,0 +1,41 @@
+package discovery_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/discovery"
+)
+
+// BenchmarkProviderGet: one lookup through a round-robin provider over a
+// started cache of 8 instances (no request to the server: the cost is
+// the lookup's own).
+//
+//	go test -run '^$' -bench BenchmarkProviderGet -benchmem ./recipes/discovery
+func BenchmarkProviderGet(b *testing.B) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	d, _ := discovery.New("/services")
+	for k := range 8 {
+		if _, err := sim.Run(w, 0, d.Register(discovery.Instance{Name: "web", ID: fmt.Sprintf("i%d", k), Port: 80})); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c, _ := d.NewCache("web")
+	if _, err := sim.Run(w, 0, c.Start()); err != nil {
+		b.Fatal(err)
+	}
+	p, _ := discovery.NewProvider(c.Instances, w.Clock, discovery.ProviderOptions{})
+	if n := len(c.Instances()); n != 8 {
+		b.Fatalf("cache holds %d instances", n)
+	}
+	for b.Loop() {
+		if _, err := p.Get(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

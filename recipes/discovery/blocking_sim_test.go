@@ -1,0 +1,183 @@
+package discovery_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/discovery"
+	"github.com/zkflow/zkflow/task"
+)
+
+const bsimService = "b"
+
+// blockingSim drives discovery through its Client from actors
+// (goroutines the world runs in lockstep): each of 3 clients has one
+// Client shared by 3 actors: two that loop register, stay a while,
+// unregister (instances "c<i>a<k>"), and one that loops start a cache,
+// read a few answers with Next, stop. Each round draws its context: one
+// that does not end, one ended before the call, or one that ends after a
+// few steps or a drawn time (during the call or later); Unregister and
+// Stop take that same context.
+//
+// Judged by: a call fails only with its context's error, a session's
+// end, or an error a retry would settle; once every actor has ended, no
+// instance node is left (an Unregister is carried out whatever its
+// context, and a Register that failed leaves no node).
+type blockingSim struct {
+	clients    int
+	registered int // rounds that registered, summed over seeds
+}
+
+func newBlockingSim() (*blockingSim, sim.Scenario) {
+	s := &blockingSim{clients: 3}
+	dir := simBase + "/" + bsimService
+	return s, sim.Scenario{
+		Name:     "discovery/blocking",
+		Clients:  s.clients,
+		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Duration: 5 * time.Second,
+		Workload: func(r *sim.Trial) {
+			for i := range s.clients {
+				s.startClient(r, i)
+			}
+		},
+		Restart:  s.startClient,
+		Operator: []string{dir + "/"},
+		Regressions: []sim.Regression{
+			{Seed: 251552718802605, Why: "liveness (the test's own): a follower's Next waited with a context that never ends after the registering actors had stopped; reads are now bounded"},
+		},
+		Quiesce: func(r *sim.Trial) bool {
+			return r.Actors() == 0 && len(r.Children(dir)) == 0
+		},
+	}
+}
+
+// startClient gives client i (its process now) a Client and its actors.
+func (s *blockingSim) startClient(r *sim.Trial, i int) {
+	c, err := discovery.NewClient(r.Execs[i], simBase)
+	if err != nil {
+		r.Errorf("client %d: %v", i, err)
+		return
+	}
+	for k := range 2 {
+		id := fmt.Sprintf("c%da%d", i, k)
+		r.Go(i, func(a *sim.Actor) {
+			for !r.Stopping() && a.Context().Err() == nil {
+				s.register(r, a, c, id)
+			}
+		})
+	}
+	r.Go(i, func(a *sim.Actor) {
+		for !r.Stopping() && a.Context().Err() == nil {
+			s.follow(r, a, c)
+		}
+	})
+}
+
+// roundCtx draws a round's context; ends reports whether it may end.
+func roundCtx(a *sim.Actor) (ctx context.Context, cancel context.CancelFunc, ends bool) {
+	rnd := a.Rand()
+	ctx, cancel = a.WithCancel(a.Context())
+	switch rnd.IntN(4) {
+	case 0:
+		return ctx, cancel, false
+	case 1:
+		cancel()
+	case 2:
+		var c2 context.CancelFunc
+		ctx, c2 = a.CancelAfterSteps(ctx, rnd.IntN(12))
+		c1 := cancel
+		cancel = func() { c2(); c1() }
+	default:
+		var c2 context.CancelFunc
+		ctx, c2 = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(3*time.Second))))
+		c1 := cancel
+		cancel = func() { c2(); c1() }
+	}
+	return ctx, cancel, true
+}
+
+// expected reports whether err is one a blocking call may return.
+func expected(r *sim.Trial, a *sim.Actor, ends bool, err error) bool {
+	switch {
+	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+		return ends || a.Context().Err() != nil
+	case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed), task.IsRetryable(err):
+		return true
+	}
+	return false
+}
+
+// register is one register, stay, unregister of actor a as instance id.
+func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, id string) {
+	i, rnd := a.Client(), a.Rand()
+	ctx, cancel, ends := roundCtx(a)
+	defer cancel()
+	reg, err := c.Register(ctx, discovery.Instance{Name: bsimService, ID: id, Port: 80})
+	if err != nil {
+		if !expected(r, a, ends, err) {
+			r.Errorf("client %d: register %s: %v", i, id, err)
+		}
+		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
+		return
+	}
+	s.registered++
+	_ = a.Sleep(ctx, time.Duration(rnd.Int64N(int64(time.Second))))
+	err = c.Unregister(ctx, reg)
+	if err != nil && !expected(r, a, ends, err) {
+		r.Errorf("client %d: unregister %s: %v", i, id, err)
+	}
+	if err == nil {
+		r.Progress(i) // a whole round: liveness once the faults stop
+	}
+}
+
+// follow is one cache started, read a few times, stopped.
+func (s *blockingSim) follow(r *sim.Trial, a *sim.Actor, c *discovery.Client) {
+	i, rnd := a.Client(), a.Rand()
+	ctx, cancel, ends := roundCtx(a)
+	defer cancel()
+	sc, err := c.StartCache(ctx, bsimService)
+	if err != nil {
+		if !expected(r, a, ends, err) {
+			r.Errorf("client %d: start cache: %v", i, err)
+		}
+		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
+		return
+	}
+	for range rnd.IntN(4) {
+		// Each read waits at most 2s: once the registering actors have
+		// stopped, nothing changes any more.
+		nctx, ncancel := a.WithTimeout(ctx, 2*time.Second)
+		_, err := sc.Next(nctx)
+		ncancel()
+		if err != nil {
+			if !expected(r, a, true, err) {
+				r.Errorf("client %d: cache next: %v", i, err)
+			}
+			break
+		}
+	}
+	if err := sc.Stop(ctx); err != nil && !expected(r, a, ends, err) {
+		r.Errorf("client %d: stop cache: %v", i, err)
+	}
+}
+
+// The seeds that ever failed, replayed in every plain go test.
+func TestSimRegressions(t *testing.T) {
+	_, bs := newBlockingSim()
+	sim.Regressions(t, bs)
+}
+
+func TestBlockingSimulation(t *testing.T) {
+	s, sc := newBlockingSim()
+	st := sim.Check(t, sc, simSeeds()/2)
+	t.Logf("%d rounds registered", s.registered)
+	if st.Failures() == 0 && s.registered == 0 {
+		t.Fatal("no round registered: the test checks nothing")
+	}
+}

@@ -69,7 +69,8 @@ sim:
 # then the proxy's own cost (-delay 0, into bench/results-proxy); then the
 # recipe scenarios against Curator's recipes (their own README section and
 # bench/results-recipes); then the partitioner's rebalance against kazoo's
-# SetPartitioner (its own section, bench/results-partition). Installs
+# SetPartitioner (its own section, bench/results-partition) and service
+# discovery against Curator's ServiceProvider (bench/results-discovery). Installs
 # the server and the peers first when missing.
 bench: bench-deps
 	ZK_REQUIRED=1 $(GO) test -run '^$$' -bench . -benchmem ./...
@@ -78,6 +79,7 @@ bench: bench-deps
 	$(GO) run ./bench -scenarios lock,cas -clients 1,4 -delay 0 -out bench/results-proxy
 	$(GO) run ./bench -scenarios recipes -networks loopback -readme bench/README.md -out bench/results-recipes
 	$(GO) run ./bench -scenarios partition -networks loopback -peers kazoo -readme bench/README.md -section partition -out bench/results-partition
+	$(GO) run ./bench -scenarios discovery -networks loopback -peers curator -readme bench/README.md -section discovery -out bench/results-discovery
 
 .PHONY: bench-deps
 

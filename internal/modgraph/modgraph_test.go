@@ -144,3 +144,19 @@ func write(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// flowcheck's command is run by users with `go run
+// .../flowcheck/cmd/flowcheck@latest`, which the go command refuses for a
+// module whose go.mod has replace or exclude directives: its go.mod must
+// have none (it needs no other module of this repository).
+func TestFlowcheckRunsAtAVersion(t *testing.T) {
+	b, err := os.ReadFile("../../task/flowcheck/go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if f := strings.Fields(line); len(f) > 0 && (f[0] == "replace" || f[0] == "exclude") {
+			t.Errorf("task/flowcheck/go.mod: %q: go run @version refuses it", strings.TrimSpace(line))
+		}
+	}
+}

@@ -15,21 +15,34 @@ test: deps vet unit fidelity sim
 deps:
 	./.ci/install-deps
 
-# go vet ./... also holds go.mod's go line to what the code uses: its
-# stdversion check reports any standard-library symbol newer than the go
-# line (the compiler refuses newer language features). check-go-line keeps
-# the line the oldest release that passes: the form go 1.N, no patch, and
-# vet at one release lower must fail. flowcheck (task/flowcheck) reports
-# what a flow body may not do: block outside task.Await, wait on the wall
-# clock, share its state with a goroutine; it fails on any finding.
+# The modules: the root and the nested ones (executor/otelzk,
+# recipes/fence/boltstore, task/flowcheck, examples/metrics and
+# examples/fence), each with its own go.mod so that a program importing the
+# core and the recipes does not get OpenTelemetry, Prometheus, bbolt or
+# golang.org/x/tools in its module graph (internal/modgraph checks it).
+# Testdata modules are fixtures, not modules of the project.
+MODULES := $(shell find . -name go.mod -not -path '*/testdata/*' -printf '%h\n' | sort)
+
+# go vet ./... (in every module) also holds each go.mod's go line to what
+# the code uses: its stdversion check reports any standard-library symbol
+# newer than the go line (the compiler refuses newer language features).
+# check-go-line keeps each module's line the oldest release that passes:
+# the form go 1.N, no patch (or 1.N.0 when a requirement declares it), and
+# vet at one release lower must fail. flowcheck (task/flowcheck, a module
+# of its own: built there, run on every module) reports what a flow body
+# may not do: block outside task.Await, wait on the wall clock, share its
+# state with a goroutine; it fails on any finding.
 vet:
-	$(GO) vet ./...
-	$(GO) run ./task/flowcheck/cmd/flowcheck ./...
-	GO=$(GO) ./.ci/check-go-line
+	@for m in $(MODULES); do echo "vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
+	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+		(cd task/flowcheck && $(GO) build -o "$$bin/flowcheck" ./cmd/flowcheck) && \
+		for m in $(MODULES); do echo "flowcheck $$m"; (cd $$m && "$$bin/flowcheck" ./...) || exit 1; done
+	@for m in $(MODULES); do GO=$(GO) ./.ci/check-go-line $$m || exit 1; done
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
+# Every module's tests; a failing module does not stop the others.
 unit:
-	ZK_REQUIRED=1 $(GO) test -race -count=1 ./...
+	@st=0; for m in $(MODULES); do echo "test $$m"; (cd $$m && ZK_REQUIRED=1 $(GO) test -race -count=1 ./...) || st=1; done; exit $$st
 
 # fakezk against a real ZooKeeper: the conformance cases and the random
 # operation sequences, with their counts (the same tests unit ran, shown).

@@ -23,7 +23,10 @@ var notRun = map[string]bool{"secure": true, "idpersist": true}
 // program files, put into a new module that requires this one (through a
 // replace directive pointing at this checkout, as `go get` would fetch
 // it), build offline from the module cache, and each runs to its verified
-// summary on the embedded fakezk.
+// summary on the embedded fakezk. An example that is a module of its own
+// (fence needs bbolt, metrics OpenTelemetry and Prometheus) is copied into
+// a module of its own with its go.mod's requirements, the replace
+// directives pointing at this checkout's modules.
 func TestExamplesBuildFromACopy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every example in a new module")
@@ -51,7 +54,7 @@ func TestExamplesBuildFromACopy(t *testing.T) {
 	}
 
 	mod := t.TempDir()
-	var names []string
+	var names, own []string
 	entries, err := os.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)
@@ -60,13 +63,17 @@ func TestExamplesBuildFromACopy(t *testing.T) {
 		if !e.IsDir() || e.Name() == "internal" || e.Name() == "testdata" {
 			continue
 		}
+		if _, err := os.Stat(filepath.Join(e.Name(), "go.mod")); err == nil {
+			own = append(own, e.Name())
+			continue
+		}
 		if n := copyProgram(t, e.Name(), filepath.Join(mod, e.Name())); n == 0 {
 			t.Fatalf("examples/%s has no program file", e.Name())
 		}
 		names = append(names, e.Name())
 	}
-	if len(names) < 2 {
-		t.Fatalf("found %d examples", len(names))
+	if len(names) < 2 || len(own) < 2 {
+		t.Fatalf("found %d examples in this module and %d in modules of their own", len(names), len(own))
 	}
 	// The new module: what `go mod init` and `go get` would leave, with
 	// this checkout in place of the published module. go.sum holds the
@@ -89,6 +96,25 @@ func TestExamplesBuildFromACopy(t *testing.T) {
 	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the copied examples: %v\n%s", err, out)
+	}
+	for _, name := range own {
+		dst := filepath.Join(t.TempDir(), name)
+		if n := copyProgram(t, name, dst); n == 0 {
+			t.Fatalf("examples/%s has no program file", name)
+		}
+		write(t, filepath.Join(dst, "go.mod"), copiedGoMod(t, name))
+		sum, err := os.ReadFile(filepath.Join(name, "go.sum"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dst, "go.sum"), string(sum))
+		build := exec.CommandContext(ctx, goBin, "build", "-o", filepath.Join(bin, name), ".")
+		build.Dir = dst
+		build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building the copied %s: %v\n%s", name, err, out)
+		}
+		names = append(names, name)
 	}
 
 	for _, name := range names {
@@ -140,6 +166,42 @@ func copyProgram(t *testing.T, dir, dst string) int {
 		n++
 	}
 	return n
+}
+
+// copiedGoMod is the go.mod of a copy of the example in dir, a module of
+// its own: its requirements as they are, under a new module path, with
+// each replace directive's relative path made absolute (the checkout's
+// modules, in place of the published ones).
+func copiedGoMod(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	replaced := 0
+	for line := range strings.Lines(string(b)) {
+		switch {
+		case strings.HasPrefix(line, "module "):
+			line = "module example.com/copied/" + dir + "\n"
+		case strings.HasPrefix(line, "replace "):
+			from, to, ok := strings.Cut(strings.TrimSpace(line), " => ")
+			if !ok || !strings.HasPrefix(to, ".") {
+				t.Fatalf("%s/go.mod: a replace directive this test cannot rewrite: %q", dir, line)
+			}
+			abs, err := filepath.Abs(filepath.Join(dir, to))
+			if err != nil {
+				t.Fatal(err)
+			}
+			line = from + " => " + abs + "\n"
+			replaced++
+		}
+		out.WriteString(line)
+	}
+	if replaced == 0 {
+		t.Fatalf("%s/go.mod has no replace directive to this checkout", dir)
+	}
+	return out.String()
 }
 
 func write(t *testing.T, path, text string) {

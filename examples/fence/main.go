@@ -14,9 +14,10 @@
 // grew, and that the late write was refused, prints a summary, and exits
 // 1 if a check failed.
 //
-//	go run ./examples/fence                  # embedded in-memory ZooKeeper (fakezk)
-//	go run ./examples/fence -zk host:2181    # a real server or ensemble
-//	go run ./examples/fence -db state.db     # keep the database (default: a temporary file)
+//	cd examples/fence               # a module of its own, for bbolt
+//	go run .                        # embedded in-memory ZooKeeper (fakezk)
+//	go run . -zk host:2181          # a real server or ensemble
+//	go run . -db state.db           # keep the database (default: a temporary file)
 //
 // Tokens are zxids of the lock's nodes: they grow for as long as the
 // ZooKeeper ensemble keeps its data, so a kept database refuses writes

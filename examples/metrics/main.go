@@ -12,8 +12,9 @@
 // a verified summary, and then, with -serve, keeps serving until
 // interrupted or the time is up:
 //
-//	go run ./examples/metrics -serve 1h                 # embedded ZooKeeper
-//	go run ./examples/metrics -zk host:2181 -serve 1h   # a real server
+//	cd examples/metrics                 # a module of its own, for OpenTelemetry and Prometheus
+//	go run . -serve 1h                  # embedded ZooKeeper
+//	go run . -zk host:2181 -serve 1h    # a real server
 //	curl -s localhost:9464/metrics | grep -E '^(db_client|zookeeper|zkflow)'
 package main
 

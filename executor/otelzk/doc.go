@@ -19,13 +19,12 @@
 //
 // # The dependency
 //
-// This package is the only one of the module that imports OpenTelemetry
-// (go.opentelemetry.io/otel, /metric, /trace, v1.47.0). The module's
-// go.mod lists it, so every user's module graph names it (and go.sum
-// holds its hashes), but Go builds and links only the packages a program
-// imports: a program that does not import otelzk compiles no
-// OpenTelemetry code and its binary holds none. OpenTelemetry v1.47.0
-// requires Go 1.26, which is why the module's go line says go 1.26.0.
+// This package is a module of its own (go get
+// github.com/zkflow/zkflow/executor/otelzk), the only one that requires
+// OpenTelemetry (go.opentelemetry.io/otel, /metric, /trace, v1.47.0): a
+// program that uses zkflow without it has no OpenTelemetry in its module
+// graph. OpenTelemetry v1.47.0 requires Go 1.26, which is why this
+// module's go line says go 1.26.0.
 //
 // # Metrics and spans
 //

@@ -56,12 +56,14 @@
 //
 // On your own module:
 //
-//	go run github.com/zkflow/zkflow/task/flowcheck/cmd/flowcheck ./...
+//	go run github.com/zkflow/zkflow/task/flowcheck/cmd/flowcheck@latest ./...
 //
-// It fails when it reports anything (the command exits with status 3, which
-// go run passes on as a failure); make vet runs it over this module. It
-// checks test files too. The command is also a go vet tool:
+// (flowcheck is a module of its own, so that golang.org/x/tools is in no
+// graph but its users'.) It fails when it reports anything (the command
+// exits with status 3, which go run passes on as a failure); make vet runs
+// it over every module of this repository. It checks test files too. The
+// command is also a go vet tool:
 //
-//	go build -o flowcheck github.com/zkflow/zkflow/task/flowcheck/cmd/flowcheck
-//	go vet -vettool=$PWD/flowcheck ./...
+//	go install github.com/zkflow/zkflow/task/flowcheck/cmd/flowcheck@latest
+//	go vet -vettool=$(go env GOPATH)/bin/flowcheck ./...
 package flowcheck

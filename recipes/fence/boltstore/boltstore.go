@@ -3,6 +3,10 @@
 // process's fenced writes to a local database, refused once a newer
 // lock holder has written.
 //
+// It is a module of its own (go get
+// github.com/zkflow/zkflow/recipes/fence/boltstore), so that bbolt is in
+// the module graph of the programs that use it only.
+//
 // Each key's entry is kept in one bucket as version (8 bytes), token (8
 // bytes), a byte saying whether there is a value, and the value. The
 // version counts the key's writes (0: no entry). CompareAndSwap is one

@@ -80,6 +80,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("discovery", flag.ContinueOnError)
 	fs.SetOutput(out)
 	zk := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...] (default: an embedded in-memory server)")
+	seed := fs.Uint64("seed", 1, "seed of the embedded server")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -92,7 +93,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	conns := &connector{}
 	if *zk == "" {
-		conns.srv = fakezk.New(fakezk.Config{Async: true, Clock: task.RealClock()})
+		conns.srv = fakezk.New(fakezk.Config{Seed: *seed, Async: true, Clock: task.RealClock()})
 		defer conns.srv.Close()
 		fmt.Fprintln(out, "embedded ZooKeeper (fakezk)")
 	} else {

@@ -64,6 +64,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("partition", flag.ContinueOnError)
 	fs.SetOutput(out)
 	zk := fs.String("zk", "", "ZooKeeper servers (host:port,...); empty: an embedded in-memory server")
+	seed := fs.Uint64("seed", 1, "seed of the embedded server")
 	workers := fs.Int("workers", 3, "workers, each with its own session (at least 2)")
 	queues := fs.Int("queues", 7, "queues to divide (at least 1)")
 	path := fs.String("path", "/partition-example", "the partitioner's path")
@@ -81,7 +82,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	// embedded fakezk otherwise (on the real clock).
 	var connect func() (task.Conn, error)
 	if *zk == "" {
-		srv := fakezk.New(fakezk.Config{Async: true, Clock: task.RealClock()})
+		srv := fakezk.New(fakezk.Config{Seed: *seed, Async: true, Clock: task.RealClock()})
 		defer srv.Close()
 		connect = func() (task.Conn, error) { return srv.Connect(fakezk.ConnConfig{}), nil }
 		fmt.Fprintln(out, "embedded in-memory ZooKeeper")

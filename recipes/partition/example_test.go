@@ -17,8 +17,8 @@ import (
 // been stable for Stable: w1 gives up b and d (their lock nodes deleted),
 // then w2 takes them. Shutting the executors down ends both members.
 func ExamplePartitioner_Join() {
-	srv := fakezk.New(fakezk.Config{})
-	clock := srv.Clock().(*fakezk.Clock)
+	clock := fakezk.NewClock(fakezk.Epoch)
+	srv := fakezk.New(fakezk.Config{Clock: clock})
 	exs := make([]*executor.Executor, 2)
 	for i := range exs {
 		exs[i], _ = executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: clock, Seed: uint64(i + 1)})

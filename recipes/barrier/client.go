@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -80,6 +81,11 @@ func (g *Client) Wait(ctx context.Context) error {
 type DoubleClient struct {
 	ex *executor.Executor
 	d  *DoubleBarrier
+
+	// pending counts the cleanups of this Client's Enters still running
+	// in the background (their ctx ended first): the next Enter waits
+	// for them.
+	pending blocking.Pending
 }
 
 // NewDoubleClient returns a DoubleClient for n participants under dir whose flows run
@@ -101,13 +107,23 @@ func (d *DoubleClient) DoubleBarrier() *DoubleBarrier { return d.d }
 // Enter registers a participant and blocks until Size have arrived
 // (DoubleBarrier.Enter). If the session expires meanwhile (the node went
 // with it) it enters again on the next session. When ctx ends first, the
-// node is deleted by a cleanup that outlives ctx.
+// node is deleted by a cleanup that outlives ctx, also when the create's
+// outcome was still in doubt (its reply lost or not yet come).
 // If the participant entered just as ctx ended, its node is deleted.
+// While such a cleanup of this DoubleClient goes on in the background,
+// Enter first waits for it, within its own ctx: so one DoubleClient never
+// has two participant nodes of one session, which would count twice.
 func (d *DoubleClient) Enter(ctx context.Context) (*Participant, error) {
 	if d == nil {
 		return nil, errNil("DoubleClient")
 	}
+	if err := executor.CanBlock(); err != nil {
+		return nil, err
+	}
 	for {
+		if err := d.waitCleanups(ctx); err != nil {
+			return nil, err
+		}
 		p, err := d.enterOnce(ctx)
 		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
 			continue
@@ -116,8 +132,24 @@ func (d *DoubleClient) Enter(ctx context.Context) (*Participant, error) {
 	}
 }
 
+// waitCleanups waits for the cleanups of this Client's earlier Enters.
+func (d *DoubleClient) waitCleanups(ctx context.Context) error {
+	if canary.On(bugEnterNoWait) {
+		return nil
+	}
+	return d.pending.Wait(ctx)
+}
+
 func (d *DoubleClient) enterOnce(ctx context.Context) (*Participant, error) {
-	return blocking.Take(ctx, d.ex, d.d.Enter(), nil, func(p *Participant) { executor.Submit(d.ex, p.deleteOwn(), nil) })
+	return blocking.Take(ctx, d.ex, d.d.enter(&d.pending), nil, func(p *Participant) {
+		done := d.pending.Add()
+		executor.Submit(d.ex, p.deleteOwn(), func(_ task.Unit, err error) {
+			done()
+			if err != nil && !errors.Is(err, task.ErrClosed) {
+				d.ex.Report(err)
+			}
+		})
+	})
 }
 
 // Leave removes p and blocks until every participant has left

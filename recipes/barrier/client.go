@@ -20,6 +20,10 @@ import (
 type Client struct {
 	ex *executor.Executor
 	b  *Barrier
+
+	// pending counts the Removes of this Client going on in the
+	// background (their ctx ended first): Set waits for them.
+	pending blocking.Pending
 }
 
 // NewClient returns a Client on the barrier node path whose flows run on ex,
@@ -39,10 +43,20 @@ func NewClient(ex *executor.Executor, path string, opts ...Option) (*Client, err
 func (g *Client) Barrier() *Barrier { return g.b }
 
 // Set raises the barrier (Barrier.Set), again on the next session if the
-// session expires meanwhile.
+// session expires meanwhile. While a Remove of this Client goes on in the
+// background (its ctx ended first), Set first waits for it, within its
+// own ctx: so that Remove never lifts the barrier after Set has returned.
+// When ctx ends first, Set returns its error, and the barrier may be up
+// all the same (the create may have been applied): Remove lifts it.
 func (g *Client) Set(ctx context.Context, data []byte) error {
 	if g == nil {
 		return errNil("Client")
+	}
+	if err := executor.CanBlock(); err != nil {
+		return err
+	}
+	if err := g.pending.Wait(ctx); err != nil {
+		return err
 	}
 	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Set(data))
 	return err
@@ -52,13 +66,13 @@ func (g *Client) Set(ctx context.Context, data []byte) error {
 // the session expires meanwhile. The remove is started whatever ctx, so
 // `defer gate.Remove(ctx)` lifts the barrier also when ctx has ended:
 // then Remove returns ctx's error at once and the delete goes on in the
-// background.
+// background (this Client's next Set waits for it).
 func (g *Client) Remove(ctx context.Context) error {
 	if g == nil {
 		return errNil("Client")
 	}
 	for {
-		_, err := blocking.Give(ctx, g.ex, nil, g.b.Remove())
+		_, err := blocking.Give(ctx, g.ex, &g.pending, g.b.Remove())
 		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
 			continue
 		}

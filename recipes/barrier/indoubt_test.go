@@ -15,8 +15,8 @@ import (
 )
 
 // doubtConn is process 0's connection in TestEnterAfterCanceledEnter. It
-// cuts the connection (a partition, the create applied: its reply is
-// lost) just after the first participant create is sent; once armed, it
+// cuts the connection (a partition) just after the first participant
+// create is sent, the create applied and its reply lost; once armed, it
 // holds the next listing of dir (the cleanup's) until release, so that
 // the cleanup is known to be under way; and it notes every participant
 // create it sends while a participant node of its own session is there
@@ -41,15 +41,18 @@ func (c *doubtConn) Do(req task.Request, done func(task.Response), watch func(ta
 	case *task.CreateRequest:
 		if strings.HasPrefix(r.Path, c.dir+"/_p_") {
 			c.noteSecond()
-			c.Conn.Do(req, done, watch)
 			c.mu.Lock()
 			first := !c.created
 			c.created = true
 			c.mu.Unlock()
-			if first {
-				c.srv.Partition(c.Conn, time.Second, true)
-				close(c.cut)
+			if !first {
+				c.Conn.Do(req, done, watch)
+				return
 			}
+			// Applied, and its reply never reaches the executor.
+			c.Conn.Do(req, func(task.Response) {}, watch)
+			c.srv.Partition(c.Conn, time.Second, true)
+			close(c.cut)
 			return
 		}
 	case *task.GetChildrenRequest:

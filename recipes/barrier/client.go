@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -19,6 +20,10 @@ import (
 type Client struct {
 	ex *executor.Executor
 	b  *Barrier
+
+	// pending counts the Removes of this Client going on in the
+	// background (their ctx ended first): Set waits for them.
+	pending blocking.Pending
 }
 
 // NewClient returns a Client on the barrier node path whose flows run on ex,
@@ -38,10 +43,20 @@ func NewClient(ex *executor.Executor, path string, opts ...Option) (*Client, err
 func (g *Client) Barrier() *Barrier { return g.b }
 
 // Set raises the barrier (Barrier.Set), again on the next session if the
-// session expires meanwhile.
+// session expires meanwhile. While a Remove of this Client goes on in the
+// background (its ctx ended first), Set first waits for it, within its
+// own ctx: so that Remove never lifts the barrier after Set has returned.
+// When ctx ends first, Set returns its error, and the barrier may be up
+// all the same (the create may have been applied): Remove lifts it.
 func (g *Client) Set(ctx context.Context, data []byte) error {
 	if g == nil {
 		return errNil("Client")
+	}
+	if err := executor.CanBlock(); err != nil {
+		return err
+	}
+	if err := g.pending.Wait(ctx); err != nil {
+		return err
 	}
 	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Set(data))
 	return err
@@ -51,13 +66,13 @@ func (g *Client) Set(ctx context.Context, data []byte) error {
 // the session expires meanwhile. The remove is started whatever ctx, so
 // `defer gate.Remove(ctx)` lifts the barrier also when ctx has ended:
 // then Remove returns ctx's error at once and the delete goes on in the
-// background.
+// background (this Client's next Set waits for it).
 func (g *Client) Remove(ctx context.Context) error {
 	if g == nil {
 		return errNil("Client")
 	}
 	for {
-		_, err := blocking.Give(ctx, g.ex, nil, g.b.Remove())
+		_, err := blocking.Give(ctx, g.ex, &g.pending, g.b.Remove())
 		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
 			continue
 		}
@@ -80,6 +95,11 @@ func (g *Client) Wait(ctx context.Context) error {
 type DoubleClient struct {
 	ex *executor.Executor
 	d  *DoubleBarrier
+
+	// pending counts the cleanups of this Client's Enters still running
+	// in the background (their ctx ended first): the next Enter waits
+	// for them.
+	pending blocking.Pending
 }
 
 // NewDoubleClient returns a DoubleClient for n participants under dir whose flows run
@@ -101,13 +121,23 @@ func (d *DoubleClient) DoubleBarrier() *DoubleBarrier { return d.d }
 // Enter registers a participant and blocks until Size have arrived
 // (DoubleBarrier.Enter). If the session expires meanwhile (the node went
 // with it) it enters again on the next session. When ctx ends first, the
-// node is deleted by a cleanup that outlives ctx.
+// node is deleted by a cleanup that outlives ctx, also when the create's
+// outcome was still in doubt (its reply lost or not yet come).
 // If the participant entered just as ctx ended, its node is deleted.
+// While such a cleanup of this DoubleClient goes on in the background,
+// Enter first waits for it, within its own ctx: so one DoubleClient never
+// has two participant nodes of one session, which would count twice.
 func (d *DoubleClient) Enter(ctx context.Context) (*Participant, error) {
 	if d == nil {
 		return nil, errNil("DoubleClient")
 	}
+	if err := executor.CanBlock(); err != nil {
+		return nil, err
+	}
 	for {
+		if err := d.waitCleanups(ctx); err != nil {
+			return nil, err
+		}
 		p, err := d.enterOnce(ctx)
 		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
 			continue
@@ -116,8 +146,24 @@ func (d *DoubleClient) Enter(ctx context.Context) (*Participant, error) {
 	}
 }
 
+// waitCleanups waits for the cleanups of this Client's earlier Enters.
+func (d *DoubleClient) waitCleanups(ctx context.Context) error {
+	if canary.On(bugEnterNoWait) {
+		return nil
+	}
+	return d.pending.Wait(ctx)
+}
+
 func (d *DoubleClient) enterOnce(ctx context.Context) (*Participant, error) {
-	return blocking.Take(ctx, d.ex, d.d.Enter(), nil, func(p *Participant) { executor.Submit(d.ex, p.deleteOwn(), nil) })
+	return blocking.Take(ctx, d.ex, d.d.enter(&d.pending), nil, func(p *Participant) {
+		done := d.pending.Add()
+		executor.Submit(d.ex, p.deleteOwn(), func(_ task.Unit, err error) {
+			done()
+			if err != nil && !errors.Is(err, task.ErrClosed) {
+				d.ex.Report(err)
+			}
+		})
+	})
 }
 
 // Leave removes p and blocks until every participant has left

@@ -10,6 +10,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -23,6 +24,10 @@ const (
 	// bugLeaveTrustsEvent: Leave ends when the node it watches is deleted,
 	// without listing again.
 	bugLeaveTrustsEvent canary.Name = "barrier/double-leave-trusts-event"
+	// bugEnterNoWait: DoubleClient.Enter does not wait for the cleanup
+	// of its earlier Enter whose ctx ended: the session can then have two
+	// participant nodes, counted twice.
+	bugEnterNoWait canary.Name = "barrier/double-enter-no-wait"
 )
 
 // ErrParticipantLost: a participant's node was deleted by someone else
@@ -142,11 +147,34 @@ func (d *DoubleBarrier) Enter() task.Task[*Participant] {
 	if d == nil {
 		return task.Fail[*Participant](errNil("DoubleBarrier"))
 	}
+	return d.enter(nil)
+}
+
+// enter is Enter whose cleanup, when it has one to run, is counted in
+// pending (nil: not counted) from the start of the entry until the
+// cleanup has ended, so that a DoubleClient's next Enter can wait for it.
+// The cleanup starts as a flow of its own when the entry fails, as a
+// Scope.Defer cleanup would; an executor that has stopped ends it
+// unstarted (task.ErrClosed), which ends its count too.
+func (d *DoubleBarrier) enter(pending *blocking.Pending) task.Task[*Participant] {
 	return func(s *task.Scope, k task.Cont[*Participant]) {
+		done := pending.Add()
 		sc := s.Child()
 		e := &entry{d: d, s: sc, sess: s.Session(), prefix: partPrefix + newID(zkops.Draws(s)) + "-"}
-		e.undo = sc.Defer(e.cleanup())
-		task.RunIn(sc, task.Task[*Participant](e.run), k)
+		task.RunIn(sc, task.Task[*Participant](e.run), func(p *Participant, err error) {
+			if err == nil {
+				done()
+				k(p, nil)
+				return
+			}
+			task.Go(s, e.cleanup(), func(_ task.Unit, err error) {
+				done()
+				if err != nil {
+					s.Runtime().Report(err)
+				}
+			})
+			k(nil, err)
+		})
 	}
 }
 
@@ -156,7 +184,6 @@ type entry struct {
 	s      *task.Scope
 	sess   task.Session
 	prefix string
-	undo   func()
 	k      task.Cont[*Participant]
 
 	name    string
@@ -359,12 +386,11 @@ func (e *entry) makeReady() {
 }
 
 func (e *entry) pass() {
-	e.undo()
 	task.Resume(e.s, e.k, &Participant{d: e.d, name: e.name, sess: e.sess}, nil)
 }
 
 // cleanup deletes the node of a failed entry. It runs as a flow of its own
-// (Scope.Defer), without the caller's deadline. If the node's name is not
+// (task.Go), without the caller's deadline. If the node's name is not
 // known (the create's reply was lost), it deletes the children with our
 // prefix that belong to the entry's session. If that session has ended,
 // its ephemeral nodes went with it: nothing to do. It deletes only a node

@@ -193,6 +193,12 @@ type Pending struct {
 	idle chan struct{} // closed when n drops to 0; nil while n is 0
 }
 
+// Add counts one piece of background work of the Client (a cleanup it
+// starts itself, as a canceled Enter's) and returns the function that
+// ends it, to be called once that work has ended, whatever its outcome
+// (more calls do nothing).
+func (p *Pending) Add() func() { return p.add() }
+
 // add counts one give-back and returns the function that ends it.
 func (p *Pending) add() func() {
 	if p == nil {

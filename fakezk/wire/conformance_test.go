@@ -82,8 +82,7 @@ func (w *wireTarget) Advance(d time.Duration) {
 				select {
 				case <-wait.C:
 					return
-				default:
-					time.Sleep(time.Millisecond) // polling a client in real time
+				case <-w.r.attached: // a connection attached: look again
 				}
 			}
 			wait.Stop()

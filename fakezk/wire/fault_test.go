@@ -113,9 +113,8 @@ func TestExpiryOnTheServersClock(t *testing.T) {
 		select {
 		case <-deadline.C:
 			t.Fatal("the server never saw the link close")
-		default:
+		case <-r.detached: // a connection closed: look again
 		}
-		time.Sleep(time.Millisecond) // polling an outside event, not ordering
 	}
 	clk.Advance(2*time.Second - time.Millisecond)
 	if r.zk.SessionConn(s.SessionID) == nil {
@@ -127,7 +126,11 @@ func TestExpiryOnTheServersClock(t *testing.T) {
 	}
 	c2.nc.Close()
 	for r.zk.SessionConn(s.SessionID).Connected() {
-		time.Sleep(time.Millisecond)
+		select {
+		case <-deadline.C:
+			t.Fatal("the server never saw the second link close")
+		case <-r.detached:
+		}
 	}
 	clk.Advance(2 * time.Second)
 	if r.zk.SessionConn(s.SessionID) != nil {

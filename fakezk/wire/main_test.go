@@ -20,6 +20,21 @@ type rig struct {
 	zk   *fakezk.Server
 	srv  *wire.Server
 	addr string
+	// attached and detached receive the session id of each connection
+	// attached to its session, and of each that closed (wire.Config's
+	// hooks): a test waits on them for a client in real time.
+	attached, detached chan int64
+}
+
+// hook hands a session id to ch without blocking (the buffer is far larger
+// than any test's connections).
+func hook(ch chan int64) func(int64) {
+	return func(id int64) {
+		select {
+		case ch <- id:
+		default:
+		}
+	}
 }
 
 // start serves a fakezk server made from cfg (the real clock and a 100ms
@@ -33,7 +48,8 @@ func start(t testing.TB, cfg fakezk.Config) *rig {
 		cfg.TickTime = 100 * time.Millisecond
 	}
 	zk := fakezk.New(cfg)
-	srv := wire.New(zk, wire.Config{})
+	attached, detached := make(chan int64, 4096), make(chan int64, 4096)
+	srv := wire.New(zk, wire.Config{OnAttach: hook(attached), OnDetach: hook(detached)})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +63,7 @@ func start(t testing.TB, cfg fakezk.Config) *rig {
 		}
 		zk.Close()
 	})
-	return &rig{zk: zk, srv: srv, addr: l.Addr().String()}
+	return &rig{zk: zk, srv: srv, addr: l.Addr().String(), attached: attached, detached: detached}
 }
 
 type discard struct{}

@@ -24,6 +24,13 @@ type Config struct {
 	// may take to send its connect request (or four-letter word) before
 	// it is closed; 0 means 10s.
 	HandshakeTimeout time.Duration
+	// OnAttach, if set, is called with the session's id once a connection
+	// has been attached to its session (a new one or a resumed one), and
+	// OnDetach once the session has been told that a connection of it
+	// closed (its timeout then runs on the server's clock). They are
+	// called on the connection's goroutine and must not block: a test
+	// hands them to a channel to wait for a client in real time.
+	OnAttach, OnDetach func(sessionID int64)
 }
 
 // Server serves ZooKeeper's client protocol for a fakezk.Server.
@@ -261,6 +268,9 @@ func (lk *link) readLoop() {
 		lk.close()
 		if lk.fz != nil {
 			lk.fz.Detach()
+			if lk.s.cfg.OnDetach != nil {
+				lk.s.cfg.OnDetach(lk.fz.Conn().SessionID())
+			}
 		}
 		lk.s.mu.Lock()
 		delete(lk.s.links, lk)
@@ -360,6 +370,9 @@ func (lk *link) handshake(r *bufio.Reader) bool {
 	resp.SessionID = id
 	resp.Passwd = Password(id)
 	lk.reply(frame(resp.Encode))
+	if lk.s.cfg.OnAttach != nil {
+		lk.s.cfg.OnAttach(id)
+	}
 	return true
 }
 

@@ -25,12 +25,15 @@ func TestConfigValidate(t *testing.T) {
 		{"negative timeout", Config{Servers: []string{"a:1"}, SessionTimeout: -time.Second}, "SessionTimeout"},
 		{"negative connect timeout", Config{Servers: []string{"a:1"}, ConnectTimeout: -1}, "ConnectTimeout"},
 		{"negative data size", Config{Servers: []string{"a:1"}, MaxDataSize: -1}, "MaxDataSize"},
+		{"negative dial timeout", Config{Servers: []string{"a:1"}, DialTimeout: -1}, "DialTimeout"},
 		{"ok", Config{Servers: []string{"127.0.0.1:2181", "[::1]:2181"}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
 			if tc.field == "" {
-				if err != nil || tc.cfg.SessionTimeout != DefaultSessionTimeout || tc.cfg.MaxDataSize != task.MaxDataSize {
+				// Two servers: the default DialTimeout is 10s + 2 x 1s.
+				if err != nil || tc.cfg.SessionTimeout != DefaultSessionTimeout || tc.cfg.MaxDataSize != task.MaxDataSize ||
+					tc.cfg.DialTimeout != 12*time.Second {
 					t.Fatalf("Validate = %v, cfg %+v", err, tc.cfg)
 				}
 				return

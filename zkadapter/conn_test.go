@@ -3,6 +3,7 @@ package zkadapter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -300,6 +301,13 @@ func TestPacketLimit(t *testing.T) {
 		t.Fatalf("packet of %d bytes of data is %d", fits, n)
 	}
 	mustErr(t, do(t, c, r, create(fits+1), nil), task.ErrDataTooLarge)
+	// task.MaxDataSize's doc: data of exactly MaxDataSize is refused, and
+	// the error names the request's size and the packet limit.
+	resp := do(t, c, r, create(task.MaxDataSize), nil)
+	mustErr(t, resp, task.ErrDataTooLarge)
+	if want := fmt.Sprintf("the request is %d bytes on the wire, over the packet limit of %d", packetSize(create(task.MaxDataSize)), DefaultMaxPacketSize); !strings.Contains(resp.Err.Error(), want) {
+		t.Fatalf("error = %v, want it to say %q", resp.Err, want)
+	}
 	mustOK(t, do(t, c, r, create(fits), nil))
 	set := &task.SetDataRequest{Path: "/big", Version: -1}
 	set.Data = make([]byte, DefaultMaxPacketSize-packetSize(set))

@@ -1,6 +1,7 @@
 package combinators_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -357,5 +358,22 @@ func TestRetryStopsWhenScopeEnds(t *testing.T) {
 	o.Want(t, 1, task.ErrSessionExpired)
 	if attempts > 3 {
 		t.Fatalf("%d attempts after the scope ended", attempts)
+	}
+}
+
+// Timeout's error names the request that was waiting for its reply, and
+// still matches task.ErrDeadlineExceeded and context.DeadlineExceeded.
+func TestTimeoutNamesTheRequestInFlight(t *testing.T) {
+	r := rig.New(t)
+	o := rig.Submit(r, c.Timeout(c.Then(task.Get("/a"), func(task.Data) task.Task[bool] {
+		return c.Map(task.Exists("/app/leader"), func(st *task.Stat) bool { return st != nil })
+	}), time.Second))
+	r.Idle()
+	r.Conn.Pending()[0].Reply(task.Response{Data: []byte("x")}) // the get; the exists waits
+	r.Idle()
+	r.Advance(time.Second)
+	o.Want(t, 1, task.ErrDeadlineExceeded)
+	if !errors.Is(o.Err, context.DeadlineExceeded) || o.Err.Error() != "zk exists /app/leader: deadline exceeded" {
+		t.Fatalf("err = %v, want the exists of /app/leader named, matching context.DeadlineExceeded", o.Err)
 	}
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // Deadline runs t with the absolute deadline at (on the executor's clock).
-// Past it, Deadline fails at once with task.ErrDeadlineExceeded, even while
+// Past it, Deadline fails at once with task.ErrDeadlineExceeded (an
+// *task.OpError wrapping it names the request that was waiting), even while
 // the session is suspended; t's steps see the error at their next step
 // boundary and their late results are dropped; cleanups t registered with
 // Scope.Defer run. Deadlines nest by taking the earlier one, so a Deadline

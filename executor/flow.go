@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -60,7 +61,10 @@ func (f *Flow) cancel(err error) {
 // Options are per-flow settings for SubmitWith.
 type Options struct {
 	// Deadline, if not zero, is the flow's absolute deadline on the
-	// executor's clock: past it the flow fails with task.ErrDeadlineExceeded.
+	// executor's clock: past it the flow fails with an error wrapping
+	// task.ErrDeadlineExceeded that names what was waiting: the request
+	// in flight (a *task.OpError: "zk get /a: deadline exceeded"), or the
+	// queue, for a flow that had not started.
 	Deadline time.Time
 }
 
@@ -94,6 +98,9 @@ func SubmitWith[T any](e *Executor, t task.Task[T], opts Options, k task.Cont[T]
 	return &r.f
 }
 
+// errQueuedPastDeadline ends a flow whose deadline passed before it started.
+var errQueuedPastDeadline = fmt.Errorf("%w before the flow started (it waited in the executor's queue)", task.ErrDeadlineExceeded)
+
 // flowRun is one submitted flow: its Flow handle, what it runs and where
 // its outcome goes (k, or Await's channel). One value per flow: its
 // methods are the flow's start, its continuation and its abort.
@@ -124,7 +131,7 @@ func (r *flowRun[T]) submit(e *Executor) bool {
 		// paused, so the deadline holds for a flow that has not started.
 		arm = func() {
 			if !f.started {
-				f.deadline = e.AfterFunc(r.at, func() { r.abort(task.ErrDeadlineExceeded) })
+				f.deadline = e.AfterFunc(r.at, func() { r.abort(errQueuedPastDeadline) })
 			}
 		}
 	}
@@ -207,8 +214,9 @@ func (r *flowRun[T]) finish(v T, err error) {
 
 // Await submits t and waits for its outcome or for ctx to end. When ctx
 // ends first, the flow is canceled (its cleanups run on the executor) and
-// Await returns task.ErrCanceled or task.ErrDeadlineExceeded, which match
-// context.Canceled and context.DeadlineExceeded under errors.Is. Someone
+// Await returns task.ErrCanceled, or an error wrapping
+// task.ErrDeadlineExceeded that says whether the flow had started; they
+// match context.Canceled and context.DeadlineExceeded under errors.Is. Someone
 // must be running the executor (Run) for Await to return before ctx ends.
 // After Close, Await returns task.ErrClosed at once and submits nothing.
 //
@@ -233,7 +241,7 @@ func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 	if err := ctx.Err(); err != nil { // ended already: submit nothing
 		var zero T
 		if errors.Is(err, context.DeadlineExceeded) {
-			return zero, task.ErrDeadlineExceeded
+			return zero, fmt.Errorf("executor.Await: %w: the context's deadline had passed before the flow was submitted", task.ErrDeadlineExceeded)
 		}
 		return zero, task.ErrCanceled
 	}
@@ -253,6 +261,16 @@ func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 			err = task.ErrDeadlineExceeded
 		}
 		f.cancel(err)
+		if err == task.ErrDeadlineExceeded {
+			f.mu.Lock()
+			started := f.scope != nil
+			f.mu.Unlock()
+			if started {
+				err = fmt.Errorf("executor.Await: %w: the context's deadline passed while the flow ran", err)
+			} else {
+				err = fmt.Errorf("executor.Await: %w: the context's deadline passed before the flow started (it waited in the executor's queue)", err)
+			}
+		}
 		var zero T
 		return zero, err
 	}

@@ -393,7 +393,7 @@ func TestChrootPacketLimitCountsTheRoot(t *testing.T) {
 	plain.must(mk("/n"))
 	plain.must(set) // fits without the root
 	c := connectRoot(t, srv, root)
-	if err := c.do(set, nil).Err; err != task.ErrDataTooLarge {
+	if err := c.do(set, nil).Err; !errors.Is(err, task.ErrDataTooLarge) {
 		t.Errorf("set whose full path is over the limit: %v", err)
 	}
 	if st, _ := srv.NodeStat(root + "/n"); st.Version != 0 {

@@ -146,7 +146,7 @@ func (c *Conn) do(req task.Request, done func(task.Response), zdone func(task.Re
 	// On the stack unless it has to wait in the outbox.
 	p := pending{id: c.nextID, req: req, done: done, zdone: zdone, watch: watch}
 	if err == nil && s.cfg.MaxPacketSize > 0 && packetSize(req) > s.cfg.MaxPacketSize {
-		err = task.ErrDataTooLarge
+		err = task.PacketTooLarge(packetSize(req), s.cfg.MaxPacketSize)
 	}
 	if err != nil {
 		if c.remote && isWrite(req) {

@@ -1,6 +1,9 @@
 package fakezk_test
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk"
@@ -44,7 +47,7 @@ func TestPacketLimit(t *testing.T) {
 				t.Fatal(got.Err)
 			}
 			c.Do(tc.req, func(r task.Response) { got = r }, nil)
-			if got.Err != tc.want {
+			if (got.Err == nil) != (tc.want == nil) || !errors.Is(got.Err, tc.want) {
 				t.Fatalf("error = %v, want %v", got.Err, tc.want)
 			}
 			st, _ := srv.NodeStat(p)
@@ -72,5 +75,47 @@ func TestMultiCreateHasNoStat(t *testing.T) {
 	}
 	if r := got.Results[0]; r.Path != "/a" || r.Stat != (task.Stat{}) {
 		t.Fatalf("result = %+v, want path /a and a zero Stat", r)
+	}
+}
+
+// task.MaxDataSize's doc, at its boundary: the largest create of "/a"
+// with the open ACL carries MaxPacketSize - PacketSize(the empty create)
+// = 1,048,526 bytes, one more is refused, and so is data of exactly
+// MaxDataSize. The refusal names the sizes and the limit.
+func TestMaxDataSizeBoundary(t *testing.T) {
+	const p = "/a"
+	largest := task.MaxPacketSize - task.PacketSize(&task.CreateRequest{Path: p, ACL: task.OpenACL})
+	if largest != 1048526 {
+		t.Fatalf("largest create of %s = %d, the doc says 1048526", p, largest)
+	}
+	for _, tc := range []struct {
+		n    int
+		want string // "" for success, else what the message must say
+	}{
+		{largest, ""},
+		{largest + 1, fmt.Sprintf("the request is %d bytes on the wire, over the packet limit of %d", task.MaxPacketSize+1, task.MaxPacketSize)},
+		{task.MaxDataSize, fmt.Sprintf("over the packet limit of %d", task.MaxPacketSize)},
+		{task.MaxDataSize + 1, fmt.Sprintf("%d bytes of data, over the limit of %d", task.MaxDataSize+1, task.MaxDataSize)},
+	} {
+		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
+			srv := fakezk.New(fakezk.Config{})
+			c := srv.Connect(fakezk.ConnConfig{})
+			c.Start(func(task.Event) {})
+			defer c.Close()
+			var got task.Response
+			c.Do(&task.CreateRequest{Path: p, Data: make([]byte, tc.n), ACL: task.OpenACL}, func(r task.Response) { got = r }, nil)
+			if tc.want == "" {
+				if got.Err != nil {
+					t.Fatalf("create of %d bytes: %v", tc.n, got.Err)
+				}
+				return
+			}
+			if !errors.Is(got.Err, task.ErrDataTooLarge) || !strings.Contains(got.Err.Error(), tc.want) {
+				t.Fatalf("create of %d bytes: %v, want ErrDataTooLarge saying %q", tc.n, got.Err, tc.want)
+			}
+			if _, ok := srv.NodeStat(p); ok {
+				t.Fatalf("the refused create was applied")
+			}
+		})
 	}
 }

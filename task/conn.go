@@ -1,6 +1,9 @@
 package task
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Conn is the contract between the runtime and a ZooKeeper client: the
 // asynchronous operations of one session at a time plus one ordered stream
@@ -289,7 +292,7 @@ func Validate(req Request, limit int) error {
 			}
 		}
 		if len(r.Data) > limit {
-			return ErrDataTooLarge
+			return dataTooLarge(len(r.Data), limit)
 		}
 		return ValidatePath(r.Path, r.Mode.IsSequential())
 	case *SetDataRequest:
@@ -297,7 +300,7 @@ func Validate(req Request, limit int) error {
 			return ErrInvalidArgument
 		}
 		if len(r.Data) > limit {
-			return ErrDataTooLarge
+			return dataTooLarge(len(r.Data), limit)
 		}
 		return ValidatePath(r.Path, false)
 	case *SetACLRequest:
@@ -328,7 +331,7 @@ func Validate(req Request, limit int) error {
 			}
 		}
 		if total > limit {
-			return ErrDataTooLarge
+			return fmt.Errorf("%w: the multi's data totals %d bytes, over the limit of %d", ErrDataTooLarge, total, limit)
 		}
 		return nil
 	}

@@ -134,14 +134,18 @@ var (
 	// ErrClosed: the connection or executor was closed.
 	ErrClosed error = ClientError("closed")
 	// ErrDeadlineExceeded: the chain's deadline passed. errors.Is also
-	// matches context.DeadlineExceeded.
+	// matches context.DeadlineExceeded. A request waiting for its reply
+	// when the deadline passed gets an *OpError naming it ("zk get /a:
+	// deadline exceeded"); match with errors.Is, not ==.
 	ErrDeadlineExceeded error = deadlineError{}
 	// ErrCanceled: the chain was canceled by its caller. errors.Is also
 	// matches context.Canceled.
 	ErrCanceled error = canceledError{}
 	// ErrInvalidPath: the path breaks ZooKeeper's path rules.
 	ErrInvalidPath error = ClientError("invalid path")
-	// ErrDataTooLarge: the data is over the connection's size limit.
+	// ErrDataTooLarge: the data is over the connection's size limit
+	// (MaxDataSize) or the request over the packet limit (MaxPacketSize);
+	// the error wrapping it names the size and the limit.
 	ErrDataTooLarge error = ClientError("data too large")
 	// ErrInvalidArgument: an argument checked on the client is out of range
 	// (a nil task, a negative size, an unknown create mode, ...).

@@ -74,7 +74,16 @@ func (w *sendWait) Receive(r Response) {
 	Resume(w.s, w.k, r, wrapResponseErr(w.req, r))
 }
 
-func (w *sendWait) abandon(err error) { w.k(Response{}, err) }
+// abandon ends the wait with the scope's error. A deadline names the
+// request that was waiting for its reply (an *OpError wrapping
+// ErrDeadlineExceeded: "zk get /a: deadline exceeded"); other ends
+// (cancel, session end, close) come as they are.
+func (w *sendWait) abandon(err error) {
+	if err == ErrDeadlineExceeded {
+		err = &OpError{Op: w.req.OpName(), Path: w.req.NodePath(), Err: err}
+	}
+	w.k(Response{}, err)
+}
 
 func wrapResponseErr(req Request, r Response) error {
 	if r.Err == nil {

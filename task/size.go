@@ -1,12 +1,26 @@
 package task
 
+import "fmt"
+
 // MaxPacketSize is ZooKeeper's default jute.maxbuffer (0xfffff): a server
 // closes the connection of a client that sends a longer request, which the
 // client would see as connection loss, and a retry would see again. Both
-// Conn implementations refuse such a request with ErrDataTooLarge before
-// sending it. Note that data of MaxDataSize is over it once the path, ACL
-// and headers are counted.
+// Conn implementations refuse a request whose PacketSize is over it with
+// ErrDataTooLarge before sending it. Data of MaxDataSize is always over
+// it once the path, ACL and headers are counted (see MaxDataSize).
 const MaxPacketSize = 0xfffff
+
+// dataTooLarge is ErrDataTooLarge for data of size bytes over limit.
+func dataTooLarge(size, limit int) error {
+	return fmt.Errorf("%w: %d bytes of data, over the limit of %d", ErrDataTooLarge, size, limit)
+}
+
+// PacketTooLarge is ErrDataTooLarge for a request of size bytes on the
+// wire (PacketSize) over the packet limit: the error both Conn
+// implementations return for a request they refuse to send.
+func PacketTooLarge(size, limit int) error {
+	return fmt.Errorf("%w: the request is %d bytes on the wire, over the packet limit of %d (jute.maxbuffer)", ErrDataTooLarge, size, limit)
+}
 
 // PacketSize is the length of req on the wire: the request header (xid,
 // type) and the jute record, as ZooKeeper's protocol lays them out.

@@ -40,6 +40,13 @@ type Config struct {
 	SessionTimeout time.Duration
 	// ConnectTimeout bounds one TCP connect to one server. Default 1s.
 	ConnectTimeout time.Duration
+	// DialTimeout bounds Dial and Connect when their context has no
+	// deadline (context.Background()): past it they give up as if the
+	// context had ended then (the error wraps context.DeadlineExceeded).
+	// A context with a deadline is bounded by it alone. Default: the
+	// session timeout plus one ConnectTimeout per server, time for one
+	// attempt at every server (11s for one server with the defaults).
+	DialTimeout time.Duration
 	// Dialer opens connections; nil means a net.Dialer. Tests use it to
 	// inject partitions.
 	Dialer Dialer
@@ -134,6 +141,12 @@ func (c *Config) Validate() error {
 		c.ConnectTimeout = DefaultConnectTimeout
 	case c.ConnectTimeout < 0:
 		return &ConfigError{"ConnectTimeout", fmt.Sprintf("%s is negative", c.ConnectTimeout)}
+	}
+	switch {
+	case c.DialTimeout == 0:
+		c.DialTimeout = c.SessionTimeout + time.Duration(len(c.Servers))*c.ConnectTimeout
+	case c.DialTimeout < 0:
+		return &ConfigError{"DialTimeout", fmt.Sprintf("%s is negative", c.DialTimeout)}
 	}
 	switch {
 	case c.MaxPacketSize == 0:

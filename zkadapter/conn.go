@@ -52,6 +52,7 @@ type Conn struct {
 	first     chan struct{} // closed at the first session
 	hs        handshake     // the last connect response seen on the wire
 	lastErr   error         // the last dial or handshake failure, for Connect's error
+	notZK     error         // the last answer that was not a connect response (ErrNotZooKeeper)
 	wire      *wireConn     // the current connection
 	wireSince time.Time     // when it was opened
 	wireEnded bool          // its handshake is over (answered or failed)
@@ -100,8 +101,9 @@ func New(cfg Config) (*Conn, error) {
 // Dial is New followed by Connect: it returns once a session is
 // established, or closes the Conn and returns an error wrapping
 // ErrNoSession, ctx's error and the last dial or handshake failure (a
-// *net.DNSError, *net.OpError, a TLS error, ...) when ctx ends first,
-// within about a second of ctx's end whatever the servers do: a listener
+// *net.DNSError, *net.OpError, ErrNotZooKeeper, a TLS error, ...) when
+// ctx ends first (or Config.DialTimeout passes, when ctx has no
+// deadline), within about a second of that whatever the servers do: a listener
 // that accepts and says nothing, something that is not ZooKeeper, a
 // connection closed at once, a closed port and a name that does not
 // resolve all end the same way. An invalid Config fails at once with
@@ -120,11 +122,19 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 }
 
 // Connect opens the connection if it is not open and waits until the
-// first session is established or ctx ends. It does not close the Conn
-// when ctx ends: go-zookeeper keeps trying in the background.
+// first session is established or ctx ends; when ctx has no deadline,
+// Config.DialTimeout bounds the wait. It does not close the Conn when it
+// gives up: go-zookeeper keeps trying in the background.
 func (c *Conn) Connect(ctx context.Context) error {
 	if err := c.open(); err != nil {
 		return err
+	}
+	bound := ""
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.DialTimeout)
+		defer cancel()
+		bound = fmt.Sprintf(" (Config.DialTimeout %s: the context had no deadline)", c.cfg.DialTimeout)
 	}
 	select {
 	case <-c.first:
@@ -139,16 +149,21 @@ func (c *Conn) Connect(ctx context.Context) error {
 		return task.ErrClosed
 	case <-ctx.Done():
 		c.mu.Lock()
-		last := c.lastErr
+		last, notZK := c.lastErr, c.notZK
 		if w := c.wire; w != nil && !c.wireEnded {
 			// An attempt still in progress says more than older ones.
 			last = fmt.Errorf("handshake with %s: no connect response after %s", w.addr, time.Since(c.wireSince).Round(time.Millisecond))
 		}
 		c.mu.Unlock()
 		if last == nil {
-			return fmt.Errorf("%w with %v: %w (no attempt ended yet)", ErrNoSession, c.cfg.Servers, ctx.Err())
+			return fmt.Errorf("%w with %v: %w%s (no attempt ended yet)", ErrNoSession, c.cfg.Servers, ctx.Err(), bound)
 		}
-		return fmt.Errorf("%w with %v: %w (last error: %w)", ErrNoSession, c.cfg.Servers, ctx.Err(), last)
+		if notZK != nil && notZK != last {
+			// A server that is not ZooKeeper is worth naming even when
+			// another attempt failed later.
+			return fmt.Errorf("%w with %v: %w%s (last error: %w; earlier: %w)", ErrNoSession, c.cfg.Servers, ctx.Err(), bound, last, notZK)
+		}
+		return fmt.Errorf("%w with %v: %w%s (last error: %w)", ErrNoSession, c.cfg.Servers, ctx.Err(), bound, last)
 	}
 }
 

@@ -3,6 +3,7 @@ package zkadapter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -25,12 +26,15 @@ func TestConfigValidate(t *testing.T) {
 		{"negative timeout", Config{Servers: []string{"a:1"}, SessionTimeout: -time.Second}, "SessionTimeout"},
 		{"negative connect timeout", Config{Servers: []string{"a:1"}, ConnectTimeout: -1}, "ConnectTimeout"},
 		{"negative data size", Config{Servers: []string{"a:1"}, MaxDataSize: -1}, "MaxDataSize"},
+		{"negative dial timeout", Config{Servers: []string{"a:1"}, DialTimeout: -1}, "DialTimeout"},
 		{"ok", Config{Servers: []string{"127.0.0.1:2181", "[::1]:2181"}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
 			if tc.field == "" {
-				if err != nil || tc.cfg.SessionTimeout != DefaultSessionTimeout || tc.cfg.MaxDataSize != task.MaxDataSize {
+				// Two servers: the default DialTimeout is 10s + 2 x 1s.
+				if err != nil || tc.cfg.SessionTimeout != DefaultSessionTimeout || tc.cfg.MaxDataSize != task.MaxDataSize ||
+					tc.cfg.DialTimeout != 12*time.Second {
 					t.Fatalf("Validate = %v, cfg %+v", err, tc.cfg)
 				}
 				return
@@ -297,6 +301,13 @@ func TestPacketLimit(t *testing.T) {
 		t.Fatalf("packet of %d bytes of data is %d", fits, n)
 	}
 	mustErr(t, do(t, c, r, create(fits+1), nil), task.ErrDataTooLarge)
+	// task.MaxDataSize's doc: data of exactly MaxDataSize is refused, and
+	// the error names the request's size and the packet limit.
+	resp := do(t, c, r, create(task.MaxDataSize), nil)
+	mustErr(t, resp, task.ErrDataTooLarge)
+	if want := fmt.Sprintf("the request is %d bytes on the wire, over the packet limit of %d", packetSize(create(task.MaxDataSize)), DefaultMaxPacketSize); !strings.Contains(resp.Err.Error(), want) {
+		t.Fatalf("error = %v, want it to say %q", resp.Err, want)
+	}
 	mustOK(t, do(t, c, r, create(fits), nil))
 	set := &task.SetDataRequest{Path: "/big", Version: -1}
 	set.Data = make([]byte, DefaultMaxPacketSize-packetSize(set))

@@ -3,6 +3,7 @@ package zkadapter
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -26,11 +27,15 @@ func badEndpoints() []badEndpoint {
 	anyCause := func(error) bool { return true }
 	return []badEndpoint{
 		{"silent listener", silentListener, func(err error) bool { return strings.Contains(err.Error(), "no connect response") }},
-		{"http server", func(t *testing.T) string {
+		// Go's HTTP server waits for a request line's end, which a connect
+		// request never has: it says nothing, as a silent listener.
+		{"go http server", func(t *testing.T) string {
 			s := httptest.NewServer(http.NotFoundHandler())
 			t.Cleanup(s.Close)
 			return s.Listener.Addr().String()
-		}, anyCause},
+		}, func(err error) bool { return strings.Contains(err.Error(), "no connect response") }},
+		{"http 400 reply", http400Listener, notZooKeeper("HTTP")},
+		{"ssh banner", sshListener, notZooKeeper("SSH")},
 		{"closes at once", closingListener, anyCause},
 		{"closed port", func(t *testing.T) string {
 			l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -96,6 +101,37 @@ func silentListener(t *testing.T) string { return acceptEach(t, listen(t), func(
 // closingListener accepts connections and closes them at once.
 func closingListener(t *testing.T) string {
 	return acceptEach(t, listen(t), func(c net.Conn) { c.Close() })
+}
+
+// notZooKeeper is the cause of an endpoint that answers as the service
+// named does: ErrNotZooKeeper, and a message that names that service.
+func notZooKeeper(service string) func(error) bool {
+	return func(err error) bool {
+		return errors.Is(err, ErrNotZooKeeper) && strings.Contains(err.Error(), "not a ZooKeeper server") &&
+			strings.Contains(err.Error(), "as an "+service+" server does")
+	}
+}
+
+// http400Listener reads what a client sends and answers 400 Bad Request,
+// then closes: what most HTTP servers and proxies do with bytes that are
+// not an HTTP request.
+func http400Listener(t *testing.T) string {
+	return acceptEach(t, listen(t), func(c net.Conn) {
+		// Bounded, so a client that never writes cannot hold the
+		// accepting goroutine past the test's end.
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(make([]byte, 512)); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		c.Close()
+	})
+}
+
+// sshListener greets every connection with an SSH banner, as an SSH
+// server does before it reads anything, and keeps it open.
+func sshListener(t *testing.T) string {
+	return acceptEach(t, listen(t), func(c net.Conn) { io.WriteString(c, "SSH-2.0-OpenSSH_9.6\r\n") })
 }
 
 // Dial against an endpoint that is not a working ZooKeeper returns, within
@@ -169,5 +205,43 @@ func TestCloseBadEndpointBounded(t *testing.T) {
 				t.Fatal("the flow succeeded")
 			}
 		})
+	}
+}
+
+// With a context that has no deadline, Dial gives up after
+// Config.DialTimeout, whose default is the session timeout plus one
+// ConnectTimeout per server; the error says so and wraps ErrNoSession and
+// context.DeadlineExceeded. Bounded by that plus Close's second.
+func TestDialBackgroundBounded(t *testing.T) {
+	eps := badEndpoints()
+	for _, ep := range eps {
+		for _, set := range []bool{false, true} {
+			name := ep.name + "/default"
+			cfg := Config{SessionTimeout: 400 * time.Millisecond, ConnectTimeout: 100 * time.Millisecond, Logger: testLogger(t)}
+			bound := cfg.SessionTimeout + cfg.ConnectTimeout // one server
+			if set {
+				name = ep.name + "/set"
+				cfg.DialTimeout = 300 * time.Millisecond
+				bound = cfg.DialTimeout
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				cfg.Servers = []string{ep.start(t)}
+				start := time.Now()
+				c, err := Dial(context.Background(), cfg)
+				took := time.Since(start)
+				if err == nil {
+					c.Close()
+					t.Fatal("Dial succeeded")
+				}
+				if !errors.Is(err, ErrNoSession) || !errors.Is(err, context.DeadlineExceeded) ||
+					!strings.Contains(err.Error(), "DialTimeout "+bound.String()) {
+					t.Fatalf("Dial = %v, want ErrNoSession and DeadlineExceeded naming DialTimeout %s", err, bound)
+				}
+				if took < bound || took > bound+time.Second {
+					t.Fatalf("Dial took %s, want %s to %s", took, bound, bound+time.Second)
+				}
+			})
+		}
 	}
 }

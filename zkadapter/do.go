@@ -64,7 +64,7 @@ func (c *Conn) do(cl *call) {
 		cl.req = req
 	}
 	if err == nil && packetSize(req) > c.cfg.MaxPacketSize {
-		err = task.ErrDataTooLarge
+		err = task.PacketTooLarge(packetSize(req), c.cfg.MaxPacketSize)
 	}
 	if _, ok := req.(*task.CheckRequest); ok && err == nil {
 		// ZooKeeper 3.8 has check only inside a multi.

@@ -28,11 +28,13 @@
 // any reply that shows it.
 //
 // Dial returns once a session is established, or, when its context ends
-// first, within about a second of that with an error wrapping
-// ErrNoSession, the context's error and the last attempt's cause (a
-// *net.DNSError for a name that does not resolve, a *net.OpError for a
-// closed port, "no connect response" for an endpoint that does not answer
-// as ZooKeeper does, a TLS error). An invalid Config fails at once with ErrInvalidConfig (a
+// first (or Config.DialTimeout passes, for a context with no deadline),
+// within about a second of that with an error wrapping ErrNoSession, the
+// context's error and the last attempt's cause (a *net.DNSError for a
+// name that does not resolve, a *net.OpError for a closed port,
+// ErrNotZooKeeper for an endpoint that answers as another service does,
+// such as an HTTP reply or an SSH banner, "no connect response" for one
+// that says nothing, a TLS error). An invalid Config fails at once with ErrInvalidConfig (a
 // *ConfigError naming the field). Each attempt is bounded (ConnectTimeout,
 // then the session timeout divided by the number of servers), and a
 // silent server is given up two-thirds of the session timeout after it was

@@ -13,6 +13,12 @@ import (
 // session was established before the context ended.
 var ErrNoSession = errors.New("zkadapter: no session established")
 
+// ErrNotZooKeeper is wrapped by the error of Dial and Conn.Connect when a
+// server answered the connect request with something that is not a
+// connect response (an HTTP reply, an SSH banner, ...): the address names
+// another service.
+var ErrNotZooKeeper = errors.New("not a ZooKeeper server")
+
 // zkCodes maps go-zookeeper's error values to task's sentinels.
 var zkCodes = map[error]error{
 	zk.ErrNoNode:                  task.ErrNoNode,

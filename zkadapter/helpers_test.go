@@ -2,6 +2,7 @@ package zkadapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -163,7 +164,7 @@ func mustOK(t *testing.T, resp task.Response) task.Response {
 
 func mustErr(t *testing.T, resp task.Response, want error) {
 	t.Helper()
-	if resp.Err != want {
+	if (resp.Err == nil) != (want == nil) || !errors.Is(resp.Err, want) {
 		t.Fatalf("error = %v, want %v", resp.Err, want)
 	}
 }

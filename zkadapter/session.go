@@ -1,6 +1,7 @@
 package zkadapter
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -212,6 +213,23 @@ type wireConn struct {
 // would allocate whatever length the first four bytes claim.
 const maxConnectResponse = 1 << 12
 
+// minConnectResponse is the shortest connect response: protocolVersion,
+// timeOut, sessionId and the password's length (ZooKeeper's
+// ConnectResponse record).
+const minConnectResponse = 4 + 4 + 8 + 4
+
+// whoAnswers names the kind of server whose first bytes are b, when they
+// are a well-known greeting or reply.
+func whoAnswers(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte("HTTP")):
+		return ", as an HTTP server does"
+	case bytes.HasPrefix(b, []byte("SSH-")):
+		return ", as an SSH server does"
+	}
+	return ""
+}
+
 // SetReadDeadline and SetWriteDeadline cap go-zookeeper's deadlines at the
 // handshake bound until the connect response has been read (go-zookeeper
 // allows ten times two-thirds of the session timeout, and reads the body
@@ -256,11 +274,14 @@ func (w *wireConn) Read(p []byte) (int, error) {
 		w.buf = append(w.buf, p[:n]...)
 		if len(w.buf) >= 4 {
 			blen := int(binary.BigEndian.Uint32(w.buf))
-			if blen > maxConnectResponse {
+			if blen > maxConnectResponse || blen < minConnectResponse {
 				w.done = true
-				herr := fmt.Errorf("handshake with %s: not a ZooKeeper server (it answered %q)", w.addr, w.buf[:min(len(w.buf), 16)])
+				herr := fmt.Errorf("handshake with %s: %w: it answered %q%s", w.addr, ErrNotZooKeeper, w.buf[:min(len(w.buf), 16)], whoAnswers(w.buf))
 				w.c.mu.Lock()
-				w.c.lastErr = herr
+				w.c.lastErr, w.c.notZK = herr, herr
+				if w == w.c.wire {
+					w.c.wireEnded = true
+				}
 				w.c.mu.Unlock()
 				if o := w.c.obs; o != nil {
 					o.OnConn(task.ConnEvent{Kind: task.ConnHandshakeFailed, Server: w.addr, Err: herr})

@@ -33,5 +33,5 @@ func ExampleWorld_Go() {
 	w.Settle(func() bool { return w.Actors() == 0 })
 	// Output:
 	// created /job-0000000000 <nil>
-	// deadline exceeded after 1s
+	// executor.Await: deadline exceeded: the context's deadline passed while the flow ran after 1s
 }

@@ -456,8 +456,9 @@ func (h *Held) Release() task.Task[task.Unit] {
 			case err == nil:
 				h.deleted(s)
 				k(task.Unit{}, nil)
-			case s.Err() != nil && err == s.Err():
-				// The caller's scope ended first (or had ended): the
+			case s.Err() != nil && errors.Is(err, s.Err()):
+				// The caller's scope ended first (or had ended; a deadline
+				// comes as an *OpError naming the delete): the
 				// delete goes on as a flow of its own, as Detached's
 				// cleanup would.
 				task.Go(s, h.deleteNode(), nil)

@@ -521,3 +521,30 @@ func TestHeldEndsWhenExecutorStops(t *testing.T) {
 		t.Fatalf("holders kept for %d runtimes after the executor stopped", n)
 	}
 }
+
+// A release whose caller's deadline passes while its delete is lost in a
+// partition returns the deadline's error (naming the delete) and the
+// delete goes on in the background: the node goes once the partition
+// heals, within the session, not at its expiry.
+func TestReleaseDeadlineDeleteGoesOn(t *testing.T) {
+	w, _ := newWorld(t, 3, 1, fakezk.Config{})
+	l := mustLock(t, "/app/locks/d")
+	h, err := mustRun(t, w, 0, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := h.Session().ID
+	w.Server.Partition(w.Conns[0], 2*time.Second, false)
+	_, err = mustRun(t, w, 0, c.Timeout(h.Release(), time.Second))
+	if !errors.Is(err, task.ErrDeadlineExceeded) || !strings.Contains(err.Error(), "zk delete "+h.Path()) {
+		t.Fatalf("Release = %v, want the deadline naming the delete of %s", err, h.Path())
+	}
+	w.Settle(func() bool { return len(w.Children("/app/locks/d")) == 0 })
+	if got := w.Children("/app/locks/d"); len(got) != 0 {
+		t.Fatalf("children after the partition healed: %v", got)
+	}
+	if cur, _ := w.Execs[0].Current(); cur.ID != sess {
+		t.Fatalf("session changed (%#x to %#x): the node went with it, not by the release", sess, cur.ID)
+	}
+	noReportedErrors(t, w)
+}

@@ -202,6 +202,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%d checks failed", len(failed))
 	}
 	fmt.Fprintln(out, "all checks passed")
+	fmt.Fprintln(out, "OK")
 	return nil
 }
 

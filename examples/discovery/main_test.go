@@ -23,7 +23,7 @@ func runOK(t *testing.T, args ...string) string {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	s := out.String()
-	if !strings.Contains(s, "all checks passed") || strings.Contains(s, "FAILED") || strings.Count(s, "check:") != 4 {
+	if !strings.HasSuffix(s, "all checks passed\nOK\n") || strings.Contains(s, "FAILED") || strings.Count(s, "check:") != 4 {
 		t.Fatalf("run:\n%s", s)
 	}
 	return s

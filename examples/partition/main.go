@@ -39,11 +39,10 @@ func main() {
 
 // worker is one process: a session, its executor, its member.
 type worker struct {
-	id      string
-	ex      *executor.Executor
-	c       *partition.Client
-	m       *partition.Member
-	changed chan struct{} // a Change was reported
+	id string
+	ex *executor.Executor
+	c  *partition.Client
+	m  *partition.Member
 }
 
 // lockedWriter serializes writes: the workers report from their
@@ -101,6 +100,9 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	}
 	cfg := partition.Config{Path: base, Items: items, Stable: 200 * time.Millisecond}
 
+	// changed has a value once any worker has reported a Change since it
+	// was last read: one channel for all, so no report is missed.
+	changed := make(chan struct{}, 1)
 	var running sync.WaitGroup
 	runCtx, stopAll := context.WithCancel(context.Background())
 	defer func() { stopAll(); running.Wait() }()
@@ -119,13 +121,13 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		if err != nil {
 			return nil, err
 		}
-		w := &worker{id: id, ex: ex, c: c, changed: make(chan struct{}, 1)}
+		w := &worker{id: id, ex: ex, c: c}
 		on := func(ch partition.Change) { // executor goroutine: must not block
 			if len(ch.Acquired) > 0 || len(ch.Released) > 0 {
 				fmt.Fprintf(out, "  %s: %s, took %v, gave up %v\n", id, ch.State, ch.Acquired, ch.Released)
 			}
 			select {
-			case w.changed <- struct{}{}:
+			case changed <- struct{}{}:
 			default:
 			}
 		}
@@ -168,12 +170,10 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 			if done {
 				break
 			}
-			cases := make([]chan struct{}, len(ws))
-			for i, w := range ws {
-				cases[i] = w.changed
-			}
-			if err := waitAny(ctx, cases); err != nil {
-				return fmt.Errorf("%s: waiting for the set to be divided: %w", stage, err)
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return fmt.Errorf("%s: waiting for the set to be divided: %w", stage, ctx.Err())
 			}
 		}
 		owners := map[string][]string{}
@@ -243,6 +243,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	if len(failed) > 0 {
 		return fmt.Errorf("%d checks failed: %v", len(failed), failed)
 	}
+	fmt.Fprintln(out, "OK")
 	return nil
 }
 
@@ -252,29 +253,4 @@ func prefixed(prefix string, ss []string) []string {
 		out[i] = prefix + s
 	}
 	return out
-}
-
-// waitAny waits until one of cs has a value, or ctx ends.
-func waitAny(ctx context.Context, cs []chan struct{}) error {
-	agg := make(chan struct{}, 1)
-	stop := make(chan struct{})
-	defer close(stop)
-	for _, c := range cs {
-		go func() {
-			select {
-			case <-c:
-				select {
-				case agg <- struct{}{}:
-				default:
-				}
-			case <-stop:
-			}
-		}()
-	}
-	select {
-	case <-agg:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

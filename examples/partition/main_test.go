@@ -18,7 +18,7 @@ var checks = []string{
 	"check: fenced writes of every holder applied",
 	"check: worker-3 left: every queue held by exactly one of [worker-1 worker-2]",
 	"with its old hold",
-	"summary: 0 checks failed",
+	"summary: 0 checks failed\nOK\n",
 }
 
 func runAndCheck(t *testing.T, args []string, want []string) {

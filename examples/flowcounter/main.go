@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
@@ -153,29 +154,33 @@ func count(ctx context.Context, out io.Writer, workers []*executor.Executor, pat
 	return nil
 }
 
-// loseFirstSet sends the first write it is given and loses its reply:
-// the recipe gets connection loss, and the connection drops and
-// reconnects to the same session, as when a connection breaks with the
-// request in flight.
+// loseFirstSet loses the reply of the first write it sends that the
+// server applies: the recipe gets connection loss, and the connection
+// drops and reconnects to the same session, as when a connection breaks
+// with the request in flight. (A write refused meanwhile, its version
+// taken by another worker, is answered as it is.)
 type loseFirstSet struct {
 	*fakezk.Conn
 	out  io.Writer
-	once sync.Once
+	lost atomic.Bool
 }
 
 func (c *loseFirstSet) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	_, isSet := req.(*task.SetDataRequest)
-	first := false
-	if isSet {
-		c.once.Do(func() { first = true })
-	}
-	if !first {
+	if _, isSet := req.(*task.SetDataRequest); !isSet || c.lost.Load() {
 		c.Conn.Do(req, done, watch)
 		return
 	}
+	var drop atomic.Bool
 	c.Conn.Do(req, func(resp task.Response) {
-		fmt.Fprintf(c.out, "fault: worker 1's first write: its reply (error %v) lost\n", resp.Err)
+		if resp.Err != nil || !c.lost.CompareAndSwap(false, true) {
+			done(resp)
+			return
+		}
+		fmt.Fprintln(c.out, "fault: worker 1's first applied write: its reply lost")
+		drop.Store(true)
 		done(task.Response{Err: task.ErrConnectionLoss})
 	}, watch)
-	c.Server().Drop(c.Conn, true)
+	if drop.Load() {
+		c.Server().Drop(c.Conn, true)
+	}
 }

@@ -19,7 +19,7 @@ func TestOnFake(t *testing.T) {
 	for _, seed := range []string{"1", "2", "3"} {
 		var out bytes.Buffer
 		err := run(context.Background(), []string{"-seed", seed}, &out)
-		if s := out.String(); err != nil || !strings.Contains(s, "its reply (error <nil>) lost") ||
+		if s := out.String(); err != nil || !strings.Contains(s, "fault: worker 1's first applied write: its reply lost") ||
 			!strings.HasSuffix(s, "counter 60: 59 increments acknowledged, 1 unknown\nOK\n") {
 			t.Fatalf("seed %s: %v\n%s", seed, err, s)
 		}

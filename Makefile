@@ -60,20 +60,19 @@ fidelity:
 # few seeds). simsum prints the totals, the seeds per second of each
 # scenario (and per CPU second: on a shared machine the better measure),
 # the regression seeds replayed and the seeds run under a chroot, and
-# fails below 129,600 seeds (27 scenarios, 2 x SIM_SEEDS each), on any
+# fails below 250,000 seeds (32 scenarios, 2 x SIM_SEEDS each), on any
 # failure or mismatch, if a fault class never fired, or if no seed ran
 # under a chroot.
-# SIM_SEEDS is what fits the run's time budget: the time the earlier run
-# of 17 scenarios and 88,000 seeds took, about 420 CPU seconds (3.5
-# minutes on 2 idle cores). Measured per test binary (user + system time)
-# at SIM_SEEDS=150 and SIM_SEEDS=1, for each package of the run above:
-# 0.17 CPU s per unit of SIM_SEEDS over all scenarios, plus 10 s that do
-# not grow with it (the determinism samples), so 2400 take about 415 s.
+# SIM_SEEDS=4000 gives 256,000 seeds. At 2400 (153,632 seeds, commit
+# 77737b0, idle 2-core machine) make sim took 254 s and 467 CPU s, so
+# 4000 take about 7 minutes and 780 CPU s: about twice the earlier run of
+# 17 scenarios and 88,000 seeds (about 420 CPU s), within make test's
+# 25-minute budget (the whole of make test took 14 min at 2400).
 # SIM_FROM=N replaces the drawn range's start.
-SIM_SEEDS ?= 2400
+SIM_SEEDS ?= 4000
 SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 sim:
-	SIM_SEEDS=$(SIM_SEEDS) SIM_COMMIT=$(SIM_COMMIT) $(GO) test -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism)$$' ./fakezk/sim ./recipes/... ./examples/lockflow | $(GO) run ./fakezk/sim/internal/simsum -min 129600
+	SIM_SEEDS=$(SIM_SEEDS) SIM_COMMIT=$(SIM_COMMIT) $(GO) test -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism)$$' ./fakezk/sim ./recipes/... ./examples/lockflow | $(GO) run ./fakezk/sim/internal/simsum -min 250000
 
 # The Go benchmarks of the hot paths, then the harness (bench/README.md):
 # the main run on a server with its data on tmpfs and forceSync=no, and a

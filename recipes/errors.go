@@ -9,7 +9,8 @@
 //
 // Each recipe's own name for these errors (lock.ErrBusy, semaphore.ErrBusy,
 // lock.ErrLockLost, election.ErrLost, ...) is the same value as the one
-// here. The recipes themselves are the packages below: recipes/lock,
+// here; queue.ErrDeliveryLost is a value of its own that is also an
+// ErrLost. The recipes themselves are the packages below: recipes/lock,
 // recipes/election, recipes/queue and the rest.
 package recipes
 
@@ -23,9 +24,10 @@ var (
 	// ErrAlreadyHeld: a Client asked for what it already holds (the locks
 	// are not re-entrant).
 	ErrAlreadyHeld = errors.New("already held by this Client")
-	// ErrLost: what was held (a lock, a lease, leadership, or, while
-	// acquiring, the contender's node) is no longer ours: the session
-	// expired or was closed, or someone else deleted or changed the node.
+	// ErrLost: what was held (a lock, a lease, leadership, a queue item in
+	// delivery, or, while acquiring, the contender's node) is no longer
+	// ours: the session expired or was closed, or someone else deleted or
+	// changed the node.
 	// It wraps the cause; a fenced write that ZooKeeper rejected wraps it
 	// too, with the server's error.
 	ErrLost = errors.New("lost")

@@ -48,8 +48,9 @@
 //     items are queued (puts go on once the queue has drained).
 //   - Take at most once: an *UnknownTakeError carrying the item when its
 //     delete's reply was lost: not delivered, not lost silently.
-//   - Ack: ErrDeliveryLost when not applied (the item is, or will be, back
-//     in the queue); ErrOutcomeUnknown when it may have been applied.
+//   - Ack: ErrDeliveryLost (a recipes.ErrLost) when not applied (the item
+//     is, or will be, back in the queue); ErrOutcomeUnknown when it may have
+//     been applied.
 //
 // On session expiry a take in progress fails with task.ErrSessionExpired,
 // the consumer's in-flight items go back to the queue and its pending

@@ -11,6 +11,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -71,8 +72,9 @@ var (
 	// ErrDeliveryLost: an at-least-once Ack that was not applied because
 	// the item is no longer this consumer's: its session ended or its
 	// consumer marker was deleted, so the item is (or will be) back in the
-	// queue for another delivery.
-	ErrDeliveryLost = errors.New("queue: delivery lost (the item goes back to the queue)")
+	// queue for another delivery. It is a recipes.ErrLost: errors.Is(err,
+	// recipes.ErrLost) holds for it, as for a lost lock or lease.
+	ErrDeliveryLost error = &lostError{"queue: delivery lost (the item goes back to the queue)"}
 	// ErrExhausted: a Put found the directory's sequence counter run out
 	// (2^31-1 creates in one directory) while items are queued: nothing
 	// was put. Puts go on once the queue has no item (the first put then
@@ -514,3 +516,9 @@ func (q *Queue) sweep(s *task.Scope, names []string) {
 		}
 	}
 }
+
+// lostError is ErrDeliveryLost: its own value, and a recipes.ErrLost.
+type lostError struct{ msg string }
+
+func (e *lostError) Error() string        { return e.msg }
+func (e *lostError) Is(target error) bool { return target == recipes.ErrLost }

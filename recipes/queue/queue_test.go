@@ -10,6 +10,7 @@ import (
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes"
 	"github.com/zkflow/zkflow/recipes/queue"
 	"github.com/zkflow/zkflow/task"
 )
@@ -260,8 +261,8 @@ func TestReturnWakesWaiter(t *testing.T) {
 	if !out.Done || out.Err != nil || out.V.Name != name || string(out.V.Data) != "job" {
 		t.Fatalf("b after a's expiry: %+v, want %s", out, name)
 	}
-	if _, err := mustRun(t, w, 0, held.Ack()); !errors.Is(err, queue.ErrDeliveryLost) {
-		t.Fatalf("a's ack after its session ended: %v, want ErrDeliveryLost", err)
+	if _, err := mustRun(t, w, 0, held.Ack()); !errors.Is(err, queue.ErrDeliveryLost) || !errors.Is(err, recipes.ErrLost) {
+		t.Fatalf("a's ack after its session ended: %v, want ErrDeliveryLost (a recipes.ErrLost)", err)
 	}
 	if _, err := mustRun(t, w, 1, out.V.Ack()); err != nil {
 		t.Fatal(err)

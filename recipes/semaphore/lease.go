@@ -10,7 +10,7 @@ import (
 )
 
 // Lease is one of a semaphore's n leases, acquired: its node, its session
-// and its fencing token. Its accessors (Path, Token, Seq, Session, Done,
+// and its token. Its accessors (Path, Token, Seq, Session, Done,
 // Err, IsHeld) are safe from any goroutine; its tasks (Fenced, Release)
 // run on the executor.
 //
@@ -40,10 +40,12 @@ func (l *Lease) Path() string { return l.hold.Path() }
 // semaphore does not order by it; it is not a fencing token.
 func (l *Lease) Seq() int64 { return l.seq }
 
-// Token is the lease's fencing token: the zxid that created its node
-// (czxid). It names this lease among all leases of the ensemble; see
-// Fencing in the package documentation for what it does and does not
-// order.
+// Token is the zxid that created the lease's node (czxid): it names this
+// lease among all leases of the ensemble and is never reused. It does not
+// order holders (up to n hold at once), so recipes/fence, which refuses
+// lower tokens, is not for it: fence a write with Lease.Fenced, or key a
+// store's slot by the token. See "Fencing" in PROTOCOL.md beside this
+// package.
 func (l *Lease) Token() int64 { return l.token }
 
 // Session is the session the lease node belongs to.

@@ -57,7 +57,7 @@ var (
 var retry = zkops.Retry
 
 // Semaphore is a counting semaphore of n leases on one ZooKeeper path, as task
-// chains (the blocking API is Semaphore). A Semaphore holds no state of its
+// chains (the blocking API is Client). A Semaphore holds no state of its
 // own: every Acquire is a new acquirer, so one Semaphore may be shared by any
 // number of flows and executors.
 type Semaphore struct {

@@ -298,6 +298,7 @@ type injector struct {
 	prng     *rand.Rand
 	crng     *rand.Rand
 	active   bool
+	started  bool // the faults have started (Setup is over)
 	maxWipes int
 	upAt     time.Time // the server is down until then (Restart)
 	fired    [numClasses]int

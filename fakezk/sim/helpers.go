@@ -22,7 +22,9 @@ type Counts struct {
 // frequent: used as Scenario.Wrap, it drops a client's connection just
 // after it sends a create, with probability Rate (the create applied or
 // not, drawn from Rand), and counts connection-loss responses. Set World
-// and Rand in the scenario's Setup (r.World, r.Rand).
+// and Rand in the scenario's Setup (r.World, r.Rand). It loses nothing
+// while Setup runs (Setup runs with no fault) nor while World or Rand is
+// nil; from the faults' start on, it drops until the seed ends.
 type LostReplies struct {
 	Rate   float64
 	Counts *Counts // where losses are counted; may be nil
@@ -53,6 +55,9 @@ func (c *lossConn) Do(req task.Request, done func(task.Response), watch func(tas
 		}
 		done(r)
 	}, watch)
+	if w := c.l.World; w == nil || c.l.Rand == nil || w.inj == nil || !w.inj.started {
+		return
+	}
 	if _, ok := req.(*task.CreateRequest); ok && c.l.Rand.Float64() < c.l.Rate {
 		c.l.World.Server.Drop(c.Conn, c.l.Rand.IntN(2) == 0)
 	}

@@ -50,3 +50,30 @@ func TestHelpers(t *testing.T) {
 		t.Fatalf("created %v waited %v after-expiry %v losses %d reruns %d sent %d", created, waited, expired, cnt.Losses, cnt.Expiries, len(sent))
 	}
 }
+
+// LostReplies loses nothing while Setup runs (Setup runs with no fault),
+// nor before World and Rand are set: a create in Setup succeeds at rate 1.
+func TestLostRepliesNotInSetup(t *testing.T) {
+	var cnt sim.Counts
+	lost := &sim.LostReplies{Rate: 1, Counts: &cnt}
+	var setupErr error
+	sc := sim.Scenario{
+		Name:     "helpers-setup",
+		Clients:  1,
+		Wrap:     lost.Wrap,
+		Duration: time.Second,
+		Live:     func(*sim.Trial) bool { return true },
+		Setup: func(r *sim.Trial) error {
+			// Before World and Rand are set: no panic, nothing lost.
+			if _, err := sim.Run(r.World, 0, task.Create("/before", nil, task.Persistent)); err != nil {
+				return err
+			}
+			lost.World, lost.Rand = r.World, r.Rand
+			_, setupErr = sim.Run(r.World, 0, task.Create("/after", nil, task.Persistent))
+			return setupErr
+		},
+	}
+	if res := sim.RunSeed(sc, 1, false); res.Err != nil || setupErr != nil || cnt.Losses != 0 {
+		t.Fatalf("setup: %v / %v, %d losses", res.Err, setupErr, cnt.Losses)
+	}
+}

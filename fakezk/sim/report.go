@@ -320,8 +320,9 @@ func FirstFailure(sc Scenario, from uint64, max int) (n int, res Result, found b
 	return max, Result{}, false
 }
 
-// Catch shows that the simulation catches a known bug (switched on by
-// the caller, e.g. with internal/canary): it hunts for a failing seed
+// Catch shows that the simulation catches a known bug: the caller plants
+// it (a variant of the recipe, or a flag the recipe reads in tests) and
+// runs the scenario through Catch, which hunts for a failing seed
 // `hunts` times, over disjoint seed ranges, each within bound seeds, and
 // fails t if a hunt comes back empty. It logs the seeds each hunt needed,
 // the median and the worst, and returns them in hunt order.

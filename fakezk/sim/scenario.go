@@ -131,8 +131,10 @@ type InvariantFunc func(r *Trial) error
 func (f InvariantFunc) Check(r *Trial) error { return f(r) }
 
 // Trial is one seed's run of a scenario: the world plus what the workload
-// needs to judge and report. Everything on it runs on the goroutine
-// driving the world.
+// needs to judge and report. Use it from the goroutine driving the world
+// (Setup, Workload, continuations on the executors, invariants) or from an
+// actor (World.Go) while the actor has the turn: the world does not step
+// while an actor runs, so neither needs a lock.
 type Trial struct {
 	*World
 	// Rand is the workload's randomness, drawn from the seed.
@@ -374,7 +376,7 @@ func (r *Trial) run(inj *injector) {
 	}
 	// Phase 2: the workload under faults.
 	r.phase("faults on")
-	inj.active = true
+	inj.active, inj.started = true, true
 	if sc.Workload != nil {
 		sc.Workload(r)
 	}

@@ -87,7 +87,7 @@ func (c *Conn) Start(events func(task.Event)) error {
 		s.mu.Unlock()
 		return task.ErrClosed
 	}
-	if !s.down {
+	if !s.down && !c.netDown { // partitioned before its start: it heals
 		c.establish()
 	}
 	s.mu.Unlock()
@@ -317,10 +317,12 @@ func (s *Server) reconnect(c *Conn) {
 
 // partition cuts c off for d (0: reconnect at once). Lock held.
 func (s *Server) partition(c *Conn, d time.Duration, applyInFlight bool) {
-	if c.closed || !c.started {
-		return
+	if c.closed || (!c.started && d <= 0) {
+		return // closed, or a drop before the start: nothing to break
 	}
-	s.disconnect(c, applyInFlight)
+	if c.started {
+		s.disconnect(c, applyInFlight)
+	}
 	if d <= 0 {
 		s.reconnect(c)
 		return

@@ -24,7 +24,8 @@ func (s *Server) Drop(c *Conn, applied bool) {
 
 // Partition cuts c off from the server for d of the server's clock. The
 // server expires the session if d exceeds its timeout; the client learns
-// of it when the partition heals.
+// of it when the partition heals. A Conn not started yet (an executor's
+// Run has not reached it) is cut off too: it connects when d has passed.
 func (s *Server) Partition(c *Conn, d time.Duration, applied bool) {
 	s.locked(func() {
 		s.tracef("fault partition c%d for %s applied=%v", c.num, d, applied)

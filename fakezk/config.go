@@ -2,6 +2,7 @@ package fakezk
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/zkflow/zkflow/task"
@@ -61,6 +62,20 @@ type Config struct {
 	// (znode.container.maxNeverUsedIntervalMs). 0, the server's default,
 	// keeps such containers for ever.
 	ContainerMaxNeverUsed time.Duration
+	// SuperDigest is zookeeper.DigestAuthenticationProvider.superDigest,
+	// "user:base64(sha1(user:password))" (task.DigestID's form): a
+	// connection that authenticates with digest credentials of that id
+	// is the super user, whom no ACL stops. Empty means none.
+	SuperDigest string
+	// Journal, if not nil, is told of every zxid the server takes, with
+	// the nodes its transaction changed (Commit), in zxid order. It runs
+	// with the server's lock held, on the goroutine that applied the
+	// transaction, before the transaction's reply is queued and before
+	// its watches fire: a journal that writes the commit to disk and
+	// syncs it before it returns makes every reply a client sees
+	// describe durable state. It must not call the Server. It is not told
+	// of Wipe and SetCounters (faults and test set-up, not transactions).
+	Journal func(Commit)
 	// Trace records every request, response, notification and fault.
 	Trace bool
 	// FaultRate is, in deterministic mode, the chance per Step of injecting a
@@ -95,6 +110,9 @@ func (c *Config) Validate() error {
 	}
 	if c.FaultRate < 0 || c.FaultRate > 1 {
 		return errors.New("fakezk: FaultRate outside [0, 1]")
+	}
+	if c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":") {
+		return errors.New("fakezk: SuperDigest is not user:digest")
 	}
 	if c.ContainerCheckInterval < 0 || c.ContainerMaxPerMinute < 0 || c.ContainerMaxNeverUsed < 0 {
 		return errors.New("fakezk: negative container manager setting")

@@ -37,6 +37,7 @@ func (s *Server) createSession(c *Conn) *session {
 	}
 	s.sessSeq++
 	s.sessions[sess.id] = sess
+	s.journal(s.zxid, nil)
 	s.tracef("session open c%d id=%#x timeout=%s zxid=%d", c.num, sess.id, sess.timeout, s.zxid)
 	return sess
 }

@@ -33,6 +33,11 @@ type Config struct {
 	// TickTime is the server's tick (default 2s). Session timeouts are
 	// negotiated into [2*TickTime, 20*TickTime], as ZooKeeper does.
 	TickTime time.Duration
+	// MinSessionTimeout and MaxSessionTimeout bound the session timeouts
+	// the server grants (minSessionTimeout and maxSessionTimeout of
+	// zoo.cfg); 0 means 2*TickTime and 20*TickTime, ZooKeeper's defaults.
+	// See Server.NegotiateTimeout.
+	MinSessionTimeout, MaxSessionTimeout time.Duration
 	// MaxDataSize is the data limit (jute.maxbuffer); <= 0 means 1 MiB.
 	MaxDataSize int
 	// MaxPacketSize is the server's packet limit (jute.maxbuffer): a
@@ -105,6 +110,13 @@ func (c *Config) Validate() error {
 	if c.TickTime < 0 {
 		return errors.New("fakezk: negative TickTime")
 	}
+	if c.MinSessionTimeout < 0 || c.MaxSessionTimeout < 0 {
+		return errors.New("fakezk: negative session timeout bound")
+	}
+	if c.MinSessionTimeout > 0 && c.MaxSessionTimeout > 0 && c.MinSessionTimeout > c.MaxSessionTimeout {
+		// QuorumPeerConfig refuses it too.
+		return errors.New("fakezk: MinSessionTimeout above MaxSessionTimeout")
+	}
 	if c.Async && c.Deterministic {
 		return errors.New("fakezk: Async and Deterministic exclude each other")
 	}
@@ -129,6 +141,12 @@ func (c *Config) ensureDefaults() {
 	if c.TickTime == 0 {
 		c.TickTime = 2 * time.Second
 	}
+	if c.MinSessionTimeout == 0 {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if c.MaxSessionTimeout == 0 {
+		c.MaxSessionTimeout = 20 * c.TickTime
+	}
 	if c.MaxDataSize <= 0 {
 		c.MaxDataSize = task.MaxDataSize
 	}
@@ -147,9 +165,26 @@ func (c *Config) ensureDefaults() {
 }
 
 // NegotiateTimeout clamps a requested session timeout as a ZooKeeper server
-// with this tick does: at least 2 ticks, at most 20 (0 asks for the minimum).
+// with this tick and the default bounds does: at least 2 ticks, at most 20
+// (0 asks for the minimum).
 func NegotiateTimeout(requested, tick time.Duration) time.Duration {
-	lo, hi := 2*tick, 20*tick
+	return clampTimeout(requested, 2*tick, 20*tick)
+}
+
+// NegotiateTimeout clamps a requested session timeout as the server does:
+// into [Config.MinSessionTimeout, Config.MaxSessionTimeout] (0 asks for
+// the minimum).
+func (s *Server) NegotiateTimeout(requested time.Duration) time.Duration {
+	return clampTimeout(requested, s.cfg.MinSessionTimeout, s.cfg.MaxSessionTimeout)
+}
+
+// SessionTimeoutBounds returns Config.MinSessionTimeout and
+// MaxSessionTimeout, defaults applied.
+func (s *Server) SessionTimeoutBounds() (lo, hi time.Duration) {
+	return s.cfg.MinSessionTimeout, s.cfg.MaxSessionTimeout
+}
+
+func clampTimeout(requested, lo, hi time.Duration) time.Duration {
 	if requested < lo {
 		return lo
 	}

@@ -256,3 +256,38 @@ func TestSuperDigest(t *testing.T) {
 		t.Fatal("SuperDigest without a colon validated")
 	}
 }
+
+// Config.MinSessionTimeout and MaxSessionTimeout bound what a session is
+// granted; unset, the bounds are 2 and 20 ticks.
+func TestSessionTimeoutBounds(t *testing.T) {
+	tick := 100 * time.Millisecond
+	def := fakezk.New(fakezk.Config{TickTime: tick})
+	set := fakezk.New(fakezk.Config{TickTime: tick, MinSessionTimeout: time.Second, MaxSessionTimeout: time.Minute})
+	for _, tc := range []struct {
+		srv       *fakezk.Server
+		ask, want time.Duration
+	}{
+		{def, 0, 2 * tick}, {def, time.Hour, 20 * tick}, {def, time.Second, time.Second},
+		{set, 0, time.Second}, {set, 30 * time.Second, 30 * time.Second}, {set, time.Hour, time.Minute},
+	} {
+		if got := tc.srv.NegotiateTimeout(tc.ask); got != tc.want {
+			t.Errorf("ask %s: granted %s, want %s", tc.ask, got, tc.want)
+		}
+	}
+	var granted time.Duration
+	c := set.Connect(fakezk.ConnConfig{Timeout: time.Hour})
+	if err := c.Start(func(ev task.Event) {
+		if ev.State == task.StateConnected {
+			granted = ev.Timeout
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if granted != time.Minute {
+		t.Errorf("session granted %s, want the maximum, 1m", granted)
+	}
+	if err := (&fakezk.Config{MinSessionTimeout: time.Minute, MaxSessionTimeout: time.Second}).Validate(); err == nil {
+		t.Error("minimum above maximum validated")
+	}
+}

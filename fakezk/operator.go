@@ -79,7 +79,7 @@ func (s *Server) OrphanSession(timeout time.Duration) int64 {
 		s.zxid++
 		sess := &session{
 			id:         s.sessIDs.take(),
-			timeout:    NegotiateTimeout(timeout, s.cfg.TickTime),
+			timeout:    s.NegotiateTimeout(timeout),
 			alive:      true,
 			ephemerals: map[string]struct{}{},
 		}

@@ -30,7 +30,7 @@ func (s *Server) createSession(c *Conn) *session {
 	sess := &session{
 		id:         s.sessIDs.take(),
 		seq:        s.sessSeq,
-		timeout:    NegotiateTimeout(c.cfg.Timeout, s.cfg.TickTime),
+		timeout:    s.NegotiateTimeout(c.cfg.Timeout),
 		conn:       c,
 		alive:      true,
 		ephemerals: map[string]struct{}{},

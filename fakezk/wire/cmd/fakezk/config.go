@@ -53,7 +53,7 @@ var ignoredKeys = map[string]string{
 	"multiAddress.enabled": "no ensemble", "sslQuorum": "no ensemble", "portUnification": "plain TCP only",
 	"connectToLearnerMasterLimit": "no ensemble", "quorum.auth.enableSasl": "no ensemble",
 	"4lw.commands.whitelist": "fakezk answers its own set of words (ruok, isro, srvr, stat, conf, envi, mntr)",
-	"admin.enableServer": "no admin server", "admin.serverPort": "no admin server",
+	"admin.enableServer":     "no admin server", "admin.serverPort": "no admin server",
 }
 
 // parseConfig reads a zoo.cfg (java.util.Properties syntax: key=value,

@@ -3,7 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
-		"os"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -56,7 +56,7 @@ func TestMain(m *testing.M) {
 // proc is one run of the command.
 type proc struct {
 	cmd  *exec.Cmd
-	addr string // 127.0.0.1:port, from its "binding to port" line
+	addr string           // 127.0.0.1:port, from its "binding to port" line
 	log  *strings.Builder // guarded by mu
 	mu   *sync.Mutex
 	done chan struct{} // closed when the output is read to its end

@@ -96,7 +96,17 @@ stop)
 	fi
 	p=$(cat "$pid")
 	kill -TERM "$p" 2>/dev/null || true
-	while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+	i=0
+	while kill -0 "$p" 2>/dev/null; do
+		# Exited but not yet reaped (a zombie) counts as stopped.
+		case "$(cat "/proc/$p/stat" 2>/dev/null)" in *") Z "*) break ;; esac
+		if [ $i -ge 600 ]; then
+			echo "zkServer.sh: process $p still running 30s after SIGTERM" >&2
+			exit 1
+		fi
+		sleep 0.05
+		i=$((i + 1))
+	done
 	rm -f "$pid"
 	echo STOPPED
 	;;

@@ -115,4 +115,3 @@ func boundAddr(t *testing.T, path string) string {
 	t.Fatalf("no binding line in %s", path)
 	return ""
 }
-

@@ -1,6 +1,7 @@
 package main
 
 import (
+	gozk "github.com/go-zookeeper/zk"
 	"io"
 	"net"
 	"path/filepath"
@@ -51,4 +52,37 @@ func ruok(tb testing.TB, addr string) string {
 		tb.Fatal(err)
 	}
 	return string(b)
+}
+
+// BenchmarkSetData measures one setData through go-zookeeper, reply
+// awaited, against the command in memory and with a dataDir (where the
+// reply waits for the log's fsync).
+//
+//	go test -run '^$' -bench SetData ./fakezk/wire/cmd/fakezk
+func BenchmarkSetData(b *testing.B) {
+	bin := filepath.Join(binDir, "fakezk")
+	for _, bc := range []struct {
+		name string
+		data bool
+	}{{"memory", false}, {"dataDir", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			args := []string{"-port", "0"}
+			if bc.data {
+				args = append(args, "-data", b.TempDir())
+			}
+			p := startProc(b, nil, bin, args...)
+			c := dial(b, p.addr)
+			if _, err := c.Create("/b", nil, 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+				b.Fatal(err)
+			}
+			value := make([]byte, 100)
+			for b.Loop() {
+				if _, err := c.Set("/b", value, -1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			c.Close()
+			p.kill()
+		})
+	}
 }

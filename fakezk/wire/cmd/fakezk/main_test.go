@@ -159,7 +159,7 @@ func (quiet) Printf(string, ...any) {}
 
 // dial connects go-zookeeper to addr and waits, at most 10s, for its
 // session.
-func dial(t *testing.T, addr string) *gozk.Conn {
+func dial(t testing.TB, addr string) *gozk.Conn {
 	t.Helper()
 	c, events, err := gozk.Connect([]string{addr}, 4*time.Second, gozk.WithLogger(quiet{}), gozk.WithLogInfo(false))
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	gozk "github.com/go-zookeeper/zk"
 )
@@ -241,6 +242,62 @@ func TestSignalsExitZero(t *testing.T) {
 		if c, err := net.Dial("tcp", p.addr); err == nil {
 			c.Close()
 			t.Fatalf("%v: %s still accepts connections", sig, p.addr)
+		}
+	}
+}
+
+// A client connected through a crash and a restart on the same port and
+// dataDir comes back: the server's zxid is not below the last the client
+// saw (else the server would refuse it at the handshake), its session is
+// reported expired (sessions are not kept), and its new session reads
+// what it wrote.
+func TestClientFollowsRestart(t *testing.T) {
+	data := t.TempDir()
+	bin := filepath.Join(binDir, "fakezk")
+	p := startProc(t, nil, bin, "-port", "0", "-tick", "200ms", "-data", data)
+	c, events, err := gozk.Connect([]string{p.addr}, 2*time.Second, gozk.WithLogger(quiet{}), gozk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	waitFor(t, events, gozk.StateHasSession)
+	first := c.SessionID()
+	for i := 0; i < 20; i++ {
+		if _, err := c.Create(fmt.Sprintf("/w%d", i), []byte("x"), 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The last reply the client hears before the crash is a failed
+	// write's: a zxid that changed no node.
+	if _, err := c.Create("/w0", nil, 0, gozk.WorldACL(gozk.PermAll)); err != gozk.ErrNodeExists {
+		t.Fatalf("create of an existing node: %v", err)
+	}
+	p.kill()
+	port := p.addr[strings.LastIndex(p.addr, ":")+1:]
+	startProc(t, nil, bin, "-port", port, "-tick", "200ms", "-data", data)
+	waitFor(t, events, gozk.StateExpired)
+	waitFor(t, events, gozk.StateHasSession)
+	if c.SessionID() == first {
+		t.Fatalf("session %#x resumed after a restart: sessions are not kept", first)
+	}
+	if d, _, err := c.Get("/w19"); err != nil || string(d) != "x" {
+		t.Fatalf("get after restart: %q %v", d, err)
+	}
+}
+
+// waitFor waits, at most 20s, for the client to report st.
+func waitFor(t *testing.T, events <-chan gozk.Event, st gozk.State) {
+	t.Helper()
+	timeout := time.NewTimer(20 * time.Second)
+	defer timeout.Stop()
+	for {
+		select {
+		case ev := <-events:
+			if ev.Type == gozk.EventSession && ev.State == st {
+				return
+			}
+		case <-timeout.C:
+			t.Fatalf("no %v within 20s", st)
 		}
 	}
 }

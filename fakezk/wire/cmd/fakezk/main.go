@@ -79,7 +79,7 @@ func (p *props) Set(v string) error { *p = append(*p, v); return nil }
 type logger struct{ w io.Writer }
 
 func (l logger) log(level, format string, args ...any) {
-	ts := time.Now().Format("2006-01-02 15:04:05,000")
+	ts := task.RealClock().Now().Format("2006-01-02 15:04:05,000")
 	fmt.Fprintf(l.w, "%s [myid:] - %-5s [main:fakezk] - %s\n", ts, level, fmt.Sprintf(format, args...))
 }
 

@@ -301,3 +301,14 @@ func waitFor(t *testing.T, events <-chan gozk.Event, st gozk.State) {
 		}
 	}
 }
+
+// A second server on a dataDir in use is refused (exit status 2, the
+// error says so); once the first is killed, its lock goes with it.
+func TestDataDirInUse(t *testing.T) {
+	bin := filepath.Join(binDir, "fakezk")
+	data := t.TempDir()
+	p := startProc(t, nil, bin, "-port", "0", "-data", data)
+	refused(t, bin, data, "in use")
+	p.kill()
+	startProc(t, nil, bin, "-port", "0", "-data", data)
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/zkflow/zkflow/fakezk"
 )
@@ -57,6 +58,7 @@ type store struct {
 	dir     string // dataDir/fakezk-1
 	logDir  string // dataLogDir/fakezk-1 (dir if none)
 	log     *os.File
+	lock    *os.File               // dir/lock, flock'd while the store is open
 	nodes   map[string]fakezk.Node // the tree as the log has it
 	zxid    int64
 	pending int                  // commits since the snapshot
@@ -89,21 +91,54 @@ func openStore(dataDir, logDir string) (*store, recovered, error) {
 			return nil, rec, err
 		}
 	}
+	if err := st.takeLock(); err != nil {
+		return nil, rec, err
+	}
+	rec, err := st.read(rec)
+	if err != nil {
+		st.close()
+		return nil, rec, err
+	}
+	return st, rec, nil
+}
+
+// errInUse is what openStore returns when another process has the
+// dataDir open.
+var errInUse = errors.New("dataDir in use by another process")
+
+// takeLock flocks dir/lock: two servers on one dataDir would each write
+// a log the other does not know. The kernel drops the lock when the
+// process dies, SIGKILL included, so a crash leaves no stale lock.
+func (st *store) takeLock() error {
+	f, err := os.OpenFile(filepath.Join(st.dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("%w: %s (%v)", errInUse, st.dir, err)
+	}
+	st.lock = f
+	return nil
+}
+
+// read recovers the snapshot and the log (see openStore).
+func (st *store) read(rec recovered) (recovered, error) {
 	snapPath, logPath := st.snapPath(), st.logPath()
 	snapData, err := os.ReadFile(snapPath)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if _, err := os.Stat(logPath); err == nil {
-			return nil, rec, fmt.Errorf("%w: %s has a log and no snapshot (%s)", errCorrupt, st.dir, snapPath)
+			return rec, fmt.Errorf("%w: %s has a log and no snapshot (%s)", errCorrupt, st.dir, snapPath)
 		}
 		rec.fresh = true
-		return st, rec, nil
+		return rec, nil
 	case err != nil:
-		return nil, rec, err
+		return rec, err
 	}
 	var snap snapshot
 	if err := decodeFile(snapData, snapMagic, &snap); err != nil {
-		return nil, rec, fmt.Errorf("%w: snapshot %s: %v", errCorrupt, snapPath, err)
+		return rec, fmt.Errorf("%w: snapshot %s: %v", errCorrupt, snapPath, err)
 	}
 	st.zxid = snap.Zxid
 	for _, n := range snap.Nodes {
@@ -111,39 +146,39 @@ func openStore(dataDir, logDir string) (*store, recovered, error) {
 	}
 	f, err := os.OpenFile(logPath, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, rec, err
+		return rec, err
 	}
 	good, replayed, torn, err := st.replay(f)
 	if err != nil {
 		f.Close()
-		return nil, rec, fmt.Errorf("%w: log %s: %v", errCorrupt, logPath, err)
+		return rec, fmt.Errorf("%w: log %s: %v", errCorrupt, logPath, err)
 	}
 	if torn {
 		if err := f.Truncate(good); err != nil {
 			f.Close()
-			return nil, rec, err
+			return rec, err
 		}
 		rec.tornAt = good
 	}
 	if good == 0 { // an empty log file (a crash while it was made)
-		if _, err := f.WriteString(logMagic); err != nil {
+		if _, err := f.WriteAt([]byte(logMagic), 0); err != nil {
 			f.Close()
-			return nil, rec, err
+			return rec, err
 		}
 		good = int64(len(logMagic))
 	}
 	if _, err := f.Seek(good, io.SeekStart); err != nil {
 		f.Close()
-		return nil, rec, err
+		return rec, err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return nil, rec, err
+		return rec, err
 	}
 	st.log = f
 	st.pending = replayed
 	rec.zxid, rec.nodes, rec.replayed = st.zxid, st.sorted(), replayed
-	return st, rec, nil
+	return rec, nil
 }
 
 // fixNode gives back what JSON does not keep apart: data that was empty
@@ -374,13 +409,17 @@ func syncDir(dir string) error {
 }
 
 func (st *store) close() error {
-	if st.log == nil {
-		return nil
+	var err error
+	if st.log != nil {
+		err = st.log.Sync()
+		if cerr := st.log.Close(); err == nil {
+			err = cerr
+		}
+		st.log = nil
 	}
-	err := st.log.Sync()
-	if cerr := st.log.Close(); err == nil {
-		err = cerr
+	if st.lock != nil {
+		st.lock.Close() // and with it the flock
+		st.lock = nil
 	}
-	st.log = nil
 	return err
 }

@@ -124,3 +124,26 @@ func TestCorruptStore(t *testing.T) {
 		t.Errorf("zxid going back in the log: %v, want errCorrupt", err)
 	}
 }
+
+// A log whose header itself was torn (a crash as it was started again)
+// recovers as an empty log with a whole header.
+func TestTornLogHeader(t *testing.T) {
+	dir := t.TempDir()
+	srv, st, _ := journaled(t, dir, 100)
+	srv.Close()
+	st.close()
+	if err := os.WriteFile(st.logPath(), []byte(logMagic[:5]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st2, rec, err := openStore(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.close()
+	if rec.tornAt != 0 || rec.replayed != 0 {
+		t.Fatalf("torn header: tornAt %d, %d replayed; want 0, 0", rec.tornAt, rec.replayed)
+	}
+	if b, _ := os.ReadFile(st2.logPath()); string(b) != logMagic {
+		t.Fatalf("log after recovery %q, want the header alone", b)
+	}
+}

@@ -172,56 +172,10 @@ func serve(ctx context.Context, s settings, out logger, stderr io.Writer) int {
 		out.log("ERROR", "%v", err)
 		return 2
 	}
-	var st *store
-	zk, err := func() (*fakezk.Server, error) {
-		if s.dataDir == "" {
-			out.log("WARN", "no dataDir: the tree is kept in memory only")
-			return fakezk.New(cfg), nil
-		}
-		var rec recovered
-		var err error
-		st, rec, err = openStore(s.dataDir, s.logDir)
-		if err != nil {
-			return nil, err
-		}
-		st.logf = func(f string, a ...any) { out.log("INFO", f, a...) }
-		st.fail = func(err error) {
-			// Under the server's lock, before the reply: no client hears
-			// of a write that is not on disk. The process stops.
-			out.log("ERROR", "%v: stopping", err)
-			fmt.Fprintf(stderr, "fakezk: %v\n", err)
-			os.Exit(1)
-		}
-		if rec.fresh {
-			zk := fakezk.New(cfg)
-			z, nodes := zk.Snapshot()
-			zk.Close()
-			rec.zxid, rec.nodes = z, nodes
-			out.log("INFO", "dataDir %s: new", s.dataDir)
-		} else {
-			if rec.tornAt >= 0 {
-				out.log("WARN", "log %s: a torn last record dropped (truncated at offset %d)", st.logPath(), rec.tornAt)
-			}
-			out.log("INFO", "dataDir %s: snapshot and %d log records, zxid 0x%x, %d nodes", s.dataDir, rec.replayed, rec.zxid, len(rec.nodes))
-		}
-		// The restored tree becomes the snapshot (the ephemerals of
-		// sessions gone are deleted through the journal, after it).
-		if err := st.seed(rec.zxid, rec.nodes); err != nil {
-			return nil, err
-		}
-		cfg.Journal = st.journal
-		zk, err := fakezk.Restore(cfg, rec.zxid, rec.nodes)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", errCorrupt, s.dataDir, err)
-		}
-		return zk, nil
-	}()
+	zk, st, err := openTree(cfg, s, out, stderr)
 	if err != nil {
 		out.log("ERROR", "%v", err)
 		fmt.Fprintf(stderr, "fakezk: %v\n", err)
-		if st != nil {
-			st.close()
-		}
 		return 2
 	}
 	defer zk.Close()
@@ -254,6 +208,54 @@ func serve(ctx context.Context, s settings, out logger, stderr io.Writer) int {
 		out.log("ERROR", "serving: %v", err)
 		return 1
 	}
+}
+
+// openTree returns the server: a new one without a dataDir; with one,
+// restored from it and journaling into it (st).
+func openTree(cfg fakezk.Config, s settings, out logger, stderr io.Writer) (zk *fakezk.Server, st *store, err error) {
+	if s.dataDir == "" {
+		out.log("WARN", "no dataDir: the tree is kept in memory only")
+		return fakezk.New(cfg), nil, nil
+	}
+	st, rec, err := openStore(s.dataDir, s.logDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			st.close()
+		}
+	}()
+	st.logf = func(f string, a ...any) { out.log("INFO", f, a...) }
+	st.fail = func(err error) {
+		// Under the server's lock, before the reply: no client hears of
+		// a write that is not on disk. The process stops.
+		out.log("ERROR", "%v: stopping", err)
+		fmt.Fprintf(stderr, "fakezk: %v\n", err)
+		os.Exit(1)
+	}
+	if rec.fresh {
+		fresh := fakezk.New(fakezk.Config{})
+		rec.zxid, rec.nodes = fresh.Snapshot()
+		fresh.Close()
+		out.log("INFO", "dataDir %s: new", s.dataDir)
+	} else {
+		if rec.tornAt >= 0 {
+			out.log("WARN", "log %s: a torn last record dropped (truncated at offset %d)", st.logPath(), rec.tornAt)
+		}
+		out.log("INFO", "dataDir %s: snapshot and %d log records, zxid 0x%x, %d nodes", s.dataDir, rec.replayed, rec.zxid, len(rec.nodes))
+	}
+	// The recovered tree becomes the snapshot (the ephemerals of the
+	// sessions of before are deleted through the journal, after it).
+	if err := st.seed(rec.zxid, rec.nodes); err != nil {
+		return nil, nil, err
+	}
+	cfg.Journal = st.journal
+	zk, err = fakezk.Restore(cfg, rec.zxid, rec.nodes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %v", errCorrupt, s.dataDir, err)
+	}
+	return zk, st, nil
 }
 
 // bindingName is how ZooKeeper's NIOServerCnxnFactory logs its address

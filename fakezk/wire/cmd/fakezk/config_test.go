@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -105,5 +108,31 @@ func TestProperties(t *testing.T) {
 	}
 	if notes := strings.Join(s.notes, "\n"); !strings.Contains(notes, "emulate353TTLNodes") || !strings.Contains(notes, "java.net.preferIPv4Stack") {
 		t.Errorf("ignored properties not noted:\n%s", notes)
+	}
+}
+
+// The command refuses what it cannot serve at start: exit status 2, a
+// message naming the key, before it binds any port.
+func TestCommandRefusesConfig(t *testing.T) {
+	bin := filepath.Join(binDir, "fakezk")
+	for _, tc := range []struct {
+		cfg  string
+		args []string
+		says string
+	}{
+		{"clientPort=0\nsecureClientPort=2281\n", nil, "secureClientPort"},
+		{"clientPort=0\ntickTime=100\nminSessionTimeout=5000\n", nil, "maxSessionTimeout"},
+		{"clientPort=0\n", []string{"-prop", "zookeeper.DigestAuthenticationProvider.superDigest=bad"}, "superDigest"},
+		{"clientPort=0\n", []string{"-tick", "-1s"}, "tickTime"},
+	} {
+		path := filepath.Join(t.TempDir(), "zoo.cfg")
+		if err := os.WriteFile(path, []byte(tc.cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := execOut(bin, append(tc.args, path)...)
+		var ee interface{ ExitCode() int }
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(out, tc.says) || strings.Contains(out, "binding to port") {
+			t.Errorf("%q %v: %v, want exit status 2 naming %s before binding\n%s", tc.cfg, tc.args, err, tc.says, out)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package fakezk
 
 import (
+	"cmp"
 	"errors"
 	"strings"
 	"time"
@@ -31,7 +32,8 @@ type Config struct {
 	// with Server.Close, which the user must call.
 	Async bool
 	// TickTime is the server's tick (default 2s). Session timeouts are
-	// negotiated into [2*TickTime, 20*TickTime], as ZooKeeper does.
+	// negotiated into [2*TickTime, 20*TickTime], as ZooKeeper does, unless
+	// MinSessionTimeout or MaxSessionTimeout say otherwise.
 	TickTime time.Duration
 	// MinSessionTimeout and MaxSessionTimeout bound the session timeouts
 	// the server grants (minSessionTimeout and maxSessionTimeout of
@@ -113,9 +115,10 @@ func (c *Config) Validate() error {
 	if c.MinSessionTimeout < 0 || c.MaxSessionTimeout < 0 {
 		return errors.New("fakezk: negative session timeout bound")
 	}
-	if c.MinSessionTimeout > 0 && c.MaxSessionTimeout > 0 && c.MinSessionTimeout > c.MaxSessionTimeout {
+	tick, lo, hi := cmp.Or(c.TickTime, 2*time.Second), c.MinSessionTimeout, c.MaxSessionTimeout
+	if cmp.Or(lo, 2*tick) > cmp.Or(hi, 20*tick) {
 		// QuorumPeerConfig refuses it too.
-		return errors.New("fakezk: MinSessionTimeout above MaxSessionTimeout")
+		return errors.New("fakezk: MinSessionTimeout above MaxSessionTimeout (defaults 2 and 20 ticks)")
 	}
 	if c.Async && c.Deterministic {
 		return errors.New("fakezk: Async and Deterministic exclude each other")

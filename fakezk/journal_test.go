@@ -287,7 +287,13 @@ func TestSessionTimeoutBounds(t *testing.T) {
 	if granted != time.Minute {
 		t.Errorf("session granted %s, want the maximum, 1m", granted)
 	}
-	if err := (&fakezk.Config{MinSessionTimeout: time.Minute, MaxSessionTimeout: time.Second}).Validate(); err == nil {
-		t.Error("minimum above maximum validated")
+	for _, cfg := range []fakezk.Config{
+		{MinSessionTimeout: time.Minute, MaxSessionTimeout: time.Second},
+		{TickTime: tick, MinSessionTimeout: 3 * time.Second},        // above the default maximum, 2s
+		{TickTime: tick, MaxSessionTimeout: 100 * time.Millisecond}, // below the default minimum, 200ms
+	} {
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("min %s max %s tick %s validated", cfg.MinSessionTimeout, cfg.MaxSessionTimeout, cfg.TickTime)
+		}
 	}
 }

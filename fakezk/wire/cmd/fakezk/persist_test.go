@@ -230,15 +230,17 @@ func recordOffsets(t *testing.T, log []byte) []int {
 	return offs
 }
 
-// SIGTERM and SIGINT stop the server: its listener is closed and it exits 0.
+// SIGTERM and SIGINT stop the server, a client connected: its listener
+// is closed and it exits 0.
 func TestSignalsExitZero(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		p := startProc(t, nil, filepath.Join(binDir, "fakezk"), "-port", "0")
-		dial(t, p.addr).Close()
+		p := startProc(t, nil, filepath.Join(binDir, "fakezk"), "-port", "0", "-data", t.TempDir())
+		c := dial(t, p.addr)
 		p.cmd.Process.Signal(sig)
 		if err := p.wait(t); err != nil {
 			t.Fatalf("%v: exit %v, want 0\n%s", sig, err, p.output())
 		}
+		c.Close()
 		if c, err := net.Dial("tcp", p.addr); err == nil {
 			c.Close()
 			t.Fatalf("%v: %s still accepts connections", sig, p.addr)

@@ -8,7 +8,7 @@ GO ?= go
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: test deps vet unit fidelity bench sim mutate
+.PHONY: test deps vet unit fidelity bench sim mutate fakezk
 
 test: deps vet unit fidelity sim
 
@@ -43,6 +43,12 @@ vet:
 # Every module's tests; a failing module does not stop the others.
 unit:
 	@st=0; for m in $(MODULES); do echo "test $$m"; (cd $$m && ZK_REQUIRED=1 $(GO) test -race -count=1 ./...) || st=1; done; exit $$st
+
+# The fakezk command beside its launcher, so that
+# fakezk/wire/cmd/fakezk/bin can be a suite's ZOOKEEPER_BIN_PATH
+# (fakezk/wire/cmd/fakezk/README.md). Phony: fakezk/ is also a directory.
+fakezk:
+	$(GO) build -o fakezk/wire/cmd/fakezk/bin/fakezk ./fakezk/wire/cmd/fakezk
 
 # fakezk against a real ZooKeeper: the conformance cases and the random
 # operation sequences, with their counts (the same tests unit ran, shown).

@@ -61,6 +61,20 @@ func newPrincipal(ip string, auth []task.AuthInfo) (*principal, error) {
 	return p, nil
 }
 
+// grantSuper makes who the super user if one of its digest ids is the
+// configured superDigest (DigestAuthenticationProvider adds the id
+// super: for it). Lock held or who not shared yet.
+func grantSuper(who *principal, superDigest string) {
+	if superDigest == "" {
+		return
+	}
+	for _, id := range who.ids {
+		if id.scheme == "digest" && id.id == superDigest {
+			who.super = true
+		}
+	}
+}
+
 // allowed is ZooKeeperServer.checkACL: an empty ACL allows everything,
 // the super user everything; otherwise some entry holding one of perm's
 // bits must match one of the principal's ids.

@@ -134,6 +134,8 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 	if tx != nil {
 		if ok {
 			s.commit(tx)
+		} else {
+			s.journal(tx.zxid, nil) // an error txn: a zxid, no change
 		}
 		s.giveFires(tx.fires)
 	}

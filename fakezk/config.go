@@ -1,7 +1,9 @@
 package fakezk
 
 import (
+	"cmp"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/zkflow/zkflow/task"
@@ -30,8 +32,14 @@ type Config struct {
 	// with Server.Close, which the user must call.
 	Async bool
 	// TickTime is the server's tick (default 2s). Session timeouts are
-	// negotiated into [2*TickTime, 20*TickTime], as ZooKeeper does.
+	// negotiated into [2*TickTime, 20*TickTime], as ZooKeeper does, unless
+	// MinSessionTimeout or MaxSessionTimeout say otherwise.
 	TickTime time.Duration
+	// MinSessionTimeout and MaxSessionTimeout bound the session timeouts
+	// the server grants (minSessionTimeout and maxSessionTimeout of
+	// zoo.cfg); 0 means 2*TickTime and 20*TickTime, ZooKeeper's defaults.
+	// See Server.NegotiateTimeout.
+	MinSessionTimeout, MaxSessionTimeout time.Duration
 	// MaxDataSize is the data limit (jute.maxbuffer); <= 0 means 1 MiB.
 	MaxDataSize int
 	// MaxPacketSize is the server's packet limit (jute.maxbuffer): a
@@ -61,6 +69,20 @@ type Config struct {
 	// (znode.container.maxNeverUsedIntervalMs). 0, the server's default,
 	// keeps such containers for ever.
 	ContainerMaxNeverUsed time.Duration
+	// SuperDigest is zookeeper.DigestAuthenticationProvider.superDigest,
+	// "user:base64(sha1(user:password))" (task.DigestID's form): a
+	// connection that authenticates with digest credentials of that id
+	// is the super user, whom no ACL stops. Empty means none.
+	SuperDigest string
+	// Journal, if not nil, is told of every zxid the server takes, with
+	// the nodes its transaction changed (Commit), in zxid order. It runs
+	// with the server's lock held, on the goroutine that applied the
+	// transaction, before the transaction's reply is queued and before
+	// its watches fire: a journal that writes the commit to disk and
+	// syncs it before it returns makes every reply a client sees
+	// describe durable state. It must not call the Server. It is not told
+	// of Wipe and SetCounters (faults and test set-up, not transactions).
+	Journal func(Commit)
 	// Trace records every request, response, notification and fault.
 	Trace bool
 	// FaultRate is, in deterministic mode, the chance per Step of injecting a
@@ -90,11 +112,22 @@ func (c *Config) Validate() error {
 	if c.TickTime < 0 {
 		return errors.New("fakezk: negative TickTime")
 	}
+	if c.MinSessionTimeout < 0 || c.MaxSessionTimeout < 0 {
+		return errors.New("fakezk: negative session timeout bound")
+	}
+	tick, lo, hi := cmp.Or(c.TickTime, 2*time.Second), c.MinSessionTimeout, c.MaxSessionTimeout
+	if cmp.Or(lo, 2*tick) > cmp.Or(hi, 20*tick) {
+		// QuorumPeerConfig refuses it too.
+		return errors.New("fakezk: MinSessionTimeout above MaxSessionTimeout (defaults 2 and 20 ticks)")
+	}
 	if c.Async && c.Deterministic {
 		return errors.New("fakezk: Async and Deterministic exclude each other")
 	}
 	if c.FaultRate < 0 || c.FaultRate > 1 {
 		return errors.New("fakezk: FaultRate outside [0, 1]")
+	}
+	if c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":") {
+		return errors.New("fakezk: SuperDigest is not user:digest")
 	}
 	if c.ContainerCheckInterval < 0 || c.ContainerMaxPerMinute < 0 || c.ContainerMaxNeverUsed < 0 {
 		return errors.New("fakezk: negative container manager setting")
@@ -110,6 +143,12 @@ func (c *Config) ensureDefaults() {
 	}
 	if c.TickTime == 0 {
 		c.TickTime = 2 * time.Second
+	}
+	if c.MinSessionTimeout == 0 {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if c.MaxSessionTimeout == 0 {
+		c.MaxSessionTimeout = 20 * c.TickTime
 	}
 	if c.MaxDataSize <= 0 {
 		c.MaxDataSize = task.MaxDataSize
@@ -129,9 +168,26 @@ func (c *Config) ensureDefaults() {
 }
 
 // NegotiateTimeout clamps a requested session timeout as a ZooKeeper server
-// with this tick does: at least 2 ticks, at most 20 (0 asks for the minimum).
+// with this tick and the default bounds does: at least 2 ticks, at most 20
+// (0 asks for the minimum).
 func NegotiateTimeout(requested, tick time.Duration) time.Duration {
-	lo, hi := 2*tick, 20*tick
+	return clampTimeout(requested, 2*tick, 20*tick)
+}
+
+// NegotiateTimeout clamps a requested session timeout as the server does:
+// into [Config.MinSessionTimeout, Config.MaxSessionTimeout] (0 asks for
+// the minimum).
+func (s *Server) NegotiateTimeout(requested time.Duration) time.Duration {
+	return clampTimeout(requested, s.cfg.MinSessionTimeout, s.cfg.MaxSessionTimeout)
+}
+
+// SessionTimeoutBounds returns Config.MinSessionTimeout and
+// MaxSessionTimeout, defaults applied.
+func (s *Server) SessionTimeoutBounds() (lo, hi time.Duration) {
+	return s.cfg.MinSessionTimeout, s.cfg.MaxSessionTimeout
+}
+
+func clampTimeout(requested, lo, hi time.Duration) time.Duration {
 	if requested < lo {
 		return lo
 	}

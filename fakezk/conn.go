@@ -75,6 +75,7 @@ func (c *Conn) Start(events func(task.Event)) error {
 	if err != nil {
 		return err
 	}
+	grantSuper(who, s.cfg.SuperDigest)
 	s.mu.Lock()
 	if c.started {
 		s.mu.Unlock()
@@ -153,6 +154,7 @@ func (c *Conn) do(req task.Request, done func(task.Response), zdone func(task.Re
 			// A server finds the fault itself (PrepRequestProcessor)
 			// and logs the request as an error txn: it takes a zxid.
 			s.zxid++
+			s.journal(s.zxid, nil)
 		}
 		s.tracef("c%d send #%d rejected: %v", c.num, p.id, err)
 		s.enqueue(c, item{kind: itemResp, id: p.id, done: done, zdone: zdone, resp: task.Response{Err: err}})

@@ -62,7 +62,11 @@
 // loss) and SetCounters (versions and sequence counters near int32's
 // maximum). Each is recorded in the trace.
 //
+// To keep the tree on disk, Config.Journal hears of every transaction
+// before its reply, Snapshot reads the tree and Restore rebuilds a server
+// from it (the fakezk command's dataDir, fakezk/wire/cmd/fakezk).
+//
 // What it reproduces rule by rule, access control, delivery order,
-// the chroot, every fault, and the measured figures:
+// the chroot, every fault, persistence, and the measured figures:
 // fakezk/PROTOCOL.md.
 package fakezk

@@ -62,6 +62,8 @@ func (s *Server) admin(req task.Request, sess *session) error {
 		s.tracef("admin %s zxid=%d: %s", describe(req), s.zxid, errString(err))
 		if err == nil {
 			s.commit(tx)
+		} else {
+			s.journal(tx.zxid, nil)
 		}
 	})
 	return err
@@ -77,11 +79,12 @@ func (s *Server) OrphanSession(timeout time.Duration) int64 {
 		s.zxid++
 		sess := &session{
 			id:         s.sessIDs.take(),
-			timeout:    NegotiateTimeout(timeout, s.cfg.TickTime),
+			timeout:    s.NegotiateTimeout(timeout),
 			alive:      true,
 			ephemerals: map[string]struct{}{},
 		}
 		s.sessions[sess.id] = sess
+		s.journal(s.zxid, nil)
 		id = sess.id
 		s.tracef("session open (orphan) id=%#x timeout=%s zxid=%d", sess.id, sess.timeout, s.zxid)
 		if s.down {

@@ -267,6 +267,8 @@ func (s *Server) deleteContainer(path string) {
 	s.tracef("container delete %s zxid=%d: %s", path, s.zxid, errString(err))
 	if err == nil {
 		s.commit(tx)
+	} else {
+		s.journal(tx.zxid, nil)
 	}
 }
 

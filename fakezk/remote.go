@@ -194,6 +194,7 @@ func (c *Conn) AddAuth(scheme string, auth []byte) error {
 				c.who.ids = append(c.who.ids, id)
 			}
 		}
+		grantSuper(c.who, s.cfg.SuperDigest)
 	})
 	return nil
 }

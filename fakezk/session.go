@@ -30,13 +30,14 @@ func (s *Server) createSession(c *Conn) *session {
 	sess := &session{
 		id:         s.sessIDs.take(),
 		seq:        s.sessSeq,
-		timeout:    NegotiateTimeout(c.cfg.Timeout, s.cfg.TickTime),
+		timeout:    s.NegotiateTimeout(c.cfg.Timeout),
 		conn:       c,
 		alive:      true,
 		ephemerals: map[string]struct{}{},
 	}
 	s.sessSeq++
 	s.sessions[sess.id] = sess
+	s.journal(s.zxid, nil)
 	s.tracef("session open c%d id=%#x timeout=%s zxid=%d", c.num, sess.id, sess.timeout, s.zxid)
 	return sess
 }

@@ -14,6 +14,9 @@ type txn struct {
 	multi bool  // record undo steps (only a multi can fail after a change)
 	fires []fired
 	undo  []func()
+	// touched are nodes changed with no trigger (setACL), for the
+	// journal.
+	touched []string
 }
 
 // fired is one watch trigger with the ACL of the node it is about, as
@@ -65,9 +68,10 @@ func (tx *txn) rollback() {
 	tx.undo, tx.fires = nil, nil
 }
 
-// commit fires the transaction's watches, then brings the container
+// commit journals the transaction, fires its watches, then brings the container
 // manager (reap.go) up to date with what it changed.
 func (s *Server) commit(tx *txn) {
+	s.journalTx(tx)
 	for _, f := range tx.fires {
 		s.trigger(f.path, f.typ, f.acl)
 	}
@@ -312,6 +316,9 @@ func (s *Server) setACL(tx *txn, who *principal, r *task.SetACLRequest) (task.St
 	oldACL, oldAv := n.acl, n.stat.Aversion
 	n.acl = acl
 	n.stat.Aversion++
+	if s.cfg.Journal != nil {
+		tx.touched = append(tx.touched, n.path)
+	}
 	if tx.multi {
 		tx.onUndo(func() { n.acl, n.stat.Aversion = oldACL, oldAv })
 	}

@@ -38,6 +38,11 @@
 //   - Close ends every goroutine of the Server; the sessions live on in
 //     the fakezk.Server.
 //
+// The command fakezk/wire/cmd/fakezk serves it from a zoo.cfg, with a
+// zkServer.sh stand-in for suites that start ZooKeeper (README.md there);
+// go-zookeeper's own suite through it and through a real server:
+// GOZK_SUITE.md beside this file.
+//
 // The opcodes served, the records, and what differs from a real server
 // are in PROTOCOL.md beside this file.
 package wire

@@ -51,7 +51,8 @@ func fourLetterWord(zk *fakezk.Server, cmd string, port int) []byte {
 		fmt.Fprintf(&b, "clientPort=%d\nsecureClientPort=-1\n", port)
 		fmt.Fprintf(&b, "dataDir=\ndataDirSize=0\ndataLogDir=\ndataLogSize=0\n")
 		fmt.Fprintf(&b, "tickTime=%d\nmaxClientCnxns=0\n", tick.Milliseconds())
-		fmt.Fprintf(&b, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", 2*tick.Milliseconds(), 20*tick.Milliseconds())
+		lo, hi := zk.SessionTimeoutBounds()
+		fmt.Fprintf(&b, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", lo.Milliseconds(), hi.Milliseconds())
 		fmt.Fprintf(&b, "clientPortListenBacklog=-1\nserverId=0\n")
 	case "envi":
 		fmt.Fprintf(&b, "Environment:\nzookeeper.version=%s\nhost.name=localhost\n", version)

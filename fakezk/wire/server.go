@@ -337,7 +337,7 @@ func (lk *link) handshake(r *bufio.Reader) bool {
 		// ...": closed without a connect response.
 		return false
 	}
-	timeout := fakezk.NegotiateTimeout(time.Duration(cr.TimeOut)*time.Millisecond, zk.TickTime())
+	timeout := zk.NegotiateTimeout(time.Duration(cr.TimeOut) * time.Millisecond)
 	resp := ConnectResponse{HasReadOnly: cr.HasReadOnly}
 	events := func(ev task.Event) {
 		if ev.Type == task.EventNone && ev.State == task.StateSuspended {

@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e, err := election.NewClient(ex, dir, election.Config{Data: []byte(name)})
+			e, err := election.NewClient(ex, dir, election.WithData([]byte(name)))
 			if err != nil {
 				fail(err)
 				return

@@ -37,7 +37,7 @@ func ExampleChildrenCache() {
 	}
 
 	write(c.Seq(create("/workers"), c.Seq(create("/workers/w1"), create("/workers/w2"))))
-	cc, _ := cache.NewChildren("/workers", cache.Options{})
+	cc, _ := cache.NewChildren("/workers")
 	executor.Submit(ex, c.Then(cc.Start(), func(*cache.ChildrenCache) task.Task[cache.Change] { return cc.Next() }), show)
 	run()
 	executor.Submit(ex, cc.Next(), show)
@@ -61,9 +61,9 @@ func ExampleNodeCache() {
 		for ex.RunUntilIdle()+writer.RunUntilIdle() > 0 {
 		}
 	}
-	nc, _ := cache.NewNode("/leader", cache.Options{OnEvent: func(ev cache.Event) {
+	nc, _ := cache.NewNode("/leader", cache.WithOnEvent(func(ev cache.Event) {
 		fmt.Printf("%s %s %q\n", ev.Type, ev.Path, ev.Node.Data)
-	}})
+	}))
 	executor.Submit(ex, nc.Start(), nil)
 	run()
 	executor.Submit(writer, task.Create("/leader", []byte("a"), task.Persistent), nil)

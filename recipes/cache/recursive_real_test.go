@@ -47,12 +47,12 @@ func TestRealRecursiveTreeConverges(t *testing.T) {
 		t.Fatal(err)
 	}
 	synced := make(chan struct{}, 1)
-	tc, err := NewTree(root, Options{Data: true, Recursive: true, OnSynced: func() {
+	tc, err := NewTree(root, WithData(), WithRecursive(), WithOnSynced(func() {
 		select {
 		case synced <- struct{}{}:
 		default:
 		}
-	}})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

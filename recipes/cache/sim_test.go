@@ -172,16 +172,16 @@ func (s *cacheSim) build(r *sim.Trial) error {
 		r.Check(applyEvent(s.evModel, ev))
 	}
 	var err error
-	s.cc, err = NewChildren(simDir, Options{Data: true, OnEvent: onEvent})
+	s.cc, err = NewChildren(simDir, WithData(), WithOnEvent(onEvent))
 	if err != nil {
 		return err
 	}
-	s.nc, err = NewNode(simNode, Options{OnEvent: onEvent})
+	s.nc, err = NewNode(simNode, WithOnEvent(onEvent))
 	if err != nil {
 		return err
 	}
 	trModel := s.trModel
-	s.tc, err = NewTree("/cache", Options{Data: true, OnEvent: func(ev Event) { r.Check(applyEvent(trModel, ev)) }})
+	s.tc, err = NewTree("/cache", WithData(), WithOnEvent(func(ev Event) { r.Check(applyEvent(trModel, ev)) }))
 	return err
 }
 
@@ -193,7 +193,7 @@ func (s *cacheSim) buildRecursive(r *sim.Trial) error {
 	s.rcModel, s.nextRec = map[string]Node{}, map[string]Node{}
 	rcModel := s.rcModel
 	var err error
-	s.rc, err = NewTree("/cache", Options{Data: true, Recursive: true, OnEvent: func(ev Event) { r.Check(applyEvent(rcModel, ev)) }})
+	s.rc, err = NewTree("/cache", WithData(), WithRecursive(), WithOnEvent(func(ev Event) { r.Check(applyEvent(rcModel, ev)) }))
 	return err
 }
 

@@ -12,9 +12,9 @@
 // deliver a half-applied update. Reload restarts a component on each new
 // version, and two runs never overlap.
 //
-//	c, err := config.NewClient(ex)
-//	err = c.Update(ctx, "/app/config", map[string][]byte{"db": []byte("db2:5432"), "pool": []byte("20")}) // all or nothing
-//	r, err := c.WatchDir(ctx, "/app/config", config.DirOptions{})
+//	c, err := config.NewClient(ex, "/app/config")
+//	err = c.Update(ctx, map[string][]byte{"db": []byte("db2:5432"), "pool": []byte("20")}) // all or nothing
+//	r, err := c.WatchDir(ctx, config.DirOptions{})
 //	if err != nil {
 //		return err
 //	}

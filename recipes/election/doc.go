@@ -11,7 +11,7 @@
 // is granted only to a candidate whose node is the lowest and whose
 // ephemeral owner is the session the campaign runs on, it becomes
 // uncertain at once when that session is disconnected, and it ends
-// Config.GiveUp of the session timeout later (on the executor's clock)
+// the GiveUp fraction (WithGiveUp) of the session timeout later (on the executor's clock)
 // unless the connection returns first to the same session. A process
 // paused past that margin may still act after the next leader is granted;
 // then only fencing holds: writes made through Fenced name one leadership,
@@ -20,7 +20,7 @@
 // strictly increase, and a resign retried after a lost reply never
 // deletes the next leader's node.
 //
-//	c, err := election.NewClient(ex, "/app/leader", election.Config{Data: []byte("host-1")})
+//	c, err := election.NewClient(ex, "/app/leader", election.WithData([]byte("host-1")))
 //	l, err := c.Campaign(ctx) // waits until this candidate leads
 //	if err != nil {
 //		return err
@@ -44,7 +44,7 @@
 // have Campaign, Leader and Observe, and a Leadership has Resign and
 // Fenced, all returning task.Task values to run on an executor yourself.
 //
-// Config.ACL sets the ACL of every node an election creates (task.OpenACL
+// WithACL sets the ACL of every node an election creates (task.OpenACL
 // by default).
 //
 // # While leading
@@ -63,7 +63,7 @@
 //
 // # Callbacks and goroutines
 //
-// Tasks run on the executor goroutine. Config.OnState runs there too, in
+// Tasks run on the executor goroutine. WithOnState's function runs there too, in
 // order, once per change of state (Leading at the grant, Uncertain,
 // Leading again, Ended); it must not block. The accessors of a Leadership
 // (State, IsLeader, Err, Done, Token, Path, Session) are safe from any

@@ -97,7 +97,7 @@ func newPartSim() (*partSim, sim.Scenario) {
 					})
 				}
 			}
-			p, err := partition.New(partition.Config{Path: simPath, Items: simItems, Stable: 300 * time.Millisecond, Drain: drain})
+			p, err := partition.New(simPath, simItems, partition.WithStable(300*time.Millisecond), partition.WithDrain(drain))
 			if err != nil {
 				return err
 			}

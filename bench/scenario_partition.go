@@ -26,7 +26,7 @@ import (
 const (
 	// rebalanceItems is the size of the set.
 	rebalanceItems = 12
-	// rebalanceStable is Config.Stable and kazoo's time_boundary.
+	// rebalanceStable is the partition's WithStable and kazoo's time_boundary.
 	rebalanceStable = 100 * time.Millisecond
 )
 

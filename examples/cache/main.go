@@ -208,5 +208,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	check(same, "every cached node is the server's node (same czxid)")
 
+	checks.Check(backgroundErrors.Load() == 0, "no background flow failed (%d)", backgroundErrors.Load())
 	return checks.Report(out)
 }

@@ -31,7 +31,8 @@
 //
 // Stop is started whatever its ctx, so the deferred Stop above stops the
 // cache also when the loop ended with ctx (Stop then returns ctx's error
-// and the cache stops in the background).
+// and the cache stops in the background; a failure there goes to the
+// executor's Config.OnError, to log or count).
 //
 // To compose with other tasks, use the task face: NewNode, NewChildren
 // and NewTree return caches whose Start, Next and Stop are task.Task

@@ -17,7 +17,7 @@ import (
 	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
-// A TreeCache on one recursive watch (Options.Recursive) converges to the
+// A TreeCache on one recursive watch (WithRecursive) converges to the
 // state another session writes, on a real standalone server: 300 writes
 // (create, set, delete, delete-and-create) over nodes two levels deep,
 // 50 of them while the reader's connection is black-holed (netproxy),

@@ -25,7 +25,8 @@
 //
 // Stop is started whatever its ctx, so the deferred Stop above stops the
 // watcher also when the loop ended with ctx (Stop then returns ctx's
-// error and the watcher stops in the background).
+// error and the watcher stops in the background; a failure there goes
+// to the executor's Config.OnError, to log or count).
 //
 // To compose with other tasks, use the task face: Watch, WatchDir,
 // Update, UpdateMarked and Reload return task.Task values to run on an

@@ -81,7 +81,7 @@ type DirOptions struct {
 	// directory of the subtree) holds back delivery.
 	Subtree bool
 	// Recursive, with Subtree, follows the subtree with one
-	// persistent-recursive watch on root (cache.Options.Recursive,
+	// persistent-recursive watch on root (cache.WithRecursive,
 	// ZooKeeper 3.6+): one watch and one read per change instead of two
 	// per node, at the price of a listing of every node after each
 	// reconnect. On ZooKeeper 3.8 no other one-time watch may be set on

@@ -74,8 +74,11 @@ func WithDrain(fn func(h Hold) task.Task[task.Unit]) Option {
 	return optionFunc(func(c *config) { c.Drain = fn })
 }
 
-// WithACL gives the ACL of every node the member creates, and of the
-// directories it creates (without it, or with p nil: task.OpenACL).
+// WithACL gives, by path, the ACL of every node a member creates: the
+// directories and their ancestors, its party node, and its lock nodes
+// (for those, the path sent: path/locks/<item>/<id>__lock__). Without it,
+// or with p nil, they get task.OpenACL. Creates passed to Fenced keep
+// their own ACL.
 func WithACL(p task.ACLProvider) Option { return optionFunc(func(c *config) { c.ACL = p }) }
 
 // KazooAssign is kazoo's SetPartitioner default partition function: the

@@ -157,8 +157,8 @@ func (w *Client) Err() error {
 
 // Stop stops the cache and returns once it has stopped, or ctx's error;
 // the stop is started whatever ctx, so a ctx that has ended still stops
-// the cache, in the background (Done closes). Before Start, it does
-// nothing.
+// the cache, in the background (Done closes). Until Start has succeeded
+// it does nothing: end Start's ctx to stop a Start under way.
 func (w *Client) Stop(ctx context.Context) error {
 	e, _ := w.started()
 	if e == nil {

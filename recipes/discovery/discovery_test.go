@@ -207,7 +207,8 @@ func TestProviderStrategies(t *testing.T) {
 	}
 
 	draws := []int{2, 0, 1}
-	rnd, _ := discovery.NewProvider(src, w.Clock, discovery.WithStrategy(discovery.Random), discovery.WithRand(func(n int) int { d := draws[0]; draws = draws[1:]; return d % n }))
+	rnd, _ := discovery.NewProvider(src, w.Clock, discovery.WithStrategy(discovery.Random),
+		discovery.WithRand(func(n int) int { d := draws[0]; draws = draws[1:]; return d % n }))
 	if got := []string{get(rnd), get(rnd), get(rnd)}; !slices.Equal(got, []string{"c", "a", "b"}) {
 		t.Fatalf("random %v", got)
 	}

@@ -172,7 +172,8 @@ func TestRebalance(t *testing.T) {
 // given and nothing else, and an empty set is Acquired at once.
 func TestAssignOutsideTheSet(t *testing.T) {
 	w := newWorld(t, 1, 1)
-	p, err := partition.New("/odd", []string{"a", "b"}, partition.WithStable(stable), partition.WithAssign(func(string, []string, []string) []string { return []string{"b", "zz", "../x", ""} }))
+	p, err := partition.New("/odd", []string{"a", "b"}, partition.WithStable(stable),
+		partition.WithAssign(func(string, []string, []string) []string { return []string{"b", "zz", "../x", ""} }))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func oursTryLock(ex *executor.Executor, dir string) (func(context.Context) (won 
 // oursElection returns one client's operation: campaign in the election
 // on dir until leading, then resign.
 func oursElection(ex *executor.Executor, dir string) (func(context.Context) error, error) {
-	e, err := election.NewClient(ex, dir, election.Config{})
+	e, err := election.NewClient(ex, dir)
 	if err != nil {
 		return nil, err
 	}

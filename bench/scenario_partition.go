@@ -26,7 +26,7 @@ import (
 const (
 	// rebalanceItems is the size of the set.
 	rebalanceItems = 12
-	// rebalanceStable is Config.Stable and kazoo's time_boundary.
+	// rebalanceStable is the partition's WithStable and kazoo's time_boundary.
 	rebalanceStable = 100 * time.Millisecond
 )
 
@@ -97,7 +97,6 @@ func rebalanceRun(ctx context.Context, r runSpec) (measured, error) {
 	for i := range items {
 		items[i] = fmt.Sprintf("item-%02d", i)
 	}
-	cfg := partition.Config{Path: r.Path, Items: items, Stable: rebalanceStable}
 	cs, err := dialClients(ctx, r.Addr, r.Clients, r.SessionTimeout)
 	if err != nil {
 		return measured{}, err
@@ -109,7 +108,7 @@ func rebalanceRun(ctx context.Context, r runSpec) (measured, error) {
 	}
 	defer stay.close()
 	member := func(ex *executor.Executor, id string) (*rebalanceMember, error) {
-		c, err := partition.NewClient(ex, cfg)
+		c, err := partition.NewClient(ex, r.Path, items, partition.WithStable(rebalanceStable))
 		return &rebalanceMember{c: c, id: id, changed: make(chan struct{}, 1)}, err
 	}
 	var staying []*rebalanceMember

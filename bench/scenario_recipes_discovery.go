@@ -51,7 +51,7 @@ func discoveryRun(ctx context.Context, r runSpec) (measured, error) {
 				return nil, err
 			}
 		}
-		p, err := sc.Provider(discovery.ProviderOptions{})
+		p, err := sc.Provider()
 		if err != nil {
 			return nil, err
 		}

@@ -81,7 +81,7 @@ func TestSharedErrorsAcrossRecipes(t *testing.T) {
 
 	// Lost: an operator deletes the lock node, the lease node and the
 	// leader's candidate node.
-	ea, _ := election.NewClient(a, "/e", election.Config{})
+	ea, _ := election.NewClient(a, "/e")
 	lead, err := ea.Campaign(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -162,6 +162,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		r.Check(l.lost.Load() == 1, "%s's lost create reply was settled: it entered with one node (found by its owner)", workers[0].name)
 	}
 	fmt.Fprintf(out, "faults injected: %d\n", r.faults)
+	r.Check(backgroundErrors.Load() == 0, "no background flow failed (%d)", backgroundErrors.Load())
 	return r.Report(out)
 }
 

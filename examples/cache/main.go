@@ -89,8 +89,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if _, err := executor.Await(ctx, cs.ex, task.Create(dir, nil, task.Persistent)); err != nil {
 		return err
 	}
-	w, err := cache.StartChildren(ctx, cs.ex, dir, cache.Options{Data: true})
+	w, err := cache.NewChildrenClient(cs.ex, dir, cache.WithData())
 	if err != nil {
+		return err
+	}
+	if err := w.Start(ctx); err != nil { // returns once the first snapshot is read
 		return err
 	}
 	defer w.Stop(ctx)
@@ -205,5 +208,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	check(same, "every cached node is the server's node (same czxid)")
 
+	checks.Check(backgroundErrors.Load() == 0, "no background flow failed (%d)", backgroundErrors.Load())
 	return checks.Report(out)
 }

@@ -188,6 +188,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	check(reloaded == w.runs-1 && w.running == 0, "each run but the last was stopped by the next version (%d of %d runs), the last by Stop", reloaded, w.runs)
 
+	checks.Check(backgroundErrors.Load() == 0, "no background flow failed (%d)", backgroundErrors.Load())
 	return checks.Report(out)
 }
 

@@ -141,7 +141,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer cache.Stop(ctx)
-	provider, err := cache.Provider(discovery.ProviderOptions{DownThreshold: 1, DownTimeout: time.Minute})
+	provider, err := cache.Provider(discovery.WithDownThreshold(1), discovery.WithDownTimeout(time.Minute))
 	if err != nil {
 		return err
 	}

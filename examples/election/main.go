@@ -68,16 +68,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		stop()
 	}
-	// The node the leaders write; created first, by a client of its own.
-	if err := create(ctx, srv, *servers, state); err != nil {
-		return err
-	}
-	// Errors of background flows, such as cleanups cut short when the
-	// example closes its sessions at the end (expected, not reported).
+	// Errors of background flows: those cut short when the example
+	// closes its sessions at the end are expected; any other fails the
+	// run.
 	onError := func(err error) {
 		if !errors.Is(err, task.ErrClosed) && !errors.Is(err, task.ErrSessionExpired) {
 			fail(fmt.Errorf("background flow: %w", err))
 		}
+	}
+	// The node the leaders write; created first, by a client of its own.
+	if err := create(ctx, srv, *servers, state, onError); err != nil {
+		return err
 	}
 	for i := range *candidates {
 		name := fmt.Sprintf("candidate %d", i)
@@ -89,7 +90,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e, err := election.NewClient(ex, dir, election.Config{Data: []byte(name)})
+			e, err := election.NewClient(ex, dir, election.WithData([]byte(name)))
 			if err != nil {
 				fail(err)
 				return
@@ -149,8 +150,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // create makes path (and its parent) on a session of its own.
-func create(ctx context.Context, srv *fakezk.Server, servers, path string) error {
-	ex, stop, err := start(ctx, srv, servers, func(error) {})
+func create(ctx context.Context, srv *fakezk.Server, servers, path string, onError func(error)) error {
+	ex, stop, err := start(ctx, srv, servers, onError)
 	if err != nil {
 		return err
 	}

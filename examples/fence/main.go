@@ -243,6 +243,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	checks.Check(applied == want, "every increment but the paused one's went through (%d of %d)", applied, want)
 	checks.Check(grew, "the stored tokens only grew (%d writes)", len(tokens))
 	checks.Check(len(refused) == 1, "the paused worker's late write was refused (%d)", len(refused))
+	checks.Check(backgroundErrors.Load() == 0, "no background flow failed (%d)", backgroundErrors.Load())
 	return checks.Report(out)
 }
 

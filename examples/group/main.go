@@ -187,6 +187,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	check(slices.Equal(w.Members(), server), "the watcher's view %v is the server's member list %v", w.Members(), server)
 	check(errors.Is(members[2].Err(), task.ErrClosed), "%s's member ended when its session was closed: %v", ids[2], members[2].Err())
 
+	checks.Check(backgroundErrors.Load() == 0, "no background flow failed (%d)", backgroundErrors.Load())
 	return checks.Report(out)
 }
 

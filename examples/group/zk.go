@@ -8,9 +8,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
@@ -48,9 +51,7 @@ func start(ctx context.Context, srv *fakezk.Server, servers string) (*process, e
 		}
 		conn = zc
 	}
-	// OnError: the background flows of a session the example breaks on
-	// purpose fail, as they should; nothing to log.
-	ex, err := executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
+	ex, err := executor.New(executor.Config{Conn: conn, OnError: onBackgroundError})
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -58,4 +59,22 @@ func start(ctx context.Context, srv *fakezk.Server, servers string) (*process, e
 	done := make(chan struct{})
 	go func() { defer close(done); _ = ex.Run(context.Background()) }()
 	return &process{conn, ex, func() { ex.Close(); <-done }}, nil
+}
+
+// backgroundErrors counts the errors onBackgroundError logged; the
+// example's summary checks that there were none.
+var backgroundErrors atomic.Int64
+
+// onBackgroundError receives the errors of flows nobody waits for
+// (executor.Config.OnError): a cleanup, or a release given back after its
+// caller stopped waiting, that failed for good. The example ends sessions
+// on purpose (it closes them and lets them expire), so a flow that failed
+// because its session ended (task.ErrClosed, task.ErrSessionExpired) is
+// expected; anything else is logged and counted.
+func onBackgroundError(err error) {
+	if errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrSessionExpired) {
+		return
+	}
+	backgroundErrors.Add(1)
+	slog.Error("background flow failed", "err", err)
 }

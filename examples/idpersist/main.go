@@ -200,6 +200,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	} else {
 		fmt.Fprintf(out, "  a backup took over from replica %d\n", killed+1)
 	}
+	if n := backgroundErrors.Load(); n > 0 {
+		failed = append(failed, fmt.Sprintf("%d background flows failed (logged above)", n))
+	}
 	for _, f := range failed {
 		fmt.Fprintln(out, "  FAILED:", f)
 	}

@@ -201,6 +201,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "summary\n  %d sections, %d fenced writes accepted %s, counter at %s\n", entered, len(writes), order, d.Data)
 	fmt.Fprintf(out, "  late writes refused by ZooKeeper: %d %v\n", len(refused), refused)
+	if n := backgroundErrors.Load(); n > 0 {
+		failed = append(failed, fmt.Sprintf("%d background flows failed (logged above)", n))
+	}
 	for _, f := range failed {
 		fmt.Fprintln(out, "  FAILED:", f)
 	}

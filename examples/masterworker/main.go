@@ -254,6 +254,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	check(len(crashed) == 2 && primaries == 2, "the backup master took over from the crashed primary")
+	check(backgroundErrors.Load() == 0, fmt.Sprintf("no background flow failed (%d)", backgroundErrors.Load()))
 	if len(failed) > 0 {
 		return fmt.Errorf("%d check(s) failed", len(failed))
 	}

@@ -25,12 +25,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -194,6 +196,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		verify(check, s, prev, o, round)
 		prev = s
 	}
+	check(backgroundErrors.Load() == 0, "no background flow failed (%d)", backgroundErrors.Load())
 	if len(failed) > 0 {
 		return fmt.Errorf("%d checks failed", len(failed))
 	}
@@ -224,7 +227,7 @@ func connect(ctx context.Context, o *options, obs *task.Observer) (*client, erro
 		}
 		conn = zc
 	}
-	ex, err := executor.New(executor.Config{Conn: conn, Observer: obs, OnError: func(error) {}})
+	ex, err := executor.New(executor.Config{Conn: conn, Observer: obs, OnError: onBackgroundError})
 	if err != nil {
 		return nil, err
 	}
@@ -301,4 +304,21 @@ func work(ctx context.Context, o *options, clients []*client, counter string, fa
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// backgroundErrors counts the errors onBackgroundError logged; the
+// summary checks that there were none.
+var backgroundErrors atomic.Int64
+
+// onBackgroundError receives the errors of flows nobody waits for
+// (executor.Config.OnError). The example drops connections and expires a
+// session on purpose, so a flow that failed because its session ended
+// (task.ErrClosed, task.ErrSessionExpired) is expected; anything else is
+// logged and counted.
+func onBackgroundError(err error) {
+	if errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrSessionExpired) {
+		return
+	}
+	backgroundErrors.Add(1)
+	slog.Error("background flow failed", "err", err)
 }

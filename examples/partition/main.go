@@ -98,7 +98,6 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	for i := range items {
 		items[i] = fmt.Sprintf("queue-%d", i)
 	}
-	cfg := partition.Config{Path: base, Items: items, Stable: 200 * time.Millisecond}
 
 	// changed has a value once any worker has reported a Change since it
 	// was last read: one channel for all, so no report is missed.
@@ -117,7 +116,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		}
 		running.Add(1)
 		go func() { defer running.Done(); _ = ex.Run(runCtx) }()
-		c, err := partition.NewClient(ex, cfg)
+		c, err := partition.NewClient(ex, base, items, partition.WithStable(200*time.Millisecond))
 		if err != nil {
 			return nil, err
 		}

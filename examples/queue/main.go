@@ -157,5 +157,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	checks.Check(once == *jobs && len(acked) == *jobs, "%d of %d jobs acknowledged exactly once", once, *jobs)
 	checks.Check(acked[string(first.Data)] == 1, "the dead consumer's %s came back and was done by %s", first.Data, by[string(first.Data)])
 	checks.Check(first.Priority == -1, "the first job taken was urgent (%s, priority %d)", first.Data, first.Priority)
+	checks.Check(backgroundErrors.Load() == 0, "no background flow failed (%d)", backgroundErrors.Load())
 	return checks.Report(out)
 }

@@ -222,6 +222,9 @@ func (s *story) summarize() error {
 	for _, c := range s.checks {
 		fmt.Fprintln(s.out, "  ok:", c)
 	}
+	if n := backgroundErrors.Load(); n > 0 {
+		s.failed = append(s.failed, fmt.Sprintf("%d background flows failed (logged above)", n))
+	}
 	for _, f := range s.failed {
 		fmt.Fprintln(s.out, "  FAILED:", f)
 	}

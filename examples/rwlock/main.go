@@ -308,5 +308,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if srv != nil {
 		checks.Check(len(refused) == 1, "late writes refused by ZooKeeper: %d %v", len(refused), refused)
 	}
+	checks.Check(backgroundErrors.Load() == 0, "no background flow failed (%d)", backgroundErrors.Load())
 	return checks.Report(out)
 }

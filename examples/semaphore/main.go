@@ -185,5 +185,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if srv != nil {
 		checks.Check(expiries == 1, "the holder whose session expired was refused (%d)", expiries)
 	}
+	checks.Check(backgroundErrors.Load() == 0, "no background flow failed (%d)", backgroundErrors.Load())
 	return checks.Report(out)
 }

@@ -175,6 +175,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "summary\n  %d IDs drawn, %d distinct, %s\n", total, len(seen), order)
 	fmt.Fprintf(out, "  highest %d (%s), node value %d: %d IDs reserved but not handed out (gaps, never repeats)\n",
 		hi, seqid.Hex(hi), value, value-int64(len(seen)))
+	if n := backgroundErrors.Load(); n > 0 {
+		failed = append(failed, fmt.Sprintf("%d background flows failed (logged above)", n))
+	}
 	for _, f := range failed {
 		fmt.Fprintln(out, "  FAILED:", f)
 	}

@@ -22,7 +22,7 @@ func TestRecipeMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := election.New("/app/election", election.Config{})
+	e, err := election.New("/app/election")
 	if err != nil {
 		t.Fatal(err)
 	}

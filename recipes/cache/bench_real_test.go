@@ -74,12 +74,12 @@ func BenchmarkRealTreeCache(b *testing.B) {
 			go func() { defer close(done); _ = ex.Run(context.Background()) }()
 			defer func() { ex.Close(); <-done }()
 			synced := make(chan struct{}, 1)
-			tc, err := NewTree(root, Options{Data: true, Recursive: recursive, OnSynced: func() {
+			tc, err := NewTree(root, WithData(), withRecursive(recursive), WithOnSynced(func() {
 				select {
 				case synced <- struct{}{}:
 				default:
 				}
-			}})
+			}))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -71,7 +71,7 @@ func BenchmarkTreeCache(b *testing.B) {
 				nodes += 1 + 110
 			}
 			synced := false
-			tc, err := NewTree("/t", Options{Data: true, Recursive: recursive, OnSynced: func() { synced = true }})
+			tc, err := NewTree("/t", WithData(), withRecursive(recursive), WithOnSynced(func() { synced = true }))
 			if err != nil {
 				b.Fatal(err)
 			}

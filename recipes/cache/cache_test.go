@@ -49,27 +49,37 @@ func names(ns []Node) []string {
 // Bad input gets typed errors, never a panic.
 func TestBadInput(t *testing.T) {
 	for _, p := range []string{"", "rel", "/a/", "/a//b"} {
-		if _, err := NewChildren(p, Options{}); !errors.Is(err, task.ErrInvalidPath) {
+		if _, err := NewChildren(p); !errors.Is(err, task.ErrInvalidPath) {
 			t.Errorf("NewChildren(%q): %v, want ErrInvalidPath", p, err)
 		}
-		if _, err := NewNode(p, Options{}); !errors.Is(err, task.ErrInvalidPath) {
+		if _, err := NewNode(p); !errors.Is(err, task.ErrInvalidPath) {
 			t.Errorf("NewNode(%q): %v, want ErrInvalidPath", p, err)
 		}
 	}
-	if _, err := StartChildren(context.Background(), nil, "/x", Options{}); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("StartChildren(nil executor): %v", err)
+	if _, err := NewChildrenClient(nil, "/x"); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("NewChildrenClient(nil executor): %v", err)
 	}
-	if _, err := StartNode(context.Background(), nil, "/x", Options{}); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("StartNode(nil executor): %v", err)
+	if _, err := NewNodeClient(nil, "/x"); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("NewNodeClient(nil executor): %v", err)
 	}
-	if _, err := StartTree(context.Background(), nil, "/x", Options{}); !errors.Is(err, task.ErrInvalidArgument) {
-		t.Errorf("StartTree(nil executor): %v", err)
+	if _, err := NewTreeClient(nil, "/x"); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("NewTreeClient(nil executor): %v", err)
 	}
-	if _, err := NewTree("x", Options{}); !errors.Is(err, task.ErrInvalidPath) {
+	for name, err := range map[string]error{
+		"NewChildren(WithRecursive)": second(NewChildren("/x", WithRecursive())),
+		"NewNode(WithRecursive)":     second(NewNode("/x", WithRecursive())),
+		"NewTree(nil option)":        second(NewTree("/x", WithData(), nil)),
+		"NewChildren(nil option)":    second(NewChildren("/x", nil)),
+	} {
+		if !errors.Is(err, task.ErrInvalidArgument) {
+			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)
+		}
+	}
+	if _, err := NewTree("x"); !errors.Is(err, task.ErrInvalidPath) {
 		t.Errorf("NewTree(x): %v", err)
 	}
 	w := newWorld(t, 1)
-	cc := must(NewChildren("/x", Options{}))
+	cc := must(NewChildren("/x"))
 	if _, err := sim.Run(w, 0, cc.Next()); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("Next before Start: %v", err)
 	}
@@ -88,7 +98,7 @@ func TestBadInput(t *testing.T) {
 func TestChildrenAddedRemoved(t *testing.T) {
 	w := newWorld(t, 2)
 	var events []string
-	cc := must(NewChildren("/d", Options{OnEvent: func(ev Event) { events = append(events, ev.String()) }}))
+	cc := must(NewChildren("/d", WithOnEvent(func(ev Event) { events = append(events, ev.String()) })))
 	must(sim.Run(w, 0, cc.Start()))
 	if got := cc.Current(); len(got) != 0 {
 		t.Fatalf("missing directory: cached %v", names(got))
@@ -139,7 +149,7 @@ func TestRecreatedWhileDisconnected(t *testing.T) {
 			w := newWorld(t, 2)
 			must(sim.Run(w, 1, task.Create("/n", []byte("same"), task.Persistent)))
 			var events []Event
-			nc := must(NewNode("/n", Options{OnEvent: func(ev Event) { events = append(events, ev) }}))
+			nc := must(NewNode("/n", WithOnEvent(func(ev Event) { events = append(events, ev) })))
 			must(sim.Run(w, 0, nc.Start()))
 			first := must(sim.Run(w, 0, nc.Next()))
 			if len(first.Added) != 1 {
@@ -173,7 +183,7 @@ func TestRecreatedWhileDisconnected(t *testing.T) {
 func TestChildrenData(t *testing.T) {
 	w := newWorld(t, 2)
 	must(sim.Run(w, 1, c.Seq(task.Create("/d", nil, task.Persistent), task.Create("/d/a", []byte("1"), task.Persistent))))
-	cc := must(NewChildren("/d", Options{Data: true}))
+	cc := must(NewChildren("/d", WithData()))
 	must(sim.Run(w, 0, cc.Start()))
 	must(sim.Run(w, 0, cc.Next()))
 	must(sim.Run(w, 1, task.Set("/d/a", []byte("2"), -1)))
@@ -207,9 +217,21 @@ func TestBlocking(t *testing.T) {
 		}
 	}()
 	reader, writer := start(1), start(2)
-	wt, err := StartChildren(ctx, reader, "/blocking", Options{Data: true})
+	wt, err := NewChildrenClient(reader, "/blocking", WithData())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := wt.Next(ctx); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("Next before Start: %v, want ErrInvalidArgument", err)
+	}
+	if wt.Done() != nil || wt.Current() != nil || wt.Err() != nil {
+		t.Errorf("before Start: Done %v, Current %v, Err %v; want nil", wt.Done(), wt.Current(), wt.Err())
+	}
+	if err := wt.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := wt.Start(ctx); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("second Start: %v, want ErrInvalidArgument", err)
 	}
 	if _, err := executor.Await(ctx, writer, c.Seq(task.Create("/blocking", nil, task.Persistent),
 		task.Create("/blocking/x", []byte("1"), task.Persistent))); err != nil {
@@ -252,7 +274,7 @@ func paths(ns []Node) []string {
 // found, a removed node takes its subtree, a missing root is followed.
 func TestTree(t *testing.T) {
 	w := newWorld(t, 2)
-	tc := must(NewTree("/t", Options{Data: true}))
+	tc := must(NewTree("/t", WithData()))
 	must(sim.Run(w, 0, tc.Start()))
 	if got := tc.Current(); len(got) != 0 {
 		t.Fatalf("missing root: cached %v", paths(got))

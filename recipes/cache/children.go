@@ -7,22 +7,24 @@ import (
 )
 
 // ChildrenCache follows the children of one directory (and, with
-// Options.Data, their data) on one executor, across reconnects and
+// WithData, their data) on one executor, across reconnects and
 // session expiries, until Stop. Start, Next and Stop are tasks run on the
 // executor; Current, Done and Err are safe from any goroutine.
 type ChildrenCache struct{ e *engine }
 
 // NewChildren returns a cache of dir's children; it does nothing until
 // Start. An invalid path fails with an error wrapping task.ErrInvalidPath;
-// a nil OnEvent or OnSynced is allowed.
-func NewChildren(dir string, opts Options) (*ChildrenCache, error) {
+// a nil WithOnEvent or WithOnSynced function is allowed; WithRecursive or
+// a nil Option fails with task.ErrInvalidArgument.
+func NewChildren(dir string, opts ...Option) (*ChildrenCache, error) {
 	if err := task.ValidatePath(dir, false); err != nil {
 		return nil, fmt.Errorf("cache: directory: %w", err)
 	}
-	if opts.Recursive {
-		return nil, fmt.Errorf("cache: Options.Recursive is for a TreeCache: %w", task.ErrInvalidArgument)
+	o, err := newOptions(opts, false)
+	if err != nil {
+		return nil, err
 	}
-	return &ChildrenCache{e: newEngine(dir, "", opts)}, nil
+	return &ChildrenCache{e: newEngine(dir, "", o)}, nil
 }
 
 // Dir is the directory the cache follows.
@@ -56,7 +58,7 @@ func (c *ChildrenCache) Next() task.Task[Change] { return c.e.next() }
 
 // Current returns the cached children, sorted by path. It may be an
 // intermediate state between two consistent snapshots; use Next or
-// Options.OnSynced for consistent ones.
+// WithOnSynced for consistent ones.
 func (c *ChildrenCache) Current() []Node {
 	c.e.mu.Lock()
 	defer c.e.mu.Unlock()

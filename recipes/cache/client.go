@@ -4,88 +4,115 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
-// Client is the blocking face of a running cache (StartNode,
-// StartChildren, StartTree): the same verbs as the task face, each taking
-// a context first and waiting. Its methods are safe from any goroutine
-// and need someone running the executor (executor.Run).
+// Client is the blocking face of a cache (NewNodeClient,
+// NewChildrenClient, NewTreeClient): the same verbs as the task face,
+// each taking a context first and waiting. Its methods are safe from any
+// goroutine and need someone running the executor (executor.Run).
 type Client struct {
-	ex      *executor.Executor
-	e       *engine
-	current func() []Node
+	ex *executor.Executor
+	mk func() (*engine, func() []Node) // a new cache, not started
+
+	mu       sync.Mutex
+	starting bool
+	e        *engine // set once Start succeeds
+	current  func() []Node
 }
 
-// StartChildren starts a ChildrenCache of dir (NewChildren) on ex and returns once its
-// first snapshot is read. If the session expires before that, it starts
-// again on the next session. When ctx ends first it returns
-// task.ErrCanceled or task.ErrDeadlineExceeded (matching context.Canceled
-// and context.DeadlineExceeded under errors.Is) and the cache is stopped.
-func StartChildren(ctx context.Context, ex *executor.Executor, dir string, opts Options) (*Client, error) {
-	if ex == nil {
-		return nil, fmt.Errorf("cache: nil executor: %w", task.ErrInvalidArgument)
-	}
-	if _, err := NewChildren(dir, opts); err != nil {
+var errNotStarted = fmt.Errorf("cache: client not started: %w", task.ErrInvalidArgument)
+
+// NewChildrenClient returns a Client of a ChildrenCache of dir
+// (NewChildren) that runs on ex; it does nothing until Start.
+func NewChildrenClient(ex *executor.Executor, dir string, opts ...Option) (*Client, error) {
+	if _, err := NewChildren(dir, opts...); err != nil {
 		return nil, err
 	}
-	return watch(ctx, ex, func() (*engine, task.Task[task.Unit], func() []Node) {
-		cc, _ := NewChildren(dir, opts)
-		return cc.e, cc.e.start(), cc.Current
+	return newClient(ex, func() (*engine, func() []Node) {
+		cc, _ := NewChildren(dir, opts...)
+		return cc.e, cc.Current
 	})
 }
 
-// StartNode starts a NodeCache of path (NewNode) on ex; see StartChildren.
-func StartNode(ctx context.Context, ex *executor.Executor, path string, opts Options) (*Client, error) {
-	if ex == nil {
-		return nil, fmt.Errorf("cache: nil executor: %w", task.ErrInvalidArgument)
-	}
-	if _, err := NewNode(path, opts); err != nil {
+// NewNodeClient returns a Client of a NodeCache of path (NewNode); see
+// NewChildrenClient. Its Current has one node, or none while the node
+// does not exist.
+func NewNodeClient(ex *executor.Executor, path string, opts ...Option) (*Client, error) {
+	if _, err := NewNode(path, opts...); err != nil {
 		return nil, err
 	}
-	return watch(ctx, ex, func() (*engine, task.Task[task.Unit], func() []Node) {
-		nc, _ := NewNode(path, opts)
-		cur := func() []Node {
+	return newClient(ex, func() (*engine, func() []Node) {
+		nc, _ := NewNode(path, opts...)
+		return nc.e, func() []Node {
 			if n, ok := nc.Current(); ok {
 				return []Node{n}
 			}
 			return nil
 		}
-		return nc.e, nc.e.start(), cur
 	})
 }
 
-// StartTree starts a TreeCache of root (NewTree) on ex; see StartChildren.
-func StartTree(ctx context.Context, ex *executor.Executor, root string, opts Options) (*Client, error) {
+// NewTreeClient returns a Client of a TreeCache of root (NewTree); see
+// NewChildrenClient.
+func NewTreeClient(ex *executor.Executor, root string, opts ...Option) (*Client, error) {
+	if _, err := NewTree(root, opts...); err != nil {
+		return nil, err
+	}
+	return newClient(ex, func() (*engine, func() []Node) {
+		tc, _ := NewTree(root, opts...)
+		return tc.e, tc.Current
+	})
+}
+
+func newClient(ex *executor.Executor, mk func() (*engine, func() []Node)) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("cache: nil executor: %w", task.ErrInvalidArgument)
 	}
-	if _, err := NewTree(root, opts); err != nil {
-		return nil, err
-	}
-	return watch(ctx, ex, func() (*engine, task.Task[task.Unit], func() []Node) {
-		tc, _ := NewTree(root, opts)
-		return tc.e, tc.e.start(), tc.Current
-	})
+	return &Client{ex: ex, mk: mk}, nil
 }
 
-func watch(ctx context.Context, ex *executor.Executor, mk func() (*engine, task.Task[task.Unit], func() []Node)) (*Client, error) {
-	for {
-		e, start, cur := mk()
-		_, err := executor.Await(ctx, ex, start)
-		switch {
-		case err == nil:
-			return &Client{ex: ex, e: e, current: cur}, nil
-		case errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil:
-			continue
-		default:
-			executor.Submit(ex, e.stop(), nil) // in case it started just as ctx ended
-			return nil, err
-		}
+// Start starts the cache and returns once its first snapshot is read. If
+// the session expires before that, it starts again on the next session.
+// When ctx ends first it returns task.ErrCanceled or
+// task.ErrDeadlineExceeded (matching context.Canceled and
+// context.DeadlineExceeded under errors.Is), the cache is stopped, and
+// Start may be called again. A Client runs one cache: Start after a Start
+// that succeeded, or while one runs, fails with task.ErrInvalidArgument.
+func (w *Client) Start(ctx context.Context) error {
+	w.mu.Lock()
+	if w.starting || w.e != nil {
+		w.mu.Unlock()
+		return fmt.Errorf("cache: client already started: %w", task.ErrInvalidArgument)
 	}
+	w.starting = true
+	w.mu.Unlock()
+	for {
+		e, cur := w.mk()
+		_, err := executor.Await(ctx, w.ex, e.start())
+		if err != nil && errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+			continue
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.starting = false
+		if err != nil {
+			executor.Submit(w.ex, e.stop(), nil) // in case it started just as ctx ended
+			return err
+		}
+		w.e, w.current = e, cur
+		return nil
+	}
+}
+
+func (w *Client) started() (*engine, func() []Node) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.e, w.current
 }
 
 // Next blocks until the cache's snapshot differs from the one the
@@ -93,23 +120,51 @@ func watch(ctx context.Context, ex *executor.Executor, mk func() (*engine, task.
 // ChildrenCache.Next); it fails with the cache's error once it has ended,
 // or with ctx's.
 func (w *Client) Next(ctx context.Context) (Change, error) {
-	return executor.Await(ctx, w.ex, w.e.next())
+	e, _ := w.started()
+	if e == nil {
+		return Change{}, errNotStarted
+	}
+	return executor.Await(ctx, w.ex, e.next())
 }
 
-// Current returns the cached nodes, sorted by path.
-func (w *Client) Current() []Node { return w.current() }
+// Current returns the cached nodes, sorted by path (none before Start).
+func (w *Client) Current() []Node {
+	_, cur := w.started()
+	if cur == nil {
+		return nil
+	}
+	return cur()
+}
 
-// Done is closed when the cache ends; Err says why.
-func (w *Client) Done() <-chan struct{} { return w.e.done }
+// Done is closed when the cache ends; Err says why. It is nil until
+// Start succeeds.
+func (w *Client) Done() <-chan struct{} {
+	e, _ := w.started()
+	if e == nil {
+		return nil
+	}
+	return e.done
+}
 
-// Err is nil while the cache runs, then why it ended.
-func (w *Client) Err() error { return w.e.Err() }
+// Err is nil until the cache ends, then why it ended.
+func (w *Client) Err() error {
+	e, _ := w.started()
+	if e == nil {
+		return nil
+	}
+	return e.Err()
+}
 
 // Stop stops the cache and returns once it has stopped, or ctx's error;
 // the stop is started whatever ctx, so a ctx that has ended still stops
-// the cache, in the background (Done closes).
+// the cache, in the background (Done closes). Until Start has succeeded
+// it does nothing: end Start's ctx to stop a Start under way.
 func (w *Client) Stop(ctx context.Context) error {
-	_, err := blocking.Give(ctx, w.ex, nil, w.e.stop())
+	e, _ := w.started()
+	if e == nil {
+		return nil
+	}
+	_, err := blocking.Give(ctx, w.ex, nil, e.stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil // the executor stopped: so did the cache
 	}

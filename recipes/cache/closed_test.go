@@ -15,10 +15,10 @@ import (
 // Done), and a Next after it fails with that error, as the package doc
 // says.
 func TestExecutorClosedEndsCache(t *testing.T) {
-	starts := map[string]func(context.Context, *executor.Executor, string, Options) (*Client, error){
-		"node": StartNode, "children": StartChildren, "tree": StartTree,
+	clients := map[string]func(*executor.Executor, string, ...Option) (*Client, error){
+		"node": NewNodeClient, "children": NewChildrenClient, "tree": NewTreeClient,
 	}
-	for name, start := range starts {
+	for name, newClient := range clients {
 		t.Run(name, func(t *testing.T) {
 			srv := fakezk.New(fakezk.Config{Async: true})
 			defer srv.Close()
@@ -34,8 +34,11 @@ func TestExecutorClosedEndsCache(t *testing.T) {
 			if _, err := executor.Await(ctx, ex, task.Create("/closed", []byte("v"), task.Persistent)); err != nil {
 				t.Fatal(err)
 			}
-			cc, err := start(ctx, ex, "/closed", Options{Data: true})
+			cc, err := newClient(ex, "/closed", WithData())
 			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cc.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
 			ex.Close()

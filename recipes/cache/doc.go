@@ -15,8 +15,11 @@
 // their data watches follow: see Stat fields below). Next returns the
 // difference between two consistent snapshots.
 //
-//	tree, err := cache.StartTree(ctx, ex, "/app/services", cache.Options{Data: true}) // returns once the first snapshot is read
+//	tree, err := cache.NewTreeClient(ex, "/app/services", cache.WithData())
 //	if err != nil {
+//		return err
+//	}
+//	if err := tree.Start(ctx); err != nil { // returns once the first snapshot is read
 //		return err
 //	}
 //	defer tree.Stop(ctx)
@@ -28,20 +31,22 @@
 //
 // Stop is started whatever its ctx, so the deferred Stop above stops the
 // cache also when the loop ended with ctx (Stop then returns ctx's error
-// and the cache stops in the background).
+// and the cache stops in the background; a failure there goes to the
+// executor's Config.OnError, to log or count).
 //
 // To compose with other tasks, use the task face: NewNode, NewChildren
 // and NewTree return caches whose Start, Next and Stop are task.Task
-// values to run on an executor yourself; StartNode, StartChildren and
-// StartTree return a Client that runs them and waits.
+// values to run on an executor yourself; NewNodeClient, NewChildrenClient
+// and NewTreeClient return a Client that runs them and waits.
 //
-// OnEvent and OnSynced run on the executor goroutine, in order, once per
-// change and once per snapshot; they must not block. Next coalesces: it
-// returns the difference between two consistent snapshots, so a slow
-// reader never holds up the executor and nothing is queued without bound.
-// Options.Recursive makes a TreeCache follow its tree with one persistent recursive watch
-// (ZooKeeper 3.6 and later; Curator's CuratorCache) instead of one watch
-// per node.
+// The functions of WithOnEvent and WithOnSynced run on the executor
+// goroutine, in order, once per change and once per snapshot; they must
+// not block. Next coalesces: it returns the difference between two
+// consistent snapshots, so a slow reader never holds up the executor and
+// nothing is queued without bound.
+// WithRecursive makes a TreeCache follow its tree with one persistent
+// recursive watch (ZooKeeper 3.6 and later; Curator's CuratorCache)
+// instead of one watch per node.
 //
 // # Stat fields
 //

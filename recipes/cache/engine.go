@@ -44,42 +44,13 @@ var ErrStarted = fmt.Errorf("cache: already started: %w", task.ErrInvalidArgumen
 // that keeps failing.
 var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.5}}
 
-// Options configure a cache.
-type Options struct {
-	// Data keeps each node's data in the cache (a ChildrenCache or
-	// TreeCache without it keeps only names and Stats, and still reports
-	// data changes as Changed, by mzxid; a NodeCache always keeps the
-	// data).
-	Data bool
-	// OnEvent, if set, is called for every change the cache sees, on the
-	// executor goroutine, in the order the cache saw them, once per
-	// change. It must not block. It may see intermediate states; the
-	// snapshots of Next and OnSynced are consistent.
-	OnEvent func(Event)
-	// OnSynced, if set, is called on the executor goroutine whenever the
-	// cache has read every change it was notified of: the cache then holds
-	// a consistent snapshot (every node as of one instant of the server's
-	// history). It must not block.
-	OnSynced func()
-	// Recursive, for a TreeCache, follows the subtree with one
-	// persistent-recursive watch on the root (ZooKeeper 3.6+, as Curator's
-	// CuratorCache does) and plain reads, instead of a data and a child
-	// watch on every node: one watch however large the tree, and one read
-	// per change (two for a node created or deleted: its parent's Stat
-	// changed too). The guarantees are the same; after a reconnect the
-	// cache reads the whole subtree again (the server sends no event for
-	// what changed meanwhile). See recursive.go. NewNode and NewChildren
-	// refuse it.
-	Recursive bool
-}
-
 // engine follows one directory's children (dir set), one node (node
 // set) or a subtree (node set, tree true) on one executor, across
 // reconnects and session expiries.
 type engine struct {
 	dir, node string
 	tree      bool
-	opts      Options
+	opts      options
 
 	mu   sync.Mutex
 	cur  map[string]Node
@@ -105,7 +76,7 @@ type engine struct {
 	walking  bool                  // the recursive mode lists every node it reads for the first time
 }
 
-func newEngine(dir, node string, opts Options) *engine {
+func newEngine(dir, node string, opts options) *engine {
 	return &engine{dir: dir, node: node, opts: opts, cur: map[string]Node{}, done: make(chan struct{}),
 		dirty: map[string]bool{}, lists: map[string]bool{}, seen: map[string]Node{}}
 }

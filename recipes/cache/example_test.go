@@ -1,7 +1,9 @@
 package cache_test
 
 import (
+	"context"
 	"fmt"
+	"sync"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
@@ -37,7 +39,7 @@ func ExampleChildrenCache() {
 	}
 
 	write(c.Seq(create("/workers"), c.Seq(create("/workers/w1"), create("/workers/w2"))))
-	cc, _ := cache.NewChildren("/workers", cache.Options{})
+	cc, _ := cache.NewChildren("/workers")
 	executor.Submit(ex, c.Then(cc.Start(), func(*cache.ChildrenCache) task.Task[cache.Change] { return cc.Next() }), show)
 	run()
 	executor.Submit(ex, cc.Next(), show)
@@ -61,9 +63,9 @@ func ExampleNodeCache() {
 		for ex.RunUntilIdle()+writer.RunUntilIdle() > 0 {
 		}
 	}
-	nc, _ := cache.NewNode("/leader", cache.Options{OnEvent: func(ev cache.Event) {
+	nc, _ := cache.NewNode("/leader", cache.WithOnEvent(func(ev cache.Event) {
 		fmt.Printf("%s %s %q\n", ev.Type, ev.Path, ev.Node.Data)
-	}})
+	}))
 	executor.Submit(ex, nc.Start(), nil)
 	run()
 	executor.Submit(writer, task.Create("/leader", []byte("a"), task.Persistent), nil)
@@ -79,4 +81,41 @@ func ExampleNodeCache() {
 	// changed /leader "b"
 	// removed /leader ""
 	// cached:  false
+}
+
+// The blocking API: a Client of a TreeCache, started once its first
+// snapshot is read, then read with Next while another session writes.
+func ExampleNewTreeClient() {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	defer func() { stop(); running.Wait() }()
+	start := func(seed uint64) *executor.Executor {
+		ex, _ := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: seed})
+		running.Add(1)
+		go func() { defer running.Done(); _ = ex.Run(ctx) }()
+		return ex
+	}
+	reader, writer := start(1), start(2)
+
+	tree, _ := cache.NewTreeClient(reader, "/app", cache.WithData())
+	fmt.Println("start:", tree.Start(ctx)) // /app is missing: the cache follows its creation
+	for _, p := range []string{"/app", "/app/db"} {
+		executor.Await(ctx, writer, task.Create(p, []byte("v1"), task.Persistent))
+	}
+	var nodes []string
+	for len(nodes) < 2 {
+		ch, _ := tree.Next(ctx)
+		nodes = nil
+		for _, n := range ch.Nodes {
+			nodes = append(nodes, n.Path+"="+string(n.Data))
+		}
+	}
+	fmt.Println("nodes:", nodes)
+	fmt.Println("stop:", tree.Stop(ctx))
+	// Output:
+	// start: <nil>
+	// nodes: [/app=v1 /app/db=v1]
+	// stop: <nil>
 }

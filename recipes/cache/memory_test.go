@@ -31,18 +31,18 @@ func TestMemoryFlatStartStop(t *testing.T) {
 		make func(w *sim.World) cache
 	}{
 		{"node", func(w *sim.World) cache {
-			return must(sim.Run(w, 0, must(NewNode("/mem/n", Options{})).Start()))
+			return must(sim.Run(w, 0, must(NewNode("/mem/n")).Start()))
 		}},
 		{"children", func(w *sim.World) cache {
-			return must(sim.Run(w, 0, must(NewChildren("/mem", Options{Data: true})).Start()))
+			return must(sim.Run(w, 0, must(NewChildren("/mem", WithData())).Start()))
 		}},
 		{"tree", func(w *sim.World) cache {
-			return must(sim.Run(w, 0, must(NewTree("/mem", Options{Data: true})).Start()))
+			return must(sim.Run(w, 0, must(NewTree("/mem", WithData())).Start()))
 		}},
 		// Its watch is removed at Stop: an orphan would keep queueing
 		// every later event of the subtree.
 		{"tree/recursive", func(w *sim.World) cache {
-			return must(sim.Run(w, 0, must(NewTree("/mem", Options{Data: true, Recursive: true})).Start()))
+			return must(sim.Run(w, 0, must(NewTree("/mem", WithData(), WithRecursive())).Start()))
 		}},
 	}
 	for _, k := range kinds {

@@ -14,16 +14,18 @@ type NodeCache struct{ e *engine }
 
 // NewNode returns a cache of the node at path; it does nothing until
 // Start. An invalid path fails with an error wrapping task.ErrInvalidPath.
-// Options.Data is implied: a node cache always keeps the data.
-func NewNode(path string, opts Options) (*NodeCache, error) {
+// WithData is implied: a node cache always keeps the data. WithRecursive
+// or a nil Option fails with task.ErrInvalidArgument.
+func NewNode(path string, opts ...Option) (*NodeCache, error) {
 	if err := task.ValidatePath(path, false); err != nil {
 		return nil, fmt.Errorf("cache: node: %w", err)
 	}
-	if opts.Recursive {
-		return nil, fmt.Errorf("cache: Options.Recursive is for a TreeCache: %w", task.ErrInvalidArgument)
+	o, err := newOptions(opts, false)
+	if err != nil {
+		return nil, err
 	}
-	opts.Data = true
-	return &NodeCache{e: newEngine("", path, opts)}, nil
+	o.Data = true
+	return &NodeCache{e: newEngine("", path, o)}, nil
 }
 
 // Path is the path of the node the cache follows.

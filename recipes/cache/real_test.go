@@ -49,8 +49,8 @@ func realConverges(t *testing.T, underRoot bool) {
 		default:
 		}
 	}
-	cc, _ := NewChildren(dir, Options{Data: true, OnSynced: onSynced})
-	nc, _ := NewNode(node, Options{OnSynced: onSynced})
+	cc, _ := NewChildren(dir, WithData(), WithOnSynced(onSynced))
+	nc, _ := NewNode(node, WithOnSynced(onSynced))
 	if _, err := executor.Await(ctx, reader, cc.Start()); err != nil {
 		t.Fatal(err)
 	}

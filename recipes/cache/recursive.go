@@ -8,7 +8,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// A TreeCache with Options.Recursive follows its subtree with one
+// A TreeCache with WithRecursive follows its subtree with one
 // persistent-recursive watch on the root (task.AddWatch) instead of a data
 // and a child watch per node, as Curator's CuratorCache does. The follower
 // of each session:

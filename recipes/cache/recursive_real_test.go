@@ -17,7 +17,7 @@ import (
 	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
-// A TreeCache on one recursive watch (Options.Recursive) converges to the
+// A TreeCache on one recursive watch (WithRecursive) converges to the
 // state another session writes, on a real standalone server: 300 writes
 // (create, set, delete, delete-and-create) over nodes two levels deep,
 // 50 of them while the reader's connection is black-holed (netproxy),
@@ -47,12 +47,12 @@ func TestRealRecursiveTreeConverges(t *testing.T) {
 		t.Fatal(err)
 	}
 	synced := make(chan struct{}, 1)
-	tc, err := NewTree(root, Options{Data: true, Recursive: true, OnSynced: func() {
+	tc, err := NewTree(root, WithData(), WithRecursive(), WithOnSynced(func() {
 		select {
 		case synced <- struct{}{}:
 		default:
 		}
-	}})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // refused by the other caches.
 func TestTreeRecursive(t *testing.T) {
 	w := newWorld(t, 2)
-	tc := must(NewTree("/t", Options{Data: true, Recursive: true}))
+	tc := must(NewTree("/t", WithData(), WithRecursive()))
 	must(sim.Run(w, 0, tc.Start()))
 	if got := tc.Current(); len(got) != 0 {
 		t.Fatalf("missing root: cached %v", paths(got))
@@ -43,10 +43,10 @@ func TestTreeRecursive(t *testing.T) {
 	if _, err := sim.Run(w, 0, task.RemoveWatches("/t", task.WatcherAny)); !errors.Is(err, task.CodeNoWatcher) {
 		t.Fatalf("RemoveWatches after Stop: %v, want NoWatcher (Stop removes the watch)", err)
 	}
-	if _, err := NewChildren("/t", Options{Recursive: true}); !errors.Is(err, task.ErrInvalidArgument) {
+	if _, err := NewChildren("/t", WithRecursive()); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("NewChildren with Recursive: %v", err)
 	}
-	if _, err := NewNode("/t", Options{Recursive: true}); !errors.Is(err, task.ErrInvalidArgument) {
+	if _, err := NewNode("/t", WithRecursive()); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("NewNode with Recursive: %v", err)
 	}
 }
@@ -57,8 +57,8 @@ func TestTreeRecursive(t *testing.T) {
 func TestTreeRecursiveSharedRoot(t *testing.T) {
 	w := newWorld(t, 2)
 	must(sim.Run(w, 1, task.Create("/t", nil, task.Persistent)))
-	a := must(NewTree("/t", Options{Recursive: true}))
-	b := must(NewTree("/t", Options{Recursive: true}))
+	a := must(NewTree("/t", WithRecursive()))
+	b := must(NewTree("/t", WithRecursive()))
 	must(sim.Run(w, 0, a.Start()))
 	must(sim.Run(w, 0, b.Start()))
 	must(sim.Run(w, 0, a.Stop()))

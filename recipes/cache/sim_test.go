@@ -30,7 +30,7 @@ const (
 // ChildrenCache (with data), simNode with a NodeCache and all of /cache
 // with a TreeCache (with data), and reads all three with Next in a loop;
 // client 3 follows /cache with a TreeCache on one recursive watch
-// (Options.Recursive, with data) and reads it with Next in a loop; clients 1 and 2 write: create, set, delete, and
+// (WithRecursive, with data) and reads it with Next in a loop; clients 1 and 2 write: create, set, delete, and
 // delete-then-create (often with the same data, so the re-created node
 // has the same version as the old one) the children k0..k3, k0's child
 // sub (for the tree) and the node,
@@ -64,7 +64,7 @@ type cacheSim struct {
 	tc        *TreeCache
 	trModel   map[string]Node // rebuilt from the TreeCache's OnEvent
 	nextTree  map[string]Node
-	rc        *TreeCache // Options.Recursive
+	rc        *TreeCache // WithRecursive
 	rcModel   map[string]Node
 	nextRec   map[string]Node
 	writers   int           // writers still running
@@ -172,16 +172,16 @@ func (s *cacheSim) build(r *sim.Trial) error {
 		r.Check(applyEvent(s.evModel, ev))
 	}
 	var err error
-	s.cc, err = NewChildren(simDir, Options{Data: true, OnEvent: onEvent})
+	s.cc, err = NewChildren(simDir, WithData(), WithOnEvent(onEvent))
 	if err != nil {
 		return err
 	}
-	s.nc, err = NewNode(simNode, Options{OnEvent: onEvent})
+	s.nc, err = NewNode(simNode, WithOnEvent(onEvent))
 	if err != nil {
 		return err
 	}
 	trModel := s.trModel
-	s.tc, err = NewTree("/cache", Options{Data: true, OnEvent: func(ev Event) { r.Check(applyEvent(trModel, ev)) }})
+	s.tc, err = NewTree("/cache", WithData(), WithOnEvent(func(ev Event) { r.Check(applyEvent(trModel, ev)) }))
 	return err
 }
 
@@ -193,7 +193,7 @@ func (s *cacheSim) buildRecursive(r *sim.Trial) error {
 	s.rcModel, s.nextRec = map[string]Node{}, map[string]Node{}
 	rcModel := s.rcModel
 	var err error
-	s.rc, err = NewTree("/cache", Options{Data: true, Recursive: true, OnEvent: func(ev Event) { r.Check(applyEvent(rcModel, ev)) }})
+	s.rc, err = NewTree("/cache", WithData(), WithRecursive(), WithOnEvent(func(ev Event) { r.Check(applyEvent(rcModel, ev)) }))
 	return err
 }
 

@@ -43,12 +43,12 @@ func TestTreeParentStat(t *testing.T) {
 			must(sim.Run(w, 1, mk("/t")))
 			model := map[string]Node{}
 			var events []Event
-			tc := must(NewTree("/t", Options{Recursive: recursive, OnEvent: func(ev Event) {
+			tc := must(NewTree("/t", withRecursive(recursive), WithOnEvent(func(ev Event) {
 				events = append(events, ev)
 				if err := applyEvent(model, ev); err != nil {
 					t.Error(err)
 				}
-			}}))
+			})))
 			must(sim.Run(w, 0, tc.Start()))
 			next := map[string]Node{}
 			settled := func(what string) {
@@ -114,7 +114,7 @@ func TestTreeParentStat(t *testing.T) {
 func TestNodeChildFieldsAsOfRead(t *testing.T) {
 	w := newWorld(t, 2)
 	must(sim.Run(w, 1, task.Create("/n", []byte("1"), task.Persistent)))
-	nc := must(NewNode("/n", Options{}))
+	nc := must(NewNode("/n"))
 	must(sim.Run(w, 0, nc.Start()))
 	must(sim.Run(w, 1, task.Create("/n/c", nil, task.Persistent)))
 	w.Drive()

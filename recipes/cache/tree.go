@@ -7,7 +7,7 @@ import (
 )
 
 // TreeCache follows a node and everything under it (each node's Stat,
-// and data with Options.Data) on one executor, across reconnects and
+// and data with WithData) on one executor, across reconnects and
 // session expiries, until Stop. It is a ChildrenCache applied at every
 // level: every node is read with a data watch and listed with a child
 // watch. Start, Next and Stop are tasks run on the executor; Current,
@@ -19,11 +19,16 @@ type TreeCache struct{ e *engine }
 
 // NewTree returns a cache of the subtree at root; it does nothing until
 // Start. An invalid path fails with an error wrapping task.ErrInvalidPath.
-func NewTree(root string, opts Options) (*TreeCache, error) {
+// A nil Option fails with task.ErrInvalidArgument.
+func NewTree(root string, opts ...Option) (*TreeCache, error) {
 	if err := task.ValidatePath(root, false); err != nil {
 		return nil, fmt.Errorf("cache: tree root: %w", err)
 	}
-	e := newEngine("", root, opts)
+	o, err := newOptions(opts, true)
+	if err != nil {
+		return nil, err
+	}
+	e := newEngine("", root, o)
 	e.tree = true
 	return &TreeCache{e: e}, nil
 }

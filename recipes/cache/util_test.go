@@ -118,3 +118,14 @@ func statFields(st task.Stat, whole bool) task.Stat {
 	}
 	return st
 }
+
+// withRecursive is WithRecursive if on, else an option that sets nothing.
+func withRecursive(on bool) Option {
+	if on {
+		return WithRecursive()
+	}
+	return optionFunc(func(*options) {})
+}
+
+// second is the error of a constructor's result.
+func second[T any](_ T, err error) error { return err }

@@ -27,52 +27,65 @@ type Reader struct {
 	returned uint64 // seq as of the last Next
 }
 
-// Client is the blocking face of the config recipe: Watch, WatchDir,
-// Update and UpdateMarked, each taking a context first and waiting. Its
-// methods are safe from any goroutine and need someone running the
-// executor (executor.Run).
+// Client is the blocking face of the config recipe for the configuration
+// at one root: WatchDir, Update and UpdateMarked for root's entries, Watch
+// for root's own data (a configuration kept in one node), each taking a
+// context first and waiting. Its methods are safe from any goroutine and
+// need someone running the executor (executor.Run).
 type Client struct {
 	ex   *executor.Executor
+	root string
 	opts []Option
 }
 
-// NewClient returns a Client whose flows run on ex; opts (WithACL) apply
-// to the nodes its updates create.
-func NewClient(ex *executor.Executor, opts ...Option) (*Client, error) {
+// NewClient returns a Client of the configuration at root whose flows run
+// on ex; opts (WithACL) apply to the nodes its updates create. Nothing is
+// sent: root is created by the first update, and readers follow its
+// creation. An invalid root fails with task.ErrInvalidPath, a nil ex or
+// option with task.ErrInvalidArgument.
+func NewClient(ex *executor.Executor, root string, opts ...Option) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("config: nil executor: %w", task.ErrInvalidArgument)
+	}
+	if err := task.ValidatePath(root, false); err != nil {
+		return nil, fmt.Errorf("config: root: %w", err)
 	}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("config: nil option: %w", task.ErrInvalidArgument)
 		}
 	}
-	return &Client{ex: ex, opts: opts}, nil
+	return &Client{ex: ex, root: root, opts: opts}, nil
 }
 
-// WatchDir starts following root's configuration (WatchDir with opts)
-// and returns once the first snapshot has been read. If the session
-// expires before that, it starts again on the next session. When ctx ends
-// first it returns task.ErrCanceled or task.ErrDeadlineExceeded.
-func (c *Client) WatchDir(ctx context.Context, root string, opts DirOptions) (*Reader, error) {
-	return open(ctx, c.ex, func(h func(Snapshot)) task.Task[*Watcher] { return WatchDir(root, opts, h) })
+// Root is the root of the configuration the Client reads and writes.
+func (c *Client) Root() string { return c.root }
+
+// WatchDir starts following the configuration of root's entries
+// (WatchDir with opts) and returns once the first snapshot has been read.
+// If the session expires before that, it starts again on the next
+// session. When ctx ends first it returns task.ErrCanceled or
+// task.ErrDeadlineExceeded.
+func (c *Client) WatchDir(ctx context.Context, opts DirOptions) (*Reader, error) {
+	return open(ctx, c.ex, func(h func(Snapshot)) task.Task[*Watcher] { return WatchDir(c.root, opts, h) })
 }
 
-// Watch is WatchDir for one node (Watch).
-func (c *Client) Watch(ctx context.Context, path string) (*Reader, error) {
-	return open(ctx, c.ex, func(h func(Snapshot)) task.Task[*Watcher] { return Watch(path, h) })
+// Watch is WatchDir for root's own data (Watch).
+func (c *Client) Watch(ctx context.Context) (*Reader, error) {
+	return open(ctx, c.ex, func(h func(Snapshot)) task.Task[*Watcher] { return Watch(c.root, h) })
 }
 
-// Update writes values under root (Update) and waits for the outcome.
-func (c *Client) Update(ctx context.Context, root string, values map[string][]byte) error {
-	_, err := executor.Await(ctx, c.ex, Update(root, values, c.opts...))
+// Update writes values as root's entries (Update) and waits for the
+// outcome.
+func (c *Client) Update(ctx context.Context, values map[string][]byte) error {
+	_, err := executor.Await(ctx, c.ex, Update(c.root, values, c.opts...))
 	return err
 }
 
-// UpdateMarked writes values under root with the marker protocol
+// UpdateMarked writes values as root's entries with the marker protocol
 // (UpdateMarked) and waits for the outcome.
-func (c *Client) UpdateMarked(ctx context.Context, root string, values map[string][]byte) error {
-	_, err := executor.Await(ctx, c.ex, UpdateMarked(root, values, c.opts...))
+func (c *Client) UpdateMarked(ctx context.Context, values map[string][]byte) error {
+	_, err := executor.Await(ctx, c.ex, UpdateMarked(c.root, values, c.opts...))
 	return err
 }
 

@@ -94,11 +94,16 @@ func TestBadInput(t *testing.T) {
 	if _, err := sim.Run(w, 0, Reload("/x", DirOptions{}, nil)); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("Reload with nil apply: %v", err)
 	}
-	if _, err := NewClient(nil); !errors.Is(err, task.ErrInvalidArgument) {
+	if _, err := NewClient(nil, "/x"); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("NewClient with nil executor: %v", err)
 	}
-	if _, err := NewClient(w.Execs[0], nil); !errors.Is(err, task.ErrInvalidArgument) {
+	if _, err := NewClient(w.Execs[0], "/x", nil); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("NewClient with a nil option: %v", err)
+	}
+	for _, root := range []string{"", "x", "/x/"} {
+		if _, err := NewClient(w.Execs[0], root); !errors.Is(err, task.ErrInvalidPath) {
+			t.Errorf("NewClient(%q): %v, want ErrInvalidPath", root, err)
+		}
 	}
 	if len(w.Server.Paths()) > 1 && strings.Contains(strings.Join(w.Server.Paths(), ","), "/r") {
 		t.Errorf("bad input wrote to the server: %v", w.Server.Paths())
@@ -351,11 +356,14 @@ func TestReader(t *testing.T) {
 		Update("/cfg", map[string][]byte{"port": []byte("80")}))); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := NewClient(reader)
+	cl, err := NewClient(reader, "/cfg")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, err := cl.WatchDir(ctx, "/cfg", DirOptions{Marker: true})
+	if cl.Root() != "/cfg" {
+		t.Errorf("Root() = %q", cl.Root())
+	}
+	rd, err := cl.WatchDir(ctx, DirOptions{Marker: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,13 +379,13 @@ func TestReader(t *testing.T) {
 		t.Fatalf("second Next: %v, %v", s.Values, err)
 	}
 	// The writer's blocking face: UpdateMarked and Update reach the reader.
-	wc, err := NewClient(writer)
+	wc, err := NewClient(writer, "/cfg")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, update := range []func(context.Context, string, map[string][]byte) error{wc.UpdateMarked, wc.Update} {
+	for i, update := range []func(context.Context, map[string][]byte) error{wc.UpdateMarked, wc.Update} {
 		port := fmt.Sprint(82 + i)
-		if err := update(ctx, "/cfg", map[string][]byte{"port": []byte(port)}); err != nil {
+		if err := update(ctx, map[string][]byte{"port": []byte(port)}); err != nil {
 			t.Fatal(err)
 		}
 		s, err = rd.Next(ctx)
@@ -385,8 +393,8 @@ func TestReader(t *testing.T) {
 			t.Fatalf("Next after the blocking update to %s: %v, %v", port, s.Values, err)
 		}
 	}
-	// Watch follows one node.
-	nd, err := cl.Watch(ctx, "/cfg/port")
+	// Watch follows one node: the root of its Client.
+	nd, err := mustClient(t, reader, "/cfg/port").Watch(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,4 +495,13 @@ func TestWriteToHandlerLatency(t *testing.T) {
 	if st, err := executor.Await(ctx, writer, task.Exists("/lat")); err != nil || st != nil {
 		t.Fatalf("/lat left behind: %v, %v", st, err)
 	}
+}
+
+func mustClient(t *testing.T, ex *executor.Executor, root string) *Client {
+	t.Helper()
+	c, err := NewClient(ex, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -12,9 +12,9 @@
 // deliver a half-applied update. Reload restarts a component on each new
 // version, and two runs never overlap.
 //
-//	c, err := config.NewClient(ex)
-//	err = c.Update(ctx, "/app/config", map[string][]byte{"db": []byte("db2:5432"), "pool": []byte("20")}) // all or nothing
-//	r, err := c.WatchDir(ctx, "/app/config", config.DirOptions{})
+//	c, err := config.NewClient(ex, "/app/config")
+//	err = c.Update(ctx, map[string][]byte{"db": []byte("db2:5432"), "pool": []byte("20")}) // all or nothing
+//	r, err := c.WatchDir(ctx, config.DirOptions{})
 //	if err != nil {
 //		return err
 //	}
@@ -25,7 +25,8 @@
 //
 // Stop is started whatever its ctx, so the deferred Stop above stops the
 // watcher also when the loop ended with ctx (Stop then returns ctx's
-// error and the watcher stops in the background).
+// error and the watcher stops in the background; a failure there goes
+// to the executor's Config.OnError, to log or count).
 //
 // To compose with other tasks, use the task face: Watch, WatchDir,
 // Update, UpdateMarked and Reload return task.Task values to run on an

@@ -1,7 +1,9 @@
 package config_test
 
 import (
+	"context"
 	"fmt"
+	"sync"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
@@ -76,4 +78,37 @@ func ExampleReload() {
 	// stopped 4-thread run: config: reloaded with a new configuration
 	// serving with 8 threads
 	// stopped 8-thread run: config: stopped
+}
+
+// The blocking API: one Client per configuration root. A writer's Update
+// creates the root; a reader's Next returns the latest whole version.
+func ExampleClient() {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	defer func() { stop(); running.Wait() }()
+	client := func(seed uint64) *config.Client {
+		ex, _ := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: seed})
+		running.Add(1)
+		go func() { defer running.Done(); _ = ex.Run(ctx) }()
+		c, _ := config.NewClient(ex, "/app/config")
+		return c
+	}
+	reader, writer := client(1), client(2)
+
+	fmt.Println("update:", writer.Update(ctx, map[string][]byte{"db": []byte("db1:5432"), "pool": []byte("10")}))
+	r, _ := reader.WatchDir(ctx, config.DirOptions{})
+	s, _ := r.Next(ctx)
+	fmt.Printf("db=%s pool=%s\n", s.Values["db"], s.Values["pool"])
+	fmt.Println("update:", writer.Update(ctx, map[string][]byte{"db": []byte("db2:5432"), "pool": []byte("20")}))
+	s, _ = r.Next(ctx)
+	fmt.Printf("db=%s pool=%s\n", s.Values["db"], s.Values["pool"])
+	fmt.Println("stop:", r.Stop(ctx))
+	// Output:
+	// update: <nil>
+	// db=db1:5432 pool=10
+	// update: <nil>
+	// db=db2:5432 pool=20
+	// stop: <nil>
 }

@@ -81,7 +81,7 @@ type DirOptions struct {
 	// directory of the subtree) holds back delivery.
 	Subtree bool
 	// Recursive, with Subtree, follows the subtree with one
-	// persistent-recursive watch on root (cache.Options.Recursive,
+	// persistent-recursive watch on root (cache.WithRecursive,
 	// ZooKeeper 3.6+): one watch and one read per change instead of two
 	// per node, at the price of a listing of every node after each
 	// reconnect. On ZooKeeper 3.8 no other one-time watch may be set on
@@ -126,7 +126,7 @@ func Watch(path string, handler func(Snapshot)) task.Task[*Watcher] {
 		return task.Fail[*Watcher](fmt.Errorf("config: nil handler: %w", task.ErrInvalidArgument))
 	}
 	w := &Watcher{path: path, handler: handler}
-	nc, err := cache.NewNode(path, cache.Options{OnSynced: w.synced, OnEvent: w.event})
+	nc, err := cache.NewNode(path, cache.WithOnSynced(w.synced), cache.WithOnEvent(w.event))
 	if err != nil {
 		return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
 	}
@@ -147,19 +147,22 @@ func WatchDir(root string, opts DirOptions, handler func(Snapshot)) task.Task[*W
 		return task.Fail[*Watcher](fmt.Errorf("config: nil handler: %w", task.ErrInvalidArgument))
 	}
 	w := &Watcher{path: root, dir: true, opts: opts, handler: handler}
-	copts := cache.Options{Data: true, OnSynced: w.synced, OnEvent: w.event, Recursive: opts.Recursive}
+	copts := []cache.Option{cache.WithData(), cache.WithOnSynced(w.synced), cache.WithOnEvent(w.event)}
+	if opts.Recursive {
+		copts = append(copts, cache.WithRecursive())
+	}
 	if opts.Recursive && !opts.Subtree {
 		return task.Fail[*Watcher](fmt.Errorf("config: DirOptions.Recursive needs Subtree: %w", task.ErrInvalidArgument))
 	}
 	if opts.Subtree {
-		tc, err := cache.NewTree(root, copts)
+		tc, err := cache.NewTree(root, copts...)
 		if err != nil {
 			return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
 		}
 		w.tc = tc
 		return w.start(task.Map(tc.Start(), func(*cache.TreeCache) task.Unit { return task.Unit{} }))
 	}
-	cc, err := cache.NewChildren(root, copts)
+	cc, err := cache.NewChildren(root, copts...)
 	if err != nil {
 		return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
 	}

@@ -29,7 +29,7 @@ func BenchmarkProviderGet(b *testing.B) {
 	if _, err := sim.Run(w, 0, c.Start()); err != nil {
 		b.Fatal(err)
 	}
-	p, _ := discovery.NewProvider(c.Instances, w.Clock, discovery.ProviderOptions{})
+	p, _ := discovery.NewProvider(c.Instances, w.Clock)
 	if n := len(c.Instances()); n != 8 {
 		b.Fatalf("cache holds %d instances", n)
 	}

@@ -40,7 +40,7 @@ func (d *Discovery) NewCache(name string) (*Cache, error) {
 		return nil, err
 	}
 	c := &Cache{name: name, parsed: map[string]parsedNode{}}
-	cc, err := cache.NewChildren(d.ServicePath(name), cache.Options{Data: true, OnSynced: c.synced})
+	cc, err := cache.NewChildren(d.ServicePath(name), cache.WithData(), cache.WithOnSynced(c.synced))
 	if err != nil {
 		return nil, err
 	}

@@ -133,8 +133,8 @@ func (s *ServiceCache) Next(ctx context.Context) ([]Instance, error) {
 
 // Provider returns a provider over the cache's instances, timing the
 // down-instance policy on the executor's clock.
-func (s *ServiceCache) Provider(opts ProviderOptions) (*Provider, error) {
-	return NewProvider(s.c.Instances, s.ex.Clock(), opts)
+func (s *ServiceCache) Provider(opts ...ProviderOption) (*Provider, error) {
+	return NewProvider(s.c.Instances, s.ex.Clock(), opts...)
 }
 
 // Stop stops the cache. It is started whatever ctx; it returns once the

@@ -50,7 +50,7 @@ func TestClient(t *testing.T) {
 	if got := ids(sc.Instances()); !slices.Equal(got, []string{"a", "b", "c"}) {
 		t.Fatalf("cache at start = %v", got)
 	}
-	p, _ := sc.Provider(discovery.ProviderOptions{Strategy: discovery.Sticky})
+	p, _ := sc.Provider(discovery.WithStrategy(discovery.Sticky))
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for g := range 4 {

@@ -215,7 +215,7 @@ func TestCuratorInterop(t *testing.T) {
 	cur.do(ctx, "cache web")
 	cur.do(ctx, "await web g1,g2,j1")
 	cw.await(t, ctx, "g1", "g2", "j1")
-	prov, _ := cc.Provider(discovery.ProviderOptions{})
+	prov, _ := cc.Provider()
 	got := map[string]bool{}
 	for range 3 {
 		in, err := prov.Get()

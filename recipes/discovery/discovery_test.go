@@ -197,7 +197,7 @@ func TestProviderStrategies(t *testing.T) {
 		}
 		return in.ID
 	}
-	rr, _ := discovery.NewProvider(src, w.Clock, discovery.ProviderOptions{})
+	rr, _ := discovery.NewProvider(src, w.Clock)
 	var seq []string
 	for range 6 {
 		seq = append(seq, get(rr))
@@ -207,13 +207,13 @@ func TestProviderStrategies(t *testing.T) {
 	}
 
 	draws := []int{2, 0, 1}
-	rnd, _ := discovery.NewProvider(src, w.Clock, discovery.ProviderOptions{Strategy: discovery.Random,
-		Rand: func(n int) int { d := draws[0]; draws = draws[1:]; return d % n }})
+	rnd, _ := discovery.NewProvider(src, w.Clock, discovery.WithStrategy(discovery.Random),
+		discovery.WithRand(func(n int) int { d := draws[0]; draws = draws[1:]; return d % n }))
 	if got := []string{get(rnd), get(rnd), get(rnd)}; !slices.Equal(got, []string{"c", "a", "b"}) {
 		t.Fatalf("random %v", got)
 	}
 
-	st, _ := discovery.NewProvider(src, w.Clock, discovery.ProviderOptions{Strategy: discovery.Sticky})
+	st, _ := discovery.NewProvider(src, w.Clock, discovery.WithStrategy(discovery.Sticky))
 	if a, b := get(st), get(st); a != "a" || b != "a" {
 		t.Fatalf("sticky %s then %s", a, b)
 	}
@@ -236,7 +236,7 @@ func TestProviderDownInstances(t *testing.T) {
 	w := newTestWorld(t, 5, 1)
 	ins := []discovery.Instance{{ID: "a"}, {ID: "b"}}
 	p, _ := discovery.NewProvider(func() []discovery.Instance { return ins }, w.Clock,
-		discovery.ProviderOptions{DownThreshold: 2, DownTimeout: 10 * time.Second})
+		discovery.WithDownThreshold(2), discovery.WithDownTimeout(10*time.Second))
 	served := func() map[string]bool {
 		m := map[string]bool{}
 		for range 4 {
@@ -306,12 +306,17 @@ func TestBadInput(t *testing.T) {
 	if _, err := d.NewCache(""); !errors.Is(err, task.ErrInvalidPath) {
 		t.Errorf("NewCache(empty) = %v", err)
 	}
-	for _, o := range []discovery.ProviderOptions{{DownThreshold: -1}, {DownTimeout: -1}, {Strategy: 7}} {
+	for name, o := range map[string]discovery.ProviderOption{
+		"WithDownThreshold(-1)": discovery.WithDownThreshold(-1),
+		"WithDownTimeout(-1)":   discovery.WithDownTimeout(-1),
+		"WithStrategy(7)":       discovery.WithStrategy(7),
+		"nil option":            nil,
+	} {
 		if _, err := discovery.NewProvider(func() []discovery.Instance { return nil }, w.Clock, o); !errors.Is(err, task.ErrInvalidArgument) {
-			t.Errorf("NewProvider(%+v) = %v", o, err)
+			t.Errorf("NewProvider(%s) = %v", name, err)
 		}
 	}
-	if _, err := discovery.NewProvider(nil, w.Clock, discovery.ProviderOptions{}); !errors.Is(err, task.ErrInvalidArgument) {
+	if _, err := discovery.NewProvider(nil, w.Clock); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("NewProvider(nil source) = %v", err)
 	}
 	// Nil values give typed errors, not panics.

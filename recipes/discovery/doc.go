@@ -22,7 +22,7 @@
 //
 //	cache, err := c.StartCache(ctx, "web") // returns once every instance is read
 //	defer cache.Stop(ctx)
-//	p, err := cache.Provider(discovery.ProviderOptions{Strategy: discovery.RoundRobin})
+//	p, err := cache.Provider(discovery.WithStrategy(discovery.RoundRobin))
 //	in, err := p.Get() // ErrNoInstance when none is up
 //	if callFails(in) {
 //		p.NoteError(in) // down for DownTimeout once reported DownThreshold times

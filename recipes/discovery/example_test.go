@@ -32,7 +32,7 @@ func ExampleClient() {
 	b.Register(ctx, discovery.Instance{Name: "web", ID: "web-2", Address: "10.0.0.2", Port: 80})
 	cache, _ := finder.StartCache(ctx, "web")
 	defer cache.Stop(ctx)
-	p, _ := cache.Provider(discovery.ProviderOptions{})
+	p, _ := cache.Provider()
 	for range 3 {
 		in, _ := p.Get()
 		fmt.Println("call", in.ID, in.Address)
@@ -61,7 +61,7 @@ func ExampleProvider() {
 		ins = append(ins, in)
 	}
 	p, _ := discovery.NewProvider(func() []discovery.Instance { return ins }, clock,
-		discovery.ProviderOptions{Strategy: discovery.Sticky, DownThreshold: 1, DownTimeout: time.Minute})
+		discovery.WithStrategy(discovery.Sticky), discovery.WithDownThreshold(1), discovery.WithDownTimeout(time.Minute))
 	in, _ := p.Get()
 	m, _ := discovery.Payload[meta](in)
 	fmt.Println(in.ID, m.Zone)

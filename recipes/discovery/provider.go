@@ -28,19 +28,46 @@ const (
 	Sticky
 )
 
-// ProviderOptions configure a Provider. The zero value is Curator's
-// default: round-robin, and an instance reported failing twice is down
-// for 30 seconds.
-type ProviderOptions struct {
-	Strategy Strategy
-	// DownThreshold is how many NoteError reports make an instance down
-	// (Curator's DownInstancePolicy errorThreshold; 0 means 2).
+// providerOptions is what the ProviderOption values set.
+type providerOptions struct {
+	Strategy      Strategy
 	DownThreshold int
-	// DownTimeout is how long an instance stays down, counted from its
-	// first report (Curator's DownInstancePolicy timeout; 0 means 30s).
-	DownTimeout time.Duration
-	// Rand draws the Random strategy's choice in [0, n) (nil: math/rand/v2).
-	Rand func(n int) int
+	DownTimeout   time.Duration
+	Rand          func(n int) int
+}
+
+// ProviderOption configures a Provider (NewProvider,
+// ServiceCache.Provider). Without any, a Provider is Curator's default:
+// round-robin, and an instance reported failing twice is down for 30
+// seconds.
+type ProviderOption interface{ applyProvider(*providerOptions) }
+
+type providerOptionFunc func(*providerOptions)
+
+func (f providerOptionFunc) applyProvider(o *providerOptions) { f(o) }
+
+// WithStrategy sets how the Provider picks an instance (default
+// RoundRobin).
+func WithStrategy(s Strategy) ProviderOption {
+	return providerOptionFunc(func(o *providerOptions) { o.Strategy = s })
+}
+
+// WithDownThreshold sets how many NoteError reports make an instance down
+// (Curator's DownInstancePolicy errorThreshold; 0 means 2).
+func WithDownThreshold(n int) ProviderOption {
+	return providerOptionFunc(func(o *providerOptions) { o.DownThreshold = n })
+}
+
+// WithDownTimeout sets how long an instance stays down, counted from its
+// first report (Curator's DownInstancePolicy timeout; 0 means 30s).
+func WithDownTimeout(d time.Duration) ProviderOption {
+	return providerOptionFunc(func(o *providerOptions) { o.DownTimeout = d })
+}
+
+// WithRand sets what draws the Random strategy's choice in [0, n) (nil:
+// math/rand/v2).
+func WithRand(fn func(n int) int) ProviderOption {
+	return providerOptionFunc(func(o *providerOptions) { o.Rand = fn })
 }
 
 // Provider hands out instances of a service from a source (a Cache's
@@ -49,7 +76,7 @@ type ProviderOptions struct {
 type Provider struct {
 	src   func() []Instance
 	clock task.Clock
-	opts  ProviderOptions
+	opts  providerOptions
 
 	mu     sync.Mutex
 	next   int
@@ -64,14 +91,23 @@ type downStatus struct {
 
 // NewProvider returns a provider over src, which it calls on every Get
 // (Cache.Instances fits); clock times the down-instance policy (an
-// executor's Clock). A nil src or clock, or a negative threshold or
-// timeout, fails with an error wrapping task.ErrInvalidArgument.
-func NewProvider(src func() []Instance, clock task.Clock, opts ProviderOptions) (*Provider, error) {
+// executor's Clock). A nil src, clock or option, an unknown strategy, or
+// a negative threshold or timeout, fails with an error wrapping
+// task.ErrInvalidArgument.
+func NewProvider(src func() []Instance, clock task.Clock, options ...ProviderOption) (*Provider, error) {
 	if src == nil || clock == nil {
 		return nil, fmt.Errorf("discovery: provider needs a source and a clock: %w", task.ErrInvalidArgument)
 	}
+	var opts providerOptions
+	for _, o := range options {
+		if o == nil {
+			return nil, fmt.Errorf("discovery: nil provider option: %w", task.ErrInvalidArgument)
+		}
+		o.applyProvider(&opts)
+	}
 	if opts.DownThreshold < 0 || opts.DownTimeout < 0 || opts.Strategy < RoundRobin || opts.Strategy > Sticky {
-		return nil, fmt.Errorf("discovery: provider options %+v: %w", opts, task.ErrInvalidArgument)
+		return nil, fmt.Errorf("discovery: provider strategy %d, down threshold %d, down timeout %v: %w",
+			opts.Strategy, opts.DownThreshold, opts.DownTimeout, task.ErrInvalidArgument)
 	}
 	if opts.DownThreshold == 0 {
 		opts.DownThreshold = 2

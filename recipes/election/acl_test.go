@@ -26,12 +26,12 @@ func TestACL(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		cfg := election.Config{Data: []byte("x"), ACL: acl}
-		e, err := election.New("/acl/e/x", cfg)
+		cfg := []election.Option{election.WithData([]byte("x")), election.WithACL(acl)}
+		e, err := election.New("/acl/e/x", cfg...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := election.NewMaster("/acl/svc/master", cfg)
+		m, err := election.NewMaster("/acl/svc/master", cfg...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ var (
 	// It is recipes.ErrLost, the same value in every recipe.
 	ErrLost = recipes.ErrLost
 	// ErrGaveUp is the cause of a loss by the disconnect rule: the session
-	// stayed suspended for Config.GiveUp of its negotiated timeout, so the
+	// stayed suspended for the GiveUp fraction (WithGiveUp) of its negotiated timeout, so the
 	// leader stepped down before the server could expire the session and
 	// elect someone else.
 	ErrGaveUp = errors.New("election: gave up while disconnected")
@@ -29,51 +29,80 @@ var (
 	ErrNoLeader = errors.New("election: no leader")
 )
 
-// DefaultGiveUp is the default Config.GiveUp: a quarter of the session
+// DefaultGiveUp is the default GiveUp fraction (WithGiveUp): a quarter of the session
 // timeout. The go-zookeeper client (zkadapter) notices a silent network
 // partition up to 2/3 of the timeout after the last reply it read; 2/3 +
 // 1/4 leaves 1/12 of the timeout before the server may expire the session.
 // See the package documentation.
 const DefaultGiveUp = 1.0 / 4
 
-// Config tunes an Election or a Master. The zero value is ready to use.
-type Config struct {
-	// Data is written into the candidate node (the /master node for a
-	// Master): the candidate's identity, say, for Leader to report.
-	Data []byte
-	// GiveUp is the fraction of the negotiated session timeout that a
-	// leader whose session is suspended waits, on the executor's clock,
-	// before it gives up leadership (ErrGaveUp). In (0, 1); 0 means
-	// DefaultGiveUp. See the package documentation for how to choose it.
-	GiveUp float64
-	// OnState, if set, is called on the executor goroutine at every change
-	// of a Leadership's state (Leading, Uncertain, Ended), in order, once
-	// per change. It must not block.
-	OnState func(l *Leadership, s State)
-	// ACL gives, by path, the ACL of every node the election creates: the
-	// candidate nodes (the path sent: DIR/_c_<id>-latch-), a Master's
-	// node and lease, and the directories and ancestors it creates. Nil
-	// means task.OpenACL. Creates passed to Leadership.Fenced keep their
-	// own ACL.
-	ACL task.ACLProvider
+// config is what the options set. The zero value is ready to use.
+type config struct {
+	data    []byte
+	giveUp  float64
+	onState func(l *Leadership, s State)
+	acl     task.ACLProvider
 }
 
-// Validate reports a configuration error, wrapping task.ErrInvalidArgument.
-func (c *Config) Validate() error {
-	if math.IsNaN(c.GiveUp) || c.GiveUp < 0 || c.GiveUp >= 1 {
-		return fmt.Errorf("election: GiveUp %v outside [0, 1): %w", c.GiveUp, task.ErrInvalidArgument)
-	}
-	if len(c.Data) > task.MaxDataSize {
-		return fmt.Errorf("election: Data of %d bytes: %w", len(c.Data), task.ErrDataTooLarge)
-	}
-	return nil
+// Option configures an Election or a Master (New, NewMaster, NewClient,
+// NewMasterClient).
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithData writes d into the candidate node (the master node for a
+// Master): the candidate's identity, say, for Leader to report. At most
+// task.MaxDataSize bytes, or the constructor fails with
+// task.ErrDataTooLarge.
+func WithData(d []byte) Option { return optionFunc(func(c *config) { c.data = d }) }
+
+// WithGiveUp sets the fraction of the negotiated session timeout that a
+// leader whose session is suspended waits, on the executor's clock,
+// before it gives up leadership (ErrGaveUp). In (0, 1), or the
+// constructor fails with task.ErrInvalidArgument; 0 means DefaultGiveUp.
+// See the package documentation for how to choose it.
+func WithGiveUp(f float64) Option { return optionFunc(func(c *config) { c.giveUp = f }) }
+
+// WithOnState makes fn be called on the executor goroutine at every change
+// of a Leadership's state (Leading, Uncertain, Ended), in order, once per
+// change. fn must not block.
+func WithOnState(fn func(l *Leadership, s State)) Option {
+	return optionFunc(func(c *config) { c.onState = fn })
 }
 
-func (c *Config) giveUp() float64 {
-	if c.GiveUp == 0 {
+// WithACL gives, by path, the ACL of every node the election creates: the
+// candidate nodes (the path sent: DIR/_c_<id>-latch-), a Master's node
+// and lease, and the directories and ancestors it creates. Without it, or
+// with p nil, they get task.OpenACL. Creates passed to Leadership.Fenced
+// keep their own ACL.
+func WithACL(p task.ACLProvider) Option { return optionFunc(func(c *config) { c.acl = p }) }
+
+// newConfig applies opts and reports a bad option, wrapping
+// task.ErrInvalidArgument (or task.ErrDataTooLarge).
+func newConfig(opts []Option) (config, error) {
+	var c config
+	for _, o := range opts {
+		if o == nil {
+			return config{}, fmt.Errorf("election: nil option: %w", task.ErrInvalidArgument)
+		}
+		o.apply(&c)
+	}
+	if math.IsNaN(c.giveUp) || c.giveUp < 0 || c.giveUp >= 1 {
+		return config{}, fmt.Errorf("election: GiveUp %v outside [0, 1): %w", c.giveUp, task.ErrInvalidArgument)
+	}
+	if len(c.data) > task.MaxDataSize {
+		return config{}, fmt.Errorf("election: Data of %d bytes: %w", len(c.data), task.ErrDataTooLarge)
+	}
+	return c, nil
+}
+
+func (c *config) giveUpFraction() float64 {
+	if c.giveUp == 0 {
 		return DefaultGiveUp
 	}
-	return c.GiveUp
+	return c.giveUp
 }
 
 // State is the state of a Leadership.

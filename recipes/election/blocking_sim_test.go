@@ -113,7 +113,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 }
 
 func (s *blockingSim) start(r *sim.Trial, i int) {
-	cfg := Config{Data: []byte(strconv.Itoa(i)), OnState: func(l *Leadership, st State) {
+	cfg := []Option{WithData([]byte(strconv.Itoa(i))), WithOnState(func(l *Leadership, st State) {
 		switch st {
 		case Leading:
 			if !slices.Contains(s.leaders.Acting(), i) {
@@ -122,8 +122,8 @@ func (s *blockingSim) start(r *sim.Trial, i int) {
 		case Ended:
 			s.leaders.End(i)
 		}
-	}}
-	c, err := NewClient(r.Execs[i], bsimDir, cfg)
+	})}
+	c, err := NewClient(r.Execs[i], bsimDir, cfg...)
 	if err != nil {
 		r.Errorf("client %d: %v", i, err)
 		return

@@ -10,7 +10,7 @@ const (
 	// is the current session.
 	bugSkipOwnerCheck canary.Name = "election/skip-owner-check"
 	// bugNoGiveUp: keep leading while disconnected until the expiry is
-	// observed, instead of giving up after Config.GiveUp of the timeout.
+	// observed, instead of giving up after the GiveUp fraction (WithGiveUp) of the timeout.
 	bugNoGiveUp canary.Name = "election/no-give-up"
 	// bugWatchLowest: every waiting candidate watches the lowest node
 	// instead of its predecessor (a herd on every change of leader).

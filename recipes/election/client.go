@@ -25,11 +25,11 @@ type Client struct {
 
 // NewClient returns a Client of the election under dir (New) whose flows
 // run on ex.
-func NewClient(ex *executor.Executor, dir string, cfg Config) (*Client, error) {
+func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("election: nil executor: %w", task.ErrInvalidArgument)
 	}
-	e, err := New(dir, cfg)
+	e, err := New(dir, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -38,11 +38,11 @@ func NewClient(ex *executor.Executor, dir string, cfg Config) (*Client, error) {
 
 // NewMasterClient returns a Client of the master node at path
 // (NewMaster) whose flows run on ex.
-func NewMasterClient(ex *executor.Executor, path string, cfg Config) (*Client, error) {
+func NewMasterClient(ex *executor.Executor, path string, opts ...Option) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("election: nil executor: %w", task.ErrInvalidArgument)
 	}
-	m, err := NewMaster(path, cfg)
+	m, err := NewMaster(path, opts...)
 	if err != nil {
 		return nil, err
 	}

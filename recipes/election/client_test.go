@@ -19,7 +19,7 @@ func TestBlockingCampaignContext(t *testing.T) {
 	exs, stop := clients(srv, 3)
 	defer stop()
 	ctx := context.Background()
-	e := mustElection(t, "/app/e", election.Config{})
+	e := mustElection(t, "/app/e")
 
 	ended, cancel := context.WithCancel(ctx)
 	cancel()

@@ -73,7 +73,7 @@ func TestCuratorLeaderLatchInterop(t *testing.T) {
 		wg         sync.WaitGroup
 	)
 	for i, ex := range exs {
-		e := mustElection(t, dir, election.Config{Data: []byte("ours")})
+		e := mustElection(t, dir, election.WithData([]byte("ours")))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -10,17 +10,17 @@
 // Never two acting leaders, while every process runs in time: leadership
 // is granted only to a candidate whose node is the lowest and whose
 // ephemeral owner is the session the campaign runs on, it becomes
-// uncertain at once when that session is disconnected, and it ends
-// Config.GiveUp of the session timeout later (on the executor's clock)
-// unless the connection returns first to the same session. A process
-// paused past that margin may still act after the next leader is granted;
-// then only fencing holds: writes made through Fenced name one leadership,
-// not a path, and ZooKeeper itself refuses them once another leader may
-// act, however late they arrive. Fencing tokens of successive leaders
+// uncertain at once when that session is disconnected, and it ends the
+// GiveUp fraction (WithGiveUp) of the session timeout later (on the
+// executor's clock) unless the connection returns first to the same
+// session. A process paused past that margin may still act after the next
+// leader is granted; then only fencing holds: writes made through Fenced
+// name one leadership, not a path, and ZooKeeper itself refuses them once
+// another leader may act, however late they arrive. Fencing tokens of successive leaders
 // strictly increase, and a resign retried after a lost reply never
 // deletes the next leader's node.
 //
-//	c, err := election.NewClient(ex, "/app/leader", election.Config{Data: []byte("host-1")})
+//	c, err := election.NewClient(ex, "/app/leader", election.WithData([]byte("host-1")))
 //	l, err := c.Campaign(ctx) // waits until this candidate leads
 //	if err != nil {
 //		return err
@@ -35,7 +35,11 @@
 // the node is deleted in the background (Done closes at once), as Lead
 // does when it ends. Lead campaigns again after a transient failure,
 // waiting longer after each (LeadOptions.Backoff), and returns an error
-// that another campaign would meet again (task.ErrNoAuth, say).
+// that another campaign would meet again (task.ErrNoAuth, say). A
+// background resign that fails for good goes to the executor's
+// Config.OnError: log or count what it hears there (task.ErrClosed and
+// task.ErrSessionExpired only say that the session ended, taking the
+// node with it).
 //
 // NewMasterClient gives the same Client for a Master; Client.Observe
 // follows who leads without campaigning, and Client.Lead campaigns again
@@ -44,7 +48,7 @@
 // have Campaign, Leader and Observe, and a Leadership has Resign and
 // Fenced, all returning task.Task values to run on an executor yourself.
 //
-// Config.ACL sets the ACL of every node an election creates (task.OpenACL
+// WithACL sets the ACL of every node an election creates (task.OpenACL
 // by default).
 //
 // # While leading
@@ -63,7 +67,7 @@
 //
 // # Callbacks and goroutines
 //
-// Tasks run on the executor goroutine. Config.OnState runs there too, in
+// Tasks run on the executor goroutine. WithOnState's function runs there too, in
 // order, once per change of state (Leading at the grant, Uncertain,
 // Leading again, Ended); it must not block. The accessors of a Leadership
 // (State, IsLeader, Err, Done, Token, Path, Session) are safe from any

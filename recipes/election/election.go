@@ -21,19 +21,21 @@ var retry = zkops.Retry
 // executors.
 type Election struct {
 	dir string
-	cfg Config
+	cfg config
 }
 
 // New returns the election whose candidates live under dir. The directory
-// and its ancestors are created (persistent) on first use.
-func New(dir string, cfg Config) (*Election, error) {
+// and its ancestors are created (persistent) on first use. A bad option
+// fails with task.ErrInvalidArgument (task.ErrDataTooLarge for WithData).
+func New(dir string, opts ...Option) (*Election, error) {
 	if err := task.ValidatePath(dir, false); err != nil {
 		return nil, fmt.Errorf("election: directory %q: %w", dir, err)
 	}
 	if dir == "/" {
 		return nil, fmt.Errorf("election: directory %q: %w", dir, task.ErrInvalidPath)
 	}
-	if err := cfg.Validate(); err != nil {
+	cfg, err := newConfig(opts)
+	if err != nil {
 		return nil, err
 	}
 	return &Election{dir: dir, cfg: cfg}, nil
@@ -96,9 +98,9 @@ func (a *attempt) lost(what string) {
 // is created.
 func (a *attempt) create() {
 	path := a.e.child(a.prefix)
-	req := &task.CreateRequest{Path: path, Data: a.e.cfg.Data, Mode: task.EphemeralSequential, ACL: a.e.cfg.ACL.For(path)}
+	req := &task.CreateRequest{Path: path, Data: a.e.cfg.data, Mode: task.EphemeralSequential, ACL: a.e.cfg.acl.For(path)}
 	settle := func() task.Task[[]string] { return ours(a.e, a.prefix, a.sess.ID) }
-	task.Run(a.s, zkops.CreateUnique(req, a.e.dir, a.e.cfg.ACL, settle), func(name string, err error) {
+	task.Run(a.s, zkops.CreateUnique(req, a.e.dir, a.e.cfg.acl, settle), func(name string, err error) {
 		switch {
 		case errors.Is(err, task.ErrNodeExists):
 			// A sequential create clashes only when the counter is stuck

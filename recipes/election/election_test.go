@@ -18,26 +18,29 @@ import (
 
 func TestNewRejectsBadInput(t *testing.T) {
 	for _, dir := range []string{"", "/", "rel", "/a/", "/a//b"} {
-		if _, err := election.New(dir, election.Config{}); !errors.Is(err, task.ErrInvalidPath) {
+		if _, err := election.New(dir); !errors.Is(err, task.ErrInvalidPath) {
 			t.Errorf("New(%q) = %v, want ErrInvalidPath", dir, err)
 		}
-		if _, err := election.NewMaster(dir, election.Config{}); !errors.Is(err, task.ErrInvalidPath) {
+		if _, err := election.NewMaster(dir); !errors.Is(err, task.ErrInvalidPath) {
 			t.Errorf("NewMaster(%q) = %v, want ErrInvalidPath", dir, err)
 		}
 	}
 	for _, g := range []float64{-0.1, 1, 2, math.NaN(), math.Inf(1)} {
-		if _, err := election.New("/e", election.Config{GiveUp: g}); !errors.Is(err, task.ErrInvalidArgument) {
+		if _, err := election.New("/e", election.WithGiveUp(g)); !errors.Is(err, task.ErrInvalidArgument) {
 			t.Errorf("GiveUp %v: %v, want ErrInvalidArgument", g, err)
 		}
 	}
-	if _, err := election.New("/e", election.Config{Data: make([]byte, task.MaxDataSize+1)}); !errors.Is(err, task.ErrDataTooLarge) {
+	if _, err := election.New("/e", election.WithData(make([]byte, task.MaxDataSize+1))); !errors.Is(err, task.ErrDataTooLarge) {
 		t.Errorf("huge Data: %v, want ErrDataTooLarge", err)
 	}
-	e := mustElection(t, "/e", election.Config{})
-	if _, err := election.NewClient(nil, "/e", election.Config{}); !errors.Is(err, task.ErrInvalidArgument) {
+	if _, err := election.NewMaster("/m", election.WithGiveUp(0.5), nil); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("nil option: %v, want ErrInvalidArgument", err)
+	}
+	e := mustElection(t, "/e")
+	if _, err := election.NewClient(nil, "/e"); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("NewClient with nil executor: %v", err)
 	}
-	if _, err := election.NewMasterClient(nil, "/m", election.Config{}); !errors.Is(err, task.ErrInvalidArgument) {
+	if _, err := election.NewMasterClient(nil, "/m"); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("NewMasterClient with nil executor: %v", err)
 	}
 	ex, err := executor.New(executor.Config{Conn: fakezk.New(fakezk.Config{}).Connect(fakezk.ConnConfig{})})
@@ -45,7 +48,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ex.Shutdown()
-	if _, err := election.NewClient(ex, "e", election.Config{}); !errors.Is(err, task.ErrInvalidPath) {
+	if _, err := election.NewClient(ex, "e"); !errors.Is(err, task.ErrInvalidPath) {
 		t.Errorf("NewClient with a bad path: %v", err)
 	}
 	// Leadership won by hand (Campaign run as a task) has no executor a
@@ -66,7 +69,7 @@ func TestSuccession(t *testing.T) {
 	w, log := newWorld(t, 1, 3, fakezk.Config{})
 	var cands [3]*election.Election
 	for i := range cands {
-		cands[i] = mustElection(t, "/app/election", election.Config{Data: []byte{'a' + byte(i)}})
+		cands[i] = mustElection(t, "/app/election", election.WithData([]byte{'a' + byte(i)}))
 	}
 	l0, err := mustRun(t, w, 0, cands[0].Campaign())
 	if err != nil {
@@ -141,11 +144,11 @@ type stateLog struct {
 	at     []time.Time
 }
 
-func (s *stateLog) cfg() election.Config {
-	return election.Config{OnState: func(_ *election.Leadership, st election.State) {
+func (s *stateLog) opt() election.Option {
+	return election.WithOnState(func(_ *election.Leadership, st election.State) {
 		s.states = append(s.states, st)
 		s.at = append(s.at, s.w.Clock.Now())
-	}}
+	})
 }
 
 // A partition longer than the session timeout: the leader is uncertain at
@@ -155,16 +158,16 @@ func (s *stateLog) cfg() election.Config {
 func TestGiveUpBeforeExpiry(t *testing.T) {
 	w, _ := newWorld(t, 1, 2, fakezk.Config{})
 	sl := &stateLog{w: w}
-	l0, err := mustRun(t, w, 0, mustElection(t, "/e", sl.cfg()).Campaign())
+	l0, err := mustRun(t, w, 0, mustElection(t, "/e", sl.opt()).Campaign())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var granted time.Time
-	e1 := mustElection(t, "/e", election.Config{OnState: func(_ *election.Leadership, st election.State) {
+	e1 := mustElection(t, "/e", election.WithOnState(func(_ *election.Leadership, st election.State) {
 		if st == election.Leading && granted.IsZero() {
 			granted = w.Clock.Now()
 		}
-	}})
+	}))
 	o1 := sim.Submit(w, 1, e1.Campaign())
 	w.Drive()
 	cut := w.Clock.Now()
@@ -200,11 +203,11 @@ func TestGiveUpBeforeExpiry(t *testing.T) {
 func TestShortDisconnectResumes(t *testing.T) {
 	w, _ := newWorld(t, 1, 2, fakezk.Config{})
 	sl := &stateLog{w: w}
-	l0, err := mustRun(t, w, 0, mustElection(t, "/e", sl.cfg()).Campaign())
+	l0, err := mustRun(t, w, 0, mustElection(t, "/e", sl.opt()).Campaign())
 	if err != nil {
 		t.Fatal(err)
 	}
-	o1 := sim.Submit(w, 1, mustElection(t, "/e", election.Config{}).Campaign())
+	o1 := sim.Submit(w, 1, mustElection(t, "/e").Campaign())
 	w.Drive()
 	w.Server.Partition(w.Conns[0], 900*time.Millisecond, true)
 	w.Drive()
@@ -234,11 +237,11 @@ func TestShortDisconnectResumes(t *testing.T) {
 // deleted, so the next candidate need not wait for an expiry.
 func TestGaveUpDeletesNodeOnReconnect(t *testing.T) {
 	w, _ := newWorld(t, 1, 2, fakezk.Config{})
-	l0, err := mustRun(t, w, 0, mustElection(t, "/e", election.Config{GiveUp: 0.25}).Campaign())
+	l0, err := mustRun(t, w, 0, mustElection(t, "/e", election.WithGiveUp(0.25)).Campaign())
 	if err != nil {
 		t.Fatal(err)
 	}
-	o1 := sim.Submit(w, 1, mustElection(t, "/e", election.Config{}).Campaign())
+	o1 := sim.Submit(w, 1, mustElection(t, "/e").Campaign())
 	w.Drive()
 	cut := w.Clock.Now()
 	w.Server.Partition(w.Conns[0], 2*time.Second, false)
@@ -263,7 +266,7 @@ func TestGaveUpDeletesNodeOnReconnect(t *testing.T) {
 // without being sent.
 func TestNodeDeletedIsLost(t *testing.T) {
 	w, _ := newWorld(t, 1, 2, fakezk.Config{})
-	l0, err := mustRun(t, w, 0, mustElection(t, "/e", election.Config{}).Campaign())
+	l0, err := mustRun(t, w, 0, mustElection(t, "/e").Campaign())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,11 +302,11 @@ func TestNodeDeletedIsLost(t *testing.T) {
 // refused by ZooKeeper.
 func TestExpiryIsLostAndFenced(t *testing.T) {
 	w, _ := newWorld(t, 1, 2, fakezk.Config{})
-	l0, err := mustRun(t, w, 0, mustElection(t, "/e", election.Config{}).Campaign())
+	l0, err := mustRun(t, w, 0, mustElection(t, "/e").Campaign())
 	if err != nil {
 		t.Fatal(err)
 	}
-	o1 := sim.Submit(w, 1, mustElection(t, "/e", election.Config{}).Campaign())
+	o1 := sim.Submit(w, 1, mustElection(t, "/e").Campaign())
 	w.Server.Expire(w.Conns[0])
 	if !w.Settle(func() bool { return o1.Done && l0.State() == election.Ended }) || o1.Err != nil {
 		t.Fatalf("after expiry: 1 done %v %v, 0 %v", o1.Done, o1.Err, l0.State())
@@ -327,7 +330,7 @@ func TestExpiryIsLostAndFenced(t *testing.T) {
 // whatever the session does meanwhile.
 func TestCampaignDeadlineLeavesNoOrphan(t *testing.T) {
 	w, _ := newWorld(t, 1, 2, fakezk.Config{})
-	e := mustElection(t, "/e", election.Config{})
+	e := mustElection(t, "/e")
 	l0, err := mustRun(t, w, 0, e.Campaign())
 	if err != nil {
 		t.Fatal(err)
@@ -360,7 +363,7 @@ func TestCampaignDeadlineLeavesNoOrphan(t *testing.T) {
 func TestLostCreateReply(t *testing.T) {
 	for _, applied := range []bool{true, false} {
 		w, _ := newWorld(t, 1, 1, fakezk.Config{})
-		e := mustElection(t, "/e", election.Config{})
+		e := mustElection(t, "/e")
 		if _, err := mustRun(t, w, 0, task.Create("/e", nil, task.Persistent)); err != nil {
 			t.Fatal(err)
 		}
@@ -382,11 +385,11 @@ func TestLostCreateReply(t *testing.T) {
 func TestSuspendAgainBeforeRecheck(t *testing.T) {
 	w, _ := newWorld(t, 1, 2, fakezk.Config{})
 	sl := &stateLog{w: w}
-	l0, err := mustRun(t, w, 0, mustElection(t, "/e", sl.cfg()).Campaign())
+	l0, err := mustRun(t, w, 0, mustElection(t, "/e", sl.opt()).Campaign())
 	if err != nil {
 		t.Fatal(err)
 	}
-	o1 := sim.Submit(w, 1, mustElection(t, "/e", election.Config{}).Campaign())
+	o1 := sim.Submit(w, 1, mustElection(t, "/e").Campaign())
 	w.Drive()
 	cut := w.Clock.Now()
 	w.Server.Drop(w.Conns[0], true)

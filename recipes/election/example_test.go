@@ -40,8 +40,8 @@ func Example() {
 	exs, stop := clients(srv, 2)
 	defer stop()
 	ctx := context.Background()
-	a, _ := election.New("/app/election", election.Config{Data: []byte("a")})
-	b, _ := election.New("/app/election", election.Config{Data: []byte("b")})
+	a, _ := election.New("/app/election", election.WithData([]byte("a")))
+	b, _ := election.New("/app/election", election.WithData([]byte("b")))
 
 	la, err := election.ClientOf(exs[0], a).Campaign(ctx)
 	fmt.Println("a leads:", err, la.IsLeader())
@@ -81,8 +81,8 @@ func ExampleMaster() {
 	exs, stop := clients(srv, 2)
 	defer stop()
 	ctx := context.Background()
-	m1, _ := election.NewMaster("/service/master", election.Config{Data: []byte("host-1")})
-	m2, _ := election.NewMaster("/service/master", election.Config{Data: []byte("host-2")})
+	m1, _ := election.NewMaster("/service/master", election.WithData([]byte("host-1")))
+	m2, _ := election.NewMaster("/service/master", election.WithData([]byte("host-2")))
 
 	l1, err := executor.Await(ctx, exs[0], m1.Campaign())
 	fmt.Println("host-1 is master:", err, l1.State())

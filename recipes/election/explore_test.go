@@ -119,13 +119,13 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			s.leaders.Margin = time.Duration((1-election.DefaultGiveUp)*float64(exploreTimeout)) - time.Second
 			s.cands = nil
 			for i := range r.Execs {
-				cfg := election.Config{Data: []byte(strconv.Itoa(i)), OnState: s.onState(r, i)}
+				cfg := []election.Option{election.WithData([]byte(strconv.Itoa(i))), election.WithOnState(s.onState(r, i))}
 				var cand election.Candidate
 				var err error
 				if master {
-					cand, err = election.NewMaster("/svc/master", cfg)
+					cand, err = election.NewMaster("/svc/master", cfg...)
 				} else {
-					cand, err = election.New("/svc/election", cfg)
+					cand, err = election.New("/svc/election", cfg...)
 				}
 				if err != nil {
 					return err

@@ -30,7 +30,7 @@ func TestLeadPermanentErrorEnds(t *testing.T) {
 	if _, err := executor.Await(ctx, exs[0], task.CreateWith(&task.CreateRequest{Path: "/ro", ACL: readOnly})); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := election.NewClient(exs[0], "/ro", election.Config{})
+	cl, err := election.NewClient(exs[0], "/ro")
 	if err != nil {
 		t.Fatal(err)
 	}

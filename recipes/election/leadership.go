@@ -110,14 +110,14 @@ func (l *Leadership) setState(s State, err error) bool {
 
 // newLeadership returns the leadership of node path, read as st, on
 // session sess.
-func (c *Config) newLeadership(path string, st task.Stat, sess task.Session) *Leadership {
+func (c *config) newLeadership(path string, st task.Stat, sess task.Session) *Leadership {
 	return &Leadership{
 		path:    path,
 		token:   st.Czxid,
 		version: st.Version,
 		sess:    sess,
-		giveUp:  c.giveUp(),
-		onState: c.OnState,
+		giveUp:  c.giveUpFraction(),
+		onState: c.onState,
 		done:    make(chan struct{}),
 	}
 }

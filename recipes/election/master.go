@@ -28,7 +28,7 @@ import (
 type Master struct {
 	path   string
 	leases string
-	cfg    Config
+	cfg    config
 }
 
 // LeasesSuffix is appended to a Master's path to name the directory of
@@ -38,15 +38,16 @@ const LeasesSuffix = ".leases"
 
 // NewMaster returns the master election on node path (its parent is
 // created, persistent, on first use, and so is the lease directory
-// path+LeasesSuffix).
-func NewMaster(path string, cfg Config) (*Master, error) {
+// path+LeasesSuffix). The options are New's.
+func NewMaster(path string, opts ...Option) (*Master, error) {
 	if err := task.ValidatePath(path, false); err != nil {
 		return nil, fmt.Errorf("election: master node %q: %w", path, err)
 	}
 	if path == "/" {
 		return nil, fmt.Errorf("election: master node %q: %w", path, task.ErrInvalidPath)
 	}
-	if err := cfg.Validate(); err != nil {
+	cfg, err := newConfig(opts)
+	if err != nil {
 		return nil, err
 	}
 	return &Master{path: path, leases: path + LeasesSuffix, cfg: cfg}, nil
@@ -121,8 +122,8 @@ func (r *run) create() {
 		}
 		nodeAt := len(ops)
 		ops = append(ops,
-			&task.CreateRequest{Path: r.m.path, Data: r.m.cfg.Data, Mode: task.Ephemeral, ACL: r.m.cfg.ACL.For(r.m.path)},
-			&task.CreateRequest{Path: r.lease, Mode: task.Ephemeral, ACL: r.m.cfg.ACL.For(r.lease)})
+			&task.CreateRequest{Path: r.m.path, Data: r.m.cfg.data, Mode: task.Ephemeral, ACL: r.m.cfg.acl.For(r.m.path)},
+			&task.CreateRequest{Path: r.lease, Mode: task.Ephemeral, ACL: r.m.cfg.acl.For(r.lease)})
 		task.Run(r.s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
 			var me *task.MultiError
 			switch {
@@ -146,7 +147,7 @@ func (r *run) create() {
 
 // ensure creates the lease directory and its ancestors, then tries again.
 func (r *run) ensure() {
-	task.Run(r.s, zkops.EnsurePath(r.m.leases, r.m.cfg.ACL), func(_ task.Unit, err error) {
+	task.Run(r.s, zkops.EnsurePath(r.m.leases, r.m.cfg.acl), func(_ task.Unit, err error) {
 		if err != nil {
 			r.fail(err)
 			return

@@ -14,7 +14,7 @@ import (
 
 func mustMaster(tb testing.TB, path string, data string) *election.Master {
 	tb.Helper()
-	m, err := election.NewMaster(path, election.Config{Data: []byte(data)})
+	m, err := election.NewMaster(path, election.WithData([]byte(data)))
 	if err != nil {
 		tb.Fatal(err)
 	}

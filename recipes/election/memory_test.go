@@ -21,8 +21,8 @@ func TestMemoryFlatCampaignResign(t *testing.T) {
 		campaign task.Task[*election.Leadership]
 		ask      bool
 	}{
-		{"election", mustElection(t, "/mem/election", election.Config{}).Campaign(), false},
-		{"election/asked", mustElection(t, "/mem/election", election.Config{}).Campaign(), true},
+		{"election", mustElection(t, "/mem/election").Campaign(), false},
+		{"election/asked", mustElection(t, "/mem/election").Campaign(), true},
 		{"master", mustMaster(t, "/mem/master", "m").Campaign(), false},
 		{"master/asked", mustMaster(t, "/mem/master", "m").Campaign(), true},
 	} {

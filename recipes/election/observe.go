@@ -19,7 +19,7 @@ type Observation struct {
 	// Path is the leader's node: its lowest candidate node (Election) or
 	// the master node (Master).
 	Path string
-	// Data is that node's data: the leader's Config.Data.
+	// Data is that node's data: the leader's WithData.
 	Data []byte
 	// Token is the node's czxid, the leadership's fencing token
 	// (Leadership.Token), and Session its ephemeral owner.
@@ -63,9 +63,9 @@ func (e *Election) Observe(fn func(Observation)) task.Task[*Observer] {
 	}
 	o := &Observer{fn: fn}
 	var cc *cache.ChildrenCache
-	cc, err := cache.NewChildren(e.dir, cache.Options{Data: true, OnSynced: func() {
+	cc, err := cache.NewChildren(e.dir, cache.WithData(), cache.WithOnSynced(func() {
 		o.deliver(lowest(e, cc.Current()))
-	}})
+	}))
 	if err != nil {
 		return task.Fail[*Observer](fmt.Errorf("election: %w", err))
 	}
@@ -97,14 +97,14 @@ func (m *Master) Observe(fn func(Observation)) task.Task[*Observer] {
 	}
 	o := &Observer{fn: fn}
 	var nc *cache.NodeCache
-	nc, err := cache.NewNode(m.path, cache.Options{OnSynced: func() {
+	nc, err := cache.NewNode(m.path, cache.WithOnSynced(func() {
 		n, ok := nc.Current()
 		if !ok {
 			o.deliver(Observation{})
 			return
 		}
 		o.deliver(Observation{Leading: true, Path: n.Path, Data: n.Data, Token: n.Stat.Czxid, Session: n.Stat.EphemeralOwner})
-	}})
+	}))
 	if err != nil {
 		return task.Fail[*Observer](fmt.Errorf("election: %w", err))
 	}

@@ -31,7 +31,7 @@ func TestObserveElection(t *testing.T) {
 	w, _ := newWorld(t, 1, 4, fakezk.Config{})
 	const dir = "/app/election"
 	var seen []string
-	obs := mustElection(t, dir, election.Config{})
+	obs := mustElection(t, dir)
 	if _, err := mustRun(t, w, 3, obs.Observe(nil)); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Fatalf("Observe(nil) = %v, want ErrInvalidArgument", err)
 	}
@@ -53,7 +53,7 @@ func TestObserveElection(t *testing.T) {
 	var ls [3]*election.Leadership
 	cands := make([]*election.Election, 3)
 	for i := range cands {
-		cands[i] = mustElection(t, dir, election.Config{Data: []byte{'a' + byte(i)}})
+		cands[i] = mustElection(t, dir, election.WithData([]byte{'a' + byte(i)}))
 	}
 	if ls[0], err = mustRun(t, w, 0, cands[0].Campaign()); err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestBlockingObserveAndLead(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	const dir = "/app/lead"
-	e := mustElection(t, dir, election.Config{Data: []byte("x")})
+	e := mustElection(t, dir, election.WithData([]byte("x")))
 	if _, err := election.ClientOf(nil, e).Observe(ctx); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Fatalf("Observe with nil executor: %v", err)
 	}

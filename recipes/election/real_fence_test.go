@@ -121,7 +121,7 @@ func TestRealEnsembleMasterIncarnations(t *testing.T) {
 		t.Fatal(err)
 	}
 	master := func(who string) *election.Master {
-		m, err := election.NewMaster(path, election.Config{Data: []byte(who)})
+		m, err := election.NewMaster(path, election.WithData([]byte(who)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,7 +55,7 @@ func realStandaloneSuccession(t *testing.T, underRoot bool) {
 	for i := range 3 {
 		c := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{SessionTimeout: 4 * time.Second, Root: chroot})
 		ex, cl := c.Ex, c.Stop
-		e, err := election.New(dir, election.Config{Data: []byte(strconv.Itoa(i))})
+		e, err := election.New(dir, election.WithData([]byte(strconv.Itoa(i))))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestRealEnsembleServerKilled(t *testing.T) {
 	errs := make([]error, clients)
 	for i := range clients {
 		ex, _ := realClient(t, ctx, ens.Addrs(), 6*time.Second)
-		e, err := election.New(dir, election.Config{OnState: onState(i)})
+		e, err := election.New(dir, election.WithOnState(onState(i)))
 		if err != nil {
 			t.Fatal(err)
 		}

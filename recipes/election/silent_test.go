@@ -93,7 +93,7 @@ func TestRealSilentPartition(t *testing.T) {
 	doneA := make(chan struct{})
 	go func() { defer close(doneA); exA.Run(context.Background()) }()
 	defer func() { exA.Close(); <-doneA }()
-	eA, _ := election.New(dir, election.Config{OnState: func(_ *election.Leadership, st election.State) {
+	eA, _ := election.New(dir, election.WithOnState(func(_ *election.Leadership, st election.State) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch st {
@@ -104,14 +104,14 @@ func TestRealSilentPartition(t *testing.T) {
 		case election.Ended:
 			ended = time.Now()
 		}
-	}})
+	}))
 	la, err := election.ClientOf(exA, eA).Campaign(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	exB, _ := realClient(t, ctx, srv.Addrs(), timeout)
 	var granted time.Time
-	eB, _ := election.New(dir, election.Config{OnState: func(_ *election.Leadership, st election.State) {
+	eB, _ := election.New(dir, election.WithOnState(func(_ *election.Leadership, st election.State) {
 		if st == election.Leading {
 			mu.Lock()
 			if granted.IsZero() {
@@ -119,7 +119,7 @@ func TestRealSilentPartition(t *testing.T) {
 			}
 			mu.Unlock()
 		}
-	}})
+	}))
 	won := make(chan *election.Leadership, 1)
 	go func() {
 		l, err := election.ClientOf(exB, eB).Campaign(ctx)

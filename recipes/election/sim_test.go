@@ -112,12 +112,12 @@ func simulate(seed uint64, mode simMode) (res simResult, err error) {
 	}
 	cands := make([]election.Candidate, n)
 	for i := range n {
-		cfg := election.Config{Data: []byte(strconv.Itoa(i)), OnState: onState(i)}
+		cfg := []election.Option{election.WithData([]byte(strconv.Itoa(i))), election.WithOnState(onState(i))}
 		var err error
 		if mode.master {
-			cands[i], err = election.NewMaster(simMaster, cfg)
+			cands[i], err = election.NewMaster(simMaster, cfg...)
 		} else {
-			cands[i], err = election.New(simDir, cfg)
+			cands[i], err = election.New(simDir, cfg...)
 		}
 		if err != nil {
 			return res, err

@@ -62,7 +62,7 @@ func TestNoGrantOnReadBeforeSuspension(t *testing.T) {
 				cand = func() election.Candidate { return mustMaster(t, "/svc/master", "x") }
 				cut.match = func(p string) bool { return p == "/svc/master" }
 			} else {
-				cand = func() election.Candidate { return mustElection(t, "/svc/el", election.Config{}) }
+				cand = func() election.Candidate { return mustElection(t, "/svc/el") }
 				cut.match = func(p string) bool { return len(p) > len("/svc/el/") && p[:len("/svc/el/")] == "/svc/el/" }
 				node = func() string {
 					ch := w.Children("/svc/el")

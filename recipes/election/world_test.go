@@ -124,9 +124,9 @@ func mustRun[T any](tb testing.TB, w *sim.World, i int, t task.Task[T]) (T, erro
 	return v, err
 }
 
-func mustElection(tb testing.TB, dir string, cfg election.Config) *election.Election {
+func mustElection(tb testing.TB, dir string, opts ...election.Option) *election.Election {
 	tb.Helper()
-	e, err := election.New(dir, cfg)
+	e, err := election.New(dir, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}

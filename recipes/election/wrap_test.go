@@ -6,7 +6,6 @@ import (
 
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
-	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -20,7 +19,7 @@ import (
 func TestSequenceExhausted(t *testing.T) {
 	w, _ := newWorld(t, 11, 3, fakezk.Config{})
 	const dir = "/app/election"
-	e := mustElection(t, dir, election.Config{})
+	e := mustElection(t, dir)
 	for _, p := range []string{"/app", dir} {
 		if _, err := mustRun(t, w, 0, task.Create(p, nil, task.Persistent)); err != nil {
 			t.Fatal(err)
@@ -86,7 +85,7 @@ func TestSequenceExhausted(t *testing.T) {
 func TestResetOnIdleResign(t *testing.T) {
 	w, _ := newWorld(t, 12, 1, fakezk.Config{})
 	const dir = "/app/idle"
-	e := mustElection(t, dir, election.Config{})
+	e := mustElection(t, dir)
 	for _, p := range []string{"/app", dir} {
 		if _, err := mustRun(t, w, 0, task.Create(p, nil, task.Persistent)); err != nil {
 			t.Fatal(err)

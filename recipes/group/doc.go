@@ -28,7 +28,11 @@
 //
 // Leave and Stop are started whatever their ctx, so the deferred calls
 // above work also when ctx has ended: they return ctx's error at once and
-// the node is deleted, or the view stopped, in the background.
+// the node is deleted, or the view stopped, in the background. A
+// background delete that fails for good goes to the executor's
+// Config.OnError: log or count what it hears there (task.ErrClosed and
+// task.ErrSessionExpired only say that the session ended, taking the
+// node with it).
 //
 // To compose with other tasks, use the task face: New returns a Group
 // whose Join and Watch, the Member's Leave and the View's Stop, are

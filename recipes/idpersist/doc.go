@@ -22,6 +22,10 @@
 // Client and Replica.Serve run them and wait.
 // The durable mark is a Store, by default a FileStore. Config.ACL sets
 // the ACL of every node a replica creates (task.OpenACL by default).
+// Unlike the other recipes, whose constructors take one path and
+// options, idpersist takes a Config: a sequence is several nodes
+// (Sequence, Limit, Election; or Parent and Limits for many sequences)
+// and a durable Store, none of which is the one natural path.
 //
 // # Requirements
 //

@@ -40,7 +40,7 @@ func (sys *System) Master(id string) (*Master, error) {
 		return nil, err
 	}
 	m := &Master{sys: sys, id: id}
-	el, err := election.NewMaster(sys.MasterPath(), election.Config{Data: []byte(id), OnState: m.onState, ACL: sys.acl})
+	el, err := election.NewMaster(sys.MasterPath(), election.WithData([]byte(id)), election.WithOnState(m.onState), election.WithACL(sys.acl))
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (m *Master) serve(s *task.Scope, l *election.Leadership, done func(error)) 
 	r := &term{m: m, l: l, s: s, ps: s.Child(), done: done}
 	m.cur = r
 	m.terms.Add(1)
-	wc, err := cache.NewChildren(m.sys.WorkersPath(), cache.Options{OnSynced: func() { r.workersSynced() }})
+	wc, err := cache.NewChildren(m.sys.WorkersPath(), cache.WithOnSynced(func() { r.workersSynced() }))
 	if err != nil {
 		r.fail(err)
 		return

@@ -28,7 +28,7 @@ func BenchmarkRealRebalance(b *testing.B) {
 	for i := range 12 {
 		items = append(items, fmt.Sprintf("i%02d", i))
 	}
-	cfg := partition.Config{Path: fmt.Sprintf("/bench-part-%d", time.Now().UnixNano()), Items: items, Stable: stable}
+	path := fmt.Sprintf("/bench-part-%d", time.Now().UnixNano())
 	type member struct {
 		c       *partition.Client
 		m       *partition.Member
@@ -49,7 +49,7 @@ func BenchmarkRealRebalance(b *testing.B) {
 		}
 	}
 	for i := range ms {
-		c, err := partition.NewClient(realtest.Dial(b, ctx, srv.Addrs(), realtest.Options{}).Ex, cfg)
+		c, err := partition.NewClient(realtest.Dial(b, ctx, srv.Addrs(), realtest.Options{}).Ex, path, items, partition.WithStable(stable))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -58,7 +58,6 @@ var bsimItems = []string{"a", "b", "c", "d"}
 
 func newBlockingSim() (*blockingSim, sim.Scenario) {
 	s := &blockingSim{clients: 3}
-	cfg := partition.Config{Path: bsimPath, Items: bsimItems, Stable: 100 * time.Millisecond}
 	left := func(r *sim.Trial) error {
 		for _, g := range s.left {
 			select {
@@ -102,7 +101,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		},
 		Workload: func(r *sim.Trial) {
 			for i := range s.clients {
-				s.startClient(r, i, cfg)
+				s.startClient(r, i)
 			}
 		},
 		Restart: func(r *sim.Trial, i int) {
@@ -113,7 +112,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 				}
 			}
 			s.mu.Unlock()
-			s.startClient(r, i, cfg)
+			s.startClient(r, i)
 		},
 		Operator:           []string{bsimPath + "/party/", bsimPath + "/locks/"},
 		OperatorDeleteOnly: []string{bsimPath + "/locks/"},
@@ -134,8 +133,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 	}
 }
 
-func (s *blockingSim) startClient(r *sim.Trial, i int, cfg partition.Config) {
-	c, err := partition.NewClient(r.Execs[i], cfg)
+func (s *blockingSim) startClient(r *sim.Trial, i int) {
+	c, err := partition.NewClient(r.Execs[i], bsimPath, bsimItems, partition.WithStable(100*time.Millisecond))
 	if err != nil {
 		r.Errorf("client %d: %v", i, err)
 		return

@@ -20,13 +20,13 @@ type Client struct {
 	p  *Partitioner
 }
 
-// NewClient returns a Client of the set cfg describes (New) whose flows
-// run on ex.
-func NewClient(ex *executor.Executor, cfg Config) (*Client, error) {
+// NewClient returns a Client of the set of items under path (New) whose
+// flows run on ex.
+func NewClient(ex *executor.Executor, path string, items []string, opts ...Option) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("partition: nil executor: %w", task.ErrInvalidArgument)
 	}
-	p, err := New(cfg)
+	p, err := New(path, items, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 
 // clients returns n Clients of one set, each on its own session of one
 // fake server on the real clock, their executors run until the test ends.
-func clients(t *testing.T, n int, cfg partition.Config) ([]*partition.Client, []*executor.Executor) {
+func clients(t *testing.T, n int, path string, items []string, opts ...partition.Option) ([]*partition.Client, []*executor.Executor) {
 	t.Helper()
 	srv := fakezk.New(fakezk.Config{Async: true, Clock: task.RealClock()})
 	ctx, stop := context.WithCancel(context.Background())
@@ -30,7 +30,7 @@ func clients(t *testing.T, n int, cfg partition.Config) ([]*partition.Client, []
 		}
 		running.Add(1)
 		go func() { defer running.Done(); _ = ex.Run(ctx) }()
-		if cs[i], err = partition.NewClient(ex, cfg); err != nil {
+		if cs[i], err = partition.NewClient(ex, path, items, opts...); err != nil {
 			t.Fatal(err)
 		}
 		exs[i] = ex
@@ -43,7 +43,7 @@ func clients(t *testing.T, n int, cfg partition.Config) ([]*partition.Client, []
 // go to the other member all the same; Wait on a member that left returns
 // ErrLeft; nil values give typed errors.
 func TestClient(t *testing.T) {
-	cs, exs := clients(t, 2, partition.Config{Path: "/c", Items: []string{"x", "y", "z"}, Stable: 20 * time.Millisecond})
+	cs, exs := clients(t, 2, "/c", []string{"x", "y", "z"}, partition.WithStable(20*time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	m0, err := cs[0].Join(ctx, "a", nil)
@@ -97,7 +97,7 @@ func TestClient(t *testing.T) {
 	if err := cs[0].Leave(ctx, nil); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("Leave(nil) = %v", err)
 	}
-	if _, err := partition.NewClient(nil, partition.Config{Path: "/c"}); !errors.Is(err, task.ErrInvalidArgument) {
+	if _, err := partition.NewClient(nil, "/c", nil); !errors.Is(err, task.ErrInvalidArgument) {
 		t.Errorf("NewClient(nil) = %v", err)
 	}
 }

@@ -11,15 +11,14 @@
 // ZooKeeper refuses the late writes of a member that lost an item
 // (paused past its session, expired, its node deleted); for a store
 // outside ZooKeeper, pass Token to recipes/fence. Once the party has been
-// unchanged for Config.Stable and the members are connected, each member
-// takes its share (KazooAssign, kazoo's division, by default) within
-// Stable, the old holders' Drain and a few round trips, so every item is
-// held; a member that
-// leaves gives its items up (after Config.Drain), one that expires loses
-// them with its session, and the others take them once the party shows
-// it gone. A member stays in the party across session expiries.
+// unchanged for the Stable wait (WithStable) and the members are
+// connected, each member takes its share (KazooAssign, kazoo's division,
+// by default) within Stable, the old holders' Drain and a few round
+// trips, so every item is held; a member that leaves gives its items up
+// (after its WithDrain task), one that expires loses them with its
+// session, and the others take them once the party shows it gone. A member stays in the party across session expiries.
 //
-//	c, err := partition.NewClient(ex, partition.Config{Path: "/app/queues", Items: queues})
+//	c, err := partition.NewClient(ex, "/app/queues", queues)
 //	m, err := c.Join(ctx, "worker-1", nil) // nil: no callback, poll with Wait
 //	defer c.Leave(ctx, m)
 //	held, err := c.Wait(ctx, m) // kazoo's wait_for_acquire
@@ -32,7 +31,7 @@
 // callback, Change, run on the executor goroutine at every change, that
 // must not block; kazoo's RELEASE step is the member's own: it gives up
 // what the new division moved elsewhere once the party is stable, after
-// running Config.Drain for each item, and keeps the rest (kazoo's members
+// running its WithDrain task for each item, and keeps the rest (kazoo's members
 // release everything and take again).
 //
 // To compose with other tasks, use the task face: New returns a
@@ -42,9 +41,9 @@
 // the item lock (itemlock.go), giving items up and Leave (release.go),
 // then Client (client.go).
 //
-// With kazoo. On one Path, kazoo's SetPartitioner and these members see
-// each other in the party (Path/party/<32 hex digits>-<identifier>) and
-// take items under one lock (Path/locks/<item>/<32 hex digits>__lock__<seq>,
+// With kazoo. On one path, kazoo's SetPartitioner and these members see
+// each other in the party (path/party/<32 hex digits>-<identifier>) and
+// take items under one lock (path/locks/<item>/<32 hex digits>__lock__<seq>,
 // kazoo's Lock), so a kazoo member and a Go member never hold an item at
 // once, and with one division function and distinct identifiers they
 // cover the set together (TestKazooInterop, on a real server). kazoo's

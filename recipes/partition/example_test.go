@@ -34,7 +34,7 @@ func ExamplePartitioner_Join() {
 			}
 		}
 	}
-	p, _ := partition.New(partition.Config{Path: "/jobs", Items: []string{"a", "b", "c", "d"}, Stable: time.Second})
+	p, _ := partition.New("/jobs", []string{"a", "b", "c", "d"}, partition.WithStable(time.Second))
 	report := func(id string) func(partition.Change) {
 		return func(ch partition.Change) {
 			if len(ch.Acquired)+len(ch.Released) > 0 || ch.State == partition.Acquired {
@@ -70,7 +70,7 @@ func ExampleClient() {
 	running.Add(1)
 	go func() { defer running.Done(); _ = ex.Run(ctx) }()
 
-	c, _ := partition.NewClient(ex, partition.Config{Path: "/jobs", Items: []string{"a", "b"}, Stable: 10 * time.Millisecond})
+	c, _ := partition.NewClient(ex, "/jobs", []string{"a", "b"}, partition.WithStable(10*time.Millisecond))
 	_, _ = executor.Await(ctx, ex, task.Create("/out", nil, task.Persistent))
 	m, _ := c.Join(ctx, "w1", nil)
 	held, err := c.Wait(ctx, m)

@@ -61,7 +61,8 @@ func contenders(names []string) []contender {
 func lockItem(dir, prefix string, data []byte, acl task.ACLProvider) task.Task[lockNode] {
 	return func(s *task.Scope, k task.Cont[lockNode]) {
 		owner := s.Session().ID
-		req := &task.CreateRequest{Path: dir + "/" + prefix + lockTag, Data: data, Mode: task.EphemeralSequential, ACL: acl.For(dir + "/" + prefix)}
+		path := dir + "/" + prefix + lockTag // the path sent: the server appends the sequence number
+		req := &task.CreateRequest{Path: path, Data: data, Mode: task.EphemeralSequential, ACL: acl.For(path)}
 		settle := func() task.Task[[]string] { return c.Map(zkops.Owned(dir, prefix, owner), zkops.Names) }
 		task.Run(s, zkops.CreateUnique(req, dir, acl, settle), func(name string, err error) {
 			if err != nil {

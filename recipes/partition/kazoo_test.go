@@ -174,8 +174,8 @@ func TestKazooInterop(t *testing.T) {
 	var werrs []error
 	goMember := func(id string) (*partition.Member, *executor.Executor) {
 		ex := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}).Ex
-		p, err := partition.New(partition.Config{Path: path, Items: kzItems, Stable: 300 * time.Millisecond,
-			Drain: func(h partition.Hold) task.Task[task.Unit] { return c.Seq(c.Sleep(linger), entry(h, id, "exit")) }})
+		p, err := partition.New(path, kzItems, partition.WithStable(300*time.Millisecond),
+			partition.WithDrain(func(h partition.Hold) task.Task[task.Unit] { return c.Seq(c.Sleep(linger), entry(h, id, "exit")) }))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,7 +52,7 @@ type Member struct {
 type hold struct {
 	Hold
 	mon      *task.Scope // follows the node
-	draining bool        // Config.Drain runs: given up when it ends
+	draining bool        // its WithDrain task runs: given up when it ends
 }
 
 // Session is the session the member's engine runs on now: its holds

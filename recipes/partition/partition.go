@@ -25,43 +25,61 @@ var (
 	ErrLost = recipes.ErrLost
 )
 
-// DefaultStable is Config.Stable when it is zero.
+// DefaultStable is the wait of WithStable when it is not given.
 const DefaultStable = time.Second
 
-// Config describes one partitioned set. Path, Items and Identifier are
-// required; the rest has defaults.
-type Config struct {
-	// Path is the partitioner's directory (kazoo's path): members join
-	// Path/party, item locks live under Path/locks/<item>.
-	Path string
-	// Items is the set to divide; each item is one path component
-	// (kazoo's str(item)). Duplicates are an error.
-	Items []string
-	// Stable is how long the party must stay unchanged before a member
-	// takes or gives up items (kazoo's time_boundary). Zero: DefaultStable.
+// config is what New was given, validated.
+type config struct {
+	Path   string
+	Items  []string
 	Stable time.Duration
-	// Assign returns the items member identifier should hold, given the
-	// identifiers of the party (sorted, one per party node) and the sorted
-	// items (a copy: it may keep or change it); what it returns that is not
-	// an item of the set is ignored. Nil: KazooAssign, kazoo's default
-	// partition function. Every
-	// member of one set must use the same function, or two members wait
-	// for each other's items (never both hold one: the locks decide).
 	Assign func(identifier string, members, items []string) []string
-	// Drain, if set, is the work to finish with an item before the member
-	// gives it up, on a rebalance or a Leave (kazoo's RELEASE step, before
-	// release_set): the member deletes the item's lock node once the
-	// task has ended, whatever its outcome, and the item stays held (and
-	// reported held) meanwhile. Writes made in it through Hold.Fenced are
-	// still fenced. An item lost (its node gone, its session ended) is
-	// not drained: it is no longer held. A Leave that comes while an item
-	// drains stops that run and drains the item again. Nil: items are given
-	// up at once.
-	Drain func(h Hold) task.Task[task.Unit]
-	// ACL gives the ACL of every node the member creates (nil:
-	// task.OpenACL).
-	ACL task.ACLProvider
+	Drain  func(h Hold) task.Task[task.Unit]
+	ACL    task.ACLProvider
 }
+
+// Option configures a Partitioner (New, NewClient).
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithStable sets how long the party must stay unchanged before a member
+// takes or gives up items (kazoo's time_boundary). Zero: DefaultStable;
+// negative: New fails with task.ErrInvalidArgument.
+func WithStable(d time.Duration) Option { return optionFunc(func(c *config) { c.Stable = d }) }
+
+// WithAssign sets the function that returns the items member identifier
+// should hold, given the identifiers of the party (sorted, one per party
+// node) and the sorted items (a copy: it may keep or change it); what it
+// returns that is not an item of the set is ignored. Without it, or with
+// fn nil: KazooAssign, kazoo's default partition function. Every member of
+// one set must use the same function, or two members wait for each
+// other's items (never both hold one: the locks decide).
+func WithAssign(fn func(identifier string, members, items []string) []string) Option {
+	return optionFunc(func(c *config) { c.Assign = fn })
+}
+
+// WithDrain sets the work to finish with an item before the member gives
+// it up, on a rebalance or a Leave (kazoo's RELEASE step, before
+// release_set): the member deletes the item's lock node once the task has
+// ended, whatever its outcome, and the item stays held (and reported
+// held) meanwhile. Writes made in it through Hold.Fenced are still
+// fenced. An item lost (its node gone, its session ended) is not drained:
+// it is no longer held. A Leave that comes while an item drains stops
+// that run and drains the item again. Without it, or with fn nil, items
+// are given up at once.
+func WithDrain(fn func(h Hold) task.Task[task.Unit]) Option {
+	return optionFunc(func(c *config) { c.Drain = fn })
+}
+
+// WithACL gives, by path, the ACL of every node a member creates: the
+// directories and their ancestors, its party node, and its lock nodes
+// (for those, the path sent: path/locks/<item>/<id>__lock__). Without it,
+// or with p nil, they get task.OpenACL. Creates passed to Fenced keep
+// their own ACL.
+func WithACL(p task.ACLProvider) Option { return optionFunc(func(c *config) { c.ACL = p }) }
 
 // KazooAssign is kazoo's SetPartitioner default partition function: the
 // sorted items i, i+n, i+2n, ... where i is the first index of identifier
@@ -82,13 +100,24 @@ func KazooAssign(identifier string, members, items []string) []string {
 // Partitioner is one partitioned set: what New validated. It holds no
 // state; one value may be shared by many members and executors.
 type Partitioner struct {
-	cfg   Config
+	cfg   config
 	items []string // sorted
 }
 
-// New validates cfg. A bad path, item or duration fails with an error
-// wrapping task.ErrInvalidPath or task.ErrInvalidArgument.
-func New(cfg Config) (*Partitioner, error) {
+// New returns the partitioned set of items under path (kazoo's path):
+// members join path/party, item locks live under path/locks/<item>, all
+// created on first use. Each item is one path component (kazoo's
+// str(item)); the set may be empty. A bad path, item (one listed twice,
+// say) or option fails with an error wrapping task.ErrInvalidPath or
+// task.ErrInvalidArgument.
+func New(path string, items []string, opts ...Option) (*Partitioner, error) {
+	cfg := config{Path: path, Items: items}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("partition: nil option: %w", task.ErrInvalidArgument)
+		}
+		o.apply(&cfg)
+	}
 	if err := task.ValidatePath(cfg.Path, false); err != nil {
 		return nil, fmt.Errorf("partition: path %q: %w", cfg.Path, err)
 	}
@@ -96,7 +125,7 @@ func New(cfg Config) (*Partitioner, error) {
 		return nil, fmt.Errorf("partition: path %q: reserved: %w", cfg.Path, task.ErrInvalidPath)
 	}
 	if cfg.Stable < 0 {
-		return nil, fmt.Errorf("partition: negative Stable %v: %w", cfg.Stable, task.ErrInvalidArgument)
+		return nil, fmt.Errorf("partition: negative WithStable %v: %w", cfg.Stable, task.ErrInvalidArgument)
 	}
 	if cfg.Stable == 0 {
 		cfg.Stable = DefaultStable
@@ -104,7 +133,7 @@ func New(cfg Config) (*Partitioner, error) {
 	if cfg.Assign == nil {
 		cfg.Assign = KazooAssign
 	}
-	items := slices.Clone(cfg.Items)
+	items = slices.Clone(cfg.Items)
 	slices.Sort(items)
 	for i, it := range items {
 		if err := validName("item", it); err != nil {

@@ -28,7 +28,7 @@ var items = []string{"q0", "q1", "q2", "q3", "q4", "q5", "q6"}
 
 func newSet(t *testing.T) *partition.Partitioner {
 	t.Helper()
-	p, err := partition.New(partition.Config{Path: "/work", Items: items, Stable: stable})
+	p, err := partition.New("/work", items, partition.WithStable(stable))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,24 +71,30 @@ func balanced(ms []*partition.Member) bool {
 }
 
 func TestBadInput(t *testing.T) {
-	for _, cfg := range []partition.Config{
-		{Path: "", Items: items},
-		{Path: "/", Items: items},
-		{Path: "/zookeeper/x", Items: items},
-		{Path: "/p", Items: []string{"a/b"}},
-		{Path: "/p", Items: []string{""}},
-		{Path: "/p", Items: []string{".."}},
+	type args struct {
+		path  string
+		items []string
+		opts  []partition.Option
+	}
+	for _, a := range []args{
+		{"", items, nil},
+		{"/", items, nil},
+		{"/zookeeper/x", items, nil},
+		{"/p", []string{"a/b"}, nil},
+		{"/p", []string{""}, nil},
+		{"/p", []string{".."}, nil},
 	} {
-		if _, err := partition.New(cfg); !errors.Is(err, task.ErrInvalidPath) {
-			t.Errorf("New(%+v) = %v, want ErrInvalidPath", cfg, err)
+		if _, err := partition.New(a.path, a.items, a.opts...); !errors.Is(err, task.ErrInvalidPath) {
+			t.Errorf("New(%+v) = %v, want ErrInvalidPath", a, err)
 		}
 	}
-	for _, cfg := range []partition.Config{
-		{Path: "/p", Items: []string{"a", "a"}},
-		{Path: "/p", Items: items, Stable: -1},
+	for _, a := range []args{
+		{"/p", []string{"a", "a"}, nil},
+		{"/p", items, []partition.Option{partition.WithStable(-1)}},
+		{"/p", items, []partition.Option{partition.WithStable(time.Second), nil}},
 	} {
-		if _, err := partition.New(cfg); !errors.Is(err, task.ErrInvalidArgument) {
-			t.Errorf("New(%+v) = %v, want ErrInvalidArgument", cfg, err)
+		if _, err := partition.New(a.path, a.items, a.opts...); !errors.Is(err, task.ErrInvalidArgument) {
+			t.Errorf("New(%+v) = %v, want ErrInvalidArgument", a, err)
 		}
 	}
 	w := newWorld(t, 1, 1)
@@ -166,8 +172,8 @@ func TestRebalance(t *testing.T) {
 // given and nothing else, and an empty set is Acquired at once.
 func TestAssignOutsideTheSet(t *testing.T) {
 	w := newWorld(t, 1, 1)
-	p, err := partition.New(partition.Config{Path: "/odd", Items: []string{"a", "b"}, Stable: stable,
-		Assign: func(string, []string, []string) []string { return []string{"b", "zz", "../x", ""} }})
+	p, err := partition.New("/odd", []string{"a", "b"}, partition.WithStable(stable),
+		partition.WithAssign(func(string, []string, []string) []string { return []string{"b", "zz", "../x", ""} }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +187,7 @@ func TestAssignOutsideTheSet(t *testing.T) {
 	if h := m.Held(); len(h) != 1 || h[0].Item != "b" || m.Err() != nil {
 		t.Fatalf("held %v, err %v; want b only", h, m.Err())
 	}
-	empty, err := partition.New(partition.Config{Path: "/none", Stable: stable})
+	empty, err := partition.New("/none", nil, partition.WithStable(stable))
 	if err != nil {
 		t.Fatal(err)
 	}

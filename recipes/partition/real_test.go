@@ -24,10 +24,10 @@ func TestRealHandover(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	items := []string{"a", "b", "c", "d"}
-	cfg := partition.Config{Path: "/real-part", Items: items, Stable: 100 * time.Millisecond}
+	stable := partition.WithStable(100 * time.Millisecond)
 	ca, cb := realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{}), realtest.Dial(t, ctx, srv.Addrs(), realtest.Options{})
-	pa, _ := partition.NewClient(ca.Ex, cfg)
-	pb, _ := partition.NewClient(cb.Ex, cfg)
+	pa, _ := partition.NewClient(ca.Ex, "/real-part", items, stable)
+	pb, _ := partition.NewClient(cb.Ex, "/real-part", items, stable)
 	if _, err := executor.Await(ctx, cb.Ex, task.Create("/real-data", nil, task.Persistent)); err != nil {
 		t.Fatal(err)
 	}

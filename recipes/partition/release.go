@@ -10,7 +10,7 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// release gives item up: Config.Drain (if set) runs first, the item
+// release gives item up: its WithDrain task (if set) runs first, the item
 // still held; then the hold ends (reported) and its node is deleted, and
 // the next contender holds.
 func (m *Member) release(item string) {

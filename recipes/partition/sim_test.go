@@ -37,7 +37,7 @@ var simItems = []string{"a", "b", "c", "d", "e"}
 // wrap). Client 0's member stays; the others join, stay a while, leave
 // and join again, so items move all the time. Every member writes to
 // each item it holds, now and then, through the hold's fence, into the
-// item's fencing log (sim.FencedEntry), and once more in Config.Drain
+// item's fencing log (sim.FencedEntry), and once more in its WithDrain task
 // when it gives the item up; a member whose session ended
 // while it held an item writes once more with that hold ("late"). Judged
 // by:
@@ -97,7 +97,7 @@ func newPartSim() (*partSim, sim.Scenario) {
 					})
 				}
 			}
-			p, err := partition.New(partition.Config{Path: simPath, Items: simItems, Stable: 300 * time.Millisecond, Drain: drain})
+			p, err := partition.New(simPath, simItems, partition.WithStable(300*time.Millisecond), partition.WithDrain(drain))
 			if err != nil {
 				return err
 			}

@@ -30,7 +30,10 @@
 // Release is started whatever its ctx, so the deferred Release above
 // works also when ctx ended meanwhile: it returns ctx's error at once and
 // the node is deleted in the background (Done closes at once; the
-// Client's next acquire waits for the delete).
+// Client's next acquire waits for the delete). A background delete that
+// fails for good goes to the executor's Config.OnError: log or count what
+// it hears there (task.ErrClosed and task.ErrSessionExpired only say that
+// the session ended, taking the node with it).
 //
 // To compose the lock with other tasks, use the task face: New returns an
 // RWLock whose Acquire, AcquireRead, TryAcquire and TryAcquireRead, and

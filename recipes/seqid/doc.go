@@ -27,8 +27,9 @@
 // the Next of a Counter (NewCounter) or an Allocator (NewAllocator), are
 // task.Task values to run on an executor yourself; Client runs them and
 // waits.
-// The option WithACL sets the ACL of the sequence node when the recipe
-// creates it (task.OpenACL by default).
+// A missing node is created holding 0, with its missing ancestors
+// (persistent); the option WithACL sets the ACL of what the recipe
+// creates (task.OpenACL by default).
 //
 // The data is the 8-byte big-endian two's-complement long that Java's
 // ByteBuffer.putLong writes: legacy services that write with the version

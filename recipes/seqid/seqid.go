@@ -8,6 +8,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -67,8 +68,10 @@ const (
 )
 
 // retryOn are the errors after which a round starts again from the read.
-// NoNode is not among them: a create whose parent is missing fails with it
-// and must not spin; only the write's NoNode is turned into errNodeGone.
+// NoNode is not among them: a create whose parent is missing creates the
+// ancestors once and tries again, and fails with it if the parent is
+// still missing (deleted meanwhile) rather than spin; only the write's
+// NoNode is turned into errNodeGone.
 var retryOn = []error{task.ErrBadVersion, task.ErrConnectionLoss, task.ErrNotSent, errNodeGone}
 
 // Next returns a task that takes the next ID from the sequence at path: it
@@ -133,6 +136,7 @@ type reservation struct {
 	sent      time.Time // when the round's write was sent
 	conflicts int       // BadVersions in a row
 	created   bool      // the round has created the node
+	parents   bool      // the round has created the node's ancestors
 }
 
 // step is the request a reservation awaits.
@@ -191,6 +195,19 @@ func (r *reservation) read(resp task.Response, err error) {
 }
 
 func (r *reservation) createdNode(_ task.Response, err error) {
+	if errors.Is(err, task.ErrNoNode) && !r.parents {
+		// The parent is missing: create it and its ancestors
+		// (persistent), then the node.
+		r.parents = true
+		task.Run(r.s, zkops.EnsurePath(task.Parent(r.path), r.acl), func(_ task.Unit, err error) {
+			if err != nil {
+				r.failed(err)
+				return
+			}
+			r.exec(creating, &task.CreateRequest{Path: r.path, Data: Encode(0), Mode: task.Persistent, ACL: r.acl.For(r.path)})
+		})
+		return
+	}
 	if err != nil && !errors.Is(err, task.ErrNodeExists) {
 		r.failed(err)
 		return
@@ -243,7 +260,7 @@ func (r *reservation) failed(err error) {
 		r.done(written{}, err)
 		return
 	}
-	r.created = false
+	r.created, r.parents = false, false
 	if !errors.Is(err, task.ErrBadVersion) {
 		r.conflicts = 0
 		r.round()

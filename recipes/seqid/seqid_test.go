@@ -35,7 +35,7 @@ func TestNext(t *testing.T) {
 		{name: "last id", path: path, data: seqid.Encode(math.MaxInt64 - 1), want: []int64{math.MaxInt64}},
 		{name: "overflow", path: path, data: seqid.Encode(math.MaxInt64), err: seqid.ErrOverflow,
 			wantData: seqid.Encode(math.MaxInt64)},
-		{name: "parent missing", path: "/no/parent", err: task.ErrNoNode},
+		{name: "parent missing: created", path: "/no/parent", want: []int64{1, 2}, wantData: seqid.Encode(2)},
 		{name: "invalid path", path: "no-slash", err: task.ErrInvalidPath},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -182,7 +182,7 @@ var giveBacks = []giveBack{
 	{name: "election", exclusive: true, setup: func(t *testing.T, exs []*executor.Executor) (func(context.Context, int) (holding, error), func(context.Context, int, holding) error) {
 		cs := make([]*election.Client, len(exs))
 		for i, ex := range exs {
-			cs[i] = must(election.NewClient(ex, "/el", election.Config{}))
+			cs[i] = must(election.NewClient(ex, "/el"))
 		}
 		return func(ctx context.Context, i int) (holding, error) {
 				l, err := cs[i].Campaign(ctx)
@@ -197,7 +197,7 @@ var giveBacks = []giveBack{
 	{name: "master", exclusive: true, setup: func(t *testing.T, exs []*executor.Executor) (func(context.Context, int) (holding, error), func(context.Context, int, holding) error) {
 		cs := make([]*election.Client, len(exs))
 		for i, ex := range exs {
-			cs[i] = must(election.NewMasterClient(ex, "/master", election.Config{}))
+			cs[i] = must(election.NewMasterClient(ex, "/master"))
 		}
 		return func(ctx context.Context, i int) (holding, error) {
 				l, err := cs[i].Campaign(ctx)
@@ -354,8 +354,8 @@ func TestGiveBackContextEndsMeanwhile(t *testing.T) {
 // the session to end.
 func TestLeadResignsWhenContextEnds(t *testing.T) {
 	srv, exs := processes(t, 2)
-	a := must(election.NewClient(exs[0], "/el", election.Config{}))
-	b := must(election.NewClient(exs[1], "/el", election.Config{}))
+	a := must(election.NewClient(exs[0], "/el"))
+	b := must(election.NewClient(exs[1], "/el"))
 	bounded, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	ctx, end := context.WithCancel(bounded)
@@ -392,8 +392,11 @@ type stopper struct {
 
 var stoppers = []stopper{
 	{name: "children cache", start: func(ctx context.Context, ex *executor.Executor) (func(context.Context) error, func(context.Context) error, error) {
-		c, err := cache.StartChildren(ctx, ex, "/w", cache.Options{})
+		c, err := cache.NewChildrenClient(ex, "/w")
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := c.Start(ctx); err != nil {
 			return nil, nil, err
 		}
 		return c.Stop, func(ctx context.Context) error {
@@ -409,8 +412,11 @@ var stoppers = []stopper{
 		}, nil
 	}},
 	{name: "tree cache", start: func(ctx context.Context, ex *executor.Executor) (func(context.Context) error, func(context.Context) error, error) {
-		c, err := cache.StartTree(ctx, ex, "/w", cache.Options{})
+		c, err := cache.NewTreeClient(ex, "/w")
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := c.Start(ctx); err != nil {
 			return nil, nil, err
 		}
 		return c.Stop, func(ctx context.Context) error {
@@ -423,7 +429,7 @@ var stoppers = []stopper{
 		}, nil
 	}},
 	{name: "config reader", start: func(ctx context.Context, ex *executor.Executor) (func(context.Context) error, func(context.Context) error, error) {
-		r, err := must(config.NewClient(ex)).Watch(ctx, "/w")
+		r, err := must(config.NewClient(ex, "/w")).Watch(ctx)
 		if err != nil {
 			return nil, nil, err
 		}

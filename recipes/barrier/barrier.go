@@ -37,7 +37,11 @@ func New(path string, opts ...Option) (*Barrier, error) {
 	if err := validDir("barrier node", path); err != nil {
 		return nil, err
 	}
-	return &Barrier{path: path, acl: newOptions(opts).acl}, nil
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Barrier{path: path, acl: o.acl}, nil
 }
 
 // Path is the barrier's node.

@@ -66,7 +66,11 @@ func NewDouble(dir string, n int, opts ...Option) (*DoubleBarrier, error) {
 	if err := validDir("directory", dir); err != nil {
 		return nil, err
 	}
-	return &DoubleBarrier{dir: dir, n: n, acl: newOptions(opts).acl}, nil
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &DoubleBarrier{dir: dir, n: n, acl: o.acl}, nil
 }
 
 // Dir is the barrier's directory.

@@ -1,6 +1,10 @@
 package barrier
 
-import "github.com/zkflow/zkflow/task"
+import (
+	"fmt"
+
+	"github.com/zkflow/zkflow/task"
+)
 
 // Option configures a Barrier or a DoubleBarrier (New, NewDouble, NewClient,
 // NewDoubleClient).
@@ -10,12 +14,15 @@ type options struct {
 	acl task.ACLProvider
 }
 
-func newOptions(opts []Option) options {
+func newOptions(opts []Option) (options, error) {
 	var o options
 	for _, opt := range opts {
+		if opt == nil {
+			return options{}, fmt.Errorf("barrier: nil option: %w", task.ErrInvalidArgument)
+		}
 		opt.apply(&o)
 	}
-	return o
+	return o, nil
 }
 
 type aclOption task.ACLProvider

@@ -26,7 +26,11 @@ func WriteToHandlerLatency(ctx context.Context, reader, writer *executor.Executo
 	if n < 0 {
 		return nil, fmt.Errorf("config: negative count %d: %w", n, task.ErrInvalidArgument)
 	}
-	if _, err := executor.Await(ctx, writer, zkops.Create(path, []byte("0"), task.Persistent, newOptions(opts).acl)); err != nil {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := executor.Await(ctx, writer, zkops.Create(path, []byte("0"), task.Persistent, o.acl)); err != nil {
 		return nil, err
 	}
 	cleanup := func(ex *executor.Executor, t task.Task[task.Unit]) { // best effort, bounded

@@ -1,6 +1,10 @@
 package config
 
-import "github.com/zkflow/zkflow/task"
+import (
+	"fmt"
+
+	"github.com/zkflow/zkflow/task"
+)
 
 // Option configures a write of the package (Update, UpdateMarked).
 type Option interface{ apply(*options) }
@@ -9,12 +13,15 @@ type options struct {
 	acl task.ACLProvider
 }
 
-func newOptions(opts []Option) options {
+func newOptions(opts []Option) (options, error) {
 	var o options
 	for _, opt := range opts {
+		if opt == nil {
+			return options{}, fmt.Errorf("config: nil option: %w", task.ErrInvalidArgument)
+		}
 		opt.apply(&o)
 	}
-	return o
+	return o, nil
 }
 
 type aclOption task.ACLProvider

@@ -57,7 +57,11 @@ func Update(root string, values map[string][]byte, opts ...Option) task.Task[tas
 	if err := validate(root, values); err != nil {
 		return task.Fail[task.Unit](err)
 	}
-	acl := newOptions(opts).acl
+	o, err := newOptions(opts)
+	if err != nil {
+		return task.Fail[task.Unit](err)
+	}
+	acl := o.acl
 	values = maps.Clone(values)
 	marker := task.Join(root, MarkerName)
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
@@ -170,7 +174,11 @@ func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Ta
 	if err := validate(root, values); err != nil {
 		return task.Fail[task.Unit](err)
 	}
-	acl := newOptions(opts).acl
+	o, err := newOptions(opts)
+	if err != nil {
+		return task.Fail[task.Unit](err)
+	}
+	acl := o.acl
 	values = maps.Clone(values)
 	marker := task.Join(root, MarkerName)
 	var token []byte // drawn at the first run; later runs resume with it

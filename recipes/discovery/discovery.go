@@ -49,6 +49,9 @@ func New(base string, opts ...Option) (*Discovery, error) {
 	}
 	d := &Discovery{base: base}
 	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("discovery: nil option: %w", task.ErrInvalidArgument)
+		}
 		o.apply(d)
 	}
 	return d, nil

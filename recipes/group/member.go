@@ -46,6 +46,9 @@ func New(dir string, opts ...Option) (*Group, error) {
 	}
 	g := &Group{dir: dir}
 	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("group: nil option: %w", task.ErrInvalidArgument)
+		}
 		o.apply(g)
 	}
 	return g, nil

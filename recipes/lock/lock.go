@@ -102,6 +102,9 @@ func New(dir string, opts ...Option) (*Lock, error) {
 	}
 	l := &Lock{dir: dir}
 	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("lock: nil option: %w", task.ErrInvalidArgument)
+		}
 		o.apply(l)
 	}
 	l.acq, l.tryAcq = l.acquire(false), l.acquire(true)

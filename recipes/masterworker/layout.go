@@ -52,6 +52,9 @@ func New(root string, opts ...Option) (*System, error) {
 	}
 	sys := &System{root: root}
 	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("masterworker: nil option: %w", task.ErrInvalidArgument)
+		}
 		o.apply(sys)
 	}
 	return sys, nil

@@ -186,6 +186,9 @@ func New(dir string, opts ...Option) (*Queue, error) {
 	}
 	q := &Queue{dir: dir, inflight: dir + ".inflight", consumers: dir + ".consumers"}
 	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("queue: nil option: %w", task.ErrInvalidArgument)
+		}
 		if err := o.apply(q); err != nil {
 			return nil, err
 		}

@@ -81,9 +81,10 @@ func New(dir string, opts ...Option) (*RWLock, error) {
 	}
 	l := &RWLock{dir: dir}
 	for _, o := range opts {
-		if o != nil {
-			o.apply(l)
+		if o == nil {
+			return nil, fmt.Errorf("rwlock: nil option: %w", task.ErrInvalidArgument)
 		}
+		o.apply(l)
 	}
 	return l, nil
 }

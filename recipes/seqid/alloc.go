@@ -31,7 +31,11 @@ func NewAllocator(path string, size int64, opts ...Option) (*Allocator, error) {
 	if size < 1 {
 		return nil, &Error{Op: "reserve", Path: path, Err: fmt.Errorf("%w: %d", ErrBadCount, size)}
 	}
-	return &Allocator{path: path, size: size, acl: newOptions(opts).acl}, nil
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Allocator{path: path, size: size, acl: o.acl}, nil
 }
 
 // Next returns a task that succeeds with the allocator's next ID, taken

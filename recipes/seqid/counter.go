@@ -31,7 +31,11 @@ func NewCounter(path string, opts ...Option) (*Counter, error) {
 	if err := task.ValidatePath(path, false); err != nil {
 		return nil, &Error{Op: "next", Path: path, Err: err}
 	}
-	return &Counter{path: path, acl: newOptions(opts).acl}, nil
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Counter{path: path, acl: o.acl}, nil
 }
 
 // Next returns a task that takes the next ID.

@@ -1,6 +1,10 @@
 package seqid
 
-import "github.com/zkflow/zkflow/task"
+import (
+	"fmt"
+
+	"github.com/zkflow/zkflow/task"
+)
 
 // Option configures the functions and types of the package that may
 // create the sequence node (Next, Reserve, NewCounter, NewAllocator,
@@ -11,12 +15,15 @@ type options struct {
 	acl task.ACLProvider
 }
 
-func newOptions(opts []Option) options {
+func newOptions(opts []Option) (options, error) {
 	var o options
 	for _, opt := range opts {
+		if opt == nil {
+			return options{}, fmt.Errorf("seqid: nil option: %w", task.ErrInvalidArgument)
+		}
 		opt.apply(&o)
 	}
-	return o
+	return o, nil
 }
 
 type aclOption task.ACLProvider

@@ -80,7 +80,11 @@ var retryOn = []error{task.ErrBadVersion, task.ErrConnectionLoss, task.ErrNotSen
 // package documentation for the protocol and what each error does.
 // WithACL sets the ACL the node is created with.
 func Next(path string, opts ...Option) task.Task[int64] {
-	acl := newOptions(opts).acl
+	o, err := newOptions(opts)
+	if err != nil {
+		return task.Fail[int64](err)
+	}
+	acl := o.acl
 	return func(s *task.Scope, k task.Cont[int64]) {
 		r := &reservation{s: s, kID: k, op: "next", path: path, n: 1, acl: acl}
 		r.onResp = r.response
@@ -92,7 +96,11 @@ func Next(path string, opts ...Option) task.Task[int64] {
 // goes up by n in one compare-and-set) and succeeds with them. n < 1 fails
 // with ErrBadCount. WithACL sets the ACL the node is created with.
 func Reserve(path string, n int64, opts ...Option) task.Task[Block] {
-	return reserve("reserve", path, n, newOptions(opts).acl)
+	o, err := newOptions(opts)
+	if err != nil {
+		return task.Fail[Block](err)
+	}
+	return reserve("reserve", path, n, o.acl)
 }
 
 func reserve(op, path string, n int64, acl task.ACLProvider) task.Task[Block] {

@@ -17,8 +17,9 @@
 //
 // Options map onto the fake as follows: MaxSessionTimeout sets its tick
 // (a twentieth of it, as ZooKeeper negotiates timeouts into [2, 20]
-// ticks; 100ms by default, as zkserver's), and Proxied puts a
-// internal/netproxy proxy in front of it, so that Partition and Heal act
+// ticks; 100ms by default, as zkserver's), so the fake's minimum timeout
+// is a tenth of that maximum where the real server's stays 200ms; Proxied
+// puts an internal/netproxy proxy in front of it, so that Partition and Heal act
 // on both kinds alike. The other options (TLS, ensembles, ...) are the
 // real server's only.
 package interop

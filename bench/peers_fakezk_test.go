@@ -52,7 +52,7 @@ func TestPeersOnFakeZK(t *testing.T) {
 				}
 				p := peers.Params{Server: addr, Scenario: sc, Clients: 2, Ops: 5, Path: fmt.Sprintf("/peers-%s-%s", k, sc)}
 				switch sc {
-				case "pipeline":
+				case "pipeline", "get", "set": // goroutines on one session
 					p.Clients, p.Outstanding = 1, 4
 				case "rebalance": // one client: the member that joins and leaves
 					p.Clients = 1
@@ -71,7 +71,7 @@ func TestPeersOnFakeZK(t *testing.T) {
 func checkPeerRun(t *testing.T, c *gozk.Conn, k peers.Kind, p peers.Params, r peers.Result) {
 	t.Helper()
 	want := int64(p.Clients * p.Ops)
-	if p.Scenario == "pipeline" {
+	if p.Scenario == "pipeline" || p.Scenario == "get" || p.Scenario == "set" {
 		want *= int64(p.Outstanding)
 	}
 	if r.Impl != string(k) || r.Scenario != p.Scenario || r.Ops != want || r.Errors != 0 || len(r.Latency) != len(peers.Quantiles) {
@@ -95,6 +95,10 @@ func checkPeerRun(t *testing.T, c *gozk.Conn, k peers.Kind, p peers.Params, r pe
 		}
 		if v != want {
 			t.Fatalf("cas: counter %q after %d increments", data, want)
+		}
+	case "set":
+		if data, _, err := c.Get(p.Path); err != nil || string(data) != "zkbench-value-16" {
+			t.Fatalf("set: %q, %v", data, err)
 		}
 	case "queue":
 		items, _, err := c.Children(p.Path)

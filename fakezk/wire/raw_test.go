@@ -387,3 +387,45 @@ func TestEmptyDataIsNotNull(t *testing.T) {
 		t.Errorf("set null: data length %d, want -1", n)
 	}
 }
+
+// A client that sends requests and takes none of the replies is closed
+// within its session timeout, as one that sends nothing is: the server
+// stops reading while a reply cannot go out, and gives the write up after
+// the timeout (then the session's own countdown runs).
+func TestClientThatDoesNotReadIsClosed(t *testing.T) {
+	r := start(t, fakezk.Config{})
+	c := r.rawConn(t)
+	s := c.session(400 * time.Millisecond)
+	big := bytes.Repeat([]byte("x"), 512<<10)
+	c.call(wire.Request{Op: wire.OpCreate, Path: "/big", Data: big, ACL: task.OpenACL})
+	// 64 replies of 512 KiB: far more than the sockets' buffers hold. The
+	// sends stop when the server stops reading; the connection's deadline
+	// (rawConn) bounds them.
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for i := range 64 {
+			b := (&wire.Request{Xid: int32(10 + i), Op: wire.OpGetData, Path: "/big"}).Encode(nil)
+			if _, err := c.nc.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)); err != nil {
+				return
+			}
+		}
+	}()
+	timeout := time.NewTimer(10 * time.Second) // a bound, not an order
+	defer timeout.Stop()
+	for {
+		select {
+		case id := <-r.detached:
+			if id != s.SessionID {
+				continue
+			}
+			c.nc.Close()
+			<-sent
+			return
+		case <-timeout.C:
+			c.nc.Close()
+			<-sent
+			t.Fatal("the link of a client that reads nothing was not closed within 10s (timeout 400ms)")
+		}
+	}
+}

@@ -18,9 +18,9 @@ import (
 // This lock and Apache Curator's InterProcessMutex (Debian's Curator 5.4,
 // driven by the peer program bench/peers/curator in its interop mode)
 // contend on one lock path of a server, real and fakezk on the wire
-// (interop.Run), and never both hold it. Each
-// holder, on either side, creates one ephemeral marker node while it holds
-// the lock and deletes it before releasing: a second holder at the same
+// (interop.Run), and never both hold it. Each holder, on either side,
+// creates one ephemeral marker node while it holds the lock and deletes
+// it before releasing: a second holder at the same
 // time would find the marker there (NodeExists). Curator's side exits
 // with status 3 if it does, ours fails the test; ours creates and deletes
 // the marker with fenced writes, so a holder that lost the lock cannot

@@ -135,8 +135,9 @@ func alternate(item string, es []logEntry) (string, error) {
 
 // A kazoo SetPartitioner (Debian's python3-kazoo, in a Python process)
 // and this package's members partition one set on one path of a server,
-// real and fakezk on the wire (interop.Run): they see each other in the party, take items under one lock
-// protocol, and never hold one item at once. Every hold, on either side,
+// real and fakezk on the wire (interop.Run): they see each other in the
+// party, take items under one lock protocol, and never hold one item at
+// once. Every hold, on either side,
 // logs an enter when it begins and an exit before its lock is released
 // (ours through the hold's fence, in OnChange and Drain); each item's
 // log must alternate enter and exit of one member. After each change of

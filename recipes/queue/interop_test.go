@@ -21,11 +21,11 @@ import (
 // This queue and ZooKeeper's own DistributedQueue (Debian's
 // zookeeper-recipes-queue 3.8.0, driven by the Java program
 // internal/peers/zkqueue) on one directory of a server, real and fakezk
-// on the wire (interop.Run): first each
-// direction alone (Java offers n/2 and we take them; we put an item of
-// priority -1 and n/2 of priority 0, Java takes n/2, all of priority 0,
-// and we take the other), then both at once on another directory (the Java side
-// offers n and takes n while ours puts n and takes n). Every item arrives
+// on the wire (interop.Run): first each direction alone (Java offers n/2
+// and we take them; we put an item of priority -1 and n/2 of priority 0,
+// Java takes n/2, all of priority 0, and we take the other), then both at
+// once on another directory (the Java side offers n and takes n while
+// ours puts n and takes n). Every item arrives
 // exactly once across both sides. Run in each of our modes (at-least-once
 // items are acknowledged).
 func TestDistributedQueueInterop(t *testing.T) {

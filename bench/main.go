@@ -14,6 +14,7 @@
 //	go run ./bench -scenarios lock,cas -pairs 5 -duration 3s
 //	go run ./bench -scenarios lock,cas -delay 0  # the proxy's own cost
 //	go run ./bench -setup                # install the peers first (apt-get)
+//	go run ./bench -wire                 # go-zookeeper against fakezk on the wire and the real server
 //
 // Scenarios are registered in scenario.go and scenario_*.go (files
 // initialize in name order, which is the order they run in); see
@@ -59,6 +60,9 @@ type config struct {
 	// Delay).
 	Networks []string
 	Delay    time.Duration
+	// Wire runs the comparison of fakezk on the wire with the real server
+	// (wire.go) instead of the scenarios.
+	Wire bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -84,9 +88,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	clients := fs.String("clients", "", "comma-separated client counts replacing those of the scenarios that vary them (lock, cas, blocks); empty: their own (lock and cas 1,4,16,64; blocks 1,4,16)")
 	networks := fs.String("networks", loopback+","+emulated, "comma-separated networks to run: loopback (clients dial the server), emulated (clients dial a proxy delaying each direction by -delay)")
 	fs.DurationVar(&c.Delay, "delay", 500*time.Microsecond, "one-way delay of the emulated network (0: the proxy alone, to measure its own cost)")
+	fs.BoolVar(&c.Wire, "wire", false, "instead of the scenarios, measure a go-zookeeper client's get and set (1 and 16 goroutines on one session) against fakezk on the wire and against the real server, alternating (-out defaults to bench/results-wire, -section to wire)")
 	fs.BoolVar(&c.Setup, "setup", false, "install the peers and ZooKeeper with apt-get first (as root, or with sudo)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	outSet := false
+	fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
+	if c.Wire && !outSet {
+		c.Out = "bench/results-wire"
 	}
 	if *clients != "" {
 		for _, f := range strings.Split(*clients, ",") {
@@ -153,6 +163,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := setup(ctx, stderr); err != nil {
 			return err
 		}
+	}
+	if cfg.Wire {
+		cfg.Section = cmp.Or(cfg.Section, "wire")
+		return runWire(ctx, cfg, args, stdout, stderr)
 	}
 	scens, err := selectScenarios(cfg.Scenarios)
 	if err != nil {

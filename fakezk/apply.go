@@ -1,6 +1,7 @@
 package fakezk
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/zkflow/zkflow/task"
@@ -73,7 +74,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 		case !allowed(n.acl, task.PermRead, who):
 			resp.Err = task.ErrNoAuth
 		default:
-			resp.Data = append([]byte(nil), n.data...)
+			resp.Data = bytes.Clone(n.data) // empty stays empty, null stays null
 			resp.Stat = n.clientStat()
 			if r.Watch {
 				w = &watch{path: r.Path, kind: kindData}

@@ -274,3 +274,39 @@ func TestTracePrintable(t *testing.T) {
 		}
 	}
 }
+
+// Empty data is not null, as on a real server: a node created or set with
+// a zero-length slice reads back as one, a node written with nil reads
+// back nil (a client encodes them as lengths 0 and -1, and kazoo, for one,
+// decodes -1 as None).
+func TestEmptyDataIsNotNull(t *testing.T) {
+	srv, _ := detServer(7)
+	c, _ := start(t, srv, 0)
+	do := func(req task.Request) task.Response {
+		t.Helper()
+		var got task.Response
+		c.Do(req, func(r task.Response) { got = r }, nil)
+		srv.RunUntilIdle()
+		if got.Err != nil {
+			t.Fatalf("%T: %v", req, got.Err)
+		}
+		return got
+	}
+	nullness := func(path string) string {
+		if d := do(&task.GetDataRequest{Path: path}).Data; d == nil {
+			return "null"
+		} else {
+			return fmt.Sprintf("%d bytes", len(d))
+		}
+	}
+	do(&task.CreateRequest{Path: "/empty", Data: []byte{}, ACL: task.OpenACL})
+	do(&task.CreateRequest{Path: "/null", ACL: task.OpenACL})
+	if a, b := nullness("/empty"), nullness("/null"); a != "0 bytes" || b != "null" {
+		t.Fatalf("created empty: %s, created null: %s", a, b)
+	}
+	do(&task.SetDataRequest{Path: "/empty", Version: -1})
+	do(&task.SetDataRequest{Path: "/null", Data: []byte{}, Version: -1})
+	if a, b := nullness("/empty"), nullness("/null"); a != "null" || b != "0 bytes" {
+		t.Fatalf("set null: %s, set empty: %s", a, b)
+	}
+}

@@ -1,6 +1,7 @@
 package fakezk
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/zkflow/zkflow/task"
@@ -151,7 +152,7 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	}
 	n := &node{
 		path:   path,
-		data:   append([]byte(nil), r.Data...),
+		data:   bytes.Clone(r.Data), // empty is not null
 		acl:    acl,
 		parent: parent,
 		ttl:    ttl,
@@ -282,7 +283,7 @@ func (s *Server) setData(tx *txn, who *principal, r *task.SetDataRequest) (task.
 		return task.Stat{}, task.ErrBadVersion
 	}
 	old, oldData := n.stat, n.data
-	n.data = append([]byte(nil), r.Data...)
+	n.data = bytes.Clone(r.Data)
 	n.stat.Version++
 	n.stat.Mzxid = tx.zxid
 	n.stat.Mtime = tx.now

@@ -349,3 +349,83 @@ func TestOneNotificationPerTrigger(t *testing.T) {
 		t.Fatalf("notifications %x for two changes, want two", notes)
 	}
 }
+
+// Empty data is not null: a node created or set with a zero-length buffer
+// reads back as one (length 0, what kazoo writes and then decodes), a
+// node written with a null buffer (length -1, go-zookeeper's nil) reads
+// back null, as a 3.8.0 server keeps them apart.
+func TestEmptyDataIsNotNull(t *testing.T) {
+	r := start(t, fakezk.Config{})
+	c := r.rawConn(t)
+	c.session(time.Second)
+	length := func(path string) int32 {
+		t.Helper()
+		h, body, _ := c.call(wire.Request{Op: wire.OpGetData, Path: path})
+		if h.Err != 0 || len(body) < 4 {
+			t.Fatalf("getData %s: %+v %x", path, h, body)
+		}
+		return be32(body)
+	}
+	c.call(wire.Request{Op: wire.OpCreate, Path: "/empty", Data: []byte{}, ACL: task.OpenACL})
+	c.call(wire.Request{Op: wire.OpCreate, Path: "/null", ACL: task.OpenACL})
+	c.call(wire.Request{Op: wire.OpMulti, Ops: []wire.Request{{Op: wire.OpCreate, Path: "/multi", Data: []byte{}, ACL: task.OpenACL}}})
+	if n := length("/empty"); n != 0 {
+		t.Errorf("created empty: data length %d, want 0", n)
+	}
+	if n := length("/null"); n != -1 {
+		t.Errorf("created null: data length %d, want -1", n)
+	}
+	if n := length("/multi"); n != 0 {
+		t.Errorf("created empty in a multi: data length %d, want 0", n)
+	}
+	c.call(wire.Request{Op: wire.OpSetData, Path: "/null", Data: []byte{}, Version: -1})
+	c.call(wire.Request{Op: wire.OpSetData, Path: "/empty", Version: -1})
+	if n := length("/null"); n != 0 {
+		t.Errorf("set empty: data length %d, want 0", n)
+	}
+	if n := length("/empty"); n != -1 {
+		t.Errorf("set null: data length %d, want -1", n)
+	}
+}
+
+// A client that sends requests and takes none of the replies is closed
+// within its session timeout, as one that sends nothing is: the server
+// stops reading while a reply cannot go out, and gives the write up after
+// the timeout (then the session's own countdown runs).
+func TestClientThatDoesNotReadIsClosed(t *testing.T) {
+	r := start(t, fakezk.Config{})
+	c := r.rawConn(t)
+	s := c.session(400 * time.Millisecond)
+	big := bytes.Repeat([]byte("x"), 512<<10)
+	c.call(wire.Request{Op: wire.OpCreate, Path: "/big", Data: big, ACL: task.OpenACL})
+	// 64 replies of 512 KiB: far more than the sockets' buffers hold. The
+	// sends stop when the server stops reading; the connection's deadline
+	// (rawConn) bounds them.
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for i := range 64 {
+			b := (&wire.Request{Xid: int32(10 + i), Op: wire.OpGetData, Path: "/big"}).Encode(nil)
+			if _, err := c.nc.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)); err != nil {
+				return
+			}
+		}
+	}()
+	timeout := time.NewTimer(10 * time.Second) // a bound, not an order
+	defer timeout.Stop()
+	for {
+		select {
+		case id := <-r.detached:
+			if id != s.SessionID {
+				continue
+			}
+			c.nc.Close()
+			<-sent
+			return
+		case <-timeout.C:
+			c.nc.Close()
+			<-sent
+			t.Fatal("the link of a client that reads nothing was not closed within 10s (timeout 400ms)")
+		}
+	}
+}

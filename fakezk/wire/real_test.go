@@ -21,7 +21,7 @@ import (
 // failed with ZK_REQUIRED=1) and compares the replies byte for byte, with
 // the Stat fields that depend on time, zxids and session ids masked: the
 // handshake in both shapes and the session password, each request type
-// (create2, multi failures, whoAmI, getEphemerals, getAllChildrenNumber,
+// (create2, empty and null data, multi failures, whoAmI, getEphemerals, getAllChildrenNumber,
 // addWatch, checkWatches, multiRead, setWatches2, unknown ops) and the
 // four-letter words' shapes.
 func TestAgainstRealServer(t *testing.T) {
@@ -141,6 +141,13 @@ func script(t *testing.T, addr string) []string {
 	call(wire.Request{Op: wire.OpSetData, Path: "/w", Version: -1})
 	call(wire.Request{Op: wire.OpMulti, Ops: []wire.Request{{Op: wire.OpSetData, Path: "/w", Version: -1}, {Op: wire.OpSetData, Path: "/w", Version: -1}}})
 	call(wire.Request{Op: wire.OpDelete, Path: "/w/e", Version: -1})
+	// Empty data and null data, kept apart.
+	call(wire.Request{Op: wire.OpCreate, Path: "/empty", Data: []byte{}, ACL: open})
+	call(wire.Request{Op: wire.OpGetData, Path: "/empty"})
+	call(wire.Request{Op: wire.OpSetData, Path: "/empty", Version: -1})
+	call(wire.Request{Op: wire.OpGetData, Path: "/empty"})
+	call(wire.Request{Op: wire.OpSetData, Path: "/empty", Data: []byte{}, Version: -1})
+	call(wire.Request{Op: wire.OpGetData, Path: "/empty"})
 	call(wire.Request{Op: 999})
 	c.xid++
 	c.write((&wire.Request{Xid: c.xid, Op: wire.OpCloseSession}).Encode(nil))

@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -104,7 +105,7 @@ func (s *Server) Serve(l net.Listener) error {
 // serveConn serves one connection on two goroutines of its own; false if
 // the server is closed.
 func (s *Server) serveConn(nc net.Conn) bool {
-	lk := &link{s: s, nc: nc, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	lk := &link{s: s, nc: nc, w: bufio.NewWriter(nc), kick: make(chan struct{}, 1), done: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -141,8 +142,11 @@ func (s *Server) Close() error {
 }
 
 // link is one TCP connection: a reader goroutine that decodes requests and
-// hands them to the session, a writer goroutine that sends the replies in
-// request order with the notifications where the session queued them.
+// hands them to the session, and sends the replies it got meanwhile; a
+// writer goroutine that sends those filled from other goroutines (another
+// session's write that fires a watch of this one, deliveries of an Async
+// fakezk.Server); both in request order with the notifications where the
+// session queued them.
 type link struct {
 	s  *Server
 	nc net.Conn
@@ -150,9 +154,18 @@ type link struct {
 	// timeout is the negotiated session timeout.
 	timeout time.Duration
 
-	mu        sync.Mutex
-	slots     []*slot // replies in request order; notifications among them
-	lastEnd   bool    // close once the slots are written
+	mu      sync.Mutex
+	slots   []*slot // replies in request order; notifications among them
+	lastEnd bool    // close once the slots are written
+	// serving is set while the reader serves a request: what is filled
+	// meanwhile is written by the reader itself once it is done (unless
+	// another whole request is already buffered: then later, in one
+	// write with its reply), so the writer is not woken for it.
+	serving bool
+	// wmu is held while taking the filled slots and writing them, by the
+	// reader or the writer: one at a time, so frames go out in order.
+	wmu       sync.Mutex
+	w         *bufio.Writer
 	kick      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
@@ -189,8 +202,11 @@ func (lk *link) reserve() *slot {
 func (lk *link) fill(sl *slot, b []byte) {
 	lk.mu.Lock()
 	sl.b, sl.filled = b, true
+	own := lk.serving
 	lk.mu.Unlock()
-	lk.wake()
+	if !own {
+		lk.wake()
+	}
 }
 
 // reply sends b after every reply reserved before it.
@@ -207,8 +223,11 @@ func (lk *link) notify(b []byte) {
 	lk.slots = append(lk.slots, nil)
 	copy(lk.slots[i+1:], lk.slots[i:])
 	lk.slots[i] = &slot{b: b, filled: true}
+	own := lk.serving
 	lk.mu.Unlock()
-	lk.wake()
+	if !own {
+		lk.wake()
+	}
 }
 
 // closeAfter closes the link once everything queued is written.
@@ -221,7 +240,6 @@ func (lk *link) closeAfter() {
 
 func (lk *link) writeLoop() {
 	defer lk.s.wg.Done()
-	w := bufio.NewWriter(lk.nc)
 	for {
 		select {
 		case <-lk.done:
@@ -229,29 +247,8 @@ func (lk *link) writeLoop() {
 		case <-lk.kick:
 		}
 		for {
-			lk.mu.Lock()
-			n := 0
-			for n < len(lk.slots) && lk.slots[n].filled {
-				n++
-			}
-			out := make([][]byte, n)
-			for i := range n {
-				out[i] = lk.slots[i].b
-			}
-			lk.slots = append(lk.slots[:0], lk.slots[n:]...)
-			end := lk.lastEnd && len(lk.slots) == 0
-			lk.mu.Unlock()
-			for _, b := range out {
-				if _, err := w.Write(b); err != nil {
-					lk.close()
-					return
-				}
-			}
-			if err := w.Flush(); err != nil {
-				lk.close()
-				return
-			}
-			if end {
+			n, ok := lk.writeOut()
+			if !ok {
 				lk.close()
 				return
 			}
@@ -260,6 +257,54 @@ func (lk *link) writeLoop() {
 			}
 		}
 	}
+}
+
+// writeOut writes the filled slots at the head of the queue, in order, in
+// one flush, and returns how many; false when the link must close (a
+// write failed, or everything is written after closeAfter). A write that
+// cannot go out within the session timeout fails: a client that takes no
+// reply for that long is gone, as one that sends nothing is (readLoop).
+func (lk *link) writeOut() (int, bool) {
+	lk.wmu.Lock()
+	defer lk.wmu.Unlock()
+	lk.mu.Lock()
+	n := 0
+	for n < len(lk.slots) && lk.slots[n].filled {
+		n++
+	}
+	out := make([][]byte, n)
+	for i := range n {
+		out[i] = lk.slots[i].b
+	}
+	lk.slots = append(lk.slots[:0], lk.slots[n:]...)
+	end := lk.lastEnd && len(lk.slots) == 0
+	timeout := lk.timeout
+	lk.mu.Unlock()
+	if n > 0 {
+		if timeout > 0 {
+			lk.nc.SetWriteDeadline(time.Now().Add(timeout))
+		}
+		for _, b := range out {
+			if _, err := lk.w.Write(b); err != nil {
+				return n, false
+			}
+		}
+		if err := lk.w.Flush(); err != nil {
+			return n, false
+		}
+	}
+	return n, !end
+}
+
+// frameBuffered reports whether r holds a whole frame already, so that
+// reading it will not block.
+func frameBuffered(r *bufio.Reader) bool {
+	if r.Buffered() < 4 {
+		return false
+	}
+	b, _ := r.Peek(4)
+	n := int(int32(binary.BigEndian.Uint32(b)))
+	return n >= 0 && 4+n <= r.Buffered()
 }
 
 func (lk *link) readLoop() {
@@ -299,9 +344,25 @@ func (lk *link) readLoop() {
 			// connection (NIOServerCnxn: an IOException in readRequest).
 			return
 		}
-		if !lk.serve(&req) {
+		lk.mu.Lock()
+		lk.serving = true
+		lk.mu.Unlock()
+		more := lk.serve(&req)
+		lk.mu.Lock()
+		lk.serving = false
+		lk.mu.Unlock()
+		if !more {
+			lk.wake()
 			lk.waitClosed() // the writer sends the last reply, then closes
 			return
+		}
+		// The replies filled while serving go out now, from here (one
+		// goroutine hand-off less per request), unless the next request
+		// is already in: then with its reply, in one write.
+		if !frameBuffered(r) {
+			if _, ok := lk.writeOut(); !ok {
+				return
+			}
 		}
 	}
 }
@@ -364,7 +425,9 @@ func (lk *link) handshake(r *bufio.Reader) bool {
 	case err != nil:
 		return false
 	}
+	lk.mu.Lock() // writeOut reads the timeout
 	lk.fz, lk.timeout = fl, timeout
+	lk.mu.Unlock()
 	id := fl.Conn().SessionID()
 	resp.TimeOut = int32(timeout / time.Millisecond)
 	resp.SessionID = id

@@ -227,7 +227,7 @@ func buildGoZK(cacheDir string) (*Program, error) {
 			return nil, err
 		}
 	}
-	return &Program{Kind: GoZK, Argv: []string{bin}, Scenarios: []string{"lock", "cas", "pipeline"}}, nil
+	return &Program{Kind: GoZK, Argv: []string{bin}, Scenarios: []string{"lock", "cas", "pipeline", "get", "set"}}, nil
 }
 
 // hashedDir returns cacheDir/<name>-<hash of the files in srcs ending in

@@ -21,7 +21,9 @@
 // number of operations per client, the node path, the pipeline's
 // outstanding reads and the session timeout. Scenarios: "lock" (acquire +
 // release), "cas" (one counter increment by compare-and-set), "pipeline"
-// (gozk: reads with Outstanding in flight on one session), "interop",
+// (gozk: reads with Outstanding in flight on one session), "get" and
+// "set" (gozk: one node read, or written, by Outstanding goroutines on one
+// session), "interop",
 // "latchinterop", "rwinterop" and "seminterop" (Curator: see BuildCurator;
 // seminterop also takes leases). Program.Scenarios lists what each
 // implements; bad parameters get ErrBadParams, never a started process.

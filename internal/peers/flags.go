@@ -14,7 +14,7 @@ func ParseArgs(args []string) (Params, error) {
 	var p Params
 	var dur, warm, sess int64
 	fs.StringVar(&p.Server, "server", "", "ZooKeeper host:port")
-	fs.StringVar(&p.Scenario, "scenario", "", "lock, cas, pipeline")
+	fs.StringVar(&p.Scenario, "scenario", "", "lock, cas, pipeline, get, set, ...")
 	fs.IntVar(&p.Clients, "clients", 1, "clients, a session each")
 	fs.Int64Var(&dur, "duration-ms", 0, "measuring time")
 	fs.Int64Var(&warm, "warmup-ms", 0, "warm-up time")
@@ -22,7 +22,7 @@ func ParseArgs(args []string) (Params, error) {
 	fs.StringVar(&p.Path, "path", "", "node to work on")
 	fs.StringVar(&p.Marker, "marker", "", "interop marker node")
 	fs.IntVar(&p.Leases, "leases", 0, "seminterop: semaphore leases")
-	fs.IntVar(&p.Outstanding, "outstanding", 0, "pipeline: reads in flight")
+	fs.IntVar(&p.Outstanding, "outstanding", 0, "pipeline, get, set: goroutines on one session")
 	fs.Int64Var(&sess, "session-timeout-ms", 0, "session timeout")
 	if err := fs.Parse(args); err != nil {
 		return Params{}, err

@@ -21,7 +21,8 @@ type Params struct {
 	Server string
 	// Scenario is "lock" (acquire+release), "cas" (one ID by
 	// compare-and-set), "pipeline" (reads with Outstanding in flight on
-	// one session), the recipe scenarios "rwlock", "semaphore",
+	// one session), "get" and "set" (gozk: Outstanding goroutines reading,
+	// or writing, one node on one session), the recipe scenarios "rwlock", "semaphore",
 	// "trylock", "queue" and "election" (Curator and kazoo, not rwlock on
 	// kazoo: bench/README.md), or "interop", "latchinterop", "rwinterop"
 	// or "seminterop" (Curator only: see BuildCurator).

@@ -67,7 +67,7 @@ func TestPeersOnRealServer(t *testing.T) {
 				p := Params{Server: addr, Scenario: sc, Clients: 2, Ops: 15, Path: fmt.Sprintf("/peers-%s-%s", k, sc)}
 				want := int64(30)
 				switch sc {
-				case "pipeline":
+				case "pipeline", "get", "set":
 					p.Clients, p.Outstanding, p.Ops, want = 1, 4, 10, 40
 				case "rebalance": // one client: the member that joins and leaves
 					p.Clients, p.Ops, want = 1, 5, 5

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/interop"
 	"github.com/zkflow/zkflow/internal/peers"
 	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/recipes/discovery"
@@ -141,18 +142,20 @@ func (w *cacheWatch) await(t *testing.T, ctx context.Context, want ...string) {
 }
 
 // Curator's ServiceDiscovery (Debian's curator-x-discovery 5.4, driven by
-// the peer program) and this recipe on one base path of a real server:
-// each finds the other's instances, once (query) and through caches and
+// the peer program) and this recipe on one base path of a server (real
+// and fakezk on the wire: interop.Run): each finds the other's instances, once (query) and through caches and
 // providers, with the payloads as written; an instance unregistered, or
 // whose session ends (expired or closed on our side, expired on Curator's
 // after its process halts), disappears on both sides, and ours is
 // registered again on its new session after the expiry.
 func TestCuratorInterop(t *testing.T) {
-	zkserver.Require(t)
 	// Our registering client reaches the server through a proxy that
 	// Partition cuts (to expire its session); the others dial it directly.
-	srv := zkserver.Standalone(t, zkserver.Options{Proxied: true})
-	direct := []string{srv.Server(0).DirectAddr()}
+	interop.Run(t, zkserver.Options{Proxied: true}, curatorInterop)
+}
+
+func curatorInterop(t *testing.T, srv interop.Server) {
+	direct := []string{srv.DirectAddr(0)}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const base = "/disc-interop/services"

@@ -11,16 +11,17 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/interop"
 	"github.com/zkflow/zkflow/internal/peers"
 	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // This election and Apache Curator's LeaderLatch (Debian's Curator 5.4,
 // driven by the peer program bench/peers/curator in its latchinterop mode)
-// campaign in one directory of a real server and never lead at once. Each
+// campaign in one directory of a server, real and fakezk on the wire
+// (interop.Run), and never lead at once. Each
 // leader, on either side, creates one ephemeral marker node while it leads
 // and deletes it before giving the leadership up: a second leader at the
 // same time would find the marker there (NodeExists). Curator's side exits
@@ -29,7 +30,6 @@ import (
 // leading, our leaders also count Curator's candidates queued behind them:
 // the two recipes really queue together, in one order.
 func TestCuratorLeaderLatchInterop(t *testing.T) {
-	zkserver.Require(t)
 	prog, err := peers.BuildCurator(peers.DefaultCacheDir())
 	if errors.Is(err, peers.ErrUnavailable) && os.Getenv("ZK_REQUIRED") != "1" {
 		t.Skip(err)
@@ -37,7 +37,10 @@ func TestCuratorLeaderLatchInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := zkserver.Standalone(t, realOpts)
+	interop.Run(t, realOpts, func(t *testing.T, srv interop.Server) { curatorLatchInterop(t, prog, srv) })
+}
+
+func curatorLatchInterop(t *testing.T, prog *peers.Program, srv interop.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const dir, marker = "/latch-interop/election", "/latch-interop-marker"

@@ -10,16 +10,17 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/interop"
 	"github.com/zkflow/zkflow/internal/peers"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // This lock and Apache Curator's InterProcessMutex (Debian's Curator 5.4,
 // driven by the peer program bench/peers/curator in its interop mode)
-// contend on one lock path of a real server and never both hold it. Each
-// holder, on either side, creates one ephemeral marker node while it holds
-// the lock and deletes it before releasing: a second holder at the same
+// contend on one lock path of a server, real and fakezk on the wire
+// (interop.Run), and never both hold it. Each holder, on either side,
+// creates one ephemeral marker node while it holds the lock and deletes
+// it before releasing: a second holder at the same
 // time would find the marker there (NodeExists). Curator's side exits
 // with status 3 if it does, ours fails the test; ours creates and deletes
 // the marker with fenced writes, so a holder that lost the lock cannot
@@ -27,7 +28,6 @@ import (
 // Curator's contenders waiting behind them: the two recipes really queue
 // together, in one order.
 func TestCuratorInterop(t *testing.T) {
-	zkserver.Require(t)
 	prog, err := peers.BuildCurator(peers.DefaultCacheDir())
 	if errors.Is(err, peers.ErrUnavailable) && os.Getenv("ZK_REQUIRED") != "1" {
 		t.Skip(err)
@@ -35,7 +35,10 @@ func TestCuratorInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := zkserver.Standalone(t, realOpts)
+	interop.Run(t, realOpts, func(t *testing.T, srv interop.Server) { curatorInterop(t, prog, srv) })
+}
+
+func curatorInterop(t *testing.T, prog *peers.Program, srv interop.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const dir, marker = "/lock-interop/lock", "/lock-interop-marker"

@@ -16,6 +16,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/interop"
 	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/recipes/partition"
 	"github.com/zkflow/zkflow/task"
@@ -133,9 +134,10 @@ func alternate(item string, es []logEntry) (string, error) {
 }
 
 // A kazoo SetPartitioner (Debian's python3-kazoo, in a Python process)
-// and this package's members partition one set on one path of a real
-// server: they see each other in the party, take items under one lock
-// protocol, and never hold one item at once. Every hold, on either side,
+// and this package's members partition one set on one path of a server,
+// real and fakezk on the wire (interop.Run): they see each other in the
+// party, take items under one lock protocol, and never hold one item at
+// once. Every hold, on either side,
 // logs an enter when it begins and an exit before its lock is released
 // (ours through the hold's fence, in OnChange and Drain); each item's
 // log must alternate enter and exit of one member. After each change of
@@ -147,14 +149,16 @@ func alternate(item string, es []logEntry) (string, error) {
 // old one holds it: with lock nodes kazoo's Lock does not count (another
 // name than <prefix>__lock__<seq>), the logs show two holders at once.
 func TestKazooInterop(t *testing.T) {
-	zkserver.Require(t)
 	if err := exec.Command("/usr/bin/python3", "-c", "import kazoo.recipe.partitioner").Run(); err != nil {
 		if os.Getenv("ZK_REQUIRED") == "1" {
 			t.Fatalf("python3-kazoo is not installed (make deps installs it): %v", err)
 		}
 		t.Skipf("python3-kazoo is not installed (make deps installs it): %v", err)
 	}
-	srv := zkserver.Standalone(t, zkserver.Options{})
+	interop.Run(t, zkserver.Options{}, kazooInterop)
+}
+
+func kazooInterop(t *testing.T, srv interop.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	const path, logDir = "/kz-part", "/kz-log"

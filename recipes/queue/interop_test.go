@@ -11,24 +11,24 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/interop"
 	"github.com/zkflow/zkflow/internal/peers"
 	"github.com/zkflow/zkflow/internal/peers/zkqueue"
 	"github.com/zkflow/zkflow/recipes/queue"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // This queue and ZooKeeper's own DistributedQueue (Debian's
 // zookeeper-recipes-queue 3.8.0, driven by the Java program
-// internal/peers/zkqueue) on one directory of a real server: first each
-// direction alone (Java offers n/2 and we take them; we put an item of
-// priority -1 and n/2 of priority 0, Java takes n/2, all of priority 0,
-// and we take the other), then both at once on another directory (the Java side
-// offers n and takes n while ours puts n and takes n). Every item arrives
+// internal/peers/zkqueue) on one directory of a server, real and fakezk
+// on the wire (interop.Run): first each direction alone (Java offers n/2
+// and we take them; we put an item of priority -1 and n/2 of priority 0,
+// Java takes n/2, all of priority 0, and we take the other), then both at
+// once on another directory (the Java side offers n and takes n while
+// ours puts n and takes n). Every item arrives
 // exactly once across both sides. Run in each of our modes (at-least-once
 // items are acknowledged).
 func TestDistributedQueueInterop(t *testing.T) {
-	zkserver.Require(t)
 	prog, err := zkqueue.Build(peers.DefaultCacheDir())
 	if errors.Is(err, zkqueue.ErrUnavailable) && os.Getenv("ZK_REQUIRED") != "1" {
 		t.Skip(err)
@@ -36,7 +36,10 @@ func TestDistributedQueueInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := zkserver.Standalone(t, realOpts)
+	interop.Run(t, realOpts, func(t *testing.T, srv interop.Server) { distributedQueueInterop(t, prog, srv) })
+}
+
+func distributedQueueInterop(t *testing.T, prog *zkqueue.Program, srv interop.Server) {
 	for _, mode := range []queue.Mode{queue.AtMostOnce, queue.AtLeastOnce} {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

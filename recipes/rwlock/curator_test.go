@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/interop"
 	"github.com/zkflow/zkflow/internal/peers"
 	"github.com/zkflow/zkflow/recipes/rwlock"
 	"github.com/zkflow/zkflow/task"
-	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 // This lock and Apache Curator's InterProcessReadWriteLock (Debian's
 // Curator 5.4, driven by the peer program bench/peers/curator in its
-// rwinterop mode) contend on one lock path of a real server, readers and
+// rwinterop mode) contend on one lock path of a server (real and fakezk on
+// the wire: interop.Run), readers and
 // writers on both sides, and no writer ever holds with another holder.
 // The markers (RWInterop.java): a writer creates MARKERS/w (ephemeral,
 // it must not exist), then lists MARKERS and must find nothing else; a
@@ -31,7 +32,6 @@ import (
 // lock cannot touch them. While holding, our clients also count Curator's
 // contenders in the queue: the two recipes really queue together.
 func TestCuratorInterop(t *testing.T) {
-	zkserver.Require(t)
 	prog, err := peers.BuildCurator(peers.DefaultCacheDir())
 	if errors.Is(err, peers.ErrUnavailable) && os.Getenv("ZK_REQUIRED") != "1" {
 		t.Skip(err)
@@ -39,7 +39,10 @@ func TestCuratorInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := zkserver.Standalone(t, realOpts)
+	interop.Run(t, realOpts, func(t *testing.T, srv interop.Server) { curatorInterop(t, prog, srv) })
+}
+
+func curatorInterop(t *testing.T, prog *peers.Program, srv interop.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const dir, markers = "/rw-interop/lock", "/rw-interop-markers"

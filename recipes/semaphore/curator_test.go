@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/internal/interop"
 	"github.com/zkflow/zkflow/internal/peers"
 	"github.com/zkflow/zkflow/task"
 	"github.com/zkflow/zkflow/zkadapter/zkserver"
@@ -20,8 +21,8 @@ import (
 
 // This semaphore and Apache Curator's InterProcessSemaphoreV2 (Debian's
 // Curator 5.4, driven by the peer program bench/peers/curator in its
-// seminterop mode, SemInterop.java) share 2 leases on one path of a real
-// server, 3 clients on each side, and never hold more than 2 together.
+// seminterop mode, SemInterop.java) share 2 leases on one path of a server
+// (real and fakezk on the wire: interop.Run), 3 clients on each side, and never hold more than 2 together.
 // Every holder, on either side, creates an ephemeral sequential marker
 // under one directory while it holds its lease ("c-" for Curator, "z-"
 // for ours), lists the directory (ours 5 times, Curator's 3: the hold
@@ -32,27 +33,29 @@ import (
 // theirs: the two sides really hold leases at the same time, and really
 // share them (a listing with a Curator marker and ours).
 func TestCuratorInterop(t *testing.T) {
-	if err := curatorInterop(t); err != nil {
-		t.Fatal(err)
-	}
+	prog := buildCurator(t)
+	interop.Run(t, zkserver.Options{}, func(t *testing.T, srv interop.Server) {
+		if err := curatorInterop(t, prog, srv); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // The check bites: with our acquirers holding among the first n+1
 // (the canary semaphore/hold-among-n-plus-one), a listing on one side or
 // the other sees more markers than leases, and the run ends at once.
 func TestCuratorInteropCheckBites(t *testing.T) {
+	prog := buildCurator(t)
 	defer canary.Enable("semaphore/hold-among-n-plus-one")()
-	err := curatorInterop(t)
+	err := curatorInterop(t, prog, interop.StartFake(t, zkserver.Options{}))
 	if err == nil || !(strings.Contains(err.Error(), "more markers than leases") || strings.Contains(err.Error(), "OVERLAP")) {
 		t.Fatalf("three holders of two leases not caught: %v", err)
 	}
 	t.Logf("caught: %v", err)
 }
 
-// curatorInterop runs TestCuratorInterop's contention and returns what
-// went wrong (a failure to set up fails t).
-func curatorInterop(t *testing.T) error {
-	zkserver.Require(t)
+// buildCurator builds the Curator peer, or skips t when it cannot run here.
+func buildCurator(t *testing.T) *peers.Program {
 	prog, err := peers.BuildCurator(peers.DefaultCacheDir())
 	if errors.Is(err, peers.ErrUnavailable) && os.Getenv("ZK_REQUIRED") != "1" {
 		t.Skip(err)
@@ -60,7 +63,12 @@ func curatorInterop(t *testing.T) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := zkserver.Standalone(t, zkserver.Options{})
+	return prog
+}
+
+// curatorInterop runs TestCuratorInterop's contention on srv and returns
+// what went wrong (a failure to set up fails t).
+func curatorInterop(t *testing.T, prog *peers.Program, srv interop.Server) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const path, markers, leases = "/sem-interop/sem", "/sem-interop-markers", 2

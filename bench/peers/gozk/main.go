@@ -3,8 +3,10 @@
 // github.com/go-zookeeper/zk would write them. lock: zk.Lock's Lock and
 // Unlock; cas: get then set with the version read, again on ErrBadVersion;
 // pipeline: --outstanding goroutines reading one node over one session
-// (go-zookeeper pipelines concurrent calls on a connection). Each client
-// has its own session. It prints one result line (internal/peers.Format).
+// (go-zookeeper pipelines concurrent calls on a connection); get and set:
+// the same with a get, or a set of 16 bytes, of one node by --outstanding
+// goroutines (1 or more) on one session (the harness's -wire comparison
+// of servers). Otherwise each client has its own session. It prints one result line (internal/peers.Format).
 package main
 
 import (
@@ -43,7 +45,7 @@ func main() {
 
 func run(ctx context.Context, p peers.Params) (peers.Result, error) {
 	sessions := p.Clients
-	if p.Scenario == "pipeline" {
+	if p.Scenario == "pipeline" || p.Scenario == "get" || p.Scenario == "set" {
 		sessions = 1
 	}
 	conns := make([]*zk.Conn, sessions)
@@ -73,10 +75,17 @@ func run(ctx context.Context, p peers.Params) (peers.Result, error) {
 		}
 	case "cas":
 		load.Op = func(_ context.Context, w int) error { return cas(conns[w], p.Path) }
-	case "pipeline":
+	case "pipeline", "get":
 		load.Workers = p.Outstanding
 		load.Op = func(_ context.Context, _ int) error {
 			_, _, err := conns[0].Get(p.Path)
+			return err
+		}
+	case "set":
+		data := []byte("zkbench-value-16")
+		load.Workers = p.Outstanding
+		load.Op = func(_ context.Context, _ int) error {
+			_, err := conns[0].Set(p.Path, data, -1)
 			return err
 		}
 	default:

@@ -40,15 +40,15 @@ func TestRun(t *testing.T) {
 	zkserver.Require(t)
 	cl := zkserver.Standalone(t, zkserver.Options{})
 	ctx := context.Background()
-	for _, sc := range []string{"lock", "cas", "pipeline"} {
+	for _, sc := range []string{"lock", "cas", "pipeline", "get", "set"} {
 		p := peers.Params{Server: cl.Addrs()[0], Scenario: sc, Clients: 2, Ops: 5, Outstanding: 3, Path: "/gozk/" + sc}
 		if err := p.Validate(); err != nil {
 			t.Fatal(err)
 		}
 		r, err := run(ctx, p)
 		want := int64(10)
-		if sc == "pipeline" {
-			want = 15
+		if sc == "pipeline" || sc == "get" || sc == "set" {
+			want = 15 // 3 goroutines on one session
 		}
 		if err != nil || r.Ops != want || r.Impl != "gozk" {
 			t.Fatalf("%s: %s, %v; want %d ops", sc, peers.Format(r), err, want)

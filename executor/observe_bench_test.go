@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/zkflow/zkflow/executor"
@@ -45,5 +46,55 @@ func benchOp(b *testing.B, obs *task.Observer) {
 	}
 	if n == 0 {
 		b.Fatal("no operation ran")
+	}
+}
+
+// BenchmarkWatchOp is a watch's whole life through the executor and an
+// automatic-mode fake: a flow that sends a watched exists on a node, sets
+// the node's data (which fires the watch) and waits for the event.
+//
+//	go test -run '^$' -bench BenchmarkWatchOp -benchmem ./executor
+func BenchmarkWatchOp(b *testing.B) {
+	srv := fakezk.New(fakezk.Config{})
+	ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(ex.Shutdown)
+	var created error = errors.New("not run")
+	executor.Submit(ex, task.Create("/w", nil, task.Persistent), func(_ string, err error) { created = err })
+	ex.RunUntilIdle()
+	if created != nil {
+		b.Fatal(created)
+	}
+	existsW, set := task.ExistsW("/w"), task.Set("/w", nil, -1)
+	watched := task.Task[task.Event](func(s *task.Scope, k task.Cont[task.Event]) {
+		task.Run(s, existsW, func(sw task.StatWatch, err error) {
+			if err != nil {
+				k(task.Event{}, err)
+				return
+			}
+			task.Run(s, set, func(_ task.Stat, err error) {
+				if err != nil {
+					k(task.Event{}, err)
+					return
+				}
+				task.Run(s, sw.Watch.Wait(), k)
+			})
+		})
+	})
+	n := 0
+	k := func(ev task.Event, err error) {
+		if err != nil || ev.Type != task.EventNodeDataChanged {
+			b.Fatal(ev, err)
+		}
+		n++
+	}
+	for b.Loop() {
+		executor.Submit(ex, watched, k)
+		ex.RunUntilIdle()
+	}
+	if n == 0 {
+		b.Fatal("no watch fired")
 	}
 }

@@ -225,6 +225,32 @@ func TestObserverOperations(t *testing.T) {
 	}
 }
 
+// A watched operation (ExistsW, GetW, ChildrenW) is attributed to its
+// flow as a plain one is.
+func TestObserverWatchedOperations(t *testing.T) {
+	r := newFakeRig(t)
+	var flowErr error
+	chain := c.Then(task.ExistsW("/"), func(task.StatWatch) task.Task[task.DataWatch] {
+		return c.Then(task.GetW("/"), func(task.DataWatch) task.Task[task.DataWatch] {
+			return c.Then(task.ChildrenW("/"), func(task.ChildrenWatch) task.Task[task.DataWatch] { return task.GetW("/none") })
+		})
+	})
+	executor.Submit(r.ex, chain, func(_ task.DataWatch, err error) { flowErr = err })
+	r.drive()
+	if !errors.Is(flowErr, task.ErrNoNode) {
+		t.Fatalf("flow: %v, want no node", flowErr)
+	}
+	r.rec.checkOps(t)
+	if len(r.rec.ends) != 4 {
+		t.Fatalf("%d ops ended, want 4", len(r.rec.ends))
+	}
+	for _, d := range r.rec.ends {
+		if d.Flow == nil || d.Flow.ID != 1 || d.Flow.Tag != uint64(10) {
+			t.Errorf("op %d (%s %s): flow %+v, want flow 1 with its tag", d.Seq, d.Req.OpName(), d.Req.NodePath(), d.Flow)
+		}
+	}
+}
+
 // Operations in flight when the connection drops are seen ending with
 // the connection's verdict, in order, each once; a flow ended by Cancel
 // before it started is still seen starting and then ending.

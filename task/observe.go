@@ -293,7 +293,10 @@ func (s *Scope) SetFlow(f *FlowInfo) { s.flow = f }
 // otherwise, or when the flow is not marked): how a Runtime attributes a
 // request to its flow.
 func ReceiverFlow(r Receiver) *FlowInfo {
-	if w, ok := r.(*sendWait); ok {
+	switch w := r.(type) {
+	case *sendWait:
+		return w.s.flow
+	case *watchSend:
 		return w.s.flow
 	}
 	return nil

@@ -134,9 +134,55 @@ type ChildrenWatch struct {
 	Watch *Watch
 }
 
+// sendWatch sends a request that sets a watch; k receives the outcome
+// and the Watch. One value holds the Watch and the request's wait (as
+// send's sendWait), so a watched request allocates no more than an
+// unwatched one but the fire callback.
 func sendWatch(s *Scope, req Request, path string, k func(Response, *Watch, error)) {
-	w := &Watch{path: path}
-	send(s, req, w.fire, func(r Response, err error) { k(r, w, err) })
+	ws := &watchSend{s: s, req: req, k: k, w: Watch{path: path}}
+	if s.err != nil {
+		k(Response{}, &ws.w, s.err)
+		return
+	}
+	s.addWait(ws)
+	s.rt.Send(req, ws, ws.w.fire)
+}
+
+// watchSend is a watched request: its Watch, and its wait in the scope
+// and its Receiver, as sendWait is for a plain request.
+type watchSend struct {
+	waitLink
+	s   *Scope
+	req Request
+	k   func(Response, *Watch, error)
+	w   Watch
+}
+
+// Receive is sendWait.Receive: the chain resumes (through Resume's
+// trampoline) with the outcome and the watch.
+func (ws *watchSend) Receive(r Response) {
+	if ws.owner == nil || ws.owner.err != nil {
+		return
+	}
+	ws.owner.removeWait(ws)
+	err := wrapResponseErr(ws.req, r)
+	if d := ws.s.depth; *d < maxDepth {
+		*d++
+		ws.k(r, &ws.w, err)
+		*d--
+		return
+	}
+	// Copies, as Resume makes: only this path moves them to the heap.
+	r2, err2 := r, err
+	ws.s.rt.Schedule(func() { ws.k(r2, &ws.w, err2) })
+}
+
+// abandon is sendWait.abandon.
+func (ws *watchSend) abandon(err error) {
+	if err == ErrDeadlineExceeded {
+		err = &OpError{Op: ws.req.OpName(), Path: ws.req.NodePath(), Err: err}
+	}
+	ws.k(Response{}, &ws.w, err)
 }
 
 // ExistsW is Exists that also sets a data watch, on a missing node too (it

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -377,7 +378,7 @@ func (a *Actor) child(parent context.Context) *Ctx {
 		panic("sim: an actor's contexts derive from its Context or from what its With... methods made")
 	}
 	c := &Ctx{a: a, parent: p, done: make(chan struct{}), deadline: p.deadline}
-	p.afterFunc(func() { c.cancel(p.Err()) })
+	p.addChild(c)
 	return c
 }
 
@@ -391,14 +392,23 @@ type Ctx struct {
 	parent   *Ctx
 	deadline time.Time
 
-	mu     sync.Mutex
-	done   chan struct{}
-	err    error
-	ended  atomic.Bool // err is set: Err, asked at every step by the waits, locks only then
-	afters []*afterFn
+	mu        sync.Mutex
+	done      chan struct{}
+	err       error
+	ended     atomic.Bool // err is set: Err, asked at every step by the waits, locks only then
+	afters    []afterFn   // what runs when c ends, in the order it came
+	nextAfter uint64      // afterFn ids
 }
 
-type afterFn struct{ f func() }
+// afterFn is what runs when a Ctx ends: f (an AfterFunc's, known by its
+// id to its stop), or a child Ctx to end with the Ctx's error. A child
+// takes a value in the list, no closure: actors make contexts at every
+// blocking call.
+type afterFn struct {
+	id    uint64
+	f     func()
+	child *Ctx
+}
 
 // Deadline implements context.Context.
 func (c *Ctx) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
@@ -436,20 +446,40 @@ func (c *Ctx) afterFunc(f func()) func() bool {
 		f()
 		return func() bool { return false }
 	}
-	af := &afterFn{f: f}
-	c.afters = append(c.afters, af)
+	c.nextAfter++
+	id := c.nextAfter
+	c.afters = append(c.afters, afterFn{id: id, f: f})
 	c.mu.Unlock()
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		for i, x := range c.afters {
-			if x == af {
-				c.afters = append(c.afters[:i], c.afters[i+1:]...)
+			if x.child == nil && x.id == id {
+				c.afters = slices.Delete(c.afters, i, i+1)
 				return true
 			}
 		}
 		return false
 	}
+}
+
+// addChild makes child end, with c's error, when c ends (at once if c
+// has ended).
+func (c *Ctx) addChild(child *Ctx) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		child.cancel(c.Err())
+		return
+	}
+	if len(c.afters) == cap(c.afters) {
+		// Before the list grows, the children that have ended leave it
+		// (ending them again would do nothing): an actor's context
+		// outlives the many its calls make.
+		c.afters = slices.DeleteFunc(c.afters, func(af afterFn) bool { return af.child != nil && af.child.ended.Load() })
+	}
+	c.afters = append(c.afters, afterFn{child: child})
+	c.mu.Unlock()
 }
 
 func (c *Ctx) cancel(err error) {
@@ -465,6 +495,10 @@ func (c *Ctx) cancel(err error) {
 	c.afters = nil
 	c.mu.Unlock()
 	for _, af := range afters {
-		af.f()
+		if af.child != nil {
+			af.child.cancel(c.Err())
+		} else {
+			af.f()
+		}
 	}
 }

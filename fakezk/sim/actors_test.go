@@ -85,6 +85,62 @@ func TestActorContexts(t *testing.T) {
 	}
 }
 
+// A context's children end with it, with its error, however many
+// children came and ended before them; a function given to its
+// AfterFunc runs when it ends, unless stopped.
+func TestActorContextChildren(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 4, Clients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var live []context.Context
+	var ran, stoppedRan bool
+	w.Go(0, func(a *sim.Actor) {
+		parent, cancel := a.WithTimeout(a.Context(), time.Second)
+		defer cancel()
+		for i := range 1000 {
+			c, cc := a.WithCancel(parent)
+			if i%100 == 0 {
+				live = append(live, c) // left running
+				continue
+			}
+			cc()
+		}
+		inner, innerCancel := context.WithCancel(parent)
+		defer innerCancel()
+		live = append(live, inner)
+		afterCtx, afterCancel := a.WithCancel(parent)
+		defer afterCancel()
+		sc := afterCtx.(*sim.Ctx)
+		sc.AfterFunc(func() { ran = true })
+		stop := sc.AfterFunc(func() { stoppedRan = true })
+		if !stop() {
+			t.Error("stop of an AfterFunc not run: false")
+		}
+		for _, c := range live {
+			if c.Err() != nil {
+				t.Errorf("a child ended before its parent: %v", c.Err())
+			}
+		}
+		_ = a.Sleep(parent, time.Minute) // until the parent's deadline
+	})
+	if !w.Settle(func() bool { return w.Actors() == 0 }) {
+		t.Fatal("the actor never ended")
+	}
+	if len(live) != 11 {
+		t.Fatalf("%d live children, want 11", len(live))
+	}
+	for i, c := range live {
+		if !errors.Is(c.Err(), context.DeadlineExceeded) {
+			t.Errorf("child %d: %v, want the parent's deadline", i, c.Err())
+		}
+	}
+	if !ran || stoppedRan {
+		t.Errorf("AfterFunc ran %v, stopped AfterFunc ran %v; want true, false", ran, stoppedRan)
+	}
+}
+
 // One seed, one history: actors on several clients, each drawing its own
 // times, give the same trace twice.
 func TestActorDeterminism(t *testing.T) {

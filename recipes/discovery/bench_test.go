@@ -39,3 +39,18 @@ func BenchmarkProviderGet(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseInstance: one Curator ServiceInstance read from a node's
+// data, as a cache does for every instance that changed.
+//
+//	go test -run '^$' -bench BenchmarkParseInstance -benchmem ./recipes/discovery
+func BenchmarkParseInstance(b *testing.B) {
+	data := []byte(`{"name":"web","id":"4f1c6b2e-7d1a-4c3e-9a55-0b7c1d2e3f40","address":"10.0.0.7","port":8080,` +
+		`"sslPort":null,"payload":{"@class":"org.example.Meta","zone":"a"},"registrationTimeUTC":1700000000000,` +
+		`"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`)
+	for b.Loop() {
+		if _, err := discovery.ParseInstance(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

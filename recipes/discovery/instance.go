@@ -179,11 +179,11 @@ func (in *Instance) UnmarshalJSON(b []byte) error {
 // Query and Cache apply to each node; data that is not such JSON (no
 // object, or no id) fails with an error wrapping ErrInvalidInstance.
 func ParseInstance(data []byte) (Instance, error) {
+	// UnmarshalJSON itself, not json.Unmarshal into an Instance: that
+	// would check and scan data once to find the value, then again in
+	// UnmarshalJSON's own json.Unmarshal.
 	var in Instance
-	if err := json.Unmarshal(data, &in); err != nil {
-		if !errors.Is(err, ErrInvalidInstance) {
-			err = fmt.Errorf("%w: %v", ErrInvalidInstance, err)
-		}
+	if err := in.UnmarshalJSON(data); err != nil {
 		return Instance{}, err
 	}
 	if in.ID == "" {

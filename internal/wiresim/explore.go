@@ -3,8 +3,10 @@ package wiresim
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,7 +44,9 @@ type Stats struct {
 	Fired                   [numClasses]int
 	Wall, CPU               time.Duration
 	Ranges                  []string
-	allowed                 Classes
+	// Counts sums the seeds' Result.Counts.
+	Counts  map[string]int
+	allowed Classes
 }
 
 func (s *Stats) add(res Result) {
@@ -57,6 +61,12 @@ func (s *Stats) add(res Result) {
 	}
 	for c := range s.Fired {
 		s.Fired[c] += res.Fired[c]
+	}
+	for k, v := range res.Counts {
+		if s.Counts == nil {
+			s.Counts = map[string]int{}
+		}
+		s.Counts[k] += v
 	}
 }
 
@@ -82,9 +92,13 @@ func (s Stats) String() string {
 	for _, c := range s.allowed.list() {
 		fired = append(fired, fmt.Sprintf("%s=%d", c, s.Fired[c]))
 	}
-	return fmt.Sprintf("%s: %d seeds in %s (%.1f seeds/s, %.1f per CPU second), %d safety, %d liveness, %d setup failures; faults fired: %s",
+	var counts []string
+	for _, k := range slices.Sorted(maps.Keys(s.Counts)) {
+		counts = append(counts, fmt.Sprintf("%s=%d", k, s.Counts[k]))
+	}
+	return fmt.Sprintf("%s: %d seeds in %s (%.1f seeds/s, %.1f per CPU second), %d safety, %d liveness, %d setup failures; faults fired: %s; counted: %s",
 		s.Scenario, s.Seeds, s.Wall.Round(time.Millisecond), float64(s.Seeds)/s.Wall.Seconds(), float64(s.Seeds)/max(s.CPU.Seconds(), 1e-3),
-		s.Safety, s.Liveness, s.Setup, strings.Join(fired, " "))
+		s.Safety, s.Liveness, s.Setup, strings.Join(fired, " "), strings.Join(counts, " "))
 }
 
 // Seeds runs the given seeds of sc, Parallel() at a time, and returns

@@ -44,7 +44,8 @@ func lockScenario() wiresim.Scenario {
 			}
 		},
 		Check: func(r *wiresim.Run) error {
-			_, err := sim.CheckFencingOf(r.Server, lockLog)
+			sections, err := sim.CheckFencingOf(r.Server, lockLog)
+			r.Count("sections", sections)
 			return err
 		},
 	}
@@ -58,6 +59,7 @@ func lockRound(r *wiresim.Run, ctx context.Context, i int, cl *lock.Client, rnd 
 		if !expected(err) {
 			r.Errorf("client %d: acquire: %v", i, err)
 		}
+		r.Count("acquires-failed", 1)
 		return
 	}
 	r.Logf("client %d: holds %s token %d", i, h.Path(), h.Token())
@@ -73,6 +75,8 @@ func lockRound(r *wiresim.Run, ctx context.Context, i int, cl *lock.Client, rnd 
 	}
 	if wrote == 2 {
 		r.Progress(i)
+	} else {
+		r.Count("sections-cut-short", 1)
 	}
 	if err := cl.Release(ctx, h); err != nil && !expected(err) {
 		r.Errorf("client %d: release: %v", i, err)
@@ -90,7 +94,9 @@ func expected(err error) bool {
 }
 
 // createAll creates the persistent nodes on client 0, again after an
-// outcome the connection left open.
+// outcome the connection left open or the session's end (a loaded
+// machine can starve a client past its short session timeout even
+// before the faults start).
 func createAll(ctx context.Context, r *wiresim.Run, paths ...string) error {
 	for _, p := range paths {
 		for {
@@ -98,7 +104,7 @@ func createAll(ctx context.Context, r *wiresim.Run, paths ...string) error {
 			if err == nil || errors.Is(err, task.ErrNodeExists) {
 				break
 			}
-			if !task.IsRetryable(err) || ctx.Err() != nil {
+			if !(task.IsRetryable(err) || errors.Is(err, task.ErrSessionExpired)) || ctx.Err() != nil {
 				return err
 			}
 		}

@@ -37,7 +37,7 @@ type Scenario struct {
 	// Clients is the number of clients (default 3).
 	Clients int
 	// TickTime is the server's tick (default 10ms); SessionTimeout what
-	// every client asks for (default 15 ticks), negotiated into
+	// every client asks for (default 20 ticks, the most a server grants), negotiated into
 	// [2, 20] ticks.
 	TickTime, SessionTimeout time.Duration
 	// Duration is how long the workload runs under faults (default
@@ -70,7 +70,7 @@ func (sc *Scenario) defaults() {
 		sc.TickTime = 10 * time.Millisecond
 	}
 	if sc.SessionTimeout <= 0 {
-		sc.SessionTimeout = 15 * sc.TickTime
+		sc.SessionTimeout = 20 * sc.TickTime
 	}
 	sc.SessionTimeout = fakezk.NegotiateTimeout(sc.SessionTimeout, sc.TickTime)
 	if sc.Duration <= 0 {
@@ -93,6 +93,10 @@ type Run struct {
 	// Execs[i] is client i's executor, on Conns[i].
 	Execs []*executor.Executor
 	Conns []*zkadapter.Conn
+	// Value is the scenario's own state for this seed: Setup sets it,
+	// before any client starts; the seeds of a scenario run at once, so
+	// nothing of one seed may live in the Scenario's closures.
+	Value any
 
 	sc     *Scenario
 	clock  task.Clock
@@ -109,6 +113,19 @@ type Run struct {
 	progress   []int
 	after      []bool
 	faultsOff  bool
+	counts     map[string]int
+}
+
+// Count adds n to the seed's counter name (Result.Counts, summed in
+// Stats): what a scenario exercised, to show that the faults bit and the
+// judge had something to judge.
+func (r *Run) Count(name string, n int) {
+	r.mu.Lock()
+	if r.counts == nil {
+		r.counts = map[string]int{}
+	}
+	r.counts[name] += n
+	r.mu.Unlock()
 }
 
 // Rand returns client i's randomness, drawn from the seed. Use it only on
@@ -214,6 +231,8 @@ type Result struct {
 	// the seed ran traced.
 	Log   []string
 	Trace []string
+	// Counts are the scenario's counters (Run.Count).
+	Counts map[string]int
 	// Wall is the real time the seed took.
 	Wall time.Duration
 }
@@ -250,7 +269,7 @@ func RunSeed(sc Scenario, seed uint64, trace bool) Result {
 		res.Fired[c] = int(r.fired[c].Load())
 	}
 	r.mu.Lock()
-	res.Log = r.log
+	res.Log, res.Counts = r.log, r.counts
 	r.mu.Unlock()
 	if trace && r.Server != nil {
 		res.Trace = r.Server.Trace()

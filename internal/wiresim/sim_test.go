@@ -19,5 +19,5 @@ func TestSimWire(t *testing.T) {
 func TestSimExplore(t *testing.T) { wiresim.Explore(t, scenarios()...) }
 
 func scenarios() []wiresim.Scenario {
-	return []wiresim.Scenario{lockScenario(), seqidScenario()}
+	return []wiresim.Scenario{lockScenario(), seqidScenario(), queueScenario()}
 }

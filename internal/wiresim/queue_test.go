@@ -120,6 +120,9 @@ func queueClient(r *wiresim.Run, ctx context.Context, i int) {
 			continue
 		}
 		id := string(it.Data)
+		if rnd.IntN(2) == 0 {
+			r.Sleep(ctx, time.Duration(rnd.IntN(40))*time.Millisecond) // the work the item asks for
+		}
 		err = q.Ack(ctx, it)
 		r.Logf("client %d: ack %s: %v", i, id, err)
 		s.mu.Lock()

@@ -166,6 +166,18 @@ func (r *Run) Progress(i int) {
 	r.wake()
 }
 
+// Sleep waits d on the server's clock, or until ctx ends (a client's
+// think time: the work between two calls).
+func (r *Run) Sleep(ctx context.Context, d time.Duration) {
+	done := make(chan struct{})
+	t := r.clock.AfterFunc(d, func() { close(done) })
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Stop()
+	}
+}
+
 // FaultsOn reports whether the fault plan is still running.
 func (r *Run) FaultsOn() bool {
 	r.mu.Lock()

@@ -50,7 +50,7 @@ type Scenario struct {
 	Faults    Classes
 	MaxFaults int
 	// Setup prepares the server (directories, counters) on client 0 before
-	// the faults start. It must return within its context.
+	// the faults start. It must return within its context (Recovery).
 	Setup func(r *Run, ctx context.Context) error
 	// Client is client i's workload: it runs on a goroutine of its own,
 	// with the blocking APIs on r.Execs[i], until ctx ends.
@@ -341,7 +341,7 @@ func (r *Run) run(trace bool) (error, Kind) {
 		go func() { defer execs.Done(); ex.Run(runCtx) }()
 	}
 	if sc.Setup != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		sctx, cancel := context.WithTimeout(context.Background(), sc.Recovery)
 		err := sc.Setup(r, sctx)
 		cancel()
 		if err != nil {

@@ -17,12 +17,12 @@ const queueDir = "/q"
 // queueRun is what the queue scenario knows of one seed: sim.Tasks, and
 // for each client whether it put an item since the faults stopped.
 type queueRun struct {
-	mu       sync.Mutex
-	tasks    *sim.Tasks
-	pending  map[string]bool // put, neither acknowledged nor excused
+	mu      sync.Mutex
+	tasks   *sim.Tasks
+	pending map[string]bool // put, neither acknowledged nor excused
 	// settled: acknowledged or excused; an item can be taken and
 	// acknowledged by another client before its Put returns.
-	settled map[string]bool
+	settled  map[string]bool
 	putAfter []bool
 }
 

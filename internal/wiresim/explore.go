@@ -170,7 +170,7 @@ func Check(t testing.TB, sc Scenario, n int) Stats {
 	st.Ranges = []string{fmt.Sprintf("1-%d", n)}
 	t.Log(st.String())
 	if bad != nil {
-		t.Fatal(Report(*bad, t.Name(), *tailFlag))
+		t.Fatal(Report(*bad, t.Name(), *tailFlag) + saveReport(*bad, t.Name()))
 	}
 	return st
 }
@@ -200,9 +200,24 @@ func Explore(t *testing.T, scs ...Scenario) {
 		st, bad := Seeds(sc, seeds)
 		st.Ranges = []string{fmt.Sprintf("1-%d", n), fmt.Sprintf("%d-%d", from, from+uint64(n)-1)}
 		if bad != nil {
-			t.Error(Report(*bad, t.Name(), *tailFlag))
+			t.Error(Report(*bad, t.Name(), *tailFlag) + saveReport(*bad, t.Name()))
 		}
 		t.Log(st.String())
 		t.Log(st.Line())
 	}
+}
+
+// saveReport writes the whole report of a failed seed (every trace line)
+// to a file in the temporary directory, since the seed cannot be replayed
+// to see it again, and says where.
+func saveReport(res Result, test string) string {
+	f, err := os.CreateTemp("", fmt.Sprintf("wiresim-%s-%d-*.txt", res.Scenario, res.Seed))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.WriteString(Report(res, test, 0)); err != nil {
+		return ""
+	}
+	return "the whole trace: " + f.Name() + "\n"
 }

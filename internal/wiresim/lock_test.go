@@ -60,6 +60,7 @@ func lockRound(r *wiresim.Run, ctx context.Context, i int, cl *lock.Client, rnd 
 			r.Errorf("client %d: acquire: %v", i, err)
 		}
 		r.Count("acquires-failed", 1)
+		r.Logf("client %d: acquire: %v", i, err)
 		return
 	}
 	r.Logf("client %d: holds %s token %d", i, h.Path(), h.Token())

@@ -7,10 +7,36 @@ import (
 )
 
 // TestSimWire runs a few seeds of every wire scenario (the unit run's
-// share; make sim runs thousands with TestSimExplore).
+// share; make sim runs thousands with TestSimExplore), and checks that
+// they exercised what they judge: every fault class fired, and each
+// judge had work to look at (critical sections logged, IDs handed out,
+// items acknowledged).
 func TestSimWire(t *testing.T) {
+	var fired [9]int
+	counts := map[string]int{}
 	for _, sc := range scenarios() {
-		t.Run(sc.Name, func(t *testing.T) { wiresim.Check(t, sc, 16) })
+		t.Run(sc.Name, func(t *testing.T) {
+			st := wiresim.Check(t, sc, 16)
+			for c := range fired {
+				fired[c] += st.Fired[c]
+			}
+			for k, v := range st.Counts {
+				counts[k] += v
+			}
+		})
+	}
+	if t.Failed() {
+		return
+	}
+	for c, n := range fired {
+		if n == 0 {
+			t.Errorf("no %v fault fired in the seeds of every scenario", wiresim.Class(c))
+		}
+	}
+	for _, k := range []string{"sections", "ids", "acks"} {
+		if counts[k] == 0 {
+			t.Errorf("nothing counted as %s: the judge had nothing to judge", k)
+		}
 	}
 }
 

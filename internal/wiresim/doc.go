@@ -1,8 +1,8 @@
 // Package wiresim runs recipes through the production path under seeded
 // faults on the wire: each client is an executor on a zkadapter.Conn
 // (go-zookeeper over TCP on loopback) to one fakezk.Server served by
-// fakezk/wire, on the real clock with a short tick (10ms: sessions of
-// 200ms), and the seed's plan injects faults on the clients' sessions.
+// fakezk/wire, on the real clock with a short tick (25ms: sessions of
+// 500ms), and the seed's plan injects faults on the clients' sessions.
 // The scenarios are judged by the checkers of the in-memory simulation
 // (fakezk/sim): the lock by its fencing log (sim.CheckFencingOf on the
 // server's tree), the ID counter by sim.IDs, the at-least-once queue by

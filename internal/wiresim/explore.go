@@ -38,8 +38,10 @@ func Parallel() int {
 
 // Stats sums the seeds of a scenario.
 type Stats struct {
-	Scenario                string
-	Seeds                   int
+	Scenario string
+	Seeds    int
+	// Rooted counts the seeds whose clients ran under a root.
+	Rooted                  int
 	Safety, Liveness, Setup int
 	Fired                   [numClasses]int
 	Wall, CPU               time.Duration
@@ -51,6 +53,9 @@ type Stats struct {
 
 func (s *Stats) add(res Result) {
 	s.Seeds++
+	if res.Root != "" {
+		s.Rooted++
+	}
 	switch res.Kind {
 	case Safety:
 		s.Safety++
@@ -83,8 +88,8 @@ func (s Stats) Line() string {
 	if ranges == "" {
 		ranges = "-"
 	}
-	return fmt.Sprintf("SIM scenario=%s seeds=%d wall_ms=%d safety=%d liveness=%d setup=%d fired=%s regressions=- ranges=%s cpu_ms=%d",
-		s.Scenario, s.Seeds, s.Wall.Milliseconds(), s.Safety, s.Liveness, s.Setup, strings.Join(fired, ","), ranges, s.CPU.Milliseconds())
+	return fmt.Sprintf("SIM scenario=%s seeds=%d wall_ms=%d safety=%d liveness=%d setup=%d fired=%s regressions=- ranges=%s rooted=%d cpu_ms=%d",
+		s.Scenario, s.Seeds, s.Wall.Milliseconds(), s.Safety, s.Liveness, s.Setup, strings.Join(fired, ","), ranges, s.Rooted, s.CPU.Milliseconds())
 }
 
 func (s Stats) String() string {
@@ -96,8 +101,8 @@ func (s Stats) String() string {
 	for _, k := range slices.Sorted(maps.Keys(s.Counts)) {
 		counts = append(counts, fmt.Sprintf("%s=%d", k, s.Counts[k]))
 	}
-	return fmt.Sprintf("%s: %d seeds in %s (%.1f seeds/s, %.1f per CPU second), %d safety, %d liveness, %d setup failures; faults fired: %s; counted: %s",
-		s.Scenario, s.Seeds, s.Wall.Round(time.Millisecond), float64(s.Seeds)/s.Wall.Seconds(), float64(s.Seeds)/max(s.CPU.Seconds(), 1e-3),
+	return fmt.Sprintf("%s: %d seeds (%d under a root) in %s (%.1f seeds/s, %.1f per CPU second), %d safety, %d liveness, %d setup failures; faults fired: %s; counted: %s",
+		s.Scenario, s.Seeds, s.Rooted, s.Wall.Round(time.Millisecond), float64(s.Seeds)/s.Wall.Seconds(), float64(s.Seeds)/max(s.CPU.Seconds(), 1e-3),
 		s.Safety, s.Liveness, s.Setup, strings.Join(fired, " "), strings.Join(counts, " "))
 }
 

@@ -3,6 +3,7 @@ package wiresim_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -44,8 +45,11 @@ func lockScenario() wiresim.Scenario {
 			}
 		},
 		Check: func(r *wiresim.Run) error {
-			sections, err := sim.CheckFencingOf(r.Server, lockLog)
+			sections, err := sim.CheckFencingOf(r.Server, r.ServerPath(lockLog))
 			r.Count("sections", sections)
+			if err == nil && sections == 0 && r.Progressed(0)+r.Progressed(1)+r.Progressed(2) > 0 {
+				err = fmt.Errorf("critical sections wrote, and the fence log %s is empty", r.ServerPath(lockLog))
+			}
 			return err
 		},
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/fakezk/wire"
 	"github.com/zkflow/zkflow/task"
 	"github.com/zkflow/zkflow/zkadapter"
@@ -36,12 +37,15 @@ type Scenario struct {
 	Name string
 	// Clients is the number of clients (default 3).
 	Clients int
-	// TickTime is the server's tick (default 10ms); SessionTimeout what
-	// every client asks for (default 20 ticks, the most a server grants), negotiated into
-	// [2, 20] ticks.
+	// TickTime is the server's tick (default 25ms); SessionTimeout what
+	// every client asks for (default 20 ticks, the most a server grants:
+	// 500ms), negotiated into [2, 20] ticks. Shorter sessions run seeds
+	// faster, but on a loaded machine a client starved for a session
+	// timeout loses its session with no fault drawn, and storms of such
+	// expiries can hold a run's progress past Recovery.
 	TickTime, SessionTimeout time.Duration
 	// Duration is how long the workload runs under faults (default
-	// 300ms); Recovery bounds the wait for Live after (default 10s, real
+	// 300ms); Recovery bounds the wait for Live after (default 20s, real
 	// time: it is reached in tens of milliseconds unless something is
 	// wrong, and is long so that a loaded machine does not fail a seed).
 	Duration, Recovery time.Duration
@@ -60,6 +64,11 @@ type Scenario struct {
 	Live func(r *Run) bool
 	// Check judges the run once every client is closed.
 	Check func(r *Run) error
+	// NoRoot keeps every seed's clients at the server's root. Otherwise
+	// the seeds sim.RootedSeed picks (one in four) run every client under
+	// sim.ExploreRoot (zkadapter.Config.Root, ZooKeeper's chroot): read
+	// the server's tree through Run.ServerPath.
+	NoRoot bool
 }
 
 func (sc *Scenario) defaults() {
@@ -67,7 +76,7 @@ func (sc *Scenario) defaults() {
 		sc.Clients = 3
 	}
 	if sc.TickTime <= 0 {
-		sc.TickTime = 10 * time.Millisecond
+		sc.TickTime = 25 * time.Millisecond
 	}
 	if sc.SessionTimeout <= 0 {
 		sc.SessionTimeout = 20 * sc.TickTime
@@ -77,7 +86,7 @@ func (sc *Scenario) defaults() {
 		sc.Duration = 300 * time.Millisecond
 	}
 	if sc.Recovery <= 0 {
-		sc.Recovery = 10 * time.Second
+		sc.Recovery = 20 * time.Second
 	}
 	if sc.MaxFaults <= 0 {
 		sc.MaxFaults = 6
@@ -87,8 +96,10 @@ func (sc *Scenario) defaults() {
 // Run is one seed's run of a scenario: the server, the clients and what
 // the workload reports. Its methods are safe from any goroutine.
 type Run struct {
-	Seed   uint64
-	Plan   Plan
+	Seed uint64
+	Plan Plan
+	// Root is every client's chroot ("" for none).
+	Root   string
 	Server *fakezk.Server
 	// Execs[i] is client i's executor, on Conns[i].
 	Execs []*executor.Executor
@@ -126,6 +137,17 @@ func (r *Run) Count(name string, n int) {
 	}
 	r.counts[name] += n
 	r.mu.Unlock()
+}
+
+// ServerPath returns the server's path of a client's path p (below Root).
+func (r *Run) ServerPath(p string) string {
+	if r.Root == "" {
+		return p
+	}
+	if p == "/" {
+		return r.Root
+	}
+	return r.Root + p
 }
 
 // Rand returns client i's randomness, drawn from the seed. Use it only on
@@ -176,6 +198,13 @@ func (r *Run) Sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 		t.Stop()
 	}
+}
+
+// Progressed returns how many units of work client i completed.
+func (r *Run) Progressed(i int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.progress[i]
 }
 
 // FaultsOn reports whether the fault plan is still running.
@@ -234,8 +263,10 @@ type Result struct {
 	Scenario string
 	Seed     uint64
 	Plan     Plan
-	Err      error
-	Kind     Kind
+	// Root is the clients' chroot the seed ran under ("" for none).
+	Root string
+	Err  error
+	Kind Kind
 	// Fired counts the faults injected per class.
 	Fired [numClasses]int
 	// Log is the seed's trace: the faults injected, the clients' session
@@ -262,6 +293,9 @@ func RunSeed(sc Scenario, seed uint64, trace bool) Result {
 	r := &Run{Seed: seed, Plan: res.Plan, sc: &sc, clock: clock, start: clock.Now(), kick: make(chan struct{}, 1),
 		progress: make([]int, sc.Clients), after: make([]bool, sc.Clients)}
 	r.links.cur = make([]*cutConn, sc.Clients)
+	if !sc.NoRoot && sim.RootedSeed(seed) {
+		r.Root, res.Root = sim.ExploreRoot, sim.ExploreRoot
+	}
 	for i := range sc.Clients {
 		r.rands = append(r.rands, rand.New(rand.NewPCG(seed, uint64(i)+0x434c_4945_4e54)))
 	}
@@ -299,6 +333,15 @@ func (r *Run) run(trace bool) (error, Kind) {
 	ws := wire.New(r.Server, wire.Config{HandshakeTimeout: time.Second})
 	var serving sync.WaitGroup
 	defer func() { ws.Close(); serving.Wait() }()
+	if r.Root != "" { // the root and its ancestors, as an operator would
+		for i := 1; i <= len(r.Root); i++ {
+			if i == len(r.Root) || r.Root[i] == '/' {
+				if err := r.Server.AdminCreate(r.Root[:i], nil, 0); err != nil && !errors.Is(err, task.ErrNodeExists) {
+					return fmt.Errorf("root: %w", err), SetupFailed
+				}
+			}
+		}
+	}
 	// Two listeners: go-zookeeper waits a second before it tries again
 	// once it has tried every address since its last connection; with
 	// two, a client whose link drops reconnects at once.
@@ -321,7 +364,7 @@ func (r *Run) run(trace bool) (error, Kind) {
 	}()
 	for i := range sc.Clients {
 		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		conn, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: addrs, SessionTimeout: sc.SessionTimeout,
+		conn, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: addrs, Root: r.Root, SessionTimeout: sc.SessionTimeout,
 			ConnectTimeout: 500 * time.Millisecond, Dialer: r.dialer(i)})
 		cancel()
 		if err != nil {
@@ -512,6 +555,9 @@ func Report(res Result, test string, tail int) string {
 	fmt.Fprintf(&b, "run it again (the same schedule of faults and operations, not the same interleaving):\n")
 	fmt.Fprintf(&b, "\tgo test ./internal/wiresim -run '%s' -wiresim.seed=%d -v\n", test, res.Seed)
 	fmt.Fprintf(&b, "plan: %v\n", res.Plan)
+	if res.Root != "" {
+		fmt.Fprintf(&b, "every client under the root %s\n", res.Root)
+	}
 	lines := res.Log
 	if tail > 0 && len(lines) > tail {
 		fmt.Fprintf(&b, "trace (last %d of %d lines; -wiresim.tail=0 for all):\n", tail, len(lines))

@@ -17,7 +17,7 @@ import (
 // session timeout as their class says.
 func TestPlanFromSeed(t *testing.T) {
 	sc := wiresim.Scenario{Faults: wiresim.AllClasses}
-	const timeout = 200 * time.Millisecond // 20 ticks of 10ms
+	const timeout = 500 * time.Millisecond // 20 ticks of 25ms
 	empty, differ := 0, 0
 	for seed := uint64(1); seed <= 400; seed++ {
 		p := wiresim.DrawPlan(sc, seed)

@@ -19,11 +19,11 @@ import (
 var (
 	seedFlag = flag.Uint64("wiresim.seed", 0, "run only this seed of every wire scenario, with the server's trace")
 	tailFlag = flag.Int("wiresim.tail", 80, "trace lines printed for a failed seed (0: all)")
-	parFlag  = flag.Int("wiresim.par", 0, "seeds run at once (0: SIM_WIRE_PAR, else 8 per CPU)")
+	parFlag  = flag.Int("wiresim.par", 0, "seeds run at once (0: SIM_WIRE_PAR, else 24 per CPU)")
 )
 
 // Parallel is the number of seeds Seeds runs at once: -wiresim.par, else
-// SIM_WIRE_PAR, else 8 per CPU. A seed spends most of its time waiting
+// SIM_WIRE_PAR, else 24 per CPU. A seed spends most of its time waiting
 // on the real clock (the faults' time, go-zookeeper's timers), so several
 // run on each core.
 func Parallel() int {
@@ -33,7 +33,7 @@ func Parallel() int {
 	if n, err := strconv.Atoi(os.Getenv("SIM_WIRE_PAR")); err == nil && n > 0 {
 		return n
 	}
-	return 8 * runtime.GOMAXPROCS(0)
+	return 24 * runtime.GOMAXPROCS(0)
 }
 
 // Stats sums the seeds of a scenario.

@@ -75,7 +75,9 @@ fidelity:
 # seeds of the same two ranges each, beside the in-memory packages; their
 # SIM lines are summed with the others (fault classes named wire-*).
 # Their seeds wait on the real clock, so they take wall time more than
-# CPU: about 45 seeds per CPU second.
+# CPU: 35 to 65 seeds per CPU second; SIM_WIRE_SEEDS=300 (1800 seeds)
+# took 99 s and 38 CPU s alone on the 2 cores under a load of 17
+# (fakezk/sim/PROTOCOL.md, Through the wire).
 SIM_SEEDS ?= 4000
 SIM_WIRE_SEEDS ?= 300
 SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)

@@ -2,6 +2,7 @@ package wiresim_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/internal/wiresim"
@@ -33,26 +34,19 @@ func TestCanaries(t *testing.T) {
 		t.Run(string(c.bug), func(t *testing.T) {
 			restore := canary.Enable(c.bug)
 			defer restore()
-			// Seeds in batches until one fails on safety: with the bug on,
-			// a seed may also fail on liveness first (a recipe that
-			// misbehaves can stall too), which is logged and passed over.
-			var st wiresim.Stats
-			var bad *wiresim.Result
-			for next := 1; next <= c.seeds; {
-				batch := make([]uint64, 0, wiresim.Parallel())
-				for ; len(batch) < cap(batch) && next <= c.seeds; next++ {
-					batch = append(batch, uint64(next))
-				}
-				s, b := wiresim.Seeds(c.sc(), batch)
-				st.Seeds += s.Seeds
-				if b != nil && b.Kind == wiresim.Safety {
-					bad = b
-					break
-				}
-				if b != nil {
-					t.Logf("seed %d failed on %s with the bug on (passed over): %v", b.Seed, b.Kind, b.Err)
-					next = int(b.Seed) + 1
-				}
+			// Until a seed fails on safety: with the bug on, a seed may
+			// also fail on liveness (a recipe that misbehaves can stall
+			// too), which is passed over; a short Recovery keeps those
+			// cheap.
+			sc := c.sc()
+			sc.Recovery = 5 * time.Second
+			seeds := make([]uint64, c.seeds)
+			for i := range seeds {
+				seeds[i] = uint64(i + 1)
+			}
+			st, bad, others := wiresim.Hunt(sc, seeds, wiresim.Safety)
+			for _, o := range others {
+				t.Logf("seed %d failed on %s with the bug on (passed over): %v", o.Seed, o.Kind, o.Err)
 			}
 			if bad == nil {
 				t.Fatalf("%s: no seed of %d failed on safety with the bug on", c.bug, c.seeds)

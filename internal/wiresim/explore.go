@@ -19,13 +19,13 @@ import (
 var (
 	seedFlag = flag.Uint64("wiresim.seed", 0, "run only this seed of every wire scenario, with the server's trace")
 	tailFlag = flag.Int("wiresim.tail", 80, "trace lines printed for a failed seed (0: all)")
-	parFlag  = flag.Int("wiresim.par", 0, "seeds run at once (0: SIM_WIRE_PAR, else 24 per CPU)")
+	parFlag  = flag.Int("wiresim.par", 0, "seeds run at once (0: SIM_WIRE_PAR, else 24 per CPU, 4 under the race detector)")
 )
 
 // Parallel is the number of seeds Seeds runs at once: -wiresim.par, else
-// SIM_WIRE_PAR, else 24 per CPU. A seed spends most of its time waiting
-// on the real clock (the faults' time, go-zookeeper's timers), so several
-// run on each core.
+// SIM_WIRE_PAR, else 24 per CPU (4 under the race detector). A seed spends
+// most of its time waiting on the real clock (the faults' time,
+// go-zookeeper's timers), so several run on each core.
 func Parallel() int {
 	if *parFlag > 0 {
 		return *parFlag
@@ -33,7 +33,7 @@ func Parallel() int {
 	if n, err := strconv.Atoi(os.Getenv("SIM_WIRE_PAR")); err == nil && n > 0 {
 		return n
 	}
-	return 24 * runtime.GOMAXPROCS(0)
+	return perCPU * runtime.GOMAXPROCS(0)
 }
 
 // Stats sums the seeds of a scenario.
@@ -110,6 +110,30 @@ func (s Stats) String() string {
 // their stats and the failed seed with the lowest number among those run
 // (nil if none failed). After a failure no new seed starts.
 func Seeds(sc Scenario, seeds []uint64) (Stats, *Result) {
+	return seedsUntil(sc, seeds, func(res Result) bool { return res.Err != nil })
+}
+
+// Hunt runs the given seeds of sc, Parallel() at a time, until one fails
+// with kind (a canary's search: with a bug switched on, seeds may fail in
+// other ways first, which Hunt passes over and returns in others). It
+// returns the stats, the failed seed of that kind with the lowest number
+// among those run (nil if none), and the other failures.
+func Hunt(sc Scenario, seeds []uint64, kind Kind) (st Stats, found *Result, others []Result) {
+	var mu sync.Mutex
+	st, found = seedsUntil(sc, seeds, func(res Result) bool {
+		if res.Err != nil && res.Kind != kind {
+			mu.Lock()
+			others = append(others, res)
+			mu.Unlock()
+		}
+		return res.Kind == kind
+	})
+	return st, found, others
+}
+
+// seedsUntil runs seeds until stop holds for a result; it returns the
+// stats and the result stop held for with the lowest seed.
+func seedsUntil(sc Scenario, seeds []uint64, stop func(Result) bool) (Stats, *Result) {
 	sc.defaults()
 	st := Stats{Scenario: sc.Name, allowed: sc.Faults}
 	start, cpu := time.Now(), processCPU()
@@ -136,7 +160,7 @@ func Seeds(sc Scenario, seeds []uint64) (Stats, *Result) {
 				res := RunSeed(sc, seed, false)
 				mu.Lock()
 				st.add(res)
-				if res.Err != nil {
+				if stop(res) {
 					failed = true
 					if first == nil || res.Seed < first.Seed {
 						first = &res

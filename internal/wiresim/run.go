@@ -54,7 +54,7 @@ type Scenario struct {
 	Faults    Classes
 	MaxFaults int
 	// Setup prepares the server (directories, counters) on client 0 before
-	// the faults start. It must return within its context (Recovery).
+	// the faults start. It must return within its context (20s).
 	Setup func(r *Run, ctx context.Context) error
 	// Client is client i's workload: it runs on a goroutine of its own,
 	// with the blocking APIs on r.Execs[i], until ctx ends.
@@ -70,6 +70,10 @@ type Scenario struct {
 	// the server's tree through Run.ServerPath.
 	NoRoot bool
 }
+
+// setupTimeout bounds Setup, in real time: long, so that a loaded
+// machine (or the race detector) does not fail a seed there.
+const setupTimeout = 20 * time.Second
 
 func (sc *Scenario) defaults() {
 	if sc.Clients <= 0 {
@@ -384,7 +388,7 @@ func (r *Run) run(trace bool) (error, Kind) {
 		go func() { defer execs.Done(); ex.Run(runCtx) }()
 	}
 	if sc.Setup != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), sc.Recovery)
+		sctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 		err := sc.Setup(r, sctx)
 		cancel()
 		if err != nil {

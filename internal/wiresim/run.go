@@ -192,11 +192,17 @@ func (r *Run) Progress(i int) {
 	r.wake()
 }
 
+// timer returns a channel closed once d has passed on the run's clock,
+// and the timer to stop.
+func (r *Run) timer(d time.Duration) (<-chan struct{}, task.Timer) {
+	up := make(chan struct{})
+	return up, r.clock.AfterFunc(d, func() { close(up) })
+}
+
 // Sleep waits d on the server's clock, or until ctx ends (a client's
 // think time: the work between two calls).
 func (r *Run) Sleep(ctx context.Context, d time.Duration) {
-	done := make(chan struct{})
-	t := r.clock.AfterFunc(d, func() { close(done) })
+	done, t := r.timer(d)
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -405,12 +411,12 @@ func (r *Run) run(trace bool) (error, Kind) {
 		go func() { defer clients.Done(); sc.Client(r, cctx, i) }()
 	}
 	wait := func(d time.Duration, done func() bool) bool {
-		t := time.NewTimer(d)
+		up, t := r.timer(d)
 		defer t.Stop()
 		for !done() {
 			select {
 			case <-r.kick:
-			case <-t.C:
+			case <-up:
 				return done()
 			}
 		}
@@ -445,10 +451,10 @@ func (r *Run) run(trace bool) (error, Kind) {
 	stopClients()
 	returned := make(chan struct{})
 	go func() { clients.Wait(); close(returned) }()
-	t := time.NewTimer(sc.Recovery)
+	up, t := r.timer(sc.Recovery)
 	select {
 	case <-returned:
-	case <-t.C:
+	case <-up:
 		if fail == nil {
 			fail = fmt.Errorf("a client's goroutine did not return within %s of its context's end", sc.Recovery)
 		}

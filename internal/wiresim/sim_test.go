@@ -10,12 +10,14 @@ import (
 // share; make sim runs thousands with TestSimExplore), and checks that
 // they exercised what they judge: every fault class fired, and each
 // judge had work to look at (critical sections logged, IDs handed out,
-// items acknowledged).
+// items acknowledged, leaders' terms logged).
 func TestSimWire(t *testing.T) {
 	var fired [len(wiresim.Stats{}.Fired)]int
 	counts := map[string]int{}
+	ran := 0
 	for _, sc := range scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
+			ran++
 			st := wiresim.Check(t, sc, 16)
 			for c := range fired {
 				fired[c] += st.Fired[c]
@@ -25,7 +27,7 @@ func TestSimWire(t *testing.T) {
 			}
 		})
 	}
-	if t.Failed() {
+	if t.Failed() || ran < len(scenarios()) { // -run picked some
 		return
 	}
 	for c, n := range fired {
@@ -33,7 +35,7 @@ func TestSimWire(t *testing.T) {
 			t.Errorf("no %v fault fired in the seeds of every scenario", wiresim.Class(c))
 		}
 	}
-	for _, k := range []string{"sections", "ids", "acks"} {
+	for _, k := range []string{"sections", "ids", "acks", "terms"} {
 		if counts[k] == 0 {
 			t.Errorf("nothing counted as %s: the judge had nothing to judge", k)
 		}
@@ -45,5 +47,5 @@ func TestSimWire(t *testing.T) {
 func TestSimExplore(t *testing.T) { wiresim.Explore(t, scenarios()...) }
 
 func scenarios() []wiresim.Scenario {
-	return []wiresim.Scenario{lockScenario(), seqidScenario(), queueScenario()}
+	return []wiresim.Scenario{lockScenario(), seqidScenario(), queueScenario(), electionScenario()}
 }

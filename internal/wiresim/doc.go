@@ -6,7 +6,7 @@
 // The scenarios are judged by the checkers of the in-memory simulation
 // (fakezk/sim): the lock by its fencing log (sim.CheckFencingOf on the
 // server's tree), the ID counter by sim.IDs, the at-least-once queue by
-// sim.Tasks.
+// sim.Tasks, leader election by the fencing log of its leaders' writes.
 //
 //	func TestLock(t *testing.T) {
 //		wiresim.Check(t, wiresim.Scenario{

@@ -208,20 +208,23 @@ func Check(t testing.TB, sc Scenario, n int) Stats {
 // scenario from the fixed range 1..n and as many from the range drawn
 // from the commit (sim.DrawnFrom), each failure reported, and a
 // machine-readable line per scenario for internal/simsum. It skips t when
-// SIM_WIRE_SEEDS is unset.
+// SIM_WIRE_SEEDS is unset, and runs only the seed of -wiresim.seed, traced,
+// of every scenario when that is set.
 func Explore(t *testing.T, scs ...Scenario) {
 	t.Helper()
 	n, _ := strconv.Atoi(os.Getenv("SIM_WIRE_SEEDS"))
-	if n <= 0 {
+	if n <= 0 && *seedFlag == 0 {
 		t.Skip("SIM_WIRE_SEEDS not set")
+	}
+	if *seedFlag != 0 { // the command a failed seed's report names
+		for _, sc := range scs {
+			t.Run(sc.Name, func(t *testing.T) { Check(t, sc, 1) })
+		}
+		return
 	}
 	from, source := sim.DrawnFrom()
 	t.Logf("SIMRANGE fixed=1-%d drawn=%d-%d source=%q", n, from, from+uint64(n)-1, source)
 	for _, sc := range scs {
-		if *seedFlag != 0 {
-			Check(t, sc, 1)
-			continue
-		}
 		var seeds []uint64
 		for i := range uint64(n) {
 			seeds = append(seeds, 1+i, from+i)

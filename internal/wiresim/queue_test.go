@@ -39,7 +39,7 @@ func queueScenario() wiresim.Scenario {
 		Name:   "wire-queue",
 		Faults: wiresim.AllClasses,
 		Setup: func(r *wiresim.Run, ctx context.Context) error {
-			r.Value = &queueRun{tasks: sim.NewTasks(), pending: map[string]bool{}, settled: map[string]bool{}, putAfter: make([]bool, 3)}
+			r.Value = &queueRun{tasks: sim.NewTasks(), pending: map[string]bool{}, settled: map[string]bool{}, putAfter: make([]bool, len(r.Execs))}
 			return createAll(ctx, r, queueDir)
 		},
 		Client: queueClient,

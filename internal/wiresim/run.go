@@ -563,7 +563,7 @@ func Report(res Result, test string, tail int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s seed %d failed (%s): %v\n", res.Scenario, res.Seed, res.Kind, res.Err)
 	fmt.Fprintf(&b, "run it again (the same schedule of faults and operations, not the same interleaving):\n")
-	fmt.Fprintf(&b, "\tgo test ./internal/wiresim -run '%s' -wiresim.seed=%d -v\n", test, res.Seed)
+	fmt.Fprintf(&b, "\tgo test ./internal/wiresim -run '^%s$/^%s$' -wiresim.seed=%d -v\n", strings.Split(test, "/")[0], res.Scenario, res.Seed)
 	fmt.Fprintf(&b, "plan: %v\n", res.Plan)
 	if res.Root != "" {
 		fmt.Fprintf(&b, "every client under the root %s\n", res.Root)

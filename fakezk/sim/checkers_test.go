@@ -114,6 +114,16 @@ func TestTasks(t *testing.T) {
 	if err := s.Execute(1, "b"); err != nil || s.Check() != nil || s.Executed() != 2 {
 		t.Fatalf("all executed: %v %v %d", err, s.Check(), s.Executed())
 	}
+	// An excused task is not lost; another unexecuted one still is.
+	s.Submit("c")
+	s.Submit("d")
+	s.Excuse("c")
+	if err := s.Check(); err == nil || !strings.Contains(err.Error(), "1 of 4 tasks lost: [d]") {
+		t.Fatalf("with c excused and d never executed: %v", err)
+	}
+	if err := s.Execute(0, "c"); err != nil || s.Execute(1, "c") == nil {
+		t.Fatal("an excused task executed twice passed")
+	}
 }
 
 func TestFencing(t *testing.T) {

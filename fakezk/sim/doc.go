@@ -60,7 +60,15 @@
 // -sim.svg=FILE, with -sim.seed, draws the seed as an SVG timeline.
 // Determinism(t, sc, seeds) runs seeds twice and compares their traces.
 //
+// Through the wire: internal/wiresim runs the lock, the ID counter, the
+// at-least-once queue and leader election through the production path
+// (zkadapter, so go-zookeeper over TCP) against a fakezk/wire server on
+// the real clock, under seeded faults on the wire, judged by these
+// checkers (Tree, CheckFencingOf, IDs, Tasks). A seed there fixes the schedule of faults
+// and operations, not the interleaving of go-zookeeper's goroutines and
+// timers: it runs again, it does not replay.
+//
 // How a seed runs in detail, every fault class and what a recipe owes
 // under it, the canaries each recipe's known bugs are caught by, the large
-// run and the simulation's speed: fakezk/sim/PROTOCOL.md.
+// run, the simulation's speed and the wire mode: fakezk/sim/PROTOCOL.md.
 package sim

@@ -29,8 +29,27 @@ type LogEntry struct {
 // FenceLog reads the entries FencedEntry wrote under dir, in the order
 // the server applied them, straight from the server's tree.
 func FenceLog(w *World, dir string) ([]LogEntry, error) {
+	return FenceLogOf(worldTree{w}, dir)
+}
+
+// Tree is what the fencing checker reads: the children of a node, by its
+// path. A *fakezk.Server is one (paths on the server, with no chroot), so
+// a run that does not build a World (one whose clients reach the server
+// over TCP, internal/wiresim) is judged by the same checker.
+type Tree interface {
+	Children(path string) ([]string, bool)
+}
+
+// worldTree reads a World's server by the clients' paths (below its root).
+type worldTree struct{ w *World }
+
+func (t worldTree) Children(dir string) ([]string, bool) { return t.w.Children(dir), true }
+
+// FenceLogOf is FenceLog read from any Tree.
+func FenceLogOf(t Tree, dir string) ([]LogEntry, error) {
 	var log []LogEntry
-	for _, name := range w.Children(dir) {
+	names, _ := t.Children(dir)
+	for _, name := range names {
 		e, err := parseEntry(dir, name)
 		if err != nil {
 			return nil, err
@@ -121,7 +140,12 @@ func (f *FenceTail) Next(w *World, dir string) (entries []LogEntry, reset bool, 
 // applied. It returns the number of distinct tokens (critical sections
 // that wrote) and the first violation.
 func CheckFencing(w *World, dir string) (sections int, err error) {
-	log, err := FenceLog(w, dir)
+	return CheckFencingOf(worldTree{w}, dir)
+}
+
+// CheckFencingOf is CheckFencing on the log read from any Tree.
+func CheckFencingOf(t Tree, dir string) (sections int, err error) {
+	log, err := FenceLogOf(t, dir)
 	if err != nil {
 		return 0, err
 	}

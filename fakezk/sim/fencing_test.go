@@ -1,9 +1,12 @@
 package sim_test
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/task"
 )
@@ -81,4 +84,46 @@ func TestFenceTail(t *testing.T) {
 	next(true, 1)
 	write(3, "exit")
 	next(false, 1)
+}
+
+// CheckFencingOf judges a log read from any Tree: here a bare
+// fakezk.Server (no World), as a run whose clients reach the server over
+// TCP reads it. Entries in the server's order with tokens that never go
+// down pass and count one section per token; a token that goes down, or
+// a "late" entry, fails; a missing directory is an empty log.
+func TestCheckFencingOfServer(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{})
+	defer srv.Close()
+	if n, err := sim.CheckFencingOf(srv, "/log"); n != 0 || err != nil {
+		t.Fatalf("no log: %d sections, %v", n, err)
+	}
+	if err := srv.AdminCreate("/log", nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	seq := 0
+	add := func(token int, kind string) {
+		t.Helper()
+		if err := srv.AdminCreate(fmt.Sprintf("/log/t%d-%s-%010d", token, kind, seq), nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		seq++
+	}
+	add(1, "enter")
+	add(1, "exit")
+	add(3, "enter")
+	add(3, "exit")
+	if n, err := sim.CheckFencingOf(srv, "/log"); n != 2 || err != nil {
+		t.Fatalf("two sections in order: %d sections, %v", n, err)
+	}
+	add(2, "exit")
+	if _, err := sim.CheckFencingOf(srv, "/log"); err == nil || !strings.Contains(err.Error(), "holders interleave") {
+		t.Fatalf("a token that goes down: %v", err)
+	}
+	if err := srv.AdminDelete(fmt.Sprintf("/log/t2-exit-%010d", seq-1)); err != nil {
+		t.Fatal(err)
+	}
+	add(4, "late")
+	if _, err := sim.CheckFencingOf(srv, "/log"); err == nil || !strings.Contains(err.Error(), "after the lock was lost") {
+		t.Fatalf("a late write applied: %v", err)
+	}
 }

@@ -36,7 +36,7 @@ func electionScenario() wiresim.Scenario {
 			return createAll(ctx, r, electionLog, electionDir)
 		},
 		Client: func(r *wiresim.Run, ctx context.Context, i int) {
-			cl, err := election.NewClient(r.Execs[i], electionDir, election.Config{Data: []byte(fmt.Sprint(i))})
+			cl, err := election.NewClient(r.Execs[i], electionDir, election.WithData([]byte(fmt.Sprint(i))))
 			if err != nil {
 				r.Errorf("client %d: %v", i, err)
 				return

@@ -36,3 +36,37 @@ func Example() {
 	fmt.Println(string(data), stat.Version, err)
 	// Output: hello 0 <nil>
 }
+
+// A fault on a go-zookeeper client's session: its link is cut for 300 ms,
+// shorter than its session timeout, so the client reconnects to the same
+// session and its calls go on.
+func Example_fault() {
+	zk := fakezk.New(fakezk.Config{TickTime: 100 * time.Millisecond}) // the wall clock
+	defer zk.Close()
+	srv := wire.New(zk, wire.Config{})
+	defer srv.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go srv.Serve(l)
+
+	conn, _, err := gozk.Connect([]string{l.Addr().String()}, 2*time.Second, gozk.WithLogInfo(false), gozk.WithLogger(discard{}))
+	if err != nil {
+		panic(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Create("/n", nil, 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+		panic(err)
+	}
+	before := conn.SessionID()
+	zk.Partition(zk.SessionConn(before), 300*time.Millisecond, false)
+	// A call waits for the reconnect; one in flight when the link was cut
+	// fails with ErrConnectionClosed, and the next waits.
+	_, _, err = conn.Get("/n")
+	for i := 0; err == gozk.ErrConnectionClosed && i < 3; i++ {
+		_, _, err = conn.Get("/n")
+	}
+	fmt.Println("same session:", conn.SessionID() == before, err)
+	// Output: same session: true <nil>
+}

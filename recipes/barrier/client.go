@@ -55,10 +55,10 @@ func (g *Client) Set(ctx context.Context, data []byte) error {
 	if err := executor.CanBlock(); err != nil {
 		return err
 	}
-	if err := g.pending.Wait(ctx); err != nil {
+	if err := g.pending.Wait(ctx, "barrier "+g.b.Path()+": set"); err != nil {
 		return err
 	}
-	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Set(data))
+	_, err := blocking.AwaitAcrossExpiry(ctx, "barrier "+g.b.Path()+": set", g.ex, g.b.Set(data))
 	return err
 }
 
@@ -72,7 +72,7 @@ func (g *Client) Remove(ctx context.Context) error {
 		return errNil("Client")
 	}
 	for {
-		_, err := blocking.Give(ctx, g.ex, &g.pending, g.b.Remove())
+		_, err := blocking.Give(ctx, "barrier "+g.b.Path()+": remove", g.ex, &g.pending, g.b.Remove())
 		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
 			continue
 		}
@@ -86,7 +86,7 @@ func (g *Client) Wait(ctx context.Context) error {
 	if g == nil {
 		return errNil("Client")
 	}
-	_, err := executor.AwaitAcrossExpiry(ctx, g.ex, g.b.Wait())
+	_, err := blocking.AwaitAcrossExpiry(ctx, "barrier "+g.b.Path()+": wait", g.ex, g.b.Wait())
 	return err
 }
 
@@ -151,11 +151,11 @@ func (d *DoubleClient) waitCleanups(ctx context.Context) error {
 	if canary.On(bugEnterNoWait) {
 		return nil
 	}
-	return d.pending.Wait(ctx)
+	return d.pending.Wait(ctx, "double barrier "+d.d.Dir()+": enter")
 }
 
 func (d *DoubleClient) enterOnce(ctx context.Context) (*Participant, error) {
-	return blocking.Take(ctx, d.ex, d.d.enter(&d.pending), nil, func(p *Participant) {
+	return blocking.Take(ctx, "double barrier "+d.d.Dir()+": enter", d.ex, d.d.enter(&d.pending), nil, func(p *Participant) {
 		done := d.pending.Add()
 		executor.Submit(d.ex, p.deleteOwn(), func(_ task.Unit, err error) {
 			done()
@@ -180,7 +180,7 @@ func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
 		return fmt.Errorf("barrier: Leave of a participant not entered through this DoubleClient: %w", task.ErrInvalidArgument)
 	}
 	for {
-		_, err := blocking.GiveThenWait(ctx, d.ex, p.Leave(), p.deleteOwn())
+		_, err := blocking.GiveThenWait(ctx, "double barrier "+d.d.Dir()+": leave", d.ex, p.Leave(), p.deleteOwn())
 		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
 			continue // the node went with the session: wait on the next one
 		}

@@ -93,7 +93,7 @@ func (w *Client) Start(ctx context.Context) error {
 	w.mu.Unlock()
 	for {
 		e, cur := w.mk()
-		_, err := executor.Await(ctx, w.ex, e.start())
+		_, err := blocking.Await(ctx, "cache: start", w.ex, e.start())
 		if err != nil && errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
 			continue
 		}
@@ -124,7 +124,7 @@ func (w *Client) Next(ctx context.Context) (Change, error) {
 	if e == nil {
 		return Change{}, errNotStarted
 	}
-	return executor.Await(ctx, w.ex, e.next())
+	return blocking.Await(ctx, "cache: next", w.ex, e.next())
 }
 
 // Current returns the cached nodes, sorted by path (none before Start).
@@ -164,7 +164,7 @@ func (w *Client) Stop(ctx context.Context) error {
 	if e == nil {
 		return nil
 	}
-	_, err := blocking.Give(ctx, w.ex, nil, e.stop())
+	_, err := blocking.Give(ctx, "cache: stop", w.ex, nil, e.stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil // the executor stopped: so did the cache
 	}

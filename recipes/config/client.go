@@ -78,14 +78,14 @@ func (c *Client) Watch(ctx context.Context) (*Reader, error) {
 // Update writes values as root's entries (Update) and waits for the
 // outcome.
 func (c *Client) Update(ctx context.Context, values map[string][]byte) error {
-	_, err := executor.Await(ctx, c.ex, Update(c.root, values, c.opts...))
+	_, err := blocking.Await(ctx, "config "+c.root+": update", c.ex, Update(c.root, values, c.opts...))
 	return err
 }
 
 // UpdateMarked writes values as root's entries with the marker protocol
 // (UpdateMarked) and waits for the outcome.
 func (c *Client) UpdateMarked(ctx context.Context, values map[string][]byte) error {
-	_, err := executor.Await(ctx, c.ex, UpdateMarked(c.root, values, c.opts...))
+	_, err := blocking.Await(ctx, "config "+c.root+": update", c.ex, UpdateMarked(c.root, values, c.opts...))
 	return err
 }
 
@@ -172,7 +172,7 @@ func (r *Reader) Latest() (Snapshot, bool) { return r.w.Latest() }
 // stopped, or ctx's error; the stop is started whatever ctx, so a ctx
 // that has ended still stops the watcher, in the background.
 func (r *Reader) Stop(ctx context.Context) error {
-	_, err := blocking.Give(ctx, r.ex, nil, r.w.Stop())
+	_, err := blocking.Give(ctx, "config reader: stop", r.ex, nil, r.w.Stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil
 	}

@@ -58,7 +58,7 @@ func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, er
 		return nil, errNil("Client")
 	}
 	return again(ctx, func() (*Registration, error) {
-		return blocking.Take(ctx, c.ex, c.d.Register(inst), nil, func(r *Registration) { executor.Submit(c.ex, r.Unregister(), nil) })
+		return blocking.Take(ctx, "discovery "+c.d.Base()+": register", c.ex, c.d.Register(inst), nil, func(r *Registration) { executor.Submit(c.ex, r.Unregister(), nil) })
 	})
 }
 
@@ -73,7 +73,7 @@ func (c *Client) Unregister(ctx context.Context, r *Registration) error {
 	if r == nil || r.d == nil {
 		return errNil("Registration")
 	}
-	_, err := blocking.Give(ctx, c.ex, nil, r.Unregister())
+	_, err := blocking.Give(ctx, "discovery "+c.d.Base()+": unregister", c.ex, nil, r.Unregister())
 	return err
 }
 
@@ -82,7 +82,9 @@ func (c *Client) Names(ctx context.Context) ([]string, error) {
 	if c == nil {
 		return nil, errNil("Client")
 	}
-	return again(ctx, func() ([]string, error) { return executor.Await(ctx, c.ex, c.d.Names()) })
+	return again(ctx, func() ([]string, error) {
+		return blocking.Await(ctx, "discovery "+c.d.Base()+": names", c.ex, c.d.Names())
+	})
 }
 
 // Query reads the instances of service name once (Discovery.Query).
@@ -90,7 +92,9 @@ func (c *Client) Query(ctx context.Context, name string) ([]Instance, error) {
 	if c == nil {
 		return nil, errNil("Client")
 	}
-	return again(ctx, func() ([]Instance, error) { return executor.Await(ctx, c.ex, c.d.Query(name)) })
+	return again(ctx, func() ([]Instance, error) {
+		return blocking.Await(ctx, "discovery "+c.d.Base()+": query "+name, c.ex, c.d.Query(name))
+	})
 }
 
 // StartCache starts a cache of service name's instances (Discovery.NewCache,
@@ -105,7 +109,7 @@ func (c *Client) StartCache(ctx context.Context, name string) (*ServiceCache, er
 		if err != nil {
 			return nil, err
 		}
-		if _, err := blocking.Take(ctx, c.ex, cc.Start(), nil, func(cc *Cache) { executor.Submit(c.ex, cc.Stop(), nil) }); err != nil {
+		if _, err := blocking.Take(ctx, "discovery "+c.d.Base()+": start cache", c.ex, cc.Start(), nil, func(cc *Cache) { executor.Submit(c.ex, cc.Stop(), nil) }); err != nil {
 			return nil, err
 		}
 		return &ServiceCache{ex: c.ex, c: cc}, nil
@@ -128,7 +132,7 @@ func (s *ServiceCache) Instances() []Instance { return s.c.Instances() }
 // Next waits until the cached instances differ from those the previous
 // Next returned and returns them (Cache.Next), or ctx's error.
 func (s *ServiceCache) Next(ctx context.Context) ([]Instance, error) {
-	return executor.Await(ctx, s.ex, s.c.Next())
+	return blocking.Await(ctx, "discovery cache: next", s.ex, s.c.Next())
 }
 
 // Provider returns a provider over the cache's instances, timing the
@@ -140,7 +144,7 @@ func (s *ServiceCache) Provider(opts ...ProviderOption) (*Provider, error) {
 // Stop stops the cache. It is started whatever ctx; it returns once the
 // cache has stopped, or ctx's error (the stop goes on in the background).
 func (s *ServiceCache) Stop(ctx context.Context) error {
-	_, err := blocking.Give(ctx, s.ex, nil, s.c.Stop())
+	_, err := blocking.Give(ctx, "discovery cache: stop", s.ex, nil, s.c.Stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil
 	}

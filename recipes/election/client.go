@@ -21,6 +21,7 @@ import (
 type Client struct {
 	ex   *executor.Executor
 	cand Candidate
+	name string // "election /dir", for errors
 }
 
 // NewClient returns a Client of the election under dir (New) whose flows
@@ -33,7 +34,7 @@ func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, erro
 	if err != nil {
 		return nil, err
 	}
-	return &Client{ex: ex, cand: e}, nil
+	return &Client{ex: ex, cand: e, name: "election " + dir}, nil
 }
 
 // NewMasterClient returns a Client of the master node at path
@@ -46,7 +47,7 @@ func NewMasterClient(ex *executor.Executor, path string, opts ...Option) (*Clien
 	if err != nil {
 		return nil, err
 	}
-	return &Client{ex: ex, cand: m}, nil
+	return &Client{ex: ex, cand: m, name: "master " + path}, nil
 }
 
 // Candidate is the task face this Client runs: an *Election or a
@@ -64,14 +65,14 @@ func (c *Client) Executor() *executor.Executor { return c.ex }
 // context.DeadlineExceeded under errors.Is); leadership won just as ctx
 // ended is resigned.
 func (c *Client) Campaign(ctx context.Context) (*Leadership, error) {
-	return blocking.Take(ctx, c.ex, c.cand.Campaign(), func(l *Leadership) { l.ex = c.ex },
+	return blocking.Take(ctx, c.name+": campaign", c.ex, c.cand.Campaign(), func(l *Leadership) { l.ex = c.ex },
 		func(l *Leadership) { executor.Submit(c.ex, l.Resign(), nil) }) // won just as ctx ended: nobody will use it
 }
 
 // Leader reads the current leader's data (Election.Leader,
 // Master.Leader).
 func (c *Client) Leader(ctx context.Context) ([]byte, error) {
-	return executor.Await(ctx, c.ex, c.cand.Leader())
+	return blocking.Await(ctx, c.name+": leader", c.ex, c.cand.Leader())
 }
 
 // Resign gives up leadership this Client won (Leadership.Resign). The
@@ -86,14 +87,14 @@ func (c *Client) Resign(ctx context.Context, l *Leadership) error {
 	if err := blocking.Owned(c.ex, exOf(l), errNotOurs); err != nil {
 		return err
 	}
-	_, err := blocking.Give(ctx, c.ex, nil, l.Resign())
+	_, err := blocking.Give(ctx, c.name+": resign", c.ex, nil, l.Resign())
 	return err
 }
 
 // Fenced runs ops in one multi that succeeds only while l still leads
 // (Leadership.Fenced), and waits for it until ctx ends.
 func (c *Client) Fenced(ctx context.Context, l *Leadership, ops ...task.MultiOp) ([]task.MultiResult, error) {
-	return blocking.Do(ctx, c.ex, exOf(l), errNotOurs, func() task.Task[[]task.MultiResult] { return l.Fenced(ops...) })
+	return blocking.Do(ctx, c.name+": fenced write", c.ex, exOf(l), errNotOurs, func() task.Task[[]task.MultiResult] { return l.Fenced(ops...) })
 }
 
 var errNotOurs = fmt.Errorf("election: leadership not won through a Client on this executor: %w", task.ErrInvalidArgument)
@@ -160,7 +161,7 @@ func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.
 		l, err := cl.Campaign(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return blocking.CtxErr(ctx)
+				return blocking.CtxErr(ctx, cl.name+": lead")
 			}
 			if !transient(err) {
 				return err
@@ -190,7 +191,7 @@ func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.
 		case lerr != nil:
 			return lerr
 		case ctx.Err() != nil:
-			return blocking.CtxErr(ctx)
+			return blocking.CtxErr(ctx, cl.name+": lead")
 		case !opts.Requeue:
 			return nil
 		}

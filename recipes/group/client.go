@@ -59,7 +59,7 @@ func (c *Client) Join(ctx context.Context, id string, data []byte) (*Member, err
 }
 
 func (c *Client) joinOnce(ctx context.Context, id string, data []byte) (*Member, error) {
-	return blocking.Take(ctx, c.ex, c.g.Join(id, data), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
+	return blocking.Take(ctx, "group "+c.g.Dir()+": join", c.ex, c.g.Join(id, data), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
 }
 
 // Leave ends m's membership (Member.Leave). The leave is always started,
@@ -74,7 +74,7 @@ func (c *Client) Leave(ctx context.Context, m *Member) error {
 	if m == nil || m.g == nil {
 		return errNil("Member")
 	}
-	_, err := blocking.Give(ctx, c.ex, nil, m.Leave())
+	_, err := blocking.Give(ctx, "group "+c.g.Dir()+": leave", c.ex, nil, m.Leave())
 	return err
 }
 
@@ -97,7 +97,7 @@ func (c *Client) Watch(ctx context.Context) (*Watcher, error) {
 
 func (c *Client) watchOnce(ctx context.Context) (*Watcher, error) {
 	w := &Watcher{ex: c.ex, notify: make(chan struct{}, 1)}
-	v, err := blocking.Take(ctx, c.ex, c.g.Watch(w.update), nil, func(v *View) { executor.Submit(c.ex, v.Stop(), nil) }) // started just as ctx ended
+	v, err := blocking.Take(ctx, "group "+c.g.Dir()+": watch", c.ex, c.g.Watch(w.update), nil, func(v *View) { executor.Submit(c.ex, v.Stop(), nil) }) // started just as ctx ended
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func (w *Watcher) Next(ctx context.Context) (Change, error) {
 		case <-w.v.Done():
 		case <-ctx.Done():
 			if !park.Closed(w.v.Done()) {
-				return Change{}, blocking.CtxErr(ctx)
+				return Change{}, blocking.CtxErr(ctx, "group watcher: next")
 			}
 		}
 		// deliver what arrived before the end, then the error
@@ -182,7 +182,7 @@ func (w *Watcher) Members() []string { return w.v.Members() }
 // stopped, or ctx's error; the stop is started whatever ctx, so a ctx
 // that has ended still stops the view, in the background.
 func (w *Watcher) Stop(ctx context.Context) error {
-	_, err := blocking.Give(ctx, w.ex, nil, w.v.Stop())
+	_, err := blocking.Give(ctx, "group watcher: stop", w.ex, nil, w.v.Stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil // the executor stopped: so did the view
 	}

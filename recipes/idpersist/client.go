@@ -9,6 +9,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
 )
@@ -116,5 +117,5 @@ func NewClient(ex *executor.Executor, cfg Config) (*Client, error) {
 // are missing, until ctx ends. A session expiry during a call starts it
 // again on the next session.
 func (g *Client) Next(ctx context.Context) (int64, error) {
-	return executor.AwaitAcrossExpiry(ctx, g.ex, g.next)
+	return blocking.AwaitAcrossExpiry(ctx, "idpersist: next", g.ex, g.next)
 }

@@ -69,7 +69,7 @@ func (c *Client) acquire(ctx context.Context, t task.Task[*Held]) (*Held, error)
 	if err := executor.CanBlock(); err != nil {
 		return nil, err
 	}
-	if err := c.pending.Wait(ctx); err != nil {
+	if err := c.pending.Wait(ctx, "lock "+c.l.Dir()+": acquire"); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -78,7 +78,7 @@ func (c *Client) acquire(ctx context.Context, t task.Task[*Held]) (*Held, error)
 		return nil, fmt.Errorf("lock: %w: %s", ErrAlreadyHeld, h.Path())
 	}
 	c.mu.Unlock()
-	return blocking.Take(ctx, c.ex, t, func(h *Held) {
+	return blocking.Take(ctx, "lock "+c.l.Dir()+": acquire", c.ex, t, func(h *Held) {
 		h.ex = c.ex
 		c.mu.Lock()
 		c.held = h
@@ -112,14 +112,14 @@ func (c *Client) Release(ctx context.Context, h *Held) error {
 	if err := blocking.Owned(c.ex, exOf(h), errNotOurs); err != nil {
 		return err
 	}
-	_, err := blocking.Give(ctx, c.ex, &c.pending, h.Release())
+	_, err := blocking.Give(ctx, "lock "+c.l.Dir()+": release", c.ex, &c.pending, h.Release())
 	return err
 }
 
 // Fenced runs ops in one multi that succeeds only while h still holds the
 // lock (Held.Fenced), and waits for it until ctx ends.
 func (c *Client) Fenced(ctx context.Context, h *Held, ops ...task.MultiOp) ([]task.MultiResult, error) {
-	return blocking.Do(ctx, c.ex, exOf(h), errNotOurs, func() task.Task[[]task.MultiResult] { return h.Fenced(ops...) })
+	return blocking.Do(ctx, "lock "+c.l.Dir()+": fenced write", c.ex, exOf(h), errNotOurs, func() task.Task[[]task.MultiResult] { return h.Fenced(ops...) })
 }
 
 var errNotOurs = fmt.Errorf("lock: a lock not acquired through a Client on this executor: %w", task.ErrInvalidArgument)

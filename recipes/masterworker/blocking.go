@@ -36,7 +36,7 @@ func (w *Worker) Serve(ctx context.Context, ex *executor.Executor) error {
 	}
 	_, err := executor.AwaitAcrossExpiry(ctx, ex, w.Run())
 	if ctx.Err() != nil {
-		_, _ = blocking.Give(ctx, ex, nil, w.deregister())
+		_, _ = blocking.Give(ctx, "masterworker worker: deregister", ex, nil, w.deregister())
 	}
 	return err
 }
@@ -88,13 +88,13 @@ func (cl *Client) Submit(ctx context.Context, data []byte) (string, error) {
 		}
 		task.Run(s, sub, k)
 	}
-	return executor.AwaitAcrossExpiry(ctx, cl.ex, task.Task[string](t))
+	return blocking.AwaitAcrossExpiry(ctx, "masterworker: submit", cl.ex, task.Task[string](t))
 }
 
 // Wait waits for the status of the named task, across session expiries,
 // until ctx ends.
 func (cl *Client) Wait(ctx context.Context, name string) (Result, error) {
-	return executor.AwaitAcrossExpiry(ctx, cl.ex, cl.sys.Wait(name))
+	return blocking.AwaitAcrossExpiry(ctx, "masterworker: wait "+name, cl.ex, cl.sys.Wait(name))
 }
 
 // Do submits data and waits for its status. A failed handler is reported

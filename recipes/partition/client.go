@@ -43,7 +43,7 @@ func (c *Client) Join(ctx context.Context, identifier string, on func(Change)) (
 	if c == nil {
 		return nil, errNil("Client")
 	}
-	return blocking.Take(ctx, c.ex, c.p.Join(identifier, on), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
+	return blocking.Take(ctx, "partition "+c.p.Path()+": join", c.ex, c.p.Join(identifier, on), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
 }
 
 // Wait blocks until m is in state Acquired and returns what it holds
@@ -67,7 +67,7 @@ func (c *Client) Wait(ctx context.Context, m *Member) ([]Hold, error) {
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			return nil, blocking.CtxErr(ctx)
+			return nil, blocking.CtxErr(ctx, "partition "+c.p.Path()+": wait")
 		}
 	}
 }
@@ -82,7 +82,7 @@ func (c *Client) Fenced(ctx context.Context, m *Member, item string, ops ...task
 	if m == nil || m.p == nil {
 		return nil, errNil("Member")
 	}
-	return executor.Await(ctx, c.ex, m.Fenced(item, ops...))
+	return blocking.Await(ctx, "partition "+c.p.Path()+": fenced write", c.ex, m.Fenced(item, ops...))
 }
 
 // Leave gives up m's items and leaves the party (Member.Leave). The leave
@@ -95,7 +95,7 @@ func (c *Client) Leave(ctx context.Context, m *Member) error {
 	if m == nil || m.p == nil {
 		return errNil("Member")
 	}
-	_, err := blocking.Give(ctx, c.ex, nil, m.Leave())
+	_, err := blocking.Give(ctx, "partition "+c.p.Path()+": leave", c.ex, nil, m.Leave())
 	return err
 }
 

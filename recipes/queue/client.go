@@ -2,12 +2,12 @@ package queue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/park"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -46,12 +46,12 @@ func (cl *Client) Executor() *executor.Executor { return cl.ex }
 // context.Canceled and context.DeadlineExceeded): the item may or may not
 // be in the queue.
 func (cl *Client) Put(ctx context.Context, data []byte) (string, error) {
-	return executor.Await(ctx, cl.ex, cl.q.Put(data))
+	return blocking.Await(ctx, "queue "+cl.q.Dir()+": put", cl.ex, cl.q.Put(data))
 }
 
 // PutPriority adds data with the given priority; see Put.
 func (cl *Client) PutPriority(ctx context.Context, data []byte, priority int) (string, error) {
-	return executor.Await(ctx, cl.ex, cl.q.PutPriority(data, priority))
+	return blocking.Await(ctx, "queue "+cl.q.Dir()+": put", cl.ex, cl.q.PutPriority(data, priority))
 }
 
 // Take waits until ctx ends for an item and takes it (see Queue.Take).
@@ -84,7 +84,7 @@ func (cl *Client) Take(ctx context.Context) (*Item, error) {
 	if r := <-ch; r.err == nil {
 		return r.it, nil
 	}
-	return nil, ctxErr(ctx)
+	return nil, ctxErr(ctx, "queue "+cl.q.Dir()+": take")
 }
 
 // Ack acknowledges an item taken in at-least-once mode (see Item.Ack for
@@ -97,7 +97,7 @@ func (cl *Client) Take(ctx context.Context) (*Item, error) {
 // even when ctx ends during the work. Called on an executor's goroutine,
 // it starts the ack and returns executor.ErrOnExecutor.
 func (cl *Client) Ack(ctx context.Context, it *Item) error {
-	_, err := giveUp(ctx, cl.ex, it.Ack())
+	_, err := giveUp(ctx, "queue "+cl.q.Dir()+": ack", cl.ex, it.Ack())
 	return err
 }
 
@@ -107,7 +107,7 @@ func (cl *Client) Ack(ctx context.Context, it *Item) error {
 // canceled. It waits for t's outcome until ctx ends; then it returns
 // ctx's error and t goes on in the background, its failure reported to
 // the executor's Config.OnError.
-func giveUp[T any](ctx context.Context, ex *executor.Executor, t task.Task[T]) (T, error) {
+func giveUp[T any](ctx context.Context, what string, ex *executor.Executor, t task.Task[T]) (T, error) {
 	var zero T
 	if err := executor.CanBlock(); err != nil {
 		executor.Submit(ex, t, nil)
@@ -115,7 +115,7 @@ func giveUp[T any](ctx context.Context, ex *executor.Executor, t task.Task[T]) (
 	}
 	if ctx.Err() != nil {
 		executor.Submit(ex, t, nil)
-		return zero, ctxErr(ctx)
+		return zero, ctxErr(ctx, what)
 	}
 	type result struct {
 		v   T
@@ -141,14 +141,9 @@ func giveUp[T any](ctx context.Context, ex *executor.Executor, t task.Task[T]) (
 		mu.Lock()
 		waiting = false
 		mu.Unlock()
-		return zero, ctxErr(ctx)
+		return zero, ctxErr(ctx, what)
 	}
 }
 
 // ctxErr is the error a blocking call returns when ctx ended first.
-func ctxErr(ctx context.Context) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return task.ErrDeadlineExceeded
-	}
-	return task.ErrCanceled
-}
+func ctxErr(ctx context.Context, what string) error { return blocking.CtxErr(ctx, what) }

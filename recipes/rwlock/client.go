@@ -92,13 +92,13 @@ func (m *Client) lock(ctx context.Context, mode Mode, t task.Task[*Held]) (*Held
 	if err := executor.CanBlock(); err != nil {
 		return nil, err
 	}
-	if err := m.pending.Wait(ctx); err != nil {
+	if err := m.pending.Wait(ctx, "rwlock "+m.l.Dir()+": acquire"); err != nil {
 		return nil, err
 	}
 	if err := m.refuse(mode); err != nil {
 		return nil, err
 	}
-	return blocking.Take(ctx, m.ex, t, func(h *Held) {
+	return blocking.Take(ctx, "rwlock "+m.l.Dir()+": acquire", m.ex, t, func(h *Held) {
 		h.ex = m.ex
 		m.keep(h)
 	}, func(h *Held) { executor.Submit(m.ex, h.Release(), nil) })
@@ -173,14 +173,14 @@ func (m *Client) Release(ctx context.Context, h *Held) error {
 	if err := blocking.Owned(m.ex, exOf(h), errNotOurs); err != nil {
 		return err
 	}
-	_, err := blocking.Give(ctx, m.ex, &m.pending, h.Release())
+	_, err := blocking.Give(ctx, "rwlock "+m.l.Dir()+": release", m.ex, &m.pending, h.Release())
 	return err
 }
 
 // Fenced runs ops in one multi that succeeds only while h still holds the
 // lock (Held.Fenced), and waits for it until ctx ends.
 func (m *Client) Fenced(ctx context.Context, h *Held, ops ...task.MultiOp) ([]task.MultiResult, error) {
-	return blocking.Do(ctx, m.ex, exOf(h), errNotOurs, func() task.Task[[]task.MultiResult] { return h.Fenced(ops...) })
+	return blocking.Do(ctx, "rwlock "+m.l.Dir()+": fenced write", m.ex, exOf(h), errNotOurs, func() task.Task[[]task.MultiResult] { return h.Fenced(ops...) })
 }
 
 var errNotOurs = fmt.Errorf("rwlock: a lock not acquired through a Client on this executor: %w", task.ErrInvalidArgument)

@@ -40,7 +40,7 @@ func NewClient(ex *executor.Executor, path string, n int, opts ...Option) (*Clie
 // context.Canceled and context.DeadlineExceeded under errors.Is). If the
 // lease was acquired just as ctx ended, it is released.
 func (b *Client) Acquire(ctx context.Context) (*Lease, error) {
-	ls, err := await(ctx, b.ex, oneOf(b.m.Acquire()))
+	ls, err := await(ctx, "semaphore "+b.m.Path()+": acquire", b.ex, oneOf(b.m.Acquire()))
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (b *Client) Acquire(ctx context.Context) (*Lease, error) {
 // it fails with ErrBusy, leaving no node behind, instead of waiting. ctx
 // bounds the round trips it takes, as for Acquire.
 func (b *Client) TryAcquire(ctx context.Context) (*Lease, error) {
-	ls, err := await(ctx, b.ex, oneOf(b.m.TryAcquire()))
+	ls, err := await(ctx, "semaphore "+b.m.Path()+": try acquire", b.ex, oneOf(b.m.TryAcquire()))
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (b *Client) TryAcquire(ctx context.Context) (*Lease, error) {
 // if ctx ends first, or one acquire fails, the leases already acquired
 // are released.
 func (b *Client) AcquireMany(ctx context.Context, k int) ([]*Lease, error) {
-	return await(ctx, b.ex, b.m.AcquireMany(k))
+	return await(ctx, "semaphore "+b.m.Path()+": acquire many", b.ex, b.m.AcquireMany(k))
 }
 
 // Executor is the executor the Client runs its flows on.
@@ -75,8 +75,8 @@ func oneOf(t task.Task[*Lease]) task.Task[[]*Lease] {
 	return task.Map(t, func(l *Lease) []*Lease { return []*Lease{l} })
 }
 
-func await(ctx context.Context, ex *executor.Executor, t task.Task[[]*Lease]) ([]*Lease, error) {
-	return blocking.Take(ctx, ex, t, func(ls []*Lease) {
+func await(ctx context.Context, what string, ex *executor.Executor, t task.Task[[]*Lease]) ([]*Lease, error) {
+	return blocking.Take(ctx, what, ex, t, func(ls []*Lease) {
 		for _, l := range ls {
 			l.ex = ex
 		}
@@ -99,14 +99,14 @@ func (b *Client) Release(ctx context.Context, l *Lease) error {
 	if err := blocking.Owned(b.ex, exOf(l), errNotOurs); err != nil {
 		return err
 	}
-	_, err := blocking.Give(ctx, b.ex, nil, l.Release())
+	_, err := blocking.Give(ctx, "semaphore "+b.m.Path()+": release", b.ex, nil, l.Release())
 	return err
 }
 
 // Fenced runs ops in one multi that succeeds only while l is still held
 // (Lease.Fenced), and waits for it until ctx ends.
 func (b *Client) Fenced(ctx context.Context, l *Lease, ops ...task.MultiOp) ([]task.MultiResult, error) {
-	return blocking.Do(ctx, b.ex, exOf(l), errNotOurs, func() task.Task[[]task.MultiResult] { return l.Fenced(ops...) })
+	return blocking.Do(ctx, "semaphore "+b.m.Path()+": fenced write", b.ex, exOf(l), errNotOurs, func() task.Task[[]task.MultiResult] { return l.Fenced(ops...) })
 }
 
 var errNotOurs = fmt.Errorf("semaphore: a lease not acquired through a Client on this executor: %w", task.ErrInvalidArgument)

@@ -65,7 +65,7 @@ func NewClient(ex *executor.Executor, path string, blockSize int64, opts ...Opti
 // time increase.
 func (g *Client) Next(ctx context.Context) (int64, error) {
 	if g.size == 1 {
-		return executor.AwaitAcrossExpiry(ctx, g.ex, g.next)
+		return blocking.AwaitAcrossExpiry(ctx, "seqid "+g.path+": next", g.ex, g.next)
 	}
 	for {
 		g.mu.Lock()
@@ -86,14 +86,14 @@ func (g *Client) Next(ctx context.Context) (int64, error) {
 			case <-ch:
 				continue
 			case <-ctx.Done():
-				return 0, blocking.CtxErr(ctx)
+				return 0, blocking.CtxErr(ctx, "seqid "+g.path+": next")
 			}
 		}
 		ch := make(chan struct{})
 		g.filling = ch
 		g.mu.Unlock()
 
-		b, err := executor.AwaitAcrossExpiry(ctx, g.ex, reserve("reserve", g.path, g.size, g.acl))
+		b, err := blocking.AwaitAcrossExpiry(ctx, "seqid "+g.path+": reserve", g.ex, reserve("reserve", g.path, g.size, g.acl))
 		g.mu.Lock()
 		g.filling = nil
 		if err == nil {

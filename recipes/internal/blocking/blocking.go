@@ -9,6 +9,7 @@ package blocking
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
@@ -25,13 +26,13 @@ import (
 // A ctx that has ended already submits nothing; on an executor's
 // goroutine, where waiting would wait forever, Take fails at once with
 // executor.ErrOnExecutor.
-func Take[H any](ctx context.Context, ex *executor.Executor, t task.Task[H], won, undo func(H)) (H, error) {
+func Take[H any](ctx context.Context, what string, ex *executor.Executor, t task.Task[H], won, undo func(H)) (H, error) {
 	var zero H
 	if err := executor.CanBlock(); err != nil {
 		return zero, err
 	}
 	if ctx.Err() != nil {
-		return zero, CtxErr(ctx)
+		return zero, CtxErr(ctx, what)
 	}
 	type result struct {
 		v   H
@@ -54,29 +55,46 @@ func Take[H any](ctx context.Context, ex *executor.Executor, t task.Task[H], won
 	if r.err == nil && undo != nil {
 		undo(r.v)
 	}
-	return zero, CtxErr(ctx)
+	return zero, CtxErr(ctx, what)
 }
 
 // CtxErr is the error a blocking call returns when ctx ended first:
 // task.ErrDeadlineExceeded or task.ErrCanceled (which match
-// context.DeadlineExceeded and context.Canceled under errors.Is).
-func CtxErr(ctx context.Context) error {
+// context.DeadlineExceeded and context.Canceled under errors.Is), wrapped
+// in what was waiting ("lock /locks/a: acquire: deadline exceeded").
+func CtxErr(ctx context.Context, what string) error {
+	err := task.ErrCanceled
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return task.ErrDeadlineExceeded
+		err = task.ErrDeadlineExceeded
 	}
-	return task.ErrCanceled
+	if what == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Named wraps an error that ends a blocking call in what was waiting, if
+// it is a context's end (task.ErrDeadlineExceeded or task.ErrCanceled)
+// that does not say so already; other errors name their operation
+// themselves.
+func Named(what string, err error) error {
+	if err == nil || what == "" || !(errors.Is(err, task.ErrDeadlineExceeded) || errors.Is(err, task.ErrCanceled)) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // Do runs the task mk makes on ex and waits for it until ctx ends
 // (executor.Await), once owner, the executor the handle was taken on, is
 // ex; otherwise it fails with notOurs at once. A handle taken through the
 // task face has no owner and is refused.
-func Do[T any](ctx context.Context, ex, owner *executor.Executor, notOurs error, mk func() task.Task[T]) (T, error) {
+func Do[T any](ctx context.Context, what string, ex, owner *executor.Executor, notOurs error, mk func() task.Task[T]) (T, error) {
 	if owner == nil || owner != ex {
 		var zero T
 		return zero, notOurs
 	}
-	return executor.Await(ctx, ex, mk())
+	v, err := executor.Await(ctx, ex, mk())
+	return v, Named(what, err)
 }
 
 // Give starts t on ex whatever ctx, and waits for its outcome until ctx
@@ -103,7 +121,7 @@ func Do[T any](ctx context.Context, ex, owner *executor.Executor, notOurs error,
 //
 // p, if not nil, counts t while it runs (Pending), so that a Client can
 // wait for its give-backs before it takes again.
-func Give[T any](ctx context.Context, ex *executor.Executor, p *Pending, t task.Task[T]) (T, error) {
+func Give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, t task.Task[T]) (T, error) {
 	var zero T
 	blockErr := executor.CanBlock()
 	g := &giving[T]{ch: make(chan giveResult[T], 1)}
@@ -121,7 +139,7 @@ func Give[T any](ctx context.Context, ex *executor.Executor, p *Pending, t task.
 		return zero, blockErr
 	}
 	if ctx.Err() != nil {
-		return zero, CtxErr(ctx)
+		return zero, CtxErr(ctx, what)
 	}
 	park.Wait(ctx, func() bool { return len(g.ch) > 0 || ctx.Err() != nil })
 	select {
@@ -132,7 +150,7 @@ func Give[T any](ctx context.Context, ex *executor.Executor, p *Pending, t task.
 	if r, ok := g.leave(); ok {
 		return r.v, r.err // the outcome came as ctx ended: it is known
 	}
-	return zero, CtxErr(ctx)
+	return zero, CtxErr(ctx, what)
 }
 
 type giveResult[T any] struct {
@@ -225,7 +243,7 @@ func (p *Pending) add() func() {
 
 // Wait waits until no give-back counted in p runs, or ctx ends (then
 // CtxErr(ctx)).
-func (p *Pending) Wait(ctx context.Context) error {
+func (p *Pending) Wait(ctx context.Context, what string) error {
 	if p == nil {
 		return nil
 	}
@@ -240,7 +258,7 @@ func (p *Pending) Wait(ctx context.Context) error {
 	case <-idle:
 		return nil
 	case <-ctx.Done():
-		return CtxErr(ctx)
+		return CtxErr(ctx, what)
 	}
 }
 
@@ -253,7 +271,7 @@ func (p *Pending) Wait(ctx context.Context) error {
 // and a flow canceled before it started runs giveUp instead, in the
 // background. On an executor's goroutine it submits giveUp and returns
 // executor.ErrOnExecutor.
-func GiveThenWait[T any](ctx context.Context, ex *executor.Executor, t task.Task[T], giveUp task.Task[task.Unit]) (T, error) {
+func GiveThenWait[T any](ctx context.Context, what string, ex *executor.Executor, t task.Task[T], giveUp task.Task[task.Unit]) (T, error) {
 	var zero T
 	if err := executor.CanBlock(); err != nil {
 		executor.Submit(ex, giveUp, nil)
@@ -283,5 +301,18 @@ func GiveThenWait[T any](ctx context.Context, ex *executor.Executor, t task.Task
 		}
 	}
 	f.Cancel()
-	return zero, CtxErr(ctx)
+	return zero, CtxErr(ctx, what)
+}
+
+// Await is executor.Await with its context's end named by what (Named).
+func Await[T any](ctx context.Context, what string, ex *executor.Executor, t task.Task[T]) (T, error) {
+	v, err := executor.Await(ctx, ex, t)
+	return v, Named(what, err)
+}
+
+// AwaitAcrossExpiry is executor.AwaitAcrossExpiry with its context's end
+// named by what (Named).
+func AwaitAcrossExpiry[T any](ctx context.Context, what string, ex *executor.Executor, t task.Task[T]) (T, error) {
+	v, err := executor.AwaitAcrossExpiry(ctx, ex, t)
+	return v, Named(what, err)
 }

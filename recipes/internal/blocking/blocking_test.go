@@ -32,13 +32,13 @@ func running(t *testing.T) *executor.Executor {
 func TestTakeWon(t *testing.T) {
 	ex := running(t)
 	var won, undone int
-	v, err := blocking.Take(context.Background(), ex, task.Value(7), func(int) { won++ }, func(int) { undone++ })
+	v, err := blocking.Take(context.Background(), "test op", ex, task.Value(7), func(int) { won++ }, func(int) { undone++ })
 	if v != 7 || err != nil || won != 1 || undone != 0 {
 		t.Fatalf("Take = %d, %v; won %d, undone %d", v, err, won, undone)
 	}
 	// A failure is returned as is; neither callback runs.
 	boom := errors.New("boom")
-	if _, err := blocking.Take(context.Background(), ex, task.Fail[int](boom), func(int) { won++ }, func(int) { undone++ }); !errors.Is(err, boom) || won != 1 || undone != 0 {
+	if _, err := blocking.Take(context.Background(), "test op", ex, task.Fail[int](boom), func(int) { won++ }, func(int) { undone++ }); !errors.Is(err, boom) || won != 1 || undone != 0 {
 		t.Fatalf("failing task: %v; won %d, undone %d", err, won, undone)
 	}
 }
@@ -50,7 +50,7 @@ func TestTakeContextEnds(t *testing.T) {
 	ran := false
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := blocking.Take(ended, ex, task.Func(func(*task.Scope) (int, error) { ran = true; return 1, nil }), nil, nil); !errors.Is(err, context.Canceled) || !errors.Is(err, task.ErrCanceled) {
+	if _, err := blocking.Take(ended, "test op", ex, task.Func(func(*task.Scope) (int, error) { ran = true; return 1, nil }), nil, nil); !errors.Is(err, context.Canceled) || !errors.Is(err, task.ErrCanceled) {
 		t.Fatalf("ended ctx: %v", err)
 	}
 	forever := task.Task[int](func(s *task.Scope, k task.Cont[int]) {
@@ -63,13 +63,13 @@ func TestTakeContextEnds(t *testing.T) {
 		cancel()
 	}()
 	undone := 0
-	_, err := blocking.Take(ctx, ex, task.Task[int](func(s *task.Scope, k task.Cont[int]) { close(started); forever(s, k) }), nil, func(int) { undone++ })
+	_, err := blocking.Take(ctx, "test op", ex, task.Task[int](func(s *task.Scope, k task.Cont[int]) { close(started); forever(s, k) }), nil, func(int) { undone++ })
 	if !errors.Is(err, task.ErrCanceled) || undone != 0 {
 		t.Fatalf("ctx ended while waiting: %v, undone %d", err, undone)
 	}
 	dl, stop := context.WithTimeout(context.Background(), 0)
 	defer stop()
-	if _, err := blocking.Take(dl, ex, forever, nil, nil); !errors.Is(err, task.ErrDeadlineExceeded) || !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := blocking.Take(dl, "test op", ex, forever, nil, nil); !errors.Is(err, task.ErrDeadlineExceeded) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("deadline: %v", err)
 	}
 	if ran {
@@ -86,7 +86,7 @@ func TestTakeNeverKeepsWhatItDoesNotReturn(t *testing.T) {
 	for range 300 {
 		ctx, cancel := context.WithCancel(context.Background())
 		var won, undone int
-		v, err := blocking.Take(ctx, ex, task.Func(func(*task.Scope) (int, error) { cancel(); return 1, nil }),
+		v, err := blocking.Take(ctx, "test op", ex, task.Func(func(*task.Scope) (int, error) { cancel(); return 1, nil }),
 			func(int) { won++ }, func(int) { undone++ })
 		cancel()
 		switch {
@@ -107,7 +107,7 @@ func TestTakeOnExecutorRefused(t *testing.T) {
 	ex := running(t)
 	inner := running(t)
 	_, err := executor.Await(context.Background(), ex, task.Func(func(*task.Scope) (int, error) {
-		return blocking.Take(context.Background(), inner, task.Value(1), nil, nil)
+		return blocking.Take(context.Background(), "test op", inner, task.Value(1), nil, nil)
 	}))
 	if !errors.Is(err, executor.ErrOnExecutor) {
 		t.Fatalf("Take in a job = %v, want ErrOnExecutor", err)
@@ -120,14 +120,14 @@ func TestDoOwner(t *testing.T) {
 	calls := 0
 	mk := func() task.Task[int] { calls++; return task.Value(3) }
 	for name, owner := range map[string]*executor.Executor{"no owner": nil, "another executor": other} {
-		if _, err := blocking.Do(context.Background(), ex, owner, notOurs, mk); !errors.Is(err, notOurs) {
+		if _, err := blocking.Do(context.Background(), "test op", ex, owner, notOurs, mk); !errors.Is(err, notOurs) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
 	if calls != 0 {
 		t.Fatalf("a refused handle's task was made %d times", calls)
 	}
-	if v, err := blocking.Do(context.Background(), ex, ex, notOurs, mk); v != 3 || err != nil {
+	if v, err := blocking.Do(context.Background(), "test op", ex, ex, notOurs, mk); v != 3 || err != nil {
 		t.Fatalf("owner's Do = %d, %v", v, err)
 	}
 }
@@ -152,23 +152,23 @@ func TestGiveEndedContext(t *testing.T) {
 	ran := 0
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := blocking.Give(ended, ex, &p, task.Func(func(*task.Scope) (int, error) { ran++; return 1, nil })); !errors.Is(err, context.Canceled) {
+	if _, err := blocking.Give(ended, "test op", ex, &p, task.Func(func(*task.Scope) (int, error) { ran++; return 1, nil })); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Give with an ended context = %v", err)
 	}
 	dl, stop := context.WithTimeout(context.Background(), 0)
 	defer stop()
-	if err := p.Wait(dl); !errors.Is(err, task.ErrDeadlineExceeded) {
+	if err := p.Wait(dl, "test op"); !errors.Is(err, task.ErrDeadlineExceeded) {
 		t.Fatalf("Pending.Wait while the give-back is queued = %v", err)
 	}
 	ex.RunUntilIdle()
 	if ran != 1 {
 		t.Fatalf("the give-back ran %d times", ran)
 	}
-	if err := p.Wait(dl); err != nil {
+	if err := p.Wait(dl, "test op"); err != nil {
 		t.Fatalf("Pending.Wait after the give-back = %v", err)
 	}
 	var none *blocking.Pending
-	if err := none.Wait(dl); err != nil {
+	if err := none.Wait(dl, "test op"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -178,10 +178,10 @@ func TestGiveEndedContext(t *testing.T) {
 func TestGiveOutcome(t *testing.T) {
 	ex := running(t)
 	boom := errors.New("boom")
-	if v, err := blocking.Give(context.Background(), ex, nil, task.Value(4)); v != 4 || err != nil {
+	if v, err := blocking.Give(context.Background(), "test op", ex, nil, task.Value(4)); v != 4 || err != nil {
 		t.Fatalf("Give = %d, %v", v, err)
 	}
-	if _, err := blocking.Give(context.Background(), ex, nil, task.Fail[int](boom)); !errors.Is(err, boom) {
+	if _, err := blocking.Give(context.Background(), "test op", ex, nil, task.Fail[int](boom)); !errors.Is(err, boom) {
 		t.Fatalf("Give of a failing task = %v", err)
 	}
 	// The task waits until the caller's context has ended: it is not
@@ -201,7 +201,7 @@ func TestGiveOutcome(t *testing.T) {
 			}), nil)
 		}()
 	})
-	if _, err := blocking.Give(ctx, ex, nil, slow); !errors.Is(err, task.ErrCanceled) {
+	if _, err := blocking.Give(ctx, "test op", ex, nil, slow); !errors.Is(err, task.ErrCanceled) {
 		t.Fatalf("Give whose context ends = %v", err)
 	}
 	close(release)
@@ -216,7 +216,7 @@ func TestGiveOnExecutor(t *testing.T) {
 	ex := running(t)
 	ran := make(chan struct{})
 	_, err := executor.Await(context.Background(), ex, task.Func(func(*task.Scope) (int, error) {
-		return blocking.Give(context.Background(), ex, nil, task.Func(func(*task.Scope) (int, error) { close(ran); return 0, nil }))
+		return blocking.Give(context.Background(), "test op", ex, nil, task.Func(func(*task.Scope) (int, error) { close(ran); return 0, nil }))
 	}))
 	if !errors.Is(err, executor.ErrOnExecutor) {
 		t.Fatalf("Give in a job = %v", err)
@@ -237,7 +237,7 @@ func TestGiveThenWait(t *testing.T) {
 	})
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := blocking.GiveThenWait(ended, ex, wait, giveUp); !errors.Is(err, context.Canceled) {
+	if _, err := blocking.GiveThenWait(ended, "test op", ex, wait, giveUp); !errors.Is(err, context.Canceled) {
 		t.Fatalf("GiveThenWait with an ended context = %v", err)
 	}
 	ex.RunUntilIdle()
@@ -256,7 +256,7 @@ func TestGiveThenWait(t *testing.T) {
 		close(started)
 		task.Suspend(s, k, func(task.Cont[int]) func() { return nil })
 	})
-	if _, err := blocking.GiveThenWait(ctx, live, waiting, giveUp); !errors.Is(err, task.ErrCanceled) {
+	if _, err := blocking.GiveThenWait(ctx, "test op", live, waiting, giveUp); !errors.Is(err, task.ErrCanceled) {
 		t.Fatalf("GiveThenWait whose context ends = %v", err)
 	}
 	<-cleaned
@@ -275,12 +275,12 @@ func TestGiveAfterClose(t *testing.T) {
 	ex.Shutdown()
 	ex.RunUntilIdle()
 	var p blocking.Pending
-	if _, err := blocking.Give(context.Background(), ex, &p, task.Value(1)); !errors.Is(err, task.ErrClosed) {
+	if _, err := blocking.Give(context.Background(), "test op", ex, &p, task.Value(1)); !errors.Is(err, task.ErrClosed) {
 		t.Fatalf("Give after the executor stopped = %v", err)
 	}
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := p.Wait(ended); err != nil {
+	if err := p.Wait(ended, "test op"); err != nil {
 		t.Fatalf("Pending after a refused give-back = %v", err)
 	}
 }

@@ -58,10 +58,10 @@ func TestGiveFailureReported(t *testing.T) {
 
 	t.Run("ended context", func(t *testing.T) {
 		ex, h := steppedHearing(t)
-		if _, err := blocking.Give(ended, ex, nil, task.Fail[int](boom)); !errors.Is(err, task.ErrCanceled) {
+		if _, err := blocking.Give(ended, "test op", ex, nil, task.Fail[int](boom)); !errors.Is(err, task.ErrCanceled) {
 			t.Fatalf("Give with an ended context = %v", err)
 		}
-		if _, err := blocking.Give(ended, ex, nil, task.Value(1)); !errors.Is(err, task.ErrCanceled) {
+		if _, err := blocking.Give(ended, "test op", ex, nil, task.Value(1)); !errors.Is(err, task.ErrCanceled) {
 			t.Fatalf("Give with an ended context = %v", err)
 		}
 		ex.RunUntilIdle()
@@ -89,7 +89,7 @@ func TestGiveFailureReported(t *testing.T) {
 				executor.Submit(ex, task.Func(func(*task.Scope) (int, error) { k(0, boom); return 0, nil }), nil)
 			}()
 		})
-		if _, err := blocking.Give(ctx, ex, nil, slow); !errors.Is(err, task.ErrCanceled) {
+		if _, err := blocking.Give(ctx, "test op", ex, nil, slow); !errors.Is(err, task.ErrCanceled) {
 			t.Fatalf("Give whose context ends = %v", err)
 		}
 		close(release)
@@ -108,7 +108,7 @@ func TestGiveFailureReported(t *testing.T) {
 	t.Run("on an executor", func(t *testing.T) {
 		ex, h := steppedHearing(t)
 		executor.Submit(ex, task.Func(func(*task.Scope) (int, error) {
-			return blocking.Give(context.Background(), ex, nil, task.Fail[int](boom))
+			return blocking.Give(context.Background(), "test op", ex, nil, task.Fail[int](boom))
 		}), func(_ int, err error) {
 			if !errors.Is(err, executor.ErrOnExecutor) {
 				t.Errorf("Give in a job = %v", err)
@@ -129,7 +129,7 @@ func TestGiveFailureReported(t *testing.T) {
 		run, stop := context.WithCancel(context.Background())
 		ran := make(chan struct{})
 		go func() { defer close(ran); _ = ex.Run(run) }()
-		if _, err := blocking.Give(context.Background(), ex, nil, task.Fail[int](boom)); !errors.Is(err, boom) {
+		if _, err := blocking.Give(context.Background(), "test op", ex, nil, task.Fail[int](boom)); !errors.Is(err, boom) {
 			t.Fatalf("Give = %v", err)
 		}
 		stop()

@@ -58,12 +58,6 @@ type Receiver interface {
 	Receive(Response)
 }
 
-// ReceiverFunc makes a function a Receiver.
-type ReceiverFunc func(Response)
-
-// Receive calls f(r).
-func (f ReceiverFunc) Receive(r Response) { f(r) }
-
 // SessionFollower is an optional method of a Conn. The executor calls
 // Follow with the id of each session it takes as current, when it applies
 // the StateConnected event. From then on, a Conn that implements it fails
@@ -283,7 +277,7 @@ func Validate(req Request, limit int) error {
 		if r == nil {
 			return ErrInvalidArgument
 		}
-		if !r.Mode.Valid() {
+		if !r.Mode.valid() {
 			return ErrInvalidArgument
 		}
 		if r.Mode.IsTTL() {

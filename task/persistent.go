@@ -69,8 +69,8 @@ const (
 	WatchPersistentRecursive AddWatchMode = 1
 )
 
-// Valid reports whether m is one of the defined modes.
-func (m AddWatchMode) Valid() bool {
+// valid reports whether m is one of the defined modes.
+func (m AddWatchMode) valid() bool {
 	return m == WatchPersistent || m == WatchPersistentRecursive
 }
 
@@ -103,8 +103,8 @@ const (
 	WatcherAny WatcherType = 3
 )
 
-// Valid reports whether t is one of the defined types.
-func (t WatcherType) Valid() bool { return t >= WatcherChildren && t <= WatcherAny }
+// valid reports whether t is one of the defined types.
+func (t WatcherType) valid() bool { return t >= WatcherChildren && t <= WatcherAny }
 
 func (t WatcherType) String() string {
 	switch t {
@@ -162,12 +162,12 @@ func (*RemoveWatchesRequest) isRequest() {}
 func validateWatchReq(req Request) (bool, error) {
 	switch r := req.(type) {
 	case *AddWatchRequest:
-		if r == nil || !r.Mode.Valid() {
+		if r == nil || !r.Mode.valid() {
 			return true, ErrInvalidArgument
 		}
 		return true, ValidatePath(r.Path, false)
 	case *RemoveWatchesRequest:
-		if r == nil || !r.Type.Valid() {
+		if r == nil || !r.Type.valid() {
 			return true, ErrInvalidArgument
 		}
 		return true, ValidatePath(r.Path, false)
@@ -289,7 +289,7 @@ func AddWatch(path string, mode AddWatchMode) Task[*PersistentWatch] {
 // ErrWatchRemoved). It fails with an error wrapping CodeNoWatcher when the
 // server holds none.
 func RemoveWatches(path string, typ WatcherType) Task[Unit] {
-	return Map(Send(&RemoveWatchesRequest{Path: path, Type: typ}), func(Response) Unit { return Unit{} })
+	return mapTask(request(&RemoveWatchesRequest{Path: path, Type: typ}), func(Response) Unit { return Unit{} })
 }
 
 // streamWaiter is the one Next waiting on a PersistentWatch: fn takes the

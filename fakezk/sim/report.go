@@ -75,7 +75,7 @@ func (s *Stats) Add(res Result) {
 // Failures is the number of seeds that failed.
 func (s Stats) Failures() int { return s.Safety + s.Liveness + s.Setup }
 
-// SeedsPerSecond is Seeds over Wall.
+// seedsPerSecond is Seeds over Wall.
 func (s Stats) seedsPerSecond() float64 {
 	if s.Wall <= 0 {
 		return 0
@@ -83,7 +83,7 @@ func (s Stats) seedsPerSecond() float64 {
 	return float64(s.Seeds) / s.Wall.Seconds()
 }
 
-// FiredString lists the faults fired per class, "class=n" separated by
+// firedString lists the faults fired per class, "class=n" separated by
 // spaces, every class included.
 func (s Stats) firedString() string {
 	parts := make([]string, 0, numClasses)
@@ -99,7 +99,7 @@ func (s Stats) String() string {
 		s.SimTime.Round(time.Second), s.firedString())
 }
 
-// Line is s in one machine-readable line ("SIM key=value ..."), which
+// line is s in one machine-readable line ("SIM key=value ..."), which
 // the Makefile's sim target sums across packages (internal/simsum); the
 // regression seeds replayed and the ranges run ("-" for none), then the
 // seeds run under a root and the CPU time used, close it.

@@ -313,18 +313,6 @@ func Run[T any](w *World, i int, t task.Task[T]) (T, error) {
 	return o.V, o.Err
 }
 
-// All reports whether every func reports true.
-func All(fs ...func() bool) func() bool {
-	return func() bool {
-		for _, f := range fs {
-			if !f() {
-				return false
-			}
-		}
-		return true
-	}
-}
-
 // Children lists dir's children on the server, sorted, read directly from
 // the server's tree (no session, no watches). dir is a client's path (see
 // Config.Root).

@@ -3,6 +3,7 @@ package fakezk
 import (
 	"slices"
 
+	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -162,7 +163,7 @@ func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequ
 		if remote {
 			// Unchecked by the client (Conn.Send): checked here, as
 			// PrepRequestProcessor checks each op of a multi.
-			if err = task.Validate(op, s.cfg.MaxDataSize); err != nil {
+			if err = reqcheck.Validate(op, s.cfg.MaxDataSize); err != nil {
 				err = task.ErrBadArguments
 				op = nil
 			}

@@ -69,11 +69,6 @@ const (
 	WatchPersistentRecursive AddWatchMode = 1
 )
 
-// valid reports whether m is one of the defined modes.
-func (m AddWatchMode) valid() bool {
-	return m == WatchPersistent || m == WatchPersistentRecursive
-}
-
 func (m AddWatchMode) String() string {
 	switch m {
 	case WatchPersistent:
@@ -102,9 +97,6 @@ const (
 	// recursive ones included.
 	WatcherAny WatcherType = 3
 )
-
-// valid reports whether t is one of the defined types.
-func (t WatcherType) valid() bool { return t >= WatcherChildren && t <= WatcherAny }
 
 func (t WatcherType) String() string {
 	switch t {
@@ -157,23 +149,6 @@ func (r *RemoveWatchesRequest) NodePath() string { return r.Path }
 
 func (*AddWatchRequest) isRequest()      {}
 func (*RemoveWatchesRequest) isRequest() {}
-
-// validateWatchReq is Validate for the two requests.
-func validateWatchReq(req Request) (bool, error) {
-	switch r := req.(type) {
-	case *AddWatchRequest:
-		if r == nil || !r.Mode.valid() {
-			return true, ErrInvalidArgument
-		}
-		return true, ValidatePath(r.Path, false)
-	case *RemoveWatchesRequest:
-		if r == nil || !r.Type.valid() {
-			return true, ErrInvalidArgument
-		}
-		return true, ValidatePath(r.Path, false)
-	}
-	return false, nil
-}
 
 // PersistentWatch is a watch set by AddWatch: a stream of events read with
 // Next, which ends when the watch is removed or its session ends. It is

@@ -1,6 +1,9 @@
 package zkadapter
 
-import "github.com/zkflow/zkflow/task"
+import (
+	"github.com/zkflow/zkflow/internal/reqcheck"
+	"github.com/zkflow/zkflow/task"
+)
 
 // DefaultMaxPacketSize is ZooKeeper's default jute.maxbuffer (0xfffff): a
 // server closes the connection of a client that sends a longer request,
@@ -8,4 +11,4 @@ import "github.com/zkflow/zkflow/task"
 const DefaultMaxPacketSize = task.MaxPacketSize
 
 // packetSize is the length of req on the wire as the Conn sends it.
-func packetSize(req task.Request) int { return task.PacketSize(req) }
+func packetSize(req task.Request) int { return reqcheck.PacketSize(req) }

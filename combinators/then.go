@@ -18,8 +18,20 @@ func Then[A, B any](a task.Task[A], f func(A) task.Task[B]) task.Task[B] {
 	}
 }
 
-// Map runs a and transforms its value with f.
-func Map[A, B any](a task.Task[A], f func(A) B) task.Task[B] { return task.Map(a, f) }
+// Map runs a and transforms its value with f. An error of a skips f and is
+// Map's error.
+func Map[A, B any](a task.Task[A], f func(A) B) task.Task[B] {
+	return func(s *task.Scope, k task.Cont[B]) {
+		task.Run(s, a, func(v A, err error) {
+			if err != nil {
+				var zero B
+				k(zero, err)
+				return
+			}
+			k(f(v), nil)
+		})
+	}
+}
 
 // Seq runs a, drops its value, then runs b.
 func Seq[A, B any](a task.Task[A], b task.Task[B]) task.Task[B] {

@@ -61,6 +61,8 @@ type Config struct {
 // Executor runs every step of every flow on one goroutine. See the package
 // documentation for its queues and guarantees.
 type Executor struct {
+	frames // the task package's state: its trampoline, the task.Flow bodies alive
+
 	conn    task.Conn
 	clock   task.Clock
 	onError func(error)
@@ -95,19 +97,21 @@ type Executor struct {
 	receive   func()            // e.receiveCur, made once
 	events    queue
 	tasks     queue
-	depth     int
 	started   bool
 	state     task.State
 	session   *task.Session
 	sessScope *task.Scope
 	subs      []*subscription
-	bodies    task.Bodies // the task.Flow bodies alive
 	stepCount uint64
 	flowSeq   uint64     // flows started (observed)
 	opSeq     uint64     // requests sent (observed)
 	obsState  task.State // the last state reported to the observer
 	obsSince  time.Time  // when it was
 }
+
+// frames is task.Frames under a name that keeps the embedded field
+// unexported: it gives Executor the unexported method of task.Runtime.
+type frames = task.Frames
 
 type item struct {
 	fn   func()
@@ -313,7 +317,7 @@ func (e *Executor) step() bool {
 	if !e.events.pop(j, &e.curResp) && !(e.runnable() && e.tasks.pop(j, &e.curResp)) {
 		return false
 	}
-	e.depth = 0
+	task.NewJob(&e.frames)
 	e.stepCount++
 	if j.fn != nil {
 		fn := j.fn
@@ -554,9 +558,6 @@ func (e *Executor) watchFunc(watch func(task.Event)) func(task.Event) {
 // Current implements task.Runtime.
 func (e *Executor) Current() (task.Session, task.State) { return *e.session, e.state }
 
-// Depth implements task.Runtime.
-func (e *Executor) Depth() *int { return &e.depth }
-
 // SessionScope implements task.Runtime.
 func (e *Executor) SessionScope() *task.Scope { return e.sessScope }
 
@@ -574,9 +575,6 @@ func (e *Executor) Rand() uint64 { return e.rng.Uint64() }
 // Report implements task.Runtime.
 func (e *Executor) Report(err error) { e.report(err) }
 
-// Bodies implements task.Runtime.
-func (e *Executor) Bodies() *task.Bodies { return &e.bodies }
-
 // Abandon releases what an executor that will never run again still
 // holds: the goroutines of the task.Flow bodies suspended in its flows
 // are unwound (their deferred functions run; no continuation is called,
@@ -584,7 +582,7 @@ func (e *Executor) Bodies() *task.Bodies { return &e.bodies }
 // of a process it crashes; it must be called on the goroutine that drove
 // the executor, and the executor must not be driven afterwards.
 func (e *Executor) Abandon() {
-	e.bodies.Unwind()
+	task.Unwind(&e.frames)
 }
 
 // ErrStopped is returned by Run when the executor was already stopped.

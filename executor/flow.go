@@ -402,7 +402,7 @@ func (e *Executor) shutdown() {
 		e.started = true
 	}
 	runJob(func() { // what the cancellation runs is a job like any other
-		e.depth = 0
+		task.NewJob(&e.frames)
 		if e.state == task.StateClosed { // the connection said so already
 			return
 		}
@@ -426,7 +426,7 @@ func (e *Executor) shutdown() {
 	// Every task.Flow body has ended by now (the cancellation reached
 	// its Await, and the task queue runs after Close); one that loops on
 	// without awaiting again cannot hold a goroutine past the shutdown.
-	runJob(e.bodies.Unwind)
+	runJob(func() { task.Unwind(&e.frames) })
 	e.finished()
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 
+	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -165,7 +166,7 @@ func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequ
 		if remote {
 			// Unchecked by the client (Conn.Send): checked here, as
 			// PrepRequestProcessor checks each op of a multi.
-			if err = task.Validate(op, s.cfg.MaxDataSize); err != nil {
+			if err = reqcheck.Validate(op, s.cfg.MaxDataSize); err != nil {
 				err = task.ErrBadArguments
 				op = nil
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -386,7 +387,7 @@ func TestChrootErrorsUnchanged(t *testing.T) {
 func TestChrootPacketLimitCountsTheRoot(t *testing.T) {
 	const root = "/a-rather-long-root"
 	set := &task.SetDataRequest{Path: "/n", Data: make([]byte, 1000), Version: task.AnyVersion}
-	srv := fakezk.New(fakezk.Config{MaxPacketSize: task.PacketSize(set) + len(root) - 1})
+	srv := fakezk.New(fakezk.Config{MaxPacketSize: reqcheck.PacketSize(set) + len(root) - 1})
 	plain := connectRoot(t, srv, "")
 	plain.must(mk(root))
 	plain.must(mk(root + "/n"))

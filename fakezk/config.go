@@ -46,7 +46,7 @@ type Config struct {
 	// request longer than this on the wire (as zkadapter encodes it) fails
 	// with task.ErrDataTooLarge and is not applied, as zkadapter rejects it
 	// before sending where a real server would close the connection. 0
-	// means DefaultMaxPacketSize (0xfffff); < 0 means no limit.
+	// means task.MaxPacketSize (0xfffff); < 0 means no limit.
 	MaxPacketSize int
 	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled). When
 	// false, as on a default 3.8 server, TTL creates fail with ErrUnimplemented.
@@ -154,7 +154,7 @@ func (c *Config) ensureDefaults() {
 		c.MaxDataSize = task.MaxDataSize
 	}
 	if c.MaxPacketSize == 0 {
-		c.MaxPacketSize = DefaultMaxPacketSize
+		c.MaxPacketSize = task.MaxPacketSize
 	}
 	if c.ContainerCheckInterval == 0 {
 		c.ContainerCheckInterval = DefaultContainerCheckInterval

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -131,7 +132,7 @@ func (c *Conn) do(req task.Request, done func(task.Response), zdone func(task.Re
 	s := c.srv
 	s.mu.Lock()
 	c.nextID++
-	err := task.Validate(req, s.cfg.MaxDataSize)
+	err := reqcheck.Validate(req, s.cfg.MaxDataSize)
 	if _, isMulti := req.(*task.MultiRequest); isMulti && c.remote {
 		// A server checks a multi's ops one by one, as it applies
 		// them: a bad one fails there, with the multi's results
@@ -147,7 +148,7 @@ func (c *Conn) do(req task.Request, done func(task.Response), zdone func(task.Re
 	// On the stack unless it has to wait in the outbox.
 	p := pending{id: c.nextID, req: req, done: done, zdone: zdone, watch: watch}
 	if err == nil && s.cfg.MaxPacketSize > 0 && packetSize(req) > s.cfg.MaxPacketSize {
-		err = task.PacketTooLarge(packetSize(req), s.cfg.MaxPacketSize)
+		err = reqcheck.PacketTooLarge(packetSize(req), s.cfg.MaxPacketSize)
 	}
 	if err != nil {
 		if c.remote && isWrite(req) {

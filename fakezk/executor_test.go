@@ -72,7 +72,7 @@ func BenchmarkExecutorOps(b *testing.B) {
 	const batch = 1000
 	exists := task.Exists("/")
 	body := func(i int) task.Task[int] {
-		return task.Map(exists, func(*task.Stat) int { return i + 1 })
+		return c.Map(exists, func(*task.Stat) int { return i + 1 })
 	}
 	loop := c.Loop(0, func(i int) bool { return i < batch }, body)
 	var last int

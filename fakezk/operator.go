@@ -3,6 +3,7 @@ package fakezk
 import (
 	"time"
 
+	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -38,7 +39,7 @@ func (s *Server) AdminCreate(path string, data []byte, owner int64) error {
 }
 
 func (s *Server) admin(req task.Request, sess *session) error {
-	if err := task.Validate(req, s.cfg.MaxDataSize); err != nil {
+	if err := reqcheck.Validate(req, s.cfg.MaxDataSize); err != nil {
 		return err
 	}
 	var err error

@@ -208,18 +208,3 @@ func (s *Server) RunUntilIdle() int {
 	}
 	return n
 }
-
-// Idle reports whether nothing is waiting to be applied or delivered.
-func (s *Server) Idle() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.ready) > 0 {
-		return false
-	}
-	for _, c := range s.conns {
-		if len(c.outbox) > 0 && c.connected {
-			return false
-		}
-	}
-	return true
-}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestPacketLimit(t *testing.T) {
 	const p = "/big"
 	// set: header 8, path 4+len, data 4+n, version 4.
-	atLimit := fakezk.DefaultMaxPacketSize - (8 + 4 + len(p) + 4 + 4)
+	atLimit := task.MaxPacketSize - (8 + 4 + len(p) + 4 + 4)
 	acl := 4 + 4 + 4 + len("world") + 4 + len("anyone") // create: acl count and entry, flags; no version
 	cases := []struct {
 		name  string
@@ -84,7 +85,7 @@ func TestMultiCreateHasNoStat(t *testing.T) {
 // MaxDataSize. The refusal names the sizes and the limit.
 func TestMaxDataSizeBoundary(t *testing.T) {
 	const p = "/a"
-	largest := task.MaxPacketSize - task.PacketSize(&task.CreateRequest{Path: p, ACL: task.OpenACL})
+	largest := task.MaxPacketSize - reqcheck.PacketSize(&task.CreateRequest{Path: p, ACL: task.OpenACL})
 	if largest != 1048526 {
 		t.Fatalf("largest create of %s = %d, the doc says 1048526", p, largest)
 	}

@@ -28,21 +28,6 @@ func TestDigestID(t *testing.T) {
 	}
 }
 
-// The sizes follow the jute records GetACLRequest {path} and
-// SetACLRequest {path, vector<ACL>, version}, after the 8-byte header.
-func TestPacketSizeACL(t *testing.T) {
-	if n := task.PacketSize(&task.GetACLRequest{Path: "/ab"}); n != 8+4+3 {
-		t.Errorf("getACL size %d", n)
-	}
-	set := &task.SetACLRequest{Path: "/ab", ACL: []task.ACL{{Perms: 1, Scheme: "world", ID: "anyone"}}}
-	if n := task.PacketSize(set); n != 8+(4+3)+4+(4+4+5+4+6)+4 {
-		t.Errorf("setACL size %d", n)
-	}
-	if n := task.PacketSize(&task.SetACLRequest{Path: "/ab"}); n != 8+(4+3)+4+4 {
-		t.Errorf("setACL empty size %d", n)
-	}
-}
-
 func TestACLProviderFor(t *testing.T) {
 	mine := []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
 	byPath := task.ACLProvider(func(p string) []task.ACL {

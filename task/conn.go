@@ -1,7 +1,6 @@
 package task
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -58,12 +57,6 @@ type Receiver interface {
 	Receive(Response)
 }
 
-// ReceiverFunc makes a function a Receiver.
-type ReceiverFunc func(Response)
-
-// Receive calls f(r).
-func (f ReceiverFunc) Receive(r Response) { f(r) }
-
 // SessionFollower is an optional method of a Conn. The executor calls
 // Follow with the id of each session it takes as current, when it applies
 // the StateConnected event. From then on, a Conn that implements it fails
@@ -102,7 +95,7 @@ const MaxTTL = (1<<40 - 1) * time.Millisecond
 
 // CreateRequest creates a node. For TTL modes, TTL is the time to live:
 // it goes on the wire in whole milliseconds (truncated), which must come
-// to between 1 and MaxTTL; Validate refuses any other TTL with
+// to between 1 and MaxTTL; both Conn implementations refuse any other TTL with
 // ErrInvalidArgument before sending, as ZooKeeper's Java client does (a
 // server with TTL nodes enabled would answer BadArguments, one without
 // them Unimplemented). Other modes ignore TTL.
@@ -260,103 +253,6 @@ func WatchRequested(req Request) bool {
 		return r.Watch
 	case *AddWatchRequest:
 		return true
-	}
-	return false
-}
-
-// Validate checks req on the client side, before it is sent: paths,
-// create modes, TTLs (1 ms to MaxTTL, in whole milliseconds), data size (limit <= 0 means MaxDataSize) and multi
-// contents. The error wraps ErrInvalidPath, ErrDataTooLarge or
-// ErrInvalidArgument; both Conn implementations call it so that bad input
-// gets the same typed error from each.
-func Validate(req Request, limit int) error {
-	if limit <= 0 {
-		limit = MaxDataSize
-	}
-	if ok, err := validateWatchReq(req); ok {
-		return err
-	}
-	switch r := req.(type) {
-	case nil:
-		return ErrInvalidArgument
-	case *CreateRequest:
-		if r == nil {
-			return ErrInvalidArgument
-		}
-		if !r.Mode.Valid() {
-			return ErrInvalidArgument
-		}
-		if r.Mode.IsTTL() {
-			if ms := r.TTL.Milliseconds(); ms < 1 || ms > MaxTTL.Milliseconds() {
-				return ErrInvalidArgument
-			}
-		}
-		if len(r.Data) > limit {
-			return dataTooLarge(len(r.Data), limit)
-		}
-		return ValidatePath(r.Path, r.Mode.IsSequential())
-	case *SetDataRequest:
-		if r == nil {
-			return ErrInvalidArgument
-		}
-		if len(r.Data) > limit {
-			return dataTooLarge(len(r.Data), limit)
-		}
-		return ValidatePath(r.Path, false)
-	case *SetACLRequest:
-		// The ACL itself is the server's to judge (ErrInvalidACL), as a
-		// create's is: which schemes and ids are valid depends on the
-		// server's authentication providers.
-		if r == nil {
-			return ErrInvalidArgument
-		}
-		return ValidatePath(r.Path, false)
-	case *MultiRequest:
-		if r == nil {
-			return ErrInvalidArgument
-		}
-		total := 0
-		for _, op := range r.Ops {
-			if op == nil {
-				return ErrInvalidArgument
-			}
-			if err := Validate(op, limit); err != nil {
-				return err
-			}
-			switch o := op.(type) {
-			case *CreateRequest:
-				total += len(o.Data)
-			case *SetDataRequest:
-				total += len(o.Data)
-			}
-		}
-		if total > limit {
-			return fmt.Errorf("%w: the multi's data totals %d bytes, over the limit of %d", ErrDataTooLarge, total, limit)
-		}
-		return nil
-	}
-	if isNilRequest(req) {
-		return ErrInvalidArgument
-	}
-	return ValidatePath(req.NodePath(), false)
-}
-
-func isNilRequest(req Request) bool {
-	switch r := req.(type) {
-	case *DeleteRequest:
-		return r == nil
-	case *ExistsRequest:
-		return r == nil
-	case *GetDataRequest:
-		return r == nil
-	case *GetChildrenRequest:
-		return r == nil
-	case *SyncRequest:
-		return r == nil
-	case *GetACLRequest:
-		return r == nil
-	case *CheckRequest:
-		return r == nil
 	}
 	return false
 }

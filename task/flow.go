@@ -31,7 +31,7 @@ func Flow[T any](body func(f *F) (T, error)) Task[T] {
 		r.f.s = s
 		r.f.fin = r
 		r.f.next, r.f.stop = iter.Pull(r.seq)
-		s.rt.Bodies().add(&r.f)
+		s.rt.frames().bodies.add(&r.f)
 		r.f.drive()
 	}
 }
@@ -65,7 +65,7 @@ func Await[T any](f *F, t Task[T]) (T, error) {
 	f.pending = a
 	f.running = false
 	if !f.yield(struct{}{}) {
-		// The executor was abandoned (Bodies.Unwind): unwind the body,
+		// The executor was abandoned (Unwind): unwind the body,
 		// running its deferred functions, without resuming it.
 		f.running = true
 		f.unwinding = true
@@ -91,7 +91,7 @@ var ErrNilFlowBody error = fmt.Errorf("%w: nil flow body", ErrInvalidArgument)
 var ErrAwaitOutsideBody error = fmt.Errorf("%w: task.Await outside the running body of its flow", ErrInvalidArgument)
 
 // ErrUnwound is the error of an Await made by a deferred function of a
-// body that is being unwound (Bodies.Unwind): nothing more runs for it.
+// body that is being unwound (Unwind): nothing more runs for it.
 var ErrUnwound = ClientError("task: flow body unwound (its executor was abandoned)")
 
 // errUnwind is the panic that unwinds an abandoned body; its coroutine
@@ -107,7 +107,7 @@ type F struct {
 	yield   func(struct{}) bool
 	pending starter  // what the body awaits, until the driver starts it
 	fin     finisher // the flowRun: delivers the outcome
-	set     *Bodies
+	set     *bodies
 	prev    *F
 	nextF   *F
 	drv     func() // f.drive as a value, made when first trampolined
@@ -254,18 +254,18 @@ func (a *awaiting[T]) abandon(err error) {
 	a.f.resumed()
 }
 
-// Bodies is the set of Flow bodies alive on one executor (started, not
-// yet returned). The executor keeps one (Runtime.Bodies) so that it can
-// unwind them when it is abandoned; users do not need it.
-type Bodies struct {
+// bodies is the set of Flow bodies alive on one runtime (started, not yet
+// returned), kept in its Frames so that it can unwind them when it is
+// abandoned.
+type bodies struct {
 	head *F
 	n    int
 }
 
-// Len returns the number of bodies alive.
-func (b *Bodies) Len() int { return b.n }
+// len returns the number of bodies alive.
+func (b *bodies) len() int { return b.n }
 
-func (b *Bodies) add(f *F) {
+func (b *bodies) add(f *F) {
 	f.set = b
 	f.nextF = b.head
 	if b.head != nil {
@@ -275,7 +275,7 @@ func (b *Bodies) add(f *F) {
 	b.n++
 }
 
-func (b *Bodies) remove(f *F) {
+func (b *bodies) remove(f *F) {
 	if f.set != b {
 		return
 	}
@@ -291,13 +291,8 @@ func (b *Bodies) remove(f *F) {
 	b.n--
 }
 
-// Unwind ends every body alive without resuming it: each suspended body
-// is unwound from its Await (its deferred functions run, and an Await they
-// make returns ErrUnwound) and its goroutine exits; no continuation is
-// called. It is for an executor that will never run again (a simulated
-// process that crashed); it must be called on the goroutine that drives
-// the executor, between its steps.
-func (b *Bodies) Unwind() {
+// unwind ends every body alive without resuming it (Unwind).
+func (b *bodies) unwind() {
 	for b.head != nil {
 		f := b.head
 		b.remove(f)

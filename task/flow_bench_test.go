@@ -135,7 +135,7 @@ func BenchmarkFlowSuspended100k(b *testing.B) {
 		ex.RunUntilIdle()
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		if got := ex.Bodies().Len(); got != n {
+		if got := task.LiveBodies(ex); got != n {
 			b.Fatalf("%d bodies suspended, want %d", got, n)
 		}
 		heap = float64(after.HeapInuse) - float64(before.HeapInuse)

@@ -64,7 +64,7 @@ func TestFlowStraightLine(t *testing.T) {
 	if len(seen) != 2 || seen[1] != "zk get /missing: node does not exist" {
 		t.Fatalf("second Await: %q", seen)
 	}
-	if n := r.Ex.Bodies().Len(); n != 0 {
+	if n := task.LiveBodies(r.Ex); n != 0 {
 		t.Fatalf("%d bodies alive after the flow ended", n)
 	}
 }
@@ -205,8 +205,8 @@ func TestFlowEndsAtAwaitOfAnyTask(t *testing.T) {
 	o.Want(t, 1, task.ErrDeadlineExceeded)
 	late(5, nil)
 	r.Idle()
-	if resumed != 1 || r.Ex.Bodies().Len() != 0 {
-		t.Fatalf("the late outcome resumed the body (%d resumes, %d bodies alive)", resumed, r.Ex.Bodies().Len())
+	if resumed != 1 || task.LiveBodies(r.Ex) != 0 {
+		t.Fatalf("the late outcome resumed the body (%d resumes, %d bodies alive)", resumed, task.LiveBodies(r.Ex))
 	}
 	o.Want(t, 1, task.ErrDeadlineExceeded)
 }
@@ -306,8 +306,8 @@ func TestFlowUnwound(t *testing.T) {
 		}), task.Fail[int](task.ErrNoNode)))
 		r.Idle()
 		o.Want(t, 1, task.ErrNoNode)
-		if got == nil || r.Ex.Bodies().Len() != 0 {
-			t.Fatalf("the body's Await returned %v; %d bodies alive", got, r.Ex.Bodies().Len())
+		if got == nil || task.LiveBodies(r.Ex) != 0 {
+			t.Fatalf("the body's Await returned %v; %d bodies alive", got, task.LiveBodies(r.Ex))
 		}
 		goleak.VerifyNone(t)
 	})
@@ -321,8 +321,8 @@ func TestFlowUnwound(t *testing.T) {
 			return 0, nil
 		}))
 		r.Idle()
-		if r.Ex.Bodies().Len() != 1 {
-			t.Fatalf("%d bodies alive, want 1", r.Ex.Bodies().Len())
+		if task.LiveBodies(r.Ex) != 1 {
+			t.Fatalf("%d bodies alive, want 1", task.LiveBodies(r.Ex))
 		}
 		r.Ex.Abandon()
 		if !errors.Is(deferred, task.ErrUnwound) {
@@ -346,7 +346,7 @@ func TestFlowUnwound(t *testing.T) {
 		}
 		// After maxDepth synchronous awaits, the next resume waits on the
 		// task queue: the body is alive, suspended, with no wait.
-		if n := r.Ex.Bodies().Len(); n != 1 || awaits >= 1000 {
+		if n := task.LiveBodies(r.Ex); n != 1 || awaits >= 1000 {
 			t.Fatalf("%d bodies alive after %d awaits", n, awaits)
 		}
 		r.Ex.Abandon()

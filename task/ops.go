@@ -31,16 +31,16 @@ type Created struct {
 	Stat Stat
 }
 
-// Send returns a task that sends req and succeeds with the server's
+// request returns a task that sends req and succeeds with the server's
 // response, or fails with the response's error wrapped in an *OpError. It
 // is the building block of the typed operations below.
-func Send(req Request) Task[Response] {
+func request(req Request) Task[Response] {
 	return func(s *Scope, k Cont[Response]) { send(s, req, nil, k) }
 }
 
-// Exec sends req from a running step, as running Send(req) in s with k
-// would, without making a Task for it: for steps written by hand on a hot
-// path (a retry loop that keeps its state in one value, say).
+// Exec sends req from a running step and calls k with the server's
+// response, or with its error wrapped in an *OpError: for steps written by
+// hand on a hot path (a retry loop that keeps its state in one value, say).
 func Exec(s *Scope, req Request, k Cont[Response]) { send(s, req, nil, k) }
 
 func send(s *Scope, req Request, watch func(Event), k Cont[Response]) {
@@ -105,7 +105,7 @@ func wrapResponseErr(req Request, r Response) error {
 
 // Create creates a node with the open ACL and succeeds with its name.
 func Create(path string, data []byte, mode CreateMode) Task[string] {
-	return Map(CreateWith(&CreateRequest{Path: path, Data: data, Mode: mode, ACL: OpenACL}),
+	return mapTask(CreateWith(&CreateRequest{Path: path, Data: data, Mode: mode, ACL: OpenACL}),
 		func(c Created) string { return c.Path })
 }
 
@@ -116,12 +116,12 @@ func CreateWith(r *CreateRequest) Task[Created] {
 		c.ACL = OpenACL
 		r = &c
 	}
-	return Map(Send(r), func(resp Response) Created { return Created{Path: resp.Path, Stat: resp.Stat} })
+	return mapTask(request(r), func(resp Response) Created { return Created{Path: resp.Path, Stat: resp.Stat} })
 }
 
 // Delete deletes a node if its version matches (AnyVersion: any).
 func Delete(path string, version int32) Task[Unit] {
-	return Map(Send(&DeleteRequest{Path: path, Version: version}), func(Response) Unit { return Unit{} })
+	return mapTask(request(&DeleteRequest{Path: path, Version: version}), func(Response) Unit { return Unit{} })
 }
 
 // Exists returns the node's Stat, or nil if there is no such node.
@@ -151,48 +151,48 @@ func isNoNode(err error) bool {
 
 // Set writes a node's data if its version matches and returns the new Stat.
 func Set(path string, data []byte, version int32) Task[Stat] {
-	return Map(Send(&SetDataRequest{Path: path, Data: data, Version: version}),
+	return mapTask(request(&SetDataRequest{Path: path, Data: data, Version: version}),
 		func(r Response) Stat { return r.Stat })
 }
 
 // Get reads a node's data and Stat.
 func Get(path string) Task[Data] {
-	return Map(Send(&GetDataRequest{Path: path}), func(r Response) Data { return Data{r.Data, r.Stat} })
+	return mapTask(request(&GetDataRequest{Path: path}), func(r Response) Data { return Data{r.Data, r.Stat} })
 }
 
 // Children lists a node's children, in no particular order.
 func Children(path string) Task[ChildList] {
-	return Map(Send(&GetChildrenRequest{Path: path}),
+	return mapTask(request(&GetChildrenRequest{Path: path}),
 		func(r Response) ChildList { return ChildList{r.Children, r.Stat} })
 }
 
 // GetACL reads a node's ACL and Stat. It needs READ or ADMIN on the node;
 // without ADMIN the ids of digest entries read "user:x".
 func GetACL(path string) Task[NodeACL] {
-	return Map(Send(&GetACLRequest{Path: path}), func(r Response) NodeACL { return NodeACL{r.ACL, r.Stat} })
+	return mapTask(request(&GetACLRequest{Path: path}), func(r Response) NodeACL { return NodeACL{r.ACL, r.Stat} })
 }
 
 // SetACL replaces a node's ACL if its ACL version (Stat.Aversion) matches
 // (AnyVersion: any) and returns the new Stat. It needs ADMIN on the node.
 func SetACL(path string, acl []ACL, version int32) Task[Stat] {
-	return Map(Send(&SetACLRequest{Path: path, ACL: acl, Version: version}),
+	return mapTask(request(&SetACLRequest{Path: path, ACL: acl, Version: version}),
 		func(r Response) Stat { return r.Stat })
 }
 
 // Sync waits until the session's server has caught up with the leader.
 func Sync(path string) Task[Unit] {
-	return Map(Send(&SyncRequest{Path: path}), func(Response) Unit { return Unit{} })
+	return mapTask(request(&SyncRequest{Path: path}), func(Response) Unit { return Unit{} })
 }
 
 // Multi applies ops atomically. On failure the error is an *OpError
 // wrapping a *MultiError that says which op failed and why.
 func Multi(ops ...MultiOp) Task[[]MultiResult] {
-	return Map(Send(&MultiRequest{Ops: ops}), func(r Response) []MultiResult { return r.Results })
+	return mapTask(request(&MultiRequest{Ops: ops}), func(r Response) []MultiResult { return r.Results })
 }
 
-// Map returns a task that runs t and transforms its value with f. (The
-// combinators package has the full set; ops need only this one.)
-func Map[A, B any](t Task[A], f func(A) B) Task[B] {
+// mapTask runs t and transforms its value with f: combinators.Map, which
+// the operations need and task cannot import.
+func mapTask[A, B any](t Task[A], f func(A) B) Task[B] {
 	return func(s *Scope, k Cont[B]) {
 		Run(s, t, func(v A, err error) {
 			if err != nil {

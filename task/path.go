@@ -6,19 +6,18 @@ import (
 	"unicode/utf8"
 )
 
-// MaxDataSize (1 MiB) is the default limit Validate puts on the data of
-// one request: the Data of a create or a set, and the sum of the Data of
+// MaxDataSize (1 MiB) is the default limit both Conn implementations put
+// on the data of one request: the Data of a create or a set, and the sum of the Data of
 // a multi's creates and sets. Data over it is refused with ErrDataTooLarge
 // before anything is sent; connections may be configured with another.
 //
 // It is not the largest data that gets through. ZooKeeper's own limit
 // (jute.maxbuffer, MaxPacketSize: 0xfffff bytes) is on the whole request
-// packet, PacketSize(req), which counts the headers, the path and the ACL
-// as well as the data; both Conn implementations refuse a request over it
+// packet as it goes on the wire, which counts the headers, the path and
+// the ACL as well as the data; both Conn implementations refuse a request over it
 // with ErrDataTooLarge too. So data of exactly MaxDataSize is always
 // refused, and the largest create at path p with OpenACL carries
-// MaxPacketSize - PacketSize(&CreateRequest{Path: p, ACL: OpenACL}) bytes:
-// 1,048,526 for "/a", 50 bytes under MaxDataSize, one byte less for each
+// 1,048,526 bytes for "/a", 50 bytes under MaxDataSize, one byte less for each
 // further byte of path.
 const MaxDataSize = 1 << 20
 

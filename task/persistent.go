@@ -69,11 +69,6 @@ const (
 	WatchPersistentRecursive AddWatchMode = 1
 )
 
-// Valid reports whether m is one of the defined modes.
-func (m AddWatchMode) Valid() bool {
-	return m == WatchPersistent || m == WatchPersistentRecursive
-}
-
 func (m AddWatchMode) String() string {
 	switch m {
 	case WatchPersistent:
@@ -102,9 +97,6 @@ const (
 	// recursive ones included.
 	WatcherAny WatcherType = 3
 )
-
-// Valid reports whether t is one of the defined types.
-func (t WatcherType) Valid() bool { return t >= WatcherChildren && t <= WatcherAny }
 
 func (t WatcherType) String() string {
 	switch t {
@@ -157,23 +149,6 @@ func (r *RemoveWatchesRequest) NodePath() string { return r.Path }
 
 func (*AddWatchRequest) isRequest()      {}
 func (*RemoveWatchesRequest) isRequest() {}
-
-// validateWatchReq is Validate for the two requests.
-func validateWatchReq(req Request) (bool, error) {
-	switch r := req.(type) {
-	case *AddWatchRequest:
-		if r == nil || !r.Mode.Valid() {
-			return true, ErrInvalidArgument
-		}
-		return true, ValidatePath(r.Path, false)
-	case *RemoveWatchesRequest:
-		if r == nil || !r.Type.Valid() {
-			return true, ErrInvalidArgument
-		}
-		return true, ValidatePath(r.Path, false)
-	}
-	return false, nil
-}
 
 // PersistentWatch is a watch set by AddWatch: a stream of events read with
 // Next, which ends when the watch is removed or its session ends. It is
@@ -289,7 +264,7 @@ func AddWatch(path string, mode AddWatchMode) Task[*PersistentWatch] {
 // ErrWatchRemoved). It fails with an error wrapping CodeNoWatcher when the
 // server holds none.
 func RemoveWatches(path string, typ WatcherType) Task[Unit] {
-	return Map(Send(&RemoveWatchesRequest{Path: path, Type: typ}), func(Response) Unit { return Unit{} })
+	return mapTask(request(&RemoveWatchesRequest{Path: path, Type: typ}), func(Response) Unit { return Unit{} })
 }
 
 // streamWaiter is the one Next waiting on a PersistentWatch: fn takes the

@@ -88,27 +88,6 @@ func TestPersistentWatchStream(t *testing.T) {
 	}
 }
 
-// Validate refuses bad modes, types and paths before anything is sent.
-func TestValidateWatchRequests(t *testing.T) {
-	for _, tc := range []struct {
-		req  Request
-		want error
-	}{
-		{&AddWatchRequest{Path: "/a", Mode: WatchPersistent}, nil},
-		{&AddWatchRequest{Path: "/a", Mode: 2}, ErrInvalidArgument},
-		{&AddWatchRequest{Path: "a"}, ErrInvalidPath},
-		{(*AddWatchRequest)(nil), ErrInvalidArgument},
-		{&RemoveWatchesRequest{Path: "/a", Type: WatcherAny}, nil},
-		{&RemoveWatchesRequest{Path: "/a", Type: 4}, ErrInvalidArgument},
-		{&RemoveWatchesRequest{Path: "/a/", Type: WatcherData}, ErrInvalidPath},
-		{(*RemoveWatchesRequest)(nil), ErrInvalidArgument},
-	} {
-		if err := Validate(tc.req, 0); !errors.Is(err, tc.want) {
-			t.Errorf("Validate(%#v) = %v, want %v", tc.req, err, tc.want)
-		}
-	}
-}
-
 // A one-time watch that RemoveWatches took away ends every Wait with
 // ErrWatchRemoved.
 func TestWatchWaitRemoved(t *testing.T) {

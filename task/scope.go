@@ -5,7 +5,8 @@ import (
 )
 
 // Runtime is what a Scope needs from the executor that runs it. The executor
-// package implements it; users do not, and call it only through Scope.
+// package implements it (embedding a Frames gives the one unexported
+// method); users do not, and call it only through Scope.
 // Every method is called on the executor goroutine.
 type Runtime interface {
 	// Clock is the executor's time source.
@@ -21,8 +22,6 @@ type Runtime interface {
 	Send(req Request, r Receiver, watch func(Event))
 	// Current returns the current session and its state.
 	Current() (Session, State)
-	// Depth is the counter Run and Resume use to trampoline.
-	Depth() *int
 	// SessionScope returns the scope of the current session: every flow is
 	// a child of one, so that expiry and Close end the flows bound to it.
 	SessionScope() *Scope
@@ -37,8 +36,9 @@ type Runtime interface {
 	// Report receives the errors of flows nobody waits for (detached
 	// cleanups, forks without a handler).
 	Report(err error)
-	// Bodies is the set of the Flow bodies alive on this runtime.
-	Bodies() *Bodies
+	// frames is the state the task package keeps on the runtime: an
+	// implementation has it by embedding a Frames.
+	frames() *Frames
 }
 
 // Scope is what a running step may use: the connection's operations (through
@@ -78,7 +78,7 @@ type Scope struct {
 // The executor keeps *sess up to date (the id is filled in when the session
 // is established); scopes read it, never write it.
 func NewSessionScope(rt Runtime, sess *Session) *Scope {
-	return &Scope{rt: rt, depth: rt.Depth(), session: sess}
+	return &Scope{rt: rt, depth: &rt.frames().depth, session: sess}
 }
 
 // Clock returns the executor's clock.

@@ -14,10 +14,9 @@ var scopeSeed = flag.Uint64("scope.seed", 0, "seed of TestCancelReachesEveryScop
 // stubRuntime is the least a Scope needs: a task queue the test drains by
 // hand, no connection, no timers.
 type stubRuntime struct {
-	depth  int
-	queue  []func()
-	root   *Scope
-	bodies Bodies
+	Frames
+	queue []func()
+	root  *Scope
 }
 
 func (r *stubRuntime) Clock() Clock                      { return nil }
@@ -27,8 +26,6 @@ func (r *stubRuntime) Send(Request, Receiver, func(Event)) {
 	panic("stubRuntime: no connection")
 }
 func (r *stubRuntime) Current() (Session, State)    { return Session{ID: 1, Epoch: 1}, StateConnected }
-func (r *stubRuntime) Depth() *int                  { return &r.depth }
-func (r *stubRuntime) Bodies() *Bodies              { return &r.bodies }
 func (r *stubRuntime) SessionScope() *Scope         { return r.root }
 func (r *stubRuntime) Subscribe(func(Event)) func() { return func() {} }
 func (r *stubRuntime) Rand() uint64                 { return 0 }

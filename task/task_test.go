@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/zkflow/zkflow/task"
@@ -111,52 +110,5 @@ func TestErrors(t *testing.T) {
 	m := &task.OpError{Op: "multi", Path: "/x", Err: &task.MultiError{Index: 1, Err: task.ErrNoNode}}
 	if !errors.Is(m, task.ErrNoNode) {
 		t.Fatal("multi error does not unwrap")
-	}
-}
-
-func TestValidate(t *testing.T) {
-	big := make([]byte, task.MaxDataSize+1)
-	cases := []struct {
-		name string
-		req  task.Request
-		want error
-	}{
-		{"nil", nil, task.ErrInvalidArgument},
-		{"nil create", (*task.CreateRequest)(nil), task.ErrInvalidArgument},
-		{"nil delete", (*task.DeleteRequest)(nil), task.ErrInvalidArgument},
-		{"bad mode", &task.CreateRequest{Path: "/a", Mode: 42}, task.ErrInvalidArgument},
-		{"ttl without ttl", &task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL}, task.ErrInvalidArgument},
-		{"negative ttl", &task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL, TTL: -time.Second}, task.ErrInvalidArgument},
-		{"ttl under a millisecond", &task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL, TTL: time.Millisecond - 1}, task.ErrInvalidArgument},
-		{"ttl over MaxTTL", &task.CreateRequest{Path: "/a", Mode: task.PersistentSequentialWithTTL, TTL: task.MaxTTL + time.Millisecond}, task.ErrInvalidArgument},
-		{"ttl in a multi over MaxTTL", &task.MultiRequest{Ops: []task.MultiOp{
-			&task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL, TTL: task.MaxTTL + time.Millisecond},
-		}}, task.ErrInvalidArgument},
-		{"too large", &task.CreateRequest{Path: "/a", Data: big}, task.ErrDataTooLarge},
-		{"set too large", &task.SetDataRequest{Path: "/a", Data: big}, task.ErrDataTooLarge},
-		{"bad path", &task.GetDataRequest{Path: "a"}, task.ErrInvalidPath},
-		{"multi nil op", &task.MultiRequest{Ops: []task.MultiOp{nil}}, task.ErrInvalidArgument},
-		{"multi bad path", &task.MultiRequest{Ops: []task.MultiOp{&task.CheckRequest{Path: "//"}}}, task.ErrInvalidPath},
-		{"multi total too large", &task.MultiRequest{Ops: []task.MultiOp{
-			&task.SetDataRequest{Path: "/a", Data: big[:task.MaxDataSize/2+1]},
-			&task.SetDataRequest{Path: "/b", Data: big[:task.MaxDataSize/2+1]},
-		}}, task.ErrDataTooLarge},
-		{"nil getACL", (*task.GetACLRequest)(nil), task.ErrInvalidArgument},
-		{"nil setACL", (*task.SetACLRequest)(nil), task.ErrInvalidArgument},
-		{"getACL bad path", &task.GetACLRequest{Path: "/a/"}, task.ErrInvalidPath},
-		{"setACL bad path", &task.SetACLRequest{Path: "a", ACL: task.OpenACL}, task.ErrInvalidPath},
-		{"setACL empty ACL is the server's to refuse", &task.SetACLRequest{Path: "/a"}, nil},
-		{"ok", &task.CreateRequest{Path: "/a/", Mode: task.EphemeralSequential}, nil},
-		{"ok ttl of a millisecond", &task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL, TTL: time.Millisecond}, nil},
-		{"ok ttl at MaxTTL", &task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL, TTL: task.MaxTTL}, nil},
-		{"ok ttl at MaxTTL plus a fraction (sent as MaxTTL)", &task.CreateRequest{Path: "/a", Mode: task.PersistentWithTTL, TTL: task.MaxTTL + time.Millisecond - 1}, nil},
-		{"ok ttl ignored by other modes", &task.CreateRequest{Path: "/a", Mode: task.Persistent, TTL: -time.Second}, nil},
-		{"ok at limit", &task.SetDataRequest{Path: "/a", Data: big[:task.MaxDataSize]}, nil},
-	}
-	for _, tc := range cases {
-		err := task.Validate(tc.req, 0)
-		if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
-			t.Errorf("%s: Validate = %v, want %v", tc.name, err, tc.want)
-		}
 	}
 }

@@ -52,9 +52,6 @@ func (m CreateMode) IsEphemeral() bool { return m == Ephemeral || m == Ephemeral
 // IsTTL reports whether the node carries a time to live.
 func (m CreateMode) IsTTL() bool { return m == PersistentWithTTL || m == PersistentSequentialWithTTL }
 
-// Valid reports whether m is one of the defined modes.
-func (m CreateMode) Valid() bool { return m >= Persistent && m <= PersistentSequentialWithTTL }
-
 func (m CreateMode) String() string {
 	switch m {
 	case Persistent:

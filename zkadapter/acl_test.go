@@ -30,8 +30,8 @@ func TestACLOnTheWire(t *testing.T) {
 	}
 
 	big := &task.SetACLRequest{Path: "/missing", ACL: []task.ACL{{Perms: task.PermAll, Scheme: "digest", ID: "u:"}}, Version: -1}
-	big.ACL[0].ID += strings.Repeat("h", DefaultMaxPacketSize-packetSize(big))
-	if n := packetSize(big); n != DefaultMaxPacketSize {
+	big.ACL[0].ID += strings.Repeat("h", task.MaxPacketSize-packetSize(big))
+	if n := packetSize(big); n != task.MaxPacketSize {
 		t.Fatalf("packet of %d bytes", n)
 	}
 	mustErr(t, do(t, c, r, big, nil), task.ErrNoNode)
@@ -45,6 +45,6 @@ func TestACLOnTheWire(t *testing.T) {
 
 	// The boundary is the server's: a Conn told the limit is one byte
 	// higher sends the request, and the server drops the connection.
-	c2, r2 := open(t, Config{Servers: srv.Addrs(), SessionTimeout: 4 * time.Second, MaxPacketSize: DefaultMaxPacketSize + 1})
+	c2, r2 := open(t, Config{Servers: srv.Addrs(), SessionTimeout: 4 * time.Second, MaxPacketSize: task.MaxPacketSize + 1})
 	mustErr(t, do(t, c2, r2, big, nil), task.ErrConnectionLoss)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/task"
 	"github.com/zkflow/zkflow/zkadapter/zkserver"
@@ -157,9 +158,9 @@ func benchExecutor(b *testing.B, cfg Config, op string) {
 	defer stop()
 	var one task.Task[task.Unit]
 	if op == "get" {
-		one = task.Map(task.Get("/bench"), func(task.Data) task.Unit { return task.Unit{} })
+		one = combinators.Map(task.Get("/bench"), func(task.Data) task.Unit { return task.Unit{} })
 	} else {
-		one = task.Map(task.Set("/bench", make([]byte, 64), task.AnyVersion), func(task.Stat) task.Unit { return task.Unit{} })
+		one = combinators.Map(task.Set("/bench", make([]byte, 64), task.AnyVersion), func(task.Stat) task.Unit { return task.Unit{} })
 	}
 	// Each of the 64 workers is a flow that runs one op and resubmits
 	// itself from its continuation (on the executor goroutine) while ops
@@ -254,7 +255,7 @@ func serialExecutor(b *testing.B, cfg Config, op string) {
 	defer stop()
 	var one task.Task[task.Unit]
 	if op == "get" {
-		one = task.Map(task.Get("/serial"), func(task.Data) task.Unit { return task.Unit{} })
+		one = combinators.Map(task.Get("/serial"), func(task.Data) task.Unit { return task.Unit{} })
 	} else {
 		one = func(s *task.Scope, k task.Cont[task.Unit]) {
 			task.Run(s, task.Create("/serial/w/n-", nil, task.EphemeralSequential), func(p string, err error) {

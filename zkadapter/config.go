@@ -88,7 +88,7 @@ type Config struct {
 	// closes itself and Dial fails with task.CodeAuthFailed.
 	Auth []task.AuthInfo
 	// MaxPacketSize is the server's jute.maxbuffer (default
-	// DefaultMaxPacketSize): a request longer than this on the wire fails
+	// task.MaxPacketSize): a request longer than this on the wire fails
 	// with task.ErrDataTooLarge without being sent, where the server
 	// would close the connection. Data near task.MaxDataSize (1 MiB) is
 	// over it once the path, ACL and headers are counted.
@@ -150,7 +150,7 @@ func (c *Config) Validate() error {
 	}
 	switch {
 	case c.MaxPacketSize == 0:
-		c.MaxPacketSize = DefaultMaxPacketSize
+		c.MaxPacketSize = task.MaxPacketSize
 	case c.MaxPacketSize < 0:
 		return &ConfigError{"MaxPacketSize", fmt.Sprintf("%d is negative", c.MaxPacketSize)}
 	}

@@ -296,8 +296,8 @@ func TestPacketLimit(t *testing.T) {
 	create := func(n int) *task.CreateRequest {
 		return &task.CreateRequest{Path: "/big", Data: make([]byte, n), Mode: task.Persistent, ACL: task.OpenACL}
 	}
-	fits := DefaultMaxPacketSize - packetSize(create(0))
-	if n := packetSize(create(fits)); n != DefaultMaxPacketSize {
+	fits := task.MaxPacketSize - packetSize(create(0))
+	if n := packetSize(create(fits)); n != task.MaxPacketSize {
 		t.Fatalf("packet of %d bytes of data is %d", fits, n)
 	}
 	mustErr(t, do(t, c, r, create(fits+1), nil), task.ErrDataTooLarge)
@@ -305,12 +305,12 @@ func TestPacketLimit(t *testing.T) {
 	// the error names the request's size and the packet limit.
 	resp := do(t, c, r, create(task.MaxDataSize), nil)
 	mustErr(t, resp, task.ErrDataTooLarge)
-	if want := fmt.Sprintf("the request is %d bytes on the wire, over the packet limit of %d", packetSize(create(task.MaxDataSize)), DefaultMaxPacketSize); !strings.Contains(resp.Err.Error(), want) {
+	if want := fmt.Sprintf("the request is %d bytes on the wire, over the packet limit of %d", packetSize(create(task.MaxDataSize)), task.MaxPacketSize); !strings.Contains(resp.Err.Error(), want) {
 		t.Fatalf("error = %v, want it to say %q", resp.Err, want)
 	}
 	mustOK(t, do(t, c, r, create(fits), nil))
 	set := &task.SetDataRequest{Path: "/big", Version: -1}
-	set.Data = make([]byte, DefaultMaxPacketSize-packetSize(set))
+	set.Data = make([]byte, task.MaxPacketSize-packetSize(set))
 	mustOK(t, do(t, c, r, set, nil))
 	set.Data = append(set.Data, 0)
 	mustErr(t, do(t, c, r, set, nil), task.ErrDataTooLarge)

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -58,13 +59,13 @@ func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Ev
 
 func (c *Conn) do(cl *call) {
 	req := cl.req
-	err := task.Validate(req, c.cfg.MaxDataSize)
+	err := reqcheck.Validate(req, c.cfg.MaxDataSize)
 	if err == nil && c.cfg.Root != "" {
 		req = withRoot(c.cfg.Root, req)
 		cl.req = req
 	}
 	if err == nil && packetSize(req) > c.cfg.MaxPacketSize {
-		err = task.PacketTooLarge(packetSize(req), c.cfg.MaxPacketSize)
+		err = reqcheck.PacketTooLarge(packetSize(req), c.cfg.MaxPacketSize)
 	}
 	if _, ok := req.(*task.CheckRequest); ok && err == nil {
 		// ZooKeeper 3.8 has check only inside a multi.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
@@ -36,7 +37,7 @@ func TestServerTTLBounds(t *testing.T) {
 			{time.Millisecond, nil},
 		} {
 			req := &task.CreateRequest{Path: "/t" + string(rune('a'+i)), Mode: task.PersistentWithTTL, TTL: tc.ttl, ACL: task.OpenACL}
-			if (task.Validate(req, 0) == nil) != (tc.want == nil) {
+			if (reqcheck.Validate(req, 0) == nil) != (tc.want == nil) {
 				t.Errorf("ttl %s: Validate and the server disagree", tc.ttl)
 			}
 			want := tc.want

@@ -246,7 +246,7 @@ func increment(path string) task.Task[int64] {
 	cas := c.Then(task.Get(path), func(d task.Data) task.Task[int64] {
 		n := int64(binary.BigEndian.Uint64(d.Data)) + 1
 		b := binary.BigEndian.AppendUint64(nil, uint64(n))
-		return task.Map(task.Set(path, b, d.Stat.Version), func(task.Stat) int64 { return n })
+		return c.Map(task.Set(path, b, d.Stat.Version), func(task.Stat) int64 { return n })
 	})
 	return c.Retry(cas, c.Policy{On: []error{task.ErrBadVersion, task.ErrConnectionLoss, task.ErrNotSent},
 		Backoff: c.Backoff{Initial: time.Millisecond, Max: 20 * time.Millisecond, Multiplier: 2, Jitter: 0.5}})
@@ -262,7 +262,7 @@ func contended(path string) task.Task[int64] {
 	cas := c.Then(task.Get(path), func(d task.Data) task.Task[int64] {
 		n := int64(binary.BigEndian.Uint64(d.Data)) + 1
 		b := binary.BigEndian.AppendUint64(nil, uint64(n))
-		set := task.Map(task.Set(path, b, d.Stat.Version), func(task.Stat) int64 { return n })
+		set := c.Map(task.Set(path, b, d.Stat.Version), func(task.Stat) int64 { return n })
 		if !first {
 			return set
 		}

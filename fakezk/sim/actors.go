@@ -47,7 +47,7 @@ type Actor struct {
 	inc    int // the client's incarnation it belongs to
 	fn     func(a *Actor)
 	rand   *rand.Rand
-	root   *Ctx
+	root   *actorCtx
 	wake   chan struct{}
 	state  actorState
 	ready  func() bool // while parked: whether its wait would return
@@ -76,7 +76,7 @@ type actors struct {
 
 type stepCancel struct {
 	at  uint64
-	ctx *Ctx
+	ctx *actorCtx
 	err error // context.Canceled, or DeadlineExceeded
 }
 
@@ -99,7 +99,7 @@ func (w *World) Go(i int, fn func(a *Actor)) *Actor {
 	if i < len(w.procs) {
 		a.inc = w.procs[i].incarnation
 	}
-	a.root = &Ctx{a: a, done: make(chan struct{})}
+	a.root = &actorCtx{a: a, done: make(chan struct{})}
 	s.next++
 	s.live = append(s.live, a)
 	go a.main()
@@ -372,24 +372,24 @@ func (a *Actor) CancelAfterSteps(parent context.Context, k int) (context.Context
 	return c, func() { c.cancel(context.Canceled) }
 }
 
-func (a *Actor) child(parent context.Context) *Ctx {
-	p, ok := parent.(*Ctx)
+func (a *Actor) child(parent context.Context) *actorCtx {
+	p, ok := parent.(*actorCtx)
 	if !ok || p.a.w != a.w {
 		panic("sim: an actor's contexts derive from its Context or from what its With... methods made")
 	}
-	c := &Ctx{a: a, parent: p, done: make(chan struct{}), deadline: p.deadline}
+	c := &actorCtx{a: a, parent: p, done: make(chan struct{}), deadline: p.deadline}
 	p.addChild(c)
 	return c
 }
 
-// Ctx is an actor's context: its deadlines are on the simulated clock,
+// actorCtx is an actor's context: its deadlines are on the simulated clock,
 // and the world ends it on its own goroutine (or the actor does, calling
 // cancel), so that contexts derived from it with context.WithCancel end
 // at once and in order, with no goroutine of the context package. It
 // carries the actor's park.Parker.
-type Ctx struct {
+type actorCtx struct {
 	a        *Actor
-	parent   *Ctx
+	parent   *actorCtx
 	deadline time.Time
 
 	mu        sync.Mutex
@@ -400,24 +400,24 @@ type Ctx struct {
 	nextAfter uint64      // afterFn ids
 }
 
-// afterFn is what runs when a Ctx ends: f (an AfterFunc's, known by its
-// id to its stop), or a child Ctx to end with the Ctx's error. A child
+// afterFn is what runs when an actorCtx ends: f (an AfterFunc's, known by its
+// id to its stop), or a child actorCtx to end with the actorCtx's error. A child
 // takes a value in the list, no closure: actors make contexts at every
 // blocking call.
 type afterFn struct {
 	id    uint64
 	f     func()
-	child *Ctx
+	child *actorCtx
 }
 
 // Deadline implements context.Context.
-func (c *Ctx) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
+func (c *actorCtx) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
 
 // Done implements context.Context.
-func (c *Ctx) Done() <-chan struct{} { return c.done }
+func (c *actorCtx) Done() <-chan struct{} { return c.done }
 
 // Err implements context.Context.
-func (c *Ctx) Err() error {
+func (c *actorCtx) Err() error {
 	if !c.ended.Load() {
 		return nil
 	}
@@ -427,7 +427,7 @@ func (c *Ctx) Err() error {
 }
 
 // Value implements context.Context: the actor for park.Key.
-func (c *Ctx) Value(key any) any {
+func (c *actorCtx) Value(key any) any {
 	if key == park.Key {
 		return (*parker)(c.a)
 	}
@@ -437,9 +437,9 @@ func (c *Ctx) Value(key any) any {
 // AfterFunc is what the context package calls to end a context derived
 // from c (context.WithCancel) when c ends: f runs at once, on the
 // goroutine that ends c.
-func (c *Ctx) AfterFunc(f func()) (stop func() bool) { return c.afterFunc(f) }
+func (c *actorCtx) AfterFunc(f func()) (stop func() bool) { return c.afterFunc(f) }
 
-func (c *Ctx) afterFunc(f func()) func() bool {
+func (c *actorCtx) afterFunc(f func()) func() bool {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -465,7 +465,7 @@ func (c *Ctx) afterFunc(f func()) func() bool {
 
 // addChild makes child end, with c's error, when c ends (at once if c
 // has ended).
-func (c *Ctx) addChild(child *Ctx) {
+func (c *actorCtx) addChild(child *actorCtx) {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -482,7 +482,7 @@ func (c *Ctx) addChild(child *Ctx) {
 	c.mu.Unlock()
 }
 
-func (c *Ctx) cancel(err error) {
+func (c *actorCtx) cancel(err error) {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()

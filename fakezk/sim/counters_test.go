@@ -99,7 +99,7 @@ func TestCounterClasses(t *testing.T) {
 		}
 	}
 	if st.Fired[sim.Counters] == 0 || st.Fired[sim.EmptyDir] == 0 {
-		t.Fatalf("fired: %s", st.FiredString())
+		t.Fatalf("fired: %s", sim.FiredString(st))
 	}
 	if atMax == 0 {
 		t.Errorf("no name reached %d after %d counters faults", math.MaxInt32, st.Fired[sim.Counters])

@@ -19,7 +19,7 @@ type Regression struct {
 	Seed uint64
 	Why  string
 	// Root is the root the seed failed under (Result.Root; "" for none):
-	// Explore replays it under the same one (Explored).
+	// Explore replays it under the same one.
 	Root string
 	// NoTwins: the seed failed before twins existed (Scenario.NoTwins);
 	// it is replayed without them, so that it runs the history it was
@@ -29,15 +29,16 @@ type Regression struct {
 
 var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")
 
-// FixedFrom is where the drawn range of Explore starts when neither
+// fixedFrom is where the drawn range of Explore starts when neither
 // -sim.from, SIM_FROM nor SIM_COMMIT says (a run outside a git checkout):
 // the range is then the same on every run.
-const FixedFrom = 1_000_000_000
+const fixedFrom = 1_000_000_000
 
 // DrawnFrom returns the first seed of Explore's drawn range and where it
 // came from: -sim.from, else SIM_FROM (a number), else the commit in
-// SIM_COMMIT (its first 12 hex digits, above FixedFrom: each commit
-// explores seeds no other commit does), else FixedFrom.
+// SIM_COMMIT (its first 12 hex digits, above the fixed offset: each commit
+// explores seeds no other commit does), else a fixed offset. For an
+// explorer of one's own that draws its seeds as make sim does.
 func DrawnFrom() (uint64, string) {
 	if *fromFlag != 0 {
 		return *fromFlag, "-sim.from"
@@ -49,10 +50,10 @@ func DrawnFrom() (uint64, string) {
 	}
 	if c := os.Getenv("SIM_COMMIT"); len(c) >= 12 {
 		if n, err := strconv.ParseUint(c[:12], 16, 64); err == nil {
-			return FixedFrom + n, "commit " + c[:12]
+			return fixedFrom + n, "commit " + c[:12]
 		}
 	}
-	return FixedFrom, "no commit in SIM_COMMIT (not a git checkout?): fixed offset"
+	return fixedFrom, "no commit in SIM_COMMIT (not a git checkout?): fixed offset"
 }
 
 // ExploreGCPercent is the garbage collector's target (GOGC) while Explore
@@ -61,31 +62,31 @@ func DrawnFrom() (uint64, string) {
 // 400 it takes a few tens of MB more per test binary.
 const ExploreGCPercent = 400
 
-// ExploreProcs is the number of threads running Go code (GOMAXPROCS)
+// exploreProcs is the number of threads running Go code (GOMAXPROCS)
 // while Explore runs: a world runs on one goroutine at a time (its actors
 // in lockstep with it), and with a second one free every hand-over of the
 // turn between the world and an actor woke a thread to look for work:
 // about a third of the CPU of the scenarios with actors, for nothing.
 // make sim runs several test binaries at once to fill the cores.
-const ExploreProcs = 1
+const exploreProcs = 1
 
 // Explore is the large run of make sim for each scenario: its regression
 // seeds (every one, each failure reported), seeds 1..n (the fixed range,
-// the same on every run) and n seeds from DrawnFrom (new seeds for every
-// commit), n from SIM_SEEDS; the two ranges stop at their first failing
+// the same on every run) and n seeds from a range drawn from the commit
+// (SIM_COMMIT: new seeds for every commit), n from SIM_SEEDS; the two ranges stop at their first failing
 // seed. One seed in four of each range runs with every client under a
-// chroot (Explored, RootedSeed). It skips t when SIM_SEEDS is unset, runs
-// only -sim.seed when that is set, and logs each scenario's Stats.Line
+// chroot (ExploreRoot). It skips t when SIM_SEEDS is unset, runs
+// only -sim.seed when that is set, and logs a line of each scenario's Stats
 // for internal/simsum. Unless GOGC is set, it runs with the garbage
 // collector's target at ExploreGCPercent, and unless GOMAXPROCS is set,
-// on ExploreProcs threads (both restored when it returns).
+// on exploreProcs threads (both restored when it returns).
 func Explore(t *testing.T, scs ...Scenario) []Stats {
 	t.Helper()
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(ExploreGCPercent))
 	}
 	if os.Getenv("GOMAXPROCS") == "" {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(ExploreProcs))
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(exploreProcs))
 	}
 	n, _ := strconv.Atoi(os.Getenv("SIM_SEEDS"))
 	if n <= 0 {
@@ -99,14 +100,14 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 	var all []Stats
 	for _, sc := range scs {
 		if *seedFlag != 0 {
-			all = append(all, Check(t, Explored(sc, *seedFlag), 1))
+			all = append(all, Check(t, explored(sc, *seedFlag), 1))
 			continue
 		}
 		st := Stats{Scenario: sc.Name, Ranges: []string{fmt.Sprintf("1-%d", n), fmt.Sprintf("%d-%d", from, from+uint64(n)-1)}}
 		start, cpu := time.Now(), processCPU()
 		for _, reg := range sc.Regressions {
 			st.Regressions = append(st.Regressions, reg.Seed)
-			rsc := Explored(sc, reg.Seed)
+			rsc := explored(sc, reg.Seed)
 			res := RunSeed(rsc, reg.Seed, false)
 			st.Add(res)
 			if res.Err != nil {
@@ -115,7 +116,7 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 		}
 		for _, first := range []uint64{1, from} {
 			for seed := first; seed < first+uint64(n); seed++ {
-				esc := Explored(sc, seed)
+				esc := explored(sc, seed)
 				res := RunSeed(esc, seed, false)
 				st.Add(res)
 				if res.Err != nil {
@@ -126,7 +127,7 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 		}
 		st.Wall, st.CPU = time.Since(start), processCPU()-cpu
 		t.Log(st.String())
-		t.Log(st.Line())
+		t.Log(st.line())
 		all = append(all, st)
 	}
 	return all
@@ -139,7 +140,7 @@ func Regressions(t *testing.T, scs ...Scenario) {
 	t.Helper()
 	for _, sc := range scs {
 		for _, reg := range sc.Regressions {
-			rsc := Explored(sc, reg.Seed)
+			rsc := explored(sc, reg.Seed)
 			if res := RunSeed(rsc, reg.Seed, false); res.Err != nil {
 				t.Errorf("regression seed %d of %s (%s) fails again:\n%s", reg.Seed, sc.Name, reg.Why, Report(t, rsc, res))
 			}

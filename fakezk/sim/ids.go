@@ -12,7 +12,7 @@ import (
 // and, for a generator whose IDs grow in real-time order (a
 // compare-and-set counter drawing one at a time), that the history of
 // calls is linearizable (Linearizable: what porcupine decides for
-// CounterModel, without its search).
+// counterModel, without its search).
 //
 // Times are a logical clock ticked at every Call and every return, in
 // the order the deterministic world runs them. Use it from the goroutine
@@ -76,7 +76,7 @@ func (s *IDs) Unknown(client int) {
 }
 
 // Linearizable checks the history of Call/Return/Unknown against a
-// counter with gaps (CounterModel): every ID is above 0 and above every
+// counter with gaps (counterModel): every ID is above 0 and above every
 // ID returned by a call that ended before it began, and no two calls
 // returned the same ID. Calls still in progress count as unknown. For
 // this model that is what porcupine decides (ordering the known calls by
@@ -122,10 +122,10 @@ type idOut struct {
 	unknown bool
 }
 
-// CounterModel is porcupine's sequential specification of an ID counter
+// counterModel is porcupine's sequential specification of an ID counter
 // with gaps: the state is the last ID handed out, and a call returning v
 // is legal iff v is above it. An unknown outcome hands out nothing.
-var CounterModel = porcupine.Model{
+var counterModel = porcupine.Model{
 	Init: func() any { return int64(0) },
 	Step: func(state, _, output any) (bool, any) {
 		st, out := state.(int64), output.(idOut)

@@ -9,7 +9,7 @@ import (
 )
 
 // porcupineVerdict is what porcupine decides for s's history under
-// CounterModel (calls still in progress or of unknown outcome return
+// counterModel (calls still in progress or of unknown outcome return
 // after everything, unknown).
 func porcupineVerdict(s *IDs) porcupine.CheckResult {
 	h := make([]porcupine.Operation, len(s.hist))
@@ -19,7 +19,7 @@ func porcupineVerdict(s *IDs) porcupine.CheckResult {
 			h[i].Output, h[i].Return = idOut{unknown: true}, s.now+1
 		}
 	}
-	res, _ := porcupine.CheckOperationsVerbose(CounterModel, h, 30*time.Second)
+	res, _ := porcupine.CheckOperationsVerbose(counterModel, h, 30*time.Second)
 	return res
 }
 
@@ -27,7 +27,7 @@ func porcupineVerdict(s *IDs) porcupine.CheckResult {
 // drawing IDs from a small range (so that repeats and inversions are
 // common), with unknown outcomes and calls left in progress,
 // Linearizable passes exactly the histories porcupine finds
-// linearizable under CounterModel.
+// linearizable under counterModel.
 func TestLinearizableAsPorcupine(t *testing.T) {
 	legal, illegal := 0, 0
 	for seed := uint64(1); seed <= 3000; seed++ {

@@ -14,7 +14,7 @@ import (
 // have lost the role). Intervals are on the world's clock; two intervals
 // that touch (one ends at the instant the other begins) do not overlap.
 // Each term is a "leader" bar on its client's lane of the seed's picture
-// (Timeline), the term that overlaps another included.
+// (timeline), the term that overlaps another included.
 //
 // # Pauses
 //

@@ -72,38 +72,20 @@ func (s *Stats) Add(res Result) {
 	s.SimTime += res.SimTime
 }
 
-// Merge adds o's counts to s (walls add up: runs one after the other).
-func (s *Stats) Merge(o Stats) {
-	s.Seeds += o.Seeds
-	s.Rooted += o.Rooted
-	s.Safety += o.Safety
-	s.Liveness += o.Liveness
-	s.Setup += o.Setup
-	for c := range s.Fired {
-		s.Fired[c] += o.Fired[c]
-		s.PlansWith[c] += o.PlansWith[c]
-	}
-	s.SimTime += o.SimTime
-	s.Wall += o.Wall
-	s.CPU += o.CPU
-	s.Regressions = append(s.Regressions, o.Regressions...)
-	s.Ranges = append(s.Ranges, o.Ranges...)
-}
-
 // Failures is the number of seeds that failed.
 func (s Stats) Failures() int { return s.Safety + s.Liveness + s.Setup }
 
-// SeedsPerSecond is Seeds over Wall.
-func (s Stats) SeedsPerSecond() float64 {
+// seedsPerSecond is Seeds over Wall.
+func (s Stats) seedsPerSecond() float64 {
 	if s.Wall <= 0 {
 		return 0
 	}
 	return float64(s.Seeds) / s.Wall.Seconds()
 }
 
-// FiredString lists the faults fired per class, "class=n" separated by
+// firedString lists the faults fired per class, "class=n" separated by
 // spaces, every class included.
-func (s Stats) FiredString() string {
+func (s Stats) firedString() string {
 	parts := make([]string, 0, numClasses)
 	for _, c := range Classes() {
 		parts = append(parts, fmt.Sprintf("%s=%d", c, s.Fired[c]))
@@ -113,15 +95,15 @@ func (s Stats) FiredString() string {
 
 func (s Stats) String() string {
 	return fmt.Sprintf("%s: %d seeds (%d under a root) in %s (%.1f seeds/s), %d safety violations, %d liveness failures, %d setup failures, %s simulated; faults fired: %s",
-		s.Scenario, s.Seeds, s.Rooted, s.Wall.Round(time.Millisecond), s.SeedsPerSecond(), s.Safety, s.Liveness, s.Setup,
-		s.SimTime.Round(time.Second), s.FiredString())
+		s.Scenario, s.Seeds, s.Rooted, s.Wall.Round(time.Millisecond), s.seedsPerSecond(), s.Safety, s.Liveness, s.Setup,
+		s.SimTime.Round(time.Second), s.firedString())
 }
 
-// Line is s in one machine-readable line ("SIM key=value ..."), which
+// line is s in one machine-readable line ("SIM key=value ..."), which
 // the Makefile's sim target sums across packages (internal/simsum); the
 // regression seeds replayed and the ranges run ("-" for none), then the
 // seeds run under a root and the CPU time used, close it.
-func (s Stats) Line() string {
+func (s Stats) line() string {
 	fired := make([]string, 0, numClasses)
 	for _, c := range Classes() {
 		fired = append(fired, fmt.Sprintf("%s:%d", c, s.Fired[c]))
@@ -145,7 +127,7 @@ func Check(t testing.TB, sc Scenario, n int) Stats {
 	if *seedFlag != 0 {
 		var res Result
 		if *svgFlag != "" {
-			res = RunTimeline(sc, *seedFlag)
+			res = runTimeline(sc, *seedFlag)
 			if path, err := writePicture(*svgFlag, res); err != nil {
 				t.Errorf("sim: %s seed %d: drawing the picture: %v", sc.Name, res.Seed, err)
 			} else {
@@ -194,7 +176,7 @@ func Report(t testing.TB, sc Scenario, res Result) string {
 		traced := RunSeed(sc, res.Seed, true)
 		if (traced.Err == nil) != (res.Err == nil) {
 			return fmt.Sprintf("sim: %s seed %d: NOT DETERMINISTIC: failed with %v untraced, %v traced\nreplay: %s",
-				sc.Name, res.Seed, res.Err, traced.Err, ReplayCommand(t, res.Seed))
+				sc.Name, res.Seed, res.Err, traced.Err, replayCommand(t, res.Seed))
 		}
 		res = traced
 	}
@@ -210,8 +192,8 @@ func describe(t testing.TB, res Result, verdict string) string {
 	if res.Err != nil {
 		fmt.Fprintf(&b, ": %v", res.Err)
 	}
-	fmt.Fprintf(&b, "\nreplay: %s\n", ReplayCommand(t, res.Seed))
-	fmt.Fprintf(&b, "picture: %s (an SVG timeline: faults, sessions, holds, the violation)\n", PictureCommand(t, res.Seed))
+	fmt.Fprintf(&b, "\nreplay: %s\n", replayCommand(t, res.Seed))
+	fmt.Fprintf(&b, "picture: %s (an SVG timeline: faults, sessions, holds, the violation)\n", pictureCommand(t, res.Seed))
 	fmt.Fprintf(&b, "%s; %s simulated", res.Plan, res.SimTime)
 	if res.Err != nil {
 		fmt.Fprintf(&b, ", first violation at %s", res.FailedAt)
@@ -249,19 +231,19 @@ func tail(lines []string, k int) []string {
 	return lines[len(lines)-k:]
 }
 
-// ReplayCommand is the command that runs only this seed of the running
+// replayCommand is the command that runs only this seed of the running
 // test, traced: go test ./<package> -run '^<Test>$' -sim.seed=N -v
 // (preceded by SIM_SEEDS=1 when the test runs with SIM_SEEDS set, as the
 // large-run tests skip without it).
-func ReplayCommand(t testing.TB, seed uint64) string {
+func replayCommand(t testing.TB, seed uint64) string {
 	return seedCommand(t, seed) + " -v"
 }
 
-// PictureCommand is the command that draws this seed of the running test
-// as an SVG timeline (-sim.svg; see Timeline.WriteSVG), in the file
-// seed<N>.svg of the test's package directory: ReplayCommand with
+// pictureCommand is the command that draws this seed of the running test
+// as an SVG timeline (-sim.svg; see timeline.WriteSVG), in the file
+// seed<N>.svg of the test's package directory: replayCommand with
 // -sim.svg instead of -v.
-func PictureCommand(t testing.TB, seed uint64) string {
+func pictureCommand(t testing.TB, seed uint64) string {
 	return fmt.Sprintf("%s -sim.svg=seed%d.svg", seedCommand(t, seed), seed)
 }
 
@@ -307,10 +289,10 @@ func testPackage() string {
 	}
 }
 
-// FirstFailure runs seeds from, from+1, ... up to max seeds and returns
+// firstFailure runs seeds from, from+1, ... up to max seeds and returns
 // how many it ran up to and including the first that failed, with its
 // result; found is false if none failed.
-func FirstFailure(sc Scenario, from uint64, max int) (n int, res Result, found bool) {
+func firstFailure(sc Scenario, from uint64, max int) (n int, res Result, found bool) {
 	for i := range max {
 		res = RunSeed(sc, from+uint64(i), false)
 		if res.Err != nil {
@@ -334,7 +316,7 @@ func Catch(t testing.TB, sc Scenario, name string, hunts, bound int) []int {
 	var needed []int
 	for h := range hunts {
 		from := uint64(h)*1_000_000 + 1
-		n, res, found := FirstFailure(sc, from, bound)
+		n, res, found := firstFailure(sc, from, bound)
 		if !found {
 			t.Errorf("canary %s: not caught in seeds %d..%d", name, from, from+uint64(bound)-1)
 			return needed
@@ -376,7 +358,7 @@ func Determinism(t testing.TB, sc Scenario, seeds []uint64) int {
 			fmt.Sprint(a.Err) != fmt.Sprint(b.Err) {
 			mismatches++
 			t.Errorf("sim: %s seed %d: two runs differ (trace %s vs %s, %d vs %d faults, outcome %v vs %v)\nreplay: %s",
-				sc.Name, seed, a.TraceHash, b.TraceHash, len(a.Faults), len(b.Faults), a.Err, b.Err, ReplayCommand(t, seed))
+				sc.Name, seed, a.TraceHash, b.TraceHash, len(a.Faults), len(b.Faults), a.Err, b.Err, replayCommand(t, seed))
 		}
 	}
 	t.Logf("determinism: %s: %d pairs compared, %d mismatches; histories %x", sc.Name, len(seeds), mismatches, digest.Sum(nil)[:8])
@@ -410,7 +392,7 @@ var pictures struct {
 // scenario's name added before its extension; it returns the absolute
 // path written.
 func writePicture(file string, res Result) (string, error) {
-	if res.Timeline == nil {
+	if res.timeline == nil {
 		return "", fmt.Errorf("nothing recorded: %v", res.Err) // the world was never built
 	}
 	pictures.Lock()
@@ -424,7 +406,7 @@ func writePicture(file string, res Result) (string, error) {
 	}
 	pictures.of[file] = res.Scenario
 	var b bytes.Buffer
-	if err := res.Timeline.WriteSVG(&b); err != nil {
+	if err := res.timeline.WriteSVG(&b); err != nil {
 		return "", err
 	}
 	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {

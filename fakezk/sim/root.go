@@ -24,21 +24,22 @@ import (
 // checker reads the same paths with or without a root. World.Server is
 // the bare server: its methods take full paths (World.ServerPath maps).
 
-// ExploreRoot is the root Explore runs every seed RootedSeed picks under
-// (two levels deep, so that an ancestor exists that no client sees).
+// ExploreRoot is the root Explore runs one seed in four under (two
+// levels deep, so that an ancestor exists that no client sees).
 const ExploreRoot = "/sim/chroot"
 
 // RootedSeed reports whether Explore runs seed under ExploreRoot: one
-// seed in four, in the fixed range and in the drawn one alike.
+// seed in four, in the fixed range and in the drawn one alike. For an
+// explorer of one's own that roots seeds as Explore does.
 func RootedSeed(seed uint64) bool { return seed%4 == 0 }
 
-// Explored returns the scenario Explore runs seed of sc with, replays
+// explored returns the scenario Explore runs seed of sc with, replays
 // included (-sim.seed): sc under ExploreRoot if RootedSeed(seed) and sc
 // has no Root of its own; a regression seed of sc (Scenario.Regressions)
 // under the root it failed with (Regression.Root), and without twins if
 // it failed before they existed (Regression.NoTwins), so that it replays
 // the history it was recorded with.
-func Explored(sc Scenario, seed uint64) Scenario {
+func explored(sc Scenario, seed uint64) Scenario {
 	if i := slices.IndexFunc(sc.Regressions, func(r Regression) bool { return r.Seed == seed }); i >= 0 {
 		if sc.Root == "" {
 			sc.Root = sc.Regressions[i].Root

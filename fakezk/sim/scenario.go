@@ -44,7 +44,7 @@ type Scenario struct {
 	// Root, if set, is every client's chroot (Config.Root): the world
 	// creates it, the recipes run below it, and the world's readers of
 	// the server's tree (Children, NodeStat, Paths...) take the clients'
-	// paths. Explore sets it for a share of its seeds (Explored).
+	// paths. Explore sets it for one seed in four (ExploreRoot).
 	Root string
 	// Faults says which fault classes the seed may switch on.
 	Faults Faults
@@ -203,9 +203,6 @@ func (r *Trial) Progress(i int) {
 	}
 }
 
-// Progressed returns how many units of work client i completed.
-func (r *Trial) Progressed(i int) int { return r.progress[i] }
-
 // ProgressedSinceFaults reports whether client i made progress after the
 // faults stopped.
 func (r *Trial) ProgressedSinceFaults(i int) bool { return r.after[i] }
@@ -274,8 +271,8 @@ type Result struct {
 	// the run was traced.
 	Trace     []string
 	TraceHash string
-	// Timeline is the seed's picture (RunTimeline; nil otherwise).
-	Timeline *Timeline
+	// timeline is the seed's picture (runTimeline; nil otherwise).
+	timeline *timeline
 }
 
 // FiredOf returns how many faults of class c were injected.
@@ -285,13 +282,13 @@ func (res *Result) FiredOf(c FaultClass) int { return res.Fired[c] }
 // server records its event log (slower; the history is the same).
 func RunSeed(sc Scenario, seed uint64, trace bool) Result { return runSeed(sc, seed, trace, nil) }
 
-// RunTimeline runs one seed of sc traced, as RunSeed, and records its
-// timeline too (Result.Timeline, drawn by Timeline.WriteSVG): the same
+// runTimeline runs one seed of sc traced, as RunSeed, and records its
+// timeline too (Result.timeline, drawn by timeline.WriteSVG): the same
 // history, with the faults, session events, bars and violation noted as
 // they happen.
-func RunTimeline(sc Scenario, seed uint64) Result { return runSeed(sc, seed, true, &Timeline{}) }
+func runTimeline(sc Scenario, seed uint64) Result { return runSeed(sc, seed, true, &timeline{}) }
 
-func runSeed(sc Scenario, seed uint64, trace bool, tl *Timeline) Result {
+func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	res := Result{Scenario: sc.Name, Seed: seed, Root: sc.Root}
 	rng := rand.New(rand.NewPCG(seed, 0x5349_4d46_4155_4c54))
 	prng := rand.New(rand.NewPCG(seed, 0x5052_4f43_4553_5321))
@@ -350,7 +347,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *Timeline) Result {
 	}
 	if tl != nil {
 		tl.finish(&res, len(w.procs))
-		res.Timeline = tl
+		res.timeline = tl
 	}
 	return res
 }

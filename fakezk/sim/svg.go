@@ -63,7 +63,7 @@ var faultColours = [numClasses]string{
 // violation was recorded. Every mark carries its details in a <title>
 // (a tooltip in a browser); a bar is labelled only where its label fits.
 // The same timeline draws the same bytes.
-func (tl *Timeline) WriteSVG(w io.Writer) error {
+func (tl *timeline) WriteSVG(w io.Writer) error {
 	var p painter
 	p.tl = tl
 	p.draw()
@@ -73,7 +73,7 @@ func (tl *Timeline) WriteSVG(w io.Writer) error {
 
 // painter draws one timeline into b.
 type painter struct {
-	tl     *Timeline
+	tl     *timeline
 	b      bytes.Buffer
 	lanes  []lane          // lanes[0] is the server's, lanes[i+1] client i's
 	row    []int           // per span: its row in its lane

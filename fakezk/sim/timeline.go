@@ -9,17 +9,17 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// Timeline is what one seed's picture is drawn from (WriteSVG): the
+// timeline is what one seed's picture is drawn from (WriteSVG): the
 // faults where they struck, each client's session states, the bars the
 // scenario and the checkers recorded (World.Span, World.OpenSpan: lock
 // holds, leadership terms, memberships, task executions), the phases of
-// the run and the first violation. RunTimeline records one; a run that
+// the run and the first violation. runTimeline records one; a run that
 // does not record one (RunSeed, Explore) pays for none of it: every
 // recording call is a nil check.
 //
 // Everything in it is on the simulated clock, in the order the run made
 // it, so two recordings of a seed are the same and draw the same bytes.
-type Timeline struct {
+type timeline struct {
 	scenario string
 	seed     uint64
 	plan     Plan
@@ -78,7 +78,7 @@ type phaseMark struct {
 type SpanID int
 
 // Recording reports whether the run records a timeline (-sim.svg,
-// RunTimeline): a scenario can skip building a costly label when not.
+// runTimeline): a scenario can skip building a costly label when not.
 func (w *World) Recording() bool { return w.tl != nil }
 
 // Span records a bar on client's lane of the seed's timeline (-1: the
@@ -161,7 +161,7 @@ func (w *World) fault(c FaultClass, client int, d time.Duration, alt bool, line 
 }
 
 // finish closes the timeline with the run's outcome.
-func (tl *Timeline) finish(res *Result, clients int) {
+func (tl *timeline) finish(res *Result, clients int) {
 	tl.scenario, tl.seed, tl.plan, tl.root = res.Scenario, res.Seed, res.Plan, res.Root
 	tl.end = res.SimTime
 	for _, n := range res.Fired {

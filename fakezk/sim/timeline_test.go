@@ -38,11 +38,8 @@ func pictureScenario() sim.Scenario {
 
 func drawSVG(t *testing.T, res sim.Result) []byte {
 	t.Helper()
-	if res.Timeline == nil {
-		t.Fatal("no timeline recorded")
-	}
 	var b bytes.Buffer
-	if err := res.Timeline.WriteSVG(&b); err != nil {
+	if err := sim.WriteTimeline(res, &b); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

@@ -41,7 +41,7 @@ type Config struct {
 	// Twin.Of's seed: two processes drawing the same random numbers.
 	Twin *Twin
 
-	timeline *Timeline // where the world records the seed's picture (RunTimeline), or nil
+	timeline *timeline // where the world records the seed's picture (runTimeline), or nil
 }
 
 // World is a fake server with clients. It is not safe for concurrent use:
@@ -70,7 +70,7 @@ type World struct {
 
 	operatorSessions []int64 // sessions the Operator fault opened
 
-	tl *Timeline // the seed's picture being recorded, or nil (timeline.go)
+	tl *timeline // the seed's picture being recorded, or nil (timeline.go)
 
 	act *actors // goroutines run in lockstep (actors.go), or nil
 }
@@ -175,10 +175,6 @@ func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
 // Twin names two clients that share an executor seed: Client's executor
 // is seeded as Of's.
 type Twin struct{ Of, Client int }
-
-// Twins returns the clients that share an executor seed in this world
-// (Config.Twin), or nil.
-func (w *World) Twins() *Twin { return w.twin }
 
 // drawTwin draws, from a stream of its own, whether a seed's world has
 // twins (one seed in four with two clients or more) and which.
@@ -315,18 +311,6 @@ func Run[T any](w *World, i int, t task.Task[T]) (T, error) {
 		return zero, ErrStuck
 	}
 	return o.V, o.Err
-}
-
-// All reports whether every func reports true.
-func All(fs ...func() bool) func() bool {
-	return func() bool {
-		for _, f := range fs {
-			if !f() {
-				return false
-			}
-		}
-		return true
-	}
 }
 
 // Children lists dir's children on the server, sorted, read directly from

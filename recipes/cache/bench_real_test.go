@@ -39,7 +39,7 @@ func BenchmarkRealTreeCache(b *testing.B) {
 	writer := realtest.Dial(b, ctx, srv.Addrs(), realtest.Options{}).Ex
 	root := fmt.Sprintf("/bench-tree-%d", time.Now().UnixNano())
 	mk := func(p string) task.Task[task.Unit] {
-		return task.Map(task.Create(p, []byte("x"), task.Persistent), func(string) task.Unit { return task.Unit{} })
+		return c.Map(task.Create(p, []byte("x"), task.Persistent), func(string) task.Unit { return task.Unit{} })
 	}
 	if _, err := executor.Await(ctx, writer, mk(root)); err != nil {
 		b.Fatal(err)
@@ -100,7 +100,7 @@ func BenchmarkRealTreeCache(b *testing.B) {
 				switch changes % 3 {
 				case 0:
 					v := fmt.Sprint(changes)
-					op = task.Map(task.Set(leaf, []byte(v), task.AnyVersion), func(task.Stat) task.Unit { return task.Unit{} })
+					op = c.Map(task.Set(leaf, []byte(v), task.AnyVersion), func(task.Stat) task.Unit { return task.Unit{} })
 					seen = func(m map[string]Node) bool { return string(m[leaf].Data) == v }
 				case 1:
 					op = mk(extra)

@@ -53,7 +53,7 @@ func BenchmarkTreeCache(b *testing.B) {
 			}
 			defer w.Close()
 			mk := func(p string) task.Task[task.Unit] {
-				return task.Map(task.Create(p, []byte("x"), task.Persistent), func(string) task.Unit { return task.Unit{} })
+				return c.Map(task.Create(p, []byte("x"), task.Persistent), func(string) task.Unit { return task.Unit{} })
 			}
 			nodes := 1
 			if _, err := sim.Run(w, 1, mk("/t")); err != nil {
@@ -90,7 +90,7 @@ func BenchmarkTreeCache(b *testing.B) {
 				var op task.Task[task.Unit]
 				switch changes % 3 {
 				case 0:
-					op = task.Map(task.Set(leaf, []byte(fmt.Sprint(changes)), task.AnyVersion), func(task.Stat) task.Unit { return task.Unit{} })
+					op = c.Map(task.Set(leaf, []byte(fmt.Sprint(changes)), task.AnyVersion), func(task.Stat) task.Unit { return task.Unit{} })
 				case 1:
 					op = mk(extra)
 				default:

@@ -3,6 +3,7 @@ package cache
 import (
 	"fmt"
 
+	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -40,7 +41,7 @@ func (c *ChildrenCache) Dir() string { return c.e.dir }
 // the cache waits for it to be created. A second Start fails with
 // ErrStarted.
 func (c *ChildrenCache) Start() task.Task[*ChildrenCache] {
-	return task.Map(c.e.start(), func(task.Unit) *ChildrenCache { return c })
+	return combinators.Map(c.e.start(), func(task.Unit) *ChildrenCache { return c })
 }
 
 // Next returns a task that waits until the cache's consistent snapshot

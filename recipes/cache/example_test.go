@@ -26,7 +26,7 @@ func ExampleChildrenCache() {
 	}
 	write := func(t task.Task[task.Unit]) { executor.Submit(writer, t, nil); run() }
 	create := func(p string) task.Task[task.Unit] {
-		return task.Map(task.Create(p, nil, task.Persistent), func(string) task.Unit { return task.Unit{} })
+		return c.Map(task.Create(p, nil, task.Persistent), func(string) task.Unit { return task.Unit{} })
 	}
 	show := func(ch cache.Change, err error) {
 		name := func(ns []cache.Node) (out []string) {

@@ -3,6 +3,7 @@ package cache
 import (
 	"fmt"
 
+	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -35,7 +36,7 @@ func (c *NodeCache) Path() string { return c.e.node }
 // the node has been read (or found missing, and watched for creation).
 // See ChildrenCache.Start for the rest: the same rules hold.
 func (c *NodeCache) Start() task.Task[*NodeCache] {
-	return task.Map(c.e.start(), func(task.Unit) *NodeCache { return c })
+	return combinators.Map(c.e.start(), func(task.Unit) *NodeCache { return c })
 }
 
 // Next returns a task that waits until the node differs from what the

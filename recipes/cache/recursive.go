@@ -200,7 +200,7 @@ func (e *engine) childrenTask(d string) task.Task[task.ChildrenWatch] {
 	if !e.recursive() {
 		return task.ChildrenW(d)
 	}
-	return task.Map(task.Children(d), func(cl task.ChildList) task.ChildrenWatch { return task.ChildrenWatch{ChildList: cl} })
+	return c.Map(task.Children(d), func(cl task.ChildList) task.ChildrenWatch { return task.ChildrenWatch{ChildList: cl} })
 }
 
 // dataTask reads p: with a data watch, or, in the recursive mode, without.
@@ -208,5 +208,5 @@ func (e *engine) dataTask(p string) task.Task[task.DataWatch] {
 	if !e.recursive() {
 		return task.GetW(p)
 	}
-	return task.Map(task.Get(p), func(d task.Data) task.DataWatch { return task.DataWatch{Data: d} })
+	return c.Map(task.Get(p), func(d task.Data) task.DataWatch { return task.DataWatch{Data: d} })
 }

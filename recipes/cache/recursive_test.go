@@ -21,7 +21,7 @@ func TestTreeRecursive(t *testing.T) {
 		t.Fatalf("missing root: cached %v", paths(got))
 	}
 	mk := func(p, data string) task.Task[task.Unit] {
-		return task.Map(task.Create(p, []byte(data), task.Persistent), func(string) task.Unit { return task.Unit{} })
+		return c.Map(task.Create(p, []byte(data), task.Persistent), func(string) task.Unit { return task.Unit{} })
 	}
 	must(sim.Run(w, 1, c.Seq(mk("/t", ""), c.Seq(mk("/t/a", "1"), c.Seq(mk("/t/a/b", "2"), mk("/t/c", "3"))))))
 	w.Settle(func() bool { return len(tc.Current()) == 4 })

@@ -232,9 +232,9 @@ func (s *cacheSim) restartReader(r *sim.Trial) {
 	}
 	unit := func(any) task.Unit { return task.Unit{} }
 	cc, nc, tc := s.cc, s.nc, s.tc
-	start := c.Seq(task.Map(cc.Start(), func(c *ChildrenCache) task.Unit { return unit(c) }),
-		c.Seq(task.Map(nc.Start(), func(c *NodeCache) task.Unit { return unit(c) }),
-			task.Map(tc.Start(), func(c *TreeCache) task.Unit { return unit(c) })))
+	start := c.Seq(c.Map(cc.Start(), func(c *ChildrenCache) task.Unit { return unit(c) }),
+		c.Seq(c.Map(nc.Start(), func(c *NodeCache) task.Unit { return unit(c) }),
+			c.Map(tc.Start(), func(c *TreeCache) task.Unit { return unit(c) })))
 	ex := r.Execs[0]
 	executor.Submit(ex, start, func(_ task.Unit, err error) {
 		switch {
@@ -290,7 +290,7 @@ func (s *cacheSim) write(r *sim.Trial, i int) {
 	step := func() task.Task[task.Unit] {
 		p := paths[rng.IntN(len(paths))]
 		data := []byte(fmt.Sprintf("v%d", rng.IntN(3)))
-		create := task.Map(c.Retry(task.Create(p, data, task.Persistent), retry), func(string) task.Unit { return task.Unit{} })
+		create := c.Map(c.Retry(task.Create(p, data, task.Persistent), retry), func(string) task.Unit { return task.Unit{} })
 		del := c.Retry(task.Delete(p, task.AnyVersion), retry)
 		tolerate := func(t task.Task[task.Unit]) task.Task[task.Unit] {
 			return c.Catch(t, func(err error) task.Task[task.Unit] {
@@ -305,7 +305,7 @@ func (s *cacheSim) write(r *sim.Trial, i int) {
 		case 0:
 			op = create
 		case 1:
-			op = task.Map(c.Retry(task.Set(p, data, task.AnyVersion), retry), func(st task.Stat) task.Unit { return unit(st) })
+			op = c.Map(c.Retry(task.Set(p, data, task.AnyVersion), retry), func(st task.Stat) task.Unit { return unit(st) })
 		case 2:
 			op = del
 		default: // delete and create again at once (same data: same version)

@@ -37,7 +37,7 @@ func TestTreeParentStat(t *testing.T) {
 		t.Run(fmt.Sprintf("recursive=%v", recursive), func(t *testing.T) {
 			w := newWorld(t, 2)
 			mk := func(p string) task.Task[task.Unit] {
-				return task.Map(task.Create(p, nil, task.Persistent), func(string) task.Unit { return task.Unit{} })
+				return c.Map(task.Create(p, nil, task.Persistent), func(string) task.Unit { return task.Unit{} })
 			}
 			del := func(p string) task.Task[task.Unit] { return task.Delete(p, task.AnyVersion) }
 			must(sim.Run(w, 1, mk("/t")))

@@ -3,6 +3,7 @@ package cache
 import (
 	"fmt"
 
+	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -40,7 +41,7 @@ func (c *TreeCache) Root() string { return c.e.node }
 // the whole subtree has been read (a consistent snapshot). A missing root
 // is watched for creation. See ChildrenCache.Start for the rest.
 func (c *TreeCache) Start() task.Task[*TreeCache] {
-	return task.Map(c.e.start(), func(task.Unit) *TreeCache { return c })
+	return combinators.Map(c.e.start(), func(task.Unit) *TreeCache { return c })
 }
 
 // Next returns a task that waits until the subtree differs from what the

@@ -59,7 +59,7 @@ func TestMemoryFlatWatchUpdate(t *testing.T) {
 		{"node",
 			func(t *testing.T, w *sim.World) reader { return run(t, w, 0, Watch(node, func(Snapshot) {})) },
 			func(i int) task.Task[task.Unit] {
-				return task.Map(task.Set(node, value(i), task.AnyVersion), func(task.Stat) task.Unit { return task.Unit{} })
+				return c.Map(task.Set(node, value(i), task.AnyVersion), func(task.Stat) task.Unit { return task.Unit{} })
 			},
 			func(s Snapshot) []byte { return s.Data }, nil},
 		{"dir",
@@ -81,7 +81,7 @@ func TestMemoryFlatWatchUpdate(t *testing.T) {
 			func(i int) task.Task[task.Unit] { return Update(root, map[string][]byte{"c": value(i)}) },
 			func(s Snapshot) []byte { return s.Values["c"] },
 			c.Seq(task.Delete(root+"/c", task.AnyVersion),
-				task.Map(task.Set(root, nil, task.AnyVersion), func(task.Stat) task.Unit { return task.Unit{} }))},
+				c.Map(task.Set(root, nil, task.AnyVersion), func(task.Stat) task.Unit { return task.Unit{} }))},
 		{"reload",
 			func(t *testing.T, w *sim.World) reader {
 				return reloaded{run(t, w, 0, Reload(root, DirOptions{}, untilCanceled))}

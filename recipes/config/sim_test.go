@@ -273,7 +273,7 @@ func (s *configSim) writeNode(r *sim.Trial) {
 		}
 		v++
 		data := []byte(strconv.Itoa(v))
-		set := c.Catch(task.Map(c.Retry(task.Set(simNode, data, task.AnyVersion), retry), func(task.Stat) task.Unit { return task.Unit{} }),
+		set := c.Catch(c.Map(c.Retry(task.Set(simNode, data, task.AnyVersion), retry), func(task.Stat) task.Unit { return task.Unit{} }),
 			func(err error) task.Task[task.Unit] {
 				if errors.Is(err, task.ErrNoNode) {
 					return put(simNode, data, nil)

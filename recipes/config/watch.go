@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/task"
@@ -131,7 +132,7 @@ func Watch(path string, handler func(Snapshot)) task.Task[*Watcher] {
 		return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
 	}
 	w.nc = nc
-	return w.start(task.Map(nc.Start(), func(*cache.NodeCache) task.Unit { return task.Unit{} }))
+	return w.start(combinators.Map(nc.Start(), func(*cache.NodeCache) task.Unit { return task.Unit{} }))
 }
 
 // WatchDir returns a task that follows the children of root (one level:
@@ -160,18 +161,18 @@ func WatchDir(root string, opts DirOptions, handler func(Snapshot)) task.Task[*W
 			return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
 		}
 		w.tc = tc
-		return w.start(task.Map(tc.Start(), func(*cache.TreeCache) task.Unit { return task.Unit{} }))
+		return w.start(combinators.Map(tc.Start(), func(*cache.TreeCache) task.Unit { return task.Unit{} }))
 	}
 	cc, err := cache.NewChildren(root, copts...)
 	if err != nil {
 		return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
 	}
 	w.cc = cc
-	return w.start(task.Map(cc.Start(), func(*cache.ChildrenCache) task.Unit { return task.Unit{} }))
+	return w.start(combinators.Map(cc.Start(), func(*cache.ChildrenCache) task.Unit { return task.Unit{} }))
 }
 
 func (w *Watcher) start(t task.Task[task.Unit]) task.Task[*Watcher] {
-	return task.Map(t, func(task.Unit) *Watcher { return w })
+	return combinators.Map(t, func(task.Unit) *Watcher { return w })
 }
 
 // event is the cache's OnEvent: under the canary, delivery on every

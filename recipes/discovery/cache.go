@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/task"
 )
@@ -57,7 +58,7 @@ func (c *Cache) Start() task.Task[*Cache] {
 	if c == nil || c.cc == nil {
 		return task.Fail[*Cache](errNil("Cache"))
 	}
-	return task.Map(c.cc.Start(), func(*cache.ChildrenCache) *Cache { return c })
+	return combinators.Map(c.cc.Start(), func(*cache.ChildrenCache) *Cache { return c })
 }
 
 // Next returns a task that waits until the service's nodes differ from
@@ -70,7 +71,7 @@ func (c *Cache) Next() task.Task[[]Instance] {
 	if c == nil || c.cc == nil {
 		return task.Fail[[]Instance](errNil("Cache"))
 	}
-	return task.Map(c.cc.Next(), func(ch cache.Change) []Instance { return c.instances(ch.Nodes) })
+	return combinators.Map(c.cc.Next(), func(ch cache.Change) []Instance { return c.instances(ch.Nodes) })
 }
 
 // Stop returns a task that stops the cache. It is idempotent.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/task"
@@ -70,7 +71,7 @@ func (e *Election) Observe(fn func(Observation)) task.Task[*Observer] {
 		return task.Fail[*Observer](fmt.Errorf("election: %w", err))
 	}
 	o.stop, o.done, o.err = cc.Stop, cc.Done(), cc.Err
-	return task.Map(cc.Start(), func(*cache.ChildrenCache) *Observer { return o })
+	return combinators.Map(cc.Start(), func(*cache.ChildrenCache) *Observer { return o })
 }
 
 // lowest is the lowest candidate among a directory's children.
@@ -109,7 +110,7 @@ func (m *Master) Observe(fn func(Observation)) task.Task[*Observer] {
 		return task.Fail[*Observer](fmt.Errorf("election: %w", err))
 	}
 	o.stop, o.done, o.err = nc.Stop, nc.Done(), nc.Err
-	return task.Map(nc.Start(), func(*cache.NodeCache) *Observer { return o })
+	return combinators.Map(nc.Start(), func(*cache.NodeCache) *Observer { return o })
 }
 
 // deliver calls fn with ob if the leader changed (another node, by czxid,

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/recipes/election"
@@ -296,5 +297,5 @@ func TestRealEnsembleServerKilled(t *testing.T) {
 
 // childrenOf counts dir's children.
 func childrenOf(dir string) task.Task[int] {
-	return task.Map(task.Children(dir), func(cl task.ChildList) int { return len(cl.Names) })
+	return combinators.Map(task.Children(dir), func(cl task.ChildList) int { return len(cl.Names) })
 }

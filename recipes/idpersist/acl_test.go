@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/idpersist"
@@ -64,7 +65,7 @@ func TestACL(t *testing.T) {
 		if !w.Settle(rd.Leading) {
 			t.Fatal("no leader under Parent")
 		}
-		run(1, task.Map(task.CreateWith(&task.CreateRequest{Path: "/acl/dyn/a", Data: seqid.Encode(0), ACL: acl.For("/acl/dyn/a")}),
+		run(1, combinators.Map(task.CreateWith(&task.CreateRequest{Path: "/acl/dyn/a", Data: seqid.Encode(0), ACL: acl.For("/acl/dyn/a")}),
 			func(task.Created) task.Unit { return task.Unit{} }))
 		if id, err := sim.Run(w, 1, idpersist.Next(dyn.Named("a"))); err != nil || id != 1 {
 			t.Fatalf("Next(a) = %d, %v", id, err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
-	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
@@ -78,7 +77,7 @@ func TestLeaderStopsOnSuspend(t *testing.T) {
 	if r.Leading() {
 		t.Fatal("still leading while suspended")
 	}
-	w.settle(sim.All(w.draw(1, 25), func() bool { return r.Leading() }))
+	w.settle(allOf(w.draw(1, 25), func() bool { return r.Leading() }))
 	if r.Turns() != 2 {
 		t.Fatalf("turns %d, want 2 (the same candidate leads again)", r.Turns())
 	}

@@ -261,7 +261,7 @@ func TestDeposedLeaderStepsDown(t *testing.T) {
 		}
 	}()
 	r := w.replica(0)
-	w.settle(sim.All(w.draw(1, 5), r.Leading))
+	w.settle(allOf(w.draw(1, 5), r.Leading))
 	cands := w.Children(w.cfg.Election)
 	if len(cands) != 1 {
 		t.Fatalf("candidates %v", cands)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
-	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
@@ -150,7 +149,7 @@ func TestDynamicSequencesAddedAndRemoved(t *testing.T) {
 		m.settle(m.drawNamed(2, "a", 15))
 
 		m.create(3, "b", 100) // added while the leader runs
-		m.settle(sim.All(m.drawNamed(2, "a", 15), m.drawNamed(3, "b", 25)))
+		m.settle(allOf(m.drawNamed(2, "a", 15), m.drawNamed(3, "b", 25)))
 		for id := range m.ids["b"] {
 			if id <= 100 {
 				t.Fatalf("seed %d: b handed out %d, not above its starting value 100", seed, id)
@@ -211,7 +210,7 @@ func TestDynamicWipeRestoresEverySequence(t *testing.T) {
 		m.create(2, "a", 0)
 		m.create(2, "b", 500)
 		m.create(2, "gone", 0)
-		m.settle(sim.All(m.drawNamed(2, "a", 13), m.drawNamed(3, "b", 17), m.drawNamed(2, "gone", 3)))
+		m.settle(allOf(m.drawNamed(2, "a", 13), m.drawNamed(3, "b", 17), m.drawNamed(2, "gone", 3)))
 		m.remove(3, "gone")
 		m.settle(func() bool { return !m.live("gone") })
 		before := map[string]int64{"a": m.max["a"], "b": m.max["b"]}
@@ -219,7 +218,7 @@ func TestDynamicWipeRestoresEverySequence(t *testing.T) {
 		n := map[string]int{"a": len(m.order["a"]), "b": len(m.order["b"])}
 
 		m.Server.Wipe()
-		m.settle(sim.All(m.drawNamed(2, "a", 13), m.drawNamed(3, "b", 17)))
+		m.settle(allOf(m.drawNamed(2, "a", 13), m.drawNamed(3, "b", 17)))
 		for _, name := range []string{"a", "b"} {
 			after := m.order[name][n[name]:]
 			if after[0] != marks[name]+1 {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk"
-	"github.com/zkflow/zkflow/fakezk/sim"
 )
 
 // One leader, one generator: the limit moves ahead of the sequence in
@@ -13,7 +12,7 @@ import (
 func TestSingleLeaderAdvancesLimit(t *testing.T) {
 	w := newWorld(t, 1, 2, fakezk.Config{})
 	r := w.replica(0)
-	w.settle(sim.All(w.draw(1, 35)))
+	w.settle(allOf(w.draw(1, 35)))
 	if !r.Leading() || r.Turns() != 1 {
 		t.Fatalf("leading %v, turns %d", r.Leading(), r.Turns())
 	}
@@ -75,13 +74,13 @@ func TestBackupTakesOver(t *testing.T) {
 	w.replica(0)
 	w.replica(1)
 	w.replica(2)
-	w.settle(sim.All(w.draw(3, 15), w.oneLeaderOtherThan()))
+	w.settle(allOf(w.draw(3, 15), w.oneLeaderOtherThan()))
 	first := w.leaders()[0]
 	w.Server.Expire(w.Conns[first])
-	w.settle(sim.All(w.draw(3, 15), w.oneLeaderOtherThan(first)))
+	w.settle(allOf(w.draw(3, 15), w.oneLeaderOtherThan(first)))
 	second := w.leaders()[0]
 	w.Conns[second].Close()
-	w.settle(sim.All(w.draw(3, 15), w.oneLeaderOtherThan(second)))
+	w.settle(allOf(w.draw(3, 15), w.oneLeaderOtherThan(second)))
 	if len(w.ids) != 45 {
 		t.Fatalf("%d ids, want 45", len(w.ids))
 	}
@@ -100,11 +99,11 @@ func TestWipeResumesAboveMark(t *testing.T) {
 	w := newWorld(t, 4, 3, fakezk.Config{})
 	w.replica(0)
 	w.replica(1)
-	w.settle(sim.All(w.draw(2, 23)))
+	w.settle(allOf(w.draw(2, 23)))
 	before := w.max
 	mark, _ := w.store.Load()
 	w.Server.Wipe()
-	w.settle(sim.All(w.draw(2, 23)))
+	w.settle(allOf(w.draw(2, 23)))
 	for _, id := range w.order[23:] {
 		if id <= before || id <= mark {
 			t.Fatalf("id %d after the wipe, not above the ids before (%d) and the mark then (%d)", id, before, mark)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
-	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/idpersist"
 )
 
@@ -44,15 +43,15 @@ func simulate(t *testing.T, seed uint64) (drops int, turns int64) {
 	for i := range 3 {
 		w.replica(i)
 	}
-	w.settle(sim.All(w.draw(3, 12), w.draw(4, 12)))
+	w.settle(allOf(w.draw(3, 12), w.draw(4, 12)))
 	if l := w.leaders(); len(l) == 1 {
 		w.Server.Expire(w.Conns[l[0]])
 	}
-	w.settle(sim.All(w.draw(3, 12), w.draw(4, 12)))
+	w.settle(allOf(w.draw(3, 12), w.draw(4, 12)))
 	before := w.max
 	w.Server.Wipe()
 	n := len(w.order)
-	w.settle(sim.All(w.draw(3, 12), w.draw(4, 12)))
+	w.settle(allOf(w.draw(3, 12), w.draw(4, 12)))
 	for _, id := range w.order[n:] {
 		if id <= before {
 			t.Errorf("seed %d: id %d after the wipe, at or below %d drawn before it", seed, id, before)
@@ -99,7 +98,7 @@ func TestLeaderKilledBetweenStoreAndLimit(t *testing.T) {
 	hs := &hookStore{inner: w.store}
 	w.cfg.Store = hs
 	w.replica(0)
-	w.settle(sim.All(w.draw(2, 15), w.oneLeaderOtherThan()))
+	w.settle(allOf(w.draw(2, 15), w.oneLeaderOtherThan()))
 	w.replica(1)
 	w.Drive()
 	killed := -1
@@ -109,7 +108,7 @@ func TestLeaderKilledBetweenStoreAndLimit(t *testing.T) {
 			w.Server.Expire(w.Conns[killed])
 		}
 	}
-	w.settle(sim.All(w.draw(2, 30), func() bool { return killed >= 0 }))
+	w.settle(allOf(w.draw(2, 30), func() bool { return killed >= 0 }))
 	if len(w.ids) != 45 {
 		t.Fatalf("%d ids, want 45", len(w.ids))
 	}

@@ -43,6 +43,18 @@ func newWorld(t *testing.T, seed uint64, n int, fc fakezk.Config) *world {
 	return w
 }
 
+// allOf reports whether every func reports true.
+func allOf(fs ...func() bool) func() bool {
+	return func() bool {
+		for _, f := range fs {
+			if !f() {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // settle drives, advancing the clock whenever idle, until done holds.
 func (w *world) settle(done func() bool) {
 	w.t.Helper()

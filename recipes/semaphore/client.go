@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
@@ -72,7 +73,7 @@ func (b *Client) Executor() *executor.Executor { return b.ex }
 func (b *Client) Semaphore() *Semaphore { return b.m }
 
 func oneOf(t task.Task[*Lease]) task.Task[[]*Lease] {
-	return task.Map(t, func(l *Lease) []*Lease { return []*Lease{l} })
+	return combinators.Map(t, func(l *Lease) []*Lease { return []*Lease{l} })
 }
 
 func await(ctx context.Context, what string, ex *executor.Executor, t task.Task[[]*Lease]) ([]*Lease, error) {

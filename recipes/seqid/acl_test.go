@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -35,7 +36,7 @@ func TestACL(t *testing.T) {
 		}
 		for _, next := range []task.Task[int64]{
 			seqid.Next("/acl-next", opt),
-			task.Map(seqid.Reserve("/acl-reserve", 5, opt), func(b seqid.Block) int64 { return b.Last }),
+			combinators.Map(seqid.Reserve("/acl-reserve", 5, opt), func(b seqid.Block) int64 { return b.Last }),
 			ct.Next(),
 			al.Next(),
 		} {

@@ -235,3 +235,33 @@ func TestGoZookeeperAuth(t *testing.T) {
 		t.Fatalf("unknown scheme: %v", err)
 	}
 }
+
+// cons as go-zookeeper's FLWCons parses it: one client per session, with
+// its session id, timeout and last operation.
+func TestGoZookeeperCons(t *testing.T) {
+	r := start(t, fakezk.Config{})
+	a, _ := r.dial(t)
+	b, _ := r.dial(t)
+	if _, _, err := a.Get("/"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Exists("/x"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := gozk.FLWCons([]string{r.addr}, 5*time.Second) // the asking connection's brief line does not parse: not ok, as on a real server
+	if len(got) != 1 || got[0].Clients == nil {
+		t.Fatalf("FLWCons: %+v", got)
+	}
+	want := map[int64]string{a.SessionID(): "GETD", b.SessionID(): "EXIS"}
+	for _, c := range got[0].Clients {
+		op, ok := want[c.SessionID]
+		// A ping of the client's own may have come after its request.
+		if !ok || (c.LastOperation != op && c.LastOperation != "PING") || c.Timeout <= 0 || c.Received < 2 || c.Sent < 2 {
+			t.Errorf("client %+v: want one of %v", c, want)
+		}
+		delete(want, c.SessionID)
+	}
+	if len(want) != 0 {
+		t.Errorf("sessions missing from cons: %v", want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -170,6 +171,14 @@ func script(t *testing.T, addr string) []string {
 	h, body, _ := u.call(wire.Request{Op: wire.OpAuth, Scheme: "nosuch", Auth: []byte("x")})
 	add("unknown scheme: %+v %x, closed %v", h, body, u.closed())
 
+	// cons: the line of a session that sent one getData, its numbers
+	// masked but its counts and last operation kept.
+	k := r.rawConn(t)
+	ks := k.session(20 * time.Second)
+	k.xid = 7
+	k.call(wire.Request{Op: wire.OpGetData, Path: "/"})
+	add("cons: %s", consLine(t, addr, ks.SessionID))
+
 	// Four-letter words: the answer, or the shape of srvr (its keys).
 	for _, cmd := range []string{"ruok", "isro", "srvr", "conf", "envi", "mntr"} {
 		nc, err := net.Dial("tcp", addr)
@@ -260,4 +269,30 @@ func maskStats(op wire.Op, body []byte) []byte {
 		}
 	}
 	return b
+}
+
+// consLine asks addr for cons and returns the line of session sid with
+// the address, times, latencies and ids masked.
+func consLine(t *testing.T, addr string, sid int64) string {
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	nc.Write([]byte("cons"))
+	b, _ := io.ReadAll(nc)
+	if !strings.HasSuffix(string(b), "\n\n") {
+		return fmt.Sprintf("cons does not end in an empty line: %q", b)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, fmt.Sprintf("sid=0x%x,", sid)) {
+			continue
+		}
+		for _, key := range []string{"sid", "est", "lzxid", "lresp", "llat", "minlat", "avglat", "maxlat"} {
+			line = regexp.MustCompile(key+`=[0-9a-fx]+`).ReplaceAllString(line, key+"=N")
+		}
+		return regexp.MustCompile(`^ /[0-9.]+:[0-9]+\[`).ReplaceAllString(line, " /ADDR[")
+	}
+	return fmt.Sprintf("no line for session 0x%x in %q", sid, b)
 }

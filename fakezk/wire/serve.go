@@ -97,6 +97,9 @@ func (lk *link) serve(r *Request) bool {
 func (lk *link) send(req task.Request, r *Request, watch func(task.Event), xid int32) {
 	sl := lk.reserve()
 	lk.fz.Conn().Send(req, func(resp task.Response, zxid int64) {
+		lk.mu.Lock()
+		lk.st.lzxid = zxid
+		lk.mu.Unlock()
 		if xid == XidPing {
 			lk.fill(sl, header(XidPing, zxid, 0))
 			return

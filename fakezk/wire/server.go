@@ -105,7 +105,8 @@ func (s *Server) Serve(l net.Listener) error {
 // serveConn serves one connection on two goroutines of its own; false if
 // the server is closed.
 func (s *Server) serveConn(nc net.Conn) bool {
-	lk := &link{s: s, nc: nc, w: bufio.NewWriter(nc), kick: make(chan struct{}, 1), done: make(chan struct{})}
+	lk := &link{s: s, nc: nc, w: bufio.NewWriter(nc), kick: make(chan struct{}, 1), done: make(chan struct{}),
+		st: linkStats{lop: "NA", lcxid: -1}}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -169,6 +170,18 @@ type link struct {
 	kick      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
+
+	st linkStats // what cons reports; under mu
+}
+
+// linkStats are a connection's figures as the cons four-letter word
+// reports them (ServerCnxn.dumpConnectionInfo). Latencies are not kept.
+type linkStats struct {
+	recved, sent int64
+	est, lresp   int64 // Unix milliseconds
+	lop          string
+	lcxid        int64 // -1 before the first request
+	lzxid        int64
 }
 
 type slot struct {
@@ -277,6 +290,10 @@ func (lk *link) writeOut() (int, bool) {
 		out[i] = lk.slots[i].b
 	}
 	lk.slots = append(lk.slots[:0], lk.slots[n:]...)
+	if n > 0 {
+		lk.st.sent += int64(n)
+		lk.st.lresp = time.Now().UnixMilli()
+	}
 	end := lk.lastEnd && len(lk.slots) == 0
 	timeout := lk.timeout
 	lk.mu.Unlock()
@@ -346,6 +363,10 @@ func (lk *link) readLoop() {
 		}
 		lk.mu.Lock()
 		lk.serving = true
+		lk.st.recved++
+		if op := lastOp(req.Op); op != "NA" { // auth and unknown ops leave them
+			lk.st.lop, lk.st.lcxid = op, int64(req.Xid) // a ping's -2: cons leaves lcxid out
+		}
 		lk.mu.Unlock()
 		more := lk.serve(&req)
 		lk.mu.Lock()
@@ -374,12 +395,19 @@ func (lk *link) handshake(r *bufio.Reader) bool {
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return false
 	}
+	lk.mu.Lock()
+	lk.st.recved++
+	lk.mu.Unlock()
 	if cmd := string(hdr[:]); isFourLetterWord(cmd) {
 		port := 0
 		if a, ok := lk.nc.LocalAddr().(*net.TCPAddr); ok {
 			port = a.Port
 		}
-		lk.reply(fourLetterWord(lk.s.zk, cmd, port))
+		if cmd == "cons" {
+			lk.reply(lk.s.cons())
+		} else {
+			lk.reply(fourLetterWord(lk.s.zk, cmd, port))
+		}
 		lk.closeAfter()
 		lk.waitClosed()
 		return false
@@ -427,6 +455,7 @@ func (lk *link) handshake(r *bufio.Reader) bool {
 	}
 	lk.mu.Lock() // writeOut reads the timeout
 	lk.fz, lk.timeout = fl, timeout
+	lk.st.est, lk.st.lop, lk.st.lzxid = time.Now().UnixMilli(), "SESS", zk.Zxid()
 	lk.mu.Unlock()
 	id := fl.Conn().SessionID()
 	resp.TimeOut = int32(timeout / time.Millisecond)

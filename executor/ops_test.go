@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,5 +84,31 @@ func TestPlainOperations(t *testing.T) {
 	var nilEx *executor.Executor
 	if _, err := nilEx.Get(ctx, "/"); !errors.Is(err, executor.ErrNilExecutor) {
 		t.Fatalf("Get on a nil Executor: %v, want ErrNilExecutor", err)
+	}
+}
+
+// A plain operation whose context ends names the operation and its path,
+// and still matches the context's error under errors.Is.
+func TestPlainOperationsNameTheirWait(t *testing.T) {
+	ex, srv, conn := newServerExec(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- ex.Run(ctx) }()
+	defer func() { ex.Close(); <-done }()
+	if err := ex.Sync(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+
+	ended, stop := context.WithCancel(ctx)
+	stop()
+	if _, err := ex.Create(ended, "/late", nil, task.Persistent); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "create /late") {
+		t.Fatalf("Create with an ended ctx: %v, want context.Canceled naming create /late", err)
+	}
+	srv.Partition(conn, time.Minute, false)
+	short, stop2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer stop2()
+	if _, err := ex.Get(short, "/app/config"); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "get /app/config") {
+		t.Fatalf("Get through a partition: %v, want a deadline naming get /app/config", err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/combinators"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/park"
@@ -117,12 +117,12 @@ type LeadOptions struct {
 	// zero value means DefaultLeadBackoff. It is measured on the
 	// executor's clock, and its jitter is drawn from the executor's
 	// seeded source, so a simulation replays the same waits.
-	Backoff c.Backoff
+	Backoff combinators.Backoff
 }
 
 // DefaultLeadBackoff is the wait between failed campaigns of Lead:
 // 50ms, doubling up to 5s, each scaled by a factor in [0.8, 1.2].
-var DefaultLeadBackoff = c.Backoff{Initial: 50 * time.Millisecond, Max: 5 * time.Second, Multiplier: 2, Jitter: 0.2}
+var DefaultLeadBackoff = combinators.Backoff{Initial: 50 * time.Millisecond, Max: 5 * time.Second, Multiplier: 2, Jitter: 0.2}
 
 // Lead campaigns and, once leading, calls lead with a context
 // that is canceled as soon as the leadership ends (lost to an expiry, an
@@ -153,7 +153,7 @@ func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.
 		return fmt.Errorf("election: nil lead function: %w", task.ErrInvalidArgument)
 	}
 	backoff := opts.Backoff
-	if backoff == (c.Backoff{}) {
+	if backoff == (combinators.Backoff{}) {
 		backoff = DefaultLeadBackoff
 	}
 	failures := 0
@@ -218,9 +218,9 @@ func transient(err error) bool {
 
 // wait is the wait before the campaign after the n-th failure in a row,
 // on the executor's clock, with jitter from its seeded source.
-func wait(b c.Backoff, n int) task.Task[task.Unit] {
+func wait(b combinators.Backoff, n int) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		u := float64(s.Rand()>>11) / (1 << 53)
-		c.Sleep(b.Delay(n, u))(s, k)
+		combinators.Sleep(b.Delay(n, u))(s, k)
 	}
 }

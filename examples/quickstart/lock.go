@@ -91,7 +91,7 @@ func lockChapter(ctx context.Context, s *story) error {
 			default:
 				return err
 			}
-			if err := m.Release(ctx, held); err != nil && !errors.Is(err, lock.ErrLockLost) {
+			if err := m.Release(ctx, held); err != nil { // a lost lock's release succeeds: its node is gone
 				return err
 			}
 			if errors.Is(held.Err(), lock.ErrLockLost) {

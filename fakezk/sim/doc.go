@@ -53,7 +53,9 @@
 // Everything in a run comes from the seed, and nothing reads the wall
 // clock. Check(t, sc, n) runs seeds 1..n and stops at the first that
 // fails, printing the command that replays it with its faults and the
-// tail of its trace. The flags, in every test binary that imports the
+// tail of its trace (connections are numbered from c1 as they are made:
+// client i's first, r.Conns[i], is c<i+1>; a restarted process gets the
+// next free number). The flags, in every test binary that imports the
 // package, after the package on the command line: -sim.seed=N runs only
 // seed N, traced; -sim.seeds=N overrides the number of seeds;
 // -sim.tail=K sets how many trace lines are printed (0: all);

@@ -306,8 +306,9 @@ func firstFailure(sc Scenario, from uint64, max int) (n int, res Result, found b
 // it (a variant of the recipe, or a flag the recipe reads in tests) and
 // runs the scenario through Catch, which hunts for a failing seed
 // `hunts` times, over disjoint seed ranges, each within bound seeds, and
-// fails t if a hunt comes back empty. It logs the seeds each hunt needed,
-// the median and the worst, and returns them in hunt order.
+// fails t if a hunt comes back empty. It logs how many seeds each hunt
+// ran up to the first failing one (counts, not seed numbers), the median
+// and the worst, and returns those counts in hunt order.
 func Catch(t testing.TB, sc Scenario, name string, hunts, bound int) []int {
 	t.Helper()
 	if hunts < 1 || bound < 1 {

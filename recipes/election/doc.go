@@ -32,8 +32,9 @@
 //
 // Resign is started whatever its ctx, so the deferred Resign above works
 // also when ctx ended while leading: it returns ctx's error at once and
-// the node is deleted in the background (Done closes at once), as Lead
-// does when it ends. Lead campaigns again after a transient failure,
+// the node is deleted in the background (Done closes when the executor
+// starts the resign, before the delete, not necessarily before Resign
+// returns), as Lead does when it ends. Lead campaigns again after a transient failure,
 // waiting longer after each (LeadOptions.Backoff), and returns an error
 // that another campaign would meet again (task.ErrNoAuth, say). A
 // background resign that fails for good goes to the executor's

@@ -345,8 +345,8 @@ func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 	}
 }
 
-// Resign returns a task that gives leadership up: Done is closed and Err
-// becomes ErrResigned at once, then the candidate node is deleted,
+// Resign returns a task that gives leadership up: when it starts, Done is
+// closed and Err becomes ErrResigned, then the candidate node is deleted,
 // retrying past connection loss. It is idempotent: a node already gone, or
 // a session that ended (the node went with it), is success. If the
 // caller's scope ends first (deadline, cancel), the delete goes on as a

@@ -314,7 +314,7 @@ func (m *Member) end(err error) {
 // connection loss. If the caller's scope ends first, the delete goes on
 // as a flow of its own. Leave is idempotent; a node already gone, or a
 // session that ended (the node went with it), is success. Done is closed
-// and Err becomes ErrLeft at once, before the delete.
+// and Err becomes ErrLeft when the task starts, before the delete.
 func (m *Member) Leave() task.Task[task.Unit] {
 	if m == nil || m.g == nil {
 		return task.Fail[task.Unit](errNil("Member"))

@@ -27,9 +27,10 @@
 // Release is started whatever its ctx, so the deferred Release above
 // works also when ctx ended in the critical section: it returns ctx's
 // error at once and the node is deleted in the background (Done closes
-// at once; the Client's next Acquire waits for the delete; if the
-// delete fails for good then, the failure goes to the executor's
-// Config.OnError).
+// when the executor starts the release, before the delete, not
+// necessarily before Release returns; the Client's next Acquire waits for
+// the delete; if the delete fails for good then, the failure goes to the
+// executor's Config.OnError).
 //
 // To compose the lock with other tasks, use the task face: New returns a
 // Lock whose Acquire and TryAcquire, and the Held's Release and Fenced,
@@ -53,9 +54,11 @@
 // was closed, the node was deleted, or its data changed by someone else).
 // Deletions are watched from the first call to Done, Err or IsHeld. While
 // the session is suspended IsHeld is false and Err still nil; on
-// reconnect to the same session IsHeld is true again. A process paused
-// past its session timeout runs on, believing it holds, until it hears of
-// the expiry: only its fenced writes are safe. Leave executor.Config.Seed
+// reconnect to the same session IsHeld is true again. Unlike election
+// (which gives leadership up after a fraction of the session timeout
+// without the server), a hold ends only when the loss is heard: a process
+// cut off or paused past its session timeout runs on, believing it holds,
+// until it hears of the expiry; only its fenced writes are safe. Leave executor.Config.Seed
 // zero in production, and do not restore a backup of a lock directory (a
 // node re-created under a deleted contender's name passes for it).
 //

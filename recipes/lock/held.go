@@ -73,7 +73,7 @@ func (h *Held) Session() task.Session { return h.sess }
 
 // Done is closed when the lock ends, released or lost. The first call to
 // Done, Err or IsHeld sets the watch on the lock node that notices someone
-// else deleting or changing it (see Holding in the package
+// else deleting or changing it (see "Losing the lock" in the package
 // documentation).
 func (h *Held) Done() <-chan struct{} {
 	h.watchNodeOnce()
@@ -439,7 +439,8 @@ func afterMark[T any](h *Held, t task.Task[T]) task.Task[T] {
 // so the counter restarts (see the package documentation on wrap-around). It is idempotent: a node already gone,
 // or a session that ended (the node went with it), is success. If the caller's scope ends first
 // (deadline, cancel), the delete goes on as a flow of its own. Done is
-// closed and Err becomes ErrUnlocked at once, before the delete.
+// closed and Err becomes ErrUnlocked when the task starts, before the
+// delete.
 func (h *Held) Release() task.Task[task.Unit] {
 	if h.seq >= zkops.ResetAbove {
 		return func(s *task.Scope, k task.Cont[task.Unit]) {

@@ -106,7 +106,8 @@ func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 // so the counter restarts. It is idempotent: a node already gone, or a
 // session that ended, is success. If the caller's scope ends first
 // (deadline, cancel), the delete goes on as a flow of its own. Done is
-// closed and Err becomes ErrUnlocked at once, before the delete.
+// closed and Err becomes ErrUnlocked when the task starts, before the
+// delete.
 func (h *Held) Release() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		h.hold.End(ErrUnlocked)

@@ -89,8 +89,8 @@ func (l *Lease) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 // retrying past connection loss. It is idempotent: a node already gone,
 // or a session that ended (the node went with it), is success. If the
 // caller's scope ends first (deadline, cancel), the delete goes on as a
-// flow of its own. Done is closed and Err becomes ErrReleased at once,
-// before the delete.
+// flow of its own. Done is closed and Err becomes ErrReleased when the
+// task starts, before the delete.
 func (l *Lease) Release() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		l.hold.End(ErrReleased)

@@ -138,9 +138,12 @@ func Give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pen
 	if blockErr != nil {
 		return zero, blockErr
 	}
-	if ctx.Err() != nil {
+	if g.left {
 		return zero, CtxErr(ctx, what)
 	}
+	// A ctx that ends from here on (t itself may end it, on the executor,
+	// before this goroutine looks) goes through leave: once left, t's
+	// failure is reported, not dropped in the channel.
 	park.Wait(ctx, func() bool { return len(g.ch) > 0 || ctx.Err() != nil })
 	select {
 	case r := <-g.ch:

@@ -199,3 +199,64 @@ func TestReleaseFailureAfterCallerLeftReported(t *testing.T) {
 		t.Fatal("the node went although its delete was refused")
 	}
 }
+
+// endsOnSecondLook is a context that has not ended the first time it is
+// asked and ends just after: the schedule where the caller's ctx ends
+// while Give submits (t itself may end it, on the executor, before the
+// caller looks again).
+type endsOnSecondLook struct {
+	context.Context
+	mu    sync.Mutex
+	asked int
+	done  chan struct{}
+}
+
+func (c *endsOnSecondLook) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.asked++; c.asked == 1 {
+		close(c.done) // ends just after this look
+		return nil
+	}
+	return context.Canceled
+}
+
+func (c *endsOnSecondLook) Done() <-chan struct{} { return c.done }
+
+// A ctx that ends between Give's look before the submit and its look
+// after: the give-back's later failure is reported to OnError, not left
+// in a channel no one reads.
+func TestGiveFailureReportedWhenCtxEndsDuringSubmit(t *testing.T) {
+	boom := errors.New("boom")
+	h := &heard{ch: make(chan error, 1)}
+	ex, err := executor.New(executor.Config{OnError: h.onError})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, stop := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); _ = ex.Run(run) }()
+	defer func() { stop(); <-ran }()
+	release := make(chan struct{})
+	slow := task.Task[int](func(s *task.Scope, k task.Cont[int]) {
+		go func() {
+			<-release
+			executor.Submit(ex, task.Func(func(*task.Scope) (int, error) { k(0, boom); return 0, nil }), nil)
+		}()
+	})
+	ctx := &endsOnSecondLook{Context: context.Background(), done: make(chan struct{})}
+	if _, err := blocking.Give(ctx, "test op", ex, nil, slow); !errors.Is(err, task.ErrCanceled) {
+		t.Fatalf("Give whose context ends = %v", err)
+	}
+	close(release)
+	wait, cancelWait := context.WithTimeout(context.Background(), bound)
+	defer cancelWait()
+	select {
+	case err := <-h.ch:
+		if !errors.Is(err, boom) {
+			t.Fatalf("OnError heard %v, want %v", err, boom)
+		}
+	case <-wait.Done():
+		t.Fatal("the give-back's failure, after its caller left, was reported nowhere")
+	}
+}

@@ -21,10 +21,13 @@ import (
 // go-zookeeper v1.0.4's own integration tests, run through its harness
 // (ZOOKEEPER_BIN_PATH/zkServer.sh start-foreground zoo.cfg) against
 // Debian's ZooKeeper 3.8.0 and against this directory's launcher: the
-// tests that pass on one pass on the other, but for gozkDiffs. The full
-// suite takes minutes on the real server; by default a subset runs
-// (gozkSubset), GOZK_SUITE=full runs all. Results and timings:
-// GOZK_SUITE.md.
+// tests that pass on one pass on the other, but for gozkDiffs. The whole
+// suite runs on fakezk every time; on the real server, whose JVMs take
+// minutes for it, a subset runs (gozkSubset), compared live, and fakezk's
+// whole run is held to the real server's recorded full run
+// (testdata/gozk-real-3.8.0.txt). GOZK_SUITE=full runs the whole suite
+// on both and compares them live; with GOZK_RECORD=1 it also rewrites
+// the record. Results and timings: GOZK_SUITE.md.
 
 // gozkDiffs are the tests whose outcome differs, each with its reason.
 var gozkDiffs = map[string]string{
@@ -46,19 +49,20 @@ func TestGoZookeeperSuite(t *testing.T) {
 	}
 	zkserver.Require(t)
 	src := gozkSource(t)
-	run := gozkSubset
-	if os.Getenv("GOZK_SUITE") == "full" {
-		run = "."
+	full := os.Getenv("GOZK_SUITE") == "full"
+	realRun := gozkSubset
+	if full {
+		realRun = "."
 	}
 	// Side by side: the wall time of the slower, the real server's JVMs.
 	var real suiteRun
 	done := make(chan error, 1)
 	go func() {
 		var err error
-		real, err = runGozk(src, "/usr/share/zookeeper/bin", run)
+		real, err = runGozk(src, "/usr/share/zookeeper/bin", realRun)
 		done <- err
 	}()
-	fake, err := runGozk(src, binDir, run)
+	fake, err := runGozk(src, binDir, ".")
 	if err != nil {
 		t.Error(err)
 	}
@@ -68,25 +72,87 @@ func TestGoZookeeperSuite(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	t.Logf("real 3.8.0: %d passed in %s; fakezk: %d passed in %s", len(real.passed()), real.wall, len(fake.passed()), fake.wall)
+	t.Logf("real 3.8.0 (%s): %d passed in %s; fakezk (all): %d passed in %s", realRun, len(real.passed()), real.wall, len(fake.passed()), fake.wall)
 	t.Logf("passed on real 3.8.0: %s", strings.Join(real.passed(), " "))
 	t.Logf("passed on fakezk:     %s", strings.Join(fake.passed(), " "))
-	for _, name := range union(real.passed(), fake.passed()) {
-		r, f := real.result[name] == "pass", fake.result[name] == "pass"
-		if r == f {
-			continue
-		}
-		top, _, _ := strings.Cut(name, "/")
-		if reason, ok := gozkDiffs[top]; ok {
-			t.Logf("%s: real %s, fakezk %s: a known difference: %s", name, real.result[name], fake.result[name], reason)
-			continue
-		}
-		t.Errorf("%s: real %s, fakezk %s, not a known difference\nreal:\n%s\nfakezk:\n%s",
-			name, real.result[name], fake.result[name], real.output[name], fake.output[name])
-	}
 	if len(real.passed()) == 0 {
-		t.Error("nothing passed on the real server: the harness does not reach it")
+		t.Fatal("nothing passed on the real server: the harness does not reach it")
 	}
+	// Live: every test the real server ran.
+	for name := range real.result {
+		compareOutcome(t, name, real.result[name] == "pass", fake.result[name] == "pass", real.output[name], fake.output[name], "")
+	}
+	// Recorded: every top-level test of fakezk's whole run against the
+	// real server's whole run.
+	recorded := readRecord(t)
+	if full && os.Getenv("GOZK_RECORD") == "1" {
+		recorded = topLevel(real.passed())
+		writeRecord(t, recorded)
+	}
+	for _, name := range union(recorded, topLevel(fake.passed())) {
+		if _, ran := real.result[name]; ran {
+			continue // compared live above
+		}
+		compareOutcome(t, name, slices.Contains(recorded, name), fake.result[name] == "pass", "(recorded: testdata/gozk-real-3.8.0.txt)", fake.output[name], " (recorded)")
+	}
+}
+
+// compareOutcome fails t unless name passed on both servers or on
+// neither, or the difference is a known one (gozkDiffs).
+func compareOutcome(t *testing.T, name string, realPass, fakePass bool, realOut, fakeOut, how string) {
+	t.Helper()
+	if realPass == fakePass {
+		return
+	}
+	top, _, _ := strings.Cut(name, "/")
+	if reason, ok := gozkDiffs[top]; ok {
+		t.Logf("%s: real passed %v%s, fakezk %v: a known difference: %s", name, realPass, how, fakePass, reason)
+		return
+	}
+	t.Errorf("%s: real passed %v%s, fakezk %v, not a known difference\nreal:\n%s\nfakezk:\n%s", name, realPass, how, fakePass, realOut, fakeOut)
+}
+
+const recordFile = "testdata/gozk-real-3.8.0.txt"
+
+// readRecord returns the recorded top-level tests that passed on 3.8.0.
+func readRecord(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(recordFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			out = append(out, line)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s records no test", recordFile)
+	}
+	return out
+}
+
+func writeRecord(t *testing.T, names []string) {
+	t.Helper()
+	b, err := os.ReadFile(recordFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hdr []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "#") {
+			hdr = append(hdr, line)
+		}
+	}
+	if err := os.WriteFile(recordFile, []byte(strings.Join(append(hdr, names...), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// topLevel keeps the names of top-level tests.
+func topLevel(names []string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return strings.Contains(n, "/") })
 }
 
 // gozkSource copies go-zookeeper v1.0.4's module (read-only in the module

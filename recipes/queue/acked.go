@@ -226,7 +226,7 @@ func (q *Queue) takeAcked() task.Task[*Item] {
 						k(nil, err)
 					default:
 						it.Data, it.czxid, it.q, it.cons = d.Data, d.Stat.Czxid, q, cn
-						detached(s, q.move(cn, &it, d.Stat.Version, epoch), func(r outcome, err error) {
+						detached(q, s, q.move(cn, &it, d.Stat.Version, epoch), func(r outcome, err error) {
 							switch {
 							case err != nil:
 								k(nil, err)

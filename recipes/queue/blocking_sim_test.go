@@ -75,6 +75,7 @@ type blockingSim struct {
 	ended   [numEnds]int // takes that delivered, by where their context ended
 	tried   [numEnds]int
 	acks    int
+	putting int // Puts under way, in every client
 }
 
 func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
@@ -86,7 +87,7 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 		Counters: []string{bsimDir},
 		Duration: 15 * time.Second,
 		Setup: func(r *sim.Trial) error {
-			s.items, s.keys, s.next = map[string]*bsimItem{}, nil, 0
+			s.items, s.keys, s.next, s.putting = map[string]*bsimItem{}, nil, 0, 0
 			return nil
 		},
 		Workload: func(r *sim.Trial) {
@@ -102,6 +103,9 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 			return s.drained(r)
 		},
 		Invariants: []sim.Invariant{sim.InvariantFunc(s.noneLost)},
+		Regressions: []sim.Regression{
+			{Seed: 125238411172969, Why: "liveness (the test's own): a take canceled mid-delete put its item back after every consumer had ended; consumers now wait for Client.Settle"},
+		},
 	}
 	if mode == AtLeastOnce {
 		sc.Faults.Allow = sim.AllFaults | sim.CounterFaults
@@ -135,7 +139,14 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 	})
 	for range 2 {
 		r.Go(i, func(a *sim.Actor) {
-			for !(r.Stopping() && s.drained(r)) && a.Context().Err() == nil {
+			for a.Context().Err() == nil {
+				// Done once the faults stop and the queue is drained,
+				// no Put is under way (one held up by a partition may
+				// land late) and the Client's takes settled (a take that
+				// ended early may still be giving its item back).
+				if r.Stopping() && s.drained(r) && s.putting == 0 && c.Settle(a.Context()) == nil && s.drained(r) {
+					return
+				}
 				s.take(r, a, c)
 			}
 		})
@@ -186,7 +197,7 @@ func (s *blockingSim) put(r *sim.Trial, a *sim.Actor, c *Client) {
 	it := &bsimItem{}
 	s.items[key] = it
 	s.keys = append(s.keys, key)
-	_, err := c.Put(ctx, []byte(key))
+	_, err := s.putOne(ctx, c, key)
 	switch {
 	case err == nil:
 		it.put = true
@@ -200,6 +211,14 @@ func (s *blockingSim) put(r *sim.Trial, a *sim.Actor, c *Client) {
 	default:
 		r.Errorf("client %d: put %s (ctx ends %s): %v", i, key, endNames[end], err)
 	}
+}
+
+// putOne is c.Put, counted in s.putting while it runs (also when its
+// actor is unwound).
+func (s *blockingSim) putOne(ctx context.Context, c *Client, key string) (string, error) {
+	s.putting++
+	defer func() { s.putting-- }()
+	return c.Put(ctx, []byte(key))
 }
 
 // take is one Take, work, (Ack) of a consumer actor a.

@@ -62,7 +62,9 @@ func (cl *Client) PutPriority(ctx context.Context, data []byte, priority int) (s
 // background and, if it took the item, gives it back: at-least-once to
 // the queue under its own name, at-most-once put again at the end of its
 // priority (delivered to no one, so still at most once). Nothing taken is
-// lost to a cancellation or kept in flight until the session ends.
+// lost to a cancellation or kept in flight until the session ends, as
+// long as the executor runs until the give-back ends: Settle waits for
+// that.
 func (cl *Client) Take(ctx context.Context) (*Item, error) {
 	if err := executor.CanBlock(); err != nil {
 		return nil, err
@@ -85,6 +87,22 @@ func (cl *Client) Take(ctx context.Context) (*Item, error) {
 		return r.it, nil
 	}
 	return nil, ctxErr(ctx, "queue "+cl.q.Dir()+": take")
+}
+
+// Settle waits until no take of the Client's queue has a delete or move
+// in flight and no item a take gave back as it ended (see Take) is still
+// being given back, or until ctx ends (then task.ErrCanceled or
+// task.ErrDeadlineExceeded). Call it before closing the executor when
+// Takes may have ended early: an at-most-once item whose take deleted it
+// as the take's context ended is put back only by a running executor,
+// and is lost if the process ends first. Work the executor's shutdown
+// ends counts as settled. Called on an executor's goroutine, it returns
+// executor.ErrOnExecutor.
+func (cl *Client) Settle(ctx context.Context) error {
+	if err := executor.CanBlock(); err != nil {
+		return err
+	}
+	return cl.q.settling.Wait(ctx, "queue "+cl.q.Dir()+": settle")
 }
 
 // Ack acknowledges an item taken in at-least-once mode (see Item.Ack for

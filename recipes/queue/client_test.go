@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,6 +157,56 @@ func TestClientTakeCanceledInFlight(t *testing.T) {
 			it, err := b.Take(wctx)
 			if err != nil || string(it.Data) != "x" {
 				t.Fatalf("the item after the canceled take: %v %v (not given back)", it, err)
+			}
+		})
+	}
+}
+
+// Settle waits for what a take that ended early left going: while the
+// canceled take's delete or move is held, Settle with an ended context
+// returns that context's error; once the request goes, Settle returns
+// when the item is back in the queue (and, at-least-once, out of flight).
+func TestClientSettle(t *testing.T) {
+	for _, mode := range []queue.Mode{queue.AtMostOnce, queue.AtLeastOnce} {
+		t.Run(mode.String(), func(t *testing.T) {
+			srv := fakezk.New(fakezk.Config{Async: true})
+			defer srv.Close()
+			hc := &holdConn{Conn: srv.Connect(fakezk.ConnConfig{}), hold: isItemDelete, heldNow: make(chan struct{})}
+			a := runClient(t, srv, hc, queue.WithMode(mode))
+			b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(mode))
+			bg := context.Background()
+			if err := b.Settle(bg); err != nil {
+				t.Fatalf("Settle with nothing going: %v", err)
+			}
+			if _, err := b.Put(bg, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(bg)
+			errc := make(chan error, 1)
+			go func() { _, err := a.Take(ctx); errc <- err }()
+			<-hc.heldNow
+			cancel()
+			if err := <-errc; !errors.Is(err, context.Canceled) {
+				t.Fatalf("take canceled in flight: %v", err)
+			}
+			if err := a.Settle(ctx); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "settle") {
+				t.Fatalf("Settle (ended ctx) while the take's request is held = %v, want its context's error, named", err)
+			}
+			if _, ok := srv.Children("/q"); !ok {
+				t.Fatal("no /q")
+			}
+			hc.release()
+			wctx, wcancel := context.WithTimeout(bg, failAfter)
+			defer wcancel()
+			if err := a.Settle(wctx); err != nil {
+				t.Fatalf("Settle after the request went: %v", err)
+			}
+			items, _ := srv.Children("/q")
+			if len(items) != 1 {
+				t.Fatalf("after Settle /q holds %v, want the item given back", items)
+			}
+			if fl, _ := srv.Children("/q.inflight"); len(fl) != 0 {
+				t.Fatalf("after Settle /q.inflight holds %v", fl)
 			}
 		})
 	}

@@ -16,9 +16,13 @@ import (
 
 // detached runs t as a flow of its own, not ended with s: while s runs, k
 // receives t's outcome; once s has ended (the take was canceled or passed
-// its deadline, and its caller has its error), orphan does.
-func detached[T any](s *task.Scope, t task.Task[T], k, orphan func(T, error)) {
+// its deadline, and its caller has its error), orphan does. t is counted
+// in q.settling until it ends, and the give-back orphan starts (putBack,
+// giveBackOwn: each counts itself) until that ends.
+func detached[T any](q *Queue, s *task.Scope, t task.Task[T], k, orphan func(T, error)) {
+	done := q.settling.Add()
 	task.Go(s, t, func(v T, err error) {
+		defer done()
 		if s.Err() != nil {
 			orphan(v, err)
 			return
@@ -33,7 +37,9 @@ func detached[T any](s *task.Scope, t task.Task[T], k, orphan func(T, error)) {
 // most once. Its failure (an unknown outcome: the item may be lost) goes
 // to the executor's error report.
 func (q *Queue) putBack(s *task.Scope, it Item) {
+	done := q.settling.Add()
 	task.Go(s, q.PutPriority(it.Data, it.Priority), func(_ string, err error) {
+		defer done()
 		if err != nil {
 			s.Runtime().Report(fmt.Errorf("queue: putting back %s, taken as its take ended: %w", it.Name, err))
 		}
@@ -47,7 +53,9 @@ func (q *Queue) putBack(s *task.Scope, it Item) {
 // already (a lost reply); a marker found gone means the item is returned
 // by the others as a dead consumer's.
 func (q *Queue) giveBackOwn(s *task.Scope, cn *consumer, it Item) {
+	done := q.settling.Add()
 	task.Go(s, q.giveBackTask(cn, it), func(_ task.Unit, err error) {
+		defer done()
 		if err != nil {
 			s.Runtime().Report(fmt.Errorf("queue: giving back %s, moved as its take ended: %w", it.Name, err))
 		}

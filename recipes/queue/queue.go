@@ -12,6 +12,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -171,6 +172,9 @@ type Queue struct {
 	claimed map[string]bool
 	// epoch: the epoch's version + 1, or 0 when not known (epoch.go).
 	epoch atomic.Int64
+	// settling counts the takes' deletes or moves in flight and the
+	// give-backs of takes that ended first (giveback.go, Client.Settle).
+	settling blocking.Pending
 }
 
 // New returns the queue whose items live under dir (created, with its

@@ -71,7 +71,7 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 						k(nil, err)
 					default:
 						it.Data, it.czxid = d.Data, d.Stat.Czxid
-						detached(s, q.deleteItem(path, d.Stat, epoch, &it), func(r outcome, err error) {
+						detached(q, s, q.deleteItem(path, d.Stat, epoch, &it), func(r outcome, err error) {
 							switch {
 							case err != nil:
 								k(nil, err)

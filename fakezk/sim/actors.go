@@ -3,8 +3,8 @@ package sim
 import (
 	"context"
 	"fmt"
+	"iter"
 	"math/rand/v2"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -34,9 +34,13 @@ import (
 //
 // The actors of a client whose process is paused do not run until it
 // thaws; those of a client whose process crashes die with it (World.Crash):
-// their contexts end and they unwind (runtime.Goexit: their deferred
-// calls run, and each wait they reach ends them again), as do all actors
-// when the world closes.
+// their contexts end and they unwind (a panic the actor's top recovers:
+// their deferred calls run, and each wait they reach ends them again), as
+// do all actors when the world closes.
+//
+// An actor is a coroutine (iter.Pull): handing the turn over is a direct
+// switch between the world's goroutine and the actor's, not a channel
+// send that wakes another thread.
 
 // Actor is a goroutine the world runs in lockstep (World.Go). Its methods
 // are for the actor's own goroutine, while it has the turn.
@@ -48,7 +52,8 @@ type Actor struct {
 	fn     func(a *Actor)
 	rand   *rand.Rand
 	root   *actorCtx
-	wake   chan struct{}
+	next   func() (struct{}, bool) // resumes the actor until it parks or returns
+	yield  func(struct{}) bool     // hands the turn back (the actor's side)
 	state  actorState
 	ready  func() bool // while parked: whether its wait would return
 	killed bool
@@ -68,9 +73,8 @@ const (
 // actors is the world's set of actors.
 type actors struct {
 	live    []*Actor
-	yield   chan *Actor // an actor hands the turn back: parked or done
-	next    int         // actor ids
-	steps   uint64      // Steps taken while actors lived
+	next    int    // actor ids
+	steps   uint64 // Steps taken while actors lived
 	cancels []stepCancel
 }
 
@@ -91,10 +95,10 @@ type stepCancel struct {
 func (w *World) Go(i int, fn func(a *Actor)) *Actor {
 	park.Enable()
 	if w.act == nil {
-		w.act = &actors{yield: make(chan *Actor)}
+		w.act = &actors{}
 	}
 	s := w.act
-	a := &Actor{w: w, id: s.next, client: i, fn: fn, wake: make(chan struct{}),
+	a := &Actor{w: w, id: s.next, client: i, fn: fn,
 		rand: rand.New(rand.NewPCG(w.Seed, 0x4143_544f_5200_0000+uint64(s.next)))}
 	if i < len(w.procs) {
 		a.inc = w.procs[i].incarnation
@@ -102,18 +106,22 @@ func (w *World) Go(i int, fn func(a *Actor)) *Actor {
 	a.root = &actorCtx{a: a, done: make(chan struct{})}
 	s.next++
 	s.live = append(s.live, a)
-	go a.main()
+	a.next, _ = iter.Pull(func(yield func(struct{}) bool) {
+		a.yield = yield
+		a.main()
+	})
 	return a
 }
 
+// errKilled unwinds an actor whose process crashed (parker.Wait).
+type errKilled struct{}
+
 func (a *Actor) main() {
-	<-a.wake
 	defer func() {
-		if p := recover(); p != nil {
+		if p := recover(); p != nil && p != (errKilled{}) {
 			a.panic, a.stack = p, debug.Stack()
 		}
 		a.state = actorDone
-		a.w.act.yield <- a
 	}()
 	if a.killed {
 		return
@@ -139,8 +147,7 @@ func (w *World) Actors() int {
 func (s *actors) resume(a *Actor) {
 	a.state = actorRunning
 	a.ready = nil
-	a.wake <- struct{}{}
-	<-s.yield
+	a.next()
 	if a.panic != nil {
 		panic(fmt.Sprintf("sim: actor %d of client %d panicked: %v\n%s", a.id, a.client, a.panic, a.stack))
 	}
@@ -276,14 +283,13 @@ type parker Actor
 func (p *parker) Wait(ready func() bool) {
 	a := (*Actor)(p)
 	if a.killed {
-		runtime.Goexit()
+		panic(errKilled{})
 	}
 	a.ready = ready
 	a.state = actorParked
-	a.w.act.yield <- a
-	<-a.wake
+	a.yield(struct{}{})
 	if a.killed {
-		runtime.Goexit()
+		panic(errKilled{})
 	}
 }
 

@@ -15,8 +15,11 @@ import (
 // Serve runs the master on ex until ctx ends, running it again on each new
 // session after an expiry. It returns task.ErrCanceled or
 // task.ErrDeadlineExceeded when ctx ends (matching context.Canceled and
-// context.DeadlineExceeded), or the error a retry could not settle.
-// Someone must be running ex (executor.Run).
+// context.DeadlineExceeded), or the error a retry could not settle. When
+// ctx ends while the master is primary, it gives the mastership up (in
+// the background, started whatever ctx), so a backup becomes primary at
+// once rather than when this session ends. Someone must be running ex
+// (executor.Run).
 func (m *Master) Serve(ctx context.Context, ex *executor.Executor) error {
 	if ex == nil {
 		return fmt.Errorf("masterworker: nil executor: %w", task.ErrInvalidArgument)

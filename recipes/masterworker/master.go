@@ -75,7 +75,9 @@ func (m *Master) Stats() (terms, assigned, reassigned int64) {
 // serves as primary once elected, running for mastership again whenever
 // a term ends while the session lives (leadership given up during a long
 // disconnection, or lost). It does not end on its own: it fails with the
-// scope's error (canceled, deadline), with task.ErrSessionExpired when
+// scope's error (canceled, deadline; a mastership held is then given up
+// by a flow of its own, so a backup takes over at once), with
+// task.ErrSessionExpired when
 // the session ends (run it again on the new session, as Serve does), or
 // with an error that a retry cannot settle.
 func (m *Master) Run() task.Task[task.Unit] {
@@ -93,7 +95,14 @@ func (m *Master) Run() task.Task[task.Unit] {
 						// The session ended (its events may still be on
 						// their way): nothing more runs on it.
 						k(task.Unit{}, err)
-					case s.Err() != nil || !errors.Is(err, election.ErrLost) && !errors.Is(err, election.ErrResigned):
+					case s.Err() != nil:
+						// Canceled or past its deadline: the mastership is
+						// given up as a flow of its own (Run would not start
+						// a task on an ended scope), so a backup takes over
+						// now rather than when the session ends.
+						task.Go(s, l.Resign(), nil)
+						k(task.Unit{}, err)
+					case !errors.Is(err, election.ErrLost) && !errors.Is(err, election.ErrResigned):
 						task.Run(s, l.Resign(), func(task.Unit, error) { k(task.Unit{}, err) })
 					default:
 						campaign() // the term ended, the session lives: run again

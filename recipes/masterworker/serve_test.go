@@ -60,3 +60,64 @@ func TestWorkerServeDeregistersWhenContextEnds(t *testing.T) {
 		runtime.Gosched()
 	}
 }
+
+// A master whose Serve ends with its context gives its mastership up at
+// once (not when its session ends): the backup becomes primary while the
+// old primary's session lives on.
+func TestMasterServeResignsWhenContextEnds(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	run, stop := context.WithCancel(context.Background())
+	var exs []*executor.Executor
+	var ran []chan struct{}
+	for i := range 2 {
+		ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: uint64(i + 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { defer close(done); _ = ex.Run(run) }()
+		exs, ran = append(exs, ex), append(ran, done)
+	}
+	defer func() {
+		stop()
+		for _, d := range ran {
+			<-d
+		}
+	}()
+	sys := newSys(t, "/mw")
+	m1, err := sys.Master("m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := sys.Master("m2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A failure bound in real time, not an ordering.
+	bound, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ctx1, end1 := context.WithCancel(bound)
+	served1 := make(chan error, 1)
+	go func() { served1 <- m1.Serve(ctx1, exs[0]) }()
+	for !m1.Primary() {
+		if bound.Err() != nil {
+			t.Fatal("m1 never became primary")
+		}
+		runtime.Gosched()
+	}
+	ctx2, end2 := context.WithCancel(bound)
+	served2 := make(chan error, 1)
+	go func() { served2 <- m2.Serve(ctx2, exs[1]) }()
+	defer func() { end2(); <-served2 }()
+	end1()
+	if err := <-served1; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Serve = %v, want the context's error", err)
+	}
+	for !m2.Primary() {
+		if bound.Err() != nil {
+			t.Fatalf("the backup never became primary after the primary's Serve ended (m1 primary: %v)", m1.Primary())
+		}
+		runtime.Gosched()
+	}
+}

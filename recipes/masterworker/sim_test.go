@@ -34,7 +34,12 @@ type mwSim struct {
 	r   *sim.Trial
 
 	masters []*masterworker.Master
-	where   map[string]string // scratch for instant: task name -> /tasks or /assign/<w>
+	runs    []*executor.Flow // per master: its Run
+	// stopping: per master, its Run was canceled by the workload (a
+	// Serve whose context ended) and starts again later.
+	stopping []bool
+	stops    int
+	where    map[string]string // scratch for instant: task name -> /tasks or /assign/<w>
 	// instant's view of the statuses, kept from check to check: the
 	// submissions whose status it has seen (task name -> submission id)
 	// and those it has not (submission id -> task name). A seen status
@@ -63,8 +68,8 @@ type mwSim struct {
 }
 
 type simTotals struct {
-	seeds, submitted, reruns, failovers, crashes, killed, targeted, checks, rerun int
-	moves, terms, zxids, skipped                                                  int64
+	seeds, submitted, reruns, failovers, crashes, killed, targeted, checks, rerun, stops int
+	moves, terms, zxids, skipped                                                         int64
 }
 
 func newMWScenario(tot *simTotals) sim.Scenario {
@@ -101,6 +106,7 @@ func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 			*s = mwSim{sys: sys, r: r, stats: tot, names: map[string]string{}, results: map[string]int{},
 				doneSeen: map[string]string{}, undone: map[string]string{},
 				waiting: make([]int, simSubmitters), executed: map[string]int{}, masters: make([]*masterworker.Master, simMasters),
+				runs: make([]*executor.Flow, simMasters), stopping: make([]bool, simMasters),
 				workerN: make([]int, simClients), subJ: make([]int, simSubmitters)}
 			_, err = sim.Run(r.World, 0, sys.Setup())
 			return err
@@ -319,6 +325,21 @@ func (s *mwSim) crashes(r *sim.Trial) {
 			}
 		}
 	})
+	// In half the seeds, the acting primary is stopped once (its Run
+	// canceled, as a Serve whose context ended) while its session lives,
+	// and started again 0-3 s later: it must give the mastership up at
+	// once, or no one is primary again.
+	if r.Rand.IntN(2) == 0 {
+		r.Clock.AfterFunc(time.Duration(r.Rand.Int64N(int64(simDuration/2))), func() {
+			for i, m := range s.masters {
+				if m != nil && m.Primary() && !r.Closing() && s.runs[i] != nil && !s.stopping[i] {
+					s.stopping[i] = true
+					s.runs[i].Cancel()
+					return
+				}
+			}
+		})
+	}
 }
 
 // restart starts client i's part again after its process crashed, with
@@ -329,7 +350,7 @@ func (s *mwSim) crashes(r *sim.Trial) {
 func (s *mwSim) restart(i int) {
 	switch {
 	case i < simMasters:
-		s.masters[i] = nil
+		s.masters[i], s.stopping[i] = nil, false
 		s.master(i)
 	case i < simMasters+simWorkers:
 		s.worker(i, s.workerN[i])
@@ -359,12 +380,22 @@ func (s *mwSim) master(i int) {
 	var run func()
 	run = func() {
 		s.masters[i] = m
-		executor.Submit(s.r.Execs[i], m.Run(), func(_ task.Unit, err error) {
+		s.runs[i] = executor.Submit(s.r.Execs[i], m.Run(), func(_ task.Unit, err error) {
 			terms, _, moved := m.Stats()
 			s.stats.moves += moved
 			s.stats.terms += terms
 			switch {
 			case s.r.Closing():
+			case s.stopping[i] && errors.Is(err, task.ErrCanceled):
+				s.stopping[i] = false
+				s.stops++
+				s.r.Logf("client %d: master stopped (its Run canceled)", i)
+				s.r.Clock.AfterFunc(time.Duration(s.r.Rand.Int64N(int64(3*time.Second))), func() {
+					if !s.r.Closing() && s.masters[i] == m {
+						m, _ = s.sys.Master(fmt.Sprintf("m%d", i))
+						run()
+					}
+				})
 			case errors.Is(err, task.ErrSessionExpired):
 				s.failovers++
 				m, _ = s.sys.Master(fmt.Sprintf("m%d", i))
@@ -477,6 +508,7 @@ func (s *mwSim) wait(i, si, j int, id, name string) {
 func (s *mwSim) final() error {
 	s.stats.seeds++
 	s.stats.failovers += s.failovers
+	s.stats.stops += s.stops
 	s.stats.crashes += s.crashed
 	s.stats.killed += s.killed
 	for _, n := range s.executed {
@@ -543,10 +575,10 @@ func TestSimSafety(t *testing.T) {
 	}
 	var tot simTotals
 	sim.Check(t, newMWScenario(&tot), seeds)
-	t.Logf("%d seeds: %d submissions (%d resubmitted after expiry), %d terms as primary, %d sessions expired and %d connections dropped under a request by the workload, %d master runs ended by expiry, %d workers replaced, %d tasks moved back from dead workers, %d tasks whose handler ran more than once; tree checked at %d of %d zxids (%d changes were followed by another before any client acted)",
-		tot.seeds, tot.submitted, tot.reruns, tot.terms, tot.killed, tot.targeted, tot.failovers, tot.crashes, tot.moves, tot.rerun, tot.checks, tot.zxids, tot.skipped)
-	if tot.failovers == 0 || tot.crashes == 0 || tot.moves == 0 {
-		t.Fatal("the drawn faults never made a master fail over or a worker's tasks move: the test checks less than it says")
+	t.Logf("%d seeds: %d submissions (%d resubmitted after expiry), %d terms as primary, %d sessions expired and %d connections dropped under a request by the workload, %d master runs ended by expiry, %d primaries stopped, %d workers replaced, %d tasks moved back from dead workers, %d tasks whose handler ran more than once; tree checked at %d of %d zxids (%d changes were followed by another before any client acted)",
+		tot.seeds, tot.submitted, tot.reruns, tot.terms, tot.killed, tot.targeted, tot.failovers, tot.stops, tot.crashes, tot.moves, tot.rerun, tot.checks, tot.zxids, tot.skipped)
+	if tot.failovers == 0 || tot.crashes == 0 || tot.moves == 0 || tot.stops == 0 {
+		t.Fatal("the drawn faults never made a master fail over, a worker's tasks move or a primary stop: the test checks less than it says")
 	}
 }
 

@@ -9,13 +9,18 @@ import (
 
 // Faults. Each method is safe to call from any goroutine (not from a Conn
 // callback), takes effect at once, and is recorded in the trace. In
-// automatic mode what it causes is delivered before it returns.
+// automatic mode what it causes is delivered before it returns. Given a
+// nil Conn (SessionConn of a session that is not live yet, or no more),
+// each does nothing.
 
 // Drop breaks c's connection and reconnects it at once. Requests in flight
 // are applied first if applied is true, or never; the client sees
 // ErrConnectionLoss for each either way, then StateSuspended and
 // StateConnected (same session).
 func (s *Server) Drop(c *Conn, applied bool) {
+	if c == nil {
+		return
+	}
 	s.locked(func() {
 		s.tracef("fault drop c%d applied=%v", c.num, applied)
 		s.partition(c, 0, applied)
@@ -27,6 +32,9 @@ func (s *Server) Drop(c *Conn, applied bool) {
 // of it when the partition heals. A Conn not started yet (an executor's
 // Run has not reached it) is cut off too: it connects when d has passed.
 func (s *Server) Partition(c *Conn, d time.Duration, applied bool) {
+	if c == nil {
+		return
+	}
 	s.locked(func() {
 		s.tracef("fault partition c%d for %s applied=%v", c.num, d, applied)
 		s.partition(c, d, applied)
@@ -37,6 +45,9 @@ func (s *Server) Partition(c *Conn, d time.Duration, applied bool) {
 // ephemerals go, then the client is cut off and, reconnecting, sees its
 // watches end (EventNotWatching), StateExpired and a new session.
 func (s *Server) Expire(c *Conn) {
+	if c == nil {
+		return
+	}
 	s.locked(func() {
 		if c.sess == nil || !c.sess.alive {
 			return
@@ -49,6 +60,9 @@ func (s *Server) Expire(c *Conn) {
 // Delay holds every delivery to c for d of the server's clock; what was
 // queued and what arrives meanwhile is delivered in order afterwards.
 func (s *Server) Delay(c *Conn, d time.Duration) {
+	if c == nil {
+		return
+	}
 	s.locked(func() {
 		s.tracef("fault delay c%d for %s", c.num, d)
 		s.delay(c, d)

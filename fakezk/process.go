@@ -20,6 +20,9 @@ import (
 // and its ephemerals live until then, as with a process killed by the
 // operating system. A new process connects with a new Conn.
 func (s *Server) Crash(c *Conn, applied bool) {
+	if c == nil {
+		return
+	}
 	s.locked(func() {
 		if c.closed || c.dead || !c.started {
 			return
@@ -62,6 +65,9 @@ func (s *Server) Crash(c *Conn, applied bool) {
 // effect when it thaws). The caller freezes the process itself (in sim,
 // its executor is not stepped) for the same d.
 func (s *Server) Freeze(c *Conn, d time.Duration) {
+	if c == nil {
+		return
+	}
 	s.locked(func() {
 		if c.closed || c.dead || !c.started {
 			return

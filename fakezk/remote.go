@@ -330,7 +330,9 @@ func (s *Server) TickTime() time.Duration { return s.cfg.TickTime }
 
 // SessionConn returns the Conn of the live session id, or nil: the handle
 // the fault methods (Drop, Partition, Expire, Delay) take for a remote
-// client's session.
+// client's session. A client that has just dialled has no session yet
+// (go-zookeeper's SessionID is 0 until its state is StateHasSession):
+// wait for it first, since a fault given nil does nothing.
 func (s *Server) SessionConn(id int64) *Conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -18,9 +18,11 @@ func (lk *link) serve(r *Request) bool {
 		lk.send(&task.SyncRequest{Path: "/"}, r, nil, XidPing)
 		return true
 	case OpCloseSession:
-		// The session ends; the server closes the connection with no
-		// reply (FinalRequestProcessor: a session its client closed).
+		// The session ends; the server replies (err 0, the close's zxid)
+		// and then closes the connection, as FinalRequestProcessor does
+		// (sendResponse, then sendCloseSession).
 		c.Close()
+		lk.reply(header(r.Xid, zk.Zxid(), 0))
 		lk.closeAfter()
 		return false
 	case OpAuth:

@@ -40,9 +40,8 @@
 // safe from any goroutine and times its down-instance policy on the clock
 // it is given (the executor's, through ServiceCache.Provider).
 //
-// Start reading at Instance (instance.go), Discovery.Register and Query
-// (discovery.go), Cache (cache.go), Provider (provider.go), then Client
-// (client.go). The node layout, the JSON, what Curator does and what we
+// Start with Instance, Discovery.Register and Query, Cache and Provider,
+// then Client. The node layout, the JSON, what Curator does and what we
 // do differently, the behaviour under each fault and the tests are in
 // PROTOCOL.md beside this file.
 package discovery

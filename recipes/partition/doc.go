@@ -37,9 +37,8 @@
 // To compose with other tasks, use the task face: New returns a
 // Partitioner whose Join, the Member's Leave and Fenced, and Hold.Fenced
 // are task.Task values to run on an executor yourself; Client runs them
-// and waits. Start reading at Member (member.go), then Hold (hold.go),
-// the item lock (itemlock.go), giving items up and Leave (release.go),
-// then Client (client.go).
+// and waits. Start with Member, then Hold, Member.Leave, and
+// Client.
 //
 // With kazoo. On one path, kazoo's SetPartitioner and these members see
 // each other in the party (path/party/<32 hex digits>-<identifier>) and

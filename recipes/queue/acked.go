@@ -370,6 +370,10 @@ func (q *Queue) move(cn *consumer, it *Item, version, epoch int32) task.Task[out
 //     the session ended with its reply lost, or its reply was lost and
 //     the copy is gone while the marker is not the consumer's any more
 //     (applied, or not applied and the item went back to the queue).
+//   - task.ErrClosed: the executor was closed before the ack's outcome
+//     came back (refused at once if it was closed before the ack was
+//     sent: not applied). Not applied, the item goes back to the queue
+//     once the closed session has gone.
 //
 // A lost reply is settled by reading the copy, then the marker: a copy
 // still there means not applied (sent again while the marker is ours);

@@ -16,7 +16,7 @@
 //     delivered again.
 //
 // Items come out lowest priority number first and, within a priority, in
-// the order they were put (see FIFO below for exactly what is promised).
+// the order they were put (PROTOCOL.md, "FIFO", says exactly what is promised).
 // Items of priority 0 are ZooKeeper's own DistributedQueue's
 // ("qn-" + sequence, the data the element): its producers and consumers
 // and ours share a directory.

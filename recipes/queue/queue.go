@@ -79,7 +79,7 @@ var (
 	// ErrExhausted: a Put found the directory's sequence counter run out
 	// (2^31-1 creates in one directory) while items are queued: nothing
 	// was put. Puts go on once the queue has no item (the first put then
-	// restarts the counter); see the package doc, "The counter's wrap".
+	// restarts the counter); see "Names handed out again" in PROTOCOL.md.
 	ErrExhausted = errors.New("queue: the directory's counter has run out")
 )
 
@@ -296,7 +296,7 @@ func (q *Queue) Put(data []byte) task.Task[string] { return q.PutPriority(data, 
 // wrapping ErrOutcomeUnknown and the cause (task.ErrConnectionLoss, or
 // task.ErrSessionExpired when the session ended with the create sent),
 // and the item may or may not be in the queue. Once the directory's
-// counter has run out (see the package doc, "The counter's wrap"), the
+// counter has run out (see "Names handed out again" in PROTOCOL.md), the
 // put restarts it if the directory is empty and fails with ErrExhausted,
 // nothing queued, if it is not. Out-of-range priorities fail at once with
 // task.ErrInvalidArgument; data over the server's limit with the

@@ -1,0 +1,60 @@
+package task_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/zkflow/zkflow/internal/rig"
+	"github.com/zkflow/zkflow/task"
+)
+
+// executor.Run's doc: "Run honours Close and the end of ctx within a
+// bound, whatever the queues hold ... A flow that keeps the queues busy
+// (a loop of reads, a chain of synchronous steps) takes no step after
+// the stop." A body that goes on awaiting synchronous tasks after its
+// Await returned ErrClosed (a retry loop that does not know the error)
+// must not keep the shutdown going: at most the awaits of one resume.
+// The body gives up by itself after 10,000 awaits that returned
+// ErrClosed, so that a broken shutdown ends and the test reports it
+// (without that, Shutdown and Close never return).
+func TestAdvFlowLoopingPastClose(t *testing.T) {
+	for _, how := range []string{"Shutdown", "Run and Close"} {
+		t.Run(how, func(t *testing.T) {
+			r := rig.New(t)
+			var awaits, closedSeen atomic.Int64
+			started := make(chan struct{})
+			o := rig.Submit(r, task.Flow(func(f *task.F) (int, error) {
+				for closedSeen.Load() < 10_000 {
+					_, err := task.Await(f, task.Value(1))
+					if awaits.Add(1) == 200 {
+						close(started)
+					}
+					if errors.Is(err, task.ErrClosed) {
+						closedSeen.Add(1)
+					}
+				}
+				return int(awaits.Load()), nil
+			}))
+			if how == "Shutdown" {
+				for awaits.Load() < 200 {
+					r.Ex.Step()
+				}
+				r.Ex.Shutdown()
+			} else {
+				done := make(chan struct{})
+				go func() { defer close(done); _ = r.Ex.Run(context.Background()) }()
+				<-started
+				r.Ex.Close() // waits until Run has stopped the executor
+				<-done
+			}
+			if n := closedSeen.Load(); n > 64 {
+				t.Fatalf("the body took %d awaits that returned ErrClosed, want none beyond one resume (64)", n)
+			}
+			if how == "Shutdown" {
+				o.Want(t, 1, task.ErrClosed)
+			}
+		})
+	}
+}

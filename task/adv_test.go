@@ -58,3 +58,37 @@ func TestAdvFlowLoopingPastClose(t *testing.T) {
 		})
 	}
 }
+
+// The same with a plain chain, no Flow: a continuation that runs its
+// step again whatever the error (each Run in the ended scope delivers
+// ErrClosed at once) keeps Shutdown going until the chain gives up by
+// itself (here after 10,000 ErrClosed), where Run's doc promises a
+// bound whatever the queues hold.
+func TestAdvChainLoopingPastClose(t *testing.T) {
+	r := rig.New(t)
+	n, closed := 0, 0
+	rig.Submit(r, task.Task[int](func(s *task.Scope, k task.Cont[int]) {
+		var step func()
+		step = func() {
+			task.Run(s, task.Value(1), func(_ int, err error) {
+				n++
+				if errors.Is(err, task.ErrClosed) {
+					closed++
+				}
+				if closed < 10_000 {
+					step()
+					return
+				}
+				k(n, nil)
+			})
+		}
+		step()
+	}))
+	for n < 200 {
+		r.Ex.Step()
+	}
+	r.Ex.Shutdown()
+	if closed > 64 {
+		t.Fatalf("the chain ran %d continuations with ErrClosed during Shutdown, want none beyond one trampoline (64)", closed)
+	}
+}

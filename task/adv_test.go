@@ -92,3 +92,27 @@ func TestAdvChainLoopingPastClose(t *testing.T) {
 		t.Fatalf("the chain ran %d continuations with ErrClosed during Shutdown, want none beyond one trampoline (64)", closed)
 	}
 }
+
+// Await's doc: "Await from anywhere else (another goroutine, after the
+// body returned, with the handle of an outer flow) returns
+// ErrAwaitOutsideBody." From another goroutine while the body runs (here
+// it waits for that goroutine: a body busy with other work is the same
+// case) the Await is accepted and runs the task. FLOWS.md calls this
+// case undefined; the two docs disagree.
+func TestAdvAwaitFromAnotherGoroutine(t *testing.T) {
+	r := rig.New(t)
+	var got error
+	rig.Submit(r, task.Flow(func(f *task.F) (int, error) {
+		done := make(chan struct{})
+		go func() { //flowcheck:allow the test checks that an Await from another goroutine is refused
+			defer close(done)
+			_, got = task.Await(f, task.Value(1))
+		}()
+		<-done //flowcheck:allow the goroutine's Await is what is under test
+		return 0, nil
+	}))
+	r.Idle()
+	if !errors.Is(got, task.ErrAwaitOutsideBody) {
+		t.Fatalf("Await from another goroutine while the body runs = %v, want ErrAwaitOutsideBody", got)
+	}
+}

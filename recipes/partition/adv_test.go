@@ -1,7 +1,10 @@
 package partition_test
 
 import (
+	"time"
+
 	"errors"
+	c "github.com/zkflow/zkflow/combinators"
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -62,4 +65,50 @@ func TestAdvFenceSurvivesRecreatedLockNode(t *testing.T) {
 		data, _, _ := w.NodeData("/fence-data")
 		t.Fatalf("a late write through an ended hold (node deleted, item taken by the other member) = %v, data now %q; want ErrLost", err, data)
 	}
+}
+
+// State Acquired's doc: "the party has been unchanged for Stable and the
+// member holds every item of its assignment, and nothing else." Member
+// m0 is given b instead of a when m1 joins; a drains (WithDrain: still
+// held meanwhile) and m0 takes b; then an operator deletes m0's lock
+// node of b. m0 holds a (not its assignment) and not b (its assignment):
+// it must not report Acquired, and Wait must not return [a].
+func TestAdvAcquiredHoldsWrongItems(t *testing.T) {
+	w := newWorld(t, 1, 2)
+	assign := func(id string, members, _ []string) []string {
+		switch {
+		case len(members) == 1:
+			return []string{"a"}
+		case id == "m0":
+			return []string{"b"}
+		}
+		return []string{"a"}
+	}
+	drain := func(partition.Hold) task.Task[task.Unit] { return c.Sleep(time.Hour) }
+	p, err := partition.New("/wrong", []string{"a", "b"}, partition.WithStable(stable), partition.WithAssign(assign), partition.WithDrain(drain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m0 := join(t, w, p, 0)
+	if !w.Settle(func() bool { _, ok := m0.Hold("a"); return ok && m0.State() == partition.Acquired }) {
+		t.Fatalf("m0 alone: state %v, held %v", m0.State(), m0.Held())
+	}
+	m1 := join(t, w, p, 1)
+	if !w.Settle(func() bool { _, ok := m0.Hold("b"); return ok }) {
+		t.Fatalf("m0 never took b: held %v", m0.Held())
+	}
+	if _, ok := m0.Hold("a"); !ok {
+		t.Fatal("m0 gave a up before its drain ended")
+	}
+	hb, _ := m0.Hold("b")
+	if err := w.Server.AdminDelete(w.ServerPath(hb.Path)); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { _, ok := m0.Hold("b"); return !ok }) {
+		t.Fatal("m0 never saw its lock node of b deleted")
+	}
+	if st, held := m0.State(), m0.Held(); st == partition.Acquired {
+		t.Fatalf("m0 reports %v holding %v: its assignment is [b]", st, held)
+	}
+	_ = m1
 }

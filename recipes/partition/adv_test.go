@@ -1,12 +1,11 @@
 package partition_test
 
 import (
+	"errors"
+	"testing"
 	"time"
 
-	"errors"
 	c "github.com/zkflow/zkflow/combinators"
-	"testing"
-
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/partition"
 	"github.com/zkflow/zkflow/task"

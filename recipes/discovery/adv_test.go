@@ -1,10 +1,14 @@
 package discovery_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/discovery"
 	"github.com/zkflow/zkflow/task"
 )
@@ -33,5 +37,84 @@ func TestAdvProviderRandOutOfRange(t *testing.T) {
 		if !errors.Is(err, task.ErrInvalidArgument) {
 			t.Errorf("Get with a Rand that draws %d of 2 = %v, %v; want an error wrapping ErrInvalidArgument", draw, got.ID, err)
 		}
+	}
+}
+
+// holdOne holds, unsent, the first request hold matches, until release.
+type holdOne struct {
+	task.Conn
+	mu      sync.Mutex
+	hold    func(task.Request) bool
+	held    func()
+	heldNow chan struct{}
+}
+
+func (c *holdOne) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	c.mu.Lock()
+	if c.hold != nil && c.hold(req) {
+		c.hold = nil
+		c.held = func() { c.Conn.Do(req, done, watch) }
+		c.mu.Unlock()
+		close(c.heldNow)
+		return
+	}
+	c.mu.Unlock()
+	c.Conn.Do(req, done, watch)
+}
+
+func (c *holdOne) release() {
+	c.mu.Lock()
+	f := c.held
+	c.mu.Unlock()
+	f()
+}
+
+// Client.Register's doc: "If ctx ends first, a node the flow made is
+// deleted". A Static instance's create is in flight when ctx ends:
+// Register returns ctx's error, the create is applied after, and the
+// persistent node stays for good (nothing deletes it: no session takes
+// it away).
+func TestAdvRegisterStaticCanceled(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	const path = "/services/web/s1"
+	hc := &holdOne{Conn: srv.Connect(fakezk.ConnConfig{}), heldNow: make(chan struct{}), hold: func(r task.Request) bool {
+		cr, ok := r.(*task.CreateRequest)
+		return ok && cr.Path == path
+	}}
+	bg, stop := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	defer func() { stop(); running.Wait() }()
+	ex, _ := executor.New(executor.Config{Conn: hc, Clock: srv.Clock(), Seed: 1})
+	running.Add(1)
+	go func() { defer running.Done(); _ = ex.Run(bg) }()
+	defer ex.Close()
+	c, _ := discovery.NewClient(ex, "/services")
+	// The service's directory first, so that the instance's create is the
+	// request held.
+	if _, err := c.Register(bg, discovery.Instance{Name: "web", ID: "other", ServiceType: discovery.Static}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Register(ctx, discovery.Instance{Name: "web", ID: "s1", ServiceType: discovery.Static})
+		errc <- err
+	}()
+	<-hc.heldNow
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Register canceled while its create is in flight = %v", err)
+	}
+	hc.release()
+	// Two reads in turn on the same session: the create, and any delete
+	// sent on its reply, are applied before the second one.
+	for range 2 {
+		if _, err := c.Query(bg, "web"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := srv.NodeStat(path); ok {
+		t.Fatalf("%s exists after a Register that returned its context's error", path)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -43,5 +44,28 @@ func TestAdvZeroFilledLogTail(t *testing.T) {
 				t.Fatalf("recovered zxid %d, torn at %d; want zxid %d, torn at %d", rec.zxid, rec.tornAt, zxid, len(log))
 			}
 		})
+	}
+}
+
+// store.takeLock's reason: "two servers on one dataDir would each write
+// a log the other does not know." The lock is taken in dataDir only:
+// two servers with different dataDirs and one dataLogDir (zoo.cfg's
+// dataLogDir, shared by a copied config) both open the one log, and
+// each appends to it and truncates it at its snapshots. The second
+// open must be refused as in use.
+func TestAdvSharedDataLogDir(t *testing.T) {
+	logs := t.TempDir()
+	st1, _, err := openStore(t.TempDir(), logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st1.close()
+	st2, _, err := openStore(t.TempDir(), logs)
+	if err == nil {
+		st2.close()
+		t.Fatalf("a second store on dataLogDir %s in use was opened (both write %s)", logs, st1.logPath())
+	}
+	if !errors.Is(err, errInUse) {
+		t.Fatalf("second store on a dataLogDir in use: %v, want errInUse", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/queue"
 	"github.com/zkflow/zkflow/task"
@@ -140,4 +141,102 @@ func TestAdvPutBackAcrossExpiry(t *testing.T) {
 	if items, _ := srv.Children("/q"); len(items) != 1 {
 		t.Fatalf("after Settle /q holds %v: the item taken by the canceled take was lost (its put-back ended with the session)", items)
 	}
+}
+
+// lostReply lets the first request lost matches reach the server, and
+// holds its reply until drop, which delivers connection loss instead:
+// the request applied, its reply lost.
+type lostReply struct {
+	task.Conn
+	mu      sync.Mutex
+	match   func(task.Request) bool
+	done    func(task.Response)
+	replied chan struct{}
+}
+
+func (c *lostReply) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	c.mu.Lock()
+	if c.match != nil && c.match(req) {
+		c.match = nil
+		c.mu.Unlock()
+		c.Conn.Do(req, func(task.Response) {
+			c.mu.Lock()
+			c.done = done
+			c.mu.Unlock()
+			close(c.replied)
+		}, watch)
+		return
+	}
+	c.mu.Unlock()
+	c.Conn.Do(req, done, watch)
+}
+
+func (c *lostReply) drop() {
+	c.mu.Lock()
+	done := c.done
+	c.mu.Unlock()
+	done(task.Response{Err: task.ErrConnectionLoss})
+}
+
+// The package doc: at most once, an item can be lost when "taken by a
+// Take whose delete's reply was lost, which reports it (UnknownTakeError,
+// with the item's data) instead of delivering it." A Take canceled while
+// its delete is in flight, the delete applied and its reply lost: the
+// caller has its context's error, and the UnknownTakeError the detached
+// delete comes to goes nowhere (not to Config.OnError either): the item
+// is gone and nothing reports it.
+func TestAdvCanceledTakeLostReplyReported(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	conn := srv.Connect(fakezk.ConnConfig{})
+	lr := &lostReply{Conn: conn, match: isItemDelete, replied: make(chan struct{})}
+	var mu sync.Mutex
+	var reports []error
+	ex, err := executor.New(executor.Config{Conn: lr, Clock: srv.Clock(), Seed: 1, OnError: func(err error) {
+		mu.Lock()
+		reports = append(reports, err)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(context.Background())
+	running := make(chan struct{})
+	go func() { defer close(running); _ = ex.Run(rctx) }()
+	defer func() { ex.Close(); stop(); <-running }()
+	a, err := queue.NewClient(ex, "/q", queue.WithMode(queue.AtMostOnce))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtMostOnce))
+	bg := context.Background()
+	if _, err := b.Put(bg, []byte("precious")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	errc := make(chan error, 1)
+	go func() { _, err := a.Take(ctx); errc <- err }()
+	<-lr.replied // the delete is applied; its reply is held
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("take canceled in flight: %v", err)
+	}
+	lr.drop()
+	sctx, scancel := context.WithTimeout(bg, settleBound)
+	defer scancel()
+	if err := a.Settle(sctx); err != nil {
+		t.Fatalf("Settle: %v", err)
+	}
+	if items, _ := srv.Children("/q"); len(items) != 0 {
+		t.Fatalf("/q holds %v: the delete was applied", items)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range reports {
+		var ute *queue.UnknownTakeError
+		if errors.As(r, &ute) && string(ute.Item.Data) == "precious" {
+			return
+		}
+	}
+	t.Fatalf("the item taken by a canceled take whose delete's reply was lost is gone and reported nowhere (reports: %v)", reports)
 }

@@ -111,3 +111,31 @@ func TestAdvAcquiredHoldsWrongItems(t *testing.T) {
 	}
 	_ = m1
 }
+
+// PROTOCOL.md, step 6: "Deleted or written by someone else: the hold is
+// lost (reported in Released), and the item is tried again after Stable
+// if it is still in the share", and the package doc's liveness: once
+// the party is stable "each member takes its share within Stable ... so
+// every item is held". Someone writes the member's lock node (an
+// operator, another client): the member drops the hold but leaves its
+// node, which is still the lowest contender, so its next attempt waits
+// behind its own old node for as long as its session lives.
+func TestAdvLockNodeWrittenBySomeoneElse(t *testing.T) {
+	w := newWorld(t, 1, 2)
+	p, err := partition.New("/written", []string{"x"}, partition.WithStable(stable))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := join(t, w, p, 0)
+	if !w.Settle(func() bool { _, ok := m.Hold("x"); return ok && m.State() == partition.Acquired }) {
+		t.Fatalf("state %v, held %v", m.State(), m.Held())
+	}
+	old, _ := m.Hold("x")
+	if _, err := sim.Run(w, 1, task.Set(old.Path, []byte("touched"), task.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { h, ok := m.Hold("x"); return ok && h.Path != old.Path && m.State() == partition.Acquired }) {
+		t.Fatalf("after its lock node was written: state %v, held %v; lock nodes %v (the old one still the lowest)",
+			m.State(), m.Held(), w.Children(p.ItemDir("x")))
+	}
+}

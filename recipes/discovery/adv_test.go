@@ -40,22 +40,29 @@ func TestAdvProviderRandOutOfRange(t *testing.T) {
 	}
 }
 
-// holdOne holds, unsent, the first request hold matches, until release.
+// holdOne holds, unsent, the first request hold matches and every
+// request after it, until release sends them in order: the session's
+// order is kept, as when a request is slow on the wire.
 type holdOne struct {
 	task.Conn
 	mu      sync.Mutex
 	hold    func(task.Request) bool
-	held    func()
+	held    []func()
+	holding bool
 	heldNow chan struct{}
 }
 
 func (c *holdOne) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
 	c.mu.Lock()
-	if c.hold != nil && c.hold(req) {
+	if c.holding || c.hold != nil && c.hold(req) {
 		c.hold = nil
-		c.held = func() { c.Conn.Do(req, done, watch) }
+		first := !c.holding
+		c.holding = true
+		c.held = append(c.held, func() { c.Conn.Do(req, done, watch) })
 		c.mu.Unlock()
-		close(c.heldNow)
+		if first {
+			close(c.heldNow)
+		}
 		return
 	}
 	c.mu.Unlock()
@@ -64,17 +71,26 @@ func (c *holdOne) Do(req task.Request, done func(task.Response), watch func(task
 
 func (c *holdOne) release() {
 	c.mu.Lock()
-	f := c.held
-	c.mu.Unlock()
-	f()
+	defer c.mu.Unlock()
+	for _, f := range c.held {
+		f()
+	}
+	c.held, c.holding = nil, false
 }
 
 // Client.Register's doc: "If ctx ends first, a node the flow made is
-// deleted". A Static instance's create is in flight when ctx ends:
-// Register returns ctx's error, the create is applied after, and the
+// deleted". The instance's create is in flight when ctx ends: Register
+// returns ctx's error and the create is applied after. A Dynamic
+// instance's node is deleted (the promise holds); a Static instance's
 // persistent node stays for good (nothing deletes it: no session takes
 // it away).
-func TestAdvRegisterStaticCanceled(t *testing.T) {
+func TestAdvRegisterCanceled(t *testing.T) {
+	for _, typ := range []discovery.ServiceType{discovery.Dynamic, discovery.Static} {
+		t.Run(string(typ), func(t *testing.T) { registerCanceled(t, typ) })
+	}
+}
+
+func registerCanceled(t *testing.T, typ discovery.ServiceType) {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
 	const path = "/services/web/s1"
@@ -98,7 +114,7 @@ func TestAdvRegisterStaticCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(bg)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.Register(ctx, discovery.Instance{Name: "web", ID: "s1", ServiceType: discovery.Static})
+		_, err := c.Register(ctx, discovery.Instance{Name: "web", ID: "s1", ServiceType: typ})
 		errc <- err
 	}()
 	<-hc.heldNow

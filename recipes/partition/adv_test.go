@@ -3,7 +3,6 @@ package partition_test
 import (
 	"errors"
 	"testing"
-	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -67,49 +66,42 @@ func TestAdvFenceSurvivesRecreatedLockNode(t *testing.T) {
 }
 
 // State Acquired's doc: "the party has been unchanged for Stable and the
-// member holds every item of its assignment, and nothing else." Member
-// m0 is given b instead of a when m1 joins; a drains (WithDrain: still
-// held meanwhile) and m0 takes b; then an operator deletes m0's lock
-// node of b. m0 holds a (not its assignment) and not b (its assignment):
-// it must not report Acquired, and Wait must not return [a].
+// member holds every item of its assignment, and nothing else." With
+// kazoo's division, m0 alone holds a and b; when m1 joins, b is m1's and
+// m0 drains it (WithDrain, a drain that waits for a node nobody makes:
+// b stays held meanwhile). Then an operator deletes m0's lock node of
+// a. m0 holds b (not its assignment) and not a (its assignment): it must
+// not report Acquired, and Wait must not return [b].
 func TestAdvAcquiredHoldsWrongItems(t *testing.T) {
 	w := newWorld(t, 1, 2)
-	assign := func(id string, members, _ []string) []string {
-		switch {
-		case len(members) == 1:
-			return []string{"a"}
-		case id == "m0":
-			return []string{"b"}
-		}
-		return []string{"a"}
+	drain := func(partition.Hold) task.Task[task.Unit] {
+		return c.Then(task.ExistsW("/gate"), func(sw task.StatWatch) task.Task[task.Unit] {
+			return c.Map(sw.Watch.Wait(), func(task.Event) task.Unit { return task.Unit{} })
+		})
 	}
-	drain := func(partition.Hold) task.Task[task.Unit] { return c.Sleep(time.Hour) }
-	p, err := partition.New("/wrong", []string{"a", "b"}, partition.WithStable(stable), partition.WithAssign(assign), partition.WithDrain(drain))
+	p, err := partition.New("/wrong", []string{"a", "b"}, partition.WithStable(stable), partition.WithDrain(drain))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m0 := join(t, w, p, 0)
-	if !w.Settle(func() bool { _, ok := m0.Hold("a"); return ok && m0.State() == partition.Acquired }) {
+	if !w.Settle(func() bool { return len(m0.Held()) == 2 && m0.State() == partition.Acquired }) {
 		t.Fatalf("m0 alone: state %v, held %v", m0.State(), m0.Held())
 	}
 	m1 := join(t, w, p, 1)
-	if !w.Settle(func() bool { _, ok := m0.Hold("b"); return ok }) {
-		t.Fatalf("m0 never took b: held %v", m0.Held())
+	w.Settle(func() bool { return false }) // every timer fired: the division made, b draining
+	if len(m0.Held()) != 2 || m0.State() != partition.Allocating || len(m1.Held()) != 0 {
+		t.Fatalf("m0 %v holding %v, m1 holding %v; want m0 allocating with a and b (b draining), m1 nothing", m0.State(), m0.Held(), m1.Held())
 	}
-	if _, ok := m0.Hold("a"); !ok {
-		t.Fatal("m0 gave a up before its drain ended")
-	}
-	hb, _ := m0.Hold("b")
-	if err := w.Server.AdminDelete(w.ServerPath(hb.Path)); err != nil {
+	ha, _ := m0.Hold("a")
+	if err := w.Server.AdminDelete(w.ServerPath(ha.Path)); err != nil {
 		t.Fatal(err)
 	}
-	if !w.Settle(func() bool { _, ok := m0.Hold("b"); return !ok }) {
-		t.Fatal("m0 never saw its lock node of b deleted")
+	if !w.Settle(func() bool { _, ok := m0.Hold("a"); return !ok }) {
+		t.Fatal("m0 never saw its lock node of a deleted")
 	}
 	if st, held := m0.State(), m0.Held(); st == partition.Acquired {
-		t.Fatalf("m0 reports %v holding %v: its assignment is [b]", st, held)
+		t.Fatalf("m0 reports %v holding %v: its assignment is [a]", st, held)
 	}
-	_ = m1
 }
 
 // PROTOCOL.md, step 6: "Deleted or written by someone else: the hold is

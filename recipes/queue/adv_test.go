@@ -15,12 +15,16 @@ import (
 )
 
 // armConn holds, unsent, each request that the armed predicate matches
-// (one at a time: arm again for the next).
+// (one at a time: arm again for the next); release sends it, lose
+// answers it with connection loss without sending it (lost with the
+// connection, not applied).
 type armConn struct {
 	task.Conn
 	mu      sync.Mutex
 	hold    func(task.Request) bool
-	held    func()
+	req     task.Request
+	done    func(task.Response)
+	watch   func(task.Event)
 	heldNow chan struct{}
 }
 
@@ -35,7 +39,7 @@ func (c *armConn) Do(req task.Request, done func(task.Response), watch func(task
 	c.mu.Lock()
 	if c.hold != nil && c.hold(req) {
 		c.hold = nil
-		c.held = func() { c.Conn.Do(req, done, watch) }
+		c.req, c.done, c.watch = req, done, watch
 		ch := c.heldNow
 		c.mu.Unlock()
 		close(ch)
@@ -45,12 +49,22 @@ func (c *armConn) Do(req task.Request, done func(task.Response), watch func(task
 	c.Conn.Do(req, done, watch)
 }
 
-func (c *armConn) release() {
+func (c *armConn) take() (task.Request, func(task.Response), func(task.Event)) {
 	c.mu.Lock()
-	f := c.held
-	c.held = nil
-	c.mu.Unlock()
-	f()
+	defer c.mu.Unlock()
+	req, done, watch := c.req, c.done, c.watch
+	c.req, c.done, c.watch = nil, nil, nil
+	return req, done, watch
+}
+
+func (c *armConn) release() {
+	req, done, watch := c.take()
+	c.Conn.Do(req, done, watch)
+}
+
+func (c *armConn) lose() {
+	_, done, _ := c.take()
+	done(task.Response{Err: task.ErrConnectionLoss})
 }
 
 func isItemCreate(req task.Request) bool {
@@ -239,4 +253,42 @@ func TestAdvCanceledTakeLostReplyReported(t *testing.T) {
 		}
 	}
 	t.Fatalf("the item taken by a canceled take whose delete's reply was lost is gone and reported nowhere (reports: %v)", reports)
+}
+
+// The same promise as TestAdvPutBackAcrossExpiry, with no expiry: the
+// put-back's create is lost with the connection, not applied (the
+// client sees connection loss). The put-back ends with an unknown
+// outcome and is not tried again, though the session lives on: the item
+// is lost (reported to Config.OnError).
+func TestAdvPutBackLostWithConnection(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	hc := &armConn{Conn: srv.Connect(fakezk.ConnConfig{})}
+	a := runClient(t, srv, hc, queue.WithMode(queue.AtMostOnce))
+	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtMostOnce))
+	bg := context.Background()
+	if _, err := b.Put(bg, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	heldDelete := hc.arm(isItemDelete)
+	ctx, cancel := context.WithCancel(bg)
+	errc := make(chan error, 1)
+	go func() { _, err := a.Take(ctx); errc <- err }()
+	<-heldDelete
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("take canceled in flight: %v", err)
+	}
+	heldPut := hc.arm(isItemCreate)
+	hc.release()
+	<-heldPut
+	hc.lose()
+	sctx, scancel := context.WithTimeout(bg, settleBound)
+	defer scancel()
+	if err := a.Settle(sctx); err != nil {
+		t.Fatalf("Settle: %v", err)
+	}
+	if items, _ := srv.Children("/q"); len(items) != 1 {
+		t.Fatalf("after Settle /q holds %v: the item taken by the canceled take was lost (its put-back's create lost with the connection, never tried again)", items)
+	}
 }

@@ -434,7 +434,7 @@ func (m *Member) report() {
 	switch {
 	case m.Err() != nil:
 		st = Ended
-	case m.timer == nil && m.desired != nil && len(m.tries) == 0 && len(now) == len(m.desired):
+	case m.timer == nil && m.desired != nil && len(m.tries) == 0 && heldIsDesired(now, m.desired):
 		st = Acquired
 	}
 	var acq, rel []string
@@ -468,6 +468,21 @@ func (m *Member) report() {
 	if m.on != nil {
 		m.on(Change{State: st, Held: sortedHolds(now), Acquired: acq, Released: rel})
 	}
+}
+
+// heldIsDesired reports whether the items held are exactly those of the
+// assignment: an item still draining (held, not assigned) or one not
+// taken again yet (assigned, not held) keeps the member Allocating.
+func heldIsDesired(now map[string]Hold, desired map[string]bool) bool {
+	if len(now) != len(desired) {
+		return false
+	}
+	for it := range now {
+		if !desired[it] {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *Member) setState(st State) {

@@ -407,7 +407,7 @@ func (m *Member) later() {
 }
 
 // follow watches a hold's node: deleted or changed by someone else, the
-// hold is lost.
+// hold is lost (and the node, if still ours, deleted).
 func (m *Member) follow(sc *task.Scope, h *hold) {
 	m.rt.Schedule(func() {
 		task.RunIn(h.mon, zkops.WatchNode(h.Path, h.Version, nil), func(_ task.Unit, err error) {
@@ -417,7 +417,10 @@ func (m *Member) follow(sc *task.Scope, h *hold) {
 			if errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrSessionExpired) {
 				return // the session's end takes every hold (onSession)
 			}
-			delete(m.holds, h.Item)
+			// Deleted, or written by someone else: the hold ends, and a
+			// node still there and ours is deleted, or it would stay the
+			// lowest contender and the next attempt would wait behind it.
+			m.give(h)
 			m.later()
 			m.report()
 		})

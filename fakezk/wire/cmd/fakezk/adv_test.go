@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -68,4 +69,19 @@ func TestAdvSharedDataLogDir(t *testing.T) {
 	if !errors.Is(err, errInUse) {
 		t.Fatalf("second store on a dataLogDir in use: %v, want errInUse", err)
 	}
+}
+
+// One server whose dataLogDir is its dataDir under another name (a
+// symbolic link) still starts: the two locks are one.
+func TestAdvDataLogDirSameAsDataDir(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Skip(err)
+	}
+	st, _, err := openStore(dir, link)
+	if err != nil {
+		t.Fatalf("dataLogDir a link to dataDir: %v", err)
+	}
+	st.close()
 }

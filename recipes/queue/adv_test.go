@@ -76,42 +76,59 @@ func isItemCreate(req task.Request) bool {
 const settleBound = 5 * time.Second
 
 // Client.Settle's doc: "Work the executor's shutdown ends counts as
-// settled." The executor is closed while a canceled take's delete is
-// held (never sent), and while the put-back of an at-most-once item is
-// held: Settle must return, not wait for work no executor will run.
+// settled." The executor is closed while a canceled take's delete or
+// move is held (never sent), and while the give-back of the item is held
+// (at most once, its put-back; at least once, the multi that returns it
+// from flight): Settle must return, not wait for work no executor will
+// run.
 func TestAdvSettleAfterClose(t *testing.T) {
-	for _, stage := range []string{"delete held", "put-back held"} {
-		t.Run(stage, func(t *testing.T) {
-			srv := fakezk.New(fakezk.Config{Async: true})
-			defer srv.Close()
-			hc := &armConn{Conn: srv.Connect(fakezk.ConnConfig{})}
-			a := runClient(t, srv, hc, queue.WithMode(queue.AtMostOnce))
-			b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtMostOnce))
-			bg := context.Background()
-			if _, err := b.Put(bg, []byte("x")); err != nil {
-				t.Fatal(err)
+	isGiveBack := func(req task.Request) bool {
+		switch r := req.(type) {
+		case *task.CreateRequest:
+			return strings.HasPrefix(r.Path, "/q/")
+		case *task.MultiRequest:
+			for _, op := range r.Ops {
+				if cr, ok := op.(*task.CreateRequest); ok && strings.HasPrefix(cr.Path, "/q/") {
+					return true
+				}
 			}
-			heldDelete := hc.arm(isItemDelete)
-			ctx, cancel := context.WithCancel(bg)
-			errc := make(chan error, 1)
-			go func() { _, err := a.Take(ctx); errc <- err }()
-			<-heldDelete
-			cancel()
-			if err := <-errc; !errors.Is(err, context.Canceled) {
-				t.Fatalf("take canceled in flight: %v", err)
-			}
-			if stage == "put-back held" {
-				heldPut := hc.arm(isItemCreate)
-				hc.release()
-				<-heldPut
-			}
-			a.Executor().Close()
-			sctx, scancel := context.WithTimeout(bg, settleBound)
-			defer scancel()
-			if err := a.Settle(sctx); err != nil {
-				t.Fatalf("Settle after the executor closed with a give-back going = %v, want nil (the shutdown ended it)", err)
-			}
-		})
+		}
+		return false
+	}
+	for _, mode := range []queue.Mode{queue.AtMostOnce, queue.AtLeastOnce} {
+		for _, stage := range []string{"take held", "give-back held"} {
+			t.Run(mode.String()+"/"+stage, func(t *testing.T) {
+				srv := fakezk.New(fakezk.Config{Async: true})
+				defer srv.Close()
+				hc := &armConn{Conn: srv.Connect(fakezk.ConnConfig{})}
+				a := runClient(t, srv, hc, queue.WithMode(mode))
+				b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(mode))
+				bg := context.Background()
+				if _, err := b.Put(bg, []byte("x")); err != nil {
+					t.Fatal(err)
+				}
+				heldTake := hc.arm(isItemDelete)
+				ctx, cancel := context.WithCancel(bg)
+				errc := make(chan error, 1)
+				go func() { _, err := a.Take(ctx); errc <- err }()
+				<-heldTake
+				cancel()
+				if err := <-errc; !errors.Is(err, context.Canceled) {
+					t.Fatalf("take canceled in flight: %v", err)
+				}
+				if stage == "give-back held" {
+					heldBack := hc.arm(isGiveBack)
+					hc.release()
+					<-heldBack
+				}
+				a.Executor().Close()
+				sctx, scancel := context.WithTimeout(bg, settleBound)
+				defer scancel()
+				if err := a.Settle(sctx); err != nil {
+					t.Fatalf("Settle after the executor closed with a give-back going = %v, want nil (the shutdown ended it)", err)
+				}
+			})
+		}
 	}
 }
 

@@ -65,7 +65,8 @@ func WithDownTimeout(d time.Duration) ProviderOption {
 }
 
 // WithRand sets what draws the Random strategy's choice in [0, n) (nil:
-// math/rand/v2).
+// math/rand/v2); a draw outside it makes Get fail with an error wrapping
+// task.ErrInvalidArgument.
 func WithRand(fn func(n int) int) ProviderOption {
 	return providerOptionFunc(func(o *providerOptions) { o.Rand = fn })
 }
@@ -122,7 +123,8 @@ func NewProvider(src func() []Instance, clock task.Clock, options ...ProviderOpt
 }
 
 // Get returns an instance by the provider's strategy among the enabled
-// instances not down, or ErrNoInstance if there is none.
+// instances not down, or ErrNoInstance if there is none (an error wrapping
+// task.ErrInvalidArgument if WithRand's function draws out of range).
 func (p *Provider) Get() (Instance, error) {
 	all := p.src()
 	p.mu.Lock()
@@ -144,7 +146,11 @@ func (p *Provider) Get() (Instance, error) {
 	}
 	switch p.opts.Strategy {
 	case Random:
-		return up[p.opts.Rand(len(up))], nil
+		i := p.opts.Rand(len(up))
+		if i < 0 || i >= len(up) {
+			return Instance{}, fmt.Errorf("discovery: provider's Rand drew %d, not in [0, %d): %w", i, len(up), task.ErrInvalidArgument)
+		}
+		return up[i], nil
 	case Sticky:
 		for _, in := range up {
 			if in.ID == p.sticky {

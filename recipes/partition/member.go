@@ -407,7 +407,7 @@ func (m *Member) later() {
 }
 
 // follow watches a hold's node: deleted or changed by someone else, the
-// hold is lost.
+// hold is lost (and the node, if still ours, deleted).
 func (m *Member) follow(sc *task.Scope, h *hold) {
 	m.rt.Schedule(func() {
 		task.RunIn(h.mon, zkops.WatchNode(h.Path, h.Version, nil), func(_ task.Unit, err error) {
@@ -417,7 +417,10 @@ func (m *Member) follow(sc *task.Scope, h *hold) {
 			if errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrSessionExpired) {
 				return // the session's end takes every hold (onSession)
 			}
-			delete(m.holds, h.Item)
+			// Deleted, or written by someone else: the hold ends, and a
+			// node still there and ours is deleted, or it would stay the
+			// lowest contender and the next attempt would wait behind it.
+			m.give(h)
 			m.later()
 			m.report()
 		})
@@ -434,7 +437,7 @@ func (m *Member) report() {
 	switch {
 	case m.Err() != nil:
 		st = Ended
-	case m.timer == nil && m.desired != nil && len(m.tries) == 0 && len(now) == len(m.desired):
+	case m.timer == nil && m.desired != nil && len(m.tries) == 0 && heldIsDesired(now, m.desired):
 		st = Acquired
 	}
 	var acq, rel []string
@@ -468,6 +471,21 @@ func (m *Member) report() {
 	if m.on != nil {
 		m.on(Change{State: st, Held: sortedHolds(now), Acquired: acq, Released: rel})
 	}
+}
+
+// heldIsDesired reports whether the items held are exactly those of the
+// assignment: an item still draining (held, not assigned) or one not
+// taken again yet (assigned, not held) keeps the member Allocating.
+func heldIsDesired(now map[string]Hold, desired map[string]bool) bool {
+	if len(now) != len(desired) {
+		return false
+	}
+	for it := range now {
+		if !desired[it] {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *Member) setState(st State) {

@@ -61,7 +61,9 @@ func (cl *Client) PutPriority(ctx context.Context, data []byte, priority int) (s
 // move (at-least-once) was in flight when ctx ended settles it in the
 // background and, if it took the item, gives it back: at-least-once to
 // the queue under its own name, at-most-once put again at the end of its
-// priority (delivered to no one, so still at most once). Nothing taken is
+// priority (delivered to no one, so still at most once); if the delete's
+// reply was lost and its outcome stays unknown, the *UnknownTakeError,
+// with the item, goes to the executor's Config.OnError. Nothing taken is
 // lost to a cancellation or kept in flight until the session ends, as
 // long as the executor runs until the give-back ends: Settle waits for
 // that.

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"errors"
+	"fmt"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -83,8 +84,14 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 								try(its, i+1, epoch)
 							}
 						}, func(r outcome, err error) {
-							if r == taken && err == nil {
+							var ute *UnknownTakeError
+							switch {
+							case r == taken && err == nil:
 								q.putBack(s, it) // taken as the take ended: not lost
+							case errors.As(err, &ute):
+								// Perhaps taken, and its caller gone: reported
+								// with the item, as the Take would have.
+								s.Runtime().Report(fmt.Errorf("queue: a take that ended early: %w", err))
 							}
 						})
 					}

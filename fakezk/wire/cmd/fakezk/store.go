@@ -31,9 +31,10 @@ import (
 // to a temporary file, synced, renamed over the old one, the directory
 // synced) and the log starts again; a log record whose zxid the snapshot
 // already holds (a crash between the two) is skipped at recovery. A last
-// record cut short or whose CRC fails at the end of the log (a write the
-// crash tore) is dropped and the log truncated before it; any other
-// damage stops the start with an error naming the file and offset.
+// record cut short or whose CRC fails at the end of the log, or a tail of
+// zero bytes (a write the crash tore) is dropped and the log truncated
+// before it; any other damage stops the start with an error naming the
+// file and offset.
 const (
 	storeDir  = "fakezk-1"
 	snapMagic = "fakezk-snap-1\n"
@@ -58,7 +59,7 @@ type store struct {
 	dir     string // dataDir/fakezk-1
 	logDir  string // dataLogDir/fakezk-1 (dir if none)
 	log     *os.File
-	lock    *os.File               // dir/lock, flock'd while the store is open
+	locks   []*os.File             // dir/lock and logDir/lock, flock'd while the store is open
 	nodes   map[string]fakezk.Node // the tree as the log has it
 	zxid    int64
 	pending int                  // commits since the snapshot
@@ -92,6 +93,7 @@ func openStore(dataDir, logDir string) (*store, recovered, error) {
 		}
 	}
 	if err := st.takeLock(); err != nil {
+		st.close()
 		return nil, rec, err
 	}
 	rec, err := st.read(rec)
@@ -106,20 +108,41 @@ func openStore(dataDir, logDir string) (*store, recovered, error) {
 // dataDir open.
 var errInUse = errors.New("dataDir in use by another process")
 
-// takeLock flocks dir/lock: two servers on one dataDir would each write
-// a log the other does not know. The kernel drops the lock when the
+// takeLock flocks dir/lock, and logDir/lock when the log is elsewhere:
+// two servers on one dataDir, or on one dataLogDir, would each write a
+// log the other does not know. The kernel drops the locks when the
 // process dies, SIGKILL included, so a crash leaves no stale lock.
 func (st *store) takeLock() error {
-	f, err := os.OpenFile(filepath.Join(st.dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
+	dirs := []string{st.dir}
+	if !sameDir(st.dir, st.logDir) {
+		dirs = append(dirs, st.logDir)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return fmt.Errorf("%w: %s (%v)", errInUse, st.dir, err)
+	for _, d := range dirs {
+		f, err := os.OpenFile(filepath.Join(d, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		st.locks = append(st.locks, f)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			return fmt.Errorf("%w: %s (%v)", errInUse, d, err)
+		}
 	}
-	st.lock = f
 	return nil
+}
+
+// sameDir reports whether a and b name one directory (a flock taken
+// twice on one file by one process, through two opens, would refuse
+// itself).
+func sameDir(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := os.Stat(b)
+	return err == nil && os.SameFile(ia, ib)
 }
 
 // read recovers the snapshot and the log (see openStore).
@@ -209,6 +232,12 @@ func (st *store) replay(f *os.File) (good int64, n int, torn bool, err error) {
 	}
 	off := len(logMagic)
 	for off < len(data) {
+		if allZero(data[off:]) {
+			// An append the crash tore after the file grew: its bytes
+			// never written read as zeros (a zero header would pass as
+			// an empty record: the CRC-32C of nothing is 0).
+			return int64(off), n, true, nil
+		}
 		payload, next, ok := record(data, off)
 		if !ok {
 			return int64(off), n, true, nil
@@ -235,6 +264,15 @@ func (st *store) replay(f *os.File) (good int64, n int, torn bool, err error) {
 		off = next
 	}
 	return int64(off), n, false, nil
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // record reads the record at off: its payload and the offset after it.
@@ -417,9 +455,9 @@ func (st *store) close() error {
 		}
 		st.log = nil
 	}
-	if st.lock != nil {
-		st.lock.Close() // and with it the flock
-		st.lock = nil
+	for _, f := range st.locks {
+		f.Close() // and with it the flock
 	}
+	st.locks = nil
 	return err
 }

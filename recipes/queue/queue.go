@@ -88,6 +88,9 @@ var (
 // whether this call or another consumer deleted it. It is not delivered
 // (that could deliver it twice); it is reported, with its data, so that it
 // is not lost silently. It wraps ErrOutcomeUnknown and the delete's error.
+// The executor's Config.OnError also gets one for an item a take that
+// ended early deleted and could not put back (its put's outcome unknown,
+// see Client.Take).
 type UnknownTakeError struct {
 	Item Item
 	Err  error

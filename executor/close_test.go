@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -433,6 +434,32 @@ func TestShutdownJobs(t *testing.T) {
 	}
 	for _, o := range outs {
 		o.Want(t, 1, task.ErrClosed)
+	}
+}
+
+// Many flows in flight at Close, each with a deferred cleanup, all end
+// with task.ErrClosed: the shutdown's bound on jobs (for flows that loop
+// on ErrClosed) cuts none of them off.
+func TestShutdownManyFlowsNotCut(t *testing.T) {
+	r := rig.New(t)
+	const n = 5000
+	var outs []*rig.Outcome[task.Data]
+	for range n {
+		outs = append(outs, rig.Submit(r, task.Task[task.Data](func(s *task.Scope, k task.Cont[task.Data]) {
+			s.Defer(task.Func(func(*task.Scope) (task.Unit, error) { return task.Unit{}, nil }))
+			task.Run(s, task.Get("/a"), k)
+		})))
+	}
+	r.Idle()
+	r.Ex.Close()
+	r.Idle()
+	for _, o := range outs {
+		o.Want(t, 1, task.ErrClosed)
+	}
+	for _, err := range r.Errs {
+		if strings.Contains(err.Error(), "kept scheduling") {
+			t.Fatalf("the shutdown cut flows off that end on ErrClosed: %v", err)
+		}
 	}
 }
 

@@ -89,6 +89,7 @@ type Executor struct {
 
 	// Executor goroutine only.
 	down      bool              // the shutdown has begun (stopped, for this goroutine)
+	shutCut   bool              // the shutdown cut looping flows off (drainShutdown)
 	driving   bool              // counted in drivers (misuse.go)
 	stopCtxs  []context.Context // Run's ctx and CloseWhenDone's: their end stops the executor
 	stopErr   error             // what Run returns: the error of the ctx that stopped it

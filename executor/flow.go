@@ -303,7 +303,12 @@ func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) 
 // flight, per item already queued and per event the connection delivers as
 // it closes (each delivers task.ErrClosed or finds its flow ended), with no
 // request sent. A flow that keeps the queues busy (a loop of reads, a chain
-// of synchronous steps) takes no step after the stop.
+// of synchronous steps) takes no step after the stop. A flow that goes on
+// scheduling steps after its steps failed with task.ErrClosed (a loop that
+// retries whatever the error) is cut off: each of the shutdown's three
+// phases runs at most 1,024 jobs beyond eight per job queued when it
+// starts, then drops what is queued (those continuations are never
+// called) and reports it to Config.OnError.
 //
 // An executor has one Run: a second Run while the first drives it returns
 // ErrAlreadyRunning at once and leaves the first undisturbed, whatever its
@@ -410,7 +415,7 @@ func (e *Executor) shutdown() {
 		ended := e.sessScope.CancelDeferred(task.ErrClosed)
 		e.endSession(task.Event{Type: task.EventNone, State: task.StateClosed, SessionID: e.session.ID}, ended)
 	})
-	e.RunUntilIdle()
+	e.drainShutdown()
 	if e.conn != nil {
 		if err := e.conn.Close(); err != nil {
 			e.report(err)
@@ -418,16 +423,43 @@ func (e *Executor) shutdown() {
 	}
 	// Apply what the connection delivered while closing, and end what was
 	// queued meanwhile; then take nothing more.
-	e.RunUntilIdle()
+	e.drainShutdown()
 	e.mu.Lock()
 	e.inboxClosed = true
 	e.mu.Unlock()
-	e.RunUntilIdle()
+	e.drainShutdown()
 	// Every task.Flow body has ended by now (the cancellation reached
 	// its Await, and the task queue runs after Close); one that loops on
 	// without awaiting again cannot hold a goroutine past the shutdown.
 	runJob(func() { task.Unwind(&e.frames) })
 	e.finished()
+}
+
+// shutdownJobs bounds the jobs each phase of a shutdown runs beyond eight
+// per job queued when it starts (see Run): flows that end on ErrClosed
+// take one short job each, and a few more to hand their errors up; a flow
+// that schedules its steps again whatever the error (a retry loop that
+// does not know ErrClosed) is cut off there.
+const shutdownJobs = 1024
+
+// drainShutdown is RunUntilIdle for a phase of the shutdown, within
+// shutdownJobs jobs beyond eight per job queued; past them, what is queued is
+// dropped (its continuations are never called: the flows that keep
+// scheduling steps) and reported, once.
+func (e *Executor) drainShutdown() {
+	e.drain()
+	left := shutdownJobs + 8*(e.events.jobs.size+e.tasks.jobs.size)
+	for left > 0 && e.Step() {
+		left--
+	}
+	if left > 0 {
+		return
+	}
+	e.drain()
+	if n := e.events.clear() + e.tasks.clear(); n > 0 && !e.shutCut {
+		e.shutCut = true
+		e.report(fmt.Errorf("executor: shutdown: flows kept scheduling steps after Close, %d jobs left queued: dropped; a flow must end when a step fails with task.ErrClosed", n))
+	}
 }
 
 // finished releases the Close calls waiting for the shutdown.

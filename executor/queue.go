@@ -36,6 +36,18 @@ func (q *queue) push(j job, resp *task.Response) {
 	}
 }
 
+// clear drops every job and response, and reports how many jobs there were.
+func (q *queue) clear() int {
+	n := q.jobs.size
+	var j job
+	for q.jobs.pop(&j) {
+	}
+	var r task.Response
+	for q.resps.pop(&r) {
+	}
+	return n
+}
+
 // pop moves the oldest job into j (and its response into resp, for an
 // outcome) and reports whether there was one.
 func (q *queue) pop(j *job, resp *task.Response) bool {

@@ -42,9 +42,11 @@ func Flow[T any](body func(f *F) (T, error)) Task[T] {
 // scope's error at once and t's late outcome is dropped; an Await in a
 // scope that has ended returns its error without starting t.
 //
-// f must be the handle passed to the body that is running: Await from
-// anywhere else (another goroutine, after the body returned, with the
-// handle of an outer flow) returns ErrAwaitOutsideBody.
+// f must be the handle passed to the body that is running, used on the
+// body's goroutine: Await after the body returned, or with the handle of
+// an outer flow while an inner one runs, returns ErrAwaitOutsideBody;
+// Await from another goroutine is undefined (task/FLOWS.md; the
+// flowcheck analyzer flags goroutines that use a body's handle).
 func Await[T any](f *F, t Task[T]) (T, error) {
 	if f == nil || !f.running {
 		var zero T

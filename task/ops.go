@@ -126,8 +126,9 @@ func Delete(path string, version int32) Task[Unit] {
 
 // Exists returns the node's Stat, or nil if there is no such node.
 func Exists(path string) Task[*Stat] {
+	req := &ExistsRequest{Path: path} // one per task, as request's
 	return func(s *Scope, k Cont[*Stat]) {
-		send(s, &ExistsRequest{Path: path}, nil, func(r Response, err error) {
+		send(s, req, nil, func(r Response, err error) {
 			k(existsResult(r, err))
 		})
 	}

@@ -188,8 +188,9 @@ func (ws *watchSend) abandon(err error) {
 // ExistsW is Exists that also sets a data watch, on a missing node too (it
 // then fires on the node's creation).
 func ExistsW(path string) Task[StatWatch] {
+	req := &ExistsRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[StatWatch]) {
-		sendWatch(s, &ExistsRequest{Path: path, Watch: true}, path, func(r Response, w *Watch, err error) {
+		sendWatch(s, req, path, func(r Response, w *Watch, err error) {
 			st, err := existsResult(r, err)
 			if err != nil {
 				k(StatWatch{}, err)
@@ -203,8 +204,9 @@ func ExistsW(path string) Task[StatWatch] {
 // GetW is Get that also sets a data watch. On a missing node it fails with
 // ErrNoNode and sets no watch.
 func GetW(path string) Task[DataWatch] {
+	req := &GetDataRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[DataWatch]) {
-		sendWatch(s, &GetDataRequest{Path: path, Watch: true}, path, func(r Response, w *Watch, err error) {
+		sendWatch(s, req, path, func(r Response, w *Watch, err error) {
 			if err != nil {
 				k(DataWatch{}, err)
 				return
@@ -217,8 +219,9 @@ func GetW(path string) Task[DataWatch] {
 // ChildrenW is Children that also sets a child watch. On a missing node it
 // fails with ErrNoNode and sets no watch.
 func ChildrenW(path string) Task[ChildrenWatch] {
+	req := &GetChildrenRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[ChildrenWatch]) {
-		sendWatch(s, &GetChildrenRequest{Path: path, Watch: true}, path, func(r Response, w *Watch, err error) {
+		sendWatch(s, req, path, func(r Response, w *Watch, err error) {
 			if err != nil {
 				k(ChildrenWatch{}, err)
 				return

@@ -49,29 +49,60 @@ func send(s *Scope, req Request, watch func(Event), k Cont[Response]) {
 		return
 	}
 	// One value per request: the wait that parks the chain (as Suspend's)
-	// is also what the runtime hands the outcome to.
-	w := &sendWait{s: s, req: req, k: k}
+	// is also what the runtime hands the outcome to. Reused: see sendWait.
+	w := s.rt.frames().sendWait()
+	w.s, w.req, w.k = s, req, k
 	s.addWait(w)
 	s.rt.Send(req, w, watch)
 }
 
-// sendWait is a request's wait in its scope and its Receiver.
+// sendWait is a request's wait in its scope and its Receiver. Waits are
+// reused, from a free list in the runtime's Frames: a wait is free once
+// the runtime has handed it the outcome (Receive, called once: the Conn
+// calls done once) and it has left its scope (resumed its chain, or been
+// abandoned).
 type sendWait struct {
 	waitLink
-	s   *Scope
-	req Request
-	k   Cont[Response]
+	s        *Scope
+	req      Request
+	k        Cont[Response]
+	received bool      // the outcome came while the abandonment was on its way
+	nextFree *sendWait // in Frames.freeSends
+}
+
+// sendWait returns a free wait.
+func (fr *Frames) sendWait() *sendWait {
+	w := fr.freeSends
+	if w == nil {
+		return new(sendWait)
+	}
+	fr.freeSends, w.nextFree = w.nextFree, nil
+	return w
+}
+
+// free puts w, done with, on its runtime's free list.
+func (w *sendWait) free() {
+	fr := w.s.rt.frames()
+	*w = sendWait{nextFree: fr.freeSends}
+	fr.freeSends = w
 }
 
 // Receive resumes the chain with the outcome, unless the wait was
 // abandoned (the scope ended: its error went to k already) or the scope
 // has ended and the abandonment is on its way (a late result, dropped).
 func (w *sendWait) Receive(r Response) {
-	if w.owner == nil || w.owner.err != nil {
+	if w.owner == nil {
+		w.free()
+		return
+	}
+	if w.owner.err != nil {
+		w.received = true // abandon frees w
 		return
 	}
 	w.owner.removeWait(w)
-	Resume(w.s, w.k, r, wrapResponseErr(w.req, r))
+	s, k, err := w.s, w.k, wrapResponseErr(w.req, r)
+	w.free()
+	Resume(s, k, r, err)
 }
 
 // abandon ends the wait with the scope's error. A deadline names the
@@ -82,7 +113,11 @@ func (w *sendWait) abandon(err error) {
 	if err == ErrDeadlineExceeded {
 		err = &OpError{Op: w.req.OpName(), Path: w.req.NodePath(), Err: err}
 	}
-	w.k(Response{}, err)
+	k := w.k
+	if w.received {
+		w.free()
+	}
+	k(Response{}, err)
 }
 
 func wrapResponseErr(req Request, r Response) error {

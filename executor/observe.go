@@ -19,7 +19,7 @@ func (e *Executor) Observer() *task.Observer { return e.obs }
 // sendObserved is Send with an Observer: OnOpStart before the connection
 // has the request, OnOpEnd on the goroutine that completes it, before the
 // outcome is queued for its Receiver.
-func (e *Executor) sendObserved(o *task.Observer, req task.Request, r task.Receiver, watch func(task.Event)) {
+func (e *Executor) sendObserved(o *task.Observer, req task.Request, r task.Receiver, watch task.Watcher) {
 	e.opSeq++
 	op := e.newOp(r)
 	op.o = o

@@ -43,7 +43,7 @@ func request(req Request) Task[Response] {
 // hand on a hot path (a retry loop that keeps its state in one value, say).
 func Exec(s *Scope, req Request, k Cont[Response]) { send(s, req, nil, k) }
 
-func send(s *Scope, req Request, watch func(Event), k Cont[Response]) {
+func send(s *Scope, req Request, watch Watcher, k Cont[Response]) {
 	if s.err != nil {
 		k(Response{}, s.err)
 		return

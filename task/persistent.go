@@ -249,7 +249,7 @@ func (w *PersistentWatch) deliver(ev Event) {
 func AddWatch(path string, mode AddWatchMode) Task[*PersistentWatch] {
 	return func(s *Scope, k Cont[*PersistentWatch]) {
 		w := &PersistentWatch{path: path, mode: mode}
-		send(s, &AddWatchRequest{Path: path, Mode: mode}, w.deliver, func(_ Response, err error) {
+		send(s, &AddWatchRequest{Path: path, Mode: mode}, watcherFunc(w.deliver), func(_ Response, err error) {
 			if err != nil {
 				k(nil, err)
 				return

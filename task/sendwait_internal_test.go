@@ -12,7 +12,7 @@ type sendRuntime struct {
 	sent []Receiver
 }
 
-func (r *sendRuntime) Send(_ Request, rcv Receiver, _ func(Event)) { r.sent = append(r.sent, rcv) }
+func (r *sendRuntime) Send(_ Request, rcv Receiver, _ Watcher) { r.sent = append(r.sent, rcv) }
 
 func newSendRoot() (*sendRuntime, *Scope) {
 	rt := &sendRuntime{}

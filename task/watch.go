@@ -136,8 +136,8 @@ type ChildrenWatch struct {
 
 // sendWatch sends a request that sets a watch; k receives the outcome
 // and the Watch. One value holds the Watch and the request's wait (as
-// send's sendWait), so a watched request allocates no more than an
-// unwatched one but the fire callback.
+// send's sendWait) and is its Watcher, so a watched request allocates
+// that value and no callback.
 func sendWatch(s *Scope, req Request, path string, k func(Response, *Watch, error)) {
 	ws := &watchSend{s: s, req: req, k: k, w: Watch{path: path}}
 	if s.err != nil {
@@ -145,11 +145,12 @@ func sendWatch(s *Scope, req Request, path string, k func(Response, *Watch, erro
 		return
 	}
 	s.addWait(ws)
-	s.rt.Send(req, ws, ws.w.fire)
+	s.rt.Send(req, ws, ws)
 }
 
-// watchSend is a watched request: its Watch, and its wait in the scope
-// and its Receiver, as sendWait is for a plain request.
+// watchSend is a watched request: its Watch, its wait in the scope, its
+// Receiver (as sendWait is for a plain request) and its Watcher. It is
+// not reused, as a sendWait is: the Watch is the caller's.
 type watchSend struct {
 	waitLink
 	s   *Scope
@@ -176,6 +177,9 @@ func (ws *watchSend) Receive(r Response) {
 	r2, err2 := r, err
 	ws.s.rt.Schedule(func() { ws.k(r2, &ws.w, err2) })
 }
+
+// Notify fires the watch (Watcher).
+func (ws *watchSend) Notify(ev Event) { ws.w.fire(ev) }
 
 // abandon is sendWait.abandon.
 func (ws *watchSend) abandon(err error) {

@@ -64,16 +64,14 @@ func TestOpErrMatchesErrorsAs(t *testing.T) {
 }
 
 // Wrapping a server's error allocates the *OpError and nothing else.
-// Counted in plain builds only (the race detector's instrumentation adds
-// its own).
 func TestOpErrAllocs(t *testing.T) {
 	var sink error
 	n := testing.AllocsPerRun(100, func() { sink = opErr("get", "/a", ErrNoNode) })
-	if n > 1 && !invariants {
+	if n > 1 {
 		t.Errorf("opErr of a sentinel: %v allocations, want 1", n)
 	}
 	n = testing.AllocsPerRun(100, func() { sink = opErr("get", "/a", sink) })
-	if n > 0 && !invariants {
+	if n > 0 {
 		t.Errorf("opErr of an *OpError: %v allocations, want 0", n)
 	}
 }

@@ -264,7 +264,7 @@ func AddWatch(path string, mode AddWatchMode) Task[*PersistentWatch] {
 // ErrWatchRemoved). It fails with an error wrapping CodeNoWatcher when the
 // server holds none.
 func RemoveWatches(path string, typ WatcherType) Task[Unit] {
-	return mapTask(request(&RemoveWatchesRequest{Path: path, Type: typ}), func(Response) Unit { return Unit{} })
+	return opTask(&RemoveWatchesRequest{Path: path, Type: typ}, func(Response) Unit { return Unit{} })
 }
 
 // streamWaiter is the one Next waiting on a PersistentWatch: fn takes the

@@ -578,68 +578,8 @@ func (e *Executor) Send(req task.Request, r task.Receiver, watch task.Watcher) {
 		e.tasks.push(job{x: r}, &task.Response{Err: task.ErrClosed})
 		return
 	}
-	e.conn.Do(req, e.newOp(r).done, e.watchFunc(watch))
-}
-
-// sendOp carries one request's outcome from the connection to its
-// Receiver: its done, bound once to the op, is what Send hands the Conn.
-// Ops are reused, from a free list on the executor goroutine, so that a
-// request allocates no function of its own: an op is free again once its
-// outcome has reached the Receiver, and the Conn calls done exactly once
-// (task.Conn), so no call can come later.
-type sendOp struct {
-	e    *Executor
-	r    task.Receiver
-	done func(task.Response) // op.complete
-	next *sendOp             // the next free op
-	// An observed request's (sendObserved).
-	o *task.Observer
-	d task.OpDone
-}
-
-// newOp returns a free op for r. Executor goroutine.
-func (e *Executor) newOp(r task.Receiver) *sendOp {
-	op := e.freeOps
-	if op == nil {
-		op = &sendOp{e: e}
-		op.done = op.complete
-	} else {
-		e.freeOps, op.next = op.next, nil
-	}
-	op.r = r
-	return op
-}
-
-// complete is done, on the goroutine the Conn calls it on: the outcome
-// joins the inbox with the op as its Receiver. The op must not be
-// touched after postOutcome: the executor may be reusing it already.
-func (op *sendOp) complete(resp task.Response) {
-	if op.o != nil {
-		op.observeEnd(resp.Err)
-	}
-	op.e.postOutcome(op, &resp)
-}
-
-// Receive frees the op and hands resp to the request's Receiver.
-// Executor goroutine.
-func (op *sendOp) Receive(resp task.Response) {
-	r, e := op.r, op.e
-	if r == nil {
-		return // a second outcome before reuse (a Conn that broke its contract): dropped, as a Receiver drops it
-	}
-	*op = sendOp{e: e, done: op.done, next: e.freeOps}
-	e.freeOps = op
-	r.Receive(resp)
-}
-
-// watchFunc returns the function the Conn calls with the notifications
-// of the watch a request sets: each joins the task queue for w, with no
-// function made per notification.
-func (e *Executor) watchFunc(w task.Watcher) func(task.Event) {
-	if w == nil {
-		return nil
-	}
-	return func(ev task.Event) { e.postNotice(w, &ev) }
+	op := e.newOp(req, r, watch)
+	e.conn.Do(req, op.done, op.notify)
 }
 
 // Current implements task.Runtime.

@@ -21,7 +21,7 @@ func (e *Executor) Observer() *task.Observer { return e.obs }
 // outcome is queued for its Receiver.
 func (e *Executor) sendObserved(o *task.Observer, req task.Request, r task.Receiver, watch task.Watcher) {
 	e.opSeq++
-	op := e.newOp(r)
+	op := e.newOp(req, r, watch)
 	op.o = o
 	op.d.OpInfo = task.OpInfo{
 		Seq:     e.opSeq,
@@ -33,10 +33,11 @@ func (e *Executor) sendObserved(o *task.Observer, req task.Request, r task.Recei
 	op.d.Tag = o.OnOpStart(op.d.OpInfo)
 	if e.conn == nil || e.state == task.StateClosed || e.stopAsked() {
 		op.observeEnd(task.ErrClosed)
+		op.w, op.notify = nil, nil // no watch is set
 		e.tasks.push(job{x: op}, &task.Response{Err: task.ErrClosed})
 		return
 	}
-	e.conn.Do(req, op.done, e.watchFunc(watch))
+	e.conn.Do(req, op.done, op.notify)
 }
 
 // observeEnd reports an observed request's outcome (err) to OnOpEnd, on

@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -18,8 +19,9 @@ type holdConn struct {
 }
 
 type held struct {
-	req  task.Request
-	done func(task.Response)
+	req   task.Request
+	done  func(task.Response)
+	watch func(task.Event)
 }
 
 func (c *holdConn) Start(events func(task.Event)) error {
@@ -28,10 +30,10 @@ func (c *holdConn) Start(events func(task.Event)) error {
 	return nil
 }
 
-func (c *holdConn) Do(req task.Request, done func(task.Response), _ func(task.Event)) {
+func (c *holdConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.held = append(c.held, held{req, done})
+	c.held = append(c.held, held{req, done, watch})
 }
 
 func (c *holdConn) Close() error {
@@ -47,13 +49,15 @@ func (c *holdConn) Close() error {
 }
 
 // complete answers the held request at index i (the response's Path
-// echoes the request's) and forgets it.
-func (c *holdConn) complete(i int) {
+// echoes the request's) and forgets it; it returns the request's watch
+// function (nil if it set none).
+func (c *holdConn) complete(i int) func(task.Event) {
 	c.mu.Lock()
 	r := c.held[i]
 	c.held = append(c.held[:i], c.held[i+1:]...)
 	c.mu.Unlock()
 	r.done(task.Response{Path: r.req.NodePath()})
+	return r.watch
 }
 
 // Requests in flight together, answered out of order, with new requests
@@ -115,5 +119,117 @@ func TestOutOfOrderOutcomesReachTheirFlows(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// One-time watches set by requests in flight together, answered and fired
+// out of order, with new watched requests sent between the answers and
+// the notifications, and a persistent watch that fires between them all:
+// every Watch gets the notification of its own path, once, and the
+// persistent watch gets every one of its own. The executor recycles a
+// request's state once the Conn is done with it; recycling it at its
+// outcome, before its watch has fired, would hand one Watch another's
+// notification.
+func TestWatchNoticesReachTheirWatches(t *testing.T) {
+	conn := &holdConn{}
+	ex, err := executor.New(executor.Config{Conn: conn, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Shutdown()
+
+	var pw *task.PersistentWatch
+	executor.Submit(ex, task.AddWatch("/p", task.WatchPersistent), func(w *task.PersistentWatch, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw = w
+	})
+	ex.RunUntilIdle()
+	pfire := conn.complete(0)
+	ex.RunUntilIdle()
+	if pw == nil || pfire == nil {
+		t.Fatal("no persistent watch set")
+	}
+	var pgot []string
+	var next func()
+	next = func() {
+		executor.Submit(ex, pw.Next(), func(ev task.Event, err error) {
+			if err != nil {
+				if !errors.Is(err, task.ErrClosed) { // the Shutdown at the end
+					t.Errorf("persistent watch: %v", err)
+				}
+				return
+			}
+			pgot = append(pgot, ev.Path)
+			next()
+		})
+	}
+	next()
+
+	got := map[string]int{}
+	send := func(path string) {
+		executor.Submit(ex, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+			task.Run(s, task.ExistsW(path), func(sw task.StatWatch, err error) {
+				if err != nil {
+					k(task.Unit{}, err)
+					return
+				}
+				task.Run(s, sw.Watch.Wait(), func(ev task.Event, err error) {
+					if err != nil || ev.Path != path {
+						t.Errorf("watch of %s: got the notification for %q, %v", path, ev.Path, err)
+					}
+					got[path]++
+					k(task.Unit{}, nil)
+				})
+			})
+		}), func(task.Unit, error) {})
+	}
+	var fires []func(task.Event)
+	var paths []string
+	n, pn := 0, 0
+	for round := 0; round < 5; round++ {
+		for i := 0; i < 4; i++ {
+			send(fmt.Sprintf("/r%d-%d", round, i))
+			n++
+		}
+		// Answer the newest half of the held requests, last first; fire
+		// the oldest half of the watches set, and the persistent watch,
+		// before the executor runs the round's flows.
+		for i := len(conn.held) - 1; i >= len(conn.held)/2; i-- {
+			paths = append(paths, conn.held[i].req.NodePath())
+			fires = append(fires, conn.complete(i))
+		}
+		for i := 0; i < len(fires)/2; i++ {
+			fires[i](task.Event{Type: task.EventNodeDataChanged, Path: paths[i]})
+		}
+		fires, paths = fires[len(fires)/2:], paths[len(paths)/2:]
+		pfire(task.Event{Type: task.EventNodeDataChanged, Path: fmt.Sprintf("/p/%d", round)})
+		pn++
+		ex.RunUntilIdle()
+	}
+	for len(conn.held) > 0 {
+		paths = append(paths, conn.held[0].req.NodePath())
+		fires = append(fires, conn.complete(0))
+	}
+	for i := len(fires) - 1; i >= 0; i-- {
+		fires[i](task.Event{Type: task.EventNodeDataChanged, Path: paths[i]})
+		ex.RunUntilIdle()
+	}
+	if len(got) != n {
+		t.Fatalf("%d watches notified, want %d", len(got), n)
+	}
+	for p, c := range got {
+		if c != 1 {
+			t.Errorf("watch of %s notified %d times", p, c)
+		}
+	}
+	if len(pgot) != pn {
+		t.Fatalf("persistent watch got %v, want %d events", pgot, pn)
+	}
+	for i, p := range pgot {
+		if want := fmt.Sprintf("/p/%d", i); p != want {
+			t.Errorf("persistent watch event %d for %s, want %s", i, p, want)
+		}
 	}
 }

@@ -233,3 +233,63 @@ func TestWatchNoticesReachTheirWatches(t *testing.T) {
 		}
 	}
 }
+
+// echoConn answers every request at once, in Do (which the Conn contract
+// allows), and sets no watch.
+type echoConn struct{ events func(task.Event) }
+
+func (c *echoConn) Start(events func(task.Event)) error {
+	c.events = events
+	events(task.Event{Type: task.EventNone, State: task.StateConnected, SessionID: 1})
+	return nil
+}
+
+func (c *echoConn) Do(req task.Request, done func(task.Response), _ func(task.Event)) {
+	done(task.Response{Path: req.NodePath()})
+}
+
+func (c *echoConn) Close() error {
+	c.events(task.Event{Type: task.EventNone, State: task.StateClosed})
+	return nil
+}
+
+// A request sent from a running step and answered costs the executor and
+// the task package no allocation once their per-request records have
+// been made: the executor's op and the task's wait are reused, the
+// outcome travels through the inbox and the task queue by value. Observed
+// or not.
+func TestSendAllocs(t *testing.T) {
+	for _, observed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("observed=%v", observed), func(t *testing.T) {
+			var obs *task.Observer
+			if observed {
+				obs = &task.Observer{OnOpEnd: func(task.OpDone) {}}
+			}
+			ex, err := executor.New(executor.Config{Conn: &echoConn{}, Seed: 1, Observer: obs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ex.Shutdown()
+			ex.RunUntilIdle()
+			s := ex.SessionScope()
+			req := &task.GetDataRequest{Path: "/a"}
+			n := 0
+			k := func(r task.Response, err error) {
+				if err != nil || r.Path != "/a" {
+					t.Fatalf("got %q, %v", r.Path, err)
+				}
+				n++
+			}
+			allocs := testing.AllocsPerRun(100, func() {
+				task.Exec(s, req, k)
+				ex.RunUntilIdle()
+			})
+			if allocs > 0 {
+				t.Errorf("a request sent and answered: %v allocations, want 0", allocs)
+			}
+			if n != 101 {
+				t.Errorf("%d outcomes, want 101", n)
+			}
+		})
+	}
+}

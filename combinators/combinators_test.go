@@ -377,3 +377,34 @@ func TestTimeoutNamesTheRequestInFlight(t *testing.T) {
 		t.Fatalf("err = %v, want the exists of /app/leader named, matching context.DeadlineExceeded", o.Err)
 	}
 }
+
+// A Policy with no On retries exactly connection loss and not sent,
+// however many Retries share that default; building one allocates the
+// task alone.
+func TestRetryDefaultErrors(t *testing.T) {
+	r := rig.New(t)
+	for _, tc := range []struct {
+		err      error
+		attempts int
+	}{
+		{task.ErrNotSent, 3},
+		{task.ErrConnectionLoss, 3},
+		{task.ErrSessionExpired, 1},
+		{task.ErrNoNode, 1},
+	} {
+		attempts := 0
+		flaky := task.Func(func(*task.Scope) (int, error) { attempts++; return 0, tc.err })
+		o := rig.Submit(r, c.Retry(flaky, c.Policy{Attempts: 3}))
+		r.Idle()
+		o.Want(t, 1, tc.err)
+		if attempts != tc.attempts {
+			t.Errorf("%v: %d attempts, want %d", tc.err, attempts, tc.attempts)
+		}
+	}
+	flaky := task.Func(func(*task.Scope) (int, error) { return 0, nil })
+	var sink task.Task[int]
+	if n := testing.AllocsPerRun(100, func() { sink = c.Retry(flaky, c.Policy{Attempts: 3}) }); n > 1 {
+		t.Errorf("building a Retry: %v allocations, want 1", n)
+	}
+	_ = sink
+}

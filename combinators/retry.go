@@ -86,7 +86,7 @@ func Retry[T any](t task.Task[T], p Policy) task.Task[T] {
 	}
 	on := p.On
 	if len(on) == 0 {
-		on = []error{task.ErrConnectionLoss, task.ErrNotSent}
+		on = defaultOn
 	}
 	return func(s *task.Scope, k task.Cont[T]) {
 		r := &retrier[T]{s: s, k: k, t: t, p: p, on: on}
@@ -94,6 +94,10 @@ func Retry[T any](t task.Task[T], p Policy) task.Task[T] {
 		r.drive()
 	}
 }
+
+// defaultOn is the errors a Policy with no On retries: one slice, read
+// only, rather than one per Retry built.
+var defaultOn = []error{task.ErrConnectionLoss, task.ErrNotSent}
 
 type retrier[T any] struct {
 	spin

@@ -99,6 +99,26 @@ func BenchmarkRetry(b *testing.B) {
 	}
 }
 
+// BenchmarkRetryPerCall is BenchmarkRetry with the Retry built on every
+// call, as recipes build theirs (with the default errors, Policy.On
+// empty).
+func BenchmarkRetryPerCall(b *testing.B) {
+	ex := newBenchExecutor(b)
+	fail := true
+	flaky := task.Func(func(*task.Scope) (int, error) {
+		fail = !fail
+		if !fail {
+			return 0, task.ErrNotSent
+		}
+		return 1, nil
+	})
+	s := ex.SessionScope()
+	k := func(int, error) {}
+	for b.Loop() {
+		task.Run(s, c.Retry(flaky, c.Policy{Attempts: 3}), k)
+	}
+}
+
 // BenchmarkFork forks a no-op flow and runs it to completion.
 func BenchmarkFork(b *testing.B) {
 	ex := newBenchExecutor(b)

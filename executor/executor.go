@@ -76,8 +76,10 @@ type Executor struct {
 	inboxClosed bool
 	inbox       []item
 	inboxResps  []task.Response // the responses of the inbox's outcome items, in order
+	inboxEvs    []task.Event    // the events of its notification items, in order
 	spare       []item
 	spareResps  []task.Response
+	spareEvs    []task.Event
 	refusing    bool // Close or the stop has begun: Submit is refused
 	pending     atomic.Int32
 	stopped     atomic.Bool // the shutdown has begun
@@ -95,7 +97,9 @@ type Executor struct {
 	stopErr   error             // what Run returns: the error of the ctx that stopped it
 	cur       job               // the job Step is running
 	curResp   task.Response     // its response, for an outcome
+	curEv     task.Event        // its event, for a notice
 	receive   func()            // e.receiveCur, made once
+	freeOps   *sendOp           // ops free for reuse (Send)
 	events    queue
 	tasks     queue
 	started   bool
@@ -118,6 +122,7 @@ type item struct {
 	fn   func()
 	r    runner        // instead of fn
 	rcv  task.Receiver // instead of fn: a request's outcome (its response in inboxResps)
+	w    task.Watcher  // instead of fn: a watch's notification (its event in inboxEvs)
 	task bool          // true: task queue (paused while suspended); false: event queue
 }
 
@@ -190,6 +195,20 @@ func (e *Executor) postOutcome(rcv task.Receiver, resp *task.Response) bool {
 	return true
 }
 
+// postNotice hands a watch's notification to the executor, for w on the
+// task queue, as post does.
+func (e *Executor) postNotice(w task.Watcher, ev *task.Event) {
+	e.mu.Lock()
+	if e.inboxClosed {
+		e.mu.Unlock()
+		return
+	}
+	e.inbox = append(e.inbox, item{w: w, task: true})
+	e.inboxEvs = append(e.inboxEvs, *ev)
+	e.mu.Unlock()
+	e.woken()
+}
+
 // woken counts an item posted and wakes Run.
 func (e *Executor) woken() {
 	e.pending.Add(1)
@@ -223,12 +242,22 @@ func (e *Executor) drain() {
 		return
 	}
 	e.mu.Lock()
-	in, resps := e.inbox, e.inboxResps
-	e.inbox, e.inboxResps = e.spare[:0], e.spareResps[:0]
+	in, resps, evs := e.inbox, e.inboxResps, e.inboxEvs
+	e.inbox, e.inboxResps, e.inboxEvs = e.spare[:0], e.spareResps[:0], e.spareEvs[:0]
 	e.pending.Store(0)
 	e.mu.Unlock()
-	r := 0
+	r, v := 0, 0
 	for i := range in {
+		q := &e.events
+		if in[i].task {
+			q = &e.tasks
+		}
+		if in[i].w != nil {
+			q.pushNotice(in[i].w, &evs[v])
+			v++
+			in[i] = item{}
+			continue
+		}
 		j := job{fn: in[i].fn, x: in[i].r}
 		var resp *task.Response
 		if in[i].rcv != nil {
@@ -236,15 +265,12 @@ func (e *Executor) drain() {
 			resp = &resps[r]
 			r++
 		}
-		if in[i].task {
-			e.tasks.push(j, resp)
-		} else {
-			e.events.push(j, resp)
-		}
+		q.push(j, resp)
 		in[i] = item{}
 	}
 	clear(resps)
-	e.spare, e.spareResps = in[:0], resps[:0]
+	clear(evs)
+	e.spare, e.spareResps, e.spareEvs = in[:0], resps[:0], evs[:0]
 	if o := e.obs; o != nil {
 		o.OnQueues(task.QueueDepths{Moved: len(in), Events: e.events.jobs.size, Tasks: e.tasks.jobs.size, Paused: !e.runnable()})
 	}
@@ -315,7 +341,7 @@ func (e *Executor) step() bool {
 	}
 	e.drain()
 	j := &e.cur
-	if !e.events.pop(j, &e.curResp) && !(e.runnable() && e.tasks.pop(j, &e.curResp)) {
+	if !e.events.pop(j, &e.curResp, &e.curEv) && !(e.runnable() && e.tasks.pop(j, &e.curResp, &e.curEv)) {
 		return false
 	}
 	task.NewJob(&e.frames)
@@ -482,11 +508,18 @@ func (e *Executor) Clock() task.Clock { return e.clock }
 // Schedule implements task.Runtime: fn joins the task queue.
 func (e *Executor) Schedule(fn func()) { e.tasks.push(job{fn: fn}, nil) }
 
-// receiveCur runs the current job, a runner or an outcome for its
-// Receiver (e.receive is this method as a value, made once).
+// receiveCur runs the current job, a runner, an outcome for its Receiver
+// or a notice for its Watcher (e.receive is this method as a value, made
+// once).
 func (e *Executor) receiveCur() {
-	x, resp := e.cur.x, e.curResp
+	x, resp, notice := e.cur.x, e.curResp, e.cur.notice
 	e.cur, e.curResp = job{}, task.Response{}
+	if notice {
+		ev := e.curEv
+		e.curEv = task.Event{}
+		x.(task.Watcher).Notify(ev)
+		return
+	}
 	if r, ok := x.(runner); ok {
 		r.run()
 		return
@@ -535,7 +568,7 @@ func (t *timer) Stop() bool {
 // queue in the order the connection delivers them. Once a stop has been
 // asked (Close, a stop context ended), requests are failed with
 // task.ErrClosed, unsent.
-func (e *Executor) Send(req task.Request, r task.Receiver, watch func(task.Event)) {
+func (e *Executor) Send(req task.Request, r task.Receiver, watch task.Watcher) {
 	if o := e.obs; o != nil {
 		e.sendObserved(o, req, r, watch)
 		return
@@ -546,14 +579,8 @@ func (e *Executor) Send(req task.Request, r task.Receiver, watch func(task.Event
 		e.tasks.push(job{x: r}, &task.Response{Err: task.ErrClosed})
 		return
 	}
-	e.conn.Do(req, func(resp task.Response) { e.postOutcome(r, &resp) }, e.watchFunc(watch))
-}
-
-func (e *Executor) watchFunc(watch func(task.Event)) func(task.Event) {
-	if watch == nil {
-		return nil
-	}
-	return func(ev task.Event) { e.post(item{task: true, fn: func() { watch(ev) }}) }
+	op := e.newOp(req, r, watch)
+	e.conn.Do(req, op.done, op.notify)
 }
 
 // Current implements task.Runtime.

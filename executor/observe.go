@@ -19,9 +19,10 @@ func (e *Executor) Observer() *task.Observer { return e.obs }
 // sendObserved is Send with an Observer: OnOpStart before the connection
 // has the request, OnOpEnd on the goroutine that completes it, before the
 // outcome is queued for its Receiver.
-func (e *Executor) sendObserved(o *task.Observer, req task.Request, r task.Receiver, watch func(task.Event)) {
+func (e *Executor) sendObserved(o *task.Observer, req task.Request, r task.Receiver, watch task.Watcher) {
 	e.opSeq++
-	op := &observedOp{e: e, o: o, r: r}
+	op := e.newOp(req, r, watch)
+	op.o = o
 	op.d.OpInfo = task.OpInfo{
 		Seq:     e.opSeq,
 		Req:     req,
@@ -31,34 +32,20 @@ func (e *Executor) sendObserved(o *task.Observer, req task.Request, r task.Recei
 	}
 	op.d.Tag = o.OnOpStart(op.d.OpInfo)
 	if e.conn == nil || e.state == task.StateClosed || e.stopAsked() {
-		op.end(task.Response{Err: task.ErrClosed}, false)
+		op.observeEnd(task.ErrClosed)
+		op.w, op.notify = nil, nil // no watch is set
+		e.tasks.push(job{x: op}, &task.Response{Err: task.ErrClosed})
 		return
 	}
-	e.conn.Do(req, op.done, e.watchFunc(watch))
+	e.conn.Do(req, op.done, op.notify)
 }
 
-// observedOp is one observed request between Send and its outcome.
-type observedOp struct {
-	e *Executor
-	o *task.Observer
-	r task.Receiver
-	d task.OpDone
-}
-
-func (op *observedOp) done(resp task.Response) { op.end(resp, true) }
-
-// end reports the outcome and hands it to the Receiver: through the inbox
-// from the connection's goroutine (post), or straight onto the task queue
-// on the executor's own.
-func (op *observedOp) end(resp task.Response, post bool) {
+// observeEnd reports an observed request's outcome (err) to OnOpEnd, on
+// the goroutine that has it.
+func (op *sendOp) observeEnd(err error) {
 	op.d.End = op.e.clock.Now()
-	op.d.Err = resp.Err
+	op.d.Err = err
 	op.o.OnOpEnd(op.d)
-	if post {
-		op.e.postOutcome(op.r, &resp)
-		return
-	}
-	op.e.tasks.push(job{x: op.r}, &resp)
 }
 
 // observeSession reports the transition ev makes to the Observer and logs

@@ -98,3 +98,62 @@ func BenchmarkWatchOp(b *testing.B) {
 		b.Fatal("no watch fired")
 	}
 }
+
+// BenchmarkFailedOp is one operation that fails, through the executor and
+// an automatic-mode fake: a flow that gets a missing node (an *OpError
+// wrapping task.ErrNoNode).
+//
+//	go test -run '^$' -bench BenchmarkFailedOp -benchmem ./executor
+func BenchmarkFailedOp(b *testing.B) {
+	srv := fakezk.New(fakezk.Config{})
+	ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(ex.Shutdown)
+	ex.RunUntilIdle()
+	get := task.Get("/missing")
+	n := 0
+	k := func(_ task.Data, err error) {
+		if !errors.Is(err, task.ErrNoNode) {
+			b.Fatal(err)
+		}
+		n++
+	}
+	for b.Loop() {
+		executor.Submit(ex, get, k)
+		ex.RunUntilIdle()
+	}
+	if n == 0 {
+		b.Fatal("no operation ran")
+	}
+}
+
+// BenchmarkOpPerCall is one getData through the executor and an
+// automatic-mode fake with the task built on every call (task.Get(path)),
+// as recipes build theirs.
+//
+//	go test -run '^$' -bench BenchmarkOpPerCall -benchmem ./executor
+func BenchmarkOpPerCall(b *testing.B) {
+	srv := fakezk.New(fakezk.Config{})
+	ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(ex.Shutdown)
+	ex.RunUntilIdle()
+	n := 0
+	k := func(_ task.Data, err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	for b.Loop() {
+		executor.Submit(ex, task.Get("/"), k)
+		ex.RunUntilIdle()
+	}
+	if n == 0 {
+		b.Fatal("no operation ran")
+	}
+}

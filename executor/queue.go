@@ -9,12 +9,16 @@ import "github.com/zkflow/zkflow/task"
 // jobs stay small and handing an outcome to the executor allocates
 // nothing.
 type job struct {
-	fn func()
-	x  any // a runner, or a task.Receiver (an outcome), when fn is nil
+	fn     func()
+	x      any  // a runner, a task.Receiver (an outcome) or a task.Watcher (a notice), when fn is nil
+	notice bool // x is a task.Watcher; its event travels in the queue's evs
 }
 
 // outcome reports whether j is a request's outcome.
 func (j *job) outcome() bool {
+	if j.notice {
+		return false
+	}
 	_, ok := j.x.(task.Receiver)
 	return ok
 }
@@ -22,10 +26,13 @@ func (j *job) outcome() bool {
 // runner is a job that is a value rather than a function.
 type runner interface{ run() }
 
-// queue is a FIFO of jobs with the responses of the outcome jobs.
+// queue is a FIFO of jobs with the responses of the outcome jobs and the
+// events of the notices (a watch's notification for its Watcher), so
+// that handing a notification to the executor allocates nothing either.
 type queue struct {
 	jobs  jobs
 	resps fifo[task.Response]
+	evs   fifo[task.Event]
 }
 
 // push appends j, and resp (non-nil exactly when j is an outcome).
@@ -36,7 +43,8 @@ func (q *queue) push(j job, resp *task.Response) {
 	}
 }
 
-// clear drops every job and response, and reports how many jobs there were.
+// clear drops every job, response and notice, and reports how many jobs
+// there were.
 func (q *queue) clear() int {
 	n := q.jobs.size
 	var j job
@@ -45,16 +53,29 @@ func (q *queue) clear() int {
 	var r task.Response
 	for q.resps.pop(&r) {
 	}
+	var ev task.Event
+	for q.evs.pop(&ev) {
+	}
 	return n
 }
 
+// pushNotice appends a notice: ev for w.
+func (q *queue) pushNotice(w task.Watcher, ev *task.Event) {
+	q.jobs.push(job{x: w, notice: true})
+	q.evs.push(*ev)
+}
+
 // pop moves the oldest job into j (and its response into resp, for an
-// outcome) and reports whether there was one.
-func (q *queue) pop(j *job, resp *task.Response) bool {
+// outcome, or its event into ev, for a notice) and reports whether there
+// was one.
+func (q *queue) pop(j *job, resp *task.Response, ev *task.Event) bool {
 	if !q.jobs.pop(j) {
 		return false
 	}
-	if j.fn == nil && j.outcome() {
+	switch {
+	case j.notice:
+		q.evs.pop(ev)
+	case j.fn == nil && j.outcome():
 		q.resps.pop(resp)
 	}
 	return true

@@ -57,6 +57,19 @@ type Receiver interface {
 	Receive(Response)
 }
 
+// Watcher takes the notifications of the watch a request sets
+// (Runtime.Send): once for a one-time watch, once per event for a
+// persistent one. A value, as Receiver is: a watched request's wait is
+// also its Watcher, so that setting a watch makes no function.
+type Watcher interface {
+	Notify(Event)
+}
+
+// watcherFunc is a function as a Watcher.
+type watcherFunc func(Event)
+
+func (f watcherFunc) Notify(ev Event) { f(ev) }
+
 // SessionFollower is an optional method of a Conn. The executor calls
 // Follow with the id of each session it takes as current, when it applies
 // the StateConnected event. From then on, a Conn that implements it fails

@@ -209,12 +209,40 @@ func IsRetryable(err error) bool {
 }
 
 func opErr(op, path string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var oe *OpError
-	if errors.As(err, &oe) {
+	if err == nil || hasOpError(err) {
 		return err
 	}
 	return &OpError{Op: op, Path: path, Err: err}
+}
+
+// hasOpError is errors.As(err, new(*OpError)) without its target, which
+// escapes to the heap on every call (an operation's failure paid an
+// allocation for it): the same walk of err's tree, the same As methods
+// asked (those alone get a target).
+func hasOpError(err error) bool {
+	for err != nil {
+		if _, ok := err.(*OpError); ok {
+			return true
+		}
+		if x, ok := err.(interface{ As(any) bool }); ok {
+			var oe *OpError
+			if x.As(&oe) {
+				return true
+			}
+		}
+		switch x := err.(type) {
+		case interface{ Unwrap() error }:
+			err = x.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				if hasOpError(e) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
 }

@@ -8,8 +8,9 @@ package task
 // and Unwind when it is abandoned. Users need none of this: the executor
 // does it.
 type Frames struct {
-	depth  int
-	bodies bodies
+	depth     int
+	bodies    bodies
+	freeSends *sendWait // requests' waits free for reuse (send)
 }
 
 func (fr *Frames) frames() *Frames { return fr }

@@ -31,11 +31,43 @@ type Created struct {
 	Stat Stat
 }
 
-// request returns a task that sends req and succeeds with the server's
-// response, or fails with the response's error wrapped in an *OpError. It
-// is the building block of the typed operations below.
-func request(req Request) Task[Response] {
-	return func(s *Scope, k Cont[Response]) { send(s, req, nil, k) }
+// opTask returns a task that sends req and succeeds with f of the
+// server's response, or fails with the response's error wrapped in an
+// *OpError: the building block of the typed operations below. Built, it
+// is one function (and req); run, it makes one more, its continuation.
+func opTask[T any](req Request, f func(Response) T) Task[T] {
+	return func(s *Scope, k Cont[T]) {
+		runRequest(s, req, func(r Response, err error) {
+			if err != nil {
+				var zero T
+				k(zero, err)
+				return
+			}
+			k(f(r), nil)
+		})
+	}
+}
+
+// runRequest is Run(s, t, k) for the task t that sends req (send(s, req,
+// nil, k)), without making t: the same checks, the same count of nested
+// calls and the same trampoline, so that a chain's steps run in the same
+// order as through Run.
+func runRequest(s *Scope, req Request, k Cont[Response]) {
+	if s.err != nil {
+		Resume(s, k, Response{}, s.err)
+		return
+	}
+	if invariants {
+		k = once(k)
+	}
+	d := s.depth
+	if *d < maxDepth {
+		*d++
+		send(s, req, nil, k)
+		*d--
+		return
+	}
+	s.rt.Schedule(func() { runRequest(s, req, k) })
 }
 
 // Exec sends req from a running step and calls k with the server's
@@ -43,35 +75,66 @@ func request(req Request) Task[Response] {
 // hand on a hot path (a retry loop that keeps its state in one value, say).
 func Exec(s *Scope, req Request, k Cont[Response]) { send(s, req, nil, k) }
 
-func send(s *Scope, req Request, watch func(Event), k Cont[Response]) {
+func send(s *Scope, req Request, watch Watcher, k Cont[Response]) {
 	if s.err != nil {
 		k(Response{}, s.err)
 		return
 	}
 	// One value per request: the wait that parks the chain (as Suspend's)
-	// is also what the runtime hands the outcome to.
-	w := &sendWait{s: s, req: req, k: k}
+	// is also what the runtime hands the outcome to. Reused: see sendWait.
+	w := s.rt.frames().sendWait()
+	w.s, w.req, w.k = s, req, k
 	s.addWait(w)
 	s.rt.Send(req, w, watch)
 }
 
-// sendWait is a request's wait in its scope and its Receiver.
+// sendWait is a request's wait in its scope and its Receiver. Waits are
+// reused, from a free list in the runtime's Frames: a wait is free once
+// the runtime has handed it the outcome (Receive, called once: the Conn
+// calls done once) and it has left its scope (resumed its chain, or been
+// abandoned).
 type sendWait struct {
 	waitLink
-	s   *Scope
-	req Request
-	k   Cont[Response]
+	s        *Scope
+	req      Request
+	k        Cont[Response]
+	received bool      // the outcome came while the abandonment was on its way
+	nextFree *sendWait // in Frames.freeSends
+}
+
+// sendWait returns a free wait.
+func (fr *Frames) sendWait() *sendWait {
+	w := fr.freeSends
+	if w == nil {
+		return new(sendWait)
+	}
+	fr.freeSends, w.nextFree = w.nextFree, nil
+	return w
+}
+
+// free puts w, done with, on its runtime's free list.
+func (w *sendWait) free() {
+	fr := w.s.rt.frames()
+	*w = sendWait{nextFree: fr.freeSends}
+	fr.freeSends = w
 }
 
 // Receive resumes the chain with the outcome, unless the wait was
 // abandoned (the scope ended: its error went to k already) or the scope
 // has ended and the abandonment is on its way (a late result, dropped).
 func (w *sendWait) Receive(r Response) {
-	if w.owner == nil || w.owner.err != nil {
+	if w.owner == nil {
+		w.free()
+		return
+	}
+	if w.owner.err != nil {
+		w.received = true // abandon frees w
 		return
 	}
 	w.owner.removeWait(w)
-	Resume(w.s, w.k, r, wrapResponseErr(w.req, r))
+	s, k, err := w.s, w.k, wrapResponseErr(w.req, r)
+	w.free()
+	Resume(s, k, r, err)
 }
 
 // abandon ends the wait with the scope's error. A deadline names the
@@ -82,7 +145,11 @@ func (w *sendWait) abandon(err error) {
 	if err == ErrDeadlineExceeded {
 		err = &OpError{Op: w.req.OpName(), Path: w.req.NodePath(), Err: err}
 	}
-	w.k(Response{}, err)
+	k := w.k
+	if w.received {
+		w.free()
+	}
+	k(Response{}, err)
 }
 
 func wrapResponseErr(req Request, r Response) error {
@@ -116,18 +183,19 @@ func CreateWith(r *CreateRequest) Task[Created] {
 		c.ACL = OpenACL
 		r = &c
 	}
-	return mapTask(request(r), func(resp Response) Created { return Created{Path: resp.Path, Stat: resp.Stat} })
+	return opTask(r, func(resp Response) Created { return Created{Path: resp.Path, Stat: resp.Stat} })
 }
 
 // Delete deletes a node if its version matches (AnyVersion: any).
 func Delete(path string, version int32) Task[Unit] {
-	return mapTask(request(&DeleteRequest{Path: path, Version: version}), func(Response) Unit { return Unit{} })
+	return opTask(&DeleteRequest{Path: path, Version: version}, func(Response) Unit { return Unit{} })
 }
 
 // Exists returns the node's Stat, or nil if there is no such node.
 func Exists(path string) Task[*Stat] {
+	req := &ExistsRequest{Path: path} // one per task, as request's
 	return func(s *Scope, k Cont[*Stat]) {
-		send(s, &ExistsRequest{Path: path}, nil, func(r Response, err error) {
+		send(s, req, nil, func(r Response, err error) {
 			k(existsResult(r, err))
 		})
 	}
@@ -151,43 +219,43 @@ func isNoNode(err error) bool {
 
 // Set writes a node's data if its version matches and returns the new Stat.
 func Set(path string, data []byte, version int32) Task[Stat] {
-	return mapTask(request(&SetDataRequest{Path: path, Data: data, Version: version}),
+	return opTask(&SetDataRequest{Path: path, Data: data, Version: version},
 		func(r Response) Stat { return r.Stat })
 }
 
 // Get reads a node's data and Stat.
 func Get(path string) Task[Data] {
-	return mapTask(request(&GetDataRequest{Path: path}), func(r Response) Data { return Data{r.Data, r.Stat} })
+	return opTask(&GetDataRequest{Path: path}, func(r Response) Data { return Data{r.Data, r.Stat} })
 }
 
 // Children lists a node's children, in no particular order.
 func Children(path string) Task[ChildList] {
-	return mapTask(request(&GetChildrenRequest{Path: path}),
+	return opTask(&GetChildrenRequest{Path: path},
 		func(r Response) ChildList { return ChildList{r.Children, r.Stat} })
 }
 
 // GetACL reads a node's ACL and Stat. It needs READ or ADMIN on the node;
 // without ADMIN the ids of digest entries read "user:x".
 func GetACL(path string) Task[NodeACL] {
-	return mapTask(request(&GetACLRequest{Path: path}), func(r Response) NodeACL { return NodeACL{r.ACL, r.Stat} })
+	return opTask(&GetACLRequest{Path: path}, func(r Response) NodeACL { return NodeACL{r.ACL, r.Stat} })
 }
 
 // SetACL replaces a node's ACL if its ACL version (Stat.Aversion) matches
 // (AnyVersion: any) and returns the new Stat. It needs ADMIN on the node.
 func SetACL(path string, acl []ACL, version int32) Task[Stat] {
-	return mapTask(request(&SetACLRequest{Path: path, ACL: acl, Version: version}),
+	return opTask(&SetACLRequest{Path: path, ACL: acl, Version: version},
 		func(r Response) Stat { return r.Stat })
 }
 
 // Sync waits until the session's server has caught up with the leader.
 func Sync(path string) Task[Unit] {
-	return mapTask(request(&SyncRequest{Path: path}), func(Response) Unit { return Unit{} })
+	return opTask(&SyncRequest{Path: path}, func(Response) Unit { return Unit{} })
 }
 
 // Multi applies ops atomically. On failure the error is an *OpError
 // wrapping a *MultiError that says which op failed and why.
 func Multi(ops ...MultiOp) Task[[]MultiResult] {
-	return mapTask(request(&MultiRequest{Ops: ops}), func(r Response) []MultiResult { return r.Results })
+	return opTask(&MultiRequest{Ops: ops}, func(r Response) []MultiResult { return r.Results })
 }
 
 // mapTask runs t and transforms its value with f: combinators.Map, which

@@ -249,7 +249,7 @@ func (w *PersistentWatch) deliver(ev Event) {
 func AddWatch(path string, mode AddWatchMode) Task[*PersistentWatch] {
 	return func(s *Scope, k Cont[*PersistentWatch]) {
 		w := &PersistentWatch{path: path, mode: mode}
-		send(s, &AddWatchRequest{Path: path, Mode: mode}, w.deliver, func(_ Response, err error) {
+		send(s, &AddWatchRequest{Path: path, Mode: mode}, watcherFunc(w.deliver), func(_ Response, err error) {
 			if err != nil {
 				k(nil, err)
 				return
@@ -264,7 +264,7 @@ func AddWatch(path string, mode AddWatchMode) Task[*PersistentWatch] {
 // ErrWatchRemoved). It fails with an error wrapping CodeNoWatcher when the
 // server holds none.
 func RemoveWatches(path string, typ WatcherType) Task[Unit] {
-	return mapTask(request(&RemoveWatchesRequest{Path: path, Type: typ}), func(Response) Unit { return Unit{} })
+	return opTask(&RemoveWatchesRequest{Path: path, Type: typ}, func(Response) Unit { return Unit{} })
 }
 
 // streamWaiter is the one Next waiting on a PersistentWatch: fn takes the

@@ -17,9 +17,10 @@ type Runtime interface {
 	// AfterFunc runs fn on the executor goroutine once the clock reaches at,
 	// from the event queue (so also while the session is suspended).
 	AfterFunc(at time.Time, fn func()) Timer
-	// Send passes req to the connection. r.Receive, and watch if a watch
-	// was set, run on the executor goroutine from the task queue.
-	Send(req Request, r Receiver, watch func(Event))
+	// Send passes req to the connection. r.Receive, and w.Notify if a
+	// watch was set (w is nil when req asks for none), run on the executor
+	// goroutine from the task queue.
+	Send(req Request, r Receiver, w Watcher)
 	// Current returns the current session and its state.
 	Current() (Session, State)
 	// SessionScope returns the scope of the current session: every flow is

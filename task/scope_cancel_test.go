@@ -22,7 +22,7 @@ type stubRuntime struct {
 func (r *stubRuntime) Clock() Clock                      { return nil }
 func (r *stubRuntime) Schedule(fn func())                { r.queue = append(r.queue, fn) }
 func (r *stubRuntime) AfterFunc(time.Time, func()) Timer { panic("stubRuntime: no timers") }
-func (r *stubRuntime) Send(Request, Receiver, func(Event)) {
+func (r *stubRuntime) Send(Request, Receiver, Watcher) {
 	panic("stubRuntime: no connection")
 }
 func (r *stubRuntime) Current() (Session, State)    { return Session{ID: 1, Epoch: 1}, StateConnected }

@@ -136,8 +136,8 @@ type ChildrenWatch struct {
 
 // sendWatch sends a request that sets a watch; k receives the outcome
 // and the Watch. One value holds the Watch and the request's wait (as
-// send's sendWait), so a watched request allocates no more than an
-// unwatched one but the fire callback.
+// send's sendWait) and is its Watcher, so a watched request allocates
+// that value and no callback.
 func sendWatch(s *Scope, req Request, path string, k func(Response, *Watch, error)) {
 	ws := &watchSend{s: s, req: req, k: k, w: Watch{path: path}}
 	if s.err != nil {
@@ -145,11 +145,12 @@ func sendWatch(s *Scope, req Request, path string, k func(Response, *Watch, erro
 		return
 	}
 	s.addWait(ws)
-	s.rt.Send(req, ws, ws.w.fire)
+	s.rt.Send(req, ws, ws)
 }
 
-// watchSend is a watched request: its Watch, and its wait in the scope
-// and its Receiver, as sendWait is for a plain request.
+// watchSend is a watched request: its Watch, its wait in the scope, its
+// Receiver (as sendWait is for a plain request) and its Watcher. It is
+// not reused, as a sendWait is: the Watch is the caller's.
 type watchSend struct {
 	waitLink
 	s   *Scope
@@ -177,6 +178,9 @@ func (ws *watchSend) Receive(r Response) {
 	ws.s.rt.Schedule(func() { ws.k(r2, &ws.w, err2) })
 }
 
+// Notify fires the watch (Watcher).
+func (ws *watchSend) Notify(ev Event) { ws.w.fire(ev) }
+
 // abandon is sendWait.abandon.
 func (ws *watchSend) abandon(err error) {
 	if err == ErrDeadlineExceeded {
@@ -188,8 +192,9 @@ func (ws *watchSend) abandon(err error) {
 // ExistsW is Exists that also sets a data watch, on a missing node too (it
 // then fires on the node's creation).
 func ExistsW(path string) Task[StatWatch] {
+	req := &ExistsRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[StatWatch]) {
-		sendWatch(s, &ExistsRequest{Path: path, Watch: true}, path, func(r Response, w *Watch, err error) {
+		sendWatch(s, req, path, func(r Response, w *Watch, err error) {
 			st, err := existsResult(r, err)
 			if err != nil {
 				k(StatWatch{}, err)
@@ -203,8 +208,9 @@ func ExistsW(path string) Task[StatWatch] {
 // GetW is Get that also sets a data watch. On a missing node it fails with
 // ErrNoNode and sets no watch.
 func GetW(path string) Task[DataWatch] {
+	req := &GetDataRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[DataWatch]) {
-		sendWatch(s, &GetDataRequest{Path: path, Watch: true}, path, func(r Response, w *Watch, err error) {
+		sendWatch(s, req, path, func(r Response, w *Watch, err error) {
 			if err != nil {
 				k(DataWatch{}, err)
 				return
@@ -217,8 +223,9 @@ func GetW(path string) Task[DataWatch] {
 // ChildrenW is Children that also sets a child watch. On a missing node it
 // fails with ErrNoNode and sets no watch.
 func ChildrenW(path string) Task[ChildrenWatch] {
+	req := &GetChildrenRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[ChildrenWatch]) {
-		sendWatch(s, &GetChildrenRequest{Path: path, Watch: true}, path, func(r Response, w *Watch, err error) {
+		sendWatch(s, req, path, func(r Response, w *Watch, err error) {
 			if err != nil {
 				k(ChildrenWatch{}, err)
 				return

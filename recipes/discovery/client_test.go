@@ -96,3 +96,48 @@ func TestClient(t *testing.T) {
 		}
 	}
 }
+
+// ServiceCache.Next waits across an expiry of the cache's session (the
+// cache follows the new session): a Next under way when the session
+// expires returns the next change, not task.ErrSessionExpired.
+func TestServiceCacheNextAcrossExpiry(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	defer func() { stop(); running.Wait() }()
+	conn := srv.Connect(fakezk.ConnConfig{})
+	ex, _ := executor.New(executor.Config{Conn: conn, Clock: srv.Clock(), Seed: 1})
+	running.Add(1)
+	go func() { defer running.Done(); _ = ex.Run(ctx) }()
+	other, _ := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: 2})
+	running.Add(1)
+	go func() { defer running.Done(); _ = other.Run(ctx) }()
+	c, _ := discovery.NewClient(ex, "/services")
+	reg, _ := discovery.NewClient(other, "/services")
+	if _, err := reg.Register(ctx, discovery.Instance{Name: "web", ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := c.StartCache(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Stop(ctx)
+	if ins, err := sc.Next(ctx); err != nil || !slices.Equal(ids(ins), []string{"a"}) {
+		t.Fatalf("first Next = %v, %v", ids(ins), err)
+	}
+	type result struct {
+		ins []discovery.Instance
+		err error
+	}
+	out := make(chan result, 1)
+	go func() { ins, err := sc.Next(ctx); out <- result{ins, err} }()
+	srv.Expire(conn)
+	if _, err := reg.Register(ctx, discovery.Instance{Name: "web", ID: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-out
+	if r.err != nil {
+		t.Fatalf("Next across an expiry = %v, want the next change", r.err)
+	}
+}

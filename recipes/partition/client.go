@@ -73,8 +73,11 @@ func (c *Client) Wait(ctx context.Context, m *Member) ([]Hold, error) {
 }
 
 // Fenced applies ops behind the fence of m's hold of item
-// (Member.Fenced): ErrNotHeld if m does not hold it, an error wrapping
-// ErrLost if the hold ended before the write was applied.
+// (Member.Fenced): ErrNotHeld if m does not hold it (a hold ended by an
+// expiry m has seen included), an error wrapping ErrLost if the hold
+// ended before the write was applied, task.ErrSessionExpired if the
+// session ended with the write sent (the hold has ended; the write may
+// or may not have been applied, while the hold still stood).
 func (c *Client) Fenced(ctx context.Context, m *Member, item string, ops ...task.MultiOp) ([]task.MultiResult, error) {
 	if c == nil {
 		return nil, errNil("Client")

@@ -62,7 +62,9 @@ type Hold struct {
 // Fenced returns a task that applies ops in one multi behind a check that
 // h's lock node still exists unchanged: ZooKeeper refuses it (an error
 // wrapping ErrLost) once the hold has ended, however late it arrives.
-// Connection loss is returned as it is: the outcome is unknown. The check
+// Connection loss, and task.ErrSessionExpired for a write sent on a
+// session that ended, are returned as they are: the outcome is unknown
+// (a write applied was applied while the hold stood). The check
 // names the node by its path and version, as ZooKeeper's check does: an
 // operator who deletes a lock node and creates one again at the same
 // path (version 0 again) lets an ended hold's late write through, so

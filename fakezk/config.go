@@ -29,7 +29,11 @@ type Config struct {
 	// Async, in automatic mode, delivers from one goroutine of the server
 	// instead of the goroutine that caused the delivery, so that Do never
 	// calls back before it returns. The goroutine starts with New and stops
-	// with Server.Close, which the user must call.
+	// with Server.Close, which the user must call. An executor works on a
+	// Conn in either mode (what a Conn delivers is queued for the
+	// executor's goroutine); with several executors on one server, Async
+	// makes each delivery come from the server's goroutine, as from a real
+	// server's connection, rather than from another executor's.
 	Async bool
 	// TickTime is the server's tick (default 2s). Session timeouts are
 	// negotiated into [2*TickTime, 20*TickTime], as ZooKeeper does, unless

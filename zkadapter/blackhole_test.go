@@ -62,6 +62,9 @@ func TestBlackHoleNoRequestOutlivesItsSession(t *testing.T) {
 	// The session's marker: gone when the servers have expired it.
 	mustOK(t, do(t, c, r, &task.CreateRequest{Path: "/bh-marker", Mode: task.Ephemeral, ACL: task.OpenACL}, nil))
 	gone := dr.watcher()
+	// direct may be on another member: sync it past the marker's create
+	// first (a follower's reads may lag the leader's commits).
+	mustOK(t, do(t, direct, dr, &task.SyncRequest{Path: "/bh-marker"}, nil))
 	mustOK(t, do(t, direct, dr, &task.ExistsRequest{Path: "/bh-marker", Watch: true}, gone))
 
 	// Learn the client's rotation: cut its connection, see where it goes.

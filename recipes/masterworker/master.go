@@ -138,6 +138,7 @@ type term struct {
 	unsub   func()
 	deaf    bool                 // the session was suspended (bugNoRearmWorkers ignores the cache from then on)
 	blinked bool                 // suspended since the last reconnect: read /tasks again once connected
+	blinks  int                  // suspensions so far: a /tasks read sent before one is stale
 	wake    task.Cont[task.Unit] // the parked round, if any
 	again   bool                 // an outcome was left open: another round soon
 	next    int                  // round-robin position among live workers
@@ -160,6 +161,7 @@ func (m *Master) serve(s *task.Scope, l *election.Leadership, done func(error)) 
 		case task.StateSuspended:
 			r.deaf = true // only the canary listens
 			r.blinked = true
+			r.blinks++
 		case task.StateConnected:
 			// Once the tasks directory's counter has run out, a create
 			// under it no longer moves its pzxid, and the server, which
@@ -327,6 +329,10 @@ func (r *term) readTasks(next func()) {
 		next()
 		return
 	}
+	// A read sent before a suspension may be answered (its outcome
+	// handled) only after the reconnect that marked /tasks stale: its
+	// watch may be the one that will not fire again, so it is read again.
+	gen := r.blinks
 	task.Run(r.ps, c.Retry(task.ChildrenW(r.m.sys.TasksPath()), retry), func(cw task.ChildrenWatch, err error) {
 		if errors.Is(err, task.ErrNoNode) {
 			task.Run(r.ps, r.m.sys.mkdir(r.m.sys.TasksPath()), func(_ task.Unit, err error) {
@@ -345,6 +351,9 @@ func (r *term) readTasks(next func()) {
 		r.tasks.names = cw.Names
 		slices.Sort(r.tasks.names)
 		r.arm(&r.tasks, cw.Watch)
+		if r.blinks != gen {
+			r.tasks.stale = true
+		}
 		next()
 	})
 }

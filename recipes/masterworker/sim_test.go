@@ -87,6 +87,7 @@ func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 			{Seed: 631, Why: "liveness: the operator deleted the workers' registrations; the workers never registered again, no task was assigned"},
 			{Seed: 1000000108, Why: "liveness: as seed 631"},
 			{Seed: 1, Why: "safety: the empty /tasks deleted; the primary's list of it failed with no node and the master ended"},
+			{Seed: 24689397390939, Why: "liveness: /tasks's counter run out (a create no longer moves its pzxid); the primary's read of /tasks was answered before a partition and handled after the reconnect, which cleared the re-read the reconnect had asked for; its watch never fired again"},
 			{Seed: 8, Why: "safety: a dead worker's empty assignment directory deleted after the primary listed /assign; its list failed with no node and the master ended"},
 			{Seed: 1000000124, Why: "safety: as seed 8"},
 			{Seed: 1000000061, Why: "liveness: /tasks's counter run out; a task created while the primary was cut off was never listed (its child watch not fired again on reconnect)"},

@@ -153,6 +153,18 @@ func (s *actors) resume(a *Actor) {
 	}
 }
 
+// paused reports whether a's process is paused.
+func (w *World) paused(a *Actor) bool {
+	return a.client < len(w.procs) && w.procs[a.client].paused
+}
+
+// held reports whether a's contexts must wait: its process is paused, or
+// thawed since this step began (its executor has not run yet: the
+// outcomes the thaw delivers come first).
+func (w *World) held(a *Actor) bool {
+	return w.paused(a) || a.client < len(w.procs) && w.act.steps <= w.procs[a.client].thawed
+}
+
 // runnable reports whether the world should give a the turn now.
 func (w *World) runnable(a *Actor) bool {
 	switch {
@@ -191,7 +203,9 @@ func (w *World) idleActors() int {
 	if w.act == nil || len(w.act.cancels) == 0 {
 		return 0
 	}
-	w.fireStepCancels(true)
+	if !w.fireStepCancels(true) {
+		return 0 // only contexts of paused processes: they wait for the thaw
+	}
 	return 1 + w.runRunnable()
 }
 
@@ -213,23 +227,33 @@ func (w *World) runRunnable() int {
 
 // fireStepCancels ends the contexts whose step has come (the earliest one
 // at least, if early), in the order they were made; it reports whether
-// it ended any.
+// it ended any. The contexts of a paused process's actors wait for the
+// thaw and for its executor's first step after it: ended while the
+// process is paused, a context would be found ended together with an
+// outcome the thaw delivers, and the actor's select would choose between
+// them at random (a seed would not replay). A world with nothing else to
+// run (early) waits only for the thaw.
 func (w *World) fireStepCancels(early bool) bool {
 	s := w.act
 	if len(s.cancels) == 0 {
 		return false
 	}
 	if early {
-		first := s.cancels[0].at
+		first, any := uint64(0), false
 		for _, c := range s.cancels {
-			first = min(first, c.at)
+			if !w.paused(c.ctx.a) && (!any || c.at < first) {
+				first, any = c.at, true
+			}
+		}
+		if !any {
+			return false
 		}
 		s.steps = max(s.steps, first)
 	}
 	var due []stepCancel
 	keep := s.cancels[:0]
 	for _, c := range s.cancels {
-		if c.at <= s.steps {
+		if c.at <= s.steps && !(early && w.paused(c.ctx.a) || !early && w.held(c.ctx.a)) {
 			due = append(due, c)
 		} else {
 			keep = append(keep, c)

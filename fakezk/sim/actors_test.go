@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -216,3 +218,39 @@ func TestActorsEndWithProcess(t *testing.T) {
 }
 
 func fakeTraced() fakezk.Config { return fakezk.Config{Trace: true} }
+
+// A context that ends while its actor's process is paused ends only
+// after the thaw, once the outcomes the thaw delivers have woken their
+// actors: an actor never finds both its flow's outcome and its context's
+// end ready, so its select (as a blocking call's: park.Wait, then a
+// select of the outcome and ctx.Done) draws nothing at random and every
+// seed replays. Here the flow's timer fires at the thaw and the
+// context's deadline passes during the pause: the outcome comes first,
+// in every seed.
+func TestActorContextEndsAfterThaw(t *testing.T) {
+	for seed := range uint64(30) {
+		w, err := sim.New(sim.Config{Seed: seed + 1, Clients: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := errors.New("the actor did not run")
+		w.Go(0, func(a *sim.Actor) {
+			ctx, cancel := a.WithTimeout(a.Context(), time.Second)
+			defer cancel()
+			ch := make(chan error, 1)
+			executor.Submit(a.Exec(), c.Sleep(2*time.Second), func(_ task.Unit, err error) { ch <- err })
+			park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
+			select {
+			case got = <-ch:
+			case <-ctx.Done():
+				got = ctx.Err()
+			}
+		})
+		w.Clock.AfterFunc(500*time.Millisecond, func() { w.Pause(0, 3*time.Second) })
+		ok := w.Settle(func() bool { return w.Actors() == 0 })
+		w.Close()
+		if !ok || got != nil {
+			t.Fatalf("seed %d: the actor got %v (ended %v), want the outcome the thaw delivered", seed+1, got, ok)
+		}
+	}
+}

@@ -75,7 +75,10 @@ const exploreProcs = 1
 // the same on every run) and n seeds from a range drawn from the commit
 // (SIM_COMMIT: new seeds for every commit), n from SIM_SEEDS; the two ranges stop at their first failing
 // seed. One seed in four of each range runs with every client under a
-// chroot (ExploreRoot). It skips t when SIM_SEEDS is unset, runs
+// chroot (ExploreRoot). One seed in replayEvery (200) of either range is
+// run twice more with its trace, and a seed whose two histories differ
+// fails t (the scenario's TestSimDeterminism samples only a few). It
+// skips t when SIM_SEEDS is unset, runs
 // only -sim.seed when that is set, and logs a line of each scenario's Stats
 // for internal/simsum. Unless GOGC is set, it runs with the garbage
 // collector's target at ExploreGCPercent, and unless GOMAXPROCS is set,
@@ -114,6 +117,7 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 				t.Errorf("regression seed %d of %s (%s) fails again:\n%s", reg.Seed, sc.Name, reg.Why, Report(t, rsc, res))
 			}
 		}
+		var replay []uint64
 		for _, first := range []uint64{1, from} {
 			for seed := first; seed < first+uint64(n); seed++ {
 				esc := explored(sc, seed)
@@ -123,15 +127,35 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 					t.Error(Report(t, esc, res))
 					break
 				}
+				if seed%replayEvery == 0 {
+					replay = append(replay, seed)
+				}
 			}
 		}
 		st.Wall, st.CPU = time.Since(start), processCPU()-cpu
 		t.Log(st.String())
 		t.Log(st.line())
+		// One seed in replayEvery, across both ranges, is run twice more
+		// and its histories compared (outside the scenario's figures): a
+		// seed that does not replay is a failure wherever it lies.
+		mismatches := 0
+		for _, seed := range replay {
+			esc := explored(sc, seed)
+			a, b := RunSeed(esc, seed, true), RunSeed(esc, seed, true)
+			if !sameRun(a, b) {
+				mismatches++
+				t.Errorf("sim: %s seed %d: two runs differ (trace %s vs %s, %d vs %d faults, outcome %v vs %v)\nreplay: %s",
+					sc.Name, seed, a.TraceHash, b.TraceHash, len(a.Faults), len(b.Faults), a.Err, b.Err, replayCommand(t, seed))
+			}
+		}
+		t.Logf("determinism: %s (explored, one seed in %d): %d pairs compared, %d mismatches", sc.Name, replayEvery, len(replay), mismatches)
 		all = append(all, st)
 	}
 	return all
 }
+
+// replayEvery: Explore replays one seed in replayEvery.
+const replayEvery = 200
 
 // Regressions runs every regression seed of each scenario and fails t for
 // each that fails again (the unit run's share of Explore: cheap, and it

@@ -13,9 +13,10 @@ import (
 
 // proc is what the world knows of client i's process.
 type proc struct {
-	incarnation int  // processes that died before this one (Crash)
-	pauses      int  // pauses this process went through (Pause)
-	paused      bool // frozen now: its executor is not stepped
+	incarnation int    // processes that died before this one (Crash)
+	pauses      int    // pauses this process went through (Pause)
+	paused      bool   // frozen now: its executor is not stepped
+	thawed      uint64 // the world's step that follows its last thaw (actors' contexts wait for the next)
 }
 
 // Crash kills client i's process with no cleanup and starts a new one
@@ -66,6 +67,9 @@ func (w *World) Pause(i int, d time.Duration) bool {
 	w.Clock.AfterFunc(d, func() {
 		if w.procs[i].incarnation == inc {
 			w.procs[i].paused = false
+			if w.act != nil {
+				w.procs[i].thawed = w.act.steps + 1
+			}
 		}
 	})
 	return true

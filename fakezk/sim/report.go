@@ -355,8 +355,7 @@ func Determinism(t testing.TB, sc Scenario, seeds []uint64) int {
 	for _, seed := range seeds {
 		a, b := RunSeed(sc, seed, true), RunSeed(sc, seed, true)
 		fmt.Fprintf(digest, "%d %s %q %q %v\n", seed, a.TraceHash, a.Faults, a.Notes, a.Err)
-		if a.TraceHash != b.TraceHash || !slices.Equal(a.Faults, b.Faults) || !slices.Equal(a.Notes, b.Notes) ||
-			fmt.Sprint(a.Err) != fmt.Sprint(b.Err) {
+		if !sameRun(a, b) {
 			mismatches++
 			t.Errorf("sim: %s seed %d: two runs differ (trace %s vs %s, %d vs %d faults, outcome %v vs %v)\nreplay: %s",
 				sc.Name, seed, a.TraceHash, b.TraceHash, len(a.Faults), len(b.Faults), a.Err, b.Err, replayCommand(t, seed))
@@ -364,6 +363,12 @@ func Determinism(t testing.TB, sc Scenario, seeds []uint64) int {
 	}
 	t.Logf("determinism: %s: %d pairs compared, %d mismatches; histories %x", sc.Name, len(seeds), mismatches, digest.Sum(nil)[:8])
 	return len(seeds)
+}
+
+// sameRun reports whether two runs of one seed made one history.
+func sameRun(a, b Result) bool {
+	return a.TraceHash == b.TraceHash && slices.Equal(a.Faults, b.Faults) && slices.Equal(a.Notes, b.Notes) &&
+		fmt.Sprint(a.Err) == fmt.Sprint(b.Err)
 }
 
 // Sample returns n seeds spread over 1..span (every span/n-th), for

@@ -69,6 +69,9 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Clients:  s.clients,
 		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Expire)},
 		Duration: 15 * time.Second,
+		Regressions: []sim.Regression{
+			{Seed: 126305018211054, Why: "safety: a process paused past its session's timeout during Lead's backoff; the wait ended with the session and Lead returned task.ErrSessionExpired instead of campaigning again (hidden while the pause's context ends came before the thaw's outcomes)"},
+		},
 		Setup: func(r *sim.Trial) error {
 			s.leaders, s.resigned = sim.NewLeaders(r.World), nil
 			// As in the task-face scenario: a leader paused (clock jumps)
@@ -312,4 +315,10 @@ func TestSimExplore(t *testing.T) {
 type given[H any] struct {
 	h           H
 	client, inc int
+}
+
+// The seeds that once failed (Scenario.Regressions), on every run.
+func TestBlockingSimRegressions(t *testing.T) {
+	_, sc := newBlockingSim()
+	sim.Regressions(t, sc)
 }

@@ -168,7 +168,14 @@ func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.
 			}
 			failures++
 			if _, err := executor.Await(ctx, cl.ex, wait(backoff, failures)); err != nil {
-				return err
+				// The wait ends with ctx, or with the session (an
+				// expiry during the backoff: campaign again on the next).
+				if ctx.Err() != nil {
+					return blocking.CtxErr(ctx, cl.name+": lead")
+				}
+				if !transient(err) {
+					return err
+				}
 			}
 			continue
 		}

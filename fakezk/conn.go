@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
@@ -119,18 +120,31 @@ func (c *Conn) sessionEvent(st task.State) {
 // Do sends req. In automatic mode the server applies it before Do returns;
 // in deterministic mode a later Step does.
 func (c *Conn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	c.do(req, done, nil, watch)
+	c.do(0, req, done, nil, watch)
 }
 
 // Send is Do for a transport (remote.go): done also gets the server's last
 // zxid when the response was queued, which a reply header carries.
 func (c *Conn) Send(req task.Request, done func(resp task.Response, zxid int64), watch func(task.Event)) {
-	c.do(req, nil, done, watch)
+	c.do(0, req, nil, done, watch)
 }
 
-func (c *Conn) do(req task.Request, done func(task.Response), zdone func(task.Response, int64), watch func(task.Event)) {
+// bugServeReplacedLink: a request read from a link that Resume has
+// replaced is applied (after the new link's requests): switched on by the
+// wire simulation's canary test.
+const bugServeReplacedLink canary.Name = "fakezk/serve-replaced-link"
+
+// do sends req; link, if not 0, is the number of the transport link it
+// was read from (Link.Send): a request of a link that is no longer the
+// session's current one is dropped, unapplied and unanswered.
+func (c *Conn) do(link uint64, req task.Request, done func(task.Response), zdone func(task.Response, int64), watch func(task.Event)) {
 	s := c.srv
 	s.mu.Lock()
+	if link != 0 && c.link != link && !canary.On(bugServeReplacedLink) {
+		s.tracef("c%d request %s %s from a replaced link dropped", c.num, req.OpName(), req.NodePath())
+		s.mu.Unlock()
+		return
+	}
 	c.nextID++
 	err := reqcheck.Validate(req, s.cfg.MaxDataSize)
 	if _, isMulti := req.(*task.MultiRequest); isMulti && c.remote {

@@ -36,9 +36,27 @@ type Link struct {
 	id uint64
 }
 
-// Conn returns the session's Conn, on which the link's requests are sent
-// (Send) and its other requests answered.
+// Conn returns the session's Conn, on which the link's other requests
+// are answered (auth, watches set again, close).
 func (l *Link) Conn() *Conn { return l.c }
+
+// Send sends req on the session (Conn.Send) if l is still its current
+// link. A request read from a link that Resume has replaced is dropped,
+// never applied and never answered: a real server stops reading a
+// connection it closes for the session's new one, so nothing the client
+// wrote there can be applied after what it sends on the new one.
+func (l *Link) Send(req task.Request, done func(resp task.Response, zxid int64), watch func(task.Event)) {
+	l.c.do(l.id, req, nil, done, watch)
+}
+
+// Current reports whether l is still its session's current link (Resume
+// has not replaced it).
+func (l *Link) Current() bool {
+	s := l.c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return l.c.link == l.id
+}
 
 // ErrRefused is what Accept and Resume report when the server takes no
 // connection now: it is down (Restart), not serving (LoseQuorum) or the

@@ -436,3 +436,36 @@ func TestClientThatDoesNotReadIsClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestOfReplacedLinkNotApplied: a request that a link had read but
+// not served when its session resumed on another connection is never
+// applied, as a real server stops reading the connection it closes for
+// the session's new one; applied, it would land after the new link's
+// requests, out of the session's order (a lock contender created after
+// its attempt's cleanup had looked for it, left for the session's life).
+func TestRequestOfReplacedLinkNotApplied(t *testing.T) {
+	held, ended, release, reset := wire.HoldRead(wire.OpCreate, "/late")
+	defer reset()
+	r := start(t, fakezk.Config{})
+	c := r.rawConn(t)
+	s := c.session(2 * time.Second)
+	late := wire.Request{Xid: 1, Op: wire.OpCreate, Path: "/late", ACL: task.OpenACL}
+	c.write(late.Encode(nil))
+	<-held // read by the first link, not served
+
+	c2 := r.rawConn(t)
+	if resp, err := c2.connect(wire_req(s)); err != nil || resp.SessionID != s.SessionID {
+		t.Fatalf("resume: %+v %v", resp, err)
+	}
+	if h, _, _ := c2.call(wire.Request{Op: wire.OpCreate, Path: "/new", ACL: task.OpenACL}); h.Err != 0 {
+		t.Fatalf("create on the new link: %d", h.Err)
+	}
+	close(release)
+	<-ended // the first link's reader has returned
+	if h, _, _ := c2.call(wire.Request{Op: wire.OpExists, Path: "/late"}); h.Err != int32(task.CodeNoNode) {
+		t.Fatalf("the replaced link's create was applied (exists: err %d), after the new link's requests", h.Err)
+	}
+	if h, _, _ := c2.call(wire.Request{Op: wire.OpExists, Path: "/new"}); h.Err != 0 {
+		t.Fatalf("exists /new: %d", h.Err)
+	}
+}

@@ -98,7 +98,7 @@ func (lk *link) serve(r *Request) bool {
 // send applies req on the session and queues its reply, encoded for r.
 func (lk *link) send(req task.Request, r *Request, watch func(task.Event), xid int32) {
 	sl := lk.reserve()
-	lk.fz.Conn().Send(req, func(resp task.Response, zxid int64) {
+	lk.fz.Send(req, func(resp task.Response, zxid int64) {
 		lk.mu.Lock()
 		lk.st.lzxid = zxid
 		lk.mu.Unlock()
@@ -202,7 +202,7 @@ func writeOp(r *Request) task.Request {
 func (lk *link) check(r *Request) {
 	sl := lk.reserve()
 	m := &task.MultiRequest{Ops: []task.MultiOp{&task.CheckRequest{Path: r.Path, Version: r.Version}}}
-	lk.fz.Conn().Send(m, func(resp task.Response, zxid int64) {
+	lk.fz.Send(m, func(resp task.Response, zxid int64) {
 		err := resp.Err
 		if len(resp.Results) == 1 {
 			err = resp.Results[0].Err

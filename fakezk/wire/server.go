@@ -8,9 +8,11 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -324,9 +326,25 @@ func frameBuffered(r *bufio.Reader) bool {
 	return n >= 0 && 4+n <= r.Buffered()
 }
 
+// bugServeReplacedLink is fakezk's canary of the same name: requests a
+// link read before Resume replaced it are served.
+const bugServeReplacedLink canary.Name = "fakezk/serve-replaced-link"
+
+// Test hooks: testHookRead, if set, is called with each request a link
+// has read, before it is served (to hold a link's request while the
+// session resumes on another connection); testHookEnd when a link's
+// reader has returned.
+var (
+	testHookRead atomic.Pointer[func(lk *link, r *Request)]
+	testHookEnd  atomic.Pointer[func(lk *link)]
+)
+
 func (lk *link) readLoop() {
 	defer lk.s.wg.Done()
 	defer func() {
+		if h := testHookEnd.Load(); h != nil {
+			defer (*h)(lk)
+		}
 		lk.close()
 		if lk.fz != nil {
 			lk.fz.Detach()
@@ -359,6 +377,17 @@ func (lk *link) readLoop() {
 		if err != nil {
 			// The server cannot read the request: it closes the
 			// connection (NIOServerCnxn: an IOException in readRequest).
+			return
+		}
+		if h := testHookRead.Load(); h != nil {
+			(*h)(lk, &req)
+		}
+		if !lk.fz.Current() && !canary.On(bugServeReplacedLink) {
+			// The session resumed on another connection while this one
+			// still had requests buffered: a real server stops reading a
+			// connection it closes, so none of them is served (the
+			// requests the session's operations send go through
+			// fakezk.Link.Send, which checks this again as it applies).
 			return
 		}
 		lk.mu.Lock()

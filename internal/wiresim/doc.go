@@ -38,7 +38,10 @@
 // flight applied or not, partitions shorter and longer than the session
 // timeout (an expiry), an expiry, held deliveries, a server restart, and
 // the client's TCP connection cut half-way through a frame or right after
-// one (the server applies a request whose reply has nowhere to go).
+// one (the server applies a request whose reply has nowhere to go), and
+// the server's reading of a connection stalled just after it read the
+// client's last bytes (past go-zookeeper's patience, the client resumes
+// the session on a new connection while the old one holds requests).
 //
 // Seeds run Parallel() at a time (they spend most of their time waiting
 // on the real clock). make sim runs TestSimExplore with SIM_WIRE_SEEDS

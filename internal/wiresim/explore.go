@@ -232,7 +232,9 @@ func Explore(t *testing.T, scs ...Scenario) {
 		st, bad := Seeds(sc, seeds)
 		st.Ranges = []string{fmt.Sprintf("1-%d", n), fmt.Sprintf("%d-%d", from, from+uint64(n)-1)}
 		if bad != nil {
-			t.Error(Report(*bad, t.Name(), *tailFlag) + saveReport(*bad, t.Name()))
+			// The failure again last: a CI log's excerpt shows the end.
+			t.Error(Report(*bad, t.Name(), *tailFlag) + saveReport(*bad, t.Name()) +
+				fmt.Sprintf("%s seed %d failed (%s): %v", bad.Scenario, bad.Seed, bad.Kind, bad.Err))
 		}
 		t.Log(st.String())
 		t.Log(st.Line())

@@ -39,10 +39,17 @@ const (
 	// next write: the server reads the whole request (and applies it)
 	// while its reply has nowhere to go.
 	CutAfterFrame
+	// StallRead stops the server's reading of the client's connection for
+	// a while, just after it has read what the client sent last: longer
+	// than the client waits for a reply (two thirds of the session
+	// timeout, go-zookeeper), the client resumes its session on a new
+	// connection while the old one still holds requests the server read
+	// and has not served; shorter, they are only late.
+	StallRead
 	numClasses
 )
 
-var classNames = [numClasses]string{"drop", "drop-applied", "partition", "long-partition", "expire", "delay", "restart", "cut-mid-frame", "cut-after-frame"}
+var classNames = [numClasses]string{"drop", "drop-applied", "partition", "long-partition", "expire", "delay", "restart", "cut-mid-frame", "cut-after-frame", "stall-read"}
 
 func (c Class) String() string {
 	if c < numClasses {
@@ -143,6 +150,8 @@ func drawPlan(sc *Scenario, seed uint64) Plan {
 			f.For = time.Millisecond + time.Duration(rng.Int64N(int64(timeout/2)))
 		case Restart:
 			f.For = time.Duration(rng.Int64N(int64(timeout / 2)))
+		case StallRead:
+			f.For = timeout/2 + time.Duration(rng.Int64N(int64(timeout)))
 		}
 		plan = append(plan, f)
 	}

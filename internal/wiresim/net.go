@@ -6,6 +6,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zkflow/zkflow/zkadapter"
 )
@@ -39,10 +40,80 @@ func (c *cutConn) Write(b []byte) (int, error) {
 	}
 }
 
-// links keeps each client's current TCP connection, for the cut faults.
+// links keeps each client's current TCP connection, for the cut faults,
+// and the server's side of every connection, for StallRead.
 type links struct {
-	mu  sync.Mutex
-	cur []*cutConn
+	mu     sync.Mutex
+	cur    []*cutConn
+	server []*stallConn
+}
+
+// stallListener is the server's listener: every connection it accepts can
+// be stalled.
+type stallListener struct {
+	net.Listener
+	r *Run
+}
+
+func (l *stallListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	sc := &stallConn{Conn: nc, r: l.r}
+	l.r.links.mu.Lock()
+	l.r.links.server = append(l.r.links.server, sc)
+	l.r.links.mu.Unlock()
+	return sc, nil
+}
+
+// stallConn is the server's side of a client's connection. While a
+// StallRead fault holds it, a read that has data returns it only when the
+// stall ends (or the run does), whether the connection was closed
+// meanwhile or not: the server has read the bytes and not yet looked at
+// them.
+type stallConn struct {
+	net.Conn
+	r     *Run
+	mu    sync.Mutex
+	until time.Time // the end of the stall, on the run's clock
+}
+
+func (c *stallConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.mu.Lock()
+	wait := c.until.Sub(c.r.clock.Now())
+	c.mu.Unlock()
+	if n > 0 && wait > 0 {
+		up, t := c.r.timer(wait)
+		select {
+		case <-up:
+		case <-c.r.ending:
+		}
+		t.Stop()
+	}
+	return n, err
+}
+
+// stall holds the server's reads of client i's current connection for d;
+// false if it has none.
+func (r *Run) stall(i int, d time.Duration) bool {
+	r.links.mu.Lock()
+	defer r.links.mu.Unlock()
+	cc := r.links.cur[i]
+	if cc == nil {
+		return false
+	}
+	addr := cc.LocalAddr().String()
+	for _, sc := range r.links.server {
+		if sc.RemoteAddr().String() == addr {
+			sc.mu.Lock()
+			sc.until = r.clock.Now().Add(d)
+			sc.mu.Unlock()
+			return true
+		}
+	}
+	return false
 }
 
 // dialer returns client i's zkadapter.Dialer: a plain TCP dial whose

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -119,6 +121,7 @@ type Run struct {
 	links  links
 	fired  [numClasses]atomic.Int64
 	kick   chan struct{}
+	ending chan struct{} // closed as the run ends: stalled reads return
 	closed atomic.Bool
 
 	mu         sync.Mutex
@@ -300,7 +303,7 @@ func RunSeed(sc Scenario, seed uint64, trace bool) Result {
 	began := time.Now()
 	res := Result{Scenario: sc.Name, Seed: seed, Plan: drawPlan(&sc, seed)}
 	clock := task.RealClock()
-	r := &Run{Seed: seed, Plan: res.Plan, sc: &sc, clock: clock, start: clock.Now(), kick: make(chan struct{}, 1),
+	r := &Run{Seed: seed, Plan: res.Plan, sc: &sc, clock: clock, start: clock.Now(), kick: make(chan struct{}, 1), ending: make(chan struct{}),
 		progress: make([]int, sc.Clients), after: make([]bool, sc.Clients)}
 	r.links.cur = make([]*cutConn, sc.Clients)
 	if !sc.NoRoot && sim.RootedSeed(seed) {
@@ -342,7 +345,7 @@ func (r *Run) run(trace bool) (error, Kind) {
 	defer r.Server.Close()
 	ws := wire.New(r.Server, wire.Config{HandshakeTimeout: time.Second})
 	var serving sync.WaitGroup
-	defer func() { ws.Close(); serving.Wait() }()
+	defer func() { close(r.ending); ws.Close(); serving.Wait() }()
 	if r.Root != "" { // the root and its ancestors, as an operator would
 		for i := 1; i <= len(r.Root); i++ {
 			if i == len(r.Root) || r.Root[i] == '/' {
@@ -363,7 +366,7 @@ func (r *Run) run(trace bool) (error, Kind) {
 		}
 		addrs = append(addrs, l.Addr().String())
 		serving.Add(1)
-		go func() { defer serving.Done(); ws.Serve(l) }()
+		go func() { defer serving.Done(); ws.Serve(&stallListener{Listener: l, r: r}) }()
 	}
 	runCtx, stopExecs := context.WithCancel(context.Background())
 	var execs sync.WaitGroup
@@ -380,7 +383,11 @@ func (r *Run) run(trace bool) (error, Kind) {
 		if err != nil {
 			return fmt.Errorf("client %d: %w", i, err), SetupFailed
 		}
-		ex, err := executor.New(executor.Config{Conn: conn, Seed: r.Seed*31 + uint64(i) + 1,
+		var logger *slog.Logger
+		if trace { // every operation's outcome, in the seed's trace
+			logger = slog.New(&traceHandler{r: r, prefix: fmt.Sprintf("client %d: ", i)})
+		}
+		ex, err := executor.New(executor.Config{Conn: conn, Seed: r.Seed*31 + uint64(i) + 1, Logger: logger,
 			OnError: func(err error) { r.Logf("client %d: reported: %v", i, err) },
 			OnSession: func(ev task.Event, s task.Session) {
 				r.Logf("client %d: session %#x: %v", i, s.ID, ev.State)
@@ -446,6 +453,7 @@ func (r *Run) run(trace bool) (error, Kind) {
 		r.mu.Lock()
 		fail = fmt.Errorf("no progress within %s after the faults stopped (progress per client %v, since: %v)", sc.Recovery, r.progress, r.after)
 		r.mu.Unlock()
+		r.logTree()
 	}
 	r.Logf("stopping")
 	stopClients()
@@ -519,12 +527,63 @@ func (inj *injector) stop() {
 	inj.wg.Wait()
 }
 
+// traceHandler writes an executor's log records, Debug included (every
+// operation's outcome), to the run's trace.
+type traceHandler struct {
+	r      *Run
+	prefix string
+	attrs  []slog.Attr
+}
+
+func (h *traceHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *traceHandler) Handle(_ context.Context, rec slog.Record) error {
+	var b strings.Builder
+	b.WriteString(rec.Message)
+	for _, a := range h.attrs {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+	}
+	rec.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	})
+	h.r.Logf("%s%s", h.prefix, b.String())
+	return nil
+}
+
+func (h *traceHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &traceHandler{r: h.r, prefix: h.prefix, attrs: append(slices.Clip(h.attrs), as...)}
+}
+
+func (h *traceHandler) WithGroup(string) slog.Handler { return h }
+
+// logTree logs the server's sessions and nodes (with their owners), for
+// the report of a run that made no progress: what holds the workload up
+// is usually a node someone left.
+func (r *Run) logTree() {
+	r.Logf("server at the failure: sessions %#x", r.Server.Sessions())
+	for _, p := range r.Server.Paths() {
+		if st, ok := r.Server.NodeStat(p); ok {
+			r.Logf("server node %s version=%d owner=%#x", p, st.Version, st.EphemeralOwner)
+		}
+	}
+}
+
 // apply injects f, on the session client f.Client has now.
 func (r *Run) apply(f Fault) {
 	if f.Class == Restart {
 		r.Logf("fault %v", f)
 		r.Server.Restart(f.For)
 		r.countFired(f.Class)
+		return
+	}
+	if f.Class == StallRead {
+		if r.stall(f.Client, f.For) {
+			r.Logf("fault %v", f)
+			r.countFired(f.Class)
+		} else {
+			r.Logf("fault %v skipped: no connection", f)
+		}
 		return
 	}
 	if f.Class == CutMidFrame || f.Class == CutAfterFrame {

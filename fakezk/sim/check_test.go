@@ -50,6 +50,7 @@ func TestCatchesBlindWrite(t *testing.T) {
 // that draws it, and shows the faults and the end of the trace, from a
 // traced re-run.
 func TestReportReplays(t *testing.T) {
+	t.Setenv("SIM_SEEDS", "") // set, the replay line names it (checked below with it unset)
 	sc := counterScenario()
 	incrTask = blindIncr
 	defer func() { incrTask = incr }()

@@ -94,21 +94,30 @@ func TestClientAckEndedContext(t *testing.T) {
 	}
 }
 
-// holdConn holds the first request hold matches, unsent, until release.
+// holdConn holds the first request hold matches, unsent, until release,
+// and the requests made after it behind it, so that the session's order
+// holds (a connection sends a session's requests in the order they are
+// made).
 type holdConn struct {
 	task.Conn
 	hold func(task.Request) bool
 
-	mu      sync.Mutex
-	held    func()
-	heldNow chan struct{}
+	mu       sync.Mutex
+	queued   []func() // the held request, then those made after it
+	released bool
+	heldNow  chan struct{}
 }
 
 func (c *holdConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
 	c.mu.Lock()
-	if c.hold != nil && c.hold(req) {
+	switch {
+	case len(c.queued) > 0 && !c.released:
+		c.queued = append(c.queued, func() { c.Conn.Do(req, done, watch) })
+		c.mu.Unlock()
+		return
+	case c.hold != nil && c.hold(req):
 		c.hold = nil
-		c.held = func() { c.Conn.Do(req, done, watch) }
+		c.queued = append(c.queued, func() { c.Conn.Do(req, done, watch) })
 		c.mu.Unlock()
 		close(c.heldNow)
 		return
@@ -117,11 +126,14 @@ func (c *holdConn) Do(req task.Request, done func(task.Response), watch func(tas
 	c.Conn.Do(req, done, watch)
 }
 
+// release sends the held request and those queued behind it, in order.
 func (c *holdConn) release() {
 	c.mu.Lock()
-	f := c.held
-	c.mu.Unlock()
-	f()
+	defer c.mu.Unlock()
+	for _, f := range c.queued {
+		f() // the server is Async: no callback runs under c.mu
+	}
+	c.queued, c.released = nil, true
 }
 
 // A Take canceled while its delete (at-most-once) or move (at-least-once)

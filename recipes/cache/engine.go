@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -30,6 +31,12 @@ const (
 	// NumChildren and Pzxid stale (the listing's Stat is not taken, the
 	// recursive mode does not read the parent again).
 	bugStaleParentStat canary.Name = "cache/stale-parent-stat"
+	// bugNoRelistSaturated: after a reconnect of the same session the
+	// cache relies on its child watches alone, also on a directory whose
+	// counter has run out, where a create moves no Pzxid, so that the
+	// watch set again on reconnect does not fire for a child created while
+	// the session was away.
+	bugNoRelistSaturated canary.Name = "cache/no-relist-saturated"
 )
 
 // ErrStopped is a cache's Err after Stop.
@@ -64,21 +71,28 @@ type engine struct {
 	gen      int // one per follower; completions of older ones are ignored
 	follower *task.Scope
 	lists    map[string]bool // directories to list
-	dirty    map[string]bool
-	running  bool
-	synced   bool
-	first    func(error)
-	seen     map[string]Node // as of the last Next
-	waiters  []*waiter
-	unsub    func()
-	pw       *task.PersistentWatch // the recursive mode's watch (recursive.go)
-	pwSess   int64                 // the session it was set on
-	walking  bool                  // the recursive mode lists every node it reads for the first time
+	// saturated holds the directories whose last listing showed their
+	// counter run out (stored cversion at int32's maximum): a create under
+	// one moves neither its cversion nor its Pzxid, so the child watch
+	// set again on a reconnect (fired only if Pzxid passed the last zxid
+	// the client saw) misses a child created while the session was away.
+	// A reconnect lists them again.
+	saturated map[string]bool
+	dirty     map[string]bool
+	running   bool
+	synced    bool
+	first     func(error)
+	seen      map[string]Node // as of the last Next
+	waiters   []*waiter
+	unsub     func()
+	pw        *task.PersistentWatch // the recursive mode's watch (recursive.go)
+	pwSess    int64                 // the session it was set on
+	walking   bool                  // the recursive mode lists every node it reads for the first time
 }
 
 func newEngine(dir, node string, opts options) *engine {
 	return &engine{dir: dir, node: node, opts: opts, cur: map[string]Node{}, done: make(chan struct{}),
-		dirty: map[string]bool{}, lists: map[string]bool{}, seen: map[string]Node{}}
+		dirty: map[string]bool{}, lists: map[string]bool{}, saturated: map[string]bool{}, seen: map[string]Node{}}
 }
 
 // start subscribes to session events and starts the first follower; the
@@ -106,13 +120,37 @@ func (e *engine) onSession(ev task.Event) {
 	}
 	switch ev.State {
 	case task.StateConnected:
-		if ev.SessionID == e.sessID || canary.On(bugNoResync) {
+		if ev.SessionID == e.sessID {
+			e.relistSaturated()
+			return
+		}
+		if canary.On(bugNoResync) {
 			return
 		}
 		e.follow()
 	case task.StateClosed:
 		e.end(task.ErrClosed)
 	}
+}
+
+// relistSaturated lists again, after a reconnect of the same session,
+// the directories whose counter has run out (saturated).
+func (e *engine) relistSaturated() {
+	if len(e.saturated) == 0 || canary.On(bugNoRelistSaturated) {
+		return
+	}
+	for d := range e.saturated {
+		e.lists[d] = true
+	}
+	e.kick()
+}
+
+// counterRunOut reports whether a listing's Stat shows its directory's
+// counter at int32's maximum. Clients are shown 2*cversion - numChildren
+// in int32 arithmetic (DataNode.copyStat); the stored cversion is never
+// negative, so it is that sum halved in uint32.
+func counterRunOut(st task.Stat) bool {
+	return (uint32(st.Cversion)+uint32(st.NumChildren))/2 == math.MaxInt32
 }
 
 // follow starts reading and watching everything again on the current
@@ -245,6 +283,9 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 		if gen != e.gen {
 			return
 		}
+		if err != nil && !lost(err) {
+			delete(e.saturated, d)
+		}
 		switch {
 		case lost(err):
 			next(nil)
@@ -277,6 +318,11 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 				e.arm(f, gen, cw.Watch, relist)
 			}
 			e.listed(d, cw.Stat)
+			if counterRunOut(cw.Stat) {
+				e.saturated[d] = true
+			} else {
+				delete(e.saturated, d)
+			}
 			listed := make(map[string]bool, len(cw.Names))
 			for _, n := range cw.Names {
 				p := task.Join(d, n)

@@ -2,6 +2,7 @@ package idpersist
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -48,6 +49,17 @@ func Reserve(cfg Config, n int64) task.Task[seqid.Block] {
 			if d.Stat.Version == task.AnyVersion {
 				return task.Fail[seqid.Block](seqid.ErrVersionWrapped)
 			}
+			bound := !canary.On(bugUnboundLimit)
+			if b, ok := limitBound(lim.Data); bound && (ok && b != d.Stat.Czxid || d.Stat.Version == 0) {
+				// The limit was written for another incarnation of the
+				// sequence (deleted and created again since): its IDs may
+				// have been handed out already. Or the node has never
+				// been written (version 0), which a new incarnation
+				// shares with it: a write of ours read from one could
+				// land on the other. Wait for the leader to raise the
+				// node and write a limit bound to it.
+				return waitRewritten[seqid.Block](cfg.Limit, lim.Stat.Mzxid)
+			}
 			if v >= limit && !canary.On(bugPassLimit) {
 				return waitRaised(cfg.Limit, v)
 			}
@@ -59,8 +71,18 @@ func Reserve(cfg Config, n int64) task.Task[seqid.Block] {
 				return task.Fail[seqid.Block](seqid.ErrOverflow)
 			}
 			data := append(seqid.Encode(v+take), d.Data[seqid.Size:]...)
-			return c.Map(task.Set(cfg.Sequence, data, d.Stat.Version),
-				func(task.Stat) seqid.Block { return seqid.Block{First: v + 1, Last: v + take} })
+			block := seqid.Block{First: v + 1, Last: v + take}
+			if !bound {
+				return c.Map(task.Set(cfg.Sequence, data, d.Stat.Version), func(task.Stat) seqid.Block { return block })
+			}
+			// The write is tied to the limit read: a sequence node deleted
+			// and created again since our read, and written up to the
+			// version we read, was raised and bound by the leader, which
+			// then wrote the limit (its version moved), so the check fails
+			// (BadVersion: the round starts over).
+			return c.Map(task.Multi(&task.CheckRequest{Path: cfg.Limit, Version: lim.Stat.Version},
+				&task.SetDataRequest{Path: cfg.Sequence, Data: data, Version: d.Stat.Version}),
+				func([]task.MultiResult) seqid.Block { return block })
 		})
 	})
 	return c.Retry(round, c.Policy{On: genRetryOn})
@@ -82,6 +104,41 @@ func readValue(path string) task.Task[task.Data] {
 			return c.Then(sw.Watch.Wait(), func(task.Event) task.Task[task.Data] { return task.Fail[task.Data](errAgain) })
 		})
 	}, task.ErrNoNode)
+}
+
+// The limit node holds the limit (8 bytes, as seqid) and, after it, the
+// czxid of the sequence node it was written for (8 bytes, big-endian):
+// the incarnation of the sequence it bounds. A sequence deleted and
+// created again (by an operator, or removed and added again under Parent)
+// is a new node with another czxid, and generators take nothing from it
+// until the leader has raised it above every ID of its earlier lives and
+// written a limit for it.
+
+// encodeLimit is the limit node's data: limit, then the czxid of the
+// sequence node it bounds.
+func encodeLimit(limit, czxid int64) []byte {
+	return binary.BigEndian.AppendUint64(seqid.Encode(limit), uint64(czxid))
+}
+
+// limitBound returns the czxid of the sequence node a limit node's data
+// was written for; false for a limit of 8 bytes only, which bounds any.
+func limitBound(data []byte) (int64, bool) {
+	if len(data) < 2*seqid.Size {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(data[seqid.Size:])), true
+}
+
+// waitRewritten waits until the limit node changes (its mzxid is no
+// longer mzxid, or it is gone), then fails with errAgain so the round
+// starts over.
+func waitRewritten[T any](limitPath string, mzxid int64) task.Task[T] {
+	return c.Then(task.ExistsW(limitPath), func(sw task.StatWatch) task.Task[T] {
+		if sw.Stat == nil || sw.Stat.Mzxid != mzxid {
+			return task.Fail[T](errAgain)
+		}
+		return c.Then(sw.Watch.Wait(), func(task.Event) task.Task[T] { return task.Fail[T](errAgain) })
+	})
 }
 
 // waitRaised waits until the limit node changes from a value at most v,

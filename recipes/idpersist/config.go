@@ -14,9 +14,11 @@ type Config struct {
 	// Sequence is the sequence node (seqid's format: an 8-byte big-endian
 	// long, the largest ID reserved so far).
 	Sequence string
-	// Limit is the reserved-limit node, same format: generators never take
-	// an ID above it, and the leader makes every value it writes there
-	// durable in Store first.
+	// Limit is the reserved-limit node, same format, followed by the
+	// czxid of the sequence node it bounds (8 bytes): generators never
+	// take an ID above it, nor from a sequence node it does not bound (one
+	// deleted and created again), and the leader makes every value it
+	// writes there durable in Store first.
 	Limit string
 	// Election is the parent of the leader candidates.
 	Election string

@@ -8,7 +8,9 @@
 // handed out: a leader among the replicas makes each new limit durable
 // (fsync and atomic rename, for a FileStore) before it writes the limit
 // node, and generators never take an ID above the limit node's value.
-// After every server loses its data, IDs resume above the mark.
+// After every server loses its data, IDs resume above the mark; a
+// sequence node deleted and created again lower (an operator resetting
+// it) is raised above the mark before any generator takes from it.
 //
 //	store, err := idpersist.NewFileStore("/var/lib/app/ids.mark") // shared by every replica
 //	cfg := idpersist.Config{Sequence: "/app/ids", Limit: "/app/ids.limit", Election: "/app/ids.replicas", Store: store}

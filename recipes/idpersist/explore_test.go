@@ -50,7 +50,8 @@ type explore struct {
 	ids     *sim.IDs
 	stopped int
 	// summed over seeds
-	drawn int64
+	drawn  int64
+	resets int // sequence resets applied (reset)
 
 	startReplica func(i int) // builds and runs a replica on client i
 	loop         func(i int) // generator i's loop
@@ -66,7 +67,11 @@ func newExplore() (sim.Scenario, *explore) {
 		Regressions: []sim.Regression{
 			{Seed: 126, Why: "a leader whose session expired while its deliveries were late stored its older mark over the new leader's (the mark went down from 210 to 208)"},
 		},
-		Faults:   sim.Faults{Allow: sim.AllFaults | sim.Of(sim.Wipe)},
+		Faults: sim.Faults{Allow: sim.AllFaults | sim.Of(sim.Wipe) | sim.CounterFaults},
+		// The counter classes on the election directory: its counter run
+		// out (every later candidate named ...2147483647), or deleted when
+		// empty (the counter starts again at zero).
+		Counters: []string{"/ids/election"},
 		Duration: 10 * time.Second,
 		Setup: func(r *sim.Trial) error {
 			e.store, e.ids, e.stopped = &memStore{r: r}, sim.NewIDs(), 0
@@ -160,6 +165,25 @@ func (e *explore) workload(r *sim.Trial) {
 	if r.Plan.On != 0 && r.Rand.IntN(2) == 0 {
 		e.depose(r, replicas)
 	}
+	if r.Plan.On != 0 && r.Rand.IntN(2) == 0 {
+		e.reset(r, replicas+1)
+	}
+}
+
+// reset is an operator who, now and then while the faults are on,
+// deletes the sequence node and creates it again holding 0, in one
+// multi (no reader sees it missing): a new incarnation under the old
+// limit, from which generators must take nothing until the leader has
+// raised it above every ID handed out.
+func (e *explore) reset(r *sim.Trial, i int) {
+	if !r.FaultsOn() || r.Closing() {
+		return
+	}
+	pause := c.Sleep(time.Duration(r.Rand.Int64N(int64(3 * time.Second))))
+	redo := c.Map(task.Multi(&task.DeleteRequest{Path: e.cfg.Sequence, Version: task.AnyVersion},
+		&task.CreateRequest{Path: e.cfg.Sequence, Data: seqid.Encode(0), Mode: task.Persistent, ACL: task.OpenACL}),
+		func([]task.MultiResult) task.Unit { e.resets++; return task.Unit{} })
+	executor.Submit(r.Execs[i], c.Seq(pause, redo), func(task.Unit, error) { e.reset(r, i) })
 }
 
 // depose is an operator who, now and then while the faults are on,
@@ -212,7 +236,10 @@ func TestExplore(t *testing.T) {
 	if st.Failures() > 0 {
 		return
 	}
-	t.Logf("%d ids drawn", e.drawn)
+	t.Logf("%d ids drawn, %d sequence resets", e.drawn, e.resets)
+	if e.resets == 0 {
+		t.Errorf("no seed reset the sequence")
+	}
 	for _, cl := range sim.Classes() {
 		if sc.Faults.Allow.Has(cl) && st.Fired[cl] == 0 {
 			t.Errorf("fault class %s never fired", cl)

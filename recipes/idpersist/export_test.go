@@ -3,4 +3,4 @@ package idpersist
 import "github.com/zkflow/zkflow/internal/canary"
 
 // Canaries are the known bugs of the package, for the canary test.
-var Canaries = []canary.Name{bugPersistMod100, bugPassLimit}
+var Canaries = []canary.Name{bugPersistMod100, bugPassLimit, bugUnboundLimit, bugExhaustedCandidate}

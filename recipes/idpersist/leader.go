@@ -1,6 +1,7 @@
 package idpersist
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,12 +83,10 @@ func (r *Replica) Run() task.Task[task.Unit] {
 		token := fmt.Sprintf("%s%016x-%016x-", candidatePrefix, uint64(sess.ID), s.Rand())
 		sc := s.Child()
 		sc.Defer(withdraw(r.cfg.Election, token, sess))
-		task.RunIn(sc, c.Then(r.ensureParents(), func(task.Unit) task.Task[task.Unit] {
-			return c.Then(createCandidate(r.cfg.Election, token, r.cfg.ACL), func(me string) task.Task[task.Unit] {
-				return c.Loop(task.Unit{}, func(task.Unit) bool { return true }, func(task.Unit) task.Task[task.Unit] {
-					return c.Then(r.awaitTurn(me), func(task.Unit) task.Task[task.Unit] {
-						return c.OnError(r.lead(me), func(error) task.Task[task.Unit] { return task.Done }, errSuspended)
-					})
+		task.RunIn(sc, c.Then(r.candidate(token), func(me string) task.Task[task.Unit] {
+			return c.Loop(task.Unit{}, func(task.Unit) bool { return true }, func(task.Unit) task.Task[task.Unit] {
+				return c.Then(r.awaitTurn(me), func(task.Unit) task.Task[task.Unit] {
+					return c.OnError(r.lead(me), func(error) task.Task[task.Unit] { return task.Done }, errSuspended)
 				})
 			})
 		}), k)
@@ -116,6 +115,51 @@ func withdraw(dir, token string, sess task.Session) task.Task[task.Unit] {
 			task.Run(s, c.Catch(del, zkops.GoneOK), k)
 		})
 	}
+}
+
+// candidate creates the replica's candidate (and the parents it needs,
+// again if the election directory goes before the create).
+// One named with a number the server can no longer order (zkops.Exhausted:
+// the election directory's counter has run out, and every later candidate
+// would be named ...2147483647 too, tying with it) is deleted, and made
+// again once the directory has been emptied and made afresh, its counter
+// back at zero (zkops.EmptyDir), as the lock and election recipes do.
+// Candidates already queued go on in order meanwhile.
+func (r *Replica) candidate(token string) task.Task[string] {
+	attempt := c.Then(r.ensureParents(), func(task.Unit) task.Task[string] {
+		return c.Then(createCandidate(r.cfg.Election, token, r.cfg.ACL), func(me string) task.Task[string] {
+			seq, ok := candidateSeq(me[strings.LastIndexByte(me, '/')+1:])
+			if !ok {
+				return task.Fail[string](fmt.Errorf("idpersist: server named the candidate %q: no sequence number", me))
+			}
+			if !zkops.Exhausted(seq) || canary.On(bugExhaustedCandidate) {
+				return task.Value(me)
+			}
+			return c.Then(c.Seq(zkops.Delete(me), zkops.EmptyDir(r.cfg.Election)), func(task.Unit) task.Task[string] {
+				return task.Fail[string](errAgain)
+			})
+		})
+	})
+	// NoNode: the election directory was deleted (empty: its counter
+	// reset by another replica, or by an operator) between ensureParents
+	// and the create.
+	return c.Retry(attempt, c.Policy{On: []error{errAgain, task.ErrNoNode}})
+}
+
+// candidateLen is the length of a candidate's name before the server's
+// sequence number: "c-", the session id and the random token (16 hex
+// digits each), each followed by "-".
+const candidateLen = len(candidatePrefix) + 16 + 1 + 16 + 1
+
+// candidateSeq parses the sequence number of a candidate's name, as
+// ZooKeeper formats a Java int with %010d: ten digits, or a minus sign and
+// nine or ten digits once the counter has wrapped. A name of another form
+// is not a candidate: ok is false.
+func candidateSeq(name string) (int64, bool) {
+	if len(name) <= candidateLen || !strings.HasPrefix(name, candidatePrefix) || name[candidateLen-1] != '-' {
+		return 0, false
+	}
+	return zkops.SeqAfter(name[candidateLen-1:], "-")
 }
 
 // ensureParents creates the ancestors of the configured nodes and the
@@ -161,21 +205,46 @@ func createCandidate(election, token string, acl task.ACLProvider) task.Task[str
 	return c.Retry(attempt, c.Policy{On: []error{task.ErrNotSent}})
 }
 
-// seqNo is the 10-digit suffix of a candidate name.
-func seqNo(name string) string {
-	if len(name) < 10 {
-		return name
+// queue returns the candidates among names (candidateSeq), lowest number
+// first, ties (a counter run out: the number of every later candidate)
+// broken by name, so that every replica sees one order. A candidate with
+// an exhausted number never leads (candidate makes it again), so ties
+// decide nothing; with bugExhaustedCandidate on, the suffix alone orders
+// them, ties in listing order, as before.
+func queue(names []string) []string {
+	type member struct {
+		name string
+		seq  int64
 	}
-	return name[len(name)-10:]
+	q := make([]member, 0, len(names))
+	for _, n := range names {
+		if seq, ok := candidateSeq(n); ok {
+			q = append(q, member{n, seq})
+		}
+	}
+	if canary.On(bugExhaustedCandidate) {
+		slices.SortStableFunc(q, func(a, b member) int { return cmp.Compare(a.name[len(a.name)-10:], b.name[len(b.name)-10:]) })
+	} else {
+		slices.SortFunc(q, func(a, b member) int { return cmp.Or(cmp.Compare(a.seq, b.seq), strings.Compare(a.name, b.name)) })
+	}
+	out := make([]string, len(q))
+	for i, m := range q {
+		out[i] = m.name
+	}
+	return out
 }
 
 // awaitTurn waits until me is the lowest candidate and belongs to the
 // current session. Each candidate watches only the next lower one.
 func (r *Replica) awaitTurn(me string) task.Task[task.Unit] {
 	name := me[strings.LastIndexByte(me, '/')+1:]
-	check := c.Then(task.Children(r.cfg.Election), func(cl task.ChildList) task.Task[task.Unit] {
-		names := slices.Clone(cl.Names)
-		slices.SortFunc(names, func(a, b string) int { return strings.Compare(seqNo(a), seqNo(b)) })
+	// The election directory gone means our candidate is gone too (a
+	// directory is deleted only empty): deposed.
+	list := c.OnError(task.Children(r.cfg.Election), func(error) task.Task[task.ChildList] {
+		return task.Fail[task.ChildList](ErrDeposed)
+	}, task.ErrNoNode)
+	check := c.Then(list, func(cl task.ChildList) task.Task[task.Unit] {
+		names := queue(cl.Names)
 		i := slices.Index(names, name)
 		if i < 0 {
 			return task.Fail[task.Unit](ErrDeposed)
@@ -236,6 +305,16 @@ const (
 	// bugPassLimit lets a generator take IDs above the reserved limit
 	// instead of waiting for the leader to raise it.
 	bugPassLimit canary.Name = "idpersist/pass-limit"
+	// bugUnboundLimit: a limit holds for whatever sequence node is at its
+	// path, so a sequence deleted and created again lower (an operator's
+	// reset, a name removed and added again before the leader saw it go)
+	// is drawn from under the limit of its earlier life, and repeats IDs.
+	bugUnboundLimit canary.Name = "idpersist/unbound-limit"
+	// bugExhaustedCandidate: a candidate named once the election
+	// directory's counter has run out takes part as any other, and the
+	// candidates tie: ordered by their numbers alone, in listing order,
+	// two replicas may each take itself for the lowest, or each the other.
+	bugExhaustedCandidate canary.Name = "idpersist/exhausted-candidate"
 )
 
 // leaderState is what the leader knows between rounds of one sequence.
@@ -366,22 +445,53 @@ func (r *Replica) round(me string, st *leaderState) task.Task[task.Unit] {
 						return fenced(me, &task.SetDataRequest{Path: cfg.Sequence, Data: data, Version: sq.Data.Stat.Version})
 					}
 				}
-				if lim != nil && v+cfg.LowWater <= limit {
+				bound, hasBound := int64(0), false
+				if lim != nil {
+					bound, hasBound = limitBound(lim.Data.Data)
+				}
+				rebind := (lim == nil || !hasBound || bound != sq.Data.Stat.Czxid) && !canary.On(bugUnboundLimit)
+				if rebind {
+					// No limit is bound to this sequence node yet: none
+					// was written (first start, a total data loss, a name
+					// added under Parent), or the node was deleted and
+					// created again since (its czxid differs), by anyone:
+					// generators wait. Raise it above every ID its
+					// earlier lives handed out (at most the limit, at
+					// most the mark), then write a limit bound to it.
+					if seed := max(st.mark, limit); v < seed {
+						if sq.Data.Stat.Version == task.AnyVersion {
+							return task.Fail[task.Unit](seqid.ErrVersionWrapped)
+						}
+						data := append(seqid.Encode(seed), sq.Data.Data[seqid.Size:]...)
+						return fenced(me, &task.SetDataRequest{Path: cfg.Sequence, Data: data, Version: sq.Data.Stat.Version})
+					}
+				}
+				if lim != nil && v+cfg.LowWater <= limit && !rebind && (hasBound || canary.On(bugUnboundLimit)) {
 					return waitAny(sq.Watch, lim.Watch)
 				}
 				base := max(v, limit)
 				if base > math.MaxInt64-cfg.Chunk {
 					return task.Fail[task.Unit](seqid.ErrOverflow)
 				}
+				if sq.Data.Stat.Version == 0 && !canary.On(bugUnboundLimit) {
+					// Never written: a new incarnation would share its
+					// version, so generators draw only from a written
+					// one. Write it once (same data), then bind.
+					return fenced(me, &task.SetDataRequest{Path: cfg.Sequence, Data: sq.Data.Data, Version: 0})
+				}
 				newLimit := base + cfg.Chunk
+				data := encodeLimit(newLimit, sq.Data.Stat.Czxid)
+				if canary.On(bugUnboundLimit) {
+					data = seqid.Encode(newLimit)
+				}
 				var write task.MultiOp
 				if lim == nil {
-					write = &task.CreateRequest{Path: cfg.Limit, Data: seqid.Encode(newLimit), Mode: task.Persistent, ACL: cfg.ACL.For(cfg.Limit)}
+					write = &task.CreateRequest{Path: cfg.Limit, Data: data, Mode: task.Persistent, ACL: cfg.ACL.For(cfg.Limit)}
 				} else {
 					if lim.Stat.Version == task.AnyVersion {
 						return task.Fail[task.Unit](seqid.ErrVersionWrapped)
 					}
-					write = &task.SetDataRequest{Path: cfg.Limit, Data: seqid.Encode(newLimit), Version: lim.Stat.Version}
+					write = &task.SetDataRequest{Path: cfg.Limit, Data: data, Version: lim.Stat.Version}
 				}
 				// Durable first, then visible to generators.
 				return c.Seq(r.raiseMark(st, newLimit), fenced(me, write))

@@ -75,6 +75,26 @@ func (w *World) Pause(i int, d time.Duration) bool {
 	return true
 }
 
+// PauseNow is the Pause fault aimed by the scenario at a moment of its own
+// choosing (a give-back just handed to the background, say): it freezes
+// client i's process for one and a half session timeouts, so that its
+// session expires, and notes it in the fault log as the injector's faults
+// are. It does nothing, and returns false, unless the faults are on now
+// and the seed's plan has the Pause class, or if client i is paused.
+func (r *Trial) PauseNow(i int) bool {
+	in := r.inj
+	if in == nil || !in.active || !in.plan.On.Has(Pause) || r.faultsOff {
+		return false
+	}
+	d := r.timeout * 3 / 2
+	if !r.Pause(i, d) {
+		return false
+	}
+	in.fired[Pause]++
+	in.note(Pause, i, d, false, fmt.Sprintf("client %d for %s (aimed by the scenario)", i, d))
+	return true
+}
+
 // Paused reports whether client i's process is frozen now.
 func (w *World) Paused(i int) bool { return w.procs[i].paused }
 

@@ -19,6 +19,11 @@ const (
 	// bugLossAsGone: Wait takes connection loss on its exists for an
 	// absent node.
 	bugLossAsGone canary.Name = "barrier/loss-as-gone"
+	// bugRemoveOnceInBackground: Client.Remove makes the delete again on
+	// the next session only while its caller waits: once ctx has ended,
+	// a delete cut by the session's expiry is not made again, and the
+	// barrier (a persistent node) stays up for good.
+	bugRemoveOnceInBackground canary.Name = "barrier/remove-once-in-background"
 )
 
 // Barrier is a node that, while it exists, holds every Wait. One flow

@@ -71,6 +71,11 @@ type blockingSim struct {
 	ended      [numEnds]int      // rounds entered, by where their context ended
 	tried      [numEnds]int
 	waits      int // Waits that passed
+	// removed is the czxid of the barrier node client 0's last Remove
+	// gave back while it was up (0: none): the next Set that succeeds
+	// must find it deleted (Remove lifts the barrier whatever its ctx,
+	// again on the next session).
+	removed int64
 	// again: an Enter that failed is tried again at once, as a caller
 	// answering a deadline with a new Enter does (else after a pause).
 	again bool
@@ -165,6 +170,7 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 		return
 	}
 	if i == 0 {
+		s.removed = 0 // the dead process's give-back may have died with it
 		r.Go(i, func(a *sim.Actor) {
 			// A process that crashed between Set and Remove left the
 			// barrier up: its successor lifts it first.
@@ -313,6 +319,9 @@ func (s *blockingSim) gate(r *sim.Trial, a *sim.Actor, g *Client) {
 	if err != nil && !expected(r, a, end, err) {
 		r.Errorf("client 0: set: %v", err)
 	}
+	if st, up := r.NodeStat(bsimGate); err == nil && up && s.removed != 0 && st.Czxid == s.removed {
+		r.Errorf("client 0: set: the barrier node (czxid %d) the last Remove gave back was never deleted", st.Czxid)
+	}
 	// Lifted whatever the set did (its context may have ended with the
 	// node made).
 	defer func() {
@@ -321,8 +330,19 @@ func (s *blockingSim) gate(r *sim.Trial, a *sim.Actor, g *Client) {
 			ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(4))
 			defer gc()
 		}
-		if err := g.Remove(ctx); err != nil && !expected(r, a, endGive, err) {
+		st, up := r.NodeStat(bsimGate)
+		err := g.Remove(ctx)
+		if err != nil && !expected(r, a, endGive, err) {
 			r.Errorf("client 0: remove: %v", err)
+		}
+		if s.removed = 0; up {
+			s.removed = st.Czxid
+		}
+		if ctx.Err() != nil && rnd.IntN(3) == 0 {
+			// The remove goes on in the background: the session expires
+			// under it (the process paused past its timeout), and the
+			// delete must be made again on the next session.
+			r.PauseNow(a.Client())
 		}
 	}()
 	switch end {
@@ -418,4 +438,17 @@ func TestCanaryEnterNoWait(t *testing.T) {
 	s, sc := newBlockingSim()
 	s.again = true
 	sim.Catch(t, sc, string(bugEnterNoWait), 3, 500)
+}
+
+// Client.Remove's delete made again on the next session only while its
+// caller waits (a give-back whose ctx had ended, cut by the session's
+// expiry, left the barrier up for good), switched back on, is caught by
+// this scenario: its gate actor's process pauses past the session
+// timeout just after a Remove whose ctx ended (Trial.PauseNow), and the
+// next Set must find the node that Remove gave back deleted.
+func TestCanaryRemoveOnceInBackground(t *testing.T) {
+	restore := canary.Enable(bugRemoveOnceInBackground)
+	defer restore()
+	_, sc := newBlockingSim()
+	sim.Catch(t, sc, string(bugRemoveOnceInBackground), 3, 500)
 }

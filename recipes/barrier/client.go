@@ -71,13 +71,19 @@ func (g *Client) Remove(ctx context.Context) error {
 	if g == nil {
 		return errNil("Client")
 	}
-	for {
-		_, err := blocking.Give(ctx, "barrier "+g.b.Path()+": remove", g.ex, &g.pending, g.b.Remove())
-		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
-			continue
+	if canary.On(bugRemoveOnceInBackground) {
+		for {
+			_, err := blocking.Give(ctx, "barrier "+g.b.Path()+": remove", g.ex, &g.pending, g.b.Remove())
+			if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+				continue
+			}
+			return err
 		}
-		return err
 	}
+	// The node is persistent: no session's end deletes it, so the delete
+	// is made again on each next session also once ctx has ended.
+	_, err := blocking.GiveAcrossExpiry(ctx, "barrier "+g.b.Path()+": remove", g.ex, &g.pending, g.b.Remove())
+	return err
 }
 
 // Wait blocks until the barrier's node does not exist (Barrier.Wait). A

@@ -68,7 +68,9 @@ func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, er
 // Unregister ends r and deletes its node (Registration.Unregister). It is
 // started whatever ctx: if ctx has ended, or ends before the delete is
 // done, Unregister returns its error and the delete goes on in the
-// background.
+// background. A Static or Permanent instance's node (persistent) is
+// deleted again on the next session if the session expires first,
+// whether or not the caller still waits.
 func (c *Client) Unregister(ctx context.Context, r *Registration) error {
 	if c == nil {
 		return errNil("Client")
@@ -76,7 +78,12 @@ func (c *Client) Unregister(ctx context.Context, r *Registration) error {
 	if r == nil || r.d == nil {
 		return errNil("Registration")
 	}
-	_, err := blocking.Give(ctx, "discovery "+c.d.Base()+": unregister", c.ex, nil, r.Unregister())
+	what := "discovery " + c.d.Base() + ": unregister"
+	if r.m != nil { // Dynamic: an ephemeral node, which the session's end deletes
+		_, err := blocking.Give(ctx, what, c.ex, nil, r.Unregister())
+		return err
+	}
+	_, err := blocking.GiveAcrossExpiry(ctx, what, c.ex, nil, r.Unregister())
 	return err
 }
 

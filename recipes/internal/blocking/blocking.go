@@ -122,6 +122,32 @@ func Do[T any](ctx context.Context, what string, ex, owner *executor.Executor, n
 // p, if not nil, counts t while it runs (Pending), so that a Client can
 // wait for its give-backs before it takes again.
 func Give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, t task.Task[T]) (T, error) {
+	return give(ctx, what, ex, p, func(cb func(T, error)) { executor.Submit(ex, t, cb) })
+}
+
+// GiveAcrossExpiry is Give for a give-back that the end of the session
+// does not do for it (the delete of a persistent node: a barrier, a
+// static registration): when t fails with task.ErrSessionExpired it is
+// submitted again, as a flow of its own on the next session, until it
+// ends otherwise, whether or not the caller still waits (p counts it
+// until then). t must be safe to run again.
+func GiveAcrossExpiry[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, t task.Task[T]) (T, error) {
+	return give(ctx, what, ex, p, func(cb func(T, error)) { submitAcrossExpiry(ex, t, cb) })
+}
+
+// submitAcrossExpiry submits t on ex, and again on the next session each
+// time it fails with task.ErrSessionExpired; cb gets the last outcome.
+func submitAcrossExpiry[T any](ex *executor.Executor, t task.Task[T], cb func(T, error)) {
+	executor.Submit(ex, t, func(v T, err error) {
+		if errors.Is(err, task.ErrSessionExpired) {
+			submitAcrossExpiry(ex, t, cb)
+			return
+		}
+		cb(v, err)
+	})
+}
+
+func give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, submit func(cb func(T, error))) (T, error) {
 	var zero T
 	blockErr := executor.CanBlock()
 	g := &giving[T]{ch: make(chan giveResult[T], 1)}
@@ -129,7 +155,7 @@ func Give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pen
 		g.left = true // decided before t can end: its failure goes to OnError
 	}
 	done := p.add()
-	executor.Submit(ex, t, func(v T, err error) {
+	submit(func(v T, err error) {
 		done()
 		if g.deliver(v, err) && err != nil && !errors.Is(err, task.ErrClosed) && ex != nil {
 			ex.Report(err) // on the executor goroutine: a refused Submit gives ErrClosed

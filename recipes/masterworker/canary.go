@@ -20,4 +20,8 @@ const (
 	// deaths (or arrivals), and the dead workers' tasks are never
 	// reassigned.
 	bugNoRearmWorkers canary.Name = "masterworker/no-rearm-workers"
+	// bugNoDirAgain: /assign or /status deleted while empty (an operator
+	// cleaning up) is not made again: the primary's term or the worker
+	// fails on the missing directory, and the task never gets a status.
+	bugNoDirAgain canary.Name = "masterworker/no-dir-again"
 )

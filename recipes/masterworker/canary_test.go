@@ -25,9 +25,11 @@ const (
 //     task whose twin it never learns of);
 //   - no-rearm-workers: after a failed re-read of /workers the primary
 //     never learns of a worker's death, and the dead worker's tasks never
-//     get a status (Quiesce fails).
+//     get a status (Quiesce fails);
+//   - no-dir-again: /assign or /status deleted while empty ends the
+//     primary's term or the worker, and a task never gets a status.
 func TestCanaries(t *testing.T) {
-	for _, name := range []canary.Name{masterworker.BugAssignTwoOps, masterworker.BugSubmitNoID, masterworker.BugNoRearmWorkers} {
+	for _, name := range []canary.Name{masterworker.BugAssignTwoOps, masterworker.BugSubmitNoID, masterworker.BugNoRearmWorkers, masterworker.BugNoDirAgain} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)
 			defer restore()

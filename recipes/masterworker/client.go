@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"fmt"
 	"strings"
 
 	c "github.com/zkflow/zkflow/combinators"
@@ -11,6 +12,20 @@ import (
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
+
+// checkSubmission checks a submission id: a path component that does not
+// end in "-", so that no id's task names start with another's prefix and a
+// sequence number (taskPrefix("x-") + "-0000000005" is taskPrefix("x")
+// followed by what parses as a wrapped sequence number).
+func checkSubmission(id string) error {
+	if err := checkName("submission id", id); err != nil {
+		return err
+	}
+	if strings.HasSuffix(id, "-") {
+		return fmt.Errorf("masterworker: submission id %q ends in \"-\": %w", id, task.ErrInvalidArgument)
+	}
+	return nil
+}
 
 // taskPrefix is the start of the names of the task submitted with id: the
 // server appends a sequence number.
@@ -28,6 +43,10 @@ func taskPrefix(id string) string { return "task-" + id + "-" }
 // failure whose outcome is unknown (the session expired or the scope
 // ended while the create was in flight), run Resubmit with the same id.
 //
+// The id is one path component and does not end in "-" (the names of id
+// "x-" would start with those of id "x", "task-x-", followed by a wrapped,
+// negative sequence number).
+//
 // Errors: task.ErrInvalidArgument for a bad id, task.ErrDataTooLarge for
 // data over the server's limit, the scope's error, task.ErrSessionExpired.
 func (sys *System) Submit(id string, data []byte) task.Task[string] {
@@ -42,7 +61,7 @@ func (sys *System) Resubmit(id string, data []byte) task.Task[string] {
 }
 
 func (sys *System) submit(id string, data []byte, lookFirst bool) task.Task[string] {
-	if err := checkName("submission id", id); err != nil {
+	if err := checkSubmission(id); err != nil {
 		return task.Fail[string](err)
 	}
 	prefix := taskPrefix(id)
@@ -106,7 +125,7 @@ func (sys *System) submit(id string, data []byte, lookFirst bool) task.Task[stri
 // Find reads everything again. A tasks directory that is missing (an
 // operator deleted it while it was empty) is made again first.
 func (sys *System) Find(id string) task.Task[string] {
-	if err := checkName("submission id", id); err != nil {
+	if err := checkSubmission(id); err != nil {
 		return task.Fail[string](err)
 	}
 	prefix := taskPrefix(id)
@@ -193,8 +212,9 @@ func isSeq(s string) bool {
 	if len(s) < 10 || len(s) > 11 || s[0] == '+' || len(s) == 11 && s[0] != '-' {
 		return false
 	}
-	_, err := strconv.ParseInt(s, 10, 32)
-	return err == nil
+	n, err := strconv.ParseInt(s, 10, 32)
+	// Exactly as Java's %010d writes n: "-0000000005" is no number it writes.
+	return err == nil && s == fmt.Sprintf("%010d", n)
 }
 
 // findAssigned looks through every assignment directory.

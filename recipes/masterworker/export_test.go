@@ -5,4 +5,5 @@ var (
 	BugAssignTwoOps   = bugAssignTwoOps
 	BugSubmitNoID     = bugSubmitNoID
 	BugNoRearmWorkers = bugNoRearmWorkers
+	BugNoDirAgain     = bugNoDirAgain
 )

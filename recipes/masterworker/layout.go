@@ -7,6 +7,7 @@ import (
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -110,12 +111,17 @@ func (sys *System) Setup() task.Task[task.Unit] {
 	return seqAll(ts)
 }
 
-// mkdir creates a persistent node; one that exists already is fine.
+// mkdir creates a persistent node; one that exists already is fine. A
+// missing parent below the system's root (an empty /assign or /status an
+// operator deleted) is made first.
 func (sys *System) mkdir(path string) task.Task[task.Unit] {
 	create := c.Retry(zkops.Create(path, nil, task.Persistent, sys.acl), retry)
 	return c.Catch(c.Map(create, func(string) task.Unit { return task.Unit{} }), func(err error) task.Task[task.Unit] {
-		if errors.Is(err, task.ErrNodeExists) {
+		switch {
+		case errors.Is(err, task.ErrNodeExists):
 			return task.Done
+		case errors.Is(err, task.ErrNoNode) && len(task.Parent(path)) > len(sys.root) && !canary.On(bugNoDirAgain):
+			return c.Seq(sys.mkdir(task.Parent(path)), sys.mkdir(path))
 		}
 		return task.Fail[task.Unit](err)
 	})

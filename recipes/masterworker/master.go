@@ -365,6 +365,18 @@ const maxDeadPerRound = 32
 // in /workers, moves each of its tasks back to /tasks with one multi.
 func (r *term) reassignDead(next func()) {
 	task.Run(r.ps, c.Retry(task.Children(r.m.sys.AssignRoot()), retry), func(cl task.ChildList, err error) {
+		if errors.Is(err, task.ErrNoNode) && !canary.On(bugNoDirAgain) {
+			// Deleted while empty (an operator cleaning up): no task is
+			// assigned. Made again for the assignments to come.
+			task.Run(r.ps, r.m.sys.mkdir(r.m.sys.AssignRoot()), func(_ task.Unit, err error) {
+				if err != nil {
+					r.fail(err)
+					return
+				}
+				next()
+			})
+			return
+		}
 		if err != nil {
 			r.fail(err)
 			return

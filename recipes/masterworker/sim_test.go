@@ -143,11 +143,12 @@ func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 	}
 }
 
-// mwCounters lists the directories the counter classes act on: /tasks
-// and the assignment directories of the workers' first three ids on
+// mwCounters lists the directories the counter classes act on: /tasks,
+// /workers (its counter run out, a registration moves no Pzxid), /assign
+// and /status (deleted while empty) and the assignment directories of the workers' first three ids on
 // each worker client (a directory that does not exist is left alone).
 func mwCounters() []string {
-	dirs := []string{simRoot + "/tasks"}
+	dirs := []string{simRoot + "/tasks", simRoot + "/workers", simRoot + "/assign", simRoot + "/status"}
 	for i := range simWorkers {
 		for n := range 3 {
 			dirs = append(dirs, fmt.Sprintf("%s/assign/w%d-%d", simRoot, simMasters+i, n))

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -161,6 +162,16 @@ func (r *wrun) register() {
 			})
 		case errors.Is(err, task.ErrNotSent):
 			r.register()
+		case errors.Is(err, task.ErrNoNode) && !canary.On(bugNoDirAgain):
+			// /workers was deleted while empty (an operator cleaning
+			// up): make it again and register.
+			task.Run(r.s, r.w.sys.mkdir(r.w.sys.WorkersPath()), func(_ task.Unit, err error) {
+				if err != nil {
+					r.fail(err)
+					return
+				}
+				r.register()
+			})
 		default:
 			r.fail(err)
 		}
@@ -320,6 +331,10 @@ func (r *wrun) writeStatus(assigned, name string, res Result) task.Task[task.Uni
 				k(task.Unit{}, nil)
 			case errors.As(err, &me) && me.Index == 1 && errors.Is(err, task.ErrNoNode):
 				k(task.Unit{}, nil) // moved away, or our own multi applied before a lost reply
+			case errors.As(err, &me) && me.Index == 0 && errors.Is(err, task.ErrNoNode) && !canary.On(bugNoDirAgain):
+				// The status directory was deleted while empty (an
+				// operator cleaning up): make it again and write.
+				task.Run(s, c.Seq(r.w.sys.mkdir(r.w.sys.StatusRoot()), r.writeStatus(assigned, name, res)), k)
 			case errors.As(err, &me) && me.Index == 0 && errors.Is(err, task.ErrNodeExists):
 				// A status exists already: the assignment is stale. Drop it.
 				del := c.Catch(c.Retry(task.Delete(assigned, task.AnyVersion), retry), func(err error) task.Task[task.Unit] {

@@ -1,9 +1,11 @@
 package cache
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -56,6 +58,16 @@ func (c *ChildrenCache) Start() task.Task[*ChildrenCache] {
 // first quiet moment. It fails with the cache's error once the cache has
 // ended, and with task.ErrInvalidArgument before Start.
 func (c *ChildrenCache) Next() task.Task[Change] { return c.e.next() }
+
+// AwaitNext runs Next on ex, for a blocking face of the caller's own (as
+// Client.Next is), and waits until it returns or ctx ends: then it
+// returns ctx's error and no difference, and the next Next returns what
+// this one would have, also when ctx ended just as the difference was
+// handed over (which executor.Await would lose). Someone must be running
+// ex.
+func (c *ChildrenCache) AwaitNext(ctx context.Context, ex *executor.Executor) (Change, error) {
+	return c.e.awaitNext(ctx, ex, "cache "+c.e.dir+": next")
+}
 
 // Current returns the cached children, sorted by path. It may be an
 // intermediate state between two consistent snapshots; use Next or

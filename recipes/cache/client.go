@@ -118,13 +118,28 @@ func (w *Client) started() (*engine, func() []Node) {
 // Next blocks until the cache's snapshot differs from the one the
 // previous Next returned and returns the difference (see
 // ChildrenCache.Next); it fails with the cache's error once it has ended,
-// or with ctx's.
+// or with ctx's. A Next that returns ctx's error returns no difference:
+// the next Next reports what it would have (also when ctx ended just as
+// the difference was handed to it).
 func (w *Client) Next(ctx context.Context) (Change, error) {
 	e, _ := w.started()
 	if e == nil {
 		return Change{}, errNotStarted
 	}
-	return blocking.Await(ctx, "cache: next", w.ex, e.next())
+	return e.awaitNext(ctx, w.ex, "cache: next")
+}
+
+// awaitNext runs a Next on ex for a blocking caller and waits for it
+// until ctx ends; a difference handed over just as ctx ended is handed
+// back (giveBack), so that the next Next returns it too.
+func (e *engine) awaitNext(ctx context.Context, ex *executor.Executor, what string) (Change, error) {
+	sv, err := blocking.Take(ctx, what, ex, e.nextServed(), nil, func(sv served) {
+		executor.Submit(ex, task.Func(func(*task.Scope) (task.Unit, error) {
+			e.giveBack(sv)
+			return task.Unit{}, nil
+		}), nil)
+	})
+	return sv.ch, err
 }
 
 // Current returns the cached nodes, sorted by path (none before Start).

@@ -37,6 +37,10 @@ const (
 	// watch set again on reconnect does not fire for a child created while
 	// the session was away.
 	bugNoRelistSaturated canary.Name = "cache/no-relist-saturated"
+	// bugNextLostOnCancel: a blocking Next whose ctx ends just as its
+	// difference is handed to it returns ctx's error, and the difference
+	// counts as returned all the same: the caller never sees it.
+	bugNextLostOnCancel canary.Name = "cache/next-lost-on-cancel"
 )
 
 // ErrStopped is a cache's Err after Stop.
@@ -84,6 +88,7 @@ type engine struct {
 	first     func(error)
 	seen      map[string]Node // as of the last Next
 	waiters   []*waiter
+	served    uint64 // Nexts served
 	unsub     func()
 	pw        *task.PersistentWatch // the recursive mode's watch (recursive.go)
 	pwSess    int64                 // the session it was set on
@@ -501,8 +506,48 @@ func (e *engine) wake() {
 	}
 	w := e.waiters[0]
 	e.waiters = e.waiters[1:]
+	e.served++
+	w.prev, w.served = e.seen, e.served
 	e.seen = cur
 	w.k(ch, nil)
+}
+
+// served is a Next's difference with what it takes to hand it back.
+type served struct {
+	ch     Change
+	prev   map[string]Node
+	served uint64
+}
+
+// nextServed is next with what giveBack needs: the blocking face's
+// Next, whose caller may leave (its ctx ended) just as it is served.
+func (e *engine) nextServed() task.Task[served] {
+	return func(s *task.Scope, k task.Cont[served]) {
+		if err := e.Err(); err != nil {
+			k(served{}, err)
+			return
+		}
+		var w *waiter
+		e.nextWith(s, func(ch Change, err error) {
+			if err != nil {
+				k(served{}, err)
+				return
+			}
+			k(served{ch, w.prev, w.served}, nil)
+		}, func(nw *waiter) { w = nw })
+	}
+}
+
+// giveBack undoes the serving of a Next whose caller never got its
+// difference (its ctx ended as it was served): unless a later Next has
+// been served since, the snapshot counts as not returned, and the next
+// Next returns this difference too. Executor goroutine.
+func (e *engine) giveBack(sv served) {
+	if e.served != sv.served || canary.On(bugNextLostOnCancel) {
+		return
+	}
+	e.seen = sv.prev
+	e.wake()
 }
 
 // next is the Next task of both caches.
@@ -516,17 +561,26 @@ func (e *engine) next() task.Task[Change] {
 			k(Change{}, fmt.Errorf("cache: Next before Start: %w", task.ErrInvalidArgument))
 			return
 		}
-		task.Suspend(s, k, func(resume task.Cont[Change]) func() {
-			w := &waiter{k: resume}
-			e.waiters = append(e.waiters, w)
-			e.wake()
-			return func() { // abandoned: forget the waiter
-				if i := slices.Index(e.waiters, w); i >= 0 {
-					e.waiters = slices.Delete(e.waiters, i, i+1)
-				}
-			}
-		})
+		e.nextWith(s, k, nil)
 	}
+}
+
+// nextWith waits in the queue of Nexts; made, if not nil, is told of the
+// waiter.
+func (e *engine) nextWith(s *task.Scope, k task.Cont[Change], made func(*waiter)) {
+	task.Suspend(s, k, func(resume task.Cont[Change]) func() {
+		w := &waiter{k: resume}
+		if made != nil {
+			made(w)
+		}
+		e.waiters = append(e.waiters, w)
+		e.wake()
+		return func() { // abandoned: forget the waiter
+			if i := slices.Index(e.waiters, w); i >= 0 {
+				e.waiters = slices.Delete(e.waiters, i, i+1)
+			}
+		}
+	})
 }
 
 func (e *engine) stopped() bool {
@@ -603,4 +657,10 @@ func (e *engine) end(err error) {
 	}
 }
 
-type waiter struct{ k task.Cont[Change] }
+type waiter struct {
+	k task.Cont[Change]
+	// Set as the waiter is served: the snapshot the previous Next had
+	// returned, and the count of Nexts served with this one.
+	prev   map[string]Node
+	served uint64
+}

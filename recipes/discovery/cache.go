@@ -1,10 +1,12 @@
 package discovery
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
 	"github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/task"
 )
@@ -72,6 +74,18 @@ func (c *Cache) Next() task.Task[[]Instance] {
 		return task.Fail[[]Instance](errNil("Cache"))
 	}
 	return combinators.Map(c.cc.Next(), func(ch cache.Change) []Instance { return c.instances(ch.Nodes) })
+}
+
+// awaitNext is Next for ServiceCache.Next (cache.ChildrenCache.AwaitNext).
+func (c *Cache) awaitNext(ctx context.Context, ex *executor.Executor) ([]Instance, error) {
+	if c == nil || c.cc == nil {
+		return nil, errNil("Cache")
+	}
+	ch, err := c.cc.AwaitNext(ctx, ex)
+	if err != nil {
+		return nil, err
+	}
+	return c.instances(ch.Nodes), nil
 }
 
 // Stop returns a task that stops the cache. It is idempotent.

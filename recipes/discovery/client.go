@@ -140,12 +140,13 @@ func (s *ServiceCache) Cache() *Cache { return s.c }
 func (s *ServiceCache) Instances() []Instance { return s.c.Instances() }
 
 // Next waits until the cached instances differ from those the previous
-// Next returned and returns them (Cache.Next), or ctx's error. An expiry
-// of the session does not end the wait: the cache follows the new
-// session, and so does Next.
+// Next returned and returns them (Cache.Next), or ctx's error (then the
+// next Next returns what this one would have, also when ctx ended just as
+// the instances were handed over). An expiry of the session does not end
+// the wait: the cache follows the new session, and so does Next.
 func (s *ServiceCache) Next(ctx context.Context) ([]Instance, error) {
 	return again(ctx, func() ([]Instance, error) {
-		return blocking.Await(ctx, "discovery cache: next", s.ex, s.c.Next())
+		return s.c.awaitNext(ctx, s.ex)
 	})
 }
 

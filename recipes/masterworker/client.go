@@ -2,9 +2,9 @@ package masterworker
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
-	"fmt"
 	"strings"
 
 	c "github.com/zkflow/zkflow/combinators"

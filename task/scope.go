@@ -70,6 +70,14 @@ type Scope struct {
 	pending *Scope
 	waits   waitList
 	defers  *deferred // the last registered; each links the one before
+	cleaned *cleanups // CloseAndWait's count of cleanups running
+}
+
+// cleanups counts the deferred cleanups a CloseAndWait started that have
+// not ended; done runs when the last one ends.
+type cleanups struct {
+	n    int
+	done func()
 }
 
 // NewSessionScope returns the scope under which every flow bound to
@@ -288,16 +296,42 @@ func (s *Scope) Close() {
 		s.parent.children.remove(s)
 	}
 	s.unlinkChildren()
+	cw := s.cleaned
 	for d := s.defers; d != nil; d = d.prev {
 		if !d.canceled {
 			Go(s, d.t, func(_ Unit, err error) {
 				if err != nil {
 					s.rt.Report(err)
 				}
+				if cw != nil {
+					if cw.n--; cw.n == 0 {
+						cw.done()
+					}
+				}
 			})
 		}
 	}
 	s.defers = nil
+}
+
+// CloseAndWait is Close, then done, on the executor goroutine, once every
+// deferred cleanup that Close started has ended (at once if none did). On
+// a scope already closed it calls done at once. A cleanup whose flow never
+// ends (the executor closed before it ran) keeps done from running.
+func (s *Scope) CloseAndWait(done func()) {
+	n := 0
+	for d := s.defers; d != nil && !s.closed; d = d.prev {
+		if !d.canceled {
+			n++
+		}
+	}
+	if n == 0 {
+		s.Close()
+		done()
+		return
+	}
+	s.cleaned = &cleanups{n: n, done: done}
+	s.Close()
 }
 
 // Defer registers cleanup to run when the scope closes, whatever its outcome

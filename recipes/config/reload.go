@@ -43,8 +43,8 @@ type Reloader struct {
 // version arrives, task.ErrSessionExpired when the session expires (a new
 // run with the latest version starts on the next session), or ErrStopped
 // on Stop. Cleanups it registers with Scope.Defer run when it ends. The
-// run for a new version starts only after the previous run's task has
-// ended, so two runs never overlap; versions that arrive while a run is
+// run for a new version starts only after the previous run's task and
+// those cleanups have ended, so two runs never overlap; versions that arrive while a run is
 // ending coalesce to the latest. apply is called on the executor
 // goroutine and must not block; a run that fails with an error other than
 // its scope's is reported to the executor's error handler.
@@ -103,18 +103,36 @@ func (r *Reloader) next() {
 	r.runs++
 	r.mu.Unlock()
 	r.rt.Schedule(func() {
-		task.RunIn(run, r.apply(snap), func(_ task.Unit, err error) {
-			r.active--
-			if r.run == run {
-				r.run = nil
+		// As task.RunIn, but the run ends only once the cleanups it
+		// registered with Scope.Defer have ended too: the next run must
+		// not start while they still undo this one's work.
+		finished := false
+		finish := func(err error) {
+			if finished {
+				return
 			}
-			r.lost = errors.Is(err, task.ErrSessionExpired)
-			if err != nil && !errors.Is(err, run.Err()) && !errors.Is(err, task.ErrSessionExpired) &&
-				!errors.Is(err, task.ErrClosed) {
-				r.rt.Report(fmt.Errorf("config: run with version %d: %w", snap.Version(), err))
+			finished = true
+			ended := func() {
+				r.active--
+				if r.run == run {
+					r.run = nil
+				}
+				r.lost = errors.Is(err, task.ErrSessionExpired)
+				if err != nil && !errors.Is(err, run.Err()) && !errors.Is(err, task.ErrSessionExpired) &&
+					!errors.Is(err, task.ErrClosed) {
+					r.rt.Report(fmt.Errorf("config: run with version %d: %w", snap.Version(), err))
+				}
+				r.next()
 			}
-			r.next()
-		})
+			if canary.On(bugReloadOverlapsCleanup) {
+				run.Close()
+				ended()
+				return
+			}
+			run.CloseAndWait(ended)
+		}
+		run.OnDone(finish)
+		task.Run(run, r.apply(snap), func(_ task.Unit, err error) { finish(err) })
 	})
 }
 

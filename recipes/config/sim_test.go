@@ -60,6 +60,7 @@ type configSim struct {
 	lastGen     int // generation last delivered to client 0
 	lastNode    int
 	running     int // Reloader runs going
+	cleaning    int // their cleanups going
 	runGen      int // generation of the latest run started
 	writers     int
 	stoppedAt   time.Duration
@@ -80,7 +81,7 @@ func newConfigSim() (*configSim, sim.Scenario) {
 		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.CrashRestart, sim.Operator), MaxRate: 0.05},
 		Duration: 15 * time.Second,
 		Setup: func(r *sim.Trial) error {
-			s.lastGen, s.lastNode, s.running, s.runGen, s.stoppedAt, s.lastTree = 0, 0, 0, 0, 0, 0
+			s.lastGen, s.lastNode, s.running, s.runGen, s.stoppedAt, s.lastTree, s.cleaning = 0, 0, 0, 0, 0, 0, 0
 			setup := c.Seq(task.Create("/app", nil, task.Persistent), task.Create(simRoot, nil, task.Persistent))
 			if _, err := sim.Run(r.World, 2, setup); err != nil {
 				return err
@@ -215,6 +216,19 @@ func (s *configSim) apply(r *sim.Trial) func(Snapshot) task.Task[task.Unit] {
 			if s.running > 1 {
 				r.Errorf("client 1: %d Reloader runs at once", s.running)
 			}
+			if s.cleaning > 0 {
+				r.Errorf("client 1: a Reloader run started while %d cleanups of the previous run still ran", s.cleaning)
+			}
+			// A cleanup that takes a while (Scope.Defer): the next run
+			// starts only after it has ended.
+			pause := time.Duration(r.Rand.IntN(50)) * time.Millisecond
+			sc.Defer(task.Task[task.Unit](func(cs *task.Scope, ck task.Cont[task.Unit]) {
+				s.cleaning++
+				task.Run(cs, c.Sleep(pause), func(_ task.Unit, err error) {
+					s.cleaning--
+					ck(task.Unit{}, err)
+				})
+			}))
 			task.Suspend(sc, func(_ task.Unit, err error) {
 				s.running--
 				k(task.Unit{}, err)
@@ -358,7 +372,7 @@ const (
 // Each known bug, switched back on, is caught by the simulation; sim.Catch
 // logs the seeds each hunt needed for the first catch.
 func TestCanaries(t *testing.T) {
-	for _, name := range []canary.Name{bugIgnoreMarker, bugDeliverEvents, bugReloadNoCancel} {
+	for _, name := range []canary.Name{bugIgnoreMarker, bugDeliverEvents, bugReloadNoCancel, bugReloadOverlapsCleanup} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)
 			defer restore()

@@ -27,6 +27,10 @@ const (
 	// bugReloadNoCancel: the Reloader starts the run for a new version
 	// without canceling the previous run, so both run at once.
 	bugReloadNoCancel canary.Name = "config/reload-no-cancel"
+	// bugReloadOverlapsCleanup: the Reloader starts the next run once the
+	// previous run's task has ended, while the cleanups it registered with
+	// Scope.Defer still run: they undo its work under the new run.
+	bugReloadOverlapsCleanup canary.Name = "config/reload-overlaps-cleanup"
 )
 
 // MarkerName is the name of the invalid marker under a configuration
@@ -55,8 +59,10 @@ type Snapshot struct {
 }
 
 // Version identifies a snapshot: the highest mzxid among its nodes (the
-// zxid of the last change it reflects), and 0 for an empty one. A later
-// snapshot of the same path has a version at least as high.
+// zxid of the last change to a node it holds), and 0 for an empty one. It
+// is no order: a reader delivers its snapshots in the order of the
+// changes, but a deletion can lower Version (the node it removed takes its
+// mzxid with it).
 func (s Snapshot) Version() int64 {
 	var v int64
 	for _, st := range s.Stats {

@@ -95,7 +95,10 @@ func open(ctx context.Context, ex *executor.Executor, mk func(func(Snapshot)) ta
 	}
 	for {
 		r := &Reader{ex: ex, notify: make(chan struct{}, 1)}
-		w, err := executor.Await(ctx, ex, mk(r.update))
+		// A watcher started just as ctx ended is stopped (no one could).
+		w, err := blocking.Take(ctx, "config: watch", ex, mk(r.update), nil, func(w *Watcher) {
+			executor.Submit(ex, w.Stop(), nil)
+		})
 		switch {
 		case err == nil:
 			r.w = w

@@ -10,6 +10,7 @@ import (
 	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/cache"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -181,7 +182,11 @@ func (c *Client) Observe(ctx context.Context) (<-chan Observation, error) {
 			}
 		}
 	}
-	o, err := executor.Await(ctx, ex, cand.Observe(send))
+	// An observer that started just as ctx ended is stopped (no one else
+	// could).
+	o, err := blocking.Take(ctx, "election: observe", ex, cand.Observe(send), nil, func(o *Observer) {
+		executor.Submit(ex, o.Stop(), nil)
+	})
 	if err != nil {
 		return nil, err
 	}

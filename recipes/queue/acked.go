@@ -82,16 +82,95 @@ func multiIndex(err error) int {
 	return -1
 }
 
+// isClaimed reports whether a take of this Queue has delivered the
+// in-flight copy at copyPath (and it is not acknowledged).
+func (q *Queue) isClaimed(copyPath string) bool {
+	_, ok := q.claimed[copyPath]
+	return ok
+}
+
+// newConsumer makes cn the queue's consumer. The claims of takes on other
+// (ended) sessions go: their copies are returned by the others. Those of
+// this session stay, also those of an earlier consumer of it (its marker
+// deleted by hand), whose takes may still be settling a lost reply.
+func (q *Queue) newConsumer(cn *consumer) {
+	q.cons = cn
+	for p, sess := range q.claimed {
+		if sess != cn.sess.ID || canary.On(bugOneRegistration) {
+			delete(q.claimed, p)
+		}
+	}
+}
+
+// registration is a consumer's registration under way: the takes of its
+// session that need a consumer wait for it rather than register another
+// (two consumers of one Queue and session, one of them unknown to it).
+type registration struct {
+	sess    task.Session
+	waiters []*task.Cont[*consumer]
+}
+
+// errRegisterAgain wakes the takes waiting for a registration that ended
+// without a consumer (its take was canceled, or it failed): each tries
+// again itself.
+var errRegisterAgain = errors.New("queue: register again")
+
 // registered returns a task that succeeds with the queue's consumer for
 // the scope's session, registering a new one if there is none (or it
 // belongs to an ended session, or its marker was found gone): one create
-// of its ephemeral marker, then a return pass (recover).
+// of its ephemeral marker, then a return pass (recover). One registration
+// runs at a time per session: the other takes wait for it.
 func (q *Queue) registered() task.Task[*consumer] {
 	return func(s *task.Scope, k task.Cont[*consumer]) {
 		sess := s.Session()
 		if cn := q.cons; cn != nil && cn.sess.ID == sess.ID && cn.sess.Epoch == sess.Epoch {
 			k(cn, nil)
 			return
+		}
+		if r := q.registering; r != nil && r.sess.ID == sess.ID && r.sess.Epoch == sess.Epoch && !canary.On(bugOneRegistration) {
+			again := func(cn *consumer, err error) {
+				if errors.Is(err, errRegisterAgain) {
+					q.registered()(s, k)
+					return
+				}
+				k(cn, err)
+			}
+			task.Suspend(s, again, func(resume task.Cont[*consumer]) func() {
+				w := &resume
+				r.waiters = append(r.waiters, w)
+				return func() { // abandoned: this take's scope ended
+					if i := slices.Index(r.waiters, w); i >= 0 {
+						r.waiters = slices.Delete(r.waiters, i, i+1)
+					}
+				}
+			})
+			return
+		}
+		reg := &registration{sess: sess}
+		q.registering = reg
+		finished := false
+		finish := func(cn *consumer, err error) {
+			if finished {
+				return
+			}
+			finished = true
+			if q.registering == reg {
+				q.registering = nil
+			}
+			werr := err
+			if cn == nil {
+				werr = errRegisterAgain
+			}
+			for _, w := range reg.waiters {
+				(*w)(cn, werr)
+			}
+			reg.waiters = nil
+		}
+		s.OnDone(func(error) { finish(nil, errRegisterAgain) })
+		k0 := k
+		k = func(cn *consumer, err error) {
+			finish(cn, err)
+			k0(cn, err)
 		}
 		var attempt func()
 		var send func(id string)
@@ -107,7 +186,7 @@ func (q *Queue) registered() task.Task[*consumer] {
 				switch {
 				case err == nil:
 					cn := &consumer{id: id, sess: sess, czxid: cr.Stat.Czxid}
-					q.cons, q.claimed = cn, nil
+					q.newConsumer(cn)
 					// Items of dead consumers go back before this one
 					// takes (its errors are the take's next request's).
 					task.Run(s, q.recover(cn, false), func([]*task.Watch, error) { k(cn, nil) })
@@ -132,7 +211,7 @@ func (q *Queue) registered() task.Task[*consumer] {
 							k(nil, err)
 						case st != nil && st.EphemeralOwner == sess.ID:
 							cn := &consumer{id: id, sess: sess, czxid: st.Czxid}
-							q.cons, q.claimed = cn, nil
+							q.newConsumer(cn)
 							k(cn, nil)
 						default:
 							attempt()
@@ -272,9 +351,9 @@ func (q *Queue) move(cn *consumer, it *Item, version, epoch int32) task.Task[out
 		}
 		claim := func() {
 			if q.claimed == nil {
-				q.claimed = map[string]bool{}
+				q.claimed = map[string]int64{}
 			}
-			q.claimed[copyPath] = true
+			q.claimed[copyPath] = s.Session().ID
 			k(taken, nil)
 		}
 		var send, settle func()
@@ -341,7 +420,7 @@ func (q *Queue) move(cn *consumer, it *Item, version, epoch int32) task.Task[out
 					k(gone, err)
 				case st == nil:
 					send() // not applied
-				case q.claimed[copyPath]:
+				case q.isClaimed(copyPath):
 					k(gone, nil)
 				default:
 					claim()

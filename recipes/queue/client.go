@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/park"
@@ -120,52 +119,10 @@ func (cl *Client) Settle(ctx context.Context) error {
 // even when ctx ends during the work. Called on an executor's goroutine,
 // it starts the ack and returns executor.ErrOnExecutor.
 func (cl *Client) Ack(ctx context.Context, it *Item) error {
-	_, err := giveUp(ctx, "queue "+cl.q.Dir()+": ack", cl.ex, it.Ack())
+	// blocking.Give: an ack whose failure comes as ctx ends is told to the
+	// caller or, once it has left, to Config.OnError (never to no one).
+	_, err := blocking.Give(ctx, "queue "+cl.q.Dir()+": ack", cl.ex, nil, it.Ack())
 	return err
-}
-
-// giveUp runs t, which gives something back (an ack), on ex, whatever
-// ctx: it is submitted even when ctx has ended already (or when called on
-// an executor's goroutine, where waiting would wait forever), and never
-// canceled. It waits for t's outcome until ctx ends; then it returns
-// ctx's error and t goes on in the background, its failure reported to
-// the executor's Config.OnError.
-func giveUp[T any](ctx context.Context, what string, ex *executor.Executor, t task.Task[T]) (T, error) {
-	var zero T
-	if err := executor.CanBlock(); err != nil {
-		executor.Submit(ex, t, nil)
-		return zero, err
-	}
-	if ctx.Err() != nil {
-		executor.Submit(ex, t, nil)
-		return zero, ctxErr(ctx, what)
-	}
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
-	var mu sync.Mutex
-	waiting := true
-	executor.Submit(ex, t, func(v T, err error) {
-		mu.Lock()
-		w := waiting
-		mu.Unlock()
-		if !w && err != nil {
-			ex.Report(fmt.Errorf("queue: %w", err))
-		}
-		ch <- result{v, err}
-	})
-	park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		mu.Lock()
-		waiting = false
-		mu.Unlock()
-		return zero, ctxErr(ctx, what)
-	}
 }
 
 // ctxErr is the error a blocking call returns when ctx ended first.

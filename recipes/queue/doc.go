@@ -45,7 +45,8 @@
 //     it there at least once); ErrFull at WithBound's bound, which is
 //     best-effort (with P producers the queue holds at most n+P-1 items);
 //     ErrExhausted when the directory's sequence counter has run out while
-//     items are queued (puts go on once the queue has drained).
+//     the directory is not empty (puts go on once the queue has drained
+//     and no other program's node is left in it).
 //   - Take at most once: an *UnknownTakeError carrying the item when its
 //     delete's reply was lost: not delivered, not lost silently.
 //   - Ack: ErrDeliveryLost (a recipes.ErrLost) when not applied (the item

@@ -3,6 +3,10 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"strconv"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 
 	"github.com/zkflow/zkflow/task"
 )
@@ -32,20 +36,63 @@ func detached[T any](q *Queue, s *task.Scope, t task.Task[T], k, orphan func(T, 
 }
 
 // putBack puts an at-most-once item that a take deleted, but could not
-// deliver, back at the end of its priority: a new item with the same data
-// (a new name). It was delivered to no one, so it is still delivered at
-// most once. A put whose outcome is unknown (a lost connection, an
-// expiry) is not sent again, which could queue the item twice: the item
-// may be lost, and goes to the executor's error report as an
-// *UnknownTakeError with its data, as a take's lost reply does.
+// deliver, back at the end of its priority: a new item with the same data,
+// named with its priority's prefix and 2^32 plus the deleted item's czxid
+// (returnName's form: above any number the counter hands out, and unique,
+// as czxids are). It is a plain create, not a put: neither the queue's
+// bound nor a counter that has run out refuses it (the item was queued
+// already), and a directory deleted meanwhile is made again. It was
+// delivered to no one, so it is still delivered at most once. A create
+// whose outcome is unknown (a lost connection, an expiry) is not sent
+// again: another consumer may have taken the item since, and a second
+// create would queue it again. The item may then be lost, and goes to
+// the executor's error report as an *UnknownTakeError with its data, as
+// a take's lost reply does; any other failure is reported as itself.
 func (q *Queue) putBack(s *task.Scope, it Item) {
 	done := q.settling.Add()
-	task.Go(s, q.PutPriority(it.Data, it.Priority), func(_ string, err error) {
+	t := q.putBackTask(it)
+	if canary.On(bugPutBackAsPut) {
+		t = c.Map(q.PutPriority(it.Data, it.Priority), func(string) task.Unit { return task.Unit{} })
+	}
+	task.Go(s, t, func(_ task.Unit, err error) {
 		defer done()
-		if err != nil {
+		switch {
+		case err == nil:
+		case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed), canary.On(bugPutBackAsPut):
 			s.Runtime().Report(&UnknownTakeError{Item: it, Err: fmt.Errorf("putting it back, taken as its take ended: %w", err)})
+		default:
+			s.Runtime().Report(fmt.Errorf("queue: putting %s back, taken as its take ended: not put back: %w", it.Name, err))
 		}
 	})
+}
+
+func (q *Queue) putBackTask(it Item) task.Task[task.Unit] {
+	path := q.item(prefix(it.Priority) + strconv.FormatInt(1<<32+it.czxid, 10))
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		var create func()
+		create = func() {
+			req := &task.CreateRequest{Path: path, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(path)}
+			task.Run(s, task.CreateWith(req), func(_ task.Created, err error) {
+				switch {
+				case err == nil:
+					k(task.Unit{}, nil)
+				case errors.Is(err, task.ErrNotSent):
+					create()
+				case errors.Is(err, task.ErrNoNode):
+					task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
+						if err != nil {
+							k(task.Unit{}, err)
+							return
+						}
+						create()
+					})
+				default:
+					k(task.Unit{}, err)
+				}
+			})
+		}
+		create()
+	}
 }
 
 // giveBackOwn returns an item its live consumer holds in flight (moved as

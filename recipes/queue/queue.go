@@ -50,6 +50,16 @@ const (
 	// and whose retry finds the consumer's marker gone reports
 	// ErrDeliveryLost although the first send may have been applied.
 	bugAckLostIsDeliveryLost canary.Name = "queue/lost-ack-is-delivery-lost"
+	// bugPutBackAsPut: at-most-once, an item a take deleted but could not
+	// deliver is put back with a put: the queue's bound or a counter run
+	// out refuses it, and the item is lost.
+	bugPutBackAsPut canary.Name = "queue/put-back-as-put"
+	// bugOneRegistration: at-least-once, every take that finds no consumer
+	// of its session registers one, and each registration forgets the
+	// copies the takes of the one before delivered: a take of the first
+	// settling a lost reply finds its copy unclaimed and delivers the item
+	// a second time.
+	bugOneRegistration canary.Name = "queue/concurrent-registrations"
 	// bugClaimless: at-least-once, a take of a consumer that finds its
 	// copy of the item existing takes it for its own even when another
 	// take of the same consumer made it: the item is delivered twice to
@@ -77,9 +87,11 @@ var (
 	// recipes.ErrLost) holds for it, as for a lost lock or lease.
 	ErrDeliveryLost error = &lostError{"queue: delivery lost (the item goes back to the queue)"}
 	// ErrExhausted: a Put found the directory's sequence counter run out
-	// (2^31-1 creates in one directory) while items are queued: nothing
-	// was put. Puts go on once the queue has no item (the first put then
-	// restarts the counter); see "Names handed out again" in PROTOCOL.md.
+	// (2^31-1 creates in one directory) while the directory is not empty:
+	// items are queued, or nodes that are not items (another program's,
+	// which the queue skips and never deletes). Nothing was put. Puts go
+	// on once the directory holds neither (the first put then restarts the
+	// counter); see "Names handed out again" in PROTOCOL.md.
 	ErrExhausted = errors.New("queue: the directory's counter has run out")
 )
 
@@ -171,8 +183,12 @@ type Queue struct {
 	// sleepers: at-least-once, the takes waiting for a watch (acked.go).
 	sleepers []*sleeper
 	// claimed: at-least-once, the in-flight copies a take of this Queue
-	// has delivered and that are not acknowledged (acked.go).
-	claimed map[string]bool
+	// has delivered and that are not acknowledged, with the id of the
+	// session they were taken on (acked.go).
+	claimed map[string]int64
+	// registering: at-least-once, the registration of a consumer under
+	// way; the takes of its session wait for it (acked.go).
+	registering *registration
 	// epoch: the epoch's version + 1, or 0 when not known (epoch.go).
 	epoch atomic.Int64
 	// settling counts the takes' deletes or moves in flight and the
@@ -391,7 +407,7 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 				case restarted:
 					create()
 				default:
-					k("", fmt.Errorf("%w: %s: its counter has run out and items are queued", ErrExhausted, q.dir))
+					k("", fmt.Errorf("%w: %s: its counter has run out and the directory is not empty (items are queued, or nodes that are not items)", ErrExhausted, q.dir))
 				}
 			})
 		}

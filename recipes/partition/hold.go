@@ -17,7 +17,9 @@ const (
 	// Items still held are held: each hold ends only by a Release.
 	Allocating State = iota
 	// Acquired: the party has been unchanged for Stable and the member
-	// holds every item of its assignment, and nothing else.
+	// holds every item of its assignment, and nothing else, none of them
+	// draining (WithDrain: an item that drains is given up once its drain
+	// ends, even if the division gave it back meanwhile).
 	Acquired
 	// Ended: the member ended (Leave, the executor closed, an error no
 	// retry settles); Err says why. It holds nothing.

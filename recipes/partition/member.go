@@ -437,7 +437,7 @@ func (m *Member) report() {
 	switch {
 	case m.Err() != nil:
 		st = Ended
-	case m.timer == nil && m.desired != nil && len(m.tries) == 0 && heldIsDesired(now, m.desired):
+	case m.timer == nil && m.desired != nil && len(m.tries) == 0 && heldIsDesired(now, m.desired) && !m.draining():
 		st = Acquired
 	}
 	var acq, rel []string
@@ -476,6 +476,22 @@ func (m *Member) report() {
 // heldIsDesired reports whether the items held are exactly those of the
 // assignment: an item still draining (held, not assigned) or one not
 // taken again yet (assigned, not held) keeps the member Allocating.
+// draining reports whether a hold's WithDrain task runs: the item is
+// being given up (it is, once the drain ends, even if the division wants
+// it here again: the member then takes it anew), so the member is not
+// Acquired.
+func (m *Member) draining() bool {
+	if canary.On(bugAcquiredWhileDraining) {
+		return false
+	}
+	for _, h := range m.holds {
+		if h.draining {
+			return true
+		}
+	}
+	return false
+}
+
 func heldIsDesired(now map[string]Hold, desired map[string]bool) bool {
 	if len(now) != len(desired) {
 		return false
@@ -518,6 +534,11 @@ func (m *Member) dropAll() {
 // bugKeepAcrossExpiry: holds are kept across a session's end, as if
 // the lock nodes had not gone with it.
 const bugKeepAcrossExpiry canary.Name = "partition/keep-holds-across-expiry"
+
+// bugAcquiredWhileDraining: a hold whose WithDrain task runs counts as
+// held for state Acquired, so an item the division moved here again while
+// it drained is reported Acquired, then given up all the same.
+const bugAcquiredWhileDraining canary.Name = "partition/acquired-while-draining"
 
 func (m *Member) onSession(ev task.Event) {
 	if ev.Type != task.EventNone || m.Err() != nil {

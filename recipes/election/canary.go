@@ -24,4 +24,10 @@ const (
 	// any other; candidates then tie at 2147483647 and a newcomer can sort
 	// ahead of the leader.
 	bugExhaustedSeq canary.Name = "election/queue-exhausted-sequence"
+	// bugReplaceSibling: a Master campaign whose create's reply was lost,
+	// finding the master node its session's and its own lease missing,
+	// takes the node for its own orphan and deletes it, also when another
+	// campaign of the session leads with it (that campaign's lease
+	// vouches for it).
+	bugReplaceSibling canary.Name = "election/master-replace-sibling"
 )

@@ -186,8 +186,9 @@ func (r *run) watch() {
 					// Ours, perhaps made by our multi, but our lease is not
 					// its (someone removed or replaced it): no one could
 					// tell, so nobody would delete it. Remove it and run
-					// again.
-					r.replace(st)
+					// again, unless another campaign of the session leads
+					// with it (its lease vouches for it).
+					r.replaceUnlessSibling(st, sw.Watch)
 				default:
 					r.await(sw.Watch)
 				}
@@ -239,11 +240,52 @@ func (r *run) verify() {
 			case canary.On(bugSkipOwnerCheck) || (r.made(*st, ls) && r.s.IsCurrent(r.sess)):
 				r.granted(*st)
 			case st.EphemeralOwner == r.sess.ID && !r.made(*st, ls):
-				r.replace(*st) // our multi's node, its lease removed or replaced
+				r.replaceUnlessSibling(*st, nil) // our multi's node, its lease removed or replaced
 			default:
 				r.watch()
 			}
 		})
+	})
+}
+
+// replaceUnlessSibling replaces the master node st of our session
+// (replace) unless a lease of our session vouches for it (created in its
+// transaction: the same czxid): then it is another campaign's of this
+// session (two goroutines on one Client, say), which leads with it, and
+// this one waits for it to change (w, or a new read if w is nil).
+func (r *run) replaceUnlessSibling(st task.Stat, w *task.Watch) {
+	if canary.On(bugReplaceSibling) {
+		r.replace(st)
+		return
+	}
+	task.Run(r.s, c.Retry(task.Children(r.m.leases), retry), func(cl task.ChildList, err error) {
+		if err != nil && !errors.Is(err, task.ErrNoNode) {
+			r.fail(err)
+			return
+		}
+		var look func(i int)
+		look = func(i int) {
+			if i == len(cl.Names) {
+				r.replace(st)
+				return
+			}
+			p := r.m.leases + "/" + cl.Names[i]
+			task.Run(r.s, c.Retry(task.Exists(p), retry), func(ls *task.Stat, err error) {
+				switch {
+				case err != nil:
+					r.fail(err)
+				case ls != nil && ls.EphemeralOwner == r.sess.ID && ls.Czxid == st.Czxid:
+					if w != nil {
+						r.await(w)
+					} else {
+						r.watch()
+					}
+				default:
+					look(i + 1)
+				}
+			})
+		}
+		look(0)
 	})
 }
 

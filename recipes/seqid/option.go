@@ -30,7 +30,7 @@ type aclOption task.ACLProvider
 
 func (a aclOption) apply(o *options) { o.acl = task.ACLProvider(a) }
 
-// WithACL makes a missing sequence node be created with the ACL p gives
-// for its path. Without it, or with p nil, it gets task.OpenACL. (The
-// node's parent is never created: a missing parent is an error.)
+// WithACL makes a missing sequence node, and its missing ancestors, be
+// created with the ACL p gives for each path. Without it, or with p nil,
+// they get task.OpenACL.
 func WithACL(p task.ACLProvider) Option { return aclOption(p) }

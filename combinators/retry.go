@@ -39,6 +39,9 @@ func (b Backoff) Delay(n int, u float64) time.Duration {
 		return 0
 	}
 	m := max(b.Multiplier, 1)
+	if math.IsNaN(m) {
+		m = 1 // Validate refuses it; Delay alone takes it as < 1
+	}
 	d := float64(b.Initial) * math.Pow(m, float64(n-1))
 	if b.Max > 0 && d > float64(b.Max) {
 		d = float64(b.Max)
@@ -61,6 +64,8 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("%w: negative backoff", task.ErrInvalidArgument)
 	case p.Backoff.Jitter < 0 || p.Backoff.Jitter > 1 || math.IsNaN(p.Backoff.Jitter):
 		return fmt.Errorf("%w: jitter %v not in [0, 1]", task.ErrInvalidArgument, p.Backoff.Jitter)
+	case math.IsNaN(p.Backoff.Multiplier):
+		return fmt.Errorf("%w: backoff multiplier NaN", task.ErrInvalidArgument)
 	}
 	return nil
 }

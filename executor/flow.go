@@ -212,9 +212,10 @@ func (r *flowRun[T]) finish(v T, err error) {
 	}
 }
 
-// Await submits t and waits for its outcome or for ctx to end. When ctx
-// ends first, the flow is canceled (its cleanups run on the executor) and
-// Await returns task.ErrCanceled, or an error wrapping
+// Await submits t and waits for its outcome or for ctx to end. An outcome
+// that has come when Await looks is returned, even if ctx has ended too.
+// When ctx ends first, the flow is canceled (its cleanups run on the
+// executor) and Await returns task.ErrCanceled, or an error wrapping
 // task.ErrDeadlineExceeded that says whether the flow had started; they
 // match context.Canceled and context.DeadlineExceeded under errors.Is. Someone
 // must be running the executor (Run) for Await to return before ctx ends.
@@ -252,6 +253,15 @@ func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 		return zero, task.ErrClosed
 	}
 	park.Wait(ctx, func() bool { return len(r.ch) > 0 || ctx.Err() != nil })
+	// An outcome already in wins over a ctx that has ended too (a select
+	// over both would pick at random): the flow's work is not reported
+	// canceled, and a seeded simulation's history does not depend on the
+	// pick.
+	select {
+	case res := <-r.ch:
+		return res.v, res.err
+	default:
+	}
 	select {
 	case res := <-r.ch:
 		return res.v, res.err

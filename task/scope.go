@@ -77,7 +77,7 @@ type Scope struct {
 // not ended; done runs when the last one ends.
 type cleanups struct {
 	n    int
-	done func()
+	done []func()
 }
 
 // NewSessionScope returns the scope under which every flow bound to
@@ -296,22 +296,41 @@ func (s *Scope) Close() {
 		s.parent.children.remove(s)
 	}
 	s.unlinkChildren()
+	// Counted here, after the cancellation above, whose continuations and
+	// OnDone callbacks may have withdrawn or added cleanups; one count
+	// more while starting them, so that none ending at once calls done
+	// early.
 	cw := s.cleaned
+	if cw != nil {
+		cw.n++
+	}
 	for d := s.defers; d != nil; d = d.prev {
 		if !d.canceled {
+			if cw != nil {
+				cw.n++
+			}
 			Go(s, d.t, func(_ Unit, err error) {
 				if err != nil {
 					s.rt.Report(err)
 				}
-				if cw != nil {
-					if cw.n--; cw.n == 0 {
-						cw.done()
-					}
-				}
+				cw.end()
 			})
 		}
 	}
 	s.defers = nil
+	cw.end()
+}
+
+// end counts one cleanup (or the start) ended; done runs at the last.
+func (cw *cleanups) end() {
+	if cw == nil {
+		return
+	}
+	if cw.n--; cw.n == 0 {
+		for _, done := range cw.done {
+			done()
+		}
+	}
 }
 
 // CloseAndWait is Close, then done, on the executor goroutine, once every
@@ -319,18 +338,15 @@ func (s *Scope) Close() {
 // a scope already closed it calls done at once. A cleanup whose flow never
 // ends (the executor closed before it ran) keeps done from running.
 func (s *Scope) CloseAndWait(done func()) {
-	n := 0
-	for d := s.defers; d != nil && !s.closed; d = d.prev {
-		if !d.canceled {
-			n++
-		}
-	}
-	if n == 0 {
-		s.Close()
+	if s.closed {
 		done()
 		return
 	}
-	s.cleaned = &cleanups{n: n, done: done}
+	if s.cleaned != nil { // again, from within Close's cancellation
+		s.cleaned.done = append(s.cleaned.done, done)
+		return
+	}
+	s.cleaned = &cleanups{done: []func(){done}}
 	s.Close()
 }
 

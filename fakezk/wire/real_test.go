@@ -22,7 +22,8 @@ import (
 // failed with ZK_REQUIRED=1) and compares the replies byte for byte, with
 // the Stat fields that depend on time, zxids and session ids masked: the
 // handshake in both shapes and the session password, each request type
-// (create2, empty and null data, multi failures, whoAmI, getEphemerals, getAllChildrenNumber,
+// (create2, empty and null data, multi failures, multi and multiRead with
+// ops of the other kind, whoAmI, getEphemerals, getAllChildrenNumber,
 // addWatch, checkWatches, multiRead, setWatches2, unknown ops) and the
 // four-letter words' shapes.
 func TestAgainstRealServer(t *testing.T) {
@@ -122,6 +123,11 @@ func script(t *testing.T, addr string) []string {
 	}})
 	call(wire.Request{Op: wire.OpExists, Path: "/ok"})
 	call(wire.Request{Op: wire.OpMultiRead, Ops: []wire.Request{{Op: wire.OpGetData, Path: "/w"}, {Op: wire.OpGetChildren, Path: "/nope"}}})
+	// Ops of the other kind: MarshallingError, the connection kept.
+	call(wire.Request{Op: wire.OpMultiRead, Ops: []wire.Request{{Op: wire.OpGetData, Path: "/w"}, {Op: wire.OpCheck, Path: "/w", Version: -1}}})
+	call(wire.Request{Op: wire.OpMultiRead, Ops: []wire.Request{{Op: wire.OpCreate, Path: "/mr", ACL: open}}})
+	call(wire.Request{Op: wire.OpMulti, Ops: []wire.Request{{Op: wire.OpGetData, Path: "/w"}}})
+	call(wire.Request{Op: wire.OpExists, Path: "/mr"})
 	call(wire.Request{Op: wire.OpGetEphemerals, Path: "/"})
 	call(wire.Request{Op: wire.OpGetEphemerals, Path: "/x"})
 	call(wire.Request{Op: wire.OpAllChildrenCount, Path: "/w"})

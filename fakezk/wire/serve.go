@@ -76,8 +76,35 @@ func (lk *link) serve(r *Request) bool {
 		}))
 		return true
 	case OpMultiRead:
-		lk.multiRead(r)
+		reads, writes := multiKinds(r)
+		switch {
+		case reads > 0 && writes > 0:
+			// MultiOperationRecord.deserialize: "Mixing different kind of
+			// ops"; FinalRequestProcessor answers MarshallingError.
+			lk.reply(header(r.Xid, zk.Zxid(), int32(task.CodeMarshallingError)))
+		case writes > 0:
+			// "Invalid type of readOp", thrown once the (empty)
+			// MultiResponse is made: MarshallingError, and that body.
+			lk.reply(frame(func(b []byte) []byte {
+				e := enc{b}
+				ReplyHeader{r.Xid, zk.Zxid(), int32(task.CodeMarshallingError)}.encode(&e)
+				e.int(-1)
+				e.bool(true)
+				e.int(-1)
+				return e.b
+			}))
+		default:
+			lk.multiRead(r)
+		}
 		return true
+	case OpMulti:
+		if reads, _ := multiKinds(r); reads > 0 {
+			// Mixed kinds fail at MultiOperationRecord.deserialize, reads
+			// alone in PrepRequestProcessor ("unknown type"): either way
+			// MarshallingError, no body.
+			lk.reply(header(r.Xid, zk.Zxid(), int32(task.CodeMarshallingError)))
+			return true
+		}
 	case OpCheck:
 		lk.check(r)
 		return true
@@ -213,6 +240,21 @@ func (lk *link) check(r *Request) {
 		}
 		lk.fill(sl, nil)
 	}, nil)
+}
+
+// multiKinds counts a multi's or multiRead's ops of each kind, as 3.8.0's
+// MultiOperationRecord tells them apart: getData and getChildren are
+// reads, the others (create, delete, setData, check) writes.
+func multiKinds(r *Request) (reads, writes int) {
+	for i := range r.Ops {
+		switch r.Ops[i].Op {
+		case OpGetData, OpGetChildren:
+			reads++
+		default:
+			writes++
+		}
+	}
+	return reads, writes
 }
 
 // multiRead answers the reads of a multiRead one by one, each with its own

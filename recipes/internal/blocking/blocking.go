@@ -41,17 +41,27 @@ func Take[H any](ctx context.Context, what string, ex *executor.Executor, t task
 	ch := make(chan result, 1)
 	f := executor.Submit(ex, t, func(v H, err error) { ch <- result{v, err} })
 	park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
-	select {
-	case r := <-ch:
+	var r result
+	got := false
+	select { // an outcome already in wins over a ctx that has ended too
+	case r = <-ch:
+		got = true
+	default:
+		select {
+		case r = <-ch:
+			got = true
+		case <-ctx.Done():
+		}
+	}
+	if got {
 		if r.err == nil && won != nil {
 			won(r.v)
 		}
 		return r.v, r.err
-	case <-ctx.Done():
 	}
 	f.Cancel()
 	park.Wait(ctx, func() bool { return len(ch) > 0 })
-	r := <-ch // the flow ends promptly once canceled
+	r = <-ch // the flow ends promptly once canceled
 	if r.err == nil && undo != nil {
 		undo(r.v)
 	}
@@ -171,10 +181,15 @@ func give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pen
 	// before this goroutine looks) goes through leave: once left, t's
 	// failure is reported, not dropped in the channel.
 	park.Wait(ctx, func() bool { return len(g.ch) > 0 || ctx.Err() != nil })
-	select {
+	select { // an outcome already in wins over a ctx that has ended too
 	case r := <-g.ch:
 		return r.v, r.err
-	case <-ctx.Done():
+	default:
+		select {
+		case r := <-g.ch:
+			return r.v, r.err
+		case <-ctx.Done():
+		}
 	}
 	if r, ok := g.leave(); ok {
 		return r.v, r.err // the outcome came as ctx ended: it is known

@@ -4,8 +4,16 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
 )
+
+// bugMultiLiveCversion: a multi's creates are named from the stored
+// cversion, which stays at int32's maximum once the counter has run out,
+// instead of from the multi's own change records, whose cversion wraps: a
+// multi with two sequential creates past the maximum fails (NodeExists)
+// where 3.8.0 names the second with a negative number.
+const bugMultiLiveCversion canary.Name = "fakezk/multi-live-cversion"
 
 // txn collects one transaction's watch triggers and, for multi, how to undo
 // its changes. Triggers fire only when the transaction commits.
@@ -18,6 +26,12 @@ type txn struct {
 	// touched are nodes changed with no trigger (setACL), for the
 	// journal.
 	touched []string
+	// prepCv, in a multi, is each parent's cversion as 3.8.0's
+	// PrepRequestProcessor keeps it in the multi's change records: raised
+	// by every create of the multi, wrapping at int32's maximum, while the
+	// stored cversion is raised only if larger (DataTree.createNode). The
+	// multi's later creates are named from it.
+	prepCv map[*node]int32
 }
 
 // fired is one watch trigger with the ACL of the node it is about, as
@@ -129,7 +143,11 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	if err := checkACL(parent.acl, task.PermCreate, who); err != nil {
 		return "", task.Stat{}, err
 	}
-	cv := parent.stat.Cversion
+	stored := parent.stat.Cversion
+	cv := stored
+	if p, ok := tx.prepCv[parent]; ok {
+		cv = p
+	}
 	if r.Mode.IsSequential() {
 		path = seqName(path, cv)
 	}
@@ -163,7 +181,14 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 		},
 	}
 	oldCv, oldPz := parent.stat.Cversion, parent.stat.Pzxid
-	if newCv := cv + 1; newCv > cv {
+	newCv := cv + 1 // wraps as Java's int does
+	if tx.multi && !canary.On(bugMultiLiveCversion) {
+		if tx.prepCv == nil {
+			tx.prepCv = map[*node]int32{}
+		}
+		tx.prepCv[parent] = newCv
+	}
+	if newCv > stored {
 		parent.stat.Cversion = newCv
 		parent.stat.Pzxid = tx.zxid
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/recipes/rwlock"
 	"github.com/zkflow/zkflow/task"
 )
@@ -31,6 +32,8 @@ import (
 // time between; release. A holder whose session expired in its section
 // writes once more ("late"), which ZooKeeper must refuse. Judged by:
 //
+//   - at every reader's grant whose node exists: no writer contender
+//     with a lower number exists (writers are not starved);
 //   - at every grant whose node exists, on the server's tree: no other
 //     granted and not yet released hold whose node still exists when
 //     either is a writer (the recipe grants only over nodes that are
@@ -131,6 +134,18 @@ func (s *rwSim) granted(r *sim.Trial, i int, h *rwlock.Held) {
 		// it waited): a hold that is lost already, whose fenced writes
 		// fail (package doc, Faults).
 		return
+	}
+	if h.Mode() == rwlock.Read && !zkops.Exhausted(h.Seq()) {
+		// Writers are not starved (the package doc): a reader granted
+		// while a writer with a lower number waits (its node exists:
+		// created before the reader's, so the reader's listing saw it)
+		// passed it.
+		for _, n := range r.Children(rwDir) {
+			const writeTag = "__WRIT__"
+			if seq, ok := zkops.SeqAfter(n, writeTag); ok && !zkops.Exhausted(seq) && seq < h.Seq() {
+				r.Errorf("client %d granted the read lock %s while the writer %s, lower, waits", i, h.Path(), n)
+			}
+		}
 	}
 	for _, o := range s.holders[:len(s.holders)-1] {
 		if h.Mode() == rwlock.Read && o.Mode() == rwlock.Read {

@@ -24,6 +24,7 @@ func TestCanaries(t *testing.T) {
 	for _, name := range []canary.Name{
 		"partition/hold-at-create",
 		"partition/keep-holds-across-expiry",
+		"partition/acquired-while-draining",
 	} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
@@ -38,6 +39,7 @@ var simItems = []string{"a", "b", "c", "d", "e"}
 // and join again, so items move all the time. Every member writes to
 // each item it holds, now and then, through the hold's fence, into the
 // item's fencing log (sim.FencedEntry), and once more in its WithDrain task
+// (which takes up to 400ms, so the division may change back meanwhile)
 // when it gives the item up; a member whose session ended
 // while it held an item writes once more with that hold ("late"). Judged
 // by:
@@ -46,6 +48,8 @@ var simItems = []string{"a", "b", "c", "d", "e"}
 //     member believes it holds the item while its lock node is on the
 //     server (a hold whose node is gone is over, whatever its member
 //     believes: its fenced writes are refused);
+//   - at every Change reporting state Acquired: no hold it lists drains
+//     (a draining item goes once its drain ends);
 //   - at the end, each item's fencing log: tokens never go down in the
 //     server's order (two holders' writes never interleave), and no late
 //     write was applied;
@@ -71,6 +75,7 @@ type partSim struct {
 
 	// summed over seeds
 	writes, lateRefused, holds, released, drains int
+	draining                                     map[int64]bool // tokens whose drain runs
 }
 
 func newPartSim() (*partSim, sim.Scenario) {
@@ -87,9 +92,15 @@ func newPartSim() (*partSim, sim.Scenario) {
 			s.lost.World, s.lost.Rand = r.World, r.Rand
 			s.lost.Sent = func(int, task.Request) { s.oneHolder(r) }
 			// Drain: one last fenced write before an item is given up.
+			// It takes a while (the division may change back meanwhile):
+			// a member is not Acquired while one of its drains runs.
 			drain := func(h partition.Hold) task.Task[task.Unit] {
+				pause := time.Duration(r.Rand.IntN(400)) * time.Millisecond
 				return func(sc *task.Scope, k task.Cont[task.Unit]) {
-					task.Run(sc, h.Fenced(sim.FencedEntry(fenceDir+"/"+h.Item, h.Token, "drain")), func(_ []task.MultiResult, err error) {
+					s.draining[h.Token] = true
+					write := c.Seq(c.Sleep(pause), c.Map(h.Fenced(sim.FencedEntry(fenceDir+"/"+h.Item, h.Token, "drain")), func([]task.MultiResult) task.Unit { return task.Unit{} }))
+					task.Run(sc, write, func(_ task.Unit, err error) {
+						delete(s.draining, h.Token)
 						if err == nil {
 							s.drains++
 						}
@@ -103,6 +114,7 @@ func newPartSim() (*partSim, sim.Scenario) {
 			}
 			s.p = p
 			s.members, s.final, s.left = make([]*partition.Member, s.clients), make([]bool, s.clients), 0
+			s.draining = map[int64]bool{}
 			for _, it := range simItems {
 				if _, err := sim.Run(r.World, 0, zkops.EnsurePath(fenceDir+"/"+it, nil)); err != nil {
 					return err
@@ -152,6 +164,13 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 	var m *partition.Member
 	on := func(ch partition.Change) {
 		s.released += len(ch.Released)
+		if ch.State == partition.Acquired {
+			for _, h := range ch.Held {
+				if s.draining[h.Token] {
+					r.Errorf("client %d: Acquired while the drain of %s (token %d) runs: the item goes once it ends", i, h.Item, h.Token)
+				}
+			}
+		}
 		for _, h := range ch.Held {
 			for _, a := range ch.Acquired {
 				if a == h.Item {

@@ -3,6 +3,7 @@ package semaphore_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,8 +30,10 @@ const (
 // semSim is the semaphore scenario: 5 clients share a semaphore of 2
 // leases; each loops acquiring a lease, logging "enter" with a fenced
 // write, holding it a while, logging "exit" with a fenced write,
-// releasing it, and thinking a while. A holder whose session expired in
-// its section writes once more ("late"), which ZooKeeper must refuse.
+// releasing it, and thinking a while; client 0, one round in three (drawn
+// on a stream of its own), takes both leases at once (AcquireMany(2)) and
+// logs and releases each. A holder whose session expired in its section
+// writes once more ("late"), which ZooKeeper must refuse.
 //
 // Judged from the checker's view, the server's tree: a holder is a lease
 // whose fenced "enter" the server applied, whose "exit" it has not, and
@@ -57,8 +60,12 @@ type semSim struct {
 	peak     int
 	lastZxid int64 // the server's zxid at the last count: unchanged, so is the tree
 
+	// many draws when client 0 takes two leases at once (AcquireMany), on
+	// a stream of its own
+	many *rand.Rand
+
 	// summed over the seeds, for the test's report
-	sections, lost, lateRefused, busy, maxPeak, peakAtN int
+	sections, lost, lateRefused, busy, maxPeak, peakAtN, manyTried, manyHeld int
 }
 
 func newSemSim() (*semSim, sim.Scenario) {
@@ -101,6 +108,7 @@ func newSemSim() (*semSim, sim.Scenario) {
 
 func (s *semSim) setup(r *sim.Trial) error {
 	s.r, s.ended, s.stopped = r, make([]bool, s.clients), 0
+	s.many = rand.New(rand.NewPCG(r.Seed, 11))
 	s.log, s.open, s.peak, s.lastZxid = sim.FenceTail{}, map[int64]bool{}, 0, -1
 	m, err := semaphore.New(semPath, simLeases)
 	if err != nil {
@@ -246,11 +254,20 @@ func (s *semSim) round(r *sim.Trial, i int) {
 		think := time.Duration(r.Rand.Int64N(int64(300 * time.Millisecond)))
 		executor.Submit(ex, c.Sleep(think), func(task.Unit, error) { s.round(r, i) })
 	}
-	acquire := s.sem.Acquire()
-	if i%2 == 1 && r.Rand.IntN(3) == 0 {
-		acquire = s.sem.TryAcquire()
+	one := func(t task.Task[*semaphore.Lease]) task.Task[[]*semaphore.Lease] {
+		return c.Map(t, func(l *semaphore.Lease) []*semaphore.Lease { return []*semaphore.Lease{l} })
 	}
-	executor.Submit(ex, acquire, func(l *semaphore.Lease, err error) {
+	acquire := one(s.sem.Acquire())
+	if i%2 == 1 && r.Rand.IntN(3) == 0 {
+		acquire = one(s.sem.TryAcquire())
+	}
+	if i == 0 && s.many.IntN(3) == 0 {
+		// Two leases at once (AcquireMany): each counts, and an acquire
+		// that fails part-way leaves no lease behind.
+		acquire = s.sem.AcquireMany(2)
+		s.manyTried++
+	}
+	executor.Submit(ex, acquire, func(ls []*semaphore.Lease, err error) {
 		if err != nil {
 			if errors.Is(err, semaphore.ErrBusy) {
 				s.busy++
@@ -260,10 +277,18 @@ func (s *semSim) round(r *sim.Trial, i int) {
 			next()
 			return
 		}
-		bar := r.OpenSpan(i, "lease", "token "+strconv.FormatInt(l.Token(), 10))
+		if len(ls) > 1 {
+			s.manyHeld++
+		}
+		var bars []sim.SpanID
+		enter, exit := task.Value[[]task.MultiResult](nil), task.Value[[]task.MultiResult](nil)
+		for _, l := range ls {
+			bars = append(bars, r.OpenSpan(i, "lease", "token "+strconv.FormatInt(l.Token(), 10)))
+			enter = c.Seq(enter, l.Fenced(sim.FencedEntry(logDir, l.Token(), "enter")))
+			exit = c.Seq(exit, l.Fenced(sim.FencedEntry(logDir, l.Token(), "exit")))
+		}
 		hold := time.Duration(200+r.Rand.Int64N(800)) * time.Millisecond
-		section := c.Seq(l.Fenced(sim.FencedEntry(logDir, l.Token(), "enter")),
-			c.Seq(c.Sleep(hold), l.Fenced(sim.FencedEntry(logDir, l.Token(), "exit"))))
+		section := c.Seq(enter, c.Seq(c.Sleep(hold), exit))
 		executor.Submit(ex, section, func(_ []task.MultiResult, err error) {
 			if err != nil {
 				s.lost++
@@ -272,24 +297,30 @@ func (s *semSim) round(r *sim.Trial, i int) {
 				r.Errorf("client %d: section: %v", i, err)
 			}
 			late := task.Value[[]task.MultiResult](nil)
-			if errors.Is(err, task.ErrSessionExpired) {
-				// The session ended under the section: the holder must
-				// have been told before it runs anything on the next one.
-				if l.Err() == nil && !r.Closing() {
-					r.Errorf("client %d: lease %s of an ended session not signalled lost", i, l.Path())
+			release := task.Done
+			for _, l := range ls {
+				if errors.Is(err, task.ErrSessionExpired) {
+					// The session ended under the section: the holder must
+					// have been told before it runs anything on the next one.
+					if l.Err() == nil && !r.Closing() {
+						r.Errorf("client %d: lease %s of an ended session not signalled lost", i, l.Path())
+					}
+					// A holder that ignores the loss writes again on the new
+					// session: ZooKeeper must refuse it.
+					late = c.Seq(late, c.Catch(l.Fenced(sim.FencedEntry(logDir, l.Token(), "late")),
+						func(err error) task.Task[[]task.MultiResult] {
+							if errors.Is(err, semaphore.ErrLeaseLost) {
+								s.lateRefused++
+							}
+							return task.Value[[]task.MultiResult](nil)
+						}))
 				}
-				// A holder that ignores the loss writes again on the new
-				// session: ZooKeeper must refuse it.
-				late = c.Catch(l.Fenced(sim.FencedEntry(logDir, l.Token(), "late")),
-					func(err error) task.Task[[]task.MultiResult] {
-						if errors.Is(err, semaphore.ErrLeaseLost) {
-							s.lateRefused++
-						}
-						return task.Value[[]task.MultiResult](nil)
-					})
+				release = c.Seq(release, l.Release())
 			}
-			executor.Submit(ex, c.Seq(late, l.Release()), func(_ task.Unit, rerr error) {
-				r.CloseSpan(bar)
+			executor.Submit(ex, c.Seq(late, release), func(_ task.Unit, rerr error) {
+				for _, bar := range bars {
+					r.CloseSpan(bar)
+				}
 				if rerr != nil && !r.Closing() && !errors.Is(rerr, task.ErrSessionExpired) {
 					r.Errorf("client %d: release: %v", i, rerr)
 				}
@@ -319,6 +350,10 @@ func TestSimulation(t *testing.T) {
 		s.sections, s.lost, s.lateRefused, s.busy, s.maxPeak, s.peakAtN, simLeases)
 	if s.sections == 0 || s.lost == 0 || s.lateRefused == 0 || s.busy == 0 || s.peakAtN == 0 {
 		t.Fatal("no contention or the faults never bit: the scenario checks nothing")
+	}
+	t.Logf("AcquireMany(2): %d tried, %d held two leases", s.manyTried, s.manyHeld)
+	if s.manyHeld == 0 {
+		t.Fatal("no AcquireMany held its leases: the scenario checks nothing there")
 	}
 }
 

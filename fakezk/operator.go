@@ -38,6 +38,12 @@ func (s *Server) AdminCreate(path string, data []byte, owner int64) error {
 	return s.admin(req, sess)
 }
 
+// AdminSetData writes data to the node at path whatever its version
+// (ErrNoNode if there is none): its version moves.
+func (s *Server) AdminSetData(path string, data []byte) error {
+	return s.admin(&task.SetDataRequest{Path: path, Data: data, Version: task.AnyVersion}, nil)
+}
+
 func (s *Server) admin(req task.Request, sess *session) error {
 	if err := reqcheck.Validate(req, s.cfg.MaxDataSize); err != nil {
 		return err
@@ -59,6 +65,8 @@ func (s *Server) admin(req task.Request, sess *session) error {
 			err = s.delete(tx, superUser, r)
 		case *task.CreateRequest:
 			_, _, err = s.create(tx, sess, superUser, r)
+		case *task.SetDataRequest:
+			_, err = s.setData(tx, superUser, r)
 		}
 		s.tracef("admin %s zxid=%d: %s", describe(req), s.zxid, errString(err))
 		if err == nil {

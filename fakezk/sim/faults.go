@@ -308,6 +308,7 @@ type injector struct {
 	operator   []string    // Scenario.Operator
 	counters   []string    // Scenario.Counters
 	deleteOnly []string    // Scenario.OperatorDeleteOnly
+	writes     bool        // Scenario.OperatorWrites
 	orphan     int64       // the operator's session for ephemerals, while it lives
 }
 

@@ -151,7 +151,8 @@ func (in *injector) injectProcess(c FaultClass) {
 }
 
 // operate is one operator's act: delete a leaf under Scenario.Operator
-// and, one time in two, create it again. It reports what it did, or false
+// and, one time in two, create it again; or, with Scenario.OperatorWrites,
+// one act in four, write to it. It reports what it did, or false
 // if there was nothing to touch or the server was down.
 func (in *injector) operate() (string, bool) {
 	w, rng := in.w, in.prng
@@ -172,6 +173,13 @@ func (in *injector) operate() (string, bool) {
 	}
 	path := cands[rng.IntN(len(cands))]
 	data, old, _ := w.NodeData(path)
+	if in.writes && rng.IntN(4) == 0 {
+		if err := w.Server.AdminSetData(w.ServerPath(path), []byte("operator")); err != nil {
+			return "", false
+		}
+		w.operated = append(w.operated, touch{at: w.Clock.Now(), path: path, czxid: old.Czxid})
+		return "wrote " + path, true
+	}
 	if err := w.Server.AdminDelete(w.ServerPath(path)); err != nil {
 		return "", false
 	}

@@ -87,6 +87,11 @@ type Scenario struct {
 	// marker only its creator writes). Required when Faults.Allow has
 	// Operator.
 	Operator []string
+	// OperatorWrites lets the operator also write data to a live leaf
+	// among the Operator nodes (one act in four): its version moves, as a
+	// zkCli set does. For recipes whose docs say what someone else's write
+	// to their nodes does (a lock or lease lost, a leader deposed).
+	OperatorWrites bool
 	// OperatorDeleteOnly lists, among the Operator nodes, those the
 	// operator only deletes and never creates again under the same name:
 	// nodes named with a secret of their holder (a 128-bit random prefix),
@@ -327,6 +332,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	inj.operator = sc.Operator
 	inj.counters = sc.Counters
 	inj.deleteOnly = sc.OperatorDeleteOnly
+	inj.writes = sc.OperatorWrites
 	if sc.Restart != nil {
 		inj.restart = func(i int) { sc.Restart(r, i) }
 	}

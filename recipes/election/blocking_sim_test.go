@@ -89,7 +89,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			s.leaders.End(i)
 			s.start(r, i)
 		},
-		Operator: []string{bsimDir + "/"},
+		Operator:       []string{bsimDir + "/"},
+		OperatorWrites: true,
 		Quiesce: func(r *sim.Trial) bool {
 			if r.Actors() > 0 || len(r.Children(bsimDir)) > 0 {
 				return false

@@ -145,8 +145,9 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			s.leaders.End(i) // the dead process acts no more; the new one has not begun
 			s.loop(r, i)
 		},
-		Operator: []string{"/svc/election/", "/svc/master"},
-		Counters: counters,
+		Operator:       []string{"/svc/election/", "/svc/master"},
+		OperatorWrites: true,
+		Counters:       counters,
 		Live: func(r *sim.Trial) bool {
 			for i := range clients {
 				if !r.ProgressedSinceFaults(i) {

@@ -60,7 +60,11 @@
 // cut off or paused past its session timeout runs on, believing it holds,
 // until it hears of the expiry; only its fenced writes are safe. Leave executor.Config.Seed
 // zero in production, and do not restore a backup of a lock directory (a
-// node re-created under a deleted contender's name passes for it).
+// node re-created under a deleted contender's name passes for it), nor
+// write a waiting contender's node: a holder marks its node so that the
+// next waiter holds without listing, and any write to that node passes
+// for the mark (its successor may then hold while the holder below it
+// still does; a write to the holder's node only ends its hold).
 //
 // # Cost
 //

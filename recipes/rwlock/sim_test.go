@@ -91,9 +91,10 @@ func newRWSim() (*rwSim, sim.Scenario) {
 				s.round(r, i)
 			}
 		},
-		Restart:  func(r *sim.Trial, i int) { s.round(r, i) },
-		Operator: []string{rwDir},
-		Counters: []string{rwDir},
+		Restart:        func(r *sim.Trial, i int) { s.round(r, i) },
+		Operator:       []string{rwDir},
+		OperatorWrites: true,
+		Counters:       []string{rwDir},
 		// A contender re-created under its exact name is a forgery the
 		// fence cannot see (package doc, Safety).
 		OperatorDeleteOnly: []string{rwDir + "/"},

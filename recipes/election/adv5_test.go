@@ -118,14 +118,14 @@ func (c *endOnRead) Do(req task.Request, done func(task.Response), watch func(ta
 //
 // The caller's ctx ends on the executor right after the reply that
 // completes the observer's first snapshot: the observer has started, and
-// Await's select sees its outcome and ctx's end at once. Half the time it
-// picks ctx: Observe returns ctx's error and no channel, as if the
-// observer had not started (executor.Await cancels a flow that has
-// already succeeded), and nobody can stop it: it goes on following the
-// directory, listing it again at every change, for the executor's life.
-// The race is Go's select, so the test tries until Observe returns an
-// error (at most 64 times: each try is a coin toss) and then looks for
-// the observer.
+// its outcome and ctx's end are both in when Observe looks. Observe once
+// took ctx's end half the time (a select over both) and returned ctx's
+// error and no channel, and nobody could stop the observer: it went on
+// following the directory, listing it again at every change, for the
+// executor's life. Now the outcome wins (the channel, closed once the
+// observer stops as ctx has ended), and an observer started as ctx ended
+// is stopped in any case. Either way, after the tries no observer may
+// list the directory again on a change.
 func TestAdv5ObserveCanceledAsItStartsLeaksObserver(t *testing.T) {
 	const dir = "/svc/el"
 	var conn *endOnRead
@@ -147,7 +147,7 @@ func TestAdv5ObserveCanceledAsItStartsLeaksObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	var obsErr error
-	for try := 0; try < 64 && obsErr == nil; try++ {
+	for range 16 {
 		returned := false
 		var ch <-chan election.Observation
 		w.Go(0, func(a *sim.Actor) {
@@ -164,9 +164,6 @@ func TestAdv5ObserveCanceledAsItStartsLeaksObserver(t *testing.T) {
 			t.Fatal("Observe's channel not closed once its ctx ended")
 		}
 	}
-	if obsErr == nil {
-		t.Fatal("Observe returned its channel 64 times in a row")
-	}
 	w.Settle(func() bool { return false })
 	before := conn.lists
 	if _, err := mustRun(t, w, 1, l.Resign()); err != nil {
@@ -174,7 +171,7 @@ func TestAdv5ObserveCanceledAsItStartsLeaksObserver(t *testing.T) {
 	}
 	w.Settle(func() bool { return false })
 	if conn.lists != before {
-		t.Errorf("Observe returned %v (no observer), yet client 0 listed %s %d more times after a change: an observer nobody can stop runs on",
+		t.Errorf("Observe's ctx ended (last outcome: %v), yet client 0 listed %s %d more times after a change: an observer nobody can stop runs on",
 			obsErr, dir, conn.lists-before)
 	}
 }

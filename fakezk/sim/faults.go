@@ -80,7 +80,7 @@ const (
 	// names sequential children.
 
 	// Counters sets a directory's stored cversion (the counter that names
-	// its sequential children) to within 16 of int32's maximum
+	// its sequential children) to within 4 of int32's maximum, below it
 	// (World.SetCounters), as after two billion creates: the next names
 	// reach 2147483647, where ZooKeeper 3.8's counter stays (fakezk
 	// models it), so every later create is named 2147483647 too.

@@ -284,7 +284,12 @@ func (in *injector) injectCounter(c FaultClass) bool {
 		// arithmetic; the stored cversion is never negative, so it is
 		// that sum halved in uint32.
 		stored := int32((uint32(st.Cversion) + uint32(st.NumChildren)) / 2)
-		target := int32(math.MaxInt32 - rng.IntN(16))
+		// Below the maximum: the create that reaches it moves the
+		// directory's Pzxid and fires its child watches, as the last of
+		// two billion creates would (a jump to the maximum itself, which
+		// no create makes, would let the next create go unseen by a
+		// reader whose last listing predates the jump).
+		target := int32(math.MaxInt32 - 1 - rng.IntN(4))
 		if stored >= target {
 			return false // already there: a counter only goes up
 		}

@@ -69,11 +69,10 @@ fidelity:
 # fails below 250,000 seeds (32 scenarios, 2 x SIM_SEEDS each), on any
 # failure or mismatch, if a fault class never fired, or if no seed ran
 # under a chroot.
-# SIM_SEEDS=4000 gives 256,000 seeds. At 2400 (153,632 seeds, commit
-# 77737b0, idle 2-core machine) make sim took 254 s and 467 CPU s, so
-# 4000 take about 7 minutes and 780 CPU s: about twice the earlier run of
-# 17 scenarios and 88,000 seeds (about 420 CPU s), within make test's
-# 25-minute budget (the whole of make test took 14 min at 2400).
+# SIM_SEEDS=4000 gives 258,436 seeds. On commit c780309 (idle 2-core
+# machine) make sim took 381 s and 699 CPU s, within make test's
+# 25-minute budget (the whole of make test took 16.6 min); b6da4ab's 17
+# scenarios and 88,417 seeds took 224 s there the same day.
 # SIM_FROM=N replaces the drawn range's start.
 # The wire scenarios (internal/wiresim: the lock, the ID counter, the
 # queue and leader election through zkadapter and go-zookeeper over TCP to

@@ -24,6 +24,14 @@
 //   - Retry after connection loss waits for the reconnect (the executor's
 //     task queue is paused) instead of spinning; Loop and Retry iterate
 //     without growing the stack.
+//   - Loop and Retry never hold the executor: after 64 iterations in a
+//     row that completed synchronously (a Retry whose task fails at once
+//     with an error its policy retries, with no backoff and no attempt
+//     limit, such as a Deadline already past retried on
+//     task.ErrDeadlineExceeded; a Loop whose body completes at once), the
+//     next iteration goes through the task queue. So other flows run
+//     between them, and Close or the end of Run's ctx stops such a loop
+//     within executor/doc.go's bound, with task.ErrClosed.
 //
 // The measured cost of a step, a Retry, a Fork, a chain of Thens and a
 // whole flow, with the command that measures them: the Figures section of

@@ -10,7 +10,10 @@ import "github.com/zkflow/zkflow/task"
 // at a step boundary (a deadline or cancel stops the loop). Iterations that
 // complete synchronously run in a plain for loop, and asynchronous ones
 // re-enter it from their continuation, so an endless loop neither grows the
-// stack nor allocates per iteration beyond what body allocates.
+// stack nor allocates per iteration beyond what body allocates. After 64
+// synchronous iterations in a row the next goes through the executor's task
+// queue, so an endless loop of synchronous bodies lets other flows run and
+// Close stop it.
 func Loop[S any](init S, cond func(S) bool, body func(S) task.Task[S]) task.Task[S] {
 	return func(s *task.Scope, k task.Cont[S]) {
 		d := &loopDriver[S]{s: s, k: k, st: init, cond: cond, body: body}
@@ -39,7 +42,14 @@ func (d *loopDriver[S]) done(v S, err error) {
 	d.next(d.drive)
 }
 
-func (d *loopDriver[S]) drive() { d.run(d.iterate) }
+func (d *loopDriver[S]) drive() {
+	if d.run(d.iterate) {
+		if d.resume == nil {
+			d.resume = d.drive
+		}
+		d.s.Schedule(d.resume)
+	}
+}
 
 func (d *loopDriver[S]) iterate() bool {
 	if err := d.s.Err(); err != nil {

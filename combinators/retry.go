@@ -79,7 +79,10 @@ func (p Policy) Validate() error {
 // queued on the executor's task queue, which is paused while the session is
 // suspended. A deadline or cancel stops the retries at the next attempt or
 // during the wait. Retries that fail synchronously loop without growing the
-// stack. An invalid policy fails the task with the error of Validate; a
+// stack, and every 64 of them in a row the next goes through the executor's
+// task queue: a policy that retries at once, without limit, an error that
+// comes at once (a Deadline already past, retried on ErrDeadlineExceeded)
+// loops forever, but lets other flows run and Close stop it. An invalid policy fails the task with the error of Validate; a
 // policy of one attempt returns t itself. Each retry is reported to the
 // executor's task.Observer (OnRetry), if it has one.
 func Retry[T any](t task.Task[T], p Policy) task.Task[T] {
@@ -146,7 +149,14 @@ func (r *retrier[T]) done(v T, err error) {
 	r.next(r.drive)
 }
 
-func (r *retrier[T]) drive() { r.run(r.iterate) }
+func (r *retrier[T]) drive() {
+	if r.run(r.iterate) {
+		if r.resume == nil {
+			r.resume = r.drive
+		}
+		r.s.Schedule(r.resume)
+	}
+}
 
 func (r *retrier[T]) iterate() bool {
 	r.attempt++

@@ -17,11 +17,18 @@ import (
 // (ZOOKEEPER-4466, fixed in 3.9). A trigger notifies a session once
 // (triggerWatch collects a set of watchers; deleteNode suppresses the
 // child list's watchers the data list notified) and the client hands the
-// notification to every watch it holds that it concerns
-// (ZKWatchManager.materialize): the one-time watches of the kinds the type
-// triggers on the path, the persistent watches on the path, and the
-// recursive ones on the path and its ancestors, unless the type is
-// NodeChildrenChanged.
+// notification to the watchers it holds that it concerns
+// (ZKWatchManager.materialize, which gathers them in a set: a Watcher
+// object registered several ways is called once): the one-time watches on
+// the path, removed as they are handed out (data and exists watches for
+// NodeCreated and NodeDataChanged, child watches for NodeChildrenChanged,
+// all three for NodeDeleted), then the persistent watches on the path and
+// the recursive ones on the path and on each of its ancestors up to "/".
+// 3.8's client does that for every type, NodeChildrenChanged included
+// (the server sends one to a session with a one-time or persistent child
+// watch on the path); from 3.9.0 on (ZOOKEEPER-4475) it leaves the recursive watches
+// out of NodeChildrenChanged, as materialize below does. A state change
+// (type None) goes to the default watcher and to every watch.
 //
 // The client keeps its persistent watches (pwatch, in session.pwatches)
 // apart from the server's registrations (preg, in Server.pdata and

@@ -8,7 +8,6 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
-	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -29,27 +28,17 @@ func (m *Master) Serve(ctx context.Context, ex *executor.Executor) error {
 }
 
 // Serve runs the worker on ex until ctx ends, registering again on each
-// new session after an expiry. It returns as Master.Serve does. When ctx
-// ends, the worker's registration is deleted (in the background, started
-// whatever ctx), so the primary moves the tasks assigned to it back at
-// once rather than when its session ends.
+// new session after an expiry. It returns as Master.Serve does. However it
+// ends (ctx's end, a handler that stopped the worker, an error a retry
+// could not settle), the worker's registration is deleted, as Run does
+// (in the background when ctx has ended), so the primary moves the tasks
+// assigned to it back at once rather than when its session ends.
 func (w *Worker) Serve(ctx context.Context, ex *executor.Executor) error {
 	if ex == nil {
 		return fmt.Errorf("masterworker: nil executor: %w", task.ErrInvalidArgument)
 	}
 	_, err := executor.AwaitAcrossExpiry(ctx, ex, w.Run())
-	if ctx.Err() != nil {
-		_, _ = blocking.Give(ctx, "masterworker worker: deregister", ex, nil, w.deregister())
-	}
 	return err
-}
-
-// deregister deletes the worker's registration if the session the flow
-// runs on owns it (one of an earlier session went with it).
-func (w *Worker) deregister() task.Task[task.Unit] {
-	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		task.Run(s, zkops.DeleteOwned(w.sys.WorkersPath()+"/"+w.id, s.Session().ID), k)
-	}
 }
 
 // Client is the blocking, context-first API for submitting tasks and

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/masterworker"
@@ -119,5 +120,67 @@ func TestMasterServeResignsWhenContextEnds(t *testing.T) {
 			t.Fatalf("the backup never became primary after the primary's Serve ended (m1 primary: %v)", m1.Primary())
 		}
 		runtime.Gosched()
+	}
+}
+
+// A worker whose Serve ends for another reason than its context (here a
+// handler that fails with task.ErrCanceled, which stops the worker) no
+// longer serves, so it must not stay registered to be assigned tasks while
+// its session lives on: Serve returns with the registration deleted, and
+// the task it did not run is left for the primary to move back.
+func TestWorkerServeDeregistersWhenRunFails(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, stop := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); _ = ex.Run(run) }()
+	defer func() { stop(); <-ran }()
+
+	// A failure bound in real time, not an ordering.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sys := newSys(t, "/mw")
+	job := sys.AssignPath("w1") + "/task-1"
+	for _, tk := range []task.Task[task.Unit]{
+		sys.Setup(),
+		c.Map(task.Create(sys.AssignPath("w1"), nil, task.Persistent), func(string) task.Unit { return task.Unit{} }),
+		c.Map(task.Create(job, []byte("x"), task.Persistent), func(string) task.Unit { return task.Unit{} }),
+	} {
+		if _, err := executor.Await(ctx, ex, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	handled := 0
+	w, err := sys.Worker("w1", func(masterworker.Job) task.Task[[]byte] {
+		handled++
+		return task.Fail[[]byte](task.ErrCanceled)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Serve(ctx, ex); !errors.Is(err, task.ErrCanceled) || ctx.Err() != nil {
+		t.Fatalf("Serve = %v (ctx: %v), want the handler's task.ErrCanceled", err, ctx.Err())
+	}
+	// A read after Serve's end: anything the worker's flows still did on
+	// the session (a registration made again) is in by its reply.
+	if _, err := executor.Await(ctx, ex, task.Sync("/")); err != nil {
+		t.Fatal(err)
+	}
+	if handled != 1 {
+		t.Errorf("handler ran %d times, want 1", handled)
+	}
+	reg := sys.WorkersPath() + "/w1"
+	if st, ok := srv.NodeStat(reg); ok {
+		t.Errorf("%s (owner %#x) left registered after Serve ended with the handler's error, its session alive", reg, st.EphemeralOwner)
+	}
+	if w.Registered() {
+		t.Error("Registered() after Serve ended")
+	}
+	if _, ok := srv.NodeStat(job); !ok {
+		t.Errorf("%s gone: the task the handler did not finish must be left for the primary", job)
 	}
 }

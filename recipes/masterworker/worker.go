@@ -53,9 +53,13 @@ func (w *Worker) Completed() int64 { return w.done.Load() }
 // task.ErrSessionExpired when the session ends (the registration went
 // with it; run it again on the new session, as Serve does), with the
 // error of a handler that failed with task.ErrSessionExpired, ErrClosed
-// or ErrCanceled, or with an error a retry cannot settle.
+// or ErrCanceled, or with an error a retry cannot settle. Unless the
+// session ended, a Run that fails deletes the registration first if its
+// session owns it (by a flow of its own when the scope has ended), so a
+// worker that no longer serves is not assigned tasks while its session
+// lives on, and the primary moves those it had back at once.
 func (w *Worker) Run() task.Task[task.Unit] {
-	return c.Seq(w.sys.Setup(), task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+	body := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 		r := &wrun{w: w, s: s, k: k, sess: s.Session()}
 		unsub := s.Subscribe(r.onEvent)
 		s.OnDone(func(error) {
@@ -63,6 +67,31 @@ func (w *Worker) Run() task.Task[task.Unit] {
 			w.registered.Store(false)
 		})
 		r.start()
+	})
+	return c.Seq(w.sys.Setup(), task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+		// The run's two flows (assignments, keeper) run in a child scope,
+		// closed when the first fails, so that neither registers again
+		// while the registration is given up.
+		task.RunIn(s.Child(), body, func(_ task.Unit, err error) {
+			w.registered.Store(false)
+			owner := s.Session().ID
+			switch {
+			case errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed):
+				// The session ended: the registration went with it.
+				k(task.Unit{}, err)
+			case s.Err() != nil:
+				// Canceled or past its deadline: the registration is
+				// given up by a flow of its own (nothing starts in an
+				// ended scope), so the primary moves our tasks back now
+				// rather than when the session ends.
+				task.Go(s, zkops.DeleteOwned(w.regPath(), owner), nil)
+				k(task.Unit{}, err)
+			default:
+				// Run fails while the session lives: a worker that no
+				// longer serves must not stay registered.
+				task.Run(s, zkops.DeleteOwned(w.regPath(), owner), func(task.Unit, error) { k(task.Unit{}, err) })
+			}
+		})
 	}))
 }
 
@@ -116,7 +145,9 @@ func (r *wrun) fail(err error) {
 	task.Resume(r.s, r.k, task.Unit{}, err)
 }
 
-func (r *wrun) regPath() string { return r.w.sys.WorkersPath() + "/" + r.w.id }
+func (r *wrun) regPath() string { return r.w.regPath() }
+
+func (w *Worker) regPath() string { return w.sys.WorkersPath() + "/" + w.id }
 
 // start creates the assignment directory first, so that the master never
 // sees a registered worker without one.

@@ -82,8 +82,9 @@ func (p Policy) Validate() error {
 // stack, and every 64 of them in a row the next goes through the executor's
 // task queue: a policy that retries at once, without limit, an error that
 // comes at once (a Deadline already past, retried on ErrDeadlineExceeded)
-// loops forever, but lets other flows run and Close stop it. An invalid policy fails the task with the error of Validate; a
-// policy of one attempt returns t itself. Each retry is reported to the
+// loops forever, but lets other flows run and Close stop it. An invalid
+// policy fails the task with the error of Validate; a policy of one
+// attempt returns t itself. Each retry is reported to the
 // executor's task.Observer (OnRetry), if it has one.
 func Retry[T any](t task.Task[T], p Policy) task.Task[T] {
 	if err := p.Validate(); err != nil {

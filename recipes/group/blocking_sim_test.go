@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/task"
 )
@@ -41,7 +42,9 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "g
 // Stop), and Leave and Stop take that same context.
 //
 // Judged by: every change Next returns is consistent with the one before
-// (Added were not members, Removed were, the rest adds up); liveness:
+// (Added were not members, Removed were, the rest adds up), and its
+// members were the directory's listing on the server at some moment since
+// the watch began, no older than the previous change's (sim.Listings); liveness:
 // once the faults stop, every client joins and leaves again within
 // Recovery (Join of an id whose node a Leave left behind would wait for
 // that node's session); quiescence: every member given back with Leave
@@ -54,10 +57,11 @@ type blockingSim struct {
 	ended   [numEnds]int // member rounds that joined, by where their context ended
 	tried   [numEnds]int
 	nexts   int
+	dir     sim.Listings // the directory's listings on the server
 }
 
 func newBlockingSim() (*blockingSim, sim.Scenario) {
-	s := &blockingSim{clients: 3}
+	s := &blockingSim{clients: 3, dir: sim.Listings{Dir: bsimDir}}
 	over := func(r *sim.Trial) error {
 		for _, g := range s.left {
 			if !closed(g.h.Done()) && r.Incarnation(g.client) == g.inc {
@@ -76,8 +80,10 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Clients:  s.clients,
 		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
 		Duration: 15 * time.Second,
+		Server:   fakezk.Config{Journal: s.dir.Journal},
 		Setup: func(r *sim.Trial) error {
 			s.left, s.stopped = nil, nil
+			s.dir.Start(r.World)
 			_, err := sim.Run(r.World, 0, task.Create("/svc", nil, task.Persistent))
 			return err
 		},
@@ -214,6 +220,7 @@ func (s *blockingSim) watcher(r *sim.Trial, a *sim.Actor, c *Client) {
 	i, rnd := a.Client(), a.Rand()
 	end, ctx, cancel := draw(a)
 	defer cancel()
+	since := s.dir.Mark()
 	w, err := c.Watch(ctx)
 	if err != nil {
 		r.Logf("client %d actor %d (ctx ends %s): watch: %v", i, a.ID(), endNames[end], err)
@@ -262,6 +269,9 @@ func (s *blockingSim) watcher(r *sim.Trial, a *sim.Actor, c *Client) {
 		s.nexts++
 		if err := consistent(prev, ch, k == 0); err != nil {
 			r.Errorf("client %d: Next %+v after %v: %v", i, ch, prev, err)
+		}
+		if since, err = s.dir.Since(ch.Members, since); err != nil {
+			r.Errorf("client %d: Next %+v: %v", i, ch, err)
 		}
 		prev = ch.Members
 	}

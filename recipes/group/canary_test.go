@@ -24,6 +24,7 @@ func TestCanaries(t *testing.T) {
 		"group/join-cleanup-after-success",
 		"group/view-no-rearm-after-expiry",
 		"group/view-stale-list",
+		"group/view-merged-list",
 	} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/group"
 	"github.com/zkflow/zkflow/task"
@@ -36,7 +37,9 @@ const groupDir = "/svc/members"
 //
 //   - every report of every view is consistent: Added were not members
 //     before, Removed were, and the members before plus Added minus
-//     Removed are the reported members;
+//     Removed are the reported members; and its members are a listing the
+//     directory had on the server at some moment after the view's
+//     previous report (sim.Listings, from the server's journal);
 //   - once the faults stop and the loops end with every client joined,
 //     every member's node is on the server, owned by its client's current
 //     session, the member says it is registered, and every view reports
@@ -55,6 +58,7 @@ type groupSim struct {
 	clients int
 	lost    sim.LostReplies
 	cnt     sim.Counts
+	dir     sim.Listings // the directory's listings on the server
 	// summed over seeds
 	reports, joinsSeen, leavesSeen int
 	reregistered                   int // new sessions client 0's member registered on
@@ -70,16 +74,18 @@ type groupSim struct {
 }
 
 func newGroupSim() (*groupSim, sim.Scenario) {
-	s := &groupSim{clients: 4}
+	s := &groupSim{clients: 4, dir: sim.Listings{Dir: groupDir}}
 	s.lost = sim.LostReplies{Rate: dropCreate, Counts: &s.cnt}
 	return s, sim.Scenario{
 		Name:     "group",
 		Clients:  s.clients,
+		Server:   fakezk.Config{Journal: s.dir.Journal},
 		Faults:   sim.Faults{Allow: sim.AllFaults},
 		Duration: 20 * time.Second,
 		Wrap:     s.lost.Wrap,
 		Setup: func(r *sim.Trial) error {
 			s.lost.World, s.lost.Rand = r.World, r.Rand
+			s.dir.Start(r.World)
 			g, err := group.New(groupDir)
 			s.g = g
 			s.views = make([]*group.View, s.clients)
@@ -134,6 +140,7 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 func (s *groupSim) watch(r *sim.Trial, i int) {
 	var prev []string
 	first := true
+	since := s.dir.Mark()
 	report := func(ch group.Change) {
 		s.reports++
 		s.joinsSeen += len(ch.Added)
@@ -141,7 +148,10 @@ func (s *groupSim) watch(r *sim.Trial, i int) {
 		if err := consistent(prev, ch, first); err != nil {
 			r.Errorf("client %d: view report %+v after %v: %v", i, ch, prev, err)
 		}
-		prev, first = ch.Members, false
+		if _, err := s.dir.Since(ch.Members, since); err != nil {
+			r.Errorf("client %d: view report %+v: %v", i, ch, err)
+		}
+		prev, first, since = ch.Members, false, s.dir.Mark()
 	}
 	executor.Submit(r.Execs[i], s.g.Watch(report), func(v *group.View, err error) {
 		switch {

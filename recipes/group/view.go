@@ -20,6 +20,11 @@ const (
 	// a second listing, and reports the first: a change between the two is
 	// missed until the next one.
 	bugStaleList canary.Name = "group/view-stale-list"
+	// bugMergedList: on each listing after the first, the view first
+	// reports the union of what it reported last and the new listing (a
+	// set the directory may never have had), then the listing itself: it
+	// converges, but one report was never the server's.
+	bugMergedList canary.Name = "group/view-merged-list"
 )
 
 // ErrStopped is View.Err after Stop.
@@ -181,6 +186,9 @@ func (v *View) round() task.Task[bool] {
 					names := cw.Names
 					if stale {
 						names = prev
+					}
+					if v.reported && canary.On(bugMergedList) {
+						v.publish(append(slices.Clone(v.Members()), names...))
 					}
 					v.publish(names)
 					task.Run(s, cw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })

@@ -271,3 +271,73 @@ func TestAdv3WaitingWritersGoOnOnceOperatorDeletesMarker(t *testing.T) {
 		t.Fatalf("a=%s b=%s marker %s", a, b, data(w, "/cfg/"+config.MarkerName))
 	}
 }
+
+// cutAfter sends client's first request of type R on path, then cuts
+// the client off for longer than its session timeout: the request is
+// applied, its reply lost, the session expires.
+type cutAfter[R task.Request] struct {
+	*fakezk.Conn
+	path string
+	w    *sim.World
+	cut  bool
+}
+
+func (c *cutAfter[R]) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	c.Conn.Do(req, done, watch)
+	if _, ok := req.(R); ok && !c.cut && req.NodePath() == c.path {
+		c.cut = true
+		c.w.Server.Partition(c.Conn, 2*c.w.Timeout(), true)
+	}
+}
+
+// A marked writer's final delete of the marker is applied, but its reply
+// is lost and its session expires: the update is complete, and the task
+// fails with ErrSessionExpired. Meanwhile client 1's Update writes 2.
+// Running the first task again (as the doc says to after
+// ErrSessionExpired) must not write its entries a second time over
+// client 1's later update: the reader would see 1, then 2, then 1 again,
+// and client 1's acknowledged update would be lost.
+func TestAdv3MarkedUpdateRunAgainAfterItsDeleteDoesNotUndoLaterUpdate(t *testing.T) {
+	var cut *cutAfter[*task.DeleteRequest]
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 3, Wrap: func(i int, c *fakezk.Conn) task.Conn {
+		if i == 0 && cut == nil {
+			cut = &cutAfter[*task.DeleteRequest]{Conn: c, path: "/cfg/" + config.MarkerName}
+			return cut
+		}
+		return c
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	cut.w = w
+	if _, err := sim.Run(w, 1, config.Update("/cfg", map[string][]byte{"a": []byte("0"), "b": []byte("0")})); err != nil {
+		t.Fatal(err)
+	}
+	var got []config.Snapshot
+	if _, err := sim.Run(w, 2, config.WatchDir("/cfg", config.DirOptions{Marker: true}, func(s config.Snapshot) { got = append(got, s) })); err != nil {
+		t.Fatal(err)
+	}
+	one := config.UpdateMarked("/cfg", map[string][]byte{"a": []byte("1"), "b": []byte("1")})
+	o0 := sim.Submit(w, 0, one)
+	if !w.Settle(func() bool { return cut.cut }) {
+		t.Fatal("the marker's delete was never sent")
+	}
+	if _, err := sim.Run(w, 1, config.Update("/cfg", map[string][]byte{"a": []byte("2"), "b": []byte("2")})); err != nil {
+		t.Fatalf("client 1's Update: %v", err)
+	}
+	if !w.Settle(func() bool { return o0.Done }) || !errors.Is(o0.Err, task.ErrSessionExpired) {
+		t.Fatalf("the first update: done %v, %v; want task.ErrSessionExpired", o0.Done, o0.Err)
+	}
+	if _, err := sim.Run(w, 0, one); err != nil {
+		t.Fatalf("the same task run again: %v", err)
+	}
+	w.Settle(func() bool { return false })
+	var seen []string
+	for _, s := range got {
+		seen = append(seen, string(s.Values["a"]))
+	}
+	if a, b := data(w, "/cfg/a"), data(w, "/cfg/b"); a != "2" || b != "2" {
+		t.Fatalf("the completed update run again wrote its entries over client 1's later update: a=%s b=%s, the reader saw %v", a, b, seen)
+	}
+}

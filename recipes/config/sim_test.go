@@ -51,7 +51,9 @@ var simEntries = []string{"a", "b", "c"}
 //     writer's one generation (the marker and the consistent snapshots
 //     at work, and one marked writer at a time);
 //   - deliveries never go back: each writer's generations, and node
-//     values, only grow;
+//     values, only grow, and a marked update delivered and then
+//     followed by another configuration is never delivered again (no
+//     run of its task again writes a completed update a second time);
 //   - at most one Reloader run is going at any time;
 //   - once the faults stop and the writers end, no marker is left, the
 //     last delivered directory and node are the server's (read
@@ -62,9 +64,9 @@ var simEntries = []string{"a", "b", "c"}
 type configSim struct {
 	dirW, nodeW *Watcher
 	treeW       *Watcher // client 0's Subtree watcher of /app
-	lastTree    map[int]int
+	tree        *history // client 0's Subtree deliveries
 	rel         *Reloader
-	lastGen     map[int]int // per writer, generation last delivered to client 0
+	dir         *history // client 0's WatchDir deliveries
 	lastNode    int
 	running     int // Reloader runs going
 	cleaning    int // their cleanups going
@@ -105,7 +107,7 @@ func newConfigSim() (*configSim, sim.Scenario) {
 		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Operator), MaxRate: 0.05},
 		Duration: 15 * time.Second,
 		Setup: func(r *sim.Trial) error {
-			s.lastGen, s.lastTree = map[int]int{}, map[int]int{}
+			s.dir, s.tree = newHistory(), newHistory()
 			s.lastNode, s.running, s.runVal, s.stoppedAt, s.cleaning = 0, 0, 0, 0, 0
 			s.dirs, s.node = map[int]*dirWriter{}, nodeWriter{}
 			setup := c.Seq(task.Create("/app", nil, task.Persistent), task.Create(simRoot, nil, task.Persistent))
@@ -222,6 +224,35 @@ func (s *configSim) restart(r *sim.Trial, i int) {
 // value splits a directory value into its writer and generation.
 func value(v int) (writer, g int) { return v % 10, v / 10 }
 
+// history is what a reader delivered of the directory.
+type history struct {
+	last       map[int]int  // per writer, the generation last delivered
+	prev       int          // the value last delivered
+	superseded map[int]bool // marked updates delivered, then another
+}
+
+func newHistory() *history { return &history{last: map[int]int{}, superseded: map[int]bool{}} }
+
+// see checks a delivered value v: each writer's generations only grow,
+// and an update made under the marker (an even generation), once
+// delivered and followed by another configuration, never comes back:
+// its entries are written under the marker, which is deleted once, so
+// it becomes visible once.
+func (h *history) see(v int) error {
+	w, g := value(v)
+	if g < h.last[w] {
+		return fmt.Errorf("writer %d's generation %d delivered after %d", w, g, h.last[w])
+	}
+	if h.superseded[v] {
+		return fmt.Errorf("writer %d's marked generation %d delivered again after %d", w, g, h.prev)
+	}
+	if pw, pg := value(h.prev); v != h.prev && pw != 0 && pg%2 == 0 {
+		h.superseded[h.prev] = true
+	}
+	h.last[w], h.prev = g, v
+	return nil
+}
+
 // watchDir is client 0's WatchDir of the directory, with the marker.
 func (s *configSim) watchDir(r *sim.Trial) task.Task[*Watcher] {
 	return WatchDir(simRoot, DirOptions{Marker: true}, func(snap Snapshot) {
@@ -231,11 +262,9 @@ func (s *configSim) watchDir(r *sim.Trial) task.Task[*Watcher] {
 			r.Errorf("client 0: %v", err)
 			return
 		}
-		w, g := value(v)
-		if g < s.lastGen[w] {
-			r.Errorf("client 0: writer %d's generation %d delivered after %d", w, g, s.lastGen[w])
+		if err := s.dir.see(v); err != nil {
+			r.Errorf("client 0: %v", err)
 		}
-		s.lastGen[w] = g
 	})
 }
 
@@ -249,11 +278,9 @@ func (s *configSim) watchTree(r *sim.Trial) task.Task[*Watcher] {
 			r.Errorf("client 0, subtree: %v", err)
 			return
 		}
-		w, g := value(v)
-		if g < s.lastTree[w] {
-			r.Errorf("client 0, subtree: writer %d's generation %d delivered after %d", w, g, s.lastTree[w])
+		if err := s.tree.see(v); err != nil {
+			r.Errorf("client 0, subtree: %v", err)
 		}
-		s.lastTree[w] = g
 	})
 }
 
@@ -482,7 +509,7 @@ const (
 // Each known bug, switched back on, is caught by the simulation; sim.Catch
 // logs the seeds each hunt needed for the first catch.
 func TestCanaries(t *testing.T) {
-	for _, name := range []canary.Name{bugIgnoreMarker, bugDeliverEvents, bugReloadNoCancel, bugReloadOverlapsCleanup, bugMarkerAnyToken} {
+	for _, name := range []canary.Name{bugIgnoreMarker, bugDeliverEvents, bugReloadNoCancel, bugReloadOverlapsCleanup, bugMarkerAnyToken, bugMarkedRewrite} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)
 			defer restore()

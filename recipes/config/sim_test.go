@@ -33,39 +33,67 @@ const (
 
 var simEntries = []string{"a", "b", "c"}
 
-// configSim is the configuration scenario. Client 2 writes generations
-// 1, 2, ... of the directory simRoot (entries a, b, c all set to the
-// generation number), alternately in one multi (Update) and one write at
-// a time under the invalid marker (UpdateMarked); client 3 writes
+// configSim is the configuration scenario. Clients 2 and 3, two writer
+// processes at once, each write generations 1, 2, ... of the directory
+// simRoot (entries a, b, c all set to 10*generation + the writer's
+// client number), alternately in one multi (Update) and one write at a
+// time under the invalid marker (UpdateMarked); client 3 also writes
 // increasing numbers to simNode. Client 0 follows the directory (WatchDir
 // with the marker), all of /app (WatchDir with Subtree and the marker; on
 // odd seeds with Recursive) and the node (Watch); client 1 runs a Reloader over the
 // directory whose runs last until canceled. All under the faults the seed
-// draws. Judged by:
+// draws, crash-restart among them: a restarted writer runs the update
+// the dead process left unfinished again (the same task value, as a
+// process that kept its update's token would), so that a marker it left
+// is resumed; restarted readers start their watchers again. Judged by:
 //
 //   - no delivered snapshot is half applied: a, b and c hold one
-//     generation (the marker and the consistent snapshots at work);
-//   - deliveries never go back: generations and node values only grow;
+//     writer's one generation (the marker and the consistent snapshots
+//     at work, and one marked writer at a time);
+//   - deliveries never go back: each writer's generations, and node
+//     values, only grow, and a marked update delivered and then
+//     followed by another configuration is never delivered again (no
+//     run of its task again writes a completed update a second time);
 //   - at most one Reloader run is going at any time;
-//   - once the faults stop and the writers end, the last delivered
-//     directory and node are the server's (read directly), and the
-//     Reloader's current run has the last generation: a change made while
-//     a client was disconnected, or its session gone, is delivered after;
+//   - once the faults stop and the writers end, no marker is left, the
+//     last delivered directory and node are the server's (read
+//     directly), and the Reloader's current run has the server's
+//     configuration: a change made while a client was disconnected, or
+//     its session gone, is delivered after;
 //   - no watcher ends with an error, no run fails.
 type configSim struct {
 	dirW, nodeW *Watcher
 	treeW       *Watcher // client 0's Subtree watcher of /app
-	lastTree    int
+	tree        *history // client 0's Subtree deliveries
 	rel         *Reloader
-	lastGen     int // generation last delivered to client 0
+	dir         *history // client 0's WatchDir deliveries
 	lastNode    int
 	running     int // Reloader runs going
 	cleaning    int // their cleanups going
-	runGen      int // generation of the latest run started
+	runVal      int // configuration of the latest run started
 	writers     int
+	dirs        map[int]*dirWriter // by client
+	node        nodeWriter
 	stoppedAt   time.Duration
 	// counted over seeds
-	deliveries, runs, marked int
+	deliveries, runs, marked, resumed int
+}
+
+// dirWriters are the clients that write the directory.
+var dirWriters = []int{2, 3}
+
+// dirWriter is a directory writer's state, which outlives its process.
+type dirWriter struct {
+	g    int                  // generation last started
+	t    task.Task[task.Unit] // the update under way, nil between two
+	done bool                 // the loop ended (Stopping)
+}
+
+// nodeWriter is the node writer's state, which outlives its process.
+type nodeWriter struct {
+	v       int  // value last started
+	pending bool // its write is under way
+	done    bool
 }
 
 func newConfigSim() (*configSim, sim.Scenario) {
@@ -73,15 +101,15 @@ func newConfigSim() (*configSim, sim.Scenario) {
 	return s, sim.Scenario{
 		Name:    "config",
 		Clients: 4,
-		// Pause, not yet crash-restart (a writer process that dies holding
-		// the invalid marker needs the dead process's task value to
-		// resume, and the readers their watchers rebuilt) nor operator
-		// (the judge assumes whole generations; an operator's hand edit of
-		// an entry or the marker is outside what the package promises).
-		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.CrashRestart, sim.Operator), MaxRate: 0.05},
+		// Not operator faults: the judge assumes whole generations, and an
+		// operator's hand edit of an entry or the marker is outside what
+		// the package promises.
+		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Operator), MaxRate: 0.05},
 		Duration: 15 * time.Second,
 		Setup: func(r *sim.Trial) error {
-			s.lastGen, s.lastNode, s.running, s.runGen, s.stoppedAt, s.lastTree, s.cleaning = 0, 0, 0, 0, 0, 0, 0
+			s.dir, s.tree = newHistory(), newHistory()
+			s.lastNode, s.running, s.runVal, s.stoppedAt, s.cleaning = 0, 0, 0, 0, 0
+			s.dirs, s.node = map[int]*dirWriter{}, nodeWriter{}
 			setup := c.Seq(task.Create("/app", nil, task.Persistent), task.Create(simRoot, nil, task.Persistent))
 			if _, err := sim.Run(r.World, 2, setup); err != nil {
 				return err
@@ -90,45 +118,13 @@ func newConfigSim() (*configSim, sim.Scenario) {
 				return err
 			}
 			var err error
-			if s.dirW, err = sim.Run(r.World, 0, WatchDir(simRoot, DirOptions{Marker: true}, func(snap Snapshot) {
-				s.deliveries++
-				g, err := generation(snap)
-				if err != nil {
-					r.Errorf("client 0: %v", err)
-					return
-				}
-				if g < s.lastGen {
-					r.Errorf("client 0: generation %d delivered after %d", g, s.lastGen)
-				}
-				s.lastGen = g
-			})); err != nil {
+			if s.dirW, err = sim.Run(r.World, 0, s.watchDir(r)); err != nil {
 				return fmt.Errorf("WatchDir: %w", err)
 			}
-			// On odd seeds the subtree watcher runs on one recursive watch.
-			recursive := r.World.Seed%2 == 1
-			if s.treeW, err = sim.Run(r.World, 0, WatchDir("/app", DirOptions{Marker: true, Subtree: true, Recursive: recursive}, func(snap Snapshot) {
-				g, err := generation(subdir(snap, "config"))
-				if err != nil {
-					r.Errorf("client 0, subtree: %v", err)
-					return
-				}
-				if g < s.lastTree {
-					r.Errorf("client 0, subtree: generation %d delivered after %d", g, s.lastTree)
-				}
-				s.lastTree = g
-			})); err != nil {
+			if s.treeW, err = sim.Run(r.World, 0, s.watchTree(r)); err != nil {
 				return fmt.Errorf("WatchDir subtree: %w", err)
 			}
-			if s.nodeW, err = sim.Run(r.World, 0, Watch(simNode, func(snap Snapshot) {
-				v := 0
-				if snap.Exists {
-					v, _ = strconv.Atoi(string(snap.Data))
-				}
-				if v < s.lastNode {
-					r.Errorf("client 0: node value %d delivered after %d", v, s.lastNode)
-				}
-				s.lastNode = v
-			})); err != nil {
+			if s.nodeW, err = sim.Run(r.World, 0, s.watchNode(r)); err != nil {
 				return fmt.Errorf("Watch: %w", err)
 			}
 			if s.rel, err = sim.Run(r.World, 1, Reload(simRoot, DirOptions{Marker: true}, s.apply(r))); err != nil {
@@ -137,11 +133,17 @@ func newConfigSim() (*configSim, sim.Scenario) {
 			return nil
 		},
 		Workload: func(r *sim.Trial) {
-			s.writers = 2
-			s.writeDir(r)
+			s.writers = len(dirWriters) + 1
+			for _, i := range dirWriters {
+				s.dirs[i] = &dirWriter{}
+				s.writeDir(r, i)
+			}
 			s.writeNode(r)
 		},
-		Live: func(r *sim.Trial) bool { return r.ProgressedSinceFaults(2) && r.ProgressedSinceFaults(3) },
+		Restart: s.restart,
+		Live: func(r *sim.Trial) bool {
+			return r.ProgressedSinceFaults(2) && r.ProgressedSinceFaults(3)
+		},
 		// The writers end; then the readers converge, or, once nothing is
 		// left to happen or 30s later, the invariant says how they differ.
 		Quiesce: func(r *sim.Trial) bool {
@@ -163,7 +165,140 @@ func newConfigSim() (*configSim, sim.Scenario) {
 	}
 }
 
-// gen is generation g of the directory's entries.
+// restart starts client i's part again on its new process: readers
+// their watchers (client 0) or Reloader (client 1), each writer its
+// loop, with the update the dead process left unfinished first.
+func (s *configSim) restart(r *sim.Trial, i int) {
+	var start func(t func(*sim.Trial) task.Task[*Watcher], set func(*Watcher))
+	start = func(t func(*sim.Trial) task.Task[*Watcher], set func(*Watcher)) {
+		executor.Submit(r.Execs[i], t(r), func(w *Watcher, err error) {
+			switch {
+			case err == nil:
+				set(w)
+			case errors.Is(err, task.ErrSessionExpired):
+				start(t, set) // on the next session
+			case !r.Closing():
+				r.Errorf("client %d: restarting a watcher: %v", i, err)
+			}
+		})
+	}
+	var reload func()
+	reload = func() {
+		executor.Submit(r.Execs[i], Reload(simRoot, DirOptions{Marker: true}, s.apply(r)), func(rel *Reloader, err error) {
+			switch {
+			case err == nil:
+				s.rel = rel
+			case errors.Is(err, task.ErrSessionExpired):
+				reload()
+			case !r.Closing():
+				r.Errorf("client 1: restarting the Reloader: %v", err)
+			}
+		})
+	}
+	switch i {
+	case 0:
+		start(s.watchDir, func(w *Watcher) { s.dirW = w })
+		start(s.watchTree, func(w *Watcher) { s.treeW = w })
+		start(s.watchNode, func(w *Watcher) { s.nodeW = w })
+	case 1:
+		s.running, s.cleaning = 0, 0 // the dead process's run and cleanups never go on
+		reload()
+	default:
+		if i == 3 && !s.node.done {
+			if s.node.pending {
+				s.node.v-- // write it again
+			}
+			s.writeNode(r)
+		}
+		if w := s.dirs[i]; !w.done {
+			if w.t != nil {
+				s.resumed++
+				s.submitDir(r, i)
+				return
+			}
+			s.writeDir(r, i)
+		}
+	}
+}
+
+// value splits a directory value into its writer and generation.
+func value(v int) (writer, g int) { return v % 10, v / 10 }
+
+// history is what a reader delivered of the directory.
+type history struct {
+	last       map[int]int  // per writer, the generation last delivered
+	prev       int          // the value last delivered
+	superseded map[int]bool // marked updates delivered, then another
+}
+
+func newHistory() *history { return &history{last: map[int]int{}, superseded: map[int]bool{}} }
+
+// see checks a delivered value v: each writer's generations only grow,
+// and an update made under the marker (an even generation), once
+// delivered and followed by another configuration, never comes back:
+// its entries are written under the marker, which is deleted once, so
+// it becomes visible once.
+func (h *history) see(v int) error {
+	w, g := value(v)
+	if g < h.last[w] {
+		return fmt.Errorf("writer %d's generation %d delivered after %d", w, g, h.last[w])
+	}
+	if h.superseded[v] {
+		return fmt.Errorf("writer %d's marked generation %d delivered again after %d", w, g, h.prev)
+	}
+	if pw, pg := value(h.prev); v != h.prev && pw != 0 && pg%2 == 0 {
+		h.superseded[h.prev] = true
+	}
+	h.last[w], h.prev = g, v
+	return nil
+}
+
+// watchDir is client 0's WatchDir of the directory, with the marker.
+func (s *configSim) watchDir(r *sim.Trial) task.Task[*Watcher] {
+	return WatchDir(simRoot, DirOptions{Marker: true}, func(snap Snapshot) {
+		s.deliveries++
+		v, err := generation(snap)
+		if err != nil {
+			r.Errorf("client 0: %v", err)
+			return
+		}
+		if err := s.dir.see(v); err != nil {
+			r.Errorf("client 0: %v", err)
+		}
+	})
+}
+
+// watchTree is client 0's Subtree watcher of /app, on one recursive
+// watch on odd seeds.
+func (s *configSim) watchTree(r *sim.Trial) task.Task[*Watcher] {
+	recursive := r.World.Seed%2 == 1
+	return WatchDir("/app", DirOptions{Marker: true, Subtree: true, Recursive: recursive}, func(snap Snapshot) {
+		v, err := generation(subdir(snap, "config"))
+		if err != nil {
+			r.Errorf("client 0, subtree: %v", err)
+			return
+		}
+		if err := s.tree.see(v); err != nil {
+			r.Errorf("client 0, subtree: %v", err)
+		}
+	})
+}
+
+// watchNode is client 0's Watch of the node.
+func (s *configSim) watchNode(r *sim.Trial) task.Task[*Watcher] {
+	return Watch(simNode, func(snap Snapshot) {
+		v := 0
+		if snap.Exists {
+			v, _ = strconv.Atoi(string(snap.Data))
+		}
+		if v < s.lastNode {
+			r.Errorf("client 0: node value %d delivered after %d", v, s.lastNode)
+		}
+		s.lastNode = v
+	})
+}
+
+// gen is the directory's entries all set to g.
 func gen(g int) map[string][]byte {
 	m := map[string][]byte{}
 	for _, e := range simEntries {
@@ -172,7 +307,7 @@ func gen(g int) map[string][]byte {
 	return m
 }
 
-// generation returns the one generation a snapshot's entries hold, or an
+// generation returns the one value a snapshot's entries hold, or an
 // error if they hold several (a half-applied update) or miss one.
 func generation(snap Snapshot) (int, error) {
 	var g []string
@@ -207,12 +342,12 @@ func (s *configSim) apply(r *sim.Trial) func(Snapshot) task.Task[task.Unit] {
 	return func(snap Snapshot) task.Task[task.Unit] {
 		return func(sc *task.Scope, k task.Cont[task.Unit]) {
 			s.runs++
-			g, err := generation(snap)
+			v, err := generation(snap)
 			if err != nil {
 				r.Errorf("client 1: run with %v", err)
 			}
 			s.running++
-			s.runGen = g
+			s.runVal = v
 			if s.running > 1 {
 				r.Errorf("client 1: %d Reloader runs at once", s.running)
 			}
@@ -238,78 +373,80 @@ func (s *configSim) apply(r *sim.Trial) func(Snapshot) task.Task[task.Unit] {
 }
 
 // writeDir writes generation after generation to the directory on
-// client 2 until Stopping: odd ones with Update, even ones with
-// UpdateMarked (run again on the next session if the session expires).
-func (s *configSim) writeDir(r *sim.Trial) {
-	g := 0
-	var again func()
-	again = func() {
-		if r.Stopping() {
-			s.writers--
-			return
-		}
-		g++
-		var t task.Task[task.Unit]
-		if g%2 == 1 {
-			t = Update(simRoot, gen(g))
-		} else {
-			s.marked++
-			t = UpdateMarked(simRoot, gen(g))
-		}
-		t = c.Seq(t, c.Sleep(time.Duration(r.Rand.IntN(400))*time.Millisecond))
-		var attempt func()
-		attempt = func() {
-			executor.Submit(r.Execs[2], t, func(_ task.Unit, err error) {
-				switch {
-				case err == nil:
-					r.Progress(2)
-					again()
-				case errors.Is(err, task.ErrSessionExpired):
-					attempt() // the same task: an UpdateMarked resumes with its marker
-				case !r.Closing():
-					r.Errorf("writer: generation %d: %v", g, err)
-				}
-			})
-		}
-		attempt()
+// client i until Stopping: odd ones with Update, even ones with
+// UpdateMarked; each waits up to 800ms after its update, so the two
+// write about as often as one did with 400ms.
+func (s *configSim) writeDir(r *sim.Trial, i int) {
+	w := s.dirs[i]
+	if r.Stopping() {
+		w.done = true
+		s.writers--
+		return
 	}
-	again()
+	w.g++
+	var t task.Task[task.Unit]
+	if w.g%2 == 1 {
+		t = Update(simRoot, gen(10*w.g+i))
+	} else {
+		s.marked++
+		t = UpdateMarked(simRoot, gen(10*w.g+i))
+	}
+	w.t = c.Seq(t, c.Sleep(time.Duration(r.Rand.IntN(800))*time.Millisecond))
+	s.submitDir(r, i)
+}
+
+// submitDir runs client i's update under way on its process, again on
+// the next session if the session expires (the same task: an
+// UpdateMarked resumes with its marker).
+func (s *configSim) submitDir(r *sim.Trial, i int) {
+	w := s.dirs[i]
+	executor.Submit(r.Execs[i], w.t, func(_ task.Unit, err error) {
+		switch {
+		case err == nil:
+			w.t = nil
+			r.Progress(i)
+			s.writeDir(r, i)
+		case errors.Is(err, task.ErrSessionExpired):
+			s.submitDir(r, i)
+		case !r.Closing():
+			r.Errorf("writer %d: generation %d: %v", i, w.g, err)
+		}
+	})
 }
 
 // writeNode writes 1, 2, ... to simNode on client 3 until Stopping.
 func (s *configSim) writeNode(r *sim.Trial) {
-	v := 0
-	var again func()
-	again = func() {
-		if r.Stopping() {
-			s.writers--
-			return
-		}
-		v++
-		data := []byte(strconv.Itoa(v))
-		set := c.Catch(c.Map(c.Retry(task.Set(simNode, data, task.AnyVersion), retry), func(task.Stat) task.Unit { return task.Unit{} }),
-			func(err error) task.Task[task.Unit] {
-				if errors.Is(err, task.ErrNoNode) {
-					return put(simNode, data, nil)
-				}
-				return task.Fail[task.Unit](err)
-			})
-		t := c.Seq(set, c.Sleep(time.Duration(r.Rand.IntN(300))*time.Millisecond))
-		executor.Submit(r.Execs[3], t, func(_ task.Unit, err error) {
-			switch {
-			case err == nil:
-				r.Progress(3)
-			case errors.Is(err, task.ErrSessionExpired):
-				v-- // write it again
-			case r.Closing():
-				return
-			default:
-				r.Errorf("node writer: %v", err)
-			}
-			again()
-		})
+	n := &s.node
+	if r.Stopping() {
+		n.done = true
+		s.writers--
+		return
 	}
-	again()
+	n.v++
+	n.pending = true
+	data := []byte(strconv.Itoa(n.v))
+	set := c.Catch(c.Map(c.Retry(task.Set(simNode, data, task.AnyVersion), retry), func(task.Stat) task.Unit { return task.Unit{} }),
+		func(err error) task.Task[task.Unit] {
+			if errors.Is(err, task.ErrNoNode) {
+				return put(simNode, data, nil)
+			}
+			return task.Fail[task.Unit](err)
+		})
+	t := c.Seq(set, c.Sleep(time.Duration(r.Rand.IntN(300))*time.Millisecond))
+	executor.Submit(r.Execs[3], t, func(_ task.Unit, err error) {
+		n.pending = false
+		switch {
+		case err == nil:
+			r.Progress(3)
+		case errors.Is(err, task.ErrSessionExpired):
+			n.v-- // write it again
+		case r.Closing():
+			return
+		default:
+			r.Errorf("node writer: %v", err)
+		}
+		s.writeNode(r)
+	})
 }
 
 // converged compares what was delivered with the server's state, read
@@ -340,9 +477,9 @@ func (s *configSim) converged(r *sim.Trial) error {
 	if s.lastNode != w {
 		return fmt.Errorf("client 0: node value %d delivered, server has %q", s.lastNode, tree["flag"])
 	}
-	g, _ := strconv.Atoi(string(want["a"]))
-	if s.running != 1 || s.runGen != g {
-		return fmt.Errorf("client 1: %d runs going, the last with generation %d; server has %d", s.running, s.runGen, g)
+	v, _ := strconv.Atoi(string(want["a"]))
+	if s.running != 1 || s.runVal != v {
+		return fmt.Errorf("client 1: %d runs going, the last with %d; server has %d", s.running, s.runVal, v)
 	}
 	return nil
 }
@@ -359,7 +496,7 @@ func show(m map[string][]byte) string {
 func TestSimulation(t *testing.T) {
 	s, sc := newConfigSim()
 	st := sim.Check(t, sc, simSeeds())
-	t.Logf("over %d seeds: %d deliveries to client 0, %d Reloader runs, %d marked updates", st.Seeds, s.deliveries, s.runs, s.marked)
+	t.Logf("over %d seeds: %d deliveries to client 0, %d Reloader runs, %d marked updates, %d updates run again by a restarted writer", st.Seeds, s.deliveries, s.runs, s.marked, s.resumed)
 }
 
 // canaryBound is the most seeds a canary may survive in each of
@@ -372,7 +509,7 @@ const (
 // Each known bug, switched back on, is caught by the simulation; sim.Catch
 // logs the seeds each hunt needed for the first catch.
 func TestCanaries(t *testing.T) {
-	for _, name := range []canary.Name{bugIgnoreMarker, bugDeliverEvents, bugReloadNoCancel, bugReloadOverlapsCleanup} {
+	for _, name := range []canary.Name{bugIgnoreMarker, bugDeliverEvents, bugReloadNoCancel, bugReloadOverlapsCleanup, bugMarkerAnyToken, bugMarkedRewrite} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)
 			defer restore()

@@ -10,9 +10,21 @@ import (
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
+
+// bugMarkerAnyToken, a known bug switched on by tests only
+// (internal/canary): UpdateMarked takes a marker it finds for its own
+// whatever its token, so a second marked writer writes its entries while
+// the first writes its own, and deletes the first's marker under it.
+const bugMarkerAnyToken canary.Name = "config/marker-any-token"
+
+// bugMarkedRewrite: UpdateMarked run again after its session expired
+// while it deleted its marker writes its entries again even when the
+// delete was applied, undoing the updates other writers made since.
+const bugMarkedRewrite canary.Name = "config/marked-rewrite"
 
 // retry repeats an operation whose outcome a retry settles (connection
 // loss, not sent); the retry waits for the reconnect.
@@ -46,9 +58,11 @@ func validate(root string, values map[string][]byte) error {
 // for the marker to go and tries again.
 //
 // Errors: connection loss (the multi may or may not have been applied):
-// Update lists and writes again, which leaves the same values. An entry
-// created or deleted by someone else meanwhile (node exists, no node): it
-// lists and writes again. Session expiry: task.ErrSessionExpired (run it
+// Update lists and writes again, which leaves the same values (if
+// another writer's update came in between an applied multi and its
+// retry, the retry writes these values over it: the last multi wins).
+// An entry created or deleted by someone else meanwhile (node exists, no
+// node): it lists and writes again. Session expiry: task.ErrSessionExpired (run it
 // again on the next session: executor.AwaitAcrossExpiry). Invalid names or no
 // values: task.ErrInvalidPath or task.ErrInvalidArgument, before anything
 // is sent. Other errors end the task. WithACL sets the ACL of the nodes
@@ -159,7 +173,10 @@ func waitGone(s *task.Scope, path string, then func(), k task.Cont[task.Unit]) {
 // keep the last complete configuration instead of a half-written one,
 // until an update completes (running the same task again resumes: it
 // recognises its own marker by the token) or an operator deletes the
-// marker.
+// marker. A run after every entry was written only deletes the marker,
+// if it is still ours: if the delete was applied before the session
+// expired, the update is complete, and is not written again over the
+// updates made since.
 //
 // Errors: connection loss on any step: the step is retried (a create of
 // the marker whose reply was lost is recognised by its token). Session
@@ -182,6 +199,11 @@ func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Ta
 	values = maps.Clone(values)
 	marker := task.Join(root, MarkerName)
 	var token []byte // drawn at the first run; later runs resume with it
+	// written: every entry is written, the marker's delete is under way. A
+	// later run only deletes the marker if it is still ours: if it is
+	// gone, the delete was applied and the update is complete, and
+	// writing the entries again would undo the updates made since.
+	var written bool
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if token == nil {
 			// The session's id as well as a draw: a process restarted
@@ -195,6 +217,7 @@ func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Ta
 			var step func(i int)
 			step = func(i int) {
 				if i == len(names) {
+					written = true
 					task.Run(s, deleteMarker(marker, token), k)
 					return
 				}
@@ -223,7 +246,7 @@ func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Ta
 							lock()
 						case err != nil:
 							k(task.Unit{}, err)
-						case bytes.Equal(d.Data, token):
+						case bytes.Equal(d.Data, token) || canary.On(bugMarkerAnyToken):
 							write() // ours: a lost reply, or a run resumed
 						default:
 							waitGone(s, marker, lock, k)
@@ -233,6 +256,10 @@ func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Ta
 					k(task.Unit{}, err)
 				}
 			})
+		}
+		if written && !canary.On(bugMarkedRewrite) {
+			task.Run(s, deleteMarker(marker, token), k)
+			return
 		}
 		lock()
 	}

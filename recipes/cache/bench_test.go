@@ -130,3 +130,48 @@ func BenchmarkTreeCache(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTreeCacheStart starts a TreeCache (data and a watch per node)
+// on a directory of n children on fakezk and runs it until it has synced:
+// one iteration is one start. The executor's work per node should not
+// grow with n (it did: each read picked the next path by scanning every
+// path still to read).
+func BenchmarkTreeCacheStart(b *testing.B) {
+	for _, n := range []int{1000, 4000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			mk := func(p string) task.Task[task.Unit] {
+				return c.Map(task.Create(p, []byte("x"), task.Persistent), func(string) task.Unit { return task.Unit{} })
+			}
+			ops := make([]task.Task[task.Unit], 0, n)
+			for k := range n {
+				ops = append(ops, mk(fmt.Sprintf("/t/n%06d", k)))
+			}
+			if _, err := sim.Run(w, 0, c.Seq(mk("/t"), c.All(ops...))); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				synced := false
+				tc, err := NewTree("/t", WithData(), WithOnSynced(func() { synced = true }))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := sim.Run(w, 0, tc.Start()); err != nil {
+					b.Fatal(err)
+				}
+				if !w.Settle(func() bool { return synced }) {
+					b.Fatal("never synced")
+				}
+				if _, err := sim.Run(w, 0, tc.Stop()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/node")
+		})
+	}
+}

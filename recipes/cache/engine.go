@@ -74,7 +74,7 @@ type engine struct {
 	sessID   int64
 	gen      int // one per follower; completions of older ones are ignored
 	follower *task.Scope
-	lists    map[string]bool // directories to list
+	lists    pathSet // directories to list
 	// saturated holds the directories whose last listing showed their
 	// counter run out (stored cversion at int32's maximum): a create under
 	// one moves neither its cversion nor its Pzxid, so the child watch
@@ -82,11 +82,13 @@ type engine struct {
 	// the client saw) misses a child created while the session was away.
 	// A reconnect lists them again.
 	saturated map[string]bool
-	dirty     map[string]bool
+	dirty     pathSet                    // nodes to read
+	kids      map[string]map[string]bool // the cached paths by parent (childrenOf); mu
 	running   bool
 	synced    bool
 	first     func(error)
 	seen      map[string]Node // as of the last Next
+	unseen    bool            // cur may differ from seen (a change since seen was taken)
 	waiters   []*waiter
 	served    uint64 // Nexts served
 	unsub     func()
@@ -97,7 +99,7 @@ type engine struct {
 
 func newEngine(dir, node string, opts options) *engine {
 	return &engine{dir: dir, node: node, opts: opts, cur: map[string]Node{}, done: make(chan struct{}),
-		dirty: map[string]bool{}, lists: map[string]bool{}, saturated: map[string]bool{}, seen: map[string]Node{}}
+		saturated: map[string]bool{}, seen: map[string]Node{}}
 }
 
 // start subscribes to session events and starts the first follower; the
@@ -145,7 +147,7 @@ func (e *engine) relistSaturated() {
 		return
 	}
 	for d := range e.saturated {
-		e.lists[d] = true
+		e.lists.add(d)
 	}
 	e.kick()
 }
@@ -172,19 +174,19 @@ func (e *engine) follow() {
 	e.follower = e.rt.SessionScope().Child()
 	e.running = false
 	if e.dir != "" {
-		e.lists[e.dir] = true
+		e.lists.add(e.dir)
 	}
 	switch {
 	case e.recursive():
 		e.walk()
 	default:
 		if e.node != "" {
-			e.dirty[e.node] = true
+			e.dirty.add(e.node)
 		}
 		for p := range e.cur {
-			e.dirty[p] = true
+			e.dirty.add(p)
 			if e.tree {
-				e.lists[p] = true
+				e.lists.add(p)
 			}
 		}
 	}
@@ -227,29 +229,17 @@ func (e *engine) pass(gen int) {
 		e.pass(gen)
 	}
 	switch {
-	case len(e.lists) > 0:
-		d := first(e.lists)
-		delete(e.lists, d)
+	case e.lists.len() > 0:
+		d, _ := e.lists.take()
 		e.list(f, gen, d, next)
-	case len(e.dirty) > 0:
-		p := first(e.dirty)
-		delete(e.dirty, p)
+	case e.dirty.len() > 0:
+		p, _ := e.dirty.take()
 		e.read(f, gen, p, next)
 	default:
 		e.running = false
 		e.walking = false
 		e.quiescent()
 	}
-}
-
-// first returns the smallest key of m (paths are handled in order, so a
-// seed replays the same history).
-func first(m map[string]bool) string {
-	keys := make([]string, 0, len(m))
-	for p := range m {
-		keys = append(keys, p)
-	}
-	return slices.Min(keys)
 }
 
 // read runs t with the retry policy (or, under the canary, without it:
@@ -283,7 +273,7 @@ func (e *engine) arm(f *task.Scope, gen int, w *task.Watch, mark func()) {
 // it is created; in a tree, a missing directory is a removed node, which
 // its own read reports.
 func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
-	relist := func() { e.lists[d] = true }
+	relist := func() { e.lists.add(d) }
 	task.Run(f, read(e.childrenTask(d)), func(cw task.ChildrenWatch, err error) {
 		if gen != e.gen {
 			return
@@ -295,7 +285,7 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 		case lost(err):
 			next(nil)
 		case errors.Is(err, task.ErrNoNode) && e.tree:
-			e.dirty[d] = true // gone: its read removes it and what is under it
+			e.dirty.add(d) // gone: its read removes it and what is under it
 			next(nil)
 		case errors.Is(err, task.ErrNoNode):
 			task.Run(f, read(task.ExistsW(d)), func(sw task.StatWatch, err error) {
@@ -306,7 +296,7 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 				case err != nil:
 					next(err)
 				case sw.Stat != nil: // created meanwhile
-					e.lists[d] = true
+					e.lists.add(d)
 					next(nil)
 				default:
 					e.arm(f, gen, sw.Watch, relist)
@@ -333,7 +323,7 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 				p := task.Join(d, n)
 				listed[p] = true
 				if _, ok := e.get(p); !ok {
-					e.dirty[p] = true
+					e.dirty.add(p)
 				}
 			}
 			for _, p := range e.childrenOf(d) {
@@ -346,20 +336,50 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 	})
 }
 
-// childrenOf returns the cached children of d, sorted (only they are
-// sorted, not every cached path: a listing of one directory of a large
-// tree costs a pass over the cache, not a sort of it).
+// childrenOf returns the cached children of d, sorted (from the index
+// kept by parent: a listing of one directory of a large tree costs its
+// children, not a pass over the cache, which made a tree's start on n
+// nodes O(n²)).
 func (e *engine) childrenOf(d string) []string {
-	var out []string
 	e.mu.Lock()
-	for p := range e.cur {
-		if task.Parent(p) == d && p != d {
-			out = append(out, p)
-		}
+	out := make([]string, 0, len(e.kids[d]))
+	for p := range e.kids[d] {
+		out = append(out, p)
 	}
 	e.mu.Unlock()
 	slices.Sort(out)
 	return out
+}
+
+// index records cached path p under its parent, for childrenOf. e.mu
+// held.
+func (e *engine) index(p string) {
+	d := task.Parent(p)
+	if d == p {
+		return // the root
+	}
+	if e.kids == nil {
+		e.kids = map[string]map[string]bool{}
+	}
+	k := e.kids[d]
+	if k == nil {
+		k = map[string]bool{}
+		e.kids[d] = k
+	}
+	k[p] = true
+}
+
+// uncache drops p from the cache and from its parent's index. e.mu held.
+func (e *engine) uncache(p string) {
+	delete(e.cur, p)
+	e.unseen = true
+	d := task.Parent(p)
+	if k := e.kids[d]; k != nil {
+		delete(k, p)
+		if len(k) == 0 {
+			delete(e.kids, d)
+		}
+	}
 }
 
 // read reads node p with a data watch. A missing child is removed (its
@@ -368,7 +388,7 @@ func (e *engine) childrenOf(d string) []string {
 // until it is created. In a tree, a node read for the first time is
 // listed too.
 func (e *engine) read(f *task.Scope, gen int, p string, next func(error)) {
-	mark := func() { e.dirty[p] = true }
+	mark := func() { e.dirty.add(p) }
 	task.Run(f, read(e.dataTask(p)), func(dw task.DataWatch, err error) {
 		if gen != e.gen {
 			return
@@ -385,7 +405,7 @@ func (e *engine) read(f *task.Scope, gen int, p string, next func(error)) {
 				case err != nil:
 					next(err)
 				case sw.Stat != nil:
-					e.dirty[p] = true // created meanwhile: read it
+					e.dirty.add(p) // created meanwhile: read it
 					next(nil)
 				default:
 					e.arm(f, gen, sw.Watch, mark)
@@ -408,7 +428,7 @@ func (e *engine) read(f *task.Scope, gen int, p string, next func(error)) {
 			}
 			old, had := e.get(p)
 			if e.tree && (!had || old.Stat.Czxid != n.Stat.Czxid) && (e.walking || !e.recursive()) {
-				e.lists[p] = true // new here: follow its children too
+				e.lists.add(p) // new here: follow its children too
 			}
 			e.put(n)
 			next(nil)
@@ -444,6 +464,10 @@ func (e *engine) put(n Node) {
 	}
 	e.mu.Lock()
 	e.cur[n.Path] = n
+	e.unseen = true
+	if !ok {
+		e.index(n.Path)
+	}
 	e.mu.Unlock()
 	ev := Event{Type: typ, Path: n.Path, Node: n}
 	if ok {
@@ -457,15 +481,15 @@ func (e *engine) remove(p string) {
 		for _, c := range e.childrenOf(p) {
 			e.remove(c)
 		}
-		delete(e.lists, p)
+		e.lists.del(p)
 	}
-	delete(e.dirty, p)
+	e.dirty.del(p)
 	old, ok := e.get(p)
 	if !ok {
 		return
 	}
 	e.mu.Lock()
-	delete(e.cur, p)
+	e.uncache(p)
 	e.mu.Unlock()
 	e.emit(Event{Type: Removed, Path: p, Prev: old})
 }
@@ -499,16 +523,20 @@ func (e *engine) wake() {
 	if len(e.waiters) == 0 || !e.synced || e.running {
 		return
 	}
+	if !e.unseen {
+		return // nothing cached changed since seen was taken
+	}
 	cur := e.snapshot()
 	ch := diff(e.seen, cur)
 	if ch.Empty() {
+		e.unseen = false // changed, and back as it was
 		return
 	}
 	w := e.waiters[0]
 	e.waiters = e.waiters[1:]
 	e.served++
 	w.prev, w.served = e.seen, e.served
-	e.seen = cur
+	e.seen, e.unseen = cur, false
 	w.k(ch, nil)
 }
 
@@ -546,7 +574,7 @@ func (e *engine) giveBack(sv served) {
 	if e.served != sv.served || canary.On(bugNextLostOnCancel) {
 		return
 	}
-	e.seen = sv.prev
+	e.seen, e.unseen = sv.prev, true
 	e.wake()
 }
 

@@ -112,16 +112,16 @@ func (e *engine) onTreeEvent(ev task.Event) {
 	case task.EventNodeCreated:
 		if canary.On(bugRecursiveCreatedIsNew) {
 			e.mu.Lock()
-			delete(e.cur, ev.Path)
+			e.uncache(ev.Path)
 			e.mu.Unlock()
 		}
-		e.dirty[ev.Path] = true
+		e.dirty.add(ev.Path)
 		e.parentChanged(ev.Path)
 	case task.EventNodeDeleted:
-		e.dirty[ev.Path] = true
+		e.dirty.add(ev.Path)
 		e.parentChanged(ev.Path)
 	case task.EventNodeDataChanged:
-		e.dirty[ev.Path] = true
+		e.dirty.add(ev.Path)
 	default:
 		return
 	}
@@ -137,7 +137,7 @@ func (e *engine) parentChanged(p string) {
 		return
 	}
 	if _, ok := e.get(task.Parent(p)); ok {
-		e.dirty[task.Parent(p)] = true
+		e.dirty.add(task.Parent(p))
 	}
 }
 
@@ -148,11 +148,11 @@ func (e *engine) parentChanged(p string) {
 func (e *engine) walk() {
 	e.walking = true
 	if _, ok := e.get(e.node); !ok {
-		e.dirty[e.node] = true
+		e.dirty.add(e.node)
 	}
-	e.lists[e.node] = true
+	e.lists.add(e.node)
 	for p := range e.cur {
-		e.lists[p] = true
+		e.lists.add(p)
 	}
 }
 
@@ -169,7 +169,7 @@ func (e *engine) listed(d string, st task.Stat) {
 	switch {
 	case !ok:
 	case old.Stat.Czxid != st.Czxid || old.Stat.Mzxid != st.Mzxid:
-		e.dirty[d] = true
+		e.dirty.add(d)
 	case old.Stat != st && !canary.On(bugStaleParentStat):
 		e.put(Node{Path: d, Data: old.Data, Stat: st})
 	}

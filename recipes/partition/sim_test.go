@@ -50,9 +50,11 @@ var simItems = []string{"a", "b", "c", "d", "e"}
 //     believes: its fenced writes are refused);
 //   - at every Change reporting state Acquired: no hold it lists drains
 //     (a draining item goes once its drain ends);
-//   - at the end, each item's fencing log: tokens never go down in the
-//     server's order (two holders' writes never interleave), and no late
-//     write was applied;
+//   - at the end, each item's fencing log (sim.CheckFencing): tokens never
+//     go down in the server's order (two holders' writes never
+//     interleave), no token enters after another entry of its own (two
+//     holders with one token: tokens strictly increase from one holder
+//     to the next, the package doc), and no late write was applied;
 //   - liveness: once the faults stop and the loops have joined every
 //     member for good, every member is in state Acquired holding what
 //     KazooAssign gives it among the party, each hold's node on the
@@ -176,7 +178,7 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 				if a == h.Item {
 					s.holds++
 					bar := r.OpenSpan(i, "item", h.Item+" token "+strconv.FormatInt(h.Token, 10))
-					s.write(r, i, m, h, bar)
+					s.write(r, i, m, h, bar, true)
 				}
 			}
 		}
@@ -216,9 +218,13 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 }
 
 // write is the work on one hold: a fenced write now and then while the
-// member holds the item with this token; a late one once if the hold's
-// session ended.
-func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Hold, bar sim.SpanID) {
+// member holds the item with this token, the first of kind "enter" (the
+// fencing log's mark of a new holder: no token enters after another
+// entry of its own, tokens strictly increase from one holder of an item
+// to the next) unless the hold's drain runs (a drain's write may then go
+// first; once the drain ends, the hold is given up);
+// a late one once if the hold's session ended.
+func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Hold, bar sim.SpanID, first bool) {
 	ex := r.Execs[i]
 	log := fenceDir + "/" + h.Item
 	sim.After(r, ex, draw(r.Rand, 300*time.Millisecond), func() {
@@ -242,7 +248,11 @@ func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Ho
 			})
 			return
 		}
-		executor.Submit(ex, h.Fenced(sim.FencedEntry(log, h.Token, "w")), func(_ []task.MultiResult, err error) {
+		kind := "w"
+		if first && !s.draining[h.Token] {
+			kind = "enter"
+		}
+		executor.Submit(ex, h.Fenced(sim.FencedEntry(log, h.Token, kind)), func(_ []task.MultiResult, err error) {
 			switch {
 			case err == nil:
 				s.writes++
@@ -252,7 +262,7 @@ func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Ho
 					r.Errorf("client %d: fenced write on %s: %v", i, h.Item, err)
 				}
 			}
-			s.write(r, i, m, h, bar)
+			s.write(r, i, m, h, bar, false)
 		})
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -25,14 +26,24 @@ import (
 //
 // Each of 4 clients (plus a twin of client 0 with the same executor seed)
 // loops: campaign, two fenced log writes (sim.FencedEntry) with simulated
-// time between, resign. Judged by:
+// time between, resign. On one seed in four a second loop, with a
+// candidate of its own, campaigns on client 1's executor, so on its
+// session (sibling campaigns, as two goroutines on one Client), and that
+// client loses the reply of a Master campaign's multi now and then as
+// every client does an election candidate's create. Judged by:
 //
-//   - sim.Leaders: at most one client acting at any simulated instant,
+//   - sim.Leaders: at most one campaign acting at any simulated instant
+//     (the sibling judged as a client of its own, Leaders.Siblings),
 //     acting from the grant (OnState Leading) to the end (OnState Ended);
 //     not judged when outright expiries are on (the server ending a
 //     connected client's session is something no client can foresee; the
 //     fence still holds);
-//   - sim.Fencing: the fenced log's tokens never go down, no late write;
+//   - sim.Fencing: the fenced log's tokens never go down and strictly
+//     increase from one leader to the next (no token enters twice), no
+//     late write;
+//   - no leadership lost but by its session's end, the give-up rule or
+//     the operator (lostToNoOne): no campaign deletes or changes a
+//     leader's node, its sibling's included;
 //   - one wake-up per deletion (the election's waiters watch only their
 //     predecessor);
 //   - no candidate node left after the loops end; no failed cleanup.
@@ -49,6 +60,8 @@ type exploreSim struct {
 	logOf   *fakezk.Server // the world log belongs to
 	leaders *sim.Leaders
 	cands   []election.Candidate
+	sib     election.Candidate // the second campaign on client siblingOf's session; nil: none this seed
+	started map[int]time.Time  // when client (or sibling) i's campaign began
 	running int
 }
 
@@ -56,6 +69,11 @@ const (
 	exploreLog     = "/fence"
 	exploreClients = 4
 	exploreTimeout = 4 * time.Second // the scenario's session timeout
+
+	// A second campaign loop runs on client siblingOf's executor, so on
+	// its session, beside that client's own: sim.Leaders judges it under
+	// the key sibling as a client of its own whose process is siblingOf's.
+	sibling, siblingOf = 100 + 1, 1
 )
 
 func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
@@ -132,6 +150,28 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 				}
 				s.cands = append(s.cands, cand)
 			}
+			// The sibling campaigns on one seed in four (drawn from the
+			// seed), so the scenario's cost per seed stays about the same.
+			s.sib = nil
+			if rand.New(rand.NewPCG(r.Seed, 5)).IntN(4) == 0 {
+				cfg := []election.Option{election.WithData([]byte(strconv.Itoa(siblingOf))), election.WithOnState(s.onState(r, sibling))}
+				var err error
+				if master {
+					s.sib, err = election.NewMaster("/svc/master", cfg...)
+				} else {
+					s.sib, err = election.New("/svc/election", cfg...)
+				}
+				if err != nil {
+					return err
+				}
+				// The sibling's client loses its Master campaigns'
+				// replies as every client loses its candidates' creates:
+				// a campaign that meets its sibling's master node with
+				// its reply lost.
+				s.log.multisOf = map[int]bool{siblingOf: true}
+			}
+			s.leaders.Siblings = map[int]int{sibling: siblingOf}
+			s.started = map[int]time.Time{}
 			_, err := sim.Run(r.World, 0, task.Create(exploreLog, nil, task.Persistent))
 			return err
 		},
@@ -140,10 +180,18 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			for i := range r.Execs {
 				s.loop(r, i)
 			}
+			if s.sib != nil {
+				s.running++
+				s.loop(r, sibling)
+			}
 		},
 		Restart: func(r *sim.Trial, i int) {
 			s.leaders.End(i) // the dead process acts no more; the new one has not begun
 			s.loop(r, i)
+			if i == siblingOf && s.sib != nil {
+				s.leaders.End(sibling)
+				s.loop(r, sibling)
+			}
 		},
 		Operator:       []string{"/svc/election/", "/svc/master"},
 		OperatorWrites: true,
@@ -187,8 +235,27 @@ func (s *exploreSim) onState(r *sim.Trial, i int) func(*election.Leadership, ele
 			}
 		case st == election.Ended:
 			s.leaders.End(i)
+			s.lostToNoOne(r, i, l)
 		}
 	}
+}
+
+// lostToNoOne fails a leadership lost while its session lives, not
+// given up, and no node of the role touched by the operator since its
+// campaign began (the candidate node; a master node or any lease): no client may
+// delete or change a leader's node (a sibling campaign on the same
+// session included: the package's PROTOCOL.md, Master step 2, "Anyone
+// else's (another campaign's, even on our session): wait").
+func (s *exploreSim) lostToNoOne(r *sim.Trial, i int, l *election.Leadership) {
+	err := l.Err()
+	if !errors.Is(err, election.ErrLost) || errors.Is(err, election.ErrGaveUp) ||
+		errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
+		return
+	}
+	if !slices.Contains(r.Server.Sessions(), l.Session().ID) || r.OperatedUnder(l.Path(), s.started[i], r.Clock.Now()) {
+		return
+	}
+	r.Errorf("client %d (key %d): leadership %s (token %d) lost while its session lives, its node untouched by the operator: %v", i%100, i, l.Path(), l.Token(), err)
 }
 
 func contains(xs []int, x int) bool {
@@ -200,15 +267,20 @@ func contains(xs []int, x int) bool {
 	return false
 }
 
-// loop is client i's rounds until the run is stopping.
+// loop is client i's rounds until the run is stopping (i is sibling:
+// the second campaign on client siblingOf's session).
 func (s *exploreSim) loop(r *sim.Trial, i int) {
 	if r.Stopping() || r.Closing() {
 		s.running--
 		return
 	}
-	ex := r.Execs[i]
+	ex, cand := r.Execs[siblingOf], s.sib
+	if i != sibling {
+		ex, cand = r.Execs[i], s.cands[i]
+	}
 	hold := time.Duration(200+r.Rand.IntN(2000)) * time.Millisecond
-	executor.Submit(ex, s.cands[i].Campaign(), func(l *election.Leadership, err error) {
+	s.started[i] = r.Clock.Now()
+	executor.Submit(ex, cand.Campaign(), func(l *election.Leadership, err error) {
 		if r.Closing() {
 			return
 		}
@@ -305,6 +377,8 @@ func TestExploreCanaries(t *testing.T) {
 		{bugNames.skipOwner, true},
 		{bugNames.noGiveUp, false},
 		{bugNames.watchLowest, false},
+		// Two campaigns on one session: the sibling loop on client 1.
+		{bugNames.replaceSibling, true},
 		// election/arm-on-change needs a suspension right after a reconnect,
 		// before the recheck: these fault plans did not produce one in 500
 		// seeds; TestCanaries (sim_test.go) and
@@ -323,8 +397,8 @@ func TestExploreCanaries(t *testing.T) {
 	}
 }
 
-var bugNames = struct{ skipOwner, noGiveUp, watchLowest canary.Name }{
-	"election/skip-owner-check", "election/no-give-up", "election/watch-lowest",
+var bugNames = struct{ skipOwner, noGiveUp, watchLowest, replaceSibling canary.Name }{
+	"election/skip-owner-check", "election/no-give-up", "election/watch-lowest", "election/master-replace-sibling",
 }
 
 // One seed, one history: each sampled seed run twice gives the same trace.

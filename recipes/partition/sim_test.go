@@ -77,7 +77,8 @@ type partSim struct {
 
 	// summed over seeds
 	writes, lateRefused, holds, released, drains int
-	draining                                     map[int64]bool // tokens whose drain runs
+	draining                                     map[int64]bool     // tokens whose drain runs
+	entering                                     map[int64][]func() // tokens whose "enter" is in flight: the drains waiting for it
 }
 
 func newPartSim() (*partSim, sim.Scenario) {
@@ -101,13 +102,23 @@ func newPartSim() (*partSim, sim.Scenario) {
 				return func(sc *task.Scope, k task.Cont[task.Unit]) {
 					s.draining[h.Token] = true
 					write := c.Seq(c.Sleep(pause), c.Map(h.Fenced(sim.FencedEntry(fenceDir+"/"+h.Item, h.Token, "drain")), func([]task.MultiResult) task.Unit { return task.Unit{} }))
-					task.Run(sc, write, func(_ task.Unit, err error) {
-						delete(s.draining, h.Token)
-						if err == nil {
-							s.drains++
-						}
-						k(task.Unit{}, err)
-					})
+					run := func() {
+						task.Run(sc, write, func(_ task.Unit, err error) {
+							delete(s.draining, h.Token)
+							if err == nil {
+								s.drains++
+							}
+							k(task.Unit{}, err)
+						})
+					}
+					// The hold's "enter" in flight goes first: two flows
+					// of one executor are not sent in the order they were
+					// submitted when they wait out a disconnection.
+					if waiting, ok := s.entering[h.Token]; ok {
+						s.entering[h.Token] = append(waiting, run)
+						return
+					}
+					run()
 				}
 			}
 			p, err := partition.New(simPath, simItems, partition.WithStable(300*time.Millisecond), partition.WithDrain(drain))
@@ -116,7 +127,7 @@ func newPartSim() (*partSim, sim.Scenario) {
 			}
 			s.p = p
 			s.members, s.final, s.left = make([]*partition.Member, s.clients), make([]bool, s.clients), 0
-			s.draining = map[int64]bool{}
+			s.draining, s.entering = map[int64]bool{}, map[int64][]func(){}
 			for _, it := range simItems {
 				if _, err := sim.Run(r.World, 0, zkops.EnsurePath(fenceDir+"/"+it, nil)); err != nil {
 					return err
@@ -221,8 +232,9 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 // member holds the item with this token, the first of kind "enter" (the
 // fencing log's mark of a new holder: no token enters after another
 // entry of its own, tokens strictly increase from one holder of an item
-// to the next) unless the hold's drain runs (a drain's write may then go
-// first; once the drain ends, the hold is given up);
+// to the next) unless the hold's drain runs (its write may go first;
+// once the drain ends, the hold is given up), and a drain that begins
+// while the "enter" is in flight waits for its outcome;
 // a late one once if the hold's session ended.
 func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Hold, bar sim.SpanID, first bool) {
 	ex := r.Execs[i]
@@ -251,8 +263,16 @@ func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Ho
 		kind := "w"
 		if first && !s.draining[h.Token] {
 			kind = "enter"
+			s.entering[h.Token] = nil
 		}
 		executor.Submit(ex, h.Fenced(sim.FencedEntry(log, h.Token, kind)), func(_ []task.MultiResult, err error) {
+			if kind == "enter" {
+				waiting := s.entering[h.Token]
+				delete(s.entering, h.Token)
+				for _, run := range waiting {
+					run()
+				}
+			}
 			switch {
 			case err == nil:
 				s.writes++

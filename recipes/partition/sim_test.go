@@ -111,9 +111,11 @@ func newPartSim() (*partSim, sim.Scenario) {
 							k(task.Unit{}, err)
 						})
 					}
-					// The hold's "enter" in flight goes first: two flows
-					// of one executor are not sent in the order they were
-					// submitted when they wait out a disconnection.
+					// The hold's "enter" in flight goes first: a flow
+					// submitted earlier is not always sent first (in a
+					// history where both waited out a disconnection, the
+					// drain's write went before the enter submitted
+					// before the drain began).
 					if waiting, ok := s.entering[h.Token]; ok {
 						s.entering[h.Token] = append(waiting, run)
 						return

@@ -26,9 +26,9 @@ import (
 //
 // Each of 4 clients (plus a twin of client 0 with the same executor seed)
 // loops: campaign, two fenced log writes (sim.FencedEntry) with simulated
-// time between, resign. On one seed in four a second loop, with a
-// candidate of its own, campaigns on client 1's executor, so on its
-// session (sibling campaigns, as two goroutines on one Client), and that
+// time between, resign. On one seed in four a second loop campaigns with
+// client 1's candidate on its executor, so on its session (sibling
+// campaigns, as two goroutines on one Client), and that
 // client loses the reply of a Master campaign's multi now and then as
 // every client does an election candidate's create. Judged by:
 //
@@ -60,8 +60,9 @@ type exploreSim struct {
 	logOf   *fakezk.Server // the world log belongs to
 	leaders *sim.Leaders
 	cands   []election.Candidate
-	sib     election.Candidate // the second campaign on client siblingOf's session; nil: none this seed
-	started map[int]time.Time  // when client (or sibling) i's campaign began
+	sibOn   bool                         // the sibling loop runs this seed
+	keyOf   map[*election.Leadership]int // client siblingOf's leaderships: siblingOf or sibling, for sim.Leaders
+	started map[int]time.Time            // when loop i's campaign began
 	running int
 }
 
@@ -70,9 +71,11 @@ const (
 	exploreClients = 4
 	exploreTimeout = 4 * time.Second // the scenario's session timeout
 
-	// A second campaign loop runs on client siblingOf's executor, so on
-	// its session, beside that client's own: sim.Leaders judges it under
-	// the key sibling as a client of its own whose process is siblingOf's.
+	// A second campaign loop runs on client siblingOf's executor with
+	// its candidate, so on its session, beside that client's own: of two
+	// leaderships of that client at once, sim.Leaders judges the second
+	// under the key sibling, as a client of its own whose process is
+	// siblingOf's.
 	sibling, siblingOf = 100 + 1, 1
 )
 
@@ -152,18 +155,8 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			}
 			// The sibling campaigns on one seed in four (drawn from the
 			// seed), so the scenario's cost per seed stays about the same.
-			s.sib = nil
-			if rand.New(rand.NewPCG(r.Seed, 5)).IntN(4) == 0 {
-				cfg := []election.Option{election.WithData([]byte(strconv.Itoa(siblingOf))), election.WithOnState(s.onState(r, sibling))}
-				var err error
-				if master {
-					s.sib, err = election.NewMaster("/svc/master", cfg...)
-				} else {
-					s.sib, err = election.New("/svc/election", cfg...)
-				}
-				if err != nil {
-					return err
-				}
+			s.sibOn = rand.New(rand.NewPCG(r.Seed, 5)).IntN(4) == 0
+			if s.sibOn {
 				// The sibling's client loses its Master campaigns'
 				// replies as every client loses its candidates' creates:
 				// a campaign that meets its sibling's master node with
@@ -171,7 +164,7 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 				s.log.multisOf = map[int]bool{siblingOf: true}
 			}
 			s.leaders.Siblings = map[int]int{sibling: siblingOf}
-			s.started = map[int]time.Time{}
+			s.started, s.keyOf = map[int]time.Time{}, map[*election.Leadership]int{}
 			_, err := sim.Run(r.World, 0, task.Create(exploreLog, nil, task.Persistent))
 			return err
 		},
@@ -180,7 +173,7 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			for i := range r.Execs {
 				s.loop(r, i)
 			}
-			if s.sib != nil {
+			if s.sibOn {
 				s.running++
 				s.loop(r, sibling)
 			}
@@ -188,8 +181,9 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 		Restart: func(r *sim.Trial, i int) {
 			s.leaders.End(i) // the dead process acts no more; the new one has not begun
 			s.loop(r, i)
-			if i == siblingOf && s.sib != nil {
+			if i == siblingOf && s.sibOn {
 				s.leaders.End(sibling)
+				clear(s.keyOf)
 				s.loop(r, sibling)
 			}
 		},
@@ -221,8 +215,15 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 	}
 }
 
-func (s *exploreSim) onState(r *sim.Trial, i int) func(*election.Leadership, election.State) {
+func (s *exploreSim) onState(r *sim.Trial, client int) func(*election.Leadership, election.State) {
 	return func(l *election.Leadership, st election.State) {
+		i := client
+		if client == siblingOf && s.sibOn {
+			i = s.key(l)
+			if st == election.Ended {
+				delete(s.keyOf, l)
+			}
+		}
 		switch {
 		case s.expire:
 		case st == election.Leading:
@@ -240,6 +241,22 @@ func (s *exploreSim) onState(r *sim.Trial, i int) func(*election.Leadership, ele
 	}
 }
 
+// key names a leadership of client siblingOf for sim.Leaders: siblingOf
+// unless another of its leaderships has that key, then sibling.
+func (s *exploreSim) key(l *election.Leadership) int {
+	if k, ok := s.keyOf[l]; ok {
+		return k
+	}
+	k := siblingOf
+	for _, taken := range s.keyOf {
+		if taken == siblingOf {
+			k = sibling
+		}
+	}
+	s.keyOf[l] = k
+	return k
+}
+
 // lostToNoOne fails a leadership lost while its session lives, not
 // given up, and no node of the role touched by the operator since its
 // campaign began (the candidate node; a master node or any lease): no client may
@@ -252,7 +269,15 @@ func (s *exploreSim) lostToNoOne(r *sim.Trial, i int, l *election.Leadership) {
 		errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
 		return
 	}
-	if !slices.Contains(r.Server.Sessions(), l.Session().ID) || r.OperatedUnder(l.Path(), s.started[i], r.Clock.Now()) {
+	from := s.started[i]
+	if i == siblingOf || i == sibling { // either loop's leadership, whatever its key
+		if b := s.started[sibling]; b.Before(s.started[siblingOf]) {
+			from = b
+		} else {
+			from = s.started[siblingOf]
+		}
+	}
+	if !slices.Contains(r.Server.Sessions(), l.Session().ID) || r.OperatedUnder(l.Path(), from, r.Clock.Now()) {
 		return
 	}
 	r.Errorf("client %d (key %d): leadership %s (token %d) lost while its session lives, its node untouched by the operator: %v", i%100, i, l.Path(), l.Token(), err)
@@ -268,16 +293,13 @@ func contains(xs []int, x int) bool {
 }
 
 // loop is client i's rounds until the run is stopping (i is sibling:
-// the second campaign on client siblingOf's session).
+// a second loop of client siblingOf, with its candidate).
 func (s *exploreSim) loop(r *sim.Trial, i int) {
 	if r.Stopping() || r.Closing() {
 		s.running--
 		return
 	}
-	ex, cand := r.Execs[siblingOf], s.sib
-	if i != sibling {
-		ex, cand = r.Execs[i], s.cands[i]
-	}
+	ex, cand := r.Execs[i%100], s.cands[i%100] // the sibling: client siblingOf's, the same candidate
 	hold := time.Duration(200+r.Rand.IntN(2000)) * time.Millisecond
 	s.started[i] = r.Clock.Now()
 	executor.Submit(ex, cand.Campaign(), func(l *election.Leadership, err error) {

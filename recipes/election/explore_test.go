@@ -401,6 +401,7 @@ func TestExploreCanaries(t *testing.T) {
 		{bugNames.watchLowest, false},
 		// Two campaigns on one session: the sibling loop on client 1.
 		{bugNames.replaceSibling, true},
+		{bugNames.siblingShares, true},
 		// election/arm-on-change needs a suspension right after a reconnect,
 		// before the recheck: these fault plans did not produce one in 500
 		// seeds; TestCanaries (sim_test.go) and
@@ -419,8 +420,9 @@ func TestExploreCanaries(t *testing.T) {
 	}
 }
 
-var bugNames = struct{ skipOwner, noGiveUp, watchLowest, replaceSibling canary.Name }{
+var bugNames = struct{ skipOwner, noGiveUp, watchLowest, replaceSibling, siblingShares canary.Name }{
 	"election/skip-owner-check", "election/no-give-up", "election/watch-lowest", "election/master-replace-sibling",
+	"election/master-sibling-shares-node",
 }
 
 // One seed, one history: each sampled seed run twice gives the same trace.

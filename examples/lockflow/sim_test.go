@@ -18,8 +18,8 @@ import (
 // (sim.FencedEntry, the lock recipe's own judge). Under every fault class
 // but the operator's, with creates' replies often lost: in the order the
 // server applied the writes, the holders' tokens (their nodes' sequence
-// numbers) never go down, so no two critical sections interleave
-// (sim.CheckFencing); and every client takes the lock again once the faults
+// numbers) never go down, so no two critical sections interleave, and
+// no two holders share one (sim.CheckFencing); and every client takes the lock again once the faults
 // stop.
 func scenario(counts *sim.Counts, sections *int) sim.Scenario {
 	if counts == nil {

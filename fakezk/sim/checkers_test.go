@@ -288,3 +288,33 @@ func TestLeadersAcrossPauseAndCrash(t *testing.T) {
 		t.Fatalf("acting %v", got)
 	}
 }
+
+// Two campaigns on one client's session (Siblings maps the second's key
+// to the client): judged as two clients, so the second acting beside the
+// first fails; and a crash of the client ends both terms.
+func TestLeadersSiblings(t *testing.T) {
+	w := newTestWorld(t, 2)
+	l := sim.NewLeaders(w)
+	l.Siblings = map[int]int{10: 0}
+	if err := l.Begin(0); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Advance(time.Second)
+	if err := l.Begin(10); err == nil || !strings.Contains(err.Error(), "client 0's campaign 10 acts as leader") {
+		t.Fatalf("a sibling acting beside its client's campaign passed: %v", err)
+	}
+	l.End(0)
+	l.End(10)
+	if err := l.Begin(10); err != nil {
+		t.Fatalf("the sibling after the other ended: %v", err)
+	}
+	if err := w.Crash(0, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Acting(); len(got) != 0 {
+		t.Fatalf("acting %v after the sibling's process crashed", got)
+	}
+	if err := l.Begin(1); err != nil {
+		t.Fatalf("a leader after the sibling's process crashed: %v", err)
+	}
+}

@@ -137,8 +137,15 @@ func (f *FenceTail) Next(w *World, dir string) (entries []LogEntry, reset bool, 
 // CheckFencing judges mutual exclusion by fencing tokens: in the order
 // the server applied the fenced writes, tokens never go down (so the
 // writes of two holders never interleave), and no "late" write was
-// applied. It returns the number of distinct tokens (critical sections
-// that wrote) and the first violation.
+// applied. And they strictly increase from one holder to the next, as
+// the recipes' docs promise: a holder that writes an "enter" entry
+// writes it before any other of its entries (more than one if it sends
+// it again after a lost reply), so an "enter" after an entry of another
+// kind with the same token is a second holder with one token (two
+// successive holders, or the same process taking the lock again, each
+// hold its own token). Holders that write no "enter" are judged by the
+// order only. It returns the number of distinct tokens (critical
+// sections that wrote) and the first violation.
 func CheckFencing(w *World, dir string) (sections int, err error) {
 	return CheckFencingOf(worldTree{w}, dir)
 }
@@ -156,6 +163,10 @@ func CheckFencingOf(t Tree, dir string) (sections int, err error) {
 		if i > 0 && e.Token < log[i-1].Token {
 			return sections, fmt.Errorf("fence log %s: holders interleave: token %d (%s, seq %d) applied after token %d (%s, seq %d)",
 				dir, e.Token, e.Kind, e.Seq, log[i-1].Token, log[i-1].Kind, log[i-1].Seq)
+		}
+		if i > 0 && e.Token == log[i-1].Token && e.Kind == "enter" && log[i-1].Kind != "enter" {
+			return sections, fmt.Errorf("fence log %s: two holders with one token: token %d enters (seq %d) after its %s (seq %d); tokens must strictly increase from one holder to the next",
+				dir, e.Token, e.Seq, log[i-1].Kind, log[i-1].Seq)
 		}
 		if i == 0 || e.Token != log[i-1].Token {
 			sections++

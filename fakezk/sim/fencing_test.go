@@ -127,3 +127,43 @@ func TestCheckFencingOfServer(t *testing.T) {
 		t.Fatalf("a late write applied: %v", err)
 	}
 }
+
+// Tokens strictly increase from one holder to the next (the docs of the
+// lock, the election and partition promise it): a holder's entries open
+// with its "enter" entry (sent again after a lost reply: more than one),
+// so an "enter" that comes after another kind of entry of the same token
+// is a second holder with that token, and fails, though no token went
+// down. A holder that wrote no "enter" is judged only by the order.
+func TestCheckFencingStrict(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		log   []string // token-kind, in the server's order
+		fails bool
+	}{
+		{"two holders, one token", []string{"1-enter", "1-exit", "1-enter", "1-exit"}, true},
+		{"after writes without enter", []string{"1-w", "1-w", "1-enter", "1-w"}, true},
+		{"enter sent again after a lost reply", []string{"1-enter", "1-enter", "1-exit", "1-exit", "2-enter"}, false},
+		{"writes without enter", []string{"1-w", "1-w", "2-w", "3-enter", "3-w"}, false},
+		{"strictly increasing", []string{"1-enter", "1-exit", "2-enter", "2-exit"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakezk.New(fakezk.Config{})
+			defer srv.Close()
+			if err := srv.AdminCreate("/log", nil, 0); err != nil {
+				t.Fatal(err)
+			}
+			for seq, e := range tc.log {
+				if err := srv.AdminCreate(fmt.Sprintf("/log/t%s-%010d", e, seq), nil, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := sim.CheckFencingOf(srv, "/log")
+			if tc.fails != (err != nil) {
+				t.Fatalf("%v: %v", tc.log, err)
+			}
+			if tc.fails && !strings.Contains(err.Error(), "one token") {
+				t.Fatalf("%v: failed for another reason: %v", tc.log, err)
+			}
+		})
+	}
+}

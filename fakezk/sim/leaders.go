@@ -59,6 +59,29 @@ type Leaders struct {
 	Margin time.Duration
 	// Excused counts the overlaps not judged because of a pause.
 	Excused int
+	// Siblings maps the key of a second campaign on a client's session
+	// (two goroutines on one Client, say) to that client: Begin and End
+	// take the key, and the campaign is judged as a client of its own
+	// (two sibling campaigns acting at once fail) whose process is the
+	// client's (its crash or pause ends the term). Keys must not be
+	// client indices; nil: every key is a client.
+	Siblings map[int]int
+}
+
+// proc is the client whose process runs the campaign of key.
+func (l *Leaders) proc(key int) int {
+	if c, ok := l.Siblings[key]; ok {
+		return c
+	}
+	return key
+}
+
+// name names the campaign of key in a message.
+func (l *Leaders) name(key int) string {
+	if c, ok := l.Siblings[key]; ok {
+		return fmt.Sprintf("client %d's campaign %d", c, key)
+	}
+	return fmt.Sprintf("client %d", key)
 }
 
 // term is one client's acting interval: since when, and which process
@@ -78,6 +101,7 @@ func NewLeaders(w *World) *Leaders { return &Leaders{w: w, acting: map[int]term{
 // stale reports whether client's term ended without the client's knowing:
 // its process crashed or froze since it began.
 func (l *Leaders) stale(client int, t term) bool {
+	client = l.proc(client)
 	if client >= len(l.w.procs) {
 		return false
 	}
@@ -125,18 +149,18 @@ func (l *Leaders) BeginNode(client int, path string, czxid int64) error {
 			continue
 		}
 		if l.w.Recording() {
-			l.w.OpenSpan(client, "leader", leaderLabel(czxid)) // the second leader, on the seed's picture
+			l.w.OpenSpan(l.proc(client), "leader", leaderLabel(czxid)) // the second leader, on the seed's picture
 		}
-		return fmt.Errorf("client %d acts as leader at %s while client %d has acted since %s",
-			client, now.Sub(epoch()), other, since.Sub(epoch()))
+		return fmt.Errorf("%s acts as leader at %s while %s has acted since %s",
+			l.name(client), now.Sub(epoch()), l.name(other), since.Sub(epoch()))
 	}
 	if _, ok := l.acting[client]; !ok {
 		t := term{since: now, path: path, czxid: czxid}
-		if client < len(l.w.procs) {
-			t.incarnation, t.pauses = l.w.procs[client].incarnation, l.w.procs[client].pauses
+		if p := l.proc(client); p < len(l.w.procs) {
+			t.incarnation, t.pauses = l.w.procs[p].incarnation, l.w.procs[p].pauses
 		}
 		if l.w.Recording() {
-			t.span = l.w.OpenSpan(client, "leader", leaderLabel(czxid))
+			t.span = l.w.OpenSpan(l.proc(client), "leader", leaderLabel(czxid))
 		}
 		l.acting[client] = t
 	}
@@ -146,6 +170,7 @@ func (l *Leaders) BeginNode(client int, path string, czxid int64) error {
 // resumedOnOldBelief reports whether client's process paused and acts on
 // a session the server has ended since (it has not heard yet).
 func (l *Leaders) resumedOnOldBelief(client int) bool {
+	client = l.proc(client)
 	if client >= len(l.w.procs) || l.w.procs[client].pauses == 0 {
 		return false
 	}

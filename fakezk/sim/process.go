@@ -251,6 +251,19 @@ type touch struct {
 	czxid int64
 }
 
+// OperatedUnder reports whether the operator deleted or wrote a node
+// whose path (a client's path) starts with prefix, or deleted such a
+// directory, between from and to (both included): for a judge of a role
+// that rests on more than one node (a master node and its lease, say).
+func (w *World) OperatedUnder(prefix string, from, to time.Time) bool {
+	for _, t := range w.operated {
+		if strings.HasPrefix(t.path, prefix) && !t.at.Before(from) && !t.at.After(to) {
+			return true
+		}
+	}
+	return false
+}
+
 // Operated reports whether the operator deleted the node at path (a
 // client's path) created at zxid czxid (that incarnation, not a later one at the same path) at
 // or before to.

@@ -30,4 +30,9 @@ const (
 	// campaign of the session leads with it (that campaign's lease
 	// vouches for it).
 	bugReplaceSibling canary.Name = "election/master-replace-sibling"
+	// bugSiblingShares: a Master campaign that finds the master node its
+	// session's takes it for its own without its lease vouching for it,
+	// so a second campaign of the session leads beside the one that made
+	// it (on the same node, with the same token).
+	bugSiblingShares canary.Name = "election/master-sibling-shares-node"
 )

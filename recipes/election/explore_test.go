@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -25,14 +26,24 @@ import (
 //
 // Each of 4 clients (plus a twin of client 0 with the same executor seed)
 // loops: campaign, two fenced log writes (sim.FencedEntry) with simulated
-// time between, resign. Judged by:
+// time between, resign. On one seed in four a second loop campaigns with
+// client 1's candidate on its executor, so on its session (sibling
+// campaigns, as two goroutines on one Client), and that
+// client loses the reply of a Master campaign's multi now and then as
+// every client does an election candidate's create. Judged by:
 //
-//   - sim.Leaders: at most one client acting at any simulated instant,
+//   - sim.Leaders: at most one campaign acting at any simulated instant
+//     (the sibling judged as a client of its own, Leaders.Siblings),
 //     acting from the grant (OnState Leading) to the end (OnState Ended);
 //     not judged when outright expiries are on (the server ending a
 //     connected client's session is something no client can foresee; the
 //     fence still holds);
-//   - sim.Fencing: the fenced log's tokens never go down, no late write;
+//   - sim.Fencing: the fenced log's tokens never go down and strictly
+//     increase from one leader to the next (no token enters twice), no
+//     late write;
+//   - no leadership lost but by its session's end, the give-up rule or
+//     the operator (lostToNoOne): no campaign deletes or changes a
+//     leader's node, its sibling's included;
 //   - one wake-up per deletion (the election's waiters watch only their
 //     predecessor);
 //   - no candidate node left after the loops end; no failed cleanup.
@@ -49,6 +60,9 @@ type exploreSim struct {
 	logOf   *fakezk.Server // the world log belongs to
 	leaders *sim.Leaders
 	cands   []election.Candidate
+	sibOn   bool                         // the sibling loop runs this seed
+	keyOf   map[*election.Leadership]int // client siblingOf's leaderships: siblingOf or sibling, for sim.Leaders
+	started map[int]time.Time            // when loop i's campaign began
 	running int
 }
 
@@ -56,6 +70,13 @@ const (
 	exploreLog     = "/fence"
 	exploreClients = 4
 	exploreTimeout = 4 * time.Second // the scenario's session timeout
+
+	// A second campaign loop runs on client siblingOf's executor with
+	// its candidate, so on its session, beside that client's own: of two
+	// leaderships of that client at once, sim.Leaders judges the second
+	// under the key sibling, as a client of its own whose process is
+	// siblingOf's.
+	sibling, siblingOf = 100 + 1, 1
 )
 
 func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
@@ -132,6 +153,18 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 				}
 				s.cands = append(s.cands, cand)
 			}
+			// The sibling campaigns on one seed in four (drawn from the
+			// seed), so the scenario's cost per seed stays about the same.
+			s.sibOn = rand.New(rand.NewPCG(r.Seed, 5)).IntN(4) == 0
+			if s.sibOn {
+				// The sibling's client loses its Master campaigns'
+				// replies as every client loses its candidates' creates:
+				// a campaign that meets its sibling's master node with
+				// its reply lost.
+				s.log.multisOf = map[int]bool{siblingOf: true}
+			}
+			s.leaders.Siblings = map[int]int{sibling: siblingOf}
+			s.started, s.keyOf = map[int]time.Time{}, map[*election.Leadership]int{}
 			_, err := sim.Run(r.World, 0, task.Create(exploreLog, nil, task.Persistent))
 			return err
 		},
@@ -140,10 +173,19 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			for i := range r.Execs {
 				s.loop(r, i)
 			}
+			if s.sibOn {
+				s.running++
+				s.loop(r, sibling)
+			}
 		},
 		Restart: func(r *sim.Trial, i int) {
 			s.leaders.End(i) // the dead process acts no more; the new one has not begun
 			s.loop(r, i)
+			if i == siblingOf && s.sibOn {
+				s.leaders.End(sibling)
+				clear(s.keyOf)
+				s.loop(r, sibling)
+			}
 		},
 		Operator:       []string{"/svc/election/", "/svc/master"},
 		OperatorWrites: true,
@@ -173,8 +215,15 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 	}
 }
 
-func (s *exploreSim) onState(r *sim.Trial, i int) func(*election.Leadership, election.State) {
+func (s *exploreSim) onState(r *sim.Trial, client int) func(*election.Leadership, election.State) {
 	return func(l *election.Leadership, st election.State) {
+		i := client
+		if client == siblingOf && s.sibOn {
+			i = s.key(l)
+			if st == election.Ended {
+				delete(s.keyOf, l)
+			}
+		}
 		switch {
 		case s.expire:
 		case st == election.Leading:
@@ -187,8 +236,51 @@ func (s *exploreSim) onState(r *sim.Trial, i int) func(*election.Leadership, ele
 			}
 		case st == election.Ended:
 			s.leaders.End(i)
+			s.lostToNoOne(r, i, l)
 		}
 	}
+}
+
+// key names a leadership of client siblingOf for sim.Leaders: siblingOf
+// unless another of its leaderships has that key, then sibling.
+func (s *exploreSim) key(l *election.Leadership) int {
+	if k, ok := s.keyOf[l]; ok {
+		return k
+	}
+	k := siblingOf
+	for _, taken := range s.keyOf {
+		if taken == siblingOf {
+			k = sibling
+		}
+	}
+	s.keyOf[l] = k
+	return k
+}
+
+// lostToNoOne fails a leadership lost while its session lives, not
+// given up, and no node of the role touched by the operator since its
+// campaign began (the candidate node; a master node or any lease): no client may
+// delete or change a leader's node (a sibling campaign on the same
+// session included: the package's PROTOCOL.md, Master step 2, "Anyone
+// else's (another campaign's, even on our session): wait").
+func (s *exploreSim) lostToNoOne(r *sim.Trial, i int, l *election.Leadership) {
+	err := l.Err()
+	if !errors.Is(err, election.ErrLost) || errors.Is(err, election.ErrGaveUp) ||
+		errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
+		return
+	}
+	from := s.started[i]
+	if i == siblingOf || i == sibling { // either loop's leadership, whatever its key
+		if b := s.started[sibling]; b.Before(s.started[siblingOf]) {
+			from = b
+		} else {
+			from = s.started[siblingOf]
+		}
+	}
+	if !slices.Contains(r.Server.Sessions(), l.Session().ID) || r.OperatedUnder(l.Path(), from, r.Clock.Now()) {
+		return
+	}
+	r.Errorf("client %d (key %d): leadership %s (token %d) lost while its session lives, its node untouched by the operator: %v", i%100, i, l.Path(), l.Token(), err)
 }
 
 func contains(xs []int, x int) bool {
@@ -200,15 +292,17 @@ func contains(xs []int, x int) bool {
 	return false
 }
 
-// loop is client i's rounds until the run is stopping.
+// loop is client i's rounds until the run is stopping (i is sibling:
+// a second loop of client siblingOf, with its candidate).
 func (s *exploreSim) loop(r *sim.Trial, i int) {
 	if r.Stopping() || r.Closing() {
 		s.running--
 		return
 	}
-	ex := r.Execs[i]
+	ex, cand := r.Execs[i%100], s.cands[i%100] // the sibling: client siblingOf's, the same candidate
 	hold := time.Duration(200+r.Rand.IntN(2000)) * time.Millisecond
-	executor.Submit(ex, s.cands[i].Campaign(), func(l *election.Leadership, err error) {
+	s.started[i] = r.Clock.Now()
+	executor.Submit(ex, cand.Campaign(), func(l *election.Leadership, err error) {
 		if r.Closing() {
 			return
 		}
@@ -305,6 +399,9 @@ func TestExploreCanaries(t *testing.T) {
 		{bugNames.skipOwner, true},
 		{bugNames.noGiveUp, false},
 		{bugNames.watchLowest, false},
+		// Two campaigns on one session: the sibling loop on client 1.
+		{bugNames.replaceSibling, true},
+		{bugNames.siblingShares, true},
 		// election/arm-on-change needs a suspension right after a reconnect,
 		// before the recheck: these fault plans did not produce one in 500
 		// seeds; TestCanaries (sim_test.go) and
@@ -323,8 +420,9 @@ func TestExploreCanaries(t *testing.T) {
 	}
 }
 
-var bugNames = struct{ skipOwner, noGiveUp, watchLowest canary.Name }{
-	"election/skip-owner-check", "election/no-give-up", "election/watch-lowest",
+var bugNames = struct{ skipOwner, noGiveUp, watchLowest, replaceSibling, siblingShares canary.Name }{
+	"election/skip-owner-check", "election/no-give-up", "election/watch-lowest", "election/master-replace-sibling",
+	"election/master-sibling-shares-node",
 }
 
 // One seed, one history: each sampled seed run twice gives the same trace.

@@ -269,7 +269,9 @@ func simulate(seed uint64, mode simMode) (res simResult, err error) {
 		}
 	}
 	// The fencing log: entries in the server's order carry tokens that
-	// never go down, each term enters and exits once, no late write.
+	// never go down, each term enters and exits once, no token enters
+	// after its exit (tokens of successive leaders strictly increase,
+	// the package doc), no late write.
 	type logEntry struct {
 		seq, token int64
 		kind       string
@@ -300,6 +302,10 @@ func simulate(seed uint64, mode simMode) (res simResult, err error) {
 		a, b := entries[k-1], entries[k]
 		if b.token < a.token || (b.token == a.token && a.kind == b.kind) {
 			violate("fenced writes interleave: token %d %s after token %d %s", b.token, b.kind, a.token, a.kind)
+			return res, nil
+		}
+		if b.token == a.token && b.kind == "enter" {
+			violate("two leaders with one token: token %d enters after its %s", b.token, a.kind)
 			return res, nil
 		}
 	}

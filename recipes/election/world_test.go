@@ -37,6 +37,10 @@ type wakeLog struct {
 	srv   *fakezk.Server
 	rng   *rand.Rand
 	dropP float64
+	// multisOf, if not nil, names the clients whose multis that create
+	// an ephemeral node (a Master's campaign) also lose their connection
+	// right after they are sent, with the same probability.
+	multisOf map[int]bool
 }
 
 // wokenAt returns the clients the deletion of the node at path woke,
@@ -92,9 +96,25 @@ func (c *watcher) Do(req task.Request, done func(task.Response), watch func(task
 		}
 	}
 	c.Conn.Do(req, done, watch)
-	if cr, ok := req.(*task.CreateRequest); ok && cr.Mode.IsEphemeral() && l.srv != nil && l.rng.Float64() < l.dropP {
+	if l.srv != nil && (isEphemeralCreate(req) || l.multisOf[c.client] && isEphemeralMulti(req)) && l.rng.Float64() < l.dropP {
 		l.srv.Drop(c.Conn, l.rng.IntN(2) == 0)
 	}
+}
+
+func isEphemeralCreate(req task.Request) bool {
+	cr, ok := req.(*task.CreateRequest)
+	return ok && cr.Mode.IsEphemeral()
+}
+
+func isEphemeralMulti(req task.Request) bool {
+	if mr, ok := req.(*task.MultiRequest); ok {
+		for _, op := range mr.Ops {
+			if cr, ok := op.(*task.CreateRequest); ok && cr.Mode.IsEphemeral() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func newWorld(tb testing.TB, seed uint64, n int, cfg fakezk.Config) (*sim.World, *wakeLog) {

@@ -43,7 +43,8 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 // with the same context, deferred as the doc's pattern has it.
 //
 // Judged by: the fencing log (mutual exclusion: tokens never go down in
-// the server's order, no write after a loss applied); liveness: once the
+// the server's order, and strictly increase from one holder to the next,
+// no write after a loss applied); liveness: once the
 // faults stop, every client completes a critical section within Recovery
 // (a lock left held by a Release that did nothing blocks every other
 // client until its session ends, and its own Client refuses every later

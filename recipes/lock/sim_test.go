@@ -489,8 +489,10 @@ func checkStep(w *sim.World, cnts []*counting, dir string, cur []*lock.Held, fai
 // judgeLog judges a log of fenced writes: children named
 // "t<token>-<kind>-<seq>" (kind enter, exit or late) created by holders
 // with Held.Fenced. In the server's order (the sequence), tokens never go
-// down and no token logs one kind twice: critical sections never
-// interleave and come in increasing token order; and no "late" entry (a
+// down, no token logs one kind twice, and no token enters twice (the
+// doc: tokens of successive holders strictly increase, also when one
+// client takes the lock again): critical sections never interleave and
+// come in strictly increasing token order; and no "late" entry (a
 // write made after the lock was known lost) was applied. It returns the
 // number of sections entered.
 func judgeLog(names []string) (sections int, err error) {
@@ -529,6 +531,10 @@ func judgeLog(names []string) (sections int, err error) {
 		}
 		if log[i].token == log[i-1].token && log[i].kind == log[i-1].kind {
 			return 0, fmt.Errorf("token %d logged %q twice", log[i].token, log[i].kind)
+		}
+		if log[i].token == log[i-1].token && log[i].kind == "enter" {
+			return 0, fmt.Errorf("two holders with one token: token %d enters again (entry %d) after its %s (entry %d); tokens strictly increase from one holder to the next",
+				log[i].token, log[i].seq, log[i-1].kind, log[i-1].seq)
 		}
 	}
 	return sections, nil

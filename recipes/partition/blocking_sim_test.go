@@ -50,8 +50,9 @@ type blockingSim struct {
 	clients int
 	mu      sync.Mutex // the actors run one at a time; the lock keeps -race quiet about the hand-offs
 	live    map[*partition.Member]int
-	left    []given // members given back with Leave
-	waited  int     // Waits that returned Acquired, summed over seeds
+	left    []given        // members given back with Leave
+	waited  int            // Waits that returned Acquired, summed over seeds
+	entered map[int64]bool // tokens whose first fenced write was sent (kind "enter"), this seed
 }
 
 var bsimItems = []string{"a", "b", "c", "d"}
@@ -91,7 +92,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Setup: func(r *sim.Trial) error {
 			lost.World, lost.Rand = r.World, r.Rand
 			lost.Sent = func(int, task.Request) { s.oneHolder(r) }
-			s.live, s.left = map[*partition.Member]int{}, nil
+			s.live, s.left, s.entered = map[*partition.Member]int{}, nil, map[int64]bool{}
 			for _, it := range bsimItems {
 				if _, err := sim.Run(r.World, 0, zkops.EnsurePath(fenceDir+"/"+it, nil)); err != nil {
 					return err
@@ -248,7 +249,16 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 		defer sc()
 	}
 	for _, h := range held {
-		if _, err := c.Fenced(ctx, m, h.Item, sim.FencedEntry(fenceDir+"/"+h.Item, h.Token, "w")); err != nil && !expectedErr(r, a, endInside, err) {
+		// A hold's first write enters (sim.CheckFencing: no token enters
+		// after another entry of its own; tokens strictly increase from
+		// one holder of an item to the next).
+		kind := "w"
+		s.mu.Lock()
+		if !s.entered[h.Token] {
+			s.entered[h.Token], kind = true, "enter"
+		}
+		s.mu.Unlock()
+		if _, err := c.Fenced(ctx, m, h.Item, sim.FencedEntry(fenceDir+"/"+h.Item, h.Token, kind)); err != nil && !expectedErr(r, a, endInside, err) {
 			r.Errorf("client %d: fenced write %s on %s: %v", i, id, h.Item, err)
 		}
 	}

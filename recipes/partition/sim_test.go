@@ -50,9 +50,11 @@ var simItems = []string{"a", "b", "c", "d", "e"}
 //     believes: its fenced writes are refused);
 //   - at every Change reporting state Acquired: no hold it lists drains
 //     (a draining item goes once its drain ends);
-//   - at the end, each item's fencing log: tokens never go down in the
-//     server's order (two holders' writes never interleave), and no late
-//     write was applied;
+//   - at the end, each item's fencing log (sim.CheckFencing): tokens never
+//     go down in the server's order (two holders' writes never
+//     interleave), no token enters after another entry of its own (two
+//     holders with one token: tokens strictly increase from one holder
+//     to the next, the package doc), and no late write was applied;
 //   - liveness: once the faults stop and the loops have joined every
 //     member for good, every member is in state Acquired holding what
 //     KazooAssign gives it among the party, each hold's node on the
@@ -75,7 +77,8 @@ type partSim struct {
 
 	// summed over seeds
 	writes, lateRefused, holds, released, drains int
-	draining                                     map[int64]bool // tokens whose drain runs
+	draining                                     map[int64]bool     // tokens whose drain runs
+	entering                                     map[int64][]func() // tokens whose "enter" is in flight: the drains waiting for it
 }
 
 func newPartSim() (*partSim, sim.Scenario) {
@@ -99,13 +102,25 @@ func newPartSim() (*partSim, sim.Scenario) {
 				return func(sc *task.Scope, k task.Cont[task.Unit]) {
 					s.draining[h.Token] = true
 					write := c.Seq(c.Sleep(pause), c.Map(h.Fenced(sim.FencedEntry(fenceDir+"/"+h.Item, h.Token, "drain")), func([]task.MultiResult) task.Unit { return task.Unit{} }))
-					task.Run(sc, write, func(_ task.Unit, err error) {
-						delete(s.draining, h.Token)
-						if err == nil {
-							s.drains++
-						}
-						k(task.Unit{}, err)
-					})
+					run := func() {
+						task.Run(sc, write, func(_ task.Unit, err error) {
+							delete(s.draining, h.Token)
+							if err == nil {
+								s.drains++
+							}
+							k(task.Unit{}, err)
+						})
+					}
+					// The hold's "enter" in flight goes first: a flow
+					// submitted earlier is not always sent first (in a
+					// history where both waited out a disconnection, the
+					// drain's write went before the enter submitted
+					// before the drain began).
+					if waiting, ok := s.entering[h.Token]; ok {
+						s.entering[h.Token] = append(waiting, run)
+						return
+					}
+					run()
 				}
 			}
 			p, err := partition.New(simPath, simItems, partition.WithStable(300*time.Millisecond), partition.WithDrain(drain))
@@ -114,7 +129,7 @@ func newPartSim() (*partSim, sim.Scenario) {
 			}
 			s.p = p
 			s.members, s.final, s.left = make([]*partition.Member, s.clients), make([]bool, s.clients), 0
-			s.draining = map[int64]bool{}
+			s.draining, s.entering = map[int64]bool{}, map[int64][]func(){}
 			for _, it := range simItems {
 				if _, err := sim.Run(r.World, 0, zkops.EnsurePath(fenceDir+"/"+it, nil)); err != nil {
 					return err
@@ -176,7 +191,7 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 				if a == h.Item {
 					s.holds++
 					bar := r.OpenSpan(i, "item", h.Item+" token "+strconv.FormatInt(h.Token, 10))
-					s.write(r, i, m, h, bar)
+					s.write(r, i, m, h, bar, true)
 				}
 			}
 		}
@@ -216,9 +231,14 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 }
 
 // write is the work on one hold: a fenced write now and then while the
-// member holds the item with this token; a late one once if the hold's
-// session ended.
-func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Hold, bar sim.SpanID) {
+// member holds the item with this token, the first of kind "enter" (the
+// fencing log's mark of a new holder: no token enters after another
+// entry of its own, tokens strictly increase from one holder of an item
+// to the next) unless the hold's drain runs (its write may go first;
+// once the drain ends, the hold is given up), and a drain that begins
+// while the "enter" is in flight waits for its outcome;
+// a late one once if the hold's session ended.
+func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Hold, bar sim.SpanID, first bool) {
 	ex := r.Execs[i]
 	log := fenceDir + "/" + h.Item
 	sim.After(r, ex, draw(r.Rand, 300*time.Millisecond), func() {
@@ -242,7 +262,19 @@ func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Ho
 			})
 			return
 		}
-		executor.Submit(ex, h.Fenced(sim.FencedEntry(log, h.Token, "w")), func(_ []task.MultiResult, err error) {
+		kind := "w"
+		if first && !s.draining[h.Token] {
+			kind = "enter"
+			s.entering[h.Token] = nil
+		}
+		executor.Submit(ex, h.Fenced(sim.FencedEntry(log, h.Token, kind)), func(_ []task.MultiResult, err error) {
+			if kind == "enter" {
+				waiting := s.entering[h.Token]
+				delete(s.entering, h.Token)
+				for _, run := range waiting {
+					run()
+				}
+			}
 			switch {
 			case err == nil:
 				s.writes++
@@ -252,7 +284,7 @@ func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Ho
 					r.Errorf("client %d: fenced write on %s: %v", i, h.Item, err)
 				}
 			}
-			s.write(r, i, m, h, bar)
+			s.write(r, i, m, h, bar, false)
 		})
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -278,7 +279,10 @@ func TestSimExplore(t *testing.T) {
 // judgeModes judges a fencing log of readers and writers (kinds
 // renter/rexit, wenter/wexit): in the server's order, the span of a
 // writer's entries overlaps no other holder's span; readers' spans may
-// overlap each other. No "late" entry (a write after a loss) applied.
+// overlap each other. No holder enters with a writer's token after an
+// exit (the doc: a writer's token is above every earlier holder's and
+// below every later one's). No "late" entry (a write after a loss)
+// applied.
 func judgeModes(log []sim.LogEntry) error {
 	type span struct {
 		token       int64
@@ -292,6 +296,11 @@ func judgeModes(log []sim.LogEntry) error {
 			return fmt.Errorf("a fenced write after the lock was lost was applied: token %d, seq %d", e.Token, e.Seq)
 		}
 		sp := by[e.Token]
+		if sp != nil && strings.HasSuffix(e.Kind, "enter") && !strings.HasSuffix(log[sp.last].Kind, "enter") && (sp.write || e.Kind[0] == 'w') {
+			// The doc: a writer's token is above every earlier holder's
+			// and below every later one's, so no holder shares it.
+			return fmt.Errorf("two holders with one token: token %d %s (seq %d) after its %s (seq %d)", e.Token, e.Kind, e.Seq, log[sp.last].Kind, log[sp.last].Seq)
+		}
 		if sp == nil {
 			sp = &span{token: e.Token, first: k, write: e.Kind[0] == 'w'}
 			by[e.Token] = sp

@@ -42,7 +42,8 @@ import (
 //   - the fencing log (judgeRW): in the order the server applied the
 //     writes, the span of a writer's entries overlaps no other holder's
 //     span, and its token is above every token logged before it and
-//     below every token logged after it; no late write applied;
+//     below every token logged after it (strictly: no other holder enters
+//     with it); no late write applied;
 //   - no herd: when a client sets an exists watch on a contender node
 //     (herdConn), no contender that exists between that node and the
 //     client's own could let it hold sooner: a writer watches the node
@@ -260,7 +261,10 @@ func (j *judged) add(o judged) {
 // runs from its first entry to its last. A writer's span overlaps no
 // other token's span, and its token is above every token whose span ended
 // before it and below every token whose span starts after it. No late
-// entry was applied. The fence makes a span a stretch of time the
+// entry was applied. No holder enters again with a writer's token after
+// an exit (a writer's token is above every earlier holder's and below
+// every later one's: none shares it, the same client's next hold
+// included). The fence makes a span a stretch of time the
 // holder's node existed throughout (each entry was applied with a check
 // on it, and a deleted node never comes back under its unique name), so
 // two overlapping spans are two nodes that existed at once while both
@@ -278,6 +282,11 @@ func judgeRW(log []sim.LogEntry) (j judged, err error) {
 			return j, fmt.Errorf("a fenced write after the lock was lost was applied: token %d, seq %d", e.Token, e.Seq)
 		}
 		sp := by[e.Token]
+		if sp != nil && strings.HasSuffix(e.Kind, "enter") && !strings.HasSuffix(log[sp.last].Kind, "enter") && (sp.write || strings.HasPrefix(e.Kind, "w")) {
+			// The doc: a writer's token is above every earlier holder's
+			// and below every later one's, so no holder shares it.
+			return j, fmt.Errorf("two holders with one token: token %d %s (seq %d) after its %s (seq %d)", e.Token, e.Kind, e.Seq, log[sp.last].Kind, log[sp.last].Seq)
+		}
 		if sp == nil {
 			sp = &span{token: e.Token, first: k, write: strings.HasPrefix(e.Kind, "w")}
 			by[e.Token] = sp

@@ -24,6 +24,12 @@ func TestSimulation(t *testing.T) {
 	}
 }
 
+// The seeds that once failed (Scenario.Regressions), on every unit run.
+func TestSimRegressions(t *testing.T) {
+	_, sc := newCacheSim()
+	sim.Regressions(t, sc)
+}
+
 // Each known bug, switched back on, is caught by the simulation; sim.Catch
 // logs the seeds each hunt needed for the first catch.
 func TestCanaries(t *testing.T) {

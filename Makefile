@@ -41,8 +41,18 @@ vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
 # Every module's tests; a failing module does not stop the others.
+# Four test binaries at once (go test -p; the default is one per core):
+# many packages wait on real servers, the real clock or a JVM more than
+# they compute, so two at a time left the cores half idle. zkadapter, the
+# longest of them (real-server tests, about 3 minutes), is named first so
+# that it starts first instead of running alone at the end. On the 2-core
+# machine the root module's tests took 12.1 min at -p 2 and 9.5 min at
+# -p 4 with zkadapter last, 13.5 CPU minutes either way
+# (`time go test -race -count=1 -p N -json ./...`, idle machine).
+UNIT_P ?= 4
 unit:
-	@st=0; for m in $(MODULES); do echo "test $$m"; (cd $$m && ZK_REQUIRED=1 $(GO) test -race -count=1 ./...) || st=1; done; exit $$st
+	@st=0; for m in $(MODULES); do echo "test $$m"; first=; [ -d $$m/zkadapter ] && first=./zkadapter; \
+		(cd $$m && ZK_REQUIRED=1 $(GO) test -race -count=1 -p $(UNIT_P) $$first ./...) || st=1; done; exit $$st
 
 # The fakezk command beside its launcher, so that
 # fakezk/wire/cmd/fakezk/bin can be a suite's ZOOKEEPER_BIN_PATH

@@ -158,6 +158,17 @@ func pwatchCases() []Case {
 			e.wantEvents(e.C, ow, "NodeCreated a/b", "one-time")
 			e.wantEvents(e.C, rw, "NodeCreated a/b, NodeDataChanged a/b", "recursive")
 		}},
+		{"pwatch/recursive-beside-child-watch", "a recursive watch and a one-time child watch of one session on one path: the child event goes to the one-time watch only (the client leaves recursive watches out of NodeChildrenChanged, as ZooKeeper's client does from 3.9.0, ZOOKEEPER-4475), and the recursive watch reports the creations below", func(e *Env) {
+			e.Mk("a")
+			_, rw := addW(e.C, e.P("a"), recursive)
+			_, cw := childrenW(e.C, e.P("a"))
+			o := e.NewClient()
+			wCreate("a/b")(e, o)
+			wCreate("a/b/c")(e, o) // a child of a/b: the server notifies a/b's child list
+			wCreate("a/d")(e, o)
+			e.wantEvents(e.C, cw, "NodeChildrenChanged a", "one-time child watch")
+			e.wantEvents(e.C, rw, "NodeCreated a/b, NodeCreated a/b/c, NodeCreated a/d", "recursive")
+		}},
 		{"pwatch/two-watches-same-path", "a persistent and a recursive watch of one session on one path: the recursive one takes the path's child list on a 3.8.0 server, so the persistent one misses child events", func(e *Env) {
 			_, w1 := addW(e.C, e.P("a"), persistent)
 			_, w2 := addW(e.C, e.P("a"), recursive)

@@ -9,12 +9,16 @@ import (
 )
 
 // TestDelaySubMillisecond: a delay shorter than a millisecond is kept,
-// not rounded up. The median of many one-byte round trips through an echo
-// server with 500µs each way is at least 1ms and, on an unloaded machine,
-// a few tens of microseconds more; the bound allows 700µs of scheduling
-// noise. Runtime timers (time.Sleep, time.Timer) wake about a millisecond
-// late here when the process is otherwise idle, which made the round
-// trip more than 2ms.
+// not rounded up. Of many one-byte round trips through an echo server
+// with 500µs each way, every one takes at least 1ms, and on an unloaded
+// machine the median a few tens of microseconds more. Runtime timers
+// (time.Sleep, time.Timer) wake about a millisecond late here when the
+// process is otherwise idle, which made every round trip, the fastest
+// included, more than 2ms. The bound (700µs of scheduling noise) holds the
+// tenth percentile, not the median: with other test binaries on the cores
+// (make unit runs four at once on two) the median measures the machine's
+// load (2.8ms once), while the fastest tenth still shows whether the delay
+// is rounded up.
 func TestDelaySubMillisecond(t *testing.T) {
 	const d = 500 * time.Microsecond
 	p := newProxy(t, newEcho(t))
@@ -38,10 +42,10 @@ func TestDelaySubMillisecond(t *testing.T) {
 	if rtts[0] < 2*d {
 		t.Errorf("fastest round trip %v, want at least %v", rtts[0], 2*d)
 	}
-	if med := rtts[len(rtts)/2]; med > 2*d+700*time.Microsecond {
-		t.Errorf("median round trip %v with %v each way (fastest %v, slowest %v)", med, d, rtts[0], rtts[len(rtts)-1])
+	if p10 := rtts[len(rtts)/10]; p10 > 2*d+700*time.Microsecond {
+		t.Errorf("tenth percentile of the round trips %v with %v each way (fastest %v, median %v, slowest %v)", p10, d, rtts[0], rtts[len(rtts)/2], rtts[len(rtts)-1])
 	}
-	t.Logf("round trips with %v each way: fastest %v, median %v, p90 %v", d, rtts[0], rtts[len(rtts)/2], rtts[len(rtts)*9/10])
+	t.Logf("round trips with %v each way: fastest %v, p10 %v, median %v, p90 %v", d, rtts[0], rtts[len(rtts)/10], rtts[len(rtts)/2], rtts[len(rtts)*9/10])
 }
 
 // TestDelayLine: the delay is a latency, not a bandwidth cap. 8 MiB

@@ -299,6 +299,26 @@ func (w *World) killActors(i int) {
 	s.compact()
 }
 
+// Interrupt ends a context of actor a with cancel (one its With...
+// methods returned) and, if a waits and may run now, gives it the turn at
+// once, until it waits again or returns. Called from inside a job of an
+// executor (a recipe's hook, a continuation), it is a caller whose
+// context ends while the executor runs that job, as a goroutine of a
+// real program may: the caller looks before the job ends, finds no
+// outcome the job has yet to deliver, and what it does then (cancel its
+// flow, submit another) is queued behind the job, which goes on, however
+// the executor orders its queues. The ordinary contexts never end there:
+// the world ends them between its steps, when every job has ended, so a
+// caller's cancel always comes before the jobs still queued. Call it on
+// the world's goroutine, never from an actor.
+func (w *World) Interrupt(a *Actor, cancel context.CancelFunc) {
+	cancel()
+	if a.w != w || a.state != actorParked || a.killed || !w.runnable(a) {
+		return
+	}
+	w.act.resume(a)
+}
+
 // parker is an Actor as its contexts' park.Parker.
 type parker Actor
 

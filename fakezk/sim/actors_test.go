@@ -254,3 +254,66 @@ func TestActorContextEndsAfterThaw(t *testing.T) {
 		}
 	}
 }
+
+// A context ended by World.Interrupt inside a job is a caller whose
+// context ends while the executor runs that job: the actor looks at once,
+// before the job hands over the outcome, and cancels its flow, which the
+// job then completes all the same (executor.Await returns ctx's error
+// before the job ends).
+// The same context ended by its cancel alone in that job ends between
+// steps: the actor looks after the job and finds the outcome.
+func TestActorInterruptedInJob(t *testing.T) {
+	for _, interrupt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("interrupt=%v", interrupt), func(t *testing.T) {
+			w, err := sim.New(sim.Config{Seed: 9, Clients: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			var resume task.Cont[int]
+			waitForJob := task.Task[int](func(s *task.Scope, k task.Cont[int]) {
+				task.Suspend(s, k, func(r task.Cont[int]) func() {
+					resume = r
+					return func() { resume = nil }
+				})
+			})
+			var cancelAwait context.CancelFunc
+			var got int
+			var gotErr error
+			returned := false
+			actor := w.Go(0, func(a *sim.Actor) {
+				ctx, cancel := a.WithCancel(a.Context())
+				defer cancel()
+				cancelAwait = cancel
+				got, gotErr = executor.Await(ctx, a.Exec(), waitForJob)
+				returned = true
+			})
+			w.Drive()
+			if resume == nil || returned {
+				t.Fatalf("the actor's flow is not waiting (returned %v)", returned)
+			}
+			lookedInJob := false
+			executor.Submit(w.Execs[0], task.Func(func(*task.Scope) (task.Unit, error) {
+				if interrupt {
+					w.Interrupt(actor, cancelAwait)
+				} else {
+					cancelAwait()
+				}
+				lookedInJob = returned // Await does not wait for the flow it cancels
+				resume(7, nil)
+				return task.Unit{}, nil
+			}), nil)
+			w.Drive()
+			if !returned {
+				t.Fatal("the actor did not return")
+			}
+			if interrupt {
+				if !errors.Is(gotErr, task.ErrCanceled) || !lookedInJob {
+					t.Errorf("interrupted in the job: Await returned %d, %v (returned in the job: %v); want ctx's error, returned before the job handed the outcome over", got, gotErr, lookedInJob)
+				}
+			} else if gotErr != nil || got != 7 || lookedInJob {
+				t.Errorf("canceled in the job: Await returned %d, %v (returned in the job: %v); want the outcome, 7, found after the job with the context's end", got, gotErr, lookedInJob)
+			}
+		})
+	}
+}

@@ -1,0 +1,441 @@
+package cache
+
+// The blocking face under the simulation: the cache's Client (Start,
+// Next, Current, Done, Err, Stop) driven from actors, with contexts that
+// end at every point. Its TestSimExplore, TestSimDeterminism and
+// TestSimRegressions are those of sim_test.go, which run both scenarios.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Where a round's context ends.
+const (
+	bendNone   = iota // it does not
+	bendBefore        // before Start is called
+	bendStart         // while Start waits (a step or an instant drawn)
+	bendAfter         // just after Start returns
+	bendInside        // while the Nexts run (a step drawn)
+	bendGive          // while Stop runs
+	numBends
+)
+
+var bendNames = [numBends]string{"none", "before", "start", "after", "inside", "give"}
+
+// The kinds of cache an actor's round follows.
+const (
+	kindChildren = iota // simDir's children, with data
+	kindTree            // all of /cache, with data
+	kindNode            // simNode
+	numKinds
+)
+
+var kindNames = [numKinds]string{"children", "tree", "node"}
+
+// blockingCacheSim drives the caches through their blocking Client from
+// actors: clients 0 and 1 each run two actors that loop rounds: make a
+// Client of a kind drawn (a ChildrenCache of simDir with data, a
+// TreeCache of /cache with data, a NodeCache of simNode), Start, a few
+// Next, Stop. Each round draws where its context ends (nowhere, before
+// Start, during it, just after, while the Nexts run, during Stop), and
+// each Next of a round takes a context of its own made from the round's,
+// drawn to end:
+//
+//   - at a step drawn in 0..12 (one Next in four), while the writer
+//     writes;
+//   - inside the job of the executor that reads the next change, or the
+//     one that makes the cache quiescent and hands the next snapshot over
+//     (one in four; World.Interrupt, from OnEvent or OnSynced): the
+//     caller looks before the job has handed the difference over, as a
+//     goroutine racing the executor may, and cancels its flow, which the
+//     job then completes all the same, so the Client must hand that
+//     difference back (canary cache/next-lost-on-cancel); or, if no
+//     change comes, at an instant drawn in 0..2s;
+//   - at an instant drawn in 0..2s (the others).
+//
+// Client 2 writes as the cache scenario's writers do (cacheSim.write),
+// under all three fault classes and the counter classes, at the cache
+// scenario's rate.
+//
+// Judged by:
+//
+//   - every difference Next returns is consistent with the snapshot the
+//     round's model holds, built only from the differences Next returned
+//     (applyChange), and the model plus the difference is the snapshot
+//     Next reports: a Next that returned an error lost nothing;
+//   - a round still going when the writer stops reads on until nothing
+//     changes for a second, then its model, the Client's Current and the
+//     server's nodes (sim.Subtree; the Stat fields the package doc
+//     promises) must be the same (within 30s of simulated time);
+//   - errors are the expected ones for where the context ended: a Start
+//     whose context had ended fails with it, and nothing but a context's
+//     end, a session's expiry, a retryable error or the world's closing
+//     ends a Start, a Next or a Stop; no cache ends with an error while
+//     it runs;
+//   - quiescence: every Client given Stop, whatever its context, has
+//     Done closed and Err ErrStopped (unless its process crashed since).
+//
+// A reader process that crashes starts its actors again, with new
+// Clients and fresh models; the writer starts its loop again.
+type blockingCacheSim struct {
+	w       *cacheSim // its write loop and writer count
+	stopped []stoppedClient
+	// counted over seeds
+	started     [numBends]int // rounds that started, by where their context ended
+	tried       [numBends]int
+	kinds       [numKinds]int // rounds started, by kind
+	nexts       int           // differences read
+	ctxNext     int           // Nexts that returned their context's error
+	interrupted int           // Next contexts ended inside a job of the executor
+	settled     int           // rounds judged against the server once the writer stopped
+	lossy       int           // of those, rounds with a Next that returned an error
+}
+
+// stoppedClient is a Client given Stop by client's process inc: judged
+// only while that process lives.
+type stoppedClient struct {
+	c           *Client
+	client, inc int
+}
+
+const (
+	bsimReaders = 2 // clients 0 and 1 read; client 2 writes
+	bsimWriter  = 2
+)
+
+func newBlockingCacheSim() (*blockingCacheSim, sim.Scenario) {
+	s := &blockingCacheSim{w: &cacheSim{}}
+	over := func(r *sim.Trial) error {
+		for _, g := range s.stopped {
+			if r.Incarnation(g.client) != g.inc {
+				continue
+			}
+			if !closed(g.c.Done()) {
+				return fmt.Errorf("client %d: a cache given Stop never ended (Done)", g.client)
+			}
+			if err := g.c.Err(); !errors.Is(err, ErrStopped) {
+				return fmt.Errorf("client %d: a cache given Stop ended with %v", g.client, err)
+			}
+		}
+		return nil
+	}
+	return s, sim.Scenario{
+		Name:     "cache/blocking",
+		Clients:  3,
+		Faults:   sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.05},
+		Counters: []string{"/cache", simDir, simAdd},
+		Duration: 10 * time.Second,
+		Setup: func(r *sim.Trial) error {
+			s.stopped = nil
+			_, err := sim.Run(r.World, bsimWriter, c.Seq(task.Create("/cache", nil, task.Persistent),
+				c.Seq(task.Create(simDir, nil, task.Persistent), task.Create(simAdd, nil, task.Persistent))))
+			return err
+		},
+		Workload: func(r *sim.Trial) {
+			for i := range bsimReaders {
+				s.startReader(r, i)
+			}
+			s.w.writers = 1
+			s.w.write(r, bsimWriter)
+		},
+		Restart: func(r *sim.Trial, i int) {
+			if i == bsimWriter {
+				s.w.write(r, i)
+				return
+			}
+			s.startReader(r, i)
+		},
+		Operator: []string{"/cache/"},
+		Live: func(r *sim.Trial) bool {
+			return r.ProgressedSinceFaults(0) && r.ProgressedSinceFaults(1) && r.ProgressedSinceFaults(bsimWriter)
+		},
+		Quiesce: func(r *sim.Trial) bool {
+			return s.w.writers == 0 && r.Actors() == 0 && over(r) == nil
+		},
+		Invariants: []sim.Invariant{sim.InvariantFunc(over)},
+	}
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// startReader gives reader client i (its process now) its two actors.
+func (s *blockingCacheSim) startReader(r *sim.Trial, i int) {
+	for range 2 {
+		r.Go(i, func(a *sim.Actor) {
+			for !r.Stopping() && a.Context().Err() == nil {
+				s.round(r, a)
+			}
+		})
+	}
+}
+
+// drawEnd draws where a round's context ends and makes that context; the
+// caller ends it with the cancel it returns.
+func drawEnd(a *sim.Actor) (int, context.Context, context.CancelFunc) {
+	rnd := a.Rand()
+	end := bendNone
+	if rnd.IntN(3) > 0 {
+		end = 1 + rnd.IntN(numBends-1)
+	}
+	ctx, cancel := a.WithCancel(a.Context())
+	switch end {
+	case bendBefore:
+		cancel()
+	case bendStart:
+		var c2 context.CancelFunc
+		if rnd.IntN(2) == 0 {
+			ctx, c2 = a.CancelAfterSteps(ctx, rnd.IntN(12))
+		} else {
+			ctx, c2 = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(time.Second))))
+		}
+		c1 := cancel
+		cancel = func() { c2(); c1() }
+	}
+	return end, ctx, cancel
+}
+
+// expectedErr reports whether err is one a blocking call of a round may
+// return under the world's faults, ctxEnds saying whether its context
+// was drawn to end.
+func expectedErr(r *sim.Trial, a *sim.Actor, ctxEnds bool, err error) bool {
+	switch {
+	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+		return ctxEnds || a.Context().Err() != nil
+	case r.Closing(), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err):
+		return true
+	}
+	return false
+}
+
+// race is a Next's context armed to end inside a job of the cache's
+// executor: at the next OnEvent (a change read) or OnSynced (the job
+// that makes the cache quiescent and hands the snapshot over).
+type race struct {
+	armed, onSynced bool
+	a               *sim.Actor
+	cancel          context.CancelFunc
+	fired           *int
+}
+
+// fire ends the armed context from inside the job (World.Interrupt):
+// the actor looks before the job ends.
+func (rc *race) fire(r *sim.Trial, synced bool) {
+	if !rc.armed || rc.onSynced != synced {
+		return
+	}
+	rc.armed = false
+	*rc.fired++
+	r.Interrupt(rc.a, rc.cancel)
+}
+
+// newKind makes a Client of the kind on executor of client i, with rc's
+// hooks.
+func newKind(r *sim.Trial, i, kind int, rc *race) (*Client, error) {
+	ex := r.Execs[i]
+	hooks := []Option{WithOnEvent(func(Event) { rc.fire(r, false) }), WithOnSynced(func() { rc.fire(r, true) })}
+	switch kind {
+	case kindChildren:
+		return NewChildrenClient(ex, simDir, append(hooks, WithData())...)
+	case kindTree:
+		return NewTreeClient(ex, "/cache", append(hooks, WithData())...)
+	}
+	return NewNodeClient(ex, simNode, hooks...)
+}
+
+// round is one Start, a few Next, Stop of actor a on a new Client.
+func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
+	i, rnd := a.Client(), a.Rand()
+	kind := rnd.IntN(numKinds)
+	end, ctx, cancel := drawEnd(a)
+	defer cancel()
+	s.tried[end]++
+	rc := &race{a: a, fired: &s.interrupted}
+	cl, err := newKind(r, i, kind, rc)
+	if err != nil {
+		r.Errorf("client %d: %v", i, err)
+		return
+	}
+	if err := cl.Start(ctx); err != nil {
+		r.Logf("client %d actor %d (ctx ends %s): start %s: %v", i, a.ID(), bendNames[end], kindNames[kind], err)
+		if !expectedErr(r, a, end != bendNone, err) {
+			r.Errorf("client %d: start %s: %v", i, kindNames[kind], err)
+		}
+		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
+		return
+	}
+	if end == bendBefore {
+		r.Errorf("client %d: start %s succeeded with a context ended before the call", i, kindNames[kind])
+	}
+	s.started[end]++
+	s.kinds[kind]++
+	r.Progress(i)
+	defer func() {
+		if end == bendGive {
+			var gc context.CancelFunc
+			ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(4))
+			defer gc()
+		}
+		err := cl.Stop(ctx)
+		r.Logf("client %d actor %d: stop %s: %v", i, a.ID(), kindNames[kind], err)
+		if !a.Killed() {
+			s.stopped = append(s.stopped, stoppedClient{cl, i, r.Incarnation(i)})
+		}
+		if err != nil && !expectedErr(r, a, end != bendNone, err) {
+			r.Errorf("client %d: stop %s: %v", i, kindNames[kind], err)
+		}
+	}()
+	switch end {
+	case bendAfter:
+		cancel()
+	case bendInside:
+		var ic context.CancelFunc
+		ctx, ic = a.CancelAfterSteps(ctx, rnd.IntN(40))
+		defer ic()
+	}
+	model := map[string]Node{}
+	lossy := false // a Next returned an error
+	var settleFrom time.Duration
+	for k, n := 0, 1+rnd.IntN(8); (k < n || r.Stopping()) && ctx.Err() == nil; k++ {
+		settling := r.Stopping()
+		if settling && settleFrom == 0 {
+			settleFrom = r.Elapsed()
+		}
+		var nctx context.Context
+		var nc context.CancelFunc
+		switch d := rnd.IntN(4); {
+		case settling:
+			nctx, nc = a.WithTimeout(ctx, time.Second)
+		case d == 0:
+			nctx, nc = a.CancelAfterSteps(ctx, rnd.IntN(13))
+		case d == 1:
+			// Ends inside a job of the executor, as the cache reads a
+			// change or hands a snapshot over.
+			// Also at an instant drawn in 0..2s, if no change comes.
+			tctx, tc := a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(2*time.Second))))
+			var ic context.CancelFunc
+			nctx, ic = a.WithCancel(tctx)
+			nc = func() { ic(); tc() }
+			rc.armed, rc.onSynced, rc.cancel = true, rnd.IntN(2) == 0, ic
+		default:
+			nctx, nc = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(2*time.Second))))
+		}
+		ch, err := cl.Next(nctx)
+		rc.armed = false
+		nc()
+		if err != nil {
+			lossy = true
+			if !expectedErr(r, a, true, err) {
+				r.Errorf("client %d: next %s: %v (cache's Err %v)", i, kindNames[kind], err, cl.Err())
+				return
+			}
+			if errors.Is(err, task.ErrCanceled) || errors.Is(err, task.ErrDeadlineExceeded) {
+				s.ctxNext++
+			}
+			if settling && ctx.Err() == nil && errors.Is(err, task.ErrDeadlineExceeded) {
+				// Nothing changed for a second: judge, or read on.
+				diff := s.settledDiff(r, cl, kind, model)
+				if diff == nil || r.Elapsed()-settleFrom > 30*time.Second {
+					if diff != nil {
+						r.Errorf("client %d: %s cache, 30s after the writer stopped: %v", i, kindNames[kind], diff)
+					}
+					s.settled++
+					if lossy {
+						s.lossy++
+					}
+					return
+				}
+			}
+			continue
+		}
+		s.nexts++
+		r.Progress(i)
+		if err := applyChange(model, ch); err != nil {
+			r.Errorf("client %d: %s cache: %v", i, kindNames[kind], err)
+			return
+		}
+	}
+}
+
+// settledDiff compares the round's model (built from what Next returned)
+// and the Client's Current with the server's nodes the kind follows.
+func (s *blockingCacheSim) settledDiff(r *sim.Trial, cl *Client, kind int, model map[string]Node) error {
+	if s.w.writers > 0 {
+		return fmt.Errorf("the writer still writes")
+	}
+	want := map[string]Node{}
+	for p, sn := range sim.Subtree(r.World, "/cache", simPaths) {
+		n := Node{Path: p, Data: sn.Data, Stat: sn.Stat}
+		switch {
+		case kind == kindTree, kind == kindNode && p == simNode, kind == kindChildren && task.Parent(p) == simDir:
+			want[p] = n
+		}
+	}
+	cur := map[string]Node{}
+	for _, n := range cl.Current() {
+		cur[n.Path] = n
+	}
+	whole := kind == kindTree
+	for _, cmp := range []struct {
+		what string
+		got  map[string]Node
+	}{{"Current", cur}, {"the model built from Next", model}} {
+		w := want
+		if whole {
+			w = counterJumped(cmp.got, want)
+		}
+		if err := sameNodes(cmp.got, w, whole); err != nil {
+			return fmt.Errorf("%s differs from the server: %w", cmp.what, err)
+		}
+	}
+	return nil
+}
+
+func (s *blockingCacheSim) report(t *testing.T) {
+	t.Helper()
+	line := ""
+	for e := range numBends {
+		line += fmt.Sprintf(" %s=%d/%d", bendNames[e], s.started[e], s.tried[e])
+	}
+	t.Logf("rounds by where the context ended (started/tried):%s; by kind %v; %d differences read, %d Nexts ended by their context, %d ended inside a job; %d rounds judged against the server once the writer stopped, %d of them after a Next that failed",
+		line, s.kinds, s.nexts, s.ctxNext, s.interrupted, s.settled, s.lossy)
+}
+
+func TestBlockingSimulation(t *testing.T) {
+	s, sc := newBlockingCacheSim()
+	seeds := 60
+	if testing.Short() {
+		seeds = 15
+	}
+	if st := sim.Check(t, sc, seeds); st.Failures() > 0 {
+		return
+	}
+	s.report(t)
+	for e := range numBends {
+		if e != bendBefore && s.started[e] == 0 {
+			t.Errorf("no round started with its context ending %s: the scenario checks nothing there", bendNames[e])
+		}
+	}
+	for k := range numKinds {
+		if s.kinds[k] == 0 {
+			t.Errorf("no %s round started", kindNames[k])
+		}
+	}
+	if s.nexts == 0 || s.ctxNext == 0 || s.interrupted == 0 || s.lossy == 0 || len(s.stopped) == 0 {
+		t.Error("no difference read, no Next ended by its context, no round judged after a failed Next, or no Client stopped: the scenario checks nothing there")
+	}
+}

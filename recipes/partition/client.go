@@ -64,6 +64,9 @@ func (c *Client) Wait(ctx context.Context, m *Member) ([]Hold, error) {
 			return nil, m.Err()
 		}
 		park.Wait(ctx, func() bool { return park.Closed(wake) || ctx.Err() != nil })
+		if park.Closed(wake) { // a change already in wins over a ctx that has ended too
+			continue
+		}
 		select {
 		case <-wake:
 		case <-ctx.Done():

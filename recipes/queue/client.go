@@ -80,10 +80,15 @@ func (cl *Client) Take(ctx context.Context) (*Item, error) {
 	ch := make(chan result, 1)
 	f := executor.Submit(cl.ex, cl.q.Take(), func(it *Item, err error) { ch <- result{it, err} })
 	park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
-	select {
+	select { // an outcome already in wins over a ctx that has ended too
 	case r := <-ch:
 		return r.it, r.err
-	case <-ctx.Done():
+	default:
+		select {
+		case r := <-ch:
+			return r.it, r.err
+		case <-ctx.Done():
+		}
 	}
 	f.Cancel()
 	park.Wait(ctx, func() bool { return len(ch) > 0 })

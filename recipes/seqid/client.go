@@ -82,6 +82,9 @@ func (g *Client) Next(ctx context.Context) (int64, error) {
 		if ch := g.filling; ch != nil {
 			g.mu.Unlock()
 			park.Wait(ctx, func() bool { return park.Closed(ch) || ctx.Err() != nil })
+			if park.Closed(ch) { // a fill already done wins over a ctx that has ended too
+				continue
+			}
 			select {
 			case <-ch:
 				continue

@@ -76,6 +76,19 @@ type actors struct {
 	next    int    // actor ids
 	steps   uint64 // Steps taken while actors lived
 	cancels []stepCancel
+	inJob   []jobCancel
+}
+
+// inJobSteps is how many more steps than drawn a context that waits for
+// a job waits at most (CancelAfterSteps).
+const inJobSteps = 64
+
+// jobCancel is a context the world ends inside a job of its actor's
+// executor that ends a flow, after skip more such jobs
+// (Config.InJobEnds).
+type jobCancel struct {
+	ctx  *actorCtx
+	skip int
 }
 
 type stepCancel struct {
@@ -200,7 +213,27 @@ func (w *World) stepActors() int {
 // idleActors is stepActors for a world with nothing else to run: a
 // context waiting for a later step ends now.
 func (w *World) idleActors() int {
-	if w.act == nil || len(w.act.cancels) == 0 {
+	if w.act == nil || len(w.act.cancels)+len(w.act.inJob) == 0 {
+		return 0
+	}
+	// The contexts waiting for a job wait across instants (a call waits
+	// for a later instant's outcome); once the clock has nothing left to
+	// fire, no job is coming, and they end now, as those waiting for a
+	// step.
+	s := w.act
+	keep := s.inJob[:0]
+	for _, c := range s.inJob {
+		switch {
+		case c.ctx.ended.Load():
+		case w.paused(c.ctx.a) || w.Clock.Pending() > 0:
+			keep = append(keep, c)
+		default:
+			s.cancels = append(s.cancels, stepCancel{at: s.steps, ctx: c.ctx, err: context.Canceled})
+		}
+	}
+	clear(s.inJob[len(keep):])
+	s.inJob = keep
+	if len(s.cancels) == 0 {
 		return 0
 	}
 	if !w.fireStepCancels(true) {
@@ -415,11 +448,58 @@ func (a *Actor) WithTimeout(parent context.Context, d time.Duration) (context.Co
 // point of the protocol rather than at an instant, since many steps run
 // at one instant of the clock. A world with nothing else to run ends it
 // at once.
+//
+// In a world with Config.InJobEnds, one context in three (drawn from a
+// stream of the world's own, so the seed's other draws stay as they were)
+// ends instead inside a job of the actor's executor: the job that ends a
+// flow (the (k mod 3)+1-th from now), before that flow hands its outcome
+// over, and the actor gets the turn there (World.Interrupt). That is a
+// caller whose context ends while the executor runs: it finds no outcome
+// yet, and what it does then comes after the job, which delivers the
+// outcome to no one waiting. Such a context waits for its job across
+// instants of the clock, inJobSteps steps more than it would have: a call
+// that waits for what never comes ends then, as it would have (later).
+// A world with nothing left to run, now or on the clock, ends it at once.
 func (a *Actor) CancelAfterSteps(parent context.Context, k int) (context.Context, context.CancelFunc) {
 	c := a.child(parent)
 	s := a.w.act
-	s.cancels = append(s.cancels, stepCancel{at: s.steps + 1 + uint64(max(k, 0)), ctx: c, err: context.Canceled})
+	at := s.steps + 1 + uint64(max(k, 0))
+	if a.w.inJob != nil && a.w.inJob.IntN(3) == 0 {
+		s.inJob = append(s.inJob, jobCancel{ctx: c, skip: max(k, 0) % 3})
+		at += inJobSteps // unless no flow of its client ends by then
+	}
+	s.cancels = append(s.cancels, stepCancel{at: at, ctx: c, err: context.Canceled})
 	return c, func() { c.cancel(context.Canceled) }
+}
+
+// flowEnded is the Observer.OnFlowEnd of client i's executor (Config.InJobEnds):
+// inside the job that ends a flow, before its outcome is handed over, it
+// ends the contexts of client i's actors whose job has come and gives
+// each actor the turn.
+func (w *World) flowEnded(i int) {
+	s := w.act
+	if s == nil || len(s.inJob) == 0 {
+		return
+	}
+	var due []*actorCtx
+	keep := s.inJob[:0]
+	for _, c := range s.inJob {
+		switch {
+		case c.ctx.ended.Load(): // ended some other way
+		case c.ctx.a.client != i:
+			keep = append(keep, c)
+		case c.skip > 0:
+			c.skip--
+			keep = append(keep, c)
+		default:
+			due = append(due, c.ctx)
+		}
+	}
+	clear(s.inJob[len(keep):])
+	s.inJob = keep
+	for _, c := range due {
+		w.Interrupt(c.a, func() { c.cancel(context.Canceled) })
+	}
 }
 
 func (a *Actor) child(parent context.Context) *actorCtx {

@@ -317,3 +317,74 @@ func TestActorInterruptedInJob(t *testing.T) {
 		})
 	}
 }
+
+// With Config.InJobEnds, a context CancelAfterSteps drew to end in a job
+// ends inside the job that ends a flow of its client's executor, before
+// that flow hands its outcome over: the actor, waiting in Await for that
+// very flow, returns ctx's error in the job, and the outcome goes to no
+// one. One drawn to end at a step ends between steps, after the job: the
+// actor finds the outcome. The world's stream draws which (one in three);
+// each case picks a seed that draws it.
+func TestActorCancelAfterStepsInJob(t *testing.T) {
+	seedDrawing := func(inJob bool) uint64 {
+		for seed := uint64(1); ; seed++ {
+			if (sim.InJobStream(seed).IntN(3) == 0) == inJob {
+				return seed
+			}
+		}
+	}
+	for _, inJob := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inJob=%v", inJob), func(t *testing.T) {
+			w, err := sim.New(sim.Config{Seed: seedDrawing(inJob), Clients: 1, InJobEnds: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			var resume task.Cont[int]
+			waitForJob := task.Task[int](func(s *task.Scope, k task.Cont[int]) {
+				task.Suspend(s, k, func(r task.Cont[int]) func() {
+					resume = r
+					return func() { resume = nil }
+				})
+			})
+			var got int
+			var gotErr error
+			returned := false
+			w.Go(0, func(a *sim.Actor) {
+				// k = 999: at the first flow end from now (999 mod 3 is
+				// 0), or at a step far past this test's.
+				ctx, cancel := a.CancelAfterSteps(a.Context(), 999)
+				defer cancel()
+				got, gotErr = executor.Await(ctx, a.Exec(), waitForJob)
+				returned = true
+			})
+			// The actor's first turn makes its context and submits; the
+			// executor starts the flow, which waits.
+			for resume == nil && !returned {
+				if w.Step() == 0 {
+					t.Fatal("the world went idle before the flow waited")
+				}
+			}
+			if returned {
+				t.Fatalf("the actor returned before its flow ended: %d, %v", got, gotErr)
+			}
+			lookedInJob := false
+			executor.Submit(w.Execs[0], task.Func(func(*task.Scope) (task.Unit, error) {
+				resume(7, nil) // ends the awaited flow, in this job
+				lookedInJob = returned
+				return task.Unit{}, nil
+			}), nil)
+			w.Drive()
+			if !returned {
+				t.Fatal("the actor did not return")
+			}
+			if inJob {
+				if !errors.Is(gotErr, task.ErrCanceled) || !lookedInJob {
+					t.Errorf("ended in the job: Await returned %d, %v (returned in the job: %v); want ctx's error, returned before the job handed the outcome over", got, gotErr, lookedInJob)
+				}
+			} else if gotErr != nil || got != 7 || lookedInJob {
+				t.Errorf("to end at a later step: Await returned %d, %v (returned in the job: %v); want the outcome, 7, after the job", got, gotErr, lookedInJob)
+			}
+		})
+	}
+}

@@ -17,6 +17,7 @@ var (
 	Explored     = explored
 	RunTimeline  = runTimeline
 	FirstFailure = firstFailure
+	InJobStream  = inJobStream
 )
 
 // FiredString is Stats' count of faults fired per class, "class=n".

@@ -111,6 +111,12 @@ type Scenario struct {
 	// seed do, so every "unique" name or prefix a recipe draws is drawn
 	// twice.
 	NoTwins bool
+	// InJobEnds has one in three of the contexts the actors make with
+	// CancelAfterSteps end inside the job of their client's executor that
+	// ends a flow (Config.InJobEnds): for the blocking faces, whose calls
+	// must give back what an outcome handed over as their context ended
+	// brings.
+	InJobEnds bool
 	// Invariants are checked at the end of every seed.
 	Invariants []Invariant
 	// MaxSteps bounds the clock advances of each phase (default 200000).
@@ -317,7 +323,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	srvCfg := sc.Server
 	srvCfg.Trace = trace
 	w, err := New(Config{Seed: seed, Clients: sc.Clients, Server: srvCfg, SessionTimeout: sc.SessionTimeout,
-		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, timeline: tl})
+		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, InJobEnds: sc.InJobEnds, timeline: tl})
 	if err != nil {
 		res.Err, res.Kind = err, SetupFailed
 		return res

@@ -40,6 +40,13 @@ type Config struct {
 	// Twin, if set, starts client Twin.Client's executor with client
 	// Twin.Of's seed: two processes drawing the same random numbers.
 	Twin *Twin
+	// InJobEnds, if set, has one in three of the contexts actors make with
+	// CancelAfterSteps end inside a job of their client's executor
+	// instead, the job that ends a flow (Actor.CancelAfterSteps): a
+	// caller whose context ends while the executor hands its outcome over.
+	// It observes every executor (executor.Config.Observer), which costs
+	// a little on every request.
+	InJobEnds bool
 
 	timeline *timeline // where the world records the seed's picture (runTimeline), or nil
 }
@@ -73,6 +80,9 @@ type World struct {
 	tl *timeline // the seed's picture being recorded, or nil (timeline.go)
 
 	act *actors // goroutines run in lockstep (actors.go), or nil
+	// inJob draws which CancelAfterSteps contexts end inside a job
+	// (Config.InJobEnds), from a stream of its own; nil when off.
+	inJob *rand.Rand
 }
 
 // jump is one ClockJump: the clock moved from at by d at once.
@@ -129,6 +139,9 @@ func New(cfg Config) (*World, error) {
 		timeout = 4 * time.Second
 	}
 	w.timeout = timeout
+	if cfg.InJobEnds {
+		w.inJob = inJobStream(cfg.Seed)
+	}
 	sc := cfg.Server
 	sc.Seed, sc.Clock, sc.Deterministic = cfg.Seed, w.Clock, true
 	w.Server = fakezk.New(sc)
@@ -150,6 +163,10 @@ func New(cfg Config) (*World, error) {
 	return w, nil
 }
 
+// inJobStream is the stream that draws which contexts end in a job
+// (Config.InJobEnds).
+func inJobStream(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x494e_4a4f_4245_4e44)) }
+
 // newClient connects client i's process: a connection (wrapped by
 // Config.Wrap) and an executor seeded from the world's seed and i (or the
 // client it is a twin of: Config.Twin), so a process started again after
@@ -164,7 +181,11 @@ func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
 	if w.twin != nil && w.twin.Client == i {
 		seedOf = w.twin.Of
 	}
-	ex, err := executor.New(executor.Config{Conn: tc, Clock: w.Clock, Seed: w.Seed*31 + uint64(seedOf) + 1,
+	var obs *task.Observer
+	if w.inJob != nil {
+		obs = &task.Observer{OnFlowEnd: func(task.FlowDone) { w.flowEnded(i) }}
+	}
+	ex, err := executor.New(executor.Config{Conn: tc, Clock: w.Clock, Seed: w.Seed*31 + uint64(seedOf) + 1, Observer: obs,
 		OnError: func(err error) { w.Errs = append(w.Errs, &ClientError{Client: i, Err: err}) }})
 	if err == nil {
 		w.follow(i, ex)

@@ -128,11 +128,12 @@ func newBlockingCacheSim() (*blockingCacheSim, sim.Scenario) {
 		return nil
 	}
 	return s, sim.Scenario{
-		Name:     "cache/blocking",
-		Clients:  3,
-		Faults:   sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.05},
-		Counters: []string{"/cache", simDir, simAdd},
-		Duration: 10 * time.Second,
+		Name:      "cache/blocking",
+		InJobEnds: true,
+		Clients:   3,
+		Faults:    sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.05},
+		Counters:  []string{"/cache", simDir, simAdd},
+		Duration:  10 * time.Second,
 		Setup: func(r *sim.Trial) error {
 			s.stopped = nil
 			_, err := sim.Run(r.World, bsimWriter, c.Seq(task.Create("/cache", nil, task.Persistent),

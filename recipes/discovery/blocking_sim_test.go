@@ -36,10 +36,11 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 	s := &blockingSim{clients: 3}
 	dir := simBase + "/" + bsimService
 	return s, sim.Scenario{
-		Name:     "discovery/blocking",
-		Clients:  s.clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
-		Duration: 5 * time.Second,
+		Name:      "discovery/blocking",
+		InJobEnds: true,
+		Clients:   s.clients,
+		Faults:    sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Duration:  5 * time.Second,
 		Workload: func(r *sim.Trial) {
 			for i := range s.clients {
 				s.startClient(r, i)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -63,6 +65,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 	s := &blockingSim{clients: 3}
 	return s, sim.Scenario{
 		Name:               "lock/blocking",
+		InJobEnds:          true,
 		Clients:            s.clients,
 		Faults:             sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
 		Duration:           15 * time.Second,
@@ -287,4 +290,16 @@ func TestSimExplore(t *testing.T) {
 type given[H any] struct {
 	h           H
 	client, inc int
+}
+
+// A lock acquired by a flow that was ending as its caller's context ended
+// is given back (blocking.Take's undo): with blocking/keep-late-outcome
+// on, it is kept, and the scenario catches it (contexts that end inside
+// the job that hands the outcome over: sim.Scenario.InJobEnds).
+func TestCanaryKeepLateOutcome(t *testing.T) {
+	forgetCrashed(t)
+	restore := canary.Enable(blocking.BugKeepLateOutcome)
+	defer restore()
+	_, sc := newBlockingSim()
+	sim.Catch(t, sc, string(blocking.BugKeepLateOutcome), 3, 300)
 }

@@ -88,11 +88,12 @@ const bsimBound = 3
 func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 	s := &blockingSim{mode: mode, clients: 3}
 	sc := sim.Scenario{
-		Name:     "queue/" + mode.String() + "/blocking",
-		Clients:  s.clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults&^sim.Of(sim.Operator) | sim.CounterFaults, MaxRate: 0.01},
-		Counters: []string{bsimDir},
-		Duration: 15 * time.Second,
+		Name:      "queue/" + mode.String() + "/blocking",
+		InJobEnds: true,
+		Clients:   s.clients,
+		Faults:    sim.Faults{Allow: sim.AllFaults&^sim.Of(sim.Operator) | sim.CounterFaults, MaxRate: 0.01},
+		Counters:  []string{bsimDir},
+		Duration:  15 * time.Second,
 		Setup: func(r *sim.Trial) error {
 			s.items, s.keys, s.next, s.putting, s.killedTakes = map[string]*bsimItem{}, nil, 0, 0, 0
 			return nil

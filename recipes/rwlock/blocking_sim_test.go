@@ -67,6 +67,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 	s := &blockingSim{clients: 3}
 	return s, sim.Scenario{
 		Name:               "rwlock/blocking",
+		InJobEnds:          true,
 		Clients:            s.clients,
 		Faults:             sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
 		Duration:           15 * time.Second,

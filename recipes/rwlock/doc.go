@@ -63,7 +63,10 @@
 // are ordered against every writer's (while its node exists no writer
 // holds), not among readers. Fencing tokens (Held.Token) are the nodes'
 // czxids: a writer's is above every earlier holder's and below every later
-// one's. Leave executor.Config.Seed zero in production, and do not
+// one's, among holders whose node exists. A waiter whose node an operator
+// deleted can still be handed a Held, after a later writer's grant and
+// with a lower token: that Held is lost from the start (its Done closes
+// once watched, its fenced writes are refused). Leave executor.Config.Seed zero in production, and do not
 // restore a backup of a lock directory.
 //
 // The safety proof, the protocol, interoperation with Curator, the fault

@@ -52,7 +52,9 @@ func (h *Held) Seq() int64 { return h.seq }
 // (czxid). A writer's token is larger than the token of every reader and
 // writer that held before it, and smaller than every later holder's (see
 // the package documentation); readers holding together have tokens in no
-// particular order.
+// particular order. Only holds whose node exists are ordered so: a Held
+// handed to a waiter whose node an operator deleted is lost from the
+// start, and its token may be below a later writer's.
 func (h *Held) Token() int64 { return h.token }
 
 // Session is the session the lock node belongs to.

@@ -32,6 +32,11 @@ const (
 	// bugKeepOnFailure: an attempt that fails after its create keeps its
 	// lease node: an orphan of a live session, counted as a lease held.
 	bugKeepOnFailure canary.Name = "semaphore/keep-node-on-failure"
+	// bugBusyKeepsLock: a TryAcquire that finds no lease free deletes its
+	// lease node but leaves its internal lock node to the cleanup flow,
+	// which runs after the outcome: the caller hears ErrBusy with a node
+	// of the try still there, and its next TryAcquire can find it ahead.
+	bugBusyKeepsLock canary.Name = "semaphore/busy-try-keeps-internal-lock"
 )
 
 // Errors of the semaphore, tested with errors.Is.
@@ -126,9 +131,10 @@ func (m *Semaphore) Acquire() task.Task[*Lease] { return m.acquire(false) }
 // takes the internal lock with lock.TryAcquire (so it fails with ErrBusy
 // while another acquirer holds it, waiting for a lease or about to hold
 // one), creates its lease node and lists the leases; if more than n are
-// there it deletes its node and fails with ErrBusy. Whichever way it ends,
-// it leaves no node behind (the cleanup of Acquire). Its other errors are
-// Acquire's.
+// there it deletes its node and releases the internal lock, and only then
+// fails with ErrBusy: when the caller hears ErrBusy no node of the try is
+// left. Whichever way it ends, it leaves no node behind (after other
+// failures, by the cleanup of Acquire). Its other errors are Acquire's.
 func (m *Semaphore) TryAcquire() task.Task[*Lease] { return m.acquire(true) }
 
 // AcquireMany returns a task that acquires k leases, one after the other
@@ -327,13 +333,34 @@ func (a *attempt) check() {
 		case len(cw.Names) <= limit:
 			a.acquired()
 		case a.try:
-			busy := fmt.Errorf("semaphore: %w: %d of %d leases taken", ErrBusy, len(cw.Names)-1, a.m.n)
-			// Withdraw before failing, so the caller sees no node of ours;
-			// if the delete fails, the cleanup flow deletes it.
-			task.Run(a.s, zkops.Delete(a.m.child(a.name)), func(task.Unit, error) { a.fail(busy) })
+			a.withdraw(fmt.Errorf("semaphore: %w: %d of %d leases taken", ErrBusy, len(cw.Names)-1, a.m.n))
 		default:
 			a.wait(cw.Watch)
 		}
+	})
+}
+
+// withdraw ends a try that found no lease free: it deletes the lease node
+// and then releases the internal lock, before failing with busy, so the
+// caller sees no node of ours. Were the lock node left to the cleanup
+// flow, which runs after the outcome, the caller's next TryAcquire could
+// find its own finished attempt ahead of it on the internal lock and fail
+// with ErrBusy with every lease free. If the delete fails, the cleanup
+// flow does both.
+func (a *attempt) withdraw(busy error) {
+	task.Run(a.s, zkops.Delete(a.m.child(a.name)), func(_ task.Unit, err error) {
+		if err != nil || a.inner == nil || canary.On(bugBusyKeepsLock) {
+			a.fail(busy)
+			return
+		}
+		inner := a.inner
+		a.inner = nil
+		// As in acquired: a Release the server refused leaves the lock
+		// node to the session.
+		task.Run(a.s, inner.Release(), func(task.Unit, error) {
+			a.undo() // nothing of ours is left to clean up
+			a.fail(busy)
+		})
 	})
 }
 

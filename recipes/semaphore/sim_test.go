@@ -259,7 +259,7 @@ func (s *semSim) round(r *sim.Trial, i int) {
 	}
 	acquire := one(s.sem.Acquire())
 	if i%2 == 1 && r.Rand.IntN(3) == 0 {
-		acquire = one(s.sem.TryAcquire())
+		acquire = one(s.tryAcquire(r, i))
 	}
 	if i == 0 && s.many.IntN(3) == 0 {
 		// Two leases at once (AcquireMany): each counts, and an acquire
@@ -331,6 +331,44 @@ func (s *semSim) round(r *sim.Trial, i int) {
 			})
 		})
 	})
+}
+
+// tryAcquire is TryAcquire, judged: when it fails with ErrBusy, no lease
+// or internal lock node that its session created while it ran is left
+// (the doc: it fails "leaving no node behind"; a node left to the
+// cleanup flow would be there when the caller hears ErrBusy, and the
+// caller's next try could find it ahead). The odd clients run one round
+// at a time, and the cleanups of their earlier rounds only delete, so
+// the nodes of the session that were not there before are the try's.
+func (s *semSim) tryAcquire(r *sim.Trial, i int) task.Task[*semaphore.Lease] {
+	return func(sc *task.Scope, k task.Cont[*semaphore.Lease]) {
+		owner := sc.Session().ID
+		before := ownNodes(r, owner)
+		task.Run(sc, s.sem.TryAcquire(), func(l *semaphore.Lease, err error) {
+			if errors.Is(err, semaphore.ErrBusy) && !r.Closing() {
+				for p := range ownNodes(r, owner) {
+					if !before[p] {
+						r.Errorf("client %d: TryAcquire failed with ErrBusy and left its node %s", i, p)
+					}
+				}
+			}
+			k(l, err)
+		})
+	}
+}
+
+// ownNodes is the set of lease and internal lock nodes session owner
+// owns, read from the server's tree.
+func ownNodes(r *sim.Trial, owner int64) map[string]bool {
+	out := map[string]bool{}
+	for _, dir := range []string{leasesDir, locksDir} {
+		for _, name := range r.Children(dir) {
+			if st, ok := r.NodeStat(dir + "/" + name); ok && st.EphemeralOwner == owner {
+				out[dir+"/"+name] = true
+			}
+		}
+	}
+	return out
 }
 
 func simSeeds() int {

@@ -82,19 +82,24 @@ type engine struct {
 	// the client saw) misses a child created while the session was away.
 	// A reconnect lists them again.
 	saturated map[string]bool
-	dirty     pathSet                    // nodes to read
-	kids      map[string]map[string]bool // the cached paths by parent (childrenOf); mu
-	running   bool
-	synced    bool
-	first     func(error)
-	seen      map[string]Node // as of the last Next
-	unseen    bool            // cur may differ from seen (a change since seen was taken)
-	waiters   []*waiter
-	served    uint64 // Nexts served
-	unsub     func()
-	pw        *task.PersistentWatch // the recursive mode's watch (recursive.go)
-	pwSess    int64                 // the session it was set on
-	walking   bool                  // the recursive mode lists every node it reads for the first time
+	// reconnects counts the reconnects of the session: a listing taken
+	// before one (its reply queued while the session was suspended) but
+	// handled after it showed the directory's counter run out too late
+	// for that reconnect's relist, and lists it again.
+	reconnects uint64
+	dirty      pathSet                    // nodes to read
+	kids       map[string]map[string]bool // the cached paths by parent (childrenOf); mu
+	running    bool
+	synced     bool
+	first      func(error)
+	seen       map[string]Node // as of the last Next
+	unseen     bool            // cur may differ from seen (a change since seen was taken)
+	waiters    []*waiter
+	served     uint64 // Nexts served
+	unsub      func()
+	pw         *task.PersistentWatch // the recursive mode's watch (recursive.go)
+	pwSess     int64                 // the session it was set on
+	walking    bool                  // the recursive mode lists every node it reads for the first time
 }
 
 func newEngine(dir, node string, opts options) *engine {
@@ -128,6 +133,7 @@ func (e *engine) onSession(ev task.Event) {
 	switch ev.State {
 	case task.StateConnected:
 		if ev.SessionID == e.sessID {
+			e.reconnects++
 			e.relistSaturated()
 			return
 		}
@@ -274,6 +280,7 @@ func (e *engine) arm(f *task.Scope, gen int, w *task.Watch, mark func()) {
 // its own read reports.
 func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 	relist := func() { e.lists.add(d) }
+	rc := e.reconnects
 	task.Run(f, read(e.childrenTask(d)), func(cw task.ChildrenWatch, err error) {
 		if gen != e.gen {
 			return
@@ -315,6 +322,9 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 			e.listed(d, cw.Stat)
 			if counterRunOut(cw.Stat) {
 				e.saturated[d] = true
+				if e.reconnects != rc && !canary.On(bugNoRelistSaturated) {
+					e.lists.add(d) // what came meanwhile fired no watch: list again
+				}
 			} else {
 				delete(e.saturated, d)
 			}

@@ -76,10 +76,11 @@ fidelity:
 # few seeds). simsum prints the totals, the seeds per second of each
 # scenario (and per CPU second: on a shared machine the better measure),
 # the regression seeds replayed and the seeds run under a chroot, and
-# fails below 250,000 seeds (32 scenarios, 2 x SIM_SEEDS each), on any
+# fails below 250,000 seeds (33 in-memory scenarios, 2 x SIM_SEEDS each), on any
 # failure or mismatch, if a fault class never fired, or if no seed ran
 # under a chroot.
-# SIM_SEEDS=4000 gives 258,436 seeds. On commit c780309 (idle 2-core
+# SIM_SEEDS=4000 gives about 266,400 seeds over 37 scenarios (258,436
+# over 36 before cache/blocking). On commit c780309 (idle 2-core
 # machine) make sim took 381 s and 699 CPU s, within make test's
 # 25-minute budget (the whole of make test took 16.6 min); b6da4ab's 17
 # scenarios and 88,417 seeds took 224 s there the same day.

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/zkflow/zkflow/executor"
@@ -56,7 +57,9 @@ func (cl *Client) PutPriority(ctx context.Context, data []byte, priority int) (s
 // Take waits until ctx ends for an item and takes it (see Queue.Take).
 // When ctx ends first the take is canceled and Take returns
 // task.ErrCanceled or task.ErrDeadlineExceeded; if the item was taken just
-// as ctx ended, Take returns it. A take whose delete (at-most-once) or
+// as ctx ended, Take returns it, and if the take ended just as ctx did
+// with an *UnknownTakeError (its item's only report), Take returns that
+// error. A take whose delete (at-most-once) or
 // move (at-least-once) was in flight when ctx ended settles it in the
 // background and, if it took the item, gives it back: at-least-once to
 // the queue under its own name, at-most-once put again at the end of its
@@ -92,8 +95,15 @@ func (cl *Client) Take(ctx context.Context) (*Item, error) {
 	}
 	f.Cancel()
 	park.Wait(ctx, func() bool { return len(ch) > 0 })
-	if r := <-ch; r.err == nil {
+	r := <-ch
+	var unknown *UnknownTakeError
+	switch {
+	case r.err == nil:
 		return r.it, nil
+	case errors.As(r.err, &unknown):
+		// The take ended as ctx did, with an item whose take it could not
+		// settle: the error is the item's only report.
+		return nil, r.err
 	}
 	return nil, ctxErr(ctx, "queue "+cl.q.Dir()+": take")
 }

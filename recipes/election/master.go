@@ -106,7 +106,24 @@ func (r *run) fail(err error) { task.Resume(r.s, r.k, nil, err) }
 // master node: watch it. A lease already gone (its session ended): list
 // again. A missing parent or lease directory: create them. A lost reply:
 // read the nodes to learn who made the master node.
+//
+// The listing comes after a sync: it is a read made before any write of
+// this campaign, and the session's server may lag behind the leader (a
+// new session on another member of the ensemble than the master's). A
+// listing that missed the current master's lease would not delete it,
+// and that master's fenced writes would pass beside ours.
 func (r *run) create() {
+	task.Run(r.s, c.Retry(task.Sync(r.m.leases), retry), func(_ task.Unit, err error) {
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		r.list()
+	})
+}
+
+// list is create's listing of the leases and its multi.
+func (r *run) list() {
 	task.Run(r.s, c.Retry(task.Children(r.m.leases), retry), func(cl task.ChildList, err error) {
 		switch {
 		case errors.Is(err, task.ErrNoNode):

@@ -41,6 +41,17 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 		tx = &txv
 	}
 	var w *watch
+	if c.lagging && !lost {
+		if sr, ok := s.staleRead(c, p.req); ok {
+			c.lastZxid = c.view
+			s.traceApply(c, p, &sr)
+			s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, zdone: p.zdone, resp: sr})
+			return
+		}
+		if tx == nil && !isStaleable(p.req) {
+			c.catchUp() // a member that has applied everything answers it
+		}
+	}
 	switch r := p.req.(type) {
 	case *task.CreateRequest:
 		resp.Path, resp.Stat, resp.Err = s.create(tx, sess, who, r)
@@ -141,7 +152,34 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 		}
 		s.giveFires(tx.fires)
 	}
+	if c.lagging {
+		if tx != nil || isSync(p.req) {
+			c.catchUp() // the member applied it, and all before it, before replying
+		}
+		if !lost {
+			c.lastZxid = c.view
+		}
+	}
 	s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, zdone: p.zdone, resp: resp})
+}
+
+// isStaleable reports a read a lagging member may answer from its view:
+// exists, getData or getChildren without a watch (lag.go).
+func isStaleable(req task.Request) bool {
+	switch r := req.(type) {
+	case *task.ExistsRequest:
+		return !r.Watch
+	case *task.GetDataRequest:
+		return !r.Watch
+	case *task.GetChildrenRequest:
+		return !r.Watch
+	}
+	return false
+}
+
+func isSync(req task.Request) bool {
+	_, ok := req.(*task.SyncRequest)
+	return ok
 }
 
 // childNames lists n's children in an order drawn from the seed: ZooKeeper

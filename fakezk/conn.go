@@ -58,6 +58,10 @@ type Conn struct {
 	linked    bool       // remote: a transport link is attached
 	link      uint64     // remote: the current link's number
 	lastTrig  uint64     // remote: the trigger of the last notification queued
+	lagging   bool       // its member lags behind the leader (lag.go)
+	view      int64      // lagging: the last zxid its member applied
+	lagEnd    task.Timer // ends the lag
+	seen      int64      // the highest zxid queued to it (a Lag starts no lower)
 
 	// The handshake (handshake.go).
 	lastContact time.Time  // when the client last heard from a server, if it is not hearing now

@@ -191,6 +191,7 @@ func (s *Server) Wipe() {
 			}
 		}
 		clear(s.sessions)
+		s.endAllLags("wipe")
 		s.tree = newTree()
 		s.zxid = 0
 		clear(s.dataW)

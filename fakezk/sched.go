@@ -40,7 +40,18 @@ func (s *Server) enqueue(c *Conn, it item) {
 		}
 		c.lastTrig = s.trig
 	}
-	it.zxid = s.zxid
+	if c.lagging {
+		switch it.kind {
+		case itemWatch: // the member sends it as it applies the transaction
+			c.catchUp()
+		case itemEvent: // the client may come back through another member
+			s.endLag(c, it.ev.State.String())
+		}
+	}
+	it.zxid = c.seenZxid()
+	if it.kind != itemEvent { // a connect tells the client no zxid
+		c.seen = max(c.seen, it.zxid)
+	}
 	c.inbox = append(c.inbox, it)
 	s.markReady(c)
 }
@@ -143,6 +154,9 @@ func (s *Server) Step() bool {
 	s.mu.Lock()
 	if s.cfg.FaultRate > 0 && s.rng.Float64() < s.cfg.FaultRate {
 		s.drawFault()
+	}
+	if s.lagN > 0 && s.rng.IntN(16) == 0 {
+		s.drift()
 	}
 	// The sessions with a request to apply, in connection order, counted
 	// and then walked to the one drawn (no list is built: Step runs for

@@ -36,6 +36,15 @@ type Server struct {
 	trace    tracer
 	reap     reaper // the container manager (reap.go)
 
+	// Lagging members (lag.go): the Conns that lag, and the nodes' prior
+	// versions while any does.
+	lagN     int
+	hist     map[string][]histEntry
+	histN    int
+	histFrom int64 // the lowest view hist can answer for
+	keepHist bool  // KeepHistory
+	staleN   int   // reads answered stale (StaleReads)
+
 	// A transaction's trigger buffer, reused (takeFires).
 	spareFires []fired
 

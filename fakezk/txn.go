@@ -32,6 +32,9 @@ type txn struct {
 	// stored cversion is raised only if larger (DataTree.createNode). The
 	// multi's later creates are named from it.
 	prepCv map[*node]int32
+	// priors are the nodes' versions before the transaction, kept while
+	// a Conn lags (lag.go).
+	priors []txPrior
 }
 
 // fired is one watch trigger with the ACL of the node it is about, as
@@ -80,13 +83,14 @@ func (tx *txn) rollback() {
 	for i := len(tx.undo) - 1; i >= 0; i-- {
 		tx.undo[i]()
 	}
-	tx.undo, tx.fires = nil, nil
+	tx.undo, tx.fires, tx.priors = nil, nil, nil
 }
 
 // commit journals the transaction, fires its watches, then brings the container
 // manager (reap.go) up to date with what it changed.
 func (s *Server) commit(tx *txn) {
 	s.journalTx(tx)
+	s.keepPriors(tx)
 	for _, f := range tx.fires {
 		s.trigger(f.path, f.typ, f.acl)
 	}
@@ -180,6 +184,8 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 			EphemeralOwner: owner, DataLength: int32(len(r.Data)),
 		},
 	}
+	s.prior(tx, parent.path, parent)
+	s.prior(tx, path, nil)
 	oldCv, oldPz := parent.stat.Cversion, parent.stat.Pzxid
 	newCv := cv + 1 // wraps as Java's int does
 	if tx.multi && !canary.On(bugMultiLiveCversion) {
@@ -257,6 +263,8 @@ func (s *Server) delete(tx *txn, who *principal, r *task.DeleteRequest) error {
 func (s *Server) removeNode(tx *txn, n *node) {
 	parent := n.parent
 	name := task.Base(n.path)
+	s.prior(tx, n.path, n)
+	s.prior(tx, parent.path, parent)
 	oldPz := parent.stat.Pzxid
 	parent.unlink(name)
 	parent.stat.NumChildren--
@@ -307,6 +315,7 @@ func (s *Server) setData(tx *txn, who *principal, r *task.SetDataRequest) (task.
 	if !versionOK(n.stat.Version, r.Version) {
 		return task.Stat{}, task.ErrBadVersion
 	}
+	s.prior(tx, n.path, n)
 	old, oldData := n.stat, n.data
 	n.data = bytes.Clone(r.Data)
 	n.stat.Version++
@@ -339,6 +348,7 @@ func (s *Server) setACL(tx *txn, who *principal, r *task.SetACLRequest) (task.St
 	if !versionOK(n.stat.Aversion, r.Version) {
 		return task.Stat{}, task.ErrBadVersion
 	}
+	s.prior(tx, n.path, n)
 	oldACL, oldAv := n.acl, n.stat.Aversion
 	n.acl = acl
 	n.stat.Aversion++

@@ -35,4 +35,9 @@ const (
 	// so a second campaign of the session leads beside the one that made
 	// it (on the same node, with the same token).
 	bugSiblingShares canary.Name = "election/master-sibling-shares-node"
+	// bugListWithoutSync: a Master campaign lists the leases without
+	// syncing its server first: on a member that lags behind the leader
+	// it can miss the current master's lease, which its multi then
+	// leaves, and the deposed master's fenced writes pass.
+	bugListWithoutSync canary.Name = "election/master-list-without-sync"
 )

@@ -113,6 +113,10 @@ func (r *run) fail(err error) { task.Resume(r.s, r.k, nil, err) }
 // listing that missed the current master's lease would not delete it,
 // and that master's fenced writes would pass beside ours.
 func (r *run) create() {
+	if canary.On(bugListWithoutSync) {
+		r.list()
+		return
+	}
 	task.Run(r.s, c.Retry(task.Sync(r.m.leases), retry), func(_ task.Unit, err error) {
 		if err != nil {
 			r.fail(err)

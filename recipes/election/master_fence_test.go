@@ -2,11 +2,13 @@ package election_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/task"
 )
@@ -103,4 +105,68 @@ func TestMasterFencedWriteOfDeposedMasterRefused(t *testing.T) {
 	if o1.V.Err() != nil {
 		t.Errorf("b lost leadership: %v", o1.V.Err())
 	}
+}
+
+// A campaign's listing of the leases on a member that lags behind the
+// leader (fakezk's Lag) must not miss the current master's lease: b's
+// member has not applied a's campaign when an operator removes a's node
+// and b campaigns. Without the sync before the listing, b's multi leaves
+// a's lease, and a, which has heard nothing, writes past its fence while
+// b leads (seen once on a real 3-server ensemble, where a new session
+// talked to a lagging member).
+func TestMasterCampaignOnLaggingMemberDeletesLease(t *testing.T) {
+	if err := campaignOnLaggingMember(t); err != nil {
+		t.Fatal(err)
+	}
+	// The test reaches the lagging read: without the sync, it fails.
+	restore := canary.Enable("election/master-list-without-sync")
+	defer restore()
+	if err := campaignOnLaggingMember(t); err == nil {
+		t.Fatal("without the sync before the listing the test still passes")
+	} else {
+		t.Logf("without the sync: %v", err)
+	}
+}
+
+func campaignOnLaggingMember(t *testing.T) error {
+	w, _ := newWorld(t, 1, 3, fakezk.Config{})
+	w.Server.KeepHistory()
+	if _, err := mustRun(t, w, 2, task.Create("/log", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	first, err := mustRun(t, w, 0, mustMaster(t, "/svc/master", "a").Campaign())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustRun(t, w, 0, first.Resign()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustRun(t, w, 1, task.Exists("/svc")); err != nil {
+		t.Fatal(err) // b has heard of everything so far, and no more
+	}
+	l0, err := mustRun(t, w, 0, mustMaster(t, "/svc/master", "a").Campaign())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Server.Delay(w.Conns[0], 10*time.Second) // a hears nothing for a while
+	if err := w.Server.AdminDelete("/svc/master"); err != nil {
+		t.Fatal(err) // an operator removes the master node
+	}
+	w.Server.Lag(w.Conns[1], 10*time.Second) // b's member has not applied a's campaign
+	o1 := sim.Submit(w, 1, mustMaster(t, "/svc/master", "b").Campaign())
+	if !w.Settle(func() bool { return o1.Done }) || o1.Err != nil {
+		t.Fatalf("b never led: %v", o1.Err)
+	}
+	if l0.Err() != nil {
+		t.Fatalf("a heard of its loss before the test could write: %v", l0.Err())
+	}
+	write := sim.Submit(w, 0, l0.Fenced(&task.CreateRequest{Path: "/log/late", Mode: task.Persistent}))
+	w.Settle(func() bool { return write.Done })
+	if st, ok := w.Server.NodeStat("/log/late"); ok {
+		return fmt.Errorf("a deposed master's fenced write was applied while b leads: %+v", st)
+	}
+	if !write.Done || !errors.Is(write.Err, election.ErrLost) {
+		return fmt.Errorf("fenced write of a deposed master: done %v, err %v, want ErrLost", write.Done, write.Err)
+	}
+	return nil
 }

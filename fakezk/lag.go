@@ -1,0 +1,327 @@
+package fakezk
+
+import (
+	"bytes"
+	"slices"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// A lagging member (Lag). In an ensemble a session talks to one member,
+// and a follower applies the leader's committed transactions some time
+// after the leader: a read it serves may miss writes that other sessions
+// have already seen acknowledged. ZooKeeper promises each session only
+// that its view never goes back, that it sees its own writes, and that
+// it sees a watch's notification before the data that triggered it; a
+// sync makes the member catch up first.
+//
+// The fake models it per Conn. A lagging Conn has a view: the zxid its
+// member has applied. Its reads without a watch (exists, getData,
+// getChildren) are answered from the tree as of the view, kept as the
+// nodes' prior versions (hist) while any Conn lags. Everything else
+// catches the view up to the server's zxid at once, as a member that has
+// just applied everything would answer: a write or a sync (after it is
+// applied: the member applies it, and what came before, before it
+// replies), a read with a watch, any other request, and a notification
+// queued for the session (the member sends it as it applies the
+// transaction). A session event (connection lost, expired, closed) ends
+// the lag: the client may come back through another member, and none
+// may serve it older data than it has seen. The lag ends by itself after
+// its duration, and in deterministic mode the scheduler catches a
+// lagging view up part of the way now and then. Every answer it gives is
+// one a real ensemble can give; it does not give every such answer (a
+// watched read is never stale).
+
+// snap is a node as it was before a transaction changed it.
+type snap struct {
+	data  []byte
+	acl   []task.ACL
+	stat  task.Stat // as the client sees it (clientStat)
+	names []string  // children, sorted
+}
+
+// histEntry says what path was before the transaction zxid changed it;
+// prior nil: it did not exist.
+type histEntry struct {
+	zxid  int64
+	prior *snap
+}
+
+// prior records, in tx, what path is before tx changes it (n nil: it does
+// not exist), once per transaction, while a Conn lags. Lock held.
+func (s *Server) prior(tx *txn, path string, n *node) {
+	if s.lagN == 0 && !s.keepHist {
+		return
+	}
+	for _, h := range tx.priors {
+		if h.path == path {
+			return
+		}
+	}
+	var p *snap
+	if n != nil {
+		p = &snap{data: n.data, acl: n.acl, stat: n.clientStat(), names: slices.Clone(n.childNames())}
+	}
+	tx.priors = append(tx.priors, txPrior{path: path, prior: p})
+}
+
+// txPrior is one prior version a transaction recorded.
+type txPrior struct {
+	path  string
+	prior *snap
+}
+
+// keepPriors files a committed transaction's prior versions. Lock held.
+func (s *Server) keepPriors(tx *txn) {
+	if s.lagN == 0 && !s.keepHist {
+		return
+	}
+	if s.hist == nil {
+		s.hist = map[string][]histEntry{}
+	}
+	for _, p := range tx.priors {
+		s.hist[p.path] = append(s.hist[p.path], histEntry{zxid: tx.zxid, prior: p.prior})
+		s.histN++
+	}
+	if s.histN > 4096 {
+		s.trimHistory()
+	}
+}
+
+// trimHistory drops the prior versions no lagging view can ask for.
+// Lock held.
+func (s *Server) trimHistory() {
+	low := s.zxid
+	for _, c := range s.conns {
+		switch {
+		case c.lagging:
+			low = min(low, c.view)
+		case s.keepHist && !c.dead && !c.closed:
+			low = min(low, c.seen) // where a Lag of c may start
+		}
+	}
+	s.histFrom = max(s.histFrom, low)
+	s.histN = 0
+	for path, hs := range s.hist {
+		i := 0
+		for i < len(hs) && hs[i].zxid <= low {
+			i++
+		}
+		if i == len(hs) {
+			delete(s.hist, path)
+			continue
+		}
+		s.hist[path] = hs[i:]
+		s.histN += len(hs) - i
+	}
+}
+
+// KeepHistory makes the server keep the prior versions of the nodes every
+// transaction changes from now on, so that a Lag can start
+// its member as far back as the last zxid its client has heard of,
+// rather than at the server's zxid. It costs memory and time on every
+// write: the simulation calls it for the seeds that draw lags.
+func (s *Server) KeepHistory() {
+	s.locked(func() {
+		if !s.keepHist {
+			s.keepHist = true
+			if s.lagN == 0 {
+				s.histFrom = s.zxid
+			}
+		}
+	})
+}
+
+// Lag makes the member c's session talks to fall behind the leader for d
+// of the server's clock (see the model above lag.go's snap): from now on,
+// c's reads without a watch miss the transactions it has not caught up
+// with, and with KeepHistory also those since the last zxid its client
+// heard of (of a reply or a notification). c's own writes, syncs, watched
+// reads, other requests and notifications catch its view up; a session
+// event or the end of d ends the lag. A Conn that is not connected does
+// not lag.
+func (s *Server) Lag(c *Conn, d time.Duration) {
+	if c == nil {
+		return
+	}
+	s.locked(func() {
+		if !c.connected || c.closed || c.dead {
+			return
+		}
+		if !c.lagging {
+			if s.lagN == 0 && !s.keepHist {
+				s.histFrom = s.zxid
+			}
+			c.lagging = true
+			c.view = max(c.seen, s.histFrom)
+			s.lagN++
+		}
+		s.tracef("fault lag c%d for %s view=%d zxid=%d", c.num, d, c.view, s.zxid)
+		if c.lagEnd != nil {
+			c.lagEnd.Stop()
+		}
+		c.lagEnd = s.afterFunc(d, func() {
+			c.lagEnd = nil
+			s.endLag(c, "over")
+		})
+	})
+}
+
+// Lagging reports whether c's member lags behind the leader (Lag) and, if
+// so, the last zxid it has applied.
+func (c *Conn) Lagging() (bool, int64) {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	return c.lagging, c.view
+}
+
+// StaleReads returns how many reads lagging members have answered with
+// data a later transaction had changed (Lag).
+func (s *Server) StaleReads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.staleN
+}
+
+// endLag ends c's lag. Lock held.
+func (s *Server) endLag(c *Conn, why string) {
+	if !c.lagging {
+		return
+	}
+	s.tracef("c%d lag ends (%s) view=%d zxid=%d", c.num, why, c.view, s.zxid)
+	c.lagging = false
+	c.view = 0
+	if c.lagEnd != nil {
+		c.lagEnd.Stop()
+		c.lagEnd = nil
+	}
+	s.lagN--
+	if s.lagN == 0 && !s.keepHist {
+		s.hist, s.histN = nil, 0
+	}
+}
+
+// endAllLags ends every lag (the tree is replaced). Lock held.
+func (s *Server) endAllLags(why string) {
+	for _, c := range s.conns {
+		s.endLag(c, why)
+		c.seen = 0
+	}
+	s.hist, s.histN, s.histFrom = nil, 0, 0
+}
+
+// catchUp brings a lagging c's view up to the server's zxid. Lock held.
+func (c *Conn) catchUp() {
+	if c.lagging {
+		c.view = c.srv.zxid
+	}
+}
+
+// seenZxid is the zxid c's member has applied: its view if it lags.
+func (c *Conn) seenZxid() int64 {
+	if c.lagging {
+		return c.view
+	}
+	return c.srv.zxid
+}
+
+// drift catches one lagging view up part of the way, drawn from the
+// seed (Step, deterministic mode). Lock held.
+func (s *Server) drift() {
+	behind := 0
+	for _, c := range s.conns {
+		if c.lagging && c.view < s.zxid {
+			behind++
+		}
+	}
+	if behind == 0 {
+		return
+	}
+	k := s.rng.IntN(behind)
+	for _, c := range s.conns {
+		if !c.lagging || c.view >= s.zxid {
+			continue
+		}
+		if k > 0 {
+			k--
+			continue
+		}
+		c.view += 1 + s.rng.Int64N(s.zxid-c.view)
+		s.tracef("c%d lag drifts to view=%d zxid=%d", c.num, c.view, s.zxid)
+		return
+	}
+}
+
+// staleAt returns what path was at zxid v: ok false if no transaction
+// after v changed it (the live tree answers), else its prior version
+// (nil: it did not exist). Lock held.
+func (s *Server) staleAt(path string, v int64) (*snap, bool) {
+	for _, h := range s.hist[path] {
+		if h.zxid > v {
+			return h.prior, true
+		}
+	}
+	return nil, false
+}
+
+// staleRead answers a lagging c's read without a watch from its view, if
+// a transaction after the view changed the node: handled false lets the
+// live tree answer. Lock held.
+func (s *Server) staleRead(c *Conn, req task.Request) (resp task.Response, handled bool) {
+	var path string
+	switch r := req.(type) {
+	case *task.ExistsRequest:
+		if r.Watch {
+			return resp, false
+		}
+		path = r.Path
+	case *task.GetDataRequest:
+		if r.Watch {
+			return resp, false
+		}
+		path = r.Path
+	case *task.GetChildrenRequest:
+		if r.Watch {
+			return resp, false
+		}
+		path = r.Path
+	default:
+		return resp, false
+	}
+	n, changed := s.staleAt(path, c.view)
+	if !changed {
+		return resp, false
+	}
+	s.staleN++
+	s.tracef("c%d stale read %s at view=%d zxid=%d", c.num, path, c.view, s.zxid)
+	switch req.(type) {
+	case *task.ExistsRequest:
+		if n == nil {
+			resp.Err = task.ErrNoNode
+		} else {
+			resp.Stat = n.stat
+		}
+	case *task.GetDataRequest:
+		switch {
+		case n == nil:
+			resp.Err = task.ErrNoNode
+		case !allowed(n.acl, task.PermRead, c.who):
+			resp.Err = task.ErrNoAuth
+		default:
+			resp.Data, resp.Stat = bytes.Clone(n.data), n.stat
+		}
+	case *task.GetChildrenRequest:
+		switch {
+		case n == nil:
+			resp.Err = task.ErrNoNode
+		case !allowed(n.acl, task.PermRead, c.who):
+			resp.Err = task.ErrNoAuth
+		default:
+			names := slices.Clone(n.names)
+			s.rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+			resp.Children, resp.Stat = names, n.stat
+		}
+	}
+	return resp, true
+}

@@ -1,0 +1,349 @@
+package fakezk_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
+)
+
+// lagWorld is an automatic-mode server on a simulated clock with two
+// clients: a, whose member will lag, and b, who writes.
+func lagWorld(t *testing.T) (*fakezk.Server, *fakezk.Clock, *fakezk.Conn, *fakezk.Conn) {
+	t.Helper()
+	clk := fakezk.NewClock(fakezk.Epoch)
+	srv := fakezk.New(fakezk.Config{Clock: clk})
+	t.Cleanup(func() { srv.Close() })
+	a := connect(t, srv, fakezk.ConnConfig{Timeout: 4 * time.Second})
+	b := connect(t, srv, fakezk.ConnConfig{Timeout: 4 * time.Second})
+	return srv, clk, a, b
+}
+
+func mustOK(t *testing.T, r task.Response) task.Response {
+	t.Helper()
+	if r.Err != nil {
+		t.Fatalf("unexpected error %v", r.Err)
+	}
+	return r
+}
+
+// A lagging member answers a read without a watch from what it has
+// applied: another session's acknowledged write is missing, data, Stat
+// and children, until something catches the member up.
+func TestLagServesStaleReads(t *testing.T) {
+	srv, _, a, b := lagWorld(t)
+	mustOK(t, do(b, &task.CreateRequest{Path: "/x", Data: []byte("v1"), ACL: task.OpenACL}))
+	before := mustOK(t, do(a, &task.GetDataRequest{Path: "/x"}))
+	srv.Lag(a, time.Minute)
+	mustOK(t, do(b, &task.SetDataRequest{Path: "/x", Data: []byte("v2"), Version: -1}))
+	mustOK(t, do(b, &task.CreateRequest{Path: "/x/c", ACL: task.OpenACL}))
+	mustOK(t, do(b, &task.CreateRequest{Path: "/y", ACL: task.OpenACL}))
+
+	got := mustOK(t, do(a, &task.GetDataRequest{Path: "/x"}))
+	if string(got.Data) != "v1" || got.Stat != before.Stat {
+		t.Fatalf("lagging getData = %q %+v, want v1 %+v", got.Data, got.Stat, before.Stat)
+	}
+	if kids := mustOK(t, do(a, &task.GetChildrenRequest{Path: "/x"})); len(kids.Children) != 0 || kids.Stat.NumChildren != 0 {
+		t.Fatalf("lagging getChildren = %v %+v, want none", kids.Children, kids.Stat)
+	}
+	if r := do(a, &task.ExistsRequest{Path: "/y"}); r.Err != task.ErrNoNode {
+		t.Fatalf("lagging exists /y = %v, want NoNode", r.Err)
+	}
+	if lag, _ := a.Lagging(); !lag {
+		t.Fatal("a no longer lags")
+	}
+	// b's member does not lag.
+	if r := mustOK(t, do(b, &task.GetDataRequest{Path: "/x"})); string(r.Data) != "v2" {
+		t.Fatalf("b reads %q", r.Data)
+	}
+}
+
+// Each way a lagging member catches up: the session's own write (it
+// reads it, and what came before it), a sync, a watched read, a
+// notification (its data is never older than a notification it has
+// had), the end of the lag's duration, and a session event.
+func TestLagCatchesUp(t *testing.T) {
+	write := func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn) {
+		mustOK(t, do(a, &task.CreateRequest{Path: "/own", ACL: task.OpenACL}))
+	}
+	cases := map[string]func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn){
+		"own write": write,
+		"failed own write": func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn) {
+			if r := do(a, &task.DeleteRequest{Path: "/missing", Version: -1}); r.Err != task.ErrNoNode {
+				t.Fatalf("delete = %v", r.Err)
+			}
+		},
+		"sync": func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn) {
+			mustOK(t, do(a, &task.SyncRequest{Path: "/"}))
+		},
+		"watched read": func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn) {
+			var got task.Response
+			a.Do(&task.GetDataRequest{Path: "/x", Watch: true}, func(r task.Response) { got = r }, func(task.Event) {})
+			if string(got.Data) != "v2" {
+				t.Fatalf("watched read %q, want v2", got.Data)
+			}
+		},
+		"duration": func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn) {
+			clk.Advance(time.Second)
+			if lag, _ := a.Lagging(); lag {
+				t.Fatal("still lagging after its duration")
+			}
+		},
+		"drop": func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn) {
+			srv.Drop(a, false)
+			if lag, _ := a.Lagging(); lag {
+				t.Fatal("still lagging after a connection loss")
+			}
+		},
+	}
+	for name, catchUp := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv, clk, a, b := lagWorld(t)
+			mustOK(t, do(b, &task.CreateRequest{Path: "/x", Data: []byte("v1"), ACL: task.OpenACL}))
+			srv.Lag(a, time.Second)
+			mustOK(t, do(b, &task.SetDataRequest{Path: "/x", Data: []byte("v2"), Version: -1}))
+			if r := mustOK(t, do(a, &task.GetDataRequest{Path: "/x"})); string(r.Data) != "v1" {
+				t.Fatalf("not stale before catching up: %q", r.Data)
+			}
+			catchUp(t, srv, clk, a, b)
+			if r := mustOK(t, do(a, &task.GetDataRequest{Path: "/x"})); string(r.Data) != "v2" {
+				t.Fatalf("after catching up a reads %q, want v2", r.Data)
+			}
+		})
+	}
+	t.Run("notification", func(t *testing.T) {
+		srv, _, a, b := lagWorld(t)
+		mustOK(t, do(b, &task.CreateRequest{Path: "/x", Data: []byte("v1"), ACL: task.OpenACL}))
+		mustOK(t, do(b, &task.CreateRequest{Path: "/w", ACL: task.OpenACL}))
+		var fired []task.Event
+		a.Do(&task.GetDataRequest{Path: "/w", Watch: true}, func(task.Response) {}, func(ev task.Event) { fired = append(fired, ev) })
+		srv.Lag(a, time.Minute)
+		mustOK(t, do(b, &task.SetDataRequest{Path: "/x", Data: []byte("v2"), Version: -1}))
+		if r := mustOK(t, do(a, &task.GetDataRequest{Path: "/x"})); string(r.Data) != "v1" {
+			t.Fatalf("not stale: %q", r.Data)
+		}
+		mustOK(t, do(b, &task.SetDataRequest{Path: "/w", Data: []byte("go"), Version: -1}))
+		if len(fired) != 1 || fired[0].Type != task.EventNodeDataChanged {
+			t.Fatalf("notifications %v", fired)
+		}
+		if r := mustOK(t, do(a, &task.GetDataRequest{Path: "/x"})); string(r.Data) != "v2" {
+			t.Fatalf("after a notification of a later write a reads %q, want v2", r.Data)
+		}
+	})
+}
+
+// The model against the definition, on random histories in deterministic
+// mode: four clients write, read (with and without watches) and sync at
+// random while their members lag, drift and catch up. Every response's
+// zxid (Conn.Send) never goes back for a session, is never below the
+// session's own last write, and every read answers exactly what the tree
+// was at that zxid; a notification of a node's change is never followed
+// by a read of that node from before the change. Stale reads must occur.
+func TestLagHistoriesAreSnapshotsOfThePast(t *testing.T) {
+	stale := 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		stale += lagHistory(t, seed)
+		if t.Failed() {
+			t.Fatalf("seed %d", seed)
+		}
+	}
+	t.Logf("%d stale reads", stale)
+	if stale < 40 {
+		t.Fatalf("only %d stale reads in 40 histories", stale)
+	}
+}
+
+type lagClient struct {
+	c        *fakezk.Conn
+	last     int64            // zxid of the last response
+	ownWrite int64            // zxid of its last write's response
+	notified map[string]int64 // path -> Mzxid that the last notification moved past
+	busy     bool
+}
+
+func lagHistory(t *testing.T, seed uint64) (stale int) {
+	t.Helper()
+	clk := fakezk.NewClock(fakezk.Epoch)
+	srv := fakezk.New(fakezk.Config{Clock: clk, Deterministic: true, Seed: seed})
+	defer srv.Close()
+	if seed%2 == 0 {
+		srv.KeepHistory() // lags start as far back as each client has heard
+	}
+	rng := rand.New(rand.NewPCG(seed, 99))
+	states := map[int64]map[string]fakezk.Node{} // zxid -> tree
+	var zxids []int64
+	snapshot := func() {
+		z, nodes := srv.Snapshot()
+		if _, ok := states[z]; ok {
+			return
+		}
+		m := make(map[string]fakezk.Node, len(nodes))
+		for _, n := range nodes {
+			m[n.Path] = n
+		}
+		states[z] = m
+		zxids = append(zxids, z)
+	}
+	at := func(z int64) map[string]fakezk.Node {
+		i, found := slices.BinarySearch(zxids, z)
+		if !found {
+			i--
+		}
+		return states[zxids[i]]
+	}
+	snapshot()
+	paths := []string{"/a", "/b", "/a/x", "/a/y", "/b/z"}
+	clients := make([]*lagClient, 4)
+	for i := range clients {
+		c := srv.Connect(fakezk.ConnConfig{Timeout: 10 * time.Second})
+		if err := c.Start(func(task.Event) {}); err != nil {
+			t.Fatal(err)
+		}
+		clients[i] = &lagClient{c: c, notified: map[string]int64{}}
+	}
+	srv.RunUntilIdle()
+	snapshot()
+	check := func(cl *lagClient, req task.Request, r task.Response, z int64) {
+		if z < cl.last {
+			t.Errorf("zxid went back: %d after %d", z, cl.last)
+		}
+		if z < cl.ownWrite {
+			t.Errorf("zxid %d below the session's own write %d", z, cl.ownWrite)
+		}
+		cl.last = z
+		path := req.NodePath()
+		n, exists := at(z)[path]
+		switch req.(type) {
+		case *task.GetDataRequest, *task.ExistsRequest:
+			if r.Err == task.ErrNoNode {
+				if exists {
+					t.Errorf("%s %s at zxid %d: NoNode, but it existed", req.OpName(), path, z)
+				}
+				return
+			}
+			if !exists {
+				t.Errorf("%s %s at zxid %d: found, but it did not exist", req.OpName(), path, z)
+				return
+			}
+			want := n.Stat
+			want.Cversion = want.Cversion*2 - want.NumChildren
+			if r.Stat != want {
+				t.Errorf("%s %s at zxid %d: Stat %+v, want %+v", req.OpName(), path, z, r.Stat, want)
+			}
+			if _, ok := req.(*task.GetDataRequest); ok && !bytes.Equal(r.Data, n.Data) {
+				t.Errorf("getData %s at zxid %d: %q, want %q", path, z, r.Data, n.Data)
+			}
+			if m := cl.notified[path]; m != 0 && r.Stat.Mzxid <= m {
+				t.Errorf("%s %s: Mzxid %d after a notification of a change past %d", req.OpName(), path, r.Stat.Mzxid, m)
+			}
+		case *task.GetChildrenRequest:
+			if r.Err == task.ErrNoNode {
+				if exists {
+					t.Errorf("getChildren %s at zxid %d: NoNode, but it existed", path, z)
+				}
+				return
+			}
+			var want []string
+			for p := range at(z) {
+				if p != path && fakezkParent(p) == path {
+					want = append(want, p[len(path)+1:])
+				}
+			}
+			got := slices.Clone(r.Children)
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("getChildren %s at zxid %d: %v, want %v", path, z, got, want)
+			}
+		}
+	}
+	var issue func(cl *lagClient)
+	issue = func(cl *lagClient) {
+		path := paths[rng.IntN(len(paths))]
+		var req task.Request
+		watch := rng.IntN(4) == 0
+		switch rng.IntN(9) {
+		case 0, 1:
+			req = &task.CreateRequest{Path: path, Data: []byte(fmt.Sprint(rng.IntN(100))), ACL: task.OpenACL}
+		case 2:
+			req = &task.SetDataRequest{Path: path, Data: []byte(fmt.Sprint(rng.IntN(100))), Version: -1}
+		case 3:
+			req = &task.DeleteRequest{Path: path, Version: -1}
+		case 4:
+			req = &task.SyncRequest{Path: path}
+		case 5:
+			req = &task.ExistsRequest{Path: path, Watch: watch}
+		case 6:
+			path = paths[rng.IntN(2)]
+			req = &task.GetChildrenRequest{Path: path, Watch: watch}
+		default:
+			req = &task.GetDataRequest{Path: path, Watch: watch}
+		}
+		var onWatch func(task.Event)
+		var m0 int64 // the Mzxid the watched read returned
+		if watch {
+			onWatch = func(ev task.Event) {
+				if ev.Type == task.EventNodeDataChanged && m0 != 0 {
+					cl.notified[ev.Path] = max(cl.notified[ev.Path], m0)
+				}
+			}
+		}
+		cl.busy = true
+		cl.c.Send(req, func(r task.Response, z int64) {
+			cl.busy = false
+			if r.Err == task.ErrConnectionLoss || r.Err == task.ErrNotSent {
+				return
+			}
+			switch req.(type) {
+			case *task.CreateRequest, *task.SetDataRequest, *task.DeleteRequest, *task.SyncRequest:
+				if z < cl.last {
+					t.Errorf("%s's zxid %d below the last %d", req.OpName(), z, cl.last)
+				}
+				cl.ownWrite, cl.last = z, z
+			default:
+				check(cl, req, r, z)
+				if watch && r.Err == nil {
+					m0 = r.Stat.Mzxid
+				}
+			}
+		}, onWatch)
+	}
+	for step := 0; step < 3000; step++ {
+		for _, cl := range clients {
+			if !cl.busy && rng.IntN(3) == 0 {
+				issue(cl)
+			}
+		}
+		if rng.IntN(40) == 0 {
+			srv.Lag(clients[rng.IntN(len(clients))].c, time.Duration(1+rng.IntN(2000))*time.Millisecond)
+		}
+		if rng.IntN(200) == 0 {
+			srv.Drop(clients[rng.IntN(len(clients))].c, false)
+		}
+		if rng.IntN(20) == 0 {
+			clk.Advance(time.Duration(rng.IntN(100)) * time.Millisecond)
+		}
+		srv.Step()
+		snapshot()
+		if t.Failed() {
+			return stale
+		}
+	}
+	return srv.StaleReads()
+}
+
+func fakezkParent(p string) string {
+	i := len(p) - 1
+	for i > 0 && p[i] != '/' {
+		i--
+	}
+	if i == 0 {
+		return "/"
+	}
+	return p[:i]
+}

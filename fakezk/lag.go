@@ -33,12 +33,20 @@ import (
 // one a real ensemble can give; it does not give every such answer (a
 // watched read is never stale).
 
-// snap is a node as it was before a transaction changed it.
+// snap is a node as it was before a transaction changed it. Its children
+// are not copied: kidEntry records each one added or removed.
 type snap struct {
-	data  []byte
-	acl   []task.ACL
-	stat  task.Stat // as the client sees it (clientStat)
-	names []string  // children, sorted
+	data []byte
+	acl  []task.ACL
+	stat task.Stat // as the client sees it (clientStat)
+}
+
+// kidEntry is a child name a transaction added to, or removed from, a
+// node's children.
+type kidEntry struct {
+	zxid  int64
+	name  string
+	added bool
 }
 
 // histEntry says what path was before the transaction zxid changed it;
@@ -55,21 +63,33 @@ func (s *Server) prior(tx *txn, path string, n *node) {
 		return
 	}
 	for _, h := range tx.priors {
-		if h.path == path {
+		if h.path == path && h.kid == "" {
 			return
 		}
 	}
 	var p *snap
 	if n != nil {
-		p = &snap{data: n.data, acl: n.acl, stat: n.clientStat(), names: slices.Clone(n.childNames())}
+		p = &snap{data: n.data, acl: n.acl, stat: n.clientStat()}
 	}
 	tx.priors = append(tx.priors, txPrior{path: path, prior: p})
 }
 
-// txPrior is one prior version a transaction recorded.
+// kid records, in tx, that it adds (or removes) name under parent, while
+// a Conn lags or the history is kept. Lock held.
+func (s *Server) kid(tx *txn, parent, name string, added bool) {
+	if s.lagN == 0 && !s.keepHist {
+		return
+	}
+	tx.priors = append(tx.priors, txPrior{path: parent, kid: name, added: added})
+}
+
+// txPrior is one prior version, or one change of children (kid set), a
+// transaction recorded.
 type txPrior struct {
 	path  string
 	prior *snap
+	kid   string
+	added bool
 }
 
 // keepPriors files a committed transaction's prior versions. Lock held.
@@ -78,10 +98,14 @@ func (s *Server) keepPriors(tx *txn) {
 		return
 	}
 	if s.hist == nil {
-		s.hist = map[string][]histEntry{}
+		s.hist, s.kids = map[string][]histEntry{}, map[string][]kidEntry{}
 	}
 	for _, p := range tx.priors {
-		s.hist[p.path] = append(s.hist[p.path], histEntry{zxid: tx.zxid, prior: p.prior})
+		if p.kid != "" {
+			s.kids[p.path] = append(s.kids[p.path], kidEntry{zxid: tx.zxid, name: p.kid, added: p.added})
+		} else {
+			s.hist[p.path] = append(s.hist[p.path], histEntry{zxid: tx.zxid, prior: p.prior})
+		}
 		s.histN++
 	}
 	if s.histN > 4096 {
@@ -114,6 +138,18 @@ func (s *Server) trimHistory() {
 		}
 		s.hist[path] = hs[i:]
 		s.histN += len(hs) - i
+	}
+	for path, ks := range s.kids {
+		i := 0
+		for i < len(ks) && ks[i].zxid <= low {
+			i++
+		}
+		if i == len(ks) {
+			delete(s.kids, path)
+			continue
+		}
+		s.kids[path] = ks[i:]
+		s.histN += len(ks) - i
 	}
 }
 
@@ -198,7 +234,7 @@ func (s *Server) endLag(c *Conn, why string) {
 	}
 	s.lagN--
 	if s.lagN == 0 && !s.keepHist {
-		s.hist, s.histN = nil, 0
+		s.hist, s.kids, s.histN = nil, nil, 0
 	}
 }
 
@@ -208,7 +244,7 @@ func (s *Server) endAllLags(why string) {
 		s.endLag(c, why)
 		c.seen = 0
 	}
-	s.hist, s.histN, s.histFrom = nil, 0, 0
+	s.hist, s.kids, s.histN, s.histFrom = nil, nil, 0, 0
 }
 
 // catchUp brings a lagging c's view up to the server's zxid. Lock held.
@@ -318,10 +354,35 @@ func (s *Server) staleRead(c *Conn, req task.Request) (resp task.Response, handl
 		case !allowed(n.acl, task.PermRead, c.who):
 			resp.Err = task.ErrNoAuth
 		default:
-			names := slices.Clone(n.names)
+			names := s.kidsAt(path, c.view)
 			s.rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 			resp.Children, resp.Stat = names, n.stat
 		}
 	}
 	return resp, true
+}
+
+// kidsAt returns path's children at zxid v, sorted: the live ones with
+// every change after v undone, newest first. Lock held.
+func (s *Server) kidsAt(path string, v int64) []string {
+	set := map[string]bool{}
+	if n := s.tree.nodes[path]; n != nil {
+		for _, name := range n.childNames() {
+			set[name] = true
+		}
+	}
+	ks := s.kids[path]
+	for i := len(ks) - 1; i >= 0 && ks[i].zxid > v; i-- {
+		if ks[i].added {
+			delete(set, ks[i].name)
+		} else {
+			set[ks[i].name] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for name := range set {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }

@@ -40,6 +40,7 @@ type Server struct {
 	// versions while any does.
 	lagN     int
 	hist     map[string][]histEntry
+	kids     map[string][]kidEntry
 	histN    int
 	histFrom int64 // the lowest view hist can answer for
 	keepHist bool  // KeepHistory

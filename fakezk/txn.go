@@ -205,6 +205,7 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 		name = path[1:]
 	}
 	parent.link(name, n)
+	s.kid(tx, parent.path, name, true)
 	parent.stat.NumChildren++
 	s.tree.put(n)
 	if r.Mode.IsEphemeral() {
@@ -267,6 +268,7 @@ func (s *Server) removeNode(tx *txn, n *node) {
 	s.prior(tx, parent.path, parent)
 	oldPz := parent.stat.Pzxid
 	parent.unlink(name)
+	s.kid(tx, parent.path, name, false)
 	parent.stat.NumChildren--
 	if tx.zxid > parent.stat.Pzxid {
 		parent.stat.Pzxid = tx.zxid

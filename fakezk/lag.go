@@ -238,6 +238,15 @@ func (s *Server) endLag(c *Conn, why string) {
 	}
 }
 
+// EndLags ends every lag: each lagging member catches up with the leader.
+func (s *Server) EndLags() {
+	s.locked(func() {
+		for _, c := range s.conns {
+			s.endLag(c, "caught up")
+		}
+	})
+}
+
 // endAllLags ends every lag (the tree is replaced). Lock held.
 func (s *Server) endAllLags(why string) {
 	for _, c := range s.conns {

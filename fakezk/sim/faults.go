@@ -91,6 +91,18 @@ const (
 	// again.
 	EmptyDir
 
+	// The member class. A seed draws it, and injects it, from a fourth
+	// random stream, so that a seed whose plan lacks it runs the history
+	// it ran before it existed.
+
+	// Lag makes the ensemble member a client talks to fall behind the
+	// leader for up to a session timeout (fakezk.Server.Lag): the
+	// client's reads without a watch miss what other clients have
+	// written since, until its own write, a sync, a watched read or a
+	// notification catches the member up, a session event ends the lag,
+	// or the server's scheduler catches it up part of the way.
+	Lag
+
 	numClasses
 )
 
@@ -99,6 +111,7 @@ const (
 const (
 	firstProcess = CrashRestart
 	firstCounter = Counters
+	firstMember  = Lag
 )
 
 // CounterFaults are the counter classes: a scenario whose recipes name
@@ -108,7 +121,7 @@ var CounterFaults = Of(Counters, EmptyDir)
 
 var classNames = [numClasses]string{"drop-unapplied", "drop-applied", "partition-short", "partition-long",
 	"expire", "delay", "restart", "wipe", "clock-jump", "crash-restart", "operator", "pause",
-	"counters", "empty-dir"}
+	"counters", "empty-dir", "lag"}
 
 func (c FaultClass) String() string {
 	if c < numClasses {
@@ -147,7 +160,7 @@ func Of(cs ...FaultClass) FaultSet {
 // as a setup failure otherwise); one without a workload to restart or
 // nodes to name takes AllFaults &^ Of(CrashRestart, Operator).
 var AllFaults = Of(DropUnapplied, DropApplied, PartitionShort, PartitionLong, Expire, Delay, Restart, ClockJump,
-	CrashRestart, Operator, Pause)
+	CrashRestart, Operator, Pause, Lag)
 
 // Has reports whether c is in s.
 func (s FaultSet) Has(c FaultClass) bool { return s&(1<<c) != 0 }
@@ -192,6 +205,9 @@ type Plan struct {
 	// CounterRate is the chance per injection point of a fault of the
 	// counter classes (Counters, EmptyDir), drawn on a third stream.
 	CounterRate float64
+	// LagRate is the chance per injection point of a Lag, drawn on a
+	// fourth stream.
+	LagRate float64
 	// Twin, if set, names two clients started with one executor seed
 	// (Scenario.NoTwins).
 	Twin *Twin
@@ -205,6 +221,9 @@ func (p Plan) String() string {
 	if p.CounterRate > 0 {
 		s += fmt.Sprintf(" (counter classes %.4f)", p.CounterRate)
 	}
+	if p.LagRate > 0 {
+		s += fmt.Sprintf(" (lag %.4f)", p.LagRate)
+	}
 	if p.Twin != nil {
 		s += fmt.Sprintf("; client %d a twin of client %d (one executor seed)", p.Twin.Client, p.Twin.Of)
 	}
@@ -215,8 +234,9 @@ func (p Plan) String() string {
 // fault (a baseline the workload must pass too); the others switch each
 // allowed class on with probability one half, at least one. The network
 // and server classes are drawn from rng, the process and operator classes
-// from prng, the counter classes from crng, each with a rate of its own.
-func drawPlan(f Faults, rng, prng, crng *rand.Rand) Plan {
+// from prng, the counter classes from crng, Lag from lrng, each with a
+// rate of its own.
+func drawPlan(f Faults, rng, prng, crng, lrng *rand.Rand) Plan {
 	if f.Allow == 0 || rng.IntN(16) == 0 {
 		return Plan{}
 	}
@@ -232,7 +252,7 @@ func drawPlan(f Faults, rng, prng, crng *rand.Rand) Plan {
 			allowed = append(allowed, c)
 		case c < firstCounter:
 			pallowed = append(pallowed, c)
-		default:
+		case c < firstMember:
 			callowed = append(callowed, c)
 		}
 	}
@@ -284,6 +304,12 @@ func drawPlan(f Faults, rng, prng, crng *rand.Rand) Plan {
 			p.CounterRate = maxRate / 4 / float64(int(1)<<crng.IntN(4))
 		}
 	}
+	if f.Allow.Has(Lag) && lrng.IntN(2) == 0 {
+		p.On |= Of(Lag)
+		// A lag costs a client nothing but staleness: as often as the
+		// network faults.
+		p.LagRate = maxRate / float64(int(1)<<lrng.IntN(5))
+	}
 	return p
 }
 
@@ -297,6 +323,7 @@ type injector struct {
 	rng      *rand.Rand
 	prng     *rand.Rand
 	crng     *rand.Rand
+	lrng     *rand.Rand // Lag
 	active   bool
 	started  bool // the faults have started (Setup is over)
 	maxWipes int
@@ -325,8 +352,8 @@ type injector struct {
 // in 99 %), so it changes no history but a storm's.
 const maxFaultsPerInstant = 32
 
-func newInjector(w *World, plan Plan, maxWipes int, rng, prng, crng *rand.Rand) *injector {
-	in := &injector{w: w, plan: plan, rng: rng, prng: prng, crng: crng, maxWipes: maxWipes}
+func newInjector(w *World, plan Plan, maxWipes int, rng, prng, crng, lrng *rand.Rand) *injector {
+	in := &injector{w: w, plan: plan, rng: rng, prng: prng, crng: crng, lrng: lrng, maxWipes: maxWipes}
 	for _, c := range Classes() {
 		switch {
 		case !plan.On.Has(c):
@@ -334,7 +361,7 @@ func newInjector(w *World, plan Plan, maxWipes int, rng, prng, crng *rand.Rand) 
 			in.classes = append(in.classes, c)
 		case c < firstCounter:
 			in.pclasses = append(in.pclasses, c)
-		default:
+		case c < firstMember:
 			in.cclasses = append(in.cclasses, c)
 		}
 	}
@@ -381,7 +408,29 @@ func (in *injector) maybeInject() bool {
 			return in.injectCounter(EmptyDir)
 		}
 	}
+	if in.plan.LagRate > 0 && in.lrng.Float64() < in.plan.LagRate {
+		return in.injectLag()
+	}
 	return false
+}
+
+// injectLag makes a connected client's member lag for up to a session
+// timeout.
+func (in *injector) injectLag() bool {
+	w := in.w
+	if len(w.Conns) == 0 {
+		return false
+	}
+	client := in.lrng.IntN(len(w.Conns))
+	c := w.Conns[client]
+	if !c.Connected() {
+		return false
+	}
+	d := time.Millisecond + time.Duration(in.lrng.Int64N(int64(w.timeout)))
+	w.Server.Lag(c, d)
+	in.fired[Lag]++
+	in.note(Lag, client, d, false, fmt.Sprintf("client %d for %s", client, d))
+	return true
 }
 
 func (in *injector) inject(c FaultClass) {

@@ -304,7 +304,8 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	rng := rand.New(rand.NewPCG(seed, 0x5349_4d46_4155_4c54))
 	prng := rand.New(rand.NewPCG(seed, 0x5052_4f43_4553_5321))
 	crng := rand.New(rand.NewPCG(seed, 0x434f_554e_5445_5253))
-	res.Plan = drawPlan(sc.Faults, rng, prng, crng)
+	lrng := rand.New(rand.NewPCG(seed, 0x4c41_4747_494e_4721))
+	res.Plan = drawPlan(sc.Faults, rng, prng, crng, lrng)
 	if !sc.NoTwins {
 		res.Plan.Twin = drawTwin(seed, sc.Clients)
 	}
@@ -334,7 +335,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	if maxWipes <= 0 {
 		maxWipes = 1
 	}
-	inj := newInjector(w, res.Plan, maxWipes, rng, prng, crng)
+	inj := newInjector(w, res.Plan, maxWipes, rng, prng, crng, lrng)
 	inj.operator = sc.Operator
 	inj.counters = sc.Counters
 	inj.deleteOnly = sc.OperatorDeleteOnly
@@ -385,6 +386,11 @@ func (r *Trial) run(inj *injector) {
 	}
 	// Phase 2: the workload under faults.
 	r.phase("faults on")
+	if inj.plan.On.Has(Lag) {
+		// From here a lag may hide whatever its client has not heard of;
+		// every member has applied the setup.
+		r.Server.KeepHistory()
+	}
 	inj.active, inj.started = true, true
 	if sc.Workload != nil {
 		sc.Workload(r)
@@ -393,6 +399,9 @@ func (r *Trial) run(inj *injector) {
 	r.Settle(func() bool { return r.Failed() || !r.Clock.Now().Before(end) })
 	inj.active = false
 	r.faultsOff = true
+	if inj.plan.On.Has(Lag) {
+		r.Server.EndLags() // as partitions heal: every member catches up
+	}
 	r.phase("faults off")
 	if r.Failed() {
 		return

@@ -50,6 +50,7 @@ var faultColours = [numClasses]string{
 	Pause:          "#8c564b",
 	Counters:       "#bcbd22",
 	EmptyDir:       "#17becf",
+	Lag:            "#2ca02c",
 }
 
 // WriteSVG draws the timeline as an SVG picture: simulated time across,

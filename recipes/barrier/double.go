@@ -28,6 +28,10 @@ const (
 	// of its earlier Enter whose ctx ended: the session can then have two
 	// participant nodes, counted twice.
 	bugEnterNoWait canary.Name = "barrier/double-enter-no-wait"
+	// bugLeaveWithoutSync: Leave lists the participants without a sync
+	// first: on a server that lags behind the leader the listing can miss
+	// a participant, and Leave ends while it is there.
+	bugLeaveWithoutSync canary.Name = "barrier/double-leave-without-sync"
 )
 
 // ErrParticipantLost: a participant's node was deleted by someone else
@@ -523,7 +527,15 @@ func (l *leaving) remove(next func(foreign bool)) {
 
 func (l *leaving) check() {
 	d := l.p.d
-	task.Run(l.s, c.Retry(task.Children(d.dir), retry), func(cl task.ChildList, err error) {
+	// The listing follows a sync: the session's server may lag behind
+	// the leader, and a listing from before a participant's create (one
+	// that joined after the reads this session has seen) would let us
+	// leave while it is there.
+	list := c.Seq(task.Sync(d.dir), task.Children(d.dir))
+	if canary.On(bugLeaveWithoutSync) {
+		list = task.Children(d.dir)
+	}
+	task.Run(l.s, c.Retry(list, retry), func(cl task.ChildList, err error) {
 		if errors.Is(err, task.ErrNoNode) {
 			l.done(nil)
 			return

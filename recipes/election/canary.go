@@ -40,4 +40,9 @@ const (
 	// it can miss the current master's lease, which its multi then
 	// leaves, and the deposed master's fenced writes pass.
 	bugListWithoutSync canary.Name = "election/master-list-without-sync"
+	// bugGrantWithoutSync: an Election candidate lists the candidates,
+	// and reads its own node before it leads, without a sync: on a server
+	// that lags it can lead on a node someone has deleted (and an
+	// operator made again at its path).
+	bugGrantWithoutSync canary.Name = "election/grant-without-sync"
 )

@@ -157,9 +157,17 @@ func (a *attempt) afterReset() {
 
 // check lists the children without a watch: the lowest candidate leads
 // (once its owner is checked); every other waits for the next lower one
-// only.
+// only. The listing, and grant's read of our node, follow a sync: the
+// session's server may lag behind the leader, and a stale read could
+// show our node first, or show it as ours, after someone deleted it (and
+// an operator made another at its path, which our fenced writes' version
+// check cannot tell from ours).
 func (a *attempt) check() {
-	task.Run(a.s, c.Retry(task.Children(a.e.dir), retry), func(cl task.ChildList, err error) {
+	list := c.Seq(task.Sync(a.e.dir), task.Children(a.e.dir))
+	if canary.On(bugGrantWithoutSync) {
+		list = task.Children(a.e.dir)
+	}
+	task.Run(a.s, c.Retry(list, retry), func(cl task.ChildList, err error) {
 		if err != nil {
 			if errors.Is(err, task.ErrNoNode) {
 				err = fmt.Errorf("election: %w: directory %s deleted", ErrLost, a.e.dir)

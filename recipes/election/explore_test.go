@@ -457,3 +457,20 @@ func TestSimDeterminism(t *testing.T) {
 		sim.Determinism(t, sc, sim.Sample(5, 500))
 	}
 }
+
+// A candidate's sync before its listing and its read of its own node,
+// switched off, is caught by seed 722 through a member that lags
+// (sim.Lag): the stale read shows the candidate its own deleted node,
+// which an operator has made again at its path, and it leads beside the
+// true leader (the fence log's holders interleave). The seed failed so
+// before the sync.
+func TestCanaryGrantWithoutSync(t *testing.T) {
+	restore := canary.Enable("election/grant-without-sync")
+	defer restore()
+	_, sc := newExploreSim(false, false)
+	res := sim.RunSeed(sc, 722, false)
+	if res.Err == nil {
+		t.Fatal("seed 722 passes without the sync: the scenario no longer reaches the stale grant")
+	}
+	t.Logf("seed 722: %v", res.Err)
+}

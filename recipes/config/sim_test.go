@@ -530,3 +530,20 @@ func TestSimExplore(t *testing.T) {
 	_, sc := newConfigSim()
 	sim.Explore(t, sc)
 }
+
+// A resumed UpdateMarked's sync before it reads its marker, switched off,
+// is caught by seed 407 through a member that lags (sim.Lag): the process
+// restarted after a crash reads its marker as gone on a lagging server,
+// takes its delete for applied and leaves the marker, and no update
+// completes again (a liveness failure). The seed failed so before the
+// sync.
+func TestCanaryDeleteMarkerWithoutSync(t *testing.T) {
+	restore := canary.Enable(bugDeleteMarkerWithoutSync)
+	defer restore()
+	_, sc := newConfigSim()
+	res := sim.RunSeed(sc, 407, false)
+	if res.Err == nil {
+		t.Fatal("seed 407 passes without the sync: the scenario no longer reaches the stale read")
+	}
+	t.Logf("seed 407: %v", res.Err)
+}

@@ -26,6 +26,11 @@ const bugMarkerAnyToken canary.Name = "config/marker-any-token"
 // delete was applied, undoing the updates other writers made since.
 const bugMarkedRewrite canary.Name = "config/marked-rewrite"
 
+// bugDeleteMarkerWithoutSync, a known bug switched on by tests only: a
+// resumed UpdateMarked reads its marker without a sync, and a server that
+// lags tells it the marker is gone when it is not.
+const bugDeleteMarkerWithoutSync canary.Name = "config/delete-marker-without-sync"
+
 // retry repeats an operation whose outcome a retry settles (connection
 // loss, not sent); the retry waits for the reconnect.
 var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.5}}
@@ -268,9 +273,16 @@ func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Ta
 // deleteMarker deletes the marker if it holds token, in the incarnation
 // read (zkops.DeleteNode): after a lost reply, the marker another writer
 // created since is left alone, its update under way. A marker already
-// gone is success.
+// gone is success. The read follows a sync: "gone" must mean gone at the
+// leader, not on a server that lags behind it and has not applied our
+// create yet (a run resumed on a new session or process would take the
+// marker for deleted and leave it, holding every update back for good).
 func deleteMarker(marker string, token []byte) task.Task[task.Unit] {
-	read := c.Catch(c.Retry(task.Get(marker), retry), func(err error) task.Task[task.Data] {
+	get := c.Seq(task.Sync(marker), task.Get(marker))
+	if canary.On(bugDeleteMarkerWithoutSync) {
+		get = task.Get(marker)
+	}
+	read := c.Catch(c.Retry(get, retry), func(err error) task.Task[task.Data] {
 		if errors.Is(err, task.ErrNoNode) {
 			return task.Value(task.Data{})
 		}

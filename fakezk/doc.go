@@ -59,8 +59,10 @@
 // Faults: Drop (requests in flight applied or not), Partition (for a
 // duration of the clock; expiry if longer than the timeout), Expire, Delay
 // (hold a Conn's deliveries), Restart, LoseQuorum, Wipe (total ensemble
-// loss) and SetCounters (versions and sequence counters near int32's
-// maximum). Each is recorded in the trace.
+// loss), SetCounters (versions and sequence counters near int32's
+// maximum) and Lag (the member a Conn talks to falls behind the leader:
+// its reads without a watch miss what it has not caught up with). Each
+// is recorded in the trace.
 //
 // To keep the tree on disk, Config.Journal hears of every transaction
 // before its reply, Snapshot reads the tree and Restore rebuilds a server

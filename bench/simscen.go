@@ -91,9 +91,9 @@ func lockIDScenario(clients int, failed *int) sim.Scenario {
 		Name:    fmt.Sprintf("bench lock+id/%d", clients),
 		Clients: clients,
 		// The network and server classes the published figures were
-		// measured with; the process and operator classes are judged by
-		// the package's own scenario (fakezk/sim).
-		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.CrashRestart, sim.Operator, sim.Pause), MaxRate: 0.01},
+		// measured with; the process, operator and member classes are
+		// judged by the package's own scenario (fakezk/sim).
+		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.CrashRestart, sim.Operator, sim.Pause, sim.Lag), MaxRate: 0.01},
 		Duration: simDuration,
 		Setup: func(r *sim.Trial) error {
 			ids, ended, stopped = sim.NewIDs(), make([]bool, clients), 0

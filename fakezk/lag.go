@@ -108,8 +108,12 @@ func (s *Server) keepPriors(tx *txn) {
 		}
 		s.histN++
 	}
-	if s.histN > 4096 {
+	if s.histN > max(4096, s.trimAt) {
 		s.trimHistory()
+		// Twice what is left, so that a client that hears nothing (its
+		// last zxid holds the history back) costs one trim per doubling,
+		// not one per transaction.
+		s.trimAt = 2 * s.histN
 	}
 }
 
@@ -234,7 +238,7 @@ func (s *Server) endLag(c *Conn, why string) {
 	}
 	s.lagN--
 	if s.lagN == 0 && !s.keepHist {
-		s.hist, s.kids, s.histN = nil, nil, 0
+		s.hist, s.kids, s.histN, s.trimAt = nil, nil, 0, 0
 	}
 }
 
@@ -253,7 +257,7 @@ func (s *Server) endAllLags(why string) {
 		s.endLag(c, why)
 		c.seen = 0
 	}
-	s.hist, s.kids, s.histN, s.histFrom = nil, nil, 0, 0
+	s.hist, s.kids, s.histN, s.histFrom, s.trimAt = nil, nil, 0, 0, 0
 }
 
 // catchUp brings a lagging c's view up to the server's zxid. Lock held.

@@ -347,3 +347,31 @@ func fakezkParent(p string) string {
 	}
 	return p[:i]
 }
+
+// The history kept for lags is trimmed to what a lag can still ask for:
+// a long run of writes with one lagging reader and KeepHistory keeps
+// the reader's stale reads exact and the history bounded by what lies
+// after the lowest view, not by every write ever made.
+func TestLagHistoryTrimmed(t *testing.T) {
+	srv, _, a, b := lagWorld(t)
+	srv.KeepHistory()
+	mustOK(t, do(b, &task.CreateRequest{Path: "/x", Data: []byte("0"), ACL: task.OpenACL}))
+	for i := 1; i <= 3000; i++ {
+		mustOK(t, do(b, &task.SetDataRequest{Path: "/x", Data: []byte(fmt.Sprint(i)), Version: -1}))
+	}
+	mustOK(t, do(a, &task.GetDataRequest{Path: "/x"})) // a has heard up to here
+	srv.Lag(a, time.Hour)
+	for i := 3001; i <= 9000; i++ {
+		mustOK(t, do(b, &task.SetDataRequest{Path: "/x", Data: []byte(fmt.Sprint(i)), Version: -1}))
+		if i%1000 == 0 {
+			if r := mustOK(t, do(a, &task.GetDataRequest{Path: "/x"})); string(r.Data) != "3000" {
+				t.Fatalf("after %d writes the lagging read is %q, want 3000", i, r.Data)
+			}
+		}
+	}
+	// 6,000 entries lie after a's view: kept. The 3,000 before it (and
+	// before b's and a's last zxids) are not.
+	if n := srv.HistLen(); n < 6000 || n > 6100 {
+		t.Fatalf("history holds %d entries, want the 6,000 after the lagging view", n)
+	}
+}

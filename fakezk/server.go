@@ -43,6 +43,7 @@ type Server struct {
 	kids     map[string][]kidEntry
 	histN    int
 	histFrom int64 // the lowest view hist can answer for
+	trimAt   int   // trim the history past this many entries
 	keepHist bool  // KeepHistory
 	staleN   int   // reads answered stale (StaleReads)
 

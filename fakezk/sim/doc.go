@@ -37,8 +37,10 @@
 // deliveries, server restarts, wipes, clock jumps, a process crashing and
 // restarting with the same identity (Scenario.Restart), an operator
 // deleting or re-creating nodes (Scenario.Operator), a process paused past
-// its session timeout, and sequence counters near their end or directories
-// deleted when empty (Scenario.Counters). One seed in sixteen runs with no
+// its session timeout, an ensemble member lagging behind the leader (a
+// client's reads without a watch miss what it has not heard of), and
+// sequence counters near their end or directories deleted when empty
+// (Scenario.Counters). One seed in sixteen runs with no
 // fault; one in four with two clients or more starts twins, two clients
 // with one executor seed.
 //

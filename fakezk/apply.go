@@ -42,13 +42,10 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 	}
 	var w *watch
 	if c.lagging && !lost {
-		if sr, ok := s.staleRead(c, p.req); ok {
-			c.lastZxid = c.view
-			s.traceApply(c, p, &sr)
-			s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, zdone: p.zdone, resp: sr})
+		if s.serveStale(c, p) {
 			return
 		}
-		if tx == nil && !isStaleable(p.req) {
+		if tx == nil && !isRead(p.req) {
 			c.catchUp() // a member that has applied everything answers it
 		}
 	}
@@ -163,16 +160,12 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 	s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, zdone: p.zdone, resp: resp})
 }
 
-// isStaleable reports a read a lagging member may answer from its view:
-// exists, getData or getChildren without a watch (lag.go).
-func isStaleable(req task.Request) bool {
-	switch r := req.(type) {
-	case *task.ExistsRequest:
-		return !r.Watch
-	case *task.GetDataRequest:
-		return !r.Watch
-	case *task.GetChildrenRequest:
-		return !r.Watch
+// isRead reports a read a lagging member may answer from its view:
+// exists, getData or getChildren (lag.go).
+func isRead(req task.Request) bool {
+	switch req.(type) {
+	case *task.ExistsRequest, *task.GetDataRequest, *task.GetChildrenRequest:
+		return true
 	}
 	return false
 }

@@ -54,6 +54,33 @@ type kidEntry struct {
 type histEntry struct {
 	zxid  int64
 	prior *snap
+	evs   evMask // what the transaction did to the node
+}
+
+// evMask is the set of watch events a transaction fired on a node, and
+// whether it changed the node's ACL (which fires none).
+type evMask uint8
+
+const (
+	evCreated evMask = 1 << iota
+	evDeleted
+	evData
+	evChildren
+	evACL
+)
+
+func maskOf(typ task.EventType) evMask {
+	switch typ {
+	case task.EventNodeCreated:
+		return evCreated
+	case task.EventNodeDeleted:
+		return evDeleted
+	case task.EventNodeDataChanged:
+		return evData
+	case task.EventNodeChildrenChanged:
+		return evChildren
+	}
+	return 0
 }
 
 // prior records, in tx, what path is before tx changes it (n nil: it does
@@ -90,6 +117,17 @@ type txPrior struct {
 	prior *snap
 	kid   string
 	added bool
+	evs   evMask // evACL: the transaction set the node's ACL
+}
+
+// priorACL records what path is before tx sets its ACL. Lock held.
+func (s *Server) priorACL(tx *txn, path string, n *node) {
+	s.prior(tx, path, n)
+	for i := range tx.priors {
+		if tx.priors[i].path == path && tx.priors[i].kid == "" {
+			tx.priors[i].evs |= evACL
+		}
+	}
 }
 
 // keepPriors files a committed transaction's prior versions. Lock held.
@@ -104,7 +142,13 @@ func (s *Server) keepPriors(tx *txn) {
 		if p.kid != "" {
 			s.kids[p.path] = append(s.kids[p.path], kidEntry{zxid: tx.zxid, name: p.kid, added: p.added})
 		} else {
-			s.hist[p.path] = append(s.hist[p.path], histEntry{zxid: tx.zxid, prior: p.prior})
+			evs := p.evs
+			for _, f := range tx.fires {
+				if f.path == p.path {
+					evs |= maskOf(f.typ)
+				}
+			}
+			s.hist[p.path] = append(s.hist[p.path], histEntry{zxid: tx.zxid, prior: p.prior, evs: evs})
 		}
 		s.histN++
 	}
@@ -314,40 +358,46 @@ func (s *Server) staleAt(path string, v int64) (*snap, bool) {
 	return nil, false
 }
 
-// staleRead answers a lagging c's read without a watch from its view, if
-// a transaction after the view changed the node: handled false lets the
-// live tree answer. Lock held.
-func (s *Server) staleRead(c *Conn, req task.Request) (resp task.Response, handled bool) {
+// serveStale answers a lagging c's read (exists, getData, getChildren)
+// from its view, if a transaction after the view changed the node, and
+// reports whether it did; otherwise the live tree answers (the same as
+// the view's, for that node). A watch the read asks for is set as the
+// member would set it: if a transaction after the view would fire it,
+// its notification follows the answer at once, and the view moves up to
+// that transaction (the member applies it next); otherwise it is set on
+// the server. A read whose node's ACL changed after the view, and a
+// watched read of a Conn served over the wire, catch the view up
+// instead. Lock held.
+func (s *Server) serveStale(c *Conn, p *pending) bool {
 	var path string
-	switch r := req.(type) {
+	var watch bool
+	switch r := p.req.(type) {
 	case *task.ExistsRequest:
-		if r.Watch {
-			return resp, false
-		}
-		path = r.Path
+		path, watch = r.Path, r.Watch
 	case *task.GetDataRequest:
-		if r.Watch {
-			return resp, false
-		}
-		path = r.Path
+		path, watch = r.Path, r.Watch
 	case *task.GetChildrenRequest:
-		if r.Watch {
-			return resp, false
-		}
-		path = r.Path
+		path, watch = r.Path, r.Watch
 	default:
-		return resp, false
+		return false
 	}
 	n, changed := s.staleAt(path, c.view)
 	if !changed {
-		return resp, false
+		return false
+	}
+	if watch && (c.remote || s.aclChangedAfter(path, c.view)) {
+		c.catchUp()
+		return false
 	}
 	s.staleN++
 	s.tracef("c%d stale read %s at view=%d zxid=%d", c.num, path, c.view, s.zxid)
-	switch req.(type) {
+	var resp task.Response
+	kind, setWatch := kindData, false
+	switch p.req.(type) {
 	case *task.ExistsRequest:
+		setWatch = true
 		if n == nil {
-			resp.Err = task.ErrNoNode
+			resp.Err, kind = task.ErrNoNode, kindExist
 		} else {
 			resp.Stat = n.stat
 		}
@@ -358,7 +408,7 @@ func (s *Server) staleRead(c *Conn, req task.Request) (resp task.Response, handl
 		case !allowed(n.acl, task.PermRead, c.who):
 			resp.Err = task.ErrNoAuth
 		default:
-			resp.Data, resp.Stat = bytes.Clone(n.data), n.stat
+			resp.Data, resp.Stat, setWatch = bytes.Clone(n.data), n.stat, true
 		}
 	case *task.GetChildrenRequest:
 		switch {
@@ -369,10 +419,64 @@ func (s *Server) staleRead(c *Conn, req task.Request) (resp task.Response, handl
 		default:
 			names := s.kidsAt(path, c.view)
 			s.rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
-			resp.Children, resp.Stat = names, n.stat
+			resp.Children, resp.Stat, kind, setWatch = names, n.stat, kindChild, true
 		}
 	}
-	return resp, true
+	var fire task.EventType
+	var at int64
+	if watch && setWatch && p.watch != nil {
+		fire, at = s.firstFired(path, c.view, kind)
+		if fire == 0 {
+			s.downgrade(c.sess, path, kind)
+			s.addWatch(c.sess, path, kind, p.watch)
+			compactWatches(c.sess)
+		}
+	}
+	c.lastZxid = c.view
+	s.traceApply(c, p, &resp)
+	s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, zdone: p.zdone, resp: resp})
+	if fire != 0 {
+		s.downgrade(c.sess, path, kind) // as registering it would
+		c.view = at
+		s.tracef("c%d stale watch %s %s fires at view=%d", c.num, fire, path, at)
+		c.seen = max(c.seen, at)
+		c.inbox = append(c.inbox, item{kind: itemWatch, fn: p.watch, zxid: at,
+			ev: task.Event{Type: fire, State: task.StateConnected, Path: path}})
+		s.markReady(c)
+	}
+	return true
+}
+
+// aclChangedAfter reports whether a transaction after v set path's ACL.
+// Lock held.
+func (s *Server) aclChangedAfter(path string, v int64) bool {
+	for _, h := range s.hist[path] {
+		if h.zxid > v && h.evs&evACL != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// firstFired returns the event, and the transaction, of the first change
+// after v that fires a watch of kind on path, or 0. Lock held.
+func (s *Server) firstFired(path string, v int64, kind watchKind) (task.EventType, int64) {
+	for _, h := range s.hist[path] {
+		if h.zxid <= v {
+			continue
+		}
+		switch {
+		case h.evs&evDeleted != 0 && kind != kindExist:
+			return task.EventNodeDeleted, h.zxid
+		case h.evs&evCreated != 0 && kind == kindExist:
+			return task.EventNodeCreated, h.zxid
+		case h.evs&evData != 0 && kind == kindData:
+			return task.EventNodeDataChanged, h.zxid
+		case h.evs&evChildren != 0 && kind == kindChild:
+			return task.EventNodeChildrenChanged, h.zxid
+		}
+	}
+	return 0, 0
 }
 
 // kidsAt returns path's children at zxid v, sorted: the live ones with

@@ -82,10 +82,13 @@ func TestLagCatchesUp(t *testing.T) {
 			mustOK(t, do(a, &task.SyncRequest{Path: "/"}))
 		},
 		"watched read": func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn) {
+			// Served from the view too, its watch fires at once for
+			// the change the member applies next.
 			var got task.Response
-			a.Do(&task.GetDataRequest{Path: "/x", Watch: true}, func(r task.Response) { got = r }, func(task.Event) {})
-			if string(got.Data) != "v2" {
-				t.Fatalf("watched read %q, want v2", got.Data)
+			var fired []task.Event
+			a.Do(&task.GetDataRequest{Path: "/x", Watch: true}, func(r task.Response) { got = r }, func(ev task.Event) { fired = append(fired, ev) })
+			if string(got.Data) != "v1" || len(fired) != 1 || fired[0].Type != task.EventNodeDataChanged {
+				t.Fatalf("watched read %q, notifications %v: want v1 then NodeDataChanged", got.Data, fired)
 			}
 		},
 		"duration": func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn) {
@@ -116,6 +119,27 @@ func TestLagCatchesUp(t *testing.T) {
 			}
 		})
 	}
+	t.Run("watched read with no change to fire", func(t *testing.T) {
+		// A watch the changes after the view do not fire is set on the
+		// server; the view stays, and the next change fires it.
+		srv, _, a, b := lagWorld(t)
+		mustOK(t, do(b, &task.CreateRequest{Path: "/x", Data: []byte("v1"), ACL: task.OpenACL}))
+		srv.Lag(a, time.Minute)
+		mustOK(t, do(b, &task.SetDataRequest{Path: "/x", Data: []byte("v2"), Version: -1}))
+		var fired []task.Event
+		var got task.Response
+		a.Do(&task.GetChildrenRequest{Path: "/x", Watch: true}, func(r task.Response) { got = r }, func(ev task.Event) { fired = append(fired, ev) })
+		if got.Err != nil || got.Stat.Version != 0 || len(fired) != 0 {
+			t.Fatalf("watched getChildren: %v version %d, notifications %v; want the view's Stat, none", got.Err, got.Stat.Version, fired)
+		}
+		if r := mustOK(t, do(a, &task.GetDataRequest{Path: "/x"})); string(r.Data) != "v1" {
+			t.Fatalf("the view moved: %q", r.Data)
+		}
+		mustOK(t, do(b, &task.CreateRequest{Path: "/x/c", ACL: task.OpenACL}))
+		if len(fired) != 1 || fired[0].Type != task.EventNodeChildrenChanged {
+			t.Fatalf("notifications %v, want NodeChildrenChanged", fired)
+		}
+	})
 	t.Run("notification", func(t *testing.T) {
 		srv, _, a, b := lagWorld(t)
 		mustOK(t, do(b, &task.CreateRequest{Path: "/x", Data: []byte("v1"), ACL: task.OpenACL}))
@@ -262,6 +286,7 @@ func lagHistory(t *testing.T, seed uint64) (stale int) {
 			}
 		}
 	}
+	var watches []*pendingWatch
 	var issue func(cl *lagClient)
 	issue = func(cl *lagClient) {
 		path := paths[rng.IntN(len(paths))]
@@ -286,8 +311,11 @@ func lagHistory(t *testing.T, seed uint64) (stale int) {
 		}
 		var onWatch func(task.Event)
 		var m0 int64 // the Mzxid the watched read returned
+		var pw *pendingWatch
 		if watch {
+			pw = &pendingWatch{path: path}
 			onWatch = func(ev task.Event) {
+				pw.fired = true
 				if ev.Type == task.EventNodeDataChanged && m0 != 0 {
 					cl.notified[ev.Path] = max(cl.notified[ev.Path], m0)
 				}
@@ -309,6 +337,12 @@ func lagHistory(t *testing.T, seed uint64) (stale int) {
 				check(cl, req, r, z)
 				if watch && r.Err == nil {
 					m0 = r.Stat.Mzxid
+				}
+				if watch {
+					pw.set(req, r)
+					if pw.kind != "" {
+						watches = append(watches, pw)
+					}
 				}
 			}
 		}, onWatch)
@@ -334,7 +368,63 @@ func lagHistory(t *testing.T, seed uint64) (stale int) {
 			return stale
 		}
 	}
+	// Every watch set is fired by the time the history settles if its
+	// node has changed since the read that set it.
+	srv.EndLags()
+	for srv.Step() {
+		snapshot()
+	}
+	_, nodes := srv.Snapshot()
+	now := map[string]fakezk.Node{}
+	for _, n := range nodes {
+		now[n.Path] = n
+	}
+	for _, pw := range watches {
+		if !pw.fired && pw.changed(now) {
+			t.Errorf("a %s watch on %s set at Mzxid %d Pzxid %d never fired, and the node changed: %+v", pw.kind, pw.path, pw.mz, pw.pz, now[pw.path].Stat)
+		}
+	}
 	return srv.StaleReads()
+}
+
+// pendingWatch is a watch a read set, with what the read saw.
+type pendingWatch struct {
+	path   string
+	kind   string // "data", "exist" or "child"; "" if the read set none
+	mz, pz int64
+	fired  bool
+}
+
+func (pw *pendingWatch) set(req task.Request, r task.Response) {
+	switch req.(type) {
+	case *task.ExistsRequest:
+		pw.kind = "data"
+		if r.Err == task.ErrNoNode {
+			pw.kind = "exist"
+		}
+	case *task.GetDataRequest:
+		if r.Err == nil {
+			pw.kind = "data"
+		}
+	case *task.GetChildrenRequest:
+		if r.Err == nil {
+			pw.kind = "child"
+		}
+	}
+	pw.mz, pw.pz = r.Stat.Mzxid, r.Stat.Pzxid
+}
+
+func (pw *pendingWatch) changed(now map[string]fakezk.Node) bool {
+	n, ok := now[pw.path]
+	switch pw.kind {
+	case "data":
+		return !ok || n.Stat.Mzxid != pw.mz
+	case "exist":
+		return ok
+	case "child":
+		return !ok || n.Stat.Pzxid != pw.pz
+	}
+	return false
 }
 
 func fakezkParent(p string) string {

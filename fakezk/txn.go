@@ -350,7 +350,7 @@ func (s *Server) setACL(tx *txn, who *principal, r *task.SetACLRequest) (task.St
 	if !versionOK(n.stat.Aversion, r.Version) {
 		return task.Stat{}, task.ErrBadVersion
 	}
-	s.prior(tx, n.path, n)
+	s.priorACL(tx, n.path, n)
 	oldACL, oldAv := n.acl, n.stat.Aversion
 	n.acl = acl
 	n.stat.Aversion++

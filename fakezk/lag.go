@@ -17,21 +17,24 @@ import (
 // sync makes the member catch up first.
 //
 // The fake models it per Conn. A lagging Conn has a view: the zxid its
-// member has applied. Its reads without a watch (exists, getData,
-// getChildren) are answered from the tree as of the view, kept as the
-// nodes' prior versions (hist) while any Conn lags. Everything else
-// catches the view up to the server's zxid at once, as a member that has
-// just applied everything would answer: a write or a sync (after it is
-// applied: the member applies it, and what came before, before it
-// replies), a read with a watch, any other request, and a notification
+// member has applied. Its reads (exists, getData, getChildren) are
+// answered from the tree as of the view, kept as the nodes' prior
+// versions (hist, kids) while any Conn lags or KeepHistory is on. A read
+// with a watch catches the view up first, unless LagWatchedReads is on:
+// then it is answered from the view too, and the watch fires at once if a
+// change after the view fires it (the view then moves up to that change)
+// and is set on the server otherwise. Everything else catches the view
+// up to the server's zxid,
+// as a member that has just applied everything would answer: a write or
+// a sync (after it is applied: the member applies it, and what came
+// before, before it replies), any other request, and a notification
 // queued for the session (the member sends it as it applies the
 // transaction). A session event (connection lost, expired, closed) ends
-// the lag: the client may come back through another member, and none
-// may serve it older data than it has seen. The lag ends by itself after
-// its duration, and in deterministic mode the scheduler catches a
-// lagging view up part of the way now and then. Every answer it gives is
-// one a real ensemble can give; it does not give every such answer (a
-// watched read is never stale).
+// the lag: the client may come back through another member, and none may
+// serve it older data than it has seen. The lag ends by itself after its
+// duration, and in deterministic mode the scheduler catches a lagging
+// view up part of the way now and then. Every answer it gives is one a
+// real ensemble can give (fakezk/PROTOCOL.md, Lag).
 
 // snap is a node as it was before a transaction changed it. Its children
 // are not copied: kidEntry records each one added or removed.
@@ -218,13 +221,13 @@ func (s *Server) KeepHistory() {
 }
 
 // Lag makes the member c's session talks to fall behind the leader for d
-// of the server's clock (see the model above lag.go's snap): from now on,
-// c's reads without a watch miss the transactions it has not caught up
-// with, and with KeepHistory also those since the last zxid its client
-// heard of (of a reply or a notification). c's own writes, syncs, watched
-// reads, other requests and notifications catch its view up; a session
-// event or the end of d ends the lag. A Conn that is not connected does
-// not lag.
+// of the server's clock (see the model at the top of lag.go): from now
+// on, c's reads without a watch (all its reads, with LagWatchedReads)
+// miss the transactions it has not caught up with, and with KeepHistory
+// also those since the last zxid its client heard of (of a reply or a
+// notification). c's own writes, syncs, other requests and notifications
+// catch its view up; a session event or the end of d ends the lag. A Conn
+// that is not connected does not lag.
 func (s *Server) Lag(c *Conn, d time.Duration) {
 	if c == nil {
 		return
@@ -250,6 +253,14 @@ func (s *Server) Lag(c *Conn, d time.Duration) {
 			s.endLag(c, "over")
 		})
 	})
+}
+
+// LagWatchedReads says whether a lagging member answers reads with a
+// watch from its view too (the watch fired at once for a change after
+// the view), or catches up before it answers them (the default). Both
+// are answers a real ensemble can give; the first is the harsher.
+func (s *Server) LagWatchedReads(on bool) {
+	s.locked(func() { s.lagWatched = on })
 }
 
 // Lagging reports whether c's member lags behind the leader (Lag) and, if
@@ -385,7 +396,7 @@ func (s *Server) serveStale(c *Conn, p *pending) bool {
 	if !changed {
 		return false
 	}
-	if watch && (c.remote || s.aclChangedAfter(path, c.view)) {
+	if watch && (!s.lagWatched || c.remote || s.aclChangedAfter(path, c.view)) {
 		c.catchUp()
 		return false
 	}

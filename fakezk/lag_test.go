@@ -82,8 +82,16 @@ func TestLagCatchesUp(t *testing.T) {
 			mustOK(t, do(a, &task.SyncRequest{Path: "/"}))
 		},
 		"watched read": func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn) {
-			// Served from the view too, its watch fires at once for
-			// the change the member applies next.
+			var got task.Response
+			a.Do(&task.GetDataRequest{Path: "/x", Watch: true}, func(r task.Response) { got = r }, func(task.Event) {})
+			if string(got.Data) != "v2" {
+				t.Fatalf("watched read %q, want v2", got.Data)
+			}
+		},
+		"watched read from the view": func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn) {
+			// With LagWatchedReads, served from the view too: its watch
+			// fires at once for the change the member applies next.
+			srv.LagWatchedReads(true)
 			var got task.Response
 			var fired []task.Event
 			a.Do(&task.GetDataRequest{Path: "/x", Watch: true}, func(r task.Response) { got = r }, func(ev task.Event) { fired = append(fired, ev) })
@@ -119,10 +127,11 @@ func TestLagCatchesUp(t *testing.T) {
 			}
 		})
 	}
-	t.Run("watched read with no change to fire", func(t *testing.T) {
+	t.Run("watched read from the view, no change to fire", func(t *testing.T) {
 		// A watch the changes after the view do not fire is set on the
 		// server; the view stays, and the next change fires it.
 		srv, _, a, b := lagWorld(t)
+		srv.LagWatchedReads(true)
 		mustOK(t, do(b, &task.CreateRequest{Path: "/x", Data: []byte("v1"), ACL: task.OpenACL}))
 		srv.Lag(a, time.Minute)
 		mustOK(t, do(b, &task.SetDataRequest{Path: "/x", Data: []byte("v2"), Version: -1}))
@@ -197,6 +206,9 @@ func lagHistory(t *testing.T, seed uint64) (stale int) {
 	defer srv.Close()
 	if seed%2 == 0 {
 		srv.KeepHistory() // lags start as far back as each client has heard
+	}
+	if seed%4 < 2 {
+		srv.LagWatchedReads(true)
 	}
 	rng := rand.New(rand.NewPCG(seed, 99))
 	states := map[int64]map[string]fakezk.Node{} // zxid -> tree

@@ -38,14 +38,15 @@ type Server struct {
 
 	// Lagging members (lag.go): the Conns that lag, and the nodes' prior
 	// versions while any does.
-	lagN     int
-	hist     map[string][]histEntry
-	kids     map[string][]kidEntry
-	histN    int
-	histFrom int64 // the lowest view hist can answer for
-	trimAt   int   // trim the history past this many entries
-	keepHist bool  // KeepHistory
-	staleN   int   // reads answered stale (StaleReads)
+	lagN       int
+	hist       map[string][]histEntry
+	kids       map[string][]kidEntry
+	histN      int
+	histFrom   int64 // the lowest view hist can answer for
+	trimAt     int   // trim the history past this many entries
+	keepHist   bool  // KeepHistory
+	lagWatched bool  // LagWatchedReads
+	staleN     int   // reads answered stale (StaleReads)
 
 	// A transaction's trigger buffer, reused (takeFires).
 	spareFires []fired

@@ -177,31 +177,27 @@ func (s *Server) trimHistory() {
 		}
 	}
 	s.histFrom = max(s.histFrom, low)
-	s.histN = 0
-	for path, hs := range s.hist {
+	s.histN = trimBelow(s.hist, low, func(h histEntry) int64 { return h.zxid }) +
+		trimBelow(s.kids, low, func(k kidEntry) int64 { return k.zxid })
+}
+
+// trimBelow drops, from each path's entries (in zxid order), those of
+// transactions at or below low, and returns how many are left.
+func trimBelow[E any](m map[string][]E, low int64, zxid func(E) int64) int {
+	n := 0
+	for path, es := range m {
 		i := 0
-		for i < len(hs) && hs[i].zxid <= low {
+		for i < len(es) && zxid(es[i]) <= low {
 			i++
 		}
-		if i == len(hs) {
-			delete(s.hist, path)
+		if i == len(es) {
+			delete(m, path)
 			continue
 		}
-		s.hist[path] = hs[i:]
-		s.histN += len(hs) - i
+		m[path] = es[i:]
+		n += len(es) - i
 	}
-	for path, ks := range s.kids {
-		i := 0
-		for i < len(ks) && ks[i].zxid <= low {
-			i++
-		}
-		if i == len(ks) {
-			delete(s.kids, path)
-			continue
-		}
-		s.kids[path] = ks[i:]
-		s.histN += len(ks) - i
-	}
+	return n
 }
 
 // KeepHistory makes the server keep the prior versions of the nodes every
@@ -412,25 +408,19 @@ func (s *Server) serveStale(c *Conn, p *pending) bool {
 		} else {
 			resp.Stat = n.stat
 		}
-	case *task.GetDataRequest:
+	default: // getData, getChildren
+		_, children := p.req.(*task.GetChildrenRequest)
 		switch {
 		case n == nil:
 			resp.Err = task.ErrNoNode
 		case !allowed(n.acl, task.PermRead, c.who):
 			resp.Err = task.ErrNoAuth
-		default:
-			resp.Data, resp.Stat, setWatch = bytes.Clone(n.data), n.stat, true
-		}
-	case *task.GetChildrenRequest:
-		switch {
-		case n == nil:
-			resp.Err = task.ErrNoNode
-		case !allowed(n.acl, task.PermRead, c.who):
-			resp.Err = task.ErrNoAuth
-		default:
+		case children:
 			names := s.kidsAt(path, c.view)
 			s.rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 			resp.Children, resp.Stat, kind, setWatch = names, n.stat, kindChild, true
+		default:
+			resp.Data, resp.Stat, setWatch = bytes.Clone(n.data), n.stat, true
 		}
 	}
 	var fire task.EventType

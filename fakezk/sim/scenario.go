@@ -117,6 +117,12 @@ type Scenario struct {
 	// must give back what an outcome handed over as their context ended
 	// brings.
 	InJobEnds bool
+	// LagWatched has a lagging member answer the scenario's watched reads
+	// from its view too (fakezk.Server.LagWatchedReads), in the seeds
+	// whose plan has the lag class: a watch such a read sets fires at
+	// once for a change the member has not applied. For scenarios whose
+	// recipes and judges have been checked against it.
+	LagWatched bool
 	// Invariants are checked at the end of every seed.
 	Invariants []Invariant
 	// MaxSteps bounds the clock advances of each phase (default 200000).
@@ -390,6 +396,7 @@ func (r *Trial) run(inj *injector) {
 		// From here a lag may hide whatever its client has not heard of;
 		// every member has applied the setup.
 		r.Server.KeepHistory()
+		r.Server.LagWatchedReads(sc.LagWatched)
 	}
 	inj.active, inj.started = true, true
 	if sc.Workload != nil {

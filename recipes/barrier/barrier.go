@@ -24,6 +24,10 @@ const (
 	// a delete cut by the session's expiry is not made again, and the
 	// barrier (a persistent node) stays up for good.
 	bugRemoveOnceInBackground canary.Name = "barrier/remove-once-in-background"
+	// bugWaitWithoutSync: Wait's first check reads the barrier without a
+	// sync: a server lagging behind the leader can tell it the barrier,
+	// set before Wait began, is not there.
+	bugWaitWithoutSync canary.Name = "barrier/wait-without-sync"
 )
 
 // Barrier is a node that, while it exists, holds every Wait. One flow
@@ -108,9 +112,17 @@ func (b *Barrier) Wait() task.Task[task.Unit] {
 		return task.Fail[task.StatWatch](err)
 	})
 	check := c.Retry(exists, retry)
+	// The first check follows a sync: the session's server may lag
+	// behind the leader, and a read from before the barrier was set would
+	// let us pass it. A later check follows a notification, which the
+	// server sends only once it has applied the change.
+	first := c.Retry(c.Seq(task.Sync(b.path), exists), retry)
+	if canary.On(bugWaitWithoutSync) {
+		first = check
+	}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		var round func()
-		round = func() {
+		var round func(task.Task[task.StatWatch])
+		round = func(check task.Task[task.StatWatch]) {
 			task.Run(s, check, func(sw task.StatWatch, err error) {
 				if err != nil {
 					k(task.Unit{}, fmt.Errorf("barrier: wait %s: %w", b.path, err))
@@ -129,10 +141,10 @@ func (b *Barrier) Wait() task.Task[task.Unit] {
 						k(task.Unit{}, nil)
 						return
 					}
-					round()
+					round(check)
 				})
 			})
 		}
-		round()
+		round(first)
 	}
 }

@@ -89,11 +89,12 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		parts = append(parts, bsimRound(k)+"/_p_")
 	}
 	return s, sim.Scenario{
-		Name:      "barrier/blocking",
-		InJobEnds: true,
-		Clients:   s.clients,
-		Faults:    sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
-		Duration:  15 * time.Second,
+		Name:       "barrier/blocking",
+		InJobEnds:  true,
+		LagWatched: true,
+		Clients:    s.clients,
+		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
+		Duration:   15 * time.Second,
 		Setup: func(r *sim.Trial) error {
 			s.dc = make([][]*DoubleClient, s.clients)
 			s.at = make([]int, s.clients)

@@ -25,6 +25,9 @@ func TestCanaries(t *testing.T) {
 	}{
 		{"barrier/trust-event", func() sim.Scenario { _, sc := newBarrierSim(); return sc }},
 		{"barrier/loss-as-gone", func() sim.Scenario { _, sc := newBarrierSim(); return sc }},
+		// Through a member that lags and answers a watched read from
+		// its view (sim.Lag, Scenario.LagWatched).
+		{"barrier/wait-without-sync", func() sim.Scenario { _, sc := newBarrierSim(); return sc }},
 		{"barrier/double-blind-create", func() sim.Scenario { _, sc := newDoubleSim(); return sc }},
 		{"barrier/double-leave-trusts-event", func() sim.Scenario { _, sc := newDoubleSim(); return sc }},
 	}

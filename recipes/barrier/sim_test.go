@@ -65,12 +65,13 @@ func newDoubleSim() (*doubleSim, sim.Scenario) {
 	s := &doubleSim{clients: 4, n: 3, rounds: 3}
 	s.lost = sim.LostReplies{Rate: dropCreate, Counts: &s.cnt}
 	return s, sim.Scenario{
-		Name:     "double-barrier",
-		Clients:  s.clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.05},
-		Duration: 20 * time.Second,
-		Wrap:     s.lost.Wrap,
-		Setup:    s.setup,
+		Name:       "double-barrier",
+		LagWatched: true,
+		Clients:    s.clients,
+		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.05},
+		Duration:   20 * time.Second,
+		Wrap:       s.lost.Wrap,
+		Setup:      s.setup,
 		Workload: func(r *sim.Trial) {
 			for i := range s.clients {
 				s.play(r, i, 0)
@@ -222,11 +223,12 @@ func newBarrierSim() (*barrierSim, sim.Scenario) {
 	s := &barrierSim{clients: 4, rounds: 3, updates: 3}
 	s.lost = sim.LostReplies{Rate: dropCreate, Counts: &s.cnt}
 	return s, sim.Scenario{
-		Name:     "barrier",
-		Clients:  s.clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.05},
-		Duration: 20 * time.Second,
-		Wrap:     s.lost.Wrap,
+		Name:       "barrier",
+		LagWatched: true,
+		Clients:    s.clients,
+		Faults:     sim.Faults{Allow: sim.AllFaults, MaxRate: 0.05},
+		Duration:   20 * time.Second,
+		Wrap:       s.lost.Wrap,
 		Setup: func(r *sim.Trial) error {
 			s.lost.World, s.lost.Rand = r.World, r.Rand
 			s.finished, s.cur = false, nil

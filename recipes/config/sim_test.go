@@ -99,8 +99,9 @@ type nodeWriter struct {
 func newConfigSim() (*configSim, sim.Scenario) {
 	s := &configSim{}
 	return s, sim.Scenario{
-		Name:    "config",
-		Clients: 4,
+		Name:       "config",
+		LagWatched: true,
+		Clients:    4,
 		// Not operator faults: the judge assumes whole generations, and an
 		// operator's hand edit of an entry or the marker is outside what
 		// the package promises.
@@ -197,6 +198,10 @@ func (s *configSim) restart(r *sim.Trial, i int) {
 	}
 	switch i {
 	case 0:
+		// What one process's watchers delivered: a new process, a new
+		// client, may be served by a member behind what the dead one
+		// had heard of (sim.Lag), as ZooKeeper allows.
+		s.dir, s.tree, s.lastNode = newHistory(), newHistory(), 0
 		start(s.watchDir, func(w *Watcher) { s.dirW = w })
 		start(s.watchTree, func(w *Watcher) { s.treeW = w })
 		start(s.watchNode, func(w *Watcher) { s.nodeW = w })

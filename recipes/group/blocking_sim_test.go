@@ -76,12 +76,13 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		return nil
 	}
 	return s, sim.Scenario{
-		Name:      "group/blocking",
-		InJobEnds: true,
-		Clients:   s.clients,
-		Faults:    sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
-		Duration:  15 * time.Second,
-		Server:    fakezk.Config{Journal: s.dir.Journal},
+		Name:       "group/blocking",
+		LagWatched: true,
+		InJobEnds:  true,
+		Clients:    s.clients,
+		Faults:     sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Duration:   15 * time.Second,
+		Server:     fakezk.Config{Journal: s.dir.Journal},
 		Setup: func(r *sim.Trial) error {
 			s.left, s.stopped = nil, nil
 			s.dir.Start(r.World)

@@ -25,6 +25,9 @@ func TestCanaries(t *testing.T) {
 		"group/view-no-rearm-after-expiry",
 		"group/view-stale-list",
 		"group/view-merged-list",
+		// Through a member that lags and answers the view's watched
+		// listing from its view (sim.Lag, Scenario.LagWatched).
+		"group/view-list-without-sync",
 	} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)

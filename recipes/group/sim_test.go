@@ -77,12 +77,13 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 	s := &groupSim{clients: 4, dir: sim.Listings{Dir: groupDir}}
 	s.lost = sim.LostReplies{Rate: dropCreate, Counts: &s.cnt}
 	return s, sim.Scenario{
-		Name:     "group",
-		Clients:  s.clients,
-		Server:   fakezk.Config{Journal: s.dir.Journal},
-		Faults:   sim.Faults{Allow: sim.AllFaults},
-		Duration: 20 * time.Second,
-		Wrap:     s.lost.Wrap,
+		Name:       "group",
+		LagWatched: true,
+		Clients:    s.clients,
+		Server:     fakezk.Config{Journal: s.dir.Journal},
+		Faults:     sim.Faults{Allow: sim.AllFaults},
+		Duration:   20 * time.Second,
+		Wrap:       s.lost.Wrap,
 		Setup: func(r *sim.Trial) error {
 			s.lost.World, s.lost.Rand = r.World, r.Rand
 			s.dir.Start(r.World)

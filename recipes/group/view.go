@@ -25,6 +25,10 @@ const (
 	// set the directory may never have had), then the listing itself: it
 	// converges, but one report was never the server's.
 	bugMergedList canary.Name = "group/view-merged-list"
+	// bugListWithoutSync: a round lists the directory without a sync
+	// first: a server lagging behind the leader answers with a listing
+	// from before the previous report reached the client.
+	bugListWithoutSync canary.Name = "group/view-list-without-sync"
 )
 
 // ErrStopped is View.Err after Stop.
@@ -160,12 +164,19 @@ func (v *View) follow() {
 
 // round lists the directory with a watch, reports, and waits for the
 // watch. A missing directory is reported as empty and watched with exists
-// until it is created.
+// until it is created. The listing follows a sync: the session's server
+// may lag behind the leader, and its listing could be older than the
+// previous report (the package doc promises one the server had after
+// it).
 func (v *View) round() task.Task[bool] {
 	dir := v.g.dir
+	listW := c.Seq(task.Sync(dir), task.ChildrenW(dir))
+	if canary.On(bugListWithoutSync) {
+		listW = task.ChildrenW(dir)
+	}
 	return func(s *task.Scope, k task.Cont[bool]) {
 		list := func(prev []string, stale bool) {
-			task.Run(s, c.Retry(task.ChildrenW(dir), retry), func(cw task.ChildrenWatch, err error) {
+			task.Run(s, c.Retry(listW, retry), func(cw task.ChildrenWatch, err error) {
 				switch {
 				case errors.Is(err, task.ErrNoNode):
 					task.Run(s, c.Retry(task.ExistsW(dir), retry), func(sw task.StatWatch, err error) {

@@ -97,15 +97,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer w.Stop(ctx)
 	var checks Checks
 	check := checks.Check
-	// await prints the watcher's changes until its members are want.
+	// await prints the watcher's changes until Next has returned the
+	// members want. It goes by what Next returned, not by Members: Next
+	// coalesces, so a change that Members showed and then undid (a member
+	// gone and back) is never returned, and waiting for it would block.
 	expired, stop := context.WithCancel(ctx)
 	stop()
+	var last []string // the members Next returned last
 	await := func(want ...string) error {
 		for {
-			// Once the view has the members wanted, print what is left
-			// without waiting.
+			// Once Next has returned the members wanted, print what is
+			// left without waiting.
 			nctx := ctx
-			if slices.Equal(w.Members(), want) {
+			if slices.Equal(last, want) {
 				nctx = expired
 			}
 			ch, err := w.Next(nctx)
@@ -115,6 +119,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				}
 				return fmt.Errorf("watching for %v: %w", want, err)
 			}
+			last = ch.Members
 			fmt.Fprintf(out, "  watcher: members %v (joined %v, left %v)\n", ch.Members, ch.Added, ch.Removed)
 		}
 	}

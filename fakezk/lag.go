@@ -388,12 +388,12 @@ func (s *Server) serveStale(c *Conn, p *pending) bool {
 	default:
 		return false
 	}
-	n, changed := s.staleAt(path, c.view)
-	if !changed {
-		return false
-	}
 	if watch && (!s.lagWatched || c.remote || s.aclChangedAfter(path, c.view)) {
 		c.catchUp()
+		return false
+	}
+	n, changed := s.staleAt(path, c.view)
+	if !changed {
 		return false
 	}
 	s.staleN++

@@ -88,6 +88,12 @@ func TestLagCatchesUp(t *testing.T) {
 				t.Fatalf("watched read %q, want v2", got.Data)
 			}
 		},
+		"watched read of another node": func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn) {
+			// Without LagWatchedReads a watched read catches the whole
+			// view up, whatever changed.
+			mustOK(t, do(b, &task.CreateRequest{Path: "/other", ACL: task.OpenACL}))
+			a.Do(&task.ExistsRequest{Path: "/nothing", Watch: true}, func(task.Response) {}, func(task.Event) {})
+		},
 		"watched read from the view": func(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a, b *fakezk.Conn) {
 			// With LagWatchedReads, served from the view too: its watch
 			// fires at once for the change the member applies next.

@@ -1,6 +1,7 @@
 package election_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk"
@@ -63,4 +64,28 @@ func TestACL(t *testing.T) {
 		}
 		return creates()
 	})
+}
+
+// A Master whose candidates may create and delete leases but not write
+// the lease directory's data (its campaign moves that version) fails its
+// campaign with ErrNoAuth: it does not list and try again for ever.
+func TestMasterLeaseDirectoryNotWritable(t *testing.T) {
+	w, _ := newWorld(t, 1, 1, fakezk.Config{})
+	noWrite := []task.ACL{{Perms: task.PermAll &^ task.PermWrite, Scheme: "world", ID: "anyone"}}
+	m, err := election.NewMaster("/svc/master", election.WithACL(func(p string) []task.ACL {
+		if p == "/svc/master"+election.LeasesSuffix {
+			return noWrite
+		}
+		return task.OpenACL
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := mustRun(t, w, 0, m.Campaign())
+	if !errors.Is(err, task.ErrNoAuth) {
+		t.Fatalf("campaign: %v, %v; want ErrNoAuth", l, err)
+	}
+	if _, ok := w.Server.NodeStat("/svc/master"); ok {
+		t.Fatal("the master node is there after the failed campaign")
+	}
 }

@@ -76,7 +76,9 @@ func WithOnState(fn func(l *Leadership, s State)) Option {
 // candidate nodes (the path sent: DIR/_c_<id>-latch-), a Master's node
 // and lease, and the directories and ancestors it creates. Without it, or
 // with p nil, they get task.OpenACL. Creates passed to Leadership.Fenced
-// keep their own ACL.
+// keep their own ACL. A Master's candidates write the lease directory's
+// data (a Master's campaign moves its version), so its ACL must let them
+// write as well as create and delete children.
 func WithACL(p task.ACLProvider) Option { return optionFunc(func(c *config) { c.acl = p }) }
 
 // newConfig applies opts and reports a bad option, wrapping

@@ -35,14 +35,16 @@ const (
 	// so a second campaign of the session leads beside the one that made
 	// it (on the same node, with the same token).
 	bugSiblingShares canary.Name = "election/master-sibling-shares-node"
-	// bugListWithoutSync: a Master campaign lists the leases without
-	// syncing its server first: on a member that lags behind the leader
-	// it can miss the current master's lease, which its multi then
-	// leaves, and the deposed master's fenced writes pass.
-	bugListWithoutSync canary.Name = "election/master-list-without-sync"
 	// bugGrantWithoutSync: an Election candidate lists the candidates,
 	// and reads its own node before it leads, without a sync: on a server
 	// that lags it can lead on a node someone has deleted (and an
 	// operator made again at its path).
 	bugGrantWithoutSync canary.Name = "election/grant-without-sync"
+	// bugUnversionedMulti: a Master campaign's multi does not check and
+	// move the lease directory's version: a lease its listing missed (one
+	// created after the listing, by a campaign that led and whose master
+	// node an operator then removed; or one a member lagging behind the
+	// leader had not applied) survives its multi, and that deposed
+	// master's fenced writes pass beside the new master's.
+	bugUnversionedMulti canary.Name = "election/master-unversioned-multi"
 )

@@ -105,6 +105,7 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			{Seed: 1716, NoTwins: true, Why: "a resigning master's delete of /svc/master, applied with its reply lost, retried after a short partition deleted the next master's node: two acting masters"},
 			{Seed: 176839657743356, Why: "as 1716 (a retried delete of /svc/master removed the next master's node), and the deposed master's grant, from an ownership read answered just before a 2.1s suspension, ran only after the reconnect: it led on a stale read"},
 			{Seed: 197987323664822, Why: "a resign's multi (check lease v=0, delete /svc/master, delete lease) lost unapplied and retried after the reconnect deleted the next master's node: the next master was the twin of the resigner (same executor seed), whose new lease had the same name at version 0; lease names now start with the session's id"},
+			{Seed: 3951682797154, Why: "a campaign listed the leases (none); another campaign then led, and an operator removed its master node (a second stale delete of /svc/master removed the operator's copy); the first campaign's multi created the master node and left the other's lease, created after its listing: the deposed master's fenced write passed beside the new master's (its member lagged, so it read its node as still there). The multi now checks and moves the lease directory's version"},
 		}
 	case !master && !expire:
 		regressions = []sim.Regression{

@@ -22,7 +22,8 @@ import (
 // master also holds a lease: an ephemeral node named by its session's id
 // and its campaign's random id in the directory PATH+LeasesSuffix, created in the same multi
 // as the master node, which also deletes every lease left in that
-// directory. Fenced writes and Resign's delete check the lease: once
+// directory and moves the directory's version from the one its listing
+// saw (so it is refused if a lease came after the listing). Fenced writes and Resign's delete check the lease: once
 // anyone else has become master, the lease is gone, and ZooKeeper refuses
 // them.
 type Master struct {
@@ -101,33 +102,20 @@ type run struct {
 
 func (r *run) fail(err error) { task.Resume(r.s, r.k, nil, err) }
 
-// create tries to become master: list the leases, then one multi deletes
-// them, creates the master node and creates our lease. NodeExists on the
-// master node: watch it. A lease already gone (its session ended): list
-// again. A missing parent or lease directory: create them. A lost reply:
-// read the nodes to learn who made the master node.
+// create tries to become master: list the leases, then one multi moves
+// the lease directory's version from the one the listing saw, deletes the
+// leases listed, creates the master node and creates our lease. A version
+// moved meanwhile (a lease made after the listing, or a listing answered
+// by a member lagging behind the leader) or a lease already gone: list
+// again. NodeExists on the master node: watch it. A missing parent or
+// lease directory: create them. A lost reply: read the nodes to learn who
+// made the master node.
 //
-// The listing comes after a sync: it is a read made before any write of
-// this campaign, and the session's server may lag behind the leader (a
-// new session on another member of the ensemble than the master's). A
-// listing that missed the current master's lease would not delete it,
-// and that master's fenced writes would pass beside ours.
+// A listing that missed a lease and a multi that left it would let that
+// lease's master, deposed by an operator who removed its node, pass its
+// fenced writes beside ours: the version makes every multi's listing
+// exactly the leases there are when it is applied, with no sync before.
 func (r *run) create() {
-	if canary.On(bugListWithoutSync) {
-		r.list()
-		return
-	}
-	task.Run(r.s, c.Retry(task.Sync(r.m.leases), retry), func(_ task.Unit, err error) {
-		if err != nil {
-			r.fail(err)
-			return
-		}
-		r.list()
-	})
-}
-
-// list is create's listing of the leases and its multi.
-func (r *run) list() {
 	task.Run(r.s, c.Retry(task.Children(r.m.leases), retry), func(cl task.ChildList, err error) {
 		switch {
 		case errors.Is(err, task.ErrNoNode):
@@ -137,7 +125,20 @@ func (r *run) list() {
 			r.fail(err)
 			return
 		}
-		ops := make([]task.MultiOp, 0, len(cl.Names)+2)
+		if cl.Stat.Version == task.AnyVersion && !canary.On(bugUnversionedMulti) {
+			r.bump() // the version wrapped to the one a check ignores
+			return
+		}
+		ops := make([]task.MultiOp, 0, len(cl.Names)+3)
+		if !canary.On(bugUnversionedMulti) {
+			// Every campaign's multi moves the directory's version from
+			// the one its listing saw: a lease created after our listing
+			// (a campaign that led, whose master node an operator then
+			// removed, letting ours be created) fails this multi, and we
+			// list again, instead of leaving that master's lease to pass
+			// its fenced writes beside ours.
+			ops = append(ops, &task.SetDataRequest{Path: r.m.leases, Version: cl.Stat.Version})
+		}
 		for _, n := range cl.Names {
 			ops = append(ops, &task.DeleteRequest{Path: r.m.leases + "/" + n, Version: task.AnyVersion})
 		}
@@ -150,8 +151,8 @@ func (r *run) list() {
 			switch {
 			case err == nil:
 				r.verify()
-			case errors.As(err, &me) && me.Index < nodeAt:
-				r.create() // a lease went meanwhile: list again
+			case errors.As(err, &me) && me.Index < nodeAt && (errors.Is(me.Err, task.ErrBadVersion) || errors.Is(me.Err, task.ErrNoNode)):
+				r.create() // a lease came or went meanwhile: list again
 			case errors.As(err, &me) && errors.Is(me.Err, task.ErrNodeExists):
 				r.watch()
 			case errors.As(err, &me) && errors.Is(me.Err, task.ErrNoNode):
@@ -163,6 +164,19 @@ func (r *run) list() {
 				r.fail(err)
 			}
 		})
+	})
+}
+
+// bump moves the lease directory's version off -1 (AnyVersion: a check
+// at -1 passes whatever the version), where 2^32 campaigns' multis leave
+// it, then tries again.
+func (r *run) bump() {
+	task.Run(r.s, c.Retry(task.Set(r.m.leases, nil, task.AnyVersion), retry), func(_ task.Stat, err error) {
+		if err != nil && !errors.Is(err, task.ErrNoNode) {
+			r.fail(err)
+			return
+		}
+		r.create()
 	})
 }
 

@@ -3,6 +3,7 @@ package election_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -100,23 +101,25 @@ func TestMasterFencedWriteOfDeposedMasterRefused(t *testing.T) {
 }
 
 // A campaign's listing of the leases on a member that lags behind the
-// leader (fakezk's Lag) must not miss the current master's lease: b's
+// leader (fakezk's Lag) must not leave the current master's lease: b's
 // member has not applied a's campaign when an operator removes a's node
-// and b campaigns. Without the sync before the listing, b's multi leaves
-// a's lease, and a, which has heard nothing, writes past its fence while
-// b leads (seen once on a real 3-server ensemble, where a new session
-// talked to a lagging member).
+// and b campaigns. If b's multi left a's lease, a, which has heard
+// nothing, would write past its fence while b leads (seen once on a real
+// 3-server ensemble, where a new session talked to a lagging member). The
+// listing is stale; b's multi is refused because the lease directory's
+// version moved since, and b lists again.
 func TestMasterCampaignOnLaggingMemberDeletesLease(t *testing.T) {
 	if err := campaignOnLaggingMember(t); err != nil {
 		t.Fatal(err)
 	}
-	// The test reaches the lagging read: without the sync, it fails.
-	restore := canary.Enable("election/master-list-without-sync")
+	// The test reaches the lagging read: with the multi unversioned, it
+	// fails.
+	restore := canary.Enable("election/master-unversioned-multi")
 	defer restore()
 	if err := campaignOnLaggingMember(t); err == nil {
-		t.Fatal("without the sync before the listing the test still passes")
+		t.Fatal("with the multi unversioned the test still passes")
 	} else {
-		t.Logf("without the sync: %v", err)
+		t.Logf("with the multi unversioned: %v", err)
 	}
 }
 
@@ -170,3 +173,104 @@ func deposedFencedWrite(t *testing.T, w *sim.World, l0 *election.Leadership) err
 	}
 	return nil
 }
+
+// A campaign whose listing of the leases is older than another
+// campaign's lease still deletes that lease. Schedule: b lists the leases
+// (none) and its multi is held in flight; a campaigns and leads; an
+// operator removes the master node (a hears nothing of it); b's multi
+// arrives. Without the lease directory's version in b's multi, b leads
+// while a's lease stands, and a's fenced writes pass beside b's.
+//
+// Also with the directory's version at -1, where 2^32 campaigns leave it
+// and where a check passes whatever the version: the campaign moves it
+// off -1 first.
+func TestMasterCampaignListingOlderThanAnothersLease(t *testing.T) {
+	for _, wrapped := range []bool{false, true} {
+		if err := campaignOnOldListing(t, wrapped); err != nil {
+			t.Fatalf("version wrapped %v: %v", wrapped, err)
+		}
+		restore := canary.Enable("election/master-unversioned-multi")
+		err := campaignOnOldListing(t, wrapped)
+		restore()
+		if err == nil {
+			t.Fatalf("version wrapped %v: with the multi unversioned the test still passes", wrapped)
+		}
+		t.Logf("version wrapped %v, with the multi unversioned: %v", wrapped, err)
+	}
+}
+
+func campaignOnOldListing(t *testing.T, wrapped bool) error {
+	late := &sendLater{match: func(req task.Request) bool {
+		m, ok := req.(*task.MultiRequest)
+		return ok && slices.ContainsFunc(m.Ops, func(op task.MultiOp) bool {
+			cr, ok := op.(*task.CreateRequest)
+			return ok && cr.Path == "/svc/master"
+		})
+	}}
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 3, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
+		if i == 1 {
+			late.Conn = conn
+			return late
+		}
+		return conn
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := mustRun(t, w, 2, task.Create("/log", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	first, err := mustRun(t, w, 0, mustMaster(t, "/svc/master", "a").Campaign())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustRun(t, w, 0, first.Resign()); err != nil {
+		t.Fatal(err)
+	}
+	if wrapped {
+		st, _ := w.Server.NodeStat("/svc/master.leases")
+		if err := w.Server.SetCounters("/svc/master.leases", -1, st.Cversion); err != nil {
+			t.Fatal(err)
+		}
+	}
+	late.armed = true
+	o1 := sim.Submit(w, 1, mustMaster(t, "/svc/master", "b").Campaign())
+	if !w.Settle(func() bool { return late.held != nil }) {
+		t.Fatal("b's multi was never sent")
+	}
+	l0, err := mustRun(t, w, 0, mustMaster(t, "/svc/master", "a").Campaign())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Server.Delay(w.Conns[0], time.Minute) // a hears nothing for a while
+	if err := w.Server.AdminDelete("/svc/master"); err != nil {
+		t.Fatal(err) // an operator removes a's master node
+	}
+	late.release()
+	if !w.Settle(func() bool { return o1.Done }) || o1.Err != nil {
+		t.Fatalf("b never led: %v", o1.Err)
+	}
+	return deposedFencedWrite(t, w, l0)
+}
+
+// sendLater holds the first request that match accepts once armed, until
+// release sends it: a request slow on the network, sent after what the
+// test runs meanwhile.
+type sendLater struct {
+	*fakezk.Conn
+	match func(task.Request) bool
+	armed bool
+	held  func()
+}
+
+func (h *sendLater) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if h.armed && h.match(req) {
+		h.armed = false
+		h.held = func() { h.Conn.Do(req, done, watch) }
+		return
+	}
+	h.Conn.Do(req, done, watch)
+}
+
+func (h *sendLater) release() { h.held() }

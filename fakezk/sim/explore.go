@@ -25,6 +25,10 @@ type Regression struct {
 	// it is replayed without them, so that it runs the history it was
 	// recorded with even if the seed now draws twins.
 	NoTwins bool
+	// NoLagWatched: the seed failed before watched reads lagged in the
+	// seeds that draw it (Plan.LagWatched); it is replayed without the
+	// draw, for the same reason.
+	NoLagWatched bool
 }
 
 var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")

@@ -211,6 +211,9 @@ type Plan struct {
 	// Twin, if set, names two clients started with one executor seed
 	// (Scenario.NoTwins).
 	Twin *Twin
+	// LagWatched: a lagging member answers watched reads from its view
+	// too (Scenario.LagWatched). Only with the lag class.
+	LagWatched bool
 }
 
 func (p Plan) String() string {
@@ -223,6 +226,9 @@ func (p Plan) String() string {
 	}
 	if p.LagRate > 0 {
 		s += fmt.Sprintf(" (lag %.4f)", p.LagRate)
+	}
+	if p.LagWatched {
+		s += "; watched reads lag too"
 	}
 	if p.Twin != nil {
 		s += fmt.Sprintf("; client %d a twin of client %d (one executor seed)", p.Twin.Client, p.Twin.Of)

@@ -36,9 +36,10 @@ func RootedSeed(seed uint64) bool { return seed%4 == 0 }
 // explored returns the scenario Explore runs seed of sc with, replays
 // included (-sim.seed): sc under ExploreRoot if RootedSeed(seed) and sc
 // has no Root of its own; a regression seed of sc (Scenario.Regressions)
-// under the root it failed with (Regression.Root), and without twins if
-// it failed before they existed (Regression.NoTwins), so that it replays
-// the history it was recorded with.
+// under the root it failed with (Regression.Root), without twins if it
+// failed before they existed (Regression.NoTwins), and without the draw of
+// lagging watched reads if it failed before that (Regression.NoLagWatched),
+// so that it replays the history it was recorded with.
 func explored(sc Scenario, seed uint64) Scenario {
 	if i := slices.IndexFunc(sc.Regressions, func(r Regression) bool { return r.Seed == seed }); i >= 0 {
 		if sc.Root == "" {
@@ -46,6 +47,9 @@ func explored(sc Scenario, seed uint64) Scenario {
 		}
 		if sc.Regressions[i].NoTwins {
 			sc.NoTwins = true
+		}
+		if sc.Regressions[i].NoLagWatched {
+			sc.NoLagWatched = true
 		}
 		return sc
 	}

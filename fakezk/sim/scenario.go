@@ -118,11 +118,18 @@ type Scenario struct {
 	// brings.
 	InJobEnds bool
 	// LagWatched has a lagging member answer the scenario's watched reads
-	// from its view too (fakezk.Server.LagWatchedReads), in the seeds
+	// from its view too (fakezk.Server.LagWatchedReads) in every seed
 	// whose plan has the lag class: a watch such a read sets fires at
-	// once for a change the member has not applied. For scenarios whose
-	// recipes and judges have been checked against it.
+	// once for a change the member has not applied. Otherwise one such
+	// seed in two does (Plan.LagWatched, drawn from a stream of its own:
+	// the other seeds keep their history), and the others have a watched
+	// read catch the member up first.
 	LagWatched bool
+	// NoLagWatched turns that draw off: watched reads catch the member up
+	// in every seed unless LagWatched is set. For a canary hunted, or a
+	// regression seed recorded (Regression.NoLagWatched), in the histories
+	// from before the draw.
+	NoLagWatched bool
 	// Invariants are checked at the end of every seed.
 	Invariants []Invariant
 	// MaxSteps bounds the clock advances of each phase (default 200000).
@@ -315,6 +322,9 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	if !sc.NoTwins {
 		res.Plan.Twin = drawTwin(seed, sc.Clients)
 	}
+	if res.Plan.On.Has(Lag) {
+		res.Plan.LagWatched = sc.LagWatched || !sc.NoLagWatched && drawLagWatched(seed)
+	}
 	if sc.Faults.Allow.Has(CrashRestart) && sc.Restart == nil {
 		res.Err, res.Kind = errors.New("sim: the scenario allows crash-restart but has no Restart hook"), SetupFailed
 		return res
@@ -396,7 +406,7 @@ func (r *Trial) run(inj *injector) {
 		// From here a lag may hide whatever its client has not heard of;
 		// every member has applied the setup.
 		r.Server.KeepHistory()
-		r.Server.LagWatchedReads(sc.LagWatched)
+		r.Server.LagWatchedReads(inj.plan.LagWatched)
 	}
 	inj.active, inj.started = true, true
 	if sc.Workload != nil {

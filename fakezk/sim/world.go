@@ -215,6 +215,13 @@ func drawTwin(seed uint64, clients int) *Twin {
 	return &Twin{Of: of, Client: c}
 }
 
+// drawLagWatched draws, on a stream of its own, whether a seed whose plan
+// has the lag class has watched reads lag too (Plan.LagWatched): one in
+// two.
+func drawLagWatched(seed uint64) bool {
+	return rand.New(rand.NewPCG(seed, 0x4c41_4757_4154_4348)).IntN(2) == 0
+}
+
 // ClientError is an error reported by client Client's executor.
 type ClientError struct {
 	Client int

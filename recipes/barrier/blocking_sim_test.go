@@ -460,12 +460,12 @@ func TestCanaryRemoveOnceInBackground(t *testing.T) {
 // server misses a participant, and Leave ends while it is there. It is
 // rare: seed 265 (the first hunt's range) catches it, the 500 seeds from
 // 1000001 do not, so it hunts once; and it was found, and is hunted,
-// with watched reads caught up (Scenario.LagWatched off), the histories
-// the scenario ran then.
+// with watched reads caught up (Scenario.LagWatched off, and
+// Scenario.NoLagWatched), the histories the scenario ran then.
 func TestCanaryLeaveWithoutSync(t *testing.T) {
 	restore := canary.Enable(bugLeaveWithoutSync)
 	defer restore()
 	_, sc := newBlockingSim()
-	sc.LagWatched = false
+	sc.LagWatched, sc.NoLagWatched = false, true
 	sim.Catch(t, sc, string(bugLeaveWithoutSync), 1, 500)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -509,5 +510,38 @@ func TestAwaitAcrossExpiry(t *testing.T) {
 		default:
 			runtime.Gosched()
 		}
+	}
+}
+
+// A reply that came in while the session was suspended waits in the task
+// queue; the reconnect is an event, taken first: every subscriber hears
+// the reconnect before the flow hears the reply (RUNTIME.md, "the task
+// queue").
+func TestReconnectReachesSubscribersBeforeQueuedReply(t *testing.T) {
+	r := rig.New(t)
+	var order []string
+	unsub := r.Ex.Subscribe(func(ev task.Event) {
+		if ev.State == task.StateConnected {
+			order = append(order, "reconnect")
+		}
+	})
+	defer unsub()
+	o := rig.Submit(r, c.Map(task.Get("/a"), func(task.Data) task.Unit {
+		order = append(order, "reply")
+		return task.Unit{}
+	}))
+	r.Idle()
+	r.Conn.Suspend()
+	r.Idle()
+	r.Conn.Pending()[0].Reply(okGet) // a reply that raced the disconnect
+	r.Idle()
+	if len(order) != 0 {
+		t.Fatalf("ran while suspended: %v", order)
+	}
+	r.Conn.Connect(1)
+	r.Idle()
+	o.Want(t, 1, nil)
+	if want := []string{"reconnect", "reply"}; !slices.Equal(order, want) {
+		t.Fatalf("order %v, want %v", order, want)
 	}
 }

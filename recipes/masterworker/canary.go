@@ -24,4 +24,9 @@ const (
 	// cleaning up) is not made again: the primary's term or the worker
 	// fails on the missing directory, and the task never gets a status.
 	bugNoDirAgain canary.Name = "masterworker/no-dir-again"
+	// bugFindWithoutSync: Find lists the directories without a sync first,
+	// so a member that lags behind the leader can answer from before the
+	// task was created, and a Resubmit (or a Submit whose create reply was
+	// lost) creates it again.
+	bugFindWithoutSync canary.Name = "masterworker/find-without-sync"
 )

@@ -118,7 +118,10 @@ func (sys *System) submit(id string, data []byte, lookFirst bool) task.Task[stri
 
 // Find returns a task that looks for the task submitted with id in
 // /tasks, /assign/* and /status and succeeds with its name, or with ""
-// if it is in none of them. A task only leaves /tasks by a change to
+// if it is in none of them. It syncs first: the session's server may lag
+// behind the leader, and a listing from before the task was created
+// (by a create whose reply was lost, or by a process that ran before
+// this one) would not show it. A task only leaves /tasks by a change to
 // /tasks, so Find reads /tasks first and, after the other directories,
 // lists /tasks again: the task is there, or /tasks is the same
 // incarnation (czxid) with the same pzxid (no child deleted since), or
@@ -201,7 +204,17 @@ func (sys *System) Find(id string) task.Task[string] {
 				})
 			})
 		}
-		look()
+		if canary.On(bugFindWithoutSync) {
+			look()
+			return
+		}
+		task.Run(s, c.Retry(task.Sync(sys.TasksPath()), retry), func(_ task.Unit, err error) {
+			if err != nil {
+				k("", err)
+				return
+			}
+			look()
+		})
 	}
 }
 

@@ -2,8 +2,9 @@ package masterworker
 
 // The canary names, for the external tests.
 var (
-	BugAssignTwoOps   = bugAssignTwoOps
-	BugSubmitNoID     = bugSubmitNoID
-	BugNoRearmWorkers = bugNoRearmWorkers
-	BugNoDirAgain     = bugNoDirAgain
+	BugAssignTwoOps    = bugAssignTwoOps
+	BugSubmitNoID      = bugSubmitNoID
+	BugNoRearmWorkers  = bugNoRearmWorkers
+	BugNoDirAgain      = bugNoDirAgain
+	BugFindWithoutSync = bugFindWithoutSync
 )

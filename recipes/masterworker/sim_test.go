@@ -91,6 +91,7 @@ func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 			{Seed: 8, Why: "safety: a dead worker's empty assignment directory deleted after the primary listed /assign; its list failed with no node and the master ended"},
 			{Seed: 1000000124, Why: "safety: as seed 8"},
 			{Seed: 1000000061, Why: "liveness: /tasks's counter run out; a task created while the primary was cut off was never listed (its child watch not fired again on reconnect)"},
+			{Seed: 277973293976963, Why: "safety: a submitter restarted onto a member that had not applied its predecessor's create; Resubmit's Find listed without a sync, found nothing and submitted again: two statuses for one submission"},
 		},
 		SessionTimeout: 4 * time.Second,
 		Faults:         sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.02},

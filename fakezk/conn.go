@@ -34,34 +34,35 @@ type Conn struct {
 	obs *task.Observer // nil, or ConnConfig.Observer with every field set
 
 	// Guarded by srv.mu.
-	events    func(task.Event)
-	started   bool
-	closed    bool
-	connected bool // transport up and session usable
-	netDown   bool // partitioned from the server
-	heal      task.Timer
-	sess      *session
-	who       *principal // the ids the connection proves (ConnConfig.Auth, IP)
-	lastZxid  int64
-	nextID    uint64
-	outbox    []pending // sent, not applied (deterministic mode)
-	inbox     []item    // applied, not delivered
-	head      int
-	inReady   bool
-	held      bool
-	holdTimer task.Timer
-	followed  int64      // the session the client has taken as current (Follow)
-	frozen    bool       // the client process is paused (Freeze): it sends and reads nothing
-	thaw      task.Timer // ends the freeze
-	dead      bool       // the client process is gone (Crash): nothing is delivered to it
-	remote    bool       // served over a network transport (remote.go)
-	linked    bool       // remote: a transport link is attached
-	link      uint64     // remote: the current link's number
-	lastTrig  uint64     // remote: the trigger of the last notification queued
-	lagging   bool       // its member lags behind the leader (lag.go)
-	view      int64      // lagging: the last zxid its member applied
-	lagEnd    task.Timer // ends the lag
-	seen      int64      // the highest zxid queued to it (a Lag starts no lower)
+	events     func(task.Event)
+	started    bool
+	closed     bool
+	connected  bool // transport up and session usable
+	netDown    bool // partitioned from the server
+	heal       task.Timer
+	sess       *session
+	who        *principal // the ids the connection proves (ConnConfig.Auth, IP)
+	lastZxid   int64
+	nextID     uint64
+	outbox     []pending // sent, not applied (deterministic mode)
+	inbox      []item    // applied, not delivered
+	head       int
+	inReady    bool
+	held       bool
+	holdTimer  task.Timer
+	followed   int64         // the session the client has taken as current (Follow)
+	frozen     bool          // the client process is paused (Freeze): it sends and reads nothing
+	thaw       task.Timer    // ends the freeze
+	dead       bool          // the client process is gone (Crash): nothing is delivered to it
+	remote     bool          // served over a network transport (remote.go)
+	linked     bool          // remote: a transport link is attached
+	link       uint64        // remote: the current link's number
+	lastTrig   uint64        // remote: the trigger of the last notification queued
+	lagging    bool          // its member lags behind the leader (lag.go)
+	view       int64         // lagging: the last zxid its member applied
+	lagEnd     task.Timer    // ends the lag
+	pendingLag time.Duration // Lag before Start: the first session lags this long
+	seen       int64         // the highest zxid queued to it (a Lag starts no lower)
 
 	// The handshake (handshake.go).
 	lastContact time.Time  // when the client last heard from a server, if it is not hearing now
@@ -115,6 +116,10 @@ func (c *Conn) establish() {
 	s.enqueue(c, item{kind: itemEvent, fn: c.events, ev: task.Event{
 		Type: task.EventNone, State: task.StateConnected, SessionID: c.sess.id, Timeout: c.sess.timeout,
 	}})
+	if d := c.pendingLag; d > 0 { // Lag before Start, after the event (which would end it)
+		c.pendingLag = 0
+		s.startLag(c, d)
+	}
 }
 
 func (c *Conn) sessionEvent(st task.State) {

@@ -223,31 +223,42 @@ func (s *Server) KeepHistory() {
 // also those since the last zxid its client heard of (of a reply or a
 // notification). c's own writes, syncs, other requests and notifications
 // catch its view up; a session event or the end of d ends the lag. A Conn
+// not started yet lags from the start of its first session, for d from
+// then (a new process has heard of nothing: its first member may not
+// have applied even what the process before it wrote); any other Conn
 // that is not connected does not lag.
 func (s *Server) Lag(c *Conn, d time.Duration) {
 	if c == nil {
 		return
 	}
 	s.locked(func() {
-		if !c.connected || c.closed || c.dead {
-			return
+		switch {
+		case c.closed || c.dead:
+		case !c.started:
+			c.pendingLag = d
+		case c.connected:
+			s.startLag(c, d)
 		}
-		if !c.lagging {
-			if s.lagN == 0 && !s.keepHist {
-				s.histFrom = s.zxid
-			}
-			c.lagging = true
-			c.view = max(c.seen, s.histFrom)
-			s.lagN++
+	})
+}
+
+// startLag is Lag of a connected c. Lock held.
+func (s *Server) startLag(c *Conn, d time.Duration) {
+	if !c.lagging {
+		if s.lagN == 0 && !s.keepHist {
+			s.histFrom = s.zxid
 		}
-		s.tracef("fault lag c%d for %s view=%d zxid=%d", c.num, d, c.view, s.zxid)
-		if c.lagEnd != nil {
-			c.lagEnd.Stop()
-		}
-		c.lagEnd = s.afterFunc(d, func() {
-			c.lagEnd = nil
-			s.endLag(c, "over")
-		})
+		c.lagging = true
+		c.view = max(c.seen, s.histFrom)
+		s.lagN++
+	}
+	s.tracef("fault lag c%d for %s view=%d zxid=%d", c.num, d, c.view, s.zxid)
+	if c.lagEnd != nil {
+		c.lagEnd.Stop()
+	}
+	c.lagEnd = s.afterFunc(d, func() {
+		c.lagEnd = nil
+		s.endLag(c, "over")
 	})
 }
 

@@ -483,3 +483,40 @@ func TestLagHistoryTrimmed(t *testing.T) {
 		t.Fatalf("history holds %d entries, want the 6,000 after the lagging view", n)
 	}
 }
+
+// Lag of a Conn not started yet lags its first session from its start:
+// a new process, which has heard of nothing, connects through a member
+// that has not applied what was written before (with KeepHistory, as far
+// back as the history goes); the Connected event does not end that lag,
+// and it lasts its duration from the start.
+func TestLagBeforeStart(t *testing.T) {
+	clk := fakezk.NewClock(fakezk.Epoch)
+	srv := fakezk.New(fakezk.Config{Clock: clk})
+	t.Cleanup(func() { srv.Close() })
+	srv.KeepHistory()
+	b := connect(t, srv, fakezk.ConnConfig{Timeout: 4 * time.Second})
+	mustOK(t, do(b, &task.CreateRequest{Path: "/x", Data: []byte("v1"), ACL: task.OpenACL}))
+
+	a := srv.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second})
+	t.Cleanup(func() { a.Close() })
+	srv.Lag(a, time.Second)
+	clk.Advance(2 * time.Second) // the duration counts from the start, not from Lag
+	var events []task.Event
+	if err := a.Start(func(ev task.Event) { events = append(events, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0].State != task.StateConnected {
+		t.Fatalf("events %v, want Connected", events)
+	}
+	if lag, _ := a.Lagging(); !lag {
+		t.Fatal("the first session does not lag")
+	}
+	if r := do(a, &task.ExistsRequest{Path: "/x"}); r.Err != task.ErrNoNode {
+		t.Fatalf("exists /x on the lagging member = %v, want NoNode (created before it started)", r.Err)
+	}
+	clk.Advance(time.Second)
+	if lag, _ := a.Lagging(); lag {
+		t.Fatal("still lagging after its duration")
+	}
+	mustOK(t, do(a, &task.ExistsRequest{Path: "/x"}))
+}

@@ -29,6 +29,10 @@ type Regression struct {
 	// seeds that draw it (Plan.LagWatched); it is replayed without the
 	// draw, for the same reason.
 	NoLagWatched bool
+	// NoRestartLag: the seed failed before a restarted process's session
+	// could start on a lagging member (Scenario.NoRestartLag); it is
+	// replayed without, for the same reason.
+	NoRestartLag bool
 }
 
 var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")

@@ -100,7 +100,11 @@ const (
 	// client's reads without a watch miss what other clients have
 	// written since, until its own write, a sync, a watched read or a
 	// notification catches the member up, a session event ends the lag,
-	// or the server's scheduler catches it up part of the way.
+	// or the server's scheduler catches it up part of the way. With the
+	// class on, one crash-restart in two also starts the process's new
+	// session on a lagging member (drawn on a stream of its own): a new
+	// process has heard of nothing, so its member may not have applied
+	// even what its predecessor wrote.
 	Lag
 
 	numClasses
@@ -330,6 +334,7 @@ type injector struct {
 	prng     *rand.Rand
 	crng     *rand.Rand
 	lrng     *rand.Rand // Lag
+	rlrng    *rand.Rand // the lag of a restarted process's session; nil: none
 	active   bool
 	started  bool // the faults have started (Setup is over)
 	maxWipes int

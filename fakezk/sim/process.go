@@ -129,6 +129,7 @@ func (in *injector) injectProcess(c FaultClass) {
 		}
 		in.fired[c]++
 		in.note(c, client, 0, applied, fmt.Sprintf("client %d applied=%v", client, applied))
+		in.restartLag(client)
 		if in.restart != nil {
 			in.restart(client)
 		}
@@ -148,6 +149,20 @@ func (in *injector) injectProcess(c FaultClass) {
 	}
 	in.fired[c]++
 	in.note(c, client, d, false, what)
+}
+
+// restartLag starts, one time in two, the new session of client i, just
+// restarted, on a member that lags behind the leader for up to a session
+// timeout (Lag, Scenario.NoRestartLag).
+func (in *injector) restartLag(i int) {
+	if in.rlrng == nil || in.rlrng.IntN(2) != 0 {
+		return
+	}
+	w := in.w
+	d := time.Millisecond + time.Duration(in.rlrng.Int64N(int64(w.timeout)))
+	w.Server.Lag(w.Conns[i], d) // not started yet: from the start of its session
+	in.fired[Lag]++
+	in.note(Lag, i, d, false, fmt.Sprintf("client %d for %s (restarted)", i, d))
 }
 
 // operate is one operator's act: delete a leaf under Scenario.Operator

@@ -38,8 +38,9 @@ func RootedSeed(seed uint64) bool { return seed%4 == 0 }
 // has no Root of its own; a regression seed of sc (Scenario.Regressions)
 // under the root it failed with (Regression.Root), without twins if it
 // failed before they existed (Regression.NoTwins), and without the draw of
-// lagging watched reads if it failed before that (Regression.NoLagWatched),
-// so that it replays the history it was recorded with.
+// lagging watched reads or restarts onto a lagging member if it failed
+// before those (Regression.NoLagWatched, Regression.NoRestartLag), so that
+// it replays the history it was recorded with.
 func explored(sc Scenario, seed uint64) Scenario {
 	if i := slices.IndexFunc(sc.Regressions, func(r Regression) bool { return r.Seed == seed }); i >= 0 {
 		if sc.Root == "" {
@@ -50,6 +51,9 @@ func explored(sc Scenario, seed uint64) Scenario {
 		}
 		if sc.Regressions[i].NoLagWatched {
 			sc.NoLagWatched = true
+		}
+		if sc.Regressions[i].NoRestartLag {
+			sc.NoRestartLag = true
 		}
 		return sc
 	}

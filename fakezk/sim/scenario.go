@@ -130,6 +130,10 @@ type Scenario struct {
 	// regression seed recorded (Regression.NoLagWatched), in the histories
 	// from before the draw.
 	NoLagWatched bool
+	// NoRestartLag turns off the lag of a restarted process's new session
+	// (see Lag): for a regression seed recorded before it
+	// (Regression.NoRestartLag), so that it replays the same history.
+	NoRestartLag bool
 	// Invariants are checked at the end of every seed.
 	Invariants []Invariant
 	// MaxSteps bounds the clock advances of each phase (default 200000).
@@ -358,6 +362,9 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	inj.writes = sc.OperatorWrites
 	if sc.Restart != nil {
 		inj.restart = func(i int) { sc.Restart(r, i) }
+	}
+	if res.Plan.On.Has(Lag) && !sc.NoRestartLag {
+		inj.rlrng = rand.New(rand.NewPCG(seed, 0x5253_544c_4147_2121))
 	}
 	w.inj = inj
 	r.run(inj)

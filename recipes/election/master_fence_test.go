@@ -126,16 +126,7 @@ func TestMasterCampaignOnLaggingMemberDeletesLease(t *testing.T) {
 func campaignOnLaggingMember(t *testing.T) error {
 	w, _ := newWorld(t, 1, 3, fakezk.Config{})
 	w.Server.KeepHistory()
-	if _, err := mustRun(t, w, 2, task.Create("/log", nil, task.Persistent)); err != nil {
-		t.Fatal(err)
-	}
-	first, err := mustRun(t, w, 0, mustMaster(t, "/svc/master", "a").Campaign())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := mustRun(t, w, 0, first.Resign()); err != nil {
-		t.Fatal(err)
-	}
+	logAndFirstTerm(t, w)
 	if _, err := mustRun(t, w, 1, task.Exists("/svc")); err != nil {
 		t.Fatal(err) // b has heard of everything so far, and no more
 	}
@@ -218,16 +209,7 @@ func campaignOnOldListing(t *testing.T, wrapped bool) error {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := mustRun(t, w, 2, task.Create("/log", nil, task.Persistent)); err != nil {
-		t.Fatal(err)
-	}
-	first, err := mustRun(t, w, 0, mustMaster(t, "/svc/master", "a").Campaign())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := mustRun(t, w, 0, first.Resign()); err != nil {
-		t.Fatal(err)
-	}
+	logAndFirstTerm(t, w)
 	if wrapped {
 		st, _ := w.Server.NodeStat("/svc/master.leases")
 		if err := w.Server.SetCounters("/svc/master.leases", -1, st.Cversion); err != nil {
@@ -274,3 +256,20 @@ func (h *sendLater) Do(req task.Request, done func(task.Response), watch func(ta
 }
 
 func (h *sendLater) release() { h.held() }
+
+// logAndFirstTerm makes the fence log /log (client 2) and runs one term
+// of "a" as master on client 0, campaign and resign: the leases directory
+// exists and its version has moved.
+func logAndFirstTerm(t *testing.T, w *sim.World) {
+	t.Helper()
+	if _, err := mustRun(t, w, 2, task.Create("/log", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	first, err := mustRun(t, w, 0, mustMaster(t, "/svc/master", "a").Campaign())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustRun(t, w, 0, first.Resign()); err != nil {
+		t.Fatal(err)
+	}
+}

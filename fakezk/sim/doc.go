@@ -38,7 +38,9 @@
 // restarting with the same identity (Scenario.Restart), an operator
 // deleting or re-creating nodes (Scenario.Operator), a process paused past
 // its session timeout, an ensemble member lagging behind the leader (a
-// client's reads without a watch miss what it has not heard of), and
+// client's reads miss what it has not heard of: reads without a watch,
+// and watched reads too in half the seeds that lag; after one restart
+// in two, the restarted process's first member lags), and
 // sequence counters near their end or directories deleted when empty
 // (Scenario.Counters). One seed in sixteen runs with no
 // fault; one in four with two clients or more starts twins, two clients

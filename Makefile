@@ -49,10 +49,18 @@ vet:
 # machine the root module's tests took 12.1 min at -p 2 and 9.5 min at
 # -p 4 with zkadapter last, 13.5 CPU minutes either way
 # (`time go test -race -count=1 -p N -json ./...`, idle machine).
+# UNIT_SKIP: the tests make test runs in a later step without -race, so
+# that unit does not run them twice: every TestSimDeterminism (make sim
+# runs them all, with more seeds) and zkadapter's conformance cases and
+# random sequences against the real server (fidelity). Under -race they
+# took about 110 and 56 s of the unit step's time on the 2-core machine
+# (the scenario code they run is also run under -race by each package's
+# own simulation test). make unit UNIT_SKIP= runs them too.
 UNIT_P ?= 4
+UNIT_SKIP ?= ^(TestSimDeterminism|TestConformance|TestDiffRandomSequences)$$
 unit:
 	@st=0; for m in $(MODULES); do echo "test $$m"; first=; [ -d $$m/zkadapter ] && first=./zkadapter; \
-		(cd $$m && ZK_REQUIRED=1 $(GO) test -race -count=1 -p $(UNIT_P) $$first ./...) || st=1; done; exit $$st
+		(cd $$m && ZK_REQUIRED=1 $(GO) test -race -count=1 -p $(UNIT_P) -skip '$(UNIT_SKIP)' $$first ./...) || st=1; done; exit $$st
 
 # The fakezk command beside its launcher, so that
 # fakezk/wire/cmd/fakezk/bin can be a suite's ZOOKEEPER_BIN_PATH
@@ -61,7 +69,7 @@ fakezk:
 	$(GO) build -o fakezk/wire/cmd/fakezk/bin/fakezk ./fakezk/wire/cmd/fakezk
 
 # fakezk against a real ZooKeeper: the conformance cases and the random
-# operation sequences, with their counts (the same tests unit ran, shown).
+# operation sequences, with their counts (unit skips them: UNIT_SKIP).
 fidelity:
 	ZK_REQUIRED=1 $(GO) test -count=1 -v -run 'TestConformance$$|TestDiff' ./zkadapter | grep -E '^(ok|FAIL|---)|conformance:|sequences' | grep -v -- '--- PASS: TestConformance/' | grep -v -- '--- SKIP'
 
@@ -72,8 +80,9 @@ fidelity:
 # under test (SIM_COMMIT, so each commit explores seeds no run has tried;
 # outside a git checkout it is empty and the range falls back to a fixed
 # offset, which the summary says); and the determinism sample of every
-# TestSimDeterminism. Without -race (unit ran them all under -race with
-# few seeds). simsum prints the totals, the seeds per second of each
+# TestSimDeterminism. Without -race (unit ran every package's own
+# simulation test under -race with few seeds, and skipped
+# TestSimDeterminism: UNIT_SKIP). simsum prints the totals, the seeds per second of each
 # scenario (and per CPU second: on a shared machine the better measure),
 # the regression seeds replayed and the seeds run under a chroot, and
 # fails below 250,000 seeds (33 in-memory scenarios, 2 x SIM_SEEDS each), on any

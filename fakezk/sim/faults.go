@@ -335,6 +335,9 @@ type injector struct {
 	crng     *rand.Rand
 	lrng     *rand.Rand // Lag
 	rlrng    *rand.Rand // the lag of a restarted process's session; nil: none
+	// rlConns are the Conns restartLag set a lag on before their start:
+	// counted in fired only if their session started (firedCounts).
+	rlConns  []*fakezk.Conn
 	active   bool
 	started  bool // the faults have started (Setup is over)
 	maxWipes int

@@ -161,8 +161,22 @@ func (in *injector) restartLag(i int) {
 	w := in.w
 	d := time.Millisecond + time.Duration(in.rlrng.Int64N(int64(w.timeout)))
 	w.Server.Lag(w.Conns[i], d) // not started yet: from the start of its session
-	in.fired[Lag]++
+	in.rlConns = append(in.rlConns, w.Conns[i])
 	in.note(Lag, i, d, false, fmt.Sprintf("client %d for %s (restarted)", i, d))
+}
+
+// firedCounts returns the faults fired per class: a restart's lag
+// counts once its Conn's session has started (a process that crashed
+// again, or a run that ended, before its first session never lagged).
+// Called before the world closes.
+func (in *injector) firedCounts() [numClasses]int {
+	fired := in.fired
+	for _, c := range in.rlConns {
+		if c.SessionID() != 0 {
+			fired[Lag]++
+		}
+	}
+	return fired
 }
 
 // operate is one operator's act: delete a leaf under Scenario.Operator

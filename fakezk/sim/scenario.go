@@ -368,12 +368,12 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	}
 	w.inj = inj
 	r.run(inj)
+	res.Fired = inj.firedCounts()
 	r.closed = true
 	w.Close()
 	if len(r.violations) > 0 {
 		res.Err, res.Kind, res.FailedAt = errors.Join(r.violations...), r.kind, r.failedAt
 	}
-	res.Fired = inj.fired
 	res.SimTime = r.Elapsed()
 	res.Faults = inj.log
 	res.Notes = r.notes

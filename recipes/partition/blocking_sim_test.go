@@ -87,7 +87,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Name:      "partition/blocking",
 		InJobEnds: true,
 		Clients:   s.clients,
-		Faults:    sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Faults:    sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
+		Counters:  itemDirs(bsimPath, bsimItems),
 		Duration:  15 * time.Second,
 		Wrap:      lost.Wrap,
 		Setup: func(r *sim.Trial) error {

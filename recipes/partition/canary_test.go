@@ -19,12 +19,17 @@ const (
 // partition/hold-at-create takes an item as soon as its lock node is
 // made, without waiting for the contenders below it (the old owner) to
 // go; partition/keep-holds-across-expiry keeps its holds after its
-// session ended (their nodes went with it) and never takes them again.
+// session ended (their nodes went with it) and never takes them again;
+// partition/queue-exhausted-sequence waits in an item's queue with a
+// number the server can no longer order (its directory's counter ran
+// out), so two contenders named with int32's maximum both hold the item
+// once the holder goes.
 func TestCanaries(t *testing.T) {
 	for _, name := range []canary.Name{
 		"partition/hold-at-create",
 		"partition/keep-holds-across-expiry",
 		"partition/acquired-while-draining",
+		"partition/queue-exhausted-sequence",
 	} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)

@@ -16,6 +16,12 @@ import (
 // (the item handed over before the old owner gave it up).
 const bugHoldAtCreate canary.Name = "partition/hold-at-create"
 
+// bugExhaustedSeq: a contender whose number the server can no longer
+// order (the item directory's counter ran out: zkops.Exhausted) waits in
+// the queue like any other, so that two contenders named with int32's
+// maximum both hold the item once the holder goes.
+const bugExhaustedSeq canary.Name = "partition/queue-exhausted-sequence"
+
 var retry = zkops.Retry
 
 // lockNode is a held item lock: its node's path and stat.
@@ -64,13 +70,8 @@ func lockItem(dir, prefix string, data []byte, acl task.ACLProvider) task.Task[l
 		path := dir + "/" + prefix + lockTag // the path sent: the server appends the sequence number
 		req := &task.CreateRequest{Path: path, Data: data, Mode: task.EphemeralSequential, ACL: acl.For(path)}
 		settle := func() task.Task[[]string] { return c.Map(zkops.Owned(dir, prefix, owner), zkops.Names) }
-		task.Run(s, zkops.CreateUnique(req, dir, acl, settle), func(name string, err error) {
-			if err != nil {
-				k(lockNode{}, err)
-				return
-			}
-			mine, _ := zkops.SeqAfter(name, lockTag)
-			path := dir + "/" + name
+		// wait holds once no contender has a lower number than ours.
+		wait := func(name string, mine int64, path string) {
 			held := func() {
 				task.Run(s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
 					switch {
@@ -124,7 +125,50 @@ func lockItem(dir, prefix string, data []byte, acl task.ACLProvider) task.Task[l
 				})
 			}
 			list()
-		})
+		}
+		var create func()
+		// afterReset creates our node again once the directory has been
+		// emptied and made afresh, its counter back at zero.
+		afterReset := func() {
+			task.Run(s, zkops.EmptyDir(dir), func(_ task.Unit, err error) {
+				if err != nil {
+					k(lockNode{}, err)
+					return
+				}
+				create()
+			})
+		}
+		create = func() {
+			task.Run(s, zkops.CreateUnique(req, dir, acl, settle), func(name string, err error) {
+				if errors.Is(err, task.ErrNodeExists) && !canary.On(bugExhaustedSeq) {
+					// A sequential create clashes only when the counter is
+					// stuck at its maximum: wait for the reset.
+					afterReset()
+					return
+				}
+				if err != nil {
+					k(lockNode{}, err)
+					return
+				}
+				mine, _ := zkops.SeqAfter(name, lockTag)
+				path := dir + "/" + name
+				if zkops.Exhausted(mine) && !canary.On(bugExhaustedSeq) {
+					// A number the server can no longer order (it ties
+					// with others, or sorts below the holder's): withdraw,
+					// and take the lock again after the reset.
+					task.Run(s, zkops.DeleteOwned(path, owner), func(_ task.Unit, err error) {
+						if err != nil {
+							k(lockNode{}, err)
+							return
+						}
+						afterReset()
+					})
+					return
+				}
+				wait(name, mine, path)
+			})
+		}
+		create()
 	}
 }
 

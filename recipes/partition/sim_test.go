@@ -33,9 +33,9 @@ const (
 var simItems = []string{"a", "b", "c", "d", "e"}
 
 // partSim is the partitioning scenario: 4 clients, each a member "m<i>"
-// of one set of 5 items, under every fault class but wipe and the
-// counter classes (kazoo's lock layout has no answer to a counter's
-// wrap). Client 0's member stays; the others join, stay a while, leave
+// of one set of 5 items, under every fault class but wipe (the counter
+// classes on the items' lock directories: a counter near its end, an
+// empty directory deleted so that its counter restarts). Client 0's member stays; the others join, stay a while, leave
 // and join again, so items move all the time. Every member writes to
 // each item it holds, now and then, through the hold's fence, into the
 // item's fencing log (sim.FencedEntry), and once more in its WithDrain task
@@ -87,7 +87,8 @@ func newPartSim() (*partSim, sim.Scenario) {
 	return s, sim.Scenario{
 		Name:     "partition",
 		Clients:  s.clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults},
+		Faults:   sim.Faults{Allow: sim.AllFaults | sim.CounterFaults},
+		Counters: itemDirs(simPath, simItems),
 		Duration: 20 * time.Second,
 		Recovery: time.Minute,
 		Wrap:     s.lost.Wrap,
@@ -166,6 +167,16 @@ func newPartSim() (*partSim, sim.Scenario) {
 			{Seed: 1000002138, Why: "a party node whose create reply was lost, deleted and made again (persistent) by the operator before the settling listing: the create again met node-exists and ended the member"},
 		},
 	}
+}
+
+// itemDirs are the lock directories of items under path: the counter
+// faults' directories.
+func itemDirs(path string, items []string) []string {
+	dirs := make([]string, len(items))
+	for i, it := range items {
+		dirs[i] = path + "/locks/" + it
+	}
+	return dirs
 }
 
 func draw(rng *rand.Rand, max time.Duration) time.Duration {

@@ -68,7 +68,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Name:      "election/blocking",
 		InJobEnds: true,
 		Clients:   s.clients,
-		Faults:    sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Expire)},
+		Faults:    sim.Faults{Allow: sim.AllFaults&^sim.Of(sim.Expire) | sim.CounterFaults},
+		Counters:  []string{bsimDir},
 		Duration:  15 * time.Second,
 		Regressions: []sim.Regression{
 			{Seed: 126305018211054, Why: "safety: a process paused past its session's timeout during Lead's backoff; the wait ended with the session and Lead returned task.ErrSessionExpired instead of campaigning again (hidden while the pause's context ends came before the thaw's outcomes)"},

@@ -119,6 +119,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		},
 		Operator:           []string{bsimPath + "/party/", bsimPath + "/locks/"},
 		OperatorDeleteOnly: []string{bsimPath + "/locks/"},
+		OperatorWrites:     true,
 		Quiesce: func(r *sim.Trial) bool {
 			return r.Actors() == 0 && empty(r) && left(r) == nil
 		},

@@ -64,8 +64,9 @@ var simItems = []string{"a", "b", "c", "d", "e"}
 // A crashed process starts again as the same member (same identifier,
 // same executor seed) on a new session while its old session's nodes
 // live on until the server expires it; the operator deletes (and may
-// create again) party nodes, and deletes lock nodes (never creating one
-// again: a lock node is named with its holder's secret prefix).
+// create again) party nodes, deletes lock nodes (never creating one
+// again: a lock node is named with its holder's secret prefix), and
+// writes to either (a hold whose node someone else wrote is lost).
 type partSim struct {
 	clients int
 	lost    sim.LostReplies
@@ -149,6 +150,7 @@ func newPartSim() (*partSim, sim.Scenario) {
 		},
 		Operator:           []string{simPath + "/party/", simPath + "/locks/"},
 		OperatorDeleteOnly: []string{simPath + "/locks/"},
+		OperatorWrites:     true,
 		Live:               s.live,
 		Quiesce:            s.quiesce,
 		Invariants: []sim.Invariant{

@@ -33,6 +33,11 @@ type Regression struct {
 	// could start on a lagging member (Scenario.NoRestartLag); it is
 	// replayed without, for the same reason.
 	NoRestartLag bool
+	// NoCounters and NoOperatorWrites: the seed failed before its
+	// scenario took the counter classes (CounterFaults) or let the
+	// operator write (Scenario.OperatorWrites); it is replayed without
+	// them, for the same reason.
+	NoCounters, NoOperatorWrites bool
 }
 
 var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")

@@ -39,8 +39,10 @@ func RootedSeed(seed uint64) bool { return seed%4 == 0 }
 // under the root it failed with (Regression.Root), without twins if it
 // failed before they existed (Regression.NoTwins), and without the draw of
 // lagging watched reads or restarts onto a lagging member if it failed
-// before those (Regression.NoLagWatched, Regression.NoRestartLag), so that
-// it replays the history it was recorded with.
+// before those (Regression.NoLagWatched, Regression.NoRestartLag), and
+// without the counter classes or the operator's writes if its scenario
+// took them later (Regression.NoCounters, Regression.NoOperatorWrites), so
+// that it replays the history it was recorded with.
 func explored(sc Scenario, seed uint64) Scenario {
 	if i := slices.IndexFunc(sc.Regressions, func(r Regression) bool { return r.Seed == seed }); i >= 0 {
 		if sc.Root == "" {
@@ -54,6 +56,12 @@ func explored(sc Scenario, seed uint64) Scenario {
 		}
 		if sc.Regressions[i].NoRestartLag {
 			sc.NoRestartLag = true
+		}
+		if sc.Regressions[i].NoCounters {
+			sc.Faults.Allow &^= CounterFaults
+		}
+		if sc.Regressions[i].NoOperatorWrites {
+			sc.OperatorWrites = false
 		}
 		return sc
 	}

@@ -137,6 +137,31 @@ func TestExplored(t *testing.T) {
 	}
 }
 
+// A regression seed recorded before its scenario took a class replays
+// without it: the flags of its Regression reach the scenario it runs
+// with, and only its own.
+func TestExploredRegressionFlags(t *testing.T) {
+	sc := sim.Scenario{
+		Faults:         sim.Faults{Allow: sim.AllFaults | sim.CounterFaults},
+		OperatorWrites: true,
+		Regressions: []sim.Regression{
+			{Seed: 8, NoTwins: true, NoLagWatched: true, NoRestartLag: true, NoCounters: true, NoOperatorWrites: true},
+			{Seed: 9},
+		},
+	}
+	old := sim.Explored(sc, 8)
+	if !old.NoTwins || !old.NoLagWatched || !old.NoRestartLag || old.OperatorWrites || old.Faults.Allow != sim.AllFaults {
+		t.Errorf("seed 8 runs with NoTwins %v, NoLagWatched %v, NoRestartLag %v, OperatorWrites %v, faults %v; want the classes it was recorded with",
+			old.NoTwins, old.NoLagWatched, old.NoRestartLag, old.OperatorWrites, old.Faults.Allow)
+	}
+	for _, seed := range []uint64{9, 10} {
+		now := sim.Explored(sc, seed)
+		if now.NoTwins || now.NoLagWatched || now.NoRestartLag || !now.OperatorWrites || now.Faults.Allow != sc.Faults.Allow {
+			t.Errorf("seed %d lost a class of its scenario: %+v", seed, now)
+		}
+	}
+}
+
 // The lock + ID scenario under a root: it passes, its checkers (the
 // fencing log, read from the server's tree) see the critical sections
 // below the root, and the operator fault finds the lock's nodes there.

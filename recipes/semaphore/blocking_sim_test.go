@@ -75,6 +75,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Restart:            func(r *sim.Trial, i int) { s.startClient(r, i) },
 		Operator:           []string{bsimDir + "/leases", bsimDir + "/locks"},
 		OperatorDeleteOnly: []string{bsimDir + "/leases/", bsimDir + "/locks/"},
+		OperatorWrites:     true,
 		Quiesce: func(r *sim.Trial) bool {
 			if r.Actors() > 0 || len(r.Children(bsimDir+"/leases")) > 0 || len(r.Children(bsimDir+"/locks")) > 0 {
 				return false

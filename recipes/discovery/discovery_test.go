@@ -185,6 +185,46 @@ func TestExpiryReregistersAndCacheFollows(t *testing.T) {
 	}
 }
 
+// An operator's write to a registered instance's node is kept as
+// written (PROTOCOL.md, Faults): the keeper does not write it back, the
+// registration stays Registered, and caches list what the node holds,
+// leaving it out while it is not an instance. On the next session the
+// node is made again with the registered instance.
+func TestOperatorWriteKeptUntilNextSession(t *testing.T) {
+	w := newTestWorld(t, 4, 2)
+	d, _ := discovery.New("/services")
+	r, err := sim.Run(w, 0, d.Register(discovery.Instance{Name: "web", ID: "a", Port: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := d.NewCache("web")
+	if _, err := sim.Run(w, 1, c.Start()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Server.AdminSetData("/services/web/a", []byte("operator")); err != nil {
+		t.Fatal(err)
+	}
+	w.Drive()
+	data, _, _ := w.NodeData("/services/web/a")
+	if string(data) != "operator" || !r.Registered() {
+		t.Fatalf("after the write: node holds %q, registered %v", data, r.Registered())
+	}
+	if got := c.Instances(); len(got) != 0 {
+		t.Fatalf("a node written with what is not an instance is cached as %+v", got)
+	}
+	w.Server.Expire(w.Conns[0])
+	w.Settle(func() bool { return len(c.Instances()) == 1 })
+	if got := c.Instances(); len(got) != 1 || got[0].Port != 1 || !r.Registered() {
+		t.Fatalf("on the next session: cached %+v, registered %v", got, r.Registered())
+	}
+	if _, err := sim.Run(w, 1, c.Stop()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Run(w, 0, r.Unregister()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestProviderStrategies(t *testing.T) {
 	w := newTestWorld(t, 4, 1)
 	ins := []discovery.Instance{{ID: "a"}, {ID: "b"}, {ID: "off", Disabled: true}, {ID: "c"}}

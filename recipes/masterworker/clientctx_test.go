@@ -61,15 +61,7 @@ func submitEndsAt(t *testing.T, k, j int, applied bool) bool {
 			}
 		}}
 	}
-	w, err := sim.New(sim.Config{Seed: uint64(100*k + j + 2), Clients: 3, Wrap: wrap})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	sys, _ := masterworker.New("/mw")
-	if _, err := sim.Run(w, 0, sys.Setup()); err != nil {
-		t.Fatal(err)
-	}
+	w, sys := setupWorld(t, sim.Config{Seed: uint64(100*k + j + 2), Clients: 3, Wrap: wrap})
 	m, _ := sys.Master("m")
 	executor.Submit(w.Execs[0], m.Run(), func(task.Unit, error) {})
 	wk, _ := sys.Worker("w", func(j masterworker.Job) task.Task[[]byte] { return task.Value(j.Data) })
@@ -144,6 +136,22 @@ func submitEndsAt(t *testing.T, k, j int, applied bool) bool {
 	return subErr == nil
 }
 
+// setupWorld returns a world made with cfg (closed when t ends) and a
+// system at /mw set up on it.
+func setupWorld(t *testing.T, cfg sim.Config) (*sim.World, *masterworker.System) {
+	t.Helper()
+	w, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	sys, _ := masterworker.New("/mw")
+	if _, err := sim.Run(w, 0, sys.Setup()); err != nil {
+		t.Fatal(err)
+	}
+	return w, sys
+}
+
 // afterConn calls sent after each request it passes on.
 type afterConn struct {
 	*fakezk.Conn
@@ -164,15 +172,7 @@ func TestServeContextEndsAtEveryStep(t *testing.T) {
 	primaries := 0
 	for k := 0; k <= 30; k++ {
 		t.Run(fmt.Sprintf("cancel%d", k), func(t *testing.T) {
-			w, err := sim.New(sim.Config{Seed: uint64(k + 1), Clients: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
-			sys, _ := masterworker.New("/mw")
-			if _, err := sim.Run(w, 0, sys.Setup()); err != nil {
-				t.Fatal(err)
-			}
+			w, sys := setupWorld(t, sim.Config{Seed: uint64(k + 1), Clients: 3})
 			m, _ := sys.Master("m0")
 			wk, _ := sys.Worker("w", func(j masterworker.Job) task.Task[[]byte] { return task.Value(j.Data) })
 			served := 0

@@ -196,13 +196,13 @@ public final class CuratorPeer {
         }
         // CPU over the measuring window: the process's (every thread's,
         // the JIT's and the garbage collector's included) from the end of
-        // the warm-up until the last client stopped.
+        // the warm-up until the last client stopped (CpuWindow).
         long wait = t0 - System.nanoTime();
         if (wait > 0) Thread.sleep(wait / 1_000_000L, (int) (wait % 1_000_000L));
-        long cpu0 = processCpuNanos();
+        CpuWindow window = new CpuWindow();
         for (Thread t : threads) t.join();
         long stop = System.nanoTime();
-        long cpu = processCpuNanos() - cpu0;
+        long cpu = window.nanos();
         for (int i = 0; i < clients; i++) {
             if (failed[i] != null) {
                 System.err.println("curator: client " + i + ": operations keep failing: " + failed[i]);
@@ -237,11 +237,5 @@ public final class CuratorPeer {
         System.out.println(b);
         System.out.flush();
         System.exit(0);
-    }
-
-    // processCpuNanos is the CPU time (user and system, every thread) this
-    // JVM has used, in nanoseconds.
-    static long processCpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 }

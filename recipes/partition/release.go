@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
@@ -41,7 +42,7 @@ func (m *Member) give(h *hold) {
 	delete(m.holds, h.Item)
 	h.mon.Cancel(task.ErrCanceled)
 	h.mon.Close()
-	del := zkops.DeleteOwned(h.Path, h.Session.ID)
+	del := resetting(m.p.ItemDir(h.Item), h.Path, zkops.DeleteOwned(h.Path, h.Session.ID))
 	sess := h.Session
 	m.rt.Schedule(func() {
 		task.Go(m.rt.SessionScope(), task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
@@ -87,7 +88,7 @@ func (m *Member) Leave() task.Task[task.Unit] {
 			if drain != nil {
 				steps = append(steps, c.Catch(drain(h), func(error) task.Task[task.Unit] { return task.Value(task.Unit{}) }))
 			}
-			steps = append(steps, deleteOn(sess, h.Path))
+			steps = append(steps, resetting(m.p.ItemDir(h.Item), h.Path, deleteOn(sess, h.Path)))
 		}
 		if party != "" {
 			steps = append(steps, deleteOn(sess, party))
@@ -123,4 +124,17 @@ func deleteOn(sess task.Session, path string) task.Task[task.Unit] {
 		}
 		task.Run(s, zkops.DeleteOwned(path, sess.ID), func(_ task.Unit, err error) { k(task.Unit{}, endedOK(err)) })
 	}
+}
+
+// resetting is del followed, when the lock node at path is numbered at
+// or above zkops.ResetAbove, by the deletion of its item's directory dir
+// if it is then empty, so that the directory's counter restarts long
+// before it runs out (as recipes/lock's Release does). Without it, at
+// the counter's end every contender of the item withdraws and waits
+// until the directory empties (lockItem).
+func resetting(dir, path string, del task.Task[task.Unit]) task.Task[task.Unit] {
+	if seq, ok := zkops.SeqAfter(path[strings.LastIndexByte(path, '/')+1:], lockTag); !ok || seq < zkops.ResetAbove {
+		return del
+	}
+	return c.Seq(del, zkops.ResetIfEmpty(dir))
 }

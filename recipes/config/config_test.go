@@ -393,12 +393,40 @@ func TestReader(t *testing.T) {
 			t.Fatalf("Next after the blocking update to %s: %v, %v", port, s.Values, err)
 		}
 	}
+	// A slow reader: three updates delivered with no Next between them.
+	// Next returns the latest (versions coalesce), not an older one, and
+	// then has nothing older queued.
+	for _, port := range []string{"90", "91", "92"} {
+		if err := wc.Update(ctx, map[string][]byte{"port": []byte(port)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for { // the delivery, on the executor's goroutine
+		if l, ok := rd.Latest(); ok && string(l.Values["port"]) == "92" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			l, _ := rd.Latest()
+			t.Fatalf("the watcher delivers %v", l.Values)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	s, err = rd.Next(ctx)
+	if err != nil || string(s.Values["port"]) != "92" {
+		t.Fatalf("a slow reader's Next after three updates: %v, %v, want port 92", s.Values, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	if s, err := rd.Next(short); err == nil && string(s.Values["port"]) != "92" {
+		t.Fatalf("Next after the latest returned an older configuration: %v", s.Values)
+	}
+	cancel()
 	// Watch follows one node: the root of its Client.
 	nd, err := mustClient(t, reader, "/cfg/port").Watch(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := nd.Next(ctx); err != nil || !s.Exists || string(s.Data) != "83" {
+	if s, err := nd.Next(ctx); err != nil || !s.Exists || string(s.Data) != "92" {
 		t.Fatalf("Watch's first Next: %+v, %v", s, err)
 	}
 	if err := nd.Stop(ctx); err != nil {

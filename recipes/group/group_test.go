@@ -262,7 +262,7 @@ func TestJoinDeadlineNoOrphan(t *testing.T) {
 func TestBlocking(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second) // a report lost would leave a Next waiting
 	var done []chan struct{}
 	start := func(seed uint64) *group.Client {
 		ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: seed})
@@ -325,14 +325,41 @@ func TestBlocking(t *testing.T) {
 		t.Fatalf("Next with nothing new = %v", err)
 	}
 	cancel()
+	// A slow reader: two joins reported with no Next between them. Next
+	// returns the latest report (coalesced: both joins), not the first.
+	c, d := start(4), start(5)
+	mc, err := c.Join(ctx, "c", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := d.Join(ctx, "d", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !slices.Equal(wt.Members(), []string{"b", "c", "d"}) { // the view's report, on the executor's goroutine
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the view reports %v", wt.Members())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	ch, err = wt.Next(ctx)
+	if err != nil || !slices.Equal(ch.Members, []string{"b", "c", "d"}) || !slices.Equal(ch.Added, []string{"c", "d"}) {
+		t.Fatalf("a slow reader's Next after two joins: %+v %v, want members [b c d], added [c d]", ch, err)
+	}
 	if err := wt.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := wt.Next(ctx); !errors.Is(err, group.ErrStopped) {
 		t.Fatalf("Next after Close = %v", err)
 	}
-	if err := b.Leave(ctx, mb); err != nil {
-		t.Fatal(err)
+	for _, l := range []struct {
+		c *group.Client
+		m *group.Member
+	}{{b, mb}, {c, mc}, {d, md}} {
+		if err := l.c.Leave(ctx, l.m); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -139,8 +139,11 @@ func (s *ServiceCache) Cache() *Cache { return s.c }
 // Instances returns the cached instances (Cache.Instances).
 func (s *ServiceCache) Instances() []Instance { return s.c.Instances() }
 
-// Next waits until the cached instances differ from those the previous
-// Next returned and returns them (Cache.Next), or ctx's error (then the
+// Next waits until the service's nodes differ from those at the previous
+// Next and returns the instances now (Cache.Next: changes coalesce, and an
+// answer may list the same instances as the one before when only a node
+// that is not an instance changed, or an instance's node was made again
+// with the same data), or ctx's error (then the
 // next Next returns what this one would have, also when ctx ended just as
 // the instances were handed over). An expiry of the session does not end
 // the wait: the cache follows the new session, and so does Next.

@@ -52,14 +52,20 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 // left by a Resign that did nothing blocks every other candidate while
 // its session lives); quiescence: every leadership given back with
 // Resign, whatever its context, has its Done closed, and no candidate
-// node is left.
+// node is left. And Lead's promise that lead's context is canceled as
+// soon as the leadership ends: at the same simulated instant, but for
+// clock jumps and pauses (leadCtxEnded).
 type blockingSim struct {
 	clients  int
 	leaders  *sim.Leaders
 	resigned []given[*Leadership] // given back, by processes that have not crashed since
 	leads    int                  // leaderships of Lead
-	ended    [numEnds]int
-	tried    [numEnds]int
+	// endedAt is when each leadership ended (OnState Ended: its Done
+	// closed then), and its process's pauses by then.
+	endedAt map[*Leadership]endMark
+	prompt  int // leaderships whose end lead's context followed at the same instant
+	ended   [numEnds]int
+	tried   [numEnds]int
 }
 
 func newBlockingSim() (*blockingSim, sim.Scenario) {
@@ -75,7 +81,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			{Seed: 126305018211054, NoCounters: true, Why: "safety: a process paused past its session's timeout during Lead's backoff; the wait ended with the session and Lead returned task.ErrSessionExpired instead of campaigning again (hidden while the pause's context ends came before the thaw's outcomes)"},
 		},
 		Setup: func(r *sim.Trial) error {
-			s.leaders, s.resigned = sim.NewLeaders(r.World), nil
+			s.leaders, s.resigned, s.endedAt = sim.NewLeaders(r.World), nil, map[*Leadership]endMark{}
 			// As in the task-face scenario: a leader paused (clock jumps)
 			// past the give-up margin is judged by fencing only.
 			s.leaders.Margin = time.Duration((1-DefaultGiveUp)*float64(r.Timeout())) - time.Second
@@ -127,6 +133,7 @@ func (s *blockingSim) start(r *sim.Trial, i int) {
 			}
 		case Ended:
 			s.leaders.End(i)
+			s.endedAt[l] = endMark{r.Clock.Now(), r.Incarnation(i), r.Pauses(i)}
 		}
 	})}
 	c, err := NewClient(r.Execs[i], bsimDir, cfg...)
@@ -242,6 +249,7 @@ func (s *blockingSim) lead(r *sim.Trial, a *sim.Actor, c *Client) {
 		led = append(led, l)
 		s.leads++
 		entry := func(kind string) task.MultiOp { return sim.FencedEntry(bsimLog, l.Token(), kind) }
+		defer s.leadCtxEnded(r, a, ctx, lctx, l)
 		if _, err := c.Fenced(lctx, l, entry("enter")); err != nil {
 			s.termErr(r, i, err)
 			return nil
@@ -267,6 +275,43 @@ func (s *blockingSim) lead(r *sim.Trial, a *sim.Actor, c *Client) {
 	}
 }
 
+type endMark struct {
+	at          time.Time
+	incarnation int
+	pauses      int
+}
+
+// leadCtxEnded judges Lead's promise that lead's context is canceled as
+// soon as the leadership ends. Run as lead returns: if the leadership has
+// ended (lead saw its context end, or a fenced write refused), it waits
+// for lead's context to end, and then no simulated time has passed since
+// the leadership ended but the clock's jumps (time no process ran),
+// unless the process was paused meanwhile (frozen, it could not see the
+// end) or Lead's own context ended first.
+func (s *blockingSim) leadCtxEnded(r *sim.Trial, a *sim.Actor, ctx, lctx context.Context, l *Leadership) {
+	i := a.Client()
+	if l.Err() == nil || ctx.Err() != nil {
+		return
+	}
+	if err := a.Wait(ctx, lctx.Done()); err != nil || a.Killed() {
+		return
+	}
+	e, ok := s.endedAt[l]
+	if !ok {
+		r.Errorf("client %d: leadership %s ended (%v) with no Ended reported", i, l.Path(), l.Err())
+		return
+	}
+	if e.incarnation != r.Incarnation(i) || e.pauses != r.Pauses(i) {
+		return
+	}
+	now := r.Clock.Now()
+	if late := now.Sub(e.at) - r.Jumped(e.at, now); late > 0 {
+		r.Errorf("client %d: lead's context ended %v after its leadership %s ended (%v)", i, late, l.Path(), l.Err())
+		return
+	}
+	s.prompt++
+}
+
 func (s *blockingSim) termErr(r *sim.Trial, i int, err error) {
 	switch {
 	case r.Closing(), errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded),
@@ -289,9 +334,12 @@ func TestBlockingSimulation(t *testing.T) {
 	for e := range numEnds {
 		line += fmt.Sprintf(" %s=%d/%d", endNames[e], s.ended[e], s.tried[e])
 	}
-	t.Logf("terms by where the context ended (led/tried):%s; %d leaderships of Lead", line, s.leads)
+	t.Logf("terms by where the context ended (led/tried):%s; %d leaderships of Lead, %d ended under lead and judged prompt", line, s.leads, s.prompt)
 	if s.leads == 0 {
 		t.Error("Lead never led: the scenario checks nothing of it")
+	}
+	if s.prompt == 0 {
+		t.Error("no leadership of Lead ended while lead ran: the scenario checks nothing of lead's context")
 	}
 	for _, e := range []int{endNone, endAfter, endInside, endResign} {
 		if s.ended[e] == 0 {

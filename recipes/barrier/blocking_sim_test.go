@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
@@ -48,7 +49,9 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "g
 // (its context ended) is tried again in the same round, so every round
 // fills. Judged by the checkers of the task-face scenario: whoever passes
 // Enter, at least Size distinct processes have started Enter in that
-// round, and no session has two participant nodes; whoever returns from
+// round, Size sessions have had a participant node in the round's
+// directory at once (Presence), and no session has two participant
+// nodes; whoever returns from
 // Leave without error, every participant that had passed Enter before
 // that Leave started has its node gone.
 //
@@ -68,7 +71,8 @@ type blockingSim struct {
 	at         []int             // the round each client is in
 	started    []map[[2]int]bool // per round: client, incarnation that started Enter
 	passed     [][]string        // per round: nodes of participants that passed Enter
-	ended      [numEnds]int      // rounds entered, by where their context ended
+	present    Presence
+	ended      [numEnds]int // rounds entered, by where their context ended
 	tried      [numEnds]int
 	waits      int // Waits that passed
 	// removed is the czxid of the barrier node client 0's last Remove
@@ -95,7 +99,9 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Clients:    s.clients,
 		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
 		Duration:   15 * time.Second,
+		Server:     fakezk.Config{Journal: s.present.Journal},
 		Setup: func(r *sim.Trial) error {
+			s.present.Reset(r.World, rounds)
 			s.dc = make([][]*DoubleClient, s.clients)
 			s.at = make([]int, s.clients)
 			s.started = make([]map[[2]int]bool, bsimRounds)
@@ -264,6 +270,9 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor) {
 	s.ended[end]++
 	if len(s.started[k]) < s.n {
 		r.Errorf("client %d passed Enter of round %d when only %d of %d had arrived", i, k, len(s.started[k]), s.n)
+	}
+	if m := s.present.Most(k); m < s.n {
+		r.Errorf("client %d passed Enter of round %d when at most %d of %d participant nodes were ever there at once", i, k, m, s.n)
 	}
 	owners := map[int64]string{}
 	for _, path := range partNodes(r, k) {

@@ -32,6 +32,12 @@ const (
 	// first: on a server that lags behind the leader the listing can miss
 	// a participant, and Leave ends while it is there.
 	bugLeaveWithoutSync canary.Name = "barrier/double-leave-without-sync"
+	// bugEnterBySequence: Enter counts the arrivals by its own node's
+	// sequence number (the directory's counter) as well as by the
+	// listing: once nodes went (a canceled Enter's cleanup, an expiry, a
+	// counter set ahead), it passes with fewer than Size participants
+	// there.
+	bugEnterBySequence canary.Name = "barrier/double-enter-by-sequence"
 )
 
 // ErrParticipantLost: a participant's node was deleted by someone else
@@ -308,12 +314,19 @@ func (e *entry) check() {
 			e.lost()
 			return
 		}
-		if len(q) >= e.d.n {
+		if len(q) >= e.d.n || canary.On(bugEnterBySequence) && e.seqArrived() {
 			e.makeReady()
 			return
 		}
 		e.await()
 	})
+}
+
+// seqArrived is bugEnterBySequence's count: our node's number says
+// Size-1 nodes were made before it.
+func (e *entry) seqArrived() bool {
+	n, err := strconv.Atoi(e.name[len(e.name)-10:])
+	return err == nil && n >= e.d.n-1
 }
 
 // await waits for the first of the ready node's watch and our node's.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/barrier"
 	"github.com/zkflow/zkflow/task"
@@ -36,7 +37,9 @@ func simSeeds() int {
 //   - when anyone passes Enter, at least n distinct client processes
 //     (a client and its process after a crash count as two: the dead
 //     one's node counts until its session expires) have started
-//     Enter in that round, and no session has two participant nodes (one
+//     Enter in that round, n sessions have had a participant node in
+//     the round's directory at once (barrier.Presence, from the server's
+//     journal), and no session has two participant nodes (one
 //     participant never counts twice);
 //   - when anyone returns from Leave, the node of every participant that
 //     had passed Enter before that Leave started is gone from the server
@@ -53,6 +56,7 @@ type doubleSim struct {
 	rs       []*doubleRound
 	at       []int // the round each client is in
 	finished int
+	present  barrier.Presence
 }
 
 type doubleRound struct {
@@ -68,6 +72,7 @@ func newDoubleSim() (*doubleSim, sim.Scenario) {
 		Name:       "double-barrier",
 		LagWatched: true,
 		Clients:    s.clients,
+		Server:     fakezk.Config{Journal: s.present.Journal},
 		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.05},
 		Duration:   20 * time.Second,
 		Wrap:       s.lost.Wrap,
@@ -117,13 +122,16 @@ func (s *doubleSim) setup(r *sim.Trial) error {
 	s.finished = 0
 	s.at = make([]int, s.clients)
 	s.rs = make([]*doubleRound, s.rounds)
+	var dirs []string
 	for i := range s.rs {
 		d, err := barrier.NewDouble(fmt.Sprintf("/db/r%d", i), s.n)
 		if err != nil {
 			return err
 		}
 		s.rs[i] = &doubleRound{d: d, started: map[[2]int]bool{}}
+		dirs = append(dirs, d.Dir())
 	}
+	s.present.Reset(r.World, dirs)
 	return nil
 }
 
@@ -150,6 +158,9 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 			s.entered++
 			if len(rd.started) < s.n {
 				r.Errorf("client %d passed Enter of round %d when only %d of %d had arrived", i, round, len(rd.started), s.n)
+			}
+			if m := s.present.Most(round); m < s.n {
+				r.Errorf("client %d passed Enter of round %d when at most %d of %d participant nodes were ever there at once", i, round, m, s.n)
 			}
 			owners := map[int64]string{}
 			for _, name := range participantNodes(r.World, rd.d.Dir()) {

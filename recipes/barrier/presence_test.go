@@ -1,0 +1,73 @@
+package barrier
+
+// Presence, shared by the double-barrier scenarios of both test packages.
+
+import (
+	"path"
+	"strings"
+
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
+)
+
+// Presence follows, from the server's journal (fakezk.Config.Journal),
+// the participant nodes of each round's directory of a double barrier,
+// and the most sessions that had one there at once since the round
+// began: the judge of "Enter passes only after some participant listed
+// Size participant nodes" (a listing sees at most that many). The
+// operator's nodes do not count. A Wipe, which no journal hears of,
+// leaves nodes counted that are gone: the judge is weaker, never wrong.
+type Presence struct {
+	w     *sim.World
+	round map[string]int     // a round's directory (server path): its index
+	nodes []map[string]int64 // per round: participant node (server path): its owner
+	most  []int              // per round: the most owners present at once
+}
+
+// Reset follows the rounds whose directories (client paths) are dirs.
+func (p *Presence) Reset(w *sim.World, dirs []string) {
+	p.w, p.round = w, map[string]int{}
+	p.nodes, p.most = make([]map[string]int64, len(dirs)), make([]int, len(dirs))
+	for k, d := range dirs {
+		p.round[w.ServerPath(d)] = k
+		p.nodes[k] = map[string]int64{}
+	}
+}
+
+// Journal is the server's Config.Journal (server lock held: it reads
+// only the world's own records).
+func (p *Presence) Journal(c fakezk.Commit) {
+	if p.w == nil {
+		return
+	}
+	touched := map[int]bool{}
+	note := func(node string, owner int64, gone bool) {
+		k, ok := p.round[path.Dir(node)]
+		if !ok || !strings.HasPrefix(path.Base(node), "_p_") {
+			return
+		}
+		if gone || owner == 0 || p.w.OperatorSession(owner) {
+			delete(p.nodes[k], node)
+		} else {
+			p.nodes[k][node] = owner
+		}
+		touched[k] = true
+	}
+	for _, n := range c.Nodes {
+		note(n.Path, n.Stat.EphemeralOwner, false)
+	}
+	for _, d := range c.Deleted {
+		note(d, 0, true)
+	}
+	for k := range touched {
+		owners := map[int64]bool{}
+		for _, o := range p.nodes[k] {
+			owners[o] = true
+		}
+		p.most[k] = max(p.most[k], len(owners))
+	}
+}
+
+// Most is the most sessions that had a participant node in round k's
+// directory at once so far.
+func (p *Presence) Most(k int) int { return p.most[k] }

@@ -274,6 +274,9 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor) {
 	if m := s.present.Most(k); m < s.n {
 		r.Errorf("client %d passed Enter of round %d when at most %d of %d participant nodes were ever there at once", i, k, m, s.n)
 	}
+	if !s.present.Made(p.Path()) {
+		r.Errorf("client %d passed Enter of round %d as %s, a node never made", i, k, p.Path())
+	}
 	owners := map[int64]string{}
 	for _, path := range partNodes(r, k) {
 		st, ok := r.NodeStat(path)

@@ -22,11 +22,12 @@ type Presence struct {
 	round map[string]int     // a round's directory (server path): its index
 	nodes []map[string]int64 // per round: participant node (server path): its owner
 	most  []int              // per round: the most owners present at once
+	ever  map[string]bool    // every participant node made (server path)
 }
 
 // Reset follows the rounds whose directories (client paths) are dirs.
 func (p *Presence) Reset(w *sim.World, dirs []string) {
-	p.w, p.round = w, map[string]int{}
+	p.w, p.round, p.ever = w, map[string]int{}, map[string]bool{}
 	p.nodes, p.most = make([]map[string]int64, len(dirs)), make([]int, len(dirs))
 	for k, d := range dirs {
 		p.round[w.ServerPath(d)] = k
@@ -50,6 +51,7 @@ func (p *Presence) Journal(c fakezk.Commit) {
 			delete(p.nodes[k], node)
 		} else {
 			p.nodes[k][node] = owner
+			p.ever[node] = true
 		}
 		touched[k] = true
 	}
@@ -71,3 +73,8 @@ func (p *Presence) Journal(c fakezk.Commit) {
 // Most is the most sessions that had a participant node in round k's
 // directory at once so far.
 func (p *Presence) Most(k int) int { return p.most[k] }
+
+// Made reports whether a participant's node at path (a client's path) was
+// ever made: a participant that passed Enter must have one, or Leaves
+// would not wait for it.
+func (p *Presence) Made(path string) bool { return p.ever[p.w.ServerPath(path)] }

@@ -162,6 +162,9 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 			if m := s.present.Most(round); m < s.n {
 				r.Errorf("client %d passed Enter of round %d when at most %d of %d participant nodes were ever there at once", i, round, m, s.n)
 			}
+			if !s.present.Made(p.Path()) {
+				r.Errorf("client %d passed Enter of round %d as %s, a node never made", i, round, p.Path())
+			}
 			owners := map[int64]string{}
 			for _, name := range participantNodes(r.World, rd.d.Dir()) {
 				path := rd.d.Dir() + "/" + name

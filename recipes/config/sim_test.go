@@ -12,6 +12,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
@@ -50,7 +51,9 @@ var simEntries = []string{"a", "b", "c"}
 //   - no delivered snapshot is half applied: a, b and c hold one
 //     writer's one generation (the marker and the consistent snapshots
 //     at work, and one marked writer at a time);
-//   - deliveries never go back: each writer's generations, and node
+//   - deliveries never go back: the directory's values delivered follow
+//     the order in which the server held them whole (serverOrder, from
+//     its journal), each writer's generations, and node
 //     values, only grow, and a marked update delivered and then
 //     followed by another configuration is never delivered again (no
 //     run of its task again writes a completed update a second time);
@@ -75,6 +78,7 @@ type configSim struct {
 	dirs        map[int]*dirWriter // by client
 	node        nodeWriter
 	stoppedAt   time.Duration
+	order       serverOrder // the directory's whole values, in the server's order
 	// counted over seeds
 	deliveries, runs, marked, resumed int
 }
@@ -107,8 +111,10 @@ func newConfigSim() (*configSim, sim.Scenario) {
 		// the package promises.
 		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Operator), MaxRate: 0.05},
 		Duration: 15 * time.Second,
+		Server:   fakezk.Config{Journal: s.order.Journal},
 		Setup: func(r *sim.Trial) error {
-			s.dir, s.tree = newHistory(), newHistory()
+			s.order.reset(r.World)
+			s.dir, s.tree = newHistory(&s.order), newHistory(&s.order)
 			s.lastNode, s.running, s.runVal, s.stoppedAt, s.cleaning = 0, 0, 0, 0, 0
 			s.dirs, s.node = map[int]*dirWriter{}, nodeWriter{}
 			setup := c.Seq(task.Create("/app", nil, task.Persistent), task.Create(simRoot, nil, task.Persistent))
@@ -201,7 +207,7 @@ func (s *configSim) restart(r *sim.Trial, i int) {
 		// What one process's watchers delivered: a new process, a new
 		// client, may be served by a member behind what the dead one
 		// had heard of (sim.Lag), as ZooKeeper allows.
-		s.dir, s.tree, s.lastNode = newHistory(), newHistory(), 0
+		s.dir, s.tree, s.lastNode = newHistory(&s.order), newHistory(&s.order), 0
 		start(s.watchDir, func(w *Watcher) { s.dirW = w })
 		start(s.watchTree, func(w *Watcher) { s.treeW = w })
 		start(s.watchNode, func(w *Watcher) { s.nodeW = w })
@@ -234,9 +240,80 @@ type history struct {
 	last       map[int]int  // per writer, the generation last delivered
 	prev       int          // the value last delivered
 	superseded map[int]bool // marked updates delivered, then another
+	order      *serverOrder // the directory's values in the server's order
+	at         int          // the server's state the last delivery was, in order
 }
 
-func newHistory() *history { return &history{last: map[int]int{}, superseded: map[int]bool{}} }
+func newHistory(o *serverOrder) *history {
+	return &history{last: map[int]int{}, superseded: map[int]bool{}, order: o}
+}
+
+// serverOrder follows, from the server's journal (fakezk.Config.Journal),
+// the whole values the directory took in turn: a, b and c holding one
+// writer's one generation. A delivery of value v is one of v's turns,
+// and a reader's deliveries take turns that never go back: a reader may
+// skip states, never return to an older one (a value can have several
+// turns: a restarted writer runs its update again). A Wipe, which no
+// journal hears of, leaves the directory's mirror stale until its
+// entries are written again: the judge is weaker then, never wrong.
+type serverOrder struct {
+	w     *sim.World
+	dir   string            // server path of simRoot
+	vals  map[string]string // entry: its data, as the server holds it
+	last  string            // the whole value of the last turn
+	turns map[int][]int     // value: the indexes of its turns
+	n     int               // turns so far
+}
+
+func (o *serverOrder) reset(w *sim.World) {
+	*o = serverOrder{w: w, dir: w.ServerPath(simRoot), vals: map[string]string{}, turns: map[int][]int{}}
+}
+
+// Journal is the server's Config.Journal (server lock held).
+func (o *serverOrder) Journal(cm fakezk.Commit) {
+	if o.w == nil {
+		return
+	}
+	touched := false
+	for _, n := range cm.Nodes {
+		if e, ok := strings.CutPrefix(n.Path, o.dir+"/"); ok && slices.Contains(simEntries, e) {
+			o.vals[e], touched = string(n.Data), true
+		}
+	}
+	for _, d := range cm.Deleted {
+		if e, ok := strings.CutPrefix(d, o.dir+"/"); ok && slices.Contains(simEntries, e) {
+			delete(o.vals, e)
+			touched = true
+		}
+	}
+	if !touched {
+		return
+	}
+	v, whole := o.vals[simEntries[0]]
+	for _, e := range simEntries[1:] {
+		if u, ok := o.vals[e]; !ok || u != v {
+			whole = false
+		}
+	}
+	if !whole || v == o.last {
+		return
+	}
+	o.last = v
+	if g, err := strconv.Atoi(v); err == nil {
+		o.turns[g] = append(o.turns[g], o.n)
+		o.n++
+	}
+}
+
+// next returns the first turn of v at or after turn from, or false.
+func (o *serverOrder) next(v, from int) (int, bool) {
+	for _, t := range o.turns[v] {
+		if t >= from {
+			return t, true
+		}
+	}
+	return 0, false
+}
 
 // see checks a delivered value v: each writer's generations only grow,
 // and an update made under the marker (an even generation), once
@@ -247,6 +324,13 @@ func (h *history) see(v int) error {
 	w, g := value(v)
 	if g < h.last[w] {
 		return fmt.Errorf("writer %d's generation %d delivered after %d", w, g, h.last[w])
+	}
+	if h.order != nil {
+		t, ok := h.order.next(v, h.at)
+		if !ok {
+			return fmt.Errorf("value %d delivered after %d: the directory held it whole at no point since (its turns %v, the last delivery's %d)", v, h.prev, h.order.turns[v], h.at)
+		}
+		h.at = t
 	}
 	if h.superseded[v] {
 		return fmt.Errorf("writer %d's marked generation %d delivered again after %d", w, g, h.prev)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/task"
 )
@@ -88,6 +89,7 @@ var kindNames = [numKinds]string{"children", "tree", "node"}
 type blockingCacheSim struct {
 	w       *cacheSim // its write loop and writer count
 	stopped []stoppedClient
+	hist    serverHistory // the server's nodes over time: each Next's snapshot is judged against it
 	// counted over seeds
 	started     [numBends]int // rounds that started, by where their context ended
 	tried       [numBends]int
@@ -137,7 +139,9 @@ func newBlockingCacheSim() (*blockingCacheSim, sim.Scenario) {
 		Faults:   sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.05},
 		Counters: []string{"/cache", simDir, simAdd},
 		Duration: 10 * time.Second,
+		Server:   fakezk.Config{Journal: s.hist.Journal},
 		Setup: func(r *sim.Trial) error {
+			s.hist.reset(r.World)
 			s.stopped = nil
 			_, err := sim.Run(r.World, bsimWriter, c.Seq(task.Create("/cache", nil, task.Persistent),
 				c.Seq(task.Create(simDir, nil, task.Persistent), task.Create(simAdd, nil, task.Persistent))))
@@ -313,6 +317,7 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 		defer ic()
 	}
 	model := map[string]Node{}
+	j := newSnapJudge(&s.hist, r, kindNames[kind])
 	lossy := false // a Next returned an error
 	var settleFrom time.Duration
 	for k, n := 0, 1+rnd.IntN(8); (k < n || r.Stopping()) && ctx.Err() == nil; k++ {
@@ -370,6 +375,10 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 		s.nexts++
 		r.Progress(i)
 		if err := applyChange(model, ch); err != nil {
+			r.Errorf("client %d: %s cache: %v", i, kindNames[kind], err)
+			return
+		}
+		if err := j.check(ch.Nodes); err != nil {
 			r.Errorf("client %d: %s cache: %v", i, kindNames[kind], err)
 			return
 		}

@@ -38,7 +38,7 @@ func TestSimRegressions(t *testing.T) {
 // Each known bug, switched back on, is caught by the simulation; sim.Catch
 // logs the seeds each hunt needed for the first catch.
 func TestCanaries(t *testing.T) {
-	for _, name := range []canary.Name{bugVersionOnly, bugNoRearmAfterLoss, bugNoResync, bugRecursiveNoReread, bugRecursiveCreatedIsNew, bugStaleParentStat, bugNoRelistSaturated} {
+	for _, name := range []canary.Name{bugVersionOnly, bugNoRearmAfterLoss, bugNoResync, bugRecursiveNoReread, bugRecursiveCreatedIsNew, bugStaleParentStat, bugNoRelistSaturated, bugServeDuringResync} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)
 			defer restore()

@@ -41,6 +41,11 @@ const (
 	// difference is handed to it returns ctx's error, and the difference
 	// counts as returned all the same: the caller never sees it.
 	bugNextLostOnCancel canary.Name = "cache/next-lost-on-cancel"
+	// bugServeDuringResync: a session expiry that cuts a pass short
+	// leaves the cache counted as at a consistent snapshot, so a Next
+	// waiting then is served what the pass had read so far (a child
+	// removed, its parent's Stat not yet read again).
+	bugServeDuringResync canary.Name = "cache/serve-during-resync"
 )
 
 // ErrStopped is a cache's Err after Stop.
@@ -179,6 +184,11 @@ func (e *engine) follow() {
 	e.gen++
 	e.follower = e.rt.SessionScope().Child()
 	e.running = false
+	// A pass the expiry cut short left cur part read: no Next is served
+	// until the new session's pass ends at a consistent snapshot.
+	if !canary.On(bugServeDuringResync) {
+		e.synced = false
+	}
 	if e.dir != "" {
 		e.lists.add(e.dir)
 	}

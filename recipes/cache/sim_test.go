@@ -9,6 +9,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/task"
 )
@@ -73,6 +74,7 @@ type cacheSim struct {
 	rc        *TreeCache // WithRecursive
 	rcModel   map[string]Node
 	nextRec   map[string]Node
+	hist      serverHistory // the server's nodes over time
 	writers   int           // writers still running
 	stoppedAt time.Duration // when the last writer ended
 	// counted over seeds
@@ -90,10 +92,12 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 		// misses what was created meanwhile), or an empty one deleted.
 		Counters: []string{"/cache", simDir, simAdd},
 		Duration: 15 * time.Second,
+		Server:   fakezk.Config{Journal: s.hist.Journal},
 		Regressions: []sim.Regression{
 			{Seed: 55387577310060, Root: "/sim/chroot", NoLagWatched: true, NoOperatorWrites: true, NoRestartLag: true, Why: "a plan of only expire and crash-restart at rate 0.05 per server step fed itself at one instant (each fault's new session and reads were more steps, each a chance of another fault): 20,172 faults at 559 ms until the world's bound of steps at one instant ended the seed as a livelock; the injector now stops at 32 faults an instant"},
 		},
 		Setup: func(r *sim.Trial) error {
+			s.hist.reset(r.World)
 			s.evModel, s.nextDir, s.nextNode = map[string]Node{}, map[string]Node{}, map[string]Node{}
 			s.trModel, s.nextTree = map[string]Node{}, map[string]Node{}
 			s.stoppedAt = 0
@@ -123,10 +127,10 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 			return nil
 		},
 		Workload: func(r *sim.Trial) {
-			s.read(r, 0, s.cc.Next, s.nextDir)
-			s.read(r, 0, s.nc.Next, s.nextNode)
-			s.read(r, 0, s.tc.Next, s.nextTree)
-			s.read(r, 3, s.rc.Next, s.nextRec)
+			s.read(r, 0, s.cc.Next, s.nextDir, s.judge(r, "children"))
+			s.read(r, 0, s.nc.Next, s.nextNode, s.judge(r, "node"))
+			s.read(r, 0, s.tc.Next, s.nextTree, s.judge(r, "tree"))
+			s.read(r, 3, s.rc.Next, s.nextRec, s.judge(r, "tree"))
 			s.writers = 2
 			for i := 1; i <= 2; i++ {
 				s.write(r, i)
@@ -228,7 +232,7 @@ func (s *cacheSim) restartRecursive(r *sim.Trial) {
 		case err != nil:
 			r.Errorf("start the recursive cache again: %v", err)
 		default:
-			s.read(r, 3, rc.Next, s.nextRec)
+			s.read(r, 3, rc.Next, s.nextRec, s.judge(r, "tree"))
 		}
 	})
 }
@@ -259,17 +263,20 @@ func (s *cacheSim) restartReader(r *sim.Trial) {
 		case err != nil:
 			r.Errorf("start the caches again: %v", err)
 		default:
-			s.read(r, 0, cc.Next, s.nextDir)
-			s.read(r, 0, nc.Next, s.nextNode)
-			s.read(r, 0, tc.Next, s.nextTree)
+			s.read(r, 0, cc.Next, s.nextDir, s.judge(r, "children"))
+			s.read(r, 0, nc.Next, s.nextNode, s.judge(r, "node"))
+			s.read(r, 0, tc.Next, s.nextTree, s.judge(r, "tree"))
 		}
 	})
 }
 
-// read calls next in a loop on client 0 (each call a flow of its own, so
+// judge returns the snapshot judge of a new Next loop (newSnapJudge).
+func (s *cacheSim) judge(r *sim.Trial, kind string) *snapJudge { return newSnapJudge(&s.hist, r, kind) }
+
+// read calls next in a loop on client i (each call a flow of its own, so
 // an expiry ends only the call in flight) and checks each difference
-// against its model.
-func (s *cacheSim) read(r *sim.Trial, i int, next func() task.Task[Change], model map[string]Node) {
+// against its model, and each snapshot against the server's history (j).
+func (s *cacheSim) read(r *sim.Trial, i int, next func() task.Task[Change], model map[string]Node, j *snapJudge) {
 	var again func()
 	again = func() {
 		executor.Submit(r.Execs[i], next(), func(ch Change, err error) {
@@ -278,6 +285,9 @@ func (s *cacheSim) read(r *sim.Trial, i int, next func() task.Task[Change], mode
 				s.nexts++
 				s.recreated += len(ch.Recreated)
 				r.Check(applyChange(model, ch))
+				if err := j.check(ch.Nodes); err != nil {
+					r.Errorf("client %d: %v", i, err)
+				}
 				again()
 			case errors.Is(err, task.ErrSessionExpired):
 				again()

@@ -3,7 +3,14 @@ package cache
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"math"
+	"path"
+	"slices"
+	"strings"
 
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -129,3 +136,149 @@ func withRecursive(on bool) Option {
 
 // second is the error of a constructor's result.
 func second[T any](_ T, err error) error { return err }
+
+// serverHistory is the server's nodes over time, from its journal
+// (fakezk.Config.Journal): each path's versions in zxid order, each from
+// the zxid that made it until the next one's. It judges the doc's
+// promise that Next shows consistent snapshots: every node as of one
+// instant of the server's history, and never an instant before the one
+// the previous Next showed (snapJudge). The counter faults set a
+// directory's Cversion with no transaction, so Cversion is not compared.
+type serverHistory struct {
+	w     *sim.World
+	paths map[string][]nodeVersion // by server path
+}
+
+type nodeVersion struct {
+	from    int64 // the zxid that made it
+	present bool
+	stat    task.Stat // as stored (fakezk.Node)
+	data    []byte
+}
+
+func (h *serverHistory) reset(w *sim.World) {
+	*h = serverHistory{w: w, paths: map[string][]nodeVersion{}}
+}
+
+// Journal is the server's Config.Journal (server lock held).
+func (h *serverHistory) Journal(c fakezk.Commit) {
+	if h.w == nil {
+		return
+	}
+	for _, n := range c.Nodes {
+		h.paths[n.Path] = append(h.paths[n.Path], nodeVersion{from: c.Zxid, present: true, stat: n.Stat, data: bytes.Clone(n.Data)})
+	}
+	for _, d := range c.Deleted {
+		h.paths[d] = append(h.paths[d], nodeVersion{from: c.Zxid})
+	}
+}
+
+// snapJudge is what one cache's Next loop has shown: which server paths
+// the cache follows, whether it keeps the children's Stat fields (a
+// TreeCache), and the first instant (zxid) its last snapshot can be.
+type snapJudge struct {
+	h     *serverHistory
+	scope func(serverPath string) bool
+	whole bool
+	at    int64
+}
+
+// span is the zxids [lo, hi).
+type span struct{ lo, hi int64 }
+
+// intersect returns the zxids in both a and b (each sorted, disjoint).
+func intersect(a, b []span) []span {
+	var out []span
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		lo, hi := max(a[i].lo, b[j].lo), min(a[i].hi, b[j].hi)
+		if lo < hi {
+			out = append(out, span{lo, hi})
+		}
+		if a[i].hi < b[j].hi {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}
+
+// same reports whether the cached n is version v, by the fields the cache
+// keeps.
+func (j *snapJudge) same(v nodeVersion, n Node) bool {
+	owner := v.stat.EphemeralOwner
+	if owner == math.MinInt64 || uint64(owner)>>56 == 0xFF {
+		owner = 0 // a container or TTL node: clients see 0
+	}
+	g, s := n.Stat, v.stat
+	if g.Czxid != s.Czxid || g.Mzxid != s.Mzxid || g.Version != s.Version || g.EphemeralOwner != owner || !bytes.Equal(n.Data, v.data) {
+		return false
+	}
+	return !j.whole || g.Pzxid == s.Pzxid && g.NumChildren == s.NumChildren
+}
+
+// check judges snapshot nodes (client paths): at some zxid at or after
+// the previous snapshot's, every followed node the server held is in it,
+// as it was then, and no other.
+func (j *snapJudge) check(nodes []Node) error {
+	w := j.h.w
+	cached := map[string]Node{}
+	for _, n := range nodes {
+		cached[w.ServerPath(n.Path)] = n
+	}
+	ok := []span{{j.at, math.MaxInt64}}
+	paths := slices.Sorted(maps.Keys(j.h.paths))
+	for _, p := range paths {
+		if !j.scope(p) {
+			continue
+		}
+		vs := j.h.paths[p]
+		n, in := cached[p]
+		var allowed []span
+		if !in {
+			allowed = append(allowed, span{math.MinInt64, vs[0].from})
+		}
+		for i, v := range vs {
+			end := int64(math.MaxInt64)
+			if i+1 < len(vs) {
+				end = vs[i+1].from
+			}
+			if in && v.present && j.same(v, n) || !in && !v.present {
+				if k := len(allowed) - 1; k >= 0 && allowed[k].hi == v.from {
+					allowed[k].hi = end
+				} else {
+					allowed = append(allowed, span{v.from, end})
+				}
+			}
+		}
+		if ok = intersect(ok, allowed); len(ok) == 0 {
+			if in {
+				return fmt.Errorf("Next's snapshot is no state of the server at or after zxid %d: %s cached with czxid %d mzxid %d pzxid %d version %d, %d children", j.at, n.Path, n.Stat.Czxid, n.Stat.Mzxid, n.Stat.Pzxid, n.Stat.Version, n.Stat.NumChildren)
+			}
+			return fmt.Errorf("Next's snapshot is no state of the server at or after zxid %d: %s not cached", j.at, p)
+		}
+	}
+	for p, n := range cached {
+		if _, known := j.h.paths[p]; !known {
+			return fmt.Errorf("Next's snapshot holds %s, never on the server", n.Path)
+		}
+	}
+	j.at = ok[0].lo
+	return nil
+}
+
+// newSnapJudge returns the snapshot judge of a new Next loop over a cache
+// of kind "children" (simDir's children), "node" (simNode) or "tree"
+// (/cache and everything under it).
+func newSnapJudge(h *serverHistory, r *sim.Trial, kind string) *snapJudge {
+	j := &snapJudge{h: h, whole: kind == "tree", at: math.MinInt64}
+	switch dir, node, root := r.ServerPath(simDir), r.ServerPath(simNode), r.ServerPath("/cache"); kind {
+	case "children":
+		j.scope = func(p string) bool { return path.Dir(p) == dir }
+	case "node":
+		j.scope = func(p string) bool { return p == node }
+	default:
+		j.scope = func(p string) bool { return p == root || strings.HasPrefix(p, root+"/") }
+	}
+	return j
+}

@@ -95,16 +95,20 @@ type engine struct {
 	dirty      pathSet                    // nodes to read
 	kids       map[string]map[string]bool // the cached paths by parent (childrenOf); mu
 	running    bool
-	synced     bool
-	first      func(error)
-	seen       map[string]Node // as of the last Next
-	unseen     bool            // cur may differ from seen (a change since seen was taken)
-	waiters    []*waiter
-	served     uint64 // Nexts served
-	unsub      func()
-	pw         *task.PersistentWatch // the recursive mode's watch (recursive.go)
-	pwSess     int64                 // the session it was set on
-	walking    bool                  // the recursive mode lists every node it reads for the first time
+	// settingWatch: the recursive mode's watch is being set (setTreeWatch);
+	// no pass takes work and no Next is served until it is, so that what
+	// the walk reads is read under the watch.
+	settingWatch bool
+	synced       bool
+	first        func(error)
+	seen         map[string]Node // as of the last Next
+	unseen       bool            // cur may differ from seen (a change since seen was taken)
+	waiters      []*waiter
+	served       uint64 // Nexts served
+	unsub        func()
+	pw           *task.PersistentWatch // the recursive mode's watch (recursive.go)
+	pwSess       int64                 // the session it was set on
+	walking      bool                  // the recursive mode lists every node it reads for the first time
 }
 
 func newEngine(dir, node string, opts options) *engine {
@@ -183,7 +187,8 @@ func (e *engine) follow() {
 	e.sessID = sess.ID
 	e.gen++
 	e.follower = e.rt.SessionScope().Child()
-	e.running = false
+	// The recursive mode's passes wait for its watch (setTreeWatch, below).
+	e.running, e.settingWatch = false, e.recursive() && !canary.On(bugPassWhileSettingWatch)
 	// A pass the expiry cut short left cur part read: no Next is served
 	// until the new session's pass ends at a consistent snapshot.
 	if !canary.On(bugServeDuringResync) {
@@ -222,7 +227,7 @@ func (e *engine) follow() {
 
 // kick starts a pass unless one is running.
 func (e *engine) kick() {
-	if e.running || e.follower == nil || e.stopped() {
+	if e.running || e.settingWatch || e.follower == nil || e.stopped() {
 		return
 	}
 	e.running = true
@@ -232,6 +237,13 @@ func (e *engine) kick() {
 // pass reads what is dirty, one read at a time, until nothing is, then
 // reports a consistent snapshot.
 func (e *engine) pass(gen int) {
+	if e.settingWatch && !canary.On(bugPassWhileSettingWatch) {
+		// The recursive watch is being set again (it was removed): this
+		// pass stops here, and the one kicked once the watch is set reads
+		// what is left, under the watch.
+		e.running = false
+		return
+	}
 	f := e.follower
 	next := func(err error) {
 		if gen != e.gen {
@@ -540,7 +552,7 @@ func (e *engine) quiescent() {
 // wake resumes the first waiting Next if the snapshot differs from the
 // one it returned last.
 func (e *engine) wake() {
-	if len(e.waiters) == 0 || !e.synced || e.running {
+	if len(e.waiters) == 0 || !e.synced || e.running || e.settingWatch {
 		return
 	}
 	if !e.unseen {

@@ -50,6 +50,13 @@ const (
 	// path and reports the node read as Added (a node deleted and created
 	// again is held until its re-read: it must be Recreated, or Changed).
 	bugRecursiveCreatedIsNew canary.Name = "cache/recursive-created-is-new"
+	// bugPassWhileSettingWatch: setting the recursive watch again marks
+	// the cache as running a pass, and its end as not: a pass under way
+	// then goes on beside the one kicked once the watch is set, and the
+	// first to find nothing left reports a snapshot while the other's
+	// read is in flight (a child listed but not yet read, its parent
+	// counting it).
+	bugPassWhileSettingWatch canary.Name = "cache/pass-while-setting-watch"
 )
 
 func (e *engine) recursive() bool { return e.tree && e.opts.Recursive }
@@ -58,12 +65,20 @@ func (e *engine) recursive() bool { return e.tree && e.opts.Recursive }
 // starts the walk. Passes wait until the watch is set.
 func (e *engine) setTreeWatch(gen int) {
 	f := e.follower
-	e.running = true
+	if canary.On(bugPassWhileSettingWatch) {
+		e.running = true
+	} else {
+		e.settingWatch = true
+	}
 	task.Run(f, read(task.AddWatch(e.node, task.WatchPersistentRecursive)), func(pw *task.PersistentWatch, err error) {
 		if gen != e.gen {
 			return
 		}
-		e.running = false
+		if canary.On(bugPassWhileSettingWatch) {
+			e.running = false
+		} else {
+			e.settingWatch = false
+		}
 		if err != nil {
 			e.fail(err)
 			return

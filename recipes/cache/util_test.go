@@ -7,6 +7,7 @@ import (
 	"math"
 	"path"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/zkflow/zkflow/fakezk"
@@ -238,7 +239,11 @@ func (j *snapJudge) check(nodes []Node) error {
 		if !in {
 			allowed = append(allowed, span{math.MinInt64, vs[0].from})
 		}
-		for i, v := range vs {
+		// Versions that ended before the earliest zxid still possible
+		// (ok[0].lo) cannot matter: start at the one holding it.
+		first := max(sort.Search(len(vs), func(i int) bool { return vs[i].from > ok[0].lo })-1, 0)
+		for i := first; i < len(vs); i++ {
+			v := vs[i]
 			end := int64(math.MaxInt64)
 			if i+1 < len(vs) {
 				end = vs[i+1].from

@@ -46,7 +46,12 @@ import (
 //     leader's node, its sibling's included;
 //   - one wake-up per deletion (the election's waiters watch only their
 //     predecessor);
-//   - no candidate node left after the loops end; no failed cleanup.
+//   - no candidate node left after the loops end; no failed cleanup;
+//   - in the master scenario, the twin also runs Master.Observe: every
+//     observation is the master node as it was at one zxid of the
+//     server's history, never at one before the previous observation's,
+//     and once the node is gone the observer says nobody leads
+//     (masterWatch, observe_sim_test.go).
 //
 // A client process that crashes starts its loop again with the same
 // candidate (the same identity and data); the operator deletes and
@@ -64,6 +69,7 @@ type exploreSim struct {
 	keyOf   map[*election.Leadership]int // client siblingOf's leaderships: siblingOf or sibling, for sim.Leaders
 	started map[int]time.Time            // when loop i's campaign began
 	running int
+	watch   masterWatch // the master scenario's observer and its judge
 }
 
 const (
@@ -121,6 +127,7 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 		Clients:     clients,
 		Faults:      sim.Faults{Allow: faults},
 		Duration:    20 * time.Second,
+		Server:      fakezk.Config{Journal: s.watch.journal},
 		Wrap: func(i int, conn *fakezk.Conn) task.Conn {
 			if i == 0 && (s.log == nil || s.logOf != conn.Server()) { // not again for a restarted process
 				s.log, s.logOf = newWakeLog(clients+1), conn.Server()
@@ -166,6 +173,9 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			}
 			s.leaders.Siblings = map[int]int{sibling: siblingOf}
 			s.started, s.keyOf = map[int]time.Time{}, map[*election.Leadership]int{}
+			if master {
+				s.watch.reset(r.World)
+			}
 			_, err := sim.Run(r.World, 0, task.Create(exploreLog, nil, task.Persistent))
 			return err
 		},
@@ -178,10 +188,14 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 				s.running++
 				s.loop(r, sibling)
 			}
+			if master {
+				s.watch.start(r, s.cands[observeClient])
+			}
 		},
 		Restart: func(r *sim.Trial, i int) {
 			s.leaders.End(i) // the dead process acts no more; the new one has not begun
 			s.loop(r, i)
+
 			if i == siblingOf && s.sibOn {
 				s.leaders.End(sibling)
 				clear(s.keyOf)
@@ -200,7 +214,8 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			return true
 		},
 		Quiesce: func(r *sim.Trial) bool {
-			return s.running == 0 && len(r.Children("/svc/election")) == 0 && len(withoutLeases(r.Children("/svc"))) <= 1
+			return s.running == 0 && len(r.Children("/svc/election")) == 0 && len(withoutLeases(r.Children("/svc"))) <= 1 &&
+				(!master || s.watch.settled())
 		},
 		Invariants: []sim.Invariant{
 			sim.Fencing(exploreLog),
@@ -378,8 +393,14 @@ func TestExploreElection(t *testing.T) {
 }
 
 func TestExploreMaster(t *testing.T) {
-	_, sc := newExploreSim(true, false)
-	sim.Check(t, sc, exploreSeeds())
+	s, sc := newExploreSim(true, false)
+	if st := sim.Check(t, sc, exploreSeeds()); st.Failures() > 0 {
+		return
+	}
+	t.Logf("%d observations of the master node judged", s.watch.seen)
+	if s.watch.seen == 0 {
+		t.Error("the observer delivered nothing: the scenario judges nothing of Observe")
+	}
 }
 
 func TestExploreWithExpiries(t *testing.T) {

@@ -31,7 +31,8 @@ type masterWatch struct {
 	versions []masterVersion // in zxid order
 	at       int64           // the earliest zxid the last observation can be
 	last     *election.Observation
-	seen     int // observations judged, over seeds
+	on       bool // the observer runs this seed
+	seen     int  // observations judged, over seeds
 }
 
 type masterVersion struct {
@@ -93,7 +94,7 @@ func (m *masterWatch) see(ob election.Observation) error {
 // process: a new process may be served older states, so the judge's
 // earliest zxid starts afresh).
 func (m *masterWatch) start(r *sim.Trial, cand election.Candidate) {
-	m.at, m.last = math.MinInt64, nil
+	m.at, m.last, m.on = math.MinInt64, nil, true
 	ex := r.Execs[observeClient]
 	executor.Submit(ex, cand.Observe(func(ob election.Observation) {
 		if ex != r.Execs[observeClient] {

@@ -57,10 +57,14 @@ vet:
 # the real server (fidelity). Under -race they took about 110, 197 and
 # 56 s of the unit step's time on the 2-core machine; the canaries take
 # about 30 s without it (the scenario code they run is also run under
-# -race by each package's own simulation test). make unit UNIT_SKIP= runs
-# them too.
+# -race by each package's own simulation test). The memory tests
+# (TestMemoryFlat*, internal/memcheck) go to make sim's step too: each
+# drives one executor on the test goroutine, where the race detector has
+# nothing to find, and under it they took about 220 CPU s of the unit
+# step (10,000 cycles each); without it, at 20,000 cycles, about 30 s.
+# make unit UNIT_SKIP= runs them all too.
 UNIT_P ?= 4
-UNIT_SKIP ?= ^(TestSimDeterminism|TestCanar.*|TestConformance|TestDiffRandomSequences)$$
+UNIT_SKIP ?= ^(TestSimDeterminism|TestCanar.*|TestConformance|TestDiffRandomSequences|TestMemoryFlat.*)$$
 unit:
 	@st=0; for m in $(MODULES); do echo "test $$m"; first=; [ -d $$m/zkadapter ] && first=./zkadapter; \
 		(cd $$m && ZK_REQUIRED=1 $(GO) test -race -count=1 -p $(UNIT_P) -skip '$(UNIT_SKIP)' $$first ./...) || st=1; done; exit $$st
@@ -83,7 +87,9 @@ fidelity:
 # under test (SIM_COMMIT, so each commit explores seeds no run has tried;
 # outside a git checkout it is empty and the range falls back to a fixed
 # offset, which the summary says); the determinism sample of every
-# TestSimDeterminism; and every canary hunt (TestCanar*). Without -race
+# TestSimDeterminism; every canary hunt (TestCanar*); and the memory
+# tests (TestMemoryFlat*, of the recipes and the combinators), which need
+# no race detector and whose binaries are built here anyway. Without -race
 # (unit ran every package's own simulation test under -race with few
 # seeds, and skipped these: UNIT_SKIP). simsum prints the totals, the
 # seeds per second of each
@@ -126,7 +132,7 @@ SIM_WIRE_SEEDS ?= 300
 SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 SIM_PGO ?= $(CURDIR)/fakezk/sim/testdata/sim.pgo
 sim:
-	SIM_SEEDS=$(SIM_SEEDS) SIM_WIRE_SEEDS=$(SIM_WIRE_SEEDS) SIM_COMMIT=$(SIM_COMMIT) $(GO) test -pgo=$(SIM_PGO) -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism|TestCanar.*)$$' ./fakezk/sim ./recipes/... ./examples/lockflow ./internal/wiresim | $(GO) run ./fakezk/sim/internal/simsum -min 250000
+	SIM_SEEDS=$(SIM_SEEDS) SIM_WIRE_SEEDS=$(SIM_WIRE_SEEDS) SIM_COMMIT=$(SIM_COMMIT) $(GO) test -pgo=$(SIM_PGO) -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism|TestCanar.*|TestMemoryFlat.*)$$' ./fakezk/sim ./recipes/... ./examples/lockflow ./internal/wiresim ./combinators | $(GO) run ./fakezk/sim/internal/simsum -min 250000
 
 # SIM_PGO recorded again: 200 seeds of every in-memory scenario, each
 # package's CPU profile merged into one.

@@ -24,10 +24,12 @@ import (
 	"time"
 )
 
-// Cycles is how many cycles a memory test runs: 100,000, or 10,000 under
-// the race detector, which makes every cycle about ten times slower (see
-// race.go), so that the memory tests of every package add well under two
-// minutes to make test on two cores.
+// Cycles is how many cycles a memory test runs: 20,000, or 10,000 under
+// the race detector, which makes every cycle about thirteen times slower.
+// make test runs the memory tests without it (in make sim's step, whose
+// test binaries are built anyway): they drive one executor on the test
+// goroutine, so the race detector has nothing to find in them, and under
+// it they cost the unit step about 220 CPU seconds on two cores.
 const Cycles = cycles
 
 // Warm is how many cycles run before the baseline is taken.
@@ -36,8 +38,8 @@ const Warm = 2000
 // Bound is how much the live heap may grow over Cycles cycles: 1 MiB.
 //
 // Why this number: a leak of b bytes per cycle grows the heap by
-// b*Cycles, so 1 MiB catches any leak of 11 bytes a cycle or more at
-// 100,000 cycles, and of 105 bytes under -race (10,000 cycles): a leaked
+// b*Cycles, so 1 MiB catches any leak of 53 bytes a cycle or more at
+// 20,000 cycles, and of 105 bytes under -race (10,000 cycles): a leaked
 // Scope alone is 192 bytes, a leaked subscription with its closure some
 // 50 plus what the closure holds (a lock handle: over 200). What does not
 // scale with the cycles stays far inside it: maps and slices that reached

@@ -2,4 +2,4 @@
 
 package memcheck
 
-const cycles = 100_000
+const cycles = 20_000

@@ -2,5 +2,5 @@
 
 package memcheck
 
-// Under the race detector a cycle is about ten times slower.
+// Under the race detector a cycle is about thirteen times slower.
 const cycles = 10_000

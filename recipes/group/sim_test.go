@@ -62,6 +62,8 @@ type groupSim struct {
 	// summed over seeds
 	reports, joinsSeen, leavesSeen int
 	reregistered                   int // new sessions client 0's member registered on
+	registeredSeen                 int // session events judgeRegistered found a member registered at
+	expiriesJudged                 int // expiries judgeRegistered heard after a member's
 
 	g       *group.Group
 	views   []*group.View
@@ -213,6 +215,7 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 			}
 			s.bars[i] = r.OpenSpan(i, "member", id) // on the seed's picture, until it leaves
 			s.members[i] = m
+			s.judgeRegistered(r, ex, i, m)
 			if i == 0 {
 				s.epoch0 = m.Session().Epoch
 			}
@@ -240,6 +243,42 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 				})
 			})
 		})
+	})
+}
+
+// judgeRegistered judges what Member.Registered promises: false from an
+// expiry until the registration on the new session is made. Subscribed
+// after the member (its Join subscribed it), it hears each session event
+// once the member has: after an expiry, or a connection on a session
+// other than the registration's, Registered must be false; and whenever
+// it is true, the registration's session is the one the event names.
+// Until the membership ends (Leave or the process's end).
+func (s *groupSim) judgeRegistered(r *sim.Trial, ex *executor.Executor, i int, m *group.Member) {
+	var unsub func()
+	unsub = ex.Subscribe(func(ev task.Event) {
+		if ev.Type != task.EventNone {
+			return
+		}
+		select {
+		case <-m.Done():
+			unsub()
+			return
+		default:
+		}
+		if ev.State == task.StateExpired {
+			s.expiriesJudged++
+		}
+		if !m.Registered() {
+			return
+		}
+		switch {
+		case ev.State == task.StateExpired:
+			r.Errorf("client %d: Registered() true after the member heard its session expire", i)
+		case ev.State == task.StateConnected && ev.SessionID != m.Session().ID:
+			r.Errorf("client %d: Registered() true on session %#x, registered on %#x", i, ev.SessionID, m.Session().ID)
+		default:
+			s.registeredSeen++
+		}
 	})
 }
 
@@ -307,9 +346,9 @@ func (s *groupSim) converged(r *sim.Trial) bool {
 func TestGroupSimulation(t *testing.T) {
 	s, sc := newGroupSim()
 	st := sim.Check(t, sc, simSeeds())
-	t.Logf("%d view reports (%d joins and %d leaves seen), %d connection-loss responses, %d flows run again after expiry, %d registrations of the staying member on a new session",
-		s.reports, s.joinsSeen, s.leavesSeen, s.cnt.Losses, s.cnt.Expiries, s.reregistered)
-	if st.Failures() == 0 && (s.joinsSeen == 0 || s.leavesSeen == 0 || s.cnt.Losses == 0 || s.reregistered == 0) {
+	t.Logf("%d view reports (%d joins and %d leaves seen), %d connection-loss responses, %d flows run again after expiry, %d registrations of the staying member on a new session; Registered judged at %d expiries and found true at %d other session events",
+		s.reports, s.joinsSeen, s.leavesSeen, s.cnt.Losses, s.cnt.Expiries, s.reregistered, s.expiriesJudged, s.registeredSeen)
+	if st.Failures() == 0 && (s.joinsSeen == 0 || s.leavesSeen == 0 || s.cnt.Losses == 0 || s.reregistered == 0 || s.expiriesJudged == 0 || s.registeredSeen == 0) {
 		t.Fatal("no join or leave was seen, or the faults never bit: the test checks nothing")
 	}
 }

@@ -72,6 +72,7 @@ type configSim struct {
 	dir         *history // client 0's WatchDir deliveries
 	lastNode    int
 	running     int // Reloader runs going
+	runsJudged  int // Reloader runs whose start was judged against the watcher's latest
 	cleaning    int // their cleanups going
 	runVal      int // configuration of the latest run started
 	writers     int
@@ -134,6 +135,7 @@ func newConfigSim() (*configSim, sim.Scenario) {
 			if s.nodeW, err = sim.Run(r.World, 0, s.watchNode(r)); err != nil {
 				return fmt.Errorf("Watch: %w", err)
 			}
+			s.rel = nil // the last seed's; apply judges against this seed's once it is set
 			if s.rel, err = sim.Run(r.World, 1, Reload(simRoot, DirOptions{Marker: true}, s.apply(r))); err != nil {
 				return fmt.Errorf("Reload: %w", err)
 			}
@@ -191,6 +193,7 @@ func (s *configSim) restart(r *sim.Trial, i int) {
 	}
 	var reload func()
 	reload = func() {
+		s.rel = nil // the dead process's; apply judges against the new one once it is set
 		executor.Submit(r.Execs[i], Reload(simRoot, DirOptions{Marker: true}, s.apply(r)), func(rel *Reloader, err error) {
 			switch {
 			case err == nil:
@@ -435,6 +438,18 @@ func (s *configSim) apply(r *sim.Trial) func(Snapshot) task.Task[task.Unit] {
 			if err != nil {
 				r.Errorf("client 1: run with %v", err)
 			}
+			// Versions that arrive while a run ends coalesce to the
+			// latest: a run starts with the watcher's latest snapshot,
+			// unless a newer one came after it was scheduled (its scope
+			// is then already canceled with ErrReloaded).
+			if s.rel != nil && err == nil && sc.Err() == nil {
+				if latest, ok := s.rel.Watcher().Latest(); ok {
+					if lv, lerr := generation(latest); lerr == nil && lv != v {
+						r.Errorf("client 1: a Reloader run started with generation %d, the watcher's latest being %d", v, lv)
+					}
+					s.runsJudged++
+				}
+			}
 			s.running++
 			s.runVal = v
 			if s.running > 1 {
@@ -585,7 +600,10 @@ func show(m map[string][]byte) string {
 func TestSimulation(t *testing.T) {
 	s, sc := newConfigSim()
 	st := sim.Check(t, sc, simSeeds())
-	t.Logf("over %d seeds: %d deliveries to client 0, %d Reloader runs, %d marked updates, %d updates run again by a restarted writer", st.Seeds, s.deliveries, s.runs, s.marked, s.resumed)
+	t.Logf("over %d seeds: %d deliveries to client 0, %d Reloader runs (%d judged against the watcher's latest at their start), %d marked updates, %d updates run again by a restarted writer", st.Seeds, s.deliveries, s.runs, s.runsJudged, s.marked, s.resumed)
+	if st.Failures() == 0 && s.runsJudged == 0 {
+		t.Fatal("no Reloader run's start was judged: the test checks nothing")
+	}
 }
 
 // canaryBound is the most seeds a canary may survive in each of

@@ -3,7 +3,10 @@ package election_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
@@ -12,68 +15,115 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// observeClient runs a Master's Observe in the master scenario: the twin
+// observeClient runs the candidate's Observe in the explore scenarios: the twin
 // of client 0 (addTwin), which campaigns too but is not judged on
 // progress (an observer's reads on its session make its campaigns the
 // last to answer a master's end), under the faults of its own session.
 const observeClient = exploreClients
 
-// masterWatch judges Observe in the master scenario. The master node's
-// versions come from the server's journal (fakezk.Config.Journal); every
-// observation must be the node as it was at one zxid (who holds it, by
-// czxid and owner, or nobody), never at a zxid before the previous
-// observation's ("observations never go back in time"), and once the
-// faults stop and the node is gone, the observer says nobody leads ("the
-// last one never is [skipped]").
-type masterWatch struct {
+// leaderWatch judges Observe in the explore scenarios. Who leads comes
+// from the server's journal (fakezk.Config.Journal): for a Master, the
+// master node; for an Election, the lowest candidate node of the
+// directory in the recipe's order of names (election.Lowest: the order
+// every campaign uses, sequence numbers past a counter's end included).
+// Every observation must be who led at one zxid (the node by czxid and
+// owner, or nobody), never at a zxid before the previous observation's
+// ("observations never go back in time"), and once the faults stop and
+// nobody leads, the observer says so ("the last one never is
+// [skipped]").
+type leaderWatch struct {
 	w        *sim.World
-	path     string          // the master node's server path
-	versions []masterVersion // in zxid order
+	path     string          // the master node's server path, or the election directory's
+	election bool            // path is an election's directory
+	kids     map[string]kid  // the directory's candidate nodes by name (election)
+	versions []leaderVersion // in zxid order
 	at       int64           // the earliest zxid the last observation can be
 	last     *election.Observation
 	on       bool // the observer runs this seed
 	seen     int  // observations judged, over seeds
 }
 
-type masterVersion struct {
+type leaderVersion struct {
 	from    int64
 	present bool
 	czxid   int64
 	owner   int64
 }
 
-func (m *masterWatch) reset(w *sim.World) {
-	*m = masterWatch{w: w, path: w.ServerPath("/svc/master"), at: math.MinInt64, seen: m.seen}
+type kid struct{ czxid, owner int64 }
+
+func (m *leaderWatch) reset(w *sim.World, path string, isElection bool) {
+	*m = leaderWatch{w: w, path: w.ServerPath(path), election: isElection, kids: map[string]kid{}, at: math.MinInt64, seen: m.seen}
 }
 
 // journal is the server's Config.Journal (server lock held).
-func (m *masterWatch) journal(c fakezk.Commit) {
+func (m *leaderWatch) journal(c fakezk.Commit) {
 	if m.w == nil {
+		return
+	}
+	if m.election {
+		m.journalDir(c)
 		return
 	}
 	for _, n := range c.Nodes {
 		if n.Path == m.path {
-			m.versions = append(m.versions, masterVersion{from: c.Zxid, present: true, czxid: n.Stat.Czxid, owner: n.Stat.EphemeralOwner})
+			m.versions = append(m.versions, leaderVersion{from: c.Zxid, present: true, czxid: n.Stat.Czxid, owner: n.Stat.EphemeralOwner})
 		}
 	}
 	for _, d := range c.Deleted {
 		if d == m.path {
-			m.versions = append(m.versions, masterVersion{from: c.Zxid})
+			m.versions = append(m.versions, leaderVersion{from: c.Zxid})
 		}
 	}
 }
 
+// journalDir follows an election's directory: a new version whenever a
+// commit changes its lowest candidate.
+func (m *leaderWatch) journalDir(c fakezk.Commit) {
+	name := func(p string) (string, bool) {
+		rest, ok := strings.CutPrefix(p, m.path+"/")
+		return rest, ok && rest != "" && !strings.Contains(rest, "/")
+	}
+	changed := false
+	for _, n := range c.Nodes {
+		if k, ok := name(n.Path); ok {
+			m.kids[k] = kid{n.Stat.Czxid, n.Stat.EphemeralOwner}
+			changed = true
+		}
+	}
+	for _, d := range c.Deleted {
+		if k, ok := name(d); ok {
+			delete(m.kids, k)
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	v := leaderVersion{from: c.Zxid}
+	if low, ok := election.Lowest(slices.Collect(maps.Keys(m.kids))); ok {
+		k := m.kids[low]
+		v.present, v.czxid, v.owner = true, k.czxid, k.owner
+	}
+	if n := len(m.versions); n > 0 {
+		if l := m.versions[n-1]; l.present == v.present && l.czxid == v.czxid && l.owner == v.owner {
+			return
+		}
+	}
+	m.versions = append(m.versions, v)
+}
+
 // see judges observation ob.
-func (m *masterWatch) see(ob election.Observation) error {
+func (m *leaderWatch) see(ob election.Observation) error {
 	m.seen++
 	m.last = &ob
-	match := func(v masterVersion) bool {
+	match := func(v leaderVersion) bool {
 		if !ob.Leading {
 			return !v.present
 		}
 		return v.present && v.czxid == ob.Token && v.owner == ob.Session
 	}
-	// Before the first version the node did not exist.
+	// Before the first version nobody led.
 	if !ob.Leading && (len(m.versions) == 0 || m.at < m.versions[0].from) {
 		return nil
 	}
@@ -87,13 +137,13 @@ func (m *masterWatch) see(ob election.Observation) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("observer: %+v is the master node at no zxid since %d (its versions %+v)", ob, m.at, m.versions)
+	return fmt.Errorf("observer: %+v led at no zxid since %d (the leaders %+v)", ob, m.at, m.versions)
 }
 
 // start runs client observeClient's observer (again after a crash of its
 // process: a new process may be served older states, so the judge's
 // earliest zxid starts afresh).
-func (m *masterWatch) start(r *sim.Trial, cand election.Candidate) {
+func (m *leaderWatch) start(r *sim.Trial, cand election.Candidate) {
 	m.at, m.last, m.on = math.MinInt64, nil, true
 	ex := r.Execs[observeClient]
 	executor.Submit(ex, cand.Observe(func(ob election.Observation) {
@@ -115,5 +165,6 @@ func (m *masterWatch) start(r *sim.Trial, cand election.Candidate) {
 }
 
 // settled reports whether the observer's last observation is that nobody
-// leads (the scenario quiesces with the master node gone).
-func (m *masterWatch) settled() bool { return m.last != nil && !m.last.Leading }
+// leads (the scenario quiesces with the master node, or every candidate
+// node, gone).
+func (m *leaderWatch) settled() bool { return m.last != nil && !m.last.Leading }

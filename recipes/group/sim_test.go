@@ -250,9 +250,8 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 // expiry until the registration on the new session is made. Subscribed
 // after the member (its Join subscribed it), it hears each session event
 // once the member has: after an expiry, or a connection on a session
-// other than the registration's, Registered must be false; and whenever
-// it is true, the registration's session is the one the event names.
-// Until the membership ends (Leave or the process's end).
+// other than the registration's, Registered must be false. Until the
+// membership ends (Leave or the process's end).
 func (s *groupSim) judgeRegistered(r *sim.Trial, ex *executor.Executor, i int, m *group.Member) {
 	var unsub func()
 	unsub = ex.Subscribe(func(ev task.Event) {

@@ -4,6 +4,8 @@ package rig
 
 import (
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,14 +23,89 @@ type Rig struct {
 	Conn  *scriptconn.Conn
 	Clock *clock.Mock
 	Errs  []error // errors reported by detached flows
+
+	timers timers // the executor's timers on Clock
+}
+
+// timers is the executor's clock: Clock's AfterFunc, with a record of
+// each timer so that Advance can wait for the callbacks it fired. The
+// mock clock runs each callback on a goroutine of its own and only
+// sleeps a millisecond for it, so on a loaded machine the executor could
+// be run to idle before the callback had queued its work.
+type timers struct {
+	m       *clock.Mock
+	mu      sync.Mutex
+	pending []*timer
+}
+
+type timer struct {
+	when    time.Time
+	t       *clock.Timer
+	ran     atomic.Bool
+	stopped atomic.Bool
+}
+
+func (ts *timers) Now() time.Time { return ts.m.Now() }
+
+func (ts *timers) AfterFunc(d time.Duration, f func()) task.Timer {
+	tm := &timer{when: ts.m.Now().Add(d)}
+	ts.mu.Lock()
+	ts.pending = append(ts.pending, tm)
+	ts.mu.Unlock()
+	tm.t = ts.m.AfterFunc(d, func() { f(); tm.ran.Store(true) })
+	return tm
+}
+
+func (tm *timer) Stop() bool {
+	if tm.t.Stop() {
+		tm.stopped.Store(true)
+		return true
+	}
+	return false
+}
+
+// due returns the timers not yet run or stopped that are due by now.
+func (ts *timers) due(now time.Time) []*timer {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var due []*timer
+	kept := ts.pending[:0]
+	for _, tm := range ts.pending {
+		if tm.ran.Load() || tm.stopped.Load() {
+			continue
+		}
+		kept = append(kept, tm)
+		if !tm.when.After(now) {
+			due = append(due, tm)
+		}
+	}
+	clear(ts.pending[len(kept):])
+	ts.pending = kept
+	return due
+}
+
+// settle waits until each of due has run its callback or been stopped;
+// it reports false if one has not after 10 s.
+func settle(due []*timer) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for _, tm := range due {
+		for !tm.ran.Load() && !tm.stopped.Load() {
+			if time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(100 * time.Microsecond) // the mock's callback goroutine, not an event of the test
+		}
+	}
+	return true
 }
 
 // New returns a rig connected to session 1.
 func New(t testing.TB) *Rig {
 	t.Helper()
 	r := &Rig{T: t, Conn: scriptconn.New(), Clock: clock.NewMock()}
+	r.timers.m = r.Clock
 	ex, err := executor.New(executor.Config{
-		Conn: r.Conn, Clock: task.FromClock(r.Clock), Seed: 1,
+		Conn: r.Conn, Clock: &r.timers, Seed: 1,
 		OnError: func(err error) { r.Errs = append(r.Errs, err) },
 	})
 	if err != nil {
@@ -45,9 +122,14 @@ func New(t testing.TB) *Rig {
 // Idle runs the executor until nothing is runnable.
 func (r *Rig) Idle() int { return r.Ex.RunUntilIdle() }
 
-// Advance moves the mock clock (firing due timers) and runs until idle.
+// Advance moves the mock clock (firing due timers), waits for the
+// executor's timer callbacks it fired, and runs until idle.
 func (r *Rig) Advance(d time.Duration) {
+	due := r.timers.due(r.Clock.Now().Add(d)) // those this Add fires
 	r.Clock.Add(d)
+	if !settle(due) {
+		r.T.Fatalf("rig: a timer due by %v did not run its callback within 10s", r.Clock.Now())
+	}
 	r.Idle()
 }
 

@@ -489,3 +489,55 @@ func TestCloseAfterRunPanicked(t *testing.T) {
 		t.Fatal("Close still waiting after Run ended in a panic")
 	}
 }
+
+// A flow Submit handed to the executor just before Close gets its outcome
+// (task.ErrClosed) by the time Close returns, however late the submitting
+// goroutine runs on: here it is held between handing the flow over and
+// waking Run while Close runs the whole shutdown.
+func TestCloseEndsAFlowSubmittedAsItBegins(t *testing.T) {
+	for _, driven := range []string{"run", "step"} {
+		t.Run(driven, func(t *testing.T) {
+			ex, err := executor.New(executor.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := make(chan error, 1)
+			if driven == "run" {
+				go func() { ran <- ex.Run(context.Background()) }()
+				// Run has started once a flow has run: Close waits for it.
+				if _, err := executor.Await(context.Background(), ex, task.Value(task.Unit{})); err != nil {
+					t.Fatal(err)
+				}
+			}
+			posted, resume := make(chan struct{}), make(chan struct{})
+			executor.SetAfterPost(ex, func() { close(posted); <-resume })
+			got := make(chan error, 1)
+			submitted := make(chan struct{})
+			go func() {
+				defer close(submitted)
+				executor.Submit(ex, task.Value(task.Unit{}), func(_ task.Unit, err error) { got <- err })
+			}()
+			<-posted
+			ex.Close()
+			if driven == "step" {
+				for ex.Step() {
+				}
+			}
+			select {
+			case err := <-got:
+				if !errors.Is(err, task.ErrClosed) {
+					t.Errorf("the flow ended with %v, want task.ErrClosed", err)
+				}
+			default:
+				t.Errorf("the executor stopped (%s) without an outcome for a flow it had accepted: its continuation will never be called", driven)
+			}
+			close(resume)
+			<-submitted
+			if driven == "run" {
+				if err := <-ran; err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			}
+		})
+	}
+}

@@ -82,6 +82,7 @@ type Executor struct {
 	spareEvs    []task.Event
 	refusing    bool // Close or the stop has begun: Submit is refused
 	pending     atomic.Int32
+	afterPost   func()      // tests only: called by postFlow between posting and waking Run
 	stopped     atomic.Bool // the shutdown has begun
 	running     atomic.Bool // a Run has started (it is set for good)
 	closeReq    atomic.Bool
@@ -175,8 +176,9 @@ func (e *Executor) post(it item) bool {
 		return false
 	}
 	e.inbox = append(e.inbox, it)
+	e.pending.Add(1)
 	e.mu.Unlock()
-	e.woken()
+	e.wakeRun()
 	return true
 }
 
@@ -190,8 +192,9 @@ func (e *Executor) postOutcome(rcv task.Receiver, resp *task.Response) bool {
 	}
 	e.inbox = append(e.inbox, item{rcv: rcv, task: true})
 	e.inboxResps = append(e.inboxResps, *resp)
+	e.pending.Add(1)
 	e.mu.Unlock()
-	e.woken()
+	e.wakeRun()
 	return true
 }
 
@@ -205,13 +208,16 @@ func (e *Executor) postNotice(w task.Watcher, ev *task.Event) {
 	}
 	e.inbox = append(e.inbox, item{w: w, task: true})
 	e.inboxEvs = append(e.inboxEvs, *ev)
+	e.pending.Add(1)
 	e.mu.Unlock()
-	e.woken()
+	e.wakeRun()
 }
 
-// woken counts an item posted and wakes Run.
-func (e *Executor) woken() {
-	e.pending.Add(1)
+// wakeRun wakes Run after an item was posted. The item is counted in
+// pending under mu, with its append: a drain that finds pending at zero
+// has missed no item (the shutdown's last drain, once inboxClosed is set,
+// finds every item posted before), however late the poster runs on.
+func (e *Executor) wakeRun() {
 	select {
 	case e.wake <- struct{}{}:
 	default:
@@ -232,8 +238,12 @@ func (e *Executor) postFlow(arm func(), r runner) bool {
 		e.inbox = append(e.inbox, item{fn: arm})
 	}
 	e.inbox = append(e.inbox, item{task: true, r: r})
+	e.pending.Add(1)
 	e.mu.Unlock()
-	e.woken()
+	if e.afterPost != nil {
+		e.afterPost()
+	}
+	e.wakeRun()
 	return true
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,10 +27,14 @@ const bsimService = "b"
 // Judged by: a call fails only with its context's error, a session's
 // end, or an error a retry would settle; once every actor has ended, no
 // instance node is left (an Unregister is carried out whatever its
-// context, and a Register that failed leaves no node).
+// context, and a Register that failed leaves no node); Registered
+// (judgeRegistered): never true on a session older than its executor's.
 type blockingSim struct {
 	clients    int
-	registered int // rounds that registered, summed over seeds
+	registered int                         // rounds that registered, summed over seeds
+	held       [][]*discovery.Registration // by client: what its actors hold registered
+	regSeen    int                         // checks at which judgeRegistered found one registered
+	expired    int                         // expiries judgeRegistered heard while one was held
 }
 
 func newBlockingSim() (*blockingSim, sim.Scenario) {
@@ -42,6 +47,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Faults:    sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
 		Duration:  5 * time.Second,
 		Workload: func(r *sim.Trial) {
+			s.held = make([][]*discovery.Registration, s.clients)
 			for i := range s.clients {
 				s.startClient(r, i)
 			}
@@ -54,6 +60,67 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Quiesce: func(r *sim.Trial) bool {
 			return r.Actors() == 0 && len(r.Children(dir)) == 0
 		},
+		Invariants: []sim.Invariant{sim.InvariantFunc(func(r *sim.Trial) error {
+			for i := range s.held {
+				if err := s.registeredOnCurrent(r, i); err != nil {
+					return err
+				}
+			}
+			return nil
+		})},
+	}
+}
+
+// judgeRegistered judges what Registration.Registered promises for a
+// dynamic instance (false from an expiry until it is registered again on
+// the new session) for those client i's actors hold. Subscribed when the
+// client starts, before any registration, it hears each session event
+// before they do, so it judges the state the events before left: at
+// every event but an expiry (at which the executor has begun the new
+// session and the registrations have not heard it yet), and at the end
+// of the seed, a registered instance's session is its executor's current
+// one.
+func (s *blockingSim) judgeRegistered(r *sim.Trial, i int) {
+	ex := r.Execs[i]
+	ex.Subscribe(func(ev task.Event) {
+		if ev.Type != task.EventNone || ev.State == task.StateClosed || r.Execs[i] != ex {
+			return // (the process's end: its registrations end with it)
+		}
+		if ev.State == task.StateExpired {
+			if len(s.held[i]) > 0 {
+				s.expired++
+			}
+			return
+		}
+		if err := s.registeredOnCurrent(r, i); err != nil {
+			r.Errorf("at %v: %v", ev.State, err)
+		}
+	})
+}
+
+// registeredOnCurrent checks that every registration client i's actors
+// hold that says it is registered is registered on its executor's
+// current session.
+func (s *blockingSim) registeredOnCurrent(r *sim.Trial, i int) error {
+	cur := r.Execs[i].SessionScope().Session()
+	for _, reg := range s.held[i] {
+		if closed(reg.Done()) || !reg.Registered() {
+			continue
+		}
+		if got, ok := discovery.RegistrationSession(reg); ok && got.Epoch != cur.Epoch {
+			return fmt.Errorf("client %d: %s Registered() true on session %d (%#x), its executor on session %d since", i, reg.Path(), got.Epoch, got.ID, cur.Epoch)
+		}
+		s.regSeen++
+	}
+	return nil
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -64,6 +131,8 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 		r.Errorf("client %d: %v", i, err)
 		return
 	}
+	s.held[i] = nil // the registrations of the process before (its executor closed) ended with it
+	s.judgeRegistered(r, i)
 	for k := range 2 {
 		id := fmt.Sprintf("c%da%d", i, k)
 		r.Go(i, func(a *sim.Actor) {
@@ -118,6 +187,7 @@ func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, 
 	i, rnd := a.Client(), a.Rand()
 	ctx, cancel, ends := roundCtx(a)
 	defer cancel()
+	inc := r.Incarnation(i)
 	reg, err := c.Register(ctx, discovery.Instance{Name: bsimService, ID: id, Port: 80})
 	if err != nil {
 		if !expected(r, a, ends, err) {
@@ -127,8 +197,14 @@ func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, 
 		return
 	}
 	s.registered++
+	if r.Incarnation(i) == inc { // (an actor of a process that crashed as it registered is not judged)
+		s.held[i] = append(s.held[i], reg)
+	}
 	_ = a.Sleep(ctx, time.Duration(rnd.Int64N(int64(time.Second))))
 	err = c.Unregister(ctx, reg)
+	if r.Incarnation(i) == inc {
+		s.held[i] = slices.DeleteFunc(s.held[i], func(h *discovery.Registration) bool { return h == reg })
+	}
 	if err != nil && !expected(r, a, ends, err) {
 		r.Errorf("client %d: unregister %s: %v", i, id, err)
 	}
@@ -177,8 +253,8 @@ func TestSimRegressions(t *testing.T) {
 func TestBlockingSimulation(t *testing.T) {
 	s, sc := newBlockingSim()
 	st := sim.Check(t, sc, simSeeds()/2)
-	t.Logf("%d rounds registered", s.registered)
-	if st.Failures() == 0 && s.registered == 0 {
-		t.Fatal("no round registered: the test checks nothing")
+	t.Logf("%d rounds registered; Registered judged true %d times, %d expiries heard with registrations held", s.registered, s.regSeen, s.expired)
+	if st.Failures() == 0 && (s.registered == 0 || s.regSeen == 0 || s.expired == 0) {
+		t.Fatal("no round registered, or Registered never judged at an expiry: the test checks nothing")
 	}
 }

@@ -1,0 +1,13 @@
+package discovery
+
+import "github.com/zkflow/zkflow/task"
+
+// RegistrationSession is the session of a dynamic registration's latest
+// registration (its group member's), for the simulation's judge of
+// Registered; false for a persistent one.
+func RegistrationSession(r *Registration) (task.Session, bool) {
+	if r.m == nil {
+		return task.Session{}, false
+	}
+	return r.m.Session(), true
+}

@@ -52,8 +52,8 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "g
 // round, Size sessions have had a participant node in the round's
 // directory at once (Presence), and no session has two participant
 // nodes; whoever returns from
-// Leave without error, every participant that had passed Enter before
-// that Leave started has its node gone.
+// Leave without error, every participant node made before that Leave
+// started is gone (those that had passed Enter, and those entering).
 //
 // The single barrier: client 0's second actor loops Set, a while, Remove
 // (deferred, with the same context, ending as drawn); the other clients'
@@ -299,13 +299,20 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor) {
 			defer gc()
 		}
 		before = append(before, s.passed[k]...)
+		since := r.Server.Zxid() // the nodes made up to here must be gone
 		err := d.Leave(ctx, p)
 		r.Logf("client %d: leave round %d: %v", i, k, err)
 		switch {
 		case err == nil:
 			for _, path := range before {
 				if _, ok := r.NodeStat(path); ok {
-					r.Errorf("client %d finished Leave of round %d while participant %s is still there", i, k, path)
+					r.Errorf("client %d finished Leave of round %d while participant %s, which had passed Enter, is still there", i, k, path)
+				}
+			}
+			for _, path := range partNodes(r, k) {
+				st, ok := r.NodeStat(path)
+				if ok && st.EphemeralOwner != 0 && !r.OperatorSession(st.EphemeralOwner) && st.Czxid <= since {
+					r.Errorf("client %d finished Leave of round %d while participant node %s, made before that Leave started (zxid %#x, Leave at %#x), is still there", i, k, path, st.Czxid, since)
 				}
 			}
 			r.Progress(i)

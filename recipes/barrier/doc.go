@@ -7,8 +7,9 @@
 // Wait returns only once the barrier has been removed (after an exists
 // that found no node). A participant passes Enter only after some
 // participant listed N participant nodes, at most one per Enter; Leave
-// returns only once every participant that had entered has left (deleted
-// its node) or lost its session. Every wake-up is only a hint: the
+// returns only once every participant node made before it started is
+// gone: each participant that had entered, or was entering, has left
+// (deleted its node) or lost its session. Every wake-up is only a hint: the
 // condition is checked again after each one. A failed Enter leaves no
 // participant node, and if Leave ends early a cleanup still deletes its
 // node: DoubleClient.Leave deletes it whatever its ctx, even one that has

@@ -3,6 +3,7 @@ package barrier_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -41,9 +42,10 @@ func simSeeds() int {
 //     the round's directory at once (barrier.Presence, from the server's
 //     journal), and no session has two participant nodes (one
 //     participant never counts twice);
-//   - when anyone returns from Leave, the node of every participant that
-//     had passed Enter before that Leave started is gone from the server
-//     (each of them has left, or its session has ended);
+//   - when anyone returns from Leave, every participant node made before
+//     that Leave started is gone from the server (each of them has left,
+//     or its session has ended): those that had passed Enter, and those
+//     still entering;
 //   - once the faults stop every client finishes every round, then no
 //     participant node is left on the server, and no cleanup failed but
 //     by the end of its session.
@@ -52,6 +54,7 @@ type doubleSim struct {
 	lost               sim.LostReplies
 	cnt                sim.Counts
 	entered, left      int // summed over seeds
+	entering           int // participant nodes not among those that passed Enter, as a Leave started
 
 	rs       []*doubleRound
 	at       []int // the round each client is in
@@ -182,6 +185,12 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 			bar := r.OpenSpan(i, "barrier", "round "+strconv.Itoa(round)) // inside, on the seed's picture
 			sim.After(r, ex, draw(r.Rand, 3*time.Second), func() {
 				before := append([]string(nil), rd.passed...)
+				since := r.Server.Zxid() // the nodes made up to here must be gone
+				for _, name := range participantNodes(r.World, rd.d.Dir()) {
+					if !slices.Contains(before, rd.d.Dir()+"/"+name) {
+						s.entering++ // a node whose participant has not passed Enter (or has left, or crashed)
+					}
+				}
 				sim.Across(r, ex, p.Leave(), &s.cnt, func(_ task.Unit, err error) {
 					if err != nil {
 						r.Errorf("client %d round %d: leave: %v", i, round, err)
@@ -191,8 +200,15 @@ func (s *doubleSim) play(r *sim.Trial, i, round int) {
 					r.CloseSpan(bar)
 					for _, path := range before {
 						if _, ok := r.NodeStat(path); ok {
-							r.Errorf("client %d finished Leave of round %d while participant %s is still there", i, round, path)
+							r.Errorf("client %d finished Leave of round %d while participant %s, which had passed Enter, is still there", i, round, path)
 						}
+					}
+					for _, name := range participantNodes(r.World, rd.d.Dir()) {
+						st, ok := r.NodeStat(rd.d.Dir() + "/" + name)
+						if !ok || st.EphemeralOwner == 0 || r.OperatorSession(st.EphemeralOwner) || st.Czxid > since {
+							continue // the operator's nodes are no participant's; one made since may stay
+						}
+						r.Errorf("client %d finished Leave of round %d while participant node %s, made before that Leave started (zxid %#x, Leave at %#x), is still there", i, round, name, st.Czxid, since)
 					}
 					r.Logf("client %d left round %d", i, round)
 					r.Progress(i)
@@ -373,10 +389,13 @@ func (s *barrierSim) round(r *sim.Trial, round int) {
 func TestDoubleBarrierSimulation(t *testing.T) {
 	s, sc := newDoubleSim()
 	st := sim.Check(t, sc, simSeeds())
-	t.Logf("%d enters, %d leaves, %d connection-loss responses, %d flows run again after expiry",
-		s.entered, s.left, s.cnt.Losses, s.cnt.Expiries)
+	t.Logf("%d enters, %d leaves, %d connection-loss responses, %d flows run again after expiry, %d nodes of participants not past Enter as a Leave started",
+		s.entered, s.left, s.cnt.Losses, s.cnt.Expiries, s.entering)
 	if st.Failures() == 0 && (s.cnt.Losses == 0 || s.cnt.Expiries == 0) {
 		t.Fatal("the faults never bit: the test checks nothing")
+	}
+	if st.Failures() == 0 && s.entering == 0 {
+		t.Fatal("no Leave started with a participant still entering: its judge checks nothing there")
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -28,13 +27,11 @@ const bsimService = "b"
 // end, or an error a retry would settle; once every actor has ended, no
 // instance node is left (an Unregister is carried out whatever its
 // context, and a Register that failed leaves no node); Registered
-// (judgeRegistered): never true on a session older than its executor's.
+// (sim.Registrations): never true on a session older than its executor's.
 type blockingSim struct {
 	clients    int
-	registered int                         // rounds that registered, summed over seeds
-	held       [][]*discovery.Registration // by client: what its actors hold registered
-	regSeen    int                         // checks at which judgeRegistered found one registered
-	expired    int                         // expiries judgeRegistered heard while one was held
+	registered int               // rounds that registered, summed over seeds
+	reg        sim.Registrations // the instances the actors hold
 }
 
 func newBlockingSim() (*blockingSim, sim.Scenario) {
@@ -47,7 +44,6 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Faults:    sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
 		Duration:  5 * time.Second,
 		Workload: func(r *sim.Trial) {
-			s.held = make([][]*discovery.Registration, s.clients)
 			for i := range s.clients {
 				s.startClient(r, i)
 			}
@@ -60,67 +56,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Quiesce: func(r *sim.Trial) bool {
 			return r.Actors() == 0 && len(r.Children(dir)) == 0
 		},
-		Invariants: []sim.Invariant{sim.InvariantFunc(func(r *sim.Trial) error {
-			for i := range s.held {
-				if err := s.registeredOnCurrent(r, i); err != nil {
-					return err
-				}
-			}
-			return nil
-		})},
-	}
-}
-
-// judgeRegistered judges what Registration.Registered promises for a
-// dynamic instance (false from an expiry until it is registered again on
-// the new session) for those client i's actors hold. Subscribed when the
-// client starts, before any registration, it hears each session event
-// before they do, so it judges the state the events before left: at
-// every event but an expiry (at which the executor has begun the new
-// session and the registrations have not heard it yet), and at the end
-// of the seed, a registered instance's session is its executor's current
-// one.
-func (s *blockingSim) judgeRegistered(r *sim.Trial, i int) {
-	ex := r.Execs[i]
-	ex.Subscribe(func(ev task.Event) {
-		if ev.Type != task.EventNone || ev.State == task.StateClosed || r.Execs[i] != ex {
-			return // (the process's end: its registrations end with it)
-		}
-		if ev.State == task.StateExpired {
-			if len(s.held[i]) > 0 {
-				s.expired++
-			}
-			return
-		}
-		if err := s.registeredOnCurrent(r, i); err != nil {
-			r.Errorf("at %v: %v", ev.State, err)
-		}
-	})
-}
-
-// registeredOnCurrent checks that every registration client i's actors
-// hold that says it is registered is registered on its executor's
-// current session.
-func (s *blockingSim) registeredOnCurrent(r *sim.Trial, i int) error {
-	cur := r.Execs[i].SessionScope().Session()
-	for _, reg := range s.held[i] {
-		if closed(reg.Done()) || !reg.Registered() {
-			continue
-		}
-		if got, ok := discovery.RegistrationSession(reg); ok && got.Epoch != cur.Epoch {
-			return fmt.Errorf("client %d: %s Registered() true on session %d (%#x), its executor on session %d since", i, reg.Path(), got.Epoch, got.ID, cur.Epoch)
-		}
-		s.regSeen++
-	}
-	return nil
-}
-
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
+		Invariants: []sim.Invariant{sim.InvariantFunc(s.reg.Check)},
 	}
 }
 
@@ -131,8 +67,7 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 		r.Errorf("client %d: %v", i, err)
 		return
 	}
-	s.held[i] = nil // the registrations of the process before (its executor closed) ended with it
-	s.judgeRegistered(r, i)
+	s.reg.Start(r, i)
 	for k := range 2 {
 		id := fmt.Sprintf("c%da%d", i, k)
 		r.Go(i, func(a *sim.Actor) {
@@ -197,14 +132,15 @@ func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, 
 		return
 	}
 	s.registered++
-	if r.Incarnation(i) == inc { // (an actor of a process that crashed as it registered is not judged)
-		s.held[i] = append(s.held[i], reg)
+	if _, dynamic := discovery.RegistrationSession(reg); dynamic {
+		s.reg.Hold(r, i, inc, sim.Registered{Name: id, Registered: reg.Registered, Done: reg.Done(), Session: func() task.Session {
+			sess, _ := discovery.RegistrationSession(reg)
+			return sess
+		}})
 	}
 	_ = a.Sleep(ctx, time.Duration(rnd.Int64N(int64(time.Second))))
 	err = c.Unregister(ctx, reg)
-	if r.Incarnation(i) == inc {
-		s.held[i] = slices.DeleteFunc(s.held[i], func(h *discovery.Registration) bool { return h == reg })
-	}
+	s.reg.Drop(r, i, inc, id)
 	if err != nil && !expected(r, a, ends, err) {
 		r.Errorf("client %d: unregister %s: %v", i, id, err)
 	}
@@ -253,8 +189,8 @@ func TestSimRegressions(t *testing.T) {
 func TestBlockingSimulation(t *testing.T) {
 	s, sc := newBlockingSim()
 	st := sim.Check(t, sc, simSeeds()/2)
-	t.Logf("%d rounds registered; Registered judged true %d times, %d expiries heard with registrations held", s.registered, s.regSeen, s.expired)
-	if st.Failures() == 0 && (s.registered == 0 || s.regSeen == 0 || s.expired == 0) {
+	t.Logf("%d rounds registered; Registered judged true %d times, %d expiries heard with registrations held", s.registered, s.reg.Seen, s.reg.Expiries)
+	if st.Failures() == 0 && (s.registered == 0 || s.reg.Seen == 0 || s.reg.Expiries == 0) {
 		t.Fatal("no round registered, or Registered never judged at an expiry: the test checks nothing")
 	}
 }

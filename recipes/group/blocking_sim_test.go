@@ -50,7 +50,7 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "g
 // that node's session); quiescence: every member given back with Leave
 // has its Done closed, every watcher stopped with Stop has its view
 // ended, whatever their contexts, and no member node is left; Registered
-// (judgeRegistered): never true on a session older than its executor's.
+// (sim.Registrations): never true on a session older than its executor's.
 type blockingSim struct {
 	clients int
 	left    []given[*Member] // given back by processes that have not crashed since
@@ -58,10 +58,8 @@ type blockingSim struct {
 	ended   [numEnds]int // member rounds that joined, by where their context ended
 	tried   [numEnds]int
 	nexts   int
-	dir     sim.Listings // the directory's listings on the server
-	held    [][]*Member  // by client: the members its actors hold (joined, not yet given back)
-	regSeen int          // checks at which judgeRegistered found a member registered
-	expired int          // expiries judgeRegistered heard while a member was held
+	dir     sim.Listings      // the directory's listings on the server
+	reg     sim.Registrations // the members the actors hold
 }
 
 func newBlockingSim() (*blockingSim, sim.Scenario) {
@@ -77,11 +75,6 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 				return fmt.Errorf("client %d: a watcher stopped with Stop, and its view never ended", g.client)
 			}
 		}
-		for i := range s.held {
-			if err := s.registeredOnCurrent(r, i); err != nil {
-				return err
-			}
-		}
 		return nil
 	}
 	return s, sim.Scenario{
@@ -94,7 +87,6 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Server:     fakezk.Config{Journal: s.dir.Journal},
 		Setup: func(r *sim.Trial) error {
 			s.left, s.stopped = nil, nil
-			s.held = make([][]*Member, s.clients)
 			s.dir.Start(r.World)
 			_, err := sim.Run(r.World, 0, task.Create("/svc", nil, task.Persistent))
 			return err
@@ -109,7 +101,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Quiesce: func(r *sim.Trial) bool {
 			return r.Actors() == 0 && len(r.Children(bsimDir)) == 0 && over(r) == nil
 		},
-		Invariants: []sim.Invariant{sim.InvariantFunc(over)},
+		Invariants: []sim.Invariant{sim.InvariantFunc(over), sim.InvariantFunc(s.reg.Check)},
 	}
 }
 
@@ -129,8 +121,7 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 		r.Errorf("client %d: %v", i, err)
 		return
 	}
-	s.held[i] = nil // the members of the process before (its executor closed) ended with it
-	s.judgeRegistered(r, i)
+	s.reg.Start(r, i)
 	for k := range 2 {
 		id := fmt.Sprintf("c%dm%d", i, k)
 		r.Go(i, func(a *sim.Actor) {
@@ -201,13 +192,9 @@ func (s *blockingSim) member(r *sim.Trial, a *sim.Actor, c *Client, id string) {
 	}
 	s.ended[end]++
 	r.Logf("client %d actor %d (ctx ends %s): joined %s", i, a.ID(), endNames[end], id)
-	if r.Incarnation(i) == inc { // (an actor of a process that crashed as it joined is not judged)
-		s.held[i] = append(s.held[i], m)
-	}
+	s.reg.Hold(r, i, inc, sim.Registered{Name: id, Registered: m.Registered, Session: m.Session, Done: m.Done()})
 	defer func() {
-		if r.Incarnation(i) == inc {
-			s.held[i] = slices.DeleteFunc(s.held[i], func(h *Member) bool { return h == m })
-		}
+		s.reg.Drop(r, i, inc, id)
 		if end == endGive {
 			var gc context.CancelFunc
 			ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(4))
@@ -298,49 +285,6 @@ func (s *blockingSim) watcher(r *sim.Trial, a *sim.Actor, c *Client) {
 	}
 }
 
-// judgeRegistered judges what Member.Registered promises (false from an
-// expiry until the registration on the new session is made) for the
-// members client i's actors hold. Subscribed when the client starts,
-// before any member, it hears each session event before they do, so it
-// judges the state the events before left: at every event but an expiry
-// (at which the executor has begun the new session and the members have
-// not heard it yet), and at the end of the seed, a registered member's
-// session is its executor's current one.
-func (s *blockingSim) judgeRegistered(r *sim.Trial, i int) {
-	ex := r.Execs[i]
-	ex.Subscribe(func(ev task.Event) {
-		if ev.Type != task.EventNone || ev.State == task.StateClosed || r.Execs[i] != ex {
-			return // (the process's end: its members end with it)
-		}
-		if ev.State == task.StateExpired {
-			if len(s.held[i]) > 0 {
-				s.expired++
-			}
-			return
-		}
-		if err := s.registeredOnCurrent(r, i); err != nil {
-			r.Errorf("at %v: %v", ev.State, err)
-		}
-	})
-}
-
-// registeredOnCurrent checks that every member client i's actors hold
-// that says it is registered is registered on its executor's current
-// session.
-func (s *blockingSim) registeredOnCurrent(r *sim.Trial, i int) error {
-	cur := r.Execs[i].SessionScope().Session()
-	for _, m := range s.held[i] {
-		if closed(m.Done()) || !m.Registered() {
-			continue
-		}
-		if got := m.Session(); got.Epoch != cur.Epoch {
-			return fmt.Errorf("client %d: %s Registered() true on session %d (%#x), its executor on session %d since", i, m.ID(), got.Epoch, got.ID, cur.Epoch)
-		}
-		s.regSeen++
-	}
-	return nil
-}
-
 // consistent checks a change Next returned against the previous one.
 func consistent(prev []string, ch Change, first bool) error {
 	if !slices.IsSorted(ch.Members) || !slices.IsSorted(ch.Added) || !slices.IsSorted(ch.Removed) {
@@ -382,7 +326,7 @@ func (s *blockingSim) report(t *testing.T) {
 	for e := range numEnds {
 		line += fmt.Sprintf(" %s=%d/%d", endNames[e], s.ended[e], s.tried[e])
 	}
-	t.Logf("member rounds by where the context ended (joined/tried):%s; %d changes read with Next; Registered judged true %d times, %d expiries heard with members held", line, s.nexts, s.regSeen, s.expired)
+	t.Logf("member rounds by where the context ended (joined/tried):%s; %d changes read with Next; Registered judged true %d times, %d expiries heard with members held", line, s.nexts, s.reg.Seen, s.reg.Expiries)
 }
 
 func TestBlockingSimulation(t *testing.T) {
@@ -403,8 +347,8 @@ func TestBlockingSimulation(t *testing.T) {
 	if s.nexts == 0 || len(s.stopped) == 0 {
 		t.Error("no change read or no watcher stopped: the scenario checks nothing there")
 	}
-	if s.regSeen == 0 || s.expired == 0 {
-		t.Errorf("Registered judged true %d times, %d expiries with members held: judgeRegistered checks nothing", s.regSeen, s.expired)
+	if s.reg.Seen == 0 || s.reg.Expiries == 0 {
+		t.Errorf("Registered judged true %d times, %d expiries with members held: the judge checks nothing", s.reg.Seen, s.reg.Expiries)
 	}
 }
 

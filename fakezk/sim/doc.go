@@ -49,7 +49,9 @@
 // Checkers for common properties: IDs (unique IDs, a linearizable
 // counter), Fencing and CheckFencing (mutual exclusion judged by fencing
 // tokens), Leaders (at most one acting leader), Tasks (no task lost or
-// executed twice), TreeEquals (a cache equal to the server's tree).
+// executed twice), TreeEquals (a cache equal to the server's tree),
+// Registrations (no registration registered on a session older than its
+// executor's).
 // World.Go runs goroutines that call the blocking APIs (the recipes'
 // Clients, executor.Await) in lockstep with the world, so a seed with
 // them is one history too.

@@ -1,0 +1,149 @@
+package recipes_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/recipes/group"
+	"github.com/zkflow/zkflow/recipes/lock"
+	"github.com/zkflow/zkflow/recipes/queue"
+	"github.com/zkflow/zkflow/recipes/rwlock"
+	"github.com/zkflow/zkflow/recipes/semaphore"
+	"github.com/zkflow/zkflow/recipes/seqid"
+	"github.com/zkflow/zkflow/task"
+)
+
+// Goroutines that loop over the blocking Clients' takes and give-backs
+// with contexts that never end, when the executor is closed under them:
+// every call returns, with task.ErrClosed, whatever it was doing
+// (waiting to take, giving back, submitting as Close began). A hang here
+// is a flow the executor accepted and never ended, or a wait on
+// something only a running executor would give. Randomized: the
+// scheduler picks the points Close meets the calls at (executor's
+// TestCloseEndsAFlowSubmittedAsItBegins holds the one that hung a
+// release before, deterministically).
+func TestCloseEndsEveryBlockingCall(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{Async: true})
+	defer srv.Close()
+	bg := context.Background()
+	for round := range 20 {
+		ex, err := executor.New(executor.Config{Conn: srv.Connect(fakezk.ConnConfig{}), Clock: srv.Clock(), Seed: uint64(round + 1),
+			OnError: func(error) {}, // the give-backs a Close cuts short
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := make(chan struct{})
+		go func() { defer close(ran); _ = ex.Run(bg) }()
+		dir := func(r string) string { return fmt.Sprintf("/close/%s/%d", r, round) }
+		ids, err1 := seqid.NewClient(ex, dir("ids"), 3)
+		sem, err2 := semaphore.NewClient(ex, dir("sem"), 2)
+		q, err3 := queue.NewClient(ex, dir("q"), queue.WithMode(queue.AtLeastOnce))
+		lk1, err4 := lock.NewClient(ex, dir("lock"))
+		lk2, err7 := lock.NewClient(ex, dir("lock")) // a lock Client holds one lock at a time: one per goroutine
+		rw, err5 := rwlock.NewClient(ex, dir("rw"))
+		g, err6 := group.NewClient(ex, dir("group"))
+		if err := errors.Join(err1, err2, err3, err4, err5, err6, err7); err != nil {
+			t.Fatal(err)
+		}
+		lockLoop := func(lk *lock.Client) func() error {
+			return func() error {
+				h, err := lk.Acquire(bg)
+				if err != nil {
+					return err
+				}
+				return lk.Release(bg, h)
+			}
+		}
+		// Each loop runs on a goroutine of its own; the Clients but lock's
+		// are shared by two.
+		seqidNext := func() error { _, err := ids.Next(bg); return err }
+		loops := map[string]func() error{
+			"seqid Next":                seqidNext,
+			"seqid Next (2)":            seqidNext,
+			"lock Acquire, Release":     lockLoop(lk1),
+			"lock Acquire, Release (2)": lockLoop(lk2),
+			"semaphore Acquire, Release": func() error {
+				l, err := sem.Acquire(bg)
+				if err != nil {
+					return err
+				}
+				return sem.Release(bg, l)
+			},
+			"queue Put, Take, Ack": func() error {
+				if _, err := q.Put(bg, []byte("x")); err != nil {
+					return err
+				}
+				it, err := q.Take(bg)
+				if err != nil {
+					return err
+				}
+				return q.Ack(bg, it)
+			},
+			"rwlock AcquireRead, Release": func() error {
+				h, err := rw.AcquireRead(bg)
+				if err != nil {
+					return err
+				}
+				return rw.Release(bg, h)
+			},
+		}
+		var rounds atomic.Int64
+		enough := make(chan struct{})
+		var once sync.Once
+		var wg sync.WaitGroup
+		errs := make(chan error, len(loops)+1)
+		for name, loop := range loops {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					if err := loop(); err != nil {
+						errs <- fmt.Errorf("%s: %w", name, err)
+						return
+					}
+					if rounds.Add(1) == int64(40+round*10) {
+						once.Do(func() { close(enough) })
+					}
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() { // a member that joins and leaves by a distinct name each time
+			defer wg.Done()
+			for k := 0; ; k++ {
+				m, err := g.Join(bg, fmt.Sprintf("m%d", k), nil)
+				if err == nil {
+					err = g.Leave(bg, m)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("group Join, Leave: %w", err)
+					return
+				}
+			}
+		}()
+		<-enough
+		ex.Close()
+		ended := make(chan struct{})
+		go func() { wg.Wait(); close(ended) }()
+		select {
+		case <-ended:
+		case <-time.After(20 * time.Second): // a guard against a hang, not an ordering
+			t.Fatalf("round %d: a blocking call still waits 20 s after Close returned", round)
+		}
+		<-ran
+		close(errs)
+		for err := range errs {
+			if !errors.Is(err, task.ErrClosed) {
+				t.Errorf("round %d: after Close: %v, want task.ErrClosed", round, err)
+			}
+		}
+	}
+}

@@ -11,6 +11,9 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/recipes/cache"
+	"github.com/zkflow/zkflow/recipes/config"
+	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/recipes/group"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/recipes/queue"
@@ -20,8 +23,8 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// Goroutines that loop over the blocking Clients' takes and give-backs
-// with contexts that never end, when the executor is closed under them:
+// Goroutines that loop over the blocking Clients' takes and give-backs,
+// and their watchers' reads, with contexts that never end, when the executor is closed under them:
 // every call returns, with task.ErrClosed, whatever it was doing
 // (waiting to take, giving back, submitting as Close began). A hang here
 // is a flow the executor accepted and never ended, or a wait on
@@ -50,7 +53,10 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 		lk2, err7 := lock.NewClient(ex, dir("lock")) // a lock Client holds one lock at a time: one per goroutine
 		rw, err5 := rwlock.NewClient(ex, dir("rw"))
 		g, err6 := group.NewClient(ex, dir("group"))
-		if err := errors.Join(err1, err2, err3, err4, err5, err6, err7); err != nil {
+		el1, err8 := election.NewClient(ex, dir("election"))
+		el2, err9 := election.NewClient(ex, dir("election"))
+		cfg, err10 := config.NewClient(ex, dir("config"))
+		if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10); err != nil {
 			t.Fatal(err)
 		}
 		lockLoop := func(lk *lock.Client) func() error {
@@ -62,8 +68,18 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 				return lk.Release(bg, h)
 			}
 		}
+		campaign := func(el *election.Client) func() error {
+			return func() error {
+				l, err := el.Campaign(bg)
+				if err != nil {
+					return err
+				}
+				return el.Resign(bg, l)
+			}
+		}
+		updates := 0 // (the updating goroutine's)
 		// Each loop runs on a goroutine of its own; the Clients but lock's
-		// are shared by two.
+		// and election's are shared by two.
 		seqidNext := func() error { _, err := ids.Next(bg); return err }
 		loops := map[string]func() error{
 			"seqid Next":                seqidNext,
@@ -86,6 +102,51 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 					return err
 				}
 				return q.Ack(bg, it)
+			},
+			"election Campaign, Resign":     campaign(el1),
+			"election Campaign, Resign (2)": campaign(el2),
+			"group Watch, Next, Stop": func() error { // the members below keep it changing
+				w, err := g.Watch(bg)
+				if err != nil {
+					return err
+				}
+				for range 3 {
+					if _, err := w.Next(bg); err != nil {
+						return err
+					}
+				}
+				return w.Stop(bg)
+			},
+			"cache Start, Next, Stop": func() error { // of the group's directory
+				cc, err := cache.NewChildrenClient(ex, dir("group"))
+				if err != nil {
+					return err
+				}
+				if err := cc.Start(bg); err != nil {
+					return err
+				}
+				for range 3 {
+					if _, err := cc.Next(bg); err != nil {
+						return err
+					}
+				}
+				return cc.Stop(bg)
+			},
+			"config Update": func() error {
+				updates++
+				return cfg.Update(bg, map[string][]byte{"k": []byte(fmt.Sprint(updates))})
+			},
+			"config Watch, Next, Stop": func() error {
+				r, err := cfg.Watch(bg)
+				if err != nil {
+					return err
+				}
+				for range 3 {
+					if _, err := r.Next(bg); err != nil {
+						return err
+					}
+				}
+				return r.Stop(bg)
 			},
 			"rwlock AcquireRead, Release": func() error {
 				h, err := rw.AcquireRead(bg)

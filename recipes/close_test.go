@@ -24,12 +24,13 @@ import (
 )
 
 // Goroutines that loop over the blocking Clients' takes and give-backs,
-// and their watchers' reads, with contexts that never end, when the executor is closed under them:
-// every call returns, with task.ErrClosed, whatever it was doing
-// (waiting to take, giving back, submitting as Close began). A hang here
-// is a flow the executor accepted and never ended, or a wait on
-// something only a running executor would give. Randomized: the
-// scheduler picks the points Close meets the calls at (executor's
+// and their watchers' reads, with contexts that never end, when the
+// executor is stopped under them (Close, or the end of Run's ctx): every
+// call returns, with task.ErrClosed, whatever it was doing (waiting to
+// take, giving back, submitting as the stop began). A hang here is a
+// flow the executor accepted and never ended, or a wait on something
+// only a running executor would give. Randomized: the scheduler picks
+// the points the stop meets the calls at (executor's
 // TestCloseEndsAFlowSubmittedAsItBegins holds the one that hung a
 // release before, deterministically).
 func TestCloseEndsEveryBlockingCall(t *testing.T) {
@@ -44,7 +45,13 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		ran := make(chan struct{})
-		go func() { defer close(ran); _ = ex.Run(bg) }()
+		run, stop := context.WithCancel(bg)
+		defer stop()
+		go func() { defer close(ran); _ = ex.Run(run) }()
+		how := "Close" // odd rounds stop the executor by ending Run's ctx instead
+		if round%2 == 1 {
+			how = "the end of Run's ctx"
+		}
 		dir := func(r string) string { return fmt.Sprintf("/close/%s/%d", r, round) }
 		ids, err1 := seqid.NewClient(ex, dir("ids"), 3)
 		sem, err2 := semaphore.NewClient(ex, dir("sem"), 2)
@@ -191,19 +198,24 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 			}
 		}()
 		<-enough
-		ex.Close()
+		if round%2 == 1 {
+			stop()
+			<-ran
+		} else {
+			ex.Close()
+		}
 		ended := make(chan struct{})
 		go func() { wg.Wait(); close(ended) }()
 		select {
 		case <-ended:
 		case <-time.After(20 * time.Second): // a guard against a hang, not an ordering
-			t.Fatalf("round %d: a blocking call still waits 20 s after Close returned", round)
+			t.Fatalf("round %d: a blocking call still waits 20 s after %s stopped the executor", round, how)
 		}
 		<-ran
 		close(errs)
 		for err := range errs {
 			if !errors.Is(err, task.ErrClosed) {
-				t.Errorf("round %d: after Close: %v, want task.ErrClosed", round, err)
+				t.Errorf("round %d: after %s: %v, want task.ErrClosed", round, how, err)
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/recipes/config"
+	"github.com/zkflow/zkflow/recipes/discovery"
 	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/recipes/group"
 	"github.com/zkflow/zkflow/recipes/lock"
@@ -63,7 +64,8 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 		el1, err8 := election.NewClient(ex, dir("election"))
 		el2, err9 := election.NewClient(ex, dir("election"))
 		cfg, err10 := config.NewClient(ex, dir("config"))
-		if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10); err != nil {
+		disc, err11 := discovery.NewClient(ex, dir("discovery"))
+		if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11); err != nil {
 			t.Fatal(err)
 		}
 		lockLoop := func(lk *lock.Client) func() error {
@@ -154,6 +156,25 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 					}
 				}
 				return r.Stop(bg)
+			},
+			"discovery Register, Unregister": func() error {
+				reg, err := disc.Register(bg, discovery.Instance{Name: "s", ID: "i", Port: 80})
+				if err != nil {
+					return err
+				}
+				return disc.Unregister(bg, reg)
+			},
+			"discovery StartCache, Next, Stop": func() error { // the loop above keeps it changing
+				sc, err := disc.StartCache(bg, "s")
+				if err != nil {
+					return err
+				}
+				for range 3 {
+					if _, err := sc.Next(bg); err != nil {
+						return err
+					}
+				}
+				return sc.Stop(bg)
 			},
 			"rwlock AcquireRead, Release": func() error {
 				h, err := rw.AcquireRead(bg)

@@ -65,7 +65,8 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 		el2, err9 := election.NewClient(ex, dir("election"))
 		cfg, err10 := config.NewClient(ex, dir("config"))
 		disc, err11 := discovery.NewClient(ex, dir("discovery"))
-		if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11); err != nil {
+		el3, err12 := election.NewClient(ex, dir("election"))
+		if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11, err12); err != nil {
 			t.Fatal(err)
 		}
 		lockLoop := func(lk *lock.Client) func() error {
@@ -156,6 +157,14 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 					}
 				}
 				return r.Stop(bg)
+			},
+			"election Lead with Requeue": func() error { // leads a round trip at a time, forever
+				return el3.Lead(bg, election.LeadOptions{Requeue: true}, func(ctx context.Context, l *election.Leadership) error {
+					if _, err := el3.Leader(ctx); err != nil && ctx.Err() == nil {
+						return err
+					}
+					return nil // the leadership ended: Lead campaigns again
+				})
 			},
 			"discovery Register, Unregister": func() error {
 				reg, err := disc.Register(bg, discovery.Instance{Name: "s", ID: "i", Port: 80})

@@ -17,6 +17,7 @@ import (
 	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/recipes/group"
 	"github.com/zkflow/zkflow/recipes/lock"
+	"github.com/zkflow/zkflow/recipes/partition"
 	"github.com/zkflow/zkflow/recipes/queue"
 	"github.com/zkflow/zkflow/recipes/rwlock"
 	"github.com/zkflow/zkflow/recipes/semaphore"
@@ -66,7 +67,8 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 		cfg, err10 := config.NewClient(ex, dir("config"))
 		disc, err11 := discovery.NewClient(ex, dir("discovery"))
 		el3, err12 := election.NewClient(ex, dir("election"))
-		if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11, err12); err != nil {
+		part, err13 := partition.NewClient(ex, dir("partition"), []string{"a", "b", "c"})
+		if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11, err12, err13); err != nil {
 			t.Fatal(err)
 		}
 		lockLoop := func(lk *lock.Client) func() error {
@@ -165,6 +167,16 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 					}
 					return nil // the leadership ended: Lead campaigns again
 				})
+			},
+			"partition Join, Wait, Leave": func() error {
+				m, err := part.Join(bg, "p", nil)
+				if err != nil {
+					return err
+				}
+				if _, err := part.Wait(bg, m); err != nil {
+					return err
+				}
+				return part.Leave(bg, m)
 			},
 			"discovery Register, Unregister": func() error {
 				reg, err := disc.Register(bg, discovery.Instance{Name: "s", ID: "i", Port: 80})

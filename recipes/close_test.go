@@ -239,15 +239,18 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 				}
 			}
 		}()
-		<-enough
+		ended := make(chan struct{})
+		go func() { wg.Wait(); close(ended) }()
+		select {
+		case <-enough:
+		case <-ended: // every loop failed before: their errors say why
+		}
 		if round%2 == 1 {
 			stop()
 			<-ran
 		} else {
 			ex.Close()
 		}
-		ended := make(chan struct{})
-		go func() { wg.Wait(); close(ended) }()
 		select {
 		case <-ended:
 		case <-time.After(20 * time.Second): // a guard against a hang, not an ordering

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
@@ -190,15 +191,17 @@ func (c *Client) Observe(ctx context.Context) (<-chan Observation, error) {
 	if err != nil {
 		return nil, err
 	}
-	go func() {
+	park.Go(ctx, func(ctx context.Context) { // a goroutine (under a simulation, one of its actors)
+		park.Wait(ctx, func() bool { return ctx.Err() != nil || park.Closed(o.Done()) })
 		select {
 		case <-ctx.Done():
 		case <-o.Done():
 		}
 		// Stopped on the executor, after which fn is not called again:
-		// then the channel may be closed.
-		_, _ = executor.Await(context.Background(), ex, o.Stop())
+		// then the channel may be closed. (WithoutCancel: ctx has ended
+		// or will not matter, and it keeps a simulation's Parker.)
+		_, _ = executor.Await(context.WithoutCancel(ctx), ex, o.Stop())
 		close(ch)
-	}()
+	})
 	return ch, nil
 }

@@ -61,10 +61,11 @@ func Example_fault() {
 	}
 	before := conn.SessionID()
 	zk.Partition(zk.SessionConn(before), 300*time.Millisecond, false)
-	// A call waits for the reconnect; one in flight when the link was cut
-	// fails with ErrConnectionClosed, and the next waits.
+	// go-zookeeper fails a call in flight when the link was cut with
+	// ErrConnectionClosed, and one queued as it starts to reconnect with
+	// ErrNoServer; a call made after that waits for the reconnect.
 	_, _, err = conn.Get("/n")
-	for i := 0; err == gozk.ErrConnectionClosed && i < 3; i++ {
+	for i := 0; (err == gozk.ErrConnectionClosed || err == gozk.ErrNoServer) && i < 3; i++ {
 		_, _, err = conn.Get("/n")
 	}
 	fmt.Println("same session:", conn.SessionID() == before, err)

@@ -421,6 +421,32 @@ func (a *Actor) Wait(ctx context.Context, ch <-chan struct{}) error {
 	return ctx.Err()
 }
 
+// Receive waits for a value on ch and returns it with ok true, or ok
+// false once ch is closed, or ctx's error if ctx ends first: the receive
+// of a blocking face's channel (one that sends values, as election's
+// Client.Observe does) by actor a, in the world's lockstep. A value
+// received is always returned, even if ctx has ended by then.
+func Receive[T any](ctx context.Context, a *Actor, ch <-chan T) (v T, ok bool, err error) {
+	got := false
+	try := func() bool {
+		if !got {
+			select {
+			case v, ok = <-ch:
+				got = true
+			default:
+			}
+		}
+		return got
+	}
+	// The world calls ready only when it gives the actor the turn if it
+	// holds, so a value taken by it is the actor's.
+	(*parker)(a).Wait(func() bool { return try() || ctx.Err() != nil })
+	if try() {
+		return v, ok, nil
+	}
+	return v, false, ctx.Err()
+}
+
 // WithCancel returns a context that ends when parent does or cancel is
 // called. parent is the actor's context or one its With... methods made.
 func (a *Actor) WithCancel(parent context.Context) (context.Context, context.CancelFunc) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -386,5 +387,55 @@ func TestActorCancelAfterStepsInJob(t *testing.T) {
 				t.Errorf("to end at a later step: Await returned %d, %v (returned in the job: %v); want the outcome, 7, after the job", got, gotErr, lookedInJob)
 			}
 		})
+	}
+}
+
+// Receive gives an actor the values sent on a channel at the instants
+// they are sent, then the channel's close; a context that ends first
+// ends the wait with its error, and a value already there is returned
+// even if the context has ended.
+func TestReceive(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 3, Clients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ch := make(chan int, 1)
+	var got []string
+	w.Go(0, func(a *sim.Actor) {
+		now := func() time.Duration { return a.World().Clock.Now().Sub(fakezk.Epoch) }
+		for {
+			v, ok, err := sim.Receive(a.Context(), a, ch)
+			if !ok || err != nil {
+				got = append(got, fmt.Sprintf("closed at %v: %v %v", now(), ok, err))
+				break
+			}
+			got = append(got, fmt.Sprintf("%d at %v", v, now()))
+		}
+		ctx, cancel := a.WithTimeout(a.Context(), time.Second)
+		defer cancel()
+		_, ok, err := sim.Receive(ctx, a, make(chan int))
+		got = append(got, fmt.Sprintf("nothing, at %v: %v %v", now(), ok, err))
+
+		ended, end := a.WithCancel(a.Context())
+		end()
+		full := make(chan int, 1)
+		full <- 7
+		v, ok, err := sim.Receive(ended, a, full)
+		got = append(got, fmt.Sprintf("%d with its context ended: %v %v", v, ok, err))
+	})
+	w.Clock.AfterFunc(100*time.Millisecond, func() { ch <- 1 })
+	w.Clock.AfterFunc(200*time.Millisecond, func() { ch <- 2 })
+	w.Clock.AfterFunc(300*time.Millisecond, func() { close(ch) })
+	if !w.Settle(func() bool { return w.Actors() == 0 }) {
+		t.Fatalf("the actor did not end: %q", got)
+	}
+	want := []string{
+		"1 at 100ms", "2 at 200ms", "closed at 300ms: false <nil>",
+		"nothing, at 1.3s: false context deadline exceeded",
+		"7 with its context ended: true <nil>",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
 	}
 }

@@ -47,7 +47,9 @@ import (
 //   - one wake-up per deletion (the election's waiters watch only their
 //     predecessor);
 //   - no candidate node left after the loops end; no failed cleanup;
-//   - the twin also runs the candidate's Observe: every observation is
+//   - the twin also runs the candidate's Observe (on one seed in two
+//     through the blocking face, Client.Observe, in an actor whose
+//     calls' contexts end at drawn points): every observation is
 //     who led at one zxid of the server's history (the master node, or
 //     the election's lowest candidate node), never at one before the
 //     previous observation's, and once nobody leads the observer says so
@@ -195,8 +197,17 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			}
 			// Not on a regression seed: the observer's reads on the twin's
 			// session would change the history the seed was kept for.
+			// The task face on one seed in two, the blocking face
+			// (Client.Observe) on the other (drawn from a stream of its
+			// own, which leaves the rest of the seed's draws as they were).
 			if !s.noObserver && !slices.ContainsFunc(regressions, func(g sim.Regression) bool { return g.Seed == r.Seed }) {
-				s.watch.start(r, s.cands[observeClient])
+				if rand.New(rand.NewPCG(r.Seed, 11)).IntN(2) == 0 {
+					s.watch.start(r, s.cands[observeClient])
+				} else if c, err := s.observerClient(r); err != nil {
+					r.Errorf("client %d: %v", observeClient, err)
+				} else {
+					s.watch.startBlocking(r, c)
+				}
 			}
 		},
 		Restart: func(r *sim.Trial, i int) {
@@ -236,6 +247,14 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed),
 		},
 	}
+}
+
+// observerClient is the blocking face the twin observes with.
+func (s *exploreSim) observerClient(r *sim.Trial) (*election.Client, error) {
+	if s.master {
+		return election.NewMasterClient(r.Execs[observeClient], "/svc/master")
+	}
+	return election.NewClient(r.Execs[observeClient], "/svc/election")
 }
 
 func (s *exploreSim) onState(r *sim.Trial, client int) func(*election.Leadership, election.State) {
@@ -399,9 +418,9 @@ func TestExploreElection(t *testing.T) {
 	if st := sim.Check(t, sc, exploreSeeds()); st.Failures() > 0 {
 		return
 	}
-	t.Logf("%d observations of the lowest candidate judged", s.watch.seen)
-	if s.watch.seen == 0 {
-		t.Error("the observer delivered nothing: the scenario judges nothing of Observe")
+	t.Logf("%d observations of the lowest candidate judged, %d of them from the blocking face", s.watch.seen, s.watch.seenBlocking)
+	if s.watch.seenBlocking == 0 || s.watch.seen == s.watch.seenBlocking {
+		t.Error("an observer's face delivered nothing: the scenario judges nothing of it")
 	}
 }
 
@@ -410,9 +429,9 @@ func TestExploreMaster(t *testing.T) {
 	if st := sim.Check(t, sc, exploreSeeds()); st.Failures() > 0 {
 		return
 	}
-	t.Logf("%d observations of the master node judged", s.watch.seen)
-	if s.watch.seen == 0 {
-		t.Error("the observer delivered nothing: the scenario judges nothing of Observe")
+	t.Logf("%d observations of the master node judged, %d of them from the blocking face", s.watch.seen, s.watch.seenBlocking)
+	if s.watch.seenBlocking == 0 || s.watch.seen == s.watch.seenBlocking {
+		t.Error("an observer's face delivered nothing: the scenario judges nothing of it")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
@@ -32,15 +33,17 @@ const observeClient = exploreClients
 // nobody leads, the observer says so ("the last one never is
 // [skipped]").
 type leaderWatch struct {
-	w        *sim.World
-	path     string          // the master node's server path, or the election directory's
-	election bool            // path is an election's directory
-	kids     map[string]kid  // the directory's candidate nodes by name (election)
-	versions []leaderVersion // in zxid order
-	at       int64           // the earliest zxid the last observation can be
-	last     *election.Observation
-	on       bool // the observer runs this seed
-	seen     int  // observations judged, over seeds
+	w            *sim.World
+	path         string          // the master node's server path, or the election directory's
+	election     bool            // path is an election's directory
+	kids         map[string]kid  // the directory's candidate nodes by name (election)
+	versions     []leaderVersion // in zxid order
+	at           int64           // the earliest zxid the last observation can be
+	last         *election.Observation
+	on           bool  // the observer runs this seed
+	sess         int64 // the session of the last observation (the blocking face)
+	seen         int   // observations judged, over seeds
+	seenBlocking int   // of them, read from the blocking face's channel
 }
 
 type leaderVersion struct {
@@ -53,7 +56,8 @@ type leaderVersion struct {
 type kid struct{ czxid, owner int64 }
 
 func (m *leaderWatch) reset(w *sim.World, path string, isElection bool) {
-	*m = leaderWatch{w: w, path: w.ServerPath(path), election: isElection, kids: map[string]kid{}, at: math.MinInt64, seen: m.seen}
+	*m = leaderWatch{w: w, path: w.ServerPath(path), election: isElection, kids: map[string]kid{}, at: math.MinInt64,
+		seen: m.seen, seenBlocking: m.seenBlocking}
 }
 
 // journal is the server's Config.Journal (server lock held).
@@ -160,6 +164,63 @@ func (m *leaderWatch) start(r *sim.Trial, cand election.Candidate) {
 				return
 			}
 			r.Errorf("client %d: observe: %v", observeClient, err)
+		}
+	})
+}
+
+// startBlocking runs client observeClient's observer through the
+// blocking face, c.Observe, in an actor: each call's context ends after a
+// number of steps or an instant drawn (never, one call in four), and the
+// actor reads the channel (sim.Receive) until it closes, now and then
+// sleeping between reads, so that observations pile up and the channel
+// keeps only the latest; then it calls Observe again. Judged as the task
+// face is: every observation read is who led at one zxid, never before
+// the previous one's (on one session: a new session may be served an
+// older state), and once nobody leads, the reader is told so. Once the
+// workload stops, the reader keeps one call open and falls behind before
+// every read, so the last changes (the candidates giving up) pile up in
+// the channel: the last one must be what it holds.
+func (m *leaderWatch) startBlocking(r *sim.Trial, c *election.Client) {
+	m.at, m.last, m.on, m.sess = math.MinInt64, nil, true, 0
+	conn := r.Conns[observeClient]
+	r.Go(observeClient, func(a *sim.Actor) {
+		rnd := a.Rand()
+		for a.Context().Err() == nil {
+			ctx, cancel := a.WithCancel(a.Context())
+			switch stopping := r.Stopping(); {
+			case stopping || rnd.IntN(4) == 0:
+			case rnd.IntN(3) == 0:
+				ctx, cancel = a.CancelAfterSteps(ctx, rnd.IntN(40))
+			default:
+				ctx, cancel = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(3*time.Second))))
+			}
+			sess := conn.SessionID()
+			ch, err := c.Observe(ctx)
+			if err != nil {
+				cancel()
+				if ctx.Err() == nil && !r.Closing() {
+					r.Errorf("client %d: blocking observe: %v", observeClient, err)
+				}
+				_ = a.Sleep(a.Context(), 100*time.Millisecond)
+				continue
+			}
+			for {
+				if r.Stopping() || rnd.IntN(4) == 0 {
+					_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(time.Second))))
+				}
+				ob, ok, _ := sim.Receive(a.Context(), a, ch) // the channel closes once ctx ends
+				if !ok {
+					break
+				}
+				if sess != m.sess {
+					m.at, m.sess = math.MinInt64, sess
+				}
+				m.seenBlocking++
+				if err := m.see(ob); err != nil {
+					r.Errorf("client %d (blocking face): %v", observeClient, err)
+				}
+			}
+			cancel()
 		}
 	})
 }

@@ -26,7 +26,8 @@ import (
 )
 
 // Goroutines that loop over the blocking Clients' takes and give-backs,
-// and their watchers' reads, with contexts that never end, when the
+// and their watchers' reads (election's Observe channel included), with
+// contexts that never end, when the
 // executor is stopped under them (Close, or the end of Run's ctx): every
 // call returns, with task.ErrClosed, whatever it was doing (waiting to
 // take, giving back, submitting as the stop began). A hang here is a
@@ -117,6 +118,23 @@ func TestCloseEndsEveryBlockingCall(t *testing.T) {
 			},
 			"election Campaign, Resign":     campaign(el1),
 			"election Campaign, Resign (2)": campaign(el2),
+			"election Observe": func() error { // the campaigns above keep it changing
+				ctx, cancel := context.WithCancel(bg)
+				defer cancel()
+				ch, err := el1.Observe(ctx)
+				if err != nil {
+					return err
+				}
+				for range 3 {
+					if _, ok := <-ch; !ok {
+						return nil // closed by the stop: the next Observe says why
+					}
+				}
+				cancel()
+				for range ch { // closed once the observer has stopped
+				}
+				return nil
+			},
 			"group Watch, Next, Stop": func() error { // the members below keep it changing
 				w, err := g.Watch(bg)
 				if err != nil {

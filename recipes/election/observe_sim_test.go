@@ -1,6 +1,7 @@
 package election_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -186,13 +187,15 @@ func (m *leaderWatch) startBlocking(r *sim.Trial, c *election.Client) {
 	r.Go(observeClient, func(a *sim.Actor) {
 		rnd := a.Rand()
 		for a.Context().Err() == nil {
-			ctx, cancel := a.WithCancel(a.Context())
-			switch stopping := r.Stopping(); {
-			case stopping || rnd.IntN(4) == 0:
+			var ctx context.Context
+			var cancel context.CancelFunc
+			switch {
+			case r.Stopping() || rnd.IntN(4) == 0:
+				ctx, cancel = a.WithCancel(a.Context())
 			case rnd.IntN(3) == 0:
-				ctx, cancel = a.CancelAfterSteps(ctx, rnd.IntN(40))
+				ctx, cancel = a.CancelAfterSteps(a.Context(), rnd.IntN(40))
 			default:
-				ctx, cancel = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(3*time.Second))))
+				ctx, cancel = a.WithTimeout(a.Context(), time.Duration(rnd.Int64N(int64(3*time.Second))))
 			}
 			sess := conn.SessionID()
 			ch, err := c.Observe(ctx)

@@ -1,7 +1,6 @@
 package zkadapter
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -23,7 +22,8 @@ func createEphemeral(t *testing.T, c *Conn, r *recorder, p string) {
 // session timeout resumes the same session, with its watches.
 func TestResumeAfterServerRestart(t *testing.T) {
 	srv := zkserver.Standalone(t, serverOpts)
-	c, r := open(t, Config{Servers: srv.Addrs(), SessionTimeout: 8 * time.Second})
+	var p partitioner
+	c, r := open(t, Config{Servers: srv.Addrs(), SessionTimeout: 8 * time.Second, Dialer: p.dial})
 	first, _ := r.waitState(t, 0, task.StateConnected, 10*time.Second)
 	createEphemeral(t, c, r, "/resume")
 	w := r.watcher()
@@ -33,11 +33,7 @@ func TestResumeAfterServerRestart(t *testing.T) {
 	_, si := r.waitState(t, 0, task.StateSuspended, 10*time.Second)
 	mustErr(t, do(t, c, r, &task.ExistsRequest{Path: "/resume"}, nil), task.ErrNotSent)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := srv.Restart(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
+	restartHeld(t, srv, &p)
 	again, _ := r.waitState(t, si, task.StateConnected, 15*time.Second)
 	if again.SessionID != first.SessionID {
 		t.Fatalf("resumed with session %#x, want %#x", again.SessionID, first.SessionID)

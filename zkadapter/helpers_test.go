@@ -251,3 +251,19 @@ func (p *partitioner) heal() {
 	defer p.mu.Unlock()
 	p.cut = false
 }
+
+// restartHeld restarts the stopped standalone server srv while p refuses
+// the client's dials, and lets them through once it serves: a connection
+// made while ZooKeeper 3.8 starts is never answered (see
+// zkserver.Cluster.Restart), which would cost a standalone client its
+// session, the very thing a resumption test checks.
+func restartHeld(t *testing.T, srv *zkserver.Cluster, p *partitioner) {
+	t.Helper()
+	p.partition()
+	defer p.heal()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Restart(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -26,7 +26,8 @@ func TestDigestAuth(t *testing.T) {
 	srv := zkserver.Standalone(t, serverOpts)
 	cred := []task.AuthInfo{{Scheme: "digest", Auth: []byte("alice:secret")}}
 	acl := []task.ACL{{Perms: task.PermAll, Scheme: "digest", ID: digestID("alice", "secret")}}
-	c, r := open(t, Config{Servers: srv.Addrs(), SessionTimeout: 8 * time.Second, Auth: cred})
+	var p partitioner
+	c, r := open(t, Config{Servers: srv.Addrs(), SessionTimeout: 8 * time.Second, Auth: cred, Dialer: p.dial})
 	mustOK(t, do(t, c, r, &task.CreateRequest{Path: "/secret", Data: []byte("s"), Mode: task.Persistent, ACL: acl}, nil))
 	mustOK(t, do(t, c, r, &task.GetDataRequest{Path: "/secret"}, nil))
 
@@ -39,11 +40,7 @@ func TestDigestAuth(t *testing.T) {
 	first, _ := r.waitState(t, 0, task.StateConnected, time.Second)
 	srv.Stop(0)
 	_, si := r.waitState(t, 0, task.StateSuspended, 10*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := srv.Restart(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
+	restartHeld(t, srv, &p)
 	again, _ := r.waitState(t, si, task.StateConnected, 15*time.Second)
 	if again.SessionID != first.SessionID {
 		t.Fatalf("session %#x after the restart, want %#x resumed", again.SessionID, first.SessionID)

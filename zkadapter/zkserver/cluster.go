@@ -271,6 +271,15 @@ func (c *Cluster) Start(i int) error { return c.servers[i].start(c.main, c.opts)
 
 // Restart starts server i again (Start) and waits until it serves or ctx
 // ends. It does not stop it first: Stop or Kill it before.
+//
+// ZooKeeper 3.8 listens on its client port before it has loaded its data,
+// and a client connection that arrives in that window is neither answered
+// nor closed (its close fails on the database not yet loaded:
+// ZooKeeperServer.removeCnxn), so the client waits out its handshake
+// bound. With a standalone server that bound is the whole session timeout
+// and the session the server has just loaded expires: a test that needs
+// its client to resume its session holds the client's dials until Restart
+// returns (a Dialer that refuses them).
 func (c *Cluster) Restart(ctx context.Context, i int) error {
 	if err := c.Start(i); err != nil {
 		return err

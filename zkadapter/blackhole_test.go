@@ -176,6 +176,35 @@ func TestBlackHoleOneMemberSessionSurvives(t *testing.T) {
 	}
 }
 
+// One server that swallows a handshake does not cost the session either.
+// ZooKeeper 3.8 does so to a connection made while it starts (see
+// zkserver.Cluster.Restart); the session it loads expires a session
+// timeout after it has loaded it. With one server the handshake bound is
+// half the session timeout, not all of it, so the client dials again, and
+// resumes, before that. Here the proxy swallows the first dial after the
+// connection is lost, and the server's clock for the session starts at
+// that loss (a request just before it).
+func TestBlackHoleStandaloneSwallowedHandshake(t *testing.T) {
+	srv := zkserver.Standalone(t, serverOpts)
+	g := proxied(t, srv)
+	const timeout = 8 * time.Second
+	c, r := open(t, Config{Servers: g.Addrs(), SessionTimeout: timeout})
+	first, _ := r.waitState(t, 0, task.StateConnected, time.Second)
+	createEphemeral(t, c, r, "/swallowed")
+	n := g[0].Accepted()
+	mustOK(t, do(t, c, r, &task.ExistsRequest{Path: "/swallowed"}, nil))
+	g[0].Silence()
+	g[0].Reset()
+	_, si := r.waitState(t, 0, task.StateSuspended, timeout)
+	waitAccepted(t, g[0], n+1, timeout) // the dial the server will never answer
+	g[0].Open()
+	again, _ := r.waitState(t, si, task.StateConnected, timeout)
+	if again.SessionID != first.SessionID {
+		t.Fatalf("session %#x after the swallowed handshake, want %#x resumed (events %v)", again.SessionID, first.SessionID, r.sessionEvents())
+	}
+	mustOK(t, do(t, c, r, &task.ExistsRequest{Path: "/swallowed"}, nil))
+}
+
 // Close on an established connection whose server went silent returns
 // within 2 s (the close request gets no answer; the connection is then
 // closed under go-zookeeper), as does executor.Run after its context ends.

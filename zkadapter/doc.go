@@ -36,7 +36,8 @@
 // such as an HTTP reply or an SSH banner, "no connect response" for one
 // that says nothing, a TLS error). An invalid Config fails at once with ErrInvalidConfig (a
 // *ConfigError naming the field). Each attempt is bounded (ConnectTimeout,
-// then the session timeout divided by the number of servers), and a
+// then the session timeout divided by the number of servers, and by two
+// for one server), and a
 // silent server is given up two-thirds of the session timeout after it was
 // last heard from. Close returns within about a second whatever the
 // servers do.

@@ -255,8 +255,9 @@ func (p *partitioner) heal() {
 // restartHeld restarts the stopped standalone server srv while p refuses
 // the client's dials, and lets them through once it serves: a connection
 // made while ZooKeeper 3.8 starts is never answered (see
-// zkserver.Cluster.Restart), which would cost a standalone client its
-// session, the very thing a resumption test checks.
+// zkserver.Cluster.Restart), and the client's handshake bound, not the
+// resumption these tests check, would decide when it reconnects
+// (TestBlackHoleStandaloneSwallowedHandshake checks that bound).
 func restartHeld(t *testing.T, srv *zkserver.Cluster, p *partitioner) {
 	t.Helper()
 	p.partition()

@@ -179,13 +179,17 @@ func (c *Conn) dial(network, addr string, _ time.Duration) (net.Conn, error) {
 // response): the session timeout divided by the number of servers, as
 // ZooKeeper's own client does, so that a member that accepts connections
 // but says nothing costs one share of the timeout and the client moves
-// on. c.mu must be held.
+// on; and at most half the timeout, so that with one server a handshake
+// it never answers leaves time to dial it again before the session
+// expires (ZooKeeper 3.8 neither answers nor closes a connection made
+// while it starts, and a restarted server gives the sessions it loads a
+// timeout from then). c.mu must be held.
 func (c *Conn) handshakeTimeoutLocked() time.Duration {
 	t := c.cfg.SessionTimeout
 	if c.timeout > 0 {
 		t = c.timeout
 	}
-	return max(t/time.Duration(len(c.cfg.Servers)), minHandshakeTimeout)
+	return max(t/time.Duration(max(len(c.cfg.Servers), 2)), minHandshakeTimeout)
 }
 
 // minHandshakeTimeout keeps the handshake bound sane for tiny timeouts.

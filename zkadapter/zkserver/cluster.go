@@ -276,10 +276,11 @@ func (c *Cluster) Start(i int) error { return c.servers[i].start(c.main, c.opts)
 // and a client connection that arrives in that window is neither answered
 // nor closed (its close fails on the database not yet loaded:
 // ZooKeeperServer.removeCnxn), so the client waits out its handshake
-// bound. With a standalone server that bound is the whole session timeout
-// and the session the server has just loaded expires: a test that needs
-// its client to resume its session holds the client's dials until Restart
-// returns (a Dialer that refuses them).
+// bound (zkadapter: half the session timeout with one server; ZooKeeper's
+// Java client: all of it, and the session the server has just loaded
+// expires). A test that needs its client to resume its session at once
+// holds the client's dials until Restart returns (a Dialer that refuses
+// them).
 func (c *Cluster) Restart(ctx context.Context, i int) error {
 	if err := c.Start(i); err != nil {
 		return err

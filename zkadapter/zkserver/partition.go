@@ -28,7 +28,8 @@ import (
 //   - On a new connection to server i: the TCP connect succeeds (the proxy
 //     accepts) but the server never hears of it and nothing comes back, so
 //     the client's ZooKeeper handshake times out (zkadapter: the session
-//     timeout divided by the number of servers) and it moves on. This is
+//     timeout divided by the number of servers, by two for one) and it
+//     moves on. This is
 //     where a proxy differs from a real partition, in which the connect
 //     itself would time out.
 //   - With another server reachable, the client resumes its session there

@@ -37,10 +37,9 @@
 // that says nothing, a TLS error). An invalid Config fails at once with ErrInvalidConfig (a
 // *ConfigError naming the field). Each attempt is bounded (ConnectTimeout,
 // then the session timeout divided by the number of servers, and by two
-// for one server), and a
-// silent server is given up two-thirds of the session timeout after it was
-// last heard from. Close returns within about a second whatever the
-// servers do.
+// for one server), and a silent server is given up two-thirds of the
+// session timeout after it was last heard from. Close returns within
+// about a second whatever the servers do.
 //
 // Config.Root puts every path under a root node (ParseConnectString reads
 // "host:port,.../app"); Config.Auth's credentials are presented on every

@@ -29,9 +29,8 @@ import (
 //     accepts) but the server never hears of it and nothing comes back, so
 //     the client's ZooKeeper handshake times out (zkadapter: the session
 //     timeout divided by the number of servers, by two for one) and it
-//     moves on. This is
-//     where a proxy differs from a real partition, in which the connect
-//     itself would time out.
+//     moves on. This is where a proxy differs from a real partition, in
+//     which the connect itself would time out.
 //   - With another server reachable, the client resumes its session there
 //     (the same session, its ephemerals and watches kept) if it gets there
 //     within the session timeout. With none (a standalone server, or every

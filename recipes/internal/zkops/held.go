@@ -105,20 +105,22 @@ func Fenced(path string, version int32, ops []task.MultiOp, lost func(cause, err
 // Detached runs del, a cleanup, so that it outlives the caller: it is
 // registered with Scope.Defer on a child scope, so if the caller's scope
 // ends first (deadline, cancel) the caller gets the scope's error and del
-// goes on as a flow of its own; once del ends in the caller's flow, the
-// deferred copy is withdrawn. (So a del that itself ends with the scope's
-// error when the scope ends, rather than leaving its wait abandoned,
-// withdraws the copy too.) Call it directly, Detached(del)(s, k), to
-// register the cleanup even on a scope that has already ended. A session
-// that ended (ErrSessionExpired,
-// ErrClosed) is success: a holder's ephemeral node went with it.
+// goes on as a flow of its own; once del ends in the caller's flow with
+// its own verdict, the deferred copy is withdrawn. A del that ends with
+// the scope's error as the scope ends (a Retry waiting for a reconnect
+// does) was cut short, not done: its copy still runs. Call it directly,
+// Detached(del)(s, k), to register the cleanup even on a scope that has
+// already ended. A session that ended (ErrSessionExpired, ErrClosed) is
+// success: a holder's ephemeral node went with it.
 func Detached(del task.Task[task.Unit]) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		sc := s.Child()
 		undo := sc.Defer(del)
 		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 			task.Run(s, del, func(v task.Unit, err error) {
-				undo()
+				if err == nil || s.Err() == nil || !errors.Is(err, s.Err()) {
+					undo()
+				}
 				k(v, err)
 			})
 		}), func(v task.Unit, err error) {

@@ -176,6 +176,26 @@ func TestDetached(t *testing.T) {
 	if !w.Settle(func() bool { return finished }) || runs != 2 {
 		t.Errorf("the cleanup did not outlive the caller's deadline: %d runs, finished %v, client errors %v", runs, finished, w.Errs)
 	}
+	// A cleanup cut short by the caller's deadline, ending with the
+	// scope's error (as a Retry waiting for a reconnect does), did not do
+	// its work either: it runs again as a flow of its own.
+	runs, finished = 0, false
+	cut := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+		runs++
+		if runs == 1 {
+			c.Sleep(time.Hour)(s, k) // ends with the scope's error at the deadline
+			return
+		}
+		finished = true
+		k(task.Unit{}, nil)
+	})
+	_, err = sim.Run(w, 0, c.Timeout(zkops.Detached(cut), 100*time.Millisecond))
+	if !errors.Is(err, task.ErrDeadlineExceeded) {
+		t.Fatalf("Detached under a passed deadline = %v, want ErrDeadlineExceeded", err)
+	}
+	if !w.Settle(func() bool { return finished }) || runs != 2 {
+		t.Errorf("the cleanup cut short by the caller's deadline did not run again: %d runs, finished %v, client errors %v", runs, finished, w.Errs)
+	}
 	// Ended in the caller's flow, the cleanup is withdrawn: it runs once.
 	runs = 0
 	once := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) { runs++; k(task.Unit{}, nil) })

@@ -2,6 +2,7 @@ package zkserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,9 +93,24 @@ func tmpRoot() (string, error) {
 	return os.MkdirTemp(base, "zkserver-")
 }
 
-// newCluster starts n quorum peers, or one standalone server for n == 0.
-// On error it closes what it started.
-func newCluster(n int, opts Options) (_ *Cluster, err error) {
+// errPortTaken: another process bound a port chosen for the server
+// before the server did.
+var errPortTaken = errors.New("zkserver: a port chosen for the server was taken by another process")
+
+// newCluster starts n quorum peers, or one standalone server for n == 0,
+// on new ports each time another process took one of them first (a few
+// times). On error it closes what it started.
+func newCluster(n int, opts Options) (*Cluster, error) {
+	for range 3 {
+		c, err := newClusterOnce(n, opts)
+		if !errors.Is(err, errPortTaken) {
+			return c, err
+		}
+	}
+	return newClusterOnce(n, opts)
+}
+
+func newClusterOnce(n int, opts Options) (_ *Cluster, err error) {
 	opts.defaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -129,7 +145,7 @@ func newCluster(n int, opts Options) (_ *Cluster, err error) {
 	if opts.TLS {
 		per = 4
 	}
-	ports, err := freePorts(per * count)
+	ports, err := pickPorts(per * count)
 	if err != nil {
 		return nil, err
 	}
@@ -301,17 +317,30 @@ func (c *Cluster) Wipe(i int) error {
 
 // WaitServing polls server i (every 50ms) until it serves or ctx ends;
 // with TLS, until a TLS handshake on its secure port succeeds too. It
-// fails at once if the process has exited.
+// fails at once if the process has exited, or if its client port answers
+// for another server (its configuration names another data directory):
+// another process bound the port first.
 func (c *Cluster) WaitServing(ctx context.Context, i int) error {
 	s := c.servers[i]
 	var last error
 	for {
 		if !s.Running() {
-			return fmt.Errorf("zkserver: server %d (%s) exited while starting:\n%s", s.id, s.DirectAddr(), s.LogTail(30))
+			tail := s.LogTail(30)
+			err := fmt.Errorf("zkserver: server %d (%s) exited while starting:\n%s", s.id, s.DirectAddr(), tail)
+			if strings.Contains(tail, "Address already in use") {
+				err = fmt.Errorf("%w: %w", errPortTaken, err)
+			}
+			return err
 		}
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		_, err := s.Mode(pctx)
+		if err == nil {
+			err = s.ownPort(pctx)
+		}
 		cancel()
+		if errors.Is(err, errPortTaken) {
+			return err
+		}
 		if err == nil {
 			if c.ca == nil {
 				return nil

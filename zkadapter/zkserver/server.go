@@ -363,9 +363,28 @@ func fourLetter(ctx context.Context, addr, word string) (string, error) {
 	return buf.String(), nil
 }
 
+// ownPort checks that the server answering on s's client port is s: its
+// configuration names s's data directory. A server that another process
+// beat to the port fails its bind and exits, while the port answers for
+// the other one.
+func (s *Server) ownPort(ctx context.Context) error {
+	out, err := fourLetter(ctx, s.DirectAddr(), "conf")
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(out, filepath.Join(s.dir, "data")) {
+		return fmt.Errorf("%w: %s answers for another server", errPortTaken, s.DirectAddr())
+	}
+	return nil
+}
+
+// pickPorts chooses a new cluster's ports: freePorts (a test replaces it).
+var pickPorts = freePorts
+
 // freePorts returns n distinct free TCP ports on 127.0.0.1. The listeners
 // are held until all are chosen, so the ports differ; another process may
-// still take one before the server binds it (then the start fails loudly).
+// still take one before the server binds it (newCluster notices, and
+// starts again on new ports).
 func freePorts(n int) ([]int, error) {
 	ls := make([]net.Listener, 0, n)
 	defer func() {

@@ -77,6 +77,8 @@ type actors struct {
 	steps   uint64 // Steps taken while actors lived
 	cancels []stepCancel
 	inJob   []jobCancel
+	cuts    []outageCut // contexts waiting for their ContextOutage (outage.go)
+	outage  []outageCut // contexts cut off, waiting for their client to see it
 }
 
 // inJobSteps is how many more steps than drawn a context that waits for
@@ -486,9 +488,21 @@ func (a *Actor) WithTimeout(parent context.Context, d time.Duration) (context.Co
 // instants of the clock, inJobSteps steps more than it would have: a call
 // that waits for what never comes ends then, as it would have (later).
 // A world with nothing left to run, now or on the clock, ends it at once.
+//
+// In a world with Config.OutageEnds, one context in three (drawn from a
+// stream of its own, before the draw above, which it then replaces) ends
+// in an outage instead (ContextOutage): the world cuts the actor's client
+// off just after the client sends its n-th request from now (n drawn
+// below 8: one of the requests of the call the context is made for), and
+// the context ends 0 to 2 steps after the client's executor sees the
+// loss. Outside the faults phase it ends as if drawn for a step; with
+// no cut within a session timeout (no request sent), it ends then.
 func (a *Actor) CancelAfterSteps(parent context.Context, k int) (context.Context, context.CancelFunc) {
 	c := a.child(parent)
 	s := a.w.act
+	if a.w.outage != nil && a.w.outage.IntN(3) == 0 {
+		return c, a.w.cutLater(c)
+	}
 	at := s.steps + 1 + uint64(max(k, 0))
 	if a.w.inJob != nil && a.w.inJob.IntN(3) == 0 {
 		s.inJob = append(s.inJob, jobCancel{ctx: c, skip: max(k, 0) % 3})

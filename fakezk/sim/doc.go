@@ -42,7 +42,9 @@
 // and watched reads too in half the seeds that lag; after one restart
 // in two, the restarted process's first member lags), and
 // sequence counters near their end or directories deleted when empty
-// (Scenario.Counters). One seed in sixteen runs with no
+// (Scenario.Counters); and, for the blocking faces, contexts that end
+// inside an outage the world cuts at a request of their client
+// (Scenario.OutageEnds). One seed in sixteen runs with no
 // fault; one in four with two clients or more starts twins, two clients
 // with one executor seed.
 //

@@ -38,6 +38,10 @@ type Regression struct {
 	// operator write (Scenario.OperatorWrites); it is replayed without
 	// them, for the same reason.
 	NoCounters, NoOperatorWrites bool
+	// NoOutageEnds: the seed failed before its scenario had contexts end
+	// at connection losses (Scenario.OutageEnds); it is replayed without,
+	// for the same reason.
+	NoOutageEnds bool
 }
 
 var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")

@@ -107,6 +107,17 @@ const (
 	// even what its predecessor wrote.
 	Lag
 
+	// ContextOutage is drawn by no plan: the seeds of a scenario with
+	// OutageEnds that draw it (Plan.OutageEnds) inject it where an
+	// actor's context drawn for it would have ended (Actor.CancelAfterSteps):
+	// the world cuts the actor's client off for less than its session
+	// timeout before the server applies what the client sent in that
+	// step (its requests in flight applied or not, drawn), and the
+	// context ends in the outage, 0 to 2 steps after the client sees it.
+	// A caller's context that ends while its call waits for a reconnect:
+	// a release whose delete the loss took, cut short.
+	ContextOutage
+
 	numClasses
 )
 
@@ -125,7 +136,7 @@ var CounterFaults = Of(Counters, EmptyDir)
 
 var classNames = [numClasses]string{"drop-unapplied", "drop-applied", "partition-short", "partition-long",
 	"expire", "delay", "restart", "wipe", "clock-jump", "crash-restart", "operator", "pause",
-	"counters", "empty-dir", "lag"}
+	"counters", "empty-dir", "lag", "context-outage"}
 
 func (c FaultClass) String() string {
 	if c < numClasses {
@@ -218,6 +229,9 @@ type Plan struct {
 	// LagWatched: a lagging member answers watched reads from its view
 	// too (Scenario.LagWatched). Only with the lag class.
 	LagWatched bool
+	// OutageEnds: contexts of the actors end at connection losses too
+	// (Scenario.OutageEnds).
+	OutageEnds bool
 }
 
 func (p Plan) String() string {
@@ -233,6 +247,9 @@ func (p Plan) String() string {
 	}
 	if p.LagWatched {
 		s += "; watched reads lag too"
+	}
+	if p.OutageEnds {
+		s += "; contexts end at connection losses"
 	}
 	if p.Twin != nil {
 		s += fmt.Sprintf("; client %d a twin of client %d (one executor seed)", p.Twin.Client, p.Twin.Of)

@@ -41,7 +41,8 @@ func RootedSeed(seed uint64) bool { return seed%4 == 0 }
 // lagging watched reads or restarts onto a lagging member if it failed
 // before those (Regression.NoLagWatched, Regression.NoRestartLag), and
 // without the counter classes or the operator's writes if its scenario
-// took them later (Regression.NoCounters, Regression.NoOperatorWrites), so
+// took them later (Regression.NoCounters, Regression.NoOperatorWrites), or
+// without contexts ending at connection losses (Regression.NoOutageEnds), so
 // that it replays the history it was recorded with.
 func explored(sc Scenario, seed uint64) Scenario {
 	if i := slices.IndexFunc(sc.Regressions, func(r Regression) bool { return r.Seed == seed }); i >= 0 {
@@ -62,6 +63,9 @@ func explored(sc Scenario, seed uint64) Scenario {
 		}
 		if sc.Regressions[i].NoOperatorWrites {
 			sc.OperatorWrites = false
+		}
+		if sc.Regressions[i].NoOutageEnds {
+			sc.OutageEnds = false
 		}
 		return sc
 	}

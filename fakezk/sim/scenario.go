@@ -117,6 +117,14 @@ type Scenario struct {
 	// must give back what an outcome handed over as their context ended
 	// brings.
 	InJobEnds bool
+	// OutageEnds has one seed in two (Plan.OutageEnds, drawn from a stream
+	// of its own: the other seeds keep their history) end one in three of
+	// the contexts the actors make with CancelAfterSteps at their
+	// client's next connection loss instead (Config.OutageEnds): for the
+	// blocking faces, whose calls left waiting for a reconnect as their
+	// context ends (a release whose delete the loss took) must still give
+	// back what they hold.
+	OutageEnds bool
 	// LagWatched has a lagging member answer the scenario's watched reads
 	// from its view too (fakezk.Server.LagWatchedReads) in every seed
 	// whose plan has the lag class: a watch such a read sets fires at
@@ -329,6 +337,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	if res.Plan.On.Has(Lag) {
 		res.Plan.LagWatched = sc.LagWatched || !sc.NoLagWatched && drawLagWatched(seed)
 	}
+	res.Plan.OutageEnds = sc.OutageEnds && res.Plan.On != 0 && drawOutageEnds(seed)
 	if sc.Faults.Allow.Has(CrashRestart) && sc.Restart == nil {
 		res.Err, res.Kind = errors.New("sim: the scenario allows crash-restart but has no Restart hook"), SetupFailed
 		return res
@@ -344,7 +353,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	srvCfg := sc.Server
 	srvCfg.Trace = trace
 	w, err := New(Config{Seed: seed, Clients: sc.Clients, Server: srvCfg, SessionTimeout: sc.SessionTimeout,
-		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, InJobEnds: sc.InJobEnds, timeline: tl})
+		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, InJobEnds: sc.InJobEnds, OutageEnds: res.Plan.OutageEnds, timeline: tl})
 	if err != nil {
 		res.Err, res.Kind = err, SetupFailed
 		return res

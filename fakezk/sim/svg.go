@@ -51,6 +51,7 @@ var faultColours = [numClasses]string{
 	Counters:       "#bcbd22",
 	EmptyDir:       "#17becf",
 	Lag:            "#2ca02c",
+	ContextOutage:  "#e377c2",
 }
 
 // WriteSVG draws the timeline as an SVG picture: simulated time across,

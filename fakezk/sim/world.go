@@ -47,6 +47,12 @@ type Config struct {
 	// It observes every executor (executor.Config.Observer), which costs
 	// a little on every request.
 	InJobEnds bool
+	// OutageEnds, if set, has one in three of the contexts actors make
+	// with CancelAfterSteps end in an outage of their client's connection
+	// that the world injects where they would have ended (ContextOutage,
+	// Actor.CancelAfterSteps): a caller whose context ends while its call
+	// waits for a reconnect, as a release whose delete the loss took does.
+	OutageEnds bool
 
 	timeline *timeline // where the world records the seed's picture (runTimeline), or nil
 }
@@ -83,6 +89,9 @@ type World struct {
 	// inJob draws which CancelAfterSteps contexts end inside a job
 	// (Config.InJobEnds), from a stream of its own; nil when off.
 	inJob *rand.Rand
+	// outage draws which CancelAfterSteps contexts end at a connection
+	// loss (Config.OutageEnds), from a stream of its own; nil when off.
+	outage *rand.Rand
 }
 
 // jump is one ClockJump: the clock moved from at by d at once.
@@ -142,6 +151,9 @@ func New(cfg Config) (*World, error) {
 	if cfg.InJobEnds {
 		w.inJob = inJobStream(cfg.Seed)
 	}
+	if cfg.OutageEnds {
+		w.outage = rand.New(rand.NewPCG(cfg.Seed, 0x4f55_5441_4745_454e))
+	}
 	sc := cfg.Server
 	sc.Seed, sc.Clock, sc.Deterministic = cfg.Seed, w.Clock, true
 	w.Server = fakezk.New(sc)
@@ -177,6 +189,9 @@ func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
 	if w.wrap != nil {
 		tc = w.wrap(i, conn)
 	}
+	if w.outage != nil {
+		tc = &outageConn{Conn: tc, w: w, i: i}
+	}
 	seedOf := i
 	if w.twin != nil && w.twin.Client == i {
 		seedOf = w.twin.Of
@@ -189,6 +204,13 @@ func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
 		OnError: func(err error) { w.Errs = append(w.Errs, &ClientError{Client: i, Err: err}) }})
 	if err == nil {
 		w.follow(i, ex)
+		if w.outage != nil {
+			ex.Subscribe(func(ev task.Event) {
+				if ev.Type == task.EventNone && ev.State == task.StateSuspended {
+					w.connLost(i)
+				}
+			})
+		}
 	}
 	return conn, ex, err
 }
@@ -222,6 +244,13 @@ func drawLagWatched(seed uint64) bool {
 	return rand.New(rand.NewPCG(seed, 0x4c41_4757_4154_4348)).IntN(2) == 0
 }
 
+// drawOutageEnds draws, on a stream of its own, whether a seed of a
+// scenario with OutageEnds has contexts end at connection losses
+// (Plan.OutageEnds): one in two.
+func drawOutageEnds(seed uint64) bool {
+	return rand.New(rand.NewPCG(seed, 0x4f55_5441_4745_5345)).IntN(2) == 0
+}
+
 // ClientError is an error reported by client Client's executor.
 type ClientError struct {
 	Client int
@@ -253,6 +282,9 @@ func (w *World) Step() int {
 		}
 	}
 	if w.inj == nil || !w.inj.active {
+		if w.act != nil && len(w.act.cuts) > 0 {
+			w.endCuts() // the faults stopped: they end as drawn
+		}
 		n += w.Server.RunUntilIdle()
 		if n == 0 {
 			n = w.idleActors()

@@ -81,6 +81,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Name:       "group/blocking",
 		LagWatched: true,
 		InJobEnds:  true,
+		OutageEnds: true,
 		Clients:    s.clients,
 		Faults:     sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
 		Duration:   15 * time.Second,

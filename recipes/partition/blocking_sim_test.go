@@ -84,13 +84,14 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 	}
 	lost := sim.LostReplies{Rate: 0.05}
 	return s, sim.Scenario{
-		Name:      "partition/blocking",
-		InJobEnds: true,
-		Clients:   s.clients,
-		Faults:    sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
-		Counters:  itemDirs(bsimPath, bsimItems),
-		Duration:  15 * time.Second,
-		Wrap:      lost.Wrap,
+		Name:       "partition/blocking",
+		InJobEnds:  true,
+		OutageEnds: true,
+		Clients:    s.clients,
+		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
+		Counters:   itemDirs(bsimPath, bsimItems),
+		Duration:   15 * time.Second,
+		Wrap:       lost.Wrap,
 		Setup: func(r *sim.Trial) error {
 			lost.World, lost.Rand = r.World, r.Rand
 			lost.Sent = func(int, task.Request) { s.oneHolder(r) }

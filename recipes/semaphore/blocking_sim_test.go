@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -66,6 +68,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 	return s, sim.Scenario{
 		Name:               "semaphore/blocking",
 		InJobEnds:          true,
+		OutageEnds:         true,
 		Clients:            s.clients,
 		Faults:             sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
 		Counters:           []string{bsimDir + "/leases", bsimDir + "/locks"},
@@ -77,7 +80,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		OperatorDeleteOnly: []string{bsimDir + "/leases/", bsimDir + "/locks/"},
 		OperatorWrites:     true,
 		Regressions: []sim.Regression{
-			{Seed: 198752752005405, Why: "liveness: the internal lock's release (its node past zkops.ResetAbove, so a Detached delete) lost its delete to a restart; the acquire's context ended during the outage, the delete ended with the scope's error and withdrew its deferred copy, and the node stayed for the session's life with every acquirer waiting on it"},
+			{Seed: 198752752005405, NoOutageEnds: true, Why: "liveness: the internal lock's release (its node past zkops.ResetAbove, so a Detached delete) lost its delete to a restart; the acquire's context ended during the outage, the delete ended with the scope's error and withdrew its deferred copy, and the node stayed for the session's life with every acquirer waiting on it"},
 		},
 		Quiesce: func(r *sim.Trial) bool {
 			if r.Actors() > 0 || len(r.Children(bsimDir+"/leases")) > 0 || len(r.Children(bsimDir+"/locks")) > 0 {
@@ -266,6 +269,25 @@ func TestSimDeterminism(t *testing.T) {
 func TestSimExplore(t *testing.T) {
 	_, sc := newBlockingSim()
 	sim.Explore(t, sc)
+}
+
+// The regression seed of the withdrawn cleanup still runs the schedule it
+// was recorded with: with zkops/withdraw-cut-cleanup switched back on it
+// fails, as it did on the old code (the simulation reaches that schedule
+// about once in 250,000 seeds, too seldom for a canary hunt; were the
+// scenario changed so that the seed no longer reaches it, this fails and
+// the regression seed has lost its meaning). Not parallel: canaries are
+// process-wide.
+func TestRegressionSeedCatchesWithdrawnCleanup(t *testing.T) {
+	restore := canary.Enable(zkops.BugWithdrawCutCleanup)
+	defer restore()
+	_, sc := newBlockingSim()
+	sc.OutageEnds = false // as Explore replays it (Regression.NoOutageEnds)
+	res := sim.RunSeed(sc, 198752752005405, false)
+	if res.Err == nil || res.Kind != sim.Liveness {
+		t.Fatalf("seed 198752752005405 with %s on: %v (%v), want a liveness failure", zkops.BugWithdrawCutCleanup, res.Err, res.Kind)
+	}
+	t.Logf("caught: %v", res.Err)
 }
 
 // judgeLeases judges the fencing log: no "late" write applied, and in the

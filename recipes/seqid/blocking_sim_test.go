@@ -42,9 +42,10 @@ type blockingSim struct {
 func newBlockingSim() (*blockingSim, sim.Scenario) {
 	s := &blockingSim{clients: 3}
 	return s, sim.Scenario{
-		Name:      "seqid/blocking",
-		InJobEnds: true,
-		Clients:   s.clients,
+		Name:       "seqid/blocking",
+		InJobEnds:  true,
+		OutageEnds: true,
+		Clients:    s.clients,
 		// Not the operator: the node is the sequence.
 		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Operator)},
 		Duration: 10 * time.Second,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -102,6 +103,17 @@ func Fenced(path string, version int32, ops []task.MultiOp, lost func(cause, err
 	}
 }
 
+// BugWithdrawCutCleanup: Detached withdraws its background copy whenever
+// the cleanup ends in the caller's flow, even cut short with the scope's
+// error as the caller's context ended (a Retry waiting for a reconnect
+// does): a release whose delete a connection loss took, with the
+// caller's context ending during the outage, never deletes, and the node
+// stays for the session's life. A canary (internal/canary): the
+// simulation reaches it about once in 250,000 seeds, too seldom to hunt,
+// so a test replays the regression seed that found it (semaphore's
+// TestRegressionSeedCatchesWithdrawnCleanup) with it on.
+const BugWithdrawCutCleanup canary.Name = "zkops/withdraw-cut-cleanup"
+
 // Detached runs del, a cleanup, so that it outlives the caller: it is
 // registered with Scope.Defer on a child scope, so if the caller's scope
 // ends first (deadline, cancel) the caller gets the scope's error and del
@@ -118,7 +130,7 @@ func Detached(del task.Task[task.Unit]) task.Task[task.Unit] {
 		undo := sc.Defer(del)
 		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 			task.Run(s, del, func(v task.Unit, err error) {
-				if err == nil || s.Err() == nil || !errors.Is(err, s.Err()) {
+				if err == nil || s.Err() == nil || !errors.Is(err, s.Err()) || canary.On(BugWithdrawCutCleanup) {
 					undo()
 				}
 				k(v, err)

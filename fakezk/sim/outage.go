@@ -1,0 +1,139 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// Contexts that end in an outage (Config.OutageEnds, ContextOutage): a
+// context drawn for it waits for its client's n-th request from now; just
+// after the client sends it, the world cuts the client off, and the
+// context ends 0 to 2 steps after the client's executor sees the loss.
+// A call whose request the cut takes is left waiting for a reconnect as
+// its caller's context ends: the schedule in which a release that lost
+// its delete must still delete.
+
+// outageCut is a context waiting for its ContextOutage: n more requests
+// of its client before the cut (World.cuts), then skip more steps after
+// the client sees the loss (World.outage).
+type outageCut struct {
+	ctx  *actorCtx
+	n    int
+	skip int
+}
+
+// cutLater makes c a context that ends in an outage (CancelAfterSteps)
+// and returns its cancel.
+func (w *World) cutLater(c *actorCtx) context.CancelFunc {
+	s := w.act
+	s.cuts = append(s.cuts, outageCut{ctx: c, n: w.outage.IntN(8), skip: w.outage.IntN(3)})
+	t := w.Clock.AfterFunc(w.timeout, func() {
+		if !c.ended.Load() {
+			s.cancels = append(s.cancels, stepCancel{at: s.steps, ctx: c, err: context.Canceled})
+		}
+	})
+	return func() { t.Stop(); c.cancel(context.Canceled) }
+}
+
+// outageConn is a client's connection in a world with Config.OutageEnds:
+// it counts the requests the client sends for the contexts waiting for a
+// ContextOutage (sent).
+type outageConn struct {
+	task.Conn
+	w *World
+	i int
+}
+
+func (c *outageConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	c.Conn.Do(req, done, watch)
+	if s := c.w.act; s != nil && len(s.cuts) > 0 {
+		c.w.sent(c.i)
+	}
+}
+
+// Follow passes the executor's session on (task.SessionFollower).
+func (c *outageConn) Follow(session int64) {
+	if f, ok := c.Conn.(task.SessionFollower); ok {
+		f.Follow(session)
+	}
+}
+
+// sent counts a request client i just sent for the contexts waiting for
+// a ContextOutage; at the one a context waits for, in the faults phase
+// with the client connected, the world cuts the client off (the request
+// is in flight: applied or not, drawn) for less than its session
+// timeout, and the context waits for the client to see it (connLost).
+func (w *World) sent(i int) {
+	s := w.act
+	if w.inj == nil || !w.inj.active || i >= len(w.Conns) {
+		return
+	}
+	keep := s.cuts[:0]
+	var due []outageCut
+	for _, o := range s.cuts {
+		switch {
+		case o.ctx.ended.Load():
+		case o.ctx.a.client != i:
+			keep = append(keep, o)
+		case o.n > 0:
+			o.n--
+			keep = append(keep, o)
+		default:
+			due = append(due, o)
+		}
+	}
+	clear(s.cuts[len(keep):])
+	s.cuts = keep
+	for _, o := range due {
+		if !w.Conns[i].Connected() {
+			// Cut off already (the first of two cuts): it ends in this
+			// outage.
+			s.cancels = append(s.cancels, stepCancel{at: s.steps + 1 + uint64(o.skip), ctx: o.ctx, err: context.Canceled})
+			continue
+		}
+		d := time.Millisecond + time.Duration(w.outage.Int64N(int64(w.timeout*7/10)))
+		applied := w.outage.IntN(2) == 0
+		w.Server.Partition(w.Conns[i], d, applied)
+		w.inj.fired[ContextOutage]++
+		w.inj.note(ContextOutage, i, d, applied, fmt.Sprintf("client %d for %s applied=%v, as actor %d's context ends", i, d, applied, o.ctx.a.id))
+		s.outage = append(s.outage, o)
+	}
+}
+
+// connLost is called when client i's executor sees its connection lost
+// (Config.OutageEnds): the contexts cut off with client i end skip+1
+// steps from now.
+func (w *World) connLost(i int) {
+	s := w.act
+	if s == nil || len(s.outage) == 0 {
+		return
+	}
+	keep := s.outage[:0]
+	for _, o := range s.outage {
+		switch {
+		case o.ctx.ended.Load():
+		case o.ctx.a.client != i:
+			keep = append(keep, o)
+		default:
+			s.cancels = append(s.cancels, stepCancel{at: s.steps + 1 + uint64(o.skip), ctx: o.ctx, err: context.Canceled})
+		}
+	}
+	clear(s.outage[len(keep):])
+	s.outage = keep
+}
+
+// endCuts ends, once the faults have stopped, the contexts still waiting
+// for their ContextOutage, at the next step, as if drawn for it.
+func (w *World) endCuts() {
+	s := w.act
+	for _, o := range s.cuts {
+		if !o.ctx.ended.Load() {
+			s.cancels = append(s.cancels, stepCancel{at: s.steps + 1, ctx: o.ctx, err: context.Canceled})
+		}
+	}
+	clear(s.cuts)
+	s.cuts = s.cuts[:0]
+}

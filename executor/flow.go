@@ -252,7 +252,9 @@ func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 		var zero T
 		return zero, task.ErrClosed
 	}
-	park.Wait(ctx, func() bool { return len(r.ch) > 0 || ctx.Err() != nil })
+	if pk := park.From(ctx); pk != nil { // a simulation's goroutine (the closure is made only then)
+		pk.Wait(func() bool { return len(r.ch) > 0 || ctx.Err() != nil })
+	}
 	// An outcome already in wins over a ctx that has ended too (a select
 	// over both would pick at random): the flow's work is not reported
 	// canceled, and a seeded simulation's history does not depend on the

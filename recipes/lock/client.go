@@ -28,6 +28,11 @@ type Client struct {
 	mu      sync.Mutex
 	held    *Held            // the lock this Client holds, until it ends
 	pending blocking.Pending // Releases going on in the background
+
+	// What its calls name in the errors of a context's end, and Take's
+	// hooks (setHooks), made once.
+	whatAcquire, whatRelease, whatFenced string
+	won, undo                            func(*Held)
 }
 
 // NewClient returns a Client on directory dir whose flows run on ex, with
@@ -40,7 +45,10 @@ func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, erro
 	if err != nil {
 		return nil, err
 	}
-	return &Client{ex: ex, l: l}, nil
+	what := "lock " + l.Dir() + ": "
+	c := &Client{ex: ex, l: l, whatAcquire: what + "acquire", whatRelease: what + "release", whatFenced: what + "fenced write"}
+	c.setHooks()
+	return c, nil
 }
 
 // Acquire waits for the lock until ctx ends (Lock.Acquire). When ctx ends
@@ -69,7 +77,7 @@ func (c *Client) acquire(ctx context.Context, t task.Task[*Held]) (*Held, error)
 	if err := executor.CanBlock(); err != nil {
 		return nil, err
 	}
-	if err := c.pending.Wait(ctx, "lock "+c.l.Dir()+": acquire"); err != nil {
+	if err := c.pending.Wait(ctx, c.whatAcquire); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -78,12 +86,20 @@ func (c *Client) acquire(ctx context.Context, t task.Task[*Held]) (*Held, error)
 		return nil, fmt.Errorf("lock: %w: %s", ErrAlreadyHeld, h.Path())
 	}
 	c.mu.Unlock()
-	return blocking.Take(ctx, "lock "+c.l.Dir()+": acquire", c.ex, t, func(h *Held) {
+	return blocking.Take(ctx, c.whatAcquire, c.ex, t, c.won, c.undo)
+}
+
+// won records h, just acquired, as this Client's hold (blocking.Take's
+// won); undo releases h, acquired as the caller's context ended (its
+// undo). Made once, in NewClient.
+func (c *Client) setHooks() {
+	c.won = func(h *Held) {
 		h.ex = c.ex
 		c.mu.Lock()
 		c.held = h
 		c.mu.Unlock()
-	}, func(h *Held) { executor.Submit(c.ex, h.Release(), nil) })
+	}
+	c.undo = func(h *Held) { executor.Submit(c.ex, h.Release(), nil) }
 }
 
 // isDone reports whether h has ended (released or lost). A hold that has
@@ -112,14 +128,14 @@ func (c *Client) Release(ctx context.Context, h *Held) error {
 	if err := blocking.Owned(c.ex, exOf(h), errNotOurs); err != nil {
 		return err
 	}
-	_, err := blocking.Give(ctx, "lock "+c.l.Dir()+": release", c.ex, &c.pending, h.Release())
+	_, err := blocking.Give(ctx, c.whatRelease, c.ex, &c.pending, h.Release())
 	return err
 }
 
 // Fenced runs ops in one multi that succeeds only while h still holds the
 // lock (Held.Fenced), and waits for it until ctx ends.
 func (c *Client) Fenced(ctx context.Context, h *Held, ops ...task.MultiOp) ([]task.MultiResult, error) {
-	return blocking.Do(ctx, "lock "+c.l.Dir()+": fenced write", c.ex, exOf(h), errNotOurs, func() task.Task[[]task.MultiResult] { return h.Fenced(ops...) })
+	return blocking.Do(ctx, c.whatFenced, c.ex, exOf(h), errNotOurs, func() task.Task[[]task.MultiResult] { return h.Fenced(ops...) })
 }
 
 var errNotOurs = fmt.Errorf("lock: a lock not acquired through a Client on this executor: %w", task.ErrInvalidArgument)

@@ -48,7 +48,10 @@ func Take[H any](ctx context.Context, what string, ex *executor.Executor, t task
 	}
 	ch := make(chan result, 1)
 	f := executor.Submit(ex, t, func(v H, err error) { ch <- result{v, err} })
-	park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
+	pk := park.From(ctx) // a simulation's goroutine, or nil: the waits' closures are made only then
+	if pk != nil {
+		pk.Wait(func() bool { return len(ch) > 0 || ctx.Err() != nil })
+	}
 	var r result
 	got := false
 	select { // an outcome already in wins over a ctx that has ended too
@@ -68,7 +71,9 @@ func Take[H any](ctx context.Context, what string, ex *executor.Executor, t task
 		return r.v, r.err
 	}
 	f.Cancel()
-	park.Wait(ctx, func() bool { return len(ch) > 0 })
+	if pk != nil {
+		pk.Wait(func() bool { return len(ch) > 0 })
+	}
 	r = <-ch // the flow ends promptly once canceled
 	if r.err == nil && undo != nil && !canary.On(BugKeepLateOutcome) {
 		undo(r.v)
@@ -140,7 +145,7 @@ func Do[T any](ctx context.Context, what string, ex, owner *executor.Executor, n
 // p, if not nil, counts t while it runs (Pending), so that a Client can
 // wait for its give-backs before it takes again.
 func Give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, t task.Task[T]) (T, error) {
-	return give(ctx, what, ex, p, func(cb func(T, error)) { executor.Submit(ex, t, cb) })
+	return give(ctx, what, ex, p, t, false)
 }
 
 // GiveAcrossExpiry is Give for a give-back that the end of the session
@@ -150,7 +155,7 @@ func Give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pen
 // ends otherwise, whether or not the caller still waits (p counts it
 // until then). t must be safe to run again.
 func GiveAcrossExpiry[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, t task.Task[T]) (T, error) {
-	return give(ctx, what, ex, p, func(cb func(T, error)) { submitAcrossExpiry(ex, t, cb) })
+	return give(ctx, what, ex, p, t, true)
 }
 
 // submitAcrossExpiry submits t on ex, and again on the next session each
@@ -165,20 +170,26 @@ func submitAcrossExpiry[T any](ex *executor.Executor, t task.Task[T], cb func(T,
 	})
 }
 
-func give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, submit func(cb func(T, error))) (T, error) {
+// give is Give, or GiveAcrossExpiry if across.
+func give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, t task.Task[T], across bool) (T, error) {
 	var zero T
 	blockErr := executor.CanBlock()
 	g := &giving[T]{ch: make(chan giveResult[T], 1)}
 	if blockErr != nil || ctx.Err() != nil {
 		g.left = true // decided before t can end: its failure goes to OnError
 	}
-	done := p.add()
-	submit(func(v T, err error) {
-		done()
+	p.inc()
+	cb := func(v T, err error) {
+		p.dec() // once: a flow's outcome is delivered once
 		if g.deliver(v, err) && err != nil && !errors.Is(err, task.ErrClosed) && ex != nil {
 			ex.Report(err) // on the executor goroutine: a refused Submit gives ErrClosed
 		}
-	})
+	}
+	if across {
+		submitAcrossExpiry(ex, t, cb)
+	} else {
+		executor.Submit(ex, t, cb)
+	}
 	if blockErr != nil {
 		return zero, blockErr
 	}
@@ -188,7 +199,9 @@ func give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pen
 	// A ctx that ends from here on (t itself may end it, on the executor,
 	// before this goroutine looks) goes through leave: once left, t's
 	// failure is reported, not dropped in the channel.
-	park.Wait(ctx, func() bool { return len(g.ch) > 0 || ctx.Err() != nil })
+	if pk := park.From(ctx); pk != nil { // a simulation's goroutine (the closure is made only then)
+		pk.Wait(func() bool { return len(g.ch) > 0 || ctx.Err() != nil })
+	}
 	select { // an outcome already in wins over a ctx that has ended too
 	case r := <-g.ch:
 		return r.v, r.err
@@ -269,10 +282,22 @@ type Pending struct {
 // (more calls do nothing).
 func (p *Pending) Add() func() { return p.add() }
 
-// add counts one give-back and returns the function that ends it.
+// add counts one piece of work and returns the function that ends it
+// (once).
 func (p *Pending) add() func() {
 	if p == nil {
 		return func() {}
+	}
+	p.inc()
+	var once sync.Once
+	return func() { once.Do(p.dec) }
+}
+
+// inc counts one give-back; dec, called exactly once for each inc, ends
+// it. Nil counts nothing.
+func (p *Pending) inc() {
+	if p == nil {
+		return
 	}
 	p.mu.Lock()
 	p.n++
@@ -280,16 +305,17 @@ func (p *Pending) add() func() {
 		p.idle = make(chan struct{})
 	}
 	p.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			if p.n--; p.n == 0 {
-				close(p.idle)
-				p.idle = nil
-			}
-		})
+}
+
+func (p *Pending) dec() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n--; p.n == 0 {
+		close(p.idle)
+		p.idle = nil
 	}
 }
 
@@ -348,7 +374,9 @@ func GiveThenWait[T any](ctx context.Context, what string, ex *executor.Executor
 		ch <- result{v, err}
 	})
 	if ctx.Err() == nil {
-		park.Wait(ctx, func() bool { return len(ch) > 0 || ctx.Err() != nil })
+		if pk := park.From(ctx); pk != nil { // a simulation's goroutine (the closure is made only then)
+			pk.Wait(func() bool { return len(ch) > 0 || ctx.Err() != nil })
+		}
 		select { // an outcome already in wins over a ctx that has ended too
 		case r := <-ch:
 			return r.v, r.err

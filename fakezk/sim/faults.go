@@ -229,8 +229,8 @@ type Plan struct {
 	// LagWatched: a lagging member answers watched reads from its view
 	// too (Scenario.LagWatched). Only with the lag class.
 	LagWatched bool
-	// OutageEnds: contexts of the actors end at connection losses too
-	// (Scenario.OutageEnds).
+	// OutageEnds: contexts of the actors end in outages cut for them too
+	// (Scenario.OutageEnds, ContextOutage).
 	OutageEnds bool
 }
 
@@ -249,7 +249,7 @@ func (p Plan) String() string {
 		s += "; watched reads lag too"
 	}
 	if p.OutageEnds {
-		s += "; contexts end at connection losses"
+		s += "; contexts end in outages (context-outage)"
 	}
 	if p.Twin != nil {
 		s += fmt.Sprintf("; client %d a twin of client %d (one executor seed)", p.Twin.Client, p.Twin.Of)

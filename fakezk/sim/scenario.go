@@ -117,10 +117,11 @@ type Scenario struct {
 	// must give back what an outcome handed over as their context ended
 	// brings.
 	InJobEnds bool
-	// OutageEnds has one seed in two (Plan.OutageEnds, drawn from a stream
-	// of its own: the other seeds keep their history) end one in three of
-	// the contexts the actors make with CancelAfterSteps at their
-	// client's next connection loss instead (Config.OutageEnds): for the
+	// OutageEnds has one seed in two with faults (Plan.OutageEnds, drawn
+	// from a stream of its own: the other seeds keep their history) end
+	// one in three of the contexts the actors make with CancelAfterSteps
+	// inside an outage instead: the world cuts the client off just after
+	// it sends a drawn request (ContextOutage, Config.OutageEnds). For the
 	// blocking faces, whose calls left waiting for a reconnect as their
 	// context ends (a release whose delete the loss took) must still give
 	// back what they hold.

@@ -48,10 +48,11 @@ type Config struct {
 	// a little on every request.
 	InJobEnds bool
 	// OutageEnds, if set, has one in three of the contexts actors make
-	// with CancelAfterSteps end in an outage of their client's connection
-	// that the world injects where they would have ended (ContextOutage,
-	// Actor.CancelAfterSteps): a caller whose context ends while its call
-	// waits for a reconnect, as a release whose delete the loss took does.
+	// with CancelAfterSteps end inside an outage the world cuts just after
+	// their client sends a drawn request, in the faults phase of a
+	// Scenario run (ContextOutage, Actor.CancelAfterSteps): a caller whose
+	// context ends while its call waits for a reconnect, as a release
+	// whose delete the loss took does.
 	OutageEnds bool
 
 	timeline *timeline // where the world records the seed's picture (runTimeline), or nil
@@ -245,7 +246,7 @@ func drawLagWatched(seed uint64) bool {
 }
 
 // drawOutageEnds draws, on a stream of its own, whether a seed of a
-// scenario with OutageEnds has contexts end at connection losses
+// scenario with OutageEnds has contexts end in outages cut for them
 // (Plan.OutageEnds): one in two.
 func drawOutageEnds(seed uint64) bool {
 	return rand.New(rand.NewPCG(seed, 0x4f55_5441_4745_5345)).IntN(2) == 0

@@ -109,9 +109,10 @@ func Fenced(path string, version int32, ops []task.MultiOp, lost func(cause, err
 // does): a release whose delete a connection loss took, with the
 // caller's context ending during the outage, never deletes, and the node
 // stays for the session's life. A canary (internal/canary): the
-// simulation reaches it about once in 250,000 seeds, too seldom to hunt,
-// so a test replays the regression seed that found it (semaphore's
-// TestRegressionSeedCatchesWithdrawnCleanup) with it on.
+// simulation reaches it about once in 250,000 seeds, too seldom to hunt;
+// lock's TestReleaseCutShortByDeadlineStillDeletes catches it in a
+// directed history, and semaphore's
+// TestRegressionSeedCatchesWithdrawnCleanup in the seed that found it.
 const BugWithdrawCutCleanup canary.Name = "zkops/withdraw-cut-cleanup"
 
 // Detached runs del, a cleanup, so that it outlives the caller: it is

@@ -144,19 +144,20 @@ func TestExploredRegressionFlags(t *testing.T) {
 	sc := sim.Scenario{
 		Faults:         sim.Faults{Allow: sim.AllFaults | sim.CounterFaults},
 		OperatorWrites: true,
+		OutageEnds:     true,
 		Regressions: []sim.Regression{
-			{Seed: 8, NoTwins: true, NoLagWatched: true, NoRestartLag: true, NoCounters: true, NoOperatorWrites: true},
+			{Seed: 8, NoTwins: true, NoLagWatched: true, NoRestartLag: true, NoCounters: true, NoOperatorWrites: true, NoOutageEnds: true},
 			{Seed: 9},
 		},
 	}
 	old := sim.Explored(sc, 8)
-	if !old.NoTwins || !old.NoLagWatched || !old.NoRestartLag || old.OperatorWrites || old.Faults.Allow != sim.AllFaults {
-		t.Errorf("seed 8 runs with NoTwins %v, NoLagWatched %v, NoRestartLag %v, OperatorWrites %v, faults %v; want the classes it was recorded with",
-			old.NoTwins, old.NoLagWatched, old.NoRestartLag, old.OperatorWrites, old.Faults.Allow)
+	if !old.NoTwins || !old.NoLagWatched || !old.NoRestartLag || old.OperatorWrites || old.Faults.Allow != sim.AllFaults || old.OutageEnds {
+		t.Errorf("seed 8 runs with NoTwins %v, NoLagWatched %v, NoRestartLag %v, OperatorWrites %v, faults %v, OutageEnds %v; want the classes it was recorded with",
+			old.NoTwins, old.NoLagWatched, old.NoRestartLag, old.OperatorWrites, old.Faults.Allow, old.OutageEnds)
 	}
 	for _, seed := range []uint64{9, 10} {
 		now := sim.Explored(sc, seed)
-		if now.NoTwins || now.NoLagWatched || now.NoRestartLag || !now.OperatorWrites || now.Faults.Allow != sc.Faults.Allow {
+		if now.NoTwins || now.NoLagWatched || now.NoRestartLag || !now.OperatorWrites || now.Faults.Allow != sc.Faults.Allow || !now.OutageEnds {
 			t.Errorf("seed %d lost a class of its scenario: %+v", seed, now)
 		}
 	}

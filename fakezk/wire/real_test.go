@@ -277,23 +277,26 @@ func maskStats(op wire.Op, body []byte) []byte {
 	return b
 }
 
-// consLine asks addr for cons until two answers in a row agree and
-// returns the line of session sid with the address, times, latencies and
-// ids masked. ZooKeeper counts a reply as sent, and registers the
-// connection for reading again, after the client may already have read
-// it: a cons asked right after the reply can see sent one short and the
-// interest set empty (seen once under make test's load). The line of an
-// idle session settles, so asking until it repeats compares the settled
-// lines; a line that never repeats is returned as it last was, and fails
-// the comparison.
+// consLine asks addr for cons until the line of session sid has settled
+// (the connection registered for reading again, interest set [1], and
+// two answers in a row agree) and returns it with the address, times,
+// latencies and ids masked. ZooKeeper counts a reply as sent, and
+// registers the connection for reading again, after the client may
+// already have read it: a cons asked right after the reply can see sent
+// one short and the interest set empty, and under make test's load it
+// did so for two answers in a row. The line of an idle session settles,
+// so asking (for up to 10 s, every 10 ms, the real server's threads
+// running meanwhile) compares the settled lines; a line that never
+// settles is returned as it last was, and fails the comparison.
 func consLine(t *testing.T, addr string, sid int64) string {
 	prev := consOnce(t, addr, sid)
-	for range 50 {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
 		line := consOnce(t, addr, sid)
-		if line == prev {
+		if line == prev && strings.HasPrefix(line, " /ADDR[1](") {
 			return line
 		}
 		prev = line
+		time.Sleep(10 * time.Millisecond) // a real server's state, polled
 	}
 	return prev
 }

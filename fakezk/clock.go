@@ -1,8 +1,9 @@
 package fakezk
 
 import (
-	"container/heap"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkflow/zkflow/task"
@@ -17,9 +18,14 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // due, in time order (ties in the order AfterFunc was called), on the
 // calling goroutine, with no lock held and no real sleep. It is safe for
 // concurrent use; the zero value is not usable, call NewClock.
+//
+// Now reads the time without a lock (an atomic offset from the start):
+// a simulation reads the clock at every request and every step.
 type Clock struct {
+	start time.Time
+	off   atomic.Int64 // nanoseconds since start; written under mu
+
 	mu     sync.Mutex
-	now    time.Time
 	seq    uint64
 	timers timerHeap
 }
@@ -29,15 +35,17 @@ func NewClock(start time.Time) *Clock {
 	if start.IsZero() {
 		start = Epoch
 	}
-	return &Clock{now: start}
+	return &Clock{start: start}
 }
 
 // Now returns the simulated time.
 func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
+	return c.start.Add(time.Duration(c.off.Load()))
 }
+
+// offset returns t as nanoseconds since the start (saturated, as
+// time.Time.Sub).
+func (c *Clock) offset(t time.Time) int64 { return int64(t.Sub(c.start)) }
 
 // AfterFunc schedules f to run when the clock has been moved d past now. A
 // timer with d <= 0 runs at the next Advance (Advance(0) included).
@@ -45,8 +53,13 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) task.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
-	t := &simTimer{c: c, when: c.now.Add(d), seq: c.seq, f: f, index: -1}
-	heap.Push(&c.timers, t)
+	now := c.off.Load()
+	when := now + int64(d)
+	if d > 0 && when < now { // overflow: never
+		when = math.MaxInt64
+	}
+	t := &simTimer{c: c, when: when, seq: c.seq, f: f, index: -1}
+	c.timers.push(t)
 	return t
 }
 
@@ -58,19 +71,20 @@ func (c *Clock) Advance(d time.Duration) int {
 
 // Set moves the clock to t (never backwards), firing due timers in order.
 func (c *Clock) Set(t time.Time) int {
+	to := c.offset(t)
 	n := 0
 	for {
 		c.mu.Lock()
-		if len(c.timers) == 0 || c.timers[0].when.After(t) {
-			if t.After(c.now) {
-				c.now = t
+		if len(c.timers) == 0 || c.timers[0].when > to {
+			if to > c.off.Load() {
+				c.off.Store(to)
 			}
 			c.mu.Unlock()
 			return n
 		}
-		tm := heap.Pop(&c.timers).(*simTimer)
-		if tm.when.After(c.now) {
-			c.now = tm.when
+		tm := c.timers.pop()
+		if tm.when > c.off.Load() {
+			c.off.Store(tm.when)
 		}
 		c.mu.Unlock()
 		tm.f()
@@ -85,7 +99,7 @@ func (c *Clock) NextTimer() (time.Time, bool) {
 	if len(c.timers) == 0 {
 		return time.Time{}, false
 	}
-	return c.timers[0].when, true
+	return c.start.Add(time.Duration(c.timers[0].when)), true
 }
 
 // AdvanceToNext moves the clock to the earliest pending timer and fires
@@ -108,7 +122,7 @@ func (c *Clock) Pending() int {
 
 type simTimer struct {
 	c     *Clock
-	when  time.Time
+	when  int64 // nanoseconds since the clock's start
 	seq   uint64
 	f     func()
 	index int
@@ -121,29 +135,86 @@ func (t *simTimer) Stop() bool {
 	if t.index < 0 {
 		return false
 	}
-	heap.Remove(&t.c.timers, t.index)
+	t.c.timers.remove(t.index)
 	return true
 }
 
+// timerHeap is a binary min-heap of timers by (when, seq), each timer
+// knowing its index (container/heap's algorithm, without its interface
+// calls and boxing).
 type timerHeap []*simTimer
 
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	if !h[i].when.Equal(h[j].when) {
-		return h[i].when.Before(h[j].when)
+func (h timerHeap) less(i, j int) bool {
+	if h[i].when != h[j].when {
+		return h[i].when < h[j].when
 	}
 	return h[i].seq < h[j].seq
 }
-func (h timerHeap) Swap(i, j int) {
+
+func (h timerHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index, h[j].index = i, j
 }
-func (h *timerHeap) Push(x any) {
-	t := x.(*simTimer)
+
+func (h timerHeap) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if i == j || !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		j = i
+	}
+}
+
+func (h timerHeap) down(i0, n int) bool {
+	i := i0
+	for {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1
+		if j2 := j1 + 1; j2 < n && h.less(j2, j1) {
+			j = j2
+		}
+		if !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		i = j
+	}
+	return i > i0
+}
+
+func (h *timerHeap) push(t *simTimer) {
 	t.index = len(*h)
 	*h = append(*h, t)
+	h.up(len(*h) - 1)
 }
-func (h *timerHeap) Pop() any {
+
+// pop removes and returns the earliest timer.
+func (h *timerHeap) pop() *simTimer {
+	n := len(*h) - 1
+	h.swap(0, n)
+	h.down(0, n)
+	return h.take()
+}
+
+// remove removes the timer at index i.
+func (h *timerHeap) remove(i int) {
+	n := len(*h) - 1
+	if n != i {
+		h.swap(i, n)
+		if !h.down(i, n) {
+			h.up(i)
+		}
+	}
+	h.take()
+}
+
+// take drops the last element and returns it, marked as out of the heap.
+func (h *timerHeap) take() *simTimer {
 	old := *h
 	n := len(old)
 	t := old[n-1]

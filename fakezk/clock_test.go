@@ -1,11 +1,13 @@
 package fakezk_test
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
 )
 
 func TestClockFiresInTimeOrder(t *testing.T) {
@@ -71,5 +73,48 @@ func TestClockAdvanceToNextAndNeverBackwards(t *testing.T) {
 	clk.Set(fakezk.Epoch)
 	if clk.Now().Sub(fakezk.Epoch) != time.Minute {
 		t.Fatal("clock moved backwards")
+	}
+}
+
+// TestClockManyTimersStoppedAtRandom: the timer heap under many timers,
+// a third of them stopped in random order: the rest fire in (time,
+// creation) order, each once, and every Stop reports what it did.
+func TestClockManyTimersStoppedAtRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	clk := fakezk.NewClock(time.Time{})
+	type want struct {
+		at  time.Duration
+		seq int
+	}
+	var fired []want
+	var wants []want
+	var timers []task.Timer
+	for i := range 2000 {
+		d := time.Duration(rng.IntN(50)) * time.Millisecond
+		w := want{d, i}
+		timers = append(timers, clk.AfterFunc(d, func() {
+			fired = append(fired, want{clk.Now().Sub(fakezk.Epoch), w.seq})
+		}))
+		wants = append(wants, w)
+	}
+	stopped := map[int]bool{}
+	for _, i := range rng.Perm(len(timers))[:len(timers)/3] {
+		if !timers[i].Stop() {
+			t.Fatalf("timer %d: Stop reported false while pending", i)
+		}
+		stopped[i] = true
+	}
+	wants = slices.DeleteFunc(wants, func(w want) bool { return stopped[w.seq] })
+	slices.SortStableFunc(wants, func(a, b want) int { return int(a.at - b.at) })
+	if n := clk.Advance(time.Second); n != len(wants) {
+		t.Fatalf("fired %d, want %d", n, len(wants))
+	}
+	if !slices.Equal(fired, wants) {
+		t.Fatalf("fired out of order: first %v, want %v", fired[:10], wants[:10])
+	}
+	for i, tm := range timers {
+		if tm.Stop() {
+			t.Fatalf("timer %d: Stop reported true after it fired or was stopped", i)
+		}
 	}
 }

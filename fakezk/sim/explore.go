@@ -75,9 +75,13 @@ func DrawnFrom() (uint64, string) {
 
 // ExploreGCPercent is the garbage collector's target (GOGC) while Explore
 // runs: a seed's live heap is small and short-lived, and at the default
-// of 100 the collector took about a third of the CPU of a large run; at
-// 400 it takes a few tens of MB more per test binary.
-const ExploreGCPercent = 400
+// of 100 the collector took about a third of the CPU of a large run. At
+// 1600 against 400 (farm-bench, the same test binary A B A B, 5 pairs,
+// 2026-12-04) Explore took 0.88x the CPU in fakezk/sim's scenarios, 0.93x
+// in partition's, 0.97x in group's and 0.975x in queue's, for a peak
+// resident size of 276 MB against 146 MB in fakezk/sim (the largest),
+// 114 against 41 in partition's; at 6400 queue's took 0.99x and 339 MB.
+const ExploreGCPercent = 1600
 
 // exploreProcs is the number of threads running Go code (GOMAXPROCS)
 // while Explore runs: a world runs on one goroutine at a time (its actors

@@ -10,7 +10,8 @@ package task
 type Frames struct {
 	depth     int
 	bodies    bodies
-	freeSends *sendWait // requests' waits free for reuse (send)
+	freeSends *sendWait   // requests' waits free for reuse (send)
+	values    map[any]any // RuntimeValue
 }
 
 func (fr *Frames) frames() *Frames { return fr }
@@ -26,3 +27,24 @@ func NewJob(fr *Frames) { fr.depth = 0 }
 // again (a simulated process that crashed); it must be called on the
 // goroutine that drives the runtime, between its jobs.
 func Unwind(fr *Frames) { fr.bodies.unwind() }
+
+// RuntimeValue returns the value kept under key on rt (an executor),
+// made by mk and kept the first time it is asked for. Code that keeps
+// state per executor (a recipe's watches shared by its calls, say) keeps
+// it here rather than in a package-level map keyed by the executor: the
+// state goes with the executor, closed or abandoned, and no lock is
+// needed. key is compared as a map key; a pointer to an unexported
+// package variable cannot collide with another package's. Called on rt's
+// executor goroutine only; T must be the type mk returns for key.
+func RuntimeValue[T any](rt Runtime, key any, mk func() T) T {
+	fr := rt.frames()
+	if v, ok := fr.values[key]; ok {
+		return v.(T)
+	}
+	if fr.values == nil {
+		fr.values = map[any]any{}
+	}
+	v := mk()
+	fr.values[key] = v
+	return v
+}

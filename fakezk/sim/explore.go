@@ -98,8 +98,9 @@ const exploreProcs = 1
 // seed. One seed in four of each range runs with every client under a
 // chroot (ExploreRoot). One seed in replayEvery (200) of either range is
 // run twice more with its trace, and a seed whose two histories differ
-// fails t (the scenario's TestSimDeterminism samples only a few). It
-// skips t when SIM_SEEDS is unset, runs
+// fails t (the scenario's TestSimDeterminism samples only a few). After
+// a scenario's seeds it checks that their executors are garbage, but for
+// the last seeds' (freed.go). It skips t when SIM_SEEDS is unset, runs
 // only -sim.seed when that is set, and logs a line of each scenario's Stats
 // for internal/simsum. Unless GOGC is set, it runs with the garbage
 // collector's target at ExploreGCPercent, and unless GOMAXPROCS is set,
@@ -139,10 +140,15 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 			}
 		}
 		var replay []uint64
+		execs := new(execTally)
+		tally.Store(execs)
+		perSeed := int64(0) // the most executors one seed made
 		for _, first := range []uint64{1, from} {
 			for seed := first; seed < first+uint64(n); seed++ {
 				esc := explored(sc, seed)
+				made := execs.made.Load()
 				res := RunSeed(esc, seed, false)
+				perSeed = max(perSeed, execs.made.Load()-made)
 				st.Add(res)
 				if res.Err != nil {
 					t.Error(Report(t, esc, res))
@@ -154,6 +160,13 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 			}
 		}
 		st.Wall, st.CPU = time.Since(start), processCPU()-cpu
+		tally.Store(nil)
+		// The scenario may keep its last seed's world (its state for the
+		// next seed); nothing keeps more.
+		if live := execs.reachable(2 * perSeed); live > 2*perSeed {
+			t.Errorf("sim: %s: %d of the %d executors its seeds made are still reachable after %d collections (at most %d, the last seeds', may be): something outside the worlds keeps them (per-executor state in a package-level variable?)",
+				sc.Name, live, execs.made.Load(), maxCollections, 2*perSeed)
+		}
 		t.Log(st.String())
 		t.Log(st.line())
 		// One seed in replayEvery, across both ranges, is run twice more

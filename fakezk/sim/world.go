@@ -204,6 +204,7 @@ func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
 	ex, err := executor.New(executor.Config{Conn: tc, Clock: w.Clock, Seed: w.Seed*31 + uint64(seedOf) + 1, Observer: obs,
 		OnError: func(err error) { w.Errs = append(w.Errs, &ClientError{Client: i, Err: err}) }})
 	if err == nil {
+		track(ex)
 		w.follow(i, ex)
 		if w.outage != nil {
 			ex.Subscribe(func(ev task.Event) {

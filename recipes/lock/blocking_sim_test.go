@@ -236,26 +236,7 @@ func (s *blockingSim) report(t *testing.T) {
 	t.Logf("rounds by where the context ended (acquired/tried):%s", line)
 }
 
-// forgetCrashed drops, once t ends, the package-level state (the fast
-// path's sessions, the holders of each runtime) that the executors of
-// crashed processes kept: World.Crash abandons such an executor without
-// closing it, as a real crash takes that state with the process. The
-// package's leak checks (TestSeededFaults, TestHeldEndsWhenExecutorStops)
-// then judge only their own executors. The executors a world closes
-// drop theirs as they close.
-func forgetCrashed(t *testing.T) {
-	t.Cleanup(func() {
-		dirsMu.Lock()
-		clear(sessions)
-		dirsMu.Unlock()
-		holdersMu.Lock()
-		clear(holdersOf)
-		holdersMu.Unlock()
-	})
-}
-
 func TestBlockingSimulation(t *testing.T) {
-	forgetCrashed(t)
 	s, sc := newBlockingSim()
 	seeds := 40
 	if testing.Short() {
@@ -274,14 +255,12 @@ func TestBlockingSimulation(t *testing.T) {
 
 // The same seed replays the same history, actors included.
 func TestSimDeterminism(t *testing.T) {
-	forgetCrashed(t)
 	_, sc := newBlockingSim()
 	sim.Determinism(t, sc, sim.Sample(6, 1000))
 }
 
 // The large run of make sim: SIM_SEEDS seeds (skipped when unset).
 func TestSimExplore(t *testing.T) {
-	forgetCrashed(t)
 	_, sc := newBlockingSim()
 	sim.Explore(t, sc)
 }
@@ -299,7 +278,6 @@ type given[H any] struct {
 // on, it is kept, and the scenario catches it (contexts that end inside
 // the job that hands the outcome over: sim.Scenario.InJobEnds).
 func TestCanaryKeepLateOutcome(t *testing.T) {
-	forgetCrashed(t)
 	restore := canary.Enable(blocking.BugKeepLateOutcome)
 	defer restore()
 	_, sc := newBlockingSim()

@@ -1,6 +1,9 @@
 package lock
 
-import "github.com/zkflow/zkflow/internal/canary"
+import (
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/task"
+)
 
 // Canaries are the package's known bugs (lock.go), for the simulation's
 // canary test in package lock_test.
@@ -24,13 +27,10 @@ const (
 // HoldOnAnyPred is also caught by its own history (TestMiddleWaiterCanaryCaught).
 const HoldOnAnyPred = bugHoldOnAnyPred
 
-// WatchedSessions is how many sessions the fast path keeps directory
-// state for (fast.go): zero once every executor has closed.
-func WatchedSessions() int {
-	dirsMu.Lock()
-	defer dirsMu.Unlock()
-	return len(sessions)
-}
+// WatchedSessions is how many sessions of rt the fast path keeps
+// directory state for (fast.go): zero once the executor has closed. Call
+// it when rt runs nothing.
+func WatchedSessions(rt task.Runtime) int { return len(sessionsOf(rt)) }
 
 // The handoff's canaries (handoff.go), also caught by their own history
 // in handoff_test.go.
@@ -52,10 +52,6 @@ func (listHandoff) apply(l *Lock) { l.listHandoff = true }
 // request counts that compare the two.
 func WithListingHandoff() Option { return listHandoff{} }
 
-// HolderRuntimes is how many runtimes keep a list of holders (held.go):
-// zero once every executor has closed.
-func HolderRuntimes() int {
-	holdersMu.Lock()
-	defer holdersMu.Unlock()
-	return len(holdersOf)
-}
+// KeepsHolders reports whether rt keeps a list of holders (held.go):
+// false once the executor has closed. Call it when rt runs nothing.
+func KeepsHolders(rt task.Runtime) bool { return holdersOf(rt).d != nil }

@@ -1,8 +1,6 @@
 package lock
 
 import (
-	"sync"
-
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
@@ -38,18 +36,11 @@ const (
 // acquires take the listing path.
 const maxWatchedDirs = 1024
 
-// dirKey names the directory state of one session of one executor.
-type dirKey struct {
-	rt   task.Runtime
-	sess int64
-	dir  string
-}
-
-// dirState is what one session knows of one lock directory. It is used on
-// the executor goroutine of its runtime only; the map holding it is shared
-// by every executor.
+// dirState is what one session knows of one lock directory. It is kept
+// on its runtime (task.RuntimeValue) and used on its executor goroutine
+// only.
 type dirState struct {
-	key    dirKey
+	dir    string
 	set    *sessionDirs
 	armed  bool  // the exists watch on the directory is set and has not fired
 	last   int64 // number of our last node that held and that our release deleted; -1 if none
@@ -61,22 +52,22 @@ type dirState struct {
 // sessionDirs is the directory states of one session of one executor,
 // ended together when the connection blinks or the session ends.
 type sessionDirs struct {
-	rt    task.Runtime
+	all   map[int64]*sessionDirs // the runtime's sets, by session
 	sess  int64
 	dirs  map[string]*dirState
 	unsub func()
 }
 
-var (
-	dirsMu   sync.Mutex
-	sessions = map[dirKey]*sessionDirs{} // keyed with dir ""
-)
+var sessionsKey byte // the key of a runtime's sets of directories
+
+// sessionsOf returns rt's sets of directories, by session.
+func sessionsOf(rt task.Runtime) map[int64]*sessionDirs {
+	return task.RuntimeValue(rt, &sessionsKey, func() map[int64]*sessionDirs { return map[int64]*sessionDirs{} })
+}
 
 // lookupDir returns the state of dir for s's session, or nil.
 func lookupDir(s *task.Scope, dir string) *dirState {
-	dirsMu.Lock()
-	defer dirsMu.Unlock()
-	set := sessions[dirKey{rt: s.Runtime(), sess: s.Session().ID}]
+	set := sessionsOf(s.Runtime())[s.Session().ID]
 	if set == nil {
 		return nil
 	}
@@ -92,12 +83,11 @@ func watchDir(s *task.Scope, dir string) {
 	if _, st := rt.Current(); st != task.StateConnected {
 		return
 	}
-	dirsMu.Lock()
-	k := dirKey{rt: rt, sess: sess.ID}
-	set := sessions[k]
+	all := sessionsOf(rt)
+	set := all[sess.ID]
 	if set == nil {
-		set = &sessionDirs{rt: rt, sess: sess.ID, dirs: map[string]*dirState{}}
-		sessions[k] = set
+		set = &sessionDirs{all: all, sess: sess.ID, dirs: map[string]*dirState{}}
+		all[sess.ID] = set
 		set.unsub = rt.Subscribe(func(ev task.Event) {
 			if ev.Type == task.EventNone && ev.State != task.StateConnected {
 				set.end()
@@ -105,13 +95,11 @@ func watchDir(s *task.Scope, dir string) {
 		})
 	}
 	if set.dirs[dir] != nil || len(set.dirs) >= maxWatchedDirs {
-		dirsMu.Unlock()
 		return
 	}
-	d := &dirState{key: dirKey{rt: rt, sess: sess.ID, dir: dir}, set: set, last: -1, direct: true}
+	d := &dirState{dir: dir, set: set, last: -1, direct: true}
 	d.mon = rt.SessionScope().Child()
 	set.dirs[dir] = d
-	dirsMu.Unlock()
 
 	watch := c.Then(c.Retry(task.ExistsW(dir), retry), func(sw task.StatWatch) task.Task[task.Event] {
 		if sw.Stat == nil {
@@ -134,12 +122,10 @@ func watchDir(s *task.Scope, dir string) {
 // session scope ended (expiry, or the executor stopped: then no event
 // says so). The set goes with its last directory.
 func (d *dirState) end() {
-	dirsMu.Lock()
-	if d.set.dirs[d.key.dir] == d {
-		delete(d.set.dirs, d.key.dir)
+	if d.set.dirs[d.dir] == d {
+		delete(d.set.dirs, d.dir)
 	}
 	last := len(d.set.dirs) == 0
-	dirsMu.Unlock()
 	d.armed = false
 	if d.mon != nil {
 		mon := d.mon
@@ -154,15 +140,13 @@ func (d *dirState) end() {
 // end forgets every directory of the set: the connection was lost or the
 // session ended, so a change of a directory may not have been heard yet.
 func (set *sessionDirs) end() {
-	dirsMu.Lock()
-	if sessions[dirKey{rt: set.rt, sess: set.sess}] == set {
-		delete(sessions, dirKey{rt: set.rt, sess: set.sess})
+	if set.all[set.sess] == set {
+		delete(set.all, set.sess)
 	}
 	ds := make([]*dirState, 0, len(set.dirs))
 	for _, d := range set.dirs {
 		ds = append(ds, d)
 	}
-	dirsMu.Unlock()
 	for _, d := range ds {
 		d.end()
 	}

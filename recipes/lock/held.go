@@ -164,31 +164,36 @@ func (h *Held) isOver() bool {
 // events by one subscription and of the end of their session scope by
 // one callback per session, rather than each subscribing on its own: a
 // lock taken and released in a loop then costs the session nothing per
-// hold. A holder is in the list from start to end. The list is used on
-// the runtime's executor goroutine only; the map holding it is shared by
-// every executor.
+// hold. A holder is in the list from start to end. The list is kept on
+// the runtime (task.RuntimeValue) and used on its executor goroutine
+// only.
 type holders struct {
 	rt    task.Runtime
+	slot  *holdersSlot
 	head  *Held
 	scope *task.Scope // the last session scope whose end it listens for
 	unsub func()
 }
 
-var (
-	holdersMu sync.Mutex
-	holdersOf = map[task.Runtime]*holders{}
-)
+// holdersSlot holds a runtime's holders (task.RuntimeValue), nil once
+// the executor has stopped until a lock is taken on it again.
+type holdersSlot struct{ d *holders }
+
+var holdersKey byte // the key of a runtime's holdersSlot
+
+func holdersOf(rt task.Runtime) *holdersSlot {
+	return task.RuntimeValue(rt, &holdersKey, func() *holdersSlot { return new(holdersSlot) })
+}
 
 // follow adds h to its runtime's holders. Executor goroutine.
 func follow(h *Held) {
 	rt := h.rt
-	holdersMu.Lock()
-	d := holdersOf[rt]
+	slot := holdersOf(rt)
+	d := slot.d
 	if d == nil {
-		d = &holders{rt: rt}
-		holdersOf[rt] = d
+		d = &holders{rt: rt, slot: slot}
+		slot.d = d
 	}
-	holdersMu.Unlock()
 	if d.unsub == nil {
 		d.unsub = rt.Subscribe(d.onEvent)
 	}
@@ -211,9 +216,7 @@ func follow(h *Held) {
 
 // unfollow takes h off its runtime's holders. Executor goroutine.
 func unfollow(h *Held) {
-	holdersMu.Lock()
-	d := holdersOf[h.rt]
-	holdersMu.Unlock()
+	d := holdersOf(h.rt).d
 	if d == nil || (d.head != h && h.prev == nil) {
 		return // not in the list
 	}
@@ -249,11 +252,9 @@ func (d *holders) onEvent(ev task.Event) {
 	}
 	if ev.State == task.StateClosed {
 		// The executor has stopped: no event comes any more.
-		holdersMu.Lock()
-		if holdersOf[d.rt] == d {
-			delete(holdersOf, d.rt)
+		if d.slot.d == d {
+			d.slot.d = nil
 		}
-		holdersMu.Unlock()
 		d.unsub()
 	}
 }

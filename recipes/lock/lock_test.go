@@ -514,11 +514,11 @@ func TestHeldEndsWhenExecutorStops(t *testing.T) {
 	if !isClosed(h.Done()) || !errors.Is(h.Err(), lock.ErrLockLost) || !errors.Is(h.Err(), task.ErrClosed) {
 		t.Fatalf("after the executor stopped: done %v, err %v", isClosed(h.Done()), h.Err())
 	}
-	if n := lock.WatchedSessions(); n != 0 {
+	if n := lock.WatchedSessions(w.Execs[0]); n != 0 {
 		t.Fatalf("fast-path state kept for %d sessions after the executor stopped", n)
 	}
-	if n := lock.HolderRuntimes(); n != 0 {
-		t.Fatalf("holders kept for %d runtimes after the executor stopped", n)
+	if lock.KeepsHolders(w.Execs[0]) {
+		t.Fatal("holders kept after the executor stopped")
 	}
 }
 

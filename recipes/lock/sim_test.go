@@ -47,13 +47,6 @@ func TestSeededFaults(t *testing.T) {
 	if total.marks == 0 {
 		t.Fatal("no holder marked its node: the handoff by mark was not exercised")
 	}
-	// Every world was closed: the fast path's state went with its sessions.
-	if n := lock.WatchedSessions(); n != 0 {
-		t.Errorf("fast-path state kept for %d sessions after every executor closed", n)
-	}
-	if n := lock.HolderRuntimes(); n != 0 {
-		t.Errorf("holders kept for %d runtimes after every executor closed", n)
-	}
 }
 
 // The same simulation with the directory's counter started 3 short of
@@ -165,7 +158,19 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 	if err != nil {
 		return st, err
 	}
-	defer w.Close()
+	defer func() {
+		// Every executor closes with its world: the fast path's state and
+		// the holders' list go with it.
+		w.Close()
+		for i, ex := range w.Execs {
+			if n := lock.WatchedSessions(ex); n != 0 && violation == nil {
+				violation = fmt.Errorf("client %d: fast-path state kept for %d sessions after its executor closed", i, n)
+			}
+			if lock.KeepsHolders(ex) && violation == nil {
+				violation = fmt.Errorf("client %d: holders kept after its executor closed", i)
+			}
+		}
+	}()
 	fail := func(format string, args ...any) {
 		if violation == nil {
 			violation = fmt.Errorf(format, args...)

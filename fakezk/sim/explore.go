@@ -77,10 +77,11 @@ func DrawnFrom() (uint64, string) {
 // runs: a seed's live heap is small and short-lived, and at the default
 // of 100 the collector took about a third of the CPU of a large run. At
 // 1600 against 400 (farm-bench, the same test binary A B A B, 5 pairs,
-// 2026-12-04) Explore took 0.88x the CPU in fakezk/sim's scenarios, 0.93x
-// in partition's, 0.97x in group's and 0.975x in queue's, for a peak
-// resident size of 276 MB against 146 MB in fakezk/sim (the largest),
-// 114 against 41 in partition's; at 6400 queue's took 0.99x and 339 MB.
+// 2026-12-04, after recipes/lock's leak of whole worlds was fixed)
+// Explore took 0.94x the CPU in fakezk/sim's scenarios, 0.90x in
+// partition's and 0.94x in queue's, for a peak resident size of 144 MB
+// against 40 MB in fakezk/sim, 115 against 40 in partition's, 106
+// against 43 in queue's; at 6400 partition's took 1.00x and 283 MB.
 const ExploreGCPercent = 1600
 
 // exploreProcs is the number of threads running Go code (GOMAXPROCS)

@@ -100,10 +100,10 @@ const exploreProcs = 1
 // chroot (ExploreRoot). One seed in replayEvery (200) of either range is
 // run twice more with its trace, and a seed whose two histories differ
 // fails t (the scenario's TestSimDeterminism samples only a few). After
-// a scenario's seeds it checks that their executors are garbage, but for
-// the last seeds' (freed.go). It skips t when SIM_SEEDS is unset, runs
-// only -sim.seed when that is set, and logs a line of each scenario's Stats
-// for internal/simsum. Unless GOGC is set, it runs with the garbage
+// a scenario's seeds it checks that their executors and servers are
+// garbage, but for the last seeds' (freed.go). It skips t when SIM_SEEDS
+// is unset, runs only -sim.seed when that is set, and logs a line of each
+// scenario's Stats for internal/simsum. Unless GOGC is set, it runs with the garbage
 // collector's target at ExploreGCPercent, and unless GOMAXPROCS is set,
 // on exploreProcs threads (both restored when it returns).
 func Explore(t *testing.T, scs ...Scenario) []Stats {
@@ -143,7 +143,7 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 		var replay []uint64
 		execs := new(execTally)
 		tally.Store(execs)
-		perSeed := int64(0) // the most executors one seed made
+		perSeed := int64(0) // the most executors and servers one seed made
 		for _, first := range []uint64{1, from} {
 			for seed := first; seed < first+uint64(n); seed++ {
 				esc := explored(sc, seed)
@@ -165,7 +165,7 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 		// The scenario may keep its last seed's world (its state for the
 		// next seed); nothing keeps more.
 		if live := execs.reachable(2 * perSeed); live > 2*perSeed {
-			t.Errorf("sim: %s: %d of the %d executors its seeds made are still reachable after %d collections (at most %d, the last seeds', may be): something outside the worlds keeps them (per-executor state in a package-level variable?)",
+			t.Errorf("sim: %s: %d of the %d executors and servers its seeds made are still reachable after %d collections (at most %d, the last seeds', may be): something outside the worlds keeps them (per-executor state in a package-level variable?)",
 				sc.Name, live, execs.made.Load(), maxCollections, 2*perSeed)
 		}
 		t.Log(st.String())

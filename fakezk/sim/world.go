@@ -158,6 +158,7 @@ func New(cfg Config) (*World, error) {
 	sc := cfg.Server
 	sc.Seed, sc.Clock, sc.Deterministic = cfg.Seed, w.Clock, true
 	w.Server = fakezk.New(sc)
+	track(w.Server)
 	if err := w.provisionRoot(); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sim: creating the root: %w", err)

@@ -33,9 +33,10 @@ func Unwind(fr *Frames) { fr.bodies.unwind() }
 // state per executor (a recipe's watches shared by its calls, say) keeps
 // it here rather than in a package-level map keyed by the executor: the
 // state goes with the executor, closed or abandoned, and no lock is
-// needed. key is compared as a map key; a pointer to an unexported
-// package variable cannot collide with another package's. Called on rt's
-// executor goroutine only; T must be the type mk returns for key.
+// needed. key is compared as a map key: a pointer to an unexported
+// package variable of non-zero size (pointers to distinct zero-size
+// variables may be equal) cannot collide with another package's. Called
+// on rt's executor goroutine only; T must be the type mk returns for key.
 func RuntimeValue[T any](rt Runtime, key any, mk func() T) T {
 	fr := rt.frames()
 	if v, ok := fr.values[key]; ok {

@@ -513,20 +513,19 @@ func TestSimDeterminism(t *testing.T) {
 }
 
 // A candidate's sync before its listing and its read of its own node,
-// switched off, is caught by seed 722 through a member that lags
-// (sim.Lag): the stale read shows the candidate its own deleted node,
-// which an operator has made again at its path, and it leads beside the
-// true leader (the fence log's holders interleave). The seed failed so
-// before the sync, with watched reads caught up (Scenario.NoLagWatched).
+// switched off, lets a member that lags show the candidate its own
+// deleted node as the lowest, and it leads beside the leader
+// (TestNoGrantOnStaleQueueRead's schedule). Seed 722 of the election
+// scenario found it (the fence log's holders interleaved) while the sync,
+// the listing and the read waited for each other's replies; sent
+// together, they leave the lag a narrower window, and 40,000 seeds of
+// the scenario did not reach it again.
 func TestCanaryGrantWithoutSync(t *testing.T) {
 	restore := canary.Enable("election/grant-without-sync")
 	defer restore()
-	s, sc := newExploreSim(false, false)
-	sc.NoLagWatched = true
-	s.noObserver = true // the seed's history is from before the election's observer
-	res := sim.RunSeed(sc, 722, false)
-	if res.Err == nil {
-		t.Fatal("seed 722 passes without the sync: the scenario no longer reaches the stale grant")
+	stale, leader := staleGrant(t)
+	if stale == nil {
+		t.Fatal("the candidate was not granted leadership on its stale read without the sync: the test no longer reaches the stale grant")
 	}
-	t.Logf("seed 722: %v", res.Err)
+	t.Logf("without the sync, client 0 leads (token %d) beside client 1 (token %d)", stale.Token(), leader.Token())
 }

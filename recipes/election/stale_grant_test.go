@@ -1,11 +1,14 @@
 package election_test
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/election"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -96,5 +99,96 @@ func TestNoGrantOnReadBeforeSuspension(t *testing.T) {
 					o0.V.Token(), o1.V.Token())
 			}
 		})
+	}
+}
+
+// holdQueueReads holds, once armed, the requests its client sends after
+// its candidate's create (the sync, listing and read of the queue) until
+// release forwards them, in order.
+type holdQueueReads struct {
+	*fakezk.Conn
+	armed bool
+	held  []func()
+}
+
+func (c *holdQueueReads) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if _, create := req.(*task.CreateRequest); c.armed && !create {
+		c.held = append(c.held, func() { c.Conn.Do(req, done, watch) })
+		return
+	}
+	c.Conn.Do(req, done, watch)
+}
+
+func (c *holdQueueReads) release() {
+	c.armed = false
+	for _, f := range c.held {
+		f()
+	}
+	c.held = nil
+}
+
+// staleGrant runs a candidate whose queue is read from a member that
+// lags behind the leader: after its create, and before its sync, listing
+// and read reach the server, an operator deletes its node and another
+// candidate leads; then its member lags, its view back at its create. It
+// reports the first candidate's leadership, if it was granted, with the
+// one of the candidate that leads.
+func staleGrant(t *testing.T) (stale, leader *election.Leadership) {
+	t.Helper()
+	var hold *holdQueueReads
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 3, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
+		if i == 0 {
+			hold = &holdQueueReads{Conn: conn, armed: true}
+			return hold
+		}
+		return conn
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	w.Server.KeepHistory()
+	if _, err := mustRun(t, w, 2, zkops.EnsurePath("/svc/el", nil)); err != nil {
+		t.Fatal(err)
+	}
+	o0 := sim.Submit(w, 0, mustElection(t, "/svc/el").Campaign())
+	if !w.Settle(func() bool { return len(hold.held) > 0 }) {
+		t.Fatal("the candidate never read its queue")
+	}
+	ch := w.Children("/svc/el")
+	if len(ch) != 1 {
+		t.Fatalf("candidates %v, want client 0's alone", ch)
+	}
+	if _, err := mustRun(t, w, 2, task.Delete("/svc/el/"+ch[0], task.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	l1, err := mustRun(t, w, 1, mustElection(t, "/svc/el").Campaign())
+	if err != nil {
+		t.Fatalf("client 1 never led: %v", err)
+	}
+	w.Server.Lag(w.Conns[0], time.Hour)
+	if lagging, _ := w.Conns[0].Lagging(); !lagging {
+		t.Fatal("client 0's member does not lag")
+	}
+	hold.release()
+	if !w.Settle(func() bool { return o0.Done }) {
+		t.Fatal("client 0's campaign never ended")
+	}
+	if o0.Err == nil {
+		return o0.V, l1
+	}
+	if !errors.Is(o0.Err, election.ErrLost) {
+		t.Fatalf("client 0's campaign: %v, want ErrLost (its node is gone)", o0.Err)
+	}
+	return nil, l1
+}
+
+// The sync sent before the listing and the read of our node (all three
+// at once) catches a lagging member up: a candidate whose node was
+// deleted while its member lags is not granted leadership beside the
+// leader; it fails with ErrLost.
+func TestNoGrantOnStaleQueueRead(t *testing.T) {
+	if stale, leader := staleGrant(t); stale != nil {
+		t.Fatalf("client 0 was granted leadership (token %d) on a stale read, while client 1 leads (token %d)", stale.Token(), leader.Token())
 	}
 }

@@ -252,7 +252,31 @@ func (l *Leadership) deleteNode() task.Task[task.Unit] {
 	if l.lease != "" {
 		return deleteMaster(l.path, l.lease, st)
 	}
-	return zkops.DeleteNode(l.path, st)
+	return deleteCandidate(l.path, st)
+}
+
+// deleteCandidate deletes an Election's candidate node, the incarnation
+// st describes: first at the version the grant read, in one request. The
+// node's name is unique to the campaign (a prefix drawn for the attempt,
+// mixed with the session's id, and the directory's sequence number), so
+// no other node has its path, as Fenced assumes: that delete removes our
+// node or nothing. After a lost reply, a delete not sent or a bad version
+// (someone wrote our node), it never sends it again blindly: it reads the
+// node and deletes only our incarnation (zkops.DeleteNode). A node gone,
+// or a session that ended, is success.
+func deleteCandidate(path string, st task.Stat) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, task.Delete(path, st.Version), func(_ task.Unit, err error) {
+			switch {
+			case err == nil:
+				k(task.Unit{}, nil)
+			case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent), errors.Is(err, task.ErrBadVersion):
+				task.Run(s, zkops.DeleteNode(path, st), k)
+			default:
+				task.Run(s, zkops.GoneOK(err), k)
+			}
+		})
+	}
 }
 
 // end ends leadership with err unless it already ended, and stops

@@ -278,7 +278,7 @@ func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Ta
 // create yet (a run resumed on a new session or process would take the
 // marker for deleted and leave it, holding every update back for good).
 func deleteMarker(marker string, token []byte) task.Task[task.Unit] {
-	get := c.Seq(task.Sync(marker), task.Get(marker))
+	get := zkops.AfterSync(marker, task.Get(marker))
 	if canary.On(bugDeleteMarkerWithoutSync) {
 		get = task.Get(marker)
 	}

@@ -8,6 +8,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -170,7 +171,7 @@ func (v *View) follow() {
 // it).
 func (v *View) round() task.Task[bool] {
 	dir := v.g.dir
-	listW := c.Seq(task.Sync(dir), task.ChildrenW(dir))
+	listW := zkops.AfterSync(dir, task.ChildrenW(dir))
 	if canary.On(bugListWithoutSync) {
 		listW = task.ChildrenW(dir)
 	}

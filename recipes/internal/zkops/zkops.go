@@ -250,3 +250,15 @@ func child(dir, name string) string {
 	}
 	return dir + "/" + name
 }
+
+// AfterSync returns a task that sends a sync of path and then read, at
+// once, and succeeds with read's value once both replies are in; the
+// first error fails it. A session's requests are served in the order
+// they were sent, so read is answered from a state no older than the
+// sync's, as if it had waited for the sync's reply: one round trip
+// instead of two.
+func AfterSync[T any](path string, read task.Task[T]) task.Task[T] {
+	var zero T
+	both := c.All(c.Map(task.Sync(path), func(task.Unit) T { return zero }), read)
+	return c.Map(both, func(vs []T) T { return vs[1] })
+}

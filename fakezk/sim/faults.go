@@ -367,6 +367,7 @@ type injector struct {
 	counters   []string    // Scenario.Counters
 	deleteOnly []string    // Scenario.OperatorDeleteOnly
 	writes     bool        // Scenario.OperatorWrites
+	noWrites   []string    // Scenario.OperatorNoWrites
 	orphan     int64       // the operator's session for ephemerals, while it lives
 	instAt     time.Time   // the instant of the clock the faults below were injected at
 	instN      int         // faults injected at instAt

@@ -202,7 +202,7 @@ func (in *injector) operate() (string, bool) {
 	}
 	path := cands[rng.IntN(len(cands))]
 	data, old, _ := w.NodeData(path)
-	if in.writes && rng.IntN(4) == 0 {
+	if in.writes && rng.IntN(4) == 0 && !hasAnyPrefix(path, in.noWrites) {
 		if err := w.Server.AdminSetData(w.ServerPath(path), []byte("operator")); err != nil {
 			return "", false
 		}
@@ -352,4 +352,14 @@ func (in *injector) injectCounter(c FaultClass) bool {
 	in.fired[c]++
 	in.note(c, -1, 0, false, what)
 	return true
+}
+
+// hasAnyPrefix reports whether p starts with one of prefixes.
+func hasAnyPrefix(p string, prefixes []string) bool {
+	for _, prefix := range prefixes {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
 }

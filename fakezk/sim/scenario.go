@@ -92,6 +92,12 @@ type Scenario struct {
 	// zkCli set does. For recipes whose docs say what someone else's write
 	// to their nodes does (a lock or lease lost, a leader deposed).
 	OperatorWrites bool
+	// OperatorNoWrites lists, among the Operator nodes, those the
+	// operator never writes even with OperatorWrites (it may delete
+	// them): nodes whose recipe's doc rules such writes out, such as a
+	// lock's waiting contenders inside another recipe (recipes/lock: a
+	// write passes for the holder's mark).
+	OperatorNoWrites []string
 	// OperatorDeleteOnly lists, among the Operator nodes, those the
 	// operator only deletes and never creates again under the same name:
 	// nodes named with a secret of their holder (a 128-bit random prefix),
@@ -370,6 +376,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	inj.counters = sc.Counters
 	inj.deleteOnly = sc.OperatorDeleteOnly
 	inj.writes = sc.OperatorWrites
+	inj.noWrites = sc.OperatorNoWrites
 	if sc.Restart != nil {
 		inj.restart = func(i int) { sc.Restart(r, i) }
 	}

@@ -54,9 +54,13 @@
 // A process frozen past its session timeout runs on believing it holds
 // until it hears of the expiry; every fenced write it sends meanwhile is
 // refused. Do not create lease nodes again by hand under a deleted node's
-// name: a forged node passes for the lease. TryAcquire fails with ErrBusy
-// when no lease is free or another acquirer is ahead of it, leaving no
-// node behind.
+// name: a forged node passes for the lease. Do not write the nodes under
+// PATH/locks (the internal lock's contenders, a recipes/lock): a write to
+// a waiting one passes for its holder's mark, two acquirers may then take
+// the internal lock at once and wait on each other's leases for good
+// (never more than n holders: the count still holds). TryAcquire fails
+// with ErrBusy when no lease is free or another acquirer is ahead of it,
+// leaving no node behind.
 //
 // The protocol, the proof of at most n holders, fencing, the fault table,
 // the tests and figures: recipes/semaphore/PROTOCOL.md.

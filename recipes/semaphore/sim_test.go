@@ -88,14 +88,20 @@ func newSemSim() (*semSim, sim.Scenario) {
 		Regressions: []sim.Regression{
 			{Seed: 34, NoOperatorWrites: true, Why: "twins (one executor seed) drew one lease prefix, and with the leases' counter stuck at its maximum the second one's create of _c_<id>-lease-2147483647 failed with NodeExists, reported to the caller; lease prefixes are now mixed with the session's id"},
 			{Seed: 1000000054, NoOperatorWrites: true, Why: "as 34 (twins' lease creates clashing at the counter's maximum)"},
+			{Seed: 154535493870791, Why: "liveness: the operator wrote a waiting contender of the internal lock, then deleted it; the contender after it took the write for the holder's mark and took the internal lock while the one below still held it, both then waited on the leases with a lease each, for good (the lock's doc rules such writes out: the scenario no longer makes them)"},
 			{Seed: 5009757, NoOperatorWrites: true, Why: "liveness: the operator deleted two internal lock nodes; three acquirers each took the lock as theirs, made three lease nodes for two leases and waited on the leases only, with nothing to wake them"},
 		},
 		// Lease nodes and the internal lock's contenders are named with a
 		// secret of their holder: re-created under that name they are a
 		// forgery no fence can see (recipes/lock doc, Safety).
+		// The operator writes leases (the lease is lost), never the
+		// internal lock's contenders: a write to a waiting one passes for
+		// its holder's mark (recipes/lock doc, Safety; the package doc
+		// says so too).
 		Operator:           []string{leasesDir, locksDir},
 		OperatorDeleteOnly: []string{leasesDir + "/", locksDir + "/"},
 		OperatorWrites:     true,
+		OperatorNoWrites:   []string{locksDir + "/"},
 		Counters:           []string{leasesDir, locksDir},
 		Quiesce: func(r *sim.Trial) bool {
 			return s.stopped == s.clients && len(r.Children(leasesDir)) == 0 && len(r.Children(locksDir)) == 0

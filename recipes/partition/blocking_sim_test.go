@@ -50,9 +50,11 @@ type blockingSim struct {
 	clients int
 	mu      sync.Mutex // the actors run one at a time; the lock keeps -race quiet about the hand-offs
 	live    map[*partition.Member]int
-	left    []given        // members given back with Leave
-	waited  int            // Waits that returned Acquired, summed over seeds
-	entered map[int64]bool // tokens whose first fenced write was sent (kind "enter"), this seed
+	bel     *believers
+	recs    map[*partition.Member]*believer // the believers' entries of live's members
+	left    []given                         // members given back with Leave
+	waited  int                             // Waits that returned Acquired, summed over seeds
+	entered map[int64]bool                  // tokens whose first fenced write was sent (kind "enter"), this seed
 }
 
 var bsimItems = []string{"a", "b", "c", "d"}
@@ -96,6 +98,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			lost.World, lost.Rand = r.World, r.Rand
 			lost.Sent = func(int, task.Request) { s.oneHolder(r) }
 			s.live, s.left, s.entered = map[*partition.Member]int{}, nil, map[int64]bool{}
+			s.bel, s.recs = newBelievers(), map[*partition.Member]*believer{}
 			for _, it := range bsimItems {
 				if _, err := sim.Run(r.World, 0, zkops.EnsurePath(fenceDir+"/"+it, nil)); err != nil {
 					return err
@@ -112,7 +115,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			s.mu.Lock()
 			for m, c := range s.live {
 				if c == i {
-					delete(s.live, m) // the dead process's: its nodes go with its session
+					s.drop(m) // the dead process's: its nodes go with its session
 				}
 			}
 			s.mu.Unlock()
@@ -154,6 +157,13 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 	}
 }
 
+// drop stops judging m (s.mu held).
+func (s *blockingSim) drop(m *partition.Member) {
+	delete(s.live, m)
+	s.bel.setLive(s.recs[m], false)
+	delete(s.recs, m)
+}
+
 // oneHolder: as partSim.oneHolder, over the members the actors hold.
 func (s *blockingSim) oneHolder(r *sim.Trial) {
 	s.mu.Lock()
@@ -161,16 +171,10 @@ func (s *blockingSim) oneHolder(r *sim.Trial) {
 	for _, it := range bsimItems {
 		// Believers counted first, without the server: most of the time
 		// at most one member holds it, and its node need not be read.
-		n := 0
-		for m := range s.live {
-			if _, ok := m.Hold(it); ok {
-				n++
-			}
-		}
-		if n < 2 {
+		if !s.bel.contested(it) {
 			continue
 		}
-		n = 0
+		n := 0
 		for m := range s.live {
 			if h, ok := m.Hold(it); ok {
 				if st, ok := r.NodeStat(h.Path); ok && st.Czxid == h.Token {
@@ -216,7 +220,12 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 		}
 		defer c2()
 	}
-	m, err := c.Join(ctx, id, nil)
+	b := &believer{}
+	m, err := c.Join(ctx, id, func(ch partition.Change) {
+		s.mu.Lock()
+		s.bel.report(b, ch.Held)
+		s.mu.Unlock()
+	})
 	if err != nil {
 		if !expectedErr(r, a, end, err) {
 			r.Errorf("client %d: join %s: %v", i, id, err)
@@ -225,7 +234,8 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 		return
 	}
 	s.mu.Lock()
-	s.live[m] = i
+	s.live[m], s.recs[m] = i, b
+	s.bel.setLive(b, true)
 	s.mu.Unlock()
 	defer func() {
 		if end == endGive {
@@ -236,7 +246,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 		err := c.Leave(ctx, m)
 		if !a.Killed() {
 			s.mu.Lock()
-			delete(s.live, m)
+			s.drop(m)
 			s.left = append(s.left, given{m, i, r.Incarnation(i)})
 			s.mu.Unlock()
 		}

@@ -73,7 +73,9 @@ type partSim struct {
 	cnt     sim.Counts
 	p       *partition.Partitioner
 	members []*partition.Member
-	final   []bool // client i joined for good
+	bel     *believers
+	recs    []*believer // the believers' entries of members
+	final   []bool      // client i joined for good
 	left    int
 
 	// summed over seeds
@@ -131,6 +133,7 @@ func newPartSim() (*partSim, sim.Scenario) {
 			}
 			s.p = p
 			s.members, s.final, s.left = make([]*partition.Member, s.clients), make([]bool, s.clients), 0
+			s.bel, s.recs = newBelievers(), make([]*believer, s.clients)
 			s.draining, s.entering = map[int64]bool{}, map[int64][]func(){}
 			for _, it := range simItems {
 				if _, err := sim.Run(r.World, 0, zkops.EnsurePath(fenceDir+"/"+it, nil)); err != nil {
@@ -145,7 +148,8 @@ func newPartSim() (*partSim, sim.Scenario) {
 			}
 		},
 		Restart: func(r *sim.Trial, i int) {
-			s.members[i], s.final[i] = nil, false
+			s.setMember(i, nil, nil)
+			s.final[i] = false
 			s.churn(r, i)
 		},
 		Operator:           []string{simPath + "/party/", simPath + "/locks/"},
@@ -190,7 +194,9 @@ func draw(rng *rand.Rand, max time.Duration) time.Duration {
 func (s *partSim) churn(r *sim.Trial, i int) {
 	ex := r.Execs[i]
 	var m *partition.Member
+	b := &believer{}
 	on := func(ch partition.Change) {
+		s.bel.report(b, ch.Held)
 		s.released += len(ch.Released)
 		if ch.State == partition.Acquired {
 			for _, h := range ch.Held {
@@ -219,7 +225,7 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 				return
 			}
 			m = mm
-			s.members[i] = m
+			s.setMember(i, m, b)
 			if forGood {
 				s.final[i] = true
 				return
@@ -233,7 +239,7 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 						r.Errorf("client %d: leave: %v", i, err)
 					}
 					if s.members[i] == m {
-						s.members[i] = nil
+						s.setMember(i, nil, nil)
 						r.Progress(i)
 						s.churn(r, i)
 					}
@@ -302,6 +308,14 @@ func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Ho
 	})
 }
 
+// setMember makes m client i's member judged (nil: none), b its
+// believers' entry.
+func (s *partSim) setMember(i int, m *partition.Member, b *believer) {
+	s.bel.setLive(s.recs[i], false)
+	s.members[i], s.recs[i] = m, b
+	s.bel.setLive(b, true)
+}
+
 // oneHolder checks that no item has two members that believe they hold
 // it while both their lock nodes are on the server. It runs at every
 // request, so it counts the holders first and names them only when there
@@ -311,18 +325,10 @@ func (s *partSim) oneHolder(r *sim.Trial) {
 		// Members that believe they hold it, counted without the server
 		// first: most of the time at most one does, and then its node
 		// need not be read.
-		n := 0
-		for _, m := range s.members {
-			if m != nil {
-				if _, ok := m.Hold(it); ok {
-					n++
-				}
-			}
-		}
-		if n < 2 {
+		if !s.bel.contested(it) {
 			continue
 		}
-		n = 0
+		n := 0
 		for _, m := range s.members {
 			if m != nil && believesHeld(r, m, it) {
 				n++

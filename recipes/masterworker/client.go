@@ -118,7 +118,8 @@ func (sys *System) submit(id string, data []byte, lookFirst bool) task.Task[stri
 
 // Find returns a task that looks for the task submitted with id in
 // /tasks, /assign/* and /status and succeeds with its name, or with ""
-// if it is in none of them. It syncs first: the session's server may lag
+// if it is in none of them. It syncs first (the sync and the first
+// listing are sent together: one round trip): the session's server may lag
 // behind the leader, and a listing from before the task was created
 // (by a create whose reply was lost, or by a process that ran before
 // this one) would not show it. A task only leaves /tasks by a change to
@@ -140,10 +141,18 @@ func (sys *System) Find(id string) task.Task[string] {
 		}
 		return ""
 	}
+	list := c.Retry(task.Children(sys.TasksPath()), retry)
+	// The first listing goes out with the sync, in one round trip
+	// (zkops.AfterSync); a listing again needs none: it follows our own
+	// earlier reads and writes on the session.
+	first := c.Retry(zkops.AfterSync(sys.TasksPath(), task.Children(sys.TasksPath())), retry)
+	if canary.On(bugFindWithoutSync) {
+		first = list
+	}
 	return func(s *task.Scope, k task.Cont[string]) {
-		var look func()
-		look = func() {
-			task.Run(s, c.Retry(task.Children(sys.TasksPath()), retry), func(tl task.ChildList, err error) {
+		var look func(task.Task[task.ChildList])
+		look = func(read task.Task[task.ChildList]) {
+			task.Run(s, read, func(tl task.ChildList, err error) {
 				if errors.Is(err, task.ErrNoNode) {
 					// Deleted while empty: the task may still be assigned
 					// or done. Make it again, so that its Stat tells, at
@@ -153,7 +162,7 @@ func (sys *System) Find(id string) task.Task[string] {
 							k("", err)
 							return
 						}
-						look()
+						look(list)
 					})
 					return
 				}
@@ -184,10 +193,10 @@ func (sys *System) Find(id string) task.Task[string] {
 						// pzxid). A create does not move it once the
 						// directory's counter has run out, so /tasks is
 						// listed again, not only its Stat compared.
-						task.Run(s, c.Retry(task.Children(sys.TasksPath()), retry), func(again task.ChildList, err error) {
+						task.Run(s, list, func(again task.ChildList, err error) {
 							switch {
 							case errors.Is(err, task.ErrNoNode):
-								look() // deleted meanwhile: make it again, start over
+								look(list) // deleted meanwhile: make it again, start over
 							case err != nil:
 								k("", err)
 							case match(again.Names) != "":
@@ -195,7 +204,7 @@ func (sys *System) Find(id string) task.Task[string] {
 							case again.Stat.Czxid != tl.Stat.Czxid || again.Stat.Pzxid != tl.Stat.Pzxid:
 								// /tasks changed meanwhile (or is another
 								// incarnation): the task may have moved.
-								look()
+								look(list)
 							default:
 								k("", nil)
 							}
@@ -204,17 +213,7 @@ func (sys *System) Find(id string) task.Task[string] {
 				})
 			})
 		}
-		if canary.On(bugFindWithoutSync) {
-			look()
-			return
-		}
-		task.Run(s, c.Retry(task.Sync(sys.TasksPath()), retry), func(_ task.Unit, err error) {
-			if err != nil {
-				k("", err)
-				return
-			}
-			look()
-		})
+		look(first)
 	}
 }
 

@@ -114,9 +114,11 @@ func (b *Barrier) Wait() task.Task[task.Unit] {
 	check := c.Retry(exists, retry)
 	// The first check follows a sync: the session's server may lag
 	// behind the leader, and a read from before the barrier was set would
-	// let us pass it. A later check follows a notification, which the
-	// server sends only once it has applied the change.
-	first := c.Retry(c.Seq(task.Sync(b.path), exists), retry)
+	// let us pass it. The two are sent together (zkops.AfterSync: the
+	// session's requests are served in order). A later check follows a
+	// notification, which the server sends only once it has applied the
+	// change.
+	first := c.Retry(zkops.AfterSync(b.path, exists), retry)
 	if canary.On(bugWaitWithoutSync) {
 		first = check
 	}

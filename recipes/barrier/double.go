@@ -543,8 +543,9 @@ func (l *leaving) check() {
 	// The listing follows a sync: the session's server may lag behind
 	// the leader, and a listing from before a participant's create (one
 	// that joined after the reads this session has seen) would let us
-	// leave while it is there.
-	list := c.Seq(task.Sync(d.dir), task.Children(d.dir))
+	// leave while it is there. The two are sent together
+	// (zkops.AfterSync).
+	list := zkops.AfterSync(d.dir, task.Children(d.dir))
 	if canary.On(bugLeaveWithoutSync) {
 		list = task.Children(d.dir)
 	}

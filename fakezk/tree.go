@@ -22,7 +22,8 @@ type node struct {
 	stat     task.Stat
 	children map[string]*node
 	// names is children's names in order, built on demand (childNames)
-	// and dropped (nil) at every change of children.
+	// and from then on made again by link and unlink at every change of
+	// children (a new slice each time: the old one may be shared).
 	names  []string
 	parent *node
 	ttl    int64 // ms, TTL nodes only
@@ -145,16 +146,37 @@ func (n *node) link(name string, child *node) {
 		n.children = map[string]*node{}
 	}
 	n.children[name] = child
-	n.names = nil
+	if n.names != nil {
+		// A new slice, not the old one changed: a caller may still
+		// hold the old one. Sorting the names again at the next
+		// listing cost more than the copy (a fencing log that a judge
+		// lists at each of its writes).
+		i, found := slices.BinarySearch(n.names, name)
+		if found {
+			return // the same name linked again: the names are the same
+		}
+		names := make([]string, len(n.names)+1)
+		copy(names, n.names[:i])
+		names[i] = name
+		copy(names[i+1:], n.names[i:])
+		n.names = names
+	}
 }
 
 func (n *node) unlink(name string) {
 	delete(n.children, name)
-	n.names = nil
+	if n.names != nil {
+		if i, ok := slices.BinarySearch(n.names, name); ok {
+			n.names = slices.Concat(n.names[:i], n.names[i+1:])
+		} else {
+			n.names = nil
+		}
+	}
 }
 
 // childNames returns n's children's names in order; the slice is shared
-// until the next change: callers copy it before they hand it out.
+// (never changed: a change makes a new one): callers copy it before they
+// hand it out.
 func (n *node) childNames() []string {
 	if n.names == nil {
 		n.names = make([]string, 0, len(n.children))

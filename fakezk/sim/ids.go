@@ -18,7 +18,11 @@ import (
 // the order the deterministic world runs them. Use it from the goroutine
 // that drives the world.
 type IDs struct {
-	who  map[int64]int
+	// who holds, for each block of idBlock IDs, the client that handed
+	// out each of them plus one (0: not handed out): IDs come in runs
+	// (a counter, blocks reserved at once), so one map entry serves many.
+	who  map[int64]*[idBlock]int32
+	n    int // IDs handed out
 	max  int64
 	now  int64
 	hist []porcupine.Operation
@@ -26,21 +30,33 @@ type IDs struct {
 }
 
 // NewIDs returns an empty checker.
-func NewIDs() *IDs { return &IDs{who: map[int64]int{}, open: map[int]int{}} }
+func NewIDs() *IDs { return &IDs{who: map[int64]*[idBlock]int32{}, open: map[int]int{}} }
+
+const idBlock = 64
 
 // Add records that client handed out id; it fails if id was handed out
 // before.
 func (s *IDs) Add(client int, id int64) error {
-	if prev, ok := s.who[id]; ok {
-		return fmt.Errorf("id %d handed out twice (clients %d and %d)", id, prev, client)
+	key, i := id/idBlock, id%idBlock
+	if i < 0 { // Go's division rounds toward zero
+		key, i = key-1, i+idBlock
 	}
-	s.who[id] = client
+	b := s.who[key]
+	if b == nil {
+		b = new([idBlock]int32)
+		s.who[key] = b
+	}
+	if prev := b[i]; prev != 0 {
+		return fmt.Errorf("id %d handed out twice (clients %d and %d)", id, prev-1, client)
+	}
+	b[i] = int32(client) + 1
+	s.n++
 	s.max = max(s.max, id)
 	return nil
 }
 
 // Len is the number of distinct IDs handed out.
-func (s *IDs) Len() int { return len(s.who) }
+func (s *IDs) Len() int { return s.n }
 
 // Max is the largest ID handed out (0 if none).
 func (s *IDs) Max() int64 { return s.max }

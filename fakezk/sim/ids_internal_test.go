@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,5 +64,45 @@ func TestLinearizableAsPorcupine(t *testing.T) {
 	}
 	if legal < 300 || illegal < 300 {
 		t.Fatalf("%d legal and %d illegal histories: too few of one kind to compare", legal, illegal)
+	}
+}
+
+// Add refuses exactly the IDs handed out before, naming the client that
+// did, across blocks, negative IDs and the extremes of int64; Len and
+// Max follow.
+func TestAddAsAMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := NewIDs()
+	model := map[int64]int{}
+	var most int64
+	for step := range 20000 {
+		var id int64
+		switch rng.IntN(4) {
+		case 0:
+			id = rng.Int64N(300) - 150
+		case 1:
+			id = math.MaxInt64 - rng.Int64N(200)
+		case 2:
+			id = math.MinInt64 + rng.Int64N(200)
+		default:
+			id = rng.Int64N(1 << 20)
+		}
+		c := rng.IntN(5)
+		err := s.Add(c, id)
+		prev, dup := model[id]
+		switch {
+		case dup && err == nil:
+			t.Fatalf("step %d: id %d handed out again and accepted", step, id)
+		case dup && !strings.Contains(err.Error(), fmt.Sprintf("clients %d and %d", prev, c)):
+			t.Fatalf("step %d: %v, want clients %d and %d", step, err, prev, c)
+		case !dup && err != nil:
+			t.Fatalf("step %d: id %d refused the first time: %v", step, id, err)
+		case !dup:
+			model[id] = c
+			most = max(most, id)
+		}
+		if s.Len() != len(model) || s.Max() != most {
+			t.Fatalf("step %d: Len %d Max %d, want %d and %d", step, s.Len(), s.Max(), len(model), most)
+		}
 	}
 }

@@ -21,10 +21,14 @@ type node struct {
 	acl      []task.ACL
 	stat     task.Stat
 	children map[string]*node
-	// names is children's names in order, built on demand (childNames)
-	// and from then on made again by link and unlink at every change of
-	// children (a new slice each time: the old one may be shared).
+	// names is children's names in order, built on demand (childNames).
+	// A change of children makes it again with the change (a new slice:
+	// the old one may be shared) if it was listed since the change
+	// before, else drops it (nil): a directory listed after each change
+	// is never sorted again, and one changed many times between listings
+	// is copied at most once per listing.
 	names  []string
+	listed bool // childNames was called since the last change
 	parent *node
 	ttl    int64 // ms, TTL nodes only
 }
@@ -146,7 +150,7 @@ func (n *node) link(name string, child *node) {
 		n.children = map[string]*node{}
 	}
 	n.children[name] = child
-	if n.names != nil {
+	if n.keepNames() {
 		// A new slice, not the old one changed: a caller may still
 		// hold the old one. Sorting the names again at the next
 		// listing cost more than the copy (a fencing log that a judge
@@ -165,13 +169,24 @@ func (n *node) link(name string, child *node) {
 
 func (n *node) unlink(name string) {
 	delete(n.children, name)
-	if n.names != nil {
+	if n.keepNames() {
 		if i, ok := slices.BinarySearch(n.names, name); ok {
 			n.names = slices.Concat(n.names[:i], n.names[i+1:])
 		} else {
 			n.names = nil
 		}
 	}
+}
+
+// keepNames reports whether a change of children should make names again
+// (else it is dropped), and starts a new period between listings.
+func (n *node) keepNames() bool {
+	keep := n.names != nil && n.listed
+	if !keep {
+		n.names = nil
+	}
+	n.listed = false
+	return keep
 }
 
 // childNames returns n's children's names in order; the slice is shared
@@ -185,6 +200,7 @@ func (n *node) childNames() []string {
 		}
 		slices.Sort(n.names)
 	}
+	n.listed = true
 	return n.names
 }
 

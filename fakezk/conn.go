@@ -62,6 +62,7 @@ type Conn struct {
 	view       int64         // lagging: the last zxid its member applied
 	lagEnd     task.Timer    // ends the lag
 	pendingLag time.Duration // Lag before Start: the first session lags this long
+	lagHeld    bool          // the lag does not drift (LagHeld)
 	seen       int64         // the highest zxid queued to it (a Lag starts no lower)
 
 	// The handshake (handshake.go).

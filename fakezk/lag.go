@@ -33,7 +33,7 @@ import (
 // the lag: the client may come back through another member, and none may
 // serve it older data than it has seen. The lag ends by itself after its
 // duration, and in deterministic mode the scheduler catches a lagging
-// view up part of the way now and then. Every answer it gives is one a
+// view up part of the way now and then (not one LagHeld started). Every answer it gives is one a
 // real ensemble can give (fakezk/PROTOCOL.md, Lag).
 
 // snap is a node as it was before a transaction changed it. Its children
@@ -227,7 +227,17 @@ func (s *Server) KeepHistory() {
 // then (a new process has heard of nothing: its first member may not
 // have applied even what the process before it wrote); any other Conn
 // that is not connected does not lag.
-func (s *Server) Lag(c *Conn, d time.Duration) {
+func (s *Server) Lag(c *Conn, d time.Duration) { s.lag(c, d, false) }
+
+// LagHeld is Lag without the drift: the member's view moves only with
+// what catches a view up (the session's own writes and syncs, other
+// requests, notifications) and at the end of d, never part of the way at
+// random. For a directed test that needs a read answered from the view
+// however the scheduler runs (a sync's removal caught on any schedule).
+// Lag of the same c ends the hold.
+func (s *Server) LagHeld(c *Conn, d time.Duration) { s.lag(c, d, true) }
+
+func (s *Server) lag(c *Conn, d time.Duration, held bool) {
 	if c == nil {
 		return
 	}
@@ -235,8 +245,9 @@ func (s *Server) Lag(c *Conn, d time.Duration) {
 		switch {
 		case c.closed || c.dead:
 		case !c.started:
-			c.pendingLag = d
+			c.pendingLag, c.lagHeld = d, held
 		case c.connected:
+			c.lagHeld = held
 			s.startLag(c, d)
 		}
 	})
@@ -292,7 +303,7 @@ func (s *Server) endLag(c *Conn, why string) {
 		return
 	}
 	s.tracef("c%d lag ends (%s) view=%d zxid=%d", c.num, why, c.view, s.zxid)
-	c.lagging = false
+	c.lagging, c.lagHeld = false, false
 	c.view = 0
 	if c.lagEnd != nil {
 		c.lagEnd.Stop()
@@ -342,7 +353,7 @@ func (c *Conn) seenZxid() int64 {
 func (s *Server) drift() {
 	behind := 0
 	for _, c := range s.conns {
-		if c.lagging && c.view < s.zxid {
+		if c.lagging && !c.lagHeld && c.view < s.zxid {
 			behind++
 		}
 	}
@@ -351,7 +362,7 @@ func (s *Server) drift() {
 	}
 	k := s.rng.IntN(behind)
 	for _, c := range s.conns {
-		if !c.lagging || c.view >= s.zxid {
+		if !c.lagging || c.lagHeld || c.view >= s.zxid {
 			continue
 		}
 		if k > 0 {

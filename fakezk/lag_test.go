@@ -2,6 +2,7 @@ package fakezk_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -519,4 +520,49 @@ func TestLagBeforeStart(t *testing.T) {
 		t.Fatal("still lagging after its duration")
 	}
 	mustOK(t, do(a, &task.ExistsRequest{Path: "/x"}))
+}
+
+var errNoReply = errors.New("no reply")
+
+// In deterministic mode a lagging view drifts forward at random now and
+// then (the scheduler's choice); LagHeld's does not: it stays where it
+// was until something catches it up.
+func TestLagHeldDoesNotDrift(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		clk := fakezk.NewClock(fakezk.Epoch)
+		srv := fakezk.New(fakezk.Config{Clock: clk, Deterministic: true, Seed: 1})
+		a := connect(t, srv, fakezk.ConnConfig{Timeout: 10 * time.Second})
+		b := connect(t, srv, fakezk.ConnConfig{Timeout: 10 * time.Second})
+		srv.RunUntilIdle()
+		if held {
+			srv.LagHeld(a, time.Minute)
+		} else {
+			srv.Lag(a, time.Minute)
+		}
+		_, view := a.Lagging()
+		for i := range 200 {
+			var err error
+			b.Do(&task.CreateRequest{Path: fmt.Sprintf("/n%d", i), ACL: task.OpenACL}, func(r task.Response) { err = r.Err }, nil)
+			srv.RunUntilIdle()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		lagging, now := a.Lagging()
+		switch {
+		case !lagging:
+			t.Fatalf("held %v: the lag ended", held)
+		case held && now != view:
+			t.Fatalf("LagHeld: the view moved from %d to %d", view, now)
+		case !held && now == view:
+			t.Fatalf("Lag: the view stayed at %d over 200 writes: the test shows nothing", view)
+		}
+		var synced error = errNoReply
+		a.Do(&task.SyncRequest{Path: "/"}, func(r task.Response) { synced = r.Err }, nil)
+		srv.RunUntilIdle()
+		if _, v := a.Lagging(); synced != nil || v <= view {
+			t.Fatalf("held %v: sync (%v) left the view at %d", held, synced, v)
+		}
+		srv.Close()
+	}
 }

@@ -138,7 +138,7 @@ func campaignOnLaggingMember(t *testing.T) error {
 	if err := w.Server.AdminDelete("/svc/master"); err != nil {
 		t.Fatal(err) // an operator removes the master node
 	}
-	w.Server.Lag(w.Conns[1], 10*time.Second) // b's member has not applied a's campaign
+	w.Server.LagHeld(w.Conns[1], 10*time.Second) // b's member has not applied a's campaign
 	o1 := sim.Submit(w, 1, mustMaster(t, "/svc/master", "b").Campaign())
 	if !w.Settle(func() bool { return o1.Done }) || o1.Err != nil {
 		t.Fatalf("b never led: %v", o1.Err)

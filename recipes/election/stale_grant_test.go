@@ -166,7 +166,7 @@ func staleGrant(t *testing.T) (stale, leader *election.Leadership) {
 	if err != nil {
 		t.Fatalf("client 1 never led: %v", err)
 	}
-	w.Server.Lag(w.Conns[0], time.Hour)
+	w.Server.LagHeld(w.Conns[0], time.Hour)
 	if lagging, _ := w.Conns[0].Lagging(); !lagging {
 		t.Fatal("client 0's member does not lag")
 	}

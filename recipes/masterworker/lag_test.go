@@ -47,7 +47,7 @@ func resubmitOnLaggingMember(t *testing.T) error {
 	}
 	// Client 1, the restarted submitter: its member has not applied the
 	// task's create.
-	w.Server.Lag(w.Conns[1], 10*time.Second)
+	w.Server.LagHeld(w.Conns[1], 10*time.Second)
 	again, err := sim.Run(w, 1, sys.Resubmit("p1_1", []byte("x")))
 	if err != nil {
 		t.Fatal(err)

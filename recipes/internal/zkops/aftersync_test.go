@@ -49,14 +49,14 @@ func TestAfterSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Client 0's member lags behind the leader from here: it has not
-	// applied client 1's write (a lag may drift forward at random: seed 3
-	// keeps it back until the sync).
-	w.Server.Lag(w.Conns[0], 1<<40)
+	// applied client 1's write, and will not until the sync (LagHeld: no
+	// drift forward at random).
+	w.Server.LagHeld(w.Conns[0], 1<<40)
 	if _, err := sim.Run(w, 1, task.Set("/d", []byte("new"), task.AnyVersion)); err != nil {
 		t.Fatal(err)
 	}
 	if d, err := sim.Run(w, 0, task.Get("/d")); err != nil || string(d.Data) != "old" {
-		t.Fatalf("plain read on the lagging member: %q, %v; want the stale %q (the lag drifted: the test shows nothing)", d.Data, err, "old")
+		t.Fatalf("plain read on the lagging member: %q, %v; want the stale %q (the member caught up: the test shows nothing)", d.Data, err, "old")
 	}
 	c.sent, c.before = nil, nil
 	d, err := sim.Run(w, 0, zkops.AfterSync("/d", task.Get("/d")))

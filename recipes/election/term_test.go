@@ -2,7 +2,6 @@ package election_test
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"testing"
 
@@ -12,50 +11,13 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// sentLog records the requests its client sends, by type and path, in
-// the order sent, and the round trips (a request sent before the reply
-// to every earlier one arrived shares their round trip); once lose is
-// set, the next request matching it loses its reply (the server applies
-// it).
-type sentLog struct {
-	*fakezk.Conn
-	w        *sim.World
-	sent     []string
-	trips    int
-	inFlight int
-	lose     func(task.Request) bool
-}
-
-func (c *sentLog) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	what := fmt.Sprintf("%s %s", req.OpName(), req.NodePath())
-	if watch != nil {
-		what += " (watch)"
-	}
-	c.sent = append(c.sent, what)
-	if c.inFlight == 0 {
-		c.trips++
-	}
-	c.inFlight++
-	inner := done
-	done = func(resp task.Response) {
-		c.inFlight--
-		inner(resp)
-	}
-	if c.lose != nil && c.lose(req) {
-		c.lose = nil
-		c.Conn.Do(req, done, watch)
-		c.w.Server.Drop(c.Conn, true) // applied, its reply lost
-		return
-	}
-	c.Conn.Do(req, done, watch)
-}
-
-func newSentWorld(t *testing.T) (*sim.World, *sentLog) {
+// newSentWorld: client 0's requests are recorded (sim.RequestLog).
+func newSentWorld(t *testing.T) (*sim.World, *sim.RequestLog) {
 	t.Helper()
-	var log *sentLog
+	var log *sim.RequestLog
 	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
 		if i == 0 {
-			log = &sentLog{Conn: conn}
+			log = &sim.RequestLog{Conn: conn}
 			return log
 		}
 		return conn
@@ -64,7 +26,6 @@ func newSentWorld(t *testing.T) (*sim.World, *sentLog) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Close)
-	log.w = w
 	if _, err := mustRun(t, w, 1, task.Create("/svc", nil, task.Persistent)); err != nil {
 		t.Fatal(err)
 	}
@@ -98,19 +59,19 @@ func TestUncontendedTermRequests(t *testing.T) {
 		"exists " + node + " (watch)",
 		"delete " + node,
 	}
-	if len(log.sent) != len(want) {
-		t.Fatalf("requests sent: %q, want %q", log.sent, want)
+	if len(log.Sent) != len(want) {
+		t.Fatalf("requests sent: %q, want %q", log.Sent, want)
 	}
 	for i := range want {
-		if i == 0 && len(log.sent[0]) >= len(want[0]) && log.sent[0][:len(want[0])] == want[0] {
+		if i == 0 && len(log.Sent[0]) >= len(want[0]) && log.Sent[0][:len(want[0])] == want[0] {
 			continue
 		}
-		if log.sent[i] != want[i] {
-			t.Fatalf("request %d: %q, want %q (all: %q)", i, log.sent[i], want[i], log.sent)
+		if log.Sent[i] != want[i] {
+			t.Fatalf("request %d: %q, want %q (all: %q)", i, log.Sent[i], want[i], log.Sent)
 		}
 	}
-	if log.trips != 4 {
-		t.Fatalf("%d round trips, want 4 (the create, the three reads together, the watch's, the delete)", log.trips)
+	if log.Trips != 4 {
+		t.Fatalf("%d round trips, want 4 (the create, the three reads together, the watch's, the delete)", log.Trips)
 	}
 	if ch := w.Children("/svc/el"); len(ch) != 0 {
 		t.Fatalf("%v still there after Resign", ch)
@@ -132,7 +93,7 @@ func TestResignDeleteFallsBackToRead(t *testing.T) {
 			}
 			node := l.Path()
 			w.Settle(func() bool { return false })
-			from := len(log.sent)
+			from := len(log.Sent)
 			if tc == "bad version" {
 				if _, err := mustRun(t, w, 1, task.Set(node, []byte("x"), task.AnyVersion)); err != nil {
 					t.Fatal(err)
@@ -142,7 +103,7 @@ func TestResignDeleteFallsBackToRead(t *testing.T) {
 					t.Fatalf("leadership after its node was written: %v, want ErrLost", l.Err())
 				}
 			} else {
-				log.lose = func(req task.Request) bool { _, ok := req.(*task.DeleteRequest); return ok }
+				log.Lose = func(req task.Request) bool { _, ok := req.(*task.DeleteRequest); return ok }
 			}
 			if _, err := mustRun(t, w, 0, l.Resign()); err != nil {
 				t.Fatal(err)
@@ -151,7 +112,7 @@ func TestResignDeleteFallsBackToRead(t *testing.T) {
 				t.Fatalf("%v still there after Resign", ch)
 			}
 			var dels []string // the deletes and reads of the node, in order
-			for _, r := range log.sent[from:] {
+			for _, r := range log.Sent[from:] {
 				if r == "delete "+node || r == "exists "+node {
 					dels = append(dels, r)
 				}

@@ -2,6 +2,7 @@ package zkops_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk"
@@ -10,32 +11,16 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// inFlight records, for each request its client sends, how many of the
-// client's requests were still waiting for their reply.
-type inFlight struct {
-	*fakezk.Conn
-	waiting int
-	sent    []string
-	before  []int
-}
-
-func (c *inFlight) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	c.sent = append(c.sent, req.OpName())
-	c.before = append(c.before, c.waiting)
-	c.waiting++
-	c.Conn.Do(req, func(r task.Response) { c.waiting--; done(r) }, watch)
-}
-
 // AfterSync sends the sync and the read together, the sync first, and
 // succeeds with the read's value: the read is answered after the sync
 // (a session's requests are served in order), one round trip instead of
 // two. A lagging member catches up at the sync, so the read is not
 // stale. The read's error is AfterSync's.
 func TestAfterSync(t *testing.T) {
-	var c *inFlight
+	var c *sim.RequestLog
 	w, err := sim.New(sim.Config{Seed: 3, Clients: 2, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
 		if i == 0 {
-			c = &inFlight{Conn: conn}
+			c = &sim.RequestLog{Conn: conn}
 			return c
 		}
 		return conn
@@ -58,13 +43,13 @@ func TestAfterSync(t *testing.T) {
 	if d, err := sim.Run(w, 0, task.Get("/d")); err != nil || string(d.Data) != "old" {
 		t.Fatalf("plain read on the lagging member: %q, %v; want the stale %q (the member caught up: the test shows nothing)", d.Data, err, "old")
 	}
-	c.sent, c.before = nil, nil
+	c.Reset()
 	d, err := sim.Run(w, 0, zkops.AfterSync("/d", task.Get("/d")))
 	if err != nil || string(d.Data) != "new" {
 		t.Fatalf("AfterSync: %q, %v; want %q", d.Data, err, "new")
 	}
-	if len(c.sent) != 2 || c.sent[0] != "sync" || c.sent[1] != "get" || c.before[1] != 1 {
-		t.Fatalf("sent %v with %v requests waiting before each: want the sync, then the read before the sync's reply", c.sent, c.before)
+	if !slices.Equal(c.Sent, []string{"sync /d", "get /d"}) || c.Waiting[1] != 1 {
+		t.Fatalf("sent %q with %v requests waiting before each: want the sync, then the read before the sync's reply", c.Sent, c.Waiting)
 	}
 	if _, err := sim.Run(w, 0, zkops.AfterSync("/gone", task.Get("/gone"))); !errors.Is(err, task.ErrNoNode) {
 		t.Fatalf("AfterSync of a missing node: %v, want ErrNoNode", err)

@@ -59,6 +59,27 @@ func names(ns []cache.Node) []string {
 	return out
 }
 
+// await reads changes with next until a change reports the snapshot want
+// (names, in any order), and returns what was added, removed and re-created
+// over those reads. It waits on the reports, not on the cache's Current:
+// Current may already hold a change that no Next has reported yet.
+func await(ctx context.Context, next func(context.Context) (cache.Change, error), out io.Writer, want ...string) (added, removed, recreated []string, err error) {
+	want = slices.Sorted(slices.Values(want))
+	for got := []string(nil); got == nil || !slices.Equal(got, want); {
+		ch, err := next(ctx)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("waiting for %v: %w", want, err)
+		}
+		got = names(ch.Nodes)
+		fmt.Fprintf(out, "  cache: workers %v (added %v, removed %v, re-created %v)\n",
+			got, names(ch.Added), names(ch.Removed), names(ch.Recreated))
+		added = append(added, names(ch.Added)...)
+		removed = append(removed, names(ch.Removed)...)
+		recreated = append(recreated, names(ch.Recreated)...)
+	}
+	return added, removed, recreated, nil
+}
+
 func run(ctx context.Context, args []string, out io.Writer) error {
 	o, err := parse(args, out)
 	if err != nil {
@@ -100,22 +121,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	var checks Checks
 	check := checks.Check
-	// await reads changes with Next until the cache holds want, and
-	// returns what was added, removed and re-created over those reads.
 	await := func(want ...string) (added, removed, recreated []string, err error) {
-		slices.Sort(want)
-		for !slices.Equal(names(w.Current()), want) || added == nil && removed == nil && recreated == nil {
-			ch, err := w.Next(ctx)
-			if err != nil {
-				return nil, nil, nil, fmt.Errorf("waiting for %v: %w", want, err)
-			}
-			fmt.Fprintf(out, "  cache: workers %v (added %v, removed %v, re-created %v)\n",
-				names(ch.Nodes), names(ch.Added), names(ch.Removed), names(ch.Recreated))
-			added = append(added, names(ch.Added)...)
-			removed = append(removed, names(ch.Removed)...)
-			recreated = append(recreated, names(ch.Recreated)...)
-		}
-		return added, removed, recreated, nil
+		return await(ctx, w.Next, out, want...)
 	}
 
 	fmt.Fprintln(out, "1. workers register")

@@ -167,6 +167,10 @@ func (c *Conn) Connect(ctx context.Context) error {
 	}
 }
 
+// zkEncodeBuffer is the size of the encode buffer go-zookeeper's Connect
+// allocates (its bufferSize).
+const zkEncodeBuffer = 1536 * 1024
+
 // open starts the go-zookeeper client once.
 func (c *Conn) open() error {
 	c.startOnce.Do(func() {
@@ -177,19 +181,25 @@ func (c *Conn) open() error {
 			c.startErr = task.ErrClosed
 			return
 		}
+		// go-zookeeper encodes each request into one buffer, 1.5 MiB
+		// unless asked otherwise: room for the data limit plus paths and
+		// ACLs. What does not fit fails with ErrDataTooLarge, unsent. The
+		// option replaces the buffer Connect has allocated, so it is
+		// passed only for a larger one (TestOpenAllocatesOneEncodeBuffer).
+		// Replies are read without a limit (go-zookeeper's default): a
+		// limit would turn a large children list into a connection that
+		// fails forever.
+		encodeBuffer := func(*zk.Conn) {} // Connect's own
+		if size := c.cfg.MaxDataSize + 512*1024; size > zkEncodeBuffer {
+			encodeBuffer = zk.WithMaxConnBufferSize(size)
+		}
 		zc, ev, err := zk.Connect(c.cfg.Servers, c.cfg.SessionTimeout,
 			zk.WithDialer(c.dial),
 			zk.WithHostProvider(&hostList{}),
 			zk.WithLogger(zkLogger{c}),
 			zk.WithLogInfo(true),
 			zk.WithEventCallback(c.onZKEvent),
-			// go-zookeeper encodes each request into one buffer of this
-			// size (1.5 MiB by default): room for the data limit plus
-			// paths and ACLs. What does not fit fails with ErrDataTooLarge,
-			// unsent. Replies are read without a limit (go-zookeeper's
-			// default): a limit would turn a large children list into a
-			// connection that fails forever.
-			zk.WithMaxConnBufferSize(max(1536*1024, c.cfg.MaxDataSize+512*1024)),
+			encodeBuffer,
 		)
 		if err != nil {
 			c.startErr = fmt.Errorf("zkadapter: %w", err)

@@ -7,8 +7,17 @@ import (
 )
 
 // openBytes returns the bytes allocated while a Conn with cfg opens (to a
-// port where nothing answers) and closes.
+// port where nothing answers) and closes: the least of three tries, so
+// that what another goroutine allocates meanwhile does not count.
 func openBytes(t testing.TB, cfg Config) uint64 {
+	least := uint64(1 << 62)
+	for range 3 {
+		least = min(least, openBytesOnce(t, cfg))
+	}
+	return least
+}
+
+func openBytesOnce(t testing.TB, cfg Config) uint64 {
 	cfg.Servers = []string{"127.0.0.1:1"}
 	cfg.ConnectTimeout = 50 * time.Millisecond
 	var before, after runtime.MemStats

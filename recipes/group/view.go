@@ -145,7 +145,8 @@ func (v *View) follow() {
 	v.sessID = sess.ID
 	f := v.rt.SessionScope().Child()
 	v.follower = f
-	loop := c.Loop(true, func(b bool) bool { return b }, func(bool) task.Task[bool] { return v.round() })
+	round := v.round() // a value: built once, run every round
+	loop := c.Loop(true, func(b bool) bool { return b }, func(bool) task.Task[bool] { return round })
 	v.rt.Schedule(func() {
 		task.RunIn(f, loop, func(_ bool, err error) {
 			if v.follower == f {
@@ -175,12 +176,14 @@ func (v *View) round() task.Task[bool] {
 	if canary.On(bugListWithoutSync) {
 		listW = task.ChildrenW(dir)
 	}
+	listW = c.Retry(listW, retry)
+	existsW := c.Retry(task.ExistsW(dir), retry)
 	return func(s *task.Scope, k task.Cont[bool]) {
 		list := func(prev []string, stale bool) {
-			task.Run(s, c.Retry(listW, retry), func(cw task.ChildrenWatch, err error) {
+			task.Run(s, listW, func(cw task.ChildrenWatch, err error) {
 				switch {
 				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, c.Retry(task.ExistsW(dir), retry), func(sw task.StatWatch, err error) {
+					task.Run(s, existsW, func(sw task.StatWatch, err error) {
 						if err != nil {
 							k(false, err)
 							return

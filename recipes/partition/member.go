@@ -36,12 +36,15 @@ type Member struct {
 	rt       task.Runtime
 	unsub    func()
 	sess     task.Session
-	sc       *task.Scope // flows of the current session
-	party    string      // our party node's name on sess ("" until made)
-	names    []string    // the latest party listing
-	key      string      // what the assignment depends on in it
-	gen      int         // counts changes of key
-	timer    task.Timer  // the stability timer, if pending
+	sc       *task.Scope                   // flows of the current session
+	party    string                        // our party node's name on sess ("" until made)
+	names    []string                      // the latest party listing
+	keyed    bool                          // ours and members hold what the assignment depends on
+	ours     bool                          // our party node is in the latest listing
+	members  []string                      // the party's member ids in it, sorted
+	list     task.Task[task.ChildrenWatch] // the party listing (a value: built once)
+	gen      int                           // counts changes of key
+	timer    task.Timer                    // the stability timer, if pending
 	desired  map[string]bool
 	holds    map[string]*hold
 	tries    map[string]*task.Scope
@@ -163,7 +166,7 @@ func (m *Member) begin(sess task.Session) {
 		m.sc.Close()
 	}
 	m.sc = m.rt.SessionScope().Child()
-	m.party, m.names, m.key, m.desired = "", nil, "", nil
+	m.party, m.names, m.keyed, m.ours, m.members, m.desired = "", nil, false, false, nil, nil
 	m.gen++
 	m.stopTimers()
 	sc := m.sc
@@ -271,13 +274,14 @@ func (m *Member) followParty(sc *task.Scope) {
 	if !m.current(sc) {
 		return
 	}
-	dir := m.p.partyDir()
-	list := c.OnError(c.Retry(task.ChildrenW(dir), retry), func(error) task.Task[task.ChildrenWatch] {
-		return c.Then(zkops.EnsurePath(dir, m.p.cfg.ACL), func(task.Unit) task.Task[task.ChildrenWatch] {
-			return c.Retry(task.ChildrenW(dir), retry)
-		})
-	}, task.ErrNoNode)
-	task.RunIn(sc.Child(), list, func(cw task.ChildrenWatch, err error) {
+	if m.list == nil {
+		dir := m.p.partyDir()
+		listW := c.Retry(task.ChildrenW(dir), retry)
+		m.list = c.OnError(listW, func(error) task.Task[task.ChildrenWatch] {
+			return c.Then(zkops.EnsurePath(dir, m.p.cfg.ACL), func(task.Unit) task.Task[task.ChildrenWatch] { return listW })
+		}, task.ErrNoNode)
+	}
+	task.RunIn(sc.Child(), m.list, func(cw task.ChildrenWatch, err error) {
 		if err != nil {
 			m.fail(sc, "party", err)
 			return
@@ -302,11 +306,11 @@ func (m *Member) followParty(sc *task.Scope) {
 func (m *Member) listed(sc *task.Scope, names []string) {
 	m.names = names
 	ours := m.party != "" && slices.Contains(names, m.party)
-	key := fmt.Sprintf("%t|%s", ours, strings.Join(partyMembers(names), "/"))
-	if key == m.key && (m.timer != nil || m.desired != nil) {
+	members := partyMembers(names)
+	if m.keyed && ours == m.ours && slices.Equal(members, m.members) && (m.timer != nil || m.desired != nil) {
 		return
 	}
-	m.key = key
+	m.keyed, m.ours, m.members = true, ours, members
 	m.gen++
 	gen := m.gen
 	if m.timer != nil {
@@ -320,7 +324,7 @@ func (m *Member) listed(sc *task.Scope, names []string) {
 		m.timer = nil
 		m.desired = map[string]bool{}
 		if ours {
-			for _, it := range m.p.cfg.Assign(m.id, partyMembers(names), slices.Clone(m.p.items)) {
+			for _, it := range m.p.cfg.Assign(m.id, slices.Clone(members), slices.Clone(m.p.items)) {
 				if _, ok := slices.BinarySearch(m.p.items, it); ok {
 					m.desired[it] = true // an Assign that names an item not in the set is not followed there
 				}

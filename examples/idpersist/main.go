@@ -149,6 +149,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	killed := -1
 	if srv != nil {
 		fmt.Fprintln(out, "2. fault: every server's data is wiped (total ensemble loss)")
+		fmt.Fprintf(out, "   as ZooKeeper does, the servers refuse the clients (they saw zxids the wiped servers never had)\n"+
+			"   until more than their session timeout (%v) has passed; then each gets a new session\n", sessionTimeout)
 		srv.Wipe()
 	} else {
 		for i, r := range replicas {

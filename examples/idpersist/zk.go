@@ -36,13 +36,16 @@ type process struct {
 	stop func() // stops the executor, which closes the session: as if the process died
 }
 
+// sessionTimeout is the embedded server's sessions' timeout.
+const sessionTimeout = 10 * time.Second
+
 // start opens a session on the embedded server srv or, when srv is nil,
 // on the servers -zk names (host:port,host:port...), and runs an executor
 // on it until stop.
 func start(ctx context.Context, srv *fakezk.Server, servers string) (*process, error) {
 	var conn task.Conn
 	if srv != nil {
-		conn = srv.Connect(fakezk.ConnConfig{Timeout: 10 * time.Second})
+		conn = srv.Connect(fakezk.ConnConfig{Timeout: sessionTimeout})
 	} else {
 		zc, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(servers, ",")})
 		if err != nil {

@@ -40,7 +40,8 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 // blockingSim drives the lock through its Client from actors: each of 3
 // clients has one Client shared by 2 goroutines, each looping: draw
 // where its context will end (nowhere, before Acquire, during it, just
-// after, inside the critical section, during Release), Acquire, write
+// after, inside the critical section, during Release), Acquire (or, one
+// round in three, TryAcquire, whose ErrBusy ends the round), write
 // "enter" and "exit" fenced entries with a sleep between, and Release
 // with the same context, deferred as the doc's pattern has it.
 //
@@ -143,6 +144,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 	if rnd.IntN(3) > 0 {
 		end = 1 + rnd.IntN(numEnds-1)
 	}
+	try := rnd.IntN(3) == 0 // TryAcquire instead of Acquire
 	s.tried[end]++
 	ctx, cancel := a.WithCancel(a.Context())
 	defer cancel()
@@ -157,10 +159,15 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 		}
 		defer cancel()
 	}
-	h, err := c.Acquire(ctx)
+	acquire, how := c.Acquire, "acquire"
+	if try {
+		acquire, how = c.TryAcquire, "try-acquire"
+	}
+	h, err := acquire(ctx)
 	if err != nil {
-		r.Logf("client %d actor %d (ctx ends %s): acquire: %v", i, a.ID(), endNames[end], err)
+		r.Logf("client %d actor %d (ctx ends %s): %s: %v", i, a.ID(), endNames[end], how, err)
 		switch {
+		case try && errors.Is(err, ErrBusy): // another contender is ahead
 		case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
 			if end == endNone && a.Context().Err() == nil {
 				r.Errorf("client %d: acquire with a live context: %v", i, err)
@@ -168,13 +175,13 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 		case errors.Is(err, ErrAlreadyHeld): // the other goroutine of this Client holds it
 		case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, ErrLockLost), task.IsRetryable(err):
 		default:
-			r.Errorf("client %d: acquire: %v", i, err)
+			r.Errorf("client %d: %s: %v", i, how, err)
 		}
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
 	}
 	s.ended[end]++
-	r.Logf("client %d actor %d (ctx ends %s): acquired %s", i, a.ID(), endNames[end], h.Path())
+	r.Logf("client %d actor %d (ctx ends %s): %s: acquired %s", i, a.ID(), endNames[end], how, h.Path())
 	// The doc's pattern: the release deferred, with the call's context.
 	defer func() {
 		if end == endRelease {
@@ -282,4 +289,18 @@ func TestCanaryKeepLateOutcome(t *testing.T) {
 	defer restore()
 	_, sc := newBlockingSim()
 	sim.Catch(t, sc, string(blocking.BugKeepLateOutcome), 3, 300)
+}
+
+// TryAcquire under the blocking face: a TryAcquire that keeps its node
+// after ErrBusy, or that takes the lock while another contender is ahead,
+// is caught by the scenario (its quiescence, its fencing log).
+func TestCanaryTryBlocking(t *testing.T) {
+	for _, name := range []canary.Name{bugTryKeepsNode, bugTryHoldsAnywhere} {
+		t.Run(string(name), func(t *testing.T) {
+			restore := canary.Enable(name)
+			defer restore()
+			_, sc := newBlockingSim()
+			sim.Catch(t, sc, string(name), 3, 300)
+		})
+	}
 }

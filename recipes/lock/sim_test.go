@@ -91,7 +91,9 @@ func TestSeededFaultsTry(t *testing.T) {
 }
 
 // The large run of make sim: SIM_SEEDS seeds of each variant above
-// (plain, across the counter's wrap, with tries), skipped when unset.
+// (plain, across the counter's wrap, with tries), skipped when unset: the
+// first half fixed (1 up), the second drawn as make sim draws them
+// (sim.DrawnFrom: new seeds for each commit).
 func TestSimExplore(t *testing.T) {
 	n, err := strconv.ParseUint(os.Getenv("SIM_SEEDS"), 10, 64)
 	if err != nil || n == 0 {
@@ -104,14 +106,25 @@ func TestSimExplore(t *testing.T) {
 		name string
 		o    simOpts
 	}{{"plain", simOpts{}}, {"wrap", simOpts{cversion: math.MaxInt32 - 3}}, {"try", simOpts{try: true}}} {
-		t.Run(v.name, func(t *testing.T) { runSeeds(t, n, v.o) })
+		t.Run(v.name, func(t *testing.T) {
+			runSeedsFrom(t, 1, n-n/2, v.o)
+			from, why := sim.DrawnFrom()
+			t.Logf("drawn seeds from %d (%s)", from, why)
+			runSeedsFrom(t, from, n/2, v.o)
+		})
 	}
 }
 
 func runSeeds(t *testing.T, seeds uint64, o simOpts) simStats {
 	t.Helper()
+	return runSeedsFrom(t, 1, seeds, o)
+}
+
+// runSeedsFrom runs seeds from, from+1, ... (seeds of them).
+func runSeedsFrom(t *testing.T, from, seeds uint64, o simOpts) simStats {
+	t.Helper()
 	var total simStats
-	for seed := uint64(1); seed <= seeds; seed++ {
+	for seed := from; seed < from+seeds; seed++ {
 		st, err := simulate(seed, o)
 		if err != nil {
 			t.Fatalf("seed %d: %v (rerun with this seed)", seed, err)

@@ -143,6 +143,9 @@ func (e *engine) awaitNext(ctx context.Context, ex *executor.Executor, what stri
 }
 
 // Current returns the cached nodes, sorted by path (none before Start).
+// It may hold changes no Next has reported yet: to wait for a state and
+// judge what was reported on the way, read Next until a Change's Nodes
+// show it.
 func (w *Client) Current() []Node {
 	_, cur := w.started()
 	if cur == nil {

@@ -188,7 +188,10 @@ const lockTag = "__lock__"
 // partyMembers returns the identifiers of party node names (what follows
 // the first "-", as kazoo's ShallowParty reads them), sorted.
 func partyMembers(names []string) []string {
-	var ids []string
+	if len(names) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(names))
 	for _, n := range names {
 		if i := strings.IndexByte(n, '-'); i >= 0 {
 			ids = append(ids, n[i+1:])

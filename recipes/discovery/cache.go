@@ -24,6 +24,7 @@ type Cache struct {
 
 	mu     sync.Mutex
 	parsed map[string]parsedNode // by node name: the last parse of each node
+	memo   *parseMemo            // the Discovery's, shared with its other caches
 }
 
 type parsedNode struct {
@@ -42,7 +43,7 @@ func (d *Discovery) NewCache(name string) (*Cache, error) {
 	if err := validName("service name", name); err != nil {
 		return nil, err
 	}
-	c := &Cache{name: name, parsed: map[string]parsedNode{}}
+	c := &Cache{name: name, parsed: map[string]parsedNode{}, memo: d.parsed}
 	cc, err := cache.NewChildren(d.ServicePath(name), cache.WithData(), cache.WithOnSynced(c.synced))
 	if err != nil {
 		return nil, err
@@ -133,8 +134,8 @@ func (c *Cache) instances(nodes []cache.Node) []Instance {
 		seen[name] = true
 		p, ok := c.parsed[name]
 		if !ok || p.mzxid != n.Stat.Mzxid || p.czxid != n.Stat.Czxid {
-			in, err := ParseInstance(n.Data)
-			p = parsedNode{mzxid: n.Stat.Mzxid, czxid: n.Stat.Czxid, in: in, ok: err == nil}
+			in, ok := c.memo.parse(n.Data)
+			p = parsedNode{mzxid: n.Stat.Mzxid, czxid: n.Stat.Czxid, in: in, ok: ok}
 			c.parsed[name] = p
 		}
 		if p.ok {
@@ -147,4 +148,51 @@ func (c *Cache) instances(nodes []cache.Node) []Instance {
 		}
 	}
 	return out
+}
+
+// parseMemo keeps the parses of instance data by the data itself, so that
+// the caches and queries of one Discovery parse each registration once
+// between them (a process often follows one service from several places,
+// or starts a cache or queries again and again). The caches' instances
+// share Payload and URISpec (Cache.Instances says so); a query copies
+// them (Instance.own). It holds at most memoBytes of data: past that it
+// starts over.
+type parseMemo struct {
+	mu    sync.Mutex
+	m     map[string]parsedData
+	bytes int
+}
+
+type parsedData struct {
+	in Instance
+	ok bool
+}
+
+const memoBytes = 1 << 20
+
+// parse returns ParseInstance's result for data: ok false if data is not
+// an instance. A nil memo parses every time.
+func (p *parseMemo) parse(data []byte) (Instance, bool) {
+	if p == nil {
+		in, err := ParseInstance(data)
+		return in, err == nil
+	}
+	p.mu.Lock()
+	r, found := p.m[string(data)]
+	p.mu.Unlock()
+	if found {
+		return r.in, r.ok
+	}
+	in, err := ParseInstance(data)
+	r = parsedData{in, err == nil}
+	if len(data) <= memoBytes/16 {
+		p.mu.Lock()
+		if p.m == nil || p.bytes+len(data) > memoBytes {
+			p.m, p.bytes = map[string]parsedData{}, 0
+		}
+		p.m[string(data)] = r
+		p.bytes += len(data)
+		p.mu.Unlock()
+	}
+	return r.in, r.ok
 }

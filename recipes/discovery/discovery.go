@@ -19,11 +19,13 @@ var ErrUnregistered = errors.New("discovery: unregistered")
 // Discovery is the set of services registered under one base path, laid
 // out as Curator's ServiceDiscovery lays them out:
 // BASE/<service name>/<instance id>, each node the JSON of the instance.
-// A Discovery holds no state: one value may be shared by any number of
-// flows and executors.
+// A Discovery holds no state but the parses its caches and queries share
+// (each registration's data is parsed once between them): one value may
+// be shared by any number of flows and executors.
 type Discovery struct {
-	base string
-	acl  task.ACLProvider
+	base   string
+	acl    task.ACLProvider
+	parsed *parseMemo // shared by its caches and queries
 }
 
 // Option configures a Discovery (New, NewClient).
@@ -47,7 +49,7 @@ func New(base string, opts ...Option) (*Discovery, error) {
 	if base == "/zookeeper" || strings.HasPrefix(base, "/zookeeper/") {
 		return nil, fmt.Errorf("discovery: base %q: reserved: %w", base, task.ErrInvalidPath)
 	}
-	d := &Discovery{base: base}
+	d := &Discovery{base: base, parsed: &parseMemo{}}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("discovery: nil option: %w", task.ErrInvalidArgument)
@@ -313,8 +315,8 @@ func (d *Discovery) Query(name string) task.Task[[]Instance] {
 						k(nil, err)
 						return
 					default:
-						if in, err := ParseInstance(dt.Data); err == nil {
-							out = append(out, in)
+						if in, ok := d.parsed.parse(dt.Data); ok {
+							out = append(out, in.own()) // the caller's to modify
 						}
 					}
 					next(i + 1)

@@ -387,3 +387,27 @@ func TestBadInput(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// A query's instances are the caller's: changing one's Payload or URISpec
+// changes no other query's (the parse behind them is shared).
+func TestQueryResultsAreTheCallers(t *testing.T) {
+	w := newTestWorld(t, 1, 1)
+	d, _ := discovery.New("/services")
+	if _, err := sim.Run(w, 0, d.Register(discovery.Instance{Name: "web", ID: "a", Payload: json.RawMessage(`{"zone":"x"}`),
+		URISpec: &discovery.URISpec{Parts: []discovery.URIPart{{Value: "scheme", Variable: true}}}})); err != nil {
+		t.Fatal(err)
+	}
+	first, err := sim.Run(w, 0, d.Query("web"))
+	if err != nil || len(first) != 1 {
+		t.Fatalf("query: %v, %v", first, err)
+	}
+	first[0].Payload[2] = 'Z'
+	first[0].URISpec.Parts[0].Value = "changed"
+	again, err := sim.Run(w, 0, d.Query("web"))
+	if err != nil || len(again) != 1 {
+		t.Fatalf("query: %v, %v", again, err)
+	}
+	if string(again[0].Payload) != `{"zone":"x"}` || again[0].URISpec.Parts[0].Value != "scheme" {
+		t.Fatalf("a change to one query's instance shows in the next: payload %s, uriSpec %+v", again[0].Payload, *again[0].URISpec)
+	}
+}

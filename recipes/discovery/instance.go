@@ -50,6 +50,16 @@ type Instance struct {
 	Disabled            bool // written as "enabled": false; a provider skips it
 }
 
+// own returns in with its Payload and URISpec copied: an instance no other
+// holder shares.
+func (in Instance) own() Instance {
+	in.Payload = bytes.Clone(in.Payload)
+	if u := in.URISpec; u != nil {
+		in.URISpec = &URISpec{Parts: slices.Clone(u.Parts)}
+	}
+	return in
+}
+
 // URISpec is Curator's UriSpec: parts, each a constant or a variable to
 // fill in (such as {scheme}, {address}, {port}).
 type URISpec struct {

@@ -194,6 +194,9 @@ type Queue struct {
 	// settling counts the takes' deletes or moves in flight and the
 	// give-backs of takes that ended first (giveback.go, Client.Settle).
 	settling blocking.Pending
+	// lists: the directory's listing tasks, without and with a watch
+	// (tasks are values: built once, in New).
+	lists [2]task.Task[task.ChildrenWatch]
 }
 
 // New returns the queue whose items live under dir (created, with its
@@ -216,6 +219,7 @@ func New(dir string, opts ...Option) (*Queue, error) {
 			return nil, err
 		}
 	}
+	q.lists = [2]task.Task[task.ChildrenWatch]{q.buildList(false), q.buildList(true)}
 	return q, nil
 }
 
@@ -497,6 +501,18 @@ func (q *Queue) Take() task.Task[*Item] {
 // whose withdrawal was cut short (its session ended, its process
 // crashed) leaves one behind.
 func (q *Queue) list(watch bool) task.Task[task.ChildrenWatch] {
+	i := 0
+	if watch {
+		i = 1
+	}
+	if l := q.lists[i]; l != nil {
+		return l
+	}
+	return q.buildList(watch)
+}
+
+// buildList builds list's task.
+func (q *Queue) buildList(watch bool) task.Task[task.ChildrenWatch] {
 	var l task.Task[task.ChildrenWatch]
 	if watch {
 		l = task.ChildrenW(q.dir)

@@ -43,7 +43,7 @@ type Member struct {
 	ours     bool                          // our party node is in the latest listing
 	members  []string                      // the party's member ids in it, sorted
 	list     task.Task[task.ChildrenWatch] // the party listing (a value: built once)
-	gen      int                           // counts changes of key
+	gen      int                           // counts changes of ours and members, and sessions: a stale stability timer does nothing
 	timer    task.Timer                    // the stability timer, if pending
 	desired  map[string]bool
 	holds    map[string]*hold

@@ -40,7 +40,7 @@ func (d *Discovery) NewCache(name string) (*Cache, error) {
 	if d == nil {
 		return nil, errNil("Discovery")
 	}
-	if err := validName("service name", name); err != nil {
+	if err := d.validService(name); err != nil {
 		return nil, err
 	}
 	c := &Cache{name: name, parsed: map[string]parsedNode{}, memo: d.parsed}
@@ -102,6 +102,9 @@ func (c *Cache) Stop() task.Task[task.Unit] {
 // sorted by node name; none before Start has succeeded. The slice and
 // the instances' Payload and URISpec are shared: do not modify them.
 func (c *Cache) Instances() []Instance {
+	if c == nil {
+		return nil
+	}
 	if p := c.snap.Load(); p != nil {
 		return *p
 	}

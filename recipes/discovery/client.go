@@ -65,8 +65,10 @@ func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, er
 	})
 }
 
-// Unregister ends r and deletes its node (Registration.Unregister). It is
-// started whatever ctx: if ctx has ended, or ends before the delete is
+// Unregister ends r and deletes its node (Registration.Unregister); r
+// must have been registered on this Client's executor (any Client or
+// task on it), or Unregister does nothing and returns an error wrapping
+// task.ErrInvalidArgument. It is started whatever ctx: if ctx has ended, or ends before the delete is
 // done, Unregister returns its error and the delete goes on in the
 // background. A Static or Permanent instance's node (persistent) is
 // deleted again on the next session if the session expires first,
@@ -77,6 +79,9 @@ func (c *Client) Unregister(ctx context.Context, r *Registration) error {
 	}
 	if r == nil || r.d == nil {
 		return errNil("Registration")
+	}
+	if r.rt != task.Runtime(c.ex) {
+		return errNotOurs
 	}
 	what := "discovery " + c.d.Base() + ": unregister"
 	if r.m != nil { // Dynamic: an ephemeral node, which the session's end deletes
@@ -134,10 +139,20 @@ type ServiceCache struct {
 }
 
 // Cache is the task face of the cache.
-func (s *ServiceCache) Cache() *Cache { return s.c }
+func (s *ServiceCache) Cache() *Cache {
+	if s == nil {
+		return nil
+	}
+	return s.c
+}
 
 // Instances returns the cached instances (Cache.Instances).
-func (s *ServiceCache) Instances() []Instance { return s.c.Instances() }
+func (s *ServiceCache) Instances() []Instance {
+	if s == nil {
+		return nil
+	}
+	return s.c.Instances()
+}
 
 // Next waits until the service's nodes differ from those at the previous
 // Next and returns the instances now (Cache.Next: changes coalesce, and an
@@ -148,6 +163,9 @@ func (s *ServiceCache) Instances() []Instance { return s.c.Instances() }
 // the instances were handed over). An expiry of the session does not end
 // the wait: the cache follows the new session, and so does Next.
 func (s *ServiceCache) Next(ctx context.Context) ([]Instance, error) {
+	if s == nil || s.c == nil {
+		return nil, errNil("ServiceCache")
+	}
 	return again(ctx, func() ([]Instance, error) {
 		return s.c.awaitNext(ctx, s.ex)
 	})
@@ -156,12 +174,18 @@ func (s *ServiceCache) Next(ctx context.Context) ([]Instance, error) {
 // Provider returns a provider over the cache's instances, timing the
 // down-instance policy on the executor's clock.
 func (s *ServiceCache) Provider(opts ...ProviderOption) (*Provider, error) {
+	if s == nil || s.c == nil {
+		return nil, errNil("ServiceCache")
+	}
 	return NewProvider(s.c.Instances, s.ex.Clock(), opts...)
 }
 
 // Stop stops the cache. It is started whatever ctx; it returns once the
 // cache has stopped, or ctx's error (the stop goes on in the background).
 func (s *ServiceCache) Stop(ctx context.Context) error {
+	if s == nil || s.c == nil {
+		return errNil("ServiceCache")
+	}
 	_, err := blocking.Give(ctx, "discovery cache: stop", s.ex, nil, s.c.Stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil

@@ -74,6 +74,19 @@ func validName(what, s string) error {
 	return nil
 }
 
+// validService checks a service name: one valid path component whose
+// directory is not in ZooKeeper's reserved tree (service "zookeeper"
+// under base "/").
+func (d *Discovery) validService(name string) error {
+	if err := validName("service name", name); err != nil {
+		return err
+	}
+	if p := d.ServicePath(name); p == "/zookeeper" {
+		return fmt.Errorf("discovery: service %q under %q: %s is reserved: %w", name, d.base, p, task.ErrInvalidPath)
+	}
+	return nil
+}
+
 // Registration is an instance registered by Register. A dynamic one keeps
 // its ephemeral node registered (on every new session after an expiry,
 // and if someone deletes it) until Unregister; a static or permanent one
@@ -81,6 +94,7 @@ func validName(what, s string) error {
 type Registration struct {
 	d    *Discovery
 	inst Instance
+	rt   task.Runtime  // the executor it was registered on
 	m    *group.Member // dynamic instances
 	done chan struct{} // persistent instances: closed by Unregister
 }
@@ -141,7 +155,9 @@ func (r *Registration) Err() error {
 // BASE/<inst.Name>/<inst.ID> holding inst's JSON, ephemeral for a Dynamic
 // instance (the default when ServiceType is empty) and kept registered
 // until Unregister, persistent for Static and Permanent ones (an existing
-// node's data is replaced). RegistrationTimeUTC is set from the
+// node's data is replaced; an ephemeral node there, a Dynamic
+// registration of the same id, is deleted and the node made again
+// persistent, as Curator's registerService does). RegistrationTimeUTC is set from the
 // executor's clock when 0. An invalid name or id fails with an error
 // wrapping task.ErrInvalidPath; a DynamicSequential instance, or a
 // payload that is not JSON, with one wrapping task.ErrInvalidArgument.
@@ -149,7 +165,7 @@ func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
 	if d == nil {
 		return task.Fail[*Registration](errNil("Discovery"))
 	}
-	if err := validName("service name", inst.Name); err != nil {
+	if err := d.validService(inst.Name); err != nil {
 		return task.Fail[*Registration](err)
 	}
 	if err := validName("instance id", inst.ID); err != nil {
@@ -171,7 +187,7 @@ func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
 			inst.RegistrationTimeUTC = s.Now().UnixMilli()
 		}
 		data, _ := json.Marshal(inst)
-		r := &Registration{d: d, inst: inst}
+		r := &Registration{d: d, inst: inst, rt: s.Runtime()}
 		if inst.ServiceType != Dynamic {
 			r.done = make(chan struct{})
 			task.Run(s, putPersistent(r.Path(), data, d.acl), func(_ task.Unit, err error) {
@@ -200,7 +216,9 @@ func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
 }
 
 // putPersistent creates path (persistent, with data), or replaces the
-// data of the node there, retrying past connection loss.
+// data of the node there, retrying past connection loss. Another
+// session's ephemeral node there is deleted (that incarnation only) and
+// the node made again, persistent.
 func putPersistent(path string, data []byte, acl task.ACLProvider) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		var create func()
@@ -218,12 +236,26 @@ func putPersistent(path string, data []byte, acl task.ACLProvider) task.Task[tas
 						create()
 					})
 				case errors.Is(err, task.ErrNodeExists):
-					task.Run(s, c.Retry(task.Set(path, data, task.AnyVersion), zkops.Retry), func(_ task.Stat, err error) {
-						if errors.Is(err, task.ErrNoNode) {
+					task.Run(s, c.Retry(task.Set(path, data, task.AnyVersion), zkops.Retry), func(st task.Stat, err error) {
+						switch {
+						case errors.Is(err, task.ErrNoNode):
 							create()
-							return
+						case err == nil && st.EphemeralOwner != 0:
+							// Another session's ephemeral (a Dynamic
+							// registration of the same id): a persistent
+							// instance is not kept by it. As Curator's
+							// registerService does, it is deleted and the
+							// node made again, persistent.
+							task.Run(s, zkops.DeleteNode(path, st), func(_ task.Unit, err error) {
+								if err != nil {
+									k(task.Unit{}, err)
+									return
+								}
+								create()
+							})
+						default:
+							k(task.Unit{}, err)
 						}
-						k(task.Unit{}, err)
 					})
 				default:
 					k(task.Unit{}, err)
@@ -237,15 +269,28 @@ func putPersistent(path string, data []byte, acl task.ACLProvider) task.Task[tas
 // Unregister returns a task that ends the registration and deletes the
 // instance's node: a dynamic instance's only if it belongs to the flow's
 // session (as group.Member.Leave does), a persistent one's at any
-// version. A node already gone is success; Unregister is idempotent.
+// version. A node already gone is success; Unregister is idempotent. Run
+// on another executor than the one that registered, it does nothing and
+// fails with an error wrapping task.ErrInvalidArgument.
 func (r *Registration) Unregister() task.Task[task.Unit] {
 	if r == nil || r.d == nil {
 		return task.Fail[task.Unit](errNil("Registration"))
 	}
 	if r.m != nil {
-		return r.m.Leave()
+		leave := r.m.Leave()
+		return func(s *task.Scope, k task.Cont[task.Unit]) {
+			if s.Runtime() != r.rt {
+				k(task.Unit{}, errNotOurs)
+				return
+			}
+			leave(s, k)
+		}
 	}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if s.Runtime() != r.rt {
+			k(task.Unit{}, errNotOurs)
+			return
+		}
 		select {
 		case <-r.done:
 		default:
@@ -275,7 +320,10 @@ func (d *Discovery) Names() task.Task[[]string] {
 }
 
 // Query returns a task that reads the instances of service name once: it
-// lists the service's directory, then reads each instance, sorted by id.
+// lists the service's directory, then reads each instance, in the order
+// of their node names (a Cache's order; the node's name is the id, but
+// for Curator's DynamicSequential instances, named by the id and a
+// sequence number).
 // A missing directory has no instances; an instance deleted between the
 // listing and its read is left out, and so is a node whose data is not
 // an instance (ParseInstance fails), where Curator's queryForInstances
@@ -285,7 +333,7 @@ func (d *Discovery) Query(name string) task.Task[[]Instance] {
 	if d == nil {
 		return task.Fail[[]Instance](errNil("Discovery"))
 	}
-	if err := validName("service name", name); err != nil {
+	if err := d.validService(name); err != nil {
 		return task.Fail[[]Instance](err)
 	}
 	dir := d.ServicePath(name)
@@ -326,6 +374,10 @@ func (d *Discovery) Query(name string) task.Task[[]Instance] {
 		})
 	}
 }
+
+// errNotOurs is the error of Unregister run on another executor than the
+// registration's.
+var errNotOurs = fmt.Errorf("discovery: a registration made on another executor: %w", task.ErrInvalidArgument)
 
 // errNil is the error of a method called on a nil value.
 func errNil(what string) error {

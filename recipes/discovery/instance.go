@@ -96,7 +96,8 @@ func intOrNull(n int) *int {
 // MarshalJSON writes the instance as Curator's JsonInstanceSerializer
 // does, with "enabled" (which Curator 5 reads whatever its serializer's
 // mode). A payload that is not valid JSON, or a PayloadClass with a
-// payload that is not an object, is an error wrapping ErrInvalidInstance.
+// payload that is not an object or whose "@class" member names another
+// class, is an error wrapping ErrInvalidInstance.
 func (in Instance) MarshalJSON() ([]byte, error) {
 	w := wire{Name: in.Name, ID: in.ID, Port: intOrNull(in.Port), SSLPort: intOrNull(in.SSLPort),
 		RegistrationTimeUTC: in.RegistrationTimeUTC, ServiceType: in.ServiceType, URISpec: in.URISpec}
@@ -117,7 +118,8 @@ func (in Instance) MarshalJSON() ([]byte, error) {
 }
 
 // payloadOut is the payload as written: null for none, the "@class"
-// member first when a class is named.
+// member first when a class is named and the payload has none (one it
+// has, naming the same class, stays where it is).
 func payloadOut(p json.RawMessage, class string) (json.RawMessage, error) {
 	p = bytes.TrimSpace(p)
 	if len(p) == 0 {
@@ -139,8 +141,15 @@ func payloadOut(p json.RawMessage, class string) (json.RawMessage, error) {
 	if err := json.Unmarshal(p, &m); err != nil {
 		return nil, fmt.Errorf("%w: payload: %v", ErrInvalidInstance, err)
 	}
-	if _, ok := m["@class"]; ok {
-		return nil, fmt.Errorf("%w: payload has an @class member and PayloadClass is set", ErrInvalidInstance)
+	if had, ok := m["@class"]; ok {
+		// An instance read back (ParseInstance, Query, a Cache) has its
+		// class in both: the payload is written as it was read. Only
+		// two different classes are an error.
+		var was string
+		if json.Unmarshal(had, &was) != nil || was != class {
+			return nil, fmt.Errorf("%w: the payload's @class member %s is not PayloadClass %q", ErrInvalidInstance, had, class)
+		}
+		return p, nil
 	}
 	cls, _ := json.Marshal(class)
 	rest := bytes.TrimSpace(p[1:])

@@ -19,7 +19,8 @@ type Strategy int
 
 // The strategies of Curator's discovery.
 const (
-	// RoundRobin takes the instances in turn (sorted by id).
+	// RoundRobin takes the instances in turn, in the order its source
+	// lists them (a cache's: by node name).
 	RoundRobin Strategy = iota
 	// Random takes one at random.
 	Random
@@ -126,6 +127,9 @@ func NewProvider(src func() []Instance, clock task.Clock, options ...ProviderOpt
 // instances not down, or ErrNoInstance if there is none (an error wrapping
 // task.ErrInvalidArgument if WithRand's function draws out of range).
 func (p *Provider) Get() (Instance, error) {
+	if p == nil {
+		return Instance{}, errNil("Provider")
+	}
 	all := p.src()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -175,6 +179,9 @@ func (p *Provider) roundRobin(up []Instance) Instance {
 // within DownTimeout of the first report, Get skips it until DownTimeout
 // has passed since that first report.
 func (p *Provider) NoteError(in Instance) {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.purge()

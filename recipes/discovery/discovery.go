@@ -157,7 +157,10 @@ func (r *Registration) Err() error {
 // until Unregister, persistent for Static and Permanent ones (an existing
 // node's data is replaced; an ephemeral node there, a Dynamic
 // registration of the same id, is deleted and the node made again
-// persistent, as Curator's registerService does). RegistrationTimeUTC is set from the
+// persistent, as Curator's registerService does). A Dynamic instance
+// whose id this session already registers waits until that registration
+// ends (group.Group.Join): to change an instance, Unregister it and
+// Register it again. RegistrationTimeUTC is set from the
 // executor's clock when 0. An invalid name or id fails with an error
 // wrapping task.ErrInvalidPath; a DynamicSequential instance, or a
 // payload that is not JSON, with one wrapping task.ErrInvalidArgument.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
@@ -288,5 +289,42 @@ func TestRegisterOverTheSizeLimit(t *testing.T) {
 	}
 	if _, ok := w.NodeStat("/services"); ok {
 		t.Error("a refused Register left /services")
+	}
+}
+
+// Register of an id this session already holds as a Dynamic instance
+// (Curator users re-register to update one): it used to succeed at once
+// while the node kept the first registration's JSON, two Registrations
+// sharing one node. It waits now until the first registration ends, as
+// the doc says, then registers its own instance.
+func TestRegisterAgainWaitsForTheFirst(t *testing.T) {
+	w := newTestWorld(t, 1, 1)
+	d, _ := discovery.New("/services")
+	r1, err := sim.Run(w, 0, d.Register(discovery.Instance{Name: "web", ID: "a", Port: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := sim.Submit(w, 0, d.Register(discovery.Instance{Name: "web", ID: "a", Port: 2}))
+	end := w.Clock.Now().Add(5 * time.Second)
+	w.Settle(func() bool { return !w.Clock.Now().Before(end) })
+	if second.Done {
+		t.Fatalf("a second Register of web/a ended (%v) while the first held it", second.Err)
+	}
+	port := func() int {
+		data, _, _ := w.NodeData(r1.Path())
+		in, _ := discovery.ParseInstance(data)
+		return in.Port
+	}
+	if p := port(); p != 1 {
+		t.Fatalf("web/a holds port %d while the first registration lasts, want 1", p)
+	}
+	if _, err := sim.Run(w, 0, r1.Unregister()); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return second.Done }) || second.Err != nil {
+		t.Fatalf("second Register after the first's Unregister: %+v", second)
+	}
+	if p := port(); p != 2 || !second.V.Registered() {
+		t.Fatalf("after it: port %d, registered %v; want the second instance", p, second.V.Registered())
 	}
 }

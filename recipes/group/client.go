@@ -43,7 +43,7 @@ func (c *Client) Group() *Group { return c.g }
 // it joins again on the next session. If ctx ends first, a node the flow
 // made is deleted; if the member joined just as ctx ended, it leaves.
 func (c *Client) Join(ctx context.Context, id string, data []byte) (*Member, error) {
-	if c == nil {
+	if c.zero() {
 		return nil, errNil("Client")
 	}
 	if err := ValidateID(id); err != nil {
@@ -62,20 +62,41 @@ func (c *Client) joinOnce(ctx context.Context, id string, data []byte) (*Member,
 	return blocking.Take(ctx, "group "+c.g.Dir()+": join", c.ex, c.g.Join(id, data), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
 }
 
-// Leave ends m's membership (Member.Leave). The leave is always started,
-// whatever ctx: if ctx has ended, or ends before the delete is done,
+// Leave ends m's membership (Member.Leave); m must have joined on this
+// Client's executor (through any Client or task on it), or Leave does
+// nothing and returns an error wrapping task.ErrInvalidArgument. After
+// the executor has closed it returns nil (the session ended, and the
+// node with it). The leave is always started, whatever ctx: if ctx has ended, or ends before the delete is done,
 // Leave returns its error (task.ErrCanceled or task.ErrDeadlineExceeded)
 // and the leave goes on in the background (m's Done closes, the node is
 // deleted).
 func (c *Client) Leave(ctx context.Context, m *Member) error {
-	if c == nil {
+	if c.zero() {
 		return errNil("Client")
 	}
 	if m == nil || m.g == nil {
 		return errNil("Member")
 	}
+	if err := blocking.Owned(c.ex, exOf(m), errNotOurs); err != nil {
+		return err
+	}
 	_, err := blocking.Give(ctx, "group "+c.g.Dir()+": leave", c.ex, nil, m.Leave())
+	if errors.Is(err, task.ErrClosed) {
+		return nil // the executor stopped: the session ended, and the node went with it
+	}
 	return err
+}
+
+// zero reports a Client not made by NewClient (nil, or a zero value).
+func (c *Client) zero() bool { return c == nil || c.ex == nil || c.g == nil }
+
+// errNotOurs is the error of Leave given a member of another executor.
+var errNotOurs = fmt.Errorf("group: a member joined on another executor: %w", task.ErrInvalidArgument)
+
+// exOf is the executor m joined on (nil if it is another runtime).
+func exOf(m *Member) *executor.Executor {
+	ex, _ := m.rt.(*executor.Executor)
+	return ex
 }
 
 // Watch starts following the group's members (Group.Watch) and returns
@@ -83,7 +104,7 @@ func (c *Client) Leave(ctx context.Context, m *Member) error {
 // stop with Watcher.Stop. If the session expires before the first
 // listing, it starts again on the next session.
 func (c *Client) Watch(ctx context.Context) (*Watcher, error) {
-	if c == nil {
+	if c.zero() {
 		return nil, errNil("Client")
 	}
 	for {

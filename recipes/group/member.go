@@ -22,7 +22,8 @@ const (
 	bugCleanupAfterJoin canary.Name = "group/join-cleanup-after-success"
 )
 
-// ErrLeft is Member.Err after Leave.
+// ErrLeft is Member.Err after Leave (unless the membership had ended
+// before: Err then keeps why).
 var ErrLeft = errors.New("group: member left")
 
 // Group is a set of members registered as ephemeral nodes under one
@@ -116,10 +117,12 @@ func (m *Member) Err() error {
 // Join returns a task that registers a member with id and data: an
 // ephemeral node DIR/id. It succeeds once the node exists and belongs to
 // the flow's session; the Member then keeps it registered (see Member)
-// until Leave. See the package documentation for the protocol and errors.
-// An invalid id fails with an error wrapping task.ErrInvalidPath.
+// until Leave. A Join of an id another member holds, of another session
+// or of this one, waits until that member's node goes. See the package
+// documentation for the protocol and errors. An invalid id fails with an
+// error wrapping task.ErrInvalidPath.
 func (g *Group) Join(id string, data []byte) task.Task[*Member] {
-	if g == nil {
+	if g == nil || g.dir == "" {
 		return task.Fail[*Member](errNil("Group"))
 	}
 	if err := ValidateID(id); err != nil {
@@ -128,11 +131,23 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 	return func(s *task.Scope, k task.Cont[*Member]) {
 		sc := s.Child()
 		path, sess := g.path(id), s.Session()
-		undo := sc.Defer(deleteIfOurs(path, sess))
+		// made: a create of this flow may have been applied. Only then
+		// may the node at path be this flow's: another member of the
+		// same id on this session (a Join retried from another
+		// goroutine, say) is not deleted by this one's cleanup.
+		made := false
+		del := deleteIfOurs(path, sess)
+		undo := sc.Defer(func(s *task.Scope, k task.Cont[task.Unit]) {
+			if !made {
+				k(task.Unit{}, nil)
+				return
+			}
+			del(s, k)
+		})
 		// undo runs inside the scope, before RunIn closes it (and would
 		// start the cleanup).
 		late := canary.On(bugCleanupAfterJoin)
-		reg := c.Map(register(path, data, g.acl), func(task.Stat) task.Unit {
+		reg := c.Map(register(path, data, g.acl, &made), func(task.Stat) task.Unit {
 			if !late {
 				undo()
 			}
@@ -154,15 +169,30 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 }
 
 // register creates path (ephemeral, with data) for the flow's session and
-// succeeds with its Stat once the node is ours. A lost create reply is
-// settled by the node's ephemeralOwner; a node of another session is
-// waited out (watched until it goes), then created again.
-func register(path string, data []byte, acl task.ACLProvider) task.Task[task.Stat] {
+// succeeds with its Stat once the node is ours. *made says whether a
+// create of this flow may have been applied: one is in flight, or one
+// succeeded or had its reply lost. A lost create reply is settled by the node's
+// ephemeralOwner; a node of another session, or one of this session that
+// no create of this flow may have made (another member of the same id),
+// is waited out (watched until it goes), then created again.
+func register(path string, data []byte, acl task.ACLProvider, made *bool) task.Task[task.Stat] {
 	return func(s *task.Scope, k task.Cont[task.Stat]) {
+		applied := false // a create of this flow may have been applied
 		var create, settle func()
 		create = func() {
 			req := &task.CreateRequest{Path: path, Data: data, Mode: task.Ephemeral, ACL: acl.For(path)}
+			*made = true // until its reply says otherwise: the flow may end first
 			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
+				switch {
+				case s.Err() != nil:
+					// The flow ended with the create in flight (this
+					// is the end's error, not a reply): it may apply.
+				case err == nil, errors.Is(err, task.ErrConnectionLoss):
+					applied = true
+					*made = true
+				default:
+					*made = applied
+				}
 				switch {
 				case err == nil:
 					k(cr.Stat, nil)
@@ -192,7 +222,7 @@ func register(path string, data []byte, acl task.ACLProvider) task.Task[task.Sta
 					k(task.Stat{}, err)
 				case sw.Stat == nil:
 					create()
-				case sw.Stat.EphemeralOwner == s.Session().ID:
+				case sw.Stat.EphemeralOwner == s.Session().ID && applied:
 					k(*sw.Stat, nil)
 				default:
 					task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
@@ -231,7 +261,8 @@ func (m *Member) keep() {
 				task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
 			default:
 				m.mark(s.Session(), false)
-				task.Run(s, register(path, m.data, m.g.acl), func(_ task.Stat, err error) { k(true, err) })
+				made := false
+				task.Run(s, register(path, m.data, m.g.acl, &made), func(_ task.Stat, err error) { k(true, err) })
 			}
 		})
 	}
@@ -253,9 +284,14 @@ func (m *Member) keep() {
 	})
 }
 
+// mark records whether the node is registered on session sess, and sess
+// as the member's Session once it is.
 func (m *Member) mark(sess task.Session, registered bool) {
 	m.mu.Lock()
-	m.sess, m.registered = sess, registered
+	if registered {
+		m.sess = sess
+	}
+	m.registered = registered
 	m.mu.Unlock()
 }
 
@@ -314,12 +350,19 @@ func (m *Member) end(err error) {
 // connection loss. If the caller's scope ends first, the delete goes on
 // as a flow of its own. Leave is idempotent; a node already gone, or a
 // session that ended (the node went with it), is success. Done is closed
-// and Err becomes ErrLeft when the task starts, before the delete.
+// and Err becomes ErrLeft when the task starts, before the delete (unless
+// the membership had ended before: Err keeps why). Run on another
+// executor than the member's, Leave does nothing and fails with an error
+// wrapping task.ErrInvalidArgument.
 func (m *Member) Leave() task.Task[task.Unit] {
 	if m == nil || m.g == nil {
 		return task.Fail[task.Unit](errNil("Member"))
 	}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if s.Runtime() != m.rt {
+			k(task.Unit{}, errNotOurs)
+			return
+		}
 		m.end(ErrLeft)
 		sc := s.Child()
 		del := deleteIfOurs(m.Path(), s.Session())

@@ -92,7 +92,7 @@ func (v *View) Err() error {
 // for it to be created). If the caller's scope ends before the first
 // report, the view is stopped and Watch fails with the scope's error.
 func (g *Group) Watch(report func(Change)) task.Task[*View] {
-	if g == nil {
+	if g == nil || g.dir == "" {
 		return task.Fail[*View](errNil("Group"))
 	}
 	if report == nil {
@@ -290,5 +290,11 @@ func (v *View) end(err error) {
 	if f := v.follower; f != nil {
 		v.follower = nil
 		f.Cancel(task.ErrCanceled)
+	}
+	// A view that ends before its first report (its first listing
+	// refused, say) ends the Watch task with the view's error.
+	if first := v.first; first != nil {
+		v.first = nil
+		first(nil, v.Err())
 	}
 }

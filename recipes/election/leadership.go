@@ -374,7 +374,10 @@ func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 // retrying past connection loss. It is idempotent: a node already gone, or
 // a session that ended (the node went with it), is success. If the
 // caller's scope ends first (deadline, cancel), the delete goes on as a
-// flow of its own.
+// flow of its own. Like any task, it does not start in a scope that has
+// already ended (task.Run): to give it back whatever the outcome of the
+// work in between, register it with Scope.Defer once taken (a cleanup
+// runs as a flow of its own when the scope closes, ended or not).
 func (l *Leadership) Resign() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		l.end(ErrResigned)

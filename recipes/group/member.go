@@ -353,7 +353,10 @@ func (m *Member) end(err error) {
 // and Err becomes ErrLeft when the task starts, before the delete (unless
 // the membership had ended before: Err keeps why). Run on another
 // executor than the member's, Leave does nothing and fails with an error
-// wrapping task.ErrInvalidArgument.
+// wrapping task.ErrInvalidArgument. Like any task, it does not start in a scope that has
+// already ended (task.Run): to give it back whatever the outcome of the
+// work in between, register it with Scope.Defer once taken (a cleanup
+// runs as a flow of its own when the scope closes, ended or not).
 func (m *Member) Leave() task.Task[task.Unit] {
 	if m == nil || m.g == nil {
 		return task.Fail[task.Unit](errNil("Member"))

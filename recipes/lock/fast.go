@@ -187,6 +187,9 @@ func fastHold(s *task.Scope, dir string, seq int64) bool {
 		d.direct = false // someone else created a child: expect contention
 		return false
 	}
+	// No one else created a child since our last hold: the next acquire
+	// may create without the listing again.
+	d.direct = true
 	return true
 }
 

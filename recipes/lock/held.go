@@ -343,7 +343,22 @@ func (h *Held) lose(cause error) {
 	if cause == nil {
 		cause = errors.New("unknown cause")
 	}
+	ended := h.ended
 	h.end(fmt.Errorf("lock: %w: %s: %w", ErrLockLost, h.path, cause))
+	if ended || errors.Is(cause, task.ErrSessionExpired) || errors.Is(cause, task.ErrClosed) || h.sessScope == nil {
+		return
+	}
+	// Lost while the session lives: the node was deleted, or written by
+	// someone else. A node still there (ours, this incarnation) would
+	// keep every other contender, and this Client's next Acquire, waiting
+	// behind it until the session ends: it is deleted, as a flow of its
+	// own. A node gone or made again by someone else is left alone.
+	rt := h.rt
+	task.Go(h.sessScope, zkops.DeleteNode(h.path, task.Stat{Czxid: h.token, EphemeralOwner: h.sess.ID}), func(_ task.Unit, err error) {
+		if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
+			rt.Report(err)
+		}
+	})
 }
 
 // Fenced returns a task that applies ops in one multi together with a check
@@ -445,7 +460,10 @@ func afterMark[T any](h *Held, t task.Task[T]) task.Task[T] {
 // or a session that ended (the node went with it), is success. If the caller's scope ends first
 // (deadline, cancel), the delete goes on as a flow of its own. Done is
 // closed and Err becomes ErrUnlocked when the task starts, before the
-// delete.
+// delete. Like any task, it does not start in a scope that has
+// already ended (task.Run): to give it back whatever the outcome of the
+// work in between, register it with Scope.Defer once taken (a cleanup
+// runs as a flow of its own when the scope closes, ended or not).
 func (h *Held) Release() task.Task[task.Unit] {
 	if h.seq >= zkops.ResetAbove {
 		return func(s *task.Scope, k task.Cont[task.Unit]) {

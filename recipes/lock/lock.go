@@ -194,9 +194,6 @@ type attempt struct {
 	// holding (handoff.go).
 	waited bool
 	marked bool // the mark was sent (on holding, or early by a canary)
-	// resetChecked: a TryAcquire found the directory free of other
-	// contenders before waiting for its reset (tryAfterReset).
-	resetChecked bool
 }
 
 // fail ends the attempt with err. Unless it was withdrawn, the cleanup

@@ -1,10 +1,8 @@
 package lock
 
 import (
-	"errors"
 	"fmt"
 
-	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -30,21 +28,20 @@ func (a *attempt) restart() {
 	})
 }
 
-// tryAfterReset is what a TryAcquire does before afterReset: when other
-// contenders are in the directory it fails with ErrBusy instead of
-// waiting for them to go.
+// tryAfterReset is what a TryAcquire does instead of afterReset: it
+// goes on only if the directory's counter can name nodes again at once
+// (the directory gone or emptied now), and fails with ErrBusy when any
+// node is in it (a contender, another client's kind of lock node, a
+// stray), which afterReset would wait for.
 func (a *attempt) tryAfterReset() {
-	a.resetChecked = true
-	task.Run(a.s, c.Retry(task.Children(a.l.dir), retry), func(cl task.ChildList, err error) {
+	task.Run(a.s, zkops.TryEmptyDir(a.l.dir), func(free bool, err error) {
 		switch {
-		case errors.Is(err, task.ErrNoNode):
-			a.create()
 		case err != nil:
 			a.fail(err)
-		case len(queue(cl.Names)) > 0:
-			a.fail(fmt.Errorf("lock: %w: the directory's sequence counter is exhausted and %d contenders are in %s", ErrBusy, len(queue(cl.Names)), a.l.dir))
+		case !free:
+			a.fail(fmt.Errorf("lock: %w: the directory's sequence counter is exhausted and %s is not empty", ErrBusy, a.l.dir))
 		default:
-			a.afterReset()
+			a.create()
 		}
 	})
 }
@@ -52,9 +49,10 @@ func (a *attempt) tryAfterReset() {
 // afterReset creates our node again once the directory has been emptied
 // and recreated (its counter back at zero). It is also where a create
 // that clashed (NodeExists: the counter stuck at its maximum named our
-// node as an earlier one with our prefix) goes.
+// node as an earlier one with our prefix) goes. A TryAcquire does not
+// wait: tryAfterReset.
 func (a *attempt) afterReset() {
-	if a.try && !a.resetChecked {
+	if a.try {
 		a.tryAfterReset()
 		return
 	}
@@ -63,7 +61,6 @@ func (a *attempt) afterReset() {
 			a.fail(err)
 			return
 		}
-		a.resetChecked = false // a later exhaustion is checked again
 		a.create()
 	})
 }

@@ -65,6 +65,10 @@ func (m *Member) give(h *hold) {
 // If the caller's scope ends first, the deletes go on as a flow of their
 // own. Done is closed and Err becomes ErrLeft at once. Leave is
 // idempotent; nodes already gone, or a session that ended, are success.
+// Like any task, it does not start in a scope that has
+// already ended (task.Run): to give it back whatever the outcome of the
+// work in between, register it with Scope.Defer once taken (a cleanup
+// runs as a flow of its own when the scope closes, ended or not).
 func (m *Member) Leave() task.Task[task.Unit] {
 	if m == nil || m.p == nil {
 		return task.Fail[task.Unit](fmt.Errorf("partition: nil Member: %w", task.ErrInvalidArgument))

@@ -109,7 +109,10 @@ func (h *Held) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 // session that ended, is success. If the caller's scope ends first
 // (deadline, cancel), the delete goes on as a flow of its own. Done is
 // closed and Err becomes ErrUnlocked when the task starts, before the
-// delete.
+// delete. Like any task, it does not start in a scope that has
+// already ended (task.Run): to give it back whatever the outcome of the
+// work in between, register it with Scope.Defer once taken (a cleanup
+// runs as a flow of its own when the scope closes, ended or not).
 func (h *Held) Release() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		h.hold.End(ErrUnlocked)

@@ -90,7 +90,10 @@ func (l *Lease) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 // or a session that ended (the node went with it), is success. If the
 // caller's scope ends first (deadline, cancel), the delete goes on as a
 // flow of its own. Done is closed and Err becomes ErrReleased when the
-// task starts, before the delete.
+// task starts, before the delete. Like any task, it does not start in a scope that has
+// already ended (task.Run): to give it back whatever the outcome of the
+// work in between, register it with Scope.Defer once taken (a cleanup
+// runs as a flow of its own when the scope closes, ended or not).
 func (l *Lease) Release() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		l.hold.End(ErrReleased)

@@ -116,6 +116,29 @@ func EmptyDir(dir string) task.Task[task.Unit] {
 	})
 }
 
+// TryEmptyDir is EmptyDir for an attempt that must not wait: it looks
+// once and succeeds with true when dir's counter can name nodes again
+// (dir gone, its counter below its maximum, or dir deleted now because
+// it was empty), and with false when dir holds any child (a contender or
+// not), which EmptyDir would wait for.
+func TryEmptyDir(dir string) task.Task[bool] {
+	look := c.Then(c.Retry(task.Children(dir), Retry), func(cl task.ChildList) task.Task[bool] {
+		switch {
+		case NextSeq(cl.Stat) < math.MaxInt32:
+			return task.Value(true)
+		case len(cl.Names) > 0:
+			return task.Value(false)
+		}
+		return RemoveDir(dir)
+	})
+	return c.Catch(look, func(err error) task.Task[bool] {
+		if errors.Is(err, task.ErrNoNode) {
+			return task.Value(true)
+		}
+		return task.Fail[bool](err)
+	})
+}
+
 // NextSeq is the number the server appends to the next sequential child
 // of the node st describes: its stored cversion, which counts child
 // creates. Clients are shown 2*cversion - numChildren (creates plus

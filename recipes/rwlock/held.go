@@ -33,7 +33,7 @@ type Held struct {
 // session sess.
 func newHeld(mode Mode, dir, path string, seq int64, stat task.Stat, sess task.Session) *Held {
 	h := &Held{mode: mode, dir: dir, seq: seq, token: stat.Czxid}
-	h.hold.Init(path, stat.Version, sess, fmt.Errorf("rwlock: %w", ErrLockLost), func() bool { return canary.On(bugStaleSession) })
+	h.hold.Init(path, stat, sess, fmt.Errorf("rwlock: %w", ErrLockLost), func() bool { return canary.On(bugStaleSession) })
 	return h
 }
 

@@ -29,7 +29,7 @@ type Lease struct {
 // sess.
 func newLease(path string, seq int64, stat task.Stat, sess task.Session) *Lease {
 	l := &Lease{seq: seq, token: stat.Czxid}
-	l.hold.Init(path, stat.Version, sess, fmt.Errorf("semaphore: %w", ErrLeaseLost), func() bool { return canary.On(bugStaleSession) })
+	l.hold.Init(path, stat, sess, fmt.Errorf("semaphore: %w", ErrLeaseLost), func() bool { return canary.On(bugStaleSession) })
 	return l
 }
 

@@ -20,6 +20,7 @@ import (
 type Holding struct {
 	path    string
 	version int32
+	czxid   int64 // the node's incarnation
 	sess    task.Session
 	lost    error       // the recipe's sentinel, wrapped by every loss
 	stale   func() bool // a canary: nil, or true to ignore the session's end
@@ -35,16 +36,18 @@ type Holding struct {
 	watch sync.Once // the node watch is set at the first Done, Err or IsHeld
 
 	// executor goroutine only
+	rt    task.Runtime
 	mon   *task.Scope
 	unsub func()
 }
 
-// Init readies h for the node at path, held at version by session sess;
-// a loss wraps lost. stale, if not nil, is a canary's switch: while it
-// returns true the session's expiry is ignored (a holder that goes on
-// after its session ended, which the simulations must catch).
-func (h *Holding) Init(path string, version int32, sess task.Session, lost error, stale func() bool) {
-	h.path, h.version, h.sess, h.lost, h.stale = path, version, sess, lost, stale
+// Init readies h for the node at path, as st describes it when it was
+// taken (its version and incarnation), held by session sess; a loss wraps
+// lost. stale, if not nil, is a canary's switch: while it returns true
+// the session's expiry is ignored (a holder that goes on after its
+// session ended, which the simulations must catch).
+func (h *Holding) Init(path string, st task.Stat, sess task.Session, lost error, stale func() bool) {
+	h.path, h.version, h.czxid, h.sess, h.lost, h.stale = path, st.Version, st.Czxid, sess, lost, stale
 	h.done = make(chan struct{})
 }
 
@@ -62,6 +65,7 @@ func (h *Holding) staleOn() bool { return h.stale != nil && h.stale() }
 // Start follows the session of s's runtime until the holding ends.
 // Executor goroutine.
 func (h *Holding) Start(s *task.Scope) {
+	h.rt = s.Runtime()
 	h.unsub = s.Subscribe(h.onSession)
 	h.mon = s.Runtime().SessionScope().Child()
 	// The session scope ends with the session (expiry) or the executor
@@ -192,5 +196,22 @@ func (h *Holding) Lose(cause error) {
 	if cause == nil {
 		cause = errors.New("unknown cause")
 	}
+	h.mu.Lock()
+	ended := h.err != nil
+	h.mu.Unlock()
 	h.End(fmt.Errorf("%w: %s: %w", h.lost, h.path, cause))
+	if ended || h.rt == nil || h.czxid == 0 || errors.Is(cause, task.ErrSessionExpired) || errors.Is(cause, task.ErrClosed) {
+		return
+	}
+	// Lost while the session lives: the node was deleted, or written by
+	// someone else. A node still there (ours, this incarnation) would
+	// keep every other contender waiting behind it until the session
+	// ends: it is deleted, as a flow of its own. A node gone, or made
+	// again by someone else, is left alone.
+	rt := h.rt
+	task.Go(rt.SessionScope(), DeleteNode(h.path, task.Stat{Czxid: h.czxid, EphemeralOwner: h.sess.ID}), func(_ task.Unit, err error) {
+		if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
+			rt.Report(fmt.Errorf("%w: delete %s after the loss: %w", h.lost, h.path, err))
+		}
+	})
 }

@@ -62,12 +62,22 @@ func NewClient(ex *executor.Executor, path string, blockSize int64, opts ...Opti
 // executor closes, or the recipe fails (ErrVersionWrapped, ...). When the
 // session expires during a call, Next tries again on the next session:
 // nothing was handed out. IDs returned to calls that do not overlap in
-// time increase.
+// time increase. With a ctx that has ended it fails at once (an ID of the
+// block in hand stays for a later call), and on an executor's goroutine
+// with executor.ErrOnExecutor.
 func (g *Client) Next(ctx context.Context) (int64, error) {
 	if g.size == 1 {
 		return blocking.AwaitAcrossExpiry(ctx, "seqid "+g.path+": next", g.ex, g.next)
 	}
+	// On the executor's goroutine, waiting for a reservation (this call's
+	// or another's) would stop the very goroutine it needs.
+	if err := executor.CanBlock(); err != nil {
+		return 0, err
+	}
 	for {
+		if ctx.Err() != nil {
+			return 0, blocking.CtxErr(ctx, "seqid "+g.path+": next")
+		}
 		g.mu.Lock()
 		if g.have {
 			id := g.block.First

@@ -64,7 +64,8 @@
 // write a waiting contender's node: a holder marks its node so that the
 // next waiter holds without listing, and any write to that node passes
 // for the mark (its successor may then hold while the holder below it
-// still does; a write to the holder's node only ends its hold).
+// still does; a write to the holder's node ends its hold, and the
+// holder deletes the node).
 //
 // # Cost
 //

@@ -47,13 +47,26 @@ func (c *Client) Join(ctx context.Context, identifier string, on func(Change)) (
 }
 
 // Wait blocks until m is in state Acquired and returns what it holds
-// (kazoo's wait_for_acquire), or until m ends (its Err) or ctx does.
+// (kazoo's wait_for_acquire), or until m ends (its Err) or ctx does
+// (with a ctx that has ended it fails at once; on an executor's
+// goroutine, with executor.ErrOnExecutor). Wait, Fenced and Leave refuse
+// a member joined on another executor than the Client's with an error
+// wrapping task.ErrInvalidArgument.
 func (c *Client) Wait(ctx context.Context, m *Member) ([]Hold, error) {
 	if c == nil {
 		return nil, errNil("Client")
 	}
 	if m == nil || m.p == nil {
 		return nil, errNil("Member")
+	}
+	if err := c.owns(m); err != nil {
+		return nil, err
+	}
+	if err := executor.CanBlock(); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, blocking.CtxErr(ctx, "partition "+c.p.Path()+": wait")
 	}
 	for {
 		st, wake := m.changes()
@@ -88,6 +101,9 @@ func (c *Client) Fenced(ctx context.Context, m *Member, item string, ops ...task
 	if m == nil || m.p == nil {
 		return nil, errNil("Member")
 	}
+	if err := c.owns(m); err != nil {
+		return nil, err
+	}
 	return blocking.Await(ctx, "partition "+c.p.Path()+": fenced write", c.ex, m.Fenced(item, ops...))
 }
 
@@ -101,8 +117,17 @@ func (c *Client) Leave(ctx context.Context, m *Member) error {
 	if m == nil || m.p == nil {
 		return errNil("Member")
 	}
+	if err := c.owns(m); err != nil {
+		return err
+	}
 	_, err := blocking.Give(ctx, "partition "+c.p.Path()+": leave", c.ex, nil, m.Leave())
 	return err
+}
+
+// owns refuses a member joined on another executor than the Client's.
+func (c *Client) owns(m *Member) error {
+	ex, _ := m.rt.(*executor.Executor)
+	return blocking.Owned(c.ex, ex, errNotOurs)
 }
 
 func errNil(what string) error {

@@ -50,6 +50,12 @@ type Member struct {
 	tries    map[string]*task.Scope
 	reported map[string]bool
 	redo     task.Timer // a reconcile after a failed attempt
+	// The give-up (Leave, or an end on an error while the session
+	// lives): started once; the Leaves wait for it.
+	leaving      bool
+	left         bool  // it has ended
+	leftErr      error // how
+	leaveWaiters []task.Cont[task.Unit]
 }
 
 type hold struct {
@@ -112,6 +118,9 @@ func (m *Member) Err() error {
 // Fenced returns a task that applies ops behind the fence of the
 // member's hold of item (Hold.Fenced); ErrNotHeld if it does not hold it.
 func (m *Member) Fenced(item string, ops ...task.MultiOp) task.Task[[]task.MultiResult] {
+	if m == nil || m.p == nil {
+		return task.Fail[[]task.MultiResult](errNil("Member"))
+	}
 	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
 		h, ok := m.Hold(item)
 		if !ok {
@@ -580,7 +589,9 @@ func (m *Member) onSession(ev task.Event) {
 }
 
 // end ends the member with err unless it already ended: every hold is
-// dropped (Leave deletes the nodes; otherwise they go with the session).
+// dropped. Leave deletes the nodes; so does an end on an error while the
+// session lives (its nodes would keep the items from everyone until the
+// session ends); the session's end takes them otherwise.
 func (m *Member) end(err error) {
 	m.mu.Lock()
 	if m.err != nil {
@@ -590,6 +601,10 @@ func (m *Member) end(err error) {
 	m.err = err
 	close(m.done)
 	m.mu.Unlock()
+	if !errors.Is(err, ErrLeft) && !errors.Is(err, task.ErrClosed) && !errors.Is(err, task.ErrSessionExpired) && m.rt != nil && !m.leaving {
+		holds, party := m.nodes()
+		m.giveUp(holds, party, nil)
+	}
 	if m.unsub != nil {
 		m.unsub()
 		m.unsub = nil

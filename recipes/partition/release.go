@@ -63,60 +63,116 @@ func (m *Member) give(h *hold) {
 // (deleting its lock nodes, so the next contenders hold at once) and
 // leaves the party (deleting its node), retrying past connection loss.
 // If the caller's scope ends first, the deletes go on as a flow of their
-// own. Done is closed and Err becomes ErrLeft at once. Leave is
-// idempotent; nodes already gone, or a session that ended, are success.
-// Like any task, it does not start in a scope that has
-// already ended (task.Run): to give it back whatever the outcome of the
-// work in between, register it with Scope.Defer once taken (a cleanup
-// runs as a flow of its own when the scope closes, ended or not).
+// own. Done is closed and Err becomes ErrLeft at once (unless the member
+// had ended before: Err keeps why, and the deletes of its end, if it
+// started them, are the ones waited for). Leave is idempotent: a later
+// Leave succeeds once the deletes the first started are done; nodes
+// already gone, or a session that ended, are success; a failed delete is
+// also reported to the executor's Config.OnError. Run on another
+// executor than the member's, it does nothing and fails with an error
+// wrapping task.ErrInvalidArgument. Like any task, it does not start in a
+// scope that has already ended (task.Run): to give it back whatever the
+// outcome of the work in between, register it with Scope.Defer once
+// taken (a cleanup runs as a flow of its own when the scope closes, ended
+// or not).
 func (m *Member) Leave() task.Task[task.Unit] {
 	if m == nil || m.p == nil {
-		return task.Fail[task.Unit](fmt.Errorf("partition: nil Member: %w", task.ErrInvalidArgument))
+		return task.Fail[task.Unit](errNil("Member"))
 	}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		var holds []Hold
-		var party string
-		if m.Err() == nil {
-			for _, it := range slices.Sorted(maps.Keys(m.holds)) {
-				holds = append(holds, m.holds[it].Hold)
-			}
-			if m.party != "" {
-				party = m.p.partyDir() + "/" + m.party
-			}
+		if s.Runtime() != m.rt {
+			k(task.Unit{}, errNotOurs)
+			return
 		}
-		sess := m.sess
-		m.end(ErrLeft)
-		drain := m.p.cfg.Drain
-		var steps []task.Task[task.Unit]
-		for _, h := range holds {
-			if drain != nil {
-				steps = append(steps, c.Catch(drain(h), func(error) task.Task[task.Unit] { return task.Value(task.Unit{}) }))
+		if !m.leaving {
+			var holds []Hold
+			var party string
+			if m.Err() == nil {
+				holds, party = m.nodes()
 			}
-			steps = append(steps, resetting(m.p.ItemDir(h.Item), h.Path, deleteOn(sess, h.Path)))
+			m.end(ErrLeft)
+			m.giveUp(holds, party, m.p.cfg.Drain)
 		}
-		if party != "" {
-			steps = append(steps, deleteOn(sess, party))
+		if m.left {
+			k(task.Unit{}, m.leftErr)
+			return
 		}
-		all := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
-			var next func(i int)
-			next = func(i int) {
-				if i == len(steps) {
-					k(task.Unit{}, nil)
-					return
-				}
-				task.Run(s, steps[i], func(_ task.Unit, err error) {
-					if err = endedOK(err); err != nil {
-						k(task.Unit{}, err)
-						return
-					}
-					next(i + 1)
-				})
-			}
-			next(0)
+		// A session that ends meanwhile took the nodes: success.
+		done := func(v task.Unit, err error) { k(v, endedOK(err)) }
+		task.Suspend(s, done, func(resume task.Cont[task.Unit]) func() {
+			m.leaveWaiters = append(m.leaveWaiters, resume)
+			return nil
 		})
-		task.Run(s, zkops.Detached(all), func(_ task.Unit, err error) { k(task.Unit{}, endedOK(err)) })
 	}
 }
+
+// nodes returns the member's holds and its party node's path on its
+// session now ("" if none). Executor goroutine.
+func (m *Member) nodes() ([]Hold, string) {
+	var holds []Hold
+	for _, it := range slices.Sorted(maps.Keys(m.holds)) {
+		holds = append(holds, m.holds[it].Hold)
+	}
+	party := ""
+	if m.party != "" {
+		party = m.p.partyDir() + "/" + m.party
+	}
+	return holds, party
+}
+
+// giveUp deletes the lock nodes of holds (after drain's task for each,
+// if drain is not nil) and the party node, on the member's session, as a
+// flow of its own; the Leaves wait for it to end. Once per member.
+// Executor goroutine.
+func (m *Member) giveUp(holds []Hold, party string, drain func(Hold) task.Task[task.Unit]) {
+	m.leaving = true
+	sess := m.sess
+	var steps []task.Task[task.Unit]
+	for _, h := range holds {
+		if drain != nil {
+			steps = append(steps, c.Catch(drain(h), func(error) task.Task[task.Unit] { return task.Value(task.Unit{}) }))
+		}
+		steps = append(steps, resetting(m.p.ItemDir(h.Item), h.Path, deleteOn(sess, h.Path)))
+	}
+	if party != "" {
+		steps = append(steps, deleteOn(sess, party))
+	}
+	all := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+		var next func(i int)
+		next = func(i int) {
+			if i == len(steps) {
+				k(task.Unit{}, nil)
+				return
+			}
+			task.Run(s, steps[i], func(_ task.Unit, err error) {
+				if err = endedOK(err); err != nil {
+					k(task.Unit{}, err)
+					return
+				}
+				next(i + 1)
+			})
+		}
+		next(0)
+	})
+	rt := m.rt
+	task.Go(rt.SessionScope(), all, func(_ task.Unit, err error) {
+		m.left, m.leftErr = true, endedOK(err)
+		if m.leftErr != nil {
+			// Also when a Leave waits: its caller may have gone (a ctx
+			// that ended), and an end on an error has none.
+			rt.Report(fmt.Errorf("partition: %s: giving up member %s: %w", m.p.cfg.Path, m.id, m.leftErr))
+		}
+		ws := m.leaveWaiters
+		m.leaveWaiters = nil
+		for _, w := range ws {
+			w(task.Unit{}, m.leftErr)
+		}
+	})
+}
+
+// errNotOurs is the error of Leave run on another executor than the
+// member's.
+var errNotOurs = fmt.Errorf("partition: a member joined on another executor: %w", task.ErrInvalidArgument)
 
 // deleteOn deletes path if session sess owns it; on a later session there
 // is nothing to do (sess's ephemerals went with it).

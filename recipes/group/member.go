@@ -79,6 +79,7 @@ type Member struct {
 	rt     task.Runtime
 	unsub  func()
 	keeper *task.Scope
+	keptOn int64 // the session the keeper runs on
 }
 
 // ID is the member's id, the name of its node.
@@ -161,7 +162,7 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 			if late {
 				undo()
 			}
-			m := &Member{g: g, id: id, data: slices.Clone(data), sess: sess, registered: true, done: make(chan struct{}), rt: s.Runtime()}
+			m := &Member{g: g, id: id, data: slices.Clone(data), sess: sess, registered: true, done: make(chan struct{}), rt: s.Runtime(), keptOn: sess.ID}
 			m.start()
 			k(m, nil)
 		})
@@ -177,7 +178,14 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 // is waited out (watched until it goes), then created again.
 func register(path string, data []byte, acl task.ACLProvider, made *bool) task.Task[task.Stat] {
 	return func(s *task.Scope, k task.Cont[task.Stat]) {
-		applied := false // a create of this flow may have been applied
+		// applied: a create of this flow may have been applied. A
+		// keeper (made nil) is the member itself: any node of its
+		// session at the path is the member's (a create of an earlier
+		// keeper of the session, canceled with its reply outstanding).
+		applied := made == nil
+		if made == nil {
+			made = new(bool)
+		}
 		var create, settle func()
 		create = func() {
 			req := &task.CreateRequest{Path: path, Data: data, Mode: task.Ephemeral, ACL: acl.For(path)}
@@ -261,8 +269,7 @@ func (m *Member) keep() {
 				task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
 			default:
 				m.mark(s.Session(), false)
-				made := false
-				task.Run(s, register(path, m.data, m.g.acl, &made), func(_ task.Stat, err error) { k(true, err) })
+				task.Run(s, register(path, m.data, m.g.acl, nil), func(_ task.Stat, err error) { k(true, err) })
 			}
 		})
 	}
@@ -306,7 +313,7 @@ func (m *Member) onSession(ev task.Event) {
 		m.mu.Unlock()
 	case task.StateConnected:
 		m.mu.Lock()
-		same := ev.SessionID == m.sess.ID
+		same := ev.SessionID == m.keptOn
 		if !same {
 			m.registered = false
 		}
@@ -318,6 +325,7 @@ func (m *Member) onSession(ev task.Event) {
 			m.keeper = nil
 			k.Cancel(task.ErrSessionExpired)
 		}
+		m.keptOn = ev.SessionID
 		m.keep()
 	case task.StateClosed:
 		m.end(task.ErrClosed)

@@ -63,6 +63,9 @@ func (b *Client) TryAcquire(ctx context.Context) (*Lease, error) {
 // if ctx ends first, or one acquire fails, the leases already acquired
 // are released.
 func (b *Client) AcquireMany(ctx context.Context, k int) ([]*Lease, error) {
+	if err := b.m.checkMany(k); err != nil {
+		return nil, err // at once, whatever ctx and the executor
+	}
 	return await(ctx, "semaphore "+b.m.Path()+": acquire many", b.ex, b.m.AcquireMany(k))
 }
 

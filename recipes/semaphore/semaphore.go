@@ -137,6 +137,14 @@ func (m *Semaphore) Acquire() task.Task[*Lease] { return m.acquire(false) }
 // failures, by the cleanup of Acquire). Its other errors are Acquire's.
 func (m *Semaphore) TryAcquire() task.Task[*Lease] { return m.acquire(true) }
 
+// checkMany refuses a k AcquireMany cannot take.
+func (m *Semaphore) checkMany(k int) error {
+	if k < 1 || k > m.n {
+		return fmt.Errorf("semaphore: acquire %d of %d leases: %w", k, m.n, task.ErrInvalidArgument)
+	}
+	return nil
+}
+
 // AcquireMany returns a task that acquires k leases, one after the other
 // (each an Acquire, as Curator's acquire(qty) does), and succeeds with all
 // of them. If one fails, those already acquired are released and the
@@ -145,11 +153,10 @@ func (m *Semaphore) TryAcquire() task.Task[*Lease] { return m.acquire(true) }
 // acquirers of several leases each can hold some and wait for the rest
 // of each other: give such waits a deadline.
 func (m *Semaphore) AcquireMany(k int) task.Task[[]*Lease] {
+	if err := m.checkMany(k); err != nil {
+		return task.Fail[[]*Lease](err)
+	}
 	return func(s *task.Scope, done task.Cont[[]*Lease]) {
-		if k < 1 || k > m.n {
-			done(nil, fmt.Errorf("semaphore: acquire %d of %d leases: %w", k, m.n, task.ErrInvalidArgument))
-			return
-		}
 		var got []*Lease
 		var next func()
 		next = func() {
@@ -345,11 +352,18 @@ func (a *attempt) check() {
 // caller sees no node of ours. Were the lock node left to the cleanup
 // flow, which runs after the outcome, the caller's next TryAcquire could
 // find its own finished attempt ahead of it on the internal lock and fail
-// with ErrBusy with every lease free. If the delete fails, the cleanup
-// flow does both.
+// with ErrBusy with every lease free. If the delete fails, the try fails
+// with that error (not ErrBusy: its node is left) and the cleanup flow
+// does both.
 func (a *attempt) withdraw(busy error) {
 	task.Run(a.s, zkops.Delete(a.m.child(a.name)), func(_ task.Unit, err error) {
-		if err != nil || a.inner == nil || canary.On(bugBusyKeepsLock) {
+		if err != nil {
+			// The node stays (the cleanup flow tries again): ErrBusy
+			// would say no node of the try is left.
+			a.fail(fmt.Errorf("semaphore: withdrawing a try that found no lease free: %w", err))
+			return
+		}
+		if a.inner == nil || canary.On(bugBusyKeepsLock) {
 			a.fail(busy)
 			return
 		}

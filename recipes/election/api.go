@@ -78,7 +78,11 @@ func WithOnState(fn func(l *Leadership, s State)) Option {
 // with p nil, they get task.OpenACL. Creates passed to Leadership.Fenced
 // keep their own ACL. A Master's candidates write the lease directory's
 // data (a Master's campaign moves its version), so its ACL must let them
-// write as well as create and delete children.
+// write as well as create and delete children. Every candidate must be
+// able to READ the others' nodes (and a Master's node): a waiter watches
+// the node ahead of it, and ZooKeeper does not tell a session of a change
+// to a node it may not read, so behind a node it cannot read (an ACL for
+// its creator alone, such as scheme "auth") a waiter would never wake.
 func WithACL(p task.ACLProvider) Option { return optionFunc(func(c *config) { c.acl = p }) }
 
 // newConfig applies opts and reports a bad option, wrapping

@@ -250,7 +250,10 @@ func (l *Leadership) isOurs(st *task.Stat) bool {
 func (l *Leadership) deleteNode() task.Task[task.Unit] {
 	st := task.Stat{Czxid: l.token, EphemeralOwner: l.sess.ID, Version: l.version}
 	if l.lease != "" {
-		return deleteMaster(l.path, l.lease, st)
+		// After a loss (not a resign or an expiry) the node may be
+		// someone else's now: read it first.
+		lost := errors.Is(l.Err(), ErrLost) && !errors.Is(l.Err(), task.ErrSessionExpired)
+		return deleteMaster(l.path, l.lease, st, lost)
 	}
 	return deleteCandidate(l.path, st)
 }

@@ -371,7 +371,7 @@ func (r *run) cleanup() task.Task[task.Unit] {
 					}), k)
 					return
 				}
-				task.Run(s, deleteMaster(r.m.path, r.lease, *st), k)
+				task.Run(s, deleteMaster(r.m.path, r.lease, *st, false), k)
 			})
 		})
 	}
@@ -393,13 +393,33 @@ func goneOK(err error) task.Task[task.Unit] {
 // the lease) falls back to deleting the node only if it is still the
 // incarnation st (zkops.DeleteNode); a node already gone leaves the lease
 // to be deleted alone.
-func deleteMaster(path, lease string, st task.Stat) task.Task[task.Unit] {
+//
+// The multi deletes the node whatever its incarnation: our lease proves
+// that no other candidate has become master, not that the node is still
+// ours. When the leadership has ended by a loss (its node deleted or
+// written by someone else: an operator may have made the node again by
+// hand), safe has it read the node first and delete it only if it is the
+// incarnation st, else the lease alone.
+func deleteMaster(path, lease string, st task.Stat, safe bool) task.Task[task.Unit] {
 	multi := c.Retry(task.Multi(
 		&task.CheckRequest{Path: lease, Version: 0},
 		&task.DeleteRequest{Path: path, Version: task.AnyVersion},
 		&task.DeleteRequest{Path: lease, Version: task.AnyVersion},
 	), retry)
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if safe {
+			task.Run(s, c.Retry(task.Exists(path), retry), func(cur *task.Stat, err error) {
+				switch {
+				case err != nil:
+					task.Run(s, zkops.GoneOK(err), k)
+				case cur == nil || cur.Czxid != st.Czxid || cur.EphemeralOwner != st.EphemeralOwner:
+					task.Run(s, zkops.DeleteOwned(lease, st.EphemeralOwner), k) // not ours: the lease only
+				default:
+					deleteMaster(path, lease, st, false)(s, k)
+				}
+			})
+			return
+		}
 		task.Run(s, multi, func(_ []task.MultiResult, err error) {
 			var me *task.MultiError
 			switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -42,6 +43,9 @@ func NewClient(ex *executor.Executor, path string, opts ...Option) (*Client, err
 // Barrier is the task face this Client runs.
 func (g *Client) Barrier() *Barrier { return g.b }
 
+// zero reports a Client not made by NewClient (nil, or a zero value).
+func (g *Client) zero() bool { return g == nil || g.ex == nil || g.b == nil }
+
 // Set raises the barrier (Barrier.Set), again on the next session if the
 // session expires meanwhile. While a Remove of this Client goes on in the
 // background (its ctx ended first), Set first waits for it, within its
@@ -49,7 +53,7 @@ func (g *Client) Barrier() *Barrier { return g.b }
 // When ctx ends first, Set returns its error, and the barrier may be up
 // all the same (the create may have been applied): Remove lifts it.
 func (g *Client) Set(ctx context.Context, data []byte) error {
-	if g == nil {
+	if g.zero() {
 		return errNil("Client")
 	}
 	if err := executor.CanBlock(); err != nil {
@@ -68,7 +72,7 @@ func (g *Client) Set(ctx context.Context, data []byte) error {
 // then Remove returns ctx's error at once and the delete goes on in the
 // background (this Client's next Set waits for it).
 func (g *Client) Remove(ctx context.Context) error {
-	if g == nil {
+	if g.zero() {
 		return errNil("Client")
 	}
 	if canary.On(bugRemoveOnceInBackground) {
@@ -89,7 +93,7 @@ func (g *Client) Remove(ctx context.Context) error {
 // Wait blocks until the barrier's node does not exist (Barrier.Wait). A
 // session expiry does not end the wait: it goes on on the next session.
 func (g *Client) Wait(ctx context.Context) error {
-	if g == nil {
+	if g.zero() {
 		return errNil("Client")
 	}
 	_, err := blocking.AwaitAcrossExpiry(ctx, "barrier "+g.b.Path()+": wait", g.ex, g.b.Wait())
@@ -106,7 +110,17 @@ type DoubleClient struct {
 	// in the background (their ctx ended first): the next Enter waits
 	// for them.
 	pending blocking.Pending
+
+	mu     sync.Mutex
+	inside bool // an Enter runs, or its participant has not been given to Leave
 }
+
+// zero reports a DoubleClient not made by NewDoubleClient (nil, or a
+// zero value).
+func (d *DoubleClient) zero() bool { return d == nil || d.ex == nil || d.d == nil }
+
+// errInside is Enter's error while this DoubleClient is inside already.
+var errInside = fmt.Errorf("barrier: this DoubleClient has entered already (Leave its participant first): %w", task.ErrInvalidArgument)
 
 // NewDoubleClient returns a DoubleClient for n participants under dir whose flows run
 // on ex, with the options of NewDouble (WithACL).
@@ -132,14 +146,36 @@ func (d *DoubleClient) DoubleBarrier() *DoubleBarrier { return d.d }
 // If the participant entered just as ctx ended, its node is deleted.
 // While such a cleanup of this DoubleClient goes on in the background,
 // Enter first waits for it, within its own ctx: so one DoubleClient never
-// has two participant nodes of one session, which would count twice.
+// has two participant nodes of one session, which would count twice. For
+// the same reason, an Enter while another one of this DoubleClient runs,
+// or while its participant has not been given to Leave, fails at once
+// with an error wrapping task.ErrInvalidArgument.
 func (d *DoubleClient) Enter(ctx context.Context) (*Participant, error) {
-	if d == nil {
+	if d.zero() {
 		return nil, errNil("DoubleClient")
 	}
 	if err := executor.CanBlock(); err != nil {
 		return nil, err
 	}
+	d.mu.Lock()
+	if d.inside {
+		d.mu.Unlock()
+		return nil, errInside
+	}
+	d.inside = true
+	d.mu.Unlock()
+	p, err := d.enter(ctx)
+	if err != nil {
+		d.mu.Lock()
+		d.inside = false
+		d.mu.Unlock()
+		return nil, err
+	}
+	p.owner = d
+	return p, nil
+}
+
+func (d *DoubleClient) enter(ctx context.Context) (*Participant, error) {
 	for {
 		if err := d.waitCleanups(ctx); err != nil {
 			return nil, err
@@ -177,13 +213,20 @@ func (d *DoubleClient) enterOnce(ctx context.Context) (*Participant, error) {
 // waiting on the next session. p's node is deleted whatever ctx: when
 // ctx has ended, or ends first, Leave returns its error
 // (task.ErrCanceled or task.ErrDeadlineExceeded), stops waiting for the
-// others, and the delete goes on in the background.
+// others, and the delete goes on in the background. A participant entered
+// on another executor (or another directory) is refused with an error
+// wrapping task.ErrInvalidArgument.
 func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
-	if d == nil {
+	if d.zero() {
 		return errNil("DoubleClient")
 	}
-	if p == nil || p.d == nil || p.d.dir != d.d.dir {
-		return fmt.Errorf("barrier: Leave of a participant not entered through this DoubleClient: %w", task.ErrInvalidArgument)
+	if p == nil || p.d == nil || p.d.dir != d.d.dir || p.rt != task.Runtime(d.ex) {
+		return fmt.Errorf("barrier: Leave of a participant not entered on this DoubleClient's executor and directory: %w", task.ErrInvalidArgument)
+	}
+	if p.owner == d {
+		d.mu.Lock()
+		d.inside = false // the leave is submitted below, ahead of any later Enter's create
+		d.mu.Unlock()
 	}
 	for {
 		_, err := blocking.GiveThenWait(ctx, "double barrier "+d.d.Dir()+": leave", d.ex, p.Leave(), p.deleteOwn())

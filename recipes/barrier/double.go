@@ -94,9 +94,11 @@ func (d *DoubleBarrier) child(name string) string { return d.dir + "/" + name }
 // Participant is one participant that has entered: its node and the
 // session the node belongs to. Its accessors are safe from any goroutine.
 type Participant struct {
-	d    *DoubleBarrier
-	name string
-	sess task.Session
+	d     *DoubleBarrier
+	name  string
+	sess  task.Session
+	rt    task.Runtime  // the executor it entered on
+	owner *DoubleClient // the DoubleClient that entered it, if any
 }
 
 // Path is the participant's node.
@@ -407,7 +409,7 @@ func (e *entry) makeReady() {
 }
 
 func (e *entry) pass() {
-	task.Resume(e.s, e.k, &Participant{d: e.d, name: e.name, sess: e.sess}, nil)
+	task.Resume(e.s, e.k, &Participant{d: e.d, name: e.name, sess: e.sess, rt: e.s.Runtime()}, nil)
 }
 
 // cleanup deletes the node of a failed entry. It runs as a flow of its own
@@ -452,7 +454,11 @@ func ours(d *DoubleBarrier, prefix string, id int64) task.Task[[]string] {
 // went with the old one): it then only waits. If the caller's scope ends
 // first, the participant's node is still deleted, by a cleanup flow of its
 // own. It fails with the scope's error, task.ErrSessionExpired or
-// task.ErrClosed, or an operation error a retry cannot settle.
+// task.ErrClosed, or an operation error a retry cannot settle. Like any
+// task, it does not start in a scope that has already ended (task.Run):
+// to have the node deleted whatever the outcome of the work in between,
+// register the leave with Scope.Defer once entered (a cleanup runs as a
+// flow of its own when the scope closes, ended or not).
 func (p *Participant) Leave() task.Task[task.Unit] {
 	if p == nil || p.d == nil {
 		return task.Fail[task.Unit](errNil("Participant"))

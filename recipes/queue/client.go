@@ -46,11 +46,17 @@ func (cl *Client) Executor() *executor.Executor { return cl.ex }
 // context.Canceled and context.DeadlineExceeded): the item may or may not
 // be in the queue.
 func (cl *Client) Put(ctx context.Context, data []byte) (string, error) {
+	if cl.zero() {
+		return "", errNil("Client")
+	}
 	return blocking.Await(ctx, "queue "+cl.q.Dir()+": put", cl.ex, cl.q.Put(data))
 }
 
 // PutPriority adds data with the given priority; see Put.
 func (cl *Client) PutPriority(ctx context.Context, data []byte, priority int) (string, error) {
+	if cl.zero() {
+		return "", errNil("Client")
+	}
 	return blocking.Await(ctx, "queue "+cl.q.Dir()+": put", cl.ex, cl.q.PutPriority(data, priority))
 }
 
@@ -73,8 +79,14 @@ func (cl *Client) PutPriority(ctx context.Context, data []byte, priority int) (s
 // queue the item twice), and goes to OnError as an *UnknownTakeError with
 // the item's data.
 func (cl *Client) Take(ctx context.Context) (*Item, error) {
+	if cl.zero() {
+		return nil, errNil("Client")
+	}
 	if err := executor.CanBlock(); err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil { // nothing is sent: no item is taken
+		return nil, ctxErr(ctx, "queue "+cl.q.Dir()+": take")
 	}
 	type result struct {
 		it  *Item
@@ -118,6 +130,9 @@ func (cl *Client) Take(ctx context.Context) (*Item, error) {
 // ends counts as settled. Called on an executor's goroutine, it returns
 // executor.ErrOnExecutor.
 func (cl *Client) Settle(ctx context.Context) error {
+	if cl.zero() {
+		return errNil("Client")
+	}
 	if err := executor.CanBlock(); err != nil {
 		return err
 	}
@@ -132,13 +147,27 @@ func (cl *Client) Settle(ctx context.Context) error {
 // applied leaves the item to come back to the queue once this consumer's
 // session ends, as Item.Ack says). So `defer c.Ack(ctx, it)` acknowledges
 // even when ctx ends during the work. Called on an executor's goroutine,
-// it starts the ack and returns executor.ErrOnExecutor.
+// it starts the ack and returns executor.ErrOnExecutor. An item another
+// Client took is refused with an error wrapping task.ErrInvalidArgument
+// (nothing is sent).
 func (cl *Client) Ack(ctx context.Context, it *Item) error {
+	if cl.zero() {
+		return errNil("Client")
+	}
+	if it != nil && it.q != nil && it.q != cl.q {
+		return errNotOurs
+	}
 	// blocking.Give: an ack whose failure comes as ctx ends is told to the
 	// caller or, once it has left, to Config.OnError (never to no one).
 	_, err := blocking.Give(ctx, "queue "+cl.q.Dir()+": ack", cl.ex, nil, it.Ack())
 	return err
 }
+
+// zero reports a Client not made by NewClient (nil, or a zero value).
+func (cl *Client) zero() bool { return cl == nil || cl.ex == nil || cl.q.zero() }
+
+// errNotOurs is Ack's error for an item another Client took.
+var errNotOurs = fmt.Errorf("queue: an item taken through another Client: %w", task.ErrInvalidArgument)
 
 // ctxErr is the error a blocking call returns when ctx ended first.
 func ctxErr(ctx context.Context, what string) error { return blocking.CtxErr(ctx, what) }

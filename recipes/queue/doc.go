@@ -43,7 +43,9 @@
 //   - Put: an error wrapping ErrOutcomeUnknown when its reply was lost
 //     (the item may or may not be in the queue: put it again if you want
 //     it there at least once); ErrFull at WithBound's bound, which is
-//     best-effort (with P producers the queue holds at most n+P-1 items);
+//     best-effort (with P producers the queue holds at most n+P-1 items,
+//     and at least once, items returned from flight or given back by a
+//     take that ended come on top: they are not counted against it);
 //     ErrExhausted when the directory's sequence counter has run out while
 //     the directory is not empty (puts go on once the queue has drained
 //     and no other program's node is left in it).
@@ -66,8 +68,9 @@
 // returned item breaks the order once. Items are known by their
 // incarnation, not their name, so these promises hold when the server
 // hands a name out again (the directory deleted and created again, the
-// counter run out). Deleting an item or an in-flight copy by hand loses
-// it; deleting a consumer's marker returns its items while it may still
+// counter run out), unless DIR.epoch is deleted by hand too (see
+// PROTOCOL.md, Faults). Deleting an item or an in-flight copy by hand
+// loses it; deleting a consumer's marker returns its items while it may still
 // work on them.
 //
 // The nodes, both protocols with their proofs, interoperation with

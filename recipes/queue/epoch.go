@@ -51,6 +51,17 @@ func (q *Queue) epochVersion() task.Task[int32] {
 						}
 						read()
 					})
+				case st.Version == -1:
+					// A check of -1 checks nothing (any version): raise
+					// it first (2^32 raises of the directory's creates
+					// and deletes).
+					task.Run(s, c.Retry(task.Set(q.epochPath(), nil, -1), zkops.Retry), func(_ task.Stat, err error) {
+						if err != nil {
+							k(0, err)
+							return
+						}
+						read()
+					})
 				default:
 					q.epoch.Store(int64(st.Version) + 1)
 					k(st.Version, nil)

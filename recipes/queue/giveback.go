@@ -129,7 +129,9 @@ func (q *Queue) giveBackTask(cn *consumer, it Item) task.Task[task.Unit] {
 					&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
 					q.epochCheck(ds.epoch),
 					&task.CreateRequest{Path: path, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(path)},
-					&task.DeleteRequest{Path: copyPath, Version: 0},
+					// Any version: the marker's check says the copy is
+					// still this consumer's, whoever wrote it.
+					&task.DeleteRequest{Path: copyPath, Version: task.AnyVersion},
 				}
 				task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
 					switch i := multiIndex(err); {

@@ -35,7 +35,9 @@ func WithMode(m Mode) Option {
 // items or more (n >= 1). The bound is best-effort: Put counts the items
 // with a listing and then creates, so producers putting at the same time
 // can each pass the count: with P producers the queue can hold up to
-// n+P-1 items. In-flight items (at-least-once) do not count.
+// n+P-1 items. In-flight items (at-least-once) do not count, and items
+// returned from flight (their consumer's session ended) or given back by
+// a take that ended are put back without a count: they come on top.
 func WithBound(n int) Option {
 	return optionFunc(func(q *Queue) error {
 		if n < 1 {

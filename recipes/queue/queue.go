@@ -223,6 +223,14 @@ func New(dir string, opts ...Option) (*Queue, error) {
 	return q, nil
 }
 
+// zero reports a Queue not made by New (nil, or a zero value).
+func (q *Queue) zero() bool { return q == nil || q.dir == "" }
+
+// errNil is the error of a method of a nil or zero value.
+func errNil(what string) error {
+	return fmt.Errorf("queue: nil or zero %s (not made by its constructor): %w", what, task.ErrInvalidArgument)
+}
+
 // Dir is the queue's directory.
 func (q *Queue) Dir() string { return q.dir }
 
@@ -325,6 +333,9 @@ func (q *Queue) Put(data []byte) task.Task[string] { return q.PutPriority(data, 
 // task.ErrInvalidArgument; data over the server's limit with the
 // create's error (task.ErrDataTooLarge... as the Conn reports it).
 func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
+	if q.zero() {
+		return task.Fail[string](errNil("Queue"))
+	}
 	if priority < MinPriority || priority > MaxPriority {
 		return task.Fail[string](fmt.Errorf("queue: priority %d outside %d..%d: %w", priority, MinPriority, MaxPriority, task.ErrInvalidArgument))
 	}
@@ -438,6 +449,24 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 // that is taken: neither ours nor DistributedQueue's item names.
 const bumpPrefix = "qz-"
 
+// deleteBump deletes path if it is a put's bump: an ephemeral node. A
+// persistent node of that name is another program's, left alone (the
+// directory then stays, not empty: ErrExhausted).
+func deleteBump(path string) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, c.Retry(task.Exists(path), zkops.Retry), func(st *task.Stat, err error) {
+			switch {
+			case err != nil:
+				task.Run(s, zkops.GoneOK(err), k)
+			case st == nil || st.EphemeralOwner == 0:
+				k(task.Unit{}, nil)
+			default:
+				task.Run(s, zkops.DeleteNode(path, *st), k)
+			}
+		})
+	}
+}
+
 // withdrawExhausted deletes the directory's nodes named with an exhausted
 // number (not items: takes skip them, so deleting one loses nothing) and
 // the puts' bumps, then the directory if it is empty: restarted is true when the directory
@@ -465,7 +494,11 @@ func (q *Queue) withdrawExhausted() task.Task[bool] {
 					task.Run(s, q.removeDir(), k)
 					return
 				}
-				task.Run(s, zkops.Delete(q.item(dead[i])), func(_ task.Unit, err error) {
+				del := zkops.Delete(q.item(dead[i]))
+				if strings.HasPrefix(dead[i], bumpPrefix) {
+					del = deleteBump(q.item(dead[i]))
+				}
+				task.Run(s, del, func(_ task.Unit, err error) {
 					if err != nil {
 						k(false, err)
 						return
@@ -489,6 +522,9 @@ func (q *Queue) withdrawExhausted() task.Task[bool] {
 // *UnknownTakeError (at-most-once) when a delete's reply was lost and the
 // item is gone.
 func (q *Queue) Take() task.Task[*Item] {
+	if q.zero() {
+		return task.Fail[*Item](errNil("Queue"))
+	}
 	if q.mode == AtLeastOnce {
 		return q.takeAcked()
 	}

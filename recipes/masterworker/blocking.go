@@ -70,6 +70,9 @@ func (sys *System) NewClient(ex *executor.Executor, id string) (*Client, error) 
 // made again, so a task is never submitted twice. When ctx ends first,
 // Submit returns its error; the task may or may not have been submitted.
 func (cl *Client) Submit(ctx context.Context, data []byte) (string, error) {
+	if cl.zero() {
+		return "", errZeroClient
+	}
 	id := cl.id + "_" + strconv.FormatUint(cl.n.Add(1), 10)
 	first := true
 	t := func(s *task.Scope, k task.Cont[string]) {
@@ -86,8 +89,17 @@ func (cl *Client) Submit(ctx context.Context, data []byte) (string, error) {
 // Wait waits for the status of the named task, across session expiries,
 // until ctx ends.
 func (cl *Client) Wait(ctx context.Context, name string) (Result, error) {
+	if cl.zero() {
+		return Result{}, errZeroClient
+	}
 	return blocking.AwaitAcrossExpiry(ctx, "masterworker: wait "+name, cl.ex, cl.sys.Wait(name))
 }
+
+// zero reports a Client not made by NewClient (nil, or a zero value).
+func (cl *Client) zero() bool { return cl == nil || cl.ex == nil || cl.sys == nil }
+
+// errZeroClient is the error of a nil or zero Client's methods.
+var errZeroClient = fmt.Errorf("masterworker: nil or zero Client (not made by NewClient): %w", task.ErrInvalidArgument)
 
 // Do submits data and waits for its status. A failed handler is reported
 // as a Result with Failed set and a nil error.

@@ -99,7 +99,9 @@ func (sys *System) submit(id string, data []byte, lookFirst bool) task.Task[stri
 		find = func() {
 			task.Run(s, sys.Find(id), func(name string, err error) {
 				switch {
-				case err != nil && !errors.Is(err, task.ErrNoNode):
+				case err != nil:
+					// Not "not found": creating the task again could
+					// make the submission twice.
 					k("", err)
 				case name != "":
 					k(name, nil)
@@ -180,6 +182,9 @@ func (sys *System) Find(id string) task.Task[string] {
 						return
 					}
 					task.Run(s, c.Retry(task.Children(sys.StatusRoot()), retry), func(sl task.ChildList, err error) {
+						if errors.Is(err, task.ErrNoNode) {
+							err = nil // deleted while empty (an operator): no status
+						}
 						if err != nil {
 							k("", err)
 							return
@@ -231,7 +236,15 @@ func isSeq(s string) bool {
 
 // findAssigned looks through every assignment directory.
 func (sys *System) findAssigned(match func([]string) string) task.Task[string] {
-	return c.Then(c.Retry(task.Children(sys.AssignRoot()), retry), func(cl task.ChildList) task.Task[string] {
+	// A missing /assign (deleted while empty, by an operator) has no
+	// assignment.
+	roots := c.Catch(c.Retry(task.Children(sys.AssignRoot()), retry), func(err error) task.Task[task.ChildList] {
+		if errors.Is(err, task.ErrNoNode) {
+			return task.Value(task.ChildList{})
+		}
+		return task.Fail[task.ChildList](err)
+	})
+	return c.Then(roots, func(cl task.ChildList) task.Task[string] {
 		dirs := slices.Clone(cl.Names)
 		slices.Sort(dirs)
 		return c.Map(c.Loop(loopState{}, func(st loopState) bool { return st.found == "" && st.i < len(dirs) },

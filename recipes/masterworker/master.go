@@ -558,8 +558,43 @@ func (r *term) assign(name, w string) task.Task[task.Unit] {
 				return
 			}
 			task.Run(s, r.l.Fenced(create, del), func(_ []task.MultiResult, err error) {
+				if errors.Is(err, task.ErrDataTooLarge) {
+					// The assignment, the task's data with a longer
+					// path and the fence, is over the server's limit
+					// (refused before it was sent): it can never be
+					// assigned. It ends with a failed status instead
+					// of ending the term (and every master's after it).
+					task.Run(s, r.failTask(name, d, len(d.Data)), func(_ task.Unit, err error) {
+						r.settle(err, &r.m.assigned, k)
+					})
+					return
+				}
 				r.settle(err, &r.m.assigned, k)
 			})
+		})
+	}
+}
+
+// failTask writes a failed status for the task name whose assignment is
+// too large to send, and deletes the task, in one fenced multi.
+func (r *term) failTask(name string, d task.Data, size int) task.Task[task.Unit] {
+	status := r.m.sys.StatusPath(name)
+	taskPath := r.m.sys.TasksPath() + "/" + name
+	res := Result{Data: []byte(fmt.Sprintf("masterworker: task %s: its assignment (%d bytes of data) is over the server's packet limit", name, size)), Failed: true}
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		multi := r.l.Fenced(
+			&task.CreateRequest{Path: status, Data: encodeResult(res), Mode: task.Persistent, ACL: r.m.sys.acl.For(status)},
+			&task.DeleteRequest{Path: taskPath, Version: d.Stat.Version},
+		)
+		task.Run(s, multi, func(_ []task.MultiResult, err error) {
+			var me *task.MultiError
+			if errors.As(err, &me) && me.Index == 0 && errors.Is(err, task.ErrNoNode) {
+				// The status directory was deleted while empty: make it
+				// again and write.
+				task.Run(s, c.Seq(r.m.sys.mkdir(r.m.sys.StatusRoot()), r.failTask(name, d, size)), k)
+				return
+			}
+			k(task.Unit{}, err)
 		})
 	}
 }

@@ -43,8 +43,10 @@ func (w *Worker) ID() string { return w.id }
 // current session (safe from any goroutine).
 func (w *Worker) Registered() bool { return w.registered.Load() }
 
-// Completed is how many statuses this worker wrote (safe from any
-// goroutine).
+// Completed is how many statuses this worker wrote and was told so (safe
+// from any goroutine): a status whose write's reply was lost is not
+// counted, though it may have been applied (its retry finds it there,
+// and cannot tell it from another's).
 func (w *Worker) Completed() int64 { return w.done.Load() }
 
 // Run returns a task that sets up the layout, creates /assign/<id>,
@@ -366,6 +368,12 @@ func (r *wrun) writeStatus(assigned, name string, res Result) task.Task[task.Uni
 				// The status directory was deleted while empty (an
 				// operator cleaning up): make it again and write.
 				task.Run(s, c.Seq(r.w.sys.mkdir(r.w.sys.StatusRoot()), r.writeStatus(assigned, name, res)), k)
+			case errors.Is(err, task.ErrDataTooLarge) && !res.Failed:
+				// The handler's value is over the server's limit (refused
+				// before it was sent): the task fails with that, or it
+				// would end every worker it is given to.
+				msg := fmt.Sprintf("masterworker: task %s: its result (%d bytes) is over the server's limit", name, len(res.Data))
+				task.Run(s, r.writeStatus(assigned, name, Result{Data: []byte(msg), Failed: true}), k)
 			case errors.As(err, &me) && me.Index == 0 && errors.Is(err, task.ErrNodeExists):
 				// A status exists already: the assignment is stale. Drop it.
 				del := c.Catch(c.Retry(task.Delete(assigned, task.AnyVersion), retry), func(err error) task.Task[task.Unit] {

@@ -84,6 +84,9 @@ func newClient(ex *executor.Executor, mk func() (*engine, func() []Node)) (*Clie
 // Start may be called again. A Client runs one cache: Start after a Start
 // that succeeded, or while one runs, fails with task.ErrInvalidArgument.
 func (w *Client) Start(ctx context.Context) error {
+	if w == nil || w.ex == nil || w.mk == nil {
+		return fmt.Errorf("cache: nil or zero Client (not made by its constructor): %w", task.ErrInvalidArgument)
+	}
 	w.mu.Lock()
 	if w.starting || w.e != nil {
 		w.mu.Unlock()

@@ -57,6 +57,13 @@
 // node's last read or listing in every cache: ZooKeeper fires no watch on
 // setACL.
 //
+// Nodes the session may not read are outside these promises: ZooKeeper
+// does not tell a session of a change to a node it may not READ, so a
+// recursive TreeCache misses such a node created under a followed one,
+// and a NodeCache misses its node created again with such an ACL (the
+// default mode, which lists and reads, ends with task.ErrNoAuth
+// instead).
+//
 // # Errors
 //
 // Connection loss is retried after the reconnect, and watches already set

@@ -108,6 +108,7 @@ type engine struct {
 	unsub        func()
 	pw           *task.PersistentWatch // the recursive mode's watch (recursive.go)
 	pwSess       int64                 // the session it was set on
+	settingSess  int64                 // the session an AddWatch in flight was sent on
 	walking      bool                  // the recursive mode lists every node it reads for the first time
 }
 
@@ -122,6 +123,10 @@ func (e *engine) start() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if e.started {
 			k(task.Unit{}, ErrStarted)
+			return
+		}
+		if err := e.Err(); err != nil {
+			k(task.Unit{}, err) // stopped before it started: it never will
 			return
 		}
 		e.started = true

@@ -29,7 +29,8 @@ const (
 	// Changed: the same node (same czxid) has another Stat: new data
 	// (mzxid differs) or, in a TreeCache, children created or deleted
 	// (Cversion, NumChildren and Pzxid differ). Compare Node.Stat.Mzxid
-	// with Prev.Stat.Mzxid to tell a data change.
+	// with Prev.Stat.Mzxid to tell a data change (OnEvent's events; those
+	// of Change.Events have no Prev).
 	Changed
 	// Recreated: a node of the same path is there, but it is not the one
 	// the cache knew: it was deleted and created again between two reads
@@ -81,7 +82,10 @@ func (c Change) Empty() bool {
 	return len(c.Added)+len(c.Removed)+len(c.Changed)+len(c.Recreated) == 0
 }
 
-// Events lists the change as events, sorted by path.
+// Events lists the change as events, sorted by path. A Change keeps the
+// earlier snapshot's nodes only for Removed: the Changed and Recreated
+// events it lists have a zero Prev (OnEvent's have Prev set; compare a
+// Changed node's Stat with the one you kept to tell a data change).
 func (c Change) Events() []Event {
 	var out []Event
 	for _, n := range c.Added {

@@ -70,6 +70,7 @@ func (e *engine) setTreeWatch(gen int) {
 	} else {
 		e.settingWatch = true
 	}
+	e.settingSess = e.sessID
 	task.Run(f, read(task.AddWatch(e.node, task.WatchPersistentRecursive)), func(pw *task.PersistentWatch, err error) {
 		if gen != e.gen {
 			return
@@ -195,18 +196,31 @@ func (e *engine) listed(d string, st task.Stat) {
 func (e *engine) dropTreeWatch() {
 	pw := e.pw
 	e.pw = nil
-	if pw == nil || e.rt == nil {
+	var path string
+	var on int64
+	switch {
+	case e.rt == nil:
+		return
+	case pw != nil:
+		path, on = pw.Path(), e.pwSess
+	case e.settingWatch:
+		// The AddWatch is in flight (its reply, which the ended
+		// follower drops, has not come): the removal, sent after it on
+		// the same session, is applied after it.
+		e.settingWatch = false
+		path, on = e.node, e.settingSess
+	default:
 		return
 	}
 	sess, st := e.rt.Current()
-	if sess.ID != e.pwSess || st == task.StateClosed {
+	if sess.ID != on || st == task.StateClosed {
 		return
 	}
 	// Retried after connection loss (a removal the server may not have
 	// seen leaves the watch set again by the reconnect); the session's end
 	// ends the scope, and the watch with the session.
 	s := e.rt.SessionScope().Child()
-	task.Run(s, c.Retry(task.RemoveWatches(pw.Path(), task.WatcherAny), retry), func(task.Unit, error) { s.Close() })
+	task.Run(s, c.Retry(task.RemoveWatches(path, task.WatcherAny), retry), func(task.Unit, error) { s.Close() })
 }
 
 // childrenTask lists d: with a child watch, or, in the recursive mode,

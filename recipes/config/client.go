@@ -83,9 +83,18 @@ func (c *Client) Update(ctx context.Context, values map[string][]byte) error {
 }
 
 // UpdateMarked writes values as root's entries with the marker protocol
-// (UpdateMarked) and waits for the outcome.
+// (UpdateMarked) and waits for the outcome. With a ctx that has ended it
+// does nothing and returns ctx's error. Once started, the update is not
+// abandoned half-way, with the marker standing: when ctx ends first,
+// UpdateMarked returns its error and the update goes on in the
+// background until it is done, resumed on the next session after an
+// expiry (the same task value, which knows its marker); a failure then
+// goes to the executor's Config.OnError.
 func (c *Client) UpdateMarked(ctx context.Context, values map[string][]byte) error {
-	_, err := blocking.Await(ctx, "config "+c.root+": update", c.ex, UpdateMarked(c.root, values, c.opts...))
+	if err := ctx.Err(); err != nil {
+		return blocking.CtxErr(ctx, "config "+c.root+": update")
+	}
+	_, err := blocking.GiveAcrossExpiry(ctx, "config "+c.root+": update", c.ex, nil, UpdateMarked(c.root, values, c.opts...))
 	return err
 }
 
@@ -128,6 +137,11 @@ func (r *Reader) update(s Snapshot) {
 // Versions coalesce: a slow reader gets the latest, never a queue. It
 // fails with the watcher's error once it has ended, or with ctx's.
 func (r *Reader) Next(ctx context.Context) (Snapshot, error) {
+	// On an executor's goroutine the wait would stop the goroutine that
+	// delivers.
+	if err := executor.CanBlock(); err != nil {
+		return Snapshot{}, err
+	}
 	for {
 		r.mu.Lock()
 		if r.seq > r.returned {

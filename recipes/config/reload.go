@@ -35,13 +35,16 @@ type Reloader struct {
 // Reload returns a task that watches root's configuration (WatchDir with
 // opts) and runs apply(snapshot) as a flow of its own for each version,
 // one run at a time. It succeeds with the Reloader once the first run has
-// started.
+// started, or, under a marker (DirOptions.Marker), once the first
+// snapshot has been read: the first run starts when the marker goes.
 //
 // A run is the component running with one configuration: apply's task
 // runs until it ends by itself (the component is then idle until the next
 // version) or its scope is canceled: with ErrReloaded when a newer
 // version arrives, task.ErrSessionExpired when the session expires (a new
-// run with the latest version starts on the next session), or ErrStopped
+// run with the latest version starts on the next session, once the
+// watcher reads the configuration there: a run whose cleanups outlast
+// that read is started again only at the next version), or ErrStopped
 // on Stop. Cleanups it registers with Scope.Defer run when it ends. The
 // run for a new version starts only after the previous run's task and
 // those cleanups have ended, so two runs never overlap; versions that arrive while a run is
@@ -117,7 +120,10 @@ func (r *Reloader) next() {
 				if r.run == run {
 					r.run = nil
 				}
-				r.lost = errors.Is(err, task.ErrSessionExpired)
+				// Ended by the session's end, whatever the run returned
+				// (a run that stops cleanly when its scope ends returns
+				// nil): it starts again on the next session.
+				r.lost = errors.Is(err, task.ErrSessionExpired) || errors.Is(run.Err(), task.ErrSessionExpired)
 				if err != nil && !errors.Is(err, run.Err()) && !errors.Is(err, task.ErrSessionExpired) &&
 					!errors.Is(err, task.ErrClosed) {
 					r.rt.Report(fmt.Errorf("config: run with version %d: %w", snap.Version(), err))

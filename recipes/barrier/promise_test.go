@@ -33,7 +33,7 @@ func settleFor(w *sim.World, d time.Duration) {
 // counted twice. The second is refused now.
 func TestConcurrentEntersOfOneDoubleClient(t *testing.T) {
 	w := newTestWorld(t, 41, 1)
-	dc, err := barrier.NewDoubleClient(w.Execs[0], "/review/conc", 2)
+	dc, err := barrier.NewDoubleClient(w.Execs[0], "/promise/conc", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestLeaveThroughAnotherExecutorsDoubleClient(t *testing.T) {
 	if !w.Settle(func() bool { s, st := w.Execs[1].Current(); return st == task.StateConnected && s.ID != old.ID }) {
 		t.Fatal("client 1 never got a new session")
 	}
-	const dir = "/review/other"
+	const dir = "/promise/other"
 	dc0, _ := barrier.NewDoubleClient(w.Execs[0], dir, 1)
 	dc1, _ := barrier.NewDoubleClient(w.Execs[1], dir, 1)
 	var p *barrier.Participant
@@ -133,7 +133,7 @@ func TestLeaveThroughAnotherExecutorsDoubleClient(t *testing.T) {
 // node would be deleted.)
 func TestLeaveRegisteredWithDeferRunsPastTheDeadline(t *testing.T) {
 	w := newTestWorld(t, 43, 2)
-	d, _ := barrier.NewDouble("/review/late", 2)
+	d, _ := barrier.NewDouble("/promise/late", 2)
 	var p0 *barrier.Participant
 	round := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 		task.Run(s, d.Enter(), func(p *barrier.Participant, err error) {
@@ -170,7 +170,7 @@ func TestLeaveRegisteredWithDeferRunsPastTheDeadline(t *testing.T) {
 // barrier: not made by the constructors) panics.
 func TestZeroClientsAreRefused(t *testing.T) {
 	w := newTestWorld(t, 44, 1)
-	d, _ := barrier.NewDouble("/review/zero", 1)
+	d, _ := barrier.NewDouble("/promise/zero", 1)
 	p, err := sim.Run(w, 0, d.Enter())
 	if err != nil {
 		t.Fatal(err)
@@ -213,8 +213,8 @@ func TestZeroClientsAreRefused(t *testing.T) {
 func TestBlockingOnTheExecutorGoroutine(t *testing.T) {
 	w := newTestWorld(t, 45, 1)
 	ctx := context.Background()
-	g, _ := barrier.NewClient(w.Execs[0], "/review/onex/gate")
-	dc, _ := barrier.NewDoubleClient(w.Execs[0], "/review/onex/round", 1)
+	g, _ := barrier.NewClient(w.Execs[0], "/promise/onex/gate")
+	dc, _ := barrier.NewDoubleClient(w.Execs[0], "/promise/onex/round", 1)
 	if _, err := sim.Run(w, 0, g.Barrier().Set(nil)); err != nil {
 		t.Fatal(err)
 	}
@@ -260,14 +260,14 @@ func TestBlockingOnTheExecutorGoroutine(t *testing.T) {
 // fails its Leave with ErrNoAuth, and its node is deleted all the same.
 func TestRefusedListingFailsAtOnceAndLeavesNoNode(t *testing.T) {
 	w := newTestWorld(t, 46, 2)
-	const dir = "/review/noauth"
+	const dir = "/promise/noauth"
 	d, _ := barrier.NewDouble(dir, 3)
-	before, _ := barrier.NewDouble("/review/noauth2", 1)
+	before, _ := barrier.NewDouble("/promise/noauth2", 1)
 	pb, err := sim.Run(w, 0, before.Enter())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"/review", dir} {
+	for _, p := range []string{"/promise", dir} {
 		if _, err := sim.Run(w, 1, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
 			t.Fatal(err)
 		}

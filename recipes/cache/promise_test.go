@@ -31,9 +31,9 @@ func (r *hookConn) Do(req task.Request, done func(task.Response), watch func(tas
 	r.Conn.Do(req, done, watch)
 }
 
-// newReviewWorld is newWorld with client 0's requests seen by the
+// newHookWorld is newWorld with client 0's requests seen by the
 // returned connection's hook.
-func newReviewWorld(t *testing.T, clients int) (*sim.World, *hookConn) {
+func newHookWorld(t *testing.T, clients int) (*sim.World, *hookConn) {
 	t.Helper()
 	current = t
 	var rc *hookConn
@@ -60,7 +60,7 @@ func newReviewWorld(t *testing.T, clients int) (*sim.World, *hookConn) {
 // runs. The watch the server then registers is never removed: the
 // session still holds a watch on the root after the stopped cache.
 func TestRecursiveStopWhileSettingWatch(t *testing.T) {
-	w, rc := newReviewWorld(t, 2)
+	w, rc := newHookWorld(t, 2)
 	must(sim.Run(w, 1, task.Create("/t", nil, task.Persistent)))
 	tc := must(NewTree("/t", WithRecursive()))
 	var stop *executor.Flow

@@ -20,9 +20,9 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-// reviewTasksOf lists every node of submission id in /tasks, the
+// submissionNodes lists every node of submission id in /tasks, the
 // assignment directories and /status (server paths as the client sees them).
-func reviewTasksOf(w *sim.World, sys *masterworker.System, id string) []string {
+func submissionNodes(w *sim.World, sys *masterworker.System, id string) []string {
 	var found []string
 	dirs := []string{sys.TasksPath(), sys.StatusRoot()}
 	for _, a := range w.Children(sys.AssignRoot()) {
@@ -82,7 +82,7 @@ func TestResubmitAfterEmptyAssignRootDeleted(t *testing.T) {
 	}
 	found, ferr := sim.Run(w, 2, sys.Find("c_1"))
 	again, rerr := sim.Run(w, 2, sys.Resubmit("c_1", []byte("x")))
-	tasks := reviewTasksOf(w, sys, "c_1")
+	tasks := submissionNodes(w, sys, "c_1")
 	if ferr != nil || found != name {
 		t.Errorf("Find(c_1) = %q, %v; want %q (its status is there)", found, ferr, name)
 	}
@@ -240,7 +240,7 @@ func TestResubmitAfterEmptyStatusDirDeleted(t *testing.T) {
 	if !h.fired {
 		t.Fatal("the task was not moved during Find: the test checks nothing")
 	}
-	if tasks := reviewTasksOf(w, sys, "a"); err != nil || got != name || len(tasks) != 1 {
+	if tasks := submissionNodes(w, sys, "a"); err != nil || got != name || len(tasks) != 1 {
 		t.Fatalf("Resubmit = %q, %v; want %q (moved back to /tasks); submission a has %d tasks: %v", got, err, name, len(tasks), tasks)
 	}
 }

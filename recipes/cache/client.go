@@ -77,7 +77,9 @@ func newClient(ex *executor.Executor, mk func() (*engine, func() []Node)) (*Clie
 }
 
 // Start starts the cache and returns once its first snapshot is read. If
-// the session expires before that, it starts again on the next session.
+// the session expires before that, it waits on for the cache's first
+// snapshot on the next session (the same cache, which follows the new
+// session itself: what OnEvent hears stays one history).
 // When ctx ends first it returns task.ErrCanceled or
 // task.ErrDeadlineExceeded (matching context.Canceled and
 // context.DeadlineExceeded under errors.Is), the cache is stopped, and
@@ -94,10 +96,15 @@ func (w *Client) Start(ctx context.Context) error {
 	}
 	w.starting = true
 	w.mu.Unlock()
+	// One cache across expiries: a start cut short by one waits on for the
+	// cache's first snapshot on the next session (the cache follows it
+	// itself), so that what OnEvent hears is one history.
+	e, cur := w.mk()
+	t := e.startWith(true)
 	for {
-		e, cur := w.mk()
-		_, err := blocking.Await(ctx, "cache: start", w.ex, e.start())
+		_, err := blocking.Await(ctx, "cache: start", w.ex, t)
 		if err != nil && errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+			t = e.awaitFirst()
 			continue
 		}
 		w.mu.Lock()

@@ -119,7 +119,13 @@ func newEngine(dir, node string, opts options) *engine {
 
 // start subscribes to session events and starts the first follower; the
 // task succeeds at the first consistent snapshot.
-func (e *engine) start() task.Task[task.Unit] {
+func (e *engine) start() task.Task[task.Unit] { return e.startWith(false) }
+
+// startWith is start; with keep, a start abandoned because its flow's
+// session expired leaves the cache running (it follows the next session
+// itself), for awaitFirst to wait on: a Client's Start waits so across
+// an expiry, with one cache, so that its OnEvent stream is one history.
+func (e *engine) startWith(keep bool) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if e.started {
 			k(task.Unit{}, ErrStarted)
@@ -131,13 +137,46 @@ func (e *engine) start() task.Task[task.Unit] {
 		}
 		e.started = true
 		e.rt = s.Runtime()
-		task.Suspend(s, k, func(resume task.Cont[task.Unit]) func() {
-			e.first = func(err error) { resume(task.Unit{}, err) }
+		e.waitFirst(s, k, keep, func() {
 			e.unsub = e.rt.Subscribe(e.onSession)
 			e.follow()
-			return func() { e.end(s.Err()) } // abandoned before the first snapshot
 		})
 	}
+}
+
+// awaitFirst waits for the first consistent snapshot of a cache started
+// with keep (startWith) whose start was abandoned at an expiry.
+func (e *engine) awaitFirst() task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if err := e.Err(); err != nil {
+			k(task.Unit{}, err)
+			return
+		}
+		if e.synced {
+			k(task.Unit{}, nil)
+			return
+		}
+		e.waitFirst(s, k, true, nil)
+	}
+}
+
+// waitFirst parks k until the first consistent snapshot (quiescent) or
+// the cache's end, and then runs begin, if not nil. Abandoned first (the
+// scope ended), it stops the cache, but for a session's expiry with keep.
+func (e *engine) waitFirst(s *task.Scope, k task.Cont[task.Unit], keep bool, begin func()) {
+	task.Suspend(s, k, func(resume task.Cont[task.Unit]) func() {
+		e.first = func(err error) { resume(task.Unit{}, err) }
+		if begin != nil {
+			begin()
+		}
+		return func() {
+			e.first = nil
+			if keep && errors.Is(s.Err(), task.ErrSessionExpired) {
+				return
+			}
+			e.end(s.Err())
+		}
+	})
 }
 
 func (e *engine) onSession(ev task.Event) {

@@ -87,9 +87,6 @@ func TestRecursiveStopWhileSettingWatch(t *testing.T) {
 	}
 }
 
-
-
-
 // A Client not made by a constructor. Client: "Its methods are safe from
 // any goroutine"; the constructors refuse a nil executor with
 // task.ErrInvalidArgument, and the sibling recipes' Clients (group,
@@ -146,8 +143,6 @@ func TestStartAfterStop(t *testing.T) {
 		}
 	}
 }
-
-
 
 // HOLDS (no other test checks it): a Client's blocking methods called on
 // the executor's own goroutine (here from another cache's OnEvent) fail

@@ -147,9 +147,6 @@ type attempt struct {
 	name string
 	seq  int64
 	stat task.Stat
-	// resetChecked: a try found the directory free of other contenders
-	// before waiting for its reset (afterReset).
-	resetChecked bool
 }
 
 func (a *attempt) run(s *task.Scope, k task.Cont[*Held]) {
@@ -414,21 +411,21 @@ func (a *attempt) restart() {
 }
 
 // afterReset waits until the directory is empty, deletes it (its counter
-// goes with it) and creates our node again. A try waits for no one: with
-// other contenders in the directory it fails with ErrBusy.
+// goes with it) and creates our node again. A try waits for no one: it
+// goes on only if the directory's counter can name nodes again at once
+// (the directory gone, or emptied now), and fails with ErrBusy when any
+// node is in it (a contender, another client's node, a stray), which the
+// wait would wait for.
 func (a *attempt) afterReset() {
-	if a.try && !a.resetChecked {
-		a.resetChecked = true
-		task.Run(a.s, c.Retry(task.Children(a.l.dir), retry), func(cl task.ChildList, err error) {
+	if a.try {
+		task.Run(a.s, zkops.TryEmptyDir(a.l.dir), func(free bool, err error) {
 			switch {
-			case errors.Is(err, task.ErrNoNode):
-				a.create()
 			case err != nil:
 				a.fail(err)
-			case len(queue(cl.Names)) > 0:
-				a.fail(fmt.Errorf("rwlock: %w: the directory's sequence counter is exhausted and %d contenders are in %s", ErrBusy, len(queue(cl.Names)), a.l.dir))
+			case !free:
+				a.fail(fmt.Errorf("rwlock: %w: the directory's sequence counter is exhausted and %s is not empty", ErrBusy, a.l.dir))
 			default:
-				a.afterReset()
+				a.create()
 			}
 		})
 		return
@@ -438,7 +435,6 @@ func (a *attempt) afterReset() {
 			a.fail(err)
 			return
 		}
-		a.resetChecked = false
 		a.create()
 	})
 }

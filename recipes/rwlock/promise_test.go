@@ -57,8 +57,6 @@ func TestTryAtAnExhaustedCounterBesideAStray(t *testing.T) {
 	}
 }
 
-
-
 // HOLDS (no existing test checks it): bad ops given to Client.Fenced (a
 // nil op, data over the size limit, an invalid path) get typed errors at
 // once, and do not end the hold (only a failed check does).

@@ -174,5 +174,8 @@ func NewClient(ex *executor.Executor, cfg Config) (*Client, error) {
 // are missing, until ctx ends. A session expiry during a call starts it
 // again on the next session.
 func (g *Client) Next(ctx context.Context) (int64, error) {
+	if g == nil || g.ex == nil || g.next == nil {
+		return 0, fmt.Errorf("%w: nil or zero Client (not made by NewClient)", task.ErrInvalidArgument)
+	}
 	return blocking.AwaitAcrossExpiry(ctx, "idpersist: next", g.ex, g.next)
 }

@@ -106,6 +106,13 @@ func (c Config) leaderDefaults() (Config, error) {
 	if !validPath(c.Election) {
 		return c, fmt.Errorf("%w: path %q", ErrConfig, c.Election)
 	}
+	// The election's candidates must not be taken for a sequence or a
+	// limit, nor the election's node be one.
+	for _, p := range []string{c.Sequence, c.Limit, c.Parent, c.Limits} {
+		if p != "" && (p == c.Election || strings.HasPrefix(p, c.Election+"/") || strings.HasPrefix(c.Election, p+"/")) {
+			return c, fmt.Errorf("%w: Election %q and %q overlap", ErrConfig, c.Election, p)
+		}
+	}
 	if c.Chunk == 0 {
 		c.Chunk = 1000
 	}

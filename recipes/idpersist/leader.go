@@ -43,10 +43,21 @@ func NewReplica(cfg Config) (*Replica, error) {
 
 // Leading reports whether the replica is leading now (safe from any
 // goroutine; for monitoring and tests).
-func (r *Replica) Leading() bool { return r.leading.Load() }
+func (r *Replica) Leading() bool { return r != nil && r.leading.Load() }
 
 // Turns counts the times the replica became leader.
-func (r *Replica) Turns() int64 { return r.turns.Load() }
+func (r *Replica) Turns() int64 {
+	if r == nil {
+		return 0
+	}
+	return r.turns.Load()
+}
+
+// zero reports a Replica not made by NewReplica (nil, or a zero value).
+func (r *Replica) zero() bool { return r == nil || r.cfg.Election == "" }
+
+// errZeroReplica is the error of a nil or zero Replica's Run and Serve.
+var errZeroReplica = fmt.Errorf("%w: nil or zero Replica (not made by NewReplica)", ErrConfig)
 
 // Serve runs the replica on ex until ctx ends (the blocking face of
 // Run); after a session expiry it
@@ -54,6 +65,9 @@ func (r *Replica) Turns() int64 { return r.turns.Load() }
 // returns ctx's error as task.ErrCanceled/ErrDeadlineExceeded, or the
 // first error that is neither expiry nor a lost leadership.
 func (r *Replica) Serve(ctx context.Context, ex *executor.Executor) error {
+	if r.zero() {
+		return errZeroReplica
+	}
 	for {
 		_, err := executor.Await(ctx, ex, r.Run())
 		if ctx.Err() != nil {
@@ -78,6 +92,9 @@ func (r *Replica) Serve(ctx context.Context, ex *executor.Executor) error {
 // stopped by its caller's deadline or cancel, its session living on, must
 // not hold the election up until the session ends.
 func (r *Replica) Run() task.Task[task.Unit] {
+	if r.zero() {
+		return task.Fail[task.Unit](errZeroReplica)
+	}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		sess := s.Session()
 		token := fmt.Sprintf("%s%016x-%016x-", candidatePrefix, uint64(sess.ID), s.Rand())
@@ -179,9 +196,18 @@ func (r *Replica) ensureParents() task.Task[task.Unit] {
 	}
 	t := task.Done
 	for _, p := range paths {
+		// A node there already is fine, also under an ancestor that
+		// refuses CREATE (the server checks the parent's permission
+		// before it finds the node exists): look first.
 		create := c.OnError(c.Map(zkops.Create(p, nil, task.Persistent, r.cfg.ACL), func(string) task.Unit { return task.Unit{} }),
 			func(error) task.Task[task.Unit] { return task.Done }, task.ErrNodeExists)
-		t = c.Seq(t, c.Retry(create, c.Policy{}))
+		ensure := c.Then(c.Retry(task.Exists(p), c.Policy{}), func(st *task.Stat) task.Task[task.Unit] {
+			if st != nil {
+				return task.Done
+			}
+			return c.Retry(create, c.Policy{})
+		})
+		t = c.Seq(t, ensure)
 	}
 	return t
 }
@@ -381,12 +407,12 @@ func (r *Replica) raiseMark(st *leaderState, v int64) task.Task[task.Unit] {
 
 // fenced applies op in a multi that first checks the leader's own
 // candidate node: a leader whose session has lost the node writes nothing.
-func fenced(me string, op task.MultiOp) task.Task[task.Unit] {
+func fenced(me string, ops ...task.MultiOp) task.Task[task.Unit] {
 	// Catch, not OnError with no error named (which returns its input
 	// unchanged); and %v, not %w, so that the check's NoNode does not
 	// match the leader's retry list: a deposed leader would retry its
 	// write forever, at one instant.
-	return c.Catch(c.Map(task.Multi(&task.CheckRequest{Path: me, Version: 0}, op), func([]task.MultiResult) task.Unit { return task.Unit{} }),
+	return c.Catch(c.Map(task.Multi(append([]task.MultiOp{&task.CheckRequest{Path: me, Version: 0}}, ops...)...), func([]task.MultiResult) task.Unit { return task.Unit{} }),
 		func(err error) task.Task[task.Unit] {
 			var me *task.MultiError
 			if errors.As(err, &me) && me.Index == 0 {
@@ -457,14 +483,14 @@ func (r *Replica) round(me string, st *leaderState) task.Task[task.Unit] {
 					// created again since (its czxid differs), by anyone:
 					// generators wait. Raise it above every ID its
 					// earlier lives handed out (at most the limit, at
-					// most the mark), then write a limit bound to it.
-					if seed := max(st.mark, limit); v < seed {
-						if sq.Data.Stat.Version == task.AnyVersion {
-							return task.Fail[task.Unit](seqid.ErrVersionWrapped)
-						}
-						data := append(seqid.Encode(seed), sq.Data.Data[seqid.Size:]...)
-						return fenced(me, &task.SetDataRequest{Path: cfg.Sequence, Data: data, Version: sq.Data.Stat.Version})
-					}
+					// most the mark) and write a limit bound to it, in
+					// one multi: a generator that read the old limit's
+					// version and an earlier incarnation's version that
+					// the raise gives this one again is refused by the
+					// limit's check (written in the same transaction).
+					// Written apart, the raise left a window where its
+					// check still passed: the same ID handed out twice.
+					return r.rebind(me, st, sq, lim, v, limit)
 				}
 				if lim != nil && v+cfg.LowWater <= limit && !rebind && (hasBound || canary.On(bugUnboundLimit)) {
 					return waitAny(sq.Watch, lim.Watch)
@@ -498,6 +524,41 @@ func (r *Replica) round(me string, st *leaderState) task.Task[task.Unit] {
 			})
 		})
 	})
+}
+
+// rebind raises the sequence sq (value v) above every ID its earlier
+// lives may have handed out, or writes it once when it was never written
+// (a new incarnation shares version 0), and writes the limit bound to its
+// incarnation, in one fenced multi, durably first (the mark).
+func (r *Replica) rebind(me string, st *leaderState, sq, lim *task.DataWatch, v, limit int64) task.Task[task.Unit] {
+	cfg := st.cfg
+	var ops []task.MultiOp
+	switch seed := max(st.mark, limit); {
+	case v < seed:
+		if sq.Data.Stat.Version == task.AnyVersion {
+			return task.Fail[task.Unit](seqid.ErrVersionWrapped)
+		}
+		data := append(seqid.Encode(seed), sq.Data.Data[seqid.Size:]...)
+		ops = append(ops, &task.SetDataRequest{Path: cfg.Sequence, Data: data, Version: sq.Data.Stat.Version})
+		v = seed
+	case sq.Data.Stat.Version == 0:
+		ops = append(ops, &task.SetDataRequest{Path: cfg.Sequence, Data: sq.Data.Data, Version: 0})
+	}
+	base := max(v, limit)
+	if base > math.MaxInt64-cfg.Chunk {
+		return task.Fail[task.Unit](seqid.ErrOverflow)
+	}
+	newLimit := base + cfg.Chunk
+	data := encodeLimit(newLimit, sq.Data.Stat.Czxid)
+	if lim == nil {
+		ops = append(ops, &task.CreateRequest{Path: cfg.Limit, Data: data, Mode: task.Persistent, ACL: cfg.ACL.For(cfg.Limit)})
+	} else {
+		if lim.Stat.Version == task.AnyVersion {
+			return task.Fail[task.Unit](seqid.ErrVersionWrapped)
+		}
+		ops = append(ops, &task.SetDataRequest{Path: cfg.Limit, Data: data, Version: lim.Stat.Version})
+	}
+	return c.Seq(r.raiseMark(st, newLimit), fenced(me, ops...))
 }
 
 // waitAny waits until one of the watches fires (a node event, or the end

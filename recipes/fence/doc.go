@@ -31,9 +31,13 @@
 // database file (bbolt); recipes/fence/fencetest checks a Store you write.
 //
 // Tokens: recipes/lock's Held.Token and recipes/election's
-// Leadership.Token (zxids: they strictly increase from one holder to the
-// next, across locks of one ensemble too). A semaphore lease's token does
-// not order holders: the fence is not for it.
+// Leadership.Token (zxids of the holders' nodes: they strictly increase
+// from one holder of a lock, or one leader of an election, to the next).
+// Fence each key with one lock or one election: tokens of two locks do
+// not follow the order of their holds (a node made early, while its
+// client waited, may hold after another lock's later one), so across
+// locks a refused holder need not have lost its lock. A semaphore
+// lease's token does not order holders: the fence is not for it.
 //
 // # The guarantee
 //
@@ -56,7 +60,8 @@
 // loses its data every new holder is refused until the store's entries
 // are reset by hand.
 //
-// A refused holder has lost its lock: end the section and release. A
+// A refused holder (of the one lock or election the key is fenced with)
+// has lost its lock: end the section and release. A
 // failed compare-and-swap (an *OpError) leaves the outcome unknown: a
 // Write may be repeated with the same token; an Update that is not
 // idempotent may then apply twice. Write, Update, Read and Delete block

@@ -24,9 +24,12 @@ type Entry struct {
 // token may write) out of the store: an implementation compares versions
 // and nothing else.
 //
-// V is the store's version type (a row counter, etcd's ModRevision, an
-// S3 ETag...); the fence never looks inside it, it only hands back what
-// Load returned.
+// V is the store's version type (a row counter, etcd's ModRevision...);
+// the fence never looks inside it, it only hands back what Load returned.
+// A key's version must change at every write, also one that changes only
+// the entry's token (a holder's claim), and never come back: a version
+// computed from the value alone (an S3 ETag of the value) does not do.
+// Keys are compared exactly (no case folding, no trimming).
 //
 // Methods may be called from several goroutines at once, and must return
 // once ctx is done.

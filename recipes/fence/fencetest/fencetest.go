@@ -58,6 +58,36 @@ func testCAS[V any](t *testing.T, s fence.Store[V]) {
 	if e, _, err := s.Load(ctx, "other"); err != nil || e.Token != 0 {
 		t.Fatalf("another key: %+v, %v", e, err)
 	}
+	// A write that changes only the token (a holder's claim, a delete of
+	// an absent value) is a write: the version read before it is stale.
+	_, v2, err := s.Load(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.CompareAndSwap(ctx, "k", v2, fence.Entry{Value: nil, Token: 7}); !ok || err != nil {
+		t.Fatalf("compare-and-swap of the token alone: %v, %v; want true", ok, err)
+	}
+	if ok, err := s.CompareAndSwap(ctx, "k", v2, fence.Entry{Value: []byte("z"), Token: 6}); ok || err != nil {
+		t.Fatalf("compare-and-swap on the version before a write of the token alone: %v, %v; want false (the version must change at every write)", ok, err)
+	}
+	// Keys are compared exactly: keys that differ only in case, in a
+	// trailing space, as a prefix, or in a non-ASCII letter are
+	// different entries.
+	keys := []string{"key", "Key", "KEY", "key ", "ke", "keyy", "kéy"}
+	for i, key := range keys {
+		_, v, err := s.Load(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.CompareAndSwap(ctx, key, v, fence.Entry{Value: []byte(key), Token: int64(10 + i)}); !ok || err != nil {
+			t.Fatalf("first write of key %q: %v, %v; want true (no other key is it)", key, ok, err)
+		}
+	}
+	for i, key := range keys {
+		if e, _, err := s.Load(ctx, key); err != nil || string(e.Value) != key || e.Token != int64(10+i) {
+			t.Fatalf("key %q holds %+v, %v; want its own write (keys are compared exactly)", key, e, err)
+		}
+	}
 }
 
 // testSemantics walks the fence's rules one call at a time.
@@ -191,6 +221,21 @@ func testInterleaved[V any](t *testing.T, s fence.Store[V]) {
 	v, err := fence.Update(ctx, h, "k", 3, func(old []byte) ([]byte, error) { calls++; return append(old, '!'), nil })
 	if err != nil || string(v) != "h3b!" || calls != 2 {
 		t.Fatalf("update across a conflict: %q, %v, %d calls; want h3b! after 2 calls", v, err, calls)
+	}
+	// A newer holder's claim (a Read: only the token changes, not the
+	// value) between a former holder's load and its compare-and-swap
+	// must refuse the former holder too.
+	h.hook = func() {
+		if _, err := fence.Read(ctx, s, "k", 9); err != nil {
+			t.Errorf("newer holder's claim: %v", err)
+		}
+	}
+	err = fence.Write(ctx, h, "k", 5, []byte("h5"))
+	if !errors.Is(err, fence.ErrFenced) {
+		t.Fatalf("former holder overtaken by a claim that changed only the token: %v; want ErrFenced", err)
+	}
+	if e, _, _ := s.Load(ctx, "k"); string(e.Value) != "h3b!" || e.Token != 9 {
+		t.Fatalf("stored %+v; want h3b! with token 9", e)
 	}
 }
 

@@ -90,8 +90,6 @@ func TestReloadRunEndingCleanlyOnExpiryIsRestarted(t *testing.T) {
 	rvRun(t, w, 0, r.Stop())
 }
 
-
-
 // The executor's doc: "a blocking call (Await, AwaitAcrossExpiry, Run,
 // and every blocking recipe API) made while running a job of any
 // executor gives ErrOnExecutor"; Reader's doc: "its methods are safe from

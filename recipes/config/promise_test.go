@@ -34,7 +34,7 @@ func rvWorld(t *testing.T, n int) *sim.World {
 	return w
 }
 
-func rvRun[T any](t *testing.T, w *sim.World, i int, tk task.Task[T]) T {
+func runTo[T any](t *testing.T, w *sim.World, i int, tk task.Task[T]) T {
 	t.Helper()
 	v, err := sim.Run(w, i, tk)
 	if err != nil {
@@ -78,7 +78,7 @@ func TestReloadRunEndingCleanlyOnExpiryIsRestarted(t *testing.T) {
 			}, func(task.Cont[task.Unit]) func() { return nil })
 		}
 	}
-	r := rvRun(t, w, 0, config.Reload("/cfg", config.DirOptions{}, apply))
+	r := runTo(t, w, 0, config.Reload("/cfg", config.DirOptions{}, apply))
 	if !settleFor(w, time.Second, func() bool { return r.Active() == 1 }) {
 		t.Fatalf("the first run never started: %q", log)
 	}
@@ -87,7 +87,7 @@ func TestReloadRunEndingCleanlyOnExpiryIsRestarted(t *testing.T) {
 		t.Fatalf("30s after the session expired: Runs %d, Active %d, log %q; want the run started again on the new session",
 			r.Runs(), r.Active(), log)
 	}
-	rvRun(t, w, 0, r.Stop())
+	runTo(t, w, 0, r.Stop())
 }
 
 // The executor's doc: "a blocking call (Await, AwaitAcrossExpiry, Run,
@@ -230,14 +230,14 @@ func TestVersionWrapDelivered(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	rvRun(t, w, 0, config.Watch("/cfg/v", func(s config.Snapshot) { got = append(got, string(s.Data)) }))
+	runTo(t, w, 0, config.Watch("/cfg/v", func(s config.Snapshot) { got = append(got, string(s.Data)) }))
 	var runs []string
-	r := rvRun(t, w, 0, config.Reload("/cfg", config.DirOptions{}, func(s config.Snapshot) task.Task[task.Unit] {
+	r := runTo(t, w, 0, config.Reload("/cfg", config.DirOptions{}, func(s config.Snapshot) task.Task[task.Unit] {
 		runs = append(runs, string(s.Values["v"]))
 		return task.Done
 	}))
 	for _, v := range []string{"2", "3", "4"} {
-		rvRun(t, w, 1, task.Set("/cfg/v", []byte(v), task.AnyVersion))
+		runTo(t, w, 1, task.Set("/cfg/v", []byte(v), task.AnyVersion))
 		settleFor(w, 5*time.Second, func() bool { return got[len(got)-1] == v && runs[len(runs)-1] == v })
 	}
 	if st, _ := w.Server.NodeStat("/cfg/v"); st.Version >= 0 {
@@ -246,7 +246,7 @@ func TestVersionWrapDelivered(t *testing.T) {
 	if strings.Join(got, ",") != "1,2,3,4" || strings.Join(runs, ",") != "1,2,3,4" {
 		t.Errorf("across the version wrap: Watch delivered %v, Reload ran %v; want 1,2,3,4", got, runs)
 	}
-	rvRun(t, w, 0, r.Stop())
+	runTo(t, w, 0, r.Stop())
 }
 
 // Holds (no existing test checks it): an operator deletes the watched
@@ -260,8 +260,8 @@ func TestRecreatedWhileCutOffDelivered(t *testing.T) {
 			t.Fatal(err)
 		}
 		var node, dir []config.Snapshot
-		rvRun(t, w, 0, config.Watch("/cfg/v", func(s config.Snapshot) { node = append(node, s) }))
-		rvRun(t, w, 0, config.WatchDir("/cfg", config.DirOptions{}, func(s config.Snapshot) { dir = append(dir, s) }))
+		runTo(t, w, 0, config.Watch("/cfg/v", func(s config.Snapshot) { node = append(node, s) }))
+		runTo(t, w, 0, config.WatchDir("/cfg", config.DirOptions{}, func(s config.Snapshot) { dir = append(dir, s) }))
 		d := 2 * time.Second
 		if expire {
 			d = 3 * w.Timeout()

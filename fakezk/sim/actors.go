@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"math"
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
@@ -56,9 +57,16 @@ type Actor struct {
 	yield  func(struct{}) bool     // hands the turn back (the actor's side)
 	state  actorState
 	ready  func() bool // while parked: whether its wait would return
-	killed bool
-	panic  any // what fn panicked with, and where
-	stack  []byte
+	// lagDrawn says the lag of this wait's wake-up is drawn; the actor
+	// runs from step lagUntil, or once lagTimer has fired if it is
+	// set (Config.ActorLag). lagWait numbers the waits.
+	lagDrawn bool
+	lagUntil uint64
+	lagTimer bool
+	lagWait  uint64
+	killed   bool
+	panic    any // what fn panicked with, and where
+	stack    []byte
 }
 
 type actorState uint8
@@ -162,6 +170,8 @@ func (w *World) Actors() int {
 func (s *actors) resume(a *Actor) {
 	a.state = actorRunning
 	a.ready = nil
+	a.lagDrawn, a.lagUntil, a.lagTimer = false, 0, false
+	a.lagWait++
 	a.next()
 	if a.panic != nil {
 		panic(fmt.Sprintf("sim: actor %d of client %d panicked: %v\n%s", a.id, a.client, a.panic, a.stack))
@@ -177,7 +187,38 @@ func (w *World) paused(a *Actor) bool {
 // thawed since this step began (its executor has not run yet: the
 // outcomes the thaw delivers come first).
 func (w *World) held(a *Actor) bool {
-	return w.paused(a) || a.client < len(w.procs) && w.act.steps <= w.procs[a.client].thawed
+	return w.paused(a) || a.client < len(w.procs) && w.act.steps <= w.procs[a.client].thawed || w.lagging(a)
+}
+
+// lagging reports whether a could run, its wait being ready, but wakes
+// late (Config.ActorLag): its contexts wait for it to have run, since
+// one ended now would be found ended together with what made it ready.
+func (w *World) lagging(a *Actor) bool {
+	return a.state == actorParked && a.lagDrawn && w.act.steps < a.lagUntil
+}
+
+// lagReady reports whether parked actor a, its wait ready, may run now,
+// drawing the lag of this wake-up the first time it is asked.
+func (w *World) lagReady(a *Actor) bool {
+	if w.lag == nil || a.killed {
+		return true
+	}
+	if !a.lagDrawn {
+		a.lagDrawn = true
+		switch w.lag.IntN(8) {
+		case 0: // late by steps: the executors and the server go on
+			a.lagUntil = w.act.steps + 1 + uint64(w.lag.IntN(8))
+		case 1: // late by time: the clock goes on too
+			a.lagUntil, a.lagTimer = math.MaxUint64, true
+			wait := a.lagWait
+			w.Clock.AfterFunc(time.Duration(1+w.lag.IntN(200))*time.Millisecond, func() {
+				if a.lagWait == wait {
+					a.lagUntil = 0
+				}
+			})
+		}
+	}
+	return w.act.steps >= a.lagUntil
 }
 
 // runnable reports whether the world should give a the turn now.
@@ -190,7 +231,7 @@ func (w *World) runnable(a *Actor) bool {
 	case a.client < len(w.procs) && w.procs[a.client].paused:
 		return false
 	}
-	return a.state == actorStarting || a.ready()
+	return a.state == actorStarting || a.ready() && w.lagReady(a)
 }
 
 // stepActors runs the actors that can run (Step calls it first) and
@@ -215,7 +256,13 @@ func (w *World) stepActors() int {
 // idleActors is stepActors for a world with nothing else to run: a
 // context waiting for a later step ends now.
 func (w *World) idleActors() int {
-	if w.act == nil || len(w.act.cancels)+len(w.act.inJob) == 0 {
+	if w.act == nil {
+		return 0
+	}
+	if n := w.endLags(); n > 0 {
+		return n // the world waited for late actors only
+	}
+	if len(w.act.cancels)+len(w.act.inJob) == 0 {
 		return 0
 	}
 	// The contexts waiting for a job wait across instants (a call waits
@@ -242,6 +289,23 @@ func (w *World) idleActors() int {
 		return 0 // only contexts of paused processes: they wait for the thaw
 	}
 	return 1 + w.runRunnable()
+}
+
+// endLags runs the actors that wake late (Config.ActorLag) now, as a
+// world with nothing else to run at this instant does, but for those
+// late by time while the clock has a timer to fire; it returns the turns
+// it gave.
+func (w *World) endLags() int {
+	late := false
+	for _, a := range w.act.live {
+		if w.lagging(a) && (!a.lagTimer || w.Clock.Pending() == 0) {
+			a.lagUntil, late = 0, true
+		}
+	}
+	if !late {
+		return 0
+	}
+	return w.runRunnable()
 }
 
 func (w *World) runRunnable() int {
@@ -347,8 +411,17 @@ func (w *World) killActors(i int) {
 // caller's cancel always comes before the jobs still queued. Call it on
 // the world's goroutine, never from an actor.
 func (w *World) Interrupt(a *Actor, cancel context.CancelFunc) {
+	if a.w == w && w.lagging(a) { // it runs first, late as it was: its wait returns what made it ready
+		a.lagUntil = 0
+		w.act.resume(a)
+	}
 	cancel()
-	if a.w != w || a.state != actorParked || a.killed || !w.runnable(a) {
+	if a.w != w || a.state != actorParked || a.killed {
+		return
+	}
+	a.lagDrawn, a.lagUntil, a.lagTimer = true, 0, false // it looks now, inside the job
+	if !w.runnable(a) {
+		a.lagDrawn = false
 		return
 	}
 	w.act.resume(a)
@@ -526,7 +599,7 @@ func (w *World) flowEnded(i int) {
 	for _, c := range s.inJob {
 		switch {
 		case c.ctx.ended.Load(): // ended some other way
-		case c.ctx.a.client != i:
+		case c.ctx.a.client != i, w.lagging(c.ctx.a): // a late actor's context waits for it
 			keep = append(keep, c)
 		case c.skip > 0:
 			c.skip--

@@ -439,3 +439,54 @@ func TestReceive(t *testing.T) {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
 }
+
+// With Config.ActorLag some wake-ups come late: the world goes on (other
+// flows run, the clock moves) while an actor whose outcome is in has not
+// run yet; its contexts end only after it has run, and a seed replays.
+func TestActorLag(t *testing.T) {
+	run := func(seed uint64, lag bool) (late, timed int, history string) {
+		w, err := sim.New(sim.Config{Seed: seed, Clients: 1, ActorLag: lag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		var log []string
+		// A ticker flow counts steps of the world that the actor misses.
+		ticks := 0
+		var tick task.Task[task.Unit]
+		tick = c.Then(c.Sleep(time.Millisecond), func(task.Unit) task.Task[task.Unit] { ticks++; return tick })
+		executor.Submit(w.Execs[0], tick, nil)
+		w.Go(0, func(a *sim.Actor) {
+			for i := range 200 {
+				ctx, cancel := a.CancelAfterSteps(a.Context(), 0)
+				before, at := ticks, w.Clock.Now()
+				_, err := executor.Await(ctx, a.Exec(), task.Exists(fmt.Sprintf("/n%d", i)))
+				cancel()
+				if err != nil && !errors.Is(err, task.ErrCanceled) {
+					log = append(log, "exists: "+err.Error())
+				}
+				if ticks > before {
+					late++
+				}
+				if w.Clock.Now().After(at) {
+					timed++
+				}
+				log = append(log, fmt.Sprintf("%d:%v", ticks-before, err != nil))
+			}
+		})
+		if !w.Settle(func() bool { return w.Actors() == 0 }) {
+			t.Fatal("the actor never ended")
+		}
+		return late, timed, strings.Join(log, " ")
+	}
+	if late, timed, _ := run(5, false); late+timed != 0 {
+		t.Fatalf("without ActorLag, %d calls woke after the ticker ticked, %d after the clock moved", late, timed)
+	}
+	late, timed, h1 := run(5, true)
+	if late == 0 || timed == 0 {
+		t.Fatalf("over 200 calls, %d woke after the ticker ticked and %d after the clock moved: no wake-up came late", late, timed)
+	}
+	if _, _, h2 := run(5, true); h1 != h2 {
+		t.Fatalf("one seed, two histories:\n%s\n%s", h1, h2)
+	}
+}

@@ -44,7 +44,8 @@
 // sequence counters near their end or directories deleted when empty
 // (Scenario.Counters); and, for the blocking faces, contexts that end
 // inside an outage the world cuts at a request of their client
-// (Scenario.OutageEnds). One seed in sixteen runs with no
+// (Scenario.OutageEnds) and goroutines that wake late, the world going
+// on meanwhile (Scenario.ActorLag). One seed in sixteen runs with no
 // fault; one in four with two clients or more starts twins, two clients
 // with one executor seed.
 //

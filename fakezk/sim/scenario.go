@@ -132,6 +132,12 @@ type Scenario struct {
 	// context ends (a release whose delete the loss took) must still give
 	// back what they hold.
 	OutageEnds bool
+	// ActorLag has one actor wake-up in four come 1 to 8 steps late
+	// (Config.ActorLag): a goroutine the scheduler runs late, while the
+	// executors go on. For the blocking faces, whose calls race their
+	// executor (a difference handed back after another goroutine's call
+	// was served).
+	ActorLag bool
 	// LagWatched has a lagging member answer the scenario's watched reads
 	// from its view too (fakezk.Server.LagWatchedReads) in every seed
 	// whose plan has the lag class: a watch such a read sets fires at
@@ -360,7 +366,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	srvCfg := sc.Server
 	srvCfg.Trace = trace
 	w, err := New(Config{Seed: seed, Clients: sc.Clients, Server: srvCfg, SessionTimeout: sc.SessionTimeout,
-		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, InJobEnds: sc.InJobEnds, OutageEnds: res.Plan.OutageEnds, timeline: tl})
+		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, InJobEnds: sc.InJobEnds, OutageEnds: res.Plan.OutageEnds, ActorLag: sc.ActorLag, timeline: tl})
 	if err != nil {
 		res.Err, res.Kind = err, SetupFailed
 		return res

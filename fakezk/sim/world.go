@@ -54,6 +54,15 @@ type Config struct {
 	// context ends while its call waits for a reconnect, as a release
 	// whose delete the loss took does.
 	OutageEnds bool
+	// ActorLag, if set, has one actor wake-up in four come late: an actor
+	// whose wait could return (an outcome delivered, a channel closed)
+	// runs only 1 to 8 steps later, while the executors and the server go
+	// on, as a goroutine the scheduler runs late does. Its contexts end
+	// only once it has run; a wait woken by its context's end may find an
+	// outcome delivered meanwhile too, which the library's blocking calls
+	// take first (so a seed replays). The draws come from a stream of
+	// their own.
+	ActorLag bool
 
 	timeline *timeline // where the world records the seed's picture (runTimeline), or nil
 }
@@ -93,6 +102,9 @@ type World struct {
 	// outage draws which CancelAfterSteps contexts end at a connection
 	// loss (Config.OutageEnds), from a stream of its own; nil when off.
 	outage *rand.Rand
+	// lag draws which actor wake-ups come late, and how late
+	// (Config.ActorLag), from a stream of its own; nil when off.
+	lag *rand.Rand
 }
 
 // jump is one ClockJump: the clock moved from at by d at once.
@@ -151,6 +163,9 @@ func New(cfg Config) (*World, error) {
 	w.timeout = timeout
 	if cfg.InJobEnds {
 		w.inJob = inJobStream(cfg.Seed)
+	}
+	if cfg.ActorLag {
+		w.lag = rand.New(rand.NewPCG(cfg.Seed, 0x4143_544f_524c_4147))
 	}
 	if cfg.OutageEnds {
 		w.outage = rand.New(rand.NewPCG(cfg.Seed, 0x4f55_5441_4745_454e))

@@ -6,13 +6,16 @@ package cache
 // TestSimRegressions are those of sim_test.go, which run both scenarios.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/task"
@@ -62,6 +65,11 @@ var kindNames = [numKinds]string{"children", "tree", "node"}
 //     change comes, at an instant drawn in 0..2s;
 //   - at an instant drawn in 0..2s (the others).
 //
+// One round in three, a second goroutine of the client reads the same
+// Client with Nexts of its own (contexts ending at a step or an instant
+// drawn) until the round ends; both merge what they read into the
+// round's model, each node's newest state kept (sharedReads).
+//
 // Client 2 writes as the cache scenario's writers do (cacheSim.write),
 // under all three fault classes and the counter classes, at the cache
 // scenario's rate.
@@ -75,7 +83,9 @@ var kindNames = [numKinds]string{"children", "tree", "node"}
 //   - a round still going when the writer stops reads on until nothing
 //     changes for a second, then its model, the Client's Current and the
 //     server's nodes (sim.Subtree; the Stat fields the package doc
-//     promises) must be the same (within 30s of simulated time);
+//     promises) must be the same (within 30s of simulated time); with
+//     two readers, a difference lost between them leaves the model
+//     behind (canary cache/next-lost-beside-another);
 //   - errors are the expected ones for where the context ended: a Start
 //     whose context had ended fails with it, and nothing but a context's
 //     end, a session's expiry, a retryable error or the world's closing
@@ -99,6 +109,8 @@ type blockingCacheSim struct {
 	interrupted int           // Next contexts ended inside a job of the executor
 	settled     int           // rounds judged against the server once the writer stopped
 	lossy       int           // of those, rounds with a Next that returned an error
+	shared      int           // rounds whose Client a second goroutine read
+	sharedNexts int           // differences the second goroutines read
 }
 
 // stoppedClient is a Client given Stop by client's process inc: judged
@@ -133,6 +145,7 @@ func newBlockingCacheSim() (*blockingCacheSim, sim.Scenario) {
 		Name:       "cache/blocking",
 		InJobEnds:  true,
 		OutageEnds: true,
+		ActorLag:   true,
 		Regressions: []sim.Regression{
 			{Seed: 256177260515968, NoOutageEnds: true, Root: sim.ExploreRoot, NoOperatorWrites: true, Why: "a TreeCache's listing of a directory whose counter had run out was applied and its reply queued as the session was suspended; the reconnect's relist of the saturated directories came before that reply was handled, so the directory was not yet known saturated and not listed again, and two children created while the session was away (no Pzxid moved: the watch set again fired nothing) never reached the cache: its Stat stayed at 5 children against the server's 7"},
 		},
@@ -320,6 +333,25 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 	model := map[string]Node{}
 	j := newSnapJudge(&s.hist, r, kindNames[kind])
 	lossy := false // a Next returned an error
+	// One round in three, a second goroutine reads the same Client.
+	var sh *sharedReads
+	if rnd.IntN(3) == 0 {
+		sh = &sharedReads{model: model, tomb: map[string]Node{}, done: make(chan struct{})}
+		s.shared++
+		r.Go(i, func(b *sim.Actor) {
+			defer close(sh.done)
+			s.sharedReader(r, b, cl, kind, sh)
+		})
+		defer func() { // before Stop: the second reader ends first
+			sh.stop = true
+			if a.Wait(a.Context(), sh.done) != nil {
+				return
+			}
+			if err := sh.judge(a, cl); err != nil {
+				r.Errorf("client %d: %s cache read by two goroutines: %v", i, kindNames[kind], err)
+			}
+		}()
+	}
 	var settleFrom time.Duration
 	for k, n := 0, 1+rnd.IntN(8); (k < n || r.Stopping()) && ctx.Err() == nil; k++ {
 		settling := r.Stopping()
@@ -359,7 +391,7 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 			}
 			if settling && ctx.Err() == nil && errors.Is(err, task.ErrDeadlineExceeded) {
 				// Nothing changed for a second: judge, or read on.
-				diff := s.settledDiff(r, cl, kind, model)
+				diff := s.settledDiff(r, cl, kind, model, sh != nil)
 				if diff == nil || r.Elapsed()-settleFrom > 30*time.Second {
 					if diff != nil {
 						r.Errorf("client %d: %s cache, 30s after the writer stopped: %v", i, kindNames[kind], diff)
@@ -375,7 +407,9 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 		}
 		s.nexts++
 		r.Progress(i)
-		if err := applyChange(model, ch); err != nil {
+		if sh != nil {
+			sh.merge(ch)
+		} else if err := applyChange(model, ch); err != nil {
 			r.Errorf("client %d: %s cache: %v", i, kindNames[kind], err)
 			return
 		}
@@ -386,9 +420,134 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 	}
 }
 
+// sharedReads is the model of a round whose Client two goroutines read:
+// each merges what its Nexts return, and since a difference one reader
+// was handed as its context ended is reported again to whichever Next
+// comes next, as the node stands then, the merge keeps each node's
+// newest state reported (its Stat only grows), with removals kept as
+// tombstones. Once the writer stops, the model must hold the server's
+// nodes: a difference lost between the two readers leaves it behind.
+type sharedReads struct {
+	model map[string]Node
+	tomb  map[string]Node // the newest removal reported, by path
+	stop  bool            // the round is over: the second reader ends
+	done  chan struct{}   // closed when it has
+}
+
+// judge compares, once both readers are done, the model with the
+// snapshot the cache last served, its hand-backs applied: a difference
+// given back is owed to the next Next, not lost, so what the model lacks
+// the cache must count as not reported yet.
+func (sh *sharedReads) judge(a *sim.Actor, cl *Client) error {
+	e, _ := cl.started()
+	// The hand-backs the readers submitted run before this.
+	if _, err := executor.Await(a.Context(), a.Exec(), task.Func(func(*task.Scope) (task.Unit, error) {
+		return task.Unit{}, nil
+	})); err != nil || e.Err() != nil {
+		return nil // the process or the cache ended: nothing to compare
+	}
+	for p, n := range e.seen {
+		m, ok := sh.model[p]
+		switch {
+		case !ok:
+			return fmt.Errorf("%s: served (czxid %d version %d), never reported", p, n.Stat.Czxid, n.Stat.Version)
+		case newer(n.Stat, m.Stat) || newer(m.Stat, n.Stat) || m.Stat.Mzxid == n.Stat.Mzxid && !bytes.Equal(m.Data, n.Data):
+			// Two states of one age (a child created in a directory
+			// whose counter ran out moves no zxid) cannot be ordered:
+			// either may be the last reported.
+			return fmt.Errorf("%s: reported Stat %+v, served %+v", p, m.Stat, n.Stat)
+		}
+	}
+	for p := range sh.model {
+		if _, ok := e.seen[p]; !ok {
+			return fmt.Errorf("%s: reported, not in the snapshot served", p)
+		}
+	}
+	return nil
+}
+
+// tiesAsServed returns model with each node whose state is of the same
+// age as want's, and so cannot be ordered against it (sharedReads.judge),
+// taken as want's.
+func tiesAsServed(model, want map[string]Node) map[string]Node {
+	out := maps.Clone(model)
+	for p, m := range model {
+		if n, ok := want[p]; ok && !newer(n.Stat, m.Stat) && !newer(m.Stat, n.Stat) && bytes.Equal(m.Data, n.Data) {
+			out[p] = n
+		}
+	}
+	return out
+}
+
+// newer reports whether Stat a is a later state of a node than b.
+func newer(a, b task.Stat) bool {
+	if a.Czxid != b.Czxid {
+		return a.Czxid > b.Czxid
+	}
+	if x, y := max(a.Mzxid, a.Pzxid), max(b.Mzxid, b.Pzxid); x != y {
+		return x > y
+	}
+	return a.Aversion > b.Aversion
+}
+
+func (sh *sharedReads) merge(ch Change) {
+	for _, ev := range ch.Events() {
+		old, in := sh.model[ev.Path]
+		if ev.Type == Removed {
+			if in && !newer(old.Stat, ev.Prev.Stat) {
+				delete(sh.model, ev.Path)
+			}
+			if t, ok := sh.tomb[ev.Path]; !ok || newer(ev.Prev.Stat, t.Stat) {
+				sh.tomb[ev.Path] = ev.Prev
+			}
+			continue
+		}
+		if in && newer(old.Stat, ev.Node.Stat) {
+			continue // older than what the model holds (a tie is taken: a
+			// create in a directory whose counter ran out moves no zxid)
+		}
+		if t, ok := sh.tomb[ev.Path]; !in && ok && !newer(ev.Node.Stat, t.Stat) {
+			continue // reported before the removal already merged
+		}
+		sh.model[ev.Path] = ev.Node
+	}
+}
+
+// sharedReader is the second goroutine of a shared round: Nexts on the
+// round's Client with contexts of its own (a step drawn, an instant
+// drawn) until the round is over or the world stops.
+func (s *blockingCacheSim) sharedReader(r *sim.Trial, b *sim.Actor, cl *Client, kind int, sh *sharedReads) {
+	rnd := b.Rand()
+	j := newSnapJudge(&s.hist, r, kindNames[kind])
+	for !sh.stop && !r.Stopping() && b.Context().Err() == nil {
+		var nctx context.Context
+		var nc context.CancelFunc
+		if rnd.IntN(2) == 0 {
+			nctx, nc = b.CancelAfterSteps(b.Context(), rnd.IntN(13))
+		} else {
+			nctx, nc = b.WithTimeout(b.Context(), time.Duration(rnd.Int64N(int64(2*time.Second))))
+		}
+		ch, err := cl.Next(nctx)
+		nc()
+		if err != nil {
+			if !expectedErr(r, b, true, err) {
+				r.Errorf("client %d: second reader: next %s: %v (cache's Err %v)", b.Client(), kindNames[kind], err, cl.Err())
+				return
+			}
+			continue
+		}
+		s.sharedNexts++
+		sh.merge(ch)
+		if err := j.check(ch.Nodes); err != nil {
+			r.Errorf("client %d: second reader: %s cache: %v", b.Client(), kindNames[kind], err)
+			return
+		}
+	}
+}
+
 // settledDiff compares the round's model (built from what Next returned)
 // and the Client's Current with the server's nodes the kind follows.
-func (s *blockingCacheSim) settledDiff(r *sim.Trial, cl *Client, kind int, model map[string]Node) error {
+func (s *blockingCacheSim) settledDiff(r *sim.Trial, cl *Client, kind int, model map[string]Node, shared bool) error {
 	if s.w.writers > 0 {
 		return fmt.Errorf("the writer still writes")
 	}
@@ -413,7 +572,11 @@ func (s *blockingCacheSim) settledDiff(r *sim.Trial, cl *Client, kind int, model
 		if whole {
 			w = counterJumped(cmp.got, want)
 		}
-		if err := sameNodes(cmp.got, w, whole); err != nil {
+		got := cmp.got
+		if shared && cmp.what != "Current" {
+			got = tiesAsServed(got, w)
+		}
+		if err := sameNodes(got, w, whole); err != nil {
 			return fmt.Errorf("%s differs from the server: %w", cmp.what, err)
 		}
 	}
@@ -426,8 +589,8 @@ func (s *blockingCacheSim) report(t *testing.T) {
 	for e := range numBends {
 		line += fmt.Sprintf(" %s=%d/%d", bendNames[e], s.started[e], s.tried[e])
 	}
-	t.Logf("rounds by where the context ended (started/tried):%s; by kind %v; %d differences read, %d Nexts ended by their context, %d ended inside a job; %d rounds judged against the server once the writer stopped, %d of them after a Next that failed",
-		line, s.kinds, s.nexts, s.ctxNext, s.interrupted, s.settled, s.lossy)
+	t.Logf("rounds by where the context ended (started/tried):%s; by kind %v; %d differences read, %d Nexts ended by their context, %d ended inside a job; %d rounds judged against the server once the writer stopped, %d of them after a Next that failed; %d rounds read by two goroutines, %d differences read by the second",
+		line, s.kinds, s.nexts, s.ctxNext, s.interrupted, s.settled, s.lossy, s.shared, s.sharedNexts)
 }
 
 func TestBlockingSimulation(t *testing.T) {
@@ -450,7 +613,7 @@ func TestBlockingSimulation(t *testing.T) {
 			t.Errorf("no %s round started", kindNames[k])
 		}
 	}
-	if s.nexts == 0 || s.ctxNext == 0 || s.interrupted == 0 || s.lossy == 0 || len(s.stopped) == 0 {
-		t.Error("no difference read, no Next ended by its context, no round judged after a failed Next, or no Client stopped: the scenario checks nothing there")
+	if s.nexts == 0 || s.ctxNext == 0 || s.interrupted == 0 || s.lossy == 0 || len(s.stopped) == 0 || s.sharedNexts == 0 {
+		t.Error("no difference read, no Next ended by its context, no round judged after a failed Next, no Client stopped, or no difference read by a second goroutine: the scenario checks nothing there")
 	}
 }

@@ -46,14 +46,17 @@ func TestCanaries(t *testing.T) {
 			sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
 		})
 	}
-	// The blocking Client's bug is hunted by the blocking scenario: a
-	// Next whose context ends as its difference is handed over loses it.
-	t.Run(string(bugNextLostOnCancel), func(t *testing.T) {
-		restore := canary.Enable(bugNextLostOnCancel)
-		defer restore()
-		_, sc := newBlockingCacheSim()
-		sim.Catch(t, sc, string(bugNextLostOnCancel), canaryHunts, canaryBound)
-	})
+	// The blocking Client's bugs are hunted by the blocking scenario: a
+	// Next whose context ends as its difference is handed over loses it,
+	// alone or when a second goroutine's Next is served in between.
+	for _, name := range []canary.Name{bugNextLostOnCancel, bugNextLostBesideAnother} {
+		t.Run(string(name), func(t *testing.T) {
+			restore := canary.Enable(name)
+			defer restore()
+			_, sc := newBlockingCacheSim()
+			sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
+		})
+	}
 }
 
 // The directed schedule of TestAdv4ClientNextCanceledAsChangeArrives

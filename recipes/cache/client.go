@@ -130,7 +130,9 @@ func (w *Client) started() (*engine, func() []Node) {
 // ChildrenCache.Next); it fails with the cache's error once it has ended,
 // or with ctx's. A Next that returns ctx's error returns no difference:
 // the next Next reports what it would have (also when ctx ended just as
-// the difference was handed to it).
+// the difference was handed to it; if another goroutine's Next was served
+// meanwhile, the next Next reports each node this one would have and that
+// one did not, as it stands then).
 func (w *Client) Next(ctx context.Context) (Change, error) {
 	e, _ := w.started()
 	if e == nil {

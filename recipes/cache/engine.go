@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -41,6 +42,10 @@ const (
 	// difference is handed to it returns ctx's error, and the difference
 	// counts as returned all the same: the caller never sees it.
 	bugNextLostOnCancel canary.Name = "cache/next-lost-on-cancel"
+	// bugNextLostBesideAnother: the hand-back of such a difference is
+	// dropped when another goroutine's Next was served in between (from
+	// the snapshot the first was handed), so neither reports it.
+	bugNextLostBesideAnother canary.Name = "cache/next-lost-beside-another"
 	// bugServeDuringResync: a session expiry that cuts a pass short
 	// leaves the cache counted as at a consistent snapshot, so a Next
 	// waiting then is served what the pass had read so far (a child
@@ -643,15 +648,55 @@ func (e *engine) nextServed() task.Task[served] {
 }
 
 // giveBack undoes the serving of a Next whose caller never got its
-// difference (its ctx ended as it was served): unless a later Next has
-// been served since, the snapshot counts as not returned, and the next
-// Next returns this difference too. Executor goroutine.
+// difference (its ctx ended as it was served), so that the next Next
+// reports it too. If no Next has been served since, the snapshot counts
+// as not returned. If one has (another goroutine's Next, served from the
+// snapshot this one was handed), the paths this difference reported go
+// back to their earlier state, so that the next Next reports each as it
+// stands then, but for those a later Next has reported since: they stand
+// as it reported them. Executor goroutine.
 func (e *engine) giveBack(sv served) {
-	if e.served != sv.served || canary.On(bugNextLostOnCancel) {
+	if canary.On(bugNextLostOnCancel) {
 		return
 	}
-	e.seen, e.unseen = sv.prev, true
-	e.wake()
+	if e.served == sv.served {
+		e.seen, e.unseen = sv.prev, true
+		e.wake()
+		return
+	}
+	if canary.On(bugNextLostBesideAnother) {
+		return
+	}
+	handed := make(map[string]Node, len(sv.ch.Nodes))
+	for _, n := range sv.ch.Nodes {
+		handed[n.Path] = n
+	}
+	var seen map[string]Node
+	back := func(p string) {
+		now, in := e.seen[p]
+		then, was := handed[p]
+		if in != was || in && now.Stat != then.Stat {
+			return // reported since
+		}
+		if seen == nil {
+			seen = make(map[string]Node, len(e.seen))
+			maps.Copy(seen, e.seen)
+		}
+		if old, ok := sv.prev[p]; ok {
+			seen[p] = old
+		} else {
+			delete(seen, p)
+		}
+	}
+	for _, ns := range [][]Node{sv.ch.Added, sv.ch.Removed, sv.ch.Changed, sv.ch.Recreated} {
+		for _, n := range ns {
+			back(n.Path)
+		}
+	}
+	if seen != nil {
+		e.seen, e.unseen = seen, true
+		e.wake()
+	}
 }
 
 // next is the Next task of both caches.

@@ -1,19 +1,21 @@
 package cache
 
 // Promises of the package's docs tried by an adversarial review: the
-// first three tests and the last fail on the code before their fix; the
-// other two held, and check what no other test does.
+// first three tests and the last two fail on the code before their fix;
+// the other two held, and check what no other test does.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -278,5 +280,94 @@ func TestClientStartAcrossAnExpiryIsOneHistory(t *testing.T) {
 	}
 	if got := sortedPaths(model); len(got) != 1 {
 		t.Fatalf("OnEvent stream %v leaves %v, the cache and the server hold [/d/b]: the delete of /d/a made while the session was expiring was never reported", events, got)
+	}
+}
+
+// Client.Next: "A Next that returns ctx's error returns no difference:
+// the next Next reports what it would have (also when ctx ended just as
+// the difference was handed to it)"; ChildrenCache.Next: "concurrent
+// Nexts are served in turn, each with what changed since the one before";
+// the Client's methods "are safe from any goroutine". Schedule (two
+// goroutines calling one Client's Next, A first): /d/x is created; in the
+// job that hands the snapshot to A, A's ctx ends and A cancels its flow
+// (as in TestAdv4ClientNextCanceledAsChangeArrives); A's flow ends with
+// the difference all the same. Before A's hand-back (giveBack) runs,
+// /d/y is created and B is served, from the snapshot A was handed. Then
+// A returns ctx's error and its hand-back is dropped (a later Next was
+// served): B reports [/d/y] only, and no Next ever reports /d/x.
+func TestNextCanceledBesideAnotherNextIsReportedAgain(t *testing.T) {
+	w := newWorld(t, 2)
+	must(sim.Run(w, 1, task.Create("/d", nil, task.Persistent)))
+	armed := false
+	var cancelA context.CancelFunc
+	pA := &stepParker{at: make(chan int), on: make(chan struct{})}
+	pB := &stepParker{at: make(chan int), on: make(chan struct{})}
+	cl := must(NewChildrenClient(w.Execs[0], "/d", WithOnSynced(func() {
+		if !armed {
+			return
+		}
+		armed = false
+		cancelA() // in the job that hands the snapshot to A
+		pA.on <- struct{}{}
+		if n := <-pA.at; n != 2 {
+			t.Errorf("A parked at wait %d, want 2 (after it canceled its flow)", n)
+		}
+	})))
+	started := false
+	w.Go(0, func(a *sim.Actor) {
+		if err := cl.Start(a.Context()); err != nil {
+			t.Errorf("start: %v", err)
+		}
+		started = true
+	})
+	if !w.Settle(func() bool { return started }) {
+		t.Fatal("start did not end")
+	}
+	type outcome struct {
+		ch  Change
+		err error
+	}
+	ctxA, cA := context.WithCancel(park.NewContext(context.Background(), pA))
+	defer cA()
+	cancelA = cA
+	outA := make(chan outcome, 1)
+	go func() { ch, err := cl.Next(ctxA); outA <- outcome{ch, err} }()
+	if n := <-pA.at; n != 1 {
+		t.Fatalf("A parked at wait %d, want 1", n)
+	}
+	w.Drive() // A waits in the cache, first
+	ctxB, cB := context.WithCancel(park.NewContext(context.Background(), pB))
+	defer cB()
+	outB := make(chan outcome, 1)
+	go func() { ch, err := cl.Next(ctxB); outB <- outcome{ch, err} }()
+	if n := <-pB.at; n != 1 {
+		t.Fatalf("B parked at wait %d, want 1", n)
+	}
+	w.Drive() // B waits in the cache, second
+	pB.on <- struct{}{}
+	armed = true
+	must(sim.Run(w, 1, task.Create("/d/x", nil, task.Persistent)))
+	w.Drive()
+	if armed {
+		t.Fatal("no snapshot was handed over")
+	}
+	// A's flow has ended with /d/x; A has not yet taken it. /d/y comes.
+	must(sim.Run(w, 1, task.Create("/d/y", nil, task.Persistent)))
+	w.Drive()
+	b := <-outB
+	pA.on <- struct{}{} // A takes its flow's outcome and hands it back
+	a := <-outA
+	w.Drive()
+	if !errors.Is(a.err, task.ErrCanceled) {
+		t.Fatalf("A: %v, %v; want ctx's error", paths(a.ch.Added), a.err)
+	}
+	must(sim.Run(w, 1, task.Create("/d/z", nil, task.Persistent)))
+	e, _ := cl.started()
+	third := must(sim.Run(w, 0, e.next()))
+	must(sim.Run(w, 0, e.stop()))
+	reported := append(paths(b.ch.Added), paths(third.Added)...)
+	if b.err != nil || !slices.Contains(reported, "/d/x") {
+		t.Fatalf("A returned %v; B returned added %v (%v); the next Next added %v: /d/x was never reported Added",
+			a.err, paths(b.ch.Added), b.err, paths(third.Added))
 	}
 }

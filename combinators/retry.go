@@ -1,6 +1,7 @@
 package combinators
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -14,8 +15,12 @@ type Policy struct {
 	// no limit (until success, another error, or the scope's deadline).
 	Attempts int
 	// On lists the errors to retry (matched with errors.Is). Empty means
-	// task.ErrConnectionLoss and task.ErrNotSent, the errors whose outcome
-	// a retry settles.
+	// task.ErrConnectionLoss and task.ErrNotSent. A retry settles their
+	// outcome for reads and for writes that may be applied twice; a write
+	// lost with ErrConnectionLoss may have been applied, so a retried
+	// create, delete or conditional set can fail (NodeExists, NoNode,
+	// BadVersion) because of its own first attempt: settle such writes by
+	// reading (task/SCOPES_AND_ACLS.md), as the recipes do.
 	On []error
 	// Backoff is the wait before each retry; the zero value retries at once.
 	Backoff Backoff
@@ -49,7 +54,7 @@ func (b Backoff) Delay(n int, u float64) time.Duration {
 	if j := min(max(b.Jitter, 0), 1); j > 0 {
 		d *= 1 - j + 2*j*u
 	}
-	if d > math.MaxInt64 {
+	if d >= math.MaxInt64 { // float64(MaxInt64) is 2^63, one past it
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(d)
@@ -75,9 +80,10 @@ func (p Policy) Validate() error {
 // attempts on the executor's clock. The outcome is that of the last attempt.
 //
 // A retry after connection loss waits for the reconnect rather than
-// spinning: the failed attempt's continuation, like every completion, is
-// queued on the executor's task queue, which is paused while the session is
-// suspended. A deadline or cancel stops the retries at the next attempt or
+// spinning: an attempt that failed asynchronously is retried from the
+// executor's task queue, which is paused while the session is suspended
+// (also when the failure came from a Deadline inside the attempt, which
+// fires even then). A deadline or cancel stops the retries at the next attempt or
 // during the wait. Retries that fail synchronously loop without growing the
 // stack, and every 64 of them in a row the next goes through the executor's
 // task queue: a policy that retries at once, without limit, an error that
@@ -128,8 +134,13 @@ func (r *retrier[T]) done(v T, err error) {
 		// The scope has ended (canceled, past its deadline, or its session
 		// expired): every further attempt would fail at once, and a policy
 		// that retries that very error would spin without time passing.
+		// The last attempt's error stands if the scope's end is its cause
+		// (it may name the request that was waiting), else the scope's.
+		if !errors.Is(err, serr) {
+			err = serr
+		}
 		var zero T
-		task.Resume(r.s, r.k, zero, serr)
+		task.Resume(r.s, r.k, zero, err)
 		return
 	}
 	wait := r.p.Backoff.Delay(r.attempt, float64(r.s.Rand()>>11)/(1<<53))
@@ -147,7 +158,18 @@ func (r *retrier[T]) done(v T, err error) {
 		})
 		return
 	}
-	r.next(r.drive)
+	if r.inCall {
+		r.next(nil) // synchronous: run's loop goes on
+		return
+	}
+	// An attempt that failed later: its failure may have come from the
+	// event queue (a Deadline inside the attempt fires while the session is
+	// suspended), so the next attempt starts from the task queue, which is
+	// paused while suspended.
+	if r.resume == nil {
+		r.resume = r.drive
+	}
+	r.s.Schedule(r.resume)
 }
 
 func (r *retrier[T]) drive() {

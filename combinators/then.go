@@ -25,10 +25,10 @@ func Map[A, B any](a task.Task[A], f func(A) B) task.Task[B] {
 		task.Run(s, a, func(v A, err error) {
 			if err != nil {
 				var zero B
-				k(zero, err)
+				task.Resume(s, k, zero, err)
 				return
 			}
-			k(f(v), nil)
+			task.Resume(s, k, f(v), nil)
 		})
 	}
 }
@@ -46,12 +46,15 @@ func OnError[T any](a task.Task[T], handler func(error) task.Task[T], errs ...er
 	if len(errs) == 0 || handler == nil {
 		return a
 	}
-	return Catch(a, func(err error) task.Task[T] {
-		if matchAny(err, errs) {
-			return handler(err)
-		}
-		return task.Fail[T](err)
-	})
+	return func(s *task.Scope, k task.Cont[T]) {
+		task.Run(s, a, func(v T, err error) {
+			if err == nil || !matchAny(err, errs) {
+				task.Resume(s, k, v, err) // as a gave it, also in a scope that has ended
+				return
+			}
+			task.Run(s, handler(err), k)
+		})
+	}
 }
 
 // Catch runs a; if it fails with any error, it runs the task handler makes

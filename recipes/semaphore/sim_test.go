@@ -390,7 +390,7 @@ func ownNodes(r *sim.Trial, owner int64) map[string]bool {
 
 func simSeeds() int {
 	if testing.Short() {
-		return 10
+		return 20 // 10 drew no lost lease dropped without Release
 	}
 	return 60
 }

@@ -2,9 +2,9 @@ package fakezk
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 
-	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -63,7 +63,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 	case *task.ExistsRequest:
 		// exists checks no ACL (FinalRequestProcessor), and its watch is
 		// set whatever the node's ACL says.
-		n := s.tree.nodes[r.Path]
+		n := s.tree.lookup(r.Path)
 		if n == nil {
 			resp.Err = task.ErrNoNode
 			if r.Watch {
@@ -76,7 +76,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 			}
 		}
 	case *task.GetDataRequest:
-		n := s.tree.nodes[r.Path]
+		n := s.tree.lookup(r.Path)
 		switch {
 		case n == nil:
 			resp.Err = task.ErrNoNode
@@ -90,7 +90,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 			}
 		}
 	case *task.GetChildrenRequest:
-		n := s.tree.nodes[r.Path]
+		n := s.tree.lookup(r.Path)
 		switch {
 		case n == nil:
 			resp.Err = task.ErrNoNode
@@ -197,8 +197,10 @@ func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequ
 		if remote {
 			// Unchecked by the client (Conn.Send): checked here, as
 			// PrepRequestProcessor checks each op of a multi.
-			if err = reqcheck.Validate(op, s.cfg.MaxDataSize); err != nil {
-				err = task.ErrBadArguments
+			if err = s.remoteCheck(op); err != nil {
+				if !errors.Is(err, task.ErrUnimplemented) {
+					err = task.ErrBadArguments
+				}
 				op = nil
 			}
 		}
@@ -239,7 +241,7 @@ func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequ
 // session hold READ or ADMIN on it; a session without ADMIN is shown the
 // digest entries' ids as "user:x".
 func (s *Server) getACL(who *principal, r *task.GetACLRequest) ([]task.ACL, task.Stat, error) {
-	n := s.tree.nodes[r.Path]
+	n := s.tree.lookup(r.Path)
 	if n == nil {
 		return nil, task.Stat{}, task.ErrNoNode
 	}

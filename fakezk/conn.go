@@ -57,6 +57,7 @@ type Conn struct {
 	remote     bool          // served over a network transport (remote.go)
 	linked     bool          // remote: a transport link is attached
 	link       uint64        // remote: the current link's number
+	cut        func()        // remote: the current link's Link.OnCut hook
 	lastTrig   uint64        // remote: the trigger of the last notification queued
 	lagging    bool          // its member lags behind the leader (lag.go)
 	view       int64         // lagging: the last zxid its member applied
@@ -156,12 +157,13 @@ func (c *Conn) do(link uint64, req task.Request, done func(task.Response), zdone
 		return
 	}
 	c.nextID++
-	err := reqcheck.Validate(req, s.cfg.MaxDataSize)
-	if _, isMulti := req.(*task.MultiRequest); isMulti && c.remote {
-		// A server checks a multi's ops one by one, as it applies
-		// them: a bad one fails there, with the multi's results
-		// (multi, apply.go).
-		err = nil
+	var err error
+	if c.remote {
+		// No client checked it: the server makes its own checks
+		// (remoteCheck), which are not the client's.
+		err = s.remoteCheck(req)
+	} else {
+		err = reqcheck.Validate(req, s.cfg.MaxDataSize)
 	}
 	if root := rooted(c.cfg.Root); root != "" && err == nil {
 		// Client side, as ZooKeeper's client does it: the server sees
@@ -297,6 +299,7 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 	}
 	c.sessionEvent(task.StateSuspended)
 	if c.remote {
+		s.cutLink(c)
 		s.dropLinkWatches(c)
 	}
 	s.persistentState(c, c.sess, task.Event{Type: task.EventNone, State: task.StateSuspended})

@@ -395,8 +395,8 @@ func (s *Server) staleAt(path string, v int64) (*snap, bool) {
 // its notification follows the answer at once, and the view moves up to
 // that transaction (the member applies it next); otherwise it is set on
 // the server. A read whose node's ACL changed after the view, and a
-// watched read of a Conn served over the wire, catch the view up
-// instead. Lock held.
+// watched read of a Conn served over the wire, or a read of "", catch
+// the view up instead. Lock held.
 func (s *Server) serveStale(c *Conn, p *pending) bool {
 	var path string
 	var watch bool
@@ -410,7 +410,9 @@ func (s *Server) serveStale(c *Conn, p *pending) bool {
 	default:
 		return false
 	}
-	if watch && (!s.lagWatched || c.remote || s.aclChangedAfter(path, c.view)) {
+	// "" is the root's alias (tree.lookup), which the history does not
+	// know by that name.
+	if path == "" || watch && (!s.lagWatched || c.remote || s.aclChangedAfter(path, c.view)) {
 		c.catchUp()
 		return false
 	}

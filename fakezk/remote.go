@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -18,9 +19,9 @@ import (
 //   - it never reconnects by itself: the transport attaches it (Accept for
 //     a new session, Resume for an old one) and detaches it when its
 //     connection closes (Detach), and a fault that cuts it off (Drop,
-//     Partition, Expire, Restart, LoseQuorum, Wipe) reports
-//     StateSuspended to the events callback of the link it cut, which must
-//     close that link;
+//     Partition, Expire, Restart, LoseQuorum, Wipe) calls the Link.OnCut
+//     hook of the link it cut, which must close that link, at once even
+//     while Delay holds the session's deliveries;
 //   - its one-time and persistent watches leave the server with the link
 //     that set them, as a ServerCnxn's do (WatchManager.removeWatcher):
 //     the client sets them again with SetWatches, checked against the zxid
@@ -58,6 +59,42 @@ func (l *Link) Current() bool {
 	return l.c.link == l.id
 }
 
+// OnCut sets f, the transport's hook that closes l's connection, to be
+// called once when the server cuts l: a fault (Drop, Partition, Expire,
+// Restart, LoseQuorum, Wipe, Crash), a Resume that replaces l, or l's
+// own Detach. f is called outside the session's delivery queue, so that
+// the connection closes at once even while Delay holds the session's
+// deliveries, as a network drop or an expiry closes a connection whatever
+// replies are on their way; what the session queued meanwhile stays
+// queued, in order (the events callback gets StateSuspended in its
+// place). f runs once the deliveries ready before the cut are made, on
+// the goroutine that makes them (in automatic mode the fault's, or
+// Async's delivery goroutine), never concurrently with the session's
+// callbacks and never with the server's lock held; it must not block. If
+// l is cut already, OnCut calls f itself, on its caller's goroutine.
+func (l *Link) OnCut(f func()) {
+	c := l.c
+	s := c.srv
+	s.mu.Lock()
+	live := c.link == l.id && c.linked
+	if live {
+		c.cut = f
+	}
+	s.mu.Unlock()
+	if !live {
+		f()
+	}
+}
+
+// cutLink hands the hook of c's current link, if any, to drain. Lock
+// held.
+func (s *Server) cutLink(c *Conn) {
+	if c.cut != nil {
+		s.cuts = append(s.cuts, c.cut)
+		c.cut = nil
+	}
+}
+
 // ErrRefused is what Accept and Resume report when the server takes no
 // connection now: it is down (Restart), not serving (LoseQuorum) or the
 // client is partitioned from it. The transport closes the connection
@@ -65,8 +102,9 @@ func (l *Link) Current() bool {
 var ErrRefused = errors.New("fakezk: connection refused")
 
 // Accept opens a new session for a remote client, as a real server does for
-// a connect request with session id 0. events receives the session's state
-// changes; only StateSuspended matters to a transport (close the link).
+// a connect request with session id 0. events (may be nil) receives the
+// session's state changes in its order; the transport closes the link
+// on Link.OnCut, not on StateSuspended, which Delay may hold.
 // cfg.Timeout is negotiated (NegotiateTimeout). It fails with ErrRefused
 // when the server is down or not serving, and with an error wrapping
 // task.CodeAuthFailed for credentials of an unknown scheme in cfg.Auth.
@@ -100,8 +138,8 @@ func (s *Server) Accept(cfg ConnConfig, events func(task.Event)) (*Link, error) 
 
 // Resume attaches a remote client to its live session id, as a real server
 // resumes a session whose id and password check out. A link the session
-// still had is cut first (StateSuspended to its events). events replaces
-// the session's events callback. It fails with task.ErrSessionExpired
+// still had is cut first (its Link.OnCut hook, StateSuspended to its
+// events). events replaces the session's events callback. It fails with task.ErrSessionExpired
 // when no live session has that id (the transport answers session id 0)
 // and with ErrRefused when the server takes no connection now. A session
 // held by an in-process Conn cannot be resumed remotely: it is reported
@@ -159,6 +197,29 @@ func (l *Link) Detach() {
 			s.disconnect(c, false)
 		}
 	})
+}
+
+// remoteCheck is what a 3.8.0 server checks of a remote client's request
+// before it applies it, in its order; no client-side check (reqcheck) has
+// run. Writes are checked as PrepRequestProcessor checks them: a create's
+// mode, then TTL support (Unimplemented), then its TTL, data and path
+// (validateCreateRequest, validatePath); a delete's, setData's, setACL's
+// or check's path; a multi's ops one by one as the multi applies them
+// (multi, apply.go). Reads, sync and the watch requests are not checked
+// at all: the server looks their path up as it is, so a path no client
+// would send reads NoNode (or, for "", the root: lookup), and sync echoes
+// it. Lock held.
+func (s *Server) remoteCheck(req task.Request) error {
+	switch r := req.(type) {
+	case *task.CreateRequest:
+		if r.Mode.IsTTL() && !s.cfg.ExtendedTypes {
+			return task.ErrUnimplemented
+		}
+	case *task.DeleteRequest, *task.SetDataRequest, *task.SetACLRequest, *task.CheckRequest:
+	default: // a multi, the reads, sync, the watch requests
+		return nil
+	}
+	return reqcheck.Validate(req, s.cfg.MaxDataSize)
 }
 
 // dropLinkWatches takes a remote session's watches off the server when its
@@ -249,7 +310,7 @@ func (c *Conn) SetWatches(relZxid int64, data, exist, child, persistent, recursi
 		}{{data, kindData}, {exist, kindExist}, {child, kindChild}}
 		for _, l := range lists {
 			for _, p := range l.paths {
-				if typ := changedSince(s.tree.nodes[p], l.kind, relZxid); typ != 0 {
+				if typ := changedSince(s.tree.lookup(p), l.kind, relZxid); typ != 0 {
 					s.trig++ // one notification each, as DataTree.setWatches sends them
 					s.enqueue(c, item{kind: itemWatch, fn: cb, ev: task.Event{Type: typ, State: task.StateConnected, Path: p}})
 					continue
@@ -322,12 +383,14 @@ func (c *Conn) Ephemerals(prefix string) []string {
 
 // AllChildrenNumber returns the number of nodes below path, at every depth
 // (getAllChildrenNumber), or task.ErrNoNode, or task.ErrNoAuth without
-// READ on the node.
+// READ on the node. For "", the root's alias (lookup), it is every node,
+// the root included, as DataTree.getAllChildrenNumber counts the paths
+// that start with path + "/".
 func (c *Conn) AllChildrenNumber(path string) (int, error) {
 	s := c.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	nd := s.tree.nodes[path]
+	nd := s.tree.lookup(path)
 	if nd == nil {
 		return 0, task.ErrNoNode
 	}

@@ -119,7 +119,9 @@ func (s *Server) pump() {
 	s.drain()
 }
 
-// drain delivers until nothing is ready, unless another goroutine is at it.
+// drain delivers until nothing is ready, unless another goroutine is at it;
+// then it tells the transports of the links cut meanwhile (Link.OnCut),
+// whose deliveries may be held.
 func (s *Server) drain() {
 	s.mu.Lock()
 	if s.pumping {
@@ -127,14 +129,26 @@ func (s *Server) drain() {
 		return
 	}
 	s.pumping = true
-	for len(s.ready) > 0 {
-		c := s.ready[0]
-		it := s.pop(c)
-		if c.head >= len(c.inbox) {
-			s.unready(0)
+	for {
+		for len(s.ready) > 0 {
+			c := s.ready[0]
+			it := s.pop(c)
+			if c.head >= len(c.inbox) {
+				s.unready(0)
+			}
+			s.mu.Unlock()
+			it.call()
+			s.mu.Lock()
 		}
+		if len(s.cuts) == 0 {
+			break
+		}
+		cuts := s.cuts
+		s.cuts = nil
 		s.mu.Unlock()
-		it.call()
+		for _, f := range cuts {
+			f()
+		}
 		s.mu.Lock()
 	}
 	s.pumping = false

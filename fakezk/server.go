@@ -51,8 +51,9 @@ type Server struct {
 	// A transaction's trigger buffer, reused (takeFires).
 	spareFires []fired
 
-	ready   []*Conn // conns with deliverable items
-	pumping bool    // automatic mode: a goroutine is delivering
+	ready   []*Conn  // conns with deliverable items
+	cuts    []func() // Link.OnCut hooks of links cut, run by drain (remote.go)
+	pumping bool     // automatic mode: a goroutine is delivering
 	stepMu  sync.Mutex
 	closed  bool
 	timers  []task.Timer // server-wide timers (restart), stopped by Close

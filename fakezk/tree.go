@@ -82,6 +82,17 @@ func (t *tree) remove(path string) {
 	t.sorted = nil
 }
 
+// lookup is the node at path as a 3.8.0 server's DataTree.getNode finds
+// it: the root is also under "" ("Rather than fight it, let root have an
+// alias"). Only a remote client's reads reach the server with "" (an
+// in-process client's are refused on its side, reqcheck).
+func (t *tree) lookup(path string) *node {
+	if path == "" {
+		path = "/"
+	}
+	return t.nodes[path]
+}
+
 // paths returns every path in order; the slice is shared until the next
 // change: callers copy it before they hand it out.
 func (t *tree) paths() []string {

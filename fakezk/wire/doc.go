@@ -31,10 +31,14 @@
 //     that does not decode closes that connection only; an unknown opcode
 //     is answered Unimplemented and the connection stays. No input panics
 //     the server (FuzzConn).
+//   - Requests are checked as the server checks them, not as a client
+//     library does: a write's path, mode and TTL; a read, sync or watch
+//     request takes any path (NoNode, "" the root), as on 3.8.0.
 //   - The fault methods of fakezk.Server apply: take a session's Conn with
 //     fakezk.Server.SessionConn; Drop, Partition, Expire, Restart,
-//     LoseQuorum and Wipe close its link, and the client reconnects as it
-//     would to a real server.
+//     LoseQuorum and Wipe close its link at once, even while Delay holds
+//     its replies, and the client reconnects as it would to a real
+//     server.
 //   - Close ends every goroutine of the Server; the sessions live on in
 //     the fakezk.Server.
 //

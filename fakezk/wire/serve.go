@@ -42,6 +42,10 @@ func (lk *link) serve(r *Request) bool {
 		lk.fill(sl, header(r.Xid, zk.Zxid(), 0))
 		return true
 	case OpCheckWatches:
+		if !knownWatcherType(r.Mode) {
+			lk.reply(header(r.Xid, zk.Zxid(), int32(task.CodeMarshallingError)))
+			return true
+		}
 		sl := lk.reserve()
 		err := c.CheckWatches(r.Path, task.WatcherType(r.Mode))
 		lk.fill(sl, header(r.Xid, zk.Zxid(), errCode(err)))
@@ -108,6 +112,18 @@ func (lk *link) serve(r *Request) bool {
 	case OpCheck:
 		lk.check(r)
 		return true
+	case OpAddWatch:
+		if r.Mode != int32(task.WatchPersistent) && r.Mode != int32(task.WatchPersistentRecursive) {
+			// WatcherMode.fromZooDef throws IllegalArgumentException,
+			// which FinalRequestProcessor answers MarshallingError.
+			lk.reply(header(r.Xid, zk.Zxid(), int32(task.CodeMarshallingError)))
+			return true
+		}
+	case OpRemoveWatches:
+		if !knownWatcherType(r.Mode) {
+			lk.reply(header(r.Xid, zk.Zxid(), int32(task.CodeMarshallingError)))
+			return true
+		}
 	case OpReconfig:
 		lk.reply(header(r.Xid, zk.Zxid(), int32(task.CodeReconfigDisabled)))
 		return true
@@ -120,6 +136,14 @@ func (lk *link) serve(r *Request) bool {
 	}
 	lk.send(req, r, watch, r.Xid)
 	return true
+}
+
+// knownWatcherType reports whether t is a watcher type (children, data,
+// any) that WatcherType.fromInt converts; it throws for any other, and
+// FinalRequestProcessor answers checkWatches and removeWatches
+// MarshallingError.
+func knownWatcherType(t int32) bool {
+	return t >= int32(task.WatcherChildren) && t <= int32(task.WatcherAny)
 }
 
 // send applies req on the session and queues its reply, encoded for r.
@@ -196,18 +220,30 @@ func (lk *link) toTask(r *Request) (task.Request, func(task.Event)) {
 	return nil, nil
 }
 
+// unknownMode is a create mode no server knows.
+const unknownMode task.CreateMode = -1
+
 // writeOp is the task request of a write op (also inside a multi), or nil.
 func writeOp(r *Request) task.Request {
 	switch r.Op {
 	case OpCreate, OpCreate2, OpCreateContainer, OpCreateTTL:
 		cr := &task.CreateRequest{Path: r.Path, Data: r.Data, ACL: r.ACL, Mode: task.CreateMode(r.Flags)}
-		if cr.Mode.IsTTL() {
+		switch {
+		case cr.Mode.IsTTL() && r.Op == OpCreateTTL:
+			cr.TTL = time.Duration(r.TTL) * time.Millisecond
+		case cr.Mode.IsTTL():
 			// A TTL mode outside createTTL has ttl -1: BadArguments
-			// (PrepRequestProcessor.validateCreateRequest).
+			// (PrepRequestProcessor.validateCreateRequest), once the
+			// server has found it supports TTLs (fakezk's remoteCheck).
 			cr.TTL = -time.Millisecond
-			if r.Op == OpCreateTTL {
-				cr.TTL = time.Duration(r.TTL) * time.Millisecond
-			}
+		case r.Op == OpCreateTTL:
+			// A createTTL whose mode is no TTL one: BadArguments
+			// (EphemeralType.validateTTL, "ttl not valid for mode"),
+			// nothing created. 3.8.0 lets ttl -1 through and its
+			// SyncThread dies on it; the fake refuses that too. Given
+			// as a mode no server knows, which the server refuses as
+			// BadArguments (CreateMode.fromFlag).
+			cr.Mode = unknownMode
 		}
 		return cr
 	case OpDelete:

@@ -457,16 +457,11 @@ func (lk *link) handshake(r *bufio.Reader) bool {
 	}
 	timeout := zk.NegotiateTimeout(time.Duration(cr.TimeOut) * time.Millisecond)
 	resp := ConnectResponse{HasReadOnly: cr.HasReadOnly}
-	events := func(ev task.Event) {
-		if ev.Type == task.EventNone && ev.State == task.StateSuspended {
-			lk.close() // a fault cut the link (an expiry too)
-		}
-	}
 	var fl *fakezk.Link
 	if cr.SessionID == 0 {
-		fl, err = zk.Accept(fakezk.ConnConfig{Timeout: timeout, IP: remoteIP(lk.nc)}, events)
+		fl, err = zk.Accept(fakezk.ConnConfig{Timeout: timeout, IP: remoteIP(lk.nc)}, nil)
 	} else if bytes.Equal(cr.Passwd, Password(cr.SessionID)) {
-		fl, err = zk.Resume(cr.SessionID, events)
+		fl, err = zk.Resume(cr.SessionID, nil)
 	} else {
 		err = task.ErrSessionExpired
 	}
@@ -482,6 +477,10 @@ func (lk *link) handshake(r *bufio.Reader) bool {
 	case err != nil:
 		return false
 	}
+	// A fault (an expiry too), or the session resuming on another
+	// connection, cuts the link: it closes at once, whatever the session
+	// still has to deliver (a Delay holds it).
+	fl.OnCut(lk.close)
 	lk.mu.Lock() // writeOut reads the timeout
 	lk.fz, lk.timeout = fl, timeout
 	lk.st.est, lk.st.lop, lk.st.lzxid = time.Now().UnixMilli(), "SESS", zk.Zxid()

@@ -35,11 +35,15 @@
 // Config.OnSession and every subscriber before its flows hear of it. A
 // flow submitted while the session is suspended waits, but its deadline
 // and Flow.Cancel end it at once. AwaitAcrossExpiry runs a task again on
-// the next session.
+// the next session when the session it ran on expired under it (not when
+// it fails with task.ErrSessionExpired on a session still current).
 //
 // Stopping: Close, the end of Run's ctx, or Shutdown. Once Close has
-// returned, Submit and Await refuse work with task.ErrClosed and no
-// request reaches the connection; every flow in flight ends with
+// been called or Run's ctx has ended, Submit and Await refuse work with
+// task.ErrClosed, at once; once Close has returned, no request reaches
+// the connection, even when no Run drives the executor and a job is
+// sending one as Close is called (Close waits for that Conn.Do to
+// return); every flow in flight ends with
 // task.ErrClosed (deferred cleanups do not run their steps: each is
 // reported to Config.OnError), and the connection is closed, which ends
 // the session. The job under way finishes; no later job runs a step.
@@ -51,7 +55,10 @@
 // Run gives ErrAlreadyRunning; a blocking call (Await, AwaitAcrossExpiry,
 // Run, and every blocking recipe API) made while running a job of any
 // executor gives ErrOnExecutor; a nil executor ErrNilExecutor, a nil task
-// task.ErrNilTask.
+// task.ErrNilTask. Step, RunUntilIdle and Shutdown called from a job of
+// the executor run no job inside it: Step reports false, RunUntilIdle
+// returns 0, and Shutdown does what Close does from a job (the executor
+// stops before its next job).
 //
 // Step and RunUntilIdle form a steppable core with no goroutine of its
 // own: a simulation (fakezk/sim) drives executors with them on one
@@ -59,7 +66,9 @@
 // operation, session transition, retry and queue depth; unset, it costs a
 // pointer check and no allocation. executor/otelzk turns it into
 // OpenTelemetry metrics and traces. Config.Logger logs session
-// transitions and, at Debug, each operation's outcome.
+// transitions and, at Debug, each operation's outcome (through an
+// Observer of the executor's own, which Executor.Observer does not hand
+// out).
 //
 // The queues, the stopping bound, the order of a session's end and the
 // observer's hook points in full: executor/RUNTIME.md. The measured cost

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,7 +68,8 @@ type Executor struct {
 	clock   task.Clock
 	onError func(error)
 	onSess  func(task.Event, task.Session)
-	obs     *task.Observer // nil, or every field set (Observer.Filled)
+	obs     *task.Observer // nil, or every field set (Observer.Filled): what the executor tells
+	userObs *task.Observer // Config.Observer, Filled: what Observer returns (obs may wrap it to log)
 	log     *slog.Logger
 	rng     *rand.Rand
 
@@ -80,7 +82,8 @@ type Executor struct {
 	spare       []item
 	spareResps  []task.Response
 	spareEvs    []task.Event
-	refusing    bool // Close or the stop has begun: Submit is refused
+	refusing    bool            // Close or the stop has begun: Submit is refused
+	runCtx      context.Context // Run's ctx, once Run drives: its end refuses Submit too
 	pending     atomic.Int32
 	afterPost   func()      // tests only: called by postFlow between posting and waking Run
 	stopped     atomic.Bool // the shutdown has begun
@@ -90,10 +93,18 @@ type Executor struct {
 	done        chan struct{} // closed when the shutdown is over, or Run ended in a panic
 	finish      sync.Once     // closes done
 
+	// sendMu is the send gate: Send holds it from its last look at
+	// closeReq until Conn.Do has returned, and Close takes it once after
+	// setting closeReq, so that no request reaches the connection after
+	// Close has returned. Not mu: a Conn may call done (postOutcome, which
+	// takes mu) before Do returns.
+	sendMu sync.Mutex
+
 	// Executor goroutine only.
 	down      bool              // the shutdown has begun (stopped, for this goroutine)
 	shutCut   bool              // the shutdown cut looping flows off (drainShutdown)
 	driving   bool              // counted in drivers (misuse.go)
+	inJob     bool              // a job of e is under way (runJob): Step and its kin run none
 	stopCtxs  []context.Context // Run's ctx and CloseWhenDone's: their end stops the executor
 	stopErr   error             // what Run returns: the error of the ctx that stopped it
 	cur       job               // the job Step is running
@@ -135,7 +146,7 @@ func New(cfg Config) (*Executor, error) {
 		clock:   cfg.Clock,
 		onError: cfg.OnError,
 		onSess:  cfg.OnSession,
-		obs:     cfg.Observer.Filled(),
+		userObs: cfg.Observer.Filled(),
 		log:     cfg.Logger,
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
@@ -143,7 +154,12 @@ func New(cfg Config) (*Executor, error) {
 	if e.log == nil {
 		e.log = slog.Default()
 	}
+	e.obs = e.userObs
 	if e.log.Enabled(context.Background(), slog.LevelDebug) {
+		// The executor's own use only: Observer still returns the
+		// user's (nil if none), so what reports through task.ObserverOf
+		// (combinators.Retry, the recipes) reaches the user's Observer
+		// alone.
 		e.obs = logOperations(e.log, e.obs)
 	}
 	e.receive = e.receiveCur
@@ -227,9 +243,16 @@ func (e *Executor) wakeRun() {
 // postFlow hands a submitted flow to the executor from any goroutine,
 // after arm (its deadline's arming, if not nil) on the event queue. It
 // reports false, posting nothing, once Close has been called or the
-// executor is stopping: work submitted then is refused.
+// executor is stopping (Run's ctx has ended, or the shutdown has begun):
+// work submitted then is refused. Run's ctx is asked here, on the
+// submitting goroutine, rather than told by a callback of its own: a
+// context.AfterFunc runs on a goroutine of its own, later, and a Submit
+// made after the cancel returned could still overtake it.
 func (e *Executor) postFlow(arm func(), r runner) bool {
 	e.mu.Lock()
+	if !e.refusing && e.runCtx != nil && e.runCtx.Err() != nil {
+		e.refusing = true
+	}
 	if e.refusing || e.inboxClosed {
 		e.mu.Unlock()
 		return false
@@ -297,7 +320,14 @@ func (e *Executor) drain() {
 // CloseWhenDone (or Run's) ended. Once there is one, the next Step runs no
 // job of the queues but shuts the executor down, as Shutdown does, and
 // reports true; later Steps find nothing to run.
+//
+// Called from a job of e (a step of a flow, a continuation, a callback),
+// Step runs nothing and reports false: jobs run one at a time, to
+// completion, and a job run inside another would break that.
 func (e *Executor) Step() bool {
+	if e.inJob && e.jobUnderWay() {
+		return false
+	}
 	if !e.driving {
 		e.enter()
 		ran := e.stepOrStop()
@@ -347,7 +377,7 @@ func (e *Executor) CloseWhenDone(ctx context.Context) {
 // step runs at most one job, as Step does, without looking for a stop.
 func (e *Executor) step() bool {
 	if !e.started {
-		runJob(e.start)
+		runJob(e, e.start)
 	}
 	e.drain()
 	j := &e.cur
@@ -359,9 +389,9 @@ func (e *Executor) step() bool {
 	if j.fn != nil {
 		fn := j.fn
 		j.fn = nil
-		runJob(fn)
+		runJob(e, fn)
 	} else {
-		runJob(e.receive)
+		runJob(e, e.receive)
 	}
 	return true
 }
@@ -372,8 +402,12 @@ func (e *Executor) runnable() bool {
 
 // RunUntilIdle runs jobs until none is runnable and returns how many ran.
 // A simulation drives executors with it; tasks left waiting for a
-// reconnect do not count as runnable.
+// reconnect do not count as runnable. Called from a job of e, it runs
+// nothing and returns 0, as Step does.
 func (e *Executor) RunUntilIdle() int {
+	if e.inJob && e.jobUnderWay() {
+		return 0
+	}
 	entered := e.enter()
 	n := 0
 	for e.Step() {
@@ -441,10 +475,18 @@ func (e *Executor) onEvent(ev task.Event) {
 		}
 	case task.StateExpired:
 		if e.state != task.StateExpired {
+			// The event is about the session that ends: a Conn puts an
+			// id on Connected only, and expire replaces e.session.
+			if ev.SessionID == 0 {
+				ev.SessionID = e.session.ID
+			}
 			ended = e.expire()
 		}
 		e.state = task.StateExpired
 	case task.StateClosed:
+		if ev.SessionID == 0 {
+			ev.SessionID = e.session.ID
+		}
 		e.state = task.StateClosed
 		ended = e.sessScope.CancelDeferred(task.ErrClosed)
 	default:
@@ -578,6 +620,12 @@ func (t *timer) Stop() bool {
 // queue in the order the connection delivers them. Once a stop has been
 // asked (Close, a stop context ended), requests are failed with
 // task.ErrClosed, unsent.
+//
+// Close may be called on another goroutine while Send runs (with no Run
+// to wait for, Close returns at once): Send looks at closeReq again under
+// the send gate (sendMu), which it holds until Conn.Do has returned and
+// which Close takes once after setting closeReq. So a request either
+// reaches the connection before Close returns or is failed unsent.
 func (e *Executor) Send(req task.Request, r task.Receiver, watch task.Watcher) {
 	if o := e.obs; o != nil {
 		e.sendObserved(o, req, r, watch)
@@ -589,9 +637,45 @@ func (e *Executor) Send(req task.Request, r task.Receiver, watch task.Watcher) {
 		e.tasks.push(job{x: r}, &task.Response{Err: task.ErrClosed})
 		return
 	}
+	e.sendMu.Lock()
+	if e.closeReq.Load() { // Close came since stopAsked: it may have returned
+		e.sendMu.Unlock()
+		e.tasks.push(job{x: r}, &task.Response{Err: task.ErrClosed})
+		return
+	}
 	op := e.newOp(req, r, watch)
-	e.conn.Do(req, op.done, op.notify)
+	e.doSend(req, op.done, op.notify)
 }
+
+// doSend hands req to the connection and opens the send gate (Send closed
+// it). Close looks for its frame (doReturnPC): a Close made inside
+// Conn.Do (an Observer.OnOpEnd run by a done that the Conn calls before
+// Do returns) must not wait for the gate its own goroutine holds.
+//
+//go:noinline
+func (e *Executor) doSend(req task.Request, done func(task.Response), notify func(task.Event)) {
+	defer e.sendMu.Unlock() // even if Do panics: a later Close must not hang
+	e.conn.Do(req, done, notify)
+}
+
+// doReturnPC is the return address of doSend's call of Conn.Do, as
+// runtime.Callers reports it.
+var doReturnPC = func() uintptr {
+	c := &pcConn{}
+	e := &Executor{conn: c}
+	e.sendMu.Lock()
+	e.doSend(nil, nil, nil)
+	return c.pc[0]
+}()
+
+// pcConn is a Conn whose Do records its caller's return address.
+type pcConn struct{ pc [1]uintptr }
+
+func (c *pcConn) Start(func(task.Event)) error { return nil }
+func (c *pcConn) Do(task.Request, func(task.Response), func(task.Event)) {
+	runtime.Callers(2, c.pc[:])
+}
+func (c *pcConn) Close() error { return nil }
 
 // Current implements task.Runtime.
 func (e *Executor) Current() (task.Session, task.State) { return *e.session, e.state }

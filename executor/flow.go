@@ -76,7 +76,10 @@ type Options struct {
 // Close has been called, or the executor is stopping (Run's ctx ended,
 // Shutdown), Submit refuses the flow: k receives task.ErrClosed at once,
 // on the calling goroutine, nothing is sent, and the Flow's Cancel does
-// nothing; with a nil executor, k receives ErrNilExecutor, the same way.
+// nothing; with a nil executor, k receives ErrNilExecutor, and with a nil
+// task task.ErrNilTask, the same way (a nil task is never queued: it
+// would otherwise fail only when the task queue next runs, which while the
+// session is suspended may be never).
 func Submit[T any](e *Executor, t task.Task[T], k task.Cont[T]) *Flow {
 	return SubmitWith(e, t, Options{}, k)
 }
@@ -87,6 +90,13 @@ func SubmitWith[T any](e *Executor, t task.Task[T], opts Options, k task.Cont[T]
 		if k != nil {
 			var zero T
 			k(zero, ErrNilExecutor)
+		}
+		return &Flow{}
+	}
+	if t == nil {
+		if k != nil {
+			var zero T
+			k(zero, task.ErrNilTask)
 		}
 		return &Flow{}
 	}
@@ -117,6 +127,9 @@ type flowRun[T any] struct {
 type result[T any] struct {
 	v   T
 	err error
+	// moved: when the outcome was delivered, the session the flow was
+	// bound to was no longer the executor's current one (it had expired).
+	moved bool
 }
 
 // submit posts the flow; false if the executor refuses it (Close was
@@ -204,7 +217,11 @@ func (r *flowRun[T]) finish(v T, err error) {
 	}
 	switch {
 	case r.ch != nil:
-		r.ch <- result[T]{v, err}
+		res := result[T]{v: v, err: err}
+		if c := r.f.scope; c != nil {
+			res.moved = c.Session().Epoch != r.f.e.session.Epoch
+		}
+		r.ch <- res
 	case r.k != nil:
 		r.k(v, err)
 	case err != nil:
@@ -219,7 +236,8 @@ func (r *flowRun[T]) finish(v T, err error) {
 // task.ErrDeadlineExceeded that says whether the flow had started; they
 // match context.Canceled and context.DeadlineExceeded under errors.Is. Someone
 // must be running the executor (Run) for Await to return before ctx ends.
-// After Close, Await returns task.ErrClosed at once and submits nothing.
+// After Close, or once Run's ctx has ended, Await returns task.ErrClosed
+// at once and submits nothing.
 //
 // Await refuses at once what could only block forever or stall an
 // executor: called on a goroutine that is running an executor's job (a task
@@ -228,29 +246,31 @@ func (r *flowRun[T]) finish(v T, err error) {
 // ErrNilExecutor; with a nil task, task.ErrNilTask. The goroutine that
 // drives the executor with Step may call Await between steps.
 func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
+	res := await(ctx, e, t)
+	return res.v, res.err
+}
+
+// await is Await, with the flow's outcome as it came (moved set when the
+// flow's session had ended by then).
+func await[T any](ctx context.Context, e *Executor, t task.Task[T]) result[T] {
 	switch {
 	case e == nil:
-		var zero T
-		return zero, ErrNilExecutor
+		return result[T]{err: ErrNilExecutor}
 	case t == nil:
-		var zero T
-		return zero, task.ErrNilTask
+		return result[T]{err: task.ErrNilTask}
 	case onExecutorGoroutine():
-		var zero T
-		return zero, ErrOnExecutor
+		return result[T]{err: ErrOnExecutor}
 	}
 	if err := ctx.Err(); err != nil { // ended already: submit nothing
-		var zero T
 		if errors.Is(err, context.DeadlineExceeded) {
-			return zero, fmt.Errorf("executor.Await: %w: the context's deadline had passed before the flow was submitted", task.ErrDeadlineExceeded)
+			return result[T]{err: fmt.Errorf("executor.Await: %w: the context's deadline had passed before the flow was submitted", task.ErrDeadlineExceeded)}
 		}
-		return zero, task.ErrCanceled
+		return result[T]{err: task.ErrCanceled}
 	}
 	r := &flowRun[T]{t: t, ch: make(chan result[T], 1)}
 	f := &r.f
 	if !r.submit(e) {
-		var zero T
-		return zero, task.ErrClosed
+		return result[T]{err: task.ErrClosed}
 	}
 	if pk := park.From(ctx); pk != nil { // a simulation's goroutine (the closure is made only then)
 		pk.Wait(func() bool { return len(r.ch) > 0 || ctx.Err() != nil })
@@ -261,12 +281,12 @@ func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 	// pick.
 	select {
 	case res := <-r.ch:
-		return res.v, res.err
+		return res
 	default:
 	}
 	select {
 	case res := <-r.ch:
-		return res.v, res.err
+		return res
 	case <-ctx.Done():
 		err := error(task.ErrCanceled)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -283,8 +303,7 @@ func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 				err = fmt.Errorf("executor.Await: %w: the context's deadline passed before the flow started (it waited in the executor's queue)", err)
 			}
 		}
-		var zero T
-		return zero, err
+		return result[T]{err: err}
 	}
 }
 
@@ -292,13 +311,23 @@ func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 // runs t again on the next session, until t ends otherwise or ctx does.
 // It is for tasks whose work an expiry undoes or leaves harmless (drawing
 // an ID, say): the caller sees one outcome, not the expiry.
+//
+// It runs t again only when t failed with task.ErrSessionExpired and the
+// session t was bound to had indeed ended by then (the executor had moved
+// to the next one). A t that fails with task.ErrSessionExpired while its
+// session is still current (it used a handle of an older session, say)
+// is not run again: running it on the same session would fail the same
+// way, at once, in a loop; that error is returned. (Under task.Conn's
+// rules a connection reports a session's expiry before it fails requests
+// with task.ErrSessionExpired, so a t that failed because its session
+// expired always finds it ended.)
 func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 	for {
-		v, err := Await(ctx, e, t)
-		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
+		res := await(ctx, e, t)
+		if res.moved && errors.Is(res.err, task.ErrSessionExpired) && ctx.Err() == nil {
 			continue
 		}
-		return v, err
+		return res.v, res.err
 	}
 }
 
@@ -345,6 +374,11 @@ func (e *Executor) Run(ctx context.Context) error {
 	// wait for a shutdown that will never come.
 	defer e.finished()
 	e.CloseWhenDone(ctx)
+	if ctx.Done() != nil {
+		e.mu.Lock()
+		e.runCtx = ctx // Submit refuses work once it has ended (postFlow)
+		e.mu.Unlock()
+	}
 	for {
 		entered := e.enter()
 		for e.Step() { // Step looks for Close and ctx's end before each job
@@ -380,10 +414,14 @@ func (e *Executor) Run(ctx context.Context) error {
 // started (an executor driven by Step, or not yet run): it then refuses
 // later work at once and returns; the executor stops before its next job
 // (Run's, or Step's), so no step of a flow runs after the job that called
-// it. Close is safe from any goroutine and more than once: every call
-// waits as the first would. Since the shutdown closes the connection, do
-// not call Close where the connection's own goroutine runs (an
-// Observer.OnOpEnd): it would wait for that goroutine.
+// it. Even then it waits for a request that the job under way is handing
+// to the connection at that moment (a Conn.Do under way: Send's send
+// gate), so that none reaches the connection after Close has returned;
+// Conn.Do never blocks, so that wait is short. Close is safe from any
+// goroutine and more than once: every call waits as the first would.
+// Since the shutdown closes the connection, do not call Close where the
+// connection's own goroutine runs (an Observer.OnOpEnd): it would wait
+// for that goroutine.
 func (e *Executor) Close() {
 	e.mu.Lock()
 	e.refusing = true
@@ -393,6 +431,14 @@ func (e *Executor) Close() {
 	case e.wake <- struct{}{}:
 	default:
 	}
+	// Every Send from now on finds closeReq under the gate; one that
+	// looked before holds the gate until its Conn.Do has returned. Inside
+	// a Conn.Do (a done the Conn calls before Do returns) the gate is
+	// this goroutine's own, and the Send that holds it looked before.
+	if !inConnDo() {
+		e.sendMu.Lock()
+		e.sendMu.Unlock() // an empty critical section: waiting for the gate is the point
+	}
 	if e.running.Load() && !onExecutorGoroutine() {
 		<-e.done
 	}
@@ -400,7 +446,16 @@ func (e *Executor) Close() {
 
 // Shutdown stops an executor driven by Step, at once, on the executor
 // goroutine: what Run does when it stops (Close says what that is).
+// Called from a job of the executor (a step of a flow, a continuation, a
+// callback), it cannot stop it at once, since jobs run one at a time, to
+// completion: it does what Close does from a job (work is refused at
+// once, no request reaches the connection, and the executor stops before
+// its next job).
 func (e *Executor) Shutdown() {
+	if e.inJob && e.jobUnderWay() {
+		e.Close()
+		return
+	}
 	if e.enter() {
 		defer e.leave()
 	}
@@ -418,7 +473,7 @@ func (e *Executor) shutdown() {
 	if !e.started {
 		e.started = true
 	}
-	runJob(func() { // what the cancellation runs is a job like any other
+	runJob(e, func() { // what the cancellation runs is a job like any other
 		task.NewJob(&e.frames)
 		if e.state == task.StateClosed { // the connection said so already
 			return
@@ -443,7 +498,7 @@ func (e *Executor) shutdown() {
 	// Every task.Flow body has ended by now (the cancellation reached
 	// its Await, and the task queue runs after Close); one that loops on
 	// without awaiting again cannot hold a goroutine past the shutdown.
-	runJob(func() { task.Unwind(&e.frames) })
+	runJob(e, func() { task.Unwind(&e.frames) })
 	e.finished()
 }
 

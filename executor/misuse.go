@@ -39,18 +39,35 @@ var ErrNilExecutor = fmt.Errorf("%w: nil executor", task.ErrInvalidArgument)
 // a job, and is rightly let through; a job of one executor that blocks on
 // another (one goroutine drives many executors in a simulation) is not.
 
-// runJob runs one job of an executor.
+// runJob runs one job of e, marked as under way (e.inJob) while it runs.
 //
 //go:noinline
-func runJob(fn func()) { fn() }
+func runJob(e *Executor, fn func()) {
+	e.inJob = true
+	fn()
+	e.inJob = false
+}
 
 // jobReturnPC is the return address of runJob's call of its job, as
 // runtime.Callers reports it.
 var jobReturnPC = func() uintptr {
 	var pc [1]uintptr
-	runJob(func() { runtime.Callers(2, pc[:]) })
+	runJob(&Executor{}, func() { runtime.Callers(2, pc[:]) })
 	return pc[0]
 }()
+
+// jobUnderWay reports whether a job of e is under way on the calling
+// goroutine, given e.inJob set: then Step, RunUntilIdle and Shutdown,
+// called from it, must not run jobs of their own. A job that panicked
+// left e.inJob set with no job under way any more (its runJob frame is
+// gone from the stack); that is found here, and the mark cleared.
+func (e *Executor) jobUnderWay() bool {
+	if onExecutorGoroutine() {
+		return true
+	}
+	e.inJob = false
+	return false
+}
 
 // drivers counts the goroutines inside Step, RunUntilIdle, Run or
 // Shutdown of some executor, the only calls that run jobs. While it is
@@ -85,23 +102,33 @@ func onExecutorGoroutine() bool {
 		// order), so it is not in one.
 		return false
 	}
+	// A task.Flow body runs on a goroutine of its own, in lockstep with
+	// its executor: it is on the executor too.
+	return onStack(jobReturnPC) || task.InFlowBody()
+}
+
+// onStack reports whether the calling goroutine's stack holds a frame
+// that returns to pc.
+func onStack(pc uintptr) bool {
 	var buf [32]uintptr
 	pcs := buf[:]
 	for {
-		n := runtime.Callers(2, pcs)
-		for _, pc := range pcs[:n] {
-			if pc == jobReturnPC {
+		n := runtime.Callers(3, pcs)
+		for _, p := range pcs[:n] {
+			if p == pc {
 				return true
 			}
 		}
 		if n < len(pcs) {
-			// A task.Flow body runs on a goroutine of its own, in
-			// lockstep with its executor: it is on the executor too.
-			return task.InFlowBody()
+			return false
 		}
 		pcs = make([]uintptr, 4*len(pcs)) // a deep stack: walk it again, wider
 	}
 }
+
+// inConnDo reports whether the calling goroutine is inside an executor's
+// call of Conn.Do (doSend), where it holds that executor's send gate.
+func inConnDo() bool { return onStack(doReturnPC) }
 
 // CanBlock returns ErrOnExecutor when the calling goroutine is running a
 // job of an executor (a task body, a continuation, a callback), where a

@@ -13,8 +13,10 @@ import (
 // flow's start and end.
 
 // Observer returns the executor's Observer (nil if none), with every field
-// set: combinators.Retry reports to it through task.ObserverOf.
-func (e *Executor) Observer() *task.Observer { return e.obs }
+// set: combinators.Retry reports to it through task.ObserverOf. It is
+// Config.Observer's: the Observer the executor makes for itself to log
+// operations at Debug (Config.Logger) is not handed out.
+func (e *Executor) Observer() *task.Observer { return e.userObs }
 
 // sendObserved is Send with an Observer: OnOpStart before the connection
 // has the request, OnOpEnd on the goroutine that completes it, before the
@@ -32,12 +34,23 @@ func (e *Executor) sendObserved(o *task.Observer, req task.Request, r task.Recei
 	}
 	op.d.Tag = o.OnOpStart(op.d.OpInfo)
 	if e.conn == nil || e.state == task.StateClosed || e.stopAsked() {
-		op.observeEnd(task.ErrClosed)
-		op.w, op.notify = nil, nil // no watch is set
-		e.tasks.push(job{x: op}, &task.Response{Err: task.ErrClosed})
+		e.refuseObserved(op)
 		return
 	}
-	e.conn.Do(req, op.done, op.notify)
+	e.sendMu.Lock() // the send gate, as in Send
+	if e.closeReq.Load() {
+		e.sendMu.Unlock()
+		e.refuseObserved(op)
+		return
+	}
+	e.doSend(req, op.done, op.notify)
+}
+
+// refuseObserved fails an observed request with task.ErrClosed, unsent.
+func (e *Executor) refuseObserved(op *sendOp) {
+	op.observeEnd(task.ErrClosed)
+	op.w, op.notify = nil, nil // no watch is set
+	e.tasks.push(job{x: op}, &task.Response{Err: task.ErrClosed})
 }
 
 // observeEnd reports an observed request's outcome (err) to OnOpEnd, on

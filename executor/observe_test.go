@@ -324,7 +324,7 @@ func TestObserverSessions(t *testing.T) {
 		fmt.Sprintf("%v %#x", task.StateSuspended, 0),
 		fmt.Sprintf("%v %#x", task.StateConnected, first),
 		fmt.Sprintf("%v %#x", task.StateSuspended, 0),
-		fmt.Sprintf("%v %#x", task.StateExpired, 0),
+		fmt.Sprintf("%v %#x", task.StateExpired, first),
 		fmt.Sprintf("%v %#x", task.StateConnected, second),
 	}
 	if !slices.Equal(got, want) {

@@ -18,11 +18,14 @@
 // for as Await waits.
 //
 // Guarantees. Jobs run one at a time, to completion, on the goroutine that
-// drives the executor. No step of any flow runs while the session is
-// suspended: the task queue pauses on Suspended and resumes on reconnect,
-// so a Retry after connection loss waits for the reconnect instead of
-// spinning; events (session changes, deadlines, cancellations) are taken
-// even then. Deadlines are absolute times on the executor's clock
+// drives the executor. While the session is suspended the task queue
+// pauses (it resumes on reconnect), so no reply and no queued step moves
+// a flow on, and a Retry after connection loss waits for the reconnect
+// instead of spinning; events (session changes, deadlines,
+// cancellations) are taken even then. What an event's continuation runs
+// then (the rest of a chain after a nested deadline fails, say) reaches
+// no server: the connection fails each request sent while suspended
+// with task.ErrNotSent, and the flow hears of it after the reconnect. Deadlines are absolute times on the executor's clock
 // (Config.Clock or, when nil, the Conn's own: a fakezk.Conn's is its
 // server's; else the wall clock) and fire while suspended; late completions are dropped; cleanups registered with
 // Scope.Defer run as flows of their own, not bound by the deadline.

@@ -21,13 +21,28 @@ import (
 // holds the lock fail at once with ErrAlreadyHeld. To exclude goroutines
 // of one process from each other as well, give each its own Client (each
 // is a contender of its own) or put a sync.Mutex in front.
+//
+// Nor does a Client queue behind a node of its own that it is still
+// deleting in the background: Acquire and TryAcquire first wait, within
+// their own ctx, for every such delete of this Client: a Release that
+// went on after its ctx ended, the cleanup of an Acquire or TryAcquire
+// that ended without the lock (deadline, cancel, busy, error), the delete
+// of the node of a hold lost while the session lived (someone else
+// changed the node), and the release of a lock taken just as ctx ended.
+// None of them waits for another contender, so TryAcquire still never
+// waits behind one.
 type Client struct {
 	ex *executor.Executor
 	l  *Lock
 
-	mu      sync.Mutex
-	held    *Held            // the lock this Client holds, until it ends
-	pending blocking.Pending // Releases going on in the background
+	mu   sync.Mutex
+	held *Held // the lock this Client holds, until it ends
+	// pending counts the deletes of this Client's own nodes going on in
+	// the background (see Client): the next acquire waits for them.
+	pending blocking.Pending
+	// The tasks of Acquire and TryAcquire, counting their cleanups and
+	// their holds' deletes after a loss in pending, made once.
+	acq, tryAcq task.Task[*Held]
 
 	// What its calls name in the errors of a context's end, and Take's
 	// hooks (setHooks), made once.
@@ -47,6 +62,7 @@ func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, erro
 	}
 	what := "lock " + l.Dir() + ": "
 	c := &Client{ex: ex, l: l, whatAcquire: what + "acquire", whatRelease: what + "release", whatFenced: what + "fenced write"}
+	c.acq, c.tryAcq = l.acquire(false, &c.pending), l.acquire(true, &c.pending)
 	c.setHooks()
 	return c, nil
 }
@@ -57,11 +73,13 @@ func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, erro
 // task.ErrDeadlineExceeded (matching context.Canceled and
 // context.DeadlineExceeded under errors.Is). If the lock was acquired
 // just as ctx ended, it is released. On a Client that holds the lock it
-// fails at once with ErrAlreadyHeld. While a Release of this Client goes
-// on in the background (its ctx ended first), Acquire and TryAcquire
-// first wait for it, within their own ctx.
+// fails at once with ErrAlreadyHeld. While a delete of a node of this
+// Client goes on in the background (a Release whose ctx ended first, the
+// cleanup of an attempt that ended without the lock, the delete of a
+// lost hold's node), Acquire and TryAcquire first wait for it, within
+// their own ctx (see Client).
 func (c *Client) Acquire(ctx context.Context) (*Held, error) {
-	return c.acquire(ctx, c.l.Acquire())
+	return c.acquire(ctx, c.acq)
 }
 
 // TryAcquire takes the lock only if no other contender is ahead
@@ -70,7 +88,7 @@ func (c *Client) Acquire(ctx context.Context) (*Held, error) {
 // listing, more after lost replies), as for Acquire. On a Client that
 // holds the lock it fails at once with ErrAlreadyHeld.
 func (c *Client) TryAcquire(ctx context.Context) (*Held, error) {
-	return c.acquire(ctx, c.l.TryAcquire())
+	return c.acquire(ctx, c.tryAcq)
 }
 
 func (c *Client) acquire(ctx context.Context, t task.Task[*Held]) (*Held, error) {
@@ -99,7 +117,7 @@ func (c *Client) setHooks() {
 		c.held = h
 		c.mu.Unlock()
 	}
-	c.undo = func(h *Held) { executor.Submit(c.ex, h.Release(), nil) }
+	c.undo = func(h *Held) { blocking.Background(c.ex, &c.pending, h.Release()) }
 }
 
 // isDone reports whether h has ended (released or lost). A hold that has

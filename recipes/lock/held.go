@@ -9,6 +9,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -29,6 +30,9 @@ type Held struct {
 	version int32
 	sess    task.Session
 	ex      *executor.Executor // set by Client.Acquire, for its Release and Fenced
+	// pending, for a lock taken through a Client, counts the delete of
+	// the node after a loss (lose), from before Done closes.
+	pending *blocking.Pending
 
 	mu        sync.Mutex
 	uncertain bool
@@ -343,9 +347,15 @@ func (h *Held) lose(cause error) {
 	if cause == nil {
 		cause = errors.New("unknown cause")
 	}
-	ended := h.ended
+	del := !h.ended && !errors.Is(cause, task.ErrSessionExpired) && !errors.Is(cause, task.ErrClosed) && h.sessScope != nil
+	done := func() {}
+	if del {
+		// Counted before Done closes: a Client that sees the loss and
+		// acquires again waits for the delete.
+		done = h.pending.Add()
+	}
 	h.end(fmt.Errorf("lock: %w: %s: %w", ErrLockLost, h.path, cause))
-	if ended || errors.Is(cause, task.ErrSessionExpired) || errors.Is(cause, task.ErrClosed) || h.sessScope == nil {
+	if !del {
 		return
 	}
 	// Lost while the session lives: the node was deleted, or written by
@@ -355,6 +365,7 @@ func (h *Held) lose(cause error) {
 	// own. A node gone or made again by someone else is left alone.
 	rt := h.rt
 	task.Go(h.sessScope, zkops.DeleteNode(h.path, task.Stat{Czxid: h.token, EphemeralOwner: h.sess.ID}), func(_ task.Unit, err error) {
+		done()
 		if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
 			rt.Report(err)
 		}

@@ -9,6 +9,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -107,7 +108,7 @@ func New(dir string, opts ...Option) (*Lock, error) {
 		}
 		o.apply(l)
 	}
-	l.acq, l.tryAcq = l.acquire(false), l.acquire(true)
+	l.acq, l.tryAcq = l.acquire(false, nil), l.acquire(true, nil)
 	return l, nil
 }
 
@@ -137,9 +138,14 @@ func (l *Lock) Acquire() task.Task[*Held] { return l.acq }
 // deadlines. Its other errors are Acquire's.
 func (l *Lock) TryAcquire() task.Task[*Held] { return l.tryAcq }
 
-func (l *Lock) acquire(try bool) task.Task[*Held] {
+// acquire is the task of Acquire or TryAcquire (try). A Client passes its
+// pending: the cleanup of an attempt that fails, and the delete that
+// follows the loss of the lock it took, are counted there, so that the
+// Client's next acquire waits for them (see Client); the task face
+// passes nil.
+func (l *Lock) acquire(try bool, pending *blocking.Pending) task.Task[*Held] {
 	return func(s *task.Scope, k task.Cont[*Held]) {
-		a := &attempt{l: l, s: s, k: k, sess: s.Session(), try: try, began: s.Now()}
+		a := &attempt{l: l, s: s, k: k, sess: s.Session(), try: try, began: s.Now(), bg: pending}
 		if canary.On(bugNoPrefix) {
 			a.base = l.child(lockTag)
 		} else {
@@ -194,6 +200,9 @@ type attempt struct {
 	// holding (handoff.go).
 	waited bool
 	marked bool // the mark was sent (on holding, or early by a canary)
+	// bg counts the cleanup and a lost hold's delete, for a Client (nil:
+	// not counted).
+	bg *blocking.Pending
 }
 
 // fail ends the attempt with err. Unless it was withdrawn, the cleanup
@@ -202,7 +211,7 @@ type attempt struct {
 func (a *attempt) fail(err error) {
 	if !a.noCleanup {
 		a.noCleanup = true
-		task.Go(a.s, a.cleanup(), nil)
+		zkops.StartCleanup(a.s, a.bg, a.cleanup())
 	}
 	task.Resume(a.s, a.k, nil, err)
 }
@@ -437,6 +446,7 @@ func (a *attempt) acquired() {
 	h := &a.h
 	h.dir, h.path, h.seq, h.token, h.version, h.sess = a.l.dir, a.path, a.seq, a.stat.Czxid, a.stat.Version, a.sess
 	h.done = make(chan struct{})
+	h.pending = a.bg
 	mark := a.waited && !a.marked && !a.l.listHandoff
 	if mark || a.marked {
 		h.version++

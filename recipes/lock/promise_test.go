@@ -2,9 +2,12 @@ package lock_test
 
 // Promises of the package's docs that an adversarial review found broken,
 // each with the schedule that broke it (they fail on the code before the
-// fix), and two that held with no test of their own.
+// fix), and two that held with no test of their own. The last two (a
+// Client that queued behind a node of its own still being deleted) fail
+// on the code before their fix too.
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
@@ -337,5 +340,119 @@ func TestFastPathReturnsAfterContention(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("requests per re-take alone after the contention ended: %v; re-take %d sent %d, want 1 (the create)", perRound, round+1, n)
 		}
+	}
+}
+
+// The rwlock review's schedule, on lock: Client's doc, "While a Release
+// of this Client goes on in the background ... Acquire and TryAcquire
+// first wait for it"; Lock.TryAcquire "takes the lock only if no other
+// contender is ahead of it"; "an acquire that fails ... leaves no node
+// behind". Client 1 holds the lock; the Client on client 0 waits in
+// Acquire; its ctx is canceled; the cleanup's delete is sent and the
+// connection drops before the server applies it, so Acquire returns with
+// its node still there. Client 1 releases. The Client's TryAcquire, with
+// the lock free, failed with ErrBusy behind the Client's own abandoned
+// node: the cleanup was not counted with the Client's Releases. It is
+// now (zkops.StartCleanup), and the next acquire waits for it.
+func TestCanceledAcquireLeavesNoNodeInTheClientsWay(t *testing.T) {
+	w, _ := newWorld(t, 1, 2, fakezk.Config{})
+	l := mustLock(t, "/lk")
+	other, err := mustRun(t, w, 1, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := lock.NewClient(w.Execs[0], "/lk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cancel context.CancelFunc
+	var acqErr, tryErr error
+	var left []string
+	returned, proceed, over := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	a := w.Go(0, func(a *sim.Actor) {
+		defer close(over)
+		var ctx context.Context
+		ctx, cancel = a.WithCancel(a.Context())
+		_, acqErr = cl.Acquire(ctx)
+		close(returned)
+		if a.Wait(a.Context(), proceed) != nil {
+			return
+		}
+		var h *lock.Held
+		h, tryErr = cl.TryAcquire(a.Context())
+		if tryErr == nil {
+			_ = cl.Release(a.Context(), h)
+		}
+	})
+	w.Settle(func() bool { return len(w.Children("/lk")) == 2 })
+	w.Interrupt(a, cancel)
+	w.Execs[0].RunUntilIdle()
+	w.Server.Drop(w.Conns[0], false)
+	w.Settle(func() bool { return isClosed(returned) })
+	left = w.Children("/lk")
+	if _, err := mustRun(t, w, 1, other.Release()); err != nil {
+		t.Fatal(err)
+	}
+	close(proceed)
+	if !w.Settle(func() bool { return isClosed(over) }) {
+		t.Fatal("actor never ended")
+	}
+	if !errors.Is(acqErr, task.ErrCanceled) {
+		t.Fatalf("Acquire after cancel: %v", acqErr)
+	}
+	if tryErr != nil {
+		t.Fatalf("TryAcquire with the lock free = %v; the directory when the canceled Acquire returned: %v", tryErr, left)
+	}
+}
+
+// The same after a loss: the Client's hold is lost because an operator
+// wrote its node; the node's delete (Held.lose) is delayed by a
+// connection drop. The Client's next TryAcquire, with no other
+// contender, failed with ErrBusy behind the Client's own lost node. The
+// delete is counted now, from before Done closes.
+func TestLostHoldsNodeIsNotInTheClientsWay(t *testing.T) {
+	w, _ := newWorld(t, 1, 1, fakezk.Config{})
+	cl, err := lock.NewClient(w.Execs[0], "/lk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h *lock.Held
+	var acqErr, tryErr error
+	held, over := make(chan struct{}), make(chan struct{})
+	w.Go(0, func(a *sim.Actor) {
+		defer close(over)
+		h, acqErr = cl.Acquire(a.Context())
+		close(held)
+		if acqErr != nil || a.Wait(a.Context(), h.Done()) != nil {
+			return
+		}
+		var h2 *lock.Held
+		h2, tryErr = cl.TryAcquire(a.Context())
+		if tryErr == nil {
+			_ = cl.Release(a.Context(), h2)
+		}
+	})
+	w.Settle(func() bool { return isClosed(held) })
+	if acqErr != nil {
+		t.Fatal(acqErr)
+	}
+	_ = h.Err()
+	w.Drive()
+	if err := w.Server.AdminSetData(h.Path(), []byte("operator")); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10 && !isClosed(h.Done()); i++ {
+		w.Server.RunUntilIdle()
+		w.Execs[0].RunUntilIdle()
+	}
+	if !isClosed(h.Done()) {
+		t.Fatal("the loss was not heard")
+	}
+	w.Server.Drop(w.Conns[0], false)
+	if !w.Settle(func() bool { return isClosed(over) }) {
+		t.Fatal("actor never ended")
+	}
+	if tryErr != nil {
+		t.Fatalf("TryAcquire with no other contender, after the Client's hold was lost: %v", tryErr)
 	}
 }

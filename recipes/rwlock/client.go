@@ -32,6 +32,18 @@ import (
 // upgrade and downgrade). As with sync.RWMutex, a goroutine that holds the read
 // lock must not AcquireRead again: a writer that queued in between makes
 // the second AcquireRead wait behind it, and the writer waits for the first.
+//
+// Nor does it queue behind a node of its own that it is still deleting
+// in the background: Acquire, AcquireRead, TryAcquire and TryAcquireRead
+// first wait, within their own ctx, for every such delete of this
+// Client: a Release that went on after its ctx ended, the cleanup of an
+// acquire that ended without the lock (deadline, cancel, error), the
+// delete of the node of a hold lost while the session lived (someone
+// else changed the node), and the release of a lock taken just as ctx
+// ended. None of them waits for another contender, so a try still never
+// waits behind one; an acquire still waiting for the lock is not among
+// them, so goroutines reading through one Client never wait for each
+// other's acquires.
 type Client struct {
 	ex *executor.Executor
 	l  *RWLock
@@ -39,7 +51,9 @@ type Client struct {
 	mu      sync.Mutex
 	writer  *Held
 	readers map[*Held]struct{}
-	pending blocking.Pending // Releases going on in the background
+	// pending counts the deletes of this Client's own nodes going on in
+	// the background (see lock): the next acquire waits for them.
+	pending blocking.Pending
 }
 
 // NewClient returns a Client on directory dir whose flows run on ex,
@@ -60,10 +74,11 @@ func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, erro
 // by a cleanup that outlives ctx, and Acquire returns task.ErrCanceled or
 // task.ErrDeadlineExceeded (matching context.Canceled and
 // context.DeadlineExceeded under errors.Is). If the lock was acquired just
-// as ctx ended, it is released. It fails at once with ErrAlreadyHeld while
-// this Client holds the lock in either mode.
+// as ctx ended, it is released. This Client's next acquire waits for that
+// cleanup or release (see Client). It fails at once with ErrAlreadyHeld
+// while this Client holds the lock in either mode.
 func (m *Client) Acquire(ctx context.Context) (*Held, error) {
-	return m.lock(ctx, Write, m.l.Acquire())
+	return m.lock(ctx, Write, false)
 }
 
 // AcquireRead waits for the read lock until ctx ends, as Acquire does
@@ -71,24 +86,34 @@ func (m *Client) Acquire(ctx context.Context) (*Held, error) {
 // readers hold. It fails at once with ErrAlreadyHeld while this Client
 // holds the write lock.
 func (m *Client) AcquireRead(ctx context.Context) (*Held, error) {
-	return m.lock(ctx, Read, m.l.AcquireRead())
+	return m.lock(ctx, Read, false)
 }
 
 // TryAcquire takes the write lock only if it need not wait
-// (RWLock.TryAcquire): otherwise it fails with ErrBusy, leaving no node behind. ctx bounds its
-// round trips, as for Acquire.
+// (RWLock.TryAcquire): otherwise it fails with ErrBusy, leaving no node
+// behind. ctx bounds its round trips, and its wait for this Client's own
+// deletes (see Client), as for Acquire.
 func (m *Client) TryAcquire(ctx context.Context) (*Held, error) {
-	return m.lock(ctx, Write, m.l.TryAcquire())
+	return m.lock(ctx, Write, true)
 }
 
 // TryAcquireRead takes the read lock only if no writer is queued below
 // it (RWLock.TryAcquireRead): otherwise it fails with ErrBusy, leaving no node
 // behind.
 func (m *Client) TryAcquireRead(ctx context.Context) (*Held, error) {
-	return m.lock(ctx, Read, m.l.TryAcquireRead())
+	return m.lock(ctx, Read, true)
 }
 
-func (m *Client) lock(ctx context.Context, mode Mode, t task.Task[*Held]) (*Held, error) {
+// lock takes the lock in mode (a try if try), once the Client's own
+// nodes still being deleted are gone (pending): a Release going on in the
+// background, the cleanup of an attempt that failed (its node deleted as
+// a flow of its own, counted from before the failed call returns), the
+// delete that follows a lost hold (counted from before its Done closes),
+// and the release of a lock taken just as ctx ended. None of them waits
+// for another contender, so neither does a try for them; a waiting
+// attempt is not counted, so one goroutine's acquire never waits for
+// another's.
+func (m *Client) lock(ctx context.Context, mode Mode, try bool) (*Held, error) {
 	if err := executor.CanBlock(); err != nil {
 		return nil, err
 	}
@@ -98,10 +123,10 @@ func (m *Client) lock(ctx context.Context, mode Mode, t task.Task[*Held]) (*Held
 	if err := m.refuse(mode); err != nil {
 		return nil, err
 	}
-	return blocking.Take(ctx, "rwlock "+m.l.Dir()+": acquire", m.ex, t, func(h *Held) {
+	return blocking.Take(ctx, "rwlock "+m.l.Dir()+": acquire", m.ex, m.l.acquire(mode, try, &m.pending), func(h *Held) {
 		h.ex = m.ex
 		m.keep(h)
-	}, func(h *Held) { executor.Submit(m.ex, h.Release(), nil) })
+	}, func(h *Held) { blocking.Background(m.ex, &m.pending, h.Release()) })
 }
 
 // refuse says whether a lock in mode must be refused: see Client.

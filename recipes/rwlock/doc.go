@@ -47,7 +47,10 @@
 // One Client serves both modes: the Held knows its mode, and Release
 // gives back either. TryAcquire and TryAcquireRead fail with ErrBusy
 // where Acquire would wait, leaving no node behind; an acquire that ends
-// in any way but success (deadline, cancel, error) leaves none either.
+// in any way but success (deadline, cancel, error) leaves none either
+// (its node is deleted in the background, and the Client's next acquire
+// waits for that, as for a lost hold's node: it never queues behind a
+// node of its own).
 // The lock is not re-entrant: Client refuses Acquire and TryAcquire while
 // it holds the lock in either mode (an upgrade), and AcquireRead and
 // TryAcquireRead while it holds the write lock (a downgrade), with

@@ -6,6 +6,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -30,10 +31,12 @@ type Held struct {
 }
 
 // newHeld returns the lock held in mode on node path, created at stat by
-// session sess.
-func newHeld(mode Mode, dir, path string, seq int64, stat task.Stat, sess task.Session) *Held {
+// session sess; pending, if not nil, counts the delete of its node after
+// a loss (zkops.Holding.Count).
+func newHeld(mode Mode, dir, path string, seq int64, stat task.Stat, sess task.Session, pending *blocking.Pending) *Held {
 	h := &Held{mode: mode, dir: dir, seq: seq, token: stat.Czxid}
 	h.hold.Init(path, stat, sess, fmt.Errorf("rwlock: %w", ErrLockLost), func() bool { return canary.On(bugStaleSession) })
+	h.hold.Count(pending)
 	return h
 }
 

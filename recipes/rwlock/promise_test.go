@@ -14,8 +14,10 @@ import (
 )
 
 // Promises of the package's docs tried by an adversarial review: the
-// first test fails on the code before its fix; the other two held, and
-// check what no other test does.
+// first test fails on the code before its fix; the next two held, and
+// check what no other test does; the last two (a Client that queued
+// behind a node of its own still being deleted) fail on the code before
+// their fix.
 
 // Package doc: "TryAcquire and TryAcquireRead fail with ErrBusy where
 // Acquire would wait, leaving no node behind"; RWLock.TryAcquire "takes the
@@ -158,4 +160,122 @@ func TestClientRefusals(t *testing.T) {
 		t.Errorf("nodes left: %v", got)
 	}
 	noReportedErrors(t, w)
+}
+
+// Package doc: "an acquire that ends in any way but success (deadline,
+// cancel, error) leaves none either"; Client.TryAcquireRead "takes the read
+// lock only if no writer is queued below it"; Client's doc: the Client
+// refuses what would queue behind its own node.
+//
+// Client 1 holds the read lock. The Client on client 0 waits in Acquire
+// (write) behind it; its ctx is canceled; the cleanup's delete of the write
+// node is sent and the connection drops before the server applies it.
+// Acquire returns ErrCanceled with its write node still in the directory,
+// and the cleanup is not counted in the Client's pending give-backs (only
+// Release is), so the Client's next TryAcquireRead, with only a reader
+// holding, fails with ErrBusy "behind" the Client's own abandoned writer.
+// The cleanup is counted now (zkops.CleanupOnError), and the next acquire
+// waits for it.
+func TestCanceledAcquireLeavesNoNodeInTheClientsWay(t *testing.T) {
+	w, _ := newWorld(t, 2)
+	l := mustLock(t, "/rw")
+	if _, err := mustRun(t, w, 1, l.AcquireRead()); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := rwlock.NewClient(w.Execs[0], "/rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cancel context.CancelFunc
+	var acqErr, tryErr error
+	var left []string
+	returned, proceed, over := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	a := w.Go(0, func(a *sim.Actor) {
+		defer close(over)
+		var ctx context.Context
+		ctx, cancel = a.WithCancel(a.Context())
+		_, acqErr = cl.Acquire(ctx)
+		close(returned)
+		if a.Wait(a.Context(), proceed) != nil {
+			return
+		}
+		var h *rwlock.Held
+		h, tryErr = cl.TryAcquireRead(a.Context())
+		if tryErr == nil {
+			_ = cl.Release(a.Context(), h)
+		}
+	})
+	w.Settle(func() bool { return len(w.Children("/rw")) == 2 })
+	w.Interrupt(a, cancel)
+	w.Execs[0].RunUntilIdle()        // the cleanup sends its delete
+	w.Server.Drop(w.Conns[0], false) // ... which the server never applies
+	w.Settle(func() bool { return isClosed(returned) })
+	left = w.Children("/rw")
+	close(proceed)
+	if !w.Settle(func() bool { return isClosed(over) }) {
+		t.Fatal("actor never ended")
+	}
+	if !errors.Is(acqErr, task.ErrCanceled) {
+		t.Fatalf("Acquire after cancel: %v", acqErr)
+	}
+	if tryErr != nil {
+		t.Fatalf("TryAcquireRead with only a reader holding = %v; the directory when the canceled Acquire returned: %v", tryErr, left)
+	}
+}
+
+// The same class (the Client queues behind its own earlier node), after a
+// loss: the Client's write hold is lost because an operator wrote its node;
+// the hold's node is deleted by a flow the Client does not wait for
+// (zkops.Holding.Lose), and a connection blip delays it. The Client's next
+// TryAcquire, with no other contender at all, fails with ErrBusy "taken
+// by another contender", behind the Client's own lost node. (Weaker
+// doc basis than the test above: ErrBusy "found that it would have to
+// wait"; the Client's refusal rules say it never queues behind its own
+// node.) The delete is counted now (zkops.Holding.Count), from before
+// Done closes, and the next acquire waits for it.
+func TestLostHoldsNodeIsNotInTheClientsWay(t *testing.T) {
+	w, _ := newWorld(t, 1)
+	cl, err := rwlock.NewClient(w.Execs[0], "/rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h *rwlock.Held
+	var acqErr, tryErr error
+	held, over := make(chan struct{}), make(chan struct{})
+	w.Go(0, func(a *sim.Actor) {
+		defer close(over)
+		h, acqErr = cl.Acquire(a.Context())
+		close(held)
+		if acqErr != nil || a.Wait(a.Context(), h.Done()) != nil {
+			return
+		}
+		var h2 *rwlock.Held
+		h2, tryErr = cl.TryAcquire(a.Context())
+		if tryErr == nil {
+			_ = cl.Release(a.Context(), h2)
+		}
+	})
+	w.Settle(func() bool { return isClosed(held) })
+	if acqErr != nil {
+		t.Fatal(acqErr)
+	}
+	_ = h.Err() // the node watch
+	w.Drive()
+	if err := w.Server.AdminSetData(h.Path(), []byte("operator")); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10 && !isClosed(h.Done()); i++ {
+		w.Server.RunUntilIdle()
+		w.Execs[0].RunUntilIdle()
+	}
+	if !isClosed(h.Done()) {
+		t.Fatal("the loss was not heard")
+	}
+	w.Server.Drop(w.Conns[0], false) // the lost node's delete is in flight
+	if !w.Settle(func() bool { return isClosed(over) }) {
+		t.Fatal("actor never ended")
+	}
+	if tryErr != nil {
+		t.Fatalf("TryAcquire with no other contender, after the Client's hold was lost: %v", tryErr)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -103,31 +104,36 @@ func (l *RWLock) child(name string) string { return l.dir + "/" + name }
 // cannot settle. In every failure the contender node, if it was created,
 // is deleted by a cleanup flow of its own that outlives the deadline and
 // retries past connection loss.
-func (l *RWLock) Acquire() task.Task[*Held] { return l.acquire(Write, false) }
+func (l *RWLock) Acquire() task.Task[*Held] { return l.acquire(Write, false, nil) }
 
 // AcquireRead returns a task that waits for the read lock (shared) and
 // succeeds with it held: it holds once no writer's node is below its own,
 // so it waits behind a writer that queued before it even while only
 // readers hold. Its errors and cleanup are Acquire's.
-func (l *RWLock) AcquireRead() task.Task[*Held] { return l.acquire(Read, false) }
+func (l *RWLock) AcquireRead() task.Task[*Held] { return l.acquire(Read, false, nil) }
 
 // TryAcquire returns a task that takes the write lock only if it need not
 // wait: when the first listing after its create shows another contender
 // below it, it deletes its node and fails with ErrBusy. Whichever way it
 // ends it leaves no node behind (a failed delete is left to the cleanup
 // flow of Acquire). Its other errors are Acquire's.
-func (l *RWLock) TryAcquire() task.Task[*Held] { return l.acquire(Write, true) }
+func (l *RWLock) TryAcquire() task.Task[*Held] { return l.acquire(Write, true, nil) }
 
 // TryAcquireRead is TryAcquire for the read lock: it fails with ErrBusy
 // when a writer's node is below its own.
-func (l *RWLock) TryAcquireRead() task.Task[*Held] { return l.acquire(Read, true) }
+func (l *RWLock) TryAcquireRead() task.Task[*Held] { return l.acquire(Read, true, nil) }
 
-func (l *RWLock) acquire(mode Mode, try bool) task.Task[*Held] {
+// acquire is the task of Acquire, AcquireRead, TryAcquire or
+// TryAcquireRead. A Client passes its pending: the cleanup of an attempt
+// that fails, and the delete that follows the loss of the lock it took,
+// are counted there, so that the Client's next acquire waits for them
+// (see Client); the task face passes nil.
+func (l *RWLock) acquire(mode Mode, try bool, pending *blocking.Pending) task.Task[*Held] {
 	return func(s *task.Scope, k task.Cont[*Held]) {
 		sc := s.Child()
-		a := &attempt{l: l, s: sc, sess: s.Session(), mode: mode, try: try}
+		a := &attempt{l: l, s: sc, sess: s.Session(), mode: mode, try: try, pending: pending}
 		a.prefix = prefix(zkops.NewID(zkops.Draws(s)), mode)
-		a.undo = sc.Defer(a.cleanup())
+		k, a.undo = zkops.CleanupOnError(s, pending, a.cleanup(), k)
 		task.RunIn(sc, task.Task[*Held](a.run), k)
 	}
 }
@@ -142,7 +148,10 @@ type attempt struct {
 	try    bool
 	prefix string
 	undo   func() // withdraws the cleanup once the lock is held
-	k      task.Cont[*Held]
+	// pending counts the cleanup and a lost hold's delete, for a
+	// Client (nil: not counted).
+	pending *blocking.Pending
+	k       task.Cont[*Held]
 
 	name string
 	seq  int64
@@ -339,8 +348,15 @@ func (a *attempt) decide(names []string) {
 	case a.try:
 		busy := fmt.Errorf("rwlock: %w: %s is behind %s", ErrBusy, a.l.child(a.name), a.l.child(q[w].name))
 		// Withdraw before failing, so the caller sees no node of ours;
-		// if the delete fails, the cleanup flow deletes it.
-		task.Run(a.s, zkops.Delete(a.l.child(a.name)), func(task.Unit, error) { a.fail(busy) })
+		// if the delete fails, the cleanup flow deletes it (else it has
+		// nothing left to do, and a Client's next acquire need not wait
+		// for it).
+		task.Run(a.s, zkops.Delete(a.l.child(a.name)), func(_ task.Unit, err error) {
+			if err == nil {
+				a.undo()
+			}
+			a.fail(busy)
+		})
 	default:
 		a.waitFor(a.l.child(q[w].name), head)
 	}
@@ -364,7 +380,7 @@ func (a *attempt) waitFor(pred string, head bool) {
 
 func (a *attempt) acquired() {
 	a.undo()
-	h := newHeld(a.mode, a.l.dir, a.l.child(a.name), a.seq, a.stat, a.sess)
+	h := newHeld(a.mode, a.l.dir, a.l.child(a.name), a.seq, a.stat, a.sess, a.pending)
 	h.hold.Start(a.s)
 	task.Resume(a.s, a.k, h, nil)
 }

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
-	"github.com/zkflow/zkflow/internal/canary"
-	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -270,25 +268,6 @@ func TestSimDeterminism(t *testing.T) {
 func TestSimExplore(t *testing.T) {
 	_, sc := newBlockingSim()
 	sim.Explore(t, sc)
-}
-
-// The regression seed of the withdrawn cleanup still runs the schedule it
-// was recorded with: with zkops/withdraw-cut-cleanup switched back on it
-// fails, as it did on the old code (the simulation reaches that schedule
-// about once in 250,000 seeds, too seldom for a canary hunt; were the
-// scenario changed so that the seed no longer reaches it, this fails and
-// the regression seed has lost its meaning). Not parallel: canaries are
-// process-wide.
-func TestRegressionSeedCatchesWithdrawnCleanup(t *testing.T) {
-	restore := canary.Enable(zkops.BugWithdrawCutCleanup)
-	defer restore()
-	_, sc := newBlockingSim()
-	sc.OutageEnds = false // as Explore replays it (Regression.NoOutageEnds)
-	res := sim.RunSeed(sc, 198752752005405, false)
-	if res.Err == nil || res.Kind != sim.Liveness {
-		t.Fatalf("seed 198752752005405 with %s on: %v (%v), want a liveness failure", zkops.BugWithdrawCutCleanup, res.Err, res.Kind)
-	}
-	t.Logf("caught: %v", res.Err)
 }
 
 // judgeLeases judges the fencing log: no "late" write applied, and in the

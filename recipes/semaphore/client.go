@@ -15,9 +15,24 @@ import (
 // any goroutine and need someone running the executor (executor.Run). One
 // Client may acquire several leases (each Acquire is an acquirer of its
 // own).
+//
+// A Client never meets a node of its own that it is still deleting in the
+// background: Acquire, TryAcquire and AcquireMany first wait, within
+// their own ctx, for every such delete of this Client: a Release that
+// went on after its ctx ended, the cleanup of an acquire that ended
+// without the lease (deadline, cancel, error; the internal lock's node
+// included), the delete of the node of a lease lost while the session
+// lived (someone else changed the node), and the release of a lease taken
+// just as ctx ended. None of them waits for another acquirer, so a try
+// still never waits behind one; an acquire still waiting for a lease is
+// not among them, so goroutines acquiring through one Client never wait
+// for each other's acquires.
 type Client struct {
 	ex *executor.Executor
 	m  *Semaphore
+	// pending counts the deletes of this Client's own nodes going on in
+	// the background (see Client): the next acquire waits for them.
+	pending blocking.Pending
 }
 
 // NewClient returns a Client of n leases on path whose flows run on
@@ -41,7 +56,7 @@ func NewClient(ex *executor.Executor, path string, n int, opts ...Option) (*Clie
 // context.Canceled and context.DeadlineExceeded under errors.Is). If the
 // lease was acquired just as ctx ended, it is released.
 func (b *Client) Acquire(ctx context.Context) (*Lease, error) {
-	ls, err := await(ctx, "semaphore "+b.m.Path()+": acquire", b.ex, oneOf(b.m.Acquire()))
+	ls, err := b.await(ctx, "semaphore "+b.m.Path()+": acquire", oneOf(b.m.acquire(false, &b.pending)))
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +67,7 @@ func (b *Client) Acquire(ctx context.Context) (*Lease, error) {
 // it fails with ErrBusy, leaving no node behind, instead of waiting. ctx
 // bounds the round trips it takes, as for Acquire.
 func (b *Client) TryAcquire(ctx context.Context) (*Lease, error) {
-	ls, err := await(ctx, "semaphore "+b.m.Path()+": try acquire", b.ex, oneOf(b.m.TryAcquire()))
+	ls, err := b.await(ctx, "semaphore "+b.m.Path()+": try acquire", oneOf(b.m.acquire(true, &b.pending)))
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +81,7 @@ func (b *Client) AcquireMany(ctx context.Context, k int) ([]*Lease, error) {
 	if err := b.m.checkMany(k); err != nil {
 		return nil, err // at once, whatever ctx and the executor
 	}
-	return await(ctx, "semaphore "+b.m.Path()+": acquire many", b.ex, b.m.AcquireMany(k))
+	return b.await(ctx, "semaphore "+b.m.Path()+": acquire many", b.m.acquireMany(k, &b.pending))
 }
 
 // Executor is the executor the Client runs its flows on.
@@ -79,14 +94,22 @@ func oneOf(t task.Task[*Lease]) task.Task[[]*Lease] {
 	return combinators.Map(t, func(l *Lease) []*Lease { return []*Lease{l} })
 }
 
-func await(ctx context.Context, what string, ex *executor.Executor, t task.Task[[]*Lease]) ([]*Lease, error) {
-	return blocking.Take(ctx, what, ex, t, func(ls []*Lease) {
+// await runs t once the Client's own deletes in the background are done
+// (pending), and waits for it (blocking.Take).
+func (b *Client) await(ctx context.Context, what string, t task.Task[[]*Lease]) ([]*Lease, error) {
+	if err := executor.CanBlock(); err != nil {
+		return nil, err
+	}
+	if err := b.pending.Wait(ctx, what); err != nil {
+		return nil, err
+	}
+	return blocking.Take(ctx, what, b.ex, t, func(ls []*Lease) {
 		for _, l := range ls {
-			l.ex = ex
+			l.ex = b.ex
 		}
 	}, func(ls []*Lease) {
 		for _, l := range ls {
-			executor.Submit(ex, l.Release(), nil)
+			blocking.Background(b.ex, &b.pending, l.Release())
 		}
 	})
 }
@@ -95,7 +118,8 @@ func await(ctx context.Context, what string, ex *executor.Executor, t task.Task[
 // release is always started, whatever ctx: if ctx has ended, or ends
 // before the delete is done, Release returns its error
 // (task.ErrCanceled or task.ErrDeadlineExceeded) and the release goes on
-// in the background (l's Done closes, the node is deleted). A Lease not
+// in the background (l's Done closes, the node is deleted, and this
+// Client's next acquire waits for that). A Lease not
 // taken through a Client on this executor (one on another executor, or
 // Semaphore.Acquire run by hand) is refused with task.ErrInvalidArgument:
 // run its own Release on the executor that took it.
@@ -103,7 +127,7 @@ func (b *Client) Release(ctx context.Context, l *Lease) error {
 	if err := blocking.Owned(b.ex, exOf(l), errNotOurs); err != nil {
 		return err
 	}
-	_, err := blocking.Give(ctx, "semaphore "+b.m.Path()+": release", b.ex, nil, l.Release())
+	_, err := blocking.Give(ctx, "semaphore "+b.m.Path()+": release", b.ex, &b.pending, l.Release())
 	return err
 }
 

@@ -29,7 +29,8 @@
 // works also when ctx ended meanwhile: it returns ctx's error at once and
 // the lease node is deleted in the background (Done closes when the
 // executor starts the release, before the delete, not necessarily before
-// Release returns). A
+// Release returns; the Client's next acquire waits for the delete, as for
+// its other deletes in the background: see Client). A
 // background delete that fails for good goes to the executor's
 // Config.OnError: log or count what it hears there (task.ErrClosed and
 // task.ErrSessionExpired only say that the session ended, taking the

@@ -3,9 +3,12 @@ package semaphore_test
 // Promises of the package's docs tried by an adversarial review: the
 // first two tests (AcquireMany's bad k, a busy try whose withdraw is
 // refused) fail on the code before their fix; the others held, and check
-// what no other test does.
+// what no other test does, but the last two (a Client that met a node of
+// its own still being deleted), which fail on the code before their fix
+// too.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -352,5 +355,118 @@ func TestExpiryDuringInternalUnlock(t *testing.T) {
 		t.Fatalf("another session's TryAcquire after the expiry: %v", err)
 	} else if _, err := mustRun(t, w, 1, l.Release()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The rwlock review's schedule, on semaphore: "An acquire that fails, is
+// canceled or passes its deadline leaves no node behind"; TryAcquire
+// "takes a lease only if one is free now". With n = 1, client 1 holds
+// the lease; the Client on client 0 waits in Acquire, holding the
+// internal lock; its ctx is canceled; the cleanup's delete is sent and
+// the connection drops before the server applies it, so Acquire returns
+// with its lease node and internal lock node still there. Client 1
+// releases. The Client's TryAcquire, with the lease free, failed with
+// ErrBusy behind its own internal lock node: the Client counted nothing
+// it did in the background. It counts the cleanup now
+// (zkops.CleanupOnError), and the next acquire waits for it.
+func TestCanceledAcquireLeavesNoNodeInTheClientsWay(t *testing.T) {
+	w, _ := newWorld(t, 1, 2)
+	s := mustSem(t, "/sem", 1)
+	other, err := mustRun(t, w, 1, s.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := semaphore.NewClient(w.Execs[0], "/sem", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cancel context.CancelFunc
+	var acqErr, tryErr error
+	returned, proceed, over := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	a := w.Go(0, func(a *sim.Actor) {
+		defer close(over)
+		var ctx context.Context
+		ctx, cancel = a.WithCancel(a.Context())
+		_, acqErr = cl.Acquire(ctx)
+		close(returned)
+		if a.Wait(a.Context(), proceed) != nil {
+			return
+		}
+		var l *semaphore.Lease
+		l, tryErr = cl.TryAcquire(a.Context())
+		if tryErr == nil {
+			_ = cl.Release(a.Context(), l)
+		}
+	})
+	w.Settle(func() bool { return len(w.Children("/sem/leases")) == 2 })
+	w.Interrupt(a, cancel)
+	w.Execs[0].RunUntilIdle()
+	w.Server.Drop(w.Conns[0], false)
+	w.Settle(func() bool { return isClosed(returned) })
+	left := append(w.Children("/sem/leases"), w.Children("/sem/locks")...)
+	if _, err := mustRun(t, w, 1, other.Release()); err != nil {
+		t.Fatal(err)
+	}
+	close(proceed)
+	if !w.Settle(func() bool { return isClosed(over) }) {
+		t.Fatal("actor never ended")
+	}
+	if !errors.Is(acqErr, task.ErrCanceled) {
+		t.Fatalf("Acquire after cancel: %v", acqErr)
+	}
+	if tryErr != nil {
+		t.Fatalf("TryAcquire with the lease free = %v; left when the canceled Acquire returned: %v", tryErr, left)
+	}
+}
+
+// The same after a loss: the Client's lease is lost because an operator
+// wrote its node; the node's delete (zkops.Holding.Lose) is delayed by a
+// connection drop. The Client's next TryAcquire, with no other acquirer,
+// failed with ErrBusy (1 of 1 leases taken, by its own lost lease). The
+// delete is counted now (zkops.Holding.Count), from before Done closes.
+func TestLostLeasesNodeIsNotInTheClientsWay(t *testing.T) {
+	w, _ := newWorld(t, 1, 1)
+	cl, err := semaphore.NewClient(w.Execs[0], "/sem", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l *semaphore.Lease
+	var acqErr, tryErr error
+	held, over := make(chan struct{}), make(chan struct{})
+	w.Go(0, func(a *sim.Actor) {
+		defer close(over)
+		l, acqErr = cl.Acquire(a.Context())
+		close(held)
+		if acqErr != nil || a.Wait(a.Context(), l.Done()) != nil {
+			return
+		}
+		var l2 *semaphore.Lease
+		l2, tryErr = cl.TryAcquire(a.Context())
+		if tryErr == nil {
+			_ = cl.Release(a.Context(), l2)
+		}
+	})
+	w.Settle(func() bool { return isClosed(held) })
+	if acqErr != nil {
+		t.Fatal(acqErr)
+	}
+	_ = l.Err()
+	w.Drive()
+	if err := w.Server.AdminSetData(l.Path(), []byte("operator")); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10 && !isClosed(l.Done()); i++ {
+		w.Server.RunUntilIdle()
+		w.Execs[0].RunUntilIdle()
+	}
+	if !isClosed(l.Done()) {
+		t.Fatal("the loss was not heard")
+	}
+	w.Server.Drop(w.Conns[0], false)
+	if !w.Settle(func() bool { return isClosed(over) }) {
+		t.Fatal("actor never ended")
+	}
+	if tryErr != nil {
+		t.Fatalf("TryAcquire with no other acquirer, after the Client's lease was lost: %v", tryErr)
 	}
 }

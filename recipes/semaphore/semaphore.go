@@ -8,6 +8,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
@@ -125,7 +126,7 @@ func (m *Semaphore) child(name string) string { return m.leases() + "/" + name }
 // a retry cannot settle. In every failure the lease node, if it was
 // created, is deleted and the internal lock released by a cleanup flow of
 // its own that outlives the deadline and retries past connection loss.
-func (m *Semaphore) Acquire() task.Task[*Lease] { return m.acquire(false) }
+func (m *Semaphore) Acquire() task.Task[*Lease] { return m.acquire(false, nil) }
 
 // TryAcquire returns a task that takes a lease only if one is free now: it
 // takes the internal lock with lock.TryAcquire (so it fails with ErrBusy
@@ -135,7 +136,7 @@ func (m *Semaphore) Acquire() task.Task[*Lease] { return m.acquire(false) }
 // fails with ErrBusy: when the caller hears ErrBusy no node of the try is
 // left. Whichever way it ends, it leaves no node behind (after other
 // failures, by the cleanup of Acquire). Its other errors are Acquire's.
-func (m *Semaphore) TryAcquire() task.Task[*Lease] { return m.acquire(true) }
+func (m *Semaphore) TryAcquire() task.Task[*Lease] { return m.acquire(true, nil) }
 
 // checkMany refuses a k AcquireMany cannot take.
 func (m *Semaphore) checkMany(k int) error {
@@ -152,7 +153,11 @@ func (m *Semaphore) checkMany(k int) error {
 // task.ErrInvalidArgument (k > n leases could never be held). Two
 // acquirers of several leases each can hold some and wait for the rest
 // of each other: give such waits a deadline.
-func (m *Semaphore) AcquireMany(k int) task.Task[[]*Lease] {
+func (m *Semaphore) AcquireMany(k int) task.Task[[]*Lease] { return m.acquireMany(k, nil) }
+
+// acquireMany is AcquireMany, its acquires and its releases counted in
+// pending for a Client (nil: not counted; see acquire).
+func (m *Semaphore) acquireMany(k int, pending *blocking.Pending) task.Task[[]*Lease] {
 	if err := m.checkMany(k); err != nil {
 		return task.Fail[[]*Lease](err)
 	}
@@ -164,8 +169,17 @@ func (m *Semaphore) AcquireMany(k int) task.Task[[]*Lease] {
 				task.Resume(s, done, got, nil)
 				return
 			}
-			task.Run(s, m.Acquire(), func(l *Lease, err error) {
+			task.Run(s, m.acquire(false, pending), func(l *Lease, err error) {
 				if err != nil {
+					if pending != nil {
+						// Counted flows of their own: the Client's next
+						// acquire waits for them.
+						for _, l := range got {
+							zkops.StartCleanup(s, pending, l.Release())
+						}
+						done(nil, err)
+						return
+					}
 					releaseAll(s, got, func() { done(nil, err) })
 					return
 				}
@@ -196,13 +210,22 @@ func releaseAll(s *task.Scope, ls []*Lease, k func()) {
 	}
 }
 
-func (m *Semaphore) acquire(try bool) task.Task[*Lease] {
+// acquire is the task of Acquire or TryAcquire (try). A Client passes its
+// pending: the cleanup of an attempt that fails (the internal lock's
+// included), and the delete that follows the loss of the lease it took,
+// are counted there, so that the Client's next acquire waits for them
+// (see Client); the task face passes nil.
+func (m *Semaphore) acquire(try bool, pending *blocking.Pending) task.Task[*Lease] {
 	return func(s *task.Scope, k task.Cont[*Lease]) {
 		sc := s.Child()
-		a := &attempt{m: m, s: sc, sess: s.Session(), try: try}
+		a := &attempt{m: m, s: sc, sess: s.Session(), try: try, pending: pending}
 		a.prefix = prefix(newID(zkops.Draws(s)))
-		a.undo = sc.Defer(a.cleanup())
-		task.RunIn(sc, task.Task[*Lease](a.run), k)
+		stop := zkops.CountIn(sc, pending) // the internal lock's cleanup
+		k, a.undo = zkops.CleanupOnError(s, pending, a.cleanup(), k)
+		task.RunIn(sc, task.Task[*Lease](a.run), func(l *Lease, err error) {
+			stop()
+			k(l, err)
+		})
 	}
 }
 
@@ -216,7 +239,10 @@ type attempt struct {
 	prefix string
 	try    bool
 	undo   func() // withdraws the cleanup once the lease is held
-	k      task.Cont[*Lease]
+	// pending counts the cleanup and a lost lease's delete, for a
+	// Client (nil: not counted).
+	pending *blocking.Pending
+	k       task.Cont[*Lease]
 
 	inner *lock.Held // the internal lock, while held
 	name  string
@@ -450,6 +476,7 @@ func (a *attempt) acquired() {
 	a.undo()
 	seq, _ := seqOf(a.name)
 	l := newLease(a.m.child(a.name), seq, a.stat, a.sess)
+	l.hold.Count(a.pending)
 	l.hold.Start(a.s)
 	if a.inner == nil {
 		task.Resume(a.s, a.k, l, nil)

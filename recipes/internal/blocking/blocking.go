@@ -268,8 +268,13 @@ func Owned(ex, owner *executor.Executor, notOurs error) error {
 }
 
 // Pending counts the give-backs of a Client still running in the
-// background (Give). The zero value is ready; a nil *Pending counts
-// nothing. Safe from any goroutine.
+// background (Give, Background), and any other work of the Client that
+// deletes a node of its own nobody waits for (Add: the cleanup of an
+// attempt that failed, the delete that follows a lost hold), so that
+// the Client's next take waits for them (Wait) instead of finding its
+// own node in its way. Count only work that ends without waiting for
+// other clients: a take waits for all of it. The zero value is ready; a
+// nil *Pending counts nothing. Safe from any goroutine.
 type Pending struct {
 	mu   sync.Mutex
 	n    int
@@ -281,6 +286,24 @@ type Pending struct {
 // ends it, to be called once that work has ended, whatever its outcome
 // (more calls do nothing).
 func (p *Pending) Add() func() { return p.add() }
+
+// Background submits t to ex as a flow nobody waits for (what undoes a
+// Take whose caller stopped waiting: the release of a lock taken just as
+// ctx ended), counted in p from now until it ends, whatever its outcome,
+// so that the Client's next take waits for it (Wait) rather than meet
+// what t gives back still there. A failure goes to the executor's
+// Config.OnError, as the failures of other flows nobody waits for do;
+// task.ErrClosed excepted (the connection, and with it the session, is
+// closed). Any goroutine; a nil p counts nothing.
+func Background[T any](ex *executor.Executor, p *Pending, t task.Task[T]) {
+	done := p.add()
+	executor.Submit(ex, t, func(_ T, err error) {
+		done()
+		if err != nil && !errors.Is(err, task.ErrClosed) && ex != nil {
+			ex.Report(err) // on the executor goroutine: a refused Submit gives ErrClosed
+		}
+	})
+}
 
 // add counts one piece of work and returns the function that ends it
 // (once).

@@ -110,9 +110,10 @@ func Fenced(path string, version int32, ops []task.MultiOp, lost func(cause, err
 // caller's context ending during the outage, never deletes, and the node
 // stays for the session's life. A canary (internal/canary): the
 // simulation reaches it about once in 250,000 seeds, too seldom to hunt;
-// lock's TestReleaseCutShortByDeadlineStillDeletes catches it in a
-// directed history, and semaphore's
-// TestRegressionSeedCatchesWithdrawnCleanup in the seed that found it.
+// lock's and semaphore's TestReleaseCutShortByDeadlineStillDeletes
+// catch it in directed histories (semaphore's blocking seed that found
+// it, 198752752005405, no longer reaches the schedule since its Client
+// waits for its own background deletes).
 const BugWithdrawCutCleanup canary.Name = "zkops/withdraw-cut-cleanup"
 
 // Detached runs del, a cleanup, so that it outlives the caller: it is

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -22,8 +23,9 @@ type Holding struct {
 	version int32
 	czxid   int64 // the node's incarnation
 	sess    task.Session
-	lost    error       // the recipe's sentinel, wrapped by every loss
-	stale   func() bool // a canary: nil, or true to ignore the session's end
+	lost    error             // the recipe's sentinel, wrapped by every loss
+	stale   func() bool       // a canary: nil, or true to ignore the session's end
+	pending *blocking.Pending // counts the delete after a loss (Count)
 
 	mu        sync.Mutex
 	uncertain bool
@@ -50,6 +52,13 @@ func (h *Holding) Init(path string, st task.Stat, sess task.Session, lost error,
 	h.path, h.version, h.czxid, h.sess, h.lost, h.stale = path, st.Version, st.Czxid, sess, lost, stale
 	h.done = make(chan struct{})
 }
+
+// Count has the delete that follows a loss (Lose) counted in p, a
+// blocking Client's Pending, from before Done closes until the delete
+// ends, whatever its outcome: the Client's next attempt, made once it
+// sees the loss, waits for it instead of queueing behind its own lost
+// node. Call it before Start; a nil p counts nothing.
+func (h *Holding) Count(p *blocking.Pending) { h.pending = p }
 
 // Path is the node's path.
 func (h *Holding) Path() string { return h.path }
@@ -199,8 +208,13 @@ func (h *Holding) Lose(cause error) {
 	h.mu.Lock()
 	ended := h.err != nil
 	h.mu.Unlock()
+	del := !ended && h.rt != nil && h.czxid != 0 && !errors.Is(cause, task.ErrSessionExpired) && !errors.Is(cause, task.ErrClosed)
+	done := func() {}
+	if del {
+		done = h.pending.Add() // before Done closes: see Count
+	}
 	h.End(fmt.Errorf("%w: %s: %w", h.lost, h.path, cause))
-	if ended || h.rt == nil || h.czxid == 0 || errors.Is(cause, task.ErrSessionExpired) || errors.Is(cause, task.ErrClosed) {
+	if !del {
 		return
 	}
 	// Lost while the session lives: the node was deleted, or written by
@@ -210,6 +224,7 @@ func (h *Holding) Lose(cause error) {
 	// again by someone else, is left alone.
 	rt := h.rt
 	task.Go(rt.SessionScope(), DeleteNode(h.path, task.Stat{Czxid: h.czxid, EphemeralOwner: h.sess.ID}), func(_ task.Unit, err error) {
+		done()
 		if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
 			rt.Report(fmt.Errorf("%w: delete %s after the loss: %w", h.lost, h.path, err))
 		}

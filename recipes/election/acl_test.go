@@ -89,3 +89,39 @@ func TestMasterLeaseDirectoryNotWritable(t *testing.T) {
 		t.Fatal("the master node is there after the failed campaign")
 	}
 }
+
+// A candidate behind a node it may not READ fails its campaign with
+// ErrNoAuth at once (WithACL's doc): ZooKeeper would never tell it of
+// that node's delete, so waiting there would be waiting for ever. The
+// check fails on the code that watched the predecessor with exists
+// alone: the campaign then never ended.
+func TestCampaignBehindAnUnreadableCandidate(t *testing.T) {
+	w, _ := newWorld(t, 1, 2, fakezk.Config{})
+	unreadable := []task.ACL{{Perms: task.PermAll &^ task.PermRead, Scheme: "world", ID: "anyone"}}
+	first, err := election.New("/svc/e", election.WithACL(func(p string) []task.ACL {
+		if p == "/svc/e" || p == "/svc" {
+			return task.OpenACL
+		}
+		return unreadable
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustRun(t, w, 1, first.Campaign()); err != nil {
+		t.Fatal(err)
+	}
+	second, err := election.New("/svc/e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sim.Submit(w, 0, second.Campaign())
+	if !w.Settle(func() bool { return o.Done }) {
+		t.Fatal("a campaign behind a candidate it may not read never ended")
+	}
+	if !errors.Is(o.Err, task.ErrNoAuth) {
+		t.Fatalf("campaign: %v; want ErrNoAuth", o.Err)
+	}
+	if kids := w.Children("/svc/e"); len(kids) != 1 {
+		t.Fatalf("after the failed campaign the directory holds %v, want the first candidate's node alone", kids)
+	}
+}

@@ -81,8 +81,9 @@ func WithOnState(fn func(l *Leadership, s State)) Option {
 // write as well as create and delete children. Every candidate must be
 // able to READ the others' nodes (and a Master's node): a waiter watches
 // the node ahead of it, and ZooKeeper does not tell a session of a change
-// to a node it may not read, so behind a node it cannot read (an ACL for
-// its creator alone, such as scheme "auth") a waiter would never wake.
+// to a node it may not read, so a candidate behind a node it cannot read
+// (an ACL for its creator alone, such as scheme "auth") fails its
+// campaign with task.ErrNoAuth rather than wait for ever.
 func WithACL(p task.ACLProvider) Option { return optionFunc(func(c *config) { c.acl = p }) }
 
 // newConfig applies opts and reports a bad option, wrapping

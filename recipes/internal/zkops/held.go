@@ -152,12 +152,32 @@ func Detached(del task.Task[task.Unit]) task.Task[task.Unit] {
 // lists the queue again, whatever the event was. The value says whether
 // the predecessor is gone (missing, or the watch fired with
 // NodeDeleted) rather than changed. An error of the read or of the watch
-// (session expiry, the scope's end) ends the task with it.
+// (session expiry, the scope's end) ends the task with it. ZooKeeper
+// tells no session of a change to a node it may not READ, so that an
+// exists watch there would never fire: a plain getData sent right behind
+// the exists (one round trip) checks READ, and a node the session may
+// not read fails the task with task.ErrNoAuth at once.
 func WaitChange(path string) task.Task[bool] {
-	return c.Then(c.Retry(task.ExistsW(path), Retry), func(sw task.StatWatch) task.Task[bool] {
-		if sw.Stat == nil {
-			return task.Value(true)
-		}
-		return c.Map(sw.Watch.Wait(), func(ev task.Event) bool { return ev.Type == task.EventNodeDeleted })
-	})
+	canRead := func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, c.Retry(task.Get(path), Retry), func(_ task.Data, err error) {
+			if errors.Is(err, task.ErrNoNode) {
+				err = nil // gone: the exists says so
+			}
+			task.Resume(s, k, task.Unit{}, err)
+		})
+	}
+	return func(s *task.Scope, k task.Cont[bool]) {
+		var sw task.StatWatch
+		watch := c.Map(c.Retry(task.ExistsW(path), Retry), func(w task.StatWatch) task.Unit { sw = w; return task.Unit{} })
+		task.Run(s, c.All(watch, canRead), func(_ []task.Unit, err error) {
+			switch {
+			case err != nil:
+				task.Resume(s, k, false, err)
+			case sw.Stat == nil:
+				task.Resume(s, k, true, nil)
+			default:
+				task.Run(s, c.Map(sw.Watch.Wait(), func(ev task.Event) bool { return ev.Type == task.EventNodeDeleted }), k)
+			}
+		})
+	}
 }

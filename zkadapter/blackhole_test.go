@@ -281,7 +281,7 @@ func TestBlackHoleWatchesBeforeData(t *testing.T) {
 	}
 	watched.Wait()
 	c.mu.Lock()
-	packets := len(setWatches(c.watches, 0))
+	packets := len(setWatches(c.watches, 0, c.watchesLimit()))
 	c.mu.Unlock()
 	if packets < 5 {
 		t.Fatalf("%d SetWatches requests; the test needs many", packets)

@@ -76,7 +76,8 @@ type Config struct {
 	// rest.
 	Observer *task.Observer
 	// MaxDataSize is the data limit task.Validate checks before sending
-	// (default task.MaxDataSize).
+	// (default task.MaxDataSize), at most 1 GiB: go-zookeeper allocates an
+	// encode buffer of MaxDataSize plus 512 KiB when the Conn opens.
 	MaxDataSize int
 	// Auth are the credentials the connection presents (ZooKeeper's
 	// addAuth), such as {Scheme: "digest", Auth: []byte("user:password")}:
@@ -85,13 +86,21 @@ type Config struct {
 	// an expiry is too. Dial returns once the server accepted them; a
 	// credential the server refuses (AuthFailed: a scheme it has no
 	// provider for) is final, as in ZooKeeper's own client: the Conn
-	// closes itself and Dial fails with task.CodeAuthFailed.
+	// closes itself and Dial fails with task.CodeAuthFailed. A credential
+	// whose setAuth request is longer than MaxPacketSize on the wire (the
+	// scheme and credential plus 20 bytes), which the server would answer
+	// by closing every connection, is an invalid Config.
 	Auth []task.AuthInfo
 	// MaxPacketSize is the server's jute.maxbuffer (default
-	// task.MaxPacketSize): a request longer than this on the wire fails
-	// with task.ErrDataTooLarge without being sent, where the server
-	// would close the connection. Data near task.MaxDataSize (1 MiB) is
-	// over it once the path, ACL and headers are counted.
+	// task.MaxPacketSize, at most 1 GiB): a request longer than this on
+	// the wire fails with task.ErrDataTooLarge without being sent, where
+	// the server would close the connection. Data near task.MaxDataSize
+	// (1 MiB) is over it once the path, ACL and headers are counted. The
+	// prelude's SetWatches requests are split to fit it (at 128 KiB, or
+	// MaxPacketSize when smaller), and a watch whose path alone would not
+	// fit one (over MaxPacketSize minus 32 bytes; 40 for addWatch) fails
+	// with task.ErrDataTooLarge too; so is a credential that does not fit
+	// (Auth) an invalid Config.
 	MaxPacketSize int
 }
 
@@ -151,19 +160,24 @@ func (c *Config) Validate() error {
 	switch {
 	case c.MaxPacketSize == 0:
 		c.MaxPacketSize = task.MaxPacketSize
-	case c.MaxPacketSize < 0:
-		return &ConfigError{"MaxPacketSize", fmt.Sprintf("%d is negative", c.MaxPacketSize)}
+	case c.MaxPacketSize < 0 || c.MaxPacketSize > maxSizeLimit:
+		return &ConfigError{"MaxPacketSize", fmt.Sprintf("%d is out of range (1 to %d)", c.MaxPacketSize, maxSizeLimit)}
 	}
 	for i, a := range c.Auth {
 		if a.Scheme == "" {
 			return &ConfigError{fmt.Sprintf("Auth[%d]", i), "no scheme"}
 		}
+		if n := authPacketSize(a); n > c.MaxPacketSize {
+			// The server would close every connection on it.
+			return &ConfigError{fmt.Sprintf("Auth[%d]", i), fmt.Sprintf(
+				"its setAuth request is %d bytes on the wire, over MaxPacketSize %d (jute.maxbuffer)", n, c.MaxPacketSize)}
+		}
 	}
 	switch {
 	case c.MaxDataSize == 0:
 		c.MaxDataSize = task.MaxDataSize
-	case c.MaxDataSize < 0:
-		return &ConfigError{"MaxDataSize", fmt.Sprintf("%d is negative", c.MaxDataSize)}
+	case c.MaxDataSize < 0 || c.MaxDataSize > maxSizeLimit:
+		return &ConfigError{"MaxDataSize", fmt.Sprintf("%d is out of range (1 to %d)", c.MaxDataSize, maxSizeLimit)}
 	}
 	return nil
 }

@@ -33,7 +33,9 @@ type call struct {
 
 // Do implements task.Conn. It validates req (task.Validate, with the
 // configured data limit, and the length on the wire against the server's
-// packet limit: task.ErrDataTooLarge), and then:
+// packet limit: task.ErrDataTooLarge, also for a watch whose path would
+// make the SetWatches request that sets it again after a reconnect too
+// long), and then:
 //
 //   - when the Conn is closed or closing, completes it with task.ErrClosed;
 //   - when there is no usable session (before the first one, while
@@ -67,11 +69,17 @@ func (c *Conn) do(cl *call) {
 	if err == nil && packetSize(req) > c.cfg.MaxPacketSize {
 		err = reqcheck.PacketTooLarge(packetSize(req), c.cfg.MaxPacketSize)
 	}
+	if err == nil && task.WatchRequested(req) && rewatchSize(req) > c.cfg.MaxPacketSize {
+		// The prelude could not set the watch again after a reconnect.
+		err = rewatchTooLarge(rewatchSize(req), c.cfg.MaxPacketSize)
+	}
 	if _, ok := req.(*task.CheckRequest); ok && err == nil {
 		// ZooKeeper 3.8 has check only inside a multi.
 		err = task.ErrUnimplemented
 	}
-	if !task.WatchRequested(req) {
+	if err != nil || !task.WatchRequested(req) {
+		// A request that failed validation may be a nil pointer, which
+		// WatchRequested would dereference; it sets no watch anyway.
 		cl.watch = nil
 	}
 	c.mu.Lock()
@@ -135,16 +143,16 @@ func (c *Conn) sender(zc *zk.Conn) {
 			}
 		}
 		if cl.marker {
-			if c.sendPrelude(zc, cl.conn) {
-				c.mu.Lock()
+			queued := c.sendPrelude(zc, cl.conn) // may block while go-zookeeper's queue is full
+			c.mu.Lock()
+			if queued && cl.conn == c.live {
+				// Only for the connection still live: while the prelude
+				// was blocked, its connection may have ended and a later
+				// one been preluded already (preluded never moves back).
 				c.preluded = cl.conn
-				c.sending = false
-				c.mu.Unlock()
-			} else {
-				c.mu.Lock()
-				c.sending = false
-				c.mu.Unlock()
 			}
+			c.sending = false
+			c.mu.Unlock()
 			continue
 		}
 		c.mu.Lock()

@@ -33,9 +33,11 @@
 // context's error and the last attempt's cause (a *net.DNSError for a
 // name that does not resolve, a *net.OpError for a closed port,
 // ErrNotZooKeeper for an endpoint that answers as another service does,
-// such as an HTTP reply or an SSH banner, "no connect response" for one
-// that says nothing, a TLS error). An invalid Config fails at once with ErrInvalidConfig (a
-// *ConfigError naming the field). Each attempt is bounded (ConnectTimeout,
+// such as an HTTP reply or an SSH banner, or with a connect response no
+// ZooKeeper sends, "no connect response" for one that says nothing, a
+// TLS error). An invalid Config fails at once with ErrInvalidConfig (a
+// *ConfigError naming the field, such as a credential or a size limit the
+// server could never accept). Each attempt is bounded (ConnectTimeout,
 // then the session timeout divided by the number of servers, and by two
 // for one server), and a silent server is given up two-thirds of the
 // session timeout after it was last heard from. Close returns within
@@ -47,7 +49,9 @@
 // sentinels: a request in flight when the connection drops gets
 // task.ErrConnectionLoss (outcome unknown), one never sent
 // task.ErrNotSent; bad paths, modes and sizes are refused before sending
-// (task.ErrInvalidPath, task.ErrInvalidArgument, task.ErrDataTooLarge). If
+// (task.ErrInvalidPath, task.ErrInvalidArgument, task.ErrDataTooLarge;
+// sizes against Config.MaxPacketSize, the server's jute.maxbuffer, which
+// also bounds the requests that set watches again). If
 // every server of the ensemble loses its data, the Conn waits out a
 // session timeout of refusals, then learns its session expired and starts
 // a new one, as after any expiry.

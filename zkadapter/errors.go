@@ -15,8 +15,9 @@ var ErrNoSession = errors.New("zkadapter: no session established")
 
 // ErrNotZooKeeper is wrapped by the error of Dial and Conn.Connect when a
 // server answered the connect request with something that is not a
-// connect response (an HTTP reply, an SSH banner, ...): the address names
-// another service.
+// connect response (an HTTP reply, an SSH banner, ...), or with one no
+// ZooKeeper sends (a session granted a timeout that is not positive): the
+// address names another service, or a broken one.
 var ErrNotZooKeeper = errors.New("not a ZooKeeper server")
 
 // zkCodes maps go-zookeeper's error values to task's sentinels.

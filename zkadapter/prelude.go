@@ -33,8 +33,19 @@ type setWatchesRequest struct {
 }
 
 // setWatchesLimit bounds one SetWatches request, as ZooKeeper's own client
-// does (128 KiB: well under any server's jute.maxbuffer).
+// does (128 KiB: well under the default jute.maxbuffer); against a server
+// configured with a smaller one (Config.MaxPacketSize) the prelude splits
+// at that instead (watchesLimit).
 const setWatchesLimit = 128 * 1024
+
+// watchesLimit is the length on the wire no SetWatches or SetWatches2
+// request of the prelude exceeds: setWatchesLimit, or the server's packet
+// limit when it is smaller (a longer request would have the server close
+// every connection, and the session never be usable again). Do refuses a
+// watch whose path alone would not fit (rewatchSize).
+func (c *Conn) watchesLimit() int {
+	return min(setWatchesLimit, c.cfg.MaxPacketSize)
+}
 
 // sendPrelude queues the first requests of connection conn, before any
 // request made on it: the configured credentials (ZooKeeper applies them
@@ -57,8 +68,8 @@ func (c *Conn) sendPrelude(zc *zk.Conn, conn uint64) bool {
 		return false
 	}
 	auth := c.cfg.Auth
-	reqs := setWatches(c.watches, c.lastZxid)
-	reqs2 := setWatches2(c.pwatches, c.lastZxid)
+	reqs := setWatches(c.watches, c.lastZxid, c.watchesLimit())
+	reqs2 := setWatches2(c.pwatches, c.lastZxid, c.watchesLimit())
 	syncFirst := c.syncFirst
 	c.syncFirst = false
 	c.mu.Unlock()
@@ -127,9 +138,10 @@ func (c *Conn) authReply(scheme string, last bool) func(unsafe.Pointer, unsafe.P
 }
 
 // setWatches returns the SetWatches requests for the registry ws, split so
-// that none is longer than setWatchesLimit. Paths are sorted: the order is
-// the same on every run.
-func setWatches(ws map[watchKey][]*watchEntry, zxid int64) []*setWatchesRequest {
+// that none is longer than limit on the wire (a path too long to fit with
+// the header goes alone; Do refuses to set such a watch). Paths are
+// sorted: the order is the same on every run.
+func setWatches(ws map[watchKey][]*watchEntry, zxid int64, limit int) []*setWatchesRequest {
 	if len(ws) == 0 {
 		return nil
 	}
@@ -156,10 +168,10 @@ func setWatches(ws map[watchKey][]*watchEntry, zxid int64) []*setWatchesRequest 
 	size := 0
 	for _, k := range keys {
 		add := 4 + len(k.path)
-		if cur == nil || size+add > setWatchesLimit {
+		if cur == nil || size+add > limit {
 			cur = &setWatchesRequest{RelativeZxid: zxid, DataWatches: []string{}, ExistWatches: []string{}, ChildWatches: []string{}}
 			reqs = append(reqs, cur)
-			size = 28 // header and the three list lengths
+			size = setWatchesHeader
 		}
 		size += add
 		switch k.kind {

@@ -168,18 +168,18 @@ func persistentPaths(ws []*pwatchEntry) (persistent, recursive []string) {
 // SetWatches requests before them: the server then leaves a persistent
 // watch persistent where a one-time watch shares its path, as after
 // SetWatches2's own order).
-func setWatches2(ws []*pwatchEntry, zxid int64) []*setWatches2Request {
+func setWatches2(ws []*pwatchEntry, zxid int64, limit int) []*setWatches2Request {
 	persistent, recursive := persistentPaths(ws)
 	var reqs []*setWatches2Request
 	var cur *setWatches2Request
 	size := 0
 	add := func(p string, rec bool) {
 		n := 4 + len(p)
-		if cur == nil || size+n > setWatchesLimit {
+		if cur == nil || size+n > limit {
 			cur = &setWatches2Request{RelativeZxid: zxid, DataWatches: []string{}, ExistWatches: []string{}, ChildWatches: []string{},
 				PersistentWatches: []string{}, PersistentRecursiveWatches: []string{}}
 			reqs = append(reqs, cur)
-			size = 36 // header and the five list lengths
+			size = setWatches2Header
 		}
 		size += n
 		if rec {

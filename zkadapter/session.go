@@ -199,7 +199,8 @@ const minHandshakeTimeout = 100 * time.Millisecond
 // read by go-zookeeper's connection loop during the handshake and by its
 // receive loop afterwards (which the loop starts after the handshake), and
 // written by the loop and then its send loop: one goroutine at a time for
-// each direction, so its fields need no lock.
+// each direction, so its fields need no lock, but ended, which both
+// directions set (under c.mu).
 type wireConn struct {
 	net.Conn
 	c    *Conn
@@ -209,7 +210,8 @@ type wireConn struct {
 
 	wrote bool   // the connect request was written
 	buf   []byte // the connect response read so far
-	done  bool   // the connect response was read
+	done  bool   // the connect response was read (or refused as not ZooKeeper's)
+	ended bool   // its end is recorded (c.mu)
 }
 
 // maxConnectResponse bounds the first frame: a connect response is 37
@@ -260,17 +262,28 @@ func (w *wireConn) Write(p []byte) (int, error) {
 		p = w.c.connectRequest(p)
 	}
 	n, err := w.Conn.Write(p)
-	if err != nil && !w.done {
-		w.c.handshakeFailed(w, err)
+	if err != nil {
+		if w.done {
+			w.c.connectionLost(w, err)
+		} else {
+			w.c.handshakeFailed(w, err)
+		}
 	}
 	return n, err
 }
 
+// Read passes go-zookeeper's reads on. Until the connect response has been
+// read it checks that the bytes are one: a length no connect response has,
+// or a response that grants a session with a timeout that is not positive
+// (go-zookeeper would panic on it), is not ZooKeeper talking.
 func (w *wireConn) Read(p []byte) (int, error) {
 	n, err := w.Conn.Read(p)
 	if w.done {
 		if n > 0 {
 			w.c.heard.Store(time.Now().UnixNano())
+		}
+		if err != nil {
+			w.c.connectionLost(w, err)
 		}
 		return n, err
 	}
@@ -279,23 +292,18 @@ func (w *wireConn) Read(p []byte) (int, error) {
 		if len(w.buf) >= 4 {
 			blen := int(binary.BigEndian.Uint32(w.buf))
 			if blen > maxConnectResponse || blen < minConnectResponse {
-				w.done = true
-				herr := fmt.Errorf("handshake with %s: %w: it answered %q%s", w.addr, ErrNotZooKeeper, w.buf[:min(len(w.buf), 16)], whoAnswers(w.buf))
-				w.c.mu.Lock()
-				w.c.lastErr, w.c.notZK = herr, herr
-				if w == w.c.wire {
-					w.c.wireEnded = true
-				}
-				w.c.mu.Unlock()
-				if o := w.c.obs; o != nil {
-					o.OnConn(task.ConnEvent{Kind: task.ConnHandshakeFailed, Server: w.addr, Err: herr})
-				}
-				w.Conn.Close()
-				return 0, herr
+				return 0, w.notZooKeeper(fmt.Errorf("handshake with %s: %w: it answered %q%s", w.addr, ErrNotZooKeeper, w.buf[:min(len(w.buf), 16)], whoAnswers(w.buf)))
 			}
 			if len(w.buf) >= 4+blen {
+				hs := parseHandshake(w.buf[4 : 4+blen])
+				if hs.sessionID != 0 && hs.timeout <= 0 {
+					// ZooKeeper negotiates a timeout of at least twice its
+					// tickTime; 0 comes only with an expired session (id 0).
+					return 0, w.notZooKeeper(fmt.Errorf("handshake with %s: %w: its connect response grants session 0x%x a timeout of %d ms",
+						w.addr, ErrNotZooKeeper, hs.sessionID, hs.timeout.Milliseconds()))
+				}
 				w.done = true
-				w.c.sawHandshake(w.buf[4 : 4+blen])
+				w.c.sawHandshake(hs)
 				w.buf = nil
 			}
 		}
@@ -304,6 +312,43 @@ func (w *wireConn) Read(p []byte) (int, error) {
 		w.c.handshakeFailed(w, err)
 	}
 	return n, err
+}
+
+// notZooKeeper ends the handshake of w, whose server answered the connect
+// request with something that is not a valid connect response: it records
+// herr (wrapping ErrNotZooKeeper) as the attempt's cause, closes the
+// connection and returns herr, which go-zookeeper's handshake then fails
+// with (it tries the next server).
+func (w *wireConn) notZooKeeper(herr error) error {
+	w.done = true
+	c := w.c
+	c.mu.Lock()
+	w.ended = true
+	c.lastErr, c.notZK = herr, herr
+	if w == c.wire {
+		c.wireEnded = true
+	}
+	c.mu.Unlock()
+	if o := c.obs; o != nil {
+		o.OnConn(task.ConnEvent{Kind: task.ConnHandshakeFailed, Server: w.addr, Err: herr})
+	}
+	w.Conn.Close()
+	return herr
+}
+
+// connectionLost records the end of connection w after its handshake (the
+// first read or write error) as the last attempt's cause, for Connect's
+// error: a server that closes the connection after granting the session,
+// such as on a request of the prelude, is named instead of no cause at
+// all. Not after Close.
+func (c *Conn) connectionLost(w *wireConn, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing || w.ended {
+		return
+	}
+	w.ended = true
+	c.lastErr = fmt.Errorf("connection to %s lost after the handshake: %w", w.addr, err)
 }
 
 // connectRequest rewrites the lastZxidSeen of go-zookeeper's connect
@@ -379,11 +424,10 @@ func (c *Conn) handshakeFailed(w *wireConn, err error) {
 	}
 }
 
-func (c *Conn) sawHandshake(b []byte) {
+// parseHandshake reads a connect response b (at least
+// minConnectResponse bytes).
+func parseHandshake(b []byte) handshake {
 	// int32 protocolVersion, int32 timeOut, int64 sessionId, buffer passwd
-	if len(b) < 20 {
-		return
-	}
 	hs := handshake{
 		timeout:   time.Duration(int32(binary.BigEndian.Uint32(b[4:]))) * time.Millisecond,
 		sessionID: int64(binary.BigEndian.Uint64(b[8:])),
@@ -393,6 +437,11 @@ func (c *Conn) sawHandshake(b []byte) {
 			hs.passwd = append([]byte(nil), b[20:20+n]...)
 		}
 	}
+	return hs
+}
+
+// sawHandshake records the connect response of the current connection.
+func (c *Conn) sawHandshake(hs handshake) {
 	c.mu.Lock()
 	c.hs = hs
 	c.wireEnded = true

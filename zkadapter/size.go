@@ -1,9 +1,61 @@
 package zkadapter
 
 import (
+	"fmt"
+
 	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
 
-// packetSize is the length of req on the wire as the Conn sends it.
-func packetSize(req task.Request) int { return reqcheck.PacketSize(req) }
+// packetSize is the length of req on the wire as the Conn sends it: the
+// request header (xid, type) and the jute record, the length the server
+// compares with its jute.maxbuffer.
+func packetSize(req task.Request) int {
+	switch r := req.(type) {
+	case *task.AddWatchRequest: // path, mode
+		return 8 + 4 + len(r.Path) + 4
+	case *task.RemoveWatchesRequest: // path, type
+		return 8 + 4 + len(r.Path) + 4
+	}
+	return reqcheck.PacketSize(req)
+}
+
+// Lengths on the wire of the prelude's requests with nothing in them: the
+// request header (xid, type) and relativeZxid, then three list lengths
+// (SetWatches) or five (SetWatches2). Each path adds 4 + its length.
+const (
+	setWatchesHeader  = 8 + 8 + 3*4
+	setWatches2Header = 8 + 8 + 5*4
+)
+
+// rewatchSize is the length on the wire of the smallest prelude request
+// that sets the watch of req again after a reconnect (req asks for one):
+// a SetWatches2 for a persistent watch, a SetWatches for the others.
+func rewatchSize(req task.Request) int {
+	header := setWatchesHeader
+	if _, ok := req.(*task.AddWatchRequest); ok {
+		header = setWatches2Header
+	}
+	return header + 4 + len(req.NodePath())
+}
+
+// rewatchTooLarge is task.ErrDataTooLarge for a watch request whose watch
+// could not be set again after a reconnect: its path alone makes the
+// prelude's request longer than the packet limit.
+func rewatchTooLarge(size, limit int) error {
+	return fmt.Errorf("%w: setting the watch again after a reconnect takes a request of %d bytes on the wire, over the packet limit of %d (jute.maxbuffer)",
+		task.ErrDataTooLarge, size, limit)
+}
+
+// authPacketSize is the length on the wire of the setAuth request that
+// presents a: the request header, then type, scheme and auth.
+func authPacketSize(a task.AuthInfo) int {
+	return 8 + 4 + 4 + len(a.Scheme) + 4 + len(a.Auth)
+}
+
+// maxSizeLimit bounds Config.MaxDataSize and Config.MaxPacketSize (1 GiB).
+// ZooKeeper's jute.maxbuffer is an int, and go-zookeeper allocates its
+// encode buffer (the data limit plus 512 KiB) when the Conn opens: a
+// larger limit would have it allocate gigabytes, or overflow an int on a
+// 32-bit platform.
+const maxSizeLimit = 1 << 30

@@ -89,7 +89,8 @@ type SessionFollower interface {
 type Request interface {
 	// OpName is the operation's name as errors report it.
 	OpName() string
-	// NodePath is the path the operation is about ("" for multi).
+	// NodePath is the path the operation is about ("" for multi, and for
+	// a nil request).
 	NodePath() string
 	isRequest()
 }
@@ -226,17 +227,77 @@ func (*SyncRequest) OpName() string        { return "sync" }
 func (*CheckRequest) OpName() string       { return "check" }
 func (*MultiRequest) OpName() string       { return "multi" }
 
-func (r *CreateRequest) NodePath() string      { return r.Path }
-func (r *DeleteRequest) NodePath() string      { return r.Path }
-func (r *ExistsRequest) NodePath() string      { return r.Path }
-func (r *GetDataRequest) NodePath() string     { return r.Path }
-func (r *SetDataRequest) NodePath() string     { return r.Path }
-func (r *GetChildrenRequest) NodePath() string { return r.Path }
-func (r *GetACLRequest) NodePath() string      { return r.Path }
-func (r *SetACLRequest) NodePath() string      { return r.Path }
-func (r *SyncRequest) NodePath() string        { return r.Path }
-func (r *CheckRequest) NodePath() string       { return r.Path }
-func (r *MultiRequest) NodePath() string       { return "" }
+func (r *CreateRequest) NodePath() string {
+	if r == nil {
+		return ""
+	}
+	return r.Path
+}
+
+func (r *DeleteRequest) NodePath() string {
+	if r == nil {
+		return ""
+	}
+	return r.Path
+}
+
+func (r *ExistsRequest) NodePath() string {
+	if r == nil {
+		return ""
+	}
+	return r.Path
+}
+
+func (r *GetDataRequest) NodePath() string {
+	if r == nil {
+		return ""
+	}
+	return r.Path
+}
+
+func (r *SetDataRequest) NodePath() string {
+	if r == nil {
+		return ""
+	}
+	return r.Path
+}
+
+func (r *GetChildrenRequest) NodePath() string {
+	if r == nil {
+		return ""
+	}
+	return r.Path
+}
+
+func (r *GetACLRequest) NodePath() string {
+	if r == nil {
+		return ""
+	}
+	return r.Path
+}
+
+func (r *SetACLRequest) NodePath() string {
+	if r == nil {
+		return ""
+	}
+	return r.Path
+}
+
+func (r *SyncRequest) NodePath() string {
+	if r == nil {
+		return ""
+	}
+	return r.Path
+}
+
+func (r *CheckRequest) NodePath() string {
+	if r == nil {
+		return ""
+	}
+	return r.Path
+}
+
+func (r *MultiRequest) NodePath() string { return "" }
 
 func (*CreateRequest) isRequest()      {}
 func (*DeleteRequest) isRequest()      {}

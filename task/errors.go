@@ -165,7 +165,7 @@ func (canceledError) Is(target error) bool { return target == context.Canceled }
 
 // OpError records the operation and path of a failed ZooKeeper operation.
 type OpError struct {
-	Op   string // "create", "delete", "exists", "get", "set", "children", "getACL", "setACL", "multi", "sync"
+	Op   string // "create", "delete", "exists", "get", "set", "children", "getACL", "setACL", "multi", "sync"; "exec" for Exec given a nil request
 	Path string
 	Err  error // a sentinel above, a Code, or a *MultiError
 }

@@ -48,7 +48,7 @@ func Flow[T any](body func(f *F) (T, error)) Task[T] {
 // Await from another goroutine is undefined (task/FLOWS.md; the
 // flowcheck analyzer flags goroutines that use a body's handle).
 func Await[T any](f *F, t Task[T]) (T, error) {
-	if f == nil || !f.running {
+	if f == nil {
 		var zero T
 		return zero, ErrAwaitOutsideBody
 	}
@@ -56,32 +56,67 @@ func Await[T any](f *F, t Task[T]) (T, error) {
 		var zero T
 		return zero, ErrUnwound
 	}
-	a, _ := f.spare.(*awaiting[T])
-	if a != nil {
-		f.spare = nil
-	} else {
+	if b := f.set; b == nil || b.running != f {
+		// Returned, suspended, or not the innermost body running (an
+		// outer body's handle used in a flow it started with Run).
+		var zero T
+		return zero, ErrAwaitOutsideBody
+	}
+	a, ok := f.spare.(*awaiting[T]) // the record most recently used
+	if ok {
+		f.spare, a.next = a.next, nil
+	} else if a = takeSpare[T](f); a == nil {
 		a = &awaiting[T]{f: f}
 		a.k = a.done
 	}
 	a.t = t
 	f.pending = a
-	f.running = false
 	if !f.yield(struct{}{}) {
 		// The executor was abandoned (Unwind): unwind the body,
 		// running its deferred functions, without resuming it.
-		f.running = true
 		f.unwinding = true
 		panic(errUnwind)
 	}
-	f.running = true
 	v, err := a.v, a.err
 	if a.byTask {
 		// t has called its continuation, its only call: the next Await
 		// of the same type may use a again.
 		a.v, a.err, a.fired, a.byTask = *new(T), nil, false, false
-		f.spare = a
+		a.next, f.spare = f.spare, a
 	}
 	return v, err
+}
+
+// maxSpares bounds the records an F keeps for later Awaits: one per
+// type awaited, the most recently used first.
+const maxSpares = 4
+
+// takeSpare returns the record of type T that f keeps, taken off its list
+// of spares, or nil. The spares are linked through their wait links,
+// unused while a record is spare (it is in no scope's list), so keeping
+// them costs no field. The search stops at maxSpares records, and drops
+// those after: a body awaiting many types in turn keeps the last few.
+func takeSpare[T any](f *F) *awaiting[T] {
+	var prev *waitLink
+	n := 0
+	for w := f.spare; w != nil; {
+		l := w.link()
+		if a, ok := w.(*awaiting[T]); ok {
+			if prev == nil {
+				f.spare = l.next
+			} else {
+				prev.next = l.next
+			}
+			l.next = nil
+			return a
+		}
+		if n++; n == maxSpares {
+			l.next = nil
+			return nil
+		}
+		prev, w = l, l.next
+	}
+	return nil
 }
 
 // ErrNilFlowBody is the error of a Flow given a nil body.
@@ -112,12 +147,14 @@ type F struct {
 	set     *bodies
 	prev    *F
 	nextF   *F
-	drv     func() // f.drive as a value, made when first trampolined
-	spare   any    // an *awaiting[T] done with, for the next Await of its T
+	drv     func() // f.rebound as a value, made when first trampolined
+	// The *awaiting[T] records done with, for the next Await of their T:
+	// one per type at most, linked through their waitLink.next.
+	spare waiter
 
-	running   bool // the body is running (between a resume and an Await)
 	inStart   bool // the driver is starting what the body awaits
 	ready     bool // ... and its outcome came synchronously
+	bounced   bool // a resume is queued (bounce): the first to run drives
 	unwinding bool
 }
 
@@ -133,16 +170,25 @@ type finisher interface{ finish() }
 // drive resumes the body and starts what it awaits, in a loop while
 // those outcomes come synchronously: the body's awaits never nest on the
 // executor's stack. Past maxDepth synchronous awaits in one job, the
-// next resume is bounced through the task queue, as Resume does.
+// next resume is bounced (bounce).
 func (f *F) drive() {
 	if f.unwinding {
 		return // unwound while a resume was queued: nothing more runs
 	}
+	// While the body runs, it is the one running on the runtime: Await
+	// accepts its handle alone. A body may be driven from another's code
+	// (started with Run, or resumed by what that code does): that one is
+	// running again when this one yields or returns. (A panic leaves it
+	// set until the runtime's next job, NewJob: not restored with a
+	// defer, which would cost each resume.)
+	b := f.set
+	outer := b.running
 	for n := 0; ; n++ {
-		f.running = true
-		if _, ok := f.next(); !ok {
-			f.running = false
-			f.set.remove(f)
+		b.running = f
+		_, ok := f.next()
+		b.running = outer
+		if !ok {
+			b.remove(f)
 			f.fin.finish()
 			return
 		}
@@ -156,12 +202,40 @@ func (f *F) drive() {
 			return // suspended until the outcome, or the scope's end
 		}
 		if n >= maxDepth {
-			if f.drv == nil {
-				f.drv = f.drive
-			}
-			f.s.rt.Schedule(f.drv)
+			f.bounce()
 			return
 		}
+	}
+}
+
+// bounce queues the body's next resume through the task queue, as Resume
+// does, so that other jobs run. The task queue is paused while the
+// session is not connected; when the body's scope has ended (its Awaits
+// return the error at once) and the session is not connected, the resume
+// is also queued on the event queue (a timer due now), which runs while
+// suspended: the body runs on to its return without waiting for a
+// reconnect. Whichever runs first resumes the body; the other does
+// nothing.
+func (f *F) bounce() {
+	if f.drv == nil {
+		f.drv = f.rebound
+	}
+	f.bounced = true
+	rt := f.s.rt
+	rt.Schedule(f.drv)
+	if f.s.err != nil {
+		if _, st := rt.Current(); st != StateConnected {
+			rt.AfterFunc(rt.Clock().Now(), f.drv)
+		}
+	}
+}
+
+// rebound is a bounced resume: the first of its queued calls drives the
+// body.
+func (f *F) rebound() {
+	if f.bounced {
+		f.bounced = false
+		f.drive()
 	}
 }
 
@@ -239,6 +313,13 @@ func (a *awaiting[T]) done(v T, err error) {
 	if a.fired {
 		return // the scope ended first: a late outcome, dropped
 	}
+	if a.owner != nil && a.owner.err != nil {
+		// The scope has ended and the wait's abandonment is on its way
+		// (Cancel delivers it): this outcome is late, dropped. t has
+		// called back, its only call, so a may be used again.
+		a.byTask = true
+		return
+	}
 	a.fired, a.byTask = true, true
 	if a.owner != nil {
 		a.owner.removeWait(a)
@@ -260,8 +341,9 @@ func (a *awaiting[T]) abandon(err error) {
 // returned), kept in its Frames so that it can unwind them when it is
 // abandoned.
 type bodies struct {
-	head *F
-	n    int
+	head    *F
+	n       int
+	running *F // the body running now, the innermost if one started another
 }
 
 // len returns the number of bodies alive.

@@ -17,8 +17,8 @@ type Frames struct {
 func (fr *Frames) frames() *Frames { return fr }
 
 // NewJob starts the count of nested Run and Resume calls afresh, for the
-// job the runtime is about to run.
-func NewJob(fr *Frames) { fr.depth = 0 }
+// job the runtime is about to run; no Flow body is running then.
+func NewJob(fr *Frames) { fr.depth, fr.bodies.running = 0, nil }
 
 // Unwind ends every Flow body alive on the runtime without resuming it:
 // each suspended body is unwound from its Await (its deferred functions

@@ -1,5 +1,7 @@
 package task
 
+import "fmt"
+
 // ZooKeeper operations as tasks. Each sends one request when run (so a
 // retried task sends it again), completes on the executor goroutine, and
 // fails with an *OpError that names the operation and path and wraps the
@@ -73,7 +75,19 @@ func runRequest(s *Scope, req Request, k Cont[Response]) {
 // Exec sends req from a running step and calls k with the server's
 // response, or with its error wrapped in an *OpError: for steps written by
 // hand on a hot path (a retry loop that keeps its state in one value, say).
-func Exec(s *Scope, req Request, k Cont[Response]) { send(s, req, nil, k) }
+// A nil req fails with an *OpError wrapping ErrInvalidArgument (a nil
+// pointer of a request type too: the connection refuses it).
+func Exec(s *Scope, req Request, k Cont[Response]) {
+	if req == nil {
+		k(Response{}, &OpError{Op: "exec", Err: errNilRequest})
+		return
+	}
+	send(s, req, nil, k)
+}
+
+// errNilRequest is the error of an operation given a nil request, in an
+// *OpError naming the operation.
+var errNilRequest error = fmt.Errorf("%w: nil request", ErrInvalidArgument)
 
 func send(s *Scope, req Request, watch Watcher, k Cont[Response]) {
 	if s.err != nil {
@@ -160,7 +174,7 @@ func wrapResponseErr(req Request, r Response) error {
 		for i, res := range r.Results {
 			if res.Err != nil && res.Err != ErrRuntimeInconsistency && !res.RolledBack {
 				path := ""
-				if i < len(m.Ops) {
+				if i < len(m.Ops) && m.Ops[i] != nil {
 					path = m.Ops[i].NodePath()
 				}
 				return &OpError{Op: "multi", Path: path, Err: &MultiError{Index: i, Err: res.Err}}
@@ -176,9 +190,14 @@ func Create(path string, data []byte, mode CreateMode) Task[string] {
 		func(c Created) string { return c.Path })
 }
 
-// CreateWith creates a node as r describes (ACL, TTL); a nil ACL means OpenACL.
+// CreateWith creates a node as r describes (ACL, TTL); a nil ACL means
+// OpenACL. A nil r fails with an *OpError wrapping ErrInvalidArgument,
+// without sending anything.
 func CreateWith(r *CreateRequest) Task[Created] {
-	if r != nil && r.ACL == nil {
+	if r == nil {
+		return Fail[Created](&OpError{Op: "create", Err: errNilRequest})
+	}
+	if r.ACL == nil {
 		c := *r
 		c.ACL = OpenACL
 		r = &c

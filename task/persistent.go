@@ -144,8 +144,19 @@ type RemoveWatchesRequest struct {
 func (*AddWatchRequest) OpName() string      { return "addWatch" }
 func (*RemoveWatchesRequest) OpName() string { return "removeWatches" }
 
-func (r *AddWatchRequest) NodePath() string      { return r.Path }
-func (r *RemoveWatchesRequest) NodePath() string { return r.Path }
+func (r *AddWatchRequest) NodePath() string {
+	if r == nil {
+		return ""
+	}
+	return r.Path
+}
+
+func (r *RemoveWatchesRequest) NodePath() string {
+	if r == nil {
+		return ""
+	}
+	return r.Path
+}
 
 func (*AddWatchRequest) isRequest()      {}
 func (*RemoveWatchesRequest) isRequest() {}

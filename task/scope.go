@@ -56,12 +56,16 @@ type Scope struct {
 	session *Session  // shared by every scope of one session
 	flow    *FlowInfo // the observed flow it belongs to (SetFlow), inherited
 
-	err      error // why the scope is done, once it is
-	closed   bool
-	deadline time.Time
-	timer    Timer
-	onDone1  func(error)   // the first OnDone callback (most scopes have one at most)
-	onDone   []func(error) // the others
+	err    error // why the scope is done, once it is
+	closed bool
+	// closedLive: closed while live (Close set err), not ended by a
+	// cancellation: its OnDone callbacks never run. In closed's padding,
+	// it makes Scope no larger.
+	closedLive bool
+	deadline   time.Time
+	timer      Timer
+	onDone1    func(error)   // the first OnDone callback (most scopes have one at most)
+	onDone     []func(error) // the others
 
 	children scopeList
 	sibling  scopeLink
@@ -160,10 +164,13 @@ func (s *Scope) WithDeadline(at time.Time) *Scope {
 }
 
 // OnDone registers fn to run, on the executor goroutine, when the scope is
-// canceled (not when it is closed normally). fn runs at once if it already was.
+// canceled (not when it is closed normally). fn runs at once if it already
+// was; on a scope closed normally it never runs.
 func (s *Scope) OnDone(fn func(err error)) {
 	if s.err != nil {
-		fn(s.err)
+		if !s.closedLive {
+			fn(s.err)
+		}
 		return
 	}
 	if s.onDone1 == nil {
@@ -283,9 +290,19 @@ func (s *Scope) Close() {
 	}
 	if s.err == nil && (s.waits.head != nil || s.children.head != nil) {
 		s.Cancel(ErrCanceled)
+		if s.closed {
+			// A continuation or an OnDone callback of the cancellation
+			// closed it: that Close did the rest (and counted and ended
+			// CloseAndWait's start once).
+			return
+		}
 	}
 	if s.err == nil {
-		s.err = ErrCanceled // nothing may start in a closed scope
+		// Closed normally: nothing may start in a closed scope, and the
+		// OnDone callbacks, for a cancellation, never run.
+		s.err = ErrCanceled
+		s.closedLive = true
+		s.onDone1, s.onDone = nil, nil
 	}
 	s.closed = true
 	if s.timer != nil {
@@ -355,8 +372,14 @@ func (s *Scope) CloseAndWait(done func()) {
 // Cleanups run last-registered first, each as a flow of its own: bound to
 // the session current at that time, with no deadline (a cleanup is not
 // bound by the deadline of the chain that registered it). Their errors go
-// to the executor's error report.
+// to the executor's error report. On a scope already closed, cleanup
+// starts at once as a flow of its own, as Go starts it (a CloseAndWait
+// does not wait for it), and the returned function does nothing.
 func (s *Scope) Defer(cleanup Task[Unit]) (cancel func()) {
+	if s.closed {
+		Go(s, cleanup, nil)
+		return func() {}
+	}
 	d := &deferred{t: cleanup}
 	d.prev, s.defers = s.defers, d
 	return func() { d.canceled = true }

@@ -133,7 +133,7 @@ func Suspend[T any](s *Scope, k Cont[T], start func(resume Cont[T]) (stop func()
 		w.stop = nil
 		Resume(s, k, v, err)
 	})
-	if w.owner == nil && w.stop != nil { // canceled during start
+	if w.k == nil && w.stop != nil { // abandoned during start (not resumed)
 		w.stop()
 		w.stop = nil
 	}
@@ -141,7 +141,7 @@ func Suspend[T any](s *Scope, k Cont[T], start func(resume Cont[T]) (stop func()
 
 type wait[T any] struct {
 	waitLink
-	k    Cont[T]
+	k    Cont[T] // nil once abandoned (a wait resumed keeps it)
 	stop func()
 }
 
@@ -150,6 +150,8 @@ func (w *wait[T]) abandon(err error) {
 		w.stop()
 		w.stop = nil
 	}
+	k := w.k
+	w.k = nil
 	var zero T
-	w.k(zero, err)
+	k(zero, err)
 }

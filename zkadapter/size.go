@@ -10,15 +10,7 @@ import (
 // packetSize is the length of req on the wire as the Conn sends it: the
 // request header (xid, type) and the jute record, the length the server
 // compares with its jute.maxbuffer.
-func packetSize(req task.Request) int {
-	switch r := req.(type) {
-	case *task.AddWatchRequest: // path, mode
-		return 8 + 4 + len(r.Path) + 4
-	case *task.RemoveWatchesRequest: // path, type
-		return 8 + 4 + len(r.Path) + 4
-	}
-	return reqcheck.PacketSize(req)
-}
+func packetSize(req task.Request) int { return reqcheck.PacketSize(req) }
 
 // Lengths on the wire of the prelude's requests with nothing in them: the
 // request header (xid, type) and relativeZxid, then three list lengths

@@ -186,6 +186,10 @@ func bodySize(req task.Request) int {
 		return strSize(r.Path)
 	case *task.CheckRequest:
 		return strSize(r.Path) + 4
+	case *task.AddWatchRequest: // path, mode
+		return strSize(r.Path) + 4
+	case *task.RemoveWatchesRequest: // path, type
+		return strSize(r.Path) + 4
 	case *task.MultiRequest:
 		n := 9 // the done header
 		for _, op := range r.Ops {

@@ -95,3 +95,14 @@ func TestValidateWatchRequests(t *testing.T) {
 		}
 	}
 }
+
+// addWatch and removeWatches carry a path and an int (the mode, the
+// watcher type): a long path makes them long on the wire too.
+func TestPacketSizeWatchRequests(t *testing.T) {
+	if n := reqcheck.PacketSize(&task.AddWatchRequest{Path: "/ab", Mode: task.WatchPersistentRecursive}); n != 8+(4+3)+4 {
+		t.Errorf("addWatch /ab: %d bytes", n)
+	}
+	if n := reqcheck.PacketSize(&task.RemoveWatchesRequest{Path: "/ab", Type: task.WatcherAny}); n != 8+(4+3)+4 {
+		t.Errorf("removeWatches /ab: %d bytes", n)
+	}
+}

@@ -68,6 +68,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 	return s, sim.Scenario{
 		Name:               "rwlock/blocking",
 		InJobEnds:          true,
+		ActorLag:           true,
 		OutageEnds:         true,
 		Clients:            s.clients,
 		Faults:             sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},

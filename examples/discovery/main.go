@@ -14,6 +14,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,6 +32,9 @@ import (
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return // -h: the usage is printed
+		}
 		fmt.Fprintln(os.Stderr, "discovery:", err)
 		os.Exit(1)
 	}
@@ -60,7 +64,11 @@ func (c *connector) open(ctx context.Context) (*session, error) {
 	if c.srv != nil {
 		cfg.Conn, cfg.Clock = c.srv.Connect(fakezk.ConnConfig{}), c.srv.Clock()
 	} else {
-		conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: c.servers, SessionTimeout: 10 * time.Second})
+		// Dial gets a bound of its own: a wrong address fails within seconds,
+		// not when the whole run's context ends.
+		dctx, dcancel := context.WithTimeout(ctx, 15*time.Second)
+		conn, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: c.servers, SessionTimeout: 10 * time.Second})
+		dcancel()
 		if err != nil {
 			return nil, err
 		}

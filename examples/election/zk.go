@@ -8,6 +8,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -21,6 +23,9 @@ import (
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return // -h: the usage is printed
+		}
 		fmt.Fprintln(os.Stderr, "election:", err)
 		os.Exit(1)
 	}
@@ -35,7 +40,11 @@ func start(ctx context.Context, srv *fakezk.Server, servers string, onError func
 	if srv != nil {
 		conn = srv.Connect(fakezk.ConnConfig{Timeout: 10 * time.Second})
 	} else {
-		zc, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(servers, ",")})
+		// Dial gets a bound of its own: a wrong address fails within seconds,
+		// not when the whole run's context ends.
+		dctx, dcancel := context.WithTimeout(ctx, 15*time.Second)
+		zc, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: strings.Split(servers, ",")})
+		dcancel()
 		if err != nil {
 			return nil, nil, fmt.Errorf("connecting to %s: %w", servers, err)
 		}

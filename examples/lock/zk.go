@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -24,6 +25,9 @@ import (
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return // -h: the usage is printed
+		}
 		fmt.Fprintln(os.Stderr, "lock:", err)
 		os.Exit(1)
 	}
@@ -45,7 +49,11 @@ func start(ctx context.Context, srv *fakezk.Server, servers string) (*process, e
 	if srv != nil {
 		conn = srv.Connect(fakezk.ConnConfig{Timeout: 10 * time.Second})
 	} else {
-		zc, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(servers, ",")})
+		// Dial gets a bound of its own: a wrong address fails within seconds,
+		// not when the whole run's context ends.
+		dctx, dcancel := context.WithTimeout(ctx, 15*time.Second)
+		zc, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: strings.Split(servers, ",")})
+		dcancel()
 		if err != nil {
 			return nil, fmt.Errorf("connecting to %s: %w", servers, err)
 		}

@@ -32,6 +32,9 @@ import (
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return // -h: the usage is printed
+		}
 		fmt.Fprintln(os.Stderr, "lockflow:", err)
 		os.Exit(1)
 	}
@@ -75,7 +78,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				conn = &loseFirstCreate{Conn: conn.(*fakezk.Conn), out: out}
 			}
 		} else {
-			zc, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(*servers, ",")})
+			// Dial gets a bound of its own: a wrong address fails within seconds,
+			// not when the whole run's context ends.
+			dctx, dcancel := context.WithTimeout(ctx, 15*time.Second)
+			zc, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: strings.Split(*servers, ",")})
+			dcancel()
 			if err != nil {
 				return err
 			}

@@ -50,6 +50,9 @@ import (
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return // -h: the usage is printed
+		}
 		fmt.Fprintf(os.Stderr, "metrics: %v\n", err)
 		os.Exit(1)
 	}
@@ -221,7 +224,11 @@ func connect(ctx context.Context, o *options, obs *task.Observer) (*client, erro
 	if o.srv != nil {
 		conn = o.srv.Connect(fakezk.ConnConfig{Timeout: 4 * time.Second, Observer: obs})
 	} else {
-		zc, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(o.servers, ","), Observer: obs})
+		// Dial gets a bound of its own: a wrong address fails within seconds,
+		// not when the whole run's context ends.
+		dctx, dcancel := context.WithTimeout(ctx, 15*time.Second)
+		zc, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: strings.Split(o.servers, ","), Observer: obs})
+		dcancel()
 		if err != nil {
 			return nil, err
 		}

@@ -32,6 +32,9 @@ import (
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return // -h: the usage is printed
+		}
 		fmt.Fprintln(os.Stderr, "partition:", err)
 		os.Exit(1)
 	}
@@ -87,7 +90,11 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		fmt.Fprintln(out, "embedded in-memory ZooKeeper")
 	} else {
 		connect = func() (task.Conn, error) {
-			return zkadapter.Dial(ctx, zkadapter.Config{Servers: strings.Split(*zk, ",")})
+			// Dial gets a bound of its own: a wrong address fails within seconds,
+			// not when the whole run's context ends.
+			dctx, dcancel := context.WithTimeout(ctx, 15*time.Second)
+			defer dcancel()
+			return zkadapter.Dial(dctx, zkadapter.Config{Servers: strings.Split(*zk, ",")})
 		}
 		fmt.Fprintln(out, "ZooKeeper at", *zk)
 	}

@@ -41,6 +41,9 @@ import (
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return // -h: the usage is printed
+		}
 		fmt.Fprintf(os.Stderr, "secure: %v\n", err)
 		os.Exit(1)
 	}
@@ -159,7 +162,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		cfg.Auth = []task.AuthInfo{{Scheme: "digest", Auth: []byte(o.user + ":" + o.password)}}
 		acl = []task.ACL{{Perms: task.PermAll, Scheme: "digest", ID: digestID(o.user, o.password)}}
 	}
-	conn, err := zkadapter.Dial(ctx, cfg)
+	// Dial gets a bound of its own: a wrong address fails within seconds,
+	// not when the whole run's context ends.
+	dctx, dcancel := context.WithTimeout(ctx, 15*time.Second)
+	conn, err := zkadapter.Dial(dctx, cfg)
+	dcancel()
 	if err != nil {
 		return fmt.Errorf("connecting to %s over TLS: %w", o.servers, err)
 	}

@@ -115,3 +115,23 @@ func boundAddr(t *testing.T, path string) string {
 	t.Fatalf("no binding line in %s", path)
 	return ""
 }
+
+// start makes dataDir (and the log's directory in it) when it does not
+// exist yet, as ZooKeeper's zkServer.sh does.
+func TestLauncherStartMakesDataDir(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "not", "yet")
+	cfg := filepath.Join(dir, "zoo.cfg")
+	if err := os.WriteFile(cfg, []byte("dataDir="+data+"\nclientPort=0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(binDir, "zkServer.sh")
+	out, err := exec.Command(script, "start", cfg).CombinedOutput()
+	t.Cleanup(func() { exec.Command(script, "stop", cfg).Run() })
+	if err != nil || !strings.Contains(string(out), "STARTED") {
+		t.Fatalf("start with a dataDir not yet made: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(script, "stop", cfg).CombinedOutput(); err != nil || !strings.Contains(string(out), "STOPPED") {
+		t.Fatalf("stop: %v\n%s", err, out)
+	}
+}

@@ -69,6 +69,11 @@ start)
 	fi
 	log="${ZOO_LOG_DIR:-$(dirname "$pid")}/zookeeper-fakezk.out"
 	printf 'Starting zookeeper ... '
+	# As ZooKeeper's script does: the data and log directories are made.
+	if ! mkdir -p "$(dirname "$pid")" "$(dirname "$log")"; then
+		echo FAILED TO START
+		exit 1
+	fi
 	# shellcheck disable=SC2086
 	nohup "$FAKEZK" $props "$ZOOCFG" >"$log" 2>&1 </dev/null &
 	echo $! >"$pid"

@@ -95,6 +95,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 	return s, sim.Scenario{
 		Name:       "barrier/blocking",
 		InJobEnds:  true,
+		ActorLag:   true,
 		OutageEnds: true,
 		LagWatched: true,
 		Clients:    s.clients,

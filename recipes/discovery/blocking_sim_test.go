@@ -40,6 +40,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 	return s, sim.Scenario{
 		Name:       "discovery/blocking",
 		InJobEnds:  true,
+		ActorLag:   true,
 		OutageEnds: true,
 		Clients:    s.clients,
 		Faults:     sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},

@@ -81,6 +81,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Name:       "group/blocking",
 		LagWatched: true,
 		InJobEnds:  true,
+		ActorLag:   true,
 		OutageEnds: true,
 		Clients:    s.clients,
 		Faults:     sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},

@@ -93,7 +93,10 @@ func (c *Client) Wait(ctx context.Context, m *Member) ([]Hold, error) {
 // expiry m has seen included), an error wrapping ErrLost if the hold
 // ended before the write was applied, task.ErrSessionExpired if the
 // session ended with the write sent (the hold has ended; the write may
-// or may not have been applied, while the hold still stood).
+// or may not have been applied, while the hold still stood). The hold is
+// the one m has when the write runs, which may be a later hold of the
+// item than one the caller got from Wait: to fence a write by the hold
+// it was made for, use FencedHold.
 func (c *Client) Fenced(ctx context.Context, m *Member, item string, ops ...task.MultiOp) ([]task.MultiResult, error) {
 	if c == nil {
 		return nil, errNil("Client")
@@ -105,6 +108,25 @@ func (c *Client) Fenced(ctx context.Context, m *Member, item string, ops ...task
 		return nil, err
 	}
 	return blocking.Await(ctx, "partition "+c.p.Path()+": fenced write", c.ex, m.Fenced(item, ops...))
+}
+
+// FencedHold applies ops behind the fence of hold h itself (Hold.Fenced),
+// one of m's holds (from Wait or Member.Holds): it fails with an error
+// wrapping ErrLost once h has ended, even when m holds the item again
+// under a later hold, so that a write made for h (from what was read
+// under it) is never applied under another hold. Its other errors are
+// Fenced's.
+func (c *Client) FencedHold(ctx context.Context, m *Member, h Hold, ops ...task.MultiOp) ([]task.MultiResult, error) {
+	if c == nil {
+		return nil, errNil("Client")
+	}
+	if m == nil || m.p == nil {
+		return nil, errNil("Member")
+	}
+	if err := c.owns(m); err != nil {
+		return nil, err
+	}
+	return blocking.Await(ctx, "partition "+c.p.Path()+": fenced write", c.ex, h.Fenced(ops...))
 }
 
 // Leave gives up m's items and leaves the party (Member.Leave). The leave

@@ -23,8 +23,8 @@
 //	defer c.Leave(ctx, m)
 //	held, err := c.Wait(ctx, m) // kazoo's wait_for_acquire
 //	for _, h := range held {
-//		// Applied only while this member holds h.Item.
-//		_, err = c.Fenced(ctx, m, h.Item, task.SetOp("/app/data/"+h.Item, data, task.AnyVersion))
+//		// Applied only while hold h stands (not under a later hold).
+//		_, err = c.FencedHold(ctx, m, h, task.SetOp("/app/data/"+h.Item, data, task.AnyVersion))
 //	}
 //
 // kazoo's states are here as State (Allocating, Acquired, Ended) and a

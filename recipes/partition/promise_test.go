@@ -294,3 +294,57 @@ func TestNilMemberFenced(t *testing.T) {
 		t.Fatalf("(*Member)(nil).Fenced = %v, want ErrNotHeld or ErrInvalidArgument", err)
 	}
 }
+
+// Client.FencedHold fences a write by the hold it is given, not by the
+// member's hold of the item when it runs: once that hold has ended, a
+// write made for it fails with ErrLost even though the member holds the
+// item again, under a later hold, where Fenced (the member's hold of the
+// item now) applies it. The blocking scenario caught the difference once
+// goroutines could run late (ActorLag): a goroutine that got a hold from
+// Wait wrote, with Fenced, an entry of that hold's token under the
+// member's next hold of the item.
+func TestFencedHoldRefusesAWriteForAnEndedHold(t *testing.T) {
+	w := newWorld(t, 1, 1)
+	cl, err := partition.NewClient(w.Execs[0], "/fh", []string{"a"}, partition.WithStable(stable))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m0, err := sim.Run(w, 0, cl.Partitioner().Join("m0", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return m0.State() == partition.Acquired }) {
+		t.Fatalf("m0 %v", m0.State())
+	}
+	first, ok := m0.Hold("a")
+	if !ok {
+		t.Fatal("m0 holds no a")
+	}
+	// An operator writes the lock node: the hold is lost, and the member
+	// takes the item again under a new one.
+	if err := w.Server.AdminSetData(w.ServerPath(first.Path), []byte("operator")); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { h, ok := m0.Hold("a"); return ok && h.Token != first.Token }) {
+		t.Fatal("m0 never held a again")
+	}
+	var holdErr, itemErr error
+	done := false
+	w.Go(0, func(a *sim.Actor) {
+		_, holdErr = cl.FencedHold(a.Context(), m0, first, task.CreateOp("/fh-by-first", nil, task.Persistent))
+		_, itemErr = cl.Fenced(a.Context(), m0, "a", task.CreateOp("/fh-by-item", nil, task.Persistent))
+		done = true
+	})
+	if !w.Settle(func() bool { return done }) {
+		t.Fatal("the writes never returned")
+	}
+	if !errors.Is(holdErr, partition.ErrLost) {
+		t.Fatalf("FencedHold with the first hold, ended = %v; want ErrLost", holdErr)
+	}
+	if _, ok := w.NodeStat("/fh-by-first"); ok {
+		t.Fatal("the write for the ended hold was applied")
+	}
+	if itemErr != nil {
+		t.Fatalf("Fenced of the item, held again = %v", itemErr)
+	}
+}

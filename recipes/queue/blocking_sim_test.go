@@ -90,6 +90,7 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 	sc := sim.Scenario{
 		Name:       "queue/" + mode.String() + "/blocking",
 		InJobEnds:  true,
+		ActorLag:   true,
 		OutageEnds: true,
 		Clients:    s.clients,
 		Faults:     sim.Faults{Allow: sim.AllFaults&^sim.Of(sim.Operator) | sim.CounterFaults, MaxRate: 0.01},

@@ -44,6 +44,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 	return s, sim.Scenario{
 		Name:       "seqid/blocking",
 		InJobEnds:  true,
+		ActorLag:   true,
 		OutageEnds: true,
 		Clients:    s.clients,
 		// Not the operator: the node is the sequence.

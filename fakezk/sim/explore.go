@@ -42,6 +42,10 @@ type Regression struct {
 	// at connection losses (Scenario.OutageEnds); it is replayed without,
 	// for the same reason.
 	NoOutageEnds bool
+	// NoActorLag: the seed failed before its scenario had goroutines
+	// wake late (Scenario.ActorLag); it is replayed without, for the same
+	// reason.
+	NoActorLag bool
 }
 
 var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")

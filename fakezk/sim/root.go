@@ -42,8 +42,9 @@ func RootedSeed(seed uint64) bool { return seed%4 == 0 }
 // before those (Regression.NoLagWatched, Regression.NoRestartLag), and
 // without the counter classes or the operator's writes if its scenario
 // took them later (Regression.NoCounters, Regression.NoOperatorWrites), or
-// without contexts ending at connection losses (Regression.NoOutageEnds), so
-// that it replays the history it was recorded with.
+// without contexts ending at connection losses (Regression.NoOutageEnds)
+// or goroutines waking late (Regression.NoActorLag), so that it replays
+// the history it was recorded with.
 func explored(sc Scenario, seed uint64) Scenario {
 	if i := slices.IndexFunc(sc.Regressions, func(r Regression) bool { return r.Seed == seed }); i >= 0 {
 		if sc.Root == "" {
@@ -66,6 +67,9 @@ func explored(sc Scenario, seed uint64) Scenario {
 		}
 		if sc.Regressions[i].NoOutageEnds {
 			sc.OutageEnds = false
+		}
+		if sc.Regressions[i].NoActorLag {
+			sc.ActorLag = false
 		}
 		return sc
 	}

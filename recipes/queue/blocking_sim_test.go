@@ -114,8 +114,8 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 		},
 		Invariants: []sim.Invariant{sim.InvariantFunc(s.noneLost)},
 		Regressions: []sim.Regression{
-			{Seed: 125238411172969, NoOutageEnds: true, Why: "liveness (the test's own): a take canceled mid-delete put its item back after every consumer had ended; consumers now wait for Client.Settle"},
-			{Seed: 243061626682936, NoOutageEnds: true, Root: sim.ExploreRoot, Why: "at-most-once: a take whose delete's reply was lost, settled as unknown, ended with an *UnknownTakeError in the job in which its caller's context ended (in-job ends); Client.Take returned the context's error and dropped the error, the item's only report: item-49 lost"},
+			{Seed: 125238411172969, NoOutageEnds: true, NoActorLag: true, Why: "liveness (the test's own): a take canceled mid-delete put its item back after every consumer had ended; consumers now wait for Client.Settle"},
+			{Seed: 243061626682936, NoOutageEnds: true, NoActorLag: true, Root: sim.ExploreRoot, Why: "at-most-once: a take whose delete's reply was lost, settled as unknown, ended with an *UnknownTakeError in the job in which its caller's context ended (in-job ends); Client.Take returned the context's error and dropped the error, the item's only report: item-49 lost"},
 		},
 	}
 	if mode == AtLeastOnce {

@@ -80,7 +80,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		OperatorWrites:     true,
 		OperatorNoWrites:   []string{bsimDir + "/locks/"}, // as the task face's scenario
 		Regressions: []sim.Regression{
-			{Seed: 198752752005405, NoOutageEnds: true, Why: "liveness: the internal lock's release (its node past zkops.ResetAbove, so a Detached delete) lost its delete to a restart; the acquire's context ended during the outage, the delete ended with the scope's error and withdrew its deferred copy, and the node stayed for the session's life with every acquirer waiting on it"},
+			{Seed: 198752752005405, NoOutageEnds: true, NoActorLag: true, Why: "liveness: the internal lock's release (its node past zkops.ResetAbove, so a Detached delete) lost its delete to a restart; the acquire's context ended during the outage, the delete ended with the scope's error and withdrew its deferred copy, and the node stayed for the session's life with every acquirer waiting on it"},
 		},
 		Quiesce: func(r *sim.Trial) bool {
 			if r.Actors() > 0 || len(r.Children(bsimDir+"/leases")) > 0 || len(r.Children(bsimDir+"/locks")) > 0 {

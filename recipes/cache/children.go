@@ -63,9 +63,8 @@ func (c *ChildrenCache) Next() task.Task[Change] { return c.e.next() }
 // Client.Next is), and waits until it returns or ctx ends: then it
 // returns ctx's error and no difference, and the next Next returns what
 // this one would have, also when ctx ended just as the difference was
-// handed over (which executor.Await would lose; if another Next was
-// served meanwhile, the next Next reports each node this one would have
-// and that one did not, as it stands then). Someone must be running ex.
+// handed over (which executor.Await would lose; no other Next is served
+// until it has been handed back). Someone must be running ex.
 func (c *ChildrenCache) AwaitNext(ctx context.Context, ex *executor.Executor) (Change, error) {
 	return c.e.awaitNext(ctx, ex, "cache "+c.e.dir+": next")
 }

@@ -130,9 +130,8 @@ func (w *Client) started() (*engine, func() []Node) {
 // ChildrenCache.Next); it fails with the cache's error once it has ended,
 // or with ctx's. A Next that returns ctx's error returns no difference:
 // the next Next reports what it would have (also when ctx ended just as
-// the difference was handed to it; if another goroutine's Next was served
-// meanwhile, the next Next reports each node this one would have and that
-// one did not, as it stands then).
+// the difference was handed to it: no other goroutine's Next is served
+// until it has been handed back).
 func (w *Client) Next(ctx context.Context) (Change, error) {
 	e, _ := w.started()
 	if e == nil {
@@ -143,14 +142,20 @@ func (w *Client) Next(ctx context.Context) (Change, error) {
 
 // awaitNext runs a Next on ex for a blocking caller and waits for it
 // until ctx ends; a difference handed over just as ctx ended is handed
-// back (giveBack), so that the next Next returns it too.
+// back (giveBack), so that the next Next returns it too. Until the
+// caller has taken its difference or given it back, no other Next is
+// served (handed): another goroutine's would be served from the
+// snapshot this one was handed.
 func (e *engine) awaitNext(ctx context.Context, ex *executor.Executor, what string) (Change, error) {
-	sv, err := blocking.Take(ctx, what, ex, e.nextServed(), nil, func(sv served) {
-		executor.Submit(ex, task.Func(func(*task.Scope) (task.Unit, error) {
-			e.giveBack(sv)
-			return task.Unit{}, nil
-		}), nil)
-	})
+	end := func(back bool) func(served) {
+		return func(sv served) {
+			executor.Submit(ex, task.Func(func(*task.Scope) (task.Unit, error) {
+				e.handed(sv, back)
+				return task.Unit{}, nil
+			}), nil)
+		}
+	}
+	sv, err := blocking.Take(ctx, what, ex, e.nextServed(), end(false), end(true))
 	return sv.ch, err
 }
 

@@ -3,7 +3,6 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -42,9 +41,10 @@ const (
 	// difference is handed to it returns ctx's error, and the difference
 	// counts as returned all the same: the caller never sees it.
 	bugNextLostOnCancel canary.Name = "cache/next-lost-on-cancel"
-	// bugNextLostBesideAnother: the hand-back of such a difference is
-	// dropped when another goroutine's Next was served in between (from
-	// the snapshot the first was handed), so neither reports it.
+	// bugNextLostBesideAnother: another goroutine's Next is served while
+	// such a difference is being handed over (from the snapshot it was
+	// handed), and the hand-back, coming after it, is dropped: neither
+	// reports the difference.
 	bugNextLostBesideAnother canary.Name = "cache/next-lost-beside-another"
 	// bugServeDuringResync: a session expiry that cuts a pass short
 	// leaves the cache counted as at a consistent snapshot, so a Next
@@ -110,6 +110,7 @@ type engine struct {
 	unseen       bool            // cur may differ from seen (a change since seen was taken)
 	waiters      []*waiter
 	served       uint64 // Nexts served
+	handing      uint64 // the serve a blocking caller has yet to take or give back (handed), or 0
 	unsub        func()
 	pw           *task.PersistentWatch // the recursive mode's watch (recursive.go)
 	pwSess       int64                 // the session it was set on
@@ -604,6 +605,9 @@ func (e *engine) wake() {
 	if len(e.waiters) == 0 || !e.synced || e.running || e.settingWatch {
 		return
 	}
+	if e.handing != 0 && !canary.On(bugNextLostBesideAnother) {
+		return // a blocking caller has yet to take or give back its difference
+	}
 	if !e.unseen {
 		return // nothing cached changed since seen was taken
 	}
@@ -642,59 +646,35 @@ func (e *engine) nextServed() task.Task[served] {
 				k(served{}, err)
 				return
 			}
+			e.handing = w.served // until the caller takes it or gives it back
 			k(served{ch, w.prev, w.served}, nil)
 		}, func(nw *waiter) { w = nw })
 	}
 }
 
 // giveBack undoes the serving of a Next whose caller never got its
-// difference (its ctx ended as it was served), so that the next Next
-// reports it too. If no Next has been served since, the snapshot counts
-// as not returned. If one has (another goroutine's Next, served from the
-// snapshot this one was handed), the paths this difference reported go
-// back to their earlier state, so that the next Next reports each as it
-// stands then, but for those a later Next has reported since: they stand
-// as it reported them. Executor goroutine.
+// difference (its ctx ended as it was served): the snapshot counts as
+// not returned, and the next Next returns this difference too. No other
+// Next is served while a blocking caller's difference is being handed
+// over (handing), so none can have been served since. Executor
+// goroutine.
 func (e *engine) giveBack(sv served) {
-	if canary.On(bugNextLostOnCancel) {
+	if e.served != sv.served || canary.On(bugNextLostOnCancel) {
 		return
 	}
-	if e.served == sv.served {
-		e.seen, e.unseen = sv.prev, true
-		e.wake()
-		return
+	e.seen, e.unseen = sv.prev, true
+	e.wake()
+}
+
+// handed ends the hand-over of a blocking caller's difference: taken, or
+// given back (back) as its ctx ended; the next Next may then be served.
+// Executor goroutine.
+func (e *engine) handed(sv served, back bool) {
+	if back {
+		e.giveBack(sv)
 	}
-	if canary.On(bugNextLostBesideAnother) {
-		return
-	}
-	handed := make(map[string]Node, len(sv.ch.Nodes))
-	for _, n := range sv.ch.Nodes {
-		handed[n.Path] = n
-	}
-	var seen map[string]Node
-	back := func(p string) {
-		now, in := e.seen[p]
-		then, was := handed[p]
-		if in != was || in && now.Stat != then.Stat {
-			return // reported since
-		}
-		if seen == nil {
-			seen = make(map[string]Node, len(e.seen))
-			maps.Copy(seen, e.seen)
-		}
-		if old, ok := sv.prev[p]; ok {
-			seen[p] = old
-		} else {
-			delete(seen, p)
-		}
-	}
-	for _, ns := range [][]Node{sv.ch.Added, sv.ch.Removed, sv.ch.Changed, sv.ch.Recreated} {
-		for _, n := range ns {
-			back(n.Path)
-		}
-	}
-	if seen != nil {
-		e.seen, e.unseen = seen, true
+	if e.handing == sv.served {
+		e.handing = 0
 		e.wake()
 	}
 }

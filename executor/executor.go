@@ -57,6 +57,14 @@ type Config struct {
 	// Nil means slog.Default(), whose level (Info) keeps the Debug
 	// records out: quiet unless asked.
 	Logger *slog.Logger
+	// WatchRecheck is how long a flow waits on a watch's notification
+	// before it reads the watched node again (task.Watch: ZooKeeper
+	// withholds the notifications of a node a session may no longer
+	// READ, after an operator's setAcl, and the wait would never end): 0
+	// means task.RecheckAfter, twice the session's timeout; a negative
+	// value turns the re-reads off (a wait behind such a node then lasts
+	// until the session ends).
+	WatchRecheck time.Duration
 }
 
 // Executor runs every step of every flow on one goroutine. See the package
@@ -163,6 +171,7 @@ func New(cfg Config) (*Executor, error) {
 		e.obs = logOperations(e.log, e.obs)
 	}
 	e.receive = e.receiveCur
+	task.SetWatchRecheck(&e.frames, cfg.WatchRecheck)
 	if c, ok := cfg.Conn.(interface{ Clock() task.Clock }); ok && e.clock == nil {
 		e.clock = c.Clock()
 	}
@@ -584,6 +593,24 @@ func (e *Executor) receiveCur() {
 func (e *Executor) AfterFunc(at time.Time, fn func()) task.Timer {
 	t := &timer{e: e, fn: fn}
 	t.t = e.clock.AfterFunc(at.Sub(e.clock.Now()), t.fire)
+	return t
+}
+
+// AfterFuncBackground is AfterFunc for a timer that keeps no simulated
+// clock going: on a clock that has AfterFuncBackground (fakezk.Clock,
+// whose AdvanceToNext does not move time to such a timer alone) the timer
+// is one of those, else an ordinary one. The task package's periodic
+// re-reads of watched nodes use it (task.Watch), so that a test that
+// advances a fake clock until no timer is left still ends.
+func (e *Executor) AfterFuncBackground(at time.Time, fn func()) task.Timer {
+	bc, ok := e.clock.(interface {
+		AfterFuncBackground(time.Duration, func()) task.Timer
+	})
+	if !ok {
+		return e.AfterFunc(at, fn)
+	}
+	t := &timer{e: e, fn: fn}
+	t.t = bc.AfterFuncBackground(at.Sub(e.clock.Now()), t.fire)
 	return t
 }
 

@@ -90,6 +90,51 @@ func TestAdminIgnoresACL(t *testing.T) {
 	}
 }
 
+// AdminSetACL is a zkCli setAcl by the super user: it replaces the ACL
+// whatever its version, moves Aversion, fires no watch, and from then on
+// the clients get what the new ACL grants: a watch set before, on a node
+// the session may no longer READ, is withheld (the delete is not told).
+func TestAdminSetACL(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{})
+	c := connect(t, srv, fakezk.ConnConfig{})
+	if r := do(c, &task.CreateRequest{Path: "/n", ACL: []task.ACL{{Perms: 0, Scheme: "world", ID: "anyone"}}}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if err := srv.AdminSetACL("/n", task.OpenACL); err != nil {
+		t.Fatalf("AdminSetACL on a node whose ACL grants no ADMIN: %v", err)
+	}
+	var events []task.Event
+	c.Do(&task.ExistsRequest{Path: "/n", Watch: true}, func(task.Response) {}, func(ev task.Event) { events = append(events, ev) })
+	if r := do(c, &task.GetDataRequest{Path: "/n"}); r.Err != nil {
+		t.Fatalf("get after the ACL opened: %v", r.Err)
+	}
+	closed := []task.ACL{task.DigestACL(task.PermAll, "operator", "secret")}
+	if err := srv.AdminSetACL("/n", closed); err != nil {
+		t.Fatal(err)
+	}
+	if acl, ok := srv.NodeACL("/n"); !ok || len(acl) != 1 || acl[0] != closed[0] {
+		t.Fatalf("NodeACL = %v, %v; want %v", acl, ok, closed)
+	}
+	if st, _ := srv.NodeStat("/n"); st.Aversion != 2 {
+		t.Fatalf("Aversion = %d after two setAcl, want 2", st.Aversion)
+	}
+	if r := do(c, &task.GetDataRequest{Path: "/n"}); !errors.Is(r.Err, task.ErrNoAuth) {
+		t.Fatalf("get of a closed node = %v, want NoAuth", r.Err)
+	}
+	if err := srv.AdminDelete("/n"); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 0 {
+		t.Fatalf("the delete of a node the session may not read was told: %v", events)
+	}
+	if err := srv.AdminSetACL("/n", task.OpenACL); !errors.Is(err, task.ErrNoNode) {
+		t.Fatalf("AdminSetACL of a missing node = %v, want ErrNoNode", err)
+	}
+	if _, ok := srv.NodeACL("/n"); ok {
+		t.Fatal("NodeACL of a missing node reports one")
+	}
+}
+
 // /zookeeper/config stays read-only to clients after a restart and a wipe
 // (the tree is made again as a fresh server makes it), and, as a real
 // server's super user may, the operator creates and deletes under it.

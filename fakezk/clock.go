@@ -28,6 +28,10 @@ type Clock struct {
 	mu     sync.Mutex
 	seq    uint64
 	timers timerHeap
+	// bg holds the timers of AfterFuncBackground; countBg has
+	// NextTimer, AdvanceToNext and Pending count them too.
+	bg      timerHeap
+	countBg bool
 }
 
 // NewClock returns a clock reading start (Epoch if start is zero).
@@ -63,6 +67,55 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) task.Timer {
 	return t
 }
 
+// AfterFuncBackground is AfterFunc for a timer that keeps nothing going:
+// it fires, in its order, when the clock is moved past it, but NextTimer,
+// AdvanceToNext and Pending do not count it (unless CountBackground has
+// been set), so a test that advances the clock until no timer is left
+// ends though such timers are pending. An executor sets its re-reads of
+// watched nodes so (task.Watch): periodic, they would otherwise always
+// leave a timer.
+func (c *Clock) AfterFuncBackground(d time.Duration, f func()) task.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	now := c.off.Load()
+	when := now + int64(d)
+	if d > 0 && when < now {
+		when = math.MaxInt64
+	}
+	t := &simTimer{c: c, when: when, seq: c.seq, f: f, index: -1, bg: true}
+	c.bg.push(t)
+	return t
+}
+
+// CountBackground has NextTimer, AdvanceToNext and Pending count the
+// timers of AfterFuncBackground as others (on), or not (off, the
+// default): a simulation whose progress may rest on them alone (a wait
+// whose notification the server withheld) moves the clock to them.
+func (c *Clock) CountBackground(on bool) {
+	c.mu.Lock()
+	c.countBg = on
+	c.mu.Unlock()
+}
+
+// first returns the heap whose earliest timer falls due first (ties: the
+// one made first), and false if both are empty. Lock held.
+func (c *Clock) first() (*timerHeap, bool) {
+	switch {
+	case len(c.timers) == 0 && len(c.bg) == 0:
+		return nil, false
+	case len(c.bg) == 0:
+		return &c.timers, true
+	case len(c.timers) == 0:
+		return &c.bg, true
+	}
+	a, b := c.timers[0], c.bg[0]
+	if b.when < a.when || b.when == a.when && b.seq < a.seq {
+		return &c.bg, true
+	}
+	return &c.timers, true
+}
+
 // Advance moves the clock forward by d, firing due timers in order. It
 // returns how many fired.
 func (c *Clock) Advance(d time.Duration) int {
@@ -75,14 +128,15 @@ func (c *Clock) Set(t time.Time) int {
 	n := 0
 	for {
 		c.mu.Lock()
-		if len(c.timers) == 0 || c.timers[0].when > to {
+		h, ok := c.first()
+		if !ok || (*h)[0].when > to {
 			if to > c.off.Load() {
 				c.off.Store(to)
 			}
 			c.mu.Unlock()
 			return n
 		}
-		tm := c.timers.pop()
+		tm := h.pop()
 		if tm.when > c.off.Load() {
 			c.off.Store(tm.when)
 		}
@@ -92,14 +146,22 @@ func (c *Clock) Set(t time.Time) int {
 	}
 }
 
-// NextTimer returns when the earliest pending timer falls due.
+// NextTimer returns when the earliest pending timer falls due (those of
+// AfterFuncBackground counted only with CountBackground).
 func (c *Clock) NextTimer() (time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.timers) == 0 {
+	h := &c.timers
+	if c.countBg {
+		var ok bool
+		if h, ok = c.first(); !ok {
+			return time.Time{}, false
+		}
+	}
+	if len(*h) == 0 {
 		return time.Time{}, false
 	}
-	return c.start.Add(time.Duration(c.timers[0].when)), true
+	return c.start.Add(time.Duration((*h)[0].when)), true
 }
 
 // AdvanceToNext moves the clock to the earliest pending timer and fires
@@ -113,10 +175,14 @@ func (c *Clock) AdvanceToNext() bool {
 	return true
 }
 
-// Pending returns the number of timers not yet fired or stopped.
+// Pending returns the number of timers not yet fired or stopped (those
+// of AfterFuncBackground counted only with CountBackground).
 func (c *Clock) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.countBg {
+		return len(c.timers) + len(c.bg)
+	}
 	return len(c.timers)
 }
 
@@ -126,6 +192,7 @@ type simTimer struct {
 	seq   uint64
 	f     func()
 	index int
+	bg    bool // in the clock's bg heap
 }
 
 // Stop removes the timer; it reports whether it was still pending.
@@ -135,7 +202,11 @@ func (t *simTimer) Stop() bool {
 	if t.index < 0 {
 		return false
 	}
-	t.c.timers.remove(t.index)
+	if t.bg {
+		t.c.bg.remove(t.index)
+	} else {
+		t.c.timers.remove(t.index)
+	}
 	return true
 }
 

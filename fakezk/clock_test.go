@@ -118,3 +118,38 @@ func TestClockManyTimersStoppedAtRandom(t *testing.T) {
 		}
 	}
 }
+
+// AfterFuncBackground's doc: the timer "fires, in its order, when the
+// clock is moved past it, but NextTimer, AdvanceToNext and Pending do not
+// count it (unless CountBackground has been set)".
+func TestClockBackgroundTimers(t *testing.T) {
+	c := fakezk.NewClock(fakezk.Epoch)
+	var got []string
+	c.AfterFuncBackground(2*time.Second, func() { got = append(got, "bg2") })
+	stopped := c.AfterFuncBackground(time.Second, func() { got = append(got, "stopped") })
+	c.AfterFunc(3*time.Second, func() { got = append(got, "fg3") })
+	c.AfterFuncBackground(3*time.Second, func() { got = append(got, "bg3") })
+	if n := c.Pending(); n != 1 {
+		t.Fatalf("Pending = %d, want 1 (the background timers not counted)", n)
+	}
+	if at, ok := c.NextTimer(); !ok || at != fakezk.Epoch.Add(3*time.Second) {
+		t.Fatalf("NextTimer = %v, %v; want the ordinary timer at 3s", at, ok)
+	}
+	if !stopped.Stop() || stopped.Stop() {
+		t.Fatal("Stop of a pending background timer: want true, then false")
+	}
+	if !c.AdvanceToNext() {
+		t.Fatal("AdvanceToNext with an ordinary timer pending reported none")
+	}
+	if want := []string{"bg2", "fg3", "bg3"}; !slices.Equal(got, want) {
+		t.Fatalf("fired %v, want %v (time order, ties in the order made)", got, want)
+	}
+	c.AfterFuncBackground(time.Second, func() { got = append(got, "bg4") })
+	if c.AdvanceToNext() || c.Pending() != 0 {
+		t.Fatal("AdvanceToNext moved to a background timer alone")
+	}
+	c.CountBackground(true)
+	if c.Pending() != 1 || !c.AdvanceToNext() || got[len(got)-1] != "bg4" {
+		t.Fatalf("with CountBackground: Pending %d, fired %v", c.Pending(), got)
+	}
+}

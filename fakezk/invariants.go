@@ -95,6 +95,18 @@ func (s *Server) NodeStat(path string) (task.Stat, bool) {
 	return n.clientStat(), true
 }
 
+// NodeACL returns a copy of path's ACL, straight from the tree, without a
+// request or a zxid (for tests and invariant checks).
+func (s *Server) NodeACL(path string) ([]task.ACL, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.tree.nodes[path]
+	if n == nil {
+		return nil, false
+	}
+	return slices.Clone(n.acl), true
+}
+
 // NodeData returns a copy of path's data and its Stat, straight from the
 // tree, without a request or a zxid (for tests and invariant checks: an
 // end-of-run check that read through a client would depend on that

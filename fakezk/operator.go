@@ -44,6 +44,15 @@ func (s *Server) AdminSetData(path string, data []byte) error {
 	return s.admin(&task.SetDataRequest{Path: path, Data: data, Version: task.AnyVersion}, nil)
 }
 
+// AdminSetACL replaces the ACL of the node at path whatever its ACL
+// version (ErrNoNode if there is none): its Aversion moves, and no watch
+// fires, as for a zkCli setAcl. An ACL that lets a session not READ the
+// node withholds from it the notifications of the node's changes from
+// then on, as ZooKeeper does.
+func (s *Server) AdminSetACL(path string, acl []task.ACL) error {
+	return s.admin(&task.SetACLRequest{Path: path, ACL: acl, Version: task.AnyVersion}, nil)
+}
+
 func (s *Server) admin(req task.Request, sess *session) error {
 	if err := reqcheck.Validate(req, s.cfg.MaxDataSize); err != nil {
 		return err
@@ -67,6 +76,8 @@ func (s *Server) admin(req task.Request, sess *session) error {
 			_, _, err = s.create(tx, sess, superUser, r)
 		case *task.SetDataRequest:
 			_, err = s.setData(tx, superUser, r)
+		case *task.SetACLRequest:
+			_, err = s.setACL(tx, superUser, r)
 		}
 		s.tracef("admin %s zxid=%d: %s", describe(req), s.zxid, errString(err))
 		if err == nil {

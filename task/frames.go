@@ -1,5 +1,7 @@
 package task
 
+import "time"
+
 // Frames is the state the task package keeps on each Runtime: how deep Run
 // and Resume have nested in the job the runtime is running (past a bound
 // they trampoline through Schedule) and the Flow bodies alive. A Runtime
@@ -12,7 +14,14 @@ type Frames struct {
 	bodies    bodies
 	freeSends *sendWait   // requests' waits free for reuse (send)
 	values    map[any]any // RuntimeValue
+	recheck   time.Duration
 }
+
+// SetWatchRecheck sets how long a Wait on a watch of the runtime waits
+// for its notification before it reads the watched node again (see
+// Watch): 0 (the default) means RecheckAfter of the session's timeout;
+// a negative d, never. The executor sets it from its Config.
+func SetWatchRecheck(fr *Frames, d time.Duration) { fr.recheck = d }
 
 func (fr *Frames) frames() *Frames { return fr }
 

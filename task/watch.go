@@ -1,11 +1,28 @@
 package task
 
-import "slices"
+import (
+	"errors"
+	"slices"
+	"time"
+)
 
 // Watch is a one-time ZooKeeper watch set by ExistsW, GetW or ChildrenW. It
 // fires once: with the node event that triggered it, or, if its session
 // ends first, with EventNotWatching. A Watch is used on the executor
 // goroutine only.
+//
+// ZooKeeper sends no notification to a session that may not READ the
+// node (since the fix of CVE-2024-23944): a watch set while it could,
+// whose node an operator's setAcl then closed to it, would never fire.
+// So a watch waited on for RecheckAfter (twice the session timeout;
+// executor.Config.WatchRecheck sets another period, or none) reads its
+// node again with a plain exists (which needs no permission), and again
+// each period while it is waited on: if the node changed since the read that set the
+// watch, the watch fires with the event the change would have sent
+// (NodeDeleted if it is gone or made again, NodeCreated, NodeDataChanged,
+// NodeChildrenChanged for a child watch). It never fires for a change it
+// would not have fired for, and a notification that was sent comes
+// before the re-read's reply, so only a withheld one is made up.
 type Watch struct {
 	path  string
 	fired bool
@@ -14,6 +31,23 @@ type Watch struct {
 	// wait at most), then the others.
 	first   *watchWaiter
 	waiters []*watchWaiter
+	// What the read that set the watch saw, for the re-read (seen).
+	known, exists, child bool
+	cversion             int32
+	czxid, mzxid         int64
+	rt                   Runtime
+	every                time.Duration
+	timer                Timer // the next re-read, while waited on
+}
+
+// RecheckAfter is how long a Wait on a watch waits for its notification
+// before it reads the watched node again (see Watch): twice the session
+// timeout (20 s while the session's timeout is not known).
+func RecheckAfter(sessionTimeout time.Duration) time.Duration {
+	if sessionTimeout <= 0 {
+		return 20 * time.Second
+	}
+	return 2 * sessionTimeout
 }
 
 // watchWaiter is one Wait on a Watch, until the watch fires or the wait is
@@ -65,6 +99,15 @@ func (w *Watch) Wait() Task[Event] {
 		}
 		ww := &watchWaiter{w: w, s: s, k: k}
 		s.addWait(ww)
+		if w.known && w.timer == nil {
+			w.rt, w.every = s.rt, s.rt.frames().recheck
+			if w.every == 0 {
+				w.every = RecheckAfter(s.session.Timeout)
+			}
+			if w.every > 0 {
+				w.arm()
+			}
+		}
 		if w.first == nil && len(w.waiters) == 0 {
 			w.first = ww
 			return
@@ -73,11 +116,75 @@ func (w *Watch) Wait() Task[Event] {
 	}
 }
 
+// seen records what the read that set the watch saw (st nil: no node),
+// for the re-read; child: a child watch.
+func (w *Watch) seen(st *Stat, child bool) {
+	w.known, w.child = true, child
+	if st != nil {
+		w.exists, w.czxid, w.mzxid, w.cversion = true, st.Czxid, st.Mzxid, st.Cversion
+	}
+}
+
+func (w *Watch) arm() {
+	at := w.rt.Clock().Now().Add(w.every)
+	if b, ok := w.rt.(interface {
+		AfterFuncBackground(time.Time, func()) Timer
+	}); ok {
+		w.timer = b.AfterFuncBackground(at, w.reread) // keeps no fake clock going
+		return
+	}
+	w.timer = w.rt.AfterFunc(at, w.reread)
+}
+
+// reread reads the node again (see Watch) while the watch is waited on.
+func (w *Watch) reread() {
+	w.timer = nil
+	if w.fired || (w.first == nil && len(w.waiters) == 0) {
+		return
+	}
+	w.rt.Send(&ExistsRequest{Path: w.path}, rereadReceiver{w}, nil)
+}
+
+// rereadReceiver takes the re-read's reply.
+type rereadReceiver struct{ w *Watch }
+
+func (r rereadReceiver) Receive(resp Response) {
+	w := r.w
+	if w.fired {
+		return
+	}
+	var typ EventType
+	switch missing := resp.Err != nil && errors.Is(resp.Err, ErrNoNode); {
+	case resp.Err != nil && !missing:
+		// Not sent, connection loss: read again later.
+	case !w.exists && !missing:
+		typ = EventNodeCreated
+	case !w.exists:
+	case missing || resp.Stat.Czxid != w.czxid:
+		typ = EventNodeDeleted
+	case w.child && resp.Stat.Cversion != w.cversion:
+		typ = EventNodeChildrenChanged
+	case !w.child && resp.Stat.Mzxid != w.mzxid:
+		typ = EventNodeDataChanged
+	}
+	if typ != 0 {
+		w.fire(Event{Type: typ, State: StateConnected, Path: w.path})
+		return
+	}
+	if w.timer == nil && (w.first != nil || len(w.waiters) > 0) {
+		w.arm()
+	}
+}
+
 func (w *Watch) fire(ev Event) {
 	if w.fired {
 		return
 	}
 	w.fired, w.ev = true, ev
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
 	first, ws := w.first, w.waiters
 	w.first, w.waiters = nil, nil
 	if first != nil {
@@ -92,10 +199,12 @@ func (w *Watch) fire(ev Event) {
 func (w *Watch) leave(ww *watchWaiter) {
 	if w.first == ww {
 		w.first = nil
-		return
-	}
-	if i := slices.Index(w.waiters, ww); i >= 0 {
+	} else if i := slices.Index(w.waiters, ww); i >= 0 {
 		w.waiters = slices.Delete(w.waiters, i, i+1) // clears the freed slot
+	}
+	if w.timer != nil && w.first == nil && len(w.waiters) == 0 {
+		w.timer.Stop()
+		w.timer = nil
 	}
 }
 
@@ -200,6 +309,7 @@ func ExistsW(path string) Task[StatWatch] {
 				k(StatWatch{}, err)
 				return
 			}
+			w.seen(st, false)
 			k(StatWatch{Stat: st, Watch: w}, nil)
 		})
 	}
@@ -215,6 +325,7 @@ func GetW(path string) Task[DataWatch] {
 				k(DataWatch{}, err)
 				return
 			}
+			w.seen(&r.Stat, false)
 			k(DataWatch{Data: Data{r.Data, r.Stat}, Watch: w}, nil)
 		})
 	}
@@ -230,6 +341,7 @@ func ChildrenW(path string) Task[ChildrenWatch] {
 				k(ChildrenWatch{}, err)
 				return
 			}
+			w.seen(&r.Stat, true)
 			k(ChildrenWatch{ChildList: ChildList{r.Children, r.Stat}, Watch: w}, nil)
 		})
 	}

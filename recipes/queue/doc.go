@@ -58,7 +58,9 @@
 // On session expiry a take in progress fails with task.ErrSessionExpired,
 // the consumer's in-flight items go back to the queue and its pending
 // acks fail; its next Take registers a new consumer. A Take waiting on
-// an empty queue sends nothing: it waits on watches. Items of a dead
+// an empty queue sends nothing: it waits on watches (but for the plain
+// exists with which each wait on a watch reads the node again every
+// twice the session timeout, task.Watch). Items of a dead
 // consumer come back when another consumer finds the queue empty or
 // registers.
 //

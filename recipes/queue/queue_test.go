@@ -184,14 +184,16 @@ func TestBound(t *testing.T) {
 }
 
 // A take on an empty queue waits on a children watch: it sends no
-// request while it waits, however long, and takes the item put later.
+// request while it waits, however long, but the plain exists with which
+// its wait reads the watched node again every twice the session timeout
+// (task.Watch), and takes the item put later.
 func TestTakeWaitsWithoutPolling(t *testing.T) {
 	for _, mode := range []queue.Mode{queue.AtMostOnce, queue.AtLeastOnce} {
 		t.Run(mode.String(), func(t *testing.T) {
-			sent := 0
+			sent, rereads := 0, 0
 			w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, c *fakezk.Conn) task.Conn {
 				if i == 0 {
-					return &countConn{Conn: c, n: &sent}
+					return &countConn{Conn: c, n: &sent, rereads: &rereads}
 				}
 				return c
 			}})
@@ -213,6 +215,10 @@ func TestTakeWaitsWithoutPolling(t *testing.T) {
 			if sent != before {
 				t.Fatalf("the waiting take sent %d requests", sent-before)
 			}
+			// A minute: at most one re-read per watch waited on every 8 s.
+			if rereads > 2*(60/8) {
+				t.Fatalf("the waiting take read its watched nodes again %d times in a minute", rereads)
+			}
 			if _, err := mustRun(t, w, 1, q.Put([]byte("late"))); err != nil {
 				t.Fatal(err)
 			}
@@ -224,13 +230,20 @@ func TestTakeWaitsWithoutPolling(t *testing.T) {
 	}
 }
 
+// countConn counts the requests sent, but the plain exists with which a
+// wait on a watch reads its node again (task.Watch), which it counts
+// apart.
 type countConn struct {
 	*fakezk.Conn
-	n *int
+	n, rereads *int
 }
 
 func (c *countConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	*c.n++
+	if r, ok := req.(*task.ExistsRequest); ok && !r.Watch && c.rereads != nil {
+		*c.rereads++
+	} else {
+		*c.n++
+	}
 	c.Conn.Do(req, done, watch)
 }
 

@@ -46,6 +46,9 @@ type Regression struct {
 	// wake late (Scenario.ActorLag); it is replayed without, for the same
 	// reason.
 	NoActorLag bool
+	// NoACL: the seed failed before its scenario took the acl class
+	// (Scenario.ACL); it is replayed without, for the same reason.
+	NoACL bool
 }
 
 var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")

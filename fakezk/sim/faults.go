@@ -118,6 +118,21 @@ const (
 	// a release whose delete the loss took, cut short.
 	ContextOutage
 
+	// The access class. A seed draws it, and injects it, from a fifth
+	// random stream, so that a seed whose plan lacks it runs the history
+	// it ran before it existed.
+
+	// ACL has an operator set the ACL of a node under Scenario.ACL (a
+	// zkCli setAcl) so that the clients may not even read it (one time in
+	// two) or may only read it, for 1 ms to twice the session timeout;
+	// then the operator puts the old ACL back, if the node is still the
+	// one it changed. The end of the faults puts back every ACL still
+	// changed. Meanwhile ZooKeeper refuses the clients' reads of the node
+	// (NoAuth) or their writes, creates and deletes of its children, and,
+	// once they may not read it, tells them of no change to it: their
+	// watches there are withheld, never to fire.
+	ACL
+
 	numClasses
 )
 
@@ -136,7 +151,7 @@ var CounterFaults = Of(Counters, EmptyDir)
 
 var classNames = [numClasses]string{"drop-unapplied", "drop-applied", "partition-short", "partition-long",
 	"expire", "delay", "restart", "wipe", "clock-jump", "crash-restart", "operator", "pause",
-	"counters", "empty-dir", "lag", "context-outage"}
+	"counters", "empty-dir", "lag", "context-outage", "acl"}
 
 func (c FaultClass) String() string {
 	if c < numClasses {
@@ -155,7 +170,7 @@ func Classes() []FaultClass {
 }
 
 // FaultSet is a set of fault classes.
-type FaultSet uint16
+type FaultSet uint32
 
 // Of returns the set of the given classes.
 func Of(cs ...FaultClass) FaultSet {
@@ -232,6 +247,9 @@ type Plan struct {
 	// OutageEnds: contexts of the actors end in outages cut for them too
 	// (Scenario.OutageEnds, ContextOutage).
 	OutageEnds bool
+	// ACLRate is the chance per injection point of an ACL fault, drawn on
+	// a fifth stream.
+	ACLRate float64
 }
 
 func (p Plan) String() string {
@@ -244,6 +262,9 @@ func (p Plan) String() string {
 	}
 	if p.LagRate > 0 {
 		s += fmt.Sprintf(" (lag %.4f)", p.LagRate)
+	}
+	if p.ACLRate > 0 {
+		s += fmt.Sprintf(" (acl %.4f)", p.ACLRate)
 	}
 	if p.LagWatched {
 		s += "; watched reads lag too"
@@ -261,9 +282,9 @@ func (p Plan) String() string {
 // fault (a baseline the workload must pass too); the others switch each
 // allowed class on with probability one half, at least one. The network
 // and server classes are drawn from rng, the process and operator classes
-// from prng, the counter classes from crng, Lag from lrng, each with a
-// rate of its own.
-func drawPlan(f Faults, rng, prng, crng, lrng *rand.Rand) Plan {
+// from prng, the counter classes from crng, Lag from lrng, ACL from arng,
+// each with a rate of its own.
+func drawPlan(f Faults, rng, prng, crng, lrng, arng *rand.Rand) Plan {
 	if f.Allow == 0 || rng.IntN(16) == 0 {
 		return Plan{}
 	}
@@ -337,6 +358,12 @@ func drawPlan(f Faults, rng, prng, crng, lrng *rand.Rand) Plan {
 		// network faults.
 		p.LagRate = maxRate / float64(int(1)<<lrng.IntN(5))
 	}
+	if f.Allow.Has(ACL) && arng.IntN(2) == 0 {
+		p.On |= Of(ACL)
+		// An ACL changed stops a client's work on the node for up to
+		// twice the session timeout, as a pause does: as rare.
+		p.ACLRate = maxRate / 4 / float64(int(1)<<arng.IntN(4))
+	}
 	return p
 }
 
@@ -351,6 +378,7 @@ type injector struct {
 	prng     *rand.Rand
 	crng     *rand.Rand
 	lrng     *rand.Rand // Lag
+	arng     *rand.Rand // ACL
 	rlrng    *rand.Rand // the lag of a restarted process's session; nil: none
 	// rlConns are the Conns restartLag set a lag on before their start:
 	// counted in fired only if their session started (firedCounts).
@@ -369,6 +397,8 @@ type injector struct {
 	writes     bool        // Scenario.OperatorWrites
 	noWrites   []string    // Scenario.OperatorNoWrites
 	orphan     int64       // the operator's session for ephemerals, while it lives
+	aclPaths   []string    // Scenario.ACL
+	acls       []*aclFault // the ACLs changed and not yet put back
 	instAt     time.Time   // the instant of the clock the faults below were injected at
 	instN      int         // faults injected at instAt
 }
@@ -384,8 +414,8 @@ type injector struct {
 // in 99 %), so it changes no history but a storm's.
 const maxFaultsPerInstant = 32
 
-func newInjector(w *World, plan Plan, maxWipes int, rng, prng, crng, lrng *rand.Rand) *injector {
-	in := &injector{w: w, plan: plan, rng: rng, prng: prng, crng: crng, lrng: lrng, maxWipes: maxWipes}
+func newInjector(w *World, plan Plan, maxWipes int, rng, prng, crng, lrng, arng *rand.Rand) *injector {
+	in := &injector{w: w, plan: plan, rng: rng, prng: prng, crng: crng, lrng: lrng, arng: arng, maxWipes: maxWipes}
 	for _, c := range Classes() {
 		switch {
 		case !plan.On.Has(c):
@@ -442,6 +472,9 @@ func (in *injector) maybeInject() bool {
 	}
 	if in.plan.LagRate > 0 && in.lrng.Float64() < in.plan.LagRate {
 		return in.injectLag()
+	}
+	if in.plan.ACLRate > 0 && in.arng.Float64() < in.plan.ACLRate {
+		return in.injectACL()
 	}
 	return false
 }

@@ -43,7 +43,8 @@ func RootedSeed(seed uint64) bool { return seed%4 == 0 }
 // without the counter classes or the operator's writes if its scenario
 // took them later (Regression.NoCounters, Regression.NoOperatorWrites), or
 // without contexts ending at connection losses (Regression.NoOutageEnds)
-// or goroutines waking late (Regression.NoActorLag), so that it replays
+// or goroutines waking late (Regression.NoActorLag), or the acl class
+// (Regression.NoACL), so that it replays
 // the history it was recorded with.
 func explored(sc Scenario, seed uint64) Scenario {
 	if i := slices.IndexFunc(sc.Regressions, func(r Regression) bool { return r.Seed == seed }); i >= 0 {
@@ -70,6 +71,9 @@ func explored(sc Scenario, seed uint64) Scenario {
 		}
 		if sc.Regressions[i].NoActorLag {
 			sc.ActorLag = false
+		}
+		if sc.Regressions[i].NoACL {
+			sc.Faults.Allow &^= Of(ACL)
 		}
 		return sc
 	}

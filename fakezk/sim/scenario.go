@@ -109,6 +109,14 @@ type Scenario struct {
 	// fault sets one near int32's maximum, the EmptyDir fault deletes one
 	// while it is empty. Required when Faults.Allow has either.
 	Counters []string
+	// ACL lists the nodes whose ACL an operator may change for a while
+	// (the ACL fault), by the clients' paths, as Operator names them, but
+	// inner nodes too: a directory whose ACL refuses the clients their
+	// creates and deletes of its children, or their listings. Name the
+	// recipe's nodes and directories, not the checkers'. Required when
+	// Faults.Allow has ACL; a scenario that allows it must take
+	// task.ErrNoAuth as the passing refusal it is while the fault lasts.
+	ACL []string
 	// NoTwins keeps every client's executor seed its own. Otherwise one
 	// seed in four with two clients or more (drawn from a stream of its
 	// own: the other seeds keep their history) starts two clients with
@@ -343,7 +351,8 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	prng := rand.New(rand.NewPCG(seed, 0x5052_4f43_4553_5321))
 	crng := rand.New(rand.NewPCG(seed, 0x434f_554e_5445_5253))
 	lrng := rand.New(rand.NewPCG(seed, 0x4c41_4747_494e_4721))
-	res.Plan = drawPlan(sc.Faults, rng, prng, crng, lrng)
+	arng := rand.New(rand.NewPCG(seed, 0x4143_4c5f_4641_554c))
+	res.Plan = drawPlan(sc.Faults, rng, prng, crng, lrng, arng)
 	if !sc.NoTwins {
 		res.Plan.Twin = drawTwin(seed, sc.Clients)
 	}
@@ -359,6 +368,10 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 		res.Err, res.Kind = errors.New("sim: the scenario allows operator faults but names no Operator paths"), SetupFailed
 		return res
 	}
+	if sc.Faults.Allow.Has(ACL) && len(sc.ACL) == 0 {
+		res.Err, res.Kind = errors.New("sim: the scenario allows acl faults but names no ACL paths"), SetupFailed
+		return res
+	}
 	if sc.Faults.Allow&CounterFaults != 0 && len(sc.Counters) == 0 {
 		res.Err, res.Kind = errors.New("sim: the scenario allows counter faults but names no Counters directories"), SetupFailed
 		return res
@@ -366,7 +379,8 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	srvCfg := sc.Server
 	srvCfg.Trace = trace
 	w, err := New(Config{Seed: seed, Clients: sc.Clients, Server: srvCfg, SessionTimeout: sc.SessionTimeout,
-		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, InJobEnds: sc.InJobEnds, OutageEnds: res.Plan.OutageEnds, ActorLag: sc.ActorLag, timeline: tl})
+		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, InJobEnds: sc.InJobEnds, OutageEnds: res.Plan.OutageEnds, ActorLag: sc.ActorLag,
+		RecheckWatches: true, timeline: tl})
 	if err != nil {
 		res.Err, res.Kind = err, SetupFailed
 		return res
@@ -377,8 +391,9 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	if maxWipes <= 0 {
 		maxWipes = 1
 	}
-	inj := newInjector(w, res.Plan, maxWipes, rng, prng, crng, lrng)
+	inj := newInjector(w, res.Plan, maxWipes, rng, prng, crng, lrng, arng)
 	inj.operator = sc.Operator
+	inj.aclPaths = sc.ACL
 	inj.counters = sc.Counters
 	inj.deleteOnly = sc.OperatorDeleteOnly
 	inj.writes = sc.OperatorWrites
@@ -449,6 +464,7 @@ func (r *Trial) run(inj *injector) {
 	if inj.plan.On.Has(Lag) {
 		r.Server.EndLags() // as partitions heal: every member catches up
 	}
+	inj.endACLs()
 	r.phase("faults off")
 	if r.Failed() {
 		return

@@ -52,6 +52,7 @@ var faultColours = [numClasses]string{
 	EmptyDir:       "#17becf",
 	Lag:            "#2ca02c",
 	ContextOutage:  "#e377c2",
+	ACL:            "#7b4173",
 }
 
 // WriteSVG draws the timeline as an SVG picture: simulated time across,

@@ -63,6 +63,16 @@ type Config struct {
 	// take first (so a seed replays). The draws come from a stream of
 	// their own.
 	ActorLag bool
+	// RecheckWatches has Settle move the clock to the executors' re-reads
+	// of watched nodes (task.Watch: each wait on a watch reads its node
+	// again every twice the session timeout) as to any other timer. Off in
+	// a World built by hand unless set: the re-reads are the clock's
+	// background timers (fakezk.Clock.AfterFuncBackground), which fire
+	// when time passes for something else but keep nothing going, so that
+	// a Settle until no timer is left ends. Every Scenario's seeds turn it
+	// on: a wait whose notification the server withheld may rest on them
+	// alone.
+	RecheckWatches bool
 
 	timeline *timeline // where the world records the seed's picture (runTimeline), or nil
 }
@@ -144,6 +154,7 @@ func New(cfg Config) (*World, error) {
 		return nil, errors.New("sim: negative number of clients")
 	}
 	w := &World{Seed: cfg.Seed, Clock: fakezk.NewClock(fakezk.Epoch), maxSteps: cfg.MaxSteps, wrap: cfg.Wrap, twin: cfg.Twin, tl: cfg.timeline}
+	w.Clock.CountBackground(cfg.RecheckWatches)
 	if cfg.Root != "" && cfg.Root != "/" {
 		if err := task.ValidatePath(cfg.Root, false); err != nil {
 			return nil, fmt.Errorf("sim: root: %w", err)

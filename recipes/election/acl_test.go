@@ -125,3 +125,49 @@ func TestCampaignBehindAnUnreadableCandidate(t *testing.T) {
 		t.Fatalf("after the failed campaign the directory holds %v, want the first candidate's node alone", kids)
 	}
 }
+
+// Resign's doc: "A candidate's delete an ACL refuses (an operator closed
+// the directory) fails with task.ErrNoAuth and is sent again in the
+// background ... until the ACL lets it". The leader's directory is made
+// read only; Resign fails with ErrNoAuth at once; the candidate behind
+// waits; once the directory opens, the leader's node goes within twice
+// the session timeout and the other candidate leads. On the code before,
+// the node stayed until the leader's session ended (election/blocking
+// seed 2 with the acl fault class).
+func TestResignRefusedByACLGoesOnceTheDirectoryOpens(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	e := mustElection(t, "/acl/el")
+	l, err := mustRun(t, w, 0, e.Campaign())
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := sim.Submit(w, 1, e.Campaign())
+	w.Drive()
+	readOnly := []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
+	if err := w.Server.AdminSetACL("/acl/el", readOnly); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustRun(t, w, 0, l.Resign()); !errors.Is(err, task.ErrNoAuth) {
+		t.Fatalf("Resign under a closed directory = %v, want ErrNoAuth at once", err)
+	}
+	until := w.Clock.Now().Add(3 * w.Timeout())
+	w.Settle(func() bool { return next.Done || !w.Clock.Now().Before(until) })
+	if next.Done {
+		t.Fatalf("the next candidate ended while the leader's node could not be deleted: %v", next.Err)
+	}
+	if err := w.Server.AdminSetACL("/acl/el", task.OpenACL); err != nil {
+		t.Fatal(err)
+	}
+	opened := w.Clock.Now()
+	w.Settle(func() bool { return next.Done || w.Clock.Now().Sub(opened) > 3*w.Timeout() })
+	if !next.Done || next.Err != nil {
+		t.Fatalf("the next candidate after the directory opened: done=%v err=%v", next.Done, next.Err)
+	}
+	if took := w.Clock.Now().Sub(opened); took > 2*w.Timeout() {
+		t.Fatalf("the next candidate led %s after the directory opened, want within twice the session timeout", took)
+	}
+}

@@ -266,14 +266,17 @@ func (l *Leadership) deleteNode() task.Task[task.Unit] {
 // node or nothing. After a lost reply, a delete not sent or a bad version
 // (someone wrote our node), it never sends it again blindly: it reads the
 // node and deletes only our incarnation (zkops.DeleteNode). A node gone,
-// or a session that ended, is success.
+// or a session that ended, is success. A delete an ACL refuses goes the
+// same way, so that it goes on in the background once the task has
+// failed with the refusal (zkops.KeepDeleting).
 func deleteCandidate(path string, st task.Stat) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		task.Run(s, task.Delete(path, st.Version), func(_ task.Unit, err error) {
 			switch {
 			case err == nil:
 				k(task.Unit{}, nil)
-			case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent), errors.Is(err, task.ErrBadVersion):
+			case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent), errors.Is(err, task.ErrBadVersion),
+				errors.Is(err, task.ErrNoAuth):
 				task.Run(s, zkops.DeleteNode(path, st), k)
 			default:
 				task.Run(s, zkops.GoneOK(err), k)
@@ -377,7 +380,10 @@ func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 // retrying past connection loss. It is idempotent: a node already gone, or
 // a session that ended (the node went with it), is success. If the
 // caller's scope ends first (deadline, cancel), the delete goes on as a
-// flow of its own. Like any task, it does not start in a scope that has
+// flow of its own. A candidate's delete an ACL refuses (an operator
+// closed the directory) fails with task.ErrNoAuth and is sent again in
+// the background every twice the session timeout until the ACL lets it
+// or the session ends. Like any task, it does not start in a scope that has
 // already ended (task.Run): to give it back whatever the outcome of the
 // work in between, register it with Scope.Defer once taken (a cleanup
 // runs as a flow of its own when the scope closes, ended or not).

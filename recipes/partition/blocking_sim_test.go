@@ -91,10 +91,15 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		ActorLag:   true,
 		OutageEnds: true,
 		Clients:    s.clients,
-		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
-		Counters:   itemDirs(bsimPath, bsimItems),
-		Duration:   15 * time.Second,
-		Wrap:       lost.Wrap,
+		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL), MaxRate: 0.01},
+		ACL:        []string{bsimPath + "/party", bsimPath + "/locks"},
+		Regressions: []sim.Regression{
+			{Seed: 31, Why: "liveness, acl class: a member whose hold's delete an ACL refused stopped its Leave there and kept its party node (now every delete is tried)"},
+			{Seed: 63, Why: "liveness, acl class: the cleanup of a withdrawn attempt could not list the closed item directory, and its node stayed until the session ended (now run again in the background)"},
+		},
+		Counters: itemDirs(bsimPath, bsimItems),
+		Duration: 15 * time.Second,
+		Wrap:     lost.Wrap,
 		Setup: func(r *sim.Trial) error {
 			lost.World, lost.Rand = r.World, r.Rand
 			lost.Sent = func(int, task.Request) { s.oneHolder(r) }
@@ -195,6 +200,8 @@ func expectedErr(r *sim.Trial, a *sim.Actor, end int, err error) bool {
 		return end != endNone || a.Context().Err() != nil
 	case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed), task.IsRetryable(err),
 		errors.Is(err, partition.ErrLost), errors.Is(err, partition.ErrNotHeld):
+		return true
+	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
 		return true
 	}
 	return false

@@ -122,7 +122,8 @@ func (m *Member) nodes() ([]Hold, string) {
 
 // giveUp deletes the lock nodes of holds (after drain's task for each,
 // if drain is not nil) and the party node, on the member's session, as a
-// flow of its own; the Leaves wait for it to end. Once per member.
+// flow of its own, each whatever the others' outcome; the Leaves wait for
+// it to end, and get its first error. Once per member.
 // Executor goroutine.
 func (m *Member) giveUp(holds []Hold, party string, drain func(Hold) task.Task[task.Unit]) {
 	m.leaving = true
@@ -138,15 +139,23 @@ func (m *Member) giveUp(holds []Hold, party string, drain func(Hold) task.Task[t
 		steps = append(steps, deleteOn(sess, party))
 	}
 	all := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+		// Every delete is tried, whatever the others' outcome: one an
+		// ACL refuses (its node goes in the background once the ACL lets
+		// it: zkops.KeepDeleting) does not keep the party node, or the
+		// other items, from going. The first error is the outcome.
+		var first error
 		var next func(i int)
 		next = func(i int) {
 			if i == len(steps) {
-				k(task.Unit{}, nil)
+				k(task.Unit{}, first)
 				return
 			}
 			task.Run(s, steps[i], func(_ task.Unit, err error) {
-				if err = endedOK(err); err != nil {
-					k(task.Unit{}, err)
+				if err = endedOK(err); err != nil && first == nil {
+					first = err
+				}
+				if s.Err() != nil {
+					k(task.Unit{}, s.Err())
 					return
 				}
 				next(i + 1)

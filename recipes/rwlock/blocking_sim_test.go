@@ -66,12 +66,16 @@ type blockingSim struct {
 func newBlockingSim() (*blockingSim, sim.Scenario) {
 	s := &blockingSim{clients: 3}
 	return s, sim.Scenario{
-		Name:               "rwlock/blocking",
-		InJobEnds:          true,
-		ActorLag:           true,
-		OutageEnds:         true,
-		Clients:            s.clients,
-		Faults:             sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
+		Name:       "rwlock/blocking",
+		InJobEnds:  true,
+		ActorLag:   true,
+		OutageEnds: true,
+		Clients:    s.clients,
+		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL), MaxRate: 0.01},
+		ACL:        []string{bsimDir},
+		Regressions: []sim.Regression{
+			{Seed: 252, Root: sim.ExploreRoot, Why: "liveness, acl class: the cleanup of an attempt canceled as its create was applied could not list the closed directory, and its node stayed until the session ended (now run again in the background: zkops.StartCleanup)"},
+		},
 		Counters:           []string{bsimDir},
 		Duration:           15 * time.Second,
 		Setup:              s.setup,
@@ -182,6 +186,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 			}
 		case errors.Is(err, ErrAlreadyHeld): // the other goroutine of this Client holds it
 		case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, ErrLockLost), task.IsRetryable(err):
+		case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
 		default:
 			r.Errorf("client %d: acquire (write %v): %v", i, write, err)
 		}
@@ -203,7 +208,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 			s.released = append(s.released, given[*Held]{h, i, r.Incarnation(i)})
 		}
 		if err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) &&
-			!errors.Is(err, task.ErrSessionExpired) && !r.Closing() {
+			!errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrNoAuth) && !r.Closing() {
 			r.Errorf("client %d: release %s: %v", i, h.Path(), err)
 		}
 	}()
@@ -236,7 +241,8 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 func (s *blockingSim) sectionErr(r *sim.Trial, i int, err error) {
 	switch {
 	case r.Closing(), errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded),
-		errors.Is(err, ErrLockLost), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err):
+		errors.Is(err, ErrLockLost), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err),
+		errors.Is(err, task.ErrNoAuth):
 	default:
 		r.Errorf("client %d: section: %v", i, err)
 	}

@@ -122,7 +122,7 @@ func (h *Held) Release() task.Task[task.Unit] {
 		if h.m != nil {
 			h.m.forget(h)
 		}
-		del := c.Catch(c.Retry(task.Delete(h.hold.Path(), task.AnyVersion), retry), zkops.GoneOK)
+		del := zkops.DeleteMine(h.hold.Path())
 		if h.seq >= zkops.ResetAbove {
 			del = c.Seq(del, zkops.ResetIfEmpty(h.dir))
 		}

@@ -351,7 +351,7 @@ func (a *attempt) decide(names []string) {
 		// if the delete fails, the cleanup flow deletes it (else it has
 		// nothing left to do, and a Client's next acquire need not wait
 		// for it).
-		task.Run(a.s, zkops.Delete(a.l.child(a.name)), func(_ task.Unit, err error) {
+		task.Run(a.s, zkops.DeleteMine(a.l.child(a.name)), func(_ task.Unit, err error) {
 			if err == nil {
 				a.undo()
 			}
@@ -397,7 +397,7 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 			return
 		}
 		if a.name != "" {
-			task.Run(s, zkops.Delete(a.l.child(a.name)), k)
+			task.Run(s, zkops.DeleteMine(a.l.child(a.name)), k)
 			return
 		}
 		task.Run(s, zkops.Owned(a.l.dir, a.prefix, a.sess.ID), func(m []zkops.Match, err error) {
@@ -406,7 +406,7 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 				return
 			}
 			loop := c.Loop(0, func(i int) bool { return i < len(m) }, func(i int) task.Task[int] {
-				return c.Map(zkops.Delete(a.l.child(m[i].Name)), func(task.Unit) int { return i + 1 })
+				return c.Map(zkops.DeleteMine(a.l.child(m[i].Name)), func(task.Unit) int { return i + 1 })
 			})
 			task.Run(s, c.Map(loop, func(int) task.Unit { return task.Unit{} }), k)
 		})
@@ -416,7 +416,7 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 // restart withdraws a contender with an exhausted number (zkops.Exhausted)
 // and creates it again once the directory has been emptied and recreated.
 func (a *attempt) restart() {
-	task.Run(a.s, zkops.Delete(a.l.child(a.name)), func(_ task.Unit, err error) {
+	task.Run(a.s, zkops.DeleteMine(a.l.child(a.name)), func(_ task.Unit, err error) {
 		if err != nil {
 			a.fail(err)
 			return

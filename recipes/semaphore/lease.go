@@ -97,6 +97,6 @@ func (l *Lease) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 func (l *Lease) Release() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		l.hold.End(ErrReleased)
-		zkops.Detached(zkops.Delete(l.hold.Path()))(s, k)
+		zkops.Detached(zkops.DeleteMine(l.hold.Path()))(s, k)
 	}
 }

@@ -382,7 +382,7 @@ func (a *attempt) check() {
 // with that error (not ErrBusy: its node is left) and the cleanup flow
 // does both.
 func (a *attempt) withdraw(busy error) {
-	task.Run(a.s, zkops.Delete(a.m.child(a.name)), func(_ task.Unit, err error) {
+	task.Run(a.s, zkops.DeleteMine(a.m.child(a.name)), func(_ task.Unit, err error) {
 		if err != nil {
 			// The node stays (the cleanup flow tries again): ErrBusy
 			// would say no node of the try is left.
@@ -512,7 +512,7 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 			return
 		}
 		if a.name != "" {
-			task.Run(s, zkops.Delete(a.m.child(a.name)), func(_ task.Unit, err error) { releaseInner(err) })
+			task.Run(s, zkops.DeleteMine(a.m.child(a.name)), func(_ task.Unit, err error) { releaseInner(err) })
 			return
 		}
 		task.Run(s, zkops.Owned(a.m.leases(), a.prefix, a.sess.ID), func(ms []zkops.Match, err error) {
@@ -522,7 +522,7 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 			}
 			dels := make([]task.Task[task.Unit], len(ms))
 			for i, x := range ms {
-				dels[i] = zkops.Delete(a.m.child(x.Name))
+				dels[i] = zkops.DeleteMine(a.m.child(x.Name))
 			}
 			task.Run(s, c.All(dels...), func(_ []task.Unit, err error) { releaseInner(err) })
 		})

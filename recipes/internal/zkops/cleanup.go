@@ -1,6 +1,8 @@
 package zkops
 
 import (
+	"errors"
+
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -9,7 +11,9 @@ import (
 // what it tried for (its contender node deleted), as a flow of its own
 // (task.Go: bound to the session current then, to no deadline; a failure
 // goes to the runtime's error report), counted in p from now until it
-// ends, whatever its outcome. A blocking Client that passes its Pending
+// ends, whatever its outcome. A cleanup an ACL refuses (task.ErrNoAuth)
+// is run again in the background until the ACL lets it or the session
+// ends (RetryRefused), no longer counted. A blocking Client that passes its Pending
 // has its next attempt wait for the cleanup (blocking.Pending.Wait),
 // rather than queue behind a node of its own that is still being
 // deleted. A nil p counts in the Pending that CountIn gave s, if any, or
@@ -24,6 +28,12 @@ func StartCleanup(s *task.Scope, p *blocking.Pending, cleanup task.Task[task.Uni
 		done()
 		if err != nil {
 			rt.Report(err)
+		}
+		if errors.Is(err, task.ErrNoAuth) {
+			// An ACL refuses it (an operator closed the directory, the
+			// node's name not known and the listing refused): again
+			// later, in the background, uncounted (RetryRefused).
+			RetryRefused(rt.SessionScope(), cleanup)
 		}
 	})
 }

@@ -104,6 +104,24 @@ func Delete(path string) task.Task[task.Unit] {
 	return c.Catch(c.Retry(task.Delete(path, task.AnyVersion), Retry), GoneOK)
 }
 
+// DeleteMine deletes path, an ephemeral node of the flow's session (a
+// contender's node, named with its holder's secret), as Delete does, in
+// one request; one an ACL refuses is deleted as DeleteOwned does, so that
+// the delete goes on in the background (KeepDeleting) as the task fails
+// with the refusal.
+func DeleteMine(path string) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		owner := s.Session().ID
+		task.Run(s, Delete(path), func(_ task.Unit, err error) {
+			if errors.Is(err, task.ErrNoAuth) {
+				task.Run(s, DeleteOwned(path, owner), k)
+				return
+			}
+			k(task.Unit{}, err)
+		})
+	}
+}
+
 // DeleteOwned deletes path if its ephemeral owner is session owner,
 // retrying past connection loss. A node already gone or owned by another
 // session, or a session that ended (taking its ephemeral nodes), is
@@ -111,7 +129,7 @@ func Delete(path string) task.Task[task.Unit] {
 // lost reply, a node created again at path, by another session or by
 // ours, is left alone (see DeleteNode).
 func DeleteOwned(path string, owner int64) task.Task[task.Unit] {
-	return deleteIf(path, func(st *task.Stat) bool { return st.EphemeralOwner == owner })
+	return deleteIf(path, func(st *task.Stat) bool { return st.EphemeralOwner == owner }, true)
 }
 
 // DeleteNode deletes the incarnation of path that st describes: its
@@ -131,15 +149,21 @@ func DeleteOwned(path string, owner int64) task.Task[task.Unit] {
 // on the same session, someone not following the recipe (an operator)
 // deletes the node and another session creates it again at once.
 func DeleteNode(path string, st task.Stat) task.Task[task.Unit] {
-	return deleteIf(path, func(cur *task.Stat) bool {
+	return deleteIf(path, incarnation(st), true)
+}
+
+func incarnation(st task.Stat) func(*task.Stat) bool {
+	return func(cur *task.Stat) bool {
 		return cur.Czxid == st.Czxid && cur.EphemeralOwner == st.EphemeralOwner
-	})
+	}
 }
 
 // deleteIf reads path and deletes the node read if match holds for it,
 // re-reading after connection loss or a bad version; once a node has
-// matched, only its incarnation (czxid) is deleted.
-func deleteIf(path string, match func(*task.Stat) bool) task.Task[task.Unit] {
+// matched, only its incarnation (czxid) is deleted. With keep, a delete
+// of an ephemeral node of the flow's session that an ACL refuses goes on
+// in the background (KeepDeleting) as the task fails with the refusal.
+func deleteIf(path string, match func(*task.Stat) bool, keep bool) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		var czxid int64
 		var attempt func()
@@ -158,6 +182,9 @@ func deleteIf(path string, match func(*task.Stat) bool) task.Task[task.Unit] {
 							k(task.Unit{}, nil)
 						case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent), errors.Is(err, task.ErrBadVersion):
 							attempt()
+						case keep && errors.Is(err, task.ErrNoAuth) && cur.EphemeralOwner != 0 && cur.EphemeralOwner == s.Session().ID:
+							KeepDeleting(s, path, *cur)
+							k(task.Unit{}, err)
 						default:
 							task.Run(s, GoneOK(err), k)
 						}
@@ -167,6 +194,81 @@ func deleteIf(path string, match func(*task.Stat) bool) task.Task[task.Unit] {
 		}
 		attempt()
 	}
+}
+
+// KeepDeleting starts, once the delete of st, an ephemeral node of the
+// session of s at path, has been refused by an ACL (task.ErrNoAuth: an
+// operator closed the node's directory to the session), a flow of the
+// session's own that deletes that incarnation again (DeleteNode) every
+// task.RecheckAfter (twice the session timeout) until the delete is
+// applied, the node is gone or another, or the session ends
+// (RetryRefused). The give-back that was refused reports the refusal at
+// once, and the node, which would otherwise keep every contender behind
+// it waiting until the session ends, goes as soon as the ACL lets it.
+// Executor goroutine.
+func KeepDeleting(s *task.Scope, path string, st task.Stat) {
+	kept := task.RuntimeValue(s.Runtime(), &keptKey, func() map[keptNode]bool { return map[keptNode]bool{} })
+	n := keptNode{s.Session().Epoch, path, st.Czxid}
+	if kept[n] {
+		return // already being deleted again (a cleanup refused twice)
+	}
+	kept[n] = true
+	del := deleteIf(path, incarnation(st), false)
+	RetryRefused(s, func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, del, func(v task.Unit, err error) {
+			if !errors.Is(err, task.ErrNoAuth) {
+				delete(kept, n)
+			}
+			k(v, err)
+		})
+	})
+}
+
+// keptKey keys, on each runtime (task.RuntimeValue), the nodes
+// KeepDeleting is deleting again.
+var keptKey byte
+
+// keptNode is one such node: its session's epoch, path and czxid.
+type keptNode struct {
+	epoch uint64
+	path  string
+	czxid int64
+}
+
+// RetryRefused starts t, a cleanup an ACL has just refused
+// (task.ErrNoAuth), again as a flow of the session's own (task.Go from
+// its session scope: no deadline) every task.RecheckAfter (twice the
+// session timeout) while the ACL refuses it, until it succeeds or the
+// session ends; an error other than a refusal goes to the runtime's
+// error report. Nothing if the session of s has ended already (its
+// ephemeral nodes went with it). Executor goroutine.
+func RetryRefused(s *task.Scope, t task.Task[task.Unit]) {
+	rt := s.Runtime()
+	sess := s.Session()
+	if cur, _ := rt.Current(); cur.Epoch != sess.Epoch {
+		return
+	}
+	var again task.Task[task.Unit]
+	again = func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, c.Sleep(task.RecheckAfter(sess.Timeout)), func(_ task.Unit, err error) {
+			if err != nil {
+				k(task.Unit{}, err)
+				return
+			}
+			task.Run(s, t, func(_ task.Unit, err error) {
+				if errors.Is(err, task.ErrNoAuth) {
+					again(s, k)
+					return
+				}
+				k(task.Unit{}, err)
+			})
+		})
+	}
+	task.Go(rt.SessionScope(), again, func(_ task.Unit, err error) {
+		if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
+			rt.Report(err)
+		}
+	})
 }
 
 // GoneOK is the cleanup's view of an error: a node that is gone or a

@@ -1,0 +1,114 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// aclFault is one ACL the operator changed (the ACL fault): the node at
+// path (a client's path) created at czxid, its ACL before, and its ACL
+// version once changed, so that the ACL goes back only if no one else
+// changed it since.
+type aclFault struct {
+	path     string
+	czxid    int64
+	old      []task.ACL
+	aversion int32
+	back     bool // put back (or the node is gone)
+}
+
+// operatorACL is the ACL of a node the clients may not touch: only the
+// operator's digest id, which no client presents, has rights.
+var operatorACL = []task.ACL{task.DigestACL(task.PermAll, "operator", "operator")}
+
+// readOnlyACL lets the clients read a node and nothing else.
+var readOnlyACL = []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
+
+// injectACL changes the ACL of a node under Scenario.ACL whose ACL is
+// not changed already, for a while, and reports whether it did (false:
+// no such node, or the server was down).
+func (in *injector) injectACL() bool {
+	w, rng := in.w, in.arng
+	var cands []string
+	for _, p := range w.Paths() { // sorted
+		if hasAnyPrefix(p, in.aclPaths) && !in.aclChanged(p) {
+			cands = append(cands, p)
+		}
+	}
+	if len(cands) == 0 {
+		return false
+	}
+	path := cands[rng.IntN(len(cands))]
+	acl, kind := operatorACL, "no access"
+	if rng.IntN(2) == 0 {
+		acl, kind = readOnlyACL, "read only"
+	}
+	tmo := w.timeout
+	d := time.Millisecond + time.Duration(rng.Int64N(int64(2*tmo)))
+	sp := w.ServerPath(path)
+	old, ok := w.Server.NodeACL(sp)
+	if !ok {
+		return false
+	}
+	if err := w.Server.AdminSetACL(sp, acl); err != nil {
+		return false
+	}
+	st, _ := w.Server.NodeStat(sp)
+	f := &aclFault{path: path, czxid: st.Czxid, old: old, aversion: st.Aversion}
+	in.acls = append(in.acls, f)
+	w.Clock.AfterFunc(d, func() { in.putBack(f) })
+	in.fired[ACL]++
+	in.note(ACL, -1, d, false, fmt.Sprintf("%s %s for %s", path, kind, d))
+	return true
+}
+
+// aclChanged reports whether the ACL of the node at path is changed and
+// not yet put back.
+func (in *injector) aclChanged(path string) bool {
+	for _, f := range in.acls {
+		if f.path == path && !f.back {
+			return true
+		}
+	}
+	return false
+}
+
+// putBack puts f's old ACL back, if the node is still the one it changed
+// and its ACL is still f's; it tries again every second while the server
+// is down.
+func (in *injector) putBack(f *aclFault) {
+	if f.back {
+		return
+	}
+	w := in.w
+	sp := w.ServerPath(f.path)
+	st, ok := w.Server.NodeStat(sp)
+	if !ok || st.Czxid != f.czxid || st.Aversion != f.aversion {
+		f.back = true
+		in.forget()
+		return
+	}
+	if err := w.Server.AdminSetACL(sp, f.old); errors.Is(err, task.ErrNotSent) {
+		w.Clock.AfterFunc(time.Second, func() { in.putBack(f) })
+		return
+	}
+	f.back = true
+	in.forget()
+}
+
+// forget drops the faults whose ACL is back.
+func (in *injector) forget() {
+	in.acls = slices.DeleteFunc(in.acls, func(f *aclFault) bool { return f.back })
+}
+
+// endACLs puts back every ACL still changed, as the faults stop (one the
+// server is down for goes back as soon as it is up).
+func (in *injector) endACLs() {
+	for _, f := range slices.Clone(in.acls) {
+		in.putBack(f)
+	}
+}

@@ -1,0 +1,129 @@
+package zkops_test
+
+import (
+	"errors"
+	"testing"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
+	"github.com/zkflow/zkflow/task"
+)
+
+// KeepDeleting's doc: "The give-back that was refused reports the refusal
+// at once, and the node ... goes as soon as the ACL lets it", within
+// task.RecheckAfter (twice the session timeout). An operator closes the
+// directory (read only) under a member's own ephemeral node: DeleteOwned
+// and DeleteNode fail with ErrNoAuth at once; once the operator opens it
+// again, the node goes. On the code before KeepDeleting it stayed until
+// the session ended.
+func TestRefusedDeleteOfOwnNodeGoesOnceTheACLLetsIt(t *testing.T) {
+	for _, name := range []string{"DeleteOwned", "DeleteNode"} {
+		t.Run(name, func(t *testing.T) {
+			w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if _, err := sim.Run(w, 0, c.Seq(task.Create("/d", nil, task.Persistent), task.Create("/d/e", nil, task.Ephemeral))); err != nil {
+				t.Fatal(err)
+			}
+			_, st, _ := w.NodeData("/d/e")
+			del := zkops.DeleteOwned("/d/e", st.EphemeralOwner)
+			if name == "DeleteNode" {
+				del = zkops.DeleteNode("/d/e", st)
+			}
+			readOnly := []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
+			if err := w.Server.AdminSetACL("/d", readOnly); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sim.Run(w, 0, del); !errors.Is(err, task.ErrNoAuth) {
+				t.Fatalf("%s under a closed directory = %v, want ErrNoAuth at once", name, err)
+			}
+			// Closed for longer than a re-try's wait: still refused, still there.
+			until := w.Clock.Now().Add(3 * w.Timeout())
+			w.Settle(func() bool { return !w.Clock.Now().Before(until) })
+			if _, _, ok := w.NodeData("/d/e"); !ok {
+				t.Fatal("the node went while its directory refused deletes")
+			}
+			if err := w.Server.AdminSetACL("/d", task.OpenACL); err != nil {
+				t.Fatal(err)
+			}
+			opened := w.Clock.Now()
+			w.Settle(func() bool {
+				_, _, ok := w.NodeData("/d/e")
+				return !ok || w.Clock.Now().Sub(opened) > 3*w.Timeout()
+			})
+			if _, _, ok := w.NodeData("/d/e"); ok {
+				t.Fatalf("the node is still there %s after the directory opened", w.Clock.Now().Sub(opened))
+			}
+			if took := w.Clock.Now().Sub(opened); took > task.RecheckAfter(w.Timeout()) {
+				t.Fatalf("the node went %s after the directory opened, want within %s", took, task.RecheckAfter(w.Timeout()))
+			}
+			if len(w.Errs) != 0 {
+				t.Fatalf("errors reported: %v", w.Errs)
+			}
+		})
+	}
+}
+
+// StartCleanup's doc: "A cleanup an ACL refuses (task.ErrNoAuth) is run
+// again in the background until the ACL lets it or the session ends". A
+// cleanup that must list the directory to find its node (the create's
+// reply lost, or the attempt ended as the reply came) meets a directory
+// an operator closed: the listing is refused. Once the directory opens
+// again, the node goes within twice the session timeout. On the code
+// before, the node stayed until the session ended (rwlock/blocking seed
+// 252 with the acl fault class: every contender waited behind it).
+func TestCleanupRefusedByACLRunsAgain(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := sim.Run(w, 0, c.Seq(task.Create("/d", nil, task.Persistent), task.Create("/d/x-1", nil, task.Ephemeral))); err != nil {
+		t.Fatal(err)
+	}
+	_, st, _ := w.NodeData("/d/x-1")
+	cleanup := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, zkops.Owned("/d", "x-", st.EphemeralOwner), func(m []zkops.Match, err error) {
+			if err != nil || len(m) == 0 {
+				k(task.Unit{}, err)
+				return
+			}
+			task.Run(s, zkops.DeleteMine("/d/"+m[0].Name), k)
+		})
+	})
+	if err := w.Server.AdminSetACL("/d", closedDir); err != nil {
+		t.Fatal(err)
+	}
+	sim.Submit(w, 0, task.Func(func(s *task.Scope) (task.Unit, error) {
+		zkops.StartCleanup(s, nil, cleanup)
+		return task.Unit{}, nil
+	}))
+	until := w.Clock.Now().Add(3 * w.Timeout())
+	w.Settle(func() bool { return !w.Clock.Now().Before(until) })
+	if _, _, ok := w.NodeData("/d/x-1"); !ok {
+		t.Fatal("the node went while its directory refused the listing")
+	}
+	if len(w.Errs) != 1 || !errors.Is(w.Errs[0], task.ErrNoAuth) {
+		t.Fatalf("reported %v, want the first refusal once", w.Errs)
+	}
+	if err := w.Server.AdminSetACL("/d", task.OpenACL); err != nil {
+		t.Fatal(err)
+	}
+	opened := w.Clock.Now()
+	w.Settle(func() bool {
+		_, _, ok := w.NodeData("/d/x-1")
+		return !ok || w.Clock.Now().Sub(opened) > 3*w.Timeout()
+	})
+	if _, _, ok := w.NodeData("/d/x-1"); ok {
+		t.Fatal("the node is still there after the directory opened")
+	}
+	if took := w.Clock.Now().Sub(opened); took > task.RecheckAfter(w.Timeout()) {
+		t.Fatalf("the node went %s after the directory opened, want within %s", took, task.RecheckAfter(w.Timeout()))
+	}
+}
+
+// closedDir is an ACL no client of the world presents.
+var closedDir = []task.ACL{task.DigestACL(task.PermAll, "operator", "secret")}

@@ -2,6 +2,7 @@ package lock_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/zkflow/zkflow/executor"
@@ -70,4 +71,52 @@ func TestClientACL(t *testing.T) {
 		}
 		return rec.Creates()
 	})
+}
+
+// Held.Release's doc: a delete an ACL refuses (an operator closed the
+// directory) "fails with task.ErrNoAuth and goes on in the background
+// until the ACL lets it or the session ends". The holder's directory is
+// made read only; Release fails with ErrNoAuth at once; a contender
+// behind it waits; once the directory opens again, the node goes within
+// task.RecheckAfter and the contender holds. On the code before, the
+// node stayed until the holder's session ended, and the contender with it.
+func TestReleaseRefusedByACLGoesOnceTheDirectoryOpens(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	l := mustLock(t, "/acl/l")
+	h, err := mustRun(t, w, 0, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiter := sim.Submit(w, 1, l.Acquire())
+	w.Drive()
+	readOnly := []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
+	if err := w.Server.AdminSetACL("/acl/l", readOnly); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustRun(t, w, 0, h.Release()); !errors.Is(err, task.ErrNoAuth) {
+		t.Fatalf("Release under a closed directory = %v, want ErrNoAuth at once", err)
+	}
+	until := w.Clock.Now().Add(3 * w.Timeout())
+	w.Settle(func() bool { return waiter.Done || !w.Clock.Now().Before(until) })
+	if waiter.Done {
+		t.Fatalf("the contender ended while the holder's node could not be deleted: %v", waiter.Err)
+	}
+	if err := w.Server.AdminSetACL("/acl/l", task.OpenACL); err != nil {
+		t.Fatal(err)
+	}
+	opened := w.Clock.Now()
+	w.Settle(func() bool { return waiter.Done || w.Clock.Now().Sub(opened) > 3*w.Timeout() })
+	if !waiter.Done || waiter.Err != nil {
+		t.Fatalf("the contender after the directory opened: done=%v err=%v (%s later)", waiter.Done, waiter.Err, w.Clock.Now().Sub(opened))
+	}
+	if took := w.Clock.Now().Sub(opened); took > 2*w.Timeout() {
+		t.Fatalf("the contender held %s after the directory opened, want within twice the session timeout", took)
+	}
+	if _, _, ok := w.NodeData(h.Path()); ok {
+		t.Fatalf("the released node %s is still there", h.Path())
+	}
 }

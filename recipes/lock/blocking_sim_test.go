@@ -65,13 +65,18 @@ type blockingSim struct {
 func newBlockingSim() (*blockingSim, sim.Scenario) {
 	s := &blockingSim{clients: 3}
 	return s, sim.Scenario{
-		Name:               "lock/blocking",
-		InJobEnds:          true,
-		ActorLag:           true,
-		OutageEnds:         true,
-		Clients:            s.clients,
-		Faults:             sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
-		Counters:           []string{bsimDir},
+		Name:       "lock/blocking",
+		InJobEnds:  true,
+		ActorLag:   true,
+		OutageEnds: true,
+		Clients:    s.clients,
+		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL), MaxRate: 0.01},
+		Counters:   []string{bsimDir},
+		ACL:        []string{bsimDir},
+		Regressions: []sim.Regression{
+			{Seed: 10, Why: "liveness, acl class: a waiter behind a contender made unreadable and then deleted never heard of the delete (ZooKeeper withholds it); now the wait reads the node again (task.Watch)"},
+			{Seed: 31, Why: "liveness, acl class: a Release whose delete the closed directory refused left the node until its session ended (now sent again in the background: zkops.KeepDeleting)"},
+		},
 		Duration:           15 * time.Second,
 		Setup:              s.setup,
 		Workload:           func(r *sim.Trial) { s.start(r) },
@@ -175,6 +180,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 			}
 		case errors.Is(err, ErrAlreadyHeld): // the other goroutine of this Client holds it
 		case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, ErrLockLost), task.IsRetryable(err):
+		case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
 		default:
 			r.Errorf("client %d: %s: %v", i, how, err)
 		}
@@ -196,7 +202,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 			s.released = append(s.released, given[*Held]{h, i, r.Incarnation(i)})
 		}
 		if err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) &&
-			!errors.Is(err, task.ErrSessionExpired) && !r.Closing() {
+			!errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrNoAuth) && !r.Closing() {
 			r.Errorf("client %d: release %s: %v", i, h.Path(), err)
 		}
 	}()
@@ -229,7 +235,8 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 func (s *blockingSim) sectionErr(r *sim.Trial, i int, err error) {
 	switch {
 	case r.Closing(), errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded),
-		errors.Is(err, ErrLockLost), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err):
+		errors.Is(err, ErrLockLost), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err),
+		errors.Is(err, task.ErrNoAuth):
 	default:
 		r.Errorf("client %d: section: %v", i, err)
 	}

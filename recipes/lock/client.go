@@ -95,15 +95,17 @@ func (c *Client) acquire(ctx context.Context, t task.Task[*Held]) (*Held, error)
 	if err := executor.CanBlock(); err != nil {
 		return nil, err
 	}
-	if err := c.pending.Wait(ctx, c.whatAcquire); err != nil {
-		return nil, err
-	}
+	// Re-entry is refused before waiting for pending deletes: at once, as
+	// promised, whatever is still being deleted in the background.
 	c.mu.Lock()
 	if h := c.held; h != nil && !isDone(h) {
 		c.mu.Unlock()
 		return nil, fmt.Errorf("lock: %w: %s", ErrAlreadyHeld, h.Path())
 	}
 	c.mu.Unlock()
+	if err := c.pending.Wait(ctx, c.whatAcquire); err != nil {
+		return nil, err
+	}
 	return blocking.Take(ctx, c.whatAcquire, c.ex, t, c.won, c.undo)
 }
 
@@ -136,9 +138,10 @@ func isDone(h *Held) bool {
 // before the delete is done, Release returns its error
 // (task.ErrCanceled or task.ErrDeadlineExceeded) and the release goes on
 // in the background: h's Done closes, the node is deleted, and this
-// Client's next Acquire waits for that. A failure of the delete then (an
-// ACL that refuses it: task.ErrNoAuth) goes to the executor's
-// Config.OnError, since no caller hears it. A Held not taken through a
+// Client's next Acquire waits for that. A failure of the delete then goes
+// to the executor's Config.OnError, since no caller hears it; a delete an
+// ACL refuses (task.ErrNoAuth) is also sent again in the background until
+// the ACL lets it or the session ends (Held.Release). A Held not taken through a
 // Client on this executor (one on another executor, or Lock.Acquire run
 // by hand) is refused with task.ErrInvalidArgument: run its own Release
 // on the executor that took it.
@@ -146,6 +149,14 @@ func (c *Client) Release(ctx context.Context, h *Held) error {
 	if err := blocking.Owned(c.ex, exOf(h), errNotOurs); err != nil {
 		return err
 	}
+	// From now on the Client holds nothing: its next Acquire waits for
+	// this release (counted in pending by Give) rather than refusing with
+	// ErrAlreadyHeld while the release waits in the executor's queue.
+	c.mu.Lock()
+	if c.held == h {
+		c.held = nil
+	}
+	c.mu.Unlock()
 	_, err := blocking.Give(ctx, c.whatRelease, c.ex, &c.pending, h.Release())
 	return err
 }

@@ -64,8 +64,10 @@
 // write a waiting contender's node: a holder marks its node so that the
 // next waiter holds without listing, and any write to that node passes
 // for the mark (its successor may then hold while the holder below it
-// still does; a write to the holder's node ends its hold, and the
-// holder deletes the node).
+// still does; a write to the holder's node ends its hold, also one that
+// races the mark, and the holder deletes the node). Contender nodes
+// whose ACL (WithACL) refuses WRITE are not marked: the hold goes on
+// unmarked, and its successor lists the directory once it goes.
 //
 // # Cost
 //

@@ -3,6 +3,7 @@ package lock
 import (
 	"bytes"
 	"errors"
+	"fmt"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -45,19 +46,41 @@ func isMark(d task.Data) bool {
 }
 
 // markNode returns the task that marks path, created at version v: a
-// setData at version v, retried past connection loss. A retry that finds
-// another version finds its own earlier try applied (only a contender's
-// owner writes its node: see Safety); a node gone or a session ended ends
-// the lock, which Held reports on its own; neither is an error here.
+// setData at version v, retried past connection loss. After a lost send a
+// refusal for the node's version is ambiguous (our own earlier send may
+// have been applied), so the node is read: the mark at version v+1 is
+// ours (only a contender's owner writes the mark: see Safety); anything
+// else is a write by someone else, and the task fails with an error
+// wrapping task.ErrBadVersion. A node gone or a session ended ends the
+// lock, which Held reports on its own: neither is an error here. Any
+// other refusal (task.ErrNoAuth: an ACL without WRITE) is returned: the
+// mark was not applied.
 func markNode(path string, v int32) task.Task[task.Unit] {
 	set := c.Map(c.Retry(task.Set(path, markData, v), retry), func(task.Stat) task.Unit { return task.Unit{} })
-	return c.Catch(set, func(err error) task.Task[task.Unit] {
-		if errors.Is(err, task.ErrBadVersion) || errors.Is(err, task.ErrNoNode) ||
-			errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrCanceled) {
+	mark := c.Catch(set, func(err error) task.Task[task.Unit] {
+		if !errors.Is(err, task.ErrBadVersion) {
+			return task.Fail[task.Unit](err)
+		}
+		return c.Then(c.Retry(task.Get(path), retry), func(d task.Data) task.Task[task.Unit] {
+			if d.Stat.Version == v+1 && bytes.Equal(d.Data, markData) {
+				return task.Value(task.Unit{}) // our earlier send was applied
+			}
+			return task.Fail[task.Unit](changedBySomeoneElse(path, err))
+		})
+	})
+	return c.Catch(mark, func(err error) task.Task[task.Unit] {
+		if errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrSessionExpired) ||
+			errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrCanceled) {
 			return task.Value(task.Unit{})
 		}
 		return task.Fail[task.Unit](err)
 	})
+}
+
+// changedBySomeoneElse is the cause of a hold lost because its mark was
+// refused for the node's version: someone else wrote the node.
+func changedBySomeoneElse(path string, err error) error {
+	return fmt.Errorf("node %s changed by someone else: mark refused: %w", path, err)
 }
 
 // predWatch is one waiter's view of its predecessor: marked once its data

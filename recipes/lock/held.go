@@ -429,19 +429,46 @@ func (h *Held) mark(_ *task.Scope, v int32) {
 	task.Exec(h.sessScope, &task.SetDataRequest{Path: h.path, Data: markData, Version: v}, h.marked)
 }
 
-// marked is the mark's outcome: a lost send is retried (markNode: the
-// version the mark was sent at is the one before h.version); otherwise
-// the mark has settled. Applied, or refused: a node gone or changed by
-// someone else is the lock's end, which Held hears of by itself.
+// marked is the mark's first reply. A lost send is retried (markNode: the
+// version the mark was sent at is the one before h.version). A refusal
+// for the node's version means someone else wrote the node before the
+// mark (no earlier send of ours can have been applied): the hold is lost,
+// as when the node watch sees the write. A node gone or a session ended
+// ends the lock too, which Held hears of by itself. Any other refusal
+// (task.ErrNoAuth) is passed on to markSettled: the mark was not applied.
 func (h *Held) marked(_ task.Response, err error) {
-	if err != nil && task.IsRetryable(err) {
+	switch {
+	case err == nil:
+	case task.IsRetryable(err):
 		task.Run(h.sessScope, markNode(h.path, h.version-1), h.markSettled)
 		return
+	case errors.Is(err, task.ErrBadVersion):
+		err = changedBySomeoneElse(h.path, err)
+	case errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrSessionExpired) ||
+		errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrCanceled):
+		err = nil
 	}
-	h.markSettled(task.Unit{}, nil)
+	h.markSettled(task.Unit{}, err)
 }
 
-func (h *Held) markSettled(task.Unit, error) {
+// markSettled ends the mark's wait with its outcome: nil if it was
+// applied (or the lock ends on its own), else the node does not carry
+// our mark (refused, or after a lost send overwritten by someone else).
+// Then the Held fences and watches at the create's version again, the one
+// before h.version: a mark refused by the node's ACL (task.ErrNoAuth: no
+// WRITE) leaves the hold going on unmarked (its successor lists); one
+// refused because someone else wrote the node (task.ErrBadVersion) loses
+// the hold, and the node, which has left that version, refuses every
+// fenced write from now on, also before the loss's delete is applied.
+// The loss comes before the waiters run (fenced writes to send again, the
+// node watch), which then find it.
+func (h *Held) markSettled(_ task.Unit, err error) {
+	if err != nil {
+		h.version--
+		if errors.Is(err, task.ErrBadVersion) {
+			h.lose(err)
+		}
+	}
 	h.markPending = false
 	ws := h.markWaiters
 	h.markWaiters = nil
@@ -469,7 +496,11 @@ func afterMark[T any](h *Held, t task.Task[T]) task.Task[T] {
 // the end of the counter also deletes the directory if it is then empty,
 // so the counter restarts (see the package documentation on wrap-around). It is idempotent: a node already gone,
 // or a session that ended (the node went with it), is success. If the caller's scope ends first
-// (deadline, cancel), the delete goes on as a flow of its own. Done is
+// (deadline, cancel), the delete goes on as a flow of its own. A delete
+// an ACL refuses (an operator closed the directory) fails with
+// task.ErrNoAuth and is sent again in the background every twice the
+// session timeout until the ACL lets it or the session ends: the node
+// goes once the directory opens. Done is
 // closed and Err becomes ErrUnlocked when the task starts, before the
 // delete. Like any task, it does not start in a scope that has
 // already ended (task.Run): to give it back whatever the outcome of the
@@ -501,7 +532,7 @@ func (h *Held) Release() task.Task[task.Unit] {
 					err = nil // the node went with the session
 				}
 				k(task.Unit{}, err)
-			case task.IsRetryable(err):
+			case task.IsRetryable(err), errors.Is(err, task.ErrNoAuth):
 				zkops.Detached(h.deleteNode())(s, k)
 			default:
 				k(task.Unit{}, goneOK(err))
@@ -512,14 +543,23 @@ func (h *Held) Release() task.Task[task.Unit] {
 
 // deleteNode is the release's delete as a task: retried past connection
 // loss, a node already gone or a session ended counting as success
-// (zkops.GoneOK).
+// (zkops.GoneOK). A delete an ACL refuses (an operator closed the
+// directory) fails with task.ErrNoAuth and goes on in the background
+// until the ACL lets it or the session ends (zkops.DeleteNode,
+// zkops.KeepDeleting): the node would otherwise keep every other
+// contender waiting until the session ends.
 func (h *Held) deleteNode() task.Task[task.Unit] {
 	return c.Catch(c.Then(c.Retry(task.Delete(h.path, task.AnyVersion), retry), func(task.Unit) task.Task[task.Unit] {
 		return task.Func(func(s *task.Scope) (task.Unit, error) {
 			h.deleted(s)
 			return task.Unit{}, nil
 		})
-	}), zkops.GoneOK)
+	}), func(err error) task.Task[task.Unit] {
+		if errors.Is(err, task.ErrNoAuth) {
+			return zkops.DeleteNode(h.path, task.Stat{Czxid: h.token, EphemeralOwner: h.sess.ID})
+		}
+		return zkops.GoneOK(err)
+	})
 }
 
 // deleted records that a delete of the release removed the node (a retry

@@ -404,7 +404,7 @@ func (a *attempt) decide(names []string) {
 		// Withdraw before failing, so the caller sees no node of ours;
 		// if the delete fails, the cleanup flow deletes it (a delete of
 		// a node already gone is success).
-		task.Run(a.s, zkops.Delete(a.path), func(task.Unit, error) { a.fail(busy) })
+		task.Run(a.s, zkops.DeleteMine(a.path), func(task.Unit, error) { a.fail(busy) })
 	case canary.On(bugWatchLowest):
 		a.waitFor(a.l.child(q[0].Name), false)
 	default:
@@ -472,7 +472,7 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 			return
 		}
 		if a.name != "" {
-			task.Run(s, zkops.Delete(a.path), func(v task.Unit, err error) {
+			task.Run(s, zkops.DeleteMine(a.path), func(v task.Unit, err error) {
 				if err == nil {
 					released(s, a.l.dir, a.seq, false) // remembered by a canary only
 				}
@@ -502,7 +502,7 @@ func ours(l *Lock, prefix string, id int64) task.Task[[]zkops.Match] {
 
 func deleteAll(paths []string) task.Task[task.Unit] {
 	loop := c.Loop(0, func(i int) bool { return i < len(paths) }, func(i int) task.Task[int] {
-		return c.Map(zkops.Delete(paths[i]), func(task.Unit) int { return i + 1 })
+		return c.Map(zkops.DeleteMine(paths[i]), func(task.Unit) int { return i + 1 })
 	})
 	return c.Map(loop, func(int) task.Unit { return task.Unit{} })
 }

@@ -13,4 +13,10 @@ func (o aclOption) apply(l *Lock) { l.acl = task.ACLProvider(o) }
 // and the ancestors it creates, with the ACL p gives for each path (for a
 // contender, the path sent: DIR/_c_<id>-lock-). Without it, or with p nil,
 // they get task.OpenACL. Creates passed to Held.Fenced keep their own ACL.
+// A holder that waited writes the handoff mark into its node (see
+// PROTOCOL.md, Handoff in one round trip): with an ACL that refuses WRITE
+// on contender nodes (as Apache Curator's mutex, which never writes them,
+// allows) the mark is refused and skipped, the hold goes on unmarked, and
+// its successor lists the directory once it goes, as without the mark:
+// one round trip more per handoff.
 func WithACL(p task.ACLProvider) Option { return aclOption(p) }

@@ -2,14 +2,20 @@ package lock_test
 
 // Promises of the package's docs that an adversarial review found broken,
 // each with the schedule that broke it (they fail on the code before the
-// fix), and two that held with no test of their own. The last two (a
-// Client that queued behind a node of its own still being deleted) fail
-// on the code before their fix too.
+// fix), and two that held with no test of their own. The two after them
+// (a Client that queued behind a node of its own still being deleted)
+// fail on the code before their fix too, and so do the last four, from a
+// second review (an operator's write racing the handoff's mark, a mark
+// refused by the ACL, re-entry while a cleanup is pending), except the
+// applied=true case of the retried mark, which held and is kept beside
+// the one that did not.
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -454,5 +460,265 @@ func TestLostHoldsNodeIsNotInTheClientsWay(t *testing.T) {
 	}
 	if tryErr != nil {
 		t.Fatalf("TryAcquire with no other contender, after the Client's hold was lost: %v", tryErr)
+	}
+}
+
+// Package doc: "Err ... wraps ErrLockLost and the cause after a loss (...
+// the node was deleted, or its data changed by someone else)" and "a
+// write to the holder's node ends its hold, and the holder deletes the
+// node"; Fenced: "applied only while the writer's lock node exists with
+// the version it was acquired with".
+//
+// Client 1 holds, client 0 waits behind it. Client 1 releases; client 0
+// holds on the notification and sends its mark (setData at version 0),
+// which the server has not applied yet when an operator writes client 0's
+// node (version 0 -> 1). The mark was then refused (bad version) and
+// ignored, and the Held kept the marked version (1), exactly the
+// operator's: the write passed for the mark, the hold never ended and
+// fenced writes went on being applied (this test failed on the code
+// before the fix). A first send of the mark refused for the version now
+// loses the hold (someone else wrote the node), fences on the create's
+// version, which the node has left, and deletes the node.
+func TestOperatorWriteRacingTheMarkEndsTheHold(t *testing.T) {
+	w, _ := newWorld(t, 41, 2, fakezk.Config{})
+	const dir = "/locks/markrace"
+	l := mustLock(t, dir)
+	h1, err := mustRun(t, w, 1, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sim.Submit(w, 0, l.Acquire())
+	w.Drive()
+	if o.Done {
+		t.Fatalf("setup: client 0 did not queue: %+v", o)
+	}
+	sim.Submit(w, 1, h1.Release())
+	w.Execs[1].RunUntilIdle() // the delete is sent
+	w.Server.RunUntilIdle()   // applied; client 0's notification is sent
+	w.Execs[0].RunUntilIdle() // client 0 holds and sends its mark
+	if !o.Done || o.Err != nil {
+		t.Fatalf("setup: client 0 did not hold on the notification: %+v", o)
+	}
+	h := o.V
+	if _, st, _ := w.Server.NodeData(h.Path()); st.Version != 0 {
+		t.Fatalf("setup: the mark was applied before the operator's write (version %d)", st.Version)
+	}
+	if err := w.Server.AdminSetData(h.Path(), []byte("operator")); err != nil {
+		t.Fatal(err)
+	}
+	w.Drive()
+	_ = h.Err() // sets the node watch
+	w.Drive()
+	_, err = mustRun(t, w, 0, h.Fenced(task.CreateOp(dir+"-fenced", nil, task.Persistent)))
+	w.Drive()
+	if err == nil {
+		t.Errorf("a fenced write after an operator wrote the holder's node was applied")
+	}
+	if !errors.Is(h.Err(), lock.ErrLockLost) {
+		t.Errorf("Held.Err = %v after an operator wrote the holder's node, want ErrLockLost", h.Err())
+	}
+	if _, ok := w.NodeStat(h.Path()); ok {
+		t.Errorf("the written holder's node %s is still there, its session live", h.Path())
+	}
+}
+
+// The same race after the mark's first send was lost with the connection
+// (Handoff in one round trip: the mark is retried): the operator writes
+// the node before the retry, which is refused for the version whatever
+// became of the first send. If the first send was not applied, the node
+// is at version 1 with the operator's data, the version the Held expects:
+// the retry's refusal was taken for our own first send applied, and the
+// hold never ended (this case failed on the code before the fix). The
+// node is now read after such a refusal, and only the mark at version 1
+// counts as ours. If the first send was applied, the operator's write
+// moves the node to version 2, which the node watch saw already.
+func TestOperatorWriteRacingARetriedMarkEndsTheHold(t *testing.T) {
+	for _, applied := range []bool{false, true} {
+		t.Run(fmt.Sprintf("applied=%v", applied), func(t *testing.T) {
+			w, _ := newWorld(t, 43, 2, fakezk.Config{})
+			const dir = "/locks/markretry"
+			l := mustLock(t, dir)
+			h1, err := mustRun(t, w, 1, l.Acquire())
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := sim.Submit(w, 0, l.Acquire())
+			w.Drive()
+			if o.Done {
+				t.Fatalf("setup: client 0 did not queue: %+v", o)
+			}
+			sim.Submit(w, 1, h1.Release())
+			w.Execs[1].RunUntilIdle() // the delete is sent
+			w.Server.RunUntilIdle()   // applied; client 0's notification is sent
+			w.Execs[0].RunUntilIdle() // client 0 holds and sends its mark
+			if !o.Done || o.Err != nil {
+				t.Fatalf("setup: client 0 did not hold on the notification: %+v", o)
+			}
+			h := o.V
+			if _, st, _ := w.Server.NodeData(h.Path()); st.Version != 0 {
+				t.Fatalf("setup: the mark was applied before the drop (version %d)", st.Version)
+			}
+			w.Server.Drop(w.Conns[0], applied)
+			if err := w.Server.AdminSetData(h.Path(), []byte("operator")); err != nil {
+				t.Fatal(err)
+			}
+			w.Drive()
+			_ = h.Err() // sets the node watch
+			w.Drive()
+			_, err = mustRun(t, w, 0, h.Fenced(task.CreateOp(dir+"-fenced", nil, task.Persistent)))
+			w.Drive()
+			if err == nil {
+				t.Errorf("a fenced write after an operator wrote the holder's node was applied")
+			}
+			if !errors.Is(h.Err(), lock.ErrLockLost) {
+				t.Errorf("Held.Err = %v after an operator wrote the holder's node, want ErrLockLost", h.Err())
+			}
+			if _, ok := w.NodeStat(h.Path()); ok {
+				t.Errorf("the written holder's node %s is still there, its session live", h.Path())
+			}
+		})
+	}
+}
+
+// WithACL: "makes the lock create its contender nodes ... with the ACL p
+// gives for each path"; Held: "The lock ends once: when it is released
+// ... or lost (Err wraps ErrLockLost and the cause: task.ErrSessionExpired,
+// task.ErrClosed, or the node deleted or changed by someone else)".
+//
+// Contender nodes get an ACL without WRITE (everything else allowed:
+// Curator's mutex, which never writes its nodes, works under it). Client 1
+// holds, client 0 waits behind it; client 1 releases and client 0 holds.
+// Its mark (a setData on its own node) is refused with ErrNoAuth. The
+// Held kept the marked version (1) while the node stayed at 0: the node
+// watch took it for a write by someone else, the hold was "lost" (nobody
+// deleted or changed the node), the node deleted, every fenced write
+// refused and client 1 took the lock (this test failed on the code before
+// the fix). A mark refused so is now skipped: the Held fences and watches
+// at the create's version, and the hold goes on unmarked.
+func TestMarkRefusedByACLIsNoLoss(t *testing.T) {
+	w, _ := newWorld(t, 44, 2, fakezk.Config{})
+	const dir = "/locks/noWrite"
+	noWrite := []task.ACL{{Perms: task.PermAll &^ task.PermWrite, Scheme: "world", ID: "anyone"}}
+	acl := task.ACLProvider(func(p string) []task.ACL {
+		if strings.HasPrefix(p, dir+"/") {
+			return noWrite
+		}
+		return nil
+	})
+	l, err := lock.New(dir, lock.WithACL(acl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, err := mustRun(t, w, 1, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sim.Submit(w, 0, l.Acquire())
+	w.Drive()
+	if o.Done {
+		t.Fatalf("setup: client 0 did not queue: %+v", o)
+	}
+	if _, err := mustRun(t, w, 1, h1.Release()); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return o.Done }) || o.Err != nil {
+		t.Fatalf("client 0 after client 1 released: %+v", o)
+	}
+	h := o.V
+	_ = h.Err() // sets the node watch
+	w.Drive()
+	if err := h.Err(); err != nil {
+		t.Errorf("hold ended with %v; nobody deleted or wrote its node", err)
+	}
+	if _, ok := w.NodeStat(h.Path()); !ok {
+		t.Errorf("the holder's node %s was deleted while it held", h.Path())
+	}
+	if _, err := mustRun(t, w, 0, h.Fenced(task.CreateOp("/fenced", nil, task.Persistent))); err != nil {
+		t.Errorf("fenced write of the holder: %v", err)
+	}
+	other := sim.Submit(w, 1, l.TryAcquire())
+	w.Drive()
+	if other.Done && other.Err == nil {
+		t.Errorf("client 1 took the lock: client 0's hold was dropped")
+	}
+}
+
+// Client: "Acquire and TryAcquire on a Client that holds the lock fail at
+// once with ErrAlreadyHeld" (also the ErrAlreadyHeld doc and Acquire's:
+// "On a Client that holds the lock it fails at once with ErrAlreadyHeld").
+//
+// Client 1 holds; goroutines A and B queue, in that order, on one Client
+// of client 0 ("Its methods are safe from any goroutine"). Client 1
+// releases and A holds; B waits behind A and is canceled; its cleanup's
+// delete is sent as client 0's connection is cut for 5 s (the session
+// lives). A then calls Acquire again, with a 1 s budget. It did not fail
+// at once with ErrAlreadyHeld but waited for B's cleanup (Client.acquire
+// waited for pending before it looked at held) and ended with the
+// deadline's error (this test failed on the code before the fix). The
+// Client now looks at held first.
+func TestReentryFailsAtOnceWhileACleanupIsPending(t *testing.T) {
+	w, _ := newWorld(t, 42, 2, fakezk.Config{})
+	const dir = "/locks/re"
+	first, err := mustRun(t, w, 1, mustLock(t, dir).Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := lock.NewClient(w.Execs[0], dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h *lock.Held
+	var acqErr, reErr, bErr error
+	var reTook time.Duration
+	held, proceed, overA, retB := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	w.Go(0, func(a *sim.Actor) {
+		defer close(overA)
+		h, acqErr = cl.Acquire(a.Context())
+		close(held)
+		if acqErr != nil || a.Wait(a.Context(), proceed) != nil {
+			return
+		}
+		ctx, cancel := a.WithTimeout(a.Context(), time.Second)
+		defer cancel()
+		start := w.Clock.Now()
+		var h2 *lock.Held
+		h2, reErr = cl.Acquire(ctx)
+		reTook = w.Clock.Now().Sub(start)
+		if reErr == nil {
+			_ = cl.Release(a.Context(), h2)
+		}
+	})
+	w.Settle(func() bool { return len(w.Children(dir)) == 2 })
+	var cancelB context.CancelFunc
+	b := w.Go(0, func(a *sim.Actor) {
+		defer close(retB)
+		var ctx context.Context
+		ctx, cancelB = a.WithCancel(a.Context())
+		_, bErr = cl.Acquire(ctx)
+	})
+	w.Settle(func() bool { return len(w.Children(dir)) == 3 })
+	if _, err := mustRun(t, w, 1, first.Release()); err != nil {
+		t.Fatal(err)
+	}
+	w.Settle(func() bool { return isClosed(held) })
+	if acqErr != nil || isClosed(retB) {
+		t.Fatalf("setup: A = %v, B returned %v", acqErr, isClosed(retB))
+	}
+	w.Interrupt(b, cancelB)
+	w.Execs[0].RunUntilIdle() // the cleanup's delete is sent
+	w.Server.Partition(w.Conns[0], 5*time.Second, false)
+	w.Settle(func() bool { return isClosed(retB) })
+	if !errors.Is(bErr, task.ErrCanceled) {
+		t.Fatalf("setup: B's Acquire = %v, want canceled", bErr)
+	}
+	close(proceed)
+	if !w.Settle(func() bool { return isClosed(overA) }) {
+		t.Fatal("A never returned")
+	}
+	if !errors.Is(reErr, lock.ErrAlreadyHeld) {
+		t.Errorf("Acquire on the Client that holds the lock = %v after %v, want ErrAlreadyHeld at once", reErr, reTook)
+	}
+	if h.Err() != nil {
+		t.Fatalf("setup: A's hold ended (%v): the test needs it held", h.Err())
 	}
 }

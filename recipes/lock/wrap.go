@@ -18,7 +18,7 @@ import (
 // when no other contender is left after its own node is deleted, and fails
 // with ErrBusy otherwise.
 func (a *attempt) restart() {
-	task.Run(a.s, zkops.Delete(a.path), func(_ task.Unit, err error) {
+	task.Run(a.s, zkops.DeleteMine(a.path), func(_ task.Unit, err error) {
 		if err != nil {
 			a.fail(err)
 			return

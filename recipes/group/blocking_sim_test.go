@@ -84,7 +84,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		ActorLag:   true,
 		OutageEnds: true,
 		Clients:    s.clients,
-		Faults:     sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Faults:     sim.Faults{Allow: sim.AllFaults | sim.Of(sim.ACL), MaxRate: 0.01},
+		ACL:        []string{bsimDir},
 		Duration:   15 * time.Second,
 		Server:     fakezk.Config{Journal: s.dir.Journal},
 		Setup: func(r *sim.Trial) error {
@@ -171,6 +172,8 @@ func expected(r *sim.Trial, a *sim.Actor, end int, err error) bool {
 	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
 		return end != endNone || a.Context().Err() != nil
 	case r.Closing(), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err):
+		return true
+	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
 		return true
 	}
 	return false

@@ -130,7 +130,12 @@ func (c *Client) watchOnce(ctx context.Context) (*Watcher, error) {
 // difference between the members it returned last and the latest report,
 // so a slow reader never blocks the executor and nothing is queued
 // without bound; a member that joined and left between two calls of Next
-// is not seen. Safe from any goroutine.
+// is not seen. Safe from any goroutine but the executor's: called while
+// running a job of an executor (a task body, a callback), Next and Stop
+// return executor.ErrOnExecutor at once, as every blocking call does (Stop
+// after starting the stop). Only Client.Watch makes a Watcher: on a nil
+// or zero one, Next and Stop return an error wrapping
+// task.ErrInvalidArgument and Members returns nil.
 type Watcher struct {
 	ex     *executor.Executor
 	v      *View
@@ -156,8 +161,15 @@ func (w *Watcher) update(ch Change) {
 // Next returns the members and who joined and left since the previous
 // Next (for the first call, since nothing: everyone is in Added). It
 // blocks until there is a difference, the view ends (its error), or ctx
-// ends.
+// ends. On an executor's goroutine, where it would wait for the reports
+// that goroutine makes, it fails at once with executor.ErrOnExecutor.
 func (w *Watcher) Next(ctx context.Context) (Change, error) {
+	if w.zero() {
+		return Change{}, errNil("Watcher")
+	}
+	if err := executor.CanBlock(); err != nil {
+		return Change{}, err
+	}
 	for {
 		w.mu.Lock()
 		added, removed := diff(w.seen, w.latest)
@@ -196,16 +208,28 @@ func (w *Watcher) Next(ctx context.Context) (Change, error) {
 	}
 }
 
-// Members returns the members as last reported.
-func (w *Watcher) Members() []string { return w.v.Members() }
+// Members returns the members as last reported (nil for a nil or zero
+// Watcher).
+func (w *Watcher) Members() []string {
+	if w.zero() {
+		return nil
+	}
+	return w.v.Members()
+}
 
 // Stop stops the view (View.Stop). It returns once the view has
 // stopped, or ctx's error; the stop is started whatever ctx, so a ctx
 // that has ended still stops the view, in the background.
 func (w *Watcher) Stop(ctx context.Context) error {
+	if w.zero() {
+		return errNil("Watcher")
+	}
 	_, err := blocking.Give(ctx, "group watcher: stop", w.ex, nil, w.v.Stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil // the executor stopped: so did the view
 	}
 	return err
 }
+
+// zero reports a Watcher not made by Client.Watch (nil, or a zero value).
+func (w *Watcher) zero() bool { return w == nil || w.ex == nil || w.v == nil }

@@ -53,3 +53,54 @@ func TestLeaveLostReplyKeepsNextIncarnation(t *testing.T) {
 		t.Fatalf("new member ended: %v", m1.Err())
 	}
 }
+
+// Member.Leave deletes the member's own incarnation, also one its keeper
+// made and never heard of: an operator deletes the member's node, the
+// keeper creates it again, and the create is applied but its reply is
+// lost with the connection. Leave, started meanwhile, stops the keeper
+// and must still delete that node (it reads which node of its session is
+// there: the keeper's), and a second Leave then deletes nothing more.
+func TestLeaveDeletesTheNodeOfAKeeperCreateInFlight(t *testing.T) {
+	cut := &sim.Cutter{Match: func(req task.Request) bool {
+		r, ok := req.(*task.CreateRequest)
+		return ok && r.Path == "/g/x"
+	}, Applied: true}
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
+		if i == 0 {
+			return cut.Wrap(conn)
+		}
+		return conn
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	cut.World = w
+	g, _ := group.New("/g")
+	m, err := sim.Run(w, 0, g.Join("x", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined, _ := w.Server.NodeStat("/g/x")
+	cut.Armed = true
+	if _, err := sim.Run(w, 1, task.Delete("/g/x", task.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return cut.Cut }) {
+		t.Fatal("the keeper never created the node again")
+	}
+	made, ok := w.Server.NodeStat("/g/x")
+	if !ok || made.Czxid == joined.Czxid || made.EphemeralOwner != m.Session().ID {
+		t.Fatalf("the keeper's create was not applied: node %v %+v", ok, made)
+	}
+	leave := sim.Submit(w, 0, m.Leave())
+	if !w.Settle(func() bool { return leave.Done }) || leave.Err != nil {
+		t.Fatalf("leave: done %v, err %v", leave.Done, leave.Err)
+	}
+	if st, ok := w.Server.NodeStat("/g/x"); ok {
+		t.Fatalf("after Leave the node its keeper made is still there: %+v", st)
+	}
+	if _, err := sim.Run(w, 0, m.Leave()); err != nil {
+		t.Fatalf("second Leave: %v", err)
+	}
+}

@@ -80,6 +80,12 @@ type Member struct {
 	unsub  func()
 	keeper *task.Scope
 	keptOn int64 // the session the keeper runs on
+	// node is the member's node as last known registered: its Czxid names
+	// the incarnation, and it is the only one Leave deletes. maybe is a
+	// session on which a create of the keeper may have made a node that
+	// node does not name (0: none); Leave reads which (see deleteNode).
+	node  task.Stat
+	maybe int64
 }
 
 // ID is the member's id, the name of its node.
@@ -148,7 +154,9 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 		// undo runs inside the scope, before RunIn closes it (and would
 		// start the cleanup).
 		late := canary.On(bugCleanupAfterJoin)
-		reg := c.Map(register(path, data, g.acl, &made), func(task.Stat) task.Unit {
+		var node task.Stat
+		reg := c.Map(register(path, data, g.acl, &made), func(st task.Stat) task.Unit {
+			node = st
 			if !late {
 				undo()
 			}
@@ -163,6 +171,7 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 				undo()
 			}
 			m := &Member{g: g, id: id, data: slices.Clone(data), sess: sess, registered: true, done: make(chan struct{}), rt: s.Runtime(), keptOn: sess.ID}
+			m.own(sess, node)
 			m.start()
 			k(m, nil)
 		})
@@ -265,11 +274,22 @@ func (m *Member) keep() {
 			case err != nil:
 				k(false, err)
 			case sw.Stat != nil && sw.Stat.EphemeralOwner == s.Session().ID:
+				if m.keeper == mon {
+					m.own(s.Session(), *sw.Stat)
+				}
 				m.mark(s.Session(), true)
 				task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
 			default:
 				m.mark(s.Session(), false)
-				task.Run(s, register(path, m.data, m.g.acl, nil), func(_ task.Stat, err error) { k(true, err) })
+				if m.keeper == mon {
+					m.maybe = s.Session().ID // until register says which node it made
+				}
+				task.Run(s, register(path, m.data, m.g.acl, nil), func(st task.Stat, err error) {
+					if err == nil && m.keeper == mon {
+						m.own(s.Session(), st)
+					}
+					k(true, err)
+				})
 			}
 		})
 	}
@@ -289,6 +309,17 @@ func (m *Member) keep() {
 			}
 		})
 	})
+}
+
+// own records st as the member's node, registered on session sess: the
+// incarnation Leave deletes. A Stat that does not name its incarnation
+// (no Czxid) leaves Leave to read which node of sess is the member's.
+// Executor goroutine.
+func (m *Member) own(sess task.Session, st task.Stat) {
+	m.node, m.maybe = st, 0
+	if st.Czxid == 0 {
+		m.maybe = sess.ID
+	}
 }
 
 // mark records whether the node is registered on session sess, and sess
@@ -326,6 +357,7 @@ func (m *Member) onSession(ev task.Event) {
 			k.Cancel(task.ErrSessionExpired)
 		}
 		m.keptOn = ev.SessionID
+		m.node, m.maybe = task.Stat{}, 0 // the old session's nodes went with it
 		m.keep()
 	case task.StateClosed:
 		m.end(task.ErrClosed)
@@ -352,12 +384,16 @@ func (m *Member) end(err error) {
 }
 
 // Leave returns a task that ends the membership: it stops keeping the
-// node and deletes it if it belongs to the flow's session (the keeper is
-// stopped, so a node of this session at the member's path is the
-// member's), retrying past
-// connection loss. If the caller's scope ends first, the delete goes on
-// as a flow of its own. Leave is idempotent; a node already gone, or a
-// session that ended (the node went with it), is success. Done is closed
+// node and deletes it, retrying past connection loss. The node it deletes
+// is the member's own incarnation, the one its Join or its keeper
+// registered (named by its czxid), never another node at the same path:
+// not a node of another session, and not that of a member that joined
+// with the same id since, on this session or another. If the caller's
+// scope ends first, the delete goes on as a flow of its own. Leave is
+// idempotent: a Leave run again (after one that failed, or bound with
+// defer to a member that has left) deletes that incarnation if it is
+// still there and nothing else; a node already gone, or a session that
+// ended (the node went with it), is success. Done is closed
 // and Err becomes ErrLeft when the task starts, before the delete (unless
 // the membership had ended before: Err keeps why). Run on another
 // executor than the member's, Leave does nothing and fails with an error
@@ -376,7 +412,7 @@ func (m *Member) Leave() task.Task[task.Unit] {
 		}
 		m.end(ErrLeft)
 		sc := s.Child()
-		del := deleteIfOurs(m.Path(), s.Session())
+		del := m.deleteNode(s.Session())
 		undo := sc.Defer(del)
 		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 			task.Run(s, del, func(v task.Unit, err error) {
@@ -384,5 +420,49 @@ func (m *Member) Leave() task.Task[task.Unit] {
 				k(v, err)
 			})
 		}), func(v task.Unit, err error) { k(v, endedOK(err)) })
+	}
+}
+
+// deleteNode returns a task that deletes the member's node (m.node, the
+// incarnation it registered: zkops.DeleteNode) if it belongs to session
+// sess, retrying past connection loss. If the flow runs on another
+// session than sess, sess has ended and its ephemerals went with it:
+// nothing to do. When a create of the keeper may have made a node that
+// m.node does not name (the keeper was stopped with its create in flight,
+// or its reply lost), the task first reads the path: the keeper is
+// stopped and a session's requests are applied in order, so a node of
+// sess found then is the member's, and it becomes m.node, for this delete
+// and any later Leave. Executor goroutine.
+func (m *Member) deleteNode(sess task.Session) task.Task[task.Unit] {
+	path := m.Path()
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		if s.Session().Epoch != sess.Epoch {
+			k(task.Unit{}, nil)
+			return
+		}
+		del := func() {
+			if m.node.Czxid == 0 || m.node.EphemeralOwner != sess.ID {
+				k(task.Unit{}, nil) // none registered on sess
+				return
+			}
+			task.Run(s, zkops.DeleteNode(path, m.node), k)
+		}
+		if m.maybe != sess.ID {
+			del()
+			return
+		}
+		task.Run(s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
+			if err != nil {
+				task.Run(s, zkops.GoneOK(err), k)
+				return
+			}
+			if m.maybe == sess.ID { // not settled meanwhile by another Leave
+				m.maybe = 0
+				if st != nil && st.EphemeralOwner == sess.ID {
+					m.node = *st
+				}
+			}
+			del()
+		})
 	}
 }

@@ -514,3 +514,193 @@ func TestClientLeaveAfterClose(t *testing.T) {
 		t.Fatalf("Client.Leave after the executor closed (the session ended, the node went with it) = %v, want nil", err)
 	}
 }
+
+// Member.Leave: "Leave is idempotent"; PROTOCOL, Join: "to change a
+// member's data, Leave and Join again"; package doc: "While a member has
+// not left and its executor's session is connected, its node exists".
+// m1 joins x and leaves (a data change, as PROTOCOL advises), and m2
+// joins x on the same executor. A second Leave of m1 (the doc's `defer
+// c.Leave(ctx, me)` bound to the old member, or a retried Leave), through
+// the task face and through the Client, used to delete m2's node: it
+// deleted any node of its session at x (zkops.DeleteOwned), and m2's is
+// one. m2, which never left, lost its node (czxid 7 -> 9: its keeper made
+// it again, and every view saw x leave and come back). A Member now
+// deletes only the incarnation it registered. It fails on the code before
+// the fix.
+func TestSecondLeaveKeepsTheNextMembersNode(t *testing.T) {
+	run := func(t *testing.T, client bool) {
+		w := newTestWorld(t, 1, 2)
+		c, _ := group.NewClient(w.Execs[0], "/g")
+		g := c.Group()
+		var removed []string
+		if _, err := sim.Run(w, 1, g.Watch(func(ch group.Change) { removed = append(removed, ch.Removed...) })); err != nil {
+			t.Fatal(err)
+		}
+		var m1, m2 *group.Member
+		var secondLeave error
+		if client {
+			done := false
+			var stepErr error
+			var before int64
+			w.Go(0, func(a *sim.Actor) {
+				defer func() { done = true }()
+				ctx := a.Context()
+				var err error
+				if m1, err = c.Join(ctx, "x", []byte("v1")); err != nil {
+					stepErr = err
+					return
+				}
+				if err = c.Leave(ctx, m1); err != nil {
+					stepErr = err
+					return
+				}
+				if m2, err = c.Join(ctx, "x", []byte("v2")); err != nil {
+					stepErr = err
+					return
+				}
+				st, _ := w.Server.NodeStat(m2.Path())
+				before = st.Czxid
+				removed = nil
+				secondLeave = c.Leave(ctx, m1) // the deferred Leave of the old member
+			})
+			if !w.Settle(func() bool { return done }) || stepErr != nil {
+				t.Fatalf("actor: done %v, err %v", done, stepErr)
+			}
+			checkNextMemberKept(t, w, m2, before, secondLeave, &removed)
+			return
+		}
+		var err error
+		if m1, err = sim.Run(w, 0, g.Join("x", []byte("v1"))); err != nil {
+			t.Fatal(err)
+		}
+		if _, err = sim.Run(w, 0, m1.Leave()); err != nil {
+			t.Fatal(err)
+		}
+		if m2, err = sim.Run(w, 0, g.Join("x", []byte("v2"))); err != nil {
+			t.Fatal(err)
+		}
+		st, _ := w.Server.NodeStat(m2.Path())
+		removed = nil
+		_, secondLeave = sim.Run(w, 0, m1.Leave())
+		checkNextMemberKept(t, w, m2, st.Czxid, secondLeave, &removed)
+	}
+	t.Run("task", func(t *testing.T) { run(t, false) })
+	t.Run("client", func(t *testing.T) { run(t, true) })
+}
+
+func checkNextMemberKept(t *testing.T, w *sim.World, m2 *group.Member, before int64, secondLeave error, removed *[]string) {
+	t.Helper()
+	settleFor(w, 5*time.Second)
+	after, ok := w.Server.NodeStat(m2.Path())
+	if secondLeave != nil {
+		t.Logf("second Leave of m1 = %v", secondLeave)
+	}
+	if !ok || after.Czxid != before || len(*removed) > 0 {
+		t.Fatalf("a second Leave of the member that had left deleted the node of member m2 (joined since with the same id, never left): "+
+			"node czxid %d -> %d (present %v), views saw removed %v after it", before, after.Czxid, ok, *removed)
+	}
+}
+
+// The executor's doc: "a blocking call (Await, AwaitAcrossExpiry, Run, and
+// every blocking recipe API) made while running a job of any executor
+// gives ErrOnExecutor"; Watcher: "Safe from any goroutine but the
+// executor's". Watcher.Next called from a job of the executor (a task
+// body, here) with nothing new to return used to block the executor
+// goroutine, the one that would make the report it waits for, until its
+// ctx ended (here a 300ms real-time deadline, the test's bound on the
+// hang; with context.Background it hung forever), and returned
+// DeadlineExceeded instead of ErrOnExecutor at once. Watcher.Stop gave
+// ErrOnExecutor already (blocking.Give). It fails on the code before the
+// fix.
+func TestWatcherNextOnExecutorFailsAtOnce(t *testing.T) {
+	w := newTestWorld(t, 1, 1)
+	c, _ := group.NewClient(w.Execs[0], "/g")
+	var wt *group.Watcher
+	done := false
+	w.Go(0, func(a *sim.Actor) {
+		defer func() { done = true }()
+		var err error
+		if wt, err = c.Watch(a.Context()); err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err = wt.Next(a.Context()); err != nil { // the first Next: the empty group
+			t.Error(err)
+		}
+	})
+	if !w.Settle(func() bool { return done }) || wt == nil {
+		t.Fatal("watch did not start")
+	}
+	var nextErr error
+	var stopErr error
+	var nextTook time.Duration
+	_, err := sim.Run(w, 0, task.Func(func(*task.Scope) (task.Unit, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, nextErr = wt.Next(ctx)
+		nextTook = time.Since(start)
+		stopErr = wt.Stop(context.Background())
+		return task.Unit{}, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(stopErr, executor.ErrOnExecutor) {
+		t.Errorf("Watcher.Stop on the executor = %v, want ErrOnExecutor", stopErr)
+	}
+	if !errors.Is(nextErr, executor.ErrOnExecutor) {
+		t.Fatalf("Watcher.Next on the executor goroutine = %v after blocking the executor for %v (until its ctx ended), want executor.ErrOnExecutor at once",
+			nextErr, nextTook.Round(10*time.Millisecond))
+	}
+}
+
+// Package doc, Errors: nil values are refused with
+// task.ErrInvalidArgument ("a nil executor, report function, member or
+// Watcher"), as a nil *View's Stop, a nil *Member's Leave and a nil or
+// zero *Client's methods are (TestBadInput, TestZeroClientIsRefused). A
+// nil *Watcher (a failed Watch's result used by mistake: `w, err :=
+// c.Watch(ctx)` returns nil with the error, and the doc's example defers
+// w.Stop) used to panic in Next, Stop and Members, and a zero Watcher
+// answered its first Next with an empty Change and no error, then
+// panicked (its View is nil). It fails on the code before the fix.
+func TestNilWatcherIsRefused(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Next must not wait: a refused call returns at once anyway
+	calls := []struct {
+		name string
+		f    func(w *group.Watcher) error
+	}{
+		{"Next", func(w *group.Watcher) error {
+			if _, err := w.Next(ctx); err != nil {
+				return err
+			}
+			_, err := w.Next(ctx)
+			return err
+		}},
+		{"Stop", func(w *group.Watcher) error { return w.Stop(context.Background()) }},
+		// Members has no error to return: it must only not panic.
+		{"Members", func(w *group.Watcher) error { _ = w.Members(); return task.ErrInvalidArgument }},
+	}
+	for _, recv := range []struct {
+		name string
+		w    *group.Watcher
+	}{{"nil", nil}, {"zero", &group.Watcher{}}} {
+		for _, call := range calls {
+			t.Run(recv.name+"/"+call.name, func(t *testing.T) {
+				var err error
+				p := func() (p any) {
+					defer func() { p = recover() }()
+					err = call.f(recv.w)
+					return nil
+				}()
+				if p != nil {
+					t.Fatalf("%s on a %s Watcher panicked: %v; want an error wrapping task.ErrInvalidArgument", call.name, recv.name, p)
+				}
+				if !errors.Is(err, task.ErrInvalidArgument) {
+					t.Fatalf("%s on a %s Watcher = %v, want task.ErrInvalidArgument", call.name, recv.name, err)
+				}
+			})
+		}
+	}
+}

@@ -17,6 +17,10 @@ import (
 // it needs no lock. (To share one across goroutines, use a Client.)
 // Flows that run Next at the same time while the allocator is empty each
 // reserve a block; the extra blocks are kept and used, not thrown away.
+//
+// An Allocator not made by NewAllocator (nil, or a zero value) is refused:
+// the tasks its Next returns fail with an error matching
+// task.ErrInvalidArgument, and its Remaining is 0.
 type Allocator struct {
 	path   string
 	size   int64
@@ -41,6 +45,9 @@ func NewAllocator(path string, size int64, opts ...Option) (*Allocator, error) {
 // Next returns a task that succeeds with the allocator's next ID, taken
 // from a block in hand or from a new block reserved for it.
 func (a *Allocator) Next() task.Task[int64] {
+	if a == nil || a.size < 1 {
+		return task.Fail[int64](errZero("Allocator"))
+	}
 	return func(s *task.Scope, k task.Cont[int64]) {
 		if id, ok := a.take(); ok {
 			k(id, nil)
@@ -60,8 +67,11 @@ func (a *Allocator) Next() task.Task[int64] {
 }
 
 // Remaining returns how many reserved IDs the allocator holds. Executor
-// goroutine only.
+// goroutine only. A nil Allocator holds none.
 func (a *Allocator) Remaining() int64 {
+	if a == nil {
+		return 0
+	}
 	var n int64
 	for _, b := range a.blocks {
 		n += b.Len()

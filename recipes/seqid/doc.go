@@ -8,7 +8,10 @@
 // sessions on the same node, through connection losses whose writes were
 // applied or not, session expiry and crashes. Gaps are possible: an ID (or a
 // whole block) whose write may have been applied but whose reply was lost,
-// or that a process reserved and then crashed holding, is never handed out.
+// or that a process reserved and then crashed holding, is never handed out;
+// nor is one whose task was canceled while its write was in flight (a call
+// of a Client with blocks of 1 whose context ends then; a Client with
+// blocks lets the reservation run on and keeps the block).
 // IDs returned to calls of one Client (or one Allocator) that do not
 // overlap in time increase; IDs of different generators interleave in no
 // promised order. The node's value is always the largest ID reserved so
@@ -35,7 +38,9 @@
 // ByteBuffer.putLong writes: legacy services that write with the version
 // they read can draw from the same sequence at once. Hex formats an ID as
 // they do. A version of the node wrapped to -1 is refused
-// (ErrVersionWrapped) rather than used as "any version".
+// (ErrVersionWrapped) rather than used as "any version"; a Counter whose
+// own write left the version at -1 reads the node before its next write,
+// so it refuses only while the version is still -1.
 //
 // A round under way when the session expires fails with
 // task.ErrSessionExpired (run the call again; Client does). Do not delete
@@ -45,7 +50,11 @@
 // Next and Reserve return tasks that hold no state between runs. An
 // Allocator's state is touched only by its tasks, on the one executor
 // that runs them. Client is the blocking API, safe for concurrent use
-// from any goroutine.
+// from any goroutine. With blocks, a Client's reservation of the next
+// block is not canceled when the context of the call that started it
+// ends: that call returns at once, and the block goes to later calls.
+// A nil or zero Client, Counter or Allocator (not made by its
+// constructor) is refused with an error matching task.ErrInvalidArgument.
 //
 // The protocol, contention, the fault table and the measured figures:
 // recipes/seqid/PROTOCOL.md.

@@ -42,6 +42,11 @@ func (e *Error) Error() string { return "seqid " + e.Op + " " + e.Path + ": " + 
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// errZero is the error of a nil or zero value's methods (what: its type).
+func errZero(what string) error {
+	return fmt.Errorf("seqid: nil or zero %s (not made by its constructor): %w", what, task.ErrInvalidArgument)
+}
+
 // Block is the range of IDs First..Last, both included, reserved by one
 // compare-and-set.
 type Block struct {
@@ -261,8 +266,9 @@ func (r *reservation) set(resp task.Response, err error) {
 // reservation with any other. After BadVersion (another client won the
 // round) it first waits a random time, up to a bound that starts at the
 // length of the lost round and doubles with each BadVersion in a row
-// (at most 64 times the round): contenders that all retry at once would
-// mostly lose again, each loss costing a read and a write.
+// (at most 32 times the round, and at most maxBackoff): contenders that
+// all retry at once would mostly lose again, each loss costing a read and
+// a write.
 func (r *reservation) failed(err error) {
 	if !retryable(err) {
 		r.done(written{}, err)
@@ -303,11 +309,14 @@ const maxBackoff = 50 * time.Millisecond
 // backoff is the wait before the round after the conflicts-th BadVersion
 // in a row, the lost write having taken rtt: uniform in
 // [0, rtt * 2^(conflicts-1)), the bound at most 32 rtt and maxBackoff; u is
-// a random draw.
+// a random draw. rtt is capped at maxBackoff before it is doubled: a
+// latency measured on a clock that jumped (over 2^58 ns) would otherwise
+// overflow the shift and give a negative bound.
 func backoff(rtt time.Duration, conflicts int, u uint64) time.Duration {
 	if rtt <= 0 || conflicts < 1 {
 		return 0
 	}
+	rtt = min(rtt, maxBackoff)
 	bound := min(rtt<<min(conflicts-1, 5), maxBackoff)
 	return time.Duration(u % uint64(bound))
 }

@@ -53,7 +53,10 @@ func (c *Clock) offset(t time.Time) int64 { return int64(t.Sub(c.start)) }
 
 // AfterFunc schedules f to run when the clock has been moved d past now. A
 // timer with d <= 0 runs at the next Advance (Advance(0) included).
-func (c *Clock) AfterFunc(d time.Duration, f func()) task.Timer {
+func (c *Clock) AfterFunc(d time.Duration, f func()) task.Timer { return c.add(d, f, false) }
+
+// add makes a timer due d from now, among the background ones if bg.
+func (c *Clock) add(d time.Duration, f func(), bg bool) *simTimer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
@@ -62,8 +65,12 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) task.Timer {
 	if d > 0 && when < now { // overflow: never
 		when = math.MaxInt64
 	}
-	t := &simTimer{c: c, when: when, seq: c.seq, f: f, index: -1}
-	c.timers.push(t)
+	t := &simTimer{c: c, when: when, seq: c.seq, f: f, index: -1, bg: bg}
+	if bg {
+		c.bg.push(t)
+	} else {
+		c.timers.push(t)
+	}
 	return t
 }
 
@@ -74,19 +81,7 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) task.Timer {
 // ends though such timers are pending. An executor sets its re-reads of
 // watched nodes so (task.Watch): periodic, they would otherwise always
 // leave a timer.
-func (c *Clock) AfterFuncBackground(d time.Duration, f func()) task.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seq++
-	now := c.off.Load()
-	when := now + int64(d)
-	if d > 0 && when < now {
-		when = math.MaxInt64
-	}
-	t := &simTimer{c: c, when: when, seq: c.seq, f: f, index: -1, bg: true}
-	c.bg.push(t)
-	return t
-}
+func (c *Clock) AfterFuncBackground(d time.Duration, f func()) task.Timer { return c.add(d, f, true) }
 
 // CountBackground has NextTimer, AdvanceToNext and Pending count the
 // timers of AfterFuncBackground as others (on), or not (off, the

@@ -5,8 +5,8 @@ package task_test
 // again with a plain exists ... if the node changed since the read that
 // set the watch, the watch fires with the event the change would have
 // sent ... It never fires for a change it would not have fired for."
-// Each test but the last fails on the code before the re-read (the wait
-// never ends).
+// TestWatchFiresForAChangeWithheldByAnACL fails on the code before the
+// re-read (the wait never ends).
 
 import (
 	"testing"
@@ -63,45 +63,42 @@ func waitFor[W any](t *testing.T, w *sim.World, set task.Task[W], watch func(W) 
 	return o, w.Clock.Now().Sub(start)
 }
 
-func TestWatchFiresForADeleteWithheldByAnACL(t *testing.T) {
-	w := rereadWorld(t)
-	bound := 2 * w.Timeout() // RecheckAfter: twice the session timeout
-	o, took := waitFor(t, w, task.GetW("/n"), func(dw task.DataWatch) *task.Watch { return dw.Watch },
-		func() error { return w.Server.AdminDelete("/n") }, 3*bound)
-	if !o.Done {
-		t.Fatalf("the wait on a data watch whose node an operator closed and then deleted never ended (%s)", took)
-	}
-	if o.Err != nil || o.V.Type != task.EventNodeDeleted || o.V.Path != "/n" {
-		t.Fatalf("wait = %+v, %v; want NodeDeleted of /n", o.V, o.Err)
-	}
-	if took > bound {
-		t.Fatalf("the wait ended %s after the delete, want within RecheckAfter (%s)", took, bound)
-	}
-}
-
-func TestWatchFiresForAChildWithheldByAnACL(t *testing.T) {
-	w := rereadWorld(t)
-	bound := 2 * w.Timeout() // RecheckAfter: twice the session timeout
-	o, took := waitFor(t, w, task.ChildrenW("/n"), func(cw task.ChildrenWatch) *task.Watch { return cw.Watch },
-		func() error { return w.Server.AdminCreate("/n/c", nil, 0) }, 3*bound)
-	if !o.Done {
-		t.Fatalf("the wait on a child watch whose node an operator closed and then gave a child never ended (%s)", took)
-	}
-	if o.Err != nil || o.V.Type != task.EventNodeChildrenChanged {
-		t.Fatalf("wait = %+v, %v; want NodeChildrenChanged", o.V, o.Err)
-	}
-	if took > bound {
-		t.Fatalf("the wait ended %s after the change, want within RecheckAfter (%s)", took, bound)
-	}
-}
-
-func TestWatchFiresForAWriteWithheldByAnACL(t *testing.T) {
-	w := rereadWorld(t)
-	bound := 2 * w.Timeout() // RecheckAfter: twice the session timeout
-	o, took := waitFor(t, w, task.ExistsW("/n"), func(sw task.StatWatch) *task.Watch { return sw.Watch },
-		func() error { return w.Server.AdminSetData("/n", []byte("x")) }, 3*bound)
-	if !o.Done || o.Err != nil || o.V.Type != task.EventNodeDataChanged {
-		t.Fatalf("wait on an exists watch after a withheld write: done=%v %+v, %v (%s); want NodeDataChanged", o.Done, o.V, o.Err, took)
+// Each kind of watch, its node closed and then changed as the watch
+// tells: the wait ends within RecheckAfter, with the event the change
+// would have sent.
+func TestWatchFiresForAChangeWithheldByAnACL(t *testing.T) {
+	data := func(dw task.DataWatch) *task.Watch { return dw.Watch }
+	for _, tc := range []struct {
+		name string
+		wait func(t *testing.T, w *sim.World, change func() error, limit time.Duration) (*sim.Outcome[task.Event], time.Duration)
+		// change is the operator's, by the world's server.
+		change func(w *sim.World) error
+		want   task.EventType
+	}{
+		{"data watch, delete", func(t *testing.T, w *sim.World, ch func() error, l time.Duration) (*sim.Outcome[task.Event], time.Duration) {
+			return waitFor(t, w, task.GetW("/n"), data, ch, l)
+		}, func(w *sim.World) error { return w.Server.AdminDelete("/n") }, task.EventNodeDeleted},
+		{"child watch, new child", func(t *testing.T, w *sim.World, ch func() error, l time.Duration) (*sim.Outcome[task.Event], time.Duration) {
+			return waitFor(t, w, task.ChildrenW("/n"), func(cw task.ChildrenWatch) *task.Watch { return cw.Watch }, ch, l)
+		}, func(w *sim.World) error { return w.Server.AdminCreate("/n/c", nil, 0) }, task.EventNodeChildrenChanged},
+		{"exists watch, write", func(t *testing.T, w *sim.World, ch func() error, l time.Duration) (*sim.Outcome[task.Event], time.Duration) {
+			return waitFor(t, w, task.ExistsW("/n"), func(sw task.StatWatch) *task.Watch { return sw.Watch }, ch, l)
+		}, func(w *sim.World) error { return w.Server.AdminSetData("/n", []byte("x")) }, task.EventNodeDataChanged},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := rereadWorld(t)
+			bound := 2 * w.Timeout() // RecheckAfter: twice the session timeout
+			o, took := tc.wait(t, w, func() error { return tc.change(w) }, 3*bound)
+			if !o.Done {
+				t.Fatalf("the wait on a watch whose node an operator closed and then changed never ended (%s)", took)
+			}
+			if o.Err != nil || o.V.Type != tc.want || o.V.Path != "/n" {
+				t.Fatalf("wait = %+v, %v; want %v of /n", o.V, o.Err, tc.want)
+			}
+			if took > bound {
+				t.Fatalf("the wait ended %s after the change, want within RecheckAfter (%s)", took, bound)
+			}
+		})
 	}
 }
 

@@ -99,7 +99,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		OutageEnds: true,
 		LagWatched: true,
 		Clients:    s.clients,
-		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
+		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL), MaxRate: 0.01},
+		ACL:        append([]string{bsimGate}, rounds...),
 		Duration:   15 * time.Second,
 		Server:     fakezk.Config{Journal: s.present.Journal},
 		Setup: func(r *sim.Trial) error {
@@ -240,6 +241,8 @@ func expected(r *sim.Trial, a *sim.Actor, end int, err error) bool {
 	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
 		return end != endNone || a.Context().Err() != nil
 	case r.Closing(), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err):
+		return true
+	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
 		return true
 	}
 	return false

@@ -43,7 +43,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		ActorLag:   true,
 		OutageEnds: true,
 		Clients:    s.clients,
-		Faults:     sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Faults:     sim.Faults{Allow: sim.AllFaults | sim.Of(sim.ACL), MaxRate: 0.01},
+		ACL:        []string{dir},
 		Duration:   5 * time.Second,
 		Workload: func(r *sim.Trial) {
 			for i := range s.clients {
@@ -114,6 +115,8 @@ func expected(r *sim.Trial, a *sim.Actor, ends bool, err error) bool {
 	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
 		return ends || a.Context().Err() != nil
 	case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed), task.IsRetryable(err):
+		return true
+	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
 		return true
 	}
 	return false

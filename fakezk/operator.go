@@ -48,7 +48,9 @@ func (s *Server) AdminSetData(path string, data []byte) error {
 // version (ErrNoNode if there is none): its Aversion moves, and no watch
 // fires, as for a zkCli setAcl. An ACL that lets a session not READ the
 // node withholds from it the notifications of the node's changes from
-// then on, as ZooKeeper does.
+// then on, as ZooKeeper does. One difference: the operator presents no
+// id, so an ACL of scheme "auth" (the caller's own ids) is refused with
+// ErrInvalidACL, where a real super user's setAcl stores its ids.
 func (s *Server) AdminSetACL(path string, acl []task.ACL) error {
 	return s.admin(&task.SetACLRequest{Path: path, ACL: acl, Version: task.AnyVersion}, nil)
 }

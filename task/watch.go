@@ -22,7 +22,10 @@ import (
 // (NodeDeleted if it is gone or made again, NodeCreated, NodeDataChanged,
 // NodeChildrenChanged for a child watch). It never fires for a change it
 // would not have fired for, and a notification that was sent comes
-// before the re-read's reply, so only a withheld one is made up.
+// before the re-read's reply, so only a withheld one is made up. What a
+// re-read cannot see is not made up: an exists watch on a missing node
+// that was created, with an ACL the session does not hold, and deleted
+// again before the re-read (the node is missing both times) still waits.
 type Watch struct {
 	path  string
 	fired bool
@@ -33,8 +36,7 @@ type Watch struct {
 	waiters []*watchWaiter
 	// What the read that set the watch saw, for the re-read (seen).
 	known, exists, child bool
-	cversion             int32
-	czxid, mzxid         int64
+	czxid, mzxid, pzxid  int64
 	rt                   Runtime
 	every                time.Duration
 	timer                Timer // the next re-read, while waited on
@@ -121,7 +123,7 @@ func (w *Watch) Wait() Task[Event] {
 func (w *Watch) seen(st *Stat, child bool) {
 	w.known, w.child = true, child
 	if st != nil {
-		w.exists, w.czxid, w.mzxid, w.cversion = true, st.Czxid, st.Mzxid, st.Cversion
+		w.exists, w.czxid, w.mzxid, w.pzxid = true, st.Czxid, st.Mzxid, st.Pzxid
 	}
 }
 
@@ -162,7 +164,9 @@ func (r rereadReceiver) Receive(resp Response) {
 	case !w.exists:
 	case missing || resp.Stat.Czxid != w.czxid:
 		typ = EventNodeDeleted
-	case w.child && resp.Stat.Cversion != w.cversion:
+	case w.child && resp.Stat.Pzxid != w.pzxid:
+		// The zxid of the last child created or deleted (not Cversion,
+		// which a counter set by hand moves without any child change).
 		typ = EventNodeChildrenChanged
 	case !w.child && resp.Stat.Mzxid != w.mzxid:
 		typ = EventNodeDataChanged

@@ -101,8 +101,11 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Clients:    s.clients,
 		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL), MaxRate: 0.01},
 		ACL:        append([]string{bsimGate}, rounds...),
-		Duration:   15 * time.Second,
-		Server:     fakezk.Config{Journal: s.present.Journal},
+		Regressions: []sim.Regression{
+			{Seed: 7300064, Root: sim.ExploreRoot, Why: "safety, acl class: the cleanup of an Enter whose create reply was lost could not list the closed round directory, and the Client's next Enter added a second node of the session: it counted twice (the cleanup now stays counted, retried, until the node is gone: zkops.UntilAllowed)"},
+		},
+		Duration: 15 * time.Second,
+		Server:   fakezk.Config{Journal: s.present.Journal},
 		Setup: func(r *sim.Trial) error {
 			s.present.Reset(r.World, rounds)
 			s.dc = make([][]*DoubleClient, s.clients)

@@ -183,7 +183,10 @@ func (d *DoubleBarrier) enter(pending *blocking.Pending) task.Task[*Participant]
 				k(p, nil)
 				return
 			}
-			task.Go(s, e.cleanup(), func(_ task.Unit, err error) {
+			// Counted until the node is gone, refused by an ACL or not
+			// (zkops.UntilAllowed): a DoubleClient's next Enter must not
+			// add a second node of this session to the count.
+			task.Go(s, zkops.UntilAllowed(e.cleanup()), func(_ task.Unit, err error) {
 				done()
 				if err != nil {
 					s.Runtime().Report(err)

@@ -80,6 +80,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		ACL:        []string{bsimDir},
 		Duration:   15 * time.Second,
 		Regressions: []sim.Regression{
+			{Seed: 1743, Why: "liveness, acl class: the cleanup of an attempt whose create reply was lost could not list the closed directory, and its candidate node (an exhausted number) stayed until the session ended (now run again in the background: zkops.Refusable)"},
+			{Seed: 13298245248628, Root: sim.ExploreRoot, Why: "liveness, acl class: as seed 1743"},
 			{Seed: 2, Why: "liveness, acl class: a Resign whose delete the closed directory refused left the leader's candidate node until its session ended (now sent again in the background: zkops.KeepDeleting)"},
 			{Seed: 126305018211054, NoOutageEnds: true, NoCounters: true, NoACL: true, Why: "safety: a process paused past its session's timeout during Lead's backoff; the wait ended with the session and Lead returned task.ErrSessionExpired instead of campaigning again (hidden while the pause's context ends came before the thaw's outcomes)"},
 		},

@@ -60,7 +60,7 @@ func (e *Election) Campaign() task.Task[*Leadership] {
 		sc := s.Child()
 		a := &attempt{e: e, s: sc, sess: s.Session(), began: s.Now()}
 		a.prefix = prefix(newID(zkops.Draws(s)))
-		a.undo = sc.Defer(a.cleanup())
+		a.undo = sc.Defer(zkops.Refusable(a.cleanup()))
 		a.b = followBlinks(sc)
 		task.RunIn(sc, task.Task[*Leadership](a.run), until(a.b, k))
 	}

@@ -177,24 +177,20 @@ func lockItem(dir, prefix string, data []byte, acl task.ACLProvider) task.Task[l
 // Nothing to do on another session: sess's ephemerals went with it. A
 // listing an ACL refuses (an operator closed dir) fails the cleanup with
 // task.ErrNoAuth and runs it again in the background until the ACL lets
-// it or the session ends (zkops.RetryRefused): the node would otherwise
+// it or the session ends (zkops.Refusable): the node would otherwise
 // keep every contender of the item waiting until the session ends.
 func cleanupAttempt(dir, prefix string, sess task.Session) task.Task[task.Unit] {
-	return cleanupOwned(dir, prefix, sess, true)
+	return zkops.Refusable(cleanupOwned(dir, prefix, sess))
 }
 
-// cleanupOwned is cleanupAttempt; again: a refusal starts the runs again
-// in the background (not when run again by them).
-func cleanupOwned(dir, prefix string, sess task.Session, again bool) task.Task[task.Unit] {
+// cleanupOwned is cleanupAttempt without the runs again.
+func cleanupOwned(dir, prefix string, sess task.Session) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if s.Session().Epoch != sess.Epoch {
 			k(task.Unit{}, nil)
 			return
 		}
 		task.Run(s, zkops.Owned(dir, prefix, sess.ID), func(ms []zkops.Match, err error) {
-			if again && errors.Is(err, task.ErrNoAuth) {
-				zkops.RetryRefused(s, cleanupOwned(dir, prefix, sess, false))
-			}
 			if err != nil {
 				k(task.Unit{}, endedOK(err))
 				return

@@ -1,8 +1,6 @@
 package zkops
 
 import (
-	"errors"
-
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -29,10 +27,12 @@ func StartCleanup(s *task.Scope, p *blocking.Pending, cleanup task.Task[task.Uni
 		if err != nil {
 			rt.Report(err)
 		}
-		if errors.Is(err, task.ErrNoAuth) {
+		if refusedNotKept(err) {
 			// An ACL refuses it (an operator closed the directory, the
 			// node's name not known and the listing refused): again
-			// later, in the background, uncounted (RetryRefused).
+			// later, in the background, uncounted (RetryRefused). A
+			// refused delete that goes on already (KeepDeleting) is not
+			// run twice.
 			RetryRefused(rt.SessionScope(), cleanup)
 		}
 	})

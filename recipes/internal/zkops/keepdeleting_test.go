@@ -127,3 +127,42 @@ func TestCleanupRefusedByACLRunsAgain(t *testing.T) {
 
 // closedDir is an ACL no client of the world presents.
 var closedDir = []task.ACL{task.DigestACL(task.PermAll, "operator", "secret")}
+
+// UntilAllowed's doc: the cleanup is "run again every task.RecheckAfter
+// ... while an ACL refuses it, in the flow that runs it, until it
+// succeeds": the flow ends only once the node is gone, so that what
+// counts it (a DoubleClient's next Enter) waits for that.
+func TestUntilAllowedEndsOnceTheNodeIsGone(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := sim.Run(w, 0, c.Seq(task.Create("/d", nil, task.Persistent), task.Create("/d/e", nil, task.Ephemeral))); err != nil {
+		t.Fatal(err)
+	}
+	_, st, _ := w.NodeData("/d/e")
+	if err := w.Server.AdminSetACL("/d", closedDir); err != nil {
+		t.Fatal(err)
+	}
+	o := sim.Submit(w, 0, zkops.UntilAllowed(zkops.DeleteOwned("/d/e", st.EphemeralOwner)))
+	until := w.Clock.Now().Add(3 * w.Timeout())
+	w.Settle(func() bool { return o.Done || !w.Clock.Now().Before(until) })
+	if o.Done {
+		t.Fatalf("the cleanup ended while the directory refused it: %v", o.Err)
+	}
+	if err := w.Server.AdminSetACL("/d", task.OpenACL); err != nil {
+		t.Fatal(err)
+	}
+	opened := w.Clock.Now()
+	w.Settle(func() bool { return o.Done || w.Clock.Now().Sub(opened) > 3*w.Timeout() })
+	if !o.Done || o.Err != nil {
+		t.Fatalf("after the directory opened: done=%v err=%v", o.Done, o.Err)
+	}
+	if _, _, ok := w.NodeData("/d/e"); ok {
+		t.Fatal("the cleanup ended and the node is still there")
+	}
+	if took := w.Clock.Now().Sub(opened); took > task.RecheckAfter(w.Timeout()) {
+		t.Fatalf("ended %s after the directory opened, want within %s", took, task.RecheckAfter(w.Timeout()))
+	}
+}

@@ -184,7 +184,7 @@ func deleteIf(path string, match func(*task.Stat) bool, keep bool) task.Task[tas
 							attempt()
 						case keep && errors.Is(err, task.ErrNoAuth) && cur.EphemeralOwner != 0 && cur.EphemeralOwner == s.Session().ID:
 							KeepDeleting(s, path, *cur)
-							k(task.Unit{}, err)
+							k(task.Unit{}, keptError{err})
 						default:
 							task.Run(s, GoneOK(err), k)
 						}
@@ -233,6 +233,64 @@ type keptNode struct {
 	epoch uint64
 	path  string
 	czxid int64
+}
+
+// keptError is a refusal whose delete KeepDeleting goes on with: no
+// other retry is needed (Refusable, StartCleanup). It unwraps to the
+// refusal (task.ErrNoAuth).
+type keptError struct{ error }
+
+func (e keptError) Unwrap() error { return e.error }
+
+// refusedNotKept reports whether err is an ACL's refusal that nothing
+// goes on with in the background yet.
+func refusedNotKept(err error) bool {
+	var kept keptError
+	return errors.Is(err, task.ErrNoAuth) && !errors.As(err, &kept)
+}
+
+// Refusable returns t, a cleanup, such that a failure an ACL refuses
+// (task.ErrNoAuth: an operator closed the directory, so that a listing
+// for the node, or its delete, is refused) starts t again in the
+// background (RetryRefused), unless the refused delete goes on there
+// already (KeepDeleting). It fails as t does. For a cleanup registered
+// with Scope.Defer; StartCleanup does the same.
+func Refusable(t task.Task[task.Unit]) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, t, func(v task.Unit, err error) {
+			if refusedNotKept(err) {
+				RetryRefused(s, t)
+			}
+			k(v, err)
+		})
+	}
+}
+
+// UntilAllowed returns t, an idempotent cleanup, run again every
+// task.RecheckAfter (twice the session timeout) while an ACL refuses it
+// (task.ErrNoAuth), in the flow that runs it, until it succeeds, fails
+// otherwise, or the flow's scope ends. For a cleanup whose caller must
+// not go on before it is done (a double barrier's Enter, which would
+// otherwise count the session twice): the cleanup stays counted until
+// the node is gone.
+func UntilAllowed(t task.Task[task.Unit]) task.Task[task.Unit] {
+	var again task.Task[task.Unit]
+	again = func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, t, func(v task.Unit, err error) {
+			if !errors.Is(err, task.ErrNoAuth) {
+				k(v, err)
+				return
+			}
+			task.Run(s, c.Sleep(task.RecheckAfter(s.Session().Timeout)), func(_ task.Unit, serr error) {
+				if serr != nil {
+					k(task.Unit{}, err)
+					return
+				}
+				again(s, k)
+			})
+		})
+	}
+	return again
 }
 
 // RetryRefused starts t, a cleanup an ACL has just refused

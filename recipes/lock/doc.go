@@ -72,7 +72,9 @@
 // # Cost
 //
 // An uncontended acquire takes one round trip; a client that re-takes a
-// lock no one else asked for since its last hold sends one request; a
+// lock no one else asked for since its last hold takes one round trip (a
+// create and a plain exists of the directory, sent together) and lists
+// nothing; a
 // release wakes only the next waiter, which holds on the notification
 // without listing the directory again.
 //

@@ -21,7 +21,6 @@ const WrapCanary = bugExhaustedSeq
 // fast_test.go.
 const (
 	FastNoDirWatch = bugFastNoDirWatch
-	FastAnyRelease = bugFastAnyRelease
 )
 
 // HoldOnAnyPred is also caught by its own history (TestMiddleWaiterCanaryCaught).

@@ -16,8 +16,13 @@ import (
 // lock and our release deleted it before the new create was applied, no
 // other contender can be in the queue: we hold the lock without listing.
 // This only holds within one incarnation of the directory (a directory
-// deleted and created again counts from zero), which a watch on the
-// directory vouches for.
+// deleted and created again counts from zero). A watch on the directory
+// says when it changes, but not always: ZooKeeper withholds the
+// notification from a session that may no longer READ the directory (an
+// operator's setAcl, which fires nothing). So the fast create is sent
+// with a plain exists of the directory behind it, in the same round
+// trip, and holds only if the directory is still the incarnation the
+// watch was set on (its czxid).
 
 // Known bugs of this path that tests switch back on (internal/canary).
 const (
@@ -26,10 +31,6 @@ const (
 	// reaped by the server) counts from zero again, and its new
 	// contenders' numbers can continue ours.
 	bugFastNoDirWatch canary.Name = "lock/fast-path-without-directory-watch"
-	// bugFastAnyRelease: the number of a released node is remembered even
-	// when it never held the lock (an attempt that gave up while waiting):
-	// contenders below it may still be queued.
-	bugFastAnyRelease canary.Name = "lock/fast-path-after-any-release"
 )
 
 // maxWatchedDirs bounds the directories watched per session: beyond it,
@@ -43,6 +44,7 @@ type dirState struct {
 	dir    string
 	set    *sessionDirs
 	armed  bool  // the exists watch on the directory is set and has not fired
+	czxid  int64 // the directory's czxid when the watch was set: its incarnation
 	last   int64 // number of our last node that held and that our release deleted; -1 if none
 	hasRun bool  // last is valid
 	direct bool  // the last acquire found no one else: try the fast path next time
@@ -105,7 +107,7 @@ func watchDir(s *task.Scope, dir string) {
 		if sw.Stat == nil {
 			return task.Fail[task.Event](task.ErrNoNode)
 		}
-		d.armed = true
+		d.armed, d.czxid = true, sw.Stat.Czxid
 		return sw.Watch.Wait()
 	})
 	task.RunIn(d.mon, watch, func(_ task.Event, err error) {
@@ -160,7 +162,12 @@ func (set *sessionDirs) end() {
 // held the lock (held false: an attempt that never held, remembered only
 // by the canary).
 func released(s *task.Scope, dir string, seq int64, held bool) {
-	if !held && !canary.On(bugFastAnyRelease) {
+	if !held {
+		// Contenders below it may still be queued. (No history reaches
+		// this with the fast path on: an attempt that never held either
+		// saw another number and turned the fast path off (direct), or
+		// lost its create's reply and the connection with it, which
+		// forgets the directory.)
 		return
 	}
 	if d := lookupDir(s, dir); d != nil && d.armed {
@@ -177,10 +184,18 @@ func fastTry(s *task.Scope, dir string) bool {
 
 // fastHold reports whether our new node numbered seq holds the lock
 // without a listing: its number is one past our last node that held and
-// that our release deleted, and the directory has not changed since.
-func fastHold(s *task.Scope, dir string, seq int64) bool {
+// that our release deleted, and the directory has not changed since: its
+// watch has not fired, and dirCzxid, the directory's czxid read right
+// after our create, is the one the watch was set on (a directory deleted
+// and made again while the session could not READ it, its notification
+// withheld, is forgotten here).
+func fastHold(s *task.Scope, dir string, seq, dirCzxid int64) bool {
 	d := lookupDir(s, dir)
 	if d == nil || !d.hasRun || !d.armed {
+		return false
+	}
+	if dirCzxid != d.czxid && !canary.On(bugFastNoDirWatch) {
+		d.end() // another incarnation: what was remembered is void
 		return false
 	}
 	if seq != d.last+1 {

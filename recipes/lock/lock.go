@@ -193,8 +193,12 @@ type attempt struct {
 	seq  int64
 	stat task.Stat
 	fast bool // the create was sent without a listing behind it (fast.go)
-	lost bool // a create's reply was lost: the node was found by listing
-	try  bool // TryAcquire: fail with ErrBusy instead of waiting
+	// dirCzxid is the directory's czxid as the exists sent right behind
+	// a fast create read it (0: not read): the incarnation the create's
+	// number counts in (fastHold).
+	dirCzxid int64
+	lost     bool // a create's reply was lost: the node was found by listing
+	try      bool // TryAcquire: fail with ErrBusy instead of waiting
 	// waited: a listing showed a contender below ours, so a successor
 	// may have seen more than one node below it: mark the node on
 	// holding (handoff.go).
@@ -227,18 +231,26 @@ func (a *attempt) fail(err error) {
 // lists again (check).
 func (a *attempt) create() {
 	req := &task.CreateRequest{Path: a.base, Mode: task.EphemeralSequential, ACL: a.l.acl.For(a.base)}
-	a.cr, a.cerr, a.listing, a.listed = task.Created{}, nil, nil, false
+	a.cr, a.cerr, a.listing, a.listed, a.dirCzxid = task.Created{}, nil, nil, false, 0
 	a.fast = fastTry(a.s, a.l.dir)
 	a.pending = 2
+	task.Exec(a.s, req, a.onCreate)
 	if a.fast {
 		// Expecting to be alone (see fast.go): no listing behind the
-		// create; found lists if the number says otherwise.
-		a.pending = 1
+		// create, but a plain exists of the directory, which says which
+		// incarnation the create's number counts in; found lists if
+		// either says otherwise.
+		task.Exec(a.s, &task.ExistsRequest{Path: a.l.dir}, a.onDirStat)
+		return
 	}
-	task.Exec(a.s, req, a.onCreate)
-	if !a.fast {
-		task.Exec(a.s, &task.GetChildrenRequest{Path: a.l.dir}, a.onListing)
+	task.Exec(a.s, &task.GetChildrenRequest{Path: a.l.dir}, a.onListing)
+}
+
+func (a *attempt) onDirStat(r task.Response, err error) {
+	if err == nil {
+		a.dirCzxid = r.Stat.Czxid
 	}
+	a.join()
 }
 
 func (a *attempt) onCreate(r task.Response, err error) {
@@ -334,7 +346,7 @@ func (a *attempt) found(path string, st task.Stat, listed bool) {
 		task.Run(a.s.Runtime().SessionScope(), markNode(path, st.Version), func(task.Unit, error) {})
 	}
 	if st.Czxid != 0 {
-		if !a.lost && fastHold(a.s, a.l.dir, seq) {
+		if !a.lost && a.fast && fastHold(a.s, a.l.dir, seq, a.dirCzxid) {
 			a.acquired()
 			return
 		}

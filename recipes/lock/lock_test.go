@@ -87,8 +87,9 @@ func TestAcquireRelease(t *testing.T) {
 // new node; nothing else is sent before the lock is held (the watch on the
 // directory that the fast path relies on is set once the lock is held).
 // Once a hold of this session was released, re-acquiring sends the
-// create alone, and its number (one past the released node's) is the
-// proof that no one else queued: no listing at all.
+// create with a plain exists of the directory behind it (its incarnation),
+// and the create's number (one past the released node's) is the proof
+// that no one else queued: no listing at all, one round trip.
 func TestAcquirePipelinesCreateAndListing(t *testing.T) {
 	w, cnts := newWorld(t, 14, 1, fakezk.Config{})
 	l := mustLock(t, "/locks/one")
@@ -118,8 +119,8 @@ func TestAcquirePipelinesCreateAndListing(t *testing.T) {
 		sent, lists = cnts[0].sent, cnts[0].lists
 		o = sim.Submit(w, 0, l.Acquire())
 		w.Execs[0].RunUntilIdle()
-		if got := cnts[0].sent - sent; got != 1 || o.Done {
-			t.Fatalf("re-acquire %d: %d requests in flight before the first reply, want 1 (the create)", round, got)
+		if got := cnts[0].sent - sent; got != 2 || o.Done {
+			t.Fatalf("re-acquire %d: %d requests in flight before the first reply, want 2 (the create, the directory's exists)", round, got)
 		}
 		w.Drive()
 		if !o.Done || o.Err != nil {
@@ -128,8 +129,8 @@ func TestAcquirePipelinesCreateAndListing(t *testing.T) {
 		if got := cnts[0].lists - lists; got != 0 {
 			t.Fatalf("re-acquire %d: %d listings, want 0", round, got)
 		}
-		if got := cnts[0].sent - sent; got != 1 {
-			t.Fatalf("re-acquire %d: %d requests, want 1", round, got)
+		if got := cnts[0].sent - sent; got != 2 {
+			t.Fatalf("re-acquire %d: %d requests, want 2", round, got)
 		}
 		if _, err := mustRun(t, w, 0, o.V.Release()); err != nil {
 			t.Fatal(err)

@@ -47,8 +47,10 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		ActorLag:   true,
 		OutageEnds: true,
 		Clients:    s.clients,
-		// Not the operator: the node is the sequence.
-		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Operator)},
+		// Not the operator: the node is the sequence. Its ACL, yes: a
+		// Next refused for a while, and no ID handed out twice after.
+		Faults:   sim.Faults{Allow: sim.AllFaults&^sim.Of(sim.Operator) | sim.Of(sim.ACL)},
+		ACL:      []string{bsimPath},
 		Duration: 10 * time.Second,
 		Setup: func(r *sim.Trial) error {
 			s.all, s.per, s.checked = sim.NewIDs(), make([]*sim.IDs, s.clients), nil
@@ -130,7 +132,8 @@ func (s *blockingSim) draw(r *sim.Trial, a *sim.Actor, g *Client, ids *sim.IDs) 
 		}
 	default:
 		ids.Unknown(a.ID())
-		if !r.Closing() && !task.IsRetryable(err) && !errors.Is(err, task.ErrSessionExpired) {
+		if !r.Closing() && !task.IsRetryable(err) && !errors.Is(err, task.ErrSessionExpired) &&
+			!errors.Is(err, task.ErrNoAuth) { // an operator's ACL refuses it for a while
 			r.Errorf("client %d actor %d: Next: %v", i, a.ID(), err)
 		}
 	}

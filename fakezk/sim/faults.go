@@ -401,6 +401,7 @@ type injector struct {
 	acls       []*aclFault // the ACLs changed and not yet put back
 	instAt     time.Time   // the instant of the clock the faults below were injected at
 	instN      int         // faults injected at instAt
+	until      time.Time   // no fault from this instant on (the phase's end); zero: no bound
 }
 
 // maxFaultsPerInstant bounds the faults injected at one instant of the
@@ -436,7 +437,16 @@ func (in *injector) maybe() bool {
 	if !in.active {
 		return false
 	}
-	if now := in.w.Clock.Now(); !now.Equal(in.instAt) {
+	now := in.w.Clock.Now()
+	if !in.until.IsZero() && !now.Before(in.until) {
+		// The phase is over, though Settle has not yet looked: a jump
+		// inside a step (one World.Drive) moved the clock past its end.
+		// More faults here would keep that Drive going: each jump fires
+		// timers (the executors' re-reads of watched nodes) whose
+		// requests make more server steps and so more draws.
+		return false
+	}
+	if !now.Equal(in.instAt) {
 		in.instAt, in.instN = now, 0
 	} else if in.instN >= maxFaultsPerInstant {
 		return false

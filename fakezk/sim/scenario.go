@@ -458,6 +458,7 @@ func (r *Trial) run(inj *injector) {
 		sc.Workload(r)
 	}
 	end := r.Clock.Now().Add(duration)
+	inj.until = end
 	r.Settle(func() bool { return r.Failed() || !r.Clock.Now().Before(end) })
 	inj.active = false
 	r.faultsOff = true

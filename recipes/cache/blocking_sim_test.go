@@ -147,6 +147,7 @@ func newBlockingCacheSim() (*blockingCacheSim, sim.Scenario) {
 		OutageEnds: true,
 		ActorLag:   true,
 		Regressions: []sim.Regression{
+			{Seed: 154053573062005, Why: "the harness's: clock jumps drawn at each server step fired the executors' re-reads of watched nodes, whose requests made more steps and more jumps, so one World.Drive never returned and the fault phase ran an hour of simulated time (faults now stop at the phase's end, even inside a step)"},
 			{Seed: 91391882352184, Root: sim.ExploreRoot, Why: "two Nexts of one Client, both given back: the later-served one's hand-back put its whole earlier snapshot back, undoing the earlier one's path-by-path hand-back, so the tree's root, Added to the first and handed back, stood as reported and never was"},
 			{Seed: 256177260515968, NoOutageEnds: true, NoActorLag: true, Root: sim.ExploreRoot, NoOperatorWrites: true, Why: "a TreeCache's listing of a directory whose counter had run out was applied and its reply queued as the session was suspended; the reconnect's relist of the saturated directories came before that reply was handled, so the directory was not yet known saturated and not listed again, and two children created while the session was away (no Pzxid moved: the watch set again fired nothing) never reached the cache: its Stat stayed at 5 children against the server's 7"},
 		},

@@ -103,6 +103,22 @@ func (in *injector) putBack(f *aclFault) {
 // forget drops the faults whose ACL is back.
 func (in *injector) forget() {
 	in.acls = slices.DeleteFunc(in.acls, func(f *aclFault) bool { return f.back })
+	if len(in.acls) == 0 {
+		in.aclsBack = in.w.Clock.Now()
+	}
+}
+
+// ACLsOpen reports whether every ACL an operator changed (the ACL fault)
+// is back, or its node gone, and when the last one went back: the zero
+// time if none was ever changed. A judge of what a client may only see
+// of nodes it may read (a cache's snapshots) excuses what it saw while
+// an ACL was changed, and until its watches read their nodes again
+// after (task.Watch, twice the session timeout).
+func (w *World) ACLsOpen() (since time.Time, open bool) {
+	if w.inj == nil {
+		return time.Time{}, true
+	}
+	return w.inj.aclsBack, len(w.inj.acls) == 0
 }
 
 // endACLs puts back every ACL still changed, as the faults stop (one the

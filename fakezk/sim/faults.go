@@ -399,6 +399,7 @@ type injector struct {
 	orphan     int64       // the operator's session for ephemerals, while it lives
 	aclPaths   []string    // Scenario.ACL
 	acls       []*aclFault // the ACLs changed and not yet put back
+	aclsBack   time.Time   // when the last of them went back (ACLsOpen)
 	instAt     time.Time   // the instant of the clock the faults below were injected at
 	instN      int         // faults injected at instAt
 	until      time.Time   // no fault from this instant on (the phase's end); zero: no bound

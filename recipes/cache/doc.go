@@ -62,7 +62,9 @@
 // recursive TreeCache misses such a node created under a followed one,
 // and a NodeCache misses its node created again with such an ACL (the
 // default mode, which lists and reads, ends with task.ErrNoAuth
-// instead).
+// instead). Once an operator gives the READ back, the cache has caught
+// up, or ended with task.ErrNoAuth, by its watches' next re-read
+// (executor.Config.WatchRecheck: twice the session timeout).
 //
 // # Errors
 //

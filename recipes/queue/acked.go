@@ -449,6 +449,12 @@ func (q *Queue) move(cn *consumer, it *Item, version, epoch int32) task.Task[out
 //     the session ended with its reply lost, or its reply was lost and
 //     the copy is gone while the marker is not the consumer's any more
 //     (applied, or not applied and the item went back to the queue).
+//   - task.ErrNoAuth: not applied, refused by an ACL (an operator closed
+//     the consumer's marker or made the in-flight directory read only),
+//     and the item is still this consumer's: the ack goes on in the
+//     background until the ACL lets it (every twice the session timeout)
+//     or the session ends. A failure there goes to the executor's
+//     Config.OnError.
 //   - task.ErrClosed: the executor was closed before the ack's outcome
 //     came back (refused at once if it was closed before the ack was
 //     sent: not applied). Not applied, the item goes back to the queue
@@ -491,6 +497,26 @@ func (it *Item) Ack() task.Task[task.Unit] {
 		unknown := func(err error) {
 			k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: %w", it.Name, ErrOutcomeUnknown, err))
 		}
+		// refused: an operator's ACL refuses the check of our marker or
+		// the delete of the copy. Not applied, and the item is still ours
+		// (our marker is there): the ack goes on in the background until
+		// the ACL lets it or the session ends (zkops.RetryRefused), once
+		// for the item however many Acks are refused.
+		refused := func(err error) {
+			if !it.ackKept {
+				it.ackKept = true
+				ack := it.Ack()
+				zkops.RetryRefused(s, func(s *task.Scope, k task.Cont[task.Unit]) {
+					task.Run(s, ack, func(v task.Unit, err error) {
+						if !errors.Is(err, task.ErrNoAuth) {
+							it.ackKept = false
+						}
+						k(v, err)
+					})
+				})
+			}
+			k(task.Unit{}, fmt.Errorf("queue: ack of %s: not applied, refused by an ACL (the item is still this consumer's; the ack goes on in the background): %w", it.Name, err))
+		}
 		lost := false
 		var send, settle func(cause error)
 		send = func(error) {
@@ -518,6 +544,8 @@ func (it *Item) Ack() task.Task[task.Unit] {
 					k(task.Unit{}, nil) // (bugAckLostIsDeliveryLost only) the lost send deleted it
 				case i == 1 && errors.Is(err, task.ErrNoNode) && it.acked:
 					k(task.Unit{}, nil) // another Ack of this Item was applied meanwhile
+				case errors.Is(err, task.ErrNoAuth):
+					refused(err)
 				case i == 0 || i == 1:
 					lostErr(err)
 				case errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed):
@@ -711,6 +739,10 @@ func (q *Queue) giveBack(id string, entries []string) task.Task[task.Unit] {
 				switch i0 := multiIndex(err); {
 				case err == nil:
 					next(i + 1)
+				case errors.Is(err, task.ErrNoAuth):
+					// Not applied: an ACL refuses one of the ops. The
+					// items stay in flight; a later pass returns them.
+					k(task.Unit{}, err)
 				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
 					send(i, d, ds) // applied before: the copy is gone and this fails at op 4
 				case i0 == 0 && errors.Is(err, task.ErrNodeExists):

@@ -51,9 +51,13 @@
 //     and no other program's node is left in it).
 //   - Take at most once: an *UnknownTakeError carrying the item when its
 //     delete's reply was lost: not delivered, not lost silently.
+//   - Put and Take: task.ErrNoAuth when an operator's ACL refuses them:
+//     nothing put, nothing taken.
 //   - Ack: ErrDeliveryLost (a recipes.ErrLost) when not applied (the item
 //     is, or will be, back in the queue); ErrOutcomeUnknown when it may have
-//     been applied.
+//     been applied; task.ErrNoAuth when an operator's ACL refused it (not
+//     applied, the item still this consumer's: the ack goes on in the
+//     background until the ACL lets it).
 //
 // On session expiry a take in progress fails with task.ErrSessionExpired,
 // the consumer's in-flight items go back to the queue and its pending

@@ -7,6 +7,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 
 	"github.com/zkflow/zkflow/task"
 )
@@ -101,9 +102,16 @@ func (q *Queue) putBackTask(it Item) task.Task[task.Unit] {
 // returnName) and deletes the copy. A copy found gone was given back
 // already (a lost reply); a marker found gone means the item is returned
 // by the others as a dead consumer's.
+//
+// One an operator's ACL refuses (task.ErrNoAuth: the marker closed, the
+// directory or the in-flight directory made read only) is sent again
+// every twice the session timeout until the ACL lets it or the session
+// ends (zkops.UntilAllowed): the item is this consumer's, and nobody
+// else would return it while the consumer lives. It stays counted in
+// q.settling meanwhile (Client.Settle waits for it).
 func (q *Queue) giveBackOwn(s *task.Scope, cn *consumer, it Item) {
 	done := q.settling.Add()
-	task.Go(s, q.giveBackTask(cn, it), func(_ task.Unit, err error) {
+	task.Go(s, zkops.UntilAllowed(q.giveBackTask(cn, it)), func(_ task.Unit, err error) {
 		defer done()
 		if err != nil {
 			s.Runtime().Report(fmt.Errorf("queue: giving back %s, moved as its take ended: %w", it.Name, err))
@@ -138,6 +146,8 @@ func (q *Queue) giveBackTask(cn *consumer, it Item) task.Task[task.Unit] {
 					case err == nil:
 						delete(q.claimed, copyPath)
 						k(task.Unit{}, nil)
+					case errors.Is(err, task.ErrNoAuth):
+						k(task.Unit{}, err) // not applied: an ACL refuses one of the ops
 					case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
 						send() // applied before: the copy is gone and this fails
 					case i == 1 || (i == 2 && errors.Is(err, task.ErrNoNode)):

@@ -163,6 +163,9 @@ type Item struct {
 	q     *Queue
 	cons  *consumer
 	acked bool // an Ack of it was applied (executor goroutine)
+	// ackKept: an Ack of it an ACL refused goes on in the background
+	// (executor goroutine).
+	ackKept bool
 }
 
 // Queue is a distributed queue on one ZooKeeper directory. In

@@ -262,3 +262,62 @@ func TestReturnRefusedByACLFailsTheTake(t *testing.T) {
 		t.Fatalf("take once the ACL is back: %v, %v; want x", it, err)
 	}
 }
+
+// A put-back an operator's ACL refuses: an at-most-once take is canceled
+// while its delete is in flight, the delete is applied, and the create
+// that puts the item back is refused (the directory closed). Not
+// applied, so sending it again can queue the item only once: it is sent
+// again every twice the session timeout until the ACL lets it, and the
+// item is back within that once the ACL is put back. (It used to be
+// reported as "not put back" and the item was lost.)
+func TestPutBackRefusedByACLGoesOnceAllowed(t *testing.T) {
+	var hc *armConn
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, c *fakezk.Conn) task.Conn {
+		if i == 0 {
+			hc = &armConn{Conn: c}
+			return hc
+		}
+		return c
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	qa, qb := mustNew(t, "/q"), mustNew(t, "/q")
+	if _, err := mustRun(t, w, 1, qb.Put([]byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	heldDelete := hc.arm(isItemDelete)
+	take := executor.Submit(w.Execs[0], qa.Take(), nil)
+	w.Drive()
+	if !closedNow(heldDelete) {
+		t.Fatal("the take's delete was not sent")
+	}
+	take.Cancel()
+	w.Drive()
+	heldBack := hc.arm(isItemCreate)
+	hc.release() // the delete: applied, as the take has ended
+	w.Drive()
+	if !closedNow(heldBack) {
+		t.Fatal("the item deleted as its take ended was not put back")
+	}
+	old, _ := w.Server.NodeACL("/q")
+	if err := w.Server.AdminSetACL("/q", []task.ACL{task.DigestACL(task.PermAll, "operator", "operator")}); err != nil {
+		t.Fatal(err)
+	}
+	hc.release() // the put-back: refused
+	until := w.Clock.Now().Add(3 * w.Timeout())
+	w.Settle(func() bool { return !w.Clock.Now().Before(until) })
+	if err := w.Server.AdminSetACL("/q", old); err != nil {
+		t.Fatal(err)
+	}
+	opened := w.Clock.Now()
+	w.Settle(func() bool { return len(w.Children("/q")) > 0 || w.Clock.Now().Sub(opened) > 3*w.Timeout() })
+	if n, took := len(w.Children("/q")), w.Clock.Now().Sub(opened); n != 1 || took > 2*w.Timeout() {
+		t.Fatalf("%d items %s after the ACL was put back, want the item put back within twice the session timeout (reports: %v)", n, took, w.Errs)
+	}
+	it, err := mustRun(t, w, 1, qb.Take())
+	if err != nil || string(it.Data) != "x" {
+		t.Fatalf("take after the put-back: %v, %v; want x", it, err)
+	}
+}

@@ -48,10 +48,15 @@ func detached[T any](q *Queue, s *task.Scope, t task.Task[T], k, orphan func(T, 
 // again: another consumer may have taken the item since, and a second
 // create would queue it again. The item may then be lost, and goes to
 // the executor's error report as an *UnknownTakeError with its data, as
-// a take's lost reply does; any other failure is reported as itself.
+// a take's lost reply does; any other failure is reported as itself. A
+// create an operator's ACL refuses (task.ErrNoAuth: the directory
+// closed) was not applied, so sending it again queues the item at most
+// once: it is sent again every twice the session timeout until the ACL
+// lets it, counted in q.settling meanwhile; if the session ends first,
+// the item goes to the report as an *UnknownTakeError.
 func (q *Queue) putBack(s *task.Scope, it Item) {
 	done := q.settling.Add()
-	t := q.putBackTask(it)
+	t := zkops.UntilAllowed(q.putBackTask(it))
 	if canary.On(bugPutBackAsPut) {
 		t = c.Map(q.PutPriority(it.Data, it.Priority), func(string) task.Unit { return task.Unit{} })
 	}

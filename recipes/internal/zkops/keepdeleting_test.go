@@ -166,3 +166,28 @@ func TestUntilAllowedEndsOnceTheNodeIsGone(t *testing.T) {
 		t.Fatalf("ended %s after the directory opened, want within %s", took, task.RecheckAfter(w.Timeout()))
 	}
 }
+
+// A cleanup UntilAllowed still refused when its session ends fails with
+// an error that says both: the session's end and the refusal.
+func TestUntilAllowedSaysTheSessionEndAndTheRefusal(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := sim.Run(w, 0, c.Seq(task.Create("/d", nil, task.Persistent), task.Create("/d/e", nil, task.Ephemeral))); err != nil {
+		t.Fatal(err)
+	}
+	_, st, _ := w.NodeData("/d/e")
+	if err := w.Server.AdminSetACL("/d", closedDir); err != nil {
+		t.Fatal(err)
+	}
+	o := sim.Submit(w, 0, zkops.UntilAllowed(zkops.DeleteOwned("/d/e", st.EphemeralOwner)))
+	w.Drive()
+	w.Server.Expire(w.Conns[0])
+	until := w.Clock.Now().Add(3 * w.Timeout())
+	w.Settle(func() bool { return o.Done || !w.Clock.Now().Before(until) })
+	if !o.Done || !errors.Is(o.Err, task.ErrSessionExpired) || !errors.Is(o.Err, task.ErrNoAuth) {
+		t.Fatalf("after the session ended: done=%v err=%v, want one wrapping ErrSessionExpired and ErrNoAuth", o.Done, o.Err)
+	}
+}

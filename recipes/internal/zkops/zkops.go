@@ -56,6 +56,7 @@ package zkops
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -269,7 +270,9 @@ func Refusable(t task.Task[task.Unit]) task.Task[task.Unit] {
 // UntilAllowed returns t, an idempotent cleanup, run again every
 // task.RecheckAfter (twice the session timeout) while an ACL refuses it
 // (task.ErrNoAuth), in the flow that runs it, until it succeeds, fails
-// otherwise, or the flow's scope ends. For a cleanup whose caller must
+// otherwise, or the flow's scope ends (then it fails with an error that
+// wraps both the scope's error, such as task.ErrSessionExpired, and the
+// last refusal). For a cleanup whose caller must
 // not go on before it is done (a double barrier's Enter, which would
 // otherwise count the session twice): the cleanup stays counted until
 // the node is gone.
@@ -283,7 +286,7 @@ func UntilAllowed(t task.Task[task.Unit]) task.Task[task.Unit] {
 			}
 			task.Run(s, c.Sleep(task.RecheckAfter(s.Session().Timeout)), func(_ task.Unit, serr error) {
 				if serr != nil {
-					k(task.Unit{}, err)
+					k(task.Unit{}, fmt.Errorf("%w (refused by an ACL until then: %w)", serr, err))
 					return
 				}
 				again(s, k)

@@ -1,6 +1,7 @@
 package masterworker_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -66,4 +67,49 @@ func TestACL(t *testing.T) {
 		}
 		return creates()
 	})
+}
+
+// The primary follows /workers with a cache, which ends on an error no
+// retry settles: an operator closes /workers, a worker dies, and the
+// cache's listing is refused. The master used to go on with a
+// snapshot of the workers nothing updated any more: a worker that died
+// after that kept its tasks, and a new one got none. Now the term ends
+// with the cache's error: Run gives the mastership up and fails with
+// task.ErrNoAuth, so the process can run a master again (as the
+// simulation's does) and a backup takes over.
+func TestWorkersCacheRefusedEndsTheTerm(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, RecheckWatches: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	sys, err := masterworker.New("/mw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := sys.Master("m")
+	run := sim.Submit(w, 0, m.Run())
+	w1, _ := sys.Worker("w1", func(j masterworker.Job) task.Task[[]byte] { return task.Value(j.Data) })
+	sim.Submit(w, 1, w1.Run())
+	w.Drive()
+	if !m.Primary() || !w1.Registered() {
+		t.Fatalf("primary %v, registered %v", m.Primary(), w1.Registered())
+	}
+	if err := w.Server.AdminSetACL("/mw/workers", []task.ACL{task.DigestACL(task.PermAll, "operator", "operator")}); err != nil {
+		t.Fatal(err)
+	}
+	// w1 dies: /workers changes, and the cache's listing, once its watch
+	// reads the directory again, is refused.
+	w.Server.Expire(w.Conns[1])
+	until := w.Clock.Now().Add(3 * w.Timeout())
+	w.Settle(func() bool { return run.Done || !w.Clock.Now().Before(until) })
+	if !run.Done || !errors.Is(run.Err, task.ErrNoAuth) {
+		t.Fatalf("the master whose workers' cache was refused: done=%v err=%v, want Run to end with ErrNoAuth", run.Done, run.Err)
+	}
+	if m.Primary() {
+		t.Fatal("the master still says it is primary")
+	}
+	if n := len(w.Children("/mw/master.leases")); n != 0 {
+		t.Fatalf("%d leases left: the mastership was not given up", n)
+	}
 }

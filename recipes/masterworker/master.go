@@ -296,8 +296,31 @@ func (r *term) readWorkers(next func()) {
 		r.started = true
 		r.workers.names = names(wc.Current())
 		r.workers.stale = false
+		r.followCache()
 		next()
 	})
+}
+
+// followCache ends the term when the workers' cache ends on its own (an
+// error no retry settles, such as an operator's ACL refusing a read:
+// recipes/cache, Errors). Otherwise the term would go on with a snapshot
+// nothing updates any more: a worker that died would keep its tasks, and
+// a new one would get none. The cache's changes are drained by Next,
+// which fails with the error the cache ended with; the term reads
+// Current, not the changes.
+func (r *term) followCache() {
+	var next func()
+	next = func() {
+		task.Run(r.ps, r.wc.Next(), func(_ cache.Change, err error) {
+			switch {
+			case err == nil:
+				next()
+			case r.ps.Err() == nil:
+				r.fail(err)
+			}
+		})
+	}
+	next()
 }
 
 // workersSynced takes a new consistent snapshot of /workers. Executor

@@ -1,6 +1,7 @@
 package idpersist_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -93,4 +94,66 @@ func TestACL(t *testing.T) {
 		}
 		return creates()
 	})
+}
+
+// A leader an operator's ACL deposes: its candidate node and the
+// election directory closed, its fenced write is refused and Run ends
+// with ErrDeposed; its withdrawal's listing of the directory is refused
+// too. The withdrawal goes on in the background until the ACL lets it:
+// the old candidate, whose session lives on, would otherwise stay the
+// lowest and hold the election up, every replica waiting behind it,
+// until the session ends.
+func TestWithdrawRefusedByACLGoesOnceAllowed(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, RecheckWatches: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cfg := idpersist.Config{Sequence: "/ids/seq", Limit: "/ids/limit", Election: "/ids/election",
+		Store: newFileStore(t), Chunk: 10, LowWater: 3}
+	r, err := idpersist.NewReplica(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := sim.Submit(w, 0, r.Run())
+	if !w.Settle(r.Leading) {
+		t.Fatal("no leader")
+	}
+	cands := w.Children("/ids/election")
+	if len(cands) != 1 {
+		t.Fatalf("candidates %v, want one", cands)
+	}
+	cand := "/ids/election/" + cands[0]
+	closed := []task.ACL{task.DigestACL(task.PermAll, "operator", "operator")}
+	oldCand, _ := w.Server.NodeACL(cand)
+	oldDir, _ := w.Server.NodeACL("/ids/election")
+	for _, p := range []string{cand, "/ids/election"} {
+		if err := w.Server.AdminSetACL(p, closed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Draw until the leader must raise the limit: its fenced write is
+	// refused, and Run ends.
+	for i := 0; i < 20 && !run.Done; i++ {
+		if _, err := sim.Run(w, 1, idpersist.Next(cfg)); err != nil {
+			break
+		}
+	}
+	w.Settle(func() bool { return run.Done })
+	if !run.Done || !errors.Is(run.Err, idpersist.ErrDeposed) {
+		t.Fatalf("the leader whose fenced write an ACL refused: done=%v err=%v, want ErrDeposed", run.Done, run.Err)
+	}
+	until := w.Clock.Now().Add(3 * w.Timeout())
+	w.Settle(func() bool { return !w.Clock.Now().Before(until) })
+	if err := w.Server.AdminSetACL("/ids/election", oldDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Server.AdminSetACL(cand, oldCand); err != nil {
+		t.Fatal(err)
+	}
+	opened := w.Clock.Now()
+	w.Settle(func() bool { return len(w.Children("/ids/election")) == 0 || w.Clock.Now().Sub(opened) > 3*w.Timeout() })
+	if left, took := w.Children("/ids/election"), w.Clock.Now().Sub(opened); len(left) != 0 || took > 2*w.Timeout() {
+		t.Fatalf("candidates %v %s after the ACL was put back, want the deposed leader's withdrawn within twice the session timeout", left, took)
+	}
 }

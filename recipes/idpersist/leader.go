@@ -90,7 +90,9 @@ func (r *Replica) Serve(ctx context.Context, ex *executor.Executor) error {
 // node with its token that its session owns: a create whose reply was
 // lost included), unless that session has ended and taken it: a replica
 // stopped by its caller's deadline or cancel, its session living on, must
-// not hold the election up until the session ends.
+// not hold the election up until the session ends. A withdrawal an
+// operator's ACL refuses is tried again every twice the session timeout
+// until the ACL lets it.
 func (r *Replica) Run() task.Task[task.Unit] {
 	if r.zero() {
 		return task.Fail[task.Unit](errZeroReplica)
@@ -99,7 +101,12 @@ func (r *Replica) Run() task.Task[task.Unit] {
 		sess := s.Session()
 		token := fmt.Sprintf("%s%016x-%016x-", candidatePrefix, uint64(sess.ID), s.Rand())
 		sc := s.Child()
-		sc.Defer(withdraw(r.cfg.Election, token, sess))
+		// A withdrawal an operator's ACL refuses (the directory closed:
+		// its listing; a candidate's delete) goes on in the background
+		// until allowed (zkops.Refusable, zkops.KeepDeleting): the old
+		// candidate would otherwise hold the election up until its
+		// session ends.
+		sc.Defer(zkops.Refusable(withdraw(r.cfg.Election, token, sess)))
 		task.RunIn(sc, c.Then(r.candidate(token), func(me string) task.Task[task.Unit] {
 			return c.Loop(task.Unit{}, func(task.Unit) bool { return true }, func(task.Unit) task.Task[task.Unit] {
 				return c.Then(r.awaitTurn(me), func(task.Unit) task.Task[task.Unit] {

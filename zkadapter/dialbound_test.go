@@ -134,10 +134,16 @@ func sshListener(t *testing.T) string {
 	return acceptEach(t, listen(t), func(c net.Conn) { io.WriteString(c, "SSH-2.0-OpenSSH_9.6\r\n") })
 }
 
+// aboutASecond is the doc's "within about a second" of the deadline:
+// Close's second, plus what the scheduler takes on a loaded machine (a
+// run beside make sim's seeds took 1.52s past the deadline: 20ms over a
+// bare second).
+const aboutASecond = time.Second + 500*time.Millisecond
+
 // Dial against an endpoint that is not a working ZooKeeper returns, within
-// the context's deadline plus a second, an error wrapping ErrNoSession,
-// the context's error and the last failure's cause, and leaves nothing
-// running (goleak in TestMain).
+// the context's deadline plus about a second, an error wrapping
+// ErrNoSession, the context's error and the last failure's cause, and
+// leaves nothing running (goleak in TestMain).
 func TestDialBadEndpointBounded(t *testing.T) {
 	const deadline = 3 * time.Second
 	for _, ep := range badEndpoints() {
@@ -159,8 +165,8 @@ func TestDialBadEndpointBounded(t *testing.T) {
 			if !ep.cause(err) {
 				t.Fatalf("Dial = %v: the cause is not wrapped", err)
 			}
-			if took > deadline+time.Second {
-				t.Fatalf("Dial took %s, over the deadline (%s) plus 1s", took, deadline)
+			if took > deadline+aboutASecond {
+				t.Fatalf("Dial took %s, over the deadline (%s) plus %s", took, deadline, aboutASecond)
 			}
 			t.Logf("%s: %v", took.Round(time.Millisecond), err)
 		})
@@ -238,8 +244,8 @@ func TestDialBackgroundBounded(t *testing.T) {
 					!strings.Contains(err.Error(), "DialTimeout "+bound.String()) {
 					t.Fatalf("Dial = %v, want ErrNoSession and DeadlineExceeded naming DialTimeout %s", err, bound)
 				}
-				if took < bound || took > bound+time.Second {
-					t.Fatalf("Dial took %s, want %s to %s", took, bound, bound+time.Second)
+				if took < bound || took > bound+aboutASecond {
+					t.Fatalf("Dial took %s, want %s to %s", took, bound, bound+aboutASecond)
 				}
 			})
 		}

@@ -784,6 +784,9 @@ func (e *engine) end(err error) {
 	for _, w := range ws {
 		w.k(Change{}, err)
 	}
+	if e.opts.OnEnd != nil {
+		e.opts.OnEnd(err)
+	}
 }
 
 type waiter struct {

@@ -48,3 +48,33 @@ func TestNoAuthEndsCache(t *testing.T) {
 		}
 	}
 }
+
+// WithOnEnd's fn is called once, on the executor goroutine, with the
+// error the cache ended with: an ACL's refusal, or ErrStopped after Stop.
+func TestOnEndSaysWhyTheCacheEnded(t *testing.T) {
+	secret := []task.ACL{task.DigestACL(task.PermAll, "alice", "pw")}
+	w := newWorld(t, 2)
+	must(sim.Run(w, 1, task.Create("/d", nil, task.Persistent)))
+	var ends []error
+	onEnd := WithOnEnd(func(err error) { ends = append(ends, err) })
+	tc := must(NewTree("/d", WithData(), onEnd))
+	must(sim.Run(w, 0, tc.Start()))
+	mk := task.CreateWith(&task.CreateRequest{Path: "/d/secret", Data: []byte("x"), Mode: task.Persistent, ACL: secret})
+	must(sim.Run(w, 1, mk))
+	w.Settle(func() bool { return len(ends) > 0 })
+	if len(ends) != 1 || !errors.Is(ends[0], task.ErrNoAuth) || !errors.Is(tc.Err(), task.ErrNoAuth) {
+		t.Fatalf("ends %v (Err %v), want one, ErrNoAuth", ends, tc.Err())
+	}
+	must(sim.Run(w, 0, tc.Stop()))
+	if len(ends) != 1 {
+		t.Fatalf("ends %v after a Stop of an ended cache, want still one", ends)
+	}
+	must(sim.Run(w, 1, task.Create("/e", nil, task.Persistent)))
+	cc := must(NewChildren("/e", onEnd))
+	ends = nil
+	must(sim.Run(w, 0, cc.Start()))
+	must(sim.Run(w, 0, cc.Stop()))
+	if len(ends) != 1 || !errors.Is(ends[0], ErrStopped) {
+		t.Fatalf("ends %v after Stop, want one, ErrStopped", ends)
+	}
+}

@@ -12,6 +12,7 @@ type options struct {
 	Data      bool
 	OnEvent   func(Event)
 	OnSynced  func()
+	OnEnd     func(error)
 	Recursive bool
 }
 
@@ -39,6 +40,14 @@ func WithOnEvent(fn func(Event)) Option { return optionFunc(func(o *options) { o
 // consistent snapshot (every node as of one instant of the server's
 // history). fn must not block.
 func WithOnSynced(fn func()) Option { return optionFunc(func(o *options) { o.OnSynced = fn }) }
+
+// WithOnEnd makes fn be called once, on the executor goroutine, when
+// the cache ends, with the error Err then returns: ErrStopped after
+// Stop, task.ErrClosed once the executor has closed, or the error no
+// retry settles (task.ErrNoAuth: an operator's ACL refused a read). It
+// is for code on the task face that builds on a cache and must not go
+// on after it (a flow cannot wait on Done). fn must not block.
+func WithOnEnd(fn func(error)) Option { return optionFunc(func(o *options) { o.OnEnd = fn }) }
 
 // WithRecursive makes a TreeCache follow the subtree with one
 // persistent-recursive watch on the root (ZooKeeper 3.6+, as Curator's

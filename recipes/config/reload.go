@@ -30,6 +30,9 @@ type Reloader struct {
 	pending *Snapshot   // the configuration to start next
 	active  int         // runs started and not ended (at most 1)
 	lost    bool        // the last run was ended by a session expiry
+
+	done     chan struct{} // closed once the watcher and the last run have ended
+	doneOnce bool          // done is closed (executor goroutine)
 }
 
 // Reload returns a task that watches root's configuration (WatchDir with
@@ -44,8 +47,9 @@ type Reloader struct {
 // version arrives, task.ErrSessionExpired when the session expires (a new
 // run with the latest version starts on the next session, once the
 // watcher reads the configuration there: a run whose cleanups outlast
-// that read is started again only at the next version), or ErrStopped
-// on Stop. Cleanups it registers with Scope.Defer run when it ends. The
+// that read is started again only at the next version), ErrStopped
+// on Stop, or the watcher's error when the watcher ends on its own (an
+// error no retry settles: the Reloader has ended, see Done). Cleanups it registers with Scope.Defer run when it ends. The
 // run for a new version starts only after the previous run's task and
 // those cleanups have ended, so two runs never overlap; versions that arrive while a run is
 // ending coalesce to the latest. apply is called on the executor
@@ -55,7 +59,7 @@ func Reload(root string, opts DirOptions, apply func(Snapshot) task.Task[task.Un
 	if apply == nil {
 		return task.Fail[*Reloader](fmt.Errorf("config: nil apply: %w", task.ErrInvalidArgument))
 	}
-	r := &Reloader{apply: apply}
+	r := &Reloader{apply: apply, done: make(chan struct{})}
 	watch := WatchDir(root, opts, func(snap Snapshot) {
 		r.pending = &snap
 		r.next()
@@ -69,7 +73,9 @@ func Reload(root string, opts DirOptions, apply func(Snapshot) task.Task[task.Un
 			}
 			r.w = w
 			w.onSnapshot = r.resume
+			w.onEnd = r.ended
 			r.next()
+			r.maybeDone() // (the watcher may have ended already)
 			k(r, nil)
 		})
 	}
@@ -129,6 +135,7 @@ func (r *Reloader) next() {
 					r.rt.Report(fmt.Errorf("config: run with version %d: %w", snap.Version(), err))
 				}
 				r.next()
+				r.maybeDone()
 			}
 			if canary.On(bugReloadOverlapsCleanup) {
 				run.Close()
@@ -140,6 +147,27 @@ func (r *Reloader) next() {
 		run.OnDone(finish)
 		task.Run(run, r.apply(snap), func(_ task.Unit, err error) { finish(err) })
 	})
+}
+
+// ended is the watcher's end: no run starts any more, the running one is
+// canceled with the watcher's error (ErrStopped after Stop), and Done
+// closes once it has ended, cleanups included. Executor goroutine.
+func (r *Reloader) ended(err error) {
+	r.pending = nil
+	if r.run != nil {
+		r.run.Cancel(err)
+	}
+	r.maybeDone()
+}
+
+// maybeDone closes done once the watcher has ended and no run is going.
+// Executor goroutine.
+func (r *Reloader) maybeDone() {
+	if r.doneOnce || r.w == nil || r.w.Err() == nil || r.active > 0 {
+		return
+	}
+	r.doneOnce = true
+	close(r.done)
 }
 
 // Active returns how many runs are going (0 or 1). Executor goroutine.
@@ -166,8 +194,12 @@ func (r *Reloader) Stop() task.Task[task.Unit] {
 	}
 }
 
-// Done is closed when the reloader's watcher ends.
-func (r *Reloader) Done() <-chan struct{} { return r.w.Done() }
+// Done is closed when the reloader has ended: its watcher has ended (Stop,
+// the executor's close, or an error no retry settles, such as an
+// operator's ACL refusing a read), and the run that was going then has
+// ended too, cleanups included. A Reloader started again once Done
+// closes never runs beside this one's last run.
+func (r *Reloader) Done() <-chan struct{} { return r.done }
 
 // Err is nil while the reloader runs, then why it ended.
 func (r *Reloader) Err() error { return r.w.Err() }

@@ -82,6 +82,7 @@ type configSim struct {
 	order       serverOrder // the directory's whole values, in the server's order
 	// counted over seeds
 	deliveries, runs, marked, resumed int
+	refused                           int // calls and watchers an ACL refused
 }
 
 // dirWriters are the clients that write the directory.
@@ -110,7 +111,10 @@ func newConfigSim() (*configSim, sim.Scenario) {
 		// Not operator faults: the judge assumes whole generations, and an
 		// operator's hand edit of an entry or the marker is outside what
 		// the package promises.
-		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Operator), MaxRate: 0.05},
+		Faults: sim.Faults{Allow: sim.AllFaults&^sim.Of(sim.Operator) | sim.Of(sim.ACL), MaxRate: 0.05},
+		// An operator closes a node for a while, or makes it read only:
+		// /app, the directory, its entries, the marker, the flag node.
+		ACL:      []string{"/app"},
 		Duration: 15 * time.Second,
 		Server:   fakezk.Config{Journal: s.order.Journal},
 		Setup: func(r *sim.Trial) error {
@@ -129,16 +133,20 @@ func newConfigSim() (*configSim, sim.Scenario) {
 			if s.dirW, err = sim.Run(r.World, 0, s.watchDir(r)); err != nil {
 				return fmt.Errorf("WatchDir: %w", err)
 			}
+			s.follow(r, 0, s.dirW, func() task.Task[*Watcher] { return s.watchDir(r) }, func(w *Watcher) { s.dirW = w })
 			if s.treeW, err = sim.Run(r.World, 0, s.watchTree(r)); err != nil {
 				return fmt.Errorf("WatchDir subtree: %w", err)
 			}
+			s.follow(r, 0, s.treeW, func() task.Task[*Watcher] { return s.watchTree(r) }, func(w *Watcher) { s.treeW = w })
 			if s.nodeW, err = sim.Run(r.World, 0, s.watchNode(r)); err != nil {
 				return fmt.Errorf("Watch: %w", err)
 			}
+			s.follow(r, 0, s.nodeW, func() task.Task[*Watcher] { return s.watchNode(r) }, func(w *Watcher) { s.nodeW = w })
 			s.rel = nil // the last seed's; apply judges against this seed's once it is set
 			if s.rel, err = sim.Run(r.World, 1, Reload(simRoot, DirOptions{Marker: true}, s.apply(r))); err != nil {
 				return fmt.Errorf("Reload: %w", err)
 			}
+			s.followReloader(r, s.rel)
 			return nil
 		},
 		Workload: func(r *sim.Trial) {
@@ -167,7 +175,8 @@ func newConfigSim() (*configSim, sim.Scenario) {
 		Invariants: []sim.Invariant{
 			sim.InvariantFunc(s.converged),
 			sim.InvariantFunc(func(*sim.Trial) error {
-				return errors.Join(s.dirW.Err(), s.nodeW.Err(), s.treeW.Err(), s.rel.Err())
+				// A watcher an ACL ended is started again (follow).
+				return errors.Join(notRefused(s.dirW.Err()), notRefused(s.nodeW.Err()), notRefused(s.treeW.Err()), notRefused(s.rel.Err()))
 			}),
 			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed),
 		},
@@ -184,26 +193,20 @@ func (s *configSim) restart(r *sim.Trial, i int) {
 			switch {
 			case err == nil:
 				set(w)
+				s.follow(r, i, w, func() task.Task[*Watcher] { return t(r) }, set)
 			case errors.Is(err, task.ErrSessionExpired):
 				start(t, set) // on the next session
+			case errors.Is(err, task.ErrNoAuth):
+				s.refused++
+				s.later(r, i, func() { start(t, set) })
 			case !r.Closing():
 				r.Errorf("client %d: restarting a watcher: %v", i, err)
 			}
 		})
 	}
-	var reload func()
-	reload = func() {
+	reload := func() {
 		s.rel = nil // the dead process's; apply judges against the new one once it is set
-		executor.Submit(r.Execs[i], Reload(simRoot, DirOptions{Marker: true}, s.apply(r)), func(rel *Reloader, err error) {
-			switch {
-			case err == nil:
-				s.rel = rel
-			case errors.Is(err, task.ErrSessionExpired):
-				reload()
-			case !r.Closing():
-				r.Errorf("client 1: restarting the Reloader: %v", err)
-			}
-		})
+		s.startReloader(r)
 	}
 	switch i {
 	case 0:
@@ -343,6 +346,85 @@ func (h *history) see(v int) error {
 	}
 	h.last[w], h.prev = g, v
 	return nil
+}
+
+// notRefused is err unless it is an ACL's refusal.
+func notRefused(err error) error {
+	if errors.Is(err, task.ErrNoAuth) {
+		return nil
+	}
+	return err
+}
+
+// later runs f for client i's process after a wait drawn in [0,
+// 300ms), unless the world is closing by then or the process crashed
+// meanwhile (its restart took its part over).
+func (s *configSim) later(r *sim.Trial, i int, f func()) {
+	inc := r.Incarnation(i)
+	r.Clock.AfterFunc(time.Duration(r.Rand.Int64N(int64(300*time.Millisecond))), func() {
+		if !r.Closing() && r.Incarnation(i) == inc {
+			f()
+		}
+	})
+}
+
+// startReloader runs client 1's Reloader (again on the next session if
+// it expires, a little later if an ACL refuses it) and follows it.
+func (s *configSim) startReloader(r *sim.Trial) {
+	executor.Submit(r.Execs[1], Reload(simRoot, DirOptions{Marker: true}, s.apply(r)), func(rel *Reloader, err error) {
+		switch {
+		case err == nil:
+			s.rel = rel
+			s.followReloader(r, rel)
+		case errors.Is(err, task.ErrSessionExpired):
+			s.startReloader(r)
+		case errors.Is(err, task.ErrNoAuth):
+			s.refused++
+			s.later(r, 1, func() { s.startReloader(r) })
+		case !r.Closing():
+			r.Errorf("client 1: restarting the Reloader: %v", err)
+		}
+	})
+}
+
+// followReloader starts client 1's Reloader again once an operator's
+// ACL ends it. Its runs and cleanups have ended with it.
+func (s *configSim) followReloader(r *sim.Trial, rel *Reloader) {
+	r.Go(1, func(a *sim.Actor) {
+		if a.Wait(a.Context(), rel.Done()) != nil || !errors.Is(rel.Err(), task.ErrNoAuth) || r.Closing() || s.rel != rel {
+			return
+		}
+		s.refused++
+		s.later(r, 1, func() { s.startReloader(r) })
+	})
+}
+
+// follow starts watcher w again, on its process (client i), each time
+// an operator's ACL ends it: its deliveries go on into the same history
+// (one session's reads never go back). set records each new watcher.
+func (s *configSim) follow(r *sim.Trial, i int, w interface {
+	Done() <-chan struct{}
+	Err() error
+}, again func() task.Task[*Watcher], set func(*Watcher)) {
+	r.Go(i, func(a *sim.Actor) {
+		if a.Wait(a.Context(), w.Done()) != nil || !errors.Is(w.Err(), task.ErrNoAuth) || r.Closing() {
+			return
+		}
+		s.refused++
+		s.later(r, i, func() {
+			executor.Submit(r.Execs[i], again(), func(nw *Watcher, err error) {
+				switch {
+				case err == nil:
+					set(nw)
+					s.follow(r, i, nw, again, set)
+				case errors.Is(err, task.ErrNoAuth), errors.Is(err, task.ErrSessionExpired):
+					s.follow(r, i, w, again, set) // (w has ended: try again a little later)
+				case !r.Closing():
+					r.Errorf("client %d: starting a watcher again: %v", i, err)
+				}
+			})
+		})
+	})
 }
 
 // watchDir is client 0's WatchDir of the directory, with the marker.
@@ -512,6 +594,12 @@ func (s *configSim) submitDir(r *sim.Trial, i int) {
 			s.writeDir(r, i)
 		case errors.Is(err, task.ErrSessionExpired):
 			s.submitDir(r, i)
+		case errors.Is(err, task.ErrNoAuth):
+			// Refused by an operator's ACL (an UpdateMarked maybe
+			// midway, its marker left): the same task again a little
+			// later, as after an expiry.
+			s.refused++
+			s.later(r, i, func() { s.submitDir(r, i) })
 		case !r.Closing():
 			r.Errorf("writer %d: generation %d: %v", i, w.g, err)
 		}
@@ -544,6 +632,11 @@ func (s *configSim) writeNode(r *sim.Trial) {
 			r.Progress(3)
 		case errors.Is(err, task.ErrSessionExpired):
 			n.v-- // write it again
+		case errors.Is(err, task.ErrNoAuth):
+			n.v-- // refused by an operator's ACL: write it again a little later
+			s.refused++
+			s.later(r, 3, func() { s.writeNode(r) })
+			return
 		case r.Closing():
 			return
 		default:
@@ -600,7 +693,7 @@ func show(m map[string][]byte) string {
 func TestSimulation(t *testing.T) {
 	s, sc := newConfigSim()
 	st := sim.Check(t, sc, simSeeds())
-	t.Logf("over %d seeds: %d deliveries to client 0, %d Reloader runs (%d judged against the watcher's latest at their start), %d marked updates, %d updates run again by a restarted writer", st.Seeds, s.deliveries, s.runs, s.runsJudged, s.marked, s.resumed)
+	t.Logf("over %d seeds: %d deliveries to client 0, %d Reloader runs (%d judged against the watcher's latest at their start), %d marked updates, %d updates run again by a restarted writer, %d calls and watchers an ACL refused", st.Seeds, s.deliveries, s.runs, s.runsJudged, s.marked, s.resumed, s.refused)
 	if st.Failures() == 0 && s.runsJudged == 0 {
 		t.Fatal("no Reloader run's start was judged: the test checks nothing")
 	}

@@ -114,7 +114,8 @@ type Watcher struct {
 	has    bool
 
 	// executor only
-	onSnapshot func() // after every consistent snapshot, delivered or not
+	onSnapshot func()      // after every consistent snapshot, delivered or not
+	onEnd      func(error) // once, when the watcher ends (its cache's WithOnEnd)
 }
 
 // Watch returns a task that follows the node at path and calls handler
@@ -133,7 +134,7 @@ func Watch(path string, handler func(Snapshot)) task.Task[*Watcher] {
 		return task.Fail[*Watcher](fmt.Errorf("config: nil handler: %w", task.ErrInvalidArgument))
 	}
 	w := &Watcher{path: path, handler: handler}
-	nc, err := cache.NewNode(path, cache.WithOnSynced(w.synced), cache.WithOnEvent(w.event))
+	nc, err := cache.NewNode(path, cache.WithOnSynced(w.synced), cache.WithOnEvent(w.event), cache.WithOnEnd(w.ended))
 	if err != nil {
 		return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
 	}
@@ -154,7 +155,7 @@ func WatchDir(root string, opts DirOptions, handler func(Snapshot)) task.Task[*W
 		return task.Fail[*Watcher](fmt.Errorf("config: nil handler: %w", task.ErrInvalidArgument))
 	}
 	w := &Watcher{path: root, dir: true, opts: opts, handler: handler}
-	copts := []cache.Option{cache.WithData(), cache.WithOnSynced(w.synced), cache.WithOnEvent(w.event)}
+	copts := []cache.Option{cache.WithData(), cache.WithOnSynced(w.synced), cache.WithOnEvent(w.event), cache.WithOnEnd(w.ended)}
 	if opts.Recursive {
 		copts = append(copts, cache.WithRecursive())
 	}
@@ -179,6 +180,13 @@ func WatchDir(root string, opts DirOptions, handler func(Snapshot)) task.Task[*W
 
 func (w *Watcher) start(t task.Task[task.Unit]) task.Task[*Watcher] {
 	return combinators.Map(t, func(task.Unit) *Watcher { return w })
+}
+
+// ended is the cache's OnEnd.
+func (w *Watcher) ended(error) {
+	if w.onEnd != nil {
+		w.onEnd(w.Err())
+	}
 }
 
 // event is the cache's OnEvent: under the canary, delivery on every

@@ -150,7 +150,13 @@ func (m *Master) serve(s *task.Scope, l *election.Leadership, done func(error)) 
 	r := &term{m: m, l: l, s: s, ps: s.Child(), done: done}
 	m.cur = r
 	m.terms.Add(1)
-	wc, err := cache.NewChildren(m.sys.WorkersPath(), cache.WithOnSynced(func() { r.workersSynced() }))
+	// The term ends when the cache ends on its own (an error no retry
+	// settles, such as an operator's ACL refusing a read: recipes/cache,
+	// Errors): it would otherwise go on with a snapshot nothing updates
+	// any more, and a worker that died would keep its tasks while a new
+	// one got none. (Its own Stop, in fail, comes after the term ended.)
+	wc, err := cache.NewChildren(m.sys.WorkersPath(), cache.WithOnSynced(func() { r.workersSynced() }),
+		cache.WithOnEnd(func(err error) { r.fail(err) }))
 	if err != nil {
 		r.fail(err)
 		return
@@ -296,31 +302,8 @@ func (r *term) readWorkers(next func()) {
 		r.started = true
 		r.workers.names = names(wc.Current())
 		r.workers.stale = false
-		r.followCache()
 		next()
 	})
-}
-
-// followCache ends the term when the workers' cache ends on its own (an
-// error no retry settles, such as an operator's ACL refusing a read:
-// recipes/cache, Errors). Otherwise the term would go on with a snapshot
-// nothing updates any more: a worker that died would keep its tasks, and
-// a new one would get none. The cache's changes are drained by Next,
-// which fails with the error the cache ended with; the term reads
-// Current, not the changes.
-func (r *term) followCache() {
-	var next func()
-	next = func() {
-		task.Run(r.ps, r.wc.Next(), func(_ cache.Change, err error) {
-			switch {
-			case err == nil:
-				next()
-			case r.ps.Err() == nil:
-				r.fail(err)
-			}
-		})
-	}
-	next()
 }
 
 // workersSynced takes a new consistent snapshot of /workers. Executor

@@ -144,18 +144,7 @@ func TestAckRefusedByACLGoesOnceAllowed(t *testing.T) {
 // refusal for "returned by others" and leave the item in flight until
 // the session ended.)
 func TestGiveBackRefusedByACLGoesOnceAllowed(t *testing.T) {
-	var hc *armConn
-	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, c *fakezk.Conn) task.Conn {
-		if i == 0 {
-			hc = &armConn{Conn: c}
-			return hc
-		}
-		return c
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, hc := armedWorld(t)
 	qa := mustNew(t, "/q", queue.WithMode(queue.AtLeastOnce))
 	qb := mustNew(t, "/q", queue.WithMode(queue.AtLeastOnce))
 	if _, err := mustRun(t, w, 1, qb.Put([]byte("x"))); err != nil {
@@ -169,18 +158,7 @@ func TestGiveBackRefusedByACLGoesOnceAllowed(t *testing.T) {
 	}
 	take.Cancel()
 	w.Drive()
-	heldBack := hc.arm(func(req task.Request) bool {
-		r, ok := req.(*task.MultiRequest)
-		if !ok {
-			return false
-		}
-		for _, op := range r.Ops {
-			if cr, ok := op.(*task.CreateRequest); ok && strings.HasPrefix(cr.Path, "/q/") {
-				return true
-			}
-		}
-		return false
-	})
+	heldBack := hc.arm(isGiveBack)
 	hc.release() // the move: applied, as the take has ended
 	w.Drive()
 	if !closedNow(heldBack) {
@@ -271,18 +249,7 @@ func TestReturnRefusedByACLFailsTheTake(t *testing.T) {
 // item is back within that once the ACL is put back. (It used to be
 // reported as "not put back" and the item was lost.)
 func TestPutBackRefusedByACLGoesOnceAllowed(t *testing.T) {
-	var hc *armConn
-	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, c *fakezk.Conn) task.Conn {
-		if i == 0 {
-			hc = &armConn{Conn: c}
-			return hc
-		}
-		return c
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, hc := armedWorld(t)
 	qa, qb := mustNew(t, "/q"), mustNew(t, "/q")
 	if _, err := mustRun(t, w, 1, qb.Put([]byte("x"))); err != nil {
 		t.Fatal(err)
@@ -320,4 +287,38 @@ func TestPutBackRefusedByACLGoesOnceAllowed(t *testing.T) {
 	if err != nil || string(it.Data) != "x" {
 		t.Fatalf("take after the put-back: %v, %v; want x", it, err)
 	}
+}
+
+// armedWorld is a world of two clients whose client 0 sends through an
+// armConn (held requests).
+func armedWorld(t *testing.T) (*sim.World, *armConn) {
+	t.Helper()
+	var hc *armConn
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, c *fakezk.Conn) task.Conn {
+		if i == 0 {
+			hc = &armConn{Conn: c}
+			return hc
+		}
+		return c
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return w, hc
+}
+
+// isGiveBack is an at-least-once give-back's multi: it creates the item
+// in the queue again.
+func isGiveBack(req task.Request) bool {
+	r, ok := req.(*task.MultiRequest)
+	if !ok {
+		return false
+	}
+	for _, op := range r.Ops {
+		if cr, ok := op.(*task.CreateRequest); ok && strings.HasPrefix(cr.Path, "/q/") {
+			return true
+		}
+	}
+	return false
 }

@@ -320,18 +320,6 @@ func TestGiveBackAfterTheCopyWasWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	canceledInFlight(t, a, hc) // the move held, the take canceled
-	isGiveBack := func(req task.Request) bool {
-		r, ok := req.(*task.MultiRequest)
-		if !ok {
-			return false
-		}
-		for _, op := range r.Ops {
-			if cr, ok := op.(*task.CreateRequest); ok && strings.HasPrefix(cr.Path, "/q/") {
-				return true
-			}
-		}
-		return false
-	}
 	heldBack := hc.arm(isGiveBack)
 	hc.release() // the move: applied
 	<-heldBack

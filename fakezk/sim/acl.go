@@ -58,6 +58,7 @@ func (in *injector) injectACL() bool {
 		return false
 	}
 	st, _ := w.Server.NodeStat(sp)
+	w.aclSet = append(w.aclSet, touch{at: w.Clock.Now(), path: path, czxid: st.Czxid})
 	f := &aclFault{path: path, czxid: st.Czxid, old: old, aversion: st.Aversion}
 	in.acls = append(in.acls, f)
 	w.Clock.AfterFunc(d, func() { in.putBack(f) })

@@ -281,13 +281,17 @@ type touch struct {
 }
 
 // OperatedUnder reports whether the operator deleted or wrote a node
-// whose path (a client's path) starts with prefix, or deleted such a
-// directory, between from and to (both included): for a judge of a role
-// that rests on more than one node (a master node and its lease, say).
+// whose path (a client's path) starts with prefix, changed its ACL (the
+// acl class: a holder whose fenced write it refuses loses its role), or
+// deleted such a directory, between from and to (both included): for a
+// judge of a role that rests on more than one node (a master node and
+// its lease, say).
 func (w *World) OperatedUnder(prefix string, from, to time.Time) bool {
-	for _, t := range w.operated {
-		if strings.HasPrefix(t.path, prefix) && !t.at.Before(from) && !t.at.After(to) {
-			return true
+	for _, ts := range [][]touch{w.operated, w.aclSet} {
+		for _, t := range ts {
+			if strings.HasPrefix(t.path, prefix) && !t.at.Before(from) && !t.at.After(to) {
+				return true
+			}
 		}
 	}
 	return false

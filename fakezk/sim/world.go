@@ -100,6 +100,7 @@ type World struct {
 	procs    []proc    // per client: its process's incarnation and pauses
 	jumps    []jump    // the clock jumps injected, in order
 	operated []touch   // the operator's deletes, in order
+	aclSet   []touch   // the operator's ACL changes (the acl class), in order
 
 	operatorSessions []int64 // sessions the Operator fault opened
 

@@ -171,3 +171,73 @@ func TestResignRefusedByACLGoesOnceTheDirectoryOpens(t *testing.T) {
 		t.Fatalf("the next candidate led %s after the directory opened, want within twice the session timeout", took)
 	}
 }
+
+// A Master campaign whose multi made the master node, and then failed
+// before it could lead: an operator replaced its lease (so the lease no
+// longer vouches for the node) and closed the lease directory, so its
+// check for a sibling campaign's lease was refused. The campaign's
+// cleanup used to delete the lease alone and leave the master node, of
+// a session that lives on: every later campaign, this session's own
+// included, waited for it until the session ended. The cleanup now
+// deletes a node of its session that no lease of its session vouches
+// for, and, refused, goes on until the ACL lets it.
+func TestMasterCampaignCleanupRefusedDeletesItsNode(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, RecheckWatches: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	const path = "/m"
+	m0, m1 := mustMaster(t, path, "0"), mustMaster(t, path, "1")
+	if _, err := sim.Run(w, 1, task.Create("/other", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	camp := sim.Submit(w, 0, m0.Campaign())
+	// Run until the campaign's multi is applied, its reply not yet read.
+	for i := 0; ; i++ {
+		w.Execs[0].RunUntilIdle()
+		if _, _, ok := w.NodeData(path); ok {
+			break
+		}
+		if !w.Server.Step() && i > 1000 {
+			t.Fatal("the campaign's multi was never applied")
+		}
+	}
+	leases := w.Children(path + ".leases")
+	if len(leases) != 1 {
+		t.Fatalf("leases %v, want the campaign's", leases)
+	}
+	lease := path + ".leases/" + leases[0]
+	if err := w.Server.AdminDelete(lease); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Server.AdminCreate(lease, []byte("operator"), w.Conns[1].SessionID()); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := w.Server.NodeACL(path + ".leases")
+	if err := w.Server.AdminSetACL(path+".leases", []task.ACL{task.DigestACL(task.PermAll, "operator", "operator")}); err != nil {
+		t.Fatal(err)
+	}
+	w.Settle(func() bool { return camp.Done })
+	if !camp.Done || !errors.Is(camp.Err, task.ErrNoAuth) {
+		t.Fatalf("the campaign: done=%v err=%v, want ErrNoAuth", camp.Done, camp.Err)
+	}
+	until := w.Clock.Now().Add(3 * w.Timeout())
+	w.Settle(func() bool { return !w.Clock.Now().Before(until) })
+	if err := w.Server.AdminSetACL(path+".leases", old); err != nil {
+		t.Fatal(err)
+	}
+	opened := w.Clock.Now()
+	w.Settle(func() bool {
+		_, _, ok := w.NodeData(path)
+		return !ok || w.Clock.Now().Sub(opened) > 3*w.Timeout()
+	})
+	if _, _, ok := w.NodeData(path); ok || w.Clock.Now().Sub(opened) > 2*w.Timeout() {
+		t.Fatalf("the failed campaign's master node still there %s after the ACL was put back (want gone within twice the session timeout)", w.Clock.Now().Sub(opened))
+	}
+	next := sim.Submit(w, 1, m1.Campaign())
+	w.Settle(func() bool { return next.Done || w.Clock.Now().Sub(opened) > 6*w.Timeout() })
+	if !next.Done || next.Err != nil {
+		t.Fatalf("the next campaign: done=%v err=%v, want it to lead", next.Done, next.Err)
+	}
+}

@@ -76,7 +76,9 @@ func (m *Master) Campaign() task.Task[*Leadership] {
 		// lost reply is this campaign's or no one's.
 		id := fmt.Sprintf("%016x-%s", s.Session().ID, zkops.NewID(s.Rand(), s.Rand()))
 		r := &run{m: m, s: sc, sess: s.Session(), lease: m.leases + "/" + id, b: followBlinks(sc), began: s.Now()}
-		r.undo = sc.Defer(r.cleanup())
+		// A cleanup an operator's ACL refuses goes on in the background
+		// until allowed (zkops.Refusable).
+		r.undo = sc.Defer(zkops.Refusable(r.cleanup()))
 		task.RunIn(sc, task.Task[*Leadership](func(_ *task.Scope, k task.Cont[*Leadership]) {
 			r.k = k
 			r.create()
@@ -293,34 +295,17 @@ func (r *run) replaceUnlessSibling(st task.Stat, w *task.Watch) {
 		r.replace(st)
 		return
 	}
-	task.Run(r.s, c.Retry(task.Children(r.m.leases), retry), func(cl task.ChildList, err error) {
-		if err != nil && !errors.Is(err, task.ErrNoNode) {
+	task.Run(r.s, siblingVouches(r.m, r.sess, st), func(sibling bool, err error) {
+		switch {
+		case err != nil:
 			r.fail(err)
-			return
+		case !sibling:
+			r.replace(st)
+		case w != nil:
+			r.await(w)
+		default:
+			r.watch()
 		}
-		var look func(i int)
-		look = func(i int) {
-			if i == len(cl.Names) {
-				r.replace(st)
-				return
-			}
-			p := r.m.leases + "/" + cl.Names[i]
-			task.Run(r.s, c.Retry(task.Exists(p), retry), func(ls *task.Stat, err error) {
-				switch {
-				case err != nil:
-					r.fail(err)
-				case ls != nil && ls.EphemeralOwner == r.sess.ID && ls.Czxid == st.Czxid:
-					if w != nil {
-						r.await(w)
-					} else {
-						r.watch()
-					}
-				default:
-					look(i + 1)
-				}
-			})
-		}
-		look(0)
 	})
 }
 
@@ -365,14 +350,68 @@ func (r *run) cleanup() task.Task[task.Unit] {
 				return
 			}
 			task.Run(s, c.Retry(task.Exists(r.lease), retry), func(ls *task.Stat, err error) {
-				if err != nil || !r.made(*st, ls) {
+				switch {
+				case err != nil:
 					task.Run(s, c.Then(goneOK(err), func(task.Unit) task.Task[task.Unit] {
 						return zkops.DeleteOwned(r.lease, r.sess.ID)
 					}), k)
+				case !r.made(*st, ls):
+					// A node of our session that our lease does not vouch
+					// for (an operator removed or replaced the lease after
+					// our multi): it leads no one, and nobody else may
+					// delete it, so every later campaign, this session's
+					// included, would wait for it until the session ends.
+					// Delete it unless a sibling campaign's lease vouches
+					// for it.
+					task.Run(s, c.Seq(zkops.DeleteOwned(r.lease, r.sess.ID), deleteUnvouched(r.m, r.sess, *st)), k)
+				default:
+					task.Run(s, deleteMaster(r.m.path, r.lease, *st, false), k)
+				}
+			})
+		})
+	}
+}
+
+// deleteUnvouched deletes the master node st, of session sess, unless a
+// sibling campaign's lease vouches for it (siblingVouches); that
+// incarnation only (zkops.DeleteNode).
+func deleteUnvouched(m *Master, sess task.Session, st task.Stat) task.Task[task.Unit] {
+	return c.Then(siblingVouches(m, sess, st), func(sibling bool) task.Task[task.Unit] {
+		if sibling {
+			return task.Done
+		}
+		return zkops.DeleteNode(m.path, st)
+	})
+}
+
+// siblingVouches reports whether a lease of session sess vouches for the
+// master node st (created in its multi: the same czxid), which makes it
+// another campaign's of that session.
+func siblingVouches(m *Master, sess task.Session, st task.Stat) task.Task[bool] {
+	return func(s *task.Scope, k task.Cont[bool]) {
+		task.Run(s, c.Retry(task.Children(m.leases), retry), func(cl task.ChildList, err error) {
+			if err != nil && !errors.Is(err, task.ErrNoNode) {
+				k(false, err)
+				return
+			}
+			var look func(i int)
+			look = func(i int) {
+				if i == len(cl.Names) {
+					k(false, nil)
 					return
 				}
-				task.Run(s, deleteMaster(r.m.path, r.lease, *st, false), k)
-			})
+				task.Run(s, c.Retry(task.Exists(m.leases+"/"+cl.Names[i]), retry), func(ls *task.Stat, err error) {
+					switch {
+					case err != nil:
+						k(false, err)
+					case ls != nil && ls.EphemeralOwner == sess.ID && ls.Czxid == st.Czxid:
+						k(true, nil)
+					default:
+						look(i + 1)
+					}
+				})
+			}
+			look(0)
 		})
 	}
 }

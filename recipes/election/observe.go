@@ -59,7 +59,11 @@ type Observer struct {
 // again on each new session. Each observer reads every candidate node and
 // watches the directory: it wakes on every candidate that joins or
 // leaves. fn must not block. The task succeeds with the Observer once the
-// first observation is delivered; the Observer runs until Stop.
+// first observation is delivered; the Observer runs until Stop, or until
+// an error no retry settles ends it (task.ErrNoAuth: an operator's ACL
+// refused a read; Done, Err). Candidate nodes the session may not READ
+// are outside these promises, as in recipes/cache: a change to one is
+// withheld from the observer until its watch reads the node again.
 func (e *Election) Observe(fn func(Observation)) task.Task[*Observer] {
 	if fn == nil {
 		return task.Fail[*Observer](fmt.Errorf("election: nil observer: %w", task.ErrInvalidArgument))

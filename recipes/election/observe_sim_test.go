@@ -45,6 +45,8 @@ type leaderWatch struct {
 	sess         int64 // the session of the last observation (the blocking face)
 	seen         int   // observations judged, over seeds
 	seenBlocking int   // of them, read from the blocking face's channel
+	refused      int   // observers an operator's ACL refused or ended, over seeds
+	excused      int   // observations not judged: an ACL changed (see)
 }
 
 type leaderVersion struct {
@@ -122,6 +124,15 @@ func (m *leaderWatch) journalDir(c fakezk.Commit) {
 func (m *leaderWatch) see(ob election.Observation) error {
 	m.seen++
 	m.last = &ob
+	if since, open := m.w.ACLsOpen(); !open || !since.IsZero() && m.w.Clock.Now().Before(since.Add(2*m.w.Timeout()+time.Second)) {
+		// An operator's ACL is changed, or came back less than the
+		// watches' re-read period ago: a change to a candidate the
+		// observer may not READ is withheld from it (recipes/cache,
+		// "Nodes the session may not read"), so it may report a state
+		// that never was. Not judged (the next one after is).
+		m.excused++
+		return nil
+	}
 	match := func(v leaderVersion) bool {
 		if !ob.Leading {
 			return !v.present
@@ -158,12 +169,34 @@ func (m *leaderWatch) start(r *sim.Trial, cand election.Candidate) {
 		if err := m.see(ob); err != nil {
 			r.Errorf("client %d: %v", observeClient, err)
 		}
-	}), func(_ *election.Observer, err error) {
-		if err != nil && !r.Closing() && ex == r.Execs[observeClient] {
-			if errors.Is(err, task.ErrSessionExpired) {
-				m.start(r, cand)
-				return
-			}
+	}), func(o *election.Observer, err error) {
+		if r.Closing() || ex != r.Execs[observeClient] {
+			return
+		}
+		again := func() { // a little later, on the same process
+			r.Clock.AfterFunc(time.Duration(r.Rand.Int64N(int64(300*time.Millisecond))), func() {
+				if !r.Closing() && ex == r.Execs[observeClient] {
+					m.start(r, cand)
+				}
+			})
+		}
+		switch {
+		case err == nil:
+			// An observer an operator's ACL ends (its cache's read
+			// refused) is started again (m.start: judged afresh, as a
+			// new process's).
+			r.Go(observeClient, func(a *sim.Actor) {
+				if a.Wait(a.Context(), o.Done()) == nil && errors.Is(o.Err(), task.ErrNoAuth) {
+					m.refused++
+					again()
+				}
+			})
+		case errors.Is(err, task.ErrSessionExpired):
+			m.start(r, cand)
+		case errors.Is(err, task.ErrNoAuth):
+			m.refused++
+			again()
+		default:
 			r.Errorf("client %d: observe: %v", observeClient, err)
 		}
 	})
@@ -201,7 +234,9 @@ func (m *leaderWatch) startBlocking(r *sim.Trial, c *election.Client) {
 			ch, err := c.Observe(ctx)
 			if err != nil {
 				cancel()
-				if ctx.Err() == nil && !r.Closing() {
+				if errors.Is(err, task.ErrNoAuth) {
+					m.refused++ // an operator's ACL: observe again a little later
+				} else if ctx.Err() == nil && !r.Closing() {
 					r.Errorf("client %d: blocking observe: %v", observeClient, err)
 				}
 				_ = a.Sleep(a.Context(), 100*time.Millisecond)

@@ -39,6 +39,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 		txv = txn{zxid: s.zxid, now: s.nowMillis(), fires: s.takeFires()}
 		_, txv.multi = p.req.(*task.MultiRequest)
 		tx = &txv
+		s.takeBufs(tx)
 	}
 	var w *watch
 	if c.lagging && !lost {
@@ -148,6 +149,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 			s.journal(tx.zxid, nil) // an error txn: a zxid, no change
 		}
 		s.giveFires(tx.fires)
+		s.giveBufs(tx)
 	}
 	if c.lagging {
 		if tx != nil || isSync(p.req) {

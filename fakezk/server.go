@@ -50,6 +50,8 @@ type Server struct {
 
 	// A transaction's trigger buffer, reused (takeFires).
 	spareFires []fired
+	// Its other buffers, reused (takeBufs).
+	spareBufs txBufs
 
 	ready   []*Conn  // conns with deliverable items
 	cuts    []func() // Link.OnCut hooks of links cut, run by drain (remote.go)

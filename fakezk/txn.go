@@ -30,11 +30,41 @@ type txn struct {
 	// PrepRequestProcessor keeps it in the multi's change records: raised
 	// by every create of the multi, wrapping at int32's maximum, while the
 	// stored cversion is raised only if larger (DataTree.createNode). The
-	// multi's later creates are named from it.
-	prepCv map[*node]int32
+	// multi's later creates are named from it. A few entries (one per
+	// parent a multi creates under), looked up in order: a slice, not a
+	// map, so that a multi allocates none (the buffer is the server's,
+	// takeBufs).
+	prepCv []prepCv
 	// priors are the nodes' versions before the transaction, kept while
 	// a Conn lags (lag.go).
 	priors []txPrior
+}
+
+// prepCv is one parent's cversion in a multi (txn.prepCv).
+type prepCv struct {
+	n  *node
+	cv int32
+}
+
+// prepCvOf returns the cversion the multi keeps for parent, if any.
+func (tx *txn) prepCvOf(parent *node) (int32, bool) {
+	for _, p := range tx.prepCv {
+		if p.n == parent {
+			return p.cv, true
+		}
+	}
+	return 0, false
+}
+
+// setPrepCv sets the cversion the multi keeps for parent.
+func (tx *txn) setPrepCv(parent *node, cv int32) {
+	for i := range tx.prepCv {
+		if tx.prepCv[i].n == parent {
+			tx.prepCv[i].cv = cv
+			return
+		}
+	}
+	tx.prepCv = append(tx.prepCv, prepCv{n: parent, cv: cv})
 }
 
 // fired is one watch trigger with the ACL of the node it is about, as
@@ -84,6 +114,43 @@ func (tx *txn) rollback() {
 		tx.undo[i]()
 	}
 	tx.undo, tx.fires, tx.priors = nil, nil, nil
+}
+
+// txBufs are the buffers of a transaction's undo steps, prior versions
+// and multi cversions, which the server lends each write it applies
+// (takeBufs) and takes back (giveBufs), so that a write does not
+// allocate them.
+type txBufs struct {
+	undo   []func()
+	priors []txPrior
+	prepCv []prepCv
+}
+
+// takeBufs hands tx the server's spare buffers (empty; nil while another
+// transaction holds them). Lock held.
+func (s *Server) takeBufs(tx *txn) {
+	b := &s.spareBufs
+	tx.undo, tx.priors, tx.prepCv = b.undo[:0], b.priors[:0], b.prepCv[:0]
+	*b = txBufs{}
+}
+
+// giveBufs takes back the buffers of tx, once it has committed or rolled
+// back (a rollback drops its undo and priors: nil), cleared so that they
+// hold nothing of it. Lock held.
+func (s *Server) giveBufs(tx *txn) {
+	b := &s.spareBufs
+	if cap(tx.undo) > cap(b.undo) {
+		clear(tx.undo[:cap(tx.undo)])
+		b.undo = tx.undo[:0]
+	}
+	if cap(tx.priors) > cap(b.priors) {
+		clear(tx.priors[:cap(tx.priors)])
+		b.priors = tx.priors[:0]
+	}
+	if cap(tx.prepCv) > cap(b.prepCv) {
+		clear(tx.prepCv[:cap(tx.prepCv)])
+		b.prepCv = tx.prepCv[:0]
+	}
 }
 
 // commit journals the transaction, fires its watches, then brings the container
@@ -149,7 +216,7 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	}
 	stored := parent.stat.Cversion
 	cv := stored
-	if p, ok := tx.prepCv[parent]; ok {
+	if p, ok := tx.prepCvOf(parent); ok {
 		cv = p
 	}
 	if r.Mode.IsSequential() {
@@ -189,10 +256,7 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	oldCv, oldPz := parent.stat.Cversion, parent.stat.Pzxid
 	newCv := cv + 1 // wraps as Java's int does
 	if tx.multi && !canary.On(bugMultiLiveCversion) {
-		if tx.prepCv == nil {
-			tx.prepCv = map[*node]int32{}
-		}
-		tx.prepCv[parent] = newCv
+		tx.setPrepCv(parent, newCv)
 	}
 	if newCv > stored {
 		parent.stat.Cversion = newCv

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -580,7 +581,8 @@ func (in *injector) inject(c FaultClass) {
 // note logs a fault injected now on client (-1: the server, or every
 // client), lasting d, and records it on the timeline if the run draws one.
 func (in *injector) note(c FaultClass, client int, d time.Duration, alt bool, what string) {
-	line := fmt.Sprintf("%d fault %s", in.w.Clock.Now().Sub(fakezk.Epoch).Milliseconds(), c)
+	// As fmt's "%d fault %s" writes it.
+	line := strconv.FormatInt(in.w.Clock.Now().Sub(fakezk.Epoch).Milliseconds(), 10) + " fault " + c.String()
 	if what != "" {
 		line += " " + what
 	}

@@ -16,7 +16,9 @@ import (
 // order the server applied the writes. The kind "late" marks a write made
 // on purpose after the lock was lost: ZooKeeper must refuse it.
 func FencedEntry(dir string, token int64, kind string) task.MultiOp {
-	return &task.CreateRequest{Path: fmt.Sprintf("%s/t%d-%s-", dir, token, kind), Mode: task.PersistentSequential, ACL: task.OpenACL}
+	// dir/t<token>-<kind>- as fmt's "%s/t%d-%s-" writes it, without fmt
+	// (a fenced workload makes one at every write).
+	return &task.CreateRequest{Path: dir + "/t" + strconv.FormatInt(token, 10) + "-" + kind + "-", Mode: task.PersistentSequential, ACL: task.OpenACL}
 }
 
 // LogEntry is one entry of a fencing log, as read back from the server.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
@@ -247,7 +248,8 @@ func (r *Trial) Failed() bool { return len(r.violations) > 0 }
 // seed fails (the workload's view of what happened, with the simulated
 // time).
 func (r *Trial) Logf(format string, args ...any) {
-	r.notes = append(r.notes, fmt.Sprintf("%d ", r.Elapsed().Milliseconds())+fmt.Sprintf(format, args...))
+	// "<ms> " as fmt's "%d " writes it.
+	r.notes = append(r.notes, strconv.FormatInt(r.Elapsed().Milliseconds(), 10)+" "+fmt.Sprintf(format, args...))
 }
 
 // Progress records that client i completed a unit of work (what counts

@@ -133,19 +133,7 @@ var closedDir = []task.ACL{task.DigestACL(task.PermAll, "operator", "secret")}
 // succeeds": the flow ends only once the node is gone, so that what
 // counts it (a DoubleClient's next Enter) waits for that.
 func TestUntilAllowedEndsOnceTheNodeIsGone(t *testing.T) {
-	w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := sim.Run(w, 0, c.Seq(task.Create("/d", nil, task.Persistent), task.Create("/d/e", nil, task.Ephemeral))); err != nil {
-		t.Fatal(err)
-	}
-	_, st, _ := w.NodeData("/d/e")
-	if err := w.Server.AdminSetACL("/d", closedDir); err != nil {
-		t.Fatal(err)
-	}
-	o := sim.Submit(w, 0, zkops.UntilAllowed(zkops.DeleteOwned("/d/e", st.EphemeralOwner)))
+	w, o := refusedCleanup(t)
 	until := w.Clock.Now().Add(3 * w.Timeout())
 	w.Settle(func() bool { return o.Done || !w.Clock.Now().Before(until) })
 	if o.Done {
@@ -170,19 +158,7 @@ func TestUntilAllowedEndsOnceTheNodeIsGone(t *testing.T) {
 // A cleanup UntilAllowed still refused when its session ends fails with
 // an error that says both: the session's end and the refusal.
 func TestUntilAllowedSaysTheSessionEndAndTheRefusal(t *testing.T) {
-	w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := sim.Run(w, 0, c.Seq(task.Create("/d", nil, task.Persistent), task.Create("/d/e", nil, task.Ephemeral))); err != nil {
-		t.Fatal(err)
-	}
-	_, st, _ := w.NodeData("/d/e")
-	if err := w.Server.AdminSetACL("/d", closedDir); err != nil {
-		t.Fatal(err)
-	}
-	o := sim.Submit(w, 0, zkops.UntilAllowed(zkops.DeleteOwned("/d/e", st.EphemeralOwner)))
+	w, o := refusedCleanup(t)
 	w.Drive()
 	w.Server.Expire(w.Conns[0])
 	until := w.Clock.Now().Add(3 * w.Timeout())
@@ -190,4 +166,24 @@ func TestUntilAllowedSaysTheSessionEndAndTheRefusal(t *testing.T) {
 	if !o.Done || !errors.Is(o.Err, task.ErrSessionExpired) || !errors.Is(o.Err, task.ErrNoAuth) {
 		t.Fatalf("after the session ended: done=%v err=%v, want one wrapping ErrSessionExpired and ErrNoAuth", o.Done, o.Err)
 	}
+}
+
+// refusedCleanup is a world whose client 0 has the ephemeral node /d/e
+// in the directory /d, closed to it (closedDir), and runs
+// UntilAllowed(DeleteOwned) of /d/e.
+func refusedCleanup(t *testing.T) (*sim.World, *sim.Outcome[task.Unit]) {
+	t.Helper()
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	if _, err := sim.Run(w, 0, c.Seq(task.Create("/d", nil, task.Persistent), task.Create("/d/e", nil, task.Ephemeral))); err != nil {
+		t.Fatal(err)
+	}
+	_, st, _ := w.NodeData("/d/e")
+	if err := w.Server.AdminSetACL("/d", closedDir); err != nil {
+		t.Fatal(err)
+	}
+	return w, sim.Submit(w, 0, zkops.UntilAllowed(zkops.DeleteOwned("/d/e", st.EphemeralOwner)))
 }

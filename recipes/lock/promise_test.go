@@ -504,13 +504,21 @@ func TestOperatorWriteRacingTheMarkEndsTheHold(t *testing.T) {
 	if _, st, _ := w.Server.NodeData(h.Path()); st.Version != 0 {
 		t.Fatalf("setup: the mark was applied before the operator's write (version %d)", st.Version)
 	}
+	operatorWriteEndsHold(t, w, h, dir)
+}
+
+// operatorWriteEndsHold has an operator write the holder's node h (of
+// client 0): a fenced write is refused after, the hold ends with
+// ErrLockLost, and the node is deleted.
+func operatorWriteEndsHold(t *testing.T, w *sim.World, h *lock.Held, dir string) {
+	t.Helper()
 	if err := w.Server.AdminSetData(h.Path(), []byte("operator")); err != nil {
 		t.Fatal(err)
 	}
 	w.Drive()
 	_ = h.Err() // sets the node watch
 	w.Drive()
-	_, err = mustRun(t, w, 0, h.Fenced(task.CreateOp(dir+"-fenced", nil, task.Persistent)))
+	_, err := mustRun(t, w, 0, h.Fenced(task.CreateOp(dir+"-fenced", nil, task.Persistent)))
 	w.Drive()
 	if err == nil {
 		t.Errorf("a fenced write after an operator wrote the holder's node was applied")
@@ -560,23 +568,7 @@ func TestOperatorWriteRacingARetriedMarkEndsTheHold(t *testing.T) {
 				t.Fatalf("setup: the mark was applied before the drop (version %d)", st.Version)
 			}
 			w.Server.Drop(w.Conns[0], applied)
-			if err := w.Server.AdminSetData(h.Path(), []byte("operator")); err != nil {
-				t.Fatal(err)
-			}
-			w.Drive()
-			_ = h.Err() // sets the node watch
-			w.Drive()
-			_, err = mustRun(t, w, 0, h.Fenced(task.CreateOp(dir+"-fenced", nil, task.Persistent)))
-			w.Drive()
-			if err == nil {
-				t.Errorf("a fenced write after an operator wrote the holder's node was applied")
-			}
-			if !errors.Is(h.Err(), lock.ErrLockLost) {
-				t.Errorf("Held.Err = %v after an operator wrote the holder's node, want ErrLockLost", h.Err())
-			}
-			if _, ok := w.NodeStat(h.Path()); ok {
-				t.Errorf("the written holder's node %s is still there, its session live", h.Path())
-			}
+			operatorWriteEndsHold(t, w, h, dir)
 		})
 	}
 }

@@ -58,7 +58,10 @@ func newLockID(clients int, duration time.Duration) (sim.Scenario, *lockID) {
 		// the old one: seeds 352, 548, 821, 831, 1150, 1242, 1306, 1377
 		// of 1..1500. Connections that follow the executor's session,
 		// task.SessionFollower, refuse such requests.)
-		Faults:   sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.01},
+		// The lock's directory and contenders, and the ID sequence, may
+		// be closed to the clients for a while (acl).
+		Faults:   sim.Faults{Allow: sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL), MaxRate: 0.01},
+		ACL:      []string{lockDir, seqPath},
 		Duration: duration,
 		Setup:    s.setup,
 		Workload: func(r *sim.Trial) {
@@ -85,7 +88,9 @@ func newLockID(clients int, duration time.Duration) (sim.Scenario, *lockID) {
 				return err
 			}),
 			sim.InvariantFunc(func(*sim.Trial) error { return s.ids.Linearizable() }),
-			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed),
+			// A cleanup an ACL refuses reports the refusal and runs
+			// again in the background (Quiesce waits for its node).
+			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth),
 		},
 	}, s
 }
@@ -121,7 +126,8 @@ func (s *lockID) round(r *sim.Trial, i int) {
 	}
 	executor.Submit(r.Execs[i], s.lk.Acquire(), func(h *lock.Held, err error) {
 		if err != nil {
-			if !r.Closing() && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, lock.ErrLockLost) {
+			if !r.Closing() && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, lock.ErrLockLost) &&
+				!errors.Is(err, task.ErrNoAuth) { // an operator's ACL refuses it for a while
 				r.Errorf("client %d: acquire: %v", i, err)
 			}
 			next()
@@ -139,7 +145,8 @@ func (s *lockID) round(r *sim.Trial, i int) {
 			if err != nil {
 				s.lost[h] = true
 			}
-			if err != nil && !r.Closing() && !errors.Is(err, lock.ErrLockLost) && !errors.Is(err, task.ErrSessionExpired) && !task.IsRetryable(err) {
+			if err != nil && !r.Closing() && !errors.Is(err, lock.ErrLockLost) && !errors.Is(err, task.ErrSessionExpired) && !task.IsRetryable(err) &&
+				!errors.Is(err, task.ErrNoAuth) {
 				r.Errorf("client %d: section: %v", i, err)
 			}
 			late := task.Value[[]task.MultiResult](nil)
@@ -158,7 +165,9 @@ func (s *lockID) round(r *sim.Trial, i int) {
 				r.CloseSpan(bar)
 				// A release bound to a session that expires meanwhile ends
 				// with it (the node goes with the session).
-				if err != nil && !r.Closing() && !errors.Is(err, task.ErrSessionExpired) {
+				// A release an ACL refuses goes on in the background
+				// (recipes/lock, Release).
+				if err != nil && !r.Closing() && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrNoAuth) {
 					r.Errorf("client %d: release: %v", i, err)
 				}
 				if err == nil && !s.failed(h) {

@@ -29,7 +29,7 @@ import (
 // with its old token, on its new session: the fence accepts that write
 // only if no newer holder has written the key.
 //
-// Every fault class but wipe is on, pause among them: a process frozen
+// Every fault class but wipe is on, pause and acl among them: a process frozen
 // past its session timeout loses its lock while frozen, a newer holder
 // takes it and writes, and the former holder runs on where it stopped,
 // sending the writes of its section. Judged by the store's history: on
@@ -56,9 +56,14 @@ const lockDir = "/locks/fence"
 func newLockStore(clients int) (sim.Scenario, *lockStore) {
 	s := &lockStore{clients: clients}
 	return sim.Scenario{
-		Name:     fmt.Sprintf("fence/%d", clients),
-		Clients:  clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults, MaxRate: 0.01},
+		Name:    fmt.Sprintf("fence/%d", clients),
+		Clients: clients,
+		// The lock's directory and contenders may be closed to the clients
+		// for a while (acl): an Acquire refused, a Release that goes on in
+		// the background, and no write of a holder whose lock was taken
+		// over after.
+		Faults:   sim.Faults{Allow: sim.AllFaults | sim.Of(sim.ACL), MaxRate: 0.01},
+		ACL:      []string{lockDir},
 		Duration: 20 * time.Second,
 		Setup: func(r *sim.Trial) error {
 			s.store = simstore.New(simstore.Config{Clock: r.Clock, Seed: r.Seed})
@@ -85,7 +90,9 @@ func newLockStore(clients int) (sim.Scenario, *lockStore) {
 				return err
 			}),
 			sim.InvariantFunc(s.countKept),
-			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed),
+			// A cleanup an ACL refuses reports the refusal and runs
+			// again in the background (Quiesce waits for its node).
+			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth),
 		},
 	}, s
 }
@@ -161,7 +168,8 @@ func (s *lockStore) round(r *sim.Trial, i int) {
 	st := s.store.Client(i)
 	executor.Submit(r.Execs[i], s.lk.Acquire(), func(h *lock.Held, err error) {
 		if err != nil {
-			if !r.Closing() && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, lock.ErrLockLost) {
+			if !r.Closing() && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, lock.ErrLockLost) &&
+				!errors.Is(err, task.ErrNoAuth) { // an operator's ACL refuses it for a while
 				r.Errorf("client %d: acquire: %v", i, err)
 			}
 			next()
@@ -210,7 +218,9 @@ func (s *lockStore) round(r *sim.Trial, i int) {
 			}
 			executor.Submit(r.Execs[i], c.Seq(late, h.Release()), func(_ task.Unit, err error) {
 				r.CloseSpan(bar)
-				if err != nil && !r.Closing() && !errors.Is(err, task.ErrSessionExpired) {
+				// A release an ACL refuses goes on in the background
+				// (recipes/lock, Release): Quiesce waits for its node.
+				if err != nil && !r.Closing() && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrNoAuth) {
 					r.Errorf("client %d: release: %v", i, err)
 				}
 				if ok && err == nil {

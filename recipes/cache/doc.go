@@ -64,7 +64,11 @@
 // default mode, which lists and reads, ends with task.ErrNoAuth
 // instead). Once an operator gives the READ back, the cache has caught
 // up, or ended with task.ErrNoAuth, by its watches' next re-read
-// (executor.Config.WatchRecheck: twice the session timeout).
+// (executor.Config.WatchRecheck: twice the session timeout); a recursive
+// TreeCache, whose one watch has no such re-read, reads its nodes again
+// with exists itself every twice the session timeout (task.RecheckAfter),
+// so that a node deleted or written while the session could not read it
+// is seen then too.
 //
 // # Errors
 //

@@ -116,6 +116,7 @@ type engine struct {
 	pwSess       int64                 // the session it was set on
 	settingSess  int64                 // the session an AddWatch in flight was sent on
 	walking      bool                  // the recursive mode lists every node it reads for the first time
+	recheckT     task.Timer            // the recursive mode's next re-read of its nodes (recheck)
 }
 
 func newEngine(dir, node string, opts options) *engine {
@@ -236,6 +237,7 @@ func (e *engine) follow() {
 	sess, _ := e.rt.Current()
 	e.sessID = sess.ID
 	e.gen++
+	e.stopRecheck()
 	e.follower = e.rt.SessionScope().Child()
 	// The recursive mode's passes wait for its watch (setTreeWatch, below).
 	e.running, e.settingWatch = false, e.recursive() && !canary.On(bugPassWhileSettingWatch)
@@ -767,6 +769,7 @@ func (e *engine) end(err error) {
 		e.unsub = nil
 	}
 	e.gen++
+	e.stopRecheck()
 	e.dropTreeWatch()
 	if f := e.follower; f != nil {
 		// Close, not only Cancel: a canceled scope stays linked under

@@ -2,6 +2,8 @@ package cache
 
 import (
 	"errors"
+	"slices"
+	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -30,7 +32,19 @@ import (
 //     while the session was away, so only a new walk sees it. The
 //     connection sets the watch again before any read made after that
 //     event. This walk lists every cached node and reads only those whose
-//     listing shows another czxid or mzxid (and the new ones).
+//     listing shows another czxid or mzxid (and the new ones);
+//  5. every watch re-read period (task.RecheckAfter: twice the session
+//     timeout) reads every cached node, and the root, again with a plain
+//     exists (which needs no permission), as a one-time watch waited on
+//     reads its node again (task.Watch): ZooKeeper sends no event of a
+//     change to a node the session may not READ, so a node an operator
+//     closed and someone deleted, or wrote, would stay cached as it was,
+//     with its parent's Stat, for good. A node found gone, made again or
+//     written is read again (step 3: its parent too), one whose children
+//     changed (Pzxid, NumChildren, Cversion) listed again, what is new
+//     under it walked. Each re-read is a background timer
+//     (AfterFuncBackground, when the runtime has it), which keeps no
+//     fake clock going.
 //
 // On a session expiry the watch ends with the session; the next session's
 // follower starts at 1. A watch removed while the cache runs (by another
@@ -57,6 +71,10 @@ const (
 	// read is in flight (a child listed but not yet read, its parent
 	// counting it).
 	bugPassWhileSettingWatch canary.Name = "cache/pass-while-setting-watch"
+	// bugRecursiveNoRecheck: the recursive mode never reads its nodes
+	// again on its own: a change ZooKeeper withheld (a node the session
+	// may not READ, deleted or written) stays unseen for good.
+	bugRecursiveNoRecheck canary.Name = "cache/recursive-no-recheck"
 )
 
 func (e *engine) recursive() bool { return e.tree && e.opts.Recursive }
@@ -87,7 +105,112 @@ func (e *engine) setTreeWatch(gen int) {
 		e.pw, e.pwSess = pw, e.sessID
 		e.consume(f, gen, pw)
 		e.kick()
+		if !canary.On(bugRecursiveNoRecheck) {
+			e.armRecheck(gen)
+		}
 	})
+}
+
+// armRecheck has the follower of gen read its nodes again (recheck) one
+// watch re-read period from now (step 5). Executor goroutine.
+func (e *engine) armRecheck(gen int) {
+	e.stopRecheck()
+	sess, _ := e.rt.Current()
+	at := e.rt.Clock().Now().Add(task.RecheckAfter(sess.Timeout))
+	fire := func() {
+		if gen != e.gen || e.stopped() {
+			return // a later follower's, or none
+		}
+		e.recheckT = nil
+		e.recheck(gen)
+	}
+	if b, ok := e.rt.(interface {
+		AfterFuncBackground(time.Time, func()) task.Timer
+	}); ok {
+		e.recheckT = b.AfterFuncBackground(at, fire)
+		return
+	}
+	e.recheckT = e.rt.AfterFunc(at, fire)
+}
+
+// stopRecheck stops the re-read armed, if any.
+func (e *engine) stopRecheck() {
+	if e.recheckT != nil {
+		e.recheckT.Stop()
+		e.recheckT = nil
+	}
+}
+
+// recheck reads the root and every cached node with exists, one at a
+// time, in the follower of gen, marks what changed unseen (step 5), and
+// arms the next re-read. An error other than connection loss (the
+// session's end) stops it: the next follower reads everything.
+func (e *engine) recheck(gen int) {
+	f := e.follower
+	e.mu.Lock()
+	todo := make([]string, 0, len(e.cur)+1)
+	for p := range e.cur {
+		todo = append(todo, p)
+	}
+	e.mu.Unlock()
+	if _, ok := e.get(e.node); !ok {
+		todo = append(todo, e.node)
+	}
+	slices.Sort(todo)
+	marked := false
+	var step func(i int)
+	step = func(i int) {
+		if i == len(todo) {
+			if marked {
+				e.kick()
+			}
+			e.armRecheck(gen)
+			return
+		}
+		p := todo[i]
+		task.Run(f, read(task.Exists(p)), func(st *task.Stat, err error) {
+			switch {
+			case gen != e.gen:
+				return
+			case lost(err):
+			case err != nil:
+				return
+			default:
+				marked = e.rechecked(p, st) || marked
+			}
+			step(i + 1)
+		})
+	}
+	step(0)
+}
+
+// rechecked marks p, read again with exists as st (nil: missing), for a
+// read or a listing if it differs from what the cache holds, and reports
+// whether it marked anything.
+func (e *engine) rechecked(p string, st *task.Stat) bool {
+	old, ok := e.get(p)
+	switch {
+	case !ok && st == nil:
+		return false
+	case !ok || st == nil || st.Czxid != old.Stat.Czxid:
+		// Created, gone or made again: its read says which, and lists
+		// what is new (a node read for the first time while walking).
+		e.walking = true
+		e.dirty.add(p)
+		e.parentChanged(p)
+		return true
+	}
+	marked := false
+	if st.Mzxid != old.Stat.Mzxid {
+		e.dirty.add(p)
+		marked = true
+	}
+	if st.Pzxid != old.Stat.Pzxid || st.NumChildren != old.Stat.NumChildren || st.Cversion != old.Stat.Cversion {
+		e.walking = true
+		e.lists.add(p)
+		marked = true
+	}
+	return marked
 }
 
 // consume takes the watch's events, one at a time, in the follower. The

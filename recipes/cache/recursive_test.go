@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -69,5 +70,44 @@ func TestTreeRecursiveSharedRoot(t *testing.T) {
 	}
 	if err := b.Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A recursive TreeCache is told nothing of a change to a node its session
+// may not READ: ZooKeeper withholds the event, and a recursive watch sends
+// no NodeChildrenChanged for the parent. An operator closes /t/k, another
+// session deletes it (its ACL goes with it), and the cache used to hold
+// /t/k, and /t's Stat from before the delete, for good: nothing else
+// named them. The package doc promises the cache caught up by its
+// watches' next re-read once the READ is back; a recursive watch had
+// none. Now the cache reads its nodes again (exists, which needs no
+// permission) every watch re-read period: by then it holds /t alone, as
+// the server does, and its next Next reports /t/k removed.
+func TestRecursiveCatchesUpAfterWithheldDelete(t *testing.T) {
+	w := newWorld(t, 2)
+	must(sim.Run(w, 1, c.Seq(task.Create("/t", nil, task.Persistent), task.Create("/t/k", []byte("x"), task.Persistent))))
+	tc := must(NewTree("/t", WithData(), WithRecursive()))
+	must(sim.Run(w, 0, tc.Start()))
+	if ch := must(sim.Run(w, 0, tc.Next())); !slices.Equal(paths(ch.Nodes), []string{"/t", "/t/k"}) {
+		t.Fatalf("first snapshot %v, want [/t /t/k]", paths(ch.Nodes))
+	}
+	closed := []task.ACL{task.DigestACL(task.PermAll, "operator", "operator")}
+	if err := w.Server.AdminSetACL(w.ServerPath("/t/k"), closed); err != nil {
+		t.Fatal(err)
+	}
+	must(sim.Run(w, 1, task.Delete("/t/k", task.AnyVersion)))
+	w.Drive()
+	if got := paths(tc.Current()); !slices.Equal(got, []string{"/t", "/t/k"}) {
+		t.Fatalf("cached %v right after the delete: the event was not withheld, the test checks nothing", got)
+	}
+	next := sim.Submit(w, 0, tc.Next())
+	w.Clock.Advance(task.RecheckAfter(w.Timeout()) + time.Second)
+	w.Settle(func() bool { return next.Done })
+	st, _ := w.NodeStat("/t")
+	if got := tc.Current(); len(got) != 1 || got[0].Path != "/t" || got[0].Stat != st {
+		t.Fatalf("a re-read period after the delete, cached %v (%+v), want /t alone with the server's Stat %+v", paths(got), got, st)
+	}
+	if !next.Done || next.Err != nil || !slices.Equal(paths(next.V.Removed), []string{"/t/k"}) {
+		t.Fatalf("Next: done %v, %v, removed %v; want /t/k removed", next.Done, next.Err, paths(next.V.Removed))
 	}
 }

@@ -77,17 +77,23 @@ type cacheSim struct {
 	hist      serverHistory // the server's nodes over time
 	writers   int           // writers still running
 	noAuthOK  bool          // the ACL fault is on: a write it refuses passes
+	gen       [4]int        // per client: bumped as its caches are built again
+	refused   int           // caches an ACL's refusal ended (summed over seeds)
 	stoppedAt time.Duration // when the last writer ended
 	// counted over seeds
 	recreated, nexts, events int
 }
 
 func newCacheSim() (*cacheSim, sim.Scenario) {
-	s := &cacheSim{}
+	s := &cacheSim{noAuthOK: true}
 	return s, sim.Scenario{
 		Name:    "cache",
 		Clients: 4,
-		Faults:  sim.Faults{Allow: sim.AllFaults | sim.CounterFaults, MaxRate: 0.05},
+		Faults:  sim.Faults{Allow: sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL), MaxRate: 0.05},
+		// The acl class on /cache and every node below: a read refused
+		// ends a cache with task.ErrNoAuth (doc, Errors), and the reader
+		// builds its caches again (refused); a write refused passes.
+		ACL: []string{"/cache"},
 		// The counter classes: a directory's counter run out (a create
 		// there moves no Pzxid, so a child watch set again on a reconnect
 		// misses what was created meanwhile), or an empty one deleted.
@@ -95,9 +101,10 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 		Duration: 15 * time.Second,
 		Server:   fakezk.Config{Journal: s.hist.Journal},
 		Regressions: []sim.Regression{
-			{Seed: 1394, Why: "the recursive cache's watch set again (setTreeWatch) counted as a pass running and its end as none: a pass under way went on beside the one kicked once the watch was set, and one reported a snapshot (a child listed, not yet read, its parent counting it) while the other's read was in flight (found by the judge of every snapshot against the server's history)"},
-			{Seed: 61000273, Why: "as seed 1394"},
-			{Seed: 55387577310060, Root: "/sim/chroot", NoLagWatched: true, NoOperatorWrites: true, NoRestartLag: true, Why: "a plan of only expire and crash-restart at rate 0.05 per server step fed itself at one instant (each fault's new session and reads were more steps, each a chance of another fault): 20,172 faults at 559 ms until the world's bound of steps at one instant ended the seed as a livelock; the injector now stops at 32 faults an instant"},
+			{Seed: 1394, NoACL: true, Why: "the recursive cache's watch set again (setTreeWatch) counted as a pass running and its end as none: a pass under way went on beside the one kicked once the watch was set, and one reported a snapshot (a child listed, not yet read, its parent counting it) while the other's read was in flight (found by the judge of every snapshot against the server's history)"},
+			{Seed: 61000273, NoACL: true, Why: "as seed 1394"},
+			{Seed: 10400147, Why: "acl class: an operator closed /cache/dir/k2 and a writer deleted it; ZooKeeper withheld the NodeDeleted from the recursive cache's session, and a recursive watch sends no NodeChildrenChanged, so the cache held k2, and /cache/dir's Stat from before the delete, for good: the recursive mode had no re-read, as a one-time watch has (it now reads its nodes again with exists every twice the session timeout)"},
+			{Seed: 55387577310060, NoACL: true, Root: "/sim/chroot", NoLagWatched: true, NoOperatorWrites: true, NoRestartLag: true, Why: "a plan of only expire and crash-restart at rate 0.05 per server step fed itself at one instant (each fault's new session and reads were more steps, each a chance of another fault): 20,172 faults at 559 ms until the world's bound of steps at one instant ended the seed as a livelock; the injector now stops at 32 faults an instant"},
 		},
 		Setup: func(r *sim.Trial) error {
 			s.hist.reset(r.World)
@@ -225,6 +232,7 @@ func (s *cacheSim) restartRecursive(r *sim.Trial) {
 		r.Errorf("client 3 restarted: %v", err)
 		return
 	}
+	s.gen[3]++
 	rc := s.rc
 	ex := r.Execs[3]
 	executor.Submit(ex, rc.Start(), func(_ *TreeCache, err error) {
@@ -232,6 +240,17 @@ func (s *cacheSim) restartRecursive(r *sim.Trial) {
 		case r.Closing() || ex != r.Execs[3]:
 		case errors.Is(err, task.ErrSessionExpired):
 			executor.Submit(ex, rc.Stop(), func(task.Unit, error) { s.restartRecursive(r) })
+		case errors.Is(err, task.ErrNoAuth):
+			// An operator's ACL refuses a read of the start: the cache
+			// ended with it; a new one starts a second later.
+			s.refused++
+			executor.Submit(ex, rc.Stop(), func(task.Unit, error) {
+				sim.After(r, ex, time.Second, func() {
+					if ex == r.Execs[3] {
+						s.restartRecursive(r)
+					}
+				})
+			})
 		case err != nil:
 			r.Errorf("start the recursive cache again: %v", err)
 		default:
@@ -245,6 +264,7 @@ func (s *cacheSim) restartRecursive(r *sim.Trial) {
 // stops its cache (a cache starts once): then all three are stopped and
 // built again.
 func (s *cacheSim) restartReader(r *sim.Trial) {
+	s.gen[0]++
 	s.evModel, s.nextDir, s.nextNode = map[string]Node{}, map[string]Node{}, map[string]Node{}
 	s.trModel, s.nextTree = map[string]Node{}, map[string]Node{}
 	if err := s.build(r); err != nil {
@@ -263,6 +283,19 @@ func (s *cacheSim) restartReader(r *sim.Trial) {
 		case errors.Is(err, task.ErrSessionExpired):
 			stop := c.Seq(cc.Stop(), c.Seq(nc.Stop(), tc.Stop()))
 			executor.Submit(ex, stop, func(task.Unit, error) { s.restartReader(r) })
+		case errors.Is(err, task.ErrNoAuth):
+			// An operator's ACL refuses a read of a start: that cache
+			// ended with it; all three are stopped and built again a
+			// second later.
+			s.refused++
+			stop := c.Seq(cc.Stop(), c.Seq(nc.Stop(), tc.Stop()))
+			executor.Submit(ex, stop, func(task.Unit, error) {
+				sim.After(r, ex, time.Second, func() {
+					if ex == r.Execs[0] {
+						s.restartReader(r)
+					}
+				})
+			})
 		case err != nil:
 			r.Errorf("start the caches again: %v", err)
 		default:
@@ -279,11 +312,18 @@ func (s *cacheSim) judge(r *sim.Trial, kind string) *snapJudge { return newSnapJ
 // read calls next in a loop on client i (each call a flow of its own, so
 // an expiry ends only the call in flight) and checks each difference
 // against its model, and each snapshot against the server's history (j).
+//
+// A cache an ACL's refusal ended (task.ErrNoAuth: the package doc's
+// Errors) is built again, with the others of its client (refused); the
+// loops of the caches it replaces end.
 func (s *cacheSim) read(r *sim.Trial, i int, next func() task.Task[Change], model map[string]Node, j *snapJudge) {
+	gen := s.gen[i]
 	var again func()
 	again = func() {
 		executor.Submit(r.Execs[i], next(), func(ch Change, err error) {
 			switch {
+			case s.gen[i] != gen:
+				// A cache replaced since (its Next ends with ErrStopped).
 			case err == nil:
 				s.nexts++
 				s.recreated += len(ch.Recreated)
@@ -294,12 +334,39 @@ func (s *cacheSim) read(r *sim.Trial, i int, next func() task.Task[Change], mode
 				again()
 			case errors.Is(err, task.ErrSessionExpired):
 				again()
+			case errors.Is(err, task.ErrNoAuth) && !r.Closing():
+				r.Logf("client %d: a cache ended: %v", i, err)
+				s.refusedRebuild(r, i)
 			case !r.Closing():
 				r.Errorf("Next: %v", err)
 			}
 		})
 	}
 	again()
+}
+
+// refusedRebuild stops client i's caches, one of which an ACL's refusal
+// ended, and builds them again with fresh models (restartReader,
+// restartRecursive): a cache starts once, and the snapshots and events
+// of the new ones start afresh, as after a crash.
+func (s *cacheSim) refusedRebuild(r *sim.Trial, i int) {
+	s.refused++
+	s.gen[i]++ // the loops of the caches replaced end
+	ex := r.Execs[i]
+	if i == 3 {
+		executor.Submit(ex, s.rc.Stop(), func(task.Unit, error) {
+			if ex == r.Execs[i] && !r.Closing() {
+				s.restartRecursive(r)
+			}
+		})
+		return
+	}
+	stop := c.Seq(s.cc.Stop(), c.Seq(s.nc.Stop(), s.tc.Stop()))
+	executor.Submit(ex, stop, func(task.Unit, error) {
+		if ex == r.Execs[i] && !r.Closing() {
+			s.restartReader(r)
+		}
+	})
 }
 
 // write runs client i's writer loop until Stopping.

@@ -63,23 +63,27 @@ const (
 // The operator deletes, re-creates and writes to any node under /cache,
 // simDir included.
 type cacheSim struct {
-	cc        *ChildrenCache
-	nc        *NodeCache
-	evModel   map[string]Node // rebuilt from OnEvent
-	nextDir   map[string]Node // as of the last ChildrenCache Next
-	nextNode  map[string]Node
-	tc        *TreeCache
-	trModel   map[string]Node // rebuilt from the TreeCache's OnEvent
-	nextTree  map[string]Node
-	rc        *TreeCache // WithRecursive
-	rcModel   map[string]Node
-	nextRec   map[string]Node
-	hist      serverHistory // the server's nodes over time
-	writers   int           // writers still running
-	noAuthOK  bool          // the ACL fault is on: a write it refuses passes
-	gen       [4]int        // per client: bumped as its caches are built again
-	refused   int           // caches an ACL's refusal ended (summed over seeds)
-	stoppedAt time.Duration // when the last writer ended
+	cc       *ChildrenCache
+	nc       *NodeCache
+	evModel  map[string]Node // rebuilt from OnEvent
+	nextDir  map[string]Node // as of the last ChildrenCache Next
+	nextNode map[string]Node
+	tc       *TreeCache
+	trModel  map[string]Node // rebuilt from the TreeCache's OnEvent
+	nextTree map[string]Node
+	rc       *TreeCache // WithRecursive
+	rcModel  map[string]Node
+	nextRec  map[string]Node
+	hist     serverHistory // the server's nodes over time
+	writers  int           // writers still running
+	noAuthOK bool          // the ACL fault is on: a write it refuses passes
+	gen      [4]int        // per client: bumped as its caches are built again
+	// rebuilding: client i's caches, one of which an ACL's refusal
+	// ended, are stopped and not yet built and started again (the
+	// caches judged, s.cc or s.rc, may be the ended ones meanwhile).
+	rebuilding [4]bool
+	refused    int           // caches an ACL's refusal ended (summed over seeds)
+	stoppedAt  time.Duration // when the last writer ended
 	// counted over seeds
 	recreated, nexts, events int
 }
@@ -111,6 +115,7 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 			s.evModel, s.nextDir, s.nextNode = map[string]Node{}, map[string]Node{}, map[string]Node{}
 			s.trModel, s.nextTree = map[string]Node{}, map[string]Node{}
 			s.stoppedAt = 0
+			s.rebuilding = [4]bool{}
 			_, err := sim.Run(r.World, 1, c.Seq(task.Create("/cache", nil, task.Persistent),
 				c.Seq(task.Create(simDir, nil, task.Persistent), task.Create(simAdd, nil, task.Persistent))))
 			if err != nil {
@@ -200,17 +205,30 @@ func (s *cacheSim) build(r *sim.Trial) error {
 		r.Check(applyEvent(s.evModel, ev))
 	}
 	var err error
-	s.cc, err = NewChildren(simDir, WithData(), WithOnEvent(onEvent))
+	s.cc, err = NewChildren(simDir, WithData(), WithOnEvent(onEvent), s.refusedEnd(0))
 	if err != nil {
 		return err
 	}
-	s.nc, err = NewNode(simNode, WithOnEvent(onEvent))
+	s.nc, err = NewNode(simNode, WithOnEvent(onEvent), s.refusedEnd(0))
 	if err != nil {
 		return err
 	}
 	trModel := s.trModel
-	s.tc, err = NewTree("/cache", WithData(), WithOnEvent(func(ev Event) { r.Check(applyEvent(trModel, ev)) }))
+	s.tc, err = NewTree("/cache", WithData(), WithOnEvent(func(ev Event) { r.Check(applyEvent(trModel, ev)) }), s.refusedEnd(0))
 	return err
+}
+
+// refusedEnd is the WithOnEnd of client i's caches built now: one an
+// ACL's refusal ends while it is among the client's current caches marks
+// the client rebuilding at once, before the Next that fails with the
+// refusal has returned (its executor paused by a partition, say).
+func (s *cacheSim) refusedEnd(i int) Option {
+	gen := s.gen[i]
+	return WithOnEnd(func(err error) {
+		if gen == s.gen[i] && errors.Is(err, task.ErrNoAuth) {
+			s.rebuilding[i] = true
+		}
+	})
 }
 
 // buildRecursive makes client 3's recursive tree cache, with a fresh
@@ -221,18 +239,18 @@ func (s *cacheSim) buildRecursive(r *sim.Trial) error {
 	s.rcModel, s.nextRec = map[string]Node{}, map[string]Node{}
 	rcModel := s.rcModel
 	var err error
-	s.rc, err = NewTree("/cache", WithData(), WithRecursive(), WithOnEvent(func(ev Event) { r.Check(applyEvent(rcModel, ev)) }))
+	s.rc, err = NewTree("/cache", WithData(), WithRecursive(), WithOnEvent(func(ev Event) { r.Check(applyEvent(rcModel, ev)) }), s.refusedEnd(3))
 	return err
 }
 
 // restartRecursive builds client 3's cache again and starts it and its
 // Next loop, as restartReader does for client 0's.
 func (s *cacheSim) restartRecursive(r *sim.Trial) {
+	s.gen[3]++
 	if err := s.buildRecursive(r); err != nil {
 		r.Errorf("client 3 restarted: %v", err)
 		return
 	}
-	s.gen[3]++
 	rc := s.rc
 	ex := r.Execs[3]
 	executor.Submit(ex, rc.Start(), func(_ *TreeCache, err error) {
@@ -243,6 +261,7 @@ func (s *cacheSim) restartRecursive(r *sim.Trial) {
 		case errors.Is(err, task.ErrNoAuth):
 			// An operator's ACL refuses a read of the start: the cache
 			// ended with it; a new one starts a second later.
+			r.Logf("client 3: start the recursive cache again: %v", err)
 			s.refused++
 			executor.Submit(ex, rc.Stop(), func(task.Unit, error) {
 				sim.After(r, ex, time.Second, func() {
@@ -254,6 +273,7 @@ func (s *cacheSim) restartRecursive(r *sim.Trial) {
 		case err != nil:
 			r.Errorf("start the recursive cache again: %v", err)
 		default:
+			s.rebuilding[3] = false
 			s.read(r, 3, rc.Next, s.nextRec, s.judge(r, "tree"))
 		}
 	})
@@ -287,6 +307,7 @@ func (s *cacheSim) restartReader(r *sim.Trial) {
 			// An operator's ACL refuses a read of a start: that cache
 			// ended with it; all three are stopped and built again a
 			// second later.
+			r.Logf("client 0: start the caches again: %v", err)
 			s.refused++
 			stop := c.Seq(cc.Stop(), c.Seq(nc.Stop(), tc.Stop()))
 			executor.Submit(ex, stop, func(task.Unit, error) {
@@ -299,6 +320,7 @@ func (s *cacheSim) restartReader(r *sim.Trial) {
 		case err != nil:
 			r.Errorf("start the caches again: %v", err)
 		default:
+			s.rebuilding[0] = false
 			s.read(r, 0, cc.Next, s.nextDir, s.judge(r, "children"))
 			s.read(r, 0, nc.Next, s.nextNode, s.judge(r, "node"))
 			s.read(r, 0, tc.Next, s.nextTree, s.judge(r, "tree"))
@@ -352,6 +374,7 @@ func (s *cacheSim) read(r *sim.Trial, i int, next func() task.Task[Change], mode
 func (s *cacheSim) refusedRebuild(r *sim.Trial, i int) {
 	s.refused++
 	s.gen[i]++ // the loops of the caches replaced end
+	s.rebuilding[i] = true
 	ex := r.Execs[i]
 	if i == 3 {
 		executor.Submit(ex, s.rc.Stop(), func(task.Unit, error) {
@@ -467,6 +490,11 @@ func counterJumped(got, want map[string]Node) map[string]Node {
 // converged compares the caches, the OnEvent model and the last Next
 // snapshots with the server's nodes.
 func (s *cacheSim) converged(r *sim.Trial) error {
+	for _, i := range []int{0, 3} {
+		if s.rebuilding[i] {
+			return fmt.Errorf("client %d: a cache an ACL's refusal ended is not built and started again yet", i)
+		}
+	}
 	want := map[string]Node{}
 	dir := map[string]Node{}
 	node := map[string]Node{}

@@ -2,6 +2,7 @@ package rwlock_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/zkflow/zkflow/executor"
@@ -69,4 +70,78 @@ func TestClientACL(t *testing.T) {
 		}
 		return rec.Creates()
 	})
+}
+
+// closingConn closes the lock's directory (read only) just before its
+// client sends the first delete of a node in it: the try's withdrawal.
+type closingConn struct {
+	*fakezk.Conn
+	w      **sim.World
+	dir    string
+	closed bool
+}
+
+func (c *closingConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if d, ok := req.(*task.DeleteRequest); ok && !c.closed && task.Parent(d.Path) == c.dir {
+		c.closed = true
+		readOnly := []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
+		if err := (*c.w).Server.AdminSetACL(c.dir, readOnly); err != nil {
+			panic(err)
+		}
+	}
+	c.Conn.Do(req, done, watch)
+}
+
+// RWLock.TryAcquire's doc: "Whichever way it ends it leaves no node
+// behind"; ErrBusy: "Its own node is deleted." A try behind a writer
+// whose withdrawal an ACL refuses (an operator closed the directory as
+// it withdrew) fails with the refusal, task.ErrNoAuth, not ErrBusy: its
+// node is still there. The delete goes on in the background, and the
+// node is gone within twice the session timeout once the ACL is put
+// back. On the code before, the try failed with ErrBusy with its node
+// still in the directory.
+func TestTryWithdrawalRefusedByACLIsNotBusy(t *testing.T) {
+	for _, mode := range []string{"write", "read"} {
+		t.Run(mode, func(t *testing.T) {
+			const dir = "/acl/rw"
+			var w *sim.World
+			w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
+				if i == 1 {
+					return &closingConn{Conn: conn, w: &w, dir: dir}
+				}
+				return conn
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			l := mustLock(t, dir)
+			h, err := mustRun(t, w, 0, l.Acquire())
+			if err != nil {
+				t.Fatal(err)
+			}
+			try := l.TryAcquire()
+			if mode == "read" {
+				try = l.TryAcquireRead()
+			}
+			_, err = mustRun(t, w, 1, try)
+			if errors.Is(err, rwlock.ErrBusy) || !errors.Is(err, task.ErrNoAuth) {
+				t.Fatalf("Try%s whose withdrawal the directory's ACL refused: %v, want ErrNoAuth (not ErrBusy: its node is left)", mode, err)
+			}
+			if kids := w.Children(dir); len(kids) != 2 {
+				t.Fatalf("while the directory is closed it holds %v, want the holder's node and the try's", kids)
+			}
+			if err := w.Server.AdminSetACL(dir, task.OpenACL); err != nil {
+				t.Fatal(err)
+			}
+			opened := w.Clock.Now()
+			w.Settle(func() bool { return len(w.Children(dir)) == 1 || w.Clock.Now().Sub(opened) > 3*w.Timeout() })
+			if kids := w.Children(dir); len(kids) != 1 || w.Clock.Now().Sub(opened) > 2*w.Timeout() {
+				t.Fatalf("%s after the directory opened it holds %v, want the holder's node alone within twice the session timeout", w.Clock.Now().Sub(opened), kids)
+			}
+			if _, ok := w.Server.NodeStat(h.Path()); !ok {
+				t.Fatalf("the holder's node %s is gone", h.Path())
+			}
+		})
+	}
 }

@@ -49,7 +49,8 @@ var (
 	// ErrUnlocked is Held.Err after Release.
 	ErrUnlocked = errors.New("rwlock: unlocked")
 	// ErrBusy: TryAcquire or TryAcquireRead found that it would have to
-	// wait. Its own node is deleted.
+	// wait. Its own node is deleted (a try whose delete an ACL refused
+	// fails with that refusal instead).
 	// It is recipes.ErrBusy, the same value in every recipe.
 	ErrBusy = recipes.ErrBusy
 	// ErrAlreadyHeld: Client.Acquire or TryAcquire while the same Client
@@ -115,8 +116,10 @@ func (l *RWLock) AcquireRead() task.Task[*Held] { return l.acquire(Read, false, 
 // TryAcquire returns a task that takes the write lock only if it need not
 // wait: when the first listing after its create shows another contender
 // below it, it deletes its node and fails with ErrBusy. Whichever way it
-// ends it leaves no node behind (a failed delete is left to the cleanup
-// flow of Acquire). Its other errors are Acquire's.
+// ends it leaves no node behind: a delete that fails (an ACL refuses it,
+// task.ErrNoAuth) fails the try with that error, not ErrBusy, and is
+// left to the cleanup flow of Acquire, which goes on until the ACL lets
+// it. Its other errors are Acquire's.
 func (l *RWLock) TryAcquire() task.Task[*Held] { return l.acquire(Write, true, nil) }
 
 // TryAcquireRead is TryAcquire for the read lock: it fails with ErrBusy
@@ -347,14 +350,19 @@ func (a *attempt) decide(names []string) {
 		a.acquired()
 	case a.try:
 		busy := fmt.Errorf("rwlock: %w: %s is behind %s", ErrBusy, a.l.child(a.name), a.l.child(q[w].name))
-		// Withdraw before failing, so the caller sees no node of ours;
-		// if the delete fails, the cleanup flow deletes it (else it has
-		// nothing left to do, and a Client's next acquire need not wait
-		// for it).
+		// Withdraw before failing, so the caller sees no node of ours
+		// (else the cleanup flow has nothing left to do, and a Client's
+		// next acquire need not wait for it). If the delete fails (an
+		// ACL refuses it: task.ErrNoAuth), the try fails with that error,
+		// not ErrBusy, which would say no node of the try is left; the
+		// cleanup flow deletes it (a refused delete goes on in the
+		// background until the ACL lets it: zkops.KeepDeleting).
 		task.Run(a.s, zkops.DeleteMine(a.l.child(a.name)), func(_ task.Unit, err error) {
-			if err == nil {
-				a.undo()
+			if err != nil {
+				a.fail(fmt.Errorf("rwlock: withdrawing %s, a try behind %s: %w", a.l.child(a.name), a.l.child(q[w].name), err))
+				return
 			}
+			a.undo()
 			a.fail(busy)
 		})
 	default:

@@ -134,7 +134,9 @@ func (m *Semaphore) Acquire() task.Task[*Lease] { return m.acquire(false, nil) }
 // one), creates its lease node and lists the leases; if more than n are
 // there it deletes its node and releases the internal lock, and only then
 // fails with ErrBusy: when the caller hears ErrBusy no node of the try is
-// left. Whichever way it ends, it leaves no node behind (after other
+// left. A delete or release of the try that an ACL refuses fails it with
+// that refusal (task.ErrNoAuth) instead, the node going once the ACL
+// lets it. Whichever way it ends, it leaves no node behind (after other
 // failures, by the cleanup of Acquire). Its other errors are Acquire's.
 func (m *Semaphore) TryAcquire() task.Task[*Lease] { return m.acquire(true, nil) }
 
@@ -380,7 +382,9 @@ func (a *attempt) check() {
 // find its own finished attempt ahead of it on the internal lock and fail
 // with ErrBusy with every lease free. If the delete fails, the try fails
 // with that error (not ErrBusy: its node is left) and the cleanup flow
-// does both.
+// does both. If the internal lock's release fails (an ACL refuses its
+// delete, task.ErrNoAuth, which goes on in the background until allowed),
+// the try fails with that error too.
 func (a *attempt) withdraw(busy error) {
 	task.Run(a.s, zkops.DeleteMine(a.m.child(a.name)), func(_ task.Unit, err error) {
 		if err != nil {
@@ -395,10 +399,16 @@ func (a *attempt) withdraw(busy error) {
 		}
 		inner := a.inner
 		a.inner = nil
-		// As in acquired: a Release the server refused leaves the lock
-		// node to the session.
-		task.Run(a.s, inner.Release(), func(task.Unit, error) {
-			a.undo() // nothing of ours is left to clean up
+		task.Run(a.s, inner.Release(), func(_ task.Unit, err error) {
+			a.undo() // nothing of ours is left for the cleanup to do
+			if err != nil {
+				// The lock node stays for now (a delete an ACL refused
+				// goes on in the background until the ACL lets it:
+				// lock's Release): ErrBusy would say no node of the try
+				// is left.
+				a.fail(fmt.Errorf("semaphore: releasing the internal lock of a try that found no lease free: %w", err))
+				return
+			}
 			a.fail(busy)
 		})
 	})
@@ -485,8 +495,8 @@ func (a *attempt) acquired() {
 	inner := a.inner
 	a.inner = nil
 	// Release is a flow of its own if the caller's scope ends first; its
-	// error (a delete the server refused) leaves the lock node to the
-	// session and does not undo the lease.
+	// error (a delete an ACL refused, which goes on in the background
+	// until allowed) does not undo the lease.
 	task.Run(a.s, inner.Release(), func(task.Unit, error) { task.Resume(a.s, a.k, l, nil) })
 }
 

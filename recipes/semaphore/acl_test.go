@@ -1,0 +1,80 @@
+package semaphore_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/recipes/semaphore"
+	"github.com/zkflow/zkflow/task"
+)
+
+// closingConn makes a directory read only just before its client sends
+// the first delete of a node in it.
+type closingConn struct {
+	*fakezk.Conn
+	w      **sim.World
+	dir    string
+	closed bool
+}
+
+func (c *closingConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if d, ok := req.(*task.DeleteRequest); ok && !c.closed && task.Parent(d.Path) == c.dir {
+		c.closed = true
+		readOnly := []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
+		if err := (*c.w).Server.AdminSetACL(c.dir, readOnly); err != nil {
+			panic(err)
+		}
+	}
+	c.Conn.Do(req, done, watch)
+}
+
+// TryAcquire's doc: it "deletes its node and releases the internal lock,
+// and only then fails with ErrBusy: when the caller hears ErrBusy no node
+// of the try is left". A try that finds no lease free withdraws its lease
+// node and releases the internal lock, whose delete an ACL refuses (an
+// operator closed PATH/locks as it released): the try fails with the
+// refusal, task.ErrNoAuth, not ErrBusy, since its internal lock node is
+// still there; the node goes within twice the session timeout once the
+// ACL is put back. On the code before, the try failed with ErrBusy with
+// the internal lock's node left (semaphore scenario seed 10121803, acl
+// class).
+func TestTryWhoseInternalLockReleaseIsRefusedIsNotBusy(t *testing.T) {
+	const path = "/acl/sem"
+	const locks = path + "/locks"
+	var w *sim.World
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
+		if i == 1 {
+			return &closingConn{Conn: conn, w: &w, dir: locks}
+		}
+		return conn
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	m := mustSem(t, path, 1)
+	l, err := mustRun(t, w, 0, m.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = mustRun(t, w, 1, m.TryAcquire())
+	if errors.Is(err, semaphore.ErrBusy) || !errors.Is(err, task.ErrNoAuth) {
+		t.Fatalf("TryAcquire whose internal lock's release PATH/locks refused: %v, want ErrNoAuth (not ErrBusy: its lock node is left)", err)
+	}
+	if kids := w.Children(locks); len(kids) != 1 {
+		t.Fatalf("while PATH/locks is closed it holds %v, want the try's lock node", kids)
+	}
+	if kids := w.Children(path + "/leases"); len(kids) != 1 || path+"/leases/"+kids[0] != l.Path() {
+		t.Fatalf("the leases are %v, want the holder's alone", kids)
+	}
+	if err := w.Server.AdminSetACL(locks, task.OpenACL); err != nil {
+		t.Fatal(err)
+	}
+	opened := w.Clock.Now()
+	w.Settle(func() bool { return len(w.Children(locks)) == 0 || w.Clock.Now().Sub(opened) > 3*w.Timeout() })
+	if kids := w.Children(locks); len(kids) != 0 || w.Clock.Now().Sub(opened) > 2*w.Timeout() {
+		t.Fatalf("%s after PATH/locks opened it holds %v, want none within twice the session timeout", w.Clock.Now().Sub(opened), kids)
+	}
+}

@@ -63,6 +63,38 @@ func (c *lossConn) Do(req task.Request, done func(task.Response), watch func(tas
 	}
 }
 
+// ReadOnlyBeforeDelete returns a Config.Wrap under which dir (a server
+// path) is made read only for everyone (Server.AdminSetACL, an
+// operator's setAcl) just before client i sends its first delete of a
+// child of dir: a withdrawal or a give-back refused by an ACL at the
+// worst moment, for a test of what a recipe does then. The other
+// clients' connections are left as they are.
+func ReadOnlyBeforeDelete(i int, dir string) func(int, *fakezk.Conn) task.Conn {
+	return func(j int, conn *fakezk.Conn) task.Conn {
+		if j != i {
+			return conn
+		}
+		return &readOnlyConn{Conn: conn, dir: dir}
+	}
+}
+
+type readOnlyConn struct {
+	*fakezk.Conn
+	dir    string
+	closed bool
+}
+
+func (c *readOnlyConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if d, ok := req.(*task.DeleteRequest); ok && !c.closed && task.Parent(d.Path) == c.dir {
+		c.closed = true
+		readOnly := []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
+		if err := c.Server().AdminSetACL(c.dir, readOnly); err != nil {
+			panic("sim: ReadOnlyBeforeDelete: " + err.Error())
+		}
+	}
+	c.Conn.Do(req, done, watch)
+}
+
 // Across runs t on ex and, while it fails with session expiry, runs it
 // again on the next session (what executor.AwaitAcrossExpiry does for the
 // blocking APIs); k receives the first other outcome, unless the world is

@@ -135,7 +135,9 @@ func (l *Lock) Acquire() task.Task[*Held] { return l.acq }
 // ErrBusy, without queueing. Whichever way it ends, it leaves no node
 // behind: if that delete fails, or the attempt fails otherwise, the node is
 // deleted by the same cleanup flow as Acquire's, past lost replies and
-// deadlines. Its other errors are Acquire's.
+// deadlines. A delete an ACL refuses fails the try with that refusal
+// (task.ErrNoAuth), not ErrBusy, since its node is still there; the
+// cleanup goes on until the ACL lets it. Its other errors are Acquire's.
 func (l *Lock) TryAcquire() task.Task[*Held] { return l.tryAcq }
 
 // acquire is the task of Acquire or TryAcquire (try). A Client passes its
@@ -413,10 +415,20 @@ func (a *attempt) decide(names []string) {
 			a.fail(busy)
 			return
 		}
-		// Withdraw before failing, so the caller sees no node of ours;
-		// if the delete fails, the cleanup flow deletes it (a delete of
-		// a node already gone is success).
-		task.Run(a.s, zkops.DeleteMine(a.path), func(task.Unit, error) { a.fail(busy) })
+		// Withdraw before failing, so the caller sees no node of ours.
+		// If the delete fails (an ACL refuses it: task.ErrNoAuth), the
+		// try fails with that error, not ErrBusy, which would say no
+		// node of the try is left; the cleanup flow deletes it (a
+		// refused delete goes on in the background until the ACL lets
+		// it: zkops.KeepDeleting; a delete of a node already gone is
+		// success).
+		task.Run(a.s, zkops.DeleteMine(a.path), func(_ task.Unit, err error) {
+			if err != nil {
+				a.fail(fmt.Errorf("lock: withdrawing %s, a try behind %s: %w", a.path, a.l.child(q[i-1].Name), err))
+				return
+			}
+			a.fail(busy)
+		})
 	case canary.On(bugWatchLowest):
 		a.waitFor(a.l.child(q[0].Name), false)
 	default:

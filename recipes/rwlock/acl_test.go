@@ -72,26 +72,6 @@ func TestClientACL(t *testing.T) {
 	})
 }
 
-// closingConn closes the lock's directory (read only) just before its
-// client sends the first delete of a node in it: the try's withdrawal.
-type closingConn struct {
-	*fakezk.Conn
-	w      **sim.World
-	dir    string
-	closed bool
-}
-
-func (c *closingConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	if d, ok := req.(*task.DeleteRequest); ok && !c.closed && task.Parent(d.Path) == c.dir {
-		c.closed = true
-		readOnly := []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
-		if err := (*c.w).Server.AdminSetACL(c.dir, readOnly); err != nil {
-			panic(err)
-		}
-	}
-	c.Conn.Do(req, done, watch)
-}
-
 // RWLock.TryAcquire's doc: "Whichever way it ends it leaves no node
 // behind"; ErrBusy: "Its own node is deleted." A try behind a writer
 // whose withdrawal an ACL refuses (an operator closed the directory as
@@ -104,13 +84,7 @@ func TestTryWithdrawalRefusedByACLIsNotBusy(t *testing.T) {
 	for _, mode := range []string{"write", "read"} {
 		t.Run(mode, func(t *testing.T) {
 			const dir = "/acl/rw"
-			var w *sim.World
-			w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
-				if i == 1 {
-					return &closingConn{Conn: conn, w: &w, dir: dir}
-				}
-				return conn
-			}})
+			w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: sim.ReadOnlyBeforeDelete(1, dir)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,31 +4,10 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/semaphore"
 	"github.com/zkflow/zkflow/task"
 )
-
-// closingConn makes a directory read only just before its client sends
-// the first delete of a node in it.
-type closingConn struct {
-	*fakezk.Conn
-	w      **sim.World
-	dir    string
-	closed bool
-}
-
-func (c *closingConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	if d, ok := req.(*task.DeleteRequest); ok && !c.closed && task.Parent(d.Path) == c.dir {
-		c.closed = true
-		readOnly := []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
-		if err := (*c.w).Server.AdminSetACL(c.dir, readOnly); err != nil {
-			panic(err)
-		}
-	}
-	c.Conn.Do(req, done, watch)
-}
 
 // TryAcquire's doc: it "deletes its node and releases the internal lock,
 // and only then fails with ErrBusy: when the caller hears ErrBusy no node
@@ -43,13 +22,7 @@ func (c *closingConn) Do(req task.Request, done func(task.Response), watch func(
 func TestTryWhoseInternalLockReleaseIsRefusedIsNotBusy(t *testing.T) {
 	const path = "/acl/sem"
 	const locks = path + "/locks"
-	var w *sim.World
-	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
-		if i == 1 {
-			return &closingConn{Conn: conn, w: &w, dir: locks}
-		}
-		return conn
-	}})
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: sim.ReadOnlyBeforeDelete(1, locks)})
 	if err != nil {
 		t.Fatal(err)
 	}

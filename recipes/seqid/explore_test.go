@@ -18,7 +18,9 @@ import (
 // ID at a time, two with Next and one with a Counter (their calls form the
 // history checked for linearizability), one draws from an Allocator's blocks and one
 // reserves blocks of 3, all in loops with a think time, under every fault
-// class but Wipe (a sequence does not survive the loss of its node). No ID
+// class but Wipe and Operator (a sequence does not survive the loss of its
+// node), and the acl class on the node (a draw refused with task.ErrNoAuth
+// hands out nothing, and the loop draws again). No ID
 // is handed out twice, the history of Next calls is linearizable, no ID is
 // above the node's value at the end, and every client draws again once the
 // faults stop.
@@ -29,6 +31,7 @@ type explore struct {
 	stopped int
 	drawn   int // summed over seeds
 	unknown int
+	refused int // draws an operator's ACL refused (task.ErrNoAuth)
 }
 
 const exploreClients = 5
@@ -39,8 +42,10 @@ func newExplore() (sim.Scenario, *explore) {
 		Name:    "seqid",
 		Clients: exploreClients,
 		// Not the operator: the node is the sequence; deleting it loses
-		// it, as a wipe does.
-		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Operator)},
+		// it, as a wipe does. Its ACL, yes: draws refused for a while,
+		// and no ID handed out twice after.
+		Faults:   sim.Faults{Allow: sim.AllFaults&^sim.Of(sim.Operator) | sim.Of(sim.ACL)},
+		ACL:      []string{path},
 		Duration: 10 * time.Second,
 		Setup: func(r *sim.Trial) error {
 			e.ids, e.stopped = sim.NewIDs(), 0
@@ -131,6 +136,11 @@ func (e *explore) workload(r *sim.Trial) {
 			case errors.Is(err, task.ErrSessionExpired):
 				e.ids.Unknown(i) // the write may have been applied: a gap
 				e.unknown++
+			case errors.Is(err, task.ErrNoAuth):
+				// An operator's ACL refuses the draw for a while: nothing
+				// handed out (recorded as a call that hands out nothing).
+				e.ids.Unknown(i)
+				e.refused++
 			case r.Closing():
 				return
 			default:
@@ -173,7 +183,7 @@ func TestExplore(t *testing.T) {
 	if st.Failures() > 0 {
 		return
 	}
-	t.Logf("%d ids drawn, %d calls with an unknown outcome", e.drawn, e.unknown)
+	t.Logf("%d ids drawn, %d calls with an unknown outcome, %d refused by an ACL", e.drawn, e.unknown, e.refused)
 	if e.unknown == 0 || e.drawn == 0 {
 		t.Error("no call ended with an unknown outcome: the faults never bit")
 	}

@@ -9,9 +9,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
@@ -46,6 +48,11 @@ type bsimItem struct {
 	inAck   int   // Acks called that have not returned
 	lostAt  []int // deliveries whose Ack ended with ErrDeliveryLost
 	unknown bool  // an at-most-once take ended with UnknownTakeError
+	// backOn: client+1 whose process has sent the put-back of this item
+	// (at-most-once, taken as its take ended) and not yet heard it
+	// applied; backDied: that process crashed meanwhile (bsimConn).
+	backOn   int
+	backDied bool
 }
 
 // blockingSim drives a queue of one mode through its Client from
@@ -106,7 +113,11 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 				s.startClient(r, i)
 			}
 		},
-		Restart: s.startClient,
+		Restart: func(r *sim.Trial, i int) {
+			s.crashed(i)
+			s.startClient(r, i)
+		},
+		Wrap: func(i int, c *fakezk.Conn) task.Conn { return &bsimConn{Conn: c, s: s, i: i} },
 		Quiesce: func(r *sim.Trial) bool {
 			if r.Actors() > 0 {
 				return false
@@ -119,6 +130,7 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 			{Seed: 150, Why: "at-least-once, acl class: a take's return of a dead consumer's item, its epoch check refused by an ACL, read the refusal as a moved epoch and sent the return again at once, without end (flows ran at one instant; now the take fails with ErrNoAuth)"},
 			{Seed: 9200575, Why: "at-most-once, acl class: the put-back of an item deleted as its take ended, refused by an ACL on the closed directory, was reported as not put back: item-1 lost (now sent again until allowed)"},
 			{Seed: 9000099, Why: "at-least-once, acl class: the give-back of an item moved as its take ended, refused by an ACL, was taken for returned by others, and the item stayed in flight under its live consumer (now sent again until allowed)"},
+			{Seed: 10313387, Why: "at-most-once, acl class (the test's own judge): the put-back of an item deleted as its take ended found the directory deleted, and its re-creation refused by an ACL on DIR.epoch; it waited to be sent again, as giveback.go says, and the process crashed meanwhile: item-34 lost with the process, which the judge counted only for takes (put-backs under way at a crash now count too)"},
 			{Seed: 125238411172969, NoACL: true, NoOutageEnds: true, NoActorLag: true, Why: "liveness (the test's own): a take canceled mid-delete put its item back after every consumer had ended; consumers now wait for Client.Settle"},
 			{Seed: 243061626682936, NoACL: true, NoOutageEnds: true, NoActorLag: true, Root: sim.ExploreRoot, Why: "at-most-once: a take whose delete's reply was lost, settled as unknown, ended with an *UnknownTakeError in the job in which its caller's context ended (in-job ends); Client.Take returned the context's error and dropped the error, the item's only report: item-49 lost"},
 		},
@@ -129,6 +141,52 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 		sc.ACL = []string{bsimDir} // and DIR.inflight, DIR.consumers, DIR.epoch: the prefix
 	}
 	return s, sc
+}
+
+// bsimConn notes the put-backs of at-most-once items (giveback.go,
+// putBack: a plain persistent create under DIR, named above the
+// counter, with the item's data) each process has sent and not yet
+// heard applied.
+type bsimConn struct {
+	*fakezk.Conn
+	s *blockingSim
+	i int
+}
+
+func (c *bsimConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	cr, ok := req.(*task.CreateRequest)
+	if !ok || cr.Mode != task.Persistent || !strings.HasPrefix(cr.Path, bsimDir+"/") {
+		c.Conn.Do(req, done, watch)
+		return
+	}
+	it := c.s.items[string(cr.Data)]
+	if it == nil {
+		c.Conn.Do(req, done, watch)
+		return
+	}
+	it.backOn = c.i + 1
+	c.Conn.Do(req, func(resp task.Response) {
+		if resp.Err == nil && it.backOn == c.i+1 {
+			it.backOn = 0
+		}
+		done(resp)
+	}, watch)
+}
+
+// crashed: client i's process crashed. The put-backs it had under way
+// died with it: at most once, each may have deleted an item no one
+// received, as a take that dies with its process may (killedTakes). An
+// ACL that refuses the put-back (the directory deleted and closed, so
+// that it cannot be made again) keeps one under way for as long as it
+// refuses (giveback.go), and a crash meanwhile loses the item; the doc's
+// report of an item not put back (UnknownTakeError) needs a process to
+// make it.
+func (s *blockingSim) crashed(i int) {
+	for _, it := range s.items {
+		if it.backOn == i+1 {
+			it.backOn, it.backDied = 0, true
+		}
+	}
 }
 
 // drained: no item in the queue, and no in-flight copy.
@@ -384,7 +442,7 @@ func (s *blockingSim) noneLostAtMostOnce(r *sim.Trial) error {
 	var lost []string
 	for _, k := range s.keys {
 		it := s.items[k]
-		if !it.put || it.delivered > 0 || it.unknown {
+		if !it.put || it.delivered > 0 || it.unknown || it.backDied {
 			continue
 		}
 		cause, ok := reported[k]

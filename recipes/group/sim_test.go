@@ -1,6 +1,7 @@
 package group_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -62,17 +63,19 @@ type groupSim struct {
 	// summed over seeds
 	reports, joinsSeen, leavesSeen int
 	reregistered                   int // new sessions client 0's member registered on
+	refused                        int // Joins, Leaves, members and views an operator's ACL refused
 	registeredSeen                 int // session events judgeRegistered found a member registered at
 	expiriesJudged                 int // expiries judgeRegistered heard after a member's
 
 	g       *group.Group
 	views   []*group.View
 	members []*group.Member
-	leaving []bool       // client i is in Leave
-	bars    []sim.SpanID // client i's membership on the seed's picture
-	final   int          // clients joined for good
-	joined  []bool       // client i counted in final
-	epoch0  uint64       // the session epoch client 0's member joined on
+	leaving []bool           // client i is in Leave
+	kept    []map[int64]bool // the czxids of client i's nodes whose refused delete went on in the background
+	bars    []sim.SpanID     // client i's membership on the seed's picture
+	final   int              // clients joined for good
+	joined  []bool           // client i counted in final
+	epoch0  uint64           // the session epoch client 0's member joined on
 }
 
 func newGroupSim() (*groupSim, sim.Scenario) {
@@ -83,9 +86,13 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 		LagWatched: true,
 		Clients:    s.clients,
 		Server:     fakezk.Config{Journal: s.dir.Journal},
-		Faults:     sim.Faults{Allow: sim.AllFaults},
-		Duration:   20 * time.Second,
-		Wrap:       s.lost.Wrap,
+		// The acl class on the directory and the member nodes: a Join,
+		// a keeper's registration, a Leave's delete or a view's listing
+		// refused for a while.
+		Faults:   sim.Faults{Allow: sim.AllFaults | sim.Of(sim.ACL)},
+		ACL:      []string{groupDir},
+		Duration: 20 * time.Second,
+		Wrap:     s.lost.Wrap,
 		Setup: func(r *sim.Trial) error {
 			s.lost.World, s.lost.Rand = r.World, r.Rand
 			s.dir.Start(r.World)
@@ -94,9 +101,13 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 			s.views = make([]*group.View, s.clients)
 			s.members = make([]*group.Member, s.clients)
 			s.leaving = make([]bool, s.clients)
+			s.kept = make([]map[int64]bool, s.clients)
+			for i := range s.kept {
+				s.kept[i] = map[int64]bool{}
+			}
 			s.bars = make([]sim.SpanID, s.clients)
 			s.lost.Sent = func(i int, req task.Request) {
-				if d, ok := req.(*task.DeleteRequest); ok && d.Path == fmt.Sprintf("%s/m%d", groupDir, i) && !s.leaving[i] {
+				if d, ok := req.(*task.DeleteRequest); ok && d.Path == fmt.Sprintf("%s/m%d", groupDir, i) && !s.leaving[i] && !s.keptDelete(r, i, d.Path) {
 					r.Errorf("client %d deleted its member node while not leaving", i)
 				}
 			}
@@ -109,7 +120,7 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 				s.final--
 				s.joined[i] = false
 			}
-			s.leaving[i], s.members[i], s.views[i] = false, nil, nil
+			s.leaving[i], s.members[i], s.views[i], s.kept[i] = false, nil, nil, map[int64]bool{}
 			s.watch(r, i)
 			s.churn(r, i)
 		},
@@ -133,7 +144,11 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 		Quiesce: s.quiesce,
 		Invariants: []sim.Invariant{
 			sim.InvariantFunc(s.leaveAll),
-			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed),
+			// ErrNoAuth: a delete an operator's ACL refused reports the
+			// refusal and goes on in the background until the ACL lets
+			// it (zkops.KeepDeleting); leaveAll judges that no node is
+			// left.
+			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth),
 		},
 	}
 }
@@ -161,6 +176,12 @@ func (s *groupSim) watch(r *sim.Trial, i int) {
 		case r.Closing():
 		case err == nil:
 			s.views[i] = v
+		case errors.Is(err, task.ErrNoAuth):
+			// An operator's ACL refused the first listing (the view
+			// ends with the refusal, the package doc): watch again a
+			// while later.
+			s.refused++
+			sim.After(r, r.Execs[i], draw(r.Rand, time.Second), func() { s.watch(r, i) })
 		default: // session expired before the first report: watch again
 			s.cnt.Expiries++
 			s.watch(r, i)
@@ -207,8 +228,16 @@ func consistent(prev []string, ch group.Change, first bool) error {
 // run is stopping, join for good.
 func (s *groupSim) churn(r *sim.Trial, i int) {
 	ex, id := r.Execs[i], fmt.Sprintf("m%d", i)
-	join := func(k func(m *group.Member)) {
+	var join func(k func(m *group.Member))
+	join = func(k func(m *group.Member)) {
 		sim.Across(r, ex, s.g.Join(id, []byte(id)), &s.cnt, func(m *group.Member, err error) {
+			if errors.Is(err, task.ErrNoAuth) {
+				// An operator's ACL refused the registration for a
+				// while (a Join that fails leaves no node): try again.
+				s.refused++
+				sim.After(r, ex, draw(r.Rand, time.Second), func() { join(k) })
+				return
+			}
 			if err != nil {
 				r.Errorf("client %d: join: %v", i, err)
 				return
@@ -231,7 +260,7 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 			sim.After(r, ex, draw(r.Rand, 4*time.Second), func() {
 				s.leaving[i] = true
 				sim.Across(r, ex, m.Leave(), &s.cnt, func(_ task.Unit, err error) {
-					if err != nil {
+					if err != nil && !s.refusedLeave(r, i, err) {
 						r.Errorf("client %d: leave: %v", i, err)
 						return
 					}
@@ -244,6 +273,35 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 			})
 		})
 	})
+}
+
+// refusedLeave reports whether err is a Leave's delete an operator's ACL
+// refused: the delete goes on in the background until the ACL lets it
+// (zkops.KeepDeleting), and the node it deletes is recorded so that its
+// delete is not taken for one made while not leaving (keptDelete).
+func (s *groupSim) refusedLeave(r *sim.Trial, i int, err error) bool {
+	if !errors.Is(err, task.ErrNoAuth) {
+		return false
+	}
+	s.refused++
+	if st, ok := r.NodeStat(s.members[i].Path()); ok && st.EphemeralOwner == r.Conns[i].SessionID() {
+		s.kept[i][st.Czxid] = true
+	}
+	return true
+}
+
+// keptDelete reports whether a delete of path by client i may be the
+// background delete of a node that a refused Leave gave back: the node at
+// path is one of those, or none is there (a delete queued while the
+// client was cut off, sent once its node had gone with its session:
+// it deletes nothing). A delete while another node is at path, the one a
+// Join made since, is not excused.
+func (s *groupSim) keptDelete(r *sim.Trial, i int, path string) bool {
+	if len(s.kept[i]) == 0 {
+		return false
+	}
+	st, ok := r.NodeStat(path)
+	return !ok || s.kept[i][st.Czxid]
 }
 
 // judgeRegistered judges what Member.Registered promises: false from an
@@ -286,6 +344,14 @@ func (s *groupSim) judgeRegistered(r *sim.Trial, ex *executor.Executor, i int, m
 // agrees with the server.
 func (s *groupSim) quiesce(r *sim.Trial) bool {
 	for i, v := range s.views {
+		if v != nil && errors.Is(v.Err(), task.ErrNoAuth) {
+			// A listing an operator's ACL refused ended the view (the
+			// package doc): follow the group with a new one.
+			s.refused++
+			s.views[i] = nil
+			s.watch(r, i)
+			continue
+		}
 		if v != nil && v.Err() != nil {
 			r.Errorf("client %d: view ended: %v", i, v.Err())
 			return false
@@ -295,6 +361,12 @@ func (s *groupSim) quiesce(r *sim.Trial) bool {
 		return false
 	}
 	for i, m := range s.members {
+		if errors.Is(m.Err(), task.ErrNoAuth) && !s.leaving[i] {
+			// A registration an operator's ACL refused ended the member
+			// (the package doc): leave, and join again for good.
+			s.rejoin(r, i, m)
+			return false
+		}
 		st, ok := r.NodeStat(m.Path())
 		if !ok || st.EphemeralOwner != r.Conns[i].SessionID() || !m.Registered() {
 			return false
@@ -304,6 +376,25 @@ func (s *groupSim) quiesce(r *sim.Trial) bool {
 	return true
 }
 
+// rejoin gives back m, client i's member joined for good that a refusal
+// ended, and joins again for good.
+func (s *groupSim) rejoin(r *sim.Trial, i int, m *group.Member) {
+	s.refused++
+	s.final--
+	s.joined[i] = false
+	s.leaving[i] = true
+	sim.Across(r, r.Execs[i], m.Leave(), &s.cnt, func(_ task.Unit, err error) {
+		if err != nil && !s.refusedLeave(r, i, err) {
+			r.Errorf("client %d: leave of a member a refusal ended: %v", i, err)
+			return
+		}
+		r.CloseSpan(s.bars[i])
+		s.leaving[i] = false
+		s.members[i] = nil
+		s.churn(r, i)
+	})
+}
+
 // leaveAll is the last check: every member leaves, and every view
 // converges to no member, with no member node left on the server.
 func (s *groupSim) leaveAll(r *sim.Trial) error {
@@ -311,7 +402,10 @@ func (s *groupSim) leaveAll(r *sim.Trial) error {
 	for i, m := range s.members {
 		s.leaving[i] = true
 		sim.Across(r, r.Execs[i], m.Leave(), &s.cnt, func(_ task.Unit, err error) {
-			if err != nil {
+			// ErrNoAuth: an ACL the operator has not put back yet
+			// refused the delete, which goes on in the background; the
+			// views and the server are judged below.
+			if err != nil && !errors.Is(err, task.ErrNoAuth) {
 				r.Errorf("client %d: final leave: %v", i, err)
 			}
 			r.CloseSpan(s.bars[i])
@@ -345,8 +439,8 @@ func (s *groupSim) converged(r *sim.Trial) bool {
 func TestGroupSimulation(t *testing.T) {
 	s, sc := newGroupSim()
 	st := sim.Check(t, sc, simSeeds())
-	t.Logf("%d view reports (%d joins and %d leaves seen), %d connection-loss responses, %d flows run again after expiry, %d registrations of the staying member on a new session; Registered judged at %d expiries and found true at %d other session events",
-		s.reports, s.joinsSeen, s.leavesSeen, s.cnt.Losses, s.cnt.Expiries, s.reregistered, s.expiriesJudged, s.registeredSeen)
+	t.Logf("%d view reports (%d joins and %d leaves seen), %d connection-loss responses, %d flows run again after expiry, %d registrations of the staying member on a new session; Registered judged at %d expiries and found true at %d other session events; %d refusals by an ACL",
+		s.reports, s.joinsSeen, s.leavesSeen, s.cnt.Losses, s.cnt.Expiries, s.reregistered, s.expiriesJudged, s.registeredSeen, s.refused)
 	if st.Failures() == 0 && (s.joinsSeen == 0 || s.leavesSeen == 0 || s.cnt.Losses == 0 || s.reregistered == 0 || s.expiriesJudged == 0 || s.registeredSeen == 0) {
 		t.Fatal("no join or leave was seen, or the faults never bit: the test checks nothing")
 	}

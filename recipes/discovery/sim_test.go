@@ -1,6 +1,7 @@
 package discovery_test
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -54,6 +55,7 @@ type discoverySim struct {
 	cnt     sim.Counts
 	// summed over seeds
 	answers, reregistered int
+	refused               int // registrations, unregistrations and caches an operator's ACL refused
 
 	d      *discovery.Discovery
 	caches []*discovery.Cache
@@ -67,9 +69,13 @@ func newDiscoverySim() (*discoverySim, sim.Scenario) {
 	s := &discoverySim{clients: 4}
 	s.lost = sim.LostReplies{Rate: 0.1, Counts: &s.cnt}
 	return s, sim.Scenario{
-		Name:     "discovery",
-		Clients:  s.clients,
-		Faults:   sim.Faults{Allow: sim.AllFaults},
+		Name:    "discovery",
+		Clients: s.clients,
+		// The acl class on the service's directory and its instance
+		// nodes: a registration, an unregistration's delete or a
+		// cache's read refused for a while.
+		Faults:   sim.Faults{Allow: sim.AllFaults | sim.Of(sim.ACL)},
+		ACL:      []string{simDir},
 		Duration: 15 * time.Second,
 		Wrap:     s.lost.Wrap,
 		Setup: func(r *sim.Trial) error {
@@ -109,7 +115,11 @@ func newDiscoverySim() (*discoverySim, sim.Scenario) {
 		Quiesce: s.quiesce,
 		Invariants: []sim.Invariant{
 			sim.InvariantFunc(s.unregisterAll),
-			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed),
+			// ErrNoAuth: a delete an operator's ACL refused reports the
+			// refusal and goes on in the background until the ACL lets
+			// it (zkops.KeepDeleting); unregisterAll judges that no
+			// instance node is left.
+			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth),
 		},
 	}
 }
@@ -130,6 +140,15 @@ func (s *discoverySim) follow(r *sim.Trial, i int) {
 	var read func()
 	read = func() {
 		executor.Submit(ex, c.Next(), func(ins []discovery.Instance, err error) {
+			if err != nil && errors.Is(c.Err(), task.ErrNoAuth) && s.caches[i] == c && !r.Closing() {
+				// A read an operator's ACL refused ended the cache
+				// (recipes/cache: it owes nothing of a node it may not
+				// read): follow the service with a new one.
+				s.refused++
+				s.caches[i] = nil
+				s.follow(r, i)
+				return
+			}
 			if err != nil || r.Closing() {
 				return // stopped, or the process ended; quiesce judges the cache
 			}
@@ -151,6 +170,11 @@ func (s *discoverySim) follow(r *sim.Trial, i int) {
 		case err == nil:
 			s.caches[i] = c
 			read()
+		case errors.Is(err, task.ErrNoAuth):
+			// An operator's ACL refused the first read: start again a
+			// while later.
+			s.refused++
+			sim.After(r, ex, draw(r, time.Second), func() { s.follow(r, i) })
 		default: // session expired before the first snapshot: start again
 			s.cnt.Expiries++
 			s.follow(r, i)
@@ -172,8 +196,17 @@ func compare(a, b string) int {
 // once the run is stopping, register for good.
 func (s *discoverySim) churn(r *sim.Trial, i int) {
 	ex := r.Execs[i]
-	register := func(k func(*discovery.Registration)) {
+	var register func(k func(*discovery.Registration))
+	register = func(k func(*discovery.Registration)) {
 		sim.Across(r, ex, s.d.Register(instanceOf(i)), &s.cnt, func(reg *discovery.Registration, err error) {
+			if errors.Is(err, task.ErrNoAuth) {
+				// An operator's ACL refused the registration for a
+				// while (a Register that fails leaves no node): try
+				// again.
+				s.refused++
+				sim.After(r, ex, draw(r, time.Second), func() { register(k) })
+				return
+			}
 			if err != nil {
 				r.Errorf("client %d: register: %v", i, err)
 				return
@@ -196,7 +229,7 @@ func (s *discoverySim) churn(r *sim.Trial, i int) {
 		register(func(reg *discovery.Registration) {
 			sim.After(r, ex, draw(r, 4*time.Second), func() {
 				sim.Across(r, ex, reg.Unregister(), &s.cnt, func(_ task.Unit, err error) {
-					if err != nil {
+					if err != nil && !s.refusedUnregister(err) {
 						r.Errorf("client %d: unregister: %v", i, err)
 						return
 					}
@@ -209,6 +242,34 @@ func (s *discoverySim) churn(r *sim.Trial, i int) {
 	})
 }
 
+// refusedUnregister reports whether err is an Unregister's delete an
+// operator's ACL refused: the delete goes on in the background until the
+// ACL lets it (zkops.KeepDeleting); the quiescence and unregisterAll
+// judge the nodes.
+func (s *discoverySim) refusedUnregister(err error) bool {
+	if !errors.Is(err, task.ErrNoAuth) {
+		return false
+	}
+	s.refused++
+	return true
+}
+
+// reregister unregisters reg, client i's registration for good that a
+// refusal ended, and registers again for good.
+func (s *discoverySim) reregister(r *sim.Trial, i int, reg *discovery.Registration) {
+	s.refused++
+	s.final--
+	s.joined[i] = false
+	s.regs[i] = nil
+	sim.Across(r, r.Execs[i], reg.Unregister(), &s.cnt, func(_ task.Unit, err error) {
+		if err != nil && !s.refusedUnregister(err) {
+			r.Errorf("client %d: unregister of a registration a refusal ended: %v", i, err)
+			return
+		}
+		s.churn(r, i)
+	})
+}
+
 func draw(r *sim.Trial, max time.Duration) time.Duration {
 	return time.Duration(r.Rand.Int64N(int64(max)))
 }
@@ -217,6 +278,15 @@ func draw(r *sim.Trial, max time.Duration) time.Duration {
 // current session, and every cache agreeing with the server.
 func (s *discoverySim) quiesce(r *sim.Trial) bool {
 	for i, c := range s.caches {
+		if c != nil && errors.Is(c.Err(), task.ErrNoAuth) {
+			// A read an operator's ACL refused ended the cache, and no
+			// Next was waiting to hear it (the read loop stops at an
+			// expiry): follow the service with a new one.
+			s.refused++
+			s.caches[i] = nil
+			s.follow(r, i)
+			continue
+		}
 		if c != nil && c.Err() != nil {
 			r.Errorf("client %d: cache ended: %v", i, c.Err())
 			return false
@@ -226,6 +296,13 @@ func (s *discoverySim) quiesce(r *sim.Trial) bool {
 		return false
 	}
 	for i, reg := range s.regs {
+		if errors.Is(reg.Err(), task.ErrNoAuth) {
+			// A registration an operator's ACL refused ended it (the
+			// member behind it, recipes/group): unregister, and
+			// register again for good.
+			s.reregister(r, i, reg)
+			return false
+		}
 		st, ok := r.NodeStat(reg.Path())
 		if !ok || st.EphemeralOwner != r.Conns[i].SessionID() || !reg.Registered() {
 			return false
@@ -270,7 +347,10 @@ func (s *discoverySim) unregisterAll(r *sim.Trial) error {
 	left := 0
 	for i, reg := range s.regs {
 		sim.Across(r, r.Execs[i], reg.Unregister(), &s.cnt, func(_ task.Unit, err error) {
-			if err != nil {
+			// ErrNoAuth: an ACL the operator has not put back yet
+			// refused the delete, which goes on in the background; the
+			// caches and the server are judged below.
+			if err != nil && !errors.Is(err, task.ErrNoAuth) {
 				r.Errorf("client %d: final unregister: %v", i, err)
 			}
 			left++
@@ -293,8 +373,8 @@ func (s *discoverySim) unregisterAll(r *sim.Trial) error {
 func TestDiscoverySimulation(t *testing.T) {
 	s, sc := newDiscoverySim()
 	st := sim.Check(t, sc, simSeeds())
-	t.Logf("%d cache answers, %d connection-loss responses, %d caches started again after expiry, %d registrations of the staying instance on a new session",
-		s.answers, s.cnt.Losses, s.cnt.Expiries, s.reregistered)
+	t.Logf("%d cache answers, %d connection-loss responses, %d caches started again after expiry, %d registrations of the staying instance on a new session, %d refusals by an ACL",
+		s.answers, s.cnt.Losses, s.cnt.Expiries, s.reregistered, s.refused)
 	if st.Failures() == 0 && (s.answers == 0 || s.cnt.Losses == 0 || s.reregistered == 0) {
 		t.Fatal("no cache answered, or the faults never bit: the test checks nothing")
 	}

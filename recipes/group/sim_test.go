@@ -291,17 +291,21 @@ func (s *groupSim) refusedLeave(r *sim.Trial, i int, err error) bool {
 }
 
 // keptDelete reports whether a delete of path by client i may be the
-// background delete of a node that a refused Leave gave back: the node at
-// path is one of those, or none is there (a delete queued while the
-// client was cut off, sent once its node had gone with its session:
-// it deletes nothing). A delete while another node is at path, the one a
-// Join made since, is not excused.
+// background delete of a node that a refused Leave gave back (the Leave's
+// own delete, going on: zkops.KeepDeleting): the node at path is one of
+// those; or none is there (a delete queued while the client was cut off,
+// sent once its node had gone with its session: it deletes nothing); or
+// it is not the client's (an operator deleted the node given back and
+// made it again as another session's between the delete's read and the
+// delete: the window zkops.DeleteNode leaves, excused for a Leave's delete
+// as well). A delete while a node of the client's session that no refused
+// Leave gave back is at path, the one a Join made since, is not excused.
 func (s *groupSim) keptDelete(r *sim.Trial, i int, path string) bool {
 	if len(s.kept[i]) == 0 {
 		return false
 	}
 	st, ok := r.NodeStat(path)
-	return !ok || s.kept[i][st.Czxid]
+	return !ok || s.kept[i][st.Czxid] || st.EphemeralOwner != r.Conns[i].SessionID()
 }
 
 // judgeRegistered judges what Member.Registered promises: false from an

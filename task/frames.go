@@ -23,6 +23,19 @@ type Frames struct {
 // a negative d, never. The executor sets it from its Config.
 func SetWatchRecheck(fr *Frames, d time.Duration) { fr.recheck = d }
 
+// WatchRecheck returns how long a Wait on a watch in s waits for its
+// notification before it reads the watched node again (see Watch): the
+// runtime's setting (executor.Config.WatchRecheck), else RecheckAfter of
+// the session's timeout; negative: never. For a recipe that reads again
+// by itself what its watches cannot (the nodes under a recursive watch,
+// which has no re-read of its own), so that it follows the same setting.
+func WatchRecheck(s *Scope) time.Duration {
+	if d := s.rt.frames().recheck; d != 0 {
+		return d
+	}
+	return RecheckAfter(s.session.Timeout)
+}
+
 func (fr *Frames) frames() *Frames { return fr }
 
 // NewJob starts the count of nested Run and Resume calls afresh, for the

@@ -66,9 +66,9 @@
 // up, or ended with task.ErrNoAuth, by its watches' next re-read
 // (executor.Config.WatchRecheck: twice the session timeout); a recursive
 // TreeCache, whose one watch has no such re-read, reads its nodes again
-// with exists itself every twice the session timeout (task.RecheckAfter),
-// so that a node deleted or written while the session could not read it
-// is seen then too.
+// with exists itself every such period (one exists per node; none when
+// WatchRecheck turns the re-reads off), so that a node deleted or
+// written while the session could not read it is seen then too.
 //
 // # Errors
 //

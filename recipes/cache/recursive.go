@@ -33,8 +33,9 @@ import (
 //     connection sets the watch again before any read made after that
 //     event. This walk lists every cached node and reads only those whose
 //     listing shows another czxid or mzxid (and the new ones);
-//  5. every watch re-read period (task.RecheckAfter: twice the session
-//     timeout) reads every cached node, and the root, again with a plain
+//  5. every watch re-read period (task.WatchRecheck: twice the session
+//     timeout unless executor.Config.WatchRecheck says another, or none)
+//     reads every cached node, and the root, again with a plain
 //     exists (which needs no permission), as a one-time watch waited on
 //     reads its node again (task.Watch): ZooKeeper sends no event of a
 //     change to a node the session may not READ, so a node an operator
@@ -115,8 +116,11 @@ func (e *engine) setTreeWatch(gen int) {
 // watch re-read period from now (step 5). Executor goroutine.
 func (e *engine) armRecheck(gen int) {
 	e.stopRecheck()
-	sess, _ := e.rt.Current()
-	at := e.rt.Clock().Now().Add(task.RecheckAfter(sess.Timeout))
+	every := task.WatchRecheck(e.follower)
+	if every < 0 {
+		return // the runtime's watches read nothing again (executor.Config.WatchRecheck)
+	}
+	at := e.rt.Clock().Now().Add(every)
 	fire := func() {
 		if gen != e.gen || e.stopped() {
 			return // a later follower's, or none

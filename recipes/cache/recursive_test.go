@@ -7,6 +7,8 @@ import (
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/task"
 )
@@ -109,5 +111,71 @@ func TestRecursiveCatchesUpAfterWithheldDelete(t *testing.T) {
 	}
 	if !next.Done || next.Err != nil || !slices.Equal(paths(next.V.Removed), []string{"/t/k"}) {
 		t.Fatalf("Next: done %v, %v, removed %v; want /t/k removed", next.Done, next.Err, paths(next.V.Removed))
+	}
+}
+
+// countingConn counts the exists requests its executor sends.
+type countingConn struct {
+	*fakezk.Conn
+	exists int
+}
+
+func (c *countingConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if _, ok := req.(*task.ExistsRequest); ok {
+		c.exists++
+	}
+	c.Conn.Do(req, done, watch)
+}
+
+// The recursive mode's re-reads follow the runtime's watch re-read
+// setting, as every task.Watch does: by default each cached node is read
+// again with exists every twice the session timeout; with
+// executor.Config.WatchRecheck below zero, never.
+func TestRecursiveRecheckFollowsWatchRecheck(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		recheck time.Duration
+		reads   bool
+	}{{"default", 0, true}, {"off", -1, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := fakezk.NewClock(fakezk.Epoch)
+			srv := fakezk.New(fakezk.Config{Clock: clk})
+			conn := &countingConn{Conn: srv.Connect(fakezk.ConnConfig{})}
+			ex, err := executor.New(executor.Config{Conn: conn, Clock: clk, Seed: 1, WatchRecheck: tc.recheck})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ex.Shutdown()
+			if err := srv.AdminCreate("/t", nil, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := srv.AdminCreate("/t/k", nil, 0); err != nil {
+				t.Fatal(err)
+			}
+			tc2, err := NewTree("/t", WithRecursive())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var started error = errors.New("not started")
+			executor.Submit(ex, tc2.Start(), func(_ *TreeCache, err error) { started = err })
+			for ex.RunUntilIdle() > 0 {
+			}
+			if started != nil || len(tc2.Current()) != 2 {
+				t.Fatalf("start: %v, cached %v", started, paths(tc2.Current()))
+			}
+			before := conn.exists
+			for range 3 {
+				sess, _ := ex.Current()
+				clk.Advance(task.RecheckAfter(sess.Timeout) + time.Second)
+				for ex.RunUntilIdle() > 0 {
+				}
+			}
+			if got := conn.exists - before; (got > 0) != tc.reads {
+				t.Fatalf("%d exists in three re-read periods; want some: %v", got, tc.reads)
+			}
+			executor.Submit(ex, tc2.Stop(), func(task.Unit, error) {})
+			for ex.RunUntilIdle() > 0 {
+			}
+		})
 	}
 }

@@ -206,7 +206,11 @@ func deleteIf(path string, match func(*task.Stat) bool, keep bool) task.Task[tas
 // (RetryRefused). The give-back that was refused reports the refusal at
 // once, and the node, which would otherwise keep every contender behind
 // it waiting until the session ends, goes as soon as the ACL lets it.
-// Executor goroutine.
+// Each retry reads the node before its delete, so DeleteNode's window
+// (an operator's delete and another session's create between the two)
+// opens again at each retry while the ACL refuses: a node made again
+// at path by another session in that window may be deleted (the group
+// scenario, seed 10282990). Executor goroutine.
 func KeepDeleting(s *task.Scope, path string, st task.Stat) {
 	kept := task.RuntimeValue(s.Runtime(), &keptKey, func() map[keptNode]bool { return map[keptNode]bool{} })
 	n := keptNode{s.Session().Epoch, path, st.Czxid}

@@ -122,6 +122,64 @@ func (w *World) ACLsOpen() (since time.Time, open bool) {
 	return w.inj.aclsBack, len(w.inj.acls) == 0
 }
 
+// ACLHidden reports whether client i may not yet have seen a change an
+// operator's ACL hid from it (the ACL fault): an ACL is changed now, or
+// the last one came back less than the watches' re-read period
+// (task.RecheckAfter of the session timeout) and a second ago, or less
+// than that since client i's session came back from a suspension that
+// began in that window (a re-read due while it was away was not sent,
+// and is made again a period later: task.Watch). A judge of what a
+// client may only see of nodes it may read (a cache's snapshots, an
+// observer's observations) excuses what it saw then.
+func (w *World) ACLHidden(i int) bool {
+	since, open := w.ACLsOpen()
+	if !open {
+		return true
+	}
+	if since.IsZero() {
+		return false
+	}
+	period := task.RecheckAfter(w.timeout) + time.Second
+	end := since.Add(period)
+	if i >= 0 && i < len(w.procs) {
+		for _, a := range w.procs[i].away {
+			if a.from.Before(end) && (a.to.IsZero() || a.to.After(since)) {
+				if a.to.IsZero() {
+					return true
+				}
+				end = latest(end, a.to.Add(period))
+			}
+		}
+	}
+	return w.Clock.Now().Before(end)
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// sessionEvent records client i's suspensions (ACLHidden).
+func (w *World) sessionEvent(i int, ev task.Event) {
+	if ev.Type != task.EventNone {
+		return
+	}
+	p := &w.procs[i]
+	n := len(p.away)
+	switch ev.State {
+	case task.StateSuspended:
+		if n == 0 || !p.away[n-1].to.IsZero() {
+			p.away = append(p.away, away{from: w.Clock.Now()})
+		}
+	case task.StateConnected:
+		if n > 0 && p.away[n-1].to.IsZero() {
+			p.away[n-1].to = w.Clock.Now()
+		}
+	}
+}
+
 // endACLs puts back every ACL still changed, as the faults stop (one the
 // server is down for goes back as soon as it is up).
 func (in *injector) endACLs() {

@@ -17,7 +17,12 @@ type proc struct {
 	pauses      int    // pauses this process went through (Pause)
 	paused      bool   // frozen now: its executor is not stepped
 	thawed      uint64 // the world's step that follows its last thaw (actors' contexts wait for the next)
+	away        []away // its sessions' suspensions, in order (ACLHidden)
 }
+
+// away is a suspension of a client's session: from its Suspended to its
+// next Connected (to zero while it lasts).
+type away struct{ from, to time.Time }
 
 // Crash kills client i's process with no cleanup and starts a new one
 // with the same identity at once: the old executor is abandoned (never

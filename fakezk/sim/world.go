@@ -234,6 +234,7 @@ func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
 	if err == nil {
 		track(ex)
 		w.follow(i, ex)
+		ex.Subscribe(func(ev task.Event) { w.sessionEvent(i, ev) })
 		if w.outage != nil {
 			ex.Subscribe(func(ev task.Event) {
 				if ev.Type == task.EventNone && ev.State == task.StateSuspended {

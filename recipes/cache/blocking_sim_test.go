@@ -341,7 +341,7 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 		defer ic()
 	}
 	model := map[string]Node{}
-	j := newSnapJudge(&s.hist, r, kindNames[kind])
+	j := newSnapJudge(&s.hist, r, kindNames[kind], a.Client())
 	lossy := false // a Next returned an error
 	// One round in three, a second goroutine reads the same Client.
 	var sh *sharedReads
@@ -531,7 +531,7 @@ func (sh *sharedReads) merge(ch Change) {
 // drawn) until the round is over or the world stops.
 func (s *blockingCacheSim) sharedReader(r *sim.Trial, b *sim.Actor, cl *Client, kind int, sh *sharedReads) {
 	rnd := b.Rand()
-	j := newSnapJudge(&s.hist, r, kindNames[kind])
+	j := newSnapJudge(&s.hist, r, kindNames[kind], b.Client())
 	for !sh.stop && !r.Stopping() && b.Context().Err() == nil {
 		var nctx context.Context
 		var nc context.CancelFunc

@@ -64,7 +64,8 @@
 // default mode, which lists and reads, ends with task.ErrNoAuth
 // instead). Once an operator gives the READ back, the cache has caught
 // up, or ended with task.ErrNoAuth, by its watches' next re-read
-// (executor.Config.WatchRecheck: twice the session timeout); a recursive
+// (executor.Config.WatchRecheck: twice the session timeout; a re-read
+// due while the session is suspended is made a period later); a recursive
 // TreeCache, whose one watch has no such re-read, reads its nodes again
 // with exists itself every such period (one exists per node; none when
 // WatchRecheck turns the re-reads off), so that a node deleted or

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -184,16 +183,17 @@ type snapJudge struct {
 	scope func(serverPath string) bool
 	whole bool
 	at    int64
+	// client is the client whose cache is judged.
+	client int
 }
 
 // aclExcused reports whether a snapshot taken now is outside the
 // package's promises (doc.go, "Nodes the session may not read"): an
 // operator's ACL is changed, or came back less than the watches'
-// re-read period (twice the session timeout) and a second ago.
-func (j *snapJudge) aclExcused() bool {
-	since, open := j.r.ACLsOpen()
-	return !open || !since.IsZero() && j.r.Clock.Now().Before(since.Add(2*j.r.Timeout()+time.Second))
-}
+// re-read period (twice the session timeout) and a second ago, or the
+// client's session was away when a re-read fell due and came back less
+// than that ago (World.ACLHidden).
+func (j *snapJudge) aclExcused() bool { return j.r.ACLHidden(j.client) }
 
 // span is the zxids [lo, hi).
 type span struct{ lo, hi int64 }
@@ -289,8 +289,8 @@ func (j *snapJudge) check(nodes []Node) error {
 // newSnapJudge returns the snapshot judge of a new Next loop over a cache
 // of kind "children" (simDir's children), "node" (simNode) or "tree"
 // (/cache and everything under it).
-func newSnapJudge(h *serverHistory, r *sim.Trial, kind string) *snapJudge {
-	j := &snapJudge{h: h, r: r, whole: kind == "tree", at: math.MinInt64}
+func newSnapJudge(h *serverHistory, r *sim.Trial, kind string, client int) *snapJudge {
+	j := &snapJudge{h: h, r: r, whole: kind == "tree", at: math.MinInt64, client: client}
 	switch dir, node, root := r.ServerPath(simDir), r.ServerPath(simNode), r.ServerPath("/cache"); kind {
 	case "children":
 		j.scope = func(p string) bool { return path.Dir(p) == dir }

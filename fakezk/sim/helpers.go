@@ -95,6 +95,21 @@ func (c *readOnlyConn) Do(req task.Request, done func(task.Response), watch func
 	c.Conn.Do(req, done, watch)
 }
 
+// Reopen puts dir's ACL (a server path) back to task.OpenACL, as an
+// operator would after ReadOnlyBeforeDelete's, and settles until dir
+// holds n children or three session timeouts have passed. It returns
+// how long that took and dir's children then: a test of a give-back
+// that goes on until the ACL lets it checks that it went within twice
+// the session timeout.
+func (w *World) Reopen(dir string, n int) (time.Duration, []string, error) {
+	if err := w.Server.AdminSetACL(dir, task.OpenACL); err != nil {
+		return 0, nil, err
+	}
+	opened := w.Clock.Now()
+	w.Settle(func() bool { return len(w.Children(dir)) == n || w.Clock.Now().Sub(opened) > 3*w.Timeout() })
+	return w.Clock.Now().Sub(opened), w.Children(dir), nil
+}
+
 // Across runs t on ex and, while it fails with session expiry, runs it
 // again on the next session (what executor.AwaitAcrossExpiry does for the
 // blocking APIs); k receives the first other outcome, unless the world is

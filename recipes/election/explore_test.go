@@ -121,6 +121,7 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 	switch {
 	case master && !expire:
 		regressions = []sim.Regression{
+			{Seed: 6481852880270, Why: "two acting masters (found by make test on a drawn seed): an operator deleted the master's lease, so its resign's multi failed and two flows of its session each read the node and deleted it at the version read; the first deleted it, another campaign made it again at version 0, and the second's delete, sent late, removed the new master's node (the delete is now behind a check of the leases directory's version, which every campaign moves)"},
 			{Seed: 9001068, Root: sim.ExploreRoot, Why: "liveness, acl class: a campaign whose multi made the master node failed (its lease replaced by an operator, the lease directory closed); its cleanup deleted the lease alone and left the node, of a live session, and every campaign waited for it (the cleanup now deletes a node of its session no lease vouches for, and goes on until allowed)"},
 			{Seed: 1716, NoACL: true, NoTwins: true, Why: "a resigning master's delete of /svc/master, applied with its reply lost, retried after a short partition deleted the next master's node: two acting masters"},
 			{Seed: 176839657743356, NoACL: true, NoLagWatched: true, Why: "as 1716 (a retried delete of /svc/master removed the next master's node), and the deposed master's grant, from an ownership read answered just before a 2.1s suspension, ran only after the reconnect: it led on a stale read"},

@@ -314,7 +314,7 @@ func (r *run) replaceUnlessSibling(st task.Stat, w *task.Watch) {
 // the next multi deletes whatever stands at our lease's path.
 func (r *run) replace(st task.Stat) {
 	r.retried = false
-	task.Run(r.s, zkops.DeleteNode(r.m.path, st), func(_ task.Unit, err error) {
+	task.Run(r.s, deleteMasterNode(r.m.path, r.m.leases, st), func(_ task.Unit, err error) {
 		if err != nil {
 			r.fail(err)
 			return
@@ -380,7 +380,7 @@ func deleteUnvouched(m *Master, sess task.Session, st task.Stat) task.Task[task.
 		if sibling {
 			return task.Done
 		}
-		return zkops.DeleteNode(m.path, st)
+		return deleteMasterNode(m.path, m.leases, st)
 	})
 }
 
@@ -467,12 +467,71 @@ func deleteMaster(path, lease string, st task.Stat, safe bool) task.Task[task.Un
 			case errors.As(err, &me) && me.Index == 1 && errors.Is(me.Err, task.ErrNoNode):
 				task.Run(s, zkops.DeleteOwned(lease, st.EphemeralOwner), k) // the node went already
 			case errors.As(err, &me):
-				task.Run(s, zkops.DeleteNode(path, st), k)
+				task.Run(s, deleteMasterNode(path, task.Parent(lease), st), k)
 			default:
 				task.Run(s, zkops.GoneOK(err), k)
 			}
 		})
 	}
+}
+
+// deleteMasterNode deletes the master node at path if it is still the
+// incarnation st, behind a check of the leases directory's version
+// (leases): every campaign that makes the node moves that version in its
+// multi, so a delete sent after its read never removes a node a later
+// campaign made. A delete at the version read alone could
+// (zkops.DeleteNode's window), and two cleanups of one node open that
+// window with no operator: the first deletes the node, a campaign makes
+// it again, at version 0, and the second's delete, sent late, removes it
+// (master seed 6481852880270: two acting masters). A node gone, or
+// another incarnation, is success; a directory moved since the read
+// has it read both again. With no leases directory, or a delete an ACL
+// refuses, it falls back to zkops.DeleteNode (which goes on in the
+// background until the ACL lets it).
+func deleteMasterNode(path, leases string, st task.Stat) task.Task[task.Unit] {
+	var again task.Task[task.Unit]
+	again = func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, c.Retry(task.Exists(leases), retry), func(dir *task.Stat, err error) {
+			switch {
+			case err != nil:
+				task.Run(s, zkops.GoneOK(err), k)
+				return
+			case dir == nil:
+				task.Run(s, zkops.DeleteNode(path, st), k)
+				return
+			}
+			task.Run(s, c.Retry(task.Exists(path), retry), func(cur *task.Stat, err error) {
+				switch {
+				case err != nil:
+					task.Run(s, zkops.GoneOK(err), k)
+					return
+				case cur == nil || cur.Czxid != st.Czxid || cur.EphemeralOwner != st.EphemeralOwner:
+					k(task.Unit{}, nil) // gone, or not ours
+					return
+				}
+				del := c.Retry(task.Multi(
+					&task.CheckRequest{Path: leases, Version: dir.Version},
+					&task.DeleteRequest{Path: path, Version: cur.Version},
+				), retry)
+				task.Run(s, del, func(_ []task.MultiResult, err error) {
+					var me *task.MultiError
+					switch {
+					case err == nil:
+						k(task.Unit{}, nil)
+					case errors.Is(err, task.ErrNoAuth):
+						task.Run(s, zkops.DeleteNode(path, st), k)
+					case errors.As(err, &me) && me.Index == 1 && errors.Is(me.Err, task.ErrNoNode):
+						k(task.Unit{}, nil) // gone (our own delete, its reply lost, or another's)
+					case errors.As(err, &me):
+						again(s, k) // the directory or the node moved: read again
+					default:
+						task.Run(s, zkops.GoneOK(err), k)
+					}
+				})
+			})
+		})
+	}
+	return again
 }
 
 // Leader returns a task that reads the master node's data, or fails with

@@ -124,13 +124,14 @@ func (w *World) ACLsOpen() (since time.Time, open bool) {
 
 // ACLHidden reports whether client i may not yet have seen a change an
 // operator's ACL hid from it (the ACL fault): an ACL is changed now, or
-// the last one came back less than the watches' re-read period
-// (task.RecheckAfter of the session timeout) and a second ago, or less
-// than that since client i's session came back from a suspension that
-// began in that window (a re-read due while it was away was not sent,
-// and is made again a period later: task.Watch). A judge of what a
-// client may only see of nodes it may read (a cache's snapshots, an
-// observer's observations) excuses what it saw then.
+// the clients have run less than the watches' re-read period
+// (task.RecheckAfter of the session timeout) and a second since the
+// last one came back, or since client i's session came back from a
+// suspension that began before that (a re-read due while it was away
+// was not sent, and is made again a period later: task.Watch). Time the
+// clock jumped (Jumped) is time no client ran. A judge of what a client
+// may only see of nodes it may read (a cache's snapshots, an observer's
+// observations) excuses what it saw then.
 func (w *World) ACLHidden(i int) bool {
 	since, open := w.ACLsOpen()
 	if !open {
@@ -140,25 +141,22 @@ func (w *World) ACLHidden(i int) bool {
 		return false
 	}
 	period := task.RecheckAfter(w.timeout) + time.Second
-	end := since.Add(period)
+	ran := func(from, to time.Time) time.Duration { return to.Sub(from) - w.Jumped(from, to) }
+	base := since // the clients' catch-up runs a period from here
 	if i >= 0 && i < len(w.procs) {
 		for _, a := range w.procs[i].away {
-			if a.from.Before(end) && (a.to.IsZero() || a.to.After(since)) {
-				if a.to.IsZero() {
-					return true
-				}
-				end = latest(end, a.to.Add(period))
+			if !a.to.IsZero() && !a.to.After(since) || !a.from.Before(base) && ran(base, a.from) >= period {
+				continue // over before, or begun after the catch-up
+			}
+			if a.to.IsZero() {
+				return true
+			}
+			if a.to.After(base) {
+				base = a.to
 			}
 		}
 	}
-	return w.Clock.Now().Before(end)
-}
-
-func latest(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
+	return ran(base, w.Clock.Now()) < period
 }
 
 // sessionEvent records client i's suspensions (ACLHidden).

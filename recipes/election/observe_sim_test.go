@@ -124,9 +124,11 @@ func (m *leaderWatch) journalDir(c fakezk.Commit) {
 func (m *leaderWatch) see(ob election.Observation) error {
 	m.seen++
 	m.last = &ob
-	if since, open := m.w.ACLsOpen(); !open || !since.IsZero() && m.w.Clock.Now().Before(since.Add(2*m.w.Timeout()+time.Second)) {
+	if m.w.ACLHidden(-1) {
 		// An operator's ACL is changed, or came back less than the
-		// watches' re-read period ago: a change to a candidate the
+		// watches' re-read period of the clients' running ago (the
+		// observer's client is not known here: no suspension counted,
+		// World.ACLHidden): a change to a candidate the
 		// observer may not READ is withheld from it (recipes/cache,
 		// "Nodes the session may not read"), so it may report a state
 		// that never was. Not judged (the next one after is).

@@ -278,8 +278,10 @@ func maskStats(op wire.Op, body []byte) []byte {
 }
 
 // consLine asks addr for cons until the line of session sid has settled
-// (the connection registered for reading again, interest set [1], and
-// two answers in a row agree) and returns it with the address, times,
+// (the connection registered for reading again, interest set [1], no
+// request of it queued, and two answers in a row agree: under make
+// test's load two answers 10 ms apart once both showed queued=1) and
+// returns it with the address, times,
 // latencies and ids masked. ZooKeeper counts a reply as sent, and
 // registers the connection for reading again, after the client may
 // already have read it: a cons asked right after the reply can see sent
@@ -292,7 +294,7 @@ func consLine(t *testing.T, addr string, sid int64) string {
 	prev := consOnce(t, addr, sid)
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
 		line := consOnce(t, addr, sid)
-		if line == prev && strings.HasPrefix(line, " /ADDR[1](") {
+		if line == prev && strings.HasPrefix(line, " /ADDR[1](queued=0,") {
 			return line
 		}
 		prev = line

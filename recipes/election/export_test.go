@@ -16,3 +16,7 @@ func Lowest(names []string) (string, bool) {
 	}
 	return q[0].Name, true
 }
+
+// DeleteMasterNode is deleteMasterNode, for a test that runs two cleanups
+// of one master node.
+var DeleteMasterNode = deleteMasterNode

@@ -77,7 +77,7 @@ type holdDelete struct {
 }
 
 func (c *holdDelete) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	if !c.sent && deletes(req, c.path) {
+	if !c.sent && sim.Deletes(c.path)(req) {
 		c.sent = true
 		c.held = func() { c.Conn.Do(req, done, watch) }
 		return
@@ -86,17 +86,3 @@ func (c *holdDelete) Do(req task.Request, done func(task.Response), watch func(t
 }
 
 func (c *holdDelete) release() { c.held() }
-
-func deletes(req task.Request, path string) bool {
-	switch r := req.(type) {
-	case *task.DeleteRequest:
-		return r.Path == path
-	case *task.MultiRequest:
-		for _, op := range r.Ops {
-			if d, ok := op.(*task.DeleteRequest); ok && d.Path == path {
-				return true
-			}
-		}
-	}
-	return false
-}

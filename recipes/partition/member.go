@@ -30,7 +30,7 @@ type Member struct {
 	err     error
 	done    chan struct{}
 	session task.Session
-	wake    chan struct{} // closed (and made anew) at every report
+	wake    chan struct{} // closed at the next report that changes anything; made on first ask (changes)
 
 	// executor goroutine only
 	rt       task.Runtime
@@ -49,6 +49,7 @@ type Member struct {
 	holds    map[string]*hold
 	tries    map[string]*task.Scope
 	reported map[string]bool
+	idBuf    []string   // appendPartyMembers' buffer, reused while the members listed do not change
 	redo     task.Timer // a reconcile after a failed attempt
 	// The give-up (Leave, or an end on an error while the session
 	// lives): started once; the Leaves wait for it.
@@ -76,6 +77,9 @@ func (m *Member) Session() task.Session {
 func (m *Member) changes() (State, <-chan struct{}) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.wake == nil {
+		m.wake = make(chan struct{})
+	}
 	return m.state, m.wake
 }
 
@@ -132,9 +136,27 @@ func (m *Member) Fenced(item string, ops ...task.MultiOp) task.Task[[]task.Multi
 }
 
 func sortedHolds(hs map[string]Hold) []Hold {
-	out := slices.Collect(maps.Values(hs))
-	slices.SortFunc(out, func(a, b Hold) int { return strings.Compare(a.Item, b.Item) })
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make([]Hold, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, h)
+	}
+	slices.SortFunc(out, compareHolds)
 	return out
+}
+
+func compareHolds(a, b Hold) int { return strings.Compare(a.Item, b.Item) }
+
+// sortedKeys appends the keys of m to buf, sorted (a caller's buffer on
+// its stack spares the allocation of small key sets).
+func sortedKeys[V any](buf []string, m map[string]V) []string {
+	for k := range m {
+		buf = append(buf, k)
+	}
+	slices.Sort(buf)
+	return buf
 }
 
 // Join returns a task that makes a member with identifier and starts it:
@@ -154,7 +176,7 @@ func (p *Partitioner) Join(identifier string, on func(Change)) task.Task[*Member
 		return task.Fail[*Member](err)
 	}
 	return func(s *task.Scope, k task.Cont[*Member]) {
-		m := &Member{p: p, id: identifier, on: on, held: map[string]Hold{}, done: make(chan struct{}), wake: make(chan struct{}),
+		m := &Member{p: p, id: identifier, on: on, held: map[string]Hold{}, done: make(chan struct{}),
 			holds: map[string]*hold{}, tries: map[string]*task.Scope{}, reported: map[string]bool{}}
 		m.rt = s.Runtime()
 		m.unsub = m.rt.Subscribe(m.onSession)
@@ -315,10 +337,18 @@ func (m *Member) followParty(sc *task.Scope) {
 func (m *Member) listed(sc *task.Scope, names []string) {
 	m.names = names
 	ours := m.party != "" && slices.Contains(names, m.party)
-	members := partyMembers(names)
+	var members []string
+	if len(names) > 0 {
+		if m.idBuf == nil {
+			m.idBuf = make([]string, 0, len(names))
+		}
+		m.idBuf = appendPartyMembers(m.idBuf[:0], names)
+		members = m.idBuf
+	}
 	if m.keyed && ours == m.ours && slices.Equal(members, m.members) && (m.timer != nil || m.desired != nil) {
 		return
 	}
+	m.idBuf = nil // members is kept: the next listing takes a new buffer
 	m.keyed, m.ours, m.members = true, ours, members
 	m.gen++
 	gen := m.gen
@@ -349,19 +379,20 @@ func (m *Member) reconcile() {
 	if m.Err() != nil || m.desired == nil {
 		return
 	}
-	for _, it := range slices.Sorted(maps.Keys(m.holds)) {
+	var buf [16]string
+	for _, it := range sortedKeys(buf[:0], m.holds) {
 		if !m.desired[it] {
 			m.release(it)
 		}
 	}
-	for _, it := range slices.Sorted(maps.Keys(m.tries)) {
+	for _, it := range sortedKeys(buf[:0], m.tries) {
 		if !m.desired[it] {
 			t := m.tries[it]
 			delete(m.tries, it)
 			t.Cancel(task.ErrCanceled)
 		}
 	}
-	for _, it := range slices.Sorted(maps.Keys(m.desired)) {
+	for _, it := range sortedKeys(buf[:0], m.desired) {
 		if m.holds[it] == nil && m.tries[it] == nil {
 			m.acquire(it)
 		}
@@ -442,48 +473,66 @@ func (m *Member) follow(sc *task.Scope, h *hold) {
 
 // report updates the accessors and calls on if anything changed.
 func (m *Member) report() {
-	now := map[string]Hold{}
-	for it, h := range m.holds {
-		now[it] = h.Hold
-	}
 	st := Allocating
 	switch {
 	case m.Err() != nil:
 		st = Ended
-	case m.timer == nil && m.desired != nil && len(m.tries) == 0 && heldIsDesired(now, m.desired) && !m.draining():
+	case m.timer == nil && m.desired != nil && len(m.tries) == 0 && heldIsDesired(m.holds, m.desired) && !m.draining():
 		st = Acquired
 	}
 	var acq, rel []string
-	for it := range now {
+	for it := range m.holds {
 		if !m.reported[it] {
 			acq = append(acq, it)
 		}
 	}
 	for it := range m.reported {
-		if _, ok := now[it]; !ok {
+		if _, ok := m.holds[it]; !ok {
 			rel = append(rel, it)
 		}
 	}
 	m.mu.Lock()
 	changed := st != m.state || len(acq) > 0 || len(rel) > 0
-	m.state, m.held = st, now
-	if changed {
+	m.state = st
+	// m.held becomes a copy of the holds: the accessors read it under mu.
+	for it := range m.held {
+		if _, ok := m.holds[it]; !ok {
+			delete(m.held, it)
+		}
+	}
+	for it, h := range m.holds {
+		m.held[it] = h.Hold
+	}
+	if changed && m.wake != nil {
 		close(m.wake)
-		m.wake = make(chan struct{})
+		m.wake = nil
 	}
 	m.mu.Unlock()
 	if !changed {
 		return
 	}
-	m.reported = map[string]bool{}
-	for it := range now {
+	clear(m.reported)
+	for it := range m.holds {
 		m.reported[it] = true
 	}
 	slices.Sort(acq)
 	slices.Sort(rel)
 	if m.on != nil {
-		m.on(Change{State: st, Held: sortedHolds(now), Acquired: acq, Released: rel})
+		m.on(Change{State: st, Held: m.sortedHolds(), Acquired: acq, Released: rel})
 	}
+}
+
+// sortedHolds returns the holds, sorted by item (nil if none).
+func (m *Member) sortedHolds() []Hold {
+	if len(m.holds) == 0 {
+		return nil
+	}
+	out := make([]Hold, 0, len(m.holds))
+	for _, h := range m.holds {
+		out = append(out, h.Hold)
+	}
+	slices.SortFunc(out, compareHolds)
+	return out
 }
 
 // heldIsDesired reports whether the items held are exactly those of the
@@ -505,7 +554,7 @@ func (m *Member) draining() bool {
 	return false
 }
 
-func heldIsDesired(now map[string]Hold, desired map[string]bool) bool {
+func heldIsDesired(now map[string]*hold, desired map[string]bool) bool {
 	if len(now) != len(desired) {
 		return false
 	}
@@ -529,13 +578,14 @@ func (m *Member) setState(st State) {
 // dropAll forgets every hold and attempt (their session ended, or the
 // member ends). Executor goroutine.
 func (m *Member) dropAll() {
-	for _, it := range slices.Sorted(maps.Keys(m.holds)) {
+	var buf [16]string
+	for _, it := range sortedKeys(buf[:0], m.holds) {
 		h := m.holds[it]
 		delete(m.holds, it)
 		h.mon.Cancel(task.ErrCanceled)
 		h.mon.Close()
 	}
-	for _, it := range slices.Sorted(maps.Keys(m.tries)) {
+	for _, it := range sortedKeys(buf[:0], m.tries) {
 		t := m.tries[it]
 		delete(m.tries, it)
 		t.Cancel(task.ErrCanceled)

@@ -185,13 +185,10 @@ func hexID(s *task.Scope) string {
 // lockTag is kazoo's Lock node tag: <hex>__lock__<seq>.
 const lockTag = "__lock__"
 
-// partyMembers returns the identifiers of party node names (what follows
-// the first "-", as kazoo's ShallowParty reads them), sorted.
-func partyMembers(names []string) []string {
-	if len(names) == 0 {
-		return nil
-	}
-	ids := make([]string, 0, len(names))
+// appendPartyMembers appends the identifiers of party node names (what
+// follows the first "-", as kazoo's ShallowParty reads them) to ids, and
+// sorts ids.
+func appendPartyMembers(ids, names []string) []string {
 	for _, n := range names {
 		if i := strings.IndexByte(n, '-'); i >= 0 {
 			ids = append(ids, n[i+1:])

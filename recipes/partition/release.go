@@ -2,8 +2,6 @@ package partition
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	c "github.com/zkflow/zkflow/combinators"
@@ -110,7 +108,8 @@ func (m *Member) Leave() task.Task[task.Unit] {
 // session now ("" if none). Executor goroutine.
 func (m *Member) nodes() ([]Hold, string) {
 	var holds []Hold
-	for _, it := range slices.Sorted(maps.Keys(m.holds)) {
+	var buf [16]string
+	for _, it := range sortedKeys(buf[:0], m.holds) {
 		holds = append(holds, m.holds[it].Hold)
 	}
 	party := ""

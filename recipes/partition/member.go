@@ -302,6 +302,23 @@ func (m *Member) keepParty(sc *task.Scope) {
 
 // followParty lists the party with a watch, again each time it fires.
 func (m *Member) followParty(sc *task.Scope) {
+	f := &partyFollow{m: m, sc: sc}
+	f.onList, f.onFire = f.listed, f.fired
+	f.next()
+}
+
+// partyFollow is followParty on one session's scope: its callbacks are
+// made once, not at each listing.
+type partyFollow struct {
+	m      *Member
+	sc     *task.Scope
+	onList task.Cont[task.ChildrenWatch] // listed
+	onFire task.Cont[task.Event]         // fired
+}
+
+// next lists the party with a watch.
+func (f *partyFollow) next() {
+	m, sc := f.m, f.sc
 	if !m.current(sc) {
 		return
 	}
@@ -312,23 +329,28 @@ func (m *Member) followParty(sc *task.Scope) {
 			return c.Then(zkops.EnsurePath(dir, m.p.cfg.ACL), func(task.Unit) task.Task[task.ChildrenWatch] { return listW })
 		}, task.ErrNoNode)
 	}
-	task.RunIn(sc.Child(), m.list, func(cw task.ChildrenWatch, err error) {
-		if err != nil {
-			m.fail(sc, "party", err)
-			return
-		}
-		if !m.current(sc) {
-			return
-		}
-		m.listed(sc, cw.Names)
-		task.RunIn(sc.Child(), cw.Watch.Wait(), func(_ task.Event, err error) {
-			if err != nil {
-				m.fail(sc, "party", err)
-				return
-			}
-			m.followParty(sc)
-		})
-	})
+	task.RunIn(sc.Child(), m.list, f.onList)
+}
+
+func (f *partyFollow) listed(cw task.ChildrenWatch, err error) {
+	m, sc := f.m, f.sc
+	if err != nil {
+		m.fail(sc, "party", err)
+		return
+	}
+	if !m.current(sc) {
+		return
+	}
+	m.listed(sc, cw.Names)
+	task.RunIn(sc.Child(), cw.Watch.Wait(), f.onFire)
+}
+
+func (f *partyFollow) fired(_ task.Event, err error) {
+	if err != nil {
+		f.m.fail(f.sc, "party", err)
+		return
+	}
+	f.next()
 }
 
 // listed takes a party listing: if what the assignment depends on (the
@@ -348,7 +370,10 @@ func (m *Member) listed(sc *task.Scope, names []string) {
 	if m.keyed && ours == m.ours && slices.Equal(members, m.members) && (m.timer != nil || m.desired != nil) {
 		return
 	}
-	m.idBuf = nil // members is kept: the next listing takes a new buffer
+	// The members listed before become the buffer: the only other
+	// holder of that slice is the stability timer of the generation that
+	// ends here, which no longer reads it.
+	m.idBuf = m.members[:0:cap(m.members)]
 	m.keyed, m.ours, m.members = true, ours, members
 	m.gen++
 	gen := m.gen

@@ -76,31 +76,46 @@ func WatchNode(path string, version int32, ok func(*task.Stat) bool) task.Task[t
 // within ops. Any other error (connection loss: the outcome is unknown) is
 // returned as it is, not retried.
 func Fenced(path string, version int32, ops []task.MultiOp, lost func(cause, err error) error) task.Task[[]task.MultiResult] {
-	all := make([]task.MultiOp, 0, len(ops)+1)
-	all = append(all, &task.CheckRequest{Path: path, Version: version})
+	f := &fenced{check: task.CheckRequest{Path: path, Version: version}, lost: lost}
+	f.all = f.buf[:0]
+	if len(ops)+1 > len(f.buf) {
+		f.all = make([]task.MultiOp, 0, len(ops)+1)
+	}
+	f.all = append(f.all, &f.check)
 	for _, op := range ops {
 		if cr, ok := op.(*task.CreateRequest); ok && cr != nil && cr.ACL == nil {
 			cp := *cr
 			cp.ACL = task.OpenACL
 			op = &cp
 		}
-		all = append(all, op)
+		f.all = append(f.all, op)
 	}
-	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
-		task.Run(s, task.Multi(all...), func(rs []task.MultiResult, err error) {
-			var me *task.MultiError
-			switch {
-			case err == nil:
-				k(rs[1:], nil)
-			case errors.As(err, &me) && me.Index == 0:
-				k(nil, lost(me.Err, err))
-			case errors.As(err, &me):
-				k(nil, &task.OpError{Op: "multi", Path: all[me.Index].NodePath(), Err: &task.MultiError{Index: me.Index - 1, Err: me.Err}})
-			default:
-				k(nil, err)
-			}
-		})
-	}
+	return f.run
+}
+
+// fenced is one Fenced task: the check, the ops behind it (in buf when
+// they are few) and what a failed check becomes, in one allocation.
+type fenced struct {
+	check task.CheckRequest
+	buf   [2]task.MultiOp
+	all   []task.MultiOp
+	lost  func(cause, err error) error
+}
+
+func (f *fenced) run(s *task.Scope, k task.Cont[[]task.MultiResult]) {
+	task.Run(s, task.Multi(f.all...), func(rs []task.MultiResult, err error) {
+		var me *task.MultiError
+		switch {
+		case err == nil:
+			k(rs[1:], nil)
+		case errors.As(err, &me) && me.Index == 0:
+			k(nil, f.lost(me.Err, err))
+		case errors.As(err, &me):
+			k(nil, &task.OpError{Op: "multi", Path: f.all[me.Index].NodePath(), Err: &task.MultiError{Index: me.Index - 1, Err: me.Err}})
+		default:
+			k(nil, err)
+		}
+	})
 }
 
 // BugWithdrawCutCleanup: Detached withdraws its background copy whenever

@@ -425,7 +425,56 @@ func child(dir, name string) string {
 // sync's, as if it had waited for the sync's reply: one round trip
 // instead of two.
 func AfterSync[T any](path string, read task.Task[T]) task.Task[T] {
+	// It is c.Map(c.All(c.Map(task.Sync(path), to zero), read), to the
+	// second value), written out for its two tasks: the same scopes and
+	// the same nested Runs and Resumes, with fewer objects per run.
 	var zero T
-	both := c.All(c.Map(task.Sync(path), func(task.Unit) T { return zero }), read)
-	return c.Map(both, func(vs []T) T { return vs[1] })
+	sync := task.Sync(path)
+	synced := func(s *task.Scope, k task.Cont[T]) { // c.Map(sync, to zero)
+		task.Run(s, sync, func(_ task.Unit, err error) { task.Resume(s, k, zero, err) })
+	}
+	both := func(c *task.Scope, k task.Cont[T]) { // c.All's flow in its child scope
+		r := &afterSync[T]{k: k, remaining: 2}
+		task.Run(c, synced, r.synced)
+		if r.failed {
+			return
+		}
+		task.Run(c, read, r.read)
+	}
+	all := func(s *task.Scope, k task.Cont[T]) { task.RunIn(s.Child(), both, k) }
+	return func(s *task.Scope, k task.Cont[T]) {
+		task.Run(s, all, func(v T, err error) { task.Resume(s, k, v, err) })
+	}
+}
+
+// afterSync is one run of AfterSync's two tasks: read's value, and c.All's
+// count of replies still due.
+type afterSync[T any] struct {
+	k         task.Cont[T]
+	v         T
+	remaining int
+	failed    bool
+}
+
+func (r *afterSync[T]) synced(_ T, err error) { r.done(false, r.v, err) }
+
+func (r *afterSync[T]) read(v T, err error) { r.done(true, v, err) }
+
+func (r *afterSync[T]) done(read bool, v T, err error) {
+	if r.failed || r.remaining == 0 {
+		return
+	}
+	if err != nil {
+		r.failed = true
+		var zero T
+		r.k(zero, err)
+		return
+	}
+	if read {
+		r.v = v
+	}
+	r.remaining--
+	if r.remaining == 0 {
+		r.k(r.v, nil)
+	}
 }

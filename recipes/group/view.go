@@ -61,6 +61,7 @@ type View struct {
 	first    task.Cont[*View] // resumes the Watch task at the first report
 	unsub    func()
 	follower *task.Scope
+	spare    []string // the next listing's buffer: publish sorts it there and keeps it as cur only if it changed
 }
 
 // Members returns the members as last reported (sorted).
@@ -179,39 +180,8 @@ func (v *View) round() task.Task[bool] {
 	listW = c.Retry(listW, retry)
 	existsW := c.Retry(task.ExistsW(dir), retry)
 	return func(s *task.Scope, k task.Cont[bool]) {
-		list := func(prev []string, stale bool) {
-			task.Run(s, listW, func(cw task.ChildrenWatch, err error) {
-				switch {
-				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, existsW, func(sw task.StatWatch, err error) {
-						if err != nil {
-							k(false, err)
-							return
-						}
-						if sw.Stat != nil {
-							k(true, nil) // created meanwhile: list again
-							return
-						}
-						v.publish(nil)
-						task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
-					})
-				case err != nil:
-					k(false, err)
-				default:
-					names := cw.Names
-					if stale {
-						names = prev
-					}
-					if v.reported && canary.On(bugMergedList) {
-						v.publish(append(slices.Clone(v.Members()), names...))
-					}
-					v.publish(names)
-					task.Run(s, cw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
-				}
-			})
-		}
 		if !canary.On(bugStaleList) {
-			list(nil, false)
+			v.list(s, k, listW, existsW, nil, false)
 			return
 		}
 		task.Run(s, c.Retry(task.Children(dir), retry), func(cl task.ChildList, err error) {
@@ -219,15 +189,54 @@ func (v *View) round() task.Task[bool] {
 				k(false, err)
 				return
 			}
-			list(cl.Names, err == nil)
+			v.list(s, k, listW, existsW, cl.Names, err == nil)
 		})
 	}
+}
+
+// list is one round's listing (round), reported, then its watch waited
+// for; with stale, prev is reported in its place (bugStaleList).
+func (v *View) list(s *task.Scope, k task.Cont[bool], listW task.Task[task.ChildrenWatch], existsW task.Task[task.StatWatch], prev []string, stale bool) {
+	task.Run(s, listW, func(cw task.ChildrenWatch, err error) {
+		switch {
+		case errors.Is(err, task.ErrNoNode):
+			task.Run(s, existsW, func(sw task.StatWatch, err error) {
+				if err != nil {
+					k(false, err)
+					return
+				}
+				if sw.Stat != nil {
+					k(true, nil) // created meanwhile: list again
+					return
+				}
+				v.publish(nil)
+				task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
+			})
+		case err != nil:
+			k(false, err)
+		default:
+			names := cw.Names
+			if stale {
+				names = prev
+			}
+			if v.reported && canary.On(bugMergedList) {
+				v.publish(append(slices.Clone(v.Members()), names...))
+			}
+			v.publish(names)
+			task.Run(s, cw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
+		}
+	})
 }
 
 // publish reports names if they differ from the last report (or if there
 // was none yet). Executor goroutine.
 func (v *View) publish(names []string) {
-	next := slices.Clone(names)
+	var next []string
+	if len(names) == 0 {
+		next = slices.Clone(names) // nil or empty as names is
+	} else {
+		next = append(v.spare[:0], names...)
+	}
 	slices.Sort(next)
 	next = slices.Compact(next)
 	v.mu.Lock()
@@ -239,11 +248,20 @@ func (v *View) publish(names []string) {
 	v.mu.Unlock()
 	added, removed := diff(prev, next)
 	if v.reported && len(added) == 0 && len(removed) == 0 {
+		if len(names) > 0 {
+			v.spare = next // not kept: the next listing's buffer
+		}
 		return
 	}
 	v.mu.Lock()
 	v.cur = next
 	v.mu.Unlock()
+	if len(names) > 0 {
+		v.spare = nil
+	}
+	if cap(prev) > 0 && len(names) > 0 {
+		v.spare = prev[:0] // the accessors copy cur under mu: nobody else holds it
+	}
 	v.reported = true
 	v.report(Change{Members: slices.Clone(next), Added: added, Removed: removed})
 	if f := v.first; f != nil {

@@ -131,17 +131,19 @@ type term struct {
 	ended bool
 	done  func(error)
 
-	workers dir // names from the cache; stale: changed since the last round
-	tasks   dir
-	wc      *cache.ChildrenCache // follows /workers
-	started bool                 // wc's first snapshot is in
-	unsub   func()
-	deaf    bool                 // the session was suspended (bugNoRearmWorkers ignores the cache from then on)
-	blinked bool                 // suspended since the last reconnect: read /tasks again once connected
-	blinks  int                  // suspensions so far: a /tasks read sent before one is stale
-	wake    task.Cont[task.Unit] // the parked round, if any
-	again   bool                 // an outcome was left open: another round soon
-	next    int                  // round-robin position among live workers
+	workers  dir // names from the cache; stale: changed since the last round
+	tasks    dir
+	wc       *cache.ChildrenCache // follows /workers
+	started  bool                 // wc's first snapshot is in
+	unsub    func()
+	deaf     bool                 // the session was suspended (bugNoRearmWorkers ignores the cache from then on)
+	blinked  bool                 // suspended since the last reconnect: read /tasks again once connected
+	blinks   int                  // suspensions so far: a /tasks read sent before one is stale
+	wake     task.Cont[task.Unit] // the parked round, if any
+	again    bool                 // an outcome was left open: another round soon
+	next     int                  // round-robin position among live workers
+	step     int                  // the round's step under way (round)
+	nextStep func()               // stepDone, the steps' next
 }
 
 // serve runs a term as primary until it fails; done gets why (an error
@@ -238,16 +240,34 @@ func (r *term) kick() {
 // of dead workers, assigns the tasks in /tasks, then waits.
 func (r *term) round() {
 	r.again = false
-	steps := []func(func()){r.readWorkers, r.readTasks, r.reassignDead, r.assignTasks}
-	var run func(i int)
-	run = func(i int) {
-		if i == len(steps) {
-			r.park()
-			return
-		}
-		steps[i](func() { run(i + 1) })
+	r.step = 0
+	r.runStep()
+}
+
+// runStep runs the round's step r.step, whose next is r.nextStep (made
+// once per term): each step calls it once, or ends the term (fail).
+// A term runs one round at a time.
+func (r *term) runStep() {
+	if r.nextStep == nil {
+		r.nextStep = r.stepDone
 	}
-	run(0)
+	switch r.step {
+	case 0:
+		r.readWorkers(r.nextStep)
+	case 1:
+		r.readTasks(r.nextStep)
+	case 2:
+		r.reassignDead(r.nextStep)
+	case 3:
+		r.assignTasks(r.nextStep)
+	default:
+		r.park()
+	}
+}
+
+func (r *term) stepDone() {
+	r.step++
+	r.runStep()
 }
 
 // park waits until a watch fires (or, if an outcome was left open,

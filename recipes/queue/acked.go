@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
@@ -31,7 +32,20 @@ func (q *Queue) marker(id string) string { return q.consumers + "/" + id }
 // The czxid ties the copy to the item it copies, not only to its name,
 // which the counter can hand out again.
 func (q *Queue) flight(id string, czxid int64, name string) string {
-	return fmt.Sprintf("%s/%s-%016x-%s", q.inflight, id, uint64(czxid), name)
+	var b strings.Builder
+	b.Grow(len(q.inflight) + len(id) + len(name) + 19)
+	b.WriteString(q.inflight)
+	b.WriteByte('/')
+	b.WriteString(id)
+	b.WriteByte('-')
+	var hex [16]byte
+	for i, v := len(hex)-1, uint64(czxid); i >= 0; i, v = i-1, v>>4 {
+		hex[i] = "0123456789abcdef"[v&15]
+	}
+	b.Write(hex[:])
+	b.WriteByte('-')
+	b.WriteString(name)
+	return b.String()
 }
 
 // splitFlight parses an in-flight entry's name into the consumer's id and
@@ -75,6 +89,9 @@ func isHex(s string) bool {
 
 // multiIndex returns the index of the failed op of a multi's error, or -1.
 func multiIndex(err error) int {
+	if err == nil {
+		return -1
+	}
 	var me *task.MultiError
 	if errors.As(err, &me) {
 		return me.Index

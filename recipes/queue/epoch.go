@@ -27,11 +27,24 @@ import (
 // directory was not created again since; a stale cache costs one failed
 // multi, then the take reads the epoch again and lists again.
 
-func (q *Queue) epochPath() string { return q.dir + ".epoch" }
+func (q *Queue) epochPath() string {
+	if q.epochP != "" {
+		return q.epochP
+	}
+	return q.dir + ".epoch"
+}
 
 // epochVersion succeeds with the epoch's version, from the cache or read
 // (the node created first if it is missing).
 func (q *Queue) epochVersion() task.Task[int32] {
+	if q.epochV != nil {
+		return q.epochV
+	}
+	return q.buildEpochVersion()
+}
+
+// buildEpochVersion builds epochVersion's task.
+func (q *Queue) buildEpochVersion() task.Task[int32] {
 	return func(s *task.Scope, k task.Cont[int32]) {
 		if v := q.epoch.Load(); v != 0 {
 			k(int32(v-1), nil)

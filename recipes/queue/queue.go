@@ -200,6 +200,9 @@ type Queue struct {
 	// lists: the directory's listing tasks, without and with a watch
 	// (tasks are values: built once, in New).
 	lists [2]task.Task[task.ChildrenWatch]
+	// epochP and epochV: epochPath and epochVersion's task, made in New.
+	epochP string
+	epochV task.Task[int32]
 }
 
 // New returns the queue whose items live under dir (created, with its
@@ -223,6 +226,8 @@ func New(dir string, opts ...Option) (*Queue, error) {
 		}
 	}
 	q.lists = [2]task.Task[task.ChildrenWatch]{q.buildList(false), q.buildList(true)}
+	q.epochP = dir + ".epoch"
+	q.epochV = q.buildEpochVersion()
 	return q, nil
 }
 
@@ -560,29 +565,29 @@ func (q *Queue) buildList(watch bool) task.Task[task.ChildrenWatch] {
 		l = c.Map(task.Children(q.dir), func(cl task.ChildList) task.ChildrenWatch { return task.ChildrenWatch{ChildList: cl} })
 	}
 	l = c.Retry(l, zkops.Retry)
-	return func(s *task.Scope, k task.Cont[task.ChildrenWatch]) {
-		var try func()
-		try = func() {
-			task.Run(s, l, func(cw task.ChildrenWatch, err error) {
-				switch {
-				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
-						if err != nil {
-							k(task.ChildrenWatch{}, err)
-							return
-						}
-						try()
-					})
-				case err != nil:
-					k(cw, err)
-				default:
-					q.sweep(s, cw.Names)
-					k(cw, nil)
+	return func(s *task.Scope, k task.Cont[task.ChildrenWatch]) { q.tryList(s, k, l) }
+}
+
+// tryList runs l, a listing, and again once the directory is made if it
+// is missing.
+func (q *Queue) tryList(s *task.Scope, k task.Cont[task.ChildrenWatch], l task.Task[task.ChildrenWatch]) {
+	task.Run(s, l, func(cw task.ChildrenWatch, err error) {
+		switch {
+		case errors.Is(err, task.ErrNoNode):
+			task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
+				if err != nil {
+					k(task.ChildrenWatch{}, err)
+					return
 				}
+				q.tryList(s, k, l)
 			})
+		case err != nil:
+			k(cw, err)
+		default:
+			q.sweep(s, cw.Names)
+			k(cw, nil)
 		}
-		try()
-	}
+	})
 }
 
 // sweep deletes the nodes among names that are named with an exhausted

@@ -82,7 +82,9 @@ type engine struct {
 	rt       task.Runtime
 	started  bool
 	sessID   int64
-	gen      int // one per follower; completions of older ones are ignored
+	gen      int         // one per follower; completions of older ones are ignored
+	passNext func(error) // pass's next for generation passGen: made once per generation
+	passGen  int
 	follower *task.Scope
 	lists    pathSet // directories to list
 	// saturated holds the directories whose last listing showed their
@@ -297,16 +299,20 @@ func (e *engine) pass(gen int) {
 		return
 	}
 	f := e.follower
-	next := func(err error) {
-		if gen != e.gen {
-			return // an older session's follower
+	next := e.passNext
+	if next == nil || e.passGen != gen {
+		next = func(err error) {
+			if gen != e.gen {
+				return // an older session's follower
+			}
+			if err != nil {
+				e.running = false
+				e.fail(err)
+				return
+			}
+			e.pass(gen)
 		}
-		if err != nil {
-			e.running = false
-			e.fail(err)
-			return
-		}
-		e.pass(gen)
+		e.passNext, e.passGen = next, gen
 	}
 	switch {
 	case e.lists.len() > 0:
@@ -337,12 +343,17 @@ func lost(err error) bool {
 }
 
 // arm waits for w in the follower and marks what must be read again.
-func (e *engine) arm(f *task.Scope, gen int, w *task.Watch, mark func()) {
+// What is marked is p: listed again if dir, else read again.
+func (e *engine) arm(f *task.Scope, gen int, w *task.Watch, p string, dir bool) {
 	task.Run(f, w.Wait(), func(_ task.Event, err error) {
 		if err != nil || gen != e.gen {
 			return // expiry or stop: the next follower reads everything
 		}
-		mark()
+		if dir {
+			e.lists.add(p)
+		} else {
+			e.dirty.add(p)
+		}
 		e.kick()
 	})
 }
@@ -353,7 +364,6 @@ func (e *engine) arm(f *task.Scope, gen int, w *task.Watch, mark func()) {
 // it is created; in a tree, a missing directory is a removed node, which
 // its own read reports.
 func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
-	relist := func() { e.lists.add(d) }
 	rc := e.reconnects
 	task.Run(f, read(e.childrenTask(d)), func(cw task.ChildrenWatch, err error) {
 		if gen != e.gen {
@@ -380,7 +390,7 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 					e.lists.add(d)
 					next(nil)
 				default:
-					e.arm(f, gen, sw.Watch, relist)
+					e.arm(f, gen, sw.Watch, d, true)
 					for _, p := range e.childrenOf(d) {
 						e.remove(p)
 					}
@@ -391,7 +401,7 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 			next(err)
 		default:
 			if cw.Watch != nil {
-				e.arm(f, gen, cw.Watch, relist)
+				e.arm(f, gen, cw.Watch, d, true)
 			}
 			e.listed(d, cw.Stat)
 			if counterRunOut(cw.Stat) {
@@ -472,7 +482,6 @@ func (e *engine) uncache(p string) {
 // until it is created. In a tree, a node read for the first time is
 // listed too.
 func (e *engine) read(f *task.Scope, gen int, p string, next func(error)) {
-	mark := func() { e.dirty.add(p) }
 	task.Run(f, read(e.dataTask(p)), func(dw task.DataWatch, err error) {
 		if gen != e.gen {
 			return
@@ -492,7 +501,7 @@ func (e *engine) read(f *task.Scope, gen int, p string, next func(error)) {
 					e.dirty.add(p) // created meanwhile: read it
 					next(nil)
 				default:
-					e.arm(f, gen, sw.Watch, mark)
+					e.arm(f, gen, sw.Watch, p, false)
 					e.remove(p)
 					next(nil)
 				}
@@ -504,7 +513,7 @@ func (e *engine) read(f *task.Scope, gen int, p string, next func(error)) {
 			next(err)
 		default:
 			if dw.Watch != nil {
-				e.arm(f, gen, dw.Watch, mark)
+				e.arm(f, gen, dw.Watch, p, false)
 			}
 			n := Node{Path: p, Stat: dw.Stat}
 			if e.opts.Data || e.dir == "" && !e.tree {

@@ -136,7 +136,11 @@ func classify(prev, cur Node, versionOnly bool) EventType {
 // diff returns the change from a to b (maps by path).
 func diff(a, b map[string]Node) Change {
 	var ch Change
-	for _, p := range sortedPaths(b) {
+	if len(b) > 0 {
+		ch.Nodes = make([]Node, 0, len(b))
+	}
+	var buf [32]string
+	for _, p := range appendSortedPaths(buf[:0], b) {
 		n := b[p]
 		ch.Nodes = append(ch.Nodes, n)
 		old, ok := a[p]
@@ -151,7 +155,7 @@ func diff(a, b map[string]Node) Change {
 			ch.Changed = append(ch.Changed, n)
 		}
 	}
-	for _, p := range sortedPaths(a) {
+	for _, p := range appendSortedPaths(buf[:0], a) {
 		if _, ok := b[p]; !ok {
 			ch.Removed = append(ch.Removed, a[p])
 		}
@@ -160,7 +164,11 @@ func diff(a, b map[string]Node) Change {
 }
 
 func sortedPaths(m map[string]Node) []string {
-	out := make([]string, 0, len(m))
+	return appendSortedPaths(make([]string, 0, len(m)), m)
+}
+
+// appendSortedPaths appends the paths of m to out, sorted.
+func appendSortedPaths(out []string, m map[string]Node) []string {
 	for p := range m {
 		out = append(out, p)
 	}

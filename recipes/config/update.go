@@ -110,10 +110,12 @@ func Update(root string, values map[string][]byte, opts ...Option) task.Task[tas
 				}
 				ops = append(ops, &task.DeleteRequest{Path: marker, Version: task.AnyVersion})
 				task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+					if err == nil {
+						k(task.Unit{}, nil)
+						return
+					}
 					var me *task.MultiError
 					switch {
-					case err == nil:
-						k(task.Unit{}, nil)
 					case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
 						attempt() // applied or not: writing again leaves the same values
 					case errors.As(err, &me) && me.Index == 0 && errors.Is(err, task.ErrNodeExists):

@@ -149,10 +149,12 @@ func (r *run) create() {
 			&task.CreateRequest{Path: r.m.path, Data: r.m.cfg.data, Mode: task.Ephemeral, ACL: r.m.cfg.acl.For(r.m.path)},
 			&task.CreateRequest{Path: r.lease, Mode: task.Ephemeral, ACL: r.m.cfg.acl.For(r.lease)})
 		task.Run(r.s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+			if err == nil {
+				r.verify()
+				return
+			}
 			var me *task.MultiError
 			switch {
-			case err == nil:
-				r.verify()
 			case errors.As(err, &me) && me.Index < nodeAt && (errors.Is(me.Err, task.ErrBadVersion) || errors.Is(me.Err, task.ErrNoNode)):
 				r.create() // a lease came or went meanwhile: list again
 			case errors.As(err, &me) && errors.Is(me.Err, task.ErrNodeExists):
@@ -460,10 +462,12 @@ func deleteMaster(path, lease string, st task.Stat, safe bool) task.Task[task.Un
 			return
 		}
 		task.Run(s, multi, func(_ []task.MultiResult, err error) {
+			if err == nil {
+				k(task.Unit{}, nil)
+				return
+			}
 			var me *task.MultiError
 			switch {
-			case err == nil:
-				k(task.Unit{}, nil)
 			case errors.As(err, &me) && me.Index == 1 && errors.Is(me.Err, task.ErrNoNode):
 				task.Run(s, zkops.DeleteOwned(lease, st.EphemeralOwner), k) // the node went already
 			case errors.As(err, &me):
@@ -514,10 +518,12 @@ func deleteMasterNode(path, leases string, st task.Stat) task.Task[task.Unit] {
 					&task.DeleteRequest{Path: path, Version: cur.Version},
 				), retry)
 				task.Run(s, del, func(_ []task.MultiResult, err error) {
+					if err == nil {
+						k(task.Unit{}, nil)
+						return
+					}
 					var me *task.MultiError
 					switch {
-					case err == nil:
-						k(task.Unit{}, nil)
 					case errors.Is(err, task.ErrNoAuth):
 						task.Run(s, zkops.DeleteNode(path, st), k)
 					case errors.As(err, &me) && me.Index == 1 && errors.Is(me.Err, task.ErrNoNode):

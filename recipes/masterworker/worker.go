@@ -357,11 +357,13 @@ func (r *wrun) writeStatus(assigned, name string, res Result) task.Task[task.Uni
 	)
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		task.Run(s, c.Retry(multi, retry), func(_ []task.MultiResult, err error) {
-			var me *task.MultiError
-			switch {
-			case err == nil:
+			if err == nil {
 				r.w.done.Add(1)
 				k(task.Unit{}, nil)
+				return
+			}
+			var me *task.MultiError
+			switch {
 			case errors.As(err, &me) && me.Index == 1 && errors.Is(err, task.ErrNoNode):
 				k(task.Unit{}, nil) // moved away, or our own multi applied before a lost reply
 			case errors.As(err, &me) && me.Index == 0 && errors.Is(err, task.ErrNoNode) && !canary.On(bugNoDirAgain):

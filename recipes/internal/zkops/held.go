@@ -104,10 +104,12 @@ type fenced struct {
 
 func (f *fenced) run(s *task.Scope, k task.Cont[[]task.MultiResult]) {
 	task.Run(s, task.Multi(f.all...), func(rs []task.MultiResult, err error) {
+		if err == nil {
+			k(rs[1:], nil)
+			return
+		}
 		var me *task.MultiError
 		switch {
-		case err == nil:
-			k(rs[1:], nil)
 		case errors.As(err, &me) && me.Index == 0:
 			k(nil, f.lost(me.Err, err))
 		case errors.As(err, &me):

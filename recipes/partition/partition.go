@@ -102,6 +102,7 @@ func KazooAssign(identifier string, members, items []string) []string {
 type Partitioner struct {
 	cfg   config
 	items []string // sorted
+	kazoo bool     // cfg.Assign is the default, KazooAssign, which neither keeps nor changes its arguments
 }
 
 // New returns the partitioned set of items under path (kazoo's path):
@@ -130,7 +131,8 @@ func New(path string, items []string, opts ...Option) (*Partitioner, error) {
 	if cfg.Stable == 0 {
 		cfg.Stable = DefaultStable
 	}
-	if cfg.Assign == nil {
+	kazoo := cfg.Assign == nil
+	if kazoo {
 		cfg.Assign = KazooAssign
 	}
 	items = slices.Clone(cfg.Items)
@@ -144,7 +146,7 @@ func New(path string, items []string, opts ...Option) (*Partitioner, error) {
 		}
 	}
 	cfg.Items = items
-	return &Partitioner{cfg: cfg, items: items}, nil
+	return &Partitioner{cfg: cfg, items: items, kazoo: kazoo}, nil
 }
 
 // Path is the partitioner's directory.
@@ -179,7 +181,10 @@ func ValidateIdentifier(id string) error { return validName("identifier", id) }
 // (zkops.Draws), so never the same on two sessions.
 func hexID(s *task.Scope) string {
 	hi, lo := zkops.Draws(s)
-	return fmt.Sprintf("%016x%016x", hi, lo)
+	var b [32]byte
+	zkops.PutHex(b[:16], hi)
+	zkops.PutHex(b[16:], lo)
+	return string(b[:])
 }
 
 // lockTag is kazoo's Lock node tag: <hex>__lock__<seq>.

@@ -13,7 +13,29 @@ import (
 // the executor's seeded source (Draws): the unique part of an attempt's
 // node name ("_c_<id>-lock-", "_c_<id>-latch-", "_p_<id>-").
 func NewID(hi, lo uint64) string {
-	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, (hi>>16)&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
+	// fmt's "%08x-%04x-%04x-%04x-%012x" of hi>>32, (hi>>16)&0xffff,
+	// hi&0xffff, lo>>48, lo&0xffffffffffff, in one allocation.
+	var b [36]byte
+	PutHex(b[0:8], hi>>32)
+	b[8] = '-'
+	PutHex(b[9:13], hi>>16)
+	b[13] = '-'
+	PutHex(b[14:18], hi)
+	b[18] = '-'
+	PutHex(b[19:23], lo>>48)
+	b[23] = '-'
+	PutHex(b[24:36], lo)
+	return string(b[:])
+}
+
+// PutHex writes the len(b) lowest hex digits of v to b, lower case, with
+// leading zeros (fmt's %0<len(b)>x of a v below 16^len(b)).
+func PutHex(b []byte, v uint64) {
+	const digits = "0123456789abcdef"
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = digits[v&0xf]
+		v >>= 4
+	}
 }
 
 // Draws returns two draws of the executor's seeded source

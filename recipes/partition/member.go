@@ -388,7 +388,13 @@ func (m *Member) listed(sc *task.Scope, names []string) {
 		m.timer = nil
 		m.desired = map[string]bool{}
 		if ours {
-			for _, it := range m.p.cfg.Assign(m.id, slices.Clone(members), slices.Clone(m.p.items)) {
+			var assigned []string
+			if m.p.kazoo {
+				assigned = KazooAssign(m.id, members, m.p.items)
+			} else {
+				assigned = m.p.cfg.Assign(m.id, slices.Clone(members), slices.Clone(m.p.items))
+			}
+			for _, it := range assigned {
 				if _, ok := slices.BinarySearch(m.p.items, it); ok {
 					m.desired[it] = true // an Assign that names an item not in the set is not followed there
 				}

@@ -68,108 +68,130 @@ func lockItem(dir, prefix string, data []byte, acl task.ACLProvider) task.Task[l
 	return func(s *task.Scope, k task.Cont[lockNode]) {
 		owner := s.Session().ID
 		path := dir + "/" + prefix + lockTag // the path sent: the server appends the sequence number
-		req := &task.CreateRequest{Path: path, Data: data, Mode: task.EphemeralSequential, ACL: acl.For(path)}
-		settle := func() task.Task[[]string] { return c.Map(zkops.Owned(dir, prefix, owner), zkops.Names) }
-		// wait holds once no contender has a lower number than ours.
-		wait := func(name string, mine int64, path string) {
-			held := func() {
-				task.Run(s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
-					switch {
-					case err != nil:
-						k(lockNode{}, err)
-					case st == nil || st.EphemeralOwner != owner:
-						k(lockNode{}, fmt.Errorf("partition: %w: %s: node deleted while acquiring", ErrLost, path))
-					default:
-						k(lockNode{path: path, stat: *st}, nil)
-					}
-				})
+		l := &itemLock{s: s, k: k, dir: dir, prefix: prefix, acl: acl, owner: owner}
+		l.req = &task.CreateRequest{Path: path, Data: data, Mode: task.EphemeralSequential, ACL: acl.For(path)}
+		l.create()
+	}
+}
+
+// itemLock is one run of lockItem's task.
+type itemLock struct {
+	s      *task.Scope
+	k      task.Cont[lockNode]
+	dir    string
+	prefix string
+	acl    task.ACLProvider
+	owner  int64
+	req    *task.CreateRequest
+}
+
+func (l *itemLock) settle() task.Task[[]string] {
+	return c.Map(zkops.Owned(l.dir, l.prefix, l.owner), zkops.Names)
+}
+
+// wait holds once no contender has a lower number than ours.
+func (l *itemLock) wait(name string, mine int64, path string) {
+	if canary.On(bugHoldAtCreate) {
+		l.held(path)
+		return
+	}
+	l.list(name, mine, path)
+}
+
+func (l *itemLock) held(path string) {
+	s, k, owner := l.s, l.k, l.owner
+	task.Run(s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
+		switch {
+		case err != nil:
+			k(lockNode{}, err)
+		case st == nil || st.EphemeralOwner != owner:
+			k(lockNode{}, fmt.Errorf("partition: %w: %s: node deleted while acquiring", ErrLost, path))
+		default:
+			k(lockNode{path: path, stat: *st}, nil)
+		}
+	})
+}
+
+func (l *itemLock) list(name string, mine int64, path string) {
+	s, k, dir := l.s, l.k, l.dir
+	task.Run(s, c.Retry(task.Children(dir), retry), func(cl task.ChildList, err error) {
+		if errors.Is(err, task.ErrNoNode) {
+			// The directory was deleted (by an operator): our node went first.
+			k(lockNode{}, fmt.Errorf("partition: %w: %s: directory deleted while acquiring", ErrLost, path))
+			return
+		}
+		if err != nil {
+			k(lockNode{}, err)
+			return
+		}
+		cs := contenders(cl.Names)
+		if !slices.ContainsFunc(cs, func(x contender) bool { return x.name == name }) {
+			k(lockNode{}, fmt.Errorf("partition: %w: %s: node deleted while acquiring", ErrLost, path))
+			return
+		}
+		var pred string
+		for _, x := range cs {
+			if x.seq < mine {
+				pred = x.name
 			}
-			if canary.On(bugHoldAtCreate) {
-				held()
+		}
+		if pred == "" {
+			l.held(path)
+			return
+		}
+		task.Run(s, zkops.WaitChange(dir+"/"+pred), func(_ bool, err error) {
+			if err != nil {
+				k(lockNode{}, err)
 				return
 			}
-			var list func()
-			list = func() {
-				task.Run(s, c.Retry(task.Children(dir), retry), func(cl task.ChildList, err error) {
-					if errors.Is(err, task.ErrNoNode) {
-						// The directory was deleted (by an operator): our node went first.
-						k(lockNode{}, fmt.Errorf("partition: %w: %s: directory deleted while acquiring", ErrLost, path))
-						return
-					}
-					if err != nil {
-						k(lockNode{}, err)
-						return
-					}
-					cs := contenders(cl.Names)
-					if !slices.ContainsFunc(cs, func(x contender) bool { return x.name == name }) {
-						k(lockNode{}, fmt.Errorf("partition: %w: %s: node deleted while acquiring", ErrLost, path))
-						return
-					}
-					var pred string
-					for _, x := range cs {
-						if x.seq < mine {
-							pred = x.name
-						}
-					}
-					if pred == "" {
-						held()
-						return
-					}
-					task.Run(s, zkops.WaitChange(dir+"/"+pred), func(_ bool, err error) {
-						if err != nil {
-							k(lockNode{}, err)
-							return
-						}
-						list()
-					})
-				})
-			}
-			list()
+			l.list(name, mine, path)
+		})
+	})
+}
+
+// afterReset creates our node again once the directory has been
+// emptied and made afresh, its counter back at zero.
+func (l *itemLock) afterReset() {
+	s, k := l.s, l.k
+	task.Run(s, zkops.EmptyDir(l.dir), func(_ task.Unit, err error) {
+		if err != nil {
+			k(lockNode{}, err)
+			return
 		}
-		var create func()
-		// afterReset creates our node again once the directory has been
-		// emptied and made afresh, its counter back at zero.
-		afterReset := func() {
-			task.Run(s, zkops.EmptyDir(dir), func(_ task.Unit, err error) {
+		l.create()
+	})
+}
+
+func (l *itemLock) create() {
+	s, k, owner := l.s, l.k, l.owner
+	task.Run(s, zkops.CreateUnique(l.req, l.dir, l.acl, l.settle), func(name string, err error) {
+		if errors.Is(err, task.ErrNodeExists) && !canary.On(bugExhaustedSeq) {
+			// A sequential create clashes only when the counter is
+			// stuck at its maximum: wait for the reset.
+			l.afterReset()
+			return
+		}
+		if err != nil {
+			k(lockNode{}, err)
+			return
+		}
+		mine, _ := zkops.SeqAfter(name, lockTag)
+		path := l.dir + "/" + name
+		if zkops.Exhausted(mine) && !canary.On(bugExhaustedSeq) {
+			// A number the server can no longer order (it ties
+			// with others, or sorts below the holder's): withdraw,
+			// and take the lock again after the reset.
+			task.Run(s, zkops.DeleteOwned(path, owner), func(_ task.Unit, err error) {
 				if err != nil {
 					k(lockNode{}, err)
 					return
 				}
-				create()
+				l.afterReset()
 			})
+			return
 		}
-		create = func() {
-			task.Run(s, zkops.CreateUnique(req, dir, acl, settle), func(name string, err error) {
-				if errors.Is(err, task.ErrNodeExists) && !canary.On(bugExhaustedSeq) {
-					// A sequential create clashes only when the counter is
-					// stuck at its maximum: wait for the reset.
-					afterReset()
-					return
-				}
-				if err != nil {
-					k(lockNode{}, err)
-					return
-				}
-				mine, _ := zkops.SeqAfter(name, lockTag)
-				path := dir + "/" + name
-				if zkops.Exhausted(mine) && !canary.On(bugExhaustedSeq) {
-					// A number the server can no longer order (it ties
-					// with others, or sorts below the holder's): withdraw,
-					// and take the lock again after the reset.
-					task.Run(s, zkops.DeleteOwned(path, owner), func(_ task.Unit, err error) {
-						if err != nil {
-							k(lockNode{}, err)
-							return
-						}
-						afterReset()
-					})
-					return
-				}
-				wait(name, mine, path)
-			})
-		}
-		create()
-	}
+		l.wait(name, mine, path)
+	})
 }
 
 // cleanupAttempt deletes the nodes an attempt with prefix may have made

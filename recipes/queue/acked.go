@@ -361,91 +361,109 @@ func (q *Queue) move(cn *consumer, it *Item, version, epoch int32) task.Task[out
 			&task.CreateRequest{Path: copyPath, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(copyPath)},
 			&task.DeleteRequest{Path: path, Version: version},
 		}
-		const opMarker, opEpoch = 0, 1
 		opCopy := 2
 		if canary.On(bugTakeByDelete) {
 			ops, opCopy = []task.MultiOp{ops[0], ops[1], ops[3]}, -1
 		}
-		claim := func() {
-			if q.claimed == nil {
-				q.claimed = map[string]int64{}
-			}
-			q.claimed[copyPath] = s.Session().ID
-			k(taken, nil)
-		}
-		var send, settle func()
-		send = func() {
-			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
-				switch i := multiIndex(err); {
-				case err == nil:
-					claim()
-				case errors.Is(err, task.ErrConnectionLoss):
-					if opCopy < 0 || canary.On(bugClaimless) {
-						send()
-						return
-					}
-					settle()
-				case errors.Is(err, task.ErrNotSent):
-					send()
-				case i == opMarker && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
-					if q.cons == cn {
-						q.cons = nil
-					}
-					k(gone, nil)
-				case i == opEpoch && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
-					q.staleEpoch(epoch)
-					if errors.Is(err, task.ErrNoNode) {
-						task.Run(s, zkops.EnsurePath(q.epochPath(), q.acl), func(_ task.Unit, err error) { k(stale, err) })
-						return
-					}
-					k(stale, nil)
-				case i == opCopy && errors.Is(err, task.ErrNoNode):
-					// The in-flight directory is missing (first use, or
-					// deleted by hand).
-					task.Run(s, zkops.EnsurePath(q.inflight, q.acl), func(_ task.Unit, err error) {
-						if err != nil {
-							k(gone, err)
-							return
-						}
-						send()
-					})
-				case i == opCopy && errors.Is(err, task.ErrNodeExists):
-					// Our copy of this incarnation exists, made by another
-					// take of this Queue (the same consumer): not ours.
-					if canary.On(bugClaimless) {
-						claim()
-						return
-					}
-					k(gone, nil)
-				case errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion):
-					k(gone, nil) // the item: taken by someone else
-				default:
-					k(gone, err)
-				}
-			})
-		}
-		// settle: a lost reply is settled by the copy, not by sending
-		// again (a second send can fail on a check whatever the first
-		// did). The copy is made only with this incarnation's delete, in
-		// one multi, and nobody else touches a live consumer's copies: if
-		// it exists the move was applied, by this take unless another
-		// take of this Queue (the same consumer) has delivered it.
-		settle = func() {
-			task.Run(s, c.Retry(task.Exists(copyPath), zkops.Retry), func(st *task.Stat, err error) {
-				switch {
-				case err != nil:
-					k(gone, err)
-				case st == nil:
-					send() // not applied
-				case q.isClaimed(copyPath):
-					k(gone, nil)
-				default:
-					claim()
-				}
-			})
-		}
-		send()
+		m := &moving{q: q, s: s, k: k, cn: cn, copyPath: copyPath, ops: ops, opCopy: opCopy, epoch: epoch}
+		m.send()
 	}
+}
+
+// moving is one run of move's task.
+type moving struct {
+	q        *Queue
+	s        *task.Scope
+	k        task.Cont[outcome]
+	cn       *consumer
+	copyPath string
+	ops      []task.MultiOp
+	opCopy   int
+	epoch    int32
+}
+
+func (m *moving) claim() {
+	q, s, k, copyPath := m.q, m.s, m.k, m.copyPath
+	if q.claimed == nil {
+		q.claimed = map[string]int64{}
+	}
+	q.claimed[copyPath] = s.Session().ID
+	k(taken, nil)
+}
+
+func (m *moving) send() {
+	const opMarker, opEpoch = 0, 1
+	q, s, k, cn, ops, opCopy, epoch := m.q, m.s, m.k, m.cn, m.ops, m.opCopy, m.epoch
+	task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+		switch i := multiIndex(err); {
+		case err == nil:
+			m.claim()
+		case errors.Is(err, task.ErrConnectionLoss):
+			if opCopy < 0 || canary.On(bugClaimless) {
+				m.send()
+				return
+			}
+			m.settle()
+		case errors.Is(err, task.ErrNotSent):
+			m.send()
+		case i == opMarker && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
+			if q.cons == cn {
+				q.cons = nil
+			}
+			k(gone, nil)
+		case i == opEpoch && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
+			q.staleEpoch(epoch)
+			if errors.Is(err, task.ErrNoNode) {
+				task.Run(s, zkops.EnsurePath(q.epochPath(), q.acl), func(_ task.Unit, err error) { k(stale, err) })
+				return
+			}
+			k(stale, nil)
+		case i == opCopy && errors.Is(err, task.ErrNoNode):
+			// The in-flight directory is missing (first use, or
+			// deleted by hand).
+			task.Run(s, zkops.EnsurePath(q.inflight, q.acl), func(_ task.Unit, err error) {
+				if err != nil {
+					k(gone, err)
+					return
+				}
+				m.send()
+			})
+		case i == opCopy && errors.Is(err, task.ErrNodeExists):
+			// Our copy of this incarnation exists, made by another
+			// take of this Queue (the same consumer): not ours.
+			if canary.On(bugClaimless) {
+				m.claim()
+				return
+			}
+			k(gone, nil)
+		case errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion):
+			k(gone, nil) // the item: taken by someone else
+		default:
+			k(gone, err)
+		}
+	})
+}
+
+// settle: a lost reply is settled by the copy, not by sending
+// again (a second send can fail on a check whatever the first
+// did). The copy is made only with this incarnation's delete, in
+// one multi, and nobody else touches a live consumer's copies: if
+// it exists the move was applied, by this take unless another
+// take of this Queue (the same consumer) has delivered it.
+func (m *moving) settle() {
+	q, s, k, copyPath := m.q, m.s, m.k, m.copyPath
+	task.Run(s, c.Retry(task.Exists(copyPath), zkops.Retry), func(st *task.Stat, err error) {
+		switch {
+		case err != nil:
+			k(gone, err)
+		case st == nil:
+			m.send() // not applied
+		case q.isClaimed(copyPath):
+			k(gone, nil)
+		default:
+			m.claim()
+		}
+	})
 }
 
 // Ack returns a task that acknowledges an item taken in at-least-once

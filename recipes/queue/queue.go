@@ -348,109 +348,123 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 		return task.Fail[string](fmt.Errorf("queue: priority %d outside %d..%d: %w", priority, MinPriority, MaxPriority, task.ErrInvalidArgument))
 	}
 	return func(s *task.Scope, k task.Cont[string]) {
-		path := q.item(prefix(priority))
-		var create, bump, runOut func()
-		create = func() {
-			req := &task.CreateRequest{Path: path, Data: data, Mode: task.PersistentSequential, ACL: q.acl.For(path)}
-			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
-				switch {
-				case err == nil:
-					if _, seq, ok := parse(task.Base(cr.Path)); ok && exhausted(seq) && !canary.On(bugPutAtExhausted) {
-						// Not an item (takes skip it): withdrawn below.
-						runOut()
-						return
-					}
-					k(task.Base(cr.Path), nil)
-				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
-						if err != nil {
-							k("", err)
-							return
-						}
-						create()
-					})
-				case errors.Is(err, task.ErrNotSent):
-					create()
-				case errors.Is(err, task.ErrNodeExists):
-					// The counter named a node that exists: it has run
-					// out, or (after a restart) it reached the name of an
-					// item given back under its own name. Nothing created.
-					bump()
-				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed):
-					// The create may have been applied (its reply lost, or
-					// the session ended before it was handled).
-					k("", fmt.Errorf("queue: put to %s: %w: %w", q.dir, ErrOutcomeUnknown, err))
-				default:
-					k("", err)
-				}
-			})
-		}
-		// bump moves the counter on by one (an ephemeral-sequential node,
-		// deleted at once, that no take reads) and creates again, unless
-		// the number it got says the counter has run out.
-		bump = func() {
-			req := &task.CreateRequest{Path: q.item(bumpPrefix), Mode: task.EphemeralSequential, ACL: q.acl.For(q.item(bumpPrefix))}
-			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
-				switch {
-				case err == nil:
-					seq, _ := zkops.SeqAfter(task.Base(cr.Path), bumpPrefix)
-					task.Run(s, zkops.Delete(cr.Path), func(_ task.Unit, err error) {
-						switch {
-						case err != nil:
-							k("", err)
-						case exhausted(seq):
-							runOut()
-						default:
-							create()
-						}
-					})
-				case errors.Is(err, task.ErrNoNode):
-					create() // the directory went: create makes it again
-				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
-					// Applied or not, the counter has moved on or the
-					// next create tells: an ephemeral left behind goes
-					// with the session (no take reads it).
-					create()
-				case errors.Is(err, task.ErrNodeExists):
-					runOut() // even the bump's number is taken: run out
-				default:
-					k("", err)
-				}
-			})
-		}
-		// runOut: the counter has run out. Delete every node named
-		// with an exhausted number (none is an item: takes skip them),
-		// then the directory if that leaves it empty, so that the next
-		// create starts the counter again at zero; otherwise refuse.
-		runOut = func() {
-			task.Run(s, q.withdrawExhausted(), func(restarted bool, err error) {
-				switch {
-				case err != nil:
-					k("", err)
-				case restarted:
-					create()
-				default:
-					k("", fmt.Errorf("%w: %s: its counter has run out and the directory is not empty (items are queued, or nodes that are not items)", ErrExhausted, q.dir))
-				}
-			})
-		}
+		p := &putting{q: q, s: s, k: k, path: q.item(prefix(priority)), data: data}
 		if q.bound <= 0 {
-			create()
+			p.create()
 			return
 		}
 		task.Run(s, c.Retry(task.Children(q.dir), zkops.Retry), func(cl task.ChildList, err error) {
 			switch {
 			case errors.Is(err, task.ErrNoNode):
-				create()
+				p.create()
 			case err != nil:
 				k("", err)
 			case len(ordered(cl.Names)) >= q.bound:
 				k("", fmt.Errorf("%w: %s holds %d items", ErrFull, q.dir, q.bound))
 			default:
-				create()
+				p.create()
 			}
 		})
 	}
+}
+
+// putting is one run of PutPriority's task.
+type putting struct {
+	q    *Queue
+	s    *task.Scope
+	k    task.Cont[string]
+	path string
+	data []byte
+}
+
+func (p *putting) create() {
+	q, s, k, path, data := p.q, p.s, p.k, p.path, p.data
+	req := &task.CreateRequest{Path: path, Data: data, Mode: task.PersistentSequential, ACL: q.acl.For(path)}
+	task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
+		switch {
+		case err == nil:
+			if _, seq, ok := parse(task.Base(cr.Path)); ok && exhausted(seq) && !canary.On(bugPutAtExhausted) {
+				// Not an item (takes skip it): withdrawn below.
+				p.runOut()
+				return
+			}
+			k(task.Base(cr.Path), nil)
+		case errors.Is(err, task.ErrNoNode):
+			task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
+				if err != nil {
+					k("", err)
+					return
+				}
+				p.create()
+			})
+		case errors.Is(err, task.ErrNotSent):
+			p.create()
+		case errors.Is(err, task.ErrNodeExists):
+			// The counter named a node that exists: it has run
+			// out, or (after a restart) it reached the name of an
+			// item given back under its own name. Nothing created.
+			p.bump()
+		case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed):
+			// The create may have been applied (its reply lost, or
+			// the session ended before it was handled).
+			k("", fmt.Errorf("queue: put to %s: %w: %w", q.dir, ErrOutcomeUnknown, err))
+		default:
+			k("", err)
+		}
+	})
+}
+
+// bump moves the counter on by one (an ephemeral-sequential node,
+// deleted at once, that no take reads) and creates again, unless
+// the number it got says the counter has run out.
+func (p *putting) bump() {
+	q, s, k := p.q, p.s, p.k
+	req := &task.CreateRequest{Path: q.item(bumpPrefix), Mode: task.EphemeralSequential, ACL: q.acl.For(q.item(bumpPrefix))}
+	task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
+		switch {
+		case err == nil:
+			seq, _ := zkops.SeqAfter(task.Base(cr.Path), bumpPrefix)
+			task.Run(s, zkops.Delete(cr.Path), func(_ task.Unit, err error) {
+				switch {
+				case err != nil:
+					k("", err)
+				case exhausted(seq):
+					p.runOut()
+				default:
+					p.create()
+				}
+			})
+		case errors.Is(err, task.ErrNoNode):
+			p.create() // the directory went: create makes it again
+		case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
+			// Applied or not, the counter has moved on or the
+			// next create tells: an ephemeral left behind goes
+			// with the session (no take reads it).
+			p.create()
+		case errors.Is(err, task.ErrNodeExists):
+			p.runOut() // even the bump's number is taken: run out
+		default:
+			k("", err)
+		}
+	})
+}
+
+// runOut: the counter has run out. Delete every node named
+// with an exhausted number (none is an item: takes skip them),
+// then the directory if that leaves it empty, so that the next
+// create starts the counter again at zero; otherwise refuse.
+func (p *putting) runOut() {
+	q, s, k := p.q, p.s, p.k
+	task.Run(s, q.withdrawExhausted(), func(restarted bool, err error) {
+		switch {
+		case err != nil:
+			k("", err)
+		case restarted:
+			p.create()
+		default:
+			k("", fmt.Errorf("%w: %s: its counter has run out and the directory is not empty (items are queued, or nodes that are not items)", ErrExhausted, q.dir))
+		}
+	})
 }
 
 // bumpPrefix names the node a put creates to move the counter past a name

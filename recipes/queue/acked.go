@@ -138,109 +138,123 @@ var errRegisterAgain = errors.New("queue: register again")
 // of its ephemeral marker, then a return pass (recover). One registration
 // runs at a time per session: the other takes wait for it.
 func (q *Queue) registered() task.Task[*consumer] {
+	if q.registeredT != nil {
+		return q.registeredT
+	}
+	return q.buildRegistered()
+}
+
+// buildRegistered builds registered's task.
+func (q *Queue) buildRegistered() task.Task[*consumer] {
 	return func(s *task.Scope, k task.Cont[*consumer]) {
 		sess := s.Session()
 		if cn := q.cons; cn != nil && cn.sess.ID == sess.ID && cn.sess.Epoch == sess.Epoch {
 			k(cn, nil)
 			return
 		}
-		if r := q.registering; r != nil && r.sess.ID == sess.ID && r.sess.Epoch == sess.Epoch && !canary.On(bugOneRegistration) {
-			again := func(cn *consumer, err error) {
-				if errors.Is(err, errRegisterAgain) {
-					q.registered()(s, k)
-					return
-				}
-				k(cn, err)
-			}
-			task.Suspend(s, again, func(resume task.Cont[*consumer]) func() {
-				w := &resume
-				r.waiters = append(r.waiters, w)
-				return func() { // abandoned: this take's scope ended
-					if i := slices.Index(r.waiters, w); i >= 0 {
-						r.waiters = slices.Delete(r.waiters, i, i+1)
-					}
-				}
-			})
-			return
-		}
-		reg := &registration{sess: sess}
-		q.registering = reg
-		finished := false
-		finish := func(cn *consumer, err error) {
-			if finished {
+		q.register(s, k, sess)
+	}
+}
+
+// register is registered's task when the session has no consumer: it
+// waits for the registration under way, or registers one.
+func (q *Queue) register(s *task.Scope, k task.Cont[*consumer], sess task.Session) {
+	if r := q.registering; r != nil && r.sess.ID == sess.ID && r.sess.Epoch == sess.Epoch && !canary.On(bugOneRegistration) {
+		again := func(cn *consumer, err error) {
+			if errors.Is(err, errRegisterAgain) {
+				q.registered()(s, k)
 				return
 			}
-			finished = true
-			if q.registering == reg {
-				q.registering = nil
-			}
-			werr := err
-			if cn == nil {
-				werr = errRegisterAgain
-			}
-			for _, w := range reg.waiters {
-				(*w)(cn, werr)
-			}
-			reg.waiters = nil
+			k(cn, err)
 		}
-		s.OnDone(func(error) { finish(nil, errRegisterAgain) })
-		k0 := k
-		k = func(cn *consumer, err error) {
-			finish(cn, err)
-			k0(cn, err)
-		}
-		var attempt func()
-		var send func(id string)
-		attempt = func() {
-			// The session's id makes the id unique to this session: a
-			// process restarted with the same identity (the same executor
-			// seed, so the same draws) is on another session.
-			send(fmt.Sprintf("%016x%016x", uint64(sess.ID), s.Rand()))
-		}
-		send = func(id string) {
-			req := &task.CreateRequest{Path: q.marker(id), Mode: task.Ephemeral, ACL: q.acl.For(q.marker(id))}
-			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
-				switch {
-				case err == nil:
-					cn := &consumer{id: id, sess: sess, czxid: cr.Stat.Czxid}
-					q.newConsumer(cn)
-					// Items of dead consumers go back before this one
-					// takes (its errors are the take's next request's).
-					task.Run(s, q.recover(cn, false), func([]*task.Watch, error) { k(cn, nil) })
-				case errors.Is(err, task.ErrNodeExists):
-					attempt() // the id is taken (a restarted process drew it again)
-				case errors.Is(err, task.ErrNoNode):
-					ensure := c.Seq(zkops.EnsurePath(q.inflight, q.acl), zkops.EnsurePath(q.consumers, q.acl))
-					task.Run(s, ensure, func(_ task.Unit, err error) {
-						if err != nil {
-							k(nil, err)
-							return
-						}
-						send(id)
-					})
-				case errors.Is(err, task.ErrNotSent):
-					send(id)
-				case errors.Is(err, task.ErrConnectionLoss):
-					// Applied or not: our marker, owned by our session, says.
-					task.Run(s, c.Retry(task.Exists(q.marker(id)), zkops.Retry), func(st *task.Stat, err error) {
-						switch {
-						case err != nil:
-							k(nil, err)
-						case st != nil && st.EphemeralOwner == sess.ID:
-							cn := &consumer{id: id, sess: sess, czxid: st.Czxid}
-							q.newConsumer(cn)
-							k(cn, nil)
-						default:
-							attempt()
-						}
-					})
-				default:
-					k(nil, err)
+		task.Suspend(s, again, func(resume task.Cont[*consumer]) func() {
+			w := &resume
+			r.waiters = append(r.waiters, w)
+			return func() { // abandoned: this take's scope ended
+				if i := slices.Index(r.waiters, w); i >= 0 {
+					r.waiters = slices.Delete(r.waiters, i, i+1)
 				}
-			})
-		}
-		attempt()
+			}
+		})
+		return
 	}
+	reg := &registration{sess: sess}
+	q.registering = reg
+	finished := false
+	finish := func(cn *consumer, err error) {
+		if finished {
+			return
+		}
+		finished = true
+		if q.registering == reg {
+			q.registering = nil
+		}
+		werr := err
+		if cn == nil {
+			werr = errRegisterAgain
+		}
+		for _, w := range reg.waiters {
+			(*w)(cn, werr)
+		}
+		reg.waiters = nil
+	}
+	s.OnDone(func(error) { finish(nil, errRegisterAgain) })
+	k0 := k
+	k = func(cn *consumer, err error) {
+		finish(cn, err)
+		k0(cn, err)
+	}
+	var attempt func()
+	var send func(id string)
+	attempt = func() {
+		// The session's id makes the id unique to this session: a
+		// process restarted with the same identity (the same executor
+		// seed, so the same draws) is on another session.
+		send(fmt.Sprintf("%016x%016x", uint64(sess.ID), s.Rand()))
+	}
+	send = func(id string) {
+		req := &task.CreateRequest{Path: q.marker(id), Mode: task.Ephemeral, ACL: q.acl.For(q.marker(id))}
+		task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
+			switch {
+			case err == nil:
+				cn := &consumer{id: id, sess: sess, czxid: cr.Stat.Czxid}
+				q.newConsumer(cn)
+				// Items of dead consumers go back before this one
+				// takes (its errors are the take's next request's).
+				task.Run(s, q.recover(cn, false), func([]*task.Watch, error) { k(cn, nil) })
+			case errors.Is(err, task.ErrNodeExists):
+				attempt() // the id is taken (a restarted process drew it again)
+			case errors.Is(err, task.ErrNoNode):
+				ensure := c.Seq(zkops.EnsurePath(q.inflight, q.acl), zkops.EnsurePath(q.consumers, q.acl))
+				task.Run(s, ensure, func(_ task.Unit, err error) {
+					if err != nil {
+						k(nil, err)
+						return
+					}
+					send(id)
+				})
+			case errors.Is(err, task.ErrNotSent):
+				send(id)
+			case errors.Is(err, task.ErrConnectionLoss):
+				// Applied or not: our marker, owned by our session, says.
+				task.Run(s, c.Retry(task.Exists(q.marker(id)), zkops.Retry), func(st *task.Stat, err error) {
+					switch {
+					case err != nil:
+						k(nil, err)
+					case st != nil && st.EphemeralOwner == sess.ID:
+						cn := &consumer{id: id, sess: sess, czxid: st.Czxid}
+						q.newConsumer(cn)
+						k(cn, nil)
+					default:
+						attempt()
+					}
+				})
+			default:
+				k(nil, err)
+			}
+		})
+	}
+	attempt()
 }
 
 // takeAcked is the at-least-once take: for each item in order, read it
@@ -252,98 +266,108 @@ func (q *Queue) registered() task.Task[*consumer] {
 // returns items).
 func (q *Queue) takeAcked() task.Task[*Item] {
 	return func(s *task.Scope, k task.Cont[*Item]) {
-		var round func(empty bool)
-		var try func(cn *consumer, its []Item, i int)
-		round = func(empty bool) {
-			task.Run(s, q.registered(), func(cn *consumer, err error) {
+		t := &takingAcked{q: q, s: s, k: k}
+		t.round(false)
+	}
+}
+
+// takingAcked is one run of takeAcked's task.
+type takingAcked struct {
+	q *Queue
+	s *task.Scope
+	k task.Cont[*Item]
+}
+
+func (t *takingAcked) round(empty bool) {
+	q, s, k := t.q, t.s, t.k
+	task.Run(s, q.registered(), func(cn *consumer, err error) {
+		if err != nil {
+			k(nil, err)
+			return
+		}
+		if !empty {
+			task.Run(s, q.list(false), func(cw task.ChildrenWatch, err error) {
 				if err != nil {
 					k(nil, err)
 					return
 				}
-				if !empty {
-					task.Run(s, q.list(false), func(cw task.ChildrenWatch, err error) {
-						if err != nil {
-							k(nil, err)
-							return
-						}
-						if its := ordered(cw.Names); len(its) > 0 {
-							try(cn, its, 0)
-							return
-						}
-						round(true)
-					})
+				if its := ordered(cw.Names); len(its) > 0 {
+					t.try(cn, its, 0)
 					return
 				}
-				// Empty: return the items of dead consumers, then list with
-				// a watch and wait.
-				task.Run(s, q.recover(cn, true), func(ws []*task.Watch, err error) {
+				t.round(true)
+			})
+			return
+		}
+		// Empty: return the items of dead consumers, then list with
+		// a watch and wait.
+		task.Run(s, q.recover(cn, true), func(ws []*task.Watch, err error) {
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			task.Run(s, q.list(true), func(cw task.ChildrenWatch, err error) {
+				if err != nil {
+					k(nil, err)
+					return
+				}
+				if its := ordered(cw.Names); len(its) > 0 {
+					t.try(cn, its, 0)
+					return
+				}
+				q.follow(s, cw.Watch)
+				task.Run(s, q.sleep(append(ws, cw.Watch)), func(_ task.Unit, err error) {
 					if err != nil {
 						k(nil, err)
 						return
 					}
-					task.Run(s, q.list(true), func(cw task.ChildrenWatch, err error) {
-						if err != nil {
-							k(nil, err)
-							return
-						}
-						if its := ordered(cw.Names); len(its) > 0 {
-							try(cn, its, 0)
-							return
-						}
-						q.follow(s, cw.Watch)
-						task.Run(s, q.sleep(append(ws, cw.Watch)), func(_ task.Unit, err error) {
-							if err != nil {
-								k(nil, err)
-								return
-							}
-							round(false)
-						})
-					})
+					t.round(false)
 				})
 			})
+		})
+	})
+}
+
+func (t *takingAcked) try(cn *consumer, its []Item, i int) {
+	q, s, k := t.q, t.s, t.k
+	if i == len(its) {
+		t.round(false)
+		return
+	}
+	it := its[i]
+	// The epoch first: read before the item (see epoch.go).
+	task.Run(s, q.epochVersion(), func(epoch int32, err error) {
+		if err != nil {
+			k(nil, err)
+			return
 		}
-		try = func(cn *consumer, its []Item, i int) {
-			if i == len(its) {
-				round(false)
-				return
-			}
-			it := its[i]
-			// The epoch first: read before the item (see epoch.go).
-			task.Run(s, q.epochVersion(), func(epoch int32, err error) {
-				if err != nil {
-					k(nil, err)
-					return
-				}
-				task.Run(s, c.Retry(task.Get(q.item(it.Name)), zkops.Retry), func(d task.Data, err error) {
+		task.Run(s, c.Retry(task.Get(q.item(it.Name)), zkops.Retry), func(d task.Data, err error) {
+			switch {
+			case errors.Is(err, task.ErrNoNode):
+				t.try(cn, its, i+1)
+			case err != nil:
+				k(nil, err)
+			default:
+				it.Data, it.czxid, it.q, it.cons = d.Data, d.Stat.Czxid, q, cn
+				detached(q, s, q.move(cn, &it, d.Stat.Version, epoch), func(r outcome, err error) {
 					switch {
-					case errors.Is(err, task.ErrNoNode):
-						try(cn, its, i+1)
 					case err != nil:
 						k(nil, err)
+					case r == taken:
+						k(&it, nil)
+					case r == stale, q.cons != cn:
+						t.round(false) // the directory created again, or our marker gone
 					default:
-						it.Data, it.czxid, it.q, it.cons = d.Data, d.Stat.Czxid, q, cn
-						detached(q, s, q.move(cn, &it, d.Stat.Version, epoch), func(r outcome, err error) {
-							switch {
-							case err != nil:
-								k(nil, err)
-							case r == taken:
-								k(&it, nil)
-							case r == stale, q.cons != cn:
-								round(false) // the directory created again, or our marker gone
-							default:
-								try(cn, its, i+1)
-							}
-						}, func(r outcome, err error) {
-							if r == taken && err == nil {
-								q.giveBackOwn(s, cn, it) // moved as the take ended
-							}
-						})
+						t.try(cn, its, i+1)
+					}
+				}, func(r outcome, err error) {
+					if r == taken && err == nil {
+						q.giveBackOwn(s, cn, it) // moved as the take ended
 					}
 				})
-			})
-		}
-		round(false)
-	}
+			}
+		})
+	})
 }
 
 // move moves item it (read at version, with the directory's epoch at

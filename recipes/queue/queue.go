@@ -200,9 +200,11 @@ type Queue struct {
 	// lists: the directory's listing tasks, without and with a watch
 	// (tasks are values: built once, in New).
 	lists [2]task.Task[task.ChildrenWatch]
-	// epochP and epochV: epochPath and epochVersion's task, made in New.
-	epochP string
-	epochV task.Task[int32]
+	// epochP, epochV and registeredT: epochPath, and epochVersion's and
+	// registered's tasks, made in New.
+	epochP      string
+	epochV      task.Task[int32]
+	registeredT task.Task[*consumer]
 }
 
 // New returns the queue whose items live under dir (created, with its
@@ -228,6 +230,7 @@ func New(dir string, opts ...Option) (*Queue, error) {
 	q.lists = [2]task.Task[task.ChildrenWatch]{q.buildList(false), q.buildList(true)}
 	q.epochP = dir + ".epoch"
 	q.epochV = q.buildEpochVersion()
+	q.registeredT = q.buildRegistered()
 	return q, nil
 }
 

@@ -541,110 +541,133 @@ func (it *Item) Ack() task.Task[task.Unit] {
 			k(task.Unit{}, fmt.Errorf("%w: %s taken on %s, ack on %s", ErrDeliveryLost, it.Name, cn.sess, sess))
 			return
 		}
-		applied := func() {
-			delete(q.claimed, copyPath)
-			it.acked = true
-			k(task.Unit{}, nil)
-		}
-		lostErr := func(err error) {
-			delete(q.claimed, copyPath)
-			if q.cons == cn {
-				q.cons = nil
-			}
-			k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: %w", it.Name, ErrDeliveryLost, err))
-		}
-		unknown := func(err error) {
-			k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: %w", it.Name, ErrOutcomeUnknown, err))
-		}
-		// refused: an operator's ACL refuses the check of our marker or
-		// the delete of the copy. Not applied, and the item is still ours
-		// (our marker is there): the ack goes on in the background until
-		// the ACL lets it or the session ends (zkops.RetryRefused), once
-		// for the item however many Acks are refused.
-		refused := func(err error) {
-			if !it.ackKept {
-				it.ackKept = true
-				ack := it.Ack()
-				zkops.RetryRefused(s, func(s *task.Scope, k task.Cont[task.Unit]) {
-					task.Run(s, ack, func(v task.Unit, err error) {
-						if !errors.Is(err, task.ErrNoAuth) {
-							it.ackKept = false
-						}
-						k(v, err)
-					})
-				})
-			}
-			k(task.Unit{}, fmt.Errorf("queue: ack of %s: not applied, refused by an ACL (the item is still this consumer's; the ack goes on in the background): %w", it.Name, err))
-		}
-		lost := false
-		var send, settle func(cause error)
-		send = func(error) {
-			ops := []task.MultiOp{
-				&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
-				&task.DeleteRequest{Path: copyPath, Version: task.AnyVersion},
-			}
-			if unchecked {
-				ops = ops[1:]
-			}
-			task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
-				switch i := multiIndex(err); {
-				case err == nil, unchecked && errors.Is(err, task.ErrNoNode):
-					applied()
-				case errors.Is(err, task.ErrConnectionLoss):
-					lost = true
-					if canary.On(bugAckLostIsDeliveryLost) {
-						send(err)
-						return
-					}
-					settle(err)
-				case errors.Is(err, task.ErrNotSent):
-					send(err)
-				case i == 1 && errors.Is(err, task.ErrNoNode) && lost:
-					k(task.Unit{}, nil) // (bugAckLostIsDeliveryLost only) the lost send deleted it
-				case i == 1 && errors.Is(err, task.ErrNoNode) && it.acked:
-					k(task.Unit{}, nil) // another Ack of this Item was applied meanwhile
-				case errors.Is(err, task.ErrNoAuth):
-					refused(err)
-				case i == 0 || i == 1:
-					lostErr(err)
-				case errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed):
-					// The multi may have been applied before the session
-					// ended (its reply lost, or not yet handled).
-					unknown(err)
-				default:
-					k(task.Unit{}, err)
-				}
-			})
-		}
-		// settle: the copy first, then the marker. A marker of our
-		// incarnation read after the copy was there all along (an
-		// incarnation never comes back), so nothing returned the copy.
-		settle = func(cause error) {
-			task.Run(s, c.Retry(task.Exists(copyPath), zkops.Retry), func(cst *task.Stat, err error) {
-				if err != nil {
-					unknown(err)
-					return
-				}
-				task.Run(s, c.Retry(task.Exists(q.marker(cn.id)), zkops.Retry), func(mst *task.Stat, err error) {
-					ours := mst != nil && mst.Czxid == cn.czxid
-					switch {
-					case err != nil:
-						unknown(err)
-					case cst != nil && ours:
-						lost = false
-						send(nil) // not applied: send again
-					case cst != nil:
-						lostErr(fmt.Errorf("the consumer's marker is gone: %w", cause))
-					case ours:
-						applied() // by the lost send (or another Ack of this Item)
-					default:
-						unknown(fmt.Errorf("the copy and the consumer's marker are gone: %w", cause))
-					}
-				})
-			})
-		}
-		send(nil)
+		a := &acking{it: it, q: q, cn: cn, copyPath: copyPath, unchecked: unchecked, s: s, k: k}
+		a.send(nil)
 	}
+}
+
+// acking is one run of Ack's task.
+type acking struct {
+	it        *Item
+	q         *Queue
+	cn        *consumer
+	copyPath  string
+	unchecked bool
+	s         *task.Scope
+	k         task.Cont[task.Unit]
+	lost      bool // a send's reply was lost
+}
+
+func (a *acking) applied() {
+	q, it, copyPath, k := a.q, a.it, a.copyPath, a.k
+	delete(q.claimed, copyPath)
+	it.acked = true
+	k(task.Unit{}, nil)
+}
+
+func (a *acking) lostErr(err error) {
+	q, cn, it, copyPath, k := a.q, a.cn, a.it, a.copyPath, a.k
+	delete(q.claimed, copyPath)
+	if q.cons == cn {
+		q.cons = nil
+	}
+	k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: %w", it.Name, ErrDeliveryLost, err))
+}
+
+func (a *acking) unknown(err error) {
+	it, k := a.it, a.k
+	k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: %w", it.Name, ErrOutcomeUnknown, err))
+}
+
+// refused: an operator's ACL refuses the check of our marker or
+// the delete of the copy. Not applied, and the item is still ours
+// (our marker is there): the ack goes on in the background until
+// the ACL lets it or the session ends (zkops.RetryRefused), once
+// for the item however many Acks are refused.
+func (a *acking) refused(err error) {
+	it, s, k := a.it, a.s, a.k
+	if !it.ackKept {
+		it.ackKept = true
+		ack := it.Ack()
+		zkops.RetryRefused(s, func(s *task.Scope, k task.Cont[task.Unit]) {
+			task.Run(s, ack, func(v task.Unit, err error) {
+				if !errors.Is(err, task.ErrNoAuth) {
+					it.ackKept = false
+				}
+				k(v, err)
+			})
+		})
+	}
+	k(task.Unit{}, fmt.Errorf("queue: ack of %s: not applied, refused by an ACL (the item is still this consumer's; the ack goes on in the background): %w", it.Name, err))
+}
+
+func (a *acking) send(error) {
+	q, cn, it, copyPath, unchecked, s, k := a.q, a.cn, a.it, a.copyPath, a.unchecked, a.s, a.k
+	ops := []task.MultiOp{
+		&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
+		&task.DeleteRequest{Path: copyPath, Version: task.AnyVersion},
+	}
+	if unchecked {
+		ops = ops[1:]
+	}
+	task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
+		switch i := multiIndex(err); {
+		case err == nil, unchecked && errors.Is(err, task.ErrNoNode):
+			a.applied()
+		case errors.Is(err, task.ErrConnectionLoss):
+			a.lost = true
+			if canary.On(bugAckLostIsDeliveryLost) {
+				a.send(err)
+				return
+			}
+			a.settle(err)
+		case errors.Is(err, task.ErrNotSent):
+			a.send(err)
+		case i == 1 && errors.Is(err, task.ErrNoNode) && a.lost:
+			k(task.Unit{}, nil) // (bugAckLostIsDeliveryLost only) the a.lost send deleted it
+		case i == 1 && errors.Is(err, task.ErrNoNode) && it.acked:
+			k(task.Unit{}, nil) // another Ack of this Item was applied meanwhile
+		case errors.Is(err, task.ErrNoAuth):
+			a.refused(err)
+		case i == 0 || i == 1:
+			a.lostErr(err)
+		case errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed):
+			// The multi may have been applied before the session
+			// ended (its reply a.lost, or not yet handled).
+			a.unknown(err)
+		default:
+			k(task.Unit{}, err)
+		}
+	})
+}
+
+// settle: the copy first, then the marker. A marker of our
+// incarnation read after the copy was there all along (an
+// incarnation never comes back), so nothing returned the copy.
+func (a *acking) settle(cause error) {
+	q, cn, copyPath, s := a.q, a.cn, a.copyPath, a.s
+	task.Run(s, c.Retry(task.Exists(copyPath), zkops.Retry), func(cst *task.Stat, err error) {
+		if err != nil {
+			a.unknown(err)
+			return
+		}
+		task.Run(s, c.Retry(task.Exists(q.marker(cn.id)), zkops.Retry), func(mst *task.Stat, err error) {
+			ours := mst != nil && mst.Czxid == cn.czxid
+			switch {
+			case err != nil:
+				a.unknown(err)
+			case cst != nil && ours:
+				a.lost = false
+				a.send(nil) // not applied: send again
+			case cst != nil:
+				a.lostErr(fmt.Errorf("the consumer's marker is gone: %w", cause))
+			case ours:
+				a.applied() // by the a.lost send (or another Ack of this Item)
+			default:
+				a.unknown(fmt.Errorf("the copy and the consumer's marker are gone: %w", cause))
+			}
+		})
+	})
 }
 
 // recover returns the in-flight items of every dead consumer other than

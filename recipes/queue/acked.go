@@ -687,12 +687,15 @@ func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 				k(nil, err)
 				return
 			}
-			held := map[string][]string{}
+			var held map[string][]string // made at the first entry of another consumer
 			var ids []string
 			for _, e := range entries {
 				id, _, ok := splitFlight(e)
 				if !ok || id == cn.id {
 					continue
+				}
+				if held == nil {
+					held = map[string][]string{}
 				}
 				if _, seen := held[id]; !seen {
 					ids = append(ids, id)

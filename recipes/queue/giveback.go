@@ -25,9 +25,9 @@ import (
 // in q.settling until it ends, and the give-back orphan starts (putBack,
 // giveBackOwn: each counts itself) until that ends.
 func detached[T any](q *Queue, s *task.Scope, t task.Task[T], k, orphan func(T, error)) {
-	done := q.settling.Add()
+	q.settling.Begin()
 	task.Go(s, t, func(v T, err error) {
-		defer done()
+		defer q.settling.End()
 		if s.Err() != nil {
 			orphan(v, err)
 			return
@@ -55,13 +55,13 @@ func detached[T any](q *Queue, s *task.Scope, t task.Task[T], k, orphan func(T, 
 // lets it, counted in q.settling meanwhile; if the session ends first,
 // the item goes to the report as an *UnknownTakeError.
 func (q *Queue) putBack(s *task.Scope, it Item) {
-	done := q.settling.Add()
+	q.settling.Begin()
 	t := zkops.UntilAllowed(q.putBackTask(it))
 	if canary.On(bugPutBackAsPut) {
 		t = c.Map(q.PutPriority(it.Data, it.Priority), func(string) task.Unit { return task.Unit{} })
 	}
 	task.Go(s, t, func(_ task.Unit, err error) {
-		defer done()
+		defer q.settling.End()
 		switch {
 		case err == nil:
 		case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed), canary.On(bugPutBackAsPut):
@@ -115,9 +115,9 @@ func (q *Queue) putBackTask(it Item) task.Task[task.Unit] {
 // else would return it while the consumer lives. It stays counted in
 // q.settling meanwhile (Client.Settle waits for it).
 func (q *Queue) giveBackOwn(s *task.Scope, cn *consumer, it Item) {
-	done := q.settling.Add()
+	q.settling.Begin()
 	task.Go(s, zkops.UntilAllowed(q.giveBackTask(cn, it)), func(_ task.Unit, err error) {
-		defer done()
+		defer q.settling.End()
 		if err != nil {
 			s.Runtime().Report(fmt.Errorf("queue: giving back %s, moved as its take ended: %w", it.Name, err))
 		}

@@ -287,6 +287,14 @@ type Pending struct {
 // (more calls do nothing).
 func (p *Pending) Add() func() { return p.add() }
 
+// Begin counts one piece of background work, as Add does, for work whose
+// end is one call (a flow's outcome): End, called exactly once for each
+// Begin, ends it. Nil counts nothing.
+func (p *Pending) Begin() { p.inc() }
+
+// End ends one piece of work Begin counted.
+func (p *Pending) End() { p.dec() }
+
 // Background submits t to ex as a flow nobody waits for (what undoes a
 // Take whose caller stopped waiting: the release of a lock taken just as
 // ctx ended), counted in p from now until it ends, whatever its outcome,

@@ -92,7 +92,7 @@ type engine struct {
 	// one moves neither its cversion nor its Pzxid, so the child watch
 	// set again on a reconnect (fired only if Pzxid passed the last zxid
 	// the client saw) misses a child created while the session was away.
-	// A reconnect lists them again.
+	// A reconnect lists them again. Made at the first.
 	saturated map[string]bool
 	// reconnects counts the reconnects of the session: a listing taken
 	// before one (its reply queued while the session was suspended) but
@@ -108,7 +108,7 @@ type engine struct {
 	settingWatch bool
 	synced       bool
 	first        func(error)
-	seen         map[string]Node // as of the last Next
+	seen         map[string]Node // as of the last Next (nil: none yet)
 	unseen       bool            // cur may differ from seen (a change since seen was taken)
 	waiters      []*waiter
 	served       uint64 // Nexts served
@@ -122,8 +122,7 @@ type engine struct {
 }
 
 func newEngine(dir, node string, opts options) *engine {
-	return &engine{dir: dir, node: node, opts: opts, cur: map[string]Node{}, done: make(chan struct{}),
-		saturated: map[string]bool{}, seen: map[string]Node{}}
+	return &engine{dir: dir, node: node, opts: opts, cur: map[string]Node{}, done: make(chan struct{})}
 }
 
 // start subscribes to session events and starts the first follower; the
@@ -405,6 +404,9 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 			}
 			e.listed(d, cw.Stat)
 			if counterRunOut(cw.Stat) {
+				if e.saturated == nil {
+					e.saturated = map[string]bool{}
+				}
 				e.saturated[d] = true
 				if e.reconnects != rc && !canary.On(bugNoRelistSaturated) {
 					e.lists.add(d) // what came meanwhile fired no watch: list again

@@ -191,69 +191,84 @@ func register(path string, data []byte, acl task.ACLProvider, made *bool) task.T
 		// keeper (made nil) is the member itself: any node of its
 		// session at the path is the member's (a create of an earlier
 		// keeper of the session, canceled with its reply outstanding).
-		applied := made == nil
+		r := &registering{s: s, k: k, path: path, data: data, acl: acl, made: made, applied: made == nil}
 		if made == nil {
-			made = new(bool)
+			r.made = &r.ownMade
 		}
-		var create, settle func()
-		create = func() {
-			req := &task.CreateRequest{Path: path, Data: data, Mode: task.Ephemeral, ACL: acl.For(path)}
-			*made = true // until its reply says otherwise: the flow may end first
-			task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
-				switch {
-				case s.Err() != nil:
-					// The flow ended with the create in flight (this
-					// is the end's error, not a reply): it may apply.
-				case err == nil, errors.Is(err, task.ErrConnectionLoss):
-					applied = true
-					*made = true
-				default:
-					*made = applied
-				}
-				switch {
-				case err == nil:
-					k(cr.Stat, nil)
-				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, zkops.EnsurePath(task.Parent(path), acl), func(_ task.Unit, err error) {
-						if err != nil {
-							k(task.Stat{}, err)
-							return
-						}
-						create()
-					})
-				case errors.Is(err, task.ErrNotSent):
-					create()
-				case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNodeExists):
-					settle()
-				default:
-					k(task.Stat{}, err)
-				}
-			})
-		}
-		// settle looks at the node: ours (a create whose reply was lost),
-		// none (create again) or another session's (wait until it goes).
-		settle = func() {
-			task.Run(s, c.Retry(task.ExistsW(path), retry), func(sw task.StatWatch, err error) {
-				switch {
-				case err != nil:
-					k(task.Stat{}, err)
-				case sw.Stat == nil:
-					create()
-				case sw.Stat.EphemeralOwner == s.Session().ID && applied:
-					k(*sw.Stat, nil)
-				default:
-					task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
-						if err != nil {
-							k(task.Stat{}, err)
-							return
-						}
-						settle()
-					})
-				}
-			})
-		}
-		create()
+		r.create()
 	}
+}
+
+// registering is one run of register's task.
+type registering struct {
+	s       *task.Scope
+	k       task.Cont[task.Stat]
+	path    string
+	data    []byte
+	acl     task.ACLProvider
+	made    *bool
+	ownMade bool // made's target for a keeper's run
+	applied bool // a create of this flow may have been applied
+}
+
+func (r *registering) create() {
+	s, k, path, data, acl := r.s, r.k, r.path, r.data, r.acl
+	req := &task.CreateRequest{Path: path, Data: data, Mode: task.Ephemeral, ACL: acl.For(path)}
+	*r.made = true // until its reply says otherwise: the flow may end first
+	task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
+		switch {
+		case s.Err() != nil:
+			// The flow ended with the create in flight (this
+			// is the end's error, not a reply): it may apply.
+		case err == nil, errors.Is(err, task.ErrConnectionLoss):
+			r.applied = true
+			*r.made = true
+		default:
+			*r.made = r.applied
+		}
+		switch {
+		case err == nil:
+			k(cr.Stat, nil)
+		case errors.Is(err, task.ErrNoNode):
+			task.Run(s, zkops.EnsurePath(task.Parent(path), acl), func(_ task.Unit, err error) {
+				if err != nil {
+					k(task.Stat{}, err)
+					return
+				}
+				r.create()
+			})
+		case errors.Is(err, task.ErrNotSent):
+			r.create()
+		case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNodeExists):
+			r.settle()
+		default:
+			k(task.Stat{}, err)
+		}
+	})
+}
+
+// settle looks at the node: ours (a create whose reply was lost),
+// none (create again) or another session's (wait until it goes).
+func (r *registering) settle() {
+	s, k, path := r.s, r.k, r.path
+	task.Run(s, c.Retry(task.ExistsW(path), retry), func(sw task.StatWatch, err error) {
+		switch {
+		case err != nil:
+			k(task.Stat{}, err)
+		case sw.Stat == nil:
+			r.create()
+		case sw.Stat.EphemeralOwner == s.Session().ID && r.applied:
+			k(*sw.Stat, nil)
+		default:
+			task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
+				if err != nil {
+					k(task.Stat{}, err)
+					return
+				}
+				r.settle()
+			})
+		}
+	})
 }
 
 // start follows the session and keeps the node. Executor goroutine.

@@ -297,11 +297,26 @@ func exhausted(seq int64) bool { return seq == math.MaxInt32 || seq < 0 }
 // first and, within a priority, lowest sequence number first. Names with
 // an exhausted number (zkops.Exhausted: the counter has run out and hands
 // it out again) are not items: puts withdraw them.
+// countItems is len(ordered(names)), without making the items.
+func countItems(names []string) int {
+	n := 0
+	keepExhausted := canary.On(bugPutAtExhausted)
+	for _, name := range names {
+		if _, s, ok := parse(name); ok && (keepExhausted || !exhausted(s)) {
+			n++
+		}
+	}
+	return n
+}
+
 func ordered(names []string) []Item {
 	var out []Item
 	keepExhausted := canary.On(bugPutAtExhausted)
-	for _, n := range names {
+	for i, n := range names {
 		if p, s, ok := parse(n); ok && (keepExhausted || !exhausted(s)) {
+			if out == nil {
+				out = make([]Item, 0, len(names)-i)
+			}
 			out = append(out, Item{Name: n, Priority: p, Seq: s})
 		}
 	}
@@ -362,7 +377,7 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 				p.create()
 			case err != nil:
 				k("", err)
-			case len(ordered(cl.Names)) >= q.bound:
+			case countItems(cl.Names) >= q.bound:
 				k("", fmt.Errorf("%w: %s holds %d items", ErrFull, q.dir, q.bound))
 			default:
 				p.create()

@@ -306,10 +306,10 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 		if r.Closing() || q != s.qs[i] {
 			return
 		}
-		var ute *queue.UnknownTakeError
 		switch {
 		case err == nil:
-		case errors.As(err, &ute):
+		case unknownTake(err) != nil:
+			ute := unknownTake(err)
 			s.tot.takeUnknown++
 			if it := s.items[string(ute.Item.Data)]; it != nil {
 				it.takeUnknown = true
@@ -608,4 +608,13 @@ func TestSimExplore(t *testing.T) {
 	_, a := newQueueSim(queue.AtMostOnce)
 	_, b := newQueueSim(queue.AtLeastOnce)
 	sim.Explore(t, a, b)
+}
+
+// unknownTake returns the *queue.UnknownTakeError in err's chain, if any.
+func unknownTake(err error) *queue.UnknownTakeError {
+	var ute *queue.UnknownTakeError
+	if errors.As(err, &ute) {
+		return ute
+	}
+	return nil
 }

@@ -242,8 +242,9 @@ func (m *Member) keepParty(sc *task.Scope) {
 	var watch func(name string)
 	var register func()
 	register = func() {
-		name := hexID(sc) + "-" + m.id
-		req := &task.CreateRequest{Path: dir + "/" + name, Data: []byte(m.id), Mode: task.Ephemeral, ACL: acl.For(dir + "/" + name)}
+		name := partyName(sc, m.id)
+		path := dir + "/" + name
+		req := &task.CreateRequest{Path: path, Data: []byte(m.id), Mode: task.Ephemeral, ACL: acl.For(path)}
 		sess := sc.Session()
 		settle := func() task.Task[[]string] { return c.Map(zkops.Owned(dir, name, sess.ID), zkops.Names) }
 		t := sc.Child()

@@ -187,6 +187,21 @@ func hexID(s *task.Scope) string {
 	return string(b[:])
 }
 
+// partyName is hexID(s) + "-" + id, a party node's name, in one
+// allocation.
+func partyName(s *task.Scope, id string) string {
+	hi, lo := zkops.Draws(s)
+	var hex [32]byte
+	zkops.PutHex(hex[:16], hi)
+	zkops.PutHex(hex[16:], lo)
+	var b strings.Builder
+	b.Grow(len(hex) + 1 + len(id))
+	b.Write(hex[:])
+	b.WriteByte('-')
+	b.WriteString(id)
+	return b.String()
+}
+
 // lockTag is kazoo's Lock node tag: <hex>__lock__<seq>.
 const lockTag = "__lock__"
 

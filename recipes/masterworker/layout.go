@@ -36,8 +36,9 @@ var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: tim
 // It holds no state of its own, so one System may be shared by any number
 // of masters, workers and clients on any executors.
 type System struct {
-	root string
-	acl  task.ACLProvider
+	root  string
+	acl   task.ACLProvider
+	setup task.Task[task.Unit] // Setup's task (a value: built once, in New)
 }
 
 // New returns the system whose nodes live under root (see the package
@@ -58,6 +59,7 @@ func New(root string, opts ...Option) (*System, error) {
 		}
 		o.apply(sys)
 	}
+	sys.setup = sys.buildSetup()
 	return sys, nil
 }
 
@@ -95,6 +97,14 @@ func (sys *System) StatusRoot() string { return sys.root + "/status" }
 // are missing. It is idempotent; Master and Worker run it first, and
 // Submit runs it when the tasks directory is missing.
 func (sys *System) Setup() task.Task[task.Unit] {
+	if sys.setup != nil {
+		return sys.setup
+	}
+	return sys.buildSetup()
+}
+
+// buildSetup builds Setup's task.
+func (sys *System) buildSetup() task.Task[task.Unit] {
 	var dirs []string
 	if sys.root != "" {
 		// ancestors of the root, then the root

@@ -32,6 +32,12 @@ var ErrLeft = errors.New("group: member left")
 type Group struct {
 	dir string
 	acl task.ACLProvider
+	// A view's listings (after a sync, and without: bugListWithoutSync)
+	// and its exists of a missing directory: values, built once, by the
+	// first view (viewTasks).
+	viewOnce            sync.Once
+	listSync, listPlain task.Task[task.ChildrenWatch]
+	existsW             task.Task[task.StatWatch]
 }
 
 // New returns the group whose members live under dir. The directory and

@@ -173,12 +173,11 @@ func (v *View) follow() {
 // it).
 func (v *View) round() task.Task[bool] {
 	dir := v.g.dir
-	listW := zkops.AfterSync(dir, task.ChildrenW(dir))
+	listSync, listPlain, existsW := v.g.viewTasks()
+	listW := listSync
 	if canary.On(bugListWithoutSync) {
-		listW = task.ChildrenW(dir)
+		listW = listPlain
 	}
-	listW = c.Retry(listW, retry)
-	existsW := c.Retry(task.ExistsW(dir), retry)
 	return func(s *task.Scope, k task.Cont[bool]) {
 		if !canary.On(bugStaleList) {
 			v.list(s, k, listW, existsW, nil, false)
@@ -226,6 +225,19 @@ func (v *View) list(s *task.Scope, k task.Cont[bool], listW task.Task[task.Child
 			task.Run(s, cw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
 		}
 	})
+}
+
+// viewTasks returns the listings of the group's directory after a sync
+// and without, and its exists, with their retries: built at the first
+// call (a Group may be shared by executors), the same values after.
+func (g *Group) viewTasks() (listSync, listPlain task.Task[task.ChildrenWatch], existsW task.Task[task.StatWatch]) {
+	g.viewOnce.Do(func() {
+		dir := g.dir
+		g.listSync = c.Retry(zkops.AfterSync(dir, task.ChildrenW(dir)), retry)
+		g.listPlain = c.Retry(task.ChildrenW(dir), retry)
+		g.existsW = c.Retry(task.ExistsW(dir), retry)
+	})
+	return g.listSync, g.listPlain, g.existsW
 }
 
 // publish reports names if they differ from the last report (or if there

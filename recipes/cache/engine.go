@@ -85,8 +85,12 @@ type engine struct {
 	gen      int         // one per follower; completions of older ones are ignored
 	passNext func(error) // pass's next for generation passGen: made once per generation
 	passGen  int
-	follower *task.Scope
-	lists    pathSet // directories to list
+	// dirList is listTask's task for dir, built with the mode and canary
+	// state dirListAs says (built again if they differ).
+	dirList   task.Task[task.ChildrenWatch]
+	dirListAs [2]bool
+	follower  *task.Scope
+	lists     pathSet // directories to list
 	// saturated holds the directories whose last listing showed their
 	// counter run out (stored cversion at int32's maximum): a create under
 	// one moves neither its cversion nor its Pzxid, so the child watch
@@ -364,7 +368,7 @@ func (e *engine) arm(f *task.Scope, gen int, w *task.Watch, p string, dir bool) 
 // its own read reports.
 func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 	rc := e.reconnects
-	task.Run(f, read(e.childrenTask(d)), func(cw task.ChildrenWatch, err error) {
+	task.Run(f, e.listTask(d), func(cw task.ChildrenWatch, err error) {
 		if gen != e.gen {
 			return
 		}

@@ -350,6 +350,19 @@ func (e *engine) dropTreeWatch() {
 	task.Run(s, c.Retry(task.RemoveWatches(path, task.WatcherAny), retry), func(task.Unit, error) { s.Close() })
 }
 
+// listTask is read(e.childrenTask(d)); the one of the followed directory
+// is a value built once.
+func (e *engine) listTask(d string) task.Task[task.ChildrenWatch] {
+	if d == "" || d != e.dir {
+		return read(e.childrenTask(d))
+	}
+	as := [2]bool{e.recursive(), canary.On(bugNoRearmAfterLoss)}
+	if e.dirList == nil || e.dirListAs != as {
+		e.dirList, e.dirListAs = read(e.childrenTask(d)), as
+	}
+	return e.dirList
+}
+
 // childrenTask lists d: with a child watch, or, in the recursive mode,
 // without (a nil Watch).
 func (e *engine) childrenTask(d string) task.Task[task.ChildrenWatch] {

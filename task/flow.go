@@ -31,7 +31,7 @@ func Flow[T any](body func(f *F) (T, error)) Task[T] {
 		r.f.s = s
 		r.f.fin = r
 		r.f.next, r.f.stop = iter.Pull(r.seq)
-		s.rt.frames().bodies.add(&r.f)
+		s.env.rt.frames().bodies.add(&r.f)
 		r.f.drive()
 	}
 }
@@ -221,7 +221,7 @@ func (f *F) bounce() {
 		f.drv = f.rebound
 	}
 	f.bounced = true
-	rt := f.s.rt
+	rt := f.s.env.rt
 	rt.Schedule(f.drv)
 	if f.s.err != nil {
 		if _, st := rt.Current(); st != StateConnected {

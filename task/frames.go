@@ -30,10 +30,10 @@ func SetWatchRecheck(fr *Frames, d time.Duration) { fr.recheck = d }
 // by itself what its watches cannot (the nodes under a recursive watch,
 // which has no re-read of its own), so that it follows the same setting.
 func WatchRecheck(s *Scope) time.Duration {
-	if d := s.rt.frames().recheck; d != 0 {
+	if d := s.env.rt.frames().recheck; d != 0 {
 		return d
 	}
-	return RecheckAfter(s.session.Timeout)
+	return RecheckAfter(s.env.session.Timeout)
 }
 
 func (fr *Frames) frames() *Frames { return fr }

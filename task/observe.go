@@ -246,7 +246,7 @@ type ConnEvent struct {
 // ObserverOf returns the Observer of the runtime running s (nil if none):
 // for combinators that report to it, such as Retry.
 func ObserverOf(s *Scope) *Observer {
-	if o, ok := s.rt.(interface{ Observer() *Observer }); ok {
+	if o, ok := s.env.rt.(interface{ Observer() *Observer }); ok {
 		return o.Observer()
 	}
 	return nil

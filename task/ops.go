@@ -69,7 +69,7 @@ func runRequest(s *Scope, req Request, k Cont[Response]) {
 		*d--
 		return
 	}
-	s.rt.Schedule(func() { runRequest(s, req, k) })
+	s.env.rt.Schedule(func() { runRequest(s, req, k) })
 }
 
 // Exec sends req from a running step and calls k with the server's
@@ -96,10 +96,10 @@ func send(s *Scope, req Request, watch Watcher, k Cont[Response]) {
 	}
 	// One value per request: the wait that parks the chain (as Suspend's)
 	// is also what the runtime hands the outcome to. Reused: see sendWait.
-	w := s.rt.frames().sendWait()
+	w := s.env.rt.frames().sendWait()
 	w.s, w.req, w.k = s, req, k
 	s.addWait(w)
-	s.rt.Send(req, w, watch)
+	s.env.rt.Send(req, w, watch)
 }
 
 // sendWait is a request's wait in its scope and its Receiver. Waits are
@@ -128,7 +128,7 @@ func (fr *Frames) sendWait() *sendWait {
 
 // free puts w, done with, on its runtime's free list.
 func (w *sendWait) free() {
-	fr := w.s.rt.frames()
+	fr := w.s.env.rt.frames()
 	*w = sendWait{nextFree: fr.freeSends}
 	fr.freeSends = w
 }

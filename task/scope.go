@@ -50,11 +50,10 @@ type Runtime interface {
 //
 // A Scope is used only on the executor goroutine.
 type Scope struct {
-	rt      Runtime
-	depth   *int
-	parent  *Scope
-	session *Session  // shared by every scope of one session
-	flow    *FlowInfo // the observed flow it belongs to (SetFlow), inherited
+	env    *scopeEnv // the runtime and the session: shared by every scope of one session
+	depth  *int
+	parent *Scope
+	flow   *FlowInfo // the observed flow it belongs to (SetFlow), inherited
 
 	err    error // why the scope is done, once it is
 	closed bool
@@ -62,10 +61,11 @@ type Scope struct {
 	// cancellation: its OnDone callbacks never run. In closed's padding,
 	// it makes Scope no larger.
 	closedLive bool
-	deadline   time.Time
-	timer      Timer
-	onDone1    func(error)   // the first OnDone callback (most scopes have one at most)
-	onDone     []func(error) // the others
+	// dl is the scope's deadline (nil: none): its own (WithDeadline), or
+	// the one of the ancestor it inherits it from, shared.
+	dl      *scopeDeadline
+	onDone1 doner      // the first OnDone callback (most scopes have one at most)
+	more    *scopeMore // the others, with what else few scopes use
 
 	children scopeList
 	sibling  scopeLink
@@ -74,8 +74,64 @@ type Scope struct {
 	pending *Scope
 	waits   waitList
 	defers  *deferred // the last registered; each links the one before
-	cleaned *cleanups // CloseAndWait's count of cleanups running
 }
+
+// scopeEnv is what every scope of one session shares, one value per
+// session scope: each scope holds one pointer for both.
+type scopeEnv struct {
+	rt      Runtime
+	session *Session // the executor keeps it up to date
+}
+
+// scopeDeadline is a deadline: its time, and the timer of the scope that
+// set it (owner), which the descendants that inherit it leave alone.
+type scopeDeadline struct {
+	at    time.Time
+	owner *Scope
+	timer Timer
+}
+
+// deadlineScope is a scope made by WithDeadline with a deadline of its
+// own: the scope and its deadline in one allocation.
+type deadlineScope struct {
+	Scope
+	dl scopeDeadline
+}
+
+// scopeMore is the part of a scope that few scopes use, made on first
+// use: the OnDone callbacks after the first, and CloseAndWait's count.
+type scopeMore struct {
+	onDone  []doner
+	cleaned *cleanups // CloseAndWait's count of cleanups running: &cw, once set
+	cw      cleanups
+}
+
+// extra returns s.more, made if s has none.
+func (s *Scope) extra() *scopeMore {
+	if s.more == nil {
+		s.more = new(scopeMore)
+	}
+	return s.more
+}
+
+// cleaned returns CloseAndWait's count of cleanups running, if it was
+// called.
+func (s *Scope) cleaned() *cleanups {
+	if s.more == nil {
+		return nil
+	}
+	return s.more.cleaned
+}
+
+// doner is what a scope calls when it is canceled: an OnDone callback,
+// or RunIn's delivery of the error. Both are functions of a named type
+// with this method, which an interface holds without allocating.
+type doner interface{ scopeDone(err error) }
+
+// doneFunc is an OnDone callback as a doner.
+type doneFunc func(err error)
+
+func (f doneFunc) scopeDone(err error) { f(err) }
 
 // cleanups counts the deferred cleanups a CloseAndWait started that have
 // not ended; done runs when the last one ends.
@@ -91,27 +147,27 @@ type cleanups struct {
 // The executor keeps *sess up to date (the id is filled in when the session
 // is established); scopes read it, never write it.
 func NewSessionScope(rt Runtime, sess *Session) *Scope {
-	return &Scope{rt: rt, depth: &rt.frames().depth, session: sess}
+	return &Scope{env: &scopeEnv{rt: rt, session: sess}, depth: &rt.frames().depth}
 }
 
 // Clock returns the executor's clock.
-func (s *Scope) Clock() Clock { return s.rt.Clock() }
+func (s *Scope) Clock() Clock { return s.env.rt.Clock() }
 
 // Now is Clock().Now().
-func (s *Scope) Now() time.Time { return s.rt.Clock().Now() }
+func (s *Scope) Now() time.Time { return s.env.rt.Clock().Now() }
 
 // Session is the session this flow is bound to: when it expires, the flow
 // fails with ErrSessionExpired.
-func (s *Scope) Session() Session { return *s.session }
+func (s *Scope) Session() Session { return *s.env.session }
 
 // Current returns the executor's current session and its state.
-func (s *Scope) Current() (Session, State) { return s.rt.Current() }
+func (s *Scope) Current() (Session, State) { return s.env.rt.Current() }
 
 // IsCurrent reports whether sess is the executor's current session and it
 // is connected (not suspended, expired or closed). A handle (a lock, a
 // leadership) is trustworthy only while this holds.
 func (s *Scope) IsCurrent(sess Session) bool {
-	cur, st := s.rt.Current()
+	cur, st := s.env.rt.Current()
 	return st == StateConnected && cur.Epoch == sess.Epoch
 }
 
@@ -121,28 +177,39 @@ func (s *Scope) IsCurrent(sess Session) bool {
 func (s *Scope) Err() error { return s.err }
 
 // Deadline returns the scope's absolute deadline, if it has one.
-func (s *Scope) Deadline() (time.Time, bool) { return s.deadline, !s.deadline.IsZero() }
+func (s *Scope) Deadline() (time.Time, bool) {
+	if s.dl == nil {
+		return time.Time{}, false
+	}
+	return s.dl.at, true
+}
 
 // Runtime returns the executor running the scope.
-func (s *Scope) Runtime() Runtime { return s.rt }
+func (s *Scope) Runtime() Runtime { return s.env.rt }
 
 // Schedule queues fn on the executor's task queue.
-func (s *Scope) Schedule(fn func()) { s.rt.Schedule(fn) }
+func (s *Scope) Schedule(fn func()) { s.env.rt.Schedule(fn) }
 
 // Rand returns a pseudo-random number from the executor's seeded source.
-func (s *Scope) Rand() uint64 { return s.rt.Rand() }
+func (s *Scope) Rand() uint64 { return s.env.rt.Rand() }
 
 // Child returns a new scope under s: it ends when s does (with s's error),
 // and can be canceled, or given an earlier deadline, on its own. The caller
 // must Close it.
 func (s *Scope) Child() *Scope {
-	c := &Scope{rt: s.rt, depth: s.depth, parent: s, session: s.session, flow: s.flow, deadline: s.deadline}
+	c := new(Scope)
+	s.initChild(c)
+	return c
+}
+
+// initChild makes c, a zero Scope, a child of s, as Child returns it.
+func (s *Scope) initChild(c *Scope) {
+	c.env, c.depth, c.parent, c.flow, c.dl = s.env, s.depth, s, s.flow, s.dl
 	if s.err != nil {
 		c.err = s.err
-		return c
+		return
 	}
 	s.children.push(c)
-	return c
 }
 
 // WithDeadline returns a child scope that ends with ErrDeadlineExceeded at
@@ -150,16 +217,19 @@ func (s *Scope) Child() *Scope {
 // only shrink through nesting). The timer fires from the event queue, so a
 // deadline ends a flow even while the session is suspended.
 func (s *Scope) WithDeadline(at time.Time) *Scope {
-	c := s.Child()
-	if c.err != nil || at.IsZero() || (!c.deadline.IsZero() && !at.Before(c.deadline)) {
-		return c
+	if s.err != nil || at.IsZero() || (s.dl != nil && !at.Before(s.dl.at)) {
+		return s.Child()
 	}
-	c.deadline = at
-	if !s.rt.Clock().Now().Before(at) {
+	b := new(deadlineScope)
+	c := &b.Scope
+	s.initChild(c)
+	b.dl.at, b.dl.owner = at, c
+	c.dl = &b.dl
+	if !s.env.rt.Clock().Now().Before(at) {
 		c.Cancel(ErrDeadlineExceeded)
 		return c
 	}
-	c.timer = s.rt.AfterFunc(at, func() { c.Cancel(ErrDeadlineExceeded) })
+	b.dl.timer = s.env.rt.AfterFunc(at, func() { c.Cancel(ErrDeadlineExceeded) })
 	return c
 }
 
@@ -174,10 +244,29 @@ func (s *Scope) OnDone(fn func(err error)) {
 		return
 	}
 	if s.onDone1 == nil {
-		s.onDone1 = fn
+		if fn != nil { // a nil fn in the first slot is none
+			s.onDone1 = doneFunc(fn)
+		}
 		return
 	}
-	s.onDone = append(s.onDone, fn)
+	m := s.extra()
+	m.onDone = append(m.onDone, doneFunc(fn))
+}
+
+// onDone is OnDone for a doner.
+func (s *Scope) onDone(d doner) {
+	if s.err != nil {
+		if !s.closedLive {
+			d.scopeDone(s.err)
+		}
+		return
+	}
+	if s.onDone1 == nil {
+		s.onDone1 = d
+		return
+	}
+	m := s.extra()
+	m.onDone = append(m.onDone, d)
 }
 
 // Cancel ends the scope with err (ErrCanceled if nil) unless it has already
@@ -223,10 +312,7 @@ func (s *Scope) CancelDeferred(err error) Delivery {
 // children first.
 func (s *Scope) end(err error, d *Delivery) {
 	s.err = err
-	if s.timer != nil {
-		s.timer.Stop()
-		s.timer = nil
-	}
+	s.stopTimer()
 	for c := s.children.head; c != nil; c = c.sibling.next {
 		if c.err == nil { // an ended scope's subtree has ended already
 			c.end(err, d)
@@ -238,6 +324,14 @@ func (s *Scope) end(err error, d *Delivery) {
 		d.tail.pending = s
 	}
 	d.tail = s
+}
+
+// stopTimer stops the timer of s's own deadline, if it has one running.
+func (s *Scope) stopTimer() {
+	if dl := s.dl; dl != nil && dl.owner == s && dl.timer != nil {
+		dl.timer.Stop()
+		dl.timer = nil
+	}
 }
 
 // Delivery is the second phase of a cancellation (see CancelDeferred).
@@ -253,13 +347,17 @@ func (d Delivery) Deliver() {
 		for w := s.waits.pop(); w != nil; w = s.waits.pop() {
 			w.abandon(s.err)
 		}
-		fn1, fns := s.onDone1, s.onDone
-		s.onDone1, s.onDone = nil, nil
+		fn1 := s.onDone1
+		s.onDone1 = nil
+		var fns []doner
+		if m := s.more; m != nil {
+			fns, m.onDone = m.onDone, nil
+		}
 		if fn1 != nil {
-			fn1(s.err)
+			fn1.scopeDone(s.err)
 		}
 		for _, fn := range fns {
-			fn(s.err)
+			fn.scopeDone(s.err)
 		}
 		s = next
 	}
@@ -302,13 +400,13 @@ func (s *Scope) Close() {
 		// OnDone callbacks, for a cancellation, never run.
 		s.err = ErrCanceled
 		s.closedLive = true
-		s.onDone1, s.onDone = nil, nil
+		s.onDone1 = nil
+		if m := s.more; m != nil {
+			m.onDone = nil
+		}
 	}
 	s.closed = true
-	if s.timer != nil {
-		s.timer.Stop()
-		s.timer = nil
-	}
+	s.stopTimer()
 	if s.parent != nil {
 		s.parent.children.remove(s)
 	}
@@ -317,7 +415,7 @@ func (s *Scope) Close() {
 	// OnDone callbacks may have withdrawn or added cleanups; one count
 	// more while starting them, so that none ending at once calls done
 	// early.
-	cw := s.cleaned
+	cw := s.cleaned()
 	if cw != nil {
 		cw.n++
 	}
@@ -328,7 +426,7 @@ func (s *Scope) Close() {
 			}
 			Go(s, d.t, func(_ Unit, err error) {
 				if err != nil {
-					s.rt.Report(err)
+					s.env.rt.Report(err)
 				}
 				cw.end()
 			})
@@ -359,11 +457,13 @@ func (s *Scope) CloseAndWait(done func()) {
 		done()
 		return
 	}
-	if s.cleaned != nil { // again, from within Close's cancellation
-		s.cleaned.done = append(s.cleaned.done, done)
+	if cw := s.cleaned(); cw != nil { // again, from within Close's cancellation
+		cw.done = append(cw.done, done)
 		return
 	}
-	s.cleaned = &cleanups{done: []func(){done}}
+	m := s.extra()
+	m.cw.done = []func(){done}
+	m.cleaned = &m.cw
 	s.Close()
 }
 
@@ -396,13 +496,13 @@ type deferred struct {
 // its outcome on the executor goroutine. The new flow is queued on the task
 // queue, so it starts after the current step.
 func Go[T any](s *Scope, t Task[T], done Cont[T]) {
-	c := s.rt.SessionScope().Child()
-	s.rt.Schedule(func() {
+	c := s.env.rt.SessionScope().Child()
+	s.env.rt.Schedule(func() {
 		RunIn(c, t, func(v T, err error) {
 			if done != nil {
 				done(v, err)
 			} else if err != nil {
-				s.rt.Report(err)
+				s.env.rt.Report(err)
 			}
 		})
 	})
@@ -431,7 +531,7 @@ func RunIn[T any](c *Scope, t Task[T], k Cont[T]) {
 }
 
 // Subscribe calls fn with every session event until cancel is called.
-func (s *Scope) Subscribe(fn func(Event)) (cancel func()) { return s.rt.Subscribe(fn) }
+func (s *Scope) Subscribe(fn func(Event)) (cancel func()) { return s.env.rt.Subscribe(fn) }
 
 // intrusive lists
 

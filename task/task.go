@@ -51,7 +51,7 @@ func Run[T any](s *Scope, t Task[T], k Cont[T]) {
 		*d--
 		return
 	}
-	s.rt.Schedule(func() { Run(s, t, k) })
+	s.env.rt.Schedule(func() { Run(s, t, k) })
 }
 
 // ErrContinuationReused is the panic value when a task calls its
@@ -82,7 +82,7 @@ func Resume[T any](s *Scope, k Cont[T], v T, err error) {
 	// Copies, so that only this path moves the value to the heap (a
 	// closure's captured parameters would be moved on every call).
 	v2, err2 := v, err
-	s.rt.Schedule(func() { k(v2, err2) })
+	s.env.rt.Schedule(func() { k(v2, err2) })
 }
 
 // Value returns a task that succeeds with v.

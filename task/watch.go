@@ -102,9 +102,9 @@ func (w *Watch) Wait() Task[Event] {
 		ww := &watchWaiter{w: w, s: s, k: k}
 		s.addWait(ww)
 		if w.known && w.timer == nil {
-			w.rt, w.every = s.rt, s.rt.frames().recheck
+			w.rt, w.every = s.env.rt, s.env.rt.frames().recheck
 			if w.every == 0 {
-				w.every = RecheckAfter(s.session.Timeout)
+				w.every = RecheckAfter(s.env.session.Timeout)
 			}
 			if w.every > 0 {
 				w.arm()
@@ -258,7 +258,7 @@ func sendWatch(s *Scope, req Request, path string, k func(Response, *Watch, erro
 		return
 	}
 	s.addWait(ws)
-	s.rt.Send(req, ws, ws)
+	s.env.rt.Send(req, ws, ws)
 }
 
 // watchSend is a watched request: its Watch, its wait in the scope, its
@@ -288,7 +288,7 @@ func (ws *watchSend) Receive(r Response) {
 	}
 	// Copies, as Resume makes: only this path moves them to the heap.
 	r2, err2 := r, err
-	ws.s.rt.Schedule(func() { ws.k(r2, &ws.w, err2) })
+	ws.s.env.rt.Schedule(func() { ws.k(r2, &ws.w, err2) })
 }
 
 // Notify fires the watch (Watcher).

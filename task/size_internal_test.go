@@ -1,0 +1,13 @@
+package task
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// A Scope is made for every child scope: its size is what each costs.
+func TestScopeSize(t *testing.T) {
+	if n := unsafe.Sizeof(Scope{}); n > 144 {
+		t.Errorf("Scope is %d bytes, want at most 144", n)
+	}
+}

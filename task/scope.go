@@ -498,10 +498,12 @@ type deferred struct {
 func Go[T any](s *Scope, t Task[T], done Cont[T]) {
 	c := s.env.rt.SessionScope().Child()
 	s.env.rt.Schedule(func() {
-		RunIn(c, t, func(v T, err error) {
-			if done != nil {
-				done(v, err)
-			} else if err != nil {
+		if done != nil {
+			RunIn(c, t, done)
+			return
+		}
+		RunIn(c, t, func(_ T, err error) {
+			if err != nil {
 				s.env.rt.Report(err)
 			}
 		})
@@ -523,11 +525,17 @@ func RunIn[T any](c *Scope, t Task[T], k Cont[T]) {
 		c.Close()
 		k(v, err)
 	}
-	c.OnDone(func(err error) {
-		var zero T
-		finish(zero, err)
-	})
+	c.onDone(contDone[T](finish)) // OnDone(finish with the zero T), with no function made for it
 	Run(c, t, finish)
+}
+
+// contDone is a continuation as a doner: a scope's cancellation gives it
+// the zero value and the error.
+type contDone[T any] Cont[T]
+
+func (k contDone[T]) scopeDone(err error) {
+	var zero T
+	k(zero, err)
 }
 
 // Subscribe calls fn with every session event until cancel is called.

@@ -36,27 +36,61 @@ type Created struct {
 // opTask returns a task that sends req and succeeds with f of the
 // server's response, or fails with the response's error wrapped in an
 // *OpError: the building block of the typed operations below. Built, it
-// is one function (and req); run, it makes one more, its continuation.
+// is one function (and req); run, it makes none: the request's wait
+// holds k and f (opConv) as they are.
 func opTask[T any](req Request, f func(Response) T) Task[T] {
+	conv := opConv[T](f)
 	return func(s *Scope, k Cont[T]) {
-		runRequest(s, req, func(r Response, err error) {
-			if err != nil {
-				var zero T
-				k(zero, err)
-				return
-			}
-			k(f(r), nil)
-		})
+		runRequest(s, req, conv, k)
 	}
 }
 
-// runRequest is Run(s, t, k) for the task t that sends req (send(s, req,
-// nil, k)), without making t: the same checks, the same count of nested
-// calls and the same trampoline, so that a chain's steps run in the same
-// order as through Run.
-func runRequest(s *Scope, req Request, k Cont[Response]) {
+// respConv hands a request's outcome to the continuation of its
+// operation, k, converted to the operation's value. k is a Cont of the
+// conv's type, held in an any: a function, which an interface holds
+// without allocating, as it holds a conv (a function or an empty
+// struct). So a request's wait needs no function made for the purpose.
+type respConv interface {
+	call(k any, r Response, err error)
+}
+
+// opConv is opTask's f as a respConv: k receives f of the response, or
+// the error.
+type opConv[T any] func(Response) T
+
+func (f opConv[T]) call(k any, r Response, err error) {
+	kt := k.(Cont[T])
+	if err != nil {
+		var zero T
+		kt(zero, err)
+		return
+	}
+	kt(f(r), nil)
+}
+
+// resumeConv is Resume(s, k', r, err) for the continuation k' that is
+// conv.call(k, ...): the same count of nested calls and the same
+// trampoline.
+func resumeConv(s *Scope, conv respConv, k any, r Response, err error) {
+	d := s.depth
+	if *d < maxDepth {
+		*d++
+		conv.call(k, r, err)
+		*d--
+		return
+	}
+	// Copies, as Resume makes: only this path moves them to the heap.
+	r2, err2 := r, err
+	s.env.rt.Schedule(func() { conv.call(k, r2, err2) })
+}
+
+// runRequest is Run(s, t, k) for the task t that sends req and hands k
+// its outcome through conv (sendAs), without making t: the same checks,
+// the same count of nested calls and the same trampoline, so that a
+// chain's steps run in the same order as through Run.
+func runRequest[T any](s *Scope, req Request, conv respConv, k Cont[T]) {
 	if s.err != nil {
-		Resume(s, k, Response{}, s.err)
+		resumeConv(s, conv, k, Response{}, s.err)
 		return
 	}
 	if invariants {
@@ -65,11 +99,11 @@ func runRequest(s *Scope, req Request, k Cont[Response]) {
 	d := s.depth
 	if *d < maxDepth {
 		*d++
-		send(s, req, nil, k)
+		sendAs(s, req, conv, k)
 		*d--
 		return
 	}
-	s.env.rt.Schedule(func() { runRequest(s, req, k) })
+	s.env.rt.Schedule(func() { runRequest(s, req, conv, k) })
 }
 
 // Exec sends req from a running step and calls k with the server's
@@ -102,6 +136,19 @@ func send(s *Scope, req Request, watch Watcher, k Cont[Response]) {
 	s.env.rt.Send(req, w, watch)
 }
 
+// sendAs is send for a request whose outcome k (a Cont of conv's type)
+// receives through conv.
+func sendAs(s *Scope, req Request, conv respConv, k any) {
+	if s.err != nil {
+		conv.call(k, Response{}, s.err)
+		return
+	}
+	w := s.env.rt.frames().sendWait()
+	w.s, w.req, w.conv, w.kc = s, req, conv, k
+	s.addWait(w)
+	s.env.rt.Send(req, w, nil)
+}
+
 // sendWait is a request's wait in its scope and its Receiver. Waits are
 // reused, from a free list in the runtime's Frames: a wait is free once
 // the runtime has handed it the outcome (Receive, called once: the Conn
@@ -112,6 +159,8 @@ type sendWait struct {
 	s        *Scope
 	req      Request
 	k        Cont[Response]
+	conv     respConv // instead of k: kc receives the outcome through conv
+	kc       any
 	received bool      // the outcome came while the abandonment was on its way
 	nextFree *sendWait // in Frames.freeSends
 }
@@ -147,7 +196,12 @@ func (w *sendWait) Receive(r Response) {
 	}
 	w.owner.removeWait(w)
 	s, k, err := w.s, w.k, wrapResponseErr(w.req, r)
+	conv, kc := w.conv, w.kc
 	w.free()
+	if conv != nil {
+		resumeConv(s, conv, kc, r, err)
+		return
+	}
 	Resume(s, k, r, err)
 }
 
@@ -159,9 +213,13 @@ func (w *sendWait) abandon(err error) {
 	if err == ErrDeadlineExceeded {
 		err = &OpError{Op: w.req.OpName(), Path: w.req.NodePath(), Err: err}
 	}
-	k := w.k
+	k, conv, kc := w.k, w.conv, w.kc
 	if w.received {
 		w.free()
+	}
+	if conv != nil {
+		conv.call(kc, Response{}, err)
+		return
 	}
 	k(Response{}, err)
 }
@@ -214,11 +272,14 @@ func Delete(path string, version int32) Task[Unit] {
 func Exists(path string) Task[*Stat] {
 	req := &ExistsRequest{Path: path} // one per task, as request's
 	return func(s *Scope, k Cont[*Stat]) {
-		send(s, req, nil, func(r Response, err error) {
-			k(existsResult(r, err))
-		})
+		sendAs(s, req, existsConv{}, k)
 	}
 }
+
+// existsConv is Exists's conversion of the outcome (existsResult).
+type existsConv struct{}
+
+func (existsConv) call(k any, r Response, err error) { k.(Cont[*Stat])(existsResult(r, err)) }
 
 func existsResult(r Response, err error) (*Stat, error) {
 	if err != nil {

@@ -11,3 +11,10 @@ func TestScopeSize(t *testing.T) {
 		t.Errorf("Scope is %d bytes, want at most 144", n)
 	}
 }
+
+// A watched request allocates its watchSend, Watch included.
+func TestWatchSendSize(t *testing.T) {
+	if n := unsafe.Sizeof(watchSend{}); n > 256 {
+		t.Errorf("watchSend is %d bytes, want at most 256", n)
+	}
+}

@@ -247,14 +247,15 @@ type ChildrenWatch struct {
 	Watch *Watch
 }
 
-// sendWatch sends a request that sets a watch; k receives the outcome
-// and the Watch. One value holds the Watch and the request's wait (as
-// send's sendWait) and is its Watcher, so a watched request allocates
-// that value and no callback.
-func sendWatch(s *Scope, req Request, path string, k func(Response, *Watch, error)) {
+// sendWatch sends a request that sets a watch; k, the Cont of ExistsW,
+// GetW or ChildrenW, receives the outcome and the Watch (deliver). One
+// value holds the Watch and the request's wait (as send's sendWait) and
+// is its Watcher, so a watched request allocates that value and no
+// callback.
+func sendWatch(s *Scope, req Request, path string, k any) {
 	ws := &watchSend{s: s, req: req, k: k, w: Watch{path: path}}
 	if s.err != nil {
-		k(Response{}, &ws.w, s.err)
+		ws.deliver(Response{}, s.err)
 		return
 	}
 	s.addWait(ws)
@@ -268,8 +269,39 @@ type watchSend struct {
 	waitLink
 	s   *Scope
 	req Request
-	k   func(Response, *Watch, error)
+	k   any // a Cont[StatWatch], Cont[DataWatch] or Cont[ChildrenWatch]
 	w   Watch
+}
+
+// deliver hands k the outcome with the Watch, as its operation makes
+// them: an exists sets a watch on a missing node too, a get or a
+// children fails with ErrNoNode and sets none.
+func (ws *watchSend) deliver(r Response, err error) {
+	w := &ws.w
+	switch k := ws.k.(type) {
+	case Cont[StatWatch]:
+		st, err := existsResult(r, err)
+		if err != nil {
+			k(StatWatch{}, err)
+			return
+		}
+		w.seen(st, false)
+		k(StatWatch{Stat: st, Watch: w}, nil)
+	case Cont[DataWatch]:
+		if err != nil {
+			k(DataWatch{}, err)
+			return
+		}
+		w.seen(&r.Stat, false)
+		k(DataWatch{Data: Data{r.Data, r.Stat}, Watch: w}, nil)
+	case Cont[ChildrenWatch]:
+		if err != nil {
+			k(ChildrenWatch{}, err)
+			return
+		}
+		w.seen(&r.Stat, true)
+		k(ChildrenWatch{ChildList: ChildList{r.Children, r.Stat}, Watch: w}, nil)
+	}
 }
 
 // Receive is sendWait.Receive: the chain resumes (through Resume's
@@ -282,13 +314,13 @@ func (ws *watchSend) Receive(r Response) {
 	err := wrapResponseErr(ws.req, r)
 	if d := ws.s.depth; *d < maxDepth {
 		*d++
-		ws.k(r, &ws.w, err)
+		ws.deliver(r, err)
 		*d--
 		return
 	}
 	// Copies, as Resume makes: only this path moves them to the heap.
 	r2, err2 := r, err
-	ws.s.env.rt.Schedule(func() { ws.k(r2, &ws.w, err2) })
+	ws.s.env.rt.Schedule(func() { ws.deliver(r2, err2) })
 }
 
 // Notify fires the watch (Watcher).
@@ -299,7 +331,7 @@ func (ws *watchSend) abandon(err error) {
 	if err == ErrDeadlineExceeded {
 		err = &OpError{Op: ws.req.OpName(), Path: ws.req.NodePath(), Err: err}
 	}
-	ws.k(Response{}, &ws.w, err)
+	ws.deliver(Response{}, err)
 }
 
 // ExistsW is Exists that also sets a data watch, on a missing node too (it
@@ -307,15 +339,7 @@ func (ws *watchSend) abandon(err error) {
 func ExistsW(path string) Task[StatWatch] {
 	req := &ExistsRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[StatWatch]) {
-		sendWatch(s, req, path, func(r Response, w *Watch, err error) {
-			st, err := existsResult(r, err)
-			if err != nil {
-				k(StatWatch{}, err)
-				return
-			}
-			w.seen(st, false)
-			k(StatWatch{Stat: st, Watch: w}, nil)
-		})
+		sendWatch(s, req, path, k)
 	}
 }
 
@@ -324,14 +348,7 @@ func ExistsW(path string) Task[StatWatch] {
 func GetW(path string) Task[DataWatch] {
 	req := &GetDataRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[DataWatch]) {
-		sendWatch(s, req, path, func(r Response, w *Watch, err error) {
-			if err != nil {
-				k(DataWatch{}, err)
-				return
-			}
-			w.seen(&r.Stat, false)
-			k(DataWatch{Data: Data{r.Data, r.Stat}, Watch: w}, nil)
-		})
+		sendWatch(s, req, path, k)
 	}
 }
 
@@ -340,13 +357,6 @@ func GetW(path string) Task[DataWatch] {
 func ChildrenW(path string) Task[ChildrenWatch] {
 	req := &GetChildrenRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[ChildrenWatch]) {
-		sendWatch(s, req, path, func(r Response, w *Watch, err error) {
-			if err != nil {
-				k(ChildrenWatch{}, err)
-				return
-			}
-			w.seen(&r.Stat, true)
-			k(ChildrenWatch{ChildList: ChildList{r.Children, r.Stat}, Watch: w}, nil)
-		})
+		sendWatch(s, req, path, k)
 	}
 }

@@ -28,18 +28,22 @@ import (
 // again before the re-read (the node is missing both times) still waits.
 type Watch struct {
 	path  string
-	fired bool
 	ev    Event
+	fired bool
+	// What the read that set the watch saw, for the re-read (seen).
+	known, exists, child bool
+	czxid, mzxid, pzxid  int64
 	// The waits, in the order they came: first (most watches have one
 	// wait at most), then the others.
 	first   *watchWaiter
 	waiters []*watchWaiter
-	// What the read that set the watch saw, for the re-read (seen).
-	known, exists, child bool
-	czxid, mzxid, pzxid  int64
-	rt                   Runtime
-	every                time.Duration
-	timer                Timer // the next re-read, while waited on
+	// slot is the record of one wait, kept in the Watch: a wait takes it
+	// when it is free (most watches are waited on once at a time), so
+	// that it allocates no record of its own.
+	slot  watchWaiter
+	rt    Runtime
+	every time.Duration
+	timer Timer // the next re-read, while waited on
 }
 
 // RecheckAfter is how long a Wait on a watch waits for its notification
@@ -71,13 +75,21 @@ func (ww *watchWaiter) fired(ev Event) {
 		return
 	}
 	ww.owner.removeWait(ww)
-	Resume(ww.s, ww.k, ev, watchErr(ev))
+	s, k := ww.s, ww.k
+	ww.done()
+	Resume(s, k, ev, watchErr(ev))
 }
 
 func (ww *watchWaiter) abandon(err error) {
 	ww.w.leave(ww)
-	ww.k(Event{}, err)
+	k := ww.k
+	ww.done()
+	k(Event{}, err)
 }
+
+// done clears a wait that is over (it has left its scope and its
+// Watch): the Watch's slot is free again.
+func (ww *watchWaiter) done() { *ww = watchWaiter{} }
 
 // Path is the watched path.
 func (w *Watch) Path() string { return w.path }
@@ -99,7 +111,11 @@ func (w *Watch) Wait() Task[Event] {
 			k(Event{}, s.err)
 			return
 		}
-		ww := &watchWaiter{w: w, s: s, k: k}
+		ww := &w.slot
+		if ww.w != nil { // taken by another wait
+			ww = new(watchWaiter)
+		}
+		ww.w, ww.s, ww.k = w, s, k
 		s.addWait(ww)
 		if w.known && w.timer == nil {
 			w.rt, w.every = s.env.rt, s.env.rt.frames().recheck

@@ -103,8 +103,9 @@ func Retry[T any](t task.Task[T], p Policy) task.Task[T] {
 	if len(on) == 0 {
 		on = defaultOn
 	}
+	attempts, backoff := p.Attempts, p.Backoff // what the task keeps of p
 	return func(s *task.Scope, k task.Cont[T]) {
-		r := &retrier[T]{s: s, k: k, t: t, p: p, on: on}
+		r := &retrier[T]{s: s, k: k, t: t, attempts: attempts, backoff: backoff, on: on}
 		r.cb = r.done
 		r.drive()
 	}
@@ -116,17 +117,20 @@ var defaultOn = []error{task.ErrConnectionLoss, task.ErrNotSent}
 
 type retrier[T any] struct {
 	spin
-	s       *task.Scope
-	k       task.Cont[T]
-	t       task.Task[T]
-	p       Policy
-	on      []error
-	cb      task.Cont[T]
-	attempt int
+	s *task.Scope
+	k task.Cont[T]
+	t task.Task[T]
+	// The policy's (on replaces its On): not the whole Policy, so that
+	// a retrier is smaller.
+	attempts int
+	backoff  Backoff
+	on       []error
+	cb       task.Cont[T]
+	attempt  int
 }
 
 func (r *retrier[T]) done(v T, err error) {
-	if err == nil || !matchAny(err, r.on) || (r.p.Attempts > 0 && r.attempt >= r.p.Attempts) {
+	if err == nil || !matchAny(err, r.on) || (r.attempts > 0 && r.attempt >= r.attempts) {
 		task.Resume(r.s, r.k, v, err)
 		return
 	}
@@ -143,7 +147,7 @@ func (r *retrier[T]) done(v T, err error) {
 		task.Resume(r.s, r.k, zero, err)
 		return
 	}
-	wait := r.p.Backoff.Delay(r.attempt, float64(r.s.Rand()>>11)/(1<<53))
+	wait := r.backoff.Delay(r.attempt, float64(r.s.Rand()>>11)/(1<<53))
 	if o := task.ObserverOf(r.s); o != nil {
 		o.OnRetry(task.RetryInfo{Attempt: r.attempt + 1, Err: err, Wait: wait, Flow: task.FlowOf(r.s)})
 	}

@@ -591,7 +591,7 @@ func (e *Executor) receiveCur() {
 // AfterFunc implements task.Runtime: fn runs from the event queue once the
 // clock reaches at.
 func (e *Executor) AfterFunc(at time.Time, fn func()) task.Timer {
-	t := &timer{e: e, fn: fn}
+	t := &timer{e: e, fn: timerFunc(fn)}
 	t.t = e.clock.AfterFunc(at.Sub(e.clock.Now()), t.fire)
 	return t
 }
@@ -609,7 +609,7 @@ func (e *Executor) AfterFuncBackground(at time.Time, fn func()) task.Timer {
 	if !ok {
 		return e.AfterFunc(at, fn)
 	}
-	t := &timer{e: e, fn: fn}
+	t := &timer{e: e, fn: timerFunc(fn)}
 	t.t = bc.AfterFuncBackground(at.Sub(e.clock.Now()), t.fire)
 	return t
 }
@@ -617,10 +617,26 @@ func (e *Executor) AfterFuncBackground(at time.Time, fn func()) task.Timer {
 // timer is an AfterFunc's timer. It is its own job on the event queue (a
 // runner), so that a firing allocates nothing.
 type timer struct {
-	t       task.Timer
-	e       *Executor
-	fn      func()
-	stopped bool // executor goroutine only
+	t task.Timer
+	e *Executor
+	// fn is nil once the timer has run or was stopped (executor
+	// goroutine only): no flag of its own, so that a timer is 32 bytes.
+	fn func()
+}
+
+// timerFunc is the fn of a timer for AfterFunc's fn: a nil fn is a
+// function that calls it (a timer's nil fn means it is done).
+func timerFunc(fn func()) func() {
+	if fn == nil {
+		return callNil
+	}
+	return fn
+}
+
+// callNil calls a nil function, as a timer given one does when it runs.
+func callNil() {
+	var fn func()
+	fn()
 }
 
 // fire runs on the clock's goroutine: the timer joins the event queue.
@@ -628,17 +644,17 @@ func (t *timer) fire() { t.e.post(item{r: t}) }
 
 // run runs fn on the executor goroutine, unless the timer was stopped.
 func (t *timer) run() {
-	if !t.stopped {
-		t.stopped = true
-		t.fn()
+	if fn := t.fn; fn != nil {
+		t.fn = nil
+		fn()
 	}
 }
 
 func (t *timer) Stop() bool {
-	if t.stopped {
+	if t.fn == nil {
 		return false
 	}
-	t.stopped = true
+	t.fn = nil
 	t.t.Stop()
 	return true
 }

@@ -26,6 +26,7 @@ type Flow struct {
 	run flowStarter
 	// Executor goroutine only.
 	started  bool
+	done     bool // the outcome has been delivered (flowRun.finish)
 	deadline task.Timer
 }
 
@@ -115,13 +116,11 @@ var errQueuedPastDeadline = fmt.Errorf("%w before the flow started (it waited in
 // its outcome goes (k, or Await's channel). One value per flow: its
 // methods are the flow's start, its continuation and its abort.
 type flowRun[T any] struct {
-	f    Flow
-	t    task.Task[T]
-	k    task.Cont[T]
-	ch   chan result[T] // Await's, instead of k
-	at   time.Time      // the deadline, if not zero
-	fin  task.Cont[T]   // r.finish, made when the flow starts
-	done bool           // the outcome has been delivered
+	f  Flow
+	t  task.Task[T]
+	k  task.Cont[T]
+	ch chan result[T] // Await's, instead of k
+	at time.Time      // the deadline, if not zero
 }
 
 type result[T any] struct {
@@ -178,9 +177,8 @@ func (r *flowRun[T]) run() {
 	if canceled != nil {
 		c.Cancel(canceled)
 	}
-	r.fin = r.finish
 	c.OnDone(r.ended)
-	task.Run(c, r.t, r.fin)
+	task.Run(c, r.t, r.finish)
 }
 
 // abort ends the flow with err before it has started (canceled, or past
@@ -205,10 +203,10 @@ func (r *flowRun[T]) ended(err error) {
 
 // finish delivers the outcome, once.
 func (r *flowRun[T]) finish(v T, err error) {
-	if r.done {
+	if r.f.done {
 		return
 	}
-	r.done = true
+	r.f.done = true
 	if c := r.f.scope; c != nil {
 		c.Close()
 	}

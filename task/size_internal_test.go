@@ -15,7 +15,7 @@ func TestScopeSize(t *testing.T) {
 // A watched request allocates its watchSend: the Watch, with the record
 // of a wait on it, included.
 func TestWatchSendSize(t *testing.T) {
-	if n := unsafe.Sizeof(watchSend{}); n > 304 {
-		t.Errorf("watchSend is %d bytes, want at most 304", n)
+	if n := unsafe.Sizeof(watchSend{}); n > 288 {
+		t.Errorf("watchSend is %d bytes, want at most 288", n)
 	}
 }

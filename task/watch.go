@@ -32,7 +32,8 @@ type Watch struct {
 	fired bool
 	// What the read that set the watch saw, for the re-read (seen).
 	known, exists, child bool
-	czxid, mzxid, pzxid  int64
+	czxid                int64
+	zxid                 int64 // Pzxid for a child watch, else Mzxid
 	// The waits, in the order they came: first (most watches have one
 	// wait at most), then the others.
 	first   *watchWaiter
@@ -41,7 +42,7 @@ type Watch struct {
 	// when it is free (most watches are waited on once at a time), so
 	// that it allocates no record of its own.
 	slot  watchWaiter
-	rt    Runtime
+	env   *scopeEnv // the runtime's (its scopes'), for the re-reads
 	every time.Duration
 	timer Timer // the next re-read, while waited on
 }
@@ -61,10 +62,9 @@ func RecheckAfter(sessionTimeout time.Duration) time.Duration {
 // wait: it is both the wait in its scope (as Suspend's) and what the Watch
 // fires.
 type watchWaiter struct {
-	waitLink
-	w *Watch
-	s *Scope
-	k Cont[Event]
+	waitLink // its owner is the scope it waits in
+	w        *Watch
+	k        Cont[Event]
 }
 
 // fired resumes the chain with the event, unless the wait was abandoned
@@ -74,8 +74,8 @@ func (ww *watchWaiter) fired(ev Event) {
 	if ww.owner == nil || ww.owner.err != nil {
 		return
 	}
-	ww.owner.removeWait(ww)
-	s, k := ww.s, ww.k
+	s, k := ww.owner, ww.k // owner: the scope it waits in
+	s.removeWait(ww)
 	ww.done()
 	Resume(s, k, ev, watchErr(ev))
 }
@@ -115,10 +115,10 @@ func (w *Watch) Wait() Task[Event] {
 		if ww.w != nil { // taken by another wait
 			ww = new(watchWaiter)
 		}
-		ww.w, ww.s, ww.k = w, s, k
+		ww.w, ww.k = w, k
 		s.addWait(ww)
 		if w.known && w.timer == nil {
-			w.rt, w.every = s.env.rt, s.env.rt.frames().recheck
+			w.env, w.every = s.env, s.env.rt.frames().recheck
 			if w.every == 0 {
 				w.every = RecheckAfter(s.env.session.Timeout)
 			}
@@ -139,19 +139,23 @@ func (w *Watch) Wait() Task[Event] {
 func (w *Watch) seen(st *Stat, child bool) {
 	w.known, w.child = true, child
 	if st != nil {
-		w.exists, w.czxid, w.mzxid, w.pzxid = true, st.Czxid, st.Mzxid, st.Pzxid
+		w.exists, w.czxid, w.zxid = true, st.Czxid, st.Mzxid
+		if child {
+			w.zxid = st.Pzxid
+		}
 	}
 }
 
 func (w *Watch) arm() {
-	at := w.rt.Clock().Now().Add(w.every)
-	if b, ok := w.rt.(interface {
+	rt := w.env.rt
+	at := rt.Clock().Now().Add(w.every)
+	if b, ok := rt.(interface {
 		AfterFuncBackground(time.Time, func()) Timer
 	}); ok {
 		w.timer = b.AfterFuncBackground(at, w.reread) // keeps no fake clock going
 		return
 	}
-	w.timer = w.rt.AfterFunc(at, w.reread)
+	w.timer = rt.AfterFunc(at, w.reread)
 }
 
 // reread reads the node again (see Watch) while the watch is waited on.
@@ -160,7 +164,7 @@ func (w *Watch) reread() {
 	if w.fired || (w.first == nil && len(w.waiters) == 0) {
 		return
 	}
-	w.rt.Send(&ExistsRequest{Path: w.path}, rereadReceiver{w}, nil)
+	w.env.rt.Send(&ExistsRequest{Path: w.path}, rereadReceiver{w}, nil)
 }
 
 // rereadReceiver takes the re-read's reply.
@@ -180,11 +184,11 @@ func (r rereadReceiver) Receive(resp Response) {
 	case !w.exists:
 	case missing || resp.Stat.Czxid != w.czxid:
 		typ = EventNodeDeleted
-	case w.child && resp.Stat.Pzxid != w.pzxid:
+	case w.child && resp.Stat.Pzxid != w.zxid:
 		// The zxid of the last child created or deleted (not Cversion,
 		// which a counter set by hand moves without any child change).
 		typ = EventNodeChildrenChanged
-	case !w.child && resp.Stat.Mzxid != w.mzxid:
+	case !w.child && resp.Stat.Mzxid != w.zxid:
 		typ = EventNodeDataChanged
 	}
 	if typ != 0 {

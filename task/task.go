@@ -120,18 +120,21 @@ func Suspend[T any](s *Scope, k Cont[T], start func(resume Cont[T]) (stop func()
 	}
 	w := &wait[T]{k: k}
 	s.addWait(w)
+	// resume reads s and k from w (its owner is s while it waits), so
+	// that it holds w alone.
 	w.stop = start(func(v T, err error) {
-		if w.owner == nil {
+		s := w.owner
+		if s == nil {
 			return // abandoned or already resumed
 		}
-		if w.owner.err != nil {
+		if s.err != nil {
 			// The scope has ended and the wait's abandonment is on its
 			// way (Cancel delivers it): this result is late, dropped.
 			return
 		}
-		w.owner.removeWait(w)
+		s.removeWait(w)
 		w.stop = nil
-		Resume(s, k, v, err)
+		Resume(s, w.k, v, err)
 	})
 	if w.k == nil && w.stop != nil { // abandoned during start (not resumed)
 		w.stop()

@@ -572,9 +572,13 @@ type waiter interface {
 	abandon(err error)
 }
 
+// waitLink links a wait in its scope's list. The link back is to the
+// previous wait's link, not the wait (an interface): removal needs no
+// more, and so a link is 32 bytes.
 type waitLink struct {
-	owner      *Scope
-	prev, next waiter
+	owner *Scope
+	prev  *waitLink
+	next  waiter
 }
 
 func (l *waitLink) link() *waitLink { return l }
@@ -586,7 +590,7 @@ func (s *Scope) addWait(w waiter) {
 	l.owner = s
 	l.next = s.waits.head
 	if s.waits.head != nil {
-		s.waits.head.link().prev = w
+		s.waits.head.link().prev = l
 	}
 	s.waits.head = w
 }
@@ -594,7 +598,7 @@ func (s *Scope) addWait(w waiter) {
 func (s *Scope) removeWait(w waiter) {
 	l := w.link()
 	if l.prev != nil {
-		l.prev.link().next = l.next
+		l.prev.next = l.next
 	} else {
 		s.waits.head = l.next
 	}

@@ -359,7 +359,7 @@ func (ws *watchSend) abandon(err error) {
 func ExistsW(path string) Task[StatWatch] {
 	req := &ExistsRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[StatWatch]) {
-		sendWatch(s, req, path, k)
+		sendWatch(s, req, req.Path, k)
 	}
 }
 
@@ -368,7 +368,7 @@ func ExistsW(path string) Task[StatWatch] {
 func GetW(path string) Task[DataWatch] {
 	req := &GetDataRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[DataWatch]) {
-		sendWatch(s, req, path, k)
+		sendWatch(s, req, req.Path, k)
 	}
 }
 
@@ -377,6 +377,6 @@ func GetW(path string) Task[DataWatch] {
 func ChildrenW(path string) Task[ChildrenWatch] {
 	req := &GetChildrenRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[ChildrenWatch]) {
-		sendWatch(s, req, path, k)
+		sendWatch(s, req, req.Path, k)
 	}
 }

@@ -65,6 +65,7 @@ type Conn struct {
 	pendingLag time.Duration // Lag before Start: the first session lags this long
 	lagHeld    bool          // the lag does not drift (LagHeld)
 	seen       int64         // the highest zxid queued to it (a Lag starts no lower)
+	losses     *int          // CountLosses
 
 	// The handshake (handshake.go).
 	lastContact time.Time  // when the client last heard from a server, if it is not hearing now
@@ -247,6 +248,16 @@ func (c *Conn) Close() error {
 func (c *Conn) Follow(session int64) {
 	c.srv.mu.Lock()
 	c.followed = session
+	c.srv.mu.Unlock()
+}
+
+// CountLosses has c add one to *n for each response with connection loss
+// (task.ErrConnectionLoss) it delivers from now on, as it calls the
+// request's callback; nil stops the count. A test that provokes lost
+// replies counts them so, without wrapping every request's callback.
+func (c *Conn) CountLosses(n *int) {
+	c.srv.mu.Lock()
+	c.losses = n
 	c.srv.mu.Unlock()
 }
 

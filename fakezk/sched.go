@@ -1,6 +1,8 @@
 package fakezk
 
 import (
+	"errors"
+
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -83,6 +85,9 @@ func (s *Server) pop(c *Conn) item {
 	s.traceDeliver(c, &it)
 	if c.cfg.Root != "" {
 		rooted(c.cfg.Root).deliver(&it) // the trace shows the server's paths
+	}
+	if c.losses != nil && it.kind == itemResp && errors.Is(it.resp.Err, task.ErrConnectionLoss) {
+		*c.losses++
 	}
 	return it
 }

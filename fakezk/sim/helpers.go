@@ -41,20 +41,26 @@ func (l *LostReplies) Wrap(i int, conn *fakezk.Conn) task.Conn {
 
 type lossConn struct {
 	*fakezk.Conn
-	l *LostReplies
-	i int
+	l      *LostReplies
+	i      int
+	counts *Counts // where the Conn counts its losses (CountLosses)
 }
 
 func (c *lossConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
 	if c.l.Sent != nil {
 		c.l.Sent(c.i, req)
 	}
-	c.Conn.Do(req, func(r task.Response) {
-		if errors.Is(r.Err, task.ErrConnectionLoss) && c.l.Counts != nil {
-			c.l.Counts.Losses++
+	if c.l.Counts != c.counts {
+		// The Conn counts the responses with connection loss it
+		// delivers: no wrapper of done per request.
+		c.counts = c.l.Counts
+		var n *int
+		if c.counts != nil {
+			n = &c.counts.Losses
 		}
-		done(r)
-	}, watch)
+		c.Conn.CountLosses(n)
+	}
+	c.Conn.Do(req, done, watch)
 	if w := c.l.World; w == nil || c.l.Rand == nil || w.inj == nil || !w.inj.started {
 		return
 	}

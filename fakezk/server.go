@@ -32,9 +32,12 @@ type Server struct {
 	childW   map[string][]*watch // getChildren watches
 	pdata    map[string][]preg   // persistent registrations in the data list (pwatch.go)
 	pchild   map[string][]preg   // and in the child list
-	pwatchN  int                 // live persistent watches, of every session
-	trace    tracer
-	reap     reaper // the container manager (reap.go)
+	// Lists of dataW and childW whose path had no watch left, for
+	// the next path's first watch (register).
+	spareLists [][]*watch
+	pwatchN    int // live persistent watches, of every session
+	trace      tracer
+	reap       reaper // the container manager (reap.go)
 
 	// Lagging members (lag.go): the Conns that lag, and the nodes' prior
 	// versions while any does.

@@ -36,21 +36,51 @@ func (s *Server) addWatch(sess *session, path string, kind watchKind, cb func(ta
 	s.register(w)
 }
 
-// register puts w in the server's watch table for its kind.
+// register puts w in the server's watch table for its kind. A path's
+// first watch takes a list a path's last watch gave back (spareLists).
 func (s *Server) register(w *watch) {
+	table := s.dataW
 	if w.kind == kindChild {
-		s.childW[w.path] = append(s.childW[w.path], w)
-	} else {
-		s.dataW[w.path] = append(s.dataW[w.path], w)
+		table = s.childW
 	}
+	ws, ok := table[w.path]
+	if !ok {
+		ws = s.takeList()
+	}
+	table[w.path] = append(ws, w)
+}
+
+// maxSpareLists bounds the watch lists the server keeps for reuse.
+const maxSpareLists = 64
+
+// takeList returns an empty watch list to reuse, nil if none is spare.
+func (s *Server) takeList() []*watch {
+	n := len(s.spareLists)
+	if n == 0 {
+		return nil
+	}
+	ws := s.spareLists[n-1]
+	s.spareLists[n-1] = nil
+	s.spareLists = s.spareLists[:n-1]
+	return ws
+}
+
+// giveList takes back the list of a path that has no watch left (out of
+// its table: nothing else refers to it), cleared, for takeList.
+func (s *Server) giveList(ws []*watch) {
+	if cap(ws) == 0 || len(s.spareLists) >= maxSpareLists {
+		return
+	}
+	clear(ws[:cap(ws)])
+	s.spareLists = append(s.spareLists, ws[:0])
 }
 
 // unregister takes w out of the server's watch table.
 func (s *Server) unregister(w *watch) {
 	if w.kind == kindChild {
-		removeWatch(s.childW, w)
+		s.removeWatch(s.childW, w)
 	} else {
-		removeWatch(s.dataW, w)
+		s.removeWatch(s.dataW, w)
 	}
 }
 
@@ -98,7 +128,10 @@ func (s *Server) fireTable(table map[string][]*watch, path string, typ task.Even
 	if len(ws) == 0 {
 		return
 	}
-	var keep []*watch
+	// The watches kept (their session's connection is down) are moved
+	// to the front of ws: nothing but the table refers to it, and
+	// notifying enqueues deliveries without touching the tables.
+	keep := ws[:0]
 	for _, w := range ws {
 		c := w.sess.conn
 		if c == nil || !c.connected || c.sess != w.sess {
@@ -120,7 +153,9 @@ func (s *Server) fireTable(table map[string][]*watch, path string, typ task.Even
 	}
 	if len(keep) == 0 {
 		delete(table, path)
+		s.giveList(ws)
 	} else {
+		clear(ws[len(keep):])
 		table[path] = keep
 	}
 }
@@ -171,16 +206,16 @@ func (s *Server) fireWatch(w *watch, ev task.Event) {
 	s.enqueue(w.sess.conn, item{kind: itemWatch, fn: w.cb, ev: ev})
 }
 
-func removeWatch(table map[string][]*watch, w *watch) {
+// removeWatch takes w out of table, in place: nothing but the table
+// refers to a path's list.
+func (s *Server) removeWatch(table map[string][]*watch, w *watch) {
 	ws := table[w.path]
-	for i, x := range ws {
-		if x == w {
-			ws = append(ws[:i:i], ws[i+1:]...)
-			break
-		}
+	if i := slices.Index(ws, w); i >= 0 {
+		ws = slices.Delete(ws, i, i+1)
 	}
 	if len(ws) == 0 {
 		delete(table, w.path)
+		s.giveList(ws)
 	} else {
 		table[w.path] = ws
 	}

@@ -222,7 +222,7 @@ func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequ
 			err = task.ErrBadArguments
 		}
 		if err != nil {
-			tx.rollback()
+			s.rollback(tx)
 			for j := range res {
 				switch {
 				case j < i:

@@ -22,7 +22,7 @@ type txn struct {
 	now   int64 // ms since the epoch
 	multi bool  // record undo steps (only a multi can fail after a change)
 	fires []fired
-	undo  []func()
+	undo  []undoStep
 	// touched are nodes changed with no trigger (setACL), for the
 	// journal.
 	touched []string
@@ -101,19 +101,72 @@ func (s *Server) giveFires(f []fired) {
 	}
 }
 
-// onUndo records f to undo a change of a multi; callers test tx.multi
-// first, so that a single op does not even allocate f.
-func (tx *txn) onUndo(f func()) {
-	if tx.multi {
-		tx.undo = append(tx.undo, f)
+// undoKind says which change an undoStep undoes.
+type undoKind uint8
+
+const (
+	undoCreate  undoKind = iota + 1 // create: n, name, sess, oldCv, oldPz
+	undoDelete                      // removeNode: n, name, sess (the owner, or nil), special, oldPz
+	undoSetData                     // setData: n, oldStat, oldData
+	undoSetACL                      // setACL: n, oldACL, oldAv
+)
+
+// undoStep records how to undo one change of a multi (only a multi
+// records them): a value in the transaction's buffer (takeBufs), not a
+// closure, so that a multi's changes allocate nothing to be undone.
+type undoStep struct {
+	kind    undoKind
+	special bool // undoDelete: n was reapable
+	oldCv   int32
+	oldAv   int32
+	oldPz   int64
+	n       *node
+	name    string
+	sess    *session
+	oldStat task.Stat
+	oldData []byte
+	oldACL  []task.ACL
+}
+
+// undo undoes the change u records.
+func (s *Server) undo(u *undoStep) {
+	n := u.n
+	switch u.kind {
+	case undoCreate:
+		parent := n.parent
+		parent.unlink(u.name)
+		parent.stat.NumChildren--
+		parent.stat.Cversion, parent.stat.Pzxid = u.oldCv, u.oldPz
+		s.tree.remove(n.path)
+		delete(s.tree.special, n)
+		delete(u.sess.ephemerals, n.path)
+	case undoDelete:
+		parent := n.parent
+		parent.link(u.name, n)
+		parent.stat.NumChildren++
+		parent.stat.Pzxid = u.oldPz
+		s.tree.put(n)
+		if u.special {
+			s.tree.special[n] = struct{}{}
+		}
+		if u.sess != nil {
+			u.sess.ephemerals[n.path] = struct{}{}
+		}
+	case undoSetData:
+		n.stat, n.data = u.oldStat, u.oldData
+	case undoSetACL:
+		n.acl, n.stat.Aversion = u.oldACL, u.oldAv
 	}
 }
 
-func (tx *txn) rollback() {
+// rollback undoes the transaction's changes, newest first, and drops its
+// triggers and prior versions (their buffers go back, emptied, with
+// giveFires and giveBufs).
+func (s *Server) rollback(tx *txn) {
 	for i := len(tx.undo) - 1; i >= 0; i-- {
-		tx.undo[i]()
+		s.undo(&tx.undo[i])
 	}
-	tx.undo, tx.fires, tx.priors = nil, nil, nil
+	tx.undo, tx.fires, tx.priors = tx.undo[:0], tx.fires[:0], tx.priors[:0]
 }
 
 // txBufs are the buffers of a transaction's undo steps, prior versions
@@ -121,7 +174,7 @@ func (tx *txn) rollback() {
 // (takeBufs) and takes back (giveBufs), so that a write does not
 // allocate them.
 type txBufs struct {
-	undo   []func()
+	undo   []undoStep
 	priors []txPrior
 	prepCv []prepCv
 }
@@ -135,8 +188,7 @@ func (s *Server) takeBufs(tx *txn) {
 }
 
 // giveBufs takes back the buffers of tx, once it has committed or rolled
-// back (a rollback drops its undo and priors: nil), cleared so that they
-// hold nothing of it. Lock held.
+// back, cleared so that they hold nothing of it. Lock held.
 func (s *Server) giveBufs(tx *txn) {
 	b := &s.spareBufs
 	if cap(tx.undo) > cap(b.undo) {
@@ -279,14 +331,7 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 		s.tree.special[n] = struct{}{}
 	}
 	if tx.multi {
-		tx.onUndo(func() {
-			parent.unlink(name)
-			parent.stat.NumChildren--
-			parent.stat.Cversion, parent.stat.Pzxid = oldCv, oldPz
-			s.tree.remove(path)
-			delete(s.tree.special, n)
-			delete(sess.ephemerals, path)
-		})
+		tx.undo = append(tx.undo, undoStep{kind: undoCreate, n: n, name: name, sess: sess, oldCv: oldCv, oldPz: oldPz})
 	}
 	tx.fire(path, task.EventNodeCreated, acl)
 	tx.fire(parent.path, task.EventNodeChildrenChanged, parent.acl)
@@ -351,18 +396,7 @@ func (s *Server) removeNode(tx *txn, n *node) {
 		}
 	}
 	if tx.multi {
-		tx.onUndo(func() {
-			parent.link(name, n)
-			parent.stat.NumChildren++
-			parent.stat.Pzxid = oldPz
-			s.tree.put(n)
-			if special {
-				s.tree.special[n] = struct{}{}
-			}
-			if owner != nil {
-				owner.ephemerals[n.path] = struct{}{}
-			}
-		})
+		tx.undo = append(tx.undo, undoStep{kind: undoDelete, n: n, name: name, sess: owner, special: special, oldPz: oldPz})
 	}
 	tx.fire(n.path, task.EventNodeDeleted, n.acl)
 	tx.fire(parent.path, task.EventNodeChildrenChanged, parent.acl)
@@ -389,7 +423,7 @@ func (s *Server) setData(tx *txn, who *principal, r *task.SetDataRequest) (task.
 	n.stat.Mtime = tx.now
 	n.stat.DataLength = int32(len(r.Data))
 	if tx.multi {
-		tx.onUndo(func() { n.stat, n.data = old, oldData })
+		tx.undo = append(tx.undo, undoStep{kind: undoSetData, n: n, oldStat: old, oldData: oldData})
 	}
 	tx.fire(r.Path, task.EventNodeDataChanged, n.acl)
 	return n.clientStat(), nil
@@ -422,7 +456,7 @@ func (s *Server) setACL(tx *txn, who *principal, r *task.SetACLRequest) (task.St
 		tx.touched = append(tx.touched, n.path)
 	}
 	if tx.multi {
-		tx.onUndo(func() { n.acl, n.stat.Aversion = oldACL, oldAv })
+		tx.undo = append(tx.undo, undoStep{kind: undoSetACL, n: n, oldACL: oldACL, oldAv: oldAv})
 	}
 	return n.clientStat(), nil
 }

@@ -126,7 +126,7 @@ func (w *World) Go(i int, fn func(a *Actor)) *Actor {
 	if i < len(w.procs) {
 		a.inc = w.procs[i].incarnation
 	}
-	a.root = &actorCtx{a: a, done: make(chan struct{})}
+	a.root = &actorCtx{a: a}
 	s.next++
 	s.live = append(s.live, a)
 	a.next, _ = iter.Pull(func(yield func(struct{}) bool) {
@@ -620,7 +620,7 @@ func (a *Actor) child(parent context.Context) *actorCtx {
 	if !ok || p.a.w != a.w {
 		panic("sim: an actor's contexts derive from its Context or from what its With... methods made")
 	}
-	c := &actorCtx{a: a, parent: p, done: make(chan struct{}), deadline: p.deadline}
+	c := &actorCtx{a: a, parent: p, deadline: p.deadline}
 	p.addChild(c)
 	return c
 }
@@ -636,7 +636,7 @@ type actorCtx struct {
 	deadline time.Time
 
 	mu        sync.Mutex
-	done      chan struct{}
+	done      chan struct{} // made by the first Done (most contexts are only asked Err)
 	err       error
 	ended     atomic.Bool // err is set: Err, asked at every step by the waits, locks only then
 	afters    []afterFn   // what runs when c ends, in the order it came
@@ -657,7 +657,17 @@ type afterFn struct {
 func (c *actorCtx) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
 
 // Done implements context.Context.
-func (c *actorCtx) Done() <-chan struct{} { return c.done }
+func (c *actorCtx) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if c.err != nil {
+			close(c.done)
+		}
+	}
+	return c.done
+}
 
 // Err implements context.Context.
 func (c *actorCtx) Err() error {
@@ -733,7 +743,9 @@ func (c *actorCtx) cancel(err error) {
 	}
 	c.err = err
 	c.ended.Store(true)
-	close(c.done)
+	if c.done != nil {
+		close(c.done)
+	}
 	afters := c.afters
 	c.afters = nil
 	c.mu.Unlock()

@@ -99,9 +99,25 @@ func (s *Server) prior(tx *txn, path string, n *node) {
 	}
 	var p *snap
 	if n != nil {
-		p = &snap{data: n.data, acl: n.acl, stat: n.clientStat()}
+		p = s.newSnap()
+		*p = snap{data: n.data, acl: n.acl, stat: n.clientStat()}
 	}
 	tx.priors = append(tx.priors, txPrior{path: path, prior: p})
+}
+
+// snapChunk is how many snaps newSnap allocates at once.
+const snapChunk = 32
+
+// newSnap returns a new zero snap, cut from a chunk of snapChunk (one
+// object per chunk rather than per prior version: a chunk lives while
+// the history holds one of its snaps). Lock held.
+func (s *Server) newSnap() *snap {
+	if len(s.snaps) == 0 {
+		s.snaps = make([]snap, snapChunk)
+	}
+	p := &s.snaps[0]
+	s.snaps = s.snaps[1:]
+	return p
 }
 
 // kid records, in tx, that it adds (or removes) name under parent, while

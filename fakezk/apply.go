@@ -124,7 +124,9 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 	}
 	ok := resp.Err == nil
 	if lost {
-		s.tracef("c%d apply #%d %s %s -> %s (reply lost)", c.num, p.id, p.req.OpName(), p.req.NodePath(), errString(resp.Err))
+		if s.trace.on {
+			s.tracef("c%d apply #%d %s %s -> %s (reply lost)", c.num, p.id, p.req.OpName(), p.req.NodePath(), errString(resp.Err))
+		}
 		resp = task.Response{Err: task.ErrConnectionLoss}
 		w = nil
 	} else {

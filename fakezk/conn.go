@@ -194,7 +194,9 @@ func (c *Conn) do(link uint64, req task.Request, done func(task.Response), zdone
 		case !c.connected:
 			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, zdone: zdone, resp: task.Response{Err: task.ErrNotSent}})
 		case c.followed != 0 && c.sess.id != c.followed:
-			s.tracef("c%d send #%d refused: session %x, client follows %x", c.num, p.id, c.sess.id, c.followed)
+			if s.trace.on {
+				s.tracef("c%d send #%d refused: session %x, client follows %x", c.num, p.id, c.sess.id, c.followed)
+			}
 			s.enqueue(c, item{kind: itemResp, id: p.id, done: done, zdone: zdone, resp: task.Response{Err: task.ErrSessionExpired}})
 		case s.cfg.Deterministic:
 			c.outbox = append(c.outbox, p)
@@ -304,7 +306,9 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 		if applyInFlight && c.sess.alive {
 			s.apply(c, p, true)
 		} else {
-			s.tracef("c%d lost #%d unapplied", c.num, p.id)
+			if s.trace.on {
+				s.tracef("c%d lost #%d unapplied", c.num, p.id)
+			}
 			s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, zdone: p.zdone, resp: task.Response{Err: task.ErrConnectionLoss}})
 		}
 	}
@@ -334,7 +338,9 @@ func (s *Server) reconnect(c *Conn) {
 	if sess != nil && sess.alive {
 		s.stopExpiry(sess)
 		c.connected = true
-		s.tracef("c%d reconnected id=%#x", c.num, sess.id)
+		if s.trace.on {
+			s.tracef("c%d reconnected id=%#x", c.num, sess.id)
+		}
 		if o := c.obs; o != nil {
 			o.OnConn(task.ConnEvent{Kind: task.ConnEstablished, Session: sess.id, Reconnect: true})
 		}

@@ -216,7 +216,9 @@ func (s *Server) SetCounters(path string, version, cversion int32) error {
 			err = task.ErrNoNode
 			return
 		}
-		s.tracef("fault counters %s version=%d cversion=%d", path, version, cversion)
+		if s.trace.on {
+			s.tracef("fault counters %s version=%d cversion=%d", path, version, cversion)
+		}
 		n.stat.Version, n.stat.Cversion = version, cversion
 		if n.reapable() {
 			s.considerReap(n) // an empty container may now have had a child

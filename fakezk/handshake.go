@@ -87,7 +87,9 @@ func (s *Server) handshake(c *Conn) bool {
 	if c.waived {
 		z = 0
 	}
-	s.tracef("c%d connect refused: session=%#x lastZxid=%d zxid=%d: %s", c.num, id, z, s.zxid, why)
+	if s.trace.on {
+		s.tracef("c%d connect refused: session=%#x lastZxid=%d zxid=%d: %s", c.num, id, z, s.zxid, why)
+	}
 	if o := c.obs; o != nil {
 		o.OnConn(task.ConnEvent{Kind: task.ConnHandshakeFailed, Session: id, Err: errors.New("fakezk: connect refused: " + why)})
 	}

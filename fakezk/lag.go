@@ -279,7 +279,9 @@ func (s *Server) startLag(c *Conn, d time.Duration) {
 		c.view = max(c.seen, s.histFrom)
 		s.lagN++
 	}
-	s.tracef("fault lag c%d for %s view=%d zxid=%d", c.num, d, c.view, s.zxid)
+	if s.trace.on {
+		s.tracef("fault lag c%d for %s view=%d zxid=%d", c.num, d, c.view, s.zxid)
+	}
 	if c.lagEnd != nil {
 		c.lagEnd.Stop()
 	}
@@ -318,7 +320,9 @@ func (s *Server) endLag(c *Conn, why string) {
 	if !c.lagging {
 		return
 	}
-	s.tracef("c%d lag ends (%s) view=%d zxid=%d", c.num, why, c.view, s.zxid)
+	if s.trace.on {
+		s.tracef("c%d lag ends (%s) view=%d zxid=%d", c.num, why, c.view, s.zxid)
+	}
 	c.lagging, c.lagHeld = false, false
 	c.view = 0
 	if c.lagEnd != nil {
@@ -386,7 +390,9 @@ func (s *Server) drift() {
 			continue
 		}
 		c.view += 1 + s.rng.Int64N(s.zxid-c.view)
-		s.tracef("c%d lag drifts to view=%d zxid=%d", c.num, c.view, s.zxid)
+		if s.trace.on {
+			s.tracef("c%d lag drifts to view=%d zxid=%d", c.num, c.view, s.zxid)
+		}
 		return
 	}
 }
@@ -437,7 +443,9 @@ func (s *Server) serveStale(c *Conn, p *pending) bool {
 		return false
 	}
 	s.staleN++
-	s.tracef("c%d stale read %s at view=%d zxid=%d", c.num, path, c.view, s.zxid)
+	if s.trace.on {
+		s.tracef("c%d stale read %s at view=%d zxid=%d", c.num, path, c.view, s.zxid)
+	}
 	var resp task.Response
 	kind, setWatch := kindData, false
 	switch p.req.(type) {

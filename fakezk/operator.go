@@ -81,7 +81,9 @@ func (s *Server) admin(req task.Request, sess *session) error {
 		case *task.SetACLRequest:
 			_, err = s.setACL(tx, superUser, r)
 		}
-		s.tracef("admin %s zxid=%d: %s", describe(req), s.zxid, errString(err))
+		if s.trace.on {
+			s.tracef("admin %s zxid=%d: %s", describe(req), s.zxid, errString(err))
+		}
 		if err == nil {
 			s.commit(tx)
 		} else {
@@ -108,7 +110,9 @@ func (s *Server) OrphanSession(timeout time.Duration) int64 {
 		s.sessions[sess.id] = sess
 		s.journal(s.zxid, nil)
 		id = sess.id
-		s.tracef("session open (orphan) id=%#x timeout=%s zxid=%d", sess.id, sess.timeout, s.zxid)
+		if s.trace.on {
+			s.tracef("session open (orphan) id=%#x timeout=%s zxid=%d", sess.id, sess.timeout, s.zxid)
+		}
 		if s.down {
 			return // armed when the server is up (startServer)
 		}

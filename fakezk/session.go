@@ -38,7 +38,9 @@ func (s *Server) createSession(c *Conn) *session {
 	s.sessSeq++
 	s.sessions[sess.id] = sess
 	s.journal(s.zxid, nil)
-	s.tracef("session open c%d id=%#x timeout=%s zxid=%d", c.num, sess.id, sess.timeout, s.zxid)
+	if s.trace.on {
+		s.tracef("session open c%d id=%#x timeout=%s zxid=%d", c.num, sess.id, sess.timeout, s.zxid)
+	}
 	return sess
 }
 
@@ -56,7 +58,9 @@ func (s *Server) closeSession(sess *session, why string) {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
-	s.tracef("session %s id=%#x zxid=%d ephemerals=%v", why, sess.id, s.zxid, paths)
+	if s.trace.on {
+		s.tracef("session %s id=%#x zxid=%d ephemerals=%v", why, sess.id, s.zxid, paths)
+	}
 	for _, p := range paths {
 		if n := s.tree.nodes[p]; n != nil {
 			s.removeNode(tx, n)

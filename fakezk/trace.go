@@ -21,6 +21,9 @@ type tracer struct {
 	h     hash.Hash
 }
 
+// tracef logs a line. Its arguments are boxed before the call, trace on
+// or off: the calls made at every request or session test s.trace.on
+// first.
 func (s *Server) tracef(format string, args ...any) {
 	if !s.trace.on {
 		return

@@ -32,7 +32,14 @@ type Clock struct {
 	// NextTimer, AdvanceToNext and Pending count them too.
 	bg      timerHeap
 	countBg bool
+	// spare is the rest of the chunk add cuts new timers from.
+	spare []simTimer
 }
+
+// timerChunk is how many timers the clock allocates at once: one object
+// per chunk rather than per timer (a chunk lives while one of its timers
+// is referred to; none is ever used twice).
+const timerChunk = 32
 
 // NewClock returns a clock reading start (Epoch if start is zero).
 func NewClock(start time.Time) *Clock {
@@ -65,7 +72,12 @@ func (c *Clock) add(d time.Duration, f func(), bg bool) *simTimer {
 	if d > 0 && when < now { // overflow: never
 		when = math.MaxInt64
 	}
-	t := &simTimer{c: c, when: when, seq: c.seq, f: f, index: -1, bg: bg}
+	if len(c.spare) == 0 {
+		c.spare = make([]simTimer, timerChunk)
+	}
+	t := &c.spare[0]
+	c.spare = c.spare[1:]
+	*t = simTimer{c: c, when: when, seq: c.seq, f: f, index: -1, bg: bg}
 	if bg {
 		c.bg.push(t)
 	} else {

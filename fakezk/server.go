@@ -35,9 +35,11 @@ type Server struct {
 	// Lists of dataW and childW whose path had no watch left, for
 	// the next path's first watch (register).
 	spareLists [][]*watch
-	pwatchN    int // live persistent watches, of every session
-	trace      tracer
-	reap       reaper // the container manager (reap.go)
+	// The rest of the chunk addWatch cuts new watches from.
+	spareWatches []watch
+	pwatchN      int // live persistent watches, of every session
+	trace        tracer
+	reap         reaper // the container manager (reap.go)
 
 	// Lagging members (lag.go): the Conns that lag, and the nodes' prior
 	// versions while any does.

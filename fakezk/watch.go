@@ -31,10 +31,20 @@ type watch struct {
 }
 
 func (s *Server) addWatch(sess *session, path string, kind watchKind, cb func(task.Event)) {
-	w := &watch{sess: sess, path: path, kind: kind, cb: cb}
+	if len(s.spareWatches) == 0 {
+		s.spareWatches = make([]watch, watchChunk)
+	}
+	w := &s.spareWatches[0]
+	s.spareWatches = s.spareWatches[1:]
+	*w = watch{sess: sess, path: path, kind: kind, cb: cb}
 	sess.watches = append(sess.watches, w)
 	s.register(w)
 }
+
+// watchChunk is how many watches the server allocates at once: one
+// object per chunk rather than per watch (a chunk lives while one of its
+// watches is referred to; none is ever used twice).
+const watchChunk = 32
 
 // register puts w in the server's watch table for its kind. A path's
 // first watch takes a list a path's last watch gave back (spareLists).

@@ -37,9 +37,11 @@ type Server struct {
 	spareLists [][]*watch
 	// The rest of the chunk addWatch cuts new watches from.
 	spareWatches []watch
-	pwatchN      int // live persistent watches, of every session
-	trace        tracer
-	reap         reaper // the container manager (reap.go)
+	// The rest of the chunk newNode cuts new nodes from.
+	spareNodes []node
+	pwatchN    int // live persistent watches, of every session
+	trace      tracer
+	reap       reaper // the container manager (reap.go)
 
 	// Lagging members (lag.go): the Conns that lag, and the nodes' prior
 	// versions while any does.

@@ -291,7 +291,8 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 		ttl = r.TTL.Milliseconds()
 		owner = ttlOwnerMask | ttl
 	}
-	n := &node{
+	n := s.newNode()
+	*n = node{
 		path:   path,
 		data:   bytes.Clone(r.Data), // empty is not null
 		acl:    acl,

@@ -16,9 +16,19 @@ import (
 // order the server applied the writes. The kind "late" marks a write made
 // on purpose after the lock was lost: ZooKeeper must refuse it.
 func FencedEntry(dir string, token int64, kind string) task.MultiOp {
-	// dir/t<token>-<kind>- as fmt's "%s/t%d-%s-" writes it, without fmt
-	// (a fenced workload makes one at every write).
-	return &task.CreateRequest{Path: dir + "/t" + strconv.FormatInt(token, 10) + "-" + kind + "-", Mode: task.PersistentSequential, ACL: task.OpenACL}
+	// dir/t<token>-<kind>- as fmt's "%s/t%d-%s-" writes it, without fmt,
+	// in one string (a fenced workload makes one at every write).
+	var num [20]byte
+	tok := strconv.AppendInt(num[:0], token, 10)
+	var b strings.Builder
+	b.Grow(len(dir) + len(tok) + len(kind) + 4)
+	b.WriteString(dir)
+	b.WriteString("/t")
+	b.Write(tok)
+	b.WriteByte('-')
+	b.WriteString(kind)
+	b.WriteByte('-')
+	return &task.CreateRequest{Path: b.String(), Mode: task.PersistentSequential, ACL: task.OpenACL}
 }
 
 // LogEntry is one entry of a fencing log, as read back from the server.
@@ -49,8 +59,11 @@ func (t worldTree) Children(dir string) ([]string, bool) { return t.w.Children(d
 
 // FenceLogOf is FenceLog read from any Tree.
 func FenceLogOf(t Tree, dir string) ([]LogEntry, error) {
-	var log []LogEntry
 	names, _ := t.Children(dir)
+	var log []LogEntry
+	if len(names) > 0 {
+		log = make([]LogEntry, 0, len(names))
+	}
 	for _, name := range names {
 		e, err := parseEntry(dir, name)
 		if err != nil {
@@ -63,17 +76,19 @@ func FenceLogOf(t Tree, dir string) ([]LogEntry, error) {
 }
 
 func parseEntry(dir, name string) (LogEntry, error) {
+	// t<token>-<kind>-<seq>: three parts split at "-", no other "-".
 	rest, ok := strings.CutPrefix(name, "t")
-	parts := strings.Split(rest, "-")
-	if !ok || len(parts) != 3 {
+	token, rest, ok2 := strings.Cut(rest, "-")
+	kind, seqs, ok3 := strings.Cut(rest, "-")
+	if !ok || !ok2 || !ok3 || strings.Contains(seqs, "-") {
 		return LogEntry{}, fmt.Errorf("fence log %s: entry %q is not t<token>-<kind>-<seq>", dir, name)
 	}
-	tok, err1 := strconv.ParseInt(parts[0], 10, 64)
-	seq, err2 := strconv.ParseInt(parts[2], 10, 64)
+	tok, err1 := strconv.ParseInt(token, 10, 64)
+	seq, err2 := strconv.ParseInt(seqs, 10, 64)
 	if err1 != nil || err2 != nil {
 		return LogEntry{}, fmt.Errorf("fence log %s: entry %q is not t<token>-<kind>-<seq>", dir, name)
 	}
-	return LogEntry{Seq: seq, Token: tok, Kind: parts[1]}, nil
+	return LogEntry{Seq: seq, Token: tok, Kind: kind}, nil
 }
 
 // FenceTail reads a fencing log as it grows, for a judge that looks at it

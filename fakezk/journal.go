@@ -50,13 +50,32 @@ func (s *Server) journal(zxid int64, paths []string) {
 	if len(paths) > 0 {
 		slices.Sort(paths)
 		paths = slices.Compact(paths)
+		// The nodes looked up once, in a buffer of the server's, to
+		// make Nodes and Deleted at their sizes.
+		found := s.journalNodes[:0]
+		live := 0
 		for _, p := range paths {
-			if n := s.tree.nodes[p]; n != nil {
-				c.Nodes = append(c.Nodes, n.stored())
-			} else {
-				c.Deleted = append(c.Deleted, p)
+			n := s.tree.nodes[p]
+			found = append(found, n)
+			if n != nil {
+				live++
 			}
 		}
+		if live > 0 {
+			c.Nodes = make([]Node, 0, live)
+		}
+		if live < len(paths) {
+			c.Deleted = make([]string, 0, len(paths)-live)
+		}
+		for i, n := range found {
+			if n != nil {
+				c.Nodes = append(c.Nodes, n.stored())
+			} else {
+				c.Deleted = append(c.Deleted, paths[i])
+			}
+		}
+		clear(found)
+		s.journalNodes = found[:0]
 	}
 	s.cfg.Journal(c)
 }

@@ -39,9 +39,11 @@ type Server struct {
 	spareWatches []watch
 	// The rest of the chunk newNode cuts new nodes from.
 	spareNodes []node
-	pwatchN    int // live persistent watches, of every session
-	trace      tracer
-	reap       reaper // the container manager (reap.go)
+	// The nodes journal looks up, a buffer it reuses.
+	journalNodes []*node
+	pwatchN      int // live persistent watches, of every session
+	trace        tracer
+	reap         reaper // the container manager (reap.go)
 
 	// Lagging members (lag.go): the Conns that lag, and the nodes' prior
 	// versions while any does.

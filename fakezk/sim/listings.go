@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -71,7 +70,12 @@ func (l *Listings) Journal(c fakezk.Commit) {
 	}
 	if changed {
 		l.tick++
-		l.hist = append(l.hist, listing{from: l.tick, names: slices.Sorted(maps.Keys(l.cur))})
+		names := make([]string, 0, len(l.cur))
+		for name := range l.cur {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		l.hist = append(l.hist, listing{from: l.tick, names: names})
 	}
 }
 

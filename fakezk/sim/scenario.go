@@ -248,8 +248,11 @@ func (r *Trial) Failed() bool { return len(r.violations) > 0 }
 // seed fails (the workload's view of what happened, with the simulated
 // time).
 func (r *Trial) Logf(format string, args ...any) {
-	// "<ms> " as fmt's "%d " writes it.
-	r.notes = append(r.notes, strconv.FormatInt(r.Elapsed().Milliseconds(), 10)+" "+fmt.Sprintf(format, args...))
+	// "<ms> " as fmt's "%d " writes it, then the line, made in a buffer
+	// on the stack when it fits: one string.
+	var buf [128]byte
+	b := append(strconv.AppendInt(buf[:0], r.Elapsed().Milliseconds(), 10), ' ')
+	r.notes = append(r.notes, string(fmt.Appendf(b, format, args...)))
 }
 
 // Progress records that client i completed a unit of work (what counts

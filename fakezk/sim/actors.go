@@ -87,7 +87,15 @@ type actors struct {
 	inJob   []jobCancel
 	cuts    []outageCut // contexts waiting for their ContextOutage (outage.go)
 	outage  []outageCut // contexts cut off, waiting for their client to see it
+	// spare is the rest of the chunk child cuts contexts from: one
+	// object per ctxChunk contexts (a chunk lives while one of its
+	// contexts is referred to; none is ever used twice). The actors
+	// and the world take turns: one of them at a time makes contexts.
+	spare []actorCtx
 }
+
+// ctxChunk is how many contexts child allocates at once.
+const ctxChunk = 16
 
 // inJobSteps is how many more steps than drawn a context that waits for
 // a job waits at most (CancelAfterSteps).
@@ -620,7 +628,13 @@ func (a *Actor) child(parent context.Context) *actorCtx {
 	if !ok || p.a.w != a.w {
 		panic("sim: an actor's contexts derive from its Context or from what its With... methods made")
 	}
-	c := &actorCtx{a: a, parent: p, deadline: p.deadline}
+	s := a.w.act
+	if len(s.spare) == 0 {
+		s.spare = make([]actorCtx, ctxChunk)
+	}
+	c := &s.spare[0]
+	s.spare = s.spare[1:]
+	c.a, c.parent, c.deadline = a, p, p.deadline
 	p.addChild(c)
 	return c
 }

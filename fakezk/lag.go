@@ -105,6 +105,22 @@ func (s *Server) prior(tx *txn, path string, n *node) {
 	tx.priors = append(tx.priors, txPrior{path: path, prior: p})
 }
 
+// histChunk is how many entries newHist allocates at once, histFirst
+// the room of a path's first history it hands out.
+const histChunk, histFirst = 64, 2
+
+// newHist returns an empty history with room for histFirst entries, cut
+// from a chunk (one object per chunk rather than per path: a path with
+// more entries grows into its own). Lock held.
+func (s *Server) newHist() []histEntry {
+	if len(s.spareHist) < histFirst {
+		s.spareHist = make([]histEntry, histChunk)
+	}
+	hs := s.spareHist[:0:histFirst]
+	s.spareHist = s.spareHist[histFirst:]
+	return hs
+}
+
 // snapChunk is how many snaps newSnap allocates at once.
 const snapChunk = 32
 
@@ -167,7 +183,11 @@ func (s *Server) keepPriors(tx *txn) {
 					evs |= maskOf(f.typ)
 				}
 			}
-			s.hist[p.path] = append(s.hist[p.path], histEntry{zxid: tx.zxid, prior: p.prior, evs: evs})
+			hs := s.hist[p.path]
+			if hs == nil {
+				hs = s.newHist()
+			}
+			s.hist[p.path] = append(hs, histEntry{zxid: tx.zxid, prior: p.prior, evs: evs})
 		}
 		s.histN++
 	}

@@ -51,12 +51,13 @@ type Server struct {
 	hist       map[string][]histEntry
 	kids       map[string][]kidEntry
 	histN      int
-	histFrom   int64  // the lowest view hist can answer for
-	trimAt     int    // trim the history past this many entries
-	keepHist   bool   // KeepHistory
-	lagWatched bool   // LagWatchedReads
-	staleN     int    // reads answered stale (StaleReads)
-	snaps      []snap // the rest of the chunk newSnap cuts snaps from
+	histFrom   int64       // the lowest view hist can answer for
+	trimAt     int         // trim the history past this many entries
+	keepHist   bool        // KeepHistory
+	lagWatched bool        // LagWatchedReads
+	staleN     int         // reads answered stale (StaleReads)
+	snaps      []snap      // the rest of the chunk newSnap cuts snaps from
+	spareHist  []histEntry // the rest of the chunk newHist cuts histories from
 
 	// A transaction's trigger buffer, reused (takeFires).
 	spareFires []fired

@@ -65,8 +65,14 @@ type Actor struct {
 	lagTimer bool
 	lagWait  uint64
 	killed   bool
-	panic    any // what fn panicked with, and where
-	stack    []byte
+	// Sleep on the actor's own contexts: whether the timer fired, the
+	// context, and the timer's callback and the wait's predicate.
+	slept      bool
+	sleepCtx   context.Context
+	sleepFire  func()
+	sleepReady func() bool
+	panic      any // what fn panicked with, and where
+	stack      []byte
 }
 
 type actorState uint8
@@ -484,9 +490,32 @@ func (a *Actor) Killed() bool { return a.killed }
 
 // Sleep waits d of simulated time, or until ctx ends (its error then).
 func (a *Actor) Sleep(ctx context.Context, d time.Duration) error {
+	if park.From(ctx) == park.Parker((*parker)(a)) {
+		return a.sleep(ctx, d)
+	}
+	// A context of another actor (park.Go's): a sleep of its own.
 	fired := make(chan struct{})
 	t := a.w.Clock.AfterFunc(d, func() { close(fired) })
 	park.Wait(ctx, func() bool { return park.Closed(fired) || ctx.Err() != nil })
+	if err := ctx.Err(); err != nil {
+		t.Stop()
+		return err
+	}
+	return nil
+}
+
+// sleep is Sleep on a's own context, with the actor's timer callback and
+// wait predicate, made once (an actor sleeps once at a time: one
+// object less per Sleep than a channel and two closures).
+func (a *Actor) sleep(ctx context.Context, d time.Duration) error {
+	if a.sleepFire == nil {
+		a.sleepFire = func() { a.slept = true }
+		a.sleepReady = func() bool { return a.slept || a.sleepCtx.Err() != nil }
+	}
+	a.slept, a.sleepCtx = false, ctx
+	t := a.w.Clock.AfterFunc(d, a.sleepFire)
+	park.Wait(ctx, a.sleepReady)
+	a.sleepCtx = nil
 	if err := ctx.Err(); err != nil {
 		t.Stop()
 		return err

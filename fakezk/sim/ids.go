@@ -25,8 +25,42 @@ type IDs struct {
 	n    int // IDs handed out
 	max  int64
 	now  int64
-	hist []porcupine.Operation
+	hist []idCall
 	open map[int]int // client -> index in hist of its call in progress
+}
+
+// idCall is one call of the history: what operations turns into
+// porcupine's form (a value here: no boxed output per call).
+type idCall struct {
+	client    int
+	call, ret int64 // ret -1: no return (yet)
+	id        int64
+	out       idOutcome
+}
+
+// idOutcome is what a call is known to have returned.
+type idOutcome uint8
+
+const (
+	outNone    idOutcome = iota // in progress
+	outID                       // returned id
+	outUnknown                  // failed with its effect unknown
+)
+
+// operations is the history in porcupine's form (for counterModel):
+// Output is nil for a call in progress, else an idOut.
+func (s *IDs) operations() []porcupine.Operation {
+	ops := make([]porcupine.Operation, len(s.hist))
+	for i, c := range s.hist {
+		ops[i] = porcupine.Operation{ClientId: c.client, Input: struct{}{}, Call: c.call, Return: c.ret}
+		switch c.out {
+		case outID:
+			ops[i].Output = idOut{id: c.id}
+		case outUnknown:
+			ops[i].Output = idOut{unknown: true}
+		}
+	}
+	return ops
 }
 
 // NewIDs returns an empty checker.
@@ -66,7 +100,7 @@ func (s *IDs) Max() int64 { return s.max }
 func (s *IDs) Call(client int) {
 	s.now++
 	s.open[client] = len(s.hist)
-	s.hist = append(s.hist, porcupine.Operation{ClientId: client, Input: struct{}{}, Call: s.now, Return: -1})
+	s.hist = append(s.hist, idCall{client: client, call: s.now, ret: -1})
 }
 
 // Return records that client's call in progress returned id, and checks
@@ -74,7 +108,7 @@ func (s *IDs) Call(client int) {
 func (s *IDs) Return(client int, id int64) error {
 	s.now++
 	if i, ok := s.open[client]; ok {
-		s.hist[i].Output, s.hist[i].Return = idOut{id: id}, s.now
+		s.hist[i].out, s.hist[i].id, s.hist[i].ret = outID, id, s.now
 		delete(s.open, client)
 	}
 	return s.Add(client, id)
@@ -86,7 +120,7 @@ func (s *IDs) Return(client int, id int64) error {
 // everything.
 func (s *IDs) Unknown(client int) {
 	if i, ok := s.open[client]; ok {
-		s.hist[i].Output = idOut{unknown: true}
+		s.hist[i].out = outUnknown
 		delete(s.open, client)
 	}
 }
@@ -103,8 +137,8 @@ func (s *IDs) Linearizable() error {
 	type op struct{ call, ret, id int64 }
 	var known []op
 	for _, o := range s.hist {
-		if out, ok := o.Output.(idOut); ok && o.Return >= 0 && !out.unknown {
-			known = append(known, op{o.Call, o.Return, out.id})
+		if o.out == outID && o.ret >= 0 {
+			known = append(known, op{o.call, o.ret, o.id})
 		}
 	}
 	bad := func() error { return fmt.Errorf("history of %d id calls is not linearizable", len(s.hist)) }

@@ -15,8 +15,7 @@ import (
 // counterModel (calls still in progress or of unknown outcome return
 // after everything, unknown).
 func porcupineVerdict(s *IDs) porcupine.CheckResult {
-	h := make([]porcupine.Operation, len(s.hist))
-	copy(h, s.hist)
+	h := s.operations()
 	for i := range h {
 		if h[i].Return < 0 || h[i].Output == nil {
 			h[i].Output, h[i].Return = idOut{unknown: true}, s.now+1
@@ -54,7 +53,7 @@ func TestLinearizableAsPorcupine(t *testing.T) {
 		want := porcupineVerdict(s)
 		err := s.Linearizable()
 		if (err == nil) != (want == porcupine.Ok) {
-			t.Fatalf("seed %d: Linearizable %v, porcupine %v, history %+v", seed, err, want, s.hist)
+			t.Fatalf("seed %d: Linearizable %v, porcupine %v, history %+v", seed, err, want, s.operations())
 		}
 		if err == nil {
 			legal++

@@ -312,6 +312,10 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 			s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, zdone: p.zdone, resp: task.Response{Err: task.ErrConnectionLoss}})
 		}
 	}
+	if c.outbox == nil { // the outbox keeps its buffer for the next sends
+		clear(out)
+		c.outbox = out[:0]
+	}
 	c.sessionEvent(task.StateSuspended)
 	if c.remote {
 		s.cutLink(c)

@@ -194,7 +194,7 @@ func (s *Server) childNames(n *node) []string {
 // fails. Results: the failing op's error, RolledBack for the ops before it,
 // ErrRuntimeInconsistency for the ops after it (PrepRequestProcessor).
 func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequest) ([]task.MultiResult, error) {
-	res := make([]task.MultiResult, len(r.Ops))
+	res := s.newResults(len(r.Ops))
 	remote := sess.conn != nil && sess.conn.remote
 	for i, op := range r.Ops {
 		var err error
@@ -239,6 +239,26 @@ func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequ
 		}
 	}
 	return res, nil
+}
+
+// resultChunk is how many multi results newResults allocates at once.
+const resultChunk = 32
+
+// newResults returns the zeroed results of a multi of n ops, cut from a
+// chunk of resultChunk unless n is large (one object per chunk rather
+// than per multi: a chunk lives while one of its lists is referred to;
+// none is ever used twice, and a list's capacity is its length, so an
+// append to it does not reach the next). Lock held.
+func (s *Server) newResults(n int) []task.MultiResult {
+	if n == 0 || n > resultChunk/4 {
+		return make([]task.MultiResult, n) // empty, never nil
+	}
+	if len(s.spareResults) < n {
+		s.spareResults = make([]task.MultiResult, resultChunk)
+	}
+	res := s.spareResults[:n:n]
+	s.spareResults = s.spareResults[n:]
+	return res
 }
 
 // getACL is FinalRequestProcessor's getACL: the node must exist and the

@@ -39,6 +39,8 @@ type Server struct {
 	spareWatches []watch
 	// The rest of the chunk newNode cuts new nodes from.
 	spareNodes []node
+	// The rest of the chunk newResults cuts multis' results from.
+	spareResults []task.MultiResult
 	// The nodes journal looks up, a buffer it reuses.
 	journalNodes []*node
 	pwatchN      int // live persistent watches, of every session

@@ -185,7 +185,7 @@ func isSync(req task.Request) bool {
 func (s *Server) childNames(n *node) []string {
 	// Map order is random per process: start from the sorted names so the
 	// seed alone decides.
-	names := slices.Clone(n.childNames())
+	names := s.copyNames(n.childNames())
 	s.rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 	return names
 }
@@ -239,6 +239,27 @@ func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequ
 		}
 	}
 	return res, nil
+}
+
+// namesChunk is how many names copyNames allocates at once.
+const namesChunk = 256
+
+// copyNames returns a copy of names (nil for nil), cut from a chunk of
+// namesChunk unless names is long (one object per chunk rather than per
+// listing: a chunk lives while one of its copies is referred to; none is
+// ever used twice, and a copy's capacity is its length, so an append to
+// it does not reach the next). Lock held.
+func (s *Server) copyNames(names []string) []string {
+	if len(names) == 0 || len(names) > namesChunk/4 {
+		return slices.Clone(names) // nil stays nil, empty stays empty
+	}
+	if len(s.spareNames) < len(names) {
+		s.spareNames = make([]string, namesChunk)
+	}
+	out := s.spareNames[:len(names):len(names)]
+	s.spareNames = s.spareNames[len(names):]
+	copy(out, names)
+	return out
 }
 
 // resultChunk is how many multi results newResults allocates at once.

@@ -138,7 +138,7 @@ func (s *Server) Children(path string) ([]string, bool) {
 	if n == nil {
 		return nil, false
 	}
-	return slices.Clone(n.childNames()), true
+	return s.copyNames(n.childNames()), true
 }
 
 // checkWithheld verifies that sess counts its withheld watches right and

@@ -41,6 +41,8 @@ type Server struct {
 	spareNodes []node
 	// The rest of the chunk newResults cuts multis' results from.
 	spareResults []task.MultiResult
+	// The rest of the chunk copyNames cuts listings from.
+	spareNames []string
 	// The nodes journal looks up, a buffer it reuses.
 	journalNodes []*node
 	pwatchN      int // live persistent watches, of every session

@@ -505,8 +505,8 @@ func (a *Actor) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // sleep is Sleep on a's own context, with the actor's timer callback and
-// wait predicate, made once (an actor sleeps once at a time: one
-// object less per Sleep than a channel and two closures).
+// wait predicate, made once (an actor sleeps once at a time): no channel
+// and no closure per Sleep.
 func (a *Actor) sleep(ctx context.Context, d time.Duration) error {
 	if a.sleepFire == nil {
 		a.sleepFire = func() { a.slept = true }

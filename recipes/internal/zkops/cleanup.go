@@ -31,8 +31,9 @@ func StartCleanup(s *task.Scope, p *blocking.Pending, cleanup task.Task[task.Uni
 			// An ACL refuses it (an operator closed the directory, the
 			// node's name not known and the listing refused): again
 			// later, in the background, uncounted (RetryRefused). A
-			// refused delete that goes on already (KeepDeleting) is not
-			// run twice.
+			// cleanup whose only refusals are deletes that go on
+			// already (KeepDeleting) is not run twice; one with a
+			// refused part besides those is (refusedNotKept).
 			RetryRefused(rt.SessionScope(), cleanup)
 		}
 	})

@@ -125,6 +125,76 @@ func TestCleanupRefusedByACLRunsAgain(t *testing.T) {
 	}
 }
 
+// StartCleanup's doc, for a cleanup with two parts: one refused and
+// nothing going on with it, the other refused and kept (KeepDeleting).
+// A semaphore's cleanup lists its lease directory for a node whose
+// create reply was lost (refused: an operator closed the directory) and
+// releases its internal lock (refused, kept), and reports both with
+// errors.Join. The cleanup must run again for the listing's sake. On the
+// code before, the kept part hid the other (errors.As found a keptError
+// in the join), nothing ran the listing again, and the lease node stayed
+// for the session's life (semaphore/blocking seed 219448815503710).
+func TestCleanupPartlyKeptRunsAgain(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, n := range []struct {
+		path string
+		mode task.CreateMode
+	}{{"/d", task.Persistent}, {"/d/x-1", task.Ephemeral}, {"/e", task.Persistent}, {"/e/y-1", task.Ephemeral}} {
+		if _, err := sim.Run(w, 0, task.Create(n.path, nil, n.mode)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, st, _ := w.NodeData("/d/x-1")
+	cleanup := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+		other := func(err error) {
+			task.Run(s, zkops.DeleteMine("/e/y-1"), func(_ task.Unit, err2 error) { k(task.Unit{}, errors.Join(err, err2)) })
+		}
+		task.Run(s, zkops.Owned("/d", "x-", st.EphemeralOwner), func(m []zkops.Match, err error) {
+			if err != nil || len(m) == 0 {
+				other(err)
+				return
+			}
+			task.Run(s, zkops.DeleteMine("/d/"+m[0].Name), func(_ task.Unit, err error) { other(err) })
+		})
+	})
+	readOnly := []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
+	if err := w.Server.AdminSetACL("/e", readOnly); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Server.AdminSetACL("/d", closedDir); err != nil {
+		t.Fatal(err)
+	}
+	sim.Submit(w, 0, task.Func(func(s *task.Scope) (task.Unit, error) {
+		zkops.StartCleanup(s, nil, cleanup)
+		return task.Unit{}, nil
+	}))
+	until := w.Clock.Now().Add(3 * w.Timeout())
+	w.Settle(func() bool { return !w.Clock.Now().Before(until) })
+	if _, _, ok := w.NodeData("/d/x-1"); !ok {
+		t.Fatal("the node went while its directory refused the listing")
+	}
+	for _, dir := range []string{"/d", "/e"} {
+		if err := w.Server.AdminSetACL(dir, task.OpenACL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opened := w.Clock.Now()
+	gone := func(p string) bool { _, _, ok := w.NodeData(p); return !ok }
+	w.Settle(func() bool {
+		return (gone("/d/x-1") && gone("/e/y-1")) || w.Clock.Now().Sub(opened) > 3*w.Timeout()
+	})
+	if !gone("/d/x-1") || !gone("/e/y-1") {
+		t.Fatalf("after the directories opened: the listed node gone %v, the kept node gone %v; want both gone", gone("/d/x-1"), gone("/e/y-1"))
+	}
+	if took := w.Clock.Now().Sub(opened); took > task.RecheckAfter(w.Timeout()) {
+		t.Fatalf("the nodes went %s after the directories opened, want within %s", took, task.RecheckAfter(w.Timeout()))
+	}
+}
+
 // closedDir is an ACL no client of the world presents.
 var closedDir = []task.ACL{task.DigestACL(task.PermAll, "operator", "secret")}
 

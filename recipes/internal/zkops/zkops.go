@@ -247,11 +247,32 @@ type keptError struct{ error }
 
 func (e keptError) Unwrap() error { return e.error }
 
-// refusedNotKept reports whether err is an ACL's refusal that nothing
-// goes on with in the background yet.
+// refusedNotKept reports whether err holds an ACL's refusal that nothing
+// goes on with in the background yet. Each branch of err's tree is
+// judged on its own: a cleanup whose listing was refused and whose other
+// delete was refused and kept (errors.Join of both, as a semaphore's
+// cleanup reports its lease's part and its internal lock's) must run
+// again for the listing's sake.
 func refusedNotKept(err error) bool {
-	var kept keptError
-	return errors.Is(err, task.ErrNoAuth) && !errors.As(err, &kept)
+	switch e := err.(type) {
+	case nil:
+		return false
+	case keptError:
+		return false
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			if refusedNotKept(inner) {
+				return true
+			}
+		}
+		return false
+	case interface{ Unwrap() error }:
+		if is, ok := err.(interface{ Is(error) bool }); ok && is.Is(task.ErrNoAuth) {
+			return true
+		}
+		return refusedNotKept(e.Unwrap())
+	}
+	return errors.Is(err, task.ErrNoAuth)
 }
 
 // Refusable returns t, a cleanup, such that a failure an ACL refuses

@@ -131,7 +131,9 @@ func (m *Member) Err() error {
 // ephemeral node DIR/id. It succeeds once the node exists and belongs to
 // the flow's session; the Member then keeps it registered (see Member)
 // until Leave. A Join of an id another member holds, of another session
-// or of this one, waits until that member's node goes. See the package
+// or of this one, waits until that member's node goes, and one whose
+// executor still runs the cleanup of an earlier failed Join of the id
+// waits until that cleanup ends (PROTOCOL.md). See the package
 // documentation for the protocol and errors. An invalid id fails with an
 // error wrapping task.ErrInvalidPath.
 func (g *Group) Join(id string, data []byte) task.Task[*Member] {
@@ -155,13 +157,21 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 				k(task.Unit{}, nil)
 				return
 			}
-			del(s, k)
+			done := startCleanup(s.Runtime(), path)
+			del(s, func(u task.Unit, err error) {
+				done()
+				k(u, err)
+			})
 		})
 		// undo runs inside the scope, before RunIn closes it (and would
 		// start the cleanup).
 		late := canary.On(bugCleanupAfterJoin)
 		var node task.Stat
-		reg := c.Map(register(path, data, g.acl, &made), func(st task.Stat) task.Unit {
+		// A cleanup of an earlier failed Join of path on this runtime
+		// would delete the node this one makes: it ends first.
+		reg := c.Map(c.Then(afterCleanups(path), func(task.Unit) task.Task[task.Stat] {
+			return register(path, data, g.acl, &made)
+		}), func(st task.Stat) task.Unit {
 			node = st
 			if !late {
 				undo()

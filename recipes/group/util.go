@@ -55,3 +55,61 @@ func endedOK(err error) error {
 	}
 	return err
 }
+
+// joinCleanups counts, per path, the cleanups of failed Joins still
+// running on one runtime (task.RuntimeValue; executor goroutine only). A
+// failed Join whose create may have been applied deletes the node of its
+// session at path, in the background; a later Join of the same path on
+// the same session waits until those cleanups end before it creates
+// (afterCleanups), or the late cleanup would delete the node that Join
+// made (group seed 71623877407702).
+type joinCleanups map[string]*cleanupWait
+
+type cleanupWait struct {
+	n       int
+	waiters []func()
+}
+
+var joinCleanupsKey byte
+
+func cleanupsOf(rt task.Runtime) joinCleanups {
+	return task.RuntimeValue(rt, &joinCleanupsKey, func() joinCleanups { return joinCleanups{} })
+}
+
+// startCleanup counts a cleanup of path; done ends it, and the last one
+// to end wakes the Joins waiting on path.
+func startCleanup(rt task.Runtime, path string) (done func()) {
+	cs := cleanupsOf(rt)
+	w := cs[path]
+	if w == nil {
+		w = &cleanupWait{}
+		cs[path] = w
+	}
+	w.n++
+	return func() {
+		if w.n--; w.n > 0 {
+			return
+		}
+		delete(cs, path)
+		for _, wake := range w.waiters {
+			rt.Schedule(wake)
+		}
+		w.waiters = nil
+	}
+}
+
+// afterCleanups waits until no cleanup of a failed Join of path is
+// running on the flow's runtime.
+func afterCleanups(path string) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		w := cleanupsOf(s.Runtime())[path]
+		if w == nil {
+			k(task.Unit{}, nil)
+			return
+		}
+		task.Suspend(s, k, func(resume task.Cont[task.Unit]) func() {
+			w.waiters = append(w.waiters, func() { resume(task.Unit{}, nil) })
+			return nil
+		})
+	}
+}

@@ -253,11 +253,7 @@ func (s *Server) copyNames(names []string) []string {
 	if len(names) == 0 || len(names) > namesChunk/4 {
 		return slices.Clone(names) // nil stays nil, empty stays empty
 	}
-	if len(s.spareNames) < len(names) {
-		s.spareNames = make([]string, namesChunk)
-	}
-	out := s.spareNames[:len(names):len(names)]
-	s.spareNames = s.spareNames[len(names):]
+	out := s.spareNames.Cut(len(names), namesChunk)
 	copy(out, names)
 	return out
 }
@@ -274,12 +270,7 @@ func (s *Server) newResults(n int) []task.MultiResult {
 	if n == 0 || n > resultChunk/4 {
 		return make([]task.MultiResult, n) // empty, never nil
 	}
-	if len(s.spareResults) < n {
-		s.spareResults = make([]task.MultiResult, resultChunk)
-	}
-	res := s.spareResults[:n:n]
-	s.spareResults = s.spareResults[n:]
-	return res
+	return s.spareResults.Cut(n, resultChunk)
 }
 
 // getACL is FinalRequestProcessor's getACL: the node must exist and the

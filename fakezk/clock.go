@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/chunk"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -33,7 +34,7 @@ type Clock struct {
 	bg      timerHeap
 	countBg bool
 	// spare is the rest of the chunk add cuts new timers from.
-	spare []simTimer
+	spare chunk.Of[simTimer]
 }
 
 // timerChunk is how many timers the clock allocates at once: one object
@@ -72,11 +73,7 @@ func (c *Clock) add(d time.Duration, f func(), bg bool) *simTimer {
 	if d > 0 && when < now { // overflow: never
 		when = math.MaxInt64
 	}
-	if len(c.spare) == 0 {
-		c.spare = make([]simTimer, timerChunk)
-	}
-	t := &c.spare[0]
-	c.spare = c.spare[1:]
+	t := c.spare.New(timerChunk)
 	*t = simTimer{c: c, when: when, seq: c.seq, f: f, index: -1, bg: bg}
 	if bg {
 		c.bg.push(t)

@@ -113,12 +113,7 @@ const histChunk, histFirst = 64, 2
 // from a chunk (one object per chunk rather than per path: a path with
 // more entries grows into its own). Lock held.
 func (s *Server) newHist() []histEntry {
-	if len(s.spareHist) < histFirst {
-		s.spareHist = make([]histEntry, histChunk)
-	}
-	hs := s.spareHist[:0:histFirst]
-	s.spareHist = s.spareHist[histFirst:]
-	return hs
+	return s.spareHist.Cut(histFirst, histChunk)[:0]
 }
 
 // snapChunk is how many snaps newSnap allocates at once.
@@ -128,12 +123,7 @@ const snapChunk = 32
 // object per chunk rather than per prior version: a chunk lives while
 // the history holds one of its snaps). Lock held.
 func (s *Server) newSnap() *snap {
-	if len(s.snaps) == 0 {
-		s.snaps = make([]snap, snapChunk)
-	}
-	p := &s.snaps[0]
-	s.snaps = s.snaps[1:]
-	return p
+	return s.snaps.New(snapChunk)
 }
 
 // kid records, in tx, that it adds (or removes) name under parent, while

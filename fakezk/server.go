@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/chunk"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -36,13 +37,13 @@ type Server struct {
 	// the next path's first watch (register).
 	spareLists [][]*watch
 	// The rest of the chunk addWatch cuts new watches from.
-	spareWatches []watch
+	spareWatches chunk.Of[watch]
 	// The rest of the chunk newNode cuts new nodes from.
-	spareNodes []node
+	spareNodes chunk.Of[node]
 	// The rest of the chunk newResults cuts multis' results from.
-	spareResults []task.MultiResult
+	spareResults chunk.Of[task.MultiResult]
 	// The rest of the chunk copyNames cuts listings from.
-	spareNames []string
+	spareNames chunk.Of[string]
 	// The nodes journal looks up, a buffer it reuses.
 	journalNodes []*node
 	pwatchN      int // live persistent watches, of every session
@@ -55,13 +56,13 @@ type Server struct {
 	hist       map[string][]histEntry
 	kids       map[string][]kidEntry
 	histN      int
-	histFrom   int64       // the lowest view hist can answer for
-	trimAt     int         // trim the history past this many entries
-	keepHist   bool        // KeepHistory
-	lagWatched bool        // LagWatchedReads
-	staleN     int         // reads answered stale (StaleReads)
-	snaps      []snap      // the rest of the chunk newSnap cuts snaps from
-	spareHist  []histEntry // the rest of the chunk newHist cuts histories from
+	histFrom   int64               // the lowest view hist can answer for
+	trimAt     int                 // trim the history past this many entries
+	keepHist   bool                // KeepHistory
+	lagWatched bool                // LagWatchedReads
+	staleN     int                 // reads answered stale (StaleReads)
+	snaps      chunk.Of[snap]      // the rest of the chunk newSnap cuts snaps from
+	spareHist  chunk.Of[histEntry] // the rest of the chunk newHist cuts histories from
 
 	// A transaction's trigger buffer, reused (takeFires).
 	spareFires []fired

@@ -77,12 +77,7 @@ const nodeChunk = 16
 // object per chunk rather than per create: a chunk lives while one of
 // its nodes is referred to; none is ever used twice). Lock held.
 func (s *Server) newNode() *node {
-	if len(s.spareNodes) == 0 {
-		s.spareNodes = make([]node, nodeChunk)
-	}
-	n := &s.spareNodes[0]
-	s.spareNodes = s.spareNodes[1:]
-	return n
+	return s.spareNodes.New(nodeChunk)
 }
 
 // put indexes n under its path.

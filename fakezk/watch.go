@@ -31,11 +31,7 @@ type watch struct {
 }
 
 func (s *Server) addWatch(sess *session, path string, kind watchKind, cb func(task.Event)) {
-	if len(s.spareWatches) == 0 {
-		s.spareWatches = make([]watch, watchChunk)
-	}
-	w := &s.spareWatches[0]
-	s.spareWatches = s.spareWatches[1:]
+	w := s.spareWatches.New(watchChunk)
 	*w = watch{sess: sess, path: path, kind: kind, cb: cb}
 	sess.watches = append(sess.watches, w)
 	s.register(w)

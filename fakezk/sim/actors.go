@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/chunk"
 	"github.com/zkflow/zkflow/internal/park"
 )
 
@@ -97,7 +98,7 @@ type actors struct {
 	// object per ctxChunk contexts (a chunk lives while one of its
 	// contexts is referred to; none is ever used twice). The actors
 	// and the world take turns: one of them at a time makes contexts.
-	spare []actorCtx
+	spare chunk.Of[actorCtx]
 }
 
 // ctxChunk is how many contexts child allocates at once.
@@ -658,11 +659,7 @@ func (a *Actor) child(parent context.Context) *actorCtx {
 		panic("sim: an actor's contexts derive from its Context or from what its With... methods made")
 	}
 	s := a.w.act
-	if len(s.spare) == 0 {
-		s.spare = make([]actorCtx, ctxChunk)
-	}
-	c := &s.spare[0]
-	s.spare = s.spare[1:]
+	c := s.spare.New(ctxChunk)
 	c.a, c.parent, c.deadline = a, p, p.deadline
 	p.addChild(c)
 	return c

@@ -2,11 +2,14 @@ package semaphore_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -22,8 +25,21 @@ import (
 // reported both refusals joined, the kept one hid the other, nothing
 // listed the directory again, and the lease node stayed for the
 // session's life, every other acquirer counting it as a lease taken
-// (semaphore/blocking seed 219448815503710).
+// (semaphore/blocking seed 219448815503710); the canary
+// zkops/kept-hides-refusal puts that code back, and the node must then
+// stay. Not parallel: canaries are process-wide.
 func TestLostLeaseCreateWhoseCleanupIsRefusedStillGoes(t *testing.T) {
+	for _, bug := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bug=%v", bug), func(t *testing.T) {
+			if bug {
+				defer canary.Enable(zkops.BugKeptHidesRefusal)()
+			}
+			lostCreateCleanupRefused(t, bug)
+		})
+	}
+}
+
+func lostCreateCleanupRefused(t *testing.T, bug bool) {
 	w, hc := leaseWorld(t, 1)
 	m := mustSem(t, "/s", 1)
 	l, err := mustRun(t, w, 0, m.Acquire())
@@ -74,6 +90,12 @@ func TestLostLeaseCreateWhoseCleanupIsRefusedStillGoes(t *testing.T) {
 	}
 	if got := w.Conns[0].SessionID(); got != sess {
 		t.Fatalf("session %x, was %x: the test needs the session to live", got, sess)
+	}
+	if bug {
+		if len(kids) != 1 {
+			t.Fatalf("canary on: PATH/leases holds %v %s after the directories opened, want the lost create's node left", kids, took)
+		}
+		return
 	}
 	if len(kids) != 0 || took > task.RecheckAfter(w.Timeout()) {
 		t.Fatalf("%s after the directories opened PATH/leases holds %v, want none within %s", took, kids, task.RecheckAfter(w.Timeout()))

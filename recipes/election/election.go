@@ -283,7 +283,8 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 			for i, n := range names {
 				paths[i] = a.e.child(n)
 			}
-			task.Run(s, deleteAll(paths, a.sess.ID), k)
+			owner := a.sess.ID
+			task.Run(s, zkops.DeleteEach(paths, func(p string) task.Task[task.Unit] { return zkops.DeleteOwned(p, owner) }), k)
 		})
 	}
 }

@@ -513,7 +513,7 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 			for i, x := range m {
 				paths[i] = a.l.child(x.Name)
 			}
-			task.Run(s, deleteAll(paths), k)
+			task.Run(s, zkops.DeleteEach(paths, zkops.DeleteMine), k)
 		})
 	}
 }
@@ -522,11 +522,4 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 // session id (zkops.Owned). A missing directory has none.
 func ours(l *Lock, prefix string, id int64) task.Task[[]zkops.Match] {
 	return zkops.Owned(l.dir, prefix, id)
-}
-
-func deleteAll(paths []string) task.Task[task.Unit] {
-	loop := c.Loop(0, func(i int) bool { return i < len(paths) }, func(i int) task.Task[int] {
-		return c.Map(zkops.DeleteMine(paths[i]), func(task.Unit) int { return i + 1 })
-	})
-	return c.Map(loop, func(int) task.Unit { return task.Unit{} })
 }

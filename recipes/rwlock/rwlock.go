@@ -413,10 +413,11 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 				k(task.Unit{}, err)
 				return
 			}
-			loop := c.Loop(0, func(i int) bool { return i < len(m) }, func(i int) task.Task[int] {
-				return c.Map(zkops.DeleteMine(a.l.child(m[i].Name)), func(task.Unit) int { return i + 1 })
-			})
-			task.Run(s, c.Map(loop, func(int) task.Unit { return task.Unit{} }), k)
+			paths := make([]string, len(m))
+			for i, x := range m {
+				paths[i] = a.l.child(x.Name)
+			}
+			task.Run(s, zkops.DeleteEach(paths, zkops.DeleteMine), k)
 		})
 	}
 }

@@ -530,11 +530,11 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 				releaseInner(err)
 				return
 			}
-			dels := make([]task.Task[task.Unit], len(ms))
+			paths := make([]string, len(ms))
 			for i, x := range ms {
-				dels[i] = zkops.DeleteMine(a.m.child(x.Name))
+				paths[i] = a.m.child(x.Name)
 			}
-			task.Run(s, c.All(dels...), func(_ []task.Unit, err error) { releaseInner(err) })
+			task.Run(s, zkops.DeleteEach(paths, zkops.DeleteMine), func(_ task.Unit, err error) { releaseInner(err) })
 		})
 	}
 }

@@ -216,6 +216,58 @@ func partlyKept(t *testing.T, bug bool) {
 	}
 }
 
+// DeleteEach's doc: "going on after a failure". A cleanup deletes two
+// nodes of its own (a create sent twice, its first reply lost) from a
+// directory an operator made read only: the first delete is refused and
+// goes on in the background (KeepDeleting), and the second must be tried
+// too, so that both go once the directory opens. The cleanups before
+// (lock's and election's deleteAll, rwlock's and semaphore's cleanups)
+// stopped at the first failure: the kept refusal ended the cleanup, so
+// nothing ran it again, and the second node stayed for the session's
+// life.
+func TestDeleteEachGoesOnPastAKeptRefusal(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	paths := []string{"/d/x-1", "/d/x-2"}
+	for _, p := range append([]string{"/d"}, paths...) {
+		mode := task.Ephemeral
+		if p == "/d" {
+			mode = task.Persistent
+		}
+		if _, err := sim.Run(w, 0, task.Create(p, nil, mode)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readOnly := []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
+	if err := w.Server.AdminSetACL("/d", readOnly); err != nil {
+		t.Fatal(err)
+	}
+	var tried []string
+	del := func(p string) task.Task[task.Unit] { tried = append(tried, p); return zkops.DeleteMine(p) }
+	sim.Submit(w, 0, task.Func(func(s *task.Scope) (task.Unit, error) {
+		zkops.StartCleanup(s, nil, zkops.DeleteEach(paths, del))
+		return task.Unit{}, nil
+	}))
+	until := w.Clock.Now().Add(3 * w.Timeout())
+	w.Settle(func() bool { return !w.Clock.Now().Before(until) })
+	if kids := w.Children("/d"); len(kids) != 2 {
+		t.Fatalf("while /d is read only it holds %v, want both nodes", kids)
+	}
+	if len(tried) < 2 {
+		t.Fatalf("deletes tried %v, want each node's", tried)
+	}
+	took, kids, err := w.Reopen("/d", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 0 || took > task.RecheckAfter(w.Timeout()) {
+		t.Fatalf("%s after /d opened it holds %v, want none within %s", took, kids, task.RecheckAfter(w.Timeout()))
+	}
+}
+
 // closedDir is an ACL no client of the world presents.
 var closedDir = []task.ACL{task.DigestACL(task.PermAll, "operator", "secret")}
 

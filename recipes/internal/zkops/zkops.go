@@ -124,6 +124,34 @@ func DeleteMine(path string) task.Task[task.Unit] {
 	}
 }
 
+// DeleteEach runs del on each of paths in turn, going on after a failure,
+// and fails with the failures joined (errors.Join), nil if none. A
+// cleanup that deletes several nodes of its own (a create sent twice, its
+// first reply lost) uses it rather than stopping at the first failure: a
+// refused delete that goes on in the background (KeepDeleting) must not
+// leave the nodes after it undeleted, and the joined error, judged branch
+// by branch (StartCleanup, Refusable), has the cleanup run again for any
+// refusal that nothing goes on with.
+func DeleteEach(paths []string, del func(path string) task.Task[task.Unit]) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		var errs []error
+		var next func(i int)
+		next = func(i int) {
+			if i == len(paths) {
+				k(task.Unit{}, errors.Join(errs...))
+				return
+			}
+			task.Run(s, del(paths[i]), func(_ task.Unit, err error) {
+				if err != nil {
+					errs = append(errs, err)
+				}
+				next(i + 1)
+			})
+		}
+		next(0)
+	}
+}
+
 // DeleteOwned deletes path if its ephemeral owner is session owner,
 // retrying past connection loss. A node already gone or owned by another
 // session, or a session that ended (taking its ephemeral nodes), is

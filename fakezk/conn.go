@@ -63,9 +63,14 @@ type Conn struct {
 	view       int64         // lagging: the last zxid its member applied
 	lagEnd     task.Timer    // ends the lag
 	pendingLag time.Duration // Lag before Start: the first session lags this long
-	lagHeld    bool          // the lag does not drift (LagHeld)
-	seen       int64         // the highest zxid queued to it (a Lag starts no lower)
-	losses     *int          // CountLosses
+	// reconnectLag: LagAtReconnect, the next reconnect on the session
+	// lags this long.
+	reconnectLag  time.Duration
+	reconnectHeld bool
+	cutSeen       int64 // seen when the last cut began: what the client heard before it
+	lagHeld       bool  // the lag does not drift (LagHeld)
+	seen          int64 // the highest zxid queued to it (a Lag starts no lower)
+	losses        *int  // CountLosses
 
 	// The handshake (handshake.go).
 	lastContact time.Time  // when the client last heard from a server, if it is not hearing now
@@ -296,6 +301,7 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 		return
 	}
 	c.connected = false
+	c.cutSeen = c.seen
 	if !c.frozen { // a frozen client stopped hearing when it froze
 		c.lastContact = s.clock.Now()
 	}
@@ -354,10 +360,21 @@ func (s *Server) reconnect(c *Conn) {
 		s.persistentState(c, sess, task.Event{
 			Type: task.EventNone, State: task.StateConnected, SessionID: sess.id, Timeout: sess.timeout,
 		})
+		if d := c.reconnectLag; d > 0 { // after the events, which would end it
+			c.reconnectLag = 0
+			c.lagHeld = c.reconnectHeld
+			s.startLag(c, d)
+			// The member has applied what the client heard before the
+			// cut, not the writes whose replies the cut lost. A watch
+			// SetWatches fires for one of those catches it up (the
+			// member sends the notification as it applies the write).
+			c.view = min(c.view, max(c.cutSeen, s.histFrom))
+		}
 		s.setWatches(c, sess)
 		s.resetPersistent(sess)
 		return
 	}
+	c.reconnectLag = 0
 	if sess != nil {
 		sess.conn = nil
 		s.notWatching(c, sess, task.StateExpired)

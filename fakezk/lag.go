@@ -255,6 +255,21 @@ func (s *Server) KeepHistory() {
 // that is not connected does not lag.
 func (s *Server) Lag(c *Conn, d time.Duration) { s.lag(c, d, false) }
 
+// LagAtReconnect has c's next reconnect on its session reach a member
+// that lags for d from then: ZooKeeper lets a session come back through
+// any member that has applied the last zxid its client saw, so a write
+// applied as c was cut off, its reply lost, is not in that member's
+// view until it catches up (as Lag's views do). With held, the view does
+// not drift (LagHeld). A reconnect on a new session (the old one expired)
+// drops it. Nothing if c is closed.
+func (s *Server) LagAtReconnect(c *Conn, d time.Duration, held bool) {
+	s.locked(func() {
+		if !c.closed && !c.dead {
+			c.reconnectLag, c.reconnectHeld = d, held
+		}
+	})
+}
+
 // LagHeld is Lag without the drift: the member's view moves only with
 // what catches a view up (the session's own writes and syncs, other
 // requests, notifications) and at the end of d, never part of the way at

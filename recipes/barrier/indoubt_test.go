@@ -33,6 +33,7 @@ type doubtConn struct {
 	created bool
 	armed   bool
 	hold    func() // sends the held listing on; executor goroutine only
+	synced  func() // sends the held sync in front of the listing on
 	twice   []string
 }
 
@@ -55,11 +56,26 @@ func (c *doubtConn) Do(req task.Request, done func(task.Response), watch func(ta
 			close(c.cut)
 			return
 		}
+	case *task.SyncRequest:
+		// The sync the listing follows (zkops.Prefixed) is held with it.
+		c.mu.Lock()
+		if c.armed && r.Path == c.dir {
+			c.synced = func() { c.Conn.Do(req, done, watch) }
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
 	case *task.GetChildrenRequest:
 		c.mu.Lock()
 		if c.armed && r.Path == c.dir {
 			c.armed = false
-			c.hold = func() { c.Conn.Do(req, done, watch) }
+			synced := c.synced
+			c.hold = func() {
+				if synced != nil {
+					synced()
+				}
+				c.Conn.Do(req, done, watch)
+			}
 			c.mu.Unlock()
 			close(c.held)
 			return

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
@@ -90,5 +92,65 @@ func TestCreateUniqueSettleError(t *testing.T) {
 	_, err := sim.Run(w, 0, zkops.CreateUnique(req("_c_a-"), "/u/v", nil, func() task.Task[[]string] { return task.Fail[[]string](boom) }))
 	if !errors.Is(err, boom) {
 		t.Errorf("CreateUnique = %v, want the settle's error", err)
+	}
+}
+
+// Prefixed's doc: the listing follows a sync. The create's reply is lost
+// with the create applied, and the session comes back through a member
+// that has applied only what the client saw (ZooKeeper's handshake lets
+// it): a listing there misses the node. The settle must still find it,
+// and leave one node, not create a second one queued behind the first.
+// On the code before (a plain listing) the attempt made a second node.
+func TestCreateUniqueLostReplyLaggingMember(t *testing.T) {
+	d := &dropper{applied: true, match: isCreate, dropped: 1, lag: time.Minute}
+	w := world(t, 1, d)
+	w.Server.KeepHistory()
+	if _, err := sim.Run(w, 0, zkops.EnsurePath("/u/v", nil)); err != nil {
+		t.Fatal(err)
+	}
+	id := sessionID(t, w)
+	settle := func() task.Task[[]string] { return c.Map(zkops.Owned("/u/v", "_c_a-", id), zkops.Names) }
+	d.dropped = 0
+	name, err := sim.Run(w, 0, zkops.CreateUnique(req("_c_a-latch-"), "/u/v", nil, settle))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lagging, _ := w.Conns[0].Lagging(); !lagging {
+		t.Fatal("the session came back through a member that does not lag: the test shows nothing")
+	}
+	if got := w.Children("/u/v"); d.dropped != 1 || len(got) != 1 || got[0] != name {
+		t.Errorf("dropped %d, name %q, children %v: want the one node the lost create made", d.dropped, name, got)
+	}
+}
+
+// DeleteOwned's doc: its reads follow a sync. A failed Join's cleanup
+// deletes the node its create may have made: the create's reply was lost
+// with the create applied, and the session came back through a member
+// that has not applied it. The node must go. On the code before (a plain
+// exists) the cleanup took the node for gone and left it for the
+// session's life.
+func TestDeleteOwnedAfterLostCreateLaggingMember(t *testing.T) {
+	d := &dropper{applied: true, match: isCreate, dropped: 1, lag: time.Minute}
+	w := world(t, 1, d)
+	w.Server.KeepHistory()
+	if _, err := sim.Run(w, 0, zkops.EnsurePath("/u", nil)); err != nil {
+		t.Fatal(err)
+	}
+	id := sessionID(t, w)
+	d.dropped = 0
+	if _, err := sim.Run(w, 0, task.Create("/u/x", nil, task.Ephemeral)); !errors.Is(err, task.ErrConnectionLoss) {
+		t.Fatalf("create whose reply was dropped: %v, want connection loss", err)
+	}
+	if _, ok := w.NodeStat("/u/x"); !ok {
+		t.Fatal("the dropped create was not applied")
+	}
+	if _, err := sim.Run(w, 0, zkops.DeleteOwned("/u/x", id)); err != nil {
+		t.Fatal(err)
+	}
+	if lagging, _ := w.Conns[0].Lagging(); !lagging {
+		t.Fatal("the session came back through a member that does not lag: the test shows nothing")
+	}
+	if _, ok := w.NodeStat("/u/x"); ok {
+		t.Fatal("the node the lost create made is still there")
 	}
 }

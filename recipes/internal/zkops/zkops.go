@@ -157,9 +157,12 @@ func DeleteEach(paths []string, del func(path string) task.Task[task.Unit]) task
 // session, or a session that ended (taking its ephemeral nodes), is
 // success. The incarnation first read is the only one deleted: after a
 // lost reply, a node created again at path, by another session or by
-// ours, is left alone (see DeleteNode).
+// ours, is left alone (see DeleteNode). Its reads follow a sync of path
+// (AfterSync): the node may be one whose create's reply was lost, which a
+// member the session came back through after the cut may not have
+// applied yet, and a plain read there would take it for gone.
 func DeleteOwned(path string, owner int64) task.Task[task.Unit] {
-	return deleteIf(path, func(st *task.Stat) bool { return st.EphemeralOwner == owner }, true)
+	return deleteIf(path, func(st *task.Stat) bool { return st.EphemeralOwner == owner }, true, true)
 }
 
 // DeleteNode deletes the incarnation of path that st describes: its
@@ -179,7 +182,7 @@ func DeleteOwned(path string, owner int64) task.Task[task.Unit] {
 // on the same session, someone not following the recipe (an operator)
 // deletes the node and another session creates it again at once.
 func DeleteNode(path string, st task.Stat) task.Task[task.Unit] {
-	return deleteIf(path, incarnation(st), true)
+	return deleteIf(path, incarnation(st), true, false)
 }
 
 func incarnation(st task.Stat) func(*task.Stat) bool {
@@ -193,12 +196,17 @@ func incarnation(st task.Stat) func(*task.Stat) bool {
 // matched, only its incarnation (czxid) is deleted. With keep, a delete
 // of an ephemeral node of the flow's session that an ACL refuses goes on
 // in the background (KeepDeleting) as the task fails with the refusal.
-func deleteIf(path string, match func(*task.Stat) bool, keep bool) task.Task[task.Unit] {
+// With fresh, each read follows a sync of path (DeleteOwned).
+func deleteIf(path string, match func(*task.Stat) bool, keep, fresh bool) task.Task[task.Unit] {
+	read := task.Exists(path)
+	if fresh {
+		read = AfterSync(path, read)
+	}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		var czxid int64
 		var attempt func()
 		attempt = func() {
-			task.Run(s, c.Retry(task.Exists(path), Retry), func(cur *task.Stat, err error) {
+			task.Run(s, c.Retry(read, Retry), func(cur *task.Stat, err error) {
 				switch {
 				case err != nil:
 					task.Run(s, GoneOK(err), k)
@@ -247,7 +255,7 @@ func KeepDeleting(s *task.Scope, path string, st task.Stat) {
 		return // already being deleted again (a cleanup refused twice)
 	}
 	kept[n] = true
-	del := deleteIf(path, incarnation(st), false)
+	del := deleteIf(path, incarnation(st), false, false)
 	RetryRefused(s, func(s *task.Scope, k task.Cont[task.Unit]) {
 		task.Run(s, del, func(v task.Unit, err error) {
 			if !errors.Is(err, task.ErrNoAuth) {
@@ -411,8 +419,13 @@ func GoneOK(err error) task.Task[task.Unit] {
 }
 
 // Prefixed lists dir's children named with prefix; a missing dir has none.
+// The listing follows a sync of dir (AfterSync): it looks for a node whose
+// create's reply was lost, and a session back after the cut may be served
+// by a member that has not applied that create yet (it has applied only
+// what the client saw); without the sync it could miss the node, and the
+// attempt would create a second one, queued behind its own first.
 func Prefixed(dir, prefix string) task.Task[[]string] {
-	list := c.Catch(c.Retry(task.Children(dir), Retry), func(err error) task.Task[task.ChildList] {
+	list := c.Catch(c.Retry(AfterSync(dir, task.Children(dir)), Retry), func(err error) task.Task[task.ChildList] {
 		if errors.Is(err, task.ErrNoNode) {
 			return task.Value(task.ChildList{})
 		}

@@ -22,6 +22,9 @@ type dropper struct {
 	// cut, if set, cuts the client off for that long instead of dropping
 	// its connection: its session lives on while others act.
 	cut time.Duration
+	// lag, if set, has the session come back through a member that has
+	// not applied the dropped request (Server.LagAtReconnect, held).
+	lag time.Duration
 }
 
 type dropConn struct {
@@ -33,6 +36,9 @@ func (c *dropConn) Do(req task.Request, done func(task.Response), watch func(tas
 	c.Conn.Do(req, done, watch)
 	if c.d.w != nil && c.d.dropped == 0 && c.d.match(req) {
 		c.d.dropped++
+		if c.d.lag > 0 {
+			c.d.w.Server.LagAtReconnect(c.Conn, c.d.lag, true)
+		}
 		if c.d.cut > 0 {
 			c.d.w.Server.Partition(c.Conn, c.d.cut, c.d.applied)
 			return

@@ -9,6 +9,7 @@ import (
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -198,8 +199,11 @@ func (d *DoubleClient) waitCleanups(ctx context.Context) error {
 
 func (d *DoubleClient) enterOnce(ctx context.Context) (*Participant, error) {
 	return blocking.Take(ctx, "double barrier "+d.d.Dir()+": enter", d.ex, d.d.enter(&d.pending), nil, func(p *Participant) {
+		// Counted until the node is gone, refused by an ACL or not
+		// (zkops.UntilAllowed), as a failed entry's cleanup is: the
+		// next Enter must not add a second node of this session.
 		done := d.pending.Add()
-		executor.Submit(d.ex, p.deleteOwn(), func(_ task.Unit, err error) {
+		executor.Submit(d.ex, zkops.UntilAllowed(p.deleteOwn()), func(_ task.Unit, err error) {
 			done()
 			if err != nil && !errors.Is(err, task.ErrClosed) {
 				d.ex.Report(err)

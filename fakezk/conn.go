@@ -67,10 +67,12 @@ type Conn struct {
 	// lags this long.
 	reconnectLag  time.Duration
 	reconnectHeld bool
-	cutSeen       int64 // seen when the last cut began: what the client heard before it
-	lagHeld       bool  // the lag does not drift (LagHeld)
-	seen          int64 // the highest zxid queued to it (a Lag starts no lower)
-	losses        *int  // CountLosses
+	// heard is seen without the replies a cut lost (a connection loss
+	// tells the client no zxid): the view of LagAtReconnect's member.
+	heard   int64
+	lagHeld bool  // the lag does not drift (LagHeld)
+	seen    int64 // the highest zxid queued to it (a Lag starts no lower)
+	losses  *int  // CountLosses
 
 	// The handshake (handshake.go).
 	lastContact time.Time  // when the client last heard from a server, if it is not hearing now
@@ -301,7 +303,6 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 		return
 	}
 	c.connected = false
-	c.cutSeen = c.seen
 	if !c.frozen { // a frozen client stopped hearing when it froze
 		c.lastContact = s.clock.Now()
 	}
@@ -364,11 +365,12 @@ func (s *Server) reconnect(c *Conn) {
 			c.reconnectLag = 0
 			c.lagHeld = c.reconnectHeld
 			s.startLag(c, d)
-			// The member has applied what the client heard before the
-			// cut, not the writes whose replies the cut lost. A watch
+			// The member has applied what the client heard (replies and
+			// notifications), not the writes whose replies the cut lost.
+			// A watch
 			// SetWatches fires for one of those catches it up (the
 			// member sends the notification as it applies the write).
-			c.view = min(c.view, max(c.cutSeen, s.histFrom))
+			c.view = min(c.view, max(c.heard, s.histFrom))
 		}
 		s.setWatches(c, sess)
 		s.resetPersistent(sess)

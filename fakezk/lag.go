@@ -373,7 +373,7 @@ func (s *Server) EndLags() {
 func (s *Server) endAllLags(why string) {
 	for _, c := range s.conns {
 		s.endLag(c, why)
-		c.seen = 0
+		c.seen, c.heard = 0, 0
 	}
 	s.hist, s.kids, s.histN, s.histFrom, s.trimAt = nil, nil, 0, 0, 0
 }

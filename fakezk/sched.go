@@ -53,6 +53,9 @@ func (s *Server) enqueue(c *Conn, it item) {
 	it.zxid = c.seenZxid()
 	if it.kind != itemEvent { // a connect tells the client no zxid
 		c.seen = max(c.seen, it.zxid)
+		if it.kind != itemResp || it.resp.Err != task.ErrConnectionLoss {
+			c.heard = max(c.heard, it.zxid)
+		}
 	}
 	c.inbox = append(c.inbox, it)
 	s.markReady(c)

@@ -18,7 +18,8 @@ var ErrNodeGone = errors.New("our lock node has gone")
 // our node is the lowest, we hold the lock; otherwise watch the next
 // lower node, and when it goes (or if it is gone already) list again. If
 // the create's reply is lost, our node is the one whose name has our
-// guid. It returns our node: the lock is held while it exists.
+// guid, listed after a sync. It returns our node: the lock is held while
+// it exists.
 func Lock(f *task.F, dir string) (string, error) {
 	guid := fmt.Sprintf("%x-%016x-lock-", f.Scope().Session().ID, f.Scope().Rand())
 	node := ""
@@ -28,6 +29,13 @@ func Lock(f *task.F, dir string) (string, error) {
 			return "", err
 		}
 		if err != nil { // the create may have been applied: look for our guid
+			// A sync first: the session may have come back through a
+			// member that has not applied the create yet, and a listing
+			// there would miss our node (we would make a second one and
+			// wait behind our own first).
+			if _, err := retry(f, task.Sync(dir)); err != nil {
+				return "", err
+			}
 			kids, err := retry(f, task.Children(dir))
 			if err != nil {
 				return "", err

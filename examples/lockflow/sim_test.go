@@ -62,8 +62,11 @@ func scenario(counts *sim.Counts, sections *int) sim.Scenario {
 		})
 	}
 	return sim.Scenario{
-		Name:     "lockflow/3",
-		Clients:  3,
+		Name:    "lockflow/3",
+		Clients: 3,
+		Regressions: []sim.Regression{
+			{Seed: 1362, ReconnectLag: true, Why: "liveness: a create whose reply a cut lost, the session back through a member that had not applied it: Lock's listing missed our node, made a second one and waited behind its own first (Lock now syncs before that listing)"},
+		},
 		Faults:   sim.Faults{Allow: sim.AllFaults &^ sim.Of(sim.Operator)},
 		Duration: 5 * time.Second,
 		Wrap:     lossy.Wrap,

@@ -40,7 +40,9 @@
 // its session timeout, an ensemble member lagging behind the leader (a
 // client's reads miss what it has not heard of: reads without a watch,
 // and watched reads too in half the seeds that lag; after one restart
-// in two, the restarted process's first member lags), and
+// in two, the restarted process's first member lags; after one cut in
+// two that applied requests and lost their replies, the member the
+// session comes back through has not applied those yet), and
 // sequence counters near their end or directories deleted when empty
 // (Scenario.Counters); and, for the blocking faces, contexts that end
 // inside an outage the world cuts at a request of their client

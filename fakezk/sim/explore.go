@@ -33,6 +33,11 @@ type Regression struct {
 	// could start on a lagging member (Scenario.NoRestartLag); it is
 	// replayed without, for the same reason.
 	NoRestartLag bool
+	// ReconnectLag: the seed failed with a session that came back after a
+	// cut through a lagging member (Scenario.NoReconnectLag off). Every
+	// regression seed without it was recorded before that draw existed,
+	// and is replayed without it, for the same reason.
+	ReconnectLag bool
 	// NoCounters and NoOperatorWrites: the seed failed before its
 	// scenario took the counter classes (CounterFaults) or let the
 	// operator write (Scenario.OperatorWrites); it is replayed without

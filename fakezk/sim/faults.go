@@ -381,6 +381,7 @@ type injector struct {
 	lrng     *rand.Rand // Lag
 	arng     *rand.Rand // ACL
 	rlrng    *rand.Rand // the lag of a restarted process's session; nil: none
+	rclrng   *rand.Rand // the lag of a session back after a cut (reconnectLag); nil: none
 	// rlConns are the Conns restartLag set a lag on before their start:
 	// counted in fired only if their session started (firedCounts).
 	rlConns  []*fakezk.Conn
@@ -523,6 +524,9 @@ func (in *injector) inject(c FaultClass) {
 	alt := false        // drawn apart: requests in flight applied; a restart without quorum
 	switch c {
 	case DropUnapplied, DropApplied:
+		if c == DropApplied {
+			in.reconnectLag(client)
+		}
 		w.Server.Drop(w.Conns[client], c == DropApplied)
 		what = fmt.Sprintf("client %d", client)
 	case PartitionShort, PartitionLong:
@@ -531,6 +535,9 @@ func (in *injector) inject(c FaultClass) {
 			d = span(tmo*6/5, 3*tmo)
 		}
 		alt = in.rng.IntN(2) == 0
+		if alt {
+			in.reconnectLag(client)
+		}
 		w.Server.Partition(w.Conns[client], d, alt)
 		what = fmt.Sprintf("client %d for %s applied=%v", client, d, alt)
 	case Expire:

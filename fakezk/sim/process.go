@@ -170,6 +170,24 @@ func (in *injector) restartLag(i int) {
 	in.note(Lag, i, d, false, fmt.Sprintf("client %d for %s (restarted)", i, d))
 }
 
+// reconnectLag has, one time in two, client i's session come back from
+// the cut about to be made (one that applies the requests in flight and
+// loses their replies) through a member that lags for up to a session
+// timeout: one that has applied the last zxid the client saw, not the
+// writes whose replies it lost (Server.LagAtReconnect, Lag,
+// Scenario.NoReconnectLag). A listing for a node whose create's reply
+// was lost may then miss it.
+func (in *injector) reconnectLag(i int) {
+	if in.rclrng == nil || in.rclrng.IntN(2) != 0 {
+		return
+	}
+	w := in.w
+	d := time.Millisecond + time.Duration(in.rclrng.Int64N(int64(w.timeout)))
+	w.Server.LagAtReconnect(w.Conns[i], d, false)
+	in.fired[Lag]++
+	in.note(Lag, i, d, false, fmt.Sprintf("client %d for %s (at its reconnect)", i, d))
+}
+
 // firedCounts returns the faults fired per class: a restart's lag
 // counts once its Conn's session has started (a process that crashed
 // again, or a run that ended, before its first session never lagged).

@@ -39,7 +39,8 @@ func RootedSeed(seed uint64) bool { return seed%4 == 0 }
 // under the root it failed with (Regression.Root), without twins if it
 // failed before they existed (Regression.NoTwins), and without the draw of
 // lagging watched reads or restarts onto a lagging member if it failed
-// before those (Regression.NoLagWatched, Regression.NoRestartLag), and
+// before those (Regression.NoLagWatched, Regression.NoRestartLag, and
+// the lagging member after a cut unless Regression.ReconnectLag), and
 // without the counter classes or the operator's writes if its scenario
 // took them later (Regression.NoCounters, Regression.NoOperatorWrites), or
 // without contexts ending at connection losses (Regression.NoOutageEnds)
@@ -59,6 +60,9 @@ func explored(sc Scenario, seed uint64) Scenario {
 		}
 		if sc.Regressions[i].NoRestartLag {
 			sc.NoRestartLag = true
+		}
+		if !sc.Regressions[i].ReconnectLag {
+			sc.NoReconnectLag = true
 		}
 		if sc.Regressions[i].NoCounters {
 			sc.Faults.Allow &^= CounterFaults

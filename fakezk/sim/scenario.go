@@ -164,6 +164,10 @@ type Scenario struct {
 	// (see Lag): for a regression seed recorded before it
 	// (Regression.NoRestartLag), so that it replays the same history.
 	NoRestartLag bool
+	// NoReconnectLag turns off the lagging member a session may come back
+	// through after a cut that lost replies (see Lag): a regression seed
+	// replays without it unless it failed with it (Regression.ReconnectLag).
+	NoReconnectLag bool
 	// Invariants are checked at the end of every seed.
 	Invariants []Invariant
 	// MaxSteps bounds the clock advances of each phase (default 200000).
@@ -408,6 +412,9 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	}
 	if res.Plan.On.Has(Lag) && !sc.NoRestartLag {
 		inj.rlrng = rand.New(rand.NewPCG(seed, 0x5253_544c_4147_2121))
+	}
+	if res.Plan.On.Has(Lag) && !sc.NoReconnectLag {
+		inj.rclrng = rand.New(rand.NewPCG(seed, 0x5243_4e4c_4147_2121))
 	}
 	w.inj = inj
 	r.run(inj)

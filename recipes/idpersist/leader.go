@@ -220,10 +220,12 @@ func (r *Replica) ensureParents() task.Task[task.Unit] {
 }
 
 // createCandidate creates the ephemeral-sequential candidate named token;
-// after connection loss it lists the children and takes the node with
-// the token if the create was applied. The node gets acl's ACL.
+// after connection loss it lists the children (behind a sync: the member
+// the session comes back through may not have applied the create yet)
+// and takes the node with the token if the create was applied. The node
+// gets acl's ACL.
 func createCandidate(election, token string, acl task.ACLProvider) task.Task[string] {
-	find := c.Then(task.Children(election), func(cl task.ChildList) task.Task[string] {
+	find := c.Then(zkops.AfterSync(election, task.Children(election)), func(cl task.ChildList) task.Task[string] {
 		for _, n := range cl.Names {
 			if strings.HasPrefix(n, token) {
 				return task.Value(election + "/" + n)

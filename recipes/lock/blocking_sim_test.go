@@ -74,6 +74,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Counters:   []string{bsimDir},
 		ACL:        []string{bsimDir},
 		Regressions: []sim.Regression{
+			{Seed: 56, ReconnectLag: true, Root: sim.ExploreRoot, Why: "liveness: a create whose reply a cut lost, the session back through a member that had not applied it (Server.LagAtReconnect): the settle listing missed the node, the acquire made a second one and waited behind its own first (zkops.Prefixed now lists after a sync)"},
 			{Seed: 10, Why: "liveness, acl class: a waiter behind a contender made unreadable and then deleted never heard of the delete (ZooKeeper withholds it); now the wait reads the node again (task.Watch)"},
 			{Seed: 31, Why: "liveness, acl class: a Release whose delete the closed directory refused left the node until its session ended (now sent again in the background: zkops.KeepDeleting)"},
 			{Seed: 3733, Why: "safety, acl class: the directory closed, deleted and made again by an operator, its NodeDeleted withheld, a re-acquire took the fast path on a number of the new incarnation and held beside the holder (the fast create now reads the directory's czxid in the same round trip)"},

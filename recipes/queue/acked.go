@@ -237,7 +237,7 @@ func (q *Queue) register(s *task.Scope, k task.Cont[*consumer], sess task.Sessio
 				send(id)
 			case errors.Is(err, task.ErrConnectionLoss):
 				// Applied or not: our marker, owned by our session, says.
-				task.Run(s, c.Retry(task.Exists(q.marker(id)), zkops.Retry), func(st *task.Stat, err error) {
+				task.Run(s, c.Retry(zkops.AfterSync(q.marker(id), task.Exists(q.marker(id))), zkops.Retry), func(st *task.Stat, err error) {
 					switch {
 					case err != nil:
 						k(nil, err)
@@ -476,7 +476,7 @@ func (m *moving) send() {
 // take of this Queue (the same consumer) has delivered it.
 func (m *moving) settle() {
 	q, s, k, copyPath := m.q, m.s, m.k, m.copyPath
-	task.Run(s, c.Retry(task.Exists(copyPath), zkops.Retry), func(st *task.Stat, err error) {
+	task.Run(s, c.Retry(zkops.AfterSync(copyPath, task.Exists(copyPath)), zkops.Retry), func(st *task.Stat, err error) {
 		switch {
 		case err != nil:
 			k(gone, err)
@@ -646,7 +646,7 @@ func (a *acking) send(error) {
 // incarnation never comes back), so nothing returned the copy.
 func (a *acking) settle(cause error) {
 	q, cn, copyPath, s := a.q, a.cn, a.copyPath, a.s
-	task.Run(s, c.Retry(task.Exists(copyPath), zkops.Retry), func(cst *task.Stat, err error) {
+	task.Run(s, c.Retry(zkops.AfterSync(copyPath, task.Exists(copyPath)), zkops.Retry), func(cst *task.Stat, err error) {
 		if err != nil {
 			a.unknown(err)
 			return

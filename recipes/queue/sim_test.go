@@ -160,6 +160,7 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 		sc.Faults.Allow = sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL)
 		sc.Operator = []string{simDir + ".consumers/"}
 		sc.Regressions = []sim.Regression{
+			{Seed: 23, ReconnectLag: true, Why: "an ack applied with its reply lost, the session back through a member that had not applied it: the settle read saw the in-flight copy, the ack was sent again and reported ErrDeliveryLost, and the item never came back (the settle reads now follow a sync)"},
 			{Seed: 1000001715, NoTwins: true, NoLagWatched: true, NoRestartLag: true, NoACL: true, Why: "crash-restarts at one instant, each new process drawing the dead one's consumer ids (the same executor seed) and retrying each: flows ran at one instant without end; then, with ids unique per session, a return pass reading the marker of every consumer registered (each crashed process leaves one alive until its session expires): the crashes injected during the passes outran them"},
 			{Seed: 2384, Root: "/sim/chroot", NoACL: true, Why: "the same: a return pass reading every registered consumer's marker under a storm of crash-restarts"},
 			{Seed: 1492, Root: "/sim/chroot", NoACL: true, Why: "an item held in flight since before the directory was deleted and created again went back under its own name, which the restarted counter had given a new item; a take that had read the new item deleted the returned one in its place (delivered twice, the other lost): returns from an earlier directory now take a name the counter never hands out"},

@@ -204,7 +204,7 @@ func (d *deleting) del(error) {
 
 func (d *deleting) settle(cause error) {
 	s, k, path, st, it := d.s, d.k, d.path, d.st, d.it
-	task.Run(s, c.Retry(task.Exists(path), zkops.Retry), func(cur *task.Stat, err error) {
+	task.Run(s, c.Retry(zkops.AfterSync(path, task.Exists(path)), zkops.Retry), func(cur *task.Stat, err error) {
 		switch {
 		case err != nil:
 			k(gone, &UnknownTakeError{Item: *it, Err: err})

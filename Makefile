@@ -132,7 +132,7 @@ SIM_WIRE_SEEDS ?= 300
 SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 SIM_PGO ?= $(CURDIR)/fakezk/sim/testdata/sim.pgo
 sim:
-	SIM_SEEDS=$(SIM_SEEDS) SIM_WIRE_SEEDS=$(SIM_WIRE_SEEDS) SIM_COMMIT=$(SIM_COMMIT) $(GO) test -pgo=$(SIM_PGO) -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism|TestCanar.*|TestMemoryFlat.*)$$' ./fakezk/sim ./recipes/... ./examples/lockflow ./internal/wiresim ./combinators | $(GO) run ./fakezk/sim/internal/simsum -min 250000
+	SIM_SEEDS=$(SIM_SEEDS) SIM_WIRE_SEEDS=$(SIM_WIRE_SEEDS) SIM_COMMIT=$(SIM_COMMIT) $(GO) test -pgo=$(SIM_PGO) -count=1 -timeout 30m -v -run '^(TestSimExplore|TestSimDeterminism|TestCanar.*|TestMemoryFlat.*)$$' ./fakezk/sim ./recipes/... ./examples/lockflow ./examples/claim ./internal/wiresim ./combinators | $(GO) run ./fakezk/sim/internal/simsum -min 250000
 
 # SIM_PGO recorded again: 200 seeds of every in-memory scenario, each
 # package's CPU profile merged into one.

@@ -36,9 +36,20 @@ func Claim(f *task.F, job string, owner []byte) (bool, error) {
 
 // Release deletes job's node if it is still this session's. It reads
 // before each delete: a delete whose reply was lost may have been
-// applied, and someone may have claimed the job since.
+// applied, and someone may have claimed the job since. After a lost
+// reply the read follows a sync: the session may be back through a
+// member that has not applied the lost delete, where the node still
+// looks ours (and a delete at its version would take the new owner's).
 func Release(f *task.F, job string) error {
-	for {
+	for retry := false; ; retry = true {
+		if retry {
+			if _, err := task.Await(f, task.Sync(job)); err != nil {
+				if lost(err) {
+					continue
+				}
+				return err
+			}
+		}
 		d, err := task.Await(f, task.Get(job))
 		if errors.Is(err, task.ErrNoNode) || err == nil && d.Stat.EphemeralOwner != f.Scope().Session().ID {
 			return nil // gone, or someone else's now

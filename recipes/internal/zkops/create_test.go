@@ -154,3 +154,52 @@ func TestDeleteOwnedAfterLostCreateLaggingMember(t *testing.T) {
 		t.Fatal("the node the lost create made is still there")
 	}
 }
+
+// DeleteNode's doc: after a lost reply it deletes only the incarnation it
+// was given, never a node created at the path since. Its delete is
+// applied and the reply lost; another node is made at the path (version
+// 0, as the first was); the session comes back through a member that has
+// not applied the delete. The read sent again must not take the node it
+// shows there, ours, for the one at the path: the new node must stay. On
+// the code before (a plain exists after the lost reply) the delete sent
+// again at version 0 took the new node.
+func TestDeleteNodeAfterLostDeleteLaggingMember(t *testing.T) {
+	d := &dropper{applied: true, match: isDelete, dropped: 1, lag: time.Minute}
+	w := world(t, 1, d)
+	w.Server.KeepHistory()
+	if _, err := sim.Run(w, 0, zkops.EnsurePath("/u", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Run(w, 0, task.Create("/u/x", nil, task.Ephemeral)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sim.Run(w, 0, task.Exists("/u/x"))
+	if err != nil || st == nil {
+		t.Fatal(st, err)
+	}
+	remade := false
+	d.after = func() {
+		if _, ok := w.NodeStat("/u/x"); ok {
+			t.Error("the dropped delete was not applied")
+			return
+		}
+		if err := w.Server.AdminCreate(w.ServerPath("/u/x"), []byte("theirs"), 0); err != nil {
+			t.Error(err)
+			return
+		}
+		remade = true
+	}
+	d.dropped = 0
+	if _, err := sim.Run(w, 0, zkops.DeleteNode("/u/x", *st)); err != nil {
+		t.Fatal(err)
+	}
+	if !remade {
+		t.Fatal("no node was made at the path while the session was away: the test shows nothing")
+	}
+	if lagging, _ := w.Conns[0].Lagging(); !lagging {
+		t.Fatal("the session came back through a member that does not lag: the test shows nothing")
+	}
+	if _, ok := w.NodeStat("/u/x"); !ok {
+		t.Fatal("the node made at the path after our delete was deleted by the delete sent again")
+	}
+}

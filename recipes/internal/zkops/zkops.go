@@ -175,7 +175,9 @@ func DeleteOwned(path string, owner int64) task.Task[task.Unit] {
 // created again at the same path starts again at version 0, so a version
 // does not say which node it is, and a path does not either when a
 // process restarted with the same identity makes the same names. It reads
-// again and deletes only the same incarnation. A session that ended is
+// again, after a sync when the delete's reply was lost (a member that has
+// not applied the delete still shows our incarnation), and deletes only
+// the same incarnation. A session that ended is
 // success too (its ephemeral nodes went with it).
 //
 // One window is left: between a read and the delete sent right after it
@@ -196,14 +198,20 @@ func incarnation(st task.Stat) func(*task.Stat) bool {
 // matched, only its incarnation (czxid) is deleted. With keep, a delete
 // of an ephemeral node of the flow's session that an ACL refuses goes on
 // in the background (KeepDeleting) as the task fails with the refusal.
-// With fresh, each read follows a sync of path (DeleteOwned).
+// With fresh, each read follows a sync of path (DeleteOwned). Without,
+// the read after a delete whose reply was lost does: the session may be
+// back through a member that has not applied the delete, where our
+// incarnation still shows, and a node made at path since (version 0, as
+// ours may be) would take the delete sent again.
 func deleteIf(path string, match func(*task.Stat) bool, keep, fresh bool) task.Task[task.Unit] {
+	synced := AfterSync(path, task.Exists(path))
 	read := task.Exists(path)
 	if fresh {
-		read = AfterSync(path, read)
+		read = synced
 	}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		var czxid int64
+		read := read
 		var attempt func()
 		attempt = func() {
 			task.Run(s, c.Retry(read, Retry), func(cur *task.Stat, err error) {
@@ -218,7 +226,10 @@ func deleteIf(path string, match func(*task.Stat) bool, keep, fresh bool) task.T
 						switch {
 						case err == nil:
 							k(task.Unit{}, nil)
-						case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent), errors.Is(err, task.ErrBadVersion):
+						case errors.Is(err, task.ErrConnectionLoss):
+							read = synced
+							attempt()
+						case errors.Is(err, task.ErrNotSent), errors.Is(err, task.ErrBadVersion):
 							attempt()
 						case keep && errors.Is(err, task.ErrNoAuth) && cur.EphemeralOwner != 0 && cur.EphemeralOwner == s.Session().ID:
 							KeepDeleting(s, path, *cur)

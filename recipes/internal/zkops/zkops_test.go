@@ -25,6 +25,9 @@ type dropper struct {
 	// lag, if set, has the session come back through a member that has
 	// not applied the dropped request (Server.LagAtReconnect, held).
 	lag time.Duration
+	// after, if set, runs once the connection is dropped or cut: what
+	// others do before the session is back.
+	after func()
 }
 
 type dropConn struct {
@@ -41,9 +44,12 @@ func (c *dropConn) Do(req task.Request, done func(task.Response), watch func(tas
 		}
 		if c.d.cut > 0 {
 			c.d.w.Server.Partition(c.Conn, c.d.cut, c.d.applied)
-			return
+		} else {
+			c.d.w.Server.Drop(c.Conn, c.d.applied)
 		}
-		c.d.w.Server.Drop(c.Conn, c.d.applied)
+		if c.d.after != nil {
+			c.d.after()
+		}
 	}
 }
 

@@ -69,10 +69,14 @@ type Conn struct {
 	reconnectHeld bool
 	// heard is seen without the replies a cut lost (a connection loss
 	// tells the client no zxid): the view of LagAtReconnect's member.
-	heard   int64
-	lagHeld bool  // the lag does not drift (LagHeld)
-	seen    int64 // the highest zxid queued to it (a Lag starts no lower)
-	losses  *int  // CountLosses
+	heard int64
+	// deferred: the notifications SetWatches owes a session back through
+	// a lagging member, for changes that member has not applied yet; it
+	// sends them as it applies them (lag.go, fireDeferred).
+	deferred []deferredWatch
+	lagHeld  bool  // the lag does not drift (LagHeld)
+	seen     int64 // the highest zxid queued to it (a Lag starts no lower)
+	losses   *int  // CountLosses
 
 	// The handshake (handshake.go).
 	lastContact time.Time  // when the client last heard from a server, if it is not hearing now

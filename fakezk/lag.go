@@ -2,6 +2,7 @@ package fakezk
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"time"
 
@@ -350,6 +351,7 @@ func (s *Server) endLag(c *Conn, why string) {
 	}
 	c.lagging, c.lagHeld = false, false
 	c.view = 0
+	s.fireDeferred(c) // caught up: what SetWatches held back goes now
 	if c.lagEnd != nil {
 		c.lagEnd.Stop()
 		c.lagEnd = nil
@@ -378,10 +380,77 @@ func (s *Server) endAllLags(why string) {
 	s.hist, s.kids, s.histN, s.histFrom, s.trimAt = nil, nil, 0, 0, 0
 }
 
-// catchUp brings a lagging c's view up to the server's zxid. Lock held.
+// catchUp brings a lagging c's view up to the server's zxid, and sends
+// the notifications SetWatches held back (fireDeferred). Lock held.
 func (c *Conn) catchUp() {
 	if c.lagging {
 		c.view = c.srv.zxid
+		c.srv.fireDeferred(c)
+	}
+}
+
+// deferredWatch is a notification SetWatches owes a session back through
+// a lagging member: w fires with ev once the member has applied the
+// transaction at.
+type deferredWatch struct {
+	w  *watch
+	at int64
+	ev task.Event
+}
+
+// deferWatch holds back the notification SetWatches would send for w,
+// of kind, on a session back through a lagging member (LagAtReconnect),
+// if the change that fires it is one the member has not applied: the
+// member checks the watches against its own tree, and sends the
+// notification as it applies the change. A read before then is answered
+// from the view, without the change: the lost reply's write stays hidden
+// from a plain read until a sync or a write catches the member up. The
+// watch stays set. It reports whether it held the notification back.
+// Lock held.
+func (s *Server) deferWatch(c *Conn, w *watch, kind watchKind) bool {
+	typ, at := s.firstFired(w.path, c.view, kind)
+	if typ == 0 {
+		return false
+	}
+	c.deferred = append(c.deferred, deferredWatch{w: w, at: at, ev: task.Event{Type: typ, State: task.StateConnected, Path: w.path}})
+	if s.trace.on {
+		s.tracef("c%d watch %s %s held back to view=%d", c.num, typ, w.path, at)
+	}
+	return true
+}
+
+// fireDeferred sends the notifications SetWatches held back for c once
+// its member has applied one of their changes (its view reaches it) or
+// has stopped lagging: it catches up the rest of the way (an answer a
+// real ensemble can give: the member applies what follows at once) and
+// sends them all, in the order of their changes. A watch that fired
+// since (a later change fired it) is done already; one whose session is
+// off its connection is left set, for the next SetWatches. Lock held.
+func (s *Server) fireDeferred(c *Conn) {
+	if len(c.deferred) == 0 {
+		return
+	}
+	if c.lagging && !slices.ContainsFunc(c.deferred, func(d deferredWatch) bool { return d.at <= c.view }) {
+		return
+	}
+	due := c.deferred
+	c.deferred = nil
+	if !c.connected {
+		return
+	}
+	if c.lagging {
+		c.view = s.zxid
+	}
+	slices.SortStableFunc(due, func(a, b deferredWatch) int { return cmp.Compare(a.at, b.at) })
+	for _, d := range due {
+		w := d.w
+		if w.done || w.sess.conn != c || c.sess != w.sess {
+			continue
+		}
+		if !w.withheld {
+			s.unregister(w)
+		}
+		s.notify(w, d.ev)
 	}
 }
 
@@ -418,6 +487,7 @@ func (s *Server) drift() {
 		if s.trace.on {
 			s.tracef("c%d lag drifts to view=%d zxid=%d", c.num, c.view, s.zxid)
 		}
+		s.fireDeferred(c)
 		return
 	}
 }
@@ -517,6 +587,7 @@ func (s *Server) serveStale(c *Conn, p *pending) bool {
 		c.inbox = append(c.inbox, item{kind: itemWatch, fn: p.watch, zxid: at,
 			ev: task.Event{Type: fire, State: task.StateConnected, Path: path}})
 		s.markReady(c)
+		s.fireDeferred(c)
 	}
 	return true
 }

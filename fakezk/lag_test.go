@@ -185,16 +185,17 @@ func TestLagCatchesUp(t *testing.T) {
 // was at that zxid; a notification of a node's change is never followed
 // by a read of that node from before the change. Stale reads must occur.
 func TestLagHistoriesAreSnapshotsOfThePast(t *testing.T) {
-	stale := 0
+	stale, reconnects := 0, 0
 	for seed := uint64(1); seed <= 40; seed++ {
-		stale += lagHistory(t, seed)
+		s, r := lagHistory(t, seed)
+		stale, reconnects = stale+s, reconnects+r
 		if t.Failed() {
 			t.Fatalf("seed %d", seed)
 		}
 	}
-	t.Logf("%d stale reads", stale)
-	if stale < 40 {
-		t.Fatalf("only %d stale reads in 40 histories", stale)
+	t.Logf("%d stale reads, %d reconnects through a lagging member", stale, reconnects)
+	if stale < 40 || reconnects < 40 {
+		t.Fatalf("only %d stale reads and %d reconnects through a lagging member in 40 histories", stale, reconnects)
 	}
 }
 
@@ -204,9 +205,10 @@ type lagClient struct {
 	ownWrite int64            // zxid of its last write's response
 	notified map[string]int64 // path -> Mzxid that the last notification moved past
 	busy     bool
+	writing  bool // its request in flight is a write
 }
 
-func lagHistory(t *testing.T, seed uint64) (stale int) {
+func lagHistory(t *testing.T, seed uint64) (stale, reconnectLags int) {
 	t.Helper()
 	clk := fakezk.NewClock(fakezk.Epoch)
 	srv := fakezk.New(fakezk.Config{Clock: clk, Deterministic: true, Seed: seed})
@@ -341,8 +343,12 @@ func lagHistory(t *testing.T, seed uint64) (stale int) {
 			}
 		}
 		cl.busy = true
+		switch req.(type) {
+		case *task.CreateRequest, *task.SetDataRequest, *task.DeleteRequest:
+			cl.writing = true
+		}
 		cl.c.Send(req, func(r task.Response, z int64) {
-			cl.busy = false
+			cl.busy, cl.writing = false, false
 			if r.Err == task.ErrConnectionLoss || r.Err == task.ErrNotSent {
 				return
 			}
@@ -378,13 +384,23 @@ func lagHistory(t *testing.T, seed uint64) (stale int) {
 		if rng.IntN(200) == 0 {
 			srv.Drop(clients[rng.IntN(len(clients))].c, false)
 		}
+		if seed%2 == 0 && rng.IntN(60) == 0 {
+			// A cut that applies a write in flight, the session back
+			// through a member that has not applied it (with the
+			// watches SetWatches brings held back until it does).
+			if cl := clients[rng.IntN(len(clients))]; cl.writing {
+				srv.LagAtReconnect(cl.c, time.Duration(1+rng.IntN(2000))*time.Millisecond, rng.IntN(2) == 0)
+				srv.Drop(cl.c, true)
+				reconnectLags++
+			}
+		}
 		if rng.IntN(20) == 0 {
 			clk.Advance(time.Duration(rng.IntN(100)) * time.Millisecond)
 		}
 		srv.Step()
 		snapshot()
 		if t.Failed() {
-			return stale
+			return stale, reconnectLags
 		}
 	}
 	// Every watch set is fired by the time the history settles if its
@@ -403,7 +419,7 @@ func lagHistory(t *testing.T, seed uint64) (stale int) {
 			t.Errorf("a %s watch on %s set at Mzxid %d Pzxid %d never fired, and the node changed: %+v", pw.kind, pw.path, pw.mz, pw.pz, now[pw.path].Stat)
 		}
 	}
-	return srv.StaleReads()
+	return srv.StaleReads(), reconnectLags
 }
 
 // pendingWatch is a watch a read set, with what the read saw.
@@ -614,5 +630,61 @@ func TestLagAtReconnectHidesALostReply(t *testing.T) {
 			mustOK(t, run(&task.SyncRequest{Path: "/"}))
 			mustOK(t, run(&task.ExistsRequest{Path: "/x"}))
 		})
+	}
+}
+
+// A watch set before the cut, on the node the lost write changed: the
+// member the session comes back through checks it against its own tree
+// and sends the notification as it applies the change, not at the
+// reconnect (Conn.deferred). Until then a plain read there misses the
+// write; a sync catches the member up, and the notification comes before
+// the sync's reply. On the code before, the notification went at the
+// reconnect and caught the member up, hiding the lag from every read.
+func TestLagAtReconnectHoldsBackSetWatches(t *testing.T) {
+	clk := fakezk.NewClock(fakezk.Epoch)
+	srv := fakezk.New(fakezk.Config{Clock: clk, Deterministic: true, Seed: 1})
+	t.Cleanup(func() { srv.Close() })
+	srv.KeepHistory()
+	a := connect(t, srv, fakezk.ConnConfig{Timeout: 10 * time.Second})
+	srv.RunUntilIdle()
+	var order []string
+	run := func(req task.Request) task.Response {
+		got := task.Response{Err: errNoReply}
+		a.Do(req, func(r task.Response) { got = r; order = append(order, req.OpName()) }, nil)
+		srv.RunUntilIdle()
+		return got
+	}
+	mustOK(t, run(&task.CreateRequest{Path: "/x", Data: []byte("old"), ACL: task.OpenACL}))
+	var fired []task.Event
+	a.Do(&task.GetDataRequest{Path: "/x", Watch: true}, func(r task.Response) { mustOK(t, r) }, func(ev task.Event) {
+		fired = append(fired, ev)
+		order = append(order, "watch")
+	})
+	srv.RunUntilIdle()
+	set := task.Response{Err: errNoReply}
+	a.Do(&task.SetDataRequest{Path: "/x", Data: []byte("new"), Version: -1}, func(r task.Response) { set = r }, nil)
+	srv.LagAtReconnect(a, time.Minute, true)
+	srv.Partition(a, time.Second, true)
+	clk.Advance(time.Second)
+	srv.RunUntilIdle()
+	if set.Err != task.ErrConnectionLoss {
+		t.Fatalf("set cut off: %v, want connection loss", set.Err)
+	}
+	if lagging, _ := a.Lagging(); !lagging {
+		t.Fatal("the session came back through a member that does not lag")
+	}
+	if len(fired) != 0 {
+		t.Fatalf("the watch fired at the reconnect, before the member applied the change: %v", fired)
+	}
+	if r := run(&task.GetDataRequest{Path: "/x"}); r.Err != nil || string(r.Data) != "old" {
+		t.Fatalf("plain read after the reconnect = %q %v, want the member's old data", r.Data, r.Err)
+	}
+	order = nil
+	mustOK(t, run(&task.SyncRequest{Path: "/"}))
+	if len(fired) != 1 || fired[0].Type != task.EventNodeDataChanged || !slices.Equal(order, []string{"watch", "sync"}) {
+		t.Fatalf("after the sync: fired %v, order %v; want one NodeDataChanged, before the sync's reply", fired, order)
+	}
+	if r := run(&task.GetDataRequest{Path: "/x"}); r.Err != nil || string(r.Data) != "new" {
+		t.Fatalf("read after the sync = %q %v, want new", r.Data, r.Err)
 	}
 }

@@ -271,6 +271,7 @@ func (s *Server) setWatches(c *Conn, sess *session) {
 				sess.withheld--
 				s.register(w)
 			case typ == 0:
+			case c.lagging && !c.remote && s.deferWatch(c, w, kind):
 			default:
 				if !w.withheld {
 					s.unregister(w)

@@ -15,11 +15,19 @@ import (
 // connection loss when the partition heals: a directed test of what a
 // recipe does with a reply it never got. Cut says it happened. Set World
 // before the request is sent.
+//
+// With Lag, the session comes back through a member that has not applied
+// the requests the cut applied, and lags for Lag without drifting
+// (Server.LagAtReconnect, held; the server keeps history from the cut
+// on): ZooKeeper lets a session reconnect to any member that has applied
+// the last zxid its client saw. A plain read there misses those writes
+// until a sync or a write of the session catches the member up.
 type Cutter struct {
 	World   *World
 	Match   func(task.Request) bool
 	For     time.Duration // 0: a third of the world's session timeout
 	Applied bool
+	Lag     time.Duration
 	Armed   bool
 	Cut     bool
 }
@@ -40,6 +48,10 @@ func (cc *cutConn) Do(req task.Request, done func(task.Response), watch func(tas
 		d := c.For
 		if d == 0 {
 			d = c.World.Timeout() / 3
+		}
+		if c.Lag > 0 {
+			c.World.Server.KeepHistory()
+			c.World.Server.LagAtReconnect(cc.Conn, c.Lag, true)
 		}
 		c.World.Server.Partition(cc.Conn, d, c.Applied)
 	}

@@ -2,6 +2,7 @@ package group_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -12,9 +13,18 @@ import (
 // A member leaves; its delete is applied but the reply is lost and it is
 // cut off. Meanwhile a process with the same member id joins on another
 // session. The leave's retry must not delete that new member node: every
-// incarnation of the fixed path starts at version 0.
+// incarnation of the fixed path starts at version 0. Also when the old
+// member's session comes back through a member that has not applied its
+// delete, where its node still shows: the retry's read must follow a sync
+// (on the code before, a plain read, the retry deleted the new member's
+// node).
 func TestLeaveLostReplyKeepsNextIncarnation(t *testing.T) {
-	cut := &sim.Cutter{Match: sim.Deletes("/g/m"), Applied: true}
+	t.Run("plain", func(t *testing.T) { leaveLostReplyKeepsNextIncarnation(t, 0) })
+	t.Run("lagging member", func(t *testing.T) { leaveLostReplyKeepsNextIncarnation(t, time.Minute) })
+}
+
+func leaveLostReplyKeepsNextIncarnation(t *testing.T, lag time.Duration) {
+	cut := &sim.Cutter{Match: sim.Deletes("/g/m"), Applied: true, Lag: lag}
 	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
 		if i == 0 {
 			return cut.Wrap(conn)
@@ -43,6 +53,9 @@ func TestLeaveLostReplyKeepsNextIncarnation(t *testing.T) {
 	joined, _ := w.Server.NodeStat("/g/m")
 	if !w.Settle(func() bool { return leave.Done }) || leave.Err != nil {
 		t.Fatalf("leave: %v", leave.Err)
+	}
+	if lagging, _ := w.Conns[0].Lagging(); lag > 0 && !lagging {
+		t.Fatal("the session came back through a member that does not lag: the test shows nothing")
 	}
 	w.Settle(func() bool { return false })
 	st, ok := w.Server.NodeStat("/g/m")

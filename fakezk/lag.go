@@ -22,9 +22,10 @@ import (
 // answered from the tree as of the view, kept as the nodes' prior
 // versions (hist, kids) while any Conn lags or KeepHistory is on. A read
 // with a watch catches the view up first, unless LagWatchedReads is on:
-// then it is answered from the view too, and the watch fires at once if a
-// change after the view fires it (the view then moves up to that change)
-// and is set on the server otherwise. Everything else catches the view
+// then it is answered from the view too, and the watch fires when the
+// member applies a change after the view that fires it (held back until
+// then: fireDeferred) and is set on the server otherwise. Everything else
+// catches the view
 // up to the server's zxid,
 // as a member that has just applied everything would answer: a write or
 // a sync (after it is applied: the member applies it, and what came
@@ -318,8 +319,9 @@ func (s *Server) startLag(c *Conn, d time.Duration) {
 }
 
 // LagWatchedReads says whether a lagging member answers reads with a
-// watch from its view too (the watch fired at once for a change after
-// the view), or catches up before it answers them (the default). Both
+// watch from its view too (the watch fired as the member applies a
+// change after the view), or catches up before it answers them (the
+// default). Both
 // are answers a real ensemble can give; the first is the harsher.
 func (s *Server) LagWatchedReads(on bool) {
 	s.locked(func() { s.lagWatched = on })
@@ -509,9 +511,9 @@ func (s *Server) staleAt(path string, v int64) (*snap, bool) {
 // reports whether it did; otherwise the live tree answers (the same as
 // the view's, for that node). A watch the read asks for is set as the
 // member would set it: if a transaction after the view would fire it,
-// its notification follows the answer at once, and the view moves up to
-// that transaction (the member applies it next); otherwise it is set on
-// the server. A read whose node's ACL changed after the view, and a
+// its notification is held back until the member applies that
+// transaction (fireDeferred: a sync, a write, a drift past it, the lag's
+// end); otherwise it is set on the server. A read whose node's ACL changed after the view, and a
 // watched read of a Conn served over the wire, or a read of "", catch
 // the view up instead. Lock held.
 func (s *Server) serveStale(c *Conn, p *pending) bool {
@@ -580,14 +582,16 @@ func (s *Server) serveStale(c *Conn, p *pending) bool {
 	s.traceApply(c, p, &resp)
 	s.enqueue(c, item{kind: itemResp, id: p.id, done: p.done, zdone: p.zdone, resp: resp})
 	if fire != 0 {
-		s.downgrade(c.sess, path, kind) // as registering it would
-		c.view = at
-		s.tracef("c%d stale watch %s %s fires at view=%d", c.num, fire, path, at)
-		c.seen = max(c.seen, at)
-		c.inbox = append(c.inbox, item{kind: itemWatch, fn: p.watch, zxid: at,
-			ev: task.Event{Type: fire, State: task.StateConnected, Path: path}})
-		s.markReady(c)
-		s.fireDeferred(c)
+		// The member sets the watch and sends its notification as it
+		// applies the change (fireDeferred), not with the answer.
+		s.downgrade(c.sess, path, kind)
+		s.addWatch(c.sess, path, kind, p.watch)
+		w := c.sess.watches[len(c.sess.watches)-1]
+		compactWatches(c.sess)
+		c.deferred = append(c.deferred, deferredWatch{w: w, at: at, ev: task.Event{Type: fire, State: task.StateConnected, Path: path}})
+		if s.trace.on {
+			s.tracef("c%d stale watch %s %s held back to view=%d", c.num, fire, path, at)
+		}
 	}
 	return true
 }

@@ -73,11 +73,20 @@ func leaveLostReplyKeepsNextIncarnation(t *testing.T, lag time.Duration) {
 // lost with the connection. Leave, started meanwhile, stops the keeper
 // and must still delete that node (it reads which node of its session is
 // there: the keeper's), and a second Leave then deletes nothing more.
+// Also when the session comes back through a member that has not applied
+// the create, and answers watched reads from its view too: Leave's read
+// must follow a sync (on the code before, a plain read, it found no node
+// and left it for the session's life).
 func TestLeaveDeletesTheNodeOfAKeeperCreateInFlight(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { leaveDeletesTheNodeOfAKeeperCreateInFlight(t, 0) })
+	t.Run("lagging member", func(t *testing.T) { leaveDeletesTheNodeOfAKeeperCreateInFlight(t, time.Minute) })
+}
+
+func leaveDeletesTheNodeOfAKeeperCreateInFlight(t *testing.T, lag time.Duration) {
 	cut := &sim.Cutter{Match: func(req task.Request) bool {
 		r, ok := req.(*task.CreateRequest)
 		return ok && r.Path == "/g/x"
-	}, Applied: true}
+	}, Applied: true, Lag: lag}
 	w, err := sim.New(sim.Config{Seed: 1, Clients: 2, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
 		if i == 0 {
 			return cut.Wrap(conn)
@@ -89,6 +98,7 @@ func TestLeaveDeletesTheNodeOfAKeeperCreateInFlight(t *testing.T) {
 	}
 	t.Cleanup(w.Close)
 	cut.World = w
+	w.Server.LagWatchedReads(true)
 	g, _ := group.New("/g")
 	m, err := sim.Run(w, 0, g.Join("x", nil))
 	if err != nil {
@@ -109,6 +119,9 @@ func TestLeaveDeletesTheNodeOfAKeeperCreateInFlight(t *testing.T) {
 	leave := sim.Submit(w, 0, m.Leave())
 	if !w.Settle(func() bool { return leave.Done }) || leave.Err != nil {
 		t.Fatalf("leave: done %v, err %v", leave.Done, leave.Err)
+	}
+	if lagging, _ := w.Conns[0].Lagging(); lag > 0 && !lagging {
+		t.Fatal("the session came back through a member that does not lag: the test shows nothing")
 	}
 	if st, ok := w.Server.NodeStat("/g/x"); ok {
 		t.Fatalf("after Leave the node its keeper made is still there: %+v", st)

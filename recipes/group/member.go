@@ -463,7 +463,9 @@ func (m *Member) Leave() task.Task[task.Unit] {
 // or its reply lost), the task first reads the path: the keeper is
 // stopped and a session's requests are applied in order, so a node of
 // sess found then is the member's, and it becomes m.node, for this delete
-// and any later Leave. Executor goroutine.
+// and any later Leave. The read follows a sync: the session may be back
+// through a member that has not applied the lost create, where a plain
+// read misses the node. Executor goroutine.
 func (m *Member) deleteNode(sess task.Session) task.Task[task.Unit] {
 	path := m.Path()
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
@@ -482,7 +484,7 @@ func (m *Member) deleteNode(sess task.Session) task.Task[task.Unit] {
 			del()
 			return
 		}
-		task.Run(s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
+		task.Run(s, c.Retry(zkops.AfterSync(path, task.Exists(path)), retry), func(st *task.Stat, err error) {
 			if err != nil {
 				task.Run(s, zkops.GoneOK(err), k)
 				return

@@ -449,9 +449,9 @@ func (s *Server) fireDeferred(c *Conn) {
 		if w.done || w.sess.conn != c || c.sess != w.sess {
 			continue
 		}
-		if !w.withheld {
-			s.unregister(w)
-		}
+		// Fired, it stays in its watch table until fireTable drops it:
+		// this may run inside fireTable's loop (a notification that
+		// catches the member up), whose list must not change under it.
 		s.notify(w, d.ev)
 	}
 }

@@ -704,3 +704,52 @@ func TestLagAtReconnectHoldsBackSetWatches(t *testing.T) {
 		t.Fatalf("read after the sync = %q %v, want new", r.Data, r.Err)
 	}
 }
+
+// Watches held back (one SetWatches brought, one a watched read from the
+// view set) and still registered, fired by a new change of another
+// session: the first notification catches the member up and sends what
+// was held back, inside the loop that fires the path's watches. Each
+// watch fires once, with the change the member applied first; the loop's
+// list is not changed under it (it was, and the next watch read was nil).
+func TestLagHeldBackWatchesFiredByANewChange(t *testing.T) {
+	clk := fakezk.NewClock(fakezk.Epoch)
+	srv := fakezk.New(fakezk.Config{Clock: clk, Deterministic: true, Seed: 1})
+	t.Cleanup(func() { srv.Close() })
+	srv.KeepHistory()
+	srv.LagWatchedReads(true)
+	a := connect(t, srv, fakezk.ConnConfig{Timeout: 10 * time.Second})
+	b := connect(t, srv, fakezk.ConnConfig{Timeout: 10 * time.Second})
+	srv.RunUntilIdle()
+	run := func(c *fakezk.Conn, req task.Request, watch func(task.Event)) task.Response {
+		got := task.Response{Err: errNoReply}
+		c.Do(req, func(r task.Response) { got = r }, watch)
+		srv.RunUntilIdle()
+		return got
+	}
+	mustOK(t, run(a, &task.CreateRequest{Path: "/x", Data: []byte("v1"), ACL: task.OpenACL}, nil))
+	var fired []task.Event
+	onWatch := func(ev task.Event) { fired = append(fired, ev) }
+	mustOK(t, run(a, &task.GetDataRequest{Path: "/x", Watch: true}, onWatch))
+	set := task.Response{Err: errNoReply}
+	a.Do(&task.SetDataRequest{Path: "/x", Data: []byte("v2"), Version: -1}, func(r task.Response) { set = r }, nil)
+	srv.LagAtReconnect(a, time.Minute, true)
+	srv.Partition(a, time.Second, true)
+	clk.Advance(time.Second)
+	srv.RunUntilIdle()
+	if set.Err != task.ErrConnectionLoss {
+		t.Fatalf("set cut off: %v, want connection loss", set.Err)
+	}
+	if r := run(a, &task.GetDataRequest{Path: "/x", Watch: true}, onWatch); r.Err != nil || string(r.Data) != "v1" {
+		t.Fatalf("watched read from the view = %q %v, want v1", r.Data, r.Err)
+	}
+	if len(fired) != 0 {
+		t.Fatalf("fired before the member applied the change: %v", fired)
+	}
+	mustOK(t, run(b, &task.SetDataRequest{Path: "/x", Data: []byte("v3"), Version: -1}, nil))
+	if len(fired) != 2 || fired[0].Type != task.EventNodeDataChanged || fired[1].Type != task.EventNodeDataChanged {
+		t.Fatalf("notifications %v: want one NodeDataChanged for each watch", fired)
+	}
+	if r := run(a, &task.GetDataRequest{Path: "/x"}, nil); string(r.Data) != "v3" {
+		t.Fatalf("after the notifications a reads %q, want v3", r.Data)
+	}
+}

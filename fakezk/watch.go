@@ -139,6 +139,9 @@ func (s *Server) fireTable(table map[string][]*watch, path string, typ task.Even
 	// notifying enqueues deliveries without touching the tables.
 	keep := ws[:0]
 	for _, w := range ws {
+		if w.done { // fired while registered (fireDeferred): dropped now
+			continue
+		}
 		c := w.sess.conn
 		if c == nil || !c.connected || c.sess != w.sess {
 			keep = append(keep, w)

@@ -407,11 +407,15 @@ type deferredWatch struct {
 // notification as it applies the change. A read before then is answered
 // from the view, without the change: the lost reply's write stays hidden
 // from a plain read until a sync or a write catches the member up. The
-// watch stays set. It reports whether it held the notification back.
-// Lock held.
+// watch stays set. A change between the client's last zxid and the view
+// is one the member has applied: it fires at once. It reports whether it
+// held the notification back. Lock held.
 func (s *Server) deferWatch(c *Conn, w *watch, kind watchKind) bool {
-	typ, at := s.firstFired(w.path, c.view, kind)
-	if typ == 0 {
+	if c.lastZxid < s.histFrom {
+		return false // changes since the client's zxid not all kept: at once
+	}
+	typ, at := s.firstFired(w.path, c.lastZxid, kind)
+	if typ == 0 || at <= c.view {
 		return false
 	}
 	c.deferred = append(c.deferred, deferredWatch{w: w, at: at, ev: task.Event{Type: typ, State: task.StateConnected, Path: w.path}})

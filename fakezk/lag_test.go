@@ -25,6 +25,19 @@ func lagWorld(t *testing.T) (*fakezk.Server, *fakezk.Clock, *fakezk.Conn, *fakez
 	return srv, clk, a, b
 }
 
+// watchedReadsFromTheView returns a, lagging for a minute with watched
+// reads answered from its view (LagWatchedReads), and b, whose write of
+// /x ("v1" to "v2") a's member has not applied.
+func watchedReadsFromTheView(t *testing.T) (a, b *fakezk.Conn) {
+	t.Helper()
+	srv, _, a, b := lagWorld(t)
+	srv.LagWatchedReads(true)
+	mustOK(t, do(b, &task.CreateRequest{Path: "/x", Data: []byte("v1"), ACL: task.OpenACL}))
+	srv.Lag(a, time.Minute)
+	mustOK(t, do(b, &task.SetDataRequest{Path: "/x", Data: []byte("v2"), Version: -1}))
+	return a, b
+}
+
 func mustOK(t *testing.T, r task.Response) task.Response {
 	t.Helper()
 	if r.Err != nil {
@@ -128,11 +141,7 @@ func TestLagCatchesUp(t *testing.T) {
 		// set, and fires as the member applies the change after the
 		// view (here at a sync, before the sync's reply), not with the
 		// answer; the view does not move until then.
-		srv, _, a, b := lagWorld(t)
-		srv.LagWatchedReads(true)
-		mustOK(t, do(b, &task.CreateRequest{Path: "/x", Data: []byte("v1"), ACL: task.OpenACL}))
-		srv.Lag(a, time.Minute)
-		mustOK(t, do(b, &task.SetDataRequest{Path: "/x", Data: []byte("v2"), Version: -1}))
+		a, _ := watchedReadsFromTheView(t)
 		var got task.Response
 		var order []string
 		a.Do(&task.GetDataRequest{Path: "/x", Watch: true}, func(r task.Response) { got = r }, func(ev task.Event) { order = append(order, ev.Type.String()) })
@@ -153,11 +162,7 @@ func TestLagCatchesUp(t *testing.T) {
 	t.Run("watched read from the view, no change to fire", func(t *testing.T) {
 		// A watch the changes after the view do not fire is set on the
 		// server; the view stays, and the next change fires it.
-		srv, _, a, b := lagWorld(t)
-		srv.LagWatchedReads(true)
-		mustOK(t, do(b, &task.CreateRequest{Path: "/x", Data: []byte("v1"), ACL: task.OpenACL}))
-		srv.Lag(a, time.Minute)
-		mustOK(t, do(b, &task.SetDataRequest{Path: "/x", Data: []byte("v2"), Version: -1}))
+		a, b := watchedReadsFromTheView(t)
 		var fired []task.Event
 		var got task.Response
 		a.Do(&task.GetChildrenRequest{Path: "/x", Watch: true}, func(r task.Response) { got = r }, func(ev task.Event) { fired = append(fired, ev) })
@@ -607,10 +612,7 @@ func TestLagHeldDoesNotDrift(t *testing.T) {
 func TestLagAtReconnectHidesALostReply(t *testing.T) {
 	for _, lag := range []bool{false, true} {
 		t.Run(fmt.Sprintf("lag=%v", lag), func(t *testing.T) {
-			clk := fakezk.NewClock(fakezk.Epoch)
-			srv := fakezk.New(fakezk.Config{Clock: clk, Deterministic: true, Seed: 1})
-			t.Cleanup(func() { srv.Close() })
-			srv.KeepHistory()
+			clk, srv := keptHistoryServer(t)
 			a := connect(t, srv, fakezk.ConnConfig{Timeout: 10 * time.Second})
 			srv.RunUntilIdle()
 			run := func(req task.Request) task.Response {
@@ -657,10 +659,7 @@ func TestLagAtReconnectHidesALostReply(t *testing.T) {
 // the sync's reply. On the code before, the notification went at the
 // reconnect and caught the member up, hiding the lag from every read.
 func TestLagAtReconnectHoldsBackSetWatches(t *testing.T) {
-	clk := fakezk.NewClock(fakezk.Epoch)
-	srv := fakezk.New(fakezk.Config{Clock: clk, Deterministic: true, Seed: 1})
-	t.Cleanup(func() { srv.Close() })
-	srv.KeepHistory()
+	clk, srv := keptHistoryServer(t)
 	a := connect(t, srv, fakezk.ConnConfig{Timeout: 10 * time.Second})
 	srv.RunUntilIdle()
 	var order []string
@@ -677,15 +676,7 @@ func TestLagAtReconnectHoldsBackSetWatches(t *testing.T) {
 		order = append(order, "watch")
 	})
 	srv.RunUntilIdle()
-	set := task.Response{Err: errNoReply}
-	a.Do(&task.SetDataRequest{Path: "/x", Data: []byte("new"), Version: -1}, func(r task.Response) { set = r }, nil)
-	srv.LagAtReconnect(a, time.Minute, true)
-	srv.Partition(a, time.Second, true)
-	clk.Advance(time.Second)
-	srv.RunUntilIdle()
-	if set.Err != task.ErrConnectionLoss {
-		t.Fatalf("set cut off: %v, want connection loss", set.Err)
-	}
+	lostSetThroughLaggingMember(t, srv, clk, a, "new")
 	if lagging, _ := a.Lagging(); !lagging {
 		t.Fatal("the session came back through a member that does not lag")
 	}
@@ -712,10 +703,7 @@ func TestLagAtReconnectHoldsBackSetWatches(t *testing.T) {
 // watch fires once, with the change the member applied first; the loop's
 // list is not changed under it (it was, and the next watch read was nil).
 func TestLagHeldBackWatchesFiredByANewChange(t *testing.T) {
-	clk := fakezk.NewClock(fakezk.Epoch)
-	srv := fakezk.New(fakezk.Config{Clock: clk, Deterministic: true, Seed: 1})
-	t.Cleanup(func() { srv.Close() })
-	srv.KeepHistory()
+	clk, srv := keptHistoryServer(t)
 	srv.LagWatchedReads(true)
 	a := connect(t, srv, fakezk.ConnConfig{Timeout: 10 * time.Second})
 	b := connect(t, srv, fakezk.ConnConfig{Timeout: 10 * time.Second})
@@ -730,15 +718,7 @@ func TestLagHeldBackWatchesFiredByANewChange(t *testing.T) {
 	var fired []task.Event
 	onWatch := func(ev task.Event) { fired = append(fired, ev) }
 	mustOK(t, run(a, &task.GetDataRequest{Path: "/x", Watch: true}, onWatch))
-	set := task.Response{Err: errNoReply}
-	a.Do(&task.SetDataRequest{Path: "/x", Data: []byte("v2"), Version: -1}, func(r task.Response) { set = r }, nil)
-	srv.LagAtReconnect(a, time.Minute, true)
-	srv.Partition(a, time.Second, true)
-	clk.Advance(time.Second)
-	srv.RunUntilIdle()
-	if set.Err != task.ErrConnectionLoss {
-		t.Fatalf("set cut off: %v, want connection loss", set.Err)
-	}
+	lostSetThroughLaggingMember(t, srv, clk, a, "v2")
 	if r := run(a, &task.GetDataRequest{Path: "/x", Watch: true}, onWatch); r.Err != nil || string(r.Data) != "v1" {
 		t.Fatalf("watched read from the view = %q %v, want v1", r.Data, r.Err)
 	}
@@ -752,4 +732,31 @@ func TestLagHeldBackWatchesFiredByANewChange(t *testing.T) {
 	if r := run(a, &task.GetDataRequest{Path: "/x"}, nil); string(r.Data) != "v3" {
 		t.Fatalf("after the notifications a reads %q, want v3", r.Data)
 	}
+}
+
+// lostSetThroughLaggingMember has a set /x to data, the set applied and
+// its reply lost with a cut, and a's session come back through a member
+// that has not applied it (LagAtReconnect, held for a minute).
+func lostSetThroughLaggingMember(t *testing.T, srv *fakezk.Server, clk *fakezk.Clock, a *fakezk.Conn, data string) {
+	t.Helper()
+	set := task.Response{Err: errNoReply}
+	a.Do(&task.SetDataRequest{Path: "/x", Data: []byte(data), Version: -1}, func(r task.Response) { set = r }, nil)
+	srv.LagAtReconnect(a, time.Minute, true)
+	srv.Partition(a, time.Second, true)
+	clk.Advance(time.Second)
+	srv.RunUntilIdle()
+	if set.Err != task.ErrConnectionLoss {
+		t.Fatalf("set cut off: %v, want connection loss", set.Err)
+	}
+}
+
+// keptHistoryServer returns a deterministic server on its own clock
+// that keeps history (KeepHistory), closed when t ends.
+func keptHistoryServer(t *testing.T) (*fakezk.Clock, *fakezk.Server) {
+	t.Helper()
+	clk := fakezk.NewClock(fakezk.Epoch)
+	srv := fakezk.New(fakezk.Config{Clock: clk, Deterministic: true, Seed: 1})
+	t.Cleanup(func() { srv.Close() })
+	srv.KeepHistory()
+	return clk, srv
 }

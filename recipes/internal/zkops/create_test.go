@@ -2,12 +2,14 @@ package zkops_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -162,8 +164,21 @@ func TestDeleteOwnedAfterLostCreateLaggingMember(t *testing.T) {
 // not applied the delete. The read sent again must not take the node it
 // shows there, ours, for the one at the path: the new node must stay. On
 // the code before (a plain exists after the lost reply) the delete sent
-// again at version 0 took the new node.
+// again at version 0 took the new node; the canary
+// zkops/no-sync-after-lost-delete puts that read back, and the new node
+// must then go. Not parallel: canaries are process-wide.
 func TestDeleteNodeAfterLostDeleteLaggingMember(t *testing.T) {
+	for _, bug := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bug=%v", bug), func(t *testing.T) {
+			if bug {
+				defer canary.Enable(zkops.BugNoSyncAfterLostDelete)()
+			}
+			deleteNodeAfterLostDelete(t, bug)
+		})
+	}
+}
+
+func deleteNodeAfterLostDelete(t *testing.T, bug bool) {
 	d := &dropper{applied: true, match: isDelete, dropped: 1, lag: time.Minute}
 	w := world(t, 1, d)
 	w.Server.KeepHistory()
@@ -199,7 +214,7 @@ func TestDeleteNodeAfterLostDeleteLaggingMember(t *testing.T) {
 	if lagging, _ := w.Conns[0].Lagging(); !lagging {
 		t.Fatal("the session came back through a member that does not lag: the test shows nothing")
 	}
-	if _, ok := w.NodeStat("/u/x"); !ok {
-		t.Fatal("the node made at the path after our delete was deleted by the delete sent again")
+	if _, ok := w.NodeStat("/u/x"); ok == bug {
+		t.Fatalf("canary %v: the node made at the path after our delete is there: %v", bug, ok)
 	}
 }

@@ -227,7 +227,9 @@ func deleteIf(path string, match func(*task.Stat) bool, keep, fresh bool) task.T
 						case err == nil:
 							k(task.Unit{}, nil)
 						case errors.Is(err, task.ErrConnectionLoss):
-							read = synced
+							if !canary.On(BugNoSyncAfterLostDelete) {
+								read = synced
+							}
 							attempt()
 						case errors.Is(err, task.ErrNotSent), errors.Is(err, task.ErrBadVersion):
 							attempt()
@@ -305,6 +307,13 @@ func (e keptError) Unwrap() error { return e.error }
 // TestLostLeaseCreateWhoseCleanupIsRefusedStillGoes catch it in directed
 // histories.
 const BugKeptHidesRefusal canary.Name = "zkops/kept-hides-refusal"
+
+// BugNoSyncAfterLostDelete puts back deleteIf's plain read after a delete
+// whose reply was lost: through a member that has not applied the delete,
+// our incarnation still shows, and the delete sent again takes a node
+// made at the path since. A canary (internal/canary):
+// TestDeleteNodeAfterLostDeleteLaggingMember runs with it too.
+const BugNoSyncAfterLostDelete canary.Name = "zkops/no-sync-after-lost-delete"
 
 // refusedNotKept reports whether err holds an ACL's refusal that nothing
 // goes on with in the background yet. Each branch of err's tree is

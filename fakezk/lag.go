@@ -25,18 +25,20 @@ import (
 // then it is answered from the view too, and the watch fires when the
 // member applies a change after the view that fires it (held back until
 // then: fireDeferred) and is set on the server otherwise. Everything else
-// catches the view
-// up to the server's zxid,
-// as a member that has just applied everything would answer: a write or
-// a sync (after it is applied: the member applies it, and what came
-// before, before it replies), any other request, and a notification
-// queued for the session (the member sends it as it applies the
-// transaction). A session event (connection lost, expired, closed) ends
-// the lag: the client may come back through another member, and none may
-// serve it older data than it has seen. The lag ends by itself after its
-// duration, and in deterministic mode the scheduler catches a lagging
-// view up part of the way now and then (not one LagHeld started). Every answer it gives is one a
-// real ensemble can give (fakezk/PROTOCOL.md, Lag).
+// catches the view up to the server's zxid, as a member that has just
+// applied everything would answer: a write or a sync (after it is
+// applied: the member applies it, and what came before, before it
+// replies), any other request, and a notification queued for the session
+// (the member sends it as it applies the transaction). A session event
+// (connection lost, expired, closed) ends the lag: the client may come
+// back through another member, and none may serve it older data than it
+// has seen. The lag ends by itself after its duration, and in
+// deterministic mode the scheduler catches a lagging view up part of the
+// way now and then (not one LagHeld started). A session that comes back
+// through a lagging member (LagAtReconnect) gets the notifications
+// SetWatches owes it for changes the member has not applied as the member
+// applies them (deferWatch). Every answer it gives is one a real ensemble
+// can give (fakezk/PROTOCOL.md, Lag).
 
 // snap is a node as it was before a transaction changed it. Its children
 // are not copied: kidEntry records each one added or removed.
@@ -321,8 +323,8 @@ func (s *Server) startLag(c *Conn, d time.Duration) {
 // LagWatchedReads says whether a lagging member answers reads with a
 // watch from its view too (the watch fired as the member applies a
 // change after the view), or catches up before it answers them (the
-// default). Both
-// are answers a real ensemble can give; the first is the harsher.
+// default). Both are answers a real ensemble can give; the first is the
+// harsher.
 func (s *Server) LagWatchedReads(on bool) {
 	s.locked(func() { s.lagWatched = on })
 }
@@ -517,9 +519,9 @@ func (s *Server) staleAt(path string, v int64) (*snap, bool) {
 // member would set it: if a transaction after the view would fire it,
 // its notification is held back until the member applies that
 // transaction (fireDeferred: a sync, a write, a drift past it, the lag's
-// end); otherwise it is set on the server. A read whose node's ACL changed after the view, and a
-// watched read of a Conn served over the wire, or a read of "", catch
-// the view up instead. Lock held.
+// end); otherwise it is set on the server. A read whose node's ACL
+// changed after the view, and a watched read of a Conn served over the
+// wire, or a read of "", catch the view up instead. Lock held.
 func (s *Server) serveStale(c *Conn, p *pending) bool {
 	var path string
 	var watch bool

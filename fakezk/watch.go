@@ -235,7 +235,9 @@ func (s *Server) removeWatch(table map[string][]*watch, w *watch) {
 func (s *Server) unregisterWatches(sess *session) {
 	s.unregisterPersistent(sess)
 	for _, w := range sess.watches {
-		if !w.done && !w.withheld {
+		// A fired watch is out of its table, except one fireDeferred
+		// fired (left there for fireTable to drop): it goes now too.
+		if !w.withheld {
 			s.unregister(w)
 		}
 	}

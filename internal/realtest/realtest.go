@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/task"
 	"github.com/zkflow/zkflow/zkadapter"
 )
 
@@ -74,4 +75,28 @@ func (c *Client) Stop() {
 		c.Ex.Close()
 		<-c.done
 	})
+}
+
+// WaitEmpty waits, watched, until dir has no children, for at most
+// within, and fails t (Fatalf) with the names left if it still has some.
+// For a judge of nodes a recipe deletes in the background (a lost hold's,
+// a failed attempt's cleanup), which a listing at once may still see.
+func WaitEmpty(t testing.TB, ctx context.Context, ex *executor.Executor, dir string, within time.Duration) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		left, err := executor.Await(wctx, ex, task.ChildrenW(dir))
+		if err != nil {
+			t.Fatalf("list %s: %v", dir, err)
+			return
+		}
+		if len(left.Names) == 0 {
+			return
+		}
+		if _, err := executor.Await(wctx, ex, left.Watch.Wait()); err != nil {
+			t.Fatalf("nodes left in %s after %v: %v (%v)", dir, within, left.Names, err)
+			return
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/internal/realtest"
 	"github.com/zkflow/zkflow/task"
 	"github.com/zkflow/zkflow/zkadapter/zkserver"
@@ -161,5 +162,49 @@ func TestMakeAndCheckRoot(t *testing.T) {
 		if _, err := executor.Await(ctx, c.Ex, task.Delete(stray, task.AnyVersion)); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// WaitEmpty returns once the directory's last child goes (deleted by
+// another session, watched), and fails, naming what is left, when a child
+// stays past its bound.
+func TestWaitEmpty(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{})
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	run := func(c *fakezk.Conn) *executor.Executor {
+		ex, err := executor.New(executor.Config{Conn: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); _ = ex.Run(rctx) }()
+		t.Cleanup(func() { stop(); <-done })
+		return ex
+	}
+	a, b := run(srv.Connect(fakezk.ConnConfig{})), run(srv.Connect(fakezk.ConnConfig{}))
+	for _, p := range []string{"/d", "/d/x"} {
+		if _, err := executor.Await(ctx, b, task.Create(p, nil, task.Persistent)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stays := &fatalTB{TB: t}
+	ended := make(chan struct{})
+	go func() { defer close(ended); realtest.WaitEmpty(stays, ctx, a, "/d", 100*time.Millisecond) }()
+	<-ended
+	if !strings.Contains(stays.msg, "[x]") {
+		t.Fatalf("a child that stays: %q, want a failure naming it", stays.msg)
+	}
+	goes := &fatalTB{TB: t}
+	ended = make(chan struct{})
+	go func() { defer close(ended); realtest.WaitEmpty(goes, ctx, a, "/d", 20*time.Second) }()
+	if _, err := executor.Await(ctx, b, task.Delete("/d/x", task.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	<-ended
+	if goes.msg != "" {
+		t.Fatalf("the child went, yet: %s", goes.msg)
 	}
 }

@@ -124,20 +124,8 @@ func judgeReal(t *testing.T, ctx context.Context, ex *executor.Executor, dir, lo
 	// (Held's doc), and Release of that hold does not wait for it: the
 	// contenders' nodes must be gone within twice the longest session
 	// timeout, watched, not at once.
-	wctx, cancel := context.WithTimeout(ctx, 2*realOpts.MaxSessionTimeout)
-	defer cancel()
-	for {
-		left, err := executor.Await(wctx, ex, task.ChildrenW(dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(left.Names) == 0 {
-			return sections
-		}
-		if _, err := executor.Await(wctx, ex, left.Watch.Wait()); err != nil {
-			t.Fatalf("contender nodes left after %v: %v (%v)", 2*realOpts.MaxSessionTimeout, left.Names, err)
-		}
-	}
+	realtest.WaitEmpty(t, ctx, ex, dir, 2*realOpts.MaxSessionTimeout)
+	return sections
 }
 
 func mkdirs(t *testing.T, ctx context.Context, ex *executor.Executor, paths ...string) {

@@ -36,7 +36,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 	if isWrite(p.req) {
 		// Every write takes a zxid, also when it fails (an error txn).
 		s.zxid++
-		txv = txn{zxid: s.zxid, now: s.nowMillis(), fires: s.takeFires()}
+		txv = txn{zxid: s.zxid, session: sess.id, now: s.nowMillis(), fires: s.takeFires()}
 		_, txv.multi = p.req.(*task.MultiRequest)
 		tx = &txv
 		s.takeBufs(tx)
@@ -148,7 +148,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 		if ok {
 			s.commit(tx)
 		} else {
-			s.journal(tx.zxid, nil) // an error txn: a zxid, no change
+			s.journal(tx.zxid, tx.session, nil) // an error txn: a zxid, no change
 		}
 		s.giveFires(tx.fires)
 		s.giveBufs(tx)

@@ -193,7 +193,11 @@ func (c *Conn) do(link uint64, req task.Request, done func(task.Response), zdone
 			// A server finds the fault itself (PrepRequestProcessor)
 			// and logs the request as an error txn: it takes a zxid.
 			s.zxid++
-			s.journal(s.zxid, nil)
+			var id int64
+			if c.sess != nil {
+				id = c.sess.id
+			}
+			s.journal(s.zxid, id, nil)
 		}
 		s.tracef("c%d send #%d rejected: %v", c.num, p.id, err)
 		s.enqueue(c, item{kind: itemResp, id: p.id, done: done, zdone: zdone, resp: task.Response{Err: err}})

@@ -35,18 +35,26 @@ type Node struct {
 // with no change to the tree (a failed write, a session's creation) comes
 // with neither.
 type Commit struct {
-	Zxid    int64
+	Zxid int64
+	// Session is the session whose request made the transaction (a
+	// create, a delete, an error txn, its own creation), or whose end
+	// did (its closing, which deletes its ephemerals), as ZooKeeper's
+	// txn header names it; 0 for the server's own (the container
+	// manager) and an operator's Admin change made with no session (one
+	// made for a session, AdminCreate's ephemeral, names it).
+	Session int64
 	Nodes   []Node
 	Deleted []string
 }
 
-// journal tells Config.Journal of zxid with the nodes at paths (each as it
-// now is, or deleted). Lock held.
-func (s *Server) journal(zxid int64, paths []string) {
+// journal tells Config.Journal of zxid, taken by session sess (0: the
+// server or an operator), with the nodes at paths (each as it now is, or
+// deleted). Lock held.
+func (s *Server) journal(zxid, sess int64, paths []string) {
 	if s.cfg.Journal == nil {
 		return
 	}
-	c := Commit{Zxid: zxid}
+	c := Commit{Zxid: zxid, Session: sess}
 	if len(paths) > 0 {
 		slices.Sort(paths)
 		paths = slices.Compact(paths)
@@ -92,7 +100,7 @@ func (s *Server) journalTx(tx *txn) {
 		paths = append(paths, f.path)
 	}
 	paths = append(paths, tx.touched...)
-	s.journal(tx.zxid, paths)
+	s.journal(tx.zxid, tx.session, paths)
 }
 
 func (n *node) stored() Node {
@@ -150,7 +158,7 @@ func Restore(cfg Config, zxid int64, nodes []Node) (*Server, error) {
 		paths := owners[owner]
 		slices.Sort(paths)
 		s.zxid++
-		tx := &txn{zxid: s.zxid, now: s.nowMillis()}
+		tx := &txn{zxid: s.zxid, now: s.nowMillis(), session: owner}
 		s.tracef("restore: session id=%#x gone zxid=%d ephemerals=%v", owner, s.zxid, paths)
 		for _, p := range paths {
 			s.removeNode(tx, t.nodes[p])

@@ -16,9 +16,10 @@ import (
 // mirror is what a journal that replays every Commit knows: the tree and
 // the last zxid.
 type mirror struct {
-	zxid  int64
-	nodes map[string]fakezk.Node
-	log   []string // "journal z" and "reply" in the order they happened
+	zxid    int64
+	session int64 // the last commit's
+	nodes   map[string]fakezk.Node
+	log     []string // "journal z" and "reply" in the order they happened
 }
 
 func (m *mirror) apply(c fakezk.Commit) {
@@ -26,7 +27,7 @@ func (m *mirror) apply(c fakezk.Commit) {
 	if c.Zxid != m.zxid+1 {
 		m.log = append(m.log, fmt.Sprintf("gap: %d after %d", c.Zxid, m.zxid))
 	}
-	m.zxid = c.Zxid
+	m.zxid, m.session = c.Zxid, c.Session
 	for _, n := range c.Nodes {
 		m.nodes[n.Path] = n
 	}
@@ -144,6 +145,82 @@ func TestJournalReplaysToSnapshot(t *testing.T) {
 	}
 }
 
+// Each commit names the session that made it, as ZooKeeper's txn header
+// does: a session's create, delete (of another session's ephemeral too)
+// and failed write, its own creation and its closing (which deletes its
+// ephemerals); an operator's change made for a session (AdminCreate's
+// ephemeral) names that session, and one made with none, like the
+// container manager's deletions, names none (0).
+func TestJournalNamesTheSession(t *testing.T) {
+	clk := fakezk.NewClock(fakezk.Epoch)
+	var commits []fakezk.Commit
+	srv := fakezk.New(fakezk.Config{Clock: clk, ContainerCheckInterval: time.Second, Journal: func(c fakezk.Commit) { commits = append(commits, c) }})
+	last := func(what string) fakezk.Commit {
+		t.Helper()
+		if len(commits) == 0 || commits[len(commits)-1].Zxid != srv.Zxid() {
+			t.Fatalf("%s: no commit of zxid %d", what, srv.Zxid())
+		}
+		return commits[len(commits)-1]
+	}
+	a := connect(t, srv, fakezk.ConnConfig{})
+	if got := last("a's creation").Session; got != a.SessionID() {
+		t.Fatalf("a's creation: session %#x, want a's %#x", got, a.SessionID())
+	}
+	b := connect(t, srv, fakezk.ConnConfig{})
+	for _, st := range []struct {
+		name string
+		c    *fakezk.Conn
+		req  task.Request
+		err  error
+		del  string // the path the commit deletes
+	}{
+		{"create", a, &task.CreateRequest{Path: "/x", ACL: task.OpenACL}, nil, ""},
+		{"create ephemeral", a, &task.CreateRequest{Path: "/x/a", Mode: task.Ephemeral, ACL: task.OpenACL}, nil, ""},
+		{"failed write", b, &task.SetDataRequest{Path: "/none", Version: -1}, task.ErrNoNode, ""},
+		{"delete of another session's ephemeral", b, &task.DeleteRequest{Path: "/x/a", Version: 0}, nil, "/x/a"},
+		{"create container", b, &task.CreateRequest{Path: "/box", Mode: task.Container, ACL: task.OpenACL}, nil, ""},
+		{"create in container", b, &task.CreateRequest{Path: "/box/y", ACL: task.OpenACL}, nil, ""},
+		{"delete in container", b, &task.DeleteRequest{Path: "/box/y", Version: -1}, nil, "/box/y"},
+		{"ephemeral to go with b", b, &task.CreateRequest{Path: "/x/b", Mode: task.Ephemeral, ACL: task.OpenACL}, nil, ""},
+	} {
+		if r := do(st.c, st.req); !errors.Is(r.Err, st.err) {
+			t.Fatalf("%s: %v, want %v", st.name, r.Err, st.err)
+		}
+		c := last(st.name)
+		if c.Session != st.c.SessionID() {
+			t.Fatalf("%s: session %#x, want %#x", st.name, c.Session, st.c.SessionID())
+		}
+		if st.del != "" && !slices.Equal(c.Deleted, []string{st.del}) {
+			t.Fatalf("%s: deleted %v, want [%s]", st.name, c.Deleted, st.del)
+		}
+	}
+	orphan := srv.OrphanSession(time.Minute)
+	if got := last("an orphan session's creation").Session; got != orphan {
+		t.Fatalf("orphan session's creation: session %#x, want %#x", got, orphan)
+	}
+	if err := srv.AdminCreate("/x/op", nil, orphan); err != nil {
+		t.Fatal(err)
+	}
+	if got := last("admin create for a session").Session; got != orphan {
+		t.Fatalf("admin create of an ephemeral for %#x: session %#x", orphan, got)
+	}
+	if err := srv.AdminDelete("/x/op"); err != nil {
+		t.Fatal(err)
+	}
+	if got := last("admin delete"); got.Session != 0 || !slices.Equal(got.Deleted, []string{"/x/op"}) {
+		t.Fatalf("admin delete: session %#x, deleted %v; want 0, [/x/op]", got.Session, got.Deleted)
+	}
+	bID := b.SessionID()
+	b.Close()
+	if got := last("b's close"); got.Session != bID || !slices.Equal(got.Deleted, []string{"/x/b"}) {
+		t.Fatalf("b's close: session %#x, deleted %v; want %#x, [/x/b]", got.Session, got.Deleted, bID)
+	}
+	clk.Advance(3 * time.Second)
+	if got := last("container manager"); got.Session != 0 || !slices.Equal(got.Deleted, []string{"/box"}) {
+		t.Fatalf("container manager: session %#x, deleted %v; want 0, [/box]", got.Session, got.Deleted)
+	}
+}
+
 // A server restored from a snapshot has the tree and the zxid: data,
 // ACLs, every Stat field, sequence counters (the next sequential name
 // continues), containers. Ephemerals go, in one transaction per owner
@@ -177,6 +254,9 @@ func TestRestoreContinues(t *testing.T) {
 	}
 	if _, ok := back.NodeStat("/q/e-0000000002"); ok {
 		t.Fatal("ephemeral of a session that is gone restored")
+	}
+	if m.session != a.SessionID() {
+		t.Fatalf("the gone session's closing names session %#x, want its own %#x", m.session, a.SessionID())
 	}
 	checkMirror(t, back, m, "restore")
 	if err := back.CheckInvariants(); err != nil {

@@ -71,6 +71,9 @@ func (s *Server) admin(req task.Request, sess *session) error {
 		}
 		s.zxid++
 		tx := &txn{zxid: s.zxid, now: s.nowMillis()}
+		if sess != nil {
+			tx.session = sess.id // an ephemeral made for it (AdminCreate)
+		}
 		switch r := req.(type) {
 		case *task.DeleteRequest:
 			err = s.delete(tx, superUser, r)
@@ -87,7 +90,7 @@ func (s *Server) admin(req task.Request, sess *session) error {
 		if err == nil {
 			s.commit(tx)
 		} else {
-			s.journal(tx.zxid, nil)
+			s.journal(tx.zxid, tx.session, nil)
 		}
 	})
 	return err
@@ -108,7 +111,7 @@ func (s *Server) OrphanSession(timeout time.Duration) int64 {
 			ephemerals: map[string]struct{}{},
 		}
 		s.sessions[sess.id] = sess
-		s.journal(s.zxid, nil)
+		s.journal(s.zxid, sess.id, nil)
 		id = sess.id
 		if s.trace.on {
 			s.tracef("session open (orphan) id=%#x timeout=%s zxid=%d", sess.id, sess.timeout, s.zxid)

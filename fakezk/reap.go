@@ -268,7 +268,7 @@ func (s *Server) deleteContainer(path string) {
 	if err == nil {
 		s.commit(tx)
 	} else {
-		s.journal(tx.zxid, nil)
+		s.journal(tx.zxid, 0, nil)
 	}
 }
 

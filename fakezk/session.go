@@ -37,7 +37,7 @@ func (s *Server) createSession(c *Conn) *session {
 	}
 	s.sessSeq++
 	s.sessions[sess.id] = sess
-	s.journal(s.zxid, nil)
+	s.journal(s.zxid, sess.id, nil)
 	if s.trace.on {
 		s.tracef("session open c%d id=%#x timeout=%s zxid=%d", c.num, sess.id, sess.timeout, s.zxid)
 	}
@@ -52,7 +52,7 @@ func (s *Server) closeSession(sess *session, why string) {
 		return
 	}
 	s.zxid++
-	tx := &txn{zxid: s.zxid, now: s.nowMillis()}
+	tx := &txn{zxid: s.zxid, session: sess.id, now: s.nowMillis()}
 	paths := make([]string, 0, len(sess.ephemerals))
 	for p := range sess.ephemerals {
 		paths = append(paths, p)

@@ -18,11 +18,12 @@ const bugMultiLiveCversion canary.Name = "fakezk/multi-live-cversion"
 // txn collects one transaction's watch triggers and, for multi, how to undo
 // its changes. Triggers fire only when the transaction commits.
 type txn struct {
-	zxid  int64
-	now   int64 // ms since the epoch
-	multi bool  // record undo steps (only a multi can fail after a change)
-	fires []fired
-	undo  []undoStep
+	zxid    int64
+	session int64 // the session whose request or end it is; 0: the server's or an operator's (Commit.Session)
+	now     int64 // ms since the epoch
+	multi   bool  // record undo steps (only a multi can fail after a change)
+	fires   []fired
+	undo    []undoStep
 	// touched are nodes changed with no trigger (setACL), for the
 	// journal.
 	touched []string

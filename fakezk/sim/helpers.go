@@ -26,8 +26,16 @@ type Counts struct {
 // while Setup runs (Setup runs with no fault) nor while World or Rand is
 // nil; from the faults' start on, it drops until the seed ends.
 type LostReplies struct {
-	Rate   float64
-	Counts *Counts // where losses are counted; may be nil
+	Rate float64
+	// Deletes is the chance that a delete's reply is lost the same way,
+	// the delete applied: the client is cut off for a while (up to 7/10
+	// of the session timeout, so that other sessions act meanwhile) and
+	// comes back, one time in two under a plan with the lag class,
+	// through a member that has not applied the delete (as the faults'
+	// cuts do). A delete sent again after such a loss, at the version a
+	// read there gave, applies to whatever node is at the path by then.
+	Deletes float64
+	Counts  *Counts // where losses are counted; may be nil
 	// Sent, if set, is told of every request client i sends.
 	Sent  func(i int, req task.Request)
 	World *World
@@ -64,8 +72,22 @@ func (c *lossConn) Do(req task.Request, done func(task.Response), watch func(tas
 	if w := c.l.World; w == nil || c.l.Rand == nil || w.inj == nil || !w.inj.started {
 		return
 	}
-	if _, ok := req.(*task.CreateRequest); ok && c.l.Rand.Float64() < c.l.Rate {
-		c.l.World.Server.Drop(c.Conn, c.l.Rand.IntN(2) == 0)
+	switch req.(type) {
+	case *task.CreateRequest:
+		if c.l.Rand.Float64() < c.l.Rate {
+			c.l.World.Server.Drop(c.Conn, c.l.Rand.IntN(2) == 0)
+		}
+	case *task.DeleteRequest:
+		if c.l.Deletes > 0 && c.l.Rand.Float64() < c.l.Deletes {
+			// The delete applied, its reply lost in a cut long enough
+			// for other sessions to act (up to 7/10 of the session
+			// timeout), and the session back, one time in two, through
+			// a member that has not applied it.
+			w := c.l.World
+			w.inj.reconnectLag(c.i)
+			d := time.Millisecond + time.Duration(c.l.Rand.Int64N(int64(w.timeout*7/10)))
+			w.Server.Partition(c.Conn, d, true)
+		}
 	}
 }
 

@@ -2,9 +2,13 @@ package sim_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/task"
 )
@@ -75,5 +79,94 @@ func TestLostRepliesNotInSetup(t *testing.T) {
 	}
 	if res := sim.RunSeed(sc, 1, false); res.Err != nil || setupErr != nil || cnt.Losses != 0 {
 		t.Fatalf("setup: %v / %v, %d losses", res.Err, setupErr, cnt.Losses)
+	}
+}
+
+// LostReplies with Deletes loses a delete's reply with the delete
+// applied: the flow hears connection loss, the node is gone, and the
+// client is cut off for a while before it reconnects.
+func TestLostRepliesDeletes(t *testing.T) {
+	var cnt sim.Counts
+	lost := &sim.LostReplies{Deletes: 1, Counts: &cnt}
+	var delErr error
+	var deleted, reconnected bool
+	sc := sim.Scenario{
+		Name:     "helpers-deletes",
+		Clients:  1,
+		Wrap:     lost.Wrap,
+		Duration: 5 * time.Second,
+		Live:     func(*sim.Trial) bool { return reconnected },
+		Setup: func(r *sim.Trial) error {
+			lost.World, lost.Rand = r.World, r.Rand
+			_, err := sim.Run(r.World, 0, task.Create("/x", nil, task.Persistent))
+			return err
+		},
+		Workload: func(r *sim.Trial) {
+			executor.Submit(r.Execs[0], task.Delete("/x", 0), func(_ task.Unit, err error) {
+				delErr = err
+				_, there := r.NodeStat("/x")
+				deleted = !there
+				sim.Across(r, r.Execs[0], task.Sync("/"), &cnt, func(_ task.Unit, err error) {
+					reconnected = err == nil
+				})
+			})
+		},
+	}
+	if res := sim.RunSeed(sc, 1, false); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if !errors.Is(delErr, task.ErrConnectionLoss) || !deleted || !reconnected || cnt.Losses == 0 {
+		t.Fatalf("delete: %v (want connection loss), applied %v, reconnected %v, %d losses", delErr, deleted, reconnected, cnt.Losses)
+	}
+}
+
+// OwnDeletes passes a node deleted by its own session, by its session's
+// end or by an operator, and fails the seed when another client's session
+// deletes it.
+func TestOwnDeletes(t *testing.T) {
+	for _, foreign := range []bool{false, true} {
+		own := &sim.OwnDeletes{Dir: "/d"}
+		done := false
+		sc := sim.Scenario{
+			Name:     "own-deletes",
+			Clients:  2,
+			Duration: 5 * time.Second,
+			Server:   fakezk.Config{Journal: own.Journal},
+			Live:     func(*sim.Trial) bool { return done },
+			Setup: func(r *sim.Trial) error {
+				own.Start(r)
+				_, err := sim.Run(r.World, 0, task.Create("/d", nil, task.Persistent))
+				return err
+			},
+			Workload: func(r *sim.Trial) {
+				mine := c.Seq(task.Create("/d/a", nil, task.Ephemeral), c.Seq(task.Create("/d/b", nil, task.Ephemeral),
+					c.Seq(task.Create("/d/c", nil, task.Ephemeral), task.Delete("/d/a", 0))))
+				executor.Submit(r.Execs[0], mine, func(_ task.Unit, err error) {
+					if err != nil {
+						r.Errorf("client 0: %v", err)
+						return
+					}
+					if err := r.Server.AdminDelete(r.ServerPath("/d/b")); err != nil {
+						r.Errorf("operator: %v", err)
+						return
+					}
+					if !foreign {
+						r.Server.Expire(r.Conns[0]) // /d/c goes with its session
+						done = true
+						return
+					}
+					executor.Submit(r.Execs[1], task.Delete("/d/c", 0), func(_ task.Unit, err error) {
+						done = err == nil
+					})
+				})
+			},
+		}
+		res := sim.RunSeed(sc, 1, false)
+		switch {
+		case !foreign && res.Err != nil:
+			t.Fatalf("own, operator's and session end's deletes: %v", res.Err)
+		case foreign && (res.Err == nil || !strings.Contains(res.Err.Error(), "deleted /d/c, an ephemeral node of session")):
+			t.Fatalf("client 1's delete of client 0's node: %v, want the judge's violation", res.Err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 )
 
 // canaryBound is the most seeds a canary may survive: each known bug must
@@ -36,4 +37,16 @@ func TestCanaries(t *testing.T) {
 			sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
 		})
 	}
+}
+
+// A Leave's delete sent again after its reply was lost, at the version a
+// read gave through a member that had not applied the first one (the read
+// without its sync: zkops.BugNoSyncAfterLostDelete), deletes the node the
+// other member of the id made meanwhile: the shared-id scenario's journal
+// judge (sim.OwnDeletes) catches it.
+func TestCanarySharedIDNoSyncAfterLostDelete(t *testing.T) {
+	restore := canary.Enable(zkops.BugNoSyncAfterLostDelete)
+	defer restore()
+	_, sc := newSharedSim()
+	sim.Catch(t, sc, string(zkops.BugNoSyncAfterLostDelete), canaryHunts, canaryBound)
 }

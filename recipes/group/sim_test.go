@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -60,6 +61,7 @@ type groupSim struct {
 	lost    sim.LostReplies
 	cnt     sim.Counts
 	dir     sim.Listings // the directory's listings on the server
+	own     sim.OwnDeletes
 	// summed over seeds
 	reports, joinsSeen, leavesSeen int
 	reregistered                   int // new sessions client 0's member registered on
@@ -67,25 +69,42 @@ type groupSim struct {
 	registeredSeen                 int // session events judgeRegistered found a member registered at
 	expiriesJudged                 int // expiries judgeRegistered heard after a member's
 
-	g       *group.Group
-	views   []*group.View
-	members []*group.Member
-	leaving []bool           // client i is in Leave
-	kept    []map[int64]bool // the czxids of client i's nodes whose refused delete went on in the background
-	bars    []sim.SpanID     // client i's membership on the seed's picture
-	final   int              // clients joined for good
-	joined  []bool           // client i counted in final
-	epoch0  uint64           // the session epoch client 0's member joined on
+	g        *group.Group
+	views    []*group.View
+	members  []*group.Member
+	leaving  []bool           // client i is in Leave
+	kept     []map[int64]bool // the czxids of client i's nodes whose refused delete went on in the background
+	bars     []sim.SpanID     // client i's membership on the seed's picture
+	final    int              // clients joined for good
+	joined   []bool           // client i counted in final
+	epoch0   uint64           // the session epoch client 0's member joined on
+	shared   bool             // client 3 joins as client 2's id (newSharedSim)
+	timedOut int              // the sharer's Joins that gave up
 }
 
+// id is client i's member id: m<i>, but m2 for client 3 when the id is
+// shared.
+func (s *groupSim) id(i int) string {
+	if s.shared && i == 3 {
+		i = 2
+	}
+	return fmt.Sprintf("m%d", i)
+}
+
+// sharer reports whether client i joins with another client's id.
+func (s *groupSim) sharer(i int) bool { return s.shared && i == 3 }
+
 func newGroupSim() (*groupSim, sim.Scenario) {
-	s := &groupSim{clients: 4, dir: sim.Listings{Dir: groupDir}}
+	s := &groupSim{clients: 4, dir: sim.Listings{Dir: groupDir}, own: sim.OwnDeletes{Dir: groupDir}}
 	s.lost = sim.LostReplies{Rate: dropCreate, Counts: &s.cnt}
 	return s, sim.Scenario{
 		Name:       "group",
 		LagWatched: true,
 		Clients:    s.clients,
-		Server:     fakezk.Config{Journal: s.dir.Journal},
+		Server: fakezk.Config{Journal: func(c fakezk.Commit) {
+			s.dir.Journal(c)
+			s.own.Journal(c)
+		}},
 		// The acl class on the directory and the member nodes: a Join,
 		// a keeper's registration, a Leave's delete or a view's listing
 		// refused for a while.
@@ -99,6 +118,7 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 		Setup: func(r *sim.Trial) error {
 			s.lost.World, s.lost.Rand = r.World, r.Rand
 			s.dir.Start(r.World)
+			s.own.Start(r)
 			g, err := group.New(groupDir)
 			s.g = g
 			s.views = make([]*group.View, s.clients)
@@ -110,7 +130,11 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 			}
 			s.bars = make([]sim.SpanID, s.clients)
 			s.lost.Sent = func(i int, req task.Request) {
-				if d, ok := req.(*task.DeleteRequest); ok && d.Path == fmt.Sprintf("%s/m%d", groupDir, i) && !s.leaving[i] && !s.keptDelete(r, i, d.Path) {
+				d, ok := req.(*task.DeleteRequest)
+				if !ok || d.Path != groupDir+"/"+s.id(i) {
+					return
+				}
+				if !s.leaving[i] && !s.keptDelete(r, i, d.Path) {
 					r.Errorf("client %d deleted its member node while not leaving", i)
 				}
 			}
@@ -154,6 +178,18 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth),
 		},
 	}
+}
+
+// newSharedSim is the membership scenario with clients 2 and 3 joining
+// with one id, m2: each Join of it waits until the other's node goes.
+func newSharedSim() (*groupSim, sim.Scenario) {
+	s, sc := newGroupSim()
+	s.shared = true
+	sc.Name = "group/shared-id"
+	sc.Regressions = nil
+	sc.Operator = []string{groupDir + "/m0", groupDir + "/m1"}
+	s.lost.Deletes = dropCreate
+	return s, sc
 }
 
 // watch starts client i's view; each attempt (a Watch that failed with
@@ -230,10 +266,25 @@ func consistent(prev []string, ch group.Change, first bool) error {
 // churn is client i's loop: join, stay a while, leave, pause; once the
 // run is stopping, join for good.
 func (s *groupSim) churn(r *sim.Trial, i int) {
-	ex, id := r.Execs[i], fmt.Sprintf("m%d", i)
+	ex, id := r.Execs[i], s.id(i)
 	var join func(k func(m *group.Member))
 	join = func(k func(m *group.Member)) {
-		sim.Across(r, ex, s.g.Join(id, []byte(id)), &s.cnt, func(m *group.Member, err error) {
+		t := s.g.Join(id, []byte(id))
+		if s.sharer(i) {
+			// The id may be held for good by client 2: the Join gives up
+			// after a while (and leaves no node), and the loop goes on,
+			// or ends once the run is stopping.
+			t = c.Timeout(t, time.Second+draw(r.Rand, 3*time.Second))
+		}
+		sim.Across(r, ex, t, &s.cnt, func(m *group.Member, err error) {
+			if s.sharer(i) && errors.Is(err, task.ErrDeadlineExceeded) {
+				// Its cleanup may delete a node it made, in the
+				// background: a delete of its own, as in a Leave.
+				s.leaving[i] = true
+				s.timedOut++
+				s.churn(r, i)
+				return
+			}
 			if errors.Is(err, task.ErrNoAuth) {
 				// An operator's ACL refused the registration for a
 				// while (a Join that fails leaves no node): try again.
@@ -245,6 +296,7 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 				r.Errorf("client %d: join: %v", i, err)
 				return
 			}
+			s.leaving[i] = false                    // (a sharer's timed-out Join's cleanup has ended: this one waited for it)
 			s.bars[i] = r.OpenSpan(i, "member", id) // on the seed's picture, until it leaves
 			s.members[i] = m
 			s.judgeRegistered(r, ex, i, m)
@@ -253,6 +305,13 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 			}
 			k(m)
 		})
+	}
+	if r.Stopping() && s.sharer(i) {
+		// Its id is client 2's, which joins for good: it ends here.
+		s.final++
+		s.joined[i] = true
+		r.Progress(i)
+		return
 	}
 	if r.Stopping() || i == 0 {
 		join(func(*group.Member) { s.final++; s.joined[i] = true })
@@ -368,6 +427,9 @@ func (s *groupSim) quiesce(r *sim.Trial) bool {
 		return false
 	}
 	for i, m := range s.members {
+		if m == nil && s.sharer(i) {
+			continue
+		}
 		if errors.Is(m.Err(), task.ErrNoAuth) && !s.leaving[i] {
 			// A registration an operator's ACL refused ended the member
 			// (the package doc): leave, and join again for good.
@@ -407,6 +469,10 @@ func (s *groupSim) rejoin(r *sim.Trial, i int, m *group.Member) {
 func (s *groupSim) leaveAll(r *sim.Trial) error {
 	left := 0
 	for i, m := range s.members {
+		if m == nil && s.sharer(i) {
+			left++
+			continue
+		}
 		s.leaving[i] = true
 		sim.Across(r, r.Execs[i], m.Leave(), &s.cnt, func(_ task.Unit, err error) {
 			// ErrNoAuth: an ACL the operator has not put back yet
@@ -463,5 +529,6 @@ func TestDeterminism(t *testing.T) {
 // The large run of make sim: SIM_SEEDS seeds (skipped when unset).
 func TestSimExplore(t *testing.T) {
 	_, sc := newGroupSim()
-	sim.Explore(t, sc)
+	_, sh := newSharedSim()
+	sim.Explore(t, sc, sh)
 }

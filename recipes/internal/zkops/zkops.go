@@ -312,7 +312,9 @@ const BugKeptHidesRefusal canary.Name = "zkops/kept-hides-refusal"
 // whose reply was lost: through a member that has not applied the delete,
 // our incarnation still shows, and the delete sent again takes a node
 // made at the path since. A canary (internal/canary):
-// TestDeleteNodeAfterLostDeleteLaggingMember runs with it too.
+// TestDeleteNodeAfterLostDeleteLaggingMember runs with it too, and the
+// simulation finds it by itself in group's shared-id scenario (two
+// members of one id; TestCanarySharedIDNoSyncAfterLostDelete).
 const BugNoSyncAfterLostDelete canary.Name = "zkops/no-sync-after-lost-delete"
 
 // refusedNotKept reports whether err holds an ACL's refusal that nothing

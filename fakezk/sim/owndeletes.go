@@ -1,0 +1,69 @@
+package sim
+
+import (
+	"strings"
+
+	"github.com/zkflow/zkflow/fakezk"
+)
+
+// OwnDeletes judges, from the server's journal, that the ephemeral nodes
+// below a directory are deleted only by their own session (its delete,
+// or its end), the server or an operator: never by another client's
+// session. It is the promise of a recipe whose members delete only their
+// own nodes (group's "nothing else deletes a member's node"), and it
+// sees what a judge of the requests sent cannot: which node a delete
+// applied to. A delete sent again after a lost reply, at the version a
+// read from a lagging member gave, applies to whatever node is at the
+// path then; with two sessions making nodes at one path (two members of
+// one id), only the journal tells whose node went.
+//
+// Set Journal as (part of) the scenario's Server.Journal and call Start
+// in Setup.
+type OwnDeletes struct {
+	// Dir is the directory, as the clients name it.
+	Dir string
+
+	r      *Trial
+	srvDir string           // Dir/ on the server ("" until Start)
+	owners map[string]int64 // the owning session of each ephemeral node below Dir
+}
+
+// Start begins the judging on r's world, with the nodes below Dir now.
+func (o *OwnDeletes) Start(r *Trial) {
+	o.r, o.srvDir = r, r.World.ServerPath(o.Dir)+"/"
+	o.owners = map[string]int64{}
+	for _, name := range r.World.Children(o.Dir) {
+		if st, ok := r.NodeStat(o.Dir + "/" + name); ok && st.EphemeralOwner != 0 {
+			o.owners[o.srvDir+name] = st.EphemeralOwner
+		}
+	}
+}
+
+// Journal is for fakezk.Config.Journal. Before Start it does nothing.
+func (o *OwnDeletes) Journal(c fakezk.Commit) {
+	if o.srvDir == "" {
+		return
+	}
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if !strings.HasPrefix(n.Path, o.srvDir) {
+			continue
+		}
+		if n.Stat.EphemeralOwner > 0 { // (containers and TTL nodes store negative marks)
+			o.owners[n.Path] = n.Stat.EphemeralOwner
+		} else {
+			delete(o.owners, n.Path)
+		}
+	}
+	for _, p := range c.Deleted {
+		owner, ok := o.owners[p]
+		if !ok {
+			continue
+		}
+		delete(o.owners, p)
+		if c.Session != 0 && c.Session != owner && !o.r.World.OperatorSession(owner) {
+			cp, _ := o.r.World.ClientPath(p)
+			o.r.Errorf("session %#x deleted %s, an ephemeral node of session %#x (zxid %#x): only a node's own session deletes it", c.Session, cp, owner, c.Zxid)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
-	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/task"
 )
@@ -120,21 +119,19 @@ func TestLostRepliesDeletes(t *testing.T) {
 	}
 }
 
-// OwnDeletes passes a node deleted by its own session, by its session's
-// end or by an operator, and fails the seed when another client's session
-// deletes it.
+// Scenario.OwnDeletes passes a node deleted by its own session, by its
+// session's end or by an operator, and fails the seed when another
+// client's session deletes it.
 func TestOwnDeletes(t *testing.T) {
 	for _, foreign := range []bool{false, true} {
-		own := &sim.OwnDeletes{Dir: "/d"}
 		done := false
 		sc := sim.Scenario{
-			Name:     "own-deletes",
-			Clients:  2,
-			Duration: 5 * time.Second,
-			Server:   fakezk.Config{Journal: own.Journal},
-			Live:     func(*sim.Trial) bool { return done },
+			Name:       "own-deletes",
+			Clients:    2,
+			Duration:   5 * time.Second,
+			OwnDeletes: []string{"/d"},
+			Live:       func(*sim.Trial) bool { return done },
 			Setup: func(r *sim.Trial) error {
-				own.Start(r)
 				_, err := sim.Run(r.World, 0, task.Create("/d", nil, task.Persistent))
 				return err
 			},

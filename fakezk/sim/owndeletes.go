@@ -6,41 +6,38 @@ import (
 	"github.com/zkflow/zkflow/fakezk"
 )
 
-// OwnDeletes judges, from the server's journal, that the ephemeral nodes
-// below a directory are deleted only by their own session (its delete,
-// or its end), the server or an operator: never by another client's
-// session. It is the promise of a recipe whose members delete only their
+// ownDeletes judges (Scenario.OwnDeletes), from the server's journal,
+// that the ephemeral nodes below a directory are deleted only by their
+// own session (its delete, or its end), the server or an operator: never
+// by another client's session. It is the promise of a recipe whose members delete only their
 // own nodes (group's "nothing else deletes a member's node"), and it
 // sees what a judge of the requests sent cannot: which node a delete
 // applied to. A delete sent again after a lost reply, at the version a
 // read from a lagging member gave, applies to whatever node is at the
 // path then; with two sessions making nodes at one path (two members of
 // one id), only the journal tells whose node went.
-//
-// Set Journal as (part of) the scenario's Server.Journal and call Start
-// in Setup.
-type OwnDeletes struct {
-	// Dir is the directory, as the clients name it.
-	Dir string
+type ownDeletes struct {
+	dir string // as the clients name it
 
 	r      *Trial
-	srvDir string           // Dir/ on the server ("" until Start)
-	owners map[string]int64 // the owning session of each ephemeral node below Dir
+	srvDir string           // dir/ on the server ("" until start)
+	owners map[string]int64 // the owning session of each ephemeral node below dir
 }
 
-// Start begins the judging on r's world, with the nodes below Dir now.
-func (o *OwnDeletes) Start(r *Trial) {
-	o.r, o.srvDir = r, r.World.ServerPath(o.Dir)+"/"
+// start begins the judging on r's world, with the nodes below dir now.
+func (o *ownDeletes) start(r *Trial) {
+	o.r, o.srvDir = r, r.World.ServerPath(o.dir)+"/"
 	o.owners = map[string]int64{}
-	for _, name := range r.World.Children(o.Dir) {
-		if st, ok := r.NodeStat(o.Dir + "/" + name); ok && st.EphemeralOwner != 0 {
+	for _, name := range r.World.Children(o.dir) {
+		if st, ok := r.NodeStat(o.dir + "/" + name); ok && st.EphemeralOwner != 0 {
 			o.owners[o.srvDir+name] = st.EphemeralOwner
 		}
 	}
 }
 
-// Journal is for fakezk.Config.Journal. Before Start it does nothing.
-func (o *OwnDeletes) Journal(c fakezk.Commit) {
+// journal hears each commit (fakezk.Config.Journal). Before start it
+// does nothing.
+func (o *ownDeletes) journal(c fakezk.Commit) {
 	if o.srvDir == "" {
 		return
 	}

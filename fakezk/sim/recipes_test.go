@@ -73,8 +73,9 @@ func newLockID(clients int, duration time.Duration) (sim.Scenario, *lockID) {
 			s.ids.Unknown(i) // the dead process's call may have taken an ID
 			s.round(r, i)
 		},
-		Operator: []string{lockDir},
-		Counters: []string{lockDir},
+		Operator:   []string{lockDir},
+		OwnDeletes: []string{lockDir},
+		Counters:   []string{lockDir},
 		// A contender re-created under its exact name is a forgery the
 		// lock's fence cannot see (recipes/lock doc, Safety).
 		OperatorDeleteOnly: []string{lockDir + "/"},

@@ -105,6 +105,13 @@ type Scenario struct {
 	// whose re-creation under that exact name is a forgery the recipe's
 	// doc says its fence cannot see (a lock's contenders).
 	OperatorDeleteOnly []string
+	// OwnDeletes lists directories (by the clients' paths) below which
+	// every ephemeral node is deleted only by its own session (its
+	// delete or its end), the server or an operator, never by another
+	// client's session: the promise of a recipe whose processes give
+	// back only their own nodes. Each is judged from the server's journal
+	// from the end of Setup on.
+	OwnDeletes []string
 	// Counters lists the directories whose counter (cversion) names the
 	// recipe's sequential children, by the clients' paths: the Counters
 	// fault sets one near int32's maximum, the EmptyDir fault deletes one
@@ -205,6 +212,7 @@ type Trial struct {
 	Plan Plan
 
 	sc         *Scenario
+	own        []*ownDeletes // Scenario.OwnDeletes' judges
 	violations []error
 	failedAt   time.Duration // when the first violation was recorded
 	kind       FailureKind
@@ -387,6 +395,21 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	}
 	srvCfg := sc.Server
 	srvCfg.Trace = trace
+	own := make([]*ownDeletes, len(sc.OwnDeletes))
+	if len(own) > 0 {
+		for i, d := range sc.OwnDeletes {
+			own[i] = &ownDeletes{dir: d}
+		}
+		journal := srvCfg.Journal
+		srvCfg.Journal = func(c fakezk.Commit) {
+			if journal != nil {
+				journal(c)
+			}
+			for _, o := range own {
+				o.journal(c)
+			}
+		}
+	}
 	w, err := New(Config{Seed: seed, Clients: sc.Clients, Server: srvCfg, SessionTimeout: sc.SessionTimeout,
 		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, InJobEnds: sc.InJobEnds, OutageEnds: res.Plan.OutageEnds, ActorLag: sc.ActorLag,
 		RecheckWatches: true, timeline: tl})
@@ -395,7 +418,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 		return res
 	}
 	r := &Trial{World: w, Rand: rand.New(rand.NewPCG(seed, 0x574f_524b_4c4f_4144)), Plan: res.Plan, sc: &sc,
-		progress: make([]int, sc.Clients), after: make([]bool, sc.Clients)}
+		progress: make([]int, sc.Clients), after: make([]bool, sc.Clients), own: own}
 	maxWipes := sc.Faults.MaxWipes
 	if maxWipes <= 0 {
 		maxWipes = 1
@@ -456,6 +479,9 @@ func (r *Trial) run(inj *injector) {
 			r.fail(SetupFailed, "setup: %w", err)
 			return
 		}
+	}
+	for _, o := range r.own {
+		o.start(r)
 	}
 	// Phase 2: the workload under faults.
 	r.phase("faults on")

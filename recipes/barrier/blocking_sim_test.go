@@ -126,6 +126,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		},
 		Restart:            s.startClient,
 		Operator:           append([]string{bsimGate}, parts...),
+		OwnDeletes:         rounds,
 		OperatorDeleteOnly: parts,
 		Counters:           rounds[:8],
 		Live: func(r *sim.Trial) bool {

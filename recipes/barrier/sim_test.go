@@ -96,7 +96,8 @@ func newDoubleSim() (*doubleSim, sim.Scenario) {
 				s.play(r, i, s.at[i])
 			}
 		},
-		Operator: []string{"/db/r0/_p_", "/db/r1/_p_", "/db/r2/_p_"},
+		Operator:   []string{"/db/r0/_p_", "/db/r1/_p_", "/db/r2/_p_"},
+		OwnDeletes: []string{"/db/r0", "/db/r1", "/db/r2"},
 		// A participant node created again under its exact name (a
 		// 128-bit prefix of its own) is a forgery the barrier counts in
 		// the participant's place (doc, Operators); the simulation's
@@ -343,7 +344,8 @@ func newBarrierSim() (*barrierSim, sim.Scenario) {
 				rd.wait(i)
 			}
 		},
-		Operator: []string{"/b"},
+		Operator:   []string{"/b"},
+		OwnDeletes: []string{"/b"},
 		Regressions: []sim.Regression{
 			{Seed: 5500196, NoACL: true, Why: "judge: a wait that began while an operator had lifted the barrier passed after a restarted controller raised it again, and the judge, which excused only a barrier lifted and raised during the wait, called the pass unsafe"},
 		},

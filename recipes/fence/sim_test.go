@@ -77,8 +77,9 @@ func newLockStore(clients int) (sim.Scenario, *lockStore) {
 				s.round(r, i)
 			}
 		},
-		Restart:  func(r *sim.Trial, i int) { s.round(r, i) },
-		Operator: []string{lockDir},
+		Restart:    func(r *sim.Trial, i int) { s.round(r, i) },
+		Operator:   []string{lockDir},
+		OwnDeletes: []string{lockDir},
 		// A contender created again under its exact name is a forgery the
 		// lock's fence cannot see (recipes/lock, Safety).
 		OperatorDeleteOnly: []string{lockDir + "/"},

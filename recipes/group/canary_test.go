@@ -43,7 +43,7 @@ func TestCanaries(t *testing.T) {
 // read gave through a member that had not applied the first one (the read
 // without its sync: zkops.BugNoSyncAfterLostDelete), deletes the node the
 // other member of the id made meanwhile: the shared-id scenario's journal
-// judge (sim.OwnDeletes) catches it.
+// judge (Scenario.OwnDeletes) catches it.
 func TestCanarySharedIDNoSyncAfterLostDelete(t *testing.T) {
 	restore := canary.Enable(zkops.BugNoSyncAfterLostDelete)
 	defer restore()

@@ -61,7 +61,6 @@ type groupSim struct {
 	lost    sim.LostReplies
 	cnt     sim.Counts
 	dir     sim.Listings // the directory's listings on the server
-	own     sim.OwnDeletes
 	// summed over seeds
 	reports, joinsSeen, leavesSeen int
 	reregistered                   int // new sessions client 0's member registered on
@@ -95,16 +94,16 @@ func (s *groupSim) id(i int) string {
 func (s *groupSim) sharer(i int) bool { return s.shared && i == 3 }
 
 func newGroupSim() (*groupSim, sim.Scenario) {
-	s := &groupSim{clients: 4, dir: sim.Listings{Dir: groupDir}, own: sim.OwnDeletes{Dir: groupDir}}
+	s := &groupSim{clients: 4, dir: sim.Listings{Dir: groupDir}}
 	s.lost = sim.LostReplies{Rate: dropCreate, Counts: &s.cnt}
 	return s, sim.Scenario{
 		Name:       "group",
 		LagWatched: true,
 		Clients:    s.clients,
-		Server: fakezk.Config{Journal: func(c fakezk.Commit) {
-			s.dir.Journal(c)
-			s.own.Journal(c)
-		}},
+		Server:     fakezk.Config{Journal: s.dir.Journal},
+		// No session deletes another's member node (nor, in the
+		// shared-id scenario, the other member's node of its id).
+		OwnDeletes: []string{groupDir},
 		// The acl class on the directory and the member nodes: a Join,
 		// a keeper's registration, a Leave's delete or a view's listing
 		// refused for a while.
@@ -118,7 +117,6 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 		Setup: func(r *sim.Trial) error {
 			s.lost.World, s.lost.Rand = r.World, r.Rand
 			s.dir.Start(r.World)
-			s.own.Start(r)
 			g, err := group.New(groupDir)
 			s.g = g
 			s.views = make([]*group.View, s.clients)

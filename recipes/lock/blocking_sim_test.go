@@ -84,6 +84,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Workload:           func(r *sim.Trial) { s.start(r) },
 		Restart:            func(r *sim.Trial, i int) { s.startClient(r, i) },
 		Operator:           []string{bsimDir},
+		OwnDeletes:         []string{bsimDir},
 		OperatorDeleteOnly: []string{bsimDir + "/"},
 		Quiesce: func(r *sim.Trial) bool {
 			if r.Actors() > 0 || len(r.Children(bsimDir)) > 0 {

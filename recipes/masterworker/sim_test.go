@@ -123,7 +123,8 @@ func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 		Restart:  func(_ *sim.Trial, i int) { s.restart(i) },
 		// The master node and worker registrations (a task's node is
 		// the task: an operator who deletes one loses it).
-		Operator: []string{simRoot + "/master", simRoot + "/workers/"},
+		Operator:   []string{simRoot + "/master", simRoot + "/workers/"},
+		OwnDeletes: []string{simRoot + "/workers"},
 		// Task names come from the tasks directory's counter; the
 		// assignment directories count too (their child watches are
 		// what the workers follow): those of the first workers.

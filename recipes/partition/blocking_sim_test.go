@@ -128,6 +128,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			s.startClient(r, i)
 		},
 		Operator:           []string{bsimPath + "/party/", bsimPath + "/locks/"},
+		OwnDeletes:         []string{bsimPath + "/party", bsimPath + "/locks"},
 		OperatorDeleteOnly: []string{bsimPath + "/locks/"},
 		OperatorWrites:     true,
 		Quiesce: func(r *sim.Trial) bool {

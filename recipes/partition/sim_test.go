@@ -155,6 +155,7 @@ func newPartSim() (*partSim, sim.Scenario) {
 			s.churn(r, i)
 		},
 		Operator:           []string{simPath + "/party/", simPath + "/locks/"},
+		OwnDeletes:         []string{simPath + "/party", simPath + "/locks"},
 		OperatorDeleteOnly: []string{simPath + "/locks/"},
 		OperatorWrites:     true,
 		Live:               s.live,

@@ -99,6 +99,7 @@ func newRWSim() (*rwSim, sim.Scenario) {
 		},
 		Restart:        func(r *sim.Trial, i int) { s.round(r, i) },
 		Operator:       []string{rwDir},
+		OwnDeletes:     []string{rwDir},
 		OperatorWrites: true,
 		Counters:       []string{rwDir},
 		// A contender re-created under its exact name is a forgery the

@@ -77,6 +77,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Workload:           func(r *sim.Trial) { s.start(r) },
 		Restart:            func(r *sim.Trial, i int) { s.startClient(r, i) },
 		Operator:           []string{bsimDir + "/leases", bsimDir + "/locks"},
+		OwnDeletes:         []string{bsimDir + "/leases", bsimDir + "/locks"},
 		OperatorDeleteOnly: []string{bsimDir + "/leases/", bsimDir + "/locks/"},
 		OperatorWrites:     true,
 		OperatorNoWrites:   []string{bsimDir + "/locks/"}, // as the task face's scenario

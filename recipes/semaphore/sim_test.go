@@ -107,6 +107,7 @@ func newSemSim() (*semSim, sim.Scenario) {
 		// its holder's mark (recipes/lock doc, Safety; the package doc
 		// says so too).
 		Operator:           []string{leasesDir, locksDir},
+		OwnDeletes:         []string{leasesDir, locksDir},
 		OperatorDeleteOnly: []string{leasesDir + "/", locksDir + "/"},
 		OperatorWrites:     true,
 		OperatorNoWrites:   []string{locksDir + "/"},

@@ -48,7 +48,10 @@ func TestZkCli(t *testing.T) {
 		{[]string{"deleteall", "/cli"}, nil, []string{"Exception"}},
 		{[]string{"ls", "/"}, []string{"[zookeeper]"}, []string{"cli", "gone"}},
 	} {
-		args := append([]string{"-server", p.addr}, step.args...)
+		// -waitforconnection: the command runs once zkCli's watcher has
+		// printed the connection's event (WATCHER::), not while it does
+		// (the two lines were once printed inside "[zookeeper]").
+		args := append([]string{"-server", p.addr, "-waitforconnection"}, step.args...)
 		out, err := exec.Command(zkCliPath, args...).CombinedOutput()
 		if err != nil && len(step.want) == 0 {
 			t.Errorf("zkCli %s: %v\n%s", strings.Join(step.args, " "), err, out)

@@ -41,6 +41,15 @@
 // the next session when the session it ran on expired under it (not when
 // it fails with task.ErrSessionExpired on a session still current).
 //
+// After a reconnect (to the same session or a new one) the executor sends
+// a sync ahead of every other request of the new connection, pipelined
+// (no request waits for it). ZooKeeper lets a session come back through
+// any member that has applied the last zxid its client saw, not the
+// writes whose replies the cut lost; the sync brings that member up to
+// the leader first, so a flow that settles a lost write with a read sees
+// it if it was applied. Config.NoSyncAfterReconnect turns it off; a flow
+// then syncs before such a read itself (task/FLOWS.md).
+//
 // Stopping: Close, the end of Run's ctx, or Shutdown. Once Close has
 // been called or Run's ctx has ended, Submit and Await refuse work with
 // task.ErrClosed, at once; once Close has returned, no request reaches

@@ -65,6 +65,12 @@ type Config struct {
 	// value turns the re-reads off (a wait behind such a node then lasts
 	// until the session ends).
 	WatchRecheck time.Duration
+	// NoSyncAfterReconnect turns off the sync the executor sends ahead
+	// of every request after a reconnect (the package documentation,
+	// "After a reconnect"). A flow then settles a write whose reply was
+	// lost with a sync of its own before its read (task/FLOWS.md), as the
+	// recipes do; the simulation turns it off to hold them to that.
+	NoSyncAfterReconnect bool
 }
 
 // Executor runs every step of every flow on one goroutine. See the package
@@ -123,6 +129,8 @@ type Executor struct {
 	events    queue
 	tasks     queue
 	started   bool
+	syncCut   bool // a connection has been up: the next follows a cut (syncAfterCut); false if Config.NoSyncAfterReconnect
+	noSyncCut bool // Config.NoSyncAfterReconnect
 	state     task.State
 	session   *task.Session
 	sessScope *task.Scope
@@ -150,14 +158,15 @@ type item struct {
 // drive it with Step and RunUntilIdle.
 func New(cfg Config) (*Executor, error) {
 	e := &Executor{
-		conn:    cfg.Conn,
-		clock:   cfg.Clock,
-		onError: cfg.OnError,
-		onSess:  cfg.OnSession,
-		userObs: cfg.Observer.Filled(),
-		log:     cfg.Logger,
-		wake:    make(chan struct{}, 1),
-		done:    make(chan struct{}),
+		conn:      cfg.Conn,
+		clock:     cfg.Clock,
+		onError:   cfg.OnError,
+		onSess:    cfg.OnSession,
+		noSyncCut: cfg.NoSyncAfterReconnect,
+		userObs:   cfg.Observer.Filled(),
+		log:       cfg.Logger,
+		wake:      make(chan struct{}, 1),
+		done:      make(chan struct{}),
 	}
 	if e.log == nil {
 		e.log = slog.Default()
@@ -478,6 +487,10 @@ func (e *Executor) onEvent(ev task.Event) {
 		if f, ok := e.conn.(task.SessionFollower); ok {
 			f.Follow(ev.SessionID)
 		}
+		if e.syncCut {
+			e.syncAfterCut()
+		}
+		e.syncCut = !e.noSyncCut
 	case task.StateSuspended:
 		if e.state == task.StateConnected {
 			e.state = task.StateSuspended
@@ -502,6 +515,30 @@ func (e *Executor) onEvent(ev task.Event) {
 		return
 	}
 	e.endSession(ev, ended)
+}
+
+// syncAfterCut sends a sync ahead of every request of a connection that
+// follows a cut (a reconnect, on the same session or a new one).
+// ZooKeeper lets a session come back through any member that has applied
+// the last zxid its client saw; a write whose reply the cut lost may not
+// be applied there yet, and a read answered there would say it never was:
+// a flow settling a lost create would not find its node and make a
+// second, a cleanup would take a node for gone. A session's requests are
+// served in the order they were sent, so every request after the sync is
+// answered from a state no older than the leader's when the sync reached
+// it, the lost write included if it was applied. Nothing waits for its
+// reply (one round trip, pipelined with what follows), and it is not
+// observed (Config.Observer). Executor goroutine.
+func (e *Executor) syncAfterCut() {
+	if e.conn == nil || e.stopAsked() {
+		return
+	}
+	e.sendMu.Lock()
+	if e.closeReq.Load() {
+		e.sendMu.Unlock()
+		return
+	}
+	e.doSend(&task.SyncRequest{Path: "/"}, func(task.Response) {}, nil)
 }
 
 // endSession publishes ev, then delivers ended: the continuations of the

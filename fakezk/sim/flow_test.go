@@ -300,3 +300,35 @@ func TestCanaryClaimReadWithoutSync(t *testing.T) {
 	sc, _ := newClaimScenario(3, 0.4)
 	sim.Catch(t, sc, "a release's retry read without a sync", 2, 10000)
 }
+
+// The executor's sync after a reconnect (executor.Config, on by default)
+// makes the same flow safe without its own sync: in the seed ranges where
+// TestCanaryClaimReadWithoutSync's hunts catch the release's plain read
+// (the executors without it, as the simulation runs them), the seeds
+// that fail there pass with it, and so do all the others. A canary (make
+// sim runs it).
+func TestCanaryClaimReadWithoutSyncExecutorSyncs(t *testing.T) {
+	claimBugs.readWithoutSync = true
+	defer func() { claimBugs.readWithoutSync = false }()
+	sc, _ := newClaimScenario(3, 0.4)
+	synced := sc
+	synced.SyncAfterReconnect = true
+	const span = 3000
+	for _, from := range []uint64{1, 1_000_001} {
+		caught := uint64(0)
+		for seed := from; seed < from+span && caught == 0; seed++ {
+			if sim.RunSeed(sc, seed, false).Err != nil {
+				caught = seed
+			}
+		}
+		if caught == 0 {
+			t.Fatalf("seeds %d..%d: the plain read is not caught without the executor's sync: the test shows nothing", from, from+span-1)
+		}
+		for seed := from; seed < from+span; seed++ {
+			if res := sim.RunSeed(synced, seed, false); res.Err != nil {
+				t.Fatalf("seed %d (the first caught without the sync: %d) fails with the executor's sync: %v", seed, caught, res.Err)
+			}
+		}
+		t.Logf("seeds %d..%d: caught at %d without the executor's sync; none fails with it", from, from+span-1, caught)
+	}
+}

@@ -154,6 +154,10 @@ type Scenario struct {
 	// executor (a difference handed back after another goroutine's call
 	// was served).
 	ActorLag bool
+	// SyncAfterReconnect runs the executors with their sync after a
+	// reconnect on (Config.SyncAfterReconnect), as executor.Config has
+	// it by default; off unless set.
+	SyncAfterReconnect bool
 	// LagWatched has a lagging member answer the scenario's watched reads
 	// from its view too (fakezk.Server.LagWatchedReads) in every seed
 	// whose plan has the lag class: a watch such a read sets fires at
@@ -411,7 +415,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 		}
 	}
 	w, err := New(Config{Seed: seed, Clients: sc.Clients, Server: srvCfg, SessionTimeout: sc.SessionTimeout,
-		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, InJobEnds: sc.InJobEnds, OutageEnds: res.Plan.OutageEnds, ActorLag: sc.ActorLag,
+		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, InJobEnds: sc.InJobEnds, OutageEnds: res.Plan.OutageEnds, ActorLag: sc.ActorLag, SyncAfterReconnect: sc.SyncAfterReconnect,
 		RecheckWatches: true, timeline: tl})
 	if err != nil {
 		res.Err, res.Kind = err, SetupFailed

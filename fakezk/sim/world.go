@@ -63,6 +63,13 @@ type Config struct {
 	// take first (so a seed replays). The draws come from a stream of
 	// their own.
 	ActorLag bool
+	// SyncAfterReconnect leaves on the sync each executor sends ahead of
+	// its requests after a reconnect (executor.Config.NoSyncAfterReconnect
+	// says it is on by default). Off unless set: the simulation holds the
+	// recipes and the flows it runs to settling their lost writes on their
+	// own (a sync before the read), as they must on an executor that has
+	// it off.
+	SyncAfterReconnect bool
 	// RecheckWatches has Settle move the clock to the executors' re-reads
 	// of watched nodes (task.Watch: each wait on a watch reads its node
 	// again every twice the session timeout) as to any other timer. Off in
@@ -116,6 +123,9 @@ type World struct {
 	// lag draws which actor wake-ups come late, and how late
 	// (Config.ActorLag), from a stream of its own; nil when off.
 	lag *rand.Rand
+	// noSyncCut: the executors' sync after a reconnect is off
+	// (!Config.SyncAfterReconnect).
+	noSyncCut bool
 }
 
 // jump is one ClockJump: the clock moved from at by d at once.
@@ -154,7 +164,7 @@ func New(cfg Config) (*World, error) {
 	if cfg.Clients < 0 {
 		return nil, errors.New("sim: negative number of clients")
 	}
-	w := &World{Seed: cfg.Seed, Clock: fakezk.NewClock(fakezk.Epoch), maxSteps: cfg.MaxSteps, wrap: cfg.Wrap, twin: cfg.Twin, tl: cfg.timeline}
+	w := &World{Seed: cfg.Seed, Clock: fakezk.NewClock(fakezk.Epoch), maxSteps: cfg.MaxSteps, wrap: cfg.Wrap, twin: cfg.Twin, tl: cfg.timeline, noSyncCut: !cfg.SyncAfterReconnect}
 	w.Clock.CountBackground(cfg.RecheckWatches)
 	if cfg.Root != "" && cfg.Root != "/" {
 		if err := task.ValidatePath(cfg.Root, false); err != nil {
@@ -230,7 +240,8 @@ func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
 		obs = &task.Observer{OnFlowEnd: func(task.FlowDone) { w.flowEnded(i) }}
 	}
 	ex, err := executor.New(executor.Config{Conn: tc, Clock: w.Clock, Seed: w.Seed*31 + uint64(seedOf) + 1, Observer: obs,
-		OnError: func(err error) { w.Errs = append(w.Errs, &ClientError{Client: i, Err: err}) }})
+		OnError:              func(err error) { w.Errs = append(w.Errs, &ClientError{Client: i, Err: err}) },
+		NoSyncAfterReconnect: w.noSyncCut})
 	if err == nil {
 		track(ex)
 		w.follow(i, ex)

@@ -99,14 +99,29 @@ func settle(due []*timer) bool {
 	return true
 }
 
-// New returns a rig connected to session 1.
+// New returns a rig connected to session 1. Its executor sends no sync
+// after a reconnect (executor.Config.NoSyncAfterReconnect): the tests
+// script and count every request, and NewSyncing's test that one.
 func New(t testing.TB) *Rig {
+	t.Helper()
+	return newRig(t, true)
+}
+
+// NewSyncing is New with the executor's sync after a reconnect on, as
+// executor.Config has it by default.
+func NewSyncing(t testing.TB) *Rig {
+	t.Helper()
+	return newRig(t, false)
+}
+
+func newRig(t testing.TB, noSync bool) *Rig {
 	t.Helper()
 	r := &Rig{T: t, Conn: scriptconn.New(), Clock: clock.NewMock()}
 	r.timers.m = r.Clock
 	ex, err := executor.New(executor.Config{
 		Conn: r.Conn, Clock: &r.timers, Seed: 1,
-		OnError: func(err error) { r.Errs = append(r.Errs, err) },
+		OnError:              func(err error) { r.Errs = append(r.Errs, err) },
+		NoSyncAfterReconnect: noSync,
 	})
 	if err != nil {
 		t.Fatal(err)

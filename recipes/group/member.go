@@ -159,6 +159,23 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 			}
 			done := startCleanup(s.Runtime(), path)
 			del(s, func(u task.Unit, err error) {
+				if errors.Is(err, task.ErrNoAuth) {
+					// Refused by an ACL, the delete goes on in the
+					// background (zkops.KeepDeleting), and the cleanup
+					// stays counted until the node is gone
+					// (zkops.UntilAllowed, on the session's scope): the
+					// next Join of the id would otherwise find this
+					// node of its session, take it for its own after a
+					// lost create reply, and lose it to that delete.
+					task.Go(s.Runtime().SessionScope(), zkops.UntilAllowed(del), func(_ task.Unit, err error) {
+						done()
+						if err := endedOK(err); err != nil {
+							s.Runtime().Report(err)
+						}
+					})
+					k(u, err)
+					return
+				}
 				done()
 				k(u, err)
 			})

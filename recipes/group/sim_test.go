@@ -184,7 +184,9 @@ func newSharedSim() (*groupSim, sim.Scenario) {
 	s, sc := newGroupSim()
 	s.shared = true
 	sc.Name = "group/shared-id"
-	sc.Regressions = nil
+	sc.Regressions = []sim.Regression{
+		{Seed: 111782865875062, Why: "a failed Join's cleanup, refused by an ACL, stopped counting at its first refusal; the next Join of the id, its create's reply lost, took the failed Join's node for its own and lost it to the background delete (found by make test on a drawn seed; TestJoinWaitsForARefusedCleanup)"},
+	}
 	sc.Operator = []string{groupDir + "/m0", groupDir + "/m1"}
 	s.lost.Deletes = dropCreate
 	return s, sc

@@ -62,7 +62,9 @@ func endedOK(err error) error {
 // session at path, in the background; a later Join of the same path on
 // the same session waits until those cleanups end before it creates
 // (afterCleanups), or the late cleanup would delete the node that Join
-// made (group seed 71623877407702).
+// made (group seed 71623877407702). A cleanup whose delete an ACL refused
+// ends only once the node is gone (zkops.UntilAllowed), not at the first
+// refusal (group/shared-id seed 111782865875062).
 type joinCleanups map[string]*cleanupWait
 
 type cleanupWait struct {

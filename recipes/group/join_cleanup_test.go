@@ -6,7 +6,6 @@ import (
 
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
-	"github.com/zkflow/zkflow/recipes/group"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -20,21 +19,10 @@ import (
 func TestJoinWaitsForAFailedJoinsCleanup(t *testing.T) {
 	const dir, path = "/g", "/g/a"
 	hold := &holdPlainExists{path: path}
-	w, err := sim.New(sim.Config{Seed: 1, Clients: 1, Wrap: func(_ int, conn *fakezk.Conn) task.Conn {
+	w, g := joinWorld(t, dir, func(conn *fakezk.Conn) task.Conn {
 		hold.Conn = conn
 		return hold
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Close)
-	if _, err := sim.Run(w, 0, task.Create(dir, nil, task.Persistent)); err != nil {
-		t.Fatal(err)
-	}
-	g, err := group.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	first := sim.Submit(w, 0, g.Join("a", []byte("a")))
 	w.Execs[0].RunUntilIdle() // the create is sent
 	w.Server.Drop(w.Conns[0], false)

@@ -24,21 +24,10 @@ import (
 func TestJoinWaitsForARefusedCleanup(t *testing.T) {
 	const dir, path = "/g", "/g/a"
 	drop := &dropNextCreate{}
-	w, err := sim.New(sim.Config{Seed: 1, Clients: 1, Wrap: func(_ int, conn *fakezk.Conn) task.Conn {
+	w, g := joinWorld(t, dir, func(conn *fakezk.Conn) task.Conn {
 		drop.Conn = conn
 		return drop
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Close)
-	if _, err := sim.Run(w, 0, task.Create(dir, nil, task.Persistent)); err != nil {
-		t.Fatal(err)
-	}
-	g, err := group.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	first := sim.Submit(w, 0, c.Timeout(g.Join("a", []byte("a")), time.Second))
 	w.Execs[0].RunUntilIdle() // the create is sent
 	w.Server.Partition(w.Conns[0], 2*time.Second, true)
@@ -95,4 +84,23 @@ func (c *dropNextCreate) Do(req task.Request, done func(task.Response), watch fu
 		c.armed = false
 		c.Server().Drop(c.Conn, false)
 	}
+}
+
+// joinWorld returns a world of one client, its connection wrapped by
+// wrap, with the group's directory dir made.
+func joinWorld(t *testing.T, dir string, wrap func(*fakezk.Conn) task.Conn) (*sim.World, *group.Group) {
+	t.Helper()
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 1, Wrap: func(_ int, conn *fakezk.Conn) task.Conn { return wrap(conn) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	if _, err := sim.Run(w, 0, task.Create(dir, nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	g, err := group.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, g
 }

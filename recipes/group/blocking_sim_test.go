@@ -99,8 +99,9 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 				s.startClient(r, i)
 			}
 		},
-		Restart:  s.startClient,
-		Operator: []string{bsimDir + "/"},
+		Restart:    s.startClient,
+		Operator:   []string{bsimDir + "/"},
+		OwnDeletes: []string{bsimDir},
 		Quiesce: func(r *sim.Trial) bool {
 			return r.Actors() == 0 && len(r.Children(bsimDir)) == 0 && over(r) == nil
 		},

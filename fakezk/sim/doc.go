@@ -61,8 +61,9 @@
 // journal). LostReplies loses the replies of creates, and of deletes with
 // a cut others act in, on top of the faults. The world's executors run
 // without their sync after a reconnect (executor.Config), so that a flow
-// that settles a lost write without a sync of its own is caught;
-// Scenario.SyncAfterReconnect turns it back on.
+// that settles a lost write without a sync of its own is caught, but in
+// one seed in four of Explore's (SyncedSeed), which run them as users do;
+// Scenario.SyncAfterReconnect turns it on in every seed.
 // World.Go runs goroutines that call the blocking APIs (the recipes'
 // Clients, executor.Await) in lockstep with the world, so a seed with
 // them is one history too.

@@ -54,6 +54,11 @@ type Regression struct {
 	// NoACL: the seed failed before its scenario took the acl class
 	// (Scenario.ACL); it is replayed without, for the same reason.
 	NoACL bool
+	// SyncAfterReconnect: the seed failed with the executors' sync after
+	// a reconnect on (SyncedSeed). Every regression seed without it is
+	// replayed with it off (unless its scenario sets it), for the same
+	// reason.
+	SyncAfterReconnect bool
 }
 
 var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")
@@ -109,7 +114,8 @@ const exploreProcs = 1
 // the same on every run) and n seeds from a range drawn from the commit
 // (SIM_COMMIT: new seeds for every commit), n from SIM_SEEDS; the two ranges stop at their first failing
 // seed. One seed in four of each range runs with every client under a
-// chroot (ExploreRoot). One seed in replayEvery (200) of either range is
+// chroot (ExploreRoot), and one in four, drawn apart, with the executors'
+// sync after a reconnect on (SyncedSeed). One seed in replayEvery (200) of either range is
 // run twice more with its trace, and a seed whose two histories differ
 // fails t (the scenario's TestSimDeterminism samples only a few). After
 // a scenario's seeds it checks that their executors and servers are

@@ -251,6 +251,10 @@ type Plan struct {
 	// ACLRate is the chance per injection point of an ACL fault, drawn on
 	// a fifth stream.
 	ACLRate float64
+	// SyncAfterReconnect: the executors send their sync after a
+	// reconnect (Scenario.SyncAfterReconnect; one seed in four of
+	// Explore's, SyncedSeed).
+	SyncAfterReconnect bool
 }
 
 func (p Plan) String() string {
@@ -275,6 +279,9 @@ func (p Plan) String() string {
 	}
 	if p.Twin != nil {
 		s += fmt.Sprintf("; client %d a twin of client %d (one executor seed)", p.Twin.Client, p.Twin.Of)
+	}
+	if p.SyncAfterReconnect {
+		s += "; executors sync after a reconnect"
 	}
 	return s
 }

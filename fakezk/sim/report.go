@@ -27,8 +27,10 @@ var (
 type Stats struct {
 	Scenario string
 	Seeds    int
-	// Rooted counts the seeds whose clients ran under a root.
-	Rooted int
+	// Rooted counts the seeds whose clients ran under a root, Synced
+	// those whose executors sent their sync after a reconnect
+	// (Plan.SyncAfterReconnect).
+	Rooted, Synced int
 	// Safety, Liveness and Setup count the seeds that failed, by kind.
 	Safety, Liveness, Setup int
 	// Fired counts the faults injected per class; PlansWith the seeds
@@ -54,6 +56,9 @@ func (s *Stats) Add(res Result) {
 	s.Seeds++
 	if res.Root != "" {
 		s.Rooted++
+	}
+	if res.Plan.SyncAfterReconnect {
+		s.Synced++
 	}
 	switch res.Kind {
 	case Safety:
@@ -94,15 +99,16 @@ func (s Stats) firedString() string {
 }
 
 func (s Stats) String() string {
-	return fmt.Sprintf("%s: %d seeds (%d under a root) in %s (%.1f seeds/s), %d safety violations, %d liveness failures, %d setup failures, %s simulated; faults fired: %s",
-		s.Scenario, s.Seeds, s.Rooted, s.Wall.Round(time.Millisecond), s.seedsPerSecond(), s.Safety, s.Liveness, s.Setup,
+	return fmt.Sprintf("%s: %d seeds (%d under a root, %d with the executors' sync after a reconnect) in %s (%.1f seeds/s), %d safety violations, %d liveness failures, %d setup failures, %s simulated; faults fired: %s",
+		s.Scenario, s.Seeds, s.Rooted, s.Synced, s.Wall.Round(time.Millisecond), s.seedsPerSecond(), s.Safety, s.Liveness, s.Setup,
 		s.SimTime.Round(time.Second), s.firedString())
 }
 
 // line is s in one machine-readable line ("SIM key=value ..."), which
 // the Makefile's sim target sums across packages (internal/simsum); the
 // regression seeds replayed and the ranges run ("-" for none), then the
-// seeds run under a root and the CPU time used, close it.
+// seeds run under a root, the CPU time used and the seeds run with the
+// executors' sync after a reconnect, close it.
 func (s Stats) line() string {
 	fired := make([]string, 0, numClasses)
 	for _, c := range Classes() {
@@ -112,9 +118,9 @@ func (s Stats) line() string {
 	if ranges == "" {
 		ranges = "-"
 	}
-	return fmt.Sprintf("SIM scenario=%s seeds=%d wall_ms=%d safety=%d liveness=%d setup=%d fired=%s regressions=%s ranges=%s rooted=%d cpu_ms=%d",
+	return fmt.Sprintf("SIM scenario=%s seeds=%d wall_ms=%d safety=%d liveness=%d setup=%d fired=%s regressions=%s ranges=%s rooted=%d cpu_ms=%d synced=%d",
 		s.Scenario, s.Seeds, s.Wall.Milliseconds(), s.Safety, s.Liveness, s.Setup, strings.Join(fired, ","),
-		joinSeeds(s.Regressions), ranges, s.Rooted, s.CPU.Milliseconds())
+		joinSeeds(s.Regressions), ranges, s.Rooted, s.CPU.Milliseconds(), s.Synced)
 }
 
 // Check runs seeds 1..n of sc (n from -sim.seeds if set; only the seed

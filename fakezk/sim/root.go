@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -45,8 +46,10 @@ func RootedSeed(seed uint64) bool { return seed%4 == 0 }
 // took them later (Regression.NoCounters, Regression.NoOperatorWrites), or
 // without contexts ending at connection losses (Regression.NoOutageEnds)
 // or goroutines waking late (Regression.NoActorLag), or the acl class
-// (Regression.NoACL), so that it replays
-// the history it was recorded with.
+// (Regression.NoACL), and with the executors' sync after a reconnect only
+// if it failed with it (Regression.SyncAfterReconnect), so that it replays
+// the history it was recorded with. Any other seed runs with the sync on
+// if SyncedSeed(seed).
 func explored(sc Scenario, seed uint64) Scenario {
 	if i := slices.IndexFunc(sc.Regressions, func(r Regression) bool { return r.Seed == seed }); i >= 0 {
 		if sc.Root == "" {
@@ -79,12 +82,27 @@ func explored(sc Scenario, seed uint64) Scenario {
 		if sc.Regressions[i].NoACL {
 			sc.Faults.Allow &^= Of(ACL)
 		}
+		if sc.Regressions[i].SyncAfterReconnect {
+			sc.SyncAfterReconnect = true
+		}
 		return sc
 	}
 	if sc.Root == "" && RootedSeed(seed) {
 		sc.Root = ExploreRoot
 	}
+	if SyncedSeed(seed) {
+		sc.SyncAfterReconnect = true
+	}
 	return sc
+}
+
+// SyncedSeed reports whether Explore runs seed with the executors' sync
+// after a reconnect on (executor.Config.NoSyncAfterReconnect, on by
+// default) when its scenario has it off: one seed in four, drawn on a
+// stream of its own (the other seeds keep their history). For an
+// explorer of one's own that draws it as Explore does.
+func SyncedSeed(seed uint64) bool {
+	return rand.New(rand.NewPCG(seed, 0x5359_4e43_4355_5421)).IntN(4) == 0
 }
 
 // Root returns the root every client connects under ("" for none).

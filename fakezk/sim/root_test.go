@@ -207,3 +207,46 @@ func TestEscapeFromRootFails(t *testing.T) {
 		t.Fatalf("without the stray node: %v", res.Err)
 	}
 }
+
+// Explore runs one seed in four with the executors' sync after a
+// reconnect on (SyncedSeed), drawn apart from the root; a regression seed
+// runs with it only if it failed with it, and a scenario that sets it
+// runs every seed with it.
+func TestExploredSync(t *testing.T) {
+	sc := sim.Scenario{Regressions: []sim.Regression{{Seed: 8}, {Seed: 9, SyncAfterReconnect: true}}}
+	synced, both := 0, 0
+	for seed := uint64(10); seed < 4010; seed++ {
+		got := sim.Explored(sc, seed)
+		if got.SyncAfterReconnect != sim.SyncedSeed(seed) {
+			t.Fatalf("seed %d: sync %v, SyncedSeed %v", seed, got.SyncAfterReconnect, sim.SyncedSeed(seed))
+		}
+		if got.SyncAfterReconnect {
+			synced++
+			if got.Root != "" {
+				both++
+			}
+		}
+	}
+	if synced < 900 || synced > 1100 || both < 175 || both > 325 {
+		t.Errorf("%d of 4000 seeds synced (%d of them rooted), want about 1000 (250)", synced, both)
+	}
+	for seed := uint64(1); seed < 200; seed++ {
+		if sim.SyncedSeed(seed) {
+			sc.Regressions = append(sc.Regressions, sim.Regression{Seed: seed})
+			if sim.Explored(sc, seed).SyncAfterReconnect {
+				t.Errorf("regression seed %d recorded without the sync runs with it", seed)
+			}
+			break
+		}
+	}
+	if !sim.Explored(sc, 9).SyncAfterReconnect {
+		t.Error("regression seed 9, recorded with the sync, runs without it")
+	}
+	on := sc
+	on.SyncAfterReconnect = true
+	for _, seed := range []uint64{8, 9, 10, 11, 12} {
+		if !sim.Explored(on, seed).SyncAfterReconnect {
+			t.Errorf("seed %d of a scenario with the sync runs without it", seed)
+		}
+	}
+}

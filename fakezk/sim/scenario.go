@@ -156,7 +156,11 @@ type Scenario struct {
 	ActorLag bool
 	// SyncAfterReconnect runs the executors with their sync after a
 	// reconnect on (Config.SyncAfterReconnect), as executor.Config has
-	// it by default; off unless set.
+	// it by default, in every seed. Otherwise it is off but in one seed
+	// in four of Explore's (SyncedSeed): the others hold the recipes to
+	// settling their lost writes on their own, as on an executor with it
+	// off; those run the executors as users do. RunSeed, the canaries'
+	// hunts and Check run it as set.
 	SyncAfterReconnect bool
 	// LagWatched has a lagging member answer the scenario's watched reads
 	// from its view too (fakezk.Server.LagWatchedReads) in every seed
@@ -381,6 +385,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 		res.Plan.LagWatched = sc.LagWatched || !sc.NoLagWatched && drawLagWatched(seed)
 	}
 	res.Plan.OutageEnds = sc.OutageEnds && res.Plan.On != 0 && drawOutageEnds(seed)
+	res.Plan.SyncAfterReconnect = sc.SyncAfterReconnect
 	if sc.Faults.Allow.Has(CrashRestart) && sc.Restart == nil {
 		res.Err, res.Kind = errors.New("sim: the scenario allows crash-restart but has no Restart hook"), SetupFailed
 		return res

@@ -68,7 +68,7 @@ type Config struct {
 	// says it is on by default). Off unless set: the simulation holds the
 	// recipes and the flows it runs to settling their lost writes on their
 	// own (a sync before the read), as they must on an executor that has
-	// it off.
+	// it off. Explore sets it in one seed in four (Scenario.SyncAfterReconnect).
 	SyncAfterReconnect bool
 	// RecheckWatches has Settle move the clock to the executors' re-reads
 	// of watched nodes (task.Watch: each wait on a watch reads its node

@@ -5,11 +5,12 @@
 // replayed per scenario), the seeds per second of each scenario and
 // overall, the seeds per CPU second of each scenario (when the lines say
 // the CPU time), the safety and liveness failures, the faults fired per class
-// the seeds run with their clients under a root, and the determinism
-// pairs compared. It exits non-zero if a seed failed, a determinism pair
-// differed, a fault class never fired, no seed ran under a root (when the
-// lines say how many did), fewer than -min seeds ran, or go test reported
-// a failure.
+// the seeds run with their clients under a root and those run with the
+// executors' sync after a reconnect, and the determinism pairs compared.
+// It exits non-zero if a seed failed, a determinism pair differed, a
+// fault class never fired, no seed ran under a root or with the sync
+// (when the lines say how many did), fewer than -min seeds ran, or go
+// test reported a failure.
 package main
 
 import (
@@ -26,7 +27,7 @@ import (
 )
 
 var (
-	simLine   = regexp.MustCompile(`SIM scenario=(\S+) seeds=(\d+) wall_ms=(\d+) safety=(\d+) liveness=(\d+) setup=(\d+) fired=(\S+)(?: regressions=(\S+))?(?: ranges=(\S+))?(?: rooted=(\d+))?(?: cpu_ms=(\d+))?`)
+	simLine   = regexp.MustCompile(`SIM scenario=(\S+) seeds=(\d+) wall_ms=(\d+) safety=(\d+) liveness=(\d+) setup=(\d+) fired=(\S+)(?: regressions=(\S+))?(?: ranges=(\S+))?(?: rooted=(\d+))?(?: cpu_ms=(\d+))?(?: synced=(\d+))?`)
 	rangeLine = regexp.MustCompile(`SIMRANGE fixed=(\S+) drawn=(\S+) source="([^"]*)"`)
 	detLine   = regexp.MustCompile(`determinism: (.+): (\d+) pairs compared, (\d+) mismatches`)
 	noise     = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT)|--- (PASS|SKIP))`)
@@ -50,8 +51,8 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 		fired                          = map[string]int{}
 		classes                        []string
 		pairs, mismatches              int
-		rooted                         int
-		sawRooted                      bool
+		rooted, synced                 int
+		sawRooted, sawSynced           bool
 		failed                         bool
 		speeds, cpuSpeeds, replayed    []string
 		ranges                         = map[string]bool{}
@@ -91,6 +92,10 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 			if m[10] != "" {
 				r, _ := strconv.Atoi(m[10])
 				rooted, sawRooted = rooted+r, true
+			}
+			if m[12] != "" {
+				r, _ := strconv.Atoi(m[12])
+				synced, sawSynced = synced+r, true
 			}
 			if m[8] != "" && m[8] != "-" {
 				replayed = append(replayed, m[1]+"="+m[8])
@@ -139,6 +144,9 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 	if sawRooted {
 		fmt.Fprintf(out, "sim seeds under a root: %d (every client chrooted)\n", rooted)
 	}
+	if sawSynced {
+		fmt.Fprintf(out, "sim seeds with the executors' sync after a reconnect: %d (in memory; the wire scenarios' executors always send it)\n", synced)
+	}
 	fmt.Fprintf(out, "sim failures: %d safety violations, %d liveness failures, %d setup failures\n", safety, liveness, setup)
 	slices.Sort(classes)
 	parts := make([]string, 0, len(classes))
@@ -152,9 +160,13 @@ func run(in io.Reader, out io.Writer, minSeeds int) int {
 	fmt.Fprintf(out, "sim faults fired: %s\n", strings.Join(parts, " "))
 	fmt.Fprintf(out, "sim determinism: %d pairs compared, %d mismatches\n", pairs, mismatches)
 	noRoot := sawRooted && rooted == 0
-	bad := failed || safety+liveness+setup > 0 || mismatches > 0 || seeds < minSeeds || len(never) > 0 || pairs == 0 || noRoot
+	noSync := sawSynced && synced == 0
+	bad := failed || safety+liveness+setup > 0 || mismatches > 0 || seeds < minSeeds || len(never) > 0 || pairs == 0 || noRoot || noSync
 	if noRoot {
 		fmt.Fprintln(out, "sim: no seed ran under a root")
+	}
+	if noSync {
+		fmt.Fprintln(out, "sim: no seed ran with the executors' sync after a reconnect")
 	}
 	if len(never) > 0 {
 		fmt.Fprintf(out, "sim: fault classes that never fired: %v\n", never)

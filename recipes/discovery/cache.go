@@ -69,7 +69,9 @@ func (c *Cache) Start() task.Task[*Cache] {
 // instances now, sorted by node name, at a consistent snapshot. Changes
 // coalesce, as for cache.ChildrenCache.Next; an answer may list the same
 // instances as the one before when only a node that is not an instance
-// changed.
+// changed. As with Instances, the instances' Payload and URISpec are
+// shared with the cache and the Discovery's queries: do not modify them
+// (Provider.Get's and Query's are the caller's own).
 func (c *Cache) Next() task.Task[[]Instance] {
 	if c == nil || c.cc == nil {
 		return task.Fail[[]Instance](errNil("Cache"))
@@ -99,8 +101,10 @@ func (c *Cache) Stop() task.Task[task.Unit] {
 
 // Instances returns the instances as of the cache's latest consistent
 // snapshot (every instance as of one instant of the server's history),
-// sorted by node name; none before Start has succeeded. The slice and
-// the instances' Payload and URISpec are shared: do not modify them.
+// sorted by node name; none before Start has succeeded, and the last
+// snapshot, no longer followed, once the cache has ended (Err). The
+// slice and the instances' Payload and URISpec are shared: do not modify
+// them.
 func (c *Cache) Instances() []Instance {
 	if c == nil {
 		return nil
@@ -109,6 +113,22 @@ func (c *Cache) Instances() []Instance {
 		return *p
 	}
 	return nil
+}
+
+// Provider returns a provider over the cache's instances (NewProvider
+// with Instances), timing the down-instance policy on clock (the
+// executor's). Once the cache has ended, its Get fails with an error
+// wrapping Err: the instances are no longer followed.
+func (c *Cache) Provider(clock task.Clock, opts ...ProviderOption) (*Provider, error) {
+	if c == nil || c.cc == nil {
+		return nil, errNil("Cache")
+	}
+	p, err := NewProvider(c.Instances, clock, opts...)
+	if err != nil {
+		return nil, err
+	}
+	p.ended = c.Err
+	return p, nil
 }
 
 // synced is the ChildrenCache's OnSynced: it publishes the snapshot.

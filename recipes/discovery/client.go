@@ -161,7 +161,9 @@ func (s *ServiceCache) Instances() []Instance {
 // with the same data), or ctx's error (then the
 // next Next returns what this one would have, also when ctx ended just as
 // the instances were handed over). An expiry of the session does not end
-// the wait: the cache follows the new session, and so does Next.
+// the wait: the cache follows the new session, and so does Next. The
+// instances' Payload and URISpec are shared, as Cache.Next's: do not
+// modify them.
 func (s *ServiceCache) Next(ctx context.Context) ([]Instance, error) {
 	if s == nil || s.c == nil {
 		return nil, errNil("ServiceCache")
@@ -172,12 +174,13 @@ func (s *ServiceCache) Next(ctx context.Context) ([]Instance, error) {
 }
 
 // Provider returns a provider over the cache's instances, timing the
-// down-instance policy on the executor's clock.
+// down-instance policy on the executor's clock. Once the cache has ended,
+// its Get fails with an error wrapping the cache's Err.
 func (s *ServiceCache) Provider(opts ...ProviderOption) (*Provider, error) {
 	if s == nil || s.c == nil {
 		return nil, errNil("ServiceCache")
 	}
-	return NewProvider(s.c.Instances, s.ex.Clock(), opts...)
+	return s.c.Provider(s.ex.Clock(), opts...)
 }
 
 // Stop stops the cache. It is started whatever ctx; it returns once the

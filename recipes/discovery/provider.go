@@ -77,6 +77,7 @@ func WithRand(fn func(n int) int) ProviderOption {
 // those reported down. Safe from any goroutine.
 type Provider struct {
 	src   func() []Instance
+	ended func() error // nil, or why src's cache ended (ServiceCache.Provider)
 	clock task.Clock
 	opts  providerOptions
 
@@ -92,8 +93,9 @@ type downStatus struct {
 }
 
 // NewProvider returns a provider over src, which it calls on every Get
-// (Cache.Instances fits); clock times the down-instance policy (an
-// executor's Clock). A nil src, clock or option, an unknown strategy, or
+// (the result of a Query, say; over a Cache, Cache.Provider also fails
+// once the cache has ended, where Instances keeps its last snapshot);
+// clock times the down-instance policy (an executor's Clock). A nil src, clock or option, an unknown strategy, or
 // a negative threshold or timeout, fails with an error wrapping
 // task.ErrInvalidArgument.
 func NewProvider(src func() []Instance, clock task.Clock, options ...ProviderOption) (*Provider, error) {
@@ -125,10 +127,29 @@ func NewProvider(src func() []Instance, clock task.Clock, options ...ProviderOpt
 
 // Get returns an instance by the provider's strategy among the enabled
 // instances not down, or ErrNoInstance if there is none (an error wrapping
-// task.ErrInvalidArgument if WithRand's function draws out of range).
+// task.ErrInvalidArgument if WithRand's function draws out of range). A
+// provider of a Cache (Cache.Provider, ServiceCache.Provider) that has
+// ended (stopped, or an error it could not get past, such as an ACL that
+// refuses it) fails with an error wrapping the cache's Err: its
+// instances are no longer followed. The instance is the caller's to
+// modify (its Payload and URISpec copied).
 func (p *Provider) Get() (Instance, error) {
+	in, err := p.get()
+	if err != nil {
+		return Instance{}, err
+	}
+	return in.own(), nil
+}
+
+// get is Get, the instance shared with src's.
+func (p *Provider) get() (Instance, error) {
 	if p == nil {
 		return Instance{}, errNil("Provider")
+	}
+	if p.ended != nil {
+		if err := p.ended(); err != nil {
+			return Instance{}, fmt.Errorf("discovery: the provider's cache has ended: %w", err)
+		}
 	}
 	all := p.src()
 	p.mu.Lock()

@@ -10,7 +10,10 @@
 // node, and generators never take an ID above the limit node's value.
 // After every server loses its data, IDs resume above the mark; a
 // sequence node deleted and created again lower (an operator resetting
-// it) is raised above the mark before any generator takes from it.
+// it) is raised above the mark before any generator takes from it, as
+// long as the leader is the first to write it: an operator who also
+// sets the new node's value lets a generator's write read from the old
+// node land on it (PROTOCOL.md).
 //
 //	store, err := idpersist.NewFileStore("/var/lib/app/ids.mark") // shared by every replica
 //	cfg := idpersist.Config{Sequence: "/app/ids", Limit: "/app/ids.limit", Election: "/app/ids.replicas", Store: store}

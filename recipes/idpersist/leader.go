@@ -387,8 +387,10 @@ func (r *Replica) serve(me string, load task.Task[*leaderState]) task.Task[task.
 // Reading the Store first matters when a leader that lost its role has
 // not yet heard of it (its session expired while its deliveries were
 // late, or it paused): it must not write its older, lower mark over the
-// new leader's. (Load then Store is not atomic across processes; a Store
-// shared by several hosts must make the raise atomic itself.)
+// new leader's. That Load and this Store are not atomic together: the
+// Store keeps the greater of its mark and v (the Store contract;
+// FileStore under a file lock), so a deposed leader's late Store of a
+// lower value does not lower the mark.
 func (r *Replica) raiseMark(st *leaderState, v int64) task.Task[task.Unit] {
 	return task.Func(func(*task.Scope) (task.Unit, error) {
 		if v <= st.mark {

@@ -14,10 +14,14 @@ import (
 // survives a crash of the process and of the machine). Load of a store
 // that never held a value returns 0.
 //
-// The leader calls Store only with values that do not go down. All the
-// replicas of one service must share one Store (one file on storage they
-// all reach, or a Store backed by a replicated system): after ZooKeeper
-// loses its data, whichever replica leads seeds the sequence from it.
+// Store(v) must leave the mark at the greater of v and the mark it holds,
+// atomically: a leader that lost its role without knowing it yet (its
+// write stalled past its session) may store a lower value after the new
+// leader's higher one, and the mark must not go down. All the replicas of
+// one service must share one Store (one file on storage they all reach,
+// or a Store backed by a replicated system, with a compare-and-set):
+// after ZooKeeper loses its data, whichever replica leads seeds the
+// sequence from it.
 type Store interface {
 	Load() (int64, error)
 	Store(v int64) error
@@ -37,7 +41,11 @@ var (
 // Store writes a temporary file in the same directory, syncs it, renames it
 // over the file (atomic on POSIX file systems) and syncs the directory, so
 // after a crash the file holds either the old mark or the new one, never a
-// torn write.
+// torn write. Store holds an exclusive lock (flock) on the file
+// "<path>.lock" beside it while it reads the mark and writes the greater
+// value, so the processes that share the file never lower the mark (on
+// one host, or a network file system that honours flock; on systems
+// without flock, only the FileStores of one process exclude each other).
 type FileStore struct {
 	path string
 }
@@ -83,11 +91,24 @@ func (f *FileStore) Load() (int64, error) {
 	return v, nil
 }
 
-// Store makes v the mark durably: temp file, fsync, rename, fsync of the
-// directory. A negative v fails with ErrNegative and writes nothing.
+// Store makes v the mark durably, unless the mark is at or above it
+// already: under the lock, it reads the mark and, if lower, writes v (temp
+// file, fsync, rename, fsync of the directory). A negative v fails with
+// ErrNegative and writes nothing; so does a mark that cannot be read
+// (ErrCorrupt: the file is left for an operator to look at).
 func (f *FileStore) Store(v int64) (err error) {
 	if v < 0 {
 		return fmt.Errorf("%w: %d", ErrNegative, v)
+	}
+	unlock, err := lockFile(f.path + ".lock")
+	if err != nil {
+		return fmt.Errorf("idpersist: store %s: lock: %w", f.path, err)
+	}
+	defer unlock()
+	if cur, err := f.Load(); err != nil {
+		return err
+	} else if cur >= v {
+		return nil
 	}
 	dir := filepath.Dir(f.path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(f.path)+".tmp-*")

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -49,12 +50,20 @@ type Client struct {
 	ex  *executor.Executor
 	id  string
 	n   atomic.Uint64
+	// inc tells this Client's submissions from those of every other
+	// Client of the id, in this process or another, before or after:
+	// the session its first submission ran on and a random number, set
+	// on the executor's goroutine by the first Submit.
+	inc string
 }
 
 // NewClient returns a client of sys whose flows run on ex. id names the
-// client; it must be unique among the system's clients (a host name and
-// process id, say): every submission's id is the client's id and a
-// counter.
+// client in its tasks' names (task-<id>_<...>): a host name or a
+// service's name, say. Every submission's id is the client's id, the
+// session its first submission ran on with a random number (drawn from
+// the executor), and a counter, so it is unique whatever the id: a
+// process started again with the id of one before it, or two Clients of
+// one id, never meet each other's submissions.
 func (sys *System) NewClient(ex *executor.Executor, id string) (*Client, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("masterworker: nil executor: %w", task.ErrInvalidArgument)
@@ -73,15 +82,24 @@ func (cl *Client) Submit(ctx context.Context, data []byte) (string, error) {
 	if cl.zero() {
 		return "", errZeroClient
 	}
-	id := cl.id + "_" + strconv.FormatUint(cl.n.Add(1), 10)
-	first := true
+	n := cl.n.Add(1)
+	id := ""
 	t := func(s *task.Scope, k task.Cont[string]) {
-		sub := cl.sys.Resubmit(id, data)
-		if first {
-			first = false
-			sub = cl.sys.Submit(id, data)
+		if id != "" {
+			task.Run(s, cl.sys.Resubmit(id, data), k)
+			return
 		}
-		task.Run(s, sub, k)
+		if cl.inc == "" || canary.On(bugClientCounterOnly) {
+			cl.inc = fmt.Sprintf("%016x%08x", uint64(s.Session().ID), uint32(s.Rand()))
+			if canary.On(bugClientCounterOnly) {
+				// The id and a counter, as before: a Client made again
+				// with the id (a process started again) hands out the
+				// submission ids of the one before.
+				cl.inc = "0"
+			}
+		}
+		id = cl.id + "_" + cl.inc + "_" + strconv.FormatUint(n, 10)
+		task.Run(s, cl.sys.Submit(id, data), k)
 	}
 	return blocking.AwaitAcrossExpiry(ctx, "masterworker: submit", cl.ex, task.Task[string](t))
 }

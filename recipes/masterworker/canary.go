@@ -29,4 +29,10 @@ const (
 	// task was created, and a Resubmit (or a Submit whose create reply was
 	// lost) creates it again.
 	bugFindWithoutSync canary.Name = "masterworker/find-without-sync"
+	// bugClientCounterOnly: a Client's submission ids are its id and a
+	// counter, as they once were: a Client made again with the id of one
+	// before it (a process started again) makes the ids that one made,
+	// and a submission whose reply was lost finds the old one's task and
+	// answers with its status.
+	bugClientCounterOnly canary.Name = "masterworker/client-counter-only"
 )

@@ -53,3 +53,14 @@ func TestCanaries(t *testing.T) {
 		})
 	}
 }
+
+// client-counter-only, switched on: a Client's submission ids are its id
+// and a counter, so a submitter process started again makes the ids its
+// predecessor made; a create of it lost with the connection sends Find
+// looking for the id, which finds the predecessor's task, and Wait
+// answers with that one's status. Caught by the blocking scenario.
+func TestCanaryClientCounterOnly(t *testing.T) {
+	defer canary.Enable(masterworker.BugClientCounterOnly)()
+	var tot simTotals
+	sim.Catch(t, newBlockingMWScenario(&tot), string(masterworker.BugClientCounterOnly), canaryHunts, canaryBound)
+}

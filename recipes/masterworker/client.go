@@ -32,8 +32,12 @@ func checkSubmission(id string) error {
 func taskPrefix(id string) string { return "task-" + id + "-" }
 
 // Submit returns a task that submits data as a new task under the
-// submitter's unique id (unique per submission: a client's own id and a
-// counter, say) and succeeds with the task's name, which Wait takes.
+// submitter's unique id and succeeds with the task's name, which Wait
+// takes. The id must be unique per submission over the system's life,
+// not only among the live submitters: Find takes any task of the id for
+// this submission's, so an id used again (a process started again that
+// counts from 1 again) answers with the old task (Client makes its ids
+// so).
 //
 // The task node is persistent-sequential, named task-<id>-<sequence>.
 // When the create's reply is lost (connection loss), the task is looked

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/masterworker"
 	"github.com/zkflow/zkflow/task"
 )
@@ -87,7 +89,7 @@ func submitEndsAt(t *testing.T, k, j int, applied bool) bool {
 		if subErr == nil || ctxErr != nil {
 			// The next submission of this Client is another one.
 			next, err := cl.Submit(a.Context(), []byte("y"))
-			if err != nil || !strings.HasPrefix(next, "task-c_2-") {
+			if err != nil || !clientTask(next, 2) {
 				t.Errorf("the next Submit: %q, %v", next, err)
 			}
 		}
@@ -110,7 +112,7 @@ func submitEndsAt(t *testing.T, k, j int, applied bool) bool {
 		}
 		for _, d := range dirs {
 			for _, n := range w.Children(d) {
-				if strings.HasPrefix(n, "task-c_1-") {
+				if clientTask(n, 1) {
 					found = append(found, d+"/"+n)
 				}
 			}
@@ -221,5 +223,111 @@ func TestServeContextEndsAtEveryStep(t *testing.T) {
 	}
 	if primaries == 0 {
 		t.Error("the master was never primary when its context ended: the steps drawn miss the mastership")
+	}
+}
+
+// clientTask reports whether name is a task of Client "c"'s submission
+// n: task-c_<session><random>_<n>-<sequence>.
+func clientTask(name string, n int) bool {
+	return regexp.MustCompile(fmt.Sprintf(`^task-c_[0-9a-f]{24}_%d-[0-9]{10}$`, n)).MatchString(name)
+}
+
+// A Client made again with the id of one before it (a process started
+// again with its host name, or a second Client of the id) makes
+// submissions of its own: when its first create is lost before the
+// server applies it, its Submit does not take the earlier Client's task
+// for its own, and Do answers with its own task's status. With the ids
+// of before (the Client's id and a counter: the canary), it answers with
+// the earlier Client's status.
+func TestClientMadeAgainWithTheID(t *testing.T) {
+	for _, again := range []int{2, 3} { // the same process, another one
+		t.Run(fmt.Sprintf("client%d", again), func(t *testing.T) {
+			if got := clientMadeAgain(t, again); got != "second" {
+				t.Errorf("the second Client's Do answered %q: the first Client's task taken for its own", got)
+			}
+		})
+		t.Run(fmt.Sprintf("client%d/canary", again), func(t *testing.T) {
+			defer canary.Enable(masterworker.BugClientCounterOnly)()
+			if got := clientMadeAgain(t, again); got != "first" {
+				t.Errorf("with the ids of before, the second Client's Do answered %q, want the first Client's \"first\"", got)
+			}
+		})
+	}
+}
+
+// clientMadeAgain runs TestClientMadeAgainWithTheID's schedule, the
+// second Client on client again's executor (2: the first's), and returns
+// what the second Client's Do answered.
+func clientMadeAgain(t *testing.T, again int) string {
+	t.Helper()
+	var drop *dropUnapplied
+	wrap := func(i int, conn *fakezk.Conn) task.Conn {
+		if i != again {
+			return conn
+		}
+		drop = &dropUnapplied{Conn: conn, prefix: "/mw/tasks/", dropped: true} // armed below
+		return drop
+	}
+	w, sys := setupWorld(t, sim.Config{Seed: 11, Clients: 4, Wrap: wrap})
+	drop.srv = w.Server
+	m, _ := sys.Master("m")
+	executor.Submit(w.Execs[0], m.Run(), func(task.Unit, error) {})
+	wk, _ := sys.Worker("w", func(j masterworker.Job) task.Task[[]byte] { return task.Value(j.Data) })
+	executor.Submit(w.Execs[1], wk.Run(), func(task.Unit, error) {})
+	w.Drive()
+	var first, second masterworker.Result
+	var err1, err2 error
+	secondDo := func(a *sim.Actor) {
+		drop.dropped = false // the next create under /mw/tasks is lost, not applied
+		cl, _ := sys.NewClient(a.Exec(), "client-1")
+		second, err2 = cl.Do(a.Context(), []byte("second"))
+	}
+	done := 0
+	w.Go(2, func(a *sim.Actor) {
+		defer func() { done++ }()
+		cl, _ := sys.NewClient(a.Exec(), "client-1")
+		first, err1 = cl.Do(a.Context(), []byte("first"))
+		if again == 2 {
+			secondDo(a)
+		}
+	})
+	if !w.Settle(func() bool { return done == 1 }) {
+		t.Fatal("Do never returned")
+	}
+	if again != 2 {
+		w.Go(again, func(a *sim.Actor) {
+			defer func() { done++ }()
+			secondDo(a)
+		})
+		if !w.Settle(func() bool { return done == 2 }) {
+			t.Fatal("the second Client's Do never returned")
+		}
+	}
+	if !drop.dropped {
+		t.Fatal("no create was lost: the test checks nothing")
+	}
+	if err1 != nil || string(first.Data) != "first" {
+		t.Fatalf("first Do: %q, %v", first.Data, err1)
+	}
+	if err2 != nil {
+		t.Fatalf("the second Client's Do: %v", err2)
+	}
+	return string(second.Data)
+}
+
+// dropUnapplied loses the first create under prefix it sends once armed
+// (dropped false): the connection breaks before the server applies it.
+type dropUnapplied struct {
+	*fakezk.Conn
+	srv     *fakezk.Server
+	prefix  string
+	dropped bool
+}
+
+func (d *dropUnapplied) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	d.Conn.Do(req, done, watch)
+	if cr, ok := req.(*task.CreateRequest); ok && !d.dropped && strings.HasPrefix(cr.Path, d.prefix) {
+		d.dropped = true
+		d.srv.Drop(d.Conn, false)
 	}
 }

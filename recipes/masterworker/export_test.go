@@ -2,9 +2,10 @@ package masterworker
 
 // The canary names, for the external tests.
 var (
-	BugAssignTwoOps    = bugAssignTwoOps
-	BugSubmitNoID      = bugSubmitNoID
-	BugNoRearmWorkers  = bugNoRearmWorkers
-	BugNoDirAgain      = bugNoDirAgain
-	BugFindWithoutSync = bugFindWithoutSync
+	BugAssignTwoOps      = bugAssignTwoOps
+	BugSubmitNoID        = bugSubmitNoID
+	BugNoRearmWorkers    = bugNoRearmWorkers
+	BugNoDirAgain        = bugNoDirAgain
+	BugFindWithoutSync   = bugFindWithoutSync
+	BugClientCounterOnly = bugClientCounterOnly
 )

@@ -63,6 +63,12 @@ type mwSim struct {
 	lastZxid  int64
 	workerN   []int // per client: the number of the worker it runs (its id)
 	subJ      []int // per submitter: the submission under way
+	// blocking: the submitters use the blocking Client
+	// (newBlockingMWScenario); orphans are its submissions whose Submit
+	// never returned a name (their process crashed, or an ACL refused
+	// it): each may have made a task, with one status.
+	blocking bool
+	orphans  map[string]bool
 
 	// summed over seeds by the test
 	stats *simTotals
@@ -75,6 +81,41 @@ type simTotals struct {
 
 func newMWScenario(tot *simTotals) sim.Scenario {
 	_, sc := newMWSim(tot)
+	return sc
+}
+
+// newBlockingMWScenario is the scenario with the submitters on the
+// blocking Client (Submit, then Wait) instead of the task face: each
+// submitter process makes one Client, with the id "client-<i>" in every
+// incarnation, as a process started again with its host name does; a
+// crashed process's submission under way is abandoned (its task, if
+// made, still gets one status), and the next process submits new ones.
+// Each status a Wait returns must be its own submission's.
+func newBlockingMWScenario(tot *simTotals) sim.Scenario {
+	s, sc := newMWSim(tot)
+	sc.Name = "masterworker/blocking"
+	sc.Regressions = nil
+	sc.Duration = 20 * time.Second
+	// No one waits for an abandoned submission's status: the run also
+	// waits until no task is left unassigned or assigned.
+	quiet := sc.Quiesce
+	sc.Quiesce = func(r *sim.Trial) bool {
+		if !quiet(r) || r.Actors() > 0 || len(r.Children(simRoot+"/tasks")) > 0 {
+			return false
+		}
+		for _, w := range r.Children(simRoot + "/assign") {
+			if len(r.Children(simRoot+"/assign/"+w)) > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	setup := sc.Setup
+	sc.Setup = func(r *sim.Trial) error {
+		err := setup(r)
+		s.blocking, s.orphans = true, map[string]bool{}
+		return err
+	}
 	return sc
 }
 
@@ -364,6 +405,11 @@ func (s *mwSim) restart(i int) {
 		s.master(i)
 	case i < simMasters+simWorkers:
 		s.worker(i, s.workerN[i])
+	case s.blocking:
+		// The dead process's submission under way is abandoned; the
+		// new one submits new ones, through a Client of the same id.
+		s.waiting[i-simMasters-simWorkers] = 0
+		s.blockingSubmitter(i)
 	default:
 		si := i - simMasters - simWorkers
 		if s.waiting[si] == 0 {
@@ -484,6 +530,10 @@ func (s *mwSim) submitter(i, j int) {
 	if s.r.Stopping() || s.r.Closing() {
 		return
 	}
+	if s.blocking {
+		s.blockingSubmitter(i)
+		return
+	}
 	id := fmt.Sprintf("c%dn%d", i, j)
 	si := i - simMasters - simWorkers
 	s.subJ[si] = j
@@ -546,6 +596,64 @@ func (s *mwSim) wait(i, si, j int, id, name string) {
 	})
 }
 
+// blockingSubmitter runs submitter client i's process on the blocking
+// Client: one goroutine that submits one submission after the other
+// (data "c<i>n<j>", j counted on across the process's incarnations) and
+// waits for each one's status, which must be its own.
+func (s *mwSim) blockingSubmitter(i int) {
+	r := s.r
+	si := i - simMasters - simWorkers
+	cl, err := s.sys.NewClient(r.Execs[i], fmt.Sprintf("client-%d", i))
+	if err != nil {
+		r.Errorf("client %d: %v", i, err)
+		return
+	}
+	refused := func(a *sim.Actor, what string, err error) bool {
+		switch {
+		case r.Closing() || a.Context().Err() != nil:
+		case errors.Is(err, task.ErrNoAuth):
+			s.refused++
+			_ = a.Sleep(a.Context(), time.Duration(a.Rand().Int64N(int64(300*time.Millisecond))))
+		default:
+			r.Errorf("client %d: %s: %v", i, what, err)
+		}
+		return true
+	}
+	r.Go(i, func(a *sim.Actor) {
+		for !r.Stopping() && a.Context().Err() == nil {
+			j := s.subJ[si]
+			s.subJ[si] = j + 1
+			id := fmt.Sprintf("c%dn%d", i, j)
+			s.waiting[si]++
+			s.stats.submitted++
+			s.orphans[id] = true
+			name, err := cl.Submit(a.Context(), []byte(id))
+			if err != nil {
+				s.waiting[si]--
+				refused(a, "submit "+id, err)
+				continue
+			}
+			delete(s.orphans, id)
+			s.named(id, name)
+			for a.Context().Err() == nil {
+				res, err := cl.Wait(a.Context(), name)
+				if err != nil {
+					refused(a, "wait "+name, err)
+					continue
+				}
+				if res.Failed || string(res.Data) != id {
+					r.Errorf("client %d: Submit of %s returned %s, whose status is %+v: not its own", i, id, name, res)
+					return
+				}
+				s.results[id]++
+				s.waiting[si]--
+				r.Progress(i)
+				break
+			}
+		}
+	})
+}
+
 // final judges the end state: every submission has exactly one status
 // (counted by the data the workers wrote, so a duplicate task shows even
 // if its name does not carry the id), nothing is left in /tasks or in any
@@ -590,7 +698,7 @@ func (s *mwSim) final() error {
 		}
 	}
 	for id, names := range byData {
-		if _, ok := s.names[id]; !ok {
+		if _, ok := s.names[id]; !ok && !s.orphans[id] {
 			return fmt.Errorf("statuses %v for submission %s, which no submitter was told about", names, id)
 		}
 		if len(names) != 1 {
@@ -637,7 +745,20 @@ func TestSimRegressions(t *testing.T) {
 
 func TestSimExplore(t *testing.T) {
 	var tot simTotals
-	sim.Explore(t, newMWScenario(&tot))
+	sim.Explore(t, newMWScenario(&tot), newBlockingMWScenario(&tot))
+}
+
+// The blocking submitters: a Client of one id in every incarnation of a
+// submitter process, each Wait answered with its own submission.
+func TestBlockingSimSafety(t *testing.T) {
+	seeds := 30
+	if testing.Short() {
+		seeds = 10
+	}
+	var tot simTotals
+	sim.Check(t, newBlockingMWScenario(&tot), seeds)
+	t.Logf("%d seeds: %d submissions, %d connections dropped under a request, %d runs, submits and waits an ACL refused",
+		tot.seeds, tot.submitted, tot.targeted, tot.refused)
 }
 
 // A sample of seeds runs twice with the same history (make sim counts the
@@ -645,4 +766,5 @@ func TestSimExplore(t *testing.T) {
 func TestSimDeterminism(t *testing.T) {
 	var tot simTotals
 	sim.Determinism(t, newMWScenario(&tot), sim.Sample(3, 500))
+	sim.Determinism(t, newBlockingMWScenario(&tot), sim.Sample(3, 500))
 }

@@ -23,13 +23,16 @@ const (
 // partition/queue-exhausted-sequence waits in an item's queue with a
 // number the server can no longer order (its directory's counter ran
 // out), so two contenders named with int32's maximum both hold the item
-// once the holder goes.
+// once the holder goes; partition/fenced-after-give-up sends a write
+// fenced by a hold its member has given up (the node still there until
+// its delete is applied), and the late write is applied.
 func TestCanaries(t *testing.T) {
 	for _, name := range []canary.Name{
 		"partition/hold-at-create",
 		"partition/keep-holds-across-expiry",
 		"partition/acquired-while-draining",
 		"partition/queue-exhausted-sequence",
+		"partition/fenced-after-give-up",
 	} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)

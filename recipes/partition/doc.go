@@ -7,9 +7,10 @@
 // a lock node, the lowest of the item's lock directory, and carries a
 // fencing token (Hold.Token, the node's creation zxid, strictly
 // increasing from one holder of an item to the next). Writes made through
-// Hold.Fenced are applied only while the hold's node exists, so
-// ZooKeeper refuses the late writes of a member that lost an item
-// (paused past its session, expired, its node deleted); for a store
+// Hold.Fenced are applied only while the hold's node exists and the
+// member has not given the hold up, so the late writes of a member that
+// lost or released an item are refused (paused past its session,
+// expired, its node deleted, the item moved); for a store
 // outside ZooKeeper, pass Token to recipes/fence. Once the party has been
 // unchanged for the Stable wait (WithStable) and the members are
 // connected, each member takes its share (KazooAssign, kazoo's division,

@@ -1,7 +1,11 @@
 package partition
 
 import (
+	"errors"
 	"fmt"
+	"sync/atomic"
+
+	"github.com/zkflow/zkflow/internal/canary"
 
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
@@ -59,11 +63,32 @@ type Hold struct {
 	Path    string // the lock node
 	Version int32  // the lock node's version when it was acquired
 	Session task.Session
+	life    *holdLife // nil for a Hold not made by a member
 }
+
+// holdLife says whether a hold has ended on its member's side: given up
+// (reported released) or the member ended. Shared by the copies of one
+// Hold the member hands out; the Hold a drain task is given has its own,
+// which ends with the drain.
+type holdLife struct{ ended atomic.Bool }
+
+// bugFencedAfterGiveUp: Hold.Fenced sends a write for a hold its member
+// has given up or ended with, whose node is still there until its delete
+// is applied: the write is applied after the hold ended.
+const bugFencedAfterGiveUp canary.Name = "partition/fenced-after-give-up"
+
+// errGivenUp is the cause of Fenced's ErrLost for a hold its member has
+// given up, its node maybe not deleted yet.
+var errGivenUp = errors.New("given up by its member")
 
 // Fenced returns a task that applies ops in one multi behind a check that
 // h's lock node still exists unchanged: ZooKeeper refuses it (an error
 // wrapping ErrLost) once the hold has ended, however late it arrives.
+// Once the member has given the hold up (a Change reported it released)
+// or ended (Leave, an error), Fenced fails with ErrLost without sending
+// anything, though the node may still be there until its delete, sent
+// after, is applied; the Hold a WithDrain task is given stays good until
+// that task ends.
 // Connection loss, and task.ErrSessionExpired for a write sent on a
 // session that ended, are returned as they are: the outcome is unknown
 // (a write applied was applied while the hold stood). The check
@@ -75,7 +100,31 @@ func (h Hold) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 	if h.Path == "" {
 		return task.Fail[[]task.MultiResult](fmt.Errorf("partition: item %q: %w", h.Item, ErrNotHeld))
 	}
-	return zkops.Fenced(h.Path, h.Version, ops, func(cause, err error) error {
+	write := zkops.Fenced(h.Path, h.Version, ops, func(cause, err error) error {
 		return fmt.Errorf("partition: %w: item %q (%s): %w", ErrLost, h.Item, h.Path, cause)
 	})
+	if h.life == nil {
+		return write
+	}
+	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
+		if h.life.ended.Load() && !canary.On(bugFencedAfterGiveUp) {
+			k(nil, fmt.Errorf("partition: %w: item %q (%s): %w", ErrLost, h.Item, h.Path, errGivenUp))
+			return
+		}
+		task.Run(s, write, k)
+	}
+}
+
+// end ends h on its member's side (Hold.Fenced refuses it from now).
+func (h Hold) end() {
+	if h.life != nil {
+		h.life.ended.Store(true)
+	}
+}
+
+// forDrain returns the Hold a drain task is given: h, with a life of its
+// own that ends when the drain does.
+func (h Hold) forDrain() Hold {
+	h.life = new(holdLife)
+	return h
 }

@@ -463,7 +463,7 @@ func (m *Member) acquire(item string) {
 				m.later() // taken again at the next reconcile
 				return
 			}
-			h := &hold{Hold: Hold{Item: item, Token: n.stat.Czxid, Path: n.path, Version: n.stat.Version, Session: sess}, mon: sc.Child()}
+			h := &hold{Hold: Hold{Item: item, Token: n.stat.Czxid, Path: n.path, Version: n.stat.Version, Session: sess, life: new(holdLife)}, mon: sc.Child()}
 			m.holds[item] = h
 			m.follow(sc, h)
 			m.reconcile()
@@ -608,11 +608,12 @@ func (m *Member) setState(st State) {
 }
 
 // dropAll forgets every hold and attempt (their session ended, or the
-// member ends). Executor goroutine.
+// member ends): the holds end. Executor goroutine.
 func (m *Member) dropAll() {
 	var buf [16]string
 	for _, it := range sortedKeys(buf[:0], m.holds) {
 		h := m.holds[it]
+		h.end()
 		delete(m.holds, it)
 		h.mon.Cancel(task.ErrCanceled)
 		h.mon.Close()

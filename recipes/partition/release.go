@@ -37,6 +37,7 @@ func (m *Member) release(item string) {
 
 // give ends hold h and deletes its node in the background.
 func (m *Member) give(h *hold) {
+	h.end()
 	delete(m.holds, h.Item)
 	h.mon.Cancel(task.ErrCanceled)
 	h.mon.Close()
@@ -130,7 +131,15 @@ func (m *Member) giveUp(holds []Hold, party string, drain func(Hold) task.Task[t
 	var steps []task.Task[task.Unit]
 	for _, h := range holds {
 		if drain != nil {
-			steps = append(steps, c.Catch(drain(h), func(error) task.Task[task.Unit] { return task.Value(task.Unit{}) }))
+			// The member has ended, and its holds with it (dropAll);
+			// the drain's own Hold stands until the drain ends.
+			hd := h.forDrain()
+			steps = append(steps, func(s *task.Scope, k task.Cont[task.Unit]) {
+				task.Run(s, drain(hd), func(task.Unit, error) {
+					hd.end()
+					k(task.Unit{}, nil)
+				})
+			})
 		}
 		steps = append(steps, resetting(m.p.ItemDir(h.Item), h.Path, deleteOn(sess, h.Path)))
 	}

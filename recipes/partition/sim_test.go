@@ -286,7 +286,8 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 // to the next) unless the hold's drain runs (its write may go first;
 // once the drain ends, the hold is given up), and a drain that begins
 // while the "enter" is in flight waits for its outcome;
-// a late one once if the hold's session ended.
+// a late one once the hold has ended (lost, given up, or the member
+// left), which must be refused.
 func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Hold, bar sim.SpanID, first bool) {
 	ex := r.Execs[i]
 	log := fenceDir + "/" + h.Item
@@ -297,10 +298,9 @@ func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Ho
 		}
 		cur, ok := m.Hold(h.Item)
 		if !ok || cur.Token != h.Token {
+			// Lost, or given up (its node maybe still there, on its
+			// session): ended either way, so refused.
 			r.CloseSpan(bar)
-			if m.Session().ID == h.Session.ID {
-				return // given up on its session: the node may still be there
-			}
 			executor.Submit(ex, h.Fenced(sim.FencedEntry(log, h.Token, "late")), func(_ []task.MultiResult, err error) {
 				switch {
 				case errors.Is(err, partition.ErrLost):

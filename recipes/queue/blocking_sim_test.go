@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,10 +45,13 @@ type bsimItem struct {
 	// unsure: an Ack of it returned before its outcome was known (its
 	// context ended, ErrOutcomeUnknown, the session ended), or its actor
 	// died inside an Ack.
-	unsure  bool
-	inAck   int   // Acks called that have not returned
-	lostAt  []int // deliveries whose Ack ended with ErrDeliveryLost
-	unknown bool  // an at-most-once take ended with UnknownTakeError
+	unsure bool
+	inAck  int   // Acks called that have not returned
+	lostAt []int // deliveries whose Ack ended with ErrDeliveryLost
+	// takenAs: per delivery, in the order the takes returned, the
+	// incarnation taken (Item.czxid).
+	takenAs []int64
+	unknown bool // an at-most-once take ended with UnknownTakeError
 	// backOn: client+1 whose process has sent the put-back of this item
 	// (at-most-once, taken as its take ended) and not yet heard it
 	// applied; backDied: that process crashed meanwhile (bsimConn).
@@ -356,6 +360,7 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 	s.ended[end]++
 	it.delivered++
 	delivery := it.delivered
+	it.takenAs = append(it.takenAs, got.czxid)
 	r.Logf("client %d actor %d (ctx ends %s): took %s %s", i, a.ID(), endNames[end], got.Name, key)
 	if it.delivered > 1 && s.mode == AtMostOnce {
 		r.Errorf("client %d: %s (%s) delivered a second time (at-most-once)", i, key, got.Name)
@@ -421,8 +426,13 @@ func (s *blockingSim) noneLost(r *sim.Trial) error {
 		if it.acked == 0 && !it.unsure {
 			return fmt.Errorf("%s put, delivered %d times, never acknowledged: lost", k, it.delivered)
 		}
-		if n := len(it.lostAt); n > 0 && it.acked == 0 && !it.unsure && it.delivered <= it.lostAt[n-1] {
-			return fmt.Errorf("%s: the ack of its delivery %d ended with ErrDeliveryLost (not applied), but it never came back", k, it.lostAt[n-1])
+		// Back: delivered again as an incarnation made after the one
+		// that delivery took (a take reported late may follow the
+		// report of a take of the item put back meanwhile).
+		for _, d := range it.lostAt {
+			if it.acked == 0 && !it.unsure && !slices.ContainsFunc(it.takenAs, func(c int64) bool { return c > it.takenAs[d-1] }) {
+				return fmt.Errorf("%s: the ack of its delivery %d ended with ErrDeliveryLost (not applied), but it never came back (taken as %#x)", k, d, it.takenAs)
+			}
 		}
 	}
 	return nil

@@ -114,6 +114,10 @@ type DoubleClient struct {
 
 	mu     sync.Mutex
 	inside bool // an Enter runs, or its participant has not been given to Leave
+	// current: the participant of the last Enter, until given to Leave;
+	// only its Leave lets the next Enter in (a Leave again of an earlier
+	// one must not).
+	current *Participant
 }
 
 // zero reports a DoubleClient not made by NewDoubleClient (nil, or a
@@ -173,6 +177,9 @@ func (d *DoubleClient) Enter(ctx context.Context) (*Participant, error) {
 		return nil, err
 	}
 	p.owner = d
+	d.mu.Lock()
+	d.current = p
+	d.mu.Unlock()
 	return p, nil
 }
 
@@ -229,7 +236,9 @@ func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
 	}
 	if p.owner == d {
 		d.mu.Lock()
-		d.inside = false // the leave is submitted below, ahead of any later Enter's create
+		if d.current == p || canary.On(bugLeaveAgainLetsIn) {
+			d.inside, d.current = false, nil // the leave is submitted below, ahead of any later Enter's create
+		}
 		d.mu.Unlock()
 	}
 	for {

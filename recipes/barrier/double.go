@@ -28,6 +28,11 @@ const (
 	// of its earlier Enter whose ctx ended: the session can then have two
 	// participant nodes, counted twice.
 	bugEnterNoWait canary.Name = "barrier/double-enter-no-wait"
+	// bugLeaveAgainLetsIn: a DoubleClient's Leave of any participant it
+	// entered, an earlier one given to Leave before, lets the next Enter
+	// in while the current participant's node stands: two nodes of one
+	// session, counted twice.
+	bugLeaveAgainLetsIn canary.Name = "barrier/double-leave-again-lets-in"
 	// bugLeaveWithoutSync: Leave lists the participants without a sync
 	// first: on a server that lags behind the leader the listing can miss
 	// a participant, and Leave ends while it is there.

@@ -331,6 +331,12 @@ func (e *engine) pass(gen int) {
 	}
 }
 
+// bugDropRemovedWatch: a one-time watch that another user of the
+// session removed (RemoveWatches of the path: a recursive cache of it
+// stopping) is dropped as if the session had ended, and the cache stops
+// following the node for the rest of the session.
+const bugDropRemovedWatch canary.Name = "cache/drop-removed-watch"
+
 // read runs t with the retry policy (or, under the canary, without it:
 // a read lost to connection loss then sets no watch and is dropped).
 func read[T any](t task.Task[T]) task.Task[T] {
@@ -349,9 +355,14 @@ func lost(err error) bool {
 // What is marked is p: listed again if dir, else read again.
 func (e *engine) arm(f *task.Scope, gen int, w *task.Watch, p string, dir bool) {
 	task.Run(f, w.Wait(), func(_ task.Event, err error) {
-		if err != nil || gen != e.gen {
+		removed := errors.Is(err, task.ErrWatchRemoved) && !canary.On(bugDropRemovedWatch)
+		if err != nil && !removed || gen != e.gen || e.stopped() {
 			return // expiry or stop: the next follower reads everything
 		}
+		// Fired, or removed by another user of the session (a recursive
+		// cache of the path stopping: RemoveWatches takes every watch of
+		// the session on it): read again, which sets the watch again
+		// and finds what changed meanwhile.
 		if dir {
 			e.lists.add(p)
 		} else {

@@ -52,7 +52,8 @@ import (
 // recursive cache of the root on the session, stopping) is set again and
 // the subtree walked. Stop removes the watch (RemoveWatches of type
 // Any: every watch of the session on the root path goes, since ZooKeeper
-// 3.8 cannot remove one watch alone).
+// 3.8 cannot remove one watch alone; the other caches of the path read
+// it again, which sets their watches again).
 
 // Known bugs of the recursive mode, switched on by tests only.
 const (

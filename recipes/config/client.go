@@ -89,7 +89,10 @@ func (c *Client) Update(ctx context.Context, values map[string][]byte) error {
 // UpdateMarked returns its error and the update goes on in the
 // background until it is done, resumed on the next session after an
 // expiry (the same task value, which knows its marker); a failure then
-// goes to the executor's Config.OnError.
+// goes to the executor's Config.OnError. A write refused for good (an
+// entry over the data limit) is rolled back and the marker deleted
+// (UpdateMarked, the task): the update is not applied, and the error says
+// so; a write an ACL refuses waits until the ACL lets it.
 func (c *Client) UpdateMarked(ctx context.Context, values map[string][]byte) error {
 	if err := ctx.Err(); err != nil {
 		return blocking.CtxErr(ctx, "config "+c.root+": update")

@@ -47,7 +47,10 @@
 // again (executor.AwaitAcrossExpiry) resumes and completes the update. A
 // writer that never comes back leaves readers on the last complete
 // configuration, and other writers waiting, until an operator deletes the
-// marker.
+// marker. A write refused for good (an entry over the data limit) is
+// rolled back (the entries written get back the values they had, the
+// marker goes) and UpdateMarked fails with its error; a write an
+// operator's ACL refuses is tried again until the ACL lets it.
 //
 // # Errors
 //

@@ -31,6 +31,11 @@ const bugMarkedRewrite canary.Name = "config/marked-rewrite"
 // lags tells it the marker is gone when it is not.
 const bugDeleteMarkerWithoutSync canary.Name = "config/delete-marker-without-sync"
 
+// bugMarkedNoRollback: UpdateMarked whose write is refused for good (the
+// data over the limit) fails with the marker standing, as it once did:
+// every later update waits for it for good.
+const bugMarkedNoRollback canary.Name = "config/marked-no-rollback"
+
 // retry repeats an operation whose outcome a retry settles (connection
 // loss, not sent); the retry waits for the reconnect.
 var retry = c.Policy{Backoff: c.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.5}}
@@ -171,8 +176,18 @@ func waitGone(s *task.Scope, path string, then func(), k task.Cont[task.Unit]) {
 //  1. create root/invalid (persistent, holding a token of this update);
 //     if it exists with another token, wait until it is deleted and try
 //     again: one marked update at a time;
-//  2. write each entry (set, or create if missing), in name order;
+//  2. write each entry (set, or create if missing), in name order, each
+//     read first (its value in the configuration the update replaces);
 //  3. delete root/invalid.
+//
+// A write refused for good (the data over the connection's limit,
+// task.ErrDataTooLarge, an invalid ACL) is rolled back: the entries
+// written are given the values read in step 2 again (those that did not
+// exist are deleted), the marker is deleted, and the task fails with the
+// write's error: the update is not applied, and readers go on with the
+// configuration it would have replaced. A write an operator's ACL refuses
+// (task.ErrNoAuth) is tried again every task.RecheckAfter until the ACL
+// lets it, the marker standing meanwhile.
 //
 // Readers that honour the marker (DirOptions.Marker) deliver nothing
 // between 1 and 3, so they never see the update half applied. The marker
@@ -211,6 +226,11 @@ func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Ta
 	// gone, the delete was applied and the update is complete, and
 	// writing the entries again would undo the updates made since.
 	var written bool
+	// prior: each entry's value read just before its first write (absent
+	// from the map: the entry did not exist; read: which were read), for
+	// a rollback. Kept by the task value, as the token is: a run resumed
+	// does not read again what it may have written already.
+	prior, read := map[string][]byte{}, map[string]bool{}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if token == nil {
 			// The session's id as well as a draw: a process restarted
@@ -219,31 +239,62 @@ func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Ta
 			token = fmt.Appendf(nil, "update-%016x-%016x", uint64(s.Session().ID), s.Rand())
 		}
 		var lock func()
+		names := slices.Sorted(maps.Keys(values))
 		write := func() {
-			names := slices.Sorted(maps.Keys(values))
 			var step func(i int)
 			step = func(i int) {
 				if i == len(names) {
 					written = true
-					task.Run(s, deleteMarker(marker, token), k)
+					task.Run(s, zkops.UntilAllowed(deleteMarker(marker, token)), k)
 					return
 				}
-				task.Run(s, put(task.Join(root, names[i]), values[names[i]], acl), func(_ task.Unit, err error) {
-					if err != nil {
+				if !read[names[i]] {
+					task.Run(s, readPrior(task.Join(root, names[i])), func(v []byte, err error) {
+						switch {
+						case errors.Is(err, task.ErrNoNode):
+						case err != nil:
+							k(task.Unit{}, err)
+							return
+						default:
+							prior[names[i]] = v
+						}
+						read[names[i]] = true
+						step(i)
+					})
+					return
+				}
+				task.Run(s, zkops.UntilAllowed(put(task.Join(root, names[i]), values[names[i]], acl)), func(_ task.Unit, err error) {
+					switch {
+					case err == nil:
+						step(i + 1)
+					case refusedForGood(err) && s.Err() == nil && !canary.On(bugMarkedNoRollback):
+						task.Run(s, rollback(root, names[:i], prior, acl), func(_ task.Unit, rerr error) {
+							if rerr != nil {
+								k(task.Unit{}, rerr) // the marker stands: run the task again
+								return
+							}
+							task.Run(s, zkops.UntilAllowed(deleteMarker(marker, token)), func(_ task.Unit, derr error) {
+								if derr != nil {
+									k(task.Unit{}, derr)
+									return
+								}
+								k(task.Unit{}, fmt.Errorf("config: update of %s rolled back, entry %s refused: %w", root, names[i], err))
+							})
+						})
+					default:
 						k(task.Unit{}, err)
-						return
 					}
-					step(i + 1)
 				})
 			}
 			step(0)
 		}
+		taken := write
 		lock = func() {
 			create := c.Retry(zkops.Create(marker, token, task.Persistent, acl), retry)
 			task.Run(s, create, func(_ string, err error) {
 				switch {
 				case err == nil:
-					write()
+					taken()
 				case errors.Is(err, task.ErrNoNode):
 					ensure(s, root, acl, lock, k) // no root yet: create it, as the other recipes do
 				case errors.Is(err, task.ErrNodeExists):
@@ -254,7 +305,7 @@ func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Ta
 						case err != nil:
 							k(task.Unit{}, err)
 						case bytes.Equal(d.Data, token) || canary.On(bugMarkerAnyToken):
-							write() // ours: a lost reply, or a run resumed
+							taken() // ours: a lost reply, or a run resumed
 						default:
 							waitGone(s, marker, lock, k)
 						}
@@ -270,6 +321,52 @@ func UpdateMarked(root string, values map[string][]byte, opts ...Option) task.Ta
 		}
 		lock()
 	}
+}
+
+// refusedForGood reports whether a write's error says it was not applied
+// and never will be, whatever is tried again: refused before it was sent
+// (task.ErrDataTooLarge, an invalid path or argument) or by the server
+// for its content (an invalid ACL). Not connection loss, an expiry, the
+// scope's end or an ACL's refusal, which pass.
+func refusedForGood(err error) bool {
+	return errors.Is(err, task.ErrDataTooLarge) || errors.Is(err, task.ErrInvalidACL) ||
+		errors.Is(err, task.ErrBadArguments) || errors.Is(err, task.ErrInvalidArgument) || errors.Is(err, task.ErrInvalidPath)
+}
+
+// readPrior reads the value of the entry at path before the update
+// writes it (task.ErrNoNode: it does not exist). An operator's ACL that
+// refuses the read for a while is waited out, as the writes are: the
+// marker stands meanwhile.
+func readPrior(path string) task.Task[[]byte] {
+	return task.Flow(func(f *task.F) ([]byte, error) {
+		for {
+			d, err := task.Await(f, c.Retry(task.Get(path), retry))
+			if !errors.Is(err, task.ErrNoAuth) {
+				return d.Data, err
+			}
+			if _, err := task.Await(f, c.Sleep(task.RecheckAfter(f.Scope().Session().Timeout))); err != nil {
+				return nil, err
+			}
+		}
+	})
+}
+
+// rollback gives root's entries of names their prior values again, and
+// deletes those that had none.
+func rollback(root string, names []string, prior map[string][]byte, acl task.ACLProvider) task.Task[task.Unit] {
+	return task.Flow(func(f *task.F) (task.Unit, error) {
+		for _, n := range names {
+			path := task.Join(root, n)
+			restore := zkops.Delete(path)
+			if v, ok := prior[n]; ok {
+				restore = put(path, v, acl)
+			}
+			if _, err := task.Await(f, zkops.UntilAllowed(restore)); err != nil {
+				return task.Unit{}, err
+			}
+		}
+		return task.Unit{}, nil
+	})
 }
 
 // deleteMarker deletes the marker if it holds token, in the incarnation

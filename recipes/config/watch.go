@@ -225,7 +225,8 @@ func (w *Watcher) deliver(snap Snapshot) {
 }
 
 // snapshot builds the current snapshot from the cache, and says whether
-// the directory is marked invalid.
+// the directory is marked invalid (only with DirOptions.Marker). The
+// marker is never one of the Values: its name is no entry's.
 func (w *Watcher) snapshot() (Snapshot, bool) {
 	snap := Snapshot{Path: w.path, Stats: map[string]task.Stat{}}
 	if !w.dir {
@@ -250,14 +251,14 @@ func (w *Watcher) snapshot() (Snapshot, bool) {
 		if !ok || name == "" {
 			continue // the root itself
 		}
-		if w.opts.Marker && (name == MarkerName || w.tc != nil && strings.HasSuffix(name, "/"+MarkerName)) {
+		if name == MarkerName || w.tc != nil && strings.HasSuffix(name, "/"+MarkerName) {
 			marked = true
 			continue
 		}
 		snap.Values[name], snap.Stats[name] = n.Data, n.Stat
 	}
 	snap.Exists = len(snap.Values) > 0 || marked
-	return snap, marked
+	return snap, marked && w.opts.Marker
 }
 
 // Latest returns the configuration last delivered, and false before the

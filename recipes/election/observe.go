@@ -174,7 +174,16 @@ func (o *Observer) Err() error {
 func (c *Client) Observe(ctx context.Context) (<-chan Observation, error) {
 	ex, cand := c.ex, c.cand
 	ch := make(chan Observation, 1)
+	// closed: the channel is closed; send drops what comes after (a job
+	// the executor had begun as it stopped, the Stop below refused).
+	var mu sync.Mutex
+	closed := false
 	send := func(ob Observation) {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return
+		}
 		for {
 			select {
 			case ch <- ob:
@@ -201,11 +210,16 @@ func (c *Client) Observe(ctx context.Context) (<-chan Observation, error) {
 		case <-ctx.Done():
 		case <-o.Done():
 		}
-		// Stopped on the executor, after which fn is not called again:
-		// then the channel may be closed. (WithoutCancel: ctx has ended
-		// or will not matter, and it keeps a simulation's Parker.)
+		// Stopped on the executor, after which fn is not called again.
+		// An executor that is stopping refuses the Stop at once while it
+		// may still run a job that sends: send checks closed under mu.
+		// (WithoutCancel: ctx has ended or will not matter, and it keeps
+		// a simulation's Parker.)
 		_, _ = executor.Await(context.WithoutCancel(ctx), ex, o.Stop())
+		mu.Lock()
+		closed = true
 		close(ch)
+		mu.Unlock()
 	})
 	return ch, nil
 }

@@ -20,6 +20,11 @@ const (
 	// bugCleanupAfterJoin: Join withdraws its cleanup after its scope has
 	// closed, so the cleanup deletes the node Join just made.
 	bugCleanupAfterJoin canary.Name = "group/join-cleanup-after-success"
+	// bugKeeperTakesAnyNode: a member's keeper takes any node of its
+	// session at its path for the member's, also one another Join of the
+	// id on the session made after the member's node went: both report
+	// it registered, and the member's Leave deletes the other's node.
+	bugKeeperTakesAnyNode canary.Name = "group/keeper-takes-any-node"
 )
 
 // ErrLeft is Member.Err after Leave (unless the membership had ended
@@ -220,14 +225,22 @@ func (g *Group) Join(id string, data []byte) task.Task[*Member] {
 // is waited out (watched until it goes), then created again.
 func register(path string, data []byte, acl task.ACLProvider, made *bool) task.Task[task.Stat] {
 	return func(s *task.Scope, k task.Cont[task.Stat]) {
-		// applied: a create of this flow may have been applied. A
-		// keeper (made nil) is the member itself: any node of its
-		// session at the path is the member's (a create of an earlier
-		// keeper of the session, canceled with its reply outstanding).
-		r := &registering{s: s, k: k, path: path, data: data, acl: acl, made: made, applied: made == nil}
-		if made == nil {
-			r.made = &r.ownMade
-		}
+		r := &registering{s: s, k: k, path: path, data: data, acl: acl, made: made}
+		r.create()
+	}
+}
+
+// keeperRegister is register for a member's keeper: applied says whether
+// a create of an earlier keeper of the member on this session may have
+// made a node (its reply outstanding as it was canceled), and setMade
+// hears whether a create of this run may have been applied, as register's
+// made says. A node of the session that no create of the member's
+// keepers may have made is another member's of the same id (a Join on
+// this session since the member's node went): waited out, not taken.
+func keeperRegister(path string, data []byte, acl task.ACLProvider, applied bool, setMade func(bool)) task.Task[task.Stat] {
+	return func(s *task.Scope, k task.Cont[task.Stat]) {
+		r := &registering{s: s, k: k, path: path, data: data, acl: acl, applied: applied || canary.On(bugKeeperTakesAnyNode), setMade: setMade}
+		r.made = &r.ownMade
 		r.create()
 	}
 }
@@ -240,14 +253,23 @@ type registering struct {
 	data    []byte
 	acl     task.ACLProvider
 	made    *bool
-	ownMade bool // made's target for a keeper's run
-	applied bool // a create of this flow may have been applied
+	ownMade bool       // made's target for a keeper's run
+	applied bool       // a create of this flow may have been applied
+	setMade func(bool) // a keeper's: told each change of *made
+}
+
+// setMadeTo sets *r.made, and tells a keeper.
+func (r *registering) setMadeTo(v bool) {
+	*r.made = v
+	if r.setMade != nil {
+		r.setMade(v)
+	}
 }
 
 func (r *registering) create() {
 	s, k, path, data, acl := r.s, r.k, r.path, r.data, r.acl
 	req := &task.CreateRequest{Path: path, Data: data, Mode: task.Ephemeral, ACL: acl.For(path)}
-	*r.made = true // until its reply says otherwise: the flow may end first
+	r.setMadeTo(true) // until its reply says otherwise: the flow may end first
 	task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
 		switch {
 		case s.Err() != nil:
@@ -255,9 +277,9 @@ func (r *registering) create() {
 			// is the end's error, not a reply): it may apply.
 		case err == nil, errors.Is(err, task.ErrConnectionLoss):
 			r.applied = true
-			*r.made = true
+			r.setMadeTo(true)
 		default:
-			*r.made = r.applied
+			r.setMadeTo(r.applied)
 		}
 		switch {
 		case err == nil:
@@ -321,7 +343,11 @@ func (m *Member) keep() {
 			switch {
 			case err != nil:
 				k(false, err)
-			case sw.Stat != nil && sw.Stat.EphemeralOwner == s.Session().ID:
+			case sw.Stat != nil && sw.Stat.EphemeralOwner == s.Session().ID &&
+				(sw.Stat.Czxid == m.node.Czxid || m.maybe == s.Session().ID || canary.On(bugKeeperTakesAnyNode)):
+				// The member's node, or one a create of its keeper
+				// may have made. (Another node of the session is
+				// another member's of the id: register waits it out.)
 				if m.keeper == mon {
 					m.own(s.Session(), *sw.Stat)
 				}
@@ -329,10 +355,22 @@ func (m *Member) keep() {
 				task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
 			default:
 				m.mark(s.Session(), false)
-				if m.keeper == mon {
-					m.maybe = s.Session().ID // until register says which node it made
+				sess := s.Session().ID
+				prior := m.maybe == sess // a create of an earlier keeper on sess may have made a node
+				setMade := func(made bool) {
+					// maybe names sess while a create of the member's
+					// keepers on it may have made a node: until register
+					// says which it made, or a reply says none.
+					if m.keeper != mon {
+						return
+					}
+					if made {
+						m.maybe = sess
+					} else if m.maybe == sess {
+						m.maybe = 0
+					}
 				}
-				task.Run(s, register(path, m.data, m.g.acl, nil), func(st task.Stat, err error) {
+				task.Run(s, keeperRegister(path, m.data, m.g.acl, prior, setMade), func(st task.Stat, err error) {
 					if err == nil && m.keeper == mon {
 						m.own(s.Session(), st)
 					}

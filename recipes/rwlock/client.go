@@ -117,6 +117,12 @@ func (m *Client) lock(ctx context.Context, mode Mode, try bool) (*Held, error) {
 	if err := executor.CanBlock(); err != nil {
 		return nil, err
 	}
+	// Refused at once, as promised, whatever is still being deleted in
+	// the background; and again after the wait, for a lock another
+	// goroutine took meanwhile.
+	if err := m.refuse(mode); err != nil {
+		return nil, err
+	}
 	if err := m.pending.Wait(ctx, "rwlock "+m.l.Dir()+": acquire"); err != nil {
 		return nil, err
 	}

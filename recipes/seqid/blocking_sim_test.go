@@ -24,7 +24,7 @@ const bsimPath = "/bseq"
 // reserves, or its own), call Next, think a while.
 //
 // Judged by: no ID handed out twice across every Client and process
-// (sim.IDs.Add); per Client, the history of its goroutines' calls is
+// (sim.IDs.Add), none above the node's value at the end; per Client, the history of its goroutines' calls is
 // linearizable against a counter with gaps (the doc: IDs returned to
 // calls that do not overlap in time increase); a call whose context did
 // not end returns an ID or an error the doc names; every client draws
@@ -71,6 +71,21 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 				if err := ids.Linearizable(); err != nil {
 					return fmt.Errorf("the calls of one Client (%d): %w", i, err)
 				}
+			}
+			return nil
+		}), sim.InvariantFunc(func(r *sim.Trial) error {
+			// Every ID handed out is at most the node's value, as the
+			// server holds it: a block is reserved before its IDs go.
+			data, _, ok := r.NodeData(bsimPath)
+			if !ok {
+				return fmt.Errorf("%s is gone", bsimPath)
+			}
+			v, err := Decode(data)
+			if err != nil {
+				return err
+			}
+			if m := s.all.Max(); m > v {
+				return fmt.Errorf("id %d handed out, above the node's value %d", m, v)
 			}
 			return nil
 		})},

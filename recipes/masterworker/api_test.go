@@ -117,13 +117,16 @@ type dropFirst struct {
 	srv     *fakezk.Server
 	prefix  string
 	dropped bool
+	// unapplied: the connection breaks before the server applies the
+	// create (else after: its reply is lost).
+	unapplied bool
 }
 
 func (d *dropFirst) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
 	d.Conn.Do(req, done, watch)
 	if cr, ok := req.(*task.CreateRequest); ok && !d.dropped && strings.HasPrefix(cr.Path, d.prefix) {
 		d.dropped = true
-		d.srv.Drop(d.Conn, true)
+		d.srv.Drop(d.Conn, !d.unapplied)
 	}
 }
 

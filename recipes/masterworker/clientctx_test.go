@@ -260,12 +260,12 @@ func TestClientMadeAgainWithTheID(t *testing.T) {
 // what the second Client's Do answered.
 func clientMadeAgain(t *testing.T, again int) string {
 	t.Helper()
-	var drop *dropUnapplied
+	var drop *dropFirst
 	wrap := func(i int, conn *fakezk.Conn) task.Conn {
 		if i != again {
 			return conn
 		}
-		drop = &dropUnapplied{Conn: conn, prefix: "/mw/tasks/", dropped: true} // armed below
+		drop = &dropFirst{Conn: conn, prefix: "/mw/tasks/", dropped: true, unapplied: true} // armed below
 		return drop
 	}
 	w, sys := setupWorld(t, sim.Config{Seed: 11, Clients: 4, Wrap: wrap})
@@ -313,21 +313,4 @@ func clientMadeAgain(t *testing.T, again int) string {
 		t.Fatalf("the second Client's Do: %v", err2)
 	}
 	return string(second.Data)
-}
-
-// dropUnapplied loses the first create under prefix it sends once armed
-// (dropped false): the connection breaks before the server applies it.
-type dropUnapplied struct {
-	*fakezk.Conn
-	srv     *fakezk.Server
-	prefix  string
-	dropped bool
-}
-
-func (d *dropUnapplied) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	d.Conn.Do(req, done, watch)
-	if cr, ok := req.(*task.CreateRequest); ok && !d.dropped && strings.HasPrefix(cr.Path, d.prefix) {
-		d.dropped = true
-		d.srv.Drop(d.Conn, false)
-	}
 }

@@ -19,9 +19,11 @@ import (
 )
 
 // memStore is a Store in memory, shared by the replicas of one run (the
-// file store's fsync would dominate thousands of simulated seeds). Like
-// the file store it keeps whatever it is given; a mark that goes down is
-// reported to the trial as a violation.
+// file store's fsync would dominate thousands of simulated seeds).
+// Unlike the file store, which keeps the greater of its mark and the
+// value, it keeps whatever it is given, and a Store below its mark is
+// reported to the trial as a violation: within a run the leaders' raises
+// read the mark first and never store below it.
 type memStore struct {
 	v int64
 	r *sim.Trial

@@ -204,6 +204,10 @@ func (m *Client) Release(ctx context.Context, h *Held) error {
 	if err := blocking.Owned(m.ex, exOf(h), errNotOurs); err != nil {
 		return err
 	}
+	// From now on the Client does not hold h: its next Acquire waits for
+	// this release (counted in pending by Give) rather than refusing with
+	// ErrAlreadyHeld while the release waits in the executor's queue.
+	m.forget(h)
 	_, err := blocking.Give(ctx, "rwlock "+m.l.Dir()+": release", m.ex, &m.pending, h.Release())
 	return err
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
-	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/internal/canary/canarytest"
 	"github.com/zkflow/zkflow/recipes/barrier"
 	"github.com/zkflow/zkflow/task"
 )
@@ -18,50 +18,41 @@ import (
 // twice. With any participant's Leave letting it in (the canary), it
 // does.
 func TestDoubleLeaveAgainOfAnEarlierParticipant(t *testing.T) {
-	for _, bug := range []bool{false, true} {
-		name := "fixed"
-		if bug {
-			name = "canary"
+	canarytest.Both(t, "barrier/double-leave-again-lets-in", func(t *testing.T, bug bool) {
+		w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Run(name, func(t *testing.T) {
-			if bug {
-				defer canary.Enable("barrier/double-leave-again-lets-in")()
-			}
-			w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
+		t.Cleanup(w.Close)
+		var third error
+		done := false
+		w.Go(0, func(a *sim.Actor) {
+			defer func() { done = true }()
+			d, err := barrier.NewDoubleClient(a.Exec(), "/db", 1)
 			if err != nil {
-				t.Fatal(err)
+				t.Error(err)
+				return
 			}
-			t.Cleanup(w.Close)
-			var third error
-			done := false
-			w.Go(0, func(a *sim.Actor) {
-				defer func() { done = true }()
-				d, err := barrier.NewDoubleClient(a.Exec(), "/db", 1)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				ended, cancel := context.WithCancel(a.Context())
-				cancel()
-				p1, err := d.Enter(a.Context())
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				_ = d.Leave(ended, p1) // its delete goes on in the background
-				if _, err := d.Enter(a.Context()); err != nil {
-					t.Error(err)
-					return
-				}
-				_ = d.Leave(ended, p1) // again, as the doc allows
-				_, third = d.Enter(a.Context())
-			})
-			if !w.Settle(func() bool { return done }) {
-				t.Fatal("stuck")
+			ended, cancel := context.WithCancel(a.Context())
+			cancel()
+			p1, err := d.Enter(a.Context())
+			if err != nil {
+				t.Error(err)
+				return
 			}
-			if refused := errors.Is(third, task.ErrInvalidArgument); refused == bug {
-				t.Errorf("third Enter, the second participant not given to Leave: %v (canary %v); participants %v", third, bug, w.Children("/db"))
+			_ = d.Leave(ended, p1) // its delete goes on in the background
+			if _, err := d.Enter(a.Context()); err != nil {
+				t.Error(err)
+				return
 			}
+			_ = d.Leave(ended, p1) // again, as the doc allows
+			_, third = d.Enter(a.Context())
 		})
-	}
+		if !w.Settle(func() bool { return done }) {
+			t.Fatal("stuck")
+		}
+		if refused := errors.Is(third, task.ErrInvalidArgument); refused == bug {
+			t.Errorf("third Enter, the second participant not given to Leave: %v (canary %v); participants %v", third, bug, w.Children("/db"))
+		}
+	})
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
-	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/internal/canary/canarytest"
 	"github.com/zkflow/zkflow/recipes/config"
 	"github.com/zkflow/zkflow/task"
 )
@@ -19,52 +19,43 @@ import (
 // through. With the marker left standing (the canary, as before), the
 // next update waits for good.
 func TestMarkedUpdateRefusedForGoodRollsBack(t *testing.T) {
-	for _, bug := range []bool{false, true} {
-		name := "fixed"
-		if bug {
-			name = "canary"
+	canarytest.Both(t, "config/marked-no-rollback", func(t *testing.T, bug bool) {
+		w, err := sim.New(sim.Config{Seed: 1, Clients: 2})
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Run(name, func(t *testing.T) {
-			if bug {
-				defer canary.Enable("config/marked-no-rollback")()
-			}
-			w, err := sim.New(sim.Config{Seed: 1, Clients: 2})
-			if err != nil {
+		t.Cleanup(w.Close)
+		for _, p := range []string{"/cfg", "/cfg/b", "/cfg/c"} {
+			if _, err := sim.Run(w, 1, task.Create(p, []byte("0"), task.Persistent)); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(w.Close)
-			for _, p := range []string{"/cfg", "/cfg/b", "/cfg/c"} {
-				if _, err := sim.Run(w, 1, task.Create(p, []byte("0"), task.Persistent)); err != nil {
-					t.Fatal(err)
-				}
+		}
+		// a (new) and b are written before c, which is too large.
+		_, err = sim.Run(w, 0, config.UpdateMarked("/cfg", map[string][]byte{
+			"a": []byte("1"), "b": []byte("1"), "c": bytes.Repeat([]byte("x"), task.MaxDataSize)}))
+		if !errors.Is(err, task.ErrDataTooLarge) {
+			t.Fatalf("UpdateMarked with an entry over the limit: %v; want ErrDataTooLarge", err)
+		}
+		next := sim.Submit(w, 1, config.Update("/cfg", map[string][]byte{"b": []byte("2")}))
+		w.Settle(func() bool { return next.Done })
+		w.Clock.Advance(time.Minute)
+		w.Drive()
+		if bug {
+			if next.Done || data(w, "/cfg/"+config.MarkerName) == "<none>" {
+				t.Errorf("with the marker left, the next update ended (%v): the test would not see the bug", next.Err)
 			}
-			// a (new) and b are written before c, which is too large.
-			_, err = sim.Run(w, 0, config.UpdateMarked("/cfg", map[string][]byte{
-				"a": []byte("1"), "b": []byte("1"), "c": bytes.Repeat([]byte("x"), task.MaxDataSize)}))
-			if !errors.Is(err, task.ErrDataTooLarge) {
-				t.Fatalf("UpdateMarked with an entry over the limit: %v; want ErrDataTooLarge", err)
-			}
-			next := sim.Submit(w, 1, config.Update("/cfg", map[string][]byte{"b": []byte("2")}))
-			w.Settle(func() bool { return next.Done })
-			w.Clock.Advance(time.Minute)
-			w.Drive()
-			if bug {
-				if next.Done || data(w, "/cfg/"+config.MarkerName) == "<none>" {
-					t.Errorf("with the marker left, the next update ended (%v): the test would not see the bug", next.Err)
-				}
-				return
-			}
-			if m := data(w, "/cfg/"+config.MarkerName); m != "<none>" {
-				t.Errorf("marker %q left", m)
-			}
-			if a, c := data(w, "/cfg/a"), data(w, "/cfg/c"); a != "<none>" || c != "0" {
-				t.Errorf("after the rollback a=%s c=%s; want a gone (it did not exist) and c=0", a, c)
-			}
-			if !next.Done || next.Err != nil || data(w, "/cfg/b") != "2" {
-				t.Errorf("the next update: done %v, %v, b=%s; want it applied", next.Done, next.Err, data(w, "/cfg/b"))
-			}
-		})
-	}
+			return
+		}
+		if m := data(w, "/cfg/"+config.MarkerName); m != "<none>" {
+			t.Errorf("marker %q left", m)
+		}
+		if a, c := data(w, "/cfg/a"), data(w, "/cfg/c"); a != "<none>" || c != "0" {
+			t.Errorf("after the rollback a=%s c=%s; want a gone (it did not exist) and c=0", a, c)
+		}
+		if !next.Done || next.Err != nil || data(w, "/cfg/b") != "2" {
+			t.Errorf("the next update: done %v, %v, b=%s; want it applied", next.Done, next.Err, data(w, "/cfg/b"))
+		}
+	})
 }
 
 // A write of an UpdateMarked that an operator's ACL refuses for a while

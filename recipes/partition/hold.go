@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/zkflow/zkflow/internal/canary"
-
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )

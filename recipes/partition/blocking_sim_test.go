@@ -232,8 +232,11 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 	b := &believer{}
 	m, err := c.Join(ctx, id, func(ch partition.Change) {
 		s.mu.Lock()
-		s.bel.report(b, ch.Held)
+		w := s.bel.report(b, ch)
 		s.mu.Unlock()
+		if w != "" {
+			r.Errorf("client %d: %s", i, w)
+		}
 	})
 	if err != nil {
 		if !expectedErr(r, a, end, err) {

@@ -25,7 +25,11 @@ const (
 // out), so two contenders named with int32's maximum both hold the item
 // once the holder goes; partition/fenced-after-give-up sends a write
 // fenced by a hold its member has given up (the node still there until
-// its delete is applied), and the late write is applied.
+// its delete is applied), and the late write is applied;
+// partition/drop-forgets-reported forgets, when a session's end drops
+// every hold, what the last report said was held, so the report after it
+// lists nothing as Released (caught by the judge of each Change against
+// the one before it).
 func TestCanaries(t *testing.T) {
 	for _, name := range []canary.Name{
 		"partition/hold-at-create",
@@ -33,6 +37,7 @@ func TestCanaries(t *testing.T) {
 		"partition/acquired-while-draining",
 		"partition/queue-exhausted-sequence",
 		"partition/fenced-after-give-up",
+		"partition/drop-forgets-reported",
 	} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)

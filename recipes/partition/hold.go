@@ -44,7 +44,9 @@ func (s State) String() string {
 // Change is one report to a member's callback: its state and the items
 // it holds now, and the items taken and given up since the previous
 // report (a release, kazoo's RELEASE step, is the member's own: it gives
-// up items the assignment moved elsewhere, once the party is stable).
+// up items the assignment moved elsewhere, once the party is stable). An
+// item given up and taken again since the previous report, held now
+// under another Hold, is in both Acquired and Released.
 type Change struct {
 	State    State
 	Held     []Hold   // sorted by item

@@ -48,9 +48,9 @@ type Member struct {
 	desired  map[string]bool
 	holds    map[string]*hold
 	tries    map[string]*task.Scope
-	reported map[string]bool
-	idBuf    []string   // appendPartyMembers' buffer, reused while the members listed do not change
-	redo     task.Timer // a reconcile after a failed attempt
+	reported map[string]int64 // the token of each item the last report held
+	idBuf    []string         // appendPartyMembers' buffer, reused while the members listed do not change
+	redo     task.Timer       // a reconcile after a failed attempt
 	// The give-up (Leave, or an end on an error while the session
 	// lives): started once; the Leaves wait for it.
 	leaving      bool
@@ -177,7 +177,7 @@ func (p *Partitioner) Join(identifier string, on func(Change)) task.Task[*Member
 	}
 	return func(s *task.Scope, k task.Cont[*Member]) {
 		m := &Member{p: p, id: identifier, on: on, held: map[string]Hold{}, done: make(chan struct{}),
-			holds: map[string]*hold{}, tries: map[string]*task.Scope{}, reported: map[string]bool{}}
+			holds: map[string]*hold{}, tries: map[string]*task.Scope{}, reported: map[string]int64{}}
 		m.rt = s.Runtime()
 		m.unsub = m.rt.Subscribe(m.onSession)
 		sess, _ := s.Current()
@@ -512,14 +512,16 @@ func (m *Member) report() {
 	case m.timer == nil && m.desired != nil && len(m.tries) == 0 && heldIsDesired(m.holds, m.desired) && !m.draining():
 		st = Acquired
 	}
+	// An item held under another token than the last report's was given
+	// up and taken again: both.
 	var acq, rel []string
-	for it := range m.holds {
-		if !m.reported[it] {
+	for it, h := range m.holds {
+		if tok, ok := m.reported[it]; !ok || tok != h.Token {
 			acq = append(acq, it)
 		}
 	}
-	for it := range m.reported {
-		if _, ok := m.holds[it]; !ok {
+	for it, tok := range m.reported {
+		if h, ok := m.holds[it]; !ok || h.Token != tok {
 			rel = append(rel, it)
 		}
 	}
@@ -544,8 +546,8 @@ func (m *Member) report() {
 		return
 	}
 	clear(m.reported)
-	for it := range m.holds {
-		m.reported[it] = true
+	for it, h := range m.holds {
+		m.reported[it] = h.Token
 	}
 	slices.Sort(acq)
 	slices.Sort(rel)
@@ -625,11 +627,19 @@ func (m *Member) dropAll() {
 	}
 	m.desired = nil
 	m.stopTimers()
+	if canary.On(bugDropForgetsReported) {
+		clear(m.reported)
+	}
 }
 
 // bugKeepAcrossExpiry: holds are kept across a session's end, as if
 // the lock nodes had not gone with it.
 const bugKeepAcrossExpiry canary.Name = "partition/keep-holds-across-expiry"
+
+// bugDropForgetsReported: dropping every hold (a session's end) forgets
+// what the last report said was held, so the report after it lists
+// nothing as Released.
+const bugDropForgetsReported canary.Name = "partition/drop-forgets-reported"
 
 // bugAcquiredWhileDraining: a hold whose WithDrain task runs counts as
 // held for state Acquired, so an item the division moved here again while

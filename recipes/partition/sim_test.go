@@ -203,7 +203,9 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 	var m *partition.Member
 	b := &believer{}
 	on := func(ch partition.Change) {
-		s.bel.report(b, ch.Held)
+		if w := s.bel.report(b, ch); w != "" {
+			r.Errorf("client %d: %s", i, w)
+		}
 		s.released += len(ch.Released)
 		if ch.State == partition.Ended && m != nil && s.members[i] == m && errors.Is(m.Err(), task.ErrNoAuth) {
 			// An operator's ACL refused the member a step no retry
@@ -431,7 +433,17 @@ func (s *partSim) live(r *sim.Trial) bool {
 			held[h.Item] = true
 		}
 	}
-	return len(held) == len(simItems)
+	if len(held) != len(simItems) {
+		return false
+	}
+	// Settled: the last Change each member reported says what it holds
+	// (a change is reported when it happens, not at the next one).
+	for i, m := range s.members {
+		if w := s.recs[i].differs(m.Held()); w != "" {
+			r.Errorf("client %d: settled holding %v, but its last Change said %s", i, m.Held(), w)
+		}
+	}
+	return true
 }
 
 // quiesce: every member leaves; then no party or lock node is left.

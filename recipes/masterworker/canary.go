@@ -35,4 +35,8 @@ const (
 	// and a submission whose reply was lost finds the old one's task and
 	// answers with its status.
 	bugClientCounterOnly canary.Name = "masterworker/client-counter-only"
+	// bugCanceledHandlerWritesStatus: a handler that fails with
+	// task.ErrCanceled has its failure written as the task's status,
+	// where the doc says it stops the worker and leaves the job assigned.
+	bugCanceledHandlerWritesStatus canary.Name = "masterworker/canceled-handler-writes-status"
 )

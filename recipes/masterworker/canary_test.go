@@ -35,14 +35,19 @@ const (
 //     lists the directories from before its predecessor's create and
 //     submits the task again: it gets two statuses. Rarer than the
 //     others (1 history in a few hundred: 107, 536 and 733 seeds in three
-//     hunts), so its bound is findBound.
+//     hunts), so its bound is findBound;
+//   - canceled-handler-writes-status: a handler that stops its worker
+//     (task.ErrCanceled) has a failed status written instead, which no
+//     run of the handler gave (the judge of every status against the
+//     outcomes of its task's handler runs).
 func TestCanaries(t *testing.T) {
 	bounds := map[canary.Name]int{
-		masterworker.BugAssignTwoOps:    canaryBound,
-		masterworker.BugSubmitNoID:      canaryBound,
-		masterworker.BugNoRearmWorkers:  canaryBound,
-		masterworker.BugNoDirAgain:      canaryBound,
-		masterworker.BugFindWithoutSync: findBound,
+		masterworker.BugAssignTwoOps:                canaryBound,
+		masterworker.BugSubmitNoID:                  canaryBound,
+		masterworker.BugNoRearmWorkers:              canaryBound,
+		masterworker.BugNoDirAgain:                  canaryBound,
+		masterworker.BugFindWithoutSync:             findBound,
+		masterworker.BugCanceledHandlerWritesStatus: canaryBound,
 	}
 	for _, name := range slices.Sorted(maps.Keys(bounds)) {
 		t.Run(string(name), func(t *testing.T) {

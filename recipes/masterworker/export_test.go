@@ -2,10 +2,11 @@ package masterworker
 
 // The canary names, for the external tests.
 var (
-	BugAssignTwoOps      = bugAssignTwoOps
-	BugSubmitNoID        = bugSubmitNoID
-	BugNoRearmWorkers    = bugNoRearmWorkers
-	BugNoDirAgain        = bugNoDirAgain
-	BugFindWithoutSync   = bugFindWithoutSync
-	BugClientCounterOnly = bugClientCounterOnly
+	BugAssignTwoOps                = bugAssignTwoOps
+	BugSubmitNoID                  = bugSubmitNoID
+	BugNoRearmWorkers              = bugNoRearmWorkers
+	BugNoDirAgain                  = bugNoDirAgain
+	BugFindWithoutSync             = bugFindWithoutSync
+	BugClientCounterOnly           = bugClientCounterOnly
+	BugCanceledHandlerWritesStatus = bugCanceledHandlerWritesStatus
 )

@@ -54,15 +54,24 @@ type mwSim struct {
 	results   map[string]int    // submission id -> statuses seen by Wait
 	waiting   []int             // per submitter: submissions not yet answered
 	executed  map[string]int    // task name -> handler runs
-	failovers int               // master runs that ended with the session
-	crashed   int               // worker runs that ended with the session
-	killed    int               // sessions the workload expired
-	targeted  int               // connections dropped under a request
-	checks    int               // instants checked
-	skipped   int64             // zxids passed without a check in between
-	lastZxid  int64
-	workerN   []int // per client: the number of the worker it runs (its id)
-	subJ      []int // per submitter: the submission under way
+	// ran: task name -> the submission (the job's data) and the
+	// outcomes its handler runs gave (fateOK, fateFail, fateBig): a
+	// status must be one of them.
+	ran map[string]*runs
+	// canceled: per client, its worker's handler failed with
+	// task.ErrCanceled, which stops the worker (the package doc,
+	// Handler): the process runs it again under the same id.
+	canceled     []bool
+	failovers    int   // master runs that ended with the session
+	crashed      int   // worker runs that ended with the session
+	killed       int   // sessions the workload expired
+	targeted     int   // connections dropped under a request
+	checks       int   // instants checked
+	skipped      int64 // zxids passed without a check in between
+	lastZxid     int64
+	handlerStops int   // worker runs their handler stopped
+	workerN      []int // per client: the number of the worker it runs (its id)
+	subJ         []int // per submitter: the submission under way
 	// blocking: the submitters use the blocking Client
 	// (newBlockingMWScenario); orphans are its submissions whose Submit
 	// never returned a name (their process crashed, or an ACL refused
@@ -77,6 +86,8 @@ type mwSim struct {
 type simTotals struct {
 	seeds, submitted, reruns, failovers, crashes, killed, targeted, checks, rerun, stops, refused int
 	moves, terms, zxids, skipped                                                                  int64
+	handlerStops                                                                                  int
+	fates                                                                                         [numFates]int // tasks whose handler gave each outcome at least once
 }
 
 func newMWScenario(tot *simTotals) sim.Scenario {
@@ -154,7 +165,7 @@ func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 			}
 			*s = mwSim{sys: sys, r: r, stats: tot, names: map[string]string{}, results: map[string]int{},
 				doneSeen: map[string]string{}, undone: map[string]string{},
-				waiting: make([]int, simSubmitters), executed: map[string]int{}, masters: make([]*masterworker.Master, simMasters),
+				waiting: make([]int, simSubmitters), executed: map[string]int{}, ran: map[string]*runs{}, canceled: make([]bool, simClients), masters: make([]*masterworker.Master, simMasters),
 				runs: make([]*executor.Flow, simMasters), stopping: make([]bool, simMasters),
 				workerN: make([]int, simClients), subJ: make([]int, simSubmitters)}
 			_, err = sim.Run(r.World, 0, sys.Setup())
@@ -496,9 +507,30 @@ func (s *mwSim) worker(i, n int) {
 			s.executed[j.Name]++
 			bar := s.r.OpenSpan(i, "task", strings.TrimPrefix(j.Name, "task-")) // on the seed's picture
 			think := time.Duration(sc.Rand()%500) * time.Millisecond
-			task.Run(sc, c.Map(c.Sleep(think), func(task.Unit) []byte { return j.Data }), func(v []byte, err error) {
+			fate := handlerFate(sc.Rand(), s.r.Stopping())
+			task.Run(sc, c.Sleep(think), func(_ task.Unit, err error) {
 				s.r.CloseSpan(bar)
-				k(v, err)
+				if err != nil {
+					k(nil, err)
+					return
+				}
+				rs := s.ran[j.Name]
+				if rs == nil {
+					rs = &runs{id: string(j.Data)}
+					s.ran[j.Name] = rs
+				}
+				rs.fates |= 1 << fate
+				switch fate {
+				case fateFail:
+					k(nil, errors.New("fail:"+string(j.Data)))
+				case fateBig:
+					k(make([]byte, task.MaxDataSize), nil)
+				case fateCancel:
+					s.canceled[i] = true
+					k(nil, task.ErrCanceled)
+				default:
+					k(j.Data, nil)
+				}
 			})
 		}
 	}
@@ -508,8 +540,15 @@ func (s *mwSim) worker(i, n int) {
 		return
 	}
 	executor.Submit(s.r.Execs[i], w.Run(), func(_ task.Unit, err error) {
+		canceled := s.canceled[i]
+		s.canceled[i] = false
 		switch {
 		case s.r.Closing():
+		case errors.Is(err, task.ErrCanceled) && canceled:
+			// Its handler stopped it: the job stays assigned to the
+			// id, and the process serves the id again a little later.
+			s.handlerStops++
+			s.later(i, func() { s.worker(i, n) })
 		case errors.Is(err, task.ErrSessionExpired):
 			s.crashed++
 			s.worker(i, n+1)
@@ -585,8 +624,8 @@ func (s *mwSim) wait(i, si, j int, id, name string) {
 		case err != nil:
 			s.r.Errorf("client %d: wait %s: %v", i, name, err)
 			return
-		case res.Failed || string(res.Data) != id:
-			s.r.Errorf("client %d: status of %s (submission %s): %+v", i, name, id, res)
+		case !s.statusOK(name, id, res):
+			s.r.Errorf("client %d: status of %s (submission %s): %+v, not what a run of its handler gave", i, name, id, res)
 			return
 		}
 		s.results[id]++
@@ -641,8 +680,8 @@ func (s *mwSim) blockingSubmitter(i int) {
 					refused(a, "wait "+name, err)
 					continue
 				}
-				if res.Failed || string(res.Data) != id {
-					r.Errorf("client %d: Submit of %s returned %s, whose status is %+v: not its own", i, id, name, res)
+				if !s.statusOK(name, id, res) {
+					r.Errorf("client %d: Submit of %s returned %s, whose status is %+v: not its own, or not what a run of its handler gave", i, id, name, res)
 					return
 				}
 				s.results[id]++
@@ -665,6 +704,14 @@ func (s *mwSim) final() error {
 	s.stats.refused += s.refused
 	s.stats.crashes += s.crashed
 	s.stats.killed += s.killed
+	s.stats.handlerStops += s.handlerStops
+	for _, rs := range s.ran {
+		for f := range numFates {
+			if rs.fates&(1<<f) != 0 {
+				s.stats.fates[f]++
+			}
+		}
+	}
 	for _, n := range s.executed {
 		if n > 1 {
 			s.stats.rerun++ // at-least-once execution: the status was still written once
@@ -690,7 +737,8 @@ func (s *mwSim) final() error {
 		if !ok || len(data) == 0 {
 			return fmt.Errorf("read status %s: gone or empty", name)
 		}
-		byData[string(data[1:])] = append(byData[string(data[1:])], name)
+		id := s.statusOf(name, data)
+		byData[id] = append(byData[id], name)
 	}
 	for id := range s.names {
 		if n := len(byData[id]); n != 1 {
@@ -734,6 +782,18 @@ func TestSimSafety(t *testing.T) {
 	if tot.failovers == 0 || tot.crashes == 0 || tot.moves == 0 || tot.stops == 0 {
 		t.Fatal("the drawn faults never made a master fail over, a worker's tasks move or a primary stop: the test checks less than it says")
 	}
+	tot.checkHandlers(t)
+}
+
+// checkHandlers logs the handlers' outcomes and fails if one never
+// happened.
+func (tot *simTotals) checkHandlers(t *testing.T) {
+	t.Helper()
+	t.Logf("handlers: tasks that succeeded %d, failed %d, gave too much %d, stopped their worker %d (%d worker runs stopped)",
+		tot.fates[fateOK], tot.fates[fateFail], tot.fates[fateBig], tot.fates[fateCancel], tot.handlerStops)
+	if tot.fates[fateFail] == 0 || tot.fates[fateBig] == 0 || tot.fates[fateCancel] == 0 || tot.handlerStops == 0 {
+		t.Fatal("a handler outcome never happened: the test checks less than it says")
+	}
 }
 
 // The large run of make sim: SIM_SEEDS seeds (skipped when unset).
@@ -759,6 +819,7 @@ func TestBlockingSimSafety(t *testing.T) {
 	sim.Check(t, newBlockingMWScenario(&tot), seeds)
 	t.Logf("%d seeds: %d submissions, %d connections dropped under a request, %d runs, submits and waits an ACL refused",
 		tot.seeds, tot.submitted, tot.targeted, tot.refused)
+	tot.checkHandlers(t)
 }
 
 // A sample of seeds runs twice with the same history (make sim counts the
@@ -767,4 +828,76 @@ func TestSimDeterminism(t *testing.T) {
 	var tot simTotals
 	sim.Determinism(t, newMWScenario(&tot), sim.Sample(3, 500))
 	sim.Determinism(t, newBlockingMWScenario(&tot), sim.Sample(3, 500))
+}
+
+// What a run of the simulation's handler does: succeed with the job's
+// data (the submission id), fail with "fail:<id>" (a failed status),
+// succeed with a value over the server's limit (a failed status that
+// says so), or fail with task.ErrCanceled (the worker stops; the job
+// stays assigned). Until the workload stops, one run in eight fails, one
+// in thirty-two gives too much and one in thirty-two stops its worker;
+// after, a run only succeeds or fails, so every task gets its status.
+const (
+	fateOK = iota
+	fateFail
+	fateBig
+	fateCancel
+	numFates
+)
+
+func handlerFate(r uint64, stopping bool) int {
+	switch d := r % 32; {
+	case d < 4:
+		return fateFail
+	case d == 4 && !stopping:
+		return fateBig
+	case d == 5 && !stopping:
+		return fateCancel
+	}
+	return fateOK
+}
+
+// runs is what the handler runs of one task gave.
+type runs struct {
+	id    string // the submission: the job's data
+	fates uint8  // 1<<fate for each fate a run gave
+}
+
+// statusOK reports whether res, the status of task name (submission
+// id), is what a run of its handler gave: only one status is written,
+// the first run's to write it.
+func (s *mwSim) statusOK(name, id string, res masterworker.Result) bool {
+	rs := s.ran[name]
+	if rs == nil || rs.id != id {
+		return false
+	}
+	switch {
+	case !res.Failed:
+		return rs.fates&(1<<fateOK) != 0 && string(res.Data) == id
+	case string(res.Data) == "fail:"+id:
+		return rs.fates&(1<<fateFail) != 0
+	default:
+		return rs.fates&(1<<fateBig) != 0 && string(res.Data) == bigMessage(name)
+	}
+}
+
+// bigMessage is the failed status of task name whose handler gave a
+// value over the server's limit.
+func bigMessage(name string) string {
+	return fmt.Sprintf("masterworker: task %s: its result (%d bytes) is over the server's limit", name, task.MaxDataSize)
+}
+
+// statusOf returns the submission whose status /status/name holds data
+// (encoded: a tag byte, then the value), as final counts them; a status
+// no handler run could have written is named for what it holds.
+func (s *mwSim) statusOf(name string, data []byte) string {
+	v := string(data[1:])
+	rs := s.ran[name]
+	switch {
+	case rs == nil:
+		return v
+	case v == "fail:"+rs.id || v == bigMessage(name):
+		return rs.id
+	}
+	return v
 }

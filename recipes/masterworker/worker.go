@@ -331,7 +331,7 @@ func (r *wrun) execute(name string) task.Task[task.Unit] {
 			task.Run(s, r.w.h(Job{Name: name, Data: d.Data}), func(v []byte, err error) {
 				res := Result{Data: v}
 				if err != nil {
-					if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrCanceled) || s.Err() != nil {
+					if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) || errors.Is(err, task.ErrCanceled) && !canary.On(bugCanceledHandlerWritesStatus) || s.Err() != nil {
 						k(task.Unit{}, err)
 						return
 					}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -57,6 +58,7 @@ type bsimItem struct {
 	// applied; backDied: that process crashed meanwhile (bsimConn).
 	backOn   int
 	backDied bool
+	inPut    bool // its Put has not returned: a create of it is the Put's
 }
 
 // blockingSim drives a queue of one mode through its Client from
@@ -150,9 +152,10 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 }
 
 // bsimConn notes the put-backs of at-most-once items (giveback.go,
-// putBack: a plain persistent create under DIR, named above the
-// counter, with the item's data) each process has sent and not yet
-// heard applied.
+// putBack: a create under DIR with the item's data, sent after its Put
+// returned; a create a Put still sends as its cancellation reaches it is
+// taken for one too, which only excuses that item if its process crashes)
+// each process has sent and not yet heard applied.
 type bsimConn struct {
 	*fakezk.Conn
 	s *blockingSim
@@ -161,12 +164,12 @@ type bsimConn struct {
 
 func (c *bsimConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
 	cr, ok := req.(*task.CreateRequest)
-	if !ok || cr.Mode != task.Persistent || !strings.HasPrefix(cr.Path, bsimDir+"/") {
+	if !ok || (cr.Mode != task.Persistent && cr.Mode != task.PersistentSequential) || !strings.HasPrefix(cr.Path, bsimDir+"/") {
 		c.Conn.Do(req, done, watch)
 		return
 	}
 	it := c.s.items[string(cr.Data)]
-	if it == nil {
+	if it == nil || it.inPut {
 		c.Conn.Do(req, done, watch)
 		return
 	}
@@ -177,6 +180,27 @@ func (c *bsimConn) Do(req task.Request, done func(task.Response), watch func(tas
 		}
 		done(resp)
 	}, watch)
+}
+
+// inCreateOrder: at most once, when an item is taken no item created
+// before it is in the queue (doc.go, Order: items are taken in the order
+// their creates were applied, items put back too), but across an
+// incarnation of the directory (none of the old one was left) and
+// between two items put back above the counter's range (in the order of
+// the items they put back).
+func (s *blockingSim) inCreateOrder(r *sim.Trial, i int, got *Item) {
+	if st, ok := r.NodeStat(bsimDir); !ok || st.Czxid > got.czxid {
+		return
+	}
+	for _, n := range r.Children(bsimDir) {
+		_, seq, ok := parse(n)
+		if !ok || exhausted(seq) {
+			continue
+		}
+		if st, ok := r.NodeStat(bsimDir + "/" + n); ok && st.Czxid < got.czxid && (seq <= math.MaxInt32 || got.Seq <= math.MaxInt32) {
+			r.Errorf("client %d: took %s while %s, created before it, is in the queue", i, got.Name, n)
+		}
+	}
 }
 
 // crashed: client i's process crashed. The put-backs it had under way
@@ -284,7 +308,9 @@ func (s *blockingSim) put(r *sim.Trial, a *sim.Actor, c *Client) {
 	it := &bsimItem{}
 	s.items[key] = it
 	s.keys = append(s.keys, key)
+	it.inPut = true
 	_, err := s.putOne(ctx, c, key)
+	it.inPut = false
 	switch {
 	case err == nil:
 		it.put = true
@@ -365,6 +391,9 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 	if it.delivered > 1 && s.mode == AtMostOnce {
 		r.Errorf("client %d: %s (%s) delivered a second time (at-most-once)", i, key, got.Name)
 		return
+	}
+	if s.mode == AtMostOnce {
+		s.inCreateOrder(r, i, got)
 	}
 	r.Progress(i)
 	if s.mode == AtLeastOnce {
@@ -447,8 +476,12 @@ func (s *blockingSim) noneLostAtMostOnce(r *sim.Trial) error {
 	reported := map[string]error{}
 	for _, err := range r.Errs {
 		var ute *UnknownTakeError
-		if errors.As(err, &ute) {
+		var pbe *PutBackError
+		switch {
+		case errors.As(err, &ute):
 			reported[string(ute.Item.Data)] = ute.Err
+		case errors.As(err, &pbe):
+			reported[string(pbe.Item.Data)] = pbe // refused: the cause below is not one the doc excuses
 		}
 	}
 	var lost []string
@@ -539,6 +572,16 @@ func TestCanaryPutBackAsPut(t *testing.T) {
 	// 334, past the bound ([334 36 27]).
 	sc.OutageEnds = false
 	sim.Catch(t, sc, string(bugPutBackAsPut), 3, 300)
+}
+
+// queue/put-back-above-counter names every put-back above the counter's
+// range, behind items put later: caught by the judge of the order of
+// creates at each at-most-once take (inCreateOrder).
+func TestCanaryPutBackAboveCounter(t *testing.T) {
+	restore := canary.Enable(bugPutBackAboveCounter)
+	defer restore()
+	_, sc := newBlockingSim(AtMostOnce)
+	sim.Catch(t, sc, string(bugPutBackAboveCounter), 3, 300)
 }
 
 // The blocking scenarios' seeds that once failed (Scenario.Regressions),

@@ -49,6 +49,9 @@
 //     ErrExhausted when the directory's sequence counter has run out while
 //     the directory is not empty (puts go on once the queue has drained
 //     and no other program's node is left in it).
+//   - Put: ErrDataTooLarge for data the queue's larger requests with the
+//     item could not carry (a few hundred bytes under the server's limit;
+//     PROTOCOL.md, Put), nothing sent.
 //   - Take at most once: an *UnknownTakeError carrying the item when its
 //     delete's reply was lost: not delivered, not lost silently.
 //   - Put and Take: task.ErrNoAuth when an operator's ACL refuses them:
@@ -69,7 +72,9 @@
 // registers.
 //
 // Order: within a priority, in at-most-once mode, items are taken in the
-// order their creates were applied; across priorities an item put after a
+// order their creates were applied (an item put back after a take that
+// ended early is created again, behind what is queued then and ahead of
+// what is put after); across priorities an item put after a
 // consumer's listing waits for its next listing; in at-least-once mode a
 // returned item breaks the order once. Items are known by their
 // incarnation, not their name, so these promises hold when the server

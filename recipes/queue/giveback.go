@@ -37,23 +37,28 @@ func detached[T any](q *Queue, s *task.Scope, t task.Task[T], k, orphan func(T, 
 }
 
 // putBack puts an at-most-once item that a take deleted, but could not
-// deliver, back at the end of its priority: a new item with the same data,
-// named with its priority's prefix and 2^32 plus the deleted item's czxid
-// (returnName's form: above any number the counter hands out, and unique,
-// as czxids are). It is a plain create, not a put: neither the queue's
-// bound nor a counter that has run out refuses it (the item was queued
-// already), and a directory deleted meanwhile is made again. It was
-// delivered to no one, so it is still delivered at most once. A create
-// whose outcome is unknown (a lost connection, an expiry) is not sent
-// again: another consumer may have taken the item since, and a second
-// create would queue it again. The item may then be lost, and goes to
-// the executor's error report as an *UnknownTakeError with its data, as
-// a take's lost reply does; any other failure is reported as itself. A
-// create an operator's ACL refuses (task.ErrNoAuth: the directory
-// closed) was not applied, so sending it again queues the item at most
-// once: it is sent again every twice the session timeout until the ACL
-// lets it, counted in q.settling meanwhile; if the session ends first,
-// the item goes to the report as an *UnknownTakeError.
+// deliver, back at the end of its priority: a new item with the same
+// data, created as a put creates one (persistent-sequential), so items
+// are still taken in the order their creates were applied and the item
+// is behind those queued now, not behind every item put later. It is not
+// a put all the same: the queue's bound does not refuse it (the item was
+// queued already), and a counter that has run out, with items queued,
+// does not either: it is then named with its priority's prefix and 2^32
+// plus the deleted item's czxid (putBackAbove: above any number the
+// counter hands out, and unique, as czxids are; no put succeeds until
+// the queue has drained, so it is still behind only what is queued now).
+// A directory deleted meanwhile is made again. It was delivered to no
+// one, so it is still delivered at most once. A create whose outcome is
+// unknown (a lost connection, an expiry) is not sent again: another
+// consumer may have taken the item since, and a second create would
+// queue it again. A create an operator's ACL refuses (task.ErrNoAuth:
+// the directory closed) was not applied, so sending it again queues the
+// item at most once: it is sent again every twice the session timeout
+// until the ACL lets it, counted in q.settling meanwhile. An item not put
+// back goes to the executor's error report with its data: as an
+// *UnknownTakeError when the create's outcome is unknown or the session
+// ended, as a *PutBackError when the create was refused. It may be lost,
+// never silently.
 func (q *Queue) putBack(s *task.Scope, it Item) {
 	q.settling.Begin()
 	t := zkops.UntilAllowed(q.putBackTask(it))
@@ -67,38 +72,50 @@ func (q *Queue) putBack(s *task.Scope, it Item) {
 		case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed), canary.On(bugPutBackAsPut):
 			s.Runtime().Report(&UnknownTakeError{Item: it, Err: fmt.Errorf("putting it back, taken as its take ended: %w", err)})
 		default:
-			s.Runtime().Report(fmt.Errorf("queue: putting %s back, taken as its take ended: not put back: %w", it.Name, err))
+			s.Runtime().Report(&PutBackError{Item: it, Err: err})
 		}
 	})
 }
 
 func (q *Queue) putBackTask(it Item) task.Task[task.Unit] {
-	path := q.item(prefix(it.Priority) + strconv.FormatInt(1<<32+it.czxid, 10))
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		var create func()
-		create = func() {
-			req := &task.CreateRequest{Path: path, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(path)}
-			task.Run(s, task.CreateWith(req), func(_ task.Created, err error) {
-				switch {
-				case err == nil:
-					k(task.Unit{}, nil)
-				case errors.Is(err, task.ErrNotSent):
-					create()
-				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
-						if err != nil {
-							k(task.Unit{}, err)
-							return
-						}
-						create()
-					})
-				default:
-					k(task.Unit{}, err)
-				}
-			})
+		k1 := func(_ string, err error) { k(task.Unit{}, err) }
+		if canary.On(bugPutBackAboveCounter) {
+			q.putBackAbove(s, it, k1)
+			return
 		}
-		create()
+		p := &putting{q: q, s: s, path: q.item(prefix(it.Priority)), data: it.Data, back: &it, k: k1}
+		p.create()
 	}
+}
+
+// putBackAbove creates the item put back under its priority's prefix and
+// 2^32 plus its czxid, when the counter has run out (putBack).
+func (q *Queue) putBackAbove(s *task.Scope, it Item, k task.Cont[string]) {
+	path := q.item(prefix(it.Priority) + strconv.FormatInt(1<<32+it.czxid, 10))
+	var create func()
+	create = func() {
+		req := &task.CreateRequest{Path: path, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(path)}
+		task.Run(s, task.CreateWith(req), func(_ task.Created, err error) {
+			switch {
+			case err == nil:
+				k(task.Base(path), nil)
+			case errors.Is(err, task.ErrNotSent):
+				create()
+			case errors.Is(err, task.ErrNoNode):
+				task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
+					if err != nil {
+						k("", err)
+						return
+					}
+					create()
+				})
+			default:
+				k("", err)
+			}
+		})
+	}
+	create()
 }
 
 // giveBackOwn returns an item its live consumer holds in flight (moved as

@@ -54,6 +54,11 @@ const (
 	// deliver is put back with a put: the queue's bound or a counter run
 	// out refuses it, and the item is lost.
 	bugPutBackAsPut canary.Name = "queue/put-back-as-put"
+	// bugPutBackAboveCounter: at-most-once, an item put back after a take
+	// that ended early is always named above the counter's range (2^32
+	// plus its czxid), as it once was: behind every item put later, so
+	// items are not taken in the order their creates were applied.
+	bugPutBackAboveCounter canary.Name = "queue/put-back-above-counter"
 	// bugOneRegistration: at-least-once, every take that finds no consumer
 	// of its session registers one, and each registration forgets the
 	// copies the takes of the one before delivered: a take of the first
@@ -101,8 +106,8 @@ var (
 // (that could deliver it twice); it is reported, with its data, so that it
 // is not lost silently. It wraps ErrOutcomeUnknown and the delete's error.
 // The executor's Config.OnError also gets one for an item a take that
-// ended early deleted and could not put back (its put's outcome unknown,
-// see Client.Take).
+// ended early deleted and whose put-back's outcome is unknown (see
+// Client.Take), and for one it deleted as the session ended.
 type UnknownTakeError struct {
 	Item Item
 	Err  error
@@ -114,6 +119,24 @@ func (e *UnknownTakeError) Error() string {
 
 // Unwrap returns ErrOutcomeUnknown and the delete's error.
 func (e *UnknownTakeError) Unwrap() []error { return []error{ErrOutcomeUnknown, e.Err} }
+
+// PutBackError goes to the executor's Config.OnError for an at-most-once
+// item that a take which ended early deleted and could not put back for
+// a known reason (the create was refused: not applied): the item is out
+// of the queue, delivered to no one, and reported with its data so that
+// it is not lost silently. A put-back whose outcome is unknown is
+// reported as an *UnknownTakeError instead.
+type PutBackError struct {
+	Item Item
+	Err  error // the put-back's error
+}
+
+func (e *PutBackError) Error() string {
+	return fmt.Sprintf("queue: %s, deleted by a take that ended early, not put back: %v", e.Item.Name, e.Err)
+}
+
+// Unwrap returns the put-back's error.
+func (e *PutBackError) Unwrap() error { return e.Err }
 
 // Mode is a queue's delivery guarantee.
 type Mode int
@@ -357,13 +380,21 @@ func (q *Queue) Put(data []byte) task.Task[string] { return q.PutPriority(data, 
 // put restarts it if the directory is empty and fails with ErrExhausted,
 // nothing queued, if it is not. Out-of-range priorities fail at once with
 // task.ErrInvalidArgument; data over the server's limit with the
-// create's error (task.ErrDataTooLarge... as the Conn reports it).
+// create's error (task.ErrDataTooLarge... as the Conn reports it), and
+// data that fits the create but not the larger requests the queue makes
+// with an item (at least once, the take's move and the returns from
+// flight; at most once, a put-back under a name above the counter's)
+// fails at once with an error wrapping task.ErrDataTooLarge, nothing sent
+// (PROTOCOL.md, Put: about 400 bytes under task.MaxDataSize).
 func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 	if q.zero() {
 		return task.Fail[string](errNil("Queue"))
 	}
 	if priority < MinPriority || priority > MaxPriority {
 		return task.Fail[string](fmt.Errorf("queue: priority %d outside %d..%d: %w", priority, MinPriority, MaxPriority, task.ErrInvalidArgument))
+	}
+	if err := q.checkSize(data, priority); err != nil {
+		return task.Fail[string](err)
 	}
 	return func(s *task.Scope, k task.Cont[string]) {
 		p := &putting{q: q, s: s, k: k, path: q.item(prefix(priority)), data: data}
@@ -386,13 +417,15 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 	}
 }
 
-// putting is one run of PutPriority's task.
+// putting is one run of PutPriority's task, or of a put-back's
+// (putBackTask: back is the item put back).
 type putting struct {
 	q    *Queue
 	s    *task.Scope
 	k    task.Cont[string]
 	path string
 	data []byte
+	back *Item
 }
 
 func (p *putting) create() {
@@ -479,6 +512,8 @@ func (p *putting) runOut() {
 			k("", err)
 		case restarted:
 			p.create()
+		case p.back != nil:
+			q.putBackAbove(s, *p.back, k)
 		default:
 			k("", fmt.Errorf("%w: %s: its counter has run out and the directory is not empty (items are queued, or nodes that are not items)", ErrExhausted, q.dir))
 		}

@@ -493,10 +493,21 @@ func (s *queueSim) checkFIFO(r *sim.Trial, i int, got *queue.Item) {
 		// after the delivered one was taken.
 		return
 	}
+	czxid := queue.ItemCzxid(got)
 	for _, n := range r.Children(simDir) {
 		p, seq, ok := queue.Parse(n)
-		if ok && p == got.Priority && seq < got.Seq {
+		if !ok || p != got.Priority {
+			continue
+		}
+		if seq < got.Seq {
 			r.Errorf("client %d: took %s while %s, older and of the same priority, is in the queue", i, got.Name, n)
+		}
+		// In the order the creates were applied, put-backs too: a
+		// put-back is named by the counter (above its range only when
+		// it has run out, while no put succeeds; two such are in the
+		// order of the items they put back).
+		if st, ok := r.NodeStat(simDir + "/" + n); ok && st.Czxid < czxid && (seq <= math.MaxInt32 || got.Seq <= math.MaxInt32) {
+			r.Errorf("client %d: took %s while %s, created before it and of the same priority, is in the queue", i, got.Name, n)
 		}
 	}
 }

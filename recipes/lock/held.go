@@ -146,7 +146,12 @@ func (h *Held) watchNode() {
 		return
 	}
 	h.mon = h.sessScope.Child()
-	task.RunIn(h.mon, afterMark(h, zkops.WatchNode(h.path, h.version, nil)), func(_ task.Unit, err error) {
+	// The version is read once the mark has settled: a mark refused by
+	// the node's ACL leaves the node at the create's version.
+	watch := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+		zkops.WatchNode(h.path, h.version, nil)(s, k)
+	})
+	task.RunIn(h.mon, afterMark(h, watch), func(_ task.Unit, err error) {
 		if canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired) {
 			return
 		}

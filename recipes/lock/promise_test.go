@@ -587,8 +587,17 @@ func TestOperatorWriteRacingARetriedMarkEndsTheHold(t *testing.T) {
 // deleted or changed the node), the node deleted, every fenced write
 // refused and client 1 took the lock (this test failed on the code before
 // the fix). A mark refused so is now skipped: the Held fences and watches
-// at the create's version, and the hold goes on unmarked.
+// at the create's version, and the hold goes on unmarked. "early": the
+// holder watches its hold (Err) as soon as it is granted, before the
+// mark's reply: the node watch took the version to watch when it was
+// set, not once the mark had settled, and the hold was "lost" the same
+// way (this subtest failed on the code before that fix).
 func TestMarkRefusedByACLIsNoLoss(t *testing.T) {
+	t.Run("after", func(t *testing.T) { markRefusedByACL(t, false) })
+	t.Run("early", func(t *testing.T) { markRefusedByACL(t, true) })
+}
+
+func markRefusedByACL(t *testing.T, early bool) {
 	w, _ := newWorld(t, 44, 2, fakezk.Config{})
 	const dir = "/locks/noWrite"
 	noWrite := []task.ACL{{Perms: task.PermAll &^ task.PermWrite, Scheme: "world", ID: "anyone"}}
@@ -606,7 +615,14 @@ func TestMarkRefusedByACLIsNoLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := sim.Submit(w, 0, l.Acquire())
+	acquire := l.Acquire()
+	if early {
+		acquire = c.Then(acquire, func(h *lock.Held) task.Task[*lock.Held] {
+			_ = h.Err() // sets the node watch as soon as the hold is granted
+			return task.Value(h)
+		})
+	}
+	o := sim.Submit(w, 0, acquire)
 	w.Drive()
 	if o.Done {
 		t.Fatalf("setup: client 0 did not queue: %+v", o)

@@ -105,7 +105,7 @@ func TestSimExplore(t *testing.T) {
 	for _, v := range []struct {
 		name string
 		o    simOpts
-	}{{"plain", simOpts{}}, {"wrap", simOpts{cversion: math.MaxInt32 - 3}}, {"try", simOpts{try: true}}} {
+	}{{"plain", simOpts{}}, {"wrap", simOpts{cversion: math.MaxInt32 - 3}}, {"try", simOpts{try: true}}, {"nowrite", simOpts{noWrite: true}}} {
 		t.Run(v.name, func(t *testing.T) {
 			runSeedsFrom(t, 1, n-n/2, v.o)
 			from, why := sim.DrawnFrom()
@@ -145,6 +145,10 @@ type simOpts struct {
 	// try: odd clients take the lock with TryAcquire, and after ErrBusy
 	// try again a second later (simulated).
 	try bool
+	// noWrite: the contender nodes' ACL (WithACL) refuses WRITE, so every
+	// mark is refused and holds go on unmarked, and each holder watches
+	// its hold (Err) as soon as it is granted, before its mark settles.
+	noWrite bool
 }
 
 type simStats struct{ sections, lost, failed, rejected, exhausted, resets, busy, marks, gaveUp int }
@@ -208,7 +212,17 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 			return st, err
 		}
 	}
-	l, err := lock.New(dir)
+	var lopts []lock.Option
+	if o.noWrite {
+		noWrite := []task.ACL{{Perms: task.PermAll &^ task.PermWrite, Scheme: "world", ID: "anyone"}}
+		lopts = append(lopts, lock.WithACL(func(p string) []task.ACL {
+			if strings.HasPrefix(p, dir+"/") {
+				return noWrite
+			}
+			return task.OpenACL
+		}))
+	}
+	l, err := lock.New(dir, lopts...)
 	if err != nil {
 		return st, err
 	}
@@ -304,6 +318,9 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 				start(i)
 				return
 			}
+			if o.noWrite {
+				_ = h.Err() // watches the hold before its mark settles
+			}
 			// Two holders whose nodes both exist could both write. (A
 			// holder whose own node is gone already, told of its
 			// predecessor's deletion after its own session expired on
@@ -332,6 +349,11 @@ func simulate(seed uint64, o simOpts) (st simStats, violation error) {
 				if errors.Is(h.Err(), lock.ErrLockLost) || errors.Is(err, task.ErrSessionExpired) {
 					st.lost++
 					lostHandles = append(lostHandles, h)
+				}
+				if e := h.Err(); e != nil && strings.Contains(e.Error(), "changed by someone else") {
+					// Nobody here writes a lock node but its holder's
+					// mark: a hold lost so was lost to itself.
+					fail("client %d: lock %s lost with %v, and nobody wrote its node", i, h.Path(), e)
 				}
 				if errors.Is(err, lock.ErrLockLost) {
 					st.rejected++ // a fenced write ZooKeeper refused

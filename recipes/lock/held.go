@@ -531,8 +531,10 @@ func (h *Held) Release() task.Task[task.Unit] {
 				// The caller's scope ended first (or had ended; a deadline
 				// comes as an *OpError naming the delete): the
 				// delete goes on as a flow of its own, as Detached's
-				// cleanup would.
-				task.Go(s, h.deleteNode(), nil)
+				// cleanup would, counted as Detached counts it (a
+				// semaphore Client's internal lock).
+				done := zkops.Count(s)
+				task.Go(s, h.deleteNode(), func(task.Unit, error) { done() })
 				if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
 					err = nil // the node went with the session
 				}

@@ -64,6 +64,16 @@ func countersOf(rt task.Runtime) map[*task.Scope]*blocking.Pending {
 	return task.RuntimeValue(rt, &countersKey, func() map[*task.Scope]*blocking.Pending { return map[*task.Scope]*blocking.Pending{} })
 }
 
+// Count counts one piece of background work started from scope s in the
+// Pending CountIn gave s, if any, until the returned function is called
+// (once is enough; more are harmless): a cleanup a task face leaves
+// going as a flow of its own when its caller's scope ends (lock's
+// Release of a semaphore's internal lock) is counted for the Client
+// whose attempt ran it. Executor goroutine.
+func Count(s *task.Scope) (done func()) {
+	return countersOf(s.Runtime())[s].Add()
+}
+
 // CountIn has the cleanups started from scope s with no Pending of their
 // own (StartCleanup with a nil p) counted in p, until the returned
 // function is called: a recipe that runs another's task face in its

@@ -167,12 +167,21 @@ const BugWithdrawCutCleanup canary.Name = "zkops/withdraw-cut-cleanup"
 // success: a holder's ephemeral node went with it.
 func Detached(del task.Task[task.Unit]) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		// Counted for a Client whose attempt's scope s is (Count) until
+		// del ends, in the caller's flow or as a flow of its own.
+		done := Count(s)
 		sc := s.Child()
-		undo := sc.Defer(del)
+		undo := sc.Defer(func(s *task.Scope, k task.Cont[task.Unit]) {
+			task.Run(s, del, func(v task.Unit, err error) {
+				done()
+				k(v, err)
+			})
+		})
 		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 			task.Run(s, del, func(v task.Unit, err error) {
 				if err == nil || s.Err() == nil || !errors.Is(err, s.Err()) || canary.On(BugWithdrawCutCleanup) {
 					undo()
+					done()
 				}
 				k(v, err)
 			})

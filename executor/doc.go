@@ -24,8 +24,10 @@
 // instead of spinning; events (session changes, deadlines,
 // cancellations) are taken even then. What an event's continuation runs
 // then (the rest of a chain after a nested deadline fails, say) reaches
-// no server: the connection fails each request sent while suspended
-// with task.ErrNotSent, and the flow hears of it after the reconnect. Deadlines are absolute times on the executor's clock
+// no server: the executor fails each request sent while suspended with
+// task.ErrNotSent, unsent (also when the connection is back and its
+// Connected not yet applied, so nothing goes ahead of the sync below),
+// and the flow hears of it after the reconnect. Deadlines are absolute times on the executor's clock
 // (Config.Clock or, when nil, the Conn's own: a fakezk.Conn's is its
 // server's; else the wall clock) and fire while suspended; late completions are dropped; cleanups registered with
 // Scope.Defer run as flows of their own, not bound by the deadline.

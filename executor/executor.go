@@ -717,6 +717,14 @@ func (e *Executor) Send(req task.Request, r task.Receiver, watch task.Watcher) {
 		e.tasks.push(job{x: r}, &task.Response{Err: task.ErrClosed})
 		return
 	}
+	if e.state == task.StateSuspended {
+		// Not sent: the connection may be back already, its Connected
+		// not yet applied (an event job ran first), and a request sent
+		// now would go ahead of the sync after the cut. The flow hears
+		// of it after the reconnect (the task queue is paused).
+		e.tasks.push(job{x: r}, &task.Response{Err: task.ErrNotSent})
+		return
+	}
 	e.sendMu.Lock()
 	if e.closeReq.Load() { // Close came since stopAsked: it may have returned
 		e.sendMu.Unlock()
@@ -784,6 +792,12 @@ func (e *Executor) Report(err error) { e.report(err) }
 // of a process it crashes; it must be called on the goroutine that drove
 // the executor, and the executor must not be driven afterwards.
 func (e *Executor) Abandon() {
+	// Counted as driven while the bodies unwind, as Shutdown's unwind
+	// is: a blocking call in a deferred function of a body then fails
+	// with ErrOnExecutor rather than wait for an executor nobody drives.
+	if e.enter() {
+		defer e.leave()
+	}
 	task.Unwind(&e.frames)
 }
 

@@ -142,7 +142,14 @@ func (r *flowRun[T]) submit(e *Executor) bool {
 		// Armed from the event queue, which runs while the task queue is
 		// paused, so the deadline holds for a flow that has not started.
 		arm = func() {
-			if !f.started {
+			switch {
+			case f.started:
+			case !e.runnable() && !e.clock.Now().Before(r.at):
+				// Come already, and the task queue paused: at once, as
+				// Scope.WithDeadline ends a started flow (a fake clock
+				// fires a timer of 0 only when it next moves).
+				r.abort(errQueuedPastDeadline)
+			default:
 				f.deadline = e.AfterFunc(r.at, func() { r.abort(errQueuedPastDeadline) })
 			}
 		}

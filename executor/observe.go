@@ -34,23 +34,27 @@ func (e *Executor) sendObserved(o *task.Observer, req task.Request, r task.Recei
 	}
 	op.d.Tag = o.OnOpStart(op.d.OpInfo)
 	if e.conn == nil || e.state == task.StateClosed || e.stopAsked() {
-		e.refuseObserved(op)
+		e.refuseObserved(op, task.ErrClosed)
+		return
+	}
+	if e.state == task.StateSuspended {
+		e.refuseObserved(op, task.ErrNotSent) // as in Send
 		return
 	}
 	e.sendMu.Lock() // the send gate, as in Send
 	if e.closeReq.Load() {
 		e.sendMu.Unlock()
-		e.refuseObserved(op)
+		e.refuseObserved(op, task.ErrClosed)
 		return
 	}
 	e.doSend(req, op.done, op.notify)
 }
 
-// refuseObserved fails an observed request with task.ErrClosed, unsent.
-func (e *Executor) refuseObserved(op *sendOp) {
-	op.observeEnd(task.ErrClosed)
+// refuseObserved fails an observed request with err, unsent.
+func (e *Executor) refuseObserved(op *sendOp, err error) {
+	op.observeEnd(err)
 	op.w, op.notify = nil, nil // no watch is set
-	e.tasks.push(job{x: op}, &task.Response{Err: task.ErrClosed})
+	e.tasks.push(job{x: op}, &task.Response{Err: err})
 }
 
 // observeEnd reports an observed request's outcome (err) to OnOpEnd, on

@@ -235,8 +235,12 @@ func (s *Scope) WithDeadline(at time.Time) *Scope {
 
 // OnDone registers fn to run, on the executor goroutine, when the scope is
 // canceled (not when it is closed normally). fn runs at once if it already
-// was; on a scope closed normally it never runs.
+// was; on a scope closed normally it never runs. A nil fn registers
+// nothing.
 func (s *Scope) OnDone(fn func(err error)) {
+	if fn == nil {
+		return
+	}
 	if s.err != nil {
 		if !s.closedLive {
 			fn(s.err)
@@ -244,9 +248,7 @@ func (s *Scope) OnDone(fn func(err error)) {
 		return
 	}
 	if s.onDone1 == nil {
-		if fn != nil { // a nil fn in the first slot is none
-			s.onDone1 = doneFunc(fn)
-		}
+		s.onDone1 = doneFunc(fn)
 		return
 	}
 	m := s.extra()

@@ -120,3 +120,40 @@ func TestReleaseRefusedByACLGoesOnceTheDirectoryOpens(t *testing.T) {
 		t.Fatalf("the released node %s is still there", h.Path())
 	}
 }
+
+// Held.Fenced: "A check an ACL refuses (task.ErrNoAuth: an operator took
+// READ from the lock node) counts as a loss too: the hold ends and its
+// node is deleted."
+func TestFencedCheckRefusedByACLIsALoss(t *testing.T) {
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	l, err := lock.New("/acl/fenced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := mustRun(t, w, 0, l.Acquire())
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRead := []task.ACL{{Perms: task.PermAll &^ task.PermRead, Scheme: "world", ID: "anyone"}}
+	if err := w.Server.AdminSetACL(h.Path(), noRead); err != nil {
+		t.Fatal(err)
+	}
+	_, err = mustRun(t, w, 0, h.Fenced(task.CreateOp("/acl/written", nil, task.Persistent)))
+	if !errors.Is(err, lock.ErrLockLost) || !errors.Is(err, task.ErrNoAuth) {
+		t.Fatalf("fenced write with its check refused: %v, want ErrLockLost and task.ErrNoAuth", err)
+	}
+	w.Drive()
+	if !errors.Is(h.Err(), lock.ErrLockLost) {
+		t.Errorf("hold after its check was refused: Err %v, want ErrLockLost", h.Err())
+	}
+	if _, ok := w.NodeStat(h.Path()); ok {
+		t.Errorf("the lock node %s is still there", h.Path())
+	}
+	if _, ok := w.NodeStat("/acl/written"); ok {
+		t.Error("the fenced write was applied")
+	}
+}

@@ -382,7 +382,10 @@ func (h *Held) lose(cause error) {
 // ZooKeeper itself rejects the writes of a holder that has lost the lock
 // (its session expired and the node went, or someone deleted it), however
 // late the request arrives. Then Fenced fails with an error wrapping
-// ErrLockLost and the server's error, and the lock is marked lost. On
+// ErrLockLost and the server's error, and the lock is marked lost. A
+// check an ACL refuses (task.ErrNoAuth: an operator took READ from the
+// lock node) counts as a loss too: the holder can no longer tell that it
+// holds, so the hold ends and its node is deleted. On
 // success the results are those of ops (without the check's). Another
 // failing op gives the usual *task.OpError wrapping a *task.MultiError
 // whose Index counts within ops. Connection loss leaves the outcome

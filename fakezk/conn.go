@@ -67,6 +67,10 @@ type Conn struct {
 	// lags this long.
 	reconnectLag  time.Duration
 	reconnectHeld bool
+	// newSessionLag: LagAtNewSession, the next new session (after an
+	// expiry) lags this long.
+	newSessionLag  time.Duration
+	newSessionHeld bool
 	// heard is seen without the replies a cut lost (a connection loss
 	// tells the client no zxid): the view of LagAtReconnect's member.
 	heard int64
@@ -391,6 +395,14 @@ func (s *Server) reconnect(c *Conn) {
 		c.sessionEvent(task.StateExpired)
 	}
 	c.establish()
+	if d := c.newSessionLag; d > 0 && sess != nil { // after the events, which would end it
+		c.newSessionLag = 0
+		// The client presents no zxid for a new session: its member
+		// may be behind anything the old session saw (LagAtNewSession).
+		c.seen, c.heard = 0, 0
+		c.lagHeld = c.newSessionHeld
+		s.startLag(c, d)
+	}
 }
 
 // partition cuts c off for d (0: reconnect at once). Lock held.

@@ -274,6 +274,23 @@ func (s *Server) LagAtReconnect(c *Conn, d time.Duration, held bool) {
 	})
 }
 
+// LagAtNewSession has c's next new session (its session expired, and the
+// client opens another) start on a member that lags for d from then, its
+// view as far back as the history kept (KeepHistory), behind what the
+// old session saw. A client presents the last zxid it saw only to come
+// back on a session; a new one may reach any member, and with local
+// sessions (localSessionsEnabled) its creation is no transaction the
+// member must apply first, as for a restarted process's first session
+// (Lag before Start). With held, the view does not drift (LagHeld).
+// Nothing if c is closed.
+func (s *Server) LagAtNewSession(c *Conn, d time.Duration, held bool) {
+	s.locked(func() {
+		if !c.closed && !c.dead {
+			c.newSessionLag, c.newSessionHeld = d, held
+		}
+	})
+}
+
 // LagHeld is Lag without the drift: the member's view moves only with
 // what catches a view up (the session's own writes and syncs, other
 // requests, notifications) and at the end of d, never part of the way at

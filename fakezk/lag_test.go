@@ -760,3 +760,51 @@ func keptHistoryServer(t *testing.T) (*fakezk.Clock, *fakezk.Server) {
 	srv.KeepHistory()
 	return clk, srv
 }
+
+// LagAtNewSession: the session a client opens after its session expired
+// reaches a member behind what the expired session saw (a new session
+// presents no zxid), until a sync (or the lag's end) catches it up;
+// without it the new session reads what the server holds. The expired
+// session had read /x at "new".
+func TestLagAtNewSessionIsBehindTheOldSession(t *testing.T) {
+	for _, lag := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lag=%v", lag), func(t *testing.T) {
+			_, srv := keptHistoryServer(t)
+			a := connect(t, srv, fakezk.ConnConfig{Timeout: 10 * time.Second})
+			srv.RunUntilIdle()
+			run := func(req task.Request) task.Response {
+				got := task.Response{Err: errNoReply}
+				a.Do(req, func(r task.Response) { got = r }, nil)
+				srv.RunUntilIdle()
+				return got
+			}
+			mustOK(t, run(&task.CreateRequest{Path: "/x", Data: []byte("old"), ACL: task.OpenACL}))
+			mustOK(t, run(&task.SetDataRequest{Path: "/x", Data: []byte("new"), Version: -1}))
+			if r := run(&task.GetDataRequest{Path: "/x"}); string(r.Data) != "new" {
+				t.Fatalf("get /x before the expiry: %q %v", r.Data, r.Err)
+			}
+			old := a.SessionID()
+			if lag {
+				srv.LagAtNewSession(a, time.Minute, true)
+			}
+			srv.Expire(a)
+			srv.RunUntilIdle()
+			if a.SessionID() == old || a.SessionID() == 0 {
+				t.Fatalf("no new session: %#x (was %#x)", a.SessionID(), old)
+			}
+			if lagging, _ := a.Lagging(); lagging != lag {
+				t.Fatalf("lagging on the new session: %v, want %v", lagging, lag)
+			}
+			// The member's view goes back as far as the history kept:
+			// here to before /x was created.
+			r := run(&task.GetDataRequest{Path: "/x"})
+			if behind := r.Err == task.ErrNoNode; behind != lag || !lag && string(r.Data) != "new" {
+				t.Fatalf("get /x on the new session = %q (%v); want it behind the old session's read: %v", r.Data, r.Err, lag)
+			}
+			mustOK(t, run(&task.SyncRequest{Path: "/"}))
+			if r := run(&task.GetDataRequest{Path: "/x"}); string(r.Data) != "new" {
+				t.Fatalf("get /x after a sync = %q (%v), want new", r.Data, r.Err)
+			}
+		})
+	}
+}

@@ -548,6 +548,7 @@ func (in *injector) inject(c FaultClass) {
 		w.Server.Partition(w.Conns[client], d, alt)
 		what = fmt.Sprintf("client %d for %s applied=%v", client, d, alt)
 	case Expire:
+		in.newSessionLag(client)
 		w.Server.Expire(w.Conns[client])
 		what = fmt.Sprintf("client %d", client)
 	case Delay:

@@ -188,6 +188,23 @@ func (in *injector) reconnectLag(i int) {
 	in.note(Lag, i, d, false, fmt.Sprintf("client %d for %s (at its reconnect)", i, d))
 }
 
+// newSessionLag has, one time in two, client i's next session, opened
+// after the expiry about to be made, start on a member that lags for up
+// to a session timeout, behind what the expired session saw
+// (Server.LagAtNewSession; drawn as reconnectLag is, and off with it:
+// Scenario.NoReconnectLag). A cache or a config reader that takes the
+// new session's first reads for news could go back in time.
+func (in *injector) newSessionLag(i int) {
+	if in.rclrng == nil || in.rclrng.IntN(2) != 0 {
+		return
+	}
+	w := in.w
+	d := time.Millisecond + time.Duration(in.rclrng.Int64N(int64(w.timeout)))
+	w.Server.LagAtNewSession(w.Conns[i], d, false)
+	in.fired[Lag]++
+	in.note(Lag, i, d, false, fmt.Sprintf("client %d for %s (its next session)", i, d))
+}
+
 // firedCounts returns the faults fired per class: a restart's lag
 // counts once its Conn's session has started (a process that crashed
 // again, or a run that ended, before its first session never lagged).

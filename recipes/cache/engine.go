@@ -51,6 +51,10 @@ const (
 	// waiting then is served what the pass had read so far (a child
 	// removed, its parent's Stat not yet read again).
 	bugServeDuringResync canary.Name = "cache/serve-during-resync"
+	// bugNoSyncNewSession: the cache reads everything again on a new
+	// session (after an expiry) without a sync first: a member behind
+	// what the old session read answers, and the cache goes back in time.
+	bugNoSyncNewSession canary.Name = "cache/no-sync-new-session"
 )
 
 // ErrStopped is a cache's Err after Stop.
@@ -240,6 +244,7 @@ func (e *engine) follow() {
 		f.Close()
 	}
 	sess, _ := e.rt.Current()
+	again := e.sessID != 0 // a session after the first: its reads sync first
 	e.sessID = sess.ID
 	e.gen++
 	e.stopRecheck()
@@ -271,7 +276,7 @@ func (e *engine) follow() {
 	gen := e.gen
 	e.walking = true
 	e.pw = nil
-	e.rt.Schedule(func() {
+	start := func() {
 		switch {
 		case gen != e.gen:
 		case e.recursive():
@@ -279,7 +284,34 @@ func (e *engine) follow() {
 		default:
 			e.kick()
 		}
+	}
+	if !again || canary.On(bugNoSyncNewSession) {
+		e.rt.Schedule(start)
+		return
+	}
+	// A new session may reach a member behind what the cache read on the
+	// old one (its client presents no zxid): the sync catches the member
+	// up, so the reads after it never take the cache back in time.
+	e.rt.Schedule(func() {
+		if gen != e.gen {
+			return
+		}
+		task.Run(e.follower, c.Retry(task.Sync(e.syncPath()), retry), func(_ task.Unit, err error) {
+			if gen != e.gen || err != nil && e.follower.Err() != nil {
+				return // another session, or the cache ended
+			}
+			start()
+		})
 	})
+}
+
+// syncPath is the path the cache syncs after a new session: the one it
+// follows (ZooKeeper's sync needs no node there).
+func (e *engine) syncPath() string {
+	if e.dir != "" {
+		return e.dir
+	}
+	return e.node
 }
 
 // kick starts a pass unless one is running.

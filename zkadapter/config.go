@@ -45,7 +45,8 @@ type Config struct {
 	// context had ended then (the error wraps context.DeadlineExceeded).
 	// A context with a deadline is bounded by it alone. Default: the
 	// session timeout plus one ConnectTimeout per server, time for one
-	// attempt at every server (11s for one server with the defaults).
+	// attempt at every server (11s for one server with the defaults),
+	// saturated at the largest Duration.
 	DialTimeout time.Duration
 	// Dialer opens connections; nil means a net.Dialer. Tests use it to
 	// inject partitions.
@@ -100,7 +101,9 @@ type Config struct {
 	// MaxPacketSize when smaller), and a watch whose path alone would not
 	// fit one (over MaxPacketSize minus 32 bytes; 40 for addWatch) fails
 	// with task.ErrDataTooLarge too; so is a credential that does not fit
-	// (Auth) an invalid Config.
+	// (Auth) an invalid Config. Set above the encode buffer (MaxDataSize
+	// plus 512 KiB, 1.5 MiB by default), a request the buffer cannot hold
+	// fails with task.ErrDataTooLarge too, unsent.
 	MaxPacketSize int
 }
 
@@ -153,7 +156,12 @@ func (c *Config) Validate() error {
 	}
 	switch {
 	case c.DialTimeout == 0:
-		c.DialTimeout = c.SessionTimeout + time.Duration(len(c.Servers))*c.ConnectTimeout
+		// Saturated: a ConnectTimeout meant as "no bound" (math.MaxInt64)
+		// must not wrap the sum negative.
+		c.DialTimeout = math.MaxInt64
+		if per := (math.MaxInt64 - c.SessionTimeout) / time.Duration(max(len(c.Servers), 1)); c.ConnectTimeout <= per {
+			c.DialTimeout = c.SessionTimeout + time.Duration(len(c.Servers))*c.ConnectTimeout
+		}
 	case c.DialTimeout < 0:
 		return &ConfigError{"DialTimeout", fmt.Sprintf("%s is negative", c.DialTimeout)}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strings"
 	"testing"
@@ -47,6 +48,26 @@ func TestConfigValidate(t *testing.T) {
 				t.Fatalf("New = %v", err)
 			}
 		})
+	}
+}
+
+// The default DialTimeout (the session timeout plus one ConnectTimeout
+// per server) saturates: a ConnectTimeout meant as no bound
+// (math.MaxInt64) wrapped the sum negative, and Validate accepted a
+// Config whose Dial gave up at once (this test failed on the code before
+// the fix).
+func TestDefaultDialTimeoutSaturates(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		cfg := Config{Servers: make([]string, n), ConnectTimeout: math.MaxInt64}
+		for i := range cfg.Servers {
+			cfg.Servers[i] = fmt.Sprintf("127.0.0.1:%d", 2181+i)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("%d servers: Validate = %v", n, err)
+		}
+		if cfg.DialTimeout != math.MaxInt64 {
+			t.Errorf("%d servers: DialTimeout %v, want the largest Duration", n, cfg.DialTimeout)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package zkadapter
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"unsafe"
 
@@ -68,6 +69,9 @@ func (c *Conn) do(cl *call) {
 	}
 	if err == nil && packetSize(req) > c.cfg.MaxPacketSize {
 		err = reqcheck.PacketTooLarge(packetSize(req), c.cfg.MaxPacketSize)
+	}
+	if buf := encodeBufferSize(c.cfg.MaxDataSize); err == nil && 4+packetSize(req) > buf {
+		err = encodeTooLarge(packetSize(req), buf)
 	}
 	if err == nil && task.WatchRequested(req) && rewatchSize(req) > c.cfg.MaxPacketSize {
 		// The prelude could not set the watch again after a reconnect.
@@ -199,16 +203,25 @@ type guarded struct {
 // errStale is the encoding error of a request held past its connection.
 var errStale = errors.New("zkadapter: request held past its connection; not sent")
 
-// Encode implements go-zookeeper's encoder interface.
-func (g *guarded) Encode(buf []byte) (int, error) {
+// Encode implements go-zookeeper's encoder interface. A panic of the
+// encoding (go-zookeeper recovers only a slice out of range) is the
+// request's error, unsent: it would otherwise end the process on
+// go-zookeeper's send goroutine. Conn.do refuses what cannot fit first.
+func (g *guarded) Encode(buf []byte) (n int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			n, err = 0, fmt.Errorf("%w: encoding the request: %v", task.ErrDataTooLarge, p)
+			if g.cl != nil {
+				g.c.unsent(g.cl, err)
+			}
+		}
+	}()
 	if g.c.wireNo.Load() != g.conn {
 		if g.cl != nil {
 			g.c.unsent(g.cl, task.ErrNotSent)
 		}
 		return 0, errStale
 	}
-	var n int
-	var err error
 	if e, ok := g.body.(interface{ Encode([]byte) (int, error) }); ok {
 		n, err = e.Encode(buf)
 	} else {

@@ -77,31 +77,45 @@ func (c *Conn) sendPrelude(zc *zk.Conn, conn uint64) bool {
 		zkQueueRequest(zc, opSetAuth, &guarded{c: c, conn: conn, body: &setAuthRequest{Scheme: a.Scheme, Auth: a.Auth}},
 			&emptyResponse{}, c.authReply(a.Scheme, i == len(auth)-1))
 	}
+	// Only the last of the sync and the SetWatches counts its reply's
+	// zxid (preludeReply): each reply carries the server's latest, past
+	// changes whose notifications a later SetWatches of the prelude
+	// brings; were it counted and the connection cut before that one,
+	// the next prelude would set those watches from past the changes and
+	// the server would never report them.
+	left := len(reqs) + len(reqs2)
+	if syncFirst {
+		left++
+	}
+	last := func() bool { left--; return left == 0 }
 	if syncFirst {
 		root := c.cfg.Root
 		if root == "" {
 			root = "/"
 		}
-		zkQueueRequest(zc, opSync, &guarded{c: c, conn: conn, body: &pathRequest{root}}, &pathResponse{}, c.preludeReply("sync"))
+		zkQueueRequest(zc, opSync, &guarded{c: c, conn: conn, body: &pathRequest{root}}, &pathResponse{}, c.preludeReply("sync", last()))
 	}
 	for _, r := range reqs {
-		zkQueueRequest(zc, opSetWatches, &guarded{c: c, conn: conn, body: r}, &emptyResponse{}, c.preludeReply("setWatches"))
+		zkQueueRequest(zc, opSetWatches, &guarded{c: c, conn: conn, body: r}, &emptyResponse{}, c.preludeReply("setWatches", last()))
 	}
 	for _, r := range reqs2 {
-		zkQueueRequest(zc, opSetWatches2, &guarded{c: c, conn: conn, body: r}, &emptyResponse{}, c.preludeReply("setWatches2"))
+		zkQueueRequest(zc, opSetWatches2, &guarded{c: c, conn: conn, body: r}, &emptyResponse{}, c.preludeReply("setWatches2", last()))
 	}
 	return true
 }
 
-// preludeReply handles the reply to a prelude request: its zxid counts, and
-// a failure is logged at Error level and kept as the Conn's last error (a
-// failed setAuth: the server closes the connection; a failed SetWatches:
-// those watches would never fire).
-func (c *Conn) preludeReply(what string) func(unsafe.Pointer, unsafe.Pointer, error) {
+// preludeReply handles the reply to a prelude request: the last one's zxid
+// counts (sendPrelude says why the others' do not), and a failure is
+// logged at Error level and kept as the Conn's last error (a failed
+// setAuth: the server closes the connection; a failed SetWatches: those
+// watches would never fire).
+func (c *Conn) preludeReply(what string, last bool) func(unsafe.Pointer, unsafe.Pointer, error) {
 	return func(_, hdr unsafe.Pointer, err error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		c.sawZxid(hdr)
+		if last {
+			c.sawZxid(hdr)
+		}
 		if err != nil && !c.closing {
 			c.lastErr = err
 			c.log.Error("zkadapter: "+what+" failed", "err", err, "server", c.serverLocked())

@@ -284,6 +284,11 @@ func (w *wireConn) Read(p []byte) (int, error) {
 		}
 		if err != nil {
 			w.c.connectionLost(w, err)
+			// go-zookeeper waits for its send loop before it dials again;
+			// a Write blocked on a silent server's full window would hold
+			// the reconnect up to two-thirds of a session timeout past the
+			// read's: closing the socket ends that Write at once.
+			_ = w.Conn.Close()
 		}
 		return n, err
 	}

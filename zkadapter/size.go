@@ -51,3 +51,17 @@ func authPacketSize(a task.AuthInfo) int {
 // larger limit would have it allocate gigabytes, or overflow an int on a
 // 32-bit platform.
 const maxSizeLimit = 1 << 30
+
+// encodeBufferSize is the size of the buffer go-zookeeper encodes each
+// request into (conn.go, open): its own 1.5 MiB, or MaxDataSize plus
+// 512 KiB when that is larger.
+func encodeBufferSize(maxData int) int { return max(zkEncodeBuffer, maxData+512*1024) }
+
+// encodeTooLarge is task.ErrDataTooLarge for a request that the packet
+// limit lets through but that go-zookeeper's encode buffer cannot hold
+// (MaxPacketSize set above the buffer): the frame's length, then the
+// packet.
+func encodeTooLarge(size, buf int) error {
+	return fmt.Errorf("%w: the request is %d bytes on the wire, more than the client's encode buffer holds (%d bytes with the frame's length: MaxDataSize plus 512 KiB)",
+		task.ErrDataTooLarge, size, buf)
+}

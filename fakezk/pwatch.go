@@ -64,6 +64,16 @@ func (s *Server) addPersistent(sess *session, path string, mode task.AddWatchMod
 func (s *Server) registerPersistent(pw *pwatch) {
 	setPreg(s.pdata, pw.path, preg{sess: pw.sess, recursive: pw.recursive})
 	setPreg(s.pchild, pw.path, preg{sess: pw.sess, recursive: pw.recursive})
+	// 3.8 keeps one registration per session, path and list: a recursive
+	// addWatch turns the session's one-time child watch on the path into
+	// the recursive registration, which is sent no NodeChildrenChanged
+	// (the watch still fires with the node's deletion); a persistent one
+	// leaves it a watch that fires with the next child change.
+	for _, w := range s.childW[pw.path] {
+		if w.sess == pw.sess {
+			w.muted = pw.recursive
+		}
+	}
 }
 
 // setPreg sets the mode of r.sess's registration on path (one per session).
@@ -105,6 +115,11 @@ func (s *Server) downgrade(sess *session, path string, kind watchKind) {
 	}
 	if kind == kindChild {
 		dropPreg(s.pchild, path, sess)
+		for _, w := range s.childW[path] {
+			if w.sess == sess {
+				w.muted = false // the registration is a standard one again
+			}
+		}
 	} else {
 		dropPreg(s.pdata, path, sess)
 	}

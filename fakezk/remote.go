@@ -203,8 +203,8 @@ func (l *Link) Detach() {
 // before it applies it, in its order; no client-side check (reqcheck) has
 // run. Writes are checked as PrepRequestProcessor checks them: a create's
 // mode, then TTL support (Unimplemented), then its TTL, data and path
-// (validateCreateRequest, validatePath); a delete's, setData's, setACL's
-// or check's path; a multi's ops one by one as the multi applies them
+// (validateCreateRequest, validatePath); a delete's path only as
+// getParentPathAndValidate does; setData's, setACL's or check's path; a multi's ops one by one as the multi applies them
 // (multi, apply.go). Reads, sync and the watch requests are not checked
 // at all: the server looks their path up as it is, so a path no client
 // would send reads NoNode (or, for "", the root: lookup), and sync echoes
@@ -215,7 +215,15 @@ func (s *Server) remoteCheck(req task.Request) error {
 		if r.Mode.IsTTL() && !s.cfg.ExtendedTypes {
 			return task.ErrUnimplemented
 		}
-	case *task.DeleteRequest, *task.SetDataRequest, *task.SetACLRequest, *task.CheckRequest:
+	case *task.DeleteRequest:
+		// Only getParentPathAndValidate: a path with no "/", with a NUL,
+		// or a special one; any other ("/w/", "/w//x", "/w/.") is looked
+		// up as it is and is not there (NoNode).
+		if !strings.Contains(r.Path, "/") || strings.ContainsRune(r.Path, 0) || isSpecial(r.Path) {
+			return task.ErrBadArguments
+		}
+		return nil
+	case *task.SetDataRequest, *task.SetACLRequest, *task.CheckRequest:
 	default: // a multi, the reads, sync, the watch requests
 		return nil
 	}
@@ -328,31 +336,27 @@ func (c *Conn) SetWatches(relZxid int64, data, exist, child, persistent, recursi
 	})
 }
 
-// CheckWatches reports whether c's session has a watch of typ on path on
-// the server (checkWatches), task.CodeNoWatcher if not.
+// CheckWatches reports whether the server holds a watch of typ on path
+// (checkWatches), task.CodeNoWatcher if not. A 3.8 server answers for
+// any session's watch there, not only the asking session's
+// (WatchManager.containsWatcher looks at the path's watchers).
 func (c *Conn) CheckWatches(path string, typ task.WatcherType) error {
 	s := c.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sess := c.sess
-	if sess == nil {
+	if c.sess == nil {
 		return task.CodeNoWatcher
 	}
 	has := func(table map[string][]*watch) bool {
 		for _, w := range table[path] {
-			if w.sess == sess && !w.done {
+			if !w.done {
 				return true
 			}
 		}
 		return false
 	}
 	hasP := func(table map[string][]preg) bool {
-		for _, r := range table[path] {
-			if r.sess == sess {
-				return true
-			}
-		}
-		return false
+		return len(table[path]) > 0
 	}
 	data := has(s.dataW) || hasP(s.pdata)
 	kids := has(s.childW) || hasP(s.pchild)

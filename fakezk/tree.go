@@ -118,7 +118,9 @@ func (t *tree) paths() []string {
 
 func newTree() *tree {
 	t := &tree{nodes: map[string]*node{}, special: map[*node]struct{}{}}
-	root := &node{path: "/", acl: task.OpenACL, children: map[string]*node{}}
+	// The built-in nodes hold empty data, not none (a real server's
+	// getData answers a 0-length buffer, not -1).
+	root := &node{path: "/", data: []byte{}, acl: task.OpenACL, children: map[string]*node{}}
 	t.put(root)
 	// The nodes a fresh 3.8 server has (DataTree's constructor).
 	zk := t.addRaw(root, "zookeeper")
@@ -135,7 +137,7 @@ func newTree() *tree {
 var configACL = []task.ACL{{Perms: task.PermRead, Scheme: "world", ID: "anyone"}}
 
 func (t *tree) addRaw(parent *node, name string) *node {
-	n := &node{path: task.Join(parent.path, name), acl: task.OpenACL, children: map[string]*node{}, parent: parent}
+	n := &node{path: task.Join(parent.path, name), data: []byte{}, acl: task.OpenACL, children: map[string]*node{}, parent: parent}
 	parent.link(name, n)
 	parent.stat.NumChildren = int32(len(parent.children))
 	t.put(n)

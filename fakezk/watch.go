@@ -28,6 +28,11 @@ type watch struct {
 	// could not READ the node an event was about (see fireTable); the
 	// client still holds it.
 	withheld bool
+	// muted: a child watch whose session's child-list registration on
+	// the path a later recursive addWatch of the session made recursive
+	// (pwatch.go, registerPersistent): the server sends it no
+	// NodeChildrenChanged, only NodeDeleted.
+	muted bool
 }
 
 func (s *Server) addWatch(sess *session, path string, kind watchKind, cb func(task.Event)) {
@@ -140,6 +145,10 @@ func (s *Server) fireTable(table map[string][]*watch, path string, typ task.Even
 	keep := ws[:0]
 	for _, w := range ws {
 		if w.done { // fired while registered (fireDeferred): dropped now
+			continue
+		}
+		if w.muted && typ == task.EventNodeChildrenChanged {
+			keep = append(keep, w)
 			continue
 		}
 		c := w.sess.conn

@@ -7,6 +7,13 @@ import (
 // moreCases are further probes, each first run against a real server.
 func moreCases() []Case {
 	return []Case{
+		{"builtin/empty-data", "the nodes a fresh server has (/, /zookeeper, /zookeeper/quota, /zookeeper/config) hold empty data, not none: getData answers a 0-length buffer", func(e *Env) {
+			for _, p := range []string{"/", "/zookeeper", "/zookeeper/quota", "/zookeeper/config"} {
+				r := e.C.Do(&task.GetDataRequest{Path: p})
+				e.Err(r.Err, nil, "get "+p)
+				e.True(r.Data != nil && len(r.Data) == 0, "get %s: data %q (nil %v), want empty, not none", p, r.Data, r.Data == nil)
+			}
+		}},
 		{"stat/zookeeper-node-cversion", "the built-in /zookeeper node was never given children by creates, so its reported cversion is -numChildren", func(e *Env) {
 			st := e.Stat("/zookeeper")
 			e.True(st.NumChildren >= 1 && st.Cversion == -st.NumChildren, "/zookeeper stat %+v", st)

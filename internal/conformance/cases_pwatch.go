@@ -46,6 +46,24 @@ func pwatchCases() []Case {
 		recursive  = task.WatchPersistentRecursive
 	)
 	return []Case{
+		{"pwatch/oneshot-child-then-recursive", "a one-time child watch set before a recursive addWatch of the same session on the same path: 3.8's addWatch makes the session's child-list registration on that path PERSISTENT_RECURSIVE, which is sent no NodeChildrenChanged, so the one-time child watch does not fire with a child's creation, only with the node's deletion", func(e *Env) {
+			e.Mk("p")
+			_, child := e.C.DoW(&task.GetChildrenRequest{Path: e.P("p"), Watch: true})
+			_, rec := e.C.DoW(&task.AddWatchRequest{Path: e.P("p"), Mode: task.WatchPersistentRecursive})
+			e.Mk("p/c")
+			e.NoEvents(e.C, child, "one-time child watch after a child's creation")
+			rec.Wait()
+			e.Delete(e.P("p/c"))
+			e.Delete(e.P("p"))
+			e.OneEvent(e.C, child, task.EventNodeDeleted, e.P("p"))
+		}},
+		{"pwatch/oneshot-child-then-persistent", "a one-time child watch set before a persistent (not recursive) addWatch of the same session on the same path fires with the next child change, as the persistent registration is sent NodeChildrenChanged", func(e *Env) {
+			e.Mk("p")
+			_, child := e.C.DoW(&task.GetChildrenRequest{Path: e.P("p"), Watch: true})
+			e.C.DoW(&task.AddWatchRequest{Path: e.P("p"), Mode: task.WatchPersistent})
+			e.Mk("p/c")
+			e.OneEvent(e.C, child, task.EventNodeChildrenChanged, e.P("p"))
+		}},
 		{"pwatch/persistent-events", "a persistent watch, set on a missing node, reports its creation, data changes, child changes and deletion, every time, and stays", func(e *Env) {
 			r, w := addW(e.C, e.P("a"), persistent)
 			e.Err(r.Err, nil, "addWatch")

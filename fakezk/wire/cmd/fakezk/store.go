@@ -165,7 +165,7 @@ func (st *store) read(rec recovered) (recovered, error) {
 	}
 	st.zxid = snap.Zxid
 	for _, n := range snap.Nodes {
-		st.nodes[n.Path] = fixNode(n)
+		st.nodes[n.Path] = n
 	}
 	f, err := os.OpenFile(logPath, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -202,15 +202,6 @@ func (st *store) read(rec recovered) (recovered, error) {
 	st.pending = replayed
 	rec.zxid, rec.nodes, rec.replayed = st.zxid, st.sorted(), replayed
 	return rec, nil
-}
-
-// fixNode gives back what JSON does not keep apart: data that was empty
-// (not absent) reads back as nil, and the server stores it as nil too.
-func fixNode(n fakezk.Node) fakezk.Node {
-	if len(n.Data) == 0 {
-		n.Data = nil
-	}
-	return n
 }
 
 // replay applies the log's records to st.nodes. It returns the offset

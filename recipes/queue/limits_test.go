@@ -189,21 +189,7 @@ func TestLargestPutIsPutBack(t *testing.T) {
 	if _, err := b.Put(bg, make([]byte, n)); err != nil {
 		t.Fatal(err)
 	}
-	held := hc.arm(isItemDelete)
-	ctx, cancel := context.WithCancel(bg)
-	errc := make(chan error, 1)
-	go func() { _, err := a.Take(ctx); errc <- err }()
-	<-held
-	cancel()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
-		t.Fatalf("take canceled in flight: %v", err)
-	}
-	hc.release()
-	sctx, scancel := context.WithTimeout(bg, settleBound)
-	defer scancel()
-	if err := a.Settle(sctx); err != nil {
-		t.Fatal(err)
-	}
+	takeCanceledWithItsDeleteInFlight(t, hc, a)
 	if items := children(srv, "/q"); len(items) != 1 {
 		t.Fatalf("item of %d bytes (accepted by Put) taken by a canceled take: not put back (/q: %v); reports: %v", n, items, reports())
 	}
@@ -223,6 +209,27 @@ func TestPutBackBeforeLaterPuts(t *testing.T) {
 	if _, err := b.Put(bg, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
+	takeCanceledWithItsDeleteInFlight(t, hc, a)
+	if _, err := b.Put(bg, []byte("y")); err != nil { // created after x's put-back
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(bg, failAfter)
+	defer cancel()
+	it, err := b.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(it.Data) != "x" {
+		t.Fatalf("took %q (%s) first; x was put back before y was put", it.Data, it.Name)
+	}
+}
+
+// takeCanceledWithItsDeleteInFlight has a take of a, at most once, delete
+// the first item with its reply held on hc, cancels it, lets the delete be
+// applied and waits for a's put-back to settle.
+func takeCanceledWithItsDeleteInFlight(t *testing.T, hc *armConn, a *queue.Client) {
+	t.Helper()
+	bg := context.Background()
 	held := hc.arm(isItemDelete)
 	ctx, cancel := context.WithCancel(bg)
 	errc := make(chan error, 1)
@@ -237,15 +244,5 @@ func TestPutBackBeforeLaterPuts(t *testing.T) {
 	defer scancel()
 	if err := a.Settle(sctx); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := b.Put(bg, []byte("y")); err != nil { // created after x's put-back
-		t.Fatal(err)
-	}
-	it, err := b.Take(sctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(it.Data) != "x" {
-		t.Fatalf("took %q (%s) first; x was put back before y was put", it.Data, it.Name)
 	}
 }

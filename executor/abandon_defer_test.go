@@ -25,7 +25,7 @@ func TestBlockingCallInABodysDeferDuringAbandon(t *testing.T) {
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // a guard: Background would hang
 			defer cancel()
-			_, deferred = executor.Await(ctx, r.Ex, task.Value(1))
+			_, deferred = executor.Await(ctx, r.Ex, task.Value(1)) //flowcheck:allow the test checks that the call is refused
 		}()
 		task.Await(f, task.Get("/a"))
 		return 0, nil

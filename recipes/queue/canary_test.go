@@ -30,3 +30,22 @@ func TestCanariesCaught(t *testing.T) {
 		}
 	}
 }
+
+// queue/epoch-any-session uses the epoch's version one session read on
+// another: seed 2374 of the at-most-once scenario (make test on 9007ab1,
+// with the simulation's lagging member at a new session) has a consumer
+// expire and list, on its new session, from a member behind the
+// directory's re-creation: the old incarnation's listing passed the check
+// of the epoch its Queue had read on the old session, and the take took
+// an item of the new incarnation ahead of older ones. The seed passes
+// with the epoch read again on each session.
+func TestCanaryEpochAnySession(t *testing.T) {
+	restore := canary.Enable(queue.BugEpochAnySession)
+	defer restore()
+	_, sc := newQueueSim(queue.AtMostOnce)
+	if res := sim.RunSeed(sc, 2374, false); res.Err == nil {
+		t.Fatal("seed 2374 passes with the bug: the scenario no longer reaches a listing older than the epoch")
+	} else {
+		t.Logf("seed 2374: %v", res.Err)
+	}
+}

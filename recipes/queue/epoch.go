@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -34,8 +35,19 @@ func (q *Queue) epochPath() string {
 	return q.dir + ".epoch"
 }
 
+// epochRead is the epoch's version as read on one session.
+type epochRead struct {
+	sess    int64
+	version int32
+}
+
 // epochVersion succeeds with the epoch's version, from the cache or read
-// (the node created first if it is missing).
+// (the node created first if it is missing). The cache holds for the
+// session that read it: a take's check of the epoch proves its listing is
+// of the incarnation the epoch names only if the listing is no older than
+// the epoch's read, and a session's reads never go back, but another
+// session's member may be behind that read (a new session after an
+// expiry, another executor's session).
 func (q *Queue) epochVersion() task.Task[int32] {
 	if q.epochV != nil {
 		return q.epochV
@@ -46,8 +58,9 @@ func (q *Queue) epochVersion() task.Task[int32] {
 // buildEpochVersion builds epochVersion's task.
 func (q *Queue) buildEpochVersion() task.Task[int32] {
 	return func(s *task.Scope, k task.Cont[int32]) {
-		if v := q.epoch.Load(); v != 0 {
-			k(int32(v-1), nil)
+		sess := s.Session().ID
+		if e := q.epoch.Load(); e != nil && (e.sess == sess || canary.On(bugEpochAnySession)) {
+			k(e.version, nil)
 			return
 		}
 		var read func()
@@ -76,7 +89,7 @@ func (q *Queue) buildEpochVersion() task.Task[int32] {
 						read()
 					})
 				default:
-					q.epoch.Store(int64(st.Version) + 1)
+					q.epoch.Store(&epochRead{sess: sess, version: st.Version})
 					k(st.Version, nil)
 				}
 			})
@@ -86,7 +99,11 @@ func (q *Queue) buildEpochVersion() task.Task[int32] {
 }
 
 // staleEpoch forgets the cached version v (a multi's check of it failed).
-func (q *Queue) staleEpoch(v int32) { q.epoch.CompareAndSwap(int64(v)+1, 0) }
+func (q *Queue) staleEpoch(v int32) {
+	if e := q.epoch.Load(); e != nil && e.version == v {
+		q.epoch.CompareAndSwap(e, nil)
+	}
+}
 
 // epochCheck is the op a take's multi starts with.
 func (q *Queue) epochCheck(v int32) task.MultiOp {

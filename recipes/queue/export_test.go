@@ -9,6 +9,10 @@ var (
 	AtLeastOnceCanaries = []canary.Name{bugTakeByDelete, bugAckUnchecked, bugNoReturn, bugAckLostIsDeliveryLost, bugPutAtExhausted, bugClaimless}
 )
 
+// BugEpochAnySession is the canary a seed of the simulation catches
+// (TestCanaryEpochAnySession).
+const BugEpochAnySession = bugEpochAnySession
+
 // Parse is parse, for the name tests.
 var Parse = parse
 

@@ -59,6 +59,11 @@ const (
 	// plus its czxid), as it once was: behind every item put later, so
 	// items are not taken in the order their creates were applied.
 	bugPutBackAboveCounter canary.Name = "queue/put-back-above-counter"
+	// bugEpochAnySession: the epoch's version read on one session is
+	// used by takes on another, whose member may be behind that read (a
+	// new session after an expiry, another executor's): a listing of an
+	// earlier incarnation of the directory passes the epoch's check.
+	bugEpochAnySession canary.Name = "queue/epoch-any-session"
 	// bugOneRegistration: at-least-once, every take that finds no consumer
 	// of its session registers one, and each registration forgets the
 	// copies the takes of the one before delivered: a take of the first
@@ -215,8 +220,9 @@ type Queue struct {
 	// registering: at-least-once, the registration of a consumer under
 	// way; the takes of its session wait for it (acked.go).
 	registering *registration
-	// epoch: the epoch's version + 1, or 0 when not known (epoch.go).
-	epoch atomic.Int64
+	// epoch: the epoch's version as a session read it, nil when not
+	// known (epoch.go).
+	epoch atomic.Pointer[epochRead]
 	// settling counts the takes' deletes or moves in flight and the
 	// give-backs of takes that ended first (giveback.go, Client.Settle).
 	settling blocking.Pending

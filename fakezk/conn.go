@@ -84,6 +84,7 @@ type Conn struct {
 
 	// The handshake (handshake.go).
 	lastContact time.Time  // when the client last heard from a server, if it is not hearing now
+	heardAt     time.Time  // remote: when the server last heard from the client (Link.Heard)
 	refused     bool       // its last connect attempt was closed at the handshake
 	waived      bool       // it presents lastZxid 0 (handshake.go)
 	retry       task.Timer // its next connect attempt after a refusal
@@ -342,7 +343,13 @@ func (s *Server) disconnect(c *Conn, applyInFlight bool) {
 	}
 	s.persistentState(c, c.sess, task.Event{Type: task.EventNone, State: task.StateSuspended})
 	if c.sess.alive {
-		s.armExpiry(c.sess)
+		if c.remote {
+			// A real server counts the session's timeout from the last
+			// packet it heard, not from the connection's end.
+			s.armExpiryIn(c.sess, c.sess.timeout-s.clock.Now().Sub(c.heardAt))
+		} else {
+			s.armExpiry(c.sess)
+		}
 	}
 }
 

@@ -129,6 +129,7 @@ func (s *Server) Accept(cfg ConnConfig, events func(task.Event)) (*Link, error) 
 			s.forget(c)
 			err = ErrRefused
 		}
+		c.heardAt = s.clock.Now()
 	})
 	if err != nil {
 		return nil, err
@@ -163,6 +164,7 @@ func (s *Server) Resume(id int64, events func(task.Event)) (*Link, error) {
 			err = ErrRefused
 			return
 		}
+		c.heardAt = s.clock.Now() // the connect request
 		if c.connected {
 			s.tracef("c%d link replaced", c.num)
 			s.disconnect(c, false)
@@ -176,6 +178,7 @@ func (s *Server) Resume(id int64, events func(task.Event)) (*Link, error) {
 			c.linked = false
 			err = ErrRefused
 		}
+		c.heardAt = s.clock.Now()
 	})
 	if err != nil {
 		return nil, err
@@ -183,10 +186,26 @@ func (s *Server) Resume(id int64, events func(task.Event)) (*Link, error) {
 	return l, nil
 }
 
+// Heard tells the server that a packet came from l's client (a request,
+// a ping): the session's timeout counts from the last one, so that when
+// the link ends (Detach, a fault's cut) the session expires a timeout
+// after the client was last heard from, as on a real server, not a
+// timeout after the link's end.
+func (l *Link) Heard() {
+	c := l.c
+	s := c.srv
+	s.mu.Lock()
+	if c.link == l.id {
+		c.heardAt = s.clock.Now()
+	}
+	s.mu.Unlock()
+}
+
 // Detach tells the server that the link closed: if it is still its
 // session's current link, requests in flight are not applied, the
-// session's watches leave the server and its expiry countdown starts.
-// The client may Resume within its timeout. A link replaced by Resume, or
+// session's watches leave the server and its expiry countdown runs from
+// the last packet heard (Heard). The client may Resume within what is
+// left of its timeout. A link replaced by Resume, or
 // cut by a fault, is detached already and Detach does nothing.
 func (l *Link) Detach() {
 	c := l.c

@@ -78,11 +78,19 @@ func (s *Server) closeSession(sess *session, why string) {
 
 // armExpiry starts the session's expiry countdown: the server stops hearing
 // from a session when its connection drops.
-func (s *Server) armExpiry(sess *session) {
+func (s *Server) armExpiry(sess *session) { s.armExpiryIn(sess, sess.timeout) }
+
+// armExpiryIn is armExpiry with d of the countdown left: none left, the
+// session expires now.
+func (s *Server) armExpiryIn(sess *session, d time.Duration) {
 	if !sess.alive || sess.expiry != nil || s.down {
 		return
 	}
-	sess.expiry = s.afterFunc(sess.timeout, func() {
+	if d <= 0 {
+		s.expire(sess)
+		return
+	}
+	sess.expiry = s.afterFunc(d, func() {
 		sess.expiry = nil
 		if sess.alive && !s.down {
 			s.expire(sess)

@@ -40,8 +40,9 @@
 // server could never accept). Each attempt is bounded (ConnectTimeout,
 // then the session timeout divided by the number of servers, and by two
 // for one server), and a silent server is given up two-thirds of the
-// session timeout after it was last heard from. Close returns within
-// about a second whatever the servers do.
+// session timeout after the last ping it answered was sent (notifications
+// read meanwhile do not count: the server heard nothing from them). Close
+// returns within about a second whatever the servers do.
 //
 // Config.Root puts every path under a root node (ParseConnectString reads
 // "host:port,.../app"); Config.Auth's credentials are presented on every

@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkflow/zkflow/internal/framescan"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -212,6 +214,98 @@ type wireConn struct {
 	buf   []byte // the connect response read so far
 	done  bool   // the connect response was read (or refused as not ZooKeeper's)
 	ended bool   // its end is recorded (c.mu)
+
+	// The ping watch (watchPings): wr and rd follow the frames written
+	// and read (their goroutines only); the rest is under pingMu.
+	wr, rd   framescan.Scanner
+	pingMu   sync.Mutex
+	sent     time.Time   // when the connect request was written
+	pings    []time.Time // when each ping not answered yet was written, oldest first
+	answered time.Time   // when the last ping answered (or the connect request) was written
+	within   time.Duration
+	watchdog *time.Timer
+	stopped  bool
+}
+
+// Pings and silence. The server expires a session a timeout after it last
+// heard from the client; go-zookeeper gives up a connection when it has
+// read nothing for two-thirds of the timeout. Reads include the
+// notifications the server sends on its own, which may come up to a third
+// of the timeout after the last ping the server heard (go-zookeeper pings
+// every third): a silent partition then goes unnoticed until about when
+// the server expires the session, and a rule such as an election's
+// give-up, which needs to know of the disconnect a margin before, comes
+// too late. So the Conn counts from what the server has provably heard:
+// each ping's reply (replies come in request order) proves the server
+// heard from the client no earlier than the ping was written. When no
+// ping written after the last answered one has been answered
+// two-thirds of the timeout after it, the connection is given up (closed,
+// as a silent server's).
+
+// watchPings starts the ping watch once the handshake has granted a
+// session with timeout t.
+func (w *wireConn) watchPings(t time.Duration) {
+	if t <= 0 {
+		return
+	}
+	w.pingMu.Lock()
+	defer w.pingMu.Unlock()
+	w.within = t * 2 / 3
+	w.answered = w.sent
+	if !w.stopped {
+		w.watchdog = time.AfterFunc(time.Until(w.answered.Add(w.within)), w.silent)
+	}
+}
+
+// pingWritten records a ping written at t.
+func (w *wireConn) pingWritten(t time.Time) {
+	w.pingMu.Lock()
+	w.pings = append(w.pings, t)
+	w.pingMu.Unlock()
+}
+
+// pingAnswered records the reply of the oldest ping not answered yet.
+func (w *wireConn) pingAnswered() {
+	w.pingMu.Lock()
+	defer w.pingMu.Unlock()
+	if len(w.pings) == 0 {
+		return // a reply to no ping written: go-zookeeper's business
+	}
+	w.answered = w.pings[0]
+	w.pings = w.pings[1:]
+	if w.watchdog != nil && !w.stopped {
+		w.watchdog.Reset(time.Until(w.answered.Add(w.within)))
+	}
+}
+
+// silent gives the connection up: no ping was answered in time.
+func (w *wireConn) silent() {
+	w.pingMu.Lock()
+	if w.stopped {
+		w.pingMu.Unlock()
+		return
+	}
+	w.stopped = true
+	answered, within := w.answered, w.within
+	w.pingMu.Unlock()
+	w.c.connectionLost(w, fmt.Errorf("the server answered no ping within %s (two-thirds of the session timeout) of the last one it answered, written at %s", within, answered.Format(time.RFC3339Nano)))
+	_ = w.Conn.Close()
+}
+
+// stopPings ends the ping watch.
+func (w *wireConn) stopPings() {
+	w.pingMu.Lock()
+	defer w.pingMu.Unlock()
+	w.stopped = true
+	if w.watchdog != nil {
+		w.watchdog.Stop()
+	}
+}
+
+// Close ends the ping watch and closes the connection.
+func (w *wireConn) Close() error {
+	w.stopPings()
+	return w.Conn.Close()
 }
 
 // maxConnectResponse bounds the first frame: a connect response is 37
@@ -257,9 +351,19 @@ func (w *wireConn) SetWriteDeadline(t time.Time) error {
 // Write passes go-zookeeper's writes on. The first is the connect request:
 // the Conn puts its own view of the session in it (connectRequest).
 func (w *wireConn) Write(p []byte) (int, error) {
+	now := time.Now()
 	if !w.wrote {
 		w.wrote = true
+		w.pingMu.Lock()
+		w.sent = now
+		w.pingMu.Unlock()
 		p = w.c.connectRequest(p)
+	} else {
+		w.wr.Feed(p, func(xid int32) {
+			if xid == framescan.Ping {
+				w.pingWritten(now)
+			}
+		})
 	}
 	n, err := w.Conn.Write(p)
 	if err != nil {
@@ -281,8 +385,14 @@ func (w *wireConn) Read(p []byte) (int, error) {
 	if w.done {
 		if n > 0 {
 			w.c.heard.Store(time.Now().UnixNano())
+			w.rd.Feed(p[:n], func(xid int32) {
+				if xid == framescan.Ping {
+					w.pingAnswered()
+				}
+			})
 		}
 		if err != nil {
+			w.stopPings()
 			w.c.connectionLost(w, err)
 			// go-zookeeper waits for its send loop before it dials again;
 			// a Write blocked on a silent server's full window would hold
@@ -310,6 +420,9 @@ func (w *wireConn) Read(p []byte) (int, error) {
 				w.done = true
 				w.c.sawHandshake(hs)
 				w.buf = nil
+				if hs.sessionID != 0 {
+					w.watchPings(hs.timeout)
+				}
 			}
 		}
 	}

@@ -144,8 +144,10 @@ func TestExpiryOnTheServersClock(t *testing.T) {
 
 // TestSilentClientLosesLink: a client that sends nothing (no ping) for its
 // session timeout loses its link, as a real server drops a session that
-// stopped pinging; its session then counts down on the server's clock, so
-// it can still come back within the timeout.
+// stopped pinging; its session's countdown runs on the server's clock from
+// the last packet, and this fake clock has not moved, so it can still come
+// back (on the real clock it has expired:
+// TestSilentClientExpiresOnTheRealClock).
 func TestSilentClientLosesLink(t *testing.T) {
 	clk := fakezk.NewClock(time.Time{})
 	r := start(t, fakezk.Config{Clock: clk, TickTime: 100 * time.Millisecond})
@@ -259,5 +261,55 @@ func TestAsyncAndDeterministicServers(t *testing.T) {
 	raw := det.rawConn(t)
 	if _, err := raw.connect(wire.ConnectRequest{TimeOut: 1000, Passwd: make([]byte, 16)}); !errors.Is(err, io.EOF) {
 		t.Fatalf("a deterministic server took a session: %v", err)
+	}
+}
+
+// TestExpiryCountsFromTheLastPacket: as a real server, the fake counts a
+// session's timeout from the last packet it heard from the client, not
+// from the end of its link: a client last heard 3 s before its link
+// closed, with a 4 s timeout, is expired 1 s after the close.
+func TestExpiryCountsFromTheLastPacket(t *testing.T) {
+	clk := fakezk.NewClock(time.Time{})
+	r := start(t, fakezk.Config{Clock: clk, TickTime: time.Second})
+	c := r.rawConn(t)
+	s := c.session(4 * time.Second)
+	clk.Advance(time.Second)
+	if h, _, _ := c.call(wire.Request{Op: wire.OpExists, Path: "/"}); h.Err != 0 {
+		t.Fatalf("exists: %d", h.Err)
+	}
+	clk.Advance(3 * time.Second) // nothing heard from the client meanwhile
+	c.nc.Close()
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for r.zk.SessionConn(s.SessionID) != nil && r.zk.SessionConn(s.SessionID).Connected() {
+		select {
+		case <-deadline.C:
+			t.Fatal("the server never saw the link close")
+		case <-r.detached:
+		}
+	}
+	clk.Advance(time.Second - time.Millisecond)
+	if r.zk.SessionConn(s.SessionID) == nil {
+		t.Fatal("expired before its timeout after the last packet")
+	}
+	clk.Advance(time.Millisecond)
+	if r.zk.SessionConn(s.SessionID) != nil {
+		t.Fatal("not expired a timeout after the last packet heard: the countdown started at the link's end")
+	}
+}
+
+// TestSilentClientExpiresOnTheRealClock: on the real clock a client that
+// sends nothing for its session timeout has its session expired when it
+// loses its link, as on a real server; it cannot resume it.
+func TestSilentClientExpiresOnTheRealClock(t *testing.T) {
+	r := start(t, fakezk.Config{Clock: task.RealClock(), TickTime: 100 * time.Millisecond})
+	c := r.rawConn(t)
+	s := c.session(200 * time.Millisecond)
+	if !c.closed() {
+		t.Fatal("a silent client kept its link")
+	}
+	c2 := r.rawConn(t)
+	if resp, err := c2.connect(wire_req(s)); err != nil || resp.SessionID != 0 {
+		t.Fatalf("resume after a silent spell as long as the timeout: %+v %v, want session 0 (expired)", resp, err)
 	}
 }

@@ -30,7 +30,8 @@ type Config struct {
 	// OnAttach, if set, is called with the session's id once a connection
 	// has been attached to its session (a new one or a resumed one), and
 	// OnDetach once the session has been told that a connection of it
-	// closed (its timeout then runs on the server's clock). They are
+	// closed (what is left of its timeout, counted from the last frame
+	// the connection read, then runs on the server's clock). They are
 	// called on the connection's goroutine and must not block: a test
 	// hands them to a channel to wait for a client in real time.
 	OnAttach, OnDetach func(sessionID int64)
@@ -345,12 +346,15 @@ func (lk *link) readLoop() {
 		if h := testHookEnd.Load(); h != nil {
 			defer (*h)(lk)
 		}
-		lk.close()
+		// The server first, then the client: a session whose timeout
+		// has run out since its last packet is expired before the
+		// client, seeing the close, can present it again.
 		if lk.fz != nil {
 			lk.fz.Detach()
-			if lk.s.cfg.OnDetach != nil {
-				lk.s.cfg.OnDetach(lk.fz.Conn().SessionID())
-			}
+		}
+		lk.close()
+		if lk.fz != nil && lk.s.cfg.OnDetach != nil {
+			lk.s.cfg.OnDetach(lk.fz.Conn().SessionID())
 		}
 		lk.s.mu.Lock()
 		delete(lk.s.links, lk)
@@ -365,14 +369,17 @@ func (lk *link) readLoop() {
 	for {
 		// A client silent for its session timeout (real time) has
 		// stopped pinging: the link closes, as a server closes the
-		// connection of a session it expires, and the session's
-		// countdown starts on the server's clock.
+		// connection of a session it expires. The session's countdown
+		// runs on the server's clock from the last frame heard
+		// (fakezk.Link.Heard), as a real server's from the last packet:
+		// on the real clock it has run out, and the session expires.
 		lk.nc.SetReadDeadline(time.Now().Add(lk.timeout))
 		b, err := ReadFrame(r, lk.s.cfg.MaxFrame, buf)
 		if err != nil {
 			return
 		}
 		buf = b
+		lk.fz.Heard()
 		req, err := DecodeRequest(b)
 		if err != nil {
 			// The server cannot read the request: it closes the

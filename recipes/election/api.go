@@ -30,9 +30,10 @@ var (
 )
 
 // DefaultGiveUp is the default GiveUp fraction (WithGiveUp): a quarter of the session
-// timeout. The go-zookeeper client (zkadapter) notices a silent network
-// partition up to 2/3 of the timeout after the last reply it read; 2/3 +
-// 1/4 leaves 1/12 of the timeout before the server may expire the session.
+// timeout. zkadapter notices a silent network partition up to 2/3 of the
+// timeout after the server last heard from it (the sending of the last
+// ping it answered); 2/3 + 1/4 leaves 1/12 of the timeout before the
+// server may expire the session.
 // See the package documentation.
 const DefaultGiveUp = 1.0 / 4
 

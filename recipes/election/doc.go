@@ -62,7 +62,7 @@
 // changed by someone else, or a fenced write refused; ErrResigned after
 // Resign. Once it has ended, Fenced refuses at once without sending.
 // DefaultGiveUp is 1/4 of the session timeout: zkadapter notices a silent
-// partition 2/3 of the timeout after it last heard from the server, and a
+// partition 2/3 of the timeout after the server last heard from it, and a
 // GiveUp of 1/3 or more is safe only for disconnects the client hears of
 // at once.
 //

@@ -20,8 +20,9 @@ import (
 //   - On a connection open through server i: nothing more, in either
 //     direction, and no FIN or RST. Requests in flight get no reply and
 //     pings go unanswered until the client's own timeout gives the
-//     connection up (zkadapter and go-zookeeper: two-thirds of the session
-//     timeout after it last heard from the server; the session is then
+//     connection up (zkadapter: two-thirds of the session timeout after
+//     the last ping the server answered was sent; go-zookeeper alone:
+//     after the last bytes it read; the session is then
 //     task.StateSuspended). It then tries the next server of its list.
 //     Bytes the client or the server wrote just before Partition may still
 //     arrive; a test that needs nothing in flight does a round trip first.

@@ -140,6 +140,7 @@ type Executor struct {
 	opSeq     uint64     // requests sent (observed)
 	obsState  task.State // the last state reported to the observer
 	obsSince  time.Time  // when it was
+	obsDepth  int        // the queue depth (events and tasks) last given to OnQueues
 }
 
 // frames is task.Frames under a name that keeps the embedded field
@@ -323,8 +324,15 @@ func (e *Executor) drain() {
 	clear(evs)
 	e.spare, e.spareResps, e.spareEvs = in[:0], resps[:0], evs[:0]
 	if o := e.obs; o != nil {
-		o.OnQueues(task.QueueDepths{Moved: len(in), Events: e.events.jobs.size, Tasks: e.tasks.jobs.size, Paused: !e.runnable()})
+		e.reportQueues(o, len(in))
 	}
+}
+
+// reportQueues gives the observer the queues' depths, moved having just
+// come from the inbox.
+func (e *Executor) reportQueues(o *task.Observer, moved int) {
+	e.obsDepth = e.events.jobs.size + e.tasks.jobs.size
+	o.OnQueues(task.QueueDepths{Moved: moved, Events: e.events.jobs.size, Tasks: e.tasks.jobs.size, Paused: !e.runnable()})
 }
 
 // Step runs at most one job and reports whether it ran one. Events (session
@@ -400,6 +408,12 @@ func (e *Executor) step() bool {
 	e.drain()
 	j := &e.cur
 	if !e.events.pop(j, &e.curResp, &e.curEv) && !(e.runnable() && e.tasks.pop(j, &e.curResp, &e.curEv)) {
+		// Nothing to run: the observer hears the depths again if they
+		// changed since it last did, so that a gauge of them does not
+		// keep a drained queue's depth.
+		if o := e.obs; o != nil && e.obsDepth != e.events.jobs.size+e.tasks.jobs.size {
+			e.reportQueues(o, 0)
+		}
 		return false
 	}
 	task.NewJob(&e.frames)
@@ -798,6 +812,7 @@ func (e *Executor) Abandon() {
 	if e.enter() {
 		defer e.leave()
 	}
+	e.closeReq.Store(true) // a deferred function's request is failed unsent
 	task.Unwind(&e.frames)
 }
 

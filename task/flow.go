@@ -152,9 +152,10 @@ type F struct {
 	// one per type at most, linked through their waitLink.next.
 	spare waiter
 
-	inStart   bool // the driver is starting what the body awaits
-	ready     bool // ... and its outcome came synchronously
-	bounced   bool // a resume is queued (bounce): the first to run drives
+	inStart   bool       // the driver is starting what the body awaits
+	ready     bool       // ... and its outcome came synchronously
+	bounced   bool       // a resume is queued (bounce): the first to run drives
+	bw        bounceWait // the bounce as a wait in the scope, so that its end reaches it
 	unwinding bool
 }
 
@@ -223,6 +224,10 @@ func (f *F) bounce() {
 	f.bounced = true
 	rt := f.s.env.rt
 	rt.Schedule(f.drv)
+	if f.s.err == nil {
+		f.bw.f = f
+		f.s.addWait(&f.bw)
+	}
 	if f.s.err != nil {
 		if _, st := rt.Current(); st != StateConnected {
 			rt.AfterFunc(rt.Clock().Now(), f.drv)
@@ -235,6 +240,9 @@ func (f *F) bounce() {
 func (f *F) rebound() {
 	if f.bounced {
 		f.bounced = false
+		if f.bw.owner != nil {
+			f.bw.owner.removeWait(&f.bw)
+		}
 		f.drive()
 	}
 }
@@ -424,5 +432,24 @@ func InFlowBody() bool {
 			return false
 		}
 		pcs = make([]uintptr, 4*len(pcs))
+	}
+}
+
+// bounceWait is a bounced resume as a wait in the body's scope: the
+// scope's end, while the task queue is paused, resumes the body from the
+// event queue (the Awaits after it return the error at once).
+type bounceWait struct {
+	waitLink
+	f *F
+}
+
+func (w *bounceWait) abandon(error) {
+	f := w.f
+	if !f.bounced || f.unwinding {
+		return
+	}
+	rt := f.s.env.rt
+	if _, st := rt.Current(); st != StateConnected {
+		rt.AfterFunc(rt.Clock().Now(), f.drv)
 	}
 }

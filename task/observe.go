@@ -57,8 +57,9 @@ type Observer struct {
 	// goroutine.
 	OnRetry func(RetryInfo)
 	// OnQueues: the executor moved what other goroutines handed it into its
-	// queues. Executor goroutine, once per Step that found work in the
-	// inbox.
+	// queues (once per Step that found work in the inbox), or a Step found
+	// no job to run and the depths differ from those it last reported
+	// (Moved 0: a drained queue's depth is not kept). Executor goroutine.
 	OnQueues func(QueueDepths)
 	// OnConn: a fact of the connection. The connection's goroutine that
 	// learnt it (zkadapter: go-zookeeper's connection goroutine, or the

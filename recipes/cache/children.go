@@ -56,7 +56,8 @@ func (c *ChildrenCache) Start() task.Task[*ChildrenCache] {
 // the one before. Next answers only at a consistent snapshot: while
 // changes keep coming faster than the cache reads them, it waits for the
 // first quiet moment. It fails with the cache's error once the cache has
-// ended, and with task.ErrInvalidArgument before Start.
+// ended, and with task.ErrInvalidArgument before Start or run on another
+// executor than the one Start ran on.
 func (c *ChildrenCache) Next() task.Task[Change] { return c.e.next() }
 
 // AwaitNext runs Next on ex, for a blocking face of the caller's own (as
@@ -64,7 +65,9 @@ func (c *ChildrenCache) Next() task.Task[Change] { return c.e.next() }
 // returns ctx's error and no difference, and the next Next returns what
 // this one would have, also when ctx ended just as the difference was
 // handed over (which executor.Await would lose; no other Next is served
-// until it has been handed back). Someone must be running ex.
+// until it has been handed back). ex must be the executor Start ran on
+// (else it fails at once with task.ErrInvalidArgument, as before Start);
+// someone must be running it.
 func (c *ChildrenCache) AwaitNext(ctx context.Context, ex *executor.Executor) (Change, error) {
 	return c.e.awaitNext(ctx, ex, "cache "+c.e.dir+": next")
 }

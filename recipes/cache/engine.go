@@ -700,6 +700,10 @@ func (e *engine) nextServed() task.Task[served] {
 			k(served{}, err)
 			return
 		}
+		if err := e.unservable(s); err != nil {
+			k(served{}, err)
+			return
+		}
 		var w *waiter
 		e.nextWith(s, func(ch Change, err error) {
 			if err != nil {
@@ -746,12 +750,25 @@ func (e *engine) next() task.Task[Change] {
 			k(Change{}, err)
 			return
 		}
-		if !e.started {
-			k(Change{}, fmt.Errorf("cache: Next before Start: %w", task.ErrInvalidArgument))
+		if err := e.unservable(s); err != nil {
+			k(Change{}, err)
 			return
 		}
 		e.nextWith(s, k, nil)
 	}
+}
+
+// unservable says why a Next run on s cannot wait for e: e has not
+// started (nothing would ever serve it), or s runs on another executor
+// than the cache's, whose goroutine alone may touch the cache's state.
+func (e *engine) unservable(s *task.Scope) error {
+	if !e.started {
+		return fmt.Errorf("cache: Next before Start: %w", task.ErrInvalidArgument)
+	}
+	if s.Runtime() != e.rt {
+		return fmt.Errorf("cache: Next on another executor than the cache's: %w", task.ErrInvalidArgument)
+	}
+	return nil
 }
 
 // nextWith waits in the queue of Nexts; made, if not nil, is told of the

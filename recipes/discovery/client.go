@@ -18,6 +18,10 @@ import (
 type Client struct {
 	ex *executor.Executor
 	d  *Discovery
+	// pending counts the Unregisters of Static and Permanent instances
+	// of this Client going on in the background: Register waits for them
+	// (see Register).
+	pending blocking.Pending
 }
 
 // NewClient returns a Client of the discovery under base whose flows run
@@ -55,10 +59,17 @@ func again[T any](ctx context.Context, once func() (T, error)) (T, error) {
 // just as ctx ended is unregistered. A Static or Permanent instance's
 // node (persistent) may stay, created or its data replaced by a create
 // that was in flight: to be sure it is gone, Register it again and
-// Unregister it.
+// Unregister it. Register first waits, within ctx, for every Unregister
+// of a Static or Permanent instance this Client has going on in the
+// background (one whose ctx ended first): such a delete, retried after a
+// lost reply, would otherwise delete the node Register has just made or
+// kept, after Register returned.
 func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, error) {
 	if c == nil {
 		return nil, errNil("Client")
+	}
+	if err := c.pending.Wait(ctx, "discovery "+c.d.Base()+": register"); err != nil {
+		return nil, err
 	}
 	return again(ctx, func() (*Registration, error) {
 		return blocking.Take(ctx, "discovery "+c.d.Base()+": register", c.ex, c.d.Register(inst), nil, func(r *Registration) { executor.Submit(c.ex, r.Unregister(), nil) })
@@ -88,7 +99,7 @@ func (c *Client) Unregister(ctx context.Context, r *Registration) error {
 		_, err := blocking.Give(ctx, what, c.ex, nil, r.Unregister())
 		return err
 	}
-	_, err := blocking.GiveAcrossExpiry(ctx, what, c.ex, nil, r.Unregister())
+	_, err := blocking.GiveAcrossExpiry(ctx, what, c.ex, &c.pending, r.Unregister())
 	return err
 }
 

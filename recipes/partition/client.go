@@ -114,8 +114,11 @@ func (c *Client) Fenced(ctx context.Context, m *Member, item string, ops ...task
 // one of m's holds (from Wait or Member.Holds): it fails with an error
 // wrapping ErrLost once h has ended, even when m holds the item again
 // under a later hold, so that a write made for h (from what was read
-// under it) is never applied under another hold. Its other errors are
-// Fenced's.
+// under it) is never applied under another hold. A Hold m did not hand
+// out (another member's, another process's, or one made by hand) is
+// refused with an error wrapping task.ErrInvalidArgument, nothing sent:
+// its fence would let the write in while someone else holds the item.
+// Its other errors are Fenced's.
 func (c *Client) FencedHold(ctx context.Context, m *Member, h Hold, ops ...task.MultiOp) ([]task.MultiResult, error) {
 	if c == nil {
 		return nil, errNil("Client")
@@ -125,6 +128,9 @@ func (c *Client) FencedHold(ctx context.Context, m *Member, h Hold, ops ...task.
 	}
 	if err := c.owns(m); err != nil {
 		return nil, err
+	}
+	if !h.of(m) {
+		return nil, fmt.Errorf("partition %s: fenced write: item %q: a hold member %q did not hand out: %w", c.p.Path(), h.Item, m.id, task.ErrInvalidArgument)
 	}
 	return blocking.Await(ctx, "partition "+c.p.Path()+": fenced write", c.ex, h.Fenced(ops...))
 }

@@ -71,7 +71,10 @@ type Hold struct {
 // (reported released) or the member ended. Shared by the copies of one
 // Hold the member hands out; the Hold a drain task is given has its own,
 // which ends with the drain.
-type holdLife struct{ ended atomic.Bool }
+type holdLife struct {
+	ended atomic.Bool
+	m     *Member // the member that holds it (Client.FencedHold checks it)
+}
 
 // bugFencedAfterGiveUp: Hold.Fenced sends a write for a hold its member
 // has given up or ended with, whose node is still there until its delete
@@ -126,6 +129,14 @@ func (h Hold) end() {
 // forDrain returns the Hold a drain task is given: h, with a life of its
 // own that ends when the drain does.
 func (h Hold) forDrain() Hold {
-	h.life = new(holdLife)
+	var m *Member
+	if h.life != nil {
+		m = h.life.m
+	}
+	h.life = &holdLife{m: m}
 	return h
 }
+
+// of reports whether h is one of m's holds (handed out by m: Wait,
+// Member.Holds, a drain's).
+func (h Hold) of(m *Member) bool { return h.life != nil && h.life.m == m }

@@ -62,11 +62,14 @@
 // reported to Config.OnError), and the connection is closed, which ends
 // the session. The job under way finishes; no later job runs a step.
 //
-// Goroutines and misuse. Only Submit, SubmitWith, Await, Flow.Cancel and
-// Close are safe from other goroutines; every other method, and every
-// task.Runtime method, must be called on the executor goroutine. Misuse
-// that would hang or corrupt the executor is refused at once: a second
-// Run gives ErrAlreadyRunning; a blocking call (Await, AwaitAcrossExpiry,
+// Goroutines and misuse. Submit, SubmitWith, Await, AwaitAcrossExpiry,
+// the blocking operations (Get, Set, Create, Delete, Children, Exists,
+// Multi, Sync), Flow.Cancel and Close are safe from other goroutines;
+// every other method, and every task.Runtime method, must be called on
+// the executor goroutine. Misuse that would hang or corrupt the executor
+// is refused at once: a second Run gives ErrAlreadyRunning, and Step or
+// RunUntilIdle on an executor a Run drives run nothing (false, 0); a
+// blocking call (Await, AwaitAcrossExpiry,
 // Run, and every blocking recipe API) made while running a job of any
 // executor gives ErrOnExecutor; a nil executor ErrNilExecutor, a nil task
 // task.ErrNilTask. Step, RunUntilIdle and Shutdown called from a job of

@@ -349,8 +349,21 @@ func (e *Executor) reportQueues(o *task.Observer, moved int) {
 //
 // Called from a job of e (a step of a flow, a continuation, a callback),
 // Step runs nothing and reports false: jobs run one at a time, to
-// completion, and a job run inside another would break that.
+// completion, and a job run inside another would break that. On an
+// executor a Run drives (or drove), Step runs nothing and reports false
+// too, and RunUntilIdle returns 0: Run's goroutine is the executor
+// goroutine, and a job run beside it would corrupt the queues.
 func (e *Executor) Step() bool {
+	if e.running.Load() {
+		return false // Run drives e, or did: see stepDriver
+	}
+	return e.stepDriver()
+}
+
+// stepDriver is Step for Run's own loop, which Step refuses to anyone
+// else: another goroutine stepping an executor Run drives would run jobs
+// beside Run's goroutine, which the executor's state is not made for.
+func (e *Executor) stepDriver() bool {
 	if e.inJob && e.jobUnderWay() {
 		return false
 	}
@@ -437,12 +450,12 @@ func (e *Executor) runnable() bool {
 // reconnect do not count as runnable. Called from a job of e, it runs
 // nothing and returns 0, as Step does.
 func (e *Executor) RunUntilIdle() int {
-	if e.inJob && e.jobUnderWay() {
+	if e.running.Load() || e.inJob && e.jobUnderWay() {
 		return 0
 	}
 	entered := e.enter()
 	n := 0
-	for e.Step() {
+	for e.stepDriver() {
 		n++
 	}
 	if entered {
@@ -465,8 +478,14 @@ func (e *Executor) start() {
 	if err := e.conn.Start(func(ev task.Event) {
 		e.post(item{fn: func() { e.onEvent(ev) }})
 	}); err != nil {
-		e.report(fmt.Errorf("executor: starting connection: %w", err))
+		// The executor cannot work without its connection (one another
+		// executor started already, say): it stops as Close stops it,
+		// and Run returns why.
+		err = fmt.Errorf("executor: starting connection: %w", err)
+		e.report(err)
 		e.onEvent(task.Event{Type: task.EventNone, State: task.StateClosed})
+		e.stopErr = err
+		e.Close()
 	}
 }
 

@@ -361,8 +361,15 @@ func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) 
 // ctx; Run after the executor stopped returns ErrStopped; Run called from
 // an executor's job returns ErrOnExecutor. Run after Close, on an executor
 // that had no Run, stops it at once (its queued flows end with
-// task.ErrClosed, none runs) and returns nil.
+// task.ErrClosed, none runs) and returns nil. Run on a nil executor
+// returns ErrNilExecutor. When the connection cannot start (Conn.Start
+// fails: a Conn another executor started already, since a Conn serves one
+// executor), the executor stops as Close stops it and Run returns that
+// error.
 func (e *Executor) Run(ctx context.Context) error {
+	if e == nil {
+		return ErrNilExecutor
+	}
 	if onExecutorGoroutine() {
 		return ErrOnExecutor
 	}
@@ -386,7 +393,7 @@ func (e *Executor) Run(ctx context.Context) error {
 	}
 	for {
 		entered := e.enter()
-		for e.Step() { // Step looks for Close and ctx's end before each job
+		for e.stepDriver() { // Step looks for Close and ctx's end before each job
 		}
 		if entered {
 			e.leave()
@@ -426,8 +433,11 @@ func (e *Executor) Run(ctx context.Context) error {
 // goroutine and more than once: every call waits as the first would.
 // Since the shutdown closes the connection, do not call Close where the
 // connection's own goroutine runs (an Observer.OnOpEnd): it would wait
-// for that goroutine.
+// for that goroutine. Close on a nil executor does nothing.
 func (e *Executor) Close() {
+	if e == nil {
+		return
+	}
 	e.mu.Lock()
 	e.refusing = true
 	e.mu.Unlock()
@@ -521,7 +531,7 @@ const shutdownJobs = 1024
 func (e *Executor) drainShutdown() {
 	e.drain()
 	left := shutdownJobs + 8*(e.events.jobs.size+e.tasks.jobs.size)
-	for left > 0 && e.Step() {
+	for left > 0 && e.stepDriver() {
 		left--
 	}
 	if left > 0 {

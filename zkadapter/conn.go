@@ -148,6 +148,9 @@ func (c *Conn) Connect(ctx context.Context) error {
 		}
 		return task.ErrClosed
 	case <-ctx.Done():
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			bound = "" // the caller canceled: DialTimeout did not end it
+		}
 		c.mu.Lock()
 		last, notZK := c.lastErr, c.notZK
 		if w := c.wire; w != nil && !c.wireEnded {

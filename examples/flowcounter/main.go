@@ -48,13 +48,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of the embedded server")
 	nWorkers := fs.Int("workers", 3, "workers, each with its own session")
 	rounds := fs.Int("rounds", 20, "increments per worker")
+	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *nWorkers < 1 || *rounds < 1 || fs.NArg() > 0 {
 		return errors.New("want -workers >= 1, -rounds >= 1 and no arguments")
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 
 	// The wiring: a ZooKeeper (embedded or real), and per worker a

@@ -27,7 +27,8 @@ func TestOnFake(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-workers", "0"}, {"-rounds", "0"}, {"extra"}, {"-nosuchflag"}} {
+	for _, args := range [][]string{{"-workers", "0"}, {"-rounds", "0"}, {"extra"}, {"-nosuchflag"}, {"-timeout", "soon"},
+		{"-zk", "127.0.0.1:1", "-timeout", "2s"}} { // the last: a server that is down, given up after -timeout
 		var out bytes.Buffer
 		if err := run(context.Background(), args, &out); err == nil {
 			t.Errorf("%q: no error", args)

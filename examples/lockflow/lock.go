@@ -20,28 +20,30 @@ var ErrNodeGone = errors.New("our lock node has gone")
 // the create's reply is lost, our node is the one whose name has our
 // guid, listed after a sync. It returns our node: the lock is held while
 // it exists.
-func Lock(f *task.F, dir string) (string, error) {
+//
+// A Lock that fails (its deadline passes or its flow is canceled while it
+// waits, an operation fails) leaves no node behind: a node left would
+// stand ahead of the next Lock of the same session, which would wait
+// behind it for as long as the session lives. Its deferred cleanup
+// (abandon) deletes our node or, when a create's reply never came, the
+// node with our guid if that create was applied.
+func Lock(f *task.F, dir string) (_ string, err error) {
 	guid := fmt.Sprintf("%x-%016x-lock-", f.Scope().Session().ID, f.Scope().Rand())
-	node := ""
+	node, sent := "", false // sent: a create was awaited, and may have been applied
+	defer func() {
+		if err != nil && sent {
+			abandon(f, dir, guid, node)
+		}
+	}()
 	for node == "" {
+		sent = true
 		name, err := task.Await(f, task.Create(dir+"/"+guid, nil, task.EphemeralSequential))
 		if node = name; err != nil && !lost(err) {
 			return "", err
 		}
 		if err != nil { // the create may have been applied: look for our guid
-			// A sync first: the session may have come back through a
-			// member that has not applied the create yet, and a listing
-			// there would miss our node (we would make a second one and
-			// wait behind our own first).
-			if _, err := retry(f, task.Sync(dir)); err != nil {
+			if node, err = findOwn(f, dir, guid); err != nil {
 				return "", err
-			}
-			kids, err := retry(f, task.Children(dir))
-			if err != nil {
-				return "", err
-			}
-			if i := slices.IndexFunc(kids.Names, func(n string) bool { return strings.HasPrefix(n, guid) }); i >= 0 {
-				node = dir + "/" + kids.Names[i]
 			}
 		}
 	}
@@ -70,13 +72,58 @@ func Lock(f *task.F, dir string) (string, error) {
 	}
 }
 
-// Unlock deletes our node.
+// findOwn returns the node in dir whose name has guid, or "" if there is
+// none. A sync first: the session may have come back through a member
+// that has not applied our create yet, and a listing there would miss our
+// node (Lock would make a second one and wait behind its own first).
+func findOwn(f *task.F, dir, guid string) (string, error) {
+	if _, err := retry(f, task.Sync(dir)); err != nil {
+		return "", err
+	}
+	kids, err := retry(f, task.Children(dir))
+	if err != nil {
+		return "", err
+	}
+	if i := slices.IndexFunc(kids.Names, func(n string) bool { return strings.HasPrefix(n, guid) }); i >= 0 {
+		return dir + "/" + kids.Names[i], nil
+	}
+	return "", nil
+}
+
+// Unlock deletes our node. If the body's scope has ended (a deadline, a
+// cancel: its Awaits fail at once), the delete is left to a flow of its
+// own (abandon), so that the node does not stay.
 func Unlock(f *task.F, node string) error {
 	_, err := retry(f, task.Delete(node, -1))
 	if errors.Is(err, task.ErrNoNode) {
 		return nil // deleted by a try whose reply was lost
 	}
+	if err != nil && f.Scope().Err() != nil {
+		abandon(f, "", "", node)
+	}
 	return err
+}
+
+// abandon deletes node or, if node is "", the node in dir whose name has
+// guid, if there is one: what a Lock that failed (or an Unlock whose scope
+// ended) leaves. It cannot await in the body that calls it: once the
+// body's scope has ended, every Await there returns the scope's error at
+// once, and nothing awaited in it starts (task/FLOWS.md). So the delete
+// is a flow of its own, started with task.Go: bound to the session, to no
+// deadline, its error reported to the executor's Config.OnError, as the
+// recipes' cleanups are. If the session has ended, our node went with it.
+func abandon(f *task.F, dir, guid, node string) {
+	task.Go(f.Scope(), task.Flow(func(f *task.F) (task.Unit, error) {
+		if node == "" {
+			var err error
+			if node, err = findOwn(f, dir, guid); node == "" || errors.Is(err, task.ErrNoNode) {
+				return task.Unit{}, nil // never created, or dir is gone
+			} else if err != nil {
+				return task.Unit{}, err
+			}
+		}
+		return task.Unit{}, Unlock(f, node)
+	}), nil)
 }
 
 // seq is a sequential node's sequence number, its last 10 digits (a

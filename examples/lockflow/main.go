@@ -4,8 +4,10 @@
 // node by a plain read and an unconditional write, which two holders at
 // once would make lose an update. On the embedded server the first lock
 // create of worker 1 is applied and its reply lost: the recipe finds its
-// node by its guid. The program checks the counter ends at workers x
-// rounds and the lock directory empty, and prints OK (or exits 1).
+// node by its guid. A Lock that ends early (a deadline, a cancel) deletes
+// its node, by a flow of its own once its scope has ended (lock.go,
+// abandon). The program checks the counter ends at workers x rounds and
+// the lock directory empty, and prints OK (or exits 1).
 //
 //	go run ./examples/lockflow             # embedded in-memory ZooKeeper (fakezk)
 //	go run ./examples/lockflow -zk host:2181
@@ -47,13 +49,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of the embedded server")
 	nWorkers := fs.Int("workers", 3, "workers, each with its own session")
 	rounds := fs.Int("rounds", 10, "times each worker takes the lock")
+	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *nWorkers < 1 || *rounds < 1 || fs.NArg() > 0 {
 		return errors.New("want -workers >= 1, -rounds >= 1 and no arguments")
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 
 	// The wiring: a ZooKeeper (embedded or real), and per worker a
@@ -117,17 +120,20 @@ func count(ctx context.Context, out io.Writer, workers []*executor.Executor, roo
 				_, errs[w] = executor.Await(ctx, ex, task.Flow(func(f *task.F) (task.Unit, error) {
 					node, err := Lock(f, dir)
 					if err != nil {
-						return task.Unit{}, err
+						return task.Unit{}, err // Lock leaves no node behind
 					}
 					d, err := retry(f, task.Get(counter))
-					if err != nil {
-						return task.Unit{}, err
+					if err == nil {
+						n, _ := strconv.Atoi(string(d.Data))
+						_, err = retry(f, task.Set(counter, []byte(strconv.Itoa(n+1)), task.AnyVersion))
 					}
-					n, _ := strconv.Atoi(string(d.Data))
-					if _, err := retry(f, task.Set(counter, []byte(strconv.Itoa(n+1)), task.AnyVersion)); err != nil {
-						return task.Unit{}, err
+					// Unlock, also after a failed section: once the flow's
+					// scope has ended (ctx's end cancels it), Unlock leaves
+					// the delete to a flow of its own.
+					if uerr := Unlock(f, node); err == nil {
+						err = uerr
 					}
-					return task.Unit{}, Unlock(f, node)
+					return task.Unit{}, err
 				}))
 				if errs[w] != nil {
 					return

@@ -533,10 +533,17 @@ func (r *Trial) run(inj *injector) {
 			return true
 		}
 	}
+	stopped := r.Elapsed()
 	if !r.within(recovery, func() bool { return live(r) }) {
-		if !r.Failed() {
+		switch {
+		case r.Failed():
+		case r.Elapsed()-stopped < recovery:
+			// Nothing was left to run, nor a timer to wait for.
+			r.fail(Liveness, "no progress after the faults stopped at %s: the world went idle at %s, nothing left to run (progress per client %v, since: %v); a workload reports each client's progress with Trial.Progress, or the Scenario says what progress is with Live",
+				stopped, r.Elapsed(), r.progress, r.after)
+		default:
 			r.fail(Liveness, "no progress within %s after the faults stopped at %s (progress per client %v, since: %v)",
-				recovery, r.Elapsed(), r.progress, r.after)
+				recovery, stopped, r.progress, r.after)
 		}
 		return
 	}

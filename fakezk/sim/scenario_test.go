@@ -86,3 +86,17 @@ func TestDrawnFrom(t *testing.T) {
 		t.Errorf("SIM_FROM: %d (%s)", from, src)
 	}
 }
+
+// A workload that reports no progress (the README's skeleton, copied as
+// it is) fails on liveness with a message that says what happened: the
+// world went idle, and how a workload reports progress; not "no progress
+// within" a recovery time that never passed.
+func TestIdleWorkloadSaysHowToReportProgress(t *testing.T) {
+	res := sim.RunSeed(sim.Scenario{Name: "idle", Clients: 2, Workload: func(r *sim.Trial) {}}, 1, false)
+	if res.Kind != sim.Liveness || res.Err == nil {
+		t.Fatalf("an idle workload: %v (%v), want a liveness failure", res.Err, res.Kind)
+	}
+	if msg := res.Err.Error(); !strings.Contains(msg, "went idle") || !strings.Contains(msg, "Trial.Progress") {
+		t.Fatalf("message %q: want it to say the world went idle and name Trial.Progress", msg)
+	}
+}

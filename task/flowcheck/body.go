@@ -17,11 +17,23 @@ type body struct {
 // walk checks the statements of block, which belongs to root.
 func (c *checker) walk(root ast.Node, block *ast.BlockStmt, via []string) {
 	b := body{root: root, via: via}
-	seenF := map[types.Object]bool{}
+	seenF := map[fUse]bool{}
 	stores := map[*ast.Ident]bool{} // assigned to, not used: assign reports them
+	// fRoot is the body whose F the code being visited may use: root, or
+	// a function literal in it whose first parameter is a *task.F (a body
+	// of its own, held in a variable, say, before it is given to a Flow).
+	fRoot := root
 	var visit func(n ast.Node) bool
 	visit = func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.FuncLit:
+			if n != fRoot && c.isBody(n) {
+				outer := fRoot
+				fRoot = n
+				ast.Inspect(n.Body, visit)
+				fRoot = outer
+				return false
+			}
 		case *ast.SelectStmt:
 			c.selectStmt(b, n, visit)
 			return false
@@ -55,7 +67,7 @@ func (c *checker) walk(root ast.Node, block *ast.BlockStmt, via []string) {
 			}
 		case *ast.Ident:
 			if !stores[n] {
-				c.foreignF(b, n, seenF)
+				c.foreignF(b, fRoot, n, seenF)
 			}
 		case *ast.CallExpr:
 			return c.call(b, n, visit)
@@ -162,22 +174,55 @@ func (c *checker) receive(b body, u *ast.UnaryExpr) {
 }
 
 // goroutine reports a goroutine started at g in a flow body (a go
-// statement, sync.WaitGroup.Go) that uses the body's state: a variable
-// declared in the body (its *task.F included) that the goroutine's
-// function fun refers to, or that one of args shares (a pointer, slice,
-// map, channel, function or interface; a copied value is not shared).
+// statement, sync.WaitGroup.Go) that uses the body's state, which the
+// goroutine's function fun refers to, or that one of args shares (a
+// pointer, slice, map, channel, function or interface; a copied value is
+// not shared). The body's state is a variable declared in the body (its
+// *task.F included), or one the body captures from the function around it
+// and changes (writtenIn): one it only reads (the executor, a channel)
+// holds the same value all along. What the goroutine hands to
+// executor.Submit or SubmitWith as the continuation, and the function
+// literals in the task it submits, run on the executor, not in the
+// goroutine (a Task's goroutine hands its resume over this way).
 func (c *checker) goroutine(b body, g ast.Node, what string, fun ast.Expr, args []ast.Expr) {
 	var found types.Object
 	isF := false
-	uses := func(e ast.Node) {
+	written := c.writtenIn(b.root)
+	// uses looks for the state e uses; skipLits leaves out the function
+	// literals in it (they run on the executor).
+	var uses func(e ast.Node, skipLits bool)
+	uses = func(e ast.Node, skipLits bool) {
 		ast.Inspect(e, func(n ast.Node) bool {
+			if isF {
+				return false
+			}
+			if _, ok := n.(*ast.FuncLit); ok && skipLits {
+				return false
+			}
+			if call, ok := n.(*ast.CallExpr); ok && c.submits(call) {
+				uses(call.Fun, skipLits)
+				last := len(call.Args) - 1
+				for i, a := range call.Args {
+					switch {
+					case i == 0:
+						uses(a, skipLits)
+					case i == last && isIdentOrLit(a):
+					default:
+						uses(a, true)
+					}
+				}
+				return false
+			}
 			id, ok := n.(*ast.Ident)
-			if !ok || isF {
-				return !isF
+			if !ok {
+				return true
 			}
 			v, ok := c.pass.TypesInfo.Uses[id].(*types.Var)
-			if !ok || !within(b.root, v.Pos()) || within(g, v.Pos()) {
+			if !ok || !isLocal(v) || within(g, v.Pos()) {
 				return true
+			}
+			if !within(b.root, v.Pos()) && !written[v] && !isFPtr(v.Type()) {
+				return true // captured, never changed by the body
 			}
 			if isFPtr(v.Type()) {
 				found, isF = v, true
@@ -187,10 +232,10 @@ func (c *checker) goroutine(b body, g ast.Node, what string, fun ast.Expr, args 
 			return true
 		})
 	}
-	uses(fun)
+	uses(fun, false)
 	for _, a := range args {
 		if c.mentionsF(a) || mayShare(c.typeOf(a), nil) {
-			uses(a)
+			uses(a, false)
 		}
 	}
 	switch {
@@ -199,6 +244,21 @@ func (c *checker) goroutine(b body, g ast.Node, what string, fun ast.Expr, args 
 	case found != nil:
 		c.report(b, g.Pos(), "starts "+what+" that uses the flow's state ("+found.Name()+")", "the body runs on the executor and needs no locks only while nothing else touches its state; run the work as a Task (combinators.Fork, All) or start the goroutine outside the flow")
 	}
+}
+
+// submits reports whether call is executor.Submit or SubmitWith.
+func (c *checker) submits(call *ast.CallExpr) bool {
+	fn := c.callee(call)
+	return fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == executorPath && recvName(fn) == "" &&
+		(fn.Name() == "Submit" || fn.Name() == "SubmitWith")
+}
+
+func isIdentOrLit(e ast.Expr) bool {
+	switch ast.Unparen(e).(type) {
+	case *ast.Ident, *ast.FuncLit:
+		return true
+	}
+	return false
 }
 
 // mayShare reports whether a value of type t can refer to memory the
@@ -228,17 +288,24 @@ func mayShare(t types.Type, seen map[types.Type]bool) bool {
 	return true
 }
 
-// assign reports a *task.F, or a value that holds one, stored in a
-// variable that outlives the body: declared outside it, or reached through
-// a parameter (the body's own variables end with it).
+// assign reports a *task.F, or a value that holds one (holdsF: a closure
+// that captures it, a struct that has it, a local variable given one of
+// these), stored in a variable that outlives the body: declared outside
+// it, or reached through a parameter (the body's own variables end with
+// it).
 func (c *checker) assign(b body, a *ast.AssignStmt) {
 	if a.Tok != token.ASSIGN {
 		return
 	}
 	for i, lhs := range a.Lhs {
 		holdsF := isFPtr(c.typeOf(lhs))
-		if !holdsF && len(a.Rhs) == len(a.Lhs) {
-			holdsF = c.mentionsF(a.Rhs[i])
+		if !holdsF {
+			switch {
+			case len(a.Rhs) == len(a.Lhs):
+				holdsF = c.holdsF(a.Rhs[i])
+			case len(a.Rhs) == 1:
+				holdsF = c.storeHoldsF(store{rhs: a.Rhs[0], res: i})
+			}
 		}
 		if !holdsF {
 			continue
@@ -256,14 +323,22 @@ func (c *checker) assign(b body, a *ast.AssignStmt) {
 	}
 }
 
-// foreignF reports the first use of each *task.F declared outside the flow
-// body (another flow's, or one stored away).
-func (c *checker) foreignF(b body, id *ast.Ident, seen map[types.Object]bool) {
+// An fUse is a *task.F used in a body (fRoot in walk).
+type fUse struct {
+	body ast.Node
+	v    types.Object
+}
+
+// foreignF reports the first use in each body of a *task.F declared
+// outside it (another flow's, or one stored away). fRoot is the body the
+// use is in: the flow body, or a function literal in it that is a body of
+// its own.
+func (c *checker) foreignF(b body, fRoot ast.Node, id *ast.Ident, seen map[fUse]bool) {
 	v, ok := c.pass.TypesInfo.Uses[id].(*types.Var)
-	if !ok || v.IsField() || !isFPtr(v.Type()) || within(b.root, v.Pos()) || seen[v] {
+	if !ok || v.IsField() || !isFPtr(v.Type()) || within(fRoot, v.Pos()) || seen[fUse{fRoot, v}] {
 		return
 	}
-	seen[v] = true
+	seen[fUse{fRoot, v}] = true
 	c.report(b, id.Pos(), "uses "+id.Name+", a *task.F declared outside it", "a flow awaits only with the F its body was given; pass that one down")
 }
 

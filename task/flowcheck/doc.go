@@ -17,17 +17,37 @@
 //     on a context's Done channel;
 //   - sync.Mutex.Lock, RWMutex.Lock and RLock, Locker.Lock, WaitGroup.Wait,
 //     Cond.Wait;
-//   - executor.Await, executor.AwaitAcrossExpiry, Executor.Run, and every
-//     function or method of a package under
-//     github.com/zkflow/zkflow/recipes whose first parameter is a
-//     context.Context (the recipes' blocking faces);
-//   - a go statement (or sync.WaitGroup.Go) whose goroutine uses a
-//     variable of the body (a closure's captures; an argument that shares
-//     memory: a pointer, slice, map, channel, function or interface);
+//   - executor.Await, executor.AwaitAcrossExpiry, Executor.Run, the
+//     operations' blocking faces (Executor.Get, Set, Create, Delete,
+//     Children, Exists, Multi, Sync: executor.Await of the operation's
+//     task), every other exported function or method of package executor
+//     whose first parameter is a context.Context (but
+//     Executor.CloseWhenDone, which only records its context), and every
+//     function or method of a package under github.com/zkflow/zkflow/recipes
+//     whose first parameter is a context.Context (the recipes' blocking
+//     faces);
+//   - a go statement (or sync.WaitGroup.Go) whose goroutine uses the
+//     body's state, in its function's captures or in an argument that
+//     shares memory (a pointer, slice, map, channel, function or
+//     interface): a variable declared in the body, or one the body
+//     captures from the function around it and changes, in the body or
+//     the goroutine (assigns to it or through it: a field, an element,
+//     what it points to; increments it, takes its address, or calls a
+//     pointer method on it, a value; one it only reads, the executor or a
+//     channel, say, is not its state). What the goroutine hands to
+//     executor.Submit or SubmitWith as the continuation, and the function
+//     literals of the task it submits, run on the executor, not in the
+//     goroutine: a Task's goroutine that waits and hands its resume to
+//     executor.Submit is allowed;
 //   - a *task.F that leaves its body: stored in a variable declared
-//     outside it or reached through a parameter, passed to a goroutine, or
-//     used by a body that is not its own (a flow started inside another
-//     awaiting with the outer F).
+//     outside it or reached through a parameter, itself or in a value
+//     that holds it (a closure that captures it; a struct, slice or map
+//     that has it; a local variable given one of these; a field or element
+//     of one whose type has a *task.F in it; a call given it whose
+//     result's type has a *task.F in it), passed to a goroutine, or used
+//     by a body that is not its own (any function literal whose first
+//     parameter is a *task.F is a body of its own: a flow started inside
+//     another, or held in a variable first, awaiting with the outer F).
 //
 // Each message says what is wrong and what to do instead, for instance
 // "flow body receives from a channel: a flow suspends only at task.Await;
@@ -35,9 +55,10 @@
 //
 // # How deep it looks
 //
-// A body is a function literal, or a function or method of the same
-// package, given to task.Flow (or to any function of package task: a
-// body is recognized as a function whose first parameter is a *task.F).
+// A body is a function literal (written in the call, or stored in a local
+// variable that is given), or a function or method of the same package,
+// given to task.Flow (or to any function of package task: a body is
+// recognized as a function whose first parameter is a *task.F).
 // The analyzer checks the body and every function literal in it (closures
 // it calls, defers, or hands to combinators, which run on the executor
 // too), and follows static calls to functions and methods
@@ -45,8 +66,15 @@
 // message ("flow body (through claim → wait) receives from a channel").
 // It does not follow calls into other packages, calls through function
 // values or interfaces (other than the rules above), nor bodies that are
-// not a function of the package; the code inside a goroutine's function
-// runs beside the flow and is not checked for blocking.
+// not a function of the package or a literal stored in a local variable
+// (a parameter, a field); the code inside a goroutine's function runs
+// beside the flow and is not checked for blocking. It follows a *task.F
+// through local variables, not through calls: a closure or an interface
+// a call returns, a value a call stores it into, or a field of a func or
+// interface type, is not seen to hold it, nor is a local variable that
+// points to memory outside the body. A captured variable changed only
+// outside the body, or only by a method called through it (a pointer) or
+// a function it is passed to, is not seen as the body's state.
 //
 // A finding that is meant (a test of how the runtime refuses a blocking
 // call, say) is silenced by a comment starting //flowcheck:allow, at the

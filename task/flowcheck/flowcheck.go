@@ -34,6 +34,12 @@ type checker struct {
 	walked   map[*ast.FuncDecl]bool
 	reported map[string]bool
 	allowed  map[string]bool // "file:line" a //flowcheck:allow comment covers
+
+	stores  []store                       // every store into a local variable
+	holders map[*types.Var]bool           // local variables that may hold a *task.F
+	lits    map[*types.Var][]*ast.FuncLit // function literals stored in a local variable
+	litDone map[*ast.FuncLit]bool         // local-variable bodies walked
+	written map[ast.Node]map[*types.Var]bool
 }
 
 // allowPrefix starts a comment that silences the findings on its line, or
@@ -47,6 +53,10 @@ func run(pass *analysis.Pass) (any, error) {
 		walked:   map[*ast.FuncDecl]bool{},
 		reported: map[string]bool{},
 		allowed:  map[string]bool{},
+		holders:  map[*types.Var]bool{},
+		lits:     map[*types.Var][]*ast.FuncLit{},
+		litDone:  map[*ast.FuncLit]bool{},
+		written:  map[ast.Node]map[*types.Var]bool{},
 	}
 	for _, file := range pass.Files {
 		for _, cg := range file.Comments {
@@ -70,6 +80,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
+	c.collectStores(ins)
 	ins.Preorder([]ast.Node{(*ast.CallExpr)(nil)}, func(n ast.Node) {
 		call := n.(*ast.CallExpr)
 		if !c.startsFlow(call) {
@@ -83,6 +94,17 @@ func run(pass *analysis.Pass) (any, error) {
 			case *ast.FuncLit:
 				c.walk(body, body.Body, nil)
 			default:
+				// A function literal held in a local variable.
+				if id, ok := body.(*ast.Ident); ok {
+					if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok {
+						for _, lit := range c.lits[v] {
+							if !c.litDone[lit] && c.isBody(lit) {
+								c.litDone[lit] = true
+								c.walk(lit, lit.Body, nil)
+							}
+						}
+					}
+				}
 				// A named function (or method value) of this package as the body.
 				if fd := c.declOf(body); fd != nil && !c.walked[fd] {
 					c.walked[fd] = true

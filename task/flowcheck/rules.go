@@ -40,7 +40,26 @@ var callRules = []callRule{
 	{executorPath, "", "Await", useAwait},
 	{executorPath, "", "AwaitAcrossExpiry", useAwait},
 	{executorPath, "Executor", "Run", "it runs an executor on this goroutine until it stops, and this flow runs on an executor; submit work with task.Await(f, t)"},
+	opRule("Get"),
+	opRule("Set"),
+	opRule("Create"),
+	opRule("Delete"),
+	opRule("Children"),
+	opRule("Exists"),
+	opRule("Multi"),
+	opRule("Sync"),
 }
+
+// opRule is the rule for an operation's blocking face, Executor.<name>:
+// executor.Await of task.<name>.
+func opRule(name string) callRule {
+	return callRule{executorPath, "Executor", name, "it waits for an executor to run task." + name + ", and this flow runs on one; use task.Await(f, task." + name + "(...))"}
+}
+
+// nonBlocking names the exported functions and methods of package executor
+// that take a context first but do not wait (CloseWhenDone only records
+// it, and is called on the executor goroutine).
+var nonBlocking = map[string]bool{"Executor.CloseWhenDone": true}
 
 // forbiddenCall says what calling fn does wrong in a flow body and what to
 // do instead, or "", "" when fn may be called.
@@ -57,6 +76,9 @@ func forbiddenCall(fn *types.Func) (what, instead string) {
 	}
 	if strings.HasPrefix(pkg, recipesPath) && firstParamIsContext(fn) {
 		return "calls " + displayName(fn) + ", a blocking recipe call", "a recipe call that takes a context blocks until it is done (most wait for an executor to run their task, and this flow runs on one); await the recipe's Task face with task.Await(f, t)"
+	}
+	if pkg == executorPath && fn.Exported() && firstParamIsContext(fn) && !nonBlocking[funcName(fn)] {
+		return "calls " + displayName(fn) + ", a blocking executor call", "an executor function that takes a context blocks until it is done (it waits for an executor, and this flow runs on one); await a Task with task.Await(f, t)"
 	}
 	return "", ""
 }

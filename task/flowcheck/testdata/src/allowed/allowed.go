@@ -92,3 +92,75 @@ func notABody() func(*task.F) (int, error) {
 		return <-ch, nil
 	}
 }
+
+// The advice for a wait: wrap it in a Task (task.Suspend) whose goroutine
+// waits and hands resume to executor.Submit, which calls it on the
+// executor. The executor and the channel are captured, never changed (C3).
+func suspendInline(ex *executor.Executor, in <-chan int) task.Task[int] {
+	return task.Flow(func(f *task.F) (int, error) {
+		return task.Await(f, task.Task[int](func(s *task.Scope, k task.Cont[int]) {
+			task.Suspend(s, k, func(resume task.Cont[int]) func() {
+				go func() {
+					v := <-in
+					executor.Submit(ex, task.Value(v), resume)
+				}()
+				go func() {
+					v := <-in
+					executor.SubmitWith(ex, task.Value(v), executor.Options{}, func(v int, err error) { resume(v, err) })
+				}()
+				return nil
+			})
+		}))
+	})
+}
+
+var lastErr error
+
+// Non-blocking calls of package executor that take a context, a body held
+// in a local variable that awaits with its own F, and a result computed
+// with the F (not the F) stored outside.
+func moreAllowed(ctx context.Context, e *executor.Executor) task.Task[int] {
+	return task.Flow(func(f *task.F) (int, error) {
+		e.CloseWhenDone(ctx)
+		_ = e.Named("x", ctx)
+		step := func(g *task.F) (int, error) {
+			return task.Await(g, task.Func(func() (int, error) { return 0, nil }))
+		}
+		lastErr = compute(f)
+		h := struct{ n int }{1}
+		_ = h
+		return task.Await(f, task.Flow(step))
+	})
+}
+
+// A goroutine that reads what the body captures and never changes (a map
+// it is given, a count set before the body), and sends on a channel.
+func capturedReadOnly(names map[string]int, out chan<- int) task.Task[int] {
+	total := 0
+	total = len(names)
+	return task.Flow(func(f *task.F) (int, error) {
+		go func() { out <- names["a"] + total }()
+		return total, nil
+	})
+}
+
+type request struct {
+	f    *task.F
+	data []byte
+	ctx  context.Context
+}
+
+var (
+	lastData []byte
+	lastCtx  context.Context
+)
+
+// Parts of a value that holds the F whose types cannot hold one.
+func partsWithoutF(ctx context.Context) task.Task[int] {
+	return task.Flow(func(f *task.F) (int, error) {
+		r := &request{f: f, data: []byte("x"), ctx: ctx}
+		lastData = r.data
+		lastCtx = r.ctx
+		return len(r.data), nil
+	})
+}

@@ -256,3 +256,115 @@ func otherEntry() task.Task[int] {
 		return <-ch, nil // want `flow body receives from a channel`
 	})
 }
+
+// The executor's blocking operations (executor.Await of an operation's
+// task) and any other exported function of package executor that takes a
+// context first (D4).
+func executorOps(ctx context.Context) task.Task[int] {
+	return task.Flow(func(f *task.F) (int, error) {
+		ex.Get(ctx, "/a")            // want `^flow body calls executor.Executor.Get: it waits for an executor to run task.Get, and this flow runs on one; use task.Await\(f, task.Get\(\.\.\.\)\)$`
+		ex.Set(ctx, "/a", nil, -1)   // want `flow body calls executor.Executor.Set: it waits for an executor to run task.Set,`
+		ex.Create(ctx, "/a", nil, 0) // want `flow body calls executor.Executor.Create: it waits for an executor to run task.Create,`
+		ex.Delete(ctx, "/a", -1)     // want `flow body calls executor.Executor.Delete: it waits for an executor to run task.Delete,`
+		ex.Children(ctx, "/a")       // want `flow body calls executor.Executor.Children: it waits for an executor to run task.Children,`
+		ex.Exists(ctx, "/a")         // want `flow body calls executor.Executor.Exists: it waits for an executor to run task.Exists,`
+		ex.Multi(ctx, 1, 2)          // want `flow body calls executor.Executor.Multi: it waits for an executor to run task.Multi,`
+		ex.Sync(ctx, "/a")           // want `flow body calls executor.Executor.Sync: it waits for an executor to run task.Sync,`
+		executor.Drain(ctx, ex)      // want `^flow body calls executor.Drain, a blocking executor call: an executor function that takes a context blocks until it is done \(it waits for an executor, and this flow runs on one\); await a Task with task.Await\(f, t\)$`
+		return 0, nil
+	})
+}
+
+// A body held in a local variable is a body of its own: awaiting with the
+// F of the flow around it is using another flow's F (D5).
+func nestedLocal() task.Task[int] {
+	return task.Flow(func(outer *task.F) (int, error) {
+		step := func(g *task.F) (int, error) {
+			return task.Await(outer, task.Func(func() (int, error) { return 0, nil })) // want `flow body uses outer, a \*task.F declared outside it`
+		}
+		return task.Await(outer, task.Flow(step))
+	})
+}
+
+// A body held in a local variable outside any flow is checked too.
+func localBody() task.Task[int] {
+	body := func(f *task.F) (int, error) {
+		return <-ch, nil // want `flow body receives from a channel`
+	}
+	return task.Flow(body)
+}
+
+var (
+	later func()
+	kept  *holder
+	kept2 holder
+)
+
+type holder struct{ f *task.F }
+
+func newHolder(f *task.F) (*holder, error) { return &holder{f: f}, nil }
+
+// An F escapes in a closure, or a struct, first held in a local variable
+// (D6, D7).
+func escapesThroughLocals() task.Task[int] {
+	return task.Flow(func(f *task.F) (int, error) {
+		again := func() {
+			task.Await(f, task.Func(func() (int, error) { return 0, nil }))
+		}
+		later = again // want `flow body stores its \*task.F in later, which outlives the body`
+		h := &holder{f: f}
+		kept = h // want `flow body stores its \*task.F in kept, which outlives the body`
+		h2 := h
+		kept = h2 // want `flow body stores its \*task.F in kept, which outlives the body`
+		var v holder
+		v.f = f
+		kept2 = v // want `flow body stores its \*task.F in kept2, which outlives the body`
+		h3, err := newHolder(f)
+		kept = h3 // want `flow body stores its \*task.F in kept, which outlives the body`
+		bx := struct{ h *holder }{h: h3}
+		kept = bx.h // want `flow body stores its \*task.F in kept, which outlives the body`
+		return 0, err
+	})
+}
+
+// State the body captures from the function around it is the body's state
+// when the body changes it (C2).
+func capturedState() task.Task[int] {
+	n := 0
+	m := map[string]int{}
+	return task.Flow(func(f *task.F) (int, error) {
+		go func() { n++ }()        // want `flow body starts a goroutine that uses the flow's state \(n\)`
+		go func() { _ = m["a"] }() // want `flow body starts a goroutine that uses the flow's state \(m\)`
+		go work(&n)                // want `flow body starts a goroutine that uses the flow's state \(n\)`
+		m["a"] = 1
+		return n, nil
+	})
+}
+
+type tally struct{ n int }
+
+func (t *tally) add() { t.n++ }
+
+// A pointer method called on a captured value changes it.
+func capturedValueMethod() task.Task[int] {
+	var t tally
+	return task.Flow(func(f *task.F) (int, error) {
+		go func() { _ = t.n }() // want `flow body starts a goroutine that uses the flow's state \(t\)`
+		t.add()
+		return 0, nil
+	})
+}
+
+// A goroutine that calls resume itself calls it off the executor.
+func resumeOffExecutor(in <-chan int) task.Task[int] {
+	return task.Flow(func(f *task.F) (int, error) {
+		return task.Await(f, task.Task[int](func(s *task.Scope, k task.Cont[int]) {
+			task.Suspend(s, k, func(resume task.Cont[int]) func() {
+				go func() { // want `flow body starts a goroutine that uses the flow's state \(resume\)`
+					resume(<-in, nil)
+				}()
+				return nil
+			})
+		}))
+	})
+}

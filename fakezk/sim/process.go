@@ -291,13 +291,18 @@ func (in *injector) operate() (string, bool) {
 // cleanUp deletes, after d, the persistent node the operator created at
 // path (czxid), unless it is gone or is another node by then; it tries
 // again every second while the server is down, and leaves a node that has
-// children by then (the recipe has taken it as its own).
+// children by then (the recipe has taken it as its own). The delete is
+// the operator's (Operated, OperatedUnder): a recipe that adopted the
+// node (a static registration that wrote its data into it) loses it.
 func (in *injector) cleanUp(path string, czxid int64, d time.Duration) {
 	w := in.w
 	w.Clock.AfterFunc(d, func() {
 		if _, now, ok := w.NodeData(path); ok && now.Czxid == czxid {
-			if err := w.Server.AdminDelete(w.ServerPath(path)); errors.Is(err, task.ErrNotSent) {
+			err := w.Server.AdminDelete(w.ServerPath(path))
+			if errors.Is(err, task.ErrNotSent) {
 				in.cleanUp(path, czxid, time.Second)
+			} else if err == nil {
+				w.operated = append(w.operated, touch{at: w.Clock.Now(), path: path, czxid: czxid})
 			}
 		}
 	})

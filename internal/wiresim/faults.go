@@ -46,10 +46,20 @@ const (
 	// connection while the old one still holds requests the server read
 	// and has not served; shorter, they are only late.
 	StallRead
+	// Silence holds both directions of the client's connection for a
+	// while (a silent partition of that TCP path): the server reads
+	// nothing from the client, the client nothing from the server, and
+	// neither is told; what each wrote arrives when it ends, as TCP's
+	// retransmissions would bring it. The server expires the session a
+	// timeout after the last packet it read; zkadapter gives the
+	// connection up two-thirds of a timeout after the last ping the
+	// server answered was sent, and resumes the session on a new
+	// connection if the server has not expired it.
+	Silence
 	numClasses
 )
 
-var classNames = [numClasses]string{"drop", "drop-applied", "partition", "long-partition", "expire", "delay", "restart", "cut-mid-frame", "cut-after-frame", "stall-read"}
+var classNames = [numClasses]string{"drop", "drop-applied", "partition", "long-partition", "expire", "delay", "restart", "cut-mid-frame", "cut-after-frame", "stall-read", "silence"}
 
 func (c Class) String() string {
 	if c < numClasses {
@@ -152,6 +162,8 @@ func drawPlan(sc *Scenario, seed uint64) Plan {
 			f.For = time.Duration(rng.Int64N(int64(timeout / 2)))
 		case StallRead:
 			f.For = timeout/2 + time.Duration(rng.Int64N(int64(timeout)))
+		case Silence:
+			f.For = timeout/3 + time.Duration(rng.Int64N(int64(timeout)))
 		}
 		plan = append(plan, f)
 	}

@@ -577,8 +577,8 @@ func (r *Run) apply(f Fault) {
 		r.countFired(f.Class)
 		return
 	}
-	if f.Class == StallRead {
-		if r.stall(f.Client, f.For) {
+	if f.Class == StallRead || f.Class == Silence {
+		if r.stall(f.Client, f.For, f.Class == Silence) {
 			r.Logf("fault %v", f)
 			r.countFired(f.Class)
 		} else {

@@ -37,6 +37,11 @@ const (
 	// watch set again on reconnect does not fire for a child created while
 	// the session was away.
 	bugNoRelistSaturated canary.Name = "cache/no-relist-saturated"
+	// bugPassBeforeSync: a reconnect of a new session before its sync is
+	// done (the relist of the saturated directories) starts a pass that
+	// reads from a member that may be behind what the cache read on the
+	// old session.
+	bugPassBeforeSync canary.Name = "cache/pass-before-sync"
 	// bugNextLostOnCancel: a blocking Next whose ctx ends just as its
 	// difference is handed to it returns ctx's error, and the difference
 	// counts as returned all the same: the caller never sees it.
@@ -107,9 +112,15 @@ type engine struct {
 	// handled after it showed the directory's counter run out too late
 	// for that reconnect's relist, and lists it again.
 	reconnects uint64
-	dirty      pathSet                    // nodes to read
-	kids       map[string]map[string]bool // the cached paths by parent (childrenOf); mu
-	running    bool
+	// syncing: a new session's sync (follow) is under way; no pass starts
+	// before it is done, not even a reconnect's relist of the saturated
+	// directories (a reconnect of the new session, before its client has
+	// seen any zxid, may reach a member behind what the cache read on the
+	// old one).
+	syncing bool
+	dirty   pathSet                    // nodes to read
+	kids    map[string]map[string]bool // the cached paths by parent (childrenOf); mu
+	running bool
 	// settingWatch: the recursive mode's watch is being set (setTreeWatch);
 	// no pass takes work and no Next is served until it is, so that what
 	// the walk reads is read under the watch.
@@ -285,10 +296,12 @@ func (e *engine) follow() {
 			e.kick()
 		}
 	}
+	e.syncing = false
 	if !again || canary.On(bugNoSyncNewSession) {
 		e.rt.Schedule(start)
 		return
 	}
+	e.syncing = !canary.On(bugPassBeforeSync)
 	// A new session may reach a member behind what the cache read on the
 	// old one (its client presents no zxid): the sync catches the member
 	// up, so the reads after it never take the cache back in time.
@@ -300,6 +313,7 @@ func (e *engine) follow() {
 			if gen != e.gen || err != nil && e.follower.Err() != nil {
 				return // another session, or the cache ended
 			}
+			e.syncing = false
 			start()
 		})
 	})
@@ -316,7 +330,7 @@ func (e *engine) syncPath() string {
 
 // kick starts a pass unless one is running.
 func (e *engine) kick() {
-	if e.running || e.settingWatch || e.follower == nil || e.stopped() {
+	if e.running || e.settingWatch || e.syncing || e.follower == nil || e.stopped() {
 		return
 	}
 	e.running = true

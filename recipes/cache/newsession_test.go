@@ -47,3 +47,50 @@ func TestNewSessionBehindTheOldOneIsNotBackInTime(t *testing.T) {
 		}
 	})
 }
+
+// The new session's sync comes before any read, also when the new
+// session is cut at once and comes back (a reconnect of that session, on
+// a member still behind: its client has seen no zxid on it yet) before
+// the sync has gone out: the reconnect's relist of a directory whose
+// counter has run out waits for the sync instead of reading from the
+// lagging member, where the cached child is not there yet. With the
+// canary the relist reads first, and a consistent snapshot the cache
+// reports (WithOnSynced) has lost the child.
+func TestReconnectBeforeTheNewSessionsSyncIsNotBackInTime(t *testing.T) {
+	canarytest.Both(t, bugPassBeforeSync, func(t *testing.T, bug bool) {
+		w := newWorld(t, 2)
+		w.Server.LagWatchedReads(true)
+		must(sim.Run(w, 1, task.Create("/d", nil, task.Persistent)))
+		w.Server.KeepHistory()                                  // a lagging member has /d, not what follows
+		if err := w.SetCounters("/d", 0, 1<<31-1); err != nil { // the counter has run out
+			t.Fatal(err)
+		}
+		must(sim.Run(w, 1, task.Create("/d/k0", nil, task.Persistent)))
+		var cc *ChildrenCache
+		lost := 0 // consistent snapshots without /d/k0
+		cc = must(NewChildren("/d", WithOnSynced(func() {
+			if len(cc.Current()) != 1 {
+				lost++
+			}
+		})))
+		must(sim.Run(w, 0, cc.Start()))
+		if lost != 0 || len(cc.Current()) != 1 {
+			t.Fatalf("cached before the expiry: %v, want /d/k0", cc.Current())
+		}
+		w.Server.LagAtNewSession(w.Conns[0], time.Minute, true)
+		old := w.Conns[0].SessionID()
+		w.Server.Expire(w.Conns[0]) // the new session is connected at once...
+		if sid := w.Conns[0].SessionID(); sid == old || sid == 0 {
+			t.Fatalf("setup: no new session at once (%#x)", sid)
+		}
+		w.Server.LagAtReconnect(w.Conns[0], time.Minute, true)
+		w.Server.Drop(w.Conns[0], true) // ...and cut and back before the executor ran
+		if lagging, view := w.Conns[0].Lagging(); !lagging || view >= 4 {
+			t.Fatalf("setup: the reconnect's member does not lag behind /d/k0's create (lagging %v, view %d)", lagging, view)
+		}
+		w.Drive()
+		if got := lost > 0; got != bug {
+			t.Errorf("%d consistent snapshots after the expiry lost /d/k0 (now %v); back in time %v, want %v", lost, cc.Current(), got, bug)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/discovery"
 	"github.com/zkflow/zkflow/task"
@@ -16,21 +17,33 @@ const bsimService = "b"
 
 // blockingSim drives discovery through its Client from actors
 // (goroutines the world runs in lockstep): each of 3 clients has one
-// Client shared by 3 actors: two that loop register, stay a while,
-// unregister (instances "c<i>a<k>"), and one that loops start a cache,
+// Client shared by 4 actors: two that loop register, stay a while,
+// unregister (instances "c<i>a<k>", Dynamic), one that does the same with
+// a Static instance (below), and one that loops start a cache,
 // read a few answers with Next, stop. Each round draws its context: one
 // that does not end, one ended before the call, or one that ends after a
 // few steps or a drawn time (during the call or later); Unregister and
 // Stop take that same context.
 //
+// A third registering actor of each client registers a Static instance
+// (a persistent node, "c<i>s") in each round; once the run stops, it
+// registers and unregisters it again with a context that does not end, as
+// the doc says to do to be sure the node is gone after a Register whose
+// context ended (its create may have been applied).
+//
 // Judged by: a call fails only with its context's error, a session's
 // end, or an error a retry would settle; once every actor has ended, no
 // instance node is left (an Unregister is carried out whatever its
 // context, and a Register that failed leaves no node); Registered
-// (sim.Registrations): never true on a session older than its executor's.
+// (sim.Registrations): never true on a session older than its executor's;
+// a Static instance Register returned nil for is still there when its
+// actor calls Unregister, unless the operator touched it meanwhile (an
+// earlier Unregister of the Client, going on in the background after its
+// ctx ended, must not delete it).
 type blockingSim struct {
 	clients    int
 	registered int               // rounds that registered, summed over seeds
+	statics    int               // Static registrations judged at their Unregister
 	reg        sim.Registrations // the instances the actors hold
 }
 
@@ -55,6 +68,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Operator: []string{dir + "/"},
 		Regressions: []sim.Regression{
 			{Seed: 251552718802605, NoOutageEnds: true, NoActorLag: true, Why: "liveness (the test's own): a follower's Next waited with a context that never ends after the registering actors had stopped; reads are now bounded"},
+			{Seed: 871, Why: "safety: a Register whose ctx ended as it registered a Static instance had its undo (an Unregister) submitted uncounted; the next Register did not wait for it, and its delete, retried after the reconnect, deleted the node that Register had made"},
+			{Seed: 583, Why: "safety (the judge's): the operator's clean-up of a node it had created again, which a Static Register had adopted, was not recorded as the operator's (sim.World.OperatedUnder)"},
 		},
 		Quiesce: func(r *sim.Trial) bool {
 			return r.Actors() == 0 && len(r.Children(dir)) == 0
@@ -75,10 +90,33 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 		id := fmt.Sprintf("c%da%d", i, k)
 		r.Go(i, func(a *sim.Actor) {
 			for !r.Stopping() && a.Context().Err() == nil {
-				s.register(r, a, c, id)
+				s.register(r, a, c, id, false)
 			}
 		})
 	}
+	static := fmt.Sprintf("c%ds", i)
+	r.Go(i, func(a *sim.Actor) {
+		for !r.Stopping() && a.Context().Err() == nil {
+			s.register(r, a, c, static, true)
+		}
+		// The last round's Register may have left the node (its ctx
+		// ended with the create applied): register it again and
+		// unregister it.
+		for a.Context().Err() == nil {
+			reg, err := c.Register(a.Context(), discovery.Instance{Name: bsimService, ID: static, Port: 80, ServiceType: discovery.Static})
+			if err == nil {
+				err = c.Unregister(a.Context(), reg)
+			}
+			if err == nil {
+				return
+			}
+			if !expected(r, a, false, err) {
+				r.Errorf("client %d: the last clean-up of %s: %v", i, static, err)
+				return
+			}
+			_ = a.Sleep(a.Context(), 100*time.Millisecond)
+		}
+	})
 	r.Go(i, func(a *sim.Actor) {
 		for !r.Stopping() && a.Context().Err() == nil {
 			s.follow(r, a, c)
@@ -122,13 +160,19 @@ func expected(r *sim.Trial, a *sim.Actor, ends bool, err error) bool {
 	return false
 }
 
-// register is one register, stay, unregister of actor a as instance id.
-func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, id string) {
+// register is one register, stay, unregister of actor a as instance id,
+// a Static instance if static.
+func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, id string, static bool) {
 	i, rnd := a.Client(), a.Rand()
 	ctx, cancel, ends := roundCtx(a)
 	defer cancel()
 	inc := r.Incarnation(i)
-	reg, err := c.Register(ctx, discovery.Instance{Name: bsimService, ID: id, Port: 80})
+	inst := discovery.Instance{Name: bsimService, ID: id, Port: 80}
+	if static {
+		inst.ServiceType = discovery.Static
+	}
+	calledAt := r.Clock.Now() // the operator may delete the node from its create on
+	reg, err := c.Register(ctx, inst)
 	if err != nil {
 		if !expected(r, a, ends, err) {
 			r.Errorf("client %d: register %s: %v", i, id, err)
@@ -144,6 +188,14 @@ func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, 
 		}})
 	}
 	_ = a.Sleep(ctx, time.Duration(rnd.Int64N(int64(time.Second))))
+	if static && r.Incarnation(i) == inc {
+		path := simBase + "/" + bsimService + "/" + id
+		if _, ok := r.NodeStat(path); !ok && !r.OperatedUnder(path, calledAt, r.Clock.Now()) {
+			r.Errorf("client %d: the Static instance %s Register (called at %s) returned nil for is gone at its Unregister, the operator not having touched it",
+				i, id, calledAt.Sub(fakezk.Epoch))
+		}
+		s.statics++
+	}
 	err = c.Unregister(ctx, reg)
 	s.reg.Drop(r, i, inc, id)
 	if err != nil && !expected(r, a, ends, err) {
@@ -194,8 +246,8 @@ func TestSimRegressions(t *testing.T) {
 func TestBlockingSimulation(t *testing.T) {
 	s, sc := newBlockingSim()
 	st := sim.Check(t, sc, simSeeds()/2)
-	t.Logf("%d rounds registered; Registered judged true %d times, %d expiries heard with registrations held", s.registered, s.reg.Seen, s.reg.Expiries)
-	if st.Failures() == 0 && (s.registered == 0 || s.reg.Seen == 0 || s.reg.Expiries == 0) {
-		t.Fatal("no round registered, or Registered never judged at an expiry: the test checks nothing")
+	t.Logf("%d rounds registered (%d Static ones judged at their Unregister); Registered judged true %d times, %d expiries heard with registrations held", s.registered, s.statics, s.reg.Seen, s.reg.Expiries)
+	if st.Failures() == 0 && (s.registered == 0 || s.statics == 0 || s.reg.Seen == 0 || s.reg.Expiries == 0) {
+		t.Fatal("no round registered, no Static one judged, or Registered never judged at an expiry: the test checks nothing")
 	}
 }

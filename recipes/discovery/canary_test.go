@@ -36,3 +36,16 @@ func TestCanaries(t *testing.T) {
 		})
 	}
 }
+
+// A Register that does not wait for the Client's background Unregisters
+// of a Static instance (discovery/register-behind-unregister) is caught
+// by the blocking scenario: such an Unregister, retried after a lost
+// reply, deletes the node Register has just made, and the judge finds it
+// gone at its actor's next Unregister.
+func TestCanaryRegisterBehindUnregister(t *testing.T) {
+	const name canary.Name = "discovery/register-behind-unregister"
+	restore := canary.Enable(name)
+	defer restore()
+	_, sc := newBlockingSim()
+	sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
+}

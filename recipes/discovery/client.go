@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -68,12 +69,31 @@ func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, er
 	if c == nil {
 		return nil, errNil("Client")
 	}
-	if err := c.pending.Wait(ctx, "discovery "+c.d.Base()+": register"); err != nil {
-		return nil, err
+	if !canary.On(bugRegisterBehindUnregister) {
+		if err := c.pending.Wait(ctx, "discovery "+c.d.Base()+": register"); err != nil {
+			return nil, err
+		}
 	}
 	return again(ctx, func() (*Registration, error) {
-		return blocking.Take(ctx, "discovery "+c.d.Base()+": register", c.ex, c.d.Register(inst), nil, func(r *Registration) { executor.Submit(c.ex, r.Unregister(), nil) })
+		return blocking.Take(ctx, "discovery "+c.d.Base()+": register", c.ex, c.d.Register(inst), nil, c.undo)
 	})
+}
+
+// undo unregisters r, registered just as the caller's ctx ended, in the
+// background: counted in pending (the next Register waits for it, or its
+// delete, retried after a lost reply, could delete the node that Register
+// makes), and across an expiry for a Static or Permanent instance, as
+// Unregister.
+func (c *Client) undo(r *Registration) {
+	if canary.On(bugRegisterBehindUnregister) {
+		executor.Submit(c.ex, r.Unregister(), nil)
+		return
+	}
+	if r.m != nil {
+		blocking.Background(c.ex, &c.pending, r.Unregister())
+		return
+	}
+	blocking.BackgroundAcrossExpiry(c.ex, &c.pending, r.Unregister())
 }
 
 // Unregister ends r and deletes its node (Registration.Unregister); r
@@ -102,6 +122,12 @@ func (c *Client) Unregister(ctx context.Context, r *Registration) error {
 	_, err := blocking.GiveAcrossExpiry(ctx, what, c.ex, &c.pending, r.Unregister())
 	return err
 }
+
+// bugRegisterBehindUnregister: Register does not wait for the Client's
+// background Unregisters of Static and Permanent instances (nor counts
+// the undo of a Register whose ctx ended), one of which may delete the
+// node Register has just made.
+const bugRegisterBehindUnregister canary.Name = "discovery/register-behind-unregister"
 
 // Names lists the services under the base path (Discovery.Names).
 func (c *Client) Names(ctx context.Context) ([]string, error) {

@@ -114,7 +114,7 @@ func (c *Client) acquire(ctx context.Context, t task.Task[*Held]) (*Held, error)
 // undo). Made once, in NewClient.
 func (c *Client) setHooks() {
 	c.won = func(h *Held) {
-		h.ex = c.ex
+		h.ex, h.cl = c.ex, c
 		c.mu.Lock()
 		c.held = h
 		c.mu.Unlock()
@@ -144,10 +144,15 @@ func isDone(h *Held) bool {
 // the ACL lets it or the session ends (Held.Release). A Held not taken through a
 // Client on this executor (one on another executor, or Lock.Acquire run
 // by hand) is refused with task.ErrInvalidArgument: run its own Release
-// on the executor that took it.
+// on the executor that took it; so is one another Client on this executor
+// took (release it through that Client, whose next Acquire must wait for
+// the delete).
 func (c *Client) Release(ctx context.Context, h *Held) error {
 	if err := blocking.Owned(c.ex, exOf(h), errNotOurs); err != nil {
 		return err
+	}
+	if h.cl != c {
+		return errOtherClient
 	}
 	// From now on the Client holds nothing: its next Acquire waits for
 	// this release (counted in pending by Give) rather than refusing with
@@ -168,6 +173,8 @@ func (c *Client) Fenced(ctx context.Context, h *Held, ops ...task.MultiOp) ([]ta
 }
 
 var errNotOurs = fmt.Errorf("lock: a lock not acquired through a Client on this executor: %w", task.ErrInvalidArgument)
+
+var errOtherClient = fmt.Errorf("lock: a lock acquired through another Client: %w", task.ErrInvalidArgument)
 
 func exOf(h *Held) *executor.Executor {
 	if h == nil {

@@ -30,6 +30,7 @@ type Held struct {
 	version int32
 	sess    task.Session
 	ex      *executor.Executor // set by Client.Acquire, for its Release and Fenced
+	cl      *Client            // the Client that took it, if any (its Release checks it)
 	// pending, for a lock taken through a Client, counts the delete of
 	// the node after a loss (lose), from before Done closes.
 	pending *blocking.Pending

@@ -33,7 +33,9 @@ func (m *Master) Serve(ctx context.Context, ex *executor.Executor) error {
 // ends (ctx's end, a handler that stopped the worker, an error a retry
 // could not settle), the worker's registration is deleted, as Run does
 // (in the background when ctx has ended), so the primary moves the tasks
-// assigned to it back at once rather than when its session ends.
+// assigned to it back at once rather than when its session ends. Served
+// again on ex, the worker waits for that delete to end before it
+// registers (Run).
 func (w *Worker) Serve(ctx context.Context, ex *executor.Executor) error {
 	if ex == nil {
 		return fmt.Errorf("masterworker: nil executor: %w", task.ErrInvalidArgument)

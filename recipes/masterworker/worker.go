@@ -59,7 +59,12 @@ func (w *Worker) Completed() int64 { return w.done.Load() }
 // session ended, a Run that fails deletes the registration first if its
 // session owns it (by a flow of its own when the scope has ended), so a
 // worker that no longer serves is not assigned tasks while its session
-// lives on, and the primary moves those it had back at once.
+// lives on, and the primary moves those it had back at once. A Run of the
+// same worker id started again on the same executor (Serve again, or Run
+// again by hand) waits for those deletes to end before it registers: a
+// late one would delete the registration the new Run has made or adopted
+// (it is our session's node), and the primary would move away the tasks
+// the new Run is executing.
 func (w *Worker) Run() task.Task[task.Unit] {
 	body := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 		r := &wrun{w: w, s: s, k: k, sess: s.Session()}
@@ -70,7 +75,9 @@ func (w *Worker) Run() task.Task[task.Unit] {
 		})
 		r.start()
 	})
-	return c.Seq(w.sys.Setup(), task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+	// The give-ups of earlier Runs of this registration on this runtime
+	// end first (afterGiveUps).
+	return c.Seq(c.Seq(afterGiveUps(w.regPath()), w.sys.Setup()), task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 		// The run's two flows (assignments, keeper) run in a child scope,
 		// closed when the first fails, so that neither registers again
 		// while the registration is given up.
@@ -85,16 +92,97 @@ func (w *Worker) Run() task.Task[task.Unit] {
 				// Canceled or past its deadline: the registration is
 				// given up by a flow of its own (nothing starts in an
 				// ended scope), so the primary moves our tasks back now
-				// rather than when the session ends.
-				task.Go(s, zkops.DeleteOwned(w.regPath(), owner), nil)
+				// rather than when the session ends. It is counted
+				// until it ends: a Run started again meanwhile waits
+				// for it (afterGiveUps).
+				w.giveUp(s, owner, true, nil)
 				k(task.Unit{}, err)
 			default:
 				// Run fails while the session lives: a worker that no
-				// longer serves must not stay registered.
-				task.Run(s, zkops.DeleteOwned(w.regPath(), owner), func(task.Unit, error) { k(task.Unit{}, err) })
+				// longer serves must not stay registered. The delete
+				// is a flow of its own too, counted the same way, so
+				// that a scope that ends while we wait for it does not
+				// cut it short; we wait for it unless the scope ends.
+				task.Suspend(s, func(task.Unit, error) { k(task.Unit{}, err) }, func(resume task.Cont[task.Unit]) func() {
+					w.giveUp(s, owner, false, func() { resume(task.Unit{}, nil) })
+					return nil
+				})
 			}
 		})
 	}))
+}
+
+// giveUps counts, per registration path, the give-ups of Runs that
+// ended (the deletes of their registrations, flows of their own) still
+// running on one runtime (task.RuntimeValue; executor goroutine only).
+// A Run of the same path on the same runtime waits until none is left
+// before it registers (afterGiveUps): the give-up deletes the node if
+// our session owns it, and a Run served again on the same session makes
+// or adopts a node our session owns, so a give-up that comes after it
+// (its read or its delete held up by a connection loss, then retried)
+// would delete the new Run's registration, the primary would move the
+// tasks the new Run is executing to another worker, and each would run
+// them (TestWorkerServedAgainKeepsItsRegistration). A delete an ACL
+// refuses goes on in the background (zkops.KeepDeleting) as the give-up
+// ends, uncounted, as a StartCleanup's does.
+type giveUps map[string]*giveUpWait
+
+type giveUpWait struct {
+	n       int
+	waiters []func()
+}
+
+var giveUpsKey byte
+
+func giveUpsOf(rt task.Runtime) giveUps {
+	return task.RuntimeValue(rt, &giveUpsKey, func() giveUps { return giveUps{} })
+}
+
+// giveUp starts the delete of the registration, if session owner owns
+// it, as a flow of its own (task.Go: bound to the session current now,
+// to no deadline), counted on the runtime until it ends; then its error,
+// if report, goes to the runtime's error report, and done, if not nil,
+// is scheduled. Executor goroutine.
+func (w *Worker) giveUp(s *task.Scope, owner int64, report bool, done func()) {
+	rt, path := s.Runtime(), w.regPath()
+	gs := giveUpsOf(rt)
+	g := gs[path]
+	if g == nil {
+		g = &giveUpWait{}
+		gs[path] = g
+	}
+	g.n++
+	task.Go(s, zkops.DeleteOwned(path, owner), func(_ task.Unit, err error) {
+		if g.n--; g.n == 0 {
+			delete(gs, path)
+			for _, wake := range g.waiters {
+				rt.Schedule(wake)
+			}
+			g.waiters = nil
+		}
+		if err != nil && report {
+			rt.Report(err)
+		}
+		if done != nil {
+			rt.Schedule(done)
+		}
+	})
+}
+
+// afterGiveUps waits until no give-up of a registration at path is
+// running on the flow's runtime.
+func afterGiveUps(path string) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		g := giveUpsOf(s.Runtime())[path]
+		if g == nil {
+			k(task.Unit{}, nil)
+			return
+		}
+		task.Suspend(s, k, func(resume task.Cont[task.Unit]) func() {
+			g.waiters = append(g.waiters, func() { resume(task.Unit{}, nil) })
+			return nil
+		})
+	}
 }
 
 type wrun struct {

@@ -141,6 +141,7 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 			{Seed: 10313387, Why: "at-most-once, acl class (the test's own judge): the put-back of an item deleted as its take ended found the directory deleted, and its re-creation refused by an ACL on DIR.epoch; it waited to be sent again, as giveback.go says, and the process crashed meanwhile: item-34 lost with the process, which the judge counted only for takes (put-backs under way at a crash now count too)"},
 			{Seed: 125238411172969, NoACL: true, NoOutageEnds: true, NoActorLag: true, Why: "liveness (the test's own): a take canceled mid-delete put its item back after every consumer had ended; consumers now wait for Client.Settle"},
 			{Seed: 243061626682936, NoACL: true, NoOutageEnds: true, NoActorLag: true, Root: sim.ExploreRoot, Why: "at-most-once: a take whose delete's reply was lost, settled as unknown, ended with an *UnknownTakeError in the job in which its caller's context ended (in-job ends); Client.Take returned the context's error and dropped the error, the item's only report: item-49 lost"},
+			{Seed: 116802994809109, SyncAfterReconnect: true, Why: "at-most-once, counter classes: a put-back named above a counter that had run out was sent as the (empty) directory was deleted by hand; its create, retried after the NoNode, landed in the directory a put had made again, whose counter starts over, and items put after it were taken first (make test on 6a3b156)"},
 		},
 	}
 	if mode == AtLeastOnce {
@@ -591,4 +592,24 @@ func TestBlockingSimRegressions(t *testing.T) {
 		_, sc := newBlockingSim(mode)
 		sim.Regressions(t, sc)
 	}
+}
+
+// queue/put-back-above-any-incarnation creates a put-back named above a
+// counter that had run out in whatever incarnation of the directory is
+// there by then: seed 116802994809109 of the at-most-once blocking
+// scenario (make test on 6a3b156, counter classes) had the directory,
+// empty, deleted by hand as the create was sent; retried after the NoNode
+// it landed in the directory a put made again, whose counter starts over,
+// and items put after it were taken first. The seed passes with the
+// incarnation checked (the epoch, in the create's multi).
+func TestCanaryPutBackAboveAnyIncarnation(t *testing.T) {
+	restore := canary.Enable(bugPutBackAboveAnyIncarnation)
+	defer restore()
+	_, sc := newBlockingSim(AtMostOnce)
+	sc.SyncAfterReconnect = true // as the seed ran (a synced seed)
+	res := sim.RunSeed(sc, 116802994809109, false)
+	if res.Err == nil {
+		t.Fatal("seed 116802994809109 passes with the bug: the scenario no longer puts an item back above the counter into a directory made again")
+	}
+	t.Logf("seed 116802994809109: %v", res.Err)
 }

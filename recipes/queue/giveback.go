@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	c "github.com/zkflow/zkflow/combinators"
@@ -46,7 +47,9 @@ func detached[T any](q *Queue, s *task.Scope, t task.Task[T], k, orphan func(T, 
 // does not either: it is then named with its priority's prefix and 2^32
 // plus the deleted item's czxid (putBackAbove: above any number the
 // counter hands out, and unique, as czxids are; no put succeeds until
-// the queue has drained, so it is still behind only what is queued now).
+// the queue has drained, so it is still behind only what is queued now),
+// in that incarnation of the directory only (a directory made again has
+// a counter that starts over: the item is put back as a put creates one).
 // A directory deleted meanwhile is made again. It was delivered to no
 // one, so it is still delivered at most once. A create whose outcome is
 // unknown (a lost connection, an expiry) is not sent again: another
@@ -81,7 +84,7 @@ func (q *Queue) putBackTask(it Item) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		k1 := func(_ string, err error) { k(task.Unit{}, err) }
 		if canary.On(bugPutBackAboveCounter) {
-			q.putBackAbove(s, it, k1)
+			q.putBackAbove(s, it, nil, k1)
 			return
 		}
 		p := &putting{q: q, s: s, path: q.item(prefix(it.Priority)), data: it.Data, back: &it, k: k1}
@@ -90,9 +93,81 @@ func (q *Queue) putBackTask(it Item) task.Task[task.Unit] {
 }
 
 // putBackAbove creates the item put back under its priority's prefix and
-// 2^32 plus its czxid, when the counter has run out (putBack).
-func (q *Queue) putBackAbove(s *task.Scope, it Item, k task.Cont[string]) {
+// 2^32 plus its czxid, when the counter has run out (putBack). p, when
+// not nil, is the put-back's putting: the name above the counter is
+// created only in the incarnation of the directory whose counter has run
+// out. The epoch's version is read, then the directory's Stat, which must
+// show the counter run out, and the create's multi checks the epoch at
+// that version: a directory deleted (by hand, once it was empty) and
+// created again since has a counter that starts over, and a put-back named
+// above it there would be taken after items put later. Then, and when
+// the directory is gone, the item is put back as a put creates one
+// (p.create).
+func (q *Queue) putBackAbove(s *task.Scope, it Item, p *putting, k task.Cont[string]) {
 	path := q.item(prefix(it.Priority) + strconv.FormatInt(1<<32+it.czxid, 10))
+	if p == nil || canary.On(bugPutBackAboveAnyIncarnation) {
+		q.putBackAboveBlind(s, it, path, k)
+		return
+	}
+	var try func()
+	try = func() {
+		task.Run(s, c.Retry(task.Exists(q.epochPath()), zkops.Retry), func(est *task.Stat, err error) {
+			switch {
+			case err != nil:
+				k("", err)
+				return
+			case est == nil: // no epoch: no directory the queue made
+				p.create()
+				return
+			}
+			task.Run(s, c.Retry(task.Exists(q.dir), zkops.Retry), func(dst *task.Stat, err error) {
+				switch {
+				case err != nil:
+					k("", err)
+					return
+				case dst == nil || !counterRunOut(*dst):
+					p.create() // gone, or created again: its counter starts over
+					return
+				}
+				const opEpoch = 0
+				create := task.CreateOp(path, it.Data, task.Persistent)
+				create.ACL = q.acl.For(path)
+				var send func()
+				send = func() {
+					task.Run(s, task.Multi(task.CheckOp(q.epochPath(), est.Version), create), func(_ []task.MultiResult, err error) {
+						switch i := multiIndex(err); {
+						case err == nil:
+							k(task.Base(path), nil)
+						case errors.Is(err, task.ErrNotSent):
+							send()
+						case i == opEpoch && (errors.Is(err, task.ErrNoNode) || errors.Is(err, task.ErrBadVersion)):
+							try() // the directory was created again since the read
+						case i != opEpoch && errors.Is(err, task.ErrNoNode):
+							p.create() // the directory is gone: made again, with a new counter
+						default:
+							k("", err)
+						}
+					})
+				}
+				send()
+			})
+		})
+	}
+	try()
+}
+
+// counterRunOut reports whether a Stat shows its node's child counter at
+// int32's maximum: clients are shown 2*cversion - numChildren in int32
+// arithmetic (DataNode.copyStat); the stored cversion is never negative,
+// so it is that sum halved in uint32.
+func counterRunOut(st task.Stat) bool {
+	return (uint32(st.Cversion)+uint32(st.NumChildren))/2 == math.MaxInt32
+}
+
+// putBackAboveBlind is putBackAbove without the look at the directory's
+// incarnation: the task face's old behaviour, which the canary
+// queue/put-back-above-any-incarnation puts back.
+func (q *Queue) putBackAboveBlind(s *task.Scope, it Item, path string, k task.Cont[string]) {
 	var create func()
 	create = func() {
 		req := &task.CreateRequest{Path: path, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(path)}

@@ -64,6 +64,12 @@ const (
 	// new session after an expiry, another executor's): a listing of an
 	// earlier incarnation of the directory passes the epoch's check.
 	bugEpochAnySession canary.Name = "queue/epoch-any-session"
+	// bugPutBackAboveAnyIncarnation: an at-most-once put-back named above
+	// the counter (the counter had run out) is created in whatever
+	// incarnation of the directory is there by then: one deleted and
+	// created again since, with a counter that starts over, takes it after
+	// items put later.
+	bugPutBackAboveAnyIncarnation canary.Name = "queue/put-back-above-any-incarnation"
 	// bugOneRegistration: at-least-once, every take that finds no consumer
 	// of its session registers one, and each registration forgets the
 	// copies the takes of the one before delivered: a take of the first
@@ -519,7 +525,7 @@ func (p *putting) runOut() {
 		case restarted:
 			p.create()
 		case p.back != nil:
-			q.putBackAbove(s, *p.back, k)
+			q.putBackAbove(s, *p.back, p, k)
 		default:
 			k("", fmt.Errorf("%w: %s: its counter has run out and the directory is not empty (items are queued, or nodes that are not items)", ErrExhausted, q.dir))
 		}

@@ -199,10 +199,14 @@ func isDone(h *Held) bool {
 // waits for that. A Held not taken through a Client on this executor
 // (one on another executor, or RWLock.Acquire run by hand) is refused
 // with task.ErrInvalidArgument: run its own Release on the executor that
-// took it.
+// took it; so is one another Client on this executor took (release it
+// through that Client, whose next acquire must wait for the delete).
 func (m *Client) Release(ctx context.Context, h *Held) error {
 	if err := blocking.Owned(m.ex, exOf(h), errNotOurs); err != nil {
 		return err
+	}
+	if h.m != m {
+		return errOtherClient
 	}
 	// From now on the Client does not hold h: its next Acquire waits for
 	// this release (counted in pending by Give) rather than refusing with
@@ -219,6 +223,8 @@ func (m *Client) Fenced(ctx context.Context, h *Held, ops ...task.MultiOp) ([]ta
 }
 
 var errNotOurs = fmt.Errorf("rwlock: a lock not acquired through a Client on this executor: %w", task.ErrInvalidArgument)
+
+var errOtherClient = fmt.Errorf("rwlock: a lock acquired through another Client: %w", task.ErrInvalidArgument)
 
 func exOf(h *Held) *executor.Executor {
 	if h == nil {

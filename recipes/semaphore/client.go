@@ -105,7 +105,7 @@ func (b *Client) await(ctx context.Context, what string, t task.Task[[]*Lease]) 
 	}
 	return blocking.Take(ctx, what, b.ex, t, func(ls []*Lease) {
 		for _, l := range ls {
-			l.ex = b.ex
+			l.ex, l.cl = b.ex, b
 		}
 	}, func(ls []*Lease) {
 		for _, l := range ls {
@@ -122,10 +122,15 @@ func (b *Client) await(ctx context.Context, what string, t task.Task[[]*Lease]) 
 // Client's next acquire waits for that). A Lease not
 // taken through a Client on this executor (one on another executor, or
 // Semaphore.Acquire run by hand) is refused with task.ErrInvalidArgument:
-// run its own Release on the executor that took it.
+// run its own Release on the executor that took it; so is one another
+// Client on this executor took (release it through that Client, whose
+// next acquire must wait for the delete).
 func (b *Client) Release(ctx context.Context, l *Lease) error {
 	if err := blocking.Owned(b.ex, exOf(l), errNotOurs); err != nil {
 		return err
+	}
+	if l.cl != b {
+		return errOtherClient
 	}
 	_, err := blocking.Give(ctx, "semaphore "+b.m.Path()+": release", b.ex, &b.pending, l.Release())
 	return err
@@ -138,6 +143,8 @@ func (b *Client) Fenced(ctx context.Context, l *Lease, ops ...task.MultiOp) ([]t
 }
 
 var errNotOurs = fmt.Errorf("semaphore: a lease not acquired through a Client on this executor: %w", task.ErrInvalidArgument)
+
+var errOtherClient = fmt.Errorf("semaphore: a lease acquired through another Client: %w", task.ErrInvalidArgument)
 
 func exOf(l *Lease) *executor.Executor {
 	if l == nil {

@@ -22,6 +22,7 @@ type Lease struct {
 	seq   int64
 	token int64
 	ex    *executor.Executor // set by Client, for its Release and Fenced
+	cl    *Client            // the Client that took it, if any (its Release checks it)
 	hold  zkops.Holding      // its session and node, until it ends
 }
 

@@ -313,6 +313,20 @@ func Background[T any](ex *executor.Executor, p *Pending, t task.Task[T]) {
 	})
 }
 
+// BackgroundAcrossExpiry is Background for a give-back that the end of
+// the session does not do for it (GiveAcrossExpiry): when t fails with
+// task.ErrSessionExpired it is submitted again on the next session, still
+// counted in p, until it ends otherwise. t must be safe to run again.
+func BackgroundAcrossExpiry[T any](ex *executor.Executor, p *Pending, t task.Task[T]) {
+	done := p.add()
+	submitAcrossExpiry(ex, t, func(_ T, err error) {
+		done()
+		if err != nil && !errors.Is(err, task.ErrClosed) && ex != nil {
+			ex.Report(err)
+		}
+	})
+}
+
 // add counts one piece of work and returns the function that ends it
 // (once).
 func (p *Pending) add() func() {

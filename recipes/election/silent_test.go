@@ -109,40 +109,7 @@ func TestRealSilentPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exB, _ := realClient(t, ctx, srv.Addrs(), timeout)
-	var granted time.Time
-	eB, _ := election.New(dir, election.WithOnState(func(_ *election.Leadership, st election.State) {
-		if st == election.Leading {
-			mu.Lock()
-			if granted.IsZero() {
-				granted = time.Now()
-			}
-			mu.Unlock()
-		}
-	}))
-	won := make(chan *election.Leadership, 1)
-	go func() {
-		l, err := election.ClientOf(exB, eB).Campaign(ctx)
-		if err != nil {
-			t.Errorf("B: %v", err)
-		}
-		won <- l
-	}()
-	// B is in line once there are two candidates.
-	for {
-		names, err := executor.Await(ctx, exA, childrenOf(dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if names == 2 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("B never queued")
-		case <-time.After(20 * time.Millisecond): // polling the server, not ordering
-		}
-	}
+	exB, won, grantedAt := secondInLine(t, ctx, exA, srv.Addrs(), dir, timeout)
 	sil.mu.Lock()
 	sil.cut = true
 	sil.mu.Unlock()
@@ -159,6 +126,7 @@ func TestRealSilentPartition(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	granted := grantedAt()
 	t.Logf("negotiated timeout %s; after the cut: A uncertain at %s, gave up at %s, B elected at %s (margin %s)",
 		la.Session().Timeout, uncertain.Sub(cut).Round(time.Millisecond), ended.Sub(cut).Round(time.Millisecond),
 		granted.Sub(cut).Round(time.Millisecond), granted.Sub(ended).Round(time.Millisecond))
@@ -167,5 +135,53 @@ func TestRealSilentPartition(t *testing.T) {
 	}
 	if err := election.ClientOf(exB, nil).Resign(ctx, lb); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// secondInLine starts candidate B's campaign on a client of its own and
+// returns once B is in line behind A (two candidates in dir): won gets
+// B's leadership, granted the instant it was first Leading.
+func secondInLine(t *testing.T, ctx context.Context, exA *executor.Executor, addrs []string, dir string, timeout time.Duration) (exB *executor.Executor, won <-chan *election.Leadership, granted func() time.Time) {
+	t.Helper()
+	exB, _ = realClient(t, ctx, addrs, timeout)
+	var (
+		mu sync.Mutex
+		at time.Time
+	)
+	eB, _ := election.New(dir, election.WithOnState(func(_ *election.Leadership, st election.State) {
+		if st == election.Leading {
+			mu.Lock()
+			if at.IsZero() {
+				at = time.Now()
+			}
+			mu.Unlock()
+		}
+	}))
+	ch := make(chan *election.Leadership, 1)
+	go func() {
+		l, err := election.ClientOf(exB, eB).Campaign(ctx)
+		if err != nil {
+			t.Errorf("B: %v", err)
+		}
+		ch <- l
+	}()
+	for {
+		names, err := executor.Await(ctx, exA, childrenOf(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if names == 2 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("B never queued")
+		case <-time.After(20 * time.Millisecond): // polling the server, not ordering
+		}
+	}
+	return exB, ch, func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return at
 	}
 }

@@ -131,9 +131,8 @@ func TestRealSilentPartitionAfterANotification(t *testing.T) {
 	const timeout = 6 * time.Second
 
 	var (
-		mu      sync.Mutex
-		ended   time.Time
-		granted time.Time
+		mu    sync.Mutex
+		ended time.Time
 	)
 	sil := &notifySilence{pings: make(chan time.Time, 1)}
 	conn, err := zkadapter.Dial(ctx, zkadapter.Config{Servers: srv.Addrs(), SessionTimeout: timeout, Dialer: sil.dial})
@@ -165,38 +164,7 @@ func TestRealSilentPartitionAfterANotification(t *testing.T) {
 	if _, err := executor.Await(ctx, exA, task.ExistsW(watched)); err != nil {
 		t.Fatal(err)
 	}
-	exB, _ := realClient(t, ctx, srv.Addrs(), timeout)
-	eB, _ := election.New(dir, election.WithOnState(func(_ *election.Leadership, st election.State) {
-		if st == election.Leading {
-			mu.Lock()
-			if granted.IsZero() {
-				granted = time.Now()
-			}
-			mu.Unlock()
-		}
-	}))
-	won := make(chan *election.Leadership, 1)
-	go func() {
-		l, err := election.ClientOf(exB, eB).Campaign(ctx)
-		if err != nil {
-			t.Errorf("B: %v", err)
-		}
-		won <- l
-	}()
-	for {
-		names, err := executor.Await(ctx, exA, childrenOf(dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if names == 2 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("B never queued")
-		case <-time.After(20 * time.Millisecond): // polling the server, not ordering
-		}
-	}
+	exB, won, grantedAt := secondInLine(t, ctx, exA, srv.Addrs(), dir, timeout)
 	// After A's next ping, and well before the one after it (a third of
 	// the timeout later), B's create notifies A; A's connection goes silent
 	// as it reads the notification. go-zookeeper's pings run on its own
@@ -228,6 +196,7 @@ func TestRealSilentPartitionAfterANotification(t *testing.T) {
 	<-la.Done()
 	mu.Lock()
 	defer mu.Unlock()
+	granted := grantedAt()
 	sil.mu.Lock()
 	cutAt, pingCut := sil.cutAt, sil.pingCut
 	sil.mu.Unlock()

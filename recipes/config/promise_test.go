@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -282,4 +283,37 @@ func TestRecreatedWhileCutOffDelivered(t *testing.T) {
 				expire, st.Czxid, node[len(node)-1].Stats[""].Czxid, dir[len(dir)-1].Stats["v"].Czxid)
 		}
 	}
+}
+
+// Reload's doc: a run ended by the session's expiry starts again with the
+// latest configuration on the next session. A run whose cleanup (Scope.Defer)
+// outlasts the watcher's first read on the new session was started again
+// only at the next version: the component stayed idle, with a configuration
+// in hand, until somebody changed it.
+func TestReloadRunWithASlowCleanupIsRestartedAfterExpiry(t *testing.T) {
+	w := rvWorld(t, 2)
+	var log []string
+	apply := func(s config.Snapshot) task.Task[task.Unit] {
+		v := string(s.Values["v"])
+		return func(sc *task.Scope, k task.Cont[task.Unit]) {
+			log = append(log, "start "+v)
+			// Undoing this run's work takes 20s of the clock: far longer
+			// than the watcher needs to read the configuration again.
+			sc.Defer(combinators.Sleep(20 * time.Second))
+			task.Suspend(sc, func(_ task.Unit, err error) {
+				log = append(log, "end "+v+": "+err.Error())
+				k(task.Unit{}, err)
+			}, func(task.Cont[task.Unit]) func() { return nil })
+		}
+	}
+	r := runTo(t, w, 0, config.Reload("/cfg", config.DirOptions{}, apply))
+	if !settleFor(w, time.Second, func() bool { return r.Active() == 1 }) {
+		t.Fatalf("the first run never started: %q", log)
+	}
+	w.Server.Expire(w.Conns[0])
+	if !settleFor(w, 60*time.Second, func() bool { return r.Runs() == 2 && r.Active() == 1 }) {
+		t.Fatalf("60s after the session expired: Runs %d, Active %d, log %q; want the run started again on the new session once its cleanup ended",
+			r.Runs(), r.Active(), log)
+	}
+	runTo(t, w, 0, r.Stop())
 }

@@ -30,6 +30,7 @@ type Reloader struct {
 	pending *Snapshot   // the configuration to start next
 	active  int         // runs started and not ended (at most 1)
 	lost    bool        // the last run was ended by a session expiry
+	readOn  int64       // the session of the watcher's last consistent read
 
 	done     chan struct{} // closed once the watcher and the last run have ended
 	doneOnce bool          // done is closed (executor goroutine)
@@ -46,8 +47,8 @@ type Reloader struct {
 // version) or its scope is canceled: with ErrReloaded when a newer
 // version arrives, task.ErrSessionExpired when the session expires (a new
 // run with the latest version starts on the next session, once the
-// watcher reads the configuration there: a run whose cleanups outlast
-// that read is started again only at the next version), ErrStopped
+// watcher has read the configuration there and the ended run's cleanups
+// have ended), ErrStopped
 // on Stop, or the watcher's error when the watcher ends on its own (an
 // error no retry settles: the Reloader has ended, see Done). Cleanups it registers with Scope.Defer run when it ends. The
 // run for a new version starts only after the previous run's task and
@@ -82,8 +83,17 @@ func Reload(root string, opts DirOptions, apply func(Snapshot) task.Task[task.Un
 }
 
 // resume restarts the component after a session expiry ended its run:
-// the watcher's first snapshot on the new session brings it back.
+// the watcher's first snapshot on the new session brings it back, or the
+// run's end if that snapshot came first (the run's cleanups outlasted it).
 func (r *Reloader) resume() {
+	sess, _ := r.rt.Current()
+	r.readOn = sess.ID
+	r.restart()
+}
+
+// restart starts a run with the watcher's latest configuration if the
+// last run was ended by an expiry and none is going or pending.
+func (r *Reloader) restart() {
 	if r.lost && r.run == nil && r.pending == nil && r.active == 0 {
 		if snap, ok := r.w.Latest(); ok {
 			r.pending = &snap
@@ -130,6 +140,11 @@ func (r *Reloader) next() {
 				// (a run that stops cleanly when its scope ends returns
 				// nil): it starts again on the next session.
 				r.lost = errors.Is(err, task.ErrSessionExpired) || errors.Is(run.Err(), task.ErrSessionExpired)
+				if sess, _ := r.rt.Current(); r.lost && r.readOn == sess.ID {
+					// The watcher read the configuration on this
+					// session while the cleanups ran: start with it.
+					defer r.restart()
+				}
 				if err != nil && !errors.Is(err, run.Err()) && !errors.Is(err, task.ErrSessionExpired) &&
 					!errors.Is(err, task.ErrClosed) {
 					r.rt.Report(fmt.Errorf("config: run with version %d: %w", snap.Version(), err))

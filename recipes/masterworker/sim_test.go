@@ -524,7 +524,7 @@ func (s *mwSim) worker(i, n int) {
 				case fateFail:
 					k(nil, errors.New("fail:"+string(j.Data)))
 				case fateBig:
-					k(make([]byte, task.MaxDataSize), nil)
+					k(bigResult, nil)
 				case fateCancel:
 					s.canceled[i] = true
 					k(nil, task.ErrCanceled)
@@ -880,6 +880,10 @@ func (s *mwSim) statusOK(name, id string, res masterworker.Result) bool {
 		return rs.fates&(1<<fateBig) != 0 && string(res.Data) == bigMessage(name)
 	}
 }
+
+// bigResult is a handler's value over the server's limit (fateBig),
+// shared by every seed: the worker only reads it.
+var bigResult = make([]byte, task.MaxDataSize)
 
 // bigMessage is the failed status of task name whose handler gave a
 // value over the server's limit.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -257,6 +258,17 @@ func (e *Executor) wakeRun() {
 	case e.wake <- struct{}{}:
 	default:
 	}
+}
+
+// refuses reports whether postFlow would refuse work now (Close called,
+// Run's ctx ended, the shutdown begun). Any goroutine.
+func (e *Executor) refuses() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.refusing && e.runCtx != nil && e.runCtx.Err() != nil {
+		e.refusing = true
+	}
+	return e.refusing || e.inboxClosed
 }
 
 // postFlow hands a submitted flow to the executor from any goroutine,
@@ -818,12 +830,25 @@ func (e *Executor) Rand() uint64 { return e.rng.Uint64() }
 // Report implements task.Runtime.
 func (e *Executor) Report(err error) { e.report(err) }
 
+// PacketRoom implements task.PacketSizer for the flows on e (see
+// task.PacketRoom): its Conn's answer when the Conn is a task.PacketSizer,
+// else the room under task.MaxPacketSize with no root. Any goroutine.
+func (e *Executor) PacketRoom(req task.Request) int {
+	if ps, ok := e.conn.(task.PacketSizer); ok {
+		return ps.PacketRoom(req)
+	}
+	return task.MaxPacketSize - reqcheck.PacketSize(req)
+}
+
 // Abandon releases what an executor that will never run again still
 // holds: the goroutines of the task.Flow bodies suspended in its flows
 // are unwound (their deferred functions run; no continuation is called,
 // no step runs, nothing is sent). A simulation calls it on the executor
 // of a process it crashes; it must be called on the goroutine that drove
-// the executor, and the executor must not be driven afterwards.
+// the executor, and the executor must not be driven afterwards: work
+// submitted after Abandon is refused with task.ErrClosed. A body whose
+// deferred function panics sends the panic on up out of Abandon once the
+// other bodies are unwound.
 func (e *Executor) Abandon() {
 	// Counted as driven while the bodies unwind, as Shutdown's unwind
 	// is: a blocking call in a deferred function of a body then fails
@@ -831,6 +856,9 @@ func (e *Executor) Abandon() {
 	if e.enter() {
 		defer e.leave()
 	}
+	e.mu.Lock()
+	e.refusing = true // work submitted from now on is refused with task.ErrClosed
+	e.mu.Unlock()
 	e.closeReq.Store(true) // a deferred function's request is failed unsent
 	task.Unwind(&e.frames)
 }

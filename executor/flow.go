@@ -242,7 +242,7 @@ func (r *flowRun[T]) finish(v T, err error) {
 // match context.Canceled and context.DeadlineExceeded under errors.Is. Someone
 // must be running the executor (Run) for Await to return before ctx ends.
 // After Close, or once Run's ctx has ended, Await returns task.ErrClosed
-// at once and submits nothing.
+// at once and submits nothing, whether or not ctx has ended too.
 //
 // Await refuses at once what could only block forever or stall an
 // executor: called on a goroutine that is running an executor's job (a task
@@ -267,6 +267,11 @@ func await[T any](ctx context.Context, e *Executor, t task.Task[T]) result[T] {
 		return result[T]{err: ErrOnExecutor}
 	}
 	if err := ctx.Err(); err != nil { // ended already: submit nothing
+		if e.refuses() {
+			// Closed too (Run's own ctx, passed here as well, has
+			// ended): the executor's refusal is what the doc promises.
+			return result[T]{err: task.ErrClosed}
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			return result[T]{err: fmt.Errorf("executor.Await: %w: the context's deadline had passed before the flow was submitted", task.ErrDeadlineExceeded)}
 		}
@@ -365,7 +370,11 @@ func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) 
 // returns ErrNilExecutor. When the connection cannot start (Conn.Start
 // fails: a Conn another executor started already, since a Conn serves one
 // executor), the executor stops as Close stops it and Run returns that
-// error.
+// error. A job that panics sends the panic on up out of Run, and a flow
+// body that calls runtime.Goexit (t.FailNow in a test) ends Run's
+// goroutine: either way the executor stops first, as Close stops it, so
+// that nothing waits for it (Close returns, flows in flight get
+// task.ErrClosed, no body's goroutine outlives it).
 func (e *Executor) Run(ctx context.Context) error {
 	if e == nil {
 		return ErrNilExecutor
@@ -382,9 +391,18 @@ func (e *Executor) Run(ctx context.Context) error {
 		}
 		return ErrAlreadyRunning
 	}
-	// A panic in a job is a programmer error and goes on up; Close must not
-	// wait for a shutdown that will never come.
-	defer e.finished()
+	// A panic in a job is a programmer error and goes on up; a flow body
+	// that calls runtime.Goexit (t.FailNow in a test) ends this goroutine.
+	// Either way the executor stops on the way out, as Close stops it
+	// (flows in flight end with task.ErrClosed, bodies unwound, the
+	// connection closed), and Close does not wait for a Run that is gone.
+	returned := false
+	defer func() {
+		if !returned {
+			e.shutdown()
+		}
+		e.finished()
+	}()
 	e.CloseWhenDone(ctx)
 	if ctx.Done() != nil {
 		e.mu.Lock()
@@ -399,6 +417,7 @@ func (e *Executor) Run(ctx context.Context) error {
 			e.leave()
 		}
 		if e.down {
+			returned = true
 			return e.stopErr
 		}
 		select {
@@ -460,13 +479,21 @@ func (e *Executor) Close() {
 }
 
 // Shutdown stops an executor driven by Step, at once, on the executor
-// goroutine: what Run does when it stops (Close says what that is).
+// goroutine: what Run does when it stops (Close says what that is). On an
+// executor a Run drives (or drove), Shutdown is Close: Run's goroutine
+// stops it, and Shutdown waits for that as Close does.
 // Called from a job of the executor (a step of a flow, a continuation, a
 // callback), it cannot stop it at once, since jobs run one at a time, to
 // completion: it does what Close does from a job (work is refused at
 // once, no request reaches the connection, and the executor stops before
 // its next job).
 func (e *Executor) Shutdown() {
+	if e.running.Load() {
+		// Run drives e (or did): it stops it. Running the shutdown's
+		// jobs here would run them beside Run's goroutine.
+		e.Close()
+		return
+	}
 	if e.inJob && e.jobUnderWay() {
 		e.Close()
 		return

@@ -44,8 +44,12 @@ var ErrNilExecutor = fmt.Errorf("%w: nil executor", task.ErrInvalidArgument)
 //go:noinline
 func runJob(e *Executor, fn func()) {
 	e.inJob = true
+	// Deferred, so that a job that panics or whose flow body calls
+	// runtime.Goexit leaves no mark: a Shutdown deferred by its driver
+	// (run while the job's frames unwind, runJob's among them) stops the
+	// executor rather than take itself for a call from inside a job.
+	defer func() { e.inJob = false }()
 	fn()
-	e.inJob = false
 }
 
 // jobReturnPC is the return address of runJob's call of its job, as

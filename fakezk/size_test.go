@@ -120,3 +120,37 @@ func TestMaxDataSizeBoundary(t *testing.T) {
 		})
 	}
 }
+
+// PacketRoom (task.PacketSizer) says what Do does: room 0 is applied,
+// one byte more refused with ErrDataTooLarge, the Conn's root counted in
+// every path, the server's MaxPacketSize the limit.
+func TestPacketRoomAgreesWithDo(t *testing.T) {
+	for _, tc := range []struct {
+		root  string
+		limit int
+	}{{"", 0}, {"/a-root-of-some-length", 0}, {"/r", 4096}} {
+		srv := fakezk.New(fakezk.Config{Async: true, MaxPacketSize: tc.limit})
+		if tc.root != "" {
+			if err := srv.AdminCreate(tc.root, nil, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := srv.Connect(fakezk.ConnConfig{Root: tc.root})
+		if err := c.Start(func(task.Event) {}); err != nil {
+			t.Fatal(err)
+		}
+		set := func(n int) task.Request {
+			return &task.SetDataRequest{Path: "/", Data: make([]byte, n), Version: -1}
+		}
+		room := c.PacketRoom(set(0))
+		for _, n := range []int{room, room + 1} {
+			got := make(chan task.Response, 1)
+			c.Do(set(n), func(r task.Response) { got <- r }, nil)
+			resp := <-got
+			if got := c.PacketRoom(set(n)); (got < 0) != errors.Is(resp.Err, task.ErrDataTooLarge) || (got >= 0) != (resp.Err == nil) {
+				t.Errorf("root %q, limit %d: %d bytes: room %d, Do: %v", tc.root, tc.limit, n, got, resp.Err)
+			}
+		}
+		srv.Close()
+	}
+}

@@ -330,3 +330,28 @@ func WatchRequested(req Request) bool {
 	}
 	return false
 }
+
+// A PacketSizer is a Conn that can say, before sending a request, how many
+// bytes it leaves under the most its server accepts (jute.maxbuffer, as
+// the Conn is configured), measured as the Conn would send it: its root
+// (chroot) in every path. A negative room is a request the Conn refuses
+// with ErrDataTooLarge, nothing sent. zkadapter's and fakezk's Conns are
+// PacketSizers; a Conn that wraps another should pass the question on.
+// PacketRoom must be safe from any goroutine.
+type PacketSizer interface {
+	PacketRoom(req Request) int
+}
+
+// PacketRoom returns how many bytes req would leave under the packet limit
+// of the connection s's flow runs on (negative: over it, refused with
+// ErrDataTooLarge), and whether the runtime could say: an executor asks
+// its Conn when the Conn is a PacketSizer, and measures against
+// MaxPacketSize with no root when it is not. A recipe whose later
+// requests carry the data of an earlier write measures them with it
+// before that write (recipes/queue's Put).
+func PacketRoom(s *Scope, req Request) (room int, known bool) {
+	if ps, ok := s.env.rt.(PacketSizer); ok {
+		return ps.PacketRoom(req), true
+	}
+	return 0, false
+}

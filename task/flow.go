@@ -385,6 +385,13 @@ func (b *bodies) remove(f *F) {
 
 // unwind ends every body alive without resuming it (Unwind).
 func (b *bodies) unwind() {
+	// A body whose deferred function panics sends the panic on up from
+	// its stop: the other bodies are unwound before it goes on.
+	defer func() {
+		if b.head != nil {
+			b.unwind()
+		}
+	}()
 	for b.head != nil {
 		f := b.head
 		b.remove(f)

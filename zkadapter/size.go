@@ -65,3 +65,15 @@ func encodeTooLarge(size, buf int) error {
 	return fmt.Errorf("%w: the request is %d bytes on the wire, more than the client's encode buffer holds (%d bytes with the frame's length: MaxDataSize plus 512 KiB)",
 		task.ErrDataTooLarge, size, buf)
 }
+
+// PacketRoom implements task.PacketSizer: the bytes req leaves under
+// Config.MaxPacketSize (and the client's encode buffer) once its paths
+// are under Config.Root, as Do would send it. Negative when Do would
+// refuse it with task.ErrDataTooLarge. Any goroutine.
+func (c *Conn) PacketRoom(req task.Request) int {
+	if c.cfg.Root != "" {
+		req = withRoot(c.cfg.Root, req)
+	}
+	size := packetSize(req)
+	return min(c.cfg.MaxPacketSize-size, encodeBufferSize(c.cfg.MaxDataSize)-4-size)
+}

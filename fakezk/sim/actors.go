@@ -94,6 +94,7 @@ type actors struct {
 	inJob   []jobCancel
 	cuts    []outageCut // contexts waiting for their ContextOutage (outage.go)
 	outage  []outageCut // contexts cut off, waiting for their client to see it
+	after   []afterCut  // clients to cut again at a request after an outage ended a context
 	// spare is the rest of the chunk child cuts contexts from: one
 	// object per ctxChunk contexts (a chunk lives while one of its
 	// contexts is referred to; none is ever used twice). The actors
@@ -120,6 +121,9 @@ type stepCancel struct {
 	at  uint64
 	ctx *actorCtx
 	err error // context.Canceled, or DeadlineExceeded
+	// outage: the context ends in its ContextOutage (outage.go), and the
+	// requests its call's clean-up sends may be cut too (aftermath).
+	outage bool
 }
 
 // Go starts fn as an actor of client i: a goroutine that may call the
@@ -376,6 +380,9 @@ func (w *World) fireStepCancels(early bool) bool {
 	clear(s.cancels[len(keep):])
 	s.cancels = keep
 	for _, c := range due {
+		if c.outage {
+			w.aftermathOf(c.ctx)
+		}
 		c.ctx.cancel(c.err)
 	}
 	return len(due) > 0

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -52,6 +53,35 @@ func (c *outageConn) Do(req task.Request, done func(task.Response), watch func(t
 	if s := c.w.act; s != nil && len(s.cuts) > 0 {
 		c.w.sent(c.i)
 	}
+	if s := c.w.act; s != nil && len(s.after) > 0 && isWrite(req) {
+		c.w.cutAfter(c.i)
+	}
+}
+
+// PacketRoom passes the question on (task.PacketSizer).
+func (c *outageConn) PacketRoom(req task.Request) int { return packetRoom(c.Conn, req) }
+
+// The aftermath of an outage: a context an outage ended leaves its call's
+// clean-up to go on in the background (a release's delete, a take's
+// give-back, an undo), sent once the client is back. In one such end in
+// two, drawn from a stream of its own (World.aftermath), the world cuts
+// the client off again just after it sends its first to fourth write
+// from then (a create, delete, set, setACL or multi: a clean-up writes), applied
+// in two cuts of three: the schedule in which the clean-up's reply is
+// lost and its retry finds its own work done.
+
+// afterCut is a client to cut at its n-th write from now.
+type afterCut struct {
+	client int
+	n      int
+}
+
+// aftermathOf draws the aftermath of c, which an outage ends now.
+func (w *World) aftermathOf(c *actorCtx) {
+	if w.aftermath == nil || w.aftermath.IntN(2) != 0 {
+		return
+	}
+	w.act.after = append(w.act.after, afterCut{client: c.a.client, n: w.aftermath.IntN(4)})
 }
 
 // Follow passes the executor's session on (task.SessionFollower).
@@ -91,7 +121,7 @@ func (w *World) sent(i int) {
 		if !w.Conns[i].Connected() {
 			// Cut off already (the first of two cuts): it ends in this
 			// outage.
-			s.cancels = append(s.cancels, stepCancel{at: s.steps + 1 + uint64(o.skip), ctx: o.ctx, err: context.Canceled})
+			s.cancels = append(s.cancels, stepCancel{at: s.steps + 1 + uint64(o.skip), ctx: o.ctx, err: context.Canceled, outage: true})
 			continue
 		}
 		d := time.Millisecond + time.Duration(w.outage.Int64N(int64(w.timeout*7/10)))
@@ -101,6 +131,39 @@ func (w *World) sent(i int) {
 		w.inj.note(ContextOutage, i, d, applied, fmt.Sprintf("client %d for %s applied=%v, as actor %d's context ends", i, d, applied, o.ctx.a.id))
 		s.outage = append(s.outage, o)
 	}
+}
+
+// cutAfter counts a write client i just sent for the aftermath cuts
+// waiting for it, and cuts the client off at the one a cut waits for (in
+// the faults phase, the client connected: else the cut is dropped).
+func (w *World) cutAfter(i int) {
+	s := w.act
+	if w.inj == nil || !w.inj.active || i >= len(w.Conns) {
+		return
+	}
+	fire := false
+	keep := s.after[:0]
+	for _, a := range s.after {
+		switch {
+		case a.client != i:
+			keep = append(keep, a)
+		case a.n > 0:
+			a.n--
+			keep = append(keep, a)
+		default:
+			fire = true
+		}
+	}
+	clear(s.after[len(keep):])
+	s.after = keep
+	if !fire || !w.Conns[i].Connected() {
+		return
+	}
+	d := time.Millisecond + time.Duration(w.aftermath.Int64N(int64(w.timeout*7/10)))
+	applied := w.aftermath.IntN(3) != 0
+	w.Server.Partition(w.Conns[i], d, applied)
+	w.inj.fired[ContextOutage]++
+	w.inj.note(ContextOutage, i, d, applied, fmt.Sprintf("client %d for %s applied=%v, after an outage ended a context", i, d, applied))
 }
 
 // connLost is called when client i's executor sees its connection lost
@@ -118,7 +181,7 @@ func (w *World) connLost(i int) {
 		case o.ctx.a.client != i:
 			keep = append(keep, o)
 		default:
-			s.cancels = append(s.cancels, stepCancel{at: s.steps + 1 + uint64(o.skip), ctx: o.ctx, err: context.Canceled})
+			s.cancels = append(s.cancels, stepCancel{at: s.steps + 1 + uint64(o.skip), ctx: o.ctx, err: context.Canceled, outage: true})
 		}
 	}
 	clear(s.outage[len(keep):])
@@ -136,4 +199,23 @@ func (w *World) endCuts() {
 	}
 	clear(s.cuts)
 	s.cuts = s.cuts[:0]
+	s.after = s.after[:0]
+}
+
+// isWrite reports whether req changes the tree (or may: a multi).
+func isWrite(req task.Request) bool {
+	switch req.(type) {
+	case *task.CreateRequest, *task.DeleteRequest, *task.SetDataRequest, *task.MultiRequest, *task.SetACLRequest:
+		return true
+	}
+	return false
+}
+
+// packetRoom is conn's task.PacketSizer answer, or the room under
+// task.MaxPacketSize with no root when conn cannot say.
+func packetRoom(conn task.Conn, req task.Request) int {
+	if ps, ok := conn.(task.PacketSizer); ok {
+		return ps.PacketRoom(req)
+	}
+	return task.MaxPacketSize - reqcheck.PacketSize(req)
 }

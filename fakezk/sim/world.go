@@ -120,6 +120,10 @@ type World struct {
 	// outage draws which CancelAfterSteps contexts end at a connection
 	// loss (Config.OutageEnds), from a stream of its own; nil when off.
 	outage *rand.Rand
+	// aftermath draws the cuts of a client whose context an outage ended,
+	// at one of the requests that follow (its caller's clean-up), from a
+	// stream of its own; nil without Config.OutageEnds.
+	aftermath *rand.Rand
 	// lag draws which actor wake-ups come late, and how late
 	// (Config.ActorLag), from a stream of its own; nil when off.
 	lag *rand.Rand
@@ -191,6 +195,7 @@ func New(cfg Config) (*World, error) {
 	}
 	if cfg.OutageEnds {
 		w.outage = rand.New(rand.NewPCG(cfg.Seed, 0x4f55_5441_4745_454e))
+		w.aftermath = rand.New(rand.NewPCG(cfg.Seed, 0x4146_5445_524d_4154))
 	}
 	sc := cfg.Server
 	sc.Seed, sc.Clock, sc.Deterministic = cfg.Seed, w.Clock, true

@@ -148,6 +148,12 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 		sc.Faults.Allow = sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL)
 		sc.Operator = []string{bsimDir + ".consumers/"}
 		sc.ACL = []string{bsimDir} // and DIR.inflight, DIR.consumers, DIR.epoch: the prefix
+		// What a background flow may report: a session's end, and an
+		// ack that goes on in the background (Item.Ack: refused by an
+		// ACL, then not applied, or its outcome unknown). A give-back or
+		// a return reports nothing else: the item is back, or was
+		// returned by another.
+		sc.Invariants = append(sc.Invariants, sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth, ErrDeliveryLost, ErrOutcomeUnknown))
 	}
 	return s, sc
 }
@@ -612,4 +618,23 @@ func TestCanaryPutBackAboveAnyIncarnation(t *testing.T) {
 		t.Fatal("seed 116802994809109 passes with the bug: the scenario no longer puts an item back above the counter into a directory made again")
 	}
 	t.Logf("seed 116802994809109: %v", res.Err)
+}
+
+// queue/give-back-exists-fails: the give-back of an item moved as its
+// take ended, its reply lost and sent again, finds the item it put back
+// and reports a failure to Config.OnError. Seed 133 of the at-least-once
+// blocking scenario has an outage end a take's context with its move in
+// flight and cut the client again at the give-back (the aftermath of an
+// outage, fakezk/sim/outage.go), applied; the judge of the reports
+// (sim.NoClientErrors) finds the report. The seed passes with the copy
+// read after a NodeExists.
+func TestCanaryGiveBackExistsFails(t *testing.T) {
+	restore := canary.Enable(bugGiveBackExistsFails)
+	defer restore()
+	_, sc := newBlockingSim(AtLeastOnce)
+	res := sim.RunSeed(sc, 133, false)
+	if res.Err == nil {
+		t.Fatal("seed 133 passes with the bug: the scenario no longer cuts a give-back sent after an outage ended its take")
+	}
+	t.Logf("seed 133: %v", res.Err)
 }

@@ -50,8 +50,8 @@
 //     the directory is not empty (puts go on once the queue has drained
 //     and no other program's node is left in it).
 //   - Put: ErrDataTooLarge for data the queue's larger requests with the
-//     item could not carry (a few hundred bytes under the server's limit;
-//     PROTOCOL.md, Put), nothing sent.
+//     item could not carry (a few hundred bytes under the connection's
+//     packet limit, its root counted; PROTOCOL.md, Put), nothing sent.
 //   - Take at most once: an *UnknownTakeError carrying the item when its
 //     delete's reply was lost: not delivered, not lost silently.
 //   - Put and Take: task.ErrNoAuth when an operator's ACL refuses them:

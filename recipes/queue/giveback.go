@@ -251,7 +251,25 @@ func (q *Queue) giveBackTask(cn *consumer, it Item) task.Task[task.Unit] {
 						q.staleEpoch(ds.epoch)
 						send()
 					case i == 0, i == 3:
+						delete(q.claimed, copyPath)
 						k(task.Unit{}, nil) // returned by others, or given back already
+					case i == 2 && errors.Is(err, task.ErrNodeExists) && !canary.On(bugGiveBackExistsFails):
+						// The item's name (returnName: its own, or one
+						// above the counter's from its czxid) is taken:
+						// by a send whose reply was lost, which took the
+						// copy in the same multi, or, the copy still
+						// there, by another node.
+						task.Run(s, c.Retry(task.Exists(copyPath), zkops.Retry), func(st *task.Stat, xerr error) {
+							switch {
+							case xerr != nil:
+								k(task.Unit{}, xerr)
+							case st == nil:
+								delete(q.claimed, copyPath)
+								k(task.Unit{}, nil) // given back by the lost send
+							default:
+								k(task.Unit{}, err)
+							}
+						})
 					default:
 						k(task.Unit{}, err)
 					}

@@ -81,6 +81,10 @@ const (
 	// take of the same consumer made it: the item is delivered twice to
 	// the consumer, and both acks succeed.
 	bugClaimless canary.Name = "queue/copy-exists-is-ours"
+	// bugGiveBackExistsFails: at-least-once, a give-back sent again after
+	// its reply was lost finds the item it put back and reports a failure
+	// to Config.OnError, the item back in the queue.
+	bugGiveBackExistsFails canary.Name = "queue/give-back-exists-fails"
 )
 
 // Errors of the queue, tested with errors.Is.
@@ -397,7 +401,9 @@ func (q *Queue) Put(data []byte) task.Task[string] { return q.PutPriority(data, 
 // with an item (at least once, the take's move and the returns from
 // flight; at most once, a put-back under a name above the counter's)
 // fails at once with an error wrapping task.ErrDataTooLarge, nothing sent
-// (PROTOCOL.md, Put: about 400 bytes under task.MaxDataSize).
+// (measured as the connection sends them, task.PacketRoom; PROTOCOL.md,
+// Put: about 400 bytes under task.MaxDataSize with no root and the
+// default limit).
 func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 	if q.zero() {
 		return task.Fail[string](errNil("Queue"))
@@ -405,10 +411,11 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 	if priority < MinPriority || priority > MaxPriority {
 		return task.Fail[string](fmt.Errorf("queue: priority %d outside %d..%d: %w", priority, MinPriority, MaxPriority, task.ErrInvalidArgument))
 	}
-	if err := q.checkSize(data, priority); err != nil {
-		return task.Fail[string](err)
-	}
 	return func(s *task.Scope, k task.Cont[string]) {
+		if err := q.checkSize(s, data, priority); err != nil {
+			k("", err)
+			return
+		}
 		p := &putting{q: q, s: s, k: k, path: q.item(prefix(priority)), data: data}
 		if q.bound <= 0 {
 			p.create()

@@ -12,11 +12,12 @@ import (
 // An item's data rides in more requests than its put's create: at least
 // once, the take's move and the returns from flight, multis with longer
 // paths (the copy's, a name above the counter's) and more ops; at most
-// once, a put-back under a name above the counter's when the counter has
-// run out. A server refuses a request over its packet limit, so an item
-// that fits its put but not one of those would stop every take at it
+// once, a put-back under a name above the counter's, a multi with a check
+// of the epoch. A server refuses a request over its packet limit, so an
+// item that fits its put but not one of those would stop every take at it
 // (at least once) or be lost by its put-back. PutPriority refuses such
-// data first (checkSize).
+// data first (checkSize), measured as the connection sends it: its root
+// in every path, against its server's limit (task.PacketRoom).
 
 // worstName is the longest item name of a priority: its prefix and the
 // largest number returnName or putBack can write.
@@ -29,16 +30,19 @@ func worstName(priority int) string {
 const worstConsumer = "ffffffffffffffffffffffffffffffff"
 
 // checkSize fails with an error wrapping task.ErrDataTooLarge when the
-// largest request the queue could make with data, at priority, is over
-// task.MaxPacketSize (ZooKeeper's default jute.maxbuffer) or data is over
-// task.MaxDataSize.
-func (q *Queue) checkSize(data []byte, priority int) error {
+// largest request the queue could make with data, at priority, would be
+// over the packet limit of s's connection (task.PacketRoom; the runtime
+// that cannot say is measured against task.MaxPacketSize with no root).
+// Data over task.MaxDataSize is left to the create, which the Conn
+// refuses with its own error.
+func (q *Queue) checkSize(s *task.Scope, data []byte, priority int) error {
 	if len(data) >= task.MaxDataSize {
 		return nil // the create itself is refused, with the Conn's error
 	}
 	name := worstName(priority)
 	item := q.item(name)
-	var worst task.Request = &task.CreateRequest{Path: item, Data: data, Mode: task.Persistent, ACL: q.acl.For(item)}
+	create := &task.CreateRequest{Path: item, Data: data, Mode: task.Persistent, ACL: q.acl.For(item)}
+	var worst []task.Request
 	if q.mode == AtLeastOnce {
 		copyPath := q.flight(worstConsumer, math.MaxInt64, name)
 		marker := q.marker(worstConsumer)
@@ -55,14 +59,20 @@ func (q *Queue) checkSize(data []byte, priority int) error {
 			&task.CreateRequest{Path: item, Data: data, Mode: task.Persistent, ACL: q.acl.For(item)},
 			&task.DeleteRequest{Path: copyPath, Version: 0},
 		}}
-		worst = move
-		if reqcheck.PacketSize(giveBack) > reqcheck.PacketSize(move) {
-			worst = giveBack
-		}
+		worst = []task.Request{move, giveBack}
+	} else {
+		// The put-back under a name above the counter's (putBackAbove).
+		worst = []task.Request{create, &task.MultiRequest{Ops: []task.MultiOp{q.epochCheck(0), create}}}
 	}
-	if n := reqcheck.PacketSize(worst); n > task.MaxPacketSize {
-		return fmt.Errorf("queue: put to %s: %w: %d bytes of data, and the largest request the queue makes with an item (%s) would be %d bytes on the wire, over the packet limit of %d",
-			q.dir, task.ErrDataTooLarge, len(data), worst.OpName(), n, task.MaxPacketSize)
+	for _, req := range worst {
+		room, known := task.PacketRoom(s, req)
+		if !known {
+			room = task.MaxPacketSize - reqcheck.PacketSize(req)
+		}
+		if room < 0 {
+			return fmt.Errorf("queue: put to %s: %w: %d bytes of data, and a request the queue makes with an item (%s) would be %d bytes over the connection's packet limit",
+				q.dir, task.ErrDataTooLarge, len(data), req.OpName(), -room)
+		}
 	}
 	return nil
 }

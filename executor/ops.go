@@ -43,6 +43,14 @@ func (e *Executor) Delete(ctx context.Context, path string, version int32) error
 	return named("delete", path, err)
 }
 
+// DeleteAll deletes path and every node under it, children first, and
+// returns how many nodes it deleted (task.DeleteAll says what happens to
+// a node gone meanwhile, one that gains a child, and an error midway).
+func (e *Executor) DeleteAll(ctx context.Context, path string) (int, error) {
+	v, err := Await(ctx, e, task.DeleteAll(path))
+	return v, named("delete all", path, err)
+}
+
 // Children returns the names of path's children, in no particular order,
 // with path's Stat.
 func (e *Executor) Children(ctx context.Context, path string) (task.ChildList, error) {

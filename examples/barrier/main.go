@@ -42,7 +42,7 @@ func parse(args []string, out io.Writer) (*options, error) {
 	o := new(options)
 	fs := flag.NewFlagSet("barrier", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs an embedded fakezk")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded fakezk")
 	fs.IntVar(&o.workers, "workers", 4, "workers, each with its own session (at least 2)")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds of the double barrier")
@@ -107,7 +107,7 @@ func (r *report) fault(srv *fakezk.Server, c *process, what string, do func(*fak
 	r.printf("  fault: %s on %s\n", what, c.name)
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	o, err := parse(args, out)
 	if err != nil {
 		return err
@@ -115,7 +115,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	// srv is the embedded server, nil when -zk names a real one; there the
-	// example's nodes go under a root of their own, apart from other runs.
+	// example's nodes go under a root of their own, apart from other runs,
+	// and are deleted at the end.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+o.servers, fmt.Sprintf("/barrier-example-%x", rand.Uint64())
 	if o.servers == "" {
@@ -125,6 +126,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	r := &report{out: out}
 	fmt.Fprintf(out, "%s, %d workers, %d rounds, root %s\n", where, o.workers, o.rounds, root)
+	// The cleaner, the run's first session and one no fault touches,
+	// deletes the run's nodes at the end, whatever happened: deferred
+	// first, cleanUp runs last, once every other process has stopped.
+	cleaner, err := start(ctx, srv, o.servers, "cleaner")
+	if err != nil {
+		return err
+	}
+	defer cleaner.stop()
+	defer func() { err = cleanUp(ctx, cleaner.ex, root, err, out) }()
 
 	coord, err := start(ctx, srv, o.servers, "coordinator")
 	if err != nil {

@@ -23,4 +23,6 @@ func TestOnRealServer(t *testing.T) {
 
 func TestBadFlags(t *testing.T) {
 	extest.Refused(t, run, []string{"-workers", "1"}, []string{"-rounds", "0"}, []string{"-workers", "-3"})
+	// A connect string that does not parse is refused before any dial.
+	extest.RefusedConnectStrings(t, run)
 }

@@ -36,6 +36,8 @@ func TestOnRealServer(t *testing.T) {
 
 func TestBadFlags(t *testing.T) {
 	extest.Refused(t, run, []string{"-workers", "1"})
+	// A connect string that does not parse is refused before any dial.
+	extest.RefusedConnectStrings(t, run)
 }
 
 // TestAwaitWaitsForTheReports: a cache's Current may hold a change no Next

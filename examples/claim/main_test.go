@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/zkflow/zkflow/examples/internal/extest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -46,6 +48,15 @@ func TestLostReplyFoundOwn(t *testing.T) {
 	}
 }
 
+// On a real server there is no fault, and the run deletes every node it
+// made (RealServer checks).
+func TestOnRealServer(t *testing.T) {
+	s := extest.Run(t, run, extest.RealServer(t), "/job-0: worker", "/job-4: worker")
+	if strings.Contains(s, "fault:") {
+		t.Fatalf("faults on a real server:\n%s", s)
+	}
+}
+
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"-workers", "0"}, {"-jobs", "0"}, {"extra"}, {"-nosuchflag"}, {"-timeout", "soon"},
 		{"-zk", "127.0.0.1:1", "-timeout", "2s"}} { // the last: a server that is down, given up after -timeout
@@ -54,4 +65,6 @@ func TestBadFlags(t *testing.T) {
 			t.Errorf("%q: no error", args)
 		}
 	}
+	// A connect string that does not parse is refused before any dial.
+	extest.RefusedConnectStrings(t, run)
 }

@@ -41,7 +41,7 @@ func parse(args []string, out io.Writer) (*options, error) {
 	o := new(options)
 	fs := flag.NewFlagSet("config", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs an embedded fakezk")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded fakezk")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
@@ -93,7 +93,7 @@ func (w *worker) apply(s config.Snapshot) task.Task[task.Unit] {
 	}
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	o, err := parse(args, out)
 	if err != nil {
 		return err
@@ -101,7 +101,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	// srv is the embedded server, nil when -zk names a real one; there the
-	// example's nodes go under a root of their own, apart from other runs.
+	// example's nodes go under a root of their own, apart from other runs,
+	// and are deleted at the end.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+o.servers, fmt.Sprintf("/config-example-%x", rand.Uint64())
 	if o.servers == "" {
@@ -111,6 +112,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	dir, applied := root+"/config", root+"/applied"
 	fmt.Fprintf(out, "%s, configuration %s\n", where, dir)
+	// The cleaner, the run's first session and one no fault touches,
+	// deletes the run's nodes at the end, whatever happened: deferred
+	// first, cleanUp runs last, once every other process has stopped.
+	cleaner, err := start(ctx, srv, o.servers)
+	if err != nil {
+		return err
+	}
+	defer cleaner.stop()
+	defer func() { err = cleanUp(ctx, cleaner.ex, root, err, out) }()
 
 	admin, err := start(ctx, srv, o.servers)
 	if err != nil {

@@ -28,4 +28,6 @@ func TestOnRealServer(t *testing.T) {
 
 func TestBadFlags(t *testing.T) {
 	extest.Refused(t, run, []string{"-timeout", "0s"})
+	// A connect string that does not parse is refused before any dial.
+	extest.RefusedConnectStrings(t, run)
 }

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"time"
@@ -31,7 +32,11 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	// Ctrl-C ends the run's context: the run stops and still deletes its
+	// nodes; a second Ctrl-C kills it at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	context.AfterFunc(ctx, stop)
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return // -h: the usage is printed
 		}
@@ -53,9 +58,10 @@ type session struct {
 }
 
 // connector opens sessions on the embedded server, or on the servers of
-// -zk.
+// -zk under its root.
 type connector struct {
 	servers []string
+	chroot  string         // the root of -zk's connect string, "" for none
 	srv     *fakezk.Server // nil on a real server
 }
 
@@ -67,7 +73,7 @@ func (c *connector) open(ctx context.Context) (*session, error) {
 		// Dial gets a bound of its own: a wrong address fails within seconds,
 		// not when the whole run's context ends.
 		dctx, dcancel := context.WithTimeout(ctx, 15*time.Second)
-		conn, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: c.servers, SessionTimeout: 10 * time.Second})
+		conn, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: c.servers, Root: c.chroot, SessionTimeout: 10 * time.Second})
 		dcancel()
 		if err != nil {
 			return nil, err
@@ -84,10 +90,10 @@ func (c *connector) open(ctx context.Context) (*session, error) {
 	return &session{ex: ex, stop: func() { cancel(); <-done; ex.Close() }}, nil
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	fs := flag.NewFlagSet("discovery", flag.ContinueOnError)
 	fs.SetOutput(out)
-	zk := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...] (default: an embedded in-memory server)")
+	zk := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist; default: an embedded in-memory server)")
 	seed := fs.Uint64("seed", 1, "seed of the embedded server")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
@@ -105,10 +111,28 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		defer conns.srv.Close()
 		fmt.Fprintln(out, "embedded ZooKeeper (fakezk)")
 	} else {
-		conns.servers = strings.Split(*zk, ",")
+		// -zk is a connect string, as Curator's and kazoo's:
+		// "host:port[,host:port...][/root]". Its root (ZooKeeper's chroot,
+		// a node that must exist) is every session's "/": every path is
+		// under it.
+		if conns.servers, conns.chroot, err = zkadapter.ParseConnectString(*zk); err != nil {
+			return fmt.Errorf("-zk %q: %w", *zk, err)
+		}
 		fmt.Fprintln(out, "ZooKeeper at", *zk)
 	}
-	base := fmt.Sprintf("/discovery-example-%d/services", task.RealClock().Now().UnixNano())
+	// The run's nodes go under a root of their own, deleted at the end.
+	root := fmt.Sprintf("/discovery-example-%d", task.RealClock().Now().UnixNano())
+	base := root + "/services"
+
+	// The cleaner, the run's first session and one no fault touches,
+	// deletes the run's nodes at the end, whatever happened: deferred
+	// first, cleanUp runs last, once every other session has closed.
+	cleaner, err := conns.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cleaner.stop()
+	defer func() { err = cleanUp(ctx, cleaner.ex, root, err, out) }()
 
 	// Three instances register, each on its own session.
 	var regs []*discovery.Registration
@@ -210,8 +234,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%d checks failed", len(failed))
 	}
 	fmt.Fprintln(out, "all checks passed")
-	fmt.Fprintln(out, "OK")
-	return nil
+	return nil // cleanUp says OK
 }
 
 func names(ins []discovery.Instance) []string {
@@ -220,4 +243,33 @@ func names(ins []discovery.Instance) []string {
 		out[i] = in.ID
 	}
 	return out
+}
+
+// cleanupTimeout bounds the clean-up at the end of a run (cleanUp), which
+// runs even when the run's context has ended.
+const cleanupTimeout = 5 * time.Second
+
+// cleanUp ends a run, on success and on failure alike: it deletes root
+// and every node under it on ex's session (Executor.DeleteAll), within
+// cleanupTimeout of its own, and says so if there was anything to
+// delete, so that a run on a real server leaves nothing behind. It
+// returns runErr joined with the clean-up's error; when both are nil it
+// prints the run's last line, OK. Call it once every other session of
+// the run has closed (their ephemeral nodes are gone with them), so that
+// no process creates again what it deletes.
+func cleanUp(ctx context.Context, ex *executor.Executor, root string, runErr error, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	n, err := ex.DeleteAll(ctx, root)
+	switch {
+	case err != nil:
+		fmt.Fprintf(out, "clean-up FAILED: %v (%d nodes deleted, the rest left under %s)\n", err, n, root)
+		return errors.Join(runErr, fmt.Errorf("clean-up of %s: %w", root, err))
+	case n > 0:
+		fmt.Fprintf(out, "clean-up: deleted %s and the %d nodes under it\n", root, n-1)
+	}
+	if runErr == nil {
+		fmt.Fprintln(out, "OK")
+	}
+	return runErr
 }

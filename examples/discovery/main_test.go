@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/zkflow/zkflow/zkadapter/zkserver"
+	"github.com/zkflow/zkflow/examples/internal/extest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -23,7 +23,7 @@ func runOK(t *testing.T, args ...string) string {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	s := out.String()
-	if !strings.HasSuffix(s, "all checks passed\nOK\n") || strings.Contains(s, "FAILED") || strings.Count(s, "check:") != 4 {
+	if !strings.Contains(s, "\nall checks passed\n") || !strings.HasSuffix(s, "\nOK\n") || strings.Contains(s, "FAILED") || strings.Count(s, "check:") != 4 {
 		t.Fatalf("run:\n%s", s)
 	}
 	return s
@@ -32,9 +32,7 @@ func runOK(t *testing.T, args ...string) string {
 func TestOnFake(t *testing.T) { runOK(t) }
 
 func TestOnRealServer(t *testing.T) {
-	zkserver.Require(t)
-	srv := zkserver.Standalone(t, zkserver.Options{})
-	runOK(t, "-zk", strings.Join(srv.Addrs(), ","))
+	runOK(t, extest.RealServer(t)...)
 }
 
 func TestBadFlags(t *testing.T) {
@@ -45,4 +43,6 @@ func TestBadFlags(t *testing.T) {
 	if err := run(context.Background(), []string{"extra"}, &out); err == nil {
 		t.Fatal("an argument was accepted")
 	}
+	// A connect string that does not parse is refused before any dial.
+	extest.RefusedConnectStrings(t, run)
 }

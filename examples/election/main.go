@@ -25,10 +25,10 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	fs := flag.NewFlagSet("election", flag.ContinueOnError)
 	fs.SetOutput(out)
-	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs an embedded fakezk")
 	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	candidates := fs.Int("candidates", 3, "candidates, each with its own session")
 	terms := fs.Int("terms", 6, "terms of leadership to run")
@@ -40,7 +40,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("want -candidates >= 2, -terms >= 1, -hold >= 0 and no arguments")
 	}
 	// srv is the embedded server, nil when -zk names a real one; there the
-	// example's nodes go under a root of their own, apart from other runs.
+	// example's nodes go under a root of their own, apart from other runs,
+	// and are deleted at the end.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/election-%x", rand.Uint64())
 	if *servers == "" {
@@ -76,9 +77,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			fail(fmt.Errorf("background flow: %w", err))
 		}
 	}
-	// The node the leaders write; created first, by a client of its own.
-	if err := create(ctx, srv, *servers, state, onError); err != nil {
+	// The admin, the run's first session, creates the node the leaders
+	// write and, at the end, deletes the run's nodes whatever happened:
+	// deferred first, cleanUp runs last, once every candidate has stopped.
+	admin, stopAdmin, err := start(ctx, srv, *servers, onError)
+	if err != nil {
 		return err
+	}
+	defer stopAdmin()
+	defer func() { err = cleanUp(ctx, admin, root, err, out) }()
+	for _, p := range []string{root, state} {
+		if _, err := executor.Await(ctx, admin, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+			return err
+		}
 	}
 	for i := range *candidates {
 		name := fmt.Sprintf("candidate %d", i)
@@ -145,21 +156,5 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if !ok {
 		return errors.New("checks failed")
 	}
-	fmt.Fprintln(out, "OK")
-	return nil
-}
-
-// create makes path (and its parent) on a session of its own.
-func create(ctx context.Context, srv *fakezk.Server, servers, path string, onError func(error)) error {
-	ex, stop, err := start(ctx, srv, servers, onError)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	for _, p := range []string{path[:len(path)-len("/state")], path} {
-		if _, err := executor.Await(ctx, ex, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
-			return err
-		}
-	}
-	return nil
+	return nil // cleanUp says OK
 }

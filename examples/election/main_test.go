@@ -20,4 +20,6 @@ func TestElectionOnRealServer(t *testing.T) {
 
 func TestElectionBadFlags(t *testing.T) {
 	extest.Refused(t, run, []string{"-candidates", "1"}, []string{"-terms", "0"}, []string{"-hold", "-1s"}, []string{"extra"})
+	// A connect string that does not parse is refused before any dial.
+	extest.RefusedConnectStrings(t, run)
 }

@@ -47,10 +47,10 @@ import (
 	"github.com/zkflow/zkflow/recipes/lock"
 )
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	fs := flag.NewFlagSet("fence", flag.ContinueOnError)
 	fs.SetOutput(out)
-	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs an embedded fakezk")
 	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	nWorkers := fs.Int("workers", 3, "workers, each with its own session (at least 2)")
 	rounds := fs.Int("rounds", 4, "increments each worker makes (at least 2)")
@@ -65,7 +65,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	// srv is the embedded server, nil when -zk names a real one; there the
-	// example's nodes go under a root of their own, apart from other runs.
+	// example's nodes go under a root of their own, apart from other runs,
+	// and are deleted at the end.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/fence-example-%x", rand.Uint64())
 	if *servers == "" {
@@ -95,6 +96,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	const key = "counter"
 	dir := root + "/lock"
 	fmt.Fprintf(out, "%s, %d workers x %d increments, lock %s, counter in %s\n", where, *nWorkers, *rounds, dir, path)
+	// The cleaner, the run's first session and one no fault touches,
+	// deletes the run's nodes at the end, whatever happened: deferred
+	// first, cleanUp runs last, once every other process has stopped.
+	cleaner, err := start(ctx, srv, *servers, "cleaner")
+	if err != nil {
+		return err
+	}
+	defer cleaner.stop()
+	defer func() { err = cleanUp(ctx, cleaner.ex, root, err, out) }()
 
 	var workers []*process
 	for i := range *nWorkers {

@@ -19,8 +19,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,7 +32,11 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	// Ctrl-C ends the run's context: the run stops and still deletes its
+	// nodes; a second Ctrl-C kills it at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	context.AfterFunc(ctx, stop)
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return // -h: the usage is printed
 		}
@@ -44,7 +48,7 @@ func main() {
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("flowcounter", flag.ContinueOnError)
 	fs.SetOutput(out)
-	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs on an embedded fakezk")
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs on an embedded fakezk")
 	seed := fs.Uint64("seed", 1, "seed of the embedded server")
 	nWorkers := fs.Int("workers", 3, "workers, each with its own session")
 	rounds := fs.Int("rounds", 20, "increments per worker")
@@ -54,6 +58,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if *nWorkers < 1 || *rounds < 1 || fs.NArg() > 0 {
 		return errors.New("want -workers >= 1, -rounds >= 1 and no arguments")
+	}
+	// -zk is a connect string, as Curator's and kazoo's:
+	// "host:port[,host:port...][/root]". Its root (ZooKeeper's chroot, a
+	// node that must exist) is every session's "/": every path is under it.
+	var cfg zkadapter.Config
+	if *servers != "" {
+		var err error
+		if cfg.Servers, cfg.Root, err = zkadapter.ParseConnectString(*servers); err != nil {
+			return fmt.Errorf("-zk %q: %w", *servers, err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -83,7 +97,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			// Dial gets a bound of its own: a wrong address fails within seconds,
 			// not when the whole run's context ends.
 			dctx, dcancel := context.WithTimeout(ctx, 15*time.Second)
-			zc, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: strings.Split(*servers, ",")})
+			zc, err := zkadapter.Dial(dctx, cfg)
 			dcancel()
 			if err != nil {
 				return err
@@ -99,7 +113,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		running.Go(func() { _ = ex.Run(runCtx) })
 	}
 	fmt.Fprintf(out, "%d workers x %d increments of %s\n", *nWorkers, *rounds, path)
-	return count(ctx, out, workers, path, *rounds)
+	err := count(ctx, out, workers, path, *rounds)
+	// The clean-up, on success and on failure alike: every session but
+	// worker 1's closes, which then deletes the counter if the run left
+	// it (count deletes it when all went well).
+	for _, ex := range workers[1:] {
+		ex.Close()
+	}
+	return cleanUp(ctx, workers[0], path, err, out)
 }
 
 // count has every worker increment the counter rounds times, and checks.
@@ -158,8 +179,7 @@ func count(ctx context.Context, out io.Writer, workers []*executor.Executor, pat
 	if _, err := executor.Await(ctx, workers[0], task.Delete(path, -1)); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "OK")
-	return nil
+	return nil // cleanUp says OK
 }
 
 // loseFirstSet loses the reply of the first write it sends that the
@@ -191,4 +211,33 @@ func (c *loseFirstSet) Do(req task.Request, done func(task.Response), watch func
 	if drop.Load() {
 		c.Server().Drop(c.Conn, true)
 	}
+}
+
+// cleanupTimeout bounds the clean-up at the end of a run (cleanUp), which
+// runs even when the run's context has ended.
+const cleanupTimeout = 5 * time.Second
+
+// cleanUp ends a run, on success and on failure alike: it deletes root
+// and every node under it on ex's session (Executor.DeleteAll), within
+// cleanupTimeout of its own, and says so if there was anything to
+// delete, so that a run on a real server leaves nothing behind. It
+// returns runErr joined with the clean-up's error; when both are nil it
+// prints the run's last line, OK. Call it once every other session of
+// the run has closed (their ephemeral nodes are gone with them), so that
+// no process creates again what it deletes.
+func cleanUp(ctx context.Context, ex *executor.Executor, root string, runErr error, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	n, err := ex.DeleteAll(ctx, root)
+	switch {
+	case err != nil:
+		fmt.Fprintf(out, "clean-up FAILED: %v (%d nodes deleted, the rest left under %s)\n", err, n, root)
+		return errors.Join(runErr, fmt.Errorf("clean-up of %s: %w", root, err))
+	case n > 0:
+		fmt.Fprintf(out, "clean-up: deleted %s and the %d nodes under it\n", root, n-1)
+	}
+	if runErr == nil {
+		fmt.Fprintln(out, "OK")
+	}
+	return runErr
 }

@@ -39,7 +39,7 @@ func parse(args []string, out io.Writer) (*options, error) {
 	o := new(options)
 	fs := flag.NewFlagSet("group", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs an embedded fakezk")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded fakezk")
 	fs.IntVar(&o.members, "members", 3, "members, each with its own session (at least 3)")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
@@ -52,7 +52,7 @@ func parse(args []string, out io.Writer) (*options, error) {
 	return o, nil
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	o, err := parse(args, out)
 	if err != nil {
 		return err
@@ -60,7 +60,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	// srv is the embedded server, nil when -zk names a real one; there the
-	// example's nodes go under a root of their own, apart from other runs.
+	// example's nodes go under a root of their own, apart from other runs,
+	// and are deleted at the end.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+o.servers, fmt.Sprintf("/group-example-%x", rand.Uint64())
 	if o.servers == "" {
@@ -70,6 +71,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	dir := root + "/members"
 	fmt.Fprintf(out, "%s, %d members, group %s\n", where, o.members, dir)
+	// The cleaner, the run's first session and one no fault touches,
+	// deletes the run's nodes at the end, whatever happened: deferred
+	// first, cleanUp runs last, once every other process has stopped.
+	cleaner, err := start(ctx, srv, o.servers)
+	if err != nil {
+		return err
+	}
+	defer cleaner.stop()
+	defer func() { err = cleanUp(ctx, cleaner.ex, root, err, out) }()
 
 	// open starts a client and its group.Client.
 	open := func() (*process, *group.Client, error) {

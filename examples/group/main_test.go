@@ -30,4 +30,6 @@ func TestOnRealServer(t *testing.T) {
 
 func TestBadFlags(t *testing.T) {
 	extest.Refused(t, run, []string{"-members", "2"})
+	// A connect string that does not parse is refused before any dial.
+	extest.RefusedConnectStrings(t, run)
 }

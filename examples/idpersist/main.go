@@ -32,10 +32,10 @@ import (
 	"github.com/zkflow/zkflow/recipes/idpersist"
 )
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	fs := flag.NewFlagSet("idpersist", flag.ContinueOnError)
 	fs.SetOutput(out)
-	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs an embedded fakezk")
 	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	nReplicas := fs.Int("replicas", 3, "persistence replicas, each with its own session (at least 2)")
 	nWorkers := fs.Int("workers", 3, "workers drawing IDs, each with its own session")
@@ -51,7 +51,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	// srv is the embedded server, nil when -zk names a real one; there the
-	// example's nodes go under a root of their own, apart from other runs.
+	// example's nodes go under a root of their own, apart from other runs,
+	// and are deleted at the end.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/idpersist-example-%x", rand.Uint64())
 	if *servers == "" {
@@ -71,6 +72,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	cfg := idpersist.Config{Sequence: root + "/seq", Limit: root + "/limit", Election: root + "/election",
 		Store: store, Chunk: *chunk}
 	fmt.Fprintf(out, "%s, %d replicas, %d workers, mark in %s\n", where, *nReplicas, *nWorkers, store.Path())
+	// The cleaner, the run's first session, deletes the run's nodes at the
+	// end, whatever happened: deferred first, cleanUp runs last, once every
+	// other process has stopped. (The wipe on the embedded server refuses
+	// its session too; its executor goes on on a new one, as the others'.)
+	cleaner, err := start(ctx, srv, *servers)
+	if err != nil {
+		return err
+	}
+	defer cleaner.stop()
+	defer func() { err = cleanUp(ctx, cleaner.ex, root, err, out) }()
 
 	var (
 		running sync.WaitGroup
@@ -211,6 +222,5 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(failed) > 0 {
 		return fmt.Errorf("%d check(s) failed", len(failed))
 	}
-	fmt.Fprintln(out, "OK")
-	return nil
+	return nil // cleanUp says OK
 }

@@ -43,7 +43,7 @@ func parse(args []string, out io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("masterworker", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs an embedded fakezk")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded fakezk")
 	fs.IntVar(&o.workers, "workers", 3, "workers, each with its own session (at least 2: one crashes)")
 	fs.IntVar(&o.tasks, "tasks", 60, "tasks the client submits")
@@ -57,7 +57,7 @@ func parse(args []string, out io.Writer) (*options, error) {
 	return o, nil
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	o, err := parse(args, out)
 	if err != nil {
 		return err
@@ -65,7 +65,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	// srv is the embedded server, nil when -zk names a real one; there the
-	// example's nodes go under a root of their own, apart from other runs.
+	// example's nodes go under a root of their own, apart from other runs,
+	// and are deleted at the end.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+o.servers, fmt.Sprintf("/masterworker-%x", rand.Uint64())
 	if o.servers == "" {
@@ -74,6 +75,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", o.seed), "/masterworker"
 	}
 	fmt.Fprintf(out, "%s, 2 masters, %d workers, %d tasks, root %s\n", where, o.workers, o.tasks, root)
+	// The cleaner, the run's first session and one no fault touches,
+	// deletes the run's nodes at the end, whatever happened: deferred
+	// first, cleanUp runs last, once every other process has stopped.
+	cleaner, err := start(ctx, srv, o.servers, "cleaner")
+	if err != nil {
+		return err
+	}
+	defer cleaner.stop()
+	defer func() { err = cleanUp(ctx, cleaner.ex, root, err, out) }()
 
 	var procs []*process
 	defer func() {
@@ -258,6 +268,5 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(failed) > 0 {
 		return fmt.Errorf("%d check(s) failed", len(failed))
 	}
-	fmt.Fprintln(out, "OK")
-	return nil
+	return nil // cleanUp says OK
 }

@@ -30,7 +30,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
+	"os/signal"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,7 +49,11 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	// Ctrl-C ends the run's context: the run stops and still deletes its
+	// nodes; a second Ctrl-C kills it at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	context.AfterFunc(ctx, stop)
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return // -h: the usage is printed
 		}
@@ -60,6 +64,8 @@ func main() {
 
 type options struct {
 	servers string         // -zk: a real server or ensemble, or empty
+	addrs   []string       // the servers of -zk's connect string
+	chroot  string         // the root of -zk's connect string, "" for none
 	seed    uint64         // -seed: the embedded server's seed
 	srv     *fakezk.Server // the embedded server, when servers is empty
 	listen  string
@@ -73,7 +79,7 @@ func parse(args []string, out io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("metrics", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs on an embedded fakezk")
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs on an embedded fakezk")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded server")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:9464", "address to serve /metrics on (port 0: any free port)")
 	fs.IntVar(&o.clients, "clients", 3, "clients, each with its own session")
@@ -89,7 +95,16 @@ func parse(args []string, out io.Writer) (*options, error) {
 	if o.clients < 1 || o.incs < 1 || o.serve < 0 {
 		return nil, errors.New("-clients and -incs must be at least 1, -serve not negative")
 	}
-	if o.servers == "" {
+	if o.servers != "" {
+		// -zk is a connect string, as Curator's and kazoo's:
+		// "host:port[,host:port...][/root]". Its root (ZooKeeper's chroot,
+		// a node that must exist) is every session's "/": every path is
+		// under it.
+		var err error
+		if o.addrs, o.chroot, err = zkadapter.ParseConnectString(o.servers); err != nil {
+			return nil, fmt.Errorf("-zk %q: %w", o.servers, err)
+		}
+	} else {
 		// On the wall clock, like a real server; executors on its Conns
 		// take its clock.
 		o.srv = fakezk.New(fakezk.Config{Seed: o.seed})
@@ -104,7 +119,7 @@ type client struct {
 	done chan struct{}
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	o, err := parse(args, out)
 	if err != nil {
 		return err
@@ -170,6 +185,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if o.srv == nil { // a shared server: a root of this run's own
 		root = fmt.Sprintf("/metrics-%016x", rand.Uint64())
 	}
+	// At the end, whatever happened, the first client deletes the run's
+	// nodes (the clients make no ephemeral node, and nothing runs on them
+	// any more by then); deferred after the clients' close, it runs before.
+	defer func() { err = cleanUp(ctx, clients[0].ex, root, err, out) }()
 	counter := root + "/counter"
 	for _, p := range []string{root, counter} {
 		if _, err := executor.Await(rctx, clients[0].ex, task.Create(p, make([]byte, 8), task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
@@ -212,8 +231,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		t.Stop()
 	}
-	fmt.Fprintln(out, "OK")
-	return nil
+	return nil // cleanUp says OK
 }
 
 // connect opens an observed session on the target: fakezk's Conn or
@@ -227,7 +245,7 @@ func connect(ctx context.Context, o *options, obs *task.Observer) (*client, erro
 		// Dial gets a bound of its own: a wrong address fails within seconds,
 		// not when the whole run's context ends.
 		dctx, dcancel := context.WithTimeout(ctx, 15*time.Second)
-		zc, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: strings.Split(o.servers, ","), Observer: obs})
+		zc, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: o.addrs, Root: o.chroot, Observer: obs})
 		dcancel()
 		if err != nil {
 			return nil, err
@@ -328,4 +346,33 @@ func onBackgroundError(err error) {
 	}
 	backgroundErrors.Add(1)
 	slog.Error("background flow failed", "err", err)
+}
+
+// cleanupTimeout bounds the clean-up at the end of a run (cleanUp), which
+// runs even when the run's context has ended.
+const cleanupTimeout = 5 * time.Second
+
+// cleanUp ends a run, on success and on failure alike: it deletes root
+// and every node under it on ex's session (Executor.DeleteAll), within
+// cleanupTimeout of its own, and says so if there was anything to
+// delete, so that a run on a real server leaves nothing behind. It
+// returns runErr joined with the clean-up's error; when both are nil it
+// prints the run's last line, OK. Call it once every other session of
+// the run has closed (their ephemeral nodes are gone with them), so that
+// no process creates again what it deletes.
+func cleanUp(ctx context.Context, ex *executor.Executor, root string, runErr error, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	n, err := ex.DeleteAll(ctx, root)
+	switch {
+	case err != nil:
+		fmt.Fprintf(out, "clean-up FAILED: %v (%d nodes deleted, the rest left under %s)\n", err, n, root)
+		return errors.Join(runErr, fmt.Errorf("clean-up of %s: %w", root, err))
+	case n > 0:
+		fmt.Fprintf(out, "clean-up: deleted %s and the %d nodes under it\n", root, n-1)
+	}
+	if runErr == nil {
+		fmt.Fprintln(out, "OK")
+	}
+	return runErr
 }

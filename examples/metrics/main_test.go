@@ -38,6 +38,8 @@ func TestBadFlags(t *testing.T) {
 	extest.Refused(t, run, []string{"-clients", "0"}, []string{"-incs", "0"}, []string{"-serve", "-1s"},
 		[]string{"extra"}, []string{"-nosuchflag"}, []string{"-listen", "127.0.0.1:-1"})
 	extest.Refused(t, run, []string{"-zk", "127.0.0.1:1", "-timeout", "2s", "-listen", "127.0.0.1:0"})
+	// A connect string that does not parse is refused before any dial.
+	extest.RefusedConnectStrings(t, run, "-listen", "127.0.0.1:0")
 }
 
 // announcer is the example's output; it hands over the /metrics URL once

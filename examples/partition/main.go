@@ -18,8 +18,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,7 +31,11 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	// Ctrl-C ends the run's context: the run stops and still deletes its
+	// nodes; a second Ctrl-C kills it at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	context.AfterFunc(ctx, stop)
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return // -h: the usage is printed
 		}
@@ -61,11 +65,11 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func run(ctx context.Context, args []string, w io.Writer) error {
+func run(ctx context.Context, args []string, w io.Writer) (err error) {
 	out := &lockedWriter{w: w}
 	fs := flag.NewFlagSet("partition", flag.ContinueOnError)
 	fs.SetOutput(out)
-	zk := fs.String("zk", "", "ZooKeeper servers (host:port,...); empty: an embedded in-memory server")
+	zk := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty: an embedded in-memory server")
 	seed := fs.Uint64("seed", 1, "seed of the embedded server")
 	workers := fs.Int("workers", 3, "workers, each with its own session (at least 2)")
 	queues := fs.Int("queues", 7, "queues to divide (at least 1)")
@@ -89,21 +93,65 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		connect = func() (task.Conn, error) { return srv.Connect(fakezk.ConnConfig{}), nil }
 		fmt.Fprintln(out, "embedded in-memory ZooKeeper")
 	} else {
+		// -zk is a connect string, as Curator's and kazoo's:
+		// "host:port[,host:port...][/root]". Its root (ZooKeeper's chroot,
+		// a node that must exist) is every session's "/": every path is
+		// under it.
+		servers, chroot, err := zkadapter.ParseConnectString(*zk)
+		if err != nil {
+			return fmt.Errorf("-zk %q: %w", *zk, err)
+		}
 		connect = func() (task.Conn, error) {
 			// Dial gets a bound of its own: a wrong address fails within seconds,
 			// not when the whole run's context ends.
 			dctx, dcancel := context.WithTimeout(ctx, 15*time.Second)
 			defer dcancel()
-			return zkadapter.Dial(dctx, zkadapter.Config{Servers: strings.Split(*zk, ",")})
+			return zkadapter.Dial(dctx, zkadapter.Config{Servers: servers, Root: chroot})
 		}
 		fmt.Fprintln(out, "ZooKeeper at", *zk)
 	}
-	// Each run uses a path of its own, so a real server's leftovers from a
-	// previous run do not matter.
+	// Each run uses a path of its own, so that runs on a shared server do
+	// not mix; it is deleted at the end.
 	base := fmt.Sprintf("%s-%d", *path, time.Now().UnixNano())
 	items := make([]string, *queues)
 	for i := range items {
 		items[i] = fmt.Sprintf("queue-%d", i)
+	}
+
+	// The cleaner, the run's first session and one no fault touches,
+	// deletes the run's nodes at the end, whatever happened: deferred
+	// first, cleanUp runs last, once every worker's session has closed.
+	conn, err := connect()
+	if err != nil {
+		return err
+	}
+	cleaner, err := executor.New(executor.Config{Conn: conn})
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	cleanerDone := make(chan struct{})
+	go func() { defer close(cleanerDone); _ = cleaner.Run(context.Background()) }()
+	defer func() { cleaner.Close(); <-cleanerDone }()
+	// base's parents that are missing (with a -path below "/") are the
+	// run's too: made here, before the workers and the data nodes need
+	// them, and deleted at the end.
+	var parents []string
+	for p := task.Parent(base); p != "/"; p = task.Parent(p) {
+		st, err := executor.Await(ctx, cleaner, task.Exists(p))
+		if err != nil {
+			return err
+		}
+		if st != nil {
+			break
+		}
+		parents = append(parents, p)
+	}
+	defer func() { err = cleanUp(ctx, cleaner, base, parents, err, out) }()
+	for _, p := range slices.Backward(parents) {
+		if _, err := executor.Await(ctx, cleaner, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+			return err
+		}
 	}
 
 	// changed has a value once any worker has reported a Change since it
@@ -249,8 +297,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	if len(failed) > 0 {
 		return fmt.Errorf("%d checks failed: %v", len(failed), failed)
 	}
-	fmt.Fprintln(out, "OK")
-	return nil
+	return nil // cleanUp says OK
 }
 
 func prefixed(prefix string, ss []string) []string {
@@ -259,4 +306,52 @@ func prefixed(prefix string, ss []string) []string {
 		out[i] = prefix + s
 	}
 	return out
+}
+
+// cleanupTimeout bounds the clean-up at the end of a run (cleanUp), which
+// runs even when the run's context has ended.
+const cleanupTimeout = 5 * time.Second
+
+// cleanUp ends a run, on success and on failure alike: it deletes root
+// and every node under it on ex's session (Executor.DeleteAll), then each of
+// parents (root's, bottom up) unless another run has a node under it
+// (NotEmpty: that run deletes it), within cleanupTimeout of its own, and
+// says so if there was anything to delete, so that a run on a real
+// server leaves nothing behind. It returns runErr joined with the
+// clean-up's error; when both are nil it prints the run's last line, OK.
+// Call it once every other session of the run has closed (their
+// ephemeral nodes are gone with them), so that no process creates again
+// what it deletes.
+func cleanUp(ctx context.Context, ex *executor.Executor, root string, parents []string, runErr error, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	n, err := ex.DeleteAll(ctx, root)
+	if err == nil && n > 0 {
+		fmt.Fprintf(out, "clean-up: deleted %s and the %d nodes under it\n", root, n-1)
+	}
+	for _, p := range parents {
+		if err != nil {
+			break
+		}
+		_, err = executor.Await(ctx, ex, task.Delete(p, task.AnyVersion))
+		if errors.Is(err, task.ErrNotEmpty) || errors.Is(err, task.ErrNoNode) {
+			err = nil
+			break
+		}
+		if err == nil {
+			fmt.Fprintf(out, "clean-up: deleted %s, made by the run\n", p)
+		}
+	}
+	if err != nil {
+		top := root
+		if len(parents) > 0 {
+			top = parents[len(parents)-1]
+		}
+		fmt.Fprintf(out, "clean-up FAILED: %v (what is left is under %s)\n", err, top)
+		return errors.Join(runErr, fmt.Errorf("clean-up of %s: %w", top, err))
+	}
+	if runErr == nil {
+		fmt.Fprintln(out, "OK")
+	}
+	return runErr
 }

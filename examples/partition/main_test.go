@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/zkflow/zkflow/zkadapter/zkserver"
+	"github.com/zkflow/zkflow/examples/internal/extest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -18,7 +18,7 @@ var checks = []string{
 	"check: fenced writes of every holder applied",
 	"check: worker-3 left: every queue held by exactly one of [worker-1 worker-2]",
 	"with its old hold",
-	"summary: 0 checks failed\nOK\n",
+	"summary: 0 checks failed\n",
 }
 
 func runAndCheck(t *testing.T, args []string, want []string) {
@@ -26,6 +26,9 @@ func runAndCheck(t *testing.T, args []string, want []string) {
 	var out bytes.Buffer
 	if err := run(context.Background(), args, &out); err != nil {
 		t.Fatalf("run %v: %v\n%s", args, err, out.String())
+	}
+	if s := out.String(); strings.Contains(s, "FAILED") || !strings.HasSuffix(s, "\nOK\n") {
+		t.Fatalf("run %v: no verified summary:\n%s", args, s)
 	}
 	for _, w := range want {
 		if !strings.Contains(out.String(), w) {
@@ -44,10 +47,16 @@ func TestBadFlags(t *testing.T) {
 	if err := run(context.Background(), []string{"-workers", "1"}, &out); err == nil {
 		t.Fatal("-workers 1 accepted")
 	}
+	// A connect string that does not parse is refused before any dial.
+	extest.RefusedConnectStrings(t, run)
 }
 
 func TestOnRealServer(t *testing.T) {
-	zkserver.Require(t)
-	srv := zkserver.Standalone(t, zkserver.Options{})
-	runAndCheck(t, []string{"-zk", srv.Addrs()[0]}, checks)
+	runAndCheck(t, extest.RealServer(t), checks)
+}
+
+// A -path whose parents are missing: the partitioner creates them, and
+// the run deletes them with the rest (RealServer checks).
+func TestOnRealServerNewParents(t *testing.T) {
+	runAndCheck(t, append(extest.RealServer(t), "-path", "/a/b/partition"), []string{"deleted /a/b, made by the run", "deleted /a, made by the run"})
 }

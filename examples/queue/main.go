@@ -27,10 +27,10 @@ import (
 	"github.com/zkflow/zkflow/recipes/queue"
 )
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	fs := flag.NewFlagSet("queue", flag.ContinueOnError)
 	fs.SetOutput(out)
-	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs an embedded fakezk")
 	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	jobs := fs.Int("jobs", 12, "jobs the producer puts (at least 2)")
 	nConsumers := fs.Int("consumers", 2, "consumers that survive (at least 1)")
@@ -44,7 +44,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	// srv is the embedded server, nil when -zk names a real one; there the
-	// example's nodes go under a root of their own, apart from other runs.
+	// example's nodes go under a root of their own, apart from other runs,
+	// and are deleted at the end.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/queue-example-%x", rand.Uint64())
 	if *servers == "" {
@@ -54,6 +55,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	dir := root + "/jobs"
 	fmt.Fprintf(out, "%s, %d jobs, %d consumers and one that dies, queue %s\n", where, *jobs, *nConsumers, dir)
+	// The cleaner, the run's first session and one no fault touches,
+	// deletes the run's nodes at the end, whatever happened: deferred
+	// first, cleanUp runs last, once every other process has stopped.
+	cleaner, err := start(ctx, srv, *servers)
+	if err != nil {
+		return err
+	}
+	defer cleaner.stop()
+	defer func() { err = cleanUp(ctx, cleaner.ex, root, err, out) }()
 
 	// newClient starts a process, stopped at the end, and its queue client.
 	var procs []*process

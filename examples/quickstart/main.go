@@ -13,11 +13,12 @@
 //  4. Config: the configuration changes and the workers reload themselves.
 //
 // On the embedded server, faults are injected as it runs (connection
-// losses, session expiries). At the end it prints a verified summary and
-// exits 1 if any check failed.
+// losses, session expiries). At the end it deletes the nodes it made,
+// prints a verified summary and exits 1 if any check failed.
 //
-//	go run ./examples/quickstart                  # embedded ZooKeeper (fakezk)
-//	go run ./examples/quickstart -zk host:2181    # a real server or ensemble
+//	go run ./examples/quickstart                   # embedded ZooKeeper (fakezk)
+//	go run ./examples/quickstart -zk host:2181     # a real server or ensemble
+//	go run ./examples/quickstart -zk host:2181/app # under the node /app (a chroot; it must exist)
 package main
 
 import (
@@ -51,7 +52,7 @@ func parse(args []string, out io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs an embedded fakezk")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the embedded fakezk")
 	fs.IntVar(&o.workers, "workers", 4, "concurrent workers, each with its own session")
 	fs.IntVar(&o.ids, "ids", 250, "IDs each worker draws")
@@ -130,7 +131,7 @@ func (s *story) progress(format string, args ...any) {
 	fmt.Fprintf(s.out, "  "+format+"\n", args...)
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	o, err := parse(args, out)
 	if err != nil {
 		return err
@@ -138,7 +139,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	// srv is the embedded server, nil when -zk names a real one; there the
-	// example's nodes go under a root of their own, apart from other runs.
+	// example's nodes go under a root of their own, apart from other runs,
+	// and are deleted at the end.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+o.servers, fmt.Sprintf("/quickstart-%x", rand.Uint64())
 	if o.servers == "" {
@@ -146,13 +148,22 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		defer srv.Close()
 		where, root = fmt.Sprintf("embedded ZooKeeper (fakezk), seed %d", o.seed), "/quickstart"
 	}
+	fmt.Fprintf(out, "%s, %d workers, root %s\n", where, o.workers, root)
+	// The cleaner, the run's first session and one no fault touches,
+	// deletes the run's nodes at the end, whatever happened: deferred
+	// first, cleanUp runs last, once every other process has stopped.
+	cleaner, err := start(ctx, srv, o.servers, "cleaner")
+	if err != nil {
+		return err
+	}
+	defer cleaner.stop()
+	defer func() { err = cleanUp(ctx, cleaner.ex, root, err, out) }()
 	s := &story{o: o, out: out, srv: srv, root: root}
 	defer func() {
 		for _, p := range slices.Backward(s.procs) {
 			p.stop()
 		}
 	}()
-	fmt.Fprintf(out, "%s, %d workers, root %s\n", where, o.workers, s.root)
 
 	if s.admin, err = s.connect(ctx, "admin"); err != nil {
 		return err
@@ -231,6 +242,5 @@ func (s *story) summarize() error {
 	if len(s.failed) > 0 {
 		return fmt.Errorf("%d check(s) failed", len(s.failed))
 	}
-	fmt.Fprintln(s.out, "OK")
-	return nil
+	return nil // cleanUp says OK
 }

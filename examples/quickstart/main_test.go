@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkflow/zkflow/examples/internal/extest"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
 	"github.com/zkflow/zkflow/zkadapter"
 )
 
@@ -34,8 +37,39 @@ func TestQuickstartOnRealServer(t *testing.T) {
 	extest.Run(t, run, append(extest.RealServer(t), "-workers", "3", "-ids", "40", "-sections", "5", "-tasks", "10"), checks...)
 }
 
+// A run cut short, here by its -timeout, still deletes every node it made
+// (RealServer checks) and says so.
+func TestQuickstartOnRealServerCutShort(t *testing.T) {
+	args := append(extest.RealServer(t), "-ids", "10000", "-timeout", "1s")
+	var out bytes.Buffer
+	err := run(context.Background(), args, &out)
+	if s := out.String(); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(s, "\nclean-up: deleted /quickstart-") || strings.Contains(s, "\nOK\n") {
+		t.Fatalf("run %q = %v; want a deadline error after the run's nodes were deleted, and no OK:\n%s", args, err, s)
+	}
+}
+
+// A clean-up that cannot delete the run's nodes says so on a line with
+// FAILED and fails the run, even one whose checks all passed: leaving
+// nodes behind on a shared server is a defect. Here its session is gone.
+func TestCleanUpFailureFailsTheRun(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{Seed: 1})
+	defer srv.Close()
+	p, err := start(context.Background(), srv, "", "cleaner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.stop()
+	var out bytes.Buffer
+	err = cleanUp(context.Background(), p.ex, "/quickstart", nil, &out)
+	if s := out.String(); !errors.Is(err, task.ErrClosed) || !strings.HasPrefix(s, "clean-up FAILED: ") || strings.Contains(s, "OK") {
+		t.Fatalf("cleanUp on a closed session = %v; want task.ErrClosed, a FAILED line and no OK:\n%s", err, s)
+	}
+}
+
 func TestQuickstartBadFlags(t *testing.T) {
 	extest.Refused(t, run, []string{"-workers", "0"})
+	// A connect string that does not parse is refused before any dial.
+	extest.RefusedConnectStrings(t, run)
 }
 
 // A -zk address nothing answers on fails in about 15 s (the README), not

@@ -4,16 +4,18 @@ package main
 // names a real ZooKeeper (zkadapter.Dial) or, left empty, the example
 // embeds an in-memory one (fakezk.New, on the wall clock like a real
 // server); each process is a session with an executor running its flows
-// (executor.New, go ex.Run).
+// (executor.New, go ex.Run); a run ends with cleanUp, which deletes its
+// nodes (Executor.DeleteAll).
 
 import (
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
-	"strings"
+	"os/signal"
 	"sync/atomic"
 	"time"
 
@@ -24,7 +26,11 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	// Ctrl-C ends the run's context: the run stops and still deletes its
+	// nodes; a second Ctrl-C kills it at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	context.AfterFunc(ctx, stop)
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return // -h: the usage is printed
 		}
@@ -43,20 +49,28 @@ type process struct {
 }
 
 // start opens a session on the embedded server srv or, when srv is nil,
-// on the servers -zk names (host:port,host:port...), and runs an executor
-// on it until stop.
-func start(ctx context.Context, srv *fakezk.Server, servers, name string) (*process, error) {
+// on the servers -zk names (host:port[,host:port...][/root]), and runs
+// an executor on it until stop.
+func start(ctx context.Context, srv *fakezk.Server, zk, name string) (*process, error) {
 	var conn task.Conn
 	if srv != nil {
 		conn = srv.Connect(fakezk.ConnConfig{Timeout: 10 * time.Second})
 	} else {
+		// -zk is a connect string, as Curator's and kazoo's:
+		// "host:port[,host:port...][/root]". Its root (ZooKeeper's chroot,
+		// a node that must exist) is the session's "/": every path is
+		// under it.
+		servers, root, err := zkadapter.ParseConnectString(zk)
+		if err != nil {
+			return nil, fmt.Errorf("-zk %q: %w", zk, err)
+		}
 		// Dial gets a bound of its own: a wrong address fails within seconds,
 		// not when the whole run's context ends.
 		dctx, dcancel := context.WithTimeout(ctx, 15*time.Second)
-		zc, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: strings.Split(servers, ",")})
+		zc, err := zkadapter.Dial(dctx, zkadapter.Config{Servers: servers, Root: root})
 		dcancel()
 		if err != nil {
-			return nil, fmt.Errorf("connecting to %s: %w", servers, err)
+			return nil, fmt.Errorf("connecting to %s: %w", zk, err)
 		}
 		conn = zc
 	}
@@ -86,4 +100,32 @@ func onBackgroundError(err error) {
 	}
 	backgroundErrors.Add(1)
 	slog.Error("background flow failed", "err", err)
+}
+
+// cleanupTimeout bounds the clean-up at the end of a run (cleanUp), which
+// runs even when the run's context has ended.
+const cleanupTimeout = 5 * time.Second
+
+// cleanUp ends a run, on success and on failure alike: it deletes root
+// and every node under it on ex's session (Executor.DeleteAll), within
+// cleanupTimeout of its own, and says so, so that a run on a real server
+// leaves nothing behind. It returns runErr joined with the clean-up's
+// error; when both are nil it prints the run's last line, OK. Call it
+// once every other session of the run has closed (their ephemeral nodes
+// are gone with them), so that no process creates again what it deletes.
+func cleanUp(ctx context.Context, ex *executor.Executor, root string, runErr error, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	n, err := ex.DeleteAll(ctx, root)
+	switch {
+	case err != nil:
+		fmt.Fprintf(out, "clean-up FAILED: %v (%d nodes deleted, the rest left under %s)\n", err, n, root)
+		return errors.Join(runErr, fmt.Errorf("clean-up of %s: %w", root, err))
+	case n > 0:
+		fmt.Fprintf(out, "clean-up: deleted %s and the %d nodes under it\n", root, n-1)
+	}
+	if runErr == nil {
+		fmt.Fprintln(out, "OK")
+	}
+	return runErr
 }

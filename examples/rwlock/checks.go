@@ -26,20 +26,19 @@ func (c *Checks) Check(ok bool, format string, args ...any) {
 }
 
 // Report prints "  ok: " before each verified fact, then "  FAILED: "
-// before each failure and returns an error counting them, or, if none
-// failed, the line "OK".
+// before each failure, and returns an error counting the failures. The
+// run's last line, OK, is cleanUp's, once the run's nodes are deleted.
 func (c *Checks) Report(out io.Writer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range c.ok {
 		fmt.Fprintf(out, "  ok: %s\n", s)
 	}
+	for _, f := range c.failed {
+		fmt.Fprintf(out, "  FAILED: %s\n", f)
+	}
 	if len(c.failed) > 0 {
-		for _, f := range c.failed {
-			fmt.Fprintf(out, "  FAILED: %s\n", f)
-		}
 		return fmt.Errorf("%d checks failed", len(c.failed))
 	}
-	fmt.Fprintln(out, "OK")
 	return nil
 }

@@ -30,7 +30,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"strings"
+	"os/signal"
 	"sync"
 	"time"
 
@@ -40,7 +40,11 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	// Ctrl-C ends the run's context: the run stops and still deletes its
+	// nodes; a second Ctrl-C kills it at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	context.AfterFunc(ctx, stop)
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return // -h: the usage is printed
 		}
@@ -64,7 +68,7 @@ func parse(args []string, out io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("secure", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&o.servers, "zk", "", "ZooKeeper TLS addresses, host:port[,host:port...] (required)")
+	fs.StringVar(&o.servers, "zk", "", "ZooKeeper TLS addresses, host:port[,host:port...][/root] (the root node must exist; required)")
 	fs.StringVar(&o.caFile, "ca", "", "PEM file of the CA certificates to trust; empty trusts the system's roots")
 	fs.StringVar(&o.certFile, "cert", "", "PEM file of the client certificate (with -key), for mutual TLS")
 	fs.StringVar(&o.keyFile, "key", "", "PEM file of the client certificate's private key (with -cert)")
@@ -152,8 +156,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// -zk is a connect string, as Curator's and kazoo's:
+	// "host:port[,host:port...][/root]". Its root (ZooKeeper's chroot, a
+	// node that must exist) is the session's "/": every path is under it.
+	servers, chroot, err := zkadapter.ParseConnectString(o.servers)
+	if err != nil {
+		return fmt.Errorf("-zk %q: %w", o.servers, err)
+	}
 	cfg := zkadapter.Config{
-		Servers:        strings.Split(o.servers, ","),
+		Servers:        servers,
+		Root:           chroot,
 		SessionTimeout: 10 * time.Second,
 		TLS:            tcfg,
 	}

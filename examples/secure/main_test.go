@@ -31,7 +31,7 @@ func writeFiles(t *testing.T, ca *zkserver.CA) (caFile, certFile, keyFile string
 func TestSecureOnRealServer(t *testing.T) {
 	srv := zkserver.Standalone(t, zkserver.Options{TLS: true})
 	caFile, _, _ := writeFiles(t, srv.CA())
-	out := extest.Run(t, run, []string{"-zk", srv.Server(0).SecureAddr(), "-ca", caFile},
+	out := extest.Run(t, run, []string{"-zk", extest.Chroot(t, srv, srv.Server(0).SecureAddr()), "-ca", caFile},
 		"over TLS 1.2", `issued by "CN=zkflow test CA"`, "wrote and read back")
 	t.Log(out)
 }
@@ -41,7 +41,7 @@ func TestSecureOnRealServer(t *testing.T) {
 func TestSecureDigestOnRealServer(t *testing.T) {
 	srv := zkserver.Standalone(t, zkserver.Options{TLS: true})
 	caFile, _, _ := writeFiles(t, srv.CA())
-	extest.Run(t, run, []string{"-zk", srv.Server(0).SecureAddr(), "-ca", caFile, "-user", "alice", "-password", "secret"},
+	extest.Run(t, run, []string{"-zk", extest.Chroot(t, srv, srv.Server(0).SecureAddr()), "-ca", caFile, "-user", "alice", "-password", "secret"},
 		"wrote and read back", "OK")
 }
 
@@ -50,7 +50,7 @@ func TestSecureDigestOnRealServer(t *testing.T) {
 func TestSecureMutualOnRealServer(t *testing.T) {
 	srv := zkserver.Standalone(t, zkserver.Options{TLS: true, ClientAuth: zkserver.ClientAuthNeed})
 	caFile, certFile, keyFile := writeFiles(t, srv.CA())
-	addr := srv.Server(0).SecureAddr()
+	addr := extest.Chroot(t, srv, srv.Server(0).SecureAddr())
 	extest.Run(t, run, []string{"-zk", addr, "-ca", caFile, "-cert", certFile, "-key", keyFile}, "wrote and read back")
 	extest.Refused(t, run, []string{"-zk", addr, "-ca", caFile, "-timeout", "1s"})
 }
@@ -63,4 +63,6 @@ func TestSecureBadFlags(t *testing.T) {
 		[]string{"-zk", "127.0.0.1:2281", "extra"},
 		[]string{"-zk", "127.0.0.1:2281", "-user", "alice"},
 	)
+	// A connect string that does not parse is refused before any dial.
+	extest.RefusedConnectStrings(t, run)
 }

@@ -34,10 +34,10 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	fs := flag.NewFlagSet("semaphore", flag.ContinueOnError)
 	fs.SetOutput(out)
-	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs an embedded fakezk")
 	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	nWorkers := fs.Int("workers", 4, "workers, each with its own session (more than -leases)")
 	leases := fs.Int("leases", 2, "leases of the semaphore (at least 1)")
@@ -52,7 +52,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	// srv is the embedded server, nil when -zk names a real one; there the
-	// example's nodes go under a root of their own, apart from other runs.
+	// example's nodes go under a root of their own, apart from other runs,
+	// and are deleted at the end.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/semaphore-example-%x", rand.Uint64())
 	if *servers == "" {
@@ -62,6 +63,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	path, inside := root+"/sem", root+"/inside"
 	fmt.Fprintf(out, "%s, %d workers x %d sections, %d leases at %s\n", where, *nWorkers, *sections, *leases, path)
+	// The cleaner, the run's first session and one no fault touches,
+	// deletes the run's nodes at the end, whatever happened: deferred
+	// first, cleanUp runs last, once every other process has stopped.
+	cleaner, err := start(ctx, srv, *servers)
+	if err != nil {
+		return err
+	}
+	defer cleaner.stop()
+	defer func() { err = cleanUp(ctx, cleaner.ex, root, err, out) }()
 
 	admin, err := start(ctx, srv, *servers)
 	if err != nil {

@@ -31,10 +31,10 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer) (err error) {
 	fs := flag.NewFlagSet("seqid", flag.ContinueOnError)
 	fs.SetOutput(out)
-	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...]; empty runs an embedded fakezk")
+	servers := fs.String("zk", "", "ZooKeeper servers, host:port[,host:port...][/root] (the root node must exist); empty runs an embedded fakezk")
 	seed := fs.Uint64("seed", 1, "seed of the embedded fakezk")
 	nWorkers := fs.Int("workers", 4, "workers, each with its own session (at least 2)")
 	ids := fs.Int("ids", 60, "IDs each worker draws (at least 3)")
@@ -49,7 +49,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	// srv is the embedded server, nil when -zk names a real one; there the
-	// example's nodes go under a root of their own, apart from other runs.
+	// example's nodes go under a root of their own, apart from other runs,
+	// and are deleted at the end.
 	var srv *fakezk.Server
 	where, root := "ZooKeeper at "+*servers, fmt.Sprintf("/seqid-example-%x", rand.Uint64())
 	if *servers == "" {
@@ -59,6 +60,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	seq := root + "/ids"
 	fmt.Fprintf(out, "%s, %d workers x %d IDs, sequence %s\n", where, *nWorkers, *ids, seq)
+	// The cleaner, the run's first session and one no fault touches,
+	// deletes the run's nodes at the end, whatever happened: deferred
+	// first, cleanUp runs last, once every other process has stopped.
+	cleaner, err := start(ctx, srv, *servers)
+	if err != nil {
+		return err
+	}
+	defer cleaner.stop()
+	defer func() { err = cleanUp(ctx, cleaner.ex, root, err, out) }()
 
 	admin, err := start(ctx, srv, *servers)
 	if err != nil {
@@ -184,6 +194,5 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(failed) > 0 {
 		return fmt.Errorf("%d check(s) failed", len(failed))
 	}
-	fmt.Fprintln(out, "OK")
-	return nil
+	return nil // cleanUp says OK
 }

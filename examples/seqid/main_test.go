@@ -34,4 +34,6 @@ func TestBadFlags(t *testing.T) {
 		[]string{"extra"}, []string{"-nosuchflag"})
 	// A server that is down.
 	extest.Refused(t, run, []string{"-zk", "127.0.0.1:1", "-timeout", "2s"})
+	// A connect string that does not parse is refused before any dial.
+	extest.RefusedConnectStrings(t, run)
 }

@@ -48,26 +48,9 @@ func TestLargestPutUnderASmallerPacketLimitIsTaken(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true, MaxPacketSize: 200000})
 	defer srv.Close()
 	c := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtLeastOnce))
-	bg := context.Background()
 	n := largestPutIn(t, srv, c, "/q")
 	t.Logf("largest put accepted under a 200000-byte packet limit: %d bytes", n)
-	if _, err := c.Put(bg, make([]byte, n)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Put(bg, []byte("small, behind it")); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 2; i++ {
-		ctx, cancel := context.WithTimeout(bg, failAfter)
-		it, err := c.Take(ctx)
-		cancel()
-		if err != nil {
-			t.Fatalf("take %d, queue holding an item of %d bytes (accepted by Put) then a small one: %v", i, n, err)
-		}
-		if err := c.Ack(bg, it); err != nil {
-			t.Fatal(err)
-		}
-	}
+	takenBehindASmallOne(t, c, n)
 }
 
 // Same, under a chroot (fakezk.ConnConfig.Root, zkadapter.Config.Root):
@@ -81,24 +64,7 @@ func TestLargestPutUnderAChrootIsTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := runClient(t, srv, srv.Connect(fakezk.ConnConfig{Root: root}), queue.WithMode(queue.AtLeastOnce))
-	bg := context.Background()
 	n := largestPutIn(t, srv, c, root+"/q")
 	t.Logf("largest put accepted under a %d-byte root: %d bytes", len(root), n)
-	if _, err := c.Put(bg, make([]byte, n)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Put(bg, []byte("small, behind it")); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 2; i++ {
-		ctx, cancel := context.WithTimeout(bg, failAfter)
-		it, err := c.Take(ctx)
-		cancel()
-		if err != nil {
-			t.Fatalf("take %d under root of %d bytes, queue holding an item of %d bytes (accepted by Put) then a small one: %v", i, len(root), n, err)
-		}
-		if err := c.Ack(bg, it); err != nil {
-			t.Fatal(err)
-		}
-	}
+	takenBehindASmallOne(t, c, n)
 }

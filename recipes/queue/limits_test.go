@@ -48,26 +48,10 @@ func TestExpiryWithTheDeleteSentReportsTheItem(t *testing.T) {
 	t.Fatalf("the item taken as the session ended is not reported with its data: %v", reports())
 }
 
+// largestPut bisects the largest data c.Put accepts in /q.
 func largestPut(t *testing.T, srv *fakezk.Server, c *queue.Client) int {
 	t.Helper()
-	bg := context.Background()
-	lo, hi := 1, task.MaxDataSize // lo fits, hi does not
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		name, err := c.Put(bg, make([]byte, mid))
-		switch {
-		case err == nil:
-			lo = mid
-			if err := srv.AdminDelete("/q/" + name); err != nil {
-				t.Fatal(err)
-			}
-		case errors.Is(err, task.ErrDataTooLarge):
-			hi = mid
-		default:
-			t.Fatal(err)
-		}
-	}
-	return lo
+	return largestPutIn(t, srv, c, "/q")
 }
 
 // The largest data Put accepts at least once is taken: the take's move
@@ -78,12 +62,20 @@ func TestLargestPutIsTakenAtLeastOnce(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
 	c := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtLeastOnce))
-	bg := context.Background()
 	n := largestPut(t, srv, c)
 	if n < task.MaxDataSize-512 {
 		t.Fatalf("Put refuses %d bytes: more than the largest request's paths and ops need", n+1)
 	}
 	t.Logf("largest put at least once: %d bytes", n)
+	takenBehindASmallOne(t, c, n)
+}
+
+// takenBehindASmallOne puts an item of n bytes, then a small one, and
+// takes and acknowledges both (at least once): Put accepted the large
+// one, so a take moves it.
+func takenBehindASmallOne(t *testing.T, c *queue.Client, n int) {
+	t.Helper()
+	bg := context.Background()
 	if _, err := c.Put(bg, make([]byte, n)); err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,9 @@ func NewClient(ex *executor.Executor, path string, blockSize int64, opts ...Opti
 
 // Next returns a new ID, or an error once ctx ends (task.ErrCanceled or
 // task.ErrDeadlineExceeded, matching ctx's error under errors.Is), the
-// executor closes, or the recipe fails (ErrVersionWrapped, ...). When the
+// executor closes (with blocks, once the block in hand, reserved already
+// and this Client's, is used up), or the recipe fails (ErrVersionWrapped,
+// ...). When the
 // session expires during a call, Next tries again on the next session:
 // nothing was handed out. IDs returned to calls that do not overlap in
 // time increase. With a ctx that has ended it fails at once (an ID of the

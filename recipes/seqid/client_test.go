@@ -158,3 +158,31 @@ func TestGeneratorContext(t *testing.T) {
 		t.Fatalf("after a canceled call: %d, %v", id, err)
 	}
 }
+
+// Next's doc: an error once the executor closes, with blocks once the
+// block in hand (reserved already, this Client's) is used up. The IDs of
+// that block are still handed out after Close, in order; the next call
+// after them fails with task.ErrClosed and reserves nothing.
+func TestNextAfterCloseUsesUpTheBlockInHand(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{})
+	ex, _ := running(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	g, err := seqid.NewClient(ex, path, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := g.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex.Close()
+	for i := int64(1); i < 4; i++ {
+		if id, err := g.Next(ctx); err != nil || id != first+i {
+			t.Fatalf("after Close, ID %d of the block in hand = %d, %v; want %d", i, id, err, first+i)
+		}
+	}
+	if id, err := g.Next(ctx); !errors.Is(err, task.ErrClosed) {
+		t.Fatalf("after Close, with the block used up: %d, %v; want task.ErrClosed", id, err)
+	}
+}

@@ -33,21 +33,25 @@ type Member struct {
 	wake    chan struct{} // closed at the next report that changes anything; made on first ask (changes)
 
 	// executor goroutine only
-	rt       task.Runtime
-	unsub    func()
-	sess     task.Session
-	sc       *task.Scope                   // flows of the current session
-	party    string                        // our party node's name on sess ("" until made)
-	names    []string                      // the latest party listing
-	keyed    bool                          // ours and members hold what the assignment depends on
-	ours     bool                          // our party node is in the latest listing
-	members  []string                      // the party's member ids in it, sorted
-	list     task.Task[task.ChildrenWatch] // the party listing (a value: built once)
-	gen      int                           // counts changes of ours and members, and sessions: a stale stability timer does nothing
-	timer    task.Timer                    // the stability timer, if pending
-	desired  map[string]bool
-	holds    map[string]*hold
-	tries    map[string]*task.Scope
+	rt      task.Runtime
+	unsub   func()
+	sess    task.Session
+	sc      *task.Scope                   // flows of the current session
+	party   string                        // our party node's name on sess ("" until made)
+	names   []string                      // the latest party listing
+	keyed   bool                          // ours and members hold what the assignment depends on
+	ours    bool                          // our party node is in the latest listing
+	members []string                      // the party's member ids in it, sorted
+	list    task.Task[task.ChildrenWatch] // the party listing (a value: built once)
+	gen     int                           // counts changes of ours and members, and sessions: a stale stability timer does nothing
+	timer   task.Timer                    // the stability timer, if pending
+	desired map[string]bool
+	holds   map[string]*hold
+	tries   map[string]*task.Scope
+	// attempts: the lock node each try in flight may have made (its
+	// prefix drawn), until the try's outcome comes: a give-up deletes
+	// them too, and the Leaves wait for that.
+	attempts map[*task.Scope]attemptNode
 	reported map[string]int64 // the token of each item the last report held
 	idBuf    []string         // appendPartyMembers' buffer, reused while the members listed do not change
 	redo     task.Timer       // a reconcile after a failed attempt
@@ -177,7 +181,7 @@ func (p *Partitioner) Join(identifier string, on func(Change)) task.Task[*Member
 	}
 	return func(s *task.Scope, k task.Cont[*Member]) {
 		m := &Member{p: p, id: identifier, on: on, held: map[string]Hold{}, done: make(chan struct{}),
-			holds: map[string]*hold{}, tries: map[string]*task.Scope{}, reported: map[string]int64{}}
+			holds: map[string]*hold{}, tries: map[string]*task.Scope{}, attempts: map[*task.Scope]attemptNode{}, reported: map[string]int64{}}
 		m.rt = s.Runtime()
 		m.unsub = m.rt.Subscribe(m.onSession)
 		sess, _ := s.Current()
@@ -432,6 +436,27 @@ func (m *Member) reconcile() {
 	m.report()
 }
 
+// attemptNode is where a try's lock node may be: dir, its name's prefix,
+// its session (cleanupAttempt).
+type attemptNode struct {
+	dir, prefix string
+	sess        task.Session
+}
+
+// openAttempts returns the tries in flight's attemptNodes, in the order
+// of their directories. Executor goroutine.
+func (m *Member) openAttempts() []attemptNode {
+	out := slices.Collect(maps.Values(m.attempts))
+	slices.SortFunc(out, func(a, b attemptNode) int { return strings.Compare(a.dir+"/"+a.prefix, b.dir+"/"+b.prefix) })
+	return out
+}
+
+// bugLeaveLeavesAttempt: a give-up deletes the lock nodes of the holds
+// only, not those of the tries in flight (their own cleanups do, in the
+// background): a Leave succeeded with its member's node still in an
+// item's queue.
+const bugLeaveLeavesAttempt canary.Name = "partition/leave-leaves-attempt"
+
 // acquire starts taking item's lock on the current session.
 func (m *Member) acquire(item string) {
 	sc := m.sc
@@ -442,6 +467,9 @@ func (m *Member) acquire(item string) {
 	m.rt.Schedule(func() {
 		prefix := hexID(t)
 		undo := t.Defer(cleanupAttempt(dir, prefix, sess))
+		if t.Err() == nil && !canary.On(bugLeaveLeavesAttempt) {
+			m.attempts[t] = attemptNode{dir: dir, prefix: prefix, sess: sess}
+		}
 		take := task.Task[lockNode](func(s *task.Scope, k task.Cont[lockNode]) {
 			task.Run(s, lockItem(dir, prefix, []byte(m.id), m.p.cfg.ACL), func(n lockNode, err error) {
 				if err == nil && m.tries[item] == t && m.current(sc) {
@@ -451,6 +479,7 @@ func (m *Member) acquire(item string) {
 			})
 		})
 		task.RunIn(t, take, func(n lockNode, err error) {
+			delete(m.attempts, t)
 			if m.tries[item] != t || !m.current(sc) {
 				return // withdrawn (the cleanup deletes the node), or stale
 			}
@@ -696,7 +725,7 @@ func (m *Member) end(err error) {
 	m.mu.Unlock()
 	if !errors.Is(err, ErrLeft) && !errors.Is(err, task.ErrClosed) && !errors.Is(err, task.ErrSessionExpired) && m.rt != nil && !m.leaving {
 		holds, party := m.nodes()
-		m.giveUp(holds, party, nil)
+		m.giveUp(holds, m.openAttempts(), party, nil)
 	}
 	if m.unsub != nil {
 		m.unsub()

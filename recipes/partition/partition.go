@@ -64,8 +64,11 @@ func WithAssign(fn func(identifier string, members, items []string) []string) Op
 // WithDrain sets the work to finish with an item before the member gives
 // it up, on a rebalance or a Leave (kazoo's RELEASE step, before
 // release_set): the member deletes the item's lock node once the task has
-// ended, whatever its outcome, and the item stays held (and reported
-// held) meanwhile. Writes made in it through Hold.Fenced are still
+// ended, whatever its outcome, so that no other member holds the item
+// meanwhile. On a rebalance the item stays held (and reported held)
+// meanwhile; a Leave ends the member at once (its last report says every
+// item released, Held is empty), and the drain runs with its own Hold,
+// valid until it ends. Writes made in it through Hold.Fenced are still
 // fenced. An item lost (its node gone, its session ended) is not drained:
 // it is no longer held. A Leave that comes while an item drains stops
 // that run and drains the item again. Without it, or with fn nil, items

@@ -85,12 +85,14 @@ func (m *Member) Leave() task.Task[task.Unit] {
 		}
 		if !m.leaving {
 			var holds []Hold
+			var tries []attemptNode
 			var party string
 			if m.Err() == nil {
 				holds, party = m.nodes()
+				tries = m.openAttempts()
 			}
 			m.end(ErrLeft)
-			m.giveUp(holds, party, m.p.cfg.Drain)
+			m.giveUp(holds, tries, party, m.p.cfg.Drain)
 		}
 		if m.left {
 			k(task.Unit{}, m.leftErr)
@@ -121,11 +123,11 @@ func (m *Member) nodes() ([]Hold, string) {
 }
 
 // giveUp deletes the lock nodes of holds (after drain's task for each,
-// if drain is not nil) and the party node, on the member's session, as a
-// flow of its own, each whatever the others' outcome; the Leaves wait for
-// it to end, and get its first error. Once per member.
-// Executor goroutine.
-func (m *Member) giveUp(holds []Hold, party string, drain func(Hold) task.Task[task.Unit]) {
+// if drain is not nil), those the tries in flight may have made, and the
+// party node, on the member's session, as a flow of its own, each
+// whatever the others' outcome; the Leaves wait for it to end, and get
+// its first error. Once per member. Executor goroutine.
+func (m *Member) giveUp(holds []Hold, tries []attemptNode, party string, drain func(Hold) task.Task[task.Unit]) {
 	m.leaving = true
 	sess := m.sess
 	var steps []task.Task[task.Unit]
@@ -142,6 +144,11 @@ func (m *Member) giveUp(holds []Hold, party string, drain func(Hold) task.Task[t
 			})
 		}
 		steps = append(steps, resetting(m.p.ItemDir(h.Item), h.Path, deleteOn(sess, h.Path)))
+	}
+	for _, a := range tries {
+		// The try's own cleanup deletes it too, in the background: this
+		// one is waited for (both find the node by prefix and owner).
+		steps = append(steps, cleanupAttempt(a.dir, a.prefix, a.sess))
 	}
 	if party != "" {
 		steps = append(steps, deleteOn(sess, party))

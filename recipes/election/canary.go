@@ -47,4 +47,9 @@ const (
 	// leader had not applied) survives its multi, and that deposed
 	// master's fenced writes pass beside the new master's.
 	bugUnversionedMulti canary.Name = "election/master-unversioned-multi"
+	// bugRecheckAnyRead: a leader that reconnects resumes Leading on the
+	// reply of any recheck, also one read before a later suspension: its
+	// continuation, held while the connection was down again, restored
+	// Leading after a reconnect beside another candidate elected meanwhile.
+	bugRecheckAnyRead canary.Name = "election/recheck-any-read"
 )

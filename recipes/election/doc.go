@@ -56,11 +56,12 @@
 //
 // When the session is disconnected the leadership is Uncertain at once
 // (IsLeader false); on reconnect to the same session within GiveUp it
-// leads again, after a read that finds its node still its own. It ends,
-// closing Done, with Err wrapping ErrLost and the cause: ErrGaveUp after
-// GiveUp, task.ErrSessionExpired or task.ErrClosed, the node deleted or
-// changed by someone else, or a fenced write refused; ErrResigned after
-// Resign. Once it has ended, Fenced refuses at once without sending.
+// leads again, after a read made since its last disconnect that finds its
+// node still its own. It ends, closing Done, with Err wrapping ErrLost and
+// the cause: ErrGaveUp after GiveUp, task.ErrSessionExpired or
+// task.ErrClosed, the node deleted or changed by someone else, or a fenced
+// write refused; ErrResigned after Resign. Once it has ended, Fenced
+// refuses at once without sending.
 // DefaultGiveUp is 1/4 of the session timeout: zkadapter notices a silent
 // partition 2/3 of the timeout after the server last heard from it, and a
 // GiveUp of 1/3 or more is safe only for disconnects the client hears of

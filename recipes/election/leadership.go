@@ -52,6 +52,10 @@ type Leadership struct {
 	mon     *task.Scope
 	unsub   func()
 	timer   task.Timer
+	// blinks counts the session's suspensions: a recheck resumes Leading
+	// only on a read made since the last (one read before it, its reply
+	// held while the connection was down, says nothing of now).
+	blinks int
 }
 
 // Path is the candidate node's path (for a Master, the master node's).
@@ -157,6 +161,7 @@ func (l *Leadership) onSession(ev task.Event) {
 		if l.State() == Ended {
 			return
 		}
+		l.blinks++
 		changed := l.setState(Uncertain, nil)
 		// Armed at every suspension, also one that comes before the
 		// recheck after the last reconnect has set the state back to
@@ -211,9 +216,13 @@ func (l *Leadership) recheck() {
 	if mon == nil {
 		return
 	}
+	blinks := l.blinks
 	task.Go(mon, c.Retry(task.Exists(l.path), retry), func(st *task.Stat, err error) {
 		switch {
 		case l.State() == Ended:
+		case l.blinks != blinks && !canary.On(bugRecheckAnyRead):
+			// Suspended since it was sent: the recheck of the latest
+			// reconnect decides.
 		case err != nil:
 			if !errors.Is(err, task.ErrCanceled) {
 				l.lose(err)

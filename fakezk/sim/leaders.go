@@ -167,6 +167,35 @@ func (l *Leaders) BeginNode(client int, path string, czxid int64) error {
 	return nil
 }
 
+// Resume records that client, acting already (its term begun and not
+// ended), acts as leader again after it was uncertain (a disconnect and a
+// reconnect to its session). It fails if another client began acting
+// since client's term began and acts still: client took the role back on
+// what it read before the other was granted it. Unlike Begin, it excuses
+// no operator's delete of client's node (client's read after its
+// reconnect must see it), only a process paused past Margin or acting on
+// a session the server has ended.
+func (l *Leaders) Resume(client int) error {
+	now := l.w.Clock.Now()
+	mine, ok := l.acting[client]
+	if !ok || l.stale(client, mine) || l.resumedOnOldBelief(client) {
+		return nil
+	}
+	for _, other := range sortedKeys(l.acting) {
+		t := l.acting[other]
+		if other == client || l.stale(other, t) || !t.since.After(mine.since) {
+			continue
+		}
+		if paused := l.w.Jumped(mine.since, now); paused > l.Margin {
+			l.Excused++
+			continue
+		}
+		return fmt.Errorf("%s leads again at %s while %s, granted the role at %s after %s began, still acts",
+			l.name(client), now.Sub(epoch()), l.name(other), t.since.Sub(epoch()), l.name(client))
+	}
+	return nil
+}
+
 // resumedOnOldBelief reports whether client's process paused and acts on
 // a session the server has ended since (it has not heard yet).
 func (l *Leaders) resumedOnOldBelief(client int) bool {

@@ -34,7 +34,10 @@ import (
 //
 //   - sim.Leaders: at most one campaign acting at any simulated instant
 //     (the sibling judged as a client of its own, Leaders.Siblings),
-//     acting from the grant (OnState Leading) to the end (OnState Ended);
+//     acting from the grant (OnState Leading) to the end (OnState Ended),
+//     and a leader that leads again after a reconnect does so while no
+//     leader granted after it acts (Leaders.Resume: no operator excuse,
+//     its read after the reconnect must see its node gone);
 //     not judged when outright expiries are on (the server ending a
 //     connected client's session is something no client can foresee; the
 //     fence still holds);
@@ -281,13 +284,13 @@ func (s *exploreSim) onState(r *sim.Trial, client int) func(*election.Leadership
 		}
 		switch {
 		case s.expire:
+		case st == election.Leading && contains(s.leaders.Acting(), i):
+			r.Check(s.leaders.Resume(i)) // after a reconnect: on a read made since
 		case st == election.Leading:
-			if !contains(s.leaders.Acting(), i) {
-				excused := s.leaders.Excused
-				r.Check(s.leaders.BeginNode(i, l.Path(), l.Token()))
-				if s.leaders.Excused > excused {
-					r.Logf("client %d leads while a leader paused past its margin (clock jumps) or deposed by an operator still acts: judged by fencing", i)
-				}
+			excused := s.leaders.Excused
+			r.Check(s.leaders.BeginNode(i, l.Path(), l.Token()))
+			if s.leaders.Excused > excused {
+				r.Logf("client %d leads while a leader paused past its margin (clock jumps) or deposed by an operator still acts: judged by fencing", i)
 			}
 		case st == election.Ended:
 			s.leaders.End(i)

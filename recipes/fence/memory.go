@@ -2,8 +2,11 @@ package fence
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/zkflow/zkflow/task"
 )
 
 // Memory is a Store in memory, safe for concurrent use: for tests,
@@ -20,8 +23,15 @@ type memEntry struct {
 	version uint64
 }
 
-// Load implements Store.
+// errNilMemory is the error of a nil *Memory's methods.
+var errNilMemory = fmt.Errorf("fence: nil *Memory: %w", task.ErrInvalidArgument)
+
+// Load implements Store. On a nil *Memory it fails with an error wrapping
+// task.ErrInvalidArgument.
 func (m *Memory) Load(ctx context.Context, key string) (Entry, uint64, error) {
+	if m == nil {
+		return Entry{}, 0, errNilMemory
+	}
 	if err := ctx.Err(); err != nil {
 		return Entry{}, 0, err
 	}
@@ -31,8 +41,12 @@ func (m *Memory) Load(ctx context.Context, key string) (Entry, uint64, error) {
 	return Entry{Value: slices.Clone(me.e.Value), Token: me.e.Token}, me.version, nil
 }
 
-// CompareAndSwap implements Store.
+// CompareAndSwap implements Store. On a nil *Memory it fails with an
+// error wrapping task.ErrInvalidArgument.
 func (m *Memory) CompareAndSwap(ctx context.Context, key string, old uint64, e Entry) (bool, error) {
+	if m == nil {
+		return false, errNilMemory
+	}
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}

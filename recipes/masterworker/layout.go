@@ -207,6 +207,7 @@ type Job struct {
 // value to write to its status, or fails (the failure is written to the
 // status, except for task.ErrSessionExpired, task.ErrClosed and
 // task.ErrCanceled, which stop the worker instead, leaving the job
-// assigned). A handler may run more than once for one task (see the
+// assigned). A value, or an error's message, over the server's limit is
+// written as a short failed status that says so. A handler may run more than once for one task (see the
 // package documentation); only one status is ever written.
 type Handler func(j Job) task.Task[[]byte]

@@ -437,6 +437,15 @@ func (r *wrun) execute(name string) task.Task[task.Unit] {
 // it was done. A multi that fails because the assignment is gone (the
 // master moved the task back) writes nothing: the task runs again
 // elsewhere and that run writes the one status.
+// shortStatus bounds the failed status that stands for a value or an
+// error's message over the server's limit (writeStatus).
+const shortStatus = 1024
+
+// bugLongErrorEndsWorker: a handler's error whose message is over the
+// server's limit is passed on by writeStatus instead of written as a
+// short failed status: every worker the task is given to ends.
+const bugLongErrorEndsWorker canary.Name = "masterworker/long-error-ends-worker"
+
 func (r *wrun) writeStatus(assigned, name string, res Result) task.Task[task.Unit] {
 	status := r.w.sys.StatusPath(name)
 	multi := task.Multi(
@@ -458,11 +467,17 @@ func (r *wrun) writeStatus(assigned, name string, res Result) task.Task[task.Uni
 				// The status directory was deleted while empty (an
 				// operator cleaning up): make it again and write.
 				task.Run(s, c.Seq(r.w.sys.mkdir(r.w.sys.StatusRoot()), r.writeStatus(assigned, name, res)), k)
-			case errors.Is(err, task.ErrDataTooLarge) && !res.Failed:
-				// The handler's value is over the server's limit (refused
-				// before it was sent): the task fails with that, or it
-				// would end every worker it is given to.
-				msg := fmt.Sprintf("masterworker: task %s: its result (%d bytes) is over the server's limit", name, len(res.Data))
+			case errors.Is(err, task.ErrDataTooLarge) && (!res.Failed || len(res.Data) > shortStatus && !canary.On(bugLongErrorEndsWorker)):
+				// The handler's value, or its error's message, is over the
+				// server's limit (refused before it was sent): the task
+				// fails with a short status saying so, or it would end
+				// every worker it is given to. (The short status fits:
+				// the recursion ends.)
+				what := "result"
+				if res.Failed {
+					what = "error's message"
+				}
+				msg := fmt.Sprintf("masterworker: task %s: its %s (%d bytes) is over the server's limit", name, what, len(res.Data))
 				task.Run(s, r.writeStatus(assigned, name, Result{Data: []byte(msg), Failed: true}), k)
 			case errors.As(err, &me) && me.Index == 0 && errors.Is(err, task.ErrNodeExists):
 				// A status exists already: the assignment is stale. Drop it.

@@ -109,8 +109,15 @@ func encode(e fence.Entry, version uint64) []byte {
 	return append(raw, e.Value...)
 }
 
-// Load implements fence.Store: a read-only transaction.
+// errNilStore is the error of a nil *Store's methods.
+var errNilStore = fmt.Errorf("boltstore: nil *Store: %w", task.ErrInvalidArgument)
+
+// Load implements fence.Store: a read-only transaction. On a nil *Store
+// it fails with an error wrapping task.ErrInvalidArgument.
 func (s *Store) Load(ctx context.Context, key string) (e fence.Entry, version uint64, err error) {
+	if s == nil {
+		return fence.Entry{}, 0, errNilStore
+	}
 	if err := ctx.Err(); err != nil {
 		return fence.Entry{}, 0, err
 	}
@@ -126,8 +133,12 @@ func (s *Store) Load(ctx context.Context, key string) (e fence.Entry, version ui
 }
 
 // CompareAndSwap implements fence.Store: one read-write transaction that
-// reads the key's version and, if it is old, writes e with the next.
+// reads the key's version and, if it is old, writes e with the next. On
+// a nil *Store it fails with an error wrapping task.ErrInvalidArgument.
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, e fence.Entry) (swapped bool, err error) {
+	if s == nil {
+		return false, errNilStore
+	}
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}

@@ -104,3 +104,19 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("foreign entry: %v; want an *OpError of load wrapping ErrCorrupt", err)
 	}
 }
+
+// A nil *Store passed as a fence.Store (a non-nil interface) fails with
+// task.ErrInvalidArgument instead of panicking.
+func TestTypedNilStoreIsRefused(t *testing.T) {
+	var s *boltstore.Store
+	ctx := context.Background()
+	if _, _, err := s.Load(ctx, "k"); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("Load on a nil *Store: %v; want task.ErrInvalidArgument", err)
+	}
+	if _, err := s.CompareAndSwap(ctx, "k", 0, fence.Entry{Token: 1}); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("CompareAndSwap on a nil *Store: %v; want task.ErrInvalidArgument", err)
+	}
+	if err := fence.Write[uint64](ctx, s, "k", 1, []byte("v")); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("fence.Write to a nil *Store: %v; want task.ErrInvalidArgument", err)
+	}
+}

@@ -10,7 +10,13 @@
 // task gets at most one status; a submission whose reply was lost is not
 // made twice. Every move is one multi fenced by the primary's lease, and a
 // dead worker's tasks are moved back. Once the faults stop and a primary
-// and a worker are up, every task gets its status.
+// and a worker are up, every task gets its status. The faults are the
+// network's, the processes' and the servers', and an operator's deletes of
+// the master node, its leases, the workers' registrations and empty
+// directories (PROTOCOL.md); an operator who deletes a task's own node
+// (in /tasks, an assignment or a status) deletes the task: a worker
+// running it writes no status, and a Wait for it waits until its ctx
+// ends (Find then finds nothing; Resubmit submits it again).
 //
 //	sys, err := masterworker.New("/app/jobs")
 //	m, err := sys.Master("master-1") // run several: one primary, the others wait

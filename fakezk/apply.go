@@ -211,9 +211,15 @@ func (s *Server) multi(tx *txn, sess *session, who *principal, r *task.MultiRequ
 		switch o := op.(type) {
 		case nil:
 		case *task.CreateRequest:
-			// A 3.8 multi create (opCreate inside the multi, as zkadapter
-			// sends it) returns only the name, no Stat.
-			res[i].Path, _, err = s.create(tx, sess, who, o)
+			// A 3.8 server answers a multi's create by its mode: a
+			// container or TTL one as create2 (the name and the Stat),
+			// any other as create (the name alone, no Stat), whatever
+			// opcode carried it.
+			var st task.Stat
+			res[i].Path, st, err = s.create(tx, sess, who, o)
+			if o.Mode == task.Container || o.Mode.IsTTL() {
+				res[i].Stat = st
+			}
 		case *task.DeleteRequest:
 			err = s.delete(tx, who, o)
 		case *task.SetDataRequest:

@@ -186,6 +186,26 @@ func (s *Server) Resume(id int64, events func(task.Event)) (*Link, error) {
 	return l, nil
 }
 
+// CloseLinkOf closes the current link of the remote session id, if it
+// has one, as a 3.8.0 server closes a session's connection when a connect
+// request names the session, before it checks the password
+// (ZooKeeperServer.processConnectRequest: closeSession(sessionId,
+// CLIENT_RECONNECT), then reopenSession): a connect with a wrong password
+// is refused, and the session's client loses its connection all the same.
+// The session lives on; its client may Resume it.
+func (s *Server) CloseLinkOf(id int64) {
+	s.locked(func() {
+		sess := s.sessions[id]
+		if sess == nil || !sess.alive || sess.conn == nil || !sess.conn.remote {
+			return
+		}
+		if c := sess.conn; c.connected {
+			s.tracef("c%d link closed: a connect request named its session", c.num)
+			s.disconnect(c, false)
+		}
+	})
+}
+
 // Heard tells the server that a packet came from l's client (a request,
 // a ping): the session's timeout counts from the last one, so that when
 // the link ends (Detach, a fault's cut) the session expires a timeout

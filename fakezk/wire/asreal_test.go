@@ -16,8 +16,21 @@ import (
 // transcript that differs.
 func sameAsReal(t *testing.T, script func(r *rig) []string) {
 	t.Helper()
-	real := zkserver.Standalone(t, zkserver.Options{TickTime: time.Second})
-	fake := start(t, fakezk.Config{TickTime: time.Second})
+	sameAsRealWith(t, zkserver.Options{}, fakezk.Config{}, script)
+}
+
+// sameAsRealWith is sameAsReal with the real server's options and the
+// fake's configuration (a tick of a second unless they set one).
+func sameAsRealWith(t *testing.T, opts zkserver.Options, cfg fakezk.Config, script func(r *rig) []string) {
+	t.Helper()
+	if opts.TickTime == 0 {
+		opts.TickTime = time.Second
+	}
+	if cfg.TickTime == 0 {
+		cfg.TickTime = time.Second
+	}
+	real := zkserver.Standalone(t, opts)
+	fake := start(t, cfg)
 	want, got := script(&rig{addr: real.Addrs()[0]}), script(&rig{addr: fake.addr})
 	for i := range max(len(want), len(got)) {
 		var w, g string
@@ -28,7 +41,7 @@ func sameAsReal(t *testing.T, script func(r *rig) []string) {
 			g = got[i]
 		}
 		if w != g {
-			t.Errorf("real %s\n fake %s", w, g)
+			t.Errorf("line %d\n real %s\n fake %s", i, w, g)
 		}
 	}
 }

@@ -424,8 +424,14 @@ func encodeMulti(e *enc, res []task.MultiResult, ops []Request) {
 			continue
 		}
 		op := ops[i].Op
-		if op == OpCreate2 || op == OpCreateContainer || op == OpCreateTTL {
-			op = OpCreate // a 3.8.0 server answers every create in a multi as create: the name alone
+		if op == OpCreate || op == OpCreate2 || op == OpCreateContainer || op == OpCreateTTL {
+			// A 3.8.0 server answers a multi's create by its mode, not
+			// its opcode: a container or TTL one as create2 (the name
+			// and the Stat), any other as create (the name alone).
+			op = OpCreate
+			if m := task.CreateMode(ops[i].Flags); m == task.Container || m.IsTTL() {
+				op = OpCreate2
+			}
 		}
 		e.int(int32(op))
 		e.bool(false)
@@ -433,6 +439,9 @@ func encodeMulti(e *enc, res []task.MultiResult, ops []Request) {
 		switch op {
 		case OpCreate:
 			e.str(r.Path)
+		case OpCreate2:
+			e.str(r.Path)
+			encodeStat(e, &r.Stat)
 		case OpSetData:
 			encodeStat(e, &r.Stat)
 		}

@@ -470,6 +470,9 @@ func (lk *link) handshake(r *bufio.Reader) bool {
 	} else if bytes.Equal(cr.Passwd, Password(cr.SessionID)) {
 		fl, err = zk.Resume(cr.SessionID, nil)
 	} else {
+		// A 3.8.0 server closes the session's connection before it
+		// checks the password (CloseLinkOf), then refuses this one.
+		zk.CloseLinkOf(cr.SessionID)
 		err = task.ErrSessionExpired
 	}
 	switch {

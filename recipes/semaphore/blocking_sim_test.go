@@ -84,6 +84,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Regressions: []sim.Regression{
 			{Seed: 37, ReconnectLag: true, Why: "liveness: a lease create whose reply a cut lost, the session back through a member that had not applied it: the settle listing missed the node and a second lease node was made (zkops.Prefixed now lists after a sync)"},
 			{Seed: 198752752005405, NoOutageEnds: true, NoActorLag: true, NoACL: true, Why: "liveness: the internal lock's release (its node past zkops.ResetAbove, so a Detached delete) lost its delete to a restart; the acquire's context ended during the outage, the delete ended with the scope's error and withdrew its deferred copy, and the node stayed for the session's life with every acquirer waiting on it"},
+			{Seed: 194004683956400, Root: sim.ExploreRoot, Why: "liveness (make test on b07200a, with the aftermath of an outage): the internal lock's release, a Detached delete cut short as its acquire's context ended, went on as a Scope.Defer flow started in a session that then expired: the flow never ran, the count it was to end stayed in the Client's pending, and client 2's every acquire waited for it (zkops.Detached now starts the copy with task.Go, whose outcome comes even when it cannot start)"},
 			{Seed: 219448815503710, Why: "liveness: a lease create applied with its reply lost; an operator closed PATH/leases and made PATH/locks read only; the cleanup's listing was refused and the internal lock's release refused and kept (KeepDeleting); the joined error read as kept, so nothing listed again and the lease node stayed for the session's life (TestCleanupPartlyKeptRunsAgain, TestLostLeaseCreateWhoseCleanupIsRefusedStillGoes)"},
 		},
 		Quiesce: func(r *sim.Trial) bool {
@@ -263,6 +264,13 @@ func TestBlockingSimulation(t *testing.T) {
 			t.Errorf("no round acquired with its context ending %s: the scenario checks nothing there", endNames[e])
 		}
 	}
+}
+
+// The blocking scenario's seeds that once failed (Scenario.Regressions),
+// on every unit run.
+func TestBlockingSimRegressions(t *testing.T) {
+	_, sc := newBlockingSim()
+	sim.Regressions(t, sc)
 }
 
 // The same seed replays the same history, actors included.

@@ -155,37 +155,49 @@ func (f *fenced) run(s *task.Scope, k task.Cont[[]task.MultiResult]) {
 // waits for its own background deletes).
 const BugWithdrawCutCleanup canary.Name = "zkops/withdraw-cut-cleanup"
 
-// Detached runs del, a cleanup, so that it outlives the caller: it is
-// registered with Scope.Defer on a child scope, so if the caller's scope
-// ends first (deadline, cancel) the caller gets the scope's error and del
-// goes on as a flow of its own; once del ends in the caller's flow with
-// its own verdict, the deferred copy is withdrawn. A del that ends with
-// the scope's error as the scope ends (a Retry waiting for a reconnect
-// does) was cut short, not done: its copy still runs. Call it directly,
-// Detached(del)(s, k), to register the cleanup even on a scope that has
-// already ended. A session that ended (ErrSessionExpired, ErrClosed) is
-// success: a holder's ephemeral node went with it.
+// Detached runs del, a cleanup, so that it outlives the caller: if the
+// caller's scope ends first (deadline, cancel) the caller gets the scope's
+// error and del goes on as a flow of its own (task.Go), started when the
+// caller's flow ends; once del ends in the caller's flow with its own
+// verdict, no copy starts. A del that ends with the scope's error as the
+// scope ends (a Retry waiting for a reconnect does) was cut short, not
+// done: its copy runs. Call it directly, Detached(del)(s, k), to run the
+// cleanup even on a scope that has already ended. A session that ended
+// (ErrSessionExpired, ErrClosed) is success: a holder's ephemeral node
+// went with it. The count for a Client (Count) ends when del has ended,
+// in the caller's flow or as the copy, also when the copy's flow never
+// starts: its session ended first (the node went with it). It was once
+// registered with Scope.Defer, whose flow, started in a session that then
+// expired, never ran the task that ended the count: the Client's next
+// acquire waited for good (semaphore/blocking seed 194004683956400, the
+// aftermath of an outage).
 func Detached(del task.Task[task.Unit]) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		// Counted for a Client whose attempt's scope s is (Count) until
 		// del ends, in the caller's flow or as a flow of its own.
 		done := Count(s)
+		settled := false
 		sc := s.Child()
-		undo := sc.Defer(func(s *task.Scope, k task.Cont[task.Unit]) {
-			task.Run(s, del, func(v task.Unit, err error) {
-				done()
-				k(v, err)
-			})
-		})
 		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 			task.Run(s, del, func(v task.Unit, err error) {
 				if err == nil || s.Err() == nil || !errors.Is(err, s.Err()) || canary.On(BugWithdrawCutCleanup) {
-					undo()
+					settled = true
 					done()
 				}
 				k(v, err)
 			})
 		}), func(v task.Unit, err error) {
+			if !settled {
+				// Cut short, or never started: del goes on as a flow of
+				// its own. Go's outcome comes whether or not the flow
+				// could start.
+				task.Go(s, del, func(_ task.Unit, err error) {
+					done()
+					if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
+						s.Runtime().Report(err)
+					}
+				})
+			}
 			if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
 				err = nil // the node went with the session
 			}

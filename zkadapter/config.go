@@ -32,7 +32,8 @@ type Config struct {
 	// Root, when set, is the path every path of the Conn is relative to
 	// (ZooKeeper's chroot: "/app" in "zk1:2181,zk2:2181/app"; see
 	// ParseConnectString): requests go under it and paths handed back
-	// have it taken off. The node must exist. "" or "/" means none.
+	// have it taken off. The node must exist: Dial fails with
+	// task.ErrNoNode when it does not. "" or "/" means none.
 	Root string
 	// SessionTimeout is the timeout the client asks for; the server
 	// negotiates it into [minSessionTimeout, maxSessionTimeout] and the

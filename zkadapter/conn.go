@@ -107,8 +107,13 @@ func New(cfg Config) (*Conn, error) {
 // that accepts and says nothing, something that is not ZooKeeper, a
 // connection closed at once, a closed port and a name that does not
 // resolve all end the same way. An invalid Config fails at once with
-// ErrInvalidConfig. Start must still be called to receive events; the
-// events that happened before it (the first StateConnected) are kept.
+// ErrInvalidConfig. With Config.Root, Dial then asks the server whether
+// the root node exists, within the same bound: when it does not, Dial
+// closes the Conn and fails with an error that names the root and wraps
+// task.ErrNoNode (ZooKeeper's chroot is a node the client never
+// creates; without it every request would fail so). Start must still be
+// called to receive events; the events that happened before it (the
+// first StateConnected) are kept.
 func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	c, err := New(cfg)
 	if err != nil {
@@ -118,7 +123,37 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		c.Close()
 		return nil, err
 	}
+	if err := c.checkRoot(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return c, nil
+}
+
+// checkRoot fails with task.ErrNoNode when the server says the Conn's
+// root node does not exist. Any other outcome (the node there, a
+// connection lost before the answer, ctx ended) leaves the Conn to its
+// user: the check is there to name a missing root at once, not to add a
+// way for Dial to fail.
+func (c *Conn) checkRoot(ctx context.Context) error {
+	if c.cfg.Root == "" {
+		return nil
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.DialTimeout)
+		defer cancel()
+	}
+	answer := make(chan error, 1)
+	c.Do(&task.ExistsRequest{Path: "/"}, func(r task.Response) { answer <- r.Err }, nil)
+	select {
+	case err := <-answer:
+		if errors.Is(err, task.ErrNoNode) {
+			return fmt.Errorf("zkadapter: root %s does not exist on %v (create it first: the client does not): %w", c.cfg.Root, c.cfg.Servers, err)
+		}
+	case <-ctx.Done():
+	}
+	return nil
 }
 
 // Connect opens the connection if it is not open and waits until the

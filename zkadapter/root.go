@@ -13,8 +13,9 @@ import (
 // the root off every path it hands back (a create's name, a sync's path,
 // a multi's results, watch events), as ZooKeeper's own client does: a
 // user of the Conn sees the root as "/". The root node itself must exist
-// (the client does not create it); without it, creates directly under the
-// root fail with task.ErrNoNode. "" or "/" means no root. A sequential
+// (the client does not create it): Dial checks, and fails with
+// task.ErrNoNode when it is missing; one deleted later makes creates
+// directly under the root fail with task.ErrNoNode. "" or "/" means no root. A sequential
 // create of "/" names a child of the root.
 
 // ParseConnectString splits a ZooKeeper connect string, such as

@@ -1,8 +1,10 @@
 package zkadapter
 
 import (
+	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,4 +103,20 @@ func TestRootPaths(t *testing.T) {
 	mustOK(t, do(t, plain, pr, &task.ExistsRequest{Path: "/app" + sr.Path}, nil))
 	// A path outside the root is out of reach: "/app" is the root itself.
 	mustErr(t, do(t, c, r, &task.GetDataRequest{Path: "/app"}, nil), task.ErrNoNode)
+}
+
+// Dial with a root the server does not have fails at once, naming the
+// root, with task.ErrNoNode (and closes its Conn); with the root there it
+// succeeds.
+func TestDialMissingRoot(t *testing.T) {
+	srv := zkserver.Standalone(t, serverOpts)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, Config{Servers: srv.Addrs(), Root: "/missing-root", SessionTimeout: 4 * time.Second, Logger: testLogger(t)})
+	if !errors.Is(err, task.ErrNoNode) || !strings.Contains(err.Error(), "/missing-root") {
+		t.Fatalf("Dial under a missing root: conn returned %v, err %v; want task.ErrNoNode naming the root", c != nil, err)
+	}
+	plain, pr := open(t, Config{Servers: srv.Addrs(), SessionTimeout: 4 * time.Second})
+	mustOK(t, do(t, plain, pr, &task.CreateRequest{Path: "/missing-root", Mode: task.Persistent, ACL: task.OpenACL}, nil))
+	open(t, Config{Servers: srv.Addrs(), Root: "/missing-root", SessionTimeout: 4 * time.Second})
 }

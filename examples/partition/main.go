@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"slices"
@@ -112,7 +113,7 @@ func run(ctx context.Context, args []string, w io.Writer) (err error) {
 	}
 	// Each run uses a path of its own, so that runs on a shared server do
 	// not mix; it is deleted at the end.
-	base := fmt.Sprintf("%s-%d", *path, time.Now().UnixNano())
+	base := fmt.Sprintf("%s-%x", *path, rand.Uint64())
 	items := make([]string, *queues)
 	for i := range items {
 		items[i] = fmt.Sprintf("queue-%d", i)

@@ -16,6 +16,7 @@ import (
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/task"
 	"github.com/zkflow/zkflow/zkadapter"
+	"github.com/zkflow/zkflow/zkadapter/zkserver"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -88,5 +89,16 @@ func TestQuickstartUnreachableServer(t *testing.T) {
 	}
 	if took := time.Since(start); took > 30*time.Second {
 		t.Fatalf("run with -zk %s failed after %v, its -timeout (2m) rather than Dial's own bound (15s)", addr, took)
+	}
+}
+
+// A -zk connect string whose chroot the server does not have fails at
+// once, naming the root, before the run starts any work.
+func TestQuickstartMissingChroot(t *testing.T) {
+	zkserver.Require(t)
+	c := zkserver.Standalone(t, zkserver.Options{})
+	err := run(context.Background(), []string{"-zk", c.ConnectString() + "/no-such-root", "-timeout", "2m"}, io.Discard)
+	if !errors.Is(err, task.ErrNoNode) || !strings.Contains(err.Error(), "/no-such-root") {
+		t.Fatalf("run under a missing chroot = %v; want task.ErrNoNode naming the root", err)
 	}
 }

@@ -59,6 +59,10 @@ type Regression struct {
 	// replayed with it off (unless its scenario sets it), for the same
 	// reason.
 	SyncAfterReconnect bool
+	// Blinks: the seed failed with the blink and operator-in-cut classes
+	// (blink.go). Every regression seed without it was recorded before
+	// they existed, and is replayed without them, for the same reason.
+	Blinks bool
 }
 
 var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")

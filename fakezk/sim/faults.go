@@ -134,6 +134,19 @@ const (
 	// watches there are withheld, never to fire.
 	ACL
 
+	// Blink is drawn by no plan: in the seeds that draw it (Plan.Blinks,
+	// one in two with faults), a client that has just come back is, one
+	// time in three, cut off again just after the server hands it its
+	// first to third reply, before its continuation runs, for less than
+	// its session timeout or (one blink in three) long enough to expire
+	// it (blink.go).
+	Blink
+	// OperatorInCut, with Operator on, has an operator delete, one short
+	// cut of a client in three, at an instant inside the cut, a leaf
+	// under Scenario.Operator that the client's session owns, and one
+	// time in two create it again (blink.go).
+	OperatorInCut
+
 	numClasses
 )
 
@@ -152,7 +165,7 @@ var CounterFaults = Of(Counters, EmptyDir)
 
 var classNames = [numClasses]string{"drop-unapplied", "drop-applied", "partition-short", "partition-long",
 	"expire", "delay", "restart", "wipe", "clock-jump", "crash-restart", "operator", "pause",
-	"counters", "empty-dir", "lag", "context-outage", "acl"}
+	"counters", "empty-dir", "lag", "context-outage", "acl", "blink", "operator-in-cut"}
 
 func (c FaultClass) String() string {
 	if c < numClasses {
@@ -248,6 +261,9 @@ type Plan struct {
 	// OutageEnds: contexts of the actors end in outages cut for them too
 	// (Scenario.OutageEnds, ContextOutage).
 	OutageEnds bool
+	// Blinks: a client that comes back may be cut off again just after a
+	// reply (Blink).
+	Blinks bool
 	// ACLRate is the chance per injection point of an ACL fault, drawn on
 	// a fifth stream.
 	ACLRate float64
@@ -276,6 +292,9 @@ func (p Plan) String() string {
 	}
 	if p.OutageEnds {
 		s += "; contexts end in outages (context-outage)"
+	}
+	if p.Blinks {
+		s += "; blinks after a reconnect"
 	}
 	if p.Twin != nil {
 		s += fmt.Sprintf("; client %d a twin of client %d (one executor seed)", p.Twin.Client, p.Twin.Of)
@@ -389,6 +408,7 @@ type injector struct {
 	arng     *rand.Rand // ACL
 	rlrng    *rand.Rand // the lag of a restarted process's session; nil: none
 	rclrng   *rand.Rand // the lag of a session back after a cut (reconnectLag); nil: none
+	ocrng    *rand.Rand // OperatorInCut; nil: off
 	// rlConns are the Conns restartLag set a lag on before their start:
 	// counted in fired only if their session started (firedCounts).
 	rlConns  []*fakezk.Conn
@@ -547,6 +567,9 @@ func (in *injector) inject(c FaultClass) {
 		}
 		w.Server.Partition(w.Conns[client], d, alt)
 		what = fmt.Sprintf("client %d for %s applied=%v", client, d, alt)
+		if c == PartitionShort {
+			defer in.operatorInCut(client, d) // after the partition's note
+		}
 	case Expire:
 		in.newSessionLag(client)
 		w.Server.Expire(w.Conns[client])

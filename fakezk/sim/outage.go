@@ -129,6 +129,7 @@ func (w *World) sent(i int) {
 		w.Server.Partition(w.Conns[i], d, applied)
 		w.inj.fired[ContextOutage]++
 		w.inj.note(ContextOutage, i, d, applied, fmt.Sprintf("client %d for %s applied=%v, as actor %d's context ends", i, d, applied, o.ctx.a.id))
+		w.inj.operatorInCut(i, d)
 		s.outage = append(s.outage, o)
 	}
 }
@@ -164,6 +165,7 @@ func (w *World) cutAfter(i int) {
 	w.Server.Partition(w.Conns[i], d, applied)
 	w.inj.fired[ContextOutage]++
 	w.inj.note(ContextOutage, i, d, applied, fmt.Sprintf("client %d for %s applied=%v, after an outage ended a context", i, d, applied))
+	w.inj.operatorInCut(i, d)
 }
 
 // connLost is called when client i's executor sees its connection lost

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -224,14 +225,20 @@ func (in *injector) firedCounts() [numClasses]int {
 // one act in four, write to it. It reports what it did, or false
 // if there was nothing to touch or the server was down.
 func (in *injector) operate() (string, bool) {
-	w, rng := in.w, in.prng
+	return in.operateOn(in.prng, nil)
+}
+
+// operateOn is operate on the leaves whose Stat pick accepts (nil: any),
+// with rng's draws.
+func (in *injector) operateOn(rng *rand.Rand, pick func(task.Stat) bool) (string, bool) {
+	w := in.w
 	var cands []string
 	for _, p := range w.Paths() { // sorted; the clients' paths, as Operator names them
 		for _, prefix := range in.operator {
 			if !strings.HasPrefix(p, prefix) {
 				continue
 			}
-			if _, st, ok := w.NodeData(p); ok && st.NumChildren == 0 {
+			if _, st, ok := w.NodeData(p); ok && st.NumChildren == 0 && (pick == nil || pick(st)) {
 				cands = append(cands, p)
 			}
 			break

@@ -47,7 +47,9 @@ func RootedSeed(seed uint64) bool { return seed%4 == 0 }
 // without contexts ending at connection losses (Regression.NoOutageEnds)
 // or goroutines waking late (Regression.NoActorLag), or the acl class
 // (Regression.NoACL), and with the executors' sync after a reconnect only
-// if it failed with it (Regression.SyncAfterReconnect), so that it replays
+// if it failed with it (Regression.SyncAfterReconnect), and without the
+// blink and operator-in-cut classes unless it failed with them
+// (Regression.Blinks), so that it replays
 // the history it was recorded with. Any other seed runs with the sync on
 // if SyncedSeed(seed).
 func explored(sc Scenario, seed uint64) Scenario {
@@ -84,6 +86,9 @@ func explored(sc Scenario, seed uint64) Scenario {
 		}
 		if sc.Regressions[i].SyncAfterReconnect {
 			sc.SyncAfterReconnect = true
+		}
+		if !sc.Regressions[i].Blinks {
+			sc.NoBlinks = true
 		}
 		return sc
 	}

@@ -183,6 +183,10 @@ type Scenario struct {
 	// through after a cut that lost replies (see Lag): a regression seed
 	// replays without it unless it failed with it (Regression.ReconnectLag).
 	NoReconnectLag bool
+	// NoBlinks turns off the blink and operator-in-cut classes
+	// (blink.go): for a regression seed recorded before them, so that it
+	// replays the same history (Regression.Blinks).
+	NoBlinks bool
 	// Invariants are checked at the end of every seed.
 	Invariants []Invariant
 	// MaxSteps bounds the clock advances of each phase (default 200000).
@@ -385,6 +389,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 		res.Plan.LagWatched = sc.LagWatched || !sc.NoLagWatched && drawLagWatched(seed)
 	}
 	res.Plan.OutageEnds = sc.OutageEnds && res.Plan.On != 0 && drawOutageEnds(seed)
+	res.Plan.Blinks = res.Plan.On != 0 && !sc.NoBlinks && drawBlinks(seed)
 	res.Plan.SyncAfterReconnect = sc.SyncAfterReconnect
 	if sc.Faults.Allow.Has(CrashRestart) && sc.Restart == nil {
 		res.Err, res.Kind = errors.New("sim: the scenario allows crash-restart but has no Restart hook"), SetupFailed
@@ -420,7 +425,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 		}
 	}
 	w, err := New(Config{Seed: seed, Clients: sc.Clients, Server: srvCfg, SessionTimeout: sc.SessionTimeout,
-		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, InJobEnds: sc.InJobEnds, OutageEnds: res.Plan.OutageEnds, ActorLag: sc.ActorLag, SyncAfterReconnect: sc.SyncAfterReconnect,
+		Wrap: sc.Wrap, MaxSteps: sc.MaxSteps, Root: sc.Root, Twin: res.Plan.Twin, InJobEnds: sc.InJobEnds, OutageEnds: res.Plan.OutageEnds, Blinks: res.Plan.Blinks, ActorLag: sc.ActorLag, SyncAfterReconnect: sc.SyncAfterReconnect,
 		RecheckWatches: true, timeline: tl})
 	if err != nil {
 		res.Err, res.Kind = err, SetupFailed
@@ -447,6 +452,9 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	}
 	if res.Plan.On.Has(Lag) && !sc.NoReconnectLag {
 		inj.rclrng = rand.New(rand.NewPCG(seed, 0x5243_4e4c_4147_2121))
+	}
+	if res.Plan.On.Has(Operator) && !sc.NoBlinks {
+		inj.ocrng = rand.New(rand.NewPCG(seed, 0x4f50_494e_4355_5421))
 	}
 	w.inj = inj
 	r.run(inj)

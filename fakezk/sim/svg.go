@@ -53,6 +53,8 @@ var faultColours = [numClasses]string{
 	Lag:            "#2ca02c",
 	ContextOutage:  "#e377c2",
 	ACL:            "#7b4173",
+	Blink:          "#f7b6d2",
+	OperatorInCut:  "#17becf",
 }
 
 // WriteSVG draws the timeline as an SVG picture: simulated time across,

@@ -20,7 +20,7 @@ func (l lane) barsTop() float64 { return l.top + lanePad + glyphRowH + spanRowH*
 // lasts reports whether a fault of class c is drawn as a span.
 func lasts(c FaultClass) bool {
 	switch c {
-	case PartitionShort, PartitionLong, Delay, Pause, Restart, ClockJump, ContextOutage:
+	case PartitionShort, PartitionLong, Delay, Pause, Restart, ClockJump, ContextOutage, Blink:
 		return true
 	}
 	return false

@@ -54,6 +54,10 @@ type Config struct {
 	// context ends while its call waits for a reconnect, as a release
 	// whose delete the loss took does.
 	OutageEnds bool
+	// Blinks, if set, has a client that comes back in the faults phase of
+	// a Scenario run cut off again, one time in three, just after the
+	// server hands it its first to third reply (Blink, blink.go).
+	Blinks bool
 	// ActorLag, if set, has one actor wake-up in four come late: an actor
 	// whose wait could return (an outcome delivered, a channel closed)
 	// runs only 1 to 8 steps later, while the executors and the server go
@@ -124,6 +128,11 @@ type World struct {
 	// at one of the requests that follow (its caller's clean-up), from a
 	// stream of its own; nil without Config.OutageEnds.
 	aftermath *rand.Rand
+	// blink draws the blinks (Config.Blinks), from a stream of its own;
+	// nil when off. blinkAt[i] counts the replies client i waits for
+	// before its blink (0: none).
+	blink   *rand.Rand
+	blinkAt []int
 	// lag draws which actor wake-ups come late, and how late
 	// (Config.ActorLag), from a stream of its own; nil when off.
 	lag *rand.Rand
@@ -197,6 +206,10 @@ func New(cfg Config) (*World, error) {
 		w.outage = rand.New(rand.NewPCG(cfg.Seed, 0x4f55_5441_4745_454e))
 		w.aftermath = rand.New(rand.NewPCG(cfg.Seed, 0x4146_5445_524d_4154))
 	}
+	if cfg.Blinks {
+		w.blink = rand.New(rand.NewPCG(cfg.Seed, 0x424c_494e_4b43_5554))
+		w.blinkAt = make([]int, cfg.Clients)
+	}
 	sc := cfg.Server
 	sc.Seed, sc.Clock, sc.Deterministic = cfg.Seed, w.Clock, true
 	w.Server = fakezk.New(sc)
@@ -233,6 +246,10 @@ func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
 	if w.wrap != nil {
 		tc = w.wrap(i, conn)
 	}
+	if w.blink != nil {
+		tc = &blinkConn{Conn: tc, raw: conn, w: w, i: i}
+		w.blinkAt[i] = 0
+	}
 	if w.outage != nil {
 		tc = &outageConn{Conn: tc, w: w, i: i}
 	}
@@ -255,6 +272,13 @@ func (w *World) newClient(i int) (*fakezk.Conn, *executor.Executor, error) {
 			ex.Subscribe(func(ev task.Event) {
 				if ev.Type == task.EventNone && ev.State == task.StateSuspended {
 					w.connLost(i)
+				}
+			})
+		}
+		if w.blink != nil {
+			ex.Subscribe(func(ev task.Event) {
+				if ev.Type == task.EventNone && ev.State == task.StateConnected {
+					w.reconnected(i)
 				}
 			})
 		}

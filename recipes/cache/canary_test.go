@@ -9,11 +9,13 @@ import (
 )
 
 // canaryBound is the most seeds a canary may survive in each of
-// canaryHunts disjoint seed ranges. cache/no-relist-saturated needs the
-// most: 346 seeds in the first hunt since the lag class changed the
-// histories of the seeds that draw it (125 before).
+// canaryHunts disjoint seed ranges. cache/no-relist-saturated needed 346
+// seeds in the first hunt since the lag class changed the histories of
+// the seeds that draw it (125 before); cache/next-lost-beside-another
+// 603 in the second since the blink class did (157, 603 and 48 in three
+// hunts to 3,000; 202, 285 and 286 without the class).
 const (
-	canaryBound = 500
+	canaryBound = 1000
 	canaryHunts = 3
 )
 
@@ -122,6 +124,7 @@ func TestCanaryPassBeforeSync(t *testing.T) {
 	restore := canary.Enable(bugPassBeforeSync)
 	defer restore()
 	_, sc := newCacheSim()
+	sc.NoBlinks = true // the seed's history from before the blink class
 	res := sim.RunSeed(sc, 116802994807290, false)
 	if res.Err == nil {
 		t.Fatal("seed 116802994807290 passes with the bug: the scenario no longer reaches a reconnect before a new session's sync")

@@ -749,6 +749,7 @@ func TestCanaryDeleteMarkerWithoutSync(t *testing.T) {
 	restore := canary.Enable(bugDeleteMarkerWithoutSync)
 	defer restore()
 	_, sc := newConfigSim()
+	sc.NoBlinks = true // the seed's history from before the blink class
 	res := sim.RunSeed(sc, 78, false)
 	if res.Err == nil {
 		t.Fatal("seed 78 passes without the sync: the scenario no longer reaches the stale read")

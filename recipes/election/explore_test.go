@@ -485,10 +485,11 @@ func TestExploreCanaries(t *testing.T) {
 		// Two campaigns on one session: the sibling loop on client 1.
 		{bugNames.replaceSibling, true},
 		{bugNames.siblingShares, true},
-		// election/arm-on-change needs a suspension right after a reconnect,
-		// before the recheck: these fault plans did not produce one in 500
-		// seeds; TestCanaries (sim_test.go) and
-		// TestSuspendAgainBeforeRecheck catch it.
+		// A suspension right after a reconnect, before the recheck: the
+		// blink class (fakezk/sim/blink.go), long enough to expire the
+		// session.
+		{bugNames.armOnChange, false},
+		{bugNames.armOnChange, true},
 	} {
 		name := string(tc.bug)
 		if tc.master {
@@ -498,14 +499,27 @@ func TestExploreCanaries(t *testing.T) {
 			restore := canary.Enable(tc.bug)
 			defer restore()
 			_, sc := newExploreSim(tc.master, false)
-			sim.Catch(t, sc, name, 3, 500)
+			sim.Catch(t, sc, name, 3, 2000)
 		})
 	}
+	// A recheck answered, then a blink, an operator's delete of the
+	// leader's node inside it (the operator-in-cut class) and another
+	// candidate granted before the reconnect: rarer, one hunt (2,294 and
+	// 2,822 seeds in two hunts when the class was added;
+	// TestRecheckReadBeforeASecondSuspension is the directed test).
+	t.Run(string(bugNames.recheckAnyRead), func(t *testing.T) {
+		restore := canary.Enable(bugNames.recheckAnyRead)
+		defer restore()
+		_, sc := newExploreSim(false, false)
+		sim.Catch(t, sc, string(bugNames.recheckAnyRead), 1, 6000)
+	})
 }
 
-var bugNames = struct{ skipOwner, noGiveUp, watchLowest, replaceSibling, siblingShares canary.Name }{
+var bugNames = struct {
+	skipOwner, noGiveUp, watchLowest, replaceSibling, siblingShares, armOnChange, recheckAnyRead canary.Name
+}{
 	"election/skip-owner-check", "election/no-give-up", "election/watch-lowest", "election/master-replace-sibling",
-	"election/master-sibling-shares-node",
+	"election/master-sibling-shares-node", "election/arm-on-change", "election/recheck-any-read",
 }
 
 // One seed, one history: each sampled seed run twice gives the same trace.

@@ -57,8 +57,9 @@ func (c *cutAfterRecheck) Do(req task.Request, done func(task.Response), watch f
 // since the last suspension. The simulation's judge of acting leaders
 // (sim.Leaders) excuses a leader whose node an operator deleted (judged by
 // its fenced writes, which the server refuses), and the stale Leading
-// ends at the instant it began, with the deletion's event: 4,000 seeds of
-// the election scenarios did not catch the canary.
+// ends at the instant it began, with the deletion's event. The
+// simulation's blink and operator-in-cut classes (fakezk/sim/blink.go)
+// make this schedule: TestExploreCanaries hunts the canary.
 func TestRecheckReadBeforeASecondSuspension(t *testing.T) {
 	canarytest.Both(t, "election/recheck-any-read", recheckReadBeforeASecondSuspension)
 }

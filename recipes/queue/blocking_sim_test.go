@@ -613,6 +613,7 @@ func TestCanaryPutBackAboveAnyIncarnation(t *testing.T) {
 	defer restore()
 	_, sc := newBlockingSim(AtMostOnce)
 	sc.SyncAfterReconnect = true // as the seed ran (a synced seed)
+	sc.NoBlinks = true           // and before the blink class
 	res := sim.RunSeed(sc, 116802994809109, false)
 	if res.Err == nil {
 		t.Fatal("seed 116802994809109 passes with the bug: the scenario no longer puts an item back above the counter into a directory made again")
@@ -632,6 +633,7 @@ func TestCanaryGiveBackExistsFails(t *testing.T) {
 	restore := canary.Enable(bugGiveBackExistsFails)
 	defer restore()
 	_, sc := newBlockingSim(AtLeastOnce)
+	sc.NoBlinks = true // the seed's history from before the blink class
 	res := sim.RunSeed(sc, 133, false)
 	if res.Err == nil {
 		t.Fatal("seed 133 passes with the bug: the scenario no longer cuts a give-back sent after an outage ended its take")

@@ -18,6 +18,11 @@ const (
 	// checking: the check is no longer covered by the compare-and-swap
 	// that applies the write.
 	bugCheckOnce canary.Name = "fence/check-outside-cas"
+	// bugReadNoClaim reads without claiming: a Read by a holder whose
+	// token is above the stored one returns the value and leaves the
+	// stored token as it was, so a former holder's write still lands on
+	// what Read returned.
+	bugReadNoClaim canary.Name = "fence/read-no-claim"
 )
 
 // attempt is one fenced operation as a state machine that a driver steps:
@@ -62,7 +67,7 @@ func (a *attempt[V]) loaded(e Entry, v V) (cas bool, err error) {
 	a.version = v
 	if a.update == nil {
 		a.value = e.Value
-		if e.Token >= a.token {
+		if e.Token >= a.token || canary.On(bugReadNoClaim) {
 			return false, nil
 		}
 		a.next = Entry{Value: e.Value, Token: a.token}

@@ -35,7 +35,10 @@ import (
 // sending the writes of its section. Judged by the store's history: on
 // each key, the tokens of the writes that went through never go down
 // (so no write of a holder whose lock was taken over is accepted once
-// the newer holder has written); every refusal names a token above the
+// the newer holder has written); once a section's Read of "log" has
+// returned, no write with a lower token goes through on "log" (Read
+// claims the key: what it returned stays the value until this holder or
+// a newer one writes); every refusal names a token above the
 // refused one that did write the key, and comes to a holder whose lock
 // node is gone from the server; no increment of "count" is lost; every
 // client completes a section once the faults stop.
@@ -45,6 +48,7 @@ type lockStore struct {
 	store   *simstore.Store
 	stopped int
 	ended   []bool
+	claims  []claim // the sections' Reads that returned
 
 	// summed over seeds, for the test's report
 	sections, refused, lateAccepted, lateRefused, writes int
@@ -52,6 +56,15 @@ type lockStore struct {
 }
 
 const lockDir = "/locks/fence"
+
+// claim is a Read that returned: from the store's history op from on, no
+// write with a lower token goes through on key.
+type claim struct {
+	client int
+	key    string
+	token  int64
+	from   int
+}
 
 func newLockStore(clients int) (sim.Scenario, *lockStore) {
 	s := &lockStore{clients: clients}
@@ -67,7 +80,7 @@ func newLockStore(clients int) (sim.Scenario, *lockStore) {
 		Duration: 20 * time.Second,
 		Setup: func(r *sim.Trial) error {
 			s.store = simstore.New(simstore.Config{Clock: r.Clock, Seed: r.Seed})
-			s.stopped, s.ended = 0, make([]bool, clients)
+			s.stopped, s.ended, s.claims = 0, make([]bool, clients), nil
 			lk, err := lock.New(lockDir)
 			s.lk = lk
 			return err
@@ -91,6 +104,7 @@ func newLockStore(clients int) (sim.Scenario, *lockStore) {
 				return err
 			}),
 			sim.InvariantFunc(s.countKept),
+			sim.InvariantFunc(s.claimsKept),
 			// A cleanup an ACL refuses reports the refusal and runs
 			// again in the background (Quiesce waits for its node).
 			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth),
@@ -130,6 +144,32 @@ func (s *lockStore) countKept(*sim.Trial) error {
 		return fmt.Errorf("count is %d after %d writes", got, n)
 	}
 	return nil
+}
+
+// claimsKept: after each Read returned, the key took no write of a lower
+// token (the doc's promise of Read).
+func (s *lockStore) claimsKept(*sim.Trial) error {
+	h := s.store.History()
+	for _, cl := range s.claims {
+		for _, op := range h[cl.from:] {
+			if op.Kind == simstore.CAS && op.Swapped && op.Key == cl.key && op.Entry.Token < cl.token {
+				return fmt.Errorf("client %d's Read of %s with token %d returned at op %d; then %s at %s", cl.client, cl.key, cl.token, cl.from, op, op.At.Format("15:04:05.000"))
+			}
+		}
+	}
+	return nil
+}
+
+// read is the section's Read of key, recorded as a claim once it returns.
+func (s *lockStore) read(st fence.TaskStore[uint64], i int, key string, tok int64) task.Task[[]byte] {
+	return func(sc *task.Scope, k task.Cont[[]byte]) {
+		task.Run(sc, fence.ReadTask(st, key, tok), func(v []byte, err error) {
+			if err == nil {
+				s.claims = append(s.claims, claim{client: i, key: key, token: tok, from: len(s.store.History())})
+			}
+			k(v, err)
+		})
+	}
 }
 
 // refusal checks that a refused operation was refused for a reason: a
@@ -181,7 +221,7 @@ func (s *lockStore) round(r *sim.Trial, i int) {
 		pause := func() task.Task[task.Unit] {
 			return c.Sleep(time.Duration(r.Rand.Int64N(int64(300 * time.Millisecond))))
 		}
-		section := c.Seq(c.Seq(fence.ReadTask(st, "log", tok), pause()),
+		section := c.Seq(c.Seq(s.read(st, i, "log", tok), pause()),
 			c.Seq(c.Seq(fence.UpdateTask(st, "log", tok, appendToken(tok)), pause()),
 				c.Seq(c.Seq(fence.UpdateTask(st, "count", tok, increment), pause()),
 					fence.UpdateTask(st, "log", tok, appendToken(tok)))))

@@ -92,7 +92,9 @@ var kindNames = [numKinds]string{"children", "tree", "node"}
 //     ends a Start, a Next or a Stop; no cache ends with an error while
 //     it runs;
 //   - quiescence: every Client given Stop, whatever its context, has
-//     Done closed and Err ErrStopped (unless its process crashed since).
+//     Done closed and Err ErrStopped (unless its process crashed since),
+//     and once every actor has ended no scope is left under a reader's
+//     session (a stopped cache leaves nothing under its session).
 //
 // A reader process that crashes starts its actors again, with new
 // Clients and fresh models; the writer starts its loop again.
@@ -141,6 +143,16 @@ func newBlockingCacheSim() (*blockingCacheSim, sim.Scenario) {
 				return fmt.Errorf("client %d: a cache given Stop ended with %v", g.client, err)
 			}
 		}
+		// A stopped cache leaves nothing under its session (doc,
+		// Errors): once every actor has ended, every Client it made was
+		// given Stop, so no flow of theirs is left on the readers.
+		if r.Actors() == 0 {
+			for i := range bsimReaders {
+				if n := r.Execs[i].SessionScope().Descendants(); n > 0 {
+					return fmt.Errorf("client %d: %d scopes left under its session after every cache was given Stop", i, n)
+				}
+			}
+		}
 		return nil
 	}
 	return s, sim.Scenario{
@@ -186,7 +198,9 @@ func newBlockingCacheSim() (*blockingCacheSim, sim.Scenario) {
 			return r.ProgressedSinceFaults(0) && r.ProgressedSinceFaults(1) && r.ProgressedSinceFaults(bsimWriter)
 		},
 		Quiesce: func(r *sim.Trial) bool {
-			return s.w.writers == 0 && r.Actors() == 0 && over(r) == nil
+			// Or nothing is left to happen: the invariant says what is
+			// wrong.
+			return s.w.writers == 0 && r.Actors() == 0 && (over(r) == nil || r.Clock.Pending() == 0)
 		},
 		Invariants: []sim.Invariant{sim.InvariantFunc(over)},
 	}

@@ -102,6 +102,7 @@ type blockingCacheSim struct {
 	w       *cacheSim // its write loop and writer count
 	stopped []stoppedClient
 	hist    serverHistory // the server's nodes over time: each Next's snapshot is judged against it
+	quietAt time.Duration // when the writer and the actors had all ended
 	// counted over seeds
 	started     [numBends]int // rounds that started, by where their context ended
 	tried       [numBends]int
@@ -173,7 +174,7 @@ func newBlockingCacheSim() (*blockingCacheSim, sim.Scenario) {
 		Server:   fakezk.Config{Journal: s.hist.Journal},
 		Setup: func(r *sim.Trial) error {
 			s.hist.reset(r.World)
-			s.stopped = nil
+			s.stopped, s.quietAt = nil, 0
 			_, err := sim.Run(r.World, bsimWriter, c.Seq(task.Create("/cache", nil, task.Persistent),
 				c.Seq(task.Create(simDir, nil, task.Persistent), task.Create(simAdd, nil, task.Persistent))))
 			return err
@@ -198,9 +199,16 @@ func newBlockingCacheSim() (*blockingCacheSim, sim.Scenario) {
 			return r.ProgressedSinceFaults(0) && r.ProgressedSinceFaults(1) && r.ProgressedSinceFaults(bsimWriter)
 		},
 		Quiesce: func(r *sim.Trial) bool {
-			// Or nothing is left to happen: the invariant says what is
-			// wrong.
-			return s.w.writers == 0 && r.Actors() == 0 && (over(r) == nil || r.Clock.Pending() == 0)
+			if s.w.writers > 0 || r.Actors() > 0 {
+				s.quietAt = 0
+				return false
+			}
+			if s.quietAt == 0 {
+				s.quietAt = r.Elapsed()
+			}
+			// Or nothing is left to happen, or 30s of simulated time
+			// have passed: the invariant says what is wrong.
+			return over(r) == nil || r.Clock.Pending() == 0 || r.Elapsed()-s.quietAt > 30*time.Second
 		},
 		Invariants: []sim.Invariant{sim.InvariantFunc(over)},
 	}

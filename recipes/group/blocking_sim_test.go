@@ -49,7 +49,8 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "g
 // Recovery (Join of an id whose node a Leave left behind would wait for
 // that node's session); quiescence: every member given back with Leave
 // has its Done closed, every watcher stopped with Stop has its view
-// ended, whatever their contexts, and no member node is left; Registered
+// ended, whatever their contexts, no member node is left, and no scope
+// is left under a client's session; Registered
 // (sim.Registrations): never true on a session older than its executor's.
 type blockingSim struct {
 	clients int
@@ -60,6 +61,7 @@ type blockingSim struct {
 	nexts   int
 	dir     sim.Listings      // the directory's listings on the server
 	reg     sim.Registrations // the members the actors hold
+	quietAt time.Duration     // when the actors had all ended, no member node left
 }
 
 func newBlockingSim() (*blockingSim, sim.Scenario) {
@@ -73,6 +75,15 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		for _, g := range s.stopped {
 			if !closed(g.h.Done()) && r.Incarnation(g.client) == g.inc {
 				return fmt.Errorf("client %d: a watcher stopped with Stop, and its view never ended", g.client)
+			}
+		}
+		// Once every actor has ended, each member was given Leave and
+		// each view Stop: no flow of theirs is left under a session.
+		if r.Actors() == 0 {
+			for i := range s.clients {
+				if n := r.Execs[i].SessionScope().Descendants(); n > 0 {
+					return fmt.Errorf("client %d: %d scopes left under its session after every member left and every view stopped", i, n)
+				}
 			}
 		}
 		return nil
@@ -89,7 +100,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Duration:   15 * time.Second,
 		Server:     fakezk.Config{Journal: s.dir.Journal},
 		Setup: func(r *sim.Trial) error {
-			s.left, s.stopped = nil, nil
+			s.left, s.stopped, s.quietAt = nil, nil, 0
 			s.dir.Start(r.World)
 			_, err := sim.Run(r.World, 0, task.Create("/svc", nil, task.Persistent))
 			return err
@@ -103,7 +114,16 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Operator:   []string{bsimDir + "/"},
 		OwnDeletes: []string{bsimDir},
 		Quiesce: func(r *sim.Trial) bool {
-			return r.Actors() == 0 && len(r.Children(bsimDir)) == 0 && over(r) == nil
+			if r.Actors() > 0 || len(r.Children(bsimDir)) > 0 {
+				s.quietAt = 0
+				return false
+			}
+			if s.quietAt == 0 {
+				s.quietAt = r.Elapsed()
+			}
+			// Or nothing is left to happen, or 30s of simulated time
+			// have passed: the invariant says what is wrong.
+			return over(r) == nil || r.Clock.Pending() == 0 || r.Elapsed()-s.quietAt > 30*time.Second
 		},
 		Invariants: []sim.Invariant{sim.InvariantFunc(over), sim.InvariantFunc(s.reg.Check)},
 	}

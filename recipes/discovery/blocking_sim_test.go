@@ -39,12 +39,29 @@ const bsimService = "b"
 // a Static instance Register returned nil for is still there when its
 // actor calls Unregister, unless the operator touched it meanwhile (an
 // earlier Unregister of the Client, going on in the background after its
-// ctx ended, must not delete it).
+// ctx ended, must not delete it); once every actor has ended, no scope
+// is left under a client's session.
 type blockingSim struct {
 	clients    int
 	registered int               // rounds that registered, summed over seeds
 	statics    int               // Static registrations judged at their Unregister
 	reg        sim.Registrations // the instances the actors hold
+	quietAt    time.Duration     // when the actors had all ended, no instance node left
+}
+
+// leftScopes: once every actor has ended, every registration was given
+// Unregister and every cache Stop, whatever their contexts, so no flow
+// of theirs is left under a client's session.
+func (s *blockingSim) leftScopes(r *sim.Trial) error {
+	if r.Actors() > 0 {
+		return nil
+	}
+	for i := range s.clients {
+		if n := r.Execs[i].SessionScope().Descendants(); n > 0 {
+			return fmt.Errorf("client %d: %d scopes left under its session after every registration was unregistered and every cache stopped", i, n)
+		}
+	}
+	return nil
 }
 
 func newBlockingSim() (*blockingSim, sim.Scenario) {
@@ -59,6 +76,10 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Faults:     sim.Faults{Allow: sim.AllFaults | sim.Of(sim.ACL), MaxRate: 0.01},
 		ACL:        []string{dir},
 		Duration:   5 * time.Second,
+		Setup: func(*sim.Trial) error {
+			s.quietAt = 0
+			return nil
+		},
 		Workload: func(r *sim.Trial) {
 			for i := range s.clients {
 				s.startClient(r, i)
@@ -72,9 +93,18 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			{Seed: 583, Why: "safety (the judge's): the operator's clean-up of a node it had created again, which a Static Register had adopted, was not recorded as the operator's (sim.World.OperatedUnder)"},
 		},
 		Quiesce: func(r *sim.Trial) bool {
-			return r.Actors() == 0 && len(r.Children(dir)) == 0
+			if r.Actors() > 0 || len(r.Children(dir)) > 0 {
+				s.quietAt = 0
+				return false
+			}
+			if s.quietAt == 0 {
+				s.quietAt = r.Elapsed()
+			}
+			// Or nothing is left to happen, or 30s of simulated time
+			// have passed: the invariant says what is left.
+			return s.leftScopes(r) == nil || r.Clock.Pending() == 0 || r.Elapsed()-s.quietAt > 30*time.Second
 		},
-		Invariants: []sim.Invariant{sim.InvariantFunc(s.reg.Check)},
+		Invariants: []sim.Invariant{sim.InvariantFunc(s.reg.Check), sim.InvariantFunc(s.leftScopes)},
 	}
 }
 

@@ -44,7 +44,8 @@ const (
 //     sorted, each with the id of its node;
 //   - once the faults stop and every client is registered for good, every
 //     instance node is owned by its client's current session (no instance
-//     of a session that ended is left), and every cache lists exactly the
+//     of a session that ended is left) and holds the instance as its
+//     Registration has it, and every cache lists exactly the
 //     server's instances, with their data;
 //   - then every client unregisters, and every cache converges to none,
 //     with no instance node left on the server;
@@ -303,8 +304,14 @@ func (s *discoverySim) quiesce(r *sim.Trial) bool {
 			s.reregister(r, i, reg)
 			return false
 		}
-		st, ok := r.NodeStat(reg.Path())
+		data, st, ok := r.NodeData(reg.Path())
 		if !ok || st.EphemeralOwner != r.Conns[i].SessionID() || !reg.Registered() {
+			return false
+		}
+		// The node holds the instance as registered, registered again
+		// after an expiry or an operator's delete included.
+		if in, err := discovery.ParseInstance(data); err != nil || !reflect.DeepEqual(in, reg.Instance()) {
+			r.Errorf("client %d: %s holds %q (%v), registered as %+v", i, reg.Path(), data, err, reg.Instance())
 			return false
 		}
 	}

@@ -76,7 +76,10 @@ func (c *Client) Watch(ctx context.Context) (*Reader, error) {
 }
 
 // Update writes values as root's entries (Update) and waits for the
-// outcome.
+// outcome. When ctx ends first it returns ctx's error, and when the
+// session expires first task.ErrSessionExpired: the multi may have been
+// applied or not. Calling Update again with the same values leaves them
+// either way.
 func (c *Client) Update(ctx context.Context, values map[string][]byte) error {
 	_, err := blocking.Await(ctx, "config "+c.root+": update", c.ex, Update(c.root, values, c.opts...))
 	return err

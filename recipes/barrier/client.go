@@ -107,9 +107,10 @@ type DoubleClient struct {
 	ex *executor.Executor
 	d  *DoubleBarrier
 
-	// pending counts the cleanups of this Client's Enters still running
-	// in the background (their ctx ended first): the next Enter waits
-	// for them.
+	// pending counts the cleanups of this Client's Enters and the
+	// deletes of its Leaves still running in the background (their ctx
+	// ended first, or an ACL refused them): the next Enter waits for
+	// them.
 	pending blocking.Pending
 
 	mu     sync.Mutex
@@ -149,8 +150,9 @@ func (d *DoubleClient) DoubleBarrier() *DoubleBarrier { return d.d }
 // node is deleted by a cleanup that outlives ctx, also when the create's
 // outcome was still in doubt (its reply lost or not yet come).
 // If the participant entered just as ctx ended, its node is deleted.
-// While such a cleanup of this DoubleClient goes on in the background,
-// Enter first waits for it, within its own ctx: so one DoubleClient never
+// While such a cleanup of this DoubleClient, or the delete of its Leave,
+// goes on in the background, Enter first waits for it, within its own
+// ctx: so one DoubleClient never
 // has two participant nodes of one session, which would count twice. For
 // the same reason, an Enter while another one of this DoubleClient runs,
 // or while its participant has not been given to Leave, fails at once
@@ -224,7 +226,9 @@ func (d *DoubleClient) enterOnce(ctx context.Context) (*Participant, error) {
 // waiting on the next session. p's node is deleted whatever ctx: when
 // ctx has ended, or ends first, Leave returns its error
 // (task.ErrCanceled or task.ErrDeadlineExceeded), stops waiting for the
-// others, and the delete goes on in the background. A participant entered
+// others, and the delete goes on in the background (also while an ACL
+// refuses it: Leave then fails with task.ErrNoAuth); this DoubleClient's
+// next Enter waits for it. A participant entered
 // on another executor (or another directory) is refused with an error
 // wrapping task.ErrInvalidArgument.
 func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
@@ -241,8 +245,16 @@ func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
 		}
 		d.mu.Unlock()
 	}
+	// The delete of p's node is counted in d.pending until it is done
+	// (also when ctx has ended, and while an ACL refuses it): the next
+	// Enter waits for it, as for a failed Enter's cleanup, rather than add
+	// a second node of this session.
+	pending := &d.pending
+	if canary.On(bugLeaveUncounted) {
+		pending = nil
+	}
 	for {
-		_, err := blocking.GiveThenWait(ctx, "double barrier "+d.d.Dir()+": leave", d.ex, p.Leave(), p.deleteOwn())
+		_, err := blocking.GiveThenWait(ctx, "double barrier "+d.d.Dir()+": leave", d.ex, pending, p.leave(pending), zkops.UntilAllowed(p.deleteOwn()))
 		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
 			continue // the node went with the session: wait on the next one
 		}

@@ -14,8 +14,9 @@
 // participant node, and if Leave ends early a cleanup still deletes its
 // node: DoubleClient.Leave deletes it whatever its ctx, even one that has
 // ended (it then returns ctx's error at once). A DoubleClient's Enter
-// first waits for the cleanup of its own failed Enter, so one DoubleClient
-// never has two participant nodes at once (they would count twice).
+// first waits for the cleanup of its own failed Enter and for the delete
+// of its own Leave, so one DoubleClient never has two participant nodes
+// at once (they would count twice).
 //
 //	gate, err := barrier.NewClient(ex, "/app/deploy")
 //	err = gate.Set(ctx, nil) // one process holds the others...

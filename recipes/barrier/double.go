@@ -43,6 +43,11 @@ const (
 	// counter set ahead), it passes with fewer than Size participants
 	// there.
 	bugEnterBySequence canary.Name = "barrier/double-enter-by-sequence"
+	// bugLeaveUncounted: DoubleClient.Leave does not count the delete of
+	// its participant's node among the Client's clean-ups: after a Leave
+	// whose ctx ended, the next Enter's create can land before that
+	// delete, and the session counts twice.
+	bugLeaveUncounted canary.Name = "barrier/double-leave-uncounted"
 )
 
 // ErrParticipantLost: a participant's node was deleted by someone else
@@ -471,18 +476,45 @@ func (p *Participant) Leave() task.Task[task.Unit] {
 	if p == nil || p.d == nil {
 		return task.Fail[task.Unit](errNil("Participant"))
 	}
+	return p.leave(nil)
+}
+
+// leave is Leave whose delete of the participant's node is counted in
+// pending (nil: not counted) from the start until the node is known gone
+// (deleted, by us or someone else, or not ours), or, when the leave fails
+// before that, until its cleanup has ended, retried past an ACL's refusals
+// (zkops.UntilAllowed): a DoubleClient's next Enter waits for it, as for a
+// failed Enter's cleanup, so as not to add a second node of this session.
+// The wait for the other participants is not counted. The cleanup starts
+// as a flow of its own when the leave fails, as a Scope.Defer cleanup
+// would; an executor that has stopped ends it unstarted (task.ErrClosed),
+// which ends its count too.
+func (p *Participant) leave(pending *blocking.Pending) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		gone := pending.Add()
 		sc := s.Child()
-		undo := sc.Defer(p.deleteOwn())
-		task.RunIn(sc, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
-			l := &leaving{p: p, s: s, k: func(v task.Unit, err error) {
-				if err == nil {
-					undo()
-				}
-				k(v, err)
-			}}
+		l := &leaving{p: p, s: sc, gone: gone}
+		task.RunIn(sc, task.Task[task.Unit](func(_ *task.Scope, k task.Cont[task.Unit]) {
+			l.k = k
 			l.check()
-		}), k)
+		}), func(v task.Unit, err error) {
+			if err == nil {
+				gone()
+				k(v, nil)
+				return
+			}
+			cleanup := p.deleteOwn()
+			if pending != nil {
+				cleanup = zkops.UntilAllowed(cleanup)
+			}
+			task.Go(s, cleanup, func(_ task.Unit, err error) {
+				gone()
+				if err != nil {
+					s.Runtime().Report(err)
+				}
+			})
+			k(task.Unit{}, err)
+		})
 	}
 }
 
@@ -504,10 +536,19 @@ type leaving struct {
 	s *task.Scope
 	k task.Cont[task.Unit]
 
-	// gone: our node is deleted (by us or by someone else), or the node
+	// left: our node is deleted (by us or by someone else), or the node
 	// at its path is not ours. From then on a node listed under our name
 	// is someone else's, waited for like any other participant's.
-	gone bool
+	left bool
+	// gone ends the count of our node's delete (leave); more calls do
+	// nothing.
+	gone func()
+}
+
+// isGone notes that our node is gone, or not ours.
+func (l *leaving) isGone() {
+	l.left = true
+	l.gone()
 }
 
 func (l *leaving) done(err error) { task.Resume(l.s, l.k, task.Unit{}, err) }
@@ -525,7 +566,7 @@ func (l *leaving) remove(next func(foreign bool)) {
 			l.done(err)
 			return
 		}
-		l.gone = true
+		l.isGone()
 		next(false)
 	}
 	task.Run(l.s, c.Retry(task.Exists(path), retry), func(st *task.Stat, err error) {
@@ -535,7 +576,7 @@ func (l *leaving) remove(next func(foreign bool)) {
 		case st == nil:
 			removed(task.Unit{}, nil)
 		case st.EphemeralOwner != l.p.sess.ID:
-			l.gone = true
+			l.isGone()
 			next(true)
 		default:
 			task.Run(l.s, task.Delete(path, st.Version), func(_ task.Unit, err error) {
@@ -574,8 +615,11 @@ func (l *leaving) check() {
 		}
 		q := participants(cl.Names)
 		i := -1
-		if !l.gone {
+		if !l.left {
 			i = indexOf(q, l.p.name)
+		}
+		if i < 0 {
+			l.isGone() // not listed after a sync: deleted, or gone with the session
 		}
 		switch {
 		case len(q) == 0:

@@ -3,7 +3,10 @@ package barrier
 // Presence, shared by the double-barrier scenarios of both test packages.
 
 import (
+	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/zkflow/zkflow/fakezk"
@@ -23,12 +26,16 @@ type Presence struct {
 	nodes []map[string]int64 // per round: participant node (server path): its owner
 	most  []int              // per round: the most owners present at once
 	ever  map[string]bool    // every participant node made (server path)
+	// twice: the first time a session had two participant nodes in one
+	// round's directory at once, or "" (one participant counting twice).
+	twice string
 }
 
 // Reset follows the rounds whose directories (client paths) are dirs.
 func (p *Presence) Reset(w *sim.World, dirs []string) {
 	p.w, p.round, p.ever = w, map[string]int{}, map[string]bool{}
 	p.nodes, p.most = make([]map[string]int64, len(dirs)), make([]int, len(dirs))
+	p.twice = ""
 	for k, d := range dirs {
 		p.round[w.ServerPath(d)] = k
 		p.nodes[k] = map[string]int64{}
@@ -62,13 +69,29 @@ func (p *Presence) Journal(c fakezk.Commit) {
 		note(d, 0, true)
 	}
 	for k := range touched {
-		owners := map[int64]bool{}
-		for _, o := range p.nodes[k] {
-			owners[o] = true
+		owners := map[int64][]string{}
+		for n, o := range p.nodes[k] {
+			owners[o] = append(owners[o], n)
+		}
+		if p.twice == "" {
+			for _, o := range slices.Sorted(maps.Keys(owners)) { // map order must not show
+				if ns := owners[o]; len(ns) > 1 {
+					slices.Sort(ns)
+					p.twice = fmt.Sprintf("session %#x had two participant nodes at once, %s and %s (zxid %#x)", o, ns[0], ns[1], c.Zxid)
+					break
+				}
+			}
 		}
 		p.most[k] = max(p.most[k], len(owners))
 	}
 }
+
+// Twice says when a session first had two participant nodes in one
+// round's directory at once ("" if never): one participant counting
+// twice. A DoubleClient's never does (its Enter waits for its own
+// clean-ups and Leave's delete); the task face keeps no state between
+// Enters and promises it only of each Enter.
+func (p *Presence) Twice() string { return p.twice }
 
 // Most is the most sessions that had a participant node in round k's
 // directory at once so far.

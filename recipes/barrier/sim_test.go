@@ -128,7 +128,16 @@ func newDoubleSim() (*doubleSim, sim.Scenario) {
 		// the ACL lets it (zkops.KeepDeleting): the doc promises the node
 		// deleted, not a cleanup without a report. Quiesce sees that it
 		// is: no participant node left.
-		Invariants: []sim.Invariant{sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth)},
+		// No session ever has two participant nodes in a round at once,
+		// judged at every transaction (Presence.Twice), not only at the
+		// passes: the workload enters again only once the session's
+		// node is gone.
+		Invariants: []sim.Invariant{sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth), sim.InvariantFunc(func(*sim.Trial) error {
+			if t := s.present.Twice(); t != "" {
+				return fmt.Errorf("one participant counted twice: %s", t)
+			}
+			return nil
+		})},
 	}
 }
 

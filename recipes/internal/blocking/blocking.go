@@ -397,10 +397,15 @@ func (p *Pending) Wait(ctx context.Context, what string) error {
 // and a flow canceled before it started runs giveUp instead, in the
 // background. On an executor's goroutine it submits giveUp and returns
 // executor.ErrOnExecutor.
-func GiveThenWait[T any](ctx context.Context, what string, ex *executor.Executor, t task.Task[T], giveUp task.Task[task.Unit]) (T, error) {
+//
+// p, if not nil, counts the give-up from the submission until t has
+// started (t counts what it gives up in p itself from then on, and only
+// that: not its wait for the others), or, when t never starts, until
+// giveUp has ended: so that the Client's next take waits for it.
+func GiveThenWait[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, t task.Task[T], giveUp task.Task[task.Unit]) (T, error) {
 	var zero T
 	if err := executor.CanBlock(); err != nil {
-		executor.Submit(ex, giveUp, nil)
+		Background(ex, p, giveUp)
 		return zero, err
 	}
 	type result struct {
@@ -409,12 +414,19 @@ func GiveThenWait[T any](ctx context.Context, what string, ex *executor.Executor
 	}
 	ch := make(chan result, 1)
 	started := false // executor goroutine only
+	p.inc()
 	f := executor.Submit(ex, task.Task[T](func(s *task.Scope, k task.Cont[T]) {
 		started = true
 		t(s, k)
+		p.dec()
 	}), func(v T, err error) {
-		if !started && !errors.Is(err, task.ErrClosed) {
-			executor.Submit(ex, giveUp, nil) // canceled in the queue: t never ran
+		if !started {
+			if errors.Is(err, task.ErrClosed) {
+				p.dec()
+			} else {
+				Background(ex, p, giveUp) // canceled in the queue: t never ran
+				p.dec()
+			}
 		}
 		ch <- result{v, err}
 	})

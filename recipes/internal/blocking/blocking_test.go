@@ -237,7 +237,7 @@ func TestGiveThenWait(t *testing.T) {
 	})
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := blocking.GiveThenWait(ended, "test op", ex, wait, giveUp); !errors.Is(err, context.Canceled) {
+	if _, err := blocking.GiveThenWait(ended, "test op", ex, nil, wait, giveUp); !errors.Is(err, context.Canceled) {
 		t.Fatalf("GiveThenWait with an ended context = %v", err)
 	}
 	ex.RunUntilIdle()
@@ -256,7 +256,7 @@ func TestGiveThenWait(t *testing.T) {
 		close(started)
 		task.Suspend(s, k, func(task.Cont[int]) func() { return nil })
 	})
-	if _, err := blocking.GiveThenWait(ctx, "test op", live, waiting, giveUp); !errors.Is(err, task.ErrCanceled) {
+	if _, err := blocking.GiveThenWait(ctx, "test op", live, nil, waiting, giveUp); !errors.Is(err, task.ErrCanceled) {
 		t.Fatalf("GiveThenWait whose context ends = %v", err)
 	}
 	<-cleaned

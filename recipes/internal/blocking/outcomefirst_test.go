@@ -25,7 +25,7 @@ func TestOutcomeWinsOverEndedContext(t *testing.T) {
 		call call
 	}{
 		{"GiveThenWait", func(ctx context.Context, w *sim.World, t task.Task[int]) (int, error) {
-			return blocking.GiveThenWait(ctx, "", w.Execs[0], t, task.Value(task.Unit{}))
+			return blocking.GiveThenWait(ctx, "", w.Execs[0], nil, t, task.Value(task.Unit{}))
 		}},
 		{"Give", func(ctx context.Context, w *sim.World, t task.Task[int]) (int, error) {
 			return blocking.Give(ctx, "", w.Execs[0], nil, t)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +79,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			{Seed: 10, Why: "liveness, acl class: a waiter behind a contender made unreadable and then deleted never heard of the delete (ZooKeeper withholds it); now the wait reads the node again (task.Watch)"},
 			{Seed: 31, Why: "liveness, acl class: a Release whose delete the closed directory refused left the node until its session ended (now sent again in the background: zkops.KeepDeleting)"},
 			{Seed: 3733, Why: "safety, acl class: the directory closed, deleted and made again by an operator, its NodeDeleted withheld, a re-acquire took the fast path on a number of the new incarnation and held beside the holder (the fast create now reads the directory's czxid in the same round trip)"},
+			{Seed: 1000011, ReconnectLag: true, Why: "acl class: a Release whose delete the closed directory refused went on in the background uncounted; once the ACL was back the Client's next TryAcquire, the lock free, failed with ErrBusy behind the Client's own node (the refused delete now stays counted until the node is gone; canary lock/refused-release-uncounted)"},
 		},
 		Duration:           15 * time.Second,
 		Setup:              s.setup,
@@ -172,11 +174,23 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 	if try {
 		acquire, how = c.TryAcquire, "try-acquire"
 	}
+	givenBefore := len(s.released) // holds given back before this attempt began
 	h, err := acquire(ctx)
 	if err != nil {
 		r.Logf("client %d actor %d (ctx ends %s): %s: %v", i, a.ID(), endNames[end], how, err)
 		switch {
 		case try && errors.Is(err, ErrBusy): // another contender is ahead
+			// Not a node of this Client's that a Release returned
+			// from before the try began: the Client waits for its
+			// own deletes in the background, also those an ACL
+			// refused (the Client's doc).
+			if _, ahead, ok := strings.Cut(err.Error(), " is behind "); ok {
+				for _, g := range s.released[:givenBefore] {
+					if g.client == i && g.inc == r.Incarnation(i) && r.ServerPath(g.h.Path()) == r.ServerPath(ahead) {
+						r.Errorf("client %d: try-acquire busy behind %s, a node of a hold this Client gave back before the try began", i, ahead)
+					}
+				}
+			}
 		case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
 			if end == endNone && a.Context().Err() == nil {
 				r.Errorf("client %d: acquire with a live context: %v", i, err)
@@ -314,4 +328,25 @@ func TestCanaryTryBlocking(t *testing.T) {
 			sim.Catch(t, sc, string(name), 3, 300)
 		})
 	}
+}
+
+// A Release whose delete an ACL refused, its delete left to go on in the
+// background uncounted (the canary), has the Client's next TryAcquire
+// fail with ErrBusy behind the Client's own node once the ACL is back:
+// the scenario's judge of every ErrBusy catches it (the acl class).
+func TestCanaryRefusedReleaseUncounted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the canary hunts hundreds of seeds of the blocking scenario")
+	}
+	restore := canary.Enable(bugRefusedReleaseUncounted)
+	defer restore()
+	_, sc := newBlockingSim()
+	sim.Catch(t, sc, string(bugRefusedReleaseUncounted), 3, 500)
+}
+
+// The regression seeds of the blocking scenario, in every plain go test
+// too.
+func TestBlockingSimRegressions(t *testing.T) {
+	_, sc := newBlockingSim()
+	sim.Regressions(t, sc)
 }

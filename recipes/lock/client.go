@@ -2,11 +2,14 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -28,7 +31,8 @@ import (
 // went on after its ctx ended, the cleanup of an Acquire or TryAcquire
 // that ended without the lock (deadline, cancel, busy, error), the delete
 // of the node of a hold lost while the session lived (someone else
-// changed the node), and the release of a lock taken just as ctx ended.
+// changed the node), the release of a lock taken just as ctx ended, and
+// a Release's delete an ACL refused, until the node is gone.
 // None of them waits for another contender, so TryAcquire still never
 // waits behind one.
 type Client struct {
@@ -119,7 +123,26 @@ func (c *Client) setHooks() {
 		c.held = h
 		c.mu.Unlock()
 	}
-	c.undo = func(h *Held) { blocking.Background(c.ex, &c.pending, h.Release()) }
+	c.undo = func(h *Held) { blocking.Background(c.ex, &c.pending, c.release(h)) }
+}
+
+// release is h's Release whose delete, when an ACL refuses it (the
+// release fails with task.ErrNoAuth, and the delete goes on in the
+// background: zkops.KeepDeleting), stays counted in pending until the
+// node is gone, retried while the ACL refuses it (zkops.UntilAllowed):
+// the Client's next acquire waits for it rather than queue behind its
+// own node, or, trying, report busy behind it.
+func (c *Client) release(h *Held) task.Task[task.Unit] {
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, h.Release(), func(v task.Unit, err error) {
+			if errors.Is(err, task.ErrNoAuth) && !canary.On(bugRefusedReleaseUncounted) {
+				done := c.pending.Add()
+				del := zkops.DeleteNode(h.path, task.Stat{Czxid: h.token, EphemeralOwner: h.sess.ID})
+				task.Go(s, zkops.UntilAllowed(del), func(task.Unit, error) { done() })
+			}
+			k(v, err)
+		})
+	}
 }
 
 // isDone reports whether h has ended (released or lost). A hold that has
@@ -141,7 +164,8 @@ func isDone(h *Held) bool {
 // Client's next Acquire waits for that. A failure of the delete then goes
 // to the executor's Config.OnError, since no caller hears it; a delete an
 // ACL refuses (task.ErrNoAuth) is also sent again in the background until
-// the ACL lets it or the session ends (Held.Release). A Held not taken through a
+// the ACL lets it or the session ends (Held.Release), and this Client's
+// next Acquire waits for that too. A Held not taken through a
 // Client on this executor (one on another executor, or Lock.Acquire run
 // by hand) is refused with task.ErrInvalidArgument: run its own Release
 // on the executor that took it; so is one another Client on this executor
@@ -162,7 +186,7 @@ func (c *Client) Release(ctx context.Context, h *Held) error {
 		c.held = nil
 	}
 	c.mu.Unlock()
-	_, err := blocking.Give(ctx, c.whatRelease, c.ex, &c.pending, h.Release())
+	_, err := blocking.Give(ctx, c.whatRelease, c.ex, &c.pending, c.release(h))
 	return err
 }
 

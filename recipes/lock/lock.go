@@ -49,6 +49,11 @@ const (
 	// bugTryHoldsAnywhere: a TryAcquire holds the lock wherever its node
 	// sits in the queue.
 	bugTryHoldsAnywhere canary.Name = "lock/try-holds-anywhere"
+	// bugRefusedReleaseUncounted: a Client's Release whose delete an ACL
+	// refused leaves that delete to go on in the background uncounted: the
+	// Client's next acquire, once the ACL is back, queues behind its own
+	// node (a TryAcquire fails with ErrBusy, the lock free).
+	bugRefusedReleaseUncounted canary.Name = "lock/refused-release-uncounted"
 )
 
 // Errors of the lock, tested with errors.Is.

@@ -38,7 +38,9 @@ const (
 // log never goes down in tokens; liveness: once the faults stop, every
 // client's Wait returns Acquired again (Progress); quiescence: every
 // member given back with Leave has its Done closed, and no party node or
-// lock node is left, whatever the contexts.
+// lock node is left, whatever the contexts; and no background work (a
+// leave whose context ended, a withdrawn attempt's cleanup) reports
+// anything but a session's end or an ACL's refusal.
 // given is a member given back with Leave by client's process of
 // incarnation inc: a process that crashed since never ran the Leave.
 type given struct {
@@ -144,6 +146,10 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 				}
 				return nil
 			}),
+			// Background work reports only what the doc says it may: a
+			// session's end, and a delete an operator's ACL refused (it
+			// goes on until the ACL lets it; quiescence judges the nodes).
+			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth),
 		},
 	}
 }

@@ -154,6 +154,8 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 		// a return reports nothing else: the item is back, or was
 		// returned by another.
 		sc.Invariants = append(sc.Invariants, sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth, ErrDeliveryLost, ErrOutcomeUnknown))
+	} else {
+		sc.Invariants = append(sc.Invariants, sim.InvariantFunc(onlyItemReports))
 	}
 	return s, sc
 }
@@ -508,6 +510,24 @@ func (s *blockingSim) noneLostAtMostOnce(r *sim.Trial) error {
 	}
 	if len(lost) > s.killedTakes {
 		return fmt.Errorf("%v put, never delivered, reported nowhere: lost (%d takes died with their process)", lost, s.killedTakes)
+	}
+	return nil
+}
+
+// onlyItemReports: at most once, a background flow reports only what
+// Take's doc sends to Config.OnError: an item taken as its take ended
+// and not put back (*UnknownTakeError, *PutBackError: noneLost judges
+// each item's cause), a session's end, or an ACL's refusal.
+func onlyItemReports(r *sim.Trial) error {
+	for _, err := range r.Errs {
+		var ute *UnknownTakeError
+		var pbe *PutBackError
+		switch {
+		case errors.As(err, &ute), errors.As(err, &pbe):
+		case errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed), errors.Is(err, task.ErrNoAuth):
+		default:
+			return fmt.Errorf("reported by an executor: %w", err)
+		}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/task"
 )
@@ -317,6 +318,12 @@ func await[T any](ctx context.Context, e *Executor, t task.Task[T]) result[T] {
 	}
 }
 
+// BugExpiryOverEndedContext: AwaitAcrossExpiry returns the expiry that
+// ended t when ctx had ended by then too, as it once did, instead of
+// ctx's end (a canary: masterworker/blocking catches it, a Client's Wait
+// returning task.ErrSessionExpired).
+const BugExpiryOverEndedContext canary.Name = "executor/expiry-over-ended-context"
+
 // AwaitAcrossExpiry is Await that, when the session expires while t runs,
 // runs t again on the next session, until t ends otherwise or ctx does.
 // It is for tasks whose work an expiry undoes or leaves harmless (drawing
@@ -331,11 +338,25 @@ func await[T any](ctx context.Context, e *Executor, t task.Task[T]) result[T] {
 // rules a connection reports a session's expiry before it fails requests
 // with task.ErrSessionExpired, so a t that failed because its session
 // expired always finds it ended.)
+//
+// A ctx that has ended by the time an expiry ends t (canceled as the
+// expiry was reported, say) ends the call with its error, as Await's
+// does, not with the expiry.
 func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 	for {
 		res := await(ctx, e, t)
-		if res.moved && errors.Is(res.err, task.ErrSessionExpired) && ctx.Err() == nil {
-			continue
+		if res.moved && errors.Is(res.err, task.ErrSessionExpired) {
+			if ctx.Err() == nil {
+				continue
+			}
+			if canary.On(BugExpiryOverEndedContext) {
+				return res.v, res.err
+			}
+			var zero T
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return zero, fmt.Errorf("executor.Await: %w: the context's deadline passed while the flow waited for the next session", task.ErrDeadlineExceeded)
+			}
+			return zero, task.ErrCanceled
 		}
 		return res.v, res.err
 	}

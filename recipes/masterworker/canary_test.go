@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/masterworker"
@@ -68,4 +69,15 @@ func TestCanaryClientCounterOnly(t *testing.T) {
 	defer canary.Enable(masterworker.BugClientCounterOnly)()
 	var tot simTotals
 	sim.Catch(t, newBlockingMWScenario(&tot), string(masterworker.BugClientCounterOnly), canaryHunts, canaryBound)
+}
+
+// executor/expiry-over-ended-context, switched on: a blocking call whose
+// context ends as an expiry ends its flow returns the expiry, which
+// AwaitAcrossExpiry promises its caller never sees. Caught by the blocking
+// scenario's submitters, whose Submit and Wait contexts end at drawn
+// points (Client.Wait returning task.ErrSessionExpired).
+func TestCanaryExpiryOverEndedContext(t *testing.T) {
+	defer canary.Enable(executor.BugExpiryOverEndedContext)()
+	var tot simTotals
+	sim.Catch(t, newBlockingMWScenario(&tot), string(executor.BugExpiryOverEndedContext), canaryHunts, canaryBound)
 }

@@ -1,6 +1,7 @@
 package masterworker_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -101,11 +102,18 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 // incarnation, as a process started again with its host name does; a
 // crashed process's submission under way is abandoned (its task, if
 // made, still gets one status), and the next process submits new ones.
-// Each status a Wait returns must be its own submission's.
+// Each status a Wait returns must be its own submission's. One call in
+// three has its context end mid-way (after steps or an instant drawn, in
+// an outage, inside a job): a Submit so ended is an orphan too, and a
+// Wait so ended is called again.
 func newBlockingMWScenario(tot *simTotals) sim.Scenario {
 	s, sc := newMWSim(tot)
 	sc.Name = "masterworker/blocking"
-	sc.Regressions = nil
+	sc.Regressions = []sim.Regression{
+		{Seed: 19, ReconnectLag: true, Why: "a Wait's context ended as its session expired (in the job that reported the expiry): Wait returned task.ErrSessionExpired, which it promises the caller never sees (executor.AwaitAcrossExpiry now returns the context's end)"},
+		{Seed: 26000030, Why: "the same: a Wait's context ended as an expiry ended its flow"},
+	}
+	sc.InJobEnds, sc.OutageEnds, sc.ActorLag = true, true, true
 	sc.Duration = 20 * time.Second
 	// No one waits for an abandoned submission's status: the run also
 	// waits until no task is left unassigned or assigned.
@@ -199,7 +207,12 @@ func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 			}
 			return true
 		},
-		Invariants: []sim.Invariant{sim.InvariantFunc(func(r *sim.Trial) error { return s.final() })},
+		Invariants: []sim.Invariant{
+			sim.InvariantFunc(func(r *sim.Trial) error { return s.final() }),
+			// What background work may report: a session's end, or an
+			// operator's ACL refusing a registration's give-up.
+			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth),
+		},
 	}
 }
 
@@ -647,9 +660,27 @@ func (s *mwSim) blockingSubmitter(i int) {
 		r.Errorf("client %d: %v", i, err)
 		return
 	}
+	// call draws where a call's context ends: nowhere (two calls in
+	// three), or after a few steps or at an instant drawn (the world may
+	// end it in an outage it cuts, or inside a job: the scenario's
+	// OutageEnds and InJobEnds).
+	call := func(a *sim.Actor) (context.Context, context.CancelFunc) {
+		rnd := a.Rand()
+		switch rnd.IntN(6) {
+		case 0:
+			return a.CancelAfterSteps(a.Context(), rnd.IntN(16))
+		case 1:
+			return a.WithTimeout(a.Context(), time.Duration(rnd.Int64N(int64(time.Second))))
+		}
+		return a.WithCancel(a.Context())
+	}
 	refused := func(a *sim.Actor, what string, err error) bool {
 		switch {
 		case r.Closing() || a.Context().Err() != nil:
+		case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+			// Its own context ended: a Submit may or may not have
+			// made its task (an orphan: one status if made); a Wait is
+			// called again.
 		case errors.Is(err, task.ErrNoAuth):
 			s.refused++
 			_ = a.Sleep(a.Context(), time.Duration(a.Rand().Int64N(int64(300*time.Millisecond))))
@@ -666,7 +697,9 @@ func (s *mwSim) blockingSubmitter(i int) {
 			s.waiting[si]++
 			s.stats.submitted++
 			s.orphans[id] = true
-			name, err := cl.Submit(a.Context(), []byte(id))
+			ctx, cancel := call(a)
+			name, err := cl.Submit(ctx, []byte(id))
+			cancel()
 			if err != nil {
 				s.waiting[si]--
 				refused(a, "submit "+id, err)
@@ -675,7 +708,9 @@ func (s *mwSim) blockingSubmitter(i int) {
 			delete(s.orphans, id)
 			s.named(id, name)
 			for a.Context().Err() == nil {
-				res, err := cl.Wait(a.Context(), name)
+				ctx, cancel := call(a)
+				res, err := cl.Wait(ctx, name)
+				cancel()
 				if err != nil {
 					refused(a, "wait "+name, err)
 					continue
@@ -801,6 +836,7 @@ func (tot *simTotals) checkHandlers(t *testing.T) {
 func TestSimRegressions(t *testing.T) {
 	var tot simTotals
 	sim.Regressions(t, newMWScenario(&tot))
+	sim.Regressions(t, newBlockingMWScenario(&tot))
 }
 
 func TestSimExplore(t *testing.T) {

@@ -39,4 +39,9 @@ const (
 	// task.ErrCanceled has its failure written as the task's status,
 	// where the doc says it stops the worker and leaves the job assigned.
 	bugCanceledHandlerWritesStatus canary.Name = "masterworker/canceled-handler-writes-status"
+	// bugWaitWatchesStatus: Wait sets its exists watch before it reads,
+	// and again after the watch fires, on a status that exists then: each
+	// Wait leaves a data watch on its status (never changed, never
+	// deleted) on the server and the client until the session ends.
+	bugWaitWatchesStatus canary.Name = "masterworker/wait-watches-status"
 )

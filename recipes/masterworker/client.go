@@ -270,32 +270,55 @@ type loopState struct {
 }
 
 // Wait returns a task that waits for the status of the named task and
-// succeeds with it. It sets an exists watch on /status/<name> and reads
-// the status if it is there already, or when the watch fires; connection
-// loss is retried. It fails with ErrBadStatus for a status not in the
-// recipe's format, and with the scope's error or task.ErrSessionExpired
-// (run it again: waiting has no side effect).
+// succeeds with it. It reads the status; while there is none, it sets an
+// exists watch on /status/<name> and reads again when the watch fires, so
+// that a Wait leaves no watch behind on a status it has read (but when the
+// status is made between its read and its watch); connection loss is
+// retried. It fails with ErrBadStatus for a status not in the recipe's
+// format, and with the scope's error or task.ErrSessionExpired (run it
+// again: waiting has no side effect).
 func (sys *System) Wait(name string) task.Task[Result] {
 	if err := checkName("task name", name); err != nil {
 		return task.Fail[Result](err)
 	}
 	p := sys.StatusPath(name)
 	return func(s *task.Scope, k task.Cont[Result]) {
-		var look func()
+		read := func(d task.Data) {
+			res, err := decodeResult(p, d.Data)
+			k(res, err)
+		}
+		var look, watch func()
 		look = func() {
+			if canary.On(bugWaitWatchesStatus) {
+				watch() // as it was: a watch first, on a status made or not
+				return
+			}
+			task.Run(s, c.Retry(task.Get(p), retry), func(d task.Data, err error) {
+				switch {
+				case err == nil:
+					read(d)
+				case errors.Is(err, task.ErrNoNode):
+					watch()
+				default:
+					k(Result{}, err)
+				}
+			})
+		}
+		watch = func() {
 			task.Run(s, c.Retry(task.ExistsW(p), retry), func(sw task.StatWatch, err error) {
 				switch {
 				case err != nil:
 					k(Result{}, err)
-				case sw.Stat != nil:
+				case sw.Stat != nil && canary.On(bugWaitWatchesStatus):
 					task.Run(s, c.Retry(task.Get(p), retry), func(d task.Data, err error) {
 						if err != nil {
 							k(Result{}, err)
 							return
 						}
-						res, err := decodeResult(p, d.Data)
-						k(res, err)
+						read(d)
 					})
+				case sw.Stat != nil:
+					look() // made since the read (its data watch stays: the one left behind)
 				default:
 					task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
 						if err != nil {

@@ -9,4 +9,5 @@ var (
 	BugFindWithoutSync             = bugFindWithoutSync
 	BugClientCounterOnly           = bugClientCounterOnly
 	BugCanceledHandlerWritesStatus = bugCanceledHandlerWritesStatus
+	BugWaitWatchesStatus           = bugWaitWatchesStatus
 )

@@ -318,11 +318,11 @@ func await[T any](ctx context.Context, e *Executor, t task.Task[T]) result[T] {
 	}
 }
 
-// BugExpiryOverEndedContext: AwaitAcrossExpiry returns the expiry that
+// bugExpiryOverEndedContext: AwaitAcrossExpiry returns the expiry that
 // ended t when ctx had ended by then too, as it once did, instead of
 // ctx's end (a canary: masterworker/blocking catches it, a Client's Wait
 // returning task.ErrSessionExpired).
-const BugExpiryOverEndedContext canary.Name = "executor/expiry-over-ended-context"
+const bugExpiryOverEndedContext canary.Name = "executor/expiry-over-ended-context"
 
 // AwaitAcrossExpiry is Await that, when the session expires while t runs,
 // runs t again on the next session, until t ends otherwise or ctx does.
@@ -349,7 +349,7 @@ func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) 
 			if ctx.Err() == nil {
 				continue
 			}
-			if canary.On(BugExpiryOverEndedContext) {
+			if canary.On(bugExpiryOverEndedContext) {
 				return res.v, res.err
 			}
 			var zero T

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/masterworker"
@@ -77,7 +76,8 @@ func TestCanaryClientCounterOnly(t *testing.T) {
 // scenario's submitters, whose Submit and Wait contexts end at drawn
 // points (Client.Wait returning task.ErrSessionExpired).
 func TestCanaryExpiryOverEndedContext(t *testing.T) {
-	defer canary.Enable(executor.BugExpiryOverEndedContext)()
+	const bug canary.Name = "executor/expiry-over-ended-context" // executor/flow.go
+	defer canary.Enable(bug)()
 	var tot simTotals
-	sim.Catch(t, newBlockingMWScenario(&tot), string(executor.BugExpiryOverEndedContext), canaryHunts, canaryBound)
+	sim.Catch(t, newBlockingMWScenario(&tot), string(bug), canaryHunts, canaryBound)
 }

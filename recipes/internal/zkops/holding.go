@@ -60,6 +60,30 @@ func (h *Holding) Init(path string, st task.Stat, sess task.Session, lost error,
 // node. Call it before Start; a nil p counts nothing.
 func (h *Holding) Count(p *blocking.Pending) { h.pending = p }
 
+// CountKept returns del, the delete of h's node at its release, such
+// that a delete an ACL refused, which goes on in the background
+// (KeepDeleting) as del fails with the refusal, is counted in the
+// Pending of Count from before del's outcome until it ends (CountKept):
+// the node is gone, or the session ended. The Client's next attempt, made
+// once its Release has returned task.ErrNoAuth and the ACL is back,
+// waits for it rather than queue behind its own released node (a try
+// would fail with ErrBusy behind it). The delete counted is the one going
+// on already, not a second one. Run it in the flow of the release's
+// delete (inside Detached, so that a copy of it counts too).
+func (h *Holding) CountKept(del task.Task[task.Unit]) task.Task[task.Unit] {
+	if h.pending == nil {
+		return del
+	}
+	return func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, del, func(v task.Unit, err error) {
+			if err != nil {
+				CountKept(s, h.path, h.czxid, h.pending)
+			}
+			k(v, err)
+		})
+	}
+}
+
 // Path is the node's path.
 func (h *Holding) Path() string { return h.path }
 

@@ -62,6 +62,7 @@ import (
 
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -260,28 +261,62 @@ func deleteIf(path string, match func(*task.Stat) bool, keep, fresh bool) task.T
 // (an operator's delete and another session's create between the two)
 // opens again at each retry while the ACL refuses: a node made again
 // at path by another session in that window may be deleted (the group
-// scenario, seed 10282990). Executor goroutine.
+// scenario, seed 10282990). A blocking Client counts it, for the
+// release of a hold of its own, until it ends (CountKept). Executor
+// goroutine.
 func KeepDeleting(s *task.Scope, path string, st task.Stat) {
-	kept := task.RuntimeValue(s.Runtime(), &keptKey, func() map[keptNode]bool { return map[keptNode]bool{} })
+	kept := keptOf(s.Runtime())
 	n := keptNode{s.Session().Epoch, path, st.Czxid}
-	if kept[n] {
+	if kept[n] != nil {
 		return // already being deleted again (a cleanup refused twice)
 	}
-	kept[n] = true
+	kd := &keptDelete{}
+	kept[n] = kd
 	del := deleteIf(path, incarnation(st), false, false)
-	RetryRefused(s, func(s *task.Scope, k task.Cont[task.Unit]) {
-		task.Run(s, del, func(v task.Unit, err error) {
-			if !errors.Is(err, task.ErrNoAuth) {
-				delete(kept, n)
-			}
-			k(v, err)
-		})
+	retryRefused(s, del, func() {
+		// Ended: the node is gone or another, the delete failed
+		// otherwise, or the session ended (or had already).
+		if kept[n] == kd {
+			delete(kept, n)
+		}
+		for _, done := range kd.counts {
+			done()
+		}
+		kd.counts = nil
 	})
+}
+
+// CountKept counts in p, from now until it ends, the delete that
+// KeepDeleting goes on with in the background for the incarnation czxid
+// of path, a node of the session of s, if it goes on; nothing otherwise
+// (the node is gone, or its session ended). A blocking Client whose
+// release an ACL refused (it fails with task.ErrNoAuth) passes its
+// Pending: its next attempt waits until the node is gone rather than
+// queue behind its own released node, as for its other deletes in the
+// background (Holding.CountKept). A nil p counts nothing. Executor
+// goroutine.
+func CountKept(s *task.Scope, path string, czxid int64, p *blocking.Pending) {
+	if p == nil {
+		return
+	}
+	if kd := keptOf(s.Runtime())[keptNode{s.Session().Epoch, path, czxid}]; kd != nil {
+		kd.counts = append(kd.counts, p.Add())
+	}
 }
 
 // keptKey keys, on each runtime (task.RuntimeValue), the nodes
 // KeepDeleting is deleting again.
 var keptKey byte
+
+func keptOf(rt task.Runtime) map[keptNode]*keptDelete {
+	return task.RuntimeValue(rt, &keptKey, func() map[keptNode]*keptDelete { return map[keptNode]*keptDelete{} })
+}
+
+// keptDelete is one delete KeepDeleting goes on with: the counts
+// (CountKept) that end with it.
+type keptDelete struct {
+	counts []func()
+}
 
 // keptNode is one such node: its session's epoch, path and czxid.
 type keptNode struct {
@@ -402,10 +437,18 @@ func UntilAllowed(t task.Task[task.Unit]) task.Task[task.Unit] {
 // session ends; an error other than a refusal goes to the runtime's
 // error report. Nothing if the session of s has ended already (its
 // ephemeral nodes went with it). Executor goroutine.
-func RetryRefused(s *task.Scope, t task.Task[task.Unit]) {
+func RetryRefused(s *task.Scope, t task.Task[task.Unit]) { retryRefused(s, t, nil) }
+
+// retryRefused is RetryRefused, calling ended, if not nil, once the flow
+// has ended, or at once if it does not start.
+func retryRefused(s *task.Scope, t task.Task[task.Unit], ended func()) {
 	rt := s.Runtime()
 	sess := s.Session()
+	if ended == nil {
+		ended = func() {}
+	}
 	if cur, _ := rt.Current(); cur.Epoch != sess.Epoch {
+		ended()
 		return
 	}
 	var again task.Task[task.Unit]
@@ -425,6 +468,7 @@ func RetryRefused(s *task.Scope, t task.Task[task.Unit]) {
 		})
 	}
 	task.Go(rt.SessionScope(), again, func(_ task.Unit, err error) {
+		ended()
 		if err != nil && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrClosed) {
 			rt.Report(err)
 		}

@@ -126,6 +126,12 @@ func (h *Held) Release() task.Task[task.Unit] {
 		if h.seq >= zkops.ResetAbove {
 			del = c.Seq(del, zkops.ResetIfEmpty(h.dir))
 		}
+		if !canary.On(bugRefusedReleaseUncounted) {
+			// A delete an ACL refused goes on in the background
+			// (zkops.KeepDeleting): the Client counts it until the node
+			// is gone.
+			del = h.hold.CountKept(del)
+		}
 		zkops.Detached(del)(s, k)
 	}
 }

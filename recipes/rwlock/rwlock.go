@@ -35,6 +35,11 @@ const (
 	// bugStaleSession: a holder trusts the lock across a session expiry:
 	// reconnecting on a new session is taken for a resume.
 	bugStaleSession canary.Name = "rwlock/trust-stale-session"
+	// bugRefusedReleaseUncounted: a Client's Release whose delete an ACL
+	// refused leaves that delete to go on in the background uncounted:
+	// the Client's next acquire, once the ACL is back, queues behind its
+	// own node (a try fails with ErrBusy, the lock free).
+	bugRefusedReleaseUncounted canary.Name = "rwlock/refused-release-uncounted"
 )
 
 // Errors of the lock, tested with errors.Is.

@@ -98,6 +98,13 @@ func (l *Lease) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 func (l *Lease) Release() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		l.hold.End(ErrReleased)
-		zkops.Detached(zkops.DeleteMine(l.hold.Path()))(s, k)
+		del := zkops.DeleteMine(l.hold.Path())
+		if !canary.On(bugRefusedReleaseUncounted) {
+			// A delete an ACL refused goes on in the background
+			// (zkops.KeepDeleting): the Client counts it until the node
+			// is gone.
+			del = l.hold.CountKept(del)
+		}
+		zkops.Detached(del)(s, k)
 	}
 }

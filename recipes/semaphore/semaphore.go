@@ -38,6 +38,12 @@ const (
 	// which runs after the outcome: the caller hears ErrBusy with a node
 	// of the try still there, and its next TryAcquire can find it ahead.
 	bugBusyKeepsLock canary.Name = "semaphore/busy-try-keeps-internal-lock"
+	// bugRefusedReleaseUncounted: a Client's Release whose delete an ACL
+	// refused leaves that delete to go on in the background uncounted:
+	// the Client's next acquire, once the ACL is back, counts its own
+	// released node as a lease taken (a TryAcquire fails with ErrBusy,
+	// every lease free).
+	bugRefusedReleaseUncounted canary.Name = "semaphore/refused-release-uncounted"
 )
 
 // Errors of the semaphore, tested with errors.Is.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -40,13 +41,18 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 // actors: each of 3 clients has one Client shared by 2 goroutines, each
 // looping: draw where its context will end (nowhere, before Acquire,
 // during it, just after, inside the critical section, during Release),
-// Acquire, write "enter" and "exit" fenced entries with a sleep between,
+// Acquire (or, one round in three, TryAcquire, whose ErrBusy ends the
+// round), write "enter" and "exit" fenced entries with a sleep between,
 // and Release with the same context, deferred as the doc's pattern has
 // it.
 //
 // Judged by: the fencing log (judgeLeases: in the server's order no more
 // than 2 sections that logged both entries overlap, no write after a
-// loss applied); liveness: once the
+// loss applied); every ErrBusy of a TryAcquire: no node of a lease its
+// Client gave back before the try began is still there (the Client
+// waits for its own deletes in the background, also those an ACL
+// refused, so the try never counts such a node as a lease taken);
+// liveness: once the
 // faults stop, every client completes a critical section within Recovery
 // (a lock left held by a Release that did nothing blocks every other
 // client until its session ends, and its own Client refuses every later
@@ -86,6 +92,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			{Seed: 198752752005405, NoOutageEnds: true, NoActorLag: true, NoACL: true, Why: "liveness: the internal lock's release (its node past zkops.ResetAbove, so a Detached delete) lost its delete to a restart; the acquire's context ended during the outage, the delete ended with the scope's error and withdrew its deferred copy, and the node stayed for the session's life with every acquirer waiting on it"},
 			{Seed: 194004683956400, Root: sim.ExploreRoot, Why: "liveness (make test on b07200a, with the aftermath of an outage): the internal lock's release, a Detached delete cut short as its acquire's context ended, went on as a Scope.Defer flow started in a session that then expired: the flow never ran, the count it was to end stayed in the Client's pending, and client 2's every acquire waited for it (zkops.Detached now starts the copy with task.Go, whose outcome comes even when it cannot start)"},
 			{Seed: 219448815503710, Why: "liveness: a lease create applied with its reply lost; an operator closed PATH/leases and made PATH/locks read only; the cleanup's listing was refused and the internal lock's release refused and kept (KeepDeleting); the joined error read as kept, so nothing listed again and the lease node stayed for the session's life (TestCleanupPartlyKeptRunsAgain, TestLostLeaseCreateWhoseCleanupIsRefusedStillGoes)"},
+			{Seed: 21, ReconnectLag: true, Why: "acl class: a Release whose delete the closed leases directory refused went on in the background uncounted; once the ACL was back the Client's next TryAcquire failed with ErrBusy, its own released lease node still there (the refused delete now stays counted until the node is gone: zkops.Holding.CountKept; canary semaphore/refused-release-uncounted)"},
 		},
 		Quiesce: func(r *sim.Trial) bool {
 			if r.Actors() > 0 || len(r.Children(bsimDir+"/leases")) > 0 || len(r.Children(bsimDir+"/locks")) > 0 {
@@ -154,6 +161,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 	if rnd.IntN(3) > 0 {
 		end = 1 + rnd.IntN(numEnds-1)
 	}
+	try := rnd.IntN(3) == 0 // TryAcquire instead of Acquire
 	s.tried[end]++
 	ctx, cancel := a.WithCancel(a.Context())
 	defer cancel()
@@ -168,10 +176,28 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 		}
 		defer cancel()
 	}
-	h, err := c.Acquire(ctx)
+	acquire, how := c.Acquire, "acquire"
+	if try {
+		acquire, how = c.TryAcquire, "try-acquire"
+	}
+	givenBefore := len(s.released) // leases given back before this attempt began
+	h, err := acquire(ctx)
 	if err != nil {
-		r.Logf("client %d actor %d (ctx ends %s): acquire: %v", i, a.ID(), endNames[end], err)
+		r.Logf("client %d actor %d (ctx ends %s): %s: %v", i, a.ID(), endNames[end], how, err)
 		switch {
+		case try && errors.Is(err, ErrBusy): // no lease free, or the internal lock taken
+			// The Client waited for its own deletes in the background
+			// before the try, also those an ACL refused (the Client's
+			// doc): no node of a lease it gave back before the try
+			// began is left to be counted as a lease taken.
+			for _, g := range s.released[:givenBefore] {
+				if g.client != i || g.inc != r.Incarnation(i) {
+					continue
+				}
+				if st, ok := r.NodeStat(g.h.Path()); ok && st.Czxid == g.h.Token() {
+					r.Errorf("client %d: try-acquire busy (%v) with %s, a node of a lease this Client gave back before the try began, still there", i, err, g.h.Path())
+				}
+			}
 		case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
 			if end == endNone && a.Context().Err() == nil {
 				r.Errorf("client %d: acquire with a live context: %v", i, err)
@@ -180,13 +206,13 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client) {
 		case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, ErrLeaseLost), task.IsRetryable(err):
 		case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
 		default:
-			r.Errorf("client %d: acquire: %v", i, err)
+			r.Errorf("client %d: %s: %v", i, how, err)
 		}
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
 	}
 	s.ended[end]++
-	r.Logf("client %d actor %d (ctx ends %s): acquired %s", i, a.ID(), endNames[end], h.Path())
+	r.Logf("client %d actor %d (ctx ends %s): %s: acquired %s", i, a.ID(), endNames[end], how, h.Path())
 	// The doc's pattern: the release deferred, with the call's context.
 	defer func() {
 		if end == endRelease {
@@ -271,6 +297,21 @@ func TestBlockingSimulation(t *testing.T) {
 func TestBlockingSimRegressions(t *testing.T) {
 	_, sc := newBlockingSim()
 	sim.Regressions(t, sc)
+}
+
+// A Release whose delete an ACL refused, its delete left to go on in the
+// background uncounted (the canary), has the Client's next TryAcquire
+// count its own node as a lease taken once the ACL is back (ErrBusy
+// with a lease free): the scenario's judge of every ErrBusy catches it
+// (the acl class).
+func TestCanaryRefusedReleaseUncounted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the canary hunts hundreds of seeds of the blocking scenario")
+	}
+	restore := canary.Enable(bugRefusedReleaseUncounted)
+	defer restore()
+	_, sc := newBlockingSim()
+	sim.Catch(t, sc, string(bugRefusedReleaseUncounted), 3, 500)
 }
 
 // The same seed replays the same history, actors included.

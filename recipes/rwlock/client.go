@@ -39,8 +39,9 @@ import (
 // Client: a Release that went on after its ctx ended, the cleanup of an
 // acquire that ended without the lock (deadline, cancel, error), the
 // delete of the node of a hold lost while the session lived (someone
-// else changed the node), and the release of a lock taken just as ctx
-// ended. None of them waits for another contender, so a try still never
+// else changed the node), the release of a lock taken just as ctx
+// ended, and a Release's delete an ACL refused, until the node is gone.
+// None of them waits for another contender, so a try still never
 // waits behind one; an acquire still waiting for the lock is not among
 // them, so goroutines reading through one Client never wait for each
 // other's acquires.
@@ -106,10 +107,11 @@ func (m *Client) TryAcquireRead(ctx context.Context) (*Held, error) {
 
 // lock takes the lock in mode (a try if try), once the Client's own
 // nodes still being deleted are gone (pending): a Release going on in the
-// background, the cleanup of an attempt that failed (its node deleted as
-// a flow of its own, counted from before the failed call returns), the
-// delete that follows a lost hold (counted from before its Done closes),
-// and the release of a lock taken just as ctx ended. None of them waits
+// background (also one whose delete an ACL refused, until the node is
+// gone: zkops.Holding.CountKept), the cleanup of an attempt that failed
+// (its node deleted as a flow of its own, counted from before the failed
+// call returns), the delete that follows a lost hold (counted from before
+// its Done closes), and the release of a lock taken just as ctx ended. None of them waits
 // for another contender, so neither does a try for them; a waiting
 // attempt is not counted, so one goroutine's acquire never waits for
 // another's.
@@ -196,7 +198,10 @@ func isDone(h *Held) bool {
 // error (task.ErrCanceled or task.ErrDeadlineExceeded) and the release
 // goes on in the background: h's Done closes, the node is deleted, and
 // this Client's next Acquire, AcquireRead, TryAcquire or TryAcquireRead
-// waits for that. A Held not taken through a Client on this executor
+// waits for that. A delete an ACL refuses (task.ErrNoAuth) is sent again
+// in the background until the ACL lets it or the session ends
+// (Held.Release), and this Client's next acquire waits for that too.
+// A Held not taken through a Client on this executor
 // (one on another executor, or RWLock.Acquire run by hand) is refused
 // with task.ErrInvalidArgument: run its own Release on the executor that
 // took it; so is one another Client on this executor took (release it

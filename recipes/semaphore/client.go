@@ -22,8 +22,9 @@ import (
 // went on after its ctx ended, the cleanup of an acquire that ended
 // without the lease (deadline, cancel, error; the internal lock's node
 // included), the delete of the node of a lease lost while the session
-// lived (someone else changed the node), and the release of a lease taken
-// just as ctx ended. None of them waits for another acquirer, so a try
+// lived (someone else changed the node), the release of a lease taken
+// just as ctx ended, and a Release's delete an ACL refused, until the
+// node is gone. None of them waits for another acquirer, so a try
 // still never waits behind one; an acquire still waiting for a lease is
 // not among them, so goroutines acquiring through one Client never wait
 // for each other's acquires.
@@ -119,7 +120,11 @@ func (b *Client) await(ctx context.Context, what string, t task.Task[[]*Lease]) 
 // before the delete is done, Release returns its error
 // (task.ErrCanceled or task.ErrDeadlineExceeded) and the release goes on
 // in the background (l's Done closes, the node is deleted, and this
-// Client's next acquire waits for that). A Lease not
+// Client's next acquire waits for that). A delete an ACL refuses
+// (task.ErrNoAuth) is sent again in the background until the ACL lets
+// it or the session ends (Lease.Release), and this Client's next acquire
+// waits for that too, rather than count its own node as a lease taken.
+// A Lease not
 // taken through a Client on this executor (one on another executor, or
 // Semaphore.Acquire run by hand) is refused with task.ErrInvalidArgument:
 // run its own Release on the executor that took it; so is one another

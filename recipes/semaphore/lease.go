@@ -90,7 +90,10 @@ func (l *Lease) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 // retrying past connection loss. It is idempotent: a node already gone,
 // or a session that ended (the node went with it), is success. If the
 // caller's scope ends first (deadline, cancel), the delete goes on as a
-// flow of its own. Done is closed and Err becomes ErrReleased when the
+// flow of its own. A delete an ACL refuses fails the task with
+// task.ErrNoAuth and is sent again in the background until the ACL lets
+// it or the session ends (zkops.KeepDeleting); a Client counts it until
+// then. Done is closed and Err becomes ErrReleased when the
 // task starts, before the delete. Like any task, it does not start in a scope that has
 // already ended (task.Run): to give it back whatever the outcome of the
 // work in between, register it with Scope.Defer once taken (a cleanup

@@ -314,7 +314,8 @@ func TestSimExplore(t *testing.T) {
 // A Release whose delete an ACL refused, its delete left to go on in the
 // background uncounted (the canary), has the Client's next try fail with
 // ErrBusy behind the Client's own node once the ACL is back: the
-// scenario's judge of every ErrBusy catches it (the acl class).
+// scenario's judge of every ErrBusy catches it (the acl class): in 169,
+// 291 and 553 seeds of three hunts with the blink class.
 func TestCanaryRefusedReleaseUncounted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the canary hunts hundreds of seeds of the blocking scenario")
@@ -322,7 +323,7 @@ func TestCanaryRefusedReleaseUncounted(t *testing.T) {
 	restore := canary.Enable(bugRefusedReleaseUncounted)
 	defer restore()
 	_, sc := newBlockingSim()
-	sim.Catch(t, sc, string(bugRefusedReleaseUncounted), 3, 500)
+	sim.Catch(t, sc, string(bugRefusedReleaseUncounted), 3, 1500)
 }
 
 // The regression seeds of the blocking scenario, in every plain go test

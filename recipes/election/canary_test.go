@@ -19,7 +19,7 @@ func TestCanaries(t *testing.T) {
 		// it through the twin (same executor seed) settling a lost create
 		// by prefix alone and taking the other's candidate; candidate
 		// prefixes are now mixed with the session's id (zkops.Draws), so
-		// the twin never shares one. TestExploreCanaries catches it,
+		// the twin never shares one. TestCanariesExplore catches it,
 		// through an operator's candidate created again under its name.
 		{"election/skip-owner-check", simMode{master: true}},
 		{"election/no-give-up", simMode{}},

@@ -472,8 +472,10 @@ func TestExploreWithExpiries(t *testing.T) {
 }
 
 // The canaries on the shared machinery: sim.Catch hunts three times over
-// disjoint seed ranges and logs the seeds each hunt needed.
-func TestExploreCanaries(t *testing.T) {
+// disjoint seed ranges and logs the seeds each hunt needed. A TestCanar*
+// test: make sim runs it, without the race detector (the unit step skips
+// it).
+func TestCanariesExplore(t *testing.T) {
 	for _, tc := range []struct {
 		bug    canary.Name
 		master bool

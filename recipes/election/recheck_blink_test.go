@@ -59,7 +59,7 @@ func (c *cutAfterRecheck) Do(req task.Request, done func(task.Response), watch f
 // its fenced writes, which the server refuses), and the stale Leading
 // ends at the instant it began, with the deletion's event. The
 // simulation's blink and operator-in-cut classes (fakezk/sim/blink.go)
-// make this schedule: TestExploreCanaries hunts the canary.
+// make this schedule: TestCanariesExplore hunts the canary.
 func TestRecheckReadBeforeASecondSuspension(t *testing.T) {
 	canarytest.Both(t, "election/recheck-any-read", recheckReadBeforeASecondSuspension)
 }

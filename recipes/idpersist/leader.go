@@ -13,6 +13,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
@@ -70,13 +71,17 @@ func (r *Replica) Serve(ctx context.Context, ex *executor.Executor) error {
 	}
 	for {
 		_, err := executor.Await(ctx, ex, r.Run())
-		if ctx.Err() != nil {
+		again := errors.Is(err, task.ErrSessionExpired) || errors.Is(err, ErrDeposed)
+		if ctx.Err() != nil && again && !canary.On(bugServeEndedOther) {
+			// ctx ended as the expiry or the deposition ended the flow
+			// (canceled by the report of the expiry, or a goroutine
+			// that ran late and found both): its end is the answer,
+			// not an error Serve promises its caller never sees.
+			return blocking.CtxErr(ctx, "idpersist: serve")
+		}
+		if ctx.Err() != nil || !again {
 			return err
 		}
-		if errors.Is(err, task.ErrSessionExpired) || errors.Is(err, ErrDeposed) {
-			continue
-		}
-		return err
 	}
 }
 
@@ -350,6 +355,10 @@ const (
 	// candidates tie: ordered by their numbers alone, in listing order,
 	// two replicas may each take itself for the lowest, or each the other.
 	bugExhaustedCandidate canary.Name = "idpersist/exhausted-candidate"
+	// bugServeEndedOther: a Serve whose context ended as an expiry or a
+	// deposition ended the replica's flow returns that error, which it
+	// promises its caller never sees, instead of the context's end.
+	bugServeEndedOther canary.Name = "idpersist/serve-ended-other"
 )
 
 // leaderState is what the leader knows between rounds of one sequence.

@@ -112,6 +112,11 @@ func newExplore() (sim.Scenario, *explore) {
 		Invariants: []sim.Invariant{
 			sim.InvariantFunc(func(*sim.Trial) error { return e.ids.Linearizable() }),
 			sim.InvariantFunc(e.limitBelowMark),
+			// What background flows report to the executor
+			// (Config.OnError): a session's end, the executor's close,
+			// or an ACL's refusal of a withdrawal that goes on in the
+			// background until allowed (Replica.Run).
+			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth),
 		},
 	}, e
 }
@@ -288,12 +293,15 @@ func TestCanaries(t *testing.T) {
 func TestSimDeterminism(t *testing.T) {
 	sc, _ := newExplore()
 	sim.Determinism(t, sc, sim.Sample(10, 1000))
+	bsc, _ := newBlockingSim()
+	sim.Determinism(t, bsc, sim.Sample(4, 1000))
 }
 
 // The large run of make sim: SIM_SEEDS seeds (skipped when unset).
 func TestSimExplore(t *testing.T) {
 	sc, _ := newExplore()
-	sim.Explore(t, sc)
+	bsc, _ := newBlockingSim()
+	sim.Explore(t, sc, bsc)
 }
 
 // A leader whose candidate node someone else deletes, its session alive,
@@ -339,4 +347,6 @@ func TestDeposedLeaderStepsDown(t *testing.T) {
 func TestSimRegressions(t *testing.T) {
 	sc, _ := newExplore()
 	sim.Regressions(t, sc)
+	bsc, _ := newBlockingSim()
+	sim.Regressions(t, bsc)
 }

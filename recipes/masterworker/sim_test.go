@@ -79,6 +79,12 @@ type mwSim struct {
 	// it): each may have made a task, with one status.
 	blocking bool
 	orphans  map[string]bool
+	// subLive: the blocking submitters' actors running (counted once
+	// they run). Masters and workers (blocking scenario) Serve until
+	// the faults have stopped, the submitters are done and no task is
+	// left; serves counts their Serve calls, serveEnds those their
+	// context ended.
+	subLive, serves, serveEnds int
 
 	// summed over seeds by the test
 	stats *simTotals
@@ -86,6 +92,7 @@ type mwSim struct {
 
 type simTotals struct {
 	seeds, submitted, reruns, failovers, crashes, killed, targeted, checks, rerun, stops, refused int
+	serves, serveEnds                                                                             int
 	moves, terms, zxids, skipped                                                                  int64
 	handlerStops                                                                                  int
 	fates                                                                                         [numFates]int // tasks whose handler gave each outcome at least once
@@ -105,7 +112,14 @@ func newMWScenario(tot *simTotals) sim.Scenario {
 // Each status a Wait returns must be its own submission's. One call in
 // three has its context end mid-way (after steps or an instant drawn, in
 // an outage, inside a job): a Submit so ended is an orphan too, and a
-// Wait so ended is called again.
+// Wait so ended is called again. The masters and workers run on the
+// blocking face too: each process calls Master.Serve or Worker.Serve
+// (its one Master or Worker) with a context that ends before the call,
+// after steps or an instant drawn, in an outage or inside a job, and
+// Serves it again a while later, until the submitters are done and no
+// task is left; then, every Serve ended by its context, no master node
+// and no worker registration may be left (their sessions live on: Serve
+// gives both up as it ends).
 func newBlockingMWScenario(tot *simTotals) sim.Scenario {
 	s, sc := newMWSim(tot)
 	sc.Name = "masterworker/blocking"
@@ -119,7 +133,10 @@ func newBlockingMWScenario(tot *simTotals) sim.Scenario {
 	// waits until no task is left unassigned or assigned.
 	quiet := sc.Quiesce
 	sc.Quiesce = func(r *sim.Trial) bool {
-		if !quiet(r) || r.Actors() > 0 || len(r.Children(simRoot+"/tasks")) > 0 {
+		if !quiet(r) || r.Actors() > 0 || len(r.Children(simRoot+"/tasks")) > 0 || len(r.Children(simRoot+"/workers")) > 0 {
+			return false
+		}
+		if _, ok := r.NodeStat(simRoot + "/master"); ok {
 			return false
 		}
 		for _, w := range r.Children(simRoot + "/assign") {
@@ -365,10 +382,18 @@ func (s *mwSim) named(id, name string) {
 func (s *mwSim) workload(r *sim.Trial) {
 	s.crashes(r)
 	for i := range simMasters {
-		s.master(i)
+		if s.blocking {
+			s.serveMaster(i)
+		} else {
+			s.master(i)
+		}
 	}
 	for i := range simWorkers {
-		s.worker(simMasters+i, 0)
+		if s.blocking {
+			s.serveWorker(simMasters + i)
+		} else {
+			s.worker(simMasters+i, 0)
+		}
 	}
 	for i := range simSubmitters {
 		s.submitter(simMasters+simWorkers+i, 0)
@@ -424,9 +449,14 @@ func (s *mwSim) crashes(r *sim.Trial) {
 // may have been applied, or waited for if its name was known).
 func (s *mwSim) restart(i int) {
 	switch {
+	case i < simMasters && s.blocking:
+		s.masters[i] = nil
+		s.serveMaster(i)
 	case i < simMasters:
 		s.masters[i], s.stopping[i] = nil, false
 		s.master(i)
+	case i < simMasters+simWorkers && s.blocking:
+		s.serveWorker(i)
 	case i < simMasters+simWorkers:
 		s.worker(i, s.workerN[i])
 	case s.blocking:
@@ -515,7 +545,39 @@ func (s *mwSim) master(i int) {
 func (s *mwSim) worker(i, n int) {
 	s.workerN[i] = n
 	id := fmt.Sprintf("w%d-%d", i, n)
-	handler := func(j masterworker.Job) task.Task[[]byte] {
+	w, err := s.sys.Worker(id, s.handler(i))
+	if err != nil {
+		s.r.Errorf("worker: %v", err)
+		return
+	}
+	executor.Submit(s.r.Execs[i], w.Run(), func(_ task.Unit, err error) {
+		canceled := s.canceled[i]
+		s.canceled[i] = false
+		switch {
+		case s.r.Closing():
+		case errors.Is(err, task.ErrCanceled) && canceled:
+			// Its handler stopped it: the job stays assigned to the
+			// id, and the process serves the id again a little later.
+			s.handlerStops++
+			s.later(i, func() { s.worker(i, n) })
+		case errors.Is(err, task.ErrSessionExpired):
+			s.crashed++
+			s.worker(i, n+1)
+		case errors.Is(err, task.ErrNoAuth):
+			// An operator's ACL refused it: the process runs a new
+			// worker a little later, under a new id.
+			s.refused++
+			s.later(i, func() { s.worker(i, n+1) })
+		default:
+			s.r.Errorf("client %d: worker %s ended: %v", i, id, err)
+		}
+	})
+}
+
+// handler is the handler of client i's workers: it records each run
+// and gives the outcome handlerFate draws.
+func (s *mwSim) handler(i int) masterworker.Handler {
+	return func(j masterworker.Job) task.Task[[]byte] {
 		return func(sc *task.Scope, k task.Cont[[]byte]) {
 			s.executed[j.Name]++
 			bar := s.r.OpenSpan(i, "task", strings.TrimPrefix(j.Name, "task-")) // on the seed's picture
@@ -547,33 +609,6 @@ func (s *mwSim) worker(i, n int) {
 			})
 		}
 	}
-	w, err := s.sys.Worker(id, handler)
-	if err != nil {
-		s.r.Errorf("worker: %v", err)
-		return
-	}
-	executor.Submit(s.r.Execs[i], w.Run(), func(_ task.Unit, err error) {
-		canceled := s.canceled[i]
-		s.canceled[i] = false
-		switch {
-		case s.r.Closing():
-		case errors.Is(err, task.ErrCanceled) && canceled:
-			// Its handler stopped it: the job stays assigned to the
-			// id, and the process serves the id again a little later.
-			s.handlerStops++
-			s.later(i, func() { s.worker(i, n) })
-		case errors.Is(err, task.ErrSessionExpired):
-			s.crashed++
-			s.worker(i, n+1)
-		case errors.Is(err, task.ErrNoAuth):
-			// An operator's ACL refused it: the process runs a new
-			// worker a little later, under a new id.
-			s.refused++
-			s.later(i, func() { s.worker(i, n+1) })
-		default:
-			s.r.Errorf("client %d: worker %s ended: %v", i, id, err)
-		}
-	})
 }
 
 // submitter submits tasks one after another on client i, each with a
@@ -690,6 +725,10 @@ func (s *mwSim) blockingSubmitter(i int) {
 		return true
 	}
 	r.Go(i, func(a *sim.Actor) {
+		// Counted once it runs: an actor its process's crash kills
+		// before it starts never runs.
+		s.subLive++
+		defer func() { s.subLive-- }()
 		for !r.Stopping() && a.Context().Err() == nil {
 			j := s.subJ[si]
 			s.subJ[si] = j + 1
@@ -737,6 +776,8 @@ func (s *mwSim) final() error {
 	s.stats.failovers += s.failovers
 	s.stats.stops += s.stops
 	s.stats.refused += s.refused
+	s.stats.serves += s.serves
+	s.stats.serveEnds += s.serveEnds
 	s.stats.crashes += s.crashed
 	s.stats.killed += s.killed
 	s.stats.handlerStops += s.handlerStops
@@ -853,8 +894,11 @@ func TestBlockingSimSafety(t *testing.T) {
 	}
 	var tot simTotals
 	sim.Check(t, newBlockingMWScenario(&tot), seeds)
-	t.Logf("%d seeds: %d submissions, %d connections dropped under a request, %d runs, submits and waits an ACL refused",
-		tot.seeds, tot.submitted, tot.targeted, tot.refused)
+	t.Logf("%d seeds: %d submissions, %d connections dropped under a request, %d runs, submits and waits an ACL refused, %d of %d Serves of masters and workers ended by their context, %d terms as primary, %d tasks moved back",
+		tot.seeds, tot.submitted, tot.targeted, tot.refused, tot.serveEnds, tot.serves, tot.terms, tot.moves)
+	if tot.serveEnds == 0 || tot.terms == 0 || tot.moves == 0 {
+		t.Fatal("no Serve ended by its context, no term or no task moved: the test checks less than it says")
+	}
 	tot.checkHandlers(t)
 }
 

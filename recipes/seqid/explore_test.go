@@ -49,7 +49,7 @@ func newExplore() (sim.Scenario, *explore) {
 		Duration: 10 * time.Second,
 		Setup: func(r *sim.Trial) error {
 			e.ids, e.stopped = sim.NewIDs(), 0
-			return nil
+			return seqid.NearVersionWrap(r, path)
 		},
 		Workload: e.workload,
 		// A crashed process's call in progress may have taken an ID (a

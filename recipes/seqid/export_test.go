@@ -7,3 +7,7 @@ var Canaries = []canary.Name{bugBlindWrite, bugLossNotApplied}
 
 // Backoff is the wait after a BadVersion.
 var Backoff = backoff
+
+// NearVersionWrap starts the sequence node of a simulation's seed near
+// the data version's wrap, on one seed in two.
+var NearVersionWrap = nearVersionWrap

@@ -52,4 +52,11 @@ const (
 	// continuation, held while the connection was down again, restored
 	// Leading after a reconnect beside another candidate elected meanwhile.
 	bugRecheckAnyRead canary.Name = "election/recheck-any-read"
+	// bugCleanupUnsynced: a Master campaign that ends without leading
+	// reads the master node without a sync before its cleanup: after a
+	// lost reply, on a member that has not applied its multi, it sees no
+	// node, deletes its lease alone and leaves the node its multi made,
+	// of a live session and vouched for by no lease: nobody leads until
+	// that session ends.
+	bugCleanupUnsynced canary.Name = "election/master-cleanup-unsynced"
 )

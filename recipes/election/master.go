@@ -338,13 +338,23 @@ func (r *run) granted(st task.Stat) {
 // created (a create whose reply was lost, or leadership found as the
 // scope ended): the master node if our multi made it, and our lease. It
 // runs as a flow of its own.
+//
+// It reads the master node after a sync: a session that comes back after
+// a lost reply may talk to a member that has not applied our multi, whose
+// read would show no node; the cleanup would then delete the lease alone
+// and leave a node that no lease vouches for, which every campaign waits
+// for until the session ends.
 func (r *run) cleanup() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if s.Session().Epoch != r.sess.Epoch {
 			k(task.Unit{}, nil) // the session ended: its ephemerals went with it
 			return
 		}
-		task.Run(s, c.Retry(task.Exists(r.m.path), retry), func(st *task.Stat, err error) {
+		read := task.Exists(r.m.path)
+		if !canary.On(bugCleanupUnsynced) {
+			read = zkops.AfterSync(r.m.path, read)
+		}
+		task.Run(s, c.Retry(read, retry), func(st *task.Stat, err error) {
 			if err != nil || st == nil || st.EphemeralOwner != r.sess.ID {
 				task.Run(s, c.Then(goneOK(err), func(task.Unit) task.Task[task.Unit] {
 					return zkops.DeleteOwned(r.lease, r.sess.ID)

@@ -128,17 +128,16 @@ func (c *Client) setHooks() {
 
 // release is h's Release whose delete, when an ACL refuses it (the
 // release fails with task.ErrNoAuth, and the delete goes on in the
-// background: zkops.KeepDeleting), stays counted in pending until the
-// node is gone, retried while the ACL refuses it (zkops.UntilAllowed):
-// the Client's next acquire waits for it rather than queue behind its
-// own node, or, trying, report busy behind it.
+// background: zkops.KeepDeleting), stays counted in pending until that
+// delete ends, the node gone or the session ended (zkops.CountKept, as
+// rwlock's and semaphore's Holding count it): the Client's next acquire
+// waits for it rather than queue behind its own node, or, trying,
+// report busy behind it.
 func (c *Client) release(h *Held) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		task.Run(s, h.Release(), func(v task.Unit, err error) {
 			if errors.Is(err, task.ErrNoAuth) && !canary.On(bugRefusedReleaseUncounted) {
-				done := c.pending.Add()
-				del := zkops.DeleteNode(h.path, task.Stat{Czxid: h.token, EphemeralOwner: h.sess.ID})
-				task.Go(s, zkops.UntilAllowed(del), func(task.Unit, error) { done() })
+				zkops.CountKept(s, h.path, h.token, &c.pending)
 			}
 			k(v, err)
 		})

@@ -1,12 +1,13 @@
 package rwlock_test
 
 import (
+	"context"
 	"errors"
 	"testing"
-	"time"
 
-	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/canary/canarytest"
+	"github.com/zkflow/zkflow/recipes/internal/acltest"
 	"github.com/zkflow/zkflow/recipes/rwlock"
 	"github.com/zkflow/zkflow/task"
 )
@@ -36,20 +37,10 @@ func TestTryAfterRefusedRelease(t *testing.T) {
 }
 
 func tryAfterRefusedRelease(t *testing.T, held, tried rwlock.Mode, bug bool) {
-	w, err := sim.New(sim.Config{Seed: 1, Clients: 1, Wrap: sim.ReadOnlyBeforeDelete(0, "/rw")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Close)
-	var relErr, tryErr error
-	var left []string
-	done := false
-	w.Go(0, func(a *sim.Actor) {
-		defer func() { done = true }()
-		cl, err := rwlock.NewClient(a.Exec(), "/rw")
+	relErr, tryErr, left := acltest.TryAfterRefusedRelease(t, "/rw", func(ex *executor.Executor) (acltest.Holder, error) {
+		cl, err := rwlock.NewClient(ex, "/rw")
 		if err != nil {
-			t.Error(err)
-			return
+			return acltest.Holder{}, err
 		}
 		acquire, try := cl.Acquire, cl.TryAcquire
 		if held == rwlock.Read {
@@ -58,27 +49,13 @@ func tryAfterRefusedRelease(t *testing.T, held, tried rwlock.Mode, bug bool) {
 		if tried == rwlock.Read {
 			try = cl.TryAcquireRead
 		}
-		h, err := acquire(a.Context())
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		relErr = cl.Release(a.Context(), h)
-		if err := a.Sleep(a.Context(), time.Second); err != nil {
-			t.Error(err)
-		}
-		if err := w.Server.AdminSetACL("/rw", task.OpenACL); err != nil {
-			t.Error(err)
-		}
-		left = w.Children("/rw")
-		h, tryErr = try(a.Context())
-		if tryErr == nil {
-			_ = cl.Release(a.Context(), h)
-		}
+		var h *rwlock.Held
+		return acltest.Holder{
+			Acquire: func(ctx context.Context) (err error) { h, err = acquire(ctx); return err },
+			Release: func(ctx context.Context) error { return cl.Release(ctx, h) },
+			Try:     func(ctx context.Context) (err error) { h, err = try(ctx); return err },
+		}, nil
 	})
-	if !w.Settle(func() bool { return done }) {
-		t.Fatal("stuck")
-	}
 	if !errors.Is(relErr, task.ErrNoAuth) {
 		t.Errorf("Release with its delete refused = %v, want task.ErrNoAuth", relErr)
 	}

@@ -9,6 +9,9 @@
 // option and expects no mismatch, then runs them again without the option
 // and expects a mismatch for every create: the second run is what an
 // ignored option would give, so it shows the first would catch one.
+//
+// TryAfterRefusedRelease drives a lock-like Client whose Release an ACL
+// refuses, then tries again once the ACL is back.
 package acltest
 
 import (

@@ -1,0 +1,248 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
+)
+
+// IsWrite reports whether req is a write: a create, delete, setData,
+// setACL or multi (what takes a zxid on the server).
+func IsWrite(req task.Request) bool {
+	switch req.(type) {
+	case *task.CreateRequest, *task.DeleteRequest, *task.SetDataRequest, *task.SetACLRequest, *task.MultiRequest:
+		return true
+	}
+	return false
+}
+
+// NthWrite matches the n-th write (IsWrite; n from 1) a Cutter is shown
+// while armed: as a Cutter's Match, it cuts the client off just after
+// that write.
+func NthWrite(n int) func(task.Request) bool {
+	seen := 0
+	return func(req task.Request) bool {
+		if !IsWrite(req) {
+			return false
+		}
+		seen++
+		return seen == n
+	}
+}
+
+// Ephemerals returns the paths (the client's, under Config.Root) of the
+// ephemeral nodes of session id under dir, dir included, sorted.
+func (w *World) Ephemerals(dir string, id int64) []string {
+	_, nodes := w.Server.Snapshot()
+	root := w.ServerPath(dir)
+	var out []string
+	for _, n := range nodes {
+		if n.Stat.EphemeralOwner != id || (n.Path != root && !strings.HasPrefix(n.Path, strings.TrimSuffix(root, "/")+"/")) {
+			continue
+		}
+		p := n.Path
+		if w.root != "" {
+			p = strings.TrimPrefix(p, w.root)
+		}
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CutSweep enumerates the cut point of a directed history: for n = 1,
+// 2, ..., it runs History on a new world whose client 0 is cut off just
+// after its n-th write sent once the Cutter is armed (NthWrite), that
+// write and those in flight applied, and comes back through a member that
+// has not applied them, held there without drift for Lag (a minute if 0)
+// unless a sync or a write of its session catches it up. The cut lasts
+// For (a third of the session timeout if 0): a call whose deadline is
+// shorter than that ends while the client is cut off, and its cleanup
+// runs on the lagging member. It stops at the first n whose history never
+// cut (History sent fewer writes) and returns how many cut points it ran.
+type CutSweep struct {
+	Seed    uint64 // 0: 1
+	Clients int    // 0: 2
+	Lag     time.Duration
+	For     time.Duration
+	// Max bounds n (0: 64): a history that keeps writing is cut at most
+	// that many ways.
+	Max int
+	// History runs one history on w: it arms cut (cut.Armed = true) when
+	// the writes to count begin, runs client 0's call, and returns an
+	// error if what it checks does not hold. It may leave the call
+	// undone at the end; it must not fail because the cut did not happen
+	// (the sweep tells that from cut.Cut).
+	History func(w *World, cut *Cutter) error
+}
+
+// Run runs the sweep, failing t at the first cut point whose history
+// fails, and returns the number of cut points run.
+func (cs CutSweep) Run(t testing.TB) int {
+	t.Helper()
+	n, err := cs.sweep()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("the history sent no write once armed: the sweep cut nothing")
+	}
+	return n
+}
+
+// Err runs the sweep and returns the first failure, for a test that
+// checks the sweep bites (a canary on): nil if every cut point passed.
+func (cs CutSweep) Err() error {
+	_, err := cs.sweep()
+	return err
+}
+
+func (cs CutSweep) sweep() (int, error) {
+	max := cs.Max
+	if max == 0 {
+		max = 64
+	}
+	for n := 1; n <= max; n++ {
+		cut, err := cs.one(n)
+		if err != nil {
+			return n - 1, fmt.Errorf("cut after write %d: %w", n, err)
+		}
+		if !cut {
+			return n - 1, nil
+		}
+	}
+	return max, nil
+}
+
+func (cs CutSweep) one(n int) (bool, error) {
+	seed, clients, lag := cs.Seed, cs.Clients, cs.Lag
+	if seed == 0 {
+		seed = 1
+	}
+	if clients == 0 {
+		clients = 2
+	}
+	if lag == 0 {
+		lag = time.Minute
+	}
+	cut := &Cutter{Match: NthWrite(n), Applied: true, Lag: lag, For: cs.For}
+	w, err := New(Config{Seed: seed, Clients: clients, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
+		if i == 0 {
+			return cut.Wrap(conn)
+		}
+		return conn
+	}})
+	if err != nil {
+		return false, err
+	}
+	defer w.Close()
+	cut.World = w
+	err = cs.History(w, cut)
+	if !cut.Cut {
+		return false, nil
+	}
+	return true, err
+}
+
+// TakeGive is the history CutSweep runs for a recipe that takes something
+// (a lock, a lease, leadership, membership) and gives it back: Take and
+// Give, first by client 1 (so that the recipe's persistent nodes exist),
+// then, the Cutter armed, by client 0, each with a deadline of Deadline
+// (half the cut by default, so that a call cut off ends while the client
+// is: the acquire's deadline passes, or the give's, whose delete goes on
+// by itself). Then it checks what the recipe promises whichever write was
+// cut: client 0's session, alive, leaves no ephemeral node under Dir
+// (within Bound, two minutes by default: a cleanup that goes on in the
+// background is given time), Held, if set, accepts what Take reported
+// when it succeeded, and client 1 then takes and gives back within
+// Bound. Take is given the client that takes (0 or 1).
+type TakeGive[H any] struct {
+	Dir      string
+	Take     func(client int) task.Task[H]
+	Give     func(H) task.Task[task.Unit]
+	Held     func(w *World, h H) error
+	Deadline time.Duration
+	Bound    time.Duration
+	// Contended: client 1 holds what it took while client 0's take runs
+	// (which waits, and ends at its deadline), and gives it back once
+	// client 0's call has ended.
+	Contended bool
+}
+
+// History is t as a CutSweep's History.
+func (t TakeGive[H]) History(w *World, cut *Cutter) error {
+	bound := t.Bound
+	if bound == 0 {
+		bound = 2 * time.Minute
+	}
+	deadline := t.Deadline
+	if deadline == 0 {
+		d := cut.For
+		if d == 0 {
+			d = w.Timeout() / 3
+		}
+		deadline = d / 2
+	}
+	h1, err := Run(w, 1, t.Take(1))
+	if err != nil {
+		return fmt.Errorf("client 1's first take: %w", err)
+	}
+	if !t.Contended {
+		if _, err := Run(w, 1, t.Give(h1)); err != nil {
+			return fmt.Errorf("client 1's first give: %w", err)
+		}
+	}
+	sess := w.Conns[0].SessionID()
+	cut.Armed = true
+	took0 := Submit(w, 0, c.Timeout(t.Take(0), deadline))
+	var gave *Outcome[task.Unit]
+	if !w.Settle(func() bool { return took0.Done }) {
+		return fmt.Errorf("client 0's take never ended")
+	}
+	if took0.Err == nil {
+		if t.Held != nil {
+			if err := t.Held(w, took0.V); err != nil {
+				return fmt.Errorf("client 0's take succeeded, but: %w", err)
+			}
+		}
+		gave = Submit(w, 0, c.Timeout(t.Give(took0.V), deadline))
+		if !w.Settle(func() bool { return gave.Done }) {
+			return fmt.Errorf("client 0's give never ended")
+		}
+	}
+	if !cut.Cut {
+		return nil
+	}
+	if t.Contended {
+		if _, err := Run(w, 1, c.Timeout(t.Give(h1), bound)); err != nil {
+			return fmt.Errorf("client 1's first give: %w", err)
+		}
+	}
+	if w.Conns[0].SessionID() != sess {
+		return fmt.Errorf("client 0's session ended: the history missed its schedule")
+	}
+	end := w.Clock.Now().Add(bound)
+	left := func() []string { return w.Ephemerals(t.Dir, sess) }
+	w.Settle(func() bool { return len(left()) == 0 || !w.Clock.Now().Before(end) })
+	if l := left(); len(l) > 0 {
+		what := fmt.Sprintf("take: %v", took0.Err)
+		if gave != nil {
+			what = fmt.Sprintf("took, give: %v", gave.Err)
+		}
+		return fmt.Errorf("client 0 (%s) left %v of its live session for %s", what, l, bound)
+	}
+	h, err := Run(w, 1, c.Timeout(t.Take(1), bound))
+	if err != nil {
+		return fmt.Errorf("client 1 never took after client 0's session left nothing: %w", err)
+	}
+	if _, err := Run(w, 1, c.Timeout(t.Give(h), bound)); err != nil {
+		return fmt.Errorf("client 1's give: %w", err)
+	}
+	return nil
+}

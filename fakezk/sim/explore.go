@@ -60,7 +60,8 @@ type Regression struct {
 	// reason.
 	SyncAfterReconnect bool
 	// Blinks: the seed failed with the blink and operator-in-cut classes
-	// (blink.go). Every regression seed without it was recorded before
+	// (blink.go) and the lagging member after an outage's cut
+	// (outage.go). Every regression seed without it was recorded before
 	// they existed, and is replayed without them, for the same reason.
 	Blinks bool
 }

@@ -409,6 +409,7 @@ type injector struct {
 	rlrng    *rand.Rand // the lag of a restarted process's session; nil: none
 	rclrng   *rand.Rand // the lag of a session back after a cut (reconnectLag); nil: none
 	ocrng    *rand.Rand // OperatorInCut; nil: off
+	oclrng   *rand.Rand // the lag of a session back after an outage's cut (outageLag); nil: none
 	// rlConns are the Conns restartLag set a lag on before their start:
 	// counted in fired only if their session started (firedCounts).
 	rlConns  []*fakezk.Conn

@@ -126,6 +126,9 @@ func (w *World) sent(i int) {
 		}
 		d := time.Millisecond + time.Duration(w.outage.Int64N(int64(w.timeout*7/10)))
 		applied := w.outage.IntN(2) == 0
+		if applied {
+			w.inj.outageLag(i)
+		}
 		w.Server.Partition(w.Conns[i], d, applied)
 		w.inj.fired[ContextOutage]++
 		w.inj.note(ContextOutage, i, d, applied, fmt.Sprintf("client %d for %s applied=%v, as actor %d's context ends", i, d, applied, o.ctx.a.id))
@@ -162,6 +165,9 @@ func (w *World) cutAfter(i int) {
 	}
 	d := time.Millisecond + time.Duration(w.aftermath.Int64N(int64(w.timeout*7/10)))
 	applied := w.aftermath.IntN(3) != 0
+	if applied {
+		w.inj.outageLag(i)
+	}
 	w.Server.Partition(w.Conns[i], d, applied)
 	w.inj.fired[ContextOutage]++
 	w.inj.note(ContextOutage, i, d, applied, fmt.Sprintf("client %d for %s applied=%v, after an outage ended a context", i, d, applied))

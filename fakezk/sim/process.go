@@ -178,15 +178,25 @@ func (in *injector) restartLag(i int) {
 // writes whose replies it lost (Server.LagAtReconnect, Lag,
 // Scenario.NoReconnectLag). A listing for a node whose create's reply
 // was lost may then miss it.
-func (in *injector) reconnectLag(i int) {
-	if in.rclrng == nil || in.rclrng.IntN(2) != 0 {
+func (in *injector) reconnectLag(i int) { in.lagBack(in.rclrng, i, "") }
+
+// outageLag is reconnectLag for the cuts of contexts that end in an
+// outage and of their aftermath (outage.go), drawn on a stream of its own
+// (oclrng: on with the lag class and the blink classes): a call cut off
+// with its write applied and its reply lost, whose context ends in the
+// cut, leaves its clean-up to read, once back, on a member that may not
+// have applied that write.
+func (in *injector) outageLag(i int) { in.lagBack(in.oclrng, i, ", after its context's outage") }
+
+func (in *injector) lagBack(r *rand.Rand, i int, why string) {
+	if r == nil || r.IntN(2) != 0 {
 		return
 	}
 	w := in.w
-	d := time.Millisecond + time.Duration(in.rclrng.Int64N(int64(w.timeout)))
+	d := time.Millisecond + time.Duration(r.Int64N(int64(w.timeout)))
 	w.Server.LagAtReconnect(w.Conns[i], d, false)
 	in.fired[Lag]++
-	in.note(Lag, i, d, false, fmt.Sprintf("client %d for %s (at its reconnect)", i, d))
+	in.note(Lag, i, d, false, fmt.Sprintf("client %d for %s (at its reconnect%s)", i, d, why))
 }
 
 // newSessionLag has, one time in two, client i's next session, opened

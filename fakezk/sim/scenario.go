@@ -184,8 +184,10 @@ type Scenario struct {
 	// replays without it unless it failed with it (Regression.ReconnectLag).
 	NoReconnectLag bool
 	// NoBlinks turns off the blink and operator-in-cut classes
-	// (blink.go): for a regression seed recorded before them, so that it
-	// replays the same history (Regression.Blinks).
+	// (blink.go), and the lagging member a session may come back through
+	// after the cut of a context's outage (outage.go): for a regression
+	// seed recorded before them, so that it replays the same history
+	// (Regression.Blinks).
 	NoBlinks bool
 	// Invariants are checked at the end of every seed.
 	Invariants []Invariant
@@ -455,6 +457,9 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	}
 	if res.Plan.On.Has(Operator) && !sc.NoBlinks {
 		inj.ocrng = rand.New(rand.NewPCG(seed, 0x4f50_494e_4355_5421))
+	}
+	if res.Plan.On.Has(Lag) && !sc.NoReconnectLag && !sc.NoBlinks {
+		inj.oclrng = rand.New(rand.NewPCG(seed, 0x4f43_4c41_4721_2121))
 	}
 	w.inj = inj
 	r.run(inj)

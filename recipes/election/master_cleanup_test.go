@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
 	c "github.com/zkflow/zkflow/combinators"
-	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/canary"
-	"github.com/zkflow/zkflow/task"
 )
 
 // A campaign that ends (its deadline) after a multi whose reply was lost
@@ -39,24 +36,7 @@ func TestMasterCleanupAfterLostReplyOnLaggingMember(t *testing.T) {
 }
 
 func cleanupAfterLostReply(t *testing.T) error {
-	late := &sendLater{match: func(req task.Request) bool {
-		m, ok := req.(*task.MultiRequest)
-		return ok && slices.ContainsFunc(m.Ops, func(op task.MultiOp) bool {
-			cr, ok := op.(*task.CreateRequest)
-			return ok && cr.Path == "/svc/master"
-		})
-	}}
-	w, err := sim.New(sim.Config{Seed: 1, Clients: 3, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
-		if i == 0 {
-			late.Conn = conn
-			return late
-		}
-		return conn
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, late := worldWithLateMulti(t, 0)
 	w.Server.KeepHistory()
 	logAndFirstTerm(t, w)
 

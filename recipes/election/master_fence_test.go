@@ -191,24 +191,7 @@ func TestMasterCampaignListingOlderThanAnothersLease(t *testing.T) {
 }
 
 func campaignOnOldListing(t *testing.T, wrapped bool) error {
-	late := &sendLater{match: func(req task.Request) bool {
-		m, ok := req.(*task.MultiRequest)
-		return ok && slices.ContainsFunc(m.Ops, func(op task.MultiOp) bool {
-			cr, ok := op.(*task.CreateRequest)
-			return ok && cr.Path == "/svc/master"
-		})
-	}}
-	w, err := sim.New(sim.Config{Seed: 1, Clients: 3, Wrap: func(i int, conn *fakezk.Conn) task.Conn {
-		if i == 1 {
-			late.Conn = conn
-			return late
-		}
-		return conn
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, late := worldWithLateMulti(t, 1)
 	logAndFirstTerm(t, w)
 	if wrapped {
 		st, _ := w.Server.NodeStat("/svc/master.leases")
@@ -234,6 +217,32 @@ func campaignOnOldListing(t *testing.T, wrapped bool) error {
 		t.Fatalf("b never led: %v", o1.Err)
 	}
 	return deposedFencedWrite(t, w, l0)
+}
+
+// worldWithLateMulti returns a world of three clients, closed when the
+// test ends, whose client i sends a campaign's multi on /svc/master only
+// when the test releases it, once armed (sendLater).
+func worldWithLateMulti(t *testing.T, i int) (*sim.World, *sendLater) {
+	t.Helper()
+	late := &sendLater{match: func(req task.Request) bool {
+		m, ok := req.(*task.MultiRequest)
+		return ok && slices.ContainsFunc(m.Ops, func(op task.MultiOp) bool {
+			cr, ok := op.(*task.CreateRequest)
+			return ok && cr.Path == "/svc/master"
+		})
+	}}
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 3, Wrap: func(j int, conn *fakezk.Conn) task.Conn {
+		if j == i {
+			late.Conn = conn
+			return late
+		}
+		return conn
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return w, late
 }
 
 // sendLater holds the first request that match accepts once armed, until

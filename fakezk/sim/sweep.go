@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -177,11 +178,79 @@ type TakeGive[H any] struct {
 
 // History is t as a CutSweep's History.
 func (t TakeGive[H]) History(w *World, cut *Cutter) error {
-	bound := t.Bound
+	return takeGive[H]{dir: t.Dir, held: t.Held, deadline: t.Deadline, bound: t.Bound, contended: t.Contended,
+		take: func(w *World, i int, d time.Duration) *Outcome[H] { return Submit(w, i, c.Timeout(t.Take(i), d)) },
+		give: func(w *World, i int, h H, d time.Duration) *Outcome[task.Unit] { return Submit(w, i, c.Timeout(t.Give(h), d)) },
+	}.history(w, cut)
+}
+
+// BlockingTakeGive is TakeGive for a recipe's blocking face: Take and
+// Give run in an actor of the client (World.Go) with a context that ends
+// at the deadline on the simulated clock (Actor.WithTimeout), so the
+// context ends from outside the call while the client is cut off, as a
+// caller's would. Take and Give are given the actor (its Exec is the
+// client's executor) and that context; they must return once it ends.
+type BlockingTakeGive[H any] struct {
+	Dir       string
+	Take      func(a *Actor, ctx context.Context) (H, error)
+	Give      func(a *Actor, ctx context.Context, h H) error
+	Held      func(w *World, h H) error
+	Deadline  time.Duration
+	Bound     time.Duration
+	Contended bool
+}
+
+// History is t as a CutSweep's History.
+func (t BlockingTakeGive[H]) History(w *World, cut *Cutter) error {
+	return takeGive[H]{dir: t.Dir, held: t.Held, deadline: t.Deadline, bound: t.Bound, contended: t.Contended,
+		take: func(w *World, i int, d time.Duration) *Outcome[H] {
+			return inActor(w, i, d, func(a *Actor, ctx context.Context) (H, error) { return t.Take(a, ctx) })
+		},
+		give: func(w *World, i int, h H, d time.Duration) *Outcome[task.Unit] {
+			return inActor(w, i, d, func(a *Actor, ctx context.Context) (task.Unit, error) { return task.Unit{}, t.Give(a, ctx, h) })
+		},
+	}.history(w, cut)
+}
+
+// inActor runs call in an actor of client i with a context that ends d
+// from now, and returns where its outcome lands.
+func inActor[T any](w *World, i int, d time.Duration, call func(a *Actor, ctx context.Context) (T, error)) *Outcome[T] {
+	o := &Outcome[T]{}
+	w.Go(i, func(a *Actor) {
+		ctx, cancel := a.WithTimeout(a.Context(), d)
+		defer cancel()
+		o.V, o.Err = call(a, ctx)
+		o.Done = true
+	})
+	return o
+}
+
+// takeGive is the history of TakeGive and BlockingTakeGive: take and give
+// start a call on client i that ends by d and return its outcome.
+type takeGive[H any] struct {
+	dir             string
+	held            func(w *World, h H) error
+	deadline, bound time.Duration
+	contended       bool
+	take            func(w *World, i int, d time.Duration) *Outcome[H]
+	give            func(w *World, i int, h H, d time.Duration) *Outcome[task.Unit]
+}
+
+// settled runs o to its end; ErrStuck if it never ends.
+func settled[T any](w *World, o *Outcome[T]) (T, error) {
+	if !w.Settle(func() bool { return o.Done }) {
+		var zero T
+		return zero, ErrStuck
+	}
+	return o.V, o.Err
+}
+
+func (t takeGive[H]) history(w *World, cut *Cutter) error {
+	bound := t.bound
 	if bound == 0 {
 		bound = 2 * time.Minute
 	}
-	deadline := t.Deadline
+	deadline := t.deadline
 	if deadline == 0 {
 		d := cut.For
 		if d == 0 {
@@ -189,29 +258,29 @@ func (t TakeGive[H]) History(w *World, cut *Cutter) error {
 		}
 		deadline = d / 2
 	}
-	h1, err := Run(w, 1, t.Take(1))
+	h1, err := settled(w, t.take(w, 1, bound))
 	if err != nil {
 		return fmt.Errorf("client 1's first take: %w", err)
 	}
-	if !t.Contended {
-		if _, err := Run(w, 1, t.Give(h1)); err != nil {
+	if !t.contended {
+		if _, err := settled(w, t.give(w, 1, h1, bound)); err != nil {
 			return fmt.Errorf("client 1's first give: %w", err)
 		}
 	}
 	sess := w.Conns[0].SessionID()
 	cut.Armed = true
-	took0 := Submit(w, 0, c.Timeout(t.Take(0), deadline))
+	took0 := t.take(w, 0, deadline)
 	var gave *Outcome[task.Unit]
 	if !w.Settle(func() bool { return took0.Done }) {
 		return fmt.Errorf("client 0's take never ended")
 	}
 	if took0.Err == nil {
-		if t.Held != nil {
-			if err := t.Held(w, took0.V); err != nil {
+		if t.held != nil {
+			if err := t.held(w, took0.V); err != nil {
 				return fmt.Errorf("client 0's take succeeded, but: %w", err)
 			}
 		}
-		gave = Submit(w, 0, c.Timeout(t.Give(took0.V), deadline))
+		gave = t.give(w, 0, took0.V, deadline)
 		if !w.Settle(func() bool { return gave.Done }) {
 			return fmt.Errorf("client 0's give never ended")
 		}
@@ -219,8 +288,8 @@ func (t TakeGive[H]) History(w *World, cut *Cutter) error {
 	if !cut.Cut {
 		return nil
 	}
-	if t.Contended {
-		if _, err := Run(w, 1, c.Timeout(t.Give(h1), bound)); err != nil {
+	if t.contended {
+		if _, err := settled(w, t.give(w, 1, h1, bound)); err != nil {
 			return fmt.Errorf("client 1's first give: %w", err)
 		}
 	}
@@ -228,7 +297,7 @@ func (t TakeGive[H]) History(w *World, cut *Cutter) error {
 		return fmt.Errorf("client 0's session ended: the history missed its schedule")
 	}
 	end := w.Clock.Now().Add(bound)
-	left := func() []string { return w.Ephemerals(t.Dir, sess) }
+	left := func() []string { return w.Ephemerals(t.dir, sess) }
 	w.Settle(func() bool { return len(left()) == 0 || !w.Clock.Now().Before(end) })
 	if l := left(); len(l) > 0 {
 		what := fmt.Sprintf("take: %v", took0.Err)
@@ -237,11 +306,11 @@ func (t TakeGive[H]) History(w *World, cut *Cutter) error {
 		}
 		return fmt.Errorf("client 0 (%s) left %v of its live session for %s", what, l, bound)
 	}
-	h, err := Run(w, 1, c.Timeout(t.Take(1), bound))
+	h, err := settled(w, t.take(w, 1, bound))
 	if err != nil {
 		return fmt.Errorf("client 1 never took after client 0's session left nothing: %w", err)
 	}
-	if _, err := Run(w, 1, c.Timeout(t.Give(h), bound)); err != nil {
+	if _, err := settled(w, t.give(w, 1, h, bound)); err != nil {
 		return fmt.Errorf("client 1's give: %w", err)
 	}
 	return nil

@@ -180,7 +180,9 @@ type TakeGive[H any] struct {
 func (t TakeGive[H]) History(w *World, cut *Cutter) error {
 	return takeGive[H]{dir: t.Dir, held: t.Held, deadline: t.Deadline, bound: t.Bound, contended: t.Contended,
 		take: func(w *World, i int, d time.Duration) *Outcome[H] { return Submit(w, i, c.Timeout(t.Take(i), d)) },
-		give: func(w *World, i int, h H, d time.Duration) *Outcome[task.Unit] { return Submit(w, i, c.Timeout(t.Give(h), d)) },
+		give: func(w *World, i int, h H, d time.Duration) *Outcome[task.Unit] {
+			return Submit(w, i, c.Timeout(t.Give(h), d))
+		},
 	}.history(w, cut)
 }
 
@@ -204,17 +206,19 @@ type BlockingTakeGive[H any] struct {
 func (t BlockingTakeGive[H]) History(w *World, cut *Cutter) error {
 	return takeGive[H]{dir: t.Dir, held: t.Held, deadline: t.Deadline, bound: t.Bound, contended: t.Contended,
 		take: func(w *World, i int, d time.Duration) *Outcome[H] {
-			return inActor(w, i, d, func(a *Actor, ctx context.Context) (H, error) { return t.Take(a, ctx) })
+			return CallIn(w, i, d, func(a *Actor, ctx context.Context) (H, error) { return t.Take(a, ctx) })
 		},
 		give: func(w *World, i int, h H, d time.Duration) *Outcome[task.Unit] {
-			return inActor(w, i, d, func(a *Actor, ctx context.Context) (task.Unit, error) { return task.Unit{}, t.Give(a, ctx, h) })
+			return CallIn(w, i, d, func(a *Actor, ctx context.Context) (task.Unit, error) { return task.Unit{}, t.Give(a, ctx, h) })
 		},
 	}.history(w, cut)
 }
 
-// inActor runs call in an actor of client i with a context that ends d
-// from now, and returns where its outcome lands.
-func inActor[T any](w *World, i int, d time.Duration, call func(a *Actor, ctx context.Context) (T, error)) *Outcome[T] {
+// CallIn runs call in an actor of client i (World.Go) with a context
+// that ends d of simulated time from now, and returns where its outcome
+// lands: a blocking call whose context ends from outside, for a history
+// to Settle on.
+func CallIn[T any](w *World, i int, d time.Duration, call func(a *Actor, ctx context.Context) (T, error)) *Outcome[T] {
 	o := &Outcome[T]{}
 	w.Go(i, func(a *Actor) {
 		ctx, cancel := a.WithTimeout(a.Context(), d)

@@ -1,9 +1,11 @@
 package lock_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/lock"
 	"github.com/zkflow/zkflow/task"
@@ -34,5 +36,53 @@ func cutSweeps(t *testing.T) map[string]sim.CutSweep {
 		"acquire contended": {History: sim.TakeGive[*lock.Held]{Dir: "/l", Take: take, Give: give, Contended: true}.History},
 		"try":               {History: sim.TakeGive[*lock.Held]{Dir: "/l", Take: try, Give: give}.History},
 		"try contended":     {History: sim.TakeGive[*lock.Held]{Dir: "/l", Take: try, Give: give, Contended: true}.History},
+	}
+}
+
+// The blocking face under the same sweep: a Client's Acquire (and
+// TryAcquire) and Release run in an actor whose context ends on the
+// simulated clock while the client is cut off (sim.BlockingTakeGive).
+func TestCutSweepBlocking(t *testing.T) {
+	for name, sweep := range blockingCutSweeps() {
+		t.Run(name, func(t *testing.T) { t.Logf("%d cut points", sweep.Run(t)) })
+	}
+}
+
+func blockingCutSweeps() map[string]sim.CutSweep {
+	sweep := func(try, contended bool) sim.CutSweep {
+		made := map[*executor.Executor]*lock.Client{}
+		client := func(a *sim.Actor) (*lock.Client, error) {
+			if cl := made[a.Exec()]; cl != nil {
+				return cl, nil
+			}
+			cl, err := lock.NewClient(a.Exec(), "/l")
+			made[a.Exec()] = cl
+			return cl, err
+		}
+		return sim.CutSweep{History: sim.BlockingTakeGive[*lock.Held]{Dir: "/l", Contended: contended,
+			Take: func(a *sim.Actor, ctx context.Context) (*lock.Held, error) {
+				cl, err := client(a)
+				if err != nil {
+					return nil, err
+				}
+				if try && a.Client() == 0 {
+					return cl.TryAcquire(ctx)
+				}
+				return cl.Acquire(ctx)
+			},
+			Give: func(a *sim.Actor, ctx context.Context, h *lock.Held) error {
+				cl, err := client(a)
+				if err != nil {
+					return err
+				}
+				return cl.Release(ctx, h)
+			},
+		}.History}
+	}
+	return map[string]sim.CutSweep{
+		"acquire":           sweep(false, false),
+		"acquire contended": sweep(false, true),
+		"try":               sweep(true, false),
+		"try contended":     sweep(true, true),
 	}
 }

@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	c "github.com/zkflow/zkflow/combinators"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/queue"
+	"github.com/zkflow/zkflow/task"
 )
 
 // Every write a take and its ack send, cut off with its reply lost
@@ -31,19 +33,68 @@ func TestCutSweep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := sim.CutSweep{History: func(w *sim.World, cut *sim.Cutter) error { return takeAckHistory(w, cut, q) }}.Run(t)
+			n := sim.CutSweep{History: func(w *sim.World, cut *sim.Cutter) error { return takeAckHistory(w, cut, q, taskFace(q)) }}.Run(t)
 			t.Logf("%d cut points", n)
 		})
 	}
 }
 
-func takeAckHistory(w *sim.World, cut *sim.Cutter, q *queue.Queue) error {
+// The blocking face under the same sweep: a Client's Take and Ack run in
+// an actor whose context ends on the simulated clock while the client is
+// cut off, judged as above.
+func TestCutSweepBlocking(t *testing.T) {
+	for _, mode := range []queue.Mode{queue.AtMostOnce, queue.AtLeastOnce} {
+		t.Run(mode.String(), func(t *testing.T) {
+			q, err := queue.New("/q", queue.WithMode(mode))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := sim.CutSweep{History: func(w *sim.World, cut *sim.Cutter) error {
+				cl, err := queue.NewClient(w.Execs[0], "/q", queue.WithMode(mode))
+				if err != nil {
+					return err
+				}
+				return takeAckHistory(w, cut, q, takeAck{
+					take: func(w *sim.World, d time.Duration) *sim.Outcome[*queue.Item] {
+						return sim.CallIn(w, 0, d, func(_ *sim.Actor, ctx context.Context) (*queue.Item, error) { return cl.Take(ctx) })
+					},
+					ack: func(w *sim.World, it *queue.Item, d time.Duration) *sim.Outcome[task.Unit] {
+						return sim.CallIn(w, 0, d, func(_ *sim.Actor, ctx context.Context) (task.Unit, error) { return task.Unit{}, cl.Ack(ctx, it) })
+					},
+				})
+			}}.Run(t)
+			t.Logf("%d cut points", n)
+		})
+	}
+}
+
+// takeAck starts client 0's take, and its ack of an item, each ending by
+// a deadline.
+type takeAck struct {
+	take func(w *sim.World, deadline time.Duration) *sim.Outcome[*queue.Item]
+	ack  func(w *sim.World, it *queue.Item, deadline time.Duration) *sim.Outcome[task.Unit]
+}
+
+// taskFace is takeAck on the task face: Queue.Take and Item.Ack under
+// c.Timeout.
+func taskFace(q *queue.Queue) takeAck {
+	return takeAck{
+		take: func(w *sim.World, d time.Duration) *sim.Outcome[*queue.Item] {
+			return sim.Submit(w, 0, c.Timeout(q.Take(), d))
+		},
+		ack: func(w *sim.World, it *queue.Item, d time.Duration) *sim.Outcome[task.Unit] {
+			return sim.Submit(w, 0, c.Timeout(it.Ack(), d))
+		},
+	}
+}
+
+func takeAckHistory(w *sim.World, cut *sim.Cutter, q *queue.Queue, ta takeAck) error {
 	const deadline = 600 * time.Millisecond
 	if _, err := sim.Run(w, 1, q.Put([]byte("x"))); err != nil {
 		return err
 	}
 	cut.Armed = true
-	took := sim.Submit(w, 0, c.Timeout(q.Take(), deadline))
+	took := ta.take(w, deadline)
 	if !w.Settle(func() bool { return took.Done }) {
 		return errors.New("client 0's take never ended")
 	}
@@ -54,7 +105,7 @@ func takeAckHistory(w *sim.World, cut *sim.Cutter, q *queue.Queue) error {
 			return fmt.Errorf("client 0 took %q, want x", took.V.Data)
 		}
 		if q.Mode() == queue.AtLeastOnce {
-			ack := sim.Submit(w, 0, c.Timeout(took.V.Ack(), deadline))
+			ack := ta.ack(w, took.V, deadline)
 			if !w.Settle(func() bool { return ack.Done }) {
 				return errors.New("client 0's ack never ended")
 			}

@@ -62,7 +62,8 @@ func (w *World) Ephemerals(dir string, id int64) []string {
 // after its n-th write sent once the Cutter is armed (NthWrite), that
 // write and those in flight applied, and comes back through a member that
 // has not applied them, held there without drift for Lag (a minute if 0)
-// unless a sync or a write of its session catches it up. The cut lasts
+// unless a sync or a write of its session catches it up; it answers
+// watched reads from its view too (Server.LagWatchedReads). The cut lasts
 // For (a third of the session timeout if 0): a call whose deadline is
 // shorter than that ends while the client is cut off, and its cleanup
 // runs on the lagging member. It stops at the first n whose history never
@@ -144,6 +145,9 @@ func (cs CutSweep) one(n int) (bool, error) {
 	}
 	defer w.Close()
 	cut.World = w
+	// A lagging member answers watched reads from its view too, as a
+	// ZooKeeper follower does.
+	w.Server.LagWatchedReads(true)
 	err = cs.History(w, cut)
 	if !cut.Cut {
 		return false, nil

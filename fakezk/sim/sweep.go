@@ -323,3 +323,18 @@ func (t takeGive[H]) history(w *World, cut *Cutter) error {
 	}
 	return nil
 }
+
+// RunSweeps runs each sweep as a subtest named by its key, in the keys'
+// order, and logs how many cut points each ran.
+func RunSweeps(t *testing.T, sweeps map[string]CutSweep) {
+	t.Helper()
+	names := make([]string, 0, len(sweeps))
+	for name := range sweeps {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		sweep := sweeps[name]
+		t.Run(name, func(t *testing.T) { t.Logf("%d cut points", sweep.Run(t)) })
+	}
+}

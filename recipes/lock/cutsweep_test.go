@@ -2,7 +2,6 @@ package lock_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/zkflow/zkflow/executor"
@@ -16,12 +15,8 @@ import (
 // deadline passing meanwhile: the session leaves no node of its own
 // behind, and another client then acquires (sim.CutSweep).
 func TestCutSweep(t *testing.T) {
-	for name, sweep := range cutSweeps(t) {
-		t.Run(name, func(t *testing.T) { t.Logf("%d cut points", sweep.Run(t)) })
-	}
+	sim.RunSweeps(t, cutSweeps(t))
 }
-
-var _ = fmt.Sprint
 
 func cutSweeps(t *testing.T) map[string]sim.CutSweep {
 	l, err := lock.New("/l")
@@ -43,9 +38,7 @@ func cutSweeps(t *testing.T) map[string]sim.CutSweep {
 // TryAcquire) and Release run in an actor whose context ends on the
 // simulated clock while the client is cut off (sim.BlockingTakeGive).
 func TestCutSweepBlocking(t *testing.T) {
-	for name, sweep := range blockingCutSweeps() {
-		t.Run(name, func(t *testing.T) { t.Logf("%d cut points", sweep.Run(t)) })
-	}
+	sim.RunSweeps(t, blockingCutSweeps())
 }
 
 func blockingCutSweeps() map[string]sim.CutSweep {

@@ -14,12 +14,8 @@ import (
 // deadline passing meanwhile: the session leaves no node of its own
 // behind, and another client then joins (sim.CutSweep).
 func TestCutSweep(t *testing.T) {
-	for name, sweep := range cutSweeps(t) {
-		t.Run(name, func(t *testing.T) { t.Logf("%d cut points", sweep.Run(t)) })
-	}
+	sim.RunSweeps(t, cutSweeps(t))
 }
-
-var _ = fmt.Sprint
 
 func cutSweeps(t *testing.T) map[string]sim.CutSweep {
 	p, err := partition.New("/part", []string{"a", "b", "c"})

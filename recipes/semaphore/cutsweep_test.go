@@ -1,7 +1,6 @@
 package semaphore_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -14,12 +13,8 @@ import (
 // deadline passing meanwhile: the session leaves no node of its own
 // behind, and another client then acquires (sim.CutSweep).
 func TestCutSweep(t *testing.T) {
-	for name, sweep := range cutSweeps(t) {
-		t.Run(name, func(t *testing.T) { t.Logf("%d cut points", sweep.Run(t)) })
-	}
+	sim.RunSweeps(t, cutSweeps(t))
 }
-
-var _ = fmt.Sprint
 
 func cutSweeps(t *testing.T) map[string]sim.CutSweep {
 	m, err := semaphore.New("/sem", 1)

@@ -96,12 +96,14 @@ func (c *Client) undo(r *Registration) {
 	blocking.BackgroundAcrossExpiry(c.ex, &c.pending, r.Unregister())
 }
 
-// Unregister ends r and deletes its node (Registration.Unregister); r
-// must have been registered on this Client's executor (any Client or
-// task on it), or Unregister does nothing and returns an error wrapping
-// task.ErrInvalidArgument. It is started whatever ctx: if ctx has ended, or ends before the delete is
-// done, Unregister returns its error and the delete goes on in the
-// background. A Static or Permanent instance's node (persistent) is
+// Unregister ends r and deletes its node (Registration.Unregister: a
+// Static or Permanent instance's node only while it is the one Register
+// made or kept, not one made again at its path since); r must have been
+// registered on this Client's executor (any Client or task on it), or
+// Unregister does nothing and returns an error wrapping
+// task.ErrInvalidArgument. It is started whatever ctx: if ctx has ended,
+// or ends before the delete is done, Unregister returns its error and the
+// delete goes on in the background. A Static or Permanent instance's node (persistent) is
 // deleted again on the next session if the session expires first,
 // whether or not the caller still waits.
 func (c *Client) Unregister(ctx context.Context, r *Registration) error {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/group"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
@@ -97,6 +98,10 @@ type Registration struct {
 	rt   task.Runtime  // the executor it was registered on
 	m    *group.Member // dynamic instances
 	done chan struct{} // persistent instances: closed by Unregister
+	// czxid is a persistent instance's incarnation: the node Register
+	// made or found and kept (its data replaced). Unregister deletes that
+	// one only.
+	czxid int64
 }
 
 // Instance is the instance as registered (its RegistrationTimeUTC set).
@@ -193,11 +198,12 @@ func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
 		r := &Registration{d: d, inst: inst, rt: s.Runtime()}
 		if inst.ServiceType != Dynamic {
 			r.done = make(chan struct{})
-			task.Run(s, putPersistent(r.Path(), data, d.acl), func(_ task.Unit, err error) {
+			task.Run(s, putPersistent(r.Path(), data, d.acl), func(czxid int64, err error) {
 				if err != nil {
 					k(nil, err)
 					return
 				}
+				r.czxid = czxid
 				k(r, nil)
 			})
 			return
@@ -219,21 +225,23 @@ func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
 }
 
 // putPersistent creates path (persistent, with data), or replaces the
-// data of the node there, retrying past connection loss. Another
+// data of the node there, retrying past connection loss, and succeeds
+// with the node's czxid (the incarnation it made or kept). Another
 // session's ephemeral node there is deleted (that incarnation only) and
 // the node made again, persistent.
-func putPersistent(path string, data []byte, acl task.ACLProvider) task.Task[task.Unit] {
-	return func(s *task.Scope, k task.Cont[task.Unit]) {
+func putPersistent(path string, data []byte, acl task.ACLProvider) task.Task[int64] {
+	return func(s *task.Scope, k task.Cont[int64]) {
 		var create func()
 		create = func() {
-			task.Run(s, c.Retry(zkops.Create(path, data, task.Persistent, acl), zkops.Retry), func(_ string, err error) {
+			req := &task.CreateRequest{Path: path, Data: data, Mode: task.Persistent, ACL: acl.For(path)}
+			task.Run(s, c.Retry(task.CreateWith(req), zkops.Retry), func(cr task.Created, err error) {
 				switch {
 				case err == nil:
-					k(task.Unit{}, nil)
+					k(cr.Stat.Czxid, nil)
 				case errors.Is(err, task.ErrNoNode):
 					task.Run(s, zkops.EnsurePath(task.Parent(path), acl), func(_ task.Unit, err error) {
 						if err != nil {
-							k(task.Unit{}, err)
+							k(0, err)
 							return
 						}
 						create()
@@ -251,17 +259,17 @@ func putPersistent(path string, data []byte, acl task.ACLProvider) task.Task[tas
 							// node made again, persistent.
 							task.Run(s, zkops.DeleteNode(path, st), func(_ task.Unit, err error) {
 								if err != nil {
-									k(task.Unit{}, err)
+									k(0, err)
 									return
 								}
 								create()
 							})
 						default:
-							k(task.Unit{}, err)
+							k(st.Czxid, err)
 						}
 					})
 				default:
-					k(task.Unit{}, err)
+					k(0, err)
 				}
 			})
 		}
@@ -271,10 +279,16 @@ func putPersistent(path string, data []byte, acl task.ACLProvider) task.Task[tas
 
 // Unregister returns a task that ends the registration and deletes the
 // instance's node: a dynamic instance's only if it belongs to the flow's
-// session (as group.Member.Leave does), a persistent one's at any
-// version. A node already gone is success; Unregister is idempotent. Run
-// on another executor than the one that registered, it does nothing and
-// fails with an error wrapping task.ErrInvalidArgument.
+// session (as group.Member.Leave does); a persistent one's only if it is
+// still the node Register made or kept (its incarnation: the same czxid,
+// whatever its data since). A node made again at the path since, by
+// anyone (another process registering the same id, an operator), is left
+// alone, also when the delete is settled after a lost reply. A node
+// already gone, or another one there, is success; Unregister is
+// idempotent. Registrations of the same id share one node: Unregister of
+// any of them deletes it. Run on another executor than the one that
+// registered, it does nothing and fails with an error wrapping
+// task.ErrInvalidArgument.
 func (r *Registration) Unregister() task.Task[task.Unit] {
 	if r == nil || r.d == nil {
 		return task.Fail[task.Unit](errNil("Registration"))
@@ -299,9 +313,19 @@ func (r *Registration) Unregister() task.Task[task.Unit] {
 		default:
 			close(r.done)
 		}
-		task.Run(s, zkops.Delete(r.Path()), k)
+		del := zkops.DeleteNode(r.Path(), task.Stat{Czxid: r.czxid})
+		if canary.On(bugUnregisterAnyIncarnation) {
+			del = zkops.Delete(r.Path())
+		}
+		task.Run(s, del, k)
 	}
 }
+
+// bugUnregisterAnyIncarnation: a persistent instance's Unregister deletes
+// its path at any version, so that its delete, settled after a lost
+// reply, deletes a node another process made again at the path
+// meanwhile (TestUnregisterAfterLostReplyLeavesAnotherProcessRegistration).
+const bugUnregisterAnyIncarnation canary.Name = "discovery/unregister-any-incarnation"
 
 // Names returns a task that lists the services registered under the base
 // path, sorted. A missing base path has none.

@@ -1,0 +1,106 @@
+package discovery_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary/canarytest"
+	"github.com/zkflow/zkflow/recipes/discovery"
+	"github.com/zkflow/zkflow/task"
+)
+
+// A Static instance's Unregister whose delete was applied and whose reply
+// was lost settles the delete after the reconnect. Meanwhile another
+// process registered the same id again (a new node at the same path):
+// the Unregister, which meant the incarnation it registered, must leave
+// that one alone, also when it comes back through a member that has not
+// applied its delete (the read after the lost reply follows a sync).
+// Unregister deleting at any version
+// (discovery/unregister-any-incarnation) deletes it.
+func TestUnregisterAfterLostReplyLeavesAnotherProcessRegistration(t *testing.T) {
+	for _, lag := range []time.Duration{0, 200 * time.Millisecond} {
+		t.Run("lag "+lag.String(), func(t *testing.T) {
+			canarytest.Both(t, "discovery/unregister-any-incarnation", func(t *testing.T, bug bool) {
+				if gone := unregisterBesideReRegister(t, lag); gone != bug {
+					t.Fatalf("client 1's registration gone: %v; want %v", gone, bug)
+				}
+			})
+		})
+	}
+}
+
+// unregisterBesideReRegister runs the schedule of
+// TestUnregisterAfterLostReplyLeavesAnotherProcessRegistration and
+// reports whether client 1's registration is gone 2s after both calls
+// returned nil.
+func unregisterBesideReRegister(t *testing.T, lag time.Duration) (gone bool) {
+	const base, name, id = "/rsvc", "web", "w1"
+	path := base + "/" + name + "/" + id
+	cut := &sim.Cutter{Match: sim.Deletes(path), Applied: true, For: 500 * time.Millisecond, Lag: lag}
+	w, err := sim.New(sim.Config{Seed: 5, Clients: 2, Wrap: func(i int, c *fakezk.Conn) task.Conn {
+		if i == 0 {
+			return cut.Wrap(c)
+		}
+		return c
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cut.World = w
+	c0, err := discovery.NewClient(w.Execs[0], base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, err := discovery.NewClient(w.Execs[1], base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := discovery.Instance{Name: name, ID: id, Address: "10.0.0.1", Port: 80, ServiceType: discovery.Static}
+	other := inst
+	other.Address = "10.0.0.2"
+	var unregErr, regErr error
+	unregistered, registered := false, false
+	w.Go(0, func(a *sim.Actor) {
+		ctx := a.Context()
+		reg, err := c0.Register(ctx, inst)
+		if err != nil {
+			t.Errorf("Register on client 0: %v", err)
+			return
+		}
+		cut.Armed = true
+		unregErr = c0.Unregister(ctx, reg)
+		unregistered = true
+	})
+	w.Go(1, func(a *sim.Actor) {
+		ctx := a.Context()
+		// Once client 0's delete is applied and its connection
+		// cut, client 1 registers the id again.
+		if err := a.Sleep(ctx, 0); err != nil {
+			return
+		}
+		for !cut.Cut {
+			if err := a.Sleep(ctx, 10*time.Millisecond); err != nil {
+				return
+			}
+		}
+		_, regErr = c1.Register(ctx, other)
+		registered = true
+	})
+	if !w.Settle(func() bool { return unregistered && registered }) {
+		t.Fatal("the actors never finished")
+	}
+	if !cut.Cut {
+		t.Fatal("the delete was not cut: the test checks nothing")
+	}
+	t.Logf("Unregister on client 0 = %v; Register on client 1 = %v", unregErr, regErr)
+	if unregErr != nil || regErr != nil {
+		t.Fatalf("Unregister = %v, Register = %v", unregErr, regErr)
+	}
+	until := w.Clock.Now().Add(2 * time.Second)
+	w.Settle(func() bool { return !w.Clock.Now().Before(until) })
+	_, there := w.Server.NodeStat(path)
+	return !there
+}

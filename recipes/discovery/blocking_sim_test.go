@@ -26,7 +26,10 @@ const bsimService = "b"
 // Stop take that same context.
 //
 // A third registering actor of each client registers a Static instance
-// (a persistent node, "c<i>s") in each round; once the run stops, it
+// (a persistent node, "c<i>s") in each round, through a second Client of
+// the process on even rounds (both on the same executor: a Register
+// through one meets the Unregisters the other has going on in the
+// background); once the run stops, it
 // registers and unregisters it again with a context that does not end, as
 // the doc says to do to be sure the node is gone after a Register whose
 // context ended (its create may have been applied).
@@ -38,8 +41,8 @@ const bsimService = "b"
 // (sim.Registrations): never true on a session older than its executor's;
 // a Static instance Register returned nil for is still there when its
 // actor calls Unregister, unless the operator touched it meanwhile (an
-// earlier Unregister of the Client, going on in the background after its
-// ctx ended, must not delete it); once every actor has ended, no scope
+// earlier Unregister of either Client, going on in the background after
+// its ctx ended, must not delete it); once every actor has ended, no scope
 // is left under a client's session.
 type blockingSim struct {
 	clients    int
@@ -115,6 +118,11 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 		r.Errorf("client %d: %v", i, err)
 		return
 	}
+	other, err := discovery.NewClient(r.Execs[i], simBase)
+	if err != nil {
+		r.Errorf("client %d: %v", i, err)
+		return
+	}
 	s.reg.Start(r, i)
 	for k := range 2 {
 		id := fmt.Sprintf("c%da%d", i, k)
@@ -126,8 +134,12 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 	}
 	static := fmt.Sprintf("c%ds", i)
 	r.Go(i, func(a *sim.Actor) {
-		for !r.Stopping() && a.Context().Err() == nil {
-			s.register(r, a, c, static, true)
+		for round := 0; !r.Stopping() && a.Context().Err() == nil; round++ {
+			cc := c
+			if round%2 == 1 {
+				cc = other
+			}
+			s.register(r, a, cc, static, true)
 		}
 		// The last round's Register may have left the node (its ctx
 		// ended with the create applied): register it again and

@@ -49,3 +49,18 @@ func TestCanaryRegisterBehindUnregister(t *testing.T) {
 	_, sc := newBlockingSim()
 	sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
 }
+
+// A Register of a Static instance that waits only for its own Client's
+// background Unregisters (discovery/register-beside-unregister) is
+// caught by the blocking scenario, whose Static actor alternates between
+// two Clients of its process: an Unregister of one, going on in the
+// background after its ctx ended, deletes the node a Register through
+// the other has just kept, and the judge finds it gone at its actor's
+// next Unregister.
+func TestCanaryRegisterBesideUnregister(t *testing.T) {
+	const name canary.Name = "discovery/register-beside-unregister"
+	restore := canary.Enable(name)
+	defer restore()
+	_, sc := newBlockingSim()
+	sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
+}

@@ -61,10 +61,13 @@ func again[T any](ctx context.Context, once func() (T, error)) (T, error) {
 // node (persistent) may stay, created or its data replaced by a create
 // that was in flight: to be sure it is gone, Register it again and
 // Unregister it. Register first waits, within ctx, for every Unregister
-// of a Static or Permanent instance this Client has going on in the
-// background (one whose ctx ended first): such a delete, retried after a
-// lost reply, would otherwise delete the node Register has just made or
-// kept, after Register returned.
+// this Client has going on in the background (one whose ctx ended
+// first), and a Static or Permanent instance's Register then waits for
+// every Unregister of the same instance going on on the executor,
+// whoever runs it (any Client, the task face; Discovery.Register): such
+// a delete, sent after Register found the node or retried after a lost
+// reply, would otherwise delete the node Register has just made or kept,
+// after Register returned.
 func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, error) {
 	if c == nil {
 		return nil, errNil("Client")
@@ -80,7 +83,8 @@ func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, er
 }
 
 // undo unregisters r, registered just as the caller's ctx ended, in the
-// background: counted in pending (the next Register waits for it, or its
+// background: counted in pending and, for a Static or Permanent
+// instance, on the executor (the next Register waits for it, or its
 // delete, retried after a lost reply, could delete the node that Register
 // makes), and across an expiry for a Static or Permanent instance, as
 // Unregister.
@@ -93,7 +97,7 @@ func (c *Client) undo(r *Registration) {
 		blocking.Background(c.ex, &c.pending, r.Unregister())
 		return
 	}
-	blocking.BackgroundAcrossExpiry(c.ex, &c.pending, r.Unregister())
+	blocking.BackgroundAcrossExpiry(c.ex, &c.pending, r.unregister(true))
 }
 
 // Unregister ends r and deletes its node (Registration.Unregister: a
@@ -103,7 +107,8 @@ func (c *Client) undo(r *Registration) {
 // Unregister does nothing and returns an error wrapping
 // task.ErrInvalidArgument. It is started whatever ctx: if ctx has ended,
 // or ends before the delete is done, Unregister returns its error and the
-// delete goes on in the background. A Static or Permanent instance's node (persistent) is
+// delete goes on in the background (a Register of the same instance on
+// the executor waits for it). A Static or Permanent instance's node (persistent) is
 // deleted again on the next session if the session expires first,
 // whether or not the caller still waits.
 func (c *Client) Unregister(ctx context.Context, r *Registration) error {
@@ -121,12 +126,13 @@ func (c *Client) Unregister(ctx context.Context, r *Registration) error {
 		_, err := blocking.Give(ctx, what, c.ex, nil, r.Unregister())
 		return err
 	}
-	_, err := blocking.GiveAcrossExpiry(ctx, what, c.ex, &c.pending, r.Unregister())
+	_, err := blocking.GiveAcrossExpiry(ctx, what, c.ex, &c.pending, r.unregister(true))
 	return err
 }
 
 // bugRegisterBehindUnregister: Register does not wait for the Client's
-// background Unregisters of Static and Permanent instances (nor counts
+// background Unregisters of Static and Permanent instances, nor for the
+// Unregisters of the same instance going on on the executor (nor counts
 // the undo of a Register whose ctx ended), one of which may delete the
 // node Register has just made.
 const bugRegisterBehindUnregister canary.Name = "discovery/register-behind-unregister"

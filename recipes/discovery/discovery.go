@@ -165,8 +165,15 @@ func (r *Registration) Err() error {
 // persistent, as Curator's registerService does). A Dynamic instance
 // whose id this session already registers waits until that registration
 // ends (group.Group.Join): to change an instance, Unregister it and
-// Register it again. RegistrationTimeUTC is set from the
-// executor's clock when 0. An invalid name or id fails with an error
+// Register it again. A Static or Permanent instance's Register first
+// waits until no Unregister of the same instance goes on on the flow's
+// executor (whoever runs it: a Client, in the background after its ctx
+// ended, or the task face, once its flow has started): its delete, sent
+// after Register found and kept the node or settled after a lost reply,
+// would otherwise delete the registration after Register returned. An
+// Unregister of the same id on another executor or by another process
+// is not waited for: registrations of one id share one node.
+// RegistrationTimeUTC is set from the executor's clock when 0. An invalid name or id fails with an error
 // wrapping task.ErrInvalidPath; a DynamicSequential instance, or a
 // payload that is not JSON, with one wrapping task.ErrInvalidArgument.
 func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
@@ -198,7 +205,11 @@ func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
 		r := &Registration{d: d, inst: inst, rt: s.Runtime()}
 		if inst.ServiceType != Dynamic {
 			r.done = make(chan struct{})
-			task.Run(s, putPersistent(r.Path(), data, d.acl), func(czxid int64, err error) {
+			put := putPersistent(r.Path(), data, d.acl)
+			if !canary.On(bugRegisterBesideUnregister) && !canary.On(bugRegisterBehindUnregister) {
+				put = c.Then(afterUnregisters(r.Path()), func(task.Unit) task.Task[int64] { return putPersistent(r.Path(), data, d.acl) })
+			}
+			task.Run(s, put, func(czxid int64, err error) {
 				if err != nil {
 					k(nil, err)
 					return
@@ -289,7 +300,18 @@ func putPersistent(path string, data []byte, acl task.ACLProvider) task.Task[int
 // any of them deletes it. Run on another executor than the one that
 // registered, it does nothing and fails with an error wrapping
 // task.ErrInvalidArgument.
+//
+// While a persistent instance's Unregister runs, a Register of the same
+// instance on the same executor waits for it (see Discovery.Register).
 func (r *Registration) Unregister() task.Task[task.Unit] {
+	return r.unregister(false)
+}
+
+// unregister is Unregister. With acrossExpiry, a run that ends with the
+// session's expiry keeps its Unregister counted (unregisterings): the
+// caller runs the same task again on the next session, which takes the
+// count over.
+func (r *Registration) unregister(acrossExpiry bool) task.Task[task.Unit] {
 	if r == nil || r.d == nil {
 		return task.Fail[task.Unit](errNil("Registration"))
 	}
@@ -303,6 +325,8 @@ func (r *Registration) Unregister() task.Task[task.Unit] {
 			leave(s, k)
 		}
 	}
+	path := r.Path()
+	held := false // counted in unregisterings, across runs
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if s.Runtime() != r.rt {
 			k(task.Unit{}, errNotOurs)
@@ -313,11 +337,24 @@ func (r *Registration) Unregister() task.Task[task.Unit] {
 		default:
 			close(r.done)
 		}
-		del := zkops.DeleteNode(r.Path(), task.Stat{Czxid: r.czxid})
-		if canary.On(bugUnregisterAnyIncarnation) {
-			del = zkops.Delete(r.Path())
+		u := unregisteringsOf(s.Runtime())
+		if !held {
+			u.begin(path)
+			held = true
 		}
-		task.Run(s, del, k)
+		del := zkops.DeleteNode(path, task.Stat{Czxid: r.czxid})
+		if canary.On(bugUnregisterAnyIncarnation) {
+			del = zkops.Delete(path)
+		}
+		task.Run(s, del, func(_ task.Unit, err error) {
+			if acrossExpiry && (errors.Is(err, task.ErrSessionExpired) || errors.Is(s.Err(), task.ErrSessionExpired)) {
+				k(task.Unit{}, err) // run again on the next session, still counted
+				return
+			}
+			held = false
+			u.end(path)
+			k(task.Unit{}, err)
+		})
 	}
 }
 

@@ -4,12 +4,116 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/canary/canarytest"
 	"github.com/zkflow/zkflow/recipes/discovery"
 	"github.com/zkflow/zkflow/task"
 )
+
+// A Static instance's Unregister going on in the background on one
+// executor, run by one Client whose ctx ended during an outage or by the
+// task face, is cut off: its delete applied, or not, or its first read,
+// the reply lost each time. A Register of the same id right after, by
+// another Client on the same executor, must not see its node deleted by
+// that Unregister after it returned nil. Register waits for the
+// Unregister. Without that wait (discovery/register-beside-unregister),
+// the Unregister whose read was cut reads again after a backoff, once
+// Register has found the node and kept it (replaced its data), and
+// deletes it: the same incarnation. A delete cut, applied, is settled on
+// its incarnation and leaves the node made again alone; one not applied
+// is read again and sent at once after the reconnect, ahead of Register.
+func TestRegisterOnAnotherClientAfterABackgroundUnregisterStays(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cut      string // "delete applied", "delete", "read"
+		taskFace bool
+		shows    bool // the canary deletes the registration
+	}{
+		{"client, delete applied", "delete applied", false, false},
+		{"client, delete not applied", "delete", false, false},
+		{"client, read cut", "read", false, true},
+		{"task face, delete not applied", "delete", true, false},
+		{"task face, read cut", "read", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			canarytest.Both(t, "discovery/register-beside-unregister", func(t *testing.T, bug bool) {
+				gone := registerBesideUnregister(t, tc.cut, tc.taskFace)
+				switch {
+				case bug && tc.shows && !gone:
+					t.Fatal("with the canary, the registration stayed: the test does not show the bug")
+				case (!bug || !tc.shows) && gone:
+					t.Fatal("the registration is gone 2s after Register returned nil: the earlier Unregister deleted it")
+				}
+			})
+		})
+	}
+}
+
+// registerBesideUnregister runs the schedule of
+// TestRegisterOnAnotherClientAfterABackgroundUnregisterStays and reports
+// whether the node is gone 2s after the second Register returned nil.
+func registerBesideUnregister(t *testing.T, cutAt string, taskFace bool) (gone bool) {
+	const base, name, id = "/rsvc", "web", "w1"
+	path := base + "/" + name + "/" + id
+	cut := &sim.Cutter{Match: sim.Deletes(path), Applied: cutAt == "delete applied", For: 500 * time.Millisecond}
+	if cutAt == "read" {
+		cut.Match = func(req task.Request) bool {
+			r, ok := req.(*task.ExistsRequest)
+			return ok && r.Path == path
+		}
+	}
+	w, err := sim.New(sim.Config{Seed: 3, Clients: 1, Wrap: func(_ int, c *fakezk.Conn) task.Conn { return cut.Wrap(c) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cut.World = w
+	c1, err := discovery.NewClient(w.Execs[0], base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := discovery.NewClient(w.Execs[0], base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := discovery.Instance{Name: name, ID: id, Address: "10.0.0.1", Port: 80, ServiceType: discovery.Static}
+	var unregErr, regErr error
+	done := false
+	w.Go(0, func(a *sim.Actor) {
+		ctx := a.Context()
+		reg, err := c1.Register(ctx, inst)
+		if err != nil {
+			t.Errorf("first Register: %v", err)
+			return
+		}
+		cut.Armed = true
+		if taskFace {
+			executor.Submit(w.Execs[0], reg.Unregister(), func(_ task.Unit, err error) { unregErr = err })
+		} else {
+			uctx, cancel := a.WithTimeout(ctx, 100*time.Millisecond)
+			unregErr = c1.Unregister(uctx, reg)
+			cancel()
+		}
+		_, regErr = c2.Register(ctx, inst)
+		done = true
+	})
+	if !w.Settle(func() bool { return done }) {
+		t.Fatal("the actor never finished")
+	}
+	if !cut.Cut {
+		t.Fatal("the delete was not cut: the test checks nothing")
+	}
+	t.Logf("Unregister = %v; Register on another Client = %v", unregErr, regErr)
+	if regErr != nil {
+		t.Fatalf("Register on another Client = %v", regErr)
+	}
+	until := w.Clock.Now().Add(2 * time.Second)
+	w.Settle(func() bool { return !w.Clock.Now().Before(until) })
+	_, there := w.Server.NodeStat(path)
+	return !there
+}
 
 // A Static instance's Unregister whose delete was applied and whose reply
 // was lost settles the delete after the reconnect. Meanwhile another

@@ -253,6 +253,12 @@ func (m *Member) keepParty(sc *task.Scope) {
 		settle := func() task.Task[[]string] { return c.Map(zkops.Owned(dir, name, sess.ID), zkops.Names) }
 		t := sc.Child()
 		undo := t.Defer(cleanupAttempt(dir, name, sess))
+		if !canary.On(bugLeaveLeavesPartyCreate) {
+			// Until its outcome comes, the node may be on the server
+			// under a name the member does not know it has: a give-up
+			// deletes it by prefix and owner, and the Leaves wait.
+			m.attempts[t] = attemptNode{dir: dir, prefix: name, sess: sess}
+		}
 		reg := task.Task[string](func(s *task.Scope, k task.Cont[string]) {
 			task.Run(s, zkops.CreateUnique(req, dir, acl, settle), func(n string, err error) {
 				if err == nil && m.current(sc) {
@@ -262,6 +268,7 @@ func (m *Member) keepParty(sc *task.Scope) {
 			})
 		})
 		task.RunIn(t, reg, func(name string, err error) {
+			delete(m.attempts, t)
 			if errors.Is(err, task.ErrNodeExists) && m.current(sc) {
 				// Our create was applied, its reply lost, and the node
 				// deleted and made again by someone else (an operator)
@@ -456,6 +463,12 @@ func (m *Member) openAttempts() []attemptNode {
 // background): a Leave succeeded with its member's node still in an
 // item's queue.
 const bugLeaveLeavesAttempt canary.Name = "partition/leave-leaves-attempt"
+
+// bugLeaveLeavesPartyCreate: a give-up deletes the party node the
+// member knows (its create's reply in), not one whose create is in
+// flight (its reply lost with the connection, say): a Leave succeeded
+// with the member's party node on the server.
+const bugLeaveLeavesPartyCreate canary.Name = "partition/leave-leaves-party-create"
 
 // acquire starts taking item's lock on the current session.
 func (m *Member) acquire(item string) {

@@ -470,6 +470,12 @@ const bugLeaveLeavesAttempt canary.Name = "partition/leave-leaves-attempt"
 // with the member's party node on the server.
 const bugLeaveLeavesPartyCreate canary.Name = "partition/leave-leaves-party-create"
 
+// bugLeaveLeavesFailedTry: a try's node stops counting as soon as the
+// try's outcome comes, its clean-up still to run in the background: a
+// member that the try's error ends gives up its party node only, and a
+// Leave after it succeeded with the try's lock node on the server.
+const bugLeaveLeavesFailedTry canary.Name = "partition/leave-leaves-failed-try"
+
 // acquire starts taking item's lock on the current session.
 func (m *Member) acquire(item string) {
 	sc := m.sc
@@ -479,7 +485,16 @@ func (m *Member) acquire(item string) {
 	sess := m.sess
 	m.rt.Schedule(func() {
 		prefix := hexID(t)
-		undo := t.Defer(cleanupAttempt(dir, prefix, sess))
+		// The try's node counts (m.attempts) until it is a hold or its
+		// clean-up has ended: a give-up that comes meanwhile (a Leave, an
+		// end on an error, this try's own included) deletes it too.
+		cleanup := cleanupAttempt(dir, prefix, sess)
+		undo := t.Defer(func(s *task.Scope, k task.Cont[task.Unit]) {
+			task.Run(s, cleanup, func(v task.Unit, err error) {
+				delete(m.attempts, t)
+				k(v, err)
+			})
+		})
 		if t.Err() == nil && !canary.On(bugLeaveLeavesAttempt) {
 			m.attempts[t] = attemptNode{dir: dir, prefix: prefix, sess: sess}
 		}
@@ -487,12 +502,15 @@ func (m *Member) acquire(item string) {
 			task.Run(s, lockItem(dir, prefix, []byte(m.id), m.p.cfg.ACL), func(n lockNode, err error) {
 				if err == nil && m.tries[item] == t && m.current(sc) {
 					undo() // ours now: released by release or the session's end
+					delete(m.attempts, t)
 				}
 				k(n, err)
 			})
 		})
 		task.RunIn(t, take, func(n lockNode, err error) {
-			delete(m.attempts, t)
+			if canary.On(bugLeaveLeavesFailedTry) {
+				delete(m.attempts, t)
+			}
 			if m.tries[item] != t || !m.current(sc) {
 				return // withdrawn (the cleanup deletes the node), or stale
 			}

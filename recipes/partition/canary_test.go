@@ -29,7 +29,12 @@ const (
 // partition/drop-forgets-reported forgets, when a session's end drops
 // every hold, what the last report said was held, so the report after it
 // lists nothing as Released (caught by the judge of each Change against
-// the one before it).
+// the one before it). The three partition/leave-leaves-* canaries have a
+// Leave succeed with a node of the member still on the server (a party
+// node whose create's reply was lost, a lock node of a try that ended on
+// an error, one of a hold given back or a try withdrawn whose delete an
+// ACL refused): caught by the judge of each successful Leave
+// (leftClean).
 func TestCanaries(t *testing.T) {
 	for _, name := range []canary.Name{
 		"partition/hold-at-create",
@@ -38,6 +43,9 @@ func TestCanaries(t *testing.T) {
 		"partition/queue-exhausted-sequence",
 		"partition/fenced-after-give-up",
 		"partition/drop-forgets-reported",
+		"partition/leave-leaves-party-create",
+		"partition/leave-leaves-failed-try",
+		"partition/leave-leaves-refused-delete",
 	} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)

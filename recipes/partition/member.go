@@ -49,9 +49,15 @@ type Member struct {
 	holds   map[string]*hold
 	tries   map[string]*task.Scope
 	// attempts: the lock node each try in flight may have made (its
-	// prefix drawn), until the try's outcome comes: a give-up deletes
-	// them too, and the Leaves wait for that.
+	// prefix drawn), until it is a hold or its clean-up has ended: a
+	// give-up deletes them too, and the Leaves wait for that.
 	attempts map[*task.Scope]attemptNode
+	// giving: the lock nodes of holds given back (give) whose delete has
+	// not ended in success, by path: one an ACL refused goes on in the
+	// background (zkops.KeepDeleting). A give-up deletes them too, so a
+	// Leave succeeds only once they are gone, and fails with the
+	// refusal while one stays.
+	giving   map[string]task.Session
 	reported map[string]int64 // the token of each item the last report held
 	idBuf    []string         // appendPartyMembers' buffer, reused while the members listed do not change
 	redo     task.Timer       // a reconcile after a failed attempt
@@ -181,7 +187,7 @@ func (p *Partitioner) Join(identifier string, on func(Change)) task.Task[*Member
 	}
 	return func(s *task.Scope, k task.Cont[*Member]) {
 		m := &Member{p: p, id: identifier, on: on, held: map[string]Hold{}, done: make(chan struct{}),
-			holds: map[string]*hold{}, tries: map[string]*task.Scope{}, attempts: map[*task.Scope]attemptNode{}, reported: map[string]int64{}}
+			holds: map[string]*hold{}, tries: map[string]*task.Scope{}, attempts: map[*task.Scope]attemptNode{}, giving: map[string]task.Session{}, reported: map[string]int64{}}
 		m.rt = s.Runtime()
 		m.unsub = m.rt.Subscribe(m.onSession)
 		sess, _ := s.Current()
@@ -252,23 +258,36 @@ func (m *Member) keepParty(sc *task.Scope) {
 		sess := sc.Session()
 		settle := func() task.Task[[]string] { return c.Map(zkops.Owned(dir, name, sess.ID), zkops.Names) }
 		t := sc.Child()
-		undo := t.Defer(cleanupAttempt(dir, name, sess))
+		// Until it is the member's party node, or its clean-up has ended
+		// (in success, or not refused), the node may be on the server
+		// under a name the member does not know it has: a give-up deletes
+		// it by prefix and owner, and the Leaves wait (one an ACL refused
+		// fails them with the refusal).
+		cleanup := cleanupAttempt(dir, name, sess)
+		undo := t.Defer(func(s *task.Scope, k task.Cont[task.Unit]) {
+			task.Run(s, cleanup, func(v task.Unit, err error) {
+				if !errors.Is(err, task.ErrNoAuth) || canary.On(bugLeaveLeavesRefused) {
+					delete(m.attempts, t)
+				}
+				k(v, err)
+			})
+		})
 		if !canary.On(bugLeaveLeavesPartyCreate) {
-			// Until its outcome comes, the node may be on the server
-			// under a name the member does not know it has: a give-up
-			// deletes it by prefix and owner, and the Leaves wait.
 			m.attempts[t] = attemptNode{dir: dir, prefix: name, sess: sess}
 		}
 		reg := task.Task[string](func(s *task.Scope, k task.Cont[string]) {
 			task.Run(s, zkops.CreateUnique(req, dir, acl, settle), func(n string, err error) {
 				if err == nil && m.current(sc) {
 					undo() // ours now: deleted by Leave or the session's end
+					delete(m.attempts, t)
 				}
 				k(n, err)
 			})
 		})
 		task.RunIn(t, reg, func(name string, err error) {
-			delete(m.attempts, t)
+			if canary.On(bugLeaveLeavesPartyCreate) {
+				delete(m.attempts, t)
+			}
 			if errors.Is(err, task.ErrNodeExists) && m.current(sc) {
 				// Our create was applied, its reply lost, and the node
 				// deleted and made again by someone else (an operator)
@@ -486,12 +505,16 @@ func (m *Member) acquire(item string) {
 	m.rt.Schedule(func() {
 		prefix := hexID(t)
 		// The try's node counts (m.attempts) until it is a hold or its
-		// clean-up has ended: a give-up that comes meanwhile (a Leave, an
-		// end on an error, this try's own included) deletes it too.
+		// clean-up has ended, in success or not refused: a give-up that
+		// comes meanwhile (a Leave, an end on an error, this try's own
+		// included) deletes it too, and one an ACL refused (it goes on in
+		// the background) fails the Leave with the refusal.
 		cleanup := cleanupAttempt(dir, prefix, sess)
 		undo := t.Defer(func(s *task.Scope, k task.Cont[task.Unit]) {
 			task.Run(s, cleanup, func(v task.Unit, err error) {
-				delete(m.attempts, t)
+				if !errors.Is(err, task.ErrNoAuth) || canary.On(bugLeaveLeavesRefused) {
+					delete(m.attempts, t)
+				}
 				k(v, err)
 			})
 		})

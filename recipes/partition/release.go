@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -43,6 +44,9 @@ func (m *Member) give(h *hold) {
 	h.mon.Close()
 	del := resetting(m.p.ItemDir(h.Item), h.Path, zkops.DeleteOwned(h.Path, h.Session.ID))
 	sess := h.Session
+	if !canary.On(bugLeaveLeavesRefused) {
+		m.giving[h.Path] = sess
+	}
 	m.rt.Schedule(func() {
 		task.Go(m.rt.SessionScope(), task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
 			if s.Session().Epoch != sess.Epoch {
@@ -51,16 +55,27 @@ func (m *Member) give(h *hold) {
 			}
 			task.Run(s, del, func(_ task.Unit, err error) { k(task.Unit{}, endedOK(err)) })
 		}), func(_ task.Unit, err error) {
-			if err != nil {
-				m.rt.Report(fmt.Errorf("partition: releasing %s: %w", h.Path, err))
+			if err == nil {
+				delete(m.giving, h.Path)
+				return
 			}
+			m.rt.Report(fmt.Errorf("partition: releasing %s: %w", h.Path, err))
 		})
 	})
 }
 
+// bugLeaveLeavesRefused: a give-up deletes the lock nodes of the holds
+// and tries it has, not those of holds given back or tries withdrawn
+// before whose delete an ACL refused (it goes on in the background): a
+// Leave succeeded with such a node still in its item's queue.
+const bugLeaveLeavesRefused canary.Name = "partition/leave-leaves-refused-delete"
+
 // Leave returns a task that ends the member: it gives up every item
-// (deleting its lock nodes, so the next contenders hold at once) and
-// leaves the party (deleting its node), retrying past connection loss.
+// (deleting its lock nodes, so the next contenders hold at once, and
+// those of items given back before whose delete has not succeeded yet:
+// one an operator's ACL refused fails Leave with that refusal while it
+// goes on in the background) and leaves the party (deleting its node),
+// retrying past connection loss.
 // If the caller's scope ends first, the deletes go on as a flow of their
 // own. Done is closed and Err becomes ErrLeft at once (unless the member
 // had ended before: Err keeps why, and the deletes of its end, if it
@@ -144,6 +159,11 @@ func (m *Member) giveUp(holds []Hold, tries []attemptNode, party string, drain f
 			})
 		}
 		steps = append(steps, resetting(m.p.ItemDir(h.Item), h.Path, deleteOn(sess, h.Path)))
+	}
+	for _, path := range sortedKeys(nil, m.giving) {
+		// Given back before, its delete refused (it goes on in the
+		// background) or still in flight: deleted again and waited for.
+		steps = append(steps, deleteOn(m.giving[path], path))
 	}
 	for _, a := range tries {
 		// The try's own cleanup deletes it too, in the background: this

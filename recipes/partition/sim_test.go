@@ -76,7 +76,11 @@ type partSim struct {
 	bel     *believers
 	recs    []*believer // the believers' entries of members
 	final   []bool      // client i joined for good
-	left    int
+	// joinedAt: the server's zxid as each member's Join was sent (its
+	// nodes were made after it; an earlier member of the session may have
+	// left a node whose delete an ACL refused, its own Leave's error).
+	joinedAt map[*partition.Member]int64
+	left     int
 
 	// summed over seeds
 	writes, lateRefused, holds, released, drains int
@@ -135,6 +139,7 @@ func newPartSim() (*partSim, sim.Scenario) {
 			}
 			s.p = p
 			s.members, s.final, s.left = make([]*partition.Member, s.clients), make([]bool, s.clients), 0
+			s.joinedAt = map[*partition.Member]int64{}
 			s.bel, s.recs = newBelievers(), make([]*believer, s.clients)
 			s.draining, s.entering = map[int64]bool{}, map[int64][]func(){}
 			for _, it := range simItems {
@@ -220,6 +225,9 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 				if r.Incarnation(i) != inc {
 					return // the process crashed meanwhile: Restart joins again
 				}
+				if err == nil {
+					s.leftClean(r, i, ended)
+				}
 				if err != nil && !errors.Is(err, task.ErrNoAuth) && !r.Closing() {
 					r.Errorf("client %d: leave after the member ended on a refusal: %v", i, err)
 				}
@@ -245,6 +253,7 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 	}
 	forGood := i == 0 || !r.FaultsOn() || r.Stopping()
 	sim.After(r, ex, draw(r.Rand, time.Second), func() {
+		at := r.Server.Zxid()
 		executor.Submit(ex, s.p.Join(fmt.Sprintf("m%d", i), func(ch partition.Change) { on(ch) }), func(mm *partition.Member, err error) {
 			if err != nil {
 				if !r.Closing() {
@@ -253,6 +262,7 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 				return
 			}
 			m = mm
+			s.joinedAt[m] = at
 			s.setMember(i, m, b)
 			if forGood {
 				s.final[i] = true
@@ -263,6 +273,9 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 					return
 				}
 				executor.Submit(ex, m.Leave(), func(_ task.Unit, err error) {
+					if err == nil {
+						s.leftClean(r, i, m)
+					}
 					// ErrNoAuth: a delete an operator's ACL refused goes
 					// on in the background (quiescence judges the nodes).
 					if errors.Is(err, task.ErrNoAuth) {
@@ -452,6 +465,9 @@ func (s *partSim) quiesce(r *sim.Trial) bool {
 		s.left = -1
 		for i, m := range s.members {
 			executor.Submit(r.Execs[i], m.Leave(), func(_ task.Unit, err error) {
+				if err == nil {
+					s.leftClean(r, i, m)
+				}
 				// ErrNoAuth: a refused delete goes on in the background
 				// until the ACL lets it; the nodes are judged below.
 				if err != nil && !errors.Is(err, task.ErrNoAuth) && !r.Closing() {
@@ -469,6 +485,27 @@ func (s *partSim) quiesce(r *sim.Trial) bool {
 		}
 	}
 	return true
+}
+
+// leftClean checks, when a Leave of m succeeds, that no party node and
+// no lock node of m's session made since its Join is on the server
+// (PROTOCOL.md, step 8: every Leave succeeds once the deletes are done).
+func (s *partSim) leftClean(r *sim.Trial, i int, m *partition.Member) {
+	if r.Closing() {
+		return
+	}
+	owner, since := m.Session().ID, s.joinedAt[m]
+	dirs := []string{simPath + "/party"}
+	for _, it := range simItems {
+		dirs = append(dirs, s.p.ItemDir(it))
+	}
+	for _, dir := range dirs {
+		for _, n := range r.Children(dir) {
+			if st, ok := r.NodeStat(dir + "/" + n); ok && st.EphemeralOwner == owner && st.Czxid > since {
+				r.Errorf("client %d: Leave of %s succeeded with its node %s/%s on the server", i, m.Identifier(), dir, n)
+			}
+		}
+	}
 }
 
 func indexDash(s string) int {

@@ -25,6 +25,13 @@ const (
 	// id on the session made after the member's node went: both report
 	// it registered, and the member's Leave deletes the other's node.
 	bugKeeperTakesAnyNode canary.Name = "group/keeper-takes-any-node"
+	// bugSettleUnsynced: after a lost create reply, register reads the
+	// node without a sync: on a member that has not applied the create,
+	// an older incarnation of the node, of the session and gone since,
+	// passes for the one the create made; the node the create made is
+	// then no one's, and every Join of the id waits for it until the
+	// session ends.
+	bugSettleUnsynced canary.Name = "group/settle-unsynced"
 )
 
 // ErrLeft is Member.Err after Leave (unless the membership had ended
@@ -303,10 +310,19 @@ func (r *registering) create() {
 }
 
 // settle looks at the node: ours (a create whose reply was lost),
-// none (create again) or another session's (wait until it goes).
+// none (create again) or another session's (wait until it goes). It
+// reads after a sync: after a lost reply the session may be back through
+// a member that has not applied our create, where a read (a watched one
+// too) shows an older incarnation of the node, of our session and gone
+// since, and the Join would take that one for its own, leaving the node
+// it made to no one (group/blocking seed 3227).
 func (r *registering) settle() {
 	s, k, path := r.s, r.k, r.path
-	task.Run(s, c.Retry(task.ExistsW(path), retry), func(sw task.StatWatch, err error) {
+	read := task.ExistsW(path)
+	if !canary.On(bugSettleUnsynced) {
+		read = zkops.AfterSync(path, read)
+	}
+	task.Run(s, c.Retry(read, retry), func(sw task.StatWatch, err error) {
 		switch {
 		case err != nil:
 			k(task.Stat{}, err)

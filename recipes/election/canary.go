@@ -59,4 +59,9 @@ const (
 	// of a live session and vouched for by no lease: nobody leads until
 	// that session ends.
 	bugCleanupUnsynced canary.Name = "election/master-cleanup-unsynced"
+	// bugRecheckUnsynced: a leader back from a short cut rechecks its node
+	// with a plain read: on a member that has not applied an operator's
+	// delete of the node made while it was away, it resumes Leading beside
+	// the candidate granted meanwhile.
+	bugRecheckUnsynced canary.Name = "election/recheck-unsynced"
 )

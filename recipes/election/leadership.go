@@ -210,14 +210,21 @@ func (l *Leadership) stopGiveUp() {
 }
 
 // recheck reads the node after a reconnect to the same session and
-// resumes leading if it is still ours.
+// resumes leading if it is still ours. It reads after a sync: the session
+// may be back through a member that has not applied a delete of the node
+// made while it was away (an operator's), where a plain read still shows
+// it, beside a candidate granted meanwhile.
 func (l *Leadership) recheck() {
 	mon := l.mon
 	if mon == nil {
 		return
 	}
 	blinks := l.blinks
-	task.Go(mon, c.Retry(task.Exists(l.path), retry), func(st *task.Stat, err error) {
+	read := task.Exists(l.path)
+	if !canary.On(bugRecheckUnsynced) {
+		read = zkops.AfterSync(l.path, read)
+	}
+	task.Go(mon, c.Retry(read, retry), func(st *task.Stat, err error) {
 		switch {
 		case l.State() == Ended:
 		case l.blinks != blinks && !canary.On(bugRecheckAnyRead):

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -405,4 +406,22 @@ func TestBlockingSimRegressions(t *testing.T) {
 type given[H any] struct {
 	h           H
 	client, inc int
+}
+
+// group/settle-unsynced: register's settle read after a lost create, a
+// watched read with no sync before it, on a member that had not applied
+// the create shows an older node of the id (of the same session, deleted
+// by an operator since) and the Join takes it for its own. The regression
+// seed 3227 of group/blocking reaches it (the scenario catches the canary
+// in one to three thousand seeds, too slow for a hunt on every run): it
+// fails with the canary and passes without it (TestBlockingSimRegressions).
+func TestCanarySettleUnsynced(t *testing.T) {
+	restore := canary.Enable("group/settle-unsynced")
+	defer restore()
+	_, sc := newBlockingSim()
+	res := sim.RunRegression(sc, 3227)
+	if res.Err == nil {
+		t.Fatal("seed 3227 passes with the settle read unsynced: the scenario no longer reaches a settle on a member that lags behind an operator's delete")
+	}
+	t.Logf("seed 3227: %v", res.Err)
 }

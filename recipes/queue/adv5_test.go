@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"runtime"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/internal/canary/canarytest"
 	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/queue"
 	"github.com/zkflow/zkflow/task"
@@ -292,8 +294,26 @@ func isInflightList(req task.Request) bool {
 // reading the copy, finds it, no longer recorded, and delivers x again:
 // the same item to two Takes of one consumer with no return between.
 // Both are acked: one ack applies, the other reports ErrDeliveryLost,
-// which says the item goes back to the queue, and it never does.
+// which says the item goes back to the queue, and it never does. With the
+// canary queue/concurrent-registrations (a registration per take) the
+// schedule shows it.
 func TestAdv5ConcurrentTakesOneRegistration(t *testing.T) {
+	canarytest.Both(t, "queue/concurrent-registrations", func(t *testing.T, bug bool) {
+		defect := concurrentTakes(t)
+		switch {
+		case !bug && defect != "":
+			t.Fatal(defect)
+		case bug && defect == "":
+			t.Fatal("with a registration per take, the schedule no longer delivers x twice to one consumer")
+		case bug:
+			t.Logf("canary: %s", defect)
+		}
+	})
+}
+
+// concurrentTakes runs TestAdv5ConcurrentTakesOneRegistration's schedule
+// and returns the defect it shows ("" for none).
+func concurrentTakes(t *testing.T) string {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
 	sc := &slotConn{Conn: srv.Connect(fakezk.ConnConfig{})}
@@ -339,9 +359,9 @@ func TestAdv5ConcurrentTakesOneRegistration(t *testing.T) {
 		cancel()
 		wg.Wait()
 		if m, _ := srv.Children("/q.consumers"); len(m) != 1 {
-			t.Fatalf("one Client on one session registered %d consumers (%v)", len(m), m)
+			return fmt.Sprintf("one Client on one session registered %d consumers (%v)", len(m), m)
 		}
-		return
+		return ""
 	}
 	<-move1.held
 	// A third take, of the registered consumer, reads x and sends its move.
@@ -362,9 +382,7 @@ func TestAdv5ConcurrentTakesOneRegistration(t *testing.T) {
 	recovering := sc.arm(isInflightList)
 	sc.release(lateReg) // the second registration lands
 	<-recovering.held   // (its continuation has run: it recovers next)
-	if m, _ := srv.Children("/q.consumers"); len(m) != 1 {
-		t.Errorf("one Client on one session registered %d consumers (%v), want one registration per session", len(m), m)
-	}
+	consumers, _ := srv.Children("/q.consumers")
 	sc.lose(move2) // the third take's move: lost, not applied
 	sc.release(recovering)
 	r := <-third
@@ -374,8 +392,12 @@ func TestAdv5ConcurrentTakesOneRegistration(t *testing.T) {
 	if len(got) == 2 {
 		errFirst := a.Ack(bg, got[0])
 		errSecond := a.Ack(bg, got[1])
-		t.Fatalf("x delivered to two takes of one consumer with no return between (acks: %v, %v)", errFirst, errSecond)
+		return fmt.Sprintf("x delivered to two takes of one consumer with no return between (acks: %v, %v)", errFirst, errSecond)
 	}
+	if len(consumers) != 1 {
+		return fmt.Sprintf("one Client on one session registered %d consumers (%v), want one registration per session", len(consumers), consumers)
+	}
+	return ""
 }
 
 // ErrExhausted's doc: a Put finds the counter run out "while the

@@ -1,7 +1,10 @@
 package idpersist_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +32,33 @@ func TestCutSweep(t *testing.T) {
 			t.Logf("%d cut points", n)
 		})
 	}
+}
+
+// The blocking faces under the same sweep, each call in an actor of
+// client 0 with a context that ends on the simulated clock (sim.CallIn):
+//
+//   - replica serve: Replica.Serve, alone or behind client 1's leading
+//     replica, its context ending while client 0 is cut off, or
+//     ("outlasting") after client 0 is back through the lagging member
+//     and serves there; client 1 draws two IDs from the cut on (they
+//     end once its own replica leads);
+//   - client next: a Client's Next, three times, as next above.
+//
+// Judged as the task face is, and on what the blocking face promises: a
+// Serve returns its context's end (not an expiry or a deposition, which
+// it handles itself), having withdrawn its candidate (its live session
+// leaves none), and a Next an ID or its context's end.
+func TestCutSweepBlocking(t *testing.T) {
+	sim.RunSweeps(t, blockingSweeps())
+}
+
+func blockingSweeps() map[string]sim.CutSweep {
+	sweeps := map[string]sim.CutSweep{}
+	for _, role := range []string{"replica serve", "replica serve outlasting", "replica serve contended",
+		"replica serve contended outlasting", "client next"} {
+		sweeps[role] = sim.CutSweep{History: func(w *sim.World, cut *sim.Cutter) error { return idHistory(w, cut, role) }}
+	}
+	return sweeps
 }
 
 func idHistory(w *sim.World, cut *sim.Cutter, role string) error {
@@ -60,7 +90,8 @@ func idHistory(w *sim.World, cut *sim.Cutter, role string) error {
 		return hand(client, id)
 	}
 	leading1 := false
-	if role != "replica" {
+	serve := strings.HasPrefix(role, "replica serve")
+	if role != "replica" && role != "replica serve" && role != "replica serve outlasting" {
 		sim.Submit(w, 1, c.Timeout(r1.Run(), time.Hour))
 		leading1 = true
 		if !w.Settle(r1.Leading) {
@@ -73,11 +104,23 @@ func idHistory(w *sim.World, cut *sim.Cutter, role string) error {
 	sess := w.Conns[0].SessionID()
 	cut.Armed = true
 	var what string
-	switch role {
-	case "next":
+	var drawn []*sim.Outcome[int64]
+	var cl *idpersist.Client
+	if role == "client next" {
+		if cl, err = idpersist.NewClient(w.Execs[0], cfg); err != nil {
+			return err
+		}
+	}
+	switch {
+	case role == "next" || role == "client next":
 		during := false
 		for range 3 {
-			o := sim.Submit(w, 0, c.Timeout(idpersist.Next(cfg), deadline))
+			var o *sim.Outcome[int64]
+			if cl != nil {
+				o = sim.CallIn(w, 0, deadline, func(_ *sim.Actor, ctx context.Context) (int64, error) { return cl.Next(ctx) })
+			} else {
+				o = sim.Submit(w, 0, c.Timeout(idpersist.Next(cfg), deadline))
+			}
 			w.Settle(func() bool { return o.Done || cut.Cut && !during })
 			if cut.Cut && !during {
 				during = true
@@ -91,11 +134,39 @@ func idHistory(w *sim.World, cut *sim.Cutter, role string) error {
 				}
 			}
 			what += fmt.Sprintf("next: %d, %v; ", o.V, o.Err)
+			if cl != nil && o.Err != nil && !errors.Is(o.Err, context.DeadlineExceeded) {
+				return fmt.Errorf("%s: Next returned neither an ID nor its context's end", what)
+			}
 			if o.Err == nil {
 				if err := hand(0, o.V); err != nil {
 					return fmt.Errorf("%s: %w", what, err)
 				}
 			}
+		}
+	case serve:
+		// Ending while client 0 is cut off (the cut lasts a third of the
+		// session timeout), or after it is back through the lagging
+		// member, which it serves through until then.
+		d := deadline
+		if strings.HasSuffix(role, " outlasting") {
+			d = w.Timeout()
+		}
+		o := sim.CallIn(w, 0, d, func(a *sim.Actor, ctx context.Context) (struct{}, error) { return struct{}{}, r0.Serve(ctx, a.Exec()) })
+		// Client 1 draws two IDs from the cut on, while client 0's
+		// replica may still lead, cut off or lagging (drawn to their end
+		// below, once client 1's replica leads).
+		w.Settle(func() bool { return o.Done || cut.Cut })
+		if cut.Cut {
+			for range 2 {
+				drawn = append(drawn, sim.Submit(w, 1, c.Timeout(idpersist.Next(cfg), time.Hour)))
+			}
+		}
+		if !w.Settle(func() bool { return o.Done }) {
+			return fmt.Errorf("%s: client 0's Serve never returned", role)
+		}
+		what = fmt.Sprintf("%s: %v", role, o.Err)
+		if cut.Cut && !errors.Is(o.Err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s: Serve returned %v, not its context's end", what, o.Err)
 		}
 	default:
 		_, err := sim.Run(w, 0, c.Timeout(r0.Run(), deadline))
@@ -118,6 +189,14 @@ func idHistory(w *sim.World, cut *sim.Cutter, role string) error {
 	}
 	if !w.Settle(r1.Leading) {
 		return fmt.Errorf("%s: client 1's replica never leads", what)
+	}
+	for _, o := range drawn {
+		if !w.Settle(func() bool { return o.Done }) || o.Err != nil {
+			return fmt.Errorf("%s: client 1's next during the cut: %v", what, o.Err)
+		}
+		if err := hand(1, o.V); err != nil {
+			return fmt.Errorf("%s: during the cut: %w", what, err)
+		}
 	}
 	for range 3 {
 		for client := range 2 {

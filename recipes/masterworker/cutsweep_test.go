@@ -1,7 +1,10 @@
 package masterworker_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +52,54 @@ func TestCutSweepCatchesFindWithoutSync(t *testing.T) {
 	t.Logf("with Find unsynced: %v", err)
 }
 
+// The blocking faces under the same sweep, each call in an actor of
+// client 0 with a context that ends on the simulated clock (sim.CallIn):
+//
+//   - worker serve: Worker.Serve, client 1's master primary, its
+//     context ending while client 0 is cut off, or ("outlasting") after
+//     client 0 is back through the lagging member and serves there;
+//   - master serve: Master.Serve, likewise, alone or with client 1's
+//     master primary already;
+//   - client submit: a Client's Submit, its context ending while client
+//     0 is cut off (the task may or may not have been submitted);
+//   - client do: a Client's Do outlasting the cut (its Submit settles
+//     the lost reply itself), beside two Waits for a task submitted
+//     before, one ending during the cut and one outlasting it; client
+//     1's master and worker start once client 0 is cut off.
+//
+// Judged as the task face is, and on what the blocking face promises: a
+// Serve returns its context's end, having given its role up (nothing of
+// its live session is left, and client 1's master and worker then get
+// every task done); a Submit returns a task's name or its context's end;
+// a Do or Wait that outlasts the cut returns the task's status, and one
+// that does not returns it or its context's end; the Client goes on (a
+// Do after the cut); every submission of client 0's Client is one task,
+// with one status, whatever its call returned.
+func TestCutSweepBlocking(t *testing.T) {
+	sim.RunSweeps(t, blockingSweeps())
+}
+
+func blockingSweeps() map[string]sim.CutSweep {
+	sweeps := map[string]sim.CutSweep{}
+	for _, role := range []string{"worker serve", "worker serve outlasting", "master serve", "master serve outlasting",
+		"master serve contended", "master serve contended outlasting", "client submit", "client do"} {
+		sweeps[role] = sim.CutSweep{History: func(w *sim.World, cut *sim.Cutter) error { return mwHistory(w, cut, role) }}
+	}
+	return sweeps
+}
+
+// The blocking client's sweep catches a Find that lists without a sync: a
+// Do whose Submit's reply was lost, back on the member that has not
+// applied the create, does not find the task and submits it twice.
+func TestCutSweepBlockingCatchesFindWithoutSync(t *testing.T) {
+	defer canary.Enable("masterworker/find-without-sync")()
+	if err := blockingSweeps()["client do"].Err(); err == nil {
+		t.Fatal("with Find unsynced the blocking sweep still passes")
+	} else {
+		t.Logf("with Find unsynced: %v", err)
+	}
+}
+
 func mwHistory(w *sim.World, cut *sim.Cutter, role string) error {
 	const root = "/jobs"
 	sys, err := masterworker.New(root)
@@ -68,17 +119,91 @@ func mwHistory(w *sim.World, cut *sim.Cutter, role string) error {
 		return fmt.Errorf("client 1's submit: %w", err)
 	}
 	master1, worker1 := false, false
-	switch role {
-	case "worker", "master contended":
+	serve := strings.Contains(role, "serve")
+	outlasting := strings.HasSuffix(role, " outlasting")
+	switch strings.TrimSuffix(role, " outlasting") {
+	case "worker", "master contended", "worker serve", "master serve contended":
 		background(1, m1.Run())
 		master1 = true
 		if !w.Settle(m1.Primary) {
 			return fmt.Errorf("client 1's master never primary")
 		}
 	}
+	var cl *masterworker.Client
+	var nameA string
+	if strings.HasPrefix(role, "client") {
+		// A task submitted before the cut, not done until client 1's
+		// master and worker start.
+		if cl, err = sys.NewClient(w.Execs[0], "c0"); err != nil {
+			return err
+		}
+		a := sim.CallIn(w, 0, bound, func(_ *sim.Actor, ctx context.Context) (string, error) { return cl.Submit(ctx, []byte("a")) })
+		if nameA, err = settled(w, a); err != nil {
+			return fmt.Errorf("client 0's first submit: %w", err)
+		}
+	}
 	sess := w.Conns[0].SessionID()
 	cut.Armed = true
 	var what string
+	var blockingErr error // what a blocking call returned against its promise
+	switch {
+	case serve:
+		// Ending while client 0 is cut off (the cut lasts a third of the
+		// session timeout), or after it is back through the lagging
+		// member, which it serves through until then.
+		d := deadline
+		if outlasting {
+			d = w.Timeout()
+		}
+		o := sim.CallIn(w, 0, d, func(a *sim.Actor, ctx context.Context) (task.Unit, error) {
+			if strings.HasPrefix(role, "worker") {
+				return task.Unit{}, w0.Serve(ctx, a.Exec())
+			}
+			return task.Unit{}, m0.Serve(ctx, a.Exec())
+		})
+		if _, err := settled(w, o); errors.Is(err, sim.ErrStuck) {
+			return fmt.Errorf("%s: client 0's Serve never returned", role)
+		}
+		what = fmt.Sprintf("%s: %v", role, o.Err)
+		if !errors.Is(o.Err, context.DeadlineExceeded) {
+			blockingErr = fmt.Errorf("%s: Serve returned %v, not its context's end", what, o.Err)
+		}
+	case role == "client submit":
+		o := sim.CallIn(w, 0, deadline, func(_ *sim.Actor, ctx context.Context) (string, error) { return cl.Submit(ctx, []byte("b")) })
+		if _, err := settled(w, o); errors.Is(err, sim.ErrStuck) {
+			return fmt.Errorf("client 0's Submit never returned")
+		}
+		what = fmt.Sprintf("client submit: %q, %v", o.V, o.Err)
+		if o.Err != nil && !errors.Is(o.Err, context.DeadlineExceeded) {
+			blockingErr = fmt.Errorf("%s: Submit returned neither a name nor its context's end", what)
+		}
+	case role == "client do":
+		// Two Waits for a, one ending while client 0 is cut off, one
+		// outlasting the cut, and a Do of c (its create the one cut)
+		// outlasting it too; client 1's master and worker start once
+		// client 0 is cut off.
+		waitA := sim.CallIn(w, 0, deadline, func(_ *sim.Actor, ctx context.Context) (masterworker.Result, error) { return cl.Wait(ctx, nameA) })
+		waitA2 := sim.CallIn(w, 0, bound, func(_ *sim.Actor, ctx context.Context) (masterworker.Result, error) { return cl.Wait(ctx, nameA) })
+		doC := sim.CallIn(w, 0, bound, func(_ *sim.Actor, ctx context.Context) (masterworker.Result, error) { return cl.Do(ctx, []byte("c")) })
+		ended := func() bool { return doC.Done && waitA.Done && waitA2.Done }
+		w.Settle(func() bool { return cut.Cut || ended() })
+		background(1, m1.Run())
+		background(1, w1.Run())
+		master1, worker1 = true, true
+		if !w.Settle(ended) {
+			return fmt.Errorf("client 0's calls never ended")
+		}
+		what = fmt.Sprintf("client do: %q, %v; wait a: %q, %v; wait a outlasting: %q, %v",
+			doC.V.Data, doC.Err, waitA.V.Data, waitA.Err, waitA2.V.Data, waitA2.Err)
+		switch {
+		case doC.Err != nil || string(doC.V.Data) != "c":
+			blockingErr = fmt.Errorf("%s: a Do outlasting the cut did not get its task's status", what)
+		case waitA.Err != nil && !errors.Is(waitA.Err, context.DeadlineExceeded) || waitA.Err == nil && string(waitA.V.Data) != "a":
+			blockingErr = fmt.Errorf("%s: Wait returned neither the status nor its context's end", what)
+		case waitA2.Err != nil || string(waitA2.V.Data) != "a":
+			blockingErr = fmt.Errorf("%s: a Wait outlasting the cut did not get the status", what)
+		}
+	}
 	switch role {
 	case "submit":
 		ids = append(ids, "c0-a")
@@ -95,12 +220,15 @@ func mwHistory(w *sim.World, cut *sim.Cutter, role string) error {
 	case "worker":
 		_, err := sim.Run(w, 0, c.Timeout(w0.Run(), deadline))
 		what = fmt.Sprintf("worker: %v", err)
-	default:
+	case "master", "master contended":
 		_, err := sim.Run(w, 0, c.Timeout(m0.Run(), deadline))
 		what = fmt.Sprintf("master: %v", err)
 	}
 	if !cut.Cut {
 		return nil
+	}
+	if blockingErr != nil {
+		return blockingErr
 	}
 	if w.Conns[0].SessionID() != sess {
 		return fmt.Errorf("%s: client 0's session ended: the history missed its schedule", what)
@@ -124,6 +252,15 @@ func mwHistory(w *sim.World, cut *sim.Cutter, role string) error {
 	}
 	if _, err := sim.Run(w, 1, c.Timeout(sys.Wait(name), bound)); err != nil {
 		return fmt.Errorf("%s: client 1's task after never done: %w", what, err)
+	}
+	if cl != nil {
+		// Client 0's Client goes on: a Do after the cut.
+		res, err := settled(w, sim.CallIn(w, 0, bound, func(_ *sim.Actor, ctx context.Context) (masterworker.Result, error) { return cl.Do(ctx, []byte("d")) }))
+		if err != nil || string(res.Data) != "d" {
+			return fmt.Errorf("%s: client 0's Do after the cut: %q, %v", what, res.Data, err)
+		}
+		// Client 0's submissions (a, b if made, c, and any made twice).
+		ids = append(ids, clientSubmissions(w, sys, "c0")...)
 	}
 	// Every submission is one task, done once.
 	for _, id := range ids {
@@ -156,4 +293,34 @@ func mwHistory(w *sim.World, cut *sim.Cutter, role string) error {
 		}
 	}
 	return nil
+}
+
+// settled runs o to its end; sim.ErrStuck if it never ends.
+func settled[T any](w *sim.World, o *sim.Outcome[T]) (T, error) {
+	if !w.Settle(func() bool { return o.Done }) {
+		var zero T
+		return zero, sim.ErrStuck
+	}
+	return o.V, o.Err
+}
+
+// clientSubmissions returns the ids of the submissions of the Client
+// named client found in /tasks, /assign/* and /status, each once.
+func clientSubmissions(w *sim.World, sys *masterworker.System, client string) []string {
+	names := append(w.Children(sys.TasksPath()), w.Children(sys.StatusRoot())...)
+	for _, a := range w.Children(sys.AssignRoot()) {
+		names = append(names, w.Children(sys.AssignPath(a))...)
+	}
+	var ids []string
+	for _, n := range names {
+		rest, ok := strings.CutPrefix(n, "task-"+client+"_")
+		if !ok {
+			continue
+		}
+		id := client + "_" + rest[:strings.LastIndexByte(rest, '-')]
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

@@ -41,7 +41,9 @@ func TestCutSweep(t *testing.T) {
 //     replica, its context ending while client 0 is cut off, or
 //     ("outlasting") after client 0 is back through the lagging member
 //     and serves there; client 1 draws two IDs from the cut on (they
-//     end once its own replica leads);
+//     end once its own replica leads); served again ("again") at once
+//     on the executor, while the first Serve's withdrawal may still be
+//     under way, it leads near the end of its context;
 //   - client next: a Client's Next, three times, as next above.
 //
 // Judged as the task face is, and on what the blocking face promises: a
@@ -55,7 +57,7 @@ func TestCutSweepBlocking(t *testing.T) {
 func blockingSweeps() map[string]sim.CutSweep {
 	sweeps := map[string]sim.CutSweep{}
 	for _, role := range []string{"replica serve", "replica serve outlasting", "replica serve contended",
-		"replica serve contended outlasting", "client next"} {
+		"replica serve contended outlasting", "replica serve again", "replica serve outlasting again", "client next"} {
 		sweeps[role] = sim.CutSweep{History: func(w *sim.World, cut *sim.Cutter) error { return idHistory(w, cut, role) }}
 	}
 	return sweeps
@@ -91,7 +93,7 @@ func idHistory(w *sim.World, cut *sim.Cutter, role string) error {
 	}
 	leading1 := false
 	serve := strings.HasPrefix(role, "replica serve")
-	if role != "replica" && role != "replica serve" && role != "replica serve outlasting" {
+	if role == "next" || role == "client next" || strings.Contains(role, "contended") {
 		sim.Submit(w, 1, c.Timeout(r1.Run(), time.Hour))
 		leading1 = true
 		if !w.Settle(r1.Leading) {
@@ -148,10 +150,13 @@ func idHistory(w *sim.World, cut *sim.Cutter, role string) error {
 		// session timeout), or after it is back through the lagging
 		// member, which it serves through until then.
 		d := deadline
-		if strings.HasSuffix(role, " outlasting") {
+		if strings.HasSuffix(strings.TrimSuffix(role, " again"), " outlasting") {
 			d = w.Timeout()
 		}
-		o := sim.CallIn(w, 0, d, func(a *sim.Actor, ctx context.Context) (struct{}, error) { return struct{}{}, r0.Serve(ctx, a.Exec()) })
+		serveFor := func(d time.Duration) *sim.Outcome[struct{}] {
+			return sim.CallIn(w, 0, d, func(a *sim.Actor, ctx context.Context) (struct{}, error) { return struct{}{}, r0.Serve(ctx, a.Exec()) })
+		}
+		o := serveFor(d)
 		// Client 1 draws two IDs from the cut on, while client 0's
 		// replica may still lead, cut off or lagging (drawn to their end
 		// below, once client 1's replica leads).
@@ -167,6 +172,29 @@ func idHistory(w *sim.World, cut *sim.Cutter, role string) error {
 		what = fmt.Sprintf("%s: %v", role, o.Err)
 		if cut.Cut && !errors.Is(o.Err, context.DeadlineExceeded) {
 			return fmt.Errorf("%s: Serve returned %v, not its context's end", what, o.Err)
+		}
+		if strings.HasSuffix(role, " again") && cut.Cut {
+			// Served again at once on the executor, while the first
+			// Serve's withdrawal may still be under way: alone, it leads
+			// near the end of its context.
+			d := 3 * w.Timeout()
+			o := serveFor(d)
+			var sampled, leading, ended bool
+			w.Go(1, func(a *sim.Actor) {
+				if a.Sleep(a.Context(), d-w.Timeout()/10) == nil {
+					sampled, leading, ended = true, r0.Leading(), o.Done
+				}
+			})
+			if !w.Settle(func() bool { return o.Done && sampled }) {
+				return fmt.Errorf("%s: client 0's second Serve never returned", what)
+			}
+			what += fmt.Sprintf("; served again: %v", o.Err)
+			switch {
+			case ended || !errors.Is(o.Err, context.DeadlineExceeded):
+				return fmt.Errorf("%s: Serve returned %v, not its context's end", what, o.Err)
+			case !leading:
+				return fmt.Errorf("%s: alone, not leading near its context's end", what)
+			}
 		}
 	default:
 		_, err := sim.Run(w, 0, c.Timeout(r0.Run(), deadline))

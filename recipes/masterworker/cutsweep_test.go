@@ -60,6 +60,10 @@ func TestCutSweepCatchesFindWithoutSync(t *testing.T) {
 //     client 0 is back through the lagging member and serves there;
 //   - master serve: Master.Serve, likewise, alone or with client 1's
 //     master primary already;
+//   - serve again: a Serve whose context ended served again at once on
+//     the executor, while what the first gave up may still be under way
+//     (the worker's ending while cut off, the master's after it is back
+//     as primary);
 //   - client submit: a Client's Submit, its context ending while client
 //     0 is cut off (the task may or may not have been submitted);
 //   - client do: a Client's Do outlasting the cut (its Submit settles
@@ -70,7 +74,8 @@ func TestCutSweepCatchesFindWithoutSync(t *testing.T) {
 // Judged as the task face is, and on what the blocking face promises: a
 // Serve returns its context's end, having given its role up (nothing of
 // its live session is left, and client 1's master and worker then get
-// every task done); a Submit returns a task's name or its context's end;
+// every task done), and served again it serves (the worker registered,
+// the master alone primary, near the end of its context); a Submit returns a task's name or its context's end;
 // a Do or Wait that outlasts the cut returns the task's status, and one
 // that does not returns it or its context's end; the Client goes on (a
 // Do after the cut); every submission of client 0's Client is one task,
@@ -82,7 +87,8 @@ func TestCutSweepBlocking(t *testing.T) {
 func blockingSweeps() map[string]sim.CutSweep {
 	sweeps := map[string]sim.CutSweep{}
 	for _, role := range []string{"worker serve", "worker serve outlasting", "master serve", "master serve outlasting",
-		"master serve contended", "master serve contended outlasting", "client submit", "client do"} {
+		"master serve contended", "master serve contended outlasting", "worker serve again", "master serve outlasting again",
+		"client submit", "client do"} {
 		sweeps[role] = sim.CutSweep{History: func(w *sim.World, cut *sim.Cutter) error { return mwHistory(w, cut, role) }}
 	}
 	return sweeps
@@ -120,8 +126,9 @@ func mwHistory(w *sim.World, cut *sim.Cutter, role string) error {
 	}
 	master1, worker1 := false, false
 	serve := strings.Contains(role, "serve")
-	outlasting := strings.HasSuffix(role, " outlasting")
-	switch strings.TrimSuffix(role, " outlasting") {
+	again := strings.HasSuffix(role, " again")
+	outlasting := strings.HasSuffix(strings.TrimSuffix(role, " again"), " outlasting")
+	switch strings.TrimSuffix(strings.TrimSuffix(role, " again"), " outlasting") {
 	case "worker", "master contended", "worker serve", "master serve contended":
 		background(1, m1.Run())
 		master1 = true
@@ -155,18 +162,51 @@ func mwHistory(w *sim.World, cut *sim.Cutter, role string) error {
 		if outlasting {
 			d = w.Timeout()
 		}
-		o := sim.CallIn(w, 0, d, func(a *sim.Actor, ctx context.Context) (task.Unit, error) {
-			if strings.HasPrefix(role, "worker") {
-				return task.Unit{}, w0.Serve(ctx, a.Exec())
-			}
-			return task.Unit{}, m0.Serve(ctx, a.Exec())
-		})
+		worker := strings.HasPrefix(role, "worker")
+		serveFor := func(d time.Duration) *sim.Outcome[task.Unit] {
+			return sim.CallIn(w, 0, d, func(a *sim.Actor, ctx context.Context) (task.Unit, error) {
+				if worker {
+					return task.Unit{}, w0.Serve(ctx, a.Exec())
+				}
+				return task.Unit{}, m0.Serve(ctx, a.Exec())
+			})
+		}
+		o := serveFor(d)
 		if _, err := settled(w, o); errors.Is(err, sim.ErrStuck) {
 			return fmt.Errorf("%s: client 0's Serve never returned", role)
 		}
 		what = fmt.Sprintf("%s: %v", role, o.Err)
 		if !errors.Is(o.Err, context.DeadlineExceeded) {
 			blockingErr = fmt.Errorf("%s: Serve returned %v, not its context's end", what, o.Err)
+			break
+		}
+		if again && cut.Cut {
+			// Served again at once on the executor, while what the first
+			// Serve gave up may still be under way: near the end of its
+			// context the worker is registered (the give-up did not
+			// delete the node of the Serve after it), the master alone
+			// primary.
+			d := 3 * w.Timeout()
+			o := serveFor(d)
+			var sampled, registered, primary, ended bool
+			w.Go(1, func(a *sim.Actor) {
+				if a.Sleep(a.Context(), d-w.Timeout()/10) == nil {
+					st, ok := w.NodeStat(sys.WorkersPath() + "/" + w0.ID())
+					sampled, registered, primary, ended = true, ok && st.EphemeralOwner == sess, m0.Primary(), o.Done
+				}
+			})
+			if !w.Settle(func() bool { return o.Done && sampled }) {
+				return fmt.Errorf("%s: client 0's second Serve never returned", what)
+			}
+			what += fmt.Sprintf("; served again: %v", o.Err)
+			switch {
+			case ended || !errors.Is(o.Err, context.DeadlineExceeded):
+				blockingErr = fmt.Errorf("%s: Serve returned %v, not its context's end", what, o.Err)
+			case worker && !registered:
+				blockingErr = fmt.Errorf("%s: not registered near its context's end", what)
+			case !worker && !strings.Contains(role, "contended") && !primary:
+				blockingErr = fmt.Errorf("%s: alone, not primary near its context's end", what)
+			}
 		}
 	case role == "client submit":
 		o := sim.CallIn(w, 0, deadline, func(_ *sim.Actor, ctx context.Context) (string, error) { return cl.Submit(ctx, []byte("b")) })
@@ -266,27 +306,29 @@ func mwHistory(w *sim.World, cut *sim.Cutter, role string) error {
 	for _, id := range ids {
 		prefix := "task-" + id + "-"
 		var tasks, statuses []string
-		for _, n := range w.Children(sys.TasksPath()) {
-			if strings.HasPrefix(n, prefix) {
-				tasks = append(tasks, n)
-			}
-		}
-		for _, a := range w.Children(sys.AssignRoot()) {
-			for _, n := range w.Children(sys.AssignPath(a)) {
-				if strings.HasPrefix(n, prefix) {
-					tasks = append(tasks, a+"/"+n)
-				}
-			}
-		}
+		// Until it has a status and is neither queued nor assigned (a
+		// handler may still run it, or a copy of it).
 		end := w.Clock.Now().Add(bound)
 		w.Settle(func() bool {
-			statuses = statuses[:0]
+			tasks, statuses = tasks[:0], statuses[:0]
+			for _, n := range w.Children(sys.TasksPath()) {
+				if strings.HasPrefix(n, prefix) {
+					tasks = append(tasks, n)
+				}
+			}
+			for _, a := range w.Children(sys.AssignRoot()) {
+				for _, n := range w.Children(sys.AssignPath(a)) {
+					if strings.HasPrefix(n, prefix) {
+						tasks = append(tasks, a+"/"+n)
+					}
+				}
+			}
 			for _, n := range w.Children(sys.StatusRoot()) {
 				if strings.HasPrefix(n, prefix) {
 					statuses = append(statuses, n)
 				}
 			}
-			return len(statuses) > 0 || !w.Clock.Now().Before(end)
+			return len(statuses) > 0 && len(tasks) == 0 || !w.Clock.Now().Before(end)
 		})
 		if len(statuses) != 1 || len(tasks) > 0 {
 			return fmt.Errorf("%s: submission %s: statuses %v, tasks still queued or assigned %v: want one status", what, id, statuses, tasks)

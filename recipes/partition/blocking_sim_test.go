@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/recipes/partition"
@@ -38,9 +40,14 @@ const (
 // log never goes down in tokens; liveness: once the faults stop, every
 // client's Wait returns Acquired again (Progress); quiescence: every
 // member given back with Leave has its Done closed, and no party node or
-// lock node is left, whatever the contexts; and no background work (a
-// leave whose context ended, a withdrawn attempt's cleanup) reports
-// anything but a session's end or an ACL's refusal.
+// lock node is left, whatever the contexts; every Leave that returns nil
+// has deleted the member's nodes: no party node or lock node of it made
+// since its Join was called is on the server (leftBehind; as partSim's
+// judge, over the nodes of the member's identifier: the two members of a
+// client share its session), nor is there one when a Leave that returned
+// early (its context ended) is found done by a later Leave; and no
+// background work (a leave whose context ended, a withdrawn attempt's
+// cleanup) reports anything but a session's end or an ACL's refusal.
 // given is a member given back with Leave by client's process of
 // incarnation inc: a process that crashed since never ran the Leave.
 type given struct {
@@ -57,7 +64,33 @@ type blockingSim struct {
 	left    []given                         // members given back with Leave
 	waited  int                             // Waits that returned Acquired, summed over seeds
 	entered map[int64]bool                  // tokens whose first fenced write was sent (kind "enter"), this seed
+	// ids: per identifier, what its earlier members' give-ups may still
+	// make or keep on the server (this seed).
+	ids map[string]*idLeaves
+	// Successful Leaves judged (no node of the member left), and those
+	// not (a node found may be an earlier member's of the identifier,
+	// still leaving on the same session), summed over seeds.
+	judged, unjudged int
 }
+
+// idLeaves is what the earlier members of one identifier, on one
+// incarnation of its client, may have left for a later member's judge to
+// find: a node of theirs made after that member's Join was called,
+// while their give-up runs (it ends with every such node deleted, or
+// with some kept by an ACL's refusal).
+type idLeaves struct {
+	inc     int
+	running int      // give-ups whose end is not known yet (a Leave that returned early)
+	undone  []int64  // the sessions of members made by a Join whose ctx ended (its give-up's end is never known)
+	kept    int64    // the server's zxid when the last give-up that failed ended: its refused nodes were made before
+	last    *joinRec // the last Join of the identifier
+}
+
+// joinRec is one Join of an identifier: the server's zxid when it was
+// called and when the next Join of the identifier was (0 until then):
+// the nodes of its member were made between the two, or after the next
+// (taken for the next member's: not counted).
+type joinRec struct{ at, next int64 }
 
 var bsimItems = []string{"a", "b", "c", "d"}
 
@@ -105,7 +138,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Setup: func(r *sim.Trial) error {
 			lost.World, lost.Rand = r.World, r.Rand
 			lost.Sent = func(int, task.Request) { s.oneHolder(r) }
-			s.live, s.left, s.entered = map[*partition.Member]int{}, nil, map[int64]bool{}
+			s.live, s.left, s.entered, s.ids = map[*partition.Member]int{}, nil, map[int64]bool{}, map[string]*idLeaves{}
 			s.bel, s.recs = newBelievers(), map[*partition.Member]*believer{}
 			for _, it := range bsimItems {
 				if _, err := sim.Run(r.World, 0, zkops.EnsurePath(fenceDir+"/"+it, nil)); err != nil {
@@ -167,6 +200,47 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 				s.round(r, a, c, id)
 			}
 		})
+	}
+}
+
+// leaves returns the entry of identifier id of client i's incarnation inc,
+// made anew for a new incarnation (a new session: the earlier members'
+// nodes are not its own); nil for an incarnation that has ended (s.mu
+// held).
+func (s *blockingSim) leaves(r *sim.Trial, i, inc int, id string) *idLeaves {
+	if r.Incarnation(i) != inc {
+		return nil
+	}
+	e := s.ids[id]
+	if e == nil || e.inc != inc {
+		e = &idLeaves{inc: inc}
+		s.ids[id] = e
+	}
+	return e
+}
+
+// leftClean judges a successful Leave of m (Client.Leave, or a later
+// Member.Leave: every Leave succeeds once the deletes are done), joined
+// by client i's incarnation inc: none of its nodes is left
+// (leftBehind). A node found while an earlier member of its identifier
+// may still be leaving on its session may be that one's, made after m's
+// Join: then the Leave is not judged (s.mu held).
+func (s *blockingSim) leftClean(r *sim.Trial, i, inc int, c *partition.Client, m *partition.Member, joined *joinRec) {
+	e := s.leaves(r, i, inc, m.Identifier())
+	if e == nil {
+		return
+	}
+	left := leftBehind(r, c.Partitioner(), bsimItems, m, max(joined.at, e.kept), joined.next, true)
+	switch {
+	case len(left) == 0:
+		s.judged++
+	case e.running > 0 || slices.Contains(e.undone, m.Session().ID):
+		s.unjudged++
+	default:
+		s.judged++
+		for _, n := range left {
+			r.Errorf("client %d: Leave of %s succeeded with its node %s on the server", i, m.Identifier(), n)
+		}
 	}
 }
 
@@ -236,15 +310,49 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 		defer c2()
 	}
 	b := &believer{}
+	inc, ex := r.Incarnation(i), r.Execs[i]
+	// A Join whose ctx ends just as the member is made leaves in the
+	// background, and nothing tells when that ends: the member's sessions
+	// (seen from its reports, the executor's current one at each) are
+	// marked for good in its identifier's entry.
+	var joinFailed bool
+	var sessions []int64
+	undone := func(e *idLeaves, sess int64) {
+		if e != nil && !slices.Contains(e.undone, sess) {
+			e.undone = append(e.undone, sess)
+		}
+	}
+	joined := &joinRec{at: r.Server.Zxid()}
+	s.mu.Lock()
+	if e := s.leaves(r, i, inc, id); e != nil {
+		if e.last != nil && e.last.next == 0 {
+			e.last.next = joined.at
+		}
+		e.last = joined
+	}
+	s.mu.Unlock()
 	m, err := c.Join(ctx, id, func(ch partition.Change) {
 		s.mu.Lock()
 		w := s.bel.report(b, ch)
+		sess, _ := ex.Current()
+		if !slices.Contains(sessions, sess.ID) {
+			sessions = append(sessions, sess.ID)
+		}
+		if joinFailed {
+			undone(s.leaves(r, i, inc, id), sess.ID)
+		}
 		s.mu.Unlock()
 		if w != "" {
 			r.Errorf("client %d: %s", i, w)
 		}
 	})
 	if err != nil {
+		s.mu.Lock()
+		joinFailed = true
+		for _, sess := range sessions {
+			undone(s.leaves(r, i, inc, id), sess)
+		}
+		s.mu.Unlock()
 		if !expectedErr(r, a, end, err) {
 			r.Errorf("client %d: join %s: %v", i, id, err)
 		}
@@ -268,6 +376,36 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 			s.left = append(s.left, given{m, i, r.Incarnation(i)})
 			s.mu.Unlock()
 		}
+		s.mu.Lock()
+		switch {
+		case err == nil:
+			s.leftClean(r, i, inc, c, m, joined)
+		case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+			// The give-up goes on in the background: a later Leave
+			// ends with it (and succeeds once the deletes are done).
+			if e := s.leaves(r, i, inc, id); e != nil && !a.Killed() {
+				e.running++
+				executor.Submit(ex, m.Leave(), func(_ task.Unit, err error) {
+					s.mu.Lock()
+					defer s.mu.Unlock()
+					e := s.leaves(r, i, inc, id)
+					if e == nil {
+						return
+					}
+					e.running--
+					if err != nil {
+						e.kept = r.Server.Zxid()
+						return
+					}
+					s.leftClean(r, i, inc, c, m, joined)
+				})
+			}
+		default: // the give-up ended, some node's delete refused
+			if e := s.leaves(r, i, inc, id); e != nil {
+				e.kept = r.Server.Zxid()
+			}
+		}
+		s.mu.Unlock()
 		if err != nil && !expectedErr(r, a, endGive, err) {
 			r.Errorf("client %d: leave %s: %v", i, id, err)
 		}

@@ -28,6 +28,13 @@ const (
 	numEnds
 )
 
+// given is a member given back with Leave by client's process of
+// incarnation inc: a process that crashed since never ran the Leave.
+type given struct {
+	m           *partition.Member
+	client, inc int
+}
+
 // blockingSim drives the partitioner through its Client from actors:
 // each of 3 clients has one Client shared by 2 goroutines, each a member
 // that loops: Join, Wait (kazoo's wait_for_acquire), a fenced write to
@@ -48,13 +55,6 @@ const (
 // early (its context ended) is found done by a later Leave; and no
 // background work (a leave whose context ended, a withdrawn attempt's
 // cleanup) reports anything but a session's end or an ACL's refusal.
-// given is a member given back with Leave by client's process of
-// incarnation inc: a process that crashed since never ran the Leave.
-type given struct {
-	m           *partition.Member
-	client, inc int
-}
-
 type blockingSim struct {
 	clients int
 	mu      sync.Mutex // the actors run one at a time; the lock keeps -race quiet about the hand-offs

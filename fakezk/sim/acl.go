@@ -159,7 +159,8 @@ func (w *World) ACLHidden(i int) bool {
 	return ran(base, w.Clock.Now()) < period
 }
 
-// sessionEvent records client i's suspensions (ACLHidden).
+// sessionEvent records client i's suspensions (ACLHidden) and the
+// process of each of its sessions (Scenario.OwnIncarnations).
 func (w *World) sessionEvent(i int, ev task.Event) {
 	if ev.Type != task.EventNone {
 		return
@@ -172,6 +173,13 @@ func (w *World) sessionEvent(i int, ev task.Event) {
 			p.away = append(p.away, away{from: w.Clock.Now()})
 		}
 	case task.StateConnected:
+		p.connects++
+		if ev.SessionID != 0 {
+			if w.sessionProc == nil {
+				w.sessionProc = map[int64]procID{}
+			}
+			w.sessionProc[ev.SessionID] = procID{client: i, incarnation: p.incarnation}
+		}
 		if n > 0 && p.away[n-1].to.IsZero() {
 			p.away[n-1].to = w.Clock.Now()
 		}

@@ -56,9 +56,11 @@
 // tokens), Leaders (at most one acting leader), Tasks (no task lost or
 // executed twice), TreeEquals (a cache equal to the server's tree),
 // Registrations (no registration registered on a session older than its
-// executor's), and Scenario.OwnDeletes (the ephemeral nodes below a
+// executor's), Scenario.OwnDeletes (the ephemeral nodes below a
 // directory deleted only by their own session, judged from the server's
-// journal). LostReplies loses the replies of creates, and of deletes with
+// journal), and Scenario.OwnIncarnations (a persistent node deleted by a
+// process only if it made or wrote that incarnation, from the journal
+// too). LostReplies loses the replies of creates, and of deletes with
 // a cut others act in, on top of the faults. The world's executors run
 // without their sync after a reconnect (executor.Config), so that a flow
 // that settles a lost write without a sync of its own is caught, but in

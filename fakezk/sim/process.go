@@ -15,6 +15,7 @@ import (
 // proc is what the world knows of client i's process.
 type proc struct {
 	incarnation int    // processes that died before this one (Crash)
+	connects    int    // Connected events its executors heard, over its incarnations (Scenario.OwnIncarnations)
 	pauses      int    // pauses this process went through (Pause)
 	paused      bool   // frozen now: its executor is not stepped
 	thawed      uint64 // the world's step that follows its last thaw (actors' contexts wait for the next)

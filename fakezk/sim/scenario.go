@@ -112,6 +112,18 @@ type Scenario struct {
 	// back only their own nodes. Each is judged from the server's journal
 	// from the end of Setup on.
 	OwnDeletes []string
+	// OwnIncarnations lists nodes (by the clients' paths; each judged
+	// with every node below it) that a client's process deletes, when
+	// persistent, only if one of its sessions made or wrote that node
+	// (that incarnation, by its czxid): a node another process or an
+	// operator made is never deleted by it, also where its own node was
+	// before (the promise of a recipe that gives back only the node it
+	// made or kept, whose delete settled after a lost reply, or sent
+	// after a cut, must leave a node made again at the path meanwhile),
+	// but in ZooKeeper's window between a read and the delete at the
+	// version read (ownincarnations.go). Judged from the server's journal
+	// from the end of Setup on, at the end of the seed.
+	OwnIncarnations []string
 	// Counters lists the directories whose counter (cversion) names the
 	// recipe's sequential children, by the clients' paths: the Counters
 	// fault sets one near int32's maximum, the EmptyDir fault deletes one
@@ -226,7 +238,8 @@ type Trial struct {
 	Plan Plan
 
 	sc         *Scenario
-	own        []*ownDeletes // Scenario.OwnDeletes' judges
+	own        []*ownDeletes      // Scenario.OwnDeletes' judges
+	incs       []*ownIncarnations // Scenario.OwnIncarnations' judges
 	violations []error
 	failedAt   time.Duration // when the first violation was recorded
 	kind       FailureKind
@@ -412,9 +425,13 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	srvCfg := sc.Server
 	srvCfg.Trace = trace
 	own := make([]*ownDeletes, len(sc.OwnDeletes))
-	if len(own) > 0 {
+	incs := make([]*ownIncarnations, len(sc.OwnIncarnations))
+	if len(own)+len(incs) > 0 {
 		for i, d := range sc.OwnDeletes {
 			own[i] = &ownDeletes{dir: d}
+		}
+		for i, d := range sc.OwnIncarnations {
+			incs[i] = &ownIncarnations{path: d}
 		}
 		journal := srvCfg.Journal
 		srvCfg.Journal = func(c fakezk.Commit) {
@@ -422,6 +439,9 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 				journal(c)
 			}
 			for _, o := range own {
+				o.journal(c)
+			}
+			for _, o := range incs {
 				o.journal(c)
 			}
 		}
@@ -434,7 +454,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 		return res
 	}
 	r := &Trial{World: w, Rand: rand.New(rand.NewPCG(seed, 0x574f_524b_4c4f_4144)), Plan: res.Plan, sc: &sc,
-		progress: make([]int, sc.Clients), after: make([]bool, sc.Clients), own: own}
+		progress: make([]int, sc.Clients), after: make([]bool, sc.Clients), own: own, incs: incs}
 	maxWipes := sc.Faults.MaxWipes
 	if maxWipes <= 0 {
 		maxWipes = 1
@@ -505,6 +525,9 @@ func (r *Trial) run(inj *injector) {
 	for _, o := range r.own {
 		o.start(r)
 	}
+	for _, o := range r.incs {
+		o.start(r)
+	}
 	// Phase 2: the workload under faults.
 	r.phase("faults on")
 	if inj.plan.On.Has(Lag) {
@@ -571,6 +594,9 @@ func (r *Trial) run(inj *injector) {
 	}
 	// Phase 5: invariants.
 	r.phase("invariants")
+	for _, o := range r.incs {
+		o.check()
+	}
 	for _, inv := range sc.Invariants {
 		if err := inv.Check(r); err != nil {
 			r.fail(Safety, "invariant: %w", err)

@@ -114,6 +114,9 @@ type World struct {
 	aclSet   []touch   // the operator's ACL changes (the acl class), in order
 
 	operatorSessions []int64 // sessions the Operator fault opened
+	// sessionProc is the process of each session a client's executor
+	// was Connected on (Scenario.OwnIncarnations).
+	sessionProc map[int64]procID
 
 	tl *timeline // the seed's picture being recorded, or nil (timeline.go)
 

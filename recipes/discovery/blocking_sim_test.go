@@ -13,7 +13,13 @@ import (
 	"github.com/zkflow/zkflow/task"
 )
 
-const bsimService = "b"
+const (
+	bsimService = "b"
+	// bsimShared is the persistent instance id the first bsimSharers
+	// processes all register.
+	bsimShared  = "s"
+	bsimSharers = 2
+)
 
 // blockingSim drives discovery through its Client from actors
 // (goroutines the world runs in lockstep): each of 3 clients has one
@@ -24,6 +30,10 @@ const bsimService = "b"
 // that does not end, one ended before the call, or one that ends after a
 // few steps or a drawn time (during the call or later); Unregister and
 // Stop take that same context.
+//
+// On the first bsimSharers clients, the second of those actors
+// registers the shared id "s" instead, Static or Permanent as each round
+// draws: two processes register and unregister one persistent node.
 //
 // A third registering actor of each client registers a Static instance
 // (a persistent node, "c<i>s") in each round, through a second Client of
@@ -43,7 +53,12 @@ const bsimService = "b"
 // actor calls Unregister, unless the operator touched it meanwhile (an
 // earlier Unregister of either Client, going on in the background after
 // its ctx ended, must not delete it); once every actor has ended, no scope
-// is left under a client's session.
+// is left under a client's session; and, from the server's journal
+// (sim.Scenario.OwnIncarnations), a process deletes a persistent
+// instance node only if one of its sessions made or wrote it (the shared
+// id's node, made again by the other process after this one's was gone,
+// is never deleted by this one), but in ZooKeeper's window between a
+// read and the delete at the version read.
 type blockingSim struct {
 	clients    int
 	registered int               // rounds that registered, summed over seeds
@@ -90,6 +105,10 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		},
 		Restart:  s.startClient,
 		Operator: []string{dir + "/"},
+		// A process's Unregister of a persistent instance deletes the
+		// node its Register made or kept, never one another process
+		// (or the operator) made at the path since.
+		OwnIncarnations: staticPaths(s.clients),
 		Regressions: []sim.Regression{
 			{Seed: 251552718802605, NoOutageEnds: true, NoActorLag: true, Why: "liveness (the test's own): a follower's Next waited with a context that never ends after the registering actors had stopped; reads are now bounded"},
 			{Seed: 871, Why: "safety: a Register whose ctx ended as it registered a Static instance had its undo (an Unregister) submitted uncounted; the next Register did not wait for it, and its delete, retried after the reconnect, deleted the node that Register had made"},
@@ -111,6 +130,17 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 	}
 }
 
+// staticPaths are the nodes of the persistent instances of the blocking
+// scenario's clients: each one's own and the shared one.
+func staticPaths(clients int) []string {
+	dir := simBase + "/" + bsimService
+	ps := []string{dir + "/" + bsimShared}
+	for i := range clients {
+		ps = append(ps, fmt.Sprintf("%s/c%ds", dir, i))
+	}
+	return ps
+}
+
 // startClient gives client i (its process now) a Client and its actors.
 func (s *blockingSim) startClient(r *sim.Trial, i int) {
 	c, err := discovery.NewClient(r.Execs[i], simBase)
@@ -125,10 +155,13 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 	}
 	s.reg.Start(r, i)
 	for k := range 2 {
+		if k == 1 && i < bsimSharers {
+			break // its place is the shared id's actor's (below)
+		}
 		id := fmt.Sprintf("c%da%d", i, k)
 		r.Go(i, func(a *sim.Actor) {
 			for !r.Stopping() && a.Context().Err() == nil {
-				s.register(r, a, c, id, false)
+				s.register(r, a, c, id, "")
 			}
 		})
 	}
@@ -139,31 +172,49 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 			if round%2 == 1 {
 				cc = other
 			}
-			s.register(r, a, cc, static, true)
+			s.register(r, a, cc, static, discovery.Static)
 		}
-		// The last round's Register may have left the node (its ctx
-		// ended with the create applied): register it again and
-		// unregister it.
-		for a.Context().Err() == nil {
-			reg, err := c.Register(a.Context(), discovery.Instance{Name: bsimService, ID: static, Port: 80, ServiceType: discovery.Static})
-			if err == nil {
-				err = c.Unregister(a.Context(), reg)
-			}
-			if err == nil {
-				return
-			}
-			if !expected(r, a, false, err) {
-				r.Errorf("client %d: the last clean-up of %s: %v", i, static, err)
-				return
-			}
-			_ = a.Sleep(a.Context(), 100*time.Millisecond)
-		}
+		s.cleanUp(r, a, c, static)
 	})
+	if i < bsimSharers {
+		// The id every sharing process registers, Static or Permanent
+		// as each round draws.
+		r.Go(i, func(a *sim.Actor) {
+			for !r.Stopping() && a.Context().Err() == nil {
+				typ := discovery.Static
+				if a.Rand().IntN(2) == 1 {
+					typ = discovery.Permanent
+				}
+				s.register(r, a, c, bsimShared, typ)
+			}
+			s.cleanUp(r, a, c, bsimShared)
+		})
+	}
 	r.Go(i, func(a *sim.Actor) {
 		for !r.Stopping() && a.Context().Err() == nil {
 			s.follow(r, a, c)
 		}
 	})
+}
+
+// cleanUp registers the persistent instance id again and unregisters it,
+// with a context that does not end: the last round's Register may have
+// left the node (its ctx ended with the create applied).
+func (s *blockingSim) cleanUp(r *sim.Trial, a *sim.Actor, c *discovery.Client, id string) {
+	for a.Context().Err() == nil {
+		reg, err := c.Register(a.Context(), discovery.Instance{Name: bsimService, ID: id, Port: 80, ServiceType: discovery.Static})
+		if err == nil {
+			err = c.Unregister(a.Context(), reg)
+		}
+		if err == nil {
+			return
+		}
+		if !expected(r, a, false, err) {
+			r.Errorf("client %d: the last clean-up of %s: %v", a.Client(), id, err)
+			return
+		}
+		_ = a.Sleep(a.Context(), 100*time.Millisecond)
+	}
 }
 
 // roundCtx draws a round's context; ends reports whether it may end.
@@ -202,17 +253,17 @@ func expected(r *sim.Trial, a *sim.Actor, ends bool, err error) bool {
 	return false
 }
 
-// register is one register, stay, unregister of actor a as instance id,
-// a Static instance if static.
-func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, id string, static bool) {
+// register is one register, stay, unregister of actor a as instance id
+// of type typ ("" for Dynamic).
+func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, id string, typ discovery.ServiceType) {
 	i, rnd := a.Client(), a.Rand()
 	ctx, cancel, ends := roundCtx(a)
 	defer cancel()
 	inc := r.Incarnation(i)
-	inst := discovery.Instance{Name: bsimService, ID: id, Port: 80}
-	if static {
-		inst.ServiceType = discovery.Static
-	}
+	inst := discovery.Instance{Name: bsimService, ID: id, Port: 80, ServiceType: typ}
+	// The node of a process's own persistent id is its registrations'
+	// alone; the shared one another process may unregister meanwhile.
+	static := typ != "" && id != bsimShared
 	calledAt := r.Clock.Now() // the operator may delete the node from its create on
 	reg, err := c.Register(ctx, inst)
 	if err != nil {

@@ -64,3 +64,34 @@ func TestCanaryRegisterBesideUnregister(t *testing.T) {
 	_, sc := newBlockingSim()
 	sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
 }
+
+// A persistent instance's Unregister that deletes its path at any
+// version (discovery/unregister-any-incarnation) is caught by the
+// blocking scenario, where two processes register and unregister one
+// Static or Permanent id: the Unregister of one deletes the node the
+// other made again at the path after the first's node was gone, and the
+// judge of the server's journal (Scenario.OwnIncarnations) finds a
+// process deleting a node it neither made nor wrote.
+func TestCanaryUnregisterAnyIncarnation(t *testing.T) {
+	const name canary.Name = "discovery/unregister-any-incarnation"
+	restore := canary.Enable(name)
+	defer restore()
+	_, sc := newBlockingSim()
+	sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
+}
+
+// A delete at the version a read gave, sent after a cut that came
+// between the read's answer and the delete, or a plain read after a
+// reconnect through a member behind others' writes
+// (zkops/delete-after-cut-unread), is caught by the blocking scenario:
+// the Unregister of a persistent instance takes a node another process
+// or the operator made at the path meanwhile, and the judge of the
+// server's journal finds it (it found the bug, two processes sharing one
+// Static id).
+func TestCanaryDeleteAfterCutUnread(t *testing.T) {
+	const name canary.Name = "zkops/delete-after-cut-unread"
+	restore := canary.Enable(name)
+	defer restore()
+	_, sc := newBlockingSim()
+	sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
+}

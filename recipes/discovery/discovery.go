@@ -294,7 +294,9 @@ func putPersistent(path string, data []byte, acl task.ACLProvider) task.Task[int
 // still the node Register made or kept (its incarnation: the same czxid,
 // whatever its data since). A node made again at the path since, by
 // anyone (another process registering the same id, an operator), is left
-// alone, also when the delete is settled after a lost reply. A node
+// alone, also when the delete is settled after a lost reply or sent
+// after a cut, but in ZooKeeper's window between the read of the node
+// and its delete at the version read (PROTOCOL.md). A node
 // already gone, or another one there, is success; Unregister is
 // idempotent. Registrations of the same id share one node: Unregister of
 // any of them deletes it. Run on another executor than the one that

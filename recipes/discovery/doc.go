@@ -15,6 +15,11 @@
 // fault: once the registrations stop changing and its session is
 // connected, it lists exactly the instances on the server, so never one
 // whose session ended. Nodes whose data is not an instance are left out.
+// A Static or Permanent instance is a persistent node, written once:
+// processes that register one such id share that node, and an
+// Unregister deletes only the node its Register made or kept, never one
+// made again at the path after it was gone (but in ZooKeeper's window
+// between a read and a delete: PROTOCOL.md).
 //
 //	c, err := discovery.NewClient(ex, "/services")
 //	reg, err := c.Register(ctx, discovery.Instance{Name: "web", ID: "web-1", Address: "10.0.0.1", Port: 8080})

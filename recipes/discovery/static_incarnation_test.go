@@ -208,3 +208,137 @@ func unregisterBesideReRegister(t *testing.T, lag time.Duration) (gone bool) {
 	_, there := w.Server.NodeStat(path)
 	return !there
 }
+
+// A Static instance's Unregister reads its node (ours, at version 0) and
+// the connection is cut just after the read's answer is handed over,
+// before the delete is sent. Meanwhile another process registers the id
+// (keeping the node: its data replaced, version 1), unregisters it
+// (deleting it) and registers again (a new node, version 0). The answer,
+// held with the executor's work until the reconnect, is stale then: the
+// Unregister must read again rather than delete at the version it read,
+// which would take the other process's node
+// (zkops/delete-after-cut-unread; found by discovery/blocking's judge of
+// the server's journal).
+func TestUnregisterAfterACutReadLeavesAnotherProcessRegistration(t *testing.T) {
+	canarytest.Both(t, "zkops/delete-after-cut-unread", func(t *testing.T, bug bool) {
+		if gone := unregisterAcrossCutRead(t); gone != bug {
+			t.Fatalf("client 1's registration gone: %v; want %v", gone, bug)
+		}
+	})
+}
+
+// unregisterAcrossCutRead runs the schedule of
+// TestUnregisterAfterACutReadLeavesAnotherProcessRegistration and
+// reports whether client 1's registration is gone 2s after both
+// processes are done.
+func unregisterAcrossCutRead(t *testing.T) (gone bool) {
+	const base, name, id = "/rsvc", "web", "w1"
+	path := base + "/" + name + "/" + id
+	blink := &blinkAfterReply{match: func(req task.Request) bool {
+		r, ok := req.(*task.ExistsRequest)
+		return ok && r.Path == path
+	}}
+	w, err := sim.New(sim.Config{Seed: 5, Clients: 2, Wrap: func(i int, c *fakezk.Conn) task.Conn {
+		if i == 0 {
+			blink.Conn = c
+			return blink
+		}
+		return c
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	blink.w = w
+	c0, err := discovery.NewClient(w.Execs[0], base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, err := discovery.NewClient(w.Execs[1], base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := discovery.Instance{Name: name, ID: id, Address: "10.0.0.1", Port: 80, ServiceType: discovery.Static}
+	other := inst
+	other.Address = "10.0.0.2"
+	var unregErr, otherErr error
+	unregistered, registered, withinCut := false, false, false
+	var czxid int64
+	w.Go(0, func(a *sim.Actor) {
+		ctx := a.Context()
+		reg, err := c0.Register(ctx, inst)
+		if err != nil {
+			t.Errorf("Register on client 0: %v", err)
+			return
+		}
+		blink.armed = true
+		unregErr = c0.Unregister(ctx, reg)
+		unregistered = true
+	})
+	w.Go(1, func(a *sim.Actor) {
+		ctx := a.Context()
+		for !blink.cut {
+			if err := a.Sleep(ctx, 10*time.Millisecond); err != nil {
+				return
+			}
+		}
+		// While client 0 is cut off: register (keeping its node),
+		// unregister (deleting it), register again (a new node).
+		reg, err := c1.Register(ctx, other)
+		if err == nil {
+			err = c1.Unregister(ctx, reg)
+		}
+		if err == nil {
+			_, err = c1.Register(ctx, other)
+		}
+		otherErr = err
+		if st, ok := w.Server.NodeStat(path); ok {
+			czxid = st.Czxid
+		}
+		withinCut = w.Clock.Now().Before(blink.cutAt.Add(blinkFor))
+		registered = true
+	})
+	if !w.Settle(func() bool { return unregistered && registered }) {
+		t.Fatal("the actors never finished")
+	}
+	if !blink.cut || !withinCut {
+		t.Fatal("client 0 was not cut off after its read, or client 1 was not done within the cut: the test checks nothing")
+	}
+	t.Logf("Unregister on client 0 = %v; client 1's Register, Unregister, Register = %v", unregErr, otherErr)
+	if unregErr != nil || otherErr != nil {
+		t.Fatalf("Unregister = %v, client 1 = %v", unregErr, otherErr)
+	}
+	until := w.Clock.Now().Add(2 * time.Second)
+	w.Settle(func() bool { return !w.Clock.Now().Before(until) })
+	st, there := w.Server.NodeStat(path)
+	return !there || st.Czxid != czxid
+}
+
+// blinkFor is how long blinkAfterReply cuts its client off.
+const blinkFor = time.Second
+
+// blinkAfterReply wraps client 0's connection: once armed, it cuts the
+// client off for blinkFor just after the answer to the first request
+// match accepts is handed to the executor, before the continuation
+// waiting for it has run (sim's blink fault, on one chosen request).
+type blinkAfterReply struct {
+	*fakezk.Conn
+	w     *sim.World
+	match func(task.Request) bool
+	armed bool
+	cut   bool
+	cutAt time.Time
+}
+
+func (b *blinkAfterReply) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if b.armed && !b.cut && b.match(req) {
+		b.cut = true
+		inner := done
+		done = func(resp task.Response) {
+			inner(resp)
+			b.cutAt = b.w.Clock.Now()
+			b.w.Server.Partition(b.Conn, blinkFor, true)
+		}
+	}
+	b.Conn.Do(req, done, watch)
+}

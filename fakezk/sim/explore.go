@@ -230,14 +230,6 @@ func Regressions(t *testing.T, scs ...Scenario) {
 	}
 }
 
-// RunRegression runs seed of sc as Explore and Regressions replay it: a
-// regression seed (Scenario.Regressions) with the classes and options it
-// was recorded with, another seed rooted and synced as Explore draws it.
-// For a test that shows a regression seed fails with a canary on.
-func RunRegression(sc Scenario, seed uint64) Result {
-	return RunSeed(explored(sc, seed), seed, false)
-}
-
 func joinSeeds(seeds []uint64) string {
 	if len(seeds) == 0 {
 		return "-"

@@ -333,7 +333,9 @@ func TestCanaryTryBlocking(t *testing.T) {
 // A Release whose delete an ACL refused, its delete left to go on in the
 // background uncounted (the canary), has the Client's next TryAcquire
 // fail with ErrBusy behind the Client's own node once the ACL is back:
-// the scenario's judge of every ErrBusy catches it (the acl class).
+// the scenario's judge of every ErrBusy catches it (the acl class). Six
+// hunts needed 42, 177, 1741, 190, 1371 and 637 seeds since deletes read
+// after a sync (before: 42, 11, 263 over three): the bound is 2000.
 func TestCanaryRefusedReleaseUncounted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the canary hunts hundreds of seeds of the blocking scenario")
@@ -341,7 +343,7 @@ func TestCanaryRefusedReleaseUncounted(t *testing.T) {
 	restore := canary.Enable(bugRefusedReleaseUncounted)
 	defer restore()
 	_, sc := newBlockingSim()
-	sim.Catch(t, sc, string(bugRefusedReleaseUncounted), 3, 500)
+	sim.Catch(t, sc, string(bugRefusedReleaseUncounted), 3, 2000)
 }
 
 // The regression seeds of the blocking scenario, in every plain go test

@@ -143,28 +143,10 @@ func unregisterBesideReRegister(t *testing.T, lag time.Duration) (gone bool) {
 	const base, name, id = "/rsvc", "web", "w1"
 	path := base + "/" + name + "/" + id
 	cut := &sim.Cutter{Match: sim.Deletes(path), Applied: true, For: 500 * time.Millisecond, Lag: lag}
-	w, err := sim.New(sim.Config{Seed: 5, Clients: 2, Wrap: func(i int, c *fakezk.Conn) task.Conn {
-		if i == 0 {
-			return cut.Wrap(c)
-		}
-		return c
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, c0, c1 := twoStaticClients(t, base, cut.Wrap)
 	defer w.Close()
 	cut.World = w
-	c0, err := discovery.NewClient(w.Execs[0], base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c1, err := discovery.NewClient(w.Execs[1], base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst := discovery.Instance{Name: name, ID: id, Address: "10.0.0.1", Port: 80, ServiceType: discovery.Static}
-	other := inst
-	other.Address = "10.0.0.2"
+	inst, other := sharedStatic(name, id)
 	var unregErr, regErr error
 	unregistered, registered := false, false
 	w.Go(0, func(a *sim.Actor) {
@@ -238,29 +220,13 @@ func unregisterAcrossCutRead(t *testing.T) (gone bool) {
 		r, ok := req.(*task.ExistsRequest)
 		return ok && r.Path == path
 	}}
-	w, err := sim.New(sim.Config{Seed: 5, Clients: 2, Wrap: func(i int, c *fakezk.Conn) task.Conn {
-		if i == 0 {
-			blink.Conn = c
-			return blink
-		}
-		return c
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, c0, c1 := twoStaticClients(t, base, func(c *fakezk.Conn) task.Conn {
+		blink.Conn = c
+		return blink
+	})
 	defer w.Close()
 	blink.w = w
-	c0, err := discovery.NewClient(w.Execs[0], base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c1, err := discovery.NewClient(w.Execs[1], base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst := discovery.Instance{Name: name, ID: id, Address: "10.0.0.1", Port: 80, ServiceType: discovery.Static}
-	other := inst
-	other.Address = "10.0.0.2"
+	inst, other := sharedStatic(name, id)
 	var unregErr, otherErr error
 	unregistered, registered, withinCut := false, false, false
 	var czxid int64
@@ -341,4 +307,39 @@ func (b *blinkAfterReply) Do(req task.Request, done func(task.Response), watch f
 		}
 	}
 	b.Conn.Do(req, done, watch)
+}
+
+// twoStaticClients returns a world of two clients, client 0's connection
+// wrapped by wrap0, and a discovery Client under base on each.
+func twoStaticClients(t *testing.T, base string, wrap0 func(*fakezk.Conn) task.Conn) (*sim.World, *discovery.Client, *discovery.Client) {
+	t.Helper()
+	w, err := sim.New(sim.Config{Seed: 5, Clients: 2, Wrap: func(i int, c *fakezk.Conn) task.Conn {
+		if i == 0 {
+			return wrap0(c)
+		}
+		return c
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c0, err := discovery.NewClient(w.Execs[0], base)
+	if err != nil {
+		w.Close()
+		t.Fatal(err)
+	}
+	c1, err := discovery.NewClient(w.Execs[1], base)
+	if err != nil {
+		w.Close()
+		t.Fatal(err)
+	}
+	return w, c0, c1
+}
+
+// sharedStatic returns two registrations of one Static id, as two
+// processes sharing it make them (their addresses differ).
+func sharedStatic(name, id string) (inst, other discovery.Instance) {
+	inst = discovery.Instance{Name: name, ID: id, Address: "10.0.0.1", Port: 80, ServiceType: discovery.Static}
+	other = inst
+	other.Address = "10.0.0.2"
+	return inst, other
 }

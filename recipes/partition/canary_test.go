@@ -36,7 +36,7 @@ const (
 // ACL refused): caught by the judge of each successful Leave
 // (leftClean).
 func TestCanaries(t *testing.T) {
-	for _, name := range []canary.Name{
+	huntEach(t, func() sim.Scenario { _, sc := newPartSim(); return sc },
 		"partition/hold-at-create",
 		"partition/keep-holds-across-expiry",
 		"partition/acquired-while-draining",
@@ -46,14 +46,7 @@ func TestCanaries(t *testing.T) {
 		"partition/leave-leaves-party-create",
 		"partition/leave-leaves-failed-try",
 		"partition/leave-leaves-refused-delete",
-	} {
-		t.Run(string(name), func(t *testing.T) {
-			restore := canary.Enable(name)
-			defer restore()
-			_, sc := newPartSim()
-			sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
-		})
-	}
+	)
 }
 
 // The three partition/leave-leaves-* canaries through the blocking face
@@ -64,16 +57,21 @@ func TestCanaries(t *testing.T) {
 // added, in 1 to 33 seeds over three hunts, and none in 300 seeds without
 // the judge.
 func TestCanariesBlocking(t *testing.T) {
-	for _, name := range []canary.Name{
+	huntEach(t, func() sim.Scenario { _, sc := newBlockingSim(); return sc },
 		"partition/leave-leaves-party-create",
 		"partition/leave-leaves-failed-try",
 		"partition/leave-leaves-refused-delete",
-	} {
+	)
+}
+
+// huntEach has the scenario newSim makes catch each canary of names, in a
+// subtest of its own (sim.Catch).
+func huntEach(t *testing.T, newSim func() sim.Scenario, names ...canary.Name) {
+	for _, name := range names {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)
 			defer restore()
-			_, sc := newBlockingSim()
-			sim.Catch(t, sc, string(name), canaryHunts, canaryBound)
+			sim.Catch(t, newSim(), string(name), canaryHunts, canaryBound)
 		})
 	}
 }

@@ -414,7 +414,7 @@ const BugNoSyncAfterLostDelete canary.Name = "zkops/no-sync-after-lost-delete"
 // judge of the server's journal (Scenario.OwnIncarnations): two
 // processes sharing one Static id. A canary (internal/canary):
 // TestUnregisterAfterACutReadLeavesAnotherProcessRegistration shows the
-// first, and discovery's TestCanaryDeleteAfterCutUnread hunts both.
+// first, and discovery's TestCanariesBlocking hunts both.
 const BugDeleteAfterCutUnread canary.Name = "zkops/delete-after-cut-unread"
 
 // refusedNotKept reports whether err holds an ACL's refusal that nothing

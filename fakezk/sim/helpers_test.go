@@ -119,17 +119,31 @@ func TestLostRepliesDeletes(t *testing.T) {
 	}
 }
 
-// Scenario.OwnDeletes passes a node deleted by its own session, by its
+// Scenario.OwnDeletes passes a node deleted by its own session (by a
+// delete, or by a multi that deletes it and makes the path again), by its
 // session's end or by an operator, and fails the seed when another
-// client's session deletes it.
+// client's session deletes it, by a delete or by such a multi; judging
+// "/d", or the whole tree ("/"), with and without a root.
 func TestOwnDeletes(t *testing.T) {
-	for _, foreign := range []bool{false, true} {
+	replace := func(p string) task.Task[[]task.MultiResult] {
+		return task.Multi(&task.DeleteRequest{Path: p, Version: task.AnyVersion},
+			&task.CreateRequest{Path: p, Mode: task.Ephemeral, ACL: task.OpenACL})
+	}
+	for k := range 9 {
+		mode, dir, root := []string{"own", "foreign", "replaced"}[k%3], "/d", ""
+		if k >= 3 {
+			dir = "/"
+		}
+		if k >= 6 {
+			root = "/app"
+		}
 		done := false
 		sc := sim.Scenario{
 			Name:       "own-deletes",
 			Clients:    2,
+			Root:       root,
 			Duration:   5 * time.Second,
-			OwnDeletes: []string{"/d"},
+			OwnDeletes: []string{dir},
 			Live:       func(*sim.Trial) bool { return done },
 			Setup: func(r *sim.Trial) error {
 				_, err := sim.Run(r.World, 0, task.Create("/d", nil, task.Persistent))
@@ -137,7 +151,7 @@ func TestOwnDeletes(t *testing.T) {
 			},
 			Workload: func(r *sim.Trial) {
 				mine := c.Seq(task.Create("/d/a", nil, task.Ephemeral), c.Seq(task.Create("/d/b", nil, task.Ephemeral),
-					c.Seq(task.Create("/d/c", nil, task.Ephemeral), task.Delete("/d/a", 0))))
+					c.Seq(task.Create("/d/c", nil, task.Ephemeral), c.Seq(replace("/d/c"), task.Delete("/d/a", 0)))))
 				executor.Submit(r.Execs[0], mine, func(_ task.Unit, err error) {
 					if err != nil {
 						r.Errorf("client 0: %v", err)
@@ -147,23 +161,128 @@ func TestOwnDeletes(t *testing.T) {
 						r.Errorf("operator: %v", err)
 						return
 					}
-					if !foreign {
+					switch mode {
+					case "own":
 						r.Server.Expire(r.Conns[0]) // /d/c goes with its session
 						done = true
-						return
+					case "foreign":
+						executor.Submit(r.Execs[1], task.Delete("/d/c", 0), func(_ task.Unit, err error) {
+							done = err == nil
+						})
+					default:
+						executor.Submit(r.Execs[1], replace("/d/c"), func(_ []task.MultiResult, err error) {
+							done = err == nil
+						})
 					}
-					executor.Submit(r.Execs[1], task.Delete("/d/c", 0), func(_ task.Unit, err error) {
-						done = err == nil
-					})
 				})
 			},
 		}
 		res := sim.RunSeed(sc, 1, false)
 		switch {
-		case !foreign && res.Err != nil:
-			t.Fatalf("own, operator's and session end's deletes: %v", res.Err)
-		case foreign && (res.Err == nil || !strings.Contains(res.Err.Error(), "deleted /d/c, an ephemeral node of session")):
-			t.Fatalf("client 1's delete of client 0's node: %v, want the judge's violation", res.Err)
+		case mode == "own" && res.Err != nil:
+			t.Fatalf("%s (root %q): own, operator's and session end's deletes: %v", dir, root, res.Err)
+		case mode != "own" && (res.Err == nil || !strings.Contains(res.Err.Error(), "deleted /d/c, an ephemeral node of session")):
+			t.Fatalf("%s (root %q): client 1's %s of client 0's node: %v, want the judge's violation", dir, root, mode, res.Err)
 		}
+	}
+}
+
+// Scenario.OwnIncarnations passes a persistent node deleted by the
+// process that made it (by a delete, or by a multi that deletes it and
+// makes the path again), and fails the seed when another client's
+// process deletes it, by a delete or by such a multi.
+func TestOwnIncarnations(t *testing.T) {
+	replace := func(p string) task.Task[[]task.MultiResult] {
+		return task.Multi(&task.DeleteRequest{Path: p, Version: task.AnyVersion},
+			&task.CreateRequest{Path: p, Mode: task.Persistent, ACL: task.OpenACL})
+	}
+	for _, mode := range []string{"own", "foreign", "replaced"} {
+		done := false
+		sc := sim.Scenario{
+			Name:            "own-incarnations",
+			Clients:         2,
+			Duration:        5 * time.Second,
+			OwnIncarnations: []string{"/d"},
+			Live:            func(*sim.Trial) bool { return done },
+			Setup: func(r *sim.Trial) error {
+				_, err := sim.Run(r.World, 0, task.Create("/d", nil, task.Persistent))
+				return err
+			},
+			Workload: func(r *sim.Trial) {
+				mine := c.Seq(task.Create("/d/p", nil, task.Persistent), replace("/d/p"))
+				executor.Submit(r.Execs[0], mine, func(_ []task.MultiResult, err error) {
+					if err != nil {
+						r.Errorf("client 0: %v", err)
+						return
+					}
+					var del task.Task[task.Unit]
+					switch mode {
+					case "own":
+						executor.Submit(r.Execs[0], task.Delete("/d/p", -1), func(_ task.Unit, err error) { done = err == nil })
+						return
+					case "foreign":
+						del = task.Delete("/d/p", -1)
+					default:
+						del = c.Map(replace("/d/p"), func([]task.MultiResult) task.Unit { return task.Unit{} })
+					}
+					executor.Submit(r.Execs[1], del, func(_ task.Unit, err error) { done = err == nil })
+				})
+			},
+		}
+		res := sim.RunSeed(sc, 1, false)
+		switch {
+		case mode == "own" && res.Err != nil:
+			t.Fatalf("own deletes: %v", res.Err)
+		case mode != "own" && (res.Err == nil || !strings.Contains(res.Err.Error(), "deleted /d/p at zxid")):
+			t.Fatalf("client 1's %s of client 0's node: %v, want the judge's violation", mode, res.Err)
+		}
+	}
+}
+
+// The journal's judges forget the tree a wipe lost: nodes made again at
+// its paths on the new ensemble, by another client, are nobody's delete.
+func TestOwnJudgesAcrossWipe(t *testing.T) {
+	done := false
+	sc := sim.Scenario{
+		Name:            "own-wipe",
+		Clients:         2,
+		Duration:        5 * time.Second,
+		OwnDeletes:      []string{"/d"},
+		OwnIncarnations: []string{"/d"},
+		Live:            func(*sim.Trial) bool { return done },
+		Setup: func(r *sim.Trial) error {
+			_, err := sim.Run(r.World, 0, task.Create("/d", nil, task.Persistent))
+			return err
+		},
+		Workload: func(r *sim.Trial) {
+			nodes := func() task.Task[string] {
+				return c.Seq(task.Create("/d/e", nil, task.Ephemeral), task.Create("/d/p", nil, task.Persistent))
+			}
+			executor.Submit(r.Execs[0], nodes(), func(_ string, err error) {
+				if err != nil {
+					r.Errorf("client 0: %v", err)
+					return
+				}
+				r.World.Wipe()
+				var again func()
+				again = func() {
+					mk := c.OnError(task.Create("/d", nil, task.Persistent), func(error) task.Task[string] { return task.Value("/d") }, task.ErrNodeExists)
+					executor.Submit(r.Execs[1], c.Seq(mk, nodes()), func(_ string, err error) {
+						switch {
+						case err == nil:
+							done = true
+						case errors.Is(err, task.ErrSessionExpired) || task.IsRetryable(err):
+							sim.After(r, r.Execs[1], 100*time.Millisecond, again)
+						default:
+							r.Errorf("client 1: %v", err)
+						}
+					})
+				}
+				again()
+			})
+		},
+	}
+	if res := sim.RunSeed(sc, 1, false); res.Err != nil {
+		t.Fatalf("nodes made again after a wipe: %v", res.Err)
 	}
 }

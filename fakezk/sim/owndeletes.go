@@ -22,14 +22,18 @@ type ownDeletes struct {
 	r      *Trial
 	srvDir string           // dir/ on the server ("" until start)
 	owners map[string]int64 // the owning session of each ephemeral node below dir
+	zxid   int64            // the last commit's
 }
 
 // start begins the judging on r's world, with the nodes below dir now.
+// The dir "/" judges every node of the clients' tree (ServerPath("/")
+// is the root, "/" with no root).
 func (o *ownDeletes) start(r *Trial) {
-	o.r, o.srvDir = r, r.World.ServerPath(o.dir)+"/"
+	o.r, o.srvDir = r, strings.TrimSuffix(r.World.ServerPath(o.dir), "/")+"/"
 	o.owners = map[string]int64{}
+	prefix := strings.TrimSuffix(o.dir, "/") + "/"
 	for _, name := range r.World.Children(o.dir) {
-		if st, ok := r.NodeStat(o.dir + "/" + name); ok && st.EphemeralOwner != 0 {
+		if st, ok := r.NodeStat(prefix + name); ok && st.EphemeralOwner != 0 {
 			o.owners[o.srvDir+name] = st.EphemeralOwner
 		}
 	}
@@ -41,10 +45,20 @@ func (o *ownDeletes) journal(c fakezk.Commit) {
 	if o.srvDir == "" {
 		return
 	}
+	if c.Zxid <= o.zxid {
+		clear(o.owners) // a wipe (Server.Wipe) lost the tree, unjournaled
+	}
+	o.zxid = c.Zxid
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		if !strings.HasPrefix(n.Path, o.srvDir) {
 			continue
+		}
+		if owner, ok := o.owners[n.Path]; ok && n.Stat.Czxid == c.Zxid {
+			// A node made by this commit where an ephemeral was: a
+			// multi deleted that one and made this one (the journal
+			// lists the path once, as it is after).
+			o.deleted(c, n.Path, owner)
 		}
 		if n.Stat.EphemeralOwner > 0 { // (containers and TTL nodes store negative marks)
 			o.owners[n.Path] = n.Stat.EphemeralOwner
@@ -53,14 +67,17 @@ func (o *ownDeletes) journal(c fakezk.Commit) {
 		}
 	}
 	for _, p := range c.Deleted {
-		owner, ok := o.owners[p]
-		if !ok {
-			continue
+		if owner, ok := o.owners[p]; ok {
+			delete(o.owners, p)
+			o.deleted(c, p, owner)
 		}
-		delete(o.owners, p)
-		if c.Session != 0 && c.Session != owner && !o.r.World.OperatorSession(owner) {
-			cp, _ := o.r.World.ClientPath(p)
-			o.r.Errorf("session %#x deleted %s, an ephemeral node of session %#x (zxid %#x): only a node's own session deletes it", c.Session, cp, owner, c.Zxid)
-		}
+	}
+}
+
+// deleted judges the delete of p, an ephemeral node of owner, by c.
+func (o *ownDeletes) deleted(c fakezk.Commit, p string, owner int64) {
+	if c.Session != 0 && c.Session != owner && !o.r.World.OperatorSession(owner) {
+		cp, _ := o.r.World.ClientPath(p)
+		o.r.Errorf("session %#x deleted %s, an ephemeral node of session %#x (zxid %#x): only a node's own session deletes it", c.Session, cp, owner, c.Zxid)
 	}
 }

@@ -43,6 +43,7 @@ type ownIncarnations struct {
 	// deleted are the deletes of persistent nodes not by a session that
 	// touched them, judged at the end.
 	deleted []incDelete
+	zxid    int64 // the last commit's
 }
 
 // incarnation is one node: its czxid, the sessions that made or wrote it
@@ -98,13 +99,27 @@ func (o *ownIncarnations) journal(c fakezk.Commit) {
 	if o.srvPath == "" {
 		return
 	}
+	if c.Zxid <= o.zxid {
+		// A wipe (Server.Wipe) lost the tree, unjournaled: what was
+		// there is no one's delete.
+		clear(o.nodes)
+		clear(o.gone)
+	}
+	o.zxid = c.Zxid
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		if !o.under(n.Path) {
 			continue
 		}
 		inc := o.nodes[n.Path]
-		if inc == nil || inc.czxid != n.Stat.Czxid {
+		if inc != nil && inc.czxid != n.Stat.Czxid {
+			// Another incarnation where a node was: a multi deleted
+			// that one and made this one (the journal lists the path
+			// once, as it is after).
+			o.gone1(c, n.Path, inc)
+			inc = nil
+		}
+		if inc == nil {
 			inc = &incarnation{czxid: n.Stat.Czxid, ephemeral: n.Stat.EphemeralOwner != 0, prev: o.gone[n.Path]}
 			o.nodes[n.Path] = inc
 		}
@@ -113,22 +128,26 @@ func (o *ownIncarnations) journal(c fakezk.Commit) {
 		}
 	}
 	for _, p := range c.Deleted {
-		inc, ok := o.nodes[p]
-		if !ok {
-			continue
+		if inc, ok := o.nodes[p]; ok {
+			o.gone1(c, p, inc)
 		}
-		delete(o.nodes, p)
-		inc.byOperator = c.Session == 0 || o.r.World.OperatorSession(c.Session)
-		inc.deletedBy = c.Session
-		inc.connects = make([]int, len(o.r.World.procs))
-		for i := range o.r.World.procs {
-			inc.connects[i] = o.r.World.procs[i].connects
-		}
-		if !inc.ephemeral && !inc.byOperator && !slices.Contains(inc.touched, c.Session) {
-			o.deleted = append(o.deleted, incDelete{path: p, zxid: c.Zxid, session: c.Session, node: *inc})
-		}
-		o.gone[p] = inc
 	}
+}
+
+// gone1 records the delete of inc, the node at p, by c, keeping it for
+// check unless its own process or an operator deleted it.
+func (o *ownIncarnations) gone1(c fakezk.Commit, p string, inc *incarnation) {
+	delete(o.nodes, p)
+	inc.byOperator = c.Session == 0 || o.r.World.OperatorSession(c.Session)
+	inc.deletedBy = c.Session
+	inc.connects = make([]int, len(o.r.World.procs))
+	for i := range o.r.World.procs {
+		inc.connects[i] = o.r.World.procs[i].connects
+	}
+	if !inc.ephemeral && !inc.byOperator && !slices.Contains(inc.touched, c.Session) {
+		o.deleted = append(o.deleted, incDelete{path: p, zxid: c.Zxid, session: c.Session, node: *inc})
+	}
+	o.gone[p] = inc
 }
 
 // check judges the deletes kept by journal, now that every session's

@@ -105,12 +105,13 @@ type Scenario struct {
 	// whose re-creation under that exact name is a forgery the recipe's
 	// doc says its fence cannot see (a lock's contenders).
 	OperatorDeleteOnly []string
-	// OwnDeletes lists directories (by the clients' paths) below which
-	// every ephemeral node is deleted only by its own session (its
-	// delete or its end), the server or an operator, never by another
-	// client's session: the promise of a recipe whose processes give
-	// back only their own nodes. Each is judged from the server's journal
-	// from the end of Setup on.
+	// OwnDeletes lists directories (by the clients' paths; "/" for the
+	// whole tree) below which every ephemeral node is deleted only by its
+	// own session (its delete or its end), the server or an operator,
+	// never by another client's session: the promise of a recipe whose
+	// processes give back only their own nodes. A multi that deletes a
+	// node and makes its path again deletes it too. Each is judged from
+	// the server's journal from the end of Setup on.
 	OwnDeletes []string
 	// OwnIncarnations lists nodes (by the clients' paths; each judged
 	// with every node below it) that a client's process deletes, when
@@ -121,8 +122,9 @@ type Scenario struct {
 	// made or kept, whose delete settled after a lost reply, or sent
 	// after a cut, must leave a node made again at the path meanwhile),
 	// but in ZooKeeper's window between a read and the delete at the
-	// version read (ownincarnations.go). Judged from the server's journal
-	// from the end of Setup on, at the end of the seed.
+	// version read (ownincarnations.go). A multi that deletes a node and
+	// makes its path again deletes it too. Judged from the server's
+	// journal from the end of Setup on, at the end of the seed.
 	OwnIncarnations []string
 	// Counters lists the directories whose counter (cversion) names the
 	// recipe's sequential children, by the clients' paths: the Counters

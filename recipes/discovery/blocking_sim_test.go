@@ -58,7 +58,9 @@ const (
 // instance node only if one of its sessions made or wrote it (the shared
 // id's node, made again by the other process after this one's was gone,
 // is never deleted by this one), but in ZooKeeper's window between a
-// read and the delete at the version read.
+// read and the delete at the version read; and an ephemeral (Dynamic)
+// instance node is deleted only by its own session, the server or the
+// operator, never by another client's session (sim.Scenario.OwnDeletes).
 type blockingSim struct {
 	clients    int
 	registered int               // rounds that registered, summed over seeds
@@ -109,6 +111,12 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		// node its Register made or kept, never one another process
 		// (or the operator) made at the path since.
 		OwnIncarnations: staticPaths(s.clients),
+		// A Dynamic instance's node is deleted only by its own session
+		// (its Unregister, its end), never by another process's: no id
+		// here is registered both Dynamic and persistent (a persistent
+		// Register deletes another session's Dynamic node of its id, as
+		// Curator's does: PROTOCOL.md).
+		OwnDeletes: []string{dir},
 		Regressions: []sim.Regression{
 			{Seed: 251552718802605, NoOutageEnds: true, NoActorLag: true, Why: "liveness (the test's own): a follower's Next waited with a context that never ends after the registering actors had stopped; reads are now bounded"},
 			{Seed: 871, Why: "safety: a Register whose ctx ended as it registered a Static instance had its undo (an Unregister) submitted uncounted; the next Register did not wait for it, and its delete, retried after the reconnect, deleted the node that Register had made"},

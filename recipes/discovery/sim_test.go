@@ -49,7 +49,10 @@ const (
 //     server's instances, with their data;
 //   - then every client unregisters, and every cache converges to none,
 //     with no instance node left on the server;
-//   - no cache ends with an error.
+//   - no cache ends with an error;
+//   - from the server's journal (sim.Scenario.OwnDeletes), an instance
+//     node is deleted only by its own session (its Unregister, its end),
+//     the server or the operator, never by another client's session.
 type discoverySim struct {
 	clients int
 	lost    sim.LostReplies
@@ -99,6 +102,12 @@ func newDiscoverySim() (*discoverySim, sim.Scenario) {
 			s.churn(r, i)
 		},
 		Operator: []string{simDir + "/"},
+		// A client deletes only its own instance node (Unregister,
+		// through its member: the node its session registered), never
+		// one of another session: the crashed process's, alive until
+		// its session expires, which the new process's Register waits
+		// out (PROTOCOL.md, Faults).
+		OwnDeletes: []string{simDir},
 		Workload: func(r *sim.Trial) {
 			for i := range s.clients {
 				s.follow(r, i)

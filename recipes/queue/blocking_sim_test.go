@@ -79,7 +79,9 @@ type bsimItem struct {
 // takes again within Recovery; quiescence: the queue drains and no
 // in-flight copy is left (a Take canceled mid-way gave its item back, an
 // Ack given an ended context acknowledged in the background: a copy
-// left in flight by a live consumer never comes back).
+// left in flight by a live consumer never comes back); at-least-once, a
+// consumer's marker is deleted only by its own session's end or the
+// operator (sim.Scenario.OwnDeletes, judged from the server's journal).
 type blockingSim struct {
 	mode    Mode
 	clients int
@@ -147,6 +149,9 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 	if mode == AtLeastOnce {
 		sc.Faults.Allow = sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL)
 		sc.Operator = []string{bsimDir + ".consumers/"}
+		// A consumer's marker goes only with its own session or by the
+		// operator's hand (sim_test.go).
+		sc.OwnDeletes = []string{bsimDir + ".consumers"}
 		sc.ACL = []string{bsimDir} // and DIR.inflight, DIR.consumers, DIR.epoch: the prefix
 		// What a background flow may report: a session's end, and an
 		// ack that goes on in the background (Item.Ack: refused by an

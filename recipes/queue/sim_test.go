@@ -83,7 +83,15 @@ type simTotals struct {
 //     crashed before it heard the reply: none lost; and an item whose
 //     ack ended with ErrDeliveryLost (not applied) was delivered again
 //     after that delivery;
-//   - no executor reported an error but a session's end.
+//   - no executor reported an error but a session's end;
+//   - at-least-once, from the server's journal (sim.Scenario.OwnDeletes):
+//     a consumer's marker is deleted only by its own session's end or
+//     the operator, never by another client's session (a return of a
+//     dead consumer's items applies only while its marker is gone).
+//     The puts' bumps in DIR (ephemeral) are not judged: a put that
+//     finds the counter run out deletes every bump, another session's
+//     too (withdrawExhausted); nor are items and in-flight copies
+//     (persistent), which consumers delete by design.
 //
 // A crashed process's client starts again with a new Queue (a new
 // consumer). The operator (at-least-once only) deletes and re-creates
@@ -164,6 +172,11 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 	if mode == queue.AtLeastOnce {
 		sc.Faults.Allow = sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL)
 		sc.Operator = []string{simDir + ".consumers/"}
+		// A consumer's marker is deleted only by its own session's end
+		// or the operator: a return of a dead consumer's items applies
+		// only while its marker does not exist, never deleting a live
+		// one's.
+		sc.OwnDeletes = []string{simDir + ".consumers"}
 		sc.Regressions = []sim.Regression{
 			{Seed: 23, ReconnectLag: true, Why: "an ack applied with its reply lost, the session back through a member that had not applied it: the settle read saw the in-flight copy, the ack was sent again and reported ErrDeliveryLost, and the item never came back (the settle reads now follow a sync)"},
 			{Seed: 1000001715, NoTwins: true, NoLagWatched: true, NoRestartLag: true, NoACL: true, Why: "crash-restarts at one instant, each new process drawing the dead one's consumer ids (the same executor seed) and retrying each: flows ran at one instant without end; then, with ids unique per session, a return pass reading the marker of every consumer registered (each crashed process leaves one alive until its session expires): the crashes injected during the passes outran them"},

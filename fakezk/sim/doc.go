@@ -56,9 +56,10 @@
 // tokens), Leaders (at most one acting leader), Tasks (no task lost or
 // executed twice), TreeEquals (a cache equal to the server's tree),
 // Registrations (no registration registered on a session older than its
-// executor's), Scenario.OwnDeletes (the ephemeral nodes below a
-// directory deleted only by their own session, judged from the server's
-// journal), and Scenario.OwnIncarnations (a persistent node deleted by a
+// executor's), Scenario.OwnDeletes (the ephemeral nodes at or below a
+// path deleted only by their own session, the server or an operator,
+// judged from the server's journal; Scenario.OperatorClients names a
+// scenario's own operator run on a client's executor), and Scenario.OwnIncarnations (a persistent node deleted by a
 // process only if it made or wrote that incarnation, from the journal
 // too). LostReplies loses the replies of creates, and of deletes with
 // a cut others act in, on top of the faults. The world's executors run

@@ -121,30 +121,46 @@ func TestLostRepliesDeletes(t *testing.T) {
 
 // Scenario.OwnDeletes passes a node deleted by its own session (by a
 // delete, or by a multi that deletes it and makes the path again), by its
-// session's end or by an operator, and fails the seed when another
-// client's session deletes it, by a delete or by such a multi; judging
-// "/d", or the whole tree ("/"), with and without a root.
+// session's end or by an operator (an operator client's process
+// included), and fails the seed when another client's session deletes
+// it, by a delete or by such a multi; judging "/d", the whole tree ("/"),
+// with and without a root, or the node itself.
 func TestOwnDeletes(t *testing.T) {
 	replace := func(p string) task.Task[[]task.MultiResult] {
 		return task.Multi(&task.DeleteRequest{Path: p, Version: task.AnyVersion},
 			&task.CreateRequest{Path: p, Mode: task.Ephemeral, ACL: task.OpenACL})
 	}
-	for k := range 9 {
-		mode, dir, root := []string{"own", "foreign", "replaced"}[k%3], "/d", ""
-		if k >= 3 {
-			dir = "/"
+	type tcase struct {
+		mode      string // own, foreign (client 1 deletes client 0's /d/c) or replaced (by a multi)
+		own       string // Scenario.OwnDeletes
+		root      string // Scenario.Root
+		operators []int  // Scenario.OperatorClients
+		fails     bool
+	}
+	var cases []tcase
+	for k := range 12 {
+		mode, own, root := []string{"own", "foreign", "replaced"}[k%3], []string{"/d", "/", "/d/c"}[k/3%3], ""
+		if k >= 9 {
+			own, root = "/", "/app"
 		}
-		if k >= 6 {
-			root = "/app"
-		}
+		cases = append(cases, tcase{mode: mode, own: own, root: root, fails: mode != "own"})
+	}
+	cases = append(cases,
+		tcase{mode: "foreign", own: "/d", operators: []int{1}},
+		tcase{mode: "replaced", own: "/d", operators: []int{1}},
+		tcase{mode: "foreign", own: "/d", operators: []int{0}, fails: true},
+	)
+	for _, tc := range cases {
+		mode := tc.mode
 		done := false
 		sc := sim.Scenario{
-			Name:       "own-deletes",
-			Clients:    2,
-			Root:       root,
-			Duration:   5 * time.Second,
-			OwnDeletes: []string{dir},
-			Live:       func(*sim.Trial) bool { return done },
+			Name:            "own-deletes",
+			Clients:         2,
+			Root:            tc.root,
+			Duration:        5 * time.Second,
+			OwnDeletes:      []string{tc.own},
+			OperatorClients: tc.operators,
+			Live:            func(*sim.Trial) bool { return done },
 			Setup: func(r *sim.Trial) error {
 				_, err := sim.Run(r.World, 0, task.Create("/d", nil, task.Persistent))
 				return err
@@ -179,10 +195,10 @@ func TestOwnDeletes(t *testing.T) {
 		}
 		res := sim.RunSeed(sc, 1, false)
 		switch {
-		case mode == "own" && res.Err != nil:
-			t.Fatalf("%s (root %q): own, operator's and session end's deletes: %v", dir, root, res.Err)
-		case mode != "own" && (res.Err == nil || !strings.Contains(res.Err.Error(), "deleted /d/c, an ephemeral node of session")):
-			t.Fatalf("%s (root %q): client 1's %s of client 0's node: %v, want the judge's violation", dir, root, mode, res.Err)
+		case !tc.fails && res.Err != nil:
+			t.Fatalf("%+v: own, operator's and session end's deletes: %v", tc, res.Err)
+		case tc.fails && (res.Err == nil || !strings.Contains(res.Err.Error(), "deleted /d/c, an ephemeral node of session")):
+			t.Fatalf("%+v: client 1's %s of client 0's node: %v, want the judge's violation", tc, mode, res.Err)
 		}
 	}
 }

@@ -105,14 +105,23 @@ type Scenario struct {
 	// whose re-creation under that exact name is a forgery the recipe's
 	// doc says its fence cannot see (a lock's contenders).
 	OperatorDeleteOnly []string
-	// OwnDeletes lists directories (by the clients' paths; "/" for the
-	// whole tree) below which every ephemeral node is deleted only by its
-	// own session (its delete or its end), the server or an operator,
-	// never by another client's session: the promise of a recipe whose
-	// processes give back only their own nodes. A multi that deletes a
-	// node and makes its path again deletes it too. Each is judged from
-	// the server's journal from the end of Setup on.
+	// OwnDeletes lists paths (by the clients' paths; "/" for the whole
+	// tree): directories, each judged with every node below it, or nodes
+	// judged alone (a Master's node). Every ephemeral node at or below
+	// them is deleted only by its own session (its delete or its end),
+	// the server or an operator, never by another client's session: the
+	// promise of a recipe whose processes give back only their own nodes.
+	// A multi that deletes a node and makes its path again deletes it
+	// too. Each is judged from the server's journal from the end of Setup
+	// on.
 	OwnDeletes []string
+	// OperatorClients lists the clients whose processes the OwnDeletes
+	// judges count as an operator: a scenario's own operator that runs on
+	// a client's executor beside a workload that deletes nothing there
+	// (idpersist's deposer, on a generator's). With them, a delete of
+	// another session's node is judged at the end of the seed, when every
+	// session's process is known.
+	OperatorClients []int
 	// OwnIncarnations lists nodes (by the clients' paths; each judged
 	// with every node below it) that a client's process deletes, when
 	// persistent, only if one of its sessions made or wrote that node
@@ -430,7 +439,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	incs := make([]*ownIncarnations, len(sc.OwnIncarnations))
 	if len(own)+len(incs) > 0 {
 		for i, d := range sc.OwnDeletes {
-			own[i] = &ownDeletes{dir: d}
+			own[i] = &ownDeletes{dir: d, operators: sc.OperatorClients}
 		}
 		for i, d := range sc.OwnIncarnations {
 			incs[i] = &ownIncarnations{path: d}
@@ -596,6 +605,9 @@ func (r *Trial) run(inj *injector) {
 	}
 	// Phase 5: invariants.
 	r.phase("invariants")
+	for _, o := range r.own {
+		o.check()
+	}
 	for _, o := range r.incs {
 		o.check()
 	}

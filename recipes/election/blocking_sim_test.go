@@ -56,7 +56,9 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 // left by a Resign that did nothing blocks every other candidate while
 // its session lives); quiescence: every leadership given back with
 // Resign, whatever its context, has its Done closed, and no candidate
-// node is left. And Lead's promise that lead's context is canceled as
+// node is left; a candidate node (the master node, for a Master) deleted
+// only by its own session, the server or an operator (sim's OwnDeletes).
+// And Lead's promise that lead's context is canceled as
 // soon as the leadership ends: at the same simulated instant, but for
 // clock jumps and pauses (leadCtxEnded).
 type blockingSim struct {
@@ -88,6 +90,9 @@ func newMasterBlockingSim() (*blockingSim, sim.Scenario) {
 	sc := s.scenario()
 	sc.Name = "master/blocking"
 	sc.Counters = nil // a Master's nodes are not sequential
+	// The master node only: a campaign's multi deletes every lease it
+	// listed, a deposed master's included (PROTOCOL.md, Master protocol).
+	sc.OwnDeletes = []string{bsimMaster}
 	sc.Faults.Allow &^= sim.CounterFaults
 	sc.Regressions = []sim.Regression{
 		{Seed: 136671956100702, ReconnectLag: true, Why: "liveness: a campaign whose deadline passed after its multi's reply was lost came back through a member that had not applied the multi; its cleanup read no master node there, deleted its lease alone and left the node, of a live session and vouched for by no lease: nobody led until that session ended (the cleanup now reads the node after a sync)"},
@@ -149,6 +154,9 @@ func (s *blockingSim) scenario() sim.Scenario {
 		},
 		Operator:       []string{bsimDir + "/"},
 		OperatorWrites: true,
+		// A candidate node is deleted only by its own session: Resign,
+		// Lead's end, a campaign's cleanup, its session's end.
+		OwnDeletes: []string{bsimDir},
 		Quiesce: func(r *sim.Trial) bool {
 			if r.Actors() > 0 || len(s.left(r)) > 0 {
 				return false

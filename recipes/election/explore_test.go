@@ -50,6 +50,13 @@ import (
 //   - one wake-up per deletion (the election's waiters watch only their
 //     predecessor);
 //   - no candidate node left after the loops end; no failed cleanup;
+//   - sim's OwnDeletes: a candidate node (an Election's) or the master
+//     node (a Master's) is deleted only by its own session (Resign, a
+//     cleanup, the delete after giving up or losing it, its end), the
+//     server or the operator, never by another client's session (a
+//     resign retried after a lost reply, or sent late, never takes the
+//     next leader's node); a Master's leases are not judged, since a
+//     campaign's multi deletes every lease it listed;
 //   - the twin also runs the candidate's Observe (on one seed in two
 //     through the blocking face, Client.Observe, in an actor whose
 //     calls' contexts end at drawn points): every observation is
@@ -117,6 +124,14 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 	aclOn := []string{"/svc/election"}
 	if master {
 		aclOn = []string{"/svc/master"} // and /svc/master.leases: the prefix
+	}
+	// The candidates' nodes, which only their own session deletes: an
+	// Election's candidate nodes, a Master's node (not its leases: a
+	// campaign's multi deletes every lease listed, a deposed master's
+	// included, as PROTOCOL.md's Master protocol says).
+	own := []string{"/svc/election"}
+	if master {
+		own = []string{"/svc/master"}
 	}
 	name := "election"
 	if master {
@@ -242,6 +257,7 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 		},
 		Operator:       []string{"/svc/election/", "/svc/master"},
 		OperatorWrites: true,
+		OwnDeletes:     own,
 		Counters:       counters,
 		Live: func(r *sim.Trial) bool {
 			for i := range clients {

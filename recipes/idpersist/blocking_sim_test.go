@@ -33,7 +33,8 @@ import (
 // otherwise (Serve) or an ID (Next); what background flows report to the
 // executor (Config.OnError) is a session's end or an ACL's refusal
 // (sim.NoClientErrors: a withdrawal refused goes on in the background);
-// and on quiescence: once every Serve has ended by its context, no
+// a candidate deleted only by its own session, the server or an operator
+// (sim's OwnDeletes, as in the task face); and on quiescence: once every Serve has ended by its context, no
 // candidate is left (Run withdraws it as it ends, its session alive).
 type blockingSim struct {
 	e        *explore

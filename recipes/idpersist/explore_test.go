@@ -44,8 +44,10 @@ func (m *memStore) Store(v int64) error {
 // allowed, total data loss (Wipe) included. Judged by: no ID handed out
 // twice, the history of draws linearizable (so IDs after a wipe are above
 // every ID before it), every ID at or below the durable mark when handed
-// out, the limit node at or below the mark at the end, and both
-// generators drawing again once the faults stop.
+// out, the limit node at or below the mark at the end, both generators
+// drawing again once the faults stop, and a candidate deleted only by its
+// own session, the server or an operator (sim's OwnDeletes; the deposer
+// below, on client 3's executor (a generator), is an operator).
 type explore struct {
 	cfg     idpersist.Config
 	store   *memStore
@@ -105,6 +107,12 @@ func newExplore() (sim.Scenario, *explore) {
 		// The replicas' candidates (not the sequence and limit nodes,
 		// whose loss is the total loss Wipe already covers).
 		Operator: []string{"/ids/election/"},
+		// A candidate is deleted only by its own session (a withdrawal,
+		// an exhausted number given back, its session's end), the server
+		// or an operator: the scenario's deposer (depose), which runs on
+		// the first generator's executor, is one.
+		OwnDeletes:      []string{"/ids/election"},
+		OperatorClients: []int{replicas},
 		Live: func(r *sim.Trial) bool {
 			return r.ProgressedSinceFaults(replicas) && r.ProgressedSinceFaults(replicas+1)
 		},

@@ -49,6 +49,37 @@ func (in *injector) injectACL() bool {
 	}
 	tmo := w.timeout
 	d := time.Millisecond + time.Duration(rng.Int64N(int64(2*tmo)))
+	return in.setACL(path, acl, d, fmt.Sprintf("%s %s for %s", path, kind, d))
+}
+
+// ACLNow is the ACL fault aimed by the scenario at a moment of its own
+// choosing (just before a give-back, say): the operator sets the ACL of
+// the node at path (a client's path, under Scenario.ACL) to one that
+// refuses the clients everything, or, if readOnly, everything but reads,
+// and puts the old one back d later, as for the injector's ACL faults
+// (ACLsOpen and ACLHidden count it), noted in the fault log as they are.
+// It draws nothing from the seed's fault streams. It does nothing, and
+// returns false, unless the faults are on now and the seed's plan has
+// the ACL class, or if path is not under Scenario.ACL, its ACL is
+// changed already, the node is gone or the server is down.
+func (r *Trial) ACLNow(path string, readOnly bool, d time.Duration) bool {
+	in := r.inj
+	if in == nil || !in.active || !in.plan.On.Has(ACL) || r.faultsOff || d <= 0 ||
+		!hasAnyPrefix(path, in.aclPaths) || in.aclChanged(path) {
+		return false
+	}
+	acl, kind := operatorACL, "no access"
+	if readOnly {
+		acl, kind = readOnlyACL, "read only"
+	}
+	return in.setACL(path, acl, d, fmt.Sprintf("%s %s for %s (aimed by the scenario)", path, kind, d))
+}
+
+// setACL sets the ACL of the node at path (a client's path) to acl for
+// d and notes the fault as what; false if the node is gone or the server
+// is down.
+func (in *injector) setACL(path string, acl []task.ACL, d time.Duration, what string) bool {
+	w := in.w
 	sp := w.ServerPath(path)
 	old, ok := w.Server.NodeACL(sp)
 	if !ok {
@@ -63,7 +94,7 @@ func (in *injector) injectACL() bool {
 	in.acls = append(in.acls, f)
 	w.Clock.AfterFunc(d, func() { in.putBack(f) })
 	in.fired[ACL]++
-	in.note(ACL, -1, d, false, fmt.Sprintf("%s %s for %s", path, kind, d))
+	in.note(ACL, -1, d, false, what)
 	return true
 }
 

@@ -1,0 +1,113 @@
+package sim_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/task"
+)
+
+// ACLNow: in a seed whose plan has the ACL class, the scenario closes a
+// node of Scenario.ACL at a moment of its own choosing: a create under
+// it is refused at once, ACLsOpen says so, the fault is noted in the log
+// (aimed by the scenario) and counted, and the operator puts the old ACL
+// back after the while asked for, when the create goes through again.
+// It is refused for a path outside Scenario.ACL, for one whose ACL is
+// changed already, and in a plan without the class.
+func TestACLNow(t *testing.T) {
+	type tally struct{ plans, aimed, refused, reopened int }
+	var tl tally
+	const d = 700 * time.Millisecond
+	sc := sim.Scenario{
+		Name:     "aclnow",
+		Clients:  1,
+		Faults:   sim.Faults{Allow: sim.Of(sim.ACL), MaxRate: 1e-12}, // the injector's: never in practice
+		ACL:      []string{"/d"},
+		Duration: 3 * time.Second,
+		Setup: func(r *sim.Trial) error {
+			for _, p := range []string{"/d", "/e"} {
+				if _, err := sim.Run(r.World, 0, task.Create(p, nil, task.Persistent)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Workload: func(r *sim.Trial) {
+			r.Go(0, func(a *sim.Actor) {
+				create := func(dir string) error {
+					_, err := executor.Await(a.Context(), a.Exec(), task.Create(dir+"/n", nil, task.EphemeralSequential))
+					return err
+				}
+				_ = a.Sleep(a.Context(), 100*time.Millisecond)
+				if r.ACLNow("/e", false, d) {
+					r.Errorf("ACLNow closed /e, outside Scenario.ACL")
+				}
+				on := r.Plan.ACLRate > 0
+				got := r.ACLNow("/d", a.Rand().IntN(2) == 0, d)
+				if got != on {
+					r.Errorf("ACLNow = %v with the ACL class %v in the plan", got, on)
+				}
+				if got {
+					tl.aimed++
+					if r.ACLNow("/d", false, d) {
+						r.Errorf("ACLNow closed /d twice")
+					}
+					if _, open := r.ACLsOpen(); open {
+						r.Errorf("ACLsOpen says open just after ACLNow")
+					}
+					if err := create("/d"); errors.Is(err, task.ErrNoAuth) {
+						tl.refused++
+					} else {
+						r.Errorf("create under /d just closed: %v, want task.ErrNoAuth", err)
+					}
+					_ = a.Sleep(a.Context(), d)
+					if _, open := r.ACLsOpen(); !open {
+						r.Errorf("ACLsOpen says closed once the while asked for is over")
+					}
+				}
+				for !r.Stopping() && a.Context().Err() == nil {
+					switch err := create("/d"); {
+					case err == nil:
+						if got {
+							tl.reopened++
+							got = false
+						}
+						r.Progress(0)
+					case !task.IsRetryable(err):
+						r.Errorf("create under /d: %v", err)
+					}
+					_ = a.Sleep(a.Context(), 50*time.Millisecond)
+				}
+			})
+		},
+	}
+	const seeds = 40
+	for seed := uint64(1); seed <= seeds; seed++ {
+		res := sim.RunSeed(sc, seed, false)
+		if res.Err != nil {
+			t.Fatalf("seed %d: %v", seed, res.Err)
+		}
+		aimed := 0
+		for _, f := range res.Faults {
+			if strings.Contains(f, "(aimed by the scenario)") {
+				aimed++
+			}
+		}
+		if res.Plan.ACLRate > 0 {
+			tl.plans++
+			if aimed != 1 || res.FiredOf(sim.ACL) != 1 {
+				t.Errorf("seed %d: %d aimed faults noted, %d ACL faults counted; want one of each", seed, aimed, res.FiredOf(sim.ACL))
+			}
+		} else if aimed != 0 || res.FiredOf(sim.ACL) != 0 {
+			t.Errorf("seed %d: ACL faults in a plan without the class: %v", seed, res.Faults)
+		}
+	}
+	t.Logf("%d of %d seeds with the ACL class: %d aimed, %d creates refused, %d created again after", tl.plans, seeds, tl.aimed, tl.refused, tl.reopened)
+	if tl.plans == 0 || tl.plans == seeds || tl.aimed != tl.plans || tl.refused != tl.aimed || tl.reopened != tl.aimed {
+		t.Errorf("want some seeds with the class and some without, each of those aimed and refused, and creating again after")
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkflow/zkflow/internal/canary"
 )
 
 // Regression is a seed of a scenario that once failed, kept so that every
@@ -64,6 +66,13 @@ type Regression struct {
 	// (outage.go). Every regression seed without it was recorded before
 	// they existed, and is replayed without them, for the same reason.
 	Blinks bool
+	// Canary, when set, names the canary (internal/canary) that puts the
+	// fixed bug back. Regressions replays the seed with it on as well,
+	// and fails unless the seed fails then: a regression seed whose
+	// history moved (a change elsewhere in the scenario or the code it
+	// runs) so that it no longer reaches the schedule it was kept for is
+	// seen, not kept as a check that cannot fail.
+	Canary string
 }
 
 var fromFlag = flag.Uint64("sim.from", 0, "first seed of the drawn range of every sim.Explore (0: from SIM_FROM, else from the commit in SIM_COMMIT, else a fixed offset)")
@@ -217,17 +226,42 @@ const replayEvery = 200
 
 // Regressions runs every regression seed of each scenario and fails t for
 // each that fails again (the unit run's share of Explore: cheap, and it
-// runs without SIM_SEEDS).
+// runs without SIM_SEEDS). A seed that names its canary
+// (Regression.Canary) is run again with the canary on, and fails t if it
+// passes then: it no longer reaches its schedule. The canary is switched
+// on for the whole process while that seed runs: run Regressions in no
+// parallel test.
 func Regressions(t *testing.T, scs ...Scenario) {
 	t.Helper()
+	for _, e := range regressionErrs(t, scs) {
+		t.Error(e)
+	}
+}
+
+// regressionErrs runs the regression seeds of scs as Regressions does and
+// returns what it reports.
+func regressionErrs(t testing.TB, scs []Scenario) []string {
+	var errs []string
 	for _, sc := range scs {
 		for _, reg := range sc.Regressions {
 			rsc := explored(sc, reg.Seed)
 			if res := RunSeed(rsc, reg.Seed, false); res.Err != nil {
-				t.Errorf("regression seed %d of %s (%s) fails again:\n%s", reg.Seed, sc.Name, reg.Why, Report(t, rsc, res))
+				errs = append(errs, fmt.Sprintf("regression seed %d of %s (%s) fails again:\n%s", reg.Seed, sc.Name, reg.Why, Report(t, rsc, res)))
+			}
+			if reg.Canary != "" && !reaches(rsc, reg) {
+				errs = append(errs, fmt.Sprintf("regression seed %d of %s passes with its canary %s on: it no longer reaches the schedule it was kept for (%s)", reg.Seed, sc.Name, reg.Canary, reg.Why))
 			}
 		}
 	}
+	return errs
+}
+
+// reaches reports whether the regression seed reg of rsc (explored)
+// fails with its canary on.
+func reaches(rsc Scenario, reg Regression) bool {
+	restore := canary.Enable(canary.Name(reg.Canary))
+	defer restore()
+	return RunSeed(rsc, reg.Seed, false).Err != nil
 }
 
 func joinSeeds(seeds []uint64) string {

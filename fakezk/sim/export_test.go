@@ -14,10 +14,11 @@ const (
 )
 
 var (
-	Explored     = explored
-	RunTimeline  = runTimeline
-	FirstFailure = firstFailure
-	InJobStream  = inJobStream
+	Explored       = explored
+	RunTimeline    = runTimeline
+	FirstFailure   = firstFailure
+	InJobStream    = inJobStream
+	RegressionErrs = regressionErrs
 )
 
 // FiredString is Stats' count of faults fired per class, "class=n".

@@ -88,7 +88,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			{Seed: 31, Why: "liveness, acl class: a Release whose delete the closed directory refused left the node until its session ended (now sent again in the background: zkops.KeepDeleting)"},
 			{Seed: 3733, Why: "safety, acl class: the directory closed, deleted and made again by an operator, its NodeDeleted withheld, a re-acquire took the fast path on a number of the new incarnation and held beside the holder (the fast create now reads the directory's czxid in the same round trip)"},
 			{Seed: 1000011, ReconnectLag: true, Why: "acl class: the first seed that found the refused release uncounted (canary lock/refused-release-uncounted); kept, though since deletes read after a sync it no longer reaches that schedule (1000014 does)"},
-			{Seed: 1000014, Why: "acl class: a Release whose delete the closed directory refused went on in the background uncounted; once the ACL was back the Client's next TryAcquire, the lock free, failed with ErrBusy behind the Client's own node (the refused delete now stays counted until the node is gone; canary lock/refused-release-uncounted)"},
+			{Seed: 1000014, Canary: string(bugRefusedReleaseUncounted), Why: "acl class: a Release whose delete the closed directory refused went on in the background uncounted; once the ACL was back the Client's next TryAcquire, the lock free, failed with ErrBusy behind the Client's own node (the refused delete now stays counted until the node is gone; canary lock/refused-release-uncounted)"},
 		},
 		Duration:           15 * time.Second,
 		Setup:              s.setup,

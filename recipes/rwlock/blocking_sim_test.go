@@ -79,7 +79,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		ACL:        []string{bsimDir},
 		Regressions: []sim.Regression{
 			{Seed: 252, Root: sim.ExploreRoot, Why: "liveness, acl class: the cleanup of an attempt canceled as its create was applied could not list the closed directory, and its node stayed until the session ended (now run again in the background: zkops.StartCleanup)"},
-			{Seed: 169, ReconnectLag: true, Why: "acl class: a Release whose delete the closed directory refused went on in the background uncounted; once the ACL was back the Client's next TryAcquire failed with ErrBusy behind the Client's own released node (the refused delete now stays counted until the node is gone: zkops.Holding.CountKept; canary rwlock/refused-release-uncounted)"},
+			{Seed: 169, ReconnectLag: true, Canary: string(bugRefusedReleaseUncounted), Why: "acl class: a Release whose delete the closed directory refused went on in the background uncounted; once the ACL was back the Client's next TryAcquire failed with ErrBusy behind the Client's own released node (the refused delete now stays counted until the node is gone: zkops.Holding.CountKept; canary rwlock/refused-release-uncounted)"},
 		},
 		Counters:           []string{bsimDir},
 		Duration:           15 * time.Second,

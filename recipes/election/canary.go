@@ -47,6 +47,11 @@ const (
 	// leader had not applied) survives its multi, and that deposed
 	// master's fenced writes pass beside the new master's.
 	bugUnversionedMulti canary.Name = "election/master-unversioned-multi"
+	// bugResignDeletesAny: a Master's give-back whose multi fails (its
+	// lease gone, or the node moved) deletes the master node at any
+	// version rather than only the incarnation it made: the node of the
+	// campaign that leads since (another session's) goes with it.
+	bugResignDeletesAny canary.Name = "election/master-resign-deletes-any"
 	// bugRecheckAnyRead: a leader that reconnects resumes Leading on the
 	// reply of any recheck, also one read before a later suspension: its
 	// continuation, held while the connection was down again, restored

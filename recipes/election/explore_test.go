@@ -514,6 +514,10 @@ func TestCanariesExplore(t *testing.T) {
 		// session.
 		{bugNames.armOnChange, false},
 		{bugNames.armOnChange, true},
+		// A Master's give-back that deletes the master node at any
+		// version: the journal's judge of own deletes (OwnDeletes on
+		// the master node) sees the next campaign's node go.
+		{bugNames.resignDeletesAny, true},
 	} {
 		name := string(tc.bug)
 		if tc.master {
@@ -540,10 +544,11 @@ func TestCanariesExplore(t *testing.T) {
 }
 
 var bugNames = struct {
-	skipOwner, noGiveUp, watchLowest, replaceSibling, siblingShares, armOnChange, recheckAnyRead canary.Name
+	skipOwner, noGiveUp, watchLowest, replaceSibling, siblingShares, armOnChange, recheckAnyRead, resignDeletesAny canary.Name
 }{
 	"election/skip-owner-check", "election/no-give-up", "election/watch-lowest", "election/master-replace-sibling",
 	"election/master-sibling-shares-node", "election/arm-on-change", "election/recheck-any-read",
+	"election/master-resign-deletes-any",
 }
 
 // One seed, one history: each sampled seed run twice gives the same trace.

@@ -480,6 +480,10 @@ func deleteMaster(path, lease string, st task.Stat, safe bool) task.Task[task.Un
 			switch {
 			case errors.As(err, &me) && me.Index == 1 && errors.Is(me.Err, task.ErrNoNode):
 				task.Run(s, zkops.DeleteOwned(lease, st.EphemeralOwner), k) // the node went already
+			case errors.As(err, &me) && canary.On(bugResignDeletesAny):
+				task.Run(s, c.Retry(task.Delete(path, task.AnyVersion), retry), func(_ task.Unit, err error) {
+					task.Run(s, zkops.GoneOK(err), k)
+				})
 			case errors.As(err, &me):
 				task.Run(s, deleteMasterNode(path, task.Parent(lease), st), k)
 			default:

@@ -20,13 +20,18 @@ const (
 // service again after a reconnect on a new session
 // (cache/no-resync-after-expiry) or after a read lost with the connection
 // (cache/no-rearm-after-loss), and a registration that is not made again
-// on a new session (group/member-no-reregister). sim.Catch logs the seeds
-// each hunt needed for the first catch.
+// on a new session (group/member-no-reregister); and a Join that takes
+// over another session's node at its path rather than waiting it out
+// (group/settle-takes-over: Curator's ServiceDiscovery deletes such a
+// node), which the journal's judge (Scenario.OwnDeletes) sees here and in
+// the blocking scenario. sim.Catch logs the seeds each hunt needed for
+// the first catch.
 func TestCanaries(t *testing.T) {
 	for _, name := range []canary.Name{
 		"cache/no-resync-after-expiry",
 		"cache/no-rearm-after-loss",
 		"group/member-no-reregister",
+		"group/settle-takes-over",
 	} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)
@@ -67,6 +72,7 @@ func TestCanariesBlocking(t *testing.T) {
 		"discovery/register-beside-unregister",
 		"discovery/unregister-any-incarnation",
 		"zkops/delete-after-cut-unread",
+		"group/settle-takes-over",
 	} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)

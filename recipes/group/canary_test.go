@@ -29,6 +29,7 @@ func TestCanaries(t *testing.T) {
 		// Through a member that lags and answers the view's watched
 		// listing from its view (sim.Lag, Scenario.LagWatched).
 		"group/view-list-without-sync",
+		"group/settle-takes-over",
 	} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)

@@ -32,6 +32,10 @@ const (
 	// then no one's, and every Join of the id waits for it until the
 	// session ends.
 	bugSettleUnsynced canary.Name = "group/settle-unsynced"
+	// bugSettleTakesOver: a Join that finds another session's node at
+	// its path deletes it and makes its own (a take-over) rather than
+	// waiting until it goes: the other process's registration is lost.
+	bugSettleTakesOver canary.Name = "group/settle-takes-over"
 )
 
 // ErrLeft is Member.Err after Leave (unless the membership had ended
@@ -330,6 +334,14 @@ func (r *registering) settle() {
 			r.create()
 		case sw.Stat.EphemeralOwner == s.Session().ID && r.applied:
 			k(*sw.Stat, nil)
+		case sw.Stat.EphemeralOwner != s.Session().ID && canary.On(bugSettleTakesOver):
+			task.Run(s, c.Retry(task.Delete(path, task.AnyVersion), retry), func(_ task.Unit, err error) {
+				if err != nil && !errors.Is(err, task.ErrNoNode) {
+					k(task.Stat{}, err)
+					return
+				}
+				r.create()
+			})
 		default:
 			task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
 				if err != nil {

@@ -119,7 +119,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		OwnDeletes: []string{dir},
 		Regressions: []sim.Regression{
 			{Seed: 251552718802605, NoOutageEnds: true, NoActorLag: true, Why: "liveness (the test's own): a follower's Next waited with a context that never ends after the registering actors had stopped; reads are now bounded"},
-			{Seed: 871, Why: "safety: a Register whose ctx ended as it registered a Static instance had its undo (an Unregister) submitted uncounted; the next Register did not wait for it, and its delete, retried after the reconnect, deleted the node that Register had made"},
+			{Seed: 871, Canary: "discovery/register-behind-unregister", Why: "safety: a Register whose ctx ended as it registered a Static instance had its undo (an Unregister) submitted uncounted; the next Register did not wait for it, and its delete, retried after the reconnect, deleted the node that Register had made"},
 			{Seed: 583, Why: "safety (the judge's): the operator's clean-up of a node it had created again, which a Static Register had adopted, was not recorded as the operator's (sim.World.OperatedUnder)"},
 		},
 		Quiesce: func(r *sim.Trial) bool {

@@ -125,7 +125,7 @@ func newBlockingMWScenario(tot *simTotals) sim.Scenario {
 	sc.Name = "masterworker/blocking"
 	sc.Regressions = []sim.Regression{
 		{Seed: 19, ReconnectLag: true, Why: "a Wait's context ended as its session expired (in the job that reported the expiry): Wait returned task.ErrSessionExpired, which it promises the caller never sees (executor.AwaitAcrossExpiry now returns the context's end)"},
-		{Seed: 26000030, Why: "the same: a Wait's context ended as an expiry ended its flow"},
+		{Seed: 26000030, Canary: "executor/expiry-over-ended-context", Why: "the same: a Wait's context ended as an expiry ended its flow"},
 	}
 	sc.InJobEnds, sc.OutageEnds, sc.ActorLag = true, true, true
 	sc.Duration = 20 * time.Second

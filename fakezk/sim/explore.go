@@ -67,8 +67,8 @@ type Regression struct {
 	// they existed, and is replayed without them, for the same reason.
 	Blinks bool
 	// Canary, when set, names the canary (internal/canary) that puts the
-	// fixed bug back. Regressions replays the seed with it on as well,
-	// and fails unless the seed fails then: a regression seed whose
+	// fixed bug back. Regressions and Explore replay the seed with it on
+	// as well, and fail unless the seed fails then: a regression seed whose
 	// history moved (a change elsewhere in the scenario or the code it
 	// runs) so that it no longer reaches the schedule it was kept for is
 	// seen, not kept as a check that cannot fail.
@@ -124,7 +124,8 @@ const ExploreGCPercent = 1600
 const exploreProcs = 1
 
 // Explore is the large run of make sim for each scenario: its regression
-// seeds (every one, each failure reported), seeds 1..n (the fixed range,
+// seeds (every one, each failure reported; one that names its canary,
+// also with the canary on, as Regressions does), seeds 1..n (the fixed range,
 // the same on every run) and n seeds from a range drawn from the commit
 // (SIM_COMMIT: new seeds for every commit), n from SIM_SEEDS; the two ranges stop at their first failing
 // seed. One seed in four of each range runs with every client under a
@@ -170,6 +171,9 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 			st.Add(res)
 			if res.Err != nil {
 				t.Errorf("regression seed %d of %s (%s) fails again:\n%s", reg.Seed, sc.Name, reg.Why, Report(t, rsc, res))
+			}
+			if reg.Canary != "" && !reaches(rsc, reg) {
+				t.Errorf("regression seed %d of %s passes with its canary %s on: it no longer reaches the schedule it was kept for (%s)", reg.Seed, sc.Name, reg.Canary, reg.Why)
 			}
 		}
 		var replay []uint64

@@ -153,45 +153,34 @@ func TestOwnDeletes(t *testing.T) {
 	for _, tc := range cases {
 		mode := tc.mode
 		done := false
-		sc := sim.Scenario{
-			Name:            "own-deletes",
-			Clients:         2,
-			Root:            tc.root,
-			Duration:        5 * time.Second,
-			OwnDeletes:      []string{tc.own},
-			OperatorClients: tc.operators,
-			Live:            func(*sim.Trial) bool { return done },
-			Setup: func(r *sim.Trial) error {
-				_, err := sim.Run(r.World, 0, task.Create("/d", nil, task.Persistent))
-				return err
-			},
-			Workload: func(r *sim.Trial) {
-				mine := c.Seq(task.Create("/d/a", nil, task.Ephemeral), c.Seq(task.Create("/d/b", nil, task.Ephemeral),
-					c.Seq(task.Create("/d/c", nil, task.Ephemeral), c.Seq(replace("/d/c"), task.Delete("/d/a", 0)))))
-				executor.Submit(r.Execs[0], mine, func(_ task.Unit, err error) {
-					if err != nil {
-						r.Errorf("client 0: %v", err)
-						return
-					}
-					if err := r.Server.AdminDelete(r.ServerPath("/d/b")); err != nil {
-						r.Errorf("operator: %v", err)
-						return
-					}
-					switch mode {
-					case "own":
-						r.Server.Expire(r.Conns[0]) // /d/c goes with its session
-						done = true
-					case "foreign":
-						executor.Submit(r.Execs[1], task.Delete("/d/c", 0), func(_ task.Unit, err error) {
-							done = err == nil
-						})
-					default:
-						executor.Submit(r.Execs[1], replace("/d/c"), func(_ []task.MultiResult, err error) {
-							done = err == nil
-						})
-					}
-				})
-			},
+		sc := judgedDir("own-deletes", &done)
+		sc.Root, sc.OwnDeletes, sc.OperatorClients = tc.root, []string{tc.own}, tc.operators
+		sc.Workload = func(r *sim.Trial) {
+			mine := c.Seq(task.Create("/d/a", nil, task.Ephemeral), c.Seq(task.Create("/d/b", nil, task.Ephemeral),
+				c.Seq(task.Create("/d/c", nil, task.Ephemeral), c.Seq(replace("/d/c"), task.Delete("/d/a", 0)))))
+			executor.Submit(r.Execs[0], mine, func(_ task.Unit, err error) {
+				if err != nil {
+					r.Errorf("client 0: %v", err)
+					return
+				}
+				if err := r.Server.AdminDelete(r.ServerPath("/d/b")); err != nil {
+					r.Errorf("operator: %v", err)
+					return
+				}
+				switch mode {
+				case "own":
+					r.Server.Expire(r.Conns[0]) // /d/c goes with its session
+					done = true
+				case "foreign":
+					executor.Submit(r.Execs[1], task.Delete("/d/c", 0), func(_ task.Unit, err error) {
+						done = err == nil
+					})
+				default:
+					executor.Submit(r.Execs[1], replace("/d/c"), func(_ []task.MultiResult, err error) {
+						done = err == nil
+					})
+				}
+			})
 		}
 		res := sim.RunSeed(sc, 1, false)
 		switch {
@@ -200,6 +189,21 @@ func TestOwnDeletes(t *testing.T) {
 		case tc.fails && (res.Err == nil || !strings.Contains(res.Err.Error(), "deleted /d/c, an ephemeral node of session")):
 			t.Fatalf("%+v: client 1's %s of client 0's node: %v, want the judge's violation", tc, mode, res.Err)
 		}
+	}
+}
+
+// judgedDir is a scenario of two clients whose Setup makes /d, live once
+// *done, for the tests of the journal's judges.
+func judgedDir(name string, done *bool) sim.Scenario {
+	return sim.Scenario{
+		Name:     name,
+		Clients:  2,
+		Duration: 5 * time.Second,
+		Live:     func(*sim.Trial) bool { return *done },
+		Setup: func(r *sim.Trial) error {
+			_, err := sim.Run(r.World, 0, task.Create("/d", nil, task.Persistent))
+			return err
+		},
 	}
 }
 
@@ -214,36 +218,27 @@ func TestOwnIncarnations(t *testing.T) {
 	}
 	for _, mode := range []string{"own", "foreign", "replaced"} {
 		done := false
-		sc := sim.Scenario{
-			Name:            "own-incarnations",
-			Clients:         2,
-			Duration:        5 * time.Second,
-			OwnIncarnations: []string{"/d"},
-			Live:            func(*sim.Trial) bool { return done },
-			Setup: func(r *sim.Trial) error {
-				_, err := sim.Run(r.World, 0, task.Create("/d", nil, task.Persistent))
-				return err
-			},
-			Workload: func(r *sim.Trial) {
-				mine := c.Seq(task.Create("/d/p", nil, task.Persistent), replace("/d/p"))
-				executor.Submit(r.Execs[0], mine, func(_ []task.MultiResult, err error) {
-					if err != nil {
-						r.Errorf("client 0: %v", err)
-						return
-					}
-					var del task.Task[task.Unit]
-					switch mode {
-					case "own":
-						executor.Submit(r.Execs[0], task.Delete("/d/p", -1), func(_ task.Unit, err error) { done = err == nil })
-						return
-					case "foreign":
-						del = task.Delete("/d/p", -1)
-					default:
-						del = c.Map(replace("/d/p"), func([]task.MultiResult) task.Unit { return task.Unit{} })
-					}
-					executor.Submit(r.Execs[1], del, func(_ task.Unit, err error) { done = err == nil })
-				})
-			},
+		sc := judgedDir("own-incarnations", &done)
+		sc.OwnIncarnations = []string{"/d"}
+		sc.Workload = func(r *sim.Trial) {
+			mine := c.Seq(task.Create("/d/p", nil, task.Persistent), replace("/d/p"))
+			executor.Submit(r.Execs[0], mine, func(_ []task.MultiResult, err error) {
+				if err != nil {
+					r.Errorf("client 0: %v", err)
+					return
+				}
+				var del task.Task[task.Unit]
+				switch mode {
+				case "own":
+					executor.Submit(r.Execs[0], task.Delete("/d/p", -1), func(_ task.Unit, err error) { done = err == nil })
+					return
+				case "foreign":
+					del = task.Delete("/d/p", -1)
+				default:
+					del = c.Map(replace("/d/p"), func([]task.MultiResult) task.Unit { return task.Unit{} })
+				}
+				executor.Submit(r.Execs[1], del, func(_ task.Unit, err error) { done = err == nil })
+			})
 		}
 		res := sim.RunSeed(sc, 1, false)
 		switch {
@@ -259,44 +254,34 @@ func TestOwnIncarnations(t *testing.T) {
 // its paths on the new ensemble, by another client, are nobody's delete.
 func TestOwnJudgesAcrossWipe(t *testing.T) {
 	done := false
-	sc := sim.Scenario{
-		Name:            "own-wipe",
-		Clients:         2,
-		Duration:        5 * time.Second,
-		OwnDeletes:      []string{"/d"},
-		OwnIncarnations: []string{"/d"},
-		Live:            func(*sim.Trial) bool { return done },
-		Setup: func(r *sim.Trial) error {
-			_, err := sim.Run(r.World, 0, task.Create("/d", nil, task.Persistent))
-			return err
-		},
-		Workload: func(r *sim.Trial) {
-			nodes := func() task.Task[string] {
-				return c.Seq(task.Create("/d/e", nil, task.Ephemeral), task.Create("/d/p", nil, task.Persistent))
+	sc := judgedDir("own-wipe", &done)
+	sc.OwnDeletes, sc.OwnIncarnations = []string{"/d"}, []string{"/d"}
+	sc.Workload = func(r *sim.Trial) {
+		nodes := func() task.Task[string] {
+			return c.Seq(task.Create("/d/e", nil, task.Ephemeral), task.Create("/d/p", nil, task.Persistent))
+		}
+		executor.Submit(r.Execs[0], nodes(), func(_ string, err error) {
+			if err != nil {
+				r.Errorf("client 0: %v", err)
+				return
 			}
-			executor.Submit(r.Execs[0], nodes(), func(_ string, err error) {
-				if err != nil {
-					r.Errorf("client 0: %v", err)
-					return
-				}
-				r.World.Wipe()
-				var again func()
-				again = func() {
-					mk := c.OnError(task.Create("/d", nil, task.Persistent), func(error) task.Task[string] { return task.Value("/d") }, task.ErrNodeExists)
-					executor.Submit(r.Execs[1], c.Seq(mk, nodes()), func(_ string, err error) {
-						switch {
-						case err == nil:
-							done = true
-						case errors.Is(err, task.ErrSessionExpired) || task.IsRetryable(err):
-							sim.After(r, r.Execs[1], 100*time.Millisecond, again)
-						default:
-							r.Errorf("client 1: %v", err)
-						}
-					})
-				}
-				again()
-			})
-		},
+			r.World.Wipe()
+			var again func()
+			again = func() {
+				mk := c.OnError(task.Create("/d", nil, task.Persistent), func(error) task.Task[string] { return task.Value("/d") }, task.ErrNodeExists)
+				executor.Submit(r.Execs[1], c.Seq(mk, nodes()), func(_ string, err error) {
+					switch {
+					case err == nil:
+						done = true
+					case errors.Is(err, task.ErrSessionExpired) || task.IsRetryable(err):
+						sim.After(r, r.Execs[1], 100*time.Millisecond, again)
+					default:
+						r.Errorf("client 1: %v", err)
+					}
+				})
+			}
+			again()
+		})
 	}
 	if res := sim.RunSeed(sc, 1, false); res.Err != nil {
 		t.Fatalf("nodes made again after a wipe: %v", res.Err)

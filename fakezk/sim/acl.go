@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -73,6 +74,19 @@ func (r *Trial) ACLNow(path string, readOnly bool, d time.Duration) bool {
 		acl, kind = readOnlyACL, "read only"
 	}
 	return in.setACL(path, acl, d, fmt.Sprintf("%s %s for %s (aimed by the scenario)", path, kind, d))
+}
+
+// AimACL is ACLNow with its draws made from rnd (a scenario actor's, say
+// Actor.Rand): one time in two it closes the node at path, to everything
+// or to all but reads by a coin, for 1 ms up to a session timeout. It
+// reports whether it closed it (false: it drew not to, or ACLNow
+// refused).
+func (r *Trial) AimACL(rnd *rand.Rand, path string) bool {
+	if rnd.IntN(2) != 0 {
+		return false
+	}
+	d := time.Millisecond + time.Duration(rnd.Int64N(int64(r.Timeout())))
+	return r.ACLNow(path, rnd.IntN(2) == 0, d)
 }
 
 // setACL sets the ACL of the node at path (a client's path) to acl for

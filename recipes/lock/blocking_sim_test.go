@@ -291,12 +291,7 @@ func (s *blockingSim) aimRelease(r *sim.Trial, a *sim.Actor, h *Held) bool {
 	if ch := r.Children(bsimDir); len(ch) != 1 || r.ServerPath(bsimDir+"/"+ch[0]) != r.ServerPath(h.Path()) {
 		return false
 	}
-	rnd := a.Rand()
-	if rnd.IntN(2) != 0 {
-		return false
-	}
-	d := time.Millisecond + time.Duration(rnd.Int64N(int64(r.Timeout())))
-	s.aimed = r.ACLNow(bsimDir, rnd.IntN(2) == 0, d)
+	s.aimed = r.AimACL(a.Rand(), bsimDir)
 	return s.aimed
 }
 

@@ -307,12 +307,7 @@ func (s *blockingSim) aimRelease(r *sim.Trial, a *sim.Actor, h *Held) bool {
 	if q := queue(r.Children(bsimDir)); len(q) == 0 || r.ServerPath(bsimDir+"/"+q[len(q)-1].name) != r.ServerPath(h.Path()) {
 		return false
 	}
-	rnd := a.Rand()
-	if rnd.IntN(2) != 0 {
-		return false
-	}
-	d := time.Millisecond + time.Duration(rnd.Int64N(int64(r.Timeout())))
-	s.aimed = r.ACLNow(bsimDir, rnd.IntN(2) == 0, d)
+	s.aimed = r.AimACL(a.Rand(), bsimDir)
 	return s.aimed
 }
 

@@ -304,12 +304,7 @@ func (s *blockingSim) aimRelease(r *sim.Trial, a *sim.Actor, h *Lease) bool {
 	}) {
 		return false
 	}
-	rnd := a.Rand()
-	if rnd.IntN(2) != 0 {
-		return false
-	}
-	d := time.Millisecond + time.Duration(rnd.Int64N(int64(r.Timeout())))
-	s.aimed = r.ACLNow(bsimDir+"/leases", rnd.IntN(2) == 0, d)
+	s.aimed = r.AimACL(a.Rand(), bsimDir+"/leases")
 	return s.aimed
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/group"
+	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -197,6 +198,7 @@ func newSharedSim() (*groupSim, sim.Scenario) {
 	sc.Name = "group/shared-id"
 	sc.Regressions = []sim.Regression{
 		{Seed: 111782865875062, Why: "a failed Join's cleanup, refused by an ACL, stopped counting at its first refusal; the next Join of the id, its create's reply lost, took the failed Join's node for its own and lost it to the background delete (found by make test on a drawn seed; TestJoinWaitsForARefusedCleanup)"},
+		{Seed: 34387456687789, ReconnectLag: true, Blinks: true, Canary: string(zkops.BugDeleteOvertaken), Why: "two deletes of one member node on one session (a Leave's, and a Join's cleanup, each after its own read): the first applied, the other process of the id made the node again (version 0), and the second, whose read was sent before the first delete and answered after it (the replies held by a delay), deleted the other process's node at the version it read (found by make test on 1f46388; a read overtaken by a delete of the same path on the session is read again: zkops.deleteIf)"},
 		{Seed: 514, Blinks: true, Why: "the judge's: a Join whose create's reply a cut lost, back through a lagging member, read the id free, and an ACL refused its create again: failing, it deleted the node the lost create had made (a Join that fails leaves no node), which the judge took for a delete made while not leaving (found by make test on abe18ee; deletes sent during a Join are judged at its outcome)"},
 	}
 	sc.Operator = []string{groupDir + "/m0", groupDir + "/m1"}

@@ -29,12 +29,7 @@ func TestACLNow(t *testing.T) {
 		ACL:      []string{"/d"},
 		Duration: 3 * time.Second,
 		Setup: func(r *sim.Trial) error {
-			for _, p := range []string{"/d", "/e"} {
-				if _, err := sim.Run(r.World, 0, task.Create(p, nil, task.Persistent)); err != nil {
-					return err
-				}
-			}
-			return nil
+			return makeDirs(r, "/d", "/e")
 		},
 		Workload: func(r *sim.Trial) {
 			r.Go(0, func(a *sim.Actor) {

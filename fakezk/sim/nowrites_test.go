@@ -23,12 +23,7 @@ func TestOperatorNoWrites(t *testing.T) {
 		OperatorNoWrites: []string{"/b/"},
 		Live:             func(*sim.Trial) bool { return true }, // nothing to progress
 		Setup: func(r *sim.Trial) error {
-			for _, p := range []string{"/a", "/b"} {
-				if _, err := sim.Run(r.World, 0, task.Create(p, nil, task.Persistent)); err != nil {
-					return err
-				}
-			}
-			return nil
+			return makeDirs(r, "/a", "/b")
 		},
 		Workload: func(r *sim.Trial) {
 			// Leaves for the operator, made again as it deletes them.

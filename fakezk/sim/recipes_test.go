@@ -103,12 +103,7 @@ func (s *lockID) setup(r *sim.Trial) error {
 		return err
 	}
 	s.lk = lk
-	for _, p := range []string{logDir, "/ids"} {
-		if _, err := sim.Run(r.World, 0, task.Create(p, nil, task.Persistent)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return makeDirs(r, logDir, "/ids")
 }
 
 // round runs one acquire-section-release round on client i, then the
@@ -178,4 +173,15 @@ func (s *lockID) round(r *sim.Trial, i int) {
 			})
 		})
 	})
+}
+
+// makeDirs creates each of paths, a persistent node, on client 0 (a
+// scenario's Setup).
+func makeDirs(r *sim.Trial, paths ...string) error {
+	for _, p := range paths {
+		if _, err := sim.Run(r.World, 0, task.Create(p, nil, task.Persistent)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -628,3 +628,32 @@ func (in *injector) note(c FaultClass, client int, d time.Duration, alt bool, wh
 	in.log = append(in.log, line)
 	in.w.fault(c, client, d, alt, line)
 }
+
+// DelayNow is the Delay fault aimed by the scenario at a moment of its
+// own choosing (a reply just handed to client i while a later one of the
+// same flow's path is still to come, say): it holds client i's
+// deliveries for d, those queued and those that arrive meanwhile, as the
+// injector's Delay faults do, and notes it in the fault log as they are.
+// It draws nothing from the seed's fault streams. It may be called from
+// a reply's callback (the server delivers outside its lock). It does
+// nothing, and returns false, unless the faults are on now and the
+// seed's plan has the Delay class, or if d is not positive.
+func (r *Trial) DelayNow(i int, d time.Duration) bool {
+	in := r.inj
+	if in == nil || !in.active || !in.plan.On.Has(Delay) || r.faultsOff || d <= 0 || i < 0 || i >= len(r.Conns) {
+		return false
+	}
+	r.Server.Delay(r.Conns[i], d)
+	in.fired[Delay]++
+	in.note(Delay, i, d, false, fmt.Sprintf("client %d for %s (aimed by the scenario)", i, d))
+	return true
+}
+
+// AimDelay is DelayNow with its draw made from rnd (a stream of the
+// scenario's own): client i's deliveries held for 1 ms up to a second,
+// as long as the injector's Delay faults hold them. It reports whether
+// it held them (false: DelayNow refused).
+func (r *Trial) AimDelay(rnd *rand.Rand, i int) bool {
+	d := time.Millisecond + time.Duration(rnd.Int64N(int64(time.Second)))
+	return r.DelayNow(i, d)
+}

@@ -3,6 +3,7 @@ package group_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -82,6 +83,10 @@ type groupSim struct {
 	epoch0   uint64           // the session epoch client 0's member joined on
 	shared   bool             // client 3 joins as client 2's id (newSharedSim)
 	timedOut int              // the sharer's Joins that gave up
+	// The shared-id scenario's aimed schedule (aimConn, leaveTwice): its
+	// own stream, and the trial its connections aim the delay in.
+	aim   *rand.Rand
+	trial *sim.Trial
 }
 
 // id is client i's member id: m<i>, but m2 for client 3 when the id is
@@ -119,6 +124,10 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 		},
 		Setup: func(r *sim.Trial) error {
 			s.lost.World, s.lost.Rand = r.World, r.Rand
+			s.trial = r
+			if s.shared {
+				s.aim = rand.New(rand.NewPCG(r.Seed, aimStream))
+			}
 			s.dir.Start(r.World)
 			g, err := group.New(groupDir)
 			s.g = g
@@ -192,6 +201,10 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 
 // newSharedSim is the membership scenario with clients 2 and 3 joining
 // with one id, m2: each Join of it waits until the other's node goes.
+// A member of m2 is given back, now and then, by two Leaves at once
+// (leaveTwice), and a client's deliveries are held just as the first of
+// two give-backs of its node gets its read's answer (aimConn): the
+// schedule of zkops/delete-overtaken.
 func newSharedSim() (*groupSim, sim.Scenario) {
 	s, sc := newGroupSim()
 	s.shared = true
@@ -203,7 +216,68 @@ func newSharedSim() (*groupSim, sim.Scenario) {
 	}
 	sc.Operator = []string{groupDir + "/m0", groupDir + "/m1"}
 	s.lost.Deletes = dropCreate
+	sc.Wrap = func(i int, conn *fakezk.Conn) task.Conn {
+		return &aimConn{Conn: conn, inner: s.lost.Wrap(i, conn), s: s, i: i, path: groupDir + "/" + s.id(i)}
+	}
 	return s, sc
+}
+
+// aimStream seeds the shared-id scenario's own stream (groupSim.aim),
+// apart from the workload's (Trial.Rand) and the faults': the seeds that
+// draw neither a second Leave nor an aimed delay keep their histories.
+const aimStream = 0x5457_4943_4521_2121
+
+// aimConn is a client's connection in the shared-id scenario: it follows
+// the client's plain reads of its member node (a give-back's: zkops reads
+// the node before it deletes it at the version read) and, as the answer
+// to one is handed over while another such read sent after it waits for
+// its own, holds the client's deliveries for a while (Trial.AimDelay):
+// the first give-back's delete goes out, the other process of the id,
+// waiting in its Join, makes the node again (version 0, as ours was),
+// and only then does the second read's answer come, showing our node at
+// that version (zkops/delete-overtaken). Two give-backs of one node on
+// one session are rare of themselves (a Leave and a Join's cleanup, one
+// seed in thousands): leaveTwice makes them.
+type aimConn struct {
+	*fakezk.Conn
+	inner task.Conn // s.lost's
+	s     *groupSim
+	i     int
+	path  string // the client's member node
+	reads int    // plain reads of path waiting for their answers
+}
+
+func (c *aimConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	if e, ok := req.(*task.ExistsRequest); ok && !e.Watch && e.Path == c.path {
+		c.reads++
+		answer := done
+		done = func(resp task.Response) {
+			c.reads--
+			if c.reads > 0 {
+				c.s.trial.AimDelay(c.s.aim, c.i)
+			}
+			answer(resp)
+		}
+	}
+	c.inner.Do(req, done, watch)
+}
+
+// leaveTwice reports whether client i, leaving, gives its member back
+// with two Leaves at once (two flows of its process: Leave is idempotent,
+// and each deletes the member's incarnation if it is still there): one
+// time in four while the faults are on with the Delay class, when client
+// i holds the shared id and the other process of the id waits in its
+// Join to make the node again as soon as it goes (aimConn). Drawn from
+// the scenario's own stream: the seeds that never draw it keep their
+// histories (about three in four of the shared-id scenario's).
+func (s *groupSim) leaveTwice(r *sim.Trial, i int) bool {
+	if !s.shared || (i != 2 && i != 3) || !r.FaultsOn() || !r.Plan.On.Has(sim.Delay) {
+		return false
+	}
+	if other := 5 - i; !s.joining[other] { // clients 2 and 3 share m2
+		return false
+	}
+	return s.aim.IntN(4) == 0
 }
 
 // watch starts client i's view; each attempt (a Watch that failed with
@@ -343,17 +417,26 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 		join(func(m *group.Member) {
 			sim.After(r, ex, draw(r.Rand, 4*time.Second), func() {
 				s.leaving[i] = true
-				sim.Across(r, ex, m.Leave(), &s.cnt, func(_ task.Unit, err error) {
-					if err != nil && !s.refusedLeave(r, i, err) {
-						r.Errorf("client %d: leave: %v", i, err)
-						return
-					}
-					r.CloseSpan(s.bars[i])
-					s.leaving[i] = false
-					s.members[i] = nil
-					r.Progress(i)
-					s.churn(r, i)
-				})
+				leaves := 1
+				if s.leaveTwice(r, i) {
+					leaves = 2
+				}
+				for range leaves {
+					sim.Across(r, ex, m.Leave(), &s.cnt, func(_ task.Unit, err error) {
+						if err != nil && !s.refusedLeave(r, i, err) {
+							r.Errorf("client %d: leave: %v", i, err)
+							return
+						}
+						if leaves--; leaves > 0 {
+							return // the other Leave goes on
+						}
+						r.CloseSpan(s.bars[i])
+						s.leaving[i] = false
+						s.members[i] = nil
+						r.Progress(i)
+						s.churn(r, i)
+					})
+				}
 			})
 		})
 	})

@@ -104,7 +104,7 @@ const (
 // observedRegressions are the regression seeds recorded with the
 // observer on (the observer runs on every seed but the regression seeds
 // kept before it existed): they replay with it, as they failed.
-var observedRegressions = map[uint64]bool{72869795294715: true}
+var observedRegressions = map[uint64]bool{72869795294715: true, 58301922: true}
 
 func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 	s := &exploreSim{master: master, expire: expire}
@@ -149,7 +149,8 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			{Seed: 1716, NoACL: true, NoTwins: true, Why: "a resigning master's delete of /svc/master, applied with its reply lost, retried after a short partition deleted the next master's node: two acting masters"},
 			{Seed: 176839657743356, NoACL: true, NoLagWatched: true, Why: "as 1716 (a retried delete of /svc/master removed the next master's node), and the deposed master's grant, from an ownership read answered just before a 2.1s suspension, ran only after the reconnect: it led on a stale read"},
 			{Seed: 197987323664822, NoACL: true, Why: "a resign's multi (check lease v=0, delete /svc/master, delete lease) lost unapplied and retried after the reconnect deleted the next master's node: the next master was the twin of the resigner (same executor seed), whose new lease had the same name at version 0; lease names now start with the session's id"},
-			{Seed: 3951682797154, NoACL: true, Why: "a campaign listed the leases (none); another campaign then led, and an operator removed its master node (a second stale delete of /svc/master removed the operator's copy); the first campaign's multi created the master node and left the other's lease, created after its listing: the deposed master's fenced write passed beside the new master's (its member lagged, so it read its node as still there). The multi now checks and moves the lease directory's version"},
+			{Seed: 3951682797154, NoACL: true, Why: "a campaign listed the leases (none); another campaign then led, and an operator removed its master node (a second stale delete of /svc/master removed the operator's copy); the first campaign's multi created the master node and left the other's lease, created after its listing: the deposed master's fenced write passed beside the new master's (its member lagged, so it read its node as still there). The multi now checks and moves the lease directory's version (since the histories moved the seed no longer reaches that schedule: it passes with the canary election/master-unversioned-multi on; 58301922 reaches the canary)"},
+			{Seed: 58301922, ReconnectLag: true, Blinks: true, SyncAfterReconnect: true, Canary: "election/master-unversioned-multi", Why: "acl class: a master whose lease an operator closed gave its node back behind a check of the lease directory's version (deleteMasterNode); a second cleanup flow's copy of that multi was lost with a cut and retried after the reconnect 2.6 s later, when another campaign's multi had made the master node again (at version 0) without moving the directory's version: the retry passed its check and deleted the new master's node (the judge of own deletes). Every campaign's multi now moves the directory's version (canary election/master-unversioned-multi); recorded with the observer on (observedRegressions)"},
 		}
 	case !master && !expire:
 		regressions = []sim.Regression{

@@ -93,7 +93,8 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 	return s, sim.Scenario{
 		Name: "group/blocking",
 		Regressions: []sim.Regression{
-			{Seed: 3227, ReconnectLag: true, Blinks: true, Why: "liveness: a Join's create applied with its reply lost, the session back through a member that had not applied it; its settle read (watched, no sync) showed an older node of the id, of the same session and deleted by an operator since, and the Join took it for its own: the node the create made was no one's, and every later Join of the id waited for it until the session ended (register's settle now reads after a sync; canary group/settle-unsynced)"},
+			{Seed: 3227, ReconnectLag: true, Blinks: true, Why: "liveness: a Join's create applied with its reply lost, the session back through a member that had not applied it; its settle read (watched, no sync) showed an older node of the id, of the same session and deleted by an operator since, and the Join took it for its own: the node the create made was no one's, and every later Join of the id waited for it until the session ended (register's settle now reads after a sync). Since deletes read after a sync the seed no longer reaches that schedule (it passes with the canary group/settle-unsynced on); 58201351 does"},
+			{Seed: 58201351, ReconnectLag: true, Blinks: true, Canary: string(bugSettleUnsynced), Why: "liveness: a Leave's delete of c2m1 applied with its reply lost (a cut as its context ended), then the next Join's create applied with its reply lost (another cut); the session came back through a member lagging behind both, and the Join's settle read (watched, no sync) there showed the node the Leave had deleted, of the same session, and the Join took it for its own: the node the create made was no one's, and every later Join of the id waited for it until the session ended (register's settle now reads after a sync; canary group/settle-unsynced)"},
 		},
 		LagWatched: true,
 		InJobEnds:  true,

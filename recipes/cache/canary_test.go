@@ -2,10 +2,12 @@ package cache
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/canary"
+	"github.com/zkflow/zkflow/internal/canary/canarytest"
 )
 
 // canaryBound is the most seeds a canary may survive in each of
@@ -92,7 +94,10 @@ func TestSimExplore(t *testing.T) {
 // cache/pass-while-setting-watch: once rare in the random plans (seeds
 // 1394, then 3255), none of 40,000 seeds of the cache and cache/blocking
 // scenarios reaches it since a new session's reads wait for its sync (the
-// window was mostly there); the directed test
+// window was mostly there), nor 10,000 seeds of cache and 5,000 of
+// cache/blocking drawn as Explore draws them (every fault class, rooted
+// and synced seeds): its regression seeds 1394 and 61000273 pass with it
+// on and name no canary. The directed test
 // TestRecursiveWatchSetAgainDuringAPass catches it (its canary subtest).
 
 // cache/recursive-no-recheck is rare in the random plans (seed 10400147
@@ -115,19 +120,34 @@ func TestCanaryRecursiveNoRecheck(t *testing.T) {
 	t.Logf("seed %d: %v", seed, res.Err)
 }
 
-// cache/pass-before-sync is rare in the random plans (seed
-// 116802994807290, found by make test on 6a3b156 after about 270,000
-// seeds): held to the seed that found it. With the bug, a reconnect of a
-// new session before its sync relists the saturated directories from a
-// member behind the old session's reads, and a snapshot loses a child.
+// cache/pass-before-sync is rare in the random plans: seed
+// 116802994807290 found it (make test on 6a3b156, after about 270,000
+// seeds) and no longer reaches it; seed 58766871, a regression seed that
+// names the canary (sim_test.go), does, with the fault classes and flags
+// of a drawn seed (as Explore draws them: every class on, a root and the
+// sync after a reconnect as RootedSeed and SyncedSeed say); about one
+// seed in 60,000 hunted. With the bug, a reconnect of a new session
+// before its sync relists the saturated directories from a member behind
+// the old session's reads, and a snapshot loses a child.
 func TestCanaryPassBeforeSync(t *testing.T) {
-	restore := canary.Enable(bugPassBeforeSync)
-	defer restore()
-	_, sc := newCacheSim()
-	sc.NoBlinks = true // the seed's history from before the blink class
-	res := sim.RunSeed(sc, 116802994807290, false)
-	if res.Err == nil {
-		t.Fatal("seed 116802994807290 passes with the bug: the scenario no longer reaches a reconnect before a new session's sync")
-	}
-	t.Logf("seed 116802994807290: %v", res.Err)
+	const seed = 58766871
+	canarytest.Both(t, bugPassBeforeSync, func(t *testing.T, bug bool) {
+		_, sc := newCacheSim()
+		sc.Regressions = nil // the seed as drawn, as its entry replays it
+		if sim.RootedSeed(seed) {
+			sc.Root = sim.ExploreRoot
+		}
+		if sim.SyncedSeed(seed) {
+			sc.SyncAfterReconnect = true
+		}
+		res := sim.RunSeed(sc, seed, false)
+		switch {
+		case bug && res.Err == nil:
+			t.Fatalf("seed %d passes with the bug: the scenario no longer reaches a reconnect before a new session's sync", seed)
+		case !bug && res.Err != nil:
+			t.Fatalf("seed %d: %v", seed, res.Err)
+		case bug:
+			t.Logf("seed %d: %s", seed, strings.SplitN(res.Err.Error(), "\n", 2)[0])
+		}
+	})
 }

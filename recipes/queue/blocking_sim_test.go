@@ -702,8 +702,8 @@ func TestCanaryPutBackAboveAnyIncarnation(t *testing.T) {
 // and reports a failure to Config.OnError; the judge of the reports
 // (sim.NoClientErrors) finds the report. The at-least-once blocking
 // scenario aims a server restart at a give-back (aimRestart): hunted,
-// over 3 hunts from seed 1, 72, 105 and 74 seeds to catch, and 25 more
-// hunts from seed 59,100,000 up needed 2 to 117 (median 19); left to the
+// over 3 hunts from seed 1, 72, 105 and 74 seeds to catch, and 55 more
+// hunts from seed 59,100,000 up needed 2 to 117 (median 25); left to the
 // random faults, it was caught about once in a thousand seeds. Seed 133
 // (its history from before the blink class) caught it so: an outage
 // ended a take's context with its move in flight, and the aftermath of

@@ -480,10 +480,16 @@ func (m *moving) settle() {
 		switch {
 		case err != nil:
 			k(gone, err)
+		case q.isClaimed(copyPath):
+			// Another take of this Queue has this incarnation, whether
+			// its copy is still there or was given back or acknowledged
+			// since: not ours, and not to be moved again (a give-back
+			// returns it under its own name at version 0, and the move
+			// sent again would take that new incarnation on this stale
+			// read, in a copy of the given-back one's name).
+			k(gone, nil)
 		case st == nil:
 			m.send() // not applied
-		case q.isClaimed(copyPath):
-			k(gone, nil)
 		default:
 			m.claim()
 		}

@@ -461,8 +461,11 @@ func (e keptError) Unwrap() error { return e.error }
 // refused listing reported beside a refused, kept delete is never run
 // again and the node it was for stays for the session's life. A canary
 // (internal/canary): semaphore/blocking seed 219448815503710 found it,
-// about once in 260,000 seeds, too seldom to hunt (that seed no longer
-// reaches it, nor did any of 124,000 drawn seeds hunted); zkops's
+// about once in 260,000 seeds (that seed no longer reaches it, nor did
+// any of 124,000 drawn seeds hunted); the scenario now aims the acl
+// class at the listing that settles or cleans up a lease create whose
+// reply is lost or still to come (both directories refused at once), and
+// semaphore's TestCanaryKeptHidesRefusal hunts it there. zkops's
 // TestCleanupPartlyKeptRunsAgain and semaphore's
 // TestLostLeaseCreateWhoseCleanupIsRefusedStillGoes catch it in directed
 // histories.

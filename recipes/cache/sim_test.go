@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -85,6 +86,11 @@ type cacheSim struct {
 	rebuilding [4]bool
 	refused    int           // caches an ACL's refusal ended (summed over seeds)
 	stoppedAt  time.Duration // when the last writer ended
+	// aim is the scenario's own stream (aimStream), apart from the
+	// workload's (Trial.Rand) and the faults': the expiry aimed at a
+	// reader (aimExpire), once a seed whose plan has the Expire class.
+	aim     *rand.Rand
+	expired bool // the aimed expiry fired this seed
 	// counted over seeds
 	recreated, nexts, events int
 }
@@ -122,6 +128,7 @@ func newCacheSim() (*cacheSim, sim.Scenario) {
 			s.trModel, s.nextTree = map[string]Node{}, map[string]Node{}
 			s.stoppedAt = 0
 			s.rebuilding = [4]bool{}
+			s.aim, s.expired = rand.New(rand.NewPCG(r.Seed, aimStream)), false
 			_, err := sim.Run(r.World, 1, c.Seq(task.Create("/cache", nil, task.Persistent),
 				c.Seq(task.Create(simDir, nil, task.Persistent), task.Create(simAdd, nil, task.Persistent))))
 			if err != nil {
@@ -368,6 +375,7 @@ func (s *cacheSim) read(r *sim.Trial, i int, next func() task.Task[Change], mode
 				if err := j.check(ch.Nodes); err != nil {
 					r.Errorf("client %d: %v", i, err)
 				}
+				s.aimExpire(r, i)
 				again()
 			case errors.Is(err, task.ErrSessionExpired):
 				again()
@@ -380,6 +388,29 @@ func (s *cacheSim) read(r *sim.Trial, i int, next func() task.Task[Change], mode
 		})
 	}
 	again()
+}
+
+// aimStream seeds the cache scenario's own stream (cacheSim.aim): the
+// seeds whose plan has no Expire class draw nothing from it and keep
+// their histories.
+const aimStream = 0x4341_4348_4541_494d
+
+// aimExpire, after a snapshot of reader i judged, expires the reader's
+// session (Trial.AimExpire), one snapshot in eight, once a seed whose
+// plan has the Expire class: its next session starts, three times in
+// four, on a member behind what the caches read on the old one, which
+// they must sync before they read everything again (the schedule of
+// cache/no-sync-new-session, which the injector's expiries hit on a
+// reader with a lagging new session one seed in a few hundred). Client
+// 0's caches read with watches, which a lagging member answers from its
+// view only in a seed whose plan says so (Plan.LagWatched): the expiry
+// is aimed at client 0 in those seeds only; client 3's recursive cache
+// reads without, and is aimed at in every such seed.
+func (s *cacheSim) aimExpire(r *sim.Trial, i int) {
+	if s.expired || i != 0 || !r.Plan.On.Has(sim.Expire) || !r.Plan.LagWatched || r.Elapsed() < time.Second || s.aim.IntN(2) != 0 {
+		return
+	}
+	s.expired = r.AimExpire(s.aim, i)
 }
 
 // refusedRebuild stops client i's caches, one of which an ACL's refusal

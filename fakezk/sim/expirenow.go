@@ -13,14 +13,14 @@ import (
 // expired session saw (Server.LagAtNewSession: a new session presents no
 // zxid), as one expiry in two of the injector's does; with held, the
 // member's view does not drift meanwhile (Server.LagHeld): it catches
-// up only with what catches a view up (a sync, a write of the session). It is noted in the
-// fault log as the injector's faults are (aimed by the scenario) and
-// counted as an Expire (and the lag as a Lag). It draws nothing from the
-// seed's fault streams. It does nothing, and returns false, unless the
-// faults are on now and the seed's plan has the Expire class, or if
-// client i is not connected; the lag is set only if the seed draws the
-// lag at a new session (the Lag class, and the scenario's reconnect lag
-// on).
+// up only with what catches a view up (a sync, a write of the session).
+// It is noted in the fault log as the injector's faults are (aimed by
+// the scenario) and counted as an Expire (and the lag as a Lag). It
+// draws nothing from the seed's fault streams. It does nothing, and
+// returns false, unless the faults are on now and the seed's plan has
+// the Expire class, or if client i is not connected; the lag is set only
+// if the seed draws the lag at a new session (the Lag class, and the
+// scenario's reconnect lag on).
 func (r *Trial) ExpireNow(i int, lag time.Duration, held bool) bool {
 	in := r.inj
 	if in == nil || !in.active || !in.plan.On.Has(Expire) || r.faultsOff ||
@@ -40,9 +40,9 @@ func (r *Trial) ExpireNow(i int, lag time.Duration, held bool) bool {
 
 // AimExpire is ExpireNow with its draw made from rnd (a stream of the
 // scenario's own): the next session lags, for 1 ms up to a session
-// timeout, in three expiries of four, its view held in three of four. It draws only in a seed whose plan
-// has the Expire class, in the faults phase, and reports whether it
-// expired the session.
+// timeout, in three expiries of four, its view held in three of four.
+// It draws only in a seed whose plan has the Expire class, in the faults
+// phase, and reports whether it expired the session.
 func (r *Trial) AimExpire(rnd *rand.Rand, i int) bool {
 	if r.inj == nil || !r.inj.plan.On.Has(Expire) || r.faultsOff {
 		return false

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/recipes/partition"
@@ -40,7 +43,10 @@ type given struct {
 // that loops: Join, Wait (kazoo's wait_for_acquire), a fenced write to
 // each item held, a pause, Leave; each round draws where its context
 // ends (nowhere, before Join, during Join or Wait, just after Wait,
-// while it works, during Leave), and Leave takes that same context.
+// while it works, during Leave), and Leave takes that same context. A
+// seed whose plan has the restart class has one aimed at the first delete
+// of a give-up (a Leave's, or the background one of a Join whose context
+// ended: aimRestart).
 //
 // Judged by: at every request, no item has two members that believe they
 // hold it while their lock nodes are on the server; each item's fencing
@@ -71,6 +77,14 @@ type blockingSim struct {
 	// not (a node found may be an earlier member's of the identifier,
 	// still leaving on the same session), summed over seeds.
 	judged, unjudged int
+	// r is the seed's Trial; aim its own stream (aimStream); armed: per
+	// client, its actors in a Leave or just out of a Join whose context
+	// ended (its give-up left to the background); aimed: a restart was
+	// aimed at a give-up's delete (aimRestart), once a seed.
+	r     *sim.Trial
+	aim   *rand.Rand
+	armed []int
+	aimed bool
 }
 
 // idLeaves is what the earlier members of one identifier, on one
@@ -140,9 +154,12 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Regressions: bsimRegressions,
 		Counters:    itemDirs(bsimPath, bsimItems),
 		Duration:    15 * time.Second,
-		Wrap:        lost.Wrap,
+		Wrap: func(i int, c *fakezk.Conn) task.Conn {
+			return &bsimConn{Conn: c, inner: lost.Wrap(i, c), s: s, i: i}
+		},
 		Setup: func(r *sim.Trial) error {
 			lost.World, lost.Rand = r.World, r.Rand
+			s.r, s.aim, s.armed, s.aimed = r, rand.New(rand.NewPCG(r.Seed, aimStream)), make([]int, s.clients), false
 			lost.Sent = func(int, task.Request) { s.oneHolder(r) }
 			s.live, s.left, s.entered, s.ids = map[*partition.Member]int{}, nil, map[int64]bool{}, map[string]*idLeaves{}
 			s.bel, s.recs = newBelievers(), map[*partition.Member]*believer{}
@@ -191,6 +208,64 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed, task.ErrNoAuth),
 		},
 	}
+}
+
+// aimStream seeds the scenario's own stream (blockingSim.aim), apart
+// from the workload's (Trial.Rand, which the lost replies draw from too)
+// and the faults': a seed that never aims a restart keeps its history.
+const aimStream = 0x4c45_4156_4541_494d
+
+// bsimConn is client i's connection: the lost replies' (inner), and a
+// server restart aimed at the first delete of a give-up in the seed
+// (aimRestart).
+type bsimConn struct {
+	*fakezk.Conn
+	inner task.Conn
+	s     *blockingSim
+	i     int
+}
+
+func (c *bsimConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	c.inner.Do(req, done, watch)
+	if d, ok := req.(*task.DeleteRequest); ok && !c.s.aimed && c.s.r != nil && c.s.giveUp(c.i, d.Path) {
+		c.s.aimRestart(c.i)
+	}
+}
+
+// giveUp reports whether a delete of path sent by client i is (most
+// likely) one of a member's give-up: a party node's (only a give-up
+// deletes one), or a lock node's while an actor of the client is in a
+// Leave or has just had a Join fail on its context (the give-up of the
+// member it may have made goes on in the background). A release or a
+// withdrawn attempt of the other actor may be taken for one.
+func (s *blockingSim) giveUp(i int, path string) bool {
+	if strings.HasPrefix(path, bsimPath+"/party/") {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.armed[i] > 0 && strings.HasPrefix(path, bsimPath+"/locks/")
+}
+
+// aimRestart aims a server restart at the give-up's delete just sent by
+// client i, once a seed, in a seed whose plan has the Restart class
+// (Trial.AimRestart, drawn from the scenario's own stream): applied in
+// two restarts of three, its reply lost, and every client back at the
+// same instant, so that the delete's retry (a read after a sync, then
+// the delete again) races the other clients' Joins and lock attempts on
+// the items it gave up, where a cut of the one client would have it
+// come back after they had acted.
+func (s *blockingSim) aimRestart(i int) {
+	if s.r.FaultsOn() {
+		s.aimed = s.r.AimRestart(s.aim, i)
+	}
+}
+
+// arm counts an actor of client i in a give-up (d is 1 or -1).
+func (s *blockingSim) arm(i, d int) {
+	s.mu.Lock()
+	s.armed[i] += d
+	s.mu.Unlock()
 }
 
 func (s *blockingSim) startClient(r *sim.Trial, i int) {
@@ -362,6 +437,11 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 		if !expectedErr(r, a, end, err) {
 			r.Errorf("client %d: join %s: %v", i, id, err)
 		}
+		if ctx.Err() != nil {
+			// The member's give-up, if it was made, runs now.
+			s.arm(i, 1)
+			defer s.arm(i, -1)
+		}
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
 	}
@@ -375,7 +455,9 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 			ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(4))
 			defer gc()
 		}
+		s.arm(i, 1)
 		err := c.Leave(ctx, m)
+		s.arm(i, -1)
 		if !a.Killed() {
 			s.mu.Lock()
 			s.drop(m)

@@ -41,7 +41,10 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "g
 // loops watch, read a few changes with Next, stop. Each round draws where
 // its context ends (nowhere, before the join or watch, during it, just
 // after, while the member stays or the watcher reads, during Leave or
-// Stop), and Leave and Stop take that same context.
+// Stop), and Leave and Stop take that same context. A seed whose plan
+// has the restart class has one aimed at its first delete of a member
+// node (a Leave's, or the cleanup of a Join whose context ended:
+// aimRestart).
 //
 // Judged by: every change Next returns is consistent with the one before
 // (Added were not members, Removed were, the rest adds up), and its
@@ -64,6 +67,10 @@ type blockingSim struct {
 	dir     sim.Listings      // the directory's listings on the server
 	reg     sim.Registrations // the members the actors hold
 	quietAt time.Duration     // when the actors had all ended, no member node left
+	// r is the seed's Trial; aimed: a restart was aimed at a delete of
+	// a member node (aimRestart), once a seed.
+	r     *sim.Trial
+	aimed bool
 }
 
 func newBlockingSim() (*blockingSim, sim.Scenario) {
@@ -105,8 +112,10 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		ACL:        []string{bsimDir},
 		Duration:   15 * time.Second,
 		Server:     fakezk.Config{Journal: s.dir.Journal},
+		Wrap:       func(i int, c *fakezk.Conn) task.Conn { return &bsimConn{Conn: c, s: s, i: i} },
 		Setup: func(r *sim.Trial) error {
 			s.left, s.stopped, s.quietAt = nil, nil, 0
+			s.r, s.aimed = r, false
 			s.dir.Start(r.World)
 			_, err := sim.Run(r.World, 0, task.Create("/svc", nil, task.Persistent))
 			return err
@@ -132,6 +141,45 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 			return over(r) == nil || r.Clock.Pending() == 0 || r.Elapsed()-s.quietAt > 30*time.Second
 		},
 		Invariants: []sim.Invariant{sim.InvariantFunc(over), sim.InvariantFunc(s.reg.Check)},
+	}
+}
+
+// bsimUnaimed are the seeds that replay without the aimed restart
+// (aimRestart).
+var bsimUnaimed = []uint64{3227, 58201351, 5590}
+
+// bsimConn is client i's connection: it aims a server restart at the
+// first delete of a member node of the seed (aimRestart).
+type bsimConn struct {
+	*fakezk.Conn
+	s *blockingSim
+	i int
+}
+
+func (c *bsimConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	c.Conn.Do(req, done, watch)
+	if d, ok := req.(*task.DeleteRequest); ok && !c.s.aimed && strings.HasPrefix(d.Path, bsimDir+"/") {
+		c.s.aimRestart(c.i)
+	}
+}
+
+// aimRestart aims a server restart at the delete of a member node just
+// sent by client i, once a seed, in a seed whose plan has the Restart
+// class (Trial.AimRestart, drawn from Trial.Rand, which nothing else in
+// this scenario draws from): the first write of a Leave, or of the
+// cleanup a Join whose context ended left to the background, applied in
+// two restarts of three, its reply lost, and every client back at the
+// same instant, so that the delete's retry (a read after a sync, then
+// the delete again) races the other clients' Joins and watchers, where
+// a cut of the one client would have it come back after they had acted.
+// A seed whose plan lacks the class draws nothing and keeps its history.
+// The seeds recorded before the aimed restart (the regression seeds, and
+// TestCanarySettleUnsynced's 5590) replay without it, the histories they
+// were kept for: with it, 58201351 and 5590 no longer reached
+// group/settle-unsynced, nor did 3,000 seeds hunted (3 hunts).
+func (s *blockingSim) aimRestart(i int) {
+	if s.r.FaultsOn() && !slices.Contains(bsimUnaimed, s.r.Seed) {
+		s.aimed = s.r.AimRestart(s.r.Rand, i)
 	}
 }
 
@@ -419,7 +467,8 @@ type given[H any] struct {
 // seed 3227, which found it, replays another history since deletes read
 // after a sync; 58201351, drawn with every fault class, is the regression
 // seed that names the canary): it fails with the canary and passes
-// without it.
+// without it. Both replay without the aimed restart (bsimUnaimed): with
+// it neither reaches the canary, nor did 3 hunts of 3,000 seeds.
 func TestCanarySettleUnsynced(t *testing.T) {
 	const seed = 5590
 	canarytest.Both(t, "group/settle-unsynced", func(t *testing.T, bug bool) {

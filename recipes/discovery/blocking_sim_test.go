@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +31,10 @@ const (
 // read a few answers with Next, stop. Each round draws its context: one
 // that does not end, one ended before the call, or one that ends after a
 // few steps or a drawn time (during the call or later); Unregister and
-// Stop take that same context.
+// Stop take that same context. A seed whose plan has the restart class
+// has one aimed at its first delete of an instance node (an
+// Unregister's, or the undo of a Register whose context ended:
+// aimRestart).
 //
 // On the first bsimSharers clients, the second of those actors
 // registers the shared id "s" instead, Static or Permanent as each round
@@ -67,6 +72,49 @@ type blockingSim struct {
 	statics    int               // Static registrations judged at their Unregister
 	reg        sim.Registrations // the instances the actors hold
 	quietAt    time.Duration     // when the actors had all ended, no instance node left
+	// r is the seed's Trial; aimed: a restart was aimed at a delete of
+	// an instance node (aimRestart), once a seed.
+	r     *sim.Trial
+	aimed bool
+}
+
+// bsimConn is client i's connection: it aims a server restart at the
+// first delete of an instance node of the seed (aimRestart).
+type bsimConn struct {
+	*fakezk.Conn
+	s   *blockingSim
+	i   int
+	dir string
+}
+
+func (c *bsimConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	c.Conn.Do(req, done, watch)
+	if d, ok := req.(*task.DeleteRequest); ok && !c.s.aimed && c.s.r != nil && strings.HasPrefix(d.Path, c.dir+"/") {
+		c.s.aimRestart(c.i)
+	}
+}
+
+// bsimUnaimed are the seeds that replay without the aimed restart
+// (aimRestart): the regression seed recorded before it that names a
+// canary, the history it was kept for (with it, 871 no longer reaches
+// discovery/register-behind-unregister).
+var bsimUnaimed = []uint64{871}
+
+// aimRestart aims a server restart at the delete of an instance node
+// just sent by client i, once a seed, in a seed whose plan has the
+// Restart class (Trial.AimRestart, drawn from Trial.Rand, which nothing
+// else in this scenario draws from): the first write of an Unregister,
+// or of the undo a Register whose context ended left to the background,
+// applied in two restarts of three, its reply lost, and every client
+// back at the same instant, so that the delete's retry (a read after a
+// sync, then the delete again) races the other clients' Registers of the
+// shared id and the process's next Register of its own, where a cut of
+// the one client would have it come back after they had acted. A seed
+// whose plan lacks the class draws nothing and keeps its history.
+func (s *blockingSim) aimRestart(i int) {
+	if s.r.FaultsOn() && !slices.Contains(bsimUnaimed, s.r.Seed) {
+		s.aimed = s.r.AimRestart(s.r.Rand, i)
+	}
 }
 
 // leftScopes: once every actor has ended, every registration was given
@@ -96,8 +144,10 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Faults:     sim.Faults{Allow: sim.AllFaults | sim.Of(sim.ACL), MaxRate: 0.01},
 		ACL:        []string{dir},
 		Duration:   5 * time.Second,
-		Setup: func(*sim.Trial) error {
+		Wrap:       func(i int, c *fakezk.Conn) task.Conn { return &bsimConn{Conn: c, s: s, i: i, dir: dir} },
+		Setup: func(r *sim.Trial) error {
 			s.quietAt = 0
+			s.r, s.aimed = r, false
 			return nil
 		},
 		Workload: func(r *sim.Trial) {

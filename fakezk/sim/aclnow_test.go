@@ -86,12 +86,7 @@ func TestACLNow(t *testing.T) {
 		if res.Err != nil {
 			t.Fatalf("seed %d: %v", seed, res.Err)
 		}
-		aimed := 0
-		for _, f := range res.Faults {
-			if strings.Contains(f, "(aimed by the scenario)") {
-				aimed++
-			}
-		}
+		aimed := aimedNotes(res)
 		if res.Plan.ACLRate > 0 {
 			tl.plans++
 			if aimed != 1 || res.FiredOf(sim.ACL) != 1 {
@@ -105,4 +100,17 @@ func TestACLNow(t *testing.T) {
 	if tl.plans == 0 || tl.plans == seeds || tl.aimed != tl.plans || tl.refused != tl.aimed || tl.reopened != tl.aimed {
 		t.Errorf("want some seeds with the class and some without, each of those aimed and refused, and creating again after")
 	}
+}
+
+// aimedNotes counts the faults a seed's log notes as aimed by its
+// scenario (Trial.ACLNow, DelayNow, RestartNow, ExpireNow and the lag of
+// its next session).
+func aimedNotes(res sim.Result) int {
+	n := 0
+	for _, f := range res.Faults {
+		if strings.Contains(f, "aimed by the scenario)") {
+			n++
+		}
+	}
+	return n
 }

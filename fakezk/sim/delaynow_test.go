@@ -1,7 +1,6 @@
 package sim_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -72,12 +71,7 @@ func TestDelayNow(t *testing.T) {
 		if res.Err != nil {
 			t.Fatalf("seed %d: %v", seed, res.Err)
 		}
-		aimed := 0
-		for _, f := range res.Faults {
-			if strings.Contains(f, "(aimed by the scenario)") {
-				aimed++
-			}
-		}
+		aimed := aimedNotes(res)
 		if res.Plan.On.Has(sim.Delay) {
 			tl.plans++
 			if aimed != 1 || res.FiredOf(sim.Delay) != 1 {

@@ -1,7 +1,6 @@
 package sim_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -55,12 +54,7 @@ func TestExpireNow(t *testing.T) {
 		if res.Err != nil {
 			t.Fatalf("seed %d: %v", seed, res.Err)
 		}
-		aimed := 0
-		for _, f := range res.Faults {
-			if strings.Contains(f, "aimed by the scenario") {
-				aimed++
-			}
-		}
+		aimed := aimedNotes(res)
 		want := 0
 		if res.Plan.On.Has(sim.Expire) {
 			tl.plans++

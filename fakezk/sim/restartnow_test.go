@@ -2,7 +2,6 @@ package sim_test
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -104,12 +103,7 @@ func TestRestartNow(t *testing.T) {
 		if res.Err != nil {
 			t.Fatalf("seed %d: %v", seed, res.Err)
 		}
-		aimed := 0
-		for _, f := range res.Faults {
-			if strings.Contains(f, "(aimed by the scenario)") {
-				aimed++
-			}
-		}
+		aimed := aimedNotes(res)
 		if res.Plan.On.Has(sim.Restart) {
 			tl.plans++
 			if aimed != 1 || res.FiredOf(sim.Restart) != 1 {

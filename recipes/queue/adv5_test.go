@@ -60,7 +60,7 @@ func TestAdv5PutBackRefusedAtBound(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
 	hc := &armConn{Conn: srv.Connect(fakezk.ConnConfig{})}
-	a, reports := reportingClient(t, srv, hc, queue.WithBound(1))
+	a, _, reports := reportingClient(t, srv, hc, queue.WithBound(1))
 	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithBound(1))
 	bg := context.Background()
 	if _, err := b.Put(bg, []byte("x")); err != nil {
@@ -93,7 +93,7 @@ func TestAdv5PutBackRefusedAtExhaustedCounter(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
 	hc := &armConn{Conn: srv.Connect(fakezk.ConnConfig{})}
-	a, reports := reportingClient(t, srv, hc)
+	a, _, reports := reportingClient(t, srv, hc)
 	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}))
 	bg := context.Background()
 	if _, err := b.Put(bg, []byte("x")); err != nil {
@@ -164,7 +164,7 @@ func (p endsWhenReady) Go(f func(park.Parker)) { go f(p) }
 func TestAdv5AckFailureAsCtxEndsIsTold(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
-	a, reports := reportingClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtLeastOnce))
+	a, _, reports := reportingClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtLeastOnce))
 	bg := context.Background()
 	for round := range 40 {
 		if _, err := a.Put(bg, []byte("x")); err != nil {

@@ -133,14 +133,15 @@ func TestAdvSettleAfterClose(t *testing.T) {
 	}
 }
 
-// reportingClient is runClient with the executor's OnError reports kept.
-func reportingClient(t *testing.T, srv *fakezk.Server, conn task.Conn, opts ...queue.Option) (*queue.Client, func() []error) {
+// reportingClient is runClient with the executor's OnError reports kept
+// (reports returns them so far), and the executor the Client runs on.
+func reportingClient(t *testing.T, srv *fakezk.Server, conn task.Conn, opts ...queue.Option) (c *queue.Client, ex *executor.Executor, reports func() []error) {
 	t.Helper()
 	var mu sync.Mutex
-	var reports []error
+	var got []error
 	ex, err := executor.New(executor.Config{Conn: conn, Clock: srv.Clock(), Seed: 1, OnError: func(err error) {
 		mu.Lock()
-		reports = append(reports, err)
+		got = append(got, err)
 		mu.Unlock()
 	}})
 	if err != nil {
@@ -150,14 +151,14 @@ func reportingClient(t *testing.T, srv *fakezk.Server, conn task.Conn, opts ...q
 	done := make(chan struct{})
 	go func() { defer close(done); _ = ex.Run(ctx) }()
 	t.Cleanup(func() { ex.Close(); stop(); <-done })
-	c, err := queue.NewClient(ex, "/q", opts...)
+	c, err = queue.NewClient(ex, "/q", opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, func() []error {
+	return c, ex, func() []error {
 		mu.Lock()
 		defer mu.Unlock()
-		return slices.Clone(reports)
+		return slices.Clone(got)
 	}
 }
 
@@ -189,7 +190,7 @@ func TestAdvPutBackAcrossExpiry(t *testing.T) {
 	defer srv.Close()
 	conn := srv.Connect(fakezk.ConnConfig{})
 	hc := &armConn{Conn: conn}
-	a, reports := reportingClient(t, srv, hc, queue.WithMode(queue.AtMostOnce))
+	a, _, reports := reportingClient(t, srv, hc, queue.WithMode(queue.AtMostOnce))
 	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtMostOnce))
 	bg := context.Background()
 	if _, err := b.Put(bg, []byte("x")); err != nil {
@@ -264,24 +265,7 @@ func TestAdvCanceledTakeLostReplyReported(t *testing.T) {
 	defer srv.Close()
 	conn := srv.Connect(fakezk.ConnConfig{})
 	lr := &lostReply{Conn: conn, match: isItemDelete, replied: make(chan struct{})}
-	var mu sync.Mutex
-	var reports []error
-	ex, err := executor.New(executor.Config{Conn: lr, Clock: srv.Clock(), Seed: 1, OnError: func(err error) {
-		mu.Lock()
-		reports = append(reports, err)
-		mu.Unlock()
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, stop := context.WithCancel(context.Background())
-	running := make(chan struct{})
-	go func() { defer close(running); _ = ex.Run(rctx) }()
-	defer func() { ex.Close(); stop(); <-running }()
-	a, err := queue.NewClient(ex, "/q", queue.WithMode(queue.AtMostOnce))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, _, reported := reportingClient(t, srv, lr, queue.WithMode(queue.AtMostOnce))
 	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtMostOnce))
 	bg := context.Background()
 	if _, err := b.Put(bg, []byte("precious")); err != nil {
@@ -304,8 +288,7 @@ func TestAdvCanceledTakeLostReplyReported(t *testing.T) {
 	if items, _ := srv.Children("/q"); len(items) != 0 {
 		t.Fatalf("/q holds %v: the delete was applied", items)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	reports := reported()
 	for _, r := range reports {
 		var ute *queue.UnknownTakeError
 		if errors.As(r, &ute) && string(ute.Item.Data) == "precious" {
@@ -323,7 +306,7 @@ func TestAdvPutBackLostWithConnection(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
 	hc := &armConn{Conn: srv.Connect(fakezk.ConnConfig{})}
-	a, reports := reportingClient(t, srv, hc, queue.WithMode(queue.AtMostOnce))
+	a, _, reports := reportingClient(t, srv, hc, queue.WithMode(queue.AtMostOnce))
 	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtMostOnce))
 	bg := context.Background()
 	if _, err := b.Put(bg, []byte("x")); err != nil {

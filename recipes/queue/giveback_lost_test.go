@@ -35,7 +35,7 @@ func TestGiveBackSentAgainAfterALostReplyIsNoFailure(t *testing.T) {
 		return false
 	}
 	lr := &lostReply{Conn: hc, match: isGiveBack, replied: make(chan struct{})}
-	a, reports := reportingClient(t, srv, lr, queue.WithMode(queue.AtLeastOnce))
+	a, _, reports := reportingClient(t, srv, lr, queue.WithMode(queue.AtLeastOnce))
 	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtLeastOnce))
 	bg := context.Background()
 	if _, err := b.Put(bg, []byte("x")); err != nil {

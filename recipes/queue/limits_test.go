@@ -19,7 +19,7 @@ func TestExpiryWithTheDeleteSentReportsTheItem(t *testing.T) {
 	defer srv.Close()
 	conn := srv.Connect(fakezk.ConnConfig{})
 	lr := &lostReply{Conn: conn, match: isItemDelete, replied: make(chan struct{})}
-	a, reports := reportingClient(t, srv, lr, queue.WithMode(queue.AtMostOnce))
+	a, _, reports := reportingClient(t, srv, lr, queue.WithMode(queue.AtMostOnce))
 	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtMostOnce))
 	bg := context.Background()
 	if _, err := b.Put(bg, []byte("x")); err != nil {
@@ -174,7 +174,7 @@ func TestLargestPutIsPutBack(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
 	hc := &armConn{Conn: srv.Connect(fakezk.ConnConfig{})}
-	a, reports := reportingClient(t, srv, hc, queue.WithMode(queue.AtMostOnce))
+	a, _, reports := reportingClient(t, srv, hc, queue.WithMode(queue.AtMostOnce))
 	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtMostOnce))
 	bg := context.Background()
 	n := largestPut(t, srv, b)

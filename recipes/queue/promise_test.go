@@ -312,7 +312,7 @@ func TestGiveBackAfterTheCopyWasWritten(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
 	hc := &armConn{Conn: srv.Connect(fakezk.ConnConfig{})}
-	a, reports := reportingClient(t, srv, hc, queue.WithMode(queue.AtLeastOnce))
+	a, _, reports := reportingClient(t, srv, hc, queue.WithMode(queue.AtLeastOnce))
 	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtLeastOnce))
 	bg, cancelAll := context.WithTimeout(context.Background(), failAfter)
 	defer cancelAll()

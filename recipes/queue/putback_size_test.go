@@ -21,7 +21,7 @@ func TestLargestPutIsPutBackAboveARunOutCounter(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
 	hc := &armConn{Conn: srv.Connect(fakezk.ConnConfig{})}
-	a, reports := reportingClient(t, srv, hc)
+	a, _, reports := reportingClient(t, srv, hc)
 	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}))
 	bg := context.Background()
 	n := largestPut(t, srv, b)

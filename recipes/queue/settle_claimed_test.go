@@ -114,24 +114,7 @@ func TestSettleOfACopyClaimedByAnotherTakeIsGone(t *testing.T) {
 	srv := fakezk.New(fakezk.Config{Async: true})
 	defer srv.Close()
 	g := &gateConn{Conn: srv.Connect(fakezk.ConnConfig{})}
-	var mu sync.Mutex
-	var reports []error
-	ex, err := executor.New(executor.Config{Conn: g, Clock: srv.Clock(), Seed: 1, OnError: func(err error) {
-		mu.Lock()
-		reports = append(reports, err)
-		mu.Unlock()
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, stop := context.WithCancel(context.Background())
-	running := make(chan struct{})
-	go func() { defer close(running); _ = ex.Run(rctx) }()
-	defer func() { ex.Close(); stop(); <-running }()
-	a, err := queue.NewClient(ex, "/q", queue.WithMode(queue.AtLeastOnce))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, ex, reported := reportingClient(t, srv, g, queue.WithMode(queue.AtLeastOnce))
 	b := runClient(t, srv, srv.Connect(fakezk.ConnConfig{}), queue.WithMode(queue.AtLeastOnce))
 	bg := context.Background()
 	if _, err := b.Put(bg, []byte("x")); err != nil {
@@ -197,9 +180,7 @@ func TestSettleOfACopyClaimedByAnotherTakeIsGone(t *testing.T) {
 	if err := a.Settle(sctx); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(reports) > 0 {
+	if reports := reported(); len(reports) > 0 {
 		t.Fatalf("x was given back, yet OnError was told: %v", reports)
 	}
 	if got := dataOf(t, srv); !got["x"] {

@@ -81,26 +81,39 @@ func TestACLNow(t *testing.T) {
 		},
 	}
 	const seeds = 40
-	for seed := uint64(1); seed <= seeds; seed++ {
-		res := sim.RunSeed(sc, seed, false)
-		if res.Err != nil {
-			t.Fatalf("seed %d: %v", seed, res.Err)
-		}
-		aimed := aimedNotes(res)
-		if res.Plan.ACLRate > 0 {
-			tl.plans++
-			if aimed != 1 || res.FiredOf(sim.ACL) != 1 {
-				t.Errorf("seed %d: %d aimed faults noted, %d ACL faults counted; want one of each", seed, aimed, res.FiredOf(sim.ACL))
-			}
-		} else if aimed != 0 || res.FiredOf(sim.ACL) != 0 {
-			t.Errorf("seed %d: ACL faults in a plan without the class: %v", seed, res.Faults)
-		}
-	}
+	tl.plans = aimedSeeds(t, sc, seeds, sim.ACL, func(p sim.Plan) bool { return p.ACLRate > 0 }, one)
 	t.Logf("%d of %d seeds with the ACL class: %d aimed, %d creates refused, %d created again after", tl.plans, seeds, tl.aimed, tl.refused, tl.reopened)
 	if tl.plans == 0 || tl.plans == seeds || tl.aimed != tl.plans || tl.refused != tl.aimed || tl.reopened != tl.aimed {
 		t.Errorf("want some seeds with the class and some without, each of those aimed and refused, and creating again after")
 	}
 }
+
+// aimedSeeds runs seeds 1 to seeds of sc and checks each seed's aimed
+// faults: in a seed whose plan has the class (inPlan), want(plan) faults
+// noted as aimed by the scenario and one fault of class counted; in the
+// others, none of either. It returns how many seeds had the class.
+func aimedSeeds(t *testing.T, sc sim.Scenario, seeds uint64, class sim.FaultClass, inPlan func(sim.Plan) bool, want func(sim.Plan) int) int {
+	t.Helper()
+	plans := 0
+	for seed := uint64(1); seed <= seeds; seed++ {
+		res := sim.RunSeed(sc, seed, false)
+		if res.Err != nil {
+			t.Fatalf("seed %d: %v", seed, res.Err)
+		}
+		aimed, wantAimed, wantFired := aimedNotes(res), 0, 0
+		if inPlan(res.Plan) {
+			plans++
+			wantAimed, wantFired = want(res.Plan), 1
+		}
+		if aimed != wantAimed || res.FiredOf(class) != wantFired {
+			t.Errorf("seed %d: %d aimed faults noted, %d %s faults counted; want %d and %d: %v", seed, aimed, res.FiredOf(class), class, wantAimed, wantFired, res.Faults)
+		}
+	}
+	return plans
+}
+
+// one is aimedSeeds' want for a class aimed once a seed.
+func one(sim.Plan) int { return 1 }
 
 // aimedNotes counts the faults a seed's log notes as aimed by its
 // scenario (Trial.ACLNow, DelayNow, RestartNow, ExpireNow and the lag of

@@ -66,21 +66,7 @@ func TestDelayNow(t *testing.T) {
 		},
 	}
 	const seeds = 40
-	for seed := uint64(1); seed <= seeds; seed++ {
-		res := sim.RunSeed(sc, seed, false)
-		if res.Err != nil {
-			t.Fatalf("seed %d: %v", seed, res.Err)
-		}
-		aimed := aimedNotes(res)
-		if res.Plan.On.Has(sim.Delay) {
-			tl.plans++
-			if aimed != 1 || res.FiredOf(sim.Delay) != 1 {
-				t.Errorf("seed %d: %d aimed faults noted, %d Delay faults counted; want one of each", seed, aimed, res.FiredOf(sim.Delay))
-			}
-		} else if aimed != 0 || res.FiredOf(sim.Delay) != 0 {
-			t.Errorf("seed %d: Delay faults in a plan without the class: %v", seed, res.Faults)
-		}
-	}
+	tl.plans = aimedSeeds(t, sc, seeds, sim.Delay, func(p sim.Plan) bool { return p.On.Has(sim.Delay) }, one)
 	t.Logf("%d of %d seeds with the Delay class: %d aimed, %d reads held", tl.plans, seeds, tl.aimed, tl.held)
 	if tl.plans == 0 || tl.plans == seeds || tl.aimed != tl.plans || tl.held != tl.aimed {
 		t.Errorf("want some seeds with the class and some without, each of those aimed and its read held")

@@ -98,21 +98,7 @@ func TestRestartNow(t *testing.T) {
 		},
 	}
 	const seeds = 40
-	for seed := uint64(1); seed <= seeds; seed++ {
-		res := sim.RunSeed(sc, seed, false)
-		if res.Err != nil {
-			t.Fatalf("seed %d: %v", seed, res.Err)
-		}
-		aimed := aimedNotes(res)
-		if res.Plan.On.Has(sim.Restart) {
-			tl.plans++
-			if aimed != 1 || res.FiredOf(sim.Restart) != 1 {
-				t.Errorf("seed %d: %d aimed faults noted, %d restarts counted; want one of each", seed, aimed, res.FiredOf(sim.Restart))
-			}
-		} else if aimed != 0 || res.FiredOf(sim.Restart) != 0 {
-			t.Errorf("seed %d: restarts in a plan without the class: %v", seed, res.Faults)
-		}
-	}
+	tl.plans = aimedSeeds(t, sc, seeds, sim.Restart, func(p sim.Plan) bool { return p.On.Has(sim.Restart) }, one)
 	t.Logf("%d of %d seeds with the Restart class: %d aimed, %d creates' replies lost, %d with both clients cut, %d back after", tl.plans, seeds, tl.aimed, tl.lost, tl.bothCut, tl.back)
 	if tl.plans == 0 || tl.plans == seeds || tl.aimed != tl.plans || tl.lost != tl.aimed || tl.bothCut != tl.aimed || tl.back != tl.aimed {
 		t.Errorf("want some seeds with the class and some without, each of those aimed, its create's reply lost, both clients cut, and back after")

@@ -18,6 +18,24 @@ type Counts struct {
 	Expiries int // flows that failed with session expiry and ran again (Across)
 }
 
+// AfterSend wraps a client's connection (in Scenario.Wrap) so that sent
+// is told of each request just after the connection has taken it: the
+// hook where a scenario aims a fault at a request of its choosing
+// (Trial.AimRestart, DelayNow, ACLNow...), with the request in flight.
+func AfterSend(conn *fakezk.Conn, sent func(req task.Request)) task.Conn {
+	return &afterSend{Conn: conn, sent: sent}
+}
+
+type afterSend struct {
+	*fakezk.Conn
+	sent func(req task.Request)
+}
+
+func (c *afterSend) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
+	c.Conn.Do(req, done, watch)
+	c.sent(req)
+}
+
 // LostReplies makes the lost create reply, which recipes must settle,
 // frequent: used as Scenario.Wrap, it drops a client's connection just
 // after it sends a create, with probability Rate (the create applied or

@@ -78,22 +78,6 @@ type blockingSim struct {
 	aimed bool
 }
 
-// bsimConn is client i's connection: it aims a server restart at the
-// first delete of an instance node of the seed (aimRestart).
-type bsimConn struct {
-	*fakezk.Conn
-	s   *blockingSim
-	i   int
-	dir string
-}
-
-func (c *bsimConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	c.Conn.Do(req, done, watch)
-	if d, ok := req.(*task.DeleteRequest); ok && !c.s.aimed && c.s.r != nil && strings.HasPrefix(d.Path, c.dir+"/") {
-		c.s.aimRestart(c.i)
-	}
-}
-
 // bsimUnaimed are the seeds that replay without the aimed restart
 // (aimRestart): the regression seed recorded before it that names a
 // canary, the history it was kept for (with it, 871 no longer reaches
@@ -144,7 +128,13 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Faults:     sim.Faults{Allow: sim.AllFaults | sim.Of(sim.ACL), MaxRate: 0.01},
 		ACL:        []string{dir},
 		Duration:   5 * time.Second,
-		Wrap:       func(i int, c *fakezk.Conn) task.Conn { return &bsimConn{Conn: c, s: s, i: i, dir: dir} },
+		Wrap: func(i int, c *fakezk.Conn) task.Conn {
+			return sim.AfterSend(c, func(req task.Request) {
+				if d, ok := req.(*task.DeleteRequest); ok && !s.aimed && s.r != nil && strings.HasPrefix(d.Path, dir+"/") {
+					s.aimRestart(i)
+				}
+			})
+		},
 		Setup: func(r *sim.Trial) error {
 			s.quietAt = 0
 			s.r, s.aimed = r, false

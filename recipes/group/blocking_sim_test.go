@@ -112,7 +112,13 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		ACL:        []string{bsimDir},
 		Duration:   15 * time.Second,
 		Server:     fakezk.Config{Journal: s.dir.Journal},
-		Wrap:       func(i int, c *fakezk.Conn) task.Conn { return &bsimConn{Conn: c, s: s, i: i} },
+		Wrap: func(i int, c *fakezk.Conn) task.Conn {
+			return sim.AfterSend(c, func(req task.Request) {
+				if d, ok := req.(*task.DeleteRequest); ok && !s.aimed && strings.HasPrefix(d.Path, bsimDir+"/") {
+					s.aimRestart(i)
+				}
+			})
+		},
 		Setup: func(r *sim.Trial) error {
 			s.left, s.stopped, s.quietAt = nil, nil, 0
 			s.r, s.aimed = r, false
@@ -147,21 +153,6 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 // bsimUnaimed are the seeds that replay without the aimed restart
 // (aimRestart).
 var bsimUnaimed = []uint64{3227, 58201351, 5590}
-
-// bsimConn is client i's connection: it aims a server restart at the
-// first delete of a member node of the seed (aimRestart).
-type bsimConn struct {
-	*fakezk.Conn
-	s *blockingSim
-	i int
-}
-
-func (c *bsimConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	c.Conn.Do(req, done, watch)
-	if d, ok := req.(*task.DeleteRequest); ok && !c.s.aimed && strings.HasPrefix(d.Path, bsimDir+"/") {
-		c.s.aimRestart(c.i)
-	}
-}
 
 // aimRestart aims a server restart at the delete of a member node just
 // sent by client i, once a seed, in a seed whose plan has the Restart

@@ -55,7 +55,7 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 // directory's only child; its actor's next rounds are eager. In seeds
 // whose plan has the restart class, it aims a server restart once at
 // the first delete of a contender node that is not a Release's with a
-// live context (bsimConn): a Release's whose context had ended, an
+// live context (aimRestart): a Release's whose context had ended, an
 // attempt's withdrawn as its context ended, a try's behind another.
 //
 // Judged by: the fencing log (mutual exclusion: tokens never go down in
@@ -72,7 +72,7 @@ type blockingSim struct {
 	cl       []*Client
 	released []given[*Held] // given back, by processes that have not crashed since
 	aimed    bool           // an ACL fault aimed at a Release this seed (aimRelease)
-	// restarted: a restart aimed at a clean-up this seed (bsimConn);
+	// restarted: a restart aimed at a clean-up this seed (aimRestart);
 	// live: the nodes given back by a Release called with a live context
 	// (the deletes not aimed at).
 	restarted bool
@@ -89,10 +89,12 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		ActorLag:   true,
 		OutageEnds: true,
 		Clients:    s.clients,
-		Wrap:       func(i int, c *fakezk.Conn) task.Conn { return &bsimConn{Conn: c, s: s, i: i} },
-		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL), MaxRate: 0.01},
-		Counters:   []string{bsimDir},
-		ACL:        []string{bsimDir},
+		Wrap: func(i int, c *fakezk.Conn) task.Conn {
+			return sim.AfterSend(c, func(req task.Request) { s.aimRestart(i, req) })
+		},
+		Faults:   sim.Faults{Allow: sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL), MaxRate: 0.01},
+		Counters: []string{bsimDir},
+		ACL:      []string{bsimDir},
 		Regressions: []sim.Regression{
 			{Seed: 56, ReconnectLag: true, Root: sim.ExploreRoot, Why: "liveness: a create whose reply a cut lost, the session back through a member that had not applied it (Server.LagAtReconnect): the settle listing missed the node, the acquire made a second one and waited behind its own first (zkops.Prefixed now lists after a sync)"},
 			{Seed: 10, Why: "liveness, acl class: a waiter behind a contender made unreadable and then deleted never heard of the delete (ZooKeeper withholds it); now the wait reads the node again (task.Watch)"},
@@ -246,7 +248,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client, eager bool) (
 			defer rc()
 		}
 		if ctx.Err() == nil && end != endRelease {
-			s.live[h.Path()] = true // its delete is not aimed at (bsimConn)
+			s.live[h.Path()] = true // its delete is not aimed at (aimRestart)
 		}
 		aimed := s.aimRelease(r, a, h)
 		err := c.Release(ctx, h)
@@ -310,10 +312,10 @@ func (s *blockingSim) aimRelease(r *sim.Trial, a *sim.Actor, h *Held) bool {
 	return s.aimed
 }
 
-// bsimConn aims a server restart (Trial.AimRestart, drawn from
+// aimRestart aims a server restart (Trial.AimRestart, drawn from
 // Trial.Rand, which nothing else in this scenario draws from) at the
-// first delete of a contender node sent in the faults phase, once a
-// seed, in a seed whose plan has the Restart class, unless the node is
+// first delete of a contender node that client i sends in the faults
+// phase (sim.AfterSend), once a seed, in a seed whose plan has the Restart class, unless the node is
 // one a Release called with a live context gives back: the delete of a
 // Release whose context had ended or ends while it runs (left to the
 // background), of an attempt withdrawn as its context ended (its create
@@ -323,20 +325,13 @@ func (s *blockingSim) aimRelease(r *sim.Trial, a *sim.Actor, h *Held) bool {
 // outcome) races the other clients' creates and their wait on the node
 // it gives back, where a cut of the one client would have it come back
 // after they had acted on it.
-type bsimConn struct {
-	*fakezk.Conn
-	s *blockingSim
-	i int
-}
-
-func (c *bsimConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	c.Conn.Do(req, done, watch)
+func (s *blockingSim) aimRestart(i int, req task.Request) {
 	d, ok := req.(*task.DeleteRequest)
-	if !ok || c.s.restarted || !strings.HasPrefix(d.Path, bsimDir+"/") || c.s.live[d.Path] || !c.s.r.FaultsOn() {
+	if !ok || s.restarted || !strings.HasPrefix(d.Path, bsimDir+"/") || s.live[d.Path] || !s.r.FaultsOn() {
 		return
 	}
-	if c.s.restarted = c.s.r.AimRestart(c.s.r.Rand, c.i); c.s.restarted {
-		c.s.r.Logf("client %d: restart aimed at the delete of %s", c.i, d.Path)
+	if s.restarted = s.r.AimRestart(s.r.Rand, i); s.restarted {
+		s.r.Logf("client %d: restart aimed at the delete of %s", i, d.Path)
 	}
 }
 
@@ -401,7 +396,7 @@ type given[H any] struct {
 // on, it is kept, and the scenario catches it (contexts that end inside
 // the job that hands the outcome over: sim.Scenario.InJobEnds).
 // Its three hunts need 43, 20 and 294 seeds since the scenario aims a
-// restart at a clean-up (bsimConn; 43, 20 and 40 before): 50 more hunts
+// restart at a clean-up (aimRestart; 43, 20 and 40 before): 50 more hunts
 // from seeds 61,100,000 and 61,400,000 up needed 1 to 207 (median 42;
 // 1 to 262, median 40, before), so the bound is 600.
 func TestCanaryKeepLateOutcome(t *testing.T) {
@@ -432,7 +427,7 @@ func TestCanaryTryBlocking(t *testing.T) {
 // the class is aimed at a lone holder's Release and its actor tries
 // again at once (aimRelease, the eager rounds). This test's three hunts
 // need 61, 21 and 51 seeds since the scenario aims a restart at a
-// clean-up (bsimConn; 61, 14 and 18 before), and 50 more from seeds
+// clean-up (aimRestart; 61, 14 and 18 before), and 50 more from seeds
 // 61,100,000 and 61,400,000 up needed 1 to 102 (median 33; 1 to 114,
 // median 27, before); 24 more before it, from other seeds (53,000,000 up),
 // needed 3 to 86 (median 23): the bound, 300, is the worst seen with a

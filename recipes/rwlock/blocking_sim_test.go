@@ -58,7 +58,7 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 // directory's highest contender; its actor's next rounds are eager. In
 // seeds whose plan has the restart class, it aims a server restart once
 // at the first delete of a contender node that is not a Release's with
-// a live context (bsimConn): a Release's whose context had ended, an
+// a live context (aimRestart): a Release's whose context had ended, an
 // attempt's withdrawn as its context ended, a try's behind another.
 //
 // Judged by: the fencing log (judgeModes: a writer's entries overlap no
@@ -77,7 +77,7 @@ type blockingSim struct {
 	cl       []*Client
 	released []given[*Held] // given back, by processes that have not crashed since
 	aimed    bool           // an ACL fault aimed at a Release this seed (aimRelease)
-	// restarted: a restart aimed at a clean-up this seed (bsimConn);
+	// restarted: a restart aimed at a clean-up this seed (aimRestart);
 	// live: the nodes given back by a Release called with a live context
 	// (the deletes not aimed at).
 	restarted bool
@@ -94,9 +94,11 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		ActorLag:   true,
 		OutageEnds: true,
 		Clients:    s.clients,
-		Wrap:       func(i int, c *fakezk.Conn) task.Conn { return &bsimConn{Conn: c, s: s, i: i} },
-		Faults:     sim.Faults{Allow: sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL), MaxRate: 0.01},
-		ACL:        []string{bsimDir},
+		Wrap: func(i int, c *fakezk.Conn) task.Conn {
+			return sim.AfterSend(c, func(req task.Request) { s.aimRestart(i, req) })
+		},
+		Faults: sim.Faults{Allow: sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL), MaxRate: 0.01},
+		ACL:    []string{bsimDir},
 		Regressions: []sim.Regression{
 			{Seed: 252, Root: sim.ExploreRoot, Why: "liveness, acl class: the cleanup of an attempt canceled as its create was applied could not list the closed directory, and its node stayed until the session ended (now run again in the background: zkops.StartCleanup)"},
 			{Seed: 169, ReconnectLag: true, Canary: string(bugRefusedReleaseUncounted), Why: "acl class: a Release whose delete the closed directory refused went on in the background uncounted; once the ACL was back the Client's next TryAcquire failed with ErrBusy behind the Client's own released node (the refused delete now stays counted until the node is gone: zkops.Holding.CountKept; canary rwlock/refused-release-uncounted)"},
@@ -260,7 +262,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client, eager bool) (
 			defer rc()
 		}
 		if ctx.Err() == nil && end != endRelease {
-			s.live[h.Path()] = true // its delete is not aimed at (bsimConn)
+			s.live[h.Path()] = true // its delete is not aimed at (aimRestart)
 		}
 		aimed := s.aimRelease(r, a, h)
 		err := c.Release(ctx, h)
@@ -326,33 +328,20 @@ func (s *blockingSim) aimRelease(r *sim.Trial, a *sim.Actor, h *Held) bool {
 	return s.aimed
 }
 
-// bsimConn aims a server restart (Trial.AimRestart, drawn from
+// aimRestart aims a server restart (Trial.AimRestart, drawn from
 // Trial.Rand, which nothing else in this scenario draws from) at the
-// first delete of a contender node sent in the faults phase, once a
-// seed, in a seed whose plan has the Restart class, unless the node is
-// one a Release called with a live context gives back: the delete of a
-// Release whose context had ended or ends while it runs (left to the
-// background), of an attempt withdrawn as its context ended (its create
-// applied), or of a try's node behind another contender. The delete is
-// applied in two restarts of three, its reply lost, and every client is
-// back at the same instant, so the delete's retry (or the read of its
-// outcome) races the other clients' creates and their wait on the node
-// it gives back, where a cut of the one client would have it come back
-// after they had acted on it.
-type bsimConn struct {
-	*fakezk.Conn
-	s *blockingSim
-	i int
-}
-
-func (c *bsimConn) Do(req task.Request, done func(task.Response), watch func(task.Event)) {
-	c.Conn.Do(req, done, watch)
+// first delete of a contender node that client i sends in the faults
+// phase (sim.AfterSend), once a seed, in a seed whose plan has the
+// Restart class, unless a Release called with a live context gives the
+// node back: as recipes/lock's blocking scenario, whose doc says which
+// deletes those are and what the restart races.
+func (s *blockingSim) aimRestart(i int, req task.Request) {
 	d, ok := req.(*task.DeleteRequest)
-	if !ok || c.s.restarted || !strings.HasPrefix(d.Path, bsimDir+"/") || c.s.live[d.Path] || !c.s.r.FaultsOn() {
+	if !ok || s.restarted || !strings.HasPrefix(d.Path, bsimDir+"/") || s.live[d.Path] || !s.r.FaultsOn() {
 		return
 	}
-	if c.s.restarted = c.s.r.AimRestart(c.s.r.Rand, c.i); c.s.restarted {
-		c.s.r.Logf("client %d: restart aimed at the delete of %s", c.i, d.Path)
+	if s.restarted = s.r.AimRestart(s.r.Rand, i); s.restarted {
+		s.r.Logf("client %d: restart aimed at the delete of %s", i, d.Path)
 	}
 }
 
@@ -411,7 +400,7 @@ func TestSimExplore(t *testing.T) {
 // class is aimed at a Release of the directory's highest contender and
 // its actor tries again at once (aimRelease, the eager rounds). This
 // test's three hunts need 49, 21 and 3 seeds since the scenario aims a
-// restart at a clean-up (bsimConn; 10, 10 and 3 before), and 50 more
+// restart at a clean-up (aimRestart; 10, 10 and 3 before), and 50 more
 // from seeds 61,100,000 and 61,400,000 up needed 1 to 58 (median 9; 1
 // to 58, median 10, before); 56 more before it, from other seeds
 // (55,000,001 up), needed 1 to 79 (median 12): the bound, 300, is the

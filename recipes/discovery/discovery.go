@@ -198,6 +198,7 @@ func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
 		return task.Fail[*Registration](fmt.Errorf("discovery: register %s/%s: %w: %w", inst.Name, inst.ID, task.ErrInvalidArgument, err))
 	}
 	return func(s *task.Scope, k task.Cont[*Registration]) {
+		inst := inst // each run's own: a run again takes its own time
 		if inst.RegistrationTimeUTC == 0 {
 			inst.RegistrationTimeUTC = s.Now().UnixMilli()
 		}

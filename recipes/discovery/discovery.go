@@ -329,7 +329,10 @@ func (r *Registration) unregister(acrossExpiry bool) task.Task[task.Unit] {
 		}
 	}
 	path := r.Path()
-	held := false // counted in unregisterings, across runs
+	// held: counted in unregisterings, across the runs of acrossExpiry's
+	// task (one after another). The task face's runs may overlap (a task
+	// value run twice does the work twice): each counts its own.
+	held := false
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		if s.Runtime() != r.rt {
 			k(task.Unit{}, errNotOurs)
@@ -343,7 +346,7 @@ func (r *Registration) unregister(acrossExpiry bool) task.Task[task.Unit] {
 		u := unregisteringsOf(s.Runtime())
 		if !held {
 			u.begin(path)
-			held = true
+			held = acrossExpiry
 		}
 		del := zkops.DeleteNode(path, task.Stat{Czxid: r.czxid})
 		if canary.On(bugUnregisterAnyIncarnation) {

@@ -15,6 +15,7 @@ import (
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/recipes/discovery"
+	"github.com/zkflow/zkflow/task"
 )
 
 // Register: "RegistrationTimeUTC is set from the executor's clock when
@@ -90,5 +91,57 @@ func TestRegisterRunOnTwoExecutorsAtOnce(t *testing.T) {
 		if _, err := executor.Await(ctx, exs[i], r.Unregister()); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Register: a Static instance's Register "first waits until no
+// Unregister of the same instance goes on on the flow's executor
+// (whoever runs it: ... or the task face, once its flow has started)".
+// One Unregister task value run twice at once (a task "run twice does
+// the work twice"), one run canceled: its end used to end the other's
+// count too (the two runs shared it), so a Register right after went on
+// while the other run was still going. That run, its read cut, read
+// again after the reconnect, found the node the Register had kept (the
+// same incarnation: its data replaced) and deleted it after Register
+// returned nil. Each run is counted now, and the Register waits for the
+// run still going: it makes the node again, and the node stays.
+func TestUnregisterRunTwiceOneCanceledRegisterWaits(t *testing.T) {
+	const path = "/services/web/s"
+	cut := &sim.Cutter{Match: func(req task.Request) bool {
+		r, ok := req.(*task.ExistsRequest)
+		return ok && r.Path == path
+	}, For: 500 * time.Millisecond}
+	w, err := sim.New(sim.Config{Seed: 3, Clients: 1, Wrap: func(_ int, c *fakezk.Conn) task.Conn { return cut.Wrap(c) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cut.World = w
+	d, _ := discovery.New("/services")
+	inst := discovery.Instance{Name: "web", ID: "s", ServiceType: discovery.Static}
+	r, err := sim.Run(w, 0, d.Register(inst))
+	if err != nil {
+		t.Fatal(err)
+	}
+	un := r.Unregister()
+	cut.Armed = true
+	first := executor.Submit(w.Execs[0], un, nil)
+	second := sim.Submit(w, 0, un)
+	w.Execs[0].RunUntilIdle() // both runs have sent their reads; the first one cut the connection
+	if !cut.Cut {
+		t.Fatal("no read was cut: the test checks nothing")
+	}
+	first.Cancel()
+	again := sim.Submit(w, 0, d.Register(inst))
+	if !w.Settle(func() bool { return again.Done && second.Done }) {
+		t.Fatalf("Register %+v, the second run %+v: never ended", again, second)
+	}
+	if again.Err != nil || second.Err != nil {
+		t.Fatalf("Register again: %v; the second run of Unregister: %v", again.Err, second.Err)
+	}
+	until := w.Clock.Now().Add(2 * time.Second)
+	w.Settle(func() bool { return !w.Clock.Now().Before(until) })
+	if _, there := w.Server.NodeStat(path); !there || !again.V.Registered() {
+		t.Fatalf("2s after Register returned nil: node there %v, Registered %v; the Unregister still going on deleted it", there, again.V.Registered())
 	}
 }

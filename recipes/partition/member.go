@@ -411,7 +411,6 @@ func (m *Member) listed(sc *task.Scope, names []string) {
 	if m.timer != nil {
 		m.timer.Stop()
 	}
-	m.setState(Allocating)
 	m.timer = m.rt.AfterFunc(m.rt.Clock().Now().Add(m.p.cfg.Stable), func() {
 		if gen != m.gen || !m.current(sc) {
 			return
@@ -433,6 +432,10 @@ func (m *Member) listed(sc *task.Scope, names []string) {
 		}
 		m.reconcile()
 	})
+	// Allocating until the timer fires: report reads the pending timer
+	// (asked before it is set, a member whose last timer had fired, its
+	// old division all held, came out Acquired again).
+	m.setState(Allocating)
 }
 
 // reconcile gives up what the assignment moved elsewhere and takes what

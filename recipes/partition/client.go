@@ -40,8 +40,8 @@ func (c *Client) Partitioner() *Partitioner { return c.p }
 // not nil, is called with every Change on the executor goroutine and must
 // not block. If ctx ends just as the member was made, it leaves.
 func (c *Client) Join(ctx context.Context, identifier string, on func(Change)) (*Member, error) {
-	if c == nil {
-		return nil, errNil("Client")
+	if c.zero() {
+		return nil, errNil("or zero Client")
 	}
 	return blocking.Take(ctx, "partition "+c.p.Path()+": join", c.ex, c.p.Join(identifier, on), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
 }
@@ -53,8 +53,8 @@ func (c *Client) Join(ctx context.Context, identifier string, on func(Change)) (
 // a member joined on another executor than the Client's with an error
 // wrapping task.ErrInvalidArgument.
 func (c *Client) Wait(ctx context.Context, m *Member) ([]Hold, error) {
-	if c == nil {
-		return nil, errNil("Client")
+	if c.zero() {
+		return nil, errNil("or zero Client")
 	}
 	if m == nil || m.p == nil {
 		return nil, errNil("Member")
@@ -98,8 +98,8 @@ func (c *Client) Wait(ctx context.Context, m *Member) ([]Hold, error) {
 // item than one the caller got from Wait: to fence a write by the hold
 // it was made for, use FencedHold.
 func (c *Client) Fenced(ctx context.Context, m *Member, item string, ops ...task.MultiOp) ([]task.MultiResult, error) {
-	if c == nil {
-		return nil, errNil("Client")
+	if c.zero() {
+		return nil, errNil("or zero Client")
 	}
 	if m == nil || m.p == nil {
 		return nil, errNil("Member")
@@ -120,8 +120,8 @@ func (c *Client) Fenced(ctx context.Context, m *Member, item string, ops ...task
 // its fence would let the write in while someone else holds the item.
 // Its other errors are Fenced's.
 func (c *Client) FencedHold(ctx context.Context, m *Member, h Hold, ops ...task.MultiOp) ([]task.MultiResult, error) {
-	if c == nil {
-		return nil, errNil("Client")
+	if c.zero() {
+		return nil, errNil("or zero Client")
 	}
 	if m == nil || m.p == nil {
 		return nil, errNil("Member")
@@ -139,8 +139,8 @@ func (c *Client) FencedHold(ctx context.Context, m *Member, h Hold, ops ...task.
 // is started whatever ctx: if ctx has ended, or ends first, Leave returns
 // its error and the leave goes on in the background.
 func (c *Client) Leave(ctx context.Context, m *Member) error {
-	if c == nil {
-		return errNil("Client")
+	if c.zero() {
+		return errNil("or zero Client")
 	}
 	if m == nil || m.p == nil {
 		return errNil("Member")
@@ -151,6 +151,9 @@ func (c *Client) Leave(ctx context.Context, m *Member) error {
 	_, err := blocking.Give(ctx, "partition "+c.p.Path()+": leave", c.ex, nil, m.Leave())
 	return err
 }
+
+// zero reports a Client not made by NewClient (nil, or a zero value).
+func (c *Client) zero() bool { return c == nil || c.ex == nil || c.p == nil }
 
 // owns refuses a member joined on another executor than the Client's.
 func (c *Client) owns(m *Member) error {

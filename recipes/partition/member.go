@@ -179,8 +179,10 @@ func sortedKeys[V any](buf []string, m map[string]V) []string {
 // decide). A bad identifier fails with an error wrapping
 // task.ErrInvalidPath.
 func (p *Partitioner) Join(identifier string, on func(Change)) task.Task[*Member] {
-	if p == nil {
-		return task.Fail[*Member](fmt.Errorf("partition: nil Partitioner: %w", task.ErrInvalidArgument))
+	if p == nil || p.cfg.Assign == nil {
+		// A zero Partitioner (not made by New) has no path and no
+		// division: its party node would go under the root.
+		return task.Fail[*Member](fmt.Errorf("partition: nil or zero Partitioner: %w", task.ErrInvalidArgument))
 	}
 	if err := ValidateIdentifier(identifier); err != nil {
 		return task.Fail[*Member](err)

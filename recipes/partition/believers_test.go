@@ -22,6 +22,7 @@ type believers struct {
 type believer struct {
 	items  []string
 	tokens map[string]int64 // the token of each item held at the last report
+	state  partition.State  // the last report's (Allocating before any)
 	live   bool
 }
 
@@ -33,8 +34,14 @@ func newBelievers() *believers { return &believers{counts: map[string]int{}} }
 // up since the previous report, so every item held now and not then (or
 // held now under another token: given up and taken again) is in
 // Acquired, every item held then and not now (or under another token) is
-// in Released, and neither lists anything else.
+// in Released, and neither lists anything else. And a report Acquired
+// after one Acquired holds what that one held: Acquired is the party
+// unchanged for Stable and every item of the member's assignment held, so
+// the items held move only through Allocating (a party changed, a hold
+// lost and taken again, a drain ended).
 func (bs *believers) report(b *believer, ch partition.Change) string {
+	was := b.state
+	b.state = ch.State
 	bs.add(b, -1)
 	b.items = b.items[:0]
 	prev := b.tokens
@@ -72,6 +79,9 @@ func (bs *believers) report(b *believer, ch partition.Change) string {
 		if _, ok := b.tokens[it]; !ok && !slices.Contains(ch.Released, it) {
 			wrong = append(wrong, fmt.Sprintf("%s no longer held and not in Released", it))
 		}
+	}
+	if was == partition.Acquired && ch.State == partition.Acquired && (len(ch.Acquired) > 0 || len(ch.Released) > 0) {
+		wrong = append(wrong, "from Acquired to Acquired with the items held changed")
 	}
 	if len(wrong) == 0 {
 		return ""

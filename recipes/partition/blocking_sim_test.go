@@ -49,7 +49,9 @@ type given struct {
 // ended: aimRestart).
 //
 // Judged by: at every request, no item has two members that believe they
-// hold it while their lock nodes are on the server; each item's fencing
+// hold it while their lock nodes are on the server; each report against
+// the one before it (believers.report: from Acquired to Acquired only
+// with the same holds); each item's fencing
 // log never goes down in tokens; liveness: once the faults stop, every
 // client's Wait returns Acquired again (Progress); quiescence: every
 // member given back with Leave has its Done closed, and no party node or

@@ -413,6 +413,9 @@ func (m *Member) listed(sc *task.Scope, names []string) {
 	if m.timer != nil {
 		m.timer.Stop()
 	}
+	if canary.On(bugAllocatingBeforeTimer) {
+		m.setState(Allocating)
+	}
 	m.timer = m.rt.AfterFunc(m.rt.Clock().Now().Add(m.p.cfg.Stable), func() {
 		if gen != m.gen || !m.current(sc) {
 			return
@@ -437,8 +440,17 @@ func (m *Member) listed(sc *task.Scope, names []string) {
 	// Allocating until the timer fires: report reads the pending timer
 	// (asked before it is set, a member whose last timer had fired, its
 	// old division all held, came out Acquired again).
-	m.setState(Allocating)
+	if !canary.On(bugAllocatingBeforeTimer) {
+		m.setState(Allocating)
+	}
 }
+
+// bugAllocatingBeforeTimer: a new listing asks for Allocating before the
+// new stability timer is set, so that a member whose last timer had
+// fired, its old division all held, stays Acquired through Stable with
+// the party changed, and goes from Acquired to Acquired with the items
+// the new division moves (TestAllocatingOnceThePartyChanges).
+const bugAllocatingBeforeTimer canary.Name = "partition/allocating-before-timer"
 
 // reconcile gives up what the assignment moved elsewhere and takes what
 // it gives this member. Executor goroutine.

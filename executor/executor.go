@@ -118,6 +118,7 @@ type Executor struct {
 	// Executor goroutine only.
 	down      bool              // the shutdown has begun (stopped, for this goroutine)
 	shutCut   bool              // the shutdown cut looping flows off (drainShutdown)
+	shutPhase int               // the shutdown's next phase (shutdownPhases)
 	driving   bool              // counted in drivers (misuse.go)
 	inJob     bool              // a job of e is under way (runJob): Step and its kin run none
 	stopCtxs  []context.Context // Run's ctx and CloseWhenDone's: their end stops the executor
@@ -588,9 +589,12 @@ func (e *Executor) syncAfterCut() {
 
 // endSession publishes ev, then delivers ended: the continuations of the
 // flows of an ended session run after every subscriber has heard of it.
+// Delivered even when Config.OnSession or a subscriber panics (before
+// the panic goes on up): the flows of the ended session get their
+// outcome from the executor that stops on the panic.
 func (e *Executor) endSession(ev task.Event, ended task.Delivery) {
+	defer ended.Deliver()
 	e.publish(ev)
-	ended.Deliver()
 }
 
 // publish hands ev to Config.OnSession and to every subscriber.

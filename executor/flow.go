@@ -395,7 +395,10 @@ func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) 
 // body that calls runtime.Goexit (t.FailNow in a test) ends Run's
 // goroutine: either way the executor stops first, as Close stops it, so
 // that nothing waits for it (Close returns, flows in flight get
-// task.ErrClosed, no body's goroutine outlives it).
+// task.ErrClosed, no body's goroutine outlives it). That holds for a job
+// of the stop itself too (a body or continuation that panics on the
+// task.ErrClosed it gets, a Config.OnSession that panics on the Closed):
+// the rest of the stop runs before the panic goes on up.
 func (e *Executor) Run(ctx context.Context) error {
 	if e == nil {
 		return ErrNilExecutor
@@ -536,32 +539,74 @@ func (e *Executor) shutdown() {
 	if !e.started {
 		e.started = true
 	}
-	runJob(e, func() { // what the cancellation runs is a job like any other
-		task.NewJob(&e.frames)
-		if e.state == task.StateClosed { // the connection said so already
-			return
+	e.shutdownPhases()
+}
+
+// The phases of a shutdown, in order (Executor.shutPhase).
+const (
+	shutCancel     = iota // end the session's flows (a job)
+	shutDrain1            // run what that queued
+	shutConnClose         // close the connection
+	shutDrain2            // apply what it delivered as it closed, end what was queued meanwhile
+	shutCloseInbox        // take nothing more
+	shutDrain3            // end what was posted before that
+	shutUnwind            // unwind the bodies still alive
+	shutOver
+)
+
+// shutdownPhases runs the shutdown's phases from e.shutPhase on. A job
+// that panics in one (a body, a continuation, a callback that panics on
+// the task.ErrClosed it gets) does not cut the shutdown short: the
+// phases left run before its panic goes on up (the deferred call does
+// not recover it), so that the executor stops as Close says whatever its
+// jobs do (flows in flight get task.ErrClosed, the connection is closed,
+// no body's goroutine outlives it). A drain is run again after a job of
+// it panicked (each job it ran is gone from the queues); the other phases
+// are not: each is counted done as it begins, and its own code delivers
+// the rest of what a panic interrupted (task.Delivery, task.Unwind).
+func (e *Executor) shutdownPhases() {
+	defer func() {
+		if e.shutPhase < shutOver {
+			e.shutdownPhases()
 		}
-		e.state = task.StateClosed
-		ended := e.sessScope.CancelDeferred(task.ErrClosed)
-		e.endSession(task.Event{Type: task.EventNone, State: task.StateClosed, SessionID: e.session.ID}, ended)
-	})
-	e.drainShutdown()
-	if e.conn != nil {
-		if err := e.conn.Close(); err != nil {
-			e.report(err)
+	}()
+	for e.shutPhase < shutOver {
+		switch e.shutPhase {
+		case shutCancel:
+			e.shutPhase++
+			runJob(e, func() { // what the cancellation runs is a job like any other
+				task.NewJob(&e.frames)
+				if e.state == task.StateClosed { // the connection said so already
+					return
+				}
+				e.state = task.StateClosed
+				ended := e.sessScope.CancelDeferred(task.ErrClosed)
+				e.endSession(task.Event{Type: task.EventNone, State: task.StateClosed, SessionID: e.session.ID}, ended)
+			})
+		case shutDrain1, shutDrain2, shutDrain3:
+			e.drainShutdown()
+			e.shutPhase++
+		case shutConnClose:
+			e.shutPhase++
+			if e.conn != nil {
+				if err := e.conn.Close(); err != nil {
+					e.report(err)
+				}
+			}
+		case shutCloseInbox:
+			e.mu.Lock()
+			e.inboxClosed = true
+			e.mu.Unlock()
+			e.shutPhase++
+		case shutUnwind:
+			e.shutPhase++
+			// Every task.Flow body has ended by now (the cancellation
+			// reached its Await, and the task queue runs after Close);
+			// one that loops on without awaiting again cannot hold a
+			// goroutine past the shutdown.
+			runJob(e, func() { task.Unwind(&e.frames) })
 		}
 	}
-	// Apply what the connection delivered while closing, and end what was
-	// queued meanwhile; then take nothing more.
-	e.drainShutdown()
-	e.mu.Lock()
-	e.inboxClosed = true
-	e.mu.Unlock()
-	e.drainShutdown()
-	// Every task.Flow body has ended by now (the cancellation reached
-	// its Await, and the task queue runs after Close); one that loops on
-	// without awaiting again cannot hold a goroutine past the shutdown.
-	runJob(e, func() { task.Unwind(&e.frames) })
 	e.finished()
 }
 

@@ -342,26 +342,50 @@ type Delivery struct{ head, tail *Scope }
 // Deliver abandons the waits of the scopes the cancellation ended, so
 // their chains receive its error, and runs their OnDone callbacks. It must
 // be called once; the zero Delivery does nothing.
+//
+// A continuation or callback that panics does not keep the rest from
+// hearing of the end: they are delivered before its panic goes on up
+// (the executor, stopping on that panic, leaves no chain of the ended
+// scopes without its outcome).
 func (d Delivery) Deliver() {
-	for s := d.head; s != nil; {
-		next := s.pending
-		s.pending = nil
+	s := d.head
+	var next *Scope
+	if s != nil {
+		next, s.pending = s.pending, nil
+	}
+	var fns []doner // the OnDone callbacks of s after the first, taken and not yet run
+	defer func() {
+		if s != nil {
+			// Panicking (this call does not recover): what is left of
+			// s, and the scopes after it, are delivered first.
+			s.pending = next
+			if len(fns) > 0 {
+				s.more.onDone = fns
+			}
+			Delivery{head: s}.Deliver()
+		}
+	}()
+	for s != nil {
 		for w := s.waits.pop(); w != nil; w = s.waits.pop() {
 			w.abandon(s.err)
 		}
 		fn1 := s.onDone1
 		s.onDone1 = nil
-		var fns []doner
 		if m := s.more; m != nil {
 			fns, m.onDone = m.onDone, nil
 		}
 		if fn1 != nil {
 			fn1.scopeDone(s.err)
 		}
-		for _, fn := range fns {
+		for len(fns) > 0 {
+			fn := fns[0]
+			fns = fns[1:]
 			fn.scopeDone(s.err)
 		}
 		s = next
+		if s != nil {
+			next, s.pending = s.pending, nil
+		}
 	}
 }
 

@@ -820,8 +820,13 @@ func (e *Executor) Current() (task.Session, task.State) { return *e.session, e.s
 // SessionScope implements task.Runtime.
 func (e *Executor) SessionScope() *task.Scope { return e.sessScope }
 
-// Subscribe implements task.Runtime.
+// Subscribe implements task.Runtime. A nil fn registers nothing (as a
+// nil Scope.OnDone callback does): called at the next session event, it
+// would panic in the job that applies it, far from the call that gave it.
 func (e *Executor) Subscribe(fn func(task.Event)) func() {
+	if fn == nil {
+		return func() {}
+	}
 	s := &subscription{fn: fn}
 	e.pruneSubs()
 	e.subs = append(e.subs, s)

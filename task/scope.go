@@ -564,8 +564,14 @@ func (k contDone[T]) scopeDone(err error) {
 	k(zero, err)
 }
 
-// Subscribe calls fn with every session event until cancel is called.
-func (s *Scope) Subscribe(fn func(Event)) (cancel func()) { return s.env.rt.Subscribe(fn) }
+// Subscribe calls fn with every session event until cancel is called. A
+// nil fn registers nothing.
+func (s *Scope) Subscribe(fn func(Event)) (cancel func()) {
+	if fn == nil {
+		return func() {}
+	}
+	return s.env.rt.Subscribe(fn)
+}
 
 // intrusive lists
 

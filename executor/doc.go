@@ -71,7 +71,8 @@
 // RunUntilIdle on an executor a Run drives run nothing (false, 0); a
 // blocking call (Await, AwaitAcrossExpiry,
 // Run, and every blocking recipe API) made while running a job of any
-// executor gives ErrOnExecutor; a nil executor ErrNilExecutor, a nil task
+// executor gives ErrOnExecutor; a nil executor ErrNilExecutor, a nil
+// context (Await, Run, the blocking operations) ErrNilContext, a nil task
 // task.ErrNilTask. Step, RunUntilIdle and Shutdown called from a job of
 // the executor run no job inside it: Step reports false, RunUntilIdle
 // returns 0, and Shutdown does what Close does from a job (the executor

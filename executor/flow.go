@@ -249,7 +249,8 @@ func (r *flowRun[T]) finish(v T, err error) {
 // executor: called on a goroutine that is running an executor's job (a task
 // body, a continuation, a session or watch callback; of this executor or
 // any other) it returns ErrOnExecutor; with a nil executor,
-// ErrNilExecutor; with a nil task, task.ErrNilTask. The goroutine that
+// ErrNilExecutor; with a nil ctx, ErrNilContext; with a nil task,
+// task.ErrNilTask. The goroutine that
 // drives the executor with Step may call Await between steps.
 func Await[T any](ctx context.Context, e *Executor, t task.Task[T]) (T, error) {
 	res := await(ctx, e, t)
@@ -262,6 +263,8 @@ func await[T any](ctx context.Context, e *Executor, t task.Task[T]) result[T] {
 	switch {
 	case e == nil:
 		return result[T]{err: ErrNilExecutor}
+	case ctx == nil:
+		return result[T]{err: ErrNilContext}
 	case t == nil:
 		return result[T]{err: task.ErrNilTask}
 	case onExecutorGoroutine():
@@ -388,7 +391,8 @@ func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) 
 // an executor's job returns ErrOnExecutor. Run after Close, on an executor
 // that had no Run, stops it at once (its queued flows end with
 // task.ErrClosed, none runs) and returns nil. Run on a nil executor
-// returns ErrNilExecutor. When the connection cannot start (Conn.Start
+// returns ErrNilExecutor; Run with a nil ctx, ErrNilContext (the executor
+// is left as it was). When the connection cannot start (Conn.Start
 // fails: a Conn another executor started already, since a Conn serves one
 // executor), the executor stops as Close stops it and Run returns that
 // error. A job that panics sends the panic on up out of Run, and a flow
@@ -402,6 +406,9 @@ func AwaitAcrossExpiry[T any](ctx context.Context, e *Executor, t task.Task[T]) 
 func (e *Executor) Run(ctx context.Context) error {
 	if e == nil {
 		return ErrNilExecutor
+	}
+	if ctx == nil {
+		return ErrNilContext
 	}
 	if onExecutorGoroutine() {
 		return ErrOnExecutor

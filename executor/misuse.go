@@ -26,6 +26,11 @@ var ErrOnExecutor = errors.New("executor: blocking call on an executor goroutine
 // ErrNilExecutor is the error of Submit and Await given a nil executor.
 var ErrNilExecutor = fmt.Errorf("%w: nil executor", task.ErrInvalidArgument)
 
+// ErrNilContext is the error of Await, AwaitAcrossExpiry, the blocking
+// operations and Run given a nil context (use context.Background()). Run
+// refuses it before it takes the executor, which a later Run may drive.
+var ErrNilContext = fmt.Errorf("%w: nil context", task.ErrInvalidArgument)
+
 // A goroutine is on an executor while it runs a job: everything the
 // executor runs (flows, continuations, timers, session and watch callbacks,
 // the cancellations of Shutdown) runs inside runJob, so runJob's frame is

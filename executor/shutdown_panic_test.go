@@ -209,28 +209,3 @@ func TestPanicInAShutdownDrainStillEndsTheQueuedFlows(t *testing.T) {
 		t.Errorf("Await after the shutdown = %v, want task.ErrClosed", err)
 	}
 }
-
-// A nil subscriber registers nothing, as a nil Scope.OnDone callback
-// does: the next session event (here the Closed of the shutdown) does not
-// call it and so does not panic in the job that applies it.
-func TestNilSubscriberRegistersNothing(t *testing.T) {
-	ex, _, _ := newServerExec(t)
-	var cancel func()
-	executor.Submit(ex, task.Func(func(s *task.Scope) (task.Unit, error) {
-		cancel = s.Subscribe(nil)
-		return task.Unit{}, nil
-	}), nil)
-	ex.RunUntilIdle()
-	if cancel == nil {
-		t.Fatal("Subscribe(nil) returned no cancel function")
-	}
-	defer cancel()
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				t.Errorf("the shutdown panicked on a nil subscriber: %v", p)
-			}
-		}()
-		ex.Shutdown()
-	}()
-}

@@ -42,8 +42,8 @@ type Client struct {
 	filling *fill // the reservation under way, if any
 }
 
-// fill is one reservation of a block by a Client. Its fields but done are
-// guarded by the Client's mu.
+// fill is one reservation of a block by a Client. Its fields are guarded
+// by the Client's mu (done is closed under it).
 type fill struct {
 	done chan struct{} // closed when the reservation has ended
 	err  error         // its failure, once done is closed
@@ -180,8 +180,13 @@ func (g *Client) reserve(f *fill) {
 			}
 			f.err = err
 			left := f.left
-			g.mu.Unlock()
+			// Closed under mu, with left read: a caller whose ctx ends
+			// finds done either closed (and takes err) or open with
+			// left not yet read (and err is reported). Closed after
+			// the unlock, a caller could leave in between: its ctx's
+			// end returned, err reported to nobody.
 			close(f.done)
+			g.mu.Unlock()
 			if err != nil && left && !errors.Is(err, task.ErrClosed) {
 				g.ex.Report(err)
 			}

@@ -32,7 +32,9 @@ type Config struct {
 	// name. Generators use Named(name).
 	Parent string
 	// Limits is the parent of the limit nodes of the sequences under
-	// Parent (required with Parent; not under Parent).
+	// Parent (required with Parent; not under Parent). A removed
+	// sequence's limit node is kept, so that the name added again never
+	// repeats an ID (PROTOCOL.md, Many sequences).
 	Limits string
 	// Stores keeps one durable mark per sequence name and the names of
 	// the live sequences (required with Parent), shared by every replica.

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	c "github.com/zkflow/zkflow/combinators"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -86,16 +87,28 @@ func (m *multiLeader) stop(name string) {
 	}
 }
 
-// retire deletes name's limit node, fenced, then records that name was
-// removed (durably; its mark is kept). A leader that stops between the two
-// leaves a live name with neither node: the next one restores it (a
-// removed sequence comes back; no ID repeats).
+// retire records that name was removed (durably; its mark is kept). Its
+// limit node is kept, bound to the removed node: deleted, the limit of
+// the name's next life would be created again at version 0, a version a
+// generator may have read in the earlier life, and that generator's late
+// multi (the limit checked at the version it read, the sequence set at
+// the version it read) would pass on the new nodes and hand out an ID
+// again (TestReaddedNameLimitVersionAgain). Kept, the name added again is
+// raised and bound by rebind, whose multi moves the limit's version past
+// every version read.
 func (m *multiLeader) retire(name string) task.Task[task.Unit] {
-	del := c.OnError(fenced(m.me, &task.DeleteRequest{Path: m.r.cfg.Limits + "/" + name, Version: task.AnyVersion}),
-		func(error) task.Task[task.Unit] { return task.Done }, task.ErrNoNode)
-	rec := task.Func(func(*task.Scope) (task.Unit, error) { return task.Unit{}, m.r.cfg.Stores.Retire(name) })
-	return c.Seq(del, rec)
+	if canary.On(bugRetireDeletesLimit) {
+		del := c.OnError(fenced(m.me, &task.DeleteRequest{Path: m.r.cfg.Limits + "/" + name, Version: task.AnyVersion}),
+			func(error) task.Task[task.Unit] { return task.Done }, task.ErrNoNode)
+		return c.Seq(del, task.Func(func(*task.Scope) (task.Unit, error) { return task.Unit{}, m.r.cfg.Stores.Retire(name) }))
+	}
+	return task.Func(func(*task.Scope) (task.Unit, error) { return task.Unit{}, m.r.cfg.Stores.Retire(name) })
 }
+
+// bugRetireDeletesLimit: retire deletes the removed name's limit node, so
+// that the limit of its next life is made again at version 0
+// (TestReaddedNameLimitVersionAgain).
+const bugRetireDeletesLimit canary.Name = "idpersist/retire-deletes-limit"
 
 // round lists the sequences (with a watch), starts and stops flows, and
 // settles the live names that have no node: removed (their limit node

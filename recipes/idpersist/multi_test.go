@@ -19,6 +19,10 @@ type multiWorld struct {
 	ids    map[string]map[int64]bool
 	max    map[string]int64
 	order  map[string][]int64
+	// twice counts IDs handed out twice; with allowTwice they are
+	// counted, not reported (a canary's run).
+	twice      int
+	allowTwice bool
 }
 
 func newMultiWorld(t *testing.T, seed uint64, n int) *multiWorld {
@@ -63,7 +67,10 @@ func (m *multiWorld) drawNamed(i int, name string, n int) func() bool {
 			switch {
 			case err == nil:
 				if m.ids[name][id] {
-					m.t.Errorf("seed %d: %s: id %d handed out twice", m.seed, name, id)
+					m.twice++
+					if !m.allowTwice {
+						m.t.Errorf("seed %d: %s: id %d handed out twice", m.seed, name, id)
+					}
 				}
 				if mk := m.mark(name); id > mk {
 					m.t.Errorf("seed %d: %s: id %d above the durable mark %d", m.seed, name, id, mk)
@@ -162,13 +169,10 @@ func TestDynamicSequencesAddedAndRemoved(t *testing.T) {
 
 		m.remove(3, "a") // removed while the leader runs
 		m.settle(func() bool { return !m.live("a") })
-		for range 100 {
-			if m.node(0, "/all-limits/a") == -1 {
-				break
-			}
-		}
-		if l := m.node(0, "/all-limits/a"); l != -1 {
-			t.Fatalf("seed %d: limit of the removed sequence still at %d", seed, l)
+		// Its limit node is kept (retire): made again, the next life's
+		// would share versions a generator read in this one.
+		if l := m.node(0, "/all-limits/a"); l == -1 {
+			t.Fatalf("seed %d: limit of the removed sequence deleted", seed)
 		}
 		// Not served any more: a draw on it waits.
 		stuck := m.drawNamed(2, "a", 1)

@@ -247,8 +247,8 @@ func TestRealDynamicSequences(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, "a retired", func() bool { return !live("a") })
-	if st, err := executor.Await(ctx, ex, task.Exists(cfg.Limits+"/a")); err != nil || st != nil {
-		t.Fatalf("limit of the removed sequence: %v, %v", st, err)
+	if st, err := executor.Await(ctx, ex, task.Exists(cfg.Limits+"/a")); err != nil || st == nil {
+		t.Fatalf("limit of the removed sequence (kept): %v, %v", st, err)
 	}
 	if !live("b") || r.Turns() != 1 {
 		t.Fatalf("b live %v, leader turns %d", live("b"), r.Turns())

@@ -79,7 +79,8 @@ func WithDrain(fn func(h Hold) task.Task[task.Unit]) Option {
 
 // WithACL gives, by path, the ACL of every node a member creates: the
 // directories and their ancestors, its party node, and its lock nodes
-// (for those, the path sent: path/locks/<item>/<id>__lock__). Without it,
+// (for those, the path sent: path/locks/<item>/<32 hex digits>__lock__,
+// the digits drawn for each attempt). Without it,
 // or with p nil, they get task.OpenACL. Creates passed to Fenced keep
 // their own ACL.
 func WithACL(p task.ACLProvider) Option { return optionFunc(func(c *config) { c.ACL = p }) }

@@ -27,7 +27,13 @@ type multiWorld struct {
 
 func newMultiWorld(t *testing.T, seed uint64, n int) *multiWorld {
 	t.Helper()
-	w := newWorld(t, seed, n, fakezk.Config{})
+	return multiOn(t, newWorld(t, seed, n, fakezk.Config{}))
+}
+
+// multiOn serves many sequences in w: Parent /all-sequences, Limits
+// /all-limits, the marks in a directory of the test's.
+func multiOn(t *testing.T, w *world) *multiWorld {
+	t.Helper()
 	st, err := idpersist.NewDirStores(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -181,13 +181,7 @@ func TestResetSequenceRaiseAndLimitTogether(t *testing.T) {
 // multi lands in between and hands out ID 1 again.
 func TestReaddedNameRaiseAndLimitTogether(t *testing.T) {
 	w, conns := holdWorld(t, 1, 3)
-	st, err := idpersist.NewDirStores(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.cfg = idpersist.Config{Parent: "/all-sequences", Limits: "/all-limits", Election: "/ids/election",
-		Stores: st, Chunk: 10, LowWater: 3}
-	m := &multiWorld{world: w, stores: st, ids: map[string]map[int64]bool{}, max: map[string]int64{}, order: map[string][]int64{}}
+	m := multiOn(t, w)
 	r0 := m.replica(0)
 	m.settle(r0.Leading)
 	m.create(2, "a", 0)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/zkflow/zkflow/internal/canary/canarytest"
-	"github.com/zkflow/zkflow/recipes/idpersist"
 	"github.com/zkflow/zkflow/recipes/seqid"
 	"github.com/zkflow/zkflow/task"
 )
@@ -43,13 +42,8 @@ func TestReaddedNameLimitVersionAgain(t *testing.T) {
 
 func readdedName(t *testing.T, bug bool) {
 	w, conns := holdWorld(t, 1, 3)
-	st, err := idpersist.NewDirStores(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.cfg = idpersist.Config{Parent: "/all-sequences", Limits: "/all-limits", Election: "/ids/election",
-		Stores: st, Chunk: 10, LowWater: 3}
-	m := &multiWorld{world: w, stores: st, ids: map[string]map[int64]bool{}, max: map[string]int64{}, order: map[string][]int64{}, allowTwice: bug}
+	m := multiOn(t, w)
+	m.allowTwice = bug
 	r0 := m.replica(0)
 	m.settle(r0.Leading)
 	m.create(2, "a", 0)

@@ -29,15 +29,7 @@ func TestPanicDuringShutdownStillStopsTheExecutor(t *testing.T) {
 			srv := fakezk.New(fakezk.Config{})
 			defer srv.Close()
 			conn := srv.Connect(fakezk.ConnConfig{})
-			ex, err := executor.New(executor.Config{Conn: conn, OnError: func(error) {}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			panicked := make(chan any, 1)
-			go func() {
-				defer func() { panicked <- recover() }()
-				_ = ex.Run(context.Background())
-			}()
+			ex, panicked := runPanicking(t, conn, nil)
 			// Flows in flight before and after the one that panics, as
 			// plain chains and as bodies, each awaited by a goroutine.
 			const n = 4
@@ -79,18 +71,7 @@ func TestPanicDuringShutdownStillStopsTheExecutor(t *testing.T) {
 			if p := <-panicked; p == nil {
 				t.Fatal("Run returned without the panic of the job")
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), guard)
-			defer cancel()
-			for i := range 4 * n {
-				select {
-				case err := <-outs:
-					if !errors.Is(err, task.ErrClosed) {
-						t.Errorf("a flow in flight ended with %v, want task.ErrClosed", err)
-					}
-				case <-ctx.Done():
-					t.Fatalf("%d of %d flows in flight had no outcome %s after Run ended: the panic cut the shutdown short", 4*n-i, 4*n, guard)
-				}
-			}
+			outcomes(t, outs, 4*n, task.ErrClosed, "flows in flight")
 			if _, err := executor.Await(context.Background(), ex, task.Value(0)); !errors.Is(err, task.ErrClosed) {
 				t.Errorf("Await after the shutdown = %v, want task.ErrClosed", err)
 			}
@@ -123,15 +104,7 @@ func TestPanicOnSessionEndStillEndsItsFlows(t *testing.T) {
 					}
 				}
 			}
-			ex, err := executor.New(executor.Config{Conn: conn, OnError: func(error) {}, OnSession: onSess})
-			if err != nil {
-				t.Fatal(err)
-			}
-			panicked := make(chan any, 1)
-			go func() {
-				defer func() { panicked <- recover() }()
-				_ = ex.Run(context.Background())
-			}()
+			ex, panicked := runPanicking(t, conn, onSess)
 			const n = 4
 			started := make(chan struct{}, 2*n)
 			waiting := func(s *task.Scope, k task.Cont[int]) {
@@ -158,18 +131,7 @@ func TestPanicOnSessionEndStillEndsItsFlows(t *testing.T) {
 				t.Fatal("Run returned without the panic of OnSession")
 			}
 			ex.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), guard)
-			defer cancel()
-			for i := range 2 * n {
-				select {
-				case err := <-outs:
-					if !errors.Is(err, want) {
-						t.Errorf("a flow of the ended session ended with %v, want %v", err, want)
-					}
-				case <-ctx.Done():
-					t.Fatalf("%d of %d flows of the ended session had no outcome %s after Run ended", 2*n-i, 2*n, guard)
-				}
-			}
+			outcomes(t, outs, 2*n, want, "flows of the ended session")
 		})
 	}
 }
@@ -207,5 +169,40 @@ func TestPanicInAShutdownDrainStillEndsTheQueuedFlows(t *testing.T) {
 	}
 	if _, err := executor.Await(context.Background(), ex, task.Value(0)); !errors.Is(err, task.ErrClosed) {
 		t.Errorf("Await after the shutdown = %v, want task.ErrClosed", err)
+	}
+}
+
+// runPanicking runs an executor on conn (with onSess as its OnSession, if
+// set) on a goroutine of its own, which hands the panic Run sends up, or
+// nil, to the channel returned.
+func runPanicking(t *testing.T, conn task.Conn, onSess func(task.Event, task.Session)) (*executor.Executor, <-chan any) {
+	t.Helper()
+	ex, err := executor.New(executor.Config{Conn: conn, OnError: func(error) {}, OnSession: onSess})
+	if err != nil {
+		t.Fatal(err)
+	}
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		_ = ex.Run(context.Background())
+	}()
+	return ex, panicked
+}
+
+// outcomes takes n outcomes of flows (what) from outs, each want, within
+// guard: the stop the panic went through left none without one.
+func outcomes(t *testing.T, outs <-chan error, n int, want error, what string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	for i := range n {
+		select {
+		case err := <-outs:
+			if !errors.Is(err, want) {
+				t.Errorf("one of the %s ended with %v, want %v", what, err, want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%d of %d %s had no outcome %s after Run ended: the panic cut the stop short", n-i, n, what, guard)
+		}
 	}
 }

@@ -309,7 +309,8 @@ func TestSimDeterminism(t *testing.T) {
 func TestSimExplore(t *testing.T) {
 	sc, _ := newExplore()
 	bsc, _ := newBlockingSim()
-	sim.Explore(t, sc, bsc)
+	psc, _ := newParentSim()
+	sim.Explore(t, sc, bsc, psc)
 }
 
 // A leader whose candidate node someone else deletes, its session alive,

@@ -95,11 +95,12 @@ fidelity:
 # seeds per second of each
 # scenario (and per CPU second: on a shared machine the better measure),
 # the regression seeds replayed and the seeds run under a chroot, and
-# fails below 250,000 seeds (39 in-memory scenarios, 2 x SIM_SEEDS each), on any
+# fails below 250,000 seeds (40 in-memory scenarios, 2 x SIM_SEEDS each), on any
 # failure or mismatch, if a fault class never fired, or if no seed ran
 # under a chroot or with the executors' sync after a reconnect.
-# SIM_SEEDS=3500 gives about 275,400 seeds over 43 scenarios (39 in
-# memory, idpersist/blocking and master/blocking added; 3800 gave 283,707
+# SIM_SEEDS=3500 gives about 282,500 seeds over 44 scenarios (40 in
+# memory, idpersist/parent added; 275,528 over 43 on b7bc9f1 in 500 s of
+# make sim and 17.4 min of make test; 3800 gave 283,707
 # over 41 on 608b2d9, in 700 s of make sim and 21.9 min of make test at a
 # slow hour), above the floor; on fb39187 make sim
 # took 470 s elapsed alone and make test 13.5 min. On commit c780309 (idle 2-core

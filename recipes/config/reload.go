@@ -41,6 +41,7 @@ type Reloader struct {
 // one run at a time. It succeeds with the Reloader once the first run has
 // started, or, under a marker (DirOptions.Marker), once the first
 // snapshot has been read: the first run starts when the marker goes.
+// Each run of the task starts a Reloader of its own.
 //
 // A run is the component running with one configuration: apply's task
 // runs until it ends by itself (the component is then idle until the next
@@ -60,14 +61,22 @@ func Reload(root string, opts DirOptions, apply func(Snapshot) task.Task[task.Un
 	if apply == nil {
 		return task.Fail[*Reloader](fmt.Errorf("config: nil apply: %w", task.ErrInvalidArgument))
 	}
-	r := &Reloader{apply: apply, done: make(chan struct{})}
-	watch := WatchDir(root, opts, func(snap Snapshot) {
-		r.pending = &snap
-		r.next()
-	})
+	if _, _, err := newDirWatcher(root, opts, func(Snapshot) {}); err != nil {
+		return task.Fail[*Reloader](err)
+	}
 	return func(s *task.Scope, k task.Cont[*Reloader]) {
-		r.rt = s.Runtime()
-		task.Run(s, watch, func(w *Watcher, err error) {
+		// A Reloader of its own for each run (a task run twice does the
+		// work twice, task.Task).
+		r := &Reloader{apply: apply, done: make(chan struct{}), rt: s.Runtime()}
+		w, start, err := newDirWatcher(root, opts, func(snap Snapshot) {
+			r.pending = &snap
+			r.next()
+		})
+		if err != nil {
+			k(nil, err)
+			return
+		}
+		task.Run(s, start, func(_ task.Unit, err error) {
 			if err != nil {
 				k(nil, err)
 				return

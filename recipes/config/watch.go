@@ -128,18 +128,21 @@ type Watcher struct {
 // skipped (only the latest is delivered), never delivered out of order.
 // handler must not block. The task succeeds with the Watcher once the
 // first consistent snapshot has been read (and delivered, unless marked
-// invalid: see WatchDir); the Watcher runs until Stop.
+// invalid: see WatchDir); the Watcher runs until Stop. Each run of the
+// task starts a Watcher of its own (run again after an expiry, say).
 func Watch(path string, handler func(Snapshot)) task.Task[*Watcher] {
 	if handler == nil {
 		return task.Fail[*Watcher](fmt.Errorf("config: nil handler: %w", task.ErrInvalidArgument))
 	}
-	w := &Watcher{path: path, handler: handler}
-	nc, err := cache.NewNode(path, cache.WithOnSynced(w.synced), cache.WithOnEvent(w.event), cache.WithOnEnd(w.ended))
-	if err != nil {
-		return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
-	}
-	w.nc = nc
-	return w.start(combinators.Map(nc.Start(), func(*cache.NodeCache) task.Unit { return task.Unit{} }))
+	return eachRun(func() (*Watcher, task.Task[task.Unit], error) {
+		w := &Watcher{path: path, handler: handler}
+		nc, err := cache.NewNode(path, cache.WithOnSynced(w.synced), cache.WithOnEvent(w.event), cache.WithOnEnd(w.ended))
+		if err != nil {
+			return nil, nil, fmt.Errorf("config: %w", err)
+		}
+		w.nc = nc
+		return w, combinators.Map(nc.Start(), func(*cache.NodeCache) task.Unit { return task.Unit{} }), nil
+	})
 }
 
 // WatchDir returns a task that follows the children of root (one level:
@@ -154,32 +157,58 @@ func WatchDir(root string, opts DirOptions, handler func(Snapshot)) task.Task[*W
 	if handler == nil {
 		return task.Fail[*Watcher](fmt.Errorf("config: nil handler: %w", task.ErrInvalidArgument))
 	}
+	return eachRun(func() (*Watcher, task.Task[task.Unit], error) { return newDirWatcher(root, opts, handler) })
+}
+
+// newDirWatcher makes a directory's Watcher and the task that starts it.
+func newDirWatcher(root string, opts DirOptions, handler func(Snapshot)) (*Watcher, task.Task[task.Unit], error) {
 	w := &Watcher{path: root, dir: true, opts: opts, handler: handler}
 	copts := []cache.Option{cache.WithData(), cache.WithOnSynced(w.synced), cache.WithOnEvent(w.event), cache.WithOnEnd(w.ended)}
 	if opts.Recursive {
 		copts = append(copts, cache.WithRecursive())
 	}
 	if opts.Recursive && !opts.Subtree {
-		return task.Fail[*Watcher](fmt.Errorf("config: DirOptions.Recursive needs Subtree: %w", task.ErrInvalidArgument))
+		return nil, nil, fmt.Errorf("config: DirOptions.Recursive needs Subtree: %w", task.ErrInvalidArgument)
 	}
 	if opts.Subtree {
 		tc, err := cache.NewTree(root, copts...)
 		if err != nil {
-			return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
+			return nil, nil, fmt.Errorf("config: %w", err)
 		}
 		w.tc = tc
-		return w.start(combinators.Map(tc.Start(), func(*cache.TreeCache) task.Unit { return task.Unit{} }))
+		return w, combinators.Map(tc.Start(), func(*cache.TreeCache) task.Unit { return task.Unit{} }), nil
 	}
 	cc, err := cache.NewChildren(root, copts...)
 	if err != nil {
-		return task.Fail[*Watcher](fmt.Errorf("config: %w", err))
+		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	w.cc = cc
-	return w.start(combinators.Map(cc.Start(), func(*cache.ChildrenCache) task.Unit { return task.Unit{} }))
+	return w, combinators.Map(cc.Start(), func(*cache.ChildrenCache) task.Unit { return task.Unit{} }), nil
 }
 
-func (w *Watcher) start(t task.Task[task.Unit]) task.Task[*Watcher] {
-	return combinators.Map(t, func(task.Unit) *Watcher { return w })
+// eachRun returns a task that makes a new Watcher with mk on each run and
+// starts it: a task runs twice, it does the work twice (task.Task), so
+// two runs, or a run again after an expiry, follow the configuration
+// with a watcher each rather than start one cache twice. A watcher mk
+// refuses (bad input) fails the task before it runs.
+func eachRun(mk func() (*Watcher, task.Task[task.Unit], error)) task.Task[*Watcher] {
+	if _, _, err := mk(); err != nil {
+		return task.Fail[*Watcher](err)
+	}
+	return func(s *task.Scope, k task.Cont[*Watcher]) {
+		w, start, err := mk()
+		if err != nil {
+			k(nil, err)
+			return
+		}
+		task.Run(s, start, func(_ task.Unit, err error) {
+			if err != nil {
+				k(nil, err)
+				return
+			}
+			k(w, nil)
+		})
+	}
 }
 
 // ended is the cache's OnEnd.

@@ -58,6 +58,12 @@ func NewClient(ex *executor.Executor, root string, opts ...Option) (*Client, err
 	return &Client{ex: ex, root: root, opts: opts}, nil
 }
 
+// errNil is the error of a method called on a nil Client or
+// Reader: bad input, refused as a nil executor is.
+func errNil(what string) error {
+	return fmt.Errorf("config: nil %s: %w", what, task.ErrInvalidArgument)
+}
+
 // Root is the root of the configuration the Client reads and writes.
 func (c *Client) Root() string { return c.root }
 
@@ -67,11 +73,17 @@ func (c *Client) Root() string { return c.root }
 // session. When ctx ends first it returns task.ErrCanceled or
 // task.ErrDeadlineExceeded.
 func (c *Client) WatchDir(ctx context.Context, opts DirOptions) (*Reader, error) {
+	if c == nil {
+		return nil, errNil("Client")
+	}
 	return open(ctx, c.ex, func(h func(Snapshot)) task.Task[*Watcher] { return WatchDir(c.root, opts, h) })
 }
 
 // Watch is WatchDir for root's own data (Watch).
 func (c *Client) Watch(ctx context.Context) (*Reader, error) {
+	if c == nil {
+		return nil, errNil("Client")
+	}
 	return open(ctx, c.ex, func(h func(Snapshot)) task.Task[*Watcher] { return Watch(c.root, h) })
 }
 
@@ -81,6 +93,9 @@ func (c *Client) Watch(ctx context.Context) (*Reader, error) {
 // applied or not. Calling Update again with the same values leaves them
 // either way.
 func (c *Client) Update(ctx context.Context, values map[string][]byte) error {
+	if c == nil {
+		return errNil("Client")
+	}
 	_, err := blocking.Await(ctx, "config "+c.root+": update", c.ex, Update(c.root, values, c.opts...))
 	return err
 }
@@ -97,6 +112,9 @@ func (c *Client) Update(ctx context.Context, values map[string][]byte) error {
 // (UpdateMarked, the task): the update is not applied, and the error says
 // so; a write an ACL refuses waits until the ACL lets it.
 func (c *Client) UpdateMarked(ctx context.Context, values map[string][]byte) error {
+	if c == nil {
+		return errNil("Client")
+	}
 	if err := ctx.Err(); err != nil {
 		return blocking.CtxErr(ctx, "config "+c.root+": update")
 	}
@@ -143,6 +161,9 @@ func (r *Reader) update(s Snapshot) {
 // Versions coalesce: a slow reader gets the latest, never a queue. It
 // fails with the watcher's error once it has ended, or with ctx's.
 func (r *Reader) Next(ctx context.Context) (Snapshot, error) {
+	if r == nil || r.w == nil {
+		return Snapshot{}, errNil("Reader")
+	}
 	// On an executor's goroutine the wait would stop the goroutine that
 	// delivers.
 	if err := executor.CanBlock(); err != nil {
@@ -189,12 +210,20 @@ func (r *Reader) Next(ctx context.Context) (Snapshot, error) {
 
 // Latest returns the configuration last delivered, and false before the
 // first delivery.
-func (r *Reader) Latest() (Snapshot, bool) { return r.w.Latest() }
+func (r *Reader) Latest() (Snapshot, bool) {
+	if r == nil || r.w == nil {
+		return Snapshot{}, false
+	}
+	return r.w.Latest()
+}
 
 // Stop stops following the configuration (Watcher.Stop) and returns once
 // stopped, or ctx's error; the stop is started whatever ctx, so a ctx
 // that has ended still stops the watcher, in the background.
 func (r *Reader) Stop(ctx context.Context) error {
+	if r == nil || r.w == nil {
+		return errNil("Reader")
+	}
 	_, err := blocking.Give(ctx, "config reader: stop", r.ex, nil, r.w.Stop())
 	if errors.Is(err, task.ErrClosed) {
 		return nil

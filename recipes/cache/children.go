@@ -65,9 +65,10 @@ func (c *ChildrenCache) Next() task.Task[Change] { return c.e.next() }
 // returns ctx's error and no difference, and the next Next returns what
 // this one would have, also when ctx ended just as the difference was
 // handed over (which executor.Await would lose; no other Next is served
-// until it has been handed back). ex must be the executor Start ran on
-// (else it fails at once with task.ErrInvalidArgument, as before Start);
-// someone must be running it.
+// until it has been handed back). A session expiry does not end it: it
+// waits on, as the cache follows the next session. ex must be the
+// executor Start ran on (else it fails at once with
+// task.ErrInvalidArgument, as before Start); someone must be running it.
 func (c *ChildrenCache) AwaitNext(ctx context.Context, ex *executor.Executor) (Change, error) {
 	return c.e.awaitNext(ctx, ex, "cache "+c.e.dir+": next")
 }

@@ -128,7 +128,8 @@ func (w *Client) started() (*engine, func() []Node) {
 // Next blocks until the cache's snapshot differs from the one the
 // previous Next returned and returns the difference (see
 // ChildrenCache.Next); it fails with the cache's error once it has ended,
-// or with ctx's. A Next that returns ctx's error returns no difference:
+// or with ctx's (a session expiry ends neither: it waits on for the
+// cache's snapshot on the next session). A Next that returns ctx's error returns no difference:
 // the next Next reports what it would have (also when ctx ended just as
 // the difference was handed to it: no other goroutine's Next is served
 // until it has been handed back).
@@ -155,8 +156,16 @@ func (e *engine) awaitNext(ctx context.Context, ex *executor.Executor, what stri
 			}), nil)
 		}
 	}
-	sv, err := blocking.Take(ctx, what, ex, e.nextServed(), end(false), end(true))
-	return sv.ch, err
+	for {
+		sv, err := blocking.Take(ctx, what, ex, e.nextServed(), end(false), end(true))
+		// The flow is bound to the session: an expiry ends it, not the
+		// cache, which follows the next session itself. A Next it ended
+		// was served nothing (its waiter is abandoned): wait on.
+		if err != nil && errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil && e.Err() == nil {
+			continue
+		}
+		return sv.ch, err
+	}
 }
 
 // Current returns the cached nodes, sorted by path (none before Start).

@@ -277,6 +277,17 @@ func expectedErr(r *sim.Trial, a *sim.Actor, ctxEnds bool, err error) bool {
 	return false
 }
 
+// expectedNextErr is expectedErr for a Next (ctx drawn to end): a
+// session expiry or a connection loss ends none (Client.Next fails with
+// the cache's error once it has ended, or with ctx's; the cache follows
+// the next session itself), unless the world is closing.
+func expectedNextErr(r *sim.Trial, a *sim.Actor, err error) bool {
+	if !r.Closing() && (errors.Is(err, task.ErrSessionExpired) || task.IsRetryable(err)) {
+		return false
+	}
+	return expectedErr(r, a, true, err)
+}
+
 // race is a Next's context armed to end inside a job of the cache's
 // executor: at the next OnEvent (a change read) or OnSynced (the job
 // that makes the cache quiescent and hands the snapshot over).
@@ -414,7 +425,7 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 		nc()
 		if err != nil {
 			lossy = true
-			if !expectedErr(r, a, true, err) {
+			if !expectedNextErr(r, a, err) {
 				r.Errorf("client %d: next %s: %v (cache's Err %v)", i, kindNames[kind], err, cl.Err())
 				return
 			}
@@ -565,7 +576,7 @@ func (s *blockingCacheSim) sharedReader(r *sim.Trial, b *sim.Actor, cl *Client, 
 		ch, err := cl.Next(nctx)
 		nc()
 		if err != nil {
-			if !expectedErr(r, b, true, err) {
+			if !expectedNextErr(r, b, err) {
 				r.Errorf("client %d: second reader: next %s: %v (cache's Err %v)", b.Client(), kindNames[kind], err, cl.Err())
 				return
 			}

@@ -161,10 +161,15 @@ func (e *engine) awaitNext(ctx context.Context, ex *executor.Executor, what stri
 		// The flow is bound to the session: an expiry ends it, not the
 		// cache, which follows the next session itself. A Next it ended
 		// was served nothing (its waiter is abandoned): wait on.
-		if err != nil && errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil && e.Err() == nil {
-			continue
+		if err == nil || !errors.Is(err, task.ErrSessionExpired) {
+			return sv.ch, err
 		}
-		return sv.ch, err
+		switch {
+		case e.Err() != nil:
+			return Change{}, e.Err()
+		case ctx.Err() != nil:
+			return Change{}, blocking.CtxErr(ctx, what)
+		}
 	}
 }
 

@@ -119,7 +119,12 @@ func (w *Client) Start(ctx context.Context) error {
 	}
 }
 
+// started returns the cache Start started, or nil (none yet, or a nil
+// Client: its methods then answer as before Start).
 func (w *Client) started() (*engine, func() []Node) {
+	if w == nil {
+		return nil, nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.e, w.current

@@ -103,9 +103,14 @@ func (w *Client) Start(ctx context.Context) error {
 	t := e.startWith(true)
 	for {
 		_, err := blocking.Await(ctx, "cache: start", w.ex, t)
-		if err != nil && errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
-			t = e.awaitFirst()
-			continue
+		if err != nil && errors.Is(err, task.ErrSessionExpired) {
+			if ctx.Err() == nil {
+				t = e.awaitFirst()
+				continue
+			}
+			// ctx ended before the expiry's outcome was handed over:
+			// Start ends with ctx's error, as it would have a moment later.
+			err = blocking.CtxErr(ctx, "cache: start")
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()

@@ -76,7 +76,8 @@
 // Connection loss is retried after the reconnect, and watches already set
 // survive it. On session expiry every watch is gone: on the new session
 // the cache reads everything again, so changes made meanwhile, deletes and
-// re-creations included, are reported. The executor closed ends the cache
+// re-creations included, are reported (a Client's Next waiting meanwhile
+// waits on for them). The executor closed ends the cache
 // with task.ErrClosed; any other error (no auth, ...) ends it with that
 // error (Err, Done), and waiting Nexts fail with it.
 //

@@ -85,8 +85,11 @@ func (w *Worker) Run() task.Task[task.Unit] {
 			w.registered.Store(false)
 			owner := s.Session().ID
 			switch {
-			case errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed):
-				// The session ended: the registration went with it.
+			case (errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed)) && sessionEnded(s):
+				// The session ended: the registration went with it. (A
+				// handler's ErrSessionExpired or ErrClosed, from
+				// something else it uses, stops the worker while the
+				// session lives: the registration is given up below.)
 				k(task.Unit{}, err)
 			case s.Err() != nil:
 				// Canceled or past its deadline: the registration is
@@ -110,6 +113,17 @@ func (w *Worker) Run() task.Task[task.Unit] {
 			}
 		})
 	}))
+}
+
+// sessionEnded reports whether the session s is bound to has ended
+// (expired or closed), as against an error that only says so. Executor
+// goroutine.
+func sessionEnded(s *task.Scope) bool {
+	if err := s.Err(); errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed) {
+		return true
+	}
+	cur, st := s.Current()
+	return cur.Epoch != s.Session().Epoch || st == task.StateExpired || st == task.StateClosed
 }
 
 // giveUps counts, per registration path, the give-ups of Runs that

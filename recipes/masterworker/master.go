@@ -508,6 +508,19 @@ func (r *term) moveBack(assigned, name string) task.Task[task.Unit] {
 				&task.CreateRequest{Path: back, Data: d.Data, Mode: task.Persistent, ACL: r.m.sys.acl.For(back)},
 			)
 			task.Run(s, multi, func(_ []task.MultiResult, err error) {
+				if errors.Is(err, task.ErrDataTooLarge) {
+					// The move, the task's data with the ACL WithACL gives
+					// in /tasks (which may be longer than its assignment's),
+					// is over the server's limit (refused before it was
+					// sent): it can never be moved back. It ends with a
+					// failed status instead of ending the term (and every
+					// master's after it), as in assign.
+					msg := fmt.Sprintf("masterworker: task %s: its move back to the tasks directory (%d bytes of data) is over the server's packet limit", name, len(d.Data))
+					task.Run(s, r.failTask(name, assigned, d, msg), func(_ task.Unit, err error) {
+						r.settle(err, &r.m.reassigned, k)
+					})
+					return
+				}
 				r.settle(err, &r.m.reassigned, k)
 			})
 		})
@@ -590,7 +603,8 @@ func (r *term) assign(name, w string) task.Task[task.Unit] {
 					// (refused before it was sent): it can never be
 					// assigned. It ends with a failed status instead
 					// of ending the term (and every master's after it).
-					task.Run(s, r.failTask(name, d, len(d.Data)), func(_ task.Unit, err error) {
+					msg := fmt.Sprintf("masterworker: task %s: its assignment (%d bytes of data) is over the server's packet limit", name, len(d.Data))
+					task.Run(s, r.failTask(name, taskPath, d, msg), func(_ task.Unit, err error) {
 						r.settle(err, &r.m.assigned, k)
 					})
 					return
@@ -601,23 +615,24 @@ func (r *term) assign(name, w string) task.Task[task.Unit] {
 	}
 }
 
-// failTask writes a failed status for the task name whose assignment is
-// too large to send, and deletes the task, in one fenced multi.
-func (r *term) failTask(name string, d task.Data, size int) task.Task[task.Unit] {
+// failTask writes a failed status for the task name, whose move is too
+// large to send, with message msg, and deletes the task where it is (at
+// path, in /tasks or an assignment directory, read as d), in one fenced
+// multi.
+func (r *term) failTask(name, path string, d task.Data, msg string) task.Task[task.Unit] {
 	status := r.m.sys.StatusPath(name)
-	taskPath := r.m.sys.TasksPath() + "/" + name
-	res := Result{Data: []byte(fmt.Sprintf("masterworker: task %s: its assignment (%d bytes of data) is over the server's packet limit", name, size)), Failed: true}
+	res := Result{Data: []byte(msg), Failed: true}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		multi := r.l.Fenced(
 			&task.CreateRequest{Path: status, Data: encodeResult(res), Mode: task.Persistent, ACL: r.m.sys.acl.For(status)},
-			&task.DeleteRequest{Path: taskPath, Version: d.Stat.Version},
+			&task.DeleteRequest{Path: path, Version: d.Stat.Version},
 		)
 		task.Run(s, multi, func(_ []task.MultiResult, err error) {
 			var me *task.MultiError
 			if errors.As(err, &me) && me.Index == 0 && errors.Is(err, task.ErrNoNode) {
 				// The status directory was deleted while empty: make it
 				// again and write.
-				task.Run(s, c.Seq(r.m.sys.mkdir(r.m.sys.StatusRoot()), r.failTask(name, d, size)), k)
+				task.Run(s, c.Seq(r.m.sys.mkdir(r.m.sys.StatusRoot()), r.failTask(name, path, d, msg)), k)
 				return
 			}
 			k(task.Unit{}, err)

@@ -209,11 +209,12 @@ func (l *Leadership) stopGiveUp() {
 	}
 }
 
-// recheck reads the node after a reconnect to the same session and
-// resumes leading if it is still ours. It reads after a sync: the session
-// may be back through a member that has not applied a delete of the node
-// made while it was away (an operator's), where a plain read still shows
-// it, beside a candidate granted meanwhile.
+// recheck reads the node after a reconnect to the same session (and a
+// Master's lease after it) and resumes leading if they are still ours.
+// It reads after a sync: the session may be back through a member that
+// has not applied a delete of the node made while it was away (an
+// operator's), where a plain read still shows it, beside a candidate
+// granted meanwhile.
 func (l *Leadership) recheck() {
 	mon := l.mon
 	if mon == nil {
@@ -224,7 +225,29 @@ func (l *Leadership) recheck() {
 	if !canary.On(bugRecheckUnsynced) {
 		read = zkops.AfterSync(l.path, read)
 	}
-	task.Go(mon, c.Retry(read, retry), func(st *task.Stat, err error) {
+	lost := c.Map(c.Retry(read, retry), func(st *task.Stat) string {
+		if st == nil || (!l.isOurs(st) && !canary.On(bugSkipOwnerCheck)) {
+			return fmt.Sprintf("node %s deleted", l.path)
+		}
+		return ""
+	})
+	if l.lease != "" {
+		// A Master's lease, read after its node (so after the sync): one
+		// deleted by hand ends the leadership here, as it would the next
+		// fenced write.
+		lost = c.Then(lost, func(why string) task.Task[string] {
+			if why != "" {
+				return task.Value(why)
+			}
+			return c.Map(c.Retry(task.Exists(l.lease), retry), func(ls *task.Stat) string {
+				if ls == nil || ls.EphemeralOwner != l.sess.ID || ls.Czxid != l.token {
+					return fmt.Sprintf("lease %s deleted", l.lease)
+				}
+				return ""
+			})
+		})
+	}
+	task.Go(mon, lost, func(why string, err error) {
 		switch {
 		case l.State() == Ended:
 		case l.blinks != blinks && !canary.On(bugRecheckAnyRead):
@@ -234,8 +257,8 @@ func (l *Leadership) recheck() {
 			if !errors.Is(err, task.ErrCanceled) {
 				l.lose(err)
 			}
-		case st == nil || (!l.isOurs(st) && !canary.On(bugSkipOwnerCheck)):
-			l.lose(fmt.Errorf("node %s deleted", l.path))
+		case why != "":
+			l.lose(errors.New(why))
 		case l.timer == nil:
 			// still connected (no suspension since): lead again
 			if _, state := mon.Current(); state == task.StateConnected {

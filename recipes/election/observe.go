@@ -68,16 +68,24 @@ func (e *Election) Observe(fn func(Observation)) task.Task[*Observer] {
 	if fn == nil {
 		return task.Fail[*Observer](fmt.Errorf("election: nil observer: %w", task.ErrInvalidArgument))
 	}
-	o := &Observer{fn: fn}
-	var cc *cache.ChildrenCache
-	cc, err := cache.NewChildren(e.dir, cache.WithData(), cache.WithOnSynced(func() {
-		o.deliver(lowest(e, cc.Current()))
-	}))
-	if err != nil {
+	if _, err := cache.NewChildren(e.dir, cache.WithData()); err != nil {
 		return task.Fail[*Observer](fmt.Errorf("election: %w", err))
 	}
-	o.stop, o.done, o.err = cc.Stop, cc.Done(), cc.Err
-	return combinators.Map(cc.Start(), func(*cache.ChildrenCache) *Observer { return o })
+	// Each run follows the directory with a cache of its own: running the
+	// task twice starts two observers (a cache starts once).
+	return func(s *task.Scope, k task.Cont[*Observer]) {
+		o := &Observer{fn: fn}
+		var cc *cache.ChildrenCache
+		cc, err := cache.NewChildren(e.dir, cache.WithData(), cache.WithOnSynced(func() {
+			o.deliver(lowest(e, cc.Current()))
+		}))
+		if err != nil {
+			task.Resume(s, k, nil, fmt.Errorf("election: %w", err))
+			return
+		}
+		o.stop, o.done, o.err = cc.Stop, cc.Done(), cc.Err
+		task.Run(s, combinators.Map(cc.Start(), func(*cache.ChildrenCache) *Observer { return o }), k)
+	}
 }
 
 // lowest is the lowest candidate among a directory's children.
@@ -102,21 +110,27 @@ func (m *Master) Observe(fn func(Observation)) task.Task[*Observer] {
 	if fn == nil {
 		return task.Fail[*Observer](fmt.Errorf("election: nil observer: %w", task.ErrInvalidArgument))
 	}
-	o := &Observer{fn: fn}
-	var nc *cache.NodeCache
-	nc, err := cache.NewNode(m.path, cache.WithOnSynced(func() {
-		n, ok := nc.Current()
-		if !ok {
-			o.deliver(Observation{})
-			return
-		}
-		o.deliver(Observation{Leading: true, Path: n.Path, Data: n.Data, Token: n.Stat.Czxid, Session: n.Stat.EphemeralOwner})
-	}))
-	if err != nil {
+	if _, err := cache.NewNode(m.path); err != nil {
 		return task.Fail[*Observer](fmt.Errorf("election: %w", err))
 	}
-	o.stop, o.done, o.err = nc.Stop, nc.Done(), nc.Err
-	return combinators.Map(nc.Start(), func(*cache.NodeCache) *Observer { return o })
+	return func(s *task.Scope, k task.Cont[*Observer]) { // a cache of its own for each run
+		o := &Observer{fn: fn}
+		var nc *cache.NodeCache
+		nc, err := cache.NewNode(m.path, cache.WithOnSynced(func() {
+			n, ok := nc.Current()
+			if !ok {
+				o.deliver(Observation{})
+				return
+			}
+			o.deliver(Observation{Leading: true, Path: n.Path, Data: n.Data, Token: n.Stat.Czxid, Session: n.Stat.EphemeralOwner})
+		}))
+		if err != nil {
+			task.Resume(s, k, nil, fmt.Errorf("election: %w", err))
+			return
+		}
+		o.stop, o.done, o.err = nc.Stop, nc.Done(), nc.Err
+		task.Run(s, combinators.Map(nc.Start(), func(*cache.NodeCache) *Observer { return o }), k)
+	}
 }
 
 // deliver calls fn with ob if the leader changed (another node, by czxid,

@@ -138,7 +138,8 @@ var DefaultLeadBackoff = combinators.Backoff{Initial: 50 * time.Millisecond, Max
 // Lead returns ctx's error (task.ErrCanceled or task.ErrDeadlineExceeded)
 // when ctx ends, lead's error when lead returns one (the leadership is
 // given up first), the resign's error when the node could not be deleted
-// (with ctx still live; the session is not ending), and nil after one
+// (with ctx still live; the session is not ending; joined to lead's
+// error, errors.Join, when lead returned one), and nil after one
 // leadership without Requeue. A
 // campaign that fails with an error a later campaign may not meet (the
 // session expired, the connection was lost, the candidate node was
@@ -196,12 +197,16 @@ func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.
 		// Started whatever ctx: if ctx has ended, Resign returns at once
 		// and the delete goes on in the background.
 		rerr := cl.Resign(ctx, l)
+		// The node could not be deleted (task.ErrNoAuth, say): a campaign
+		// again on this session would wait behind it. Resign has handed
+		// the failure to us, not to Config.OnError: it must be told.
+		failed := rerr != nil && ctx.Err() == nil && !errors.Is(rerr, task.ErrClosed) && !errors.Is(rerr, task.ErrSessionExpired)
 		switch {
+		case lerr != nil && failed:
+			return errors.Join(lerr, fmt.Errorf("%s: lead: resign: %w", cl.name, rerr))
 		case lerr != nil:
 			return lerr
-		case rerr != nil && ctx.Err() == nil && !errors.Is(rerr, task.ErrClosed) && !errors.Is(rerr, task.ErrSessionExpired):
-			// The node could not be deleted (task.ErrNoAuth, say): a
-			// campaign again on this session would wait behind it.
+		case failed:
 			return fmt.Errorf("%s: lead: resign: %w", cl.name, rerr)
 		case ctx.Err() != nil:
 			return blocking.CtxErr(ctx, cl.name+": lead")

@@ -7,8 +7,8 @@ import (
 // tag separates a candidate's prefix from the sequence number the server
 // appends. Apache Curator's LeaderLatch names its nodes "latch-<seq>" (with
 // a "_c_<uuid>-" prefix in protected mode) and orders by what follows the
-// tag; the two should see the same queue on one directory (not tested
-// against Curator).
+// tag, so the two see the same queue on one directory
+// (TestCuratorLeaderLatchInterop).
 const tag = "latch-"
 
 // prefix is the name of a candidate node before the server appends its

@@ -29,6 +29,12 @@ var (
 	ErrNoLeader = errors.New("election: no leader")
 )
 
+// errZero is the error of the tasks of a nil or zero Election or Master
+// (not made by New or NewMaster: its directory "", which New refuses).
+func errZero(what string) error {
+	return fmt.Errorf("election: nil or zero %s (not made by its constructor): %w", what, task.ErrInvalidPath)
+}
+
 // DefaultGiveUp is the default GiveUp fraction (WithGiveUp): a quarter of the session
 // timeout. zkadapter notices a silent network partition up to 2/3 of the
 // timeout after the server last heard from it (the sending of the last

@@ -17,7 +17,8 @@ import (
 // Client is the blocking face of an Election or a Master: the same verbs,
 // each taking a context first and waiting for its outcome. Its methods
 // are safe from any goroutine and need someone running the executor
-// (executor.Run).
+// (executor.Run). A nil or zero Client (not made by NewClient or
+// NewMasterClient) fails them with task.ErrInvalidArgument.
 type Client struct {
 	ex   *executor.Executor
 	cand Candidate
@@ -52,10 +53,27 @@ func NewMasterClient(ex *executor.Executor, path string, opts ...Option) (*Clien
 
 // Candidate is the task face this Client runs: an *Election or a
 // *Master.
-func (c *Client) Candidate() Candidate { return c.cand }
+func (c *Client) Candidate() Candidate {
+	if c == nil {
+		return nil
+	}
+	return c.cand
+}
 
 // Executor is the executor the Client runs its flows on.
-func (c *Client) Executor() *executor.Executor { return c.ex }
+func (c *Client) Executor() *executor.Executor {
+	if c == nil {
+		return nil
+	}
+	return c.ex
+}
+
+// zero reports a Client not made by NewClient or NewMasterClient (nil,
+// or a zero value): its methods fail with errZeroClient.
+func (c *Client) zero() bool { return c == nil || c.ex == nil || c.cand == nil }
+
+// errZeroClient is the error of a nil or zero Client's methods.
+var errZeroClient = fmt.Errorf("election: nil or zero Client (not made by NewClient or NewMasterClient): %w", task.ErrInvalidArgument)
 
 // Campaign runs the candidate's campaign (Election.Campaign,
 // Master.Campaign) and waits until it leads or ctx ends. When ctx
@@ -65,6 +83,9 @@ func (c *Client) Executor() *executor.Executor { return c.ex }
 // context.DeadlineExceeded under errors.Is); leadership won just as ctx
 // ended is resigned.
 func (c *Client) Campaign(ctx context.Context) (*Leadership, error) {
+	if c.zero() {
+		return nil, errZeroClient
+	}
 	return blocking.Take(ctx, c.name+": campaign", c.ex, c.cand.Campaign(), func(l *Leadership) { l.ex = c.ex },
 		func(l *Leadership) { executor.Submit(c.ex, l.Resign(), nil) }) // won just as ctx ended: nobody will use it
 }
@@ -72,6 +93,9 @@ func (c *Client) Campaign(ctx context.Context) (*Leadership, error) {
 // Leader reads the current leader's data (Election.Leader,
 // Master.Leader).
 func (c *Client) Leader(ctx context.Context) ([]byte, error) {
+	if c.zero() {
+		return nil, errZeroClient
+	}
 	return blocking.Await(ctx, c.name+": leader", c.ex, c.cand.Leader())
 }
 
@@ -84,6 +108,9 @@ func (c *Client) Leader(ctx context.Context) ([]byte, error) {
 // Campaign run by hand) is refused with task.ErrInvalidArgument: run its
 // own Resign on the executor that won it.
 func (c *Client) Resign(ctx context.Context, l *Leadership) error {
+	if c.zero() {
+		return errZeroClient
+	}
 	if err := blocking.Owned(c.ex, exOf(l), errNotOurs); err != nil {
 		return err
 	}
@@ -94,6 +121,9 @@ func (c *Client) Resign(ctx context.Context, l *Leadership) error {
 // Fenced runs ops in one multi that succeeds only while l still leads
 // (Leadership.Fenced), and waits for it until ctx ends.
 func (c *Client) Fenced(ctx context.Context, l *Leadership, ops ...task.MultiOp) ([]task.MultiResult, error) {
+	if c.zero() {
+		return nil, errZeroClient
+	}
 	return blocking.Do(ctx, c.name+": fenced write", c.ex, exOf(l), errNotOurs, func() task.Task[[]task.MultiResult] { return l.Fenced(ops...) })
 }
 
@@ -152,6 +182,9 @@ var DefaultLeadBackoff = combinators.Backoff{Initial: 50 * time.Millisecond, Max
 // would fail again: Lead returns it. A nil lead fails with
 // task.ErrInvalidArgument.
 func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.Context, *Leadership) error) error {
+	if cl.zero() {
+		return errZeroClient
+	}
 	if lead == nil {
 		return fmt.Errorf("election: nil lead function: %w", task.ErrInvalidArgument)
 	}

@@ -18,7 +18,8 @@ var retry = zkops.Retry
 // Election is leader election among candidates under one ZooKeeper
 // directory. An Election holds no state of its own: every Campaign is a
 // new candidate, so one Election may be shared by any number of flows and
-// executors.
+// executors. The tasks of a nil or zero Election (not made by New: its
+// directory "") fail with task.ErrInvalidPath, as New("") does.
 type Election struct {
 	dir string
 	cfg config
@@ -56,6 +57,9 @@ func (e *Election) child(name string) string { return e.dir + "/" + name }
 // is deleted by a cleanup flow of its own that outlives the deadline and
 // retries past connection loss.
 func (e *Election) Campaign() task.Task[*Leadership] {
+	if e == nil || e.dir == "" {
+		return task.Fail[*Leadership](errZero("Election"))
+	}
 	return func(s *task.Scope, k task.Cont[*Leadership]) {
 		sc := s.Child()
 		a := &attempt{e: e, s: sc, sess: s.Session(), began: s.Now()}
@@ -293,6 +297,9 @@ func (a *attempt) cleanup() task.Task[task.Unit] {
 // lowest candidate), or fails with ErrNoLeader. A candidate that goes
 // between the listing and the read is skipped by listing again.
 func (e *Election) Leader() task.Task[[]byte] {
+	if e == nil || e.dir == "" {
+		return task.Fail[[]byte](errZero("Election"))
+	}
 	var try task.Task[[]byte]
 	try = func(s *task.Scope, k task.Cont[[]byte]) {
 		task.Run(s, c.Retry(task.Children(e.dir), retry), func(cl task.ChildList, err error) {

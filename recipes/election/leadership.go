@@ -21,7 +21,9 @@ import (
 // Leadership ends once: when it is resigned (Err is ErrResigned) or lost
 // (Err wraps ErrLost and the cause: task.ErrSessionExpired, task.ErrClosed,
 // ErrGaveUp, or the node deleted or changed by someone else). Done is
-// closed at that moment, and OnState called with Ended.
+// closed at that moment, and OnState called with Ended. The tasks of a
+// nil or zero Leadership (not won by a campaign) fail with
+// task.ErrInvalidArgument.
 type Leadership struct {
 	path    string
 	token   int64
@@ -111,6 +113,12 @@ func (l *Leadership) setState(s State, err error) bool {
 	}
 	return true
 }
+
+// zero reports a Leadership not won by a campaign (nil, or a zero
+// value): its tasks fail with errZeroLeadership.
+func (l *Leadership) zero() bool { return l == nil || l.done == nil }
+
+var errZeroLeadership = fmt.Errorf("election: nil or zero Leadership (not won by a campaign): %w", task.ErrInvalidArgument)
 
 // newLeadership returns the leadership of node path, read as st, on
 // session sess.
@@ -395,6 +403,9 @@ func (l *Leadership) lose(cause error) {
 // Connection loss leaves the outcome unknown, as for any multi: it is not
 // retried here. A create among ops with a nil ACL gets task.OpenACL.
 func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
+	if l.zero() {
+		return task.Fail[[]task.MultiResult](errZeroLeadership)
+	}
 	path, version := l.path, l.version
 	if l.lease != "" {
 		path, version = l.lease, 0
@@ -427,6 +438,9 @@ func (l *Leadership) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 // work in between, register it with Scope.Defer once taken (a cleanup
 // runs as a flow of its own when the scope closes, ended or not).
 func (l *Leadership) Resign() task.Task[task.Unit] {
+	if l.zero() {
+		return task.Fail[task.Unit](errZeroLeadership)
+	}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		l.end(ErrResigned)
 		del := l.deleteNode()

@@ -15,7 +15,8 @@ import (
 // node leads; the others watch it and run again when it is deleted. Every
 // waiter is woken by a deletion (a herd, bounded by the number of
 // candidates); use Election for many candidates. A Master holds no state
-// of its own.
+// of its own. The tasks of a nil or zero Master (not made by NewMaster)
+// fail with task.ErrInvalidPath.
 //
 // A master node at a fixed path starts at version 0 in every incarnation
 // and so names no master: a check on it passes for every master. So each
@@ -68,6 +69,9 @@ func (m *Master) LeasesPath() string { return m.leases }
 // when the session ends, or with an operation's error a retry cannot
 // settle.
 func (m *Master) Campaign() task.Task[*Leadership] {
+	if m == nil || m.path == "" {
+		return task.Fail[*Leadership](errZero("Master"))
+	}
 	return func(s *task.Scope, k task.Cont[*Leadership]) {
 		sc := s.Child()
 		// The lease's name starts with the session's id: two sessions never
@@ -557,6 +561,9 @@ func deleteMasterNode(path, leases string, st task.Stat) task.Task[task.Unit] {
 // Leader returns a task that reads the master node's data, or fails with
 // ErrNoLeader when there is no master.
 func (m *Master) Leader() task.Task[[]byte] {
+	if m == nil || m.path == "" {
+		return task.Fail[[]byte](errZero("Master"))
+	}
 	get := c.Map(c.Retry(task.Get(m.path), retry), func(d task.Data) []byte { return d.Data })
 	return c.Catch(get, func(err error) task.Task[[]byte] {
 		if errors.Is(err, task.ErrNoNode) {

@@ -65,6 +65,9 @@ type Observer struct {
 // are outside these promises, as in recipes/cache: a change to one is
 // withheld from the observer until its watch reads the node again.
 func (e *Election) Observe(fn func(Observation)) task.Task[*Observer] {
+	if e == nil || e.dir == "" {
+		return task.Fail[*Observer](errZero("Election"))
+	}
 	if fn == nil {
 		return task.Fail[*Observer](fmt.Errorf("election: nil observer: %w", task.ErrInvalidArgument))
 	}
@@ -107,6 +110,9 @@ func lowest(e *Election, kids []cache.Node) Observation {
 
 // Observe is Election.Observe for a Master: the leader is the master node.
 func (m *Master) Observe(fn func(Observation)) task.Task[*Observer] {
+	if m == nil || m.path == "" {
+		return task.Fail[*Observer](errZero("Master"))
+	}
 	if fn == nil {
 		return task.Fail[*Observer](fmt.Errorf("election: nil observer: %w", task.ErrInvalidArgument))
 	}
@@ -186,6 +192,9 @@ func (o *Observer) Err() error {
 // before a pause is never lost. It returns an error, and no channel, when
 // the observer cannot start (ctx ended first, the executor closed).
 func (c *Client) Observe(ctx context.Context) (<-chan Observation, error) {
+	if c.zero() {
+		return nil, errZeroClient
+	}
 	ex, cand := c.ex, c.cand
 	ch := make(chan Observation, 1)
 	// closed: the channel is closed; send drops what comes after (a job

@@ -69,7 +69,9 @@ func (c *Client) Executor() *executor.Executor {
 }
 
 // zero reports a Client not made by NewClient or NewMasterClient (nil,
-// or a zero value): its methods fail with errZeroClient.
+// or a zero value): its methods fail with errZeroClient (Resign and
+// Fenced, which need no Candidate, refuse a nil Client, and a zero one
+// as not the owner of any Leadership).
 func (c *Client) zero() bool { return c == nil || c.ex == nil || c.cand == nil }
 
 // errZeroClient is the error of a nil or zero Client's methods.
@@ -108,7 +110,7 @@ func (c *Client) Leader(ctx context.Context) ([]byte, error) {
 // Campaign run by hand) is refused with task.ErrInvalidArgument: run its
 // own Resign on the executor that won it.
 func (c *Client) Resign(ctx context.Context, l *Leadership) error {
-	if c.zero() {
+	if c == nil {
 		return errZeroClient
 	}
 	if err := blocking.Owned(c.ex, exOf(l), errNotOurs); err != nil {
@@ -121,7 +123,7 @@ func (c *Client) Resign(ctx context.Context, l *Leadership) error {
 // Fenced runs ops in one multi that succeeds only while l still leads
 // (Leadership.Fenced), and waits for it until ctx ends.
 func (c *Client) Fenced(ctx context.Context, l *Leadership, ops ...task.MultiOp) ([]task.MultiResult, error) {
-	if c.zero() {
+	if c == nil {
 		return nil, errZeroClient
 	}
 	return blocking.Do(ctx, c.name+": fenced write", c.ex, exOf(l), errNotOurs, func() task.Task[[]task.MultiResult] { return l.Fenced(ops...) })

@@ -146,7 +146,10 @@ type LeadOptions struct {
 	// the first leadership.
 	Requeue bool
 	// Backoff is the wait before a campaign that follows a failed one; the
-	// zero value means DefaultLeadBackoff. It is measured on the
+	// zero value means DefaultLeadBackoff, and another with Initial not
+	// above 0 (it would not wait: the campaigns would spin), a negative
+	// Max or a Jitter outside [0, 1] makes Lead fail with
+	// task.ErrInvalidArgument before it campaigns. It is measured on the
 	// executor's clock, and its jitter is drawn from the executor's
 	// seeded source, so a simulation replays the same waits.
 	Backoff combinators.Backoff
@@ -193,6 +196,11 @@ func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.
 	backoff := opts.Backoff
 	if backoff == (combinators.Backoff{}) {
 		backoff = DefaultLeadBackoff
+	}
+	if err := (combinators.Policy{Backoff: backoff}).Validate(); err != nil || backoff.Initial <= 0 {
+		// Initial 0 (a Backoff given Max alone, say) waits nothing: the
+		// campaigns of a transient failure would spin.
+		return fmt.Errorf("election: lead backoff %+v (want Initial > 0): %w", backoff, task.ErrInvalidArgument)
 	}
 	failures := 0
 	for {

@@ -130,38 +130,7 @@ func newExplore() (sim.Scenario, *explore) {
 }
 
 func (e *explore) workload(r *sim.Trial) {
-	e.startReplica = func(i int) {
-		rep, err := idpersist.NewReplica(e.cfg)
-		if err != nil {
-			r.Errorf("%v", err)
-			return
-		}
-		ex := r.Execs[i]
-		var start func()
-		start = func() {
-			executor.Submit(ex, rep.Run(), func(_ task.Unit, err error) {
-				switch {
-				case r.Closing():
-				case errors.Is(err, task.ErrSessionExpired), errors.Is(err, idpersist.ErrDeposed):
-					start()
-				case errors.Is(err, task.ErrNoAuth):
-					// An operator's ACL refused it: the process runs the
-					// replica again a little later (unless it crashed
-					// meanwhile: its restart did).
-					e.refused++
-					inc := r.Incarnation(i)
-					r.Clock.AfterFunc(time.Duration(r.Rand.Int64N(int64(300*time.Millisecond))), func() {
-						if !r.Closing() && r.Incarnation(i) == inc {
-							start()
-						}
-					})
-				default:
-					r.Errorf("replica %d: %v", i, err)
-				}
-			})
-		}
-		start()
-	}
+	e.startReplica = replicaStarter(r, e.cfg, &e.refused)
 	for i := range replicas {
 		e.startReplica(i)
 	}
@@ -358,4 +327,40 @@ func TestSimRegressions(t *testing.T) {
 	sim.Regressions(t, sc)
 	bsc, _ := newBlockingSim()
 	sim.Regressions(t, bsc)
+}
+
+// replicaStarter returns what builds and runs a replica of cfg on client
+// i: run again after an expiry or a deposition, and a little later after
+// an operator's ACL refused it (counted in refused), unless the process
+// crashed meanwhile (its restart did); any other end is a violation.
+func replicaStarter(r *sim.Trial, cfg idpersist.Config, refused *int) func(i int) {
+	return func(i int) {
+		rep, err := idpersist.NewReplica(cfg)
+		if err != nil {
+			r.Errorf("%v", err)
+			return
+		}
+		ex := r.Execs[i]
+		var start func()
+		start = func() {
+			executor.Submit(ex, rep.Run(), func(_ task.Unit, err error) {
+				switch {
+				case r.Closing():
+				case errors.Is(err, task.ErrSessionExpired), errors.Is(err, idpersist.ErrDeposed):
+					start()
+				case errors.Is(err, task.ErrNoAuth):
+					*refused++
+					inc := r.Incarnation(i)
+					r.Clock.AfterFunc(time.Duration(r.Rand.Int64N(int64(300*time.Millisecond))), func() {
+						if !r.Closing() && r.Incarnation(i) == inc {
+							start()
+						}
+					})
+				default:
+					r.Errorf("replica %d: %v", i, err)
+				}
+			})
+		}
+		start()
+	}
 }

@@ -186,35 +186,7 @@ func newParentSim() (sim.Scenario, *parentSim) {
 }
 
 func (p *parentSim) workload(r *sim.Trial) {
-	p.startReplica = func(i int) {
-		rep, err := idpersist.NewReplica(p.cfg)
-		if err != nil {
-			r.Errorf("%v", err)
-			return
-		}
-		ex := r.Execs[i]
-		var start func()
-		start = func() {
-			executor.Submit(ex, rep.Run(), func(_ task.Unit, err error) {
-				switch {
-				case r.Closing():
-				case errors.Is(err, task.ErrSessionExpired), errors.Is(err, idpersist.ErrDeposed):
-					start()
-				case errors.Is(err, task.ErrNoAuth):
-					p.refused++
-					inc := r.Incarnation(i)
-					r.Clock.AfterFunc(time.Duration(r.Rand.Int64N(int64(300*time.Millisecond))), func() {
-						if !r.Closing() && r.Incarnation(i) == inc {
-							start()
-						}
-					})
-				default:
-					r.Errorf("replica %d: %v", i, err)
-				}
-			})
-		}
-		start()
-	}
+	p.startReplica = replicaStarter(r, p.cfg, &p.refused)
 	for i := range replicas {
 		p.startReplica(i)
 	}

@@ -24,34 +24,8 @@ import (
 // Lead and not to OnError, and Lead returned lead's error alone: nobody
 // heard of the failed resign. Lead's error must say both.
 func TestLeadErrorAndAFailedResignBothTold(t *testing.T) {
-	w, _ := newWorld(t, 1, 1, fakezk.Config{})
-	const dir = "/svc/el"
-	noDelete := []task.ACL{{Perms: task.PermAll &^ task.PermDelete, Scheme: "world", ID: "anyone"}}
-	e := mustElection(t, dir, election.WithACL(func(p string) []task.ACL {
-		if p == dir {
-			return noDelete
-		}
-		return task.OpenACL
-	}))
-	c := election.ClientOf(w.Execs[0], e)
 	errLead := errors.New("lead failed")
-	var leadErr error
-	returned := false
-	held := ""
-	w.Go(0, func(a *sim.Actor) {
-		leadErr = c.Lead(a.Context(), election.LeadOptions{}, func(ctx context.Context, l *election.Leadership) error {
-			held = l.Path()
-			return errLead
-		})
-		returned = true
-	})
-	if !w.Settle(func() bool { return returned }) {
-		t.Fatal("Lead never returned")
-	}
-	w.Settle(func() bool { return false })
-	if held == "" {
-		t.Fatalf("never led: %v", leadErr)
-	}
+	w, leadErr, held, _ := leadUndeletable(t, errLead)
 	if _, there := w.NodeStat(held); !there {
 		t.Fatalf("the node %s went: the resign did not fail", held)
 	}
@@ -65,4 +39,39 @@ func TestLeadErrorAndAFailedResignBothTold(t *testing.T) {
 	if !told {
 		t.Errorf("the resign after lead failed with ErrNoAuth (node %s still there), yet Lead returned %v and OnError heard %v", held, leadErr, w.Errs)
 	}
+}
+
+// leadUndeletable runs one Lead, whose lead returns ret, on client 0 of a
+// world whose election directory lets candidates create children but not
+// delete them (WithACL), so that the resign after lead fails with
+// ErrNoAuth for good. It returns the world, Lead's error, the path of the
+// node led with, and its Leadership.
+func leadUndeletable(t *testing.T, ret error) (w *sim.World, leadErr error, held string, won *election.Leadership) {
+	t.Helper()
+	w, _ = newWorld(t, 1, 1, fakezk.Config{})
+	const dir = "/svc/el"
+	noDelete := []task.ACL{{Perms: task.PermAll &^ task.PermDelete, Scheme: "world", ID: "anyone"}}
+	e := mustElection(t, dir, election.WithACL(func(p string) []task.ACL {
+		if p == dir {
+			return noDelete
+		}
+		return task.OpenACL
+	}))
+	c := election.ClientOf(w.Execs[0], e)
+	returned := false
+	w.Go(0, func(a *sim.Actor) {
+		leadErr = c.Lead(a.Context(), election.LeadOptions{}, func(ctx context.Context, l *election.Leadership) error {
+			held, won = l.Path(), l
+			return ret
+		})
+		returned = true
+	})
+	if !w.Settle(func() bool { return returned }) {
+		t.Fatal("Lead never returned")
+	}
+	w.Settle(func() bool { return false })
+	if held == "" {
+		t.Fatalf("never led: %v", leadErr)
+	}
+	return w, leadErr, held, won
 }

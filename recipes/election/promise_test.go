@@ -5,13 +5,10 @@ package election_test
 // (both fail on the code before the fix).
 
 import (
-	"context"
 	"errors"
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk"
-	"github.com/zkflow/zkflow/fakezk/sim"
-	"github.com/zkflow/zkflow/recipes/election"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -66,34 +63,7 @@ func TestMasterLossLeavesAHandMadeNode(t *testing.T) {
 // Config.OnError heard nothing, and the node stayed for the session's
 // life. Lead returns the resign's error now.
 func TestLeadReturnsAFailedResign(t *testing.T) {
-	w, _ := newWorld(t, 1, 1, fakezk.Config{})
-	const dir = "/svc/el"
-	noDelete := []task.ACL{{Perms: task.PermAll &^ task.PermDelete, Scheme: "world", ID: "anyone"}}
-	e := mustElection(t, dir, election.WithACL(func(p string) []task.ACL {
-		if p == dir {
-			return noDelete
-		}
-		return task.OpenACL
-	}))
-	c := election.ClientOf(w.Execs[0], e)
-	var leadErr error
-	returned := false
-	var held string
-	var won *election.Leadership
-	w.Go(0, func(a *sim.Actor) {
-		leadErr = c.Lead(a.Context(), election.LeadOptions{}, func(ctx context.Context, l *election.Leadership) error {
-			held, won = l.Path(), l
-			return nil
-		})
-		returned = true
-	})
-	if !w.Settle(func() bool { return returned }) {
-		t.Fatal("Lead never returned")
-	}
-	w.Settle(func() bool { return false })
-	if held == "" {
-		t.Fatalf("never led: %v", leadErr)
-	}
+	w, leadErr, held, won := leadUndeletable(t, nil)
 	// The resign did fail for good: the same delete, run again, is refused.
 	if _, err := mustRun(t, w, 0, won.Resign()); !errors.Is(err, task.ErrNoAuth) {
 		t.Fatalf("resign again: %v, want ErrNoAuth", err)

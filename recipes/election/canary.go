@@ -52,6 +52,11 @@ const (
 	// version rather than only the incarnation it made: the node of the
 	// campaign that leads since (another session's) goes with it.
 	bugResignDeletesAny canary.Name = "election/master-resign-deletes-any"
+	// bugLeadContextErrorFails: Client.Lead takes a lead function that
+	// returns its own context's error, once the leadership (or Lead's
+	// ctx) has ended, for lead failing: with Requeue it stops
+	// campaigning and returns context.Canceled although its ctx is live.
+	bugLeadContextErrorFails canary.Name = "election/lead-context-error-fails"
 	// bugRecheckAnyRead: a leader that reconnects resumes Leading on the
 	// reply of any recheck, also one read before a later suspension: its
 	// continuation, held while the connection was down again, restored

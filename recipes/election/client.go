@@ -9,6 +9,7 @@ import (
 	"github.com/zkflow/zkflow/combinators"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
@@ -172,7 +173,9 @@ var DefaultLeadBackoff = combinators.Backoff{Initial: 50 * time.Millisecond, Max
 //
 // Lead returns ctx's error (task.ErrCanceled or task.ErrDeadlineExceeded)
 // when ctx ends, lead's error when lead returns one (the leadership is
-// given up first), the resign's error when the node could not be deleted
+// given up first; lead returning its own context's error once that has
+// ended is not lead failing: Lead goes on as after nil, or returns ctx's
+// error if ctx has ended), the resign's error when the node could not be deleted
 // (with ctx still live; the session is not ending; joined to lead's
 // error, errors.Join, when lead returned one), and nil after one
 // leadership without Requeue. A
@@ -236,6 +239,12 @@ func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.
 			}
 		})
 		lerr := lead(lctx, l)
+		if lerr != nil && lctx.Err() != nil && errors.Is(lerr, lctx.Err()) && !canary.On(bugLeadContextErrorFails) {
+			// lead stopped because its context ended (`return
+			// ctx.Err()`), with the leadership or with ctx: not a
+			// failure of lead's; ctx's end is told as ctx's below.
+			lerr = nil
+		}
 		cancel()
 		// Started whatever ctx: if ctx has ended, Resign returns at once
 		// and the delete goes on in the background.

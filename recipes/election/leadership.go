@@ -61,22 +61,51 @@ type Leadership struct {
 }
 
 // Path is the candidate node's path (for a Master, the master node's).
-func (l *Leadership) Path() string { return l.path }
+// A nil or zero Leadership (not won by a campaign) has none: "", a Token
+// of 0 and a zero Session; its State is Ended, its Done closed and its
+// Err wraps task.ErrInvalidArgument.
+func (l *Leadership) Path() string {
+	if l == nil {
+		return ""
+	}
+	return l.path
+}
 
 // Token is the fencing token: the zxid that created the candidate node
 // (czxid). Every later leader's token is larger: its node was created, or
 // found to be the lowest, after ours was deleted.
-func (l *Leadership) Token() int64 { return l.token }
+func (l *Leadership) Token() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.token
+}
 
 // Session is the session the candidate node belongs to.
-func (l *Leadership) Session() task.Session { return l.sess }
+func (l *Leadership) Session() task.Session {
+	if l == nil {
+		return task.Session{}
+	}
+	return l.sess
+}
 
 // Done is closed when leadership ends, resigned or lost.
-func (l *Leadership) Done() <-chan struct{} { return l.done }
+func (l *Leadership) Done() <-chan struct{} {
+	if l.zero() {
+		return closedDone
+	}
+	return l.done
+}
+
+// closedDone is the Done of a nil or zero Leadership.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Err is nil while leadership has not ended; then ErrResigned, or an error
 // wrapping ErrLost and its cause.
 func (l *Leadership) Err() error {
+	if l.zero() {
+		return errZeroLeadership
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.err
@@ -84,6 +113,9 @@ func (l *Leadership) Err() error {
 
 // State is the current state: Leading, Uncertain or Ended.
 func (l *Leadership) State() State {
+	if l.zero() {
+		return Ended
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.state

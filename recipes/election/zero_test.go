@@ -100,3 +100,34 @@ func TestZeroClientAndLeadershipRefused(t *testing.T) {
 		}
 	}
 }
+
+// A nil or zero Leadership (not won by a campaign) leads nothing: its
+// state is Ended, IsLeader false, Done closed and Err says why, so that a
+// loop `for l.IsLeader() { ... }` or a `<-l.Done()` over one never acts
+// as a leader or blocks forever. A zero one reported Leading (State's zero
+// value) and its Done blocked forever; a nil one panicked.
+func TestZeroLeadershipLeadsNothing(t *testing.T) {
+	for name, l := range map[string]*election.Leadership{"zero": {}, "nil": nil} {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s Leadership: panicked: %v", name, p)
+				}
+			}()
+			if l.IsLeader() || l.State() != election.Ended {
+				t.Errorf("%s Leadership: IsLeader %v, State %v; want false, Ended", name, l.IsLeader(), l.State())
+			}
+			select {
+			case <-l.Done():
+			default:
+				t.Errorf("%s Leadership: Done is not closed", name)
+			}
+			if err := l.Err(); !errors.Is(err, task.ErrInvalidArgument) {
+				t.Errorf("%s Leadership: Err = %v, want task.ErrInvalidArgument", name, err)
+			}
+			if l.Path() != "" || l.Token() != 0 || l.Session() != (task.Session{}) {
+				t.Errorf("%s Leadership: Path %q, Token %d, Session %+v; want zero values", name, l.Path(), l.Token(), l.Session())
+			}
+		}()
+	}
+}

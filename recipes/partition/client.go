@@ -69,10 +69,10 @@ func (c *Client) Wait(ctx context.Context, m *Member) ([]Hold, error) {
 		return nil, blocking.CtxErr(ctx, "partition "+c.p.Path()+": wait")
 	}
 	for {
-		st, wake := m.changes()
+		st, held, wake := m.changes()
 		switch st {
 		case Acquired:
-			return m.Held(), nil
+			return held, nil
 		case Ended:
 			return nil, m.Err()
 		}

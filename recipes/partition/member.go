@@ -83,14 +83,21 @@ func (m *Member) Session() task.Session {
 	return m.session
 }
 
-// changes returns the state and a channel closed at the next report.
-func (m *Member) changes() (State, <-chan struct{}) {
+// changes returns the state, the holds when it is Acquired (read with
+// it, under one lock: a report between two reads would pair Acquired with
+// the holds of the allocation after it) and a channel closed at the next
+// report.
+func (m *Member) changes() (State, []Hold, <-chan struct{}) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.wake == nil {
 		m.wake = make(chan struct{})
 	}
-	return m.state, m.wake
+	var held []Hold
+	if m.state == Acquired {
+		held = sortedHolds(m.held)
+	}
+	return m.state, held, m.wake
 }
 
 // Identifier is the member's identifier.

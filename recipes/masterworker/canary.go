@@ -44,4 +44,10 @@ const (
 	// Wait leaves a data watch on its status (never changed, never
 	// deleted) on the server and the client until the session ends.
 	bugWaitWatchesStatus canary.Name = "masterworker/wait-watches-status"
+	// bugHandlerSessionErrorKeepsWorker: a worker whose handler fails with
+	// task.ErrSessionExpired or task.ErrClosed of something else it uses
+	// takes it for its own session's end and leaves its registration in
+	// place while its session lives on: its job stays assigned to a
+	// worker that no longer serves.
+	bugHandlerSessionErrorKeepsWorker canary.Name = "masterworker/handler-session-error-keeps-worker"
 )

@@ -39,15 +39,20 @@ const (
 //   - canceled-handler-writes-status: a handler that stops its worker
 //     (task.ErrCanceled) has a failed status written instead, which no
 //     run of the handler gave (the judge of every status against the
-//     outcomes of its task's handler runs).
+//     outcomes of its task's handler runs);
+//   - handler-session-error-keeps-worker: a handler that fails with
+//     another session's expiry (one run in thirty-two) leaves its worker
+//     registered while its session lives: the job never gets a status
+//     (Quiesce fails).
 func TestCanaries(t *testing.T) {
 	bounds := map[canary.Name]int{
-		masterworker.BugAssignTwoOps:                canaryBound,
-		masterworker.BugSubmitNoID:                  canaryBound,
-		masterworker.BugNoRearmWorkers:              canaryBound,
-		masterworker.BugNoDirAgain:                  canaryBound,
-		masterworker.BugFindWithoutSync:             findBound,
-		masterworker.BugCanceledHandlerWritesStatus: canaryBound,
+		masterworker.BugAssignTwoOps:                   canaryBound,
+		masterworker.BugSubmitNoID:                     canaryBound,
+		masterworker.BugNoRearmWorkers:                 canaryBound,
+		masterworker.BugNoDirAgain:                     canaryBound,
+		masterworker.BugFindWithoutSync:                findBound,
+		masterworker.BugCanceledHandlerWritesStatus:    canaryBound,
+		masterworker.BugHandlerSessionErrorKeepsWorker: canaryBound,
 	}
 	for _, name := range slices.Sorted(maps.Keys(bounds)) {
 		t.Run(string(name), func(t *testing.T) {

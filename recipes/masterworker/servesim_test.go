@@ -63,7 +63,7 @@ func (s *mwSim) served(a *sim.Actor, what string, ctx context.Context, err error
 	switch {
 	case r.Closing() || a.Context().Err() != nil:
 		return false
-	case errors.Is(err, task.ErrCanceled) && stopped:
+	case (errors.Is(err, task.ErrCanceled) || errors.Is(err, task.ErrSessionExpired)) && stopped:
 		s.handlerStops++ // its handler stopped it: served again
 	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
 		s.serveEnds++
@@ -118,8 +118,8 @@ func (s *mwSim) serveWorker(i int) {
 			ctx, cancel := serveCtx(a)
 			err := w.Serve(ctx, a.Exec())
 			cancel()
-			stopped := s.canceled[i]
-			s.canceled[i] = false
+			stopped := s.canceled[i] || s.foreign[i]
+			s.canceled[i], s.foreign[i] = false, false
 			if !s.served(a, "worker "+id, ctx, err, stopped) {
 				break
 			}

@@ -62,7 +62,11 @@ type mwSim struct {
 	// canceled: per client, its worker's handler failed with
 	// task.ErrCanceled, which stops the worker (the package doc,
 	// Handler): the process runs it again under the same id.
-	canceled     []bool
+	canceled []bool
+	// foreign: per client, its worker's handler failed with
+	// task.ErrSessionExpired of something else it uses (fateForeign),
+	// its own session live.
+	foreign      []bool
 	failovers    int   // master runs that ended with the session
 	crashed      int   // worker runs that ended with the session
 	killed       int   // sessions the workload expired
@@ -192,7 +196,7 @@ func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 			}
 			*s = mwSim{sys: sys, r: r, stats: tot, names: map[string]string{}, results: map[string]int{},
 				doneSeen: map[string]string{}, undone: map[string]string{},
-				waiting: make([]int, simSubmitters), executed: map[string]int{}, ran: map[string]*runs{}, canceled: make([]bool, simClients), masters: make([]*masterworker.Master, simMasters),
+				waiting: make([]int, simSubmitters), executed: map[string]int{}, ran: map[string]*runs{}, canceled: make([]bool, simClients), foreign: make([]bool, simClients), masters: make([]*masterworker.Master, simMasters),
 				runs: make([]*executor.Flow, simMasters), stopping: make([]bool, simMasters),
 				workerN: make([]int, simClients), subJ: make([]int, simSubmitters)}
 			_, err = sim.Run(r.World, 0, sys.Setup())
@@ -553,10 +557,17 @@ func (s *mwSim) worker(i, n int) {
 		return
 	}
 	executor.Submit(s.r.Execs[i], w.Run(), func(_ task.Unit, err error) {
-		canceled := s.canceled[i]
-		s.canceled[i] = false
+		canceled, foreign := s.canceled[i], s.foreign[i]
+		s.canceled[i], s.foreign[i] = false, false
 		switch {
 		case s.r.Closing():
+		case errors.Is(err, task.ErrSessionExpired) && foreign:
+			// Its handler stopped it with another session's expiry:
+			// the worker gave its registration up (its session
+			// lives on), so the primary moves the job back; the
+			// process runs a new worker a little later.
+			s.handlerStops++
+			s.later(i, func() { s.worker(i, n+1) })
 		case errors.Is(err, task.ErrCanceled) && canceled:
 			// Its handler stopped it: the job stays assigned to the
 			// id, and the process serves the id again a little later.
@@ -605,6 +616,9 @@ func (s *mwSim) handler(i int) masterworker.Handler {
 				case fateCancel:
 					s.canceled[i] = true
 					k(nil, task.ErrCanceled)
+				case fateForeign:
+					s.foreign[i] = true
+					k(nil, fmt.Errorf("the handler's own store: %w", task.ErrSessionExpired))
 				default:
 					k(j.Data, nil)
 				}
@@ -867,9 +881,9 @@ func TestSimSafety(t *testing.T) {
 // happened.
 func (tot *simTotals) checkHandlers(t *testing.T) {
 	t.Helper()
-	t.Logf("handlers: tasks that succeeded %d, failed %d, gave too much %d, stopped their worker %d (%d worker runs stopped)",
-		tot.fates[fateOK], tot.fates[fateFail], tot.fates[fateBig], tot.fates[fateCancel], tot.handlerStops)
-	if tot.fates[fateFail] == 0 || tot.fates[fateBig] == 0 || tot.fates[fateCancel] == 0 || tot.handlerStops == 0 {
+	t.Logf("handlers: tasks that succeeded %d, failed %d, gave too much %d, stopped their worker %d, failed with another session's expiry %d (%d worker runs stopped)",
+		tot.fates[fateOK], tot.fates[fateFail], tot.fates[fateBig], tot.fates[fateCancel], tot.fates[fateForeign], tot.handlerStops)
+	if tot.fates[fateFail] == 0 || tot.fates[fateBig] == 0 || tot.fates[fateCancel] == 0 || tot.fates[fateForeign] == 0 || tot.handlerStops == 0 {
 		t.Fatal("a handler outcome never happened: the test checks less than it says")
 	}
 }
@@ -915,15 +929,20 @@ func TestSimDeterminism(t *testing.T) {
 // What a run of the simulation's handler does: succeed with the job's
 // data (the submission id), fail with "fail:<id>" (a failed status),
 // succeed with a value over the server's limit (a failed status that
-// says so), or fail with task.ErrCanceled (the worker stops; the job
-// stays assigned). Until the workload stops, one run in eight fails, one
-// in thirty-two gives too much and one in thirty-two stops its worker;
-// after, a run only succeeds or fails, so every task gets its status.
+// says so), fail with task.ErrCanceled (the worker stops; the job
+// stays assigned), or fail with task.ErrSessionExpired of another
+// session than the worker's (something else the handler uses: the worker
+// stops and gives its registration up while its session lives, so the
+// job moves back). Until the workload stops, one run in eight fails, one
+// in thirty-two gives too much, one in thirty-two stops its worker and
+// one in thirty-two fails with another session's expiry; after, a run
+// only succeeds or fails, so every task gets its status.
 const (
 	fateOK = iota
 	fateFail
 	fateBig
 	fateCancel
+	fateForeign
 	numFates
 )
 
@@ -935,6 +954,8 @@ func handlerFate(r uint64, stopping bool) int {
 		return fateBig
 	case d == 5 && !stopping:
 		return fateCancel
+	case d == 6 && !stopping:
+		return fateForeign
 	}
 	return fateOK
 }

@@ -85,7 +85,7 @@ func (w *Worker) Run() task.Task[task.Unit] {
 			w.registered.Store(false)
 			owner := s.Session().ID
 			switch {
-			case (errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed)) && sessionEnded(s):
+			case (errors.Is(err, task.ErrSessionExpired) || errors.Is(err, task.ErrClosed)) && (sessionEnded(s) || canary.On(bugHandlerSessionErrorKeepsWorker)):
 				// The session ended: the registration went with it. (A
 				// handler's ErrSessionExpired or ErrClosed, from
 				// something else it uses, stops the worker while the

@@ -244,7 +244,8 @@ func (q *Queue) register(s *task.Scope, k task.Cont[*consumer], sess task.Sessio
 					case st != nil && st.EphemeralOwner == sess.ID:
 						cn := &consumer{id: id, sess: sess, czxid: st.Czxid}
 						q.newConsumer(cn)
-						k(cn, nil)
+						// Registered: the return pass, as above.
+						task.Run(s, q.recover(cn, false), func([]*task.Watch, error) { k(cn, nil) })
 					default:
 						attempt()
 					}
@@ -547,7 +548,11 @@ func (it *Item) Ack() task.Task[task.Unit] {
 			k(task.Unit{}, fmt.Errorf("%w: %s taken on %s, ack on %s", ErrDeliveryLost, it.Name, cn.sess, sess))
 			return
 		}
-		a := &acking{it: it, q: q, cn: cn, copyPath: copyPath, unchecked: unchecked, s: s, k: k}
+		it.acking++
+		a := &acking{it: it, q: q, cn: cn, copyPath: copyPath, unchecked: unchecked, s: s, k: func(v task.Unit, err error) {
+			it.acking--
+			k(v, err)
+		}}
 		a.send(nil)
 	}
 }
@@ -633,6 +638,13 @@ func (a *acking) send(error) {
 			k(task.Unit{}, nil) // (bugAckLostIsDeliveryLost only) the a.lost send deleted it
 		case i == 1 && errors.Is(err, task.ErrNoNode) && it.acked:
 			k(task.Unit{}, nil) // another Ack of this Item was applied meanwhile
+		case i == 1 && errors.Is(err, task.ErrNoNode) && it.acking > 1 && !unchecked:
+			// Another Ack of this Item is under way: its multi may
+			// have deleted the copy, its reply lost. Settled as a
+			// lost reply of ours (the copy gone, our marker there:
+			// applied).
+			a.lost = true
+			a.settle(err)
 		case errors.Is(err, task.ErrNoAuth):
 			a.refused(err)
 		case i == 0 || i == 1:

@@ -204,6 +204,10 @@ type Item struct {
 	// ackKept: an Ack of it an ACL refused goes on in the background
 	// (executor goroutine).
 	ackKept bool
+	// acking counts the Acks of it under way (executor goroutine): one
+	// that finds the copy gone may have been beaten by another whose
+	// reply was lost and which has not settled yet.
+	acking int
 }
 
 // Queue is a distributed queue on one ZooKeeper directory. In

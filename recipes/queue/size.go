@@ -33,10 +33,15 @@ const worstConsumer = "ffffffffffffffffffffffffffffffff"
 // largest request the queue could make with data, at priority, would be
 // over the packet limit of s's connection (task.PacketRoom; the runtime
 // that cannot say is measured against task.MaxPacketSize with no root).
-// Data over task.MaxDataSize is left to the create, which the Conn
-// refuses with its own error.
+// Data the put's create cannot carry either is left to the create, which
+// the Conn refuses with its own error: data over the create's packet
+// room, or over task.MaxDataSize when the room is not known. (A Conn
+// configured above the defaults carries data of task.MaxDataSize and
+// more: it is measured as any other.)
 func (q *Queue) checkSize(s *task.Scope, data []byte, priority int) error {
-	if len(data) >= task.MaxDataSize {
+	put := q.item(prefix(priority)) // the put's create, as it is sent
+	putReq := &task.CreateRequest{Path: put, Data: data, Mode: task.PersistentSequential, ACL: q.acl.For(put)}
+	if room, known := task.PacketRoom(s, putReq); room < 0 || (!known && len(data) >= task.MaxDataSize) {
 		return nil // the create itself is refused, with the Conn's error
 	}
 	name := worstName(priority)

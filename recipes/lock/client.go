@@ -120,7 +120,16 @@ func (c *Client) setHooks() {
 	c.won = func(h *Held) {
 		h.ex, h.cl = c.ex, c
 		c.mu.Lock()
-		c.held = h
+		// Goroutines acquiring at once may see their outcomes out of
+		// order: one handed a Held whose node had gone (an operator's
+		// delete) can wake after another that holds behind it. Of two
+		// holds not known to have ended, the one with the higher token
+		// is the live one (successive holders' tokens strictly
+		// increase): keep it, or ErrAlreadyHeld would stop once the
+		// lost one's loss is known, the Client still holding.
+		if old := c.held; old == nil || old.isOver() || old.token < h.token {
+			c.held = h
+		}
 		c.mu.Unlock()
 	}
 	c.undo = func(h *Held) { blocking.Background(c.ex, &c.pending, c.release(h)) }

@@ -166,7 +166,17 @@ func (m *Client) keep(h *Held) {
 	defer m.mu.Unlock()
 	h.m = m
 	if h.mode == Write {
-		m.writer = h
+		// Goroutines taking the write lock at once may see their
+		// outcomes out of order: one handed a Held whose node had gone
+		// (an operator's delete) can wake after the writer that holds
+		// behind it. Of two write holds not known to have ended, the
+		// one with the higher token is the live one (a writer's token
+		// is above every earlier holder's): keep it, or ErrAlreadyHeld
+		// would stop once the lost one's loss is known, the Client
+		// still holding.
+		if old := m.writer; old == nil || isDone(old) || old.token < h.token {
+			m.writer = h
+		}
 	} else {
 		m.readers[h] = struct{}{}
 	}

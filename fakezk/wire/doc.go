@@ -28,9 +28,10 @@
 //     session before the write's reply, one notification per session and
 //     trigger.
 //   - A frame longer than Config.MaxFrame (jute.maxbuffer) or a record
-//     that does not decode closes that connection only; an unknown opcode
-//     is answered Unimplemented and the connection stays. No input panics
-//     the server (FuzzConn).
+//     that does not decode closes that connection only; an opcode a
+//     3.8.0 server does not know is answered Unimplemented and then, as
+//     there, the connection closes (the session lives on). No input
+//     panics the server (FuzzConn).
 //   - Requests are checked as the server checks them, not as a client
 //     library does: a write's path, mode and TTL; a read, sync or watch
 //     request takes any path (NoNode, "" the root), as on 3.8.0.

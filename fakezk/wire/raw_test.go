@@ -255,9 +255,6 @@ func TestOtherOps(t *testing.T) {
 		t.Fatalf("setWatches2: notifications %x", notes)
 	}
 
-	if h, _, _ = c.call(wire.Request{Op: 999}); h.Err != int32(task.CodeUnimplemented) {
-		t.Fatalf("unknown opcode: %+v", h)
-	}
 	if h, _, _ = c.call(wire.Request{Op: wire.OpCheck, Path: "/p", Version: 7}); h.Err != int32(task.CodeBadVersion) {
 		t.Fatalf("standalone check of a wrong version: %+v", h)
 	}
@@ -274,6 +271,20 @@ func TestOtherOps(t *testing.T) {
 	}
 	if n := len(r.zk.Sessions()); n != 0 {
 		t.Fatalf("%d sessions after close", n)
+	}
+
+	// An unknown opcode: Unimplemented, then the connection closes, as
+	// on 3.8.0 (TestUnknownOpcodeAsTheRealServer).
+	u := r.rawConn(t)
+	u.session(2 * time.Second)
+	if h, _, _ := u.call(wire.Request{Op: 999}); h.Err != int32(task.CodeUnimplemented) {
+		t.Fatalf("unknown opcode: %+v", h)
+	}
+	// A bound below the session timeout (after which a silent client's
+	// link closes too): the close follows the reply at once.
+	u.nc.SetReadDeadline(time.Now().Add(time.Second))
+	if !u.closed() {
+		t.Fatal("unknown opcode: the connection stayed open after the reply")
 	}
 }
 

@@ -130,12 +130,33 @@ func (lk *link) serve(r *Request) bool {
 	}
 	req, watch := lk.toTask(r)
 	if req == nil {
-		// UnimplementedRequestProcessor; the connection stays up.
+		if !validUnserved(r.Op) {
+			// An opcode Request.isValid refuses: UnimplementedRequestProcessor
+			// answers Unimplemented with the request's zxid (none: -1),
+			// then closes the connection (sendCloseSession).
+			lk.reply(header(r.Xid, -1, int32(task.CodeUnimplemented)))
+			lk.closeAfter()
+			return false
+		}
+		// An op a 3.8.0 server serves and the fake does not: the
+		// connection stays up.
 		lk.reply(header(r.Xid, zk.Zxid(), int32(task.CodeUnimplemented)))
 		return true
 	}
 	lk.send(req, r, watch, r.Xid)
 	return true
+}
+
+// opCreateSession is the server's own createSession opcode, which
+// Request.isValid accepts from a client too.
+const opCreateSession Op = -10
+
+// validUnserved reports whether op, one toTask leaves to Unimplemented,
+// is one a 3.8.0 server takes from a client all the same
+// (Request.isValid, or processPacket for sasl): deleteContainer, sasl and
+// createSession, which the fake does not serve.
+func validUnserved(op Op) bool {
+	return op == OpDeleteContainer || op == OpSASL || op == opCreateSession
 }
 
 // knownWatcherType reports whether t is a watcher type (children, data,

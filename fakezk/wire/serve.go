@@ -26,7 +26,10 @@ func (lk *link) serve(r *Request) bool {
 		lk.closeAfter()
 		return false
 	case OpAuth:
-		if err := c.AddAuth(r.Scheme, r.Auth); err != nil {
+		// Digest data that is null (length -1) fails too:
+		// DigestAuthenticationProvider makes a String of it and throws,
+		// which processPacket answers as a failed auth.
+		if (r.Scheme == "digest" && r.Auth == nil) || c.AddAuth(r.Scheme, r.Auth) != nil {
 			// processPacket: AuthFailed, then the connection closes.
 			lk.reply(header(r.Xid, 0, int32(task.CodeAuthFailed)))
 			lk.closeAfter()

@@ -144,8 +144,11 @@ func (s *Server) Accept(cfg ConnConfig, events func(task.Event)) (*Link, error) 
 // when no live session has that id (the transport answers session id 0)
 // and with ErrRefused when the server takes no connection now. A session
 // held by an in-process Conn cannot be resumed remotely: it is reported
-// expired.
-func (s *Server) Resume(id int64, events func(task.Event)) (*Link, error) {
+// expired. timeout, if above 0, is negotiated (NegotiateTimeout) and
+// becomes the session's timeout from now on, as a real server takes the
+// one a resuming client's connect request asks for; 0 keeps the
+// session's.
+func (s *Server) Resume(id int64, timeout time.Duration, events func(task.Event)) (*Link, error) {
 	var c *Conn
 	var l *Link
 	var err error
@@ -165,6 +168,9 @@ func (s *Server) Resume(id int64, events func(task.Event)) (*Link, error) {
 			return
 		}
 		c.heardAt = s.clock.Now() // the connect request
+		if timeout > 0 {
+			sess.timeout = s.NegotiateTimeout(timeout)
+		}
 		if c.connected {
 			s.tracef("c%d link replaced", c.num)
 			s.disconnect(c, false)

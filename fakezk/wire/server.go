@@ -468,7 +468,7 @@ func (lk *link) handshake(r *bufio.Reader) bool {
 	if cr.SessionID == 0 {
 		fl, err = zk.Accept(fakezk.ConnConfig{Timeout: timeout, IP: remoteIP(lk.nc)}, nil)
 	} else if bytes.Equal(cr.Passwd, Password(cr.SessionID)) {
-		fl, err = zk.Resume(cr.SessionID, nil)
+		fl, err = zk.Resume(cr.SessionID, timeout, nil)
 	} else {
 		// A 3.8.0 server closes the session's connection before it
 		// checks the password (CloseLinkOf), then refuses this one.

@@ -227,10 +227,12 @@ func (d *DoubleClient) enterOnce(ctx context.Context) (*Participant, error) {
 // ctx has ended, or ends first, Leave returns its error
 // (task.ErrCanceled or task.ErrDeadlineExceeded), stops waiting for the
 // others, and the delete goes on in the background (also while an ACL
-// refuses it: Leave then fails with task.ErrNoAuth); this DoubleClient's
-// next Enter waits for it. A participant entered
-// on another executor (or another directory) is refused with an error
-// wrapping task.ErrInvalidArgument.
+// refuses it: Leave then fails with task.ErrNoAuth); the next Enter of
+// the DoubleClient that entered p (this one, or another of this executor
+// and directory: p is given to Leave for it, and its next Enter is let
+// in) waits for it. A participant entered on another executor (or
+// another directory) is refused with an error wrapping
+// task.ErrInvalidArgument.
 func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
 	if d.zero() {
 		return errNil("DoubleClient")
@@ -238,18 +240,23 @@ func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
 	if p == nil || p.d == nil || p.d.dir != d.d.dir || p.rt != task.Runtime(d.ex) {
 		return fmt.Errorf("barrier: Leave of a participant not entered on this DoubleClient's executor and directory: %w", task.ErrInvalidArgument)
 	}
-	if p.owner == d {
-		d.mu.Lock()
-		if d.current == p || canary.On(bugLeaveAgainLetsIn) {
-			d.inside, d.current = false, nil // the leave is submitted below, ahead of any later Enter's create
+	// A participant another DoubleClient (of this executor and
+	// directory) entered is left for that one, its owner: the owner's next
+	// Enter is let in, and waits for this delete.
+	o := d
+	if p.owner != nil {
+		o = p.owner
+		o.mu.Lock()
+		if o.current == p || canary.On(bugLeaveAgainLetsIn) {
+			o.inside, o.current = false, nil // the leave is submitted below, ahead of any later Enter's create
 		}
-		d.mu.Unlock()
+		o.mu.Unlock()
 	}
-	// The delete of p's node is counted in d.pending until it is done
-	// (also when ctx has ended, and while an ACL refuses it): the next
-	// Enter waits for it, as for a failed Enter's cleanup, rather than add
-	// a second node of this session.
-	pending := &d.pending
+	// The delete of p's node is counted in the owner's pending until it is
+	// done (also when ctx has ended, and while an ACL refuses it): the
+	// owner's next Enter waits for it, as for a failed Enter's cleanup,
+	// rather than add a second node of this session.
+	pending := &o.pending
 	if canary.On(bugLeaveUncounted) {
 		pending = nil
 	}

@@ -168,9 +168,11 @@ func indexOf(q []part, name string) int {
 // went with it), ErrParticipantLost if someone else deleted the node, or
 // an operation error a retry cannot settle. On every failure the node, if
 // it was made, is deleted by a cleanup flow that outlives the caller's
-// deadline and retries past connection loss.
+// deadline and retries past connection loss. A nil or zero DoubleBarrier
+// (not made by NewDouble) fails with an error wrapping
+// task.ErrInvalidArgument: its directory would be the root.
 func (d *DoubleBarrier) Enter() task.Task[*Participant] {
-	if d == nil {
+	if d == nil || d.dir == "" {
 		return task.Fail[*Participant](errNil("DoubleBarrier"))
 	}
 	return d.enter(nil)

@@ -246,11 +246,6 @@ func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
 	o := d
 	if p.owner != nil {
 		o = p.owner
-		o.mu.Lock()
-		if o.current == p || canary.On(bugLeaveAgainLetsIn) {
-			o.inside, o.current = false, nil // the leave is submitted below, ahead of any later Enter's create
-		}
-		o.mu.Unlock()
 	}
 	// The delete of p's node is counted in the owner's pending until it is
 	// done (also when ctx has ended, and while an ACL refuses it): the
@@ -260,8 +255,26 @@ func (d *DoubleClient) Leave(ctx context.Context, p *Participant) error {
 	if canary.On(bugLeaveUncounted) {
 		pending = nil
 	}
+	// Counted from before the Enter is let in until the leave flow has
+	// counted its delete: an Enter of another goroutine let in between
+	// would otherwise find nothing to wait for, and its create could be
+	// sent ahead of the delete.
+	bridge := pending.Add()
+	defer bridge()
+	if p.owner != nil {
+		o.mu.Lock()
+		if o.current == p || canary.On(bugLeaveAgainLetsIn) {
+			o.inside, o.current = false, nil // the leave is submitted below, ahead of any later Enter's create
+		}
+		o.mu.Unlock()
+	}
+	leave := p.leave(pending)
+	bridged := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+		leave(s, k) // counts the delete first
+		bridge()
+	})
 	for {
-		_, err := blocking.GiveThenWait(ctx, "double barrier "+d.d.Dir()+": leave", d.ex, pending, p.leave(pending), zkops.UntilAllowed(p.deleteOwn()))
+		_, err := blocking.GiveThenWait(ctx, "double barrier "+d.d.Dir()+": leave", d.ex, pending, bridged, zkops.UntilAllowed(p.deleteOwn()))
 		if errors.Is(err, task.ErrSessionExpired) && ctx.Err() == nil {
 			continue // the node went with the session: wait on the next one
 		}

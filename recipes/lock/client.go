@@ -35,6 +35,9 @@ import (
 // a Release's delete an ACL refused, until the node is gone.
 // None of them waits for another contender, so TryAcquire still never
 // waits behind one.
+//
+// A nil or zero Client (not made by NewClient) fails every call with
+// an error wrapping task.ErrInvalidArgument.
 type Client struct {
 	ex *executor.Executor
 	l  *Lock
@@ -83,6 +86,9 @@ func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, erro
 // lost hold's node), Acquire and TryAcquire first wait for it, within
 // their own ctx (see Client).
 func (c *Client) Acquire(ctx context.Context) (*Held, error) {
+	if c.zero() {
+		return nil, errZeroClient
+	}
 	return c.acquire(ctx, c.acq)
 }
 
@@ -92,6 +98,9 @@ func (c *Client) Acquire(ctx context.Context) (*Held, error) {
 // listing, more after lost replies), as for Acquire. On a Client that
 // holds the lock it fails at once with ErrAlreadyHeld.
 func (c *Client) TryAcquire(ctx context.Context) (*Held, error) {
+	if c.zero() {
+		return nil, errZeroClient
+	}
 	return c.acquire(ctx, c.tryAcq)
 }
 
@@ -180,6 +189,9 @@ func isDone(h *Held) bool {
 // took (release it through that Client, whose next Acquire must wait for
 // the delete).
 func (c *Client) Release(ctx context.Context, h *Held) error {
+	if c.zero() {
+		return errZeroClient
+	}
 	if err := blocking.Owned(c.ex, exOf(h), errNotOurs); err != nil {
 		return err
 	}
@@ -201,6 +213,9 @@ func (c *Client) Release(ctx context.Context, h *Held) error {
 // Fenced runs ops in one multi that succeeds only while h still holds the
 // lock (Held.Fenced), and waits for it until ctx ends.
 func (c *Client) Fenced(ctx context.Context, h *Held, ops ...task.MultiOp) ([]task.MultiResult, error) {
+	if c.zero() {
+		return nil, errZeroClient
+	}
 	return blocking.Do(ctx, c.whatFenced, c.ex, exOf(h), errNotOurs, func() task.Task[[]task.MultiResult] { return h.Fenced(ops...) })
 }
 
@@ -216,7 +231,23 @@ func exOf(h *Held) *executor.Executor {
 }
 
 // Lock is the task face this Client runs.
-func (c *Client) Lock() *Lock { return c.l }
+func (c *Client) Lock() *Lock {
+	if c == nil {
+		return nil
+	}
+	return c.l
+}
 
 // Executor is the executor the Client runs its flows on.
-func (c *Client) Executor() *executor.Executor { return c.ex }
+func (c *Client) Executor() *executor.Executor {
+	if c == nil {
+		return nil
+	}
+	return c.ex
+}
+
+// zero reports a nil or zero Client (not made by NewClient): its methods
+// fail with errZeroClient.
+func (c *Client) zero() bool { return c == nil || c.ex == nil || c.l == nil }
+
+var errZeroClient = fmt.Errorf("lock: nil or zero Client (not made by NewClient): %w", task.ErrInvalidArgument)

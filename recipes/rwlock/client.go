@@ -45,6 +45,9 @@ import (
 // waits behind one; an acquire still waiting for the lock is not among
 // them, so goroutines reading through one Client never wait for each
 // other's acquires.
+//
+// A nil or zero Client (not made by NewClient) fails every call with
+// an error wrapping task.ErrInvalidArgument.
 type Client struct {
 	ex *executor.Executor
 	l  *RWLock
@@ -79,6 +82,9 @@ func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, erro
 // cleanup or release (see Client). It fails at once with ErrAlreadyHeld
 // while this Client holds the lock in either mode.
 func (m *Client) Acquire(ctx context.Context) (*Held, error) {
+	if m.zero() {
+		return nil, errZeroClient
+	}
 	return m.lock(ctx, Write, false)
 }
 
@@ -87,6 +93,9 @@ func (m *Client) Acquire(ctx context.Context) (*Held, error) {
 // readers hold. It fails at once with ErrAlreadyHeld while this Client
 // holds the write lock.
 func (m *Client) AcquireRead(ctx context.Context) (*Held, error) {
+	if m.zero() {
+		return nil, errZeroClient
+	}
 	return m.lock(ctx, Read, false)
 }
 
@@ -95,6 +104,9 @@ func (m *Client) AcquireRead(ctx context.Context) (*Held, error) {
 // behind. ctx bounds its round trips, and its wait for this Client's own
 // deletes (see Client), as for Acquire.
 func (m *Client) TryAcquire(ctx context.Context) (*Held, error) {
+	if m.zero() {
+		return nil, errZeroClient
+	}
 	return m.lock(ctx, Write, true)
 }
 
@@ -102,6 +114,9 @@ func (m *Client) TryAcquire(ctx context.Context) (*Held, error) {
 // it (RWLock.TryAcquireRead): otherwise it fails with ErrBusy, leaving no node
 // behind.
 func (m *Client) TryAcquireRead(ctx context.Context) (*Held, error) {
+	if m.zero() {
+		return nil, errZeroClient
+	}
 	return m.lock(ctx, Read, true)
 }
 
@@ -217,6 +232,9 @@ func isDone(h *Held) bool {
 // took it; so is one another Client on this executor took (release it
 // through that Client, whose next acquire must wait for the delete).
 func (m *Client) Release(ctx context.Context, h *Held) error {
+	if m.zero() {
+		return errZeroClient
+	}
 	if err := blocking.Owned(m.ex, exOf(h), errNotOurs); err != nil {
 		return err
 	}
@@ -234,6 +252,9 @@ func (m *Client) Release(ctx context.Context, h *Held) error {
 // Fenced runs ops in one multi that succeeds only while h still holds the
 // lock (Held.Fenced), and waits for it until ctx ends.
 func (m *Client) Fenced(ctx context.Context, h *Held, ops ...task.MultiOp) ([]task.MultiResult, error) {
+	if m.zero() {
+		return nil, errZeroClient
+	}
 	return blocking.Do(ctx, "rwlock "+m.l.Dir()+": fenced write", m.ex, exOf(h), errNotOurs, func() task.Task[[]task.MultiResult] { return h.Fenced(ops...) })
 }
 
@@ -249,7 +270,23 @@ func exOf(h *Held) *executor.Executor {
 }
 
 // RWLock is the task face this Client runs.
-func (m *Client) RWLock() *RWLock { return m.l }
+func (m *Client) RWLock() *RWLock {
+	if m == nil {
+		return nil
+	}
+	return m.l
+}
 
 // Executor is the executor the Client runs its flows on.
-func (m *Client) Executor() *executor.Executor { return m.ex }
+func (m *Client) Executor() *executor.Executor {
+	if m == nil {
+		return nil
+	}
+	return m.ex
+}
+
+// zero reports a nil or zero Client (not made by NewClient): its methods
+// fail with errZeroClient.
+func (m *Client) zero() bool { return m == nil || m.ex == nil || m.l == nil }
+
+var errZeroClient = fmt.Errorf("rwlock: nil or zero Client (not made by NewClient): %w", task.ErrInvalidArgument)

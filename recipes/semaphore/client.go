@@ -28,6 +28,9 @@ import (
 // still never waits behind one; an acquire still waiting for a lease is
 // not among them, so goroutines acquiring through one Client never wait
 // for each other's acquires.
+//
+// A nil or zero Client (not made by NewClient) fails every call with
+// an error wrapping task.ErrInvalidArgument.
 type Client struct {
 	ex *executor.Executor
 	m  *Semaphore
@@ -57,6 +60,9 @@ func NewClient(ex *executor.Executor, path string, n int, opts ...Option) (*Clie
 // context.Canceled and context.DeadlineExceeded under errors.Is). If the
 // lease was acquired just as ctx ended, it is released.
 func (b *Client) Acquire(ctx context.Context) (*Lease, error) {
+	if b.zero() {
+		return nil, errZeroClient
+	}
 	ls, err := b.await(ctx, "semaphore "+b.m.Path()+": acquire", oneOf(b.m.acquire(false, &b.pending)))
 	if err != nil {
 		return nil, err
@@ -68,6 +74,9 @@ func (b *Client) Acquire(ctx context.Context) (*Lease, error) {
 // it fails with ErrBusy, leaving no node behind, instead of waiting. ctx
 // bounds the round trips it takes, as for Acquire.
 func (b *Client) TryAcquire(ctx context.Context) (*Lease, error) {
+	if b.zero() {
+		return nil, errZeroClient
+	}
 	ls, err := b.await(ctx, "semaphore "+b.m.Path()+": try acquire", oneOf(b.m.acquire(true, &b.pending)))
 	if err != nil {
 		return nil, err
@@ -79,6 +88,9 @@ func (b *Client) TryAcquire(ctx context.Context) (*Lease, error) {
 // if ctx ends first, or one acquire fails, the leases already acquired
 // are released.
 func (b *Client) AcquireMany(ctx context.Context, k int) ([]*Lease, error) {
+	if b.zero() {
+		return nil, errZeroClient
+	}
 	if err := b.m.checkMany(k); err != nil {
 		return nil, err // at once, whatever ctx and the executor
 	}
@@ -86,10 +98,20 @@ func (b *Client) AcquireMany(ctx context.Context, k int) ([]*Lease, error) {
 }
 
 // Executor is the executor the Client runs its flows on.
-func (b *Client) Executor() *executor.Executor { return b.ex }
+func (b *Client) Executor() *executor.Executor {
+	if b == nil {
+		return nil
+	}
+	return b.ex
+}
 
 // Semaphore is the task face this Client runs.
-func (b *Client) Semaphore() *Semaphore { return b.m }
+func (b *Client) Semaphore() *Semaphore {
+	if b == nil {
+		return nil
+	}
+	return b.m
+}
 
 func oneOf(t task.Task[*Lease]) task.Task[[]*Lease] {
 	return combinators.Map(t, func(l *Lease) []*Lease { return []*Lease{l} })
@@ -131,6 +153,9 @@ func (b *Client) await(ctx context.Context, what string, t task.Task[[]*Lease]) 
 // Client on this executor took (release it through that Client, whose
 // next acquire must wait for the delete).
 func (b *Client) Release(ctx context.Context, l *Lease) error {
+	if b.zero() {
+		return errZeroClient
+	}
 	if err := blocking.Owned(b.ex, exOf(l), errNotOurs); err != nil {
 		return err
 	}
@@ -144,6 +169,9 @@ func (b *Client) Release(ctx context.Context, l *Lease) error {
 // Fenced runs ops in one multi that succeeds only while l is still held
 // (Lease.Fenced), and waits for it until ctx ends.
 func (b *Client) Fenced(ctx context.Context, l *Lease, ops ...task.MultiOp) ([]task.MultiResult, error) {
+	if b.zero() {
+		return nil, errZeroClient
+	}
 	return blocking.Do(ctx, "semaphore "+b.m.Path()+": fenced write", b.ex, exOf(l), errNotOurs, func() task.Task[[]task.MultiResult] { return l.Fenced(ops...) })
 }
 
@@ -157,3 +185,9 @@ func exOf(l *Lease) *executor.Executor {
 	}
 	return l.ex
 }
+
+// zero reports a nil or zero Client (not made by NewClient): its methods
+// fail with errZeroClient.
+func (b *Client) zero() bool { return b == nil || b.ex == nil || b.m == nil }
+
+var errZeroClient = fmt.Errorf("semaphore: nil or zero Client (not made by NewClient): %w", task.ErrInvalidArgument)

@@ -31,6 +31,12 @@ type Entry struct {
 // computed from the value alone (an S3 ETag of the value) does not do.
 // Keys are compared exactly (no case folding, no trimming).
 //
+// The slices are the caller's: CompareAndSwap keeps a copy of e.Value,
+// not e.Value (the caller may reuse it once the call returns), and the
+// Entry that Load returns is the caller's to change. A store that kept
+// or handed out its own slices would let a former holder's buffer, or
+// what a holder's Read returned, change a key's value without a write.
+//
 // Methods may be called from several goroutines at once, and must return
 // once ctx is done.
 type Store[V any] interface {

@@ -169,3 +169,84 @@ func TestFencetestRefusesAStoreThatFoldsKeyCase(t *testing.T) {
 		t.Errorf("fencetest.Run passed a store that merges keys differing in case (token 5's first write to \"Config\" was refused by token 10's write to \"config\"):\n%s", out)
 	}
 }
+
+// aliasStore is fence.Memory without the copies: CompareAndSwap keeps
+// the slice it is given and Load hands out the stored one (as a cache in
+// front of a database might).
+type aliasStore struct {
+	mu sync.Mutex
+	m  map[string]aliasEntry
+}
+
+type aliasEntry struct {
+	e       fence.Entry
+	version uint64
+}
+
+func (s *aliasStore) Load(ctx context.Context, key string) (fence.Entry, uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return fence.Entry{}, 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	me := s.m[key]
+	return me.e, me.version, nil
+}
+
+func (s *aliasStore) CompareAndSwap(ctx context.Context, key string, old uint64, e fence.Entry) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m[key].version != old {
+		return false, nil
+	}
+	if s.m == nil {
+		s.m = map[string]aliasEntry{}
+	}
+	s.m[key] = aliasEntry{e: e, version: old + 1}
+	return true, nil
+}
+
+// The same promise of fencetest, with a store that keeps the value
+// slices it is given and hands them out (aliasStore). Holder 5 writes
+// from a buffer, holder 9 claims the key with Read; holder 5, refused
+// from then on, fills its buffer for its next write, and the key's value
+// under token 9 becomes holder 5's bytes without any write reaching the
+// store ("once a holder has ... claimed it with Read, no holder with a
+// lower token writes it again"; Read: "what Read returned stays the
+// value until this holder or a newer one writes"). The Store contract
+// did not say who owns the slices, and fencetest.Run passed the store;
+// the contract says now that a Store copies, and fencetest checks it.
+func TestFencetestRefusesAStoreThatKeepsTheCallersSlices(t *testing.T) {
+	if os.Getenv(fencetestChild) == "alias" {
+		fencetest.Run(t, func(*testing.T) fence.Store[uint64] { return &aliasStore{} })
+		return
+	}
+	ctx := context.Background()
+	s := &aliasStore{}
+	buf := []byte("by 5")
+	if err := fence.Write(ctx, s, "k", 5, buf); err != nil {
+		t.Fatal(err)
+	}
+	read, err := fence.Read(ctx, s, "k", 9)
+	if err != nil || string(read) != "by 5" {
+		t.Fatalf("claim by 9: %q, %v", read, err)
+	}
+	copy(buf, "xx 5") // holder 5 reuses its buffer
+	if err := fence.Write(ctx, s, "k", 5, buf); !errors.Is(err, fence.ErrFenced) {
+		t.Fatalf("holder 5 after the claim: %v; want ErrFenced", err)
+	}
+	if e, _, _ := s.Load(ctx, "k"); string(e.Value) == "xx 5" && e.Token == 9 {
+		t.Logf("on aliasStore, the value under token 9 is holder 5's %q, which reached the store in no write", e.Value)
+	} else {
+		t.Fatalf("aliasStore kept %+v: the premise of this test is wrong", e)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFencetestRefusesAStoreThatKeepsTheCallersSlices$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), fencetestChild+"=alias")
+	out, runErr := cmd.CombinedOutput()
+	if runErr == nil {
+		t.Errorf("fencetest.Run passed a store that keeps the slices it is given and hands out its own (a former holder's buffer became the key's value under a newer token):\n%s", out)
+	}
+}

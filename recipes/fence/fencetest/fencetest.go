@@ -70,6 +70,26 @@ func testCAS[V any](t *testing.T, s fence.Store[V]) {
 	if ok, err := s.CompareAndSwap(ctx, "k", v2, fence.Entry{Value: []byte("z"), Token: 6}); ok || err != nil {
 		t.Fatalf("compare-and-swap on the version before a write of the token alone: %v, %v; want false (the version must change at every write)", ok, err)
 	}
+	// The slices are the caller's: the value given to CompareAndSwap and
+	// the one Load returned may be changed by their caller afterwards,
+	// and the stored value does not change with them.
+	buf := []byte("mine")
+	_, v3, err := s.Load(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.CompareAndSwap(ctx, "k", v3, fence.Entry{Value: buf, Token: 8}); !ok || err != nil {
+		t.Fatalf("compare-and-swap: %v, %v; want true", ok, err)
+	}
+	copy(buf, "XXXX")
+	e, _, err = s.Load(ctx, "k")
+	if err != nil || string(e.Value) != "mine" {
+		t.Fatalf("after the caller changed the slice it wrote: %q, %v; want \"mine\" (a Store keeps a copy of the value it is given)", e.Value, err)
+	}
+	copy(e.Value, "YYYY")
+	if e, _, err := s.Load(ctx, "k"); err != nil || string(e.Value) != "mine" {
+		t.Fatalf("after the caller changed the value Load returned: %q, %v; want \"mine\" (Load returns a copy)", e.Value, err)
+	}
 	// Keys are compared exactly: keys that differ only in case, in a
 	// trailing space, as a prefix, or in a non-ASCII letter are
 	// different entries.

@@ -34,6 +34,13 @@
 //
 // # Limits
 //
+// A write must be on disk when CompareAndSwap returns, or a crash of
+// the machine could take the newest token back and let a former holder's
+// write in after it: a database with NoSync set (bolt.Options.NoSync,
+// DB.NoSync), whose commits skip the fsync, is refused by New, and
+// CompareAndSwap fails without writing while DB.NoSync is set (both with
+// an error wrapping task.ErrInvalidArgument).
+//
 // bbolt calls cannot be interrupted: ctx is checked before each
 // transaction begins, and a call waits for bbolt's writer lock however
 // long another write transaction of the process holds it. The database
@@ -68,10 +75,13 @@ var _ fence.Store[uint64] = (*Store)(nil)
 var ErrCorrupt = errors.New("boltstore: entry not written by boltstore")
 
 // New returns a Store keeping its entries in bucket (created if absent)
-// of db. The caller opens and closes db.
+// of db. The caller opens and closes db, without NoSync (see Limits).
 func New(db *bolt.DB, bucket string) (*Store, error) {
 	if db == nil || bucket == "" {
 		return nil, fmt.Errorf("boltstore: nil database or empty bucket name: %w", task.ErrInvalidArgument)
+	}
+	if db.NoSync {
+		return nil, errNoSync
 	}
 	b := []byte(bucket)
 	if err := db.Update(func(tx *bolt.Tx) error {
@@ -109,6 +119,10 @@ func encode(e fence.Entry, version uint64) []byte {
 	return append(raw, e.Value...)
 }
 
+// errNoSync is the error of New and CompareAndSwap on a database whose
+// commits skip the fsync.
+var errNoSync = fmt.Errorf("boltstore: database has NoSync set: its commits are not on disk when they return: %w", task.ErrInvalidArgument)
+
 // errNilStore is the error of a nil *Store's methods.
 var errNilStore = fmt.Errorf("boltstore: nil *Store: %w", task.ErrInvalidArgument)
 
@@ -134,7 +148,8 @@ func (s *Store) Load(ctx context.Context, key string) (e fence.Entry, version ui
 
 // CompareAndSwap implements fence.Store: one read-write transaction that
 // reads the key's version and, if it is old, writes e with the next. On
-// a nil *Store it fails with an error wrapping task.ErrInvalidArgument.
+// a nil *Store, an empty key or a database with NoSync set it fails,
+// writing nothing, with an error wrapping task.ErrInvalidArgument.
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, e fence.Entry) (swapped bool, err error) {
 	if s == nil {
 		return false, errNilStore
@@ -144,6 +159,9 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, e fe
 	}
 	if key == "" {
 		return false, fmt.Errorf("boltstore: empty key: %w", task.ErrInvalidArgument)
+	}
+	if s.db.NoSync {
+		return false, errNoSync
 	}
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(s.bucket)

@@ -120,3 +120,40 @@ func TestTypedNilStoreIsRefused(t *testing.T) {
 		t.Errorf("fence.Write to a nil *Store: %v; want task.ErrInvalidArgument", err)
 	}
 }
+
+// The package doc: "commits it durably (fsync) before it returns, so ...
+// a write that returned true is on disk". A database opened with
+// bolt.Options{NoSync: true} (or whose DB.NoSync is set later) commits
+// without the fsync: a write that returned true could be lost in a crash
+// of the machine, taking the key's newest token back, so that a former
+// holder's write was accepted after the newer holder's. New took such a
+// database and CompareAndSwap wrote to it; both refuse it now, writing
+// nothing.
+func TestNoSyncIsRefused(t *testing.T) {
+	ctx := context.Background()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "nosync.db"), 0o600, &bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := boltstore.New(db, "fenced"); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("New on a database opened with NoSync: %v; want task.ErrInvalidArgument", err)
+	}
+
+	db = open(t)
+	st, err := boltstore.New(db, "fenced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.NoSync = true
+	if err := fence.Write(ctx, st, "k", 3, []byte("v")); !errors.Is(err, task.ErrInvalidArgument) {
+		t.Errorf("Write while DB.NoSync is set: %v; want task.ErrInvalidArgument", err)
+	}
+	db.NoSync = false
+	if e, v, err := st.Load(ctx, "k"); err != nil || e.Token != 0 || e.Value != nil || v != 0 {
+		t.Errorf("after the refused write: %+v version %d, %v; want no entry", e, v, err)
+	}
+	if err := fence.Write(ctx, st, "k", 3, []byte("v")); err != nil {
+		t.Errorf("Write once NoSync is off: %v", err)
+	}
+}

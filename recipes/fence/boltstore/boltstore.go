@@ -123,13 +123,15 @@ func encode(e fence.Entry, version uint64) []byte {
 // commits skip the fsync.
 var errNoSync = fmt.Errorf("boltstore: database has NoSync set: its commits are not on disk when they return: %w", task.ErrInvalidArgument)
 
-// errNilStore is the error of a nil *Store's methods.
-var errNilStore = fmt.Errorf("boltstore: nil *Store: %w", task.ErrInvalidArgument)
+// errNilStore is the error of the methods of a nil or zero *Store (not
+// made by New).
+var errNilStore = fmt.Errorf("boltstore: nil or zero *Store (not made by New): %w", task.ErrInvalidArgument)
 
-// Load implements fence.Store: a read-only transaction. On a nil *Store
-// it fails with an error wrapping task.ErrInvalidArgument.
+// Load implements fence.Store: a read-only transaction. On a nil or zero
+// *Store (not made by New) it fails with an error wrapping
+// task.ErrInvalidArgument.
 func (s *Store) Load(ctx context.Context, key string) (e fence.Entry, version uint64, err error) {
-	if s == nil {
+	if s == nil || s.db == nil {
 		return fence.Entry{}, 0, errNilStore
 	}
 	if err := ctx.Err(); err != nil {
@@ -148,10 +150,10 @@ func (s *Store) Load(ctx context.Context, key string) (e fence.Entry, version ui
 
 // CompareAndSwap implements fence.Store: one read-write transaction that
 // reads the key's version and, if it is old, writes e with the next. On
-// a nil *Store, an empty key or a database with NoSync set it fails,
+// a nil or zero *Store, an empty key or a database with NoSync set it fails,
 // writing nothing, with an error wrapping task.ErrInvalidArgument.
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, e fence.Entry) (swapped bool, err error) {
-	if s == nil {
+	if s == nil || s.db == nil {
 		return false, errNilStore
 	}
 	if err := ctx.Err(); err != nil {

@@ -157,3 +157,25 @@ func TestNoSyncIsRefused(t *testing.T) {
 		t.Errorf("Write once NoSync is off: %v", err)
 	}
 }
+
+// A zero *Store (&boltstore.Store{}, not made by New) passed as a
+// fence.Store fails with task.ErrInvalidArgument, as a nil one does; its
+// Load and CompareAndSwap dereferenced its nil database and panicked.
+func TestZeroStoreIsRefused(t *testing.T) {
+	s := &boltstore.Store{}
+	ctx := context.Background()
+	try := func(name string, f func() error) {
+		t.Helper()
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("%s on a zero *Store: panic %v; want task.ErrInvalidArgument", name, r)
+			}
+		}()
+		if err := f(); !errors.Is(err, task.ErrInvalidArgument) {
+			t.Errorf("%s on a zero *Store: %v; want task.ErrInvalidArgument", name, err)
+		}
+	}
+	try("Load", func() error { _, _, err := s.Load(ctx, "k"); return err })
+	try("CompareAndSwap", func() error { _, err := s.CompareAndSwap(ctx, "k", 0, fence.Entry{Token: 1}); return err })
+	try("fence.Write", func() error { return fence.Write(ctx, s, "k", 1, []byte("v")) })
+}

@@ -13,8 +13,15 @@ import "github.com/zkflow/zkflow/task"
 // stack nor allocates per iteration beyond what body allocates. After 64
 // synchronous iterations in a row the next goes through the executor's task
 // queue, so an endless loop of synchronous bodies lets other flows run and
-// Close stop it.
+// Close stop it. A nil cond or body gives a task that fails with
+// task.ErrInvalidArgument.
 func Loop[S any](init S, cond func(S) bool, body func(S) task.Task[S]) task.Task[S] {
+	switch {
+	case cond == nil:
+		return task.Fail[S](nilFunc("Loop", "cond"))
+	case body == nil:
+		return task.Fail[S](nilFunc("Loop", "body"))
+	}
 	return func(s *task.Scope, k task.Cont[S]) {
 		d := &loopDriver[S]{s: s, k: k, st: init, cond: cond, body: body}
 		d.cb = d.done

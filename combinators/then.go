@@ -1,11 +1,26 @@
 package combinators
 
-import "github.com/zkflow/zkflow/task"
+import (
+	"fmt"
+
+	"github.com/zkflow/zkflow/task"
+)
+
+// nilFunc is the error of a combinator given a nil function: its task
+// fails with it (wrapping task.ErrInvalidArgument) rather than panicking
+// on the executor goroutine when it comes to call the function.
+func nilFunc(combinator, arg string) error {
+	return fmt.Errorf("%w: combinators.%s with a nil %s", task.ErrInvalidArgument, combinator, arg)
+}
 
 // Then runs a, then the task f makes from a's value. An error of a skips f
 // and is Then's error. The step into f is a step boundary: if the scope has
-// ended meanwhile (deadline, cancel, expiry), f's task does not start.
+// ended meanwhile (deadline, cancel, expiry), f's task does not start. A
+// nil f gives a task that fails with task.ErrInvalidArgument.
 func Then[A, B any](a task.Task[A], f func(A) task.Task[B]) task.Task[B] {
+	if f == nil {
+		return task.Fail[B](nilFunc("Then", "f"))
+	}
 	return func(s *task.Scope, k task.Cont[B]) {
 		task.Run(s, a, func(v A, err error) {
 			if err != nil {
@@ -19,8 +34,12 @@ func Then[A, B any](a task.Task[A], f func(A) task.Task[B]) task.Task[B] {
 }
 
 // Map runs a and transforms its value with f. An error of a skips f and is
-// Map's error.
+// Map's error. A nil f gives a task that fails with
+// task.ErrInvalidArgument.
 func Map[A, B any](a task.Task[A], f func(A) B) task.Task[B] {
+	if f == nil {
+		return task.Fail[B](nilFunc("Map", "f"))
+	}
 	return func(s *task.Scope, k task.Cont[B]) {
 		task.Run(s, a, func(v A, err error) {
 			if err != nil {
@@ -58,8 +77,12 @@ func OnError[T any](a task.Task[T], handler func(error) task.Task[T], errs ...er
 }
 
 // Catch runs a; if it fails with any error, it runs the task handler makes
-// from that error instead.
+// from that error instead. A nil handler gives a task that fails with
+// task.ErrInvalidArgument.
 func Catch[T any](a task.Task[T], handler func(error) task.Task[T]) task.Task[T] {
+	if handler == nil {
+		return task.Fail[T](nilFunc("Catch", "handler"))
+	}
 	return func(s *task.Scope, k task.Cont[T]) {
 		task.Run(s, a, func(v T, err error) {
 			if err == nil {

@@ -98,8 +98,12 @@ func Fail[T any](err error) Task[T] {
 	}
 }
 
-// Func returns a task that computes its value synchronously with f.
+// Func returns a task that computes its value synchronously with f. A nil
+// f gives a task that fails with ErrNilTask.
 func Func[T any](f func(s *Scope) (T, error)) Task[T] {
+	if f == nil {
+		return Fail[T](ErrNilTask)
+	}
 	return func(s *Scope, k Cont[T]) { k(f(s)) }
 }
 

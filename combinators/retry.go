@@ -54,6 +54,12 @@ func (b Backoff) Delay(n int, u float64) time.Duration {
 	if j := min(max(b.Jitter, 0), 1); j > 0 {
 		d *= 1 - j + 2*j*u
 	}
+	if !(d > 0) {
+		// A factor of 0 (Jitter 1, u 0) times a wait grown past
+		// float64's range (+Inf, no Max) is NaN: no wait, as the factor
+		// 0 gives for every finite one.
+		return 0
+	}
 	if d >= math.MaxInt64 { // float64(MaxInt64) is 2^63, one past it
 		return time.Duration(math.MaxInt64)
 	}

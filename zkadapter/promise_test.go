@@ -205,14 +205,18 @@ func TestPreludeOfEndedConnectionKeepsNextSessionUsable(t *testing.T) {
 	}
 	defer drain()
 
+	// go-zookeeper's session states, as its setState makes them (naming
+	// the server).
 	session := func(id int64) {
 		c.mu.Lock()
 		c.hs = handshake{sessionID: id, timeout: 4 * time.Second}
 		c.mu.Unlock()
 		c.wireNo.Add(1)
-		c.onZKEvent(zk.Event{Type: zk.EventSession, State: zk.StateHasSession})
+		c.onZKEvent(zk.Event{Type: zk.EventSession, State: zk.StateHasSession, Server: "127.0.0.1:1"})
 	}
-	lost := func() { c.onZKEvent(zk.Event{Type: zk.EventSession, State: zk.StateDisconnected}) }
+	lost := func() {
+		c.onZKEvent(zk.Event{Type: zk.EventSession, State: zk.StateDisconnected, Server: "127.0.0.1:1"})
+	}
 
 	// 1. Session A on connection 1; go-zookeeper's queue full; a watch.
 	session(0xA)
@@ -230,7 +234,7 @@ func TestPreludeOfEndedConnectionKeepsNextSessionUsable(t *testing.T) {
 
 	// 3. Connection 2 ends, A expires, connection 3 opens B.
 	lost()
-	c.onZKEvent(zk.Event{Type: zk.EventSession, State: zk.StateExpired})
+	c.onZKEvent(zk.Event{Type: zk.EventSession, State: zk.StateExpired, Server: "127.0.0.1:1"})
 	session(0xB)
 
 	// 4. go-zookeeper's queue drains; the sender finishes its prelude.

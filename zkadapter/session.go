@@ -30,6 +30,19 @@ import (
 func (c *Conn) onZKEvent(ev zk.Event) {
 	switch ev.Type {
 	case zk.EventSession:
+		if ev.Server == "" {
+			// A notification the server wrote (xid -1) with type None:
+			// go-zookeeper's receive loop hands it on as it reads it,
+			// naming no server, where its own session states (setState)
+			// name the server they concern. What the server writes is
+			// not a state of this client's session (ZooKeeper's client
+			// keeps its own state too): taken for one, it would report
+			// an expiry of a live session, or complete requests still
+			// to be written with ErrNotSent, and refuse every request
+			// while the connection lasts.
+			c.log.Warn("zkadapter: ignoring a notification of type None from the server", "state", int32(ev.State), "path", ev.Path)
+			return
+		}
 	case zk.EventNodeCreated, zk.EventNodeDeleted, zk.EventNodeDataChanged, zk.EventNodeChildrenChanged:
 		c.mu.Lock()
 		if !c.closing {
@@ -218,6 +231,7 @@ type wireConn struct {
 	// The ping watch (watchPings): wr and rd follow the frames written
 	// and read (their goroutines only); the rest is under pingMu.
 	wr, rd   framescan.Scanner
+	lens     frameLens // the lengths of the frames read (the receive goroutine)
 	pingMu   sync.Mutex
 	sent     time.Time   // when the connect request was written
 	pings    []time.Time // when each ping not answered yet was written, oldest first
@@ -385,11 +399,17 @@ func (w *wireConn) Read(p []byte) (int, error) {
 	if w.done {
 		if n > 0 {
 			w.c.heard.Store(time.Now().UnixNano())
-			w.rd.Feed(p[:n], func(xid int32) {
-				if xid == framescan.Ping {
-					w.pingAnswered()
-				}
-			})
+			if blen, ok := w.lens.short(p[:n]); ok && err == nil {
+				// go-zookeeper would slice the body from byte 16 on: a
+				// panic on its receive goroutine.
+				n, err = 0, fmt.Errorf("%w: a frame of %d bytes, shorter than a reply header (%d)", ErrNotZooKeeper, blen, replyHeaderSize)
+			} else {
+				w.rd.Feed(p[:n], func(xid int32) {
+					if xid == framescan.Ping {
+						w.pingAnswered()
+					}
+				})
+			}
 		}
 		if err != nil {
 			w.stopPings()
@@ -430,6 +450,47 @@ func (w *wireConn) Read(p []byte) (int, error) {
 		w.c.handshakeFailed(w, err)
 	}
 	return n, err
+}
+
+// replyHeaderSize is the shortest frame a server sends after the
+// handshake: a reply header (xid, zxid, err), which every reply, ping
+// reply and notification starts with.
+const replyHeaderSize = 4 + 8 + 4
+
+// frameLens follows the lengths of the frames of a stream read after the
+// handshake, however it is split into reads. The zero value is at the
+// start of a frame.
+type frameLens struct {
+	len  [4]byte // the frame's length
+	have int     // bytes of len read so far
+	left int     // bytes of the frame's body not read yet
+}
+
+// short reads p, the stream's next bytes, and reports the length of a
+// frame p completes the length of that is shorter than a reply header.
+func (f *frameLens) short(p []byte) (int, bool) {
+	for len(p) > 0 {
+		if f.have < len(f.len) {
+			k := copy(f.len[f.have:], p)
+			f.have += k
+			p = p[k:]
+			if f.have == len(f.len) {
+				n := int(binary.BigEndian.Uint32(f.len[:]))
+				if n < replyHeaderSize {
+					return n, true
+				}
+				f.left = n
+			}
+			continue
+		}
+		k := min(f.left, len(p))
+		f.left -= k
+		p = p[k:]
+		if f.left == 0 {
+			f.have = 0
+		}
+	}
+	return 0, false
 }
 
 // notZooKeeper ends the handshake of w, whose server answered the connect

@@ -36,10 +36,13 @@ var zkCodes = map[error]error{
 	zk.ErrBadArguments:            task.ErrBadArguments,
 	zk.ErrAPIError:                task.CodeAPIError,
 	zk.ErrNothing:                 task.Code(-117), // ZooKeeper's "no server responses to process"
+	// go-zookeeper's value for code -116 (ZCLOSING): only a reply carries
+	// it to mapErr (its own flush at Close reaches no recvFunc, and Close
+	// completes the Conn's requests itself with task.ErrClosed).
+	zk.ErrClosing: task.Code(-116),
 	// Request outcomes decided on the client.
 	zk.ErrConnectionClosed:   task.ErrConnectionLoss, // in flight when the connection broke
 	zk.ErrNoServer:           task.ErrNotSent,        // still queued when every server failed
-	zk.ErrClosing:            task.ErrClosed,         // flushed by our own Close
 	zk.ErrInvalidPath:        task.ErrInvalidPath,    // unreachable: task.Validate runs first
 	zk.ErrInvalidFlags:       task.ErrInvalidArgument,
 	zk.ErrShortBuffer:        task.ErrDataTooLarge, // did not fit go-zookeeper's send buffer: not sent

@@ -28,6 +28,19 @@ const fakeSessionID = 0x1234
 // Stat) until the client goes. Whatever else the client sends gets an
 // empty reply.
 func fakeServer(t *testing.T, after func(n int) [][]byte) string {
+	return fakeServerAnswering(t, after, func(xid, op int32) []byte {
+		r := replyHeader(xid, 1, 0)
+		if op == opGetData {
+			r = binary.BigEndian.AppendUint32(r, 0xffffffff) // data: none
+			r = append(r, make([]byte, statSize)...)
+		}
+		return r
+	})
+}
+
+// fakeServerAnswering is fakeServer with answer making the reply (body,
+// without its length) to each request but pings.
+func fakeServerAnswering(t *testing.T, after func(n int) [][]byte, answer func(xid, op int32) []byte) string {
 	var conns atomic.Int32
 	return acceptEach(t, listen(t), func(nc net.Conn) {
 		n := int(conns.Add(1))
@@ -57,9 +70,8 @@ func fakeServer(t *testing.T, after func(n int) [][]byte) string {
 				}
 				xid, op := int32(binary.BigEndian.Uint32(req)), int32(binary.BigEndian.Uint32(req[4:]))
 				r := replyHeader(xid, 1, 0)
-				if op == opGetData {
-					r = binary.BigEndian.AppendUint32(r, 0xffffffff) // data: none
-					r = append(r, make([]byte, statSize)...)
+				if xid != -2 {
+					r = answer(xid, op)
 				}
 				if writeFrame(nc, r) != nil {
 					return
@@ -166,5 +178,23 @@ func TestNotificationOfTypeNoneIsNoSessionChange(t *testing.T) {
 				t.Fatalf("getData after the notification: %v", resp.Err)
 			}
 		})
+	}
+}
+
+// "Server codes become task's Codes, which keep unknown codes' numbers";
+// task.ErrClosed is for "requests pending at Close". A reply with code
+// -116 (ZCLOSING in ZooKeeper's C client; no ZooKeeper server code) is
+// go-zookeeper's ErrClosing, which the Conn mapped to task.ErrClosed as if
+// it flushed its own requests at Close (which go-zookeeper never reports
+// through a reply: the Conn completes those itself): a live Conn told the
+// runtime it was closed (fixed in errors.go: the code keeps its number).
+func TestServerCodeClosingKeepsItsNumber(t *testing.T) {
+	addr := fakeServerAnswering(t, func(int) [][]byte { return nil }, func(xid, op int32) []byte {
+		return replyHeader(xid, 1, -116)
+	})
+	c, r := open(t, Config{Servers: []string{addr}, SessionTimeout: 4 * time.Second})
+	resp := do(t, c, r, &task.GetDataRequest{Path: "/x"}, nil)
+	if resp.Err != task.Code(-116) {
+		t.Fatalf("getData answered with code -116: %v (%#v), want task.Code(-116)", resp.Err, resp.Err)
 	}
 }

@@ -271,6 +271,13 @@ func recvReply(rq, hdr unsafe.Pointer, err error) {
 }
 
 func (c *Conn) reply(cl *call, hdr unsafe.Pointer, err error) {
+	if err != nil && hdr != nil && (*zkResponseHeader)(hdr).err == 0 {
+		// No server error: the body did not decode (go-zookeeper's
+		// ErrShortBuffer, which mapErr reads as a request refused
+		// before sending). The server answered: the request may have
+		// been applied.
+		err = fmt.Errorf("zkadapter: the reply did not decode: %w", err)
+	}
 	resp := cl.op.reply(cl.op.res, err)
 	set := cl.watch != nil && (err == nil || (err == zk.ErrNoNode && cl.op.watchOnNoNode))
 	kind := cl.op.watch

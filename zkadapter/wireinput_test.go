@@ -198,3 +198,30 @@ func TestServerCodeClosingKeepsItsNumber(t *testing.T) {
 		t.Fatalf("getData answered with code -116: %v (%#v), want task.Code(-116)", resp.Err, resp.Err)
 	}
 }
+
+// Errors: "bad paths, modes and sizes are refused before sending
+// (... task.ErrDataTooLarge ...)", and "a request in flight when the
+// connection drops gets task.ErrConnectionLoss (outcome unknown)". A reply
+// whose header carries no error but whose body does not decode (here a
+// create2 reply with no body: no ZooKeeper 3.5+ sends one) is go-zookeeper's
+// ErrShortBuffer, which the Conn mapped to task.ErrDataTooLarge as for a
+// request its encode buffer could not hold: a create the server had
+// answered, so applied, was reported refused before sending. The runtime
+// then counts it as never made (an ephemeral sequential node nobody
+// knows of). Fixed in do.go: a reply that does not decode has an unknown
+// outcome, task.ErrConnectionLoss.
+func TestUndecodableReplyIsOutcomeUnknown(t *testing.T) {
+	addr := fakeServerAnswering(t, func(int) [][]byte { return nil }, func(xid, op int32) []byte {
+		return replyHeader(xid, 1, 0) // and no body, whatever the request
+	})
+	c, r := open(t, Config{Servers: []string{addr}, SessionTimeout: 4 * time.Second})
+	for _, req := range []task.Request{
+		&task.CreateRequest{Path: "/lock-", Mode: task.EphemeralSequential, ACL: task.OpenACL},
+		&task.SetDataRequest{Path: "/x", Data: []byte("v"), Version: -1},
+		&task.GetDataRequest{Path: "/x"},
+	} {
+		if resp := do(t, c, r, req, nil); resp.Err != task.ErrConnectionLoss {
+			t.Errorf("%s answered with a reply that does not decode: %v, want task.ErrConnectionLoss (sent, outcome unknown)", req.OpName(), resp.Err)
+		}
+	}
+}

@@ -216,27 +216,25 @@ func isAncestor(a, p string) bool {
 func (s *Server) removeWatches(c *Conn, r *task.RemoveWatchesRequest) error {
 	sess := c.sess
 	removed := false
+	// Kind by kind, in the order given, and each kind's watches in the
+	// order they were set: the order in which the client (zkadapter)
+	// ends them.
 	dropOneShot := func(kinds ...watchKind) {
-		for _, w := range sess.watches {
-			if w.done || w.path != r.Path {
-				continue
+		for _, k := range kinds {
+			for _, w := range sess.watches {
+				if w.done || w.path != r.Path || w.kind != k {
+					continue
+				}
+				if w.withheld {
+					w.withheld = false
+					sess.withheld--
+				} else {
+					s.unregister(w)
+					removed = true
+				}
+				w.done = true
+				s.enqueue(c, item{kind: itemWatch, fn: w.cb, ev: task.Event{Type: task.EventWatchRemoved, State: task.StateConnected, Path: w.path}})
 			}
-			match := false
-			for _, k := range kinds {
-				match = match || w.kind == k
-			}
-			if !match {
-				continue
-			}
-			if w.withheld {
-				w.withheld = false
-				sess.withheld--
-			} else {
-				s.unregister(w)
-				removed = true
-			}
-			w.done = true
-			s.enqueue(c, item{kind: itemWatch, fn: w.cb, ev: task.Event{Type: task.EventWatchRemoved, State: task.StateConnected, Path: w.path}})
 		}
 	}
 	switch r.Type {

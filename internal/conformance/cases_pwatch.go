@@ -137,6 +137,20 @@ func pwatchCases() []Case {
 			e.Eq(len(w.Events()), 1, "events after removal")
 			e.Err(removeW(e.C, e.P("a"), task.WatcherChildren).Err, task.CodeNoWatcher, "remove children, none set")
 		}},
+		{"pwatch/remove-any-order", "RemoveWatches(Any) ends a session's watches on the path kind by kind, as the client holds them: the one-time data and exist watches, then the one-time child watches, then the persistent ones, whatever order they were set in", func(e *Env) {
+			e.Mk("a")
+			_, child := childrenW(e.C, e.P("a"))
+			_, pw := addW(e.C, e.P("a"), persistent)
+			_, data := getW(e.C, e.P("a"))
+			e.Err(removeW(e.C, e.P("a"), task.WatcherAny).Err, nil, "remove any")
+			e.C.Barrier()
+			for _, w := range []*Watch{child, pw, data} {
+				evs := w.Events()
+				e.True(len(evs) == 1 && evs[0].Type == task.EventWatchRemoved, "events %v, want one WatchRemoved", evs)
+			}
+			e.True(data.FiredAt() < child.FiredAt() && child.FiredAt() < pw.FiredAt(),
+				"WatchRemoved at data %d, child %d, persistent %d: want data, child, persistent", data.FiredAt(), child.FiredAt(), pw.FiredAt())
+		}},
 		{"pwatch/remove-children-type", "RemoveWatches(Children) takes a persistent watch out of the child list only: it keeps its data events (3.8)", func(e *Env) {
 			e.Mk("a")
 			_, w := addW(e.C, e.P("a"), persistent)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/zkflow/zkflow/task"
 )
@@ -48,7 +50,9 @@ func newPrincipal(ip string, auth []task.AuthInfo) (*principal, error) {
 		var id authID
 		switch a.Scheme {
 		case "digest":
-			id = authID{"digest", task.DigestID(string(a.Auth))}
+			// DigestAuthenticationProvider hashes the credential as a
+			// Java String: bytes that are not UTF-8 are U+FFFD there.
+			id = authID{"digest", task.DigestID(javaString(string(a.Auth)))}
 		case "ip":
 			continue
 		default:
@@ -139,6 +143,8 @@ func fixupACL(acl []task.ACL, who *principal) ([]task.ACL, error) {
 	}
 	var uniq []task.ACL
 	for _, a := range acl {
+		// The server reads the scheme and id as Java Strings.
+		a.Scheme, a.ID = javaString(a.Scheme), javaString(a.ID)
 		if !slices.Contains(uniq, a) {
 			uniq = append(uniq, a)
 		}
@@ -250,17 +256,147 @@ func ipMatches(addr, expr string) bool {
 }
 
 // redactDigests is what getACL answers a session with READ but not ADMIN
-// (FinalRequestProcessor): digest ids with everything after the user
-// replaced by "x".
+// (FinalRequestProcessor): digest ids as id.replaceAll(":.*", ":x") makes
+// them.
 func redactDigests(acl []task.ACL) []task.ACL {
 	out := make([]task.ACL, len(acl))
 	for i, a := range acl {
 		if a.Scheme == "digest" {
-			if user, _, ok := strings.Cut(a.ID, ":"); ok {
-				a.ID = user + ":x"
-			}
+			a.ID = redactID(a.ID)
 		}
 		out[i] = a
 	}
 	return out
+}
+
+// redactID is Java's id.replaceAll(":.*", ":x"): each colon and what
+// follows it up to a line terminator (which "." does not match) becomes
+// ":x", so an id with a line break has each line's rest redacted.
+func redactID(id string) string {
+	i := strings.IndexByte(id, ':')
+	if i < 0 {
+		return id
+	}
+	var b strings.Builder
+	for {
+		b.WriteString(id[:i])
+		b.WriteString(":x")
+		rest := id[i+1:]
+		end := strings.IndexFunc(rest, isLineTerminator)
+		if end < 0 {
+			return b.String()
+		}
+		id = rest[end:]
+		if i = strings.IndexByte(id, ':'); i < 0 {
+			b.WriteString(id)
+			return b.String()
+		}
+	}
+}
+
+// isLineTerminator reports the runes java.util.regex's "." does not
+// match (without DOTALL or UNIX_LINES).
+func isLineTerminator(r rune) bool {
+	switch r {
+	case '\n', '\r', '\u0085', '\u2028', '\u2029':
+		return true
+	}
+	return false
+}
+
+// javaString is s as a 3.8 server holds it: a Java String decoded from
+// s's bytes as UTF-8 (jute's readString, and the digest provider's
+// new String(auth) on a UTF-8 JVM), here encoded back. Valid UTF-8 is
+// unchanged; each ill-formed sequence is one U+FFFD, as the JDK's
+// decoder cuts them (malformedLen).
+func javaString(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r != utf8.RuneError || n > 1 {
+			b.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		b.WriteRune(utf8.RuneError)
+		i += malformedLen(s[i:])
+	}
+	return b.String()
+}
+
+// malformedLen is how many bytes at the start of s, an ill-formed UTF-8
+// sequence, the JDK 17 decoder replaces with one U+FFFD: the lead byte
+// and the continuation bytes that could still follow it (the maximal
+// subpart), except that a complete 3-byte encoding of a surrogate is one
+// sequence (String.decodeUTF8_UTF16: isMalformed3, malformed3,
+// malformed4).
+func malformedLen(s string) int {
+	cont := func(i int, lo, hi byte) bool { return i < len(s) && s[i] >= lo && s[i] <= hi }
+	switch c := s[0]; {
+	case c >= 0xe0 && c <= 0xef:
+		lo := byte(0x80)
+		if c == 0xe0 {
+			lo = 0xa0
+		}
+		switch {
+		case !cont(1, lo, 0xbf):
+			return 1
+		case !cont(2, 0x80, 0xbf):
+			return 2
+		}
+		return 3
+	case c >= 0xf0 && c <= 0xf4:
+		lo, hi := byte(0x80), byte(0xbf)
+		switch c {
+		case 0xf0:
+			lo = 0x90
+		case 0xf4:
+			hi = 0x8f
+		}
+		switch {
+		case !cont(1, lo, hi):
+			return 1
+		case !cont(2, 0x80, 0xbf):
+			return 2
+		}
+		return 3
+	}
+	return 1
+}
+
+// wireACL is acl (a copy the caller owns) with its schemes and ids as a
+// 3.8 server writes them in a reply (javaWire).
+func wireACL(acl []task.ACL) []task.ACL {
+	for i := range acl {
+		acl[i].Scheme, acl[i].ID = javaWire(acl[i].Scheme), javaWire(acl[i].ID)
+	}
+	return acl
+}
+
+// javaWire is s as jute's BinaryOutputArchive.writeString sends it:
+// UTF-8 char by char of the Java String, so that a character above
+// U+FFFF goes as its two UTF-16 surrogates, three bytes each (CESU-8).
+// Everything else is unchanged.
+func javaWire(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r > 0xffff }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if n < 4 {
+			b.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		r1, r2 := utf16.EncodeRune(r)
+		for _, c := range [2]rune{r1, r2} {
+			b.Write([]byte{0xe0 | byte(c>>12), 0x80 | byte(c>>6)&0x3f, 0x80 | byte(c)&0x3f})
+		}
+		i += n
+	}
+	return b.String()
 }

@@ -291,7 +291,7 @@ func (s *Server) getACL(who *principal, r *task.GetACLRequest) ([]task.ACL, task
 		return nil, task.Stat{}, task.ErrNoAuth
 	}
 	if !allowed(n.acl, task.PermAdmin, who) {
-		return redactDigests(n.acl), n.clientStat(), nil
+		return wireACL(redactDigests(n.acl)), n.clientStat(), nil
 	}
-	return slices.Clone(n.acl), n.clientStat(), nil
+	return wireACL(slices.Clone(n.acl)), n.clientStat(), nil
 }

@@ -41,6 +41,17 @@ func aclIdentityCases() []Case {
 				e.Eq(e.ACLOf(c, p).ACL, []task.ACL{{Perms: task.PermAll, Scheme: "digest", ID: task.DigestID(cred)}}, "acl of "+cred)
 			}
 		}},
+		{"acl/digest-credential-not-utf8", "the server reads a digest credential as a Java String: bytes that are not UTF-8 are U+FFFD before the hash, so the id is task.DigestID of that text, not of the bytes", func(e *Env) {
+			cred := "u:p\xff\xfe"
+			c := e.NewAuthClient(task.AuthInfo{Scheme: "digest", Auth: []byte(cred)})
+			e.MkACL("a", "", task.ACL{Perms: task.PermAll, Scheme: "digest", ID: task.DigestID(cred)})
+			e.Err(c.Do(get(e.P("a"))).Err, task.ErrNoAuth, "get of a node for the hash of the bytes")
+			e.Err(c.Do(&task.CreateRequest{Path: e.P("b"), ACL: []task.ACL{authACL(task.PermAll)}}).Err, nil, "create with auth")
+			id := task.DigestID("u:p\ufffd\ufffd")
+			e.Eq(e.ACLOf(c, e.P("b")).ACL, []task.ACL{{Perms: task.PermAll, Scheme: "digest", ID: id}}, "acl")
+			e.MkACL("d", "", task.ACL{Perms: task.PermAll, Scheme: "digest", ID: id})
+			e.Err(c.Do(get(e.P("d"))).Err, nil, "get of a node for the hash of the text")
+		}},
 		{"acl/ip-credential-adds-nothing", "an ip credential is accepted and adds nothing: the session has its address already, and ip is not authenticated (auth is InvalidACL)", func(e *Env) {
 			c := e.NewAuthClient(task.AuthInfo{Scheme: "ip", Auth: []byte("10.1.2.3")})
 			e.MkACL("a", "", ipACL(task.PermRead, "10.1.2.3"))

@@ -1,6 +1,10 @@
 package conformance
 
-import "github.com/zkflow/zkflow/task"
+import (
+	"fmt"
+
+	"github.com/zkflow/zkflow/task"
+)
 
 // Which permission each operation needs, and on which node.
 func aclPermissionCases() []Case {
@@ -79,6 +83,28 @@ func aclPermissionCases() []Case {
 			e.Eq(r.Stat, e.Stat(e.P("a")), "stat")
 			e.MkACL("b", "", world(task.PermAdmin), aliceACL(task.PermRead))
 			e.Eq(e.ACLOf(e.C, e.P("b")).ACL, []task.ACL{world(task.PermAdmin), aliceACL(task.PermRead)}, "with ADMIN")
+		}},
+		{"acl/id-as-java-string", "the server reads an ACL's ids as Java Strings and writes them back char by char: each ill-formed UTF-8 sequence is one U+FFFD, cut as the JDK's decoder cuts them, and a character above U+FFFF comes back as its two surrogates, three bytes each", func(e *Env) {
+			for i, tc := range []struct{ in, out string }{
+				{"\xff\xfe", "\ufffd\ufffd"},
+				{"\xe2\x82z", "\ufffdz"},
+				{"\xe0\x80\x80", "\ufffd\ufffd\ufffd"},
+				{"\xed\xa0\x80z", "\ufffdz"},
+				{"\xf0\x90\x80z", "\ufffdz"},
+				{"\xf4\x90\x80\x80", "\ufffd\ufffd\ufffd\ufffd"},
+				{"\U0001F600", "\xed\xa0\xbd\xed\xb8\x80"},
+			} {
+				rel := fmt.Sprintf("n%d", i)
+				p := e.P(rel)
+				e.MkACL(rel, "", world(task.PermAll), task.ACL{Perms: task.PermRead, Scheme: "digest", ID: "u:h" + tc.in})
+				e.Eq(e.ACLOf(e.C, p).ACL, []task.ACL{world(task.PermAll), {Perms: task.PermRead, Scheme: "digest", ID: "u:h" + tc.out}}, fmt.Sprintf("acl of id %q", tc.in))
+			}
+		}},
+		{"acl/get-acl-redacts-each-line", "getACL without ADMIN redacts a digest id as id.replaceAll(\":.*\", \":x\") does: from each colon up to a line break (a valid id may have a second colon, at its end: Java's split drops the empty part)", func(e *Env) {
+			e.MkACL("a", "", world(task.PermRead), task.ACL{Perms: task.PermRead, Scheme: "digest", ID: "u:h\nq"},
+				task.ACL{Perms: task.PermRead, Scheme: "digest", ID: "v:h\r\nw:"})
+			e.Eq(e.ACLOf(e.C, e.P("a")).ACL, []task.ACL{world(task.PermRead), {Perms: task.PermRead, Scheme: "digest", ID: "u:x\nq"},
+				{Perms: task.PermRead, Scheme: "digest", ID: "v:x\r\nw:x"}}, "redacted")
 		}},
 		{"acl/not-inherited", "ACLs are not inherited: a parent nobody may read does not hide an open child", func(e *Env) {
 			e.Mk("p", "p/c")

@@ -136,7 +136,7 @@ func (c *Client) setHooks() {
 		// is the live one (successive holders' tokens strictly
 		// increase): keep it, or ErrAlreadyHeld would stop once the
 		// lost one's loss is known, the Client still holding.
-		if old := c.held; old == nil || old.isOver() || old.token < h.token {
+		if old := c.held; old == nil || old.isOver() || old.token < h.token || canary.On(bugKeepLastWon) {
 			c.held = h
 		}
 		c.mu.Unlock()

@@ -54,6 +54,13 @@ const (
 	// Client's next acquire, once the ACL is back, queues behind its own
 	// node (a TryAcquire fails with ErrBusy, the lock free).
 	bugRefusedReleaseUncounted canary.Name = "lock/refused-release-uncounted"
+	// bugKeepLastWon: a Client records the hold of the acquire whose
+	// outcome it saw last, also when that is a hold whose node had gone
+	// (an operator's delete) seen after the live one of another
+	// goroutine's acquire: once the lost one's loss is known, the Client
+	// no longer refuses re-entry (a TryAcquire fails with ErrBusy behind
+	// its own node).
+	bugKeepLastWon canary.Name = "lock/keep-last-won"
 )
 
 // Errors of the lock, tested with errors.Is.

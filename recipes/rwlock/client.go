@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
@@ -189,7 +190,7 @@ func (m *Client) keep(h *Held) {
 		// is above every earlier holder's): keep it, or ErrAlreadyHeld
 		// would stop once the lost one's loss is known, the Client
 		// still holding.
-		if old := m.writer; old == nil || isDone(old) || old.token < h.token {
+		if old := m.writer; old == nil || isDone(old) || old.token < h.token || canary.On(bugKeepLastWriter) {
 			m.writer = h
 		}
 	} else {

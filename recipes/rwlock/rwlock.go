@@ -40,6 +40,13 @@ const (
 	// the Client's next acquire, once the ACL is back, queues behind its
 	// own node (a try fails with ErrBusy, the lock free).
 	bugRefusedReleaseUncounted canary.Name = "rwlock/refused-release-uncounted"
+	// bugKeepLastWriter: a Client records the write hold of the acquire
+	// whose outcome it saw last, also when that is a hold whose node had
+	// gone (an operator's delete) seen after the live one of another
+	// goroutine's acquire: once the lost one's loss is known, the Client
+	// no longer refuses re-entry (a try fails with ErrBusy behind its own
+	// node).
+	bugKeepLastWriter canary.Name = "rwlock/keep-last-writer"
 )
 
 // Errors of the lock, tested with errors.Is.

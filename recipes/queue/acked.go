@@ -507,12 +507,15 @@ func (m *moving) settle() {
 //     or one running at the same time, on this executor) says so too:
 //     nil.
 //   - ErrDeliveryLost: not applied, and the item is no longer this
-//     consumer's: the session ended before the ack was sent, or the
+//     consumer's (and no other Ack of this Item may have been applied:
+//     see ErrOutcomeUnknown): the session ended before the ack was sent, or the
 //     consumer's marker was deleted (the item is, or will be, back in the
 //     queue), or the copy itself was gone (returned to the queue after
 //     the marker went and came back, or deleted by hand, which loses it).
 //   - ErrOutcomeUnknown: the multi was sent and may have been applied:
-//     the session ended with its reply lost, or its reply was lost and
+//     the session ended with its reply lost, or another Ack of this Item
+//     (still running, or ended so) may have been applied where this one
+//     would say ErrDeliveryLost, or its reply was lost and
 //     the copy is gone while the marker is not the consumer's any more
 //     (applied, or not applied and the item went back to the queue).
 //   - task.ErrNoAuth: not applied, refused by an ACL (an operator closed
@@ -545,6 +548,13 @@ func (it *Item) Ack() task.Task[task.Unit] {
 			return
 		}
 		if sess := s.Session(); !unchecked && (sess.ID != cn.sess.ID || sess.Epoch != cn.sess.Epoch) {
+			if (it.ackSent || it.acking > 0) && !canary.On(bugAckBesideLostAck) {
+				// An earlier Ack of it was sent on the session it was
+				// taken on, or still runs there: it may have been
+				// applied before that session ended.
+				k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: an earlier ack of it, on %s, may have been applied; ack on %s", it.Name, ErrOutcomeUnknown, cn.sess, sess))
+				return
+			}
 			k(task.Unit{}, fmt.Errorf("%w: %s taken on %s, ack on %s", ErrDeliveryLost, it.Name, cn.sess, sess))
 			return
 		}
@@ -582,11 +592,23 @@ func (a *acking) lostErr(err error) {
 	if q.cons == cn {
 		q.cons = nil
 	}
+	if it.acked && !canary.On(bugAckBesideLostAck) {
+		k(task.Unit{}, nil) // another Ack of this Item was applied meanwhile
+		return
+	}
+	if (it.acking > 1 || it.ackSent) && !canary.On(bugAckBesideLostAck) {
+		// Another Ack of it is under way, or ended without knowing its
+		// outcome: its multi may have been applied before our marker
+		// went.
+		k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: another ack of it may have been applied: %w", it.Name, ErrOutcomeUnknown, err))
+		return
+	}
 	k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: %w", it.Name, ErrDeliveryLost, err))
 }
 
 func (a *acking) unknown(err error) {
 	it, k := a.it, a.k
+	it.ackSent = true
 	k(task.Unit{}, fmt.Errorf("queue: ack of %s: %w: %w", it.Name, ErrOutcomeUnknown, err))
 }
 
@@ -638,7 +660,7 @@ func (a *acking) send(error) {
 			k(task.Unit{}, nil) // (bugAckLostIsDeliveryLost only) the a.lost send deleted it
 		case i == 1 && errors.Is(err, task.ErrNoNode) && it.acked:
 			k(task.Unit{}, nil) // another Ack of this Item was applied meanwhile
-		case i == 1 && errors.Is(err, task.ErrNoNode) && it.acking > 1 && !unchecked:
+		case i == 1 && errors.Is(err, task.ErrNoNode) && it.acking > 1 && !unchecked && !canary.On(bugAckBesideLostAck):
 			// Another Ack of this Item is under way: its multi may
 			// have deleted the copy, its reply lost. Settled as a
 			// lost reply of ours (the copy gone, our marker there:

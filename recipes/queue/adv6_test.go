@@ -147,3 +147,102 @@ func TestRegistrationWithALostReplyReturnsTheDead(t *testing.T) {
 			got, w.Children("/q.inflight"))
 	}
 }
+
+// Item.Ack: "ErrDeliveryLost: not applied"; an Ack run on a later
+// session than the item's cannot know that when an earlier Ack of the
+// item was sent on the item's session and its outcome was never learnt.
+// Ack #1's multi is applied and its reply lost, and the session expires
+// in the cut (Ack #1: ErrOutcomeUnknown). Ack #2, the caller trying
+// again on the next session, said ErrDeliveryLost ("the item goes back
+// to the queue") for an item acknowledged, which never comes back; it
+// must say ErrOutcomeUnknown.
+func TestAckOnALaterSessionAfterAnAckOfUnknownOutcome(t *testing.T) {
+	w := newFaultWorld(t, 2)
+	const a, b = 0, 1
+	qa := mustNew(t, "/q", queue.WithMode(queue.AtLeastOnce))
+	qb := mustNew(t, "/q", queue.WithMode(queue.AtLeastOnce))
+	if _, err := mustRun(t, w.World, b, qb.Put([]byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	it, err := mustRun(t, w.World, a, qa.Take())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit := false
+	w.hook = func(c *fakezk.Conn, req task.Request) {
+		if c != w.Conns[a] || !isMulti(req) {
+			return
+		}
+		w.hook, hit = nil, true
+		w.Server.Partition(c, 3*w.Timeout(), true) // applied; the session expires in the cut
+	}
+	first := sim.Submit(w.World, a, it.Ack())
+	if !w.Settle(func() bool { return first.Done }) || !hit {
+		t.Fatalf("the first ack never ended (cut: %v)", hit)
+	}
+	if !errors.Is(first.Err, queue.ErrOutcomeUnknown) {
+		t.Fatalf("the ack whose reply was lost with its session: %v, want ErrOutcomeUnknown", first.Err)
+	}
+	if got := w.Children("/q.inflight"); len(got) != 0 {
+		t.Fatalf("in flight after the applied ack: %v", got)
+	}
+	second := sim.Submit(w.World, a, it.Ack())
+	if !w.Settle(func() bool { return second.Done }) {
+		t.Fatal("the second ack never ended")
+	}
+	if errors.Is(second.Err, queue.ErrDeliveryLost) || !errors.Is(second.Err, queue.ErrOutcomeUnknown) {
+		t.Fatalf("an ack on the next session after one of unknown outcome: %v, want ErrOutcomeUnknown (the first was applied: the item never comes back)", second.Err)
+	}
+}
+
+// Item.Ack: "An Ack of an Item whose ack was applied already (by an
+// earlier Ack, or one running at the same time, on this executor) says so
+// too: nil". Two Acks of one Item are sent at once; the first's multi is
+// applied, then an operator deletes the consumer's marker, and the
+// second's multi fails on the marker's check. The second said
+// ErrDeliveryLost ("not applied, the item goes back") for an item the
+// first acknowledged, which never comes back.
+func TestAckBesideAnAppliedAckWhoseMarkerThenWent(t *testing.T) {
+	w := newFaultWorld(t, 2)
+	const a, b = 0, 1
+	qa := mustNew(t, "/q", queue.WithMode(queue.AtLeastOnce))
+	qb := mustNew(t, "/q", queue.WithMode(queue.AtLeastOnce))
+	if _, err := mustRun(t, w.World, b, qb.Put([]byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	it, err := mustRun(t, w.World, a, qa.Take())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := 0
+	w.hook = func(c *fakezk.Conn, req task.Request) {
+		if c == w.Conns[a] && isMulti(req) {
+			sent++
+		}
+	}
+	first := sim.Submit(w.World, a, it.Ack())
+	second := sim.Submit(w.World, a, it.Ack())
+	w.Execs[a].RunUntilIdle()
+	if sent != 2 {
+		t.Fatalf("%d ack multis sent, want both", sent)
+	}
+	if !w.Server.Step() { // the first's multi: applied
+		t.Fatal("nothing to apply")
+	}
+	markers := w.Children("/q.consumers")
+	if len(markers) != 1 || len(w.Children("/q.inflight")) != 0 {
+		t.Fatalf("after the first ack: markers %v, in flight %v", markers, w.Children("/q.inflight"))
+	}
+	if err := w.Server.AdminDelete("/q.consumers/" + markers[0]); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return first.Done && second.Done }) {
+		t.Fatal("the acks never ended")
+	}
+	if first.Err != nil {
+		t.Fatalf("the first ack: %v, want nil", first.Err)
+	}
+	if second.Err != nil {
+		t.Fatalf("the second ack, beside the first which was applied: %v, want nil (ErrDeliveryLost says not applied: %v)", second.Err, errors.Is(second.Err, queue.ErrDeliveryLost))
+	}
+}

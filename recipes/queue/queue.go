@@ -50,6 +50,14 @@ const (
 	// and whose retry finds the consumer's marker gone reports
 	// ErrDeliveryLost although the first send may have been applied.
 	bugAckLostIsDeliveryLost canary.Name = "queue/lost-ack-is-delivery-lost"
+	// bugAckBesideLostAck: an Ack beside another Ack of the same Item
+	// whose outcome it cannot know reports ErrDeliveryLost ("not
+	// applied, the item goes back") for an item the other's multi may
+	// have acknowledged: one that finds the copy gone while the other,
+	// its reply lost, has not settled yet; one run on a later session
+	// after the other was sent on the item's (and ended unknown, or
+	// still runs).
+	bugAckBesideLostAck canary.Name = "queue/ack-beside-lost-ack"
 	// bugPutBackAsPut: at-most-once, an item a take deleted but could not
 	// deliver is put back with a put: the queue's bound or a counter run
 	// out refuses it, and the item is lost.
@@ -208,6 +216,10 @@ type Item struct {
 	// that finds the copy gone may have been beaten by another whose
 	// reply was lost and which has not settled yet.
 	acking int
+	// ackSent: an Ack of it ended with ErrOutcomeUnknown (its multi sent,
+	// maybe applied): an Ack on a later session cannot say "not
+	// applied" (executor goroutine).
+	ackSent bool
 }
 
 // Queue is a distributed queue on one ZooKeeper directory. In

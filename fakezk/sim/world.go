@@ -454,3 +454,23 @@ func (w *World) Children(dir string) []string {
 	names, _ := w.Server.Children(w.ServerPath(dir))
 	return names
 }
+
+// LowestOwned is, of dir's children that are ephemerals of client i's
+// session, the one with the lowest sequence number (the server's ten
+// digits ending its name), and how many there are: what a scenario aims
+// an operator's delete at when one client has two contender nodes at
+// once (Trial.OperatorDeleteNow). keep, if not nil, picks the names
+// counted.
+func (w *World) LowestOwned(dir string, i int, keep func(name string) bool) (string, int) {
+	sess := w.Conns[i].SessionID()
+	low, n := "", 0
+	for _, k := range w.Children(dir) {
+		if _, st, ok := w.NodeData(dir + "/" + k); !ok || st.EphemeralOwner != sess || len(k) < 10 || keep != nil && !keep(k) {
+			continue
+		}
+		if n++; low == "" || k[len(k)-10:] < low[len(low)-10:] {
+			low = k
+		}
+	}
+	return low, n
+}

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -374,17 +373,11 @@ func (s *blockingSim) aimTwins(i int, req task.Request) {
 	if !ok || s.twinsCut || g.Path != bsimDir || !s.r.FaultsOn() {
 		return
 	}
-	sess := s.r.Conns[i].SessionID()
-	var ours []string
-	for _, k := range s.r.Children(bsimDir) {
-		if _, st, ok := s.r.NodeData(bsimDir + "/" + k); ok && st.EphemeralOwner == sess {
-			ours = append(ours, k)
-		}
-	}
-	if len(ours) < 2 {
+	name, n := s.r.LowestOwned(bsimDir, i, nil)
+	if n < 2 {
 		return
 	}
-	low := bsimDir + "/" + slices.MinFunc(ours, func(a, b string) int { return strings.Compare(a[len(a)-10:], b[len(b)-10:]) })
+	low := bsimDir + "/" + name
 	if s.twinsCut = s.r.OperatorDeleteNow(low); s.twinsCut {
 		s.r.Logf("client %d: operator's delete aimed at %s, the lower of its two contenders", i, low)
 	}

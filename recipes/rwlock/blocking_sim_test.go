@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -386,17 +385,11 @@ func (s *blockingSim) aimTwins(i int, req task.Request) {
 	if !ok || s.twinsCut || g.Path != bsimDir || !s.r.FaultsOn() {
 		return
 	}
-	sess := s.r.Conns[i].SessionID()
-	var ours []string
-	for _, k := range s.r.Children(bsimDir) {
-		if _, st, ok := s.r.NodeData(bsimDir + "/" + k); ok && st.EphemeralOwner == sess && strings.Contains(k, writeTag) {
-			ours = append(ours, k)
-		}
-	}
-	if len(ours) < 2 {
+	name, n := s.r.LowestOwned(bsimDir, i, func(k string) bool { return strings.Contains(k, writeTag) })
+	if n < 2 {
 		return
 	}
-	low := bsimDir + "/" + slices.MinFunc(ours, func(a, b string) int { return strings.Compare(a[len(a)-10:], b[len(b)-10:]) })
+	low := bsimDir + "/" + name
 	if s.twinsCut = s.r.OperatorDeleteNow(low); s.twinsCut {
 		s.r.Logf("client %d: operator's delete aimed at %s, the lower of its two write contenders", i, low)
 	}

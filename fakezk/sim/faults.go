@@ -424,6 +424,7 @@ type injector struct {
 	operator   []string    // Scenario.Operator
 	counters   []string    // Scenario.Counters
 	deleteOnly []string    // Scenario.OperatorDeleteOnly
+	spare      []string    // Scenario.OperatorSpare
 	writes     bool        // Scenario.OperatorWrites
 	noWrites   []string    // Scenario.OperatorNoWrites
 	orphan     int64       // the operator's session for ephemerals, while it lives

@@ -245,6 +245,9 @@ func (in *injector) operateOn(rng *rand.Rand, pick func(task.Stat) bool) (string
 	w := in.w
 	var cands []string
 	for _, p := range w.Paths() { // sorted; the clients' paths, as Operator names them
+		if slices.Contains(in.spare, p) {
+			continue
+		}
 		for _, prefix := range in.operator {
 			if !strings.HasPrefix(p, prefix) {
 				continue

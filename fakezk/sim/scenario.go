@@ -105,6 +105,12 @@ type Scenario struct {
 	// whose re-creation under that exact name is a forgery the recipe's
 	// doc says its fence cannot see (a lock's contenders).
 	OperatorDeleteOnly []string
+	// OperatorSpare lists nodes (exact clients' paths) among the Operator
+	// nodes that the operator never deletes nor writes: nodes whose
+	// deletion the recipe's doc rules out because no version check can
+	// see it (a Master's leases directory, whose version fences a former
+	// master's late delete of the node: made again, its version restarts).
+	OperatorSpare []string
 	// OwnDeletes lists paths (by the clients' paths; "/" for the whole
 	// tree): directories, each judged with every node below it, or nodes
 	// judged alone (a Master's node). Every ephemeral node at or below
@@ -475,6 +481,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	inj.aclPaths = sc.ACL
 	inj.counters = sc.Counters
 	inj.deleteOnly = sc.OperatorDeleteOnly
+	inj.spare = sc.OperatorSpare
 	inj.writes = sc.OperatorWrites
 	inj.noWrites = sc.OperatorNoWrites
 	if sc.Restart != nil {

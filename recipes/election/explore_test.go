@@ -257,6 +257,7 @@ func newExploreSim(master, expire bool) (*exploreSim, sim.Scenario) {
 			}
 		},
 		Operator:       []string{"/svc/election/", "/svc/master"},
+		OperatorSpare:  []string{"/svc/master" + election.LeasesSuffix}, // PROTOCOL.md, Master protocol: never deleted
 		OperatorWrites: true,
 		OwnDeletes:     own,
 		Counters:       counters,

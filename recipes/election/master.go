@@ -35,7 +35,10 @@ type Master struct {
 
 // LeasesSuffix is appended to a Master's path to name the directory of
 // its leases (persistent; it holds at most the current master's lease and
-// those of masters whose nodes an operator removed by hand).
+// those of masters whose nodes an operator removed by hand). Never delete
+// that directory while masters run: its version fences a former master's
+// late delete of the node, and made again it starts over (PROTOCOL.md,
+// Master protocol).
 const LeasesSuffix = ".leases"
 
 // NewMaster returns the master election on node path (its parent is

@@ -57,8 +57,8 @@
 //   - Put and Take: task.ErrNoAuth when an operator's ACL refuses them:
 //     nothing put, nothing taken.
 //   - Ack: ErrDeliveryLost (a recipes.ErrLost) when not applied (the item
-//     is, or will be, back in the queue); ErrOutcomeUnknown when it may have
-//     been applied; task.ErrNoAuth when an operator's ACL refused it (not
+//     is, or will be, back in the queue); ErrOutcomeUnknown when it, or
+//     another Ack of the same item, may have been applied; task.ErrNoAuth when an operator's ACL refused it (not
 //     applied, the item still this consumer's: the ack goes on in the
 //     background until the ACL lets it).
 //

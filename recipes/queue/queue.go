@@ -105,8 +105,10 @@ var (
 	// Put: the item may or may not be in the queue. For an at-most-once
 	// Take: the item (UnknownTakeError.Item) is gone from the queue, taken
 	// either by this call or by another consumer, and is not delivered. For
-	// Ack: the session ended after the reply was lost; the ack may or may
-	// not have been applied (if not, the item goes back to the queue).
+	// Ack: the session ended after the reply was lost, or another Ack of
+	// the same Item whose outcome is not known may have been applied (an
+	// Ack called again after one whose context ended, say); the ack may or
+	// may not have been applied (if not, the item goes back to the queue).
 	ErrOutcomeUnknown = errors.New("queue: outcome unknown (reply lost)")
 	// ErrDeliveryLost: an at-least-once Ack that was not applied because
 	// the item is no longer this consumer's: its session ended or its

@@ -138,7 +138,10 @@ const exploreProcs = 1
 // is unset, runs only -sim.seed when that is set, and logs a line of each
 // scenario's Stats for internal/simsum. Unless GOGC is set, it runs with the garbage
 // collector's target at ExploreGCPercent, and unless GOMAXPROCS is set,
-// on exploreProcs threads (both restored when it returns).
+// on exploreProcs threads (both restored when it returns). With SIM_HASHES
+// set it also records every seed's trace hash in that file (hashFile),
+// and with SIM_FROM set too the drawn range is the same on every commit:
+// a change that must not alter any history compares two such files.
 func Explore(t *testing.T, scs ...Scenario) []Stats {
 	t.Helper()
 	if os.Getenv("GOGC") == "" {
@@ -177,6 +180,10 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 			}
 		}
 		var replay []uint64
+		hashes := hashFile(t)
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		mallocs := ms.Mallocs
 		execs := new(execTally)
 		tally.Store(execs)
 		perSeed := int64(0) // the most executors and servers one seed made
@@ -184,9 +191,12 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 			for seed := first; seed < first+uint64(n); seed++ {
 				esc := explored(sc, seed)
 				made := execs.made.Load()
-				res := RunSeed(esc, seed, false)
+				res := RunSeed(esc, seed, hashes != nil)
 				perSeed = max(perSeed, execs.made.Load()-made)
 				st.Add(res)
+				if hashes != nil {
+					fmt.Fprintf(hashes, "%s %d %s\n", sc.Name, seed, res.TraceHash)
+				}
 				if res.Err != nil {
 					t.Error(Report(t, esc, res))
 					break
@@ -197,6 +207,13 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 			}
 		}
 		st.Wall, st.CPU = time.Since(start), processCPU()-cpu
+		runtime.ReadMemStats(&ms)
+		st.Allocs = ms.Mallocs - mallocs
+		if hashes != nil {
+			if err := hashes.Close(); err != nil {
+				t.Errorf("sim: SIM_HASHES: %v", err)
+			}
+		}
 		tally.Store(nil)
 		// The scenario may keep its last seed's world (its state for the
 		// next seed); nothing keeps more.
@@ -223,6 +240,23 @@ func Explore(t *testing.T, scs ...Scenario) []Stats {
 		all = append(all, st)
 	}
 	return all
+}
+
+// hashFile opens the file SIM_HASHES names, for appending, or returns nil
+// if it is unset. With it Explore runs every seed with its trace and
+// writes one line per seed: the scenario, the seed and its trace's hash
+// (Result.TraceHash). Two runs' files are equal when a change (a
+// speed-up, say) left every history as it was: compare them with cmp.
+func hashFile(t *testing.T) *os.File {
+	name := os.Getenv("SIM_HASHES")
+	if name == "" {
+		return nil
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatalf("sim: SIM_HASHES: %v", err)
+	}
+	return f
 }
 
 // replayEvery: Explore replays one seed in replayEvery.

@@ -61,6 +61,10 @@ type Scope struct {
 	// cancellation: its OnDone callbacks never run. In closed's padding,
 	// it makes Scope no larger.
 	closedLive bool
+	// runIn: a RunIn runs in the scope; runDone: it has delivered its
+	// outcome (RunIn's finish ran). Kept here, in the same padding, rather
+	// than in a variable of RunIn's that its closure would move to the heap.
+	runIn, runDone bool
 	// dl is the scope's deadline (nil: none): its own (WithDeadline), or
 	// the one of the ancestor it inherits it from, shared.
 	dl      *scopeDeadline
@@ -542,6 +546,26 @@ func Go[T any](s *Scope, t Task[T], done Cont[T]) {
 // parked on a queue that is paused, and t's late outcome is then dropped.
 // RunIn closes c just before calling k, so c's deferred cleanups start.
 func RunIn[T any](c *Scope, t Task[T], k Cont[T]) {
+	if c.runIn {
+		runInAgain(c, t, k)
+		return
+	}
+	c.runIn = true
+	finish := func(v T, err error) {
+		if c.runDone {
+			return
+		}
+		c.runDone = true
+		c.Close()
+		k(v, err)
+	}
+	c.onDone(contDone[T](finish)) // OnDone(finish with the zero T), with no function made for it
+	Run(c, t, finish)
+}
+
+// runInAgain is RunIn in a scope another RunIn has taken (which its caller
+// should not do): with a flag of its own, as the first one has c's.
+func runInAgain[T any](c *Scope, t Task[T], k Cont[T]) {
 	done := false
 	finish := func(v T, err error) {
 		if done {
@@ -551,7 +575,7 @@ func RunIn[T any](c *Scope, t Task[T], k Cont[T]) {
 		c.Close()
 		k(v, err)
 	}
-	c.onDone(contDone[T](finish)) // OnDone(finish with the zero T), with no function made for it
+	c.onDone(contDone[T](finish))
 	Run(c, t, finish)
 }
 

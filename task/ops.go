@@ -235,11 +235,20 @@ func wrapResponseErr(req Request, r Response) error {
 				if i < len(m.Ops) && m.Ops[i] != nil {
 					path = m.Ops[i].NodePath()
 				}
-				return &OpError{Op: "multi", Path: path, Err: &MultiError{Index: i, Err: res.Err}}
+				e := &multiOpError{OpError{Op: "multi", Path: path}, MultiError{Index: i, Err: res.Err}}
+				e.OpError.Err = &e.MultiError
+				return &e.OpError
 			}
 		}
 	}
 	return opErr(req.OpName(), req.NodePath(), r.Err)
+}
+
+// multiOpError is the *OpError of a failed multi and the *MultiError it
+// wraps, which live together: one allocation for both.
+type multiOpError struct {
+	OpError
+	MultiError
 }
 
 // Create creates a node with the open ACL and succeeds with its name.

@@ -274,6 +274,12 @@ type ChildrenWatch struct {
 // callback.
 func sendWatch(s *Scope, req Request, path string, k any) {
 	ws := &watchSend{s: s, req: req, k: k, w: Watch{path: path}}
+	ws.send()
+}
+
+// send sends ws's request, ws waiting for its outcome in ws.s.
+func (ws *watchSend) send() {
+	s, req := ws.s, ws.req
 	if s.err != nil {
 		ws.deliver(Response{}, s.err)
 		return
@@ -291,6 +297,17 @@ type watchSend struct {
 	req Request
 	k   any // a Cont[StatWatch], Cont[DataWatch] or Cont[ChildrenWatch]
 	w   Watch
+	// stat, for an exists (ExistsW), is where the Stat it hands over is
+	// kept: in the existsWatchSend that holds ws.
+	stat *Stat
+}
+
+// existsWatchSend is an ExistsW's watchSend with the room for the Stat
+// it hands over (a pointer, which would be an allocation of its own): one
+// value for both, as each outcome is delivered once.
+type existsWatchSend struct {
+	watchSend
+	stat Stat
 }
 
 // deliver hands k the outcome with the Watch, as its operation makes
@@ -300,10 +317,18 @@ func (ws *watchSend) deliver(r Response, err error) {
 	w := &ws.w
 	switch k := ws.k.(type) {
 	case Cont[StatWatch]:
-		st, err := existsResult(r, err)
+		var st *Stat // existsResult's, kept in ws.stat
 		if err != nil {
-			k(StatWatch{}, err)
-			return
+			if !isNoNode(err) {
+				k(StatWatch{}, err)
+				return
+			}
+		} else {
+			st = ws.stat
+			if st == nil {
+				st = new(Stat)
+			}
+			*st = r.Stat
 		}
 		w.seen(st, false)
 		k(StatWatch{Stat: st, Watch: w}, nil)
@@ -359,7 +384,9 @@ func (ws *watchSend) abandon(err error) {
 func ExistsW(path string) Task[StatWatch] {
 	req := &ExistsRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[StatWatch]) {
-		sendWatch(s, req, req.Path, k)
+		e := &existsWatchSend{watchSend: watchSend{s: s, req: req, k: k, w: Watch{path: req.Path}}}
+		e.watchSend.stat = &e.stat
+		e.watchSend.send()
 	}
 }
 

@@ -305,8 +305,8 @@ type watchSend struct {
 // delivers once.
 type existsWatchSend struct {
 	watchSend
-	r    ExistsRequest
-	stat Stat
+	r  ExistsRequest
+	st Stat
 }
 
 // dataWatchSend is a GetW's watchSend with its request.
@@ -396,7 +396,7 @@ func ExistsW(path string) Task[StatWatch] {
 	return func(s *Scope, k Cont[StatWatch]) {
 		e := &existsWatchSend{watchSend: watchSend{s: s, k: k, w: Watch{path: path}}}
 		e.r = ExistsRequest{Path: path, Watch: true}
-		e.req, e.watchSend.stat = &e.r, &e.stat
+		e.req, e.stat = &e.r, &e.st
 		e.send()
 	}
 }

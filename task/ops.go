@@ -235,17 +235,62 @@ func wrapResponseErr(req Request, r Response) error {
 				if i < len(m.Ops) && m.Ops[i] != nil {
 					path = m.Ops[i].NodePath()
 				}
-				return &OpError{Op: "multi", Path: path, Err: &MultiError{Index: i, Err: res.Err}}
+				e := &multiOpError{OpError{Op: "multi", Path: path}, MultiError{Index: i, Err: res.Err}}
+				e.OpError.Err = &e.MultiError
+				return &e.OpError
 			}
 		}
 	}
 	return opErr(req.OpName(), req.NodePath(), r.Err)
 }
 
+// multiOpError is the *OpError of a failed multi and the *MultiError it
+// wraps, which live together: one allocation for both.
+type multiOpError struct {
+	OpError
+	MultiError
+}
+
 // Create creates a node with the open ACL and succeeds with its name.
 func Create(path string, data []byte, mode CreateMode) Task[string] {
-	return mapTask(CreateWith(&CreateRequest{Path: path, Data: data, Mode: mode, ACL: OpenACL}),
-		func(c Created) string { return c.Path })
+	req := &CreateRequest{Path: path, Data: data, Mode: mode, ACL: OpenACL}
+	return func(s *Scope, k Cont[string]) {
+		runRequestNested(s, req, createdPath{}, k)
+	}
+}
+
+// createdPath is Create's conversion of the outcome: the name created.
+type createdPath struct{}
+
+func (createdPath) call(k any, r Response, err error) {
+	if err != nil {
+		k.(Cont[string])("", err)
+		return
+	}
+	k.(Cont[string])(r.Path, nil)
+}
+
+// runRequestNested is Run(s, t, k') where t sends req (an opTask) and k'
+// hands k the outcome through conv: what Create did as a map over
+// CreateWith, without the map's functions. It makes the same checks, the
+// same count of nested calls and the same trampoline as that Run, so that
+// a chain's steps run in the order they did.
+func runRequestNested[T any](s *Scope, req Request, conv respConv, k Cont[T]) {
+	if s.err != nil {
+		resumeConv(s, conv, k, Response{}, s.err)
+		return
+	}
+	if invariants {
+		k = once(k)
+	}
+	d := s.depth
+	if *d < maxDepth {
+		*d++
+		runRequest(s, req, conv, k)
+		*d--
+		return
+	}
+	s.env.rt.Schedule(func() { runRequestNested(s, req, conv, k) })
 }
 
 // CreateWith creates a node as r describes (ACL, TTL); a nil ACL means
@@ -336,21 +381,6 @@ func Sync(path string) Task[Unit] {
 // wrapping a *MultiError that says which op failed and why.
 func Multi(ops ...MultiOp) Task[[]MultiResult] {
 	return opTask(&MultiRequest{Ops: ops}, func(r Response) []MultiResult { return r.Results })
-}
-
-// mapTask runs t and transforms its value with f: combinators.Map, which
-// the operations need and task cannot import.
-func mapTask[A, B any](t Task[A], f func(A) B) Task[B] {
-	return func(s *Scope, k Cont[B]) {
-		Run(s, t, func(v A, err error) {
-			if err != nil {
-				var zero B
-				k(zero, err)
-				return
-			}
-			k(f(v), nil)
-		})
-	}
 }
 
 // The operations of a multi, one constructor each, so that a multi (or a

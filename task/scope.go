@@ -61,6 +61,12 @@ type Scope struct {
 	// cancellation: its OnDone callbacks never run. In closed's padding,
 	// it makes Scope no larger.
 	closedLive bool
+	// runIn: a RunIn runs in the scope; runDone: it has delivered its
+	// outcome (RunIn's finish ran). Kept here, in the same padding, rather
+	// than in a variable of RunIn's that its closure would move to the heap.
+	runIn, runDone bool
+	// hasDefer1: Defer registered defer1; defer1Off: it was withdrawn.
+	hasDefer1, defer1Off bool
 	// dl is the scope's deadline (nil: none): its own (WithDeadline), or
 	// the one of the ancestor it inherits it from, shared.
 	dl      *scopeDeadline
@@ -73,7 +79,10 @@ type Scope struct {
 	// delivered (abandoned their waits, run their OnDone callbacks).
 	pending *Scope
 	waits   waitList
-	defers  *deferred // the last registered; each links the one before
+	// defer1 is the first cleanup Defer registered (most scopes have one
+	// at most), kept here so that Defer makes no record for it; the others
+	// are in more.defers.
+	defer1 Task[Unit]
 }
 
 // scopeEnv is what every scope of one session shares, one value per
@@ -99,10 +108,12 @@ type deadlineScope struct {
 }
 
 // scopeMore is the part of a scope that few scopes use, made on first
-// use: the OnDone callbacks after the first, and CloseAndWait's count.
+// use: the OnDone callbacks after the first, the cleanups after the
+// first, and CloseAndWait's count.
 type scopeMore struct {
 	onDone  []doner
-	cleaned *cleanups // CloseAndWait's count of cleanups running: &cw, once set
+	defers  []deferred // in the order registered
+	cleaned *cleanups  // CloseAndWait's count of cleanups running: &cw, once set
 	cw      cleanups
 }
 
@@ -445,21 +456,34 @@ func (s *Scope) Close() {
 	if cw != nil {
 		cw.n++
 	}
-	for d := s.defers; d != nil; d = d.prev {
-		if !d.canceled {
-			if cw != nil {
-				cw.n++
+	// Last registered first.
+	if m := s.more; m != nil {
+		for i := len(m.defers) - 1; i >= 0; i-- {
+			if !m.defers[i].canceled {
+				s.startCleanup(m.defers[i].t, cw)
 			}
-			Go(s, d.t, func(_ Unit, err error) {
-				if err != nil {
-					s.env.rt.Report(err)
-				}
-				cw.end()
-			})
 		}
+		m.defers = nil
 	}
-	s.defers = nil
+	if s.hasDefer1 && !s.defer1Off {
+		s.startCleanup(s.defer1, cw)
+	}
+	s.defer1 = nil
 	cw.end()
+}
+
+// startCleanup starts cleanup t of the closing scope s as a flow of its
+// own, counted in cw (if CloseAndWait was called).
+func (s *Scope) startCleanup(t Task[Unit], cw *cleanups) {
+	if cw != nil {
+		cw.n++
+	}
+	Go(s, t, func(_ Unit, err error) {
+		if err != nil {
+			s.env.rt.Report(err)
+		}
+		cw.end()
+	})
 }
 
 // end counts one cleanup (or the start) ended; done runs at the last.
@@ -506,15 +530,32 @@ func (s *Scope) Defer(cleanup Task[Unit]) (cancel func()) {
 		Go(s, cleanup, nil)
 		return func() {}
 	}
-	d := &deferred{t: cleanup}
-	d.prev, s.defers = s.defers, d
-	return func() { d.canceled = true }
+	if !s.hasDefer1 {
+		s.defer1, s.hasDefer1 = cleanup, true
+		return func() { s.withdraw(0) }
+	}
+	m := s.extra()
+	m.defers = append(m.defers, deferred{t: cleanup})
+	i := len(m.defers)
+	return func() { s.withdraw(i) }
 }
 
+// withdraw withdraws the i-th cleanup Defer registered (from 0), unless
+// the scope has closed (its cleanups have started).
+func (s *Scope) withdraw(i int) {
+	switch {
+	case s.closed:
+	case i == 0:
+		s.defer1Off = true
+	default:
+		s.more.defers[i-1].canceled = true
+	}
+}
+
+// deferred is a cleanup Defer registered after the first.
 type deferred struct {
 	t        Task[Unit]
 	canceled bool
-	prev     *deferred // registered before it
 }
 
 // Go starts t as a new flow of its own, bound to the current session and
@@ -542,6 +583,26 @@ func Go[T any](s *Scope, t Task[T], done Cont[T]) {
 // parked on a queue that is paused, and t's late outcome is then dropped.
 // RunIn closes c just before calling k, so c's deferred cleanups start.
 func RunIn[T any](c *Scope, t Task[T], k Cont[T]) {
+	if c.runIn {
+		runInAgain(c, t, k)
+		return
+	}
+	c.runIn = true
+	finish := func(v T, err error) {
+		if c.runDone {
+			return
+		}
+		c.runDone = true
+		c.Close()
+		k(v, err)
+	}
+	c.onDone(contDone[T](finish)) // OnDone(finish with the zero T), with no function made for it
+	Run(c, t, finish)
+}
+
+// runInAgain is RunIn in a scope another RunIn has taken (which its caller
+// should not do): with a flag of its own, as the first one has c's.
+func runInAgain[T any](c *Scope, t Task[T], k Cont[T]) {
 	done := false
 	finish := func(v T, err error) {
 		if done {
@@ -551,7 +612,7 @@ func RunIn[T any](c *Scope, t Task[T], k Cont[T]) {
 		c.Close()
 		k(v, err)
 	}
-	c.onDone(contDone[T](finish)) // OnDone(finish with the zero T), with no function made for it
+	c.onDone(contDone[T](finish))
 	Run(c, t, finish)
 }
 

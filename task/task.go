@@ -87,8 +87,14 @@ func Resume[T any](s *Scope, k Cont[T], v T, err error) {
 
 // Value returns a task that succeeds with v.
 func Value[T any](v T) Task[T] {
+	if _, ok := any(v).(Unit); ok {
+		return any(unitValue).(Task[T]) // all alike: made once
+	}
 	return func(s *Scope, k Cont[T]) { k(v, nil) }
 }
+
+// unitValue is Value(Unit{}).
+var unitValue Task[Unit] = func(s *Scope, k Cont[Unit]) { k(Unit{}, nil) }
 
 // Fail returns a task that fails with err.
 func Fail[T any](err error) Task[T] {

@@ -267,13 +267,16 @@ type ChildrenWatch struct {
 	Watch *Watch
 }
 
-// sendWatch sends a request that sets a watch; k, the Cont of ExistsW,
-// GetW or ChildrenW, receives the outcome and the Watch (deliver). One
-// value holds the Watch and the request's wait (as send's sendWait) and
-// is its Watcher, so a watched request allocates that value and no
-// callback.
-func sendWatch(s *Scope, req Request, path string, k any) {
-	ws := &watchSend{s: s, req: req, k: k, w: Watch{path: path}}
+// A watched request (ExistsW, GetW, ChildrenW) sends its request from a
+// watchSend; k, the Cont of ExistsW, GetW or ChildrenW, receives the
+// outcome and the Watch (deliver). One value holds the request, the Watch
+// and the request's wait (as send's sendWait) and is its Watcher, so a
+// watched request allocates that value and no callback: dataWatchSend,
+// childWatchSend or existsWatchSend, made for each run of the task.
+
+// send sends ws's request, ws waiting for its outcome in ws.s.
+func (ws *watchSend) send() {
+	s, req := ws.s, ws.req
 	if s.err != nil {
 		ws.deliver(Response{}, s.err)
 		return
@@ -291,6 +294,31 @@ type watchSend struct {
 	req Request
 	k   any // a Cont[StatWatch], Cont[DataWatch] or Cont[ChildrenWatch]
 	w   Watch
+	// stat, for an exists (ExistsW), is where the Stat it hands over is
+	// kept: in the existsWatchSend that holds ws.
+	stat *Stat
+}
+
+// existsWatchSend is an ExistsW's watchSend with its request, and the
+// room for the Stat it hands over (a pointer, which would be an
+// allocation of its own): one value for all, as each run sends once and
+// delivers once.
+type existsWatchSend struct {
+	watchSend
+	r  ExistsRequest
+	st Stat
+}
+
+// dataWatchSend is a GetW's watchSend with its request.
+type dataWatchSend struct {
+	watchSend
+	r GetDataRequest
+}
+
+// childWatchSend is a ChildrenW's watchSend with its request.
+type childWatchSend struct {
+	watchSend
+	r GetChildrenRequest
 }
 
 // deliver hands k the outcome with the Watch, as its operation makes
@@ -300,10 +328,18 @@ func (ws *watchSend) deliver(r Response, err error) {
 	w := &ws.w
 	switch k := ws.k.(type) {
 	case Cont[StatWatch]:
-		st, err := existsResult(r, err)
+		var st *Stat // existsResult's, kept in ws.stat
 		if err != nil {
-			k(StatWatch{}, err)
-			return
+			if !isNoNode(err) {
+				k(StatWatch{}, err)
+				return
+			}
+		} else {
+			st = ws.stat
+			if st == nil {
+				st = new(Stat)
+			}
+			*st = r.Stat
 		}
 		w.seen(st, false)
 		k(StatWatch{Stat: st, Watch: w}, nil)
@@ -357,26 +393,32 @@ func (ws *watchSend) abandon(err error) {
 // ExistsW is Exists that also sets a data watch, on a missing node too (it
 // then fires on the node's creation).
 func ExistsW(path string) Task[StatWatch] {
-	req := &ExistsRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[StatWatch]) {
-		sendWatch(s, req, req.Path, k)
+		e := &existsWatchSend{watchSend: watchSend{s: s, k: k, w: Watch{path: path}}}
+		e.r = ExistsRequest{Path: path, Watch: true}
+		e.req, e.stat = &e.r, &e.st
+		e.send()
 	}
 }
 
 // GetW is Get that also sets a data watch. On a missing node it fails with
 // ErrNoNode and sets no watch.
 func GetW(path string) Task[DataWatch] {
-	req := &GetDataRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[DataWatch]) {
-		sendWatch(s, req, req.Path, k)
+		d := &dataWatchSend{watchSend: watchSend{s: s, k: k, w: Watch{path: path}}}
+		d.r = GetDataRequest{Path: path, Watch: true}
+		d.req = &d.r
+		d.send()
 	}
 }
 
 // ChildrenW is Children that also sets a child watch. On a missing node it
 // fails with ErrNoNode and sets no watch.
 func ChildrenW(path string) Task[ChildrenWatch] {
-	req := &GetChildrenRequest{Path: path, Watch: true} // one per task, as request's
 	return func(s *Scope, k Cont[ChildrenWatch]) {
-		sendWatch(s, req, req.Path, k)
+		c := &childWatchSend{watchSend: watchSend{s: s, k: k, w: Watch{path: path}}}
+		c.r = GetChildrenRequest{Path: path, Watch: true}
+		c.req = &c.r
+		c.send()
 	}
 }

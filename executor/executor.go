@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/chunk"
 	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
@@ -128,6 +129,7 @@ type Executor struct {
 	curEv     task.Event        // its event, for a notice
 	receive   func()            // e.receiveCur, made once
 	freeOps   *sendOp           // ops free for reuse (Send)
+	timers    chunk.Of[timer]   // the rest of the chunk newTimer cuts timers from
 	events    queue
 	tasks     queue
 	started   bool
@@ -677,7 +679,7 @@ func (e *Executor) receiveCur() {
 // AfterFunc implements task.Runtime: fn runs from the event queue once the
 // clock reaches at.
 func (e *Executor) AfterFunc(at time.Time, fn func()) task.Timer {
-	t := &timer{e: e, fn: timerFunc(fn)}
+	t := e.newTimer(fn)
 	t.t = e.clock.AfterFunc(at.Sub(e.clock.Now()), t.fire)
 	return t
 }
@@ -695,7 +697,7 @@ func (e *Executor) AfterFuncBackground(at time.Time, fn func()) task.Timer {
 	if !ok {
 		return e.AfterFunc(at, fn)
 	}
-	t := &timer{e: e, fn: timerFunc(fn)}
+	t := e.newTimer(fn)
 	t.t = bc.AfterFuncBackground(at.Sub(e.clock.Now()), t.fire)
 	return t
 }
@@ -703,11 +705,27 @@ func (e *Executor) AfterFuncBackground(at time.Time, fn func()) task.Timer {
 // timer is an AfterFunc's timer. It is its own job on the event queue (a
 // runner), so that a firing allocates nothing.
 type timer struct {
-	t task.Timer
+	t task.Timer // the clock's, until the timer has run or was stopped
 	e *Executor
 	// fn is nil once the timer has run or was stopped (executor
 	// goroutine only): no flag of its own, so that a timer is 32 bytes.
 	fn func()
+}
+
+// timerChunk is how many timers newTimer cuts from one allocation: a
+// flow arms and stops timers all the time (a deadline, a sleep, a
+// watch's re-read), and the method value each hands the clock is an
+// allocation of its own already. A chunk lives while one of its timers is
+// referred to; a timer that has run or was stopped refers to nothing but
+// its executor.
+const timerChunk = 16
+
+// newTimer returns a timer for fn, cut from e's current chunk. Executor
+// goroutine (as every task.Runtime method).
+func (e *Executor) newTimer(fn func()) *timer {
+	t := e.timers.New(timerChunk)
+	t.e, t.fn = e, timerFunc(fn)
+	return t
 }
 
 // timerFunc is the fn of a timer for AfterFunc's fn: a nil fn is a
@@ -731,7 +749,7 @@ func (t *timer) fire() { t.e.post(item{r: t}) }
 // run runs fn on the executor goroutine, unless the timer was stopped.
 func (t *timer) run() {
 	if fn := t.fn; fn != nil {
-		t.fn = nil
+		t.fn, t.t = nil, nil
 		fn()
 	}
 }
@@ -742,6 +760,7 @@ func (t *timer) Stop() bool {
 	}
 	t.fn = nil
 	t.t.Stop()
+	t.t = nil
 	return true
 }
 

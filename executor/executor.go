@@ -139,6 +139,8 @@ type Executor struct {
 	session   *task.Session
 	sessScope *task.Scope
 	subs      []*subscription
+	// spareSubs is the rest of the chunk Subscribe cuts subscriptions from.
+	spareSubs chunk.Of[subscription]
 	stepCount uint64
 	flowSeq   uint64     // flows started (observed)
 	opSeq     uint64     // requests sent (observed)
@@ -625,9 +627,15 @@ func (e *Executor) expire() task.Delivery {
 }
 
 type subscription struct {
-	fn       func(task.Event)
+	fn       func(task.Event) // nil once canceled: it holds nothing then
 	canceled bool
 }
+
+// subChunk is how many subscriptions Subscribe cuts from one allocation
+// (their cancel functions are one each already): a recipe subscribes
+// for each handle it gives out. A chunk lives while one of its
+// subscriptions is referred to; a canceled one refers to nothing.
+const subChunk = 16
 
 func (e *Executor) compactSubs() {
 	j := 0
@@ -846,10 +854,11 @@ func (e *Executor) Subscribe(fn func(task.Event)) func() {
 	if fn == nil {
 		return func() {}
 	}
-	s := &subscription{fn: fn}
+	s := e.spareSubs.New(subChunk)
+	s.fn = fn
 	e.pruneSubs()
 	e.subs = append(e.subs, s)
-	return func() { s.canceled = true }
+	return func() { s.canceled, s.fn = true, nil }
 }
 
 // Rand implements task.Runtime.

@@ -327,7 +327,10 @@ func (e *Executor) drain() {
 			in[i] = item{}
 			continue
 		}
-		j := job{fn: in[i].fn, x: in[i].r}
+		j := job{fn: in[i].fn}
+		if in[i].r != nil {
+			j.x, j.kind = in[i].r, jobRunner
+		}
 		var resp *task.Response
 		if in[i].rcv != nil {
 			j.x = in[i].rcv
@@ -668,20 +671,36 @@ func (e *Executor) Schedule(fn func()) { e.tasks.push(job{fn: fn}, nil) }
 // receiveCur runs the current job, a runner, an outcome for its Receiver
 // or a notice for its Watcher (e.receive is this method as a value, made
 // once).
+//
+// Most outcomes and notices are for the executor's own sendOps, and many
+// runners are its timers: those are called as what they are.
 func (e *Executor) receiveCur() {
-	x, resp, notice := e.cur.x, e.curResp, e.cur.notice
-	e.cur, e.curResp = job{}, task.Response{}
-	if notice {
+	x := e.cur.x
+	switch e.cur.kind {
+	case jobOutcome:
+		resp := e.curResp
+		e.cur, e.curResp = job{}, task.Response{}
+		if op, ok := x.(*sendOp); ok {
+			op.Receive(resp)
+			return
+		}
+		x.(task.Receiver).Receive(resp)
+	case jobNotice:
 		ev := e.curEv
-		e.curEv = task.Event{}
+		e.cur, e.curEv = job{}, task.Event{}
+		if op, ok := x.(*sendOp); ok {
+			op.Notify(ev)
+			return
+		}
 		x.(task.Watcher).Notify(ev)
-		return
+	default: // a runner (curResp and curEv are zero: only their jobs set them)
+		e.cur = job{}
+		if t, ok := x.(*timer); ok {
+			t.run()
+			return
+		}
+		x.(runner).run()
 	}
-	if r, ok := x.(runner); ok {
-		r.run()
-		return
-	}
-	x.(task.Receiver).Receive(resp)
 }
 
 // AfterFunc implements task.Runtime: fn runs from the event queue once the

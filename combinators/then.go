@@ -52,9 +52,19 @@ func Map[A, B any](a task.Task[A], f func(A) B) task.Task[B] {
 	}
 }
 
-// Seq runs a, drops its value, then runs b.
+// Seq runs a, drops its value, then runs b. It is Then with an f that
+// returns b, written out: one function fewer per Seq.
 func Seq[A, B any](a task.Task[A], b task.Task[B]) task.Task[B] {
-	return Then(a, func(A) task.Task[B] { return b })
+	return func(s *task.Scope, k task.Cont[B]) {
+		task.Run(s, a, func(_ A, err error) {
+			if err != nil {
+				var zero B
+				task.Resume(s, k, zero, err)
+				return
+			}
+			task.Run(s, b, k)
+		})
+	}
 }
 
 // OnError runs a; if it fails with one of errs (errors.Is), it runs the

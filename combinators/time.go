@@ -53,10 +53,42 @@ func sleepUntil(s *task.Scope, at time.Time, k task.Cont[task.Unit]) {
 		k(task.Unit{}, s.Err())
 		return
 	}
+	sl := &sleep{s: s}
 	task.Suspend(s, k, func(resume task.Cont[task.Unit]) func() {
-		tm := s.Runtime().AfterFunc(at, func() {
-			s.Schedule(func() { resume(task.Unit{}, nil) })
-		})
-		return func() { tm.Stop() }
+		sl.resume = resume
+		sl.wake = sl.step
+		sl.tm = s.Runtime().AfterFunc(at, sl.wake)
+		return sl.wake
 	})
+}
+
+// sleep is one wait of sleepUntil. Its step is the one function the wait
+// needs (one allocation rather than three): the timer's, the task queue's
+// job that the timer's queues, and the stop that Suspend calls when the
+// wait is abandoned.
+type sleep struct {
+	s      *task.Scope
+	resume task.Cont[task.Unit]
+	tm     task.Timer
+	wake   func() // sl.step, made once
+	fired  bool   // the timer has run: the next step resumes
+}
+
+// step runs as the timer's function (on the event queue), then as the job
+// that function queues (on the task queue, paused while the session is
+// suspended), or as Suspend's stop. Before the timer has run, Stop tells
+// the last from the first: it reports false once the timer's call has
+// started, and true, stopping it, while it is pending. After, a stop is
+// the abandonment of a wait whose job is queued: its resume is dropped
+// (the wait is abandoned), as the job's own will be.
+func (sl *sleep) step() {
+	if !sl.fired {
+		if sl.tm.Stop() {
+			return // Suspend's stop: the timer will not run
+		}
+		sl.fired = true
+		sl.s.Schedule(sl.wake)
+		return
+	}
+	sl.resume(task.Unit{}, nil)
 }

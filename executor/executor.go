@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkflow/zkflow/internal/chunk"
 	"github.com/zkflow/zkflow/internal/reqcheck"
 	"github.com/zkflow/zkflow/task"
 )
@@ -128,6 +129,7 @@ type Executor struct {
 	curEv     task.Event        // its event, for a notice
 	receive   func()            // e.receiveCur, made once
 	freeOps   *sendOp           // ops free for reuse (Send)
+	timers    chunk.Of[timer]   // the rest of the chunk newTimer cuts timers from
 	events    queue
 	tasks     queue
 	started   bool
@@ -137,6 +139,8 @@ type Executor struct {
 	session   *task.Session
 	sessScope *task.Scope
 	subs      []*subscription
+	// spareSubs is the rest of the chunk Subscribe cuts subscriptions from.
+	spareSubs chunk.Of[subscription]
 	stepCount uint64
 	flowSeq   uint64     // flows started (observed)
 	opSeq     uint64     // requests sent (observed)
@@ -323,7 +327,10 @@ func (e *Executor) drain() {
 			in[i] = item{}
 			continue
 		}
-		j := job{fn: in[i].fn, x: in[i].r}
+		j := job{fn: in[i].fn}
+		if in[i].r != nil {
+			j.x, j.kind = in[i].r, jobRunner
+		}
 		var resp *task.Response
 		if in[i].rcv != nil {
 			j.x = in[i].rcv
@@ -623,9 +630,15 @@ func (e *Executor) expire() task.Delivery {
 }
 
 type subscription struct {
-	fn       func(task.Event)
+	fn       func(task.Event) // nil once canceled: it holds nothing then
 	canceled bool
 }
+
+// subChunk is how many subscriptions Subscribe cuts from one allocation
+// (their cancel functions are one each already): a recipe subscribes
+// for each handle it gives out. A chunk lives while one of its
+// subscriptions is referred to; a canceled one refers to nothing.
+const subChunk = 16
 
 func (e *Executor) compactSubs() {
 	j := 0
@@ -658,26 +671,42 @@ func (e *Executor) Schedule(fn func()) { e.tasks.push(job{fn: fn}, nil) }
 // receiveCur runs the current job, a runner, an outcome for its Receiver
 // or a notice for its Watcher (e.receive is this method as a value, made
 // once).
+//
+// Most outcomes and notices are for the executor's own sendOps, and many
+// runners are its timers: those are called as what they are.
 func (e *Executor) receiveCur() {
-	x, resp, notice := e.cur.x, e.curResp, e.cur.notice
-	e.cur, e.curResp = job{}, task.Response{}
-	if notice {
+	x := e.cur.x
+	switch e.cur.kind {
+	case jobOutcome:
+		resp := e.curResp
+		e.cur, e.curResp = job{}, task.Response{}
+		if op, ok := x.(*sendOp); ok {
+			op.Receive(resp)
+			return
+		}
+		x.(task.Receiver).Receive(resp)
+	case jobNotice:
 		ev := e.curEv
-		e.curEv = task.Event{}
+		e.cur, e.curEv = job{}, task.Event{}
+		if op, ok := x.(*sendOp); ok {
+			op.Notify(ev)
+			return
+		}
 		x.(task.Watcher).Notify(ev)
-		return
+	default: // a runner (curResp and curEv are zero: only their jobs set them)
+		e.cur = job{}
+		if t, ok := x.(*timer); ok {
+			t.run()
+			return
+		}
+		x.(runner).run()
 	}
-	if r, ok := x.(runner); ok {
-		r.run()
-		return
-	}
-	x.(task.Receiver).Receive(resp)
 }
 
 // AfterFunc implements task.Runtime: fn runs from the event queue once the
 // clock reaches at.
 func (e *Executor) AfterFunc(at time.Time, fn func()) task.Timer {
-	t := &timer{e: e, fn: timerFunc(fn)}
+	t := e.newTimer(fn)
 	t.t = e.clock.AfterFunc(at.Sub(e.clock.Now()), t.fire)
 	return t
 }
@@ -695,7 +724,7 @@ func (e *Executor) AfterFuncBackground(at time.Time, fn func()) task.Timer {
 	if !ok {
 		return e.AfterFunc(at, fn)
 	}
-	t := &timer{e: e, fn: timerFunc(fn)}
+	t := e.newTimer(fn)
 	t.t = bc.AfterFuncBackground(at.Sub(e.clock.Now()), t.fire)
 	return t
 }
@@ -703,11 +732,27 @@ func (e *Executor) AfterFuncBackground(at time.Time, fn func()) task.Timer {
 // timer is an AfterFunc's timer. It is its own job on the event queue (a
 // runner), so that a firing allocates nothing.
 type timer struct {
-	t task.Timer
+	t task.Timer // the clock's, until the timer has run or was stopped
 	e *Executor
 	// fn is nil once the timer has run or was stopped (executor
 	// goroutine only): no flag of its own, so that a timer is 32 bytes.
 	fn func()
+}
+
+// timerChunk is how many timers newTimer cuts from one allocation: a
+// flow arms and stops timers all the time (a deadline, a sleep, a
+// watch's re-read), and the method value each hands the clock is an
+// allocation of its own already. A chunk lives while one of its timers is
+// referred to; a timer that has run or was stopped refers to nothing but
+// its executor.
+const timerChunk = 16
+
+// newTimer returns a timer for fn, cut from e's current chunk. Executor
+// goroutine (as every task.Runtime method).
+func (e *Executor) newTimer(fn func()) *timer {
+	t := e.timers.New(timerChunk)
+	t.e, t.fn = e, timerFunc(fn)
+	return t
 }
 
 // timerFunc is the fn of a timer for AfterFunc's fn: a nil fn is a
@@ -731,7 +776,7 @@ func (t *timer) fire() { t.e.post(item{r: t}) }
 // run runs fn on the executor goroutine, unless the timer was stopped.
 func (t *timer) run() {
 	if fn := t.fn; fn != nil {
-		t.fn = nil
+		t.fn, t.t = nil, nil
 		fn()
 	}
 }
@@ -742,6 +787,7 @@ func (t *timer) Stop() bool {
 	}
 	t.fn = nil
 	t.t.Stop()
+	t.t = nil
 	return true
 }
 
@@ -827,10 +873,11 @@ func (e *Executor) Subscribe(fn func(task.Event)) func() {
 	if fn == nil {
 		return func() {}
 	}
-	s := &subscription{fn: fn}
+	s := e.spareSubs.New(subChunk)
+	s.fn = fn
 	e.pruneSubs()
 	e.subs = append(e.subs, s)
-	return func() { s.canceled = true }
+	return func() { s.canceled, s.fn = true, nil }
 }
 
 // Rand implements task.Runtime.

@@ -102,8 +102,9 @@ func SubmitWith[T any](e *Executor, t task.Task[T], opts Options, k task.Cont[T]
 		}
 		return &Flow{}
 	}
-	r := &flowRun[T]{t: t, k: k, at: opts.Deadline}
-	if !r.submit(e) && k != nil {
+	r, st := newFlowRun[T](e)
+	r.t, r.k, r.at = t, k, opts.Deadline
+	if !r.submit(e, st) && k != nil {
 		var zero T
 		k(zero, task.ErrClosed)
 	}
@@ -124,6 +125,25 @@ type flowRun[T any] struct {
 	at time.Time      // the deadline, if not zero
 }
 
+// observedRun is a flowRun with the task.FlowInfo its executor's
+// Observer is told of (the flow's scope keeps it), made with it: one
+// allocation per observed flow rather than two.
+type observedRun[T any] struct {
+	flowRun[T]
+	info task.FlowInfo
+}
+
+// newFlowRun returns a new flow for e and what starts it: an observedRun
+// when e has an Observer.
+func newFlowRun[T any](e *Executor) (*flowRun[T], flowStarter) {
+	if e.obs != nil {
+		o := new(observedRun[T])
+		return &o.flowRun, o
+	}
+	r := new(flowRun[T])
+	return r, r
+}
+
 type result[T any] struct {
 	v   T
 	err error
@@ -132,12 +152,13 @@ type result[T any] struct {
 	moved bool
 }
 
-// submit posts the flow; false if the executor refuses it (Close was
-// called, or it is stopping or stopped). A refused flow's handle has no
-// executor, so its Cancel does nothing.
-func (r *flowRun[T]) submit(e *Executor) bool {
+// submit posts the flow, started by st (r, or the observedRun r is in);
+// false if the executor refuses it (Close was called, or it is stopping
+// or stopped). A refused flow's handle has no executor, so its Cancel
+// does nothing.
+func (r *flowRun[T]) submit(e *Executor, st flowStarter) bool {
 	f := &r.f
-	f.e, f.run = e, r
+	f.e, f.run = e, st
 	var arm func()
 	if !r.at.IsZero() {
 		// Armed from the event queue, which runs while the task queue is
@@ -155,17 +176,22 @@ func (r *flowRun[T]) submit(e *Executor) bool {
 			}
 		}
 	}
-	if !e.postFlow(arm, r) {
+	if !e.postFlow(arm, st) {
 		f.e, f.run = nil, nil
 		return false
 	}
 	return true
 }
 
-// run starts the flow in a scope of its own under the session's (as
+func (r *flowRun[T]) run() { r.start(nil) }
+
+func (r *observedRun[T]) run() { r.start(&r.info) }
+
+// start starts the flow in a scope of its own under the session's (as
 // task.RunIn does: the scope is closed once the outcome is delivered, and
-// its cancellation delivers its error).
-func (r *flowRun[T]) run() {
+// its cancellation delivers its error). info, if not nil, is where the
+// Observer's FlowInfo goes.
+func (r *flowRun[T]) start(info *task.FlowInfo) {
 	f := &r.f
 	if f.started {
 		return
@@ -176,7 +202,7 @@ func (r *flowRun[T]) run() {
 	}
 	c := f.e.sessScope.WithDeadline(r.at)
 	if o := f.e.obs; o != nil {
-		f.e.flowStarted(o, c)
+		f.e.flowStarted(o, c, info)
 	}
 	f.mu.Lock()
 	f.scope = c
@@ -198,7 +224,7 @@ func (r *flowRun[T]) abort(err error) {
 	r.f.started = true
 	if o := r.f.e.obs; o != nil {
 		// Never started: seen starting and ending at once.
-		r.f.e.flowEnded(r.f.e.flowStarted(o, nil), err)
+		r.f.e.flowEnded(r.f.e.flowStarted(o, nil, nil), err)
 	}
 	r.ended(err)
 }
@@ -281,9 +307,10 @@ func await[T any](ctx context.Context, e *Executor, t task.Task[T]) result[T] {
 		}
 		return result[T]{err: task.ErrCanceled}
 	}
-	r := &flowRun[T]{t: t, ch: make(chan result[T], 1)}
+	r, st := newFlowRun[T](e)
+	r.t, r.ch = t, make(chan result[T], 1)
 	f := &r.f
-	if !r.submit(e) {
+	if !r.submit(e, st) {
 		return result[T]{err: task.ErrClosed}
 	}
 	if pk := park.From(ctx); pk != nil { // a simulation's goroutine (the closure is made only then)

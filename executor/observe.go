@@ -83,10 +83,14 @@ func (e *Executor) observeSession(ev task.Event, sess task.Session) {
 }
 
 // flowStarted marks the flow's scope (c, nil when it never started) and
-// tells the Observer. Executor goroutine.
-func (e *Executor) flowStarted(o *task.Observer, c *task.Scope) *task.FlowInfo {
+// tells the Observer. f, if not nil, is where the FlowInfo goes (the
+// flow's observedRun). Executor goroutine.
+func (e *Executor) flowStarted(o *task.Observer, c *task.Scope, f *task.FlowInfo) *task.FlowInfo {
 	e.flowSeq++
-	f := &task.FlowInfo{ID: e.flowSeq, Session: *e.session, Start: e.clock.Now()}
+	if f == nil {
+		f = new(task.FlowInfo)
+	}
+	*f = task.FlowInfo{ID: e.flowSeq, Session: *e.session, Start: e.clock.Now()}
 	f.Tag = o.OnFlowStart(*f)
 	if c != nil {
 		c.SetFlow(f)

@@ -9,19 +9,20 @@ import "github.com/zkflow/zkflow/task"
 // jobs stay small and handing an outcome to the executor allocates
 // nothing.
 type job struct {
-	fn     func()
-	x      any  // a runner, a task.Receiver (an outcome) or a task.Watcher (a notice), when fn is nil
-	notice bool // x is a task.Watcher; its event travels in the queue's evs
+	fn   func()
+	x    any     // a runner, a task.Receiver (an outcome) or a task.Watcher (a notice), when fn is nil
+	kind jobKind // what x is: set where the job is pushed, so that running it asks no interface of x
 }
 
-// outcome reports whether j is a request's outcome.
-func (j *job) outcome() bool {
-	if j.notice {
-		return false
-	}
-	_, ok := j.x.(task.Receiver)
-	return ok
-}
+// jobKind says what a job is.
+type jobKind uint8
+
+const (
+	jobFunc    jobKind = iota // fn
+	jobRunner                 // x is a runner
+	jobOutcome                // x is a task.Receiver; its response travels in the queue's resps
+	jobNotice                 // x is a task.Watcher; its event travels in the queue's evs
+)
 
 // runner is a job that is a value rather than a function.
 type runner interface{ run() }
@@ -35,12 +36,14 @@ type queue struct {
 	evs   fifo[task.Event]
 }
 
-// push appends j, and resp (non-nil exactly when j is an outcome).
+// push appends j, and resp (non-nil exactly when j is an outcome: push
+// marks it so).
 func (q *queue) push(j job, resp *task.Response) {
-	q.jobs.push(j)
 	if resp != nil {
+		j.kind = jobOutcome
 		q.resps.push(*resp)
 	}
+	q.jobs.push(j)
 }
 
 // clear drops every job, response and notice, and reports how many jobs
@@ -61,7 +64,7 @@ func (q *queue) clear() int {
 
 // pushNotice appends a notice: ev for w.
 func (q *queue) pushNotice(w task.Watcher, ev *task.Event) {
-	q.jobs.push(job{x: w, notice: true})
+	q.jobs.push(job{x: w, kind: jobNotice})
 	q.evs.push(*ev)
 }
 
@@ -72,10 +75,10 @@ func (q *queue) pop(j *job, resp *task.Response, ev *task.Event) bool {
 	if !q.jobs.pop(j) {
 		return false
 	}
-	switch {
-	case j.notice:
+	switch j.kind {
+	case jobNotice:
 		q.evs.pop(ev)
-	case j.fn == nil && j.outcome():
+	case jobOutcome:
 		q.resps.pop(resp)
 	}
 	return true

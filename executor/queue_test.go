@@ -27,15 +27,15 @@ func TestQueueOrderAcrossGrowth(t *testing.T) {
 		}
 		switch popped % 3 {
 		case 0:
-			if j.fn != nil || j.notice || !j.outcome() || resp.Stat.Version != int32(popped) {
+			if j.fn != nil || j.kind != jobOutcome || resp.Stat.Version != int32(popped) {
 				t.Fatalf("pop %d: want the outcome of push %d, got %+v with response of push %d", popped, popped, j, resp.Stat.Version)
 			}
 		case 1:
-			if !j.notice || j.x != task.Watcher(w) || ev.SessionID != int64(popped) || resp.Stat.Version != 0 {
+			if j.kind != jobNotice || j.x != task.Watcher(w) || ev.SessionID != int64(popped) || resp.Stat.Version != 0 {
 				t.Fatalf("pop %d: want the notice of push %d, got %+v with event of push %d", popped, popped, j, ev.SessionID)
 			}
 		default:
-			if j.fn == nil || j.notice {
+			if j.fn == nil || j.kind != jobFunc {
 				t.Fatalf("pop %d: want a function, got %+v", popped, j)
 			}
 		}

@@ -570,7 +570,7 @@ func (m *Member) acquire(item string) {
 				m.later() // taken again at the next reconcile
 				return
 			}
-			h := &hold{Hold: Hold{Item: item, Token: n.stat.Czxid, Path: n.path, Version: n.stat.Version, Session: sess, life: &holdLife{m: m}}, mon: sc.Child()}
+			h := &hold{Hold: Hold{Item: item, Token: n.stat.Czxid, Path: n.path, Version: n.stat.Version, Session: sess, life: &holdLife{m: m, item: item, path: n.path}}, mon: sc.Child()}
 			m.holds[item] = h
 			m.follow(sc, h)
 			m.reconcile()

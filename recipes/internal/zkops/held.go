@@ -98,30 +98,79 @@ func WatchNode(path string, version int32, ok func(*task.Stat) bool) task.Task[t
 // within ops. Any other error (connection loss: the outcome is unknown) is
 // returned as it is, not retried.
 func Fenced(path string, version int32, ops []task.MultiOp, lost func(cause, err error) error) task.Task[[]task.MultiResult] {
-	f := &fenced{check: task.CheckRequest{Path: path, Version: version}, lost: lost}
+	f := newFenced(path, version, ops, lostFunc(lost))
+	return f.run
+}
+
+// Fence is what FencedBy asks of a holder: whether a write may still
+// go, and what a failed check becomes. A holder's own value (one it has
+// anyway) serves, so that a fenced write makes no function for either.
+type Fence interface {
+	// Refused is the error a write fails with at once, sending
+	// nothing (the holder has given the hold up); nil lets it go.
+	Refused() error
+	// Lost is the error of a write whose check failed: cause is the
+	// server's error for the check, err the multi's (Fenced's lost).
+	Lost(cause, err error) error
+}
+
+// FencedBy is Fenced with lost as fence.Lost, as a task that first asks
+// fence.Refused: a refusal fails it at once, sending nothing; otherwise it
+// runs Fenced's task (task.Run), the write's outcome its own.
+func FencedBy(path string, version int32, ops []task.MultiOp, fence Fence) task.Task[[]task.MultiResult] {
+	f := newFenced(path, version, ops, fence)
+	f.write = f.run
+	return f.gated
+}
+
+// lostFunc is Fenced's lost as a Fence that never refuses.
+type lostFunc func(cause, err error) error
+
+func (lostFunc) Refused() error                { return nil }
+func (f lostFunc) Lost(cause, err error) error { return f(cause, err) }
+
+func newFenced(path string, version int32, ops []task.MultiOp, fence Fence) *fenced {
+	f := &fenced{check: task.CheckRequest{Path: path, Version: version}, fence: fence}
 	f.all = f.buf[:0]
 	if len(ops)+1 > len(f.buf) {
 		f.all = make([]task.MultiOp, 0, len(ops)+1)
 	}
 	f.all = append(f.all, &f.check)
+	opened := false // f.create holds a copy
 	for _, op := range ops {
 		if cr, ok := op.(*task.CreateRequest); ok && cr != nil && cr.ACL == nil {
-			cp := *cr
+			cp := &f.create
+			if opened {
+				cp = new(task.CreateRequest)
+			}
+			opened = true
+			*cp = *cr
 			cp.ACL = task.OpenACL
-			op = &cp
+			op = cp
 		}
 		f.all = append(f.all, op)
 	}
-	return f.run
+	return f
 }
 
 // fenced is one Fenced task: the check, the ops behind it (in buf when
-// they are few) and what a failed check becomes, in one allocation.
+// they are few, with room for the copy of a create given the open ACL)
+// and what a failed check becomes, in one allocation.
 type fenced struct {
-	check task.CheckRequest
-	buf   [2]task.MultiOp
-	all   []task.MultiOp
-	lost  func(cause, err error) error
+	check  task.CheckRequest
+	create task.CreateRequest
+	buf    [2]task.MultiOp
+	all    []task.MultiOp
+	fence  Fence
+	write  task.Task[[]task.MultiResult] // run, for gated
+}
+
+func (f *fenced) gated(s *task.Scope, k task.Cont[[]task.MultiResult]) {
+	if err := f.fence.Refused(); err != nil {
+		k(nil, err)
+		return
+	}
+	task.Run(s, f.write, k)
 }
 
 func (f *fenced) run(s *task.Scope, k task.Cont[[]task.MultiResult]) {
@@ -133,7 +182,7 @@ func (f *fenced) run(s *task.Scope, k task.Cont[[]task.MultiResult]) {
 		var me *task.MultiError
 		switch {
 		case errors.As(err, &me) && me.Index == 0:
-			k(nil, f.lost(me.Err, err))
+			k(nil, f.fence.Lost(me.Err, err))
 		case errors.As(err, &me):
 			k(nil, &task.OpError{Op: "multi", Path: f.all[me.Index].NodePath(), Err: &task.MultiError{Index: me.Index - 1, Err: me.Err}})
 		default:

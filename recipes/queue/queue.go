@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	c "github.com/zkflow/zkflow/combinators"
@@ -262,6 +263,10 @@ type Queue struct {
 	epochP      string
 	epochV      task.Task[int32]
 	registeredT task.Task[*consumer]
+	// sizes: the paths a put's checkSize measures, by priority, made on
+	// first use (size.go).
+	sizeMu sync.Mutex
+	sizes  map[int]*sizePaths
 }
 
 // New returns the queue whose items live under dir (created, with its
@@ -430,11 +435,12 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 		return task.Fail[string](fmt.Errorf("queue: priority %d outside %d..%d: %w", priority, MinPriority, MaxPriority, task.ErrInvalidArgument))
 	}
 	return func(s *task.Scope, k task.Cont[string]) {
-		if err := q.checkSize(s, data, priority); err != nil {
+		sp := q.sizePathsOf(priority)
+		if err := q.checkSize(s, data, sp); err != nil {
 			k("", err)
 			return
 		}
-		p := &putting{q: q, s: s, k: k, path: q.item(prefix(priority)), data: data}
+		p := &putting{q: q, s: s, k: k, path: sp.put, data: data}
 		if q.bound <= 0 {
 			p.create()
 			return

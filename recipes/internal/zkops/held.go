@@ -179,11 +179,11 @@ func (f *fenced) run(s *task.Scope, k task.Cont[[]task.MultiResult]) {
 			k(rs[1:], nil)
 			return
 		}
-		var me *task.MultiError
+		me, isMulti := AsMultiError(err)
 		switch {
-		case errors.As(err, &me) && me.Index == 0:
+		case isMulti && me.Index == 0:
 			k(nil, f.fence.Lost(me.Err, err))
-		case errors.As(err, &me):
+		case isMulti:
 			k(nil, &task.OpError{Op: "multi", Path: f.all[me.Index].NodePath(), Err: &task.MultiError{Index: me.Index - 1, Err: me.Err}})
 		default:
 			k(nil, err)
@@ -291,4 +291,36 @@ func WaitChange(path string) task.Task[bool] {
 			}
 		})
 	}
+}
+
+// AsMultiError is errors.As(err, &me) for me a *task.MultiError, finding
+// the same error in err's tree (an error whose As method answers
+// included) without moving a target to the heap: a failed multi's error
+// is read on every failure.
+func AsMultiError(err error) (*task.MultiError, bool) {
+	for err != nil {
+		if me, ok := err.(*task.MultiError); ok {
+			return me, true
+		}
+		if x, ok := err.(interface{ As(any) bool }); ok {
+			var me *task.MultiError
+			if x.As(&me) {
+				return me, true
+			}
+		}
+		switch x := err.(type) {
+		case interface{ Unwrap() error }:
+			err = x.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				if me, ok := AsMultiError(e); ok {
+					return me, true
+				}
+			}
+			return nil, false
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
 }

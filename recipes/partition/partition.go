@@ -191,19 +191,22 @@ func hexID(s *task.Scope) string {
 	return string(b[:])
 }
 
-// partyName is hexID(s) + "-" + id, a party node's name, in one
-// allocation.
-func partyName(s *task.Scope, id string) string {
+// partyPath is dir + "/" + hexID(s) + "-" + id, a party node's path, and
+// the name in it, in one allocation.
+func partyPath(s *task.Scope, dir, id string) (path, name string) {
 	hi, lo := zkops.Draws(s)
 	var hex [32]byte
 	zkops.PutHex(hex[:16], hi)
 	zkops.PutHex(hex[16:], lo)
 	var b strings.Builder
-	b.Grow(len(hex) + 1 + len(id))
+	b.Grow(len(dir) + 1 + len(hex) + 1 + len(id))
+	b.WriteString(dir)
+	b.WriteByte('/')
 	b.Write(hex[:])
 	b.WriteByte('-')
 	b.WriteString(id)
-	return b.String()
+	path = b.String()
+	return path, path[len(dir)+1:]
 }
 
 // lockTag is kazoo's Lock node tag: <hex>__lock__<seq>.

@@ -69,7 +69,7 @@ func lockItem(dir, prefix string, data []byte, acl task.ACLProvider) task.Task[l
 		owner := s.Session().ID
 		path := dir + "/" + prefix + lockTag // the path sent: the server appends the sequence number
 		l := &itemLock{s: s, k: k, dir: dir, prefix: prefix, acl: acl, owner: owner}
-		l.req = &task.CreateRequest{Path: path, Data: data, Mode: task.EphemeralSequential, ACL: acl.For(path)}
+		l.req = task.CreateRequest{Path: path, Data: data, Mode: task.EphemeralSequential, ACL: acl.For(path)}
 		l.create()
 	}
 }
@@ -82,7 +82,7 @@ type itemLock struct {
 	prefix string
 	acl    task.ACLProvider
 	owner  int64
-	req    *task.CreateRequest
+	req    task.CreateRequest // the create CreateUnique copies for each attempt
 }
 
 func (l *itemLock) settle() task.Task[[]string] {
@@ -164,7 +164,7 @@ func (l *itemLock) afterReset() {
 
 func (l *itemLock) create() {
 	s, k, owner := l.s, l.k, l.owner
-	task.Run(s, zkops.CreateUnique(l.req, l.dir, l.acl, l.settle), func(name string, err error) {
+	task.Run(s, zkops.CreateUnique(&l.req, l.dir, l.acl, l.settle), func(name string, err error) {
 		if errors.Is(err, task.ErrNodeExists) && !canary.On(bugExhaustedSeq) {
 			// A sequential create clashes only when the counter is
 			// stuck at its maximum: wait for the reset.

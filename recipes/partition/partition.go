@@ -107,6 +107,10 @@ type Partitioner struct {
 	cfg   config
 	items []string // sorted
 	kazoo bool     // cfg.Assign is the default, KazooAssign, which neither keeps nor changes its arguments
+	// The party's directory and each item's lock directory (by the
+	// index of the item in items), made once in New.
+	party    string
+	itemDirs []string
 }
 
 // New returns the partitioned set of items under path (kazoo's path):
@@ -150,7 +154,11 @@ func New(path string, items []string, opts ...Option) (*Partitioner, error) {
 		}
 	}
 	cfg.Items = items
-	return &Partitioner{cfg: cfg, items: items, kazoo: kazoo}, nil
+	p := &Partitioner{cfg: cfg, items: items, kazoo: kazoo, party: cfg.Path + "/party", itemDirs: make([]string, len(items))}
+	for i, it := range items {
+		p.itemDirs[i] = cfg.Path + "/locks/" + it
+	}
+	return p, nil
 }
 
 // Path is the partitioner's directory.
@@ -159,10 +167,20 @@ func (p *Partitioner) Path() string { return p.cfg.Path }
 // Items is the set, sorted.
 func (p *Partitioner) Items() []string { return slices.Clone(p.items) }
 
-func (p *Partitioner) partyDir() string { return p.cfg.Path + "/party" }
+func (p *Partitioner) partyDir() string {
+	if p.party != "" {
+		return p.party
+	}
+	return p.cfg.Path + "/party"
+}
 
 // ItemDir is the directory of item's lock (kazoo's Lock path).
-func (p *Partitioner) ItemDir(item string) string { return p.cfg.Path + "/locks/" + item }
+func (p *Partitioner) ItemDir(item string) string {
+	if i, ok := slices.BinarySearch(p.items, item); ok && i < len(p.itemDirs) {
+		return p.itemDirs[i]
+	}
+	return p.cfg.Path + "/locks/" + item
+}
 
 // validName checks one path component.
 func validName(what, s string) error {

@@ -69,17 +69,18 @@ func Draws(s *task.Scope) (hi, lo uint64) {
 // fails the task with that error. The task never succeeds; cancel its
 // scope to stop it.
 func WatchNode(path string, version int32, ok func(*task.Stat) bool) task.Task[task.Unit] {
-	gone := fmt.Errorf("node %s deleted", path)
+	// The error of a node gone is made when it is (most watches end
+	// otherwise: a release, the session's end).
 	round := c.Then(c.Retry(task.ExistsW(path), Retry), func(sw task.StatWatch) task.Task[bool] {
 		if sw.Stat == nil || (ok != nil && !ok(sw.Stat)) {
-			return task.Fail[bool](gone)
+			return task.Fail[bool](fmt.Errorf("node %s deleted", path))
 		}
 		if sw.Stat.Version != version {
 			return task.Fail[bool](fmt.Errorf("node %s changed by someone else", path))
 		}
 		return c.Then(sw.Watch.Wait(), func(ev task.Event) task.Task[bool] {
 			if ev.Type == task.EventNodeDeleted {
-				return task.Fail[bool](gone)
+				return task.Fail[bool](fmt.Errorf("node %s deleted", path))
 			}
 			return task.Value(true)
 		})

@@ -710,32 +710,54 @@ type Match struct {
 // session owner.
 func Owned(dir, prefix string, owner int64) task.Task[[]Match] {
 	return func(s *task.Scope, k task.Cont[[]Match]) {
-		task.Run(s, Prefixed(dir, prefix), func(names []string, err error) {
-			if err != nil {
-				k(nil, err)
-				return
-			}
-			var out []Match
-			var next func(i int)
-			next = func(i int) {
-				if i == len(names) {
-					k(out, nil)
-					return
-				}
-				task.Run(s, c.Retry(task.Exists(child(dir, names[i])), Retry), func(st *task.Stat, err error) {
-					if err != nil {
-						k(nil, err)
-						return
-					}
-					if st != nil && st.EphemeralOwner == owner {
-						out = append(out, Match{names[i], *st})
-					}
-					next(i + 1)
-				})
-			}
-			next(0)
-		})
+		o := &owned{s: s, k: k, dir: dir, owner: owner}
+		task.Run(s, Prefixed(dir, prefix), o.listed)
 	}
+}
+
+// owned is one run of Owned's task: the children it reads one after
+// another, with the continuation of every read made once.
+type owned struct {
+	s      *task.Scope
+	k      task.Cont[[]Match]
+	dir    string
+	owner  int64
+	names  []string
+	i      int // the child read
+	out    []Match
+	onStat task.Cont[*task.Stat]
+}
+
+func (o *owned) listed(names []string, err error) {
+	if err != nil {
+		o.k(nil, err)
+		return
+	}
+	o.names = names
+	o.next(0)
+}
+
+func (o *owned) next(i int) {
+	if i == len(o.names) {
+		o.k(o.out, nil)
+		return
+	}
+	o.i = i
+	if o.onStat == nil {
+		o.onStat = o.read
+	}
+	task.Run(o.s, c.Retry(task.Exists(child(o.dir, o.names[i])), Retry), o.onStat)
+}
+
+func (o *owned) read(st *task.Stat, err error) {
+	if err != nil {
+		o.k(nil, err)
+		return
+	}
+	if st != nil && st.EphemeralOwner == o.owner {
+		o.out = append(o.out, Match{o.names[o.i], *st})
+	}
+	o.next(o.i + 1)
 }
 
 // Names returns the names of ms.

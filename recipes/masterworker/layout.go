@@ -149,11 +149,15 @@ func (sys *System) mkdir(path string) task.Task[task.Unit] {
 	})
 }
 
-// seqAll runs ts one after another and stops at the first error.
+// seqAll runs ts one after another and stops at the first error. Each
+// step (ts[i], then i+1) is made once, when seqAll is: Setup's runs
+// again and again.
 func seqAll(ts []task.Task[task.Unit]) task.Task[task.Unit] {
-	i := c.Loop(0, func(i int) bool { return i < len(ts) }, func(i int) task.Task[int] {
-		return c.Map(ts[i], func(task.Unit) int { return i + 1 })
-	})
+	steps := make([]task.Task[int], len(ts))
+	for i, t := range ts {
+		steps[i] = c.Map(t, func(task.Unit) int { return i + 1 })
+	}
+	i := c.Loop(0, func(i int) bool { return i < len(steps) }, func(i int) task.Task[int] { return steps[i] })
 	return c.Map(i, func(int) task.Unit { return task.Unit{} })
 }
 

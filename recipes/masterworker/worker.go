@@ -223,6 +223,8 @@ type wrun struct {
 	parked  bool
 	relist  bool
 	blinked bool // suspended since the last reconnect
+
+	listW task.Task[task.ChildrenWatch] // the assignments' listing, retried: made once
 }
 
 // onEvent follows the session: once the counter of the assignment
@@ -386,7 +388,10 @@ func (r *wrun) list() {
 	r.gen++
 	gen := r.gen
 	r.parked, r.relist = false, false
-	task.Run(r.s, c.Retry(task.ChildrenW(r.w.assignPath()), retry), func(cw task.ChildrenWatch, err error) {
+	if r.listW == nil {
+		r.listW = c.Retry(task.ChildrenW(r.w.assignPath()), retry)
+	}
+	task.Run(r.s, r.listW, func(cw task.ChildrenWatch, err error) {
 		if errors.Is(err, task.ErrNoNode) {
 			// A primary whose list of workers predates our registration
 			// took the directory for a dead worker's and deleted it.

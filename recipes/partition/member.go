@@ -48,7 +48,7 @@ type Member struct {
 	listW   task.Task[task.ChildrenWatch] // the party listing, retried (a value: built once)
 	gen     int                           // counts changes of ours and members, and sessions: a stale stability timer does nothing
 	timer   task.Timer                    // the stability timer, if pending
-	desired map[string]bool
+	desired []string                      // the items of the assignment, sorted (nil: no assignment yet)
 	holds   map[string]*hold
 	tries   map[string]*task.Scope
 	// attempts: the lock node each try in flight may have made (its
@@ -486,18 +486,16 @@ func (m *Member) listed(sc *task.Scope, names []string) {
 			return
 		}
 		m.timer = nil
-		m.desired = map[string]bool{}
+		m.desired = []string{}
 		if ours {
-			var assigned []string
 			if m.p.kazoo {
-				assigned = KazooAssign(m.id, members, m.p.items)
-			} else {
-				assigned = m.p.cfg.Assign(m.id, slices.Clone(members), slices.Clone(m.p.items))
-			}
-			for _, it := range assigned {
-				if _, ok := slices.BinarySearch(m.p.items, it); ok {
-					m.desired[it] = true // an Assign that names an item not in the set is not followed there
+				// Items of the set, in its order, each once: the
+				// assignment as it is (a slice of its own).
+				if assigned := KazooAssign(m.id, members, m.p.items); assigned != nil {
+					m.desired = assigned
 				}
+			} else {
+				m.desired = desiredOf(m.p.cfg.Assign(m.id, slices.Clone(members), slices.Clone(m.p.items)), m.p.items)
 			}
 		}
 		m.reconcile()
@@ -508,6 +506,27 @@ func (m *Member) listed(sc *task.Scope, names []string) {
 	if !canary.On(bugAllocatingBeforeTimer) {
 		m.setState(Allocating)
 	}
+}
+
+// desiredOf returns the items of items (sorted) that assigned names, an
+// Assign's answer, sorted and each once: an Assign that names an item not
+// in the set is not followed there. assigned is left as it is (the
+// Assign's own).
+func desiredOf(assigned, items []string) []string {
+	out := []string{}
+	for _, it := range assigned {
+		if _, ok := slices.BinarySearch(items, it); ok {
+			out = append(out, it)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// wants reports whether item is in the member's assignment.
+func (m *Member) wants(item string) bool {
+	_, ok := slices.BinarySearch(m.desired, item)
+	return ok
 }
 
 // bugAllocatingBeforeTimer: a new listing asks for Allocating before the
@@ -525,18 +544,18 @@ func (m *Member) reconcile() {
 	}
 	var buf [16]string
 	for _, it := range sortedKeys(buf[:0], m.holds) {
-		if !m.desired[it] {
+		if !m.wants(it) {
 			m.release(it)
 		}
 	}
 	for _, it := range sortedKeys(buf[:0], m.tries) {
-		if !m.desired[it] {
+		if !m.wants(it) {
 			t := m.tries[it]
 			delete(m.tries, it)
 			t.Cancel(task.ErrCanceled)
 		}
 	}
-	for _, it := range sortedKeys(buf[:0], m.desired) {
+	for _, it := range m.desired { // (a slice never changed: a new assignment is a new one)
 		if m.holds[it] == nil && m.tries[it] == nil {
 			m.acquire(it)
 		}
@@ -753,12 +772,12 @@ func (m *Member) draining() bool {
 	return false
 }
 
-func heldIsDesired(now map[string]*hold, desired map[string]bool) bool {
+func heldIsDesired(now map[string]*hold, desired []string) bool {
 	if len(now) != len(desired) {
 		return false
 	}
 	for it := range now {
-		if !desired[it] {
+		if _, ok := slices.BinarySearch(desired, it); !ok {
 			return false
 		}
 	}

@@ -94,7 +94,10 @@ func KazooAssign(identifier string, members, items []string) []string {
 	if i < 0 {
 		return nil
 	}
-	var out []string
+	if i >= len(items) {
+		return nil
+	}
+	out := make([]string, 0, (len(items)-i+len(members)-1)/len(members))
 	for ; i < len(items); i += len(members) {
 		out = append(out, items[i])
 	}

@@ -288,6 +288,7 @@ type takingAcked struct {
 	its   []Item        // the round's items (its buffer, the next round's)
 	i     int           // the item tried
 	epoch int32         // the epoch, read before the item
+	path  string        // the item tried's path
 	it    *Item         // the item whose move runs (detached)
 
 	onRegistered task.Cont[*consumer]
@@ -405,7 +406,8 @@ func (t *takingAcked) epochRead(epoch int32, err error) {
 	if t.onGot == nil {
 		t.onGot = t.got
 	}
-	task.Run(t.s, c.Retry(task.Get(t.q.item(t.its[t.i].Name)), zkops.Retry), t.onGot)
+	t.path = t.q.item(t.its[t.i].Name)
+	task.Run(t.s, c.Retry(task.Get(t.path), zkops.Retry), t.onGot)
 }
 
 func (t *takingAcked) got(d task.Data, err error) {
@@ -423,7 +425,7 @@ func (t *takingAcked) got(d task.Data, err error) {
 		if t.onMoved == nil {
 			t.onMoved, t.onOrphan = t.moved, t.orphan
 		}
-		detached(q, s, q.move(cn, it, d.Stat.Version, t.epoch), t.onMoved, t.onOrphan)
+		detached(q, s, q.move(cn, it, t.path, d.Stat.Version, t.epoch), t.onMoved, t.onOrphan)
 	}
 }
 
@@ -447,15 +449,15 @@ func (t *takingAcked) orphan(r outcome, err error) {
 	}
 }
 
-// move moves item it (read at version, with the directory's epoch at
-// version epoch) in flight under cn: one multi checks cn's marker and the
-// epoch, creates the copy and deletes the item at the version read. The
-// outcome is gone when the item was gone (another consumer took it) or cn
-// is no longer registered (its marker gone: q.cons is reset, so the
-// caller registers a new consumer), and stale when the epoch moved.
-func (q *Queue) move(cn *consumer, it *Item, version, epoch int32) task.Task[outcome] {
+// move moves item it (at path, read at version, with the directory's
+// epoch at version epoch) in flight under cn: one multi checks cn's marker
+// and the epoch, creates the copy and deletes the item at the version
+// read. The outcome is gone when the item was gone (another consumer took
+// it) or cn is no longer registered (its marker gone: q.cons is reset, so
+// the caller registers a new consumer), and stale when the epoch moved.
+func (q *Queue) move(cn *consumer, it *Item, path string, version, epoch int32) task.Task[outcome] {
 	return func(s *task.Scope, k task.Cont[outcome]) {
-		path, copyPath := q.item(it.Name), q.flight(cn.id, it.czxid, it.Name)
+		copyPath := q.flight(cn.id, it.czxid, it.Name)
 		m := &moving{q: q, s: s, k: k, cn: cn, copyPath: copyPath, opCopy: 2, epoch: epoch}
 		m.marker = task.CheckRequest{Path: cn.marker, Version: 0}
 		m.epochCheck = task.CheckRequest{Path: q.epochPath(), Version: epoch}
@@ -803,39 +805,43 @@ func (a *acking) settle(cause error) {
 // the next pass again (no request, no new watch).
 func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 	return func(s *task.Scope, k task.Cont[[]*task.Watch]) {
-		task.Run(s, zkops.Prefixed(q.inflight, ""), func(entries []string, err error) {
+		task.Run(s, q.flights(), func(entries []string, err error) {
 			if err != nil {
 				k(nil, err)
 				return
 			}
-			var held map[string][]string // made at the first entry of another consumer
-			var ids []string
+			// The entries of other consumers, by consumer id (sorted),
+			// each consumer's in the listing's order.
+			var held []heldEntry // made at the first entry of another consumer
 			for _, e := range entries {
 				id, _, ok := splitFlight(e)
 				if !ok || id == cn.id {
 					continue
 				}
 				if held == nil {
-					held = map[string][]string{}
+					held = make([]heldEntry, 0, len(entries))
 				}
-				if _, seen := held[id]; !seen {
-					ids = append(ids, id)
-				}
-				held[id] = append(held[id], e)
+				held = append(held, heldEntry{id, e})
 			}
-			if len(ids) == 0 {
+			if len(held) == 0 {
 				k(nil, nil)
 				return
 			}
-			slices.Sort(ids)
+			slices.SortStableFunc(held, func(a, b heldEntry) int { return strings.Compare(a.id, b.id) })
+			es := make([]string, len(held))
+			for i, h := range held {
+				es[i] = h.entry
+			}
 			task.Run(s, q.liveConsumers(watch), func(live map[string]bool, err error) {
 				if err != nil {
 					k(nil, err)
 					return
 				}
+				// next gives back the entries of the consumer whose
+				// first is held[i], if it is dead.
 				var next func(i int)
 				next = func(i int) {
-					if i == len(ids) {
+					if i == len(held) {
 						var ws []*task.Watch
 						if watch && q.consWatch != nil {
 							ws = append(ws, q.consWatch)
@@ -843,22 +849,38 @@ func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 						k(ws, nil)
 						return
 					}
-					if live[ids[i]] || canary.On(bugNoReturn) {
-						next(i + 1)
+					id, end := held[i].id, i+1
+					for end < len(held) && held[end].id == id {
+						end++
+					}
+					if live[id] || canary.On(bugNoReturn) {
+						next(end)
 						return
 					}
-					task.Run(s, q.giveBack(ids[i], held[ids[i]]), func(_ task.Unit, err error) {
+					task.Run(s, q.giveBack(id, es[i:end:end]), func(_ task.Unit, err error) {
 						if err != nil {
 							k(nil, err)
 							return
 						}
-						next(i + 1)
+						next(end)
 					})
 				}
 				next(0)
 			})
 		})
 	}
+}
+
+// heldEntry is an in-flight entry of a consumer (recover).
+type heldEntry struct{ id, entry string }
+
+// flights is the listing of the in-flight directory (zkops.Prefixed),
+// made once, in New.
+func (q *Queue) flights() task.Task[[]string] {
+	if q.flightsT != nil {
+		return q.flightsT
+	}
+	return zkops.Prefixed(q.inflight, "")
 }
 
 // liveConsumers lists the markers: the ids of the live consumers. With

@@ -263,6 +263,7 @@ type Queue struct {
 	epochP      string
 	epochV      task.Task[int32]
 	registeredT task.Task[*consumer]
+	flightsT    task.Task[[]string] // at-least-once: flights's task, made in New
 	// sizes: the paths a put's checkSize measures, by priority, made on
 	// first use (size.go).
 	sizeMu sync.Mutex
@@ -293,6 +294,9 @@ func New(dir string, opts ...Option) (*Queue, error) {
 	q.epochP = dir + ".epoch"
 	q.epochV = q.buildEpochVersion()
 	q.registeredT = q.buildRegistered()
+	if q.mode == AtLeastOnce {
+		q.flightsT = zkops.Prefixed(q.inflight, "")
+	}
 	return q, nil
 }
 

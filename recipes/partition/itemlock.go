@@ -217,23 +217,42 @@ func cleanupOwned(dir, prefix string, sess task.Session) task.Task[task.Unit] {
 				k(task.Unit{}, endedOK(err))
 				return
 			}
-			var next func(i int)
-			next = func(i int) {
-				if i == len(ms) {
-					k(task.Unit{}, nil)
-					return
-				}
-				task.Run(s, zkops.DeleteNode(dir+"/"+ms[i].Name, ms[i].Stat), func(_ task.Unit, err error) {
-					if err != nil {
-						k(task.Unit{}, endedOK(err))
-						return
-					}
-					next(i + 1)
-				})
-			}
-			next(0)
+			d := &ownedDeletes{s: s, k: k, dir: dir, ms: ms}
+			d.next(0)
 		})
 	}
+}
+
+// ownedDeletes deletes the nodes cleanupOwned found, one after another,
+// the first failure ending it; the continuation of each delete is made
+// once.
+type ownedDeletes struct {
+	s     *task.Scope
+	k     task.Cont[task.Unit]
+	dir   string
+	ms    []zkops.Match
+	i     int // the delete under way
+	onDel task.Cont[task.Unit]
+}
+
+func (d *ownedDeletes) next(i int) {
+	if i == len(d.ms) {
+		d.k(task.Unit{}, nil)
+		return
+	}
+	d.i = i
+	if d.onDel == nil {
+		d.onDel = d.deleted
+	}
+	task.Run(d.s, zkops.DeleteNode(d.dir+"/"+d.ms[i].Name, d.ms[i].Stat), d.onDel)
+}
+
+func (d *ownedDeletes) deleted(_ task.Unit, err error) {
+	if err != nil {
+		d.k(task.Unit{}, endedOK(err))
+		return
+	}
+	d.next(d.i + 1)
 }
 
 // endedOK turns the end of the session into success for a cleanup: the

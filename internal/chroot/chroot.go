@@ -67,11 +67,7 @@ func Request(root string, req task.Request) task.Request {
 	}
 	switch r := req.(type) {
 	case *task.MultiRequest:
-		ops := make([]task.MultiOp, len(r.Ops))
-		for i, op := range r.Ops {
-			ops[i] = Request(root, op).(task.MultiOp)
-		}
-		return &task.MultiRequest{Ops: ops}
+		return multi(root, r)
 	case *task.CreateRequest:
 		c := *r
 		c.Path = Full(root, r.Path, r.Mode.IsSequential())
@@ -135,4 +131,107 @@ func Response(root string, resp task.Response) task.Response {
 		resp.Results[i].Path = Strip(root, resp.Results[i].Path)
 	}
 	return resp
+}
+
+// multiCopy is a multi mapped under a root, with room for its ops and for
+// the check a fenced write puts first (zkops.Fenced): one allocation
+// where there would be three.
+type multiCopy struct {
+	req   task.MultiRequest
+	ops   [4]task.MultiOp
+	check task.CheckRequest
+}
+
+// multi is Request for a multi: each op mapped as Request maps it, their
+// paths under root made in one string.
+func multi(root string, r *task.MultiRequest) *task.MultiRequest {
+	m := new(multiCopy)
+	ops := m.ops[:0]
+	if len(r.Ops) > len(m.ops) {
+		ops = make([]task.MultiOp, 0, len(r.Ops))
+	}
+	size := 0
+	for _, op := range r.Ops {
+		if p, seq, ok := opPath(op); ok {
+			size += len(root)
+			if p != "/" || seq {
+				size += len(p)
+			}
+		}
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, op := range r.Ops {
+		if p, seq, ok := opPath(op); ok {
+			b.WriteString(root)
+			if p != "/" || seq {
+				b.WriteString(p)
+			}
+		}
+	}
+	all, at := b.String(), 0
+	checked := false // m.check holds one
+	for _, op := range r.Ops {
+		p, seq, ok := opPath(op)
+		if !ok {
+			ops = append(ops, Request(root, op).(task.MultiOp)) // panics: no mapping
+			continue
+		}
+		n := len(root)
+		if p != "/" || seq {
+			n += len(p)
+		}
+		full := all[at : at+n]
+		at += n
+		switch r := op.(type) {
+		case *task.CreateRequest:
+			c := *r
+			c.Path = full
+			ops = append(ops, &c)
+		case *task.DeleteRequest:
+			c := *r
+			c.Path = full
+			ops = append(ops, &c)
+		case *task.SetDataRequest:
+			c := *r
+			c.Path = full
+			ops = append(ops, &c)
+		case *task.CheckRequest:
+			c := &m.check
+			if checked {
+				c = new(task.CheckRequest)
+			}
+			checked = true
+			*c = *r
+			c.Path = full
+			ops = append(ops, c)
+		}
+	}
+	m.req.Ops = ops
+	return &m.req
+}
+
+// opPath returns the path of a multi's op and whether the server appends
+// a counter to it; ok is false for an op multi does not map (nil, or a
+// type of no multi op: Request panics on it).
+func opPath(op task.MultiOp) (p string, sequential, ok bool) {
+	switch r := op.(type) {
+	case *task.CreateRequest:
+		if r != nil {
+			return r.Path, r.Mode.IsSequential(), true
+		}
+	case *task.DeleteRequest:
+		if r != nil {
+			return r.Path, false, true
+		}
+	case *task.SetDataRequest:
+		if r != nil {
+			return r.Path, false, true
+		}
+	case *task.CheckRequest:
+		if r != nil {
+			return r.Path, false, true
+		}
+	}
+	return "", false, false
 }

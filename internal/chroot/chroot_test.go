@@ -1,6 +1,7 @@
 package chroot
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -101,6 +102,37 @@ func TestRequestCoversEveryType(t *testing.T) {
 		if got.NodePath() != "/app/a" || req.NodePath() != "/a" {
 			t.Errorf("%s: %s (the original now %s)", name, got.NodePath(), req.NodePath())
 		}
+	}
+}
+
+// A multi's ops are mapped as Request maps each alone, whatever their
+// number and kinds (its copy has room for four ops and one check), and
+// the caller's ops are left alone.
+func TestMultiOps(t *testing.T) {
+	ops := []task.MultiOp{
+		&task.CheckRequest{Path: "/", Version: 3},
+		&task.CreateRequest{Path: "/", Mode: task.PersistentSequential},
+		&task.CheckRequest{Path: "/c", Version: 4},
+		&task.DeleteRequest{Path: "/d", Version: 5},
+		&task.SetDataRequest{Path: "/e", Data: []byte("x")},
+	}
+	for n := range len(ops) + 1 {
+		m := Request("/app", &task.MultiRequest{Ops: ops[:n]}).(*task.MultiRequest)
+		if len(m.Ops) != n {
+			t.Fatalf("%d ops: got %d", n, len(m.Ops))
+		}
+		for i, op := range m.Ops {
+			want := Request("/app", ops[i])
+			if op == ops[i] || op.NodePath() != want.NodePath() || fmt.Sprintf("%T", op) != fmt.Sprintf("%T", want) {
+				t.Errorf("%d ops: op %d is %T %s, want a copy %T %s", n, i, op, op.NodePath(), want, want.NodePath())
+			}
+		}
+		if n >= 3 && (m.Ops[0].(*task.CheckRequest).Version != 3 || m.Ops[2].(*task.CheckRequest).Version != 4) {
+			t.Errorf("%d ops: checks %+v %+v", n, m.Ops[0], m.Ops[2])
+		}
+	}
+	if ops[0].NodePath() != "/" || ops[2].NodePath() != "/c" {
+		t.Error("the caller's ops changed")
 	}
 }
 

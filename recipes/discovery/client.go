@@ -23,6 +23,9 @@ type Client struct {
 	// of this Client going on in the background: Register waits for them
 	// (see Register).
 	pending blocking.Pending
+	// register is what Register is, for its errors ("discovery <base>:
+	// register"), made once.
+	register string
 }
 
 // NewClient returns a Client of the discovery under base whose flows run
@@ -35,7 +38,7 @@ func NewClient(ex *executor.Executor, base string, opts ...Option) (*Client, err
 	if err != nil {
 		return nil, err
 	}
-	return &Client{ex: ex, d: d}, nil
+	return &Client{ex: ex, d: d, register: "discovery " + d.Base() + ": register"}, nil
 }
 
 // Discovery is the discovery the Client runs.
@@ -52,6 +55,15 @@ func again[T any](ctx context.Context, once func() (T, error)) (T, error) {
 		}
 		return v, err
 	}
+}
+
+// registerWhat is c.register, or made for a Client not made by
+// NewClient.
+func (c *Client) registerWhat() string {
+	if c.register != "" {
+		return c.register
+	}
+	return "discovery " + c.d.Base() + ": register"
 }
 
 // Register registers inst (Discovery.Register). If the session expires
@@ -73,12 +85,12 @@ func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, er
 		return nil, errNil("Client")
 	}
 	if !canary.On(bugRegisterBehindUnregister) {
-		if err := c.pending.Wait(ctx, "discovery "+c.d.Base()+": register"); err != nil {
+		if err := c.pending.Wait(ctx, c.registerWhat()); err != nil {
 			return nil, err
 		}
 	}
 	return again(ctx, func() (*Registration, error) {
-		return blocking.Take(ctx, "discovery "+c.d.Base()+": register", c.ex, c.d.Register(inst), nil, c.undo)
+		return blocking.Take(ctx, c.registerWhat(), c.ex, c.d.Register(inst), nil, c.undo)
 	})
 }
 

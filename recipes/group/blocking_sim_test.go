@@ -364,29 +364,47 @@ func consistent(prev []string, ch Change, first bool) error {
 	if !first && len(ch.Added) == 0 && len(ch.Removed) == 0 {
 		return fmt.Errorf("a change with no change")
 	}
-	want := map[string]bool{}
-	for _, m := range prev {
-		want[m] = true
+	// prev, Added and Removed are sorted: looked up, not put in a
+	// map (made only for an error's message).
+	in := func(s []string, x string) bool {
+		_, ok := slices.BinarySearch(s, x)
+		return ok
 	}
-	for _, x := range ch.Added {
-		if want[x] {
+	for j, x := range ch.Added {
+		if in(prev, x) || (j > 0 && ch.Added[j-1] == x) {
 			return fmt.Errorf("%s added but already a member", x)
 		}
-		want[x] = true
 	}
-	for _, x := range ch.Removed {
-		if !want[x] {
+	for j, x := range ch.Removed {
+		if !in(prev, x) && !in(ch.Added, x) || (j > 0 && ch.Removed[j-1] == x) {
 			return fmt.Errorf("%s removed but not a member", x)
 		}
-		delete(want, x)
 	}
-	if len(want) != len(ch.Members) {
-		return fmt.Errorf("members %v, but the previous ones with the changes are %v", ch.Members, want)
-	}
-	for _, m := range ch.Members {
-		if !want[m] {
-			return fmt.Errorf("members %v, but the previous ones with the changes are %v", ch.Members, want)
+	n := len(ch.Added) - len(ch.Removed) // the members that prev and the changes make
+	for i, m := range prev {
+		if i == 0 || prev[i-1] != m {
+			n++
 		}
+	}
+	ok := n == len(ch.Members)
+	for _, m := range ch.Members {
+		if !ok {
+			break
+		}
+		ok = (in(prev, m) || in(ch.Added, m)) && !in(ch.Removed, m)
+	}
+	if !ok {
+		want := map[string]bool{}
+		for _, m := range prev {
+			want[m] = true
+		}
+		for _, x := range ch.Added {
+			want[x] = true
+		}
+		for _, x := range ch.Removed {
+			delete(want, x)
+		}
+		return fmt.Errorf("members %v, but the previous ones with the changes are %v", ch.Members, want)
 	}
 	return nil
 }

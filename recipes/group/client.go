@@ -21,6 +21,9 @@ import (
 type Client struct {
 	ex *executor.Executor
 	g  *Group
+	// What its calls are, for their errors ("group <dir>: join", ...),
+	// made once.
+	join, leave, watch string
 }
 
 // NewClient returns a Client of the group under dir whose flows run on ex,
@@ -33,7 +36,8 @@ func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, erro
 	if err != nil {
 		return nil, err
 	}
-	return &Client{ex: ex, g: g}, nil
+	what := "group " + g.Dir()
+	return &Client{ex: ex, g: g, join: what + ": join", leave: what + ": leave", watch: what + ": watch"}, nil
 }
 
 // Group is the group the Client runs.
@@ -59,7 +63,7 @@ func (c *Client) Join(ctx context.Context, id string, data []byte) (*Member, err
 }
 
 func (c *Client) joinOnce(ctx context.Context, id string, data []byte) (*Member, error) {
-	return blocking.Take(ctx, "group "+c.g.Dir()+": join", c.ex, c.g.Join(id, data), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
+	return blocking.Take(ctx, c.join, c.ex, c.g.Join(id, data), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
 }
 
 // Leave ends m's membership (Member.Leave); m must have joined on this
@@ -80,7 +84,7 @@ func (c *Client) Leave(ctx context.Context, m *Member) error {
 	if err := blocking.Owned(c.ex, exOf(m), errNotOurs); err != nil {
 		return err
 	}
-	_, err := blocking.Give(ctx, "group "+c.g.Dir()+": leave", c.ex, nil, m.Leave())
+	_, err := blocking.Give(ctx, c.leave, c.ex, nil, m.Leave())
 	if errors.Is(err, task.ErrClosed) {
 		return nil // the executor stopped: the session ended, and the node went with it
 	}
@@ -118,7 +122,7 @@ func (c *Client) Watch(ctx context.Context) (*Watcher, error) {
 
 func (c *Client) watchOnce(ctx context.Context) (*Watcher, error) {
 	w := &Watcher{ex: c.ex, notify: make(chan struct{}, 1)}
-	v, err := blocking.Take(ctx, "group "+c.g.Dir()+": watch", c.ex, c.g.Watch(w.update), nil, func(v *View) { executor.Submit(c.ex, v.Stop(), nil) }) // started just as ctx ended
+	v, err := blocking.Take(ctx, c.watch, c.ex, c.g.Watch(w.update), nil, func(v *View) { executor.Submit(c.ex, v.Stop(), nil) }) // started just as ctx ended
 	if err != nil {
 		return nil, err
 	}

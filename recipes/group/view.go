@@ -172,60 +172,87 @@ func (v *View) follow() {
 // previous report (the package doc promises one the server had after
 // it).
 func (v *View) round() task.Task[bool] {
-	dir := v.g.dir
 	listSync, listPlain, existsW := v.g.viewTasks()
-	listW := listSync
+	r := &viewRound{v: v, listW: listSync, existsW: existsW}
 	if canary.On(bugListWithoutSync) {
-		listW = listPlain
+		r.listW = listPlain
 	}
-	return func(s *task.Scope, k task.Cont[bool]) {
-		if !canary.On(bugStaleList) {
-			v.list(s, k, listW, existsW, nil, false)
+	r.onList, r.onFired = r.listed, r.fired
+	return r.run
+}
+
+// viewRound is round's task for one follower: its loop runs one round at
+// a time, each once the one before has ended, so the round under way
+// keeps its scope and continuation here and its continuations are made
+// once, not at each round.
+type viewRound struct {
+	v       *View
+	listW   task.Task[task.ChildrenWatch]
+	existsW task.Task[task.StatWatch]
+
+	s     *task.Scope
+	k     task.Cont[bool]
+	prev  []string // with stale, reported in the listing's place (bugStaleList)
+	stale bool
+
+	onList  task.Cont[task.ChildrenWatch] // listed
+	onFired task.Cont[task.Event]         // fired
+}
+
+func (r *viewRound) run(s *task.Scope, k task.Cont[bool]) {
+	r.s, r.k = s, k
+	if !canary.On(bugStaleList) {
+		r.list(nil, false)
+		return
+	}
+	task.Run(s, c.Retry(task.Children(r.v.g.dir), retry), func(cl task.ChildList, err error) {
+		if err != nil && !errors.Is(err, task.ErrNoNode) {
+			k(false, err)
 			return
 		}
-		task.Run(s, c.Retry(task.Children(dir), retry), func(cl task.ChildList, err error) {
-			if err != nil && !errors.Is(err, task.ErrNoNode) {
-				k(false, err)
-				return
-			}
-			v.list(s, k, listW, existsW, cl.Names, err == nil)
-		})
-	}
+		r.list(cl.Names, err == nil)
+	})
 }
 
 // list is one round's listing (round), reported, then its watch waited
 // for; with stale, prev is reported in its place (bugStaleList).
-func (v *View) list(s *task.Scope, k task.Cont[bool], listW task.Task[task.ChildrenWatch], existsW task.Task[task.StatWatch], prev []string, stale bool) {
-	task.Run(s, listW, func(cw task.ChildrenWatch, err error) {
-		switch {
-		case errors.Is(err, task.ErrNoNode):
-			task.Run(s, existsW, func(sw task.StatWatch, err error) {
-				if err != nil {
-					k(false, err)
-					return
-				}
-				if sw.Stat != nil {
-					k(true, nil) // created meanwhile: list again
-					return
-				}
-				v.publish(nil)
-				task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
-			})
-		case err != nil:
-			k(false, err)
-		default:
-			names := cw.Names
-			if stale {
-				names = prev
-			}
-			if v.reported && canary.On(bugMergedList) {
-				v.publish(append(slices.Clone(v.Members()), names...))
-			}
-			v.publish(names)
-			task.Run(s, cw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
-		}
-	})
+func (r *viewRound) list(prev []string, stale bool) {
+	r.prev, r.stale = prev, stale
+	task.Run(r.s, r.listW, r.onList)
 }
+
+func (r *viewRound) listed(cw task.ChildrenWatch, err error) {
+	v, s, k := r.v, r.s, r.k
+	switch {
+	case errors.Is(err, task.ErrNoNode):
+		task.Run(s, r.existsW, func(sw task.StatWatch, err error) {
+			if err != nil {
+				k(false, err)
+				return
+			}
+			if sw.Stat != nil {
+				k(true, nil) // created meanwhile: list again
+				return
+			}
+			v.publish(nil)
+			task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
+		})
+	case err != nil:
+		k(false, err)
+	default:
+		names := cw.Names
+		if r.stale {
+			names = r.prev
+		}
+		if v.reported && canary.On(bugMergedList) {
+			v.publish(append(slices.Clone(v.Members()), names...))
+		}
+		v.publish(names)
+		task.Run(s, cw.Watch.Wait(), r.onFired)
+	}
+}
+
+func (r *viewRound) fired(_ task.Event, err error) { r.k(true, err) }
 
 // viewTasks returns the listings of the group's directory after a sync
 // and without, and its exists, with their retries: built at the first
@@ -283,23 +310,43 @@ func (v *View) publish(names []string) {
 }
 
 // diff returns what is in b and not in a, and what is in a and not in b;
-// both are sorted.
+// both are sorted, nil when empty. They are counted first and made in one
+// allocation (each with its own capacity: appending to one never writes
+// the other).
 func diff(a, b []string) (added, removed []string) {
+	nAdded, nRemoved := 0, 0
+	walkDiff(a, b, func(string) { nRemoved++ }, func(string) { nAdded++ })
+	if nAdded+nRemoved == 0 {
+		return nil, nil
+	}
+	buf := make([]string, 0, nAdded+nRemoved)
+	if nAdded > 0 {
+		added = buf[:0:nAdded]
+	}
+	if nRemoved > 0 {
+		removed = buf[nAdded:nAdded:cap(buf)]
+	}
+	walkDiff(a, b, func(x string) { removed = append(removed, x) }, func(x string) { added = append(added, x) })
+	return added, removed
+}
+
+// walkDiff calls onRemoved with each element of a not in b and onAdded
+// with each of b not in a, in order; a and b are sorted.
+func walkDiff(a, b []string, onRemoved, onAdded func(string)) {
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		switch {
 		case j == len(b) || (i < len(a) && a[i] < b[j]):
-			removed = append(removed, a[i])
+			onRemoved(a[i])
 			i++
 		case i == len(a) || b[j] < a[i]:
-			added = append(added, b[j])
+			onAdded(b[j])
 			j++
 		default:
 			i++
 			j++
 		}
 	}
-	return added, removed
 }
 
 // end ends the view with err unless it already ended. Executor goroutine.

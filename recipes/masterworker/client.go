@@ -73,53 +73,76 @@ func (sys *System) submit(id string, data []byte, lookFirst bool) task.Task[stri
 		prefix = "task-"
 	}
 	return func(s *task.Scope, k task.Cont[string]) {
-		var create, find func()
-		create = func() {
-			task.Run(s, zkops.Create(sys.TasksPath()+"/"+prefix, data, task.PersistentSequential, sys.acl), func(p string, err error) {
-				switch {
-				case err == nil:
-					k(task.Base(p), nil)
-				case errors.Is(err, task.ErrConnectionLoss):
-					if canary.On(bugSubmitNoID) {
-						create() // no id to look for: create again
-						return
-					}
-					find()
-				case errors.Is(err, task.ErrNotSent):
-					create()
-				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, sys.Setup(), func(_ task.Unit, err error) {
-						if err != nil {
-							k("", err)
-							return
-						}
-						create()
-					})
-				default:
-					k("", err)
-				}
-			})
-		}
-		find = func() {
-			task.Run(s, sys.Find(id), func(name string, err error) {
-				switch {
-				case err != nil:
-					// Not "not found": creating the task again could
-					// make the submission twice.
-					k("", err)
-				case name != "":
-					k(name, nil)
-				default:
-					create()
-				}
-			})
-		}
+		sub := &submitting{sys: sys, s: s, k: k, id: id, prefix: prefix, data: data}
 		if lookFirst {
-			find()
+			sub.find()
 		} else {
-			create()
+			sub.create()
 		}
 	}
+}
+
+// submitting is one run of submit's task: its create (made once, sent
+// again as it is) and the continuation of every attempt.
+type submitting struct {
+	sys        *System
+	s          *task.Scope
+	k          task.Cont[string]
+	id, prefix string
+	data       []byte
+	createT    task.Task[string]
+	onCreated  task.Cont[string]
+}
+
+func (sub *submitting) create() {
+	if sub.createT == nil {
+		sys := sub.sys
+		sub.createT = zkops.Create(sys.TasksPath()+"/"+sub.prefix, sub.data, task.PersistentSequential, sys.acl)
+		sub.onCreated = sub.created
+	}
+	task.Run(sub.s, sub.createT, sub.onCreated)
+}
+
+func (sub *submitting) created(p string, err error) {
+	s, k := sub.s, sub.k
+	switch {
+	case err == nil:
+		k(task.Base(p), nil)
+	case errors.Is(err, task.ErrConnectionLoss):
+		if canary.On(bugSubmitNoID) {
+			sub.create() // no id to look for: create again
+			return
+		}
+		sub.find()
+	case errors.Is(err, task.ErrNotSent):
+		sub.create()
+	case errors.Is(err, task.ErrNoNode):
+		task.Run(s, sub.sys.Setup(), func(_ task.Unit, err error) {
+			if err != nil {
+				k("", err)
+				return
+			}
+			sub.create()
+		})
+	default:
+		k("", err)
+	}
+}
+
+func (sub *submitting) find() {
+	k := sub.k
+	task.Run(sub.s, sub.sys.Find(sub.id), func(name string, err error) {
+		switch {
+		case err != nil:
+			// Not "not found": creating the task again could
+			// make the submission twice.
+			k("", err)
+		case name != "":
+			k(name, nil)
+		default:
+			sub.create()
+		}
+	})
 }
 
 // Find returns a task that looks for the task submitted with id in
@@ -283,55 +306,86 @@ func (sys *System) Wait(name string) task.Task[Result] {
 	}
 	p := sys.StatusPath(name)
 	return func(s *task.Scope, k task.Cont[Result]) {
-		read := func(d task.Data) {
-			res, err := decodeResult(p, d.Data)
-			k(res, err)
-		}
-		var look, watch func()
-		look = func() {
-			if canary.On(bugWaitWatchesStatus) {
-				watch() // as it was: a watch first, on a status made or not
+		w := &waiting{s: s, k: k, p: p}
+		w.look()
+	}
+}
+
+// waiting is one run of Wait's task: it reads the status, and watches for
+// it while it is missing, one request at a time; its requests' tasks and
+// continuations are made once, for every look.
+type waiting struct {
+	s *task.Scope
+	k task.Cont[Result]
+	p string
+
+	get     task.Task[task.Data]      // the status read, retried
+	existsW task.Task[task.StatWatch] // its exists with a watch, retried
+	onGot   task.Cont[task.Data]
+	onStat  task.Cont[task.StatWatch]
+	onFired task.Cont[task.Event]
+}
+
+func (w *waiting) read(d task.Data) {
+	res, err := decodeResult(w.p, d.Data)
+	w.k(res, err)
+}
+
+func (w *waiting) look() {
+	if canary.On(bugWaitWatchesStatus) {
+		w.watch() // as it was: a watch first, on a status made or not
+		return
+	}
+	if w.get == nil {
+		w.get, w.onGot = c.Retry(task.Get(w.p), retry), w.got
+	}
+	task.Run(w.s, w.get, w.onGot)
+}
+
+func (w *waiting) got(d task.Data, err error) {
+	switch {
+	case err == nil:
+		w.read(d)
+	case errors.Is(err, task.ErrNoNode):
+		w.watch()
+	default:
+		w.k(Result{}, err)
+	}
+}
+
+func (w *waiting) watch() {
+	if w.existsW == nil {
+		w.existsW, w.onStat, w.onFired = c.Retry(task.ExistsW(w.p), retry), w.stat, w.fired
+	}
+	task.Run(w.s, w.existsW, w.onStat)
+}
+
+func (w *waiting) stat(sw task.StatWatch, err error) {
+	s, k := w.s, w.k
+	switch {
+	case err != nil:
+		k(Result{}, err)
+	case sw.Stat != nil && canary.On(bugWaitWatchesStatus):
+		task.Run(s, c.Retry(task.Get(w.p), retry), func(d task.Data, err error) {
+			if err != nil {
+				k(Result{}, err)
 				return
 			}
-			task.Run(s, c.Retry(task.Get(p), retry), func(d task.Data, err error) {
-				switch {
-				case err == nil:
-					read(d)
-				case errors.Is(err, task.ErrNoNode):
-					watch()
-				default:
-					k(Result{}, err)
-				}
-			})
-		}
-		watch = func() {
-			task.Run(s, c.Retry(task.ExistsW(p), retry), func(sw task.StatWatch, err error) {
-				switch {
-				case err != nil:
-					k(Result{}, err)
-				case sw.Stat != nil && canary.On(bugWaitWatchesStatus):
-					task.Run(s, c.Retry(task.Get(p), retry), func(d task.Data, err error) {
-						if err != nil {
-							k(Result{}, err)
-							return
-						}
-						read(d)
-					})
-				case sw.Stat != nil:
-					look() // made since the read (its data watch stays: the one left behind)
-				default:
-					task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
-						if err != nil {
-							k(Result{}, err)
-							return
-						}
-						look()
-					})
-				}
-			})
-		}
-		look()
+			w.read(d)
+		})
+	case sw.Stat != nil:
+		w.look() // made since the read (its data watch stays: the one left behind)
+	default:
+		task.Run(s, sw.Watch.Wait(), w.onFired)
 	}
+}
+
+func (w *waiting) fired(_ task.Event, err error) {
+	if err != nil {
+		w.k(Result{}, err)
+		return
+	}
+	w.look()
 }
 
 // Status returns a task that reads the status of the named task, if it

@@ -30,9 +30,9 @@ func TestInstantJudgeCatchesPlantedTrees(t *testing.T) {
 			return false
 		}},
 		{"status of a queued task", "has a status and is still in", func(s *mwSim, r *sim.Trial) bool {
-			for _, name := range s.undone {
-				if _, ok := s.where[name]; ok {
-					return r.Server.AdminCreate(r.ServerPath(simRoot+"/status/"+name), []byte("x"), 0) == nil
+			for _, u := range s.undone {
+				if _, ok := s.where[u.name]; ok {
+					return r.Server.AdminCreate(r.ServerPath(u.status), []byte("x"), 0) == nil
 				}
 			}
 			return false

@@ -39,6 +39,9 @@ type System struct {
 	root  string
 	acl   task.ACLProvider
 	setup task.Task[task.Unit] // Setup's task (a value: built once, in New)
+	// The directories' paths, made once in New (every listing, create
+	// and status read names one).
+	master, workers, tasks, assign, status string
 }
 
 // New returns the system whose nodes live under root (see the package
@@ -52,7 +55,7 @@ func New(root string, opts ...Option) (*System, error) {
 	if root == "/" {
 		root = ""
 	}
-	sys := &System{root: root}
+	sys := &System{root: root, master: root + "/master", workers: root + "/workers", tasks: root + "/tasks", assign: root + "/assign", status: root + "/status"}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("masterworker: nil option: %w", task.ErrInvalidArgument)
@@ -72,17 +75,17 @@ func (sys *System) Root() string {
 }
 
 // MasterPath is the ephemeral node the primary master holds.
-func (sys *System) MasterPath() string { return sys.root + "/master" }
+func (sys *System) MasterPath() string { return sys.made(sys.master, "/master") }
 
 // WorkersPath is the directory of the workers' ephemeral registrations.
-func (sys *System) WorkersPath() string { return sys.root + "/workers" }
+func (sys *System) WorkersPath() string { return sys.made(sys.workers, "/workers") }
 
 // TasksPath is the directory of tasks not yet assigned.
-func (sys *System) TasksPath() string { return sys.root + "/tasks" }
+func (sys *System) TasksPath() string { return sys.made(sys.tasks, "/tasks") }
 
 // AssignRoot is the directory that holds one assignment directory per
 // worker.
-func (sys *System) AssignRoot() string { return sys.root + "/assign" }
+func (sys *System) AssignRoot() string { return sys.made(sys.assign, "/assign") }
 
 // AssignPath is worker's assignment directory.
 func (sys *System) AssignPath(worker string) string { return sys.root + "/assign/" + worker }
@@ -91,7 +94,16 @@ func (sys *System) AssignPath(worker string) string { return sys.root + "/assign
 func (sys *System) StatusPath(name string) string { return sys.root + "/status/" + name }
 
 // StatusRoot is the directory of the status nodes.
-func (sys *System) StatusRoot() string { return sys.root + "/status" }
+func (sys *System) StatusRoot() string { return sys.made(sys.status, "/status") }
+
+// made returns path, a directory's path New made, or root+dir for a
+// System not made by New.
+func (sys *System) made(path, dir string) string {
+	if path != "" {
+		return path
+	}
+	return sys.root + dir
+}
 
 // Setup creates the root and the five directories (persistent) where they
 // are missing. It is idempotent; Master and Worker run it first, and
@@ -137,11 +149,15 @@ func (sys *System) mkdir(path string) task.Task[task.Unit] {
 	})
 }
 
-// seqAll runs ts one after another and stops at the first error.
+// seqAll runs ts one after another and stops at the first error. Each
+// step (ts[i], then i+1) is made once, when seqAll is: Setup's runs
+// again and again.
 func seqAll(ts []task.Task[task.Unit]) task.Task[task.Unit] {
-	i := c.Loop(0, func(i int) bool { return i < len(ts) }, func(i int) task.Task[int] {
-		return c.Map(ts[i], func(task.Unit) int { return i + 1 })
-	})
+	steps := make([]task.Task[int], len(ts))
+	for i, t := range ts {
+		steps[i] = c.Map(t, func(task.Unit) int { return i + 1 })
+	}
+	i := c.Loop(0, func(i int) bool { return i < len(steps) }, func(i int) task.Task[int] { return steps[i] })
 	return c.Map(i, func(int) task.Unit { return task.Unit{} })
 }
 

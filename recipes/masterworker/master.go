@@ -144,6 +144,20 @@ type term struct {
 	next     int                  // round-robin position among live workers
 	step     int                  // the round's step under way (round)
 	nextStep func()               // stepDone, the steps' next
+
+	// Made once per term, for every round: the listings of /tasks
+	// (with a watch) and /assign, retried, the continuations of the
+	// steps that send them and of park, and park's wait.
+	listAssign            task.Task[task.ChildList]
+	listTasksW            task.Task[task.ChildrenWatch]
+	onTasks               task.Cont[task.ChildrenWatch]
+	onAssign              task.Cont[task.ChildList]
+	tasksGen              int    // blinks as the /tasks read was sent
+	tasksNext, assignNext func() // the steps' next
+	parkWait              task.Task[task.Unit]
+	parkStart             func(task.Cont[task.Unit]) func()
+	unpark                func()
+	onParked              task.Cont[task.Unit]
 }
 
 // serve runs a term as primary until it fails; done gets why (an error
@@ -286,20 +300,33 @@ func (r *term) park() {
 	case r.workers.stale || r.tasks.stale:
 		wait = task.Done
 	default:
-		wait = func(s *task.Scope, k task.Cont[task.Unit]) {
-			task.Suspend(s, k, func(resume task.Cont[task.Unit]) func() {
-				r.wake = resume
-				return func() { r.wake = nil }
-			})
+		if r.parkWait == nil {
+			r.parkWait, r.parkStart, r.unpark = r.waitWake, r.startWait, r.clearWake
 		}
+		wait = r.parkWait
 	}
-	task.Run(r.ps, wait, func(_ task.Unit, err error) {
-		if err != nil {
-			r.fail(err)
-			return
-		}
-		r.round()
-	})
+	if r.onParked == nil {
+		r.onParked = r.parked
+	}
+	task.Run(r.ps, wait, r.onParked)
+}
+
+// waitWake is park's wait for a watch to fire (kick).
+func (r *term) waitWake(s *task.Scope, k task.Cont[task.Unit]) { task.Suspend(s, k, r.parkStart) }
+
+func (r *term) startWait(resume task.Cont[task.Unit]) func() {
+	r.wake = resume
+	return r.unpark
+}
+
+func (r *term) clearWake() { r.wake = nil }
+
+func (r *term) parked(_ task.Unit, err error) {
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	r.round()
 }
 
 // readWorkers takes the live workers from the term's ChildrenCache of
@@ -358,30 +385,36 @@ func (r *term) readTasks(next func()) {
 	// A read sent before a suspension may be answered (its outcome
 	// handled) only after the reconnect that marked /tasks stale: its
 	// watch may be the one that will not fire again, so it is read again.
-	gen := r.blinks
-	task.Run(r.ps, c.Retry(task.ChildrenW(r.m.sys.TasksPath()), retry), func(cw task.ChildrenWatch, err error) {
-		if errors.Is(err, task.ErrNoNode) {
-			task.Run(r.ps, r.m.sys.mkdir(r.m.sys.TasksPath()), func(_ task.Unit, err error) {
-				if err != nil {
-					r.fail(err)
-					return
-				}
-				r.readTasks(next)
-			})
-			return
-		}
-		if err != nil {
-			r.fail(err)
-			return
-		}
-		r.tasks.names = cw.Names
-		slices.Sort(r.tasks.names)
-		r.arm(&r.tasks, cw.Watch)
-		if r.blinks != gen {
-			r.tasks.stale = true
-		}
-		next()
-	})
+	r.tasksGen, r.tasksNext = r.blinks, next
+	if r.listTasksW == nil {
+		r.listTasksW, r.onTasks = c.Retry(task.ChildrenW(r.m.sys.TasksPath()), retry), r.tasksRead
+	}
+	task.Run(r.ps, r.listTasksW, r.onTasks)
+}
+
+func (r *term) tasksRead(cw task.ChildrenWatch, err error) {
+	gen, next := r.tasksGen, r.tasksNext
+	if errors.Is(err, task.ErrNoNode) {
+		task.Run(r.ps, r.m.sys.mkdir(r.m.sys.TasksPath()), func(_ task.Unit, err error) {
+			if err != nil {
+				r.fail(err)
+				return
+			}
+			r.readTasks(next)
+		})
+		return
+	}
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	r.tasks.names = cw.Names
+	slices.Sort(r.tasks.names)
+	r.arm(&r.tasks, cw.Watch)
+	if r.blinks != gen {
+		r.tasks.stale = true
+	}
+	next()
 }
 
 // maxDeadPerRound bounds the dead workers' directories one round handles.
@@ -390,42 +423,49 @@ const maxDeadPerRound = 32
 // reassignDead lists /assign and, for every directory whose worker is not
 // in /workers, moves each of its tasks back to /tasks with one multi.
 func (r *term) reassignDead(next func()) {
-	task.Run(r.ps, c.Retry(task.Children(r.m.sys.AssignRoot()), retry), func(cl task.ChildList, err error) {
-		if errors.Is(err, task.ErrNoNode) && !canary.On(bugNoDirAgain) {
-			// Deleted while empty (an operator cleaning up): no task is
-			// assigned. Made again for the assignments to come.
-			task.Run(r.ps, r.m.sys.mkdir(r.m.sys.AssignRoot()), func(_ task.Unit, err error) {
-				if err != nil {
-					r.fail(err)
-					return
-				}
-				next()
-			})
-			return
-		}
-		if err != nil {
-			r.fail(err)
-			return
-		}
-		var dead []string
-		for _, w := range cl.Names {
-			if _, live := slices.BinarySearch(r.workers.names, w); !live {
-				dead = append(dead, w)
+	r.assignNext = next
+	if r.listAssign == nil {
+		r.listAssign, r.onAssign = c.Retry(task.Children(r.m.sys.AssignRoot()), retry), r.assignRead
+	}
+	task.Run(r.ps, r.listAssign, r.onAssign)
+}
+
+func (r *term) assignRead(cl task.ChildList, err error) {
+	next := r.assignNext
+	if errors.Is(err, task.ErrNoNode) && !canary.On(bugNoDirAgain) {
+		// Deleted while empty (an operator cleaning up): no task is
+		// assigned. Made again for the assignments to come.
+		task.Run(r.ps, r.m.sys.mkdir(r.m.sys.AssignRoot()), func(_ task.Unit, err error) {
+			if err != nil {
+				r.fail(err)
+				return
 			}
+			next()
+		})
+		return
+	}
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	var dead []string
+	for _, w := range cl.Names {
+		if _, live := slices.BinarySearch(r.workers.names, w); !live {
+			dead = append(dead, w)
 		}
-		slices.Sort(dead)
-		if len(dead) > maxDeadPerRound {
-			// Bounded work per round (after a storm of crashes there may
-			// be thousands): the rest in the next round, shortly.
-			dead = dead[:maxDeadPerRound]
-			r.again = true
-		}
-		ts := make([]task.Task[task.Unit], len(dead))
-		for i, w := range dead {
-			ts[i] = r.reassignWorker(w)
-		}
-		r.all(ts, next)
-	})
+	}
+	slices.Sort(dead)
+	if len(dead) > maxDeadPerRound {
+		// Bounded work per round (after a storm of crashes there may
+		// be thousands): the rest in the next round, shortly.
+		dead = dead[:maxDeadPerRound]
+		r.again = true
+	}
+	ts := make([]task.Task[task.Unit], len(dead))
+	for i, w := range dead {
+		ts[i] = r.reassignWorker(w)
+	}
+	r.all(ts, next)
 }
 
 // all runs ts together and then next; ts report their own failures

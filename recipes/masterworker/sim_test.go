@@ -49,7 +49,7 @@ type mwSim struct {
 	// children (cversion - numChildren, twice the deletes, also in int32
 	// arithmetic); when either moves every submission is looked up again.
 	doneSeen  map[string]string
-	undone    map[string]string
+	undone    map[string]undoneTask
 	doneStamp [2]int64
 	names     map[string]string // submission id -> task name, once Submit returned
 	results   map[string]int    // submission id -> statuses seen by Wait
@@ -195,7 +195,7 @@ func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 				return err
 			}
 			*s = mwSim{sys: sys, r: r, stats: tot, names: map[string]string{}, results: map[string]int{},
-				doneSeen: map[string]string{}, undone: map[string]string{},
+				doneSeen: map[string]string{}, undone: map[string]undoneTask{},
 				waiting: make([]int, simSubmitters), executed: map[string]int{}, ran: map[string]*runs{}, canceled: make([]bool, simClients), foreign: make([]bool, simClients), masters: make([]*masterworker.Master, simMasters),
 				runs: make([]*executor.Flow, simMasters), stopping: make([]bool, simMasters),
 				workerN: make([]int, simClients), subJ: make([]int, simSubmitters)}
@@ -328,7 +328,7 @@ func (s *mwSim) instant() {
 	if st, _ := s.r.NodeStat(simRoot + "/status"); [2]int64{st.Czxid, int64(st.Cversion - st.NumChildren)} != s.doneStamp {
 		s.doneStamp = [2]int64{st.Czxid, int64(st.Cversion - st.NumChildren)}
 		for name, id := range s.doneSeen {
-			s.undone[id] = name
+			s.undone[id] = undoneTask{name, simRoot + "/status/" + name}
 		}
 		clear(s.doneSeen)
 	}
@@ -341,8 +341,13 @@ func (s *mwSim) instant() {
 		return true
 	}
 	for _, w := range s.r.Children(simRoot + "/assign") {
-		for _, name := range s.r.Children(simRoot + "/assign/" + w) {
-			if !place(name, "assign/"+w) {
+		names := s.r.Children(simRoot + "/assign/" + w)
+		if len(names) == 0 {
+			continue
+		}
+		at := "assign/" + w // once per directory, not per task
+		for _, name := range names {
+			if !place(name, at) {
 				return
 			}
 		}
@@ -361,9 +366,10 @@ func (s *mwSim) instant() {
 			return
 		}
 	}
-	for id, name := range s.undone {
+	for id, u := range s.undone {
+		name := u.name
 		at, queued := s.where[name]
-		_, isDone := s.r.NodeStat(simRoot + "/status/" + name)
+		_, isDone := s.r.NodeStat(u.status)
 		if !queued && !isDone {
 			s.r.Errorf("zxid %d: task %s (submission %s) lost: in none of /tasks, /assign/*, /status", z, name, id)
 			return
@@ -382,8 +388,12 @@ func (s *mwSim) instant() {
 // named records that submission id's task is name, for instant to judge.
 func (s *mwSim) named(id, name string) {
 	s.names[id] = name
-	s.undone[id] = name
+	s.undone[id] = undoneTask{name, simRoot + "/status/" + name}
 }
+
+// undoneTask is a submission's task not seen done yet: its name, and its
+// status node's path, which instant looks up at every check.
+type undoneTask struct{ name, status string }
 
 func (s *mwSim) workload(r *sim.Trial) {
 	s.crashes(r)

@@ -18,6 +18,8 @@ type Worker struct {
 	sys *System
 	id  string
 	h   Handler
+	// Its registration's and assignment directory's paths, made once.
+	reg, assign string
 
 	registered atomic.Bool
 	done       atomic.Int64
@@ -33,7 +35,11 @@ func (sys *System) Worker(id string, h Handler) (*Worker, error) {
 	if h == nil {
 		return nil, fmt.Errorf("masterworker: nil handler: %w", task.ErrInvalidArgument)
 	}
-	return &Worker{sys: sys, id: id, h: h}, nil
+	w := &Worker{sys: sys, id: id, h: h}
+	if sys != nil {
+		w.reg, w.assign = sys.WorkersPath()+"/"+id, sys.AssignPath(id)
+	}
+	return w, nil
 }
 
 // ID is the worker's id.
@@ -217,6 +223,8 @@ type wrun struct {
 	parked  bool
 	relist  bool
 	blinked bool // suspended since the last reconnect
+
+	listW task.Task[task.ChildrenWatch] // the assignments' listing, retried: made once
 }
 
 // onEvent follows the session: once the counter of the assignment
@@ -251,12 +259,25 @@ func (r *wrun) fail(err error) {
 
 func (r *wrun) regPath() string { return r.w.regPath() }
 
-func (w *Worker) regPath() string { return w.sys.WorkersPath() + "/" + w.id }
+func (w *Worker) regPath() string {
+	if w.reg != "" {
+		return w.reg
+	}
+	return w.sys.WorkersPath() + "/" + w.id
+}
+
+// assignPath is the worker's assignment directory.
+func (w *Worker) assignPath() string {
+	if w.assign != "" {
+		return w.assign
+	}
+	return w.sys.AssignPath(w.id)
+}
 
 // start creates the assignment directory first, so that the master never
 // sees a registered worker without one.
 func (r *wrun) start() {
-	task.Run(r.s, r.w.sys.mkdir(r.w.sys.AssignPath(r.w.id)), func(_ task.Unit, err error) {
+	task.Run(r.s, r.w.sys.mkdir(r.w.assignPath()), func(_ task.Unit, err error) {
 		if err != nil {
 			r.fail(err)
 			return
@@ -367,11 +388,14 @@ func (r *wrun) list() {
 	r.gen++
 	gen := r.gen
 	r.parked, r.relist = false, false
-	task.Run(r.s, c.Retry(task.ChildrenW(r.w.sys.AssignPath(r.w.id)), retry), func(cw task.ChildrenWatch, err error) {
+	if r.listW == nil {
+		r.listW = c.Retry(task.ChildrenW(r.w.assignPath()), retry)
+	}
+	task.Run(r.s, r.listW, func(cw task.ChildrenWatch, err error) {
 		if errors.Is(err, task.ErrNoNode) {
 			// A primary whose list of workers predates our registration
 			// took the directory for a dead worker's and deleted it.
-			task.Run(r.s, r.w.sys.mkdir(r.w.sys.AssignPath(r.w.id)), func(_ task.Unit, err error) {
+			task.Run(r.s, r.w.sys.mkdir(r.w.assignPath()), func(_ task.Unit, err error) {
 				if err != nil {
 					r.fail(err)
 					return
@@ -419,7 +443,7 @@ func (r *wrun) list() {
 // with one multi that also deletes the assignment. See the package
 // documentation for what happens on each error.
 func (r *wrun) execute(name string) task.Task[task.Unit] {
-	assigned := r.w.sys.AssignPath(r.w.id) + "/" + name
+	assigned := r.w.assignPath() + "/" + name
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		task.Run(s, c.Retry(task.Get(assigned), retry), func(d task.Data, err error) {
 			if errors.Is(err, task.ErrNoNode) {

@@ -22,6 +22,7 @@ type believers struct {
 type believer struct {
 	items  []string
 	tokens map[string]int64 // the token of each item held at the last report
+	spare  map[string]int64 // the one before: report's next tokens, cleared
 	state  partition.State  // the last report's (Allocating before any)
 	live   bool
 }
@@ -45,7 +46,11 @@ func (bs *believers) report(b *believer, ch partition.Change) string {
 	bs.add(b, -1)
 	b.items = b.items[:0]
 	prev := b.tokens
-	b.tokens = make(map[string]int64, len(ch.Held))
+	if b.tokens = b.spare; b.tokens == nil {
+		b.tokens = make(map[string]int64, len(ch.Held))
+	}
+	clear(b.tokens)
+	defer func() { b.spare = prev }() // read only here: the next report's
 	var wrong []string
 	for _, h := range ch.Held {
 		b.items = append(b.items, h.Item)

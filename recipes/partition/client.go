@@ -18,6 +18,9 @@ import (
 type Client struct {
 	ex *executor.Executor
 	p  *Partitioner
+	// What its calls are, for their errors: "partition <path>: join",
+	// ": fenced write" and ": leave", made once.
+	join, fenced, leave string
 }
 
 // NewClient returns a Client of the set of items under path (New) whose
@@ -30,7 +33,8 @@ func NewClient(ex *executor.Executor, path string, items []string, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	return &Client{ex: ex, p: p}, nil
+	what := "partition " + p.Path()
+	return &Client{ex: ex, p: p, join: what + ": join", fenced: what + ": fenced write", leave: what + ": leave"}, nil
 }
 
 // Partitioner is the set the Client runs.
@@ -43,7 +47,7 @@ func (c *Client) Join(ctx context.Context, identifier string, on func(Change)) (
 	if c.zero() {
 		return nil, errNil("or zero Client")
 	}
-	return blocking.Take(ctx, "partition "+c.p.Path()+": join", c.ex, c.p.Join(identifier, on), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
+	return blocking.Take(ctx, c.join, c.ex, c.p.Join(identifier, on), nil, func(m *Member) { executor.Submit(c.ex, m.Leave(), nil) })
 }
 
 // Wait blocks until m is in state Acquired and returns what it holds
@@ -107,7 +111,7 @@ func (c *Client) Fenced(ctx context.Context, m *Member, item string, ops ...task
 	if err := c.owns(m); err != nil {
 		return nil, err
 	}
-	return blocking.Await(ctx, "partition "+c.p.Path()+": fenced write", c.ex, m.Fenced(item, ops...))
+	return blocking.Await(ctx, c.fenced, c.ex, m.Fenced(item, ops...))
 }
 
 // FencedHold applies ops behind the fence of hold h itself (Hold.Fenced),
@@ -132,7 +136,7 @@ func (c *Client) FencedHold(ctx context.Context, m *Member, h Hold, ops ...task.
 	if !h.of(m) {
 		return nil, fmt.Errorf("partition %s: fenced write: item %q: a hold member %q did not hand out: %w", c.p.Path(), h.Item, m.id, task.ErrInvalidArgument)
 	}
-	return blocking.Await(ctx, "partition "+c.p.Path()+": fenced write", c.ex, h.Fenced(ops...))
+	return blocking.Await(ctx, c.fenced, c.ex, h.Fenced(ops...))
 }
 
 // Leave gives up m's items and leaves the party (Member.Leave). The leave
@@ -148,7 +152,7 @@ func (c *Client) Leave(ctx context.Context, m *Member) error {
 	if err := c.owns(m); err != nil {
 		return err
 	}
-	_, err := blocking.Give(ctx, "partition "+c.p.Path()+": leave", c.ex, nil, m.Leave())
+	_, err := blocking.Give(ctx, c.leave, c.ex, nil, m.Leave())
 	return err
 }
 

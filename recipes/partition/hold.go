@@ -74,6 +74,39 @@ type Hold struct {
 type holdLife struct {
 	ended atomic.Bool
 	m     *Member // the member that holds it (Client.FencedHold checks it)
+	// The item and lock node of the Hold it was made for: it is the
+	// fence of that Hold's writes (Hold.Fenced), with nothing made for
+	// them.
+	item, path string
+}
+
+// Refused is Hold.Fenced's answer before a write: ErrLost once the hold
+// has ended on its member's side (zkops.Fence).
+func (l *holdLife) Refused() error { return refused(l, l.item, l.path) }
+
+// Lost is Hold.Fenced's error for a write whose check failed
+// (zkops.Fence).
+func (l *holdLife) Lost(cause, _ error) error { return lost(l.item, l.path, cause) }
+
+// renamedFence is the fence of a Hold whose Item or Path its user
+// changed: its errors name them, as they always have.
+type renamedFence struct {
+	life       *holdLife
+	item, path string
+}
+
+func (f *renamedFence) Refused() error            { return refused(f.life, f.item, f.path) }
+func (f *renamedFence) Lost(cause, _ error) error { return lost(f.item, f.path, cause) }
+
+func refused(l *holdLife, item, path string) error {
+	if l.ended.Load() && !canary.On(bugFencedAfterGiveUp) {
+		return fmt.Errorf("partition: %w: item %q (%s): %w", ErrLost, item, path, errGivenUp)
+	}
+	return nil
+}
+
+func lost(item, path string, cause error) error {
+	return fmt.Errorf("partition: %w: item %q (%s): %w", ErrLost, item, path, cause)
 }
 
 // bugFencedAfterGiveUp: Hold.Fenced sends a write for a hold its member
@@ -104,19 +137,14 @@ func (h Hold) Fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
 	if h.Path == "" {
 		return task.Fail[[]task.MultiResult](fmt.Errorf("partition: item %q: %w", h.Item, ErrNotHeld))
 	}
-	write := zkops.Fenced(h.Path, h.Version, ops, func(cause, err error) error {
-		return fmt.Errorf("partition: %w: item %q (%s): %w", ErrLost, h.Item, h.Path, cause)
-	})
 	if h.life == nil {
-		return write
+		return zkops.Fenced(h.Path, h.Version, ops, func(cause, _ error) error { return lost(h.Item, h.Path, cause) })
 	}
-	return func(s *task.Scope, k task.Cont[[]task.MultiResult]) {
-		if h.life.ended.Load() && !canary.On(bugFencedAfterGiveUp) {
-			k(nil, fmt.Errorf("partition: %w: item %q (%s): %w", ErrLost, h.Item, h.Path, errGivenUp))
-			return
-		}
-		task.Run(s, write, k)
+	var fence zkops.Fence = h.life
+	if h.life.item != h.Item || h.life.path != h.Path {
+		fence = &renamedFence{h.life, h.Item, h.Path}
 	}
+	return zkops.FencedBy(h.Path, h.Version, ops, fence)
 }
 
 // end ends h on its member's side (Hold.Fenced refuses it from now).
@@ -133,7 +161,7 @@ func (h Hold) forDrain() Hold {
 	if h.life != nil {
 		m = h.life.m
 	}
-	h.life = &holdLife{m: m}
+	h.life = &holdLife{m: m, item: h.Item, path: h.Path}
 	return h
 }
 

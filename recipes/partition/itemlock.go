@@ -69,7 +69,7 @@ func lockItem(dir, prefix string, data []byte, acl task.ACLProvider) task.Task[l
 		owner := s.Session().ID
 		path := dir + "/" + prefix + lockTag // the path sent: the server appends the sequence number
 		l := &itemLock{s: s, k: k, dir: dir, prefix: prefix, acl: acl, owner: owner}
-		l.req = &task.CreateRequest{Path: path, Data: data, Mode: task.EphemeralSequential, ACL: acl.For(path)}
+		l.req = task.CreateRequest{Path: path, Data: data, Mode: task.EphemeralSequential, ACL: acl.For(path)}
 		l.create()
 	}
 }
@@ -82,7 +82,7 @@ type itemLock struct {
 	prefix string
 	acl    task.ACLProvider
 	owner  int64
-	req    *task.CreateRequest
+	req    task.CreateRequest // the create CreateUnique copies for each attempt
 }
 
 func (l *itemLock) settle() task.Task[[]string] {
@@ -164,7 +164,7 @@ func (l *itemLock) afterReset() {
 
 func (l *itemLock) create() {
 	s, k, owner := l.s, l.k, l.owner
-	task.Run(s, zkops.CreateUnique(l.req, l.dir, l.acl, l.settle), func(name string, err error) {
+	task.Run(s, zkops.CreateUnique(&l.req, l.dir, l.acl, l.settle), func(name string, err error) {
 		if errors.Is(err, task.ErrNodeExists) && !canary.On(bugExhaustedSeq) {
 			// A sequential create clashes only when the counter is
 			// stuck at its maximum: wait for the reset.
@@ -217,23 +217,42 @@ func cleanupOwned(dir, prefix string, sess task.Session) task.Task[task.Unit] {
 				k(task.Unit{}, endedOK(err))
 				return
 			}
-			var next func(i int)
-			next = func(i int) {
-				if i == len(ms) {
-					k(task.Unit{}, nil)
-					return
-				}
-				task.Run(s, zkops.DeleteNode(dir+"/"+ms[i].Name, ms[i].Stat), func(_ task.Unit, err error) {
-					if err != nil {
-						k(task.Unit{}, endedOK(err))
-						return
-					}
-					next(i + 1)
-				})
-			}
-			next(0)
+			d := &ownedDeletes{s: s, k: k, dir: dir, ms: ms}
+			d.next(0)
 		})
 	}
+}
+
+// ownedDeletes deletes the nodes cleanupOwned found, one after another,
+// the first failure ending it; the continuation of each delete is made
+// once.
+type ownedDeletes struct {
+	s     *task.Scope
+	k     task.Cont[task.Unit]
+	dir   string
+	ms    []zkops.Match
+	i     int // the delete under way
+	onDel task.Cont[task.Unit]
+}
+
+func (d *ownedDeletes) next(i int) {
+	if i == len(d.ms) {
+		d.k(task.Unit{}, nil)
+		return
+	}
+	d.i = i
+	if d.onDel == nil {
+		d.onDel = d.deleted
+	}
+	task.Run(d.s, zkops.DeleteNode(d.dir+"/"+d.ms[i].Name, d.ms[i].Stat), d.onDel)
+}
+
+func (d *ownedDeletes) deleted(_ task.Unit, err error) {
+	if err != nil {
+		d.k(task.Unit{}, endedOK(err))
+		return
+	}
+	d.next(d.i + 1)
 }
 
 // endedOK turns the end of the session into success for a cleanup: the

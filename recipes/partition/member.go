@@ -23,6 +23,9 @@ type Member struct {
 	p  *Partitioner
 	id string
 	on func(Change)
+	// idData is the data of its nodes (the identifier), made once: a
+	// request's data is sent, never changed.
+	idData []byte
 
 	mu      sync.Mutex
 	state   State
@@ -42,10 +45,10 @@ type Member struct {
 	keyed   bool                          // ours and members hold what the assignment depends on
 	ours    bool                          // our party node is in the latest listing
 	members []string                      // the party's member ids in it, sorted
-	list    task.Task[task.ChildrenWatch] // the party listing (a value: built once)
+	listW   task.Task[task.ChildrenWatch] // the party listing, retried (a value: built once)
 	gen     int                           // counts changes of ours and members, and sessions: a stale stability timer does nothing
 	timer   task.Timer                    // the stability timer, if pending
-	desired map[string]bool
+	desired []string                      // the items of the assignment, sorted (nil: no assignment yet)
 	holds   map[string]*hold
 	tries   map[string]*task.Scope
 	// attempts: the lock node each try in flight may have made (its
@@ -195,7 +198,7 @@ func (p *Partitioner) Join(identifier string, on func(Change)) task.Task[*Member
 		return task.Fail[*Member](err)
 	}
 	return func(s *task.Scope, k task.Cont[*Member]) {
-		m := &Member{p: p, id: identifier, on: on, held: map[string]Hold{}, done: make(chan struct{}),
+		m := &Member{p: p, id: identifier, idData: []byte(identifier), on: on, held: map[string]Hold{}, done: make(chan struct{}),
 			holds: map[string]*hold{}, tries: map[string]*task.Scope{}, attempts: map[*task.Scope]attemptNode{}, giving: map[string]task.Session{}, reported: map[string]int64{}}
 		m.rt = s.Runtime()
 		m.unsub = m.rt.Subscribe(m.onSession)
@@ -256,88 +259,118 @@ func (m *Member) keepParty(sc *task.Scope) {
 	if !m.current(sc) {
 		return
 	}
-	dir := m.p.partyDir()
-	acl := m.p.cfg.ACL
-	var watch func(name string)
-	var register func()
-	register = func() {
-		name := partyName(sc, m.id)
-		path := dir + "/" + name
-		req := &task.CreateRequest{Path: path, Data: []byte(m.id), Mode: task.Ephemeral, ACL: acl.For(path)}
-		sess := sc.Session()
-		settle := func() task.Task[[]string] { return c.Map(zkops.Owned(dir, name, sess.ID), zkops.Names) }
-		t := sc.Child()
-		// Until it is the member's party node, or its clean-up has ended
-		// (in success, or not refused), the node may be on the server
-		// under a name the member does not know it has: a give-up deletes
-		// it by prefix and owner, and the Leaves wait (one an ACL refused
-		// fails them with the refusal).
-		cleanup := cleanupAttempt(dir, name, sess)
-		undo := t.Defer(func(s *task.Scope, k task.Cont[task.Unit]) {
-			task.Run(s, cleanup, func(v task.Unit, err error) {
-				if !errors.Is(err, task.ErrNoAuth) || canary.On(bugLeaveLeavesRefused) {
-					delete(m.attempts, t)
-				}
-				k(v, err)
-			})
-		})
-		if !canary.On(bugLeaveLeavesPartyCreate) {
-			m.attempts[t] = attemptNode{dir: dir, prefix: name, sess: sess}
-		}
-		reg := task.Task[string](func(s *task.Scope, k task.Cont[string]) {
-			task.Run(s, zkops.CreateUnique(req, dir, acl, settle), func(n string, err error) {
-				if err == nil && m.current(sc) {
-					undo() // ours now: deleted by Leave or the session's end
-					delete(m.attempts, t)
-				}
-				k(n, err)
-			})
-		})
-		task.RunIn(t, reg, func(name string, err error) {
-			if canary.On(bugLeaveLeavesPartyCreate) {
+	p := &partyKeeper{m: m, sc: sc, dir: m.p.partyDir(), acl: m.p.cfg.ACL}
+	p.register()
+}
+
+// partyKeeper is keepParty on one session's scope. It registers one node
+// at a time and follows it (watch) until it is gone: the node followed,
+// its exists with a watch and the continuations are made once for every
+// round.
+type partyKeeper struct {
+	m   *Member
+	sc  *task.Scope
+	dir string
+	acl task.ACLProvider
+
+	name     string                    // the node followed
+	exists   task.Task[task.StatWatch] // its exists with a watch, retried
+	onExists task.Cont[task.StatWatch]
+	onFired  task.Cont[task.Event]
+}
+
+// register creates a party node under a new name.
+func (p *partyKeeper) register() {
+	m, sc, dir, acl := p.m, p.sc, p.dir, p.acl
+	path, name := partyPath(sc, dir, m.id)
+	req := &task.CreateRequest{Path: path, Data: m.idData, Mode: task.Ephemeral, ACL: acl.For(path)}
+	sess := sc.Session()
+	settle := func() task.Task[[]string] { return c.Map(zkops.Owned(dir, name, sess.ID), zkops.Names) }
+	t := sc.Child()
+	// Until it is the member's party node, or its clean-up has ended
+	// (in success, or not refused), the node may be on the server
+	// under a name the member does not know it has: a give-up deletes
+	// it by prefix and owner, and the Leaves wait (one an ACL refused
+	// fails them with the refusal).
+	cleanup := cleanupAttempt(dir, name, sess)
+	undo := t.Defer(func(s *task.Scope, k task.Cont[task.Unit]) {
+		task.Run(s, cleanup, func(v task.Unit, err error) {
+			if !errors.Is(err, task.ErrNoAuth) || canary.On(bugLeaveLeavesRefused) {
 				delete(m.attempts, t)
 			}
-			if errors.Is(err, task.ErrNodeExists) && m.current(sc) {
-				// Our create was applied, its reply lost, and the node
-				// deleted and made again by someone else (an operator)
-				// before we looked: not ours. Register under a new name.
-				register()
-				return
-			}
-			if err != nil {
-				m.fail(sc, "party", err)
-				return
-			}
-			if !m.current(sc) {
-				return
-			}
-			m.party = name
-			m.listed(sc, m.names)
-			watch(name)
+			k(v, err)
 		})
+	})
+	if !canary.On(bugLeaveLeavesPartyCreate) {
+		m.attempts[t] = attemptNode{dir: dir, prefix: name, sess: sess}
 	}
-	watch = func(name string) {
-		task.RunIn(sc.Child(), c.Retry(task.ExistsW(dir+"/"+name), retry), func(sw task.StatWatch, err error) {
-			switch {
-			case err != nil:
-				m.fail(sc, "party", err)
-			case !m.current(sc):
-			case sw.Stat == nil || sw.Stat.EphemeralOwner != sc.Session().ID:
-				m.party = "" // deleted by someone else: register anew
-				m.listed(sc, m.names)
-				register()
-			default:
-				task.RunIn(sc.Child(), sw.Watch.Wait(), func(_ task.Event, err error) {
-					if err != nil {
-						m.fail(sc, "party", err)
-						return
-					}
-					watch(name)
-				})
+	reg := task.Task[string](func(s *task.Scope, k task.Cont[string]) {
+		task.Run(s, zkops.CreateUnique(req, dir, acl, settle), func(n string, err error) {
+			if err == nil && m.current(sc) {
+				undo() // ours now: deleted by Leave or the session's end
+				delete(m.attempts, t)
 			}
+			k(n, err)
 		})
+	})
+	task.RunIn(t, reg, func(name string, err error) {
+		if canary.On(bugLeaveLeavesPartyCreate) {
+			delete(m.attempts, t)
+		}
+		if errors.Is(err, task.ErrNodeExists) && m.current(sc) {
+			// Our create was applied, its reply lost, and the node
+			// deleted and made again by someone else (an operator)
+			// before we looked: not ours. Register under a new name.
+			p.register()
+			return
+		}
+		if err != nil {
+			m.fail(sc, "party", err)
+			return
+		}
+		if !m.current(sc) {
+			return
+		}
+		m.party = name
+		m.listed(sc, m.names)
+		p.watch(name)
+	})
+}
+
+// watch follows the party node name until it is gone (register again)
+// or changed (watch again).
+func (p *partyKeeper) watch(name string) {
+	if p.exists == nil || name != p.name {
+		p.name = name
+		p.exists = c.Retry(task.ExistsW(p.dir+"/"+name), retry)
 	}
-	register()
+	if p.onExists == nil {
+		p.onExists, p.onFired = p.existed, p.fired
+	}
+	task.RunIn(p.sc.Child(), p.exists, p.onExists)
+}
+
+func (p *partyKeeper) existed(sw task.StatWatch, err error) {
+	m, sc := p.m, p.sc
+	switch {
+	case err != nil:
+		m.fail(sc, "party", err)
+	case !m.current(sc):
+	case sw.Stat == nil || sw.Stat.EphemeralOwner != sc.Session().ID:
+		m.party = "" // deleted by someone else: register anew
+		m.listed(sc, m.names)
+		p.register()
+	default:
+		task.RunIn(sc.Child(), sw.Watch.Wait(), p.onFired)
+	}
+}
+
+func (p *partyKeeper) fired(_ task.Event, err error) {
+	if err != nil {
+		p.m.fail(p.sc, "party", err)
+		return
+	}
+	p.watch(p.name)
 }
 
 // followParty lists the party with a watch, again each time it fires.
@@ -348,12 +381,18 @@ func (m *Member) followParty(sc *task.Scope) {
 }
 
 // partyFollow is followParty on one session's scope: its callbacks are
-// made once, not at each listing.
+// made once, not at each listing, and so is its listing task (one
+// listing runs at a time).
 type partyFollow struct {
 	m      *Member
 	sc     *task.Scope
 	onList task.Cont[task.ChildrenWatch] // listed
 	onFire task.Cont[task.Event]         // fired
+
+	list     task.Task[task.ChildrenWatch] // listRun
+	onListed task.Cont[task.ChildrenWatch] // listedW
+	ls       *task.Scope                   // the listing's scope and continuation
+	lk       task.Cont[task.ChildrenWatch]
 }
 
 // next lists the party with a watch.
@@ -362,14 +401,33 @@ func (f *partyFollow) next() {
 	if !m.current(sc) {
 		return
 	}
-	if m.list == nil {
-		dir := m.p.partyDir()
-		listW := c.Retry(task.ChildrenW(dir), retry)
-		m.list = c.OnError(listW, func(error) task.Task[task.ChildrenWatch] {
-			return c.Then(zkops.EnsurePath(dir, m.p.cfg.ACL), func(task.Unit) task.Task[task.ChildrenWatch] { return listW })
-		}, task.ErrNoNode)
+	if m.listW == nil {
+		m.listW = c.Retry(task.ChildrenW(m.p.partyDir()), retry)
 	}
-	task.RunIn(sc.Child(), m.list, f.onList)
+	if f.list == nil {
+		f.list, f.onListed = f.listRun, f.listedW
+	}
+	task.RunIn(sc.Child(), f.list, f.onList)
+}
+
+// listRun is the party listing: the listing with a watch, made again
+// once the directory is made if it is missing (c.OnError of it on
+// task.ErrNoNode, with the handler's task c.Then(zkops.EnsurePath of
+// the directory, the listing again)).
+func (f *partyFollow) listRun(s *task.Scope, k task.Cont[task.ChildrenWatch]) {
+	f.ls, f.lk = s, k
+	task.Run(s, f.m.listW, f.onListed)
+}
+
+func (f *partyFollow) listedW(cw task.ChildrenWatch, err error) {
+	s, k := f.ls, f.lk
+	if err == nil || !errors.Is(err, task.ErrNoNode) {
+		task.Resume(s, k, cw, err) // as the listing gave it, also in a scope that has ended
+		return
+	}
+	m := f.m
+	listW := m.listW
+	task.Run(s, c.Then(zkops.EnsurePath(m.p.partyDir(), m.p.cfg.ACL), func(task.Unit) task.Task[task.ChildrenWatch] { return listW }), k)
 }
 
 func (f *partyFollow) listed(cw task.ChildrenWatch, err error) {
@@ -428,18 +486,16 @@ func (m *Member) listed(sc *task.Scope, names []string) {
 			return
 		}
 		m.timer = nil
-		m.desired = map[string]bool{}
+		m.desired = []string{}
 		if ours {
-			var assigned []string
 			if m.p.kazoo {
-				assigned = KazooAssign(m.id, members, m.p.items)
-			} else {
-				assigned = m.p.cfg.Assign(m.id, slices.Clone(members), slices.Clone(m.p.items))
-			}
-			for _, it := range assigned {
-				if _, ok := slices.BinarySearch(m.p.items, it); ok {
-					m.desired[it] = true // an Assign that names an item not in the set is not followed there
+				// Items of the set, in its order, each once: the
+				// assignment as it is (a slice of its own).
+				if assigned := KazooAssign(m.id, members, m.p.items); assigned != nil {
+					m.desired = assigned
 				}
+			} else {
+				m.desired = desiredOf(m.p.cfg.Assign(m.id, slices.Clone(members), slices.Clone(m.p.items)), m.p.items)
 			}
 		}
 		m.reconcile()
@@ -450,6 +506,27 @@ func (m *Member) listed(sc *task.Scope, names []string) {
 	if !canary.On(bugAllocatingBeforeTimer) {
 		m.setState(Allocating)
 	}
+}
+
+// desiredOf returns the items of items (sorted) that assigned names, an
+// Assign's answer, sorted and each once: an Assign that names an item not
+// in the set is not followed there. assigned is left as it is (the
+// Assign's own).
+func desiredOf(assigned, items []string) []string {
+	out := []string{}
+	for _, it := range assigned {
+		if _, ok := slices.BinarySearch(items, it); ok {
+			out = append(out, it)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// wants reports whether item is in the member's assignment.
+func (m *Member) wants(item string) bool {
+	_, ok := slices.BinarySearch(m.desired, item)
+	return ok
 }
 
 // bugAllocatingBeforeTimer: a new listing asks for Allocating before the
@@ -467,18 +544,18 @@ func (m *Member) reconcile() {
 	}
 	var buf [16]string
 	for _, it := range sortedKeys(buf[:0], m.holds) {
-		if !m.desired[it] {
+		if !m.wants(it) {
 			m.release(it)
 		}
 	}
 	for _, it := range sortedKeys(buf[:0], m.tries) {
-		if !m.desired[it] {
+		if !m.wants(it) {
 			t := m.tries[it]
 			delete(m.tries, it)
 			t.Cancel(task.ErrCanceled)
 		}
 	}
-	for _, it := range sortedKeys(buf[:0], m.desired) {
+	for _, it := range m.desired { // (a slice never changed: a new assignment is a new one)
 		if m.holds[it] == nil && m.tries[it] == nil {
 			m.acquire(it)
 		}
@@ -546,7 +623,7 @@ func (m *Member) acquire(item string) {
 			m.attempts[t] = attemptNode{dir: dir, prefix: prefix, sess: sess}
 		}
 		take := task.Task[lockNode](func(s *task.Scope, k task.Cont[lockNode]) {
-			task.Run(s, lockItem(dir, prefix, []byte(m.id), m.p.cfg.ACL), func(n lockNode, err error) {
+			task.Run(s, lockItem(dir, prefix, m.idData, m.p.cfg.ACL), func(n lockNode, err error) {
 				if err == nil && m.tries[item] == t && m.current(sc) {
 					undo() // ours now: released by release or the session's end
 					delete(m.attempts, t)
@@ -570,7 +647,7 @@ func (m *Member) acquire(item string) {
 				m.later() // taken again at the next reconcile
 				return
 			}
-			h := &hold{Hold: Hold{Item: item, Token: n.stat.Czxid, Path: n.path, Version: n.stat.Version, Session: sess, life: &holdLife{m: m}}, mon: sc.Child()}
+			h := &hold{Hold: Hold{Item: item, Token: n.stat.Czxid, Path: n.path, Version: n.stat.Version, Session: sess, life: &holdLife{m: m, item: item, path: n.path}}, mon: sc.Child()}
 			m.holds[item] = h
 			m.follow(sc, h)
 			m.reconcile()
@@ -695,12 +772,12 @@ func (m *Member) draining() bool {
 	return false
 }
 
-func heldIsDesired(now map[string]*hold, desired map[string]bool) bool {
+func heldIsDesired(now map[string]*hold, desired []string) bool {
 	if len(now) != len(desired) {
 		return false
 	}
 	for it := range now {
-		if !desired[it] {
+		if _, ok := slices.BinarySearch(desired, it); !ok {
 			return false
 		}
 	}

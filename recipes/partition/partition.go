@@ -94,7 +94,10 @@ func KazooAssign(identifier string, members, items []string) []string {
 	if i < 0 {
 		return nil
 	}
-	var out []string
+	if i >= len(items) {
+		return nil
+	}
+	out := make([]string, 0, (len(items)-i+len(members)-1)/len(members))
 	for ; i < len(items); i += len(members) {
 		out = append(out, items[i])
 	}
@@ -107,6 +110,10 @@ type Partitioner struct {
 	cfg   config
 	items []string // sorted
 	kazoo bool     // cfg.Assign is the default, KazooAssign, which neither keeps nor changes its arguments
+	// The party's directory and each item's lock directory (by the
+	// index of the item in items), made once in New.
+	party    string
+	itemDirs []string
 }
 
 // New returns the partitioned set of items under path (kazoo's path):
@@ -150,7 +157,11 @@ func New(path string, items []string, opts ...Option) (*Partitioner, error) {
 		}
 	}
 	cfg.Items = items
-	return &Partitioner{cfg: cfg, items: items, kazoo: kazoo}, nil
+	p := &Partitioner{cfg: cfg, items: items, kazoo: kazoo, party: cfg.Path + "/party", itemDirs: make([]string, len(items))}
+	for i, it := range items {
+		p.itemDirs[i] = cfg.Path + "/locks/" + it
+	}
+	return p, nil
 }
 
 // Path is the partitioner's directory.
@@ -159,10 +170,20 @@ func (p *Partitioner) Path() string { return p.cfg.Path }
 // Items is the set, sorted.
 func (p *Partitioner) Items() []string { return slices.Clone(p.items) }
 
-func (p *Partitioner) partyDir() string { return p.cfg.Path + "/party" }
+func (p *Partitioner) partyDir() string {
+	if p.party != "" {
+		return p.party
+	}
+	return p.cfg.Path + "/party"
+}
 
 // ItemDir is the directory of item's lock (kazoo's Lock path).
-func (p *Partitioner) ItemDir(item string) string { return p.cfg.Path + "/locks/" + item }
+func (p *Partitioner) ItemDir(item string) string {
+	if i, ok := slices.BinarySearch(p.items, item); ok && i < len(p.itemDirs) {
+		return p.itemDirs[i]
+	}
+	return p.cfg.Path + "/locks/" + item
+}
 
 // validName checks one path component.
 func validName(what, s string) error {
@@ -191,19 +212,22 @@ func hexID(s *task.Scope) string {
 	return string(b[:])
 }
 
-// partyName is hexID(s) + "-" + id, a party node's name, in one
-// allocation.
-func partyName(s *task.Scope, id string) string {
+// partyPath is dir + "/" + hexID(s) + "-" + id, a party node's path, and
+// the name in it, in one allocation.
+func partyPath(s *task.Scope, dir, id string) (path, name string) {
 	hi, lo := zkops.Draws(s)
 	var hex [32]byte
 	zkops.PutHex(hex[:16], hi)
 	zkops.PutHex(hex[16:], lo)
 	var b strings.Builder
-	b.Grow(len(hex) + 1 + len(id))
+	b.Grow(len(dir) + 1 + len(hex) + 1 + len(id))
+	b.WriteString(dir)
+	b.WriteByte('/')
 	b.Write(hex[:])
 	b.WriteByte('-')
 	b.WriteString(id)
-	return b.String()
+	path = b.String()
+	return path, path[len(dir)+1:]
 }
 
 // lockTag is kazoo's Lock node tag: <hex>__lock__<seq>.

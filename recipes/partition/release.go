@@ -174,29 +174,9 @@ func (m *Member) giveUp(holds []Hold, tries []attemptNode, party string, drain f
 		steps = append(steps, deleteOn(sess, party))
 	}
 	all := task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
-		// Every delete is tried, whatever the others' outcome: one an
-		// ACL refuses (its node goes in the background once the ACL lets
-		// it: zkops.KeepDeleting) does not keep the party node, or the
-		// other items, from going. The first error is the outcome.
-		var first error
-		var next func(i int)
-		next = func(i int) {
-			if i == len(steps) {
-				k(task.Unit{}, first)
-				return
-			}
-			task.Run(s, steps[i], func(_ task.Unit, err error) {
-				if err = endedOK(err); err != nil && first == nil {
-					first = err
-				}
-				if s.Err() != nil {
-					k(task.Unit{}, s.Err())
-					return
-				}
-				next(i + 1)
-			})
-		}
-		next(0)
+		g := &givingUp{s: s, k: k, steps: steps}
+		g.onStep = g.stepped
+		g.next(0)
 	})
 	rt := m.rt
 	task.Go(rt.SessionScope(), all, func(_ task.Unit, err error) {
@@ -212,6 +192,41 @@ func (m *Member) giveUp(holds []Hold, tries []attemptNode, party string, drain f
 			w(task.Unit{}, m.leftErr)
 		}
 	})
+}
+
+// givingUp is one run of a give-up's deletes (giveUp), one after
+// another with the continuation of each made once. Every delete is
+// tried, whatever the others' outcome: one an ACL refuses (its node goes
+// in the background once the ACL lets it: zkops.KeepDeleting) does not
+// keep the party node, or the other items, from going. The first error
+// is the outcome.
+type givingUp struct {
+	s      *task.Scope
+	k      task.Cont[task.Unit]
+	steps  []task.Task[task.Unit]
+	i      int // the step under way
+	first  error
+	onStep task.Cont[task.Unit]
+}
+
+func (g *givingUp) next(i int) {
+	if i == len(g.steps) {
+		g.k(task.Unit{}, g.first)
+		return
+	}
+	g.i = i
+	task.Run(g.s, g.steps[i], g.onStep)
+}
+
+func (g *givingUp) stepped(_ task.Unit, err error) {
+	if err = endedOK(err); err != nil && g.first == nil {
+		g.first = err
+	}
+	if g.s.Err() != nil {
+		g.k(task.Unit{}, g.s.Err())
+		return
+	}
+	g.next(g.i + 1)
 }
 
 // errNotOurs is the error of Leave run on another executor than the

@@ -87,6 +87,7 @@ type partSim struct {
 	refused                                      int                // members ended, and fenced writes and Leaves refused, by an operator's ACL
 	draining                                     map[int64]bool     // tokens whose drain runs
 	entering                                     map[int64][]func() // tokens whose "enter" is in flight: the drains waiting for it
+	logs                                         map[string]string  // each item's fencing log, made once
 }
 
 func newPartSim() (*partSim, sim.Scenario) {
@@ -305,7 +306,14 @@ func (s *partSim) churn(r *sim.Trial, i int) {
 // left), which must be refused.
 func (s *partSim) write(r *sim.Trial, i int, m *partition.Member, h partition.Hold, bar sim.SpanID, first bool) {
 	ex := r.Execs[i]
-	log := fenceDir + "/" + h.Item
+	log := s.logs[h.Item]
+	if log == "" {
+		if s.logs == nil {
+			s.logs = map[string]string{}
+		}
+		log = fenceDir + "/" + h.Item
+		s.logs[h.Item] = log
+	}
 	sim.After(r, ex, draw(r.Rand, 300*time.Millisecond), func() {
 		if m == nil || s.members[i] != m {
 			r.CloseSpan(bar)

@@ -18,9 +18,10 @@ import (
 // items are INFLIGHT/<id>-<name>: one flat directory, so that one listing
 // shows which consumers hold items.
 type consumer struct {
-	id    string
-	sess  task.Session
-	czxid int64 // the marker's incarnation
+	id     string
+	sess   task.Session
+	czxid  int64  // the marker's incarnation
+	marker string // its path
 }
 
 const idLen = 32
@@ -92,8 +93,7 @@ func multiIndex(err error) int {
 	if err == nil {
 		return -1
 	}
-	var me *task.MultiError
-	if errors.As(err, &me) {
+	if me, ok := zkops.AsMultiError(err); ok {
 		return me.Index
 	}
 	return -1
@@ -213,11 +213,12 @@ func (q *Queue) register(s *task.Scope, k task.Cont[*consumer], sess task.Sessio
 		send(fmt.Sprintf("%016x%016x", uint64(sess.ID), s.Rand()))
 	}
 	send = func(id string) {
-		req := &task.CreateRequest{Path: q.marker(id), Mode: task.Ephemeral, ACL: q.acl.For(q.marker(id))}
+		marker := q.marker(id)
+		req := &task.CreateRequest{Path: marker, Mode: task.Ephemeral, ACL: q.acl.For(marker)}
 		task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
 			switch {
 			case err == nil:
-				cn := &consumer{id: id, sess: sess, czxid: cr.Stat.Czxid}
+				cn := &consumer{id: id, sess: sess, czxid: cr.Stat.Czxid, marker: marker}
 				q.newConsumer(cn)
 				// Items of dead consumers go back before this one
 				// takes (its errors are the take's next request's).
@@ -237,12 +238,12 @@ func (q *Queue) register(s *task.Scope, k task.Cont[*consumer], sess task.Sessio
 				send(id)
 			case errors.Is(err, task.ErrConnectionLoss):
 				// Applied or not: our marker, owned by our session, says.
-				task.Run(s, c.Retry(zkops.AfterSync(q.marker(id), task.Exists(q.marker(id))), zkops.Retry), func(st *task.Stat, err error) {
+				task.Run(s, c.Retry(zkops.AfterSync(marker, task.Exists(marker)), zkops.Retry), func(st *task.Stat, err error) {
 					switch {
 					case err != nil:
 						k(nil, err)
 					case st != nil && st.EphemeralOwner == sess.ID:
-						cn := &consumer{id: id, sess: sess, czxid: st.Czxid}
+						cn := &consumer{id: id, sess: sess, czxid: st.Czxid, marker: marker}
 						q.newConsumer(cn)
 						// Registered: the return pass, as above.
 						task.Run(s, q.recover(cn, false), func([]*task.Watch, error) { k(cn, nil) })
@@ -272,125 +273,202 @@ func (q *Queue) takeAcked() task.Task[*Item] {
 	}
 }
 
-// takingAcked is one run of takeAcked's task.
+// takingAcked is one run of takeAcked's task. As takingDelete's, its
+// steps run one at a time: the step under way keeps its state here, and
+// each continuation is made once for all the take's rounds.
 type takingAcked struct {
-	q *Queue
-	s *task.Scope
-	k task.Cont[*Item]
+	q  *Queue
+	s  *task.Scope
+	k  task.Cont[*Item]
+	ls listing
+
+	empty bool          // the round found the queue empty
+	cn    *consumer     // the round's consumer
+	ws    []*task.Watch // recover's watches, to sleep on
+	its   []Item        // the round's items (its buffer, the next round's)
+	i     int           // the item tried
+	epoch int32         // the epoch, read before the item
+	path  string        // the item tried's path
+	it    *Item         // the item whose move runs (detached)
+
+	onRegistered task.Cont[*consumer]
+	onList       task.Cont[task.ChildrenWatch]
+	onRecovered  task.Cont[[]*task.Watch]
+	onWatchList  task.Cont[task.ChildrenWatch]
+	onSlept      task.Cont[task.Unit]
+	onEpoch      task.Cont[int32]
+	onGot        task.Cont[task.Data]
+	onMoved      func(outcome, error)
+	onOrphan     func(outcome, error)
 }
 
 func (t *takingAcked) round(empty bool) {
-	q, s, k := t.q, t.s, t.k
-	task.Run(s, q.registered(), func(cn *consumer, err error) {
-		if err != nil {
-			k(nil, err)
-			return
-		}
-		if !empty {
-			task.Run(s, q.list(false), func(cw task.ChildrenWatch, err error) {
-				if err != nil {
-					k(nil, err)
-					return
-				}
-				if its := ordered(cw.Names); len(its) > 0 {
-					t.try(cn, its, 0)
-					return
-				}
-				t.round(true)
-			})
-			return
-		}
-		// Empty: return the items of dead consumers, then list with
-		// a watch and wait.
-		task.Run(s, q.recover(cn, true), func(ws []*task.Watch, err error) {
-			if err != nil {
-				k(nil, err)
-				return
-			}
-			task.Run(s, q.list(true), func(cw task.ChildrenWatch, err error) {
-				if err != nil {
-					k(nil, err)
-					return
-				}
-				if its := ordered(cw.Names); len(its) > 0 {
-					t.try(cn, its, 0)
-					return
-				}
-				q.follow(s, cw.Watch)
-				task.Run(s, q.sleep(append(ws, cw.Watch)), func(_ task.Unit, err error) {
-					if err != nil {
-						k(nil, err)
-						return
-					}
-					t.round(false)
-				})
-			})
-		})
-	})
+	t.empty = empty
+	if t.onRegistered == nil {
+		t.onRegistered = t.registered
+	}
+	task.Run(t.s, t.q.registered(), t.onRegistered)
 }
 
-func (t *takingAcked) try(cn *consumer, its []Item, i int) {
-	q, s, k := t.q, t.s, t.k
-	if i == len(its) {
+func (t *takingAcked) registered(cn *consumer, err error) {
+	q, s := t.q, t.s
+	if err != nil {
+		t.k(nil, err)
+		return
+	}
+	t.cn = cn
+	if !t.empty {
+		if t.onList == nil {
+			t.onList = t.listed
+		}
+		task.Run(s, t.ls.of(q, false), t.onList)
+		return
+	}
+	// Empty: return the items of dead consumers, then list with
+	// a watch and wait.
+	if t.onRecovered == nil {
+		t.onRecovered = t.recovered
+	}
+	task.Run(s, q.recover(cn, true), t.onRecovered)
+}
+
+func (t *takingAcked) listed(cw task.ChildrenWatch, err error) {
+	if err != nil {
+		t.k(nil, err)
+		return
+	}
+	// The last round's items are done with: their buffer serves
+	// (an item taken is a copy, see got).
+	if t.its = ordered(t.its[:0], cw.Names); len(t.its) > 0 {
+		t.try(0)
+		return
+	}
+	t.round(true)
+}
+
+func (t *takingAcked) recovered(ws []*task.Watch, err error) {
+	if err != nil {
+		t.k(nil, err)
+		return
+	}
+	t.ws = ws
+	if t.onWatchList == nil {
+		t.onWatchList = t.watchListed
+	}
+	task.Run(t.s, t.ls.of(t.q, true), t.onWatchList)
+}
+
+func (t *takingAcked) watchListed(cw task.ChildrenWatch, err error) {
+	q, s := t.q, t.s
+	if err != nil {
+		t.k(nil, err)
+		return
+	}
+	if t.its = ordered(t.its[:0], cw.Names); len(t.its) > 0 {
+		t.try(0)
+		return
+	}
+	q.follow(s, cw.Watch)
+	if t.onSlept == nil {
+		t.onSlept = t.slept
+	}
+	task.Run(s, q.sleep(append(t.ws, cw.Watch)), t.onSlept)
+}
+
+func (t *takingAcked) slept(_ task.Unit, err error) {
+	if err != nil {
+		t.k(nil, err)
+		return
+	}
+	t.round(false)
+}
+
+// try reads item i of the round, after the epoch (see epoch.go), and
+// moves it (got); past the last item, the next round.
+func (t *takingAcked) try(i int) {
+	if i == len(t.its) {
 		t.round(false)
 		return
 	}
-	it := its[i]
-	// The epoch first: read before the item (see epoch.go).
-	task.Run(s, q.epochVersion(), func(epoch int32, err error) {
-		if err != nil {
-			k(nil, err)
-			return
-		}
-		task.Run(s, c.Retry(task.Get(q.item(it.Name)), zkops.Retry), func(d task.Data, err error) {
-			switch {
-			case errors.Is(err, task.ErrNoNode):
-				t.try(cn, its, i+1)
-			case err != nil:
-				k(nil, err)
-			default:
-				it.Data, it.czxid, it.q, it.cons = d.Data, d.Stat.Czxid, q, cn
-				detached(q, s, q.move(cn, &it, d.Stat.Version, epoch), func(r outcome, err error) {
-					switch {
-					case err != nil:
-						k(nil, err)
-					case r == taken:
-						k(&it, nil)
-					case r == stale, q.cons != cn:
-						t.round(false) // the directory created again, or our marker gone
-					default:
-						t.try(cn, its, i+1)
-					}
-				}, func(r outcome, err error) {
-					if r == taken && err == nil {
-						q.giveBackOwn(s, cn, it) // moved as the take ended
-					}
-				})
-			}
-		})
-	})
+	t.i = i
+	if t.onEpoch == nil {
+		t.onEpoch = t.epochRead
+	}
+	task.Run(t.s, t.q.epochVersion(), t.onEpoch)
 }
 
-// move moves item it (read at version, with the directory's epoch at
-// version epoch) in flight under cn: one multi checks cn's marker and the
-// epoch, creates the copy and deletes the item at the version read. The
-// outcome is gone when the item was gone (another consumer took it) or cn
-// is no longer registered (its marker gone: q.cons is reset, so the
-// caller registers a new consumer), and stale when the epoch moved.
-func (q *Queue) move(cn *consumer, it *Item, version, epoch int32) task.Task[outcome] {
+func (t *takingAcked) epochRead(epoch int32, err error) {
+	if err != nil {
+		t.k(nil, err)
+		return
+	}
+	t.epoch = epoch
+	if t.onGot == nil {
+		t.onGot = t.got
+	}
+	t.path = t.q.item(t.its[t.i].Name)
+	task.Run(t.s, c.Retry(task.Get(t.path), zkops.Retry), t.onGot)
+}
+
+func (t *takingAcked) got(d task.Data, err error) {
+	q, s, cn := t.q, t.s, t.cn
+	switch {
+	case errors.Is(err, task.ErrNoNode):
+		t.try(t.i + 1)
+	case err != nil:
+		t.k(nil, err)
+	default:
+		it := new(Item) // the item taken, if it is: its own copy
+		*it = t.its[t.i]
+		it.Data, it.czxid, it.q, it.cons = d.Data, d.Stat.Czxid, q, cn
+		t.it = it
+		if t.onMoved == nil {
+			t.onMoved, t.onOrphan = t.moved, t.orphan
+		}
+		detached(q, s, q.move(cn, it, t.path, d.Stat.Version, t.epoch), t.onMoved, t.onOrphan)
+	}
+}
+
+func (t *takingAcked) moved(r outcome, err error) {
+	switch {
+	case err != nil:
+		t.k(nil, err)
+	case r == taken:
+		t.k(t.it, nil)
+	case r == stale, t.q.cons != t.cn:
+		t.round(false) // the directory created again, or our marker gone
+	default:
+		t.try(t.i + 1)
+	}
+}
+
+// orphan is the outcome of the move of t.it once the take has ended.
+func (t *takingAcked) orphan(r outcome, err error) {
+	if r == taken && err == nil {
+		t.q.giveBackOwn(t.s, t.cn, *t.it) // moved as the take ended
+	}
+}
+
+// move moves item it (at path, read at version, with the directory's
+// epoch at version epoch) in flight under cn: one multi checks cn's marker
+// and the epoch, creates the copy and deletes the item at the version
+// read. The outcome is gone when the item was gone (another consumer took
+// it) or cn is no longer registered (its marker gone: q.cons is reset, so
+// the caller registers a new consumer), and stale when the epoch moved.
+func (q *Queue) move(cn *consumer, it *Item, path string, version, epoch int32) task.Task[outcome] {
 	return func(s *task.Scope, k task.Cont[outcome]) {
-		path, copyPath := q.item(it.Name), q.flight(cn.id, it.czxid, it.Name)
-		ops := []task.MultiOp{
-			&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
-			q.epochCheck(epoch),
-			&task.CreateRequest{Path: copyPath, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(copyPath)},
-			&task.DeleteRequest{Path: path, Version: version},
-		}
-		opCopy := 2
+		copyPath := q.flight(cn.id, it.czxid, it.Name)
+		m := &moving{q: q, s: s, k: k, cn: cn, copyPath: copyPath, opCopy: 2, epoch: epoch}
+		m.marker = task.CheckRequest{Path: cn.marker, Version: 0}
+		m.epochCheck = task.CheckRequest{Path: q.epochPath(), Version: epoch}
+		m.copy = task.CreateRequest{Path: copyPath, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(copyPath)}
+		m.del = task.DeleteRequest{Path: path, Version: version}
+		m.buf = [4]task.MultiOp{&m.marker, &m.epochCheck, &m.copy, &m.del}
+		m.ops = m.buf[:]
 		if canary.On(bugTakeByDelete) {
-			ops, opCopy = []task.MultiOp{ops[0], ops[1], ops[3]}, -1
+			m.buf[2] = &m.del
+			m.ops, m.opCopy = m.buf[:3], -1
 		}
-		m := &moving{q: q, s: s, k: k, cn: cn, copyPath: copyPath, ops: ops, opCopy: opCopy, epoch: epoch}
 		m.send()
 	}
 }
@@ -402,9 +480,14 @@ type moving struct {
 	k        task.Cont[outcome]
 	cn       *consumer
 	copyPath string
-	ops      []task.MultiOp
+	ops      []task.MultiOp // sent again as they are (send)
 	opCopy   int
 	epoch    int32
+	// The ops, in one allocation with the run.
+	buf                [4]task.MultiOp
+	marker, epochCheck task.CheckRequest
+	copy               task.CreateRequest
+	del                task.DeleteRequest
 }
 
 func (m *moving) claim() {
@@ -635,9 +718,9 @@ func (a *acking) refused(err error) {
 }
 
 func (a *acking) send(error) {
-	q, cn, it, copyPath, unchecked, s, k := a.q, a.cn, a.it, a.copyPath, a.unchecked, a.s, a.k
+	cn, it, copyPath, unchecked, s, k := a.cn, a.it, a.copyPath, a.unchecked, a.s, a.k
 	ops := []task.MultiOp{
-		&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
+		&task.CheckRequest{Path: cn.marker, Version: 0},
 		&task.DeleteRequest{Path: copyPath, Version: task.AnyVersion},
 	}
 	if unchecked {
@@ -685,13 +768,13 @@ func (a *acking) send(error) {
 // incarnation read after the copy was there all along (an
 // incarnation never comes back), so nothing returned the copy.
 func (a *acking) settle(cause error) {
-	q, cn, copyPath, s := a.q, a.cn, a.copyPath, a.s
+	cn, copyPath, s := a.cn, a.copyPath, a.s
 	task.Run(s, c.Retry(zkops.AfterSync(copyPath, task.Exists(copyPath)), zkops.Retry), func(cst *task.Stat, err error) {
 		if err != nil {
 			a.unknown(err)
 			return
 		}
-		task.Run(s, c.Retry(task.Exists(q.marker(cn.id)), zkops.Retry), func(mst *task.Stat, err error) {
+		task.Run(s, c.Retry(task.Exists(cn.marker), zkops.Retry), func(mst *task.Stat, err error) {
 			ours := mst != nil && mst.Czxid == cn.czxid
 			switch {
 			case err != nil:
@@ -722,39 +805,43 @@ func (a *acking) settle(cause error) {
 // the next pass again (no request, no new watch).
 func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 	return func(s *task.Scope, k task.Cont[[]*task.Watch]) {
-		task.Run(s, zkops.Prefixed(q.inflight, ""), func(entries []string, err error) {
+		task.Run(s, q.flights(), func(entries []string, err error) {
 			if err != nil {
 				k(nil, err)
 				return
 			}
-			var held map[string][]string // made at the first entry of another consumer
-			var ids []string
+			// The entries of other consumers, by consumer id (sorted),
+			// each consumer's in the listing's order.
+			var held []heldEntry // made at the first entry of another consumer
 			for _, e := range entries {
 				id, _, ok := splitFlight(e)
 				if !ok || id == cn.id {
 					continue
 				}
 				if held == nil {
-					held = map[string][]string{}
+					held = make([]heldEntry, 0, len(entries))
 				}
-				if _, seen := held[id]; !seen {
-					ids = append(ids, id)
-				}
-				held[id] = append(held[id], e)
+				held = append(held, heldEntry{id, e})
 			}
-			if len(ids) == 0 {
+			if len(held) == 0 {
 				k(nil, nil)
 				return
 			}
-			slices.Sort(ids)
+			slices.SortStableFunc(held, func(a, b heldEntry) int { return strings.Compare(a.id, b.id) })
+			es := make([]string, len(held))
+			for i, h := range held {
+				es[i] = h.entry
+			}
 			task.Run(s, q.liveConsumers(watch), func(live map[string]bool, err error) {
 				if err != nil {
 					k(nil, err)
 					return
 				}
+				// next gives back the entries of the consumer whose
+				// first is held[i], if it is dead.
 				var next func(i int)
 				next = func(i int) {
-					if i == len(ids) {
+					if i == len(held) {
 						var ws []*task.Watch
 						if watch && q.consWatch != nil {
 							ws = append(ws, q.consWatch)
@@ -762,22 +849,38 @@ func (q *Queue) recover(cn *consumer, watch bool) task.Task[[]*task.Watch] {
 						k(ws, nil)
 						return
 					}
-					if live[ids[i]] || canary.On(bugNoReturn) {
-						next(i + 1)
+					id, end := held[i].id, i+1
+					for end < len(held) && held[end].id == id {
+						end++
+					}
+					if live[id] || canary.On(bugNoReturn) {
+						next(end)
 						return
 					}
-					task.Run(s, q.giveBack(ids[i], held[ids[i]]), func(_ task.Unit, err error) {
+					task.Run(s, q.giveBack(id, es[i:end:end]), func(_ task.Unit, err error) {
 						if err != nil {
 							k(nil, err)
 							return
 						}
-						next(i + 1)
+						next(end)
 					})
 				}
 				next(0)
 			})
 		})
 	}
+}
+
+// heldEntry is an in-flight entry of a consumer (recover).
+type heldEntry struct{ id, entry string }
+
+// flights is the listing of the in-flight directory (zkops.Prefixed),
+// made once, in New.
+func (q *Queue) flights() task.Task[[]string] {
+	if q.flightsT != nil {
+		return q.flightsT
+	}
+	return zkops.Prefixed(q.inflight, "")
 }
 
 // liveConsumers lists the markers: the ids of the live consumers. With

@@ -19,6 +19,9 @@ import (
 type Client struct {
 	ex *executor.Executor
 	q  *Queue
+	// What its calls are, for their errors ("queue <dir>: put", ...),
+	// made once.
+	put, ack, settle string
 }
 
 // NewClient returns a Client on directory dir whose flows run on ex, with
@@ -31,7 +34,8 @@ func NewClient(ex *executor.Executor, dir string, opts ...Option) (*Client, erro
 	if err != nil {
 		return nil, err
 	}
-	return &Client{ex: ex, q: q}, nil
+	what := "queue " + q.Dir()
+	return &Client{ex: ex, q: q, put: what + ": put", ack: what + ": ack", settle: what + ": settle"}, nil
 }
 
 // Queue is the Client's queue (for its task face).
@@ -49,7 +53,7 @@ func (cl *Client) Put(ctx context.Context, data []byte) (string, error) {
 	if cl.zero() {
 		return "", errNil("Client")
 	}
-	return blocking.Await(ctx, "queue "+cl.q.Dir()+": put", cl.ex, cl.q.Put(data))
+	return blocking.Await(ctx, cl.put, cl.ex, cl.q.Put(data))
 }
 
 // PutPriority adds data with the given priority; see Put.
@@ -57,7 +61,7 @@ func (cl *Client) PutPriority(ctx context.Context, data []byte, priority int) (s
 	if cl.zero() {
 		return "", errNil("Client")
 	}
-	return blocking.Await(ctx, "queue "+cl.q.Dir()+": put", cl.ex, cl.q.PutPriority(data, priority))
+	return blocking.Await(ctx, cl.put, cl.ex, cl.q.PutPriority(data, priority))
 }
 
 // Take waits until ctx ends for an item and takes it (see Queue.Take).
@@ -136,7 +140,7 @@ func (cl *Client) Settle(ctx context.Context) error {
 	if err := executor.CanBlock(); err != nil {
 		return err
 	}
-	return cl.q.settling.Wait(ctx, "queue "+cl.q.Dir()+": settle")
+	return cl.q.settling.Wait(ctx, cl.settle)
 }
 
 // Ack acknowledges an item taken in at-least-once mode (see Item.Ack for
@@ -159,7 +163,7 @@ func (cl *Client) Ack(ctx context.Context, it *Item) error {
 	}
 	// blocking.Give: an ack whose failure comes as ctx ends is told to the
 	// caller or, once it has left, to Config.OnError (never to no one).
-	_, err := blocking.Give(ctx, "queue "+cl.q.Dir()+": ack", cl.ex, nil, it.Ack())
+	_, err := blocking.Give(ctx, cl.ack, cl.ex, nil, it.Ack())
 	return err
 }
 

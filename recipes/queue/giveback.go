@@ -231,7 +231,7 @@ func (q *Queue) giveBackTask(cn *consumer, it Item) task.Task[task.Unit] {
 				// too: czxids are).
 				path := q.item(returnName(task.Base(copyPath), it.czxid, ds))
 				ops := []task.MultiOp{
-					&task.CheckRequest{Path: q.marker(cn.id), Version: 0},
+					&task.CheckRequest{Path: cn.marker, Version: 0},
 					q.epochCheck(ds.epoch),
 					&task.CreateRequest{Path: path, Data: it.Data, Mode: task.Persistent, ACL: q.acl.For(path)},
 					// Any version: the marker's check says the copy is

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	c "github.com/zkflow/zkflow/combinators"
@@ -262,6 +263,11 @@ type Queue struct {
 	epochP      string
 	epochV      task.Task[int32]
 	registeredT task.Task[*consumer]
+	flightsT    task.Task[[]string] // at-least-once: flights's task, made in New
+	// sizes: the paths a put's checkSize measures, by priority, made on
+	// first use (size.go).
+	sizeMu sync.Mutex
+	sizes  map[int]*sizePaths
 }
 
 // New returns the queue whose items live under dir (created, with its
@@ -288,6 +294,9 @@ func New(dir string, opts ...Option) (*Queue, error) {
 	q.epochP = dir + ".epoch"
 	q.epochV = q.buildEpochVersion()
 	q.registeredT = q.buildRegistered()
+	if q.mode == AtLeastOnce {
+		q.flightsT = zkops.Prefixed(q.inflight, "")
+	}
 	return q, nil
 }
 
@@ -350,11 +359,7 @@ func parse(name string) (priority int, seq int64, ok bool) {
 // (returnName).
 func exhausted(seq int64) bool { return seq == math.MaxInt32 || seq < 0 }
 
-// ordered returns the item names among names, lowest priority number
-// first and, within a priority, lowest sequence number first. Names with
-// an exhausted number (zkops.Exhausted: the counter has run out and hands
-// it out again) are not items: puts withdraw them.
-// countItems is len(ordered(names)), without making the items.
+// countItems is len(ordered(nil, names)), without making the items.
 func countItems(names []string) int {
 	n := 0
 	keepExhausted := canary.On(bugPutAtExhausted)
@@ -366,13 +371,19 @@ func countItems(names []string) int {
 	return n
 }
 
-func ordered(names []string) []Item {
-	var out []Item
+// ordered returns the item names among names, lowest priority number
+// first and, within a priority, lowest sequence number first. Names with
+// an exhausted number (zkops.Exhausted: the counter has run out and hands
+// it out again) are not items: puts withdraw them. The items are put in
+// buf, an empty buffer (nil, or the items of a take's last round, done
+// with) if it has room for them.
+func ordered(buf []Item, names []string) []Item {
+	out := buf[:0]
 	keepExhausted := canary.On(bugPutAtExhausted)
 	for i, n := range names {
 		if p, s, ok := parse(n); ok && (keepExhausted || !exhausted(s)) {
-			if out == nil {
-				out = make([]Item, 0, len(names)-i)
+			if len(out) == 0 && cap(out) < len(names)-i {
+				out = make([]Item, 0, len(names)-i) // room for every item
 			}
 			out = append(out, Item{Name: n, Priority: p, Seq: s})
 		}
@@ -430,11 +441,12 @@ func (q *Queue) PutPriority(data []byte, priority int) task.Task[string] {
 		return task.Fail[string](fmt.Errorf("queue: priority %d outside %d..%d: %w", priority, MinPriority, MaxPriority, task.ErrInvalidArgument))
 	}
 	return func(s *task.Scope, k task.Cont[string]) {
-		if err := q.checkSize(s, data, priority); err != nil {
+		sp := q.sizePathsOf(priority)
+		if err := q.checkSize(s, data, sp); err != nil {
 			k("", err)
 			return
 		}
-		p := &putting{q: q, s: s, k: k, path: q.item(prefix(priority)), data: data}
+		p := &putting{q: q, s: s, k: k, path: sp.put, data: data}
 		if q.bound <= 0 {
 			p.create()
 			return
@@ -644,11 +656,12 @@ func (q *Queue) Take() task.Task[*Item] {
 	return q.takeDelete()
 }
 
-// list lists the queue's directory, creating it when missing (again, if
-// it is deleted again before the listing). Nodes named with an exhausted
-// number (not items, see ordered) are deleted in a flow of its own: a put
-// whose withdrawal was cut short (its session ended, its process
-// crashed) leaves one behind.
+// list is the listing of the queue's directory, with a watch or not,
+// retried: a take runs it (listing), creating the directory when it is
+// missing (again, if it is deleted again before the listing). Nodes
+// named with an exhausted number (not items, see ordered) are deleted in
+// a flow of its own: a put whose withdrawal was cut short (its session
+// ended, its process crashed) leaves one behind.
 func (q *Queue) list(watch bool) task.Task[task.ChildrenWatch] {
 	i := 0
 	if watch {
@@ -668,30 +681,7 @@ func (q *Queue) buildList(watch bool) task.Task[task.ChildrenWatch] {
 	} else {
 		l = c.Map(task.Children(q.dir), func(cl task.ChildList) task.ChildrenWatch { return task.ChildrenWatch{ChildList: cl} })
 	}
-	l = c.Retry(l, zkops.Retry)
-	return func(s *task.Scope, k task.Cont[task.ChildrenWatch]) { q.tryList(s, k, l) }
-}
-
-// tryList runs l, a listing, and again once the directory is made if it
-// is missing.
-func (q *Queue) tryList(s *task.Scope, k task.Cont[task.ChildrenWatch], l task.Task[task.ChildrenWatch]) {
-	task.Run(s, l, func(cw task.ChildrenWatch, err error) {
-		switch {
-		case errors.Is(err, task.ErrNoNode):
-			task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
-				if err != nil {
-					k(task.ChildrenWatch{}, err)
-					return
-				}
-				q.tryList(s, k, l)
-			})
-		case err != nil:
-			k(cw, err)
-		default:
-			q.sweep(s, cw.Names)
-			k(cw, nil)
-		}
-	})
+	return c.Retry(l, zkops.Retry)
 }
 
 // sweep deletes the nodes among names that are named with an exhausted

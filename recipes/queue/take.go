@@ -22,94 +22,197 @@ func (q *Queue) takeDelete() task.Task[*Item] {
 	}
 }
 
-// takingDelete is one run of takeDelete's task.
+// takingDelete is one run of takeDelete's task. Its steps run one at a
+// time, each started by the one before: the step under way keeps its
+// state here, and each continuation is made once for all the take's
+// rounds (a take waiting on an empty queue lists again and again).
 type takingDelete struct {
-	q *Queue
-	s *task.Scope
-	k task.Cont[*Item]
+	q  *Queue
+	s  *task.Scope
+	k  task.Cont[*Item]
+	ls listing
+
+	watch bool    // the round's listing sets a watch
+	epoch int32   // the epoch, read before the round's listing
+	its   []Item  // the round's items (its buffer, the next round's)
+	i     int     // the item tried
+	path  string  // its path
+	it    *Item   // the item whose delete runs (detached)
+	del   outcome // (for deleted)
+
+	onEpoch   task.Cont[int32]
+	onList    task.Cont[task.ChildrenWatch]
+	onFired   task.Cont[task.Event]
+	onGot     task.Cont[task.Data]
+	onDeleted func(outcome, error)
+	onOrphan  func(outcome, error)
 }
 
 func (t *takingDelete) round(watch bool) {
-	q, s, k := t.q, t.s, t.k
 	// The epoch first: read before the listing, so a check of it
 	// that passes proves the listing and the item read are of the
 	// directory the delete acts on (FIFO, and no new item taken
 	// for an old one of the same name).
-	task.Run(s, q.epochVersion(), func(epoch int32, err error) {
-		if err != nil {
-			k(nil, err)
-			return
-		}
-		t.list(watch, epoch)
-	})
+	t.watch = watch
+	if t.onEpoch == nil {
+		t.onEpoch = t.epochRead
+	}
+	task.Run(t.s, t.q.epochVersion(), t.onEpoch)
+}
+
+func (t *takingDelete) epochRead(epoch int32, err error) {
+	if err != nil {
+		t.k(nil, err)
+		return
+	}
+	t.list(t.watch, epoch)
 }
 
 func (t *takingDelete) list(watch bool, epoch int32) {
-	q, s, k := t.q, t.s, t.k
-	task.Run(s, q.list(watch), func(cw task.ChildrenWatch, err error) {
-		if err != nil {
-			k(nil, err)
-			return
-		}
-		its := ordered(cw.Names)
-		switch {
-		case len(its) > 0:
-			t.try(its, 0, epoch)
-		case cw.Watch == nil:
-			t.round(true) // empty: list again, this time with a watch
-		default:
-			task.Run(s, cw.Watch.Wait(), func(_ task.Event, err error) {
-				if err != nil {
-					k(nil, err)
-					return
-				}
-				t.round(false)
-			})
-		}
-	})
+	t.epoch = epoch
+	if t.onList == nil {
+		t.onList = t.listed
+	}
+	task.Run(t.s, t.ls.of(t.q, watch), t.onList)
 }
 
-func (t *takingDelete) try(its []Item, i int, epoch int32) {
-	q, s, k := t.q, t.s, t.k
-	if i == len(its) {
+func (t *takingDelete) listed(cw task.ChildrenWatch, err error) {
+	if err != nil {
+		t.k(nil, err)
+		return
+	}
+	// The last round's items are done with: their buffer serves
+	// (an item taken is a copy, see got).
+	t.its = ordered(t.its[:0], cw.Names)
+	switch {
+	case len(t.its) > 0:
+		t.try(0)
+	case cw.Watch == nil:
+		t.round(true) // empty: list again, this time with a watch
+	default:
+		if t.onFired == nil {
+			t.onFired = t.fired
+		}
+		task.Run(t.s, cw.Watch.Wait(), t.onFired)
+	}
+}
+
+func (t *takingDelete) fired(_ task.Event, err error) {
+	if err != nil {
+		t.k(nil, err)
+		return
+	}
+	t.round(false)
+}
+
+// try reads item i of the round, and deletes it (got); past the last
+// item, the next round.
+func (t *takingDelete) try(i int) {
+	if i == len(t.its) {
 		t.round(false)
 		return
 	}
-	it := its[i]
-	path := q.item(it.Name)
-	{ // (the epoch was read before the listing)
-		task.Run(s, c.Retry(task.Get(path), zkops.Retry), func(d task.Data, err error) {
-			switch {
-			case errors.Is(err, task.ErrNoNode):
-				t.try(its, i+1, epoch)
-			case err != nil:
-				k(nil, err)
-			default:
-				it.Data, it.czxid = d.Data, d.Stat.Czxid
-				detached(q, s, q.deleteItem(path, d.Stat, epoch, &it), func(r outcome, err error) {
-					switch {
-					case err != nil:
-						k(nil, err)
-					case r == taken:
-						k(&it, nil)
-					case r == stale:
-						t.round(false) // the directory was created again: list it again
-					default:
-						t.try(its, i+1, epoch)
-					}
-				}, func(r outcome, err error) {
-					var ute *UnknownTakeError
-					switch {
-					case r == taken && err == nil:
-						q.putBack(s, it) // taken as the take ended: not lost
-					case errors.As(err, &ute):
-						// Perhaps taken, and its caller gone: reported
-						// with the item, as the Take would have.
-						s.Runtime().Report(fmt.Errorf("queue: a take that ended early: %w", err))
-					}
-				})
+	t.i = i
+	t.path = t.q.item(t.its[i].Name)
+	if t.onGot == nil {
+		t.onGot = t.got
+	}
+	// (the epoch was read before the listing)
+	task.Run(t.s, c.Retry(task.Get(t.path), zkops.Retry), t.onGot)
+}
+
+func (t *takingDelete) got(d task.Data, err error) {
+	q, s := t.q, t.s
+	switch {
+	case errors.Is(err, task.ErrNoNode):
+		t.try(t.i + 1)
+	case err != nil:
+		t.k(nil, err)
+	default:
+		it := new(Item) // the item taken, if it is: its own copy
+		*it = t.its[t.i]
+		it.Data, it.czxid = d.Data, d.Stat.Czxid
+		t.it = it
+		if t.onDeleted == nil {
+			t.onDeleted, t.onOrphan = t.deleted, t.orphan
+		}
+		detached(q, s, q.deleteItem(t.path, d.Stat, t.epoch, it), t.onDeleted, t.onOrphan)
+	}
+}
+
+func (t *takingDelete) deleted(r outcome, err error) {
+	switch {
+	case err != nil:
+		t.k(nil, err)
+	case r == taken:
+		t.k(t.it, nil)
+	case r == stale:
+		t.round(false) // the directory was created again: list it again
+	default:
+		t.try(t.i + 1)
+	}
+}
+
+// orphan is the outcome of the delete of t.it once the take has ended.
+func (t *takingDelete) orphan(r outcome, err error) {
+	var ute *UnknownTakeError
+	switch {
+	case r == taken && err == nil:
+		t.q.putBack(t.s, *t.it) // taken as the take ended: not lost
+	case errors.As(err, &ute):
+		// Perhaps taken, and its caller gone: reported
+		// with the item, as the Take would have.
+		t.s.Runtime().Report(fmt.Errorf("queue: a take that ended early: %w", err))
+	}
+}
+
+// listing is a take's listing of the directory (list's task), made once
+// for all the take's rounds: the directory is made when it is missing,
+// and the nodes named with an exhausted number are swept. One round's
+// listing runs at a time.
+type listing struct {
+	q    *Queue
+	l    task.Task[task.ChildrenWatch] // the round's listing, retried
+	s    *task.Scope
+	k    task.Cont[task.ChildrenWatch]
+	run  task.Task[task.ChildrenWatch] // start
+	done task.Cont[task.ChildrenWatch] // listed
+}
+
+// of returns the listing task of a round, with a watch or not.
+func (ls *listing) of(q *Queue, watch bool) task.Task[task.ChildrenWatch] {
+	ls.q, ls.l = q, q.list(watch)
+	if ls.run == nil {
+		ls.run, ls.done = ls.start, ls.listed
+	}
+	return ls.run
+}
+
+func (ls *listing) start(s *task.Scope, k task.Cont[task.ChildrenWatch]) {
+	ls.s, ls.k = s, k
+	ls.try()
+}
+
+// try runs the listing, and again once the directory is made if it is
+// missing.
+func (ls *listing) try() { task.Run(ls.s, ls.l, ls.done) }
+
+func (ls *listing) listed(cw task.ChildrenWatch, err error) {
+	q, s, k := ls.q, ls.s, ls.k
+	switch {
+	case errors.Is(err, task.ErrNoNode):
+		task.Run(s, q.ensureDir(), func(_ task.Unit, err error) {
+			if err != nil {
+				k(task.ChildrenWatch{}, err)
+				return
 			}
+			ls.try()
 		})
+	case err != nil:
+		k(cw, err)
+	default:
+		q.sweep(s, cw.Names)
+		k(cw, nil)
 	}
 }
 
@@ -150,11 +253,26 @@ type deleting struct {
 	epoch int32
 	it    *Item
 	lost  bool // a delete's reply was lost
+	sent  bool // first has been sent
+	// The first multi's ops, in one allocation with the run (each send
+	// has its own: one sent is never changed).
+	first      [2]task.MultiOp
+	epochCheck task.CheckRequest
+	delete     task.DeleteRequest
 }
 
 func (d *deleting) del(error) {
 	q, s, k, path, st, epoch, it := d.q, d.s, d.k, d.path, d.st, d.epoch, d.it
-	ops := []task.MultiOp{q.epochCheck(epoch), &task.DeleteRequest{Path: path, Version: st.Version}}
+	var ops []task.MultiOp
+	if !d.sent {
+		d.sent = true
+		d.epochCheck = task.CheckRequest{Path: q.epochPath(), Version: epoch}
+		d.delete = task.DeleteRequest{Path: path, Version: st.Version}
+		d.first = [2]task.MultiOp{&d.epochCheck, &d.delete}
+		ops = d.first[:]
+	} else {
+		ops = []task.MultiOp{q.epochCheck(epoch), &task.DeleteRequest{Path: path, Version: st.Version}}
+	}
 	task.Run(s, task.Multi(ops...), func(_ []task.MultiResult, err error) {
 		switch i := multiIndex(err); {
 		case err == nil:

@@ -28,47 +28,76 @@ import (
 // provider as acl and acl.For(req.Path) as req.ACL.
 func CreateUnique(req *task.CreateRequest, dir string, acl task.ACLProvider, settle func() task.Task[[]string]) task.Task[string] {
 	return func(s *task.Scope, k task.Cont[string]) {
-		var create func()
-		create = func() {
-			r := *req // a request of its own for each attempt
-			task.Run(s, task.CreateWith(&r), func(cr task.Created, err error) {
-				switch {
-				case err == nil:
-					k(task.Base(cr.Path), nil)
-				case errors.Is(err, task.ErrNoNode):
-					task.Run(s, EnsurePath(dir, acl), func(_ task.Unit, err error) {
-						if err != nil {
-							k("", err)
-							return
-						}
-						create()
-					})
-				case errors.Is(err, task.ErrConnectionLoss):
-					var t task.Task[[]string]
-					if settle != nil {
-						t = settle()
-					}
-					if t == nil {
-						create()
-						return
-					}
-					task.Run(s, t, func(names []string, err error) {
-						switch {
-						case err != nil:
-							k("", err)
-						case len(names) == 0:
-							create()
-						default:
-							k(names[0], nil)
-						}
-					})
-				case errors.Is(err, task.ErrNotSent):
-					create()
-				default:
-					k("", err)
-				}
-			})
+		u := &uniqueCreate{s: s, k: k, req: req, dir: dir, acl: acl, settle: settle}
+		u.create()
+	}
+}
+
+// uniqueCreate is one run of CreateUnique's task: its state, the first
+// attempt's request and the continuation of every attempt's create, in
+// one allocation.
+type uniqueCreate struct {
+	s         *task.Scope
+	k         task.Cont[string]
+	req       *task.CreateRequest
+	dir       string
+	acl       task.ACLProvider
+	settle    func() task.Task[[]string]
+	first     task.CreateRequest // the first attempt's request
+	sent      bool               // first has been sent
+	onCreated task.Cont[task.Created]
+}
+
+// create sends an attempt's create: a request of its own for each
+// attempt (one sent is never changed).
+func (u *uniqueCreate) create() {
+	r := &u.first
+	if u.sent {
+		r = new(task.CreateRequest)
+	}
+	u.sent = true
+	*r = *u.req
+	if u.onCreated == nil {
+		u.onCreated = u.created
+	}
+	task.Run(u.s, task.CreateWith(r), u.onCreated)
+}
+
+func (u *uniqueCreate) created(cr task.Created, err error) {
+	s, k := u.s, u.k
+	switch {
+	case err == nil:
+		k(task.Base(cr.Path), nil)
+	case errors.Is(err, task.ErrNoNode):
+		task.Run(s, EnsurePath(u.dir, u.acl), func(_ task.Unit, err error) {
+			if err != nil {
+				k("", err)
+				return
+			}
+			u.create()
+		})
+	case errors.Is(err, task.ErrConnectionLoss):
+		var t task.Task[[]string]
+		if u.settle != nil {
+			t = u.settle()
 		}
-		create()
+		if t == nil {
+			u.create()
+			return
+		}
+		task.Run(s, t, func(names []string, err error) {
+			switch {
+			case err != nil:
+				k("", err)
+			case len(names) == 0:
+				u.create()
+			default:
+				k(names[0], nil)
+			}
+		})
+	case errors.Is(err, task.ErrNotSent):
+		u.create()
+	default:
+		k("", err)
 	}
 }

@@ -69,17 +69,18 @@ func Draws(s *task.Scope) (hi, lo uint64) {
 // fails the task with that error. The task never succeeds; cancel its
 // scope to stop it.
 func WatchNode(path string, version int32, ok func(*task.Stat) bool) task.Task[task.Unit] {
-	gone := fmt.Errorf("node %s deleted", path)
+	// The error of a node gone is made when it is (most watches end
+	// otherwise: a release, the session's end).
 	round := c.Then(c.Retry(task.ExistsW(path), Retry), func(sw task.StatWatch) task.Task[bool] {
 		if sw.Stat == nil || (ok != nil && !ok(sw.Stat)) {
-			return task.Fail[bool](gone)
+			return task.Fail[bool](fmt.Errorf("node %s deleted", path))
 		}
 		if sw.Stat.Version != version {
 			return task.Fail[bool](fmt.Errorf("node %s changed by someone else", path))
 		}
 		return c.Then(sw.Watch.Wait(), func(ev task.Event) task.Task[bool] {
 			if ev.Type == task.EventNodeDeleted {
-				return task.Fail[bool](gone)
+				return task.Fail[bool](fmt.Errorf("node %s deleted", path))
 			}
 			return task.Value(true)
 		})
@@ -98,30 +99,79 @@ func WatchNode(path string, version int32, ok func(*task.Stat) bool) task.Task[t
 // within ops. Any other error (connection loss: the outcome is unknown) is
 // returned as it is, not retried.
 func Fenced(path string, version int32, ops []task.MultiOp, lost func(cause, err error) error) task.Task[[]task.MultiResult] {
-	f := &fenced{check: task.CheckRequest{Path: path, Version: version}, lost: lost}
+	f := newFenced(path, version, ops, lostFunc(lost))
+	return f.run
+}
+
+// Fence is what FencedBy asks of a holder: whether a write may still
+// go, and what a failed check becomes. A holder's own value (one it has
+// anyway) serves, so that a fenced write makes no function for either.
+type Fence interface {
+	// Refused is the error a write fails with at once, sending
+	// nothing (the holder has given the hold up); nil lets it go.
+	Refused() error
+	// Lost is the error of a write whose check failed: cause is the
+	// server's error for the check, err the multi's (Fenced's lost).
+	Lost(cause, err error) error
+}
+
+// FencedBy is Fenced with lost as fence.Lost, as a task that first asks
+// fence.Refused: a refusal fails it at once, sending nothing; otherwise it
+// runs Fenced's task (task.Run), the write's outcome its own.
+func FencedBy(path string, version int32, ops []task.MultiOp, fence Fence) task.Task[[]task.MultiResult] {
+	f := newFenced(path, version, ops, fence)
+	f.write = f.run
+	return f.gated
+}
+
+// lostFunc is Fenced's lost as a Fence that never refuses.
+type lostFunc func(cause, err error) error
+
+func (lostFunc) Refused() error                { return nil }
+func (f lostFunc) Lost(cause, err error) error { return f(cause, err) }
+
+func newFenced(path string, version int32, ops []task.MultiOp, fence Fence) *fenced {
+	f := &fenced{check: task.CheckRequest{Path: path, Version: version}, fence: fence}
 	f.all = f.buf[:0]
 	if len(ops)+1 > len(f.buf) {
 		f.all = make([]task.MultiOp, 0, len(ops)+1)
 	}
 	f.all = append(f.all, &f.check)
+	opened := false // f.create holds a copy
 	for _, op := range ops {
 		if cr, ok := op.(*task.CreateRequest); ok && cr != nil && cr.ACL == nil {
-			cp := *cr
+			cp := &f.create
+			if opened {
+				cp = new(task.CreateRequest)
+			}
+			opened = true
+			*cp = *cr
 			cp.ACL = task.OpenACL
-			op = &cp
+			op = cp
 		}
 		f.all = append(f.all, op)
 	}
-	return f.run
+	return f
 }
 
 // fenced is one Fenced task: the check, the ops behind it (in buf when
-// they are few) and what a failed check becomes, in one allocation.
+// they are few, with room for the copy of a create given the open ACL)
+// and what a failed check becomes, in one allocation.
 type fenced struct {
-	check task.CheckRequest
-	buf   [2]task.MultiOp
-	all   []task.MultiOp
-	lost  func(cause, err error) error
+	check  task.CheckRequest
+	create task.CreateRequest
+	buf    [2]task.MultiOp
+	all    []task.MultiOp
+	fence  Fence
+	write  task.Task[[]task.MultiResult] // run, for gated
+}
+
+func (f *fenced) gated(s *task.Scope, k task.Cont[[]task.MultiResult]) {
+	if err := f.fence.Refused(); err != nil {
+		k(nil, err)
+		return
+	}
+	task.Run(s, f.write, k)
 }
 
 func (f *fenced) run(s *task.Scope, k task.Cont[[]task.MultiResult]) {
@@ -130,11 +180,11 @@ func (f *fenced) run(s *task.Scope, k task.Cont[[]task.MultiResult]) {
 			k(rs[1:], nil)
 			return
 		}
-		var me *task.MultiError
+		me, isMulti := AsMultiError(err)
 		switch {
-		case errors.As(err, &me) && me.Index == 0:
-			k(nil, f.lost(me.Err, err))
-		case errors.As(err, &me):
+		case isMulti && me.Index == 0:
+			k(nil, f.fence.Lost(me.Err, err))
+		case isMulti:
 			k(nil, &task.OpError{Op: "multi", Path: f.all[me.Index].NodePath(), Err: &task.MultiError{Index: me.Index - 1, Err: me.Err}})
 		default:
 			k(nil, err)
@@ -242,4 +292,36 @@ func WaitChange(path string) task.Task[bool] {
 			}
 		})
 	}
+}
+
+// AsMultiError is errors.As(err, &me) for me a *task.MultiError, finding
+// the same error in err's tree (an error whose As method answers
+// included) without moving a target to the heap: a failed multi's error
+// is read on every failure.
+func AsMultiError(err error) (*task.MultiError, bool) {
+	for err != nil {
+		if me, ok := err.(*task.MultiError); ok {
+			return me, true
+		}
+		if x, ok := err.(interface{ As(any) bool }); ok {
+			var me *task.MultiError
+			if x.As(&me) {
+				return me, true
+			}
+		}
+		switch x := err.(type) {
+		case interface{ Unwrap() error }:
+			err = x.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				if me, ok := AsMultiError(e); ok {
+					return me, true
+				}
+			}
+			return nil, false
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
 }

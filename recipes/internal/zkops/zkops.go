@@ -163,7 +163,7 @@ func DeleteEach(paths []string, del func(path string) task.Task[task.Unit]) task
 // member the session came back through after the cut may not have
 // applied yet, and a plain read there would take it for gone.
 func DeleteOwned(path string, owner int64) task.Task[task.Unit] {
-	return deleteIf(path, func(st *task.Stat) bool { return st.EphemeralOwner == owner }, true, true)
+	return deleteIf(path, matcher{owner: owner}, true, true)
 }
 
 // DeleteNode deletes the incarnation of path that st describes: its
@@ -201,10 +201,24 @@ func DeleteNode(path string, st task.Stat) task.Task[task.Unit] {
 	return deleteIf(path, incarnation(st), true, false)
 }
 
-func incarnation(st task.Stat) func(*task.Stat) bool {
-	return func(cur *task.Stat) bool {
-		return cur.Czxid == st.Czxid && cur.EphemeralOwner == st.EphemeralOwner
+func incarnation(st task.Stat) matcher {
+	return matcher{owner: st.EphemeralOwner, czxid: st.Czxid, incarnation: true}
+}
+
+// matcher is the node deleteIf deletes: one its ephemeral owner is owner
+// (DeleteOwned) or, with incarnation, the incarnation czxid owned by
+// owner (DeleteNode). A value, not a function: a delete built makes
+// nothing for it.
+type matcher struct {
+	owner, czxid int64
+	incarnation  bool
+}
+
+func (m matcher) match(cur *task.Stat) bool {
+	if m.incarnation {
+		return cur.Czxid == m.czxid && cur.EphemeralOwner == m.owner
 	}
+	return cur.EphemeralOwner == m.owner
 }
 
 // deleteIf reads path and deletes the node read if match holds for it,
@@ -218,82 +232,108 @@ func incarnation(st task.Stat) func(*task.Stat) bool {
 // reads back): the session may be back through a member that has not
 // applied a delete, where our incarnation still shows, and a node made
 // at path since (version 0, as ours may be) would take the delete.
-func deleteIf(path string, match func(*task.Stat) bool, keep, fresh bool) task.Task[task.Unit] {
-	synced := AfterSync(path, task.Exists(path))
-	read := task.Exists(path)
-	if fresh {
-		read = synced
-	}
+func deleteIf(path string, match matcher, keep, fresh bool) task.Task[task.Unit] {
+	// The synced read, retried, is built once: every run (and every
+	// attempt of a run) but the canaries' sends it.
+	synced := c.Retry(AfterSync(path, task.Exists(path)), Retry)
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		var czxid int64
-		read := read
-		cuts := cutsOf(s.Runtime())
-		if !canary.On(BugDeleteAfterCutUnread) && !canary.On(BugNoSyncAfterLostDelete) {
-			// The session may have come back after a cut (before
-			// this task, or while it waited to start) through a
-			// member that has not applied the delete of our node and
-			// the create of another there, made by others meanwhile:
-			// a plain read there would show ours at the version the
-			// new node has. (A sync is pipelined with the read: no
-			// round trip more.)
-			read = synced
+		d := &deleteRun{s: s, k: k, path: path, match: match, keep: keep, synced: synced, read: synced}
+		d.cuts = cutsOf(s.Runtime())
+		// The session may have come back after a cut (before this task,
+		// or while it waited to start) through a member that has not
+		// applied the delete of our node and the create of another
+		// there, made by others meanwhile: a plain read there would
+		// show ours at the version the new node has. (A sync is
+		// pipelined with the read: no round trip more.) Only the
+		// canaries read without a sync first.
+		if !fresh && (canary.On(BugDeleteAfterCutUnread) || canary.On(BugNoSyncAfterLostDelete)) {
+			d.read = c.Retry(task.Exists(path), Retry)
 		}
-		dels := deletesOf(s.Runtime())
-		var attempt func()
-		attempt = func() {
-			before := cuts.n
-			pd := dels.reading(path)
-			task.Run(s, c.Retry(read, Retry), func(cur *task.Stat, err error) {
-				overtaken := dels.read(path, pd)
-				switch {
-				case err != nil:
-					task.Run(s, GoneOK(err), k)
-				case cur == nil || !match(cur) || (czxid != 0 && cur.Czxid != czxid):
-					k(task.Unit{}, nil)
-				case cuts.n != before && !canary.On(BugDeleteAfterCutUnread):
-					// The connection was lost since the read was
-					// sent: its answer, held with the executor's work
-					// until the reconnect, may be long stale, and
-					// other sessions may have deleted our node and
-					// made another at the path (at version 0, as ours
-					// may be). Read again, after a sync.
-					read = synced
-					attempt()
-				case overtaken && !canary.On(BugDeleteOvertaken):
-					// Another delete of path was sent on this
-					// session after the read (two flows giving back
-					// one node: a Leave and a Join's cleanup, say):
-					// it may have deleted our node, and another
-					// session made one at the path since, at the
-					// version read. Read again, after it on the
-					// session: the read sees what it did.
-					read = synced
-					attempt()
-				default:
-					czxid = cur.Czxid
-					dels.sent(path)
-					task.Run(s, task.Delete(path, cur.Version), func(_ task.Unit, err error) {
-						switch {
-						case err == nil:
-							k(task.Unit{}, nil)
-						case errors.Is(err, task.ErrConnectionLoss):
-							if !canary.On(BugNoSyncAfterLostDelete) {
-								read = synced
-							}
-							attempt()
-						case errors.Is(err, task.ErrNotSent), errors.Is(err, task.ErrBadVersion):
-							attempt()
-						case keep && errors.Is(err, task.ErrNoAuth) && cur.EphemeralOwner != 0 && cur.EphemeralOwner == s.Session().ID:
-							KeepDeleting(s, path, *cur)
-							k(task.Unit{}, keptError{err})
-						default:
-							task.Run(s, GoneOK(err), k)
-						}
-					})
-				}
-			})
+		d.dels = deletesOf(s.Runtime())
+		d.attempt()
+	}
+}
+
+// deleteRun is one run of deleteIf's task: its state across attempts, and
+// its continuations, each made once per run.
+type deleteRun struct {
+	s      *task.Scope
+	k      task.Cont[task.Unit]
+	path   string
+	match  matcher
+	keep   bool
+	synced task.Task[*task.Stat] // the read after a sync, retried
+	read   task.Task[*task.Stat] // the next attempt's read, retried
+	czxid  int64                 // the incarnation matched, once one has
+	cuts   *cuts
+	dels   *deletes
+	before int        // cuts.n when the read was sent
+	pd     readMark   // the read's mark (deletes.reading)
+	cur    *task.Stat // the stat read, for the delete sent at its version
+	onRead task.Cont[*task.Stat]
+	onDel  task.Cont[task.Unit]
+}
+
+func (d *deleteRun) attempt() {
+	d.before = d.cuts.n
+	d.pd = d.dels.reading(d.path)
+	if d.onRead == nil {
+		d.onRead = d.readDone
+	}
+	task.Run(d.s, d.read, d.onRead)
+}
+
+func (d *deleteRun) readDone(cur *task.Stat, err error) {
+	overtaken := d.dels.read(d.path, d.pd)
+	switch {
+	case err != nil:
+		task.Run(d.s, GoneOK(err), d.k)
+	case cur == nil || !d.match.match(cur) || (d.czxid != 0 && cur.Czxid != d.czxid):
+		d.k(task.Unit{}, nil)
+	case d.cuts.n != d.before && !canary.On(BugDeleteAfterCutUnread):
+		// The connection was lost since the read was sent: its
+		// answer, held with the executor's work until the
+		// reconnect, may be long stale, and other sessions may have
+		// deleted our node and made another at the path (at version
+		// 0, as ours may be). Read again, after a sync.
+		d.read = d.synced
+		d.attempt()
+	case overtaken && !canary.On(BugDeleteOvertaken):
+		// Another delete of path was sent on this session after the
+		// read (two flows giving back one node: a Leave and a Join's
+		// cleanup, say): it may have deleted our node, and another
+		// session made one at the path since, at the version read.
+		// Read again, after it on the session: the read sees what it
+		// did.
+		d.read = d.synced
+		d.attempt()
+	default:
+		d.czxid = cur.Czxid
+		d.cur = cur
+		d.dels.sent(d.path)
+		if d.onDel == nil {
+			d.onDel = d.deleted
 		}
-		attempt()
+		task.Run(d.s, task.Delete(d.path, cur.Version), d.onDel)
+	}
+}
+
+func (d *deleteRun) deleted(_ task.Unit, err error) {
+	switch {
+	case err == nil:
+		d.k(task.Unit{}, nil)
+	case errors.Is(err, task.ErrConnectionLoss):
+		if !canary.On(BugNoSyncAfterLostDelete) {
+			d.read = d.synced
+		}
+		d.attempt()
+	case errors.Is(err, task.ErrNotSent), errors.Is(err, task.ErrBadVersion):
+		d.attempt()
+	case d.keep && errors.Is(err, task.ErrNoAuth) && d.cur.EphemeralOwner != 0 && d.cur.EphemeralOwner == d.s.Session().ID:
+		KeepDeleting(d.s, d.path, *d.cur)
+		d.k(task.Unit{}, keptError{err})
+	default:
+		task.Run(d.s, GoneOK(err), d.k)
 	}
 }
 
@@ -303,52 +343,52 @@ func deleteIf(path string, match func(*task.Stat) bool, keep, fresh bool) task.T
 // session (sent after the read, so applied after it) may show a node that
 // delete has taken, and deleteIf reads again. A path is followed only
 // while reads of it are outstanding. Executor goroutine only.
-type deletes struct{ paths map[string]*pathDeletes }
+type deletes struct{ paths map[string]pathDeletes }
 
 // pathDeletes counts the deletes sent of one path, and the reads of it
-// waiting for their answers.
+// waiting for their answers. Held in the map by value: a path read makes
+// nothing but its map entry.
 type pathDeletes struct{ sent, readers int }
 
 var deletesKey byte
 
 func deletesOf(rt task.Runtime) *deletes {
 	return task.RuntimeValue(rt, &deletesKey, func() *deletes {
-		return &deletes{paths: map[string]*pathDeletes{}}
+		return &deletes{paths: map[string]pathDeletes{}}
 	})
 }
 
 // reading notes a read of path about to be sent; read takes its answer.
 func (d *deletes) reading(path string) readMark {
 	p := d.paths[path]
-	if p == nil {
-		p = &pathDeletes{}
-		d.paths[path] = p
-	}
 	p.readers++
-	return readMark{p, p.sent}
+	d.paths[path] = p
+	return readMark{p.sent}
 }
 
 // readMark is a read of a path waiting for its answer: the path's
-// counts, and its deletes sent before the read.
-type readMark struct {
-	p    *pathDeletes
-	sent int
-}
+// deletes sent before the read. The path's entry stays while the read
+// waits (its readers count it).
+type readMark struct{ sent int }
 
 // read takes the answer of the read m and reports whether a delete of
 // path was sent since m's read was.
 func (d *deletes) read(path string, m readMark) bool {
-	m.p.readers--
-	if m.p.readers == 0 {
+	p := d.paths[path]
+	p.readers--
+	if p.readers == 0 {
 		delete(d.paths, path)
+	} else {
+		d.paths[path] = p
 	}
-	return m.p.sent != m.sent
+	return p.sent != m.sent
 }
 
 // sent notes a delete of path sent.
 func (d *deletes) sent(path string) {
-	if p := d.paths[path]; p != nil {
+	if p, ok := d.paths[path]; ok {
 		p.sent++
+		d.paths[path] = p
 	}
 }
 
@@ -670,32 +710,54 @@ type Match struct {
 // session owner.
 func Owned(dir, prefix string, owner int64) task.Task[[]Match] {
 	return func(s *task.Scope, k task.Cont[[]Match]) {
-		task.Run(s, Prefixed(dir, prefix), func(names []string, err error) {
-			if err != nil {
-				k(nil, err)
-				return
-			}
-			var out []Match
-			var next func(i int)
-			next = func(i int) {
-				if i == len(names) {
-					k(out, nil)
-					return
-				}
-				task.Run(s, c.Retry(task.Exists(child(dir, names[i])), Retry), func(st *task.Stat, err error) {
-					if err != nil {
-						k(nil, err)
-						return
-					}
-					if st != nil && st.EphemeralOwner == owner {
-						out = append(out, Match{names[i], *st})
-					}
-					next(i + 1)
-				})
-			}
-			next(0)
-		})
+		o := &owned{s: s, k: k, dir: dir, owner: owner}
+		task.Run(s, Prefixed(dir, prefix), o.listed)
 	}
+}
+
+// owned is one run of Owned's task: the children it reads one after
+// another, with the continuation of every read made once.
+type owned struct {
+	s      *task.Scope
+	k      task.Cont[[]Match]
+	dir    string
+	owner  int64
+	names  []string
+	i      int // the child read
+	out    []Match
+	onStat task.Cont[*task.Stat]
+}
+
+func (o *owned) listed(names []string, err error) {
+	if err != nil {
+		o.k(nil, err)
+		return
+	}
+	o.names = names
+	o.next(0)
+}
+
+func (o *owned) next(i int) {
+	if i == len(o.names) {
+		o.k(o.out, nil)
+		return
+	}
+	o.i = i
+	if o.onStat == nil {
+		o.onStat = o.read
+	}
+	task.Run(o.s, c.Retry(task.Exists(child(o.dir, o.names[i])), Retry), o.onStat)
+}
+
+func (o *owned) read(st *task.Stat, err error) {
+	if err != nil {
+		o.k(nil, err)
+		return
+	}
+	if st != nil && st.EphemeralOwner == o.owner {
+		o.out = append(o.out, Match{o.names[o.i], *st})
+	}
+	o.next(o.i + 1)
 }
 
 // Names returns the names of ms.

@@ -111,31 +111,9 @@ func Retry[T any](t task.Task[T], p Policy) task.Task[T] {
 	}
 	attempts, backoff := p.Attempts, p.Backoff // what the task keeps of p
 	return func(s *task.Scope, k task.Cont[T]) {
-		// The first attempt runs with a continuation of its own, and the
-		// retrier is made only when it fails with an error to retry: a
-		// Retry whose first attempt settles it (most of them) makes one
-		// function rather than a retrier and its continuation.
-		calls := callsOf(s)
-		id := calls.enter()
-		defer calls.leave()
-		task.Run(s, t, func(v T, err error) {
-			if err == nil || !matchAny(err, on) {
-				task.Resume(s, k, v, err)
-				return
-			}
-			r := &retrier[T]{s: s, k: k, t: t, attempts: attempts, backoff: backoff, on: on, attempt: 1}
-			r.cb = r.done
-			r.inCall = calls.handOff(id, r)
-			r.retry(err)
-		})
-		if r, _ := calls.handed().(*retrier[T]); r != nil {
-			// The first attempt failed during its call (as run's first
-			// iteration): go on as run's loop would.
-			r.inCall = false
-			if r.again && r.runFrom(1, r.iterate) {
-				r.yield()
-			}
-		}
+		r := &retrier[T]{s: s, k: k, t: t, attempts: attempts, backoff: backoff, on: on}
+		r.cb = r.done
+		r.drive()
 	}
 }
 
@@ -162,12 +140,6 @@ func (r *retrier[T]) done(v T, err error) {
 		task.Resume(r.s, r.k, v, err)
 		return
 	}
-	r.retry(err)
-}
-
-// retry follows an attempt that failed with err, an error to retry, when
-// attempts are left.
-func (r *retrier[T]) retry(err error) {
 	if serr := r.s.Err(); serr != nil {
 		// The scope has ended (canceled, past its deadline, or its session
 		// expired): every further attempt would fail at once, and a policy
@@ -204,11 +176,6 @@ func (r *retrier[T]) retry(err error) {
 	// event queue (a Deadline inside the attempt fires while the session is
 	// suspended), so the next attempt starts from the task queue, which is
 	// paused while suspended.
-	r.yield()
-}
-
-// yield queues the next run of the loop on the task queue.
-func (r *retrier[T]) yield() {
 	if r.resume == nil {
 		r.resume = r.drive
 	}
@@ -217,7 +184,10 @@ func (r *retrier[T]) yield() {
 
 func (r *retrier[T]) drive() {
 	if r.run(r.iterate) {
-		r.yield()
+		if r.resume == nil {
+			r.resume = r.drive
+		}
+		r.s.Schedule(r.resume)
 	}
 }
 
@@ -225,60 +195,4 @@ func (r *retrier[T]) iterate() bool {
 	r.attempt++
 	task.Run(r.s, r.t, r.cb)
 	return true
-}
-
-// retryCalls is, per executor, the calls of Retry's tasks under way,
-// innermost last: the continuation of a first attempt learns from it
-// whether its call is still under way (the attempt failed synchronously)
-// and then hands the call the retrier it made, as a retrier's inCall
-// tells its continuation.
-type retryCalls struct {
-	seq   uint64
-	calls []retryCall
-}
-
-type retryCall struct {
-	id uint64
-	r  any // the *retrier[T] handed to the call, if its first attempt failed in it
-}
-
-// retryCallsKey is the key of an executor's retryCalls (task.RuntimeValue).
-var retryCallsKey byte
-
-func newRetryCalls() *retryCalls { return new(retryCalls) }
-
-func callsOf(s *task.Scope) *retryCalls {
-	return task.RuntimeValue(s.Runtime(), &retryCallsKey, newRetryCalls)
-}
-
-// enter records a call under way and returns its id.
-func (c *retryCalls) enter() uint64 {
-	c.seq++
-	c.calls = append(c.calls, retryCall{id: c.seq})
-	return c.seq
-}
-
-// handOff gives r to call id and reports true if that call is under way.
-func (c *retryCalls) handOff(id uint64, r any) bool {
-	for i := len(c.calls) - 1; i >= 0; i-- {
-		if c.calls[i].id == id {
-			c.calls[i].r = r
-			return true
-		}
-	}
-	return false
-}
-
-// handed returns what was handed to the innermost call under way (the
-// caller's own: the calls nested in it have ended).
-func (c *retryCalls) handed() any {
-	return c.calls[len(c.calls)-1].r
-}
-
-// leave ends the innermost call under way (deferred, so that a panic
-// leaves none behind).
-func (c *retryCalls) leave() {
-	n := len(c.calls) - 1
-	c.calls[n] = retryCall{}
-	c.calls = c.calls[:n]
 }

@@ -27,12 +27,8 @@ const spinBudget = 64
 // iterations in a row have completed synchronously and asked for more,
 // when it returns true: the caller must then queue the next run on the
 // task queue. iterate starts an iteration whose continuation calls next.
-func (sp *spin) run(iterate func() bool) (yield bool) { return sp.runFrom(0, iterate) }
-
-// runFrom is run after n iterations in a row have completed
-// synchronously and asked for more (Retry runs the first itself).
-func (sp *spin) runFrom(n int, iterate func() bool) (yield bool) {
-	for ; n < spinBudget; n++ {
+func (sp *spin) run(iterate func() bool) (yield bool) {
+	for n := 1; ; n++ {
 		sp.inCall, sp.again = true, false
 		if !iterate() {
 			sp.inCall = false
@@ -42,8 +38,10 @@ func (sp *spin) runFrom(n int, iterate func() bool) (yield bool) {
 		if !sp.again {
 			return false
 		}
+		if n == spinBudget {
+			return true
+		}
 	}
-	return true
 }
 
 // next asks for another iteration: at once in run's loop if the current one

@@ -26,6 +26,7 @@ type Listings struct {
 	Dir string
 
 	srvDir string          // Dir on the server ("" until Start)
+	prefix string          // srvDir + "/", which child cuts from every path journaled
 	cur    map[string]bool // the children now
 	hist   []listing       // every listing the directory had since Start, in order
 	tick   uint64          // moments: one per change and per Mark
@@ -41,6 +42,7 @@ type listing struct {
 // forgetting an earlier seed's.
 func (l *Listings) Start(w *World) {
 	l.srvDir = w.ServerPath(l.Dir)
+	l.prefix = l.srvDir + "/"
 	l.cur = map[string]bool{}
 	for _, n := range w.Children(l.Dir) {
 		l.cur[n] = true
@@ -81,7 +83,7 @@ func (l *Listings) Journal(c fakezk.Commit) {
 
 // child reports the name of p if it is a child of the directory.
 func (l *Listings) child(p string) (string, bool) {
-	name, ok := strings.CutPrefix(p, l.srvDir+"/")
+	name, ok := strings.CutPrefix(p, l.prefix)
 	if !ok || name == "" || strings.Contains(name, "/") {
 		return "", false
 	}

@@ -70,10 +70,10 @@ func (s *Server) journal(zxid, sess int64, paths []string) {
 			}
 		}
 		if live > 0 {
-			c.Nodes = make([]Node, 0, live)
+			c.Nodes = s.commitNodes(live)[:0]
 		}
-		if live < len(paths) {
-			c.Deleted = make([]string, 0, len(paths)-live)
+		if dead := len(paths) - live; dead > 0 {
+			c.Deleted = s.commitDeleted(dead)[:0]
 		}
 		for i, n := range found {
 			if n != nil {
@@ -86,6 +86,32 @@ func (s *Server) journal(zxid, sess int64, paths []string) {
 		s.journalNodes = found[:0]
 	}
 	s.cfg.Journal(c)
+}
+
+// commitChunk is how many Nodes commitNodes allocates at once.
+const commitChunk = 32
+
+// commitNodes returns room for a commit's n Nodes (length and capacity
+// n), cut from a chunk of commitChunk unless n is large: one object per
+// chunk rather than per commit, as most commits change a node or three
+// (a chunk lives while one of its commits' Nodes is referred to; none is
+// ever used twice, and an append to one does not reach the next). Lock
+// held.
+func (s *Server) commitNodes(n int) []Node {
+	if n > commitChunk/4 {
+		return make([]Node, n)
+	}
+	return s.spareCommits.Cut(n, commitChunk)
+}
+
+// commitDeleted returns room for a commit's n deleted paths, as
+// commitNodes does, from the chunk copyNames cuts listings from. Lock
+// held.
+func (s *Server) commitDeleted(n int) []string {
+	if n > namesChunk/4 {
+		return make([]string, n)
+	}
+	return s.spareNames.Cut(n, namesChunk)
 }
 
 // journalTx journals a committed transaction: every node it fired a

@@ -123,7 +123,13 @@ func (s *Server) runTime(due time.Time) (at, slot time.Time) {
 // may put it off or cancel it. Lock held.
 func (s *Server) reapCommitted(tx *txn) {
 	r := &s.reap
-	for _, f := range tx.fires {
+	fires := tx.fires
+	if len(s.tree.special) == 0 {
+		// No container or TTL node is left: none of the nodes fired
+		// for is one (most servers have none: no lookups).
+		fires = nil
+	}
+	for _, f := range fires {
 		n := s.tree.nodes[f.path]
 		if n == nil || !n.reapable() {
 			continue

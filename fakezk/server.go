@@ -44,6 +44,8 @@ type Server struct {
 	spareResults chunk.Of[task.MultiResult]
 	// The rest of the chunk copyNames cuts listings from.
 	spareNames chunk.Of[string]
+	// The rest of the chunk commitNodes cuts commits' nodes from.
+	spareCommits chunk.Of[Node]
 	// The nodes journal looks up, a buffer it reuses.
 	journalNodes []*node
 	pwatchN      int // live persistent watches, of every session

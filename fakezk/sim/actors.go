@@ -100,6 +100,10 @@ type actors struct {
 	// contexts is referred to; none is ever used twice). The actors
 	// and the world take turns: one of them at a time makes contexts.
 	spare chunk.Of[actorCtx]
+	// due is a buffer fireStepCancels lends itself (nil while lent: a
+	// context's end that steps the world again makes its own), so that
+	// ending contexts at a step does not allocate a list each time.
+	due []stepCancel
 }
 
 // ctxChunk is how many contexts child allocates at once.
@@ -368,7 +372,8 @@ func (w *World) fireStepCancels(early bool) bool {
 		}
 		s.steps = max(s.steps, first)
 	}
-	var due []stepCancel
+	due := s.due[:0]
+	s.due = nil
 	keep := s.cancels[:0]
 	for _, c := range s.cancels {
 		if c.at <= s.steps && !(early && w.paused(c.ctx.a) || !early && w.held(c.ctx.a)) {
@@ -385,7 +390,12 @@ func (w *World) fireStepCancels(early bool) bool {
 		}
 		c.ctx.cancel(c.err)
 	}
-	return len(due) > 0
+	n := len(due)
+	if cap(due) > cap(s.due) {
+		clear(due)
+		s.due = due[:0]
+	}
+	return n > 0
 }
 
 func (s *actors) compact() {

@@ -621,11 +621,17 @@ func (in *injector) inject(c FaultClass) {
 // note logs a fault injected now on client (-1: the server, or every
 // client), lasting d, and records it on the timeline if the run draws one.
 func (in *injector) note(c FaultClass, client int, d time.Duration, alt bool, what string) {
-	// As fmt's "%d fault %s" writes it.
-	line := strconv.FormatInt(in.w.Clock.Now().Sub(fakezk.Epoch).Milliseconds(), 10) + " fault " + c.String()
+	// As fmt's "%d fault %s" writes it, then " "+what: made in a buffer
+	// on the stack when it fits, one string.
+	var buf [128]byte
+	b := strconv.AppendInt(buf[:0], in.w.Clock.Now().Sub(fakezk.Epoch).Milliseconds(), 10)
+	b = append(b, " fault "...)
+	b = append(b, c.String()...)
 	if what != "" {
-		line += " " + what
+		b = append(b, ' ')
+		b = append(b, what...)
 	}
+	line := string(b)
 	in.log = append(in.log, line)
 	in.w.fault(c, client, d, alt, line)
 }

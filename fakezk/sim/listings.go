@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/internal/chunk"
 )
 
 // Listings keeps the history of one directory's children on the server,
@@ -25,10 +26,12 @@ type Listings struct {
 	// Dir is the directory, as the clients name it.
 	Dir string
 
-	srvDir string          // Dir on the server ("" until Start)
-	cur    map[string]bool // the children now
-	hist   []listing       // every listing the directory had since Start, in order
-	tick   uint64          // moments: one per change and per Mark
+	srvDir string           // Dir on the server ("" until Start)
+	prefix string           // srvDir + "/", which child cuts from every path journaled
+	cur    map[string]bool  // the children now
+	hist   []listing        // every listing the directory had since Start, in order
+	tick   uint64           // moments: one per change and per Mark
+	spare  chunk.Of[string] // the rest of the chunk newNames cuts listings from
 }
 
 // listing is one set of children and the moment it began.
@@ -41,6 +44,7 @@ type listing struct {
 // forgetting an earlier seed's.
 func (l *Listings) Start(w *World) {
 	l.srvDir = w.ServerPath(l.Dir)
+	l.prefix = l.srvDir + "/"
 	l.cur = map[string]bool{}
 	for _, n := range w.Children(l.Dir) {
 		l.cur[n] = true
@@ -70,7 +74,7 @@ func (l *Listings) Journal(c fakezk.Commit) {
 	}
 	if changed {
 		l.tick++
-		names := make([]string, 0, len(l.cur))
+		names := l.newNames(len(l.cur))[:0]
 		for name := range l.cur {
 			names = append(names, name)
 		}
@@ -79,9 +83,23 @@ func (l *Listings) Journal(c fakezk.Commit) {
 	}
 }
 
+// namesChunk is how many names newNames allocates at once.
+const namesChunk = 256
+
+// newNames returns room for a listing of n names (length and capacity
+// n), cut from a chunk of namesChunk unless n is 0 or large: one object
+// per chunk rather than per change of the directory (the history keeps
+// every listing until the next Start; none is ever used twice).
+func (l *Listings) newNames(n int) []string {
+	if n == 0 || n > namesChunk/4 {
+		return make([]string, n)
+	}
+	return l.spare.Cut(n, namesChunk)
+}
+
 // child reports the name of p if it is a child of the directory.
 func (l *Listings) child(p string) (string, bool) {
-	name, ok := strings.CutPrefix(p, l.srvDir+"/")
+	name, ok := strings.CutPrefix(p, l.prefix)
 	if !ok || name == "" || strings.Contains(name, "/") {
 		return "", false
 	}

@@ -265,7 +265,10 @@ type Trial struct {
 	closed     bool
 	progress   []int
 	after      []bool
-	notes      []string
+	// notes are the Logf lines one after another, noteEnds where each
+	// ends: made strings once, for the Result (lines).
+	notes    []byte
+	noteEnds []int
 }
 
 // Errorf records a safety violation; the seed fails and the run stops at
@@ -304,11 +307,26 @@ func (r *Trial) Failed() bool { return len(r.violations) > 0 }
 // seed fails (the workload's view of what happened, with the simulated
 // time).
 func (r *Trial) Logf(format string, args ...any) {
-	// "<ms> " as fmt's "%d " writes it, then the line, made in a buffer
-	// on the stack when it fits: one string.
-	var buf [128]byte
-	b := append(strconv.AppendInt(buf[:0], r.Elapsed().Milliseconds(), 10), ' ')
-	r.notes = append(r.notes, string(fmt.Appendf(b, format, args...)))
+	// "<ms> " as fmt's "%d " writes it, then the line, appended to the
+	// notes: no string per line (a workload may log at every step).
+	b := append(strconv.AppendInt(r.notes, r.Elapsed().Milliseconds(), 10), ' ')
+	r.notes = fmt.Appendf(b, format, args...)
+	r.noteEnds = append(r.noteEnds, len(r.notes))
+}
+
+// lines returns the Logf lines (nil if none), cut from one string.
+func (r *Trial) lines() []string {
+	if len(r.noteEnds) == 0 {
+		return nil
+	}
+	text := string(r.notes)
+	lines := make([]string, len(r.noteEnds))
+	from := 0
+	for i, end := range r.noteEnds {
+		lines[i] = text[from:end]
+		from = end
+	}
+	return lines
 }
 
 // Progress records that client i completed a unit of work (what counts
@@ -509,7 +527,7 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	}
 	res.SimTime = r.Elapsed()
 	res.Faults = inj.log
-	res.Notes = r.notes
+	res.Notes = r.lines()
 	if trace {
 		res.Trace = w.Server.Trace()
 		res.TraceHash = w.Server.TraceHash()

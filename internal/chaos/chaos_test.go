@@ -54,6 +54,12 @@ type run struct {
 	links    []clientLink
 	cutsLive atomic.Int64 // silences that fell on an open connection
 
+	// electionWait is how long the workloads may make no progress with
+	// one server down before the test looks at the ensemble
+	// (awaitDown): the two servers left elect a leader in well under a
+	// second when ZooKeeper works as it should.
+	electionWait time.Duration
+
 	mu   sync.Mutex
 	errs []error
 }
@@ -80,7 +86,10 @@ func (r *run) progress() {
 }
 
 // await waits until the workloads have made n more operations.
-func (r *run) await(n int64) error {
+func (r *run) await(n int64) error { return r.awaitIn(r.ctx, n) }
+
+// awaitIn is await, ending when ctx does.
+func (r *run) awaitIn(ctx context.Context, n int64) error {
 	target := r.ops.Load() + n
 	for r.ops.Load() < target {
 		r.mu.Lock()
@@ -91,8 +100,49 @@ func (r *run) await(n int64) error {
 		}
 		select {
 		case <-r.tick:
-		case <-r.ctx.Done():
-			return fmt.Errorf("%d of %d operations: %w", r.ops.Load()-(target-n), n, r.ctx.Err())
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d operations: %w", r.ops.Load()-(target-n), n, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// awaitDown is await while server victim is down. When the workloads
+// stall for r.electionWait and the two servers left have no leader (a
+// ZooKeeper 3.8 election that never settles between them was seen once
+// in about fifteen runs: hundreds of rounds, each leader giving up
+// before its follower joined), the recipes cannot be judged for it: the
+// victim is restarted early, so the ensemble has its three servers
+// again, and the wait goes on. It reports whether it restarted the
+// victim. A stall with a leader is the workloads' and fails as before.
+func (r *run) awaitDown(ens *zkserver.Cluster, victim int, n int64) (bool, error) {
+	target := r.ops.Load() + n
+	wctx, cancel := context.WithTimeout(r.ctx, r.electionWait)
+	err := r.awaitIn(wctx, n)
+	cancel()
+	if err == nil || r.ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+		return false, err
+	}
+	if l := ens.Leader(r.ctx); l >= 0 {
+		return false, fmt.Errorf("%w (server %d leads the ensemble)", err, l)
+	}
+	r.t.Logf("no progress in %s with server %d down and no leader among the servers left (ZooKeeper's election, not the recipes): restarting server %d early", r.electionWait, victim, victim)
+	if err := ens.Restart(r.ctx, victim); err != nil {
+		return true, fmt.Errorf("early restart of server %d: %w", victim, err)
+	}
+	if left := target - r.ops.Load(); left > 0 {
+		return true, r.await(left)
+	}
+	return true, nil
+}
+
+// allRunning fails if a server's process has exited though the test did
+// not kill it (a crash of the server itself): the test's schedule needs
+// every server up before it kills one.
+func allRunning(ens *zkserver.Cluster) error {
+	for i := range ens.Len() {
+		if s := ens.Server(i); !s.Running() {
+			return fmt.Errorf("server %d (%s) has exited though the test did not kill it; its log ends:\n%s", i, s.DirectAddr(), s.LogTail(30))
 		}
 	}
 	return nil
@@ -159,7 +209,7 @@ func TestChaosEnsemble(t *testing.T) {
 	ens := zkserver.Ensemble(t, 3, zkserver.Options{MaxSessionTimeout: 10 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	r := &run{t: t, ctx: ctx, addrs: ens.Addrs(), root: fmt.Sprintf("/chaos-%016x", seed), tick: make(chan struct{}, 1)}
+	r := &run{t: t, ctx: ctx, addrs: ens.Addrs(), root: fmt.Sprintf("/chaos-%016x", seed), tick: make(chan struct{}, 1), electionWait: 30 * time.Second}
 	admin := r.dial(r.addrs) // straight to the servers: it judges
 	for _, p := range []string{r.root, r.root + "/log"} {
 		if _, err := executor.Await(ctx, admin, task.Create(p, nil, task.Persistent)); err != nil {
@@ -171,12 +221,17 @@ func TestChaosEnsemble(t *testing.T) {
 	mw := r.startMasterWorker(2, 2, 2)
 
 	start := time.Now()
-	leaders := 0
+	leaders, earlyRestarts := 0, 0
 	for k := 1; k <= *killsFlag; k++ {
 		if err := r.await(step); err != nil {
 			r.stop.Store(true)
 			r.wg.Wait()
 			t.Fatalf("before kill %d: %v: %v", k, err, errors.Join(r.errs...))
+		}
+		if err := allRunning(ens); err != nil {
+			r.stop.Store(true)
+			r.wg.Wait()
+			t.Fatalf("before kill %d: %v", k, err)
 		}
 		victim, leader := -1, ens.Leader(ctx)
 		if rng.IntN(2) == 0 {
@@ -192,13 +247,16 @@ func TestChaosEnsemble(t *testing.T) {
 		}
 		ens.Kill(victim)
 		t.Logf("kill %d: server %d (%s) after %d operations (%s)", k, victim, role, r.ops.Load(), time.Since(start).Round(time.Millisecond))
-		if err := r.await(step / 2); err != nil {
+		early, err := r.awaitDown(ens, victim, step/2)
+		if err != nil {
 			r.stop.Store(true)
 			r.wg.Wait()
 			t.Fatalf("with server %d down: %v: %v", victim, err, errors.Join(r.errs...))
 		}
 		down := time.Now()
-		if err := ens.Restart(ctx, victim); err != nil {
+		if early {
+			earlyRestarts++
+		} else if err := ens.Restart(ctx, victim); err != nil {
 			t.Fatalf("restart server %d: %v", victim, err)
 		}
 		t.Logf("server %d serving again after %s, at %d operations", victim, time.Since(down).Round(time.Millisecond), r.ops.Load())
@@ -235,8 +293,8 @@ func TestChaosEnsemble(t *testing.T) {
 	t.Logf("ids: %d drawn by %d generators, all distinct; %d compare-and-set calls linearizable", drawn, len(ids.gens), calls)
 	t.Logf("tasks: %d submitted, %d answered once each, none left queued or assigned; %d handler re-executions (allowed: at least once, one status)",
 		submitted, submitted, reexec)
-	fmt.Printf("chaos: seed=%d kills=%d cuts=%d silences_on_open_connections=%d leaders_killed=%d secs=%.1f lock_sections=%d ids=%d cas_calls=%d tasks=%d reexecuted=%d violations=0\n",
-		seed, *killsFlag, *cutsFlag, r.cutsLive.Load(), leaders, time.Since(start).Seconds(), sections, drawn, calls, submitted, reexec)
+	fmt.Printf("chaos: seed=%d kills=%d cuts=%d silences_on_open_connections=%d leaders_killed=%d restarted_early_no_leader=%d secs=%.1f lock_sections=%d ids=%d cas_calls=%d tasks=%d reexecuted=%d violations=0\n",
+		seed, *killsFlag, *cutsFlag, r.cutsLive.Load(), leaders, earlyRestarts, time.Since(start).Seconds(), sections, drawn, calls, submitted, reexec)
 }
 
 // --- lock ---

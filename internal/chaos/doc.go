@@ -24,7 +24,13 @@
 // restart (half the time the leader, else a server drawn from the seed),
 // restarted once they have made more operations with it down, and so on
 // for a fixed number of kills. At most one server is down at a time, so
-// the ensemble keeps its quorum; a killed leader costs an election.
+// the ensemble keeps its quorum; a killed leader costs an election. Before
+// each kill the test checks that every server is running and names one
+// that exited by itself; and should the workloads stall for 30 s with one
+// server down and no leader among the two left (an election of ZooKeeper
+// 3.8 that never settled was seen once in about fifteen runs), it
+// restarts the killed server early, says so, and counts it in its last
+// line (restarted_early_no_leader): a stall with a leader still fails.
 //
 // After each restart comes a network fault on one client, drawn from the
 // seed (cut_test.go). Every workload client reaches the ensemble through

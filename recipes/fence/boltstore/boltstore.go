@@ -76,14 +76,28 @@ var ErrCorrupt = errors.New("boltstore: entry not written by boltstore")
 
 // New returns a Store keeping its entries in bucket (created if absent)
 // of db. The caller opens and closes db, without NoSync (see Limits).
+// On a database opened read-only (bolt.Options.ReadOnly) the bucket must
+// exist (else an error wrapping bolt.ErrBucketNotFound): the Store loads,
+// and its CompareAndSwap fails with bolt.ErrDatabaseReadOnly.
 func New(db *bolt.DB, bucket string) (*Store, error) {
 	if db == nil || bucket == "" {
 		return nil, fmt.Errorf("boltstore: nil database or empty bucket name: %w", task.ErrInvalidArgument)
 	}
+	b := []byte(bucket)
+	if db.IsReadOnly() {
+		if err := db.View(func(tx *bolt.Tx) error {
+			if tx.Bucket(b) == nil {
+				return bolt.ErrBucketNotFound
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("boltstore: bucket %q of a read-only database: %w", bucket, err)
+		}
+		return &Store{db: db, bucket: b}, nil
+	}
 	if db.NoSync {
 		return nil, errNoSync
 	}
-	b := []byte(bucket)
 	if err := db.Update(func(tx *bolt.Tx) error {
 		_, err := tx.CreateBucketIfNotExists(b)
 		return err

@@ -179,3 +179,49 @@ func TestZeroStoreIsRefused(t *testing.T) {
 	try("CompareAndSwap", func() error { _, err := s.CompareAndSwap(ctx, "k", 0, fence.Entry{Token: 1}); return err })
 	try("fence.Write", func() error { return fence.Write(ctx, s, "k", 1, []byte("v")) })
 }
+
+// A database opened ReadOnly whose bucket exists gives a Store that
+// loads (a process inspecting the fenced entries); its CompareAndSwap
+// fails with bbolt's read-only error and writes nothing. Without the
+// bucket, New fails: nothing could ever be loaded.
+func TestReadOnlyDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fence.db")
+	ctx := context.Background()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := boltstore.New(db, "fenced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fence.Write(ctx, st, "k", 7, []byte("seven")); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	st, err = boltstore.New(ro, "fenced")
+	if err != nil {
+		t.Fatalf("New on a read-only database with its bucket: %v", err)
+	}
+	e, v, err := st.Load(ctx, "k")
+	if err != nil || e.Token != 7 || string(e.Value) != "seven" || v != 1 {
+		t.Fatalf("Load = %+v, %d, %v; want token 7, seven, version 1", e, v, err)
+	}
+	ok, err := st.CompareAndSwap(ctx, "k", v, fence.Entry{Token: 8, Value: []byte("eight")})
+	if ok || !errors.Is(err, bolt.ErrDatabaseReadOnly) {
+		t.Fatalf("CompareAndSwap on a read-only database = %v, %v; want false and bolt.ErrDatabaseReadOnly", ok, err)
+	}
+	if e, _, err := st.Load(ctx, "k"); err != nil || e.Token != 7 {
+		t.Fatalf("after the refused write: %+v, %v", e, err)
+	}
+	if _, err := boltstore.New(ro, "other"); !errors.Is(err, bolt.ErrBucketNotFound) {
+		t.Fatalf("New on a read-only database without the bucket: %v, want bolt.ErrBucketNotFound", err)
+	}
+}

@@ -271,9 +271,11 @@ type Queue struct {
 }
 
 // New returns the queue whose items live under dir (created, with its
-// ancestors, on first use). Options: WithMode, WithBound, WithACL. In
-// at-least-once mode the queue also uses the sibling directories
-// dir+".inflight" and dir+".consumers".
+// ancestors, on first use). Options: WithMode, WithBound, WithACL. The
+// queue also uses the sibling node dir+".epoch" and, in at-least-once
+// mode, the sibling directories dir+".inflight" and dir+".consumers":
+// give no other queue or recipe a path among those four (a queue on
+// "/jobs" and another on "/jobs.epoch" would share a node).
 func New(dir string, opts ...Option) (*Queue, error) {
 	if err := task.ValidatePath(dir, false); err != nil {
 		return nil, fmt.Errorf("queue: directory %q: %w", dir, err)

@@ -545,3 +545,35 @@ func TestReconnectReachesSubscribersBeforeQueuedReply(t *testing.T) {
 		t.Fatalf("order %v, want %v", order, want)
 	}
 }
+
+// An outcome that has come by the time Await looks wins over a ctx that
+// ended too, also when Await was waiting and the ctx's end woke it: here
+// the flow itself ends ctx and then returns its value, so that when the
+// waiting goroutine runs (one thread: after the executor's step) the
+// value is in. Await once returned task.ErrCanceled then, reporting as
+// canceled work that had finished.
+func TestAwaitOutcomeBesideContextEndWins(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	r := rig.New(t)
+	for i := range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		ran := false
+		body := task.Func(func(*task.Scope) (int, error) { ran = true; cancel(); return 7, nil })
+		type outcome struct {
+			v   int
+			err error
+		}
+		res := make(chan outcome, 1)
+		go func() {
+			v, err := executor.Await(ctx, r.Ex, body)
+			res <- outcome{v, err}
+		}()
+		for !ran { // the waiting goroutine submits and waits at each yield
+			runtime.Gosched()
+			r.Idle()
+		}
+		if o := <-res; o.err != nil || o.v != 7 {
+			t.Fatalf("run %d: Await = %d, %v; want the flow's 7 (it had come when Await looked)", i, o.v, o.err)
+		}
+	}
+}

@@ -329,6 +329,11 @@ func await[T any](ctx context.Context, e *Executor, t task.Task[T]) result[T] {
 	case res := <-r.ch:
 		return res
 	case <-ctx.Done():
+		select { // the outcome may have come after ctx's end woke us
+		case res := <-r.ch:
+			return res
+		default:
+		}
 		err := error(task.ErrCanceled)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = task.ErrDeadlineExceeded

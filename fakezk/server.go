@@ -46,11 +46,11 @@ type Server struct {
 	spareNames chunk.Of[string]
 	// The rest of the chunk commitNodes cuts commits' nodes from.
 	spareCommits chunk.Of[Node]
-	// The nodes journal looks up, a buffer it reuses.
-	journalNodes []*node
-	pwatchN      int // live persistent watches, of every session
-	trace        tracer
-	reap         reaper // the container manager (reap.go)
+	// The nodes journalTx tells of, a buffer it reuses.
+	journalRefs []journalRef
+	pwatchN     int // live persistent watches, of every session
+	trace       tracer
+	reap        reaper // the container manager (reap.go)
 
 	// Lagging members (lag.go): the Conns that lag, and the nodes' prior
 	// versions while any does.

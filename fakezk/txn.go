@@ -280,7 +280,16 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	if r.Mode.IsSequential() {
 		path = seqName(path, cv)
 	}
-	if s.tree.nodes[path] != nil {
+	name := path[len(parent.path):]
+	if parent.path != "/" {
+		name = name[1:]
+	} else {
+		name = path[1:]
+	}
+	// The node would be the parent's child of that name: looked up
+	// among the parent's children (often none) rather than in the
+	// whole tree's index, but for "/" (no name), the root itself.
+	if exists := parent.children[name] != nil; exists || name == "" && s.tree.nodes[path] != nil {
 		return "", task.Stat{}, task.ErrNodeExists
 	}
 	if parent.isEphemeral() {
@@ -321,12 +330,6 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 		parent.stat.Cversion = newCv
 		parent.stat.Pzxid = tx.zxid
 	}
-	name := path[len(parent.path):]
-	if parent.path != "/" {
-		name = name[1:]
-	} else {
-		name = path[1:]
-	}
 	parent.link(name, n)
 	s.kid(tx, parent.path, name, true)
 	parent.stat.NumChildren++
@@ -355,14 +358,21 @@ func (s *Server) delete(tx *txn, who *principal, r *task.DeleteRequest) error {
 	if isSpecial(r.Path) {
 		return task.ErrBadArguments
 	}
-	parent := s.tree.nodes[parentOf(r.Path)]
+	// The node is looked up first only to find its parent without a
+	// second lookup: the checks keep their order.
+	n := s.tree.nodes[r.Path]
+	var parent *node
+	if n != nil {
+		parent = n.parent
+	} else {
+		parent = s.tree.nodes[parentOf(r.Path)]
+	}
 	if parent == nil {
 		return task.ErrNoNode
 	}
 	if err := checkACL(parent.acl, task.PermDelete, who); err != nil {
 		return err
 	}
-	n := s.tree.nodes[r.Path]
 	if n == nil {
 		return task.ErrNoNode
 	}

@@ -148,7 +148,7 @@ func (s *Server) apply(c *Conn, p *pending, lost bool) {
 		if ok {
 			s.commit(tx)
 		} else {
-			s.journal(tx.zxid, tx.session, nil) // an error txn: a zxid, no change
+			s.journal(tx.zxid, tx.session) // an error txn: a zxid, no change
 		}
 		s.giveFires(tx.fires)
 		s.giveBufs(tx)

@@ -202,7 +202,7 @@ func (c *Conn) do(link uint64, req task.Request, done func(task.Response), zdone
 			if c.sess != nil {
 				id = c.sess.id
 			}
-			s.journal(s.zxid, id, nil)
+			s.journal(s.zxid, id)
 		}
 		s.tracef("c%d send #%d rejected: %v", c.num, p.id, err)
 		s.enqueue(c, item{kind: itemResp, id: p.id, done: done, zdone: zdone, resp: task.Response{Err: err}})

@@ -48,42 +48,60 @@ type Commit struct {
 }
 
 // journal tells Config.Journal of zxid, taken by session sess (0: the
-// server or an operator), with the nodes at paths (each as it now is, or
-// deleted). Lock held.
-func (s *Server) journal(zxid, sess int64, paths []string) {
+// server or an operator), with no change to the tree. Lock held.
+func (s *Server) journal(zxid, sess int64) {
 	if s.cfg.Journal == nil {
 		return
 	}
+	s.cfg.Journal(Commit{Zxid: zxid, Session: sess})
+}
+
+// journalRef is a node a transaction changed, with its path: the node as
+// the transaction found it, which a later change of the transaction may
+// have removed (node.removed).
+type journalRef struct {
+	path string
+	n    *node
+}
+
+// journalChanged tells Config.Journal of zxid, taken by session sess, with
+// the nodes of refs, each as it now is, or its path deleted. refs is
+// sorted here; a path's node is the one of its refs still in the tree, if
+// any: no path is looked up again (the node a path names after the
+// transaction is among its refs, as each change fires). Lock held.
+func (s *Server) journalChanged(zxid, sess int64, refs []journalRef) {
 	c := Commit{Zxid: zxid, Session: sess}
-	if len(paths) > 0 {
-		slices.Sort(paths)
-		paths = slices.Compact(paths)
-		// The nodes looked up once, in a buffer of the server's, to
-		// make Nodes and Deleted at their sizes.
-		found := s.journalNodes[:0]
-		live := 0
-		for _, p := range paths {
-			n := s.tree.nodes[p]
-			found = append(found, n)
-			if n != nil {
+	slices.SortFunc(refs, func(a, b journalRef) int { return strings.Compare(a.path, b.path) })
+	// Each path once, with its live node or nil, in place.
+	out, live := refs[:0], 0
+	for _, r := range refs {
+		if r.n.removed {
+			r.n = nil
+		}
+		if k := len(out); k > 0 && out[k-1].path == r.path {
+			if out[k-1].n == nil && r.n != nil {
+				out[k-1].n = r.n
 				live++
 			}
+			continue
 		}
-		if live > 0 {
-			c.Nodes = s.commitNodes(live)[:0]
+		if r.n != nil {
+			live++
 		}
-		if dead := len(paths) - live; dead > 0 {
-			c.Deleted = s.commitDeleted(dead)[:0]
+		out = append(out, r)
+	}
+	if live > 0 {
+		c.Nodes = s.commitNodes(live)[:0]
+	}
+	if dead := len(out) - live; dead > 0 {
+		c.Deleted = s.commitDeleted(dead)[:0]
+	}
+	for _, r := range out {
+		if r.n != nil {
+			c.Nodes = append(c.Nodes, r.n.stored())
+		} else {
+			c.Deleted = append(c.Deleted, r.path)
 		}
-		for i, n := range found {
-			if n != nil {
-				c.Nodes = append(c.Nodes, n.stored())
-			} else {
-				c.Deleted = append(c.Deleted, paths[i])
-			}
-		}
-		clear(found)
-		s.journalNodes = found[:0]
 	}
 	s.cfg.Journal(c)
 }
@@ -121,12 +139,21 @@ func (s *Server) journalTx(tx *txn) {
 	if s.cfg.Journal == nil {
 		return
 	}
-	paths := make([]string, 0, len(tx.fires)+len(tx.touched))
-	for _, f := range tx.fires {
-		paths = append(paths, f.path)
+	if len(tx.fires) == 0 && len(tx.touched) == 0 {
+		s.journal(tx.zxid, tx.session)
+		return
 	}
-	paths = append(paths, tx.touched...)
-	s.journal(tx.zxid, tx.session, paths)
+	// In a buffer of the server's, given back cleared.
+	refs := s.journalRefs[:0]
+	for _, f := range tx.fires {
+		refs = append(refs, journalRef{f.path, f.n})
+	}
+	for _, n := range tx.touched {
+		refs = append(refs, journalRef{n.path, n})
+	}
+	s.journalChanged(tx.zxid, tx.session, refs)
+	clear(refs)
+	s.journalRefs = refs[:0]
 }
 
 func (n *node) stored() Node {

@@ -64,6 +64,39 @@ type histEntry struct {
 	evs   evMask // what the transaction did to the node
 }
 
+// pathHist is one path's history while it is kept: its prior versions
+// and the changes of its children, each in zxid order. One map entry
+// holds both, and a transaction's changes are appended in place, so that
+// recording one looks the path up once.
+type pathHist struct {
+	hist []histEntry
+	kids []kidEntry
+}
+
+// pathHistChunk is how many paths' histories pathHistOf allocates at once.
+const pathHistChunk = 32
+
+// pathHistOf returns path's history, made empty if it has none, cut from
+// a chunk (one object per chunk rather than per path: a chunk lives
+// while one of its histories is referred to; none is ever used twice).
+// Lock held.
+func (s *Server) pathHistOf(path string) *pathHist {
+	ph := s.hists[path]
+	if ph == nil {
+		ph = s.spareHists.New(pathHistChunk)
+		s.hists[path] = ph
+	}
+	return ph
+}
+
+// histOf returns path's prior versions (nil if none is kept). Lock held.
+func (s *Server) histOf(path string) []histEntry {
+	if ph := s.hists[path]; ph != nil {
+		return ph.hist
+	}
+	return nil
+}
+
 // evMask is the set of watch events a transaction fired on a node, and
 // whether it changed the node's ACL (which fires none).
 type evMask uint8
@@ -164,12 +197,13 @@ func (s *Server) keepPriors(tx *txn) {
 	if s.lagN == 0 && !s.keepHist {
 		return
 	}
-	if s.hist == nil {
-		s.hist, s.kids = map[string][]histEntry{}, map[string][]kidEntry{}
+	if s.hists == nil {
+		s.hists = map[string]*pathHist{}
 	}
 	for _, p := range tx.priors {
+		ph := s.pathHistOf(p.path)
 		if p.kid != "" {
-			s.kids[p.path] = append(s.kids[p.path], kidEntry{zxid: tx.zxid, name: p.kid, added: p.added})
+			ph.kids = append(ph.kids, kidEntry{zxid: tx.zxid, name: p.kid, added: p.added})
 		} else {
 			evs := p.evs
 			for _, f := range tx.fires {
@@ -177,11 +211,10 @@ func (s *Server) keepPriors(tx *txn) {
 					evs |= maskOf(f.typ)
 				}
 			}
-			hs := s.hist[p.path]
-			if hs == nil {
-				hs = s.newHist()
+			if ph.hist == nil {
+				ph.hist = s.newHist()
 			}
-			s.hist[p.path] = append(hs, histEntry{zxid: tx.zxid, prior: p.prior, evs: evs})
+			ph.hist = append(ph.hist, histEntry{zxid: tx.zxid, prior: p.prior, evs: evs})
 		}
 		s.histN++
 	}
@@ -207,27 +240,30 @@ func (s *Server) trimHistory() {
 		}
 	}
 	s.histFrom = max(s.histFrom, low)
-	s.histN = trimBelow(s.hist, low, func(h histEntry) int64 { return h.zxid }) +
-		trimBelow(s.kids, low, func(k kidEntry) int64 { return k.zxid })
-}
-
-// trimBelow drops, from each path's entries (in zxid order), those of
-// transactions at or below low, and returns how many are left.
-func trimBelow[E any](m map[string][]E, low int64, zxid func(E) int64) int {
 	n := 0
-	for path, es := range m {
-		i := 0
-		for i < len(es) && zxid(es[i]) <= low {
-			i++
-		}
-		if i == len(es) {
-			delete(m, path)
+	for path, ph := range s.hists {
+		ph.hist = trimBelow(ph.hist, low, func(h histEntry) int64 { return h.zxid })
+		ph.kids = trimBelow(ph.kids, low, func(k kidEntry) int64 { return k.zxid })
+		if ph.hist == nil && ph.kids == nil {
+			delete(s.hists, path)
 			continue
 		}
-		m[path] = es[i:]
-		n += len(es) - i
+		n += len(ph.hist) + len(ph.kids)
 	}
-	return n
+	s.histN = n
+}
+
+// trimBelow drops, from a path's entries (in zxid order), those of
+// transactions at or below low: nil if none is left.
+func trimBelow[E any](es []E, low int64, zxid func(E) int64) []E {
+	i := 0
+	for i < len(es) && zxid(es[i]) <= low {
+		i++
+	}
+	if i == len(es) {
+		return nil
+	}
+	return es[i:]
 }
 
 // KeepHistory makes the server keep the prior versions of the nodes every
@@ -379,7 +415,7 @@ func (s *Server) endLag(c *Conn, why string) {
 	}
 	s.lagN--
 	if s.lagN == 0 && !s.keepHist {
-		s.hist, s.kids, s.histN, s.trimAt = nil, nil, 0, 0
+		s.hists, s.histN, s.trimAt = nil, 0, 0
 	}
 }
 
@@ -398,7 +434,7 @@ func (s *Server) endAllLags(why string) {
 		s.endLag(c, why)
 		c.seen, c.heard = 0, 0
 	}
-	s.hist, s.kids, s.histN, s.histFrom, s.trimAt = nil, nil, 0, 0, 0
+	s.hists, s.histN, s.histFrom, s.trimAt = nil, 0, 0, 0
 }
 
 // catchUp brings a lagging c's view up to the server's zxid, and sends
@@ -521,7 +557,7 @@ func (s *Server) drift() {
 // after v changed it (the live tree answers), else its prior version
 // (nil: it did not exist). Lock held.
 func (s *Server) staleAt(path string, v int64) (*snap, bool) {
-	for _, h := range s.hist[path] {
+	for _, h := range s.histOf(path) {
 		if h.zxid > v {
 			return h.prior, true
 		}
@@ -622,7 +658,7 @@ func (s *Server) serveStale(c *Conn, p *pending) bool {
 // aclChangedAfter reports whether a transaction after v set path's ACL.
 // Lock held.
 func (s *Server) aclChangedAfter(path string, v int64) bool {
-	for _, h := range s.hist[path] {
+	for _, h := range s.histOf(path) {
 		if h.zxid > v && h.evs&evACL != 0 {
 			return true
 		}
@@ -633,7 +669,7 @@ func (s *Server) aclChangedAfter(path string, v int64) bool {
 // firstFired returns the event, and the transaction, of the first change
 // after v that fires a watch of kind on path, or 0. Lock held.
 func (s *Server) firstFired(path string, v int64, kind watchKind) (task.EventType, int64) {
-	for _, h := range s.hist[path] {
+	for _, h := range s.histOf(path) {
 		if h.zxid <= v {
 			continue
 		}
@@ -660,7 +696,10 @@ func (s *Server) kidsAt(path string, v int64) []string {
 			set[name] = true
 		}
 	}
-	ks := s.kids[path]
+	var ks []kidEntry
+	if ph := s.hists[path]; ph != nil {
+		ks = ph.kids
+	}
 	for i := len(ks) - 1; i >= 0 && ks[i].zxid > v; i-- {
 		if ks[i].added {
 			delete(set, ks[i].name)

@@ -90,7 +90,7 @@ func (s *Server) admin(req task.Request, sess *session) error {
 		if err == nil {
 			s.commit(tx)
 		} else {
-			s.journal(tx.zxid, tx.session, nil)
+			s.journal(tx.zxid, tx.session)
 		}
 	})
 	return err
@@ -111,7 +111,7 @@ func (s *Server) OrphanSession(timeout time.Duration) int64 {
 			ephemerals: map[string]struct{}{},
 		}
 		s.sessions[sess.id] = sess
-		s.journal(s.zxid, sess.id, nil)
+		s.journal(s.zxid, sess.id)
 		id = sess.id
 		if s.trace.on {
 			s.tracef("session open (orphan) id=%#x timeout=%s zxid=%d", sess.id, sess.timeout, s.zxid)

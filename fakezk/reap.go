@@ -130,7 +130,10 @@ func (s *Server) reapCommitted(tx *txn) {
 		fires = nil
 	}
 	for _, f := range fires {
-		n := s.tree.nodes[f.path]
+		n := f.n // the node at f.path, unless a later change removed it
+		if n.removed {
+			n = s.tree.nodes[f.path]
+		}
 		if n == nil || !n.reapable() {
 			continue
 		}
@@ -274,7 +277,7 @@ func (s *Server) deleteContainer(path string) {
 	if err == nil {
 		s.commit(tx)
 	} else {
-		s.journal(tx.zxid, 0, nil)
+		s.journal(tx.zxid, 0)
 	}
 }
 

@@ -46,17 +46,16 @@ type Server struct {
 	spareNames chunk.Of[string]
 	// The rest of the chunk commitNodes cuts commits' nodes from.
 	spareCommits chunk.Of[Node]
-	// The nodes journal looks up, a buffer it reuses.
-	journalNodes []*node
-	pwatchN      int // live persistent watches, of every session
-	trace        tracer
-	reap         reaper // the container manager (reap.go)
+	// The nodes journalTx tells of, a buffer it reuses.
+	journalRefs []journalRef
+	pwatchN     int // live persistent watches, of every session
+	trace       tracer
+	reap        reaper // the container manager (reap.go)
 
 	// Lagging members (lag.go): the Conns that lag, and the nodes' prior
 	// versions while any does.
 	lagN       int
-	hist       map[string][]histEntry
-	kids       map[string][]kidEntry
+	hists      map[string]*pathHist
 	histN      int
 	histFrom   int64               // the lowest view hist can answer for
 	trimAt     int                 // trim the history past this many entries
@@ -65,6 +64,7 @@ type Server struct {
 	staleN     int                 // reads answered stale (StaleReads)
 	snaps      chunk.Of[snap]      // the rest of the chunk newSnap cuts snaps from
 	spareHist  chunk.Of[histEntry] // the rest of the chunk newHist cuts histories from
+	spareHists chunk.Of[pathHist]  // the rest of the chunk pathHistOf cuts paths' histories from
 
 	// A transaction's trigger buffer, reused (takeFires).
 	spareFires []fired

@@ -37,7 +37,7 @@ func (s *Server) createSession(c *Conn) *session {
 	}
 	s.sessSeq++
 	s.sessions[sess.id] = sess
-	s.journal(s.zxid, sess.id, nil)
+	s.journal(s.zxid, sess.id)
 	if s.trace.on {
 		s.tracef("session open c%d id=%#x timeout=%s zxid=%d", c.num, sess.id, sess.timeout, s.zxid)
 	}

@@ -29,8 +29,11 @@ type node struct {
 	// is copied at most once per listing.
 	names  []string
 	listed bool // childNames was called since the last change
-	parent *node
-	ttl    int64 // ms, TTL nodes only
+	// removed: the node is out of the tree (deleted; a multi's rollback
+	// puts it back), for those that hold it past a change (fired).
+	removed bool
+	parent  *node
+	ttl     int64 // ms, TTL nodes only
 }
 
 func (n *node) isEphemeral() bool {
@@ -83,12 +86,14 @@ func (s *Server) newNode() *node {
 // put indexes n under its path.
 func (t *tree) put(n *node) {
 	t.nodes[n.path] = n
+	n.removed = false
 	t.sorted = nil
 }
 
-// remove drops path from the index.
-func (t *tree) remove(path string) {
-	delete(t.nodes, path)
+// remove drops n from the index.
+func (t *tree) remove(n *node) {
+	delete(t.nodes, n.path)
+	n.removed = true
 	t.sorted = nil
 }
 

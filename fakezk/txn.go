@@ -26,7 +26,7 @@ type txn struct {
 	undo    []undoStep
 	// touched are nodes changed with no trigger (setACL), for the
 	// journal.
-	touched []string
+	touched []*node
 	// prepCv, in a multi, is each parent's cversion as 3.8.0's
 	// PrepRequestProcessor keeps it in the multi's change records: raised
 	// by every create of the multi, wrapping at int32's maximum, while the
@@ -70,18 +70,23 @@ func (tx *txn) setPrepCv(parent *node, cv int32) {
 
 // fired is one watch trigger with the ACL of the node it is about, as
 // DataTree passes it to the watch manager: a session that may not READ
-// that node is not told (see fireTable).
+// that node is not told (see fireTable). n is that node (path is its
+// path), so that the commit finds it without looking its path up again
+// (journalTx, reapCommitted): a later change of the same transaction may
+// have removed it (node.removed).
 type fired struct {
 	path string
 	typ  task.EventType
 	acl  []task.ACL
+	n    *node
 }
 
-func (tx *txn) fire(path string, typ task.EventType, acl []task.ACL) {
+// fire records a trigger of typ about n.
+func (tx *txn) fire(n *node, typ task.EventType) {
 	if tx.fires == nil {
 		tx.fires = make([]fired, 0, 2)
 	}
-	tx.fires = append(tx.fires, fired{path, typ, acl})
+	tx.fires = append(tx.fires, fired{n.path, typ, n.acl, n})
 }
 
 // takeFires hands a transaction the server's spare trigger buffer (empty,
@@ -138,7 +143,7 @@ func (s *Server) undo(u *undoStep) {
 		parent.unlink(u.name)
 		parent.stat.NumChildren--
 		parent.stat.Cversion, parent.stat.Pzxid = u.oldCv, u.oldPz
-		s.tree.remove(n.path)
+		s.tree.remove(n)
 		delete(s.tree.special, n)
 		delete(u.sess.ephemerals, n.path)
 	case undoDelete:
@@ -275,7 +280,16 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	if r.Mode.IsSequential() {
 		path = seqName(path, cv)
 	}
-	if s.tree.nodes[path] != nil {
+	name := path[len(parent.path):]
+	if parent.path != "/" {
+		name = name[1:]
+	} else {
+		name = path[1:]
+	}
+	// The node would be the parent's child of that name: looked up
+	// among the parent's children (often none) rather than in the
+	// whole tree's index, but for "/" (no name), the root itself.
+	if exists := parent.children[name] != nil; exists || name == "" && s.tree.nodes[path] != nil {
 		return "", task.Stat{}, task.ErrNodeExists
 	}
 	if parent.isEphemeral() {
@@ -316,12 +330,6 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 		parent.stat.Cversion = newCv
 		parent.stat.Pzxid = tx.zxid
 	}
-	name := path[len(parent.path):]
-	if parent.path != "/" {
-		name = name[1:]
-	} else {
-		name = path[1:]
-	}
 	parent.link(name, n)
 	s.kid(tx, parent.path, name, true)
 	parent.stat.NumChildren++
@@ -335,8 +343,8 @@ func (s *Server) create(tx *txn, sess *session, who *principal, r *task.CreateRe
 	if tx.multi {
 		tx.undo = append(tx.undo, undoStep{kind: undoCreate, n: n, name: name, sess: sess, oldCv: oldCv, oldPz: oldPz})
 	}
-	tx.fire(path, task.EventNodeCreated, acl)
-	tx.fire(parent.path, task.EventNodeChildrenChanged, parent.acl)
+	tx.fire(n, task.EventNodeCreated)
+	tx.fire(parent, task.EventNodeChildrenChanged)
 	return path, n.clientStat(), nil
 }
 
@@ -350,14 +358,21 @@ func (s *Server) delete(tx *txn, who *principal, r *task.DeleteRequest) error {
 	if isSpecial(r.Path) {
 		return task.ErrBadArguments
 	}
-	parent := s.tree.nodes[parentOf(r.Path)]
+	// The node is looked up first only to find its parent without a
+	// second lookup: the checks keep their order.
+	n := s.tree.nodes[r.Path]
+	var parent *node
+	if n != nil {
+		parent = n.parent
+	} else {
+		parent = s.tree.nodes[parentOf(r.Path)]
+	}
 	if parent == nil {
 		return task.ErrNoNode
 	}
 	if err := checkACL(parent.acl, task.PermDelete, who); err != nil {
 		return err
 	}
-	n := s.tree.nodes[r.Path]
 	if n == nil {
 		return task.ErrNoNode
 	}
@@ -384,7 +399,7 @@ func (s *Server) removeNode(tx *txn, n *node) {
 	if tx.zxid > parent.stat.Pzxid {
 		parent.stat.Pzxid = tx.zxid
 	}
-	s.tree.remove(n.path)
+	s.tree.remove(n)
 	_, special := s.tree.special[n]
 	if special {
 		delete(s.tree.special, n)
@@ -400,8 +415,8 @@ func (s *Server) removeNode(tx *txn, n *node) {
 	if tx.multi {
 		tx.undo = append(tx.undo, undoStep{kind: undoDelete, n: n, name: name, sess: owner, special: special, oldPz: oldPz})
 	}
-	tx.fire(n.path, task.EventNodeDeleted, n.acl)
-	tx.fire(parent.path, task.EventNodeChildrenChanged, parent.acl)
+	tx.fire(n, task.EventNodeDeleted)
+	tx.fire(parent, task.EventNodeChildrenChanged)
 }
 
 // setData follows pRequest2TxnSetData: node exists, WRITE, version. The
@@ -427,7 +442,7 @@ func (s *Server) setData(tx *txn, who *principal, r *task.SetDataRequest) (task.
 	if tx.multi {
 		tx.undo = append(tx.undo, undoStep{kind: undoSetData, n: n, oldStat: old, oldData: oldData})
 	}
-	tx.fire(r.Path, task.EventNodeDataChanged, n.acl)
+	tx.fire(n, task.EventNodeDataChanged)
 	return n.clientStat(), nil
 }
 
@@ -455,7 +470,7 @@ func (s *Server) setACL(tx *txn, who *principal, r *task.SetACLRequest) (task.St
 	n.acl = acl
 	n.stat.Aversion++
 	if s.cfg.Journal != nil {
-		tx.touched = append(tx.touched, n.path)
+		tx.touched = append(tx.touched, n)
 	}
 	if tx.multi {
 		tx.undo = append(tx.undo, undoStep{kind: undoSetACL, n: n, oldACL: oldACL, oldAv: oldAv})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // ServiceType is how an instance is registered, as Curator's ServiceType
@@ -115,6 +116,42 @@ func (in Instance) MarshalJSON() ([]byte, error) {
 	}
 	w.Payload = p
 	return json.Marshal(w)
+}
+
+// instanceJSON is an instance's JSON (json.Marshal's, MarshalJSON's)
+// cut around the value of its registrationTimeUTC, which Register sets
+// at each run: the rest is marshaled once, as the task is made, and a run
+// writes its time between the two.
+type instanceJSON struct{ head, tail []byte }
+
+// timeMember is the member registrationTimeUTC with the value 0, as
+// MarshalJSON writes it, followed by the next member's comma.
+var timeMember = []byte(`"registrationTimeUTC":0,`)
+
+// jsonTemplate returns in's JSON cut around its registrationTimeUTC; its
+// error is MarshalJSON's.
+func (in Instance) jsonTemplate() (instanceJSON, error) {
+	in.RegistrationTimeUTC = 0
+	b, err := in.MarshalJSON()
+	if err != nil {
+		return instanceJSON{}, err
+	}
+	// The last one: the payload, written before it, may hold such a
+	// member; what follows it (serviceType, uriSpec's strings, enabled)
+	// cannot (a quote in a string is escaped).
+	i := bytes.LastIndex(b, timeMember)
+	cut := i + len(timeMember) - len("0,")
+	return instanceJSON{head: b[:cut], tail: b[cut+len("0"):]}, nil
+}
+
+// with returns the JSON with registrationTimeUTC t, in a slice of its
+// own. MarshalJSON's output is already compact and escaped, as
+// json.Marshal would make it of the instance.
+func (j instanceJSON) with(t int64) []byte {
+	out := make([]byte, 0, len(j.head)+20+len(j.tail))
+	out = append(out, j.head...)
+	out = strconv.AppendInt(out, t, 10)
+	return append(out, j.tail...)
 }
 
 // payloadOut is the payload as written: null for none, the "@class"

@@ -3,6 +3,7 @@ package discovery
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -37,4 +38,87 @@ func TestJSONTemplateIsMarshal(t *testing.T) {
 	if _, err := (Instance{ID: "x", Payload: json.RawMessage(`{`)}).jsonTemplate(); err == nil {
 		t.Error("an invalid payload: no error")
 	}
+}
+
+// The fast path of UnmarshalJSON (parseCanonical) reads what
+// json.Unmarshal into the wire layout reads, or leaves the data to it.
+func TestParseCanonicalIsUnmarshal(t *testing.T) {
+	base := []Instance{
+		{Name: "svc", ID: "a", ServiceType: Dynamic},
+		{Name: "svc", ID: "b", Address: "10.0.0.1", Port: 8080, SSLPort: 443, ServiceType: Static, Disabled: true, RegistrationTimeUTC: 1700000000000},
+		{Name: "sv\u00e9", ID: "c\u2028", Address: "x<y", Port: -3, ServiceType: Permanent, RegistrationTimeUTC: -12},
+		{Name: "svc", ID: "d", Payload: json.RawMessage(`{"v":1}`), ServiceType: Dynamic},
+		{Name: "svc", ID: "e", URISpec: &URISpec{Parts: []URIPart{{Value: "x"}}}, ServiceType: Dynamic},
+		{Name: "", ID: "", ServiceType: ""},
+	}
+	var docs [][]byte
+	for _, in := range base {
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b)
+	}
+	docs = append(docs,
+		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":0,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":01,"sslPort":null,"payload":null,"registrationTimeUTC":0,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":1e2,"sslPort":null,"payload":null,"registrationTimeUTC":0,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":-0,"sslPort":null,"payload":null,"registrationTimeUTC":-0,"serviceType":"DYNAMIC","uriSpec":null,"enabled":false}`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":99999999999999999999,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":999999999999999999,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null,"enabled":null}`),
+		[]byte(`{"name":"s\x01","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`),
+		[]byte("{\"name\":\"s\xff\",\"id\":\"i\",\"address\":null,\"port\":null,\"sslPort\":null,\"payload\":null,\"registrationTimeUTC\":1,\"serviceType\":\"DYNAMIC\",\"uriSpec\":null,\"enabled\":true}"),
+		[]byte(`{"name":"s\"q","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true} `),
+		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}x`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true`),
+		[]byte(`{"name":"s","id":"i","address":"a","port":9223372036854775807,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`),
+	)
+	fast := 0
+	for _, b := range docs {
+		// The slow path: json.Unmarshal into the wire layout.
+		var slow Instance
+		var w wire
+		slowErr := json.Unmarshal(b, &w)
+		if slowErr == nil {
+			if err := slow.UnmarshalJSON(append([]byte(" "), b...)); err != nil { // a leading space skips the fast path
+				t.Fatal(err)
+			}
+		}
+		c, ok := parseCanonical(b)
+		if !ok {
+			continue
+		}
+		fast++
+		if slowErr != nil {
+			t.Errorf("%s: read, json.Unmarshal fails: %v", b, slowErr)
+			continue
+		}
+		if !reflect.DeepEqual(c, slow) {
+			t.Errorf("%s:\n fast %#v\n slow %#v", b, c, slow)
+		}
+	}
+	if fast < 6 {
+		t.Errorf("only %d documents took the fast path", fast)
+	}
+}
+
+// FuzzParseCanonical: whatever the fast path reads, json.Unmarshal reads
+// the same.
+func FuzzParseCanonical(f *testing.F) {
+	f.Add([]byte(`{"name":"s","id":"i","address":"10.0.0.1","port":80,"sslPort":null,"payload":null,"registrationTimeUTC":1700000000000,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, ok := parseCanonical(b)
+		if !ok {
+			return
+		}
+		var slow Instance
+		if err := slow.UnmarshalJSON(append([]byte(" "), b...)); err != nil {
+			t.Fatalf("%q: read, json.Unmarshal fails: %v", b, err)
+		}
+		if !reflect.DeepEqual(c, slow) {
+			t.Fatalf("%q:\n fast %#v\n slow %#v", b, c, slow)
+		}
+	})
 }

@@ -101,6 +101,9 @@ func intOrNull(n int) *int {
 // payload that is not an object or whose "@class" member names another
 // class, is an error wrapping ErrInvalidInstance.
 func (in Instance) MarshalJSON() ([]byte, error) {
+	if b, ok := in.canonical(); ok {
+		return b, nil
+	}
 	w := wire{Name: in.Name, ID: in.ID, Port: intOrNull(in.Port), SSLPort: intOrNull(in.SSLPort),
 		RegistrationTimeUTC: in.RegistrationTimeUTC, ServiceType: in.ServiceType, URISpec: in.URISpec}
 	if in.Address != "" {
@@ -153,6 +156,66 @@ func (j instanceJSON) with(t int64) []byte {
 	out = append(out, j.head...)
 	out = strconv.AppendInt(out, t, 10)
 	return append(out, j.tail...)
+}
+
+// canonical writes in as MarshalJSON does when it has no payload (nor
+// payload class) and no URI spec, and its strings need no escape (plain
+// ASCII, without the characters json.Marshal escapes): the common
+// registration, written without reflection. ok false: anything else,
+// for json.Marshal.
+func (in Instance) canonical() (b []byte, ok bool) {
+	typ := in.ServiceType
+	if typ == "" {
+		typ = Dynamic
+	}
+	if len(bytes.TrimSpace(in.Payload)) != 0 || in.PayloadClass != "" || in.URISpec != nil ||
+		!plainJSON(in.Name) || !plainJSON(in.ID) || !plainJSON(in.Address) || !plainJSON(string(typ)) {
+		return nil, false
+	}
+	b = make([]byte, 0, 160+len(in.Name)+len(in.ID)+len(in.Address))
+	b = append(b, `{"name":"`...)
+	b = append(b, in.Name...)
+	b = append(b, `","id":"`...)
+	b = append(b, in.ID...)
+	b = append(b, `","address":`...)
+	if in.Address == "" {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = append(b, in.Address...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"port":`...)
+	b = appendIntOrNull(b, in.Port)
+	b = append(b, `,"sslPort":`...)
+	b = appendIntOrNull(b, in.SSLPort)
+	b = append(b, `,"payload":null,"registrationTimeUTC":`...)
+	b = strconv.AppendInt(b, in.RegistrationTimeUTC, 10)
+	b = append(b, `,"serviceType":"`...)
+	b = append(b, typ...)
+	b = append(b, `","uriSpec":null,"enabled":`...)
+	b = strconv.AppendBool(b, !in.Disabled)
+	return append(b, '}'), true
+}
+
+// plainJSON reports whether json.Marshal writes s as its bytes between
+// quotes: printable ASCII but for the quote, the backslash and the HTML
+// characters it escapes (<, >, &).
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < ' ' || c > '~', c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
+func appendIntOrNull(b []byte, n int) []byte {
+	if n == 0 {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, int64(n), 10)
 }
 
 // payloadOut is the payload as written: null for none, the "@class"

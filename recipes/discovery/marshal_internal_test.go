@@ -122,3 +122,56 @@ func FuzzParseCanonical(f *testing.F) {
 		}
 	})
 }
+
+// MarshalJSON's fast path (canonical) writes what json.Marshal writes of
+// the wire layout, or leaves the instance to it.
+func TestCanonicalIsMarshal(t *testing.T) {
+	ins := []Instance{
+		{Name: "svc", ID: "a"},
+		{Name: "svc", ID: "b", Address: "10.0.0.1", Port: 8080, SSLPort: -443, ServiceType: Static, Disabled: true, RegistrationTimeUTC: -1700000000000},
+		{Name: "svc", ID: "c~ !#", Address: "x", ServiceType: Permanent, RegistrationTimeUTC: 1},
+		{Name: "svc", ID: "d", Payload: json.RawMessage(" \n ")},
+		{Name: "svc", ID: "e<", ServiceType: Dynamic},
+		{Name: "svc", ID: "f", Address: "a&b"},
+		{Name: "sv\u00e9", ID: "g"},
+		{Name: "svc", ID: "h\"", ServiceType: "X\\"},
+		{Name: "svc", ID: "i\x7f"},
+		{Name: "svc", ID: "j", Payload: json.RawMessage(`null`)},
+		{Name: "svc", ID: "k", URISpec: &URISpec{}},
+		{Name: "svc", ID: "l", Payload: json.RawMessage(`{}`), PayloadClass: "C"},
+	}
+	fast := 0
+	for _, in := range ins {
+		// The slow path: MarshalJSON's json.Marshal of the wire layout.
+		w := wire{Name: in.Name, ID: in.ID, Port: intOrNull(in.Port), SSLPort: intOrNull(in.SSLPort),
+			RegistrationTimeUTC: in.RegistrationTimeUTC, ServiceType: in.ServiceType, URISpec: in.URISpec}
+		if in.Address != "" {
+			w.Address = &in.Address
+		}
+		enabled := !in.Disabled
+		w.Enabled = &enabled
+		if w.ServiceType == "" {
+			w.ServiceType = Dynamic
+		}
+		p, err := payloadOut(in.Payload, in.PayloadClass)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Payload = p
+		want, err := json.Marshal(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := in.canonical()
+		if !ok {
+			continue
+		}
+		fast++
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %s\nwant %s", in.ID, got, want)
+		}
+	}
+	if fast != 4 {
+		t.Errorf("%d instances took the fast path, want 4", fast)
+	}
+}

@@ -348,19 +348,23 @@ func WithPayload[T any](in Instance, v T) (Instance, error) {
 // json.Unmarshal). What it returns is what json.Unmarshal reads.
 func parseCanonical(b []byte) (in Instance, ok bool) {
 	p := canonParser{b: b}
+	// The strings are made once all of b has been read: data that is not
+	// of the form costs none.
+	var name, id, addr, typ []byte
 	var enabled bool
-	ok = p.lit(`{"name":`) && p.str(&in.Name) &&
-		p.lit(`,"id":`) && p.str(&in.ID) &&
-		p.lit(`,"address":`) && (p.lit("null") || p.str(&in.Address)) &&
+	ok = p.lit(`{"name":`) && p.str(&name) &&
+		p.lit(`,"id":`) && p.str(&id) &&
+		p.lit(`,"address":`) && (p.lit("null") || p.str(&addr)) &&
 		p.lit(`,"port":`) && (p.lit("null") || p.num(&in.Port)) &&
 		p.lit(`,"sslPort":`) && (p.lit("null") || p.num(&in.SSLPort)) &&
 		p.lit(`,"payload":null,"registrationTimeUTC":`) && p.num64(&in.RegistrationTimeUTC) &&
-		p.lit(`,"serviceType":`) && p.str((*string)(&in.ServiceType)) &&
+		p.lit(`,"serviceType":`) && p.str(&typ) &&
 		p.lit(`,"uriSpec":null,"enabled":`) && (p.lit("true") && p.set(&enabled) || p.lit("false")) &&
 		p.lit("}") && len(p.b) == 0
 	if !ok {
 		return Instance{}, false
 	}
+	in.Name, in.ID, in.Address, in.ServiceType = string(name), string(id), string(addr), ServiceType(typ)
 	in.Disabled = !enabled
 	return in, true
 }
@@ -383,8 +387,8 @@ func (p *canonParser) set(v *bool) bool {
 }
 
 // str consumes a string with no escape and no control character, of
-// valid UTF-8: its bytes are its value.
-func (p *canonParser) str(v *string) bool {
+// valid UTF-8: its bytes are its value (v, within b).
+func (p *canonParser) str(v *[]byte) bool {
 	if len(p.b) == 0 || p.b[0] != '"' {
 		return false
 	}
@@ -395,7 +399,7 @@ func (p *canonParser) str(v *string) bool {
 			if !utf8.Valid(s) {
 				return false
 			}
-			*v = string(s)
+			*v = s
 			p.b = p.b[i+1:]
 			return true
 		case c < ' ' || c == '\\':

@@ -79,7 +79,7 @@ func (c *ChildrenCache) AwaitNext(ctx context.Context, ex *executor.Executor) (C
 func (c *ChildrenCache) Current() []Node {
 	c.e.mu.Lock()
 	defer c.e.mu.Unlock()
-	return sortedNodes(c.e.cur)
+	return curNodes(c.e.cur)
 }
 
 // Stop returns a task that stops the cache: its flows end, waiting Nexts

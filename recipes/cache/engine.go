@@ -475,17 +475,26 @@ func (e *engine) list(f *task.Scope, gen int, d string, next func(error)) {
 			} else {
 				delete(e.saturated, d)
 			}
-			listed := make(map[string]bool, len(cw.Names))
+			cached := 0
 			for _, n := range cw.Names {
-				p := task.Join(d, n)
-				listed[p] = true
-				if _, ok := e.get(p); !ok {
-					e.dirty.add(p)
+				if e.cachedChild(d, n) {
+					cached++
+				} else {
+					e.dirty.add(task.Join(d, n))
 				}
 			}
-			for _, p := range e.childrenOf(d) {
-				if !listed[p] {
-					e.remove(p)
+			// The names are distinct: as many cached as d has cached
+			// children, and every one of those is listed. Fewer: some
+			// are gone.
+			if cached < e.childCount(d) {
+				listed := make(map[string]bool, len(cw.Names))
+				for _, n := range cw.Names {
+					listed[task.Join(d, n)] = true
+				}
+				for _, p := range e.childrenOf(d) {
+					if !listed[p] {
+						e.remove(p)
+					}
 				}
 			}
 			next(nil)
@@ -506,6 +515,29 @@ func (e *engine) childrenOf(d string) []string {
 	e.mu.Unlock()
 	slices.Sort(out)
 	return out
+}
+
+// childCount is the number of cached children of d.
+func (e *engine) childCount(d string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.kids[d])
+}
+
+// cachedChild reports whether d's child named n is cached. Its path is
+// built on the stack, for the lookup alone: a listing's children that
+// the cache has already cost no string each.
+func (e *engine) cachedChild(d, n string) bool {
+	var buf [128]byte
+	b := append(buf[:0], d...)
+	if d != "/" {
+		b = append(b, '/')
+	}
+	b = append(b, n...)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.cur[string(b)]
+	return ok
 }
 
 // index records cached path p under its parent, for childrenOf. e.mu

@@ -3,6 +3,7 @@ package cache
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/zkflow/zkflow/task"
 )
@@ -181,5 +182,16 @@ func sortedNodes(m map[string]Node) []Node {
 	for _, p := range sortedPaths(m) {
 		out = append(out, m[p])
 	}
+	return out
+}
+
+// curNodes is sortedNodes for a map whose keys are its nodes' paths (an
+// engine's cur): the nodes sorted by path, in one allocation.
+func curNodes(m map[string]Node) []Node {
+	out := make([]Node, 0, len(m))
+	for _, n := range m {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b Node) int { return strings.Compare(a.Path, b.Path) })
 	return out
 }

@@ -54,7 +54,7 @@ func (c *TreeCache) Next() task.Task[Change] { return c.e.next() }
 func (c *TreeCache) Current() []Node {
 	c.e.mu.Lock()
 	defer c.e.mu.Unlock()
-	return sortedNodes(c.e.cur)
+	return curNodes(c.e.cur)
 }
 
 // Stop returns a task that stops the cache. It is idempotent.

@@ -54,3 +54,18 @@ func BenchmarkParseInstance(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseInstancePlain: an instance as Register writes one with no
+// payload and no URI spec (read without reflection).
+//
+//	go test -run '^$' -bench BenchmarkParseInstancePlain -benchmem ./recipes/discovery
+func BenchmarkParseInstancePlain(b *testing.B) {
+	data := []byte(`{"name":"web","id":"4f1c6b2e-7d1a-4c3e-9a55-0b7c1d2e3f40","address":"10.0.0.7","port":8080,` +
+		`"sslPort":null,"payload":null,"registrationTimeUTC":1700000000000,` +
+		`"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`)
+	for b.Loop() {
+		if _, err := discovery.ParseInstance(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

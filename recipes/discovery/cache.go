@@ -151,10 +151,8 @@ func (c *Cache) instances(nodes []cache.Node) []Instance {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]Instance, 0, len(nodes))
-	seen := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
 		name := n.Name()
-		seen[name] = true
 		p, ok := c.parsed[name]
 		if !ok || p.mzxid != n.Stat.Mzxid || p.czxid != n.Stat.Czxid {
 			in, ok := c.memo.parse(n.Data)
@@ -165,9 +163,17 @@ func (c *Cache) instances(nodes []cache.Node) []Instance {
 			out = append(out, p.in)
 		}
 	}
-	for name := range c.parsed {
-		if !seen[name] {
-			delete(c.parsed, name)
+	// parsed now holds every node's name (one each: the children of one
+	// directory): more names are nodes gone since, to forget.
+	if len(c.parsed) > len(nodes) {
+		seen := make(map[string]bool, len(nodes))
+		for _, n := range nodes {
+			seen[n.Name()] = true
+		}
+		for name := range c.parsed {
+			if !seen[name] {
+				delete(c.parsed, name)
+			}
 		}
 	}
 	return out

@@ -1,7 +1,6 @@
 package discovery
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -194,7 +193,8 @@ func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
 	default:
 		return task.Fail[*Registration](fmt.Errorf("discovery: register %s/%s: service type %q: %w", inst.Name, inst.ID, inst.ServiceType, task.ErrInvalidArgument))
 	}
-	if _, err := inst.MarshalJSON(); err != nil {
+	js, err := inst.jsonTemplate()
+	if err != nil {
 		return task.Fail[*Registration](fmt.Errorf("discovery: register %s/%s: %w: %w", inst.Name, inst.ID, task.ErrInvalidArgument, err))
 	}
 	return func(s *task.Scope, k task.Cont[*Registration]) {
@@ -202,7 +202,7 @@ func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
 		if inst.RegistrationTimeUTC == 0 {
 			inst.RegistrationTimeUTC = s.Now().UnixMilli()
 		}
-		data, _ := json.Marshal(inst)
+		data := js.with(inst.RegistrationTimeUTC) // json.Marshal(inst)
 		r := &Registration{d: d, inst: inst, rt: s.Runtime()}
 		if inst.ServiceType != Dynamic {
 			r.done = make(chan struct{})

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"unicode/utf8"
 )
 
 // ServiceType is how an instance is registered, as Curator's ServiceType
@@ -99,6 +101,9 @@ func intOrNull(n int) *int {
 // payload that is not an object or whose "@class" member names another
 // class, is an error wrapping ErrInvalidInstance.
 func (in Instance) MarshalJSON() ([]byte, error) {
+	if b, ok := in.canonical(); ok {
+		return b, nil
+	}
 	w := wire{Name: in.Name, ID: in.ID, Port: intOrNull(in.Port), SSLPort: intOrNull(in.SSLPort),
 		RegistrationTimeUTC: in.RegistrationTimeUTC, ServiceType: in.ServiceType, URISpec: in.URISpec}
 	if in.Address != "" {
@@ -115,6 +120,102 @@ func (in Instance) MarshalJSON() ([]byte, error) {
 	}
 	w.Payload = p
 	return json.Marshal(w)
+}
+
+// instanceJSON is an instance's JSON (json.Marshal's, MarshalJSON's)
+// cut around the value of its registrationTimeUTC, which Register sets
+// at each run: the rest is marshaled once, as the task is made, and a run
+// writes its time between the two.
+type instanceJSON struct{ head, tail []byte }
+
+// timeMember is the member registrationTimeUTC with the value 0, as
+// MarshalJSON writes it, followed by the next member's comma.
+var timeMember = []byte(`"registrationTimeUTC":0,`)
+
+// jsonTemplate returns in's JSON cut around its registrationTimeUTC; its
+// error is MarshalJSON's.
+func (in Instance) jsonTemplate() (instanceJSON, error) {
+	in.RegistrationTimeUTC = 0
+	b, err := in.MarshalJSON()
+	if err != nil {
+		return instanceJSON{}, err
+	}
+	// The last one: the payload, written before it, may hold such a
+	// member; what follows it (serviceType, uriSpec's strings, enabled)
+	// cannot (a quote in a string is escaped).
+	i := bytes.LastIndex(b, timeMember)
+	cut := i + len(timeMember) - len("0,")
+	return instanceJSON{head: b[:cut], tail: b[cut+len("0"):]}, nil
+}
+
+// with returns the JSON with registrationTimeUTC t, in a slice of its
+// own. MarshalJSON's output is already compact and escaped, as
+// json.Marshal would make it of the instance.
+func (j instanceJSON) with(t int64) []byte {
+	out := make([]byte, 0, len(j.head)+20+len(j.tail))
+	out = append(out, j.head...)
+	out = strconv.AppendInt(out, t, 10)
+	return append(out, j.tail...)
+}
+
+// canonical writes in as MarshalJSON does when it has no payload (nor
+// payload class) and no URI spec, and its strings need no escape (plain
+// ASCII, without the characters json.Marshal escapes): the common
+// registration, written without reflection. ok false: anything else,
+// for json.Marshal.
+func (in Instance) canonical() (b []byte, ok bool) {
+	typ := in.ServiceType
+	if typ == "" {
+		typ = Dynamic
+	}
+	if len(bytes.TrimSpace(in.Payload)) != 0 || in.PayloadClass != "" || in.URISpec != nil ||
+		!plainJSON(in.Name) || !plainJSON(in.ID) || !plainJSON(in.Address) || !plainJSON(string(typ)) {
+		return nil, false
+	}
+	b = make([]byte, 0, 160+len(in.Name)+len(in.ID)+len(in.Address))
+	b = append(b, `{"name":"`...)
+	b = append(b, in.Name...)
+	b = append(b, `","id":"`...)
+	b = append(b, in.ID...)
+	b = append(b, `","address":`...)
+	if in.Address == "" {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = append(b, in.Address...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"port":`...)
+	b = appendIntOrNull(b, in.Port)
+	b = append(b, `,"sslPort":`...)
+	b = appendIntOrNull(b, in.SSLPort)
+	b = append(b, `,"payload":null,"registrationTimeUTC":`...)
+	b = strconv.AppendInt(b, in.RegistrationTimeUTC, 10)
+	b = append(b, `,"serviceType":"`...)
+	b = append(b, typ...)
+	b = append(b, `","uriSpec":null,"enabled":`...)
+	b = strconv.AppendBool(b, !in.Disabled)
+	return append(b, '}'), true
+}
+
+// plainJSON reports whether json.Marshal writes s as its bytes between
+// quotes: printable ASCII but for the quote, the backslash and the HTML
+// characters it escapes (<, >, &).
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < ' ' || c > '~', c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
+func appendIntOrNull(b []byte, n int) []byte {
+	if n == 0 {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, int64(n), 10)
 }
 
 // payloadOut is the payload as written: null for none, the "@class"
@@ -165,6 +266,10 @@ func payloadOut(p json.RawMessage, class string) (json.RawMessage, error) {
 // Curator's serializer does). The payload's "@class" member, if any, is
 // copied to PayloadClass and left in Payload.
 func (in *Instance) UnmarshalJSON(b []byte) error {
+	if c, ok := parseCanonical(b); ok {
+		*in = c
+		return nil
+	}
 	var w wire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidInstance, err)
@@ -233,4 +338,107 @@ func WithPayload[T any](in Instance, v T) (Instance, error) {
 	}
 	in.Payload = b
 	return in, nil
+}
+
+// parseCanonical reads b when it is, byte for byte, the JSON MarshalJSON
+// writes for an instance with no payload and no URI spec, with strings
+// that need no unescaping: the common registration, read by every cache
+// and query that sees it, which json.Unmarshal (by reflection) made a
+// large part of a cache's work. ok false: b is anything else (for
+// json.Unmarshal). What it returns is what json.Unmarshal reads.
+func parseCanonical(b []byte) (in Instance, ok bool) {
+	p := canonParser{b: b}
+	// The strings are made once all of b has been read: data that is not
+	// of the form costs none.
+	var name, id, addr, typ []byte
+	var enabled bool
+	ok = p.lit(`{"name":`) && p.str(&name) &&
+		p.lit(`,"id":`) && p.str(&id) &&
+		p.lit(`,"address":`) && (p.lit("null") || p.str(&addr)) &&
+		p.lit(`,"port":`) && (p.lit("null") || p.num(&in.Port)) &&
+		p.lit(`,"sslPort":`) && (p.lit("null") || p.num(&in.SSLPort)) &&
+		p.lit(`,"payload":null,"registrationTimeUTC":`) && p.num64(&in.RegistrationTimeUTC) &&
+		p.lit(`,"serviceType":`) && p.str(&typ) &&
+		p.lit(`,"uriSpec":null,"enabled":`) && (p.lit("true") && p.set(&enabled) || p.lit("false")) &&
+		p.lit("}") && len(p.b) == 0
+	if !ok {
+		return Instance{}, false
+	}
+	in.Name, in.ID, in.Address, in.ServiceType = string(name), string(id), string(addr), ServiceType(typ)
+	in.Disabled = !enabled
+	return in, true
+}
+
+// canonParser consumes b from its start (parseCanonical).
+type canonParser struct{ b []byte }
+
+// lit consumes s if b starts with it.
+func (p *canonParser) lit(s string) bool {
+	if len(p.b) < len(s) || string(p.b[:len(s)]) != s {
+		return false
+	}
+	p.b = p.b[len(s):]
+	return true
+}
+
+func (p *canonParser) set(v *bool) bool {
+	*v = true
+	return true
+}
+
+// str consumes a string with no escape and no control character, of
+// valid UTF-8: its bytes are its value (v, within b).
+func (p *canonParser) str(v *[]byte) bool {
+	if len(p.b) == 0 || p.b[0] != '"' {
+		return false
+	}
+	for i := 1; i < len(p.b); i++ {
+		switch c := p.b[i]; {
+		case c == '"':
+			s := p.b[1:i]
+			if !utf8.Valid(s) {
+				return false
+			}
+			*v = s
+			p.b = p.b[i+1:]
+			return true
+		case c < ' ' || c == '\\':
+			return false
+		}
+	}
+	return false
+}
+
+// num64 consumes an integer written as JSON writes one (no fraction, no
+// exponent, no leading zero) of at most 18 digits (it fits an int64).
+func (p *canonParser) num64(v *int64) bool {
+	i := 0
+	neg := len(p.b) > 0 && p.b[0] == '-'
+	if neg {
+		i++
+	}
+	digits := i
+	var n int64
+	for i < len(p.b) && p.b[i] >= '0' && p.b[i] <= '9' {
+		n = n*10 + int64(p.b[i]-'0')
+		i++
+	}
+	if i == digits || i-digits > 18 || p.b[digits] == '0' && i > digits+1 {
+		return false
+	}
+	if neg {
+		n = -n
+	}
+	*v, p.b = n, p.b[i:]
+	return true
+}
+
+// num is num64 for an int.
+func (p *canonParser) num(v *int) bool {
+	var n int64
+	if !p.num64(&n) || int64(int(n)) != n {
+		return false
+	}
+	*v = int(n)
+	return true
 }

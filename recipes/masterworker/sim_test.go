@@ -42,13 +42,14 @@ type mwSim struct {
 	stops    int
 	refused  int               // masters, workers, submits and waits an ACL refused
 	where    map[string]string // scratch for instant: task name -> /tasks or /assign/<w>
+	assignAt map[string]string // instant's "assign/<w>" by worker directory, made once each
 	// instant's view of the statuses, kept from check to check: the
-	// submissions whose status it has seen (task name -> submission id)
+	// submissions whose status it has seen (task name -> submission id, status path)
 	// and those it has not (submission id -> task name). A seen status
 	// stays seen while /status keeps its czxid and its count of deleted
 	// children (cversion - numChildren, twice the deletes, also in int32
 	// arithmetic); when either moves every submission is looked up again.
-	doneSeen  map[string]string
+	doneSeen  map[string]seenTask
 	undone    map[string]undoneTask
 	doneStamp [2]int64
 	names     map[string]string // submission id -> task name, once Submit returned
@@ -195,7 +196,7 @@ func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 				return err
 			}
 			*s = mwSim{sys: sys, r: r, stats: tot, names: map[string]string{}, results: map[string]int{},
-				doneSeen: map[string]string{}, undone: map[string]undoneTask{},
+				doneSeen: map[string]seenTask{}, undone: map[string]undoneTask{},
 				waiting: make([]int, simSubmitters), executed: map[string]int{}, ran: map[string]*runs{}, canceled: make([]bool, simClients), foreign: make([]bool, simClients), masters: make([]*masterworker.Master, simMasters),
 				runs: make([]*executor.Flow, simMasters), stopping: make([]bool, simMasters),
 				workerN: make([]int, simClients), subJ: make([]int, simSubmitters)}
@@ -327,8 +328,8 @@ func (s *mwSim) instant() {
 	// the task directories alone while no status was deleted).
 	if st, _ := s.r.NodeStat(simRoot + "/status"); [2]int64{st.Czxid, int64(st.Cversion - st.NumChildren)} != s.doneStamp {
 		s.doneStamp = [2]int64{st.Czxid, int64(st.Cversion - st.NumChildren)}
-		for name, id := range s.doneSeen {
-			s.undone[id] = undoneTask{name, simRoot + "/status/" + name}
+		for name, d := range s.doneSeen {
+			s.undone[d.id] = undoneTask{name, d.status}
 		}
 		clear(s.doneSeen)
 	}
@@ -345,7 +346,14 @@ func (s *mwSim) instant() {
 		if len(names) == 0 {
 			continue
 		}
-		at := "assign/" + w // once per directory, not per task
+		at, ok := s.assignAt[w] // once per directory, not per task or check
+		if !ok {
+			if s.assignAt == nil {
+				s.assignAt = map[string]string{}
+			}
+			at = "assign/" + w
+			s.assignAt[w] = at
+		}
 		for _, name := range names {
 			if !place(name, at) {
 				return
@@ -361,8 +369,8 @@ func (s *mwSim) instant() {
 	// /status: those seen done in none of the first two, the others
 	// looked up.
 	for name, at := range s.where {
-		if id, ok := s.doneSeen[name]; ok {
-			s.r.Errorf("zxid %d: task %s (submission %s) has a status and is still in %s", z, name, id, at)
+		if d, ok := s.doneSeen[name]; ok {
+			s.r.Errorf("zxid %d: task %s (submission %s) has a status and is still in %s", z, name, d.id, at)
 			return
 		}
 	}
@@ -380,7 +388,7 @@ func (s *mwSim) instant() {
 		}
 		if isDone {
 			delete(s.undone, id)
-			s.doneSeen[name] = id
+			s.doneSeen[name] = seenTask{id, u.status}
 		}
 	}
 }
@@ -394,6 +402,10 @@ func (s *mwSim) named(id, name string) {
 // undoneTask is a submission's task not seen done yet: its name, and its
 // status node's path, which instant looks up at every check.
 type undoneTask struct{ name, status string }
+
+// seenTask is a submission whose status instant has seen: its id, and its
+// status node's path, kept for when it is looked up again.
+type seenTask struct{ id, status string }
 
 func (s *mwSim) workload(r *sim.Trial) {
 	s.crashes(r)

@@ -80,14 +80,18 @@ type Config struct {
 type Executor struct {
 	frames // the task package's state: its trampoline, the task.Flow bodies alive
 
-	conn    task.Conn
-	clock   task.Clock
-	onError func(error)
-	onSess  func(task.Event, task.Session)
-	obs     *task.Observer // nil, or every field set (Observer.Filled): what the executor tells
-	userObs *task.Observer // Config.Observer, Filled: what Observer returns (obs may wrap it to log)
-	log     *slog.Logger
-	rng     *rand.Rand
+	conn  task.Conn
+	clock task.Clock
+	// The clock as a firingClock and a bgFiringClock, if it is one
+	// (looked at once, in New); nil otherwise.
+	fclock   firingClock
+	bgfclock bgFiringClock
+	onError  func(error)
+	onSess   func(task.Event, task.Session)
+	obs      *task.Observer // nil, or every field set (Observer.Filled): what the executor tells
+	userObs  *task.Observer // Config.Observer, Filled: what Observer returns (obs may wrap it to log)
+	log      *slog.Logger
+	rng      *rand.Rand
 
 	// Shared with other goroutines.
 	mu          sync.Mutex
@@ -194,6 +198,8 @@ func New(cfg Config) (*Executor, error) {
 	if e.clock == nil {
 		e.clock = task.RealClock()
 	}
+	e.fclock, _ = e.clock.(firingClock)
+	e.bgfclock, _ = e.clock.(bgFiringClock)
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = rand.Uint64()
@@ -707,8 +713,30 @@ func (e *Executor) receiveCur() {
 // clock reaches at.
 func (e *Executor) AfterFunc(at time.Time, fn func()) task.Timer {
 	t := e.newTimer(fn)
-	t.t = e.clock.AfterFunc(at.Sub(e.clock.Now()), t.fire)
+	d := at.Sub(e.clock.Now())
+	if fc := e.fclock; fc != nil {
+		t.t = fc.AfterFire(d, t)
+		return t
+	}
+	t.t = e.clock.AfterFunc(d, t.fire)
 	return t
+}
+
+// firingClock is a clock that calls a timer's Fire method rather than a
+// function: the executor hands it the timer itself, not the method value
+// t.fire, which would be an allocation per timer. AfterFire is
+// AfterFunc(d, f.Fire) in every other respect (the order timers fire in
+// included). An optional interface, as the anonymous type of its
+// parameter lets a clock of another package (fakezk.Clock) have the
+// method without importing this one.
+type firingClock interface {
+	AfterFire(d time.Duration, f interface{ Fire() }) task.Timer
+}
+
+// bgFiringClock is firingClock for AfterFuncBackground: its
+// AfterFireBackground is AfterFuncBackground(d, f.Fire).
+type bgFiringClock interface {
+	AfterFireBackground(d time.Duration, f interface{ Fire() }) task.Timer
 }
 
 // AfterFuncBackground is AfterFunc for a timer that keeps no simulated
@@ -718,6 +746,11 @@ func (e *Executor) AfterFunc(at time.Time, fn func()) task.Timer {
 // re-reads of watched nodes use it (task.Watch), so that a test that
 // advances a fake clock until no timer is left still ends.
 func (e *Executor) AfterFuncBackground(at time.Time, fn func()) task.Timer {
+	if fc := e.bgfclock; fc != nil {
+		t := e.newTimer(fn)
+		t.t = fc.AfterFireBackground(at.Sub(e.clock.Now()), t)
+		return t
+	}
 	bc, ok := e.clock.(interface {
 		AfterFuncBackground(time.Duration, func()) task.Timer
 	})
@@ -741,8 +774,8 @@ type timer struct {
 
 // timerChunk is how many timers newTimer cuts from one allocation: a
 // flow arms and stops timers all the time (a deadline, a sleep, a
-// watch's re-read), and the method value each hands the clock is an
-// allocation of its own already. A chunk lives while one of its timers is
+// watch's re-read), and the method value each hands a clock that is no
+// firingClock is an allocation of its own already. A chunk lives while one of its timers is
 // referred to; a timer that has run or was stopped refers to nothing but
 // its executor.
 const timerChunk = 16
@@ -772,6 +805,9 @@ func callNil() {
 
 // fire runs on the clock's goroutine: the timer joins the event queue.
 func (t *timer) fire() { t.e.post(item{r: t}) }
+
+// Fire is fire, for a firingClock.
+func (t *timer) Fire() { t.fire() }
 
 // run runs fn on the executor goroutine, unless the timer was stopped.
 func (t *timer) run() {

@@ -211,6 +211,13 @@ func (r *flowRun[T]) start(info *task.FlowInfo) {
 	if canceled != nil {
 		c.Cancel(canceled)
 	}
+	if r.k != nil && r.ch == nil && f.e.obs == nil {
+		// finish would only close c and call k once: RunIn does that,
+		// with one function made for it rather than two (r.ended and
+		// r.finish).
+		task.RunIn(c, r.t, r.k)
+		return
+	}
 	c.OnDone(r.ended)
 	task.Run(c, r.t, r.finish)
 }

@@ -166,5 +166,9 @@ func (h Hold) forDrain() Hold {
 }
 
 // of reports whether h is one of m's holds (handed out by m: Wait,
-// Member.Holds, a drain's).
-func (h Hold) of(m *Member) bool { return h.life != nil && h.life.m == m }
+// Member.Held, Member.Hold, a drain's), its item and lock node as m
+// handed it out: a copy whose Item or Path was changed is fenced by
+// another node, maybe another member's hold.
+func (h Hold) of(m *Member) bool {
+	return h.life != nil && h.life.m == m && h.life.item == h.Item && h.life.path == h.Path
+}

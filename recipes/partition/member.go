@@ -65,10 +65,15 @@ type Member struct {
 	idBuf    []string         // appendPartyMembers' buffer, reused while the members listed do not change
 	redo     task.Timer       // a reconcile after a failed attempt
 	// The give-up (Leave, or an end on an error while the session
-	// lives): started once; the Leaves wait for it.
-	leaving      bool
-	left         bool  // it has ended
-	leftErr      error // how
+	// lives): started once (its deletes again by a Leave after it
+	// failed); the Leaves wait for it.
+	leaving bool
+	left    bool  // it has ended
+	leftErr error // how
+	// What it gives up, for a Leave to delete again after it failed.
+	upHolds      []Hold
+	upTries      []attemptNode
+	upParty      string
 	leaveWaiters []task.Cont[task.Unit]
 }
 

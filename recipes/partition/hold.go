@@ -85,11 +85,13 @@ type holdLife struct {
 func (l *holdLife) Refused() error { return refused(l, l.item, l.path) }
 
 // Lost is Hold.Fenced's error for a write whose check failed
-// (zkops.Fence): the hold has ended (its node gone, written, or closed
-// to the member's reads by an ACL), and the member ends it if it still
-// holds it (lostByFence). Executor goroutine.
+// (zkops.Fence): the hold has ended. A node gone or written, the
+// member's watch ends it (follow); one an operator closed to the
+// member's reads (an ACL: the check fails with task.ErrNoAuth), which
+// the watch cannot see, the member ends here if it still holds it
+// (lostByFence). Executor goroutine.
 func (l *holdLife) Lost(cause, _ error) error {
-	if l.m != nil && !canary.On(bugLostKeepsHold) {
+	if l.m != nil && errors.Is(cause, task.ErrNoAuth) && !canary.On(bugLostKeepsHold) {
 		l.m.lostByFence(l)
 	}
 	return lost(l.item, l.path, cause)
@@ -139,12 +141,12 @@ var errGivenUp = errors.New("given up by its member")
 // or ended (Leave, an error), Fenced fails with ErrLost without sending
 // anything, though the node may still be there until its delete, sent
 // after, is applied; the Hold a WithDrain task is given stays good until
-// that task ends. A check the server refuses ends the hold on the
-// member's side too, as its watch does for a node deleted or written: so
-// also a node an operator closed to the member's reads (an ACL: the check
-// fails with task.ErrNoAuth, which the error wraps too), which the watch
-// cannot see. The member reports the item released, deletes the node and
-// takes the item again if it is still its share.
+// that task ends. A check an ACL refuses (an operator closed the node to
+// the member's reads: task.ErrNoAuth, which the error wraps too), which
+// the member's watch cannot see, ends the hold on the member's side as
+// the watch does for a node deleted or written: the member reports the
+// item released, deletes the node and takes the item again if it is
+// still its share.
 // Connection loss, and task.ErrSessionExpired for a write sent on a
 // session that ended, are returned as they are: the outcome is unknown
 // (a write applied was applied while the hold stood). The check

@@ -693,10 +693,10 @@ func (m *Member) follow(sc *task.Scope, h *hold) {
 }
 
 // lostByFence ends the member's hold whose life is l, if it still holds
-// it: a fenced write's check failed, so the hold has ended, as follow
-// ends one whose node was deleted or written (the node, if still there
-// and ours, deleted; the item tried again after Stable if it is still in
-// the share). Executor goroutine.
+// it: a fenced write's check was refused, so the hold has ended, as
+// follow ends one whose node was deleted or written (the node deleted;
+// the item tried again after Stable if it is still in the share).
+// Executor goroutine.
 func (m *Member) lostByFence(l *holdLife) {
 	h := m.holds[l.item]
 	if h == nil || h.life != l || m.Err() != nil {

@@ -115,13 +115,14 @@ func (c *Client) Fenced(ctx context.Context, m *Member, item string, ops ...task
 }
 
 // FencedHold applies ops behind the fence of hold h itself (Hold.Fenced),
-// one of m's holds (from Wait or Member.Holds): it fails with an error
-// wrapping ErrLost once h has ended, even when m holds the item again
-// under a later hold, so that a write made for h (from what was read
-// under it) is never applied under another hold. A Hold m did not hand
-// out (another member's, another process's, or one made by hand) is
-// refused with an error wrapping task.ErrInvalidArgument, nothing sent:
-// its fence would let the write in while someone else holds the item.
+// one of m's holds (from Wait, Member.Held or Member.Hold): it fails
+// with an error wrapping ErrLost once h has ended, even when m holds the
+// item again under a later hold, so that a write made for h (from what
+// was read under it) is never applied under another hold. A Hold m did
+// not hand out (another member's, another process's, one made by hand,
+// or one of m's whose Item or Path was changed) is refused with an error
+// wrapping task.ErrInvalidArgument, nothing sent: its fence would let the
+// write in while someone else holds the item.
 // Its other errors are Fenced's.
 func (c *Client) FencedHold(ctx context.Context, m *Member, h Hold, ops ...task.MultiOp) ([]task.MultiResult, error) {
 	if c.zero() {

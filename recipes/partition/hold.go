@@ -85,8 +85,24 @@ type holdLife struct {
 func (l *holdLife) Refused() error { return refused(l, l.item, l.path) }
 
 // Lost is Hold.Fenced's error for a write whose check failed
-// (zkops.Fence).
-func (l *holdLife) Lost(cause, _ error) error { return lost(l.item, l.path, cause) }
+// (zkops.Fence): the hold has ended. A node gone or written, the
+// member's watch ends it (follow); one an operator closed to the
+// member's reads (an ACL: the check fails with task.ErrNoAuth), which
+// the watch cannot see, the member ends here if it still holds it
+// (lostByFence). Executor goroutine.
+func (l *holdLife) Lost(cause, _ error) error {
+	if l.m != nil && errors.Is(cause, task.ErrNoAuth) && !canary.On(bugLostKeepsHold) {
+		l.m.lostByFence(l)
+	}
+	return lost(l.item, l.path, cause)
+}
+
+// bugLostKeepsHold: a fenced write whose check the server refused fails
+// with ErrLost, the hold left as it was: with the lock node closed to
+// the member's reads (an ACL: neither deleted nor written, so the
+// member's watch sees nothing), the member goes on holding the item and
+// every write fails (TestFencedWriteLostEndsTheHold).
+const bugLostKeepsHold canary.Name = "partition/lost-keeps-hold"
 
 // renamedFence is the fence of a Hold whose Item or Path its user
 // changed: its errors name them, as they always have.
@@ -125,7 +141,12 @@ var errGivenUp = errors.New("given up by its member")
 // or ended (Leave, an error), Fenced fails with ErrLost without sending
 // anything, though the node may still be there until its delete, sent
 // after, is applied; the Hold a WithDrain task is given stays good until
-// that task ends.
+// that task ends. A check an ACL refuses (an operator closed the node to
+// the member's reads: task.ErrNoAuth, which the error wraps too), which
+// the member's watch cannot see, ends the hold on the member's side as
+// the watch does for a node deleted or written: the member reports the
+// item released, deletes the node and takes the item again if it is
+// still its share.
 // Connection loss, and task.ErrSessionExpired for a write sent on a
 // session that ended, are returned as they are: the outcome is unknown
 // (a write applied was applied while the hold stood). The check
@@ -166,5 +187,9 @@ func (h Hold) forDrain() Hold {
 }
 
 // of reports whether h is one of m's holds (handed out by m: Wait,
-// Member.Holds, a drain's).
-func (h Hold) of(m *Member) bool { return h.life != nil && h.life.m == m }
+// Member.Held, Member.Hold, a drain's), its item and lock node as m
+// handed it out: a copy whose Item or Path was changed is fenced by
+// another node, maybe another member's hold.
+func (h Hold) of(m *Member) bool {
+	return h.life != nil && h.life.m == m && h.life.item == h.Item && h.life.path == h.Path
+}

@@ -65,10 +65,15 @@ type Member struct {
 	idBuf    []string         // appendPartyMembers' buffer, reused while the members listed do not change
 	redo     task.Timer       // a reconcile after a failed attempt
 	// The give-up (Leave, or an end on an error while the session
-	// lives): started once; the Leaves wait for it.
-	leaving      bool
-	left         bool  // it has ended
-	leftErr      error // how
+	// lives): started once (its deletes again by a Leave after it
+	// failed); the Leaves wait for it.
+	leaving bool
+	left    bool  // it has ended
+	leftErr error // how
+	// What it gives up, for a Leave to delete again after it failed.
+	upHolds      []Hold
+	upTries      []attemptNode
+	upParty      string
 	leaveWaiters []task.Cont[task.Unit]
 }
 
@@ -685,6 +690,21 @@ func (m *Member) follow(sc *task.Scope, h *hold) {
 			m.report()
 		})
 	})
+}
+
+// lostByFence ends the member's hold whose life is l, if it still holds
+// it: a fenced write's check was refused, so the hold has ended, as
+// follow ends one whose node was deleted or written (the node deleted;
+// the item tried again after Stable if it is still in the share).
+// Executor goroutine.
+func (m *Member) lostByFence(l *holdLife) {
+	h := m.holds[l.item]
+	if h == nil || h.life != l || m.Err() != nil {
+		return
+	}
+	m.give(h)
+	m.later()
+	m.report()
 }
 
 // report updates the accessors and calls on if anything changed.

@@ -80,7 +80,8 @@ const bugLeaveLeavesRefused canary.Name = "partition/leave-leaves-refused-delete
 // own. Done is closed and Err becomes ErrLeft at once (unless the member
 // had ended before: Err keeps why, and the deletes of its end, if it
 // started them, are the ones waited for). Leave is idempotent: a later
-// Leave succeeds once the deletes the first started are done; nodes
+// Leave succeeds once the deletes the first started are done (after a
+// Leave that failed, it sends them again); nodes
 // already gone, or a session that ended, are success; a failed delete is
 // also reported to the executor's Config.OnError. Run on another
 // executor than the member's, it does nothing and fails with an error
@@ -108,6 +109,12 @@ func (m *Member) Leave() task.Task[task.Unit] {
 			}
 			m.end(ErrLeft)
 			m.giveUp(holds, tries, party, m.p.cfg.Drain)
+		}
+		if m.left && m.leftErr != nil {
+			// The give-up failed (a delete an ACL refused, going on in
+			// the background): its deletes again, those done succeeding
+			// at once, so that a later Leave succeeds once they are.
+			m.giveUp(m.upHolds, m.upTries, m.upParty, nil)
 		}
 		if m.left {
 			k(task.Unit{}, m.leftErr)
@@ -141,9 +148,12 @@ func (m *Member) nodes() ([]Hold, string) {
 // if drain is not nil), those the tries in flight may have made, and the
 // party node, on the member's session, as a flow of its own, each
 // whatever the others' outcome; the Leaves wait for it to end, and get
-// its first error. Once per member. Executor goroutine.
+// its first error. Once per member, and again (without drain) by a Leave
+// after it failed. Executor goroutine.
 func (m *Member) giveUp(holds []Hold, tries []attemptNode, party string, drain func(Hold) task.Task[task.Unit]) {
-	m.leaving = true
+	again := m.leaving
+	m.leaving, m.left = true, false
+	m.upHolds, m.upTries, m.upParty = holds, tries, party
 	sess := m.sess
 	var steps []task.Task[task.Unit]
 	for _, h := range holds {
@@ -168,7 +178,13 @@ func (m *Member) giveUp(holds []Hold, tries []attemptNode, party string, drain f
 	for _, a := range tries {
 		// The try's own cleanup deletes it too, in the background: this
 		// one is waited for (both find the node by prefix and owner).
-		steps = append(steps, cleanupAttempt(a.dir, a.prefix, a.sess))
+		// Run again, without a run of its own in the background: the
+		// first started one if refused.
+		if again {
+			steps = append(steps, cleanupOwned(a.dir, a.prefix, a.sess))
+		} else {
+			steps = append(steps, cleanupAttempt(a.dir, a.prefix, a.sess))
+		}
 	}
 	if party != "" {
 		steps = append(steps, deleteOn(sess, party))

@@ -153,3 +153,43 @@ func TestClockBackgroundTimers(t *testing.T) {
 		t.Fatalf("with CountBackground: Pending %d, fired %v", c.Pending(), got)
 	}
 }
+
+// firer is a timer target for AfterFire: it records its name and when.
+type firer struct {
+	name string
+	clk  *fakezk.Clock
+	got  *[]string
+}
+
+func (f *firer) Fire() { *f.got = append(*f.got, f.name+"@"+f.clk.Now().Sub(fakezk.Epoch).String()) }
+
+// AfterFire and AfterFireBackground are AfterFunc and AfterFuncBackground
+// with the target's Fire method: one order with AfterFunc's timers (time,
+// then creation), Stop, and a background timer left alone by
+// AdvanceToNext.
+func TestClockAfterFire(t *testing.T) {
+	clk := fakezk.NewClock(time.Time{})
+	var got []string
+	fn := func(name string) func() {
+		return func() { got = append(got, name+"@"+clk.Now().Sub(fakezk.Epoch).String()) }
+	}
+	fire := func(name string) *firer { return &firer{name, clk, &got} }
+	clk.AfterFire(2*time.Second, fire("b"))
+	clk.AfterFunc(time.Second, fn("a"))
+	clk.AfterFire(time.Second, fire("a2"))
+	clk.AfterFunc(2*time.Second, fn("b2"))
+	if stop := clk.AfterFire(time.Second, fire("stopped")); !stop.Stop() {
+		t.Fatal("Stop of a pending AfterFire timer: false")
+	}
+	clk.AfterFireBackground(10*time.Second, fire("bg"))
+	for clk.AdvanceToNext() {
+	}
+	want := []string{"a@1s", "a2@1s", "b@2s", "b2@2s"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("fired %v, want %v (the background timer waits)", got, want)
+	}
+	clk.Advance(10 * time.Second)
+	if want = append(want, "bg@10s"); !slices.Equal(got, want) {
+		t.Fatalf("fired %v, want %v", got, want)
+	}
+}

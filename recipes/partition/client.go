@@ -153,7 +153,9 @@ func (c *Client) Leave(ctx context.Context, m *Member) error {
 	if err := c.owns(m); err != nil {
 		return err
 	}
-	_, err := blocking.Give(ctx, c.leave, c.ex, nil, m.Leave())
+	// The member reports a refused delete to OnError itself: the
+	// give-back does not tell it again.
+	_, err := blocking.GiveReported(ctx, c.leave, c.ex, nil, m.Leave())
 	return err
 }
 

@@ -145,7 +145,15 @@ func Do[T any](ctx context.Context, what string, ex, owner *executor.Executor, n
 // p, if not nil, counts t while it runs (Pending), so that a Client can
 // wait for its give-backs before it takes again.
 func Give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, t task.Task[T]) (T, error) {
-	return give(ctx, what, ex, p, t, false)
+	return give(ctx, what, ex, p, t, false, false)
+}
+
+// GiveReported is Give for a t that tells the executor's Config.OnError
+// of its own failures (partition's Member.Leave reports each refused
+// delete as it fails): a failure its caller does not wait for is not
+// reported again, so that it is told once.
+func GiveReported[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, t task.Task[T]) (T, error) {
+	return give(ctx, what, ex, p, t, false, true)
 }
 
 // GiveAcrossExpiry is Give for a give-back that the end of the session
@@ -155,7 +163,7 @@ func Give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pen
 // ends otherwise, whether or not the caller still waits (p counts it
 // until then). t must be safe to run again.
 func GiveAcrossExpiry[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, t task.Task[T]) (T, error) {
-	return give(ctx, what, ex, p, t, true)
+	return give(ctx, what, ex, p, t, true, false)
 }
 
 // submitAcrossExpiry submits t on ex, and again on the next session each
@@ -170,8 +178,9 @@ func submitAcrossExpiry[T any](ex *executor.Executor, t task.Task[T], cb func(T,
 	})
 }
 
-// give is Give, or GiveAcrossExpiry if across.
-func give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, t task.Task[T], across bool) (T, error) {
+// give is Give, GiveAcrossExpiry if across, GiveReported if reported
+// (t reports its failures itself).
+func give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pending, t task.Task[T], across, reported bool) (T, error) {
 	var zero T
 	blockErr := executor.CanBlock()
 	g := &giving[T]{ch: make(chan giveResult[T], 1)}
@@ -181,7 +190,7 @@ func give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pen
 	p.inc()
 	cb := func(v T, err error) {
 		p.dec() // once: a flow's outcome is delivered once
-		if g.deliver(v, err) && err != nil && !errors.Is(err, task.ErrClosed) && ex != nil {
+		if g.deliver(v, err) && err != nil && !reported && !errors.Is(err, task.ErrClosed) && ex != nil {
 			ex.Report(err) // on the executor goroutine: a refused Submit gives ErrClosed
 		}
 	}

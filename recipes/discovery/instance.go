@@ -104,6 +104,12 @@ func (in Instance) MarshalJSON() ([]byte, error) {
 	if b, ok := in.canonical(); ok {
 		return b, nil
 	}
+	return in.marshalWire()
+}
+
+// marshalWire is MarshalJSON by json.Marshal of the wire layout, for
+// any instance (canonical writes the common ones the same way).
+func (in Instance) marshalWire() ([]byte, error) {
 	w := wire{Name: in.Name, ID: in.ID, Port: intOrNull(in.Port), SSLPort: intOrNull(in.SSLPort),
 		RegistrationTimeUTC: in.RegistrationTimeUTC, ServiceType: in.ServiceType, URISpec: in.URISpec}
 	if in.Address != "" {

@@ -143,22 +143,7 @@ func TestCanonicalIsMarshal(t *testing.T) {
 	fast := 0
 	for _, in := range ins {
 		// The slow path: MarshalJSON's json.Marshal of the wire layout.
-		w := wire{Name: in.Name, ID: in.ID, Port: intOrNull(in.Port), SSLPort: intOrNull(in.SSLPort),
-			RegistrationTimeUTC: in.RegistrationTimeUTC, ServiceType: in.ServiceType, URISpec: in.URISpec}
-		if in.Address != "" {
-			w.Address = &in.Address
-		}
-		enabled := !in.Disabled
-		w.Enabled = &enabled
-		if w.ServiceType == "" {
-			w.ServiceType = Dynamic
-		}
-		p, err := payloadOut(in.Payload, in.PayloadClass)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Payload = p
-		want, err := json.Marshal(w)
+		want, err := in.marshalWire()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,8 +71,9 @@ func WithAssign(fn func(identifier string, members, items []string) []string) Op
 // valid until it ends. Writes made in it through Hold.Fenced are still
 // fenced. An item lost (its node gone, its session ended) is not drained:
 // it is no longer held. A Leave that comes while an item drains stops
-// that run and drains the item again. Without it, or with fn nil, items
-// are given up at once.
+// that run and drains the item again. The task must not wait for its
+// member's Leave (the Leave waits for the drains: neither would end).
+// Without it, or with fn nil, items are given up at once.
 func WithDrain(fn func(h Hold) task.Task[task.Unit]) Option {
 	return optionFunc(func(c *config) { c.Drain = fn })
 }

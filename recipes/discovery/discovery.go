@@ -173,8 +173,9 @@ func (r *Registration) Err() error {
 // Unregister of the same id on another executor or by another process
 // is not waited for: registrations of one id share one node.
 // RegistrationTimeUTC is set from the executor's clock when 0. An invalid name or id fails with an error
-// wrapping task.ErrInvalidPath; a DynamicSequential instance, or a
-// payload that is not JSON, with one wrapping task.ErrInvalidArgument.
+// wrapping task.ErrInvalidPath; a DynamicSequential instance, or one
+// MarshalJSON refuses (a payload that is not JSON, a port Curator's
+// Integer cannot hold), with one wrapping task.ErrInvalidArgument.
 func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
 	if d == nil {
 		return task.Fail[*Registration](errNil("Discovery"))

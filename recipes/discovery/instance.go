@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -88,6 +89,14 @@ type wire struct {
 	Enabled             *bool           `json:"enabled"`
 }
 
+// javaInt checks that a port fits Java's int, as Curator reads it.
+func javaInt(what string, n int) error {
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		return fmt.Errorf("%w: %s %d is out of the range of Java's int", ErrInvalidInstance, what, n)
+	}
+	return nil
+}
+
 func intOrNull(n int) *int {
 	if n == 0 {
 		return nil
@@ -97,10 +106,18 @@ func intOrNull(n int) *int {
 
 // MarshalJSON writes the instance as Curator's JsonInstanceSerializer
 // does, with "enabled" (which Curator 5 reads whatever its serializer's
-// mode). A payload that is not valid JSON, or a PayloadClass with a
-// payload that is not an object or whose "@class" member names another
-// class, is an error wrapping ErrInvalidInstance.
+// mode). A payload that is not valid JSON (or not UTF-8, which JSON is
+// and Curator's reader requires), a port or SSL port out of the range of
+// Java's int (Curator's Integer: its reader refuses the node), or a
+// PayloadClass with a payload that is not an object or whose "@class"
+// member names another class, is an error wrapping ErrInvalidInstance.
 func (in Instance) MarshalJSON() ([]byte, error) {
+	if err := javaInt("port", in.Port); err != nil {
+		return nil, err
+	}
+	if err := javaInt("sslPort", in.SSLPort); err != nil {
+		return nil, err
+	}
 	if b, ok := in.canonical(); ok {
 		return b, nil
 	}
@@ -235,7 +252,9 @@ func payloadOut(p json.RawMessage, class string) (json.RawMessage, error) {
 		}
 		return json.RawMessage("null"), nil
 	}
-	if !json.Valid(p) {
+	// json.Valid does not look at the bytes inside a string: JSON is
+	// UTF-8 (RFC 8259), and Curator's reader refuses other bytes.
+	if !json.Valid(p) || !utf8.Valid(p) {
 		return nil, fmt.Errorf("%w: payload is not JSON", ErrInvalidInstance)
 	}
 	if class == "" {

@@ -372,7 +372,9 @@ func (r *Registration) unregister(acrossExpiry bool) task.Task[task.Unit] {
 const bugUnregisterAnyIncarnation canary.Name = "discovery/unregister-any-incarnation"
 
 // Names returns a task that lists the services registered under the base
-// path, sorted. A missing base path has none.
+// path, sorted. A missing base path has none. Under base "/", ZooKeeper's
+// own /zookeeper is left out: it is no service (Register, Query and
+// NewCache refuse the name).
 func (d *Discovery) Names() task.Task[[]string] {
 	if d == nil {
 		return task.Fail[[]string](errNil("Discovery"))
@@ -384,6 +386,9 @@ func (d *Discovery) Names() task.Task[[]string] {
 				return
 			}
 			names := slices.Clone(cl.Names)
+			if d.base == "/" {
+				names = slices.DeleteFunc(names, func(n string) bool { return d.validService(n) != nil })
+			}
 			slices.Sort(names)
 			k(names, err)
 		})

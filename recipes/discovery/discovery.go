@@ -103,7 +103,8 @@ type Registration struct {
 	czxid int64
 }
 
-// Instance is the instance as registered (its RegistrationTimeUTC set).
+// Instance is the instance as registered (its RegistrationTimeUTC set;
+// its Payload and URISpec copied as Register was made, not the caller's).
 func (r *Registration) Instance() Instance { return r.inst }
 
 // Path is the instance's node.
@@ -194,6 +195,7 @@ func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
 	default:
 		return task.Fail[*Registration](fmt.Errorf("discovery: register %s/%s: service type %q: %w", inst.Name, inst.ID, inst.ServiceType, task.ErrInvalidArgument))
 	}
+	inst = inst.own() // Registration.Instance: as registered, whatever the caller does with its slices
 	js, err := inst.jsonTemplate()
 	if err != nil {
 		return task.Fail[*Registration](fmt.Errorf("discovery: register %s/%s: %w: %w", inst.Name, inst.ID, task.ErrInvalidArgument, err))

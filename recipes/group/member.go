@@ -147,9 +147,10 @@ func (m *Member) Err() error {
 // ephemeral node DIR/id. It succeeds once the node exists and belongs to
 // the flow's session; the Member then keeps it registered (see Member)
 // until Leave. A Join of an id another member holds, of another session
-// or of this one, waits until that member's node goes, and one whose
-// executor still runs the cleanup of an earlier failed Join of the id
-// waits until that cleanup ends (PROTOCOL.md). See the package
+// or of this one (also one that has left, its delete under way), waits
+// until that member's node goes, and one whose executor still runs the
+// cleanup of an earlier failed Join of the id waits until that cleanup
+// ends (PROTOCOL.md). See the package
 // documentation for the protocol and errors. An invalid id fails with an
 // error wrapping task.ErrInvalidPath.
 func (g *Group) Join(id string, data []byte) task.Task[*Member] {
@@ -332,7 +333,9 @@ func (r *registering) settle() {
 			k(task.Stat{}, err)
 		case sw.Stat == nil:
 			r.create()
-		case sw.Stat.EphemeralOwner == s.Session().ID && r.applied:
+		case sw.Stat.EphemeralOwner == s.Session().ID && r.applied && !leaving(s, path, sw.Stat):
+			// (A node a Leave on this runtime is deleting is a member's
+			// that left, not one our create made: waited out below.)
 			k(*sw.Stat, nil)
 		case sw.Stat.EphemeralOwner != s.Session().ID && canary.On(bugSettleTakesOver):
 			task.Run(s, c.Retry(task.Delete(path, task.AnyVersion), retry), func(_ task.Unit, err error) {
@@ -371,7 +374,7 @@ func (m *Member) keep() {
 			switch {
 			case err != nil:
 				k(false, err)
-			case sw.Stat != nil && sw.Stat.EphemeralOwner == s.Session().ID &&
+			case sw.Stat != nil && sw.Stat.EphemeralOwner == s.Session().ID && !leaving(s, path, sw.Stat) &&
 				(sw.Stat.Czxid == m.node.Czxid || m.maybe == s.Session().ID || canary.On(bugKeeperTakesAnyNode)):
 				// The member's node, or one a create of its keeper
 				// may have made. (Another node of the session is
@@ -561,7 +564,18 @@ func (m *Member) deleteNode(sess task.Session) task.Task[task.Unit] {
 				k(task.Unit{}, nil) // none registered on sess
 				return
 			}
-			task.Run(s, zkops.DeleteNode(path, m.node), k)
+			// Noted while it runs: a Join or keeper of the id on this
+			// session whose create's reply is lost must not take this
+			// node for the one it made (leavingNodes).
+			n := leavingNode{sess.Epoch, path, m.node.Czxid}
+			ls := leavingOf(s.Runtime())
+			ls.add(n)
+			task.Run(s, zkops.DeleteNode(path, m.node), func(u task.Unit, err error) {
+				if err == nil {
+					delete(ls, n) // gone, or the session ended
+				}
+				k(u, err)
+			})
 		}
 		if m.maybe != sess.ID {
 			del()

@@ -115,3 +115,50 @@ func afterCleanups(path string) task.Task[task.Unit] {
 		})
 	}
 }
+
+// leavingNodes holds, on one runtime (task.RuntimeValue), the member
+// nodes a Leave is deleting: their session's epoch, path and czxid. Such
+// a node is never another member's of the id: a Join or a keeper whose
+// create's reply was lost finds it at its path, of its own session, but
+// its create did not make it (the create failed with ErrNodeExists in
+// truth), and the Leave's delete would take it from the member that took
+// it (TestJoinWaitsForABackgroundLeave, TestJoinWaitsForARefusedLeave):
+// it is waited out, as a node of another member. An entry goes when its
+// delete succeeds, or when a Leave on a later session adds one (a delete
+// an ACL refused goes on in the background, zkops.KeepDeleting, and its
+// node may stay until its session ends). Executor goroutine only.
+type leavingNodes map[leavingNode]struct{}
+
+type leavingNode struct {
+	epoch uint64
+	path  string
+	czxid int64
+}
+
+var leavingKey byte
+
+func leavingOf(rt task.Runtime) leavingNodes {
+	return task.RuntimeValue(rt, &leavingKey, func() leavingNodes { return leavingNodes{} })
+}
+
+// add notes n as being deleted, and forgets the nodes of older sessions
+// (they went with their session).
+func (l leavingNodes) add(n leavingNode) {
+	for o := range l {
+		if o.epoch != n.epoch {
+			delete(l, o)
+		}
+	}
+	l[n] = struct{}{}
+}
+
+// leaving reports whether st, a node of the flow's session at path, is
+// one a Leave on this runtime is deleting.
+func leaving(s *task.Scope, path string, st *task.Stat) bool {
+	l := leavingOf(s.Runtime())
+	if len(l) == 0 {
+		return false
+	}
+	_, ok := l[leavingNode{s.Session().Epoch, path, st.Czxid}]
+	return ok
+}

@@ -523,9 +523,12 @@ func (p *Participant) leave(pending *blocking.Pending) task.Task[task.Unit] {
 // deleteOwn deletes the participant's node unless its session has ended
 // (the node went with it). Only a node of the participant's session is
 // deleted (zkops.DeleteOwned): not one someone created again at its path.
+// A session's epoch says so only on the executor the participant entered
+// on: run on another one (whose epoch may differ while the participant's
+// session lives), it deletes the node if it is still that session's.
 func (p *Participant) deleteOwn() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		if s.Session().Epoch != p.sess.Epoch {
+		if s.Runtime() == p.rt && s.Session().Epoch != p.sess.Epoch {
 			k(task.Unit{}, nil)
 			return
 		}

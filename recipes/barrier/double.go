@@ -350,11 +350,12 @@ func (e *entry) seqArrived() bool {
 // After our node's, it reads our node again (watchSelf): gone, we no
 // longer count (ErrParticipantLost); there (written, or created again by
 // someone), it waits on. After the ready node's wake-up it checks again,
-// with a new watch: the ready node there means pass, else list.
+// with a new watch: the ready node there means pass, else list. A watch
+// another user of the session took away (RemoveWatches) is a wake-up too.
 func (e *entry) await() {
 	task.Run(e.s, firstOf(e.readyW, e.selfW), func(f fired, err error) {
 		switch {
-		case err != nil:
+		case err != nil && !errors.Is(err, task.ErrWatchRemoved):
 			e.fail(err)
 		case f.watch == e.readyW:
 			e.readyFired()
@@ -647,7 +648,8 @@ func (l *leaving) check() {
 	})
 }
 
-// watch waits for path to be gone, then lists again.
+// watch waits for path to be gone, then lists again. A watch another user
+// of the session took away (RemoveWatches) is a wake-up too: list again.
 func (l *leaving) watch(path string) {
 	task.Run(l.s, c.Retry(task.ExistsW(path), retry), func(sw task.StatWatch, err error) {
 		if err != nil {
@@ -659,7 +661,7 @@ func (l *leaving) watch(path string) {
 			return
 		}
 		task.Run(l.s, sw.Watch.Wait(), func(_ task.Event, err error) {
-			if err != nil {
+			if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 				l.done(err)
 				return
 			}

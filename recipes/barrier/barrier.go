@@ -135,7 +135,10 @@ func (b *Barrier) Wait() task.Task[task.Unit] {
 					return
 				}
 				task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
-					if err != nil {
+					// A watch another user of the session took away
+					// (RemoveWatches: a recursive cache of the path
+					// stopping) is one more wake-up: check again.
+					if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 						k(task.Unit{}, fmt.Errorf("barrier: wait %s: %w", b.path, err))
 						return
 					}

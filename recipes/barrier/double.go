@@ -350,11 +350,12 @@ func (e *entry) seqArrived() bool {
 // After our node's, it reads our node again (watchSelf): gone, we no
 // longer count (ErrParticipantLost); there (written, or created again by
 // someone), it waits on. After the ready node's wake-up it checks again,
-// with a new watch: the ready node there means pass, else list.
+// with a new watch: the ready node there means pass, else list. A watch
+// another user of the session took away (RemoveWatches) is a wake-up too.
 func (e *entry) await() {
 	task.Run(e.s, firstOf(e.readyW, e.selfW), func(f fired, err error) {
 		switch {
-		case err != nil:
+		case err != nil && !errors.Is(err, task.ErrWatchRemoved):
 			e.fail(err)
 		case f.watch == e.readyW:
 			e.readyFired()
@@ -523,9 +524,12 @@ func (p *Participant) leave(pending *blocking.Pending) task.Task[task.Unit] {
 // deleteOwn deletes the participant's node unless its session has ended
 // (the node went with it). Only a node of the participant's session is
 // deleted (zkops.DeleteOwned): not one someone created again at its path.
+// A session's epoch says so only on the executor the participant entered
+// on: run on another one (whose epoch may differ while the participant's
+// session lives), it deletes the node if it is still that session's.
 func (p *Participant) deleteOwn() task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		if s.Session().Epoch != p.sess.Epoch {
+		if s.Runtime() == p.rt && s.Session().Epoch != p.sess.Epoch {
 			k(task.Unit{}, nil)
 			return
 		}
@@ -644,7 +648,8 @@ func (l *leaving) check() {
 	})
 }
 
-// watch waits for path to be gone, then lists again.
+// watch waits for path to be gone, then lists again. A watch another user
+// of the session took away (RemoveWatches) is a wake-up too: list again.
 func (l *leaving) watch(path string) {
 	task.Run(l.s, c.Retry(task.ExistsW(path), retry), func(sw task.StatWatch, err error) {
 		if err != nil {
@@ -656,7 +661,7 @@ func (l *leaving) watch(path string) {
 			return
 		}
 		task.Run(l.s, sw.Watch.Wait(), func(_ task.Event, err error) {
-			if err != nil {
+			if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 				l.done(err)
 				return
 			}

@@ -187,7 +187,10 @@ func (o *Observer) Err() error {
 // on the returned channel, first the leader at the start, then each
 // change, until ctx ends, and then closes the channel (at once, also
 // while the connection is down; the observer is stopped on the executor
-// when it can, and what it delivers meanwhile is dropped). The channel holds
+// when it can, and what it delivers meanwhile is dropped). The channel is
+// closed before ctx ends when the observer ends for good: the executor
+// closed, or an error no retry settles (task.ErrNoAuth: an operator's ACL
+// refused a read; Observer.Err, which this face does not hand out). The channel holds
 // one observation: a reader that falls behind gets the latest (older ones
 // are replaced, never queued without bound), so the last observation
 // before a pause is never lost. It returns an error, and no channel, when

@@ -279,7 +279,7 @@ func (cl *Client) callLead(lctx context.Context, cancel context.CancelFunc, l *L
 	defer func() {
 		if !returned {
 			cancel()
-			executor.Submit(cl.ex, l.Resign(), nil) // its failure goes to Config.OnError
+			blocking.Background(cl.ex, nil, l.Resign()) // its failure goes to Config.OnError
 		}
 	}()
 	err := lead(lctx, l)

@@ -165,7 +165,8 @@ var DefaultLeadBackoff = combinators.Backoff{Initial: 50 * time.Millisecond, Max
 // operator's delete, the disconnect rule; Leadership.Err says which).
 // When lead returns, or ctx ends, the leadership is given up (Resign,
 // started whatever ctx: the node is deleted, so the next candidate need
-// not wait for an expiry). With opts.Requeue the candidate then
+// not wait for an expiry); a lead that panics gives it up too, in the
+// background, as the panic goes on up to Lead's caller. With opts.Requeue the candidate then
 // campaigns again, until ctx ends. lead must return soon after its
 // context is canceled: until it does, a new leader may be acting while
 // it still is (its writes should go through Leadership.Fenced, which the
@@ -238,7 +239,7 @@ func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.
 			case <-lctx.Done():
 			}
 		})
-		lerr := lead(lctx, l)
+		lerr := cl.callLead(lctx, cancel, l, lead)
 		if lerr != nil && lctx.Err() != nil && errors.Is(lerr, lctx.Err()) && !canary.On(bugLeadContextErrorFails) {
 			// lead stopped because its context ended (`return
 			// ctx.Err()`), with the leadership or with ctx: not a
@@ -266,6 +267,24 @@ func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.
 			return nil
 		}
 	}
+}
+
+// callLead calls lead. If lead does not return (it panics, or calls
+// runtime.Goexit), the leadership is given up on the way out, in the
+// background, as when ctx ends: a caller that recovers would otherwise
+// keep a candidate node that nobody leads with until the session ends,
+// and every other candidate would wait behind it.
+func (cl *Client) callLead(lctx context.Context, cancel context.CancelFunc, l *Leadership, lead func(context.Context, *Leadership) error) error {
+	returned := false
+	defer func() {
+		if !returned {
+			cancel()
+			blocking.Background(cl.ex, nil, l.Resign()) // its failure goes to Config.OnError
+		}
+	}()
+	err := lead(lctx, l)
+	returned = true
+	return err
 }
 
 // transientErrs are the campaign errors after which Lead campaigns again:

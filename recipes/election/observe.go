@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/combinators"
-	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/cache"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
@@ -186,7 +185,12 @@ func (o *Observer) Err() error {
 // Observe is the blocking face of Election.Observe and Master.Observe:
 // it sends who leads
 // on the returned channel, first the leader at the start, then each
-// change, until ctx ends, and then closes the channel. The channel holds
+// change, until ctx ends, and then closes the channel (at once, also
+// while the connection is down; the observer is stopped on the executor
+// when it can, and what it delivers meanwhile is dropped). The channel is
+// closed before ctx ends when the observer ends for good: the executor
+// closed, or an error no retry settles (task.ErrNoAuth: an operator's ACL
+// refused a read; Observer.Err, which this face does not hand out). The channel holds
 // one observation: a reader that falls behind gets the latest (older ones
 // are replaced, never queued without bound), so the last observation
 // before a pause is never lost. It returns an error, and no channel, when
@@ -222,7 +226,7 @@ func (c *Client) Observe(ctx context.Context) (<-chan Observation, error) {
 	// An observer that started just as ctx ended is stopped (no one else
 	// could).
 	o, err := blocking.Take(ctx, "election: observe", ex, cand.Observe(send), nil, func(o *Observer) {
-		executor.Submit(ex, o.Stop(), nil)
+		blocking.BackgroundAcrossExpiry(ex, nil, o.Stop())
 	})
 	if err != nil {
 		return nil, err
@@ -233,12 +237,14 @@ func (c *Client) Observe(ctx context.Context) (<-chan Observation, error) {
 		case <-ctx.Done():
 		case <-o.Done():
 		}
-		// Stopped on the executor, after which fn is not called again.
-		// An executor that is stopping refuses the Stop at once while it
-		// may still run a job that sends: send checks closed under mu.
-		// (WithoutCancel: ctx has ended or will not matter, and it keeps
-		// a simulation's Parker.)
-		_, _ = executor.Await(context.WithoutCancel(ctx), ex, o.Stop())
+		// The channel is closed now and the observer stopped on the
+		// executor when it can: waiting for the Stop would keep the
+		// channel open as long as the connection is down (the task
+		// queue is paused while the session is suspended). Until the
+		// Stop has run, the executor may still run a job that sends (an
+		// executor that is stopping refuses the Stop at once, too): send
+		// checks closed under mu.
+		blocking.BackgroundAcrossExpiry(ex, nil, o.Stop())
 		mu.Lock()
 		closed = true
 		close(ch)

@@ -70,7 +70,8 @@ func (m *Master) LeasesPath() string { return m.leases }
 // master node of ours is then deleted by a cleanup that outlives the
 // deadline and retries past connection loss), with task.ErrSessionExpired
 // when the session ends, or with an operation's error a retry cannot
-// settle.
+// settle (a watch another user of the session removes is not one: the
+// candidate reads again).
 func (m *Master) Campaign() task.Task[*Leadership] {
 	if m == nil || m.path == "" {
 		return task.Fail[*Leadership](errZero("Master"))
@@ -255,7 +256,10 @@ func (r *run) made(st task.Stat, lease *task.Stat) bool {
 func (r *run) await(w *task.Watch) {
 	r.retried = false
 	task.Run(r.s, w.Wait(), func(_ task.Event, err error) {
-		if err != nil {
+		// A watch another user of the session took away (RemoveWatches:
+		// a cache of the master node stopping) is one more wake-up:
+		// try again, which reads the node again.
+		if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 			r.fail(err)
 			return
 		}

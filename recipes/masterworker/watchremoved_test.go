@@ -155,3 +155,42 @@ func TestWorkerWaitingForItsNodeOutlivesAWatchRemoved(t *testing.T) {
 		t.Fatalf("the worker did not register once the node was deleted: %+v", run)
 	}
 }
+
+// Package doc: "run several: one primary, the others wait"; Master.Run
+// "campaigns again" while its session lives, and Serve returns only when
+// ctx ends or for an error a retry cannot settle. Another user of a
+// backup's session removes its watch on the master node (RemoveWatches
+// of type Any: a cache of the node stopping): the backup's Run failed
+// with task.ErrWatchRemoved (recipes/election's Campaign fails with it),
+// so when the primary went there was no one to take over and no task
+// was assigned. The backup campaigns again now, takes over once the
+// primary is gone and serves. Fails on the code before the fix.
+func TestBackupMasterOutlivesAWatchRemoved(t *testing.T) {
+	w, sys := setupWorld(t, sim.Config{Seed: 46, Clients: 4})
+	m0, _ := sys.Master("m0")
+	m1, _ := sys.Master("m1")
+	r0 := sim.Submit(w, 0, m0.Run())
+	if !w.Settle(func() bool { return m0.Primary() }) {
+		t.Fatal("no primary")
+	}
+	r1 := sim.Submit(w, 1, m1.Run())
+	w.Drive()
+	p := sys.Root() + "/master"
+	if _, err := sim.Run(w, 1, task.RemoveWatches(p, task.WatcherAny)); err != nil {
+		t.Fatalf("RemoveWatches %s: %v", p, err)
+	}
+	settleFor(w, 10*time.Second)
+	if r1.Done {
+		t.Fatalf("the backup's Run ended after another user of its session removed its watch on %s: %v", p, r1.Err)
+	}
+	w.Execs[0].Close() // the primary's process ends: its session with it
+	if !w.Settle(func() bool { return m1.Primary() }) {
+		t.Fatalf("the backup did not take over: %+v, %+v", r0, r1)
+	}
+	wk, _ := sys.Worker("w", func(j masterworker.Job) task.Task[[]byte] { return task.Value(j.Data) })
+	sim.Submit(w, 2, wk.Run())
+	res, err := sim.Run(w, 3, doTask(sys, "s", "job"))
+	if err != nil || string(res.Data) != "job" {
+		t.Fatalf("a task submitted afterwards: %+v, %v", res, err)
+	}
+}

@@ -297,7 +297,8 @@ type loopState struct {
 // exists watch on /status/<name> and reads again when the watch fires, so
 // that a Wait leaves no watch behind on a status it has read (but when the
 // status is made between its read and its watch); connection loss is
-// retried. It fails with ErrBadStatus for a status not in the recipe's
+// retried, and a watch another user of the session takes away
+// (RemoveWatches) is one more wake-up. It fails with ErrBadStatus for a status not in the recipe's
 // format, and with the scope's error or task.ErrSessionExpired (run it
 // again: waiting has no side effect).
 func (sys *System) Wait(name string) task.Task[Result] {
@@ -381,7 +382,10 @@ func (w *waiting) stat(sw task.StatWatch, err error) {
 }
 
 func (w *waiting) fired(_ task.Event, err error) {
-	if err != nil {
+	// A watch another user of the session took away (RemoveWatches: a
+	// cache of the status's node stopping) is one more wake-up: read
+	// again.
+	if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 		w.k(Result{}, err)
 		return
 	}

@@ -308,7 +308,7 @@ func (r *wrun) register() {
 					r.registeredNow(sw.Watch)
 				default:
 					task.Run(r.s, sw.Watch.Wait(), func(_ task.Event, err error) {
-						if err != nil {
+						if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 							r.fail(fmt.Errorf("%w: %s: %w", ErrWorkerTaken, p, err))
 							return
 						}
@@ -351,7 +351,10 @@ func (r *wrun) registeredNow(w *task.Watch) {
 }
 
 // keep watches our registration while the session lives: exists with a
-// watch on /workers/<id>. Ours: wait for the watch, then look again.
+// watch on /workers/<id>. Ours: wait for the watch, then look again. A
+// watch another user of the session took away (RemoveWatches: a cache of
+// the node stopping) is one more wake-up, here, while registering and in
+// list: look again.
 // Gone (an operator deleted it), or not ours (deleted and created again
 // by someone else): not registered any more, so register again, through
 // start (the assignment directory first, as at the start; a master may
@@ -374,7 +377,7 @@ func (r *wrun) keep() {
 
 func (r *wrun) await(w *task.Watch) {
 	task.Run(r.s, w.Wait(), func(_ task.Event, err error) {
-		if err != nil {
+		if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 			r.fail(err)
 			return
 		}
@@ -429,7 +432,7 @@ func (r *wrun) list() {
 					return // a reconnect started another listing
 				}
 				r.parked = false
-				if err != nil {
+				if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 					r.fail(err)
 					return
 				}

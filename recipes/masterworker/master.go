@@ -85,14 +85,6 @@ func (m *Master) Run() task.Task[task.Unit] {
 		var campaign func()
 		campaign = func() {
 			task.Run(s, m.el.Campaign(), func(l *election.Leadership, err error) {
-				if errors.Is(err, task.ErrWatchRemoved) && s.Err() == nil {
-					// A backup's watch on the master node that another
-					// user of the session took away (RemoveWatches: a
-					// cache of the node stopping): Campaign fails with
-					// it, holding nothing. Campaign again.
-					campaign()
-					return
-				}
 				if err != nil {
 					k(task.Unit{}, err)
 					return

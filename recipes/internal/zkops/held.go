@@ -63,7 +63,8 @@ func Draws(s *task.Scope) (hi, lo uint64) {
 //     with "node <path> changed by someone else";
 //   - otherwise it waits for the watch: a NodeDeleted event fails as
 //     above, any other event (data changed, the watch ended with the
-//     connection) starts the next round.
+//     connection, or removed by another user of the session) starts the
+//     next round.
 //
 // An operation error a retry cannot settle (session expiry, closing)
 // fails the task with that error. The task never succeeds; cancel its
@@ -78,7 +79,9 @@ func WatchNode(path string, version int32, ok func(*task.Stat) bool) task.Task[t
 		if sw.Stat.Version != version {
 			return task.Fail[bool](fmt.Errorf("node %s changed by someone else", path))
 		}
-		return c.Then(sw.Watch.Wait(), func(ev task.Event) task.Task[bool] {
+		// A watch another user of the session took away (RemoveWatches:
+		// a cache of the node stopping) is no change: the next round.
+		return c.Then(c.OnError(sw.Watch.Wait(), removedIsNone, task.ErrWatchRemoved), func(ev task.Event) task.Task[bool] {
 			if ev.Type == task.EventNodeDeleted {
 				return task.Fail[bool](fmt.Errorf("node %s deleted", path))
 			}
@@ -263,7 +266,8 @@ func Detached(del task.Task[task.Unit]) task.Task[task.Unit] {
 // event: a waiter in a queue watches its predecessor with it and then
 // lists the queue again, whatever the event was. The value says whether
 // the predecessor is gone (missing, or the watch fired with
-// NodeDeleted) rather than changed. An error of the read or of the watch
+// NodeDeleted) rather than changed (a watch another user of the session
+// removed counts as changed). An error of the read or of the watch
 // (session expiry, the scope's end) ends the task with it. ZooKeeper
 // tells no session of a change to a node it may not READ, so that an
 // exists watch there would never fire: a plain getData sent right behind
@@ -288,11 +292,18 @@ func WaitChange(path string) task.Task[bool] {
 			case sw.Stat == nil:
 				task.Resume(s, k, true, nil)
 			default:
-				task.Run(s, c.Map(sw.Watch.Wait(), func(ev task.Event) bool { return ev.Type == task.EventNodeDeleted }), k)
+				// A watch another user of the session took away
+				// (RemoveWatches) is a change: look again.
+				task.Run(s, c.Map(c.OnError(sw.Watch.Wait(), removedIsNone, task.ErrWatchRemoved), func(ev task.Event) bool { return ev.Type == task.EventNodeDeleted }), k)
 			}
 		})
 	}
 }
+
+// removedIsNone turns a watch's task.ErrWatchRemoved (another user of
+// the session took the watch away: RemoveWatches) into an event of no
+// type, which WatchNode and WaitChange take for a wake-up.
+func removedIsNone(error) task.Task[task.Event] { return task.Value(task.Event{}) }
 
 // AsMultiError is errors.As(err, &me) for me a *task.MultiError, finding
 // the same error in err's tree (an error whose As method answers

@@ -201,12 +201,18 @@ func (c *Client) Release(ctx context.Context, h *Held) error {
 	// From now on the Client holds nothing: its next Acquire waits for
 	// this release (counted in pending by Give) rather than refusing with
 	// ErrAlreadyHeld while the release waits in the executor's queue.
+	// Counted from before held is cleared: an acquire of another
+	// goroutine that finds it cleared before Give has counted the release
+	// would otherwise go ahead, and queue (or, trying, fail with ErrBusy)
+	// behind this very node.
+	counted := c.pending.Add()
 	c.mu.Lock()
 	if c.held == h {
 		c.held = nil
 	}
 	c.mu.Unlock()
 	_, err := blocking.Give(ctx, c.whatRelease, c.ex, &c.pending, c.release(h))
+	counted()
 	return err
 }
 

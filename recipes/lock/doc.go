@@ -52,7 +52,9 @@
 // A hold ends once, closing Held.Done: Err is ErrUnlocked after Release,
 // and wraps ErrLockLost and the cause after a loss (the session expired or
 // was closed, the node was deleted, or its data changed by someone else).
-// Deletions are watched from the first call to Done, Err or IsHeld. While
+// Deletions are watched from the first call to Done, Err or IsHeld (a
+// watch another user of the session removes, RemoveWatches, is set again;
+// a waiter takes such a removal for a wake-up and looks again). While
 // the session is suspended IsHeld is false and Err still nil; on
 // reconnect to the same session IsHeld is true again. Unlike election
 // (which gives leadership up after a fraction of the session timeout

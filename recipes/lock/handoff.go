@@ -158,6 +158,9 @@ func (p *predWatch) replied() {
 
 func (p *predWatch) onData(ev task.Event, err error) {
 	switch {
+	case errors.Is(err, task.ErrWatchRemoved):
+		p.removed()
+		return
 	case err != nil:
 		p.fail(err)
 		return
@@ -172,6 +175,10 @@ func (p *predWatch) onData(ev task.Event, err error) {
 }
 
 func (p *predWatch) onChild(ev task.Event, err error) {
+	if errors.Is(err, task.ErrWatchRemoved) {
+		p.removed()
+		return
+	}
 	if err != nil {
 		p.fail(err)
 		return
@@ -205,6 +212,16 @@ func (p *predWatch) decide() {
 	}
 	p.end()
 	p.a.wake()
+}
+
+// removed: another user of the session took a watch on pred away
+// (RemoveWatches: a recursive cache of pred's path stopping). What it
+// would have told is unknown: one more wake-up, list again.
+func (p *predWatch) removed() {
+	if !p.over {
+		p.end()
+		p.a.wake()
+	}
 }
 
 func (p *predWatch) fail(err error) {

@@ -384,10 +384,14 @@ func (a *attempt) decide(names []string) {
 
 // waitFor watches pred with exists; when it is gone (already, or later)
 // or its watch fires, list again, unless it was gone and head says that
-// leaves us holding (blocker).
+// leaves us holding (blocker). A watch another user of the session took
+// away (RemoveWatches: a recursive cache of pred stopping) is one more
+// wake-up: list again.
 func (a *attempt) waitFor(pred string, head bool) {
 	task.Run(a.s, zkops.WaitChange(pred), func(gone bool, err error) {
 		switch {
+		case errors.Is(err, task.ErrWatchRemoved):
+			a.check()
 		case err != nil:
 			a.fail(err)
 		case gone && head:

@@ -2,6 +2,7 @@ package rwlock_test
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -129,6 +130,63 @@ func TestWaitersOutliveAWatchRemovedByAnotherUser(t *testing.T) {
 	}
 	if left := w.Children(l.Dir()); len(left) != 0 {
 		t.Fatalf("nodes left: %v", left)
+	}
+	noReportedErrors(t, w)
+}
+
+// An acquire whose number is the counter's last (zkops.Exhausted) waits
+// for the directory to empty, with a child watch on the directory, and
+// then creates its node again in the directory made anew: it waits, it
+// does not fail. Another user of its session takes that watch away: a
+// recursive cache of the lock's directory stops (RemoveWatches of type
+// Any on the directory). The acquire failed with task.ErrWatchRemoved
+// while the first reader held; it waits on now, and holds once the
+// directory is empty. Fails on the code before the fix.
+func TestExhaustedWaitOutlivesAWatchRemovedByAnotherUser(t *testing.T) {
+	w, _ := newWorld(t, 2)
+	l := mustLock(t, "/review/watched/exhausted")
+	for _, p := range []string{"/review", "/review/watched", l.Dir()} {
+		if _, err := mustRun(t, w, 0, task.Create(p, nil, task.Persistent)); err != nil && !errors.Is(err, task.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Server.SetCounters(l.Dir(), 0, math.MaxInt32-1); err != nil {
+		t.Fatal(err)
+	}
+	first, err := mustRun(t, w, 0, l.AcquireRead())
+	if err != nil || first.Seq() != math.MaxInt32-1 {
+		t.Fatalf("first: %v", err)
+	}
+	second := sim.Submit(w, 1, l.Acquire())
+	w.Drive()
+	if second.Done {
+		t.Fatalf("a writer with an exhausted number ended while a reader holds: %+v", second)
+	}
+	tc, err := cache.NewTree(l.Dir(), cache.WithRecursive())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustRun(t, w, 1, tc.Start()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustRun(t, w, 1, tc.Stop()); err != nil {
+		t.Fatal(err)
+	}
+	advance(w, 10*time.Second)
+	if second.Done {
+		t.Fatalf("the writer waiting for the counter's reset ended after a recursive cache of %s stopped, a reader holding: %v", l.Dir(), second.Err)
+	}
+	if _, err := mustRun(t, w, 0, first.Release()); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return second.Done }) || second.Err != nil {
+		t.Fatalf("second: %+v", second)
+	}
+	if second.V.Seq() != 0 || second.V.Token() <= first.Token() {
+		t.Fatalf("second: seq %d token %d (first's %d)", second.V.Seq(), second.V.Token(), first.Token())
+	}
+	if _, err := mustRun(t, w, 1, second.V.Release()); err != nil {
+		t.Fatal(err)
 	}
 	noReportedErrors(t, w)
 }

@@ -384,10 +384,14 @@ func (a *attempt) decide(names []string) {
 
 // waitFor watches pred with exists; when it is gone (already, or later)
 // or its watch fires, list again, unless it was gone and head says that
-// leaves us holding (blocker).
+// leaves us holding (blocker). A watch another user of the session took
+// away (RemoveWatches: a recursive cache of pred stopping) is one more
+// wake-up: list again.
 func (a *attempt) waitFor(pred string, head bool) {
 	task.Run(a.s, zkops.WaitChange(pred), func(gone bool, err error) {
 		switch {
+		case errors.Is(err, task.ErrWatchRemoved):
+			a.check()
 		case err != nil:
 			a.fail(err)
 		case gone && head:
@@ -452,7 +456,8 @@ func (a *attempt) restart() {
 // goes on only if the directory's counter can name nodes again at once
 // (the directory gone, or emptied now), and fails with ErrBusy when any
 // node is in it (a contender, another client's node, a stray), which the
-// wait would wait for.
+// wait would wait for. A watch on the directory another user of the
+// session takes away is one more wake-up, as in waitFor.
 func (a *attempt) afterReset() {
 	if a.try {
 		task.Run(a.s, zkops.TryEmptyDir(a.l.dir), func(free bool, err error) {
@@ -468,10 +473,15 @@ func (a *attempt) afterReset() {
 		return
 	}
 	task.Run(a.s, zkops.EmptyDir(a.l.dir), func(_ task.Unit, err error) {
-		if err != nil {
+		switch {
+		case errors.Is(err, task.ErrWatchRemoved):
+			// Another user of the session took the directory's watch
+			// away (a recursive cache of it stopping): wait again.
+			a.afterReset()
+		case err != nil:
 			a.fail(err)
-			return
+		default:
+			a.create()
 		}
-		a.create()
 	})
 }

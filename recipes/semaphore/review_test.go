@@ -306,3 +306,87 @@ func TestClientAcquireWonAsCtxEnds(t *testing.T) {
 		t.Fatalf("nodes left: %v", left)
 	}
 }
+
+// PROTOCOL.md, Safety: "processes that give one path different counts,
+// which the package doc rules out, hold at most the largest n between
+// them, and those with a smaller n wait while the others hold more than
+// it". Client 0 holds 2 leases of n = 2; client 1's acquire of n = 1
+// waits while 2, and then 1, of them are held, and holds once none is;
+// client 0's next acquire of n = 2 waits behind it on the internal lock
+// (first come, first served), and holds once it releases: never more
+// than 2 holders.
+func TestDifferentCountsOnOnePath(t *testing.T) {
+	w, _ := newWorld(t, 56, 2)
+	two, one := mustSem(t, "/s", 2), mustSem(t, "/s", 1)
+	a, err := mustRun(t, w, 0, two.AcquireMany(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := sim.Submit(w, 1, one.Acquire())
+	w.Drive()
+	if small.Done {
+		t.Fatalf("n = 1 held beside 2 leases: %+v", small)
+	}
+	if _, err := mustRun(t, w, 0, a[0].Release()); err != nil {
+		t.Fatal(err)
+	}
+	settleFor(w, 5*time.Second)
+	if small.Done {
+		t.Fatalf("n = 1 held beside 1 lease: %+v", small)
+	}
+	big := sim.Submit(w, 0, two.Acquire())
+	settleFor(w, 5*time.Second)
+	if big.Done {
+		t.Fatalf("n = 2 overtook the n = 1 waiter ahead of it on the internal lock: %+v", big)
+	}
+	if _, err := mustRun(t, w, 0, a[1].Release()); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return small.Done && big.Done }) || small.Err != nil || big.Err != nil {
+		t.Fatalf("after both releases: n = 1 %+v, n = 2 %+v", small, big)
+	}
+	if n := len(w.Children("/s/leases")); n != 2 {
+		t.Fatalf("%d lease nodes with 2 holders", n)
+	}
+}
+
+// Client: its methods "need someone running the executor"; a call
+// waiting when the executor stops must not wait for its ctx. n = 1,
+// client 1 holds; on client 0 a Client's Acquire waits for the lease and
+// another waits for the internal lock behind it. Client 0's executor
+// stops: both return task.ErrClosed, and the nodes went with the session.
+func TestWaitingAcquiresEndWhenTheExecutorStops(t *testing.T) {
+	w, _ := newWorld(t, 57, 2)
+	m := mustSem(t, "/s", 1)
+	if _, err := mustRun(t, w, 1, m.Acquire()); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := semaphore.NewClient(w.Execs[0], "/s", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make([]error, 2)
+	done := 0
+	for i := range errs {
+		w.Go(0, func(a *sim.Actor) {
+			_, errs[i] = cl.Acquire(a.Context())
+			done++
+		})
+	}
+	w.Settle(func() bool { return len(w.Children("/s/locks")) == 2 })
+	if n := len(w.Children("/s/locks")); n != 2 || done != 0 {
+		t.Fatalf("setup: %d lock nodes, %d done: %v", n, done, errs)
+	}
+	w.Execs[0].Shutdown()
+	if !w.Settle(func() bool { return done == 2 }) {
+		t.Fatal("the waiting Acquires never returned")
+	}
+	for i, err := range errs {
+		if !errors.Is(err, task.ErrClosed) {
+			t.Errorf("Acquire %d waiting when the executor stopped = %v, want task.ErrClosed", i, err)
+		}
+	}
+	if ls, lk := w.Children("/s/leases"), w.Children("/s/locks"); len(ls) != 1 || len(lk) != 0 {
+		t.Fatalf("after the executor stopped: leases %v, locks %v", ls, lk)
+	}
+}

@@ -428,11 +428,14 @@ func (a *attempt) withdraw(busy error) {
 // the same time (recipes/lock hands the lock to a waiter whose lowest
 // predecessor goes, without listing), could wait beside it, each counting
 // the others, and nothing in the leases would change to wake any of them.
-// Watching the lock node, it gives up at once instead.
+// Watching the lock node, it gives up at once instead. A watch another
+// user of the session takes away (RemoveWatches: a recursive cache of
+// PATH/leases stopping) is one more wake-up, not a failure: the waiter
+// checks again with new watches.
 func (a *attempt) wait(leases *task.Watch) {
 	if a.inner == nil {
 		task.Run(a.s, leases.Wait(), func(_ task.Event, err error) {
-			if err != nil {
+			if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 				a.fail(err)
 				return
 			}
@@ -449,7 +452,7 @@ func (a *attempt) wait(leases *task.Watch) {
 		woken = true
 		ws.Cancel(task.ErrCanceled)
 		ws.Close()
-		if err != nil {
+		if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 			a.fail(err)
 			return
 		}

@@ -596,7 +596,8 @@ func (m *moving) settle() {
 //     queue), or the copy itself was gone (returned to the queue after
 //     the marker went and came back, or deleted by hand, which loses it).
 //   - ErrOutcomeUnknown: the multi was sent and may have been applied:
-//     the session ended with its reply lost, or another Ack of this Item
+//     the session ended, or the executor was closed, with its reply lost
+//     (the error then wraps task.ErrClosed too), or another Ack of this Item
 //     (still running, or ended so) may have been applied where this one
 //     would say ErrDeliveryLost, or its reply was lost and
 //     the copy is gone while the marker is not the consumer's any more
@@ -607,10 +608,12 @@ func (m *moving) settle() {
 //     background until the ACL lets it (every twice the session timeout)
 //     or the session ends. A failure there goes to the executor's
 //     Config.OnError.
-//   - task.ErrClosed: the executor was closed before the ack's outcome
-//     came back (refused at once if it was closed before the ack was
-//     sent: not applied). Not applied, the item goes back to the queue
-//     once the closed session has gone.
+//   - task.ErrClosed, without ErrOutcomeUnknown: the executor was closed
+//     before the ack was sent (refused at once): not applied, the item
+//     goes back to the queue once the closed session has gone. An ack
+//     whose multi was sent when the executor closed may have been
+//     applied: it fails with ErrOutcomeUnknown, wrapping task.ErrClosed
+//     (test ErrOutcomeUnknown first).
 //
 // A lost reply is settled by reading the copy, then the marker: a copy
 // still there means not applied (sent again while the marker is ours);

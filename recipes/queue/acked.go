@@ -215,7 +215,17 @@ func (q *Queue) register(s *task.Scope, k task.Cont[*consumer], sess task.Sessio
 	send = func(id string) {
 		marker := q.marker(id)
 		req := &task.CreateRequest{Path: marker, Mode: task.Ephemeral, ACL: q.acl.For(marker)}
-		task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
+		// A flow of its own, not ended with the take: a take that ends
+		// (canceled, past its deadline) with the create in flight
+		// deletes the marker it may have made, which no consumer of
+		// the Queue uses (one registration per session).
+		task.Go(s, task.CreateWith(req), func(cr task.Created, err error) {
+			if s.Err() != nil {
+				if err == nil || errors.Is(err, task.ErrConnectionLoss) {
+					task.Go(s, zkops.DeleteMine(marker), func(task.Unit, error) {})
+				}
+				return
+			}
 			switch {
 			case err == nil:
 				cn := &consumer{id: id, sess: sess, czxid: cr.Stat.Czxid, marker: marker}

@@ -215,7 +215,17 @@ func (q *Queue) register(s *task.Scope, k task.Cont[*consumer], sess task.Sessio
 	send = func(id string) {
 		marker := q.marker(id)
 		req := &task.CreateRequest{Path: marker, Mode: task.Ephemeral, ACL: q.acl.For(marker)}
-		task.Run(s, task.CreateWith(req), func(cr task.Created, err error) {
+		// A flow of its own, not ended with the take: a take that ends
+		// (canceled, past its deadline) with the create in flight
+		// deletes the marker it may have made, which no consumer of
+		// the Queue uses (one registration per session).
+		task.Go(s, task.CreateWith(req), func(cr task.Created, err error) {
+			if s.Err() != nil {
+				if err == nil || errors.Is(err, task.ErrConnectionLoss) {
+					task.Go(s, zkops.DeleteMine(marker), func(task.Unit, error) {})
+				}
+				return
+			}
 			switch {
 			case err == nil:
 				cn := &consumer{id: id, sess: sess, czxid: cr.Stat.Czxid, marker: marker}
@@ -596,7 +606,8 @@ func (m *moving) settle() {
 //     queue), or the copy itself was gone (returned to the queue after
 //     the marker went and came back, or deleted by hand, which loses it).
 //   - ErrOutcomeUnknown: the multi was sent and may have been applied:
-//     the session ended with its reply lost, or another Ack of this Item
+//     the session ended, or the executor was closed, with its reply lost
+//     (the error then wraps task.ErrClosed too), or another Ack of this Item
 //     (still running, or ended so) may have been applied where this one
 //     would say ErrDeliveryLost, or its reply was lost and
 //     the copy is gone while the marker is not the consumer's any more
@@ -607,10 +618,12 @@ func (m *moving) settle() {
 //     background until the ACL lets it (every twice the session timeout)
 //     or the session ends. A failure there goes to the executor's
 //     Config.OnError.
-//   - task.ErrClosed: the executor was closed before the ack's outcome
-//     came back (refused at once if it was closed before the ack was
-//     sent: not applied). Not applied, the item goes back to the queue
-//     once the closed session has gone.
+//   - task.ErrClosed, without ErrOutcomeUnknown: the executor was closed
+//     before the ack was sent (refused at once): not applied, the item
+//     goes back to the queue once the closed session has gone. An ack
+//     whose multi was sent when the executor closed may have been
+//     applied: it fails with ErrOutcomeUnknown, wrapping task.ErrClosed
+//     (test ErrOutcomeUnknown first).
 //
 // A lost reply is settled by reading the copy, then the marker: a copy
 // still there means not applied (sent again while the marker is ours);

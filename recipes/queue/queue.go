@@ -643,7 +643,8 @@ func (q *Queue) withdrawExhausted() task.Task[bool] {
 // it is moved to the consumer's in-flight directory and must be
 // acknowledged with Item.Ack (acked.go). While the queue is empty it waits
 // on a children watch of the directory (no polling but the re-read of
-// task.Watch every twice the session timeout). It fails with the
+// task.Watch every twice the session timeout; a watch another user of
+// the session removes, RemoveWatches, is one more wake-up). It fails with the
 // scope's error when its deadline passes or it is canceled, with
 // task.ErrSessionExpired when the session ends, and with an
 // *UnknownTakeError (at-most-once) when a delete's reply was lost and the

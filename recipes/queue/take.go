@@ -98,7 +98,9 @@ func (t *takingDelete) listed(cw task.ChildrenWatch, err error) {
 }
 
 func (t *takingDelete) fired(_ task.Event, err error) {
-	if err != nil {
+	// A watch another user of the session took away (RemoveWatches: a
+	// recursive cache of the directory stopping) is one more wake-up.
+	if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 		t.k(nil, err)
 		return
 	}

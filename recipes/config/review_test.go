@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -196,5 +197,87 @@ func TestOneClientFromManyGoroutines(t *testing.T) {
 				t.Fatal("the readers never returned after Stop")
 			}
 		})
+	}
+}
+
+// Client.UpdateMarked's doc: "Once started, the update is not abandoned
+// half-way, with the marker standing: when ctx ends first, UpdateMarked
+// returns its error and the update goes on in the background until it is
+// done, resumed on the next session after an expiry"; "With a ctx that
+// has ended it does nothing". Its ctx ends at every step k of the world
+// after the call, the writer's session expiring at step j or not: once
+// the world settles, no marker is left, and the entries hold the update
+// (all of them) unless the call returned ctx's error before anything was
+// written, in which case they hold none of it. Holds.
+func TestClientUpdateMarkedContextEndsAtEveryStep(t *testing.T) {
+	var finished, interrupted, background int
+	for k := 0; k <= 24; k++ {
+		for j := -1; j <= 6; j += 2 {
+			t.Run(fmt.Sprintf("cancel%d/expire%d", k, j), func(t *testing.T) {
+				w, err := sim.New(sim.Config{Seed: uint64(10*k + j + 3), Clients: 2, InJobEnds: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Close()
+				run(t, w, 1, Update("/cfg", map[string][]byte{"a": []byte("0"), "b": []byte("0"), "c": []byte("0")}))
+				c := mustClient(t, w.Execs[0], "/cfg")
+				done := false
+				var upErr error
+				w.Go(0, func(a *sim.Actor) {
+					defer func() { done = true }()
+					ctx, cancel := a.CancelAfterSteps(a.Context(), k)
+					defer cancel()
+					upErr = c.UpdateMarked(ctx, map[string][]byte{"a": []byte("1"), "b": []byte("1"), "c": []byte("1")})
+				})
+				for range j {
+					w.Step()
+				}
+				if j >= 0 {
+					w.Server.Expire(w.Conns[0])
+				}
+				if !w.Settle(func() bool { return done }) {
+					t.Fatal("UpdateMarked never returned")
+				}
+				state := func() string {
+					var s []string
+					for _, n := range []string{"a", "b", "c", MarkerName} {
+						d, _, ok := w.Server.NodeData("/cfg/" + n)
+						if !ok {
+							d = []byte("-")
+						}
+						s = append(s, n+"="+string(d))
+					}
+					return strings.Join(s, " ")
+				}
+				const all, none = "a=1 b=1 c=1 invalid=-", "a=0 b=0 c=0 invalid=-"
+				w.Settle(func() bool { st := state(); return st == all || st == none })
+				st := state()
+				switch {
+				case upErr == nil && st != all:
+					t.Fatalf("UpdateMarked succeeded, the server holds %s", st)
+				case upErr != nil && !errors.Is(upErr, task.ErrCanceled) && !errors.Is(upErr, context.Canceled):
+					t.Fatalf("UpdateMarked: %v (server: %s)", upErr, st)
+				case st != all && st != none:
+					t.Fatalf("after UpdateMarked returned %v and the world settled, the server holds %s", upErr, st)
+				}
+				// A later update from another client is not held back.
+				o := sim.Submit(w, 1, Update("/cfg", map[string][]byte{"a": []byte("2")}))
+				if !w.Settle(func() bool { return o.Done }) || o.Err != nil {
+					t.Fatalf("a later Update: done %v, %v (server before: %s)", o.Done, o.Err, st)
+				}
+				if upErr == nil {
+					finished++
+				} else {
+					interrupted++
+					if st == all {
+						background++
+					}
+				}
+			})
+		}
+	}
+	t.Logf("%d UpdateMarked calls returned nil, %d their ctx's error (%d of them finished in the background)", finished, interrupted, background)
+	if finished == 0 || background == 0 {
+		t.Error("the context never ended during UpdateMarked once it had started, or always did")
 	}
 }

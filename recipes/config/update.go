@@ -162,7 +162,7 @@ func waitGone(s *task.Scope, path string, then func(), k task.Cont[task.Unit]) {
 			then()
 		default:
 			task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
-				if err != nil && (!errors.Is(err, task.ErrWatchRemoved) || s.Err() != nil) {
+				if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 					k(task.Unit{}, err)
 					return
 				}

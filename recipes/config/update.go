@@ -149,7 +149,10 @@ func ensure(s *task.Scope, root string, acl task.ACLProvider, then func(), k tas
 	})
 }
 
-// waitGone waits until path does not exist, then calls then.
+// waitGone waits until path does not exist, then calls then. A watch
+// another user of the session takes away (task.RemoveWatches of type Any:
+// a recursive cache of the path stopping) is one more wake-up: it checks
+// again with a new watch.
 func waitGone(s *task.Scope, path string, then func(), k task.Cont[task.Unit]) {
 	task.Run(s, c.Retry(task.ExistsW(path), retry), func(sw task.StatWatch, err error) {
 		switch {
@@ -159,7 +162,7 @@ func waitGone(s *task.Scope, path string, then func(), k task.Cont[task.Unit]) {
 			then()
 		default:
 			task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
-				if err != nil {
+				if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 					k(task.Unit{}, err)
 					return
 				}

@@ -462,12 +462,7 @@ func (a *attempt) waitFor(pred string, head bool) {
 	}
 	task.RunIn(a.s.Child(), zkops.WaitChange(pred), func(gone bool, err error) {
 		switch {
-		case errors.Is(err, task.ErrWatchRemoved):
-			// Another user of the session took the watch away
-			// (RemoveWatches: a recursive cache of pred's path
-			// stopping): one more wake-up, list again.
-			a.wake()
-		case err != nil:
+		case err != nil: // (a removed watch is a wake-up in WaitChange)
 			a.fail(err)
 		case gone && head:
 			a.acquired()

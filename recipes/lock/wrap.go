@@ -1,7 +1,6 @@
 package lock
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
@@ -58,13 +57,6 @@ func (a *attempt) afterReset() {
 		return
 	}
 	task.Run(a.s, zkops.EmptyDir(a.l.dir), func(_ task.Unit, err error) {
-		if errors.Is(err, task.ErrWatchRemoved) {
-			// Another user of the session took the child watch away
-			// (RemoveWatches: a recursive cache of the directory
-			// stopping): one more wake-up, look again.
-			a.afterReset()
-			return
-		}
 		if err != nil {
 			a.fail(err)
 			return

@@ -386,12 +386,10 @@ func (a *attempt) decide(names []string) {
 // or its watch fires, list again, unless it was gone and head says that
 // leaves us holding (blocker). A watch another user of the session took
 // away (RemoveWatches: a recursive cache of pred stopping) is one more
-// wake-up: list again.
+// wake-up (zkops.WaitChange): list again.
 func (a *attempt) waitFor(pred string, head bool) {
 	task.Run(a.s, zkops.WaitChange(pred), func(gone bool, err error) {
 		switch {
-		case errors.Is(err, task.ErrWatchRemoved):
-			a.check()
 		case err != nil:
 			a.fail(err)
 		case gone && head:
@@ -474,11 +472,7 @@ func (a *attempt) afterReset() {
 	}
 	task.Run(a.s, zkops.EmptyDir(a.l.dir), func(_ task.Unit, err error) {
 		switch {
-		case errors.Is(err, task.ErrWatchRemoved):
-			// Another user of the session took the directory's watch
-			// away (a recursive cache of it stopping): wait again.
-			a.afterReset()
-		case err != nil:
+		case err != nil: // (a removed watch is a wake-up in EmptyDir)
 			a.fail(err)
 		default:
 			a.create()

@@ -1,6 +1,7 @@
 package zkops_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
@@ -52,5 +53,38 @@ func TestWatchRemovedByAnotherUserIsAWakeUp(t *testing.T) {
 	}
 	if !w.Settle(func() bool { return h.Done }) || h.Err == nil {
 		t.Errorf("WatchNode after the node's delete: %+v, want it ended (node deleted)", h)
+	}
+}
+
+// EmptyDir too: a removed child watch of the exhausted directory is a
+// wake-up (it looks again and waits on), not a failure.
+func TestEmptyDirOutlivesAWatchRemovedByAnotherUser(t *testing.T) {
+	w := world(t, 2, nil)
+	if _, err := sim.Run(w, 1, task.Create("/d", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.SetCounters("/d", 0, math.MaxInt32); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Run(w, 1, task.Create("/d/x", nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	o := sim.Submit(w, 0, zkops.EmptyDir("/d"))
+	w.Drive()
+	if o.Done {
+		t.Fatalf("EmptyDir ended with a child in the exhausted directory: %v", o.Err)
+	}
+	if _, err := sim.Run(w, 0, task.RemoveWatches("/d", task.WatcherAny)); err != nil {
+		t.Fatalf("RemoveWatches: %v", err)
+	}
+	w.Drive()
+	if o.Done {
+		t.Fatalf("EmptyDir ended when its watch was removed, the child still there: %v", o.Err)
+	}
+	if err := w.Server.AdminDelete("/d/x"); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return o.Done }) || o.Err != nil {
+		t.Fatalf("EmptyDir once the directory emptied: done %v, %v", o.Done, o.Err)
 	}
 }

@@ -96,14 +96,16 @@ func Queue(names []string, tag string) []Member {
 // deleted and made again meanwhile, its counter restarted, and new
 // contenders may already be in it (waiting for that one to empty too would,
 // under steady contention, wait for ever). A child that arrives before the
-// delete (NotEmpty) means waiting again.
+// delete (NotEmpty), or a removed watch, means waiting again.
 func EmptyDir(dir string) task.Task[task.Unit] {
 	round := c.Then(c.Retry(task.ChildrenW(dir), Retry), func(cw task.ChildrenWatch) task.Task[bool] {
 		if NextSeq(cw.Stat) < math.MaxInt32 {
 			return task.Value(false)
 		}
 		if len(cw.Names) > 0 {
-			return c.Map(cw.Watch.Wait(), func(task.Event) bool { return true })
+			// Any event, or a watch another user of the session took
+			// away (RemoveWatches), means looking again.
+			return c.Map(c.OnError(cw.Watch.Wait(), removedIsNone, task.ErrWatchRemoved), func(task.Event) bool { return true })
 		}
 		return c.Map(RemoveDir(dir), func(gone bool) bool { return !gone })
 	})

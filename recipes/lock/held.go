@@ -156,15 +156,8 @@ func (h *Held) watchNode() {
 		if canary.On(bugStaleSession) && errors.Is(err, task.ErrSessionExpired) {
 			return
 		}
-		if errors.Is(err, task.ErrWatchRemoved) {
-			// Another user of the session took the watch away
-			// (RemoveWatches: a recursive cache of the node's path
-			// stopping): no news of the node. Watch it again; the new
-			// round reads it, so a deletion or write meanwhile is seen.
-			h.mon = nil
-			h.watchNode()
-			return
-		}
+		// (A watch another user of the session took away is a wake-up
+		// in WatchNode: its next round reads the node again.)
 		if !errors.Is(err, task.ErrCanceled) {
 			h.lose(err)
 		}

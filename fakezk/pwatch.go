@@ -1,6 +1,8 @@
 package fakezk
 
 import (
+	"slices"
+
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -313,4 +315,54 @@ func (s *Server) resetPersistent(sess *session) {
 			}
 		}
 	}
+}
+
+// WatchedPaths returns, sorted, the paths on which c's session holds a
+// watch the server has not fired or removed: one-time data, exist and
+// child watches (withheld ones too) and persistent watches. Nil when c
+// is not connected on a live session.
+func (s *Server) WatchedPaths(c *Conn) []string {
+	var out []string
+	s.locked(func() {
+		sess := c.sess
+		if c.closed || c.dead || !c.connected || sess == nil || !sess.alive {
+			return
+		}
+		for _, w := range sess.watches {
+			if !w.done {
+				out = append(out, w.path)
+			}
+		}
+		for _, pw := range sess.pwatches {
+			if !pw.done {
+				out = append(out, pw.path)
+			}
+		}
+	})
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// RemoveWatchesNow applies, at once, a RemoveWatches of typ on path sent
+// on c's session by another user of the session (a recursive cache of
+// the path stopping, a user's removeAllWatches): the server drops the
+// session's registrations as removeWatches says, and the client's
+// watches of typ on path end with EventWatchRemoved, delivered in order
+// with c's other deliveries. The reply goes to that other user, not to
+// any request of c's. It reports whether the server held a registration
+// (false: what the request would have answered with NoWatcher), and does
+// nothing when c is not connected on a live session.
+func (s *Server) RemoveWatchesNow(c *Conn, path string, typ task.WatcherType) bool {
+	removed := false
+	s.locked(func() {
+		sess := c.sess
+		if c.closed || c.dead || !c.connected || sess == nil || !sess.alive {
+			return
+		}
+		if s.trace.on {
+			s.tracef("fault remove-watches c%d %s type=%d", c.num, path, typ)
+		}
+		removed = s.removeWatches(c, &task.RemoveWatchesRequest{Path: path, Type: typ}) == nil
+	})
+	return removed
 }

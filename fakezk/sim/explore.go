@@ -66,6 +66,10 @@ type Regression struct {
 	// (outage.go). Every regression seed without it was recorded before
 	// they existed, and is replayed without them, for the same reason.
 	Blinks bool
+	// RemoveWatches: the seed failed with the remove-watches class
+	// (RemoveWatch). Every regression seed without it was recorded before
+	// the class existed, and is replayed without it, for the same reason.
+	RemoveWatches bool
 	// Canary, when set, names the canary (internal/canary) that puts the
 	// fixed bug back. Regressions and Explore replay the seed with it on
 	// as well, and fail unless the seed fails then: a regression seed whose

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk"
+	"github.com/zkflow/zkflow/task"
 )
 
 // FaultClass is one kind of fault the simulation injects.
@@ -147,6 +148,18 @@ const (
 	// time in two create it again (blink.go).
 	OperatorInCut
 
+	// RemoveWatch is drawn by no plan: in the seeds that draw it
+	// (Plan.RemoveWatchRate, one in two with faults, on a stream of its
+	// own; Scenario.NoRemoveWatches turns it off), another user of a
+	// client's session (a recursive cache of the path stopping, code of
+	// the user's own calling removeAllWatches) takes away the session's
+	// watches on a path the session watches: a RemoveWatches of type Any
+	// one time in two, Data or Children otherwise, applied at once
+	// (fakezk.Server.RemoveWatchesNow). Each watch it takes ends with
+	// EventWatchRemoved (task.ErrWatchRemoved), which the recipes must
+	// take for a wake-up, not for the end of what they wait for or hold.
+	RemoveWatch
+
 	numClasses
 )
 
@@ -165,7 +178,8 @@ var CounterFaults = Of(Counters, EmptyDir)
 
 var classNames = [numClasses]string{"drop-unapplied", "drop-applied", "partition-short", "partition-long",
 	"expire", "delay", "restart", "wipe", "clock-jump", "crash-restart", "operator", "pause",
-	"counters", "empty-dir", "lag", "context-outage", "acl", "blink", "operator-in-cut"}
+	"counters", "empty-dir", "lag", "context-outage", "acl", "blink", "operator-in-cut",
+	"remove-watches"}
 
 func (c FaultClass) String() string {
 	if c < numClasses {
@@ -271,6 +285,10 @@ type Plan struct {
 	// reconnect (Scenario.SyncAfterReconnect; one seed in four of
 	// Explore's, SyncedSeed).
 	SyncAfterReconnect bool
+	// RemoveWatchRate is the chance per injection point of a
+	// RemoveWatch fault, drawn on a stream of its own (0: the class is
+	// off).
+	RemoveWatchRate float64
 }
 
 func (p Plan) String() string {
@@ -286,6 +304,9 @@ func (p Plan) String() string {
 	}
 	if p.ACLRate > 0 {
 		s += fmt.Sprintf(" (acl %.4f)", p.ACLRate)
+	}
+	if p.RemoveWatchRate > 0 {
+		s += fmt.Sprintf(" (remove-watches %.4f)", p.RemoveWatchRate)
 	}
 	if p.LagWatched {
 		s += "; watched reads lag too"
@@ -406,6 +427,7 @@ type injector struct {
 	crng     *rand.Rand
 	lrng     *rand.Rand // Lag
 	arng     *rand.Rand // ACL
+	rwrng    *rand.Rand // RemoveWatch; nil: off
 	rlrng    *rand.Rand // the lag of a restarted process's session; nil: none
 	rclrng   *rand.Rand // the lag of a session back after a cut (reconnectLag); nil: none
 	ocrng    *rand.Rand // OperatorInCut; nil: off
@@ -518,7 +540,58 @@ func (in *injector) maybeInject() bool {
 	if in.plan.ACLRate > 0 && in.arng.Float64() < in.plan.ACLRate {
 		return in.injectACL()
 	}
+	if in.rwrng != nil && in.rwrng.Float64() < in.plan.RemoveWatchRate {
+		return in.injectRemoveWatches()
+	}
 	return false
+}
+
+// drawRemoveWatches draws, on a stream of its own, whether a seed with
+// faults has the remove-watches class (one in two) and at what rate, and
+// returns the stream its faults then draw from (nil: off).
+func drawRemoveWatches(seed uint64, f Faults) (float64, *rand.Rand) {
+	rng := rand.New(rand.NewPCG(seed, 0x524d_5741_5443_4821))
+	if rng.IntN(2) != 0 {
+		return 0, nil
+	}
+	maxRate := f.MaxRate
+	if maxRate <= 0 {
+		maxRate = 0.02
+	}
+	// A removal costs a client a read to set its watch again: a few per
+	// simulated second.
+	return maxRate / 4 / float64(int(1)<<rng.IntN(4)), rng
+}
+
+// injectRemoveWatches has another user of a connected client's session
+// remove the session's watches on one of the paths it watches.
+func (in *injector) injectRemoveWatches() bool {
+	w, rng := in.w, in.rwrng
+	if len(w.Conns) == 0 {
+		return false
+	}
+	client := rng.IntN(len(w.Conns))
+	c := w.Conns[client]
+	paths := w.Server.WatchedPaths(c) // sorted; nil unless connected
+	if len(paths) == 0 {
+		return false
+	}
+	path := paths[rng.IntN(len(paths))]
+	typ, name := task.WatcherAny, "any"
+	switch rng.IntN(4) {
+	case 2:
+		typ, name = task.WatcherData, "data"
+	case 3:
+		typ, name = task.WatcherChildren, "children"
+	}
+	held := w.Server.RemoveWatchesNow(c, path, typ)
+	in.fired[RemoveWatch]++
+	what := fmt.Sprintf("client %d %s %s", client, path, name)
+	if !held {
+		what += " (no registration at the server)"
+	}
+	in.note(RemoveWatch, client, 0, false, what)
+	return true
 }
 
 // injectLag makes a connected client's member lag for up to a session

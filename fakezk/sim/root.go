@@ -49,7 +49,8 @@ func RootedSeed(seed uint64) bool { return seed%4 == 0 }
 // (Regression.NoACL), and with the executors' sync after a reconnect only
 // if it failed with it (Regression.SyncAfterReconnect), and without the
 // blink and operator-in-cut classes unless it failed with them
-// (Regression.Blinks), so that it replays
+// (Regression.Blinks), and without the remove-watches class unless it
+// failed with it (Regression.RemoveWatches), so that it replays
 // the history it was recorded with. Any other seed runs with the sync on
 // if SyncedSeed(seed).
 func explored(sc Scenario, seed uint64) Scenario {
@@ -89,6 +90,9 @@ func explored(sc Scenario, seed uint64) Scenario {
 		}
 		if !sc.Regressions[i].Blinks {
 			sc.NoBlinks = true
+		}
+		if !sc.Regressions[i].RemoveWatches {
+			sc.NoRemoveWatches = true
 		}
 		return sc
 	}

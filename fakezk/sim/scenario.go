@@ -218,6 +218,10 @@ type Scenario struct {
 	// seed recorded before them, so that it replays the same history
 	// (Regression.Blinks).
 	NoBlinks bool
+	// NoRemoveWatches turns off the remove-watches class (RemoveWatch):
+	// for a regression seed recorded before it, so that it replays the
+	// same history (Regression.RemoveWatches).
+	NoRemoveWatches bool
 	// Invariants are checked at the end of every seed.
 	Invariants []Invariant
 	// MaxSteps bounds the clock advances of each phase (default 200000).
@@ -516,6 +520,10 @@ func runSeed(sc Scenario, seed uint64, trace bool, tl *timeline) Result {
 	}
 	if res.Plan.On.Has(Lag) && !sc.NoReconnectLag && !sc.NoBlinks {
 		inj.oclrng = rand.New(rand.NewPCG(seed, 0x4f43_4c41_4721_2121))
+	}
+	if res.Plan.On != 0 && !sc.NoRemoveWatches {
+		res.Plan.RemoveWatchRate, inj.rwrng = drawRemoveWatches(seed, sc.Faults)
+		inj.plan.RemoveWatchRate = res.Plan.RemoveWatchRate
 	}
 	w.inj = inj
 	r.run(inj)

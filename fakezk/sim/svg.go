@@ -55,6 +55,7 @@ var faultColours = [numClasses]string{
 	ACL:            "#7b4173",
 	Blink:          "#f7b6d2",
 	OperatorInCut:  "#17becf",
+	RemoveWatch:    "#aec7e8",
 }
 
 // WriteSVG draws the timeline as an SVG picture: simulated time across,

@@ -16,7 +16,8 @@ var ErrNodeGone = errors.New("our lock node has gone")
 // Lock takes the lock on dir, ZooKeeper's lock recipe as its prose says
 // it: create an ephemeral sequential node dir/<guid>-lock-; list dir; if
 // our node is the lowest, we hold the lock; otherwise watch the next
-// lower node, and when it goes (or if it is gone already) list again. If
+// lower node, and when it goes (or if it is gone already, or another user
+// of the session removes the watch) list again. If
 // the create's reply is lost, our node is the one whose name has our
 // guid, listed after a sync. It returns our node: the lock is held while
 // it exists.
@@ -65,7 +66,10 @@ func Lock(f *task.F, dir string) (_ string, err error) {
 			return "", err
 		}
 		if w.Stat != nil {
-			if _, err := task.Await(f, w.Watch.Wait()); err != nil {
+			// A watch another user of the session took away
+			// (RemoveWatches: a cache of the node stopping) is a wake-up
+			// like any other: list again, which watches again.
+			if _, err := task.Await(f, w.Watch.Wait()); err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 				return "", err
 			}
 		}

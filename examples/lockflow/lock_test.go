@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -129,5 +130,50 @@ func TestUnlockAfterItsScopeEnded(t *testing.T) {
 	}
 	if len(w.Errs) > 0 {
 		t.Fatalf("errors reported: %v", w.Errs)
+	}
+}
+
+// A Lock waiting behind the holder outlives a watch another user of its
+// session removes (RemoveWatches of type Any on the holder's node, as a
+// recursive cache of it stopping does): it lists again, watches again, and
+// takes the lock once the holder unlocks. (It failed with
+// task.ErrWatchRemoved.)
+func TestLockOutlivesAWatchRemovedByAnotherUser(t *testing.T) {
+	const dir = "/l"
+	lock := task.Flow(func(f *task.F) (string, error) { return Lock(f, dir) })
+	w, err := sim.New(sim.Config{Seed: 1, Clients: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := sim.Run(w, 0, task.Create(dir, nil, task.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	held, err := sim.Run(w, 0, lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiter := sim.Submit(w, 1, lock)
+	if !w.Settle(func() bool { return len(w.Server.WatchedPaths(w.Conns[1])) > 0 }) {
+		t.Fatal("client 1's Lock never watched the holder's node")
+	}
+	if got := w.Server.WatchedPaths(w.Conns[1]); !slices.Equal(got, []string{held}) {
+		t.Fatalf("client 1 watches %v, want %v", got, []string{held})
+	}
+	if !w.Server.RemoveWatchesNow(w.Conns[1], held, task.WatcherAny) {
+		t.Fatal("the server held no watch of client 1's on the holder's node")
+	}
+	w.Settle(func() bool { return waiter.Done })
+	if waiter.Done {
+		t.Fatalf("client 1's Lock returned (%q, %v) while client 0 holds the lock", waiter.V, waiter.Err)
+	}
+	if _, err := sim.Run(w, 0, task.Delete(held, -1)); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Settle(func() bool { return waiter.Done }) {
+		t.Fatal("client 1's Lock never returned after the holder unlocked")
+	}
+	if waiter.Err != nil {
+		t.Fatalf("client 1's Lock: %v", waiter.Err)
 	}
 }

@@ -35,3 +35,56 @@ func TestPersistentWatchChroot(t *testing.T) {
 		t.Fatalf("events\n got: %s\nwant: %s", g, want)
 	}
 }
+
+// WatchedPaths lists, under a chroot too, the server's paths a session
+// watches; RemoveWatchesNow removes them as a RemoveWatches of another
+// user of the session would: the client's watches of the type end with
+// WatchRemoved, the others stay and fire, and a path the session no longer
+// watches is no longer listed. A session not connected watches nothing.
+func TestRemoveWatchesNow(t *testing.T) {
+	srv := fakezk.New(fakezk.Config{})
+	admin := connectRoot(t, srv, "")
+	admin.must(data("/app", ""))
+	admin.must(data("/app/a", ""))
+	app := connectRoot(t, srv, "/app")
+	var got []string
+	rec := func(ev task.Event) { got = append(got, fmt.Sprintf("%s %s", ev.Type, ev.Path)) }
+	app.do(&task.GetDataRequest{Path: "/a", Watch: true}, rec)
+	app.do(&task.GetChildrenRequest{Path: "/a", Watch: true}, rec)
+	app.do(&task.ExistsRequest{Path: "/b", Watch: true}, rec)
+	if resp := app.do(&task.AddWatchRequest{Path: "/", Mode: task.WatchPersistent}, rec); resp.Err != nil {
+		t.Fatal(resp.Err)
+	}
+	if g, want := strings.Join(srv.WatchedPaths(app.c), " "), "/app /app/a /app/b"; g != want {
+		t.Fatalf("watched paths %q, want %q", g, want)
+	}
+	if !srv.RemoveWatchesNow(app.c, "/app/a", task.WatcherData) {
+		t.Fatal("no data registration on /app/a")
+	}
+	if srv.RemoveWatchesNow(app.c, "/app/a", task.WatcherData) {
+		t.Fatal("a second removal found a data registration on /app/a")
+	}
+	if !srv.RemoveWatchesNow(app.c, "/app", task.WatcherAny) {
+		t.Fatal("no registration on /app")
+	}
+	if g, want := strings.Join(srv.WatchedPaths(app.c), " "), "/app/a /app/b"; g != want {
+		t.Fatalf("watched paths after the removals %q, want %q", g, want)
+	}
+	admin.must(data("/app/a/x", ""))
+	admin.must(data("/app/b", ""))
+	want := "WatchRemoved /a, WatchRemoved /, NodeChildrenChanged /a, NodeCreated /b"
+	if g := strings.Join(got, ", "); g != want {
+		t.Fatalf("events\n got: %s\nwant: %s", g, want)
+	}
+	if g := srv.WatchedPaths(app.c); len(g) != 0 {
+		t.Fatalf("watched paths once every watch fired: %v", g)
+	}
+	app.do(&task.ExistsRequest{Path: "/b", Watch: true}, rec)
+	app.c.Close()
+	if g := srv.WatchedPaths(app.c); g != nil {
+		t.Fatalf("a closed connection watches %v", g)
+	}
+	if srv.RemoveWatchesNow(app.c, "/app/b", task.WatcherAny) {
+		t.Fatal("RemoveWatchesNow removed a watch of a closed connection")
+	}
+}

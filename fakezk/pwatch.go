@@ -319,10 +319,10 @@ func (s *Server) resetPersistent(sess *session) {
 
 // WatchedPaths returns, sorted, the paths on which c's session holds a
 // watch the server has not fired or removed: one-time data, exist and
-// child watches (withheld ones too) and persistent watches. Nil when c
-// is not connected on a live session.
-func (s *Server) WatchedPaths(c *Conn) []string {
-	var out []string
+// child watches (withheld ones too) and persistent watches; persistent
+// lists, sorted, the paths with a persistent watch. Nil when c is not
+// connected on a live session.
+func (s *Server) WatchedPaths(c *Conn) (paths, persistent []string) {
 	s.locked(func() {
 		sess := c.sess
 		if c.closed || c.dead || !c.connected || sess == nil || !sess.alive {
@@ -330,17 +330,19 @@ func (s *Server) WatchedPaths(c *Conn) []string {
 		}
 		for _, w := range sess.watches {
 			if !w.done {
-				out = append(out, w.path)
+				paths = append(paths, w.path)
 			}
 		}
 		for _, pw := range sess.pwatches {
 			if !pw.done {
-				out = append(out, pw.path)
+				paths = append(paths, pw.path)
+				persistent = append(persistent, pw.path)
 			}
 		}
 	})
-	slices.Sort(out)
-	return slices.Compact(out)
+	slices.Sort(paths)
+	slices.Sort(persistent)
+	return slices.Compact(paths), slices.Compact(persistent)
 }
 
 // RemoveWatchesNow applies, at once, a RemoveWatches of typ on path sent

@@ -154,10 +154,10 @@ func TestLockOutlivesAWatchRemovedByAnotherUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waiter := sim.Submit(w, 1, lock)
-	if !w.Settle(func() bool { return len(w.Server.WatchedPaths(w.Conns[1])) > 0 }) {
+	if !w.Settle(func() bool { got, _ := w.Server.WatchedPaths(w.Conns[1]); return len(got) > 0 }) {
 		t.Fatal("client 1's Lock never watched the holder's node")
 	}
-	if got := w.Server.WatchedPaths(w.Conns[1]); !slices.Equal(got, []string{held}) {
+	if got, _ := w.Server.WatchedPaths(w.Conns[1]); !slices.Equal(got, []string{held}) {
 		t.Fatalf("client 1 watches %v, want %v", got, []string{held})
 	}
 	if !w.Server.RemoveWatchesNow(w.Conns[1], held, task.WatcherAny) {

@@ -52,7 +52,9 @@
 // before Join or Watch succeeds (the Client methods then run them again on
 // the next session), or an *task.OpError that a retry cannot settle
 // (task.ErrNoAuth, say); such an error in a keeper or follower ends the
-// Member or View (Done, Err).
+// Member or View (Done, Err). A watch another user of the session removes
+// (RemoveWatches) is one more wake-up: a Join waiting for an id, a
+// keeper and a view read again, watch again and go on.
 //
 // How a member joins and stays registered, how a view follows the
 // directory, the fault table and the tests: recipes/group/PROTOCOL.md.

@@ -347,7 +347,9 @@ func (r *registering) settle() {
 			})
 		default:
 			task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) {
-				if err != nil {
+				// A watch another user of the session took away
+				// (RemoveWatches) is one more wake-up: look again.
+				if err := wakeUp(err); err != nil {
 					k(task.Stat{}, err)
 					return
 				}
@@ -383,7 +385,10 @@ func (m *Member) keep() {
 					m.own(s.Session(), *sw.Stat)
 				}
 				m.mark(s.Session(), true)
-				task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
+				// A watch another user of the session took away
+				// (RemoveWatches) is one more wake-up: the next round
+				// reads the node again, and watches it again.
+				task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, wakeUp(err)) })
 			default:
 				m.mark(s.Session(), false)
 				sess := s.Session().ID

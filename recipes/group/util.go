@@ -47,6 +47,17 @@ func deleteIfOurs(path string, sess task.Session) task.Task[task.Unit] {
 	}
 }
 
+// wakeUp is a watch's end as a wake-up: a watch another user of the
+// session took away (RemoveWatches: a recursive cache of the path
+// stopping, say) is one more, and the flow reads again, which watches
+// again; any other error is the watch's.
+func wakeUp(err error) error {
+	if errors.Is(err, task.ErrWatchRemoved) {
+		return nil
+	}
+	return err
+}
+
 // endedOK turns the end of the session into success for a cleanup: the
 // session's ephemeral nodes went with it.
 func endedOK(err error) error {

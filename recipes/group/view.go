@@ -166,11 +166,12 @@ func (v *View) follow() {
 }
 
 // round lists the directory with a watch, reports, and waits for the
-// watch. A missing directory is reported as empty and watched with exists
-// until it is created. The listing follows a sync: the session's server
-// may lag behind the leader, and its listing could be older than the
-// previous report (the package doc promises one the server had after
-// it).
+// watch (a watch another user of the session removed ends the round as a
+// notification does: the next lists and watches again). A missing
+// directory is reported as empty and watched with exists until it is
+// created. The listing follows a sync: the session's server may lag
+// behind the leader, and its listing could be older than the previous
+// report (the package doc promises one the server had after it).
 func (v *View) round() task.Task[bool] {
 	listSync, listPlain, existsW := v.g.viewTasks()
 	r := &viewRound{v: v, listW: listSync, existsW: existsW}
@@ -235,7 +236,7 @@ func (r *viewRound) listed(cw task.ChildrenWatch, err error) {
 				return
 			}
 			v.publish(nil)
-			task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, err) })
+			task.Run(s, sw.Watch.Wait(), func(_ task.Event, err error) { k(true, wakeUp(err)) })
 		})
 	case err != nil:
 		k(false, err)
@@ -252,7 +253,10 @@ func (r *viewRound) listed(cw task.ChildrenWatch, err error) {
 	}
 }
 
-func (r *viewRound) fired(_ task.Event, err error) { r.k(true, err) }
+// fired ends the round at its watch's notification, or at its end: a
+// watch another user of the session took away (RemoveWatches) is one more
+// wake-up, and the next round lists (and watches) again.
+func (r *viewRound) fired(_ task.Event, err error) { r.k(true, wakeUp(err)) }
 
 // viewTasks returns the listings of the group's directory after a sync
 // and without, and its exists, with their retries: built at the first

@@ -18,6 +18,8 @@
 // trips, so every item is held; a member that leaves gives its items up
 // (after its WithDrain task), one that expires loses them with its
 // session, and the others take them once the party shows it gone. A member stays in the party across session expiries.
+// A watch another user of the session removes (RemoveWatches) is one
+// more wake-up: the member reads again, and nothing it holds or tries ends.
 //
 //	c, err := partition.NewClient(ex, "/app/queues", queues)
 //	m, err := c.Join(ctx, "worker-1", nil) // nil: no callback, poll with Wait

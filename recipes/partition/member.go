@@ -371,7 +371,9 @@ func (p *partyKeeper) existed(sw task.StatWatch, err error) {
 }
 
 func (p *partyKeeper) fired(_ task.Event, err error) {
-	if err != nil {
+	// A watch another user of the session took away (RemoveWatches: a
+	// cache of the node stopping) is one more wake-up: look again.
+	if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 		p.m.fail(p.sc, "party", err)
 		return
 	}
@@ -449,7 +451,10 @@ func (f *partyFollow) listed(cw task.ChildrenWatch, err error) {
 }
 
 func (f *partyFollow) fired(_ task.Event, err error) {
-	if err != nil {
+	// A watch another user of the session took away (RemoveWatches: a
+	// recursive cache of the party stopping) is one more wake-up: list
+	// again.
+	if err != nil && !errors.Is(err, task.ErrWatchRemoved) {
 		f.m.fail(f.sc, "party", err)
 		return
 	}

@@ -101,9 +101,18 @@ func readValue(path string) task.Task[task.Data] {
 			if sw.Stat != nil {
 				return task.Fail[task.Data](errAgain)
 			}
-			return c.Then(sw.Watch.Wait(), func(task.Event) task.Task[task.Data] { return task.Fail[task.Data](errAgain) })
+			return awaitAgain[task.Data](sw.Watch)
 		})
 	}, task.ErrNoNode)
+}
+
+// awaitAgain waits for w, then fails with errAgain so the round starts
+// over. A watch another user of the session takes away (RemoveWatches:
+// a cache of the node stopping) is one more wake-up: the round reads
+// again, which watches the node again.
+func awaitAgain[T any](w *task.Watch) task.Task[T] {
+	again := func(error) task.Task[task.Event] { return task.Fail[task.Event](errAgain) }
+	return c.Then(c.OnError(w.Wait(), again, task.ErrWatchRemoved), func(task.Event) task.Task[T] { return task.Fail[T](errAgain) })
 }
 
 // The limit node holds the limit (8 bytes, as seqid) and, after it, the
@@ -137,7 +146,7 @@ func waitRewritten[T any](limitPath string, mzxid int64) task.Task[T] {
 		if sw.Stat == nil || sw.Stat.Mzxid != mzxid {
 			return task.Fail[T](errAgain)
 		}
-		return c.Then(sw.Watch.Wait(), func(task.Event) task.Task[T] { return task.Fail[T](errAgain) })
+		return awaitAgain[T](sw.Watch)
 	})
 }
 
@@ -148,7 +157,7 @@ func waitRaised(limitPath string, v int64) task.Task[seqid.Block] {
 		if l, err := seqid.Decode(dw.Data.Data); err == nil && l > v {
 			return task.Fail[seqid.Block](errAgain)
 		}
-		return c.Then(dw.Watch.Wait(), func(task.Event) task.Task[seqid.Block] { return task.Fail[seqid.Block](errAgain) })
+		return awaitAgain[seqid.Block](dw.Watch)
 	})
 }
 

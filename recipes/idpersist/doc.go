@@ -22,6 +22,11 @@
 //	ids, err := idpersist.NewClient(ex, cfg)
 //	id, err := ids.Next(ctx) // waits while no limit is above the sequence
 //
+// A generator waits on a watch of the limit node (or of a missing node),
+// a candidate on the next lower candidate, a leader on the sequence and
+// the limit: a watch another user of the session removes (RemoveWatches)
+// is one more wake-up, which reads again, never the end of the wait.
+//
 // To compose with other tasks, use the task face: Next, Reserve and
 // Replica.Run return task.Task values to run on an executor yourself;
 // Client and Replica.Serve run them and wait.

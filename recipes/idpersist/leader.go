@@ -305,7 +305,7 @@ func (r *Replica) awaitTurn(me string) task.Task[task.Unit] {
 			if sw.Stat == nil {
 				return task.Fail[task.Unit](errAgain)
 			}
-			return c.Then(sw.Watch.Wait(), func(task.Event) task.Task[task.Unit] { return task.Fail[task.Unit](errAgain) })
+			return awaitAgain[task.Unit](sw.Watch)
 		})
 	})
 	return c.Retry(check, c.Policy{On: []error{errAgain, task.ErrConnectionLoss, task.ErrNotSent}})
@@ -582,7 +582,9 @@ func (r *Replica) rebind(me string, st *leaderState, sq, lim *task.DataWatch, v,
 }
 
 // waitAny waits until one of the watches fires (a node event, or the end
-// of the session as an error).
+// of the session as an error). A watch another user of the session takes
+// away (RemoveWatches: a cache of the node stopping) is one more wake-up:
+// the caller reads again, which watches the node again.
 func waitAny(ws ...*task.Watch) task.Task[task.Unit] {
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
 		task.Suspend(s, k, func(resume task.Cont[task.Unit]) func() {
@@ -592,6 +594,9 @@ func waitAny(ws ...*task.Watch) task.Task[task.Unit] {
 				task.Run(cs, w.Wait(), func(_ task.Event, err error) {
 					if done {
 						return
+					}
+					if errors.Is(err, task.ErrWatchRemoved) {
+						err = nil
 					}
 					done = true
 					cs.Close()

@@ -88,9 +88,9 @@ func (c *Client) Watch(ctx context.Context) (*Reader, error) {
 }
 
 // Update writes values as root's entries (Update) and waits for the
-// outcome. When ctx ends first it returns ctx's error, and when the
-// session expires first task.ErrSessionExpired: the multi may have been
-// applied or not. Calling Update again with the same values leaves them
+// outcome. When ctx ends first it returns ctx's error, when the
+// session expires first task.ErrSessionExpired, and when the executor
+// closes first task.ErrClosed: the multi may have been applied or not. Calling Update again with the same values leaves them
 // either way.
 func (c *Client) Update(ctx context.Context, values map[string][]byte) error {
 	if c == nil {
@@ -107,7 +107,10 @@ func (c *Client) Update(ctx context.Context, values map[string][]byte) error {
 // UpdateMarked returns its error and the update goes on in the
 // background until it is done, resumed on the next session after an
 // expiry (the same task value, which knows its marker); a failure then
-// goes to the executor's Config.OnError. A write refused for good (an
+// goes to the executor's Config.OnError. The executor's close stops it
+// where it is, as a crash does: it returns task.ErrClosed, and a marker
+// it made stands (the package doc, The invalid marker). A write refused
+// for good (an
 // entry over the data limit) is rolled back and the marker deleted
 // (UpdateMarked, the task): the update is not applied, and the error says
 // so; a write an ACL refuses waits until the ACL lets it.

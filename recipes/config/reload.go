@@ -50,8 +50,15 @@ type Reloader struct {
 // run with the latest version starts on the next session, once the
 // watcher has read the configuration there and the ended run's cleanups
 // have ended), ErrStopped
-// on Stop, or the watcher's error when the watcher ends on its own (an
-// error no retry settles: the Reloader has ended, see Done). Cleanups it registers with Scope.Defer run when it ends. The
+// on Stop, task.ErrClosed when the executor closes, or the watcher's
+// error when the watcher ends on its own (an error no retry settles: the
+// Reloader has ended, see Done). Cleanups it registers with Scope.Defer
+// run when it ends, but for the executor's close: they then do not run
+// their steps, and each is reported to the executor's Config.OnError
+// with task.ErrClosed, as every flow's cleanup is (executor.Close); what
+// must be let go of on every end, such as something of the process (a
+// file, a channel), is let go of when the task gets its scope's error,
+// or in Scope.OnDone. The
 // run for a new version starts only after the previous run's task and
 // those cleanups have ended, so two runs never overlap; versions that arrive while a run is
 // ending coalesce to the latest. apply is called on the executor

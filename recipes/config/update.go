@@ -206,7 +206,9 @@ func waitGone(s *task.Scope, path string, then func(), k task.Cont[task.Unit]) {
 // Errors: connection loss on any step: the step is retried (a create of
 // the marker whose reply was lost is recognised by its token). Session
 // expiry: the task fails with task.ErrSessionExpired, leaving the marker;
-// run the same task again (executor.AwaitAcrossExpiry) to finish. A
+// run the same task again (executor.AwaitAcrossExpiry) to finish. The
+// executor's close: task.ErrClosed, the marker left as on an expiry (the
+// same task run on another executor finishes). A
 // missing root is created first, with its ancestors. The token is drawn
 // when the task first runs and kept by the task value: run one task value
 // at most once at a time (two runs at once would both take the marker for

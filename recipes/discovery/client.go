@@ -16,6 +16,9 @@ import (
 // (executor.Run). When ctx ends first, a call's flow is canceled and the
 // call returns task.ErrCanceled or task.ErrDeadlineExceeded (matching
 // context.Canceled and context.DeadlineExceeded under errors.Is).
+//
+// A nil or zero Client (not made by NewClient) fails every call with an
+// error wrapping task.ErrInvalidArgument.
 type Client struct {
 	ex *executor.Executor
 	d  *Discovery
@@ -41,8 +44,18 @@ func NewClient(ex *executor.Executor, base string, opts ...Option) (*Client, err
 	return &Client{ex: ex, d: d, register: "discovery " + d.Base() + ": register"}, nil
 }
 
-// Discovery is the discovery the Client runs.
-func (c *Client) Discovery() *Discovery { return c.d }
+// Discovery is the discovery the Client runs (nil for a nil or zero
+// Client).
+func (c *Client) Discovery() *Discovery {
+	if c == nil {
+		return nil
+	}
+	return c.d
+}
+
+// zero reports a nil or zero Client (not made by NewClient): its calls
+// fail with errZero("Client").
+func (c *Client) zero() bool { return c == nil || c.ex == nil || c.d == nil }
 
 // again runs once until it fails with anything but a session expiry (the
 // flow was bound to a session that ended before it finished), or ctx
@@ -55,15 +68,6 @@ func again[T any](ctx context.Context, once func() (T, error)) (T, error) {
 		}
 		return v, err
 	}
-}
-
-// registerWhat is c.register, or made for a Client not made by
-// NewClient.
-func (c *Client) registerWhat() string {
-	if c.register != "" {
-		return c.register
-	}
-	return "discovery " + c.d.Base() + ": register"
 }
 
 // Register registers inst (Discovery.Register). If the session expires
@@ -81,16 +85,16 @@ func (c *Client) registerWhat() string {
 // reply, would otherwise delete the node Register has just made or kept,
 // after Register returned.
 func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, error) {
-	if c == nil {
-		return nil, errNil("Client")
+	if c.zero() {
+		return nil, errZero("Client")
 	}
 	if !canary.On(bugRegisterBehindUnregister) {
-		if err := c.pending.Wait(ctx, c.registerWhat()); err != nil {
+		if err := c.pending.Wait(ctx, c.register); err != nil {
 			return nil, err
 		}
 	}
 	return again(ctx, func() (*Registration, error) {
-		return blocking.Take(ctx, c.registerWhat(), c.ex, c.d.Register(inst), nil, c.undo)
+		return blocking.Take(ctx, c.register, c.ex, c.d.Register(inst), nil, c.undo)
 	})
 }
 
@@ -124,11 +128,11 @@ func (c *Client) undo(r *Registration) {
 // deleted again on the next session if the session expires first,
 // whether or not the caller still waits.
 func (c *Client) Unregister(ctx context.Context, r *Registration) error {
-	if c == nil {
-		return errNil("Client")
+	if c.zero() {
+		return errZero("Client")
 	}
-	if r == nil || r.d == nil {
-		return errNil("Registration")
+	if r.zero() {
+		return errZero("Registration")
 	}
 	if r.rt != task.Runtime(c.ex) {
 		return errNotOurs
@@ -151,8 +155,8 @@ const bugRegisterBehindUnregister canary.Name = "discovery/register-behind-unreg
 
 // Names lists the services under the base path (Discovery.Names).
 func (c *Client) Names(ctx context.Context) ([]string, error) {
-	if c == nil {
-		return nil, errNil("Client")
+	if c.zero() {
+		return nil, errZero("Client")
 	}
 	return again(ctx, func() ([]string, error) {
 		return blocking.Await(ctx, "discovery "+c.d.Base()+": names", c.ex, c.d.Names())
@@ -161,8 +165,8 @@ func (c *Client) Names(ctx context.Context) ([]string, error) {
 
 // Query reads the instances of service name once (Discovery.Query).
 func (c *Client) Query(ctx context.Context, name string) ([]Instance, error) {
-	if c == nil {
-		return nil, errNil("Client")
+	if c.zero() {
+		return nil, errZero("Client")
 	}
 	return again(ctx, func() ([]Instance, error) {
 		return blocking.Await(ctx, "discovery "+c.d.Base()+": query "+name, c.ex, c.d.Query(name))
@@ -173,8 +177,8 @@ func (c *Client) Query(ctx context.Context, name string) ([]Instance, error) {
 // Cache.Start) and returns once they have all been read. Stop it with
 // ServiceCache.Stop.
 func (c *Client) StartCache(ctx context.Context, name string) (*ServiceCache, error) {
-	if c == nil {
-		return nil, errNil("Client")
+	if c.zero() {
+		return nil, errZero("Client")
 	}
 	return again(ctx, func() (*ServiceCache, error) {
 		cc, err := c.d.NewCache(name)
@@ -189,7 +193,9 @@ func (c *Client) StartCache(ctx context.Context, name string) (*ServiceCache, er
 }
 
 // ServiceCache is the blocking face of a running Cache. Safe from any
-// goroutine.
+// goroutine. A nil or zero ServiceCache (not made by StartCache) has no
+// cache and no instances; its Next, Provider and Stop fail with an error
+// wrapping task.ErrInvalidArgument.
 type ServiceCache struct {
 	ex *executor.Executor
 	c  *Cache
@@ -223,7 +229,7 @@ func (s *ServiceCache) Instances() []Instance {
 // modify them.
 func (s *ServiceCache) Next(ctx context.Context) ([]Instance, error) {
 	if s == nil || s.c == nil {
-		return nil, errNil("ServiceCache")
+		return nil, errZero("ServiceCache")
 	}
 	return again(ctx, func() ([]Instance, error) {
 		return s.c.awaitNext(ctx, s.ex)
@@ -235,7 +241,7 @@ func (s *ServiceCache) Next(ctx context.Context) ([]Instance, error) {
 // its Get fails with an error wrapping the cache's Err.
 func (s *ServiceCache) Provider(opts ...ProviderOption) (*Provider, error) {
 	if s == nil || s.c == nil {
-		return nil, errNil("ServiceCache")
+		return nil, errZero("ServiceCache")
 	}
 	return s.c.Provider(s.ex.Clock(), opts...)
 }
@@ -244,7 +250,7 @@ func (s *ServiceCache) Provider(opts ...ProviderOption) (*Provider, error) {
 // cache has stopped, or ctx's error (the stop goes on in the background).
 func (s *ServiceCache) Stop(ctx context.Context) error {
 	if s == nil || s.c == nil {
-		return errNil("ServiceCache")
+		return errZero("ServiceCache")
 	}
 	_, err := blocking.Give(ctx, "discovery cache: stop", s.ex, nil, s.c.Stop())
 	if errors.Is(err, task.ErrClosed) {

@@ -23,8 +23,11 @@ type Client struct {
 	ex *executor.Executor
 	d  *Discovery
 	// pending counts the Unregisters of Static and Permanent instances
-	// of this Client going on in the background: Register waits for them
-	// (see Register).
+	// of this Client going on in the background, and the unregistering
+	// of registrations made as a Register's ctx ended (undo): Register
+	// waits for them (see Register). A Dynamic instance's Unregister is
+	// not counted: a Register of its id waits for its node to go
+	// (group.Group.Join), and one of another id has nothing to wait for.
 	pending blocking.Pending
 	// register is what Register is, for its errors ("discovery <base>:
 	// register"), made once.
@@ -76,14 +79,19 @@ func again[T any](ctx context.Context, once func() (T, error)) (T, error) {
 // just as ctx ended is unregistered. A Static or Permanent instance's
 // node (persistent) may stay, created or its data replaced by a create
 // that was in flight: to be sure it is gone, Register it again and
-// Unregister it. Register first waits, within ctx, for every Unregister
-// this Client has going on in the background (one whose ctx ended
-// first), and a Static or Permanent instance's Register then waits for
+// Unregister it. Register first waits, within ctx, for the unregistering
+// this Client has going on in the background: every Unregister of a
+// Static or Permanent instance (one whose ctx ended first), and that of
+// every registration made just as its Register's ctx ended, whatever
+// its type. A Static or Permanent instance's Register then waits for
 // every Unregister of the same instance going on on the executor,
 // whoever runs it (any Client, the task face; Discovery.Register): such
 // a delete, sent after Register found the node or retried after a lost
 // reply, would otherwise delete the node Register has just made or kept,
-// after Register returned.
+// after Register returned. A Dynamic instance's Register waits until
+// the node of an earlier registration of its id is gone, as
+// Discovery.Register says (an Unregister of it still going on, in the
+// background or refused by an ACL, included).
 func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, error) {
 	if c.zero() {
 		return nil, errZero("Client")
@@ -126,7 +134,9 @@ func (c *Client) undo(r *Registration) {
 // delete goes on in the background (a Register of the same instance on
 // the executor waits for it). A Static or Permanent instance's node (persistent) is
 // deleted again on the next session if the session expires first,
-// whether or not the caller still waits.
+// whether or not the caller still waits. A delete an ACL refuses makes
+// Unregister return task.ErrNoAuth at once, and goes on in the
+// background until the ACL lets it (Registration.Unregister).
 func (c *Client) Unregister(ctx context.Context, r *Registration) error {
 	if c.zero() {
 		return errZero("Client")

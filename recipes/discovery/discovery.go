@@ -203,22 +203,25 @@ func (r *Registration) Err() error {
 // node's data is replaced; an ephemeral node there, a Dynamic
 // registration of the same id, is deleted and the node made again
 // persistent, as Curator's registerService does). A Dynamic instance
-// whose id this session already registers waits until that registration
-// ends (group.Group.Join): to change an instance, Unregister it and
-// Register it again. A Static or Permanent instance's Register first
-// waits until no Unregister of the same instance goes on on the flow's
-// executor (whoever runs it: a Client, in the background after its ctx
-// ended, or the task face, once its flow has started): its delete, sent
-// after Register found and kept the node or settled after a lost reply,
-// would otherwise delete the registration after Register returned. An
+// whose id has a node already, of this session or another's, waits
+// until that node is gone (group.Group.Join): a registration of the id
+// not unregistered yet, or unregistered (ended: Done closed) while its
+// delete goes on, in the background or, refused by an ACL, until the ACL
+// lets it; to change an instance, Unregister it and Register it again.
+// A Static or Permanent instance's Register first waits until no
+// Unregister of the same instance goes on on the flow's executor
+// (whoever runs it: a Client, in the background after its ctx ended, or
+// the task face, once its flow has started): its delete, sent after
+// Register found and kept the node or settled after a lost reply, would
+// otherwise delete the registration after Register returned. An
 // Unregister of the same id on another executor or by another process
 // is not waited for: registrations of one id share one node.
-// RegistrationTimeUTC is set from the executor's clock when 0. An invalid name or id fails with an error
-// wrapping task.ErrInvalidPath; a DynamicSequential instance, or one
-// MarshalJSON refuses (a payload that is not JSON, a port Curator's
-// Integer cannot hold), with one wrapping task.ErrInvalidArgument; an
-// instance whose JSON is over the server's data limit with
-// task.ErrDataTooLarge, leaving no node.
+// RegistrationTimeUTC is set from the executor's clock when 0. An
+// invalid name or id fails with an error wrapping task.ErrInvalidPath; a
+// DynamicSequential instance, or one MarshalJSON refuses (a payload that
+// is not JSON, a port Curator's Integer cannot hold), with one wrapping
+// task.ErrInvalidArgument; an instance whose JSON is over the server's
+// data limit with task.ErrDataTooLarge, leaving no node.
 func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
 	if d.zero() {
 		return task.Fail[*Registration](errZero("Discovery"))
@@ -344,13 +347,19 @@ func putPersistent(path string, data []byte, acl task.ACLProvider) task.Task[int
 // after a cut, but in ZooKeeper's window between the read of the node
 // and its delete at the version read (PROTOCOL.md). A node
 // already gone, or another one there, is success; Unregister is
-// idempotent. Registrations of the same id share one node: Unregister of
-// any of them deletes it. Run on another executor than the one that
-// registered, it does nothing and fails with an error wrapping
-// task.ErrInvalidArgument.
+// idempotent. A delete an ACL refuses (task.ErrNoAuth: an operator closed
+// the service's directory to it) fails with the refusal at once and goes
+// on in the background until the ACL lets it: a dynamic instance's while
+// its session lasts (its end deletes the node), a persistent one's
+// across expiries until the executor closes (its node read and deleted,
+// that incarnation only, every task.RecheckAfter). Registrations of the
+// same id share one node: Unregister of any of them deletes it. Run on
+// another executor than the one that registered, it does nothing and
+// fails with an error wrapping task.ErrInvalidArgument.
 //
-// While a persistent instance's Unregister runs, a Register of the same
-// instance on the same executor waits for it (see Discovery.Register).
+// While a persistent instance's Unregister runs, its refused delete in
+// the background included, a Register of the same instance on the same
+// executor waits for it (see Discovery.Register).
 func (r *Registration) Unregister() task.Task[task.Unit] {
 	return r.unregister(false)
 }
@@ -403,7 +412,13 @@ func (r *Registration) unregister(acrossExpiry bool) task.Task[task.Unit] {
 				return
 			}
 			held = false
-			u.end(path)
+			if errors.Is(err, task.ErrNoAuth) && !canary.On(bugRefusedUnregisterDropped) {
+				// Refused by an ACL: the delete goes on in the
+				// background, still counted, once the ACL lets it.
+				keepUnregistering(s.Runtime(), u, path, r.czxid)
+			} else {
+				u.end(path)
+			}
 			k(task.Unit{}, err)
 		})
 	}

@@ -37,8 +37,8 @@ type parsedNode struct {
 // until Start. An invalid name fails with an error wrapping
 // task.ErrInvalidPath.
 func (d *Discovery) NewCache(name string) (*Cache, error) {
-	if d == nil {
-		return nil, errNil("Discovery")
+	if d.zero() {
+		return nil, errZero("Discovery")
 	}
 	if err := d.validService(name); err != nil {
 		return nil, err
@@ -53,13 +53,23 @@ func (d *Discovery) NewCache(name string) (*Cache, error) {
 }
 
 // Name is the service the cache follows.
-func (c *Cache) Name() string { return c.name }
+func (c *Cache) Name() string {
+	if c == nil {
+		return ""
+	}
+	return c.name
+}
+
+// zero reports a nil or zero Cache (not made by NewCache): it has ended
+// (Done is closed), and its tasks, Provider and Err fail with an error
+// wrapping task.ErrInvalidArgument.
+func (c *Cache) zero() bool { return c == nil || c.cc == nil }
 
 // Start returns a task that starts the cache and succeeds once the
 // service's instances have all been read (see cache.ChildrenCache.Start).
 func (c *Cache) Start() task.Task[*Cache] {
-	if c == nil || c.cc == nil {
-		return task.Fail[*Cache](errNil("Cache"))
+	if c.zero() {
+		return task.Fail[*Cache](errZero("Cache"))
 	}
 	return combinators.Map(c.cc.Start(), func(*cache.ChildrenCache) *Cache { return c })
 }
@@ -73,16 +83,16 @@ func (c *Cache) Start() task.Task[*Cache] {
 // shared with the cache and the Discovery's queries: do not modify them
 // (Provider.Get's and Query's are the caller's own).
 func (c *Cache) Next() task.Task[[]Instance] {
-	if c == nil || c.cc == nil {
-		return task.Fail[[]Instance](errNil("Cache"))
+	if c.zero() {
+		return task.Fail[[]Instance](errZero("Cache"))
 	}
 	return combinators.Map(c.cc.Next(), func(ch cache.Change) []Instance { return c.instances(ch.Nodes) })
 }
 
 // awaitNext is Next for ServiceCache.Next (cache.ChildrenCache.AwaitNext).
 func (c *Cache) awaitNext(ctx context.Context, ex *executor.Executor) ([]Instance, error) {
-	if c == nil || c.cc == nil {
-		return nil, errNil("Cache")
+	if c.zero() {
+		return nil, errZero("Cache")
 	}
 	ch, err := c.cc.AwaitNext(ctx, ex)
 	if err != nil {
@@ -93,8 +103,8 @@ func (c *Cache) awaitNext(ctx context.Context, ex *executor.Executor) ([]Instanc
 
 // Stop returns a task that stops the cache. It is idempotent.
 func (c *Cache) Stop() task.Task[task.Unit] {
-	if c == nil || c.cc == nil {
-		return task.Fail[task.Unit](errNil("Cache"))
+	if c.zero() {
+		return task.Fail[task.Unit](errZero("Cache"))
 	}
 	return c.cc.Stop()
 }
@@ -120,8 +130,8 @@ func (c *Cache) Instances() []Instance {
 // executor's). Once the cache has ended, its Get fails with an error
 // wrapping Err: the instances are no longer followed.
 func (c *Cache) Provider(clock task.Clock, opts ...ProviderOption) (*Provider, error) {
-	if c == nil || c.cc == nil {
-		return nil, errNil("Cache")
+	if c.zero() {
+		return nil, errZero("Cache")
 	}
 	p, err := NewProvider(c.Instances, clock, opts...)
 	if err != nil {
@@ -139,11 +149,21 @@ func (c *Cache) synced() {
 }
 
 // Done is closed when the cache ends.
-func (c *Cache) Done() <-chan struct{} { return c.cc.Done() }
+func (c *Cache) Done() <-chan struct{} {
+	if c.zero() {
+		return closed
+	}
+	return c.cc.Done()
+}
 
 // Err is nil while the cache runs, then why it ended (cache.ErrStopped
 // after Stop).
-func (c *Cache) Err() error { return c.cc.Err() }
+func (c *Cache) Err() error {
+	if c.zero() {
+		return errZero("Cache")
+	}
+	return c.cc.Err()
+}
 
 // instances parses nodes, reusing the parse of a node that did not change
 // since (same czxid and mzxid).

@@ -16,12 +16,18 @@ import (
 // (executor.Run). When ctx ends first, a call's flow is canceled and the
 // call returns task.ErrCanceled or task.ErrDeadlineExceeded (matching
 // context.Canceled and context.DeadlineExceeded under errors.Is).
+//
+// A nil or zero Client (not made by NewClient) fails every call with an
+// error wrapping task.ErrInvalidArgument.
 type Client struct {
 	ex *executor.Executor
 	d  *Discovery
 	// pending counts the Unregisters of Static and Permanent instances
-	// of this Client going on in the background: Register waits for them
-	// (see Register).
+	// of this Client going on in the background, and the unregistering
+	// of registrations made as a Register's ctx ended (undo): Register
+	// waits for them (see Register). A Dynamic instance's Unregister is
+	// not counted: a Register of its id waits for its node to go
+	// (group.Group.Join), and one of another id has nothing to wait for.
 	pending blocking.Pending
 	// register is what Register is, for its errors ("discovery <base>:
 	// register"), made once.
@@ -41,8 +47,18 @@ func NewClient(ex *executor.Executor, base string, opts ...Option) (*Client, err
 	return &Client{ex: ex, d: d, register: "discovery " + d.Base() + ": register"}, nil
 }
 
-// Discovery is the discovery the Client runs.
-func (c *Client) Discovery() *Discovery { return c.d }
+// Discovery is the discovery the Client runs (nil for a nil or zero
+// Client).
+func (c *Client) Discovery() *Discovery {
+	if c == nil {
+		return nil
+	}
+	return c.d
+}
+
+// zero reports a nil or zero Client (not made by NewClient): its calls
+// fail with errZero("Client").
+func (c *Client) zero() bool { return c == nil || c.ex == nil || c.d == nil }
 
 // again runs once until it fails with anything but a session expiry (the
 // flow was bound to a session that ended before it finished), or ctx
@@ -57,40 +73,36 @@ func again[T any](ctx context.Context, once func() (T, error)) (T, error) {
 	}
 }
 
-// registerWhat is c.register, or made for a Client not made by
-// NewClient.
-func (c *Client) registerWhat() string {
-	if c.register != "" {
-		return c.register
-	}
-	return "discovery " + c.d.Base() + ": register"
-}
-
 // Register registers inst (Discovery.Register). If the session expires
 // meanwhile it registers again on the next session. If ctx ends first, a
 // Dynamic instance's node the flow made is deleted, and one registered
 // just as ctx ended is unregistered. A Static or Permanent instance's
 // node (persistent) may stay, created or its data replaced by a create
 // that was in flight: to be sure it is gone, Register it again and
-// Unregister it. Register first waits, within ctx, for every Unregister
-// this Client has going on in the background (one whose ctx ended
-// first), and a Static or Permanent instance's Register then waits for
+// Unregister it. Register first waits, within ctx, for the unregistering
+// this Client has going on in the background: every Unregister of a
+// Static or Permanent instance (one whose ctx ended first), and that of
+// every registration made just as its Register's ctx ended, whatever
+// its type. A Static or Permanent instance's Register then waits for
 // every Unregister of the same instance going on on the executor,
 // whoever runs it (any Client, the task face; Discovery.Register): such
 // a delete, sent after Register found the node or retried after a lost
 // reply, would otherwise delete the node Register has just made or kept,
-// after Register returned.
+// after Register returned. A Dynamic instance's Register waits until
+// the node of an earlier registration of its id is gone, as
+// Discovery.Register says (an Unregister of it still going on, in the
+// background or refused by an ACL, included).
 func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, error) {
-	if c == nil {
-		return nil, errNil("Client")
+	if c.zero() {
+		return nil, errZero("Client")
 	}
 	if !canary.On(bugRegisterBehindUnregister) {
-		if err := c.pending.Wait(ctx, c.registerWhat()); err != nil {
+		if err := c.pending.Wait(ctx, c.register); err != nil {
 			return nil, err
 		}
 	}
 	return again(ctx, func() (*Registration, error) {
-		return blocking.Take(ctx, c.registerWhat(), c.ex, c.d.Register(inst), nil, c.undo)
+		return blocking.Take(ctx, c.register, c.ex, c.d.Register(inst), nil, c.undo)
 	})
 }
 
@@ -122,13 +134,15 @@ func (c *Client) undo(r *Registration) {
 // delete goes on in the background (a Register of the same instance on
 // the executor waits for it). A Static or Permanent instance's node (persistent) is
 // deleted again on the next session if the session expires first,
-// whether or not the caller still waits.
+// whether or not the caller still waits. A delete an ACL refuses makes
+// Unregister return task.ErrNoAuth at once, and goes on in the
+// background until the ACL lets it (Registration.Unregister).
 func (c *Client) Unregister(ctx context.Context, r *Registration) error {
-	if c == nil {
-		return errNil("Client")
+	if c.zero() {
+		return errZero("Client")
 	}
-	if r == nil || r.d == nil {
-		return errNil("Registration")
+	if r.zero() {
+		return errZero("Registration")
 	}
 	if r.rt != task.Runtime(c.ex) {
 		return errNotOurs
@@ -151,8 +165,8 @@ const bugRegisterBehindUnregister canary.Name = "discovery/register-behind-unreg
 
 // Names lists the services under the base path (Discovery.Names).
 func (c *Client) Names(ctx context.Context) ([]string, error) {
-	if c == nil {
-		return nil, errNil("Client")
+	if c.zero() {
+		return nil, errZero("Client")
 	}
 	return again(ctx, func() ([]string, error) {
 		return blocking.Await(ctx, "discovery "+c.d.Base()+": names", c.ex, c.d.Names())
@@ -161,8 +175,8 @@ func (c *Client) Names(ctx context.Context) ([]string, error) {
 
 // Query reads the instances of service name once (Discovery.Query).
 func (c *Client) Query(ctx context.Context, name string) ([]Instance, error) {
-	if c == nil {
-		return nil, errNil("Client")
+	if c.zero() {
+		return nil, errZero("Client")
 	}
 	return again(ctx, func() ([]Instance, error) {
 		return blocking.Await(ctx, "discovery "+c.d.Base()+": query "+name, c.ex, c.d.Query(name))
@@ -173,8 +187,8 @@ func (c *Client) Query(ctx context.Context, name string) ([]Instance, error) {
 // Cache.Start) and returns once they have all been read. Stop it with
 // ServiceCache.Stop.
 func (c *Client) StartCache(ctx context.Context, name string) (*ServiceCache, error) {
-	if c == nil {
-		return nil, errNil("Client")
+	if c.zero() {
+		return nil, errZero("Client")
 	}
 	return again(ctx, func() (*ServiceCache, error) {
 		cc, err := c.d.NewCache(name)
@@ -189,7 +203,9 @@ func (c *Client) StartCache(ctx context.Context, name string) (*ServiceCache, er
 }
 
 // ServiceCache is the blocking face of a running Cache. Safe from any
-// goroutine.
+// goroutine. A nil or zero ServiceCache (not made by StartCache) has no
+// cache and no instances; its Next, Provider and Stop fail with an error
+// wrapping task.ErrInvalidArgument.
 type ServiceCache struct {
 	ex *executor.Executor
 	c  *Cache
@@ -223,7 +239,7 @@ func (s *ServiceCache) Instances() []Instance {
 // modify them.
 func (s *ServiceCache) Next(ctx context.Context) ([]Instance, error) {
 	if s == nil || s.c == nil {
-		return nil, errNil("ServiceCache")
+		return nil, errZero("ServiceCache")
 	}
 	return again(ctx, func() ([]Instance, error) {
 		return s.c.awaitNext(ctx, s.ex)
@@ -235,7 +251,7 @@ func (s *ServiceCache) Next(ctx context.Context) ([]Instance, error) {
 // its Get fails with an error wrapping the cache's Err.
 func (s *ServiceCache) Provider(opts ...ProviderOption) (*Provider, error) {
 	if s == nil || s.c == nil {
-		return nil, errNil("ServiceCache")
+		return nil, errZero("ServiceCache")
 	}
 	return s.c.Provider(s.ex.Clock(), opts...)
 }
@@ -244,7 +260,7 @@ func (s *ServiceCache) Provider(opts ...ProviderOption) (*Provider, error) {
 // cache has stopped, or ctx's error (the stop goes on in the background).
 func (s *ServiceCache) Stop(ctx context.Context) error {
 	if s == nil || s.c == nil {
-		return errNil("ServiceCache")
+		return errZero("ServiceCache")
 	}
 	_, err := blocking.Give(ctx, "discovery cache: stop", s.ex, nil, s.c.Stop())
 	if errors.Is(err, task.ErrClosed) {

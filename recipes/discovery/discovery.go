@@ -21,7 +21,9 @@ var ErrUnregistered = errors.New("discovery: unregistered")
 // BASE/<service name>/<instance id>, each node the JSON of the instance.
 // A Discovery holds no state but the parses its caches and queries share
 // (each registration's data is parsed once between them): one value may
-// be shared by any number of flows and executors.
+// be shared by any number of flows and executors. A nil or zero Discovery
+// (not made by New) has no base path: its tasks fail, and NewCache fails,
+// with an error wrapping task.ErrInvalidArgument.
 type Discovery struct {
 	base   string
 	acl    task.ACLProvider
@@ -59,11 +61,27 @@ func New(base string, opts ...Option) (*Discovery, error) {
 	return d, nil
 }
 
-// Base is the discovery's base path.
-func (d *Discovery) Base() string { return d.base }
+// Base is the discovery's base path ("" for a nil or zero Discovery).
+func (d *Discovery) Base() string {
+	if d == nil {
+		return ""
+	}
+	return d.base
+}
 
-// ServicePath is the directory of the service's instances.
-func (d *Discovery) ServicePath(name string) string { return task.Join(d.base, name) }
+// ServicePath is the directory of the service's instances ("" for a nil
+// or zero Discovery).
+func (d *Discovery) ServicePath(name string) string {
+	if d.zero() {
+		return ""
+	}
+	return task.Join(d.base, name)
+}
+
+// zero reports a nil or zero Discovery (not made by New): its tasks fail
+// with errZero("Discovery"). A zero one's base is "": its nodes would be
+// made at the root.
+func (d *Discovery) zero() bool { return d == nil || d.base == "" }
 
 // validName checks a service name or instance id: it becomes the name of
 // a node, so it must be one valid path component.
@@ -105,18 +123,34 @@ type Registration struct {
 
 // Instance is the instance as registered (its RegistrationTimeUTC set;
 // its Payload and URISpec copied as Register was made, not the caller's).
-func (r *Registration) Instance() Instance { return r.inst }
+func (r *Registration) Instance() Instance {
+	if r == nil {
+		return Instance{}
+	}
+	return r.inst
+}
 
-// Path is the instance's node.
+// Path is the instance's node ("" for a nil or zero Registration).
 func (r *Registration) Path() string {
+	if r.zero() {
+		return ""
+	}
 	return task.Join(r.d.ServicePath(r.inst.Name), r.inst.ID)
 }
+
+// zero reports a nil or zero Registration (not made by Register): it
+// has ended (Done is closed, Registered false) and its Err and
+// Unregister fail with an error wrapping task.ErrInvalidArgument.
+func (r *Registration) zero() bool { return r == nil || r.d == nil }
 
 // Registered reports whether the node is known to exist: for a dynamic
 // instance, on the current session (false from an expiry until it is
 // registered again on the new session); a persistent one is registered
 // until Unregister.
 func (r *Registration) Registered() bool {
+	if r.zero() {
+		return false
+	}
 	if r.m != nil {
 		return r.m.Registered()
 	}
@@ -132,6 +166,9 @@ func (r *Registration) Registered() bool {
 // dynamic instance, the executor closed or an error no retry settles
 // (Err says which).
 func (r *Registration) Done() <-chan struct{} {
+	if r.zero() {
+		return closed
+	}
 	if r.m != nil {
 		return r.m.Done()
 	}
@@ -141,6 +178,9 @@ func (r *Registration) Done() <-chan struct{} {
 // Err is nil while the registration lasts, then why it ended
 // (ErrUnregistered after Unregister).
 func (r *Registration) Err() error {
+	if r.zero() {
+		return errZero("Registration")
+	}
 	if r.m != nil {
 		err := r.m.Err()
 		if errors.Is(err, group.ErrLeft) {
@@ -163,23 +203,28 @@ func (r *Registration) Err() error {
 // node's data is replaced; an ephemeral node there, a Dynamic
 // registration of the same id, is deleted and the node made again
 // persistent, as Curator's registerService does). A Dynamic instance
-// whose id this session already registers waits until that registration
-// ends (group.Group.Join): to change an instance, Unregister it and
-// Register it again. A Static or Permanent instance's Register first
-// waits until no Unregister of the same instance goes on on the flow's
-// executor (whoever runs it: a Client, in the background after its ctx
-// ended, or the task face, once its flow has started): its delete, sent
-// after Register found and kept the node or settled after a lost reply,
-// would otherwise delete the registration after Register returned. An
+// whose id has a node already, of this session or another's, waits
+// until that node is gone (group.Group.Join): a registration of the id
+// not unregistered yet, or unregistered (ended: Done closed) while its
+// delete goes on, in the background or, refused by an ACL, until the ACL
+// lets it; to change an instance, Unregister it and Register it again.
+// A Static or Permanent instance's Register first waits until no
+// Unregister of the same instance goes on on the flow's executor
+// (whoever runs it: a Client, in the background after its ctx ended, or
+// the task face, once its flow has started): its delete, sent after
+// Register found and kept the node or settled after a lost reply, would
+// otherwise delete the registration after Register returned. An
 // Unregister of the same id on another executor or by another process
 // is not waited for: registrations of one id share one node.
-// RegistrationTimeUTC is set from the executor's clock when 0. An invalid name or id fails with an error
-// wrapping task.ErrInvalidPath; a DynamicSequential instance, or one
-// MarshalJSON refuses (a payload that is not JSON, a port Curator's
-// Integer cannot hold), with one wrapping task.ErrInvalidArgument.
+// RegistrationTimeUTC is set from the executor's clock when 0. An
+// invalid name or id fails with an error wrapping task.ErrInvalidPath; a
+// DynamicSequential instance, or one MarshalJSON refuses (a payload that
+// is not JSON, a port Curator's Integer cannot hold), with one wrapping
+// task.ErrInvalidArgument; an instance whose JSON is over the server's
+// data limit with task.ErrDataTooLarge, leaving no node.
 func (d *Discovery) Register(inst Instance) task.Task[*Registration] {
-	if d == nil {
-		return task.Fail[*Registration](errNil("Discovery"))
+	if d.zero() {
+		return task.Fail[*Registration](errZero("Discovery"))
 	}
 	if err := d.validService(inst.Name); err != nil {
 		return task.Fail[*Registration](err)
@@ -302,13 +347,19 @@ func putPersistent(path string, data []byte, acl task.ACLProvider) task.Task[int
 // after a cut, but in ZooKeeper's window between the read of the node
 // and its delete at the version read (PROTOCOL.md). A node
 // already gone, or another one there, is success; Unregister is
-// idempotent. Registrations of the same id share one node: Unregister of
-// any of them deletes it. Run on another executor than the one that
-// registered, it does nothing and fails with an error wrapping
-// task.ErrInvalidArgument.
+// idempotent. A delete an ACL refuses (task.ErrNoAuth: an operator closed
+// the service's directory to it) fails with the refusal at once and goes
+// on in the background until the ACL lets it: a dynamic instance's while
+// its session lasts (its end deletes the node), a persistent one's
+// across expiries until the executor closes (its node read and deleted,
+// that incarnation only, every task.RecheckAfter). Registrations of the
+// same id share one node: Unregister of any of them deletes it. Run on
+// another executor than the one that registered, it does nothing and
+// fails with an error wrapping task.ErrInvalidArgument.
 //
-// While a persistent instance's Unregister runs, a Register of the same
-// instance on the same executor waits for it (see Discovery.Register).
+// While a persistent instance's Unregister runs, its refused delete in
+// the background included, a Register of the same instance on the same
+// executor waits for it (see Discovery.Register).
 func (r *Registration) Unregister() task.Task[task.Unit] {
 	return r.unregister(false)
 }
@@ -318,8 +369,8 @@ func (r *Registration) Unregister() task.Task[task.Unit] {
 // caller runs the same task again on the next session, which takes the
 // count over.
 func (r *Registration) unregister(acrossExpiry bool) task.Task[task.Unit] {
-	if r == nil || r.d == nil {
-		return task.Fail[task.Unit](errNil("Registration"))
+	if r.zero() {
+		return task.Fail[task.Unit](errZero("Registration"))
 	}
 	if r.m != nil {
 		leave := r.m.Leave()
@@ -361,7 +412,13 @@ func (r *Registration) unregister(acrossExpiry bool) task.Task[task.Unit] {
 				return
 			}
 			held = false
-			u.end(path)
+			if errors.Is(err, task.ErrNoAuth) && !canary.On(bugRefusedUnregisterDropped) {
+				// Refused by an ACL: the delete goes on in the
+				// background, still counted, once the ACL lets it.
+				keepUnregistering(s.Runtime(), u, path, r.czxid)
+			} else {
+				u.end(path)
+			}
 			k(task.Unit{}, err)
 		})
 	}
@@ -378,8 +435,8 @@ const bugUnregisterAnyIncarnation canary.Name = "discovery/unregister-any-incarn
 // own /zookeeper is left out: it is no service (Register, Query and
 // NewCache refuse the name).
 func (d *Discovery) Names() task.Task[[]string] {
-	if d == nil {
-		return task.Fail[[]string](errNil("Discovery"))
+	if d.zero() {
+		return task.Fail[[]string](errZero("Discovery"))
 	}
 	return func(s *task.Scope, k task.Cont[[]string]) {
 		task.Run(s, c.Retry(task.Children(d.base), zkops.Retry), func(cl task.ChildList, err error) {
@@ -408,8 +465,8 @@ func (d *Discovery) Names() task.Task[[]string] {
 // would fail the whole query. An invalid name fails with an error
 // wrapping task.ErrInvalidPath.
 func (d *Discovery) Query(name string) task.Task[[]Instance] {
-	if d == nil {
-		return task.Fail[[]Instance](errNil("Discovery"))
+	if d.zero() {
+		return task.Fail[[]Instance](errZero("Discovery"))
 	}
 	if err := d.validService(name); err != nil {
 		return task.Fail[[]Instance](err)
@@ -457,7 +514,16 @@ func (d *Discovery) Query(name string) task.Task[[]Instance] {
 // registration's.
 var errNotOurs = fmt.Errorf("discovery: a registration made on another executor: %w", task.ErrInvalidArgument)
 
-// errNil is the error of a method called on a nil value.
-func errNil(what string) error {
-	return fmt.Errorf("discovery: nil %s: %w", what, task.ErrInvalidArgument)
+// errZero is the error of a method called on a nil or zero value (one
+// not made by the package's constructor, or Register for a Registration).
+func errZero(what string) error {
+	return fmt.Errorf("discovery: nil or zero %s: %w", what, task.ErrInvalidArgument)
 }
+
+// closed is the Done of what has ended from the start: a nil or zero
+// Registration or Cache.
+var closed = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/zkflow/zkflow/task"
 )
 
 // ServiceType is how an instance is registered, as Curator's ServiceType
@@ -289,8 +291,18 @@ func payloadOut(p json.RawMessage, class string) (json.RawMessage, error) {
 // UnmarshalJSON reads the JSON of a Curator ServiceInstance. A missing
 // "enabled" is true (Curator's default: Disabled false); unknown members are ignored (as
 // Curator's serializer does). The payload's "@class" member, if any, is
-// copied to PayloadClass and left in Payload.
+// copied to PayloadClass and left in Payload. The JSON null leaves the
+// instance as it was, as encoding/json does for a value it decodes null
+// into (it calls UnmarshalJSON with "null" for an Instance, not for a
+// *Instance, which it sets to nil). On a nil *Instance it fails with an
+// error wrapping task.ErrInvalidArgument.
 func (in *Instance) UnmarshalJSON(b []byte) error {
+	if in == nil {
+		return fmt.Errorf("discovery: UnmarshalJSON on a nil *Instance: %w", task.ErrInvalidArgument)
+	}
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		return nil
+	}
 	if c, ok := parseCanonical(b); ok {
 		*in = c
 		return nil

@@ -3,6 +3,7 @@ package discovery_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/zkflow/zkflow/recipes/discovery"
@@ -97,5 +98,61 @@ func TestInstanceErrors(t *testing.T) {
 	}
 	if p, err := discovery.Payload[P](discovery.Instance{ID: "a"}); err != nil || p.N != 0 {
 		t.Fatalf("no payload: %+v, %v", p, err)
+	}
+}
+
+// UnmarshalJSON of the JSON null leaves the instance as it was, with no
+// error, as encoding/json does for a value it decodes null into (and
+// calls UnmarshalJSON with "null" for: a struct field or a top-level
+// value that is an Instance). It used to clear the instance. A pointer
+// to an instance decodes null as nil; an instance read whole from null
+// (ParseInstance) has no id.
+func TestInstanceUnmarshalNull(t *testing.T) {
+	want := discovery.Instance{Name: "web", ID: "a", Port: 80}
+	in := want
+	if err := json.Unmarshal([]byte("null"), &in); err != nil || in.ID != "a" || in.Name != "web" || in.Port != 80 {
+		t.Errorf("json.Unmarshal(null) into an instance: %+v, %v; want it unchanged, no error", in, err)
+	}
+	in = want
+	if err := in.UnmarshalJSON([]byte("null")); err != nil || in.ID != "a" {
+		t.Errorf("UnmarshalJSON(null): %+v, %v; want it unchanged, no error", in, err)
+	}
+	var doc struct {
+		In  discovery.Instance
+		Ptr *discovery.Instance
+	}
+	doc.In, doc.Ptr = want, &want
+	if err := json.Unmarshal([]byte(`{"In":null,"Ptr":null}`), &doc); err != nil || doc.In.ID != "a" || doc.Ptr != nil {
+		t.Errorf("null fields: %+v, %v; want the instance unchanged and the pointer nil", doc, err)
+	}
+	if _, err := discovery.ParseInstance([]byte("null")); !errors.Is(err, discovery.ErrInvalidInstance) {
+		t.Errorf("ParseInstance(null) = %v, want ErrInvalidInstance (no id)", err)
+	}
+}
+
+// A Curator instance whose payload and uriSpec are null (Curator's
+// JsonInstanceSerializer writes both so when they are not set, in its
+// compatible mode without "enabled"), or whose address, ports and
+// enabled are null, parses: no payload, no URI spec, enabled.
+func TestInstanceReadsCuratorNulls(t *testing.T) {
+	for _, doc := range []string{
+		`{"name":"web","id":"a","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1733000000123,"serviceType":"DYNAMIC","uriSpec":null}`,
+		`{"name":"web","id":"a","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1733000000123,"serviceType":"DYNAMIC","uriSpec":null,"enabled":null}`,
+		`{"name":"web","id":"a","payload" : null ,"registrationTimeUTC":1733000000123,"serviceType":"DYNAMIC","uriSpec":{"parts":null}}`,
+		`{"name":"web","id":"a","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1733000000123,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`,
+	} {
+		in, err := discovery.ParseInstance([]byte(doc))
+		if err != nil {
+			t.Errorf("%s: %v", doc, err)
+			continue
+		}
+		if in.ID != "a" || in.Payload != nil || in.PayloadClass != "" || in.Disabled || in.Address != "" || in.Port != 0 ||
+			in.RegistrationTimeUTC != 1733000000123 || (in.URISpec != nil && len(in.URISpec.Parts) != 0) {
+			t.Errorf("%s: read %+v", doc, in)
+		}
+		var viaJSON discovery.Instance
+		if err := json.Unmarshal([]byte(doc), &viaJSON); err != nil || !reflect.DeepEqual(viaJSON, in) {
+			t.Errorf("%s: json.Unmarshal %+v, %v; ParseInstance %+v", doc, viaJSON, err, in)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package discovery
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 )
@@ -74,9 +75,19 @@ func TestParseCanonicalIsUnmarshal(t *testing.T) {
 		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}x`),
 		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true`),
 		[]byte(`{"name":"s","id":"i","address":"a","port":9223372036854775807,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`),
+		[]byte(`null`),
+		[]byte(` null `),
+		[]byte(`nul`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null}`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":null,"uriSpec":null,"enabled":true}`),
+		[]byte(`{"name":null,"id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":null,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":{"@class":null},"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":{"parts":null},"enabled":true}`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true,"enabled":false}`),
+		[]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null,"enabled":tru}`),
 	)
 	fast := 0
 	for _, b := range docs {
+		sameAsUnmarshal(t, b)
 		// The slow path: json.Unmarshal into the wire layout.
 		var slow Instance
 		var w wire
@@ -104,11 +115,45 @@ func TestParseCanonicalIsUnmarshal(t *testing.T) {
 	}
 }
 
+// sameAsUnmarshal checks that UnmarshalJSON reads b, from an instance
+// already set, as its slow path does (json.Unmarshal into the wire
+// layout; a leading space skips the fast path), the same values and an
+// error in the same cases, one wrapping ErrInvalidInstance; and, b
+// being JSON, as encoding/json does, which calls it (or, for a syntax
+// error, does not).
+func sameAsUnmarshal(t *testing.T, b []byte) {
+	t.Helper()
+	was := Instance{Name: "was", ID: "was", Port: 1, Payload: json.RawMessage(`{"w":1}`)}
+	got, slow, viaJSON := was, was, was
+	gotErr := got.UnmarshalJSON(b)
+	slowErr := slow.UnmarshalJSON(append([]byte(" "), b...))
+	if (gotErr == nil) != (slowErr == nil) || !reflect.DeepEqual(got, slow) {
+		t.Fatalf("%q:\n read %#v, %v\n slow %#v, %v", b, got, gotErr, slow, slowErr)
+	}
+	if gotErr != nil && !errors.Is(gotErr, ErrInvalidInstance) {
+		t.Fatalf("%q: %v, want ErrInvalidInstance", b, gotErr)
+	}
+	if !json.Valid(b) {
+		return
+	}
+	jsonErr := json.Unmarshal(b, &viaJSON)
+	if (jsonErr == nil) != (gotErr == nil) || !reflect.DeepEqual(viaJSON, got) {
+		t.Fatalf("%q:\n read         %#v, %v\n json.Unmarshal %#v, %v", b, got, gotErr, viaJSON, jsonErr)
+	}
+}
+
 // FuzzParseCanonical: whatever the fast path reads, json.Unmarshal reads
-// the same.
+// the same; and UnmarshalJSON reads any data as its slow path and
+// encoding/json do (sameAsUnmarshal).
 func FuzzParseCanonical(f *testing.F) {
 	f.Add([]byte(`{"name":"s","id":"i","address":"10.0.0.1","port":80,"sslPort":null,"payload":null,"registrationTimeUTC":1700000000000,"serviceType":"DYNAMIC","uriSpec":null,"enabled":true}`))
+	f.Add([]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":-0,"payload":null,"registrationTimeUTC":-12,"serviceType":"STATIC","uriSpec":null,"enabled":false}`))
+	f.Add([]byte(`{"name":"s","id":"i","address":null,"port":null,"sslPort":null,"payload":null,"registrationTimeUTC":1,"serviceType":"DYNAMIC","uriSpec":null}`))
+	f.Add([]byte(`{"name":"s","id":"i","payload":{"@class":"java.util.HashMap","v":1},"uriSpec":{"parts":[{"value":"x","variable":true}]},"enabled":null}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(` null`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		sameAsUnmarshal(t, b)
 		c, ok := parseCanonical(b)
 		if !ok {
 			return

@@ -74,7 +74,9 @@ func WithRand(fn func(n int) int) ProviderOption {
 
 // Provider hands out instances of a service from a source (a Cache's
 // Instances, or the result of a Query), skipping disabled instances and
-// those reported down. Safe from any goroutine.
+// those reported down. Safe from any goroutine. A nil or zero Provider
+// (not made by NewProvider) fails Get with an error wrapping
+// task.ErrInvalidArgument; its NoteError does nothing.
 type Provider struct {
 	src   func() []Instance
 	ended func() error // nil, or why src's cache ended (ServiceCache.Provider)
@@ -143,8 +145,8 @@ func (p *Provider) Get() (Instance, error) {
 
 // get is Get, the instance shared with src's.
 func (p *Provider) get() (Instance, error) {
-	if p == nil {
-		return Instance{}, errNil("Provider")
+	if p == nil || p.src == nil {
+		return Instance{}, errZero("Provider")
 	}
 	if p.ended != nil {
 		if err := p.ended(); err != nil {
@@ -200,8 +202,8 @@ func (p *Provider) roundRobin(up []Instance) Instance {
 // within DownTimeout of the first report, Get skips it until DownTimeout
 // has passed since that first report.
 func (p *Provider) NoteError(in Instance) {
-	if p == nil {
-		return
+	if p == nil || p.src == nil {
+		return // a nil or zero Provider (not made by NewProvider): Get fails
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -31,7 +31,8 @@ func settleFor(w *sim.World, d time.Duration) {
 func removeWatchesOf(t *testing.T, w *sim.World, i int, path string, typ task.WatcherType) {
 	t.Helper()
 	if !w.Server.RemoveWatchesNow(w.Conns[i], w.ServerPath(path), typ) {
-		t.Fatalf("client %d holds no watch on %s to remove (watched: %v)", i, path, w.Server.WatchedPaths(w.Conns[i]))
+		watched, _ := w.Server.WatchedPaths(w.Conns[i])
+		t.Fatalf("client %d holds no watch on %s to remove (watched: %v)", i, path, watched)
 	}
 	w.Drive()
 }
@@ -208,7 +209,8 @@ func TestClientWaitOutlivesAWatchRemovedByAnotherUser(t *testing.T) {
 		done = true
 	})
 	watched := func(path string) bool {
-		return slices.Contains(w.Server.WatchedPaths(w.Conns[0]), w.ServerPath(path))
+		paths, _ := w.Server.WatchedPaths(w.Conns[0])
+		return slices.Contains(paths, w.ServerPath(path))
 	}
 	if !w.Settle(func() bool { return joined && (jerr != nil || watched("/bwork/party")) }) || jerr != nil {
 		t.Fatalf("Join: done %v, err %v", joined, jerr)

@@ -31,13 +31,17 @@ const BugKeepLateOutcome canary.Name = "blocking/keep-late-outcome"
 // ends first, the flow is canceled and waited for (a canceled flow ends
 // promptly); if it had succeeded all the same, undo is called with the
 // value so that nothing taken is kept, and Take returns CtxErr(ctx).
-// A ctx that has ended already submits nothing; on an executor's
-// goroutine, where waiting would wait forever, Take fails at once with
+// A ctx that has ended already submits nothing, and a nil ctx nothing
+// either (executor.ErrNilContext); on an executor's goroutine, where
+// waiting would wait forever, Take fails at once with
 // executor.ErrOnExecutor.
 func Take[H any](ctx context.Context, what string, ex *executor.Executor, t task.Task[H], won, undo func(H)) (H, error) {
 	var zero H
 	if err := executor.CanBlock(); err != nil {
 		return zero, err
+	}
+	if ctx == nil {
+		return zero, nilCtx(what)
 	}
 	if ctx.Err() != nil {
 		return zero, CtxErr(ctx, what)
@@ -86,6 +90,9 @@ func Take[H any](ctx context.Context, what string, ex *executor.Executor, t task
 // context.DeadlineExceeded and context.Canceled under errors.Is), wrapped
 // in what was waiting ("lock /locks/a: acquire: deadline exceeded").
 func CtxErr(ctx context.Context, what string) error {
+	if ctx == nil {
+		return nilCtx(what)
+	}
 	err := task.ErrCanceled
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = task.ErrDeadlineExceeded
@@ -94,6 +101,15 @@ func CtxErr(ctx context.Context, what string) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// nilCtx is the error of a blocking call given a nil ctx:
+// executor.ErrNilContext, wrapped in what was called.
+func nilCtx(what string) error {
+	if what == "" {
+		return executor.ErrNilContext
+	}
+	return fmt.Errorf("%s: %w", what, executor.ErrNilContext)
 }
 
 // Named wraps an error that ends a blocking call in what was waiting, if
@@ -130,7 +146,8 @@ func Do[T any](ctx context.Context, what string, ex, owner *executor.Executor, n
 //
 // So t is always submitted, and never canceled by ctx: when ctx has
 // ended, or ends while t runs, Give returns CtxErr(ctx) at once and t
-// goes on in the background on the executor. On an executor's goroutine,
+// goes on in the background on the executor (a nil ctx is one that has
+// ended: Give returns executor.ErrNilContext). On an executor's goroutine,
 // where waiting would wait forever, t is submitted and Give returns
 // executor.ErrOnExecutor without waiting. After the executor has stopped
 // it returns task.ErrClosed, unless ctx has ended (nothing is left to
@@ -184,7 +201,7 @@ func give[T any](ctx context.Context, what string, ex *executor.Executor, p *Pen
 	var zero T
 	blockErr := executor.CanBlock()
 	g := &giving[T]{ch: make(chan giveResult[T], 1)}
-	if blockErr != nil || ctx.Err() != nil {
+	if blockErr != nil || ctx == nil || ctx.Err() != nil {
 		g.left = true // decided before t can end: its failure goes to OnError
 	}
 	p.inc()
@@ -374,8 +391,11 @@ func (p *Pending) dec() {
 }
 
 // Wait waits until no give-back counted in p runs, or ctx ends (then
-// CtxErr(ctx)).
+// CtxErr(ctx)); a nil ctx is refused (executor.ErrNilContext).
 func (p *Pending) Wait(ctx context.Context, what string) error {
+	if ctx == nil {
+		return nilCtx(what)
+	}
 	if p == nil {
 		return nil
 	}
@@ -405,7 +425,7 @@ func (p *Pending) Wait(ctx context.Context, what string) error {
 // give up in a cleanup that outlives its cancellation (task.Scope.Defer),
 // and a flow canceled before it started runs giveUp instead, in the
 // background. On an executor's goroutine it submits giveUp and returns
-// executor.ErrOnExecutor.
+// executor.ErrOnExecutor; with a nil ctx, executor.ErrNilContext.
 //
 // p, if not nil, counts the give-up from the submission until t has
 // started (t counts what it gives up in p itself from then on, and only
@@ -416,6 +436,10 @@ func GiveThenWait[T any](ctx context.Context, what string, ex *executor.Executor
 	if err := executor.CanBlock(); err != nil {
 		Background(ex, p, giveUp)
 		return zero, err
+	}
+	if ctx == nil {
+		Background(ex, p, giveUp)
+		return zero, nilCtx(what)
 	}
 	type result struct {
 		v   T

@@ -48,7 +48,8 @@
 // (Set), an *task.OpError that a retry cannot settle (task.ErrNoAuth,
 // say); constructors refuse an invalid path, the root or a path under
 // /zookeeper (task.ErrInvalidPath), and N < 1, a nil executor or Leave of
-// a nil participant (task.ErrInvalidArgument).
+// a nil participant (task.ErrInvalidArgument); the calls of Client and
+// DoubleClient refuse a nil ctx (executor.ErrNilContext).
 //
 // A directory serves one round: ready stays after the round (a late
 // participant passes at once). Use a new directory per round, e.g. one

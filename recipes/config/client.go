@@ -102,7 +102,8 @@ func (c *Client) Update(ctx context.Context, values map[string][]byte) error {
 
 // UpdateMarked writes values as root's entries with the marker protocol
 // (UpdateMarked) and waits for the outcome. With a ctx that has ended it
-// does nothing and returns ctx's error. Once started, the update is not
+// does nothing and returns ctx's error (with a nil ctx,
+// executor.ErrNilContext). Once started, the update is not
 // abandoned half-way, with the marker standing: when ctx ends first,
 // UpdateMarked returns its error and the update goes on in the
 // background until it is done, resumed on the next session after an
@@ -118,7 +119,7 @@ func (c *Client) UpdateMarked(ctx context.Context, values map[string][]byte) err
 	if c == nil {
 		return errNil("Client")
 	}
-	if err := ctx.Err(); err != nil {
+	if ctx == nil || ctx.Err() != nil { // a nil ctx: executor.ErrNilContext
 		return blocking.CtxErr(ctx, "config "+c.root+": update")
 	}
 	_, err := blocking.GiveAcrossExpiry(ctx, "config "+c.root+": update", c.ex, nil, UpdateMarked(c.root, values, c.opts...))
@@ -162,7 +163,8 @@ func (r *Reader) update(s Snapshot) {
 // Next returns the latest configuration once it is newer than the one the
 // previous Next returned (the first Next returns the first one delivered).
 // Versions coalesce: a slow reader gets the latest, never a queue. It
-// fails with the watcher's error once it has ended, or with ctx's.
+// fails with the watcher's error once it has ended, or with ctx's; a nil
+// ctx is refused (executor.ErrNilContext), a version ready or not.
 func (r *Reader) Next(ctx context.Context) (Snapshot, error) {
 	if r == nil || r.w == nil {
 		return Snapshot{}, errNil("Reader")
@@ -171,6 +173,9 @@ func (r *Reader) Next(ctx context.Context) (Snapshot, error) {
 	// delivers.
 	if err := executor.CanBlock(); err != nil {
 		return Snapshot{}, err
+	}
+	if ctx == nil {
+		return Snapshot{}, blocking.CtxErr(ctx, "config reader: next")
 	}
 	for {
 		r.mu.Lock()

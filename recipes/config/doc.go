@@ -55,9 +55,10 @@
 // # Errors
 //
 // Bad input (invalid paths, entry names with "/" or named "invalid", no
-// values, nil handlers, a nil executor) fails with task.ErrInvalidPath or
-// task.ErrInvalidArgument before anything is sent. An update creates a
-// missing root (and its ancestors); a reader of a missing node or directory
+// values, nil handlers, a nil executor, a nil ctx: executor.ErrNilContext)
+// fails with task.ErrInvalidPath or task.ErrInvalidArgument before
+// anything is sent. An update creates a missing root (and its
+// ancestors); a reader of a missing node or directory
 // delivers it as not existing and follows its creation. A watcher ends
 // (Err, Done) on Stop, on the executor's close (task.ErrClosed), or on an
 // error no retry settles. A Reload run is canceled with ErrReloaded when a

@@ -189,13 +189,16 @@ var DefaultLeadBackoff = combinators.Backoff{Initial: 50 * time.Millisecond, Max
 // after a wait (opts.Backoff, growing with each failure in a row); any
 // other error (task.ErrNoAuth, an invalid path, task.ErrClosed, ...)
 // would fail again: Lead returns it. A nil lead fails with
-// task.ErrInvalidArgument.
+// task.ErrInvalidArgument, a nil ctx with executor.ErrNilContext.
 func (cl *Client) Lead(ctx context.Context, opts LeadOptions, lead func(context.Context, *Leadership) error) error {
 	if cl.zero() {
 		return errZeroClient
 	}
 	if lead == nil {
 		return fmt.Errorf("election: nil lead function: %w", task.ErrInvalidArgument)
+	}
+	if ctx == nil {
+		return blocking.CtxErr(ctx, cl.name+": lead")
 	}
 	backoff := opts.Backoff
 	if backoff == (combinators.Backoff{}) {

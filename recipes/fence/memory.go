@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -26,11 +27,19 @@ type memEntry struct {
 // errNilMemory is the error of a nil *Memory's methods.
 var errNilMemory = fmt.Errorf("fence: nil *Memory: %w", task.ErrInvalidArgument)
 
+// errNilContext is the error of Memory's methods and of Write, Update,
+// Read and Delete given a nil ctx.
+var errNilContext = fmt.Errorf("fence: %w", executor.ErrNilContext)
+
 // Load implements Store. On a nil *Memory it fails with an error wrapping
-// task.ErrInvalidArgument.
+// task.ErrInvalidArgument, and with a nil ctx with one wrapping
+// executor.ErrNilContext.
 func (m *Memory) Load(ctx context.Context, key string) (Entry, uint64, error) {
 	if m == nil {
 		return Entry{}, 0, errNilMemory
+	}
+	if ctx == nil {
+		return Entry{}, 0, errNilContext
 	}
 	if err := ctx.Err(); err != nil {
 		return Entry{}, 0, err
@@ -42,10 +51,14 @@ func (m *Memory) Load(ctx context.Context, key string) (Entry, uint64, error) {
 }
 
 // CompareAndSwap implements Store. On a nil *Memory it fails with an
-// error wrapping task.ErrInvalidArgument.
+// error wrapping task.ErrInvalidArgument, and with a nil ctx with one
+// wrapping executor.ErrNilContext (nothing written).
 func (m *Memory) CompareAndSwap(ctx context.Context, key string, old uint64, e Entry) (bool, error) {
 	if m == nil {
 		return false, errNilMemory
+	}
+	if ctx == nil {
+		return false, errNilContext
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err

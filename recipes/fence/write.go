@@ -14,7 +14,9 @@ import (
 // lands between them makes the compare-and-swap fail, and Write loads and
 // checks again. It returns when the write went through, was refused, the
 // store failed (an *OpError; a failed CompareAndSwap leaves the outcome
-// unknown), or ctx ended (ctx's error). Each lost compare-and-swap means
+// unknown), or ctx ended (ctx's error). A nil ctx is refused, the store
+// not called, with an error wrapping executor.ErrNilContext (so are
+// Delete's, Update's and Read's). Each lost compare-and-swap means
 // another write went through (see Store), so Write loops only while others
 // keep writing the key.
 func Write[V any](ctx context.Context, s Store[V], key string, token int64, value []byte) error {
@@ -69,6 +71,9 @@ func run[V any](ctx context.Context, s Store[V], a *attempt[V]) ([]byte, error) 
 	}
 	if s == nil {
 		return nil, fmt.Errorf("fence: nil store: %w", task.ErrInvalidArgument)
+	}
+	if ctx == nil {
+		return nil, errNilContext // the store is not called
 	}
 	for {
 		if err := ctx.Err(); err != nil {

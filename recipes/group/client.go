@@ -166,13 +166,17 @@ func (w *Watcher) update(ch Change) {
 // Next (for the first call, since nothing: everyone is in Added). It
 // blocks until there is a difference, the view ends (its error), or ctx
 // ends. On an executor's goroutine, where it would wait for the reports
-// that goroutine makes, it fails at once with executor.ErrOnExecutor.
+// that goroutine makes, it fails at once with executor.ErrOnExecutor; a
+// nil ctx is refused (executor.ErrNilContext), a difference ready or not.
 func (w *Watcher) Next(ctx context.Context) (Change, error) {
 	if w.zero() {
 		return Change{}, errNil("Watcher")
 	}
 	if err := executor.CanBlock(); err != nil {
 		return Change{}, err
+	}
+	if ctx == nil {
+		return Change{}, blocking.CtxErr(ctx, "group watcher: next")
 	}
 	for {
 		w.mu.Lock()

@@ -45,7 +45,8 @@
 // Every operation is retried past connection loss (after the reconnect)
 // and past "not sent". Errors: constructors and Join refuse an invalid
 // directory or id (task.ErrInvalidPath), a nil executor, report function,
-// member or Watcher (task.ErrInvalidArgument) and data over the limit
+// member or Watcher (task.ErrInvalidArgument), a nil ctx
+// (executor.ErrNilContext) and data over the limit
 // (task.ErrDataTooLarge). Tasks fail with the scope's error
 // (task.ErrDeadlineExceeded, task.ErrCanceled, matching the context
 // errors), task.ErrSessionExpired or task.ErrClosed when the session ends

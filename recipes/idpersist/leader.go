@@ -64,10 +64,14 @@ var errZeroReplica = fmt.Errorf("%w: nil or zero Replica (not made by NewReplica
 // Run); after a session expiry it
 // runs for election again with a new candidate on the new session. It
 // returns ctx's error as task.ErrCanceled/ErrDeadlineExceeded, or the
-// first error that is neither expiry nor a lost leadership.
+// first error that is neither expiry nor a lost leadership; a nil ctx is
+// refused (executor.ErrNilContext), nothing run.
 func (r *Replica) Serve(ctx context.Context, ex *executor.Executor) error {
 	if r.zero() {
 		return errZeroReplica
+	}
+	if ctx == nil {
+		return blocking.CtxErr(ctx, "idpersist: serve")
 	}
 	for {
 		_, err := executor.Await(ctx, ex, r.Run())

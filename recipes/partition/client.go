@@ -52,8 +52,9 @@ func (c *Client) Join(ctx context.Context, identifier string, on func(Change)) (
 
 // Wait blocks until m is in state Acquired and returns what it holds
 // (kazoo's wait_for_acquire), or until m ends (its Err) or ctx does
-// (with a ctx that has ended it fails at once; on an executor's
-// goroutine, with executor.ErrOnExecutor). Wait, Fenced and Leave refuse
+// (with a ctx that has ended it fails at once, with a nil ctx with
+// executor.ErrNilContext; on an executor's goroutine, with
+// executor.ErrOnExecutor). Wait, Fenced and Leave refuse
 // a member joined on another executor than the Client's with an error
 // wrapping task.ErrInvalidArgument.
 func (c *Client) Wait(ctx context.Context, m *Member) ([]Hold, error) {
@@ -69,7 +70,7 @@ func (c *Client) Wait(ctx context.Context, m *Member) ([]Hold, error) {
 	if err := executor.CanBlock(); err != nil {
 		return nil, err
 	}
-	if ctx.Err() != nil {
+	if ctx == nil || ctx.Err() != nil { // a nil ctx: executor.ErrNilContext
 		return nil, blocking.CtxErr(ctx, "partition "+c.p.Path()+": wait")
 	}
 	for {

@@ -81,7 +81,8 @@ func (cl *Client) PutPriority(ctx context.Context, data []byte, priority int) (s
 // that), with one exception at most once: a put-back whose outcome a lost
 // connection or an expiry makes unknown is not sent again (that could
 // queue the item twice), and goes to OnError as an *UnknownTakeError with
-// the item's data.
+// the item's data. A nil ctx is refused (executor.ErrNilContext), nothing
+// sent.
 func (cl *Client) Take(ctx context.Context) (*Item, error) {
 	if cl.zero() {
 		return nil, errNil("Client")
@@ -89,7 +90,7 @@ func (cl *Client) Take(ctx context.Context) (*Item, error) {
 	if err := executor.CanBlock(); err != nil {
 		return nil, err
 	}
-	if ctx.Err() != nil { // nothing is sent: no item is taken
+	if ctx == nil || ctx.Err() != nil { // nothing is sent: no item is taken (a nil ctx: executor.ErrNilContext)
 		return nil, ctxErr(ctx, "queue "+cl.q.Dir()+": take")
 	}
 	type result struct {

@@ -14,7 +14,7 @@
 // behind, also when a reply was lost. Bad input gets a typed error at
 // once: a path ZooKeeper refuses (or "/") task.ErrInvalidPath; n < 1, a
 // nil executor or option, or AcquireMany of k < 1 or k > n leases
-// task.ErrInvalidArgument.
+// task.ErrInvalidArgument; a nil ctx executor.ErrNilContext.
 //
 //	c, err := semaphore.NewClient(ex, "/app/workers", 2)
 //	l, err := c.Acquire(ctx) // waits until one of the 2 leases is free

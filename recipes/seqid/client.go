@@ -83,8 +83,9 @@ func NewClient(ex *executor.Executor, path string, blockSize int64, opts ...Opti
 // session expires during a call, Next tries again on the next session:
 // nothing was handed out. IDs returned to calls that do not overlap in
 // time increase. With a ctx that has ended it fails at once (an ID of the
-// block in hand stays for a later call), and on an executor's goroutine
-// with executor.ErrOnExecutor. With blocks, a call whose ctx ends while
+// block in hand stays for a later call), with a nil ctx with
+// executor.ErrNilContext, and on an executor's goroutine with
+// executor.ErrOnExecutor. With blocks, a call whose ctx ends while
 // it reserves the next block returns at once and leaves the reservation
 // running: its block is handed out to later calls (a failure nobody
 // waits for goes to the executor's Config.OnError).
@@ -101,7 +102,7 @@ func (g *Client) Next(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	for {
-		if ctx.Err() != nil {
+		if ctx == nil || ctx.Err() != nil { // a nil ctx: executor.ErrNilContext
 			return 0, blocking.CtxErr(ctx, "seqid "+g.path+": next")
 		}
 		g.mu.Lock()

@@ -54,7 +54,8 @@
 // block is not canceled when the context of the call that started it
 // ends: that call returns at once, and the block goes to later calls.
 // A nil or zero Client, Counter or Allocator (not made by its
-// constructor) is refused with an error matching task.ErrInvalidArgument.
+// constructor) is refused with an error matching task.ErrInvalidArgument,
+// and a nil ctx with one matching executor.ErrNilContext.
 //
 // The protocol, contention, the fault table and the measured figures:
 // recipes/seqid/PROTOCOL.md.

@@ -58,6 +58,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/fence"
 	"github.com/zkflow/zkflow/task"
 )
@@ -141,12 +142,19 @@ var errNoSync = fmt.Errorf("boltstore: database has NoSync set: its commits are 
 // made by New).
 var errNilStore = fmt.Errorf("boltstore: nil or zero *Store (not made by New): %w", task.ErrInvalidArgument)
 
+// errNilContext is the error of the methods given a nil ctx.
+var errNilContext = fmt.Errorf("boltstore: %w", executor.ErrNilContext)
+
 // Load implements fence.Store: a read-only transaction. On a nil or zero
 // *Store (not made by New) it fails with an error wrapping
-// task.ErrInvalidArgument.
+// task.ErrInvalidArgument, and with a nil ctx with one wrapping
+// executor.ErrNilContext.
 func (s *Store) Load(ctx context.Context, key string) (e fence.Entry, version uint64, err error) {
 	if s == nil || s.db == nil {
 		return fence.Entry{}, 0, errNilStore
+	}
+	if ctx == nil {
+		return fence.Entry{}, 0, errNilContext
 	}
 	if err := ctx.Err(); err != nil {
 		return fence.Entry{}, 0, err
@@ -165,10 +173,14 @@ func (s *Store) Load(ctx context.Context, key string) (e fence.Entry, version ui
 // CompareAndSwap implements fence.Store: one read-write transaction that
 // reads the key's version and, if it is old, writes e with the next. On
 // a nil or zero *Store, an empty key or a database with NoSync set it fails,
-// writing nothing, with an error wrapping task.ErrInvalidArgument.
+// writing nothing, with an error wrapping task.ErrInvalidArgument, and
+// with a nil ctx with one wrapping executor.ErrNilContext.
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, e fence.Entry) (swapped bool, err error) {
 	if s == nil || s.db == nil {
 		return false, errNilStore
+	}
+	if ctx == nil {
+		return false, errNilContext
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err

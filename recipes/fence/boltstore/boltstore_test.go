@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"go.uber.org/goleak"
 
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/fence"
 	"github.com/zkflow/zkflow/recipes/fence/boltstore"
 	"github.com/zkflow/zkflow/recipes/fence/fencetest"
@@ -102,6 +103,35 @@ func TestBadInput(t *testing.T) {
 	var oe *fence.OpError
 	if !errors.Is(err, boltstore.ErrCorrupt) || !errors.As(err, &oe) || oe.Op != "load" {
 		t.Fatalf("foreign entry: %v; want an *OpError of load wrapping ErrCorrupt", err)
+	}
+}
+
+// A nil ctx is bad input: Load and CompareAndSwap refuse it with an
+// error matching executor.ErrNilContext (they panicked), writing
+// nothing.
+func TestNilContextIsRefused(t *testing.T) {
+	st, err := boltstore.New(open(t), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nilCtx context.Context
+	for name, call := range map[string]func() error{
+		"Load":           func() error { _, _, err := st.Load(nilCtx, "k"); return err },
+		"CompareAndSwap": func() error { _, err := st.CompareAndSwap(nilCtx, "k", 0, fence.Entry{Token: 1}); return err },
+	} {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s with a nil ctx panicked: %v", name, p)
+				}
+			}()
+			if err := call(); !errors.Is(err, executor.ErrNilContext) {
+				t.Errorf("%s with a nil ctx: %v; want executor.ErrNilContext", name, err)
+			}
+		}()
+	}
+	if e, v, err := st.Load(context.Background(), "k"); err != nil || v != 0 || e.Token != 0 {
+		t.Errorf("after the refused calls: %+v, version %d, %v; want no entry", e, v, err)
 	}
 }
 

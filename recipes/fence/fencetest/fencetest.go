@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zkflow/zkflow/executor"
 	"github.com/zkflow/zkflow/recipes/fence"
 	"github.com/zkflow/zkflow/task"
 )
@@ -190,6 +191,10 @@ func testSemantics[V any](t *testing.T, s fence.Store[V]) {
 	cancel()
 	if err := fence.Write(cctx, s, "a", 11, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled context: %v", err)
+	}
+	var nilCtx context.Context // refused by the fence before the store is called
+	if err := fence.Write(nilCtx, s, "a", 11, nil); !errors.Is(err, executor.ErrNilContext) {
+		t.Fatalf("nil context: %v; want executor.ErrNilContext", err)
 	}
 }
 

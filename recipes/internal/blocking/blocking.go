@@ -88,7 +88,10 @@ func Take[H any](ctx context.Context, what string, ex *executor.Executor, t task
 // CtxErr is the error a blocking call returns when ctx ended first:
 // task.ErrDeadlineExceeded or task.ErrCanceled (which match
 // context.DeadlineExceeded and context.Canceled under errors.Is), wrapped
-// in what was waiting ("lock /locks/a: acquire: deadline exceeded").
+// in what was waiting ("lock /locks/a: acquire: deadline exceeded"). For
+// a nil ctx it is executor.ErrNilContext, wrapped the same way: a call
+// that checks `ctx == nil || ctx.Err() != nil` before it waits refuses a
+// nil ctx with it.
 func CtxErr(ctx context.Context, what string) error {
 	if ctx == nil {
 		return nilCtx(what)

@@ -289,6 +289,20 @@ func TestCloseWhenDoneStepDriven(t *testing.T) {
 	}
 }
 
+// CloseWhenDone with a nil ctx (bad input) does nothing, as with one that
+// never ends: no panic, and the executor runs on.
+func TestCloseWhenDoneNilContext(t *testing.T) {
+	r := rig.New(t)
+	var nilCtx context.Context
+	r.Ex.CloseWhenDone(nilCtx)
+	ran := false
+	executor.Submit(r.Ex, task.Func(func(*task.Scope) (task.Unit, error) { ran = true; return task.Unit{}, nil }), nil)
+	r.Idle()
+	if !ran {
+		t.Fatal("the executor stopped running work after CloseWhenDone(nil)")
+	}
+}
+
 // Close before Run: work submitted before it never runs (it ends with
 // task.ErrClosed when Run stops the executor, at once), work submitted
 // after it is refused, and Run returns nil.

@@ -432,9 +432,10 @@ func (e *Executor) stopAsked() bool {
 // (Step, RunUntilIdle and Run shut it down before their next job), except
 // that Run then returns ctx's error. Run does this for its own ctx; a
 // simulation that drives the executor with Step uses it to end a process
-// with a context. It must be called on the executor goroutine.
+// with a context. It must be called on the executor goroutine. A nil ctx,
+// or one that never ends, does nothing.
 func (e *Executor) CloseWhenDone(ctx context.Context) {
-	if ctx.Done() != nil {
+	if ctx != nil && ctx.Done() != nil {
 		e.stopCtxs = append(e.stopCtxs, ctx)
 	}
 }

@@ -50,4 +50,11 @@ const (
 	// place while its session lives on: its job stays assigned to a
 	// worker that no longer serves.
 	bugHandlerSessionErrorKeepsWorker canary.Name = "masterworker/handler-session-error-keeps-worker"
+	// bugUnfencedMoves: the primary's moves (assignments, moves back,
+	// the failed status of a task too large to move) are plain multis,
+	// with no check on its lease: a primary that lost mastership, cut
+	// off or its lease deleted, still moves tasks. Nothing is in two
+	// places (each move is still one multi), but a stale primary moves a
+	// live worker's task back, and the work is done again.
+	bugUnfencedMoves canary.Name = "masterworker/unfenced-moves"
 )

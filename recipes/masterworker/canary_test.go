@@ -43,7 +43,12 @@ const (
 //   - handler-session-error-keeps-worker: a handler that fails with
 //     another session's expiry (one run in thirty-two) leaves its worker
 //     registered while its session lives: the job never gets a status
-//     (Quiesce fails).
+//     (Quiesce fails);
+//   - unfenced-moves: a primary whose lease is gone (deleted by an
+//     operator, or by the next primary's multi) still moves tasks; the
+//     journal's judge of the moves (fenceJudge) sees a move by a session
+//     that holds no lease (11, 12 and 20 seeds in three hunts; no other
+//     check sees it: a stale primary's move only makes work again).
 func TestCanaries(t *testing.T) {
 	bounds := map[canary.Name]int{
 		masterworker.BugAssignTwoOps:                   canaryBound,
@@ -53,6 +58,7 @@ func TestCanaries(t *testing.T) {
 		masterworker.BugFindWithoutSync:                findBound,
 		masterworker.BugCanceledHandlerWritesStatus:    canaryBound,
 		masterworker.BugHandlerSessionErrorKeepsWorker: canaryBound,
+		masterworker.BugUnfencedMoves:                  canaryBound,
 	}
 	for _, name := range slices.Sorted(maps.Keys(bounds)) {
 		t.Run(string(name), func(t *testing.T) {

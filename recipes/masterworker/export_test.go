@@ -11,4 +11,5 @@ var (
 	BugCanceledHandlerWritesStatus    = bugCanceledHandlerWritesStatus
 	BugHandlerSessionErrorKeepsWorker = bugHandlerSessionErrorKeepsWorker
 	BugWaitWatchesStatus              = bugWaitWatchesStatus
+	BugUnfencedMoves                  = bugUnfencedMoves
 )

@@ -543,7 +543,7 @@ func (r *term) moveBack(assigned, name string) task.Task[task.Unit] {
 				return
 			}
 			back := r.m.sys.TasksPath() + "/" + name
-			multi := r.l.Fenced(
+			multi := r.fenced(
 				&task.DeleteRequest{Path: assigned, Version: d.Stat.Version},
 				&task.CreateRequest{Path: back, Data: d.Data, Mode: task.Persistent, ACL: r.m.sys.acl.For(back)},
 			)
@@ -565,6 +565,16 @@ func (r *term) moveBack(assigned, name string) task.Task[task.Unit] {
 			})
 		})
 	}
+}
+
+// fenced is the primary's multi of ops with the check on its lease
+// (election's Leadership.Fenced): ZooKeeper refuses it once anyone else
+// is primary, however late it arrives.
+func (r *term) fenced(ops ...task.MultiOp) task.Task[[]task.MultiResult] {
+	if canary.On(bugUnfencedMoves) {
+		return task.Multi(ops...)
+	}
+	return r.l.Fenced(ops...)
 }
 
 // settle handles the outcome of an assignment or a move: success counts;
@@ -636,7 +646,7 @@ func (r *term) assign(name, w string) task.Task[task.Unit] {
 				})
 				return
 			}
-			task.Run(s, r.l.Fenced(create, del), func(_ []task.MultiResult, err error) {
+			task.Run(s, r.fenced(create, del), func(_ []task.MultiResult, err error) {
 				if errors.Is(err, task.ErrDataTooLarge) {
 					// The assignment, the task's data with a longer
 					// path and the fence, is over the server's limit
@@ -663,7 +673,7 @@ func (r *term) failTask(name, path string, d task.Data, msg string) task.Task[ta
 	status := r.m.sys.StatusPath(name)
 	res := Result{Data: []byte(msg), Failed: true}
 	return func(s *task.Scope, k task.Cont[task.Unit]) {
-		multi := r.l.Fenced(
+		multi := r.fenced(
 			&task.CreateRequest{Path: status, Data: encodeResult(res), Mode: task.Persistent, ACL: r.m.sys.acl.For(status)},
 			&task.DeleteRequest{Path: path, Version: d.Stat.Version},
 		)

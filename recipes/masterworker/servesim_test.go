@@ -54,10 +54,13 @@ func serveCtx(a *sim.Actor) (context.Context, context.CancelFunc) {
 }
 
 // served judges how a Serve of client i ended: with its context's end only
-// if that context ended, otherwise only refused by an ACL (or, for a
+// if that context ended (ended, its error when Serve returned, read before
+// the call's cancel), and matching it (task.ErrCanceled for
+// context.Canceled, task.ErrDeadlineExceeded for
+// context.DeadlineExceeded); otherwise only refused by an ACL (or, for a
 // worker, stopped by its handler: stopped). It reports whether the actor
 // goes on.
-func (s *mwSim) served(a *sim.Actor, what string, ctx context.Context, err error, stopped bool) bool {
+func (s *mwSim) served(a *sim.Actor, what string, ended, err error, stopped bool) bool {
 	r, i := s.r, a.Client()
 	s.serves++
 	switch {
@@ -67,8 +70,8 @@ func (s *mwSim) served(a *sim.Actor, what string, ctx context.Context, err error
 		s.handlerStops++ // its handler stopped it: served again
 	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
 		s.serveEnds++
-		if ctx.Err() == nil {
-			r.Errorf("client %d: %s Serve returned %v, its context live", i, what, err)
+		if ended == nil || !errors.Is(err, ended) {
+			r.Errorf("client %d: %s Serve returned %v, its context %s", i, what, err, ctxState(ended))
 		}
 	case errors.Is(err, task.ErrNoAuth):
 		s.refused++ // an operator's ACL refused it: served again
@@ -93,14 +96,13 @@ func (s *mwSim) serveMaster(i int) {
 		for a.Context().Err() == nil && !s.drained() {
 			ctx, cancel := serveCtx(a)
 			err := m.Serve(ctx, a.Exec())
+			ended := ctx.Err()
 			cancel()
-			if !s.served(a, "master", ctx, err, false) {
+			if !s.served(a, "master", ended, err, false) {
 				break
 			}
 		}
-		terms, _, moved := m.Stats()
-		s.stats.moves += moved
-		s.stats.terms += terms
+		s.masterStats(m)
 	})
 }
 
@@ -108,21 +110,24 @@ func (s *mwSim) serveMaster(i int) {
 // expiries and restarts), Served again and again.
 func (s *mwSim) serveWorker(i int) {
 	id := fmt.Sprintf("w%d-%d", i, s.workerN[i])
-	w, err := s.sys.Worker(id, s.handler(i))
+	w, err := s.sys.Worker(id, s.handler(i, id))
 	if err != nil {
 		s.r.Errorf("worker: %v", err)
 		return
 	}
+	s.workers[i] = w
 	s.r.Go(i, func(a *sim.Actor) {
 		for a.Context().Err() == nil && !s.drained() {
 			ctx, cancel := serveCtx(a)
 			err := w.Serve(ctx, a.Exec())
+			ended := ctx.Err()
 			cancel()
 			stopped := s.canceled[i] || s.foreign[i]
 			s.canceled[i], s.foreign[i] = false, false
-			if !s.served(a, "worker "+id, ctx, err, stopped) {
+			if !s.served(a, "worker "+id, ended, err, stopped) {
 				break
 			}
 		}
+		s.workerDone(w)
 	})
 }

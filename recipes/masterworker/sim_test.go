@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,18 @@ type mwSim struct {
 	// left; serves counts their Serve calls, serveEnds those their
 	// context ended.
 	subLive, serves, serveEnds int
+	// fence judges the moves from the server's journal (fencesim_test.go).
+	fence fenceJudge
+	// What the masters' Stats (assignments, moves back) and the
+	// workers' Completed reported, summed over the Masters and Workers
+	// (counted: each once, when its runs ended, its process crashed or
+	// the seed ended): at most the moves the journal saw, and the
+	// statuses on the server. workers: per client, its Worker.
+	statAssigned, statMoved, completed int64
+	counted                            map[any]bool
+	workers                            []*masterworker.Worker
+	// busy: per worker id, the job its handler runs (one at a time).
+	busy map[string]string
 
 	// summed over seeds by the test
 	stats *simTotals
@@ -180,6 +193,7 @@ func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 			{Seed: 78000114, ReconnectLag: true, Blinks: true, Canary: string(masterworker.BugFindWithoutSync), Why: "drawn with every fault class, as 58500394 was: with the canary masterworker/find-without-sync on (a Find before submitting again that lists with no sync), a submission gets two statuses"},
 		},
 		SessionTimeout: 4 * time.Second,
+		Server:         fakezk.Config{Journal: func(c fakezk.Commit) { s.fence.journal(c) }},
 		Faults:         sim.Faults{Allow: sim.AllFaults | sim.CounterFaults | sim.Of(sim.ACL), MaxRate: 0.02},
 		// An operator closes any node for a while, or makes it read only:
 		// the directories, the master node, registrations, tasks,
@@ -199,8 +213,10 @@ func newMWSim(tot *simTotals) (*mwSim, sim.Scenario) {
 				doneSeen: map[string]seenTask{}, undone: map[string]undoneTask{},
 				waiting: make([]int, simSubmitters), executed: map[string]int{}, ran: map[string]*runs{}, canceled: make([]bool, simClients), foreign: make([]bool, simClients), masters: make([]*masterworker.Master, simMasters),
 				runs: make([]*executor.Flow, simMasters), stopping: make([]bool, simMasters),
-				workerN: make([]int, simClients), subJ: make([]int, simSubmitters)}
+				workerN: make([]int, simClients), subJ: make([]int, simSubmitters), busy: map[string]string{},
+				counted: map[any]bool{}, workers: make([]*masterworker.Worker, simClients)}
 			_, err = sim.Run(r.World, 0, sys.Setup())
+			s.fence.start(r)
 			return err
 		},
 		Workload: s.workload,
@@ -309,6 +325,10 @@ func (s *mwSim) instant() {
 	if s.r == nil || s.r.Failed() {
 		return
 	}
+	if s.fence.err != nil {
+		s.r.Errorf("%v", s.fence.err)
+		return
+	}
 	z := s.r.Server.Zxid()
 	if z == s.lastZxid {
 		return // nothing changed since the last check
@@ -393,8 +413,20 @@ func (s *mwSim) instant() {
 	}
 }
 
-// named records that submission id's task is name, for instant to judge.
-func (s *mwSim) named(id, name string) {
+// named records that submission id's task is name, for instant to judge,
+// and judges the name: task-<submission id>-<sequence> (PROTOCOL.md's
+// task names), its submission id starting with prefix (the id given
+// Submit, or the blocking Client's id and "_": NewClient); and no other
+// submission's.
+func (s *mwSim) named(id, prefix, name string) {
+	if !strings.HasPrefix(name, prefix) || !taskSeq(name) {
+		s.r.Errorf("submission %s: its task is named %s, not %s...-<sequence number>", id, name, prefix)
+	}
+	for other, n := range s.names {
+		if n == name && other != id {
+			s.r.Errorf("submissions %s and %s both told their task is %s", other, id, name)
+		}
+	}
 	s.names[id] = name
 	s.undone[id] = undoneTask{name, simRoot + "/status/" + name}
 }
@@ -476,6 +508,18 @@ func (s *mwSim) crashes(r *sim.Trial) {
 // the same submission (submitted again, since the dead process's create
 // may have been applied, or waited for if its name was known).
 func (s *mwSim) restart(i int) {
+	// The dead process's handlers never end, nor its runs: what its
+	// Master or Worker counted is all it counts.
+	for id := range s.busy {
+		if strings.HasPrefix(id, fmt.Sprintf("w%d-", i)) {
+			delete(s.busy, id)
+		}
+	}
+	if i < simMasters {
+		s.masterStats(s.masters[i])
+	} else {
+		s.workerDone(s.workers[i])
+	}
 	switch {
 	case i < simMasters && s.blocking:
 		s.masters[i] = nil
@@ -531,9 +575,7 @@ func (s *mwSim) master(i int) {
 	run = func() {
 		s.masters[i] = m
 		s.runs[i] = executor.Submit(s.r.Execs[i], m.Run(), func(_ task.Unit, err error) {
-			terms, _, moved := m.Stats()
-			s.stats.moves += moved
-			s.stats.terms += terms
+			s.masterStats(m)
 			switch {
 			case s.r.Closing():
 			case s.stopping[i] && errors.Is(err, task.ErrCanceled):
@@ -573,12 +615,14 @@ func (s *mwSim) master(i int) {
 func (s *mwSim) worker(i, n int) {
 	s.workerN[i] = n
 	id := fmt.Sprintf("w%d-%d", i, n)
-	w, err := s.sys.Worker(id, s.handler(i))
+	w, err := s.sys.Worker(id, s.handler(i, id))
 	if err != nil {
 		s.r.Errorf("worker: %v", err)
 		return
 	}
+	s.workers[i] = w
 	executor.Submit(s.r.Execs[i], w.Run(), func(_ task.Unit, err error) {
+		s.workerDone(w)
 		canceled, foreign := s.canceled[i], s.foreign[i]
 		s.canceled[i], s.foreign[i] = false, false
 		switch {
@@ -609,17 +653,25 @@ func (s *mwSim) worker(i, n int) {
 	})
 }
 
-// handler is the handler of client i's workers: it records each run
-// and gives the outcome handlerFate draws.
-func (s *mwSim) handler(i int) masterworker.Handler {
+// handler is the handler of client i's worker id: it records each run
+// and gives the outcome handlerFate draws. It judges that the worker runs
+// its jobs one at a time (Worker.Run) and that a job's data is its
+// submission's, in every run (Job.Data: what the client submitted; a
+// task keeps its data through every move).
+func (s *mwSim) handler(i int, id string) masterworker.Handler {
 	return func(j masterworker.Job) task.Task[[]byte] {
 		return func(sc *task.Scope, k task.Cont[[]byte]) {
 			s.executed[j.Name]++
+			if other, ok := s.busy[id]; ok {
+				s.r.Errorf("client %d: worker %s runs job %s while its job %s runs: not one at a time", i, id, j.Name, other)
+			}
+			s.busy[id] = j.Name
 			bar := s.r.OpenSpan(i, "task", strings.TrimPrefix(j.Name, "task-")) // on the seed's picture
 			think := time.Duration(sc.Rand()%500) * time.Millisecond
 			fate := handlerFate(sc.Rand(), s.r.Stopping())
 			task.Run(sc, c.Sleep(think), func(_ task.Unit, err error) {
 				s.r.CloseSpan(bar)
+				delete(s.busy, id)
 				if err != nil {
 					k(nil, err)
 					return
@@ -628,6 +680,8 @@ func (s *mwSim) handler(i int) masterworker.Handler {
 				if rs == nil {
 					rs = &runs{id: string(j.Data)}
 					s.ran[j.Name] = rs
+				} else if rs.id != string(j.Data) {
+					s.r.Errorf("client %d: worker %s ran job %s with data %q, where an earlier run had %q", i, id, j.Name, j.Data, rs.id)
 				}
 				rs.fates |= 1 << fate
 				switch fate {
@@ -690,7 +744,7 @@ func (s *mwSim) submit(i, si, j int, id string, again bool) {
 			s.r.Errorf("client %d: submit %s: %v", i, id, err)
 			return
 		}
-		s.named(id, name)
+		s.named(id, "task-"+id+"-", name)
 		s.wait(i, si, j, id, name)
 	})
 }
@@ -709,6 +763,9 @@ func (s *mwSim) wait(i, si, j int, id, name string) {
 			return
 		case err != nil:
 			s.r.Errorf("client %d: wait %s: %v", i, name, err)
+			return
+		case !s.onServer(name, res):
+			s.r.Errorf("client %d: Wait of %s (submission %s) returned %+v, not the status on the server", i, name, id, res)
 			return
 		case !s.statusOK(name, id, res):
 			s.r.Errorf("client %d: status of %s (submission %s): %+v, not what a run of its handler gave", i, name, id, res)
@@ -747,13 +804,20 @@ func (s *mwSim) blockingSubmitter(i int) {
 		}
 		return a.WithCancel(a.Context())
 	}
-	refused := func(a *sim.Actor, what string, err error) bool {
+	// refused judges a call's error; ended is its context's error when
+	// the call returned (read before the call's cancel).
+	refused := func(a *sim.Actor, what string, ended, err error) bool {
 		switch {
 		case r.Closing() || a.Context().Err() != nil:
 		case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
 			// Its own context ended: a Submit may or may not have
 			// made its task (an orphan: one status if made); a Wait is
-			// called again.
+			// called again. Only its context's end, matching it (the
+			// package doc: Submit returns ctx's error, Wait waits until
+			// ctx ends).
+			if ended == nil || !errors.Is(err, ended) {
+				r.Errorf("client %d: %s returned %v, its context %s", i, what, err, ctxState(ended))
+			}
 		case errors.Is(err, task.ErrNoAuth):
 			s.refused++
 			_ = a.Sleep(a.Context(), time.Duration(a.Rand().Int64N(int64(300*time.Millisecond))))
@@ -776,21 +840,27 @@ func (s *mwSim) blockingSubmitter(i int) {
 			s.orphans[id] = true
 			ctx, cancel := call(a)
 			name, err := cl.Submit(ctx, []byte(id))
+			ended := ctx.Err()
 			cancel()
 			if err != nil {
 				s.waiting[si]--
-				refused(a, "submit "+id, err)
+				refused(a, "submit "+id, ended, err)
 				continue
 			}
 			delete(s.orphans, id)
-			s.named(id, name)
+			s.named(id, fmt.Sprintf("task-client-%d_", i), name)
 			for a.Context().Err() == nil {
 				ctx, cancel := call(a)
 				res, err := cl.Wait(ctx, name)
+				ended := ctx.Err()
 				cancel()
 				if err != nil {
-					refused(a, "wait "+name, err)
+					refused(a, "wait "+name, ended, err)
 					continue
+				}
+				if !s.onServer(name, res) {
+					r.Errorf("client %d: Wait of %s (submission %s) returned %+v, not the status on the server", i, name, id, res)
+					return
 				}
 				if !s.statusOK(name, id, res) {
 					r.Errorf("client %d: Submit of %s returned %s, whose status is %+v: not its own, or not what a run of its handler gave", i, id, name, res)
@@ -808,7 +878,11 @@ func (s *mwSim) blockingSubmitter(i int) {
 // final judges the end state: every submission has exactly one status
 // (counted by the data the workers wrote, so a duplicate task shows even
 // if its name does not carry the id), nothing is left in /tasks or in any
-// assignment directory, and no status belongs to an unknown submission.
+// assignment directory, and no status belongs to an unknown submission;
+// every status, waited for or not (an orphan's), is in the recipe's
+// format and what a run of its task's handler gave; every move was
+// fenced (fenceJudge); and the masters' Stats and the workers' Completed
+// count no more than the server applied.
 func (s *mwSim) final() error {
 	s.stats.seeds++
 	s.stats.failovers += s.failovers
@@ -844,12 +918,17 @@ func (s *mwSim) final() error {
 		}
 	}
 	byData := map[string][]string{}
-	for _, name := range s.r.Children(simRoot + "/status") {
+	statuses := s.r.Children(simRoot + "/status")
+	for _, name := range statuses {
 		// Straight from the server's tree: a read through a client's
 		// session could meet the end of a session a late fault cut.
 		data, _, ok := s.r.NodeData(simRoot + "/status/" + name)
 		if !ok || len(data) == 0 {
 			return fmt.Errorf("read status %s: gone or empty", name)
+		}
+		if rs := s.ran[name]; rs == nil || (data[0] != 'o' && data[0] != 'e') ||
+			!s.statusOK(name, rs.id, masterworker.Result{Data: data[1:], Failed: data[0] == 'e'}) {
+			return fmt.Errorf("status %s holds %q: not what a run of its task's handler gave", name, data)
 		}
 		id := s.statusOf(name, data)
 		byData[id] = append(byData[id], name)
@@ -872,7 +951,82 @@ func (s *mwSim) final() error {
 			return fmt.Errorf("submission %s answered %d times", id, n)
 		}
 	}
+	if s.fence.err != nil {
+		return s.fence.err
+	}
+	for _, m := range s.masters {
+		s.masterStats(m)
+	}
+	for _, w := range s.workers {
+		s.workerDone(w)
+	}
+	if s.statAssigned > s.fence.assigned || s.statMoved > s.fence.movedBack {
+		return fmt.Errorf("the masters' Stats count %d assignments and %d moves back; the server applied %d and %d", s.statAssigned, s.statMoved, s.fence.assigned, s.fence.movedBack)
+	}
+	if s.completed > int64(len(statuses)) {
+		return fmt.Errorf("the workers' Completed count %d statuses written; the server holds %d", s.completed, len(statuses))
+	}
 	return nil
+}
+
+// masterStats adds m's Stats up, once: when its runs have ended, its
+// process crashed, or the seed ended.
+func (s *mwSim) masterStats(m *masterworker.Master) {
+	if m == nil || s.counted[m] {
+		return
+	}
+	s.counted[m] = true
+	terms, assigned, moved := m.Stats()
+	s.stats.moves += moved
+	s.stats.terms += terms
+	s.statAssigned += assigned
+	s.statMoved += moved
+}
+
+// workerDone adds w's Completed up, once, as masterStats does.
+func (s *mwSim) workerDone(w *masterworker.Worker) {
+	if w == nil || s.counted[w] {
+		return
+	}
+	s.counted[w] = true
+	s.completed += w.Completed()
+}
+
+// onServer reports whether res is the status of task name on the server:
+// the one result every Wait of the task reads (the package doc: the
+// status is written once, and the client reads that one result).
+func (s *mwSim) onServer(name string, res masterworker.Result) bool {
+	data, _, ok := s.r.NodeData(simRoot + "/status/" + name)
+	tag := byte('o')
+	if res.Failed {
+		tag = 'e'
+	}
+	return ok && len(data) > 0 && data[0] == tag && string(data[1:]) == string(res.Data)
+}
+
+// taskSeq reports whether name ends in "-" and a sequence number as
+// ZooKeeper appends it: ten digits, or a minus sign and ten digits once
+// the counter has wrapped (PROTOCOL.md, the tasks directory's counter).
+func taskSeq(name string) bool {
+	k := strings.LastIndexByte(name, '-')
+	if k < 0 {
+		return false
+	}
+	seq := name[k+1:]
+	if k > 0 && name[k-1] == '-' {
+		seq = name[k:] // a negative number: "...--0000000005"
+	}
+	n, err := strconv.ParseInt(seq, 10, 32)
+	return err == nil && seq == fmt.Sprintf("%010d", n)
+}
+
+// ctxState describes a call's context as it was when the call returned,
+// for a message.
+func ctxState(ended error) string {
+	if ended == nil {
+		return "live"
+	}
+	return "ended with " + ended.Error()
 }
 
 // Safety and liveness over many seeds, each with a fault plan drawn from

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -63,9 +64,13 @@ type blockingSim struct {
 	ended   [numEnds]int // member rounds that joined, by where their context ended
 	tried   [numEnds]int
 	nexts   int
-	dir     sim.Listings      // the directory's listings on the server
-	reg     sim.Registrations // the members the actors hold
-	quietAt time.Duration     // when the actors had all ended, no member node left
+	// Members judged on the server at their Join's outcome and at their
+	// Leave (owns), Leaves judged there at their outcome (leftNone), and
+	// Next errors judged (judgeNext).
+	joinsJudged, leavesJudged, nextErrs int
+	dir                                 sim.Listings      // the directory's listings on the server
+	reg                                 sim.Registrations // the members the actors hold
+	quietAt                             time.Duration     // when the actors had all ended, no member node left
 	// r is the seed's Trial; aimed: a restart was aimed at a delete of
 	// a member node (aimRestart), once a seed.
 	r     *sim.Trial
@@ -230,18 +235,57 @@ func draw(a *sim.Actor) (int, context.Context, context.CancelFunc) {
 	return end, ctx, cancel
 }
 
-// expected reports whether err is one a blocking call may return under
-// the world's faults with a context drawn to end at end.
-func expected(r *sim.Trial, a *sim.Actor, end int, err error) bool {
+// badErr says why err may not be what a Client call made with ctx
+// returned under the world's faults, or "" if it may: nil; ctx's end, as
+// task.ErrCanceled or task.ErrDeadlineExceeded matching ctx.Err(), never
+// while ctx lives (the Client doc); task.ErrSessionExpired from a Join or
+// a Watch (taking) once ctx has ended (until then they run again on the
+// next session), never from a Leave, a Stop or a Next (a Leave on a
+// session that ended has nothing left to delete, and a view goes on on
+// the next session); an operator's ACL refusing it for a while; anything
+// once the world closes. Never a connection loss or "not sent": every
+// operation is retried past them (the package doc).
+func badErr(r *sim.Trial, ctx context.Context, err error, taking bool) string {
 	switch {
-	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-		return end != endNone || a.Context().Err() != nil
-	case r.Closing(), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err):
-		return true
+	case err == nil, r.Closing():
+		return ""
 	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
-		return true
+		return ""
+	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+		switch {
+		case ctx.Err() == nil:
+			return "a context's error while its context lives"
+		case !errors.Is(err, ctx.Err()):
+			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
+		}
+		return ""
+	case errors.Is(err, task.ErrSessionExpired):
+		switch {
+		case !taking:
+			return "session expiry, which it never ends with"
+		case ctx.Err() == nil:
+			return "session expiry while its context lives (it runs again on the next session)"
+		}
+		return ""
 	}
-	return false
+	return "not an error it may end with"
+}
+
+// atOnce says why a Client call made with a ctx that had ended before
+// it (at t0 of the simulated clock) broke the Client doc, or "": it
+// returns ctx's error at once (Join and Watch submit nothing; Leave and
+// Stop start their give-back in the background: the package doc's
+// deferred Leave).
+func atOnce(r *sim.Trial, ctx context.Context, t0 time.Duration, err error) string {
+	switch {
+	case r.Closing():
+		return ""
+	case !errors.Is(err, ctx.Err()):
+		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
+	case r.Elapsed() != t0:
+		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, r.Elapsed()-t0)
+	}
+	return ""
 }
 
 // member is one join, stay, leave of actor a as member id.
@@ -251,17 +295,26 @@ func (s *blockingSim) member(r *sim.Trial, a *sim.Actor, c *Client, id string) {
 	defer cancel()
 	s.tried[end]++
 	inc := r.Incarnation(i)
+	from, t0, over := r.Clock.Now(), r.Elapsed(), ctx.Err() != nil
 	m, err := c.Join(ctx, id, []byte(id))
+	if over && !a.Killed() {
+		if why := atOnce(r, ctx, t0, err); why != "" {
+			r.Errorf("client %d: join %s: %s", i, id, why)
+		}
+	}
 	if err != nil {
 		r.Logf("client %d actor %d (ctx ends %s): join %s: %v", i, a.ID(), endNames[end], id, err)
-		if !expected(r, a, end, err) {
-			r.Errorf("client %d: join %s: %v", i, id, err)
+		if why := badErr(r, ctx, err, true); why != "" {
+			r.Errorf("client %d: join %s: %v: %s", i, id, err, why)
 		}
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
 	}
 	s.ended[end]++
 	r.Logf("client %d actor %d (ctx ends %s): joined %s", i, a.ID(), endNames[end], id)
+	if r.Incarnation(i) == inc {
+		s.owns(r, i, m, from, "at its Join's outcome")
+	}
 	s.reg.Hold(r, i, inc, sim.Registered{Name: id, Registered: m.Registered, Session: m.Session, Done: m.Done()})
 	defer func() {
 		s.reg.Drop(r, i, inc, id)
@@ -270,13 +323,26 @@ func (s *blockingSim) member(r *sim.Trial, a *sim.Actor, c *Client, id string) {
 			ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(4))
 			defer gc()
 		}
+		if r.Incarnation(i) == inc {
+			s.owns(r, i, m, from, "at its Leave")
+		}
+		t0, over := r.Elapsed(), ctx.Err() != nil
 		err := c.Leave(ctx, m)
 		r.Logf("client %d actor %d: leave %s: %v", i, a.ID(), id, err)
-		if !a.Killed() {
-			s.left = append(s.left, given[*Member]{m, i, r.Incarnation(i)})
+		if why := badErr(r, ctx, err, false); why != "" {
+			r.Errorf("client %d: leave %s: %v: %s", i, id, err, why)
 		}
-		if err != nil && !expected(r, a, endGive, err) {
-			r.Errorf("client %d: leave %s: %v", i, id, err)
+		if a.Killed() || r.Incarnation(i) != inc {
+			return // (the process is gone, and its session will take the node)
+		}
+		s.left = append(s.left, given[*Member]{m, i, r.Incarnation(i)})
+		if over {
+			if why := atOnce(r, ctx, t0, err); why != "" {
+				r.Errorf("client %d: leave %s: %s", i, id, why)
+			}
+		}
+		if err == nil {
+			s.leftNone(r, i, m)
 		}
 	}()
 	switch end {
@@ -299,11 +365,17 @@ func (s *blockingSim) watcher(r *sim.Trial, a *sim.Actor, c *Client) {
 	end, ctx, cancel := draw(a)
 	defer cancel()
 	since := s.dir.Mark()
+	inc, t0, over := r.Incarnation(i), r.Elapsed(), ctx.Err() != nil
 	w, err := c.Watch(ctx)
+	if over && !a.Killed() {
+		if why := atOnce(r, ctx, t0, err); why != "" {
+			r.Errorf("client %d: watch: %s", i, why)
+		}
+	}
 	if err != nil {
 		r.Logf("client %d actor %d (ctx ends %s): watch: %v", i, a.ID(), endNames[end], err)
-		if !expected(r, a, end, err) {
-			r.Errorf("client %d: watch: %v", i, err)
+		if why := badErr(r, ctx, err, true); why != "" {
+			r.Errorf("client %d: watch: %v: %s", i, err, why)
 		}
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
@@ -314,12 +386,29 @@ func (s *blockingSim) watcher(r *sim.Trial, a *sim.Actor, c *Client) {
 			ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(4))
 			defer gc()
 		}
+		t0, over := r.Elapsed(), ctx.Err() != nil
 		err := w.Stop(ctx)
-		if !a.Killed() {
-			s.stopped = append(s.stopped, given[*View]{w.v, i, r.Incarnation(i)})
+		if why := badErr(r, ctx, err, false); why != "" {
+			r.Errorf("client %d: stop: %v: %s", i, err, why)
 		}
-		if err != nil && !expected(r, a, endGive, err) {
-			r.Errorf("client %d: stop: %v", i, err)
+		if a.Killed() || r.Incarnation(i) != inc {
+			return
+		}
+		s.stopped = append(s.stopped, given[*View]{w.v, i, r.Incarnation(i)})
+		if over {
+			if why := atOnce(r, ctx, t0, err); why != "" {
+				r.Errorf("client %d: stop: %s", i, why)
+			}
+		}
+		// Stop returns once the view has stopped (Watcher.Stop), with
+		// ErrStopped or why it ended before: an ACL's refusal (never an
+		// error a retry settles).
+		switch e := w.v.Err(); {
+		case err != nil || r.Closing():
+		case !closed(w.v.Done()) || e == nil:
+			r.Errorf("client %d: Stop returned nil, and the view has not ended", i)
+		case !errors.Is(e, ErrStopped) && !errors.Is(e, task.ErrNoAuth):
+			r.Errorf("client %d: Stop returned nil, and the view ended with %v", i, e)
 		}
 	}()
 	switch end {
@@ -335,10 +424,8 @@ func (s *blockingSim) watcher(r *sim.Trial, a *sim.Actor, c *Client) {
 		nctx, nc := a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(3*time.Second))))
 		ch, err := w.Next(nctx)
 		nc()
+		s.judgeNext(r, a, w, nctx, k, prev, ch, err)
 		if err != nil {
-			if !expected(r, a, endDuring, err) && !errors.Is(err, task.ErrSessionExpired) {
-				r.Errorf("client %d: next: %v", i, err)
-			}
 			if ctx.Err() != nil || !errors.Is(err, task.ErrDeadlineExceeded) {
 				return
 			}
@@ -353,6 +440,91 @@ func (s *blockingSim) watcher(r *sim.Trial, a *sim.Actor, c *Client) {
 		}
 		prev = ch.Members
 	}
+}
+
+// owns judges what client i's member m promises while it has not left,
+// at a moment named by when (its Join's outcome, its Leave): its node
+// exists, of m's session, holding its data, and m says it is registered
+// (Group.Join succeeds once the node exists and belongs to the flow's
+// session; while the member has not left and its session is connected,
+// its node exists, or the member is creating it again: only after
+// someone else deleted it). Not judged when m's session has ended on the
+// server (the node went with it), when the operator touched the path
+// since from, when its Join began (it may have deleted the node, or made
+// one of its own there, and the keeper is waiting or creating again; the
+// actor looks after the world has stepped on), or once m has ended (an
+// ACL refused its keeper).
+func (s *blockingSim) owns(r *sim.Trial, i int, m *Member, from time.Time, when string) {
+	if closed(m.Done()) {
+		return
+	}
+	sess := m.Session().ID
+	if !slices.Contains(r.Server.Sessions(), sess) || r.OperatedUnder(m.Path(), from, r.Clock.Now()) {
+		return
+	}
+	s.joinsJudged++
+	data, st, ok := r.NodeData(m.Path())
+	switch {
+	case !ok:
+		r.Errorf("client %d: member %s of session %#x %s: no node is there", i, m.ID(), sess, when)
+	case st.EphemeralOwner != sess:
+		r.Errorf("client %d: member %s of session %#x %s: the node there (czxid %#x) is session %#x's", i, m.ID(), sess, when, st.Czxid, st.EphemeralOwner)
+	case string(data) != m.ID(): // (each member's data is its id)
+		r.Errorf("client %d: member %s %s: its node holds %q", i, m.ID(), when, data)
+	case !m.Registered():
+		r.Errorf("client %d: member %s %s: its node is there, and the member says it is not registered", i, m.ID(), when)
+	}
+}
+
+// leftNone judges client i's member m after Client.Leave returned nil:
+// the leave has run (Done closed: its task ends the membership as it
+// starts, Err ErrLeft unless an ACL's refusal ended it), and no node of the member is left by its executor (the
+// package doc): none at its path of the client's current session. Each
+// id is one actor's, which joins it once at a time, and the Client's
+// earlier give-backs of the id are waited out by this member's Join
+// (leavingNodes, afterCleanups): such a node would be this member's.
+func (s *blockingSim) leftNone(r *sim.Trial, i int, m *Member) {
+	if r.Closing() {
+		return // (the executor stopped: Leave returns nil, and the session went)
+	}
+	s.leavesJudged++
+	if !closed(m.Done()) {
+		r.Errorf("client %d: Leave of %s returned nil, and the member's Done is not closed", i, m.ID())
+	} else if e := m.Err(); !errors.Is(e, ErrLeft) && !errors.Is(e, task.ErrNoAuth) {
+		// ErrLeft, or why it ended before: an ACL's refusal (never an
+		// error a retry settles).
+		r.Errorf("client %d: Leave of %s returned nil, and the member ended with %v", i, m.ID(), e)
+	}
+	if st, ok := r.NodeStat(m.Path()); ok && st.EphemeralOwner == r.Conns[i].SessionID() {
+		r.Errorf("client %d: Leave of %s returned nil, and a node of its session (czxid %#x) is still there", i, m.ID(), st.Czxid)
+	}
+}
+
+// judgeNext judges the outcome of the k-th Next of watcher w (prev: the
+// members the one before returned) made with ctx by actor a: Next
+// returns the difference between what it returned last and the latest
+// report, and blocks only while there is none (Watcher.Next: until a
+// difference, the view's end or ctx's). So a change returned has the
+// latest report's members (w.Members), and an error leaves no difference
+// behind: w.Members are prev, after the first Next (which never blocks).
+// The error is ctx's end, or the view's (an ACL's refusal, the executor's
+// end: badErr; or ErrStopped), never a connection loss (retried).
+func (s *blockingSim) judgeNext(r *sim.Trial, a *sim.Actor, w *Watcher, ctx context.Context, k int, prev []string, ch Change, err error) {
+	i := a.Client()
+	if err == nil {
+		if !slices.Equal(ch.Members, w.Members()) {
+			r.Errorf("client %d: Next returned %v, the latest report being %v", i, ch.Members, w.Members())
+		}
+		return
+	}
+	stopped := closed(w.v.Done()) && err == w.v.Err() && errors.Is(err, ErrStopped)
+	if why := badErr(r, ctx, err, false); why != "" && !stopped {
+		r.Errorf("client %d: next: %v: %s", i, err, why)
+	}
+	if k > 0 && !a.Killed() && !r.Closing() && !slices.Equal(prev, w.Members()) {
+		r.Errorf("client %d: Next returned %v, having last returned %v, and the latest report is %v: a difference left behind", i, err, prev, w.Members())
+	}
+	s.nextErrs++
 }
 
 // consistent checks a change Next returned against the previous one.
@@ -414,7 +586,7 @@ func (s *blockingSim) report(t *testing.T) {
 	for e := range numEnds {
 		line += fmt.Sprintf(" %s=%d/%d", endNames[e], s.ended[e], s.tried[e])
 	}
-	t.Logf("member rounds by where the context ended (joined/tried):%s; %d changes read with Next; Registered judged true %d times, %d expiries heard with members held", line, s.nexts, s.reg.Seen, s.reg.Expiries)
+	t.Logf("member rounds by where the context ended (joined/tried):%s; %d changes read with Next, %d Next errors judged; Registered judged true %d times, %d expiries heard with members held; %d members judged on the server at their Join and their Leave, %d Leaves returning nil judged there", line, s.nexts, s.nextErrs, s.reg.Seen, s.reg.Expiries, s.joinsJudged, s.leavesJudged)
 }
 
 func TestBlockingSimulation(t *testing.T) {
@@ -432,8 +604,8 @@ func TestBlockingSimulation(t *testing.T) {
 			t.Errorf("no member joined with its context ending %s: the scenario checks nothing there", endNames[e])
 		}
 	}
-	if s.nexts == 0 || len(s.stopped) == 0 {
-		t.Error("no change read or no watcher stopped: the scenario checks nothing there")
+	if s.nexts == 0 || s.nextErrs == 0 || len(s.stopped) == 0 || s.joinsJudged == 0 || s.leavesJudged == 0 {
+		t.Error("no change read, no Next error, no watcher stopped, or no Join or Leave judged on the server: the scenario checks nothing there")
 	}
 	if s.reg.Seen == 0 || s.reg.Expiries == 0 {
 		t.Errorf("Registered judged true %d times, %d expiries with members held: the judge checks nothing", s.reg.Seen, s.reg.Expiries)
@@ -450,6 +622,17 @@ func TestSimDeterminism(t *testing.T) {
 func TestSimExplore(t *testing.T) {
 	_, sc := newBlockingSim()
 	sim.Explore(t, sc)
+}
+
+// group/watcher-lost-wakeup: a report made while Next waits wakes no
+// one, and Next returns its context's error with a difference left
+// behind, which judgeNext catches (the judge before it accepted any
+// context's error from Next).
+func TestCanaryWatcherLostWakeUp(t *testing.T) {
+	restore := canary.Enable(bugLostWakeUp)
+	defer restore()
+	_, sc := newBlockingSim()
+	sim.Catch(t, sc, string(bugLostWakeUp), 3, 500)
 }
 
 // The seeds that once failed (Scenario.Regressions), on every run.

@@ -8,10 +8,17 @@ import (
 	"sync"
 
 	"github.com/zkflow/zkflow/executor"
+	"github.com/zkflow/zkflow/internal/canary"
 	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/internal/blocking"
 	"github.com/zkflow/zkflow/task"
 )
+
+// bugLostWakeUp, a known bug of the Watcher (see internal/canary): its
+// notify channel has no room, so a report made while Next waits wakes no
+// one: Next blocks past a difference until its ctx ends, and returns that
+// error.
+const bugLostWakeUp canary.Name = "group/watcher-lost-wakeup"
 
 // Client is the blocking, context-first API over a Group: its methods are
 // safe from any goroutine and need someone running the executor
@@ -121,7 +128,11 @@ func (c *Client) Watch(ctx context.Context) (*Watcher, error) {
 }
 
 func (c *Client) watchOnce(ctx context.Context) (*Watcher, error) {
-	w := &Watcher{ex: c.ex, notify: make(chan struct{}, 1)}
+	room := 1
+	if canary.On(bugLostWakeUp) {
+		room = 0
+	}
+	w := &Watcher{ex: c.ex, notify: make(chan struct{}, room)}
 	v, err := blocking.Take(ctx, c.watch, c.ex, c.g.Watch(w.update), nil, func(v *View) { executor.Submit(c.ex, v.Stop(), nil) }) // started just as ctx ended
 	if err != nil {
 		return nil, err

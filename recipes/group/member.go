@@ -36,6 +36,13 @@ const (
 	// its path deletes it and makes its own (a take-over) rather than
 	// waiting until it goes: the other process's registration is lost.
 	bugSettleTakesOver canary.Name = "group/settle-takes-over"
+	// bugSettleAnyOwner: after a lost create reply, register's settle
+	// takes the node at its path for the one its create made whoever
+	// owns it: another session's (the other process of the id, an
+	// operator's) passes for the member's, and Join succeeds with no
+	// node of its own, deleting nothing (a take-over unseen by the
+	// journal's judge of own deletes).
+	bugSettleAnyOwner canary.Name = "group/settle-any-owner"
 )
 
 // ErrLeft is Member.Err after Leave (unless the membership had ended
@@ -333,7 +340,7 @@ func (r *registering) settle() {
 			k(task.Stat{}, err)
 		case sw.Stat == nil:
 			r.create()
-		case sw.Stat.EphemeralOwner == s.Session().ID && r.applied && !leaving(s, path, sw.Stat):
+		case (sw.Stat.EphemeralOwner == s.Session().ID || canary.On(bugSettleAnyOwner)) && r.applied && !leaving(s, path, sw.Stat):
 			// (A node a Leave on this runtime is deleting is a member's
 			// that left, not one our create made: waited out below.)
 			k(*sw.Stat, nil)

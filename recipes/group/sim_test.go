@@ -52,6 +52,18 @@ const groupDir = "/svc/members"
 //     with no member node left on the server;
 //   - a client deletes its member node only while it is leaving (so a
 //     join never deletes the node it made, and nothing else does);
+//   - at a Join's success and at the member's Leave, the node at its
+//     path is there, of the member's session, with its data, and the
+//     member says it is registered (groupSim.owns: never the other
+//     process's node of a shared id, never one that is gone), its
+//     session alive on the server and the operator not having touched
+//     the path since the Join began;
+//   - a Leave that returns nil leaves no node of the member on its
+//     client's session (groupSim.left), and the member has ended: Done
+//     closed, Registered false, Err ErrLeft (or the ACL refusal or the
+//     executor's end that ended it before);
+//   - Watch succeeds once the view has made its first report, and its
+//     Members are the last report's;
 //   - no view ends with an error, no cleanup fails but by the end of its
 //     session.
 //
@@ -65,10 +77,12 @@ type groupSim struct {
 	dir     sim.Listings // the directory's listings on the server
 	// summed over seeds
 	reports, joinsSeen, leavesSeen int
-	reregistered                   int // new sessions client 0's member registered on
-	refused                        int // Joins, Leaves, members and views an operator's ACL refused
-	registeredSeen                 int // session events judgeRegistered found a member registered at
-	expiriesJudged                 int // expiries judgeRegistered heard after a member's
+	reregistered                   int         // new sessions client 0's member registered on
+	refused                        int         // Joins, Leaves, members and views an operator's ACL refused
+	registeredSeen                 int         // session events judgeRegistered found a member registered at
+	expiriesJudged                 int         // expiries judgeRegistered heard after a member's
+	joinsJudged, leavesJudged      int         // members judged on the server (owns), Leaves returning nil judged there (left)
+	joinedAt                       []time.Time // when client i's member's Join began
 
 	g        *group.Group
 	views    []*group.View
@@ -135,6 +149,7 @@ func newGroupSim() (*groupSim, sim.Scenario) {
 			s.members = make([]*group.Member, s.clients)
 			s.leaving = make([]bool, s.clients)
 			s.joining, s.joinDel = make([]bool, s.clients), make([]bool, s.clients)
+			s.joinedAt = make([]time.Time, s.clients)
 			s.kept = make([]map[int64]bool, s.clients)
 			for i := range s.kept {
 				s.kept[i] = map[int64]bool{}
@@ -302,6 +317,13 @@ func (s *groupSim) watch(r *sim.Trial, i int) {
 		switch {
 		case r.Closing():
 		case err == nil:
+			// Watch succeeds once the first listing has been reported
+			// (Group.Watch), and Members is the last report.
+			if first {
+				r.Errorf("client %d: Watch succeeded before its view's first report", i)
+			} else if !slices.Equal(v.Members(), prev) {
+				r.Errorf("client %d: a view's Members %v at Watch's success, its last report %v", i, v.Members(), prev)
+			}
 			s.views[i] = v
 		case errors.Is(err, task.ErrNoAuth):
 			// An operator's ACL refused the first listing (the view
@@ -383,6 +405,7 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 			t = c.Timeout(t, time.Second+draw(r.Rand, 3*time.Second))
 		}
 		s.joining[i], s.joinDel[i] = true, false
+		from := r.Clock.Now()
 		sim.Across(r, ex, t, &s.cnt, func(m *group.Member, err error) {
 			s.joining[i] = false
 			if err == nil && s.joinDel[i] {
@@ -410,6 +433,8 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 				r.Errorf("client %d: join: %v", i, err)
 				return
 			}
+			s.joinedAt[i] = from
+			s.owns(r, i, m, from, "at its Join's success")
 			s.leaving[i] = false                    // (a sharer's timed-out Join's cleanup has ended: this one waited for it)
 			s.bars[i] = r.OpenSpan(i, "member", id) // on the seed's picture, until it leaves
 			s.members[i] = m
@@ -439,12 +464,14 @@ func (s *groupSim) churn(r *sim.Trial, i int) {
 				if s.leaveTwice(r, i) {
 					leaves = 2
 				}
+				s.owns(r, i, m, s.joinedAt[i], "at its Leave")
 				for range leaves {
 					sim.Across(r, ex, m.Leave(), &s.cnt, func(_ task.Unit, err error) {
 						if err != nil && !s.refusedLeave(r, i, err) {
 							r.Errorf("client %d: leave: %v", i, err)
 							return
 						}
+						s.left(r, i, m, err)
 						if leaves--; leaves > 0 {
 							return // the other Leave goes on
 						}
@@ -473,6 +500,71 @@ func (s *groupSim) refusedLeave(r *sim.Trial, i int, err error) bool {
 		s.kept[i][st.Czxid] = true
 	}
 	return true
+}
+
+// owns judges what client i's member m promises while it has not left,
+// at a moment named by when (its Join's success, its Leave): its node
+// exists, of m's session, holding its data, and m says it is registered
+// (Group.Join succeeds once the node exists and belongs to the flow's
+// session; while the member has not left and its session is connected,
+// its node exists, or the member is creating it again: only after
+// someone else deleted it). Not judged when m's session has ended on the
+// server (the node went with it), when the operator touched the path
+// since from, when its Join began (it may have deleted the node, or made
+// one of its own there, and the keeper is waiting or creating again), or
+// once m has ended (an ACL refused its keeper).
+func (s *groupSim) owns(r *sim.Trial, i int, m *group.Member, from time.Time, when string) {
+	select {
+	case <-m.Done():
+		return
+	default:
+	}
+	sess := m.Session().ID
+	if !slices.Contains(r.Server.Sessions(), sess) || r.OperatedUnder(m.Path(), from, r.Clock.Now()) {
+		return
+	}
+	s.joinsJudged++
+	data, st, ok := r.NodeData(m.Path())
+	switch {
+	case !ok:
+		r.Errorf("client %d: member %s of session %#x %s: no node is there", i, m.ID(), sess, when)
+	case st.EphemeralOwner != sess:
+		r.Errorf("client %d: member %s of session %#x %s: the node there (czxid %#x) is session %#x's", i, m.ID(), sess, when, st.Czxid, st.EphemeralOwner)
+	case string(data) != m.ID(): // (each member's data is its id)
+		r.Errorf("client %d: member %s %s: its node holds %q", i, m.ID(), when, data)
+	case !m.Registered():
+		r.Errorf("client %d: member %s %s: its node is there, and the member says it is not registered", i, m.ID(), when)
+	}
+}
+
+// left judges client i's member m after a Leave returned err (nil, or
+// the refusal of an ACL: the delete goes on in the background): the
+// membership has ended (Done closed, Registered false) with ErrLeft, or
+// with why it ended before (an ACL's refusal, the executor's end: never
+// an error a retry settles); and, for nil, no node of the member is left
+// by its executor (the package doc): none at its path of the client's
+// current session. Each client joins its id once at a time, so such a
+// node would be the member's.
+func (s *groupSim) left(r *sim.Trial, i int, m *group.Member, err error) {
+	select {
+	case <-m.Done():
+	default:
+		r.Errorf("client %d: Leave of %s returned (%v), and the member's Done is not closed", i, m.ID(), err)
+		return
+	}
+	if m.Registered() {
+		r.Errorf("client %d: Leave of %s returned (%v), and the member says it is registered", i, m.ID(), err)
+	}
+	if e := m.Err(); !errors.Is(e, group.ErrLeft) && !errors.Is(e, task.ErrNoAuth) && !errors.Is(e, task.ErrClosed) {
+		r.Errorf("client %d: Leave of %s returned (%v), and the member ended with %v", i, m.ID(), err, e)
+	}
+	if err != nil {
+		return
+	}
+	s.leavesJudged++
+	if st, ok := r.NodeStat(m.Path()); ok && st.EphemeralOwner == r.Conns[i].SessionID() {
+		r.Errorf("client %d: Leave of %s returned nil, and a node of its session (czxid %#x) is still there", i, m.ID(), st.Czxid)
+	}
 }
 
 // keptDelete reports whether a delete of path by client i may be the
@@ -559,6 +651,12 @@ func (s *groupSim) quiesce(r *sim.Trial) bool {
 			s.rejoin(r, i, m)
 			return false
 		}
+		if e := m.Err(); e != nil && !errors.Is(e, task.ErrNoAuth) {
+			// Only an error no retry settles ends a member (the
+			// package doc): not a connection loss, not an expiry.
+			r.Errorf("client %d: member %s ended: %v", i, m.ID(), e)
+			return false
+		}
 		st, ok := r.NodeStat(m.Path())
 		if !ok || st.EphemeralOwner != r.Conns[i].SessionID() || !m.Registered() {
 			return false
@@ -580,6 +678,7 @@ func (s *groupSim) rejoin(r *sim.Trial, i int, m *group.Member) {
 			r.Errorf("client %d: leave of a member a refusal ended: %v", i, err)
 			return
 		}
+		s.left(r, i, m, err)
 		r.CloseSpan(s.bars[i])
 		s.leaving[i] = false
 		s.members[i] = nil
@@ -603,6 +702,8 @@ func (s *groupSim) leaveAll(r *sim.Trial) error {
 			// views and the server are judged below.
 			if err != nil && !errors.Is(err, task.ErrNoAuth) {
 				r.Errorf("client %d: final leave: %v", i, err)
+			} else {
+				s.left(r, i, m, err)
 			}
 			r.CloseSpan(s.bars[i])
 			left++
@@ -635,9 +736,9 @@ func (s *groupSim) converged(r *sim.Trial) bool {
 func TestGroupSimulation(t *testing.T) {
 	s, sc := newGroupSim()
 	st := sim.Check(t, sc, simSeeds())
-	t.Logf("%d view reports (%d joins and %d leaves seen), %d connection-loss responses, %d flows run again after expiry, %d registrations of the staying member on a new session; Registered judged at %d expiries and found true at %d other session events; %d refusals by an ACL",
-		s.reports, s.joinsSeen, s.leavesSeen, s.cnt.Losses, s.cnt.Expiries, s.reregistered, s.expiriesJudged, s.registeredSeen, s.refused)
-	if st.Failures() == 0 && (s.joinsSeen == 0 || s.leavesSeen == 0 || s.cnt.Losses == 0 || s.reregistered == 0 || s.expiriesJudged == 0 || s.registeredSeen == 0) {
+	t.Logf("%d view reports (%d joins and %d leaves seen), %d connection-loss responses, %d flows run again after expiry, %d registrations of the staying member on a new session; Registered judged at %d expiries and found true at %d other session events; %d refusals by an ACL; %d members judged on the server at their Join and their Leave, %d Leaves returning nil judged there",
+		s.reports, s.joinsSeen, s.leavesSeen, s.cnt.Losses, s.cnt.Expiries, s.reregistered, s.expiriesJudged, s.registeredSeen, s.refused, s.joinsJudged, s.leavesJudged)
+	if st.Failures() == 0 && (s.joinsSeen == 0 || s.leavesSeen == 0 || s.cnt.Losses == 0 || s.reregistered == 0 || s.expiriesJudged == 0 || s.registeredSeen == 0 || s.joinsJudged == 0 || s.leavesJudged == 0) {
 		t.Fatal("no join or leave was seen, or the faults never bit: the test checks nothing")
 	}
 }

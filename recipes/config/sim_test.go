@@ -815,7 +815,8 @@ const (
 // Each known bug, switched back on, is caught by the simulation; sim.Catch
 // logs the seeds each hunt needed for the first catch.
 func TestCanaries(t *testing.T) {
-	for _, name := range []canary.Name{bugIgnoreMarker, bugDeliverEvents, bugReloadNoCancel, bugReloadOverlapsCleanup, bugMarkerAnyToken, bugMarkedRewrite} {
+	for _, name := range []canary.Name{bugIgnoreMarker, bugDeliverEvents, bugReloadNoCancel, bugReloadOverlapsCleanup, bugMarkerAnyToken, bugMarkedRewrite,
+		bugReloadDoneEarly, bugRedeliver, bugUpdateLossAsApplied} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)
 			defer restore()

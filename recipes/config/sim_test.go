@@ -57,12 +57,28 @@ var simEntries = []string{"a", "b", "c"}
 //     values, only grow, and a marked update delivered and then
 //     followed by another configuration is never delivered again (no
 //     run of its task again writes a completed update a second time);
-//   - at most one Reloader run is going at any time;
+//   - every snapshot delivered, and every Reloader run's, is the
+//     server's nodes as of one instant, Stats included (but Aversion),
+//     with no marker then (simjudge_test.go, from the journal); each
+//     delivery of a watcher is a new version (never the last one
+//     again); a Reloader's runs never go back, and each starts with its
+//     watcher's latest snapshot (by Stats);
+//   - on the server (its journal), the directory is never half written
+//     with no marker standing, and a marked update, once another
+//     configuration came after it, is never whole again; an update
+//     that succeeds was applied (the directory held it whole since it
+//     started);
+//   - at most one Reloader run is going at any time; a run's scope is
+//     canceled only with ErrReloaded, an expiry or the watcher's end;
+//     a Reloader's Done closes only once its run and the run's
+//     cleanups have ended;
+//   - a Watch delivers its first snapshot before its task succeeds;
+//     the readers' sessions (clients 0 and 1) change no node;
 //   - once the faults stop and the writers end, no marker is left, the
-//     last delivered directory and node are the server's (read
-//     directly), and the Reloader's current run has the server's
-//     configuration: a change made while a client was disconnected, or
-//     its session gone, is delivered after;
+//     last delivered directory, subtree and node are the server's (read
+//     directly, Stats included but Aversion), and the Reloader's current
+//     run has the server's configuration: a change made while a client
+//     was disconnected, or its session gone, is delivered after;
 //   - no watcher ends with an error, no run fails.
 type configSim struct {
 	dirW, nodeW *Watcher
@@ -79,10 +95,14 @@ type configSim struct {
 	dirs        map[int]*dirWriter // by client
 	node        nodeWriter
 	stoppedAt   time.Duration
-	order       serverOrder // the directory's whole values, in the server's order
+	order       serverOrder   // the directory's whole values, in the server's order
+	runHist     *history      // client 1's Reloader runs, as its process started them
+	runSnap     Snapshot      // the snapshot of the latest run started
+	readerSess  map[int64]int // the sessions of the readers' processes (clients 0 and 1): their client
 	// counted over seeds
 	deliveries, runs, marked, resumed int
 	refused                           int // calls and watchers an ACL refused
+	judged                            int // snapshots judged against the server's journal
 }
 
 // dirWriters are the clients that write the directory.
@@ -91,6 +111,7 @@ var dirWriters = []int{2, 3}
 // dirWriter is a directory writer's state, which outlives its process.
 type dirWriter struct {
 	g    int                  // generation last started
+	from int                  // the server's turns when it started (serverOrder.n)
 	t    task.Task[task.Unit] // the update under way, nil between two
 	done bool                 // the loop ended (Stopping)
 }
@@ -123,8 +144,11 @@ func newConfigSim() (*configSim, sim.Scenario) {
 		Duration: 15 * time.Second,
 		Server:   fakezk.Config{Journal: s.order.Journal},
 		Setup: func(r *sim.Trial) error {
-			s.order.reset(r.World)
-			s.dir, s.tree = newHistory(&s.order), newHistory(&s.order)
+			s.order.reset(r)
+			s.dir, s.tree, s.runHist = newHistory(&s.order), newHistory(&s.order), newHistory(&s.order)
+			s.runSnap, s.readerSess = Snapshot{}, map[int64]int{}
+			s.followSessions(r, 0)
+			s.followSessions(r, 1)
 			s.lastNode, s.running, s.runVal, s.stoppedAt, s.cleaning = 0, 0, 0, 0, 0
 			s.dirs, s.node = map[int]*dirWriter{}, nodeWriter{}
 			setup := c.Seq(task.Create("/app", nil, task.Persistent), task.Create(simRoot, nil, task.Persistent))
@@ -145,6 +169,9 @@ func newConfigSim() (*configSim, sim.Scenario) {
 			s.follow(r, 0, s.treeW, func() task.Task[*Watcher] { return s.watchTree(r) }, func(w *Watcher) { s.treeW = w })
 			if s.nodeW, err = sim.Run(r.World, 0, s.watchNode(r)); err != nil {
 				return fmt.Errorf("Watch: %w", err)
+			}
+			if err := delivered(s.nodeW); err != nil {
+				return err
 			}
 			s.follow(r, 0, s.nodeW, func() task.Task[*Watcher] { return s.watchNode(r) }, func(w *Watcher) { s.nodeW = w })
 			s.rel = nil // the last seed's; apply judges against this seed's once it is set
@@ -184,6 +211,7 @@ func newConfigSim() (*configSim, sim.Scenario) {
 				return errors.Join(notRefused(s.dirW.Err()), notRefused(s.nodeW.Err()), notRefused(s.treeW.Err()), notRefused(s.rel.Err()))
 			}),
 			sim.NoClientErrors(task.ErrSessionExpired, task.ErrClosed),
+			sim.InvariantFunc(s.readersWroteNothing),
 		},
 	}
 }
@@ -198,6 +226,7 @@ func (s *configSim) restart(r *sim.Trial, i int) {
 			switch {
 			case err == nil:
 				set(w)
+				r.Check(delivered(w))
 				s.follow(r, i, w, func() task.Task[*Watcher] { return t(r) }, set)
 			case errors.Is(err, task.ErrSessionExpired):
 				start(t, set) // on the next session
@@ -213,6 +242,9 @@ func (s *configSim) restart(r *sim.Trial, i int) {
 		s.rel = nil // the dead process's; apply judges against the new one once it is set
 		s.startReloader(r)
 	}
+	if i <= 1 {
+		s.followSessions(r, i)
+	}
 	switch i {
 	case 0:
 		// What one process's watchers delivered: a new process, a new
@@ -224,6 +256,7 @@ func (s *configSim) restart(r *sim.Trial, i int) {
 		start(s.watchNode, func(w *Watcher) { s.nodeW = w })
 	case 1:
 		s.running, s.cleaning = 0, 0 // the dead process's run and cleanups never go on
+		s.runHist, s.runSnap = newHistory(&s.order), Snapshot{}
 		reload()
 	default:
 		if i == 3 && !s.node.done {
@@ -268,16 +301,31 @@ func newHistory(o *serverOrder) *history {
 // journal hears of, leaves the directory's mirror stale until its
 // entries are written again: the judge is weaker then, never wrong.
 type serverOrder struct {
+	r     *sim.Trial
 	w     *sim.World
 	dir   string            // server path of simRoot
 	vals  map[string]string // entry: its data, as the server holds it
 	last  string            // the whole value of the last turn
 	turns map[int][]int     // value: the indexes of its turns
 	n     int               // turns so far
+
+	// The journal's judges (simjudge_test.go).
+	app     string               // server path of /app
+	marker  string               // server path of the marker
+	marked  bool                 // the marker exists
+	nodes   map[string][]version // every node under /app: its versions, in order
+	known   []string             // the paths of nodes, sorted
+	writers map[int64]string     // session: a node under /app it changed
+	flag    string               // server path of simNode
+	paths   map[[2]string]string // server paths made (under)
+	seen    []seenNode           // judgeSnapshot's, kept for the next
 }
 
-func (o *serverOrder) reset(w *sim.World) {
-	*o = serverOrder{w: w, dir: w.ServerPath(simRoot), vals: map[string]string{}, turns: map[int][]int{}}
+func (o *serverOrder) reset(r *sim.Trial) {
+	w := r.World
+	*o = serverOrder{r: r, w: w, dir: w.ServerPath(simRoot), vals: map[string]string{}, turns: map[int][]int{},
+		app: w.ServerPath("/app"), marker: w.ServerPath(simRoot + "/" + MarkerName), nodes: map[string][]version{}, writers: map[int64]string{},
+		flag: w.ServerPath(simNode), paths: map[[2]string]string{}}
 }
 
 // Journal is the server's Config.Journal (server lock held).
@@ -297,6 +345,7 @@ func (o *serverOrder) Journal(cm fakezk.Commit) {
 			touched = true
 		}
 	}
+	o.heard(cm)
 	if !touched {
 		return
 	}
@@ -311,6 +360,9 @@ func (o *serverOrder) Journal(cm fakezk.Commit) {
 	}
 	o.last = v
 	if g, err := strconv.Atoi(v); err == nil {
+		if w, gen := value(g); w != 0 && gen%2 == 0 && len(o.turns[g]) > 0 && o.r != nil {
+			o.r.Errorf("zxid %#x: writer %d's marked generation %d whole on the server again (turn %d, its turns %v): a completed marked update written a second time", cm.Zxid, w, gen, o.n, o.turns[g])
+		}
 		o.turns[g] = append(o.turns[g], o.n)
 		o.n++
 	}
@@ -396,7 +448,14 @@ func (s *configSim) startReloader(r *sim.Trial) {
 // ACL ends it. Its runs and cleanups have ended with it.
 func (s *configSim) followReloader(r *sim.Trial, rel *Reloader) {
 	r.Go(1, func(a *sim.Actor) {
-		if a.Wait(a.Context(), rel.Done()) != nil || !errors.Is(rel.Err(), task.ErrNoAuth) || r.Closing() || s.rel != rel {
+		if a.Wait(a.Context(), rel.Done()) != nil || r.Closing() || s.rel != rel {
+			return
+		}
+		// Done closes once the run going and its cleanups have ended.
+		if s.running != 0 || s.cleaning != 0 {
+			r.Errorf("client 1: the Reloader's Done closed (%v) with %d runs and %d cleanups going", rel.Err(), s.running, s.cleaning)
+		}
+		if !errors.Is(rel.Err(), task.ErrNoAuth) {
 			return
 		}
 		s.refused++
@@ -421,6 +480,7 @@ func (s *configSim) follow(r *sim.Trial, i int, w interface {
 				switch {
 				case err == nil:
 					set(nw)
+					r.Check(delivered(nw))
 					s.follow(r, i, nw, again, set)
 				case errors.Is(err, task.ErrNoAuth), errors.Is(err, task.ErrSessionExpired):
 					s.follow(r, i, w, again, set) // (w has ended: try again a little later)
@@ -434,16 +494,19 @@ func (s *configSim) follow(r *sim.Trial, i int, w interface {
 
 // watchDir is client 0's WatchDir of the directory, with the marker.
 func (s *configSim) watchDir(r *sim.Trial) task.Task[*Watcher] {
+	var prev *Snapshot // this watcher's last delivery
 	return WatchDir(simRoot, DirOptions{Marker: true}, func(snap Snapshot) {
 		s.deliveries++
-		v, err := generation(snap)
-		if err != nil {
+		if v, err := generation(snap); err != nil {
 			r.Errorf("client 0: %v", err)
-			return
-		}
-		if err := s.dir.see(v); err != nil {
+		} else if err := s.dir.see(v); err != nil {
 			r.Errorf("client 0: %v", err)
 		}
+		// Its Stats too: the server's nodes at one instant, a new version.
+		if err := errors.Join(distinct(prev, snap), s.judgeSnapshot("dir", snap)); err != nil {
+			r.Errorf("client 0: %v", err)
+		}
+		prev = &snap
 	})
 }
 
@@ -451,20 +514,23 @@ func (s *configSim) watchDir(r *sim.Trial) task.Task[*Watcher] {
 // watch on odd seeds.
 func (s *configSim) watchTree(r *sim.Trial) task.Task[*Watcher] {
 	recursive := r.World.Seed%2 == 1
+	var prev *Snapshot // this watcher's last delivery
 	return WatchDir("/app", DirOptions{Marker: true, Subtree: true, Recursive: recursive}, func(snap Snapshot) {
-		v, err := generation(subdir(snap, "config"))
-		if err != nil {
+		if v, err := generation(subdir(snap, "config")); err != nil {
 			r.Errorf("client 0, subtree: %v", err)
-			return
-		}
-		if err := s.tree.see(v); err != nil {
+		} else if err := s.tree.see(v); err != nil {
 			r.Errorf("client 0, subtree: %v", err)
 		}
+		if err := errors.Join(distinct(prev, snap), s.judgeSnapshot("tree", snap)); err != nil {
+			r.Errorf("client 0, subtree: %v", err)
+		}
+		prev = &snap
 	})
 }
 
 // watchNode is client 0's Watch of the node.
 func (s *configSim) watchNode(r *sim.Trial) task.Task[*Watcher] {
+	var prev *Snapshot // this watcher's last delivery
 	return Watch(simNode, func(snap Snapshot) {
 		v := 0
 		if snap.Exists {
@@ -474,6 +540,10 @@ func (s *configSim) watchNode(r *sim.Trial) task.Task[*Watcher] {
 			r.Errorf("client 0: node value %d delivered after %d", v, s.lastNode)
 		}
 		s.lastNode = v
+		if err := errors.Join(distinct(prev, snap), s.judgeSnapshot("node", snap)); err != nil {
+			r.Errorf("client 0, node: %v", err)
+		}
+		prev = &snap
 	})
 }
 
@@ -545,6 +615,23 @@ func (s *configSim) apply(r *sim.Trial) func(Snapshot) task.Task[task.Unit] {
 			if s.cleaning > 0 {
 				r.Errorf("client 1: a Reloader run started while %d cleanups of the previous run still ran", s.cleaning)
 			}
+			// A run's configuration is the server's as of one instant,
+			// Stats included, the watcher's latest version, and runs
+			// never go back to an older one.
+			if jerr := s.judgeSnapshot("dir", snap); jerr != nil {
+				r.Errorf("client 1: a Reloader run with a %v", jerr)
+			}
+			if s.rel != nil && sc.Err() == nil {
+				if latest, ok := s.rel.Watcher().Latest(); ok && !maps.Equal(latest.Stats, snap.Stats) {
+					r.Errorf("client 1: a Reloader run started with version %#x, the watcher's latest being %#x", snap.Version(), latest.Version())
+				}
+			}
+			if err == nil {
+				if herr := s.runHist.see(v); herr != nil {
+					r.Errorf("client 1: Reloader runs: %v", herr)
+				}
+			}
+			s.runSnap = snap
 			// A cleanup that takes a while (Scope.Defer): the next run
 			// starts only after it has ended.
 			pause := time.Duration(r.Rand.IntN(50)) * time.Millisecond
@@ -557,6 +644,14 @@ func (s *configSim) apply(r *sim.Trial) func(Snapshot) task.Task[task.Unit] {
 			}))
 			task.Suspend(sc, func(_ task.Unit, err error) {
 				s.running--
+				// A run ends when its scope is canceled: with ErrReloaded
+				// for a new version, the session's expiry, or the
+				// watcher's end (an ACL's refusal: no Reloader is
+				// stopped here, and the executors close only with the
+				// world).
+				if !r.Closing() && !errors.Is(err, ErrReloaded) && !errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrNoAuth) {
+					r.Errorf("client 1: a Reloader run with generation %d canceled with %v", v, err)
+				}
 				k(task.Unit{}, err)
 			}, func(task.Cont[task.Unit]) func() { return nil })
 		}
@@ -583,6 +678,7 @@ func (s *configSim) writeDir(r *sim.Trial, i int) {
 		t = UpdateMarked(simRoot, gen(10*w.g+i))
 	}
 	w.t = c.Seq(t, c.Sleep(time.Duration(r.Rand.IntN(800))*time.Millisecond))
+	w.from = s.order.n
 	s.submitDir(r, i)
 }
 
@@ -594,6 +690,11 @@ func (s *configSim) submitDir(r *sim.Trial, i int) {
 	executor.Submit(r.Execs[i], w.t, func(_ task.Unit, err error) {
 		switch {
 		case err == nil:
+			// Done means applied: the directory held the update whole
+			// since it started.
+			if _, ok := s.order.next(10*w.g+i, w.from); !ok {
+				r.Errorf("writer %d: generation %d done, but the directory never held it whole since it started (its turns %v, from %d)", i, w.g, s.order.turns[10*w.g+i], w.from)
+			}
 			w.t = nil
 			r.Progress(i)
 			s.writeDir(r, i)
@@ -683,7 +784,7 @@ func (s *configSim) converged(r *sim.Trial) error {
 	if s.running != 1 || s.runVal != v {
 		return fmt.Errorf("client 1: %d runs going, the last with %d; server has %d", s.running, s.runVal, v)
 	}
-	return nil
+	return s.convergedStats(r)
 }
 
 func show(m map[string][]byte) string {
@@ -698,9 +799,9 @@ func show(m map[string][]byte) string {
 func TestSimulation(t *testing.T) {
 	s, sc := newConfigSim()
 	st := sim.Check(t, sc, simSeeds())
-	t.Logf("over %d seeds: %d deliveries to client 0, %d Reloader runs (%d judged against the watcher's latest at their start), %d marked updates, %d updates run again by a restarted writer, %d calls and watchers an ACL refused", st.Seeds, s.deliveries, s.runs, s.runsJudged, s.marked, s.resumed, s.refused)
-	if st.Failures() == 0 && s.runsJudged == 0 {
-		t.Fatal("no Reloader run's start was judged: the test checks nothing")
+	t.Logf("over %d seeds: %d deliveries to client 0, %d Reloader runs (%d judged against the watcher's latest at their start), %d snapshots judged against the server's journal, %d marked updates, %d updates run again by a restarted writer, %d calls and watchers an ACL refused", st.Seeds, s.deliveries, s.runs, s.runsJudged, s.judged, s.marked, s.resumed, s.refused)
+	if st.Failures() == 0 && (s.runsJudged == 0 || s.judged == 0) {
+		t.Fatal("no Reloader run's start, or no snapshot, was judged: the test checks nothing")
 	}
 }
 
@@ -714,7 +815,8 @@ const (
 // Each known bug, switched back on, is caught by the simulation; sim.Catch
 // logs the seeds each hunt needed for the first catch.
 func TestCanaries(t *testing.T) {
-	for _, name := range []canary.Name{bugIgnoreMarker, bugDeliverEvents, bugReloadNoCancel, bugReloadOverlapsCleanup, bugMarkerAnyToken, bugMarkedRewrite} {
+	for _, name := range []canary.Name{bugIgnoreMarker, bugDeliverEvents, bugReloadNoCancel, bugReloadOverlapsCleanup, bugMarkerAnyToken, bugMarkedRewrite,
+		bugReloadDoneEarly, bugRedeliver, bugUpdateLossAsApplied} {
 		t.Run(string(name), func(t *testing.T) {
 			restore := canary.Enable(name)
 			defer restore()

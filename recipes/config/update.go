@@ -31,6 +31,11 @@ const bugMarkedRewrite canary.Name = "config/marked-rewrite"
 // lags tells it the marker is gone when it is not.
 const bugDeleteMarkerWithoutSync canary.Name = "config/delete-marker-without-sync"
 
+// bugUpdateLossAsApplied: Update takes a multi whose reply the
+// connection's loss took for applied, and succeeds, when it may not have
+// been: the caller is told of an update the server never made.
+const bugUpdateLossAsApplied canary.Name = "config/update-loss-as-applied"
+
 // bugMarkedNoRollback: UpdateMarked whose write is refused for good (the
 // data over the limit) fails with the marker standing, as it once did:
 // every later update waits for it for good.
@@ -121,6 +126,8 @@ func Update(root string, values map[string][]byte, opts ...Option) task.Task[tas
 					}
 					var me *task.MultiError
 					switch {
+					case errors.Is(err, task.ErrConnectionLoss) && canary.On(bugUpdateLossAsApplied):
+						k(task.Unit{}, nil)
 					case errors.Is(err, task.ErrConnectionLoss), errors.Is(err, task.ErrNotSent):
 						attempt() // applied or not: writing again leaves the same values
 					case errors.As(err, &me) && me.Index == 0 && errors.Is(err, task.ErrNodeExists):

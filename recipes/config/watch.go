@@ -31,6 +31,15 @@ const (
 	// previous run's task has ended, while the cleanups it registered with
 	// Scope.Defer still run: they undo its work under the new run.
 	bugReloadOverlapsCleanup canary.Name = "config/reload-overlaps-cleanup"
+	// bugReloadDoneEarly: a Reloader's Done closes as soon as its
+	// watcher has ended, while the run going then and its cleanups still
+	// run: a Reloader started again when Done closes runs beside it.
+	bugReloadDoneEarly canary.Name = "config/reload-done-early"
+	// bugRedeliver: a watcher delivers every consistent snapshot it reads,
+	// also the one it delivered last (after a reconnect's or an expiry's
+	// re-read, say): the handler sees the same version twice, and a
+	// Reloader restarts its component for nothing.
+	bugRedeliver canary.Name = "config/redeliver"
 )
 
 // MarkerName is the name of the invalid marker under a configuration
@@ -244,7 +253,7 @@ func (w *Watcher) synced() {
 // deliver hands snap to the handler unless it was the last delivered.
 func (w *Watcher) deliver(snap Snapshot) {
 	w.mu.Lock()
-	if w.has && same(w.latest, snap) {
+	if w.has && same(w.latest, snap) && !canary.On(bugRedeliver) {
 		w.mu.Unlock()
 		return
 	}

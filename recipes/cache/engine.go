@@ -602,6 +602,12 @@ func (e *engine) read(f *task.Scope, gen int, p string, next func(error)) {
 				}
 			})
 		case errors.Is(err, task.ErrNoNode):
+			if e.recursive() {
+				// Gone with no event that told (its NodeDeleted withheld:
+				// the session may not read it): the parent's Stat, read
+				// before, still counts it, and its children changed.
+				e.parentChanged(p)
+			}
 			e.remove(p)
 			next(nil)
 		case err != nil:

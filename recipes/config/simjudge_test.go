@@ -308,9 +308,10 @@ func (s *configSim) judgeSnapshot(kind string, snap Snapshot) error {
 	}
 	// A recursive TreeCache is not told of a node deleted while an
 	// operator's ACL hid it (recipes/cache: nodes the session may not
-	// read are outside its promises): a read that finds it gone then
-	// leaves its parent's children fields as they were until the
-	// watches' re-read (World.ACLHidden). The rest is judged.
+	// read are outside its promises): unless a read of its own finds it
+	// gone (which reads the parent again), its parent's children fields
+	// stay as they were until the watches' re-read, twice the session
+	// timeout later (World.ACLHidden). The rest is judged.
 	loose := kind == "tree" && o.r.ACLHidden(0)
 	s.judged++
 	if err := o.instant(scope, loose, nodes); err != nil {

@@ -24,6 +24,7 @@ type believer struct {
 	tokens map[string]int64 // the token of each item held at the last report
 	spare  map[string]int64 // the one before: report's next tokens, cleared
 	state  partition.State  // the last report's (Allocating before any)
+	held   []partition.Hold // the last report's Held
 	live   bool
 }
 
@@ -42,7 +43,7 @@ func newBelievers() *believers { return &believers{counts: map[string]int{}} }
 // lost and taken again, a drain ended).
 func (bs *believers) report(b *believer, ch partition.Change) string {
 	was := b.state
-	b.state = ch.State
+	b.state, b.held = ch.State, ch.Held
 	bs.add(b, -1)
 	b.items = b.items[:0]
 	prev := b.tokens

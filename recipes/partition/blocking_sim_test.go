@@ -51,8 +51,14 @@ type given struct {
 // Judged by: at every request, no item has two members that believe they
 // hold it while their lock nodes are on the server; each report against
 // the one before it (believers.report: from Acquired to Acquired only
-// with the same holds); each item's fencing
-// log never goes down in tokens; liveness: once the faults stop, every
+// with the same holds) and against the server (judge.change, as
+// partSim's but for the causes of what is given up: no drains here);
+// each FencedHold's outcome (ErrLost only once the hold has ended:
+// judge.lostWhileHeld); each item's fencing log never goes down in
+// tokens, and has the writes that succeeded and none of those refused
+// (fenceCounts.check); a call fails with its context's error only once
+// that context has ended (ctxLasts); a Client.Leave that returns nil has
+// ended the member (leftAtOnce); liveness: once the faults stop, every
 // client's Wait returns Acquired again (Progress); quiescence: every
 // member given back with Leave has its Done closed, and no party node or
 // lock node is left, whatever the contexts; every Leave that returns nil
@@ -87,6 +93,10 @@ type blockingSim struct {
 	aim   *rand.Rand
 	armed []int
 	aimed bool
+	// judge holds each report to the doc (judge_test.go); fence each
+	// fenced write's outcome to the logs.
+	judge judge
+	fence fenceCounts
 }
 
 // idLeaves is what the earlier members of one identifier, on one
@@ -109,6 +119,9 @@ type idLeaves struct {
 type joinRec struct{ at, next int64 }
 
 var bsimItems = []string{"a", "b", "c", "d"}
+
+// bsimStable is the members' WithStable.
+const bsimStable = 100 * time.Millisecond
 
 // bsimRegressions are partition/blocking's regression seeds. They were
 // recorded before the scenario ran a Leave after one whose context ended
@@ -157,14 +170,21 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Counters:    itemDirs(bsimPath, bsimItems),
 		Duration:    15 * time.Second,
 		Wrap: func(i int, c *fakezk.Conn) task.Conn {
-			return &bsimConn{Conn: c, inner: lost.Wrap(i, c), s: s, i: i}
+			return &bsimConn{Conn: c, inner: &judgedConn{Conn: c, inner: lost.Wrap(i, c), j: &s.judge, i: i}, s: s, i: i}
 		},
+		Server: fakezk.Config{Journal: s.judge.party.Journal},
 		Setup: func(r *sim.Trial) error {
 			lost.World, lost.Rand = r.World, r.Rand
 			s.r, s.aim, s.armed, s.aimed = r, rand.New(rand.NewPCG(r.Seed, aimStream)), make([]int, s.clients), false
 			lost.Sent = func(int, task.Request) { s.oneHolder(r) }
 			s.live, s.left, s.entered, s.ids = map[*partition.Member]int{}, nil, map[int64]bool{}, map[string]*idLeaves{}
 			s.bel, s.recs = newBelievers(), map[*partition.Member]*believer{}
+			p, err := partition.New(bsimPath, bsimItems)
+			if err != nil {
+				return err
+			}
+			s.judge.start(r, p, bsimStable, false)
+			s.fence.reset()
 			for _, it := range bsimItems {
 				if _, err := sim.Run(r.World, 0, zkops.EnsurePath(fenceDir+"/"+it, nil)); err != nil {
 					return err
@@ -202,7 +222,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 						return err
 					}
 				}
-				return nil
+				return s.fence.check(r, fenceDir, bsimItems)
 			}),
 			// Background work reports only what the doc says it may: a
 			// session's end, and a delete an operator's ACL refused (it
@@ -271,7 +291,7 @@ func (s *blockingSim) arm(i, d int) {
 }
 
 func (s *blockingSim) startClient(r *sim.Trial, i int) {
-	c, err := partition.NewClient(r.Execs[i], bsimPath, bsimItems, partition.WithStable(100*time.Millisecond))
+	c, err := partition.NewClient(r.Execs[i], bsimPath, bsimItems, partition.WithStable(bsimStable))
 	if err != nil {
 		r.Errorf("client %d: %v", i, err)
 		return
@@ -358,6 +378,13 @@ func (s *blockingSim) oneHolder(r *sim.Trial) {
 	}
 }
 
+// ctxLasts reports whether err is a context's end while ctx, the one
+// the call was given, has not ended (Client: "When ctx ends first, a
+// call returns task.ErrCanceled or task.ErrDeadlineExceeded").
+func ctxLasts(ctx context.Context, err error) bool {
+	return (errors.Is(err, task.ErrCanceled) || errors.Is(err, task.ErrDeadlineExceeded)) && ctx.Err() == nil
+}
+
 func expectedErr(r *sim.Trial, a *sim.Actor, end int, err error) bool {
 	switch {
 	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
@@ -400,6 +427,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 	// marked for good in its identifier's entry.
 	var joinFailed bool
 	var sessions []int64
+	var joinedM *partition.Member // the member, once Join has returned it (s.mu)
 	undone := func(e *idLeaves, sess int64) {
 		if e != nil && !slices.Contains(e.undone, sess) {
 			e.undone = append(e.undone, sess)
@@ -416,6 +444,9 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 	s.mu.Unlock()
 	m, err := c.Join(ctx, id, func(ch partition.Change) {
 		s.mu.Lock()
+		for _, w := range s.judge.change(r, id, joinedM, b, ch) {
+			r.Errorf("client %d: %s: report %v (Held %v, Acquired %v, Released %v): %s", i, id, ch.State, ch.Held, ch.Acquired, ch.Released, w)
+		}
 		w := s.bel.report(b, ch)
 		sess, _ := ex.Current()
 		if !slices.Contains(sessions, sess.ID) {
@@ -436,7 +467,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 			undone(s.leaves(r, i, inc, id), sess)
 		}
 		s.mu.Unlock()
-		if !expectedErr(r, a, end, err) {
+		if !expectedErr(r, a, end, err) || ctxLasts(ctx, err) {
 			r.Errorf("client %d: join %s: %v", i, id, err)
 		}
 		if ctx.Err() != nil {
@@ -448,6 +479,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 		return
 	}
 	s.mu.Lock()
+	joinedM = m
 	s.live[m], s.recs[m] = i, b
 	s.bel.setLive(b, true)
 	s.mu.Unlock()
@@ -460,6 +492,12 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 		s.arm(i, 1)
 		err := c.Leave(ctx, m)
 		s.arm(i, -1)
+		if ctxLasts(ctx, err) {
+			r.Errorf("client %d: leave %s: %v", i, id, err)
+		}
+		if w := leftAtOnce(m); w != "" && err == nil {
+			r.Errorf("client %d: after a Leave of %s that returned nil: %s", i, id, w)
+		}
 		if !a.Killed() {
 			s.mu.Lock()
 			s.drop(m)
@@ -505,9 +543,10 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 	}()
 	wctx, wc := a.WithTimeout(ctx, 3*time.Second)
 	held, err := c.Wait(wctx, m)
+	lasts := ctxLasts(wctx, err)
 	wc()
 	if err != nil {
-		if !expectedErr(r, a, endDuring, err) {
+		if !expectedErr(r, a, endDuring, err) || lasts {
 			r.Errorf("client %d: wait %s: %v", i, id, err)
 		}
 		return
@@ -535,8 +574,19 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *partition.Client, id 
 		// The write is h's (its token): fenced by h, not by the member's
 		// hold of the item when it runs, which a goroutine that runs
 		// late (ActorLag) may find to be a later one.
-		if _, err := c.FencedHold(ctx, m, h, sim.FencedEntry(fenceDir+"/"+h.Item, h.Token, kind)); err != nil && !expectedErr(r, a, endInside, err) {
+		s.mu.Lock()
+		s.fence.send(h.Token)
+		s.mu.Unlock()
+		_, err := c.FencedHold(ctx, m, h, sim.FencedEntry(fenceDir+"/"+h.Item, h.Token, kind))
+		s.mu.Lock()
+		s.fence.done(h.Token, err)
+		lost := s.judge.lostWhileHeld(r, m, h, err)
+		s.mu.Unlock()
+		if err != nil && !expectedErr(r, a, endInside, err) || ctxLasts(ctx, err) {
 			r.Errorf("client %d: fenced write %s on %s: %v", i, id, h.Item, err)
+		}
+		if lost != "" {
+			r.Errorf("client %d: %s: %s", i, id, lost)
 		}
 	}
 	_ = a.Sleep(ctx, time.Duration(100+rnd.Int64N(900))*time.Millisecond)

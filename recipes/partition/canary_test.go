@@ -39,6 +39,10 @@ const (
 // member's reads): caught by the judge of each fenced write's outcome
 // (judge.lostWhileHeld: the member still holds it), in 3 to 10 seeds over
 // three hunts when added, none in 300 seeds without that judge.
+// zkops/watch-removed-ends-hold (zkops.WatchNode taking a watch another
+// user of the session removed for the end of the held node) is caught by
+// the judge of a cause for every item given up (judge.causeless), under
+// the remove-watches fault class.
 func TestCanaries(t *testing.T) {
 	huntEach(t, func() sim.Scenario { _, sc := newPartSim(); return sc },
 		"partition/hold-at-create",
@@ -51,6 +55,7 @@ func TestCanaries(t *testing.T) {
 		"partition/leave-leaves-failed-try",
 		"partition/leave-leaves-refused-delete",
 		"partition/lost-keeps-hold",
+		"zkops/watch-removed-ends-hold",
 	)
 }
 

@@ -62,6 +62,14 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "g
 // Wait that returns without error never does so while the incarnation of
 // the barrier node that was up when it started is still up.
 //
+// Each call's outcome is judged by what its doc promises (judge:
+// badErr, atOnce): a context's error only once its context has ended,
+// and of its kind; no connection loss or "not sent" (retried); no
+// session expiry from Set, Remove and Wait (run again on the next
+// session), nor from Enter and Leave while their context lives; and a
+// call whose context had ended before it returns that context's error
+// at once.
+//
 // Liveness: once the faults stop every client completes a round within
 // Recovery. Quiescence: no participant node is left in any round and
 // the barrier node is gone: every Leave and Remove given back, whatever
@@ -209,9 +217,9 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 		r.Go(i, func(a *sim.Actor) {
 			// A process that crashed between Set and Remove left the
 			// barrier up: its successor lifts it first.
-			if err := g.Remove(a.Context()); err != nil && !expected(r, a, endNone, err) {
-				r.Errorf("client 0: remove: %v", err)
-			}
+			c := begin(r, a, a.Context())
+			err := g.Remove(a.Context())
+			judge(r, a, "remove", a.Context(), c, err, noExpiry, false)
 			for !r.Stopping() && a.Context().Err() == nil {
 				s.gate(r, a, g)
 			}
@@ -258,18 +266,113 @@ func draw(a *sim.Actor, limit time.Duration) (int, context.Context, context.Canc
 	return end, ctx, cancel
 }
 
-// expected reports whether err is one a blocking call may return under
-// the world's faults with a context drawn to end at end.
-func expected(r *sim.Trial, a *sim.Actor, end int, err error) bool {
+// Which session expiries a Client call may end with (badErr).
+const (
+	noExpiry    = iota // none: it runs again on the next session
+	expiryEnded        // one once its ctx has ended (until then it runs again on the next session)
+)
+
+// badErr says why err may not be what a Client call made with ctx
+// returned under the world's faults, or "" if it may: nil; ctx's end,
+// as task.ErrCanceled or task.ErrDeadlineExceeded matching ctx.Err(),
+// never while ctx lives (the Client doc); task.ErrSessionExpired as
+// expiry says: never from Set, Remove and Wait (each runs again on the
+// next session), from Enter and Leave only once ctx has ended (until
+// then they enter, and wait, again on the next session); an operator's
+// ACL refusing it for a while (task.ErrNoAuth); one of may (the call's
+// own errors: ErrParticipantLost from Enter); anything once the world
+// closes. Never a connection loss or "not sent": every operation is
+// retried past them (the package doc).
+func badErr(r *sim.Trial, ctx context.Context, err error, expiry int, may ...error) string {
 	switch {
-	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-		return end != endNone || a.Context().Err() != nil
-	case r.Closing(), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err):
-		return true
+	case err == nil, r.Closing():
+		return ""
 	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
-		return true
+		return ""
+	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+		switch {
+		case ctx.Err() == nil:
+			return "a context's error while its context lives"
+		case !errors.Is(err, ctx.Err()):
+			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
+		}
+		return ""
+	case errors.Is(err, task.ErrSessionExpired):
+		switch {
+		case expiry == noExpiry:
+			return "session expiry, which it never ends with (it runs again on the next session)"
+		case ctx.Err() == nil:
+			return "session expiry while its context lives (it runs again on the next session)"
+		}
+		return ""
 	}
-	return false
+	for _, e := range may {
+		if errors.Is(err, e) {
+			return ""
+		}
+	}
+	return "not an error it may end with"
+}
+
+// lateWake is the most a wake-up of an actor comes late by the clock
+// (sim.Scenario.ActorLag: a goroutine the scheduler runs late).
+const lateWake = 200 * time.Millisecond
+
+// call is a Client call as it began: its context had ended (over) or
+// not, at from on the simulated clock, with its process's pauses then
+// and whether it was paused.
+type call struct {
+	over, paused bool
+	from         time.Time
+	pauses       int
+}
+
+func begin(r *sim.Trial, a *sim.Actor, ctx context.Context) call {
+	i := a.Client()
+	return call{over: ctx.Err() != nil, paused: r.Paused(i), from: r.Clock.Now(), pauses: r.Pauses(i)}
+}
+
+// atOnce says why a Client call made with a ctx that had ended before
+// it (c) broke the Client doc, or "": it returns ctx's error at once
+// (Wait and Enter submit nothing, Set nothing but a wait for this
+// Client's Removes in the background; Remove and Leave start their
+// delete in the background, which the scenario's quiescence sees
+// through: no node is left). A call that parks (Set and Enter, behind
+// this Client's give-backs still in the background: parks) may wake
+// late (sim.Scenario.ActorLag, or its process paused, or the clock
+// jumping meanwhile); the others never yield, and no simulated time
+// passes.
+func atOnce(r *sim.Trial, a *sim.Actor, ctx context.Context, c call, parks bool, err error) string {
+	now := r.Clock.Now()
+	late := now.Sub(c.from)
+	switch {
+	case r.Closing():
+		return ""
+	case !errors.Is(err, ctx.Err()):
+		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
+	case late == 0:
+		return ""
+	case !parks:
+		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, late)
+	case c.paused || r.Pauses(a.Client()) != c.pauses:
+		return "" // (its process was paused: it woke when thawed)
+	case late-r.Jumped(c.from, now) > lateWake:
+		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, late)
+	}
+	return ""
+}
+
+// judge reports a violation of client i's call what, made with ctx (c:
+// as it began), that returned err.
+func judge(r *sim.Trial, a *sim.Actor, what string, ctx context.Context, c call, err error, expiry int, parks bool, may ...error) {
+	if why := badErr(r, ctx, err, expiry, may...); why != "" {
+		r.Errorf("client %d: %s: %v: %s", a.Client(), what, err, why)
+	}
+	if c.over && !a.Killed() {
+		if why := atOnce(r, a, ctx, c, parks, err); why != "" {
+			r.Errorf("client %d: %s: %s", a.Client(), what, why)
+		}
+	}
 }
 
 // round is one Enter, stay, Leave of actor a in its client's round.
@@ -281,12 +384,11 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor) {
 	defer cancel()
 	s.tried[end]++
 	s.started[k][[2]int{i, r.Incarnation(i)}] = true
+	c := begin(r, a, ctx)
 	p, err := d.Enter(ctx)
+	judge(r, a, "enter", ctx, c, err, expiryEnded, true, ErrParticipantLost)
 	if err != nil {
 		r.Logf("client %d (ctx ends %s): enter round %d: %v", i, endNames[end], k, err)
-		if !expected(r, a, end, err) && !errors.Is(err, ErrParticipantLost) && !(end == endNone && errors.Is(err, task.ErrDeadlineExceeded)) {
-			r.Errorf("client %d: enter round %d: %v", i, k, err)
-		}
 		if !s.again {
 			_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		}
@@ -329,10 +431,11 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor) {
 		}
 		before = append(before, s.passed[k]...)
 		since := r.Server.Zxid() // the nodes made up to here must be gone
+		c := begin(r, a, ctx)
 		err := d.Leave(ctx, p)
 		r.Logf("client %d: leave round %d: %v", i, k, err)
-		switch {
-		case err == nil:
+		judge(r, a, "leave", ctx, c, err, expiryEnded, false)
+		if err == nil {
 			for _, path := range before {
 				if _, ok := r.NodeStat(path); ok {
 					r.Errorf("client %d finished Leave of round %d while participant %s, which had passed Enter, is still there", i, k, path)
@@ -345,8 +448,6 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor) {
 				}
 			}
 			r.Progress(i)
-		case !expected(r, a, endGive, err):
-			r.Errorf("client %d: leave round %d: %v", i, k, err)
 		}
 		if s.late != nil && s.late.IntN(3) == 0 {
 			s.enterLate(r, a, d, k)
@@ -370,21 +471,20 @@ func (s *blockingSim) enterLate(r *sim.Trial, a *sim.Actor, d *DoubleClient, k i
 	i := a.Client()
 	end, ctx, cancel := draw(a, 30*time.Second)
 	defer cancel()
+	c := begin(r, a, ctx)
 	p, err := d.Enter(ctx)
 	r.Logf("client %d (ctx ends %s): enter round %d late: %v", i, endNames[end], k, err)
+	judge(r, a, "enter late", ctx, c, err, expiryEnded, true, ErrParticipantLost)
 	if err != nil {
-		if !expected(r, a, end, err) && !errors.Is(err, ErrParticipantLost) && !(end == endNone && errors.Is(err, task.ErrDeadlineExceeded)) {
-			r.Errorf("client %d: enter round %d late: %v", i, k, err)
-		}
 		return
 	}
 	s.reentered++
 	if end == endAfter {
 		cancel()
 	}
-	if err := d.Leave(ctx, p); err != nil && !expected(r, a, endGive, err) {
-		r.Errorf("client %d: leave round %d late: %v", i, k, err)
-	}
+	c = begin(r, a, ctx)
+	err = d.Leave(ctx, p)
+	judge(r, a, "leave late", ctx, c, err, expiryEnded, false)
 }
 
 // gate is one Set, a while, Remove of client 0's gate actor.
@@ -392,10 +492,9 @@ func (s *blockingSim) gate(r *sim.Trial, a *sim.Actor, g *Client) {
 	rnd := a.Rand()
 	end, ctx, cancel := draw(a, 0)
 	defer cancel()
+	c := begin(r, a, ctx)
 	err := g.Set(ctx, []byte("up"))
-	if err != nil && !expected(r, a, end, err) {
-		r.Errorf("client 0: set: %v", err)
-	}
+	judge(r, a, "set", ctx, c, err, noExpiry, true)
 	if st, up := r.NodeStat(bsimGate); err == nil && up && s.removed != 0 && st.Czxid == s.removed {
 		r.Errorf("client 0: set: the barrier node (czxid %d) the last Remove gave back was never deleted", st.Czxid)
 	}
@@ -408,10 +507,9 @@ func (s *blockingSim) gate(r *sim.Trial, a *sim.Actor, g *Client) {
 			defer gc()
 		}
 		st, up := r.NodeStat(bsimGate)
+		c := begin(r, a, ctx)
 		err := g.Remove(ctx)
-		if err != nil && !expected(r, a, endGive, err) {
-			r.Errorf("client 0: remove: %v", err)
-		}
+		judge(r, a, "remove", ctx, c, err, noExpiry, false)
 		if s.removed = 0; up {
 			s.removed = st.Czxid
 		}
@@ -437,19 +535,18 @@ func (s *blockingSim) gate(r *sim.Trial, a *sim.Actor, g *Client) {
 // wait is one Wait of a waiter actor.
 func (s *blockingSim) wait(r *sim.Trial, a *sim.Actor, g *Client) {
 	i, rnd := a.Client(), a.Rand()
-	end, ctx, cancel := draw(a, 5*time.Second)
+	_, ctx, cancel := draw(a, 5*time.Second)
 	defer cancel()
 	st, up := r.NodeStat(bsimGate)
+	c := begin(r, a, ctx)
 	err := g.Wait(ctx)
-	switch {
-	case err == nil:
+	judge(r, a, "wait", ctx, c, err, noExpiry, false)
+	if err == nil {
 		if now, upNow := r.NodeStat(bsimGate); up && upNow && now.Czxid == st.Czxid {
 			r.Errorf("client %d passed the barrier while the node up when it started waiting is still up", i)
 		}
 		s.waits++
 		r.Progress(i)
-	case !expected(r, a, end, err) && !(end == endNone && errors.Is(err, task.ErrDeadlineExceeded)):
-		r.Errorf("client %d: wait: %v", i, err)
 	}
 	_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(500*time.Millisecond))))
 }

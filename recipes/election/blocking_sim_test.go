@@ -60,7 +60,15 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 // only by its own session, the server or an operator (sim's OwnDeletes).
 // And Lead's promise that lead's context is canceled as
 // soon as the leadership ends: at the same simulated instant, but for
-// clock jumps and pauses (leadCtxEnded).
+// clock jumps and pauses (leadCtxEnded). Each call's outcome is judged
+// by what its doc promises (judge: badErr, atOnce): a context's error
+// only once the call's context has ended, and of its kind; no
+// connection loss or "not sent" but from Fenced (the campaign's and the
+// resign's operations are retried past them); no session expiry from
+// Resign (a session that ended took the node) or Lead (it campaigns
+// again), nor ErrLost from a Master's campaign; never nil from Lead with
+// Requeue; and a call whose context had ended before it returns that
+// context's error at once.
 type blockingSim struct {
 	clients  int
 	master   bool // the Clients are a Master's (NewMasterClient), not an Election's
@@ -241,19 +249,11 @@ func (s *blockingSim) term(r *sim.Trial, a *sim.Actor, c *Client) {
 		}
 		defer cancel()
 	}
+	t0, over := r.Elapsed(), ctx.Err() != nil
 	l, err := c.Campaign(ctx)
+	s.judge(r, a, "campaign", ctx, over, t0, err, campaignMay)
 	if err != nil {
 		r.Logf("client %d (ctx ends %s): campaign: %v", i, endNames[end], err)
-		switch {
-		case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-			if end == endNone && a.Context().Err() == nil {
-				r.Errorf("client %d: campaign with a live context: %v", i, err)
-			}
-		case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, ErrLost), task.IsRetryable(err):
-		case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
-		default:
-			r.Errorf("client %d: campaign: %v", i, err)
-		}
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
 	}
@@ -265,15 +265,13 @@ func (s *blockingSim) term(r *sim.Trial, a *sim.Actor, c *Client) {
 			ctx, rc = a.CancelAfterSteps(ctx, rnd.IntN(4))
 			defer rc()
 		}
+		t0, over := r.Elapsed(), ctx.Err() != nil
 		err := c.Resign(ctx, l)
 		r.Logf("client %d: resign %s: %v", i, l.Path(), err)
 		if !a.Killed() {
 			s.resigned = append(s.resigned, given[*Leadership]{l, i, r.Incarnation(i)})
 		}
-		if err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) &&
-			!errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrNoAuth) && !r.Closing() {
-			r.Errorf("client %d: resign %s: %v", i, l.Path(), err)
-		}
+		s.judge(r, a, "resign", ctx, over, t0, err, nil)
 	}()
 	sctx := ctx
 	switch end {
@@ -286,15 +284,13 @@ func (s *blockingSim) term(r *sim.Trial, a *sim.Actor, c *Client) {
 		ctx = sctx
 	}
 	entry := func(kind string) task.MultiOp { return sim.FencedEntry(bsimLog, l.Token(), kind) }
-	if _, err := c.Fenced(sctx, l, entry("enter")); err != nil {
-		s.termErr(r, i, err)
+	if !s.fenced(r, a, c, sctx, l, entry("enter")) {
 		return
 	}
 	if err := a.Sleep(sctx, time.Duration(100+rnd.Int64N(900))*time.Millisecond); err != nil {
 		return
 	}
-	if _, err := c.Fenced(sctx, l, entry("exit")); err != nil {
-		s.termErr(r, i, err)
+	if !s.fenced(r, a, c, sctx, l, entry("exit")) {
 		return
 	}
 	r.Progress(i)
@@ -315,13 +311,13 @@ func (s *blockingSim) lead(r *sim.Trial, a *sim.Actor, c *Client) {
 	}
 	defer cancel()
 	var led []*Leadership
+	t0, over := r.Elapsed(), ctx.Err() != nil
 	err := c.Lead(ctx, LeadOptions{Requeue: true}, func(lctx context.Context, l *Leadership) error {
 		led = append(led, l)
 		s.leads++
 		entry := func(kind string) task.MultiOp { return sim.FencedEntry(bsimLog, l.Token(), kind) }
 		defer s.leadCtxEnded(r, a, ctx, lctx, l)
-		if _, err := c.Fenced(lctx, l, entry("enter")); err != nil {
-			s.termErr(r, i, err)
+		if !s.fenced(r, a, c, lctx, l, entry("enter")) {
 			return nil
 		}
 		if err := a.Sleep(lctx, time.Duration(100+rnd.Int64N(900))*time.Millisecond); err != nil {
@@ -330,8 +326,7 @@ func (s *blockingSim) lead(r *sim.Trial, a *sim.Actor, c *Client) {
 			}
 			return nil
 		}
-		if _, err := c.Fenced(lctx, l, entry("exit")); err != nil {
-			s.termErr(r, i, err)
+		if !s.fenced(r, a, c, lctx, l, entry("exit")) {
 			return nil
 		}
 		r.Progress(i)
@@ -343,17 +338,21 @@ func (s *blockingSim) lead(r *sim.Trial, a *sim.Actor, c *Client) {
 			s.resigned = append(s.resigned, given[*Leadership]{l, i, r.Incarnation(i)})
 		}
 	}
+	// Lead with Requeue campaigns again after each leadership, and after
+	// each transient failure (an expiry, a lost connection, a lost
+	// candidate node: none is returned), until ctx ends: it returns
+	// ctx's error, or one another campaign would meet again (an
+	// operator's ACL refusing it for a while, the campaign's or the
+	// resign's), never nil; lead returning its context's error after a
+	// leadership ended is not Lead's ctx ending.
+	s.judge(r, a, "Lead", ctx, over, t0, err, nil)
 	switch {
+	case err == nil && !r.Closing():
+		r.Errorf("client %d: Lead with Requeue returned nil after %d leaderships", i, len(led))
 	case errors.Is(err, task.ErrNoAuth):
 		// An operator's ACL refuses it for a while: Lead ends on a
 		// refusal, and the loop calls it again a little later.
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
-	case (errors.Is(err, task.ErrCanceled) || errors.Is(err, task.ErrDeadlineExceeded)) && ctx.Err() == nil && !r.Closing():
-		// lead returning its context's error after a leadership ended
-		// is not Lead's ctx ending: with Requeue it campaigns again.
-		r.Errorf("client %d: Lead: %v while its ctx was live", i, err)
-	case err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) && !r.Closing():
-		r.Errorf("client %d: Lead: %v", i, err)
 	}
 }
 
@@ -394,13 +393,95 @@ func (s *blockingSim) leadCtxEnded(r *sim.Trial, a *sim.Actor, ctx, lctx context
 	s.prompt++
 }
 
-func (s *blockingSim) termErr(r *sim.Trial, i int, err error) {
+// campaignMay are the errors Campaign may end with beyond badErr's
+// (the task face's: Election.Campaign, Master.Campaign, which the Client
+// runs once): the session's expiry (the candidate node went with it),
+// and ErrLost, the candidate node deleted by someone else (an Election's;
+// judged apart for a Master: judge).
+var campaignMay = []error{task.ErrSessionExpired, ErrLost}
+
+// fencedMay are the errors Fenced may end with beyond badErr's
+// (Leadership.Fenced): ErrLost (a refused check, or the leadership known
+// ended), the session's expiry, a connection loss or "not sent" (a multi
+// is not retried: its outcome is unknown).
+var fencedMay = []error{ErrLost, task.ErrSessionExpired, task.ErrConnectionLoss, task.ErrNotSent}
+
+// fenced is one Fenced write of leadership l with ctx, judged; it reports
+// whether it was applied.
+func (s *blockingSim) fenced(r *sim.Trial, a *sim.Actor, c *Client, ctx context.Context, l *Leadership, op task.MultiOp) bool {
+	t0, over := r.Elapsed(), ctx.Err() != nil
+	_, err := c.Fenced(ctx, l, op)
+	s.judge(r, a, "fenced write", ctx, over, t0, err, fencedMay)
+	return err == nil
+}
+
+// badErr says why err may not be what a Client call made with ctx
+// returned under the world's faults, or "" if it may: nil; ctx's end,
+// as task.ErrCanceled or task.ErrDeadlineExceeded matching ctx.Err(),
+// never while ctx lives (the Client doc); an operator's ACL refusing it
+// for a while (task.ErrNoAuth); one of may, the call's own; anything
+// once the world closes. Nothing else: no connection loss or "not sent"
+// unless may has them (the campaign's reads, creates and deletes, and
+// the resign's delete, are retried past them: PROTOCOL.md), and no
+// session expiry from Resign (a session that ended took the node: a
+// success) or Lead (it campaigns again).
+func badErr(r *sim.Trial, ctx context.Context, err error, may []error) string {
 	switch {
-	case r.Closing(), errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded),
-		errors.Is(err, ErrLost), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err),
-		errors.Is(err, task.ErrNoAuth):
-	default:
-		r.Errorf("client %d: term: %v", i, err)
+	case err == nil, r.Closing():
+		return ""
+	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
+		return ""
+	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+		switch {
+		case ctx.Err() == nil:
+			return "a context's error while its context lives"
+		case !errors.Is(err, ctx.Err()):
+			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
+		}
+		return ""
+	}
+	for _, e := range may {
+		if errors.Is(err, e) {
+			return ""
+		}
+	}
+	return "not an error it may end with"
+}
+
+// atOnce says why a Client call made with a ctx that had ended before
+// it (at t0 of the simulated clock) broke the Client doc, or "": it
+// returns ctx's error at once (Campaign, Fenced and Lead submit nothing;
+// Resign starts the resign in the background, which the scenario's
+// quiescence sees through: Done closed, no candidate node left). None
+// of them waits before it looks at ctx: no simulated time passes.
+func atOnce(r *sim.Trial, ctx context.Context, t0 time.Duration, err error) string {
+	switch {
+	case r.Closing():
+		return ""
+	case !errors.Is(err, ctx.Err()):
+		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
+	case r.Elapsed() != t0:
+		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, r.Elapsed()-t0)
+	}
+	return ""
+}
+
+// judge reports a violation of actor a's call what, made with ctx (over:
+// ended before the call, at t0), that returned err. A Master's campaign
+// never ends with ErrLost (its protocol goes on after a node or lease it
+// finds not its own).
+func (s *blockingSim) judge(r *sim.Trial, a *sim.Actor, what string, ctx context.Context, over bool, t0 time.Duration, err error, may []error) {
+	why := badErr(r, ctx, err, may)
+	if why == "" && s.master && what == "campaign" && errors.Is(err, ErrLost) && !r.Closing() {
+		why = "ErrLost, which a Master's campaign never ends with"
+	}
+	if why != "" {
+		r.Errorf("client %d: %s: %v: %s", a.Client(), what, err, why)
+	}
+	if over && !a.Killed() {
+		if why := atOnce(r, ctx, t0, err); why != "" {
+			r.Errorf("client %d: %s: %s", a.Client(), what, why)
+		}
 	}
 }
 

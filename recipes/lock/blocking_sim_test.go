@@ -65,7 +65,15 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 // (a lock left held by a Release that did nothing blocks every other
 // client until its session ends, and its own Client refuses every later
 // Acquire); quiescence: every hold given back with Release, whatever its
-// context, has its Done closed, and no contender node is left.
+// context, has its Done closed, and no contender node is left. Each
+// call's outcome is judged by what its doc promises (judge: badErr,
+// atOnce; judgeAcquire): a context's error only once the call's context
+// has ended, and of its kind; no connection loss or "not sent" but from
+// Fenced (an acquire's operations and a release's delete are retried
+// past them); no session expiry from Release (a session that ended took
+// the node); ErrAlreadyHeld only while the Client holds the lock, and at
+// once; and a call whose context had ended before it returns that
+// context's error at once.
 type blockingSim struct {
 	clients  int
 	r        *sim.Trial
@@ -220,7 +228,9 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client, eager bool) (
 	}
 	givenBefore := len(s.released) // holds given back before this attempt began
 	registeredBefore := s.registered
+	call := begin(r, a, ctx)
 	h, err := acquire(ctx)
+	s.judgeAcquire(r, a, how, ctx, call, try, err)
 	if err != nil {
 		r.Logf("client %d actor %d (ctx ends %s): %s: %v", i, a.ID(), endNames[end], how, err)
 		switch {
@@ -245,15 +255,6 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client, eager bool) (
 					}
 				}
 			}
-		case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-			if end == endNone && a.Context().Err() == nil {
-				r.Errorf("client %d: acquire with a live context: %v", i, err)
-			}
-		case errors.Is(err, ErrAlreadyHeld): // the other goroutine of this Client holds it
-		case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, ErrLockLost), task.IsRetryable(err):
-		case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
-		default:
-			r.Errorf("client %d: %s: %v", i, how, err)
 		}
 		if eager && errors.Is(err, task.ErrNoAuth) {
 			_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(50*time.Millisecond))))
@@ -278,17 +279,15 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client, eager bool) (
 		}
 		delete(s.holding, r.ServerPath(h.Path()))
 		aimed := s.aimRelease(r, a, h)
+		call := begin(r, a, ctx)
 		err := c.Release(ctx, h)
 		r.Logf("client %d actor %d: release %s: %v", i, a.ID(), h.Path(), err)
+		judge(r, a, "release", ctx, call, err, false, nil)
 		if !a.Killed() {
 			s.released = append(s.released, given[*Held]{h, i, r.Incarnation(i)})
 			// Refused by an ACL: one time in two, and always after
 			// an aimed fault, the actor tries again at once.
 			next = err != nil && (aimed || errors.Is(err, task.ErrNoAuth) && rnd.IntN(2) == 0)
-		}
-		if err != nil && !errors.Is(err, task.ErrCanceled) && !errors.Is(err, task.ErrDeadlineExceeded) &&
-			!errors.Is(err, task.ErrSessionExpired) && !errors.Is(err, task.ErrNoAuth) && !r.Closing() {
-			r.Errorf("client %d: release %s: %v", i, h.Path(), err)
 		}
 	}()
 	bar := r.OpenSpan(i, "lock", "token "+strconv.FormatInt(h.Token(), 10))
@@ -303,15 +302,13 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client, eager bool) (
 		defer sc()
 		ctx = sctx
 	}
-	if _, err := c.Fenced(sctx, h, sim.FencedEntry(bsimLog, h.Token(), "enter")); err != nil {
-		s.sectionErr(r, i, err)
+	if !fenced(r, a, c, sctx, h, sim.FencedEntry(bsimLog, h.Token(), "enter")) {
 		return
 	}
 	if err := a.Sleep(sctx, time.Duration(100+rnd.Int64N(900))*time.Millisecond); err != nil {
 		return
 	}
-	if _, err := c.Fenced(sctx, h, sim.FencedEntry(bsimLog, h.Token(), "exit")); err != nil {
-		s.sectionErr(r, i, err)
+	if !fenced(r, a, c, sctx, h, sim.FencedEntry(bsimLog, h.Token(), "exit")) {
 		return
 	}
 	r.Progress(i)
@@ -391,13 +388,147 @@ type heldBy struct {
 	inc, at int
 }
 
-func (s *blockingSim) sectionErr(r *sim.Trial, i int, err error) {
+// acquireMay are the errors Acquire may end with beyond badErr's (the
+// task face's, Lock.Acquire, which the Client runs once): the session's
+// expiry (the contender node went with it), ErrLockLost (someone else
+// deleted the contender node), and ErrAlreadyHeld (judgeAcquire);
+// tryMay, TryAcquire's: ErrBusy too.
+var (
+	acquireMay = []error{task.ErrSessionExpired, ErrLockLost, ErrAlreadyHeld}
+	tryMay     = []error{task.ErrSessionExpired, ErrLockLost, ErrAlreadyHeld, ErrBusy}
+)
+
+// fencedMay are the errors Fenced may end with beyond badErr's
+// (Held.Fenced): ErrLockLost (a refused check, or the hold known
+// ended), the session's expiry, a connection loss or "not sent" (a
+// multi is not retried: its outcome is unknown).
+var fencedMay = []error{ErrLockLost, task.ErrSessionExpired, task.ErrConnectionLoss, task.ErrNotSent}
+
+// judgeAcquire judges an Acquire or TryAcquire (how, try) of actor a made
+// with ctx (c: as it began) that returned err: badErr, atOnce, and
+// ErrAlreadyHeld only while this Client holds the lock (a hold of its
+// other goroutine not yet given to Release, the scenario's holding, and
+// not known to have ended: a lost hold holds nothing), at once: the
+// Client refuses re-entry before it waits for anything.
+func (s *blockingSim) judgeAcquire(r *sim.Trial, a *sim.Actor, how string, ctx context.Context, c call, try bool, err error) {
+	may := acquireMay
+	if try {
+		may = tryMay
+	}
+	if !errors.Is(err, ErrAlreadyHeld) || r.Closing() {
+		judge(r, a, how, ctx, c, err, true, may)
+		return
+	}
+	i, held := a.Client(), false
+	for _, hb := range s.holding {
+		held = held || hb.client == i && hb.inc == r.Incarnation(i) && !hb.h.isOver()
+	}
 	switch {
-	case r.Closing(), errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded),
-		errors.Is(err, ErrLockLost), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err),
-		errors.Is(err, task.ErrNoAuth):
-	default:
-		r.Errorf("client %d: section: %v", i, err)
+	case !held:
+		r.Errorf("client %d: %s: %v while this Client holds no lock", i, how, err)
+	case r.Clock.Now() != c.from:
+		r.Errorf("client %d: %s: %v after %v", i, how, err, r.Clock.Now().Sub(c.from))
+	}
+}
+
+// fenced is one Fenced write of hold h with ctx, judged; it reports
+// whether it was applied.
+func fenced(r *sim.Trial, a *sim.Actor, c *Client, ctx context.Context, h *Held, op task.MultiOp) bool {
+	call := begin(r, a, ctx)
+	_, err := c.Fenced(ctx, h, op)
+	judge(r, a, "fenced write", ctx, call, err, false, fencedMay)
+	return err == nil
+}
+
+// badErr says why err may not be what a Client call made with ctx
+// returned under the world's faults, or "" if it may: nil; ctx's end,
+// as task.ErrCanceled or task.ErrDeadlineExceeded matching ctx.Err(),
+// never while ctx lives (the Client doc); an operator's ACL refusing it
+// for a while (task.ErrNoAuth); one of may, the call's own; anything
+// once the world closes. Nothing else: no connection loss or "not sent"
+// unless may has them (an acquire's operations and a release's delete
+// are retried past them: PROTOCOL.md), and no session expiry from
+// Release (a session that ended took the node: a success).
+func badErr(r *sim.Trial, ctx context.Context, err error, may []error) string {
+	switch {
+	case err == nil, r.Closing():
+		return ""
+	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
+		return ""
+	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
+		switch {
+		case ctx.Err() == nil:
+			return "a context's error while its context lives"
+		case !errors.Is(err, ctx.Err()):
+			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
+		}
+		return ""
+	}
+	for _, e := range may {
+		if errors.Is(err, e) {
+			return ""
+		}
+	}
+	return "not an error it may end with"
+}
+
+// lateWake is the most a wake-up of an actor comes late by the clock
+// (sim.Scenario.ActorLag: a goroutine the scheduler runs late).
+const lateWake = 200 * time.Millisecond
+
+// call is a Client call as it began: its context had ended (over) or
+// not, at from on the simulated clock, with its process's pauses then
+// and whether it was paused.
+type call struct {
+	over, paused bool
+	from         time.Time
+	pauses       int
+}
+
+func begin(r *sim.Trial, a *sim.Actor, ctx context.Context) call {
+	i := a.Client()
+	return call{over: ctx.Err() != nil, paused: r.Paused(i), from: r.Clock.Now(), pauses: r.Pauses(i)}
+}
+
+// atOnce says why a Client call made with a ctx that had ended before
+// it (c) broke the Client doc, or "": it returns ctx's error at once
+// (Acquire, TryAcquire and Fenced submit nothing; Release starts the
+// release in the background, which the scenario's quiescence sees
+// through: Done closed, no contender node left). An acquire parks
+// behind this Client's deletes in the background (parks), and may wake
+// late (sim.Scenario.ActorLag, or its process paused, or the clock
+// jumping meanwhile); the others never yield, and no simulated time
+// passes.
+func atOnce(r *sim.Trial, a *sim.Actor, ctx context.Context, c call, parks bool, err error) string {
+	now := r.Clock.Now()
+	late := now.Sub(c.from)
+	switch {
+	case r.Closing():
+		return ""
+	case !errors.Is(err, ctx.Err()):
+		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
+	case late == 0:
+		return ""
+	case !parks:
+		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, late)
+	case c.paused || r.Pauses(a.Client()) != c.pauses:
+		return "" // (its process was paused: it woke when thawed)
+	case late-r.Jumped(c.from, now) > lateWake:
+		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, late)
+	}
+	return ""
+}
+
+// judge reports a violation of actor a's call what, made with ctx (c: as
+// it began), that returned err.
+func judge(r *sim.Trial, a *sim.Actor, what string, ctx context.Context, c call, err error, parks bool, may []error) {
+	if why := badErr(r, ctx, err, may); why != "" {
+		r.Errorf("client %d: %s: %v: %s", a.Client(), what, err, why)
+	}
+	if c.over && !a.Killed() {
+		if why := atOnce(r, a, ctx, c, parks, err); why != "" {
+			r.Errorf("client %d: %s: %s", a.Client(), what, why)
+		}
 	}
 }
 

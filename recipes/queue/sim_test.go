@@ -39,10 +39,14 @@ type simItem struct {
 	// lostAt: the deliveries whose ack ended with ErrDeliveryLost (not
 	// applied: the item is back in the queue, or will be).
 	lostAt []int
-	// takenAs: per delivery (in the order the takes returned), the
-	// incarnation taken (queue.ItemCzxid): an item put back is a node
-	// made after the one taken.
-	takenAs []int64
+	// movedAt: per delivery (in the order the takes returned), the zxid
+	// of the move that delivered it (its in-flight copy's czxid, from the
+	// server's journal): the item came back between two moves of it.
+	// Not the incarnation the take read (queue.ItemCzxid): a move deletes
+	// the item by name and version, and one sent on a read older than a
+	// return of the item (under its own name, at version 0) takes the
+	// incarnation returned, in a copy named after the one read.
+	movedAt []int64
 	// acksPending: acks submitted whose outcome never came (a crash).
 	acksPending int
 }
@@ -121,6 +125,11 @@ type queueSim struct {
 	// acksRefused: acks an operator's ACL refused in this run, each of
 	// which goes on in the background (noClientErrors)
 	acksRefused int
+	// copies: at-least-once, the czxid of each in-flight copy made, by
+	// its path on the server (copyJournal); srvInflight is the in-flight
+	// directory's server path and "/" ("" before the first Setup)
+	copies      map[string]int64
+	srvInflight string
 }
 
 func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
@@ -132,6 +141,7 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 		Counters: []string{simDir},
 		ACL:      []string{simDir}, // and DIR.inflight, DIR.consumers, DIR.epoch: the prefix
 		Duration: 20 * time.Second,
+		Server:   fakezk.Config{Journal: s.copyJournal},
 		Wrap: func(i int, c *fakezk.Conn) task.Conn {
 			return &dropConn{Conn: c, s: s}
 		},
@@ -141,6 +151,7 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 			s.items, s.keys, s.next = map[string]*simItem{}, nil, 0
 			s.loops, s.nearMaxDir = make([]int, s.clients), 0
 			s.counterDir, s.counterAt, s.acksRefused = 0, 0, 0
+			s.copies, s.srvInflight = map[string]int64{}, r.World.ServerPath(simDir+".inflight")+"/"
 			for i := range s.clients {
 				q, err := queue.New(simDir, queue.WithMode(mode))
 				if err != nil {
@@ -185,10 +196,26 @@ func newQueueSim(mode queue.Mode) (*queueSim, sim.Scenario) {
 			{Seed: 115, NoACL: true, Why: "the scenario's own counter fault set the directory's counter to 2147483646 after the counter class had run it to its maximum: the counter went down, which no server's does, and handed an item's name out again within one directory; a take whose read of the old item was delayed moved the new item in its place (the old one acknowledged twice, the new one lost): the fault now only raises a counter, as the class does"},
 			{Seed: 1000003421, NoTwins: true, NoACL: true, Why: "a return pass reading the marker of every consumer holding items: under a storm of crash-restarts and expiries at one instant, each new process read the markers of every crashed holder, whose sessions live on while no time passes, and the faults injected during the passes outran them"},
 			{Seed: 2, Why: "acl class (the test's own judge): an ack refused by an ACL went on in the background, as Item.Ack's doc says, and ended there with ErrOutcomeUnknown (its reply lost, the consumer's marker deleted by the operator), which the doc sends to Config.OnError; the judge took the report for a failure (it now allows one such report per refused ack)"},
-			{Seed: 221101166004357, SyncAfterReconnect: true, Why: "the test's own judge: a take applied before a long cut, the consumer's marker replaced by the operator meanwhile and its copy put back and taken by another consumer, whose take returned first; the late take's ack ended with ErrDeliveryLost, and the judge, which counted deliveries in the order the takes returned, found no delivery after it (it now asks for an incarnation made after the one taken)"},
+			{Seed: 221101166004357, SyncAfterReconnect: true, Why: "the test's own judge: a take applied before a long cut, the consumer's marker replaced by the operator meanwhile and its copy put back and taken by another consumer, whose take returned first; the late take's ack ended with ErrDeliveryLost, and the judge, which counted deliveries in the order the takes returned, found no delivery after it (it then asked for an incarnation made after the one taken; now for a move applied after, see seed 68079765663136)"},
+			{Seed: 68079765663136, Root: "/sim/chroot", RemoveWatches: true, Why: "the test's own judge: client 2's ack of an item ended with ErrDeliveryLost (its reply lost, its marker deleted by the operator) and its next registration returned the item under its own name at version 0; client 1's take, which had read the item before client 2 took it, settled its move's lost reply as not applied and sent the move again on that read after a restart, taking the returned incarnation into a copy named after the one read; the judge, which dated deliveries by the incarnation read (queue.ItemCzxid), saw the same one taken twice and the item never back (it now dates each delivery by the move that made its copy, from the server's journal)"},
 		}
 	}
 	return s, sc
+}
+
+// copyJournal hears every commit of the server (fakezk.Config.Journal):
+// it records the czxid of each in-flight copy made, by its path, so that
+// a delivery is dated by the move that made its copy, whatever
+// incarnation of the item its take read.
+func (s *queueSim) copyJournal(c fakezk.Commit) {
+	if s.srvInflight == "" {
+		return
+	}
+	for _, n := range c.Nodes {
+		if n.Stat.Czxid == c.Zxid && strings.HasPrefix(n.Path, s.srvInflight) {
+			s.copies[n.Path] = c.Zxid
+		}
+	}
 }
 
 // dropConn loses the reply to a create, delete or multi at dropRate.
@@ -369,7 +396,14 @@ func (s *queueSim) consume(r *sim.Trial, i int) {
 		}
 		it.delivered++
 		delivery := it.delivered
-		it.takenAs = append(it.takenAs, queue.ItemCzxid(got))
+		if s.mode == queue.AtLeastOnce {
+			moved, ok := s.copies[r.World.ServerPath(queue.ItemCopy(got))]
+			if !ok {
+				r.Errorf("client %d: took %s (%s), but no move made its in-flight copy %s", i, got.Name, key, queue.ItemCopy(got))
+				return
+			}
+			it.movedAt = append(it.movedAt, moved)
+		}
 		s.tot.deliveries++
 		r.Logf("client %d took %s %s", i, got.Name, key)
 		if it.delivered > 1 {
@@ -577,22 +611,23 @@ func (s *queueSim) noneLost(r *sim.Trial) error {
 		}
 		// ErrDeliveryLost says the ack was not applied and the item is or
 		// will be back in the queue: so it is acknowledged in the end, or
-		// delivered again (to a process whose ack never reported) as an
-		// incarnation made after the one that delivery took. (Not
-		// "delivered after": a take's reply held back by a cut reports
-		// it after a take of the item put back meanwhile.)
-		if d, ok := neverBack(it.lostAt, it.takenAs); ok && it.acked == 0 && !it.ackUnknown && it.acksPending == 0 {
-			return fmt.Errorf("%s: the ack of its delivery %d ended with ErrDeliveryLost (not applied), but it never came back (%d deliveries, no ack, taken as %#x)", k, d, it.delivered, it.takenAs)
+		// delivered again (to a process whose ack never reported) by a
+		// move applied after the one of that delivery. (Not "delivered
+		// after": a take's reply held back by a cut reports it after a
+		// take of the item put back meanwhile. Nor "taken as a later
+		// incarnation" than the take read: see movedAt.)
+		if d, ok := neverBack(it.lostAt, it.movedAt); ok && it.acked == 0 && !it.ackUnknown && it.acksPending == 0 {
+			return fmt.Errorf("%s: the ack of its delivery %d ended with ErrDeliveryLost (not applied), but it never came back (%d deliveries, no ack, moved at zxids %d)", k, d, it.delivered, it.movedAt)
 		}
 	}
 	return nil
 }
 
-// neverBack returns a delivery of lostAt (numbered from 1) whose
-// incarnation (takenAs[d-1]) no delivery of a later one followed.
-func neverBack(lostAt []int, takenAs []int64) (int, bool) {
+// neverBack returns a delivery of lostAt (numbered from 1) whose move
+// (movedAt[d-1]) no delivery by a later move followed.
+func neverBack(lostAt []int, movedAt []int64) (int, bool) {
 	for _, d := range lostAt {
-		if !slices.ContainsFunc(takenAs, func(c int64) bool { return c > takenAs[d-1] }) {
+		if !slices.ContainsFunc(movedAt, func(z int64) bool { return z > movedAt[d-1] }) {
 			return d, true
 		}
 	}

@@ -322,11 +322,11 @@ var callNames = [...]string{"register", "unregister", "start cache", "cache next
 // a cache's Next waits on as the cache follows the next session); an
 // operator's ACL refusing a Register, an Unregister (its delete goes on
 // in the background) or a cache's read (StartCache; Next returns the
-// cache's Err once that refusal ended it: cacheErr), never a Stop;
+// cache's Err once that refusal ended it: cc's), never a Stop;
 // anything once the world closes. Never a connection loss or "not
 // sent", nor task.ErrClosed while the world runs: every operation is
 // retried past them.
-func badErr(r *sim.Trial, ctx context.Context, call int, err error, cacheErr func() error) string {
+func badErr(r *sim.Trial, ctx context.Context, call int, err error, cc *discovery.Cache) string {
 	switch {
 	case err == nil, r.Closing():
 		return ""
@@ -353,7 +353,7 @@ func badErr(r *sim.Trial, ctx context.Context, call int, err error, cacheErr fun
 			return ""
 		}
 	case callNext:
-		switch e := cacheErr(); {
+		switch e := cc.Err(); {
 		case e == nil:
 			return "an error, and the cache has not ended"
 		case !errors.Is(err, e):
@@ -384,7 +384,7 @@ func atOnce(r *sim.Trial, ctx context.Context, t0 time.Duration, err error) stri
 
 // judge judges the outcome err of a Client call made by actor a with
 // ctx, over saying whether ctx had ended before it, at t0.
-func (s *blockingSim) judge(r *sim.Trial, a *sim.Actor, ctx context.Context, over bool, t0 time.Duration, call int, what string, err error, cacheErr func() error) {
+func (s *blockingSim) judge(r *sim.Trial, a *sim.Actor, ctx context.Context, over bool, t0 time.Duration, call int, what string, err error, cc *discovery.Cache) {
 	i := a.Client()
 	if over && !a.Killed() {
 		s.over[call]++
@@ -392,7 +392,7 @@ func (s *blockingSim) judge(r *sim.Trial, a *sim.Actor, ctx context.Context, ove
 			r.Errorf("client %d: %s %s: %s", i, callNames[call], what, why)
 		}
 	}
-	if why := badErr(r, ctx, call, err, cacheErr); why != "" {
+	if why := badErr(r, ctx, call, err, cc); why != "" {
 		r.Errorf("client %d: %s %s: %v: %s", i, callNames[call], what, err, why)
 	}
 }
@@ -496,7 +496,7 @@ func (s *blockingSim) follow(r *sim.Trial, a *sim.Actor, c *discovery.Client) {
 		nctx, ncancel := a.WithTimeout(ctx, 2*time.Second)
 		t0, over := r.Elapsed(), nctx.Err() != nil
 		_, err := sc.Next(nctx)
-		s.judge(r, a, nctx, over, t0, callNext, bsimService, err, sc.Cache().Err) // (before ncancel ends nctx)
+		s.judge(r, a, nctx, over, t0, callNext, bsimService, err, sc.Cache()) // (before ncancel ends nctx)
 		ncancel()
 		if err != nil {
 			break

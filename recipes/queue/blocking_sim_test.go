@@ -107,7 +107,7 @@ type blockingSim struct {
 	killedTakes int
 	// over counts the calls made with a context ended before them
 	// (atOnce), by call.
-	over [callSettle + 1]int
+	over [len(callNames)]int
 	// r is the seed's Trial; aimed: a restart was aimed at a
 	// give-back (aimRestart), once a seed.
 	r     *sim.Trial
@@ -345,7 +345,7 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 // returned nil.
 func (s *blockingSim) settle(r *sim.Trial, a *sim.Actor, c *Client) bool {
 	err := c.Settle(a.Context())
-	s.judge(r, a, a.Context(), false, 0, callSettle, "settle", err)
+	s.judge(r, a, a.Context(), false, 0, callSettle, "", -1, err)
 	return err == nil
 }
 
@@ -409,14 +409,13 @@ const (
 // Never a connection loss or "not sent" by itself: a Put's lost reply is
 // ErrOutcomeUnknown, and everything else is retried past them.
 func badErr(r *sim.Trial, ctx context.Context, mode Mode, call int, err error) string {
-	var ute *UnknownTakeError
 	switch {
 	case err == nil, r.Closing():
 		return ""
 	// The queue's own errors first: each wraps its cause (a connection
 	// loss, an expiry, a context's end).
 	case call == callPut && (errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrExhausted) || errors.Is(err, ErrFull) && mode == AtMostOnce),
-		call == callTake && mode == AtMostOnce && errors.As(err, &ute),
+		call == callTake && mode == AtMostOnce && isUnknownTake(err),
 		call == callAck && (errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrDeliveryLost)):
 		return ""
 	case errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrDeliveryLost), errors.Is(err, ErrExhausted), errors.Is(err, ErrFull):
@@ -444,6 +443,12 @@ func badErr(r *sim.Trial, ctx context.Context, mode Mode, call int, err error) s
 	return "not an error it may end with"
 }
 
+// isUnknownTake reports whether err is an *UnknownTakeError.
+func isUnknownTake(err error) bool {
+	var ute *UnknownTakeError
+	return errors.As(err, &ute)
+}
+
 // atOnce says why a Client call made with a ctx that had ended before
 // it (at t0 of the simulated clock) broke the Client doc, or "": it
 // returns ctx's error at once (Put and Take send nothing; Ack starts the
@@ -460,18 +465,32 @@ func atOnce(r *sim.Trial, ctx context.Context, t0 time.Duration, err error) stri
 	return ""
 }
 
+var callNames = [...]string{"put", "take", "ack", "settle"}
+
 // judge judges the outcome err of a Client call made by actor a with
-// ctx, over saying whether ctx had ended before it, at t0.
-func (s *blockingSim) judge(r *sim.Trial, a *sim.Actor, ctx context.Context, over bool, t0 time.Duration, call int, what string, err error) {
+// ctx, over saying whether ctx had ended before it, at t0; name (an
+// item's) and end (where ctx was drawn to end, or -1 for the actor's
+// own context) name the call in a violation.
+func (s *blockingSim) judge(r *sim.Trial, a *sim.Actor, ctx context.Context, over bool, t0 time.Duration, call int, name string, end int, err error) {
 	i := a.Client()
+	what := func() string { // (made only for a violation's message)
+		w := callNames[call]
+		if name != "" {
+			w += " " + name
+		}
+		if end >= 0 {
+			return w + " (ctx ends " + endNames[end] + ")"
+		}
+		return w + " (with the actor's context)"
+	}
 	if over && !a.Killed() {
 		s.over[call]++
 		if why := atOnce(r, ctx, t0, err); why != "" {
-			r.Errorf("client %d: %s: %s", i, what, why)
+			r.Errorf("client %d: %s: %s", i, what(), why)
 		}
 	}
 	if why := badErr(r, ctx, s.mode, call, err); why != "" {
-		r.Errorf("client %d: %s: %v: %s", i, what, err, why)
+		r.Errorf("client %d: %s: %v: %s", i, what(), err, why)
 	}
 }
 
@@ -493,7 +512,7 @@ func (s *blockingSim) put(r *sim.Trial, a *sim.Actor, c *Client) {
 	t0, over := r.Elapsed(), ctx.Err() != nil
 	_, err := s.putOne(ctx, c, key)
 	it.inPut = false
-	s.judge(r, a, ctx, over, t0, callPut, fmt.Sprintf("put %s (ctx ends %s)", key, endNames[end]), err)
+	s.judge(r, a, ctx, over, t0, callPut, key, end, err)
 	switch {
 	case err == nil:
 		it.put = true
@@ -543,7 +562,7 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 	s.tried[end]++
 	t0, over := r.Elapsed(), ctx.Err() != nil
 	got, err := s.takeOne(ctx, a, c)
-	s.judge(r, a, ctx, over, t0, callTake, "take (ctx ends "+endNames[end]+")", err)
+	s.judge(r, a, ctx, over, t0, callTake, "", end, err)
 	if err != nil {
 		var ute *UnknownTakeError
 		switch {
@@ -595,7 +614,7 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 			err := c.Ack(ctx, got)
 			it.inAck--
 			r.Logf("client %d actor %d: ack %s %s: %v", i, a.ID(), got.Name, key, err)
-			s.judge(r, a, ctx, over, t0, callAck, "ack "+got.Name, err)
+			s.judge(r, a, ctx, over, t0, callAck, got.Name, end, err)
 			switch {
 			case err == nil:
 				it.acked++
@@ -637,7 +656,7 @@ func (s *blockingSim) ackAgain(r *sim.Trial, a *sim.Actor, c *Client, i int, it 
 	err := c.Ack(a.Context(), got)
 	it.inAck--
 	r.Logf("client %d actor %d: ack %s again: %v", i, a.ID(), got.Name, err)
-	s.judge(r, a, a.Context(), false, 0, callAck, "ack "+got.Name+" again", err)
+	s.judge(r, a, a.Context(), false, 0, callAck, got.Name, -1, err)
 	if errors.Is(err, ErrDeliveryLost) {
 		it.lostAgain = append(it.lostAgain, delivery)
 	}

@@ -86,11 +86,13 @@ var kindNames = [numKinds]string{"children", "tree", "node"}
 //     promises) must be the same (within 30s of simulated time); with
 //     two readers, a difference lost between them leaves the model
 //     behind (canary cache/next-lost-beside-another);
-//   - errors are the expected ones for where the context ended: a Start
-//     whose context had ended fails with it, and nothing but a context's
-//     end, a session's expiry, a retryable error or the world's closing
-//     ends a Start, a Next or a Stop; no cache ends with an error while
-//     it runs;
+//   - each call's error is one the Client's doc allows it (badErr): its
+//     context's end only once that context has ended, and of its kind;
+//     an ACL's refusal from a Start, and from a Next only as the cache's
+//     own Err (no cache ends otherwise while it runs); nothing else from
+//     a Stop; never a session's expiry or a connection loss; a Start or
+//     Stop whose context had ended returns its error at once (atOnce),
+//     and the cache of a Start that failed ends;
 //   - quiescence: every Client given Stop, whatever its context, has
 //     Done closed and Err ErrStopped (unless its process crashed since),
 //     and once every actor has ended no scope is left under a reader's
@@ -101,6 +103,7 @@ var kindNames = [numKinds]string{"children", "tree", "node"}
 type blockingCacheSim struct {
 	w       *cacheSim // its write loop and writer count
 	stopped []stoppedClient
+	failed  []failedStart
 	hist    serverHistory // the server's nodes over time: each Next's snapshot is judged against it
 	quietAt time.Duration // when the writer and the actors had all ended
 	// counted over seeds
@@ -114,6 +117,16 @@ type blockingCacheSim struct {
 	lossy       int           // of those, rounds with a Next that returned an error
 	shared      int           // rounds whose Client a second goroutine read
 	sharedNexts int           // differences the second goroutines read
+	// Starts and Stops called with a context ended before them (atOnce),
+	// and failed Starts whose cache was judged ended.
+	startedOver, stoppedOver, failedJudged int
+}
+
+// failedStart is the cache a Start of client's process inc made and
+// failed to start: judged only while that process lives.
+type failedStart struct {
+	e           *engine
+	client, inc int
 }
 
 // stoppedClient is a Client given Stop by client's process inc: judged
@@ -142,6 +155,13 @@ func newBlockingCacheSim() (*blockingCacheSim, sim.Scenario) {
 			// under this scenario's faults, only an ACL's refusal does.
 			if err := g.c.Err(); !errors.Is(err, ErrStopped) && !errors.Is(err, task.ErrNoAuth) {
 				return fmt.Errorf("client %d: a cache given Stop ended with %v", g.client, err)
+			}
+		}
+		// A Start that failed stopped the cache it made (Client.Start),
+		// or the error that failed it ended it.
+		for _, f := range s.failed {
+			if r.Incarnation(f.client) == f.inc && !closed(f.e.done) {
+				return fmt.Errorf("client %d: a Start that failed left its cache running", f.client)
 			}
 		}
 		// A stopped cache leaves nothing under its session (doc,
@@ -174,7 +194,7 @@ func newBlockingCacheSim() (*blockingCacheSim, sim.Scenario) {
 		Server:   fakezk.Config{Journal: s.hist.Journal},
 		Setup: func(r *sim.Trial) error {
 			s.hist.reset(r.World)
-			s.stopped, s.quietAt = nil, 0
+			s.stopped, s.failed, s.quietAt = nil, nil, 0
 			_, err := sim.Run(r.World, bsimWriter, c.Seq(task.Create("/cache", nil, task.Persistent),
 				c.Seq(task.Create(simDir, nil, task.Persistent), task.Create(simAdd, nil, task.Persistent))))
 			return err
@@ -259,33 +279,76 @@ func drawEnd(a *sim.Actor) (int, context.Context, context.CancelFunc) {
 	return end, ctx, cancel
 }
 
-// expectedErr reports whether err is one a blocking call of a round may
-// return under the world's faults, ctxEnds saying whether its context
-// was drawn to end.
-func expectedErr(r *sim.Trial, a *sim.Actor, ctxEnds bool, err error) bool {
+// The Client's calls, for badErr.
+const (
+	callStart = iota
+	callNext
+	callStop
+)
+
+// badErr says why err may not be what the Client call made with ctx
+// returned under the world's faults, or "" if it may (the Client doc,
+// the package doc's Errors): nil; ctx's end, as task.ErrCanceled or
+// task.ErrDeadlineExceeded matching ctx.Err(), never while ctx lives;
+// from Start, the end of the cache it started (an operator's ACL
+// refusing it a read: task.ErrNoAuth); from Next, the cache's own Err
+// once it has ended (by such a refusal: Stop comes after the round's
+// Nexts); from Stop, nothing else; anything once the world closes.
+// Never a session's expiry (Start waits on for the cache's first
+// snapshot on the next session, Next for the next difference) nor a
+// connection loss or "not sent" (retried after the reconnect).
+func badErr(r *sim.Trial, ctx context.Context, cl *Client, call int, err error) string {
 	switch {
+	case err == nil, r.Closing():
+		return ""
 	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-		return ctxEnds || a.Context().Err() != nil
-	case r.Closing(), errors.Is(err, task.ErrSessionExpired), task.IsRetryable(err):
-		return true
-	case errors.Is(err, task.ErrNoAuth):
-		// An operator's ACL refuses the cache a read for a while: the
-		// cache ends with it (the package doc's Errors), and the next
-		// round starts a new one.
-		return true
+		switch {
+		case ctx.Err() == nil:
+			return "a context's error while its context lives"
+		case !errors.Is(err, ctx.Err()):
+			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
+		}
+		return ""
+	case errors.Is(err, task.ErrSessionExpired):
+		return "session expiry, which it waits on past (the cache follows the next session)"
+	case task.IsRetryable(err):
+		return "an error a retry settles (connection loss is retried after the reconnect)"
 	}
-	return false
+	switch call {
+	case callStart:
+		// An operator's ACL refuses the cache a read for a while: the
+		// cache ends with it, and the next round starts a new one.
+		if errors.Is(err, task.ErrNoAuth) {
+			return ""
+		}
+	case callNext:
+		switch e := cl.Err(); {
+		case e == nil:
+			return "an error, and the cache has not ended"
+		case !errors.Is(err, e):
+			return fmt.Sprintf("not the cache's error (%v)", e)
+		case !errors.Is(e, task.ErrNoAuth):
+			return fmt.Sprintf("the cache ended with %v while it ran", e)
+		}
+		return ""
+	}
+	return "not an error it may end with"
 }
 
-// expectedNextErr is expectedErr for a Next (ctx drawn to end): a
-// session expiry or a connection loss ends none (Client.Next fails with
-// the cache's error once it has ended, or with ctx's; the cache follows
-// the next session itself), unless the world is closing.
-func expectedNextErr(r *sim.Trial, a *sim.Actor, err error) bool {
-	if !r.Closing() && (errors.Is(err, task.ErrSessionExpired) || task.IsRetryable(err)) {
-		return false
+// atOnce says why a Client call made with a ctx that had ended before
+// it (at t0 of the simulated clock) broke the Client doc, or "": it
+// returns ctx's error at once (Start submits nothing and stops the cache
+// it made; Stop starts the stop in the background).
+func atOnce(r *sim.Trial, ctx context.Context, t0 time.Duration, err error) string {
+	switch {
+	case r.Closing():
+		return ""
+	case !errors.Is(err, ctx.Err()):
+		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
+	case r.Elapsed() != t0:
+		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, r.Elapsed()-t0)
 	}
-	return expectedErr(r, a, true, err)
+	return ""
 }
 
 // race is a Next's context armed to end inside a job of the cache's
@@ -336,16 +399,34 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 		r.Errorf("client %d: %v", i, err)
 		return
 	}
-	if err := cl.Start(ctx); err != nil {
+	// The cache Start makes, to judge that a Start that failed leaves
+	// it ended (Client.Start: the cache is stopped).
+	var made *engine
+	mk := cl.mk
+	cl.mk = func() (*engine, func() []Node) {
+		e, cur := mk()
+		made = e
+		return e, cur
+	}
+	t0, over := r.Elapsed(), ctx.Err() != nil
+	err = cl.Start(ctx)
+	if over && !a.Killed() {
+		s.startedOver++
+		if why := atOnce(r, ctx, t0, err); why != "" {
+			r.Errorf("client %d: start %s: %s", i, kindNames[kind], why)
+		}
+	}
+	if err != nil {
 		r.Logf("client %d actor %d (ctx ends %s): start %s: %v", i, a.ID(), bendNames[end], kindNames[kind], err)
-		if !expectedErr(r, a, end != bendNone, err) {
-			r.Errorf("client %d: start %s: %v", i, kindNames[kind], err)
+		if why := badErr(r, ctx, cl, callStart, err); why != "" {
+			r.Errorf("client %d: start %s: %v: %s", i, kindNames[kind], err, why)
+		}
+		if made != nil && !a.Killed() {
+			s.failed = append(s.failed, failedStart{made, i, r.Incarnation(i)})
+			s.failedJudged++
 		}
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
-	}
-	if end == bendBefore {
-		r.Errorf("client %d: start %s succeeded with a context ended before the call", i, kindNames[kind])
 	}
 	s.started[end]++
 	s.kinds[kind]++
@@ -356,13 +437,20 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 			ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(4))
 			defer gc()
 		}
+		t0, over := r.Elapsed(), ctx.Err() != nil
 		err := cl.Stop(ctx)
 		r.Logf("client %d actor %d: stop %s: %v", i, a.ID(), kindNames[kind], err)
 		if !a.Killed() {
 			s.stopped = append(s.stopped, stoppedClient{cl, i, r.Incarnation(i)})
+			if over {
+				s.stoppedOver++
+				if why := atOnce(r, ctx, t0, err); why != "" {
+					r.Errorf("client %d: stop %s: %s", i, kindNames[kind], why)
+				}
+			}
 		}
-		if err != nil && !expectedErr(r, a, end != bendNone, err) {
-			r.Errorf("client %d: stop %s: %v", i, kindNames[kind], err)
+		if why := badErr(r, ctx, cl, callStop, err); why != "" {
+			r.Errorf("client %d: stop %s: %v: %s", i, kindNames[kind], err, why)
 		}
 	}()
 	switch end {
@@ -422,11 +510,12 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 		}
 		ch, err := cl.Next(nctx)
 		rc.armed = false
+		why := badErr(r, nctx, cl, callNext, err) // (before nc ends nctx)
 		nc()
 		if err != nil {
 			lossy = true
-			if !expectedNextErr(r, a, err) {
-				r.Errorf("client %d: next %s: %v (cache's Err %v)", i, kindNames[kind], err, cl.Err())
+			if why != "" {
+				r.Errorf("client %d: next %s: %v: %s", i, kindNames[kind], err, why)
 				return
 			}
 			if errors.Is(err, task.ErrNoAuth) {
@@ -574,10 +663,11 @@ func (s *blockingCacheSim) sharedReader(r *sim.Trial, b *sim.Actor, cl *Client, 
 			nctx, nc = b.WithTimeout(b.Context(), time.Duration(rnd.Int64N(int64(2*time.Second))))
 		}
 		ch, err := cl.Next(nctx)
+		why := badErr(r, nctx, cl, callNext, err) // (before nc ends nctx)
 		nc()
 		if err != nil {
-			if !expectedNextErr(r, b, err) {
-				r.Errorf("client %d: second reader: next %s: %v (cache's Err %v)", b.Client(), kindNames[kind], err, cl.Err())
+			if why != "" {
+				r.Errorf("client %d: second reader: next %s: %v: %s", b.Client(), kindNames[kind], err, why)
 				return
 			}
 			if errors.Is(err, task.ErrNoAuth) {
@@ -638,8 +728,8 @@ func (s *blockingCacheSim) report(t *testing.T) {
 	for e := range numBends {
 		line += fmt.Sprintf(" %s=%d/%d", bendNames[e], s.started[e], s.tried[e])
 	}
-	t.Logf("rounds by where the context ended (started/tried):%s; by kind %v; %d differences read, %d Nexts ended by their context, %d ended inside a job; %d rounds judged against the server once the writer stopped, %d of them after a Next that failed; %d rounds read by two goroutines, %d differences read by the second",
-		line, s.kinds, s.nexts, s.ctxNext, s.interrupted, s.settled, s.lossy, s.shared, s.sharedNexts)
+	t.Logf("rounds by where the context ended (started/tried):%s; by kind %v; %d differences read, %d Nexts ended by their context, %d ended inside a job; %d rounds judged against the server once the writer stopped, %d of them after a Next that failed; %d rounds read by two goroutines, %d differences read by the second; %d Starts and %d Stops called with their context ended, %d failed Starts judged to leave their cache ended",
+		line, s.kinds, s.nexts, s.ctxNext, s.interrupted, s.settled, s.lossy, s.shared, s.sharedNexts, s.startedOver, s.stoppedOver, s.failedJudged)
 }
 
 func TestBlockingSimulation(t *testing.T) {
@@ -662,7 +752,8 @@ func TestBlockingSimulation(t *testing.T) {
 			t.Errorf("no %s round started", kindNames[k])
 		}
 	}
-	if s.nexts == 0 || s.ctxNext == 0 || s.interrupted == 0 || s.lossy == 0 || len(s.stopped) == 0 || s.sharedNexts == 0 {
-		t.Error("no difference read, no Next ended by its context, no round judged after a failed Next, no Client stopped, or no difference read by a second goroutine: the scenario checks nothing there")
+	if s.nexts == 0 || s.ctxNext == 0 || s.interrupted == 0 || s.lossy == 0 || len(s.stopped) == 0 || s.sharedNexts == 0 ||
+		s.startedOver == 0 || s.stoppedOver == 0 || s.failedJudged == 0 {
+		t.Error("no difference read, no Next ended by its context, no round judged after a failed Next, no Client stopped, no difference read by a second goroutine, no Start or Stop called with its context ended, or no failed Start judged: the scenario checks nothing there")
 	}
 }

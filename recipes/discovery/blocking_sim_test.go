@@ -49,8 +49,13 @@ const (
 // the doc says to do to be sure the node is gone after a Register whose
 // context ended (its create may have been applied).
 //
-// Judged by: a call fails only with its context's error, a session's
-// end, or an error a retry would settle; once every actor has ended, no
+// Judged by: each call's error is one its doc allows it (badErr): its
+// context's end only once that context has ended, and of its kind; a
+// session's expiry only from a Register or StartCache whose context has
+// ended; an ACL's refusal; never a connection loss; a call whose context
+// had ended returns its error at once (atOnce); an Unregister that
+// returned nil has ended its registration and deleted its node
+// (unregistered); once every actor has ended, no
 // instance node is left (an Unregister is carried out whatever its
 // context, and a Register that failed leaves no node); Registered
 // (sim.Registrations): never true on a session older than its executor's;
@@ -72,6 +77,11 @@ type blockingSim struct {
 	statics    int               // Static registrations judged at their Unregister
 	reg        sim.Registrations // the instances the actors hold
 	quietAt    time.Duration     // when the actors had all ended, no instance node left
+	// over counts the calls made with a context ended before them
+	// (atOnce), by call; unregsJudged, the Unregisters returning nil
+	// judged on the server (unregistered).
+	over         [len(callNames)]int
+	unregsJudged int
 	// r is the seed's Trial; aimed: a restart was aimed at a delete of
 	// an instance node (aimRestart), once a seed.
 	r     *sim.Trial
@@ -250,15 +260,17 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 // left the node (its ctx ended with the create applied).
 func (s *blockingSim) cleanUp(r *sim.Trial, a *sim.Actor, c *discovery.Client, id string) {
 	for a.Context().Err() == nil {
+		call := callRegister
 		reg, err := c.Register(a.Context(), discovery.Instance{Name: bsimService, ID: id, Port: 80, ServiceType: discovery.Static})
 		if err == nil {
+			call = callUnregister
 			err = c.Unregister(a.Context(), reg)
 		}
 		if err == nil {
 			return
 		}
-		if !expected(r, a, false, err) {
-			r.Errorf("client %d: the last clean-up of %s: %v", a.Client(), id, err)
+		if why := badErr(r, a.Context(), call, err, nil); why != "" {
+			r.Errorf("client %d: the last clean-up of %s: %s: %v: %s", a.Client(), id, callNames[call], err, why)
 			return
 		}
 		_ = a.Sleep(a.Context(), 100*time.Millisecond)
@@ -288,24 +300,108 @@ func roundCtx(a *sim.Actor) (ctx context.Context, cancel context.CancelFunc, end
 	return ctx, cancel, true
 }
 
-// expected reports whether err is one a blocking call may return.
-func expected(r *sim.Trial, a *sim.Actor, ends bool, err error) bool {
+// The Client's calls, for badErr.
+const (
+	callRegister = iota
+	callUnregister
+	callStartCache
+	callNext
+	callStop
+)
+
+var callNames = [...]string{"register", "unregister", "start cache", "cache next", "stop cache"}
+
+// badErr says why err may not be what the Client call made with ctx
+// returned under the world's faults, or "" if it may (the Client doc):
+// nil; ctx's end, as task.ErrCanceled or task.ErrDeadlineExceeded
+// matching ctx.Err(), never while ctx lives; task.ErrSessionExpired
+// from a Register or a StartCache once ctx has ended (until then they
+// run again on the next session), never from the others (an
+// Unregister of a Dynamic instance on a session that ended has nothing
+// left to delete, a Static one's is run again on the next session, and
+// a cache's Next waits on as the cache follows the next session); an
+// operator's ACL refusing a Register, an Unregister (its delete goes on
+// in the background) or a cache's read (StartCache; Next returns the
+// cache's Err once that refusal ended it: cc's), never a Stop;
+// anything once the world closes. Never a connection loss or "not
+// sent", nor task.ErrClosed while the world runs: every operation is
+// retried past them.
+func badErr(r *sim.Trial, ctx context.Context, call int, err error, cc *discovery.Cache) string {
 	switch {
+	case err == nil, r.Closing():
+		return ""
 	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-		return ends || a.Context().Err() != nil
-	case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, task.ErrClosed), task.IsRetryable(err):
-		return true
-	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
-		return true
+		switch {
+		case ctx.Err() == nil:
+			return "a context's error while its context lives"
+		case !errors.Is(err, ctx.Err()):
+			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
+		}
+		return ""
+	case errors.Is(err, task.ErrSessionExpired):
+		switch {
+		case call != callRegister && call != callStartCache:
+			return "session expiry, which it never ends with"
+		case ctx.Err() == nil:
+			return "session expiry while its context lives (it runs again on the next session)"
+		}
+		return ""
 	}
-	return false
+	switch call {
+	case callRegister, callUnregister, callStartCache:
+		if errors.Is(err, task.ErrNoAuth) {
+			return ""
+		}
+	case callNext:
+		switch e := cc.Err(); {
+		case e == nil:
+			return "an error, and the cache has not ended"
+		case !errors.Is(err, e):
+			return fmt.Sprintf("not the cache's error (%v)", e)
+		case !errors.Is(e, task.ErrNoAuth):
+			return fmt.Sprintf("the cache ended with %v while it ran", e)
+		}
+		return ""
+	}
+	return "not an error it may end with"
+}
+
+// atOnce says why a Client call made with a ctx that had ended before
+// it (at t0 of the simulated clock) broke the Client doc, or "": it
+// returns ctx's error at once (Register and StartCache submit nothing;
+// Unregister and Stop start theirs in the background).
+func atOnce(r *sim.Trial, ctx context.Context, t0 time.Duration, err error) string {
+	switch {
+	case r.Closing():
+		return ""
+	case !errors.Is(err, ctx.Err()):
+		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
+	case r.Elapsed() != t0:
+		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, r.Elapsed()-t0)
+	}
+	return ""
+}
+
+// judge judges the outcome err of a Client call made by actor a with
+// ctx, over saying whether ctx had ended before it, at t0.
+func (s *blockingSim) judge(r *sim.Trial, a *sim.Actor, ctx context.Context, over bool, t0 time.Duration, call int, what string, err error, cc *discovery.Cache) {
+	i := a.Client()
+	if over && !a.Killed() {
+		s.over[call]++
+		if why := atOnce(r, ctx, t0, err); why != "" {
+			r.Errorf("client %d: %s %s: %s", i, callNames[call], what, why)
+		}
+	}
+	if why := badErr(r, ctx, call, err, cc); why != "" {
+		r.Errorf("client %d: %s %s: %v: %s", i, callNames[call], what, err, why)
+	}
 }
 
 // register is one register, stay, unregister of actor a as instance id
 // of type typ ("" for Dynamic).
 func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, id string, typ discovery.ServiceType) {
 	i, rnd := a.Client(), a.Rand()
-	ctx, cancel, ends := roundCtx(a)
+	ctx, cancel, _ := roundCtx(a)
 	defer cancel()
 	inc := r.Incarnation(i)
 	inst := discovery.Instance{Name: bsimService, ID: id, Port: 80, ServiceType: typ}
@@ -313,11 +409,10 @@ func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, 
 	// alone; the shared one another process may unregister meanwhile.
 	static := typ != "" && id != bsimShared
 	calledAt := r.Clock.Now() // the operator may delete the node from its create on
+	t0, over := r.Elapsed(), ctx.Err() != nil
 	reg, err := c.Register(ctx, inst)
+	s.judge(r, a, ctx, over, t0, callRegister, id, err, nil)
 	if err != nil {
-		if !expected(r, a, ends, err) {
-			r.Errorf("client %d: register %s: %v", i, id, err)
-		}
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
 	}
@@ -337,26 +432,61 @@ func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, 
 		}
 		s.statics++
 	}
+	t0, over = r.Elapsed(), ctx.Err() != nil
 	err = c.Unregister(ctx, reg)
 	s.reg.Drop(r, i, inc, id)
-	if err != nil && !expected(r, a, ends, err) {
-		r.Errorf("client %d: unregister %s: %v", i, id, err)
+	s.judge(r, a, ctx, over, t0, callUnregister, id, err, nil)
+	if err == nil && !a.Killed() && r.Incarnation(i) == inc {
+		s.unregistered(r, i, reg)
 	}
 	if err == nil {
 		r.Progress(i) // a whole round: liveness once the faults stop
 	}
 }
 
+// unregistered judges client i's registration reg after Unregister
+// returned nil (Registration.Unregister, Err): the registration has
+// ended (Done closed, Err ErrUnregistered, or why it ended before: an
+// ACL's refusal), and its node is gone: a Dynamic instance's node of the
+// client's current session (each Dynamic id is one actor's, which
+// registers it once at a time), a persistent one's incarnation that
+// Register made or kept (another made at the path since may be there).
+func (s *blockingSim) unregistered(r *sim.Trial, i int, reg *discovery.Registration) {
+	if r.Closing() {
+		return // (the executor stopped: the session went, and its nodes)
+	}
+	s.unregsJudged++
+	path := reg.Path()
+	select {
+	case <-reg.Done():
+		if e := reg.Err(); !errors.Is(e, discovery.ErrUnregistered) && !errors.Is(e, task.ErrNoAuth) {
+			r.Errorf("client %d: Unregister of %s returned nil, and the registration ended with %v", i, path, e)
+		}
+	default:
+		r.Errorf("client %d: Unregister of %s returned nil, and the registration's Done is not closed", i, path)
+	}
+	st, ok := r.NodeStat(path)
+	if !ok {
+		return
+	}
+	if _, dynamic := discovery.RegistrationSession(reg); dynamic {
+		if st.EphemeralOwner == r.Conns[i].SessionID() {
+			r.Errorf("client %d: Unregister of %s returned nil, and a node of its session (czxid %#x) is still there", i, path, st.Czxid)
+		}
+	} else if st.Czxid == discovery.RegistrationCzxid(reg) {
+		r.Errorf("client %d: Unregister of %s returned nil, and the node its Register made or kept (czxid %#x) is still there", i, path, st.Czxid)
+	}
+}
+
 // follow is one cache started, read a few times, stopped.
 func (s *blockingSim) follow(r *sim.Trial, a *sim.Actor, c *discovery.Client) {
-	i, rnd := a.Client(), a.Rand()
-	ctx, cancel, ends := roundCtx(a)
+	rnd := a.Rand()
+	ctx, cancel, _ := roundCtx(a)
 	defer cancel()
+	t0, over := r.Elapsed(), ctx.Err() != nil
 	sc, err := c.StartCache(ctx, bsimService)
+	s.judge(r, a, ctx, over, t0, callStartCache, bsimService, err, nil)
 	if err != nil {
-		if !expected(r, a, ends, err) {
-			r.Errorf("client %d: start cache: %v", i, err)
-		}
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
 	}
@@ -364,18 +494,17 @@ func (s *blockingSim) follow(r *sim.Trial, a *sim.Actor, c *discovery.Client) {
 		// Each read waits at most 2s: once the registering actors have
 		// stopped, nothing changes any more.
 		nctx, ncancel := a.WithTimeout(ctx, 2*time.Second)
+		t0, over := r.Elapsed(), nctx.Err() != nil
 		_, err := sc.Next(nctx)
+		s.judge(r, a, nctx, over, t0, callNext, bsimService, err, sc.Cache()) // (before ncancel ends nctx)
 		ncancel()
 		if err != nil {
-			if !expected(r, a, true, err) {
-				r.Errorf("client %d: cache next: %v", i, err)
-			}
 			break
 		}
 	}
-	if err := sc.Stop(ctx); err != nil && !expected(r, a, ends, err) {
-		r.Errorf("client %d: stop cache: %v", i, err)
-	}
+	t0, over = r.Elapsed(), ctx.Err() != nil
+	err = sc.Stop(ctx)
+	s.judge(r, a, ctx, over, t0, callStop, bsimService, err, nil)
 }
 
 // The seeds that ever failed, replayed in every plain go test.
@@ -387,8 +516,11 @@ func TestSimRegressions(t *testing.T) {
 func TestBlockingSimulation(t *testing.T) {
 	s, sc := newBlockingSim()
 	st := sim.Check(t, sc, simSeeds()/2)
-	t.Logf("%d rounds registered (%d Static ones judged at their Unregister); Registered judged true %d times, %d expiries heard with registrations held", s.registered, s.statics, s.reg.Seen, s.reg.Expiries)
+	t.Logf("%d rounds registered (%d Static ones judged at their Unregister); Registered judged true %d times, %d expiries heard with registrations held; calls made with their context ended (register, unregister, start cache, next, stop cache): %v; %d Unregisters returning nil judged on the server", s.registered, s.statics, s.reg.Seen, s.reg.Expiries, s.over, s.unregsJudged)
 	if st.Failures() == 0 && (s.registered == 0 || s.statics == 0 || s.reg.Seen == 0 || s.reg.Expiries == 0) {
 		t.Fatal("no round registered, no Static one judged, or Registered never judged at an expiry: the test checks nothing")
+	}
+	if st.Failures() == 0 && (s.over[callRegister] == 0 || s.over[callUnregister] == 0 || s.over[callStartCache] == 0 || s.over[callStop] == 0 || s.unregsJudged == 0) {
+		t.Fatal("no Register, Unregister, StartCache or Stop made with its context ended, or no Unregister judged on the server: the judge checks nothing there")
 	}
 }

@@ -91,12 +91,19 @@ func again[T any](ctx context.Context, once func() (T, error)) (T, error) {
 // after Register returned. A Dynamic instance's Register waits until
 // the node of an earlier registration of its id is gone, as
 // Discovery.Register says (an Unregister of it still going on, in the
-// background or refused by an ACL, included).
+// background or refused by an ACL, included). With ctx ended already it
+// returns ctx's error at once, without waiting for anything, and submits
+// nothing.
 func (c *Client) Register(ctx context.Context, inst Instance) (*Registration, error) {
 	if c.zero() {
 		return nil, errZero("Client")
 	}
 	if !canary.On(bugRegisterBehindUnregister) {
+		if ctx != nil && ctx.Err() != nil {
+			// Ended already: nothing to wait for, nothing is submitted
+			// (blocking.Take), and the call does not block.
+			return nil, blocking.CtxErr(ctx, c.register)
+		}
 		if err := c.pending.Wait(ctx, c.register); err != nil {
 			return nil, err
 		}

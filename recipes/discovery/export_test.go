@@ -11,3 +11,8 @@ func RegistrationSession(r *Registration) (task.Session, bool) {
 	}
 	return r.m.Session(), true
 }
+
+// RegistrationCzxid is a persistent registration's incarnation (the
+// node Register made or kept), for the simulation's judge of
+// Unregister; 0 for a dynamic one.
+func RegistrationCzxid(r *Registration) int64 { return r.czxid }

@@ -40,7 +40,7 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "g
 // unique per run).
 type bsimItem struct {
 	put       bool // Put returned without error
-	refused   bool // Put ended with ErrExhausted, ErrFull or task.ErrNoAuth: never in the queue
+	refused   bool // Put ended with ErrExhausted, ErrFull or task.ErrNoAuth, or was called with its context ended: never in the queue
 	delivered int
 	acked     int
 	// unsure: an Ack of it returned before its outcome was known (its
@@ -76,7 +76,11 @@ type bsimItem struct {
 // whose plan has the restart class has one aimed at its first give-back
 // (aimRestart).
 //
-// Judged by the checkers of the task-face scenario: every item delivered
+// Judged by each call's error, one its doc allows it (badErr: a
+// context's end only once that context has ended, and of its kind), a
+// call whose context had ended returning its error at once (atOnce) and
+// the item of such a Put never delivered; and by the checkers of the
+// task-face scenario: every item delivered
 // was put and not refused; at-most-once, never delivered twice;
 // at-least-once, never acknowledged twice, every item whose Put
 // succeeded acknowledged in the end (or an Ack of it returned before its
@@ -101,6 +105,9 @@ type blockingSim struct {
 	// killedTakes counts the Takes whose process crashed while they ran:
 	// at most once, each may have deleted an item no one then received.
 	killedTakes int
+	// over counts the calls made with a context ended before them
+	// (atOnce), by call.
+	over [len(callNames)]int
 	// r is the seed's Trial; aimed: a restart was aimed at a
 	// give-back (aimRestart), once a seed.
 	r     *sim.Trial
@@ -325,13 +332,21 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 				// no Put is under way (one held up by a partition may
 				// land late) and the Client's takes settled (a take that
 				// ended early may still be giving its item back).
-				if r.Stopping() && s.drained(r) && s.putting == 0 && c.Settle(a.Context()) == nil && s.drained(r) {
+				if r.Stopping() && s.drained(r) && s.putting == 0 && s.settle(r, a, c) && s.drained(r) {
 					return
 				}
 				s.take(r, a, c)
 			}
 		})
 	}
+}
+
+// settle is c.Settle with the actor's context, judged: true once it
+// returned nil.
+func (s *blockingSim) settle(r *sim.Trial, a *sim.Actor, c *Client) bool {
+	err := c.Settle(a.Context())
+	s.judge(r, a, a.Context(), false, 0, callSettle, "", -1, err)
+	return err == nil
 }
 
 // draw draws where a call's context ends and makes that context (one
@@ -364,6 +379,121 @@ func ctxEnded(err error) bool {
 	return errors.Is(err, task.ErrCanceled) || errors.Is(err, task.ErrDeadlineExceeded)
 }
 
+// The Client's calls, for badErr.
+const (
+	callPut = iota
+	callTake
+	callAck
+	callSettle
+)
+
+// badErr says why err may not be what the Client call made with ctx
+// returned under the world's faults, or "" if it may (the Client doc,
+// the package doc's "What each error means"): nil; ctx's end, as
+// task.ErrCanceled or task.ErrDeadlineExceeded matching ctx.Err(), never
+// while ctx lives; anything once the world closes; and by call:
+//
+//   - Put: ErrOutcomeUnknown (its reply lost), ErrFull (at most once: the
+//     scenario's queue is bounded), ErrExhausted (a counter run out),
+//     task.ErrNoAuth (an operator's ACL), task.ErrSessionExpired (the
+//     session ended before its create was sent: a Put does not run
+//     again);
+//   - Take: task.ErrSessionExpired (a take in progress fails with it),
+//     task.ErrNoAuth, and at most once an *UnknownTakeError;
+//   - Ack: ErrDeliveryLost, ErrOutcomeUnknown, task.ErrNoAuth (the ack
+//     goes on in the background), never a session's end by itself (an
+//     ack the session's end stopped says ErrDeliveryLost or
+//     ErrOutcomeUnknown);
+//   - Settle: nothing but ctx's end.
+//
+// Never a connection loss or "not sent" by itself: a Put's lost reply is
+// ErrOutcomeUnknown, and everything else is retried past them.
+func badErr(r *sim.Trial, ctx context.Context, mode Mode, call int, err error) string {
+	switch {
+	case err == nil, r.Closing():
+		return ""
+	// The queue's own errors first: each wraps its cause (a connection
+	// loss, an expiry, a context's end).
+	case call == callPut && (errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrExhausted) || errors.Is(err, ErrFull) && mode == AtMostOnce),
+		call == callTake && mode == AtMostOnce && isUnknownTake(err),
+		call == callAck && (errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrDeliveryLost)):
+		return ""
+	case errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrDeliveryLost), errors.Is(err, ErrExhausted), errors.Is(err, ErrFull):
+		return "a queue's error it never ends with"
+	case ctxEnded(err):
+		switch {
+		case ctx.Err() == nil:
+			return "a context's error while its context lives"
+		case !errors.Is(err, ctx.Err()):
+			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
+		}
+		return ""
+	case task.IsRetryable(err):
+		return "an error a retry settles"
+	case errors.Is(err, task.ErrNoAuth):
+		if call != callSettle {
+			return ""
+		}
+	case errors.Is(err, task.ErrSessionExpired):
+		if call == callPut || call == callTake {
+			return ""
+		}
+		return "session expiry, which it never ends with by itself"
+	}
+	return "not an error it may end with"
+}
+
+// isUnknownTake reports whether err is an *UnknownTakeError.
+func isUnknownTake(err error) bool {
+	var ute *UnknownTakeError
+	return errors.As(err, &ute)
+}
+
+// atOnce says why a Client call made with a ctx that had ended before
+// it (at t0 of the simulated clock) broke the Client doc, or "": it
+// returns ctx's error at once (Put and Take send nothing; Ack starts the
+// ack in the background).
+func atOnce(r *sim.Trial, ctx context.Context, t0 time.Duration, err error) string {
+	switch {
+	case r.Closing():
+		return ""
+	case !errors.Is(err, ctx.Err()):
+		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
+	case r.Elapsed() != t0:
+		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, r.Elapsed()-t0)
+	}
+	return ""
+}
+
+var callNames = [...]string{"put", "take", "ack", "settle"}
+
+// judge judges the outcome err of a Client call made by actor a with
+// ctx, over saying whether ctx had ended before it, at t0; name (an
+// item's) and end (where ctx was drawn to end, or -1 for the actor's
+// own context) name the call in a violation.
+func (s *blockingSim) judge(r *sim.Trial, a *sim.Actor, ctx context.Context, over bool, t0 time.Duration, call int, name string, end int, err error) {
+	i := a.Client()
+	what := func() string { // (made only for a violation's message)
+		w := callNames[call]
+		if name != "" {
+			w += " " + name
+		}
+		if end >= 0 {
+			return w + " (ctx ends " + endNames[end] + ")"
+		}
+		return w + " (with the actor's context)"
+	}
+	if over && !a.Killed() {
+		s.over[call]++
+		if why := atOnce(r, ctx, t0, err); why != "" {
+			r.Errorf("client %d: %s: %s", i, what(), why)
+		}
+	}
+	if why := badErr(r, ctx, s.mode, call, err); why != "" {
+		r.Errorf("client %d: %s: %v: %s", i, what(), err, why)
+	}
+}
+
 // put is one Put of the producer actor a.
 func (s *blockingSim) put(r *sim.Trial, a *sim.Actor, c *Client) {
 	i, rnd := a.Client(), a.Rand()
@@ -379,8 +509,10 @@ func (s *blockingSim) put(r *sim.Trial, a *sim.Actor, c *Client) {
 	s.items[key] = it
 	s.keys = append(s.keys, key)
 	it.inPut = true
+	t0, over := r.Elapsed(), ctx.Err() != nil
 	_, err := s.putOne(ctx, c, key)
 	it.inPut = false
+	s.judge(r, a, ctx, over, t0, callPut, key, end, err)
 	switch {
 	case err == nil:
 		it.put = true
@@ -390,9 +522,13 @@ func (s *blockingSim) put(r *sim.Trial, a *sim.Actor, c *Client) {
 		if it.delivered > 0 {
 			r.Errorf("client %d: put %s refused (%v), but it was delivered", i, key, err)
 		}
-	case ctxEnded(err), errors.Is(err, ErrOutcomeUnknown), errors.Is(err, task.ErrSessionExpired), r.Closing():
-	default:
-		r.Errorf("client %d: put %s (ctx ends %s): %v", i, key, endNames[end], err)
+	case over && !r.Closing():
+		// Its ctx had ended: nothing was sent, and the item is never
+		// delivered.
+		it.refused = true
+		if it.delivered > 0 {
+			r.Errorf("client %d: put %s with an ended context, but it was delivered", i, key)
+		}
 	}
 }
 
@@ -424,7 +560,9 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 	end, ctx, cancel := draw(a, 3*time.Second)
 	defer cancel()
 	s.tried[end]++
+	t0, over := r.Elapsed(), ctx.Err() != nil
 	got, err := s.takeOne(ctx, a, c)
+	s.judge(r, a, ctx, over, t0, callTake, "", end, err)
 	if err != nil {
 		var ute *UnknownTakeError
 		switch {
@@ -432,14 +570,11 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 			if it := s.items[string(ute.Item.Data)]; it != nil {
 				it.unknown = true
 			}
-		case ctxEnded(err), errors.Is(err, task.ErrSessionExpired), r.Closing():
 		case errors.Is(err, task.ErrNoAuth):
 			// An operator's ACL refuses the take for a while: nothing
 			// taken (a take that may have taken an item says so with
 			// UnknownTakeError); try again a little later.
 			_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
-		default:
-			r.Errorf("client %d: take (ctx ends %s): %v", i, endNames[end], err)
 		}
 		return
 	}
@@ -450,7 +585,7 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 		r.Errorf("client %d: took %s (%q), which was never put", i, got.Name, key)
 		return
 	case it.refused:
-		r.Errorf("client %d: took %s (%s), whose put was refused (ErrExhausted)", i, got.Name, key)
+		r.Errorf("client %d: took %s (%s), whose put was refused or never sent", i, got.Name, key)
 		return
 	}
 	s.ended[end]++
@@ -475,9 +610,11 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 				defer gc()
 			}
 			it.inAck++
+			t0, over := r.Elapsed(), ctx.Err() != nil
 			err := c.Ack(ctx, got)
 			it.inAck--
 			r.Logf("client %d actor %d: ack %s %s: %v", i, a.ID(), got.Name, key, err)
+			s.judge(r, a, ctx, over, t0, callAck, got.Name, end, err)
 			switch {
 			case err == nil:
 				it.acked++
@@ -496,8 +633,6 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 					// say "not applied" of an item the first acked.
 					s.ackAgain(r, a, c, i, it, got, delivery)
 				}
-			default:
-				r.Errorf("client %d: ack %s: %v", i, got.Name, err)
 			}
 		}()
 	}
@@ -521,14 +656,9 @@ func (s *blockingSim) ackAgain(r *sim.Trial, a *sim.Actor, c *Client, i int, it 
 	err := c.Ack(a.Context(), got)
 	it.inAck--
 	r.Logf("client %d actor %d: ack %s again: %v", i, a.ID(), got.Name, err)
-	switch {
-	case err == nil:
-	case errors.Is(err, ErrDeliveryLost):
+	s.judge(r, a, a.Context(), false, 0, callAck, got.Name, -1, err)
+	if errors.Is(err, ErrDeliveryLost) {
 		it.lostAgain = append(it.lostAgain, delivery)
-	case ctxEnded(err), errors.Is(err, ErrOutcomeUnknown), errors.Is(err, task.ErrSessionExpired), r.Closing(),
-		errors.Is(err, task.ErrNoAuth):
-	default:
-		r.Errorf("client %d: ack %s again: %v", i, got.Name, err)
 	}
 }
 
@@ -632,7 +762,7 @@ func (s *blockingSim) report(t *testing.T) {
 	for e := range numEnds {
 		line += fmt.Sprintf(" %s=%d/%d", endNames[e], s.ended[e], s.tried[e])
 	}
-	t.Logf("%s: takes by where the context ended (delivered/tried):%s; %d acks", s.mode, line, s.acks)
+	t.Logf("%s: takes by where the context ended (delivered/tried):%s; %d acks; calls made with their context ended (put, take, ack): %v", s.mode, line, s.acks, s.over[:callSettle])
 }
 
 func TestBlockingSimulation(t *testing.T) {
@@ -648,10 +778,13 @@ func TestBlockingSimulation(t *testing.T) {
 			}
 			s.report(t)
 			checked := []int{endNone, endAfter}
+			if s.over[callPut] == 0 || s.over[callTake] == 0 {
+				t.Error("no Put or no Take made with its context ended: the judge of an ended context checks nothing there")
+			}
 			if mode == AtLeastOnce {
 				checked = append(checked, endInside, endGive)
-				if s.acks == 0 {
-					t.Error("no ack succeeded: the scenario checks nothing there")
+				if s.acks == 0 || s.over[callAck] == 0 {
+					t.Error("no ack succeeded, or none was made with its context ended: the scenario checks nothing there")
 				}
 			}
 			for _, e := range checked {

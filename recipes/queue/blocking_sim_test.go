@@ -53,9 +53,14 @@ type bsimItem struct {
 	// whose context ended (that one going on in the background), ended
 	// with ErrDeliveryLost: not applied, so the item must come back.
 	lostAgain []int
-	// takenAs: per delivery, in the order the takes returned, the
-	// incarnation taken (Item.czxid).
-	takenAs []int64
+	// movedAt: per delivery (at-least-once), in the order the takes
+	// returned, the zxid of the move that delivered it (its in-flight
+	// copy's czxid, from the server's journal): the item came back
+	// between two moves of it. Not the incarnation the take read
+	// (Item.czxid): a move sent on a read older than a return of the item
+	// takes the incarnation returned, in a copy named after the one read
+	// (sim_test.go's movedAt, seed 68079765663136 there).
+	movedAt []int64
 	unknown bool // an at-most-once take ended with UnknownTakeError
 	// backOn: client+1 whose process has sent the put-back of this item
 	// (at-most-once, taken as its take ended) and not yet heard it
@@ -95,6 +100,11 @@ type bsimItem struct {
 type blockingSim struct {
 	mode    Mode
 	clients int
+	// copies: at-least-once, the czxid of each in-flight copy made, by
+	// its path on the server (copyJournal); srvInflight is the in-flight
+	// directory's server path and "/" ("" before the first Setup)
+	copies      map[string]int64
+	srvInflight string
 	items   map[string]*bsimItem
 	keys    []string
 	next    int
@@ -117,6 +127,21 @@ type blockingSim struct {
 // bsimBound is the at-most-once queue's bound (WithBound).
 const bsimBound = 3
 
+// copyJournal hears every commit of the server (fakezk.Config.Journal):
+// it records the czxid of each in-flight copy made, by its path, so that
+// a delivery is dated by the move that made its copy, whatever
+// incarnation of the item its take read.
+func (s *blockingSim) copyJournal(c fakezk.Commit) {
+	if s.srvInflight == "" {
+		return
+	}
+	for _, n := range c.Nodes {
+		if n.Stat.Czxid == c.Zxid && strings.HasPrefix(n.Path, s.srvInflight) {
+			s.copies[n.Path] = c.Zxid
+		}
+	}
+}
+
 func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 	s := &blockingSim{mode: mode, clients: 3}
 	sc := sim.Scenario{
@@ -129,7 +154,9 @@ func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
 		Counters:   []string{bsimDir},
 		ACL:        []string{bsimDir},
 		Duration:   15 * time.Second,
+		Server:     fakezk.Config{Journal: s.copyJournal},
 		Setup: func(r *sim.Trial) error {
+			s.copies, s.srvInflight = map[string]int64{}, r.World.ServerPath(bsimDir+".inflight")+"/"
 			s.items, s.keys, s.next, s.putting, s.killedTakes = map[string]*bsimItem{}, nil, 0, 0, 0
 			s.r, s.aimed = r, false
 			return nil
@@ -591,7 +618,15 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 	s.ended[end]++
 	it.delivered++
 	delivery := it.delivered
-	it.takenAs = append(it.takenAs, got.czxid)
+	if s.mode == AtLeastOnce {
+		copyPath := r.World.ServerPath(got.q.flight(got.cons.id, got.czxid, got.Name))
+		moved, ok := s.copies[copyPath]
+		if !ok {
+			r.Errorf("client %d: took %s (%s), but no move made its in-flight copy %s", i, got.Name, key, copyPath)
+			return
+		}
+		it.movedAt = append(it.movedAt, moved)
+	}
 	r.Logf("client %d actor %d (ctx ends %s): took %s %s", i, a.ID(), endNames[end], got.Name, key)
 	if it.delivered > 1 && s.mode == AtMostOnce {
 		r.Errorf("client %d: %s (%s) delivered a second time (at-most-once)", i, key, got.Name)
@@ -681,19 +716,19 @@ func (s *blockingSim) noneLost(r *sim.Trial) error {
 		if it.acked == 0 && !it.unsure {
 			return fmt.Errorf("%s put, delivered %d times, never acknowledged: lost", k, it.delivered)
 		}
-		// Back: delivered again as an incarnation made after the one
-		// that delivery took (a take reported late may follow the
-		// report of a take of the item put back meanwhile).
+		// Back: delivered again by a move applied after the one of that
+		// delivery (a take reported late may follow the report of a take
+		// of the item put back meanwhile; see movedAt).
 		// An Ack called again that said ErrDeliveryLost: the item came
 		// back, whatever became of the first Ack.
 		for _, d := range it.lostAgain {
-			if !slices.ContainsFunc(it.takenAs, func(c int64) bool { return c > it.takenAs[d-1] }) {
-				return fmt.Errorf("%s: the ack of its delivery %d, called again after one whose context ended, ended with ErrDeliveryLost (not applied), but it never came back (taken as %#x)", k, d, it.takenAs)
+			if !slices.ContainsFunc(it.movedAt, func(z int64) bool { return z > it.movedAt[d-1] }) {
+				return fmt.Errorf("%s: the ack of its delivery %d, called again after one whose context ended, ended with ErrDeliveryLost (not applied), but it never came back (moved at zxids %d)", k, d, it.movedAt)
 			}
 		}
 		for _, d := range it.lostAt {
-			if it.acked == 0 && !it.unsure && !slices.ContainsFunc(it.takenAs, func(c int64) bool { return c > it.takenAs[d-1] }) {
-				return fmt.Errorf("%s: the ack of its delivery %d ended with ErrDeliveryLost (not applied), but it never came back (taken as %#x)", k, d, it.takenAs)
+			if it.acked == 0 && !it.unsure && !slices.ContainsFunc(it.movedAt, func(z int64) bool { return z > it.movedAt[d-1] }) {
+				return fmt.Errorf("%s: the ack of its delivery %d ended with ErrDeliveryLost (not applied), but it never came back (moved at zxids %d)", k, d, it.movedAt)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ package seqid
 // explore_test.go under the names make sim selects.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
+	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -23,14 +25,19 @@ const bsimPath = "/bseq"
 // and 1, one ID at a time on client 2) called by 3 goroutines at once,
 // each looping: draw whether its context ends (at a step or an instant of
 // the clock, while the call waits for a block another goroutine
-// reserves, or its own), call Next, think a while.
+// reserves, or its own; or before the call), call Next, think a while.
 //
 // Judged by: no ID handed out twice across every Client and process
 // (sim.IDs.Add), none above the node's value at the end; per Client, the history of its goroutines' calls is
 // linearizable against a counter with gaps (the doc: IDs returned to
-// calls that do not overlap in time increase); a call whose context did
-// not end returns an ID or an error the doc names; every client draws
-// again once the faults stop.
+// calls that do not overlap in time increase); each call's error, by
+// Client.Next's doc (nextErr: never a session expiry, after which Next
+// tries again on the next session, nor a connection loss or "not sent",
+// after which the round starts again; its context's error only once its
+// context has ended, and of its kind); a call made with a context that
+// had ended returns that context's error at once, waiting for nothing
+// (atOnce: not for a block another goroutine reserves); every client
+// draws again once the faults stop.
 type blockingSim struct {
 	clients int
 	all     *sim.IDs   // every ID handed out
@@ -39,6 +46,9 @@ type blockingSim struct {
 	drawn   int
 	ended   int
 	shared  int // calls that waited for a block another goroutine reserved
+	// The errors of calls judged (nextErr), and the calls made with a
+	// context that had ended judged (atOnce).
+	errsJudged, atOnceJudged int
 }
 
 func newBlockingSim() (*blockingSim, sim.Scenario) {
@@ -141,9 +151,13 @@ func (s *blockingSim) draw(r *sim.Trial, a *sim.Actor, g *Client, ids *sim.IDs) 
 	ends := rnd.IntN(4) == 0
 	if ends {
 		var cancel func()
-		if rnd.IntN(2) == 0 {
+		switch rnd.IntN(5) {
+		case 0: // before the call
+			ctx, cancel = a.WithCancel(ctx)
+			cancel()
+		case 1, 2:
 			ctx, cancel = a.CancelAfterSteps(ctx, rnd.IntN(8))
-		} else {
+		default:
 			ctx, cancel = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(time.Second))))
 		}
 		defer cancel()
@@ -154,27 +168,116 @@ func (s *blockingSim) draw(r *sim.Trial, a *sim.Actor, g *Client, ids *sim.IDs) 
 	}
 	g.mu.Unlock()
 	ids.Call(a.ID())
-	id, err := g.Next(ctx)
-	switch {
-	case err == nil:
+	cctx, nw := noWaits(ctx)
+	id, err := g.Next(cctx)
+	if nw != nil && !a.Killed() {
+		s.atOnceJudged++
+		if why := nw.atOnce(r, ctx, err); why != "" {
+			r.Errorf("client %d actor %d: Next: %s", i, a.ID(), why)
+		}
+	}
+	if err != nil {
+		ids.Unknown(a.ID())
+		s.errsJudged++
+		if why := nextErr(r, ctx, err); why != "" {
+			r.Errorf("client %d actor %d: Next: %v: %s", i, a.ID(), err, why)
+		}
+		if isCtxErr(err) {
+			s.ended++
+		}
+	} else {
 		s.drawn++
 		r.Check(ids.Return(a.ID(), id))
 		r.Check(s.all.Add(a.ID(), id))
 		r.Progress(i)
-	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-		ids.Unknown(a.ID())
-		s.ended++
-		if !ends && a.Context().Err() == nil {
-			r.Errorf("client %d actor %d: Next with a live context: %v", i, a.ID(), err)
-		}
-	default:
-		ids.Unknown(a.ID())
-		if !r.Closing() && !task.IsRetryable(err) && !errors.Is(err, task.ErrSessionExpired) &&
-			!errors.Is(err, task.ErrNoAuth) { // an operator's ACL refuses it for a while
-			r.Errorf("client %d actor %d: Next: %v", i, a.ID(), err)
-		}
 	}
 	_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(50*time.Millisecond))))
+}
+
+// nextErr says why err may not be what a Next made with ctx returned
+// under the scenario's faults, or "" if it may (Client.Next): ctx's end,
+// once ctx has ended and matching it; an operator's ACL refusing the
+// read or the write (the recipe fails: nothing a retry settles); anything
+// once the world closes. Never task.ErrSessionExpired (Next tries again
+// on the next session: nothing was handed out), nor a connection loss or
+// "not sent" (a round starts again after them), nor the recipe's own
+// failures, which this node never gives (no one else writes it, and its
+// version, near int32's maximum in one seed in two, wraps to int32's
+// minimum, far from -1).
+func nextErr(r *sim.Trial, ctx context.Context, err error) string {
+	switch {
+	case err == nil, r.Closing(), errors.Is(err, task.ErrNoAuth):
+		return ""
+	case isCtxErr(err):
+		return ctxEnd(ctx, err)
+	}
+	return "not an error it may end with"
+}
+
+// isCtxErr reports whether err is a context's end as a blocking call
+// returns it: task.ErrCanceled or task.ErrDeadlineExceeded.
+func isCtxErr(err error) bool {
+	return errors.Is(err, task.ErrCanceled) || errors.Is(err, task.ErrDeadlineExceeded)
+}
+
+// ctxEnd says why err, a context's end returned by a call made with ctx,
+// breaks the Client doc, or "": a call returns its context's end only
+// once that context has ended, and of its kind (task.ErrCanceled or
+// task.ErrDeadlineExceeded, matching ctx.Err() under errors.Is).
+func ctxEnd(ctx context.Context, err error) string {
+	switch {
+	case ctx.Err() == nil:
+		return "a context's error while its context lives"
+	case !errors.Is(err, ctx.Err()):
+		return fmt.Sprintf("not its context's error (%v)", ctx.Err())
+	}
+	return ""
+}
+
+// noWait is the Parker of the context of a call made with a context
+// that had ended already (noWaits): the actor's own, which counts the
+// waits of the call that are not ready at once (the call waits for
+// something: a reservation, its own or another goroutine's), as one
+// made with such a context never does (atOnce).
+type noWait struct {
+	park.Parker
+	waited int
+}
+
+func (p *noWait) Wait(ready func() bool) {
+	if !ready() {
+		p.waited++
+	}
+	p.Parker.Wait(ready)
+}
+
+// noWaits returns, for a call made with ctx, the context to make it with:
+// ctx itself while ctx lives (nw nil); once ctx has ended, ctx carrying
+// the actor's Parker in a noWait that counts the call's waits. (Not the
+// simulated clock: an actor that parks with its wait ready may still
+// wake late, ActorLag, or its process be paused.)
+func noWaits(ctx context.Context) (context.Context, *noWait) {
+	if ctx.Err() == nil {
+		return ctx, nil
+	}
+	nw := &noWait{Parker: park.From(ctx)}
+	return context.WithValue(ctx, park.Key, park.Parker(nw)), nw
+}
+
+// atOnce says why a Next made with a context ctx that had ended before
+// it (counted by nw) broke the Client doc, or "": it fails at once with
+// ctx's error, waiting for nothing (an ID of the block in hand stays for
+// a later call).
+func (nw *noWait) atOnce(r *sim.Trial, ctx context.Context, err error) string {
+	switch {
+	case r.Closing():
+		return ""
+	case !errors.Is(err, ctx.Err()):
+		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
+	case nw.waited > 0:
+		return fmt.Sprintf("its context had ended, and it returned %v after waiting %d times", err, nw.waited)
+	}
+	return ""
 }
 
 func TestBlockingSimulation(t *testing.T) {
@@ -186,9 +289,9 @@ func TestBlockingSimulation(t *testing.T) {
 	if st := sim.Check(t, sc, seeds); st.Failures() > 0 {
 		return
 	}
-	t.Logf("%d IDs drawn, %d calls ended by their context, %d calls waited for another goroutine's block", s.drawn, s.ended, s.shared)
-	if s.drawn == 0 || s.ended == 0 || s.shared == 0 {
-		t.Fatal("the goroutines never shared a block or no context ended: the scenario checks nothing")
+	t.Logf("%d IDs drawn, %d calls ended by their context, %d calls waited for another goroutine's block; %d errors of calls judged, %d calls made with a context that had ended judged", s.drawn, s.ended, s.shared, s.errsJudged, s.atOnceJudged)
+	if s.drawn == 0 || s.ended == 0 || s.shared == 0 || s.errsJudged == 0 || s.atOnceJudged == 0 {
+		t.Fatal("the goroutines never shared a block, no context ended, no error judged or no call made with a context that had ended: the scenario checks nothing")
 	}
 }
 

@@ -105,13 +105,13 @@ type blockingSim struct {
 	// directory's server path and "/" ("" before the first Setup)
 	copies      map[string]int64
 	srvInflight string
-	items   map[string]*bsimItem
-	keys    []string
-	next    int
-	ended   [numEnds]int // takes that delivered, by where their context ended
-	tried   [numEnds]int
-	acks    int
-	putting int // Puts under way, in every client
+	items       map[string]*bsimItem
+	keys        []string
+	next        int
+	ended       [numEnds]int // takes that delivered, by where their context ended
+	tried       [numEnds]int
+	acks        int
+	putting     int // Puts under way, in every client
 	// killedTakes counts the Takes whose process crashed while they ran:
 	// at most once, each may have deleted an item no one then received.
 	killedTakes int

@@ -423,8 +423,8 @@ func (s *blockingSim) watcher(r *sim.Trial, a *sim.Actor, c *Client) {
 	for k := range 1 + rnd.IntN(4) {
 		nctx, nc := a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(3*time.Second))))
 		ch, err := w.Next(nctx)
+		s.judgeNext(r, a, w, nctx, k, prev, ch, err) // before nc: a ctx error only once nctx ended by itself
 		nc()
-		s.judgeNext(r, a, w, nctx, k, prev, ch, err)
 		if err != nil {
 			if ctx.Err() != nil || !errors.Is(err, task.ErrDeadlineExceeded) {
 				return

@@ -14,7 +14,8 @@
 // outside ZooKeeper, pass Token to recipes/fence. Once the party has been
 // unchanged for the Stable wait (WithStable) and the members are
 // connected, each member takes its share (KazooAssign, kazoo's division,
-// by default) within Stable, the old holders' Drain and a few round
+// by default) within Stable, the old holders' Drain (for a holder whose
+// process died: until the server expires its session) and a few round
 // trips, so every item is held; a member that leaves gives its items up
 // (after its WithDrain task), one that expires loses them with its
 // session, and the others take them once the party shows it gone. A member stays in the party across session expiries.

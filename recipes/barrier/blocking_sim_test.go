@@ -7,7 +7,6 @@ package barrier
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -62,8 +61,8 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "g
 // Wait that returns without error never does so while the incarnation of
 // the barrier node that was up when it started is still up.
 //
-// Each call's outcome is judged by what its doc promises (judge:
-// badErr, atOnce): a context's error only once its context has ended,
+// Each call's outcome is judged by what its doc promises
+// (sim.Call.Judge): a context's error only once its context has ended,
 // and of its kind; no connection loss or "not sent" (retried); no
 // session expiry from Set, Remove and Wait (run again on the next
 // session), nor from Enter and Leave while their context lives; and a
@@ -217,9 +216,9 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 		r.Go(i, func(a *sim.Actor) {
 			// A process that crashed between Set and Remove left the
 			// barrier up: its successor lifts it first.
-			c := begin(r, a, a.Context())
+			c := sim.BeginCall(r, a, a.Context())
 			err := g.Remove(a.Context())
-			judge(r, a, "remove", a.Context(), c, err, noExpiry, false)
+			c.Judge("remove", err, removeRules)
 			for !r.Stopping() && a.Context().Err() == nil {
 				s.gate(r, a, g)
 			}
@@ -266,114 +265,28 @@ func draw(a *sim.Actor, limit time.Duration) (int, context.Context, context.Canc
 	return end, ctx, cancel
 }
 
-// Which session expiries a Client call may end with (badErr).
-const (
-	noExpiry    = iota // none: it runs again on the next session
-	expiryEnded        // one once its ctx has ended (until then it runs again on the next session)
+// The rules of the Client's calls beyond sim.Call's (sim.Call.Judge):
+// every call may end with task.ErrNoAuth, an operator's ACL refusing it
+// for a while; task.ErrSessionExpired never from Set, Remove and Wait
+// (each runs again on the next session), from Enter and Leave only once
+// its context has ended (until then they enter, and wait, again on the
+// next session); ErrParticipantLost from Enter; nothing else: never a
+// connection loss or "not sent", every operation is retried past them
+// (the package doc). With a context that had ended, Wait and Enter
+// submit nothing, Set nothing but a wait for this Client's Removes in
+// the background, and Remove and Leave start their delete in the
+// background, which the scenario's quiescence sees through (no node is
+// left): Set and Enter park behind this Client's give-backs still in the
+// background, and may wake late.
+var (
+	enterRules  = sim.CallRules{May: []error{task.ErrNoAuth, ErrParticipantLost}, Expiry: sim.ExpiryOnceEnded, Parks: true}
+	leaveRules  = sim.CallRules{May: []error{task.ErrNoAuth}, Expiry: sim.ExpiryOnceEnded}
+	setRules    = sim.CallRules{May: []error{task.ErrNoAuth}, Expiry: sim.ExpiryNever, ExpiryWhy: runsAgain, Parks: true}
+	removeRules = sim.CallRules{May: []error{task.ErrNoAuth}, Expiry: sim.ExpiryNever, ExpiryWhy: runsAgain}
+	waitRules   = removeRules
 )
 
-// badErr says why err may not be what a Client call made with ctx
-// returned under the world's faults, or "" if it may: nil; ctx's end,
-// as task.ErrCanceled or task.ErrDeadlineExceeded matching ctx.Err(),
-// never while ctx lives (the Client doc); task.ErrSessionExpired as
-// expiry says: never from Set, Remove and Wait (each runs again on the
-// next session), from Enter and Leave only once ctx has ended (until
-// then they enter, and wait, again on the next session); an operator's
-// ACL refusing it for a while (task.ErrNoAuth); one of may (the call's
-// own errors: ErrParticipantLost from Enter); anything once the world
-// closes. Never a connection loss or "not sent": every operation is
-// retried past them (the package doc).
-func badErr(r *sim.Trial, ctx context.Context, err error, expiry int, may ...error) string {
-	switch {
-	case err == nil, r.Closing():
-		return ""
-	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
-		return ""
-	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-		switch {
-		case ctx.Err() == nil:
-			return "a context's error while its context lives"
-		case !errors.Is(err, ctx.Err()):
-			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
-		}
-		return ""
-	case errors.Is(err, task.ErrSessionExpired):
-		switch {
-		case expiry == noExpiry:
-			return "session expiry, which it never ends with (it runs again on the next session)"
-		case ctx.Err() == nil:
-			return "session expiry while its context lives (it runs again on the next session)"
-		}
-		return ""
-	}
-	for _, e := range may {
-		if errors.Is(err, e) {
-			return ""
-		}
-	}
-	return "not an error it may end with"
-}
-
-// lateWake is the most a wake-up of an actor comes late by the clock
-// (sim.Scenario.ActorLag: a goroutine the scheduler runs late).
-const lateWake = 200 * time.Millisecond
-
-// call is a Client call as it began: its context had ended (over) or
-// not, at from on the simulated clock, with its process's pauses then
-// and whether it was paused.
-type call struct {
-	over, paused bool
-	from         time.Time
-	pauses       int
-}
-
-func begin(r *sim.Trial, a *sim.Actor, ctx context.Context) call {
-	i := a.Client()
-	return call{over: ctx.Err() != nil, paused: r.Paused(i), from: r.Clock.Now(), pauses: r.Pauses(i)}
-}
-
-// atOnce says why a Client call made with a ctx that had ended before
-// it (c) broke the Client doc, or "": it returns ctx's error at once
-// (Wait and Enter submit nothing, Set nothing but a wait for this
-// Client's Removes in the background; Remove and Leave start their
-// delete in the background, which the scenario's quiescence sees
-// through: no node is left). A call that parks (Set and Enter, behind
-// this Client's give-backs still in the background: parks) may wake
-// late (sim.Scenario.ActorLag, or its process paused, or the clock
-// jumping meanwhile); the others never yield, and no simulated time
-// passes.
-func atOnce(r *sim.Trial, a *sim.Actor, ctx context.Context, c call, parks bool, err error) string {
-	now := r.Clock.Now()
-	late := now.Sub(c.from)
-	switch {
-	case r.Closing():
-		return ""
-	case !errors.Is(err, ctx.Err()):
-		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
-	case late == 0:
-		return ""
-	case !parks:
-		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, late)
-	case c.paused || r.Pauses(a.Client()) != c.pauses:
-		return "" // (its process was paused: it woke when thawed)
-	case late-r.Jumped(c.from, now) > lateWake:
-		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, late)
-	}
-	return ""
-}
-
-// judge reports a violation of client i's call what, made with ctx (c:
-// as it began), that returned err.
-func judge(r *sim.Trial, a *sim.Actor, what string, ctx context.Context, c call, err error, expiry int, parks bool, may ...error) {
-	if why := badErr(r, ctx, err, expiry, may...); why != "" {
-		r.Errorf("client %d: %s: %v: %s", a.Client(), what, err, why)
-	}
-	if c.over && !a.Killed() {
-		if why := atOnce(r, a, ctx, c, parks, err); why != "" {
-			r.Errorf("client %d: %s: %s", a.Client(), what, why)
-		}
-	}
-}
+const runsAgain = "it runs again on the next session"
 
 // round is one Enter, stay, Leave of actor a in its client's round.
 func (s *blockingSim) round(r *sim.Trial, a *sim.Actor) {
@@ -384,9 +297,9 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor) {
 	defer cancel()
 	s.tried[end]++
 	s.started[k][[2]int{i, r.Incarnation(i)}] = true
-	c := begin(r, a, ctx)
+	c := sim.BeginCall(r, a, ctx)
 	p, err := d.Enter(ctx)
-	judge(r, a, "enter", ctx, c, err, expiryEnded, true, ErrParticipantLost)
+	c.Judge("enter", err, enterRules)
 	if err != nil {
 		r.Logf("client %d (ctx ends %s): enter round %d: %v", i, endNames[end], k, err)
 		if !s.again {
@@ -431,10 +344,10 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor) {
 		}
 		before = append(before, s.passed[k]...)
 		since := r.Server.Zxid() // the nodes made up to here must be gone
-		c := begin(r, a, ctx)
+		c := sim.BeginCall(r, a, ctx)
 		err := d.Leave(ctx, p)
 		r.Logf("client %d: leave round %d: %v", i, k, err)
-		judge(r, a, "leave", ctx, c, err, expiryEnded, false)
+		c.Judge("leave", err, leaveRules)
 		if err == nil {
 			for _, path := range before {
 				if _, ok := r.NodeStat(path); ok {
@@ -471,10 +384,10 @@ func (s *blockingSim) enterLate(r *sim.Trial, a *sim.Actor, d *DoubleClient, k i
 	i := a.Client()
 	end, ctx, cancel := draw(a, 30*time.Second)
 	defer cancel()
-	c := begin(r, a, ctx)
+	c := sim.BeginCall(r, a, ctx)
 	p, err := d.Enter(ctx)
 	r.Logf("client %d (ctx ends %s): enter round %d late: %v", i, endNames[end], k, err)
-	judge(r, a, "enter late", ctx, c, err, expiryEnded, true, ErrParticipantLost)
+	c.Judge("enter late", err, enterRules)
 	if err != nil {
 		return
 	}
@@ -482,9 +395,9 @@ func (s *blockingSim) enterLate(r *sim.Trial, a *sim.Actor, d *DoubleClient, k i
 	if end == endAfter {
 		cancel()
 	}
-	c = begin(r, a, ctx)
+	c = sim.BeginCall(r, a, ctx)
 	err = d.Leave(ctx, p)
-	judge(r, a, "leave late", ctx, c, err, expiryEnded, false)
+	c.Judge("leave late", err, leaveRules)
 }
 
 // gate is one Set, a while, Remove of client 0's gate actor.
@@ -492,9 +405,9 @@ func (s *blockingSim) gate(r *sim.Trial, a *sim.Actor, g *Client) {
 	rnd := a.Rand()
 	end, ctx, cancel := draw(a, 0)
 	defer cancel()
-	c := begin(r, a, ctx)
+	c := sim.BeginCall(r, a, ctx)
 	err := g.Set(ctx, []byte("up"))
-	judge(r, a, "set", ctx, c, err, noExpiry, true)
+	c.Judge("set", err, setRules)
 	if st, up := r.NodeStat(bsimGate); err == nil && up && s.removed != 0 && st.Czxid == s.removed {
 		r.Errorf("client 0: set: the barrier node (czxid %d) the last Remove gave back was never deleted", st.Czxid)
 	}
@@ -507,9 +420,9 @@ func (s *blockingSim) gate(r *sim.Trial, a *sim.Actor, g *Client) {
 			defer gc()
 		}
 		st, up := r.NodeStat(bsimGate)
-		c := begin(r, a, ctx)
+		c := sim.BeginCall(r, a, ctx)
 		err := g.Remove(ctx)
-		judge(r, a, "remove", ctx, c, err, noExpiry, false)
+		c.Judge("remove", err, removeRules)
 		if s.removed = 0; up {
 			s.removed = st.Czxid
 		}
@@ -538,9 +451,9 @@ func (s *blockingSim) wait(r *sim.Trial, a *sim.Actor, g *Client) {
 	_, ctx, cancel := draw(a, 5*time.Second)
 	defer cancel()
 	st, up := r.NodeStat(bsimGate)
-	c := begin(r, a, ctx)
+	c := sim.BeginCall(r, a, ctx)
 	err := g.Wait(ctx)
-	judge(r, a, "wait", ctx, c, err, noExpiry, false)
+	c.Judge("wait", err, waitRules)
 	if err == nil {
 		if now, upNow := r.NodeStat(bsimGate); up && upNow && now.Czxid == st.Czxid {
 			r.Errorf("client %d passed the barrier while the node up when it started waiting is still up", i)

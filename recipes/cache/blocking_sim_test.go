@@ -86,12 +86,12 @@ var kindNames = [numKinds]string{"children", "tree", "node"}
 //     promises) must be the same (within 30s of simulated time); with
 //     two readers, a difference lost between them leaves the model
 //     behind (canary cache/next-lost-beside-another);
-//   - each call's error is one the Client's doc allows it (badErr): its
+//   - each call's error is one the Client's doc allows it (sim.Call): its
 //     context's end only once that context has ended, and of its kind;
 //     an ACL's refusal from a Start, and from a Next only as the cache's
 //     own Err (no cache ends otherwise while it runs); nothing else from
 //     a Stop; never a session's expiry or a connection loss; a Start or
-//     Stop whose context had ended returns its error at once (atOnce),
+//     Stop whose context had ended returns its error at once,
 //     and the cache of a Start that failed ends;
 //   - quiescence: every Client given Stop, whatever its context, has
 //     Done closed and Err ErrStopped (unless its process crashed since),
@@ -117,7 +117,8 @@ type blockingCacheSim struct {
 	lossy       int           // of those, rounds with a Next that returned an error
 	shared      int           // rounds whose Client a second goroutine read
 	sharedNexts int           // differences the second goroutines read
-	// Starts and Stops called with a context ended before them (atOnce),
+	// Starts and Stops called with a context ended before them (judged
+	// at once),
 	// and failed Starts whose cache was judged ended.
 	startedOver, stoppedOver, failedJudged int
 }
@@ -279,76 +280,29 @@ func drawEnd(a *sim.Actor) (int, context.Context, context.CancelFunc) {
 	return end, ctx, cancel
 }
 
-// The Client's calls, for badErr.
-const (
-	callStart = iota
-	callNext
-	callStop
-)
-
-// badErr says why err may not be what the Client call made with ctx
-// returned under the world's faults, or "" if it may (the Client doc,
-// the package doc's Errors): nil; ctx's end, as task.ErrCanceled or
-// task.ErrDeadlineExceeded matching ctx.Err(), never while ctx lives;
-// from Start, the end of the cache it started (an operator's ACL
-// refusing it a read: task.ErrNoAuth); from Next, the cache's own Err
-// once it has ended (by such a refusal: Stop comes after the round's
-// Nexts); from Stop, nothing else; anything once the world closes.
+// The rules of the Client's calls beyond sim.Call's (sim.Call.Judge, the
+// Client doc, the package doc's Errors): from Start, the end of the cache
+// it started (an operator's ACL refusing it a read: task.ErrNoAuth); from
+// Next, the cache's own Err once it has ended (by such a refusal: Stop
+// comes after the round's Nexts: nextRules); from Stop, nothing else.
 // Never a session's expiry (Start waits on for the cache's first
 // snapshot on the next session, Next for the next difference) nor a
-// connection loss or "not sent" (retried after the reconnect).
-func badErr(r *sim.Trial, ctx context.Context, cl *Client, call int, err error) string {
-	switch {
-	case err == nil, r.Closing():
-		return ""
-	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-		switch {
-		case ctx.Err() == nil:
-			return "a context's error while its context lives"
-		case !errors.Is(err, ctx.Err()):
-			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
-		}
-		return ""
-	case errors.Is(err, task.ErrSessionExpired):
-		return "session expiry, which it waits on past (the cache follows the next session)"
-	case task.IsRetryable(err):
-		return "an error a retry settles (connection loss is retried after the reconnect)"
-	}
-	switch call {
-	case callStart:
-		// An operator's ACL refuses the cache a read for a while: the
-		// cache ends with it, and the next round starts a new one.
-		if errors.Is(err, task.ErrNoAuth) {
-			return ""
-		}
-	case callNext:
-		switch e := cl.Err(); {
-		case e == nil:
-			return "an error, and the cache has not ended"
-		case !errors.Is(err, e):
-			return fmt.Sprintf("not the cache's error (%v)", e)
-		case !errors.Is(e, task.ErrNoAuth):
-			return fmt.Sprintf("the cache ended with %v while it ran", e)
-		}
-		return ""
-	}
-	return "not an error it may end with"
-}
+// connection loss or "not sent" (retried after the reconnect). With a
+// context that had ended, Start submits nothing and stops the cache it
+// made, and Stop starts the stop in the background; Next hands over a
+// difference ready whatever its context, and is judged by its error
+// alone.
+var (
+	startRules = sim.CallRules{May: []error{task.ErrNoAuth}, Expiry: sim.ExpiryNever, ExpiryWhy: waitsPast}
+	stopRules  = sim.CallRules{Expiry: sim.ExpiryNever, ExpiryWhy: waitsPast}
+)
 
-// atOnce says why a Client call made with a ctx that had ended before
-// it (at t0 of the simulated clock) broke the Client doc, or "": it
-// returns ctx's error at once (Start submits nothing and stops the cache
-// it made; Stop starts the stop in the background).
-func atOnce(r *sim.Trial, ctx context.Context, t0 time.Duration, err error) string {
-	switch {
-	case r.Closing():
-		return ""
-	case !errors.Is(err, ctx.Err()):
-		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
-	case r.Elapsed() != t0:
-		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, r.Elapsed()-t0)
-	}
-	return ""
+const waitsPast = "it waits on past it: the cache follows the next session"
+
+// nextRules are the rules of a Next of cl: an error only once its cache
+// has ended, its Err, by an ACL's refusal.
+func nextRules(cl *Client) sim.CallRules {
+	return sim.CallRules{Expiry: sim.ExpiryNever, ExpiryWhy: waitsPast, Also: sim.EndedWith("cache", cl.Err, task.ErrNoAuth)}
 }
 
 // race is a Next's context armed to end inside a job of the cache's
@@ -408,19 +362,13 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 		made = e
 		return e, cur
 	}
-	t0, over := r.Elapsed(), ctx.Err() != nil
+	call := sim.BeginCall(r, a, ctx)
 	err = cl.Start(ctx)
-	if over && !a.Killed() {
+	if call.Judge("start "+kindNames[kind], err, startRules) {
 		s.startedOver++
-		if why := atOnce(r, ctx, t0, err); why != "" {
-			r.Errorf("client %d: start %s: %s", i, kindNames[kind], why)
-		}
 	}
 	if err != nil {
 		r.Logf("client %d actor %d (ctx ends %s): start %s: %v", i, a.ID(), bendNames[end], kindNames[kind], err)
-		if why := badErr(r, ctx, cl, callStart, err); why != "" {
-			r.Errorf("client %d: start %s: %v: %s", i, kindNames[kind], err, why)
-		}
 		if made != nil && !a.Killed() {
 			s.failed = append(s.failed, failedStart{made, i, r.Incarnation(i)})
 			s.failedJudged++
@@ -437,20 +385,14 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 			ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(4))
 			defer gc()
 		}
-		t0, over := r.Elapsed(), ctx.Err() != nil
+		call := sim.BeginCall(r, a, ctx)
 		err := cl.Stop(ctx)
 		r.Logf("client %d actor %d: stop %s: %v", i, a.ID(), kindNames[kind], err)
 		if !a.Killed() {
 			s.stopped = append(s.stopped, stoppedClient{cl, i, r.Incarnation(i)})
-			if over {
-				s.stoppedOver++
-				if why := atOnce(r, ctx, t0, err); why != "" {
-					r.Errorf("client %d: stop %s: %s", i, kindNames[kind], why)
-				}
-			}
 		}
-		if why := badErr(r, ctx, cl, callStop, err); why != "" {
-			r.Errorf("client %d: stop %s: %v: %s", i, kindNames[kind], err, why)
+		if call.Judge("stop "+kindNames[kind], err, stopRules) {
+			s.stoppedOver++
 		}
 	}()
 	switch end {
@@ -508,9 +450,10 @@ func (s *blockingCacheSim) round(r *sim.Trial, a *sim.Actor) {
 		default:
 			nctx, nc = a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(2*time.Second))))
 		}
+		call := sim.BeginCall(r, a, nctx)
 		ch, err := cl.Next(nctx)
 		rc.armed = false
-		why := badErr(r, nctx, cl, callNext, err) // (before nc ends nctx)
+		why := call.Why(err, nextRules(cl)) // (before nc ends nctx)
 		nc()
 		if err != nil {
 			lossy = true
@@ -662,8 +605,9 @@ func (s *blockingCacheSim) sharedReader(r *sim.Trial, b *sim.Actor, cl *Client, 
 		} else {
 			nctx, nc = b.WithTimeout(b.Context(), time.Duration(rnd.Int64N(int64(2*time.Second))))
 		}
+		call := sim.BeginCall(r, b, nctx)
 		ch, err := cl.Next(nctx)
-		why := badErr(r, nctx, cl, callNext, err) // (before nc ends nctx)
+		why := call.Why(err, nextRules(cl)) // (before nc ends nctx)
 		nc()
 		if err != nil {
 			if why != "" {

@@ -49,11 +49,12 @@ const (
 // the doc says to do to be sure the node is gone after a Register whose
 // context ended (its create may have been applied).
 //
-// Judged by: each call's error is one its doc allows it (badErr): its
+// Judged by: each call's error is one its doc allows it (callRules,
+// sim.Call.Judge): its
 // context's end only once that context has ended, and of its kind; a
 // session's expiry only from a Register or StartCache whose context has
 // ended; an ACL's refusal; never a connection loss; a call whose context
-// had ended returns its error at once (atOnce); an Unregister that
+// had ended returns its error at once; an Unregister that
 // returned nil has ended its registration and deleted its node
 // (unregistered); once every actor has ended, no
 // instance node is left (an Unregister is carried out whatever its
@@ -78,7 +79,7 @@ type blockingSim struct {
 	reg        sim.Registrations // the instances the actors hold
 	quietAt    time.Duration     // when the actors had all ended, no instance node left
 	// over counts the calls made with a context ended before them
-	// (atOnce), by call; unregsJudged, the Unregisters returning nil
+	// (judged at once), by call; unregsJudged, the Unregisters returning nil
 	// judged on the server (unregistered).
 	over         [len(callNames)]int
 	unregsJudged int
@@ -269,7 +270,7 @@ func (s *blockingSim) cleanUp(r *sim.Trial, a *sim.Actor, c *discovery.Client, i
 		if err == nil {
 			return
 		}
-		if why := badErr(r, a.Context(), call, err, nil); why != "" {
+		if why := sim.BeginCall(r, a, a.Context()).Why(err, callRules[call]); why != "" {
 			r.Errorf("client %d: the last clean-up of %s: %s: %v: %s", a.Client(), id, callNames[call], err, why)
 			return
 		}
@@ -300,7 +301,7 @@ func roundCtx(a *sim.Actor) (ctx context.Context, cancel context.CancelFunc, end
 	return ctx, cancel, true
 }
 
-// The Client's calls, for badErr.
+// The Client's calls, for callRules.
 const (
 	callRegister = iota
 	callUnregister
@@ -311,89 +312,41 @@ const (
 
 var callNames = [...]string{"register", "unregister", "start cache", "cache next", "stop cache"}
 
-// badErr says why err may not be what the Client call made with ctx
-// returned under the world's faults, or "" if it may (the Client doc):
-// nil; ctx's end, as task.ErrCanceled or task.ErrDeadlineExceeded
-// matching ctx.Err(), never while ctx lives; task.ErrSessionExpired
-// from a Register or a StartCache once ctx has ended (until then they
-// run again on the next session), never from the others (an
-// Unregister of a Dynamic instance on a session that ended has nothing
-// left to delete, a Static one's is run again on the next session, and
-// a cache's Next waits on as the cache follows the next session); an
+// callRules are the rules of the Client's calls beyond sim.Call's
+// (sim.Call.Judge, the Client doc): task.ErrSessionExpired from a
+// Register or a StartCache once its context has ended (until then they
+// run again on the next session), never from the others (an Unregister
+// of a Dynamic instance on a session that ended has nothing left to
+// delete, a Static one's is run again on the next session, and a
+// cache's Next waits on as the cache follows the next session); an
 // operator's ACL refusing a Register, an Unregister (its delete goes on
 // in the background) or a cache's read (StartCache; Next returns the
-// cache's Err once that refusal ended it: cc's), never a Stop;
-// anything once the world closes. Never a connection loss or "not
-// sent", nor task.ErrClosed while the world runs: every operation is
-// retried past them.
-func badErr(r *sim.Trial, ctx context.Context, call int, err error, cc *discovery.Cache) string {
-	switch {
-	case err == nil, r.Closing():
-		return ""
-	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-		switch {
-		case ctx.Err() == nil:
-			return "a context's error while its context lives"
-		case !errors.Is(err, ctx.Err()):
-			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
-		}
-		return ""
-	case errors.Is(err, task.ErrSessionExpired):
-		switch {
-		case call != callRegister && call != callStartCache:
-			return "session expiry, which it never ends with"
-		case ctx.Err() == nil:
-			return "session expiry while its context lives (it runs again on the next session)"
-		}
-		return ""
-	}
-	switch call {
-	case callRegister, callUnregister, callStartCache:
-		if errors.Is(err, task.ErrNoAuth) {
-			return ""
-		}
-	case callNext:
-		switch e := cc.Err(); {
-		case e == nil:
-			return "an error, and the cache has not ended"
-		case !errors.Is(err, e):
-			return fmt.Sprintf("not the cache's error (%v)", e)
-		case !errors.Is(e, task.ErrNoAuth):
-			return fmt.Sprintf("the cache ended with %v while it ran", e)
-		}
-		return ""
-	}
-	return "not an error it may end with"
+// cache's Err once that refusal ended it: cacheNextRules), never a Stop.
+// Never a connection loss or "not sent", nor task.ErrClosed while the
+// world runs: every operation is retried past them. With a context that
+// had ended, Register and StartCache submit nothing; Unregister and Stop
+// start theirs in the background.
+var callRules = [...]sim.CallRules{
+	callRegister:   {May: []error{task.ErrNoAuth}, Expiry: sim.ExpiryOnceEnded},
+	callUnregister: {May: []error{task.ErrNoAuth}, Expiry: sim.ExpiryNever},
+	callStartCache: {May: []error{task.ErrNoAuth}, Expiry: sim.ExpiryOnceEnded},
+	callNext:       {Expiry: sim.ExpiryNever}, // and cacheNextRules
+	callStop:       {Expiry: sim.ExpiryNever},
 }
 
-// atOnce says why a Client call made with a ctx that had ended before
-// it (at t0 of the simulated clock) broke the Client doc, or "": it
-// returns ctx's error at once (Register and StartCache submit nothing;
-// Unregister and Stop start theirs in the background).
-func atOnce(r *sim.Trial, ctx context.Context, t0 time.Duration, err error) string {
-	switch {
-	case r.Closing():
-		return ""
-	case !errors.Is(err, ctx.Err()):
-		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
-	case r.Elapsed() != t0:
-		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, r.Elapsed()-t0)
-	}
-	return ""
+// cacheNextRules are the rules of a Next of cache cc: an error only once
+// cc has ended, its Err, by an ACL's refusal.
+func cacheNextRules(cc *discovery.Cache) sim.CallRules {
+	rules := callRules[callNext]
+	rules.Also = sim.EndedWith("cache", cc.Err, task.ErrNoAuth)
+	return rules
 }
 
-// judge judges the outcome err of a Client call made by actor a with
-// ctx, over saying whether ctx had ended before it, at t0.
-func (s *blockingSim) judge(r *sim.Trial, a *sim.Actor, ctx context.Context, over bool, t0 time.Duration, call int, what string, err error, cc *discovery.Cache) {
-	i := a.Client()
-	if over && !a.Killed() {
+// judge judges the outcome err of a Client call (as it began) made by
+// actor a, counting those made with a context that had ended.
+func (s *blockingSim) judge(c sim.Call, call int, what string, err error, rules sim.CallRules) {
+	if c.Judge(callNames[call]+" "+what, err, rules) {
 		s.over[call]++
-		if why := atOnce(r, ctx, t0, err); why != "" {
-			r.Errorf("client %d: %s %s: %s", i, callNames[call], what, why)
-		}
-	}
-	if why := badErr(r, ctx, call, err, cc); why != "" {
-		r.Errorf("client %d: %s %s: %v: %s", i, callNames[call], what, err, why)
 	}
 }
 
@@ -409,9 +362,9 @@ func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, 
 	// alone; the shared one another process may unregister meanwhile.
 	static := typ != "" && id != bsimShared
 	calledAt := r.Clock.Now() // the operator may delete the node from its create on
-	t0, over := r.Elapsed(), ctx.Err() != nil
+	call := sim.BeginCall(r, a, ctx)
 	reg, err := c.Register(ctx, inst)
-	s.judge(r, a, ctx, over, t0, callRegister, id, err, nil)
+	s.judge(call, callRegister, id, err, callRules[callRegister])
 	if err != nil {
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
@@ -432,10 +385,10 @@ func (s *blockingSim) register(r *sim.Trial, a *sim.Actor, c *discovery.Client, 
 		}
 		s.statics++
 	}
-	t0, over = r.Elapsed(), ctx.Err() != nil
+	call = sim.BeginCall(r, a, ctx)
 	err = c.Unregister(ctx, reg)
 	s.reg.Drop(r, i, inc, id)
-	s.judge(r, a, ctx, over, t0, callUnregister, id, err, nil)
+	s.judge(call, callUnregister, id, err, callRules[callUnregister])
 	if err == nil && !a.Killed() && r.Incarnation(i) == inc {
 		s.unregistered(r, i, reg)
 	}
@@ -483,9 +436,9 @@ func (s *blockingSim) follow(r *sim.Trial, a *sim.Actor, c *discovery.Client) {
 	rnd := a.Rand()
 	ctx, cancel, _ := roundCtx(a)
 	defer cancel()
-	t0, over := r.Elapsed(), ctx.Err() != nil
+	call := sim.BeginCall(r, a, ctx)
 	sc, err := c.StartCache(ctx, bsimService)
-	s.judge(r, a, ctx, over, t0, callStartCache, bsimService, err, nil)
+	s.judge(call, callStartCache, bsimService, err, callRules[callStartCache])
 	if err != nil {
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
@@ -494,17 +447,17 @@ func (s *blockingSim) follow(r *sim.Trial, a *sim.Actor, c *discovery.Client) {
 		// Each read waits at most 2s: once the registering actors have
 		// stopped, nothing changes any more.
 		nctx, ncancel := a.WithTimeout(ctx, 2*time.Second)
-		t0, over := r.Elapsed(), nctx.Err() != nil
+		call := sim.BeginCall(r, a, nctx)
 		_, err := sc.Next(nctx)
-		s.judge(r, a, nctx, over, t0, callNext, bsimService, err, sc.Cache()) // (before ncancel ends nctx)
+		s.judge(call, callNext, bsimService, err, cacheNextRules(sc.Cache())) // (before ncancel ends nctx)
 		ncancel()
 		if err != nil {
 			break
 		}
 	}
-	t0, over = r.Elapsed(), ctx.Err() != nil
+	call = sim.BeginCall(r, a, ctx)
 	err = sc.Stop(ctx)
-	s.judge(r, a, ctx, over, t0, callStop, bsimService, err, nil)
+	s.judge(call, callStop, bsimService, err, callRules[callStop])
 }
 
 // The seeds that ever failed, replayed in every plain go test.

@@ -61,7 +61,7 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 // And Lead's promise that lead's context is canceled as
 // soon as the leadership ends: at the same simulated instant, but for
 // clock jumps and pauses (leadCtxEnded). Each call's outcome is judged
-// by what its doc promises (judge: badErr, atOnce): a context's error
+// by what its doc promises (sim.Call.Judge): a context's error
 // only once the call's context has ended, and of its kind; no
 // connection loss or "not sent" but from Fenced (the campaign's and the
 // resign's operations are retried past them); no session expiry from
@@ -249,9 +249,9 @@ func (s *blockingSim) term(r *sim.Trial, a *sim.Actor, c *Client) {
 		}
 		defer cancel()
 	}
-	t0, over := r.Elapsed(), ctx.Err() != nil
+	call := sim.BeginCall(r, a, ctx)
 	l, err := c.Campaign(ctx)
-	s.judge(r, a, "campaign", ctx, over, t0, err, campaignMay)
+	call.Judge("campaign", err, s.campaignRules())
 	if err != nil {
 		r.Logf("client %d (ctx ends %s): campaign: %v", i, endNames[end], err)
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
@@ -265,13 +265,13 @@ func (s *blockingSim) term(r *sim.Trial, a *sim.Actor, c *Client) {
 			ctx, rc = a.CancelAfterSteps(ctx, rnd.IntN(4))
 			defer rc()
 		}
-		t0, over := r.Elapsed(), ctx.Err() != nil
+		call := sim.BeginCall(r, a, ctx)
 		err := c.Resign(ctx, l)
 		r.Logf("client %d: resign %s: %v", i, l.Path(), err)
 		if !a.Killed() {
 			s.resigned = append(s.resigned, given[*Leadership]{l, i, r.Incarnation(i)})
 		}
-		s.judge(r, a, "resign", ctx, over, t0, err, nil)
+		call.Judge("resign", err, giveRules)
 	}()
 	sctx := ctx
 	switch end {
@@ -311,7 +311,7 @@ func (s *blockingSim) lead(r *sim.Trial, a *sim.Actor, c *Client) {
 	}
 	defer cancel()
 	var led []*Leadership
-	t0, over := r.Elapsed(), ctx.Err() != nil
+	call := sim.BeginCall(r, a, ctx)
 	err := c.Lead(ctx, LeadOptions{Requeue: true}, func(lctx context.Context, l *Leadership) error {
 		led = append(led, l)
 		s.leads++
@@ -345,7 +345,7 @@ func (s *blockingSim) lead(r *sim.Trial, a *sim.Actor, c *Client) {
 	// operator's ACL refusing it for a while, the campaign's or the
 	// resign's), never nil; lead returning its context's error after a
 	// leadership ended is not Lead's ctx ending.
-	s.judge(r, a, "Lead", ctx, over, t0, err, nil)
+	call.Judge("Lead", err, giveRules)
 	switch {
 	case err == nil && !r.Closing():
 		r.Errorf("client %d: Lead with Requeue returned nil after %d leaderships", i, len(led))
@@ -393,96 +393,58 @@ func (s *blockingSim) leadCtxEnded(r *sim.Trial, a *sim.Actor, ctx, lctx context
 	s.prompt++
 }
 
-// campaignMay are the errors Campaign may end with beyond badErr's
-// (the task face's: Election.Campaign, Master.Campaign, which the Client
-// runs once): the session's expiry (the candidate node went with it),
-// and ErrLost, the candidate node deleted by someone else (an Election's;
-// judged apart for a Master: judge).
-var campaignMay = []error{task.ErrSessionExpired, ErrLost}
+// The rules of the Client's calls beyond sim.Call's (sim.Call.Judge):
+// every call may end with task.ErrNoAuth, an operator's ACL refusing it
+// for a while, and nothing else but these: no connection loss or "not
+// sent" unless its rules have them (the campaign's reads, creates and
+// deletes, and the resign's delete, are retried past them: PROTOCOL.md),
+// and no session expiry from Resign (a session that ended took the node:
+// a success) or Lead (it campaigns again). None of them waits before it
+// looks at a context that had ended: Campaign, Fenced and Lead submit
+// nothing; Resign starts the resign in the background, which the
+// scenario's quiescence sees through (Done closed, no candidate node
+// left).
+//
+// campaignMay are the errors Campaign may end with (the task face's:
+// Election.Campaign, Master.Campaign, which the Client runs once): the
+// session's expiry (the candidate node went with it), and ErrLost, the
+// candidate node deleted by someone else (an Election's; a Master's
+// campaign never ends with it: campaignRules).
+var campaignMay = []error{task.ErrNoAuth, task.ErrSessionExpired, ErrLost}
 
-// fencedMay are the errors Fenced may end with beyond badErr's
-// (Leadership.Fenced): ErrLost (a refused check, or the leadership known
-// ended), the session's expiry, a connection loss or "not sent" (a multi
-// is not retried: its outcome is unknown).
-var fencedMay = []error{ErrLost, task.ErrSessionExpired, task.ErrConnectionLoss, task.ErrNotSent}
+// fencedRules: the errors Fenced may end with (Leadership.Fenced):
+// ErrLost (a refused check, or the leadership known ended), the
+// session's expiry, a connection loss or "not sent" (a multi is not
+// retried: its outcome is unknown).
+var fencedRules = sim.CallRules{May: []error{task.ErrNoAuth, ErrLost, task.ErrSessionExpired, task.ErrConnectionLoss, task.ErrNotSent}}
+
+// giveRules: Resign's and Lead's.
+var giveRules = sim.CallRules{May: []error{task.ErrNoAuth}}
+
+// campaignRules are Campaign's. A Master's campaign never ends with
+// ErrLost (its protocol goes on after a node or lease it finds not its
+// own).
+func (s *blockingSim) campaignRules() sim.CallRules {
+	if !s.master {
+		return sim.CallRules{May: campaignMay}
+	}
+	return sim.CallRules{May: campaignMay, First: masterLost}
+}
+
+func masterLost(err error) (string, bool) {
+	if errors.Is(err, ErrLost) {
+		return "ErrLost, which a Master's campaign never ends with", true
+	}
+	return "", false
+}
 
 // fenced is one Fenced write of leadership l with ctx, judged; it reports
 // whether it was applied.
 func (s *blockingSim) fenced(r *sim.Trial, a *sim.Actor, c *Client, ctx context.Context, l *Leadership, op task.MultiOp) bool {
-	t0, over := r.Elapsed(), ctx.Err() != nil
+	call := sim.BeginCall(r, a, ctx)
 	_, err := c.Fenced(ctx, l, op)
-	s.judge(r, a, "fenced write", ctx, over, t0, err, fencedMay)
+	call.Judge("fenced write", err, fencedRules)
 	return err == nil
-}
-
-// badErr says why err may not be what a Client call made with ctx
-// returned under the world's faults, or "" if it may: nil; ctx's end,
-// as task.ErrCanceled or task.ErrDeadlineExceeded matching ctx.Err(),
-// never while ctx lives (the Client doc); an operator's ACL refusing it
-// for a while (task.ErrNoAuth); one of may, the call's own; anything
-// once the world closes. Nothing else: no connection loss or "not sent"
-// unless may has them (the campaign's reads, creates and deletes, and
-// the resign's delete, are retried past them: PROTOCOL.md), and no
-// session expiry from Resign (a session that ended took the node: a
-// success) or Lead (it campaigns again).
-func badErr(r *sim.Trial, ctx context.Context, err error, may []error) string {
-	switch {
-	case err == nil, r.Closing():
-		return ""
-	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
-		return ""
-	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-		switch {
-		case ctx.Err() == nil:
-			return "a context's error while its context lives"
-		case !errors.Is(err, ctx.Err()):
-			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
-		}
-		return ""
-	}
-	for _, e := range may {
-		if errors.Is(err, e) {
-			return ""
-		}
-	}
-	return "not an error it may end with"
-}
-
-// atOnce says why a Client call made with a ctx that had ended before
-// it (at t0 of the simulated clock) broke the Client doc, or "": it
-// returns ctx's error at once (Campaign, Fenced and Lead submit nothing;
-// Resign starts the resign in the background, which the scenario's
-// quiescence sees through: Done closed, no candidate node left). None
-// of them waits before it looks at ctx: no simulated time passes.
-func atOnce(r *sim.Trial, ctx context.Context, t0 time.Duration, err error) string {
-	switch {
-	case r.Closing():
-		return ""
-	case !errors.Is(err, ctx.Err()):
-		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
-	case r.Elapsed() != t0:
-		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, r.Elapsed()-t0)
-	}
-	return ""
-}
-
-// judge reports a violation of actor a's call what, made with ctx (over:
-// ended before the call, at t0), that returned err. A Master's campaign
-// never ends with ErrLost (its protocol goes on after a node or lease it
-// finds not its own).
-func (s *blockingSim) judge(r *sim.Trial, a *sim.Actor, what string, ctx context.Context, over bool, t0 time.Duration, err error, may []error) {
-	why := badErr(r, ctx, err, may)
-	if why == "" && s.master && what == "campaign" && errors.Is(err, ErrLost) && !r.Closing() {
-		why = "ErrLost, which a Master's campaign never ends with"
-	}
-	if why != "" {
-		r.Errorf("client %d: %s: %v: %s", a.Client(), what, err, why)
-	}
-	if over && !a.Killed() {
-		if why := atOnce(r, ctx, t0, err); why != "" {
-			r.Errorf("client %d: %s: %s", a.Client(), what, why)
-		}
-	}
 }
 
 func TestBlockingSimulation(t *testing.T) {

@@ -238,58 +238,20 @@ func draw(a *sim.Actor) (int, context.Context, context.CancelFunc) {
 	return end, ctx, cancel
 }
 
-// badErr says why err may not be what a Client call made with ctx
-// returned under the world's faults, or "" if it may: nil; ctx's end, as
-// task.ErrCanceled or task.ErrDeadlineExceeded matching ctx.Err(), never
-// while ctx lives (the Client doc); task.ErrSessionExpired from a Join or
-// a Watch (taking) once ctx has ended (until then they run again on the
-// next session), never from a Leave, a Stop or a Next (a Leave on a
-// session that ended has nothing left to delete, and a view goes on on
-// the next session); an operator's ACL refusing it for a while; anything
-// once the world closes. Never a connection loss or "not sent": every
-// operation is retried past them (the package doc).
-func badErr(r *sim.Trial, ctx context.Context, err error, taking bool) string {
-	switch {
-	case err == nil, r.Closing():
-		return ""
-	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
-		return ""
-	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-		switch {
-		case ctx.Err() == nil:
-			return "a context's error while its context lives"
-		case !errors.Is(err, ctx.Err()):
-			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
-		}
-		return ""
-	case errors.Is(err, task.ErrSessionExpired):
-		switch {
-		case !taking:
-			return "session expiry, which it never ends with"
-		case ctx.Err() == nil:
-			return "session expiry while its context lives (it runs again on the next session)"
-		}
-		return ""
-	}
-	return "not an error it may end with"
-}
-
-// atOnce says why a Client call made with a ctx that had ended before
-// it (at t0 of the simulated clock) broke the Client doc, or "": it
-// returns ctx's error at once (Join and Watch submit nothing; Leave and
-// Stop start their give-back in the background: the package doc's
-// deferred Leave).
-func atOnce(r *sim.Trial, ctx context.Context, t0 time.Duration, err error) string {
-	switch {
-	case r.Closing():
-		return ""
-	case !errors.Is(err, ctx.Err()):
-		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
-	case r.Elapsed() != t0:
-		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, r.Elapsed()-t0)
-	}
-	return ""
-}
+// The rules of the Client's calls beyond sim.Call's (sim.Call.Judge):
+// every call may end with task.ErrNoAuth, an operator's ACL refusing it
+// for a while; task.ErrSessionExpired from a Join or a Watch (taking)
+// once its context has ended (until then they run again on the next
+// session), never from a Leave, a Stop or a Next (a Leave on a session
+// that ended has nothing left to delete, and a view goes on on the next
+// session); nothing else: never a connection loss or "not sent", every
+// operation is retried past them (the package doc). With a context that
+// had ended, Join and Watch submit nothing, and Leave and Stop start
+// their give-back in the background (the package doc's deferred Leave).
+var (
+	takeRules = sim.CallRules{May: []error{task.ErrNoAuth}, Expiry: sim.ExpiryOnceEnded}
+	giveRules = sim.CallRules{May: []error{task.ErrNoAuth}, Expiry: sim.ExpiryNever}
+)
 
 // member is one join, stay, leave of actor a as member id.
 func (s *blockingSim) member(r *sim.Trial, a *sim.Actor, c *Client, id string) {
@@ -298,18 +260,11 @@ func (s *blockingSim) member(r *sim.Trial, a *sim.Actor, c *Client, id string) {
 	defer cancel()
 	s.tried[end]++
 	inc := r.Incarnation(i)
-	from, t0, over := r.Clock.Now(), r.Elapsed(), ctx.Err() != nil
+	from, call := r.Clock.Now(), sim.BeginCall(r, a, ctx)
 	m, err := c.Join(ctx, id, []byte(id))
-	if over && !a.Killed() {
-		if why := atOnce(r, ctx, t0, err); why != "" {
-			r.Errorf("client %d: join %s: %s", i, id, why)
-		}
-	}
+	call.Judge("join "+id, err, takeRules)
 	if err != nil {
 		r.Logf("client %d actor %d (ctx ends %s): join %s: %v", i, a.ID(), endNames[end], id, err)
-		if why := badErr(r, ctx, err, true); why != "" {
-			r.Errorf("client %d: join %s: %v: %s", i, id, err, why)
-		}
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
 	}
@@ -329,24 +284,17 @@ func (s *blockingSim) member(r *sim.Trial, a *sim.Actor, c *Client, id string) {
 		if r.Incarnation(i) == inc {
 			s.owns(r, i, m, from, "at its Leave")
 		}
-		t0, over := r.Elapsed(), ctx.Err() != nil
+		call := sim.BeginCall(r, a, ctx)
 		err := c.Leave(ctx, m)
 		r.Logf("client %d actor %d: leave %s: %v", i, a.ID(), id, err)
 		if err != nil {
 			s.bgLeaves[bgLeave{i, inc, id}] = true
 		}
-		if why := badErr(r, ctx, err, false); why != "" {
-			r.Errorf("client %d: leave %s: %v: %s", i, id, err, why)
-		}
+		call.Judge("leave "+id, err, giveRules)
 		if a.Killed() || r.Incarnation(i) != inc {
 			return // (the process is gone, and its session will take the node)
 		}
 		s.left = append(s.left, given[*Member]{m, i, r.Incarnation(i)})
-		if over {
-			if why := atOnce(r, ctx, t0, err); why != "" {
-				r.Errorf("client %d: leave %s: %s", i, id, why)
-			}
-		}
 		if err == nil {
 			s.leftNone(r, i, m)
 		}
@@ -371,18 +319,11 @@ func (s *blockingSim) watcher(r *sim.Trial, a *sim.Actor, c *Client) {
 	end, ctx, cancel := draw(a)
 	defer cancel()
 	since := s.dir.Mark()
-	inc, t0, over := r.Incarnation(i), r.Elapsed(), ctx.Err() != nil
+	inc, call := r.Incarnation(i), sim.BeginCall(r, a, ctx)
 	w, err := c.Watch(ctx)
-	if over && !a.Killed() {
-		if why := atOnce(r, ctx, t0, err); why != "" {
-			r.Errorf("client %d: watch: %s", i, why)
-		}
-	}
+	call.Judge("watch", err, takeRules)
 	if err != nil {
 		r.Logf("client %d actor %d (ctx ends %s): watch: %v", i, a.ID(), endNames[end], err)
-		if why := badErr(r, ctx, err, true); why != "" {
-			r.Errorf("client %d: watch: %v: %s", i, err, why)
-		}
 		_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(300*time.Millisecond))))
 		return
 	}
@@ -392,20 +333,13 @@ func (s *blockingSim) watcher(r *sim.Trial, a *sim.Actor, c *Client) {
 			ctx, gc = a.CancelAfterSteps(ctx, rnd.IntN(4))
 			defer gc()
 		}
-		t0, over := r.Elapsed(), ctx.Err() != nil
+		call := sim.BeginCall(r, a, ctx)
 		err := w.Stop(ctx)
-		if why := badErr(r, ctx, err, false); why != "" {
-			r.Errorf("client %d: stop: %v: %s", i, err, why)
-		}
+		call.Judge("stop", err, giveRules)
 		if a.Killed() || r.Incarnation(i) != inc {
 			return
 		}
 		s.stopped = append(s.stopped, given[*View]{w.v, i, r.Incarnation(i)})
-		if over {
-			if why := atOnce(r, ctx, t0, err); why != "" {
-				r.Errorf("client %d: stop: %s", i, why)
-			}
-		}
 		// Stop returns once the view has stopped (Watcher.Stop), with
 		// ErrStopped or why it ended before: an ACL's refusal (never an
 		// error a retry settles).
@@ -428,8 +362,9 @@ func (s *blockingSim) watcher(r *sim.Trial, a *sim.Actor, c *Client) {
 	var prev []string
 	for k := range 1 + rnd.IntN(4) {
 		nctx, nc := a.WithTimeout(ctx, time.Duration(rnd.Int64N(int64(3*time.Second))))
+		call := sim.BeginCall(r, a, nctx)
 		ch, err := w.Next(nctx)
-		s.judgeNext(r, a, w, nctx, k, prev, ch, err) // before nc: a ctx error only once nctx ended by itself
+		s.judgeNext(r, a, w, call, k, prev, ch, err) // before nc: a ctx error only once nctx ended by itself
 		nc()
 		if err != nil {
 			if ctx.Err() != nil || !errors.Is(err, task.ErrDeadlineExceeded) {
@@ -521,8 +456,9 @@ func (s *blockingSim) leftNone(r *sim.Trial, i int, m *Member) {
 // latest report's members (w.Members), and an error leaves no difference
 // behind: w.Members are prev, after the first Next (which never blocks).
 // The error is ctx's end, or the view's (an ACL's refusal, the executor's
-// end: badErr; or ErrStopped), never a connection loss (retried).
-func (s *blockingSim) judgeNext(r *sim.Trial, a *sim.Actor, w *Watcher, ctx context.Context, k int, prev []string, ch Change, err error) {
+// end: giveRules; or ErrStopped), never a connection loss (retried). Next
+// hands over a difference ready whatever its context (sim.CallRules.Ready).
+func (s *blockingSim) judgeNext(r *sim.Trial, a *sim.Actor, w *Watcher, call sim.Call, k int, prev []string, ch Change, err error) {
 	i := a.Client()
 	if err == nil {
 		if !slices.Equal(ch.Members, w.Members()) {
@@ -530,10 +466,13 @@ func (s *blockingSim) judgeNext(r *sim.Trial, a *sim.Actor, w *Watcher, ctx cont
 		}
 		return
 	}
-	stopped := closed(w.v.Done()) && err == w.v.Err() && errors.Is(err, ErrStopped)
-	if why := badErr(r, ctx, err, false); why != "" && !stopped {
-		r.Errorf("client %d: next: %v: %s", i, err, why)
+	rules := giveRules
+	rules.Ready = true
+	rules.First = func(err error) (string, bool) {
+		stopped := closed(w.v.Done()) && err == w.v.Err() && errors.Is(err, ErrStopped)
+		return "", stopped
 	}
+	call.Judge("next", err, rules)
 	if k > 0 && !a.Killed() && !r.Closing() && !slices.Equal(prev, w.Members()) {
 		r.Errorf("client %d: Next returned %v, having last returned %v, and the latest report is %v: a difference left behind", i, err, prev, w.Members())
 	}

@@ -66,8 +66,8 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 // client until its session ends, and its own Client refuses every later
 // Acquire); quiescence: every hold given back with Release, whatever its
 // context, has its Done closed, and no contender node is left. Each
-// call's outcome is judged by what its doc promises (judge: badErr,
-// atOnce; judgeAcquire): a context's error only once the call's context
+// call's outcome is judged by what its doc promises (sim.Call.Judge;
+// judgeAcquire): a context's error only once the call's context
 // has ended, and of its kind; no connection loss or "not sent" but from
 // Fenced (an acquire's operations and a release's delete are retried
 // past them); no session expiry from Release (a session that ended took
@@ -228,9 +228,9 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client, eager bool) (
 	}
 	givenBefore := len(s.released) // holds given back before this attempt began
 	registeredBefore := s.registered
-	call := begin(r, a, ctx)
+	call := sim.BeginCall(r, a, ctx)
 	h, err := acquire(ctx)
-	s.judgeAcquire(r, a, how, ctx, call, try, err)
+	s.judgeAcquire(r, a, how, call, try, err)
 	if err != nil {
 		r.Logf("client %d actor %d (ctx ends %s): %s: %v", i, a.ID(), endNames[end], how, err)
 		switch {
@@ -279,10 +279,10 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client, eager bool) (
 		}
 		delete(s.holding, r.ServerPath(h.Path()))
 		aimed := s.aimRelease(r, a, h)
-		call := begin(r, a, ctx)
+		call := sim.BeginCall(r, a, ctx)
 		err := c.Release(ctx, h)
 		r.Logf("client %d actor %d: release %s: %v", i, a.ID(), h.Path(), err)
-		judge(r, a, "release", ctx, call, err, false, nil)
+		call.Judge("release", err, releaseRules)
 		if !a.Killed() {
 			s.released = append(s.released, given[*Held]{h, i, r.Incarnation(i)})
 			// Refused by an ACL: one time in two, and always after
@@ -388,148 +388,71 @@ type heldBy struct {
 	inc, at int
 }
 
-// acquireMay are the errors Acquire may end with beyond badErr's (the
-// task face's, Lock.Acquire, which the Client runs once): the session's
-// expiry (the contender node went with it), ErrLockLost (someone else
-// deleted the contender node), and ErrAlreadyHeld (judgeAcquire);
-// tryMay, TryAcquire's: ErrBusy too.
+// The rules of the Client's calls beyond sim.Call's (each call's outcome
+// is judged by what its doc promises: sim.Call.Judge). Every call may end
+// with task.ErrNoAuth, an operator's ACL refusing it for a while; nothing
+// else but these: no connection loss or "not sent" but from Fenced (an
+// acquire's operations and a release's delete are retried past them:
+// PROTOCOL.md), and no session expiry from Release (a session that ended
+// took the node: a success).
+//
+// acquireMay are the errors Acquire may end with (the task face's,
+// Lock.Acquire, which the Client runs once): the session's expiry (the
+// contender node went with it), ErrLockLost (someone else deleted the
+// contender node), and ErrAlreadyHeld (judgeAcquire); tryMay,
+// TryAcquire's: ErrBusy too. Each parks behind this Client's deletes in
+// the background, and may wake late.
 var (
-	acquireMay = []error{task.ErrSessionExpired, ErrLockLost, ErrAlreadyHeld}
-	tryMay     = []error{task.ErrSessionExpired, ErrLockLost, ErrAlreadyHeld, ErrBusy}
+	acquireMay = []error{task.ErrNoAuth, task.ErrSessionExpired, ErrLockLost}
+	tryMay     = []error{task.ErrNoAuth, task.ErrSessionExpired, ErrLockLost, ErrBusy}
+	// alreadyHeld is refused at once, whatever the call's context: the
+	// Client refuses re-entry before it waits for anything.
+	alreadyHeld = []error{ErrAlreadyHeld}
 )
 
-// fencedMay are the errors Fenced may end with beyond badErr's
-// (Held.Fenced): ErrLockLost (a refused check, or the hold known
-// ended), the session's expiry, a connection loss or "not sent" (a
-// multi is not retried: its outcome is unknown).
-var fencedMay = []error{ErrLockLost, task.ErrSessionExpired, task.ErrConnectionLoss, task.ErrNotSent}
+// fencedRules: the errors Fenced may end with (Held.Fenced): ErrLockLost
+// (a refused check, or the hold known ended), the session's expiry, a
+// connection loss or "not sent" (a multi is not retried: its outcome is
+// unknown). It submits nothing with a context that had ended.
+var fencedRules = sim.CallRules{May: []error{task.ErrNoAuth, ErrLockLost, task.ErrSessionExpired, task.ErrConnectionLoss, task.ErrNotSent}}
 
-// judgeAcquire judges an Acquire or TryAcquire (how, try) of actor a made
-// with ctx (c: as it began) that returned err: badErr, atOnce, and
-// ErrAlreadyHeld only while this Client holds the lock (a hold of its
-// other goroutine not yet given to Release, the scenario's holding, and
-// not known to have ended: a lost hold holds nothing), at once: the
-// Client refuses re-entry before it waits for anything.
-func (s *blockingSim) judgeAcquire(r *sim.Trial, a *sim.Actor, how string, ctx context.Context, c call, try bool, err error) {
+// releaseRules: Release ends with nothing else; with a context that had
+// ended it starts the release in the background, which the scenario's
+// quiescence sees through (Done closed, no contender node left).
+var releaseRules = sim.CallRules{May: []error{task.ErrNoAuth}}
+
+// judgeAcquire judges an Acquire or TryAcquire (how, try) of actor a (c:
+// as it began) that returned err: sim.Call.Judge, with ErrAlreadyHeld
+// only while this Client holds the lock (a hold of its other goroutine
+// not yet given to Release, the scenario's holding, and not known to have
+// ended: a lost hold holds nothing), at once.
+func (s *blockingSim) judgeAcquire(r *sim.Trial, a *sim.Actor, how string, c sim.Call, try bool, err error) {
 	may := acquireMay
 	if try {
 		may = tryMay
 	}
-	if !errors.Is(err, ErrAlreadyHeld) || r.Closing() {
-		judge(r, a, how, ctx, c, err, true, may)
-		return
-	}
-	i, held := a.Client(), false
-	for _, hb := range s.holding {
-		held = held || hb.client == i && hb.inc == r.Incarnation(i) && !hb.h.isOver()
-	}
-	switch {
-	case !held:
-		r.Errorf("client %d: %s: %v while this Client holds no lock", i, how, err)
-	case r.Clock.Now() != c.from:
-		r.Errorf("client %d: %s: %v after %v", i, how, err, r.Clock.Now().Sub(c.from))
-	}
+	c.Judge(how, err, sim.CallRules{May: may, Parks: true, Refused: alreadyHeld, RefusesAtOnce: true, Also: func(err error) (string, bool) {
+		if !errors.Is(err, ErrAlreadyHeld) {
+			return "", false
+		}
+		i, held := a.Client(), false
+		for _, hb := range s.holding {
+			held = held || hb.client == i && hb.inc == r.Incarnation(i) && !hb.h.isOver()
+		}
+		if !held {
+			return "while this Client holds no lock", true
+		}
+		return "", true
+	}})
 }
 
 // fenced is one Fenced write of hold h with ctx, judged; it reports
 // whether it was applied.
 func fenced(r *sim.Trial, a *sim.Actor, c *Client, ctx context.Context, h *Held, op task.MultiOp) bool {
-	call := begin(r, a, ctx)
+	call := sim.BeginCall(r, a, ctx)
 	_, err := c.Fenced(ctx, h, op)
-	judge(r, a, "fenced write", ctx, call, err, false, fencedMay)
+	call.Judge("fenced write", err, fencedRules)
 	return err == nil
-}
-
-// badErr says why err may not be what a Client call made with ctx
-// returned under the world's faults, or "" if it may: nil; ctx's end,
-// as task.ErrCanceled or task.ErrDeadlineExceeded matching ctx.Err(),
-// never while ctx lives (the Client doc); an operator's ACL refusing it
-// for a while (task.ErrNoAuth); one of may, the call's own; anything
-// once the world closes. Nothing else: no connection loss or "not sent"
-// unless may has them (an acquire's operations and a release's delete
-// are retried past them: PROTOCOL.md), and no session expiry from
-// Release (a session that ended took the node: a success).
-func badErr(r *sim.Trial, ctx context.Context, err error, may []error) string {
-	switch {
-	case err == nil, r.Closing():
-		return ""
-	case errors.Is(err, task.ErrNoAuth): // an operator's ACL refuses it for a while
-		return ""
-	case errors.Is(err, task.ErrCanceled), errors.Is(err, task.ErrDeadlineExceeded):
-		switch {
-		case ctx.Err() == nil:
-			return "a context's error while its context lives"
-		case !errors.Is(err, ctx.Err()):
-			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
-		}
-		return ""
-	}
-	for _, e := range may {
-		if errors.Is(err, e) {
-			return ""
-		}
-	}
-	return "not an error it may end with"
-}
-
-// lateWake is the most a wake-up of an actor comes late by the clock
-// (sim.Scenario.ActorLag: a goroutine the scheduler runs late).
-const lateWake = 200 * time.Millisecond
-
-// call is a Client call as it began: its context had ended (over) or
-// not, at from on the simulated clock, with its process's pauses then
-// and whether it was paused.
-type call struct {
-	over, paused bool
-	from         time.Time
-	pauses       int
-}
-
-func begin(r *sim.Trial, a *sim.Actor, ctx context.Context) call {
-	i := a.Client()
-	return call{over: ctx.Err() != nil, paused: r.Paused(i), from: r.Clock.Now(), pauses: r.Pauses(i)}
-}
-
-// atOnce says why a Client call made with a ctx that had ended before
-// it (c) broke the Client doc, or "": it returns ctx's error at once
-// (Acquire, TryAcquire and Fenced submit nothing; Release starts the
-// release in the background, which the scenario's quiescence sees
-// through: Done closed, no contender node left). An acquire parks
-// behind this Client's deletes in the background (parks), and may wake
-// late (sim.Scenario.ActorLag, or its process paused, or the clock
-// jumping meanwhile); the others never yield, and no simulated time
-// passes.
-func atOnce(r *sim.Trial, a *sim.Actor, ctx context.Context, c call, parks bool, err error) string {
-	now := r.Clock.Now()
-	late := now.Sub(c.from)
-	switch {
-	case r.Closing():
-		return ""
-	case !errors.Is(err, ctx.Err()):
-		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
-	case late == 0:
-		return ""
-	case !parks:
-		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, late)
-	case c.paused || r.Pauses(a.Client()) != c.pauses:
-		return "" // (its process was paused: it woke when thawed)
-	case late-r.Jumped(c.from, now) > lateWake:
-		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, late)
-	}
-	return ""
-}
-
-// judge reports a violation of actor a's call what, made with ctx (c: as
-// it began), that returned err.
-func judge(r *sim.Trial, a *sim.Actor, what string, ctx context.Context, c call, err error, parks bool, may []error) {
-	if why := badErr(r, ctx, err, may); why != "" {
-		r.Errorf("client %d: %s: %v: %s", a.Client(), what, err, why)
-	}
-	if c.over && !a.Killed() {
-		if why := atOnce(r, a, ctx, c, parks, err); why != "" {
-			r.Errorf("client %d: %s: %s", a.Client(), what, why)
-		}
-	}
 }
 
 func (s *blockingSim) report(t *testing.T) {

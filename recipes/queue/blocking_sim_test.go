@@ -81,9 +81,10 @@ type bsimItem struct {
 // whose plan has the restart class has one aimed at its first give-back
 // (aimRestart).
 //
-// Judged by each call's error, one its doc allows it (badErr: a
-// context's end only once that context has ended, and of its kind), a
-// call whose context had ended returning its error at once (atOnce) and
+// Judged by each call's error, one its doc allows it (callRules,
+// sim.Call.Judge: a context's end only once that context has ended, and
+// of its kind), a call whose context had ended returning its error at
+// once and
 // the item of such a Put never delivered; and by the checkers of the
 // task-face scenario: every item delivered
 // was put and not refused; at-most-once, never delivered twice;
@@ -116,8 +117,9 @@ type blockingSim struct {
 	// at most once, each may have deleted an item no one then received.
 	killedTakes int
 	// over counts the calls made with a context ended before them
-	// (atOnce), by call.
-	over [len(callNames)]int
+	// (judged at once), by call.
+	over  [len(callNames)]int
+	rules [len(callNames)]sim.CallRules // callRules of mode
 	// r is the seed's Trial; aimed: a restart was aimed at a
 	// give-back (aimRestart), once a seed.
 	r     *sim.Trial
@@ -143,7 +145,7 @@ func (s *blockingSim) copyJournal(c fakezk.Commit) {
 }
 
 func newBlockingSim(mode Mode) (*blockingSim, sim.Scenario) {
-	s := &blockingSim{mode: mode, clients: 3}
+	s := &blockingSim{mode: mode, clients: 3, rules: callRules(mode)}
 	sc := sim.Scenario{
 		Name:       "queue/" + mode.String() + "/blocking",
 		InJobEnds:  true,
@@ -371,8 +373,9 @@ func (s *blockingSim) startClient(r *sim.Trial, i int) {
 // settle is c.Settle with the actor's context, judged: true once it
 // returned nil.
 func (s *blockingSim) settle(r *sim.Trial, a *sim.Actor, c *Client) bool {
+	call := sim.BeginCall(r, a, a.Context())
 	err := c.Settle(a.Context())
-	s.judge(r, a, a.Context(), false, 0, callSettle, "", -1, err)
+	s.judge(call, callSettle, "", -1, err)
 	return err == nil
 }
 
@@ -406,7 +409,7 @@ func ctxEnded(err error) bool {
 	return errors.Is(err, task.ErrCanceled) || errors.Is(err, task.ErrDeadlineExceeded)
 }
 
-// The Client's calls, for badErr.
+// The Client's calls, for callRules.
 const (
 	callPut = iota
 	callTake
@@ -414,11 +417,11 @@ const (
 	callSettle
 )
 
-// badErr says why err may not be what the Client call made with ctx
-// returned under the world's faults, or "" if it may (the Client doc,
-// the package doc's "What each error means"): nil; ctx's end, as
-// task.ErrCanceled or task.ErrDeadlineExceeded matching ctx.Err(), never
-// while ctx lives; anything once the world closes; and by call:
+var callNames = [...]string{"put", "take", "ack", "settle"}
+
+// callRules are the rules of the Client's calls in mode beyond
+// sim.Call's (sim.Call.Judge; the Client doc, the package doc's "What
+// each error means"), by call:
 //
 //   - Put: ErrOutcomeUnknown (its reply lost), ErrFull (at most once: the
 //     scenario's queue is bounded), ErrExhausted (a counter run out),
@@ -433,41 +436,41 @@ const (
 //     ErrOutcomeUnknown);
 //   - Settle: nothing but ctx's end.
 //
-// Never a connection loss or "not sent" by itself: a Put's lost reply is
-// ErrOutcomeUnknown, and everything else is retried past them.
-func badErr(r *sim.Trial, ctx context.Context, mode Mode, call int, err error) string {
+// The queue's own errors are judged first (queueErr): each wraps its
+// cause (a connection loss, an expiry, a context's end). Never a
+// connection loss or "not sent" by itself: a Put's lost reply is
+// ErrOutcomeUnknown, and everything else is retried past them. With a
+// context that had ended, Put and Take send nothing, and Ack starts the
+// ack in the background.
+func callRules(mode Mode) [len(callNames)]sim.CallRules {
+	var rules [len(callNames)]sim.CallRules
+	for call := range rules {
+		rules[call] = sim.CallRules{
+			First:     func(err error) (string, bool) { return queueErr(mode, call, err) },
+			Expiry:    sim.ExpiryNever,
+			ExpiryWhy: "by itself",
+			May:       []error{task.ErrNoAuth},
+		}
+	}
+	for _, call := range []int{callPut, callTake} {
+		rules[call].Expiry, rules[call].May = sim.ExpiryByMay, []error{task.ErrNoAuth, task.ErrSessionExpired}
+	}
+	rules[callSettle].May = nil
+	return rules
+}
+
+// queueErr judges err if it is one of the queue's errors: one call may
+// end with in mode, or one it never ends with.
+func queueErr(mode Mode, call int, err error) (why string, judged bool) {
 	switch {
-	case err == nil, r.Closing():
-		return ""
-	// The queue's own errors first: each wraps its cause (a connection
-	// loss, an expiry, a context's end).
 	case call == callPut && (errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrExhausted) || errors.Is(err, ErrFull) && mode == AtMostOnce),
 		call == callTake && mode == AtMostOnce && isUnknownTake(err),
 		call == callAck && (errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrDeliveryLost)):
-		return ""
+		return "", true
 	case errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrDeliveryLost), errors.Is(err, ErrExhausted), errors.Is(err, ErrFull):
-		return "a queue's error it never ends with"
-	case ctxEnded(err):
-		switch {
-		case ctx.Err() == nil:
-			return "a context's error while its context lives"
-		case !errors.Is(err, ctx.Err()):
-			return fmt.Sprintf("not its context's error (%v)", ctx.Err())
-		}
-		return ""
-	case task.IsRetryable(err):
-		return "an error a retry settles"
-	case errors.Is(err, task.ErrNoAuth):
-		if call != callSettle {
-			return ""
-		}
-	case errors.Is(err, task.ErrSessionExpired):
-		if call == callPut || call == callTake {
-			return ""
-		}
-		return "session expiry, which it never ends with by itself"
+		return "a queue's error it never ends with", true
 	}
-	return "not an error it may end with"
+	return "", false
 }
 
 // isUnknownTake reports whether err is an *UnknownTakeError.
@@ -476,48 +479,21 @@ func isUnknownTake(err error) bool {
 	return errors.As(err, &ute)
 }
 
-// atOnce says why a Client call made with a ctx that had ended before
-// it (at t0 of the simulated clock) broke the Client doc, or "": it
-// returns ctx's error at once (Put and Take send nothing; Ack starts the
-// ack in the background).
-func atOnce(r *sim.Trial, ctx context.Context, t0 time.Duration, err error) string {
-	switch {
-	case r.Closing():
-		return ""
-	case !errors.Is(err, ctx.Err()):
-		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
-	case r.Elapsed() != t0:
-		return fmt.Sprintf("its context had ended, and it returned %v after %v", err, r.Elapsed()-t0)
+// judge judges the outcome err of a Client call (c: as it began) made by
+// actor a; name (an item's) and end (where its context was drawn to end,
+// or -1 for the actor's own context) name the call in a violation.
+func (s *blockingSim) judge(c sim.Call, call int, name string, end int, err error) {
+	what := callNames[call]
+	if name != "" {
+		what += " " + name
 	}
-	return ""
-}
-
-var callNames = [...]string{"put", "take", "ack", "settle"}
-
-// judge judges the outcome err of a Client call made by actor a with
-// ctx, over saying whether ctx had ended before it, at t0; name (an
-// item's) and end (where ctx was drawn to end, or -1 for the actor's
-// own context) name the call in a violation.
-func (s *blockingSim) judge(r *sim.Trial, a *sim.Actor, ctx context.Context, over bool, t0 time.Duration, call int, name string, end int, err error) {
-	i := a.Client()
-	what := func() string { // (made only for a violation's message)
-		w := callNames[call]
-		if name != "" {
-			w += " " + name
-		}
-		if end >= 0 {
-			return w + " (ctx ends " + endNames[end] + ")"
-		}
-		return w + " (with the actor's context)"
+	if end >= 0 {
+		what += " (ctx ends " + endNames[end] + ")"
+	} else {
+		what += " (with the actor's context)"
 	}
-	if over && !a.Killed() {
+	if c.Judge(what, err, s.rules[call]) {
 		s.over[call]++
-		if why := atOnce(r, ctx, t0, err); why != "" {
-			r.Errorf("client %d: %s: %s", i, what(), why)
-		}
-	}
-	if why := badErr(r, ctx, s.mode, call, err); why != "" {
-		r.Errorf("client %d: %s: %v: %s", i, what(), err, why)
 	}
 }
 
@@ -536,10 +512,10 @@ func (s *blockingSim) put(r *sim.Trial, a *sim.Actor, c *Client) {
 	s.items[key] = it
 	s.keys = append(s.keys, key)
 	it.inPut = true
-	t0, over := r.Elapsed(), ctx.Err() != nil
+	call := sim.BeginCall(r, a, ctx)
 	_, err := s.putOne(ctx, c, key)
 	it.inPut = false
-	s.judge(r, a, ctx, over, t0, callPut, key, end, err)
+	s.judge(call, callPut, key, end, err)
 	switch {
 	case err == nil:
 		it.put = true
@@ -549,7 +525,7 @@ func (s *blockingSim) put(r *sim.Trial, a *sim.Actor, c *Client) {
 		if it.delivered > 0 {
 			r.Errorf("client %d: put %s refused (%v), but it was delivered", i, key, err)
 		}
-	case over && !r.Closing():
+	case call.Over() && !r.Closing():
 		// Its ctx had ended: nothing was sent, and the item is never
 		// delivered.
 		it.refused = true
@@ -587,9 +563,9 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 	end, ctx, cancel := draw(a, 3*time.Second)
 	defer cancel()
 	s.tried[end]++
-	t0, over := r.Elapsed(), ctx.Err() != nil
+	call := sim.BeginCall(r, a, ctx)
 	got, err := s.takeOne(ctx, a, c)
-	s.judge(r, a, ctx, over, t0, callTake, "", end, err)
+	s.judge(call, callTake, "", end, err)
 	if err != nil {
 		var ute *UnknownTakeError
 		switch {
@@ -645,11 +621,11 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 				defer gc()
 			}
 			it.inAck++
-			t0, over := r.Elapsed(), ctx.Err() != nil
+			call := sim.BeginCall(r, a, ctx)
 			err := c.Ack(ctx, got)
 			it.inAck--
 			r.Logf("client %d actor %d: ack %s %s: %v", i, a.ID(), got.Name, key, err)
-			s.judge(r, a, ctx, over, t0, callAck, got.Name, end, err)
+			s.judge(call, callAck, got.Name, end, err)
 			switch {
 			case err == nil:
 				it.acked++
@@ -688,10 +664,11 @@ func (s *blockingSim) take(r *sim.Trial, a *sim.Actor, c *Client) {
 // back, which noneLost checks.
 func (s *blockingSim) ackAgain(r *sim.Trial, a *sim.Actor, c *Client, i int, it *bsimItem, got *Item, delivery int) {
 	it.inAck++
+	call := sim.BeginCall(r, a, a.Context())
 	err := c.Ack(a.Context(), got)
 	it.inAck--
 	r.Logf("client %d actor %d: ack %s again: %v", i, a.ID(), got.Name, err)
-	s.judge(r, a, a.Context(), false, 0, callAck, got.Name, -1, err)
+	s.judge(call, callAck, got.Name, -1, err)
 	if errors.Is(err, ErrDeliveryLost) {
 		it.lostAgain = append(it.lostAgain, delivery)
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/zkflow/zkflow/fakezk"
 	"github.com/zkflow/zkflow/fakezk/sim"
 	"github.com/zkflow/zkflow/internal/canary"
-	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/recipes/internal/zkops"
 	"github.com/zkflow/zkflow/task"
 )
@@ -69,11 +68,13 @@ var endNames = [numEnds]string{"none", "before", "during", "after", "inside", "r
 // the try never counts such a node as a lease taken), nor the try's own
 // node of the internal lock when that lock was taken; a Release that
 // returns nil has deleted its node; each call's error, by the doc of its
-// verb (acquireErr, releaseErr, fenced: never a connection loss from an
+// verb (sim.Call.Judge with acquireRules, tryRules, releaseRules,
+// fencedRules: never a connection loss from an
 // acquire or a Release, which retry past it, nor a session expiry from a
 // Release, nor ErrBusy from an Acquire, a context's error only once the
 // call's context has ended, and of its kind); a call made with a context
-// that had ended returns at once, waiting for nothing (atOnce: a Release
+// that had ended returns at once, waiting for nothing (counted by
+// sim.BeginCallCounted: a Release
 // still starts, and its node goes); liveness: once the faults stop,
 // every client completes a critical section within Recovery (a lock left
 // held by a Release that did nothing blocks every other client until its
@@ -95,8 +96,8 @@ type blockingSim struct {
 	aimedCleanup bool
 	ended        [numEnds]int // rounds by where their context ended, that acquired
 	tried        [numEnds]int
-	// The errors of calls judged (acquireErr, releaseErr, fenced), and
-	// the calls made with a context that had ended judged (atOnce).
+	// The errors of calls judged (sim.Call.Judge), and the calls made
+	// with a context that had ended judged at once.
 	errsJudged, atOnceJudged int
 }
 
@@ -227,13 +228,14 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client, eager bool) (
 		acquire, how = c.TryAcquire, "try-acquire"
 	}
 	givenBefore := len(s.released) // leases given back before this attempt began
-	cctx, nw := noWaits(ctx)
+	call, cctx := sim.BeginCallCounted(r, a, ctx)
 	h, err := acquire(cctx)
-	if nw != nil && !a.Killed() {
+	rules := acquireRules
+	if try {
+		rules = tryRules
+	}
+	if call.Judge(how, err, rules) {
 		s.atOnceJudged++
-		if why := nw.atOnce(r, ctx, err); why != "" {
-			r.Errorf("client %d: %s: %s", i, how, why)
-		}
 	}
 	if err != nil {
 		r.Logf("client %d actor %d (ctx ends %s): %s: %v", i, a.ID(), endNames[end], how, err)
@@ -262,9 +264,6 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client, eager bool) (
 			}
 		default:
 			s.errsJudged++
-			if why := acquireErr(r, ctx, err); why != "" {
-				r.Errorf("client %d: %s: %v: %s", i, how, err, why)
-			}
 		}
 		if eager && errors.Is(err, task.ErrNoAuth) {
 			_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(50*time.Millisecond))))
@@ -283,7 +282,7 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client, eager bool) (
 			defer rc()
 		}
 		aimed := s.aimRelease(r, a, h)
-		cctx, nw := noWaits(ctx)
+		call, cctx := sim.BeginCallCounted(r, a, ctx)
 		err := c.Release(cctx, h)
 		r.Logf("client %d actor %d: release %s: %v", i, a.ID(), h.Path(), err)
 		if !a.Killed() {
@@ -291,21 +290,15 @@ func (s *blockingSim) round(r *sim.Trial, a *sim.Actor, c *Client, eager bool) (
 			// Refused by an ACL: one time in two, and always after
 			// an aimed fault, the actor tries again at once.
 			next = err != nil && (aimed || errors.Is(err, task.ErrNoAuth) && rnd.IntN(2) == 0)
-			if nw != nil {
-				s.atOnceJudged++
-				// (The release goes on in the background: the
-				// invariant sees its Done closed, Quiesce its node
-				// gone.)
-				if why := nw.atOnce(r, ctx, err); why != "" {
-					r.Errorf("client %d: release %s: %s", i, h.Path(), why)
-				}
-			}
+		}
+		// (With a context that had ended, the release goes on in the
+		// background: the invariant sees its Done closed, Quiesce its
+		// node gone.)
+		if call.Judge("release "+h.Path(), err, releaseRules) {
+			s.atOnceJudged++
 		}
 		if err != nil {
 			s.errsJudged++
-		}
-		if why := releaseErr(r, ctx, err); why != "" {
-			r.Errorf("client %d: release %s: %v: %s", i, h.Path(), err, why)
 		}
 		if err == nil && !a.Killed() && !r.Closing() {
 			released(r, i, h)
@@ -427,63 +420,58 @@ func (s *blockingSim) aimCleanup() {
 
 // fenced writes the fenced entry kind of actor a's lease h through c
 // with ctx, and judges the outcome by the doc of Client.Fenced and
-// Lease.Fenced: nil; ctx's end, once ctx has ended and matching it, at
-// once (nothing sent) when ctx had ended before the call; ErrLeaseLost
-// (the check failed: the node deleted, by an operator or with the
-// session, or its ACL closed); task.ErrSessionExpired, a connection loss
-// or "not sent" (the multi's own error: it is not retried); an
-// operator's ACL refusing it; anything once the world closes.
+// Lease.Fenced (fencedRules).
 func (s *blockingSim) fenced(r *sim.Trial, a *sim.Actor, c *Client, ctx context.Context, h *Lease, kind string) error {
-	i := a.Client()
-	cctx, nw := noWaits(ctx)
+	call, cctx := sim.BeginCallCounted(r, a, ctx)
 	_, err := c.Fenced(cctx, h, sim.FencedEntry(bsimLog, h.Token(), kind))
-	if nw != nil && !a.Killed() {
+	if call.Judge("fenced "+kind, err, fencedRules) {
 		s.atOnceJudged++
-		if why := nw.atOnce(r, ctx, err); why != "" {
-			r.Errorf("client %d: fenced %s: %s", i, kind, why)
-		}
 	}
-	var why string
 	if err != nil {
 		s.errsJudged++
-	}
-	switch {
-	case err == nil, r.Closing(), errors.Is(err, ErrLeaseLost), errors.Is(err, task.ErrSessionExpired),
-		task.IsRetryable(err), errors.Is(err, task.ErrNoAuth):
-	case isCtxErr(err):
-		why = ctxEnd(ctx, err)
-	default:
-		why = "not an error it may end with"
-	}
-	if why != "" {
-		r.Errorf("client %d: fenced %s: %v: %s", i, kind, err, why)
 	}
 	return err
 }
 
-// acquireErr says why err, not ErrBusy from a try (judged apart), may
-// not be what an Acquire or TryAcquire made with ctx returned under the
-// scenario's faults, or "" if it may (Client.Acquire, Semaphore.Acquire
-// and TryAcquire): ctx's end, once ctx has ended and matching it;
+// The rules of the Client's calls beyond sim.Call's (sim.Call.Judge):
+// acquireRules, an Acquire's (Client.Acquire, Semaphore.Acquire):
 // task.ErrSessionExpired (the nodes went with the session: the Client
 // does not run the acquire again); ErrLeaseLost (an operator deleted the
 // lease node or the internal lock's node while it waited); an operator's
-// ACL refusing it (a try's withdrawal refused included); anything once
-// the world closes. Never ErrBusy from an Acquire, which waits for the
-// internal lock and for a lease, nor a connection loss or "not sent":
-// the acquire retries past them (the task fails only with an error a
-// retry cannot settle).
-func acquireErr(r *sim.Trial, ctx context.Context, err error) string {
-	switch {
-	case r.Closing(), errors.Is(err, task.ErrSessionExpired), errors.Is(err, ErrLeaseLost), errors.Is(err, task.ErrNoAuth):
-		return ""
-	case isCtxErr(err):
-		return ctxEnd(ctx, err)
-	case errors.Is(err, ErrBusy):
-		return "ErrBusy from an Acquire, which waits"
+// ACL refusing it (task.ErrNoAuth); never ErrBusy, since it waits for the
+// internal lock and for a lease, nor a connection loss or "not sent": the
+// acquire retries past them (the task fails only with an error a retry
+// cannot settle). tryRules, TryAcquire's: ErrBusy too (judged apart: the
+// scenario's round). With a context that had ended, an acquire submits
+// nothing and waits for nothing (sim.BeginCallCounted, as every call
+// here).
+var (
+	acquireRules = sim.CallRules{May: []error{task.ErrSessionExpired, ErrLeaseLost, task.ErrNoAuth}, Also: busyFromAcquire}
+	tryRules     = sim.CallRules{May: []error{task.ErrSessionExpired, ErrLeaseLost, task.ErrNoAuth, ErrBusy}}
+)
+
+func busyFromAcquire(err error) (string, bool) {
+	if errors.Is(err, ErrBusy) {
+		return "ErrBusy from an Acquire, which waits", true
 	}
-	return "not an error it may end with"
+	return "", false
 }
+
+// releaseRules are Release's (Client.Release, Lease.Release): an
+// operator's ACL refusing the delete (it goes on in the background).
+// Never task.ErrSessionExpired (a session that ended took the node: that
+// is success), nor a connection loss or "not sent" (the delete retries
+// past them). With a context that had ended, it starts the release in
+// the background.
+var releaseRules = sim.CallRules{May: []error{task.ErrNoAuth}}
+
+// fencedRules are Fenced's (Client.Fenced, Lease.Fenced): ErrLeaseLost
+// (the check failed: the node deleted, by an operator or with the
+// session, or its ACL closed); task.ErrSessionExpired, a connection loss
+// or "not sent" (the multi's own error: it is not retried); an
+// operator's ACL refusing it. With a context that had ended, it sends
+// nothing.
+var fencedRules = sim.CallRules{May: []error{ErrLeaseLost, task.ErrSessionExpired, task.ErrConnectionLoss, task.ErrNotSent, task.ErrNoAuth}}
 
 // released judges client i's lease l after Client.Release returned nil:
 // the release has run, and its node is gone (Lease.Release deletes the
@@ -496,90 +484,6 @@ func released(r *sim.Trial, i int, l *Lease) {
 	if st, ok := r.NodeStat(l.Path()); ok && st.Czxid == l.Token() {
 		r.Errorf("client %d: Release of %s returned nil, and its node (czxid %#x) is still there", i, l.Path(), st.Czxid)
 	}
-}
-
-// releaseErr says why err may not be what a Release made with ctx
-// returned under the scenario's faults, or "" if it may (Client.Release,
-// Lease.Release): nil; ctx's end, once ctx has ended and matching it (the
-// release goes on in the background); an operator's ACL refusing the
-// delete (it goes on in the background); anything once the world closes.
-// Never task.ErrSessionExpired (a session that ended took the node: that
-// is success), nor a connection loss or "not sent" (the delete retries
-// past them).
-func releaseErr(r *sim.Trial, ctx context.Context, err error) string {
-	switch {
-	case err == nil, r.Closing(), errors.Is(err, task.ErrNoAuth):
-		return ""
-	case isCtxErr(err):
-		return ctxEnd(ctx, err)
-	}
-	return "not an error it may end with"
-}
-
-// isCtxErr reports whether err is a context's end as a blocking call
-// returns it: task.ErrCanceled or task.ErrDeadlineExceeded.
-func isCtxErr(err error) bool {
-	return errors.Is(err, task.ErrCanceled) || errors.Is(err, task.ErrDeadlineExceeded)
-}
-
-// ctxEnd says why err, a context's end returned by a call made with ctx,
-// breaks the Client doc, or "": a call returns its context's end only
-// once that context has ended, and of its kind (task.ErrCanceled or
-// task.ErrDeadlineExceeded, matching ctx.Err() under errors.Is).
-func ctxEnd(ctx context.Context, err error) string {
-	switch {
-	case ctx.Err() == nil:
-		return "a context's error while its context lives"
-	case !errors.Is(err, ctx.Err()):
-		return fmt.Sprintf("not its context's error (%v)", ctx.Err())
-	}
-	return ""
-}
-
-// noWait is the Parker of the context of a call made with a context
-// that had ended already (noWaits): the actor's own, which counts the
-// waits of the call that are not ready at once (the call waits for
-// something: an outcome, a delete in the background), as one made with
-// such a context never does (atOnce).
-type noWait struct {
-	park.Parker
-	waited int
-}
-
-func (p *noWait) Wait(ready func() bool) {
-	if !ready() {
-		p.waited++
-	}
-	p.Parker.Wait(ready)
-}
-
-// noWaits returns, for a call made with ctx, the context to make it with:
-// ctx itself while ctx lives (nw nil); once ctx has ended, ctx carrying
-// the actor's Parker in a noWait that counts the call's waits. (Not the
-// simulated clock: an actor that parks with its wait ready may still
-// wake late, ActorLag, or its process be paused.)
-func noWaits(ctx context.Context) (context.Context, *noWait) {
-	if ctx.Err() == nil {
-		return ctx, nil
-	}
-	nw := &noWait{Parker: park.From(ctx)}
-	return context.WithValue(ctx, park.Key, park.Parker(nw)), nw
-}
-
-// atOnce says why a Client call made with a context ctx that had ended
-// before it (counted by nw) broke the Client doc, or "": it returns
-// ctx's error at once, waiting for nothing (an acquire and Fenced submit
-// nothing, Release starts the release in the background).
-func (nw *noWait) atOnce(r *sim.Trial, ctx context.Context, err error) string {
-	switch {
-	case r.Closing():
-		return ""
-	case !errors.Is(err, ctx.Err()):
-		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
-	case nw.waited > 0:
-		return fmt.Sprintf("its context had ended, and it returned %v after waiting %d times", err, nw.waited)
-	}
-	return ""
 }
 
 func (s *blockingSim) report(t *testing.T) {

@@ -6,16 +6,15 @@ package seqid
 // explore_test.go under the names make sim selects.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/zkflow/zkflow/fakezk/sim"
-	"github.com/zkflow/zkflow/internal/park"
 	"github.com/zkflow/zkflow/task"
 )
 
@@ -31,12 +30,13 @@ const bsimPath = "/bseq"
 // (sim.IDs.Add), none above the node's value at the end; per Client, the history of its goroutines' calls is
 // linearizable against a counter with gaps (the doc: IDs returned to
 // calls that do not overlap in time increase); each call's error, by
-// Client.Next's doc (nextErr: never a session expiry, after which Next
+// Client.Next's doc (nextRules: never a session expiry, after which Next
 // tries again on the next session, nor a connection loss or "not sent",
 // after which the round starts again; its context's error only once its
 // context has ended, and of its kind); a call made with a context that
 // had ended returns that context's error at once, waiting for nothing
-// (atOnce: not for a block another goroutine reserves); every client
+// (counted by sim.BeginCallCounted: not for a block another goroutine
+// reserves); every client
 // draws again once the faults stop.
 type blockingSim struct {
 	clients int
@@ -46,8 +46,8 @@ type blockingSim struct {
 	drawn   int
 	ended   int
 	shared  int // calls that waited for a block another goroutine reserved
-	// The errors of calls judged (nextErr), and the calls made with a
-	// context that had ended judged (atOnce).
+	// The errors of calls judged (nextRules), and the calls made with a
+	// context that had ended judged at once.
 	errsJudged, atOnceJudged int
 }
 
@@ -168,20 +168,14 @@ func (s *blockingSim) draw(r *sim.Trial, a *sim.Actor, g *Client, ids *sim.IDs) 
 	}
 	g.mu.Unlock()
 	ids.Call(a.ID())
-	cctx, nw := noWaits(ctx)
+	call, cctx := sim.BeginCallCounted(r, a, ctx)
 	id, err := g.Next(cctx)
-	if nw != nil && !a.Killed() {
+	if call.Judge("actor "+strconv.Itoa(a.ID())+": Next", err, nextRules) {
 		s.atOnceJudged++
-		if why := nw.atOnce(r, ctx, err); why != "" {
-			r.Errorf("client %d actor %d: Next: %s", i, a.ID(), why)
-		}
 	}
 	if err != nil {
 		ids.Unknown(a.ID())
 		s.errsJudged++
-		if why := nextErr(r, ctx, err); why != "" {
-			r.Errorf("client %d actor %d: Next: %v: %s", i, a.ID(), err, why)
-		}
 		if isCtxErr(err) {
 			s.ended++
 		}
@@ -194,90 +188,22 @@ func (s *blockingSim) draw(r *sim.Trial, a *sim.Actor, g *Client, ids *sim.IDs) 
 	_ = a.Sleep(a.Context(), time.Duration(rnd.Int64N(int64(50*time.Millisecond))))
 }
 
-// nextErr says why err may not be what a Next made with ctx returned
-// under the scenario's faults, or "" if it may (Client.Next): ctx's end,
-// once ctx has ended and matching it; an operator's ACL refusing the
-// read or the write (the recipe fails: nothing a retry settles); anything
-// once the world closes. Never task.ErrSessionExpired (Next tries again
-// on the next session: nothing was handed out), nor a connection loss or
-// "not sent" (a round starts again after them), nor the recipe's own
-// failures, which this node never gives (no one else writes it, and its
-// version, near int32's maximum in one seed in two, wraps to int32's
-// minimum, far from -1).
-func nextErr(r *sim.Trial, ctx context.Context, err error) string {
-	switch {
-	case err == nil, r.Closing(), errors.Is(err, task.ErrNoAuth):
-		return ""
-	case isCtxErr(err):
-		return ctxEnd(ctx, err)
-	}
-	return "not an error it may end with"
-}
+// nextRules are the rules of Next beyond sim.Call's (sim.Call.Judge,
+// Client.Next): an operator's ACL refusing the read or the write (the
+// recipe fails: nothing a retry settles). Never task.ErrSessionExpired
+// (Next tries again on the next session: nothing was handed out), nor a
+// connection loss or "not sent" (a round starts again after them), nor
+// the recipe's own failures, which this node never gives (no one else
+// writes it, and its version, near int32's maximum in one seed in two,
+// wraps to int32's minimum, far from -1). With a context that had ended,
+// it fails at once with that context's error, waiting for nothing (an ID
+// of the block in hand stays for a later call).
+var nextRules = sim.CallRules{May: []error{task.ErrNoAuth}}
 
 // isCtxErr reports whether err is a context's end as a blocking call
 // returns it: task.ErrCanceled or task.ErrDeadlineExceeded.
 func isCtxErr(err error) bool {
 	return errors.Is(err, task.ErrCanceled) || errors.Is(err, task.ErrDeadlineExceeded)
-}
-
-// ctxEnd says why err, a context's end returned by a call made with ctx,
-// breaks the Client doc, or "": a call returns its context's end only
-// once that context has ended, and of its kind (task.ErrCanceled or
-// task.ErrDeadlineExceeded, matching ctx.Err() under errors.Is).
-func ctxEnd(ctx context.Context, err error) string {
-	switch {
-	case ctx.Err() == nil:
-		return "a context's error while its context lives"
-	case !errors.Is(err, ctx.Err()):
-		return fmt.Sprintf("not its context's error (%v)", ctx.Err())
-	}
-	return ""
-}
-
-// noWait is the Parker of the context of a call made with a context
-// that had ended already (noWaits): the actor's own, which counts the
-// waits of the call that are not ready at once (the call waits for
-// something: a reservation, its own or another goroutine's), as one
-// made with such a context never does (atOnce).
-type noWait struct {
-	park.Parker
-	waited int
-}
-
-func (p *noWait) Wait(ready func() bool) {
-	if !ready() {
-		p.waited++
-	}
-	p.Parker.Wait(ready)
-}
-
-// noWaits returns, for a call made with ctx, the context to make it with:
-// ctx itself while ctx lives (nw nil); once ctx has ended, ctx carrying
-// the actor's Parker in a noWait that counts the call's waits. (Not the
-// simulated clock: an actor that parks with its wait ready may still
-// wake late, ActorLag, or its process be paused.)
-func noWaits(ctx context.Context) (context.Context, *noWait) {
-	if ctx.Err() == nil {
-		return ctx, nil
-	}
-	nw := &noWait{Parker: park.From(ctx)}
-	return context.WithValue(ctx, park.Key, park.Parker(nw)), nw
-}
-
-// atOnce says why a Next made with a context ctx that had ended before
-// it (counted by nw) broke the Client doc, or "": it fails at once with
-// ctx's error, waiting for nothing (an ID of the block in hand stays for
-// a later call).
-func (nw *noWait) atOnce(r *sim.Trial, ctx context.Context, err error) string {
-	switch {
-	case r.Closing():
-		return ""
-	case !errors.Is(err, ctx.Err()):
-		return fmt.Sprintf("its context had ended (%v), and it returned %v", ctx.Err(), err)
-	case nw.waited > 0:
-		return fmt.Sprintf("its context had ended, and it returned %v after waiting %d times", err, nw.waited)
-	}
-	return ""
 }
 
 func TestBlockingSimulation(t *testing.T) {

@@ -15,6 +15,9 @@ type Frames struct {
 	freeSends *sendWait   // requests' waits free for reuse (send)
 	values    map[any]any // RuntimeValue
 	recheck   time.Duration
+	// report is the continuation of a Task[Unit] flow nobody waits for
+	// (Go's, with no done): made once (reporter).
+	report Cont[Unit]
 }
 
 // SetWatchRecheck sets how long a Wait on a watch of the runtime waits

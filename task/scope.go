@@ -475,9 +475,13 @@ func (s *Scope) Close() {
 // startCleanup starts cleanup t of the closing scope s as a flow of its
 // own, counted in cw (if CloseAndWait was called).
 func (s *Scope) startCleanup(t Task[Unit], cw *cleanups) {
-	if cw != nil {
-		cw.n++
+	if cw == nil {
+		// Nothing to count: Go's own continuation for a flow nobody
+		// waits for reports the error, with no function made for it.
+		Go(s, t, nil)
+		return
 	}
+	cw.n++
 	Go(s, t, func(_ Unit, err error) {
 		if err != nil {
 			s.env.rt.Report(err)
@@ -564,17 +568,33 @@ type deferred struct {
 // queue, so it starts after the current step.
 func Go[T any](s *Scope, t Task[T], done Cont[T]) {
 	c := s.env.rt.SessionScope().Child()
-	s.env.rt.Schedule(func() {
-		if done != nil {
-			RunIn(c, t, done)
-			return
-		}
-		RunIn(c, t, func(_ T, err error) {
-			if err != nil {
-				s.env.rt.Report(err)
+	if done == nil {
+		done = reporter[T](s.env.rt)
+	}
+	s.env.rt.Schedule(func() { RunIn(c, t, done) })
+}
+
+// reporter returns the continuation of a flow nobody waits for: it hands
+// an error to rt's Report. For a Task[Unit] (every deferred cleanup, most
+// forks) it is one function per runtime, made on first use and kept in
+// its Frames, rather than one per flow.
+func reporter[T any](rt Runtime) Cont[T] {
+	if _, unit := any(Cont[T](nil)).(Cont[Unit]); unit {
+		fr := rt.frames()
+		if fr.report == nil {
+			fr.report = func(_ Unit, err error) {
+				if err != nil {
+					rt.Report(err)
+				}
 			}
-		})
-	})
+		}
+		return any(fr.report).(Cont[T])
+	}
+	return func(_ T, err error) {
+		if err != nil {
+			rt.Report(err)
+		}
+	}
 }
 
 // RunIn runs t in scope c, which the caller made (with Child or

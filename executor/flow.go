@@ -50,6 +50,10 @@ func (f *Flow) cancel(err error) {
 	if f.canceled == nil {
 		f.canceled = err
 	}
+	// The first cancel's error, whichever job reaches the executor first:
+	// two goroutines canceling at once (Cancel, an Await whose ctx ended)
+	// would otherwise end the flow with the one that posted first.
+	err = f.canceled
 	f.mu.Unlock()
 	f.e.post(item{fn: func() {
 		if f.scope != nil {

@@ -59,9 +59,11 @@
 // executor's), Scenario.OwnDeletes (the ephemeral nodes at or below a
 // path deleted only by their own session, the server or an operator,
 // judged from the server's journal; Scenario.OperatorClients names a
-// scenario's own operator run on a client's executor), and Scenario.OwnIncarnations (a persistent node deleted by a
+// scenario's own operator run on a client's executor), Scenario.OwnIncarnations (a persistent node deleted by a
 // process only if it made or wrote that incarnation, from the journal
-// too). LostReplies loses the replies of creates, and of deletes with
+// too), and Call (a blocking call's outcome: a context's error only once
+// its context ended, at once when it had ended before the call, and no
+// error but those its doc allows: BeginCall, CallRules). LostReplies loses the replies of creates, and of deletes with
 // a cut others act in, on top of the faults. The world's executors run
 // without their sync after a reconnect (executor.Config), so that a flow
 // that settles a lost write without a sync of its own is caught, but in

@@ -15,8 +15,8 @@
 //
 //   - Every combinator calls its continuation exactly once, on the
 //     executor goroutine, and starts inner tasks at step boundaries.
-//   - A nil function argument (Then's or Map's f, Catch's handler, Loop's
-//     cond or body) gives a task that fails with task.ErrInvalidArgument,
+//   - A nil function argument (Then's or Map's f, Catch's or OnError's
+//     handler, Loop's cond or body) gives a task that fails with task.ErrInvalidArgument,
 //     as a nil task fails with task.ErrNilTask: nothing panics on the
 //     executor goroutine.
 //   - A combinator whose policy is a no-op returns its input unchanged:

@@ -30,6 +30,9 @@ func TestNilFunctionsFailWithInvalidArgument(t *testing.T) {
 		{"Catch", c.Catch(task.Fail[int](errBoom), nil)},
 		{"Loop cond", c.Loop(0, nil, step)},
 		{"Loop body", c.Loop(0, always, nil)},
+		// OnError with errors to handle and no handler returned a itself:
+		// the errors named went through unhandled, silently.
+		{"OnError handler", c.OnError(task.Fail[int](errBoom), nil, errBoom)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

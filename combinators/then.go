@@ -70,10 +70,18 @@ func Seq[A, B any](a task.Task[A], b task.Task[B]) task.Task[B] {
 // OnError runs a; if it fails with one of errs (errors.Is), it runs the
 // task handler makes from that error instead, and that is the outcome. Other
 // errors pass through. With no errs there is nothing to handle and OnError
-// returns a itself.
+// returns a itself; with errs and a nil handler it gives a task that fails
+// with task.ErrInvalidArgument. handler may be called with the error of
+// a flow that has ended (canceled, or past its deadline, while a waited
+// for its next step): the task it returns then does not start, so keep
+// side effects out of handler itself and in the task it returns. The same
+// holds for Catch's handler and for Then's and Map's f.
 func OnError[T any](a task.Task[T], handler func(error) task.Task[T], errs ...error) task.Task[T] {
-	if len(errs) == 0 || handler == nil {
+	if len(errs) == 0 {
 		return a
+	}
+	if handler == nil {
+		return task.Fail[T](nilFunc("OnError", "handler"))
 	}
 	return func(s *task.Scope, k task.Cont[T]) {
 		task.Run(s, a, func(v T, err error) {

@@ -227,12 +227,19 @@ func (r *flowRun[T]) start(info *task.FlowInfo) {
 }
 
 // abort ends the flow with err before it has started (canceled, or past
-// its deadline, in the queue); once started, it does nothing.
+// its deadline, in the queue); once started, it does nothing. Once the
+// shutdown has begun, err is task.ErrClosed: a Flow.Cancel made after a
+// Close that did not wait for the shutdown (no Run), or a deadline that
+// passed since, runs before the queued flow's start would, and the flow
+// was in flight when Close returned.
 func (r *flowRun[T]) abort(err error) {
 	if r.f.started {
 		return
 	}
 	r.f.started = true
+	if r.f.e.down {
+		err = task.ErrClosed
+	}
 	if o := r.f.e.obs; o != nil {
 		// Never started: seen starting and ending at once.
 		r.f.e.flowEnded(r.f.e.flowStarted(o, nil, nil), err)

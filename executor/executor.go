@@ -106,6 +106,7 @@ type Executor struct {
 	runCtx      context.Context // Run's ctx, once Run drives: its end refuses Submit too
 	pending     atomic.Int32
 	afterPost   func()      // tests only: called by postFlow between posting and waking Run
+	beforeShut  func()      // tests only: called by Shutdown (no Run) before it runs the shutdown
 	stopped     atomic.Bool // the shutdown has begun
 	running     atomic.Bool // a Run has started (it is set for good)
 	closeReq    atomic.Bool

@@ -17,3 +17,8 @@ func CancelInterleaved(f *Flow, a, b error) {
 	f.cancel(b)
 	f.cancel(a)
 }
+
+// SetBeforeShutdown makes Shutdown on e, when it stops e itself (no Run
+// drives it), call f before it runs the shutdown: a test starts a Run on
+// another goroutine there.
+func SetBeforeShutdown(e *Executor, f func()) { e.beforeShut = f }

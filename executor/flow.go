@@ -227,12 +227,19 @@ func (r *flowRun[T]) start(info *task.FlowInfo) {
 }
 
 // abort ends the flow with err before it has started (canceled, or past
-// its deadline, in the queue); once started, it does nothing.
+// its deadline, in the queue); once started, it does nothing. Once the
+// shutdown has begun, err is task.ErrClosed: a Flow.Cancel made after a
+// Close that did not wait for the shutdown (no Run), or a deadline that
+// passed since, runs before the queued flow's start would, and the flow
+// was in flight when Close returned.
 func (r *flowRun[T]) abort(err error) {
 	if r.f.started {
 		return
 	}
 	r.f.started = true
+	if r.f.e.down {
+		err = task.ErrClosed
+	}
 	if o := r.f.e.obs; o != nil {
 		// Never started: seen starting and ending at once.
 		r.f.e.flowEnded(r.f.e.flowStarted(o, nil, nil), err)
@@ -456,15 +463,18 @@ func (e *Executor) Run(ctx context.Context) error {
 	if onExecutorGoroutine() {
 		return ErrOnExecutor
 	}
-	if e.stopped.Load() {
+	// Claimed under mu, as Shutdown claims e: never both driving it.
+	e.mu.Lock()
+	switch {
+	case e.stopped.Load():
+		e.mu.Unlock()
 		return ErrStopped
-	}
-	if !e.running.CompareAndSwap(false, true) {
-		if e.stopped.Load() {
-			return ErrStopped
-		}
+	case e.running.Load():
+		e.mu.Unlock()
 		return ErrAlreadyRunning
 	}
+	e.running.Store(true)
+	e.mu.Unlock()
 	// A panic in a job is a programmer error and goes on up; a flow body
 	// that calls runtime.Goexit (t.FailNow in a test) ends this goroutine.
 	// Either way the executor stops on the way out, as Close stops it
@@ -572,16 +582,38 @@ func (e *Executor) Shutdown() {
 		e.Close()
 		return
 	}
+	// Claimed under mu, as Run claims e: a Run that begins on another
+	// goroutine meanwhile finds e stopped (ErrStopped), or Shutdown finds
+	// it driven (Close), never both driving.
+	e.mu.Lock()
+	if e.running.Load() {
+		e.mu.Unlock()
+		e.Close()
+		return
+	}
+	first := !e.stopped.Swap(true)
+	e.mu.Unlock()
+	if !first {
+		return
+	}
+	if e.beforeShut != nil {
+		e.beforeShut()
+	}
 	if e.enter() {
 		defer e.leave()
 	}
-	e.shutdown()
+	e.stop()
 }
 
 func (e *Executor) shutdown() {
 	if e.stopped.Swap(true) {
 		return
 	}
+	e.stop()
+}
+
+// stop is the shutdown, once stopped is set.
+func (e *Executor) stop() {
 	e.down = true
 	e.mu.Lock()
 	e.refusing = true

@@ -212,11 +212,11 @@ func (f *F) drive() {
 // bounce queues the body's next resume through the task queue, as Resume
 // does, so that other jobs run. The task queue is paused while the
 // session is not connected; when the body's scope has ended (its Awaits
-// return the error at once) and the session is not connected, the resume
-// is also queued on the event queue (a timer due now), which runs while
-// suspended: the body runs on to its return without waiting for a
-// reconnect. Whichever runs first resumes the body; the other does
-// nothing.
+// return the error at once), the resume is also queued on the event queue
+// (a timer due now), which runs while suspended: the body runs on to its
+// return without waiting for a reconnect, also when the connection is
+// lost after the scope ended, before the task queue ran the resume.
+// Whichever runs first resumes the body; the other does nothing.
 func (f *F) bounce() {
 	if f.drv == nil {
 		f.drv = f.rebound
@@ -229,9 +229,9 @@ func (f *F) bounce() {
 		f.s.addWait(&f.bw)
 	}
 	if f.s.err != nil {
-		if _, st := rt.Current(); st != StateConnected {
-			rt.AfterFunc(rt.Clock().Now(), f.drv)
-		}
+		// Also while connected: the connection may be lost before the
+		// task queue runs the resume.
+		rt.AfterFunc(rt.Clock().Now(), f.drv)
 	}
 }
 
@@ -443,8 +443,9 @@ func InFlowBody() bool {
 }
 
 // bounceWait is a bounced resume as a wait in the body's scope: the
-// scope's end, while the task queue is paused, resumes the body from the
-// event queue (the Awaits after it return the error at once).
+// scope's end queues the resume on the event queue too (the Awaits after
+// it return the error at once), which runs while the task queue is
+// paused, paused already or by a connection lost afterwards.
 type bounceWait struct {
 	waitLink
 	f *F
@@ -455,8 +456,8 @@ func (w *bounceWait) abandon(error) {
 	if !f.bounced || f.unwinding {
 		return
 	}
+	// Also while connected: the connection may be lost before the task
+	// queue runs the resume.
 	rt := f.s.env.rt
-	if _, st := rt.Current(); st != StateConnected {
-		rt.AfterFunc(rt.Clock().Now(), f.drv)
-	}
+	rt.AfterFunc(rt.Clock().Now(), f.drv)
 }

@@ -56,3 +56,58 @@ func TestBouncedBodyReturnsAfterScopeEndedThenSuspended(t *testing.T) {
 		})
 	}
 }
+
+// The same promise, for a body resumed deep in the stack: a cancel made
+// by a step nested 64 deep (where Run and Resume trampoline through the
+// task queue) resumes the waiting body there; its next Await, in the
+// ended scope, handed the error to the body through Resume, which queued
+// it on the task queue, and the connection lost in the same job kept the
+// body waiting for a reconnect.
+func TestAwaitInEndedScopeReturnsAtOnceWhenResumedDeep(t *testing.T) {
+	r := rig.New(t)
+	n := 0
+	finished := false
+	body := task.Flow(func(f *task.F) (int, error) {
+		if _, err := task.Await(f, parked); err == nil {
+			return 0, errors.New("parked returned")
+		}
+		for i := 0; i < 100; i++ {
+			task.Await(f, task.Value(i))
+			n++
+		}
+		finished = true
+		return 0, nil
+	})
+	deep := false
+	inFlowScope(r, func(s *task.Scope) {
+		c := s.Child()
+		task.Run(c, body, func(int, error) {})
+		acted := false
+		var nest task.Task[task.Unit]
+		nest = func(s *task.Scope, k task.Cont[task.Unit]) {
+			if acted {
+				k(task.Unit{}, nil)
+				return
+			}
+			ran := false
+			task.Run(s, task.Task[task.Unit](func(s *task.Scope, k task.Cont[task.Unit]) {
+				ran = true
+				nest(s, k)
+			}), func(task.Unit, error) {})
+			if !ran && !acted { // Run trampolined: this step runs as deep as steps nest
+				acted, deep = true, true
+				c.Cancel(nil)
+				r.Conn.Suspend() // the executor hears it before its next task
+			}
+			k(task.Unit{}, nil)
+		}
+		task.Run(s, nest, func(task.Unit, error) {})
+	})
+	r.Advance(0) // the event queue's next turn
+	if !deep {
+		t.Fatal("the steps did not nest deep enough to trampoline")
+	}
+	if !finished {
+		t.Fatalf("scope canceled deep in the stack, then the session suspended: the body made %d of its 100 Awaits and has not returned", n)
+	}
+}

@@ -309,11 +309,18 @@ type awaiting[T any] struct {
 
 func (a *awaiting[T]) start() {
 	s := a.f.s
-	if s.err == nil {
-		s.addWait(a)
-	}
 	t := a.t
 	a.t = nil
+	if s.err != nil {
+		// The scope has ended: its error, at once. Run would hand it
+		// through Resume, which past maxDepth queues it on the task
+		// queue, paused while the session is not connected; the driver
+		// keeps the stack flat (and bounces past maxDepth).
+		var zero T
+		a.done(zero, s.err)
+		return
+	}
+	s.addWait(a)
 	Run(s, t, a.k)
 }
 

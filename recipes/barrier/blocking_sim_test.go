@@ -126,6 +126,7 @@ func newBlockingSim() (*blockingSim, sim.Scenario) {
 		Regressions: []sim.Regression{
 			{Seed: 7300064, Root: sim.ExploreRoot, Why: "safety, acl class: the cleanup of an Enter whose create reply was lost could not list the closed round directory, and the Client's next Enter added a second node of the session: it counted twice (the cleanup now stays counted, retried, until the node is gone: zkops.UntilAllowed)"},
 			{Seed: 181603367665655, Why: "safety, acl class: an Enter that entered just as its ctx ended had its node deleted by the Client (blocking.Take's give-back); an ACL refused the delete, which went on in the background uncounted, and the next Enter added a second node of the session to the round: it counted twice (the give-back now stays counted until the node is gone: zkops.UntilAllowed). Found by make test on a drawn seed"},
+			{Seed: 10927899352929, ReconnectLag: true, Blinks: true, RemoveWatches: true, Why: "the world's: a clock jump fired the timer of an actor's late wake-up (Scenario.ActorLag), but the world, nothing else to run, moved the clock on to the next timer before it gave the actor its turn: an Enter with an ended context returned 0.5 s late beyond the jump. The world now steps again at the instant a jump reaches (World.Step)"},
 		},
 		Duration: 15 * time.Second,
 		Server:   fakezk.Config{Journal: s.present.Journal},
@@ -278,16 +279,6 @@ func draw(a *sim.Actor, limit time.Duration) (int, context.Context, context.Canc
 // background, which the scenario's quiescence sees through (no node is
 // left): Set and Enter park behind this Client's give-backs still in the
 // background, and may wake late.
-//
-// Open: seed 10927899352929 (drawn by 09f01df's range; it fails on
-// 807f3c0 too) fails "enter late": an Enter with a context that had
-// ended at about 0.7 s returned at 3.34 s, after a clock jump of 2.14 s
-// at 0.83 s: 0.5 s later than Parks allows beyond the jump. It returned
-// at the instant another client's lag fault ended, the world's next
-// timer: whether a late actor (Scenario.ActorLag) is held across a clock
-// jump until the next timer (the world's modelling) or the Client waits
-// (the recipe) is not yet known. Replay: SIM_SEEDS=1 go test
-// ./recipes/barrier -run '^TestSimExplore$' -v -args -sim.seed=10927899352929
 var (
 	enterRules  = sim.CallRules{May: []error{task.ErrNoAuth, ErrParticipantLost}, Expiry: sim.ExpiryOnceEnded, Parks: true}
 	leaveRules  = sim.CallRules{May: []error{task.ErrNoAuth}, Expiry: sim.ExpiryOnceEnded}
